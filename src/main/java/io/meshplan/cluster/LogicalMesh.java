@@ -1,0 +1,110 @@
+package io.meshplan.cluster;
+
+import io.meshplan.util.Require;
+import java.util.Arrays;
+
+/**
+ * A logical N-D device mesh. Device ids are {@code 0..size-1}, laid out row-major over the shape, so
+ * on a 50 x 4 mesh device {@code 4*i + j} sits at coordinate {@code (i, j)}.
+ *
+ * @param shape the number of devices along each axis, each at least 1
+ */
+public record LogicalMesh(int[] shape) {
+  /** Validates and copies the shape. */
+  public LogicalMesh {
+    Require.nonNull(shape, "mesh shape");
+    Require.that(shape.length >= 1, "a mesh needs at least one axis");
+    shape = shape.clone();
+    for (int s : shape) {
+      Require.positive(s, "mesh axis size");
+    }
+  }
+
+  /**
+   * Creates a mesh.
+   *
+   * @param shape the axis sizes
+   * @return the mesh
+   */
+  public static LogicalMesh of(int... shape) {
+    return new LogicalMesh(shape);
+  }
+
+  /**
+   * The shape (a copy).
+   *
+   * @return the axis sizes
+   */
+  @Override
+  public int[] shape() {
+    return shape.clone();
+  }
+
+  /**
+   * The number of axes.
+   *
+   * @return the rank of the mesh
+   */
+  public int rank() {
+    return shape.length;
+  }
+
+  /**
+   * The size of one axis.
+   *
+   * @param axis the axis
+   * @return the number of devices along it
+   */
+  public int size(int axis) {
+    return shape[axis];
+  }
+
+  /**
+   * The total device count.
+   *
+   * @return the product of the axis sizes
+   */
+  public int deviceCount() {
+    int n = 1;
+    for (int s : shape) {
+      n *= s;
+    }
+    return n;
+  }
+
+  /**
+   * The row-major device id at a coordinate.
+   *
+   * @param coord one index per axis
+   * @return the device id
+   */
+  public int deviceAt(int[] coord) {
+    int id = 0;
+    for (int a = 0; a < shape.length; a++) {
+      id = id * shape[a] + coord[a];
+    }
+    return id;
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof LogicalMesh m && Arrays.equals(shape, m.shape);
+  }
+
+  @Override
+  public int hashCode() {
+    return Arrays.hashCode(shape);
+  }
+
+  @Override
+  public String toString() {
+    StringBuilder sb = new StringBuilder();
+    for (int a = 0; a < shape.length; a++) {
+      if (a > 0) {
+        sb.append('x');
+      }
+      sb.append(shape[a]);
+    }
+    return sb.toString();
+  }
+}

@@ -1,0 +1,75 @@
+package io.meshplan.util;
+
+import java.util.Objects;
+
+/** Shared argument checks for the constructors of records and algorithms. */
+public final class Require {
+  private Require() {}
+
+  /**
+   * Checks that a value is positive.
+   *
+   * @param value the value
+   * @param name what it is, for the message
+   * @return the value
+   * @throws IllegalArgumentException if it is not positive
+   */
+  public static long positive(long value, String name) {
+    if (value <= 0) {
+      throw new IllegalArgumentException(name + " must be positive, got " + value);
+    }
+    return value;
+  }
+
+  /**
+   * Checks that a value is positive.
+   *
+   * @param value the value
+   * @param name what it is, for the message
+   * @return the value
+   */
+  public static int positive(int value, String name) {
+    if (value <= 0) {
+      throw new IllegalArgumentException(name + " must be positive, got " + value);
+    }
+    return value;
+  }
+
+  /**
+   * Checks that a value is finite and not negative.
+   *
+   * @param value the value
+   * @param name what it is, for the message
+   * @return the value
+   */
+  public static double nonNegative(double value, String name) {
+    if (!(value >= 0) || Double.isInfinite(value)) {
+      throw new IllegalArgumentException(name + " must be finite and >= 0, got " + value);
+    }
+    return value;
+  }
+
+  /**
+   * Checks that a value is not null.
+   *
+   * @param value the value
+   * @param name what it is, for the message
+   * @param <T> its type
+   * @return the value
+   */
+  public static <T> T nonNull(T value, String name) {
+    return Objects.requireNonNull(value, name + " must not be null");
+  }
+
+  /**
+   * Checks a condition about an argument.
+   *
+   * @param condition what must hold
+   * @param message the message when it does not
+   */
+  public static void that(boolean condition, String message) {
+    if (!condition) {
+      throw new IllegalArgumentException(message);
+    }
+  }
+}
