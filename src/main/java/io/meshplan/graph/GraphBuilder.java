@@ -1,0 +1,367 @@
+package io.meshplan.graph;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Builds a {@link Graph} one instruction at a time, inferring and checking result shapes. Each
+ * method returns the id of the new instruction. Names are {@code <op>.<n>} as in Alpa's prototype.
+ * A scope (for example {@code layer_3/attention}) set with {@link #scope(String)} is recorded as the
+ * instruction's {@code op_name}, so that layer clustering can find the layers again.
+ */
+public final class GraphBuilder {
+  private final String name;
+  private final List<Instruction> instructions = new ArrayList<>();
+  private final List<AliasPair> aliases = new ArrayList<>();
+  private final Map<Opcode, Integer> counters = new EnumMap<>(Opcode.class);
+  private int parameterCount;
+  private String scope = "";
+
+  /**
+   * Starts a graph.
+   *
+   * @param name the computation name
+   */
+  public GraphBuilder(String name) {
+    this.name = name;
+  }
+
+  /**
+   * Sets the scope recorded on the instructions added next.
+   *
+   * @param scope e.g. {@code layer_3/mlp}, or empty
+   * @return this builder
+   */
+  public GraphBuilder scope(String scope) {
+    this.scope = scope == null ? "" : scope;
+    return this;
+  }
+
+  /**
+   * The shape of an instruction added so far.
+   *
+   * @param id its id
+   * @return its tensor shape
+   */
+  public TensorShape shape(int id) {
+    return instructions.get(id).tensorShape();
+  }
+
+  private int add(Opcode op, Shape shape, List<Integer> operands, OpAttrs attrs) {
+    int n = counters.merge(op, 1, Integer::sum) - 1;
+    String base = op == Opcode.FORCE_REPLICATED ? "force-replicated" : op.hloName();
+    int id = instructions.size();
+    instructions.add(new Instruction(id, base + "." + n, op, shape, operands, attrs, scope, Map.of()));
+    return id;
+  }
+
+  /**
+   * Adds a parameter.
+   *
+   * @param shape its shape
+   * @return the id
+   */
+  public int parameter(TensorShape shape) {
+    return add(Opcode.PARAMETER, shape, List.of(), new OpAttrs.Index(parameterCount++));
+  }
+
+  /**
+   * Adds a scalar constant.
+   *
+   * @param dtype its type
+   * @param value its value
+   * @return the id
+   */
+  public int constant(DType dtype, double value) {
+    String lit = value == Math.rint(value) && Math.abs(value) < 1e15
+        ? Long.toString((long) value) : Double.toString(value);
+    return add(Opcode.CONSTANT, TensorShape.of(dtype), List.of(), new OpAttrs.Literal(lit));
+  }
+
+  /**
+   * Broadcasts an operand into a larger shape.
+   *
+   * @param operand the operand
+   * @param outDims the result dimensions
+   * @param dims for each operand dimension, the result dimension it maps to
+   * @return the id
+   */
+  public int broadcast(int operand, int[] outDims, int... dims) {
+    TensorShape in = shape(operand);
+    check(dims.length == in.rank(), "broadcast needs one result dimension per operand dimension");
+    for (int i = 0; i < dims.length; i++) {
+      check(dims[i] >= 0 && dims[i] < outDims.length && outDims[dims[i]] == in.dim(i),
+          "broadcast dimension " + i + " does not match");
+    }
+    return add(Opcode.BROADCAST, new TensorShape(in.dtype(), outDims), List.of(operand),
+        new OpAttrs.Dims(boxed(dims)));
+  }
+
+  /**
+   * Reshapes an operand.
+   *
+   * @param operand the operand
+   * @param newDims the new dimensions, with the same element count
+   * @return the id
+   */
+  public int reshape(int operand, int... newDims) {
+    TensorShape in = shape(operand);
+    TensorShape out = new TensorShape(in.dtype(), newDims);
+    check(out.elementCount() == in.elementCount(), "reshape " + in + " to "
+        + Arrays.toString(newDims) + " changes the element count");
+    return add(Opcode.RESHAPE, out, List.of(operand), OpAttrs.NONE);
+  }
+
+  /**
+   * Permutes dimensions: result dimension {@code i} is operand dimension {@code perm[i]}.
+   *
+   * @param operand the operand
+   * @param perm the permutation
+   * @return the id
+   */
+  public int transpose(int operand, int... perm) {
+    TensorShape in = shape(operand);
+    check(perm.length == in.rank(), "transpose needs a full permutation");
+    int[] out = new int[perm.length];
+    boolean[] seen = new boolean[perm.length];
+    for (int i = 0; i < perm.length; i++) {
+      check(perm[i] >= 0 && perm[i] < perm.length && !seen[perm[i]], "not a permutation");
+      seen[perm[i]] = true;
+      out[i] = in.dim(perm[i]);
+    }
+    return add(Opcode.TRANSPOSE, new TensorShape(in.dtype(), out), List.of(operand),
+        new OpAttrs.Dims(boxed(perm)));
+  }
+
+  /**
+   * Applies a one-operand elementwise op.
+   *
+   * @param op the opcode, of kind {@link OpKind#ELEMENTWISE}
+   * @param x the operand
+   * @return the id
+   */
+  public int unary(Opcode op, int x) {
+    check(op.kind() == OpKind.ELEMENTWISE, op + " is not elementwise");
+    return add(op, shape(x), List.of(x), OpAttrs.NONE);
+  }
+
+  /**
+   * Converts the element type.
+   *
+   * @param x the operand
+   * @param dtype the new type
+   * @return the id
+   */
+  public int convert(int x, DType dtype) {
+    return add(Opcode.CONVERT, shape(x).withDtype(dtype), List.of(x), OpAttrs.NONE);
+  }
+
+  /**
+   * Applies a two-operand elementwise op to operands of equal shape.
+   *
+   * @param op the opcode
+   * @param a the first operand
+   * @param b the second operand
+   * @return the id
+   */
+  public int binary(Opcode op, int a, int b) {
+    check(op.kind() == OpKind.ELEMENTWISE && op != Opcode.COMPARE, op + " is not a binary op");
+    check(shape(a).equals(shape(b)), op.hloName() + " operands differ: " + shape(a) + " vs "
+        + shape(b));
+    return add(op, shape(a), List.of(a, b), OpAttrs.NONE);
+  }
+
+  /**
+   * Compares two operands of equal shape.
+   *
+   * @param direction EQ, NE, LT, LE, GT or GE
+   * @param a the first operand
+   * @param b the second operand
+   * @return the id of a {@code pred} tensor
+   */
+  public int compare(String direction, int a, int b) {
+    check(shape(a).equals(shape(b)), "compare operands differ");
+    return add(Opcode.COMPARE, shape(a).withDtype(DType.PRED), List.of(a, b),
+        new OpAttrs.Compare(direction));
+  }
+
+  /**
+   * Selects elementwise.
+   *
+   * @param pred a {@code pred} tensor
+   * @param onTrue the value where pred holds
+   * @param onFalse the value elsewhere
+   * @return the id
+   */
+  public int select(int pred, int onTrue, int onFalse) {
+    check(shape(onTrue).equals(shape(onFalse)), "select branches differ");
+    check(Arrays.equals(shape(pred).dims(), shape(onTrue).dims()), "select predicate differs");
+    return add(Opcode.SELECT, shape(onTrue), List.of(pred, onTrue, onFalse), OpAttrs.NONE);
+  }
+
+  /**
+   * Sums over dimensions.
+   *
+   * @param x the operand
+   * @param dims the reduced dimensions
+   * @return the id
+   */
+  public int reduce(int x, int... dims) {
+    TensorShape in = shape(x);
+    boolean[] reduced = new boolean[in.rank()];
+    for (int d : dims) {
+      check(d >= 0 && d < in.rank() && !reduced[d], "bad reduce dimension " + d);
+      reduced[d] = true;
+    }
+    int[] out = new int[in.rank() - dims.length];
+    int k = 0;
+    for (int i = 0; i < in.rank(); i++) {
+      if (!reduced[i]) {
+        out[k++] = in.dim(i);
+      }
+    }
+    int[] sorted = dims.clone();
+    Arrays.sort(sorted);
+    return add(Opcode.REDUCE, new TensorShape(in.dtype(), out), List.of(x),
+        new OpAttrs.Dims(boxed(sorted)));
+  }
+
+  /**
+   * A matrix product contracting lhs dimension 1 with rhs dimension 0.
+   *
+   * @param lhs the left operand
+   * @param rhs the right operand
+   * @return the id
+   */
+  public int dot(int lhs, int rhs) {
+    return dot(lhs, rhs, new int[0], new int[] {shape(lhs).rank() - 1}, new int[0], new int[] {0});
+  }
+
+  /**
+   * A general dot. The result has the batch dimensions, then lhs free, then rhs free dimensions.
+   *
+   * @param lhs the left operand
+   * @param rhs the right operand
+   * @param lhsBatch lhs batch dimensions
+   * @param lhsContracting lhs contracting dimensions
+   * @param rhsBatch rhs batch dimensions
+   * @param rhsContracting rhs contracting dimensions
+   * @return the id
+   */
+  public int dot(int lhs, int rhs, int[] lhsBatch, int[] lhsContracting, int[] rhsBatch,
+      int[] rhsContracting) {
+    TensorShape l = shape(lhs);
+    TensorShape r = shape(rhs);
+    OpAttrs.Dot attrs = new OpAttrs.Dot(boxed(lhsBatch), boxed(lhsContracting), boxed(rhsBatch),
+        boxed(rhsContracting));
+    TensorShape out = DotShapes.resultShape(l, r, attrs);
+    return add(Opcode.DOT, out, List.of(lhs, rhs), attrs);
+  }
+
+  /**
+   * Concatenates along one dimension.
+   *
+   * @param dim the dimension
+   * @param operands the operands
+   * @return the id
+   */
+  public int concatenate(int dim, int... operands) {
+    TensorShape first = shape(operands[0]);
+    int[] out = first.dims();
+    out[dim] = 0;
+    List<Integer> ops = new ArrayList<>();
+    for (int o : operands) {
+      TensorShape s = shape(o);
+      check(s.rank() == first.rank(), "concatenate ranks differ");
+      out[dim] += s.dim(dim);
+      ops.add(o);
+    }
+    return add(Opcode.CONCATENATE, new TensorShape(first.dtype(), out), ops,
+        new OpAttrs.Dims(List.of(dim)));
+  }
+
+  /**
+   * A static slice with unit strides.
+   *
+   * @param x the operand
+   * @param starts the first index per dimension
+   * @param limits one past the last index per dimension
+   * @return the id
+   */
+  public int slice(int x, int[] starts, int[] limits) {
+    TensorShape in = shape(x);
+    int[] out = new int[in.rank()];
+    int[] strides = new int[in.rank()];
+    for (int i = 0; i < in.rank(); i++) {
+      check(0 <= starts[i] && starts[i] <= limits[i] && limits[i] <= in.dim(i), "bad slice");
+      out[i] = limits[i] - starts[i];
+      strides[i] = 1;
+    }
+    return add(Opcode.SLICE, new TensorShape(in.dtype(), out), List.of(x),
+        new OpAttrs.Slice(boxed(starts), boxed(limits), boxed(strides)));
+  }
+
+  /**
+   * Makes a tuple.
+   *
+   * @param operands its elements
+   * @return the id
+   */
+  public int tuple(int... operands) {
+    List<Shape> shapes = new ArrayList<>();
+    List<Integer> ops = new ArrayList<>();
+    for (int o : operands) {
+      shapes.add(instructions.get(o).shape());
+      ops.add(o);
+    }
+    return add(Opcode.TUPLE, new TupleShape(shapes), ops, OpAttrs.NONE);
+  }
+
+  /**
+   * Marks a value that must be replicated on every device.
+   *
+   * @param x the value
+   * @return the id of the marker
+   */
+  public int forceReplicated(int x) {
+    return add(Opcode.FORCE_REPLICATED, shape(x), List.of(x), OpAttrs.NONE);
+  }
+
+  /**
+   * Declares that {@code output} replaces {@code parameter} after the step.
+   *
+   * @param parameter the parameter id
+   * @param output the updated value's id
+   * @return this builder
+   */
+  public GraphBuilder alias(int parameter, int output) {
+    aliases.add(new AliasPair(parameter, output));
+    return this;
+  }
+
+  /**
+   * Finishes the graph; the last instruction added is the root.
+   *
+   * @return the graph
+   */
+  public Graph build() {
+    return new Graph(name, instructions, aliases);
+  }
+
+  private static List<Integer> boxed(int[] a) {
+    List<Integer> l = new ArrayList<>(a.length);
+    for (int x : a) {
+      l.add(x);
+    }
+    return l;
+  }
+
+  private static void check(boolean ok, String message) {
+    if (!ok) {
+      throw new IllegalArgumentException(message);
+    }
+  }
+}

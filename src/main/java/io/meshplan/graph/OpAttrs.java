@@ -1,0 +1,94 @@
+package io.meshplan.graph;
+
+import io.meshplan.util.Require;
+import java.util.List;
+
+/** The typed attributes of an instruction; which variant an opcode carries is fixed per opcode. */
+public sealed interface OpAttrs {
+  /** No attributes. */
+  record None() implements OpAttrs {}
+
+  /** The shared instance of {@link None}. */
+  None NONE = new None();
+
+  /**
+   * Dimension numbers of a general dot. Output dimensions are batch, then lhs free, then rhs free.
+   *
+   * @param lhsBatch lhs batch dimensions
+   * @param lhsContracting lhs contracting dimensions
+   * @param rhsBatch rhs batch dimensions, paired with lhsBatch
+   * @param rhsContracting rhs contracting dimensions, paired with lhsContracting
+   */
+  record Dot(
+      List<Integer> lhsBatch,
+      List<Integer> lhsContracting,
+      List<Integer> rhsBatch,
+      List<Integer> rhsContracting)
+      implements OpAttrs {
+    /** Validates that the pairs line up. */
+    public Dot {
+      lhsBatch = List.copyOf(lhsBatch);
+      lhsContracting = List.copyOf(lhsContracting);
+      rhsBatch = List.copyOf(rhsBatch);
+      rhsContracting = List.copyOf(rhsContracting);
+      Require.that(lhsBatch.size() == rhsBatch.size(), "dot batch dimensions must pair up");
+      Require.that(
+          lhsContracting.size() == rhsContracting.size(), "dot contracting dimensions must pair up");
+    }
+  }
+
+  /**
+   * A list of dimensions: broadcast (output dimension of each operand dimension), transpose
+   * (operand dimension of each output dimension), reduce (reduced operand dimensions), concatenate
+   * (one dimension), reverse.
+   *
+   * @param dims the dimensions
+   */
+  record Dims(List<Integer> dims) implements OpAttrs {
+    /** Copies the list. */
+    public Dims {
+      dims = List.copyOf(dims);
+    }
+  }
+
+  /**
+   * A static slice {@code [start:limit:stride]} per dimension.
+   *
+   * @param starts first index per dimension
+   * @param limits one past the last index per dimension
+   * @param strides step per dimension
+   */
+  record Slice(List<Integer> starts, List<Integer> limits, List<Integer> strides)
+      implements OpAttrs {
+    /** Validates the lengths. */
+    public Slice {
+      starts = List.copyOf(starts);
+      limits = List.copyOf(limits);
+      strides = List.copyOf(strides);
+      Require.that(
+          starts.size() == limits.size() && limits.size() == strides.size(),
+          "slice starts, limits and strides must have one entry per dimension");
+    }
+  }
+
+  /**
+   * A comparison direction.
+   *
+   * @param direction {@code EQ}, {@code NE}, {@code LT}, {@code LE}, {@code GT} or {@code GE}
+   */
+  record Compare(String direction) implements OpAttrs {}
+
+  /**
+   * A constant's literal text as written in HLO (may be abbreviated as {@code {...}}).
+   *
+   * @param literal the literal
+   */
+  record Literal(String literal) implements OpAttrs {}
+
+  /**
+   * An index: the parameter number of a parameter, or the tuple index of a get-tuple-element.
+   *
+   * @param index the index
+   */
+  record Index(int index) implements OpAttrs {}
+}

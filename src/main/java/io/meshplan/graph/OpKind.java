@@ -1,0 +1,33 @@
+package io.meshplan.graph;
+
+/** How the planner reasons about an opcode. */
+public enum OpKind {
+  /** An input of the computation. */
+  PARAMETER,
+  /** A literal or an index generator (constant, iota, rng); has no operands. */
+  SOURCE,
+  /** Same shape in and out, element by element; follows an operand. */
+  ELEMENTWISE,
+  /** Broadcast into a larger shape. */
+  BROADCAST,
+  /** Reshape or bitcast: same elements, new dimensions. */
+  RESHAPE,
+  /** Permutation of dimensions. */
+  TRANSPOSE,
+  /** Reduction over some dimensions. */
+  REDUCE,
+  /** General dot product (any batch and contracting dimensions). */
+  DOT,
+  /** Concatenation along one dimension. */
+  CONCATENATE,
+  /** Static slice. */
+  SLICE,
+  /** Tuple construction. */
+  TUPLE,
+  /** Tuple element extraction. */
+  GET_TUPLE_ELEMENT,
+  /** Marks a value that must end up replicated on every device. */
+  FORCE_REPLICATED,
+  /** An op the strategy generator cannot see into; it gets a conservative strategy set. */
+  OPAQUE
+}

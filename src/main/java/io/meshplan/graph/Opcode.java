@@ -1,0 +1,171 @@
+package io.meshplan.graph;
+
+import java.util.HashMap;
+import java.util.Map;
+
+/** Instruction opcodes, with their XLA HLO text names and how the planner treats each. */
+public enum Opcode {
+  /** {@code parameter}. */
+  PARAMETER("parameter", OpKind.PARAMETER),
+  /** {@code constant}. */
+  CONSTANT("constant", OpKind.SOURCE),
+  /** {@code iota}. */
+  IOTA("iota", OpKind.SOURCE),
+  /** {@code rng}. */
+  RNG("rng", OpKind.OPAQUE),
+  /** {@code broadcast}. */
+  BROADCAST("broadcast", OpKind.BROADCAST),
+  /** {@code reshape}. */
+  RESHAPE("reshape", OpKind.RESHAPE),
+  /** {@code bitcast}. */
+  BITCAST("bitcast", OpKind.RESHAPE),
+  /** {@code transpose}. */
+  TRANSPOSE("transpose", OpKind.TRANSPOSE),
+  /** {@code copy}. */
+  COPY("copy", OpKind.ELEMENTWISE),
+  /** {@code convert}. */
+  CONVERT("convert", OpKind.ELEMENTWISE),
+  /** {@code negate}. */
+  NEGATE("negate", OpKind.ELEMENTWISE),
+  /** {@code exponential}. */
+  EXP("exponential", OpKind.ELEMENTWISE),
+  /** {@code log}. */
+  LOG("log", OpKind.ELEMENTWISE),
+  /** {@code rsqrt}. */
+  RSQRT("rsqrt", OpKind.ELEMENTWISE),
+  /** {@code sqrt}. */
+  SQRT("sqrt", OpKind.ELEMENTWISE),
+  /** {@code tanh}. */
+  TANH("tanh", OpKind.ELEMENTWISE),
+  /** {@code logistic}. */
+  LOGISTIC("logistic", OpKind.ELEMENTWISE),
+  /** {@code abs}. */
+  ABS("abs", OpKind.ELEMENTWISE),
+  /** {@code sine}. */
+  SINE("sine", OpKind.ELEMENTWISE),
+  /** {@code cosine}. */
+  COSINE("cosine", OpKind.ELEMENTWISE),
+  /** {@code add}. */
+  ADD("add", OpKind.ELEMENTWISE),
+  /** {@code subtract}. */
+  SUBTRACT("subtract", OpKind.ELEMENTWISE),
+  /** {@code multiply}. */
+  MULTIPLY("multiply", OpKind.ELEMENTWISE),
+  /** {@code divide}. */
+  DIVIDE("divide", OpKind.ELEMENTWISE),
+  /** {@code maximum}. */
+  MAXIMUM("maximum", OpKind.ELEMENTWISE),
+  /** {@code minimum}. */
+  MINIMUM("minimum", OpKind.ELEMENTWISE),
+  /** {@code power}. */
+  POWER("power", OpKind.ELEMENTWISE),
+  /** {@code compare}. */
+  COMPARE("compare", OpKind.ELEMENTWISE),
+  /** {@code and}. */
+  AND("and", OpKind.ELEMENTWISE),
+  /** {@code or}. */
+  OR("or", OpKind.ELEMENTWISE),
+  /** {@code not}. */
+  NOT("not", OpKind.ELEMENTWISE),
+  /** {@code select}. */
+  SELECT("select", OpKind.ELEMENTWISE),
+  /** {@code clamp}. */
+  CLAMP("clamp", OpKind.ELEMENTWISE),
+  /** {@code reduce}. */
+  REDUCE("reduce", OpKind.REDUCE),
+  /** {@code dot}. */
+  DOT("dot", OpKind.DOT),
+  /** {@code concatenate}. */
+  CONCATENATE("concatenate", OpKind.CONCATENATE),
+  /** {@code slice}. */
+  SLICE("slice", OpKind.SLICE),
+  /** {@code tuple}. */
+  TUPLE("tuple", OpKind.TUPLE),
+  /** {@code get-tuple-element}. */
+  GET_TUPLE_ELEMENT("get-tuple-element", OpKind.GET_TUPLE_ELEMENT),
+  /**
+   * A "must be replicated" marker; printed in HLO as XLA's sharding annotation {@code
+   * custom-call(...), custom_call_target="Sharding"} with {@code sharding={replicated}}.
+   */
+  FORCE_REPLICATED("custom-call", OpKind.FORCE_REPLICATED),
+  /** {@code dynamic-slice}. */
+  DYNAMIC_SLICE("dynamic-slice", OpKind.OPAQUE),
+  /** {@code dynamic-update-slice}. */
+  DYNAMIC_UPDATE_SLICE("dynamic-update-slice", OpKind.OPAQUE),
+  /** {@code gather}. */
+  GATHER("gather", OpKind.OPAQUE),
+  /** {@code scatter}. */
+  SCATTER("scatter", OpKind.OPAQUE),
+  /** {@code pad}. */
+  PAD("pad", OpKind.OPAQUE),
+  /** {@code reduce-window}. */
+  REDUCE_WINDOW("reduce-window", OpKind.OPAQUE),
+  /** {@code select-and-scatter}. */
+  SELECT_AND_SCATTER("select-and-scatter", OpKind.OPAQUE),
+  /** {@code custom-call} other than the sharding marker. */
+  CUSTOM_CALL("custom-call", OpKind.OPAQUE),
+  /** {@code fusion}. */
+  FUSION("fusion", OpKind.OPAQUE),
+  /** {@code while}. */
+  WHILE("while", OpKind.OPAQUE),
+  /** {@code call}. */
+  CALL("call", OpKind.OPAQUE),
+  /** {@code conditional}. */
+  CONDITIONAL("conditional", OpKind.OPAQUE),
+  /** {@code reverse}. */
+  REVERSE("reverse", OpKind.OPAQUE),
+  /** {@code sort}. */
+  SORT("sort", OpKind.OPAQUE),
+  /** {@code convolution}. */
+  CONVOLUTION("convolution", OpKind.OPAQUE),
+  /** {@code all-reduce} already present in the input. */
+  ALL_REDUCE("all-reduce", OpKind.OPAQUE),
+  /** {@code after-all} (token). */
+  AFTER_ALL("after-all", OpKind.OPAQUE);
+
+  private static final Map<String, Opcode> BY_HLO = new HashMap<>();
+
+  static {
+    for (Opcode op : values()) {
+      if (op != FORCE_REPLICATED) {
+        BY_HLO.putIfAbsent(op.hloName, op);
+      }
+    }
+  }
+
+  private final String hloName;
+  private final OpKind kind;
+
+  Opcode(String hloName, OpKind kind) {
+    this.hloName = hloName;
+    this.kind = kind;
+  }
+
+  /**
+   * The HLO text name.
+   *
+   * @return e.g. {@code get-tuple-element}
+   */
+  public String hloName() {
+    return hloName;
+  }
+
+  /**
+   * How the planner treats this opcode.
+   *
+   * @return the kind
+   */
+  public OpKind kind() {
+    return kind;
+  }
+
+  /**
+   * Looks up an HLO opcode name.
+   *
+   * @param name the text name
+   * @return the opcode, or {@code null} when unknown
+   */
+  public static Opcode fromHlo(String name) {
+    return BY_HLO.get(name);
+  }
+}
