@@ -7,8 +7,9 @@ import io.meshplan.util.Require;
  *
  * <p>On an axis of n devices with latency {@code alpha} and inverse bandwidth {@code beta}:
  * all-gather and reduce-scatter cost {@code alpha + beta * (n-1)/n * bytes}, all-reduce costs
- * {@code alpha + beta * 2(n-1)/n * bytes}, and all-to-all costs {@code alpha + beta * (n-1)/n^2 *
- * bytes}, since each device keeps 1/n of its buffer and sends each of the other n-1 slices once. An
+ * {@code alpha + beta * 2(n-1)/n * bytes}, and all-to-all costs {@code alpha + beta * (n-1)/n *
+ * bytes} of one device's buffer, since each device keeps 1/n of it and sends the other n-1 slices
+ * once; moving a split this way is n times cheaper than gathering the n-times larger result. An
  * axis of size 1 costs nothing. With Alpa's constants ({@code alpha=(1,1)}, {@code
  * beta=(1,0.01)}) the unit is abstract; with seconds and seconds per byte it is seconds.
  *
@@ -70,7 +71,7 @@ public record AlphaBetaCommModel(LogicalMesh mesh, double[] alpha, double[] beta
 
   @Override
   public double allToAll(double bytes, int axis) {
-    return factorCost(1.0 / mesh.size(axis), bytes, axis);
+    return factorCost(1.0, bytes, axis);
   }
 
   @Override

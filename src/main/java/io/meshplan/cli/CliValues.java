@@ -1,0 +1,103 @@
+package io.meshplan.cli;
+
+import io.meshplan.util.InputException;
+import java.util.Locale;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/** Parses the value syntaxes of the command line, with one-line errors naming the flag. */
+final class CliValues {
+  private static final Pattern BYTES =
+      Pattern.compile("(\\d+(?:\\.\\d+)?)\\s*(B|KB|MB|GB|TB|KIB|MIB|GIB|TIB|K|M|G|T)?");
+
+  private CliValues() {}
+
+  /**
+   * Parses a mesh shape such as {@code 50x4} or {@code 2x2x2}.
+   *
+   * @param flag the flag, for messages
+   * @param text the value
+   * @return the axis sizes
+   */
+  static int[] mesh(String flag, String text) {
+    String[] parts = text.trim().split("[xX]", -1);
+    int[] shape = new int[parts.length];
+    for (int i = 0; i < parts.length; i++) {
+      shape[i] = positiveInt(flag, text, parts[i]);
+    }
+    return shape;
+  }
+
+  /**
+   * Parses a comma-separated list of non-negative numbers such as {@code 1,0.01}.
+   *
+   * @param flag the flag
+   * @param text the value
+   * @return the numbers
+   */
+  static double[] numbers(String flag, String text) {
+    String[] parts = text.trim().split(",", -1);
+    double[] out = new double[parts.length];
+    for (int i = 0; i < parts.length; i++) {
+      try {
+        out[i] = Double.parseDouble(parts[i].trim());
+      } catch (NumberFormatException e) {
+        throw new InputException(flag + " '" + text + "': '" + parts[i]
+            + "' is not a number; expected comma-separated numbers such as 1,0.01");
+      }
+      if (!(out[i] >= 0) || Double.isInfinite(out[i])) {
+        throw new InputException(flag + " '" + text + "': values must be finite and >= 0");
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Parses a byte size such as {@code 32GiB}, {@code 1000MB} or {@code 1073741824}. Decimal units
+   * (KB, MB, GB, TB) are powers of 1000; binary units (KiB, ...) and the bare letters K, M, G, T
+   * are powers of 1024.
+   *
+   * @param flag the flag
+   * @param text the value
+   * @return bytes
+   */
+  static double bytes(String flag, String text) {
+    Matcher m = BYTES.matcher(text.trim().toUpperCase(Locale.ROOT));
+    if (!m.matches()) {
+      throw new InputException(flag + " '" + text
+          + "' is not a size; expected a number with an optional unit such as 32GiB or 1000MB");
+    }
+    double v = Double.parseDouble(m.group(1));
+    String unit = m.group(2) == null ? "B" : m.group(2);
+    double mult = switch (unit) {
+      case "B" -> 1;
+      case "KB" -> 1e3;
+      case "MB" -> 1e6;
+      case "GB" -> 1e9;
+      case "TB" -> 1e12;
+      case "K", "KIB" -> 1024.0;
+      case "M", "MIB" -> 1024.0 * 1024;
+      case "G", "GIB" -> 1024.0 * 1024 * 1024;
+      default -> 1024.0 * 1024 * 1024 * 1024;
+    };
+    double bytes = v * mult;
+    if (!(bytes > 0)) {
+      throw new InputException(flag + " '" + text + "' must be positive");
+    }
+    return bytes;
+  }
+
+  private static int positiveInt(String flag, String whole, String part) {
+    try {
+      int v = Integer.parseInt(part.trim());
+      if (v <= 0) {
+        throw new InputException(flag + " '" + whole + "': every size must be positive, got "
+            + v);
+      }
+      return v;
+    } catch (NumberFormatException e) {
+      throw new InputException(flag + " '" + whole
+          + "' is malformed; expected sizes joined by 'x' such as 50x4");
+    }
+  }
+}

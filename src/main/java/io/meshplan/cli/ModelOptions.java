@@ -1,0 +1,81 @@
+package io.meshplan.cli;
+
+import io.meshplan.graph.DType;
+import io.meshplan.model.ModelSpec;
+import io.meshplan.model.Presets;
+import io.meshplan.util.InputException;
+import picocli.CommandLine.Option;
+
+/** The model flags shared by the commands that build a model: a preset and its overrides. */
+final class ModelOptions {
+  @Option(names = "--model", description = "Model preset: llama2-7b, llama2-13b, llama2-70b, "
+      + "alpa-mlp.")
+  String model;
+
+  @Option(names = "--layers", description = "Override the number of layers.")
+  Integer layers;
+
+  @Option(names = "--batch", description = "Override the batch size (sequences).")
+  Integer batch;
+
+  @Option(names = "--seq", description = "Override the sequence length (tokens).")
+  Integer seq;
+
+  @Option(names = "--hidden", description = "Override the hidden size.")
+  Integer hidden;
+
+  @Option(names = "--heads", description = "Override the number of attention heads.")
+  Integer heads;
+
+  @Option(names = "--kv-heads", description = "Override the number of key/value heads.")
+  Integer kvHeads;
+
+  @Option(names = "--ffn", description = "Override the feed-forward size.")
+  Integer ffn;
+
+  @Option(names = "--vocab", description = "Override the vocabulary size.")
+  Integer vocab;
+
+  @Option(names = "--dtype", description = "Element type: f32, bf16, f16 (default: preset's).")
+  String dtype;
+
+  /**
+   * The preset with the overrides applied.
+   *
+   * @return the model spec
+   */
+  ModelSpec spec() {
+    if (model == null) {
+      throw new InputException("--model is required; valid presets: "
+          + String.join(", ", Presets.names()));
+    }
+    ModelSpec p = Presets.get(model);
+    DType t = p.dtype();
+    if (dtype != null) {
+      t = DType.fromHlo(dtype.toLowerCase(java.util.Locale.ROOT));
+      if (t == null || t.bytes() == 0) {
+        throw new InputException("--dtype '" + dtype + "' is unknown; use f32, bf16 or f16");
+      }
+    }
+    int h = pos("--hidden", hidden, p.hidden());
+    int nh = pos("--heads", heads, p.heads());
+    int kv = pos("--kv-heads", kvHeads, kvHeads == null && heads != null ? nh : p.kvHeads());
+    try {
+      return new ModelSpec(p.name(), p.family(), pos("--layers", layers, p.layers()), h, nh, kv,
+          pos("--ffn", ffn, p.ffn()), pos("--vocab", vocab, p.vocab()), pos("--seq", seq, p.seq()),
+          pos("--batch", batch, p.batch()), t);
+    } catch (IllegalArgumentException e) {
+      throw new InputException(e.getMessage());
+    }
+  }
+
+  private static int pos(String flag, Integer v, int dflt) {
+    if (v == null) {
+      return dflt;
+    }
+    if (v <= 0) {
+      throw new InputException(flag + " must be positive, got " + v);
+    }
+    return v;
+  }
+}

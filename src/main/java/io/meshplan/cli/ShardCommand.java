@@ -1,0 +1,180 @@
+package io.meshplan.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import io.meshplan.cluster.AlphaBetaCommModel;
+import io.meshplan.cluster.LogicalMesh;
+import io.meshplan.graph.Graph;
+import io.meshplan.graph.Instruction;
+import io.meshplan.intraop.AutoSharding;
+import io.meshplan.intraop.MeshEnv;
+import io.meshplan.intraop.ShardingPlan;
+import io.meshplan.intraop.SolverOptions;
+import io.meshplan.intraop.Strategy;
+import io.meshplan.model.AlpaMlpBuilder;
+import io.meshplan.model.LlamaForwardBuilder;
+import io.meshplan.model.ModelSpec;
+import io.meshplan.util.InputException;
+import java.io.PrintWriter;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/** {@code meshplan shard}: intra-operator auto-sharding of one computation on one device mesh. */
+@Command(name = "shard", mixinStandardHelpOptions = true,
+    description = "Choose a sharding for every operator of a model on a device mesh (Alpa's "
+        + "intra-operator ILP).")
+final class ShardCommand implements Callable<Integer> {
+  @Spec picocli.CommandLine.Model.CommandSpec spec;
+
+  @Mixin ModelOptions model = new ModelOptions();
+
+  @Option(names = "--mesh", required = true, description = "Logical mesh shape, e.g. 50x4.")
+  String mesh;
+
+  @Option(names = "--alpha", description = "Latency per mesh axis, e.g. 1,1 (default: 1 per axis).")
+  String alpha;
+
+  @Option(names = "--beta", description = "Inverse bandwidth per mesh axis, e.g. 1,0.01 "
+      + "(default: 1 per axis).")
+  String beta;
+
+  @Option(names = "--memory", defaultValue = "32GiB",
+      description = "Memory per device, e.g. 32GiB or 1000MB (default: ${DEFAULT-VALUE}).")
+  String memory;
+
+  @Option(names = "--force-replicated-output",
+      description = "Require the model output to be replicated on every device.")
+  boolean forceReplicatedOutput;
+
+  @Option(names = "--solver", defaultValue = "reducing",
+      description = "reducing (exact reductions, then CP-SAT on the core) or cpsat.")
+  String solver;
+
+  @Option(names = "--time-limit", defaultValue = "60",
+      description = "CP-SAT time limit in seconds (default: ${DEFAULT-VALUE}).")
+  double timeLimit;
+
+  @Option(names = "--workers", defaultValue = "1",
+      description = "CP-SAT search workers; 1 is deterministic (default: ${DEFAULT-VALUE}).")
+  int workers;
+
+  @Option(names = "--json", description = "Print the plan as JSON.")
+  boolean json;
+
+  @Override
+  public Integer call() throws Exception {
+    long t0 = System.nanoTime();
+    int[] shape = CliValues.mesh("--mesh", mesh);
+    LogicalMesh lm = new LogicalMesh(shape);
+    double[] a = alpha == null ? ones(shape.length) : CliValues.numbers("--alpha", alpha);
+    double[] b = beta == null ? ones(shape.length) : CliValues.numbers("--beta", beta);
+    if (a.length != shape.length || b.length != shape.length) {
+      throw new InputException("--mesh " + mesh + " has " + shape.length + " axes but --alpha has "
+          + a.length + " and --beta has " + b.length + " values; give one value per axis");
+    }
+    double mem = CliValues.bytes("--memory", memory);
+    SolverOptions.Kind kind = switch (solver.toLowerCase(Locale.ROOT)) {
+      case "reducing" -> SolverOptions.Kind.REDUCING;
+      case "cpsat" -> SolverOptions.Kind.CPSAT;
+      default -> throw new InputException("--solver '" + solver + "' is unknown; use reducing or "
+          + "cpsat");
+    };
+    if (!(timeLimit > 0) || workers <= 0) {
+      throw new InputException("--time-limit and --workers must be positive");
+    }
+    ModelSpec ms = model.spec();
+    Graph graph = switch (ms.family()) {
+      case ALPA_MLP -> AlpaMlpBuilder.build(ms.layers(), ms.batch(), ms.hidden(), ms.dtype());
+      case LLAMA -> LlamaForwardBuilder.build(ms, forceReplicatedOutput);
+    };
+    MeshEnv env = new MeshEnv(new AlphaBetaCommModel(lm, a, b), mem, Optional.empty());
+    ShardingPlan plan = new AutoSharding(env, new SolverOptions(kind, timeLimit, workers))
+        .plan(graph);
+    double total = (System.nanoTime() - t0) / 1e9;
+    PrintWriter out = spec.commandLine().getOut();
+    if (json) {
+      printJson(out, ms, lm, plan, total);
+    } else {
+      printTable(out, ms, lm, plan, total);
+    }
+    return ExitCodes.OK;
+  }
+
+  private static double[] ones(int n) {
+    double[] d = new double[n];
+    java.util.Arrays.fill(d, 1.0);
+    return d;
+  }
+
+  private static void printTable(PrintWriter out, ModelSpec ms, LogicalMesh lm, ShardingPlan plan,
+      double total) {
+    Graph g = plan.graph();
+    out.printf(Locale.ROOT, "%-6s %-22s %-18s %-22s %-48s %s%n", "id", "name", "op", "shape",
+        "strategy", "sharding");
+    for (Instruction ins : g.instructions()) {
+      Strategy st = plan.strategy(ins.id());
+      out.printf(Locale.ROOT, "%-6d %-22s %-18s %-22s %-48s %s%n", ins.id(), ins.name(),
+          ins.opcode().hloName(), ins.shape().toHlo(), st.name(), plan.hloSharding(ins.id()));
+    }
+    out.println();
+    for (String w : plan.opaqueOps()) {
+      out.println("warning: planned conservatively (replicated): " + w);
+    }
+    out.printf(Locale.ROOT, "model %s: %d instructions, %d decision nodes, %d in the solver core%n",
+        ms.name(), g.size(), plan.costGraph().problem().nodeCount(), plan.solution().coreNodes());
+    out.printf(Locale.ROOT, "mesh %s, memory %.2f GiB per device, peak %.2f GiB%n", lm,
+        plan.env().memoryPerDevice() / (1L << 30),
+        plan.evaluation().peakMemoryBytes() / (1L << 30));
+    out.printf(Locale.ROOT, "status %s, objective %.6g (communication %.6g, resharding %.6g)%n",
+        plan.solution().status(), plan.objective(), plan.evaluation().nodeCost(),
+        plan.evaluation().edgeCost());
+    out.printf(Locale.ROOT,
+        "time: strategies %.3f s, solve %.3f s, total %.3f s%n", plan.strategySeconds(),
+        plan.solution().seconds(), total);
+  }
+
+  private static void printJson(PrintWriter out, ModelSpec ms, LogicalMesh lm, ShardingPlan plan,
+      double total) throws Exception {
+    Graph g = plan.graph();
+    Map<String, Object> root = new LinkedHashMap<>();
+    root.put("model", ms.name());
+    root.put("mesh", lm.shape());
+    root.put("status", plan.solution().status().name());
+    root.put("objective", plan.objective());
+    root.put("communicationCost", plan.evaluation().nodeCost());
+    root.put("reshardingCost", plan.evaluation().edgeCost());
+    root.put("peakMemoryBytes", plan.evaluation().peakMemoryBytes());
+    root.put("memoryPerDeviceBytes", plan.env().memoryPerDevice());
+    root.put("strategySeconds", plan.strategySeconds());
+    root.put("solveSeconds", plan.solution().seconds());
+    root.put("totalSeconds", total);
+    root.put("decisionNodes", plan.costGraph().problem().nodeCount());
+    root.put("coreNodes", plan.solution().coreNodes());
+    root.put("warnings", plan.opaqueOps());
+    List<Map<String, Object>> list = new ArrayList<>();
+    for (Instruction ins : g.instructions()) {
+      Strategy st = plan.strategy(ins.id());
+      Map<String, Object> m = new LinkedHashMap<>();
+      m.put("name", ins.name());
+      m.put("op", ins.opcode().hloName());
+      m.put("shape", ins.shape().toHlo());
+      m.put("strategy", st.name());
+      m.put("sharding", plan.hloSharding(ins.id()));
+      m.put("cost", st.computeCost() + st.commCost());
+      m.put("memoryBytes", st.memoryBytes());
+      list.add(m);
+    }
+    root.put("instructions", list);
+    ObjectMapper om = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+    out.println(om.writeValueAsString(root));
+  }
+}

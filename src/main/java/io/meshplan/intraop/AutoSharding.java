@@ -1,0 +1,94 @@
+package io.meshplan.intraop;
+
+import io.meshplan.graph.Graph;
+import io.meshplan.util.InfeasibleException;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Intra-operator auto-sharding (Alpa, OSDI'22, section 4; Alpa's {@code solve_auto_sharding}):
+ * enumerate strategies, merge followers, build the ILP, solve it, and check the answer with the
+ * independent evaluator.
+ */
+public final class AutoSharding {
+  private final MeshEnv env;
+  private final SolverOptions options;
+
+  /**
+   * Creates the planner.
+   *
+   * @param env the mesh, cost models and memory budget
+   * @param options the solver settings
+   */
+  public AutoSharding(MeshEnv env, SolverOptions options) {
+    this.env = env;
+    this.options = options;
+  }
+
+  /**
+   * Plans a graph.
+   *
+   * @param graph the computation
+   * @return the plan
+   * @throws InfeasibleException when no layout fits the memory bound; says how much is needed
+   */
+  public ShardingPlan plan(Graph graph) {
+    long t0 = System.nanoTime();
+    List<StrategySet> sets = new StrategyGenerator(graph, env).generate();
+    CostGraph cg = CostGraph.build(graph, sets, env);
+    double strategySeconds = (System.nanoTime() - t0) / 1e9;
+    IlpSolution sol = options.newSolver().solve(cg.problem());
+    if (!sol.hasSolution()) {
+      throw new InfeasibleException(memoryMessage(cg, sol));
+    }
+    Evaluation ev = SolutionEvaluator.evaluate(cg.problem(), sol.choice());
+    if (!ev.feasible()) {
+      throw new IllegalStateException("solver returned an infeasible assignment: "
+          + ev.violations().get(0));
+    }
+    List<String> opaque = new ArrayList<>();
+    for (int i = 0; i < graph.size(); i++) {
+      if (sets.get(i).opaque()) {
+        opaque.add(graph.get(i).name());
+      }
+    }
+    return new ShardingPlan(cg, env, sol, ev, strategySeconds, opaque);
+  }
+
+  private String memoryMessage(CostGraph cg, IlpSolution sol) {
+    MemoryConstraint m = cg.problem().memory();
+    if (sol.status() == SolveStatus.UNKNOWN) {
+      return "no plan found within the time limit of " + options.timeLimitSeconds()
+          + " s; raise --time-limit";
+    }
+    double need = 0;
+    int step = -1;
+    if (m != null) {
+      int[] steps = m.steps();
+      double[] delta = new double[steps.length + 1];
+      for (int i = 0; i < m.itemCount(); i++) {
+        double min = Double.POSITIVE_INFINITY;
+        for (double b : m.itemBytes()[i]) {
+          min = Math.min(min, b);
+        }
+        int lo = SolutionEvaluator.lowerBound(steps, m.itemStart()[i]);
+        int hi = SolutionEvaluator.lowerBound(steps, m.itemEnd()[i] + 1);
+        delta[lo] += min;
+        delta[hi] -= min;
+      }
+      double run = 0;
+      for (int k = 0; k < steps.length; k++) {
+        run += delta[k];
+        if (run > need) {
+          need = run;
+          step = steps[k];
+        }
+      }
+    }
+    String at = step >= 0 ? " at " + cg.graph().get(step).name() : "";
+    return String.format(java.util.Locale.ROOT,
+        "no sharding fits in %.2f GiB per device; even the smallest layouts need at least %.2f GiB%s"
+            + " (raise --memory or use a larger mesh)",
+        env.memoryPerDevice() / (1L << 30), need / (1L << 30), at);
+  }
+}

@@ -1,0 +1,200 @@
+package io.meshplan.intraop;
+
+import io.meshplan.graph.AliasPair;
+import io.meshplan.graph.Graph;
+import io.meshplan.graph.Instruction;
+import io.meshplan.graph.Liveness;
+import io.meshplan.graph.TensorShape;
+import io.meshplan.sharding.ReshardingCost;
+import io.meshplan.sharding.ShardingSpec;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.TreeMap;
+
+/**
+ * The cost graph after follower merging (Alpa, OSDI'22, section 4.2, "Simplify"): one decision node
+ * per instruction that follows no other; a follower shares its leader's node, strategy for strategy.
+ * Resharding between two instructions of one node becomes part of that node's cost; between two
+ * nodes it becomes an edge matrix. Aliased pairs must take equal layouts: other pairs cost {@code
+ * +Infinity}.
+ *
+ * @param graph the computation
+ * @param strategies the strategies per instruction
+ * @param nodeOf the decision node of each instruction
+ * @param nodeInstruction the leader instruction of each node
+ * @param problem the ILP over the nodes
+ */
+public record CostGraph(
+    Graph graph, List<StrategySet> strategies, int[] nodeOf, int[] nodeInstruction,
+    IlpProblem problem) {
+
+  /**
+   * Builds the cost graph.
+   *
+   * @param graph the computation
+   * @param strategies the strategies of every instruction
+   * @param env the mesh and cost models
+   * @return the cost graph
+   */
+  public static CostGraph build(Graph graph, List<StrategySet> strategies, MeshEnv env) {
+    int n = graph.size();
+    int[] nodeOf = new int[n];
+    List<Integer> leaders = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      int f = strategies.get(i).follows();
+      if (f >= 0) {
+        nodeOf[i] = nodeOf[f];
+      } else {
+        nodeOf[i] = leaders.size();
+        leaders.add(i);
+      }
+    }
+    int nodes = leaders.size();
+    double[][] nodeCosts = new double[nodes][];
+    for (int v = 0; v < nodes; v++) {
+      nodeCosts[v] = new double[strategies.get(leaders.get(v)).size()];
+    }
+    Map<Long, double[]> edges = new TreeMap<>();
+    Map<ReshardKey, Double> cache = new HashMap<>();
+    for (Instruction ins : graph.instructions()) {
+      StrategySet ss = strategies.get(ins.id());
+      int v = nodeOf[ins.id()];
+      for (int q = 0; q < ss.size(); q++) {
+        Strategy st = ss.get(q);
+        nodeCosts[v][q] += st.computeCost() + st.commCost();
+      }
+      for (int k = 0; k < ins.operands().size(); k++) {
+        int opId = ins.operand(k);
+        if (!(graph.get(opId).shape() instanceof TensorShape shape)) {
+          continue;
+        }
+        StrategySet os = strategies.get(opId);
+        int u = nodeOf[opId];
+        if (u == v) {
+          for (int q = 0; q < ss.size(); q++) {
+            nodeCosts[v][q] += reshard(shape, os.get(q).output(), ss.get(q).operandSpec(k), env,
+                cache);
+          }
+          continue;
+        }
+        boolean flip = u > v;
+        int a = flip ? v : u;
+        int b = flip ? u : v;
+        int sa = nodeCosts[a].length;
+        int sb = nodeCosts[b].length;
+        double[] m = edges.computeIfAbsent(((long) a << 32) | b, key -> new double[sa * sb]);
+        for (int p = 0; p < os.size(); p++) {
+          ShardingSpec from = os.get(p).output();
+          for (int q = 0; q < ss.size(); q++) {
+            double c = reshard(shape, from, ss.get(q).operandSpec(k), env, cache);
+            if (c != 0) {
+              m[flip ? q * sb + p : p * sb + q] += c;
+            }
+          }
+        }
+      }
+    }
+    for (AliasPair al : graph.aliases()) {
+      StrategySet ps = strategies.get(al.parameter());
+      StrategySet os = strategies.get(al.output());
+      int u = nodeOf[al.parameter()];
+      int v = nodeOf[al.output()];
+      if (u == v) {
+        for (int q = 0; q < ps.size(); q++) {
+          if (!Objects.equals(ps.get(q).output(), os.get(q).output())) {
+            nodeCosts[u][q] = Double.POSITIVE_INFINITY;
+          }
+        }
+        continue;
+      }
+      boolean flip = u > v;
+      int a = flip ? v : u;
+      int b = flip ? u : v;
+      int sa = nodeCosts[a].length;
+      int sb = nodeCosts[b].length;
+      double[] m = edges.computeIfAbsent(((long) a << 32) | b, key -> new double[sa * sb]);
+      for (int p = 0; p < ps.size(); p++) {
+        for (int q = 0; q < os.size(); q++) {
+          if (!Objects.equals(ps.get(p).output(), os.get(q).output())) {
+            m[flip ? q * sb + p : p * sb + q] = Double.POSITIVE_INFINITY;
+          }
+        }
+      }
+    }
+    List<IlpEdge> edgeList = new ArrayList<>(edges.size());
+    for (Map.Entry<Long, double[]> e : edges.entrySet()) {
+      if (allZero(e.getValue())) {
+        continue;
+      }
+      edgeList.add(new IlpEdge((int) (e.getKey() >>> 32), (int) (e.getKey() & 0xffffffffL),
+          e.getValue()));
+    }
+    MemoryConstraint memory = memory(graph, strategies, nodeOf, env.memoryPerDevice());
+    int[] nodeInstruction = leaders.stream().mapToInt(Integer::intValue).toArray();
+    return new CostGraph(graph, strategies, nodeOf, nodeInstruction,
+        new IlpProblem(nodeCosts, edgeList, memory));
+  }
+
+  private static MemoryConstraint memory(Graph graph, List<StrategySet> strategies, int[] nodeOf,
+      double budget) {
+    Liveness live = new Liveness(graph);
+    int n = graph.size();
+    int[] node = new int[n];
+    int[] start = new int[n];
+    int[] end = new int[n];
+    double[][] bytes = new double[n][];
+    for (int i = 0; i < n; i++) {
+      node[i] = nodeOf[i];
+      start[i] = live.start(i);
+      end[i] = live.end(i);
+      StrategySet ss = strategies.get(i);
+      bytes[i] = new double[ss.size()];
+      for (int q = 0; q < ss.size(); q++) {
+        bytes[i][q] = ss.get(q).memoryBytes();
+      }
+    }
+    return new MemoryConstraint(budget, live.peakCandidateSteps(), node, start, end, bytes);
+  }
+
+  private static boolean allZero(double[] m) {
+    for (double x : m) {
+      if (x != 0) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private record ReshardKey(TensorShape shape, ShardingSpec from, ShardingSpec to) {}
+
+  private static double reshard(TensorShape shape, ShardingSpec from, ShardingSpec to,
+      MeshEnv env, Map<ReshardKey, Double> cache) {
+    if (from == null || to == null || from.equals(to)) {
+      return 0.0;
+    }
+    ReshardKey key = new ReshardKey(shape, from, to);
+    Double c = cache.get(key);
+    if (c == null) {
+      c = ReshardingCost.of(shape, from, to, env.comm());
+      cache.put(key, c);
+    }
+    return c;
+  }
+
+  /**
+   * The strategy each instruction takes under a node assignment.
+   *
+   * @param choice one strategy per node
+   * @return one strategy index per instruction
+   */
+  public int[] instructionChoice(int[] choice) {
+    int[] out = new int[nodeOf.length];
+    for (int i = 0; i < nodeOf.length; i++) {
+      out[i] = choice[nodeOf[i]];
+    }
+    return out;
+  }
+}

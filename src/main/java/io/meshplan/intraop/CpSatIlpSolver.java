@@ -1,0 +1,260 @@
+package io.meshplan.intraop;
+
+import com.google.ortools.Loader;
+import com.google.ortools.sat.BoolVar;
+import com.google.ortools.sat.CpModel;
+import com.google.ortools.sat.CpSolver;
+import com.google.ortools.sat.CpSolverStatus;
+import com.google.ortools.sat.IntVar;
+import com.google.ortools.sat.LinearExpr;
+import com.google.ortools.sat.LinearExprBuilder;
+import com.google.ortools.sat.Literal;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Solves the ILP with OR-Tools CP-SAT, as XLA's maintained auto-sharding does.
+ *
+ * <p>Variables: a Boolean {@code x[v][i]} per node strategy with exactly one true per node (Alpa's
+ * one-hot {@code s_v}). Each edge gets one integer cost variable {@code y_uv} bounded below, for
+ * every strategy {@code i} of {@code u}, by {@code sum_j R[i][j] x[v][j] - max_j R[i][j] (1 -
+ * x[u][i])}, and symmetrically for every strategy of {@code v}; when {@code x[u][i]} and {@code
+ * x[v][j]} are both true this forces {@code y_uv >= R[i][j]}, which minimization makes tight. This
+ * uses {@code |S_u| + |S_v|} rows per edge instead of Alpa's {@code |S_u| |S_v|} edge variables.
+ * Forbidden pairs ({@code +Infinity}) become clauses {@code !x[u][i] or !x[v][j]}. Memory: one
+ * linear row per checked step, in bytes.
+ *
+ * <p>Precision: costs are scaled so that the largest finite coefficient becomes 10^9 and rounded to
+ * integers, so two plans whose objectives differ by less than (number of terms) / 2 * 10^-9 of the
+ * largest coefficient may be ranked either way; the reported objective is recomputed in double
+ * precision. Memory coefficients are whole bytes, rounded up. Determinism: a fixed seed and, by
+ * default, one search worker.
+ */
+public final class CpSatIlpSolver implements IlpSolver {
+  private static volatile boolean loaded;
+
+  private final double timeLimitSeconds;
+  private final int workers;
+  private final int[] hint;
+
+  /**
+   * Creates the solver.
+   *
+   * @param timeLimitSeconds wall-time limit; the best solution found by then is returned
+   * @param workers search workers (1 is deterministic)
+   * @param hint a starting assignment, or null
+   */
+  public CpSatIlpSolver(double timeLimitSeconds, int workers, int[] hint) {
+    this.timeLimitSeconds = timeLimitSeconds;
+    this.workers = workers;
+    this.hint = hint == null ? null : hint.clone();
+  }
+
+  /** Loads the native OR-Tools library once per process. */
+  static void ensureLoaded() {
+    if (!loaded) {
+      synchronized (CpSatIlpSolver.class) {
+        if (!loaded) {
+          Loader.loadNativeLibraries();
+          loaded = true;
+        }
+      }
+    }
+  }
+
+  @Override
+  public IlpSolution solve(IlpProblem p) {
+    long start = System.nanoTime();
+    ensureLoaded();
+    int n = p.nodeCount();
+    double maxCoef = 0;
+    for (double[] c : p.nodeCosts()) {
+      for (double x : c) {
+        if (x != Double.POSITIVE_INFINITY) {
+          maxCoef = Math.max(maxCoef, Math.abs(x));
+        }
+      }
+    }
+    for (IlpEdge e : p.edges()) {
+      for (double x : e.raw()) {
+        if (x != Double.POSITIVE_INFINITY) {
+          maxCoef = Math.max(maxCoef, Math.abs(x));
+        }
+      }
+    }
+    double scale = maxCoef > 0 ? 1e9 / maxCoef : 1.0;
+    CpModel model = new CpModel();
+    BoolVar[][] x = new BoolVar[n][];
+    LinearExprBuilder obj = LinearExpr.newBuilder();
+    for (int v = 0; v < n; v++) {
+      int s = p.size(v);
+      x[v] = new BoolVar[s];
+      List<Literal> lits = new ArrayList<>(s);
+      for (int i = 0; i < s; i++) {
+        x[v][i] = model.newBoolVar("x" + v + "_" + i);
+        lits.add(x[v][i]);
+        double c = p.nodeCosts()[v][i];
+        if (c == Double.POSITIVE_INFINITY) {
+          model.addEquality(x[v][i], 0);
+        } else if (c != 0) {
+          obj.addTerm(x[v][i], Math.round(c * scale));
+        }
+      }
+      model.addExactlyOne(lits);
+    }
+    for (IlpEdge e : p.edges()) {
+      addEdge(model, obj, e, x[e.u()], x[e.v()], scale);
+    }
+    MemoryConstraint m = p.memory();
+    if (m != null) {
+      addMemory(model, m, x);
+    }
+    model.minimize(obj);
+    if (hint != null && hint.length == n) {
+      for (int v = 0; v < n; v++) {
+        for (int i = 0; i < p.size(v); i++) {
+          model.addHint(x[v][i], i == hint[v] ? 1 : 0);
+        }
+      }
+    }
+    CpSolver solver = new CpSolver();
+    solver.getParameters().setMaxTimeInSeconds(timeLimitSeconds);
+    solver.getParameters().setNumWorkers(workers);
+    solver.getParameters().setRandomSeed(0);
+    solver.getParameters().setLogSearchProgress(false);
+    CpSolverStatus st = solver.solve(model);
+    double secs = (System.nanoTime() - start) / 1e9;
+    SolveStatus status = switch (st) {
+      case OPTIMAL -> SolveStatus.OPTIMAL;
+      case FEASIBLE -> SolveStatus.FEASIBLE;
+      case INFEASIBLE -> SolveStatus.INFEASIBLE;
+      default -> SolveStatus.UNKNOWN;
+    };
+    if (status != SolveStatus.OPTIMAL && status != SolveStatus.FEASIBLE) {
+      return new IlpSolution(status, new int[0], Double.POSITIVE_INFINITY,
+          Double.POSITIVE_INFINITY, secs, n);
+    }
+    int[] choice = new int[n];
+    for (int v = 0; v < n; v++) {
+      for (int i = 0; i < p.size(v); i++) {
+        if (solver.booleanValue(x[v][i])) {
+          choice[v] = i;
+          break;
+        }
+      }
+    }
+    double objective = SolutionEvaluator.evaluate(p, choice).objective();
+    double bound = status == SolveStatus.OPTIMAL ? objective : solver.bestObjectiveBound() / scale;
+    return new IlpSolution(status, choice, objective, bound, secs, n);
+  }
+
+  private static void addEdge(CpModel model, LinearExprBuilder obj, IlpEdge e, BoolVar[] xu,
+      BoolVar[] xv, double scale) {
+    int su = xu.length;
+    int sv = xv.length;
+    double[] r = e.raw();
+    long[] scaled = new long[r.length];
+    long max = 0;
+    for (int k = 0; k < r.length; k++) {
+      if (r[k] == Double.POSITIVE_INFINITY) {
+        model.addBoolOr(new Literal[] {xu[k / sv].not(), xv[k % sv].not()});
+        scaled[k] = 0;
+      } else {
+        scaled[k] = Math.round(r[k] * scale);
+        max = Math.max(max, scaled[k]);
+      }
+    }
+    if (max == 0) {
+      return;
+    }
+    IntVar y = model.newIntVar(0, max, "y" + e.u() + "_" + e.v());
+    obj.add(y);
+    for (int i = 0; i < su; i++) {
+      long rowMax = 0;
+      LinearExprBuilder row = LinearExpr.newBuilder();
+      for (int j = 0; j < sv; j++) {
+        long c = scaled[i * sv + j];
+        if (c != 0) {
+          row.addTerm(xv[j], c);
+          rowMax = Math.max(rowMax, c);
+        }
+      }
+      if (rowMax == 0) {
+        continue;
+      }
+      // y >= row - rowMax * (1 - xu[i])  <=>  y - row - rowMax * xu[i] >= -rowMax
+      row.addTerm(xu[i], rowMax);
+      row.addTerm(y, -1);
+      model.addLessOrEqual(row, rowMax);
+    }
+    for (int j = 0; j < sv; j++) {
+      long colMax = 0;
+      LinearExprBuilder col = LinearExpr.newBuilder();
+      for (int i = 0; i < su; i++) {
+        long c = scaled[i * sv + j];
+        if (c != 0) {
+          col.addTerm(xu[i], c);
+          colMax = Math.max(colMax, c);
+        }
+      }
+      if (colMax == 0) {
+        continue;
+      }
+      col.addTerm(xv[j], colMax);
+      col.addTerm(y, -1);
+      model.addLessOrEqual(col, colMax);
+    }
+  }
+
+  private static void addMemory(CpModel model, MemoryConstraint m, BoolVar[][] x) {
+    int[] steps = m.steps();
+    List<List<Integer>> liveAt = new ArrayList<>(steps.length);
+    for (int k = 0; k < steps.length; k++) {
+      liveAt.add(new ArrayList<>());
+    }
+    for (int it = 0; it < m.itemCount(); it++) {
+      int lo = SolutionEvaluator.lowerBound(steps, m.itemStart()[it]);
+      int hi = SolutionEvaluator.lowerBound(steps, m.itemEnd()[it] + 1);
+      for (int k = lo; k < hi; k++) {
+        liveAt.get(k).add(it);
+      }
+    }
+    long budget = (long) Math.floor(m.budget());
+    java.util.Map<Integer, long[]> coef = new java.util.TreeMap<>();
+    for (int k = 0; k < steps.length; k++) {
+      coef.clear();
+      long constant = 0;
+      for (int it : liveAt.get(k)) {
+        int v = m.itemNode()[it];
+        double[] b = m.itemBytes()[it];
+        long[] c = coef.computeIfAbsent(v, key -> new long[b.length]);
+        for (int i = 0; i < b.length; i++) {
+          c[i] += (long) Math.ceil(b[i]);
+        }
+      }
+      LinearExprBuilder row = LinearExpr.newBuilder();
+      boolean any = false;
+      for (var e : coef.entrySet()) {
+        long[] c = e.getValue();
+        long min = Long.MAX_VALUE;
+        for (long ci : c) {
+          min = Math.min(min, ci);
+        }
+        constant += min;
+        for (int i = 0; i < c.length; i++) {
+          if (c[i] != min) {
+            row.addTerm(x[e.getKey()][i], c[i] - min);
+            any = true;
+          }
+        }
+      }
+      if (constant > budget) {
+        model.addBoolOr(new Literal[0]);
+        return;
+      }
+      if (any) {
+        model.addLessOrEqual(row, budget - constant);
+      }
+    }
+  }
+}

@@ -1,0 +1,280 @@
+package io.meshplan.intraop;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.TreeSet;
+
+/**
+ * Solves the ILP exactly by the reductions of PBQP solvers (Scholz and Eckstein, LCTES'02; Hames
+ * and Scholz, Euro-Par'06), then hands the irreducible core, if any, to CP-SAT.
+ *
+ * <ul>
+ *   <li>R0: a node without edges takes its cheapest strategy.
+ *   <li>R1: a node with one neighbour {@code y} is folded into {@code y}'s costs: {@code c_y[j] +=
+ *       min_i (c_x[i] + R_xy[i][j])}.
+ *   <li>R2: a node with two neighbours {@code y, z} becomes an edge between them: {@code R_yz[j][k]
+ *       += min_i (c_x[i] + R_xy[i][j] + R_xz[i][k])}.
+ *   <li>A node with one strategy is folded into all its neighbours.
+ * </ul>
+ *
+ * <p>Each reduction keeps the optimum, and the eliminated nodes are chosen afterwards in reverse
+ * order from the recorded arg-min tables. Nodes are reduced in ascending id order and ties take the
+ * lowest strategy index, so the result is deterministic. The reductions ignore the memory bound;
+ * when the optimum of the relaxation fits in memory it is optimal for the bounded problem too, and
+ * otherwise the whole bounded problem goes to CP-SAT with the relaxed optimum as a hint.
+ */
+public final class ReducingIlpSolver implements IlpSolver {
+  private final double timeLimitSeconds;
+  private final int workers;
+
+  /**
+   * Creates the solver.
+   *
+   * @param timeLimitSeconds CP-SAT's time limit for the core or the bounded problem
+   * @param workers CP-SAT search workers
+   */
+  public ReducingIlpSolver(double timeLimitSeconds, int workers) {
+    this.timeLimitSeconds = timeLimitSeconds;
+    this.workers = workers;
+  }
+
+  private static final class Edge {
+    final int a;
+    final int b;
+    final int sb;
+    final double[] m;
+
+    Edge(int a, int b, int sb, double[] m) {
+      this.a = a;
+      this.b = b;
+      this.sb = sb;
+      this.m = m;
+    }
+
+    double get(int from, int i, int j) {
+      return from == a ? m[i * sb + j] : m[j * sb + i];
+    }
+  }
+
+  private record Step(int kind, int x, int y, int z, int[] table) {}
+
+  @Override
+  public IlpSolution solve(IlpProblem p) {
+    long start = System.nanoTime();
+    int n = p.nodeCount();
+    double[][] cost = new double[n][];
+    List<Map<Integer, Edge>> adj = new ArrayList<>(n);
+    for (int v = 0; v < n; v++) {
+      cost[v] = p.nodeCosts()[v].clone();
+      adj.add(new HashMap<>());
+    }
+    for (IlpEdge e : p.edges()) {
+      Edge ed = new Edge(e.u(), e.v(), p.size(e.v()), e.costs());
+      adj.get(e.u()).put(e.v(), ed);
+      adj.get(e.v()).put(e.u(), ed);
+    }
+    boolean[] alive = new boolean[n];
+    java.util.Arrays.fill(alive, true);
+    TreeSet<Integer> work = new TreeSet<>();
+    for (int v = 0; v < n; v++) {
+      if (reducible(v, adj, cost)) {
+        work.add(v);
+      }
+    }
+    Deque<Step> steps = new ArrayDeque<>();
+    while (!work.isEmpty()) {
+      int x = work.pollFirst();
+      if (!alive[x] || !reducible(x, adj, cost)) {
+        continue;
+      }
+      Map<Integer, Edge> nb = adj.get(x);
+      int sx = cost[x].length;
+      if (nb.isEmpty()) {
+        steps.push(new Step(0, x, -1, -1, new int[] {argmin(cost[x])}));
+      } else if (sx == 1) {
+        for (var en : new TreeMap<>(nb).entrySet()) {
+          int y = en.getKey();
+          Edge ed = en.getValue();
+          for (int j = 0; j < cost[y].length; j++) {
+            cost[y][j] += ed.get(x, 0, j);
+          }
+          adj.get(y).remove(x);
+          work.add(y);
+        }
+        nb.clear();
+        steps.push(new Step(0, x, -1, -1, new int[] {0}));
+      } else if (nb.size() == 1) {
+        int y = nb.keySet().iterator().next();
+        Edge ed = nb.get(y);
+        int sy = cost[y].length;
+        int[] table = new int[sy];
+        for (int j = 0; j < sy; j++) {
+          double best = Double.POSITIVE_INFINITY;
+          int arg = 0;
+          for (int i = 0; i < sx; i++) {
+            double c = cost[x][i] + ed.get(x, i, j);
+            if (c < best) {
+              best = c;
+              arg = i;
+            }
+          }
+          table[j] = arg;
+          cost[y][j] += best;
+        }
+        adj.get(y).remove(x);
+        nb.clear();
+        steps.push(new Step(1, x, y, -1, table));
+        work.add(y);
+      } else {
+        int[] ys = nb.keySet().stream().mapToInt(Integer::intValue).sorted().toArray();
+        int y = ys[0];
+        int z = ys[1];
+        Edge exy = nb.get(y);
+        Edge exz = nb.get(z);
+        int sy = cost[y].length;
+        int sz = cost[z].length;
+        Edge eyz = adj.get(y).get(z);
+        if (eyz == null) {
+          eyz = new Edge(y, z, sz, new double[sy * sz]);
+          adj.get(y).put(z, eyz);
+          adj.get(z).put(y, eyz);
+        }
+        int[] table = new int[sy * sz];
+        double[] cx = cost[x];
+        double[] colY = new double[sx];
+        for (int j = 0; j < sy; j++) {
+          for (int i = 0; i < sx; i++) {
+            colY[i] = cx[i] + exy.get(x, i, j);
+          }
+          for (int k = 0; k < sz; k++) {
+            double best = Double.POSITIVE_INFINITY;
+            int arg = 0;
+            for (int i = 0; i < sx; i++) {
+              double c = colY[i] + exz.get(x, i, k);
+              if (c < best) {
+                best = c;
+                arg = i;
+              }
+            }
+            table[j * sz + k] = arg;
+            if (eyz.a == y) {
+              eyz.m[j * sz + k] += best;
+            } else {
+              eyz.m[k * eyz.sb + j] += best;
+            }
+          }
+        }
+        adj.get(y).remove(x);
+        adj.get(z).remove(x);
+        nb.clear();
+        steps.push(new Step(2, x, y, z, table));
+        work.add(y);
+        work.add(z);
+      }
+      alive[x] = false;
+    }
+    int[] choice = new int[n];
+    List<Integer> core = new ArrayList<>();
+    for (int v = 0; v < n; v++) {
+      if (alive[v]) {
+        core.add(v);
+      }
+    }
+    SolveStatus status = SolveStatus.OPTIMAL;
+    if (!core.isEmpty()) {
+      IlpSolution cs = solveCore(core, cost, adj);
+      if (!cs.hasSolution()) {
+        return finish(p, cs.status(), null, start, core.size());
+      }
+      status = cs.status();
+      for (int k = 0; k < core.size(); k++) {
+        choice[core.get(k)] = cs.choice()[k];
+      }
+    }
+    while (!steps.isEmpty()) {
+      Step s = steps.pop();
+      choice[s.x()] = switch (s.kind()) {
+        case 0 -> s.table()[0];
+        case 1 -> s.table()[choice[s.y()]];
+        default -> s.table()[choice[s.y()] * cost[s.z()].length + choice[s.z()]];
+      };
+    }
+    Evaluation ev = SolutionEvaluator.evaluate(p, choice);
+    if (!ev.feasible() && p.memory() != null
+        && SolutionEvaluator.evaluate(p.withoutMemory(), choice).feasible()) {
+      IlpSolution full = new CpSatIlpSolver(timeLimitSeconds, workers, choice).solve(p);
+      double secs = (System.nanoTime() - start) / 1e9;
+      return new IlpSolution(full.status(), full.choice(), full.objective(), full.bound(), secs,
+          n);
+    }
+    if (!ev.feasible()) {
+      return finish(p, SolveStatus.INFEASIBLE, null, start, core.size());
+    }
+    return finish(p, status, choice, start, core.size());
+  }
+
+  private static boolean reducible(int v, List<Map<Integer, Edge>> adj, double[][] cost) {
+    return adj.get(v).size() <= 2 || cost[v].length == 1;
+  }
+
+  private IlpSolution finish(IlpProblem p, SolveStatus status, int[] choice, long start,
+      int coreNodes) {
+    double secs = (System.nanoTime() - start) / 1e9;
+    if (choice == null) {
+      return new IlpSolution(status, new int[0], Double.POSITIVE_INFINITY,
+          Double.POSITIVE_INFINITY, secs, coreNodes);
+    }
+    double obj = SolutionEvaluator.evaluate(p, choice).objective();
+    return new IlpSolution(status, choice, obj, status == SolveStatus.OPTIMAL ? obj : Double.NaN,
+        secs, coreNodes);
+  }
+
+  private IlpSolution solveCore(List<Integer> core, double[][] cost,
+      List<Map<Integer, Edge>> adj) {
+    Map<Integer, Integer> index = new HashMap<>();
+    double[][] costs = new double[core.size()][];
+    for (int k = 0; k < core.size(); k++) {
+      index.put(core.get(k), k);
+      costs[k] = cost[core.get(k)];
+    }
+    List<IlpEdge> edges = new ArrayList<>();
+    for (int k = 0; k < core.size(); k++) {
+      int v = core.get(k);
+      for (var en : new TreeMap<>(adj.get(v)).entrySet()) {
+        int w = en.getKey();
+        if (w <= v) {
+          continue;
+        }
+        Edge ed = en.getValue();
+        int sv = cost[v].length;
+        int sw = cost[w].length;
+        double[] m = new double[sv * sw];
+        for (int i = 0; i < sv; i++) {
+          for (int j = 0; j < sw; j++) {
+            m[i * sw + j] = ed.get(v, i, j);
+          }
+        }
+        edges.add(new IlpEdge(k, index.get(w), m));
+      }
+    }
+    edges.sort((a, b) -> a.u() != b.u() ? Integer.compare(a.u(), b.u())
+        : Integer.compare(a.v(), b.v()));
+    return new CpSatIlpSolver(timeLimitSeconds, workers, null)
+        .solve(new IlpProblem(costs, edges, null));
+  }
+
+  private static int argmin(double[] c) {
+    int arg = 0;
+    for (int i = 1; i < c.length; i++) {
+      if (c[i] < c[arg]) {
+        arg = i;
+      }
+    }
+    return arg;
+  }
+}

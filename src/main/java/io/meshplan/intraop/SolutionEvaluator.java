@@ -1,0 +1,108 @@
+package io.meshplan.intraop;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Recomputes the objective of any assignment and lists the constraints it violates, independently
+ * of how the assignment was found (as XLA's auto-sharding {@code Evaluate} does).
+ */
+public final class SolutionEvaluator {
+  private SolutionEvaluator() {}
+
+  /**
+   * Evaluates an assignment.
+   *
+   * @param p the problem
+   * @param choice one strategy index per node
+   * @return the objective, peak memory and violations
+   */
+  public static Evaluation evaluate(IlpProblem p, int[] choice) {
+    List<String> violations = new ArrayList<>();
+    if (choice.length != p.nodeCount()) {
+      violations.add("assignment has " + choice.length + " entries for " + p.nodeCount()
+          + " nodes");
+      return new Evaluation(Double.POSITIVE_INFINITY, 0, 0, 0, -1, violations);
+    }
+    double node = 0;
+    for (int v = 0; v < p.nodeCount(); v++) {
+      if (choice[v] < 0 || choice[v] >= p.size(v)) {
+        violations.add("node " + v + ": strategy " + choice[v] + " out of range");
+        return new Evaluation(Double.POSITIVE_INFINITY, 0, 0, 0, -1, violations);
+      }
+      double c = p.nodeCosts()[v][choice[v]];
+      if (c == Double.POSITIVE_INFINITY) {
+        violations.add("node " + v + ": strategy " + choice[v] + " is forbidden");
+      }
+      node += c;
+    }
+    double edge = 0;
+    for (IlpEdge e : p.edges()) {
+      double c = e.cost(choice[e.u()], choice[e.v()], p.size(e.v()));
+      if (c == Double.POSITIVE_INFINITY) {
+        violations.add("edge " + e.u() + "-" + e.v() + ": pair (" + choice[e.u()] + ","
+            + choice[e.v()] + ") is forbidden (alias or fixed layout)");
+      }
+      edge += c;
+    }
+    double peak = 0;
+    int peakStep = -1;
+    MemoryConstraint m = p.memory();
+    if (m != null) {
+      double[] at = memoryAtSteps(m, choice);
+      for (int k = 0; k < m.steps().length; k++) {
+        if (at[k] > peak || peakStep < 0) {
+          peak = at[k];
+          peakStep = m.steps()[k];
+        }
+        if (at[k] > m.budget()) {
+          violations.add("step " + m.steps()[k] + ": " + (long) at[k] + " bytes exceed the budget of "
+              + (long) m.budget());
+        }
+      }
+    }
+    return new Evaluation(node + edge, node, edge, peak, peakStep, violations);
+  }
+
+  /**
+   * The memory in use at each checked step.
+   *
+   * @param m the memory constraint
+   * @param choice one strategy per node
+   * @return bytes per entry of {@code m.steps()}
+   */
+  public static double[] memoryAtSteps(MemoryConstraint m, int[] choice) {
+    int[] steps = m.steps();
+    double[] delta = new double[steps.length + 1];
+    for (int i = 0; i < m.itemCount(); i++) {
+      double b = m.itemBytes()[i][choice[m.itemNode()[i]]];
+      int lo = lowerBound(steps, m.itemStart()[i]);
+      int hi = lowerBound(steps, m.itemEnd()[i] + 1);
+      if (lo < hi) {
+        delta[lo] += b;
+        delta[hi] -= b;
+      }
+    }
+    double[] at = new double[steps.length];
+    double run = 0;
+    for (int k = 0; k < steps.length; k++) {
+      run += delta[k];
+      at[k] = run;
+    }
+    return at;
+  }
+
+  static int lowerBound(int[] a, int key) {
+    int lo = 0;
+    int hi = a.length;
+    while (lo < hi) {
+      int mid = (lo + hi) >>> 1;
+      if (a[mid] < key) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    return lo;
+  }
+}

@@ -1,0 +1,48 @@
+package io.meshplan.intraop;
+
+import io.meshplan.util.Require;
+
+/**
+ * How to solve the intra-operator ILP.
+ *
+ * @param solver which solver
+ * @param timeLimitSeconds CP-SAT's wall-time limit, seconds
+ * @param workers CP-SAT search workers (1 is deterministic)
+ */
+public record SolverOptions(Kind solver, double timeLimitSeconds, int workers) {
+  /** The solver choices. */
+  public enum Kind {
+    /** Exact PBQP reductions, then CP-SAT on the irreducible core (the default). */
+    REDUCING,
+    /** The whole problem straight to CP-SAT. */
+    CPSAT
+  }
+
+  /** Validates the limits. */
+  public SolverOptions {
+    Require.nonNull(solver, "solver");
+    Require.that(timeLimitSeconds > 0, "--time-limit must be positive, got " + timeLimitSeconds);
+    Require.positive(workers, "--workers");
+  }
+
+  /**
+   * The defaults: reductions, 60 s, one worker.
+   *
+   * @return the options
+   */
+  public static SolverOptions defaults() {
+    return new SolverOptions(Kind.REDUCING, 60.0, 1);
+  }
+
+  /**
+   * The configured solver.
+   *
+   * @return a solver instance
+   */
+  public IlpSolver newSolver() {
+    return switch (solver) {
+      case REDUCING -> new ReducingIlpSolver(timeLimitSeconds, workers);
+      case CPSAT -> new CpSatIlpSolver(timeLimitSeconds, workers, null);
+    };
+  }
+}

@@ -1,0 +1,275 @@
+package io.meshplan.sharding;
+
+import io.meshplan.cluster.LogicalMesh;
+import io.meshplan.graph.TensorShape;
+import io.meshplan.util.Require;
+import java.util.Arrays;
+
+/**
+ * How a tensor is laid out on a logical mesh: for each tensor dimension, the set of mesh axes it is
+ * split over (a bit mask, bit {@code a} for axis {@code a}); mesh axes that split no dimension
+ * replicate the tensor. When one dimension is split over several axes, the lower-numbered axis is
+ * the major one (Alpa's {@code S01}).
+ *
+ * <p>Uneven splits are padded, as XLA does: a dimension of size {@code d} split {@code t} ways
+ * holds {@code ceil(d / t)} elements on every device, and the padding counts in memory and
+ * communication. A dimension may not be split more ways than it has elements ({@link #fits}).
+ */
+public final class ShardingSpec {
+  private final int[] dimAxes;
+  private final int hash;
+
+  private ShardingSpec(int[] dimAxes) {
+    this.dimAxes = dimAxes;
+    this.hash = Arrays.hashCode(dimAxes);
+  }
+
+  /**
+   * Creates a spec from per-dimension axis masks.
+   *
+   * @param dimAxes bit mask of mesh axes per tensor dimension
+   * @return the spec
+   * @throws IllegalArgumentException when an axis is used by two dimensions
+   */
+  public static ShardingSpec of(int... dimAxes) {
+    int used = 0;
+    for (int m : dimAxes) {
+      Require.that(m >= 0, "axis masks must be >= 0");
+      Require.that((used & m) == 0, "a mesh axis may split only one tensor dimension: "
+          + Arrays.toString(dimAxes));
+      used |= m;
+    }
+    return new ShardingSpec(dimAxes.clone());
+  }
+
+  /**
+   * The replicated spec of a given rank.
+   *
+   * @param rank the tensor rank
+   * @return the spec with no split
+   */
+  public static ShardingSpec replicated(int rank) {
+    return new ShardingSpec(new int[rank]);
+  }
+
+  /**
+   * A spec splitting one dimension over one axis.
+   *
+   * @param rank the tensor rank
+   * @param dim the dimension
+   * @param axis the mesh axis
+   * @return the spec
+   */
+  public static ShardingSpec split(int rank, int dim, int axis) {
+    int[] m = new int[rank];
+    m[dim] = 1 << axis;
+    return new ShardingSpec(m);
+  }
+
+  /**
+   * The tensor rank.
+   *
+   * @return the number of dimensions
+   */
+  public int rank() {
+    return dimAxes.length;
+  }
+
+  /**
+   * The axes splitting one dimension.
+   *
+   * @param dim the dimension
+   * @return the bit mask of axes
+   */
+  public int axes(int dim) {
+    return dimAxes[dim];
+  }
+
+  /**
+   * All axes used by any dimension.
+   *
+   * @return the bit mask
+   */
+  public int usedAxes() {
+    int used = 0;
+    for (int m : dimAxes) {
+      used |= m;
+    }
+    return used;
+  }
+
+  /**
+   * The dimension an axis splits.
+   *
+   * @param axis the axis
+   * @return the dimension, or -1 if the axis replicates
+   */
+  public int dimOf(int axis) {
+    for (int d = 0; d < dimAxes.length; d++) {
+      if ((dimAxes[d] & (1 << axis)) != 0) {
+        return d;
+      }
+    }
+    return -1;
+  }
+
+  /**
+   * Whether nothing is split.
+   *
+   * @return true for the replicated spec
+   */
+  public boolean isReplicated() {
+    return usedAxes() == 0;
+  }
+
+  /**
+   * The number of tiles along one dimension.
+   *
+   * @param dim the dimension
+   * @param mesh the mesh
+   * @return the product of the sizes of its axes
+   */
+  public int tiles(int dim, LogicalMesh mesh) {
+    return axesProduct(dimAxes[dim], mesh);
+  }
+
+  /**
+   * The total number of distinct tiles.
+   *
+   * @param mesh the mesh
+   * @return the product of the sizes of all used axes
+   */
+  public int totalTiles(LogicalMesh mesh) {
+    return axesProduct(usedAxes(), mesh);
+  }
+
+  /**
+   * The bytes one device holds.
+   *
+   * @param shape the tensor shape
+   * @param mesh the mesh
+   * @return the full size divided by the number of tiles
+   */
+  public double localBytes(TensorShape shape, LogicalMesh mesh) {
+    double elements = 1;
+    for (int d = 0; d < dimAxes.length; d++) {
+      int t = tiles(d, mesh);
+      elements *= (shape.dim(d) + t - 1) / t;
+    }
+    return elements * shape.dtype().bytes();
+  }
+
+  /**
+   * Whether every split divides its dimension exactly (no padding).
+   *
+   * @param shape the tensor shape
+   * @param mesh the mesh
+   * @return true when no tile is padded
+   */
+  public boolean even(TensorShape shape, LogicalMesh mesh) {
+    for (int d = 0; d < dimAxes.length; d++) {
+      if (shape.dim(d) % tiles(d, mesh) != 0) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /**
+   * Whether the spec suits the shape: one mask per dimension, no axis beyond the mesh, and no
+   * dimension split more ways than its size.
+   *
+   * @param shape the tensor shape
+   * @param mesh the mesh
+   * @return true when the spec is allowed for this shape
+   */
+  public boolean fits(TensorShape shape, LogicalMesh mesh) {
+    if (shape.rank() != dimAxes.length || (usedAxes() >> mesh.rank()) != 0) {
+      return false;
+    }
+    for (int d = 0; d < dimAxes.length; d++) {
+      if (tiles(d, mesh) > Math.max(1, shape.dim(d))) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /**
+   * The same spec with some masks replaced.
+   *
+   * @param dim the dimension
+   * @param mask its new axis mask
+   * @return the new spec
+   */
+  public ShardingSpec with(int dim, int mask) {
+    int[] m = dimAxes.clone();
+    m[dim] = mask;
+    return of(m);
+  }
+
+  /**
+   * The per-dimension masks (a copy).
+   *
+   * @return one mask per dimension
+   */
+  public int[] masks() {
+    return dimAxes.clone();
+  }
+
+  /**
+   * The product of the sizes of a set of axes.
+   *
+   * @param mask the axes
+   * @param mesh the mesh
+   * @return the product, 1 for no axis
+   */
+  public static int axesProduct(int mask, LogicalMesh mesh) {
+    int p = 1;
+    for (int a = 0; a < mesh.rank(); a++) {
+      if ((mask & (1 << a)) != 0) {
+        p *= mesh.size(a);
+      }
+    }
+    return p;
+  }
+
+  /**
+   * A short name in Alpa's notation: {@code R}, {@code S0@1} (dimension 0 over axis 1), {@code
+   * S0@0,S1@1}, {@code S0@01}.
+   *
+   * @return the name
+   */
+  @Override
+  public String toString() {
+    if (isReplicated()) {
+      return "R";
+    }
+    StringBuilder sb = new StringBuilder();
+    for (int d = 0; d < dimAxes.length; d++) {
+      if (dimAxes[d] == 0) {
+        continue;
+      }
+      if (sb.length() > 0) {
+        sb.append(',');
+      }
+      sb.append('S').append(d).append('@');
+      for (int a = 0; a < 31; a++) {
+        if ((dimAxes[d] & (1 << a)) != 0) {
+          sb.append(a);
+        }
+      }
+    }
+    return sb.toString();
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof ShardingSpec s && hash == s.hash && Arrays.equals(dimAxes, s.dimAxes);
+  }
+
+  @Override
+  public int hashCode() {
+    return hash;
+  }
+}
