@@ -23,9 +23,10 @@ public record ReadProblem(String subject, String path, String detail) {
   /**
    * The one-line warning for this problem.
    *
-   * @return for example {@code mlx5_0:1: cannot read class/...: file missing; GID 4 skipped}
+   * @return for example {@code mlx5_0:1: class/.../types/4: unreadable (file missing); GID 4
+   *     skipped}
    */
   public String message() {
-    return subject + ": cannot read " + path + ": " + detail;
+    return subject + ": " + path + ": " + detail;
   }
 }

@@ -191,9 +191,9 @@ public final class SysfsReader {
     try {
       return Optional.of(Files.readString(file, StandardCharsets.UTF_8).strip());
     } catch (NoSuchFileException e) {
-      problems.add(new ReadProblem(subject, rel(file), "file missing; " + consequence));
+      problems.add(new ReadProblem(subject, rel(file), "unreadable (file missing); " + consequence));
     } catch (IOException e) {
-      problems.add(new ReadProblem(subject, rel(file), reason(e) + "; " + consequence));
+      problems.add(new ReadProblem(subject, rel(file), "unreadable (" + reason(e) + "); " + consequence));
     }
     return Optional.empty();
   }
@@ -222,7 +222,7 @@ public final class SysfsReader {
           .sorted(NaturalOrder.INSTANCE)
           .toList();
     } catch (IOException e) {
-      problems.add(new ReadProblem(subject, rel(dir), reason(e) + "; directory skipped"));
+      problems.add(new ReadProblem(subject, rel(dir), "unreadable (" + reason(e) + "); directory skipped"));
       return List.of();
     }
   }
