@@ -12,7 +12,7 @@ import java.util.regex.Pattern;
 public final class DoctorText {
   private static final Pattern SHELL_SAFE = Pattern.compile("[A-Za-z0-9_.,:/=+-]+");
   private static final String[] HEADER = {
-    "DEVICE", "PORT", "STATE", "PHYS", "LINK", "RATE(Gb/s)", "GID", "GID KIND", "NETDEV", "USED"
+    "DEVICE", "PORT", "STATE", "PHYS", "LINK", "RATE(Gb/s)", "GID", "GID NOTE", "NETDEV", "USED"
   };
 
   private DoctorText() {}
