@@ -1,0 +1,251 @@
+package io.meshplan.doctor;
+
+import io.meshplan.util.InputException;
+import io.meshplan.util.Require;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.OptionalDouble;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+
+/**
+ * Reads RDMA ports and network interfaces from a sysfs tree ({@code /sys} or a copy of it).
+ *
+ * <p>Reads {@code class/infiniband/<dev>/ports/<p>/{state,phys_state,rate,link_layer}}, the GID table
+ * ({@code gids/<i>}, {@code gid_attrs/types/<i>}, {@code gid_attrs/ndevs/<i>}) and {@code
+ * class/net/<if>/{operstate,type,mtu,address,dev_port,device/infiniband/<dev>}}. A file that cannot
+ * be read is recorded as a {@link ReadProblem} and skipped, because some reads fail by design on
+ * real systems. Expected failures stay silent: the types of zero (unused) GIDs are not read at all,
+ * and {@code gid_attrs/ndevs/<i>} (EINVAL on InfiniBand) and {@code dev_port} are optional.
+ */
+public final class SysfsReader {
+  private static final Pattern RATE = Pattern.compile("^\\s*([0-9]+(?:\\.[0-9]+)?)\\s*Gb/sec.*");
+  private static final Pattern NUMBERED = Pattern.compile("[0-9]+");
+
+  private final Path root;
+
+  /**
+   * Creates a reader.
+   *
+   * @param root the directory standing in for {@code /sys}; it holds {@code class/infiniband} and
+   *     {@code class/net}
+   * @throws InputException if the root does not exist or is not a directory
+   */
+  public SysfsReader(Path root) {
+    Require.nonNull(root, "sysfs root");
+    if (!Files.exists(root)) {
+      throw new InputException(
+          "--sysfs-root " + root + ": no such directory; pass the sysfs mount point (default /sys)");
+    }
+    if (!Files.isDirectory(root)) {
+      throw new InputException(
+          "--sysfs-root " + root + ": not a directory; pass the sysfs mount point (default /sys)");
+    }
+    this.root = root;
+  }
+
+  /**
+   * Reads the tree.
+   *
+   * @return the devices, interfaces and problems found
+   */
+  public SysfsSnapshot read() {
+    List<ReadProblem> problems = new ArrayList<>();
+    List<DeviceInfo> devices = new ArrayList<>();
+    Path ib = root.resolve("class/infiniband");
+    if (Files.isDirectory(ib)) {
+      for (String dev : listDirs(ib, "class/infiniband", problems)) {
+        devices.add(readDevice(dev, ib.resolve(dev), problems));
+      }
+    }
+    List<NetInterface> interfaces = new ArrayList<>();
+    Path net = root.resolve("class/net");
+    if (Files.isDirectory(net)) {
+      for (String name : listDirs(net, "class/net", problems)) {
+        interfaces.add(readInterface(name, net.resolve(name), problems));
+      }
+    }
+    return new SysfsSnapshot(devices, interfaces, problems);
+  }
+
+  private DeviceInfo readDevice(String dev, Path dir, List<ReadProblem> problems) {
+    List<PortInfo> ports = new ArrayList<>();
+    Path portsDir = dir.resolve("ports");
+    if (Files.isDirectory(portsDir)) {
+      for (String p : numbered(listDirs(portsDir, dev, problems))) {
+        ports.add(readPort(dev, Integer.parseInt(p), portsDir.resolve(p), problems));
+      }
+    } else {
+      problems.add(new ReadProblem(dev, rel(portsDir), "directory missing; device has no ports"));
+    }
+    return new DeviceInfo(dev, ports);
+  }
+
+  private PortInfo readPort(String dev, int port, Path dir, List<ReadProblem> problems) {
+    String id = dev + ":" + port;
+    String state = readRequired(id, dir.resolve("state"), problems)
+        .map(SysfsReader::enumName).orElse(PortInfo.UNKNOWN);
+    String phys = readRequired(id, dir.resolve("phys_state"), problems)
+        .map(SysfsReader::enumName).orElse(PortInfo.UNKNOWN);
+    String linkLayer = readRequired(id, dir.resolve("link_layer"), problems)
+        .orElse(PortInfo.UNKNOWN);
+    OptionalDouble rate = OptionalDouble.empty();
+    Optional<String> rateText = readRequired(id, dir.resolve("rate"), problems);
+    if (rateText.isPresent()) {
+      Matcher m = RATE.matcher(rateText.get());
+      if (m.matches()) {
+        rate = OptionalDouble.of(Double.parseDouble(m.group(1)));
+      } else {
+        problems.add(new ReadProblem(id, rel(dir.resolve("rate")),
+            "unexpected content '" + rateText.get() + "' (expected e.g. '200 Gb/sec (4X HDR)')"));
+      }
+    }
+    return new PortInfo(dev, port, state, phys, linkLayer, rate, readGids(id, dir, problems));
+  }
+
+  private List<GidEntry> readGids(String id, Path portDir, List<ReadProblem> problems) {
+    List<GidEntry> gids = new ArrayList<>();
+    Path gidsDir = portDir.resolve("gids");
+    if (!Files.isDirectory(gidsDir)) {
+      return gids;
+    }
+    for (String i : numbered(listFiles(gidsDir, id, problems))) {
+      int index = Integer.parseInt(i);
+      Optional<String> address = readRequired(id, gidsDir.resolve(i), problems, "GID " + i + " skipped");
+      if (address.isEmpty()) {
+        continue;
+      }
+      GidAddressKind kind;
+      try {
+        kind = GidAddressKind.of(address.get());
+      } catch (IllegalArgumentException e) {
+        problems.add(new ReadProblem(id, rel(gidsDir.resolve(i)),
+            "malformed GID '" + address.get() + "'; GID " + i + " skipped"));
+        continue;
+      }
+      if (kind == GidAddressKind.ZERO) {
+        continue;
+      }
+      Path typeFile = portDir.resolve("gid_attrs/types").resolve(i);
+      Optional<String> typeText = readRequired(id, typeFile, problems, "GID " + i + " skipped");
+      if (typeText.isEmpty()) {
+        continue;
+      }
+      Optional<GidType> type = GidType.parse(typeText.get());
+      if (type.isEmpty()) {
+        problems.add(new ReadProblem(id, rel(typeFile), "unknown GID type '" + typeText.get()
+            + "' (expected 'IB/RoCE v1' or 'RoCE v2'); GID " + i + " skipped"));
+        continue;
+      }
+      String netdev = readOptional(portDir.resolve("gid_attrs/ndevs").resolve(i)).orElse("");
+      gids.add(new GidEntry(index, address.get().strip(), kind, type.get(), netdev));
+    }
+    return gids;
+  }
+
+  private NetInterface readInterface(String name, Path dir, List<ReadProblem> problems) {
+    String operstate = readRequired(name, dir.resolve("operstate"), problems).orElse("");
+    int type = readRequired(name, dir.resolve("type"), problems)
+        .map(t -> parseInt(name, dir.resolve("type"), t, problems)).orElse(-1);
+    int mtu = readRequired(name, dir.resolve("mtu"), problems)
+        .map(t -> parseInt(name, dir.resolve("mtu"), t, problems)).orElse(-1);
+    String address = readRequired(name, dir.resolve("address"), problems).orElse("");
+    List<String> rdma = new ArrayList<>();
+    Path ibDir = dir.resolve("device/infiniband");
+    if (Files.isDirectory(ibDir)) {
+      rdma.addAll(listDirs(ibDir, name, problems));
+    }
+    int devPort = readOptional(dir.resolve("dev_port"))
+        .filter(s -> NUMBERED.matcher(s).matches()).map(Integer::parseInt).orElse(-1);
+    return new NetInterface(name, operstate, type, mtu, address, rdma, devPort);
+  }
+
+  private int parseInt(String subject, Path file, String text, List<ReadProblem> problems) {
+    if (NUMBERED.matcher(text).matches()) {
+      return Integer.parseInt(text);
+    }
+    problems.add(new ReadProblem(subject, rel(file), "not a number: '" + text + "'"));
+    return -1;
+  }
+
+  /** {@code 4: ACTIVE} gives {@code ACTIVE}; text without a code is kept as it is. */
+  private static String enumName(String text) {
+    int colon = text.indexOf(':');
+    String name = colon >= 0 ? text.substring(colon + 1).strip() : text;
+    return name.isEmpty() ? PortInfo.UNKNOWN : name;
+  }
+
+  private Optional<String> readRequired(String subject, Path file, List<ReadProblem> problems) {
+    return readRequired(subject, file, problems, "ignored");
+  }
+
+  private Optional<String> readRequired(
+      String subject, Path file, List<ReadProblem> problems, String consequence) {
+    try {
+      return Optional.of(Files.readString(file, StandardCharsets.UTF_8).strip());
+    } catch (NoSuchFileException e) {
+      problems.add(new ReadProblem(subject, rel(file), "unreadable (file missing); " + consequence));
+    } catch (IOException e) {
+      problems.add(new ReadProblem(subject, rel(file), "unreadable (" + reason(e) + "); " + consequence));
+    }
+    return Optional.empty();
+  }
+
+  private static Optional<String> readOptional(Path file) {
+    try {
+      String text = Files.readString(file, StandardCharsets.UTF_8).strip();
+      return text.isEmpty() ? Optional.empty() : Optional.of(text);
+    } catch (IOException e) {
+      return Optional.empty();
+    }
+  }
+
+  private List<String> listDirs(Path dir, String subject, List<ReadProblem> problems) {
+    return list(dir, subject, problems, true);
+  }
+
+  private List<String> listFiles(Path dir, String subject, List<ReadProblem> problems) {
+    return list(dir, subject, problems, false);
+  }
+
+  private List<String> list(Path dir, String subject, List<ReadProblem> problems, boolean dirs) {
+    try (Stream<Path> s = Files.list(dir)) {
+      return s.filter(p -> Files.isDirectory(p) == dirs)
+          .map(p -> p.getFileName().toString())
+          .sorted(NaturalOrder.INSTANCE)
+          .toList();
+    } catch (IOException e) {
+      problems.add(new ReadProblem(subject, rel(dir), "unreadable (" + reason(e) + "); directory skipped"));
+      return List.of();
+    }
+  }
+
+  /** Keeps the numeric names, in numeric order. */
+  private static List<String> numbered(List<String> names) {
+    return names.stream()
+        .filter(n -> NUMBERED.matcher(n).matches() && n.length() < 9)
+        .sorted((a, b) -> Integer.compare(Integer.parseInt(a), Integer.parseInt(b)))
+        .toList();
+  }
+
+  private static String reason(IOException e) {
+    String m = e.getMessage();
+    String cls = e.getClass().getSimpleName();
+    // The JDK puts the path first in most messages; keep only what follows it.
+    if (m != null && m.contains(": ")) {
+      m = m.substring(m.lastIndexOf(": ") + 2);
+    }
+    return m == null || m.isBlank() ? cls : m;
+  }
+
+  private String rel(Path p) {
+    return root.relativize(p).toString().replace('\\', '/');
+  }
+}

@@ -1,0 +1,154 @@
+package io.meshplan.doctor;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.meshplan.util.InputException;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class SysfsReaderTest {
+  @TempDir Path root;
+  private Path port;
+
+  private static void write(Path file, String text) throws IOException {
+    Files.createDirectories(file.getParent());
+    Files.writeString(file, text + "\n");
+  }
+
+  @BeforeEach
+  void onePort() throws IOException {
+    port = root.resolve("class/infiniband/mlx5_0/ports/1");
+    write(port.resolve("state"), "4: ACTIVE");
+    write(port.resolve("phys_state"), "5: LinkUp");
+    write(port.resolve("rate"), "2.5 Gb/sec (1X SDR)");
+    write(port.resolve("link_layer"), "Ethernet");
+  }
+
+  private PortInfo readPort(SysfsSnapshot s) {
+    return s.devices().get(0).ports().get(0);
+  }
+
+  @Test
+  void parsesStateRateAndLinkLayer() {
+    SysfsSnapshot s = new SysfsReader(root).read();
+
+    PortInfo p = readPort(s);
+    assertThat(p.id()).isEqualTo("mlx5_0:1");
+    assertThat(p.state()).isEqualTo("ACTIVE");
+    assertThat(p.physState()).isEqualTo("LinkUp");
+    assertThat(p.rateGbps()).hasValue(2.5);
+    assertThat(p.roce()).isTrue();
+    assertThat(s.problems()).isEmpty();
+    assertThat(s.interfaces()).isEmpty();
+  }
+
+  @Test
+  void unreadableTypeIsReportedAndTheGidSkipped() throws IOException {
+    write(port.resolve("gids/0"), "0000:0000:0000:0000:0000:ffff:0a00:0032");
+    // A directory where a file should be: reading it fails with an I/O error, like EINVAL on sysfs.
+    Files.createDirectories(port.resolve("gid_attrs/types/0"));
+    write(port.resolve("gids/1"), "0000:0000:0000:0000:0000:ffff:0a00:0032");
+    write(port.resolve("gid_attrs/types/1"), "RoCE v2");
+
+    SysfsSnapshot s = new SysfsReader(root).read();
+
+    assertThat(readPort(s).gids()).extracting(GidEntry::index).containsExactly(1);
+    assertThat(s.problems()).hasSize(1);
+    assertThat(s.problems().get(0).path()).isEqualTo("class/infiniband/mlx5_0/ports/1/gid_attrs/types/0");
+    assertThat(s.problems().get(0).message()).startsWith("mlx5_0:1: class/infiniband/mlx5_0/ports/1/gid_attrs/types/0: unreadable (")
+        .endsWith("); GID 0 skipped");
+  }
+
+  @Test
+  void zeroGidsAreSkippedWithoutReadingTheirTypeAndNdevsAreOptional() throws IOException {
+    write(port.resolve("gids/0"), "0000:0000:0000:0000:0000:0000:0000:0000");
+    write(port.resolve("gids/2"), "FE80:0000:0000:0000:0A1B:2CFF:FE3D:4E5F");
+    write(port.resolve("gid_attrs/types/2"), "IB/RoCE v1");
+
+    SysfsSnapshot s = new SysfsReader(root).read();
+
+    assertThat(s.problems()).isEmpty();
+    GidEntry g = readPort(s).gids().get(0);
+    assertThat(g.index()).isEqualTo(2);
+    assertThat(g.addressKind()).isEqualTo(GidAddressKind.IPV6_LINK_LOCAL);
+    assertThat(g.type()).isEqualTo(GidType.ROCE_V1);
+    assertThat(g.netdev()).isEmpty();
+  }
+
+  @Test
+  void malformedGidAndUnknownTypeAreReported() throws IOException {
+    write(port.resolve("gids/0"), "fe80::1");
+    write(port.resolve("gids/1"), "0000:0000:0000:0000:0000:ffff:0a00:0032");
+    write(port.resolve("gid_attrs/types/1"), "RoCE v3");
+    write(port.resolve("gids/README"), "not an index");
+
+    SysfsSnapshot s = new SysfsReader(root).read();
+
+    assertThat(readPort(s).gids()).isEmpty();
+    assertThat(s.problems()).extracting(ReadProblem::detail).containsExactly(
+        "malformed GID 'fe80::1'; GID 0 skipped",
+        "unknown GID type 'RoCE v3' (expected 'IB/RoCE v1' or 'RoCE v2'); GID 1 skipped");
+  }
+
+  @Test
+  void missingPortFilesAreReportedAndBadRateIsKeptUnknown() throws IOException {
+    Files.delete(port.resolve("state"));
+    write(port.resolve("rate"), "fast");
+
+    SysfsSnapshot s = new SysfsReader(root).read();
+
+    PortInfo p = readPort(s);
+    assertThat(p.state()).isEqualTo(PortInfo.UNKNOWN);
+    assertThat(p.active()).isFalse();
+    assertThat(p.rateGbps()).isEmpty();
+    assertThat(s.problems()).extracting(ReadProblem::path).containsExactly(
+        "class/infiniband/mlx5_0/ports/1/state", "class/infiniband/mlx5_0/ports/1/rate");
+  }
+
+  @Test
+  void interfacesMapToRdmaDevicesAndFilesInClassNetAreIgnored() throws IOException {
+    Path ib0 = root.resolve("class/net/ib0");
+    write(ib0.resolve("operstate"), "up");
+    write(ib0.resolve("type"), "32");
+    write(ib0.resolve("mtu"), "4092");
+    write(ib0.resolve("address"), "00:00:10:49:fe:80:00:00:00:00:00:00:b8:59:9f:03:00:d4:e6:a0");
+    write(ib0.resolve("dev_port"), "0");
+    write(ib0.resolve("device/infiniband/mlx5_0/node_type"), "1: CA");
+    write(root.resolve("class/net/bonding_masters"), "bond0");
+
+    SysfsSnapshot s = new SysfsReader(root).read();
+
+    assertThat(s.interfaces()).containsExactly(new NetInterface("ib0", "up", 32, 4092,
+        "00:00:10:49:fe:80:00:00:00:00:00:00:b8:59:9f:03:00:d4:e6:a0", List.of("mlx5_0"), 0));
+  }
+
+  @Test
+  void devicesAndPortsAreInNaturalOrder() throws IOException {
+    for (String d : List.of("mlx5_10", "mlx5_2")) {
+      for (String p : List.of("10", "2")) {
+        write(root.resolve("class/infiniband/" + d + "/ports/" + p + "/state"), "4: ACTIVE");
+      }
+    }
+
+    SysfsSnapshot s = new SysfsReader(root).read();
+
+    assertThat(s.devices()).extracting(DeviceInfo::name).containsExactly("mlx5_0", "mlx5_2", "mlx5_10");
+    assertThat(s.devices().get(2).ports()).extracting(PortInfo::port).containsExactly(2, 10);
+  }
+
+  @Test
+  void badRootIsInputError() throws IOException {
+    Path file = Files.writeString(root.resolve("file"), "x");
+
+    assertThatThrownBy(() -> new SysfsReader(root.resolve("nope")))
+        .isInstanceOf(InputException.class).hasMessageContaining("no such directory");
+    assertThatThrownBy(() -> new SysfsReader(file))
+        .isInstanceOf(InputException.class).hasMessageContaining("not a directory");
+  }
+}
