@@ -5,7 +5,6 @@ import com.google.ortools.sat.BoolVar;
 import com.google.ortools.sat.CpModel;
 import com.google.ortools.sat.CpSolver;
 import com.google.ortools.sat.CpSolverStatus;
-import com.google.ortools.sat.IntVar;
 import com.google.ortools.sat.LinearExpr;
 import com.google.ortools.sat.LinearExprBuilder;
 import com.google.ortools.sat.Literal;
@@ -16,13 +15,10 @@ import java.util.List;
  * Solves the ILP with OR-Tools CP-SAT, as XLA's maintained auto-sharding does.
  *
  * <p>Variables: a Boolean {@code x[v][i]} per node strategy with exactly one true per node (Alpa's
- * one-hot {@code s_v}). Each edge gets one integer cost variable {@code y_uv} bounded below, for
- * every strategy {@code i} of {@code u}, by {@code sum_j R[i][j] x[v][j] - max_j R[i][j] (1 -
- * x[u][i])}, and symmetrically for every strategy of {@code v}; when {@code x[u][i]} and {@code
- * x[v][j]} are both true this forces {@code y_uv >= R[i][j]}, which minimization makes tight. This
- * uses {@code |S_u| + |S_v|} rows per edge instead of Alpa's {@code |S_u| |S_v|} edge variables.
- * Forbidden pairs ({@code +Infinity}) become clauses {@code !x[u][i] or !x[v][j]}. Memory: one
- * linear row per checked step, in bytes.
+ * one-hot {@code s_v}). Each edge gets Alpa's edge variables {@code e[i][j]} for its allowed pairs,
+ * linked to the nodes by {@code sum_j e[i][j] = x[u][i]} and {@code sum_i e[i][j] = x[v][j]}; this
+ * linearization is exact and its LP relaxation is tight on trees. A forbidden pair ({@code
+ * +Infinity}) simply has no edge variable. Memory: one linear row per checked step, in bytes.
  *
  * <p>Precision: costs are scaled so that the largest finite coefficient becomes 10^9 and rounded to
  * integers, so two plans whose objectives differ by less than (number of terms) / 2 * 10^-9 of the
@@ -153,56 +149,34 @@ public final class CpSatIlpSolver implements IlpSolver {
     int su = xu.length;
     int sv = xv.length;
     double[] r = e.raw();
-    long[] scaled = new long[r.length];
-    long max = 0;
-    for (int k = 0; k < r.length; k++) {
-      if (r[k] == Double.POSITIVE_INFINITY) {
-        model.addBoolOr(new Literal[] {xu[k / sv].not(), xv[k % sv].not()});
-        scaled[k] = 0;
-      } else {
-        scaled[k] = Math.round(r[k] * scale);
-        max = Math.max(max, scaled[k]);
-      }
-    }
-    if (max == 0) {
-      return;
-    }
-    IntVar y = model.newIntVar(0, max, "y" + e.u() + "_" + e.v());
-    obj.add(y);
+    List<List<Literal>> rows = new ArrayList<>(su);
+    List<List<Literal>> cols = new ArrayList<>(sv);
     for (int i = 0; i < su; i++) {
-      long rowMax = 0;
-      LinearExprBuilder row = LinearExpr.newBuilder();
-      for (int j = 0; j < sv; j++) {
-        long c = scaled[i * sv + j];
-        if (c != 0) {
-          row.addTerm(xv[j], c);
-          rowMax = Math.max(rowMax, c);
-        }
-      }
-      if (rowMax == 0) {
-        continue;
-      }
-      // y >= row - rowMax * (1 - xu[i])  <=>  y - row - rowMax * xu[i] >= -rowMax
-      row.addTerm(xu[i], rowMax);
-      row.addTerm(y, -1);
-      model.addLessOrEqual(row, rowMax);
+      rows.add(new ArrayList<>());
     }
     for (int j = 0; j < sv; j++) {
-      long colMax = 0;
-      LinearExprBuilder col = LinearExpr.newBuilder();
-      for (int i = 0; i < su; i++) {
-        long c = scaled[i * sv + j];
-        if (c != 0) {
-          col.addTerm(xu[i], c);
-          colMax = Math.max(colMax, c);
+      cols.add(new ArrayList<>());
+    }
+    for (int i = 0; i < su; i++) {
+      for (int j = 0; j < sv; j++) {
+        double c = r[i * sv + j];
+        if (c == Double.POSITIVE_INFINITY) {
+          continue;
+        }
+        BoolVar ev = model.newBoolVar("e" + e.u() + "_" + e.v() + "_" + i + "_" + j);
+        rows.get(i).add(ev);
+        cols.get(j).add(ev);
+        long sc = Math.round(c * scale);
+        if (sc != 0) {
+          obj.addTerm(ev, sc);
         }
       }
-      if (colMax == 0) {
-        continue;
-      }
-      col.addTerm(xv[j], colMax);
-      col.addTerm(y, -1);
-      model.addLessOrEqual(col, colMax);
+    }
+    for (int i = 0; i < su; i++) {
+      model.addEquality(LinearExpr.sum(rows.get(i).toArray(new Literal[0])), xu[i]);
+    }
+    for (int j = 0; j < sv; j++) {
+      model.addEquality(LinearExpr.sum(cols.get(j).toArray(new Literal[0])), xv[j]);
     }
   }
 

@@ -11,7 +11,8 @@ import java.util.TreeSet;
 
 /**
  * Solves the ILP exactly by the reductions of PBQP solvers (Scholz and Eckstein, LCTES'02; Hames
- * and Scholz, Euro-Par'06), then hands the irreducible core, if any, to CP-SAT.
+ * and Scholz, Euro-Par'06), then solves the irreducible core, if any, by exact variable
+ * elimination when its tables stay small, and by CP-SAT otherwise.
  *
  * <ul>
  *   <li>R0: a node without edges takes its cheapest strategy.
@@ -29,6 +30,9 @@ import java.util.TreeSet;
  * otherwise the whole bounded problem goes to CP-SAT with the relaxed optimum as a hint.
  */
 public final class ReducingIlpSolver implements IlpSolver {
+  /** The most table evaluations one variable-elimination step may take before CP-SAT is used. */
+  static final long MAX_ELIMINATION_WORK = 20_000_000L;
+
   private final double timeLimitSeconds;
   private final int workers;
 
@@ -264,8 +268,13 @@ public final class ReducingIlpSolver implements IlpSolver {
     }
     edges.sort((a, b) -> a.u() != b.u() ? Integer.compare(a.u(), b.u())
         : Integer.compare(a.v(), b.v()));
-    return new CpSatIlpSolver(timeLimitSeconds, workers, null)
-        .solve(new IlpProblem(costs, edges, null));
+    IlpProblem coreProblem = new IlpProblem(costs, edges, null);
+    int[] exact = new VariableElimination(MAX_ELIMINATION_WORK).solve(coreProblem);
+    if (exact != null) {
+      double obj = SolutionEvaluator.evaluate(coreProblem, exact).objective();
+      return new IlpSolution(SolveStatus.OPTIMAL, exact, obj, obj, 0.0, core.size());
+    }
+    return new CpSatIlpSolver(timeLimitSeconds, workers, null).solve(coreProblem);
   }
 
   private static int argmin(double[] c) {

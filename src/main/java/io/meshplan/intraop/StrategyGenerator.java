@@ -27,8 +27,9 @@ import java.util.Map;
  *   <li>A dot may split each of its batch, lhs-free, rhs-free and contracting dimensions over any
  *       set of axes; this contains Alpa's set ({@code SS = SR x RS}, {@code SR = SS x SR} with an
  *       all-reduce, {@code RS = RS x SS} with an all-reduce, batch splits) and its 2-D
- *       combinations. Each axis on a contracting dimension costs an all-reduce of the result. A
- *       fully replicated dot is offered only when compute is priced.
+ *       combinations. Each axis on a contracting dimension costs an all-reduce of the result. When
+ *       compute is not priced (Alpa's abstract units), a dot must use every mesh axis, as in
+ *       Alpa's prototype; otherwise replicated computation would look free.
  *   <li>Elementwise ops, reshape, transpose, reduce, slice and concatenate follow their deepest
  *       operand: one strategy per strategy of that operand, with the layout carried through the op
  *       (a split that a reshape cannot carry, or that falls on a sliced or concatenated dimension,
@@ -219,7 +220,16 @@ public final class StrategyGenerator {
     int[] choice = new int[mesh.rank()];
     enumerateDot(0, choice, idx, assignments);
     List<Strategy> list = new ArrayList<>();
-    boolean allowReplicated = env.compute().isPresent() || mesh.deviceCount() == 1;
+    boolean priced = env.compute().isPresent();
+    int allAxes = 0;
+    for (int ax = 0; ax < mesh.rank(); ax++) {
+      if (mesh.size(ax) > 1) {
+        allAxes |= 1 << ax;
+      }
+    }
+    // Without a compute model, replicated computation would look free; as in Alpa's prototype a
+    // dot must then use every mesh axis, unless no strategy can.
+    boolean requireAll = !priced && hasFullAssignment(assignments, allAxes);
     for (int[] as : assignments) {
       int[] outM = new int[out.rank()];
       int[] lhsM = new int[lhs.rank()];
@@ -244,7 +254,7 @@ public final class StrategyGenerator {
           rhsM[d[2]] |= 1 << ax;
         }
       }
-      if (used == 0 && !allowReplicated) {
+      if ((used == 0 && !priced && mesh.deviceCount() > 1) || (requireAll && used != allAxes)) {
         continue;
       }
       ShardingSpec o = ShardingSpec.of(outM);
@@ -274,6 +284,21 @@ public final class StrategyGenerator {
     }
     list.sort((x, y) -> Double.compare(y.output() == null ? 0 : tiles(y), tiles(x)));
     return new StrategySet(list, -1, false);
+  }
+
+  private static boolean hasFullAssignment(List<int[]> assignments, int allAxes) {
+    for (int[] as : assignments) {
+      int used = 0;
+      for (int ax = 0; ax < as.length; ax++) {
+        if (as[ax] >= 0) {
+          used |= 1 << ax;
+        }
+      }
+      if (used == allAxes) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private double tiles(Strategy s) {
