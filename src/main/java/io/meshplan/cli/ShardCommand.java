@@ -134,9 +134,10 @@ final class ShardCommand implements Callable<Integer> {
     out.printf(Locale.ROOT, "mesh %s, memory %.2f GiB per device, peak %.2f GiB%n", lm,
         plan.env().memoryPerDevice() / (1L << 30),
         plan.evaluation().peakMemoryBytes() / (1L << 30));
-    out.printf(Locale.ROOT, "status %s, objective %.6g (communication %.6g, resharding %.6g)%n",
+    out.printf(Locale.ROOT,
+        "status %s, objective %.6g (communication %.6g, resharding %.6g), lower bound %.6g%n",
         plan.solution().status(), plan.objective(), plan.evaluation().nodeCost(),
-        plan.evaluation().edgeCost());
+        plan.evaluation().edgeCost(), plan.solution().bound());
     out.printf(Locale.ROOT,
         "time: strategies %.3f s, solve %.3f s, total %.3f s%n", plan.strategySeconds(),
         plan.solution().seconds(), total);
@@ -150,6 +151,7 @@ final class ShardCommand implements Callable<Integer> {
     root.put("mesh", lm.shape());
     root.put("status", plan.solution().status().name());
     root.put("objective", plan.objective());
+    root.put("bound", plan.solution().bound());
     root.put("communicationCost", plan.evaluation().nodeCost());
     root.put("reshardingCost", plan.evaluation().edgeCost());
     root.put("peakMemoryBytes", plan.evaluation().peakMemoryBytes());

@@ -1,9 +1,11 @@
 package io.meshplan.graph;
 
 /**
- * Live ranges of the values of a graph, as in Alpa's prototype: a value is live from the step that
- * defines it to the last step that reads it; the root lives to the end. Step {@code t} is the
- * execution of instruction {@code t}.
+ * Live ranges of the values of a graph: a value is live from the step that defines it to the last
+ * step that reads it; the root lives to the end. Parameters are owned by the caller and stay
+ * resident for the whole computation, so they are live at every step (Alpa's prototype starts them
+ * at their position instead, which under-counts weights declared inside a layer loop). Step {@code
+ * t} is the execution of instruction {@code t}.
  *
  * <p>The live set of step {@code t} is a subset of that of {@code t+1} unless some value dies at
  * {@code t}, so a memory bound need only be checked at steps where a value dies ({@link
@@ -32,6 +34,12 @@ public final class Liveness {
       }
     }
     end[n - 1] = n - 1;
+    for (Instruction ins : graph.instructions()) {
+      if (ins.opcode() == Opcode.PARAMETER) {
+        start[ins.id()] = 0;
+        end[ins.id()] = n - 1;
+      }
+    }
   }
 
   /**

@@ -211,15 +211,147 @@ public final class ReducingIlpSolver implements IlpSolver {
     Evaluation ev = SolutionEvaluator.evaluate(p, choice);
     if (!ev.feasible() && p.memory() != null
         && SolutionEvaluator.evaluate(p.withoutMemory(), choice).feasible()) {
-      IlpSolution full = new CpSatIlpSolver(timeLimitSeconds, workers, choice).solve(p);
-      double secs = (System.nanoTime() - start) / 1e9;
-      return new IlpSolution(full.status(), full.choice(), full.objective(), full.bound(), secs,
-          n);
+      return lagrangian(p, choice, start);
     }
     if (!ev.feasible()) {
       return finish(p, SolveStatus.INFEASIBLE, null, start, core.size());
     }
     return finish(p, status, choice, start, core.size());
+  }
+
+  /**
+   * Handles a binding memory bound by Lagrangian relaxation (Fisher, Management Science 1981): the
+   * violated steps' memory rows are moved into the objective with one multiplier {@code mu >= 0},
+   * and the penalized problem, which keeps the pairwise structure, is solved exactly by the
+   * reductions. Bisection on {@code mu} finds the cheapest feasible plan; every evaluation also
+   * gives a valid lower bound {@code min_x (obj(x) + mu * sum_t (mem_t(x) - M))}. The plan is
+   * OPTIMAL when the bound meets it; small problems are then handed to CP-SAT with the plan as a
+   * hint to close the gap.
+   */
+  private IlpSolution lagrangian(IlpProblem p, int[] relaxed, long start) {
+    MemoryConstraint m = p.memory();
+    int n = p.nodeCount();
+    java.util.TreeSet<Integer> rows = new java.util.TreeSet<>();
+    addViolated(m, relaxed, rows);
+    double[][] w = weights(p, rows);
+    double bestObj = Double.POSITIVE_INFINITY;
+    int[] best = null;
+    double bound = SolutionEvaluator.evaluate(p, relaxed).objective();
+    double lo = 0;
+    double hi = 0;
+    double scaleMu = Math.max(1e-30, bound) / Math.max(1.0, m.budget());
+    double mu = scaleMu;
+    for (int iter = 0; iter < 60 && System.nanoTime() - start < timeLimitSeconds * 1e9; iter++) {
+      int[] x = solveRelaxed(penalized(p, w, mu));
+      double penalizedObj = SolutionEvaluator.evaluate(penalized(p, w, mu).withoutMemory(), x)
+          .objective();
+      bound = Math.max(bound, penalizedObj - mu * rows.size() * m.budget());
+      Evaluation e = SolutionEvaluator.evaluate(p, x);
+      if (e.feasible()) {
+        if (e.objective() < bestObj) {
+          bestObj = e.objective();
+          best = x;
+        }
+        hi = mu;
+      } else {
+        int before = rows.size();
+        addViolated(m, x, rows);
+        if (rows.size() != before) {
+          w = weights(p, rows);
+        }
+        lo = mu;
+      }
+      if (hi == 0) {
+        mu *= 4;
+      } else if (hi / Math.max(lo, 1e-300) < 1.0001 && lo > 0) {
+        break;
+      } else {
+        mu = lo == 0 ? hi / 4 : Math.sqrt(lo * hi);
+      }
+      if (best != null && bestObj - bound <= 1e-9 * Math.abs(bestObj)) {
+        break;
+      }
+    }
+    if (best == null) {
+      IlpSolution full = new CpSatIlpSolver(
+          Math.max(1.0, timeLimitSeconds - (System.nanoTime() - start) / 1e9), workers, relaxed)
+          .solve(p);
+      double secs = (System.nanoTime() - start) / 1e9;
+      return new IlpSolution(full.status(), full.choice(), full.objective(), full.bound(), secs, n);
+    }
+    if (bestObj - bound <= 1e-9 * Math.abs(bestObj)) {
+      return finish(p, SolveStatus.OPTIMAL, best, start, 0);
+    }
+    if (n <= SMALL_FOR_CPSAT) {
+      IlpSolution full = new CpSatIlpSolver(
+          Math.max(1.0, timeLimitSeconds - (System.nanoTime() - start) / 1e9), workers, best)
+          .solve(p);
+      if (full.hasSolution() && full.objective() <= bestObj) {
+        double secs = (System.nanoTime() - start) / 1e9;
+        return new IlpSolution(full.status(), full.choice(), full.objective(),
+            Math.max(bound, full.bound()), secs, n);
+      }
+    }
+    double secs = (System.nanoTime() - start) / 1e9;
+    return new IlpSolution(SolveStatus.FEASIBLE, best, bestObj, bound, secs, n);
+  }
+
+  /** Problems up to this many nodes get CP-SAT to close a Lagrangian gap. */
+  static final int SMALL_FOR_CPSAT = 200;
+
+  private static void addViolated(MemoryConstraint m, int[] x, java.util.Set<Integer> rows) {
+    double[] at = SolutionEvaluator.memoryAtSteps(m, x);
+    int worst = -1;
+    for (int k = 0; k < at.length; k++) {
+      if (at[k] > m.budget() && (worst < 0 || at[k] > at[worst])) {
+        worst = k;
+      }
+    }
+    if (worst >= 0) {
+      rows.add(worst);
+    }
+  }
+
+  private static double[][] weights(IlpProblem p, java.util.Set<Integer> rows) {
+    MemoryConstraint m = p.memory();
+    double[][] w = new double[p.nodeCount()][];
+    for (int v = 0; v < p.nodeCount(); v++) {
+      w[v] = new double[p.size(v)];
+    }
+    for (int it = 0; it < m.itemCount(); it++) {
+      int lo = SolutionEvaluator.lowerBound(m.steps(), m.itemStart()[it]);
+      int hi = SolutionEvaluator.lowerBound(m.steps(), m.itemEnd()[it] + 1);
+      int count = 0;
+      for (int r : rows) {
+        if (r >= lo && r < hi) {
+          count++;
+        }
+      }
+      if (count > 0) {
+        double[] b = m.itemBytes()[it];
+        double[] wv = w[m.itemNode()[it]];
+        for (int i = 0; i < b.length; i++) {
+          wv[i] += count * b[i];
+        }
+      }
+    }
+    return w;
+  }
+
+  private static IlpProblem penalized(IlpProblem p, double[][] w, double mu) {
+    double[][] c = new double[p.nodeCount()][];
+    for (int v = 0; v < c.length; v++) {
+      c[v] = p.nodeCosts()[v].clone();
+      for (int i = 0; i < c[v].length; i++) {
+        c[v][i] += mu * w[v][i];
+      }
+    }
+    return new IlpProblem(c, p.edges(), null);
+  }
+
+  private int[] solveRelaxed(IlpProblem q) {
+    IlpSolution s = new ReducingIlpSolver(timeLimitSeconds, workers).solve(q);
+    return s.choice();
   }
 
   private static boolean reducible(int v, List<Map<Integer, Edge>> adj, double[][] cost) {
