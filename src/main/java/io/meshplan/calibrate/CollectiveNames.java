@@ -6,8 +6,8 @@ import java.util.Optional;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-/** Maps the names tools give collectives onto {@link Collective}. */
-final class CollectiveNames {
+/** Maps the names tools give collectives onto {@link Collective}, and back. */
+public final class CollectiveNames {
   private static final Pattern PERF = Pattern.compile(
       "(?<![A-Za-z])(all_reduce|all_gather|reduce_scatter|alltoall|sendrecv|broadcast|reduce)_perf");
   private static final Pattern LOOSE = Pattern.compile(
@@ -38,7 +38,15 @@ final class CollectiveNames {
     return m.find() ? Optional.of(of(m.group(1))) : Optional.empty();
   }
 
-  static Collective of(String name) {
+  /**
+   * Parses a collective name in any of the usual spellings ({@code all_reduce}, {@code AllReduce},
+   * {@code all-reduce}, {@code alltoall}).
+   *
+   * @param name the name
+   * @return the collective
+   * @throws IllegalArgumentException if the name is none of them
+   */
+  public static Collective of(String name) {
     String k = name.toLowerCase(Locale.ROOT).replace("-", "").replace("_", "");
     return switch (k) {
       case "allreduce" -> Collective.ALL_REDUCE;
@@ -58,7 +66,7 @@ final class CollectiveNames {
    * @param c the collective
    * @return the name
    */
-  static String label(Collective c) {
+  public static String label(Collective c) {
     return c.name().toLowerCase(Locale.ROOT);
   }
 }
