@@ -165,8 +165,8 @@ public final class BandwidthTableParser implements LogParser {
         continue;
       }
       String keyText = r.cells().get(keyCol);
-      double bus = bandwidth(r.cells().get(busCol), unit);
-      double alg = bandwidth(r.cells().get(algCol), unit);
+      double bus = bandwidth(r.cells().get(busCol), unit, gibibytes);
+      double alg = bandwidth(r.cells().get(algCol), unit, gibibytes);
       if (!(bus >= 0) || !(alg > 0)) {
         warnings.add(new ParseWarning(file, r.line(), "busbw '" + r.cells().get(busCol)
             + "' / algbw '" + r.cells().get(algCol) + "' not usable (need numbers > 0); skipped"));
@@ -241,12 +241,12 @@ public final class BandwidthTableParser implements LogParser {
     return gibibytes ? (double) (1L << 30) : 1e9;
   }
 
-  private static double bandwidth(String cell, double unit) {
+  private static double bandwidth(String cell, double unit, boolean gibibytes) {
     String s = cell.strip();
     if (s.matches("[0-9]+(\\.[0-9]+)?")) {
       return Double.parseDouble(s) * unit;
     }
-    if (s.endsWith("GBps") && unit == (double) (1L << 30)) {
+    if (s.endsWith("GBps") && gibibytes) {
       OptionalDouble v = Units.parseBandwidth(s);
       return v.isPresent() ? v.getAsDouble() / 1e9 * (1L << 30) : Double.NaN;
     }

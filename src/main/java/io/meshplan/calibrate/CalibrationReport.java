@@ -42,19 +42,16 @@ public final class CalibrationReport {
    */
   public static String points(Calibration c) {
     StringBuilder sb = new StringBuilder();
-    sb.append(String.format(Locale.ROOT, "%-34s %-14s %-10s %5s %9s %13s %13s %8s %13s %8s%n",
+    sb.append(String.format(Locale.ROOT, "%-44s %-14s %-10s %5s %9s %13s %13s %8s %13s %8s%n",
         "where", "collective", "level", "gpus", "bytes", "measured(us)", "curve(us)", "err",
         "alpha-beta(us)", "err"));
     List<Double> curveErr = new ArrayList<>();
     List<Double> abErr = new ArrayList<>();
     for (FittedPoint f : c.points()) {
       MeasuredPoint p = f.point();
-      String where = p.where();
-      if (where.length() > 34) {
-        where = "..." + where.substring(where.length() - 31);
-      }
+      String where = shortWhere(p);
       if (!p.sized()) {
-        sb.append(String.format(Locale.ROOT, "%-34s %-14s %-10s %5d %9s %13s %13s %8s %13s %8s%n",
+        sb.append(String.format(Locale.ROOT, "%-44s %-14s %-10s %5d %9s %13s %13s %8s %13s %8s%n",
             where, CollectiveNames.label(p.collective()), p.level().label(), p.gpus(), "?",
             String.format(Locale.ROOT, "busbw %.1fGB/s", p.busbw() / 1e9), "-", "-", "-", "-"));
         continue;
@@ -62,7 +59,7 @@ public final class CalibrationReport {
       curveErr.add(Math.abs(f.curveError()));
       abErr.add(Math.abs(f.alphaBetaError()));
       sb.append(String.format(Locale.ROOT,
-          "%-34s %-14s %-10s %5d %9s %13.2f %13.2f %7.1f%% %13.2f %7.1f%%%n", where,
+          "%-44s %-14s %-10s %5d %9s %13.2f %13.2f %7.1f%% %13.2f %7.1f%%%n", where,
           CollectiveNames.label(p.collective()), p.level().label(), p.gpus(),
           Units.formatBytes(p.bytes()), p.seconds() * 1e6, f.curveSeconds() * 1e6,
           f.curveError() * 100, f.alphaBetaSeconds() * 1e6, f.alphaBetaError() * 100));
@@ -75,6 +72,14 @@ public final class CalibrationReport {
           median(abErr) * 100, Collections.max(abErr) * 100));
     }
     return sb.toString();
+  }
+
+  /** file name without directories, and line; long names keep their end. */
+  private static String shortWhere(MeasuredPoint p) {
+    String f = p.file();
+    int slash = Math.max(f.lastIndexOf('/'), f.lastIndexOf('\\'));
+    String w = f.substring(slash + 1) + ":" + p.line();
+    return w.length() > 44 ? "..." + w.substring(w.length() - 41) : w;
   }
 
   private static double median(List<Double> v) {
