@@ -72,7 +72,8 @@ final class CalibrateCommand implements Callable<Integer> {
     List<ParseWarning> warnings = new ArrayList<>();
     for (Path f : files) {
       if (!Files.isRegularFile(f)) {
-        throw new InputException(f + ": no such file");
+        throw new InputException(
+            f + (Files.isDirectory(f) ? ": is a directory, not a log file" : ": no such file"));
       }
       ParseResult r = reader.read(f);
       points.addAll(r.points());
