@@ -1,0 +1,266 @@
+package io.meshplan.calibrate;
+
+import io.meshplan.cluster.Collective;
+import io.meshplan.util.Units;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.OptionalDouble;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Reads bus-bandwidth tables written for people rather than machines:
+ *
+ * <ul>
+ *   <li>the markdown table of Stas Bekman's {@code all_reduce_bench.py} ({@code
+ *       stas00/ml-engineering}, {@code network/benchmarks}): {@code | payload | busbw | algbw |}
+ *       with rows such as {@code |   32KiB |   0.92GBps |   0.48GBps |}, preceded by "The average
+ *       bandwidth of all_reduce over N ranks". Versions from January 2025 meant {@code GBps} as
+ *       2^30 bytes/s and say so in a legend ({@code 1GB = 2**30Bytes}); later ones 10^9;
+ *   <li>a {@code GPUs | busbw | algbw} table, as markdown or as an HTML {@code <table>} like the RunAI
+ *       RDMA/RoCE guide's, where the payload is not stated. Its points carry bandwidths only ({@link
+ *       MeasuredPoint#UNKNOWN_BYTES}). Bare numbers take the unit named in the text before the table
+ *       ({@code Gbps} is bits, {@code GBps} or {@code GB/s} bytes). When the table has several
+ *       busbw/algbw column pairs (e.g. "RDMA" and "NO RDMA"), the first pair is used.
+ * </ul>
+ *
+ * <p>The collective is all-reduce unless the text names another. The rank count of a payload table
+ * comes from "over N ranks", else from busbw/algbw = 2(n-1)/n. Groups of at most the cluster's GPUs
+ * per node are taken as one node.
+ */
+public final class BandwidthTableParser implements LogParser {
+  private static final Pattern RANKS = Pattern.compile("over\\s+(\\d+)\\s+ranks");
+  private static final Pattern OF_COLL = Pattern.compile("bandwidth of\\s+(\\w+)\\s+over");
+  private static final Pattern CELL = Pattern.compile("<t[dh][^>]*>(.*?)</t[dh]>",
+      Pattern.CASE_INSENSITIVE);
+  private static final Pattern TR_OPEN = Pattern.compile("<tr[\\s>]", Pattern.CASE_INSENSITIVE);
+  private static final Pattern TR_CLOSE = Pattern.compile("</tr>", Pattern.CASE_INSENSITIVE);
+
+  /** Creates the parser. */
+  public BandwidthTableParser() {}
+
+  /** One table row: its cells and the line where it starts. */
+  private record Row(int line, List<String> cells) {}
+
+  @Override
+  public boolean accepts(List<String> lines) {
+    for (Row r : rows(lines)) {
+      if (headerKind(r) != null) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private static String headerKind(Row r) {
+    List<String> c = lower(r.cells());
+    if (c.contains("busbw") && c.contains("algbw")) {
+      if (c.contains("payload")) {
+        return "payload";
+      }
+      if (c.contains("gpus")) {
+        return "gpus";
+      }
+    }
+    return null;
+  }
+
+  private static List<String> lower(List<String> cells) {
+    return cells.stream().map(s -> s.strip().toLowerCase(Locale.ROOT)).toList();
+  }
+
+  /** Markdown rows (lines starting with '|') and HTML rows (<tr> ... </tr>), in line order. */
+  private static List<Row> rows(List<String> lines) {
+    List<Row> out = new ArrayList<>();
+    List<String> html = null;
+    int htmlLine = 0;
+    for (int i = 0; i < lines.size(); i++) {
+      String l = lines.get(i);
+      String s = l.strip();
+      if (s.startsWith("|")) {
+        String body = s.substring(1);
+        if (body.endsWith("|")) {
+          body = body.substring(0, body.length() - 1);
+        }
+        List<String> cells = new ArrayList<>();
+        for (String c : body.split("\\|", -1)) {
+          cells.add(c.strip());
+        }
+        out.add(new Row(i + 1, cells));
+        continue;
+      }
+      if (TR_OPEN.matcher(s).find()) {
+        html = new ArrayList<>();
+        htmlLine = i + 1;
+      }
+      if (html != null) {
+        Matcher m = CELL.matcher(s);
+        while (m.find()) {
+          html.add(m.group(1).replaceAll("<[^>]*>", "").strip());
+        }
+        if (TR_CLOSE.matcher(s).find()) {
+          out.add(new Row(htmlLine, html));
+          html = null;
+        }
+      }
+    }
+    return out;
+  }
+
+  @Override
+  public ParseResult parse(String file, List<String> lines, int gpusPerNode) {
+    List<MeasuredPoint> points = new ArrayList<>();
+    List<ParseWarning> warnings = new ArrayList<>();
+    String text = String.join("\n", lines);
+    Collective collective = Collective.ALL_REDUCE;
+    Matcher oc = OF_COLL.matcher(text);
+    if (oc.find()) {
+      Optional<Collective> c = CollectiveNames.fromLooseName(oc.group(1));
+      if (c.isPresent()) {
+        collective = c.get();
+      }
+    }
+    boolean gibibytes = text.contains("1GB = 2**30");
+    List<Row> rows = rows(lines);
+    String kind = null;
+    int busCol = -1;
+    int algCol = -1;
+    int keyCol = -1;
+    Integer ranks = null;
+    double unit = Double.NaN;
+    for (Row r : rows) {
+      String k = headerKind(r);
+      if (k != null) {
+        kind = k;
+        List<String> c = lower(r.cells());
+        keyCol = c.indexOf(k);
+        busCol = c.indexOf("busbw");
+        algCol = c.indexOf("algbw");
+        long pairs = c.stream().filter("busbw"::equals).count();
+        if (pairs > 1) {
+          warnings.add(new ParseWarning(file, r.line(), "table has " + pairs
+              + " busbw/algbw column pairs; only the first is used"));
+        }
+        String before = beforeLine(lines, r.line());
+        ranks = lastRanks(before);
+        unit = unitIn(before, gibibytes);
+        if (Double.isNaN(unit)) {
+          unit = 1e9;
+          if (k.equals("gpus")) {
+            warnings.add(new ParseWarning(file, r.line(), "no bandwidth unit named before the"
+                + " table; bare numbers taken as GB/s (10^9 bytes/s)"));
+          }
+        }
+        continue;
+      }
+      if (kind == null || r.cells().stream().allMatch(s -> s.matches("[-:\\s]*"))) {
+        continue; // before any table, or a markdown separator row
+      }
+      int need = Math.max(keyCol, Math.max(busCol, algCol));
+      if (r.cells().size() <= need) {
+        warnings.add(new ParseWarning(file, r.line(), "table row has " + r.cells().size()
+            + " cells, expected " + (need + 1) + " (truncated?); skipped"));
+        continue;
+      }
+      String keyText = r.cells().get(keyCol);
+      double bus = bandwidth(r.cells().get(busCol), unit, gibibytes);
+      double alg = bandwidth(r.cells().get(algCol), unit, gibibytes);
+      if (!(bus >= 0) || !(alg > 0)) {
+        warnings.add(new ParseWarning(file, r.line(), "busbw '" + r.cells().get(busCol)
+            + "' / algbw '" + r.cells().get(algCol) + "' not usable (need numbers > 0); skipped"));
+        continue;
+      }
+      if (kind.equals("payload")) {
+        OptionalDouble bytes = Units.parseBytes(keyText);
+        if (bytes.isEmpty() || !(bytes.getAsDouble() > 0)) {
+          warnings.add(new ParseWarning(file, r.line(), "payload '" + keyText
+              + "' is not a size such as 32KiB or 4GiB; skipped"));
+          continue;
+        }
+        int n = ranks != null ? ranks : ranksFromRatio(collective, bus / alg);
+        if (n < 1) {
+          warnings.add(new ParseWarning(file, r.line(), "no 'over N ranks' line and busbw/algbw"
+              + " does not give a rank count; skipped"));
+          continue;
+        }
+        long b = Math.round(bytes.getAsDouble());
+        points.add(new MeasuredPoint(file, r.line(), collective, n, 1, nodes(n, gpusPerNode), b,
+            b / alg, alg, bus));
+      } else {
+        int n;
+        try {
+          n = Integer.parseInt(keyText);
+        } catch (NumberFormatException e) {
+          n = -1;
+        }
+        if (n < 1) {
+          warnings.add(new ParseWarning(file, r.line(), "GPUs '" + keyText
+              + "' is not a positive integer; skipped"));
+          continue;
+        }
+        points.add(new MeasuredPoint(file, r.line(), collective, n, 1, nodes(n, gpusPerNode),
+            MeasuredPoint.UNKNOWN_BYTES, Double.NaN, alg, bus));
+      }
+    }
+    return new ParseResult(points, warnings);
+  }
+
+  private static int nodes(int gpus, int gpusPerNode) {
+    return (gpus + gpusPerNode - 1) / gpusPerNode;
+  }
+
+  private static String beforeLine(List<String> lines, int line) {
+    return String.join("\n", lines.subList(0, Math.max(0, line - 1)));
+  }
+
+  private static Integer lastRanks(String text) {
+    Matcher m = RANKS.matcher(text);
+    Integer r = null;
+    while (m.find()) {
+      try {
+        r = Integer.parseInt(m.group(1));
+      } catch (NumberFormatException e) {
+        r = null;
+      }
+    }
+    return r;
+  }
+
+  /** Bytes/s per unit of the bare numbers, from the last unit word before the table. */
+  private static double unitIn(String text, boolean gibibytes) {
+    int bits = Math.max(text.lastIndexOf("Gbps"), text.lastIndexOf("Gb/s"));
+    int bytes = Math.max(text.lastIndexOf("GBps"), text.lastIndexOf("GB/s"));
+    if (bits < 0 && bytes < 0) {
+      return Double.NaN;
+    }
+    if (bits > bytes) {
+      return 1e9 / 8;
+    }
+    return gibibytes ? (double) (1L << 30) : 1e9;
+  }
+
+  private static double bandwidth(String cell, double unit, boolean gibibytes) {
+    String s = cell.strip();
+    if (s.matches("[0-9]+(\\.[0-9]+)?")) {
+      return Double.parseDouble(s) * unit;
+    }
+    if (s.endsWith("GBps") && gibibytes) {
+      OptionalDouble v = Units.parseBandwidth(s);
+      return v.isPresent() ? v.getAsDouble() / 1e9 * (1L << 30) : Double.NaN;
+    }
+    OptionalDouble v = Units.parseBandwidth(s);
+    return v.isPresent() ? v.getAsDouble() : Double.NaN;
+  }
+
+  /** Solves busbw/algbw = 2(n-1)/n for n; -1 if the ratio gives no integer n >= 2. */
+  private static int ranksFromRatio(Collective c, double ratio) {
+    if (c != Collective.ALL_REDUCE || !(ratio >= 1.0) || ratio >= 2.0) {
+      return -1;
+    }
+    double n = 2.0 / (2.0 - ratio);
+    long r = Math.round(n);
+    return r >= 2 && r < 100000 && Math.abs(n - r) < 0.1 * r ? (int) r : -1;
+  }
+}

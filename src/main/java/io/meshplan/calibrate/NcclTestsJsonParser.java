@@ -1,0 +1,178 @@
+package io.meshplan.calibrate;
+
+import com.fasterxml.jackson.core.JsonLocation;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.meshplan.cluster.Collective;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * Reads the JSON file that nccl-tests writes with {@code -J FILE.json} (format version 3, {@code
+ * src/util.cu} of {@code NVIDIA/nccl-tests}): {@code args} (the command line, whose first element
+ * names the binary), {@code config.devices[]} (one object per rank with {@code hostname}), and
+ * {@code results[]} with {@code size} (bytes) and {@code out_of_place} / {@code in_place} objects
+ * holding {@code time} (microseconds), {@code alg_bw} and {@code bus_bw} (GB/s).
+ *
+ * <p>nccl-tests writes the whole document on one line, so positions are line:column of each result
+ * object in the file; the line is what {@link MeasuredPoint#line()} keeps.
+ */
+public final class NcclTestsJsonParser implements LogParser {
+  private static final ObjectMapper MAPPER = new ObjectMapper();
+
+  /** Creates the parser. */
+  public NcclTestsJsonParser() {}
+
+  @Override
+  public boolean accepts(List<String> lines) {
+    for (String l : lines) {
+      String s = l.strip();
+      if (!s.isEmpty()) {
+        return s.startsWith("{") && String.join("\n", lines).contains("\"results\"");
+      }
+    }
+    return false;
+  }
+
+  @Override
+  public ParseResult parse(String file, List<String> lines, int gpusPerNode) {
+    List<MeasuredPoint> points = new ArrayList<>();
+    List<ParseWarning> warnings = new ArrayList<>();
+    String text = String.join("\n", lines);
+    JsonNode root;
+    List<Integer> resultLines = new ArrayList<>();
+    try {
+      root = MAPPER.readTree(text);
+      resultLines = resultLines(text);
+    } catch (IOException e) {
+      int line = 1;
+      String msg = e.getMessage();
+      if (e instanceof com.fasterxml.jackson.core.JsonProcessingException jpe) {
+        msg = jpe.getOriginalMessage();
+        if (jpe.getLocation() != null) {
+          line = Math.max(1, jpe.getLocation().getLineNr());
+        }
+      }
+      warnings.add(new ParseWarning(file, line, "not valid JSON (truncated?): "
+          + firstLine(msg) + "; no rows read"));
+      return new ParseResult(points, warnings);
+    }
+    if (root == null || !root.isObject() || !root.path("results").isArray()) {
+      warnings.add(new ParseWarning(file, 1, "JSON without a 'results' list; not nccl-tests -J"
+          + " output"));
+      return new ParseResult(points, warnings);
+    }
+    Optional<Collective> c = Optional.empty();
+    for (JsonNode a : root.path("args")) {
+      c = CollectiveNames.fromPerfBinary(a.asText());
+      if (c.isPresent()) {
+        break;
+      }
+    }
+    if (c.isEmpty()) {
+      c = CollectiveNames.fromPerfBinary(file).or(() -> CollectiveNames.fromLooseName(file));
+    }
+    if (c.isEmpty()) {
+      warnings.add(new ParseWarning(file, 1, "cannot tell which collective: 'args' names no"
+          + " *_perf binary and neither does the file name; no rows read"));
+      return new ParseResult(points, warnings);
+    }
+    JsonNode devices = root.path("config").path("devices");
+    int ranks;
+    int nodes;
+    if (devices.isArray() && devices.size() > 0) {
+      Set<String> hosts = new LinkedHashSet<>();
+      for (JsonNode d : devices) {
+        hosts.add(d.path("hostname").asText(""));
+      }
+      ranks = devices.size();
+      nodes = Math.max(1, hosts.size());
+    } else {
+      int nt = root.path("config").path("nthreads").asInt(1);
+      int ng = root.path("config").path("ngpus").asInt(0);
+      if (ng <= 0) {
+        warnings.add(new ParseWarning(file, 1, "no config.devices and no config.ngpus: the GPU"
+            + " count is unknown; no rows read"));
+        return new ParseResult(points, warnings);
+      }
+      ranks = nt * ng;
+      nodes = (ranks + gpusPerNode - 1) / gpusPerNode;
+      warnings.add(new ParseWarning(file, 1, "no config.devices: assumed " + ranks + " GPUs"));
+    }
+    JsonNode results = root.get("results");
+    for (int i = 0; i < results.size(); i++) {
+      JsonNode r = results.get(i);
+      int line = i < resultLines.size() ? resultLines.get(i) : 1;
+      JsonNode oop = r.path("out_of_place");
+      if (oop.isNull() || oop.isMissingNode()) {
+        oop = r.path("in_place");
+      }
+      long bytes = r.path("size").canConvertToLong() ? r.path("size").asLong(-1) : -1;
+      double us = num(oop.path("time"));
+      if (Double.isNaN(us)) {
+        us = num(oop.path("cpu_time"));
+      }
+      double alg = num(oop.path("alg_bw"));
+      double bus = num(oop.path("bus_bw"));
+      if (bytes < 0 || !(us > 0) || !(alg >= 0) || !(bus >= 0)) {
+        warnings.add(new ParseWarning(file, line, String.format(Locale.ROOT,
+            "result %d has an unusable size/time/alg_bw/bus_bw (%s, %s, %s, %s); skipped", i,
+            r.path("size").asText("?"), oop.path("time").asText("?"),
+            oop.path("alg_bw").asText("?"), oop.path("bus_bw").asText("?"))));
+        continue;
+      }
+      points.add(new MeasuredPoint(file, line, c.get(), ranks, 1, nodes, bytes, us * 1e-6,
+          alg * 1e9, bus * 1e9));
+    }
+    return new ParseResult(points, warnings);
+  }
+
+  private static double num(JsonNode n) {
+    if (n.isNumber()) {
+      return n.asDouble();
+    }
+    return Double.NaN;
+  }
+
+  /** The line of each object in the top-level "results" array, by streaming through the text. */
+  private static List<Integer> resultLines(String text) throws IOException {
+    List<Integer> out = new ArrayList<>();
+    try (JsonParser p = MAPPER.getFactory().createParser(text)) {
+      int depth = 0;
+      boolean inResults = false;
+      JsonToken t;
+      while ((t = p.nextToken()) != null) {
+        if (t == JsonToken.START_OBJECT || t == JsonToken.START_ARRAY) {
+          if (inResults && depth == 2 && t == JsonToken.START_OBJECT) {
+            JsonLocation loc = p.currentTokenLocation();
+            out.add(Math.max(1, loc.getLineNr()));
+          }
+          depth++;
+        } else if (t == JsonToken.END_OBJECT || t == JsonToken.END_ARRAY) {
+          depth--;
+          if (depth == 1) {
+            inResults = false;
+          }
+        } else if (t == JsonToken.FIELD_NAME && depth == 1 && "results".equals(p.currentName())) {
+          inResults = true;
+        }
+      }
+    }
+    return out;
+  }
+
+  private static String firstLine(String s) {
+    if (s == null) {
+      return "";
+    }
+    int i = s.indexOf('\n');
+    return i < 0 ? s : s.substring(0, i);
+  }
+}

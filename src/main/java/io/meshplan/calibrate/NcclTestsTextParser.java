@@ -1,0 +1,309 @@
+package io.meshplan.calibrate;
+
+import io.meshplan.cluster.Collective;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Reads the text output of the NVIDIA nccl-tests binaries ({@code all_reduce_perf}, {@code
+ * all_gather_perf}, {@code reduce_scatter_perf}, {@code alltoall_perf}, {@code sendrecv_perf}, ...),
+ * as printed by {@code src/common.cu} and {@code src/util.cu} of {@code NVIDIA/nccl-tests}:
+ *
+ * <ul>
+ *   <li>{@code # nThread 1 nGpus 8 minBytes 8 maxBytes ...}: threads and GPUs per process;
+ *   <li>{@code #  Rank  0 Group  0 Pid 1234 on host device  0 [0000:07:00] NVIDIA A100...} (2.13
+ *       and later) or {@code #   Rank  0 Pid 1234 on host device  0 [0x07] Tesla V100...}
+ *       (earlier): one line per rank, whose host names tell how many nodes took part;
+ *   <li>the column header, {@code size count type redop root time algbw busbw #wrong time algbw
+ *       busbw #wrong} since 2.13, and {@code size count type [redop] time algbw busbw error ...}
+ *       before (no {@code root}; no {@code redop} for all-gather, send/recv, all-to-all). The column
+ *       of the out-of-place time is found from the header, or from the field count when the header
+ *       is missing;
+ *   <li>the {@code # Avg bus bandwidth} footer, whose absence means a truncated log.
+ * </ul>
+ *
+ * <p>Units: the time column is microseconds, algbw and busbw are GB/s (10^9 bytes/s). One point is
+ * made per row from the out-of-place columns. The collective comes from {@code # Collective test
+ * starting: NAME}, any {@code NAME_perf} on a line of the log (a command echoed by a script), or the
+ * file name; as a last resort from busbw/algbw = 2(n-1)/n, which only all-reduce has.
+ */
+public final class NcclTestsTextParser implements LogParser {
+  private static final Pattern THREADS =
+      Pattern.compile("^#\\s*nThread\\s+(\\d+)\\s+nGpus\\s+(\\d+)\\b.*");
+  private static final Pattern RANK = Pattern.compile(
+      "^#\\s+Rank\\s+(\\d+)\\s+(?:Group\\s+(\\d+)\\s+)?Pid\\s+\\d+\\s+on\\s+(\\S+)\\s+device\\s+\\d+.*");
+  private static final Pattern START = Pattern.compile("^#\\s*Collective test starting:\\s*(\\S+).*");
+  private static final Pattern ROW = Pattern.compile("^\\s*\\d+\\s+\\d+\\s+\\S+.*");
+  private static final Pattern NUMBER =
+      Pattern.compile("[+-]?(\\d+\\.?\\d*|\\.\\d+)([eE][+-]?\\d+)?");
+
+  /** Creates the parser. */
+  public NcclTestsTextParser() {}
+
+  @Override
+  public boolean accepts(List<String> lines) {
+    for (String l : lines) {
+      if (THREADS.matcher(l).matches() || START.matcher(l).matches() || isHeader(l)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private static boolean isHeader(String l) {
+    if (!l.startsWith("#")) {
+      return false;
+    }
+    List<String> t = tokens(l.substring(1));
+    return t.size() >= 6 && t.get(0).equals("size") && t.get(1).equals("count")
+        && t.get(2).equals("type") && (t.contains("time") || t.contains("cputime"));
+  }
+
+  private static List<String> tokens(String s) {
+    List<String> out = new ArrayList<>();
+    for (String t : s.trim().split("\\s+")) {
+      if (!t.isEmpty()) {
+        out.add(t);
+      }
+    }
+    return out;
+  }
+
+  /** The state of one run (one binary's output); a log may hold several runs one after another. */
+  private static final class Run {
+    Collective collective;
+    int threadGpus;
+    final Set<Integer> ranks = new HashSet<>();
+    final Set<String> groups = new HashSet<>();
+    final Set<String> hostsOfGroup0 = new LinkedHashSet<>();
+    int timeIndex = -1;
+    int fieldCount = -1;
+    boolean hasRows;
+    boolean footer;
+    boolean skip;
+    int lastLine;
+    final List<PendingRow> rows = new ArrayList<>();
+  }
+
+  private record PendingRow(int line, long bytes, double seconds, double algbw, double busbw) {}
+
+  @Override
+  public ParseResult parse(String file, List<String> lines, int gpusPerNode) {
+    List<MeasuredPoint> points = new ArrayList<>();
+    List<ParseWarning> warnings = new ArrayList<>();
+    Optional<Collective> fromFile = CollectiveNames.fromPerfBinary(file)
+        .or(() -> CollectiveNames.fromLooseName(fileName(file)));
+    Optional<Collective> fromLog = Optional.empty();
+    for (String l : lines) {
+      if (!START.matcher(l).matches()) {
+        fromLog = CollectiveNames.fromPerfBinary(l);
+        if (fromLog.isPresent()) {
+          break;
+        }
+      }
+    }
+    Run run = new Run();
+    for (int i = 0; i < lines.size(); i++) {
+      String l = lines.get(i);
+      int lineNo = i + 1;
+      Matcher m;
+      if ((m = START.matcher(l)).matches()) {
+        run = startNewRun(file, run, points, warnings, gpusPerNode, fromLog, fromFile);
+        Optional<Collective> c = CollectiveNames.fromPerfBinary(m.group(1));
+        if (c.isPresent()) {
+          run.collective = c.get();
+        } else {
+          warnings.add(new ParseWarning(file, lineNo, "nccl-tests binary '" + m.group(1)
+              + "' is not one meshplan calibrates; its rows are skipped"));
+          run.collective = null;
+          run.skip = true;
+        }
+      } else if ((m = THREADS.matcher(l)).matches()) {
+        if (run.hasRows) {
+          run = startNewRun(file, run, points, warnings, gpusPerNode, fromLog, fromFile);
+        }
+        run.threadGpus = Integer.parseInt(m.group(1)) * Integer.parseInt(m.group(2));
+      } else if ((m = RANK.matcher(l)).matches()) {
+        run.ranks.add(Integer.parseInt(m.group(1)));
+        String group = m.group(2) == null ? "0" : m.group(2);
+        run.groups.add(group);
+        if (group.equals("0")) {
+          run.hostsOfGroup0.add(m.group(3));
+        }
+      } else if (isHeader(l)) {
+        List<String> t = tokens(l.substring(1));
+        int ti = t.indexOf("time");
+        run.timeIndex = ti >= 0 ? ti : t.indexOf("cputime");
+        run.fieldCount = (int) t.stream().filter(s -> !s.equals("timestamp")).count();
+      } else if (l.startsWith("#") && l.contains("Avg bus bandwidth")) {
+        run.footer = true;
+      } else if (ROW.matcher(l).matches()) {
+        run.lastLine = lineNo;
+        if (run.skip) {
+          continue;
+        }
+        parseRow(file, lineNo, l, run, warnings);
+      }
+    }
+    finishRun(file, run, points, warnings, gpusPerNode, fromLog, fromFile, lines.size());
+    return new ParseResult(points, warnings);
+  }
+
+  private static String fileName(String file) {
+    int slash = Math.max(file.lastIndexOf('/'), file.lastIndexOf('\\'));
+    return file.substring(slash + 1);
+  }
+
+  private Run startNewRun(String file, Run run, List<MeasuredPoint> points,
+      List<ParseWarning> warnings, int gpusPerNode, Optional<Collective> fromLog,
+      Optional<Collective> fromFile) {
+    if (run.hasRows || !run.rows.isEmpty()) {
+      finishRun(file, run, points, warnings, gpusPerNode, fromLog, fromFile, run.lastLine);
+    }
+    return new Run();
+  }
+
+  private void parseRow(String file, int lineNo, String l, Run run, List<ParseWarning> warnings) {
+    run.hasRows = true;
+    List<String> t = tokens(l);
+    int ti = run.timeIndex;
+    if (ti < 0) {
+      // No header seen: 13 fields since 2.13 (size count type redop root + 2 x 4), 12 or 11 before.
+      ti = switch (t.size()) {
+        case 13 -> 5;
+        case 12 -> 4;
+        case 11 -> 3;
+        default -> -1;
+      };
+      if (ti < 0) {
+        warnings.add(new ParseWarning(file, lineNo, "row has " + t.size()
+            + " fields and no column header was seen; row skipped"));
+        return;
+      }
+    }
+    if (t.size() <= ti + 3) {
+      warnings.add(new ParseWarning(file, lineNo, "row has only " + t.size()
+          + " fields, the out-of-place busbw needs " + (ti + 4) + " (truncated?); row skipped"));
+      return;
+    }
+    int expected = run.fieldCount > 0 ? run.fieldCount : t.size();
+    if (t.size() < expected) {
+      warnings.add(new ParseWarning(file, lineNo, "row has " + t.size() + " of " + expected
+          + " fields (truncated?); out-of-place columns used"));
+    }
+    Long bytes = parseLong(t.get(0));
+    double us = number(t.get(ti));
+    double alg = number(t.get(ti + 1));
+    double bus = number(t.get(ti + 2));
+    String bad = bytes == null ? "size '" + t.get(0) + "'"
+        : !(us > 0) ? "time '" + t.get(ti) + "'"
+        : !(alg >= 0) ? "algbw '" + t.get(ti + 1) + "'"
+        : !(bus >= 0) ? "busbw '" + t.get(ti + 2) + "'"
+        : null;
+    if (bad != null) {
+      warnings.add(new ParseWarning(file, lineNo, "out-of-place " + bad
+          + " is not a usable number; row skipped"));
+      return;
+    }
+    run.rows.add(new PendingRow(lineNo, bytes, us * 1e-6, alg * 1e9, bus * 1e9));
+  }
+
+  private static Long parseLong(String s) {
+    try {
+      long v = Long.parseLong(s);
+      return v >= 0 ? v : null;
+    } catch (NumberFormatException e) {
+      return null;
+    }
+  }
+
+  private static double number(String s) {
+    if (!NUMBER.matcher(s).matches()) {
+      return Double.NaN;
+    }
+    double v = Double.parseDouble(s);
+    return Double.isFinite(v) ? v : Double.NaN;
+  }
+
+  private void finishRun(String file, Run run, List<MeasuredPoint> points,
+      List<ParseWarning> warnings, int gpusPerNode, Optional<Collective> fromLog,
+      Optional<Collective> fromFile, int lastLine) {
+    if (!run.hasRows) {
+      return;
+    }
+    int endLine = Math.max(1, lastLine);
+    if (!run.footer) {
+      warnings.add(new ParseWarning(file, endLine,
+          "no '# Avg bus bandwidth' footer after the rows: the log looks truncated"));
+    }
+    if (run.rows.isEmpty()) {
+      return;
+    }
+    int groups = Math.max(1, run.groups.size());
+    int ranks;
+    int nodes;
+    if (!run.ranks.isEmpty()) {
+      ranks = run.ranks.size() / groups;
+      nodes = Math.max(1, run.hostsOfGroup0.size());
+    } else if (run.threadGpus > 0) {
+      ranks = run.threadGpus;
+      nodes = (ranks + gpusPerNode - 1) / gpusPerNode;
+      warnings.add(new ParseWarning(file, run.rows.get(0).line(), "no '#  Rank' lines: assumed "
+          + ranks + " GPUs (nThread x nGpus of one process) on " + nodes + " node(s)"));
+    } else {
+      warnings.add(new ParseWarning(file, run.rows.get(0).line(),
+          "neither '#  Rank' lines nor a '# nThread' line: the GPU count is unknown; rows skipped"));
+      return;
+    }
+    if (ranks < 1) {
+      ranks = 1;
+    }
+    Collective c = run.collective;
+    if (c == null) {
+      c = fromLog.or(() -> fromFile).orElse(null);
+    }
+    if (c == null) {
+      c = guessFromRatio(run, ranks);
+      if (c == null) {
+        warnings.add(new ParseWarning(file, run.rows.get(0).line(), "cannot tell which collective"
+            + " this is; name the file after the nccl-tests binary (e.g. all_gather_perf.log);"
+            + " rows skipped"));
+        return;
+      }
+      warnings.add(new ParseWarning(file, run.rows.get(0).line(), "no binary name in the log or"
+          + " file name; busbw/algbw = 2(n-1)/n, so taken as all_reduce"));
+    }
+    double factor = c.busFactor(ranks);
+    for (PendingRow r : run.rows) {
+      // busbw = algbw * factor, both printed with 2 decimals: allow the rounding of both columns.
+      double tol = 0.006e9 * (1 + factor) + 0.005 * r.busbw();
+      if (r.algbw() > 0 && Math.abs(r.busbw() - r.algbw() * factor) > tol) {
+        warnings.add(new ParseWarning(file, r.line(), String.format(java.util.Locale.ROOT,
+            "busbw %.2f GB/s is not algbw %.2f GB/s x %.4f for %s on %d ranks; check the rank count",
+            r.busbw() / 1e9, r.algbw() / 1e9, factor, CollectiveNames.label(c), ranks)));
+      }
+      points.add(new MeasuredPoint(file, r.line(), c, ranks, groups, nodes, r.bytes(),
+          r.seconds(), r.algbw(), r.busbw()));
+    }
+  }
+
+  private static Collective guessFromRatio(Run run, int ranks) {
+    if (ranks <= 2) {
+      return null;
+    }
+    for (PendingRow r : run.rows) {
+      if (r.algbw() >= 1e9) {
+        double ratio = r.busbw() / r.algbw();
+        return Math.abs(ratio - Collective.ALL_REDUCE.busFactor(ranks)) < 0.02 ? Collective.ALL_REDUCE
+            : null;
+      }
+    }
+    return null;
+  }
+}

@@ -1,0 +1,190 @@
+package io.meshplan.calibrate;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import com.fasterxml.jackson.dataformat.yaml.YAMLGenerator;
+import io.meshplan.cluster.Collective;
+import io.meshplan.cluster.LinkLevel;
+import io.meshplan.util.InputException;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+
+/**
+ * Reads and writes profile files: JSON when the name ends in {@code .json}, YAML otherwise. The
+ * layout (version 1):
+ *
+ * <pre>
+ * version: 1
+ * cluster: "2x8:h100-80gb:ib-ndr400"
+ * entries:
+ * - collective: "all_reduce"       # all_reduce, all_gather, reduce_scatter, all_to_all, send_recv
+ *   level: "intra-node"            # or inter-node
+ *   gpus: 8                        # ranks per group
+ *   points: 30                     # measurements behind the entry
+ *   alpha: 2.1E-5                  # seconds
+ *   beta: 2.2E-12                  # seconds per bus byte (1 / bus bandwidth in bytes/s)
+ *   busbwGBps: 454.5               # 1e-9 / beta, for people
+ *   tailSlope: 3.9E-12             # seconds per byte beyond the largest size
+ *   curve: [[8, 2.2E-5], ...]      # [bytes, seconds], sizes increasing, times non-decreasing
+ * </pre>
+ */
+public final class ProfileFiles {
+  private ProfileFiles() {}
+
+  private static ObjectMapper mapperFor(Path file) {
+    if (file.toString().toLowerCase(Locale.ROOT).endsWith(".json")) {
+      return new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+    }
+    return new ObjectMapper(new YAMLFactory().disable(YAMLGenerator.Feature.WRITE_DOC_START_MARKER));
+  }
+
+  /**
+   * The profile as text in the format the file name selects.
+   *
+   * @param file the target name (only its extension matters)
+   * @param profile the profile
+   * @return the text, ending in a newline
+   */
+  public static String format(Path file, Profile profile) {
+    ObjectMapper m = mapperFor(file);
+    ObjectNode root = m.createObjectNode();
+    root.put("version", profile.version());
+    root.put("cluster", profile.cluster());
+    ArrayNode entries = root.putArray("entries");
+    for (ProfileEntry e : profile.entries()) {
+      ObjectNode o = entries.addObject();
+      o.put("collective", CollectiveNames.label(e.collective()));
+      o.put("level", e.level().label());
+      o.put("gpus", e.gpus());
+      o.put("points", e.points());
+      o.put("alpha", e.fit().alpha());
+      o.put("beta", e.fit().beta());
+      if (e.fit().beta() > 0) {
+        o.put("busbwGBps", Math.round(1e-9 / e.fit().beta() * 1000) / 1000.0);
+      }
+      if (e.curve().isPresent()) {
+        MonotoneCurve c = e.curve().get();
+        o.put("tailSlope", c.tailSlope());
+        ArrayNode pts = o.putArray("curve");
+        double[] b = c.bytes();
+        double[] s = c.seconds();
+        for (int i = 0; i < b.length; i++) {
+          ArrayNode p = pts.addArray();
+          p.add((long) b[i]);
+          p.add(s[i]);
+        }
+      }
+    }
+    try {
+      String text = m.writeValueAsString(root);
+      return text.endsWith("\n") ? text : text + "\n";
+    } catch (JsonProcessingException e) {
+      throw new IllegalStateException("cannot serialize a profile", e);
+    }
+  }
+
+  /**
+   * Writes a profile.
+   *
+   * @param file the target
+   * @param profile the profile
+   * @throws InputException if the file cannot be written
+   */
+  public static void write(Path file, Profile profile) {
+    try {
+      Files.writeString(file, format(file, profile));
+    } catch (IOException e) {
+      throw new InputException("--out " + file + ": cannot write the profile ("
+          + e.getClass().getSimpleName() + ")", e);
+    }
+  }
+
+  /**
+   * Reads a profile.
+   *
+   * @param file the profile file
+   * @return the profile
+   * @throws InputException naming the file and the bad field
+   */
+  public static Profile read(Path file) {
+    JsonNode root;
+    try {
+      root = mapperFor(file).readTree(file.toFile());
+    } catch (IOException e) {
+      throw new InputException(file + ": not a readable profile (" + e.getClass().getSimpleName()
+          + ")", e);
+    }
+    if (root == null || !root.isObject()) {
+      throw new InputException(file + ": a profile is a mapping with version, cluster, entries");
+    }
+    int version = root.path("version").asInt(-1);
+    if (version != Profile.VERSION) {
+      throw new InputException(file + ": profile version " + root.path("version").asText("missing")
+          + " is not supported; this meshplan reads version " + Profile.VERSION
+          + " (re-run meshplan calibrate)");
+    }
+    String cluster = root.path("cluster").asText("");
+    List<ProfileEntry> entries = new ArrayList<>();
+    JsonNode list = root.path("entries");
+    for (int i = 0; i < list.size(); i++) {
+      entries.add(entry(file, i, list.get(i)));
+    }
+    try {
+      return new Profile(version, cluster, entries);
+    } catch (IllegalArgumentException e) {
+      throw new InputException(file + ": " + e.getMessage(), e);
+    }
+  }
+
+  private static ProfileEntry entry(Path file, int i, JsonNode o) {
+    String where = file + ": entries[" + i + "]";
+    try {
+      Collective c = CollectiveNames.of(o.path("collective").asText(""));
+      String lv = o.path("level").asText("");
+      LinkLevel level = switch (lv) {
+        case "intra-node" -> LinkLevel.INTRA_NODE;
+        case "inter-node" -> LinkLevel.INTER_NODE;
+        default -> throw new IllegalArgumentException("level '" + lv
+            + "' must be intra-node or inter-node");
+      };
+      AlphaBeta ab = new AlphaBeta(number(o, "alpha"), number(o, "beta"));
+      Optional<MonotoneCurve> curve = Optional.empty();
+      if (o.has("curve")) {
+        JsonNode pts = o.get("curve");
+        double[] b = new double[pts.size()];
+        double[] s = new double[pts.size()];
+        for (int k = 0; k < pts.size(); k++) {
+          JsonNode p = pts.get(k);
+          if (p.size() != 2 || !p.get(0).isNumber() || !p.get(1).isNumber()) {
+            throw new IllegalArgumentException("curve[" + k + "] must be [bytes, seconds]");
+          }
+          b[k] = p.get(0).asDouble();
+          s[k] = p.get(1).asDouble();
+        }
+        curve = Optional.of(new MonotoneCurve(b, s, number(o, "tailSlope")));
+      }
+      return new ProfileEntry(c, level, o.path("gpus").asInt(0), ab, o.path("points").asInt(0),
+          curve);
+    } catch (IllegalArgumentException e) {
+      throw new InputException(where + ": " + e.getMessage(), e);
+    }
+  }
+
+  private static double number(JsonNode o, String key) {
+    JsonNode n = o.get(key);
+    if (n == null || !n.isNumber()) {
+      throw new IllegalArgumentException("field '" + key + "' must be a number");
+    }
+    return n.asDouble();
+  }
+}

@@ -1,0 +1,78 @@
+package io.meshplan.cli;
+
+import io.meshplan.calibrate.BenchPlan;
+import io.meshplan.calibrate.BenchRun;
+import io.meshplan.calibrate.Launcher;
+import io.meshplan.cluster.ClusterSpec;
+import io.meshplan.util.InputException;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/** {@code meshplan bench}: writes the nccl-tests commands that {@code calibrate} reads back. */
+@Command(
+    name = "bench",
+    mixinStandardHelpOptions = true,
+    description = {
+      "Writes the nccl-tests commands (all_reduce, all_gather, reduce_scatter, alltoall, sendrecv"
+          + " on 1 node, 2 nodes and all nodes) and a script that runs them and tees each into a"
+          + " log that 'meshplan calibrate' reads back.",
+      "Without --out the script is printed."
+    })
+final class BenchCommand implements Callable<Integer> {
+  @Spec CommandSpec spec;
+
+  @Option(names = "--cluster", required = true, paramLabel = "C",
+      description = "NODESxGPUS:gpu[:fabric] or a YAML cluster file")
+  String cluster;
+
+  @Option(names = "--launcher", paramLabel = "L", defaultValue = "mpirun",
+      description = "mpirun, srun or torchrun (default: ${DEFAULT-VALUE})")
+  String launcher;
+
+  @Option(names = "--out", paramLabel = "DIR",
+      description = "directory for run_benchmarks.sh and commands.txt")
+  Path out;
+
+  @Override
+  public Integer call() {
+    Launcher l = switch (launcher.toLowerCase(Locale.ROOT)) {
+      case "mpirun" -> Launcher.MPIRUN;
+      case "srun" -> Launcher.SRUN;
+      case "torchrun" -> Launcher.TORCHRUN;
+      default -> throw new InputException("--launcher '" + launcher
+          + "': expected mpirun, srun or torchrun");
+    };
+    BenchPlan plan = new BenchPlan(ClusterSpec.parse(cluster), l);
+    PrintWriter stdout = spec.commandLine().getOut();
+    if (out == null) {
+      stdout.print(plan.script());
+      return ExitCodes.OK;
+    }
+    StringBuilder commands = new StringBuilder();
+    for (BenchRun r : plan.runs()) {
+      commands.append(r.command()).append('\n');
+    }
+    try {
+      Files.createDirectories(out);
+      Path script = out.resolve("run_benchmarks.sh");
+      Files.writeString(script, plan.script());
+      if (!script.toFile().setExecutable(true)) {
+        throw new IOException("cannot make " + script + " executable");
+      }
+      Files.writeString(out.resolve("commands.txt"), commands.toString());
+    } catch (IOException e) {
+      throw new InputException("--out " + out + ": cannot write (" + e.getMessage() + ")", e);
+    }
+    stdout.printf("wrote %s and %s (%d runs)%n", out.resolve("run_benchmarks.sh"),
+        out.resolve("commands.txt"), plan.runs().size());
+    return ExitCodes.OK;
+  }
+}

@@ -1,0 +1,115 @@
+package io.meshplan.cli;
+
+import io.meshplan.calibrate.BenchmarkLogReader;
+import io.meshplan.calibrate.Calibration;
+import io.meshplan.calibrate.CalibrationReport;
+import io.meshplan.calibrate.MeasuredPoint;
+import io.meshplan.calibrate.ParseResult;
+import io.meshplan.calibrate.ParseWarning;
+import io.meshplan.calibrate.ProfileFiles;
+import io.meshplan.calibrate.ProfileFitter;
+import io.meshplan.cluster.ClusterSpec;
+import io.meshplan.util.InputException;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.Model.CommandSpec;
+
+/** {@code meshplan calibrate}: fits a communication profile to benchmark logs. */
+@Command(
+    name = "calibrate",
+    mixinStandardHelpOptions = true,
+    description = {
+      "Reads nccl-tests logs (text or -J JSON), Alpa profile_communication output and"
+          + " all_reduce_bench tables, fits alpha-beta and monotone curves per collective, link level"
+          + " and group size, and writes a profile for --profile.",
+      "Rows that make no sense are skipped with a file:line warning on stderr."
+    })
+final class CalibrateCommand implements Callable<Integer> {
+  @Spec CommandSpec spec;
+
+  @Parameters(arity = "1..*", paramLabel = "FILE", description = "benchmark logs")
+  List<Path> files;
+
+  @Option(names = "--cluster", required = true, paramLabel = "C",
+      description = "NODESxGPUS:gpu[:fabric], e.g. 4x8:a100-80gb, or a YAML cluster file")
+  String cluster;
+
+  @Option(names = "--out", required = true, paramLabel = "PROFILE",
+      description = "profile to write (.json for JSON, otherwise YAML); never one of the inputs")
+  Path out;
+
+  @Option(names = "--json", description = "print every point with its fitted time as JSON")
+  boolean json;
+
+  @Option(names = "--report", description = "print fitted vs measured time for every point")
+  boolean report;
+
+  @Override
+  public Integer call() {
+    PrintWriter stdout = spec.commandLine().getOut();
+    PrintWriter stderr = spec.commandLine().getErr();
+    if (json && report) {
+      throw new InputException("use --json or --report, not both (--json is for machines)");
+    }
+    ClusterSpec c = ClusterSpec.parse(cluster);
+    for (Path f : files) {
+      if (sameFile(f, out)) {
+        throw new InputException("--out " + out + " is also an input file; choose another name,"
+            + " meshplan never overwrites its inputs");
+      }
+    }
+    BenchmarkLogReader reader = new BenchmarkLogReader(c.gpusPerNode());
+    List<MeasuredPoint> points = new ArrayList<>();
+    List<ParseWarning> warnings = new ArrayList<>();
+    for (Path f : files) {
+      if (!Files.isRegularFile(f)) {
+        throw new InputException(
+            f + (Files.isDirectory(f) ? ": is a directory, not a log file" : ": no such file"));
+      }
+      ParseResult r = reader.read(f);
+      points.addAll(r.points());
+      warnings.addAll(r.warnings());
+    }
+    for (ParseWarning w : warnings) {
+      stderr.println("meshplan: warning: " + w);
+    }
+    if (points.isEmpty()) {
+      throw new InputException("no measurements found in " + files.size() + " file(s) ("
+          + files.get(0) + (files.size() > 1 ? ", ..." : "") + "); see the warnings above");
+    }
+    Calibration cal = new ProfileFitter(c.toShortString()).fit(points);
+    ProfileFiles.write(out, cal.profile());
+    if (json) {
+      stdout.print(CalibrationReport.json(cal, warnings));
+    } else {
+      stdout.printf("wrote %s: %d entries from %d points in %d file(s)%n", out,
+          cal.profile().entries().size(), points.size(), files.size());
+      stdout.print(CalibrationReport.entries(cal));
+      if (report) {
+        stdout.println();
+        stdout.print(CalibrationReport.points(cal));
+      }
+    }
+    return ExitCodes.OK;
+  }
+
+  private static boolean sameFile(Path a, Path b) {
+    if (a.toAbsolutePath().normalize().equals(b.toAbsolutePath().normalize())) {
+      return true;
+    }
+    try {
+      return Files.exists(a) && Files.exists(b) && Files.isSameFile(a, b);
+    } catch (IOException e) {
+      return false;
+    }
+  }
+}

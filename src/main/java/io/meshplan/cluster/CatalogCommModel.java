@@ -1,0 +1,127 @@
+package io.meshplan.cluster;
+
+import io.meshplan.util.Require;
+
+/**
+ * Prices collectives from catalog (datasheet) bandwidths, hierarchically: the part of a group inside
+ * a node moves over NVLink, the part between nodes over the NICs.
+ *
+ * <p>Let an axis group have n ranks spread over k nodes with m ranks per node (n = k*m), let g
+ * groups share each node's NICs, B the buffer in bytes (as defined per method of {@link
+ * CommModel}), f_c(x) the nccl-tests bus factor of collective c on x ranks (2(x-1)/x for all-reduce,
+ * (x-1)/x for all-gather and reduce-scatter), W_nv the per-GPU NVLink bandwidth and W_net = (node
+ * NIC bandwidth) / g the fabric bandwidth left to one group on one node. Then
+ *
+ * <pre>
+ *   t = [m &gt; 1] (L_nv + f_c(m) * B / W_nv)  +  [k &gt; 1] (L_net + f_c(k) * B / W_net)
+ * </pre>
+ *
+ * which is the time of NCCL's ring algorithm written level by level: a ring all-reduce moves
+ * 2(n-1)/n of the buffer through every rank, at the speed of the slowest link it crosses (nccl-tests
+ * {@code doc/PERFORMANCE.md}, "Bandwidth"); a hierarchical all-reduce (reduce-scatter inside the node,
+ * all-reduce of the 1/m shard across nodes with the m GPUs of a node driving its NICs in parallel,
+ * all-gather inside the node) costs exactly the sum above. One GPU per node (m = 1) leaves only the
+ * fabric term, one node (k = 1) only the NVLink term.
+ *
+ * <p>All-to-all cannot be reduced hierarchically: each rank sends (k-1)/k of its buffer off-node
+ * over its share W_net/m of the NICs and (m-1)/n of it over NVLink, so t = [m&gt;1](L_nv + (m-1)/n * B
+ * / W_nv) + [k&gt;1](L_net + (k-1)/k * B * m / W_net). The two phases are added, not overlapped,
+ * which errs on the slow side.
+ *
+ * <p>L_nv is {@link #NVLINK_LATENCY_SECONDS}; L_net the fabric latency. Costs are in seconds.
+ */
+public final class CatalogCommModel implements CommModel {
+  /** Latency of one small NCCL collective inside a node over NVLink, in seconds (order of magnitude). */
+  public static final double NVLINK_LATENCY_SECONDS = 3e-6;
+
+  private final ClusterSpec cluster;
+  private final LogicalMesh mesh;
+  private final AxisPlacement[] placements;
+
+  /**
+   * Creates the model.
+   *
+   * @param cluster the cluster
+   * @param mesh the logical mesh, mapped row-major onto device ids
+   */
+  public CatalogCommModel(ClusterSpec cluster, LogicalMesh mesh) {
+    this.cluster = Require.nonNull(cluster, "cluster");
+    this.mesh = Require.nonNull(mesh, "mesh");
+    this.placements = new AxisPlacement[mesh.rank()];
+    for (int a = 0; a < mesh.rank(); a++) {
+      placements[a] = AxisPlacement.of(cluster, mesh, a);
+    }
+  }
+
+  @Override
+  public LogicalMesh mesh() {
+    return mesh;
+  }
+
+  /**
+   * The placement of an axis.
+   *
+   * @param axis the axis
+   * @return where its groups land
+   */
+  public AxisPlacement placement(int axis) {
+    return placements[axis];
+  }
+
+  /**
+   * The cost of a collective on an axis, by the formula in the class comment.
+   *
+   * @param collective the collective
+   * @param bytes the buffer, in bytes
+   * @param axis the axis
+   * @return seconds
+   */
+  public double cost(Collective collective, double bytes, int axis) {
+    AxisPlacement p = placements[axis];
+    int n = p.groupSize();
+    if (n == 1) {
+      return 0.0;
+    }
+    int k = p.nodesSpanned();
+    int m = p.gpusPerNodeInGroup();
+    double wNv = cluster.gpu().nvlinkBandwidth();
+    double wNet = cluster.nodeNetworkBandwidth() / p.groupsPerNode();
+    double t = 0.0;
+    if (collective == Collective.ALL_TO_ALL) {
+      if (m > 1) {
+        t += NVLINK_LATENCY_SECONDS + (double) (m - 1) / n * bytes / wNv;
+      }
+      if (k > 1) {
+        t += cluster.fabric().latency() + (double) (k - 1) / k * bytes * m / wNet;
+      }
+      return t;
+    }
+    if (m > 1) {
+      t += NVLINK_LATENCY_SECONDS + collective.busFactor(m) * bytes / wNv;
+    }
+    if (k > 1) {
+      t += cluster.fabric().latency() + collective.busFactor(k) * bytes / wNet;
+    }
+    return t;
+  }
+
+  @Override
+  public double allReduce(double bytes, int axis) {
+    return cost(Collective.ALL_REDUCE, bytes, axis);
+  }
+
+  @Override
+  public double allGather(double bytes, int axis) {
+    return cost(Collective.ALL_GATHER, bytes, axis);
+  }
+
+  @Override
+  public double reduceScatter(double bytes, int axis) {
+    return cost(Collective.REDUCE_SCATTER, bytes, axis);
+  }
+
+  @Override
+  public double allToAll(double bytes, int axis) {
+    return cost(Collective.ALL_TO_ALL, bytes, axis);
+  }
+}

@@ -1,0 +1,119 @@
+package io.meshplan.cluster;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import io.meshplan.util.InputException;
+import io.meshplan.util.Units;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.Iterator;
+import java.util.OptionalDouble;
+import java.util.Set;
+
+/**
+ * Reads a YAML cluster file:
+ *
+ * <pre>
+ * nodes: 4
+ * gpusPerNode: 8
+ * gpu: a100-80gb
+ * fabric: ib-hdr200          # optional; the GPU's default otherwise
+ * nvlinkBandwidth: 240GB/s   # optional overrides; numbers are bytes/s,
+ * hbmBandwidth: 2039GB/s     #   or text with units (GB/s, Gbps, ...)
+ * nicBandwidth: 200Gbps
+ * nicsPerNode: 4
+ * fabricLatency: 6e-6        # seconds
+ * </pre>
+ */
+final class ClusterFileReader {
+  private static final Set<String> KEYS = Set.of("nodes", "gpusPerNode", "gpu", "fabric",
+      "nvlinkBandwidth", "hbmBandwidth", "nicBandwidth", "nicsPerNode", "fabricLatency");
+
+  private ClusterFileReader() {}
+
+  static ClusterSpec read(Path file) {
+    JsonNode root;
+    try {
+      root = new ObjectMapper(new YAMLFactory()).readTree(file.toFile());
+    } catch (IOException e) {
+      throw new InputException(file + ": not a readable YAML cluster file: "
+          + firstLine(e.getMessage()), e);
+    }
+    if (root == null || !root.isObject()) {
+      throw new InputException(file + ": expected a YAML mapping with nodes, gpusPerNode, gpu");
+    }
+    for (Iterator<String> it = root.fieldNames(); it.hasNext(); ) {
+      String k = it.next();
+      if (!KEYS.contains(k)) {
+        throw new InputException(file + ": unknown field '" + k + "'; valid: "
+            + String.join(", ", KEYS.stream().sorted().toList()));
+      }
+    }
+    int nodes = intField(file, root, "nodes");
+    int gpus = intField(file, root, "gpusPerNode");
+    JsonNode gpu = root.get("gpu");
+    if (gpu == null || !gpu.isTextual()) {
+      throw new InputException(file + ": field 'gpu' is required, e.g. gpu: a100-80gb");
+    }
+    JsonNode fabric = root.get("fabric");
+    ClusterSpec c = ClusterSpec.fromParts(file.toString(), nodes, gpus, gpu.asText(),
+        fabric == null ? null : fabric.asText());
+    GpuSpec g = c.gpu();
+    Fabric f = c.fabric();
+    OptionalDouble nv = bandwidth(file, root, "nvlinkBandwidth");
+    if (nv.isPresent()) {
+      g = g.withNvlinkBandwidth(nv.getAsDouble());
+    }
+    OptionalDouble hbm = bandwidth(file, root, "hbmBandwidth");
+    if (hbm.isPresent()) {
+      g = g.withHbmBandwidth(hbm.getAsDouble());
+    }
+    OptionalDouble nic = bandwidth(file, root, "nicBandwidth");
+    if (nic.isPresent()) {
+      f = f.withNicBandwidth(nic.getAsDouble());
+    }
+    if (root.has("nicsPerNode")) {
+      f = f.withNicsPerNode(intField(file, root, "nicsPerNode"));
+    }
+    if (root.has("fabricLatency")) {
+      JsonNode l = root.get("fabricLatency");
+      if (!l.isNumber() || l.asDouble() < 0) {
+        throw new InputException(file + ": fabricLatency must be a number of seconds >= 0, got '"
+            + l.asText() + "'");
+      }
+      f = f.withLatency(l.asDouble());
+    }
+    return new ClusterSpec(nodes, gpus, g, f);
+  }
+
+  private static int intField(Path file, JsonNode root, String key) {
+    JsonNode n = root.get(key);
+    if (n == null || !n.canConvertToInt() || !n.isIntegralNumber() || n.asInt() <= 0) {
+      throw new InputException(file + ": field '" + key + "' must be a positive integer, got "
+          + (n == null ? "nothing" : "'" + n.asText() + "'"));
+    }
+    return n.asInt();
+  }
+
+  private static OptionalDouble bandwidth(Path file, JsonNode root, String key) {
+    JsonNode n = root.get(key);
+    if (n == null) {
+      return OptionalDouble.empty();
+    }
+    OptionalDouble v = n.isNumber() ? OptionalDouble.of(n.asDouble()) : Units.parseBandwidth(n.asText());
+    if (v.isEmpty() || !(v.getAsDouble() > 0)) {
+      throw new InputException(file + ": field '" + key + "' must be a bandwidth such as 200Gbps,"
+          + " 450GB/s or a number of bytes/s, got '" + n.asText() + "'");
+    }
+    return v;
+  }
+
+  private static String firstLine(String s) {
+    if (s == null) {
+      return "";
+    }
+    int i = s.indexOf('\n');
+    return i < 0 ? s : s.substring(0, i);
+  }
+}

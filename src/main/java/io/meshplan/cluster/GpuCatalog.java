@@ -1,0 +1,119 @@
+package io.meshplan.cluster;
+
+import java.util.EnumMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The GPUs meshplan knows, with numbers from NVIDIA's datasheets (dense tensor-core throughput,
+ * that is the sparse figure halved where the datasheet prints the sparse one):
+ *
+ * <ul>
+ *   <li>{@code v100-16gb}, {@code v100-32gb}: NVIDIA Tesla V100 datasheet (SXM2): FP32 15.7
+ *       TFLOP/s, tensor FP16 125 TFLOP/s, HBM2 900 GB/s, NVLink 2 300 GB/s bidirectional.
+ *   <li>{@code a100-40gb}, {@code a100-80gb}: NVIDIA A100 Tensor Core GPU datasheet (SXM): FP32
+ *       19.5, TF32 156, BF16/FP16 312 TFLOP/s; HBM2 1,555 GB/s (40GB), HBM2e 2,039 GB/s (80GB);
+ *       NVLink 3 600 GB/s bidirectional.
+ *   <li>{@code h100-80gb}: NVIDIA H100 Tensor Core GPU datasheet (SXM): FP32 67, TF32 494.5,
+ *       BF16/FP16 989.5, FP8 1,979 TFLOP/s; HBM3 3.35 TB/s; NVLink 4 900 GB/s bidirectional.
+ *   <li>{@code h200-141gb}: NVIDIA H200 Tensor Core GPU datasheet (SXM): compute as H100 SXM;
+ *       141 GB HBM3e at 4.8 TB/s; NVLink 900 GB/s bidirectional.
+ *   <li>{@code b200}: NVIDIA DGX B200 / HGX B200 datasheets, per GPU: FP32 75, TF32 1,100,
+ *       BF16/FP16 2,250, FP8 4,500 TFLOP/s dense; 180 GB HBM3e at 8 TB/s; NVLink 5 1.8 TB/s
+ *       bidirectional.
+ * </ul>
+ *
+ * <p>Memory sizes are taken as binary gigabytes (2^30 bytes), the unit in which the marketing
+ * capacities are actually provisioned; bandwidths are decimal (10^9). NVLink bandwidth is stored per
+ * direction, half of the datasheet's bidirectional figure.
+ */
+public final class GpuCatalog {
+  private static final double T = 1e12;
+  private static final double G = 1e9;
+  private static final long GIB = 1L << 30;
+  private static final Map<String, GpuSpec> GPUS = build();
+
+  private GpuCatalog() {}
+
+  private static Map<Precision, Double> flops(double fp32, double tf32, double bf16, double fp16,
+      double fp8) {
+    EnumMap<Precision, Double> m = new EnumMap<>(Precision.class);
+    m.put(Precision.FP32, fp32 * T);
+    if (tf32 > 0) {
+      m.put(Precision.TF32, tf32 * T);
+    }
+    if (bf16 > 0) {
+      m.put(Precision.BF16, bf16 * T);
+    }
+    m.put(Precision.FP16, fp16 * T);
+    if (fp8 > 0) {
+      m.put(Precision.FP8, fp8 * T);
+    }
+    return m;
+  }
+
+  private static Map<String, GpuSpec> build() {
+    Map<String, GpuSpec> m = new LinkedHashMap<>();
+    Map<Precision, Double> v100 = flops(15.7, 0, 0, 125, 0);
+    Map<Precision, Double> a100 = flops(19.5, 156, 312, 312, 0);
+    Map<Precision, Double> h100 = flops(67, 494.5, 989.5, 989.5, 1979);
+    Map<Precision, Double> b200 = flops(75, 1100, 2250, 2250, 4500);
+    add(m, new GpuSpec("v100-16gb", v100, 16 * GIB, 900 * G, 2, 150 * G));
+    add(m, new GpuSpec("v100-32gb", v100, 32 * GIB, 900 * G, 2, 150 * G));
+    add(m, new GpuSpec("a100-40gb", a100, 40 * GIB, 1555 * G, 3, 300 * G));
+    add(m, new GpuSpec("a100-80gb", a100, 80 * GIB, 2039 * G, 3, 300 * G));
+    add(m, new GpuSpec("h100-80gb", h100, 80 * GIB, 3350 * G, 4, 450 * G));
+    add(m, new GpuSpec("h200-141gb", h100, 141 * GIB, 4800 * G, 4, 450 * G));
+    add(m, new GpuSpec("b200", b200, 180 * GIB, 8000 * G, 5, 900 * G));
+    return Map.copyOf(m);
+  }
+
+  private static void add(Map<String, GpuSpec> m, GpuSpec g) {
+    m.put(g.name(), g);
+  }
+
+  /**
+   * Looks a GPU up by its catalog name (case-insensitive). {@code h200} is accepted for {@code
+   * h200-141gb}.
+   *
+   * @param name the name
+   * @return the spec, or empty
+   */
+  public static Optional<GpuSpec> find(String name) {
+    String key = name.toLowerCase(java.util.Locale.ROOT);
+    if (key.equals("h200")) {
+      key = "h200-141gb";
+    }
+    return Optional.ofNullable(GPUS.get(key));
+  }
+
+  /**
+   * The catalog names, sorted.
+   *
+   * @return the names
+   */
+  public static List<String> names() {
+    return GPUS.keySet().stream().sorted().toList();
+  }
+
+  /**
+   * The fabric a cluster of this GPU most often has when the cluster string names none: the
+   * InfiniBand generation of the matching DGX system (DGX-1 V100: EDR; DGX A100: HDR200; DGX
+   * H100/H200 and DGX B200: NDR400).
+   *
+   * @param gpu the GPU
+   * @return the catalog fabric name
+   */
+  public static String defaultFabric(GpuSpec gpu) {
+    String n = gpu.name();
+    if (n.startsWith("v100")) {
+      return "ib-edr100";
+    }
+    if (n.startsWith("a100")) {
+      return "ib-hdr200";
+    }
+    return "ib-ndr400";
+  }
+}

@@ -1,0 +1,80 @@
+package io.meshplan.cluster;
+
+import io.meshplan.util.Require;
+import java.util.Collections;
+import java.util.EnumMap;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * One GPU model as its datasheet describes it. All throughputs are dense (no 2:4 sparsity).
+ *
+ * @param name catalog name, lower case, e.g. {@code a100-40gb}
+ * @param peakFlops peak dense math throughput per precision, in FLOP/s; a precision the GPU does
+ *     not support is absent
+ * @param hbmBytes device memory, in bytes
+ * @param hbmBandwidth device memory bandwidth, in bytes/s
+ * @param nvlinkGeneration NVLink generation (2 for V100, 3 for A100, 4 for H100/H200, 5 for B200)
+ * @param nvlinkBandwidth NVLink bandwidth per GPU in one direction, in bytes/s (half the
+ *     bidirectional total printed on the datasheet); this is what nccl-tests' bus bandwidth is
+ *     compared against
+ */
+public record GpuSpec(
+    String name,
+    Map<Precision, Double> peakFlops,
+    long hbmBytes,
+    double hbmBandwidth,
+    int nvlinkGeneration,
+    double nvlinkBandwidth) {
+
+  /** Validates the numbers and freezes the throughput map. */
+  public GpuSpec {
+    Require.nonNull(name, "gpu name");
+    Require.that(!name.isBlank(), "gpu name must not be blank");
+    Require.nonNull(peakFlops, "peak FLOP/s");
+    Require.that(peakFlops.containsKey(Precision.FP32), "gpu " + name + " needs an FP32 peak");
+    EnumMap<Precision, Double> copy = new EnumMap<>(Precision.class);
+    for (Map.Entry<Precision, Double> e : peakFlops.entrySet()) {
+      Require.that(e.getValue() != null && e.getValue() > 0 && Double.isFinite(e.getValue()),
+          "gpu " + name + ": peak " + e.getKey() + " must be positive, got " + e.getValue());
+      copy.put(e.getKey(), e.getValue());
+    }
+    peakFlops = Collections.unmodifiableMap(copy);
+    Require.positive(hbmBytes, "gpu " + name + " HBM bytes");
+    Require.that(hbmBandwidth > 0 && Double.isFinite(hbmBandwidth),
+        "gpu " + name + " HBM bandwidth must be positive, got " + hbmBandwidth);
+    Require.that(nvlinkGeneration >= 0, "NVLink generation must be >= 0");
+    Require.that(nvlinkBandwidth > 0 && Double.isFinite(nvlinkBandwidth),
+        "gpu " + name + " NVLink bandwidth must be positive, got " + nvlinkBandwidth);
+  }
+
+  /**
+   * The peak dense throughput for a precision.
+   *
+   * @param precision the number format
+   * @return FLOP/s, or empty if this GPU has no such tensor-core path
+   */
+  public Optional<Double> peak(Precision precision) {
+    return Optional.ofNullable(peakFlops.get(precision));
+  }
+
+  /**
+   * A copy with another NVLink bandwidth (a cluster file may override the datasheet).
+   *
+   * @param bytesPerSecond per-GPU unidirectional NVLink bandwidth, bytes/s
+   * @return the new spec
+   */
+  public GpuSpec withNvlinkBandwidth(double bytesPerSecond) {
+    return new GpuSpec(name, peakFlops, hbmBytes, hbmBandwidth, nvlinkGeneration, bytesPerSecond);
+  }
+
+  /**
+   * A copy with another HBM bandwidth.
+   *
+   * @param bytesPerSecond device memory bandwidth, bytes/s
+   * @return the new spec
+   */
+  public GpuSpec withHbmBandwidth(double bytesPerSecond) {
+    return new GpuSpec(name, peakFlops, hbmBytes, bytesPerSecond, nvlinkGeneration, nvlinkBandwidth);
+  }
+}

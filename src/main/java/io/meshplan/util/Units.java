@@ -1,0 +1,86 @@
+package io.meshplan.util;
+
+import java.util.Locale;
+import java.util.OptionalDouble;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Parses sizes and bandwidths written with units. Binary prefixes (KiB, MiB, GiB, TiB) are powers
+ * of 1024; decimal ones (KB, MB, GB, TB) powers of 1000. For bandwidths a lower-case {@code b}
+ * ({@code Gbps}, {@code Gb/s}) means bits and an upper-case {@code B} ({@code GBps}, {@code GB/s})
+ * means bytes, the networking convention.
+ */
+public final class Units {
+  private static final Pattern SIZE =
+      Pattern.compile("\\s*([0-9]+(?:\\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)\\s*([KMGTP]?i?B?)\\s*");
+  private static final Pattern BW = Pattern.compile(
+      "\\s*([0-9]+(?:\\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)\\s*([KMGT]?)(B|b|bit|bits)?(?:ps|/s)?\\s*");
+
+  private Units() {}
+
+  /**
+   * Parses a size such as {@code 32KiB}, {@code 4GiB}, {@code 2GB} or {@code 1024}.
+   *
+   * @param text the text
+   * @return bytes, or empty if the text is not a size
+   */
+  public static OptionalDouble parseBytes(String text) {
+    Matcher m = SIZE.matcher(text);
+    if (!m.matches()) {
+      return OptionalDouble.empty();
+    }
+    double v = Double.parseDouble(m.group(1));
+    String u = m.group(2);
+    if (u.isEmpty() || u.equals("B")) {
+      return OptionalDouble.of(v);
+    }
+    boolean binary = u.contains("i");
+    int power = "KMGTP".indexOf(u.charAt(0)) + 1;
+    return OptionalDouble.of(v * Math.pow(binary ? 1024 : 1000, power));
+  }
+
+  /**
+   * Parses a bandwidth such as {@code 450GB/s}, {@code 92.66GBps}, {@code 400Gbps} or a bare
+   * number of bytes/s.
+   *
+   * @param text the text
+   * @return bytes/s, or empty if the text is not a bandwidth
+   */
+  public static OptionalDouble parseBandwidth(String text) {
+    Matcher m = BW.matcher(text);
+    if (!m.matches()) {
+      return OptionalDouble.empty();
+    }
+    double v = Double.parseDouble(m.group(1));
+    String prefix = m.group(2);
+    String unit = m.group(3);
+    int power = prefix.isEmpty() ? 0 : "KMGT".indexOf(prefix) + 1;
+    double scale = Math.pow(1000, power);
+    boolean bits = unit != null && !unit.equals("B");
+    if (unit == null && power > 0) {
+      return OptionalDouble.empty();
+    }
+    return OptionalDouble.of(v * scale / (bits ? 8 : 1));
+  }
+
+  /**
+   * Formats bytes with a binary prefix, e.g. {@code 32KiB}, {@code 1.5GiB}.
+   *
+   * @param bytes the size
+   * @return the text
+   */
+  public static String formatBytes(double bytes) {
+    String[] units = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int i = 0;
+    double v = bytes;
+    while (Math.abs(v) >= 1024 && i < units.length - 1) {
+      v /= 1024;
+      i++;
+    }
+    if (v == Math.rint(v)) {
+      return String.format(Locale.ROOT, "%d%s", (long) v, units[i]);
+    }
+    return String.format(Locale.ROOT, "%.3g%s", v, units[i]);
+  }
+}

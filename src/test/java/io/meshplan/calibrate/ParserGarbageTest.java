@@ -1,0 +1,73 @@
+package io.meshplan.calibrate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.List;
+import net.jqwik.api.Arbitraries;
+import net.jqwik.api.Arbitrary;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.Provide;
+
+/**
+ * Random text, and real log lines mixed with random ones, never make a reader throw: every problem is
+ * a warning with a line inside the file.
+ */
+class ParserGarbageTest {
+  private static final List<String> FRAGMENTS = List.of(
+      "# nThread 1 nGpus 8 minBytes 8 maxBytes 8589934592 step: 2(factor) warmup iters: 5",
+      "# Collective test starting: all_reduce_perf",
+      "# Collective test starting: hypercube_perf",
+      "#  Rank  0 Group  0 Pid  41000 on dgx-a100-01 device  0 [0000:07:00] NVIDIA A100-SXM4-80GB",
+      "#   Rank  1 Pid   5120 on  dgx1-v100 device  1 [0x07] Tesla V100-SXM2-32GB",
+      "#       size         count      type   redop    root     time   algbw   busbw  #wrong     time",
+      "     1048576        262144     float     sum      -1    23.30   45.00   78.74       0    23.14",
+      "     1048576        262144     float     sum      -1    N/A   -45.00   78.74       0",
+      "           8             2     float     sum      -1    10.80    0.00    0.00       0    10.45"
+          + "    0.00    0.00       0",
+      "99999999999999999999999 1 float sum -1 1e999 NaN Infinity 0",
+      "# Avg bus bandwidth    : 91.6495 ",
+      "[1,0]<stdout>:# nThread 1 nGpus 1",
+      "AllReduce: [[0, 1, 2, 3]]\tBytes: 2.00000 GB\tTime: 0.01406 s\tBandwidth: 213.31 GB/s",
+      "SendRecv: [[0, 99999999999]]\tBytes: -2 GB\tTime: NaN s\tBandwidth: 1 GB/s",
+      "AllGather: [[]]\tBytes: 1 GB\tTime: 1 s\tBandwidth: 1 GB/s",
+      "| payload |    busbw   |    algbw   |",
+      "|   32KiB |   0.92GBps |   0.48GBps |",
+      "|   99ZiB |   N/A |   -1GBps |",
+      "| GPUs | busbw | algbw |",
+      "| 16 | 122.3 | 65.2 |",
+      "| 0 | 1 |",
+      "<tr><td>GPUs</td><td>busbw</td><td>algbw</td></tr>",
+      "<tr><td>8</td><td>1662.4</td><td>949.9</td></tr>",
+      "<tr><td>",
+      "The average bandwidth of all_reduce over 0 ranks",
+      "{\"results\":[{\"size\":8,\"out_of_place\":{\"time\":-1}}",
+      "{\"args\":[\"all_reduce_perf\"],\"results\":[{\"size\":\"x\"}], \"config\":{\"devices\":[{}]}}",
+      "");
+
+  @Provide
+  Arbitrary<List<String>> logs() {
+    Arbitrary<String> random = Arbitraries.strings().withChars("0123456789.-e #|[]<>:,/\tNA")
+        .ofMaxLength(60);
+    Arbitrary<String> line = Arbitraries.oneOf(Arbitraries.of(FRAGMENTS), random);
+    return line.list().ofMaxSize(30);
+  }
+
+  @Property(tries = 500)
+  void randomLinesNeverThrow(@ForAll("logs") List<String> lines) {
+    String text = String.join("\n", lines);
+    ParseResult r = new BenchmarkLogReader(8).parse("g.log", text);
+    int count = Math.max(1, text.split("\r?\n|\r", -1).length);
+    assertThat(r.warnings()).allSatisfy(w -> {
+      assertThat(w.file()).isEqualTo("g.log");
+      assertThat(w.line()).isBetween(1, count);
+    });
+    assertThat(r.points()).allSatisfy(p -> assertThat(p.line()).isBetween(1, count));
+  }
+
+  @Property(tries = 300)
+  void arbitraryUnicodeNeverThrows(@ForAll String text) {
+    ParseResult r = new BenchmarkLogReader(4).parse("u.log", text);
+    assertThat(r).isNotNull();
+  }
+}

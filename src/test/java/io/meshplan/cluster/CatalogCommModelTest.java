@@ -1,0 +1,68 @@
+package io.meshplan.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+
+import org.junit.jupiter.api.Test;
+
+/**
+ * 2 nodes x 8 H100: NVLink 450e9 B/s per GPU and direction, 8 NDR400 NICs = 8 * 50e9 = 400e9 B/s per
+ * node; latencies 3 us (NVLink) and 5 us (InfiniBand).
+ */
+class CatalogCommModelTest {
+  private final ClusterSpec cluster = ClusterSpec.parse("2x8:h100-80gb");
+  private static final double GB = 1e9;
+
+  @Test
+  void axisInsideANodeIsPricedFromNvlink() {
+    CommModel m = ClusterCommModels.catalog(cluster, LogicalMesh.of(2, 8));
+    // axis 1: 8 ranks on one node. 3e-6 + 2*7/8 * 1e9 / 450e9 = 3e-6 + 3.888889e-3
+    assertThat(m.allReduce(GB, 1)).isCloseTo(3.891889e-3, within(1e-9));
+    // all-gather: 3e-6 + 7/8 * 1e9 / 450e9 = 3e-6 + 1.944444e-3
+    assertThat(m.allGather(GB, 1)).isCloseTo(1.947444e-3, within(1e-9));
+  }
+
+  @Test
+  void axisAcrossNodesIsPricedFromTheNics() {
+    CommModel m = ClusterCommModels.catalog(cluster, LogicalMesh.of(2, 8));
+    // axis 0: groups {d, d+8}, one GPU per node, 8 groups share each node's 400e9 B/s
+    // -> 50e9 B/s each. 5e-6 + 2*1/2 * 1e9 / 50e9 = 5e-6 + 0.02
+    assertThat(m.allReduce(GB, 0)).isCloseTo(0.020005, within(1e-9));
+  }
+
+  @Test
+  void groupSpanningNodesIsHierarchical() {
+    CommModel m = ClusterCommModels.catalog(cluster, LogicalMesh.of(16));
+    // 16 ranks = 2 nodes x 8: NVLink part 3e-6 + 1.75e9/450e9 = 3.891889e-3,
+    // NIC part (one group uses all 400e9 B/s) 5e-6 + 2*1/2 * 1e9/400e9 = 2.505e-3.
+    assertThat(m.allReduce(GB, 0)).isCloseTo(6.396889e-3, within(1e-9));
+    // all-to-all: 3e-6 + 7/16 * 1e9/450e9 + 5e-6 + 1/2 * 1e9 * 8 / 400e9
+    //           = 3e-6 + 0.972222e-3 + 5e-6 + 0.01 = 10.980222e-3
+    assertThat(m.allToAll(GB, 0)).isCloseTo(10.980222e-3, within(1e-9));
+  }
+
+  @Test
+  void fourGpuNodesShareFourNics() {
+    // 50 x 4 A100 with HDR200: 4 NICs in use = 100e9 B/s per node, shared by the 4 groups of
+    // axis 0 -> 25e9 each. 5e-6 + 2*49/50 * 1e9 / 25e9 = 5e-6 + 0.0784
+    CommModel m = ClusterCommModels.catalog(ClusterSpec.parse("50x4:a100-40gb"),
+        LogicalMesh.of(50, 4));
+    assertThat(m.allReduce(GB, 0)).isCloseTo(0.078405, within(1e-9));
+    // axis 1 stays in a node: 3e-6 + 2*3/4 * 1e9 / 300e9 = 3e-6 + 5e-3
+    assertThat(m.allReduce(GB, 1)).isCloseTo(5.003e-3, within(1e-9));
+  }
+
+  @Test
+  void axisOfOneIsFree() {
+    CommModel m = ClusterCommModels.catalog(cluster, LogicalMesh.of(1, 16));
+    assertThat(m.allReduce(GB, 0)).isZero();
+  }
+
+  @Test
+  void placementDescribesTheGroups() {
+    AxisPlacement p = AxisPlacement.of(cluster, LogicalMesh.of(4, 4), 0);
+    // axis 0 of 4x4: stride 4, groups {0,4,8,12}: nodes 0,0,1,1 -> 2 nodes, 2 per node;
+    // node 0 holds members of groups starting at 0,1,2,3 -> 4 groups per node.
+    assertThat(p).isEqualTo(new AxisPlacement(4, 2, 2, 4));
+  }
+}
