@@ -299,6 +299,7 @@ final class HloReader {
     OpAttrs.Slice slice = null;
     String direction = null;
     Integer index = null;
+    int end = c.pos;
     while (c.accept(',')) {
       c.skipSpace();
       int keyAt = c.pos;
@@ -347,6 +348,7 @@ final class HloReader {
       if (twice) {
         throw c.errorAt(keyAt, "each attribute once", "'" + key + "' a second time");
       }
+      end = c.pos;
     }
     if (DIMS_OPS.contains(op)) {
       p.attrs = new OpAttrs.Dims(dims == null ? List.of() : dims);
@@ -368,7 +370,7 @@ final class HloReader {
       p.attrs = new OpAttrs.Compare(direction == null ? "" : direction);
     } else if (op == Opcode.GET_TUPLE_ELEMENT) {
       if (index == null) {
-        throw c.error("', index=N' on get-tuple-element");
+        throw c.errorAt(end, "', index=N' on get-tuple-element");
       }
       p.attrs = new OpAttrs.Index(index);
     } else if (op == Opcode.CUSTOM_CALL && "\"Sharding\"".equals(p.raw.get("custom_call_target"))
@@ -619,9 +621,10 @@ final class HloReader {
       String kind = "";
       if (c.accept(',')) {
         c.skipSpace();
+        int kindAt = c.pos;
         kind = c.word();
         if (!kind.equals("may-alias") && !kind.equals("must-alias")) {
-          throw c.error("an alias kind (may-alias or must-alias)");
+          throw c.errorAt(kindAt, "an alias kind (may-alias or must-alias)");
         }
       }
       c.expect(')');
