@@ -74,6 +74,10 @@ public final class HloParser {
   public HloModule parse(String text, String sourceName) {
     Require.nonNull(text, "text");
     Require.nonNull(sourceName, "sourceName");
-    return new HloReader(new HloCursor(text, sourceName), literalLimit).module();
+    HloCursor cursor = new HloCursor(text, sourceName);
+    if (text.startsWith("\uFEFF")) {
+      cursor.pos = 1;
+    }
+    return new HloReader(cursor, literalLimit).module();
   }
 }

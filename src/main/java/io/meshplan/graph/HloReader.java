@@ -185,13 +185,15 @@ final class HloReader {
     c.skipSpace();
     if (c.peek() == ',') {
       int start = c.pos;
+      int end = start;
       while (c.accept(',')) {
         c.skipSpace();
         attributeName();
         c.expect('=');
         c.rawValue();
+        end = c.pos;
       }
-      trailer = c.text.substring(start, c.pos);
+      trailer = c.text.substring(start, end);
     }
     return new PendingComputation(name, at, entryAt, body, root < 0 ? body.size() - 1 : root,
         trailer);

@@ -220,6 +220,7 @@ class HloCorpusTest {
     assertThat(HloCorpus.named(g, "after-all.17").tensorShape())
         .isEqualTo(TensorShape.of(DType.TOKEN));
     assertThat(m.computation("helper").graph().root().opcode()).isEqualTo(Opcode.UNKNOWN);
+    assertThat(m.computation("helper").trailer()).isEqualTo(", execution_thread=\"host\"");
     assertThat(m.warnings()).singleElement().asString()
         .startsWith("control_flow.hlo:27:38:").contains("unknown opcode 'cholesky'");
   }
@@ -251,5 +252,23 @@ class HloCorpusTest {
         .containsEntry("sharding", "{replicated}");
     // non-entry computations are never touched
     assertThat(back.name()).isEqualTo(g.name());
+  }
+
+  @ParameterizedTest
+  @MethodSource("corpus")
+  void windowsLineEndingsAndAByteOrderMarkReadTheSame(String name) {
+    String text = HloCorpus.text(name);
+    HloModule unix = new HloParser().parse(text, name);
+    HloModule windows = new HloParser().parse("\uFEFF" + text.replace("\n", "\r\n"), name);
+    assertThat(windows.computations()).isEqualTo(unix.computations());
+  }
+
+  @Test
+  void boundedDynamicDimensionsReadAsTheirBoundAndPrintAsWritten() {
+    String text = "HloModule m\nENTRY %e (p: f32[<=16,8]) -> f32[<=16,8] {\n"
+        + "  ROOT %p = f32[<=16,8]{1,0} parameter(0)\n}\n";
+    HloModule m = new HloParser().parse(text, "m.hlo");
+    assertThat(m.entry().root().shape()).isEqualTo(TensorShape.of(DType.F32, 16, 8));
+    assertThat(new HloPrinter().print(m)).contains("%p = f32[<=16,8]{1,0} parameter(0)");
   }
 }
