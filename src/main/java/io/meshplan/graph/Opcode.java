@@ -121,13 +121,54 @@ public enum Opcode {
   /** {@code all-reduce} already present in the input. */
   ALL_REDUCE("all-reduce", OpKind.OPAQUE),
   /** {@code after-all} (token). */
-  AFTER_ALL("after-all", OpKind.OPAQUE);
+  AFTER_ALL("after-all", OpKind.OPAQUE),
+  /** {@code remainder}. */
+  REMAINDER("remainder", OpKind.ELEMENTWISE),
+  /** {@code floor}. */
+  FLOOR("floor", OpKind.ELEMENTWISE),
+  /** {@code ceil}. */
+  CEIL("ceil", OpKind.ELEMENTWISE),
+  /** {@code sign}. */
+  SIGN("sign", OpKind.ELEMENTWISE),
+  /** {@code exponential-minus-one}. */
+  EXPM1("exponential-minus-one", OpKind.ELEMENTWISE),
+  /** {@code log-plus-one}. */
+  LOG1P("log-plus-one", OpKind.ELEMENTWISE),
+  /** {@code erf}. */
+  ERF("erf", OpKind.ELEMENTWISE),
+  /** {@code atan2}. */
+  ATAN2("atan2", OpKind.ELEMENTWISE),
+  /** {@code xor}. */
+  XOR("xor", OpKind.ELEMENTWISE),
+  /** {@code is-finite}. */
+  IS_FINITE("is-finite", OpKind.ELEMENTWISE),
+  /** {@code round-nearest-even}. */
+  ROUND_NEAREST_EVEN("round-nearest-even", OpKind.ELEMENTWISE),
+  /** {@code all-gather} already present in the input. */
+  ALL_GATHER("all-gather", OpKind.OPAQUE),
+  /** {@code reduce-scatter} already present in the input. */
+  REDUCE_SCATTER("reduce-scatter", OpKind.OPAQUE),
+  /** {@code all-to-all} already present in the input. */
+  ALL_TO_ALL("all-to-all", OpKind.OPAQUE),
+  /** {@code collective-permute} already present in the input. */
+  COLLECTIVE_PERMUTE("collective-permute", OpKind.OPAQUE),
+  /** {@code optimization-barrier}. */
+  OPTIMIZATION_BARRIER("opt-barrier", OpKind.OPAQUE),
+  /** {@code partition-id}. */
+  PARTITION_ID("partition-id", OpKind.SOURCE),
+  /** {@code replica-id}. */
+  REPLICA_ID("replica-id", OpKind.SOURCE),
+  /**
+   * An opcode this version does not know. The HLO reader keeps the name as written in the
+   * instruction's raw attributes under {@code HloModule.OPCODE_KEY} so that it prints back.
+   */
+  UNKNOWN("unknown", OpKind.OPAQUE);
 
   private static final Map<String, Opcode> BY_HLO = new HashMap<>();
 
   static {
     for (Opcode op : values()) {
-      if (op != FORCE_REPLICATED) {
+      if (op != FORCE_REPLICATED && op != UNKNOWN) {
         BY_HLO.putIfAbsent(op.hloName, op);
       }
     }
