@@ -239,8 +239,23 @@ public final class ReducingIlpSolver implements IlpSolver {
     double bound = SolutionEvaluator.evaluate(p, relaxed).objective();
     double lo = 0;
     double hi = 0;
-    double scaleMu = Math.max(1e-30, bound) / Math.max(1.0, m.budget());
-    double mu = scaleMu;
+    // Start where a whole-budget change of memory weighs like the largest single cost.
+    double maxCoef = bound;
+    for (double[] c : p.nodeCosts()) {
+      for (double v : c) {
+        if (v != Double.POSITIVE_INFINITY) {
+          maxCoef = Math.max(maxCoef, v);
+        }
+      }
+    }
+    for (IlpEdge e : p.edges()) {
+      for (double v : e.raw()) {
+        if (v != Double.POSITIVE_INFINITY) {
+          maxCoef = Math.max(maxCoef, v);
+        }
+      }
+    }
+    double mu = Math.max(maxCoef, 1e-12) / Math.max(1.0, m.budget());
     for (int iter = 0; iter < 60 && System.nanoTime() - start < timeLimitSeconds * 1e9; iter++) {
       int[] x = solveRelaxed(penalized(p, w, mu));
       double penalizedObj = SolutionEvaluator.evaluate(penalized(p, w, mu).withoutMemory(), x)
@@ -263,7 +278,7 @@ public final class ReducingIlpSolver implements IlpSolver {
       }
       if (hi == 0) {
         mu *= 4;
-      } else if (hi / Math.max(lo, 1e-300) < 1.0001 && lo > 0) {
+      } else if (hi / Math.max(lo, 1e-300) < 1.001 && lo > 0) {
         break;
       } else {
         mu = lo == 0 ? hi / 4 : Math.sqrt(lo * hi);
