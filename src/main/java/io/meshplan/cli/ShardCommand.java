@@ -5,6 +5,12 @@ import com.fasterxml.jackson.databind.SerializationFeature;
 import io.meshplan.cluster.AlphaBetaCommModel;
 import io.meshplan.cluster.LogicalMesh;
 import io.meshplan.graph.Graph;
+import io.meshplan.graph.HloModule;
+import io.meshplan.graph.HloParser;
+import io.meshplan.graph.HloPrinter;
+import io.meshplan.graph.TensorShape;
+import io.meshplan.sharding.HloShardingText;
+import io.meshplan.sharding.ShardingSpec;
 import io.meshplan.graph.Instruction;
 import io.meshplan.intraop.AutoSharding;
 import io.meshplan.intraop.MeshEnv;
@@ -37,7 +43,7 @@ final class ShardCommand implements Callable<Integer> {
 
   @Mixin ModelOptions model = new ModelOptions();
 
-  @Option(names = "--mesh", required = true, description = "Logical mesh shape, e.g. 50x4.")
+  @Option(names = "--mesh", required = true, description = "Logical mesh shape, e.g. 50x4 or 4.")
   String mesh;
 
   @Option(names = "--alpha", description = "Latency per mesh axis, e.g. 1,1 (default: 1 per axis).")
@@ -70,6 +76,17 @@ final class ShardCommand implements Callable<Integer> {
   @Option(names = "--json", description = "Print the plan as JSON.")
   boolean json;
 
+  @Option(names = "--hlo", description = "Plan an XLA HLO text module instead of a preset.")
+  java.nio.file.Path hlo;
+
+  @Option(names = "--out", description = "With --hlo: write the module back with sharding={...} "
+      + "on every instruction.")
+  java.nio.file.Path outFile;
+
+  @Option(names = "--keep-shardings", description = "With --hlo: keep the shardings already in "
+      + "the module as fixed constraints.")
+  boolean keepShardings;
+
   @Override
   public Integer call() throws Exception {
     long t0 = System.nanoTime();
@@ -91,22 +108,98 @@ final class ShardCommand implements Callable<Integer> {
     if (!(timeLimit > 0) || workers <= 0) {
       throw new InputException("--time-limit and --workers must be positive");
     }
-    ModelSpec ms = model.spec();
-    Graph graph = switch (ms.family()) {
-      case ALPA_MLP -> AlpaMlpBuilder.build(ms.layers(), ms.batch(), ms.hidden(), ms.dtype());
-      case LLAMA -> LlamaForwardBuilder.build(ms, forceReplicatedOutput);
-    };
+    if (hlo != null && model.model != null) {
+      throw new InputException("give either --model or --hlo, not both");
+    }
+    if (hlo == null && (outFile != null || keepShardings)) {
+      throw new InputException("--out and --keep-shardings need --hlo FILE");
+    }
+    String name;
+    Graph graph;
+    HloModule module = null;
+    List<String> warnings = new ArrayList<>();
+    if (hlo != null) {
+      if (outFile != null && sameFile(hlo, outFile)) {
+        throw new InputException("--out " + outFile + " is the input module; choose another file "
+            + "so the input is not overwritten");
+      }
+      module = new HloParser().parse(hlo);
+      graph = module.entry();
+      name = module.name();
+      warnings.addAll(module.warnings());
+    } else {
+      ModelSpec ms = model.spec();
+      name = ms.name();
+      graph = switch (ms.family()) {
+        case ALPA_MLP -> AlpaMlpBuilder.build(ms.layers(), ms.batch(), ms.hidden(), ms.dtype());
+        case LLAMA -> LlamaForwardBuilder.build(ms, forceReplicatedOutput);
+      };
+    }
+    Map<Integer, ShardingSpec> fixed = new java.util.TreeMap<>();
+    if (keepShardings) {
+      for (Instruction ins : graph.instructions()) {
+        String text = ins.rawAttributes().get("sharding");
+        if (text == null) {
+          continue;
+        }
+        ShardingSpec s = ins.shape() instanceof TensorShape ts
+            ? HloShardingText.parse(text, ts, lm) : null;
+        if (s == null) {
+          warnings.add(ins.name() + ": sharding " + text + " is not a layout of mesh " + lm
+              + "; not kept");
+        } else {
+          fixed.put(ins.id(), s);
+        }
+      }
+    }
     MeshEnv env = new MeshEnv(new AlphaBetaCommModel(lm, a, b), mem, Optional.empty());
     ShardingPlan plan = new AutoSharding(env, new SolverOptions(kind, timeLimit, workers))
-        .plan(graph);
+        .plan(graph, fixed);
+    for (String w : plan.opaqueOps()) {
+      warnings.add(w + ": planned conservatively (replicated on replicated operands)");
+    }
+    warnings.addAll(plan.notKept());
     double total = (System.nanoTime() - t0) / 1e9;
     PrintWriter out = spec.commandLine().getOut();
+    if (outFile != null) {
+      Map<Integer, String> texts = new java.util.HashMap<>();
+      for (Instruction ins : graph.instructions()) {
+        texts.put(ins.id(), plan.hloSharding(ins.id()));
+      }
+      writeAtomically(outFile, HloPrinter.withShardings(texts).print(module));
+    }
     if (json) {
-      printJson(out, ms, lm, plan, total);
+      printJson(out, name, lm, plan, total, warnings);
     } else {
-      printTable(out, ms, lm, plan, total);
+      printTable(out, name, lm, plan, total, warnings);
+      if (outFile != null) {
+        out.println("wrote " + outFile);
+      }
     }
     return ExitCodes.OK;
+  }
+
+  private static boolean sameFile(java.nio.file.Path a, java.nio.file.Path b) {
+    try {
+      if (java.nio.file.Files.exists(b)) {
+        return java.nio.file.Files.isSameFile(a, b);
+      }
+    } catch (java.io.IOException e) {
+      return false;
+    }
+    return a.toAbsolutePath().normalize().equals(b.toAbsolutePath().normalize());
+  }
+
+  private static void writeAtomically(java.nio.file.Path file, String text) {
+    try {
+      java.nio.file.Path dir = file.toAbsolutePath().getParent();
+      java.nio.file.Path tmp = java.nio.file.Files.createTempFile(dir, ".meshplan-", ".tmp");
+      java.nio.file.Files.writeString(tmp, text);
+      java.nio.file.Files.move(tmp, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
+          java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+    } catch (java.io.IOException e) {
+      throw new InputException("--out " + file + ": cannot write: " + e.getMessage());
+    }
   }
 
   private static double[] ones(int n) {
@@ -115,8 +208,8 @@ final class ShardCommand implements Callable<Integer> {
     return d;
   }
 
-  private static void printTable(PrintWriter out, ModelSpec ms, LogicalMesh lm, ShardingPlan plan,
-      double total) {
+  private static void printTable(PrintWriter out, String name, LogicalMesh lm, ShardingPlan plan,
+      double total, List<String> warnings) {
     Graph g = plan.graph();
     out.printf(Locale.ROOT, "%-6s %-22s %-18s %-22s %-48s %s%n", "id", "name", "op", "shape",
         "strategy", "sharding");
@@ -126,11 +219,11 @@ final class ShardCommand implements Callable<Integer> {
           ins.opcode().hloName(), ins.shape().toHlo(), st.name(), plan.hloSharding(ins.id()));
     }
     out.println();
-    for (String w : plan.opaqueOps()) {
-      out.println("warning: planned conservatively (replicated): " + w);
+    for (String w : warnings) {
+      out.println("warning: " + w);
     }
     out.printf(Locale.ROOT, "model %s: %d instructions, %d decision nodes, %d in the solver core%n",
-        ms.name(), g.size(), plan.costGraph().problem().nodeCount(), plan.solution().coreNodes());
+        name, g.size(), plan.costGraph().problem().nodeCount(), plan.solution().coreNodes());
     out.printf(Locale.ROOT, "mesh %s, memory %.2f GiB per device, peak %.2f GiB%n", lm,
         plan.env().memoryPerDevice() / (1L << 30),
         plan.evaluation().peakMemoryBytes() / (1L << 30));
@@ -143,11 +236,11 @@ final class ShardCommand implements Callable<Integer> {
         plan.solution().seconds(), total);
   }
 
-  private static void printJson(PrintWriter out, ModelSpec ms, LogicalMesh lm, ShardingPlan plan,
-      double total) throws Exception {
+  private static void printJson(PrintWriter out, String name, LogicalMesh lm, ShardingPlan plan,
+      double total, List<String> warnings) throws Exception {
     Graph g = plan.graph();
     Map<String, Object> root = new LinkedHashMap<>();
-    root.put("model", ms.name());
+    root.put("model", name);
     root.put("mesh", lm.shape());
     root.put("status", plan.solution().status().name());
     root.put("objective", plan.objective());
@@ -161,7 +254,7 @@ final class ShardCommand implements Callable<Integer> {
     root.put("totalSeconds", total);
     root.put("decisionNodes", plan.costGraph().problem().nodeCount());
     root.put("coreNodes", plan.solution().coreNodes());
-    root.put("warnings", plan.opaqueOps());
+    root.put("warnings", warnings);
     List<Map<String, Object>> list = new ArrayList<>();
     for (Instruction ins : g.instructions()) {
       Strategy st = plan.strategy(ins.id());

@@ -33,9 +33,34 @@ public final class AutoSharding {
    * @throws InfeasibleException when no layout fits the memory bound; says how much is needed
    */
   public ShardingPlan plan(Graph graph) {
+    return plan(graph, java.util.Map.of());
+  }
+
+  /**
+   * Plans a graph with some result layouts fixed (for example shardings already in an HLO module).
+   *
+   * @param graph the computation
+   * @param fixed required result layouts by instruction id
+   * @return the plan
+   * @throws InfeasibleException when no plan satisfies the memory bound and the fixed layouts
+   */
+  public ShardingPlan plan(Graph graph, java.util.Map<Integer, io.meshplan.sharding.ShardingSpec>
+      fixed) {
     long t0 = System.nanoTime();
     List<StrategySet> sets = new StrategyGenerator(graph, env).generate();
-    CostGraph cg = CostGraph.build(graph, sets, env);
+    java.util.Map<Integer, io.meshplan.sharding.ShardingSpec> kept = new java.util.TreeMap<>();
+    List<String> notKept = new ArrayList<>();
+    for (var f : new java.util.TreeMap<>(fixed).entrySet()) {
+      boolean available = sets.get(f.getKey()).strategies().stream()
+          .anyMatch(st -> f.getValue().equals(st.output()));
+      if (available) {
+        kept.put(f.getKey(), f.getValue());
+      } else {
+        notKept.add(graph.get(f.getKey()).name() + ": its sharding " + f.getValue()
+            + " is not among the strategies meshplan can price for this op; not kept");
+      }
+    }
+    CostGraph cg = CostGraph.build(graph, sets, env, kept);
     double strategySeconds = (System.nanoTime() - t0) / 1e9;
     IlpSolution sol = options.newSolver().solve(cg.problem());
     if (!sol.hasSolution()) {
@@ -52,7 +77,7 @@ public final class AutoSharding {
         opaque.add(graph.get(i).name());
       }
     }
-    return new ShardingPlan(cg, env, sol, ev, strategySeconds, opaque);
+    return new ShardingPlan(cg, env, sol, ev, strategySeconds, opaque, notKept);
   }
 
   private String memoryMessage(CostGraph cg, IlpSolution sol) {
@@ -86,6 +111,12 @@ public final class AutoSharding {
       }
     }
     String at = step >= 0 ? " at " + cg.graph().get(step).name() : "";
+    if (need <= env.memoryPerDevice()) {
+      return String.format(java.util.Locale.ROOT,
+          "the kept shardings and aliases admit no plan on this mesh (memory is not the cause: the"
+              + " smallest layouts need %.2f GiB of %.2f GiB); drop --keep-shardings or change the"
+              + " mesh", need / (1L << 30), env.memoryPerDevice() / (1L << 30));
+    }
     return String.format(java.util.Locale.ROOT,
         "no sharding fits in %.2f GiB per device; even the smallest layouts need at least %.2f GiB%s"
             + " (raise --memory or use a larger mesh)",

@@ -40,6 +40,21 @@ public record CostGraph(
    * @return the cost graph
    */
   public static CostGraph build(Graph graph, List<StrategySet> strategies, MeshEnv env) {
+    return build(graph, strategies, env, Map.of());
+  }
+
+  /**
+   * Builds the cost graph with some layouts fixed: strategies of a fixed instruction whose result
+   * layout differs from the given one cost {@code +Infinity}.
+   *
+   * @param graph the computation
+   * @param strategies the strategies of every instruction
+   * @param env the mesh and cost models
+   * @param fixed required result layouts by instruction id
+   * @return the cost graph
+   */
+  public static CostGraph build(Graph graph, List<StrategySet> strategies, MeshEnv env,
+      Map<Integer, ShardingSpec> fixed) {
     int n = graph.size();
     int[] nodeOf = new int[n];
     List<Integer> leaders = new ArrayList<>();
@@ -94,6 +109,15 @@ public record CostGraph(
               m[flip ? q * sb + p : p * sb + q] += c;
             }
           }
+        }
+      }
+    }
+    for (Map.Entry<Integer, ShardingSpec> f : new TreeMap<>(fixed).entrySet()) {
+      StrategySet ss = strategies.get(f.getKey());
+      int v = nodeOf[f.getKey()];
+      for (int q = 0; q < ss.size(); q++) {
+        if (!f.getValue().equals(ss.get(q).output())) {
+          nodeCosts[v][q] = Double.POSITIVE_INFINITY;
         }
       }
     }

@@ -16,13 +16,15 @@ import java.util.List;
  * @param strategySeconds time to enumerate strategies and build the cost graph, seconds
  * @param opaqueOps names of instructions planned conservatively because the generator cannot see
  *     into them
+ * @param notKept one line per requested fixed sharding that could not be honoured
  */
 public record ShardingPlan(
     CostGraph costGraph, MeshEnv env, IlpSolution solution, Evaluation evaluation,
-    double strategySeconds, List<String> opaqueOps) {
-  /** Copies the list. */
+    double strategySeconds, List<String> opaqueOps, List<String> notKept) {
+  /** Copies the lists. */
   public ShardingPlan {
     opaqueOps = List.copyOf(opaqueOps);
+    notKept = List.copyOf(notKept);
   }
 
   /**

@@ -39,8 +39,10 @@ import java.util.Map;
  *       replicated operands and are reported.
  * </ul>
  *
- * <p>Layouts are listed with the most tiles first (ties in a fixed enumeration order), so that among
- * equally cheap strategies the solvers' lowest-index rule prefers the one using least memory.
+ * <p>Layouts are listed with the most tiles first, then the most dimensions split, then in a fixed
+ * enumeration order, so that among equally cheap strategies the solvers' lowest-index rule prefers
+ * the one using least memory and spreading splits over dimensions (as XLA's auto-sharding tests
+ * expect of a lone dot on a 2-D mesh).
  */
 public final class StrategyGenerator {
   private final Graph graph;
@@ -109,10 +111,29 @@ public final class StrategyGenerator {
     int[] choice = new int[axes];
     Arrays.fill(choice, -1);
     enumerate(0, choice, rank, shape, out);
-    out.sort((a, b) -> Integer.compare(b.totalTiles(mesh), a.totalTiles(mesh)));
+    out.sort(this::preferred);
     List<ShardingSpec> result = List.copyOf(out);
     layoutCache.put(key, result);
     return result;
+  }
+
+  /**
+   * The tie-break order of layouts: more tiles first (less memory), then more dimensions split
+   * (smaller splits per dimension), then enumeration order (the sort is stable).
+   */
+  private int preferred(ShardingSpec a, ShardingSpec b) {
+    int c = Integer.compare(b.totalTiles(mesh), a.totalTiles(mesh));
+    return c != 0 ? c : Integer.compare(splitDims(b), splitDims(a));
+  }
+
+  private static int splitDims(ShardingSpec s) {
+    int n = 0;
+    for (int d = 0; d < s.rank(); d++) {
+      if (s.axes(d) != 0) {
+        n++;
+      }
+    }
+    return n;
   }
 
   private long layoutKey(TensorShape shape) {
@@ -282,7 +303,10 @@ public final class StrategyGenerator {
           ShardingSpec.replicated(lhs.rank()), ShardingSpec.replicated(rhs.rank())},
           computeCost(ins, 1), 0.0, rep.localBytes(out, mesh)));
     }
-    list.sort((x, y) -> Double.compare(y.output() == null ? 0 : tiles(y), tiles(x)));
+    list.sort((x, y) -> {
+      int c = Double.compare(tiles(y), tiles(x));
+      return c != 0 ? c : preferred(x.output(), y.output());
+    });
     return new StrategySet(list, -1, false);
   }
 
