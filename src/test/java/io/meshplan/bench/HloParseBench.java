@@ -12,11 +12,13 @@ import java.util.Locale;
  * 50,000 instructions. Run after {@code mvn -o -q test-compile}:
  *
  * <pre>
- * java -Xmx2g -cp target/classes:target/test-classes io.meshplan.bench.HloParseBench
+ * java -Xmx2g -cp target/test-classes:target/meshplan.jar io.meshplan.bench.HloParseBench
  * </pre>
  *
  * Columns: instructions, file bytes, parse seconds (best of 5 after 3 warm-up parses), heap bytes
- * held by the parsed module (after GC), heap bytes per file byte, and print seconds.
+ * held by the parsed module (after GC), heap bytes per file byte, print seconds, and the seconds
+ * and status of planning the entry computation on a 2 x 4 mesh (alpha 1,1; beta 1,0.01; 80 GiB)
+ * on the second run.
  */
 public final class HloParseBench {
   private HloParseBench() {}
@@ -28,8 +30,8 @@ public final class HloParseBench {
    */
   public static void main(String[] args) {
     int largest = args.length > 0 ? Integer.parseInt(args[0]) : 50_000;
-    System.out.printf(Locale.ROOT, "%12s %12s %10s %14s %10s %10s%n", "instructions", "file bytes",
-        "parse s", "heap bytes", "heap/file", "print s");
+    System.out.printf(Locale.ROOT, "%12s %12s %10s %14s %10s %10s %10s %9s%n", "instructions",
+        "file bytes", "parse s", "heap bytes", "heap/file", "print s", "plan s", "status");
     for (int n : new int[] {largest / 8, largest / 4, largest / 2, largest}) {
       row(n);
     }
@@ -59,8 +61,20 @@ public final class HloParseBench {
     for (var c : module.computations()) {
       instructions += c.graph().size();
     }
-    System.out.printf(Locale.ROOT, "%12d %12d %10.3f %14d %10.2f %10.3f%n", instructions, bytes,
-        best, heap, (double) heap / bytes, print);
+    // Plan the entry computation on a 2x4 mesh with Alpa's constants (second run, JIT warm).
+    io.meshplan.intraop.MeshEnv env = new io.meshplan.intraop.MeshEnv(
+        new io.meshplan.cluster.AlphaBetaCommModel(io.meshplan.cluster.LogicalMesh.of(2, 4),
+            new double[] {1, 1}, new double[] {1, 0.01}), 80.0 * (1L << 30),
+        java.util.Optional.empty());
+    io.meshplan.intraop.AutoSharding planner = new io.meshplan.intraop.AutoSharding(env,
+        io.meshplan.intraop.SolverOptions.defaults());
+    planner.plan(module.entry());
+    long p0 = System.nanoTime();
+    io.meshplan.intraop.ShardingPlan plan = planner.plan(module.entry());
+    double planSecs = (System.nanoTime() - p0) / 1e9;
+    System.out.printf(Locale.ROOT, "%12d %12d %10.3f %14d %10.2f %10.3f %10.3f %9s%n",
+        instructions, bytes, best, heap, (double) heap / bytes, print, planSecs,
+        plan.solution().status());
     if (printed.isEmpty()) {
       throw new IllegalStateException("nothing printed");
     }
