@@ -2,7 +2,13 @@ package io.meshplan.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
+import io.meshplan.calibrate.ProfileCommModel;
+import io.meshplan.calibrate.ProfileFiles;
 import io.meshplan.cluster.AlphaBetaCommModel;
+import io.meshplan.cluster.ClusterCommModels;
+import io.meshplan.cluster.ClusterSpec;
+import io.meshplan.cluster.CommModel;
+import io.meshplan.cluster.RooflineComputeModel;
 import io.meshplan.cluster.LogicalMesh;
 import io.meshplan.graph.Graph;
 import io.meshplan.graph.HloModule;
@@ -53,9 +59,18 @@ final class ShardCommand implements Callable<Integer> {
       + "(default: 1 per axis).")
   String beta;
 
-  @Option(names = "--memory", defaultValue = "32GiB",
-      description = "Memory per device, e.g. 32GiB or 1000MB (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--memory",
+      description = "Memory per device, e.g. 32GiB or 1000MB (default: the GPU's memory with "
+          + "--cluster, else 32GiB).")
   String memory;
+
+  @Option(names = "--cluster", description = "Price on a cluster NODESxGPUS:gpu[:fabric] or a "
+      + "YAML file: costs in seconds from the catalog, compute by roofline.")
+  String cluster;
+
+  @Option(names = "--profile", description = "With --cluster: a calibration profile from "
+      + "'meshplan calibrate'; its measured collectives replace catalog prices.")
+  java.nio.file.Path profile;
 
   @Option(names = "--force-replicated-output",
       description = "Require the model output to be replicated on every device.")
@@ -98,7 +113,19 @@ final class ShardCommand implements Callable<Integer> {
       throw new InputException("--mesh " + mesh + " has " + shape.length + " axes but --alpha has "
           + a.length + " and --beta has " + b.length + " values; give one value per axis");
     }
-    double mem = CliValues.bytes("--memory", memory);
+    if (cluster != null && (alpha != null || beta != null)) {
+      throw new InputException("--cluster prices the mesh itself; drop --alpha and --beta");
+    }
+    if (profile != null && cluster == null) {
+      throw new InputException("--profile needs --cluster C to place the mesh on the nodes");
+    }
+    ClusterSpec cs = cluster == null ? null : ClusterSpec.parse(cluster);
+    if (cs != null && lm.deviceCount() > cs.gpuCount()) {
+      throw new InputException("--mesh " + mesh + " needs " + lm.deviceCount()
+          + " GPUs but --cluster " + cluster + " has " + cs.gpuCount());
+    }
+    double mem = memory != null ? CliValues.bytes("--memory", memory)
+        : cs != null ? cs.gpu().hbmBytes() : 32.0 * (1L << 30);
     SolverOptions.Kind kind = switch (solver.toLowerCase(Locale.ROOT)) {
       case "reducing" -> SolverOptions.Kind.REDUCING;
       case "cpsat" -> SolverOptions.Kind.CPSAT;
@@ -152,7 +179,15 @@ final class ShardCommand implements Callable<Integer> {
         }
       }
     }
-    MeshEnv env = new MeshEnv(new AlphaBetaCommModel(lm, a, b), mem, Optional.empty());
+    MeshEnv env;
+    if (cs == null) {
+      env = new MeshEnv(new AlphaBetaCommModel(lm, a, b), mem, Optional.empty());
+    } else {
+      CommModel comm = profile == null ? ClusterCommModels.catalog(cs, lm)
+          : new ProfileCommModel(cs, lm, ProfileFiles.read(profile));
+      int elementBytes = elementBytes(graph);
+      env = new MeshEnv(comm, mem, Optional.of(RooflineComputeModel.of(cs.gpu(), elementBytes)));
+    }
     ShardingPlan plan = new AutoSharding(env, new SolverOptions(kind, timeLimit, workers))
         .plan(graph, fixed);
     for (String w : plan.opaqueOps()) {
@@ -177,6 +212,15 @@ final class ShardCommand implements Callable<Integer> {
       }
     }
     return ExitCodes.OK;
+  }
+
+  private static int elementBytes(Graph graph) {
+    for (Instruction ins : graph.instructions()) {
+      if (ins.opcode() == io.meshplan.graph.Opcode.DOT && ins.shape() instanceof TensorShape t) {
+        return t.dtype().bytes();
+      }
+    }
+    return 4;
   }
 
   private static boolean sameFile(java.nio.file.Path a, java.nio.file.Path b) {
@@ -228,7 +272,7 @@ final class ShardCommand implements Callable<Integer> {
         plan.env().memoryPerDevice() / (1L << 30),
         plan.evaluation().peakMemoryBytes() / (1L << 30));
     out.printf(Locale.ROOT,
-        "status %s, objective %.6g (communication %.6g, resharding %.6g), lower bound %.6g%n",
+        "status %s, objective %.6g (compute+communication %.6g, resharding %.6g), lower bound %.6g%n",
         plan.solution().status(), plan.objective(), plan.evaluation().nodeCost(),
         plan.evaluation().edgeCost(), plan.solution().bound());
     out.printf(Locale.ROOT,
