@@ -88,6 +88,11 @@ final class ShardCommand implements Callable<Integer> {
       description = "CP-SAT search workers; 1 is deterministic (default: ${DEFAULT-VALUE}).")
   int workers;
 
+  @Option(names = "--param-liveness", defaultValue = "resident",
+      description = "resident: parameters occupy memory for the whole step (default); alpa: as "
+          + "in Alpa's prototype, from their position in the graph to their last use.")
+  String paramLiveness;
+
   @Option(names = "--json", description = "Print the plan as JSON.")
   boolean json;
 
@@ -188,8 +193,14 @@ final class ShardCommand implements Callable<Integer> {
       int elementBytes = elementBytes(graph);
       env = new MeshEnv(comm, mem, Optional.of(RooflineComputeModel.of(cs.gpu(), elementBytes)));
     }
-    ShardingPlan plan = new AutoSharding(env, new SolverOptions(kind, timeLimit, workers))
-        .plan(graph, fixed);
+    boolean resident = switch (paramLiveness.toLowerCase(Locale.ROOT)) {
+      case "resident" -> true;
+      case "alpa" -> false;
+      default -> throw new InputException("--param-liveness '" + paramLiveness
+          + "' is unknown; use resident or alpa");
+    };
+    ShardingPlan plan = new AutoSharding(env, new SolverOptions(kind, timeLimit, workers),
+        resident).plan(graph, fixed);
     for (String w : plan.opaqueOps()) {
       warnings.add(w + ": planned conservatively (replicated on replicated operands)");
     }

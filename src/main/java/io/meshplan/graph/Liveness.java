@@ -21,6 +21,17 @@ public final class Liveness {
    * @param graph the graph
    */
   public Liveness(Graph graph) {
+    this(graph, true);
+  }
+
+  /**
+   * Computes the live ranges.
+   *
+   * @param graph the graph
+   * @param residentParameters whether parameters live for the whole computation (true, the
+   *     default) or, as in Alpa's prototype, from their position to their last use
+   */
+  public Liveness(Graph graph, boolean residentParameters) {
     int n = graph.size();
     start = new int[n];
     end = new int[n];
@@ -35,7 +46,7 @@ public final class Liveness {
     }
     end[n - 1] = n - 1;
     for (Instruction ins : graph.instructions()) {
-      if (ins.opcode() == Opcode.PARAMETER) {
+      if (residentParameters && ins.opcode() == Opcode.PARAMETER) {
         start[ins.id()] = 0;
         end[ins.id()] = n - 1;
       }

@@ -13,6 +13,7 @@ import java.util.List;
 public final class AutoSharding {
   private final MeshEnv env;
   private final SolverOptions options;
+  private final boolean residentParameters;
 
   /**
    * Creates the planner.
@@ -21,8 +22,22 @@ public final class AutoSharding {
    * @param options the solver settings
    */
   public AutoSharding(MeshEnv env, SolverOptions options) {
+    this(env, options, true);
+  }
+
+  /**
+   * Creates the planner with a choice of parameter liveness.
+   *
+   * @param env the mesh, cost models and memory budget
+   * @param options the solver settings
+   * @param residentParameters true (the default) when parameters occupy memory for the whole
+   *     step; false for Alpa's prototype, where a parameter is live from its position in the graph
+   *     to its last use
+   */
+  public AutoSharding(MeshEnv env, SolverOptions options, boolean residentParameters) {
     this.env = env;
     this.options = options;
+    this.residentParameters = residentParameters;
   }
 
   /**
@@ -60,7 +75,7 @@ public final class AutoSharding {
             + " is not among the strategies meshplan can price for this op; not kept");
       }
     }
-    CostGraph cg = CostGraph.build(graph, sets, env, kept);
+    CostGraph cg = CostGraph.build(graph, sets, env, kept, residentParameters);
     double strategySeconds = (System.nanoTime() - t0) / 1e9;
     IlpSolution sol = options.newSolver().solve(cg.problem());
     if (!sol.hasSolution()) {

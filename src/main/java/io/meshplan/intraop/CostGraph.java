@@ -55,6 +55,22 @@ public record CostGraph(
    */
   public static CostGraph build(Graph graph, List<StrategySet> strategies, MeshEnv env,
       Map<Integer, ShardingSpec> fixed) {
+    return build(graph, strategies, env, fixed, true);
+  }
+
+  /**
+   * Builds the cost graph with fixed layouts and a choice of parameter liveness.
+   *
+   * @param graph the computation
+   * @param strategies the strategies of every instruction
+   * @param env the mesh and cost models
+   * @param fixed required result layouts by instruction id
+   * @param residentParameters whether parameters occupy memory for the whole computation (see
+   *     {@link Liveness})
+   * @return the cost graph
+   */
+  public static CostGraph build(Graph graph, List<StrategySet> strategies, MeshEnv env,
+      Map<Integer, ShardingSpec> fixed, boolean residentParameters) {
     int n = graph.size();
     int[] nodeOf = new int[n];
     List<Integer> leaders = new ArrayList<>();
@@ -156,15 +172,16 @@ public record CostGraph(
       edgeList.add(new IlpEdge((int) (e.getKey() >>> 32), (int) (e.getKey() & 0xffffffffL),
           e.getValue()));
     }
-    MemoryConstraint memory = memory(graph, strategies, nodeOf, env.memoryPerDevice());
+    MemoryConstraint memory = memory(graph, strategies, nodeOf, env.memoryPerDevice(),
+        residentParameters);
     int[] nodeInstruction = leaders.stream().mapToInt(Integer::intValue).toArray();
     return new CostGraph(graph, strategies, nodeOf, nodeInstruction,
         new IlpProblem(nodeCosts, edgeList, memory));
   }
 
   private static MemoryConstraint memory(Graph graph, List<StrategySet> strategies, int[] nodeOf,
-      double budget) {
-    Liveness live = new Liveness(graph);
+      double budget, boolean residentParameters) {
+    Liveness live = new Liveness(graph, residentParameters);
     int n = graph.size();
     int[] node = new int[n];
     int[] start = new int[n];

@@ -224,9 +224,10 @@ public final class ReducingIlpSolver implements IlpSolver {
    * violated steps' memory rows are moved into the objective with one multiplier {@code mu >= 0},
    * and the penalized problem, which keeps the pairwise structure, is solved exactly by the
    * reductions. Bisection on {@code mu} finds the cheapest feasible plan; every evaluation also
-   * gives a valid lower bound {@code min_x (obj(x) + mu * sum_t (mem_t(x) - M))}. The plan is
-   * OPTIMAL when the bound meets it; small problems are then handed to CP-SAT with the plan as a
-   * hint to close the gap.
+   * gives a valid lower bound {@code min_x (obj(x) + mu * sum_t (mem_t(x) - M))}. The best plan is
+   * then improved by feasible single-node moves ({@link LocalSearch}). It is OPTIMAL when the bound
+   * meets it; otherwise small problems go to CP-SAT with the plan as a hint to close the gap, and
+   * large ones are returned as FEASIBLE with the bound.
    */
   private IlpSolution lagrangian(IlpProblem p, int[] relaxed, long start) {
     MemoryConstraint m = p.memory();
@@ -293,6 +294,11 @@ public final class ReducingIlpSolver implements IlpSolver {
           .solve(p);
       double secs = (System.nanoTime() - start) / 1e9;
       return new IlpSolution(full.status(), full.choice(), full.objective(), full.bound(), secs, n);
+    }
+    if (bestObj - bound > 1e-9 * Math.abs(bestObj)) {
+      long deadline = start + (long) (timeLimitSeconds * 1e9);
+      best = new LocalSearch(p).improve(best, deadline);
+      bestObj = SolutionEvaluator.evaluate(p, best).objective();
     }
     if (bestObj - bound <= 1e-9 * Math.abs(bestObj)) {
       return finish(p, SolveStatus.OPTIMAL, best, start, 0);

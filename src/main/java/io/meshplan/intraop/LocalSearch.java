@@ -1,0 +1,133 @@
+package io.meshplan.intraop;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Improves a feasible assignment by single-node moves (1-opt): repeatedly, in node order, moves a
+ * node to the strategy that lowers the objective most while every checked step stays within the
+ * memory bound, until no move helps or the deadline passes. Memory per step is kept in a segment
+ * tree with range add and range maximum, so a move is checked in {@code O(items * log steps)}. The
+ * result is never worse than the start and always feasible.
+ */
+final class LocalSearch {
+  private final IlpProblem p;
+  private final List<List<int[]>> adj = new ArrayList<>();
+  private final List<List<Integer>> itemsOf = new ArrayList<>();
+  private final int[] lo;
+  private final int[] hi;
+  private final double[] tree;
+  private final double[] lazy;
+  private final int size;
+
+  LocalSearch(IlpProblem p) {
+    this.p = p;
+    int n = p.nodeCount();
+    for (int v = 0; v < n; v++) {
+      adj.add(new ArrayList<>());
+      itemsOf.add(new ArrayList<>());
+    }
+    for (int k = 0; k < p.edges().size(); k++) {
+      IlpEdge e = p.edges().get(k);
+      adj.get(e.u()).add(new int[] {k, e.v(), 1});
+      adj.get(e.v()).add(new int[] {k, e.u(), 0});
+    }
+    MemoryConstraint m = p.memory();
+    int items = m == null ? 0 : m.itemCount();
+    lo = new int[items];
+    hi = new int[items];
+    size = m == null ? 1 : Math.max(1, m.steps().length);
+    tree = new double[4 * size];
+    lazy = new double[4 * size];
+    for (int it = 0; it < items; it++) {
+      lo[it] = SolutionEvaluator.lowerBound(m.steps(), m.itemStart()[it]);
+      hi[it] = SolutionEvaluator.lowerBound(m.steps(), m.itemEnd()[it] + 1);
+      if (lo[it] < hi[it]) {
+        itemsOf.get(m.itemNode()[it]).add(it);
+      }
+    }
+  }
+
+  int[] improve(int[] start, long deadlineNanos) {
+    int[] x = start.clone();
+    MemoryConstraint m = p.memory();
+    if (m != null) {
+      for (int it = 0; it < m.itemCount(); it++) {
+        if (lo[it] < hi[it]) {
+          add(1, 0, size - 1, lo[it], hi[it] - 1, m.itemBytes()[it][x[m.itemNode()[it]]]);
+        }
+      }
+    }
+    boolean improved = true;
+    while (improved && System.nanoTime() < deadlineNanos) {
+      improved = false;
+      for (int v = 0; v < p.nodeCount(); v++) {
+        int cur = x[v];
+        double bestDelta = 0;
+        int best = -1;
+        for (int i = 0; i < p.size(v); i++) {
+          if (i == cur) {
+            continue;
+          }
+          double d = p.nodeCosts()[v][i] - p.nodeCosts()[v][cur];
+          for (int[] a : adj.get(v)) {
+            IlpEdge e = p.edges().get(a[0]);
+            int w = a[1];
+            if (a[2] == 1) {
+              d += e.cost(i, x[w], p.size(w)) - e.cost(cur, x[w], p.size(w));
+            } else {
+              d += e.cost(x[w], i, p.size(v)) - e.cost(x[w], cur, p.size(v));
+            }
+          }
+          if (!(d < bestDelta - 1e-12 * Math.abs(bestDelta)) || Double.isNaN(d)) {
+            continue;
+          }
+          if (m == null || fits(v, cur, i, m)) {
+            bestDelta = d;
+            best = i;
+          }
+        }
+        if (best >= 0) {
+          move(v, cur, best, m);
+          x[v] = best;
+          improved = true;
+        }
+      }
+    }
+    return x;
+  }
+
+  private boolean fits(int v, int from, int to, MemoryConstraint m) {
+    move(v, from, to, m);
+    boolean ok = tree[1] <= m.budget();
+    move(v, to, from, m);
+    return ok;
+  }
+
+  private void move(int v, int from, int to, MemoryConstraint m) {
+    if (m == null) {
+      return;
+    }
+    for (int it : itemsOf.get(v)) {
+      double d = m.itemBytes()[it][to] - m.itemBytes()[it][from];
+      if (d != 0) {
+        add(1, 0, size - 1, lo[it], hi[it] - 1, d);
+      }
+    }
+  }
+
+  private void add(int node, int l, int r, int ql, int qr, double d) {
+    if (qr < l || r < ql) {
+      return;
+    }
+    if (ql <= l && r <= qr) {
+      tree[node] += d;
+      lazy[node] += d;
+      return;
+    }
+    int mid = (l + r) >>> 1;
+    add(2 * node, l, mid, ql, qr, d);
+    add(2 * node + 1, mid + 1, r, ql, qr, d);
+    tree[node] = Math.max(tree[2 * node], tree[2 * node + 1]) + lazy[node];
+  }
+}
