@@ -13,8 +13,14 @@ import io.meshplan.util.Require;
  * NIC bandwidth) / g the fabric bandwidth left to one group on one node. Then
  *
  * <pre>
- *   t = [m &gt; 1] (L_nv + f_c(m) * B / W_nv)  +  [k &gt; 1] (L_net + f_c(k) * B / W_net)
+ *   t = [m &gt; 1] (L_nv + f_c(m) * B / W_nv)  +  [k &gt; 1] (s_c(k) * L_net + f_c(k) * B / W_net)
  * </pre>
+ *
+ * where s_c(k) is the number of sequential network steps of a ring: 2(k-1) for all-reduce, k-1
+ * for all-gather and reduce-scatter. For all-reduce NCCL can also use its double binary tree, whose
+ * 2 ceil(log2 k) steps cost less latency and which moves about 2B per rank:
+ * {@code 2 ceil(log2 k) L_net + 2 B / W_net}; the cheaper of ring and tree is taken, so tree wins
+ * for small messages on many nodes and ring for large ones.
  *
  * which is the time of NCCL's ring algorithm written level by level: a ring all-reduce moves
  * 2(n-1)/n of the buffer through every rank, at the speed of the slowest link it crosses (nccl-tests
@@ -100,9 +106,25 @@ public final class CatalogCommModel implements CommModel {
       t += NVLINK_LATENCY_SECONDS + collective.busFactor(m) * bytes / wNv;
     }
     if (k > 1) {
-      t += cluster.fabric().latency() + collective.busFactor(k) * bytes / wNet;
+      double lat = cluster.fabric().latency();
+      double ring = ringSteps(collective, k) * lat + collective.busFactor(k) * bytes / wNet;
+      if (collective == Collective.ALL_REDUCE) {
+        int depth = 32 - Integer.numberOfLeadingZeros(k - 1);
+        double tree = 2.0 * depth * lat + 2.0 * bytes / wNet;
+        ring = Math.min(ring, tree);
+      }
+      t += ring;
     }
     return t;
+  }
+
+  /** Sequential network steps of a ring over k nodes: 2(k-1) for all-reduce, k-1 otherwise. */
+  private static int ringSteps(Collective c, int k) {
+    return switch (c) {
+      case ALL_REDUCE -> 2 * (k - 1);
+      case ALL_GATHER, REDUCE_SCATTER -> k - 1;
+      default -> 1;
+    };
   }
 
   @Override

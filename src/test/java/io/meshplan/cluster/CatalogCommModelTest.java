@@ -26,16 +26,17 @@ class CatalogCommModelTest {
   void axisAcrossNodesIsPricedFromTheNics() {
     CommModel m = ClusterCommModels.catalog(cluster, LogicalMesh.of(2, 8));
     // axis 0: groups {d, d+8}, one GPU per node, 8 groups share each node's 400e9 B/s
-    // -> 50e9 B/s each. 5e-6 + 2*1/2 * 1e9 / 50e9 = 5e-6 + 0.02
-    assertThat(m.allReduce(GB, 0)).isCloseTo(0.020005, within(1e-9));
+    // -> 50e9 B/s each. Ring: 2 steps * 5e-6 + 2*1/2 * 1e9 / 50e9 = 1e-5 + 0.02; the tree
+    // (2 * 1 * 5e-6 + 2 * 1e9 / 50e9 = 0.04001) is slower.
+    assertThat(m.allReduce(GB, 0)).isCloseTo(0.02001, within(1e-9));
   }
 
   @Test
   void groupSpanningNodesIsHierarchical() {
     CommModel m = ClusterCommModels.catalog(cluster, LogicalMesh.of(16));
     // 16 ranks = 2 nodes x 8: NVLink part 3e-6 + 1.75e9/450e9 = 3.891889e-3,
-    // NIC part (one group uses all 400e9 B/s) 5e-6 + 2*1/2 * 1e9/400e9 = 2.505e-3.
-    assertThat(m.allReduce(GB, 0)).isCloseTo(6.396889e-3, within(1e-9));
+    // NIC part (one group uses all 400e9 B/s) 2 * 5e-6 + 2*1/2 * 1e9/400e9 = 2.51e-3.
+    assertThat(m.allReduce(GB, 0)).isCloseTo(6.401889e-3, within(1e-9));
     // all-to-all: 3e-6 + 7/16 * 1e9/450e9 + 5e-6 + 1/2 * 1e9 * 8 / 400e9
     //           = 3e-6 + 0.972222e-3 + 5e-6 + 0.01 = 10.980222e-3
     assertThat(m.allToAll(GB, 0)).isCloseTo(10.980222e-3, within(1e-9));
@@ -44,10 +45,13 @@ class CatalogCommModelTest {
   @Test
   void fourGpuNodesShareFourNics() {
     // 50 x 4 A100 with HDR200: 4 NICs in use = 100e9 B/s per node, shared by the 4 groups of
-    // axis 0 -> 25e9 each. 5e-6 + 2*49/50 * 1e9 / 25e9 = 5e-6 + 0.0784
+    // axis 0 -> 25e9 each. Ring: 98 steps * 5e-6 + 2*49/50 * 1e9 / 25e9 = 4.9e-4 + 0.0784;
+    // tree: 2 * 6 * 5e-6 + 2 * 1e9 / 25e9 = 6e-5 + 0.08, slower for 1 GB.
     CommModel m = ClusterCommModels.catalog(ClusterSpec.parse("50x4:a100-40gb"),
         LogicalMesh.of(50, 4));
-    assertThat(m.allReduce(GB, 0)).isCloseTo(0.078405, within(1e-9));
+    assertThat(m.allReduce(GB, 0)).isCloseTo(0.07889, within(1e-9));
+    // For 1 MB the tree wins: 6e-5 + 2 * 1e6 / 25e9 = 1.4e-4 (ring: 4.9e-4 + 7.84e-5).
+    assertThat(m.allReduce(1e6, 0)).isCloseTo(1.4e-4, within(1e-12));
     // axis 1 stays in a node: 3e-6 + 2*3/4 * 1e9 / 300e9 = 3e-6 + 5e-3
     assertThat(m.allReduce(GB, 1)).isCloseTo(5.003e-3, within(1e-9));
   }
