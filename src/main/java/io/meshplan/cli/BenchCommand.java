@@ -41,6 +41,11 @@ final class BenchCommand implements Callable<Integer> {
       description = "directory for run_benchmarks.sh and commands.txt")
   Path out;
 
+  @Option(names = "--check-local",
+      description = "also run a short all_reduce_perf on this node's GPUs (found in "
+          + "$NCCL_TESTS_HOME/build or on PATH) and compare it with the catalog NVLink bandwidth")
+  boolean checkLocal;
+
   @Override
   public Integer call() {
     Launcher l = switch (launcher.toLowerCase(Locale.ROOT)) {
@@ -50,10 +55,25 @@ final class BenchCommand implements Callable<Integer> {
       default -> throw new InputException("--launcher '" + launcher
           + "': expected mpirun, srun or torchrun");
     };
-    BenchPlan plan = new BenchPlan(ClusterSpec.parse(cluster), l);
+    ClusterSpec cs = ClusterSpec.parse(cluster);
+    BenchPlan plan = new BenchPlan(cs, l);
     PrintWriter stdout = spec.commandLine().getOut();
+    if (checkLocal) {
+      Path bin = io.meshplan.calibrate.LocalCheck.find(System.getenv("NCCL_TESTS_HOME"),
+          System.getenv("PATH"));
+      if (bin == null) {
+        stdout.println("local check skipped: all_reduce_perf not found in $NCCL_TESTS_HOME/build "
+            + "or on PATH (build nccl-tests on a GPU node to run it)");
+      } else {
+        for (String line : new io.meshplan.calibrate.LocalCheck(cs, bin, 300).run()) {
+          stdout.println(line);
+        }
+      }
+    }
     if (out == null) {
-      stdout.print(plan.script());
+      if (!checkLocal) {
+        stdout.print(plan.script());
+      }
       return ExitCodes.OK;
     }
     StringBuilder commands = new StringBuilder();
