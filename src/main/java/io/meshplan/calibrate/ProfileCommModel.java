@@ -5,7 +5,7 @@ import io.meshplan.cluster.CatalogCommModel;
 import io.meshplan.cluster.ClusterCommModels;
 import io.meshplan.cluster.ClusterSpec;
 import io.meshplan.cluster.Collective;
-import io.meshplan.cluster.CommModel;
+import io.meshplan.cluster.CollectiveCommModel;
 import io.meshplan.cluster.LogicalMesh;
 import io.meshplan.util.Require;
 import java.util.List;
@@ -30,7 +30,7 @@ import java.util.Optional;
  * measured with one group per node is used as is for an axis whose groups share the node's NICs.
  * Costs are in seconds.
  */
-public final class ProfileCommModel implements CommModel {
+public final class ProfileCommModel implements CollectiveCommModel {
   private final LogicalMesh mesh;
   private final Profile profile;
   private final CatalogCommModel catalog;
@@ -84,6 +84,7 @@ public final class ProfileCommModel implements CommModel {
    * @param axis the axis
    * @return seconds
    */
+  @Override
   public double cost(Collective collective, double bytes, int axis) {
     int n = mesh.size(axis);
     if (n == 1) {
@@ -100,23 +101,7 @@ public final class ProfileCommModel implements CommModel {
     return entry.seconds(scaled);
   }
 
-  @Override
-  public double allReduce(double bytes, int axis) {
-    return cost(Collective.ALL_REDUCE, bytes, axis);
-  }
 
-  @Override
-  public double allGather(double bytes, int axis) {
-    return cost(Collective.ALL_GATHER, bytes, axis);
-  }
 
-  @Override
-  public double reduceScatter(double bytes, int axis) {
-    return cost(Collective.REDUCE_SCATTER, bytes, axis);
-  }
 
-  @Override
-  public double allToAll(double bytes, int axis) {
-    return cost(Collective.ALL_TO_ALL, bytes, axis);
-  }
 }

@@ -36,7 +36,7 @@ import io.meshplan.util.Require;
  *
  * <p>L_nv is {@link #NVLINK_LATENCY_SECONDS}; L_net the fabric latency. Costs are in seconds.
  */
-public final class CatalogCommModel implements CommModel {
+public final class CatalogCommModel implements CollectiveCommModel {
   /** Latency of one small NCCL collective inside a node over NVLink, in seconds (order of magnitude). */
   public static final double NVLINK_LATENCY_SECONDS = 3e-6;
 
@@ -82,6 +82,7 @@ public final class CatalogCommModel implements CommModel {
    * @param axis the axis
    * @return seconds
    */
+  @Override
   public double cost(Collective collective, double bytes, int axis) {
     AxisPlacement p = placements[axis];
     int n = p.groupSize();
@@ -127,23 +128,7 @@ public final class CatalogCommModel implements CommModel {
     };
   }
 
-  @Override
-  public double allReduce(double bytes, int axis) {
-    return cost(Collective.ALL_REDUCE, bytes, axis);
-  }
 
-  @Override
-  public double allGather(double bytes, int axis) {
-    return cost(Collective.ALL_GATHER, bytes, axis);
-  }
 
-  @Override
-  public double reduceScatter(double bytes, int axis) {
-    return cost(Collective.REDUCE_SCATTER, bytes, axis);
-  }
 
-  @Override
-  public double allToAll(double bytes, int axis) {
-    return cost(Collective.ALL_TO_ALL, bytes, axis);
-  }
 }

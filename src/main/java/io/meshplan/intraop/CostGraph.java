@@ -112,11 +112,8 @@ public record CostGraph(
           continue;
         }
         boolean flip = u > v;
-        int a = flip ? v : u;
-        int b = flip ? u : v;
-        int sa = nodeCosts[a].length;
-        int sb = nodeCosts[b].length;
-        double[] m = edges.computeIfAbsent(((long) a << 32) | b, key -> new double[sa * sb]);
+        int sb = nodeCosts[Math.max(u, v)].length;
+        double[] m = edgeMatrix(edges, nodeCosts, u, v);
         for (int p = 0; p < os.size(); p++) {
           ShardingSpec from = os.get(p).output();
           for (int q = 0; q < ss.size(); q++) {
@@ -151,11 +148,8 @@ public record CostGraph(
         continue;
       }
       boolean flip = u > v;
-      int a = flip ? v : u;
-      int b = flip ? u : v;
-      int sa = nodeCosts[a].length;
-      int sb = nodeCosts[b].length;
-      double[] m = edges.computeIfAbsent(((long) a << 32) | b, key -> new double[sa * sb]);
+      int sb = nodeCosts[Math.max(u, v)].length;
+      double[] m = edgeMatrix(edges, nodeCosts, u, v);
       for (int p = 0; p < ps.size(); p++) {
         for (int q = 0; q < os.size(); q++) {
           if (!Objects.equals(ps.get(p).output(), os.get(q).output())) {
@@ -198,6 +192,15 @@ public record CostGraph(
       }
     }
     return new MemoryConstraint(budget, live.peakCandidateSteps(), node, start, end, bytes);
+  }
+
+  /** The row-major matrix of the edge between two nodes, lower id first, created on first use. */
+  private static double[] edgeMatrix(Map<Long, double[]> edges, double[][] nodeCosts, int u,
+      int v) {
+    int a = Math.min(u, v);
+    int b = Math.max(u, v);
+    int size = nodeCosts[a].length * nodeCosts[b].length;
+    return edges.computeIfAbsent(((long) a << 32) | b, key -> new double[size]);
   }
 
   private static boolean allZero(double[] m) {

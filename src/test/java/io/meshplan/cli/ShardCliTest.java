@@ -4,26 +4,19 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.api.Test;
 
 /** {@code meshplan shard} end to end: the JSON contract, exit codes, one-line errors. */
 class ShardCliTest {
-  private record Run(int code, String out, String err) {}
-
-  private static Run run(String... args) {
-    StringWriter out = new StringWriter();
-    StringWriter err = new StringWriter();
-    int code = Main.run(new PrintWriter(out), new PrintWriter(err), args);
-    return new Run(code, out.toString(), err.toString());
+  private static CliRun run(String... args) {
+    return CliRun.of(args);
   }
 
   @Test
   void jsonCarriesTheContractFields() throws Exception {
-    Run r = run("shard", "--model", "alpa-mlp", "--mesh", "2x2", "--alpha", "1,1", "--beta",
+    CliRun r = run("shard", "--model", "alpa-mlp", "--mesh", "2x2", "--alpha", "1,1", "--beta",
         "1,0.01", "--memory", "1000MB", "--json");
     assertThat(r.code()).isEqualTo(0);
     JsonNode root = new ObjectMapper().readTree(r.out());
@@ -69,7 +62,7 @@ class ShardCliTest {
       args.add(flag);
       args.add(value);
     }
-    Run r = run(args.toArray(new String[0]));
+    CliRun r = run(args.toArray(new String[0]));
     assertThat(r.code()).isEqualTo(ExitCodes.BAD_INPUT);
     assertThat(r.err()).contains(message).doesNotContain("Exception").doesNotContain("\tat ");
     assertThat(r.err().strip().lines().count()).isLessThanOrEqualTo(2);
@@ -78,7 +71,7 @@ class ShardCliTest {
   @Test
   void memoryNothingFitsInIsExitThreeWithTheNeed() {
     // Four 128x128 fp32 weights (64 KiB each) and activations cannot fit in 1 KiB per device.
-    Run r = run("shard", "--model", "alpa-mlp", "--mesh", "2x2", "--memory", "1KiB");
+    CliRun r = run("shard", "--model", "alpa-mlp", "--mesh", "2x2", "--memory", "1KiB");
     assertThat(r.code()).isEqualTo(ExitCodes.INFEASIBLE);
     assertThat(r.err()).contains("no sharding fits in").contains("need at least")
         .doesNotContain("Exception");

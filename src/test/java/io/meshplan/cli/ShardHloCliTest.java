@@ -2,8 +2,6 @@ package io.meshplan.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
@@ -13,13 +11,8 @@ import org.junit.jupiter.api.io.TempDir;
 class ShardHloCliTest {
   @TempDir Path dir;
 
-  private record Run(int code, String out, String err) {}
-
-  private static Run run(String... args) {
-    StringWriter out = new StringWriter();
-    StringWriter err = new StringWriter();
-    int code = Main.run(new PrintWriter(out), new PrintWriter(err), args);
-    return new Run(code, out.toString(), err.toString());
+  private static CliRun run(String... args) {
+    return CliRun.of(args);
   }
 
   private Path corpus(String name) throws Exception {
@@ -35,7 +28,7 @@ class ShardHloCliTest {
     Path in = corpus("mlp_train_step.hlo");
     Path out = dir.resolve("sharded.hlo");
     String before = Files.readString(in);
-    Run r = run("shard", "--hlo", in.toString(), "--mesh", "2x2", "--alpha", "1,1", "--beta",
+    CliRun r = run("shard", "--hlo", in.toString(), "--mesh", "2x2", "--alpha", "1,1", "--beta",
         "1,0.01", "--out", out.toString());
     assertThat(r.code()).as(r.err()).isEqualTo(0);
     assertThat(Files.readString(in)).isEqualTo(before);
@@ -46,7 +39,7 @@ class ShardHloCliTest {
         .filter(l -> l.contains(" = ") && l.contains("sharding={")).count();
     assertThat(sharded).isEqualTo(entryLines).isGreaterThan(40);
     // The written module parses back and plans again.
-    Run again = run("shard", "--hlo", out.toString(), "--mesh", "2x2", "--json");
+    CliRun again = run("shard", "--hlo", out.toString(), "--mesh", "2x2", "--json");
     assertThat(again.code()).isEqualTo(0);
   }
 
@@ -54,7 +47,7 @@ class ShardHloCliTest {
   void keptShardingsAreHonoured() throws Exception {
     // custom_calls.hlo pins x (bf16[8,1024]) to {devices=[4,1]0,1,2,3}.
     Path in = corpus("custom_calls.hlo");
-    Run r = run("shard", "--hlo", in.toString(), "--mesh", "2x2", "--keep-shardings", "--json");
+    CliRun r = run("shard", "--hlo", in.toString(), "--mesh", "2x2", "--keep-shardings", "--json");
     assertThat(r.code()).as(r.err()).isEqualTo(0);
     assertThat(r.out()).contains("\"name\" : \"Arg_1.2\"");
     int at = r.out().indexOf("\"name\" : \"Arg_1.2\"");
@@ -64,7 +57,7 @@ class ShardHloCliTest {
   @Test
   void refusesToOverwriteTheInput() throws Exception {
     Path in = corpus("softmax_fused.hlo");
-    Run r = run("shard", "--hlo", in.toString(), "--mesh", "2x2", "--out", in.toString());
+    CliRun r = run("shard", "--hlo", in.toString(), "--mesh", "2x2", "--out", in.toString());
     assertThat(r.code()).isEqualTo(ExitCodes.BAD_INPUT);
     assertThat(r.err()).contains("is the input module");
   }
@@ -73,7 +66,7 @@ class ShardHloCliTest {
   void aBrokenFileIsAPositionedOneLineError() throws Exception {
     Path bad = dir.resolve("bad.hlo");
     Files.writeString(bad, "HloModule m\n\nENTRY %main (p: f32[4]) -> f32[4] {\n  %p = f32[4 parameter(0)\n");
-    Run r = run("shard", "--hlo", bad.toString(), "--mesh", "2x2");
+    CliRun r = run("shard", "--hlo", bad.toString(), "--mesh", "2x2");
     assertThat(r.code()).isEqualTo(ExitCodes.BAD_INPUT);
     assertThat(r.err()).contains("bad.hlo:4:").doesNotContain("Exception");
     assertThat(r.err().strip().lines().count()).isEqualTo(1);
