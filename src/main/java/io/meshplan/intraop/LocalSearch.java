@@ -48,15 +48,120 @@ final class LocalSearch {
     }
   }
 
+  /**
+   * Makes an assignment that breaks the memory bound feasible, then improves it: while some step
+   * is over budget, takes the single-node move that frees memory at the fullest step for the least
+   * objective increase per byte and does not raise the peak, then runs {@link #improve}.
+   *
+   * @param start an assignment, feasible or not
+   * @param deadlineNanos when to stop
+   * @return a feasible assignment, or null when no move frees memory at the fullest step
+   */
+  int[] repair(int[] start, long deadlineNanos) {
+    MemoryConstraint m = p.memory();
+    if (m == null) {
+      return improve(start, deadlineNanos);
+    }
+    int[] x = start.clone();
+    load(x);
+    while (tree[1] > m.budget()) {
+      if (System.nanoTime() > deadlineNanos) {
+        return null;
+      }
+      int worst = argmaxStep();
+      double peak = tree[1];
+      double bestRatio = Double.POSITIVE_INFINITY;
+      int bestV = -1;
+      int bestI = -1;
+      for (int v = 0; v < p.nodeCount(); v++) {
+        int cur = x[v];
+        for (int i = 0; i < p.size(v); i++) {
+          if (i == cur) {
+            continue;
+          }
+          double freed = 0;
+          for (int it : itemsOf.get(v)) {
+            if (lo[it] <= worst && worst < hi[it]) {
+              freed += m.itemBytes()[it][cur] - m.itemBytes()[it][i];
+            }
+          }
+          if (freed <= 0) {
+            continue;
+          }
+          double ratio = delta(v, cur, i, x) / freed;
+          if (ratio < bestRatio) {
+            move(v, cur, i, m);
+            boolean noHigher = tree[1] <= peak;
+            move(v, i, cur, m);
+            if (noHigher) {
+              bestRatio = ratio;
+              bestV = v;
+              bestI = i;
+            }
+          }
+        }
+      }
+      if (bestV < 0) {
+        return null;
+      }
+      move(bestV, x[bestV], bestI, m);
+      x[bestV] = bestI;
+    }
+    clear();
+    return improve(x, deadlineNanos);
+  }
+
+  private int argmaxStep() {
+    int node = 1;
+    int l = 0;
+    int r = size - 1;
+    while (l < r) {
+      int mid = (l + r) >>> 1;
+      if (tree[2 * node] >= tree[2 * node + 1]) {
+        node = 2 * node;
+        r = mid;
+      } else {
+        node = 2 * node + 1;
+        l = mid + 1;
+      }
+    }
+    return l;
+  }
+
+  private double delta(int v, int cur, int i, int[] x) {
+    double d = p.nodeCosts()[v][i] - p.nodeCosts()[v][cur];
+    for (int[] a : adj.get(v)) {
+      IlpEdge e = p.edges().get(a[0]);
+      int w = a[1];
+      if (a[2] == 1) {
+        d += e.cost(i, x[w], p.size(w)) - e.cost(cur, x[w], p.size(w));
+      } else {
+        d += e.cost(x[w], i, p.size(v)) - e.cost(x[w], cur, p.size(v));
+      }
+    }
+    return d;
+  }
+
+  private void load(int[] x) {
+    clear();
+    MemoryConstraint m = p.memory();
+    for (int it = 0; it < m.itemCount(); it++) {
+      if (lo[it] < hi[it]) {
+        add(1, 0, size - 1, lo[it], hi[it] - 1, m.itemBytes()[it][x[m.itemNode()[it]]]);
+      }
+    }
+  }
+
+  private void clear() {
+    java.util.Arrays.fill(tree, 0);
+    java.util.Arrays.fill(lazy, 0);
+  }
+
   int[] improve(int[] start, long deadlineNanos) {
     int[] x = start.clone();
     MemoryConstraint m = p.memory();
     if (m != null) {
-      for (int it = 0; it < m.itemCount(); it++) {
-        if (lo[it] < hi[it]) {
-          add(1, 0, size - 1, lo[it], hi[it] - 1, m.itemBytes()[it][x[m.itemNode()[it]]]);
-        }
-      }
+      load(x);
     }
     boolean improved = true;
     while (improved && System.nanoTime() < deadlineNanos) {
@@ -69,16 +174,7 @@ final class LocalSearch {
           if (i == cur) {
             continue;
           }
-          double d = p.nodeCosts()[v][i] - p.nodeCosts()[v][cur];
-          for (int[] a : adj.get(v)) {
-            IlpEdge e = p.edges().get(a[0]);
-            int w = a[1];
-            if (a[2] == 1) {
-              d += e.cost(i, x[w], p.size(w)) - e.cost(cur, x[w], p.size(w));
-            } else {
-              d += e.cost(x[w], i, p.size(v)) - e.cost(x[w], cur, p.size(v));
-            }
-          }
+          double d = delta(v, cur, i, x);
           if (!(d < bestDelta - 1e-12 * Math.abs(bestDelta)) || Double.isNaN(d)) {
             continue;
           }

@@ -224,8 +224,10 @@ public final class ReducingIlpSolver implements IlpSolver {
    * violated steps' memory rows are moved into the objective with one multiplier {@code mu >= 0},
    * and the penalized problem, which keeps the pairwise structure, is solved exactly by the
    * reductions. Bisection on {@code mu} finds the cheapest feasible plan; every evaluation also
-   * gives a valid lower bound {@code min_x (obj(x) + mu * sum_t (mem_t(x) - M))}. The best plan is
-   * then improved by feasible single-node moves ({@link LocalSearch}). It is OPTIMAL when the bound
+   * gives a valid lower bound {@code min_x (obj(x) + mu * sum_t (mem_t(x) - M))}; subgradient
+   * steps on one multiplier per step then tighten it. The best plan is
+   * then improved by feasible single-node moves, and the last infeasible plan of the bisection is
+   * repaired by the moves that free the most memory per unit of cost ({@link LocalSearch}). It is OPTIMAL when the bound
    * meets it; otherwise small problems go to CP-SAT with the plan as a hint to close the gap, and
    * large ones are returned as FEASIBLE with the bound.
    */
@@ -257,6 +259,7 @@ public final class ReducingIlpSolver implements IlpSolver {
       }
     }
     double mu = Math.max(maxCoef, 1e-12) / Math.max(1.0, m.budget());
+    int[] lastInfeasible = relaxed;
     for (int iter = 0; iter < 60 && System.nanoTime() - start < timeLimitSeconds * 1e9; iter++) {
       int[] x = solveRelaxed(penalized(p, w, mu));
       double penalizedObj = SolutionEvaluator.evaluate(penalized(p, w, mu).withoutMemory(), x)
@@ -270,6 +273,7 @@ public final class ReducingIlpSolver implements IlpSolver {
         }
         hi = mu;
       } else {
+        lastInfeasible = x;
         int before = rows.size();
         addViolated(m, x, rows);
         if (rows.size() != before) {
@@ -296,9 +300,64 @@ public final class ReducingIlpSolver implements IlpSolver {
       return new IlpSolution(full.status(), full.choice(), full.objective(), full.bound(), secs, n);
     }
     if (bestObj - bound > 1e-9 * Math.abs(bestObj)) {
+      // Subgradient ascent with one multiplier per checked step tightens the bound and offers
+      // more plans to keep or repair (Held, Wolfe and Crowder, Math. Programming 1974).
+      double[] stepMu = new double[m.steps().length];
+      for (int r : rows) {
+        stepMu[r] = hi;
+      }
+      double theta = 1.0;
+      int stale = 0;
+      for (int iter = 0; iter < SUBGRADIENT_ITERATIONS
+          && System.nanoTime() - start < timeLimitSeconds * 1e9; iter++) {
+        IlpProblem q = penalizedBySteps(p, stepMu);
+        int[] x = solveRelaxed(q);
+        double[] at = SolutionEvaluator.memoryAtSteps(m, x);
+        double lagr = SolutionEvaluator.evaluate(q.withoutMemory(), x).objective();
+        double norm = 0;
+        for (int k = 0; k < at.length; k++) {
+          lagr -= stepMu[k] * m.budget();
+          double g = at[k] - m.budget();
+          if (stepMu[k] > 0 || g > 0) {
+            norm += g * g;
+          }
+        }
+        if (lagr > bound + 1e-12 * Math.abs(bound)) {
+          bound = lagr;
+          stale = 0;
+        } else if (++stale >= 3) {
+          theta /= 2;
+          stale = 0;
+        }
+        Evaluation e = SolutionEvaluator.evaluate(p, x);
+        if (e.feasible() && e.objective() < bestObj) {
+          bestObj = e.objective();
+          best = x;
+        } else if (!e.feasible()) {
+          lastInfeasible = x;
+        }
+        if (bestObj - bound <= 1e-9 * Math.abs(bestObj) || norm == 0) {
+          break;
+        }
+        double step = theta * (bestObj - lagr) / norm;
+        for (int k = 0; k < at.length; k++) {
+          stepMu[k] = Math.max(0, stepMu[k] + step * (at[k] - m.budget()));
+        }
+      }
+    }
+    if (bestObj - bound > 1e-9 * Math.abs(bestObj)) {
       long deadline = start + (long) (timeLimitSeconds * 1e9);
-      best = new LocalSearch(p).improve(best, deadline);
+      LocalSearch ls = new LocalSearch(p);
+      best = ls.improve(best, deadline);
       bestObj = SolutionEvaluator.evaluate(p, best).objective();
+      int[] repaired = ls.repair(lastInfeasible, deadline);
+      if (repaired != null) {
+        Evaluation re = SolutionEvaluator.evaluate(p, repaired);
+        if (re.feasible() && re.objective() < bestObj) {
+          best = repaired;
+          bestObj = re.objective();
+        }
+      }
     }
     if (bestObj - bound <= 1e-9 * Math.abs(bestObj)) {
       return finish(p, SolveStatus.OPTIMAL, best, start, 0);
@@ -315,6 +374,35 @@ public final class ReducingIlpSolver implements IlpSolver {
     }
     double secs = (System.nanoTime() - start) / 1e9;
     return new IlpSolution(SolveStatus.FEASIBLE, best, bestObj, bound, secs, n);
+  }
+
+  /** Subgradient iterations after the bisection on one multiplier. */
+  static final int SUBGRADIENT_ITERATIONS = 12;
+
+  /** The problem with memory moved into the costs: one multiplier per checked step. */
+  private static IlpProblem penalizedBySteps(IlpProblem p, double[] stepMu) {
+    MemoryConstraint m = p.memory();
+    double[] prefix = new double[stepMu.length + 1];
+    for (int k = 0; k < stepMu.length; k++) {
+      prefix[k + 1] = prefix[k] + stepMu[k];
+    }
+    double[][] c = new double[p.nodeCount()][];
+    for (int v = 0; v < c.length; v++) {
+      c[v] = p.nodeCosts()[v].clone();
+    }
+    for (int it = 0; it < m.itemCount(); it++) {
+      int lo = SolutionEvaluator.lowerBound(m.steps(), m.itemStart()[it]);
+      int hi = SolutionEvaluator.lowerBound(m.steps(), m.itemEnd()[it] + 1);
+      double weight = prefix[hi] - prefix[lo];
+      if (weight != 0) {
+        double[] b = m.itemBytes()[it];
+        double[] cv = c[m.itemNode()[it]];
+        for (int i = 0; i < b.length; i++) {
+          cv[i] += weight * b[i];
+        }
+      }
+    }
+    return new IlpProblem(c, p.edges(), null);
   }
 
   /** Problems up to this many nodes get CP-SAT to close a Lagrangian gap. */

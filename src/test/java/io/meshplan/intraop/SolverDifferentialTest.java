@@ -119,4 +119,35 @@ class SolverDifferentialTest {
     assertThat(good.peakMemoryBytes()).isEqualTo(2.0);
     assertThat(good.feasible()).isTrue();
   }
+
+  @Test
+  void localSearchKeepsFeasibilityAndNeverWorsens() {
+    Random rnd = new Random(99);
+    int repaired = 0;
+    for (int k = 0; k < 150; k++) {
+      IlpProblem p = random(rnd, true, false);
+      IlpSolution ref = new ExhaustiveIlpSolver(1_000_000).solve(p);
+      int[] start = new int[p.nodeCount()];
+      for (int v = 0; v < start.length; v++) {
+        start[v] = rnd.nextInt(p.size(v));
+      }
+      LocalSearch ls = new LocalSearch(p);
+      int[] fixedUp = ls.repair(start, Long.MAX_VALUE);
+      if (fixedUp != null) {
+        repaired++;
+        Evaluation e = SolutionEvaluator.evaluate(p, fixedUp);
+        assertThat(e.feasible()).as("case %d", k).isTrue();
+        assertThat(ref.hasSolution()).isTrue();
+        assertThat(e.objective()).isGreaterThanOrEqualTo(ref.objective() - 1e-9);
+      }
+      if (SolutionEvaluator.evaluate(p, start).feasible()) {
+        int[] better = ls.improve(start, Long.MAX_VALUE);
+        Evaluation before = SolutionEvaluator.evaluate(p, start);
+        Evaluation after = SolutionEvaluator.evaluate(p, better);
+        assertThat(after.feasible()).isTrue();
+        assertThat(after.objective()).isLessThanOrEqualTo(before.objective());
+      }
+    }
+    assertThat(repaired).isGreaterThan(30);
+  }
 }
