@@ -150,4 +150,39 @@ class SolverDifferentialTest {
     }
     assertThat(repaired).isGreaterThan(30);
   }
+
+  @Test
+  void aTimeLimitStillReturnsAStatusAndABound() {
+    // A 60-node dense random problem cannot be proven in 10 ms; whatever comes back must carry
+    // a consistent status: a solution with bound <= objective, or no solution at all.
+    Random rnd = new Random(3);
+    int n = 60;
+    double[][] costs = new double[n][];
+    for (int v = 0; v < n; v++) {
+      costs[v] = new double[6];
+      for (int i = 0; i < 6; i++) {
+        costs[v][i] = rnd.nextInt(100);
+      }
+    }
+    List<IlpEdge> edges = new ArrayList<>();
+    for (int u = 0; u < n; u++) {
+      for (int v = u + 1; v < n; v++) {
+        if (rnd.nextDouble() < 0.2) {
+          double[] m = new double[36];
+          for (int k = 0; k < 36; k++) {
+            m[k] = rnd.nextInt(100);
+          }
+          edges.add(new IlpEdge(u, v, m));
+        }
+      }
+    }
+    IlpSolution s = new CpSatIlpSolver(0.01, 1, null).solve(new IlpProblem(costs, edges, null));
+    assertThat(s.status()).isIn(SolveStatus.OPTIMAL, SolveStatus.FEASIBLE, SolveStatus.UNKNOWN);
+    if (s.hasSolution()) {
+      assertThat(s.bound()).isLessThanOrEqualTo(s.objective() + 1e-6);
+      assertThat(s.choice()).hasSize(n);
+    } else {
+      assertThat(s.choice()).isEmpty();
+    }
+  }
 }
