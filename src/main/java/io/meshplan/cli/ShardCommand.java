@@ -246,8 +246,11 @@ final class ShardCommand implements Callable<Integer> {
   }
 
   private static void writeAtomically(java.nio.file.Path file, String text) {
+    java.nio.file.Path dir = file.toAbsolutePath().getParent();
+    if (dir == null || !java.nio.file.Files.isDirectory(dir)) {
+      throw new InputException("--out " + file + ": the directory " + dir + " does not exist");
+    }
     try {
-      java.nio.file.Path dir = file.toAbsolutePath().getParent();
       java.nio.file.Path tmp = java.nio.file.Files.createTempFile(dir, ".meshplan-", ".tmp");
       java.nio.file.Files.writeString(tmp, text);
       java.nio.file.Files.move(tmp, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
