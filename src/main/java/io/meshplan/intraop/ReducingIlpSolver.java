@@ -223,7 +223,8 @@ public final class ReducingIlpSolver implements IlpSolver {
    * Handles a binding memory bound by Lagrangian relaxation (Fisher, Management Science 1981): the
    * violated steps' memory rows are moved into the objective with one multiplier {@code mu >= 0},
    * and the penalized problem, which keeps the pairwise structure, is solved exactly by the
-   * reductions. Bisection on {@code mu} finds the cheapest feasible plan; every evaluation also
+   * reductions. A cutting-plane search on {@code mu} (bisection as a fallback) finds the cheapest
+   * feasible plan; every evaluation also
    * gives a valid lower bound {@code min_x (obj(x) + mu * sum_t (mem_t(x) - M))}; subgradient
    * steps on one multiplier per step then tighten it. The best plan is
    * then improved by feasible single-node moves, and the last infeasible plan of the bisection is
@@ -260,37 +261,55 @@ public final class ReducingIlpSolver implements IlpSolver {
     }
     double mu = Math.max(maxCoef, 1e-12) / Math.max(1.0, m.budget());
     int[] lastInfeasible = relaxed;
+    int[] feasibleAtHi = null;
     for (int iter = 0; iter < 60 && System.nanoTime() - start < timeLimitSeconds * 1e9; iter++) {
       int[] x = solveRelaxed(penalized(p, w, mu));
       double penalizedObj = SolutionEvaluator.evaluate(penalized(p, w, mu).withoutMemory(), x)
           .objective();
       bound = Math.max(bound, penalizedObj - mu * rows.size() * m.budget());
       Evaluation e = SolutionEvaluator.evaluate(p, x);
+      boolean repeat = false;
       if (e.feasible()) {
         if (e.objective() < bestObj) {
           bestObj = e.objective();
           best = x;
         }
+        repeat = feasibleAtHi != null && java.util.Arrays.equals(x, feasibleAtHi);
+        feasibleAtHi = x;
         hi = mu;
       } else {
+        repeat = lo > 0 && java.util.Arrays.equals(x, lastInfeasible);
         lastInfeasible = x;
         int before = rows.size();
         addViolated(m, x, rows);
         if (rows.size() != before) {
           w = weights(p, rows);
+          repeat = false;
         }
         lo = mu;
-      }
-      if (hi == 0) {
-        mu *= 4;
-      } else if (hi / Math.max(lo, 1e-300) < 1.001 && lo > 0) {
-        break;
-      } else {
-        mu = lo == 0 ? hi / 4 : Math.sqrt(lo * hi);
       }
       if (best != null && bestObj - bound <= 1e-9 * Math.abs(bestObj)) {
         break;
       }
+      if (hi == 0) {
+        mu *= 4;
+        continue;
+      }
+      if (lo == 0) {
+        mu = hi / 4;
+        continue;
+      }
+      if (repeat || hi / lo < 1.001) {
+        break;
+      }
+      // Kelley's cutting plane on the one-dimensional dual: the next multiplier is where the
+      // lines obj(x) + mu * g(x) of the bracketing plans cross.
+      double gLo = excess(m, lastInfeasible, rows);
+      double gHi = excess(m, feasibleAtHi, rows);
+      double oLo = SolutionEvaluator.evaluate(p.withoutMemory(), lastInfeasible).objective();
+      double oHi = SolutionEvaluator.evaluate(p.withoutMemory(), feasibleAtHi).objective();
+      double cross = gLo > gHi ? (oHi - oLo) / (gLo - gHi) : Double.NaN;
+      mu = cross > lo * 1.0005 && cross < hi / 1.0005 ? cross : Math.sqrt(lo * hi);
     }
     if (best == null) {
       IlpSolution full = new CpSatIlpSolver(
@@ -407,6 +426,16 @@ public final class ReducingIlpSolver implements IlpSolver {
 
   /** Problems up to this many nodes get CP-SAT to close a Lagrangian gap. */
   static final int SMALL_FOR_CPSAT = 200;
+
+  /** The summed excess of the chosen rows: sum over rows of (memory - budget), bytes. */
+  private static double excess(MemoryConstraint m, int[] x, java.util.Set<Integer> rows) {
+    double[] at = SolutionEvaluator.memoryAtSteps(m, x);
+    double g = 0;
+    for (int r : rows) {
+      g += at[r] - m.budget();
+    }
+    return g;
+  }
 
   private static void addViolated(MemoryConstraint m, int[] x, java.util.Set<Integer> rows) {
     double[] at = SolutionEvaluator.memoryAtSteps(m, x);
