@@ -10,6 +10,7 @@ import io.meshplan.cluster.ClusterSpec;
 import io.meshplan.cluster.CommModel;
 import io.meshplan.cluster.RooflineComputeModel;
 import io.meshplan.cluster.LogicalMesh;
+import io.meshplan.graph.CallInliner;
 import io.meshplan.graph.Graph;
 import io.meshplan.graph.HloModule;
 import io.meshplan.graph.HloParser;
@@ -149,6 +150,7 @@ final class ShardCommand implements Callable<Integer> {
     String name;
     Graph graph;
     HloModule module = null;
+    int[] idMap = null;
     List<String> warnings = new ArrayList<>();
     if (hlo != null) {
       if (outFile != null && sameFile(hlo, outFile)) {
@@ -156,9 +158,15 @@ final class ShardCommand implements Callable<Integer> {
             + "so the input is not overwritten");
       }
       module = new HloParser().parse(hlo);
-      graph = module.entry();
       name = module.name();
       warnings.addAll(module.warnings());
+      if (CallInliner.hasCalls(module)) {
+        CallInliner.Result inlined = CallInliner.inline(module);
+        graph = inlined.graph();
+        idMap = inlined.newIdOf();
+      } else {
+        graph = module.entry();
+      }
     } else {
       ModelSpec ms = model.spec();
       name = ms.name();
@@ -169,7 +177,7 @@ final class ShardCommand implements Callable<Integer> {
     }
     Map<Integer, ShardingSpec> fixed = new java.util.TreeMap<>();
     if (keepShardings) {
-      for (Instruction ins : graph.instructions()) {
+      for (Instruction ins : module.entry().instructions()) {
         String text = ins.rawAttributes().get("sharding");
         if (text == null) {
           continue;
@@ -180,7 +188,7 @@ final class ShardCommand implements Callable<Integer> {
           warnings.add(ins.name() + ": sharding " + text + " is not a layout of mesh " + lm
               + "; not kept");
         } else {
-          fixed.put(ins.id(), s);
+          fixed.put(idMap == null ? ins.id() : idMap[ins.id()], s);
         }
       }
     }
@@ -209,8 +217,8 @@ final class ShardCommand implements Callable<Integer> {
     PrintWriter out = spec.commandLine().getOut();
     if (outFile != null) {
       Map<Integer, String> texts = new java.util.HashMap<>();
-      for (Instruction ins : graph.instructions()) {
-        texts.put(ins.id(), plan.hloSharding(ins.id()));
+      for (Instruction ins : module.entry().instructions()) {
+        texts.put(ins.id(), plan.hloSharding(idMap == null ? ins.id() : idMap[ins.id()]));
       }
       writeAtomically(outFile, HloPrinter.withShardings(texts).print(module));
     }

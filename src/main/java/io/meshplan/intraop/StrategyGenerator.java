@@ -90,7 +90,7 @@ public final class StrategyGenerator {
       case SLICE -> follow(ins, 0, done, this::sliceSpec);
       case CONCATENATE -> concatenate(ins, done);
       case TUPLE -> tuple(ins);
-      case GET_TUPLE_ELEMENT -> getTupleElement(ins);
+      case GET_TUPLE_ELEMENT -> getTupleElement(ins, done);
       case FORCE_REPLICATED -> forceReplicated(ins);
       case OPAQUE -> opaque(ins);
     };
@@ -567,11 +567,30 @@ public final class StrategyGenerator {
         new ShardingSpec[ins.operands().size()], 0.0, 0.0, 0.0)), -1, false);
   }
 
-  private StrategySet getTupleElement(Instruction ins) {
-    if (ins.shape() instanceof TensorShape t) {
-      return free(ins, t);
+  /**
+   * A tuple element of a planned {@code tuple} takes that element's layout, strategy for strategy;
+   * an element of an opaque tuple (replicated) may be sliced to any layout for free.
+   */
+  private StrategySet getTupleElement(Instruction ins, List<StrategySet> done) {
+    if (!(ins.shape() instanceof TensorShape t)) {
+      return opaque(ins);
     }
-    return opaque(ins);
+    Instruction tuple = graph.get(ins.operand(0));
+    if (tuple.opcode() == Opcode.TUPLE && ins.attrs() instanceof OpAttrs.Index idx
+        && idx.index() < tuple.operands().size()) {
+      int element = tuple.operand(idx.index());
+      if (graph.get(element).shape() instanceof TensorShape et && et.equals(t)) {
+        StrategySet es = done.get(element);
+        List<Strategy> list = new ArrayList<>(es.size());
+        for (Strategy st : es.strategies()) {
+          ShardingSpec o = st.output() == null ? ShardingSpec.replicated(t.rank()) : st.output();
+          list.add(new Strategy(o.toString(), o, new ShardingSpec[1], 0.0, 0.0,
+              o.localBytes(t, mesh)));
+        }
+        return new StrategySet(list, element, false);
+      }
+    }
+    return free(ins, t);
   }
 
   private StrategySet forceReplicated(Instruction ins) {

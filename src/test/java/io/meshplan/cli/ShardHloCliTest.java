@@ -71,4 +71,28 @@ class ShardHloCliTest {
     assertThat(r.err()).contains("bad.hlo:4:").doesNotContain("Exception");
     assertThat(r.err().strip().lines().count()).isEqualTo(1);
   }
+
+  @Test
+  void fusionsArePlannedInsideAndTheFusionGetsItsRootSharding() throws Exception {
+    Path in = corpus("softmax_fused.hlo");
+    Path out = dir.resolve("softmax_sharded.hlo");
+    CliRun r = run("shard", "--hlo", in.toString(), "--mesh", "2x2", "--out", out.toString(),
+        "--json");
+    assertThat(r.code()).as(r.err()).isEqualTo(0);
+    // The rows of the plan are the inlined instructions; no fusion is planned as opaque.
+    assertThat(r.out()).contains("loop_divide_fusion/divide.1").doesNotContain("planned "
+        + "conservatively");
+    String text = Files.readString(out);
+    String fusionLine = text.lines().filter(l -> l.contains("%loop_divide_fusion = "))
+        .findFirst().orElseThrow();
+    String sharding = null;
+    for (var ins : new com.fasterxml.jackson.databind.ObjectMapper().readTree(r.out())
+        .get("instructions")) {
+      if (ins.get("name").asText().equals("loop_divide_fusion/divide.1")) {
+        sharding = ins.get("sharding").asText();
+      }
+    }
+    assertThat(sharding).startsWith("{");
+    assertThat(fusionLine).contains("sharding=" + sharding);
+  }
 }
