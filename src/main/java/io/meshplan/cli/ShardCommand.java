@@ -294,9 +294,11 @@ final class ShardCommand implements Callable<Integer> {
         plan.env().memoryPerDevice() / (1L << 30),
         plan.evaluation().peakMemoryBytes() / (1L << 30));
     out.printf(Locale.ROOT,
-        "status %s, objective %.6g (compute+communication %.6g, resharding %.6g), lower bound %.6g%n",
+        "status %s, objective %.6g (compute+communication %.6g, resharding %.6g), lower bound %.6g"
+            + " (%s)%n",
         plan.solution().status(), plan.objective(), plan.evaluation().nodeCost(),
-        plan.evaluation().edgeCost(), plan.solution().bound());
+        plan.evaluation().edgeCost(), plan.solution().bound(),
+        plan.env().compute().isPresent() ? "seconds" : "alpha-beta units");
     out.printf(Locale.ROOT,
         "time: strategies %.3f s, solve %.3f s, total %.3f s%n", plan.strategySeconds(),
         plan.solution().seconds(), total);
@@ -309,6 +311,7 @@ final class ShardCommand implements Callable<Integer> {
     root.put("model", name);
     root.put("mesh", lm.shape());
     root.put("status", plan.solution().status().name());
+    root.put("costUnit", plan.env().compute().isPresent() ? "seconds" : "alpha-beta units");
     root.put("objective", plan.objective());
     root.put("bound", plan.solution().bound());
     root.put("communicationCost", plan.evaluation().nodeCost());
