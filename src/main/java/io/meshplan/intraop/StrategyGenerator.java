@@ -34,6 +34,8 @@ import java.util.Map;
  *       operand: one strategy per strategy of that operand, with the layout carried through the op
  *       (a split that a reshape cannot carry, or that falls on a sliced or concatenated dimension,
  *       is gathered). Reduce over a split dimension all-reduces its result.
+ *   <li>Dynamic slice, dynamic update slice and pad follow their first operand, keeping splits only
+ *       on dimensions their window covers whole.
  *   <li>Tuples cost nothing; a "must be replicated" marker takes only the replicated layout; ops the
  *       generator cannot see into ({@link io.meshplan.graph.OpKind#OPAQUE}) run replicated on
  *       replicated operands and are reported.
@@ -92,8 +94,37 @@ public final class StrategyGenerator {
       case TUPLE -> tuple(ins);
       case GET_TUPLE_ELEMENT -> getTupleElement(ins, done);
       case FORCE_REPLICATED -> forceReplicated(ins);
-      case OPAQUE -> opaque(ins);
+      case OPAQUE -> switch (ins.opcode()) {
+        case DYNAMIC_SLICE, PAD -> windowed(ins, done, ins.operand(0));
+        case DYNAMIC_UPDATE_SLICE -> ins.operands().size() > 1
+            ? windowed(ins, done, ins.operand(1)) : opaque(ins);
+        default -> opaque(ins);
+      };
     };
+  }
+
+  /**
+   * Dynamic slice, dynamic update slice and pad follow their first operand: a dimension keeps its
+   * split only where the window covers it whole ({@code ref} has the operand's size there), since
+   * a window at a run-time offset or padding would otherwise cross tiles; other splits are
+   * gathered. Index and padding-value operands are scalars and free.
+   */
+  private StrategySet windowed(Instruction ins, List<StrategySet> done, int ref) {
+    if (!(ins.shape() instanceof TensorShape t)
+        || !(graph.get(ins.operand(0)).shape() instanceof TensorShape src)
+        || !(graph.get(ref).shape() instanceof TensorShape r)
+        || src.rank() != t.rank() || r.rank() != t.rank()) {
+      return opaque(ins);
+    }
+    return follow(ins, 0, done, (i, in) -> {
+      int[] m = in.masks();
+      for (int d = 0; d < m.length; d++) {
+        if (r.dim(d) != src.dim(d) || t.dim(d) != src.dim(d) && ref == ins.operand(0)) {
+          m[d] = 0;
+        }
+      }
+      return ShardingSpec.of(m);
+    });
   }
 
   // ---------------------------------------------------------------- layouts
@@ -438,6 +469,9 @@ public final class StrategyGenerator {
         return inverseTranspose(ins, out);
       }
       case SLICE, CONCATENATE, ELEMENTWISE -> {
+        return out;
+      }
+      case OPAQUE -> {
         return out;
       }
       default -> {

@@ -109,4 +109,32 @@ class XlaBehaviourTest {
     assertThat(p.evaluation().edgeCost()).isZero();
     assertThat(p.objective()).isCloseTo(3.56, org.assertj.core.api.Assertions.within(1e-9));
   }
+
+  @Test
+  void dynamicSliceAndUpdateKeepSplitsOnlyWhereTheWindowIsWhole() {
+    // A layer's weights cut out of stacked weights at a run-time index, as a scan over layers does.
+    String hlo = """
+        HloModule scan_step
+
+        ENTRY %main (w: f32[8,64,32], i: s32[], x: f32[16,64]) -> f32[8,64,32] {
+          %w = f32[8,64,32]{2,1,0} parameter(0)
+          %i = s32[] parameter(1)
+          %x = f32[16,64]{1,0} parameter(2)
+          %zero = s32[] constant(0)
+          %ds = f32[1,64,32]{2,1,0} dynamic-slice(f32[8,64,32]{2,1,0} %w, s32[] %i, s32[] %zero, s32[] %zero), dynamic_slice_sizes={1,64,32}
+          %layer = f32[64,32]{1,0} reshape(f32[1,64,32]{2,1,0} %ds)
+          %y = f32[16,32]{1,0} dot(f32[16,64]{1,0} %x, f32[64,32]{1,0} %layer), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+          %upd = f32[1,64,32]{2,1,0} multiply(f32[1,64,32]{2,1,0} %ds, f32[1,64,32]{2,1,0} %ds)
+          ROOT %dus = f32[8,64,32]{2,1,0} dynamic-update-slice(f32[8,64,32]{2,1,0} %w, f32[1,64,32]{2,1,0} %upd, s32[] %i, s32[] %zero, s32[] %zero)
+        }
+        """;
+    ShardingPlan p = plan(hlo, new int[] {2, 2}, new double[] {1, 1}, new double[] {1, 1});
+    ShardingSpec ds = p.spec(named(p, "ds").id());
+    ShardingSpec dus = p.spec(named(p, "dus").id());
+    // Dimension 0 is cut at a run-time offset: never split there.
+    assertThat(ds.axes(0)).isZero();
+    assertThat(dus.axes(0)).isZero();
+    // Neither op is planned as opaque.
+    assertThat(p.opaqueOps()).doesNotContain("ds", "dus");
+  }
 }
