@@ -11,9 +11,14 @@ import java.util.List;
  *
  * <p>A called computation's parameter {@code k} becomes the call's operand {@code k}; its other
  * instructions are copied in order under the name {@code <call>/<name>}; the call itself becomes its
- * computation's root. Nested calls are inlined up to {@link #MAX_DEPTH} levels. Loops ({@code
- * while}) and {@code conditional} stay as they are, since their bodies run a data-dependent number
- * of times.
+ * computation's root. Nested calls are inlined up to {@link #MAX_DEPTH} levels.
+ *
+ * <p>A {@code while} loop whose state is built by a {@code tuple} and whose body returns a {@code
+ * tuple} (a {@code jax.lax.scan} over layers, for example) has its body inlined once, standing for
+ * every iteration: the body's state elements become the initial tuple's elements, the loop's value
+ * becomes the body's result, and each loop-carried element and its next value are paired as an
+ * alias, since they share a buffer and must keep one layout across iterations. Costs inside the
+ * body count one iteration. {@code conditional} stays as it is.
  */
 public final class CallInliner {
   /** How deep nested fusions and calls are inlined. */
@@ -59,7 +64,8 @@ public final class CallInliner {
   public static Result inline(HloModule module) {
     Graph entry = module.entry();
     List<Instruction> out = new ArrayList<>();
-    int[] map = emit(module, entry, null, "", out, 0);
+    List<AliasPair> loopCarried = new ArrayList<>();
+    int[] map = emit(module, entry, null, "", out, loopCarried, 0);
     int root = map[entry.root().id()];
     if (root != out.size() - 1) {
       // The entry's value comes from an earlier instruction (a call that returns a parameter):
@@ -74,6 +80,7 @@ public final class CallInliner {
     for (AliasPair a : entry.aliases()) {
       aliases.add(new AliasPair(map[a.parameter()], map[a.output()]));
     }
+    aliases.addAll(loopCarried);
     return new Result(new Graph(entry.name(), out, aliases), map);
   }
 
@@ -93,10 +100,16 @@ public final class CallInliner {
   }
 
   private static Graph callee(HloModule module, Instruction ins) {
-    if (ins.opcode() != Opcode.FUSION && ins.opcode() != Opcode.CALL) {
+    String key = switch (ins.opcode()) {
+      case FUSION -> "calls";
+      case CALL -> "to_apply";
+      case WHILE -> "body";
+      default -> null;
+    };
+    if (key == null) {
       return null;
     }
-    String target = ins.rawAttributes().get(ins.opcode() == Opcode.FUSION ? "calls" : "to_apply");
+    String target = ins.rawAttributes().get(key);
     if (target == null) {
       return null;
     }
@@ -108,8 +121,19 @@ public final class CallInliner {
     return c == null ? null : c.graph();
   }
 
+  /**
+   * A loop can be inlined when its state is a tuple built in the graph and its body returns a
+   * tuple of the same shape.
+   */
+  private static boolean inlinableLoop(Graph body, Instruction loop, List<Integer> ops,
+      List<Instruction> out) {
+    return ops.size() == 1 && out.get(ops.get(0)).opcode() == Opcode.TUPLE
+        && body.root().opcode() == Opcode.TUPLE && body.root().shape().equals(loop.shape())
+        && body.size() > 0 && body.get(0).opcode() == Opcode.PARAMETER;
+  }
+
   private static int[] emit(HloModule module, Graph g, int[] params, String prefix,
-      List<Instruction> out, int depth) {
+      List<Instruction> out, List<AliasPair> loopCarried, int depth) {
     int[] map = new int[g.size()];
     for (Instruction ins : g.instructions()) {
       if (params != null && ins.opcode() == Opcode.PARAMETER
@@ -122,10 +146,25 @@ public final class CallInliner {
         ops.add(map[op]);
       }
       Graph called = depth < MAX_DEPTH ? callee(module, ins) : null;
+      if (called != null && ins.opcode() == Opcode.WHILE && !inlinableLoop(called, ins, ops, out)) {
+        called = null;
+      }
       if (called != null && called.root().shape().equals(ins.shape())) {
         int[] args = ops.stream().mapToInt(Integer::intValue).toArray();
-        int[] inner = emit(module, called, args, prefix + ins.name() + "/", out, depth + 1);
+        int[] inner = emit(module, called, args, prefix + ins.name() + "/", out, loopCarried,
+            depth + 1);
         map[ins.id()] = inner[called.root().id()];
+        if (ins.opcode() == Opcode.WHILE) {
+          Instruction init = out.get(ops.get(0));
+          Instruction next = out.get(map[ins.id()]);
+          for (int k = 0; k < init.operands().size(); k++) {
+            int a = init.operand(k);
+            int b = next.operand(k);
+            if (a != b && out.get(a).shape() instanceof TensorShape) {
+              loopCarried.add(new AliasPair(a, b));
+            }
+          }
+        }
         continue;
       }
       int id = out.size();

@@ -25,8 +25,6 @@ public record Graph(String name, List<Instruction> instructions, List<AliasPair>
     for (AliasPair a : aliases) {
       Require.that(a.parameter() >= 0 && a.parameter() < instructions.size()
           && a.output() >= 0 && a.output() < instructions.size(), "alias out of range: " + a);
-      Require.that(instructions.get(a.parameter()).opcode() == Opcode.PARAMETER,
-          "alias " + a + " must start at a parameter");
       Require.that(instructions.get(a.parameter()).shape().equals(
           instructions.get(a.output()).shape()), "alias " + a + " joins different shapes");
     }

@@ -95,4 +95,25 @@ class ShardHloCliTest {
     assertThat(sharding).startsWith("{");
     assertThat(fusionLine).contains("sharding=" + sharding);
   }
+
+  @Test
+  void aScanLoopIsPlannedAndKeepsOneLayoutAcrossIterations() throws Exception {
+    Path in = corpus("while_loop.hlo");
+    Path out = dir.resolve("scan_sharded.hlo");
+    CliRun r = run("shard", "--hlo", in.toString(), "--mesh", "2x2", "--out", out.toString(),
+        "--json");
+    assertThat(r.code()).as(r.err()).isEqualTo(0);
+    var root = new com.fasterxml.jackson.databind.ObjectMapper().readTree(r.out());
+    assertThat(root.get("warnings").toString()).doesNotContain("while.27");
+    java.util.Map<String, String> sharding = new java.util.HashMap<>();
+    for (var ins : root.get("instructions")) {
+      sharding.put(ins.get("name").asText(), ins.get("sharding").asText());
+    }
+    // The carried activation x enters as Arg_1.2 and leaves as tanh.18: one layout.
+    assertThat(sharding.get("while.27/tanh.18")).isEqualTo(sharding.get("Arg_1.2"));
+    // The loop is written back with a tuple sharding of its three state elements.
+    String loopLine = Files.readString(out).lines().filter(l -> l.contains("%while.27 = "))
+        .findFirst().orElseThrow();
+    assertThat(loopLine).contains("sharding={{");
+  }
 }

@@ -39,4 +39,29 @@ class CallInlinerTest {
     HloModule m = new HloParser().parse(Path.of("src/test/resources/hlo/layer_norm.hlo"));
     assertThat(CallInliner.hasCalls(m)).isFalse();
   }
+
+  @Test
+  void aScanLoopBodyIsInlinedOnceWithItsCarriedValuesPaired() {
+    HloModule m = new HloParser().parse(Path.of("src/test/resources/hlo/while_loop.hlo"));
+    CallInliner.Result r = CallInliner.inline(m);
+    Graph g = r.graph();
+    assertThat(g.instructions()).noneMatch(i -> i.opcode() == Opcode.WHILE);
+    Instruction loop = m.entry().instructions().stream()
+        .filter(i -> i.opcode() == Opcode.WHILE).findFirst().orElseThrow();
+    // The loop's value is the body's result tuple, named under the loop.
+    Instruction result = g.get(r.map(loop.id()));
+    assertThat(result.opcode()).isEqualTo(Opcode.TUPLE);
+    assertThat(result.name()).isEqualTo(loop.name() + "/tuple.21");
+    // The state is (s32[] i, f32[16,256] x, f32[4,256,256] w): x and w are carried and paired
+    // with their next values (tanh.18, and w read back through get-tuple-element.13); the scalar
+    // counter is a tensor too and is paired with add.20.
+    Instruction init = g.instructions().stream().filter(i -> i.name().equals("tuple.4"))
+        .findFirst().orElseThrow();
+    assertThat(g.aliases()).containsExactly(
+        new AliasPair(init.operand(0), result.operand(0)),
+        new AliasPair(init.operand(1), result.operand(1)),
+        new AliasPair(init.operand(2), result.operand(2)));
+    assertThat(g.get(result.operand(1)).name()).isEqualTo("while.27/tanh.18");
+    assertThat(g.get(result.operand(2)).name()).isEqualTo("while.27/get-tuple-element.13");
+  }
 }
