@@ -17,12 +17,35 @@ import java.util.List;
  * tuple} (a {@code jax.lax.scan} over layers, for example) has its body inlined once, standing for
  * every iteration: the body's state elements become the initial tuple's elements, the loop's value
  * becomes the body's result, and each loop-carried element and its next value are paired as an
- * alias, since they share a buffer and must keep one layout across iterations. Costs inside the
- * body count one iteration. {@code conditional} stays as it is.
+ * alias, since they share a buffer and must keep one layout across iterations. When XLA knows the
+ * trip count ({@code backend_config} {@code known_trip_count}), the body's instructions record it
+ * under {@link #REPEAT_KEY} so that their costs count every iteration. {@code conditional} stays
+ * as it is.
  */
 public final class CallInliner {
   /** How deep nested fusions and calls are inlined. */
   public static final int MAX_DEPTH = 8;
+
+  /**
+   * The raw-attribute key under which an instruction inlined from a loop body records how many
+   * times it runs (XLA's {@code known_trip_count}, times that of enclosing loops). It is not a
+   * valid HLO attribute name, so it cannot clash with one.
+   */
+  public static final String REPEAT_KEY = "$repeat";
+
+  private static final java.util.regex.Pattern TRIP_COUNT =
+      java.util.regex.Pattern.compile("\"known_trip_count\"\\s*:\\s*\\{\\s*\"n\"\\s*:\\s*\"?(\\d+)");
+
+  /**
+   * How many times an instruction runs per step.
+   *
+   * @param ins an instruction of an inlined graph
+   * @return its repeat count, 1 outside loops
+   */
+  public static long repeat(Instruction ins) {
+    String r = ins.rawAttributes().get(REPEAT_KEY);
+    return r == null ? 1 : Long.parseLong(r);
+  }
 
   private CallInliner() {}
 
@@ -65,7 +88,7 @@ public final class CallInliner {
     Graph entry = module.entry();
     List<Instruction> out = new ArrayList<>();
     List<AliasPair> loopCarried = new ArrayList<>();
-    int[] map = emit(module, entry, null, "", out, loopCarried, 0);
+    int[] map = emit(module, entry, null, "", out, loopCarried, 1, 0);
     int root = map[entry.root().id()];
     if (root != out.size() - 1) {
       // The entry's value comes from an earlier instruction (a call that returns a parameter):
@@ -133,7 +156,7 @@ public final class CallInliner {
   }
 
   private static int[] emit(HloModule module, Graph g, int[] params, String prefix,
-      List<Instruction> out, List<AliasPair> loopCarried, int depth) {
+      List<Instruction> out, List<AliasPair> loopCarried, long repeat, int depth) {
     int[] map = new int[g.size()];
     for (Instruction ins : g.instructions()) {
       if (params != null && ins.opcode() == Opcode.PARAMETER
@@ -151,8 +174,16 @@ public final class CallInliner {
       }
       if (called != null && called.root().shape().equals(ins.shape())) {
         int[] args = ops.stream().mapToInt(Integer::intValue).toArray();
+        long times = repeat;
+        if (ins.opcode() == Opcode.WHILE) {
+          java.util.regex.Matcher tc = TRIP_COUNT.matcher(
+              ins.rawAttributes().getOrDefault("backend_config", ""));
+          if (tc.find()) {
+            times = Math.multiplyExact(repeat, Math.max(1L, Long.parseLong(tc.group(1))));
+          }
+        }
         int[] inner = emit(module, called, args, prefix + ins.name() + "/", out, loopCarried,
-            depth + 1);
+            times, depth + 1);
         map[ins.id()] = inner[called.root().id()];
         if (ins.opcode() == Opcode.WHILE) {
           Instruction init = out.get(ops.get(0));
@@ -168,8 +199,13 @@ public final class CallInliner {
         continue;
       }
       int id = out.size();
+      java.util.Map<String, String> raw = ins.rawAttributes();
+      if (repeat > 1) {
+        raw = new java.util.LinkedHashMap<>(raw);
+        raw.put(REPEAT_KEY, Long.toString(repeat));
+      }
       out.add(new Instruction(id, prefix + ins.name(), ins.opcode(), ins.shape(), ops,
-          ins.attrs(), ins.opName(), ins.rawAttributes()));
+          ins.attrs(), ins.opName(), raw));
       map[ins.id()] = id;
     }
     return map;

@@ -1,6 +1,7 @@
 package io.meshplan.intraop;
 
 import io.meshplan.graph.AliasPair;
+import io.meshplan.graph.CallInliner;
 import io.meshplan.graph.Graph;
 import io.meshplan.graph.Instruction;
 import io.meshplan.graph.Liveness;
@@ -19,7 +20,8 @@ import java.util.TreeMap;
  * per instruction that follows no other; a follower shares its leader's node, strategy for strategy.
  * Resharding between two instructions of one node becomes part of that node's cost; between two
  * nodes it becomes an edge matrix. Aliased pairs must take equal layouts: other pairs cost {@code
- * +Infinity}.
+ * +Infinity}. Costs of an instruction inlined from a loop body count every iteration ({@link
+ * CallInliner#repeat}).
  *
  * @param graph the computation
  * @param strategies the strategies per instruction
@@ -93,9 +95,10 @@ public record CostGraph(
     for (Instruction ins : graph.instructions()) {
       StrategySet ss = strategies.get(ins.id());
       int v = nodeOf[ins.id()];
+      double rep = CallInliner.repeat(ins);
       for (int q = 0; q < ss.size(); q++) {
         Strategy st = ss.get(q);
-        nodeCosts[v][q] += st.computeCost() + st.commCost();
+        nodeCosts[v][q] += rep * (st.computeCost() + st.commCost());
       }
       for (int k = 0; k < ins.operands().size(); k++) {
         int opId = ins.operand(k);
@@ -106,8 +109,8 @@ public record CostGraph(
         int u = nodeOf[opId];
         if (u == v) {
           for (int q = 0; q < ss.size(); q++) {
-            nodeCosts[v][q] += reshard(shape, os.get(q).output(), ss.get(q).operandSpec(k), env,
-                cache);
+            nodeCosts[v][q] += rep * reshard(shape, os.get(q).output(), ss.get(q).operandSpec(k),
+                env, cache);
           }
           continue;
         }
@@ -117,7 +120,7 @@ public record CostGraph(
         for (int p = 0; p < os.size(); p++) {
           ShardingSpec from = os.get(p).output();
           for (int q = 0; q < ss.size(); q++) {
-            double c = reshard(shape, from, ss.get(q).operandSpec(k), env, cache);
+            double c = rep * reshard(shape, from, ss.get(q).operandSpec(k), env, cache);
             if (c != 0) {
               m[flip ? q * sb + p : p * sb + q] += c;
             }

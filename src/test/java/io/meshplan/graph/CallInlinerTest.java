@@ -64,4 +64,15 @@ class CallInlinerTest {
     assertThat(g.get(result.operand(1)).name()).isEqualTo("while.27/tanh.18");
     assertThat(g.get(result.operand(2)).name()).isEqualTo("while.27/get-tuple-element.13");
   }
+
+  @Test
+  void loopBodyInstructionsCarryTheKnownTripCount() {
+    // while_loop.hlo's loop says backend_config={"known_trip_count":{"n":"4"}, ...}.
+    HloModule m = new HloParser().parse(Path.of("src/test/resources/hlo/while_loop.hlo"));
+    Graph g = CallInliner.inline(m).graph();
+    for (Instruction ins : g.instructions()) {
+      long expected = ins.name().startsWith("while.27/") ? 4 : 1;
+      assertThat(CallInliner.repeat(ins)).as(ins.name()).isEqualTo(expected);
+    }
+  }
 }
