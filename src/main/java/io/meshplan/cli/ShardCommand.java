@@ -94,6 +94,10 @@ final class ShardCommand implements Callable<Integer> {
           + "in Alpa's prototype, from their position in the graph to their last use.")
   String paramLiveness;
 
+  @Option(names = "--dump-ilp", description = "Also write the ILP as JSON to this file (see "
+      + "IlpProblemJson), to replay or compare solvers.")
+  java.nio.file.Path dumpIlp;
+
   @Option(names = "--json", description = "Print the plan as JSON.")
   boolean json;
 
@@ -215,12 +219,20 @@ final class ShardCommand implements Callable<Integer> {
     warnings.addAll(plan.notKept());
     double total = (System.nanoTime() - t0) / 1e9;
     PrintWriter out = spec.commandLine().getOut();
+    if (dumpIlp != null) {
+      if (hlo != null && sameFile(hlo, dumpIlp)) {
+        throw new InputException("--dump-ilp " + dumpIlp + " is the input module; choose "
+            + "another file");
+      }
+      writeAtomically("--dump-ilp", dumpIlp,
+          io.meshplan.intraop.IlpProblemJson.write(plan.costGraph().problem()));
+    }
     if (outFile != null) {
       Map<Integer, String> texts = new java.util.HashMap<>();
       for (Instruction ins : module.entry().instructions()) {
         texts.put(ins.id(), plan.hloSharding(idMap == null ? ins.id() : idMap[ins.id()]));
       }
-      writeAtomically(outFile, HloPrinter.withShardings(texts).print(module));
+      writeAtomically("--out", outFile, HloPrinter.withShardings(texts).print(module));
     }
     if (json) {
       printJson(out, name, lm, plan, total, warnings);
@@ -253,10 +265,10 @@ final class ShardCommand implements Callable<Integer> {
     return a.toAbsolutePath().normalize().equals(b.toAbsolutePath().normalize());
   }
 
-  private static void writeAtomically(java.nio.file.Path file, String text) {
+  private static void writeAtomically(String flag, java.nio.file.Path file, String text) {
     java.nio.file.Path dir = file.toAbsolutePath().getParent();
     if (dir == null || !java.nio.file.Files.isDirectory(dir)) {
-      throw new InputException("--out " + file + ": the directory " + dir + " does not exist");
+      throw new InputException(flag + " " + file + ": the directory " + dir + " does not exist");
     }
     try {
       java.nio.file.Path tmp = java.nio.file.Files.createTempFile(dir, ".meshplan-", ".tmp");
@@ -264,7 +276,7 @@ final class ShardCommand implements Callable<Integer> {
       java.nio.file.Files.move(tmp, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
           java.nio.file.StandardCopyOption.ATOMIC_MOVE);
     } catch (java.io.IOException e) {
-      throw new InputException("--out " + file + ": cannot write: " + e.getMessage());
+      throw new InputException(flag + " " + file + ": cannot write: " + e.getMessage());
     }
   }
 
