@@ -104,24 +104,13 @@ public final class AutoSharding {
     double need = 0;
     int step = -1;
     if (m != null) {
-      int[] steps = m.steps();
-      double[] delta = new double[steps.length + 1];
-      for (int i = 0; i < m.itemCount(); i++) {
-        double min = Double.POSITIVE_INFINITY;
-        for (double b : m.itemBytes()[i]) {
-          min = Math.min(min, b);
-        }
-        int lo = SolutionEvaluator.lowerBound(steps, m.itemStart()[i]);
-        int hi = SolutionEvaluator.lowerBound(steps, m.itemEnd()[i] + 1);
-        delta[lo] += min;
-        delta[hi] -= min;
-      }
-      double run = 0;
-      for (int k = 0; k < steps.length; k++) {
-        run += delta[k];
-        if (run > need) {
-          need = run;
-          step = steps[k];
+      // A lower bound: every value at its smallest layout.
+      double[] at = SolutionEvaluator.memoryAtSteps(m,
+          it -> java.util.Arrays.stream(m.itemBytes()[it]).min().orElse(0));
+      for (int k = 0; k < at.length; k++) {
+        if (at[k] > need) {
+          need = at[k];
+          step = m.steps()[k];
         }
       }
     }

@@ -63,21 +63,7 @@ public final class CpSatIlpSolver implements IlpSolver {
     long start = System.nanoTime();
     ensureLoaded();
     int n = p.nodeCount();
-    double maxCoef = 0;
-    for (double[] c : p.nodeCosts()) {
-      for (double x : c) {
-        if (x != Double.POSITIVE_INFINITY) {
-          maxCoef = Math.max(maxCoef, Math.abs(x));
-        }
-      }
-    }
-    for (IlpEdge e : p.edges()) {
-      for (double x : e.raw()) {
-        if (x != Double.POSITIVE_INFINITY) {
-          maxCoef = Math.max(maxCoef, Math.abs(x));
-        }
-      }
-    }
+    double maxCoef = p.maxFiniteCost();
     double scale = maxCoef > 0 ? 1e9 / maxCoef : 1.0;
     CpModel model = new CpModel();
     BoolVar[][] x = new BoolVar[n][];
@@ -187,8 +173,8 @@ public final class CpSatIlpSolver implements IlpSolver {
       liveAt.add(new ArrayList<>());
     }
     for (int it = 0; it < m.itemCount(); it++) {
-      int lo = SolutionEvaluator.lowerBound(steps, m.itemStart()[it]);
-      int hi = SolutionEvaluator.lowerBound(steps, m.itemEnd()[it] + 1);
+      int lo = m.stepsFrom(it);
+      int hi = m.stepsEnd(it);
       for (int k = lo; k < hi; k++) {
         liveAt.get(k).add(it);
       }

@@ -47,6 +47,30 @@ public record IlpProblem(double[][] nodeCosts, List<IlpEdge> edges, MemoryConstr
   }
 
   /**
+   * The largest finite cost coefficient, in absolute value.
+   *
+   * @return the maximum over node costs and edge entries, ignoring {@code +Infinity}; 0 if none
+   */
+  public double maxFiniteCost() {
+    double max = 0;
+    for (double[] c : nodeCosts) {
+      for (double x : c) {
+        if (x != Double.POSITIVE_INFINITY) {
+          max = Math.max(max, Math.abs(x));
+        }
+      }
+    }
+    for (IlpEdge e : edges) {
+      for (double x : e.raw()) {
+        if (x != Double.POSITIVE_INFINITY) {
+          max = Math.max(max, Math.abs(x));
+        }
+      }
+    }
+    return max;
+  }
+
+  /**
    * The same problem without the memory bound.
    *
    * @return the relaxation

@@ -40,8 +40,8 @@ final class LocalSearch {
     tree = new double[4 * size];
     lazy = new double[4 * size];
     for (int it = 0; it < items; it++) {
-      lo[it] = SolutionEvaluator.lowerBound(m.steps(), m.itemStart()[it]);
-      hi[it] = SolutionEvaluator.lowerBound(m.steps(), m.itemEnd()[it] + 1);
+      lo[it] = m.stepsFrom(it);
+      hi[it] = m.stepsEnd(it);
       if (lo[it] < hi[it]) {
         itemsOf.get(m.itemNode()[it]).add(it);
       }

@@ -34,4 +34,38 @@ public record MemoryConstraint(
   public int itemCount() {
     return itemNode.length;
   }
+
+  /**
+   * The index in {@link #steps()} of the first checked step where an item is live.
+   *
+   * @param item the item
+   * @return the index; equal to {@link #stepsEnd} when no checked step sees the item
+   */
+  public int stepsFrom(int item) {
+    return lowerBound(steps, itemStart[item]);
+  }
+
+  /**
+   * One past the index in {@link #steps()} of the last checked step where an item is live.
+   *
+   * @param item the item
+   * @return the exclusive end index
+   */
+  public int stepsEnd(int item) {
+    return lowerBound(steps, itemEnd[item] + 1);
+  }
+
+  private static int lowerBound(int[] a, int key) {
+    int lo = 0;
+    int hi = a.length;
+    while (lo < hi) {
+      int mid = (lo + hi) >>> 1;
+      if (a[mid] < key) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    return lo;
+  }
 }

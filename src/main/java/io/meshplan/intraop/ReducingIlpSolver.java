@@ -224,13 +224,13 @@ public final class ReducingIlpSolver implements IlpSolver {
    * violated steps' memory rows are moved into the objective with one multiplier {@code mu >= 0},
    * and the penalized problem, which keeps the pairwise structure, is solved exactly by the
    * reductions. A cutting-plane search on {@code mu} (bisection as a fallback) finds the cheapest
-   * feasible plan; every evaluation also
-   * gives a valid lower bound {@code min_x (obj(x) + mu * sum_t (mem_t(x) - M))}; subgradient
-   * steps on one multiplier per step then tighten it. The best plan is
-   * then improved by feasible single-node moves, and the last infeasible plan of the bisection is
-   * repaired by the moves that free the most memory per unit of cost ({@link LocalSearch}). It is OPTIMAL when the bound
-   * meets it; otherwise small problems go to CP-SAT with the plan as a hint to close the gap, and
-   * large ones are returned as FEASIBLE with the bound.
+   * feasible plan; every evaluation also gives a valid lower bound {@code min_x (obj(x) + mu *
+   * sum_t (mem_t(x) - M))}; subgradient steps on one multiplier per step then tighten it. The best
+   * plan is then improved by feasible single-node moves, and the last infeasible plan of the
+   * search is repaired by the moves that free the most memory per unit of cost ({@link
+   * LocalSearch}). It is OPTIMAL when the bound meets it; otherwise small problems go to CP-SAT
+   * with the plan as a hint to close the gap, and large ones are returned as FEASIBLE with the
+   * bound.
    */
   private IlpSolution lagrangian(IlpProblem p, int[] relaxed, long start) {
     MemoryConstraint m = p.memory();
@@ -244,28 +244,16 @@ public final class ReducingIlpSolver implements IlpSolver {
     double lo = 0;
     double hi = 0;
     // Start where a whole-budget change of memory weighs like the largest single cost.
-    double maxCoef = bound;
-    for (double[] c : p.nodeCosts()) {
-      for (double v : c) {
-        if (v != Double.POSITIVE_INFINITY) {
-          maxCoef = Math.max(maxCoef, v);
-        }
-      }
-    }
-    for (IlpEdge e : p.edges()) {
-      for (double v : e.raw()) {
-        if (v != Double.POSITIVE_INFINITY) {
-          maxCoef = Math.max(maxCoef, v);
-        }
-      }
-    }
+    double maxCoef = Math.max(bound, p.maxFiniteCost());
     double mu = Math.max(maxCoef, 1e-12) / Math.max(1.0, m.budget());
     int[] lastInfeasible = relaxed;
     int[] feasibleAtHi = null;
+    double objLo = 0;
+    double objHi = 0;
     for (int iter = 0; iter < 60 && System.nanoTime() - start < timeLimitSeconds * 1e9; iter++) {
-      int[] x = solveRelaxed(penalized(p, w, mu));
-      double penalizedObj = SolutionEvaluator.evaluate(penalized(p, w, mu).withoutMemory(), x)
-          .objective();
+      IlpProblem q = penalized(p, w, mu);
+      int[] x = solveRelaxed(q);
+      double penalizedObj = SolutionEvaluator.evaluate(q, x).objective();
       bound = Math.max(bound, penalizedObj - mu * rows.size() * m.budget());
       Evaluation e = SolutionEvaluator.evaluate(p, x);
       boolean repeat = false;
@@ -276,10 +264,12 @@ public final class ReducingIlpSolver implements IlpSolver {
         }
         repeat = feasibleAtHi != null && java.util.Arrays.equals(x, feasibleAtHi);
         feasibleAtHi = x;
+        objHi = e.objective();
         hi = mu;
       } else {
         repeat = lo > 0 && java.util.Arrays.equals(x, lastInfeasible);
         lastInfeasible = x;
+        objLo = e.objective();
         int before = rows.size();
         addViolated(m, x, rows);
         if (rows.size() != before) {
@@ -306,9 +296,7 @@ public final class ReducingIlpSolver implements IlpSolver {
       // lines obj(x) + mu * g(x) of the bracketing plans cross.
       double gLo = excess(m, lastInfeasible, rows);
       double gHi = excess(m, feasibleAtHi, rows);
-      double oLo = SolutionEvaluator.evaluate(p.withoutMemory(), lastInfeasible).objective();
-      double oHi = SolutionEvaluator.evaluate(p.withoutMemory(), feasibleAtHi).objective();
-      double cross = gLo > gHi ? (oHi - oLo) / (gLo - gHi) : Double.NaN;
+      double cross = gLo > gHi ? (objHi - objLo) / (gLo - gHi) : Double.NaN;
       mu = cross > lo * 1.0005 && cross < hi / 1.0005 ? cross : Math.sqrt(lo * hi);
     }
     if (best == null) {
@@ -332,7 +320,7 @@ public final class ReducingIlpSolver implements IlpSolver {
         IlpProblem q = penalizedBySteps(p, stepMu);
         int[] x = solveRelaxed(q);
         double[] at = SolutionEvaluator.memoryAtSteps(m, x);
-        double lagr = SolutionEvaluator.evaluate(q.withoutMemory(), x).objective();
+        double lagr = SolutionEvaluator.evaluate(q, x).objective();
         double norm = 0;
         for (int k = 0; k < at.length; k++) {
           lagr -= stepMu[k] * m.budget();
@@ -410,8 +398,8 @@ public final class ReducingIlpSolver implements IlpSolver {
       c[v] = p.nodeCosts()[v].clone();
     }
     for (int it = 0; it < m.itemCount(); it++) {
-      int lo = SolutionEvaluator.lowerBound(m.steps(), m.itemStart()[it]);
-      int hi = SolutionEvaluator.lowerBound(m.steps(), m.itemEnd()[it] + 1);
+      int lo = m.stepsFrom(it);
+      int hi = m.stepsEnd(it);
       double weight = prefix[hi] - prefix[lo];
       if (weight != 0) {
         double[] b = m.itemBytes()[it];
@@ -457,8 +445,8 @@ public final class ReducingIlpSolver implements IlpSolver {
       w[v] = new double[p.size(v)];
     }
     for (int it = 0; it < m.itemCount(); it++) {
-      int lo = SolutionEvaluator.lowerBound(m.steps(), m.itemStart()[it]);
-      int hi = SolutionEvaluator.lowerBound(m.steps(), m.itemEnd()[it] + 1);
+      int lo = m.stepsFrom(it);
+      int hi = m.stepsEnd(it);
       int count = 0;
       for (int r : rows) {
         if (r >= lo && r < hi) {

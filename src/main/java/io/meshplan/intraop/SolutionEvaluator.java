@@ -72,37 +72,35 @@ public final class SolutionEvaluator {
    * @return bytes per entry of {@code m.steps()}
    */
   public static double[] memoryAtSteps(MemoryConstraint m, int[] choice) {
-    int[] steps = m.steps();
-    double[] delta = new double[steps.length + 1];
+    return memoryAtSteps(m, it -> m.itemBytes()[it][choice[m.itemNode()[it]]]);
+  }
+
+  /**
+   * The memory in use at each checked step when each item takes given bytes.
+   *
+   * @param m the memory constraint
+   * @param itemBytes the bytes of each item
+   * @return bytes per entry of {@code m.steps()}
+   */
+  public static double[] memoryAtSteps(MemoryConstraint m,
+      java.util.function.IntToDoubleFunction itemBytes) {
+    int n = m.steps().length;
+    double[] delta = new double[n + 1];
     for (int i = 0; i < m.itemCount(); i++) {
-      double b = m.itemBytes()[i][choice[m.itemNode()[i]]];
-      int lo = lowerBound(steps, m.itemStart()[i]);
-      int hi = lowerBound(steps, m.itemEnd()[i] + 1);
+      int lo = m.stepsFrom(i);
+      int hi = m.stepsEnd(i);
       if (lo < hi) {
+        double b = itemBytes.applyAsDouble(i);
         delta[lo] += b;
         delta[hi] -= b;
       }
     }
-    double[] at = new double[steps.length];
+    double[] at = new double[n];
     double run = 0;
-    for (int k = 0; k < steps.length; k++) {
+    for (int k = 0; k < n; k++) {
       run += delta[k];
       at[k] = run;
     }
     return at;
-  }
-
-  static int lowerBound(int[] a, int key) {
-    int lo = 0;
-    int hi = a.length;
-    while (lo < hi) {
-      int mid = (lo + hi) >>> 1;
-      if (a[mid] < key) {
-        lo = mid + 1;
-      } else {
-        hi = mid;
-      }
-    }
-    return lo;
   }
 }
