@@ -2,6 +2,7 @@ package io.meshplan.intraop;
 
 import io.meshplan.cluster.ComputeModel;
 import io.meshplan.cluster.LogicalMesh;
+import io.meshplan.graph.DType;
 import io.meshplan.graph.Depth;
 import io.meshplan.graph.DotShapes;
 import io.meshplan.graph.Graph;
@@ -51,7 +52,8 @@ public final class StrategyGenerator {
   private final MeshEnv env;
   private final LogicalMesh mesh;
   private final int[] depth;
-  private final Map<Long, List<ShardingSpec>> layoutCache = new java.util.HashMap<>();
+  /** Layouts by shape (element type ignored: layouts depend only on the dimensions). */
+  private final Map<TensorShape, List<ShardingSpec>> layoutCache = new java.util.HashMap<>();
 
   /**
    * Prepares a generator.
@@ -131,21 +133,11 @@ public final class StrategyGenerator {
 
   /** All layouts of a shape, most tiles first. */
   List<ShardingSpec> layouts(TensorShape shape) {
-    long key = layoutKey(shape);
-    List<ShardingSpec> cached = layoutCache.get(key);
-    if (cached != null) {
-      return cached;
-    }
-    int rank = shape.rank();
-    int axes = mesh.rank();
-    List<ShardingSpec> out = new ArrayList<>();
-    int[] choice = new int[axes];
-    Arrays.fill(choice, -1);
-    enumerate(0, choice, rank, shape, out);
-    out.sort(this::preferred);
-    List<ShardingSpec> result = List.copyOf(out);
-    layoutCache.put(key, result);
-    return result;
+    return layoutCache.computeIfAbsent(shape.withDtype(DType.F32), key -> {
+      List<ShardingSpec> out = new ArrayList<>(ShardingSpec.allLayouts(shape, mesh));
+      out.sort(this::preferred);
+      return List.copyOf(out);
+    });
   }
 
   /**
@@ -165,40 +157,6 @@ public final class StrategyGenerator {
       }
     }
     return n;
-  }
-
-  private long layoutKey(TensorShape shape) {
-    long k = shape.rank();
-    for (int d = 0; d < shape.rank(); d++) {
-      k = k * 1_000_003L + shape.dim(d);
-    }
-    return k;
-  }
-
-  private void enumerate(int axis, int[] choice, int rank, TensorShape shape,
-      List<ShardingSpec> out) {
-    if (axis == mesh.rank()) {
-      int[] masks = new int[rank];
-      for (int a = 0; a < mesh.rank(); a++) {
-        if (choice[a] >= 0) {
-          masks[choice[a]] |= 1 << a;
-        }
-      }
-      ShardingSpec s = ShardingSpec.of(masks);
-      if (s.fits(shape, mesh)) {
-        out.add(s);
-      }
-      return;
-    }
-    choice[axis] = -1;
-    enumerate(axis + 1, choice, rank, shape, out);
-    if (mesh.size(axis) > 1) {
-      for (int d = 0; d < rank; d++) {
-        choice[axis] = d;
-        enumerate(axis + 1, choice, rank, shape, out);
-      }
-      choice[axis] = -1;
-    }
   }
 
   private double computeCost(Instruction ins, int tiles) {

@@ -27,33 +27,12 @@ public final class HloShardingText {
   public static ShardingSpec parse(String text, io.meshplan.graph.TensorShape shape,
       LogicalMesh mesh) {
     String want = text.replaceAll("\\s+", "");
-    java.util.List<ShardingSpec> all = new java.util.ArrayList<>();
-    int[] choice = new int[mesh.rank()];
-    collect(0, choice, shape.rank(), mesh, all);
-    for (ShardingSpec s : all) {
-      if (s.fits(shape, mesh) && format(s, mesh).replaceAll("\\s+", "").equals(want)) {
+    for (ShardingSpec s : ShardingSpec.allLayouts(shape, mesh)) {
+      if (format(s, mesh).replaceAll("\\s+", "").equals(want)) {
         return s;
       }
     }
     return null;
-  }
-
-  private static void collect(int axis, int[] choice, int rank, LogicalMesh mesh,
-      java.util.List<ShardingSpec> out) {
-    if (axis == mesh.rank()) {
-      int[] masks = new int[rank];
-      for (int a = 0; a < choice.length; a++) {
-        if (choice[a] > 0) {
-          masks[choice[a] - 1] |= 1 << a;
-        }
-      }
-      out.add(ShardingSpec.of(masks));
-      return;
-    }
-    for (int d = 0; d <= rank; d++) {
-      choice[axis] = d;
-      collect(axis + 1, choice, rank, mesh, out);
-    }
   }
 
   /**

@@ -75,11 +75,6 @@ public final class ReshardingCost {
   }
 
   private static double bytes(TensorShape shape, int[] masks, LogicalMesh mesh) {
-    double elements = 1;
-    for (int d = 0; d < masks.length; d++) {
-      int t = ShardingSpec.axesProduct(masks[d], mesh);
-      elements *= (shape.dim(d) + t - 1) / t;
-    }
-    return elements * shape.dtype().bytes();
+    return ShardingSpec.localBytes(shape, masks, mesh);
   }
 }

@@ -151,12 +151,7 @@ public final class ShardingSpec {
    * @return the full size divided by the number of tiles
    */
   public double localBytes(TensorShape shape, LogicalMesh mesh) {
-    double elements = 1;
-    for (int d = 0; d < dimAxes.length; d++) {
-      int t = tiles(d, mesh);
-      elements *= (shape.dim(d) + t - 1) / t;
-    }
-    return elements * shape.dtype().bytes();
+    return localBytes(shape, dimAxes, mesh);
   }
 
   /**
@@ -215,6 +210,63 @@ public final class ShardingSpec {
    */
   public int[] masks() {
     return dimAxes.clone();
+  }
+
+  /**
+   * Every layout of a shape on a mesh: each mesh axis of size above 1 either replicates or splits
+   * one dimension (two axes on one dimension give Alpa's {@code S01}), keeping those that {@link
+   * #fits}. The order is fixed: axis 0 varies slowest, and for each axis "replicate" comes before
+   * dimensions 0, 1, ...
+   *
+   * @param shape the tensor shape
+   * @param mesh the mesh
+   * @return the layouts
+   */
+  public static java.util.List<ShardingSpec> allLayouts(TensorShape shape, LogicalMesh mesh) {
+    java.util.List<ShardingSpec> out = new java.util.ArrayList<>();
+    collect(0, new int[mesh.rank()], shape, mesh, out);
+    return out;
+  }
+
+  private static void collect(int axis, int[] choice, TensorShape shape, LogicalMesh mesh,
+      java.util.List<ShardingSpec> out) {
+    if (axis == mesh.rank()) {
+      int[] masks = new int[shape.rank()];
+      for (int a = 0; a < choice.length; a++) {
+        if (choice[a] > 0) {
+          masks[choice[a] - 1] |= 1 << a;
+        }
+      }
+      ShardingSpec s = new ShardingSpec(masks);
+      if (s.fits(shape, mesh)) {
+        out.add(s);
+      }
+      return;
+    }
+    int options = mesh.size(axis) > 1 ? shape.rank() : 0;
+    for (int d = 0; d <= options; d++) {
+      choice[axis] = d;
+      collect(axis + 1, choice, shape, mesh, out);
+    }
+    choice[axis] = 0;
+  }
+
+  /**
+   * The bytes one device holds when each dimension is split over the given axes, padded as the
+   * class comment says.
+   *
+   * @param shape the tensor shape
+   * @param masks the axis mask of each dimension
+   * @param mesh the mesh
+   * @return bytes
+   */
+  public static double localBytes(TensorShape shape, int[] masks, LogicalMesh mesh) {
+    double elements = 1;
+    for (int d = 0; d < masks.length; d++) {
+      int t = axesProduct(masks[d], mesh);
+      elements *= (shape.dim(d) + t - 1) / t;
+    }
+    return elements * shape.dtype().bytes();
   }
 
   /**
