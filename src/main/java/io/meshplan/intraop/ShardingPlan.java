@@ -2,6 +2,7 @@ package io.meshplan.intraop;
 
 import io.meshplan.graph.Graph;
 import io.meshplan.graph.Instruction;
+import io.meshplan.graph.Opcode;
 import io.meshplan.sharding.HloShardingText;
 import io.meshplan.sharding.ShardingSpec;
 import java.util.List;
@@ -69,17 +70,14 @@ public record ShardingPlan(
       return HloShardingText.format(s, env.mesh());
     }
     Instruction ins = graph().get(id);
+    if (ins.opcode() != Opcode.TUPLE) {
+      return "{replicated}";
+    }
     StringBuilder sb = new StringBuilder("{");
     for (int k = 0; k < ins.operands().size(); k++) {
-      if (k > 0) {
-        sb.append(", ");
-      }
-      ShardingSpec os = ins.opcode() == io.meshplan.graph.Opcode.TUPLE
-          ? spec(ins.operand(k)) : null;
-      sb.append(os == null ? "{replicated}" : HloShardingText.format(os, env.mesh()));
-    }
-    if (ins.opcode() != io.meshplan.graph.Opcode.TUPLE) {
-      return "{replicated}";
+      ShardingSpec os = spec(ins.operand(k));
+      sb.append(k > 0 ? ", " : "")
+          .append(os == null ? "{replicated}" : HloShardingText.format(os, env.mesh()));
     }
     return sb.append('}').toString();
   }

@@ -97,7 +97,7 @@ public final class StrategyGenerator {
       case GET_TUPLE_ELEMENT -> getTupleElement(ins, done);
       case FORCE_REPLICATED -> forceReplicated(ins);
       case OPAQUE -> switch (ins.opcode()) {
-        case DYNAMIC_SLICE, PAD -> windowed(ins, done, ins.operand(0));
+        case DYNAMIC_SLICE, PAD -> windowed(ins, done, ins.id());
         case DYNAMIC_UPDATE_SLICE -> ins.operands().size() > 1
             ? windowed(ins, done, ins.operand(1)) : opaque(ins);
         default -> opaque(ins);
@@ -107,27 +107,29 @@ public final class StrategyGenerator {
 
   /**
    * Dynamic slice, dynamic update slice and pad follow their first operand: a dimension keeps its
-   * split only where the window covers it whole ({@code ref} has the operand's size there), since
+   * split only where the window covers it whole (the instruction {@code window}, the result of a
+   * slice or pad or the update of an update slice, has the operand's size there), since
    * a window at a run-time offset or padding would otherwise cross tiles; other splits are
    * gathered. Index and padding-value operands are scalars and free.
    */
-  private StrategySet windowed(Instruction ins, List<StrategySet> done, int ref) {
+  private StrategySet windowed(Instruction ins, List<StrategySet> done, int window) {
     if (!(ins.shape() instanceof TensorShape t)
         || !(graph.get(ins.operand(0)).shape() instanceof TensorShape src)
-        || !(graph.get(ref).shape() instanceof TensorShape r)
-        || src.rank() != t.rank() || r.rank() != t.rank()) {
+        || !(graph.get(window).shape() instanceof TensorShape w)
+        || src.rank() != t.rank() || w.rank() != t.rank()) {
       return opaque(ins);
     }
     return follow(ins, 0, done, (i, in) -> {
       int[] m = in.masks();
       for (int d = 0; d < m.length; d++) {
-        if (r.dim(d) != src.dim(d) || t.dim(d) != src.dim(d) && ref == ins.operand(0)) {
+        if (w.dim(d) != src.dim(d)) {
           m[d] = 0;
         }
       }
       return ShardingSpec.of(m);
     });
   }
+
 
   // ---------------------------------------------------------------- layouts
 
@@ -233,25 +235,24 @@ public final class StrategyGenerator {
     boolean priced = env.compute().isPresent();
     int allAxes = 0;
     for (int ax = 0; ax < mesh.rank(); ax++) {
-      if (mesh.size(ax) > 1) {
-        allAxes |= 1 << ax;
-      }
+      allAxes |= mesh.size(ax) > 1 ? 1 << ax : 0;
     }
+    int full = allAxes;
     // Without a compute model, replicated computation would look free; as in Alpa's prototype a
     // dot must then use every mesh axis, unless no strategy can.
-    boolean requireAll = !priced && hasFullAssignment(assignments, allAxes);
+    boolean requireAll = !priced
+        && assignments.stream().anyMatch(as -> usedAxes(as) == full);
     for (int[] as : assignments) {
       int[] outM = new int[out.rank()];
       int[] lhsM = new int[lhs.rank()];
       int[] rhsM = new int[rhs.rank()];
       int contractAxes = 0;
-      int used = 0;
+      int used = usedAxes(as);
       for (int ax = 0; ax < as.length; ax++) {
         if (as[ax] < 0) {
           continue;
         }
         int[] d = idx.get(as[ax]);
-        used |= 1 << ax;
         if (d[0] >= 0) {
           outM[d[0]] |= 1 << ax;
         } else {
@@ -264,7 +265,7 @@ public final class StrategyGenerator {
           rhsM[d[2]] |= 1 << ax;
         }
       }
-      if ((used == 0 && !priced && mesh.deviceCount() > 1) || (requireAll && used != allAxes)) {
+      if ((used == 0 && !priced && mesh.deviceCount() > 1) || (requireAll && used != full)) {
         continue;
       }
       ShardingSpec o = ShardingSpec.of(outM);
@@ -299,20 +300,17 @@ public final class StrategyGenerator {
     return new StrategySet(list, -1, false);
   }
 
-  private static boolean hasFullAssignment(List<int[]> assignments, int allAxes) {
-    for (int[] as : assignments) {
-      int used = 0;
-      for (int ax = 0; ax < as.length; ax++) {
-        if (as[ax] >= 0) {
-          used |= 1 << ax;
-        }
-      }
-      if (used == allAxes) {
-        return true;
+  /** The mesh axes an assignment (split dimension per axis, -1 for none) uses. */
+  private static int usedAxes(int[] assignment) {
+    int used = 0;
+    for (int ax = 0; ax < assignment.length; ax++) {
+      if (assignment[ax] >= 0) {
+        used |= 1 << ax;
       }
     }
-    return false;
+    return used;
   }
+
 
   private double tiles(Strategy s) {
     int used = s.output().usedAxes();
@@ -414,28 +412,19 @@ public final class StrategyGenerator {
    * op cannot carry (those are gathered on the edge).
    */
   private ShardingSpec requiredOperand(Instruction ins, ShardingSpec in, ShardingSpec out) {
-    switch (ins.opcode().kind()) {
+    return switch (ins.opcode().kind()) {
       case RESHAPE -> {
         int kept = out.usedAxes();
         int[] m = in.masks();
         for (int d = 0; d < m.length; d++) {
           m[d] &= kept;
         }
-        return ShardingSpec.of(m);
+        yield ShardingSpec.of(m);
       }
-      case TRANSPOSE -> {
-        return inverseTranspose(ins, out);
-      }
-      case SLICE, CONCATENATE, ELEMENTWISE -> {
-        return out;
-      }
-      case OPAQUE -> {
-        return out;
-      }
-      default -> {
-        return in;
-      }
-    }
+      case TRANSPOSE -> inverseTranspose(ins, out);
+      case SLICE, CONCATENATE, ELEMENTWISE, OPAQUE -> out;
+      default -> in;
+    };
   }
 
   private ShardingSpec transposeSpec(Instruction ins, ShardingSpec in) {
@@ -598,7 +587,7 @@ public final class StrategyGenerator {
       ops[k] = graph.get(ins.operand(k)).shape() instanceof TensorShape t
           ? ShardingSpec.replicated(t.rank()) : null;
     }
-    boolean reported = ins.opcode() != Opcode.TUPLE && !(ins.opcode() == Opcode.PARAMETER);
+    boolean reported = ins.opcode() != Opcode.TUPLE && ins.opcode() != Opcode.PARAMETER;
     if (ins.shape() instanceof TupleShape) {
       return new StrategySet(List.of(new Strategy("tuple (replicated)", null, ops,
           computeCost(ins, 1), 0.0, ins.shape().byteSize())), -1, reported);
