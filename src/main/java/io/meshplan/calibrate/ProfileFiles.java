@@ -102,7 +102,7 @@ public final class ProfileFiles {
    */
   public static void write(Path file, Profile profile) {
     try {
-      Files.writeString(file, format(file, profile));
+      io.meshplan.util.AtomicFiles.writeString(file, format(file, profile));
     } catch (IOException e) {
       throw new InputException("--out " + file + ": cannot write the profile ("
           + e.getClass().getSimpleName() + ")", e);

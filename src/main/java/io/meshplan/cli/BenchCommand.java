@@ -4,6 +4,7 @@ import io.meshplan.calibrate.BenchPlan;
 import io.meshplan.calibrate.BenchRun;
 import io.meshplan.calibrate.Launcher;
 import io.meshplan.cluster.ClusterSpec;
+import io.meshplan.util.AtomicFiles;
 import io.meshplan.util.InputException;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -83,11 +84,11 @@ final class BenchCommand implements Callable<Integer> {
     try {
       Files.createDirectories(out);
       Path script = out.resolve("run_benchmarks.sh");
-      Files.writeString(script, plan.script());
+      AtomicFiles.writeString(script, plan.script());
       if (!script.toFile().setExecutable(true)) {
         throw new IOException("cannot make " + script + " executable");
       }
-      Files.writeString(out.resolve("commands.txt"), commands.toString());
+      AtomicFiles.writeString(out.resolve("commands.txt"), commands.toString());
     } catch (IOException e) {
       throw new InputException("--out " + out + ": cannot write (" + e.getMessage() + ")", e);
     }

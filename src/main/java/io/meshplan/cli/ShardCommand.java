@@ -16,7 +16,8 @@ import io.meshplan.graph.HloModule;
 import io.meshplan.graph.HloParser;
 import io.meshplan.graph.HloPrinter;
 import io.meshplan.graph.TensorShape;
-import io.meshplan.sharding.HloShardingText;
+import io.meshplan.intraop.IlpProblemJson;
+import io.meshplan.sharding.KeptShardings;
 import io.meshplan.sharding.ShardingSpec;
 import io.meshplan.graph.Instruction;
 import io.meshplan.intraop.AutoSharding;
@@ -27,6 +28,7 @@ import io.meshplan.intraop.Strategy;
 import io.meshplan.model.AlpaMlpBuilder;
 import io.meshplan.model.LlamaForwardBuilder;
 import io.meshplan.model.ModelSpec;
+import io.meshplan.util.AtomicFiles;
 import io.meshplan.util.InputException;
 import java.io.PrintWriter;
 import java.util.ArrayList;
@@ -151,25 +153,24 @@ final class ShardCommand implements Callable<Integer> {
     if (hlo == null && (outFile != null || keepShardings)) {
       throw new InputException("--out and --keep-shardings need --hlo FILE");
     }
+    refuseToOverwrite("--out", outFile);
+    refuseToOverwrite("--dump-ilp", dumpIlp);
     String name;
     Graph graph;
     HloModule module = null;
-    int[] idMap = null;
+    CallInliner.Result inlined = null;
     List<String> warnings = new ArrayList<>();
+    Map<Integer, ShardingSpec> fixed = Map.of();
     if (hlo != null) {
-      if (outFile != null && sameFile(hlo, outFile)) {
-        throw new InputException("--out " + outFile + " is the input module; choose another file "
-            + "so the input is not overwritten");
-      }
       module = new HloParser().parse(hlo);
       name = module.name();
       warnings.addAll(module.warnings());
-      if (CallInliner.hasCalls(module)) {
-        CallInliner.Result inlined = CallInliner.inline(module);
-        graph = inlined.graph();
-        idMap = inlined.newIdOf();
-      } else {
-        graph = module.entry();
+      inlined = CallInliner.inline(module);
+      graph = inlined.graph();
+      if (keepShardings) {
+        KeptShardings kept = KeptShardings.read(module.entry(), inlined::map, lm);
+        fixed = kept.layouts();
+        warnings.addAll(kept.warnings());
       }
     } else {
       ModelSpec ms = model.spec();
@@ -178,23 +179,6 @@ final class ShardCommand implements Callable<Integer> {
         case ALPA_MLP -> AlpaMlpBuilder.build(ms.layers(), ms.batch(), ms.hidden(), ms.dtype());
         case LLAMA -> LlamaForwardBuilder.build(ms, forceReplicatedOutput);
       };
-    }
-    Map<Integer, ShardingSpec> fixed = new java.util.TreeMap<>();
-    if (keepShardings) {
-      for (Instruction ins : module.entry().instructions()) {
-        String text = ins.rawAttributes().get("sharding");
-        if (text == null) {
-          continue;
-        }
-        ShardingSpec s = ins.shape() instanceof TensorShape ts
-            ? HloShardingText.parse(text, ts, lm) : null;
-        if (s == null) {
-          warnings.add(ins.name() + ": sharding " + text + " is not a layout of mesh " + lm
-              + "; not kept");
-        } else {
-          fixed.put(idMap == null ? ins.id() : idMap[ins.id()], s);
-        }
-      }
     }
     MeshEnv env;
     if (cs == null) {
@@ -220,19 +204,14 @@ final class ShardCommand implements Callable<Integer> {
     double total = (System.nanoTime() - t0) / 1e9;
     PrintWriter out = spec.commandLine().getOut();
     if (dumpIlp != null) {
-      if (hlo != null && sameFile(hlo, dumpIlp)) {
-        throw new InputException("--dump-ilp " + dumpIlp + " is the input module; choose "
-            + "another file");
-      }
-      writeAtomically("--dump-ilp", dumpIlp,
-          io.meshplan.intraop.IlpProblemJson.write(plan.costGraph().problem()));
+      write("--dump-ilp", dumpIlp, IlpProblemJson.write(plan.costGraph().problem()));
     }
     if (outFile != null) {
       Map<Integer, String> texts = new java.util.HashMap<>();
       for (Instruction ins : module.entry().instructions()) {
-        texts.put(ins.id(), plan.hloSharding(idMap == null ? ins.id() : idMap[ins.id()]));
+        texts.put(ins.id(), plan.hloSharding(inlined.map(ins.id())));
       }
-      writeAtomically("--out", outFile, HloPrinter.withShardings(texts).print(module));
+      write("--out", outFile, HloPrinter.withShardings(texts).print(module));
     }
     if (json) {
       printJson(out, name, lm, plan, total, warnings);
@@ -254,6 +233,14 @@ final class ShardCommand implements Callable<Integer> {
     return 4;
   }
 
+  /** Output files must not be the input module, so that nothing the user gave is lost. */
+  private void refuseToOverwrite(String flag, java.nio.file.Path target) {
+    if (hlo != null && target != null && sameFile(hlo, target)) {
+      throw new InputException(flag + " " + target + " is the input module; choose another file "
+          + "so the input is not overwritten");
+    }
+  }
+
   private static boolean sameFile(java.nio.file.Path a, java.nio.file.Path b) {
     try {
       if (java.nio.file.Files.exists(b)) {
@@ -265,16 +252,13 @@ final class ShardCommand implements Callable<Integer> {
     return a.toAbsolutePath().normalize().equals(b.toAbsolutePath().normalize());
   }
 
-  private static void writeAtomically(String flag, java.nio.file.Path file, String text) {
+  private static void write(String flag, java.nio.file.Path file, String text) {
     java.nio.file.Path dir = file.toAbsolutePath().getParent();
     if (dir == null || !java.nio.file.Files.isDirectory(dir)) {
       throw new InputException(flag + " " + file + ": the directory " + dir + " does not exist");
     }
     try {
-      java.nio.file.Path tmp = java.nio.file.Files.createTempFile(dir, ".meshplan-", ".tmp");
-      java.nio.file.Files.writeString(tmp, text);
-      java.nio.file.Files.move(tmp, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
-          java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+      AtomicFiles.writeString(file, text);
     } catch (java.io.IOException e) {
       throw new InputException(flag + " " + file + ": cannot write: " + e.getMessage());
     }
