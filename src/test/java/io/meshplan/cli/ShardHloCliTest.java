@@ -15,6 +15,16 @@ class ShardHloCliTest {
     return CliRun.of(args);
   }
 
+  /** The {@code sharding} of every row of a {@code shard --json} plan, by instruction name. */
+  private static java.util.Map<String, String> shardingsByName(String json) throws Exception {
+    java.util.Map<String, String> byName = new java.util.HashMap<>();
+    for (var ins : new com.fasterxml.jackson.databind.ObjectMapper().readTree(json)
+        .get("instructions")) {
+      byName.put(ins.get("name").asText(), ins.get("sharding").asText());
+    }
+    return byName;
+  }
+
   private Path corpus(String name) throws Exception {
     Path p = dir.resolve(name);
     try (var in = getClass().getResourceAsStream("/hlo/" + name)) {
@@ -85,13 +95,7 @@ class ShardHloCliTest {
     String text = Files.readString(out);
     String fusionLine = text.lines().filter(l -> l.contains("%loop_divide_fusion = "))
         .findFirst().orElseThrow();
-    String sharding = null;
-    for (var ins : new com.fasterxml.jackson.databind.ObjectMapper().readTree(r.out())
-        .get("instructions")) {
-      if (ins.get("name").asText().equals("loop_divide_fusion/divide.1")) {
-        sharding = ins.get("sharding").asText();
-      }
-    }
+    String sharding = shardingsByName(r.out()).get("loop_divide_fusion/divide.1");
     assertThat(sharding).startsWith("{");
     assertThat(fusionLine).contains("sharding=" + sharding);
   }
@@ -105,10 +109,7 @@ class ShardHloCliTest {
     assertThat(r.code()).as(r.err()).isEqualTo(0);
     var root = new com.fasterxml.jackson.databind.ObjectMapper().readTree(r.out());
     assertThat(root.get("warnings").toString()).doesNotContain("while.27");
-    java.util.Map<String, String> sharding = new java.util.HashMap<>();
-    for (var ins : root.get("instructions")) {
-      sharding.put(ins.get("name").asText(), ins.get("sharding").asText());
-    }
+    java.util.Map<String, String> sharding = shardingsByName(r.out());
     // The carried activation x enters as Arg_1.2 and leaves as tanh.18: one layout.
     assertThat(sharding.get("while.27/tanh.18")).isEqualTo(sharding.get("Arg_1.2"));
     // The loop is written back with a tuple sharding of its three state elements.
