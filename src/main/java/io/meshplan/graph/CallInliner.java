@@ -146,13 +146,12 @@ public final class CallInliner {
 
   /**
    * A loop can be inlined when its state is a tuple built in the graph and its body returns a
-   * tuple of the same shape.
+   * tuple (whose shape the caller checks like that of any call).
    */
-  private static boolean inlinableLoop(Graph body, Instruction loop, List<Integer> ops,
+  private static boolean inlinableLoop(Graph body, List<Integer> ops,
       List<Instruction> out) {
     return ops.size() == 1 && out.get(ops.get(0)).opcode() == Opcode.TUPLE
-        && body.root().opcode() == Opcode.TUPLE && body.root().shape().equals(loop.shape())
-        && body.size() > 0 && body.get(0).opcode() == Opcode.PARAMETER;
+        && body.root().opcode() == Opcode.TUPLE && body.get(0).opcode() == Opcode.PARAMETER;
   }
 
   private static int[] emit(HloModule module, Graph g, int[] params, String prefix,
@@ -169,7 +168,7 @@ public final class CallInliner {
         ops.add(map[op]);
       }
       Graph called = depth < MAX_DEPTH ? callee(module, ins) : null;
-      if (called != null && ins.opcode() == Opcode.WHILE && !inlinableLoop(called, ins, ops, out)) {
+      if (called != null && ins.opcode() == Opcode.WHILE && !inlinableLoop(called, ops, out)) {
         called = null;
       }
       if (called != null && called.root().shape().equals(ins.shape())) {

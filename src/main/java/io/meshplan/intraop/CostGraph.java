@@ -180,12 +180,10 @@ public record CostGraph(
       double budget, boolean residentParameters) {
     Liveness live = new Liveness(graph, residentParameters);
     int n = graph.size();
-    int[] node = new int[n];
     int[] start = new int[n];
     int[] end = new int[n];
     double[][] bytes = new double[n][];
     for (int i = 0; i < n; i++) {
-      node[i] = nodeOf[i];
       start[i] = live.start(i);
       end[i] = live.end(i);
       StrategySet ss = strategies.get(i);
@@ -194,7 +192,8 @@ public record CostGraph(
         bytes[i][q] = ss.get(q).memoryBytes();
       }
     }
-    return new MemoryConstraint(budget, live.peakCandidateSteps(), node, start, end, bytes);
+    return new MemoryConstraint(budget, live.peakCandidateSteps(), nodeOf.clone(), start, end,
+        bytes);
   }
 
   /** The row-major matrix of the edge between two nodes, lower id first, created on first use. */

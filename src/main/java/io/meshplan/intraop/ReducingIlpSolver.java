@@ -438,21 +438,14 @@ public final class ReducingIlpSolver implements IlpSolver {
     }
   }
 
-  private static double[][] weights(IlpProblem p, java.util.Set<Integer> rows) {
+  private static double[][] weights(IlpProblem p, java.util.NavigableSet<Integer> rows) {
     MemoryConstraint m = p.memory();
     double[][] w = new double[p.nodeCount()][];
     for (int v = 0; v < p.nodeCount(); v++) {
       w[v] = new double[p.size(v)];
     }
     for (int it = 0; it < m.itemCount(); it++) {
-      int lo = m.stepsFrom(it);
-      int hi = m.stepsEnd(it);
-      int count = 0;
-      for (int r : rows) {
-        if (r >= lo && r < hi) {
-          count++;
-        }
-      }
+      int count = rows.subSet(m.stepsFrom(it), m.stepsEnd(it)).size();
       if (count > 0) {
         double[] b = m.itemBytes()[it];
         double[] wv = w[m.itemNode()[it]];
