@@ -2,6 +2,7 @@ package io.meshplan.intraop;
 
 import io.meshplan.graph.Graph;
 import io.meshplan.util.InfeasibleException;
+import io.meshplan.util.Units;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -115,15 +116,13 @@ public final class AutoSharding {
       }
     }
     String at = step >= 0 ? " at " + cg.graph().get(step).name() : "";
+    String budget = Units.formatBytes(env.memoryPerDevice());
     if (need <= env.memoryPerDevice()) {
-      return String.format(java.util.Locale.ROOT,
-          "the kept shardings and aliases admit no plan on this mesh (memory is not the cause: the"
-              + " smallest layouts need %.2f GiB of %.2f GiB); drop --keep-shardings or change the"
-              + " mesh", need / (1L << 30), env.memoryPerDevice() / (1L << 30));
+      return "the kept shardings and aliases admit no plan on this mesh (memory is not the cause:"
+          + " the smallest layouts need " + Units.formatBytes(need) + " of " + budget
+          + "); drop --keep-shardings or change the mesh";
     }
-    return String.format(java.util.Locale.ROOT,
-        "no sharding fits in %.2f GiB per device; even the smallest layouts need at least %.2f GiB%s"
-            + " (raise --memory or use a larger mesh)",
-        env.memoryPerDevice() / (1L << 30), need / (1L << 30), at);
+    return "no sharding fits in " + budget + " per device; even the smallest layouts need at least "
+        + Units.formatBytes(need) + at + " (raise --memory or use a larger mesh)";
   }
 }
