@@ -15,6 +15,7 @@ class LayeringTest {
         .importPackages("io.meshplan");
     layeredArchitecture().consideringOnlyDependenciesInLayers()
         .layer("cli").definedBy("io.meshplan.cli..")
+        .layer("plan").definedBy("io.meshplan.plan..")
         .layer("intraop").definedBy("io.meshplan.intraop..")
         .layer("model").definedBy("io.meshplan.model..")
         .layer("sharding").definedBy("io.meshplan.sharding..")
@@ -25,14 +26,15 @@ class LayeringTest {
         .layer("util").definedBy("io.meshplan.util..")
         .whereLayer("cli").mayNotBeAccessedByAnyLayer()
         .whereLayer("intraop").mayOnlyBeAccessedByLayers("cli")
-        .whereLayer("model").mayOnlyBeAccessedByLayers("cli", "intraop")
+        .whereLayer("plan").mayOnlyBeAccessedByLayers("cli")
+        .whereLayer("model").mayOnlyBeAccessedByLayers("cli", "intraop", "plan")
         .whereLayer("sharding").mayOnlyBeAccessedByLayers("cli", "intraop")
         .whereLayer("calibrate").mayOnlyBeAccessedByLayers("cli")
         .whereLayer("doctor").mayOnlyBeAccessedByLayers("cli")
         .whereLayer("cluster").mayOnlyBeAccessedByLayers("cli", "intraop", "sharding",
             "calibrate")
         .whereLayer("graph").mayOnlyBeAccessedByLayers("cli", "intraop", "model", "sharding",
-            "cluster", "calibrate")
+            "cluster", "calibrate", "plan")
         .check(classes);
   }
 }

@@ -1,0 +1,115 @@
+package io.meshplan.plan;
+
+import io.meshplan.model.Recompute;
+import io.meshplan.util.InputException;
+import io.meshplan.util.Require;
+
+/**
+ * A Megatron-LM style parallel configuration (Narayanan et al., SC'21): tensor, pipeline and data
+ * parallel sizes, the interleaved schedule's model chunks, batch sizes and the memory options. Every
+ * plan that uses one logical mesh shape and equal stages can be written as one of these; the
+ * simulator evaluates both.
+ *
+ * @param tensorParallel tensor-parallel size t (GPUs that split each layer)
+ * @param pipelineParallel pipeline-parallel size p (stages)
+ * @param dataParallel data-parallel size d (replicas)
+ * @param virtualStages model chunks per pipeline stage (1 = plain 1F1B; more = interleaved 1F1B)
+ * @param microBatchSize sequences per microbatch on one replica
+ * @param globalBatchSize sequences per iteration over all replicas
+ * @param recompute activation recomputation
+ * @param sequenceParallel Korthikanti et al.'s sequence parallelism in the tensor-parallel group
+ * @param distributedOptimizer optimizer state sharded over the data-parallel group (ZeRO-1, as
+ *     Megatron's {@code --use-distributed-optimizer})
+ */
+public record ParallelConfig(
+    int tensorParallel,
+    int pipelineParallel,
+    int dataParallel,
+    int virtualStages,
+    int microBatchSize,
+    int globalBatchSize,
+    Recompute recompute,
+    boolean sequenceParallel,
+    boolean distributedOptimizer) {
+
+  /** Validates the sizes on their own; see {@link #check} for the fit to a model and cluster. */
+  public ParallelConfig {
+    Require.positive(tensorParallel, "--tp");
+    Require.positive(pipelineParallel, "--pp");
+    Require.positive(dataParallel, "--dp");
+    Require.positive(virtualStages, "--vpp");
+    Require.positive(microBatchSize, "--micro-batch");
+    Require.positive(globalBatchSize, "--global-batch");
+    Require.nonNull(recompute, "recompute");
+  }
+
+  /**
+   * The GPUs this configuration occupies.
+   *
+   * @return t * p * d
+   * @throws InputException when the product overflows an int
+   */
+  public int gpus() {
+    try {
+      return Math.multiplyExact(Math.multiplyExact(tensorParallel, pipelineParallel),
+          dataParallel);
+    } catch (ArithmeticException e) {
+      throw new InputException("--tp " + tensorParallel + " x --pp " + pipelineParallel
+          + " x --dp " + dataParallel + " is too large");
+    }
+  }
+
+  /**
+   * The microbatches each pipeline runs per iteration.
+   *
+   * @return global batch / (micro batch * d)
+   */
+  public int microbatches() {
+    return globalBatchSize / (microBatchSize * dataParallel);
+  }
+
+  /**
+   * Checks the configuration against a model and a cluster the way Megatron-LM does at start-up.
+   *
+   * @param gpus the cluster's GPU count
+   * @param layers the model's transformer layers
+   * @param heads the model's attention heads
+   * @param kvHeads the model's key/value heads
+   * @throws InputException naming the flag that disagrees
+   */
+  public void check(int gpus, int layers, int heads, int kvHeads) {
+    if (gpus() != gpus) {
+      throw new InputException("--tp " + tensorParallel + " x --pp " + pipelineParallel
+          + " x --dp " + dataParallel + " = " + gpus() + " GPUs, but the cluster has " + gpus
+          + "; make the product equal the cluster's GPU count");
+    }
+    long perStep = (long) microBatchSize * dataParallel;
+    if (globalBatchSize % perStep != 0) {
+      throw new InputException("--global-batch " + globalBatchSize + " is not a multiple of "
+          + "--micro-batch " + microBatchSize + " x --dp " + dataParallel + " = " + perStep);
+    }
+    long chunks = (long) pipelineParallel * virtualStages;
+    if (layers % chunks != 0) {
+      throw new InputException("the model's " + layers + " layers are not divisible by --pp "
+          + pipelineParallel + (virtualStages > 1 ? " x --vpp " + virtualStages : "")
+          + "; Megatron-LM gives every " + (virtualStages > 1 ? "model chunk" : "stage")
+          + " the same number of layers");
+    }
+    if (virtualStages > 1 && pipelineParallel < 2) {
+      throw new InputException("--vpp " + virtualStages + " needs --pp of at least 2");
+    }
+    if (virtualStages > 1 && microbatches() % pipelineParallel != 0) {
+      throw new InputException("the interleaved schedule (--vpp " + virtualStages + ") needs the "
+          + microbatches() + " microbatches per pipeline to be a multiple of --pp "
+          + pipelineParallel);
+    }
+    if (heads % tensorParallel != 0 || kvHeads % tensorParallel != 0 && tensorParallel
+        % kvHeads != 0) {
+      throw new InputException("--tp " + tensorParallel + " does not divide the model's " + heads
+          + " attention heads" + (kvHeads != heads ? " and " + kvHeads + " key/value heads" : ""));
+    }
+    if (sequenceParallel && tensorParallel == 1) {
+      throw new InputException("--sequence-parallel needs --tp of at least 2");
+    }
+  }
+}

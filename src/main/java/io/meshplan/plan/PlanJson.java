@@ -1,0 +1,268 @@
+package io.meshplan.plan;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.meshplan.graph.DType;
+import io.meshplan.model.ModelSpec;
+import io.meshplan.model.Recompute;
+import io.meshplan.util.InputException;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The versioned JSON form of a {@link PipelinePlan}: what {@code plan --out} writes and {@code
+ * simulate --plan}, {@code export --plan} and {@code deploy --plan} read. Field names are a contract
+ * (DESIGN.md): {@code stages[]} with {@code layers} [first, last], {@code submesh} [n, m], {@code
+ * logicalMesh} [a, b] and {@code peakMemoryBytes}, plus {@code microbatches}, {@code
+ * iterationSeconds}, {@code tokensPerSecond}, {@code tflopsPerGpu} and {@code mfu}.
+ */
+public final class PlanJson {
+  /** The value of the {@code format} field. */
+  public static final String FORMAT = "meshplan-plan";
+  /** The version this code writes and reads. */
+  public static final int VERSION = 1;
+
+  private static final ObjectMapper MAPPER = new ObjectMapper()
+      .enable(SerializationFeature.INDENT_OUTPUT);
+
+  private PlanJson() {}
+
+  /**
+   * Writes a plan.
+   *
+   * @param plan the plan
+   * @return pretty-printed JSON text, ending in a newline
+   */
+  public static String write(PipelinePlan plan) {
+    ObjectNode root = MAPPER.createObjectNode();
+    root.put("format", FORMAT);
+    root.put("version", VERSION);
+    root.set("model", model(plan.model()));
+    root.put("cluster", plan.cluster());
+    root.put("gpus", plan.gpus());
+    root.put("globalBatch", plan.globalBatchSize());
+    root.put("microBatch", plan.microBatchSize());
+    root.put("microbatches", plan.microbatches());
+    root.put("schedule", plan.virtualStages() > 1 ? "interleaved-1f1b" : "1f1b");
+    root.put("virtualStages", plan.virtualStages());
+    root.put("recompute", plan.recompute().label());
+    root.put("sequenceParallel", plan.sequenceParallel());
+    root.put("distributedOptimizer", plan.distributedOptimizer());
+    PipelinePlan.Prediction p = plan.prediction();
+    root.put("iterationSeconds", p.iterationSeconds());
+    root.put("tokensPerSecond", p.tokensPerSecond());
+    root.put("tflopsPerGpu", p.tflopsPerGpu());
+    root.put("mfu", p.mfu());
+    root.put("peakMemoryBytesPerGpu", p.peakMemoryBytesPerGpu());
+    ArrayNode stages = root.putArray("stages");
+    for (StagePlan s : plan.stages()) {
+      ObjectNode o = stages.addObject();
+      o.putArray("layers").add(s.firstLayer()).add(s.lastLayer());
+      o.putArray("submesh").add(s.submeshNodes()).add(s.submeshGpus());
+      o.put("firstDevice", s.firstDevice());
+      o.putArray("logicalMesh").add(s.dataParallel()).add(s.tensorParallel());
+      o.put("forwardSeconds", s.forwardSeconds());
+      o.put("backwardSeconds", s.backwardSeconds());
+      o.put("peakMemoryBytes", s.peakMemoryBytes());
+      ArrayNode ts = o.putArray("tensors");
+      for (TensorSharding t : s.tensors()) {
+        ObjectNode to = ts.addObject();
+        to.put("name", t.name());
+        to.put("shape", t.shape());
+        to.put("sharding", t.sharding());
+        to.put("words", t.words());
+      }
+    }
+    try {
+      return MAPPER.writeValueAsString(root) + "\n";
+    } catch (JsonProcessingException e) {
+      throw new IllegalStateException("cannot serialize a plan", e);
+    }
+  }
+
+  private static ObjectNode model(ModelSpec m) {
+    ObjectNode o = MAPPER.createObjectNode();
+    o.put("name", m.name());
+    o.put("family", m.family().name().toLowerCase(java.util.Locale.ROOT));
+    o.put("layers", m.layers());
+    o.put("hidden", m.hidden());
+    o.put("heads", m.heads());
+    o.put("kvHeads", m.kvHeads());
+    o.put("ffn", m.ffn());
+    o.put("vocab", m.vocab());
+    o.put("seq", m.seq());
+    o.put("dtype", m.dtype().hloName());
+    return o;
+  }
+
+  /**
+   * Reads a plan.
+   *
+   * @param where the file name, for messages
+   * @param text the JSON text
+   * @return the plan
+   * @throws InputException naming the file and the field that is missing or wrong
+   */
+  public static PipelinePlan read(String where, String text) {
+    JsonNode root;
+    try {
+      root = MAPPER.readTree(text);
+    } catch (JsonProcessingException e) {
+      throw new InputException(where + ": not a JSON plan file (" + firstLine(e.getOriginalMessage())
+          + " at line " + e.getLocation().getLineNr() + ")");
+    }
+    if (root == null || !root.isObject()) {
+      throw new InputException(where + ": not a JSON plan file (expected an object)");
+    }
+    Fields f = new Fields(where, root);
+    if (!FORMAT.equals(f.text("format"))) {
+      throw new InputException(where + ": field 'format' is '" + f.text("format")
+          + "', expected '" + FORMAT + "' (write plans with 'meshplan plan --out')");
+    }
+    int version = f.integer("version");
+    if (version != VERSION) {
+      throw new InputException(where + ": plan format version " + version + " is not supported;"
+          + " this meshplan reads version " + VERSION + " (re-run 'meshplan plan --out')");
+    }
+    Fields m = f.object("model");
+    ModelSpec model;
+    try {
+      model = new ModelSpec(m.text("name"), family(where, m.text("family")), m.integer("layers"),
+          m.integer("hidden"), m.integer("heads"), m.integer("kvHeads"), m.integer("ffn"),
+          m.integer("vocab"), m.integer("seq"), 1, dtype(where, m.text("dtype")));
+    } catch (IllegalArgumentException e) {
+      throw new InputException(where + ": field 'model': " + e.getMessage());
+    }
+    List<StagePlan> stages = new ArrayList<>();
+    JsonNode arr = root.get("stages");
+    if (arr == null || !arr.isArray()) {
+      throw new InputException(where + ": field 'stages' is missing or not an array");
+    }
+    for (int i = 0; i < arr.size(); i++) {
+      Fields s = new Fields(where + ": stages[" + i + "]", arr.get(i));
+      int[] layers = s.pair("layers");
+      int[] sub = s.pair("submesh");
+      int[] lm = s.pair("logicalMesh");
+      List<TensorSharding> ts = new ArrayList<>();
+      JsonNode tarr = arr.get(i).get("tensors");
+      if (tarr != null && tarr.isArray()) {
+        for (int k = 0; k < tarr.size(); k++) {
+          Fields t = new Fields(where + ": stages[" + i + "].tensors[" + k + "]", tarr.get(k));
+          ts.add(new TensorSharding(t.text("name"), t.text("shape"), t.text("sharding"),
+              t.text("words")));
+        }
+      }
+      try {
+        stages.add(new StagePlan(layers[0], layers[1], sub[0], sub[1], s.integer("firstDevice"),
+            lm[0], lm[1], s.number("forwardSeconds"), s.number("backwardSeconds"),
+            s.number("peakMemoryBytes"), ts));
+      } catch (IllegalArgumentException e) {
+        throw new InputException(where + ": stages[" + i + "]: " + e.getMessage());
+      }
+    }
+    try {
+      return new PipelinePlan(model, f.text("cluster"), f.integer("globalBatch"),
+          f.integer("microBatch"), f.integer("microbatches"), f.integer("virtualStages"),
+          Recompute.parse(f.text("recompute")), f.bool("sequenceParallel"),
+          f.bool("distributedOptimizer"), stages,
+          new PipelinePlan.Prediction(f.number("iterationSeconds"), f.number("tokensPerSecond"),
+              f.number("tflopsPerGpu"), f.number("mfu"), f.number("peakMemoryBytesPerGpu")));
+    } catch (IllegalArgumentException e) {
+      throw new InputException(where + ": " + e.getMessage());
+    }
+  }
+
+  private static ModelSpec.Family family(String where, String name) {
+    for (ModelSpec.Family fam : ModelSpec.Family.values()) {
+      if (fam.name().equalsIgnoreCase(name)) {
+        return fam;
+      }
+    }
+    throw new InputException(where + ": field 'model.family' is '" + name + "', not a known "
+        + "model family");
+  }
+
+  private static DType dtype(String where, String name) {
+    DType t = DType.fromHlo(name);
+    if (t == null) {
+      throw new InputException(where + ": field 'model.dtype' is '" + name + "', not a type");
+    }
+    return t;
+  }
+
+  private static String firstLine(String s) {
+    if (s == null) {
+      return "malformed";
+    }
+    int nl = s.indexOf('\n');
+    return nl < 0 ? s : s.substring(0, nl);
+  }
+
+  /** Typed access to the fields of one JSON object, with messages naming the field. */
+  private record Fields(String where, JsonNode node) {
+    Fields {
+      if (node == null || !node.isObject()) {
+        throw new InputException(where + ": expected an object");
+      }
+    }
+
+    JsonNode get(String name) {
+      JsonNode v = node.get(name);
+      if (v == null || v.isNull()) {
+        throw new InputException(where + ": field '" + name + "' is missing");
+      }
+      return v;
+    }
+
+    String text(String name) {
+      JsonNode v = get(name);
+      if (!v.isTextual()) {
+        throw new InputException(where + ": field '" + name + "' must be a string");
+      }
+      return v.asText();
+    }
+
+    int integer(String name) {
+      JsonNode v = get(name);
+      if (!v.isIntegralNumber() || !v.canConvertToInt()) {
+        throw new InputException(where + ": field '" + name + "' must be an integer, got " + v);
+      }
+      return v.intValue();
+    }
+
+    double number(String name) {
+      JsonNode v = get(name);
+      if (!v.isNumber() || !Double.isFinite(v.doubleValue())) {
+        throw new InputException(where + ": field '" + name + "' must be a finite number, got "
+            + v);
+      }
+      return v.doubleValue();
+    }
+
+    boolean bool(String name) {
+      JsonNode v = get(name);
+      if (!v.isBoolean()) {
+        throw new InputException(where + ": field '" + name + "' must be true or false");
+      }
+      return v.booleanValue();
+    }
+
+    int[] pair(String name) {
+      JsonNode v = get(name);
+      if (!v.isArray() || v.size() != 2 || !v.get(0).canConvertToInt()
+          || !v.get(1).canConvertToInt() || !v.get(0).isIntegralNumber()
+          || !v.get(1).isIntegralNumber()) {
+        throw new InputException(where + ": field '" + name + "' must be two integers");
+      }
+      return new int[] {v.get(0).intValue(), v.get(1).intValue()};
+    }
+
+    Fields object(String name) {
+      return new Fields(where + ": " + name, get(name));
+    }
+  }
+}

@@ -1,0 +1,70 @@
+package io.meshplan.plan;
+
+import io.meshplan.util.Require;
+import java.util.List;
+
+/**
+ * One pipeline stage of a plan.
+ *
+ * @param firstLayer first layer of the stage (0 is the embedding when the plan has one; see
+ *     {@link PipelinePlan#layerNames})
+ * @param lastLayer last layer of the stage, inclusive
+ * @param submeshNodes rows of the stage's submesh (nodes)
+ * @param submeshGpus columns of the stage's submesh (GPUs per node it uses)
+ * @param firstDevice the cluster device id of the submesh's first GPU (row-major over nodes)
+ * @param dataParallel the logical mesh's data-parallel axis (axis 0)
+ * @param tensorParallel the logical mesh's tensor axis (axis 1)
+ * @param forwardSeconds forward time of one microbatch on one replica, seconds
+ * @param backwardSeconds backward time of one microbatch (recomputation included), seconds
+ * @param peakMemoryBytes peak memory per GPU of this stage, bytes
+ * @param tensors the shardings of the stage's largest tensors
+ */
+public record StagePlan(
+    int firstLayer,
+    int lastLayer,
+    int submeshNodes,
+    int submeshGpus,
+    int firstDevice,
+    int dataParallel,
+    int tensorParallel,
+    double forwardSeconds,
+    double backwardSeconds,
+    double peakMemoryBytes,
+    List<TensorSharding> tensors) {
+
+  /** Validates the fields. */
+  public StagePlan {
+    Require.that(firstLayer >= 0 && lastLayer >= firstLayer, "stage layers must be a range, got ["
+        + firstLayer + ", " + lastLayer + "]");
+    Require.positive(submeshNodes, "submesh nodes");
+    Require.positive(submeshGpus, "submesh GPUs");
+    Require.that(firstDevice >= 0, "first device must be >= 0");
+    Require.positive(dataParallel, "data-parallel size");
+    Require.positive(tensorParallel, "tensor-parallel size");
+    Require.that((long) dataParallel * tensorParallel == (long) submeshNodes * submeshGpus,
+        "logical mesh " + dataParallel + "x" + tensorParallel + " does not match submesh "
+            + submeshNodes + "x" + submeshGpus);
+    Require.nonNegative(forwardSeconds, "forward seconds");
+    Require.nonNegative(backwardSeconds, "backward seconds");
+    Require.nonNegative(peakMemoryBytes, "peak memory bytes");
+    tensors = List.copyOf(tensors);
+  }
+
+  /**
+   * The stage's GPUs.
+   *
+   * @return submesh rows times columns
+   */
+  public int devices() {
+    return submeshNodes * submeshGpus;
+  }
+
+  /**
+   * The number of layers.
+   *
+   * @return last - first + 1
+   */
+  public int layerCount() {
+    return lastLayer - firstLayer + 1;
+  }
+}
