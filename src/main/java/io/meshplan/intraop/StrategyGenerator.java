@@ -166,7 +166,10 @@ public final class StrategyGenerator {
       return 0.0;
     }
     ComputeModel c = env.compute().get();
-    return c.cost(OpCost.flops(graph, ins) / tiles, OpCost.bytesAccessed(graph, ins) / tiles);
+    double flops = OpCost.flops(graph, ins) / tiles;
+    double bytes = OpCost.bytesAccessed(graph, ins) / tiles;
+    return ins.opcode() == io.meshplan.graph.Opcode.DOT ? c.dotCost(flops, bytes)
+        : c.cost(flops, bytes);
   }
 
   private ShardingSpec[] operandsAll(Instruction ins, ShardingSpec spec) {
