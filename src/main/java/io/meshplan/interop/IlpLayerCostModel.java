@@ -136,7 +136,7 @@ public final class IlpLayerCostModel implements LayerCostModel {
     if (!(r instanceof IntraOpResult.Planned planned) || !planned.plan().notKept().isEmpty()) {
       return null;
     }
-    return price(tg, planned.plan(), env, t);
+    return price(tg, planned.plan(), env, t, s.recompute() != io.meshplan.model.Recompute.NONE);
   }
 
   /** Input and output activations (and their gradients) take the chaining layout. */
@@ -204,7 +204,8 @@ public final class IlpLayerCostModel implements LayerCostModel {
   private static final java.util.Set<String> VOCAB_ROWS = java.util.Set.of("embedding",
       "tok_embeddings", "wte", "word_embeddings");
 
-  private LayerCost price(TrainingGraph tg, ShardingPlan plan, MeshEnv env, int t) {
+  private LayerCost price(TrainingGraph tg, ShardingPlan plan, MeshEnv env, int t,
+      boolean recompute) {
     Graph g = tg.graph();
     double fwd = 0;
     double bwd = 0;
@@ -234,19 +235,28 @@ public final class IlpLayerCostModel implements LayerCostModel {
           modelFlops += dotFlops;
         }
         case RECOMPUTE -> {
+          // Without recomputation the backward rules still re-derive a few cheap elementwise
+          // values; that is backward work, not recomputation.
           bwd += c;
-          rec += c;
+          if (recompute) {
+            rec += c;
+            hwFlops += dotFlops;
+          } else {
+            modelFlops += dotFlops;
+          }
         }
         default -> {
-          // The optimizer is priced per iteration by the stage builder.
+          // Without the optimizer in the graph, this phase is the fp32 gradient accumulation,
+          // which runs every microbatch; the update itself is priced per iteration by the stage
+          // builder.
+          bwd += c;
         }
-      }
-      if (tg.phase(ins.id()) == Phase.RECOMPUTE) {
-        hwFlops += dotFlops;
       }
     }
     hwFlops += modelFlops;
     double params = 0;
+    double gradParams = 0;
+    double gather = 0;
     List<TensorSharding> tensors = new ArrayList<>();
     List<WeightTensors> ws = new ArrayList<>(tg.weights());
     ws.sort(Comparator.comparingDouble((WeightTensors w) ->
@@ -254,7 +264,15 @@ public final class IlpLayerCostModel implements LayerCostModel {
     for (WeightTensors w : ws) {
       TensorShape shape = g.get(w.weight()).tensorShape();
       ShardingSpec spec = plan.spec(w.weight());
-      params += shape.elementCount() / (double) spec.totalTiles(env.mesh());
+      int wTiles = spec.totalTiles(env.mesh());
+      params += shape.elementCount() / (double) wTiles;
+      int gTiles = w.accumulator() >= 0 ? plan.spec(w.accumulator()).totalTiles(env.mesh())
+          : wTiles;
+      gradParams += shape.elementCount() / (double) gTiles;
+      if (gTiles > wTiles) {
+        gather += env.comm().allGather(shape.elementCount() * (double) computeType.bytes()
+            / wTiles, 1);
+      }
       tensors.add(new TensorSharding(w.name(), shape.toHlo(), plan.hloSharding(w.weight()),
           words(spec, shape, env.mesh(), w.name())));
     }
@@ -270,8 +288,8 @@ public final class IlpLayerCostModel implements LayerCostModel {
       boundary = plan.spec(tg.output()).localBytes(out, env.mesh())
           / (plan.spec(tg.output()).isReplicated() ? t : 1);
     }
-    return new LayerCost(fwd, bwd, rec, comm, params, saved, temp, boundary, modelFlops, hwFlops,
-        tensors);
+    return new LayerCost(fwd, bwd, rec, comm, params, gradParams, gather, saved, temp, boundary,
+        modelFlops, hwFlops, tensors);
   }
 
   /** Bytes of forward values that a later phase reads, under their chosen layouts. */

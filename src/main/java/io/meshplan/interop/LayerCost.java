@@ -14,7 +14,13 @@ import java.util.List;
  * @param backwardSeconds backward of one microbatch, recomputation included, seconds
  * @param recomputeSeconds the recomputation inside {@code backwardSeconds}, seconds
  * @param tensorCommSeconds the communication inside forward plus backward, seconds
- * @param parameters weights held by one GPU, elements
+ * @param parameters weights held by one GPU in the compute precision, elements
+ * @param gradientParameters elements of the fp32 gradient accumulator one GPU holds; the
+ *     optimizer updates exactly these (master weight and moments take the accumulator's layout),
+ *     so they also count the optimizer state per GPU
+ * @param updateGatherSeconds per iteration, the all-gather over the tensor axis that rebuilds
+ *     weights whose gradients are more finely split than the weights themselves (the ILP may keep
+ *     a weight replicated while splitting its gradient, as ZeRO does), seconds
  * @param savedActivationBytes activations one microbatch keeps from its forward until its
  *     backward, bytes per GPU
  * @param temporaryBytes the largest transient working set of the layer beyond weights and saved
@@ -27,7 +33,8 @@ import java.util.List;
  * @param tensors the layer's largest tensors and their layouts
  */
 public record LayerCost(double forwardSeconds, double backwardSeconds, double recomputeSeconds,
-    double tensorCommSeconds, double parameters, double savedActivationBytes,
+    double tensorCommSeconds, double parameters, double gradientParameters,
+    double updateGatherSeconds, double savedActivationBytes,
     double temporaryBytes, double boundaryBytes, double modelFlops, double hardwareFlops,
     List<TensorSharding> tensors) {
   /** Validates the numbers. */
@@ -37,6 +44,8 @@ public record LayerCost(double forwardSeconds, double backwardSeconds, double re
     Require.nonNegative(recomputeSeconds, "recompute seconds");
     Require.nonNegative(tensorCommSeconds, "communication seconds");
     Require.nonNegative(parameters, "parameters");
+    Require.nonNegative(gradientParameters, "gradient parameters");
+    Require.nonNegative(updateGatherSeconds, "update gather seconds");
     Require.nonNegative(savedActivationBytes, "saved activation bytes");
     Require.nonNegative(temporaryBytes, "temporary bytes");
     Require.nonNegative(boundaryBytes, "boundary bytes");

@@ -75,6 +75,8 @@ public final class StageCostBuilder {
     double rec = 0;
     double comm = 0;
     double params = 0;
+    double gradParams = 0;
+    double tensorGather = 0;
     double saved = 0;
     double temp = 0;
     double flops = 0;
@@ -85,6 +87,8 @@ public final class StageCostBuilder {
       rec += l.recomputeSeconds();
       comm += l.tensorCommSeconds();
       params += l.parameters();
+      gradParams += l.gradientParameters();
+      tensorGather += l.updateGatherSeconds();
       saved += l.savedActivationBytes();
       temp = Math.max(temp, l.temporaryBytes());
       flops += l.modelFlops();
@@ -93,17 +97,17 @@ public final class StageCostBuilder {
     int d = dataParallel;
     double masterBytes = weightBytes == 4 ? 8.0 : 12.0;
     double weights = params * weightBytes;
-    double grads = params * 4.0;
-    double optimizer = params * masterBytes;
+    double grads = gradParams * 4.0;
+    double optimizer = gradParams * masterBytes;
     double gradSync = 0;
-    double gather = 0;
-    double updated = params;
+    double gather = tensorGather;
+    double updated = gradParams;
     if (d > 1) {
       switch (zeroStage) {
         case 0 -> gradSync = stageComm.allReduce(grads, 0);
         case 1 -> {
           gradSync = stageComm.reduceScatter(grads, 0);
-          gather = stageComm.allGather(weights, 0);
+          gather += stageComm.allGather(weights, 0);
           optimizer /= d;
           updated /= d;
         }
