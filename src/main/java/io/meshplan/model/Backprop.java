@@ -21,11 +21,9 @@ import java.util.Set;
  * parameter get cotangents.
  */
 final class Backprop {
-  /** Callbacks of the reverse pass. */
+  /** Callback of the reverse pass. */
+  @FunctionalInterface
   interface Hooks {
-    /** Called before the first backward instruction of a layer. */
-    void enterLayer(LayerRef layer);
-
     /** Called with the complete cotangent of a differentiable parameter. */
     void parameterGradient(int parameter, int gradient);
   }
@@ -120,8 +118,8 @@ final class Backprop {
   }
 
   /**
-   * Recomputes forward instructions {@code [from, to)} in order (full recomputation of a block);
-   * values from outside the range are used as they are.
+   * Recomputes forward instructions {@code [from, to)} in order (a recompute region); operands
+   * from outside the range come through {@link #fwd}.
    */
   void recompute(int from, int to) {
     Phase p = tape.phase();
@@ -134,8 +132,7 @@ final class Backprop {
       }
       int[] ops = new int[ins.operands().size()];
       for (int k = 0; k < ops.length; k++) {
-        int o = ins.operand(k);
-        ops[k] = o >= from && recomputed.containsKey(o) ? recomputed.get(o) : o;
+        ops[k] = fwd(ins.operand(k));
       }
       tape.at(Phase.RECOMPUTE, tape.layerOf(id), tape.partOf(id));
       recomputed.put(id, reemit(ins, ops));
@@ -143,14 +140,16 @@ final class Backprop {
     tape.at(p, l, part);
   }
 
-  /** Runs the reverse pass over the forward instructions. */
+  /**
+   * Runs the reverse pass over the forward instructions; a recompute region is recomputed when
+   * the pass reaches its last instruction.
+   */
   void run(Hooks hooks) {
-    LayerRef current = null;
     for (int id = forwardEnd - 1; id >= 0; id--) {
       LayerRef l = tape.layerOf(id);
-      if (!l.equals(current)) {
-        current = l;
-        hooks.enterLayer(l);
+      int region = tape.regionEndingAt(id);
+      if (region >= 0) {
+        recompute(region, id + 1);
       }
       Integer g = cotangents.remove(id);
       if (g == null) {

@@ -128,6 +128,7 @@ final class DecoderForward {
     int[] scores = {b, a, s, s};
     // scores[b, n, i, j] = sum_d q[b, i, n, d] * k[b, j, n, d]
     int sc = t.dot(q, kb, new int[] {0, 2}, new int[] {3}, new int[] {0, 2}, new int[] {3});
+    int coreStart = sc;
     sc = t.mul(sc, t.broadcast(t.constant(dt, 1.0 / Math.sqrt(d)), scores));
     sc = t.add(sc, t.broadcast(causalMask(), scores, 2, 3));
     int p = keep(softmax(sc), true);
@@ -136,6 +137,9 @@ final class DecoderForward {
     }
     // ctx[b, n, i, d] = sum_j p[b, n, i, j] * v[b, j, n, d]
     int ctx = t.dot(p, vb, new int[] {0, 1}, new int[] {3}, new int[] {0, 2}, new int[] {1});
+    if (o.recompute() == Recompute.SELECTIVE) {
+      t.recomputeRegion(coreStart, ctx + 1);
+    }
     ctx = keep(t.reshape(t.transpose(ctx, 0, 2, 1, 3), b, s, a * d), false);
     int out = linear(ctx, a * d, h, "wo");
     if (o.dropout()) {

@@ -31,6 +31,7 @@ final class Tape {
   private final Map<Integer, ParamRole> roles = new TreeMap<>();
   private final BitSet kept = new BitSet();
   private final Map<Integer, CustomVjp> custom = new HashMap<>();
+  private final Map<Integer, Integer> regionStartByLast = new HashMap<>();
   private Phase phase = Phase.FORWARD;
   private LayerRef layer = LayerRef.embedding();
   private String part = "";
@@ -121,6 +122,20 @@ final class Tape {
 
   CustomVjp customVjp(int output) {
     return custom.get(output);
+  }
+
+  /**
+   * Declares that forward instructions {@code [from, to)} are recomputed together, in order, just
+   * before the backward pass reaches the last of them (full recomputation of a block, selective
+   * recomputation of the attention core).
+   */
+  void recomputeRegion(int from, int to) {
+    regionStartByLast.put(to - 1, from);
+  }
+
+  /** The first id of the recompute region ending at {@code last}, or -1. */
+  int regionEndingAt(int last) {
+    return regionStartByLast.getOrDefault(last, -1);
   }
 
   private int tag(int id) {

@@ -67,8 +67,6 @@ public final class TrainingGraphBuilder {
     private final DecoderForward fwd;
     private final List<WeightTensors> weights = new ArrayList<>();
     private final List<Integer> outputs = new ArrayList<>();
-    private final List<int[]> blockRanges = new ArrayList<>();
-    private final Set<LayerRef> recomputed = new HashSet<>();
     private int input = -1;
     private int inputGradient = -1;
 
@@ -98,7 +96,9 @@ public final class TrainingGraphBuilder {
         int start = t.size();
         t.at(Phase.FORWARD, LayerRef.block(i), "");
         x = fwd.keepInput(fwd.block(x));
-        blockRanges.add(new int[] {i, start, t.size()});
+        if (o.recompute() == Recompute.FULL) {
+          t.recomputeRegion(start, t.size());
+        }
       }
       int output = x;
       if (o.head()) {
@@ -137,27 +137,12 @@ public final class TrainingGraphBuilder {
         bp.seed(output, outputGradient);
       }
       Map<Integer, String> names = fwd.weightNames();
-      bp.run(new Backprop.Hooks() {
-        @Override
-        public void enterLayer(LayerRef layer) {
-          if (o.recompute() == Recompute.FULL && layer.kind() == LayerRef.Kind.BLOCK
-              && recomputed.add(layer)) {
-            for (int[] r : blockRanges) {
-              if (r[0] == layer.index()) {
-                bp.recompute(r[1], r[2]);
-              }
-            }
-          }
-        }
-
-        @Override
-        public void parameterGradient(int parameter, int gradient) {
-          if (parameter == input) {
-            inputGradient = gradient;
-            outputs.add(gradient);
-          } else {
-            update(names.get(parameter), parameter, gradient);
-          }
+      bp.run((parameter, gradient) -> {
+        if (parameter == input) {
+          inputGradient = gradient;
+          outputs.add(gradient);
+        } else {
+          update(names.get(parameter), parameter, gradient);
         }
       });
       return outputGradient;
