@@ -31,6 +31,13 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 
 /**
@@ -61,8 +68,8 @@ public final class IlpLayerCostModel implements LayerCostModel {
   private final Function<LogicalMesh, CommModel> comm;
   private final DType computeType;
   private final SolverOptions solver;
-  private final Map<String, LayerCost> memo = new HashMap<>();
-  private int solves;
+  private final Map<Key, Optional<LayerCost>> memo = new ConcurrentHashMap<>();
+  private final AtomicInteger solves = new AtomicInteger();
 
   /**
    * Creates the model.
@@ -88,16 +95,68 @@ public final class IlpLayerCostModel implements LayerCostModel {
    * @return ILP solves
    */
   public int solves() {
-    return solves;
+    return solves.get();
+  }
+
+  /**
+   * Plans layers ahead, in parallel; each result is what {@link #cost} would compute on its own, so
+   * the outcome does not depend on the number of threads.
+   *
+   * @param keys the layers
+   * @param threads worker threads, at least 1
+   */
+  @Override
+  public void prefetch(java.util.Collection<Key> keys, int threads) {
+    List<Key> todo = new ArrayList<>(new java.util.LinkedHashSet<>(keys));
+    todo.removeIf(memo::containsKey);
+    if (todo.isEmpty()) {
+      return;
+    }
+    ExecutorService pool = Executors.newFixedThreadPool(Math.max(1, threads), r -> {
+      Thread th = new Thread(r, "meshplan-layer-solve");
+      th.setDaemon(true);
+      return th;
+    });
+    try {
+      List<Future<?>> fs = new ArrayList<>();
+      for (Key k : todo) {
+        fs.add(pool.submit(() -> cost(k.kind(), k.setting())));
+      }
+      for (Future<?> f : fs) {
+        try {
+          f.get();
+        } catch (ExecutionException e) {
+          if (e.getCause() instanceof RuntimeException re) {
+            throw re;
+          }
+          throw new IllegalStateException(e.getCause());
+        }
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while planning layers", e);
+    } finally {
+      pool.shutdownNow();
+    }
   }
 
   @Override
-  public LayerCost cost(Kind kind, LayerSetting s) {
-    String key = kind + "/" + s;
-    if (memo.containsKey(key)) {
-      return memo.get(key);
+  public LayerCost cost(Kind kind, LayerSetting setting) {
+    Key key = new Key(kind, setting);
+    Optional<LayerCost> known = memo.get(key);
+    if (known != null) {
+      return known.orElse(null);
     }
+    LayerSetting s = key.setting();
     LayerCost c;
+    if (kind == Kind.BLOCK && s.recompute() == io.meshplan.model.Recompute.FULL) {
+      // Full recomputation re-runs the same sharded forward: derived from the plan without it.
+      LayerCost none = cost(kind, new LayerSetting(s.tensorParallel(), s.microBatch(),
+          io.meshplan.model.Recompute.NONE, s.sequenceParallel(), s.megatron()));
+      c = none == null ? null : none.withFullRecompute();
+      memo.put(key, Optional.ofNullable(c));
+      return c;
+    }
     if (s.megatron() || s.tensorParallel() == 1) {
       c = solve(kind, s, true);
     } else {
@@ -105,7 +164,7 @@ public final class IlpLayerCostModel implements LayerCostModel {
       LayerCost meg = solve(kind, s, true);
       c = free == null || meg != null && meg.latencySeconds() < free.latencySeconds() ? meg : free;
     }
-    memo.put(key, c);
+    memo.put(key, Optional.ofNullable(c));
     return c;
   }
 
@@ -131,7 +190,7 @@ public final class IlpLayerCostModel implements LayerCostModel {
     if (megatron && t > 1 && !fixMegatron(tg, t, fixed)) {
       return null;
     }
-    solves++;
+    solves.incrementAndGet();
     IntraOpResult r = new AutoSharding(env, solver, true).solve(g, fixed);
     if (!(r instanceof IntraOpResult.Planned planned) || !planned.plan().notKept().isEmpty()) {
       return null;
@@ -211,6 +270,7 @@ public final class IlpLayerCostModel implements LayerCostModel {
     double bwd = 0;
     double rec = 0;
     double comm = 0;
+    double fwdComm = 0;
     double modelFlops = 0;
     double hwFlops = 0;
     for (Instruction ins : g.instructions()) {
@@ -228,6 +288,7 @@ public final class IlpLayerCostModel implements LayerCostModel {
       switch (tg.phase(ins.id())) {
         case FORWARD -> {
           fwd += c;
+          fwdComm += st.commCost() + reshard;
           modelFlops += dotFlops;
         }
         case BACKWARD -> {
@@ -288,8 +349,12 @@ public final class IlpLayerCostModel implements LayerCostModel {
       boundary = plan.spec(tg.output()).localBytes(out, env.mesh())
           / (plan.spec(tg.output()).isReplicated() ? t : 1);
     }
-    return new LayerCost(fwd, bwd, rec, comm, params, gradParams, gather, saved, temp, boundary,
-        modelFlops, hwFlops, tensors);
+    double input = 0;
+    if (tg.input() >= 0 && g.get(tg.input()).shape() instanceof TensorShape in) {
+      input = plan.spec(tg.input()).localBytes(in, env.mesh());
+    }
+    return new LayerCost(fwd, bwd, rec, comm, fwdComm, params, gradParams, gather, saved, temp,
+        input, boundary, modelFlops, hwFlops, tensors);
   }
 
   /** Bytes of forward values that a later phase reads, under their chosen layouts. */

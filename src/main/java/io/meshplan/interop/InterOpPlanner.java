@@ -16,22 +16,25 @@ import java.util.Map;
 import java.util.function.IntConsumer;
 
 /**
- * Whole-cluster planning (Alpa, OSDI'22, section 5): for every global microbatch size and every
- * plan-wide choice of recomputation, sequence parallelism and ZeRO stage, build the stage cost
- * table from planned layers, run the {@link StageDp}, and simulate the resulting pipeline; the plan
- * with the shortest simulated iteration wins (ties: fewer stages, then the earlier candidate in the
- * enumeration order below).
+ * Whole-cluster planning (Alpa, OSDI'22, section 5): for every microbatch size, build the stage
+ * cost table from planned layers, run the {@link StageDp}, and simulate the resulting pipeline;
+ * the plan with the shortest simulated iteration wins (ties: fewer stages, then the smaller
+ * microbatch).
  *
  * <p>Stage candidates: Alpa's submesh shapes; on each, every logical mesh {@code d x t} with
  * {@code d * t} devices, the batch on axis 0 ({@code d} must divide the microbatch), {@code t}
  * dividing the attention heads. A layer range costs its blocks (all alike: one block is planned
  * per setting and reused), plus the embedding when it starts at layer 0 and the head when it ends
- * at the last layer. For every setting both the ILP's layouts and Megatron-LM's fixed layouts are
- * priced and the faster is used, so every Megatron-LM configuration is inside the search space.
+ * at the last layer. Each stage also chooses its recomputation, sequence parallelism and ZeRO stage;
+ * options that another option beats in latency, static memory and activation memory at once are
+ * dropped. For every setting both the ILP's layouts and Megatron-LM's fixed layouts are priced and
+ * the faster is used, so every Megatron-LM configuration is inside the search space.
  */
 public final class InterOpPlanner {
   private static final Recompute[] RECOMPUTES = Recompute.values();
   private static final int[] ZERO_STAGES = {0, 1, 3};
+  /** Sequences per microbatch on one replica that the search considers. */
+  private static final int[] REPLICA_MICROBATCHES = {1, 2, 4, 8};
 
   private final LayerCostModel layers;
   private final IntConsumer progress;
@@ -59,38 +62,31 @@ public final class InterOpPlanner {
     ModelSpec model = req.model();
     ClusterSpec cluster = req.cluster();
     List<SubmeshShape> shapes = SubmeshShape.alpaShapes(cluster.nodes(), cluster.gpusPerNode());
-    List<Integer> micro = microbatchSizes(req);
+    List<Integer> micro = microbatchSizes(req, shapes);
+    layers.prefetch(layerKeys(req, shapes, micro), Runtime.getRuntime().availableProcessors());
     double bestTime = Double.POSITIVE_INFINITY;
     PlanResult.Planned best = null;
     double leastNeeded = Double.POSITIVE_INFINITY;
-    int total = micro.size() * RECOMPUTES.length * 2 * ZERO_STAGES.length;
     int done = 0;
-    for (Recompute rc : RECOMPUTES) {
-      for (boolean sp : new boolean[] {false, true}) {
-        for (int zero : ZERO_STAGES) {
-          for (int g : micro) {
-            progress.accept(done++ * 100 / total);
-            int b = req.globalBatch() / g;
-            Table table = new Table(req, shapes, g, rc, sp, zero);
-            dpRuns++;
-            StageDpResult r = new StageDp(new StageDpProblem(shapes, cluster.nodes(),
-                cluster.gpusPerNode(), table, req.memoryPerGpu(), b)).solve();
-            if (r instanceof StageDpResult.Infeasible inf) {
-              if (inf.minimumMemoryBytes().isPresent()) {
-                leastNeeded = Math.min(leastNeeded, inf.minimumMemoryBytes().getAsDouble());
-              }
-              continue;
-            }
-            StageDpResult.Feasible f = (StageDpResult.Feasible) r;
-            PlanResult.Planned p = toPlan(req, table, f.plan(), g, rc, sp, zero);
-            double t = p.plan().prediction().iterationSeconds();
-            if (t < bestTime - 1e-12 || (Math.abs(t - bestTime) <= 1e-12
-                && p.plan().stages().size() < best.plan().stages().size())) {
-              bestTime = t;
-              best = p;
-            }
-          }
+    for (int g : micro) {
+      progress.accept(done++ * 100 / micro.size());
+      int b = req.globalBatch() / g;
+      Table table = new Table(req, shapes, g);
+      dpRuns++;
+      StageDpResult r = new StageDp(new StageDpProblem(shapes, cluster.nodes(),
+          cluster.gpusPerNode(), table, req.memoryPerGpu(), b)).solve();
+      if (r instanceof StageDpResult.Infeasible inf) {
+        if (inf.minimumMemoryBytes().isPresent()) {
+          leastNeeded = Math.min(leastNeeded, inf.minimumMemoryBytes().getAsDouble());
         }
+        continue;
+      }
+      PlanResult.Planned p = toPlan(req, table, ((StageDpResult.Feasible) r).plan(), g);
+      double t = p.plan().prediction().iterationSeconds();
+      if (t < bestTime - 1e-12 || (Math.abs(t - bestTime) <= 1e-12
+          && p.plan().stages().size() < best.plan().stages().size())) {
+        bestTime = t;
+        best = p;
       }
     }
     progress.accept(100);
@@ -105,8 +101,11 @@ public final class InterOpPlanner {
     return layers instanceof IlpLayerCostModel ilp ? ilp.solves() : 0;
   }
 
-  /** Global microbatch sizes: the fixed one, else the divisors of the global batch. */
-  private static List<Integer> microbatchSizes(PlanRequest req) {
+  /**
+   * Global microbatch sizes (sequences per microbatch over a stage's replicas): the fixed one, else
+   * every divisor of the global batch that some stage option can use.
+   */
+  private static List<Integer> microbatchSizes(PlanRequest req, List<SubmeshShape> shapes) {
     List<Integer> out = new ArrayList<>();
     int gb = req.globalBatch();
     if (req.fixedMicrobatches() > 0) {
@@ -116,15 +115,79 @@ public final class InterOpPlanner {
       return out;
     }
     for (int g = 1; g <= gb; g++) {
-      if (gb % g == 0) {
+      if (gb % g != 0) {
+        continue;
+      }
+      boolean used = false;
+      for (SubmeshShape sh : shapes) {
+        for (int t : tensorDegrees(req, sh.devices())) {
+          used |= replicaMicrobatch(g, sh.devices() / t) > 0;
+        }
+      }
+      if (used) {
         out.add(g);
       }
     }
     return out;
   }
 
+  /**
+   * Tensor-parallel degrees for a stage of {@code devices} GPUs: divisors of the GPUs per node (so
+   * that tensor parallelism stays on NVLink, Narayanan et al. SC'21, section 5.4) that divide the
+   * attention heads and the stage.
+   */
+  static List<Integer> tensorDegrees(PlanRequest req, int devices) {
+    List<Integer> out = new ArrayList<>();
+    int m = req.cluster().gpusPerNode();
+    for (int t = 1; t <= Math.min(m, devices); t++) {
+      if (m % t == 0 && devices % t == 0 && req.model().heads() % t == 0) {
+        out.add(t);
+      }
+    }
+    return out;
+  }
+
+  /** The per-replica microbatch when {@code d} replicas share {@code g} sequences, or 0. */
+  static int replicaMicrobatch(int g, int d) {
+    if (g % d != 0) {
+      return 0;
+    }
+    int b = g / d;
+    for (int c : REPLICA_MICROBATCHES) {
+      if (c == b) {
+        return b;
+      }
+    }
+    return 0;
+  }
+
+  /** Every layer setting the search will ask for. */
+  private static List<LayerCostModel.Key> layerKeys(PlanRequest req, List<SubmeshShape> shapes,
+      List<Integer> micro) {
+    java.util.Set<LayerCostModel.Key> keys = new java.util.LinkedHashSet<>();
+    for (int g : micro) {
+      for (SubmeshShape sh : shapes) {
+        for (int t : tensorDegrees(req, sh.devices())) {
+          int b = replicaMicrobatch(g, sh.devices() / t);
+          if (b == 0) {
+            continue;
+          }
+          for (Recompute rc : RECOMPUTES) {
+            for (boolean sp : t > 1 ? new boolean[] {false, true} : new boolean[] {false}) {
+              LayerSetting ls = new LayerSetting(t, b, rc, sp, false);
+              for (LayerCostModel.Kind k : LayerCostModel.Kind.values()) {
+                keys.add(new LayerCostModel.Key(k, ls));
+              }
+            }
+          }
+        }
+      }
+    }
+    return new ArrayList<>(keys);
+  }
+
   private PlanResult.Planned toPlan(PlanRequest req, Table table,
-      io.meshplan.interop.StagePlan dp, int g, Recompute rc, boolean sp, int zero) {
+      io.meshplan.interop.StagePlan dp, int g) {
     ModelSpec model = req.model();
     ClusterSpec cluster = req.cluster();
     List<StageCost> costs = new ArrayList<>();
@@ -132,14 +195,14 @@ public final class InterOpPlanner {
     List<List<LayerCost>> stageLayers = new ArrayList<>();
     int[] firstDevice = new int[dp.stages().size()];
     int device = 0;
-    int L = model.layers();
+    int last = model.layers() - 1;
     for (int i = 0; i < dp.stages().size(); i++) {
       Stage s = dp.stages().get(i);
       StageSetting st = table.settings.get(s.tag());
-      List<LayerCost> ls = table.stageLayers(st.layer(), s.lastLayer() - s.firstLayer() + 1,
-          s.firstLayer() == 0, s.lastLayer() == L - 1);
-      costs.add(table.builder(st.dataParallel(), st.tensorParallel()).build(ls,
-          st.dataParallel(), st.tensorParallel(), zero, s.lastLayer() == L - 1));
+      List<LayerCost> ls = table.assembler.stageLayers(st.layer(),
+          s.lastLayer() - s.firstLayer() + 1, s.firstLayer() == 0, s.lastLayer() == last);
+      costs.add(table.assembler.builder(st.dataParallel(), st.tensorParallel()).build(ls,
+          st.dataParallel(), st.tensorParallel(), st.zeroStage(), s.lastLayer() == last));
       settings.add(st);
       stageLayers.add(ls);
       firstDevice[i] = device;
@@ -155,13 +218,12 @@ public final class InterOpPlanner {
       StageSetting st = settings.get(i);
       StageCost c = costs.get(i);
       stages.add(new StagePlan(s.firstLayer(), s.lastLayer(), s.submesh().n(), s.submesh().m(),
-          firstDevice[i], st.dataParallel(), st.tensorParallel(), c.forwardSeconds(),
-          c.backwardSeconds(), sim.stages().get(i).memory().totalBytes(),
-          largestTensors(stageLayers.get(i))));
+          firstDevice[i], st.dataParallel(), st.tensorParallel(), st.layer().recompute(),
+          st.layer().sequenceParallel(), st.zeroStage(), c.forwardSeconds(), c.backwardSeconds(),
+          sim.stages().get(i).memory().totalBytes(), largestTensors(stageLayers.get(i))));
     }
-    int mb = g / settings.get(0).dataParallel();
-    PipelinePlan plan = new PipelinePlan(model, cluster.toShortString(), req.globalBatch(), mb, b,
-        1, rc, sp, zero == 1, zero, stages, prediction(sim));
+    PipelinePlan plan = new PipelinePlan(model, cluster.toShortString(), req.globalBatch(), g, b,
+        1, stages, prediction(sim));
     return new PlanResult.Planned(plan, sim, new PlanResult.SearchStats(0, 0, 0));
   }
 
@@ -201,26 +263,19 @@ public final class InterOpPlanner {
             + " (a smaller global batch or sequence also helps)");
   }
 
-  /** The stage cost table of one plan-wide setting, built on demand and remembered. */
+  /** The stage cost table of one microbatch size, built on demand and remembered. */
   private final class Table implements StageCostTable {
     private final PlanRequest req;
     private final List<SubmeshShape> shapes;
     private final int microbatchSize;
-    private final Recompute recompute;
-    private final boolean sequenceParallel;
-    private final int zero;
     private final Map<Long, List<StageOption>> memo = new HashMap<>();
     final List<StageSetting> settings = new ArrayList<>();
     final StageAssembler assembler;
 
-    Table(PlanRequest req, List<SubmeshShape> shapes, int microbatchSize, Recompute recompute,
-        boolean sequenceParallel, int zero) {
+    Table(PlanRequest req, List<SubmeshShape> shapes, int microbatchSize) {
       this.req = req;
       this.shapes = shapes;
       this.microbatchSize = microbatchSize;
-      this.recompute = recompute;
-      this.sequenceParallel = sequenceParallel;
-      this.zero = zero;
       this.assembler = new StageAssembler(req, layers);
     }
 
@@ -243,44 +298,66 @@ public final class InterOpPlanner {
       return memo.computeIfAbsent(key, k -> build(count, emb, head, shapes.get(submesh)));
     }
 
+    /**
+     * The options of a stage, in order of latency, then static and activation memory; an option
+     * no better than another in all three is dropped (the DP would never prefer it).
+     */
     private List<StageOption> build(int count, boolean emb, boolean head, SubmeshShape shape) {
-      List<StageOption> out = new ArrayList<>();
+      List<StageOption> all = new ArrayList<>();
       int devices = shape.devices();
-      for (int t = 1; t <= devices; t++) {
-        if (devices % t != 0) {
-          continue;
-        }
+      for (int t : tensorDegrees(req, devices)) {
         int d = devices / t;
-        if (microbatchSize % d != 0 || req.model().heads() % t != 0) {
+        int b = replicaMicrobatch(microbatchSize, d);
+        if (b == 0) {
           continue;
         }
-        if (sequenceParallel && t == 1 || zero > 0 && d == 1) {
-          continue;
+        StageCostBuilder builder = assembler.builder(d, t);
+        for (Recompute rc : RECOMPUTES) {
+          for (boolean sp : t > 1 ? new boolean[] {false, true} : new boolean[] {false}) {
+            LayerSetting ls = new LayerSetting(t, b, rc, sp, false);
+            List<LayerCost> stageLayers = assembler.stageLayers(ls, count, emb, head);
+            if (stageLayers == null) {
+              continue;
+            }
+            for (int zero : ZERO_STAGES) {
+              if (zero > 0 && d == 1) {
+                continue;
+              }
+              StageCost c = builder.build(stageLayers, d, t, zero, head);
+              int tag = settings.size();
+              settings.add(new StageSetting(d, t, zero, ls));
+              all.add(new StageOption(c.forwardSeconds() + c.backwardSeconds(),
+                  c.memory().weightsBytes() + c.memory().gradientsBytes()
+                      + c.memory().optimizerStateBytes() + c.memory().temporaryBytes(),
+                  c.memory().activationBytesPerMicrobatch(), tag));
+            }
+          }
         }
-        LayerSetting ls = new LayerSetting(t, microbatchSize / d, recompute, sequenceParallel,
-            false);
-        List<LayerCost> stageLayers = stageLayers(ls, count, emb, head);
-        if (stageLayers == null) {
-          continue;
-        }
-        StageSetting setting = new StageSetting(d, t, zero, ls);
-        StageCost c = builder(d, t).build(stageLayers, d, t, zero, head);
-        int tag = settings.size();
-        settings.add(setting);
-        out.add(new StageOption(c.forwardSeconds() + c.backwardSeconds(),
-            c.memory().weightsBytes() + c.memory().gradientsBytes()
-                + c.memory().optimizerStateBytes() + c.memory().temporaryBytes(),
-            c.memory().activationBytesPerMicrobatch(), tag));
       }
-      return out;
+      return pareto(all);
     }
+  }
 
-    List<LayerCost> stageLayers(LayerSetting ls, int count, boolean emb, boolean head) {
-      return assembler.stageLayers(ls, count, emb, head);
+  /** Drops dominated options; keeps the first of equal ones (the enumeration order). */
+  static List<StageOption> pareto(List<StageOption> all) {
+    List<StageOption> sorted = new ArrayList<>(all);
+    sorted.sort(java.util.Comparator.comparingDouble(StageOption::latencySeconds)
+        .thenComparingDouble(StageOption::staticBytes)
+        .thenComparingDouble(StageOption::activationBytes)
+        .thenComparingInt(StageOption::tag));
+    List<StageOption> kept = new ArrayList<>();
+    for (StageOption o : sorted) {
+      boolean dominated = false;
+      for (StageOption k : kept) {
+        if (k.staticBytes() <= o.staticBytes() && k.activationBytes() <= o.activationBytes()) {
+          dominated = true;
+          break;
+        }
+      }
+      if (!dominated) {
+        kept.add(o);
+      }
     }
-
-    StageCostBuilder builder(int d, int t) {
-      return assembler.builder(d, t);
-    }
+    return kept;
   }
 }

@@ -14,6 +14,7 @@ import java.util.List;
  * @param backwardSeconds backward of one microbatch, recomputation included, seconds
  * @param recomputeSeconds the recomputation inside {@code backwardSeconds}, seconds
  * @param tensorCommSeconds the communication inside forward plus backward, seconds
+ * @param forwardCommSeconds the part of {@code tensorCommSeconds} in the forward pass, seconds
  * @param parameters weights held by one GPU in the compute precision, elements
  * @param gradientParameters elements of the fp32 gradient accumulator one GPU holds; the
  *     optimizer updates exactly these (master weight and moments take the accumulator's layout),
@@ -25,6 +26,8 @@ import java.util.List;
  *     backward, bytes per GPU
  * @param temporaryBytes the largest transient working set of the layer beyond weights and saved
  *     activations, bytes per GPU
+ * @param inputBytes the layer's input activation on one GPU, bytes (what full recomputation
+ *     keeps)
  * @param boundaryBytes the activation one GPU sends to the next stage when a stage ends after this
  *     layer, bytes per microbatch
  * @param modelFlops FLOPs of forward plus backward of one microbatch on one replica, without
@@ -33,9 +36,9 @@ import java.util.List;
  * @param tensors the layer's largest tensors and their layouts
  */
 public record LayerCost(double forwardSeconds, double backwardSeconds, double recomputeSeconds,
-    double tensorCommSeconds, double parameters, double gradientParameters,
+    double tensorCommSeconds, double forwardCommSeconds, double parameters, double gradientParameters,
     double updateGatherSeconds, double savedActivationBytes,
-    double temporaryBytes, double boundaryBytes, double modelFlops, double hardwareFlops,
+    double temporaryBytes, double inputBytes, double boundaryBytes, double modelFlops, double hardwareFlops,
     List<TensorSharding> tensors) {
   /** Validates the numbers. */
   public LayerCost {
@@ -43,6 +46,8 @@ public record LayerCost(double forwardSeconds, double backwardSeconds, double re
     Require.nonNegative(backwardSeconds, "backward seconds");
     Require.nonNegative(recomputeSeconds, "recompute seconds");
     Require.nonNegative(tensorCommSeconds, "communication seconds");
+    Require.nonNegative(forwardCommSeconds, "forward communication seconds");
+    Require.nonNegative(inputBytes, "input bytes");
     Require.nonNegative(parameters, "parameters");
     Require.nonNegative(gradientParameters, "gradient parameters");
     Require.nonNegative(updateGatherSeconds, "update gather seconds");
@@ -61,5 +66,23 @@ public record LayerCost(double forwardSeconds, double backwardSeconds, double re
    */
   public double latencySeconds() {
     return forwardSeconds + backwardSeconds;
+  }
+
+  /**
+   * This layer with full recomputation (Chen et al. 2016; Korthikanti et al. MLSys'23): the
+   * backward first runs the forward again with the same layouts, so it adds the forward's time,
+   * communication and FLOPs; only the input is kept between the passes, and while one layer runs
+   * its backward its whole set of activations lives as working memory.
+   *
+   * @return the cost under full recomputation, derived from this cost without recomputation
+   */
+  public LayerCost withFullRecompute() {
+    return new LayerCost(forwardSeconds, backwardSeconds + forwardSeconds,
+        recomputeSeconds + forwardSeconds, tensorCommSeconds + forwardCommSeconds,
+        forwardCommSeconds, parameters, gradientParameters, updateGatherSeconds,
+        Math.min(inputBytes, savedActivationBytes), temporaryBytes + savedActivationBytes,
+        // Every dot's backward is two dots of its size (input and weight gradients), so the
+        // forward is a third of the model FLOPs.
+        inputBytes, boundaryBytes, modelFlops, hardwareFlops + modelFlops / 3.0, tensors);
   }
 }

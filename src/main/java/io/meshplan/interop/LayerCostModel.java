@@ -25,4 +25,31 @@ public interface LayerCostModel {
    *     the tensor-parallel degree does not divide under Megatron's layouts)
    */
   LayerCost cost(Kind kind, LayerSetting setting);
+  /**
+   * One layer to plan.
+   *
+   * @param kind the layer kind
+   * @param setting the setting
+   */
+  record Key(Kind kind, LayerSetting setting) {
+    /** The embedding and head do not depend on recomputation, which applies to blocks only. */
+    public Key {
+      io.meshplan.util.Require.nonNull(kind, "kind");
+      io.meshplan.util.Require.nonNull(setting, "setting");
+      if (kind != Kind.BLOCK && setting.recompute() != io.meshplan.model.Recompute.NONE) {
+        setting = new LayerSetting(setting.tensorParallel(), setting.microBatch(),
+            io.meshplan.model.Recompute.NONE, setting.sequenceParallel(), setting.megatron());
+      }
+    }
+  }
+
+  /**
+   * Prices layers ahead of use, possibly in parallel; the default does nothing, and {@link #cost}
+   * prices on demand.
+   *
+   * @param keys the layers that will be asked for
+   * @param threads worker threads to use, at least 1
+   */
+  default void prefetch(java.util.Collection<Key> keys, int threads) {
+  }
 }

@@ -78,13 +78,13 @@ public final class PlanSimulator {
       int n = Math.max(1, groupDevices / req.cluster().gpusPerNode());
       int m = groupDevices / n;
       stages.add(new StagePlan(first, first + perChunk - 1, n, m, g * groupDevices,
-          c.dataParallel(), c.tensorParallel(), fwd, bwd,
+          c.dataParallel(), c.tensorParallel(), c.recompute(), c.sequenceParallel(), zero, fwd, bwd,
           sim.stages().get(g).memory().totalBytes(),
           InterOpPlanner.largestTensors(stageLayers.get(g))));
     }
     PipelinePlan plan = c.virtualStages() == 1 ? new PipelinePlan(model,
-        req.cluster().toShortString(), c.globalBatchSize(), c.microBatchSize(), c.microbatches(),
-        1, c.recompute(), c.sequenceParallel(), zero == 1, zero, stages,
+        req.cluster().toShortString(), c.globalBatchSize(),
+        c.microBatchSize() * c.dataParallel(), c.microbatches(), 1, stages,
         InterOpPlanner.prediction(sim)) : null;
     return Optional.of(new Evaluated(Optional.ofNullable(plan), sim));
   }
@@ -103,15 +103,10 @@ public final class PlanSimulator {
     StageAssembler asm = new StageAssembler(req, layers);
     List<StageCost> costs = new ArrayList<>();
     int[] firstDevice = new int[plan.stages().size()];
-    int g = plan.microBatchSize() * plan.stages().get(0).dataParallel();
     for (int i = 0; i < plan.stages().size(); i++) {
       StagePlan s = plan.stages().get(i);
-      if (g % s.dataParallel() != 0) {
-        throw new InputException("stage " + i + " has data-parallel size " + s.dataParallel()
-            + ", which does not divide the microbatch of " + g + " sequences");
-      }
-      LayerSetting ls = new LayerSetting(s.tensorParallel(), g / s.dataParallel(),
-          plan.recompute(), plan.sequenceParallel() && s.tensorParallel() > 1, false);
+      LayerSetting ls = new LayerSetting(s.tensorParallel(), plan.microBatchSize(s),
+          s.recompute(), s.sequenceParallel(), false);
       List<LayerCost> list = asm.stageLayers(ls, s.layerCount(), s.firstLayer() == 0,
           s.lastLayer() == L - 1);
       if (list == null) {
@@ -119,8 +114,8 @@ public final class PlanSimulator {
             + s.tensorParallel());
       }
       StageCostBuilder b = asm.builder(s.dataParallel(), s.tensorParallel());
-      costs.add(b.build(list, s.dataParallel(), s.tensorParallel(),
-          s.dataParallel() > 1 ? plan.zeroStage() : 0, i == plan.stages().size() - 1));
+      costs.add(b.build(list, s.dataParallel(), s.tensorParallel(), s.zeroStage(),
+          i == plan.stages().size() - 1));
       firstDevice[i] = s.firstDevice();
     }
     return asm.simulate(costs, firstDevice, plan.globalBatchSize(), plan.microbatches(),

@@ -28,28 +28,26 @@ public final class PlanText {
     var m = plan.model();
     line(out, "plan for %s (%.1fB parameters, %d layers, seq %d) on %s, %d GPUs", m.name(),
         m.parameterCount() / 1e9, m.layers(), m.seq(), plan.cluster(), plan.gpus());
-    line(out, "global batch %d = %d microbatches x %d sequences per replica; recompute %s; "
-        + "sequence parallel %s; %s", plan.globalBatchSize(), plan.microbatches(),
-        plan.microBatchSize(), plan.recompute().label(), plan.sequenceParallel() ? "on" : "off",
-        switch (plan.zeroStage()) {
-          case 1 -> "optimizer state sharded over data-parallel groups (ZeRO-1)";
-          case 3 -> "weights, gradients and optimizer state sharded (ZeRO-3/FSDP)";
-          default -> "no ZeRO sharding";
-        });
+    line(out, "global batch %d = %d microbatches of %d sequences", plan.globalBatchSize(),
+        plan.microbatches(), plan.microbatchSequences());
     out.append('\n');
-    line(out, "%-6s %-11s %-8s %-9s %-7s %-12s %-12s %-9s", "stage", "layers", "submesh",
-        "devices", "mesh", "fwd ms/mb", "bwd ms/mb", "peak GiB");
+    line(out, "%-5s %-9s %-7s %-9s %-6s %-3s %-9s %-3s %-4s %-9s %-9s %-8s", "stage", "layers",
+        "submesh", "devices", "mesh", "mb", "recompute", "sp", "zero", "fwd ms", "bwd ms",
+        "peak GiB");
     for (int i = 0; i < plan.stages().size(); i++) {
       StagePlan s = plan.stages().get(i);
-      line(out, "%-6d %-11s %-8s %-9s %-7s %-12.2f %-12.2f %-9.2f", i,
+      line(out, "%-5d %-9s %-7s %-9s %-6s %-3d %-9s %-3s %-4d %-9.2f %-9.2f %-8.2f", i,
           s.firstLayer() + "-" + s.lastLayer(), s.submeshNodes() + "x" + s.submeshGpus(),
           s.firstDevice() + "-" + (s.firstDevice() + s.devices() - 1),
-          s.dataParallel() + "x" + s.tensorParallel(), 1e3 * s.forwardSeconds(),
-          1e3 * s.backwardSeconds(), s.peakMemoryBytes() / GIB);
+          s.dataParallel() + "x" + s.tensorParallel(), plan.microBatchSize(s),
+          s.recompute().label(), s.sequenceParallel() ? "on" : "off", s.zeroStage(),
+          1e3 * s.forwardSeconds(), 1e3 * s.backwardSeconds(), s.peakMemoryBytes() / GIB);
     }
+    line(out, "(mesh: data-parallel x tensor-parallel; mb: sequences per microbatch per replica; "
+        + "fwd/bwd: one microbatch; zero: ZeRO stage over the data-parallel group)");
     out.append('\n');
-    line(out, "layouts on each stage's %s mesh (data-parallel x tensor-parallel):",
-        "d x t");
+    line(out, "largest weights of one replica and their layouts over its %s:", "tensor-parallel "
+        + "GPUs");
     String last = null;
     for (int i = 0; i < plan.stages().size(); i++) {
       StagePlan s = plan.stages().get(i);

@@ -60,8 +60,14 @@ final class StageAssembler {
     return list;
   }
 
+  private final java.util.Map<Long, StageCostBuilder> builders = new java.util.HashMap<>();
+
   /** The stage builder for a logical mesh {@code d x t} placed on the cluster. */
   StageCostBuilder builder(int d, int t) {
+    return builders.computeIfAbsent((long) d << 32 | t, k -> newBuilder(d, t));
+  }
+
+  private StageCostBuilder newBuilder(int d, int t) {
     CommModel comm = req.comm().apply(LogicalMesh.of(d, t));
     KernelTimeModel k = KernelTimeModel.of(req.cluster().gpu(), req.weightBytes());
     return new StageCostBuilder(comm, k.hbmBandwidth() * k.memoryEfficiency(), req.weightBytes(),

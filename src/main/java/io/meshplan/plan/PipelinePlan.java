@@ -1,7 +1,6 @@
 package io.meshplan.plan;
 
 import io.meshplan.model.ModelSpec;
-import io.meshplan.model.Recompute;
 import io.meshplan.util.Require;
 import java.util.List;
 import java.util.Optional;
@@ -15,15 +14,10 @@ import java.util.Optional;
  * @param model the model, with the sequence length trained
  * @param cluster the cluster string, e.g. {@code 128x8:h100-80gb:ib-ndr400}
  * @param globalBatchSize sequences per iteration
- * @param microBatchSize sequences per microbatch on one replica
+ * @param microbatchSequences sequences in one microbatch over all replicas of a stage (a stage of
+ *     {@code d} data-parallel replicas gives each {@code microbatchSequences / d})
  * @param microbatches microbatches each pipeline runs per iteration
  * @param virtualStages model chunks per stage (1 = 1F1B; more = interleaved 1F1B)
- * @param recompute activation recomputation
- * @param sequenceParallel sequence parallelism inside tensor-parallel groups
- * @param distributedOptimizer optimizer state sharded over data-parallel groups
- * @param zeroStage the ZeRO stage (Rajbhandari et al. SC'20) over data-parallel groups: 0 none, 1
- *     optimizer state sharded (Megatron-LM's distributed optimizer), 3 weights, gradients and
- *     optimizer state sharded (FSDP)
  * @param stages the pipeline stages in order; blocks are numbered 0..layers-1, the embedding runs
  *     on the first stage and the LM head on the last
  * @param prediction the simulator's figures for this plan
@@ -32,13 +26,9 @@ public record PipelinePlan(
     ModelSpec model,
     String cluster,
     int globalBatchSize,
-    int microBatchSize,
+    int microbatchSequences,
     int microbatches,
     int virtualStages,
-    Recompute recompute,
-    boolean sequenceParallel,
-    boolean distributedOptimizer,
-    int zeroStage,
     List<StagePlan> stages,
     Prediction prediction) {
 
@@ -68,19 +58,20 @@ public record PipelinePlan(
     Require.nonNull(model, "model");
     Require.nonNull(cluster, "cluster");
     Require.positive(globalBatchSize, "global batch");
-    Require.positive(microBatchSize, "micro batch");
+    Require.positive(microbatchSequences, "microbatch sequences");
     Require.positive(microbatches, "microbatches");
     Require.positive(virtualStages, "virtual stages");
-    Require.nonNull(recompute, "recompute");
     Require.nonNull(prediction, "prediction");
-    Require.that(zeroStage == 0 || zeroStage == 1 || zeroStage == 3, "ZeRO stage must be 0, 1 or 3,"
-        + " got " + zeroStage);
-    Require.that(distributedOptimizer == (zeroStage == 1), "the distributed optimizer is ZeRO "
-        + "stage 1");
     stages = List.copyOf(stages);
     Require.that(!stages.isEmpty(), "a plan needs at least one stage");
+    Require.that((long) microbatchSequences * microbatches == globalBatchSize, "the global batch "
+        + globalBatchSize + " is not " + microbatches + " microbatches of " + microbatchSequences
+        + " sequences");
     int next = 0;
     for (StagePlan s : stages) {
+      Require.that(microbatchSequences % s.dataParallel() == 0, "a microbatch of "
+          + microbatchSequences + " sequences does not split over " + s.dataParallel()
+          + " replicas");
       Require.that(s.firstLayer() == next, "stages must cover the layers in order: expected a "
           + "stage starting at layer " + next + ", got " + s.firstLayer());
       next = s.lastLayer() + 1;
@@ -114,8 +105,18 @@ public record PipelinePlan(
     }
     StagePlan s0 = stages.get(0);
     return Optional.of(new ParallelConfig(s0.tensorParallel(), stages.size() / virtualStages,
-        s0.dataParallel(), virtualStages, microBatchSize, globalBatchSize, recompute,
-        sequenceParallel, distributedOptimizer));
+        s0.dataParallel(), virtualStages, microBatchSize(s0), globalBatchSize, s0.recompute(),
+        s0.sequenceParallel(), s0.zeroStage() == 1));
+  }
+
+  /**
+   * Sequences per microbatch on one replica of a stage.
+   *
+   * @param s a stage of this plan
+   * @return microbatch sequences / the stage's data-parallel size
+   */
+  public int microBatchSize(StagePlan s) {
+    return microbatchSequences / s.dataParallel();
   }
 
   /**
@@ -125,11 +126,16 @@ public record PipelinePlan(
    */
   public Optional<String> whyNotUniform() {
     StagePlan s0 = stages.get(0);
-    if (zeroStage == 3) {
-      return Optional.of("weights and gradients are sharded over data-parallel groups (ZeRO-3/"
-          + "FSDP); Megatron-LM shards only the optimizer state (--use-distributed-optimizer)");
-    }
     for (StagePlan s : stages) {
+      if (s.zeroStage() == 3) {
+        return Optional.of("weights and gradients are sharded over data-parallel groups (ZeRO-3/"
+            + "FSDP); Megatron-LM shards only the optimizer state (--use-distributed-optimizer)");
+      }
+      if (s.recompute() != s0.recompute() || s.sequenceParallel() != s0.sequenceParallel()
+          || s.zeroStage() != s0.zeroStage()) {
+        return Optional.of("stages use different recomputation, sequence-parallel or optimizer "
+            + "sharding settings; Megatron-LM applies one setting to every stage");
+      }
       if (s.dataParallel() != s0.dataParallel() || s.tensorParallel() != s0.tensorParallel()) {
         return Optional.of("stages use different logical meshes (" + s0.dataParallel() + "x"
             + s0.tensorParallel() + " and " + s.dataParallel() + "x" + s.tensorParallel()

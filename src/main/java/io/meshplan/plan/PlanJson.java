@@ -46,14 +46,10 @@ public final class PlanJson {
     root.put("cluster", plan.cluster());
     root.put("gpus", plan.gpus());
     root.put("globalBatch", plan.globalBatchSize());
-    root.put("microBatch", plan.microBatchSize());
+    root.put("microbatchSequences", plan.microbatchSequences());
     root.put("microbatches", plan.microbatches());
     root.put("schedule", plan.virtualStages() > 1 ? "interleaved-1f1b" : "1f1b");
     root.put("virtualStages", plan.virtualStages());
-    root.put("recompute", plan.recompute().label());
-    root.put("sequenceParallel", plan.sequenceParallel());
-    root.put("distributedOptimizer", plan.distributedOptimizer());
-    root.put("zeroStage", plan.zeroStage());
     PipelinePlan.Prediction p = plan.prediction();
     root.put("iterationSeconds", p.iterationSeconds());
     root.put("tokensPerSecond", p.tokensPerSecond());
@@ -67,6 +63,10 @@ public final class PlanJson {
       o.putArray("submesh").add(s.submeshNodes()).add(s.submeshGpus());
       o.put("firstDevice", s.firstDevice());
       o.putArray("logicalMesh").add(s.dataParallel()).add(s.tensorParallel());
+      o.put("microBatch", plan.microBatchSize(s));
+      o.put("recompute", s.recompute().label());
+      o.put("sequenceParallel", s.sequenceParallel());
+      o.put("zeroStage", s.zeroStage());
       o.put("forwardSeconds", s.forwardSeconds());
       o.put("backwardSeconds", s.backwardSeconds());
       o.put("peakMemoryBytes", s.peakMemoryBytes());
@@ -174,7 +174,8 @@ public final class PlanJson {
       }
       try {
         stages.add(new StagePlan(layers[0], layers[1], sub[0], sub[1], s.integer("firstDevice"),
-            lm[0], lm[1], s.number("forwardSeconds"), s.number("backwardSeconds"),
+            lm[0], lm[1], Recompute.parse(s.text("recompute")), s.bool("sequenceParallel"),
+            s.integer("zeroStage"), s.number("forwardSeconds"), s.number("backwardSeconds"),
             s.number("peakMemoryBytes"), ts));
       } catch (IllegalArgumentException e) {
         throw new InputException(where + ": stages[" + i + "]: " + e.getMessage());
@@ -182,9 +183,8 @@ public final class PlanJson {
     }
     try {
       return new PipelinePlan(model, f.text("cluster"), f.integer("globalBatch"),
-          f.integer("microBatch"), f.integer("microbatches"), f.integer("virtualStages"),
-          Recompute.parse(f.text("recompute")), f.bool("sequenceParallel"),
-          f.bool("distributedOptimizer"), f.integer("zeroStage"), stages,
+          f.integer("microbatchSequences"), f.integer("microbatches"), f.integer("virtualStages"),
+          stages,
           new PipelinePlan.Prediction(f.number("iterationSeconds"), f.number("tokensPerSecond"),
               f.number("tflopsPerGpu"), f.number("mfu"), f.number("peakMemoryBytesPerGpu")));
     } catch (IllegalArgumentException e) {

@@ -14,6 +14,11 @@ import java.util.List;
  * @param firstDevice the cluster device id of the submesh's first GPU (row-major over nodes)
  * @param dataParallel the logical mesh's data-parallel axis (axis 0)
  * @param tensorParallel the logical mesh's tensor axis (axis 1)
+ * @param recompute the stage's activation recomputation
+ * @param sequenceParallel sequence parallelism inside the stage's tensor-parallel groups
+ * @param zeroStage the ZeRO stage over the stage's data-parallel groups (Rajbhandari et al.
+ *     SC'20): 0 none, 1 optimizer state sharded (Megatron-LM's distributed optimizer), 3 weights,
+ *     gradients and optimizer state sharded (FSDP)
  * @param forwardSeconds forward time of one microbatch on one replica, seconds
  * @param backwardSeconds backward time of one microbatch (recomputation included), seconds
  * @param peakMemoryBytes peak memory per GPU of this stage, bytes
@@ -27,6 +32,9 @@ public record StagePlan(
     int firstDevice,
     int dataParallel,
     int tensorParallel,
+    io.meshplan.model.Recompute recompute,
+    boolean sequenceParallel,
+    int zeroStage,
     double forwardSeconds,
     double backwardSeconds,
     double peakMemoryBytes,
@@ -44,6 +52,9 @@ public record StagePlan(
     Require.that((long) dataParallel * tensorParallel == (long) submeshNodes * submeshGpus,
         "logical mesh " + dataParallel + "x" + tensorParallel + " does not match submesh "
             + submeshNodes + "x" + submeshGpus);
+    Require.nonNull(recompute, "recompute");
+    Require.that(zeroStage == 0 || zeroStage == 1 || zeroStage == 3, "ZeRO stage must be 0, 1 or 3,"
+        + " got " + zeroStage);
     Require.nonNegative(forwardSeconds, "forward seconds");
     Require.nonNegative(backwardSeconds, "backward seconds");
     Require.nonNegative(peakMemoryBytes, "peak memory bytes");

@@ -17,8 +17,8 @@ class StageCostBuilderTest {
   private static final StageCostBuilder BUILDER = new StageCostBuilder(COMM, 1e12, 2, true);
 
   private static LayerCost layer(double params) {
-    return new LayerCost(0.001, 0.002, 0.0005, 0.0001, params, params, 0, 1e6, 2e6, 4e5, 1e12,
-        1.2e12, List.of());
+    return new LayerCost(0.001, 0.002, 0.0005, 0.0001, 0.00005, params, params, 0, 1e6, 2e6, 1e5,
+        4e5, 1e12, 1.2e12, List.of());
   }
 
   @Test

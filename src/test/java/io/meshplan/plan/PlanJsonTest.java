@@ -14,10 +14,10 @@ class PlanJsonTest {
     var model = Presets.get("llama2-7b");
     var t = List.of(new TensorSharding("attention.wq", "bf16[4096,4096]",
         "{devices=[1,4,2]<=[8] last_tile_dim_replicate}", "column-parallel over 4 GPUs"));
-    return new PipelinePlan(model, "2x8:h100-80gb:ib-ndr400", 64, 1, 32, 1, Recompute.SELECTIVE,
-        true, true, 1, List.of(
-            new StagePlan(0, 15, 1, 8, 0, 2, 4, 0.01, 0.02, 3.0e10, t),
-            new StagePlan(16, 31, 1, 8, 8, 2, 4, 0.01, 0.02, 2.5e10, t)),
+    return new PipelinePlan(model, "2x8:h100-80gb:ib-ndr400", 64, 2, 32, 1, List.of(
+            new StagePlan(0, 15, 1, 8, 0, 2, 4, Recompute.SELECTIVE, true, 1, 0.01, 0.02, 3.0e10, t),
+            new StagePlan(16, 31, 1, 8, 8, 2, 4, Recompute.SELECTIVE, true, 1, 0.01, 0.02, 2.5e10,
+                t)),
         new PipelinePlan.Prediction(1.5, 87381.3, 400.0, 0.4, 3.0e10));
   }
 
@@ -26,10 +26,11 @@ class PlanJsonTest {
     PipelinePlan p = twoStages();
     String text = PlanJson.write(p);
     assertThat(text).contains("\"logicalMesh\" : [ 2, 4 ]", "\"layers\" : [ 16, 31 ]",
-        "\"microbatches\" : 32", "\"mfu\" : 0.4");
+        "\"microbatches\" : 32", "\"mfu\" : 0.4", "\"microBatch\" : 1");
     PipelinePlan back = PlanJson.read("p.json", text);
     assertThat(PlanJson.write(back)).isEqualTo(text);
-    // 2 stages of 16 layers, both 2x4: tp 4, pp 2, dp 2; 64 = 1 x 2 x 32 microbatches.
+    // 2 stages of 16 layers, both 2x4: tp 4, pp 2, dp 2; 64 = 32 microbatches of 2 sequences,
+    // one per replica.
     assertThat(back.asParallelConfig()).contains(new ParallelConfig(4, 2, 2, 1, 1, 64,
         Recompute.SELECTIVE, true, true));
   }
@@ -41,8 +42,8 @@ class PlanJsonTest {
         .isInstanceOf(InputException.class).hasMessageStartingWith("p.json: not a JSON plan");
     assertThatThrownBy(() -> PlanJson.read("p.json", text.replace("\"version\" : 1",
         "\"version\" : 7"))).hasMessageContaining("version 7 is not supported");
-    assertThatThrownBy(() -> PlanJson.read("p.json", text.replace("\"microBatch\" : 1,", "")))
-        .hasMessageContaining("field 'microBatch' is missing");
+    assertThatThrownBy(() -> PlanJson.read("p.json", text.replace("\"microbatches\" : 32,", "")))
+        .hasMessageContaining("field 'microbatches' is missing");
     assertThatThrownBy(() -> PlanJson.read("p.json", text.replace("\"layers\" : [ 16, 31 ]",
         "\"layers\" : [ 17, 31 ]"))).hasMessageContaining("starting at layer 16");
   }
