@@ -159,7 +159,11 @@ final class Tape {
     return tag(b.constant(t, v));
   }
 
-  /** A constant broadcast to a shape. */
+  /**
+   * A constant broadcast to a shape, made for one use: in the intra-op ILP a broadcast is a layout
+   * decision, and one shared by several users would join their decisions into cycles that the
+   * solver's graph reductions cannot remove.
+   */
   int fill(TensorShape shape, double v) {
     return broadcast(constant(shape.dtype(), v), shape.dims());
   }

@@ -1,6 +1,7 @@
 package io.meshplan.model;
 
 import io.meshplan.graph.DType;
+import io.meshplan.graph.Opcode;
 import io.meshplan.graph.TensorShape;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -170,14 +171,13 @@ public final class TrainingGraphBuilder {
       int m2 = t.add(t.mul(m, t.fill(s32, BETA1)), t.mul(acc2, t.fill(s32, 1 - BETA1)));
       int v2 = t.add(t.mul(v, t.fill(s32, BETA2)),
           t.mul(t.mul(acc2, acc2), t.fill(s32, 1 - BETA2)));
-      // Bias corrections 1/(1 - beta^k) at step k are scalars; the constants hold step 1's.
-      int mHat = t.mul(m2, t.fill(s32, 1 / (1 - BETA1)));
-      int vHat = t.mul(v2, t.fill(s32, 1 / (1 - BETA2)));
-      int step = t.binary(io.meshplan.graph.Opcode.DIVIDE, mHat,
-          t.add(t.unary(io.meshplan.graph.Opcode.SQRT, vHat), t.fill(s32, ADAM_EPS)));
-      step = t.add(step, t.mul(master, t.fill(s32, WEIGHT_DECAY)));
-      int master2 = t.binary(io.meshplan.graph.Opcode.SUBTRACT, master,
-          t.mul(step, t.fill(s32, LR)));
+      // Kingma and Ba's efficient form: the bias corrections fold into the step size
+      // lr * sqrt(1 - beta2^k) / (1 - beta1^k), a scalar per step k; the constant holds step 1's.
+      double stepSize = LR * Math.sqrt(1 - BETA2) / (1 - BETA1);
+      int ratio = t.binary(Opcode.DIVIDE, m2,
+          t.add(t.unary(Opcode.SQRT, v2), t.fill(s32, ADAM_EPS)));
+      int decayed = t.mul(master, t.fill(s32, 1 - LR * WEIGHT_DECAY));
+      int master2 = t.binary(Opcode.SUBTRACT, decayed, t.mul(ratio, t.fill(s32, stepSize)));
       alias(master, master2);
       alias(m, m2);
       alias(v, v2);
