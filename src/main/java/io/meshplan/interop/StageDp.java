@@ -21,7 +21,9 @@ import java.util.OptionalDouble;
  *       t_max} (equation 3); F(0, L, 0) = 0.
  *   <li>1F1B memory: a stage followed by s - 1 later stages holds min(s, B) microbatches, so an
  *       option is allowed only if {@code staticBytes + min(s, B) * activationBytes <= capacity}.
- *       Since only min(s, B) matters, the DP keeps s capped at min(B, L): exact, and smaller.
+ *       Since only min(s, B) matters, the DP keeps s capped at min(B, L), and further at one past
+ *       the largest in-flight count at which some candidate's fastest fitting option changes
+ *       (beyond it every candidate behaves the same): exact, and smaller.
  *   <li>{@code t_max} runs over the distinct option latencies in ascending order, starting at the
  *       smallest {@code t_max} for which any plan exists (found by a min-max DP). For each, the plan
  *       with the least {@code sum t_i} under {@code t_max} is scored by its true T*. The enumeration
@@ -53,7 +55,8 @@ public final class StageDp {
   private final StageDpProblem problem;
   private final int layers;
   private final int shapes;
-  private final int cap;
+  private final int fullCap;
+  private final int timeCap;
   private final int unitsTotal;
   private final int[] units;
   private final List<List<StageOption>> cellOptions = new ArrayList<>();
@@ -76,7 +79,7 @@ public final class StageDp {
     this.problem = Require.nonNull(problem, "problem");
     this.layers = problem.layers();
     this.shapes = problem.shapes().size();
-    this.cap = Math.min(problem.microbatches(), layers);
+    this.fullCap = Math.min(problem.microbatches(), layers);
     int g = problem.devices();
     for (SubmeshShape s : problem.shapes()) {
       g = gcd(g, s.devices());
@@ -109,7 +112,14 @@ public final class StageDp {
       stepS[x] = (int) steps.get(x)[1];
       stepO[x] = (int) steps.get(x)[2];
     }
-    int nrows = Math.multiplyExact(layers + 1, cap + 1);
+    int lastChange = 0;
+    for (int x = 0; x < stepS.length; x++) {
+      if (stepS[x] < fullCap) {
+        lastChange = Math.max(lastChange, stepS[x]);
+      }
+    }
+    this.timeCap = lastChange + 1;
+    int nrows = Math.multiplyExact(layers + 1, fullCap + 1);
     this.rows = new double[nrows][];
     this.lo = new int[nrows];
     this.hi = new int[nrows];
@@ -124,7 +134,7 @@ public final class StageDp {
   }
 
   private int row(int k, int s) {
-    return k * (cap + 1) + s;
+    return k * (fullCap + 1) + s;
   }
 
   /** The largest in-flight count (up to cap) for which the option fits, 0 if none. */
@@ -132,11 +142,11 @@ public final class StageDp {
     double capacity = problem.memoryCapacityBytes();
     int s = 0;
     if (o.activationBytes() == 0) {
-      s = o.memoryBytes(1) <= capacity ? cap : 0;
+      s = o.memoryBytes(1) <= capacity ? fullCap : 0;
     } else {
       double guess = Math.floor((capacity - o.staticBytes()) / o.activationBytes());
-      s = (int) Math.max(0, Math.min(cap, guess));
-      while (s < cap && o.memoryBytes(s + 1) <= capacity) {
+      s = (int) Math.max(0, Math.min(fullCap, guess));
+      while (s < fullCap && o.memoryBytes(s + 1) <= capacity) {
         s++;
       }
       while (s > 0 && o.memoryBytes(s) > capacity) {
@@ -239,6 +249,7 @@ public final class StageDp {
 
   /** Fills the rows for one t_max and returns the best value at (k = 0, d = all devices). */
   private double pass(double tmax, int mode) {
+    int cap = mode == MEMORY ? fullCap : timeCap;
     for (int r = 0; r < rows.length; r++) {
       if (rows[r] != null && hi[r] >= lo[r]) {
         Arrays.fill(rows[r], lo[r], hi[r] + 1, Double.POSITIVE_INFINITY);
@@ -301,36 +312,23 @@ public final class StageDp {
     }
     ensure(dst);
     double[] to = rows[dst];
-    boolean changed = false;
-    int newLo = lo[dst];
-    int newHi = hi[dst];
+    // Branch-free so that the JIT can vectorize it; an infinite source stays infinite.
     if (mode == SUM) {
       for (int d = first; d <= last; d++) {
-        double cand = v + from[d];
-        if (cand < to[d + z]) {
-          to[d + z] = cand;
-          changed = true;
-        }
+        to[d + z] = Math.min(to[d + z], v + from[d]);
       }
     } else {
       for (int d = first; d <= last; d++) {
-        double cand = Math.max(v, from[d]);
-        if (cand < to[d + z]) {
-          to[d + z] = cand;
-          changed = true;
-        }
+        to[d + z] = Math.min(to[d + z], Math.max(v, from[d]));
       }
     }
-    if (changed) {
-      newLo = Math.min(newLo, first + z);
-      newHi = Math.max(newHi, last + z);
-      lo[dst] = newLo;
-      hi[dst] = newHi;
-    }
+    lo[dst] = Math.min(lo[dst], first + z);
+    hi[dst] = Math.max(hi[dst], last + z);
   }
 
   /** Walks the filled rows from (0, all devices), repeating the fill's loop order. */
   private StagePlan reconstruct(double tmax, int mode) {
+    int cap = timeCap;
     int s = -1;
     double target = Double.POSITIVE_INFINITY;
     for (int x = 1; x <= cap; x++) {
