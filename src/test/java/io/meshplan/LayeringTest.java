@@ -15,6 +15,8 @@ class LayeringTest {
         .importPackages("io.meshplan");
     layeredArchitecture().consideringOnlyDependenciesInLayers()
         .layer("cli").definedBy("io.meshplan.cli..")
+        .layer("sim").definedBy("io.meshplan.sim..")
+        .layer("interop").definedBy("io.meshplan.interop..")
         .layer("intraop").definedBy("io.meshplan.intraop..")
         .layer("model").definedBy("io.meshplan.model..")
         .layer("sharding").definedBy("io.meshplan.sharding..")
@@ -24,6 +26,8 @@ class LayeringTest {
         .layer("graph").definedBy("io.meshplan.graph..")
         .layer("util").definedBy("io.meshplan.util..")
         .whereLayer("cli").mayNotBeAccessedByAnyLayer()
+        .whereLayer("sim").mayOnlyBeAccessedByLayers("cli")
+        .whereLayer("interop").mayOnlyBeAccessedByLayers("cli")
         .whereLayer("intraop").mayOnlyBeAccessedByLayers("cli")
         .whereLayer("model").mayOnlyBeAccessedByLayers("cli", "intraop")
         .whereLayer("sharding").mayOnlyBeAccessedByLayers("cli", "intraop")
