@@ -25,23 +25,23 @@ import java.util.OptionalDouble;
  *       the largest in-flight count at which some candidate's fastest fitting option changes
  *       (beyond it every candidate behaves the same): exact, and smaller.
  *   <li>{@code t_max} runs over the distinct option latencies in ascending order, starting at the
- *       smallest {@code t_max} for which any plan exists (found by a min-max DP). For each, the plan
- *       with the least {@code sum t_i} under {@code t_max} is scored by its true T*. The enumeration
- *       stops once {@code B * t_max >= best} (Alpa's early stop) or {@code S + (B - 1) * t_max >=
- *       best}, where S is the least {@code sum t_i} with no bound on t_max: every plan not yet seen
- *       has {@code max t_i >= t_max} and {@code sum t_i >= max(S, max t_i)}.
+ *       smallest {@code t_max} for which any plan exists (found by a min-max DP, which also tells
+ *       infeasibility). For each, the plan with the least {@code sum t_i} under {@code t_max} is
+ *       scored by its true T*. The enumeration stops once {@code B * t_max >= best} (Alpa's early
+ *       stop: every plan not yet seen has {@code max t_i >= t_max} and so {@code T* >= B *
+ *       t_max}). With B = 1, T* is the plain sum and one DP with no bound on {@code t_max} is
+ *       exact.
  * </ul>
  *
- * <p>Tie-breaks, so the same table gives the same plan: the least-sum plan with no bound on
- * {@code t_max} is the first candidate, and a plan found later (at a larger {@code t_max}) replaces
- * the best so far only when its T* is strictly smaller; within one DP, for equal F the first candidate in
+ * <p>Tie-breaks, so the same table gives the same plan: a plan found at a larger {@code t_max}
+ * replaces the best so far only when its T* is strictly smaller; within one DP, for equal F the first candidate in
  * loop order is kept: smaller last layer i of the first stage, then smaller submesh index, then
  * (inside a cell) the option with smaller latency, then smaller index in the cell's list; among final
  * states, the fewer capped stage counts first.
  *
  * <p>Cost: devices are counted in units of g, the greatest common divisor of N * M and the submesh
  * sizes. One DP pass takes O(L^2 * S * min(B, L) * (N*M/g)) time for S shapes and O(L * min(B, L)
- * * N*M/g) memory; the search makes two passes plus one per {@code t_max} tried. For very large
+ * * N*M/g) memory; the search makes one pass plus one per {@code t_max} tried. For very large
  * clusters choose shapes with a large g (for example whole-node shapes only).
  *
  * <p>When no plan fits in memory, the result says the smallest capacity that would let one fit (a
@@ -224,14 +224,17 @@ public final class StageDp {
           + problem.memoryCapacityBytes() + " bytes per GPU; the best plan needs " + need
           + " bytes");
     }
-    double leastSum = pass(Double.POSITIVE_INFINITY, SUM);
-    StagePlan best = reconstruct(Double.POSITIVE_INFINITY, SUM);
+    if (b == 1) {
+      // T* is the plain sum: one pass with no bound on t_max is exact.
+      pass(Double.POSITIVE_INFINITY, SUM);
+      return new StageDpResult.Feasible(reconstruct(Double.POSITIVE_INFINITY, SUM), 1);
+    }
+    StagePlan best = null;
     double[] latencies = Arrays.stream(stepT).filter(t -> t >= tmin).sorted().distinct()
         .toArray();
     int tried = 0;
     for (double tmax : latencies) {
-      double bestObjective = best.objectiveSeconds();
-      if (b * tmax >= bestObjective || leastSum + (b - 1) * tmax >= bestObjective) {
+      if (best != null && b * tmax >= best.objectiveSeconds()) {
         break;
       }
       tried++;
@@ -240,7 +243,7 @@ public final class StageDp {
         continue;
       }
       StagePlan plan = reconstruct(tmax, SUM);
-      if (plan.objectiveSeconds() < bestObjective) {
+      if (best == null || plan.objectiveSeconds() < best.objectiveSeconds()) {
         best = plan;
       }
     }

@@ -30,17 +30,23 @@ public final class StageDpBench {
   /**
    * Runs the benchmark.
    *
-   * @param args optional: microbatches B (default 16)
+   * @param args optional: microbatches B (default 16), comma-separated layer counts (default
+   *     40,80,126), and whether to run the 2048 x 8 cluster (default true)
    */
   public static void main(String[] args) {
     int b = args.length > 0 ? Integer.parseInt(args[0]) : 16;
+    int[] sizes = args.length > 1 ? java.util.Arrays.stream(args[1].split(","))
+        .mapToInt(Integer::parseInt).toArray() : new int[] {40, 80, 126};
+    boolean large = args.length <= 2 || Boolean.parseBoolean(args[2]);
     System.out.printf(Locale.ROOT, "%6s %9s %7s %7s %4s %10s %6s %7s %12s %9s%n", "layers",
         "cluster", "shapes", "units", "B", "latencies", "tried", "stages", "objective",
         "seconds");
-    for (int layers : new int[] {40, 80, 126}) {
+    for (int layers : sizes) {
       row(layers, 50, 4, SubmeshShape.alpaShapes(50, 4), b);
       row(layers, 128, 8, coarseShapes(128, 8), b);
-      row(layers, 2048, 8, coarseShapes(2048, 8), b);
+      if (large) {
+        row(layers, 2048, 8, coarseShapes(2048, 8), b);
+      }
     }
   }
 

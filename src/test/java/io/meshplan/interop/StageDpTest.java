@@ -164,10 +164,10 @@ class StageDpTest {
   }
 
   /**
-   * The least-sum plan is not the best, so the t_max loop must find it. Two layers on 1 x 2,
-   * B = 3. X: one stage on 1x2 with latency 5: sum 5, T* = 5 + 2*5 = 15 (the least sum, the first
-   * candidate). Y: two stages on 1x1 with latency 3 each: sum 6, T* = 6 + 2*3 = 12. At t_max = 3
-   * the DP finds Y; at t_max = 5 it stops since 3*5 = 15 >= 12.
+   * The least-sum plan is not the best, so the t_max loop must score by T*. Two layers on 1 x 2,
+   * B = 3. X: one stage on 1x2 with latency 5: sum 5, T* = 5 + 2*5 = 15 (the least sum). Y: two
+   * stages on 1x1 with latency 3 each: sum 6, T* = 6 + 2*3 = 12. The smallest feasible t_max is 3,
+   * where the DP finds Y; at t_max = 5 it stops since 3*5 = 15 >= 12, after one t_max.
    */
   @Test
   void scoresEachTmaxByTheTrueObjective() {
