@@ -1,6 +1,7 @@
 package io.meshplan.interop;
 
 import io.meshplan.util.Require;
+import io.meshplan.util.Units;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -221,8 +222,8 @@ public final class StageDp {
             + problem.devices() + " devices");
       }
       return new StageDpResult.Infeasible(OptionalDouble.of(need), "no pipeline plan fits in "
-          + problem.memoryCapacityBytes() + " bytes per GPU; the best plan needs " + need
-          + " bytes");
+          + Units.formatBytes(problem.memoryCapacityBytes())
+          + " per GPU; the plan that needs the least memory needs " + Units.formatBytes(need));
     }
     if (b == 1) {
       // T* is the plain sum: one pass with no bound on t_max is exact.
