@@ -35,6 +35,17 @@ class StageDpTest {
       int layers = 1 + rnd.nextInt(6);
       int b = microbatches[rnd.nextInt(microbatches.length)];
       List<SubmeshShape> shapes = SubmeshShape.alpaShapes(cluster[0], cluster[1]);
+      if (seed % 3 == 2) {
+        // A subset of the shapes, so that device counts may go in units larger than 1 (e.g. only
+        // 1x2 and 2x2 on 2 x 2: units of 2 devices).
+        List<SubmeshShape> subset = new java.util.ArrayList<>();
+        for (SubmeshShape s : shapes) {
+          if (rnd.nextBoolean()) {
+            subset.add(s);
+          }
+        }
+        shapes = subset.isEmpty() ? List.of(shapes.get(shapes.size() - 1)) : List.copyOf(subset);
+      }
       StageCostTable table = randomTable(rnd, layers, shapes.size());
       double capacity = 10 + rnd.nextInt(25);
       StageDpProblem problem = new StageDpProblem(shapes, cluster[0], cluster[1], table,
