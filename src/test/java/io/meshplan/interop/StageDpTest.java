@@ -109,8 +109,8 @@ class StageDpTest {
 
   /**
    * Two layers on a 1 x 2 cluster (shapes 1x1 and 1x2), B = 4, capacity 10 bytes. One stage of
-   * both layers on 1x2: latency 2, static 12 bytes, so even one microbatch needs 12 + 1*2 = 14 > 10.
-   * Two stages on 1x1: latency 3 each, static 5, activations 2; the first holds min(2, 4) = 2
+   * both layers on 1x2: latency 2, static 12 bytes, so even one microbatch needs 12 + 1*2 = 14 >
+   * 10. Two stages on 1x1: latency 3 each, static 5, activations 2; the first holds min(2, 4) = 2
    * microbatches: 5 + 2*2 = 9 <= 10, the second holds 1: 5 + 2 = 7. Objective 3 + 3 + 3*3 = 15.
    */
   @Test
