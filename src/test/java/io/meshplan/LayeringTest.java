@@ -1,20 +1,31 @@
 package io.meshplan;
 
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.Architectures.layeredArchitecture;
+import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 
+import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
 import org.junit.jupiter.api.Test;
 
-/** Imports point downwards only, as DESIGN.md's package table says. */
+/**
+ * Imports point downwards only, as DESIGN.md's package table says; packages form no cycle; only
+ * the command line prints or exits.
+ */
 class LayeringTest {
+  private static final JavaClasses CLASSES = new ClassFileImporter()
+      .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+      .importPackages("io.meshplan");
+
   @Test
   void packagesAreLayered() {
-    var classes = new ClassFileImporter()
-        .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
-        .importPackages("io.meshplan");
     layeredArchitecture().consideringOnlyDependenciesInLayers()
         .layer("cli").definedBy("io.meshplan.cli..")
+        .layer("export").definedBy("io.meshplan.export..")
+        .layer("deploy").definedBy("io.meshplan.deploy..")
+        .layer("interop").definedBy("io.meshplan.interop..")
+        .layer("sim").definedBy("io.meshplan.sim..")
         .layer("plan").definedBy("io.meshplan.plan..")
         .layer("intraop").definedBy("io.meshplan.intraop..")
         .layer("model").definedBy("io.meshplan.model..")
@@ -25,16 +36,35 @@ class LayeringTest {
         .layer("graph").definedBy("io.meshplan.graph..")
         .layer("util").definedBy("io.meshplan.util..")
         .whereLayer("cli").mayNotBeAccessedByAnyLayer()
-        .whereLayer("intraop").mayOnlyBeAccessedByLayers("cli")
-        .whereLayer("plan").mayOnlyBeAccessedByLayers("cli")
-        .whereLayer("model").mayOnlyBeAccessedByLayers("cli", "intraop", "plan")
-        .whereLayer("sharding").mayOnlyBeAccessedByLayers("cli", "intraop")
+        .whereLayer("export").mayOnlyBeAccessedByLayers("cli")
+        .whereLayer("deploy").mayOnlyBeAccessedByLayers("cli")
+        .whereLayer("interop").mayOnlyBeAccessedByLayers("cli")
+        .whereLayer("sim").mayOnlyBeAccessedByLayers("cli", "interop")
+        .whereLayer("plan").mayOnlyBeAccessedByLayers("cli", "interop", "export", "deploy")
+        .whereLayer("intraop").mayOnlyBeAccessedByLayers("cli", "interop")
+        .whereLayer("model").mayOnlyBeAccessedByLayers("cli", "interop", "plan", "intraop",
+            "export", "deploy")
+        .whereLayer("sharding").mayOnlyBeAccessedByLayers("cli", "interop", "intraop")
         .whereLayer("calibrate").mayOnlyBeAccessedByLayers("cli")
-        .whereLayer("doctor").mayOnlyBeAccessedByLayers("cli")
-        .whereLayer("cluster").mayOnlyBeAccessedByLayers("cli", "intraop", "sharding",
-            "calibrate")
-        .whereLayer("graph").mayOnlyBeAccessedByLayers("cli", "intraop", "model", "sharding",
-            "cluster", "calibrate", "plan")
-        .check(classes);
+        .whereLayer("doctor").mayOnlyBeAccessedByLayers("cli", "export", "deploy")
+        .whereLayer("cluster").mayOnlyBeAccessedByLayers("cli", "interop", "intraop", "sharding",
+            "calibrate", "export", "deploy")
+        .whereLayer("graph").mayOnlyBeAccessedByLayers("cli", "interop", "plan", "intraop",
+            "model", "sharding", "cluster", "calibrate", "export", "deploy")
+        .check(CLASSES);
+  }
+
+  @Test
+  void packagesFormNoCycle() {
+    slices().matching("io.meshplan.(*)..").should().beFreeOfCycles().check(CLASSES);
+  }
+
+  @Test
+  void onlyTheCommandLinePrintsOrExits() {
+    noClasses().that().resideOutsideOfPackage("io.meshplan.cli..")
+        .should().accessField(System.class, "out")
+        .orShould().accessField(System.class, "err")
+        .orShould().callMethod(System.class, "exit", int.class)
+        .check(CLASSES);
   }
 }

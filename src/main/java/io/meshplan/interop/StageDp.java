@@ -1,6 +1,7 @@
 package io.meshplan.interop;
 
 import io.meshplan.util.Require;
+import io.meshplan.util.Units;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -21,25 +22,29 @@ import java.util.OptionalDouble;
  *       t_max} (equation 3); F(0, L, 0) = 0.
  *   <li>1F1B memory: a stage followed by s - 1 later stages holds min(s, B) microbatches, so an
  *       option is allowed only if {@code staticBytes + min(s, B) * activationBytes <= capacity}.
- *       Since only min(s, B) matters, the DP keeps s capped at min(B, L): exact, and smaller.
+ *       Since only min(s, B) matters, the DP keeps s capped at min(B, L), and further at one past
+ *       the largest in-flight count at which some candidate's fastest fitting option changes
+ *       (beyond it every candidate behaves the same): exact, and smaller.
  *   <li>{@code t_max} runs over the distinct option latencies in ascending order, starting at the
- *       smallest {@code t_max} for which any plan exists (found by a min-max DP). For each, the plan
- *       with the least {@code sum t_i} under {@code t_max} is scored by its true T*. The enumeration
- *       stops once {@code B * t_max >= best} (Alpa's early stop) or {@code S + (B - 1) * t_max >=
- *       best}, where S is the least {@code sum t_i} with no bound on t_max: every plan not yet seen
- *       has {@code max t_i >= t_max} and {@code sum t_i >= max(S, max t_i)}.
+ *       smallest {@code t_max} for which any plan exists (found by a min-max DP, which also tells
+ *       infeasibility). For each, the plan with the least {@code sum t_i} under {@code t_max} is
+ *       scored by its true T*. The enumeration stops once {@code B * t_max >= best} (Alpa's early
+ *       stop: every plan not yet seen has {@code max t_i >= t_max} and so {@code T* >= B *
+ *       t_max}). With B = 1, T* is the plain sum and one DP with no bound on {@code t_max} is
+ *       exact.
  * </ul>
  *
- * <p>Tie-breaks, so the same table gives the same plan: the least-sum plan with no bound on
- * {@code t_max} is the first candidate, and a plan found later (at a larger {@code t_max}) replaces
- * the best so far only when its T* is strictly smaller; within one DP, for equal F the first candidate in
- * loop order is kept: smaller last layer i of the first stage, then smaller submesh index, then
- * (inside a cell) the option with smaller latency, then smaller index in the cell's list; among final
- * states, the fewer capped stage counts first.
+ * <p>Tie-breaks, so the same table gives the same plan: a plan found at a larger {@code t_max}
+ * replaces the best so far only when its T* is strictly smaller (so among equal T*, the smaller
+ * slowest stage wins). Within one DP, the plan is the lexicographically smallest sequence of
+ * (last layer, submesh index) among those with the least sum: at each state the first stage is the
+ * first candidate in loop order that attains the optimum (smaller last layer, then smaller submesh
+ * index); inside a cell the option with the smaller latency, then the smaller index in the cell's
+ * list, is used; among final states, the smaller capped stage count comes first.
  *
  * <p>Cost: devices are counted in units of g, the greatest common divisor of N * M and the submesh
  * sizes. One DP pass takes O(L^2 * S * min(B, L) * (N*M/g)) time for S shapes and O(L * min(B, L)
- * * N*M/g) memory; the search makes two passes plus one per {@code t_max} tried. For very large
+ * * N*M/g) memory; the search makes one pass plus one per {@code t_max} tried. For very large
  * clusters choose shapes with a large g (for example whole-node shapes only).
  *
  * <p>When no plan fits in memory, the result says the smallest capacity that would let one fit (a
@@ -53,7 +58,8 @@ public final class StageDp {
   private final StageDpProblem problem;
   private final int layers;
   private final int shapes;
-  private final int cap;
+  private final int fullCap;
+  private final int timeCap;
   private final int unitsTotal;
   private final int[] units;
   private final List<List<StageOption>> cellOptions = new ArrayList<>();
@@ -76,7 +82,7 @@ public final class StageDp {
     this.problem = Require.nonNull(problem, "problem");
     this.layers = problem.layers();
     this.shapes = problem.shapes().size();
-    this.cap = Math.min(problem.microbatches(), layers);
+    this.fullCap = Math.min(problem.microbatches(), layers);
     int g = problem.devices();
     for (SubmeshShape s : problem.shapes()) {
       g = gcd(g, s.devices());
@@ -109,7 +115,14 @@ public final class StageDp {
       stepS[x] = (int) steps.get(x)[1];
       stepO[x] = (int) steps.get(x)[2];
     }
-    int nrows = Math.multiplyExact(layers + 1, cap + 1);
+    int lastChange = 0;
+    for (int x = 0; x < stepS.length; x++) {
+      if (stepS[x] < fullCap) {
+        lastChange = Math.max(lastChange, stepS[x]);
+      }
+    }
+    this.timeCap = lastChange + 1;
+    int nrows = Math.multiplyExact(layers + 1, fullCap + 1);
     this.rows = new double[nrows][];
     this.lo = new int[nrows];
     this.hi = new int[nrows];
@@ -124,7 +137,7 @@ public final class StageDp {
   }
 
   private int row(int k, int s) {
-    return k * (cap + 1) + s;
+    return k * (fullCap + 1) + s;
   }
 
   /** The largest in-flight count (up to cap) for which the option fits, 0 if none. */
@@ -132,11 +145,11 @@ public final class StageDp {
     double capacity = problem.memoryCapacityBytes();
     int s = 0;
     if (o.activationBytes() == 0) {
-      s = o.memoryBytes(1) <= capacity ? cap : 0;
+      s = o.memoryBytes(1) <= capacity ? fullCap : 0;
     } else {
       double guess = Math.floor((capacity - o.staticBytes()) / o.activationBytes());
-      s = (int) Math.max(0, Math.min(cap, guess));
-      while (s < cap && o.memoryBytes(s + 1) <= capacity) {
+      s = (int) Math.max(0, Math.min(fullCap, guess));
+      while (s < fullCap && o.memoryBytes(s + 1) <= capacity) {
         s++;
       }
       while (s > 0 && o.memoryBytes(s) > capacity) {
@@ -211,17 +224,20 @@ public final class StageDp {
             + problem.devices() + " devices");
       }
       return new StageDpResult.Infeasible(OptionalDouble.of(need), "no pipeline plan fits in "
-          + problem.memoryCapacityBytes() + " bytes per GPU; the best plan needs " + need
-          + " bytes");
+          + Units.formatBytes(problem.memoryCapacityBytes())
+          + " per GPU; the plan that needs the least memory needs " + Units.formatBytes(need));
     }
-    double leastSum = pass(Double.POSITIVE_INFINITY, SUM);
-    StagePlan best = reconstruct(Double.POSITIVE_INFINITY, SUM);
+    if (b == 1) {
+      // T* is the plain sum: one pass with no bound on t_max is exact.
+      pass(Double.POSITIVE_INFINITY, SUM);
+      return new StageDpResult.Feasible(reconstruct(Double.POSITIVE_INFINITY, SUM), 1);
+    }
+    StagePlan best = null;
     double[] latencies = Arrays.stream(stepT).filter(t -> t >= tmin).sorted().distinct()
         .toArray();
     int tried = 0;
     for (double tmax : latencies) {
-      double bestObjective = best.objectiveSeconds();
-      if (b * tmax >= bestObjective || leastSum + (b - 1) * tmax >= bestObjective) {
+      if (best != null && b * tmax >= best.objectiveSeconds()) {
         break;
       }
       tried++;
@@ -230,7 +246,7 @@ public final class StageDp {
         continue;
       }
       StagePlan plan = reconstruct(tmax, SUM);
-      if (plan.objectiveSeconds() < bestObjective) {
+      if (best == null || plan.objectiveSeconds() < best.objectiveSeconds()) {
         best = plan;
       }
     }
@@ -239,6 +255,7 @@ public final class StageDp {
 
   /** Fills the rows for one t_max and returns the best value at (k = 0, d = all devices). */
   private double pass(double tmax, int mode) {
+    int cap = mode == MEMORY ? fullCap : timeCap;
     for (int r = 0; r < rows.length; r++) {
       if (rows[r] != null && hi[r] >= lo[r]) {
         Arrays.fill(rows[r], lo[r], hi[r] + 1, Double.POSITIVE_INFINITY);
@@ -301,36 +318,23 @@ public final class StageDp {
     }
     ensure(dst);
     double[] to = rows[dst];
-    boolean changed = false;
-    int newLo = lo[dst];
-    int newHi = hi[dst];
+    // Branch-free so that the JIT can vectorize it; an infinite source stays infinite.
     if (mode == SUM) {
       for (int d = first; d <= last; d++) {
-        double cand = v + from[d];
-        if (cand < to[d + z]) {
-          to[d + z] = cand;
-          changed = true;
-        }
+        to[d + z] = Math.min(to[d + z], v + from[d]);
       }
     } else {
       for (int d = first; d <= last; d++) {
-        double cand = Math.max(v, from[d]);
-        if (cand < to[d + z]) {
-          to[d + z] = cand;
-          changed = true;
-        }
+        to[d + z] = Math.min(to[d + z], Math.max(v, from[d]));
       }
     }
-    if (changed) {
-      newLo = Math.min(newLo, first + z);
-      newHi = Math.max(newHi, last + z);
-      lo[dst] = newLo;
-      hi[dst] = newHi;
-    }
+    lo[dst] = Math.min(lo[dst], first + z);
+    hi[dst] = Math.max(hi[dst], last + z);
   }
 
   /** Walks the filled rows from (0, all devices), repeating the fill's loop order. */
   private StagePlan reconstruct(double tmax, int mode) {
+    int cap = timeCap;
     int s = -1;
     double target = Double.POSITIVE_INFINITY;
     for (int x = 1; x <= cap; x++) {

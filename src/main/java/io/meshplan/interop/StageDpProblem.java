@@ -20,6 +20,7 @@ public record StageDpProblem(List<SubmeshShape> shapes, int nodes, int gpusPerNo
   public StageDpProblem {
     shapes = List.copyOf(Require.nonNull(shapes, "shapes"));
     Require.nonNull(table, "table");
+    Require.positive(table.layers(), "layers");
     Require.positive(nodes, "nodes");
     Require.positive(gpusPerNode, "gpusPerNode");
     Math.multiplyExact(nodes, gpusPerNode);

@@ -9,7 +9,8 @@ import java.util.Comparator;
  * @param group the device group (pipeline stage) that runs it, or that sends for {@link
  *     EventKind#SEND}
  * @param virtualStage the virtual stage (model chunk) it belongs to; for a send, the sending stage
- * @param microbatch the microbatch, or -1 for per-iteration events (gradient sync, optimizer, gather)
+ * @param microbatch the microbatch, or -1 for per-iteration events (gradient sync, optimizer,
+ *     parameter gather)
  * @param kind what it is
  * @param startSeconds start, seconds from the start of the iteration
  * @param endSeconds end, seconds from the start of the iteration

@@ -10,7 +10,8 @@ import io.meshplan.util.Require;
  *
  * @param weightsBytes parameters held by one GPU, bytes
  * @param gradientsBytes gradient buffers held by one GPU, bytes
- * @param optimizerStateBytes optimizer state (Adam moments, fp32 master copy) held by one GPU, bytes
+ * @param optimizerStateBytes optimizer state (Adam moments, fp32 master copy) held by one GPU,
+ *     bytes
  * @param activationBytesPerMicrobatch activations kept from a forward until its backward for one
  *     microbatch, bytes per GPU
  * @param temporaryBytes transient buffers of the op that runs (workspace, communication buffers),

@@ -29,8 +29,8 @@ import java.util.Optional;
  * <p>After the passes, each group runs on a communication stream, one collective at a time:
  *
  * <ul>
- *   <li><b>Gradient sync</b> per chunk ({@link EventKind#GRAD_SYNC}). Without overlap it starts when
- *       the group's last backward ends. With overlap ({@link StageCost#gradSyncOverlappable()}) the
+ *   <li><b>Gradient sync</b> per chunk ({@link EventKind#GRAD_SYNC}). Without overlap it starts
+ *       when the group's last backward ends. With overlap ({@link StageCost#gradSyncOverlappable()}) the
  *       reduction runs in buckets alongside the chunk's last backward: it may start when that
  *       backward starts and ends at {@code max(start + gradSyncSeconds, end of that backward)},
  *       since the last bucket is ready only when the backward ends. Chunks are served in the order
@@ -54,8 +54,8 @@ import java.util.Optional;
  * chunks of weights, gradients and optimizer state, plus the largest temporaries of any chunk
  * (only one op runs at a time), plus the activation peak.
  *
- * <p>A stage whose forward plus backward is shorter than its hardware FLOPs at the dense peak of its
- * {@code tensorParallel} GPUs is rejected, so no simulation predicts more than the dense peak.
+ * <p>A stage whose forward plus backward is shorter than its hardware FLOPs at the dense peak of
+ * its {@code tensorParallel} GPUs is rejected, so no simulation predicts more than the dense peak.
  *
  * <p>Cost: O(groups * chunks * microbatches * log) time and memory.
  */

@@ -14,18 +14,20 @@ import java.util.Optional;
  *       1, ..., m-1, then the backwards of microbatches 0, 1, ..., m-1. Every group holds all m
  *       microbatches' activations at the end of the forward phase.
  *   <li>{@link OneFOneB} (PipeDream-Flush; Narayanan et al., SC'21, section 2.2.1): group g runs
- *       w = min(groups - g - 1, m) warm-up forwards (microbatches 0..w-1), then m - w steady steps of
- *       one forward (microbatch w+i) followed by one backward (microbatch i), then the cool-down
- *       backwards of microbatches m-w..m-1. Group g holds at most groups - g microbatches.
+ *       w = min(groups - g - 1, m) warm-up forwards (microbatches 0..w-1), then m - w steady
+ *       steps of one forward (microbatch w+i) followed by one backward (microbatch i), then the
+ *       cool-down backwards of microbatches m-w..m-1. Group g holds at most groups - g
+ *       microbatches.
  *   <li>{@link Interleaved} (Narayanan et al., SC'21, section 2.2.2, as Megatron-LM's {@code
  *       forward_backward_pipelining_with_interleaving} orders it): each group holds v = {@code
- *       chunks} model chunks; virtual stage c * groups + g is chunk c of group g. The k-th forward op
- *       of a group (k = 0..m*v-1) runs chunk (k mod (groups*v)) / groups on microbatch (k /
- *       (groups*v)) * groups + k mod groups; the k-th backward op runs chunk v - 1 - (k mod
- *       (groups*v)) / groups on the same microbatch formula. Group g first runs w = min((groups - g -
- *       1) * 2 + (v - 1) * groups, m*v) warm-up forwards (all m*v when m == groups, as Megatron-LM
- *       does), then m*v - w steady steps of forward k+w followed by backward k, then the remaining
- *       backwards. Megatron-LM requires m to be a multiple of groups; {@link #check} reports it.
+ *       chunks} model chunks; virtual stage c * groups + g is chunk c of group g. The k-th
+ *       forward op of a group (k = 0..m*v-1) runs chunk (k mod (groups*v)) / groups on
+ *       microbatch (k / (groups*v)) * groups + k mod groups; the k-th backward op runs chunk
+ *       v - 1 - (k mod (groups*v)) / groups on the same microbatch formula. Group g first runs
+ *       w = min((groups - g - 1) * 2 + (v - 1) * groups, m*v) warm-up forwards (all m*v when
+ *       m == groups, as Megatron-LM does), then m*v - w steady steps of forward k+w followed by
+ *       backward k, then the remaining backwards. Megatron-LM requires m to be a multiple of
+ *       groups; {@link #check} reports it.
  * </ul>
  */
 public sealed interface Schedule permits Schedule.GPipe, Schedule.OneFOneB, Schedule.Interleaved {
@@ -51,7 +53,8 @@ public sealed interface Schedule permits Schedule.GPipe, Schedule.OneFOneB, Sche
    * @param groups the pipeline depth (number of device groups)
    * @param microbatches microbatches per iteration
    * @return the ops in execution order, {@code 2 * chunks() * microbatches} of them
-   * @throws IllegalArgumentException if {@link #check} reports a problem or an index is out of range
+   * @throws IllegalArgumentException if {@link #check} reports a problem or an index is out of
+   *     range
    */
   List<PipelineOp> order(int group, int groups, int microbatches);
 

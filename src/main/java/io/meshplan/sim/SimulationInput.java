@@ -9,8 +9,8 @@ import java.util.List;
  * throughput and utilization.
  *
  * <p>With {@code v = schedule.chunks()} and {@code p = stages.size() / v} device groups, virtual
- * stage {@code k} runs on group {@code k mod p} as its chunk {@code k / p} (Narayanan et al., SC'21,
- * section 2.2.2). All chunks of one group must agree on devices, data and tensor parallelism.
+ * stage {@code k} runs on group {@code k mod p} as its chunk {@code k / p} (Narayanan et al.,
+ * SC'21, section 2.2.2). All chunks of one group must agree on devices, data and tensor parallelism.
  *
  * @param stages the virtual stages in pipeline order
  * @param schedule the pipeline schedule

@@ -10,8 +10,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
  * Writes a {@link SimulationResult} as JSON with a fixed field order, so the same result gives the
  * same bytes: {@code schedule}, {@code microbatches}, {@code iterationSeconds}, {@code
  * tokensPerSecond}, {@code tflopsPerGpu}, {@code hardwareTflopsPerGpu}, {@code mfu}, {@code
- * peakMemoryBytesPerGpu}, {@code criticalStage}, {@code breakdown} (seconds: {@code compute}, {@code
- * exposedCommunication}, {@code bubble}, {@code optimizer}, {@code recompute}, {@code
+ * peakMemoryBytesPerGpu}, {@code criticalStage}, {@code breakdown} (seconds: {@code compute},
+ * {@code exposedCommunication}, {@code bubble}, {@code optimizer}, {@code recompute}, {@code
  * tensorParallel}, {@code pipeline}, {@code dataParallel}), {@code memoryStage}, {@code memory}
  * (bytes per GPU: {@code weights}, {@code gradients}, {@code optimizerState}, {@code activations},
  * {@code temporaries}), {@code stages[]} and, when asked, {@code events[]} ({@code group}, {@code

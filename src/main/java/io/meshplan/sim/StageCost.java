@@ -11,13 +11,13 @@ import io.meshplan.util.Require;
  * @param devices GPUs of the stage: {@code dataParallel * tensorParallel}
  * @param dataParallel data-parallel replicas of the stage
  * @param tensorParallel GPUs that share one replica (tensor parallelism)
- * @param forwardSeconds forward pass of one microbatch, seconds, including its exposed tensor-parallel
- *     communication
+ * @param forwardSeconds forward pass of one microbatch, seconds, including its exposed
+ *     tensor-parallel communication
  * @param backwardSeconds backward pass of one microbatch, seconds, including recomputation and its
  *     exposed tensor-parallel communication
  * @param recomputeSeconds the recomputation inside {@code backwardSeconds}, seconds
- * @param tensorCommSeconds the exposed tensor-parallel communication inside forward plus backward of
- *     one microbatch, seconds
+ * @param tensorCommSeconds the exposed tensor-parallel communication inside forward plus backward
+ *     of one microbatch, seconds
  * @param sendBytes activation bytes one GPU sends to the next stage per microbatch; the gradient of
  *     the same size flows back in the backward pass
  * @param gradSyncSeconds data-parallel gradient reduction (all-reduce or reduce-scatter) per

@@ -35,6 +35,17 @@ class StageDpTest {
       int layers = 1 + rnd.nextInt(6);
       int b = microbatches[rnd.nextInt(microbatches.length)];
       List<SubmeshShape> shapes = SubmeshShape.alpaShapes(cluster[0], cluster[1]);
+      if (seed % 3 == 2) {
+        // A subset of the shapes, so that device counts may go in units larger than 1 (e.g. only
+        // 1x2 and 2x2 on 2 x 2: units of 2 devices).
+        List<SubmeshShape> subset = new java.util.ArrayList<>();
+        for (SubmeshShape s : shapes) {
+          if (rnd.nextBoolean()) {
+            subset.add(s);
+          }
+        }
+        shapes = subset.isEmpty() ? List.of(shapes.get(shapes.size() - 1)) : List.copyOf(subset);
+      }
       StageCostTable table = randomTable(rnd, layers, shapes.size());
       double capacity = 10 + rnd.nextInt(25);
       StageDpProblem problem = new StageDpProblem(shapes, cluster[0], cluster[1], table,
@@ -98,8 +109,8 @@ class StageDpTest {
 
   /**
    * Two layers on a 1 x 2 cluster (shapes 1x1 and 1x2), B = 4, capacity 10 bytes. One stage of
-   * both layers on 1x2: latency 2, static 12 bytes, so even one microbatch needs 12 + 1*2 = 14 > 10.
-   * Two stages on 1x1: latency 3 each, static 5, activations 2; the first holds min(2, 4) = 2
+   * both layers on 1x2: latency 2, static 12 bytes, so even one microbatch needs 12 + 1*2 = 14 >
+   * 10. Two stages on 1x1: latency 3 each, static 5, activations 2; the first holds min(2, 4) = 2
    * microbatches: 5 + 2*2 = 9 <= 10, the second holds 1: 5 + 2 = 7. Objective 3 + 3 + 3*3 = 15.
    */
   @Test
@@ -164,10 +175,10 @@ class StageDpTest {
   }
 
   /**
-   * The least-sum plan is not the best, so the t_max loop must find it. Two layers on 1 x 2,
-   * B = 3. X: one stage on 1x2 with latency 5: sum 5, T* = 5 + 2*5 = 15 (the least sum, the first
-   * candidate). Y: two stages on 1x1 with latency 3 each: sum 6, T* = 6 + 2*3 = 12. At t_max = 3
-   * the DP finds Y; at t_max = 5 it stops since 3*5 = 15 >= 12.
+   * The least-sum plan is not the best, so the t_max loop must score by T*. Two layers on 1 x 2,
+   * B = 3. X: one stage on 1x2 with latency 5: sum 5, T* = 5 + 2*5 = 15 (the least sum). Y: two
+   * stages on 1x1 with latency 3 each: sum 6, T* = 6 + 2*3 = 12. The smallest feasible t_max is 3,
+   * where the DP finds Y; at t_max = 5 it stops since 3*5 = 15 >= 12, after one t_max.
    */
   @Test
   void scoresEachTmaxByTheTrueObjective() {
