@@ -1,6 +1,7 @@
 package io.meshplan.calibrate;
 
 import io.meshplan.util.InputException;
+import io.meshplan.util.InputFiles;
 import io.meshplan.util.Require;
 import java.io.IOException;
 import java.nio.charset.CharacterCodingException;
@@ -46,18 +47,13 @@ public final class BenchmarkLogReader {
    */
   public ParseResult read(Path file) {
     String text;
+    byte[] bytes = InputFiles.readBytes(file, InputFiles.LOG_MAX_BYTES, "benchmark log");
     try {
-      byte[] bytes = Files.readAllBytes(file);
-      try {
-        text = StandardCharsets.UTF_8.newDecoder()
-            .onMalformedInput(CodingErrorAction.REPORT)
-            .decode(java.nio.ByteBuffer.wrap(bytes)).toString();
-      } catch (CharacterCodingException e) {
-        text = new String(bytes, StandardCharsets.ISO_8859_1);
-      }
-    } catch (IOException e) {
-      throw new InputException(file + ": cannot read the file (" + e.getClass().getSimpleName()
-          + (e.getMessage() == null ? "" : ": " + e.getMessage()) + ")", e);
+      text = StandardCharsets.UTF_8.newDecoder()
+          .onMalformedInput(CodingErrorAction.REPORT)
+          .decode(java.nio.ByteBuffer.wrap(bytes)).toString();
+    } catch (CharacterCodingException e) {
+      text = new String(bytes, StandardCharsets.ISO_8859_1);
     }
     return parse(file.toString(), text);
   }

@@ -87,6 +87,22 @@ final class CliValues {
     return bytes;
   }
 
+  /**
+   * The path a flag value names when it is an existing file, else null (for values that may be
+   * either a file or a short form, such as {@code --cluster}).
+   *
+   * @param text the value
+   * @return the path or null
+   */
+  static java.nio.file.Path existingFile(String text) {
+    try {
+      java.nio.file.Path p = java.nio.file.Path.of(text);
+      return java.nio.file.Files.exists(p) ? p : null;
+    } catch (java.nio.file.InvalidPathException e) {
+      return null;
+    }
+  }
+
   private static int positiveInt(String flag, String whole, String part) {
     try {
       int v = Integer.parseInt(part.trim());

@@ -28,7 +28,6 @@ import io.meshplan.intraop.Strategy;
 import io.meshplan.model.AlpaMlpBuilder;
 import io.meshplan.model.LlamaForwardBuilder;
 import io.meshplan.model.ModelSpec;
-import io.meshplan.util.AtomicFiles;
 import io.meshplan.util.InputException;
 import java.io.PrintWriter;
 import java.util.ArrayList;
@@ -153,8 +152,9 @@ final class ShardCommand implements Callable<Integer> {
     if (hlo == null && (outFile != null || keepShardings)) {
       throw new InputException("--out and --keep-shardings need --hlo FILE");
     }
-    refuseToOverwrite("--out", outFile);
-    refuseToOverwrite("--dump-ilp", dumpIlp);
+    new OutputPaths().output("--out", outFile).output("--dump-ilp", dumpIlp)
+        .input("--hlo", hlo).input("--profile", profile)
+        .input("--cluster", cs == null ? null : CliValues.existingFile(cluster)).check();
     String name;
     Graph graph;
     HloModule module = null;
@@ -233,35 +233,8 @@ final class ShardCommand implements Callable<Integer> {
     return 4;
   }
 
-  /** Output files must not be the input module, so that nothing the user gave is lost. */
-  private void refuseToOverwrite(String flag, java.nio.file.Path target) {
-    if (hlo != null && target != null && sameFile(hlo, target)) {
-      throw new InputException(flag + " " + target + " is the input module; choose another file "
-          + "so the input is not overwritten");
-    }
-  }
-
-  private static boolean sameFile(java.nio.file.Path a, java.nio.file.Path b) {
-    try {
-      if (java.nio.file.Files.exists(b)) {
-        return java.nio.file.Files.isSameFile(a, b);
-      }
-    } catch (java.io.IOException e) {
-      return false;
-    }
-    return a.toAbsolutePath().normalize().equals(b.toAbsolutePath().normalize());
-  }
-
   private static void write(String flag, java.nio.file.Path file, String text) {
-    java.nio.file.Path dir = file.toAbsolutePath().getParent();
-    if (dir == null || !java.nio.file.Files.isDirectory(dir)) {
-      throw new InputException(flag + " " + file + ": the directory " + dir + " does not exist");
-    }
-    try {
-      AtomicFiles.writeString(file, text);
-    } catch (java.io.IOException e) {
-      throw new InputException(flag + " " + file + ": cannot write: " + e.getMessage());
-    }
+    OutputPaths.write(flag, file, text);
   }
 
   private static double[] ones(int n) {

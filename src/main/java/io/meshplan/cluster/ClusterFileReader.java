@@ -4,6 +4,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import io.meshplan.util.InputException;
+import io.meshplan.util.InputFiles;
+import io.meshplan.util.JsonErrors;
 import io.meshplan.util.Units;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -35,10 +37,11 @@ final class ClusterFileReader {
   static ClusterSpec read(Path file) {
     JsonNode root;
     try {
-      root = new ObjectMapper(new YAMLFactory()).readTree(file.toFile());
+      root = new ObjectMapper(new YAMLFactory()).readTree(
+          InputFiles.readString(file, InputFiles.CLUSTER_MAX_BYTES, "YAML cluster file"));
     } catch (IOException e) {
-      throw new InputException(file + ": not a readable YAML cluster file: "
-          + firstLine(e.getMessage()), e);
+      throw new InputException(file + ": not a valid YAML cluster file: "
+          + JsonErrors.describe(e), e);
     }
     if (root == null || !root.isObject()) {
       throw new InputException(file + ": expected a YAML mapping with nodes, gpusPerNode, gpu");

@@ -263,8 +263,8 @@ public final class ShardingSpec {
   public static double localBytes(TensorShape shape, int[] masks, LogicalMesh mesh) {
     double elements = 1;
     for (int d = 0; d < masks.length; d++) {
-      int t = axesProduct(masks[d], mesh);
-      elements *= (shape.dim(d) + t - 1) / t;
+      long t = axesProduct(masks[d], mesh);
+      elements *= (shape.dim(d) + t - 1) / t; // long: dim + t - 1 may exceed an int
     }
     return elements * shape.dtype().bytes();
   }
