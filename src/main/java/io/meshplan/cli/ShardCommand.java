@@ -44,8 +44,11 @@ import picocli.CommandLine.Spec;
 
 /** {@code meshplan shard}: intra-operator auto-sharding of one computation on one device mesh. */
 @Command(name = "shard", mixinStandardHelpOptions = true,
-    description = "Choose a sharding for every operator of a model on a device mesh (Alpa's "
-        + "intra-operator ILP).")
+    description = {"Choose a sharding for every operator of a model on a device mesh (Alpa's "
+        + "intra-operator ILP).",
+        "One of --model (a preset) or --hlo (an XLA HLO text module) is required."},
+    footer = {"", "Exit codes: 0 plan printed, 2 bad input, 3 infeasible (nothing fits in "
+        + "memory), 1 internal error."})
 final class ShardCommand implements Callable<Integer> {
   @Spec picocli.CommandLine.Model.CommandSpec spec;
 
@@ -67,7 +70,9 @@ final class ShardCommand implements Callable<Integer> {
   String memory;
 
   @Option(names = "--cluster", description = "Price on a cluster NODESxGPUS:gpu[:fabric] or a "
-      + "YAML file: costs in seconds from the catalog, compute by roofline.")
+      + "YAML file (fields nodes, gpusPerNode, gpu, and optionally fabric, nvlinkBandwidth, "
+      + "hbmBandwidth, nicBandwidth, nicsPerNode, fabricLatency): costs in seconds from the "
+      + "catalog, compute by roofline.")
   String cluster;
 
   @Option(names = "--profile", description = "With --cluster: a calibration profile from "
@@ -79,7 +84,8 @@ final class ShardCommand implements Callable<Integer> {
   boolean forceReplicatedOutput;
 
   @Option(names = "--solver", defaultValue = "reducing",
-      description = "reducing (exact reductions, then CP-SAT on the core) or cpsat.")
+      description = "reducing (exact reductions, then CP-SAT on the core) or cpsat "
+          + "(default: ${DEFAULT-VALUE}).")
   String solver;
 
   @Option(names = "--time-limit", defaultValue = "60",
@@ -95,14 +101,15 @@ final class ShardCommand implements Callable<Integer> {
           + "in Alpa's prototype, from their position in the graph to their last use.")
   String paramLiveness;
 
-  @Option(names = "--dump-ilp", description = "Also write the ILP as JSON to this file (see "
-      + "IlpProblemJson), to replay or compare solvers.")
+  @Option(names = "--dump-ilp", description = "Also write the ILP (node and edge costs, memory "
+      + "constraint) as versioned JSON to this file, to replay or compare solvers.")
   java.nio.file.Path dumpIlp;
 
   @Option(names = "--json", description = "Print the plan as JSON.")
   boolean json;
 
-  @Option(names = "--hlo", description = "Plan an XLA HLO text module instead of a preset.")
+  @Option(names = "--hlo", description = "Plan an XLA HLO text module instead of a preset "
+      + "(the model overrides do not apply to it).")
   java.nio.file.Path hlo;
 
   @Option(names = "--out", description = "With --hlo: write the module back with sharding={...} "
@@ -149,6 +156,18 @@ final class ShardCommand implements Callable<Integer> {
     if (hlo != null && model.model != null) {
       throw new InputException("give either --model or --hlo, not both");
     }
+    if (hlo == null && model.model == null) {
+      throw new InputException("give --model M (one of " + String.join(", ",
+          io.meshplan.model.Presets.names()) + ") or --hlo FILE");
+    }
+    if (hlo != null && model.overrides() != null) {
+      throw new InputException(model.overrides() + " changes a --model preset; an --hlo module"
+          + " has its own shapes, so drop it");
+    }
+    if (forceReplicatedOutput && hlo != null) {
+      throw new InputException("--force-replicated-output applies to a --model preset; for --hlo"
+          + " put sharding={replicated} on the root and use --keep-shardings");
+    }
     if (hlo == null && (outFile != null || keepShardings)) {
       throw new InputException("--out and --keep-shardings need --hlo FILE");
     }
@@ -175,17 +194,29 @@ final class ShardCommand implements Callable<Integer> {
     } else {
       ModelSpec ms = model.spec();
       name = ms.name();
-      graph = switch (ms.family()) {
-        case ALPA_MLP -> AlpaMlpBuilder.build(ms.layers(), ms.batch(), ms.hidden(), ms.dtype());
-        case LLAMA -> LlamaForwardBuilder.build(ms, forceReplicatedOutput);
-      };
+      checkGraphSize(ms);
+      graph = build(ms);
+    }
+    if (graph.size() > MAX_INSTRUCTIONS) {
+      throw new InputException((hlo != null ? "--hlo " + hlo : "--model " + name) + " has "
+          + graph.size() + " instructions after inlining, more than the limit of "
+          + MAX_INSTRUCTIONS);
     }
     MeshEnv env;
     if (cs == null) {
       env = new MeshEnv(new AlphaBetaCommModel(lm, a, b), mem, Optional.empty());
     } else {
-      CommModel comm = profile == null ? ClusterCommModels.catalog(cs, lm)
-          : new ProfileCommModel(cs, lm, ProfileFiles.read(profile));
+      CommModel comm;
+      if (profile == null) {
+        comm = ClusterCommModels.catalog(cs, lm);
+      } else {
+        io.meshplan.calibrate.Profile prof = ProfileFiles.read(profile);
+        if (!prof.cluster().isEmpty() && !prof.cluster().equals(cs.toShortString())) {
+          warnings.add("--profile " + profile + " was measured on " + prof.cluster()
+              + ", not on --cluster " + cs.toShortString() + "; its prices may not apply");
+        }
+        comm = new ProfileCommModel(cs, lm, prof);
+      }
       int elementBytes = elementBytes(graph);
       env = new MeshEnv(comm, mem, Optional.of(RooflineComputeModel.of(cs.gpu(), elementBytes)));
     }
@@ -213,15 +244,56 @@ final class ShardCommand implements Callable<Integer> {
       }
       write("--out", outFile, HloPrinter.withShardings(texts).print(module));
     }
+    PrintWriter err = spec.commandLine().getErr();
+    for (String w : warnings) {
+      err.println("meshplan: warning: " + w);
+    }
+    err.flush();
     if (json) {
       printJson(out, name, lm, plan, total, warnings);
     } else {
-      printTable(out, name, lm, plan, total, warnings);
+      printTable(out, name, lm, plan, total);
       if (outFile != null) {
         out.println("wrote " + outFile);
       }
     }
     return ExitCodes.OK;
+  }
+
+  /**
+   * The largest graph planned: 200,000 instructions, four times the 50,000-instruction module of
+   * HloParseBench (planned in about 7 s), so that planning stays within minutes and the heap.
+   */
+  static final int MAX_INSTRUCTIONS = 200_000;
+
+  private Graph build(ModelSpec ms) {
+    return switch (ms.family()) {
+      case ALPA_MLP -> AlpaMlpBuilder.build(ms.layers(), ms.batch(), ms.hidden(), ms.dtype());
+      case LLAMA -> LlamaForwardBuilder.build(ms, forceReplicatedOutput);
+    };
+  }
+
+  /**
+   * Estimates the graph size before building it: the graphs of one and two layers give the
+   * instructions outside the layers and per layer, and the graph grows linearly in the layers.
+   */
+  private void checkGraphSize(ModelSpec ms) {
+    if (ms.layers() <= 2) {
+      return;
+    }
+    int one = build(withLayers(ms, 1)).size();
+    int perLayer = build(withLayers(ms, 2)).size() - one;
+    long estimate = one + (long) perLayer * (ms.layers() - 1);
+    if (estimate > MAX_INSTRUCTIONS) {
+      throw new InputException("--layers " + ms.layers() + " gives a graph of about " + estimate
+          + " instructions (" + perLayer + " per layer), more than the limit of "
+          + MAX_INSTRUCTIONS + "; use fewer layers");
+    }
+  }
+
+  private static ModelSpec withLayers(ModelSpec m, int layers) {
+    return new ModelSpec(m.name(), m.family(), layers, m.hidden(), m.heads(), m.kvHeads(), m.ffn(),
+        m.vocab(), m.seq(), m.batch(), m.dtype());
   }
 
   private static int elementBytes(Graph graph) {
@@ -244,7 +316,7 @@ final class ShardCommand implements Callable<Integer> {
   }
 
   private static void printTable(PrintWriter out, String name, LogicalMesh lm, ShardingPlan plan,
-      double total, List<String> warnings) {
+      double total) {
     Graph g = plan.graph();
     out.printf(Locale.ROOT, "%-6s %-22s %-18s %-22s %-48s %s%n", "id", "name", "op", "shape",
         "strategy", "sharding");
@@ -254,9 +326,6 @@ final class ShardCommand implements Callable<Integer> {
           ins.opcode().hloName(), ins.shape().toHlo(), st.name(), plan.hloSharding(ins.id()));
     }
     out.println();
-    for (String w : warnings) {
-      out.println("warning: " + w);
-    }
     out.printf(Locale.ROOT, "model %s: %d instructions, %d decision nodes, %d in the solver core%n",
         name, g.size(), plan.costGraph().problem().nodeCount(), plan.solution().coreNodes());
     out.printf(Locale.ROOT, "mesh %s, memory %.2f GiB per device, peak %.2f GiB%n", lm,

@@ -80,7 +80,7 @@ public final class AutoSharding {
     double strategySeconds = (System.nanoTime() - t0) / 1e9;
     IlpSolution sol = options.newSolver().solve(cg.problem());
     if (!sol.hasSolution()) {
-      throw new InfeasibleException(memoryMessage(cg, sol));
+      throw new InfeasibleException(memoryMessage(cg, sol, !kept.isEmpty()));
     }
     Evaluation ev = SolutionEvaluator.evaluate(cg.problem(), sol.choice());
     if (!ev.feasible()) {
@@ -96,7 +96,7 @@ public final class AutoSharding {
     return new ShardingPlan(cg, env, sol, ev, strategySeconds, opaque, notKept);
   }
 
-  private String memoryMessage(CostGraph cg, IlpSolution sol) {
+  private String memoryMessage(CostGraph cg, IlpSolution sol, boolean anyKept) {
     MemoryConstraint m = cg.problem().memory();
     if (sol.status() == SolveStatus.UNKNOWN) {
       return "no plan found within the time limit of " + options.timeLimitSeconds()
@@ -117,6 +117,11 @@ public final class AutoSharding {
     }
     String at = step >= 0 ? " at " + cg.graph().get(step).name() : "";
     String budget = Units.formatBytes(env.memoryPerDevice());
+    if (need <= env.memoryPerDevice() && !anyKept) {
+      return "no plan has a finite cost on this mesh (memory is not the cause: the smallest layouts"
+          + " need " + Units.formatBytes(need) + " of " + budget + "); the communication prices"
+          + " overflow, so check the latency and bandwidth values";
+    }
     if (need <= env.memoryPerDevice()) {
       return "the kept shardings and aliases admit no plan on this mesh (memory is not the cause:"
           + " the smallest layouts need " + Units.formatBytes(need) + " of " + budget
