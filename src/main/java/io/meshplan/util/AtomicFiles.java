@@ -36,6 +36,16 @@ public final class AtomicFiles {
    * @return the reason in words (without the path), or empty
    */
   public static Optional<String> problem(Path file) {
+    Path target;
+    try {
+      target = followLinks(file);
+    } catch (IOException e) {
+      return Optional.of("cannot follow the symbolic link: " + InputFiles.describe(e));
+    }
+    if (!target.equals(file.toAbsolutePath())) {
+      Optional<String> p = problem(target);
+      return p.map(m -> "links to " + target + ": " + m);
+    }
     Path dir = file.toAbsolutePath().getParent();
     if (dir == null || !Files.isDirectory(dir)) {
       return Optional.of("the directory " + dir + " does not exist");
@@ -47,8 +57,7 @@ public final class AtomicFiles {
     try {
       a = Files.readAttributes(file, BasicFileAttributes.class);
     } catch (IOException e) {
-      return Optional.of(Files.isSymbolicLink(file) ? "is a dangling symbolic link"
-          : "cannot be inspected: " + InputFiles.describe(e));
+      return Optional.of("cannot be inspected: " + InputFiles.describe(e));
     }
     if (!a.isRegularFile()) {
       return Optional.of(InputFiles.kind(file, a)
@@ -65,7 +74,12 @@ public final class AtomicFiles {
    * @return an absolute, normalized path, the real path where it exists
    */
   public static Path canonical(Path file) {
-    Path abs = file.toAbsolutePath().normalize();
+    Path abs;
+    try {
+      abs = followLinks(file).normalize();
+    } catch (IOException e) {
+      abs = file.toAbsolutePath().normalize();
+    }
     try {
       if (Files.exists(abs)) {
         return abs.toRealPath();
@@ -99,6 +113,25 @@ public final class AtomicFiles {
   }
 
   /**
+   * The path a write reaches: symbolic links followed, also a final link to a file that does not
+   * exist yet (writing through it creates that file).
+   *
+   * @param file the path
+   * @return an absolute path that is not a symbolic link
+   * @throws IOException when a link cannot be read or links form a loop (40 hops, as Linux)
+   */
+  static Path followLinks(Path file) throws IOException {
+    Path p = file.toAbsolutePath();
+    for (int hops = 0; Files.isSymbolicLink(p); hops++) {
+      if (hops == 40) {
+        throw new IOException("too many levels of symbolic links");
+      }
+      p = p.getParent().resolve(Files.readSymbolicLink(p));
+    }
+    return p;
+  }
+
+  /**
    * Writes a text file atomically.
    *
    * @param file the target
@@ -111,7 +144,7 @@ public final class AtomicFiles {
     if (p.isPresent()) {
       throw new IOException(p.get());
     }
-    Path target = Files.exists(file) ? file.toRealPath() : file;
+    Path target = followLinks(file);
     Path dir = target.toAbsolutePath().getParent();
     Path tmp = Files.createTempFile(dir, ".meshplan-", ".tmp");
     try {

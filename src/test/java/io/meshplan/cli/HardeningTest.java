@@ -179,7 +179,7 @@ class HardeningTest {
         ENTRY %main (a: f32[2000000000,2000000000]) -> f32[2000000000,2000000000] {
           ROOT %a = f32[2000000000,2000000000]{1,0} parameter(0)
         }
-        """).toString(), "--mesh", "2x2"), "huge.hlo:4:", "16000000000000000000 bytes");
+        """).toString(), "--mesh", "2x2"), "huge.hlo:3:", "16000000000000000000 bytes");
     // A device instead of a module (was: out of memory reading /dev/zero).
     if (Files.exists(Path.of("/dev/zero"))) {
       oneLineError(CliRun.of("shard", "--hlo", "/dev/zero", "--mesh", "2x2"), "/dev/zero");
