@@ -111,11 +111,6 @@ final class ClusterFileReader {
     }
     return v;
   }
-
-  private static String firstLine(String s) {
-    if (s == null) {
-      return "";
-    }
     int i = s.indexOf('\n');
     return i < 0 ? s : s.substring(0, i);
   }

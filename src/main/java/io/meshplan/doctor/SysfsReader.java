@@ -57,9 +57,11 @@ public final class SysfsReader {
             + " this is not a sysfs tree (default /sys)");
       }
     }
-    if (!Files.isDirectory(root.resolve("class/net"))) {
-      throw new InputException("--sysfs-root " + root + ": class/net is missing, so this is not"
-          + " a sysfs tree; pass the sysfs mount point (default /sys)");
+    if (!Files.isDirectory(root.resolve("class/net"))
+        && !Files.isDirectory(root.resolve("class/infiniband"))) {
+      throw new InputException("--sysfs-root " + root + ": neither class/net nor"
+          + " class/infiniband is there, so this is not a sysfs tree; pass the sysfs mount point"
+          + " (default /sys)");
     }
     this.root = root;
   }

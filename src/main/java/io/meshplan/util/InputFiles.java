@@ -80,6 +80,8 @@ public final class InputFiles {
     BasicFileAttributes a;
     try {
       a = Files.readAttributes(file, BasicFileAttributes.class);
+    } catch (NoSuchFileException e) {
+      throw new InputException(file + ": no such file (" + what + " expected)", e);
     } catch (IOException e) {
       throw new InputException(file + ": cannot read " + what + ": " + describe(e), e);
     }
