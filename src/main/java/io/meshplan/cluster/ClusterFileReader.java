@@ -111,7 +111,4 @@ final class ClusterFileReader {
     }
     return v;
   }
-    int i = s.indexOf('\n');
-    return i < 0 ? s : s.substring(0, i);
-  }
 }
