@@ -17,26 +17,6 @@ public final class Checked {
   private Checked() {}
 
   /**
-   * The product of factors as a long.
-   *
-   * @param what what the product is, for the message (e.g. "f32[...] byte size")
-   * @param factors the non-negative factors
-   * @return the product
-   * @throws InputException when it does not fit in a long
-   */
-  public static long product(String what, long... factors) {
-    long p = 1;
-    for (long f : factors) {
-      try {
-        p = Math.multiplyExact(p, f);
-      } catch (ArithmeticException e) {
-        throw new InputException(what + " is too large: it exceeds " + Long.MAX_VALUE);
-      }
-    }
-    return p;
-  }
-
-  /**
    * The product of factors as an int, capped.
    *
    * @param what what the product is, for the message (e.g. "--mesh 65536x65536 device count")
@@ -54,22 +34,5 @@ public final class Checked {
       throw new InputException(what + " is " + p + ", more than the limit of " + max);
     }
     return p.intValueExact();
-  }
-
-  /**
-   * A sum of two non-negative longs.
-   *
-   * @param what what the sum is, for the message
-   * @param a one term
-   * @param b the other
-   * @return the sum
-   * @throws InputException when it overflows
-   */
-  public static long add(String what, long a, long b) {
-    try {
-      return Math.addExact(a, b);
-    } catch (ArithmeticException e) {
-      throw new InputException(what + " is too large: it exceeds " + Long.MAX_VALUE);
-    }
   }
 }
