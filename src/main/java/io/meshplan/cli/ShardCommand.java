@@ -153,6 +153,10 @@ final class ShardCommand implements Callable<Integer> {
     if (!(timeLimit > 0) || workers <= 0) {
       throw new InputException("--time-limit and --workers must be positive");
     }
+    if (workers > MAX_WORKERS) {
+      throw new InputException("--workers " + workers + " is more than " + MAX_WORKERS
+          + "; CP-SAT gains nothing from more workers than cores");
+    }
     if (hlo != null && model.model != null) {
       throw new InputException("give either --model or --hlo, not both");
     }
@@ -265,6 +269,9 @@ final class ShardCommand implements Callable<Integer> {
    * HloParseBench (planned in about 7 s), so that planning stays within minutes and the heap.
    */
   static final int MAX_INSTRUCTIONS = 200_000;
+
+  /** The most CP-SAT workers: each is a search thread with its own memory. */
+  static final int MAX_WORKERS = 256;
 
   private Graph build(ModelSpec ms) {
     return switch (ms.family()) {

@@ -51,7 +51,7 @@ public record ClusterSpec(int nodes, int gpusPerNode, GpuSpec gpu, Fabric fabric
     }
     Path p;
     try {
-      p = Path.of(text);
+      p = text.isBlank() ? null : Path.of(text);
     } catch (java.nio.file.InvalidPathException e) {
       p = null;
     }
