@@ -32,6 +32,13 @@ final class ClusterFileReader {
   private static final Set<String> KEYS = Set.of("nodes", "gpusPerNode", "gpu", "fabric",
       "nvlinkBandwidth", "hbmBandwidth", "nicBandwidth", "nicsPerNode", "fabricLatency");
 
+  /** The largest fabric latency: one second, far above any network's microseconds. */
+  static final double MAX_LATENCY = 1.0;
+  /** The largest bandwidth: 1e15 bytes/s (1 PB/s), beyond any link. */
+  static final double MAX_BANDWIDTH = 1e15;
+  /** The most NICs per node. */
+  static final int MAX_NICS = 64;
+
   private ClusterFileReader() {}
 
   static ClusterSpec read(Path file) {
@@ -77,13 +84,17 @@ final class ClusterFileReader {
       f = f.withNicBandwidth(nic.getAsDouble());
     }
     if (root.has("nicsPerNode")) {
-      f = f.withNicsPerNode(intField(file, root, "nicsPerNode"));
+      int nics = intField(file, root, "nicsPerNode");
+      if (nics > MAX_NICS) {
+        throw new InputException(file + ": nicsPerNode " + nics + " is more than " + MAX_NICS);
+      }
+      f = f.withNicsPerNode(nics);
     }
     if (root.has("fabricLatency")) {
       JsonNode l = root.get("fabricLatency");
-      if (!l.isNumber() || l.asDouble() < 0) {
-        throw new InputException(file + ": fabricLatency must be a number of seconds >= 0, got '"
-            + l.asText() + "'");
+      if (!l.isNumber() || !(l.asDouble() >= 0) || l.asDouble() > MAX_LATENCY) {
+        throw new InputException(file + ": fabricLatency must be a number of seconds from 0 to "
+            + MAX_LATENCY + ", got '" + l.asText() + "'");
       }
       f = f.withLatency(l.asDouble());
     }
@@ -105,9 +116,9 @@ final class ClusterFileReader {
       return OptionalDouble.empty();
     }
     OptionalDouble v = n.isNumber() ? OptionalDouble.of(n.asDouble()) : Units.parseBandwidth(n.asText());
-    if (v.isEmpty() || !(v.getAsDouble() > 0)) {
+    if (v.isEmpty() || !(v.getAsDouble() > 0) || v.getAsDouble() > MAX_BANDWIDTH) {
       throw new InputException(file + ": field '" + key + "' must be a bandwidth such as 200Gbps,"
-          + " 450GB/s or a number of bytes/s, got '" + n.asText() + "'");
+          + " 450GB/s or a number of bytes/s up to 1 PB/s, got '" + n.asText() + "'");
     }
     return v;
   }
