@@ -1,6 +1,7 @@
 package io.meshplan.calibrate;
 
 import io.meshplan.util.InputException;
+import io.meshplan.util.InputFiles;
 import io.meshplan.util.Require;
 import java.io.IOException;
 import java.nio.charset.CharacterCodingException;
@@ -46,20 +47,45 @@ public final class BenchmarkLogReader {
    */
   public ParseResult read(Path file) {
     String text;
+    byte[] bytes = InputFiles.readBytes(file, InputFiles.LOG_MAX_BYTES, "benchmark log");
     try {
-      byte[] bytes = Files.readAllBytes(file);
-      try {
-        text = StandardCharsets.UTF_8.newDecoder()
-            .onMalformedInput(CodingErrorAction.REPORT)
-            .decode(java.nio.ByteBuffer.wrap(bytes)).toString();
-      } catch (CharacterCodingException e) {
-        text = new String(bytes, StandardCharsets.ISO_8859_1);
-      }
-    } catch (IOException e) {
-      throw new InputException(file + ": cannot read the file (" + e.getClass().getSimpleName()
-          + (e.getMessage() == null ? "" : ": " + e.getMessage()) + ")", e);
+      text = StandardCharsets.UTF_8.newDecoder()
+          .onMalformedInput(CodingErrorAction.REPORT)
+          .decode(java.nio.ByteBuffer.wrap(bytes)).toString();
+    } catch (CharacterCodingException e) {
+      text = new String(bytes, StandardCharsets.ISO_8859_1);
     }
     return parse(file.toString(), text);
+  }
+
+  /** The longest time one collective may take to count as a measurement: one hour, in seconds. */
+  public static final double MAX_SECONDS = 3600;
+  /** The highest bandwidth a point may report: 1e15 bytes/s (1 PB/s), beyond any link. */
+  public static final double MAX_BANDWIDTH = 1e15;
+  /** The largest message a point may report: 2^50 bytes (1 PiB). */
+  public static final long MAX_BYTES = 1L << 50;
+
+  /**
+   * Drops the points whose numbers no benchmark can produce (a time of 1e300 s, a bandwidth of
+   * 1e300 B/s), with a warning at their line: the fitters square and sum these numbers, and such
+   * values would overflow to infinity and NaN.
+   */
+  private static ParseResult plausible(ParseResult r) {
+    List<MeasuredPoint> keep = new ArrayList<>();
+    List<ParseWarning> warnings = new ArrayList<>(r.warnings());
+    for (MeasuredPoint p : r.points()) {
+      String bad = p.seconds() > MAX_SECONDS ? "a time of " + p.seconds() + " s (more than an hour)"
+          : p.busbw() > MAX_BANDWIDTH || p.algbw() > MAX_BANDWIDTH
+              ? "a bandwidth above 1 PB/s"
+          : p.bytes() > MAX_BYTES ? "a size of " + p.bytes() + " bytes (more than 1 PiB)" : null;
+      if (bad == null) {
+        keep.add(p);
+      } else {
+        warnings.add(new ParseWarning(p.file(), p.line(), "implausible measurement with " + bad
+            + "; row skipped"));
+      }
+    }
+    return new ParseResult(keep, warnings);
   }
 
   /**
@@ -80,7 +106,7 @@ public final class BenchmarkLogReader {
     }
     for (LogParser p : PARSERS) {
       if (p.accepts(lines)) {
-        return p.parse(file, lines, gpusPerNode);
+        return plausible(p.parse(file, lines, gpusPerNode));
       }
     }
     return new ParseResult(List.of(), List.of(new ParseWarning(file, 1, "not a log meshplan"

@@ -39,7 +39,7 @@ public final class LocalCheck {
   }
 
   /**
-   * Finds {@code all_reduce_perf}: in {@code $NCCL_TESTS_HOME/build}, else on {@code PATH}.
+   * Finds {@code all_reduce_perf}: in {@code $NCCL_TESTS/build}, else on {@code PATH}.
    *
    * @param ncclTestsHome the nccl-tests directory, or null
    * @param path the {@code PATH} value, or null

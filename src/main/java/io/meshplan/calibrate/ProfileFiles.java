@@ -11,6 +11,8 @@ import com.fasterxml.jackson.dataformat.yaml.YAMLGenerator;
 import io.meshplan.cluster.Collective;
 import io.meshplan.cluster.LinkLevel;
 import io.meshplan.util.InputException;
+import io.meshplan.util.InputFiles;
+import io.meshplan.util.JsonErrors;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -105,7 +107,7 @@ public final class ProfileFiles {
       io.meshplan.util.AtomicFiles.writeString(file, format(file, profile));
     } catch (IOException e) {
       throw new InputException("--out " + file + ": cannot write the profile ("
-          + e.getClass().getSimpleName() + ")", e);
+          + InputFiles.describe(e) + ")", e);
     }
   }
 
@@ -118,11 +120,12 @@ public final class ProfileFiles {
    */
   public static Profile read(Path file) {
     JsonNode root;
+    String text = InputFiles.readString(file, InputFiles.PROFILE_MAX_BYTES, "calibration profile");
     try {
-      root = mapperFor(file).readTree(file.toFile());
+      root = mapperFor(file).readTree(text);
     } catch (IOException e) {
-      throw new InputException(file + ": not a readable profile (" + e.getClass().getSimpleName()
-          + ")", e);
+      throw new InputException(file + ": not a valid profile (" + JsonErrors.describe(e) + ")",
+          e);
     }
     if (root == null || !root.isObject()) {
       throw new InputException(file + ": a profile is a mapping with version, cluster, entries");

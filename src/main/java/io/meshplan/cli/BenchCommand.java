@@ -4,8 +4,8 @@ import io.meshplan.calibrate.BenchPlan;
 import io.meshplan.calibrate.BenchRun;
 import io.meshplan.calibrate.Launcher;
 import io.meshplan.cluster.ClusterSpec;
-import io.meshplan.util.AtomicFiles;
 import io.meshplan.util.InputException;
+import io.meshplan.util.InputFiles;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
@@ -44,7 +44,7 @@ final class BenchCommand implements Callable<Integer> {
 
   @Option(names = "--check-local",
       description = "also run a short all_reduce_perf on this node's GPUs (found in "
-          + "$NCCL_TESTS_HOME/build or on PATH) and compare it with the catalog NVLink bandwidth")
+          + "$NCCL_TESTS/build or on PATH) and compare it with the catalog NVLink bandwidth")
   boolean checkLocal;
 
   @Override
@@ -60,10 +60,10 @@ final class BenchCommand implements Callable<Integer> {
     BenchPlan plan = new BenchPlan(cs, l);
     PrintWriter stdout = spec.commandLine().getOut();
     if (checkLocal) {
-      Path bin = io.meshplan.calibrate.LocalCheck.find(System.getenv("NCCL_TESTS_HOME"),
+      Path bin = io.meshplan.calibrate.LocalCheck.find(System.getenv("NCCL_TESTS"),
           System.getenv("PATH"));
       if (bin == null) {
-        stdout.println("local check skipped: all_reduce_perf not found in $NCCL_TESTS_HOME/build "
+        stdout.println("local check skipped: all_reduce_perf not found in $NCCL_TESTS/build "
             + "or on PATH (build nccl-tests on a GPU node to run it)");
       } else {
         for (String line : new io.meshplan.calibrate.LocalCheck(cs, bin, 300).run()) {
@@ -81,17 +81,26 @@ final class BenchCommand implements Callable<Integer> {
     for (BenchRun r : plan.runs()) {
       commands.append(r.command()).append('\n');
     }
+    if (Files.exists(out) && !Files.isDirectory(out)) {
+      throw new InputException("--out " + out + ": exists and is not a directory; --out names a"
+          + " directory for run_benchmarks.sh and commands.txt");
+    }
     try {
       Files.createDirectories(out);
-      Path script = out.resolve("run_benchmarks.sh");
-      AtomicFiles.writeString(script, plan.script());
-      if (!script.toFile().setExecutable(true)) {
-        throw new IOException("cannot make " + script + " executable");
-      }
-      AtomicFiles.writeString(out.resolve("commands.txt"), commands.toString());
     } catch (IOException e) {
-      throw new InputException("--out " + out + ": cannot write (" + e.getMessage() + ")", e);
+      throw new InputException("--out " + out + ": cannot create the directory: "
+          + InputFiles.describe(e), e);
     }
+    Path script = out.resolve("run_benchmarks.sh");
+    Path list = out.resolve("commands.txt");
+    new OutputPaths().output("--out (run_benchmarks.sh)", script)
+        .output("--out (commands.txt)", list).input("--cluster", CliValues.existingFile(cluster))
+        .check();
+    OutputPaths.write("--out", script, plan.script());
+    if (!script.toFile().setExecutable(true)) {
+      throw new InputException("--out " + out + ": cannot make " + script + " executable");
+    }
+    OutputPaths.write("--out", list, commands.toString());
     stdout.printf("wrote %s and %s (%d runs)%n", out.resolve("run_benchmarks.sh"),
         out.resolve("commands.txt"), plan.runs().size());
     return ExitCodes.OK;

@@ -10,6 +10,7 @@ import io.meshplan.calibrate.ProfileFiles;
 import io.meshplan.calibrate.ProfileFitter;
 import io.meshplan.cluster.ClusterSpec;
 import io.meshplan.util.InputException;
+import io.meshplan.util.InputFiles;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
@@ -61,23 +62,37 @@ final class CalibrateCommand implements Callable<Integer> {
       throw new InputException("use --json or --report, not both (--json is for machines)");
     }
     ClusterSpec c = ClusterSpec.parse(cluster);
+    OutputPaths paths = new OutputPaths().output("--out", out);
     for (Path f : files) {
-      if (sameFile(f, out)) {
-        throw new InputException("--out " + out + " is also an input file; choose another name,"
-            + " meshplan never overwrites its inputs");
+      paths.input("input", f);
+    }
+    paths.input("--cluster", CliValues.existingFile(cluster)).check();
+    java.util.Set<Path> seen = new java.util.HashSet<>();
+    List<Path> unique = new ArrayList<>();
+    for (Path f : files) {
+      if (seen.add(io.meshplan.util.AtomicFiles.canonical(f))) {
+        unique.add(f);
+      } else {
+        stderr.println("meshplan: warning: " + f + " is given more than once; read once");
       }
     }
     BenchmarkLogReader reader = new BenchmarkLogReader(c.gpusPerNode());
     List<MeasuredPoint> points = new ArrayList<>();
     List<ParseWarning> warnings = new ArrayList<>();
-    for (Path f : files) {
-      if (!Files.isRegularFile(f)) {
-        throw new InputException(
-            f + (Files.isDirectory(f) ? ": is a directory, not a log file" : ": no such file"));
-      }
+    for (Path f : unique) {
+      InputFiles.checkRegular(f, "benchmark log");
       ParseResult r = reader.read(f);
       points.addAll(r.points());
       warnings.addAll(r.warnings());
+    }
+    // A log measured on more GPUs or nodes than --cluster has was taken on another cluster.
+    java.util.Set<String> contradicted = new java.util.HashSet<>();
+    for (MeasuredPoint p : points) {
+      if ((p.gpus() > c.gpuCount() || p.nodes() > c.nodes()) && contradicted.add(p.file())) {
+        warnings.add(new ParseWarning(p.file(), p.line(), "measured on " + p.gpus() + " GPUs on "
+            + p.nodes() + " node(s), more than --cluster " + c.toShortString() + " has ("
+            + c.gpuCount() + " GPUs on " + c.nodes() + " node(s)); is it from another cluster?"));
+      }
     }
     for (ParseWarning w : warnings) {
       stderr.println("meshplan: warning: " + w);
@@ -92,7 +107,7 @@ final class CalibrateCommand implements Callable<Integer> {
       stdout.print(CalibrationReport.json(cal, warnings));
     } else {
       stdout.printf("wrote %s: %d entries from %d points in %d file(s)%n", out,
-          cal.profile().entries().size(), points.size(), files.size());
+          cal.profile().entries().size(), points.size(), unique.size());
       stdout.print(CalibrationReport.entries(cal));
       if (report) {
         stdout.println();
@@ -100,16 +115,5 @@ final class CalibrateCommand implements Callable<Integer> {
       }
     }
     return ExitCodes.OK;
-  }
-
-  private static boolean sameFile(Path a, Path b) {
-    if (a.toAbsolutePath().normalize().equals(b.toAbsolutePath().normalize())) {
-      return true;
-    }
-    try {
-      return Files.exists(a) && Files.exists(b) && Files.isSameFile(a, b);
-    } catch (IOException e) {
-      return false;
-    }
   }
 }

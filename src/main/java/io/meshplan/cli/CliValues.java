@@ -10,6 +10,12 @@ final class CliValues {
   private static final Pattern BYTES =
       Pattern.compile("(\\d+(?:\\.\\d+)?)\\s*(B|KB|MB|GB|TB|KIB|MIB|GIB|TIB|K|M|G|T)?");
 
+  /**
+   * The largest latency or inverse bandwidth factor: costs are factor x bytes (up to 2^50) summed
+   * over up to millions of terms, which stays far below the double range (1.8e308) at 1e30.
+   */
+  static final double MAX_COST_FACTOR = 1e30;
+
   private CliValues() {}
 
   /**
@@ -48,6 +54,10 @@ final class CliValues {
       if (!(out[i] >= 0) || Double.isInfinite(out[i])) {
         throw new InputException(flag + " '" + text + "': values must be finite and >= 0");
       }
+      if (out[i] > MAX_COST_FACTOR) {
+        throw new InputException(flag + " '" + text + "': " + parts[i].trim() + " is too large;"
+            + " at most 1e30, since larger factors overflow the cost sums");
+      }
     }
     return out;
   }
@@ -85,6 +95,22 @@ final class CliValues {
       throw new InputException(flag + " '" + text + "' must be positive");
     }
     return bytes;
+  }
+
+  /**
+   * The path a flag value names when it is an existing file, else null (for values that may be
+   * either a file or a short form, such as {@code --cluster}).
+   *
+   * @param text the value
+   * @return the path or null
+   */
+  static java.nio.file.Path existingFile(String text) {
+    try {
+      java.nio.file.Path p = java.nio.file.Path.of(text);
+      return java.nio.file.Files.exists(p) ? p : null;
+    } catch (java.nio.file.InvalidPathException e) {
+      return null;
+    }
   }
 
   private static int positiveInt(String flag, String whole, String part) {

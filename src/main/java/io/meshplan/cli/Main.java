@@ -1,6 +1,8 @@
 package io.meshplan.cli;
 
 import java.io.PrintWriter;
+import java.util.ArrayList;
+import java.util.List;
 import picocli.CommandLine;
 
 /** Process entry point. */
@@ -17,7 +19,8 @@ public final class Main {
   }
 
   /**
-   * Runs meshplan with the given writers; tests call this to capture output.
+   * Runs meshplan with the given writers; tests call this to capture output. {@code --debug}
+   * anywhere on the command line makes errors print their stack trace.
    *
    * @param out standard output
    * @param err standard error
@@ -25,18 +28,34 @@ public final class Main {
    * @return the exit code (see {@link ExitCodes})
    */
   public static int run(PrintWriter out, PrintWriter err, String... args) {
-    CommandLine cl = new CommandLine(new MeshplanCommand());
-    cl.setOut(out);
-    cl.setErr(err);
-    cl.setExecutionExceptionHandler(new ExceptionMapper());
-    cl.setParameterExceptionHandler(
-        (ex, a) -> {
-          ex.getCommandLine().getErr().println("meshplan: error: " + ex.getMessage());
-          ex.getCommandLine().getErr().println("Try 'meshplan " + ex.getCommandLine().getCommandName()
-              + " --help' for usage.");
-          return ExitCodes.BAD_INPUT;
-        });
-    int code = cl.execute(args);
+    List<String> rest = new ArrayList<>();
+    boolean debug = false;
+    for (String a : args) {
+      if (a.equals("--debug")) {
+        debug = true;
+      } else {
+        rest.add(a);
+      }
+    }
+    ExceptionMapper mapper = new ExceptionMapper(debug);
+    int code;
+    try {
+      CommandLine cl = new CommandLine(new MeshplanCommand());
+      cl.setOut(out);
+      cl.setErr(err);
+      cl.setExecutionExceptionHandler(mapper);
+      cl.setParameterExceptionHandler(
+          (ex, a) -> {
+            CommandLine c = ex.getCommandLine();
+            c.getErr().println("meshplan: error: " + ex.getMessage());
+            c.getErr().println("Try '" + c.getCommandSpec().qualifiedName() + " --help' for "
+                + "usage.");
+            return ExitCodes.BAD_INPUT;
+          });
+      code = cl.execute(rest.toArray(String[]::new));
+    } catch (OutOfMemoryError | StackOverflowError | RuntimeException e) {
+      code = mapper.handle(e, err);
+    }
     out.flush();
     err.flush();
     return code;

@@ -49,6 +49,23 @@ final class ModelOptions {
   String dtype;
 
   /**
+   * The first override flag given, for refusing overrides where no preset is used.
+   *
+   * @return e.g. "--layers", or null when none was given
+   */
+  String overrides() {
+    Object[] values = {layers, batch, seq, hidden, heads, kvHeads, ffn, vocab, dtype};
+    String[] flags = {"--layers", "--batch", "--seq", "--hidden", "--heads", "--kv-heads",
+        "--ffn", "--vocab", "--dtype"};
+    for (int i = 0; i < values.length; i++) {
+      if (values[i] != null) {
+        return flags[i];
+      }
+    }
+    return null;
+  }
+
+  /**
    * The preset with the overrides applied.
    *
    * @return the model spec
@@ -62,8 +79,9 @@ final class ModelOptions {
     DType t = p.dtype();
     if (dtype != null) {
       t = DType.fromHlo(dtype.toLowerCase(java.util.Locale.ROOT));
-      if (t == null || t.bytes() == 0) {
-        throw new InputException("--dtype '" + dtype + "' is unknown; use f32, bf16 or f16");
+      // Training runs in floating point; integer or boolean weights would make every dot free.
+      if (t != DType.F32 && t != DType.BF16 && t != DType.F16) {
+        throw new InputException("--dtype '" + dtype + "' is not supported; use f32, bf16 or f16");
       }
     }
     int h = pos("--hidden", hidden, p.hidden());

@@ -4,11 +4,9 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import io.meshplan.calibrate.ProfileCommModel;
 import io.meshplan.calibrate.ProfileFiles;
-import io.meshplan.cluster.AlphaBetaCommModel;
 import io.meshplan.cluster.ClusterCommModels;
 import io.meshplan.cluster.ClusterSpec;
 import io.meshplan.cluster.CommModel;
-import io.meshplan.cluster.RooflineComputeModel;
 import io.meshplan.cluster.LogicalMesh;
 import io.meshplan.graph.CallInliner;
 import io.meshplan.graph.Graph;
@@ -21,6 +19,8 @@ import io.meshplan.sharding.KeptShardings;
 import io.meshplan.sharding.ShardingSpec;
 import io.meshplan.graph.Instruction;
 import io.meshplan.intraop.AutoSharding;
+import io.meshplan.intraop.IntraOpResult;
+import io.meshplan.util.InfeasibleException;
 import io.meshplan.intraop.MeshEnv;
 import io.meshplan.intraop.ShardingPlan;
 import io.meshplan.intraop.SolverOptions;
@@ -28,7 +28,6 @@ import io.meshplan.intraop.Strategy;
 import io.meshplan.model.AlpaMlpBuilder;
 import io.meshplan.model.LlamaForwardBuilder;
 import io.meshplan.model.ModelSpec;
-import io.meshplan.util.AtomicFiles;
 import io.meshplan.util.InputException;
 import java.io.PrintWriter;
 import java.util.ArrayList;
@@ -36,7 +35,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -45,8 +43,11 @@ import picocli.CommandLine.Spec;
 
 /** {@code meshplan shard}: intra-operator auto-sharding of one computation on one device mesh. */
 @Command(name = "shard", mixinStandardHelpOptions = true,
-    description = "Choose a sharding for every operator of a model on a device mesh (Alpa's "
-        + "intra-operator ILP).")
+    description = {"Choose a sharding for every operator of a model on a device mesh (Alpa's "
+        + "intra-operator ILP).",
+        "One of --model (a preset) or --hlo (an XLA HLO text module) is required."},
+    footer = {"", "Exit codes: 0 plan printed, 2 bad input, 3 infeasible (nothing fits in "
+        + "memory), 1 internal error."})
 final class ShardCommand implements Callable<Integer> {
   @Spec picocli.CommandLine.Model.CommandSpec spec;
 
@@ -68,7 +69,9 @@ final class ShardCommand implements Callable<Integer> {
   String memory;
 
   @Option(names = "--cluster", description = "Price on a cluster NODESxGPUS:gpu[:fabric] or a "
-      + "YAML file: costs in seconds from the catalog, compute by roofline.")
+      + "YAML file (fields nodes, gpusPerNode, gpu, and optionally fabric, nvlinkBandwidth, "
+      + "hbmBandwidth, nicBandwidth, nicsPerNode, fabricLatency): costs in seconds from the "
+      + "catalog, compute by roofline.")
   String cluster;
 
   @Option(names = "--profile", description = "With --cluster: a calibration profile from "
@@ -80,7 +83,8 @@ final class ShardCommand implements Callable<Integer> {
   boolean forceReplicatedOutput;
 
   @Option(names = "--solver", defaultValue = "reducing",
-      description = "reducing (exact reductions, then CP-SAT on the core) or cpsat.")
+      description = "reducing (exact reductions, then CP-SAT on the core) or cpsat "
+          + "(default: ${DEFAULT-VALUE}).")
   String solver;
 
   @Option(names = "--time-limit", defaultValue = "60",
@@ -96,14 +100,15 @@ final class ShardCommand implements Callable<Integer> {
           + "in Alpa's prototype, from their position in the graph to their last use.")
   String paramLiveness;
 
-  @Option(names = "--dump-ilp", description = "Also write the ILP as JSON to this file (see "
-      + "IlpProblemJson), to replay or compare solvers.")
+  @Option(names = "--dump-ilp", description = "Also write the ILP (node and edge costs, memory "
+      + "constraint) as versioned JSON to this file, to replay or compare solvers.")
   java.nio.file.Path dumpIlp;
 
   @Option(names = "--json", description = "Print the plan as JSON.")
   boolean json;
 
-  @Option(names = "--hlo", description = "Plan an XLA HLO text module instead of a preset.")
+  @Option(names = "--hlo", description = "Plan an XLA HLO text module instead of a preset "
+      + "(the model overrides do not apply to it).")
   java.nio.file.Path hlo;
 
   @Option(names = "--out", description = "With --hlo: write the module back with sharding={...} "
@@ -147,14 +152,31 @@ final class ShardCommand implements Callable<Integer> {
     if (!(timeLimit > 0) || workers <= 0) {
       throw new InputException("--time-limit and --workers must be positive");
     }
+    if (workers > MAX_WORKERS) {
+      throw new InputException("--workers " + workers + " is more than " + MAX_WORKERS
+          + "; CP-SAT gains nothing from more workers than cores");
+    }
     if (hlo != null && model.model != null) {
       throw new InputException("give either --model or --hlo, not both");
+    }
+    if (hlo == null && model.model == null) {
+      throw new InputException("give --model M (one of " + String.join(", ",
+          io.meshplan.model.Presets.names()) + ") or --hlo FILE");
+    }
+    if (hlo != null && model.overrides() != null) {
+      throw new InputException(model.overrides() + " changes a --model preset; an --hlo module"
+          + " has its own shapes, so drop it");
+    }
+    if (forceReplicatedOutput && hlo != null) {
+      throw new InputException("--force-replicated-output applies to a --model preset; for --hlo"
+          + " put sharding={replicated} on the root and use --keep-shardings");
     }
     if (hlo == null && (outFile != null || keepShardings)) {
       throw new InputException("--out and --keep-shardings need --hlo FILE");
     }
-    refuseToOverwrite("--out", outFile);
-    refuseToOverwrite("--dump-ilp", dumpIlp);
+    new OutputPaths().output("--out", outFile).output("--dump-ilp", dumpIlp)
+        .input("--hlo", hlo).input("--profile", profile)
+        .input("--cluster", cs == null ? null : CliValues.existingFile(cluster)).check();
     String name;
     Graph graph;
     HloModule module = null;
@@ -175,22 +197,30 @@ final class ShardCommand implements Callable<Integer> {
     } else {
       ModelSpec ms = model.spec();
       name = ms.name();
-      graph = switch (ms.family()) {
-        case ALPA_MLP -> AlpaMlpBuilder.build(ms.layers(), ms.batch(), ms.hidden(), ms.dtype());
-        case LLAMA -> LlamaForwardBuilder.build(ms, forceReplicatedOutput);
-        case GPT -> throw new InputException("--model " + ms.name() + ": shard plans the forward "
-            + "graph of LLaMA-family models and alpa-mlp; GPT, OPT and GPT-NeoX models are "
-            + "planned by meshplan plan");
-      };
+      checkGraphSize(ms);
+      graph = build(ms);
+    }
+    if (graph.size() > MAX_INSTRUCTIONS) {
+      throw new InputException((hlo != null ? "--hlo " + hlo : "--model " + name) + " has "
+          + graph.size() + " instructions after inlining, more than the limit of "
+          + MAX_INSTRUCTIONS);
     }
     MeshEnv env;
     if (cs == null) {
-      env = new MeshEnv(new AlphaBetaCommModel(lm, a, b), mem, Optional.empty());
+      env = MeshEnv.abstractUnits(lm, a, b, mem);
     } else {
-      CommModel comm = profile == null ? ClusterCommModels.catalog(cs, lm)
-          : new ProfileCommModel(cs, lm, ProfileFiles.read(profile));
-      int elementBytes = elementBytes(graph);
-      env = new MeshEnv(comm, mem, Optional.of(RooflineComputeModel.of(cs.gpu(), elementBytes)));
+      CommModel comm;
+      if (profile == null) {
+        comm = ClusterCommModels.catalog(cs, lm);
+      } else {
+        io.meshplan.calibrate.Profile prof = ProfileFiles.read(profile);
+        if (!prof.cluster().isEmpty() && !prof.cluster().equals(cs.toShortString())) {
+          warnings.add("--profile " + profile + " was measured on " + prof.cluster()
+              + ", not on --cluster " + cs.toShortString() + "; its prices may not apply");
+        }
+        comm = new ProfileCommModel(cs, lm, prof);
+      }
+      env = MeshEnv.onCluster(cs.gpu(), comm, mem, MeshEnv.computeElementBytes(graph));
     }
     boolean resident = switch (paramLiveness.toLowerCase(Locale.ROOT)) {
       case "resident" -> true;
@@ -198,8 +228,12 @@ final class ShardCommand implements Callable<Integer> {
       default -> throw new InputException("--param-liveness '" + paramLiveness
           + "' is unknown; use resident or alpa");
     };
-    ShardingPlan plan = new AutoSharding(env, new SolverOptions(kind, timeLimit, workers),
-        resident).plan(graph, fixed);
+    IntraOpResult result = new AutoSharding(env, new SolverOptions(kind, timeLimit, workers),
+        resident).solve(graph, fixed);
+    if (result instanceof IntraOpResult.Infeasible inf) {
+      throw new InfeasibleException(inf.message());
+    }
+    ShardingPlan plan = ((IntraOpResult.Planned) result).plan();
     for (String w : plan.opaqueOps()) {
       warnings.add(w + ": planned conservatively (replicated on replicated operands)");
     }
@@ -216,10 +250,15 @@ final class ShardCommand implements Callable<Integer> {
       }
       write("--out", outFile, HloPrinter.withShardings(texts).print(module));
     }
+    PrintWriter err = spec.commandLine().getErr();
+    for (String w : warnings) {
+      err.println("meshplan: warning: " + w);
+    }
+    err.flush();
     if (json) {
       printJson(out, name, lm, plan, total, warnings);
     } else {
-      printTable(out, name, lm, plan, total, warnings);
+      printTable(out, name, lm, plan, total);
       if (outFile != null) {
         out.println("wrote " + outFile);
       }
@@ -227,44 +266,50 @@ final class ShardCommand implements Callable<Integer> {
     return ExitCodes.OK;
   }
 
-  private static int elementBytes(Graph graph) {
-    for (Instruction ins : graph.instructions()) {
-      if (ins.opcode() == io.meshplan.graph.Opcode.DOT && ins.shape() instanceof TensorShape t) {
-        return t.dtype().bytes();
-      }
-    }
-    return 4;
+  /**
+   * The largest graph planned: 200,000 instructions, four times the 50,000-instruction module of
+   * HloParseBench (planned in about 7 s), so that planning stays within minutes and the heap.
+   */
+  static final int MAX_INSTRUCTIONS = 200_000;
+
+  /** The most CP-SAT workers: each is a search thread with its own memory. */
+  static final int MAX_WORKERS = 256;
+
+  private Graph build(ModelSpec ms) {
+    return switch (ms.family()) {
+      case ALPA_MLP -> AlpaMlpBuilder.build(ms.layers(), ms.batch(), ms.hidden(), ms.dtype());
+      case LLAMA -> LlamaForwardBuilder.build(ms, forceReplicatedOutput);
+      case GPT -> throw new InputException("--model " + ms.name() + ": shard plans the forward "
+          + "graph of LLaMA-family models and alpa-mlp; GPT, OPT and GPT-NeoX models are "
+          + "planned by meshplan plan");
+    };
   }
 
-  /** Output files must not be the input module, so that nothing the user gave is lost. */
-  private void refuseToOverwrite(String flag, java.nio.file.Path target) {
-    if (hlo != null && target != null && sameFile(hlo, target)) {
-      throw new InputException(flag + " " + target + " is the input module; choose another file "
-          + "so the input is not overwritten");
+  /**
+   * Estimates the graph size before building it: the graphs of one and two layers give the
+   * instructions outside the layers and per layer, and the graph grows linearly in the layers.
+   */
+  private void checkGraphSize(ModelSpec ms) {
+    if (ms.layers() <= 2) {
+      return;
+    }
+    int one = build(withLayers(ms, 1)).size();
+    int perLayer = build(withLayers(ms, 2)).size() - one;
+    long estimate = one + (long) perLayer * (ms.layers() - 1);
+    if (estimate > MAX_INSTRUCTIONS) {
+      throw new InputException("--layers " + ms.layers() + " gives a graph of about " + estimate
+          + " instructions (" + perLayer + " per layer), more than the limit of "
+          + MAX_INSTRUCTIONS + "; use fewer layers");
     }
   }
 
-  private static boolean sameFile(java.nio.file.Path a, java.nio.file.Path b) {
-    try {
-      if (java.nio.file.Files.exists(b)) {
-        return java.nio.file.Files.isSameFile(a, b);
-      }
-    } catch (java.io.IOException e) {
-      return false;
-    }
-    return a.toAbsolutePath().normalize().equals(b.toAbsolutePath().normalize());
+  private static ModelSpec withLayers(ModelSpec m, int layers) {
+    return new ModelSpec(m.name(), m.family(), layers, m.hidden(), m.heads(), m.kvHeads(), m.ffn(),
+        m.vocab(), m.seq(), m.batch(), m.dtype(), m.arch());
   }
 
   private static void write(String flag, java.nio.file.Path file, String text) {
-    java.nio.file.Path dir = file.toAbsolutePath().getParent();
-    if (dir == null || !java.nio.file.Files.isDirectory(dir)) {
-      throw new InputException(flag + " " + file + ": the directory " + dir + " does not exist");
-    }
-    try {
-      AtomicFiles.writeString(file, text);
-    } catch (java.io.IOException e) {
-      throw new InputException(flag + " " + file + ": cannot write: " + e.getMessage());
-    }
+    OutputPaths.write(flag, file, text);
   }
 
   private static double[] ones(int n) {
@@ -274,7 +319,7 @@ final class ShardCommand implements Callable<Integer> {
   }
 
   private static void printTable(PrintWriter out, String name, LogicalMesh lm, ShardingPlan plan,
-      double total, List<String> warnings) {
+      double total) {
     Graph g = plan.graph();
     out.printf(Locale.ROOT, "%-6s %-22s %-18s %-22s %-48s %s%n", "id", "name", "op", "shape",
         "strategy", "sharding");
@@ -284,9 +329,6 @@ final class ShardCommand implements Callable<Integer> {
           ins.opcode().hloName(), ins.shape().toHlo(), st.name(), plan.hloSharding(ins.id()));
     }
     out.println();
-    for (String w : warnings) {
-      out.println("warning: " + w);
-    }
     out.printf(Locale.ROOT, "model %s: %d instructions, %d decision nodes, %d in the solver core%n",
         name, g.size(), plan.costGraph().problem().nodeCount(), plan.solution().coreNodes());
     out.printf(Locale.ROOT, "mesh %s, memory %.2f GiB per device, peak %.2f GiB%n", lm,

@@ -4,6 +4,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import io.meshplan.util.InputException;
+import io.meshplan.util.InputFiles;
+import io.meshplan.util.JsonErrors;
 import io.meshplan.util.Units;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -30,15 +32,23 @@ final class ClusterFileReader {
   private static final Set<String> KEYS = Set.of("nodes", "gpusPerNode", "gpu", "fabric",
       "nvlinkBandwidth", "hbmBandwidth", "nicBandwidth", "nicsPerNode", "fabricLatency");
 
+  /** The largest fabric latency: one second, far above any network's microseconds. */
+  static final double MAX_LATENCY = 1.0;
+  /** The largest bandwidth: 1e15 bytes/s (1 PB/s), beyond any link. */
+  static final double MAX_BANDWIDTH = 1e15;
+  /** The most NICs per node. */
+  static final int MAX_NICS = 64;
+
   private ClusterFileReader() {}
 
   static ClusterSpec read(Path file) {
     JsonNode root;
     try {
-      root = new ObjectMapper(new YAMLFactory()).readTree(file.toFile());
+      root = new ObjectMapper(new YAMLFactory()).readTree(
+          InputFiles.readString(file, InputFiles.CLUSTER_MAX_BYTES, "YAML cluster file"));
     } catch (IOException e) {
-      throw new InputException(file + ": not a readable YAML cluster file: "
-          + firstLine(e.getMessage()), e);
+      throw new InputException(file + ": not a valid YAML cluster file: "
+          + JsonErrors.describe(e), e);
     }
     if (root == null || !root.isObject()) {
       throw new InputException(file + ": expected a YAML mapping with nodes, gpusPerNode, gpu");
@@ -74,13 +84,17 @@ final class ClusterFileReader {
       f = f.withNicBandwidth(nic.getAsDouble());
     }
     if (root.has("nicsPerNode")) {
-      f = f.withNicsPerNode(intField(file, root, "nicsPerNode"));
+      int nics = intField(file, root, "nicsPerNode");
+      if (nics > MAX_NICS) {
+        throw new InputException(file + ": nicsPerNode " + nics + " is more than " + MAX_NICS);
+      }
+      f = f.withNicsPerNode(nics);
     }
     if (root.has("fabricLatency")) {
       JsonNode l = root.get("fabricLatency");
-      if (!l.isNumber() || l.asDouble() < 0) {
-        throw new InputException(file + ": fabricLatency must be a number of seconds >= 0, got '"
-            + l.asText() + "'");
+      if (!l.isNumber() || !(l.asDouble() >= 0) || l.asDouble() > MAX_LATENCY) {
+        throw new InputException(file + ": fabricLatency must be a number of seconds from 0 to "
+            + MAX_LATENCY + ", got '" + l.asText() + "'");
       }
       f = f.withLatency(l.asDouble());
     }
@@ -102,18 +116,10 @@ final class ClusterFileReader {
       return OptionalDouble.empty();
     }
     OptionalDouble v = n.isNumber() ? OptionalDouble.of(n.asDouble()) : Units.parseBandwidth(n.asText());
-    if (v.isEmpty() || !(v.getAsDouble() > 0)) {
+    if (v.isEmpty() || !(v.getAsDouble() > 0) || v.getAsDouble() > MAX_BANDWIDTH) {
       throw new InputException(file + ": field '" + key + "' must be a bandwidth such as 200Gbps,"
-          + " 450GB/s or a number of bytes/s, got '" + n.asText() + "'");
+          + " 450GB/s or a number of bytes/s up to 1 PB/s, got '" + n.asText() + "'");
     }
     return v;
-  }
-
-  private static String firstLine(String s) {
-    if (s == null) {
-      return "";
-    }
-    int i = s.indexOf('\n');
-    return i < 0 ? s : s.substring(0, i);
   }
 }

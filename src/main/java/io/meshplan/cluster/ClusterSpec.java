@@ -1,6 +1,8 @@
 package io.meshplan.cluster;
 
+import io.meshplan.util.Checked;
 import io.meshplan.util.InputException;
+import io.meshplan.util.InputFiles;
 import io.meshplan.util.Require;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -27,6 +29,8 @@ public record ClusterSpec(int nodes, int gpusPerNode, GpuSpec gpu, Fabric fabric
     Require.positive(gpusPerNode, "GPUs per node");
     Require.nonNull(gpu, "gpu");
     Require.nonNull(fabric, "fabric");
+    Checked.intProduct("the GPU count of cluster " + nodes + "x" + gpusPerNode,
+        Checked.MAX_DEVICES, nodes, gpusPerNode);
   }
 
   /**
@@ -45,9 +49,20 @@ public record ClusterSpec(int nodes, int gpusPerNode, GpuSpec gpu, Fabric fabric
       return fromParts(text, parseCount(text, m.group(1), "node count"),
           parseCount(text, m.group(2), "GPUs per node"), m.group(3), m.group(4));
     }
-    Path p = Path.of(text);
-    if (Files.isRegularFile(p)) {
+    Path p;
+    try {
+      p = text.isBlank() ? null : Path.of(text);
+    } catch (java.nio.file.InvalidPathException e) {
+      p = null;
+    }
+    if (p != null && Files.exists(p)) {
+      InputFiles.checkRegular(p, "YAML cluster file");
       return ClusterFileReader.read(p);
+    }
+    String t = text.trim();
+    if (t.contains("/") || t.endsWith(".yaml") || t.endsWith(".yml") || t.endsWith(".json")) {
+      throw new InputException("--cluster '" + text + "': no such file; give a YAML cluster file"
+          + " that exists, or NODESxGPUS:gpu[:fabric] such as 50x4:a100-40gb");
     }
     throw new InputException("--cluster '" + text + "': expected NODESxGPUS:gpu[:fabric] such as"
         + " 50x4:a100-40gb or 128x8:h100-80gb:ib-ndr400, or the path of a YAML cluster file");

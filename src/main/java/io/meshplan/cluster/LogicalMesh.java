@@ -1,5 +1,7 @@
 package io.meshplan.cluster;
 
+import io.meshplan.util.Checked;
+import io.meshplan.util.InputException;
 import io.meshplan.util.Require;
 import java.util.Arrays;
 
@@ -10,6 +12,12 @@ import java.util.Arrays;
  * @param shape the number of devices along each axis, each at least 1
  */
 public record LogicalMesh(int[] shape) {
+  /**
+   * The most axes a mesh may have. Layouts per tensor grow as (rank + 1)^axes, and no cluster has
+   * more than three levels (GPU, node, rack) to map axes on.
+   */
+  public static final int MAX_RANK = 6;
+
   /** Validates and copies the shape. */
   public LogicalMesh {
     Require.nonNull(shape, "mesh shape");
@@ -18,6 +26,11 @@ public record LogicalMesh(int[] shape) {
     for (int s : shape) {
       Require.positive(s, "mesh axis size");
     }
+    if (shape.length > MAX_RANK) {
+      throw new InputException("mesh " + text(shape) + " has " + shape.length
+          + " axes, more than the limit of " + MAX_RANK);
+    }
+    Checked.intProduct("the device count of mesh " + text(shape), Checked.MAX_DEVICES, shape);
   }
 
   /**
@@ -67,7 +80,7 @@ public record LogicalMesh(int[] shape) {
   public int deviceCount() {
     int n = 1;
     for (int s : shape) {
-      n *= s;
+      n *= s; // no overflow: the constructor bounded the product by Checked.MAX_DEVICES
     }
     return n;
   }
@@ -98,6 +111,10 @@ public record LogicalMesh(int[] shape) {
 
   @Override
   public String toString() {
+    return text(shape);
+  }
+
+  private static String text(int[] shape) {
     StringBuilder sb = new StringBuilder();
     for (int a = 0; a < shape.length; a++) {
       if (a > 0) {

@@ -1,6 +1,8 @@
 package io.meshplan.doctor;
 
 import io.meshplan.util.InputException;
+import io.meshplan.util.InputFiles;
+import io.meshplan.util.Units;
 import io.meshplan.util.Require;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -47,6 +49,19 @@ public final class SysfsReader {
     if (!Files.isDirectory(root)) {
       throw new InputException(
           "--sysfs-root " + root + ": not a directory; pass the sysfs mount point (default /sys)");
+    }
+    for (String sub : new String[] {"class/infiniband", "class/net"}) {
+      Path d = root.resolve(sub);
+      if (Files.exists(d) && !Files.isDirectory(d)) {
+        throw new InputException("--sysfs-root " + root + ": " + sub + " is not a directory;"
+            + " this is not a sysfs tree (default /sys)");
+      }
+    }
+    if (!Files.isDirectory(root.resolve("class/net"))
+        && !Files.isDirectory(root.resolve("class/infiniband"))) {
+      throw new InputException("--sysfs-root " + root + ": neither class/net nor"
+          + " class/infiniband is there, so this is not a sysfs tree; pass the sysfs mount point"
+          + " (default /sys)");
     }
     this.root = root;
   }
@@ -189,7 +204,7 @@ public final class SysfsReader {
   private Optional<String> readRequired(
       String subject, Path file, List<ReadProblem> problems, String consequence) {
     try {
-      return Optional.of(Files.readString(file, StandardCharsets.UTF_8).strip());
+      return Optional.of(readAttribute(file));
     } catch (NoSuchFileException e) {
       problems.add(new ReadProblem(subject, rel(file), "unreadable (file missing); " + consequence));
     } catch (IOException e) {
@@ -200,10 +215,31 @@ public final class SysfsReader {
 
   private static Optional<String> readOptional(Path file) {
     try {
-      String text = Files.readString(file, StandardCharsets.UTF_8).strip();
+      String text = readAttribute(file);
       return text.isEmpty() ? Optional.empty() : Optional.of(text);
     } catch (IOException e) {
       return Optional.empty();
+    }
+  }
+
+  /**
+   * Reads one attribute: only a regular file (a FIFO or device in its place would block or never
+   * end) and at most {@link InputFiles#SYSFS_MAX_BYTES}, since the kernel serves one page.
+   */
+  private static String readAttribute(Path file) throws IOException {
+    if (!Files.exists(file)) {
+      throw new NoSuchFileException(file.toString());
+    }
+    if (!Files.isRegularFile(file)) {
+      throw new IOException(file + ": not a regular file (a directory, device or FIFO)");
+    }
+    try (java.io.InputStream in = Files.newInputStream(file)) {
+      byte[] b = in.readNBytes((int) InputFiles.SYSFS_MAX_BYTES + 1);
+      if (b.length > InputFiles.SYSFS_MAX_BYTES) {
+        throw new IOException(file + ": larger than "
+            + Units.formatBytes(InputFiles.SYSFS_MAX_BYTES) + ", not a sysfs attribute");
+      }
+      return new String(b, StandardCharsets.UTF_8).strip();
     }
   }
 

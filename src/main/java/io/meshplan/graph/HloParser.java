@@ -1,6 +1,7 @@
 package io.meshplan.graph;
 
 import io.meshplan.util.InputException;
+import io.meshplan.util.InputFiles;
 import io.meshplan.util.Require;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -53,14 +54,8 @@ public final class HloParser {
    * @throws InputException when the file cannot be read or is not valid HLO text
    */
   public HloModule parse(Path file) {
-    byte[] bytes;
-    try {
-      bytes = Files.readAllBytes(file);
-    } catch (IOException e) {
-      throw new InputException(file + ": cannot read the HLO file (" + e.getMessage()
-          + "); check the path", e);
-    }
-    return parse(new String(bytes, StandardCharsets.UTF_8), file.toString());
+    String text = InputFiles.readString(file, InputFiles.HLO_MAX_BYTES, "HLO text module");
+    return parse(text, file.toString());
   }
 
   /**

@@ -1,5 +1,6 @@
 package io.meshplan.graph;
 
+import io.meshplan.util.InputException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.EnumSet;
@@ -19,6 +20,11 @@ final class HloReader {
       "true_computation", "false_computation", "branch_computations", "select", "scatter");
   private static final Set<String> DIRECTIONS = Set.of("EQ", "NE", "LT", "LE", "GT", "GE");
   private static final int MAX_TUPLE_NESTING = 64;
+  /**
+   * The highest tensor rank read: 64, NumPy's limit (NPY_MAXDIMS in NumPy 2). The number of
+   * layouts of a tensor grows as (rank + 1)^(mesh axes), so a rank of 10^6 would never finish.
+   */
+  static final int MAX_RANK = 64;
   private static final String ELIDED = "{...}";
 
   private final HloCursor c;
@@ -467,6 +473,9 @@ final class HloReader {
         if (c.text.startsWith("<=", c.pos)) {
           c.pos += 2;
         }
+        if (rank == MAX_RANK) {
+          throw c.error("at most " + MAX_RANK + " dimensions in a shape");
+        }
         if (rank == dims.length) {
           dims = Arrays.copyOf(dims, rank * 2);
         }
@@ -482,7 +491,11 @@ final class HloReader {
     if (c.peek() == '{') {
       c.skipGroup();
     }
-    return new TensorShape(dtype, Arrays.copyOf(dims, rank));
+    try {
+      return new TensorShape(dtype, Arrays.copyOf(dims, rank));
+    } catch (InputException e) {
+      throw new InputException(c.location(start) + ": " + e.getMessage(), e);
+    }
   }
 
   /** Resolves operand names, sorts topologically with the root last, and builds instructions. */
@@ -526,9 +539,94 @@ final class HloReader {
       for (int o : operands[old]) {
         ops.add(newId[o]);
       }
+      List<Shape> opShapes = new ArrayList<>(ops.size());
+      for (int o : operands[old]) {
+        opShapes.add(body.get(o).shape);
+      }
+      checkDimensions(p, opShapes);
       out.add(new Instruction(k, p.name, p.opcode, p.shape, ops, p.attrs, p.opName, p.raw));
       texts.add(p.shapeText);
     }
+  }
+
+  /**
+   * Checks that the dimension numbers of an instruction name dimensions its operands and result
+   * have: a dot's batch and contracting dimensions (distinct, paired sizes equal), the dimensions
+   * of broadcast, transpose, reduce, concatenate and reverse, and the bounds of a slice. Later
+   * stages index shapes by these numbers.
+   */
+  private void checkDimensions(Pending p, List<Shape> ops) {
+    String bad = null;
+    if (p.attrs instanceof OpAttrs.Dot d && ops.size() >= 2
+        && ops.get(0) instanceof TensorShape l && ops.get(1) instanceof TensorShape r) {
+      bad = dimsIn("lhs_batch_dims", d.lhsBatch(), l.rank(), null);
+      bad = bad != null ? bad : dimsIn("lhs_contracting_dims", d.lhsContracting(), l.rank(),
+          d.lhsBatch());
+      bad = bad != null ? bad : dimsIn("rhs_batch_dims", d.rhsBatch(), r.rank(), null);
+      bad = bad != null ? bad : dimsIn("rhs_contracting_dims", d.rhsContracting(), r.rank(),
+          d.rhsBatch());
+      for (int i = 0; bad == null && i < d.lhsContracting().size(); i++) {
+        if (l.dim(d.lhsContracting().get(i)) != r.dim(d.rhsContracting().get(i))) {
+          bad = "contracting dimensions of different sizes: lhs " + l.toHlo() + " dimension "
+              + d.lhsContracting().get(i) + " and rhs " + r.toHlo() + " dimension "
+              + d.rhsContracting().get(i);
+        }
+      }
+      for (int i = 0; bad == null && i < d.lhsBatch().size(); i++) {
+        if (l.dim(d.lhsBatch().get(i)) != r.dim(d.rhsBatch().get(i))) {
+          bad = "batch dimensions of different sizes: lhs " + l.toHlo() + " and rhs " + r.toHlo();
+        }
+      }
+    } else if (p.attrs instanceof OpAttrs.Dims d && p.shape instanceof TensorShape out) {
+      int in = !ops.isEmpty() && ops.get(0) instanceof TensorShape t ? t.rank() : -1;
+      bad = switch (p.opcode) {
+        case BROADCAST -> dimsIn("dimensions", d.dims(), out.rank(), null);
+        case TRANSPOSE -> d.dims().size() != out.rank() ? "dimensions=" + d.dims()
+            + " is not a permutation of the " + out.rank() + " result dimensions"
+            : dimsIn("dimensions", d.dims(), out.rank(), null);
+        default -> in < 0 ? null : dimsIn("dimensions", d.dims(), in, null);
+      };
+    } else if (p.attrs instanceof OpAttrs.Slice s && !s.starts().isEmpty() && !ops.isEmpty()
+        && ops.get(0) instanceof TensorShape t) {
+      if (s.starts().size() != t.rank()) {
+        bad = "slice bounds for " + s.starts().size() + " dimensions on a rank-" + t.rank()
+            + " operand";
+      }
+      for (int i = 0; bad == null && i < t.rank(); i++) {
+        if (s.starts().get(i) < 0 || s.limits().get(i) > t.dim(i)
+            || s.starts().get(i) > s.limits().get(i)) {
+          bad = "slice bounds [" + s.starts().get(i) + ":" + s.limits().get(i) + "] outside"
+              + " dimension " + i + " of " + t.toHlo();
+        }
+      }
+    }
+    if (bad != null) {
+      throw new InputException(c.location(p.opcodeAt) + ": " + p.opcode.hloName() + " '"
+          + p.name + "': " + bad);
+    }
+  }
+
+  /** Null when every index is in [0, rank) and none repeats or is in {@code taken}. */
+  private static String dimsIn(String attr, List<Integer> dims, int rank, List<Integer> taken) {
+    java.util.Set<Integer> seen = new java.util.HashSet<>();
+    for (int d : dims) {
+      if (d < 0 || d >= rank) {
+        return attr + "={" + join(dims) + "} names dimension " + d + " of a rank-" + rank
+            + " operand";
+      }
+      if (!seen.add(d) || (taken != null && taken.contains(d))) {
+        return attr + "={" + join(dims) + "} repeats dimension " + d;
+      }
+    }
+    return null;
+  }
+
+  private static String join(List<Integer> dims) {
+    StringBuilder sb = new StringBuilder();
+    for (int i = 0; i < dims.size(); i++) {
+      sb.append(i == 0 ? "" : ",").append(dims.get(i));
+    }
+    return sb.toString();
   }
 
   /** A stable (lowest text position first) topological order with the root last. */

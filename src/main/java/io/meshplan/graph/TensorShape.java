@@ -1,10 +1,14 @@
 package io.meshplan.graph;
 
+import io.meshplan.util.Checked;
+import io.meshplan.util.InputException;
 import io.meshplan.util.Require;
 import java.util.Arrays;
 
 /**
- * A dense tensor shape: element type and dimension sizes. Rank 0 is a scalar.
+ * A dense tensor shape: element type and dimension sizes. Rank 0 is a scalar. The byte size is at
+ * most {@link Checked#MAX_TENSOR_BYTES}, so element and byte counts never overflow a long and are
+ * exact as doubles.
  *
  * @param dtype the element type
  * @param dims the size of each dimension, each at least 0
@@ -15,8 +19,14 @@ public record TensorShape(DType dtype, int[] dims) implements Shape {
     Require.nonNull(dtype, "dtype");
     Require.nonNull(dims, "dims");
     dims = dims.clone();
+    java.math.BigInteger bytes = java.math.BigInteger.valueOf(Math.max(1, dtype.bytes()));
     for (int d : dims) {
       Require.that(d >= 0, "dimension sizes must be >= 0, got " + Arrays.toString(dims));
+      bytes = bytes.multiply(java.math.BigInteger.valueOf(d));
+    }
+    if (bytes.compareTo(java.math.BigInteger.valueOf(Checked.MAX_TENSOR_BYTES)) > 0) {
+      throw new InputException("tensor " + text(dtype, dims) + " has " + bytes
+          + " bytes, more than the limit of " + Checked.MAX_TENSOR_BYTES + " (1 PiB)");
     }
   }
 
@@ -90,6 +100,10 @@ public record TensorShape(DType dtype, int[] dims) implements Shape {
 
   @Override
   public String toHlo() {
+    return text(dtype, dims);
+  }
+
+  private static String text(DType dtype, int[] dims) {
     StringBuilder sb = new StringBuilder(dtype.hloName()).append('[');
     for (int i = 0; i < dims.length; i++) {
       if (i > 0) {

@@ -96,7 +96,7 @@ public final class AutoSharding {
     double strategySeconds = (System.nanoTime() - t0) / 1e9;
     IlpSolution sol = options.newSolver().solve(cg.problem());
     if (!sol.hasSolution()) {
-      return infeasible(cg, sol);
+      return infeasible(cg, sol, !kept.isEmpty());
     }
     Evaluation ev = SolutionEvaluator.evaluate(cg.problem(), sol.choice());
     if (!ev.feasible()) {
@@ -113,7 +113,7 @@ public final class AutoSharding {
         new ShardingPlan(cg, env, sol, ev, strategySeconds, opaque, notKept));
   }
 
-  private IntraOpResult.Infeasible infeasible(CostGraph cg, IlpSolution sol) {
+  private IntraOpResult.Infeasible infeasible(CostGraph cg, IlpSolution sol, boolean anyKept) {
     MemoryConstraint m = cg.problem().memory();
     if (sol.status() == SolveStatus.UNKNOWN) {
       return new IntraOpResult.Infeasible(0, "no plan found within the time limit of "
@@ -134,9 +134,15 @@ public final class AutoSharding {
     }
     String at = step >= 0 ? " at " + cg.graph().get(step).name() : "";
     String budget = Units.formatBytes(env.memoryPerDevice());
+    if (need <= env.memoryPerDevice() && !anyKept) {
+      return new IntraOpResult.Infeasible(0, "no plan has a finite cost on this mesh (memory is "
+          + "not the cause: the smallest layouts need " + Units.formatBytes(need) + " of " + budget
+          + "); the communication prices overflow, so check the latency and bandwidth values");
+    }
     if (need <= env.memoryPerDevice()) {
-      return new IntraOpResult.Infeasible(0, "the kept shardings and aliases admit no plan on this mesh (memory is not the cause:"
-          + " the smallest layouts need " + Units.formatBytes(need) + " of " + budget
+      return new IntraOpResult.Infeasible(0, "the kept shardings and aliases admit no plan on "
+          + "this mesh (memory is not the cause: the smallest layouts need "
+          + Units.formatBytes(need) + " of " + budget
           + "); drop --keep-shardings or change the mesh");
     }
     return new IntraOpResult.Infeasible(need, "no sharding fits in " + budget

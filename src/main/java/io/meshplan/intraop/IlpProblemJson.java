@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.meshplan.util.InputException;
+import io.meshplan.util.InputFiles;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -109,11 +110,8 @@ public final class IlpProblemJson {
    * @return the problem
    */
   public static IlpProblem read(Path file) {
-    try {
-      return read(file.toString(), Files.readString(file));
-    } catch (IOException e) {
-      throw new InputException(file + ": cannot read (" + e.getMessage() + ")");
-    }
+    return read(file.toString(),
+        InputFiles.readString(file, InputFiles.PROFILE_MAX_BYTES, "ILP dump"));
   }
 
   private static ArrayNode numbers(double[] a) {

@@ -368,6 +368,7 @@ public final class StrategyGenerator {
       idx.add(new int[] {-1, a.lhsContracting().get(m), a.rhsContracting().get(m),
           lhs.dim(a.lhsContracting().get(m))});
     }
+    ShardingSpec.checkChoiceCount("dot '" + ins.name() + "'", idx.size() + 1, mesh);
     List<int[]> assignments = new ArrayList<>();
     int[] choice = new int[mesh.rank()];
     enumerateDot(0, choice, idx, assignments);

@@ -41,8 +41,16 @@ public record KeptShardings(Map<Integer, ShardingSpec> layouts, List<String> war
       if (text == null) {
         continue;
       }
-      ShardingSpec s = ins.shape() instanceof TensorShape ts
-          ? HloShardingText.parse(text, ts, mesh) : null;
+      if (!(ins.shape() instanceof TensorShape ts)) {
+        // A tuple's value is its elements, planned where they are produced; a tuple sharding of
+        // replicated elements asks for nothing beyond that.
+        if (!onlyReplicated(text)) {
+          warnings.add(ins.name() + ": tuple sharding " + text + " is not kept (the elements are"
+              + " planned where they are produced; put shardings on those instructions)");
+        }
+        continue;
+      }
+      ShardingSpec s = HloShardingText.parse(text, ts, mesh);
       if (s == null) {
         warnings.add(ins.name() + ": sharding " + text + " is not a layout of mesh " + mesh
             + "; not kept");
@@ -51,5 +59,11 @@ public record KeptShardings(Map<Integer, ShardingSpec> layouts, List<String> war
       }
     }
     return new KeptShardings(layouts, warnings);
+  }
+
+  /** Whether sharding text is {replicated} or a tuple of only {replicated} elements. */
+  static boolean onlyReplicated(String text) {
+    String rest = text.replaceAll("\\s+", "").replace("{replicated}", "");
+    return rest.chars().allMatch(c -> c == '{' || c == '}' || c == ',');
   }
 }

@@ -223,9 +223,52 @@ public final class ShardingSpec {
    * @return the layouts
    */
   public static java.util.List<ShardingSpec> allLayouts(TensorShape shape, LogicalMesh mesh) {
+    checkLayoutCount(shape, mesh);
     java.util.List<ShardingSpec> out = new java.util.ArrayList<>();
     collect(0, new int[mesh.rank()], shape, mesh, out);
     return out;
+  }
+
+  /**
+   * The most layouts enumerated for one tensor: 2,048. A tensor of rank r on a mesh with m axes
+   * above size 1 has up to (r + 1)^m layouts, and the cost graph holds products of two such
+   * counts, so the count is checked before enumerating (rank 5 on a 4-axis mesh has 1,296;
+   * rank 44 on a 2-axis mesh 2,025).
+   */
+  public static final int MAX_LAYOUTS = 2048;
+
+  /**
+   * Refuses a tensor whose layouts on a mesh are too many to enumerate.
+   *
+   * @param shape the tensor shape
+   * @param mesh the mesh
+   * @throws io.meshplan.util.InputException naming the shape, the mesh and the count
+   */
+  public static void checkLayoutCount(TensorShape shape, LogicalMesh mesh) {
+    checkChoiceCount("tensor " + shape.toHlo(), shape.rank() + 1, mesh);
+  }
+
+  /**
+   * Refuses an enumeration in which every mesh axis above size 1 picks one of {@code choices}
+   * options when the product exceeds {@link #MAX_LAYOUTS}.
+   *
+   * @param what what is enumerated, for the message (e.g. "tensor f32[...]" or "dot 'd'")
+   * @param choices the options per axis
+   * @param mesh the mesh
+   * @throws io.meshplan.util.InputException naming what, the mesh and the limit
+   */
+  public static void checkChoiceCount(String what, int choices, LogicalMesh mesh) {
+    long count = 1;
+    for (int a = 0; a < mesh.rank(); a++) {
+      if (mesh.size(a) > 1) {
+        count *= choices;
+      }
+      if (count > MAX_LAYOUTS) {
+        throw new io.meshplan.util.InputException(what + " has more than " + MAX_LAYOUTS
+            + " layouts on mesh " + mesh + " (" + (choices - 1) + " dimensions to split, "
+            + mesh.rank() + " axes); use a mesh with fewer axes");
+      }
+    }
   }
 
   private static void collect(int axis, int[] choice, TensorShape shape, LogicalMesh mesh,
@@ -263,8 +306,8 @@ public final class ShardingSpec {
   public static double localBytes(TensorShape shape, int[] masks, LogicalMesh mesh) {
     double elements = 1;
     for (int d = 0; d < masks.length; d++) {
-      int t = axesProduct(masks[d], mesh);
-      elements *= (shape.dim(d) + t - 1) / t;
+      long t = axesProduct(masks[d], mesh);
+      elements *= (shape.dim(d) + t - 1) / t; // long: dim + t - 1 may exceed an int
     }
     return elements * shape.dtype().bytes();
   }

@@ -72,7 +72,7 @@ class HloParseErrorTest {
     Path file = dir.resolve("nope.hlo");
     assertThatThrownBy(() -> new HloParser().parse(file))
         .isExactlyInstanceOf(InputException.class)
-        .hasMessageStartingWith(file + ": cannot read the HLO file");
+        .hasMessageStartingWith(file + ": no such file");
   }
 
   @Test

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.meshplan.cluster.ClusterCommModels;
 import io.meshplan.cluster.ClusterSpec;
 import io.meshplan.cluster.LogicalMesh;
-import io.meshplan.cluster.RooflineComputeModel;
+import io.meshplan.cluster.KernelTimeModel;
 import io.meshplan.graph.AliasPair;
 import io.meshplan.graph.DType;
 import io.meshplan.model.ModelSpec;
@@ -31,7 +31,7 @@ class TrainingBlockShardingTest {
     ClusterSpec cs = ClusterSpec.parse(m0 + "x" + m1 + ":a100-80gb");
     LogicalMesh mesh = LogicalMesh.of(m0, m1);
     MeshEnv env = new MeshEnv(ClusterCommModels.catalog(cs, mesh), memory,
-        Optional.of(RooflineComputeModel.of(cs.gpu(), 2)));
+        Optional.of(KernelTimeModel.of(cs.gpu(), 2)));
     return new AutoSharding(env, SolverOptions.defaults()).plan(tg.graph());
   }
 
@@ -76,7 +76,7 @@ class TrainingBlockShardingTest {
     ClusterSpec cs = ClusterSpec.parse("2x1:a100-80gb");
     LogicalMesh mesh = LogicalMesh.of(2, 1);
     MeshEnv env = new MeshEnv(ClusterCommModels.catalog(cs, mesh), 80e9,
-        Optional.of(RooflineComputeModel.of(cs.gpu(), 2)));
+        Optional.of(KernelTimeModel.of(cs.gpu(), 2)));
     AutoSharding planner = new AutoSharding(env, SolverOptions.defaults());
     ShardingPlan zero = planner.plan(tg.graph(), fixed);
     assertThat(zero.notKept()).isEmpty();

@@ -42,9 +42,10 @@ class XlaBehaviourTest {
   void oneDotOnA1dMeshOfFourSplitsOneDimensionFourWays() {
     ShardingPlan p = plan(ONE_DOT, new int[] {4}, new double[] {1}, new double[] {1});
     ShardingSpec s = p.spec(named(p, "dot").id());
-    // One output dimension split 4 ways, no communication: {devices=[4,1]0,1,2,3}.
+    // One output dimension split 4 ways, no communication: {devices=[4,1]0,1,2,3}, in XLA's
+    // compact form {devices=[4,1]<=[4]}.
     assertThat(s.totalTiles(LogicalMesh.of(4))).isEqualTo(4);
-    assertThat(p.hloSharding(named(p, "dot").id())).isEqualTo("{devices=[4,1]0,1,2,3}");
+    assertThat(p.hloSharding(named(p, "dot").id())).isEqualTo("{devices=[4,1]<=[4]}");
     assertThat(p.objective()).isZero();
   }
 

@@ -32,11 +32,46 @@ class ShardingTextProperties {
     TensorShape shape = TensorShape.of(DType.F32, dims);
     String text = HloShardingText.format(spec, mesh);
     assertThat(HloShardingText.parse(text, shape, mesh)).isEqualTo(spec);
-    // The device list is a permutation of all devices.
+    // The explicit device list is a permutation of all devices, and the compact form expands to
+    // it.
     if (!spec.isReplicated()) {
-      String ids = text.substring(text.indexOf(']') + 1).replace("last_tile_dim_replicate", "")
-          .replace("}", "").trim();
+      String explicit = HloShardingText.formatExplicit(spec, mesh);
+      String ids = explicit.substring(explicit.indexOf(']') + 1)
+          .replace("last_tile_dim_replicate", "").replace("}", "").trim();
       assertThat(ids.split(",")).hasSize(a0 * a1).doesNotHaveDuplicates();
+      assertThat(HloShardingText.explicit(text.replace(" ", ""), a0 * a1))
+          .isEqualTo(explicit.replace(" ", ""));
+      assertThat(HloShardingText.parse(explicit, shape, mesh)).isEqualTo(spec);
     }
+  }
+
+  /** On three-axis meshes (with size-1 axes) the compact form expands to the explicit list. */
+  @Property(tries = 300)
+  void compactFormExpandsToExplicitOnThreeAxes(
+      @ForAll @IntRange(min = 1, max = 3) int a0,
+      @ForAll @IntRange(min = 1, max = 3) int a1,
+      @ForAll @IntRange(min = 1, max = 3) int a2,
+      @ForAll @IntRange(min = -1, max = 2) int d0,
+      @ForAll @IntRange(min = -1, max = 2) int d1,
+      @ForAll @IntRange(min = -1, max = 2) int d2) {
+    LogicalMesh mesh = LogicalMesh.of(a0, a1, a2);
+    int[] masks = new int[3];
+    int[] ds = {d0, d1, d2};
+    for (int a = 0; a < 3; a++) {
+      if (ds[a] >= 0) {
+        masks[ds[a]] |= 1 << a;
+      }
+    }
+    ShardingSpec spec = ShardingSpec.of(masks);
+    TensorShape shape = TensorShape.of(DType.F32, 36, 36, 36);
+    String text = HloShardingText.format(spec, mesh);
+    if (text.equals("{replicated}")) {
+      return;
+    }
+    assertThat(HloShardingText.explicit(text.replace(" ", ""), mesh.deviceCount()))
+        .isEqualTo(HloShardingText.formatExplicit(spec, mesh).replace(" ", ""));
+    ShardingSpec back = HloShardingText.parse(text, shape, mesh);
+    assertThat(HloShardingText.formatExplicit(back, mesh))
+        .isEqualTo(HloShardingText.formatExplicit(spec, mesh));
   }
 }

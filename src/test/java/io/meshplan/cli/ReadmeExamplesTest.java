@@ -1,0 +1,156 @@
+package io.meshplan.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DynamicTest;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestFactory;
+
+/**
+ * Every example in README.md runs as written and prints what the README shows. An example is a
+ * fenced block whose first line starts with {@code $ ./meshplan}; the rest of the block is the
+ * expected standard output. The command runs in-process, in README order (a later example may read
+ * what an earlier one wrote), from the repository root as on a fresh clone; new examples for any
+ * command are checked without changing this test.
+ *
+ * <p>Comparison, line by line after trailing spaces are stripped: a line {@code ...} matches any
+ * run of lines (also none); a line ending in {@code ...} matches any line that starts with the text
+ * before it; on lines that report wall time only (starting with {@code time:}) every number matches
+ * any number. Files and directories the examples create in the repository root are removed
+ * afterwards.
+ */
+class ReadmeExamplesTest {
+  private static final Path ROOT = Path.of("").toAbsolutePath();
+  private static Set<Path> before;
+
+  /** One README example. */
+  record Example(int line, String command, List<String> expected) {}
+
+  @BeforeAll
+  static void snapshot() throws IOException {
+    try (Stream<Path> s = Files.list(ROOT)) {
+      before = new HashSet<>(s.toList());
+    }
+  }
+
+  @AfterAll
+  static void cleanUp() throws IOException {
+    List<Path> created;
+    try (Stream<Path> s = Files.list(ROOT)) {
+      created = s.filter(p -> !before.contains(p)).toList();
+    }
+    for (Path p : created) {
+      try (Stream<Path> w = Files.walk(p)) {
+        for (Path q : w.sorted(Comparator.reverseOrder()).toList()) {
+          Files.delete(q);
+        }
+      }
+    }
+  }
+
+  static List<Example> examples(List<String> readme) {
+    List<Example> out = new ArrayList<>();
+    for (int i = 0; i < readme.size(); i++) {
+      // Fences may be indented (inside a list item); the block's lines lose that indent.
+      int indent = readme.get(i).indexOf("```");
+      if (indent < 0 || !readme.get(i).strip().startsWith("```")) {
+        continue;
+      }
+      int start = i + 1;
+      int end = start;
+      while (end < readme.size() && !readme.get(end).strip().startsWith("```")) {
+        end++;
+      }
+      List<String> block = new ArrayList<>();
+      for (String l : readme.subList(start, end)) {
+        block.add(l.substring(Math.min(indent, l.length() - l.stripLeading().length())));
+      }
+      if (!block.isEmpty() && block.get(0).startsWith("$ ./meshplan")) {
+        out.add(new Example(start + 1, block.get(0).substring(2).strip(),
+            block.subList(1, block.size())));
+      }
+      i = end;
+    }
+    return out;
+  }
+
+  @TestFactory
+  Stream<DynamicTest> everyReadmeExampleRunsAsShown() throws IOException {
+    List<Example> examples = examples(Files.readAllLines(ROOT.resolve("README.md")));
+    assertThat(examples).hasSizeGreaterThanOrEqualTo(6);
+    return examples.stream().map(e -> DynamicTest.dynamicTest(
+        "README.md:" + e.line() + ": " + e.command(), () -> {
+          String[] words = e.command().split("\\s+");
+          assertThat(words[0]).isEqualTo("./meshplan");
+          String[] args = java.util.Arrays.copyOfRange(words, 1, words.length);
+          CliRun r = CliRun.of(args);
+          assertThat(r.code()).as("exit code of %s; stderr: %s", e.command(), r.err()).isZero();
+          List<String> actual = r.out().lines().map(String::stripTrailing).toList();
+          List<String> expected = e.expected().stream().map(String::stripTrailing).toList();
+          assertThat(matches(expected, 0, actual, 0))
+              .as("README.md:%d output of %s%n--- README ---%n%s%n--- actual ---%n%s", e.line(),
+                  e.command(), String.join("\n", expected), r.out())
+              .isTrue();
+        }));
+  }
+
+  /** Whether expected[i..] matches actual[j..] (see the class comment). */
+  static boolean matches(List<String> expected, int i, List<String> actual, int j) {
+    if (i == expected.size()) {
+      return j == actual.size();
+    }
+    String e = expected.get(i);
+    if (e.equals("...")) {
+      for (int k = j; k <= actual.size(); k++) {
+        if (matches(expected, i + 1, actual, k)) {
+          return true;
+        }
+      }
+      return false;
+    }
+    return j < actual.size() && lineMatches(e, actual.get(j))
+        && matches(expected, i + 1, actual, j + 1);
+  }
+
+  static boolean lineMatches(String expected, String actual) {
+    if (expected.endsWith("...")) {
+      return actual.startsWith(expected.substring(0, expected.length() - 3));
+    }
+    if (expected.startsWith("time:") && actual.startsWith("time:")) {
+      return mask(expected).equals(mask(actual));
+    }
+    return expected.equals(actual);
+  }
+
+  private static String mask(String line) {
+    return line.replaceAll("[0-9]+(\\.[0-9]+)?", "#");
+  }
+
+  @Test
+  void theMatcherIsStrictWhereItShouldBe() {
+    List<String> actual = List.of("a", "b", "c", "time: total 1.234 s");
+    assertThat(matches(List.of("a", "...", "time: total 9.9 s"), 0, actual, 0)).isTrue();
+    assertThat(matches(List.of("a", "...", "c"), 0, actual, 0)).isFalse();
+    assertThat(matches(List.of("a", "b"), 0, actual, 0)).isFalse();
+    assertThat(matches(List.of("...", "b", "c", "time: total 1 s"), 0, actual, 0)).isTrue();
+    assertThat(matches(List.of("a", "x", "..."), 0, actual, 0)).isFalse();
+    assertThat(lineMatches("objective 1.5", "objective 1.6")).isFalse();
+    assertThat(lineMatches("status OPT...", "status OPTIMAL")).isTrue();
+    assertThat(lineMatches("time: ...", "time: total 2.5 s")).isTrue();
+    List<Example> ex = examples(List.of("text", "```", "$ ./meshplan doctor", "out", "```",
+        "```", "mvn verify", "```", "1. step", "   ```", "   $ ./meshplan bench", "   x", "   ```"));
+    assertThat(ex).containsExactly(new Example(3, "./meshplan doctor", List.of("out")),
+        new Example(11, "./meshplan bench", List.of("x")));
+  }
+}
