@@ -27,11 +27,11 @@ import java.util.OptionalDouble;
  *       (beyond it every candidate behaves the same): exact, and smaller.
  *   <li>{@code t_max} runs over the distinct option latencies in ascending order, starting at the
  *       smallest {@code t_max} for which any plan exists (found by binary search with a
- *       reachability version of the same recursion on bit sets, which also tells infeasibility). For each, the plan with the least {@code sum t_i} under {@code t_max} is
- *       scored by its true T*. The enumeration stops once {@code B * t_max >= best} (Alpa's early
- *       stop: every plan not yet seen has {@code max t_i >= t_max} and so {@code T* >= B *
- *       t_max}). With B = 1, T* is the plain sum and one DP with no bound on {@code t_max} is
- *       exact.
+ *       reachability version of the same recursion on bit sets, which also tells infeasibility).
+ *       For each, the plan with the least {@code sum t_i} under {@code t_max} is scored by its true
+ *       T*. The enumeration stops once {@code B * t_max >= best} (Alpa's early stop: every plan not
+ *       yet seen has {@code max t_i >= t_max} and so {@code T* >= B * t_max}). With B = 1, T* is
+ *       the plain sum and one DP with no bound on {@code t_max} is exact.
  * </ul>
  *
  * <p>Tie-breaks, so the same table gives the same plan: a plan found at a larger {@code t_max}
@@ -43,10 +43,11 @@ import java.util.OptionalDouble;
  * list, is used; among final states, the smaller capped stage count comes first.
  *
  * <p>Cost: devices are counted in units of g, the greatest common divisor of N * M and the submesh
- * sizes. One DP pass takes O(L^2 * S * min(B, L) * (N*M/g)) time for S shapes and O(L * min(B, L)
- * * N*M/g) memory; the search makes one pass per {@code t_max} tried, plus log2 of the number of latencies bit-set
- * passes (64 device counts per machine word) to find the smallest feasible {@code t_max}. For very large
- * clusters choose shapes with a large g (for example whole-node shapes only).
+ * sizes. One DP pass takes O(L^2 * S * min(B, L) * (N*M/g)) time for S shapes and O(L * min(B, L) *
+ * N*M/g) memory; the search makes one pass per {@code t_max} tried, plus log2 of the number of
+ * latencies bit-set passes (64 device counts per machine word) to find the smallest feasible {@code
+ * t_max}. For very large clusters choose shapes with a large g (for example whole-node shapes
+ * only).
  *
  * <p>When no plan fits in memory, the result says the smallest capacity that would let one fit (a
  * min-max DP over memory, ignoring time).
