@@ -108,13 +108,15 @@ public final class TorchtitanToml implements FrameworkWriter {
       sb.append("# selective: torchtitan's op-level policy keeps matmul outputs and recomputes"
           + " the rest, close to Megatron-LM's attention-core recompute\n");
     }
-    try {
-      sb.append(TOML.writeValueAsString(root));
-    } catch (JsonProcessingException e) {
-      throw new IllegalStateException("cannot write TOML", e);
-    }
-    if (sb.charAt(sb.length() - 1) != '\n') {
-      sb.append('\n');
+    // One table per section, written as [name] with its scalar keys below it; the TOML library
+    // writes (and quotes) every key and value.
+    for (var section : root.properties()) {
+      sb.append('\n').append('[').append(section.getKey()).append("]\n");
+      try {
+        sb.append(TOML.writeValueAsString(section.getValue()));
+      } catch (JsonProcessingException e) {
+        throw new IllegalStateException("cannot write TOML", e);
+      }
     }
     return sb.toString();
   }

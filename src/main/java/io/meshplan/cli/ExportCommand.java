@@ -1,0 +1,217 @@
+package io.meshplan.cli;
+
+import io.meshplan.cluster.ClusterSpec;
+import io.meshplan.export.CostPredictor;
+import io.meshplan.export.ExportInput;
+import io.meshplan.export.ExportResult;
+import io.meshplan.export.ExportTarget;
+import io.meshplan.export.Exporter;
+import io.meshplan.model.ModelSpec;
+import io.meshplan.model.Recompute;
+import io.meshplan.plan.ParallelConfig;
+import io.meshplan.plan.PipelinePlan;
+import io.meshplan.plan.PlanJson;
+import io.meshplan.util.InputException;
+import io.meshplan.util.ShellQuote;
+import io.meshplan.util.Units;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/** {@code meshplan export}: a plan or a Megatron-style configuration as a framework config. */
+@Command(
+    name = "export",
+    mixinStandardHelpOptions = true,
+    description = {
+      "Writes a Megatron-LM argument file, a torchtitan TOML or a DeepSpeed JSON for a plan"
+          + " (--plan) or for the flags simulate takes.",
+      "A configuration the framework cannot express is never approximated: exit code 3 names"
+          + " what is missing and prints the nearest configuration it can express.",
+      "Exit codes: 0 written, 2 bad input, 3 not expressible."
+    })
+final class ExportCommand implements Callable<Integer> {
+  /** Predicts the cost of the nearest expressible configuration. */
+  private final CostPredictor predictor;
+
+  /** The command as picocli creates it: no simulator is wired into export yet. */
+  ExportCommand() {
+    this(CostPredictor.NONE);
+  }
+
+  /**
+   * The command with a cost predictor.
+   *
+   * @param predictor predicts the nearest expressible configuration's cost
+   */
+  ExportCommand(CostPredictor predictor) {
+    this.predictor = predictor;
+  }
+
+  @Spec CommandSpec spec;
+
+  @Mixin ModelOptions model;
+
+  @Option(names = "--plan", paramLabel = "FILE", description = "A plan written by 'plan --out'.")
+  Path plan;
+
+  @Option(names = "--cluster", paramLabel = "C", description = "NODESxGPUS:gpu[:fabric] or a"
+      + " YAML file (default with --plan: the plan's cluster).")
+  String cluster;
+
+  @Option(names = "--to", required = true, paramLabel = "TARGET",
+      description = "megatron, torchtitan or deepspeed.")
+  String to;
+
+  @Option(names = "--tp", description = "Tensor-parallel size.")
+  Integer tp;
+
+  @Option(names = "--pp", description = "Pipeline-parallel size.")
+  Integer pp;
+
+  @Option(names = "--dp", description = "Data-parallel size.")
+  Integer dp;
+
+  @Option(names = "--vpp", description = "Model chunks per pipeline stage (interleaved 1F1B).")
+  Integer vpp;
+
+  @Option(names = "--micro-batch", description = "Sequences per microbatch.")
+  Integer microBatch;
+
+  @Option(names = "--global-batch", description = "Sequences per iteration.")
+  Integer globalBatch;
+
+  @Option(names = "--recompute", description = "none, selective or full (default none).")
+  String recompute;
+
+  @Option(names = "--sequence-parallel", description = "Sequence parallelism with --tp.")
+  boolean sequenceParallel;
+
+  @Option(names = "--distributed-optimizer",
+      description = "Shard optimizer state over the data-parallel group (ZeRO-1).")
+  boolean distributedOptimizer;
+
+  @Option(names = "--out", paramLabel = "FILE", description = "Write here (default: stdout).")
+  Path out;
+
+  @Option(names = "--force", description = "Replace --out if it exists.")
+  boolean force;
+
+  @Override
+  public Integer call() {
+    ExportTarget target = ExportTarget.parse(to);
+    if (out != null) {
+      OutputFiles.checkWritable(out, force, plan == null ? List.of() : List.of(plan));
+    }
+    ExportResult result;
+    if (plan != null) {
+      if (model.model != null || tp != null || pp != null || dp != null || vpp != null
+          || microBatch != null || globalBatch != null || recompute != null || sequenceParallel
+          || distributedOptimizer) {
+        throw new InputException("give --plan or the model and parallel flags, not both");
+      }
+      PipelinePlan p = PlanJson.read(plan.toString(), OutputFiles.read("--plan", plan));
+      ClusterSpec c = ClusterSpec.parse(cluster != null ? cluster : p.cluster());
+      result = new Exporter().export(target, p, c);
+    } else {
+      result = new Exporter().export(target, input());
+    }
+    PrintWriter o = spec.commandLine().getOut();
+    if (result instanceof ExportResult.Exported e) {
+      if (out != null) {
+        OutputFiles.write(out, e.text());
+      } else {
+        o.print(e.text());
+      }
+      o.flush();
+      return ExitCodes.OK;
+    }
+    ExportResult.NotExpressible n = (ExportResult.NotExpressible) result;
+    spec.commandLine().getErr().println("meshplan: infeasible: " + target.label()
+        + " cannot express this configuration: " + n.missing());
+    spec.commandLine().getErr().flush();
+    if (n.nearest().isEmpty()) {
+      o.println("no configuration " + target.label() + " can express is near it");
+    } else {
+      o.println("nearest configuration " + target.label() + " can express:");
+      o.println("  meshplan export --to " + target.label() + " " + flags(n.nearest().get()));
+      o.println(prediction(predictor.predict(n.nearest().get())));
+    }
+    o.flush();
+    return ExitCodes.INFEASIBLE;
+  }
+
+  private ExportInput input() {
+    if (cluster == null) {
+      throw new InputException("--cluster is required without --plan");
+    }
+    ModelSpec m = model.spec();
+    ClusterSpec c = ClusterSpec.parse(cluster);
+    require("--tp", tp);
+    require("--pp", pp);
+    require("--dp", dp);
+    require("--micro-batch", microBatch);
+    require("--global-batch", globalBatch);
+    ParallelConfig pc;
+    try {
+      pc = new ParallelConfig(tp, pp, dp, vpp == null ? 1 : vpp, microBatch, globalBatch,
+          Recompute.parse(recompute == null ? "none" : recompute), sequenceParallel,
+          distributedOptimizer);
+    } catch (IllegalArgumentException e) {
+      throw new InputException(e.getMessage());
+    }
+    return new ExportInput(m, c, pc);
+  }
+
+  private static void require(String flag, Integer v) {
+    if (v == null) {
+      throw new InputException(flag + " is required without --plan");
+    }
+  }
+
+  /** The flags that reproduce an input on this command line. */
+  static String flags(ExportInput in) {
+    ModelSpec m = in.model();
+    ParallelConfig c = in.config();
+    List<String> w = new ArrayList<>(List.of("--model", m.name(),
+        "--layers", Integer.toString(m.layers()), "--hidden", Integer.toString(m.hidden()),
+        "--heads", Integer.toString(m.heads()), "--kv-heads", Integer.toString(m.kvHeads()),
+        "--ffn", Integer.toString(m.ffn()), "--vocab", Integer.toString(m.vocab()),
+        "--seq", Integer.toString(m.seq()), "--dtype", m.dtype().hloName(),
+        "--cluster", in.cluster().toShortString(),
+        "--tp", Integer.toString(c.tensorParallel()), "--pp", Integer.toString(c.pipelineParallel()),
+        "--dp", Integer.toString(c.dataParallel())));
+    if (c.virtualStages() > 1) {
+      w.addAll(List.of("--vpp", Integer.toString(c.virtualStages())));
+    }
+    w.addAll(List.of("--micro-batch", Integer.toString(c.microBatchSize()),
+        "--global-batch", Integer.toString(c.globalBatchSize()),
+        "--recompute", c.recompute().label()));
+    if (c.sequenceParallel()) {
+      w.add("--sequence-parallel");
+    }
+    if (c.distributedOptimizer()) {
+      w.add("--distributed-optimizer");
+    }
+    return ShellQuote.join(w);
+  }
+
+  private static String prediction(Optional<PipelinePlan.Prediction> p) {
+    if (p.isEmpty()) {
+      return "predicted cost: unavailable (no simulator is wired into export)";
+    }
+    PipelinePlan.Prediction x = p.get();
+    return String.format(Locale.ROOT, "predicted cost: %.3f s per iteration, %.0f tokens/s,"
+        + " %.1f TFLOP/s per GPU, MFU %.1f%%, peak memory %s per GPU", x.iterationSeconds(),
+        x.tokensPerSecond(), x.tflopsPerGpu(), 100 * x.mfu(),
+        Units.formatBytes(x.peakMemoryBytesPerGpu()));
+  }
+}
