@@ -18,7 +18,7 @@ final class GidLookupScript {
       # RoCE v2 before RoCE v1; IPv4-mapped before other IPv6 before link-local; lowest index on ties.
       meshplan_gid_index() {
         local dir="${MESHPLAN_SYSFS_ROOT:-/sys}/class/infiniband/$1/ports/$2"
-        local best="" best_rank=99 f i gid type rank
+        local best="" best_score=99 f i gid type score
         for f in "$dir"/gids/*; do
           i="${f##*/}"
           [[ "$i" =~ ^[0-9]+$ && -f "$f" ]] || continue
@@ -32,20 +32,20 @@ final class GidLookupScript {
           type="${type#"${type%%[![:space:]]*}"}"
           type="${type%"${type##*[![:space:]]}"}"
           case "$type" in
-            "RoCE v2") rank=0 ;;
-            "IB/RoCE v1") rank=3 ;;
+            "RoCE v2") score=0 ;;
+            "IB/RoCE v1") score=3 ;;
             *) continue ;;
           esac
           if [[ "$gid" == 0000:0000:0000:0000:0000:ffff:* ]]; then
             :
           elif (( (16#${gid:0:4} & 0xffc0) == 0xfe80 )); then
-            rank=$((rank + 2))
+            score=$((score + 2))
           else
-            rank=$((rank + 1))
+            score=$((score + 1))
           fi
-          if (( rank < best_rank )) || { (( rank == best_rank )) && (( 10#$i < 10#$best )); }; then
+          if (( score < best_score )) || { (( score == best_score )) && (( 10#$i < 10#$best )); }; then
             best="$i"
-            best_rank="$rank"
+            best_score="$score"
           fi
         done
         [[ -n "$best" ]] || return 1

@@ -39,7 +39,9 @@ public final class SlurmScript {
             + " ${SLURM_NNODES:-none}\" >&2")
         .line("  exit 1")
         .line("fi")
-        .line("MASTER_ADDR=\"$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\"")
+        // sed reads the whole list: head would close the pipe early, and scontrol's SIGPIPE
+        // would fail the script under pipefail.
+        .line("MASTER_ADDR=\"$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | sed -n 1p)\"")
         .line("MASTER_PORT=" + spec.masterPort());
     List<String> parts = new ArrayList<>(List.of(
         "srun --kill-on-bad-exit=1 --ntasks-per-node=1",

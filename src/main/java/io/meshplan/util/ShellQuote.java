@@ -7,14 +7,12 @@ import java.util.regex.Pattern;
  * Quotes text for POSIX shells (bash, sh) so that the shell reads it back as exactly one word with
  * the same bytes: no expansion of {@code $}, backticks, globs or history, and newlines kept. Words
  * made only of characters that no shell treats specially are left bare, so generated scripts stay
- * readable (a {@code NAME=value} word is quoted, since in command position it would be an
- * assignment); everything else goes in single quotes, with each embedded single quote written as
+ * readable (a word with {@code =} is quoted: in command position it could be an assignment);
+ * everything else goes in single quotes, with each embedded single quote written as
  * {@code '\''}.
  */
 public final class ShellQuote {
-  private static final Pattern BARE = Pattern.compile("[A-Za-z0-9_@%+=:,./-]+");
-  /** A bare word of this form would be a variable assignment in command position. */
-  private static final Pattern ASSIGNMENT = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*=.*");
+  private static final Pattern BARE = Pattern.compile("[A-Za-z0-9_@%+:,./-]+");
 
   private ShellQuote() {}
 
@@ -28,7 +26,7 @@ public final class ShellQuote {
   public static String quote(String word) {
     Require.nonNull(word, "word");
     Require.that(word.indexOf('\0') < 0, "a shell word cannot hold a NUL character");
-    if (BARE.matcher(word).matches() && !ASSIGNMENT.matcher(word).matches()) {
+    if (BARE.matcher(word).matches()) {
       return word;
     }
     return "'" + word.replace("'", "'\\''") + "'";
