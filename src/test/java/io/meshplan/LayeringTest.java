@@ -15,6 +15,8 @@ class LayeringTest {
         .importPackages("io.meshplan");
     layeredArchitecture().consideringOnlyDependenciesInLayers()
         .layer("cli").definedBy("io.meshplan.cli..")
+        .layer("export").definedBy("io.meshplan.export..")
+        .layer("deploy").definedBy("io.meshplan.deploy..")
         .layer("plan").definedBy("io.meshplan.plan..")
         .layer("intraop").definedBy("io.meshplan.intraop..")
         .layer("model").definedBy("io.meshplan.model..")
@@ -25,16 +27,19 @@ class LayeringTest {
         .layer("graph").definedBy("io.meshplan.graph..")
         .layer("util").definedBy("io.meshplan.util..")
         .whereLayer("cli").mayNotBeAccessedByAnyLayer()
+        .whereLayer("export").mayOnlyBeAccessedByLayers("cli")
+        .whereLayer("deploy").mayOnlyBeAccessedByLayers("cli")
         .whereLayer("intraop").mayOnlyBeAccessedByLayers("cli")
-        .whereLayer("plan").mayOnlyBeAccessedByLayers("cli")
-        .whereLayer("model").mayOnlyBeAccessedByLayers("cli", "intraop", "plan")
+        .whereLayer("plan").mayOnlyBeAccessedByLayers("cli", "export", "deploy")
+        .whereLayer("model").mayOnlyBeAccessedByLayers("cli", "intraop", "plan", "export",
+            "deploy")
         .whereLayer("sharding").mayOnlyBeAccessedByLayers("cli", "intraop")
         .whereLayer("calibrate").mayOnlyBeAccessedByLayers("cli")
-        .whereLayer("doctor").mayOnlyBeAccessedByLayers("cli")
+        .whereLayer("doctor").mayOnlyBeAccessedByLayers("cli", "export", "deploy")
         .whereLayer("cluster").mayOnlyBeAccessedByLayers("cli", "intraop", "sharding",
-            "calibrate")
+            "calibrate", "export", "deploy")
         .whereLayer("graph").mayOnlyBeAccessedByLayers("cli", "intraop", "model", "sharding",
-            "cluster", "calibrate", "plan")
+            "cluster", "calibrate", "plan", "export", "deploy")
         .check(classes);
   }
 }
