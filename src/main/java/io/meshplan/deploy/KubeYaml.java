@@ -19,6 +19,7 @@ final class KubeYaml {
       .enable(YAMLGenerator.Feature.MINIMIZE_QUOTES)
       .enable(YAMLGenerator.Feature.ALWAYS_QUOTE_NUMBERS_AS_STRINGS)
       .disable(YAMLGenerator.Feature.WRITE_DOC_START_MARKER)
+      .disable(YAMLGenerator.Feature.SPLIT_LINES)
       .build())
       .defaultPropertyInclusion(JsonInclude.Value.construct(JsonInclude.Include.NON_NULL,
           JsonInclude.Include.NON_NULL))

@@ -82,9 +82,11 @@ public final class TorchtitanToml implements FrameworkWriter {
       p.put("pipeline_parallel_microbatch_size", c.microBatchSize());
     }
     ObjectNode t = root.putObject("training");
-    // torchtitan's local batch is one data-parallel rank's share of the global batch; gradient
-    // accumulation (or the pipeline's microbatches) covers the rest.
-    t.put("local_batch_size", c.globalBatchSize() / c.dataParallel());
+    // torchtitan accumulates gradients over global / (local * dp) steps. With a pipeline, the
+    // local batch is the rank's whole share, split into microbatches by the schedule; without
+    // one, the local batch is the microbatch and accumulation supplies the rest.
+    t.put("local_batch_size", c.pipelineParallel() > 1
+        ? c.globalBatchSize() / c.dataParallel() : c.microBatchSize());
     t.put("global_batch_size", c.globalBatchSize());
     t.put("seq_len", m.seq());
     t.put("mixed_precision_param", m.dtype() == DType.BF16 ? "bfloat16" : "float32");

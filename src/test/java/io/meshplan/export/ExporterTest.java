@@ -105,6 +105,19 @@ class ExporterTest {
   }
 
   @Test
+  void torchtitanWithoutAPipelineAccumulatesMicrobatches() throws Exception {
+    // tp 8 x pp 1 x dp 128 = 1024 GPUs; 1024 / (2 x 128) = 4 accumulation steps of 2 sequences.
+    var in = new ExportInput(Plans.LLAMA70B, Plans.CLUSTER,
+        new ParallelConfig(8, 1, 128, 1, 2, 1024, Recompute.FULL, true, false));
+    JsonNode t = new TomlMapper().readTree(exported(ExportTarget.TORCHTITAN, in));
+    assertThat(t.at("/training/local_batch_size").asInt()).isEqualTo(2);
+    assertThat(t.at("/training/global_batch_size").asInt()).isEqualTo(1024);
+    assertThat(t.at("/parallelism/data_parallel_replicate_degree").asInt()).isEqualTo(128);
+    assertThat(t.at("/parallelism/pipeline_parallel_degree").asInt()).isEqualTo(1);
+    assertThat(t.path("parallelism").has("pipeline_parallel_schedule")).isFalse();
+  }
+
+  @Test
   void torchtitanCannotShardOnlyTheOptimizerNorSkipSequenceParallelism() {
     ExportResult.NotExpressible n = notExpressible(exporter.export(ExportTarget.TORCHTITAN,
         Plans.input(1, Recompute.SELECTIVE, false, true)));
