@@ -170,6 +170,12 @@ final class DeployCommand implements Callable<Integer> {
     } catch (IllegalArgumentException e) {
       throw new InputException(e.getMessage());
     }
+    if (f.env().keySet().stream().noneMatch(k -> k.startsWith("NCCL_"))
+        && t != DeployTarget.DASK) {
+      spec.commandLine().getErr().println("meshplan: warning: no NCCL variables are set; NCCL"
+          + " will pick interfaces itself. Give --fabric (the output of 'meshplan doctor --json'"
+          + " on a node) or --env NCCL_IB_HCA=...");
+    }
     List<Artifact> files = new Deployer().deploy(t, ls, f);
     emit(files, inputs);
     return ExitCodes.OK;
@@ -214,7 +220,7 @@ final class DeployCommand implements Callable<Integer> {
     }
     if (files.size() == 1) {
       OutputFiles.checkWritable(out, force, inputs);
-      OutputFiles.write(out, files.get(0).text());
+      OutputFiles.write(out, files.get(0).text(), files.get(0).executable());
       return;
     }
     if (Files.exists(out, LinkOption.NOFOLLOW_LINKS)
@@ -233,7 +239,7 @@ final class DeployCommand implements Callable<Integer> {
           + e.getMessage() + ")");
     }
     for (Artifact a : files) {
-      OutputFiles.write(out.resolve(a.fileName()), a.text());
+      OutputFiles.write(out.resolve(a.fileName()), a.text(), a.executable());
     }
     o.println("wrote " + files.stream().map(a -> out.resolve(a.fileName()).toString())
         .reduce((x, y) -> x + ", " + y).orElse(""));

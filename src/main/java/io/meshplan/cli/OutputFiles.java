@@ -5,9 +5,11 @@ import io.meshplan.util.InputException;
 import java.io.IOException;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.FileSystems;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
 
 /**
@@ -86,6 +88,26 @@ final class OutputFiles {
       AtomicFiles.writeString(out, text);
     } catch (IOException e) {
       throw new InputException("--out " + out + ": cannot write (" + e.getMessage() + ")");
+    }
+  }
+
+  /**
+   * Writes a text file atomically and, for a script, makes it executable ({@code rwxr-xr-x}) where
+   * the file system has POSIX permissions.
+   *
+   * @param out the file
+   * @param text its content
+   * @param executable whether it is a script
+   */
+  static void write(Path out, String text, boolean executable) {
+    write(out, text);
+    if (executable && FileSystems.getDefault().supportedFileAttributeViews().contains("posix")) {
+      try {
+        Files.setPosixFilePermissions(out, PosixFilePermissions.fromString("rwxr-xr-x"));
+      } catch (IOException e) {
+        throw new InputException("--out " + out + ": cannot make it executable ("
+            + e.getMessage() + ")");
+      }
     }
   }
 

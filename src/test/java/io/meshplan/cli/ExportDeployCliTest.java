@@ -176,6 +176,8 @@ class ExportDeployCliTest {
     assertThat(node).contains("meshplan_gid_index mlx5_bond_0 1",
         "pretrain_gpt.py --data-path '/data/my corpus' --tensor-model-parallel-size 8"
             + " --pipeline-model-parallel-size 4 --micro-batch-size 1 --global-batch-size 1024");
+    assertThat(Files.isExecutable(out.resolve("llama70b-node.sh"))).isTrue();
+    assertThat(r.err()).isEmpty();
     assertThat(Files.readString(out.resolve("llama70b-submit.sh")))
         .contains("--workers 127", "--gpu 8", "--extended-resource 'rdma/rdma=1'");
     CliRun again = CliRun.of("deploy", "--target", "runai", "--cluster", "128x8:h100-80gb",
@@ -205,5 +207,9 @@ class ExportDeployCliTest {
         "--image", "img");
     assertThat(noCmd.code()).isEqualTo(ExitCodes.BAD_INPUT);
     assertThat(noCmd.err()).contains("training command is missing");
+    CliRun noFabric = CliRun.of("deploy", "--target", "slurm", "--cluster", "2x8:h100-80gb",
+        "--image", "img", "--", "train.py");
+    assertThat(noFabric.code()).isZero();
+    assertThat(noFabric.err()).contains("warning: no NCCL variables are set");
   }
 }
