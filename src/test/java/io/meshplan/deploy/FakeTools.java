@@ -22,6 +22,7 @@ final class FakeTools {
   FakeTools() {
     try {
       dir = Files.createTempDirectory("meshplan-fake-");
+      Runtime.getRuntime().addShutdownHook(new Thread(this::delete));
       Files.createDirectories(dir.resolve("bin"));
       Files.createDirectories(dir.resolve("log"));
       String record = "#!/usr/bin/env bash\n"
@@ -44,6 +45,17 @@ final class FakeTools {
     Path p = dir.resolve("bin").resolve(name);
     Files.writeString(p, text);
     Files.setPosixFilePermissions(p, PosixFilePermissions.fromString("rwxr-xr-x"));
+  }
+
+  /** Deletes the stand-ins and their logs (at JVM exit). */
+  private void delete() {
+    try (var paths = Files.walk(dir)) {
+      for (Path p : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
+        Files.deleteIfExists(p);
+      }
+    } catch (IOException e) {
+      throw new AssertionError(e);
+    }
   }
 
   /** The environment to run a script with: the fakes first on PATH, plus the given variables. */

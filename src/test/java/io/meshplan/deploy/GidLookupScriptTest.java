@@ -15,6 +15,7 @@ import java.util.Map;
 import java.util.Random;
 import java.util.TreeMap;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The per-node script's GID lookup (bash, at run time) and the doctor's {@link GidSelector} (Java)
@@ -23,6 +24,8 @@ import org.junit.jupiter.api.Test;
  * type; sparse and multi-digit indices).
  */
 class GidLookupScriptTest {
+  @TempDir Path tmp;
+
   /** Runs the function for every port under a sysfs root; "dev:port" to index, "none" if empty. */
   private static Map<String, String> shell(Path root) {
     String script = "set -euo pipefail\n" + GidLookupScript.FUNCTION
@@ -75,7 +78,7 @@ class GidLookupScriptTest {
     Random rnd = new Random(20261126L);
     String[] types = {"RoCE v2", "IB/RoCE v1", "RoCE v2\n", "  RoCE v2 ", "RoCE v3", null};
     for (int trial = 0; trial < 40; trial++) {
-      Path root = Files.createTempDirectory("meshplan-gids-");
+      Path root = Files.createDirectories(tmp.resolve("trial-" + trial));
       Path port = root.resolve("class/infiniband/mlx5_0/ports/1");
       Files.createDirectories(port.resolve("gids"));
       Files.createDirectories(port.resolve("gid_attrs/types"));

@@ -52,6 +52,7 @@ final class Shell {
   static Path temp(String text) {
     try {
       Path p = Files.createTempFile("meshplan-script-", ".sh");
+      p.toFile().deleteOnExit();
       Files.writeString(p, text, StandardCharsets.UTF_8);
       return p;
     } catch (IOException e) {
