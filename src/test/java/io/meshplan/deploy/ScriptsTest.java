@@ -40,6 +40,41 @@ class ScriptsTest {
   }
 
   @Test
+  void theSlurmJobOfThePlanStartsMegatronWithThePlansSizes() {
+    // The acceptance case end to end: tp 8 x pp 4 x dp 32 = 1024 GPUs = 128 nodes x 8.
+    var model = new io.meshplan.model.ModelSpec("llama2-70b",
+        io.meshplan.model.ModelSpec.Family.LLAMA, 80, 8192, 64, 8, 28672, 32000, 4096, 1,
+        io.meshplan.graph.DType.BF16);
+    var config = new io.meshplan.plan.ParallelConfig(8, 4, 32, 1, 1, 1024,
+        io.meshplan.model.Recompute.SELECTIVE, true, true);
+    var input = new io.meshplan.export.ExportInput(model,
+        io.meshplan.cluster.ClusterSpec.parse("128x8:h100-80gb:ib-ndr400"), config);
+    List<String> command = new java.util.ArrayList<>(List.of("pretrain_gpt.py"));
+    io.meshplan.export.MegatronArgs.arguments(input).forEach(command::addAll);
+    Artifact a = deployer.deploy(DeployTarget.SLURM, Llama70b.spec(command), Llama70b.ib()).get(0);
+    FakeTools fake = new FakeTools();
+    Shell.Result r = Shell.bash(Shell.temp(a.text()), List.of(), fake.env(Map.of("SLURM_NNODES",
+        "128", "SLURM_JOB_NODELIST", "n[1-128]", "SLURM_JOB_ID", "9")), null);
+    assertThat(r.code()).as(r.err()).isZero();
+    List<String> argv = fake.argv();
+    int nnodes = Integer.parseInt(value(argv, "--nnodes="));
+    int nproc = Integer.parseInt(value(argv, "--nproc-per-node="));
+    int tp = Integer.parseInt(argv.get(argv.indexOf("--tensor-model-parallel-size") + 1));
+    int pp = Integer.parseInt(argv.get(argv.indexOf("--pipeline-model-parallel-size") + 1));
+    assertThat(nnodes * nproc).isEqualTo(1024);
+    // Megatron-LM's data-parallel size: world / (tp x pp) = 1024 / 32 = 32, the plan's.
+    assertThat(nnodes * nproc / (tp * pp)).isEqualTo(config.dataParallel());
+    assertThat(argv.get(argv.indexOf("--global-batch-size") + 1)).isEqualTo("1024");
+    assertThat(argv.get(argv.indexOf("--micro-batch-size") + 1)).isEqualTo("1");
+    assertThat(fake.environment()).containsAllEntriesOf(Llama70b.ib().env());
+  }
+
+  private static String value(List<String> argv, String prefix) {
+    return argv.stream().filter(w -> w.startsWith(prefix)).findFirst().orElseThrow()
+        .substring(prefix.length());
+  }
+
+  @Test
   void slurmRefusesAnAllocationOfTheWrongSize() {
     Artifact a = deployer.deploy(DeployTarget.SLURM, Llama70b.spec(), Llama70b.ib()).get(0);
     FakeTools fake = new FakeTools();
