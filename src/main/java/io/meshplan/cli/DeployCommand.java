@@ -67,8 +67,8 @@ final class DeployCommand implements Callable<Integer> {
       + " every rank; repeatable; replaces the same name from --fabric.")
   List<String> env = new ArrayList<>();
 
-  @Option(names = "--image", required = true, paramLabel = "IMAGE", description = "Container"
-      + " image (Kubernetes, RunAI).")
+  @Option(names = "--image", paramLabel = "IMAGE", description = "Container image; required"
+      + " for kuberay, ray-k8s, pytorchjob and runai.")
   String image;
 
   @Option(names = "--namespace", defaultValue = "default", paramLabel = "NS",
@@ -160,10 +160,13 @@ final class DeployCommand implements Callable<Integer> {
       throw new InputException("the training command is missing; give it after '--', e.g."
           + " -- pretrain_gpt.py --data-path ...");
     }
+    if (t.kubernetes() && image == null) {
+      throw new InputException("--image is required for --target " + t.label());
+    }
     LaunchSpec ls;
     try {
-      ls = new LaunchSpec(name, namespace, image, c.nodes(), c.gpusPerNode(), cmd, rdmaResource,
-          rdmaCount, Optional.ofNullable(shmSize), masterPort, Optional.ofNullable(network),
+      ls = new LaunchSpec(name, namespace, Optional.ofNullable(image), c.nodes(),
+          c.gpusPerNode(), cmd, rdmaResource, rdmaCount, Optional.ofNullable(shmSize), masterPort, Optional.ofNullable(network),
           nodeScript != null ? nodeScript : "/workspace/" + name + "-node.sh",
           iface != null ? iface : f.socketInterface().orElse("ib0"),
           Optional.ofNullable(partition));

@@ -19,11 +19,14 @@ public final class Deployer {
    * @param spec the launch
    * @param fabric the environment
    * @return the files, in the order to use them
+   * @throws IllegalArgumentException if a Kubernetes or RunAI target has no image
    */
   public List<Artifact> deploy(DeployTarget target, LaunchSpec spec, FabricEnv fabric) {
     Require.nonNull(target, "target");
     Require.nonNull(spec, "spec");
     Require.nonNull(fabric, "fabric");
+    Require.that(!target.kubernetes() || spec.image().isPresent(), target.label()
+        + " runs containers and needs an image");
     return switch (target) {
       case KUBERAY -> List.of(RayClusterManifest.write(spec, fabric));
       case RAY_K8S -> List.of(RayOnK8sManifest.write(spec, fabric));

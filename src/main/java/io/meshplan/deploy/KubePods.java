@@ -51,7 +51,7 @@ final class KubePods {
         .withLimits(resources).withRequests(resources).build();
     Container c = new ContainerBuilder()
         .withName(containerName)
-        .withImage(spec.image())
+        .withImage(spec.image().orElseThrow())
         .withCommand(command)
         .withEnv(env(fabric))
         .withPorts(ports)

@@ -14,7 +14,8 @@ import java.util.regex.Pattern;
  * @param name the job name: a DNS-1123 label of at most 40 characters (room for the operators'
  *     suffixes)
  * @param namespace the Kubernetes namespace (the RunAI project): a DNS-1123 label
- * @param image the container image reference
+ * @param image the container image reference; Kubernetes and RunAI need one, Slurm and Dask run
+ *     on the hosts
  * @param nodes the nodes (one pod or Slurm task each)
  * @param gpusPerNode the GPUs per node (one training process each)
  * @param command the training command: a script and its arguments, run by {@code torchrun} once
@@ -33,7 +34,7 @@ import java.util.regex.Pattern;
 public record LaunchSpec(
     String name,
     String namespace,
-    String image,
+    Optional<String> image,
     int nodes,
     int gpusPerNode,
     List<String> command,
@@ -65,8 +66,8 @@ public record LaunchSpec(
     Require.that(namespace.length() <= 63 && DNS_LABEL.matcher(namespace).matches(), "namespace '"
         + namespace + "' must be a DNS-1123 label (lower-case letters, digits and '-')");
     Require.nonNull(image, "image");
-    Require.that(image.length() <= 512 && IMAGE.matcher(image).matches(), "image '" + image
-        + "' is not an image reference such as nvcr.io/nvidia/pytorch:24.05-py3");
+    image.ifPresent(i -> Require.that(i.length() <= 512 && IMAGE.matcher(i).matches(), "image '"
+        + i + "' is not an image reference such as nvcr.io/nvidia/pytorch:24.05-py3"));
     Require.positive(nodes, "nodes");
     Require.positive(gpusPerNode, "GPUs per node");
     command = List.copyOf(command);

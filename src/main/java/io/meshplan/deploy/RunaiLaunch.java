@@ -33,7 +33,7 @@ public final class RunaiLaunch {
         "runai submit-dist pytorch",
         "--name " + spec.name(),
         "--project " + spec.namespace(),
-        "--image " + ShellQuote.quote(spec.image()),
+        "--image " + ShellQuote.quote(spec.image().orElseThrow()),
         "--workers " + (spec.nodes() - 1),
         "--gpu " + spec.gpusPerNode(),
         "--extended-resource " + ShellQuote.quote(spec.rdmaResource() + "=" + spec.rdmaCount()),

@@ -208,8 +208,12 @@ class ExportDeployCliTest {
     assertThat(noCmd.code()).isEqualTo(ExitCodes.BAD_INPUT);
     assertThat(noCmd.err()).contains("training command is missing");
     CliRun noFabric = CliRun.of("deploy", "--target", "slurm", "--cluster", "2x8:h100-80gb",
-        "--image", "img", "--", "train.py");
+        "--", "train.py");
     assertThat(noFabric.code()).isZero();
     assertThat(noFabric.err()).contains("warning: no NCCL variables are set");
+    CliRun noImage = CliRun.of("deploy", "--target", "kuberay", "--cluster", "2x8:h100-80gb",
+        "--", "train.py");
+    assertThat(noImage.code()).isEqualTo(ExitCodes.BAD_INPUT);
+    assertThat(noImage.err()).contains("--image is required for --target kuberay");
   }
 }

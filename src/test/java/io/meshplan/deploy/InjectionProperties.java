@@ -160,7 +160,7 @@ class InjectionProperties {
   }
 
   private static LaunchSpec spec(String name, String namespace, String image) {
-    return new LaunchSpec(name, namespace, image, 2, 8, List.of("train.py"), "rdma/ib", 1,
+    return new LaunchSpec(name, namespace, Optional.of(image), 2, 8, List.of("train.py"), "rdma/ib", 1,
         Optional.empty(), 29500, Optional.empty(), "/workspace/node.sh", "ib0", Optional.empty());
   }
 }

@@ -19,7 +19,7 @@ final class Llama70b {
   }
 
   static LaunchSpec spec(List<String> command) {
-    return new LaunchSpec("llama2-70b", "train", "nvcr.io/nvidia/pytorch:24.05-py3", NODES, GPUS,
+    return new LaunchSpec("llama2-70b", "train", Optional.of("nvcr.io/nvidia/pytorch:24.05-py3"), NODES, GPUS,
         command, "rdma/ib", 1, Optional.of("64Gi"), 29500, Optional.of("kube-system/roce"),
         "/workspace/llama2-70b-node.sh", "ib0", Optional.of("gpu"));
   }
