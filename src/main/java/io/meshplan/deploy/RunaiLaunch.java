@@ -91,7 +91,7 @@ public final class RunaiLaunch {
         .line("    exit 1")
         .line("  fi");
     List<String> parts = new ArrayList<>(List.of(
-        "  torchrun",
+        "torchrun",
         "--nproc-per-node=" + spec.gpusPerNode(),
         "--nnodes=\"$WORLD_SIZE\"",
         "--node-rank=\"$RANK\"",
@@ -99,7 +99,7 @@ public final class RunaiLaunch {
         "--rdzv-backend=c10d",
         "--max-restarts=0"));
     parts.add(ShellQuote.join(spec.command()));
-    s.command("", parts)
+    s.command("  ", parts)
         .line("  echo \"END TIME: $(date)\"")
         .line("}")
         .line("")
