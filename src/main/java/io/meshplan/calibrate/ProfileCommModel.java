@@ -6,6 +6,8 @@ import io.meshplan.cluster.ClusterCommModels;
 import io.meshplan.cluster.ClusterSpec;
 import io.meshplan.cluster.Collective;
 import io.meshplan.cluster.CollectiveCommModel;
+import io.meshplan.cluster.LinkLevel;
+import io.meshplan.cluster.SendRecvModel;
 import io.meshplan.cluster.LogicalMesh;
 import io.meshplan.util.Require;
 import java.util.List;
@@ -30,10 +32,11 @@ import java.util.Optional;
  * measured with one group per node is used as is for an axis whose groups share the node's NICs.
  * Costs are in seconds.
  */
-public final class ProfileCommModel implements CollectiveCommModel {
+public final class ProfileCommModel implements CollectiveCommModel, SendRecvModel {
   private final LogicalMesh mesh;
   private final Profile profile;
   private final CatalogCommModel catalog;
+  private final SendRecvModel catalogSendRecv;
 
   /**
    * Creates the model.
@@ -46,6 +49,7 @@ public final class ProfileCommModel implements CollectiveCommModel {
     this.mesh = Require.nonNull(mesh, "mesh");
     this.profile = Require.nonNull(profile, "profile");
     this.catalog = ClusterCommModels.catalog(Require.nonNull(cluster, "cluster"), mesh);
+    this.catalogSendRecv = SendRecvModel.catalog(cluster);
   }
 
   @Override
@@ -101,7 +105,27 @@ public final class ProfileCommModel implements CollectiveCommModel {
     return entry.seconds(scaled);
   }
 
-
-
-
+  /**
+   * A stage-to-stage transfer, priced by the profile's send/recv entry at the level when it has one
+   * (the measured curve, read at the bytes of one pair), else by the catalog.
+   *
+   * @param bytes bytes each pair moves
+   * @param pairsPerNode pairs leaving one node at once
+   * @param level intra-node or inter-node
+   * @return seconds
+   */
+  @Override
+  public double sendRecv(double bytes, int pairsPerNode, LinkLevel level) {
+    if (bytes <= 0) {
+      return 0.0;
+    }
+    ProfileEntry best = null;
+    for (ProfileEntry e : profile.find(Collective.SEND_RECV, level)) {
+      if (best == null || e.gpus() < best.gpus()) {
+        best = e;
+      }
+    }
+    return best == null ? catalogSendRecv.sendRecv(bytes, pairsPerNode, level)
+        : best.seconds(bytes);
+  }
 }

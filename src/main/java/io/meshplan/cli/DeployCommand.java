@@ -131,7 +131,7 @@ final class DeployCommand implements Callable<Integer> {
     Optional<PipelinePlan> p = Optional.empty();
     if (plan != null) {
       inputs.add(plan);
-      p = Optional.of(PlanJson.read(plan.toString(), OutputFiles.read("--plan", plan)));
+      p = Optional.of(PlanJson.read(plan.toString(), PlanFiles.read("--plan", plan)));
     }
     if (cluster == null && p.isEmpty()) {
       throw new InputException("give --cluster or --plan");
@@ -144,7 +144,7 @@ final class DeployCommand implements Callable<Integer> {
     FabricEnv f = FabricEnv.of(new TreeMap<>());
     if (fabric != null) {
       inputs.add(fabric);
-      f = DoctorFabric.read(fabric.toString(), OutputFiles.read("--fabric", fabric));
+      f = DoctorFabric.read(fabric.toString(), ExportFiles.read("--fabric", fabric));
     }
     try {
       f = f.with(envFlags());
@@ -222,8 +222,8 @@ final class DeployCommand implements Callable<Integer> {
       return;
     }
     if (files.size() == 1) {
-      OutputFiles.checkWritable(out, force, inputs);
-      OutputFiles.write(out, files.get(0).text(), files.get(0).executable());
+      ExportFiles.checkWritable(out, force, inputs);
+      ExportFiles.write(out, files.get(0).text(), files.get(0).executable());
       return;
     }
     if (Files.exists(out, LinkOption.NOFOLLOW_LINKS)
@@ -233,7 +233,7 @@ final class DeployCommand implements Callable<Integer> {
     }
     for (Artifact a : files) {
       Path file = out.resolve(a.fileName());
-      OutputFiles.checkWritable(file, force, inputs);
+      ExportFiles.checkWritable(file, force, inputs);
     }
     try {
       Files.createDirectories(out);
@@ -242,7 +242,7 @@ final class DeployCommand implements Callable<Integer> {
           + e.getMessage() + ")");
     }
     for (Artifact a : files) {
-      OutputFiles.write(out.resolve(a.fileName()), a.text(), a.executable());
+      ExportFiles.write(out.resolve(a.fileName()), a.text(), a.executable());
     }
     o.println("wrote " + files.stream().map(a -> out.resolve(a.fileName()).toString())
         .reduce((x, y) -> x + ", " + y).orElse(""));

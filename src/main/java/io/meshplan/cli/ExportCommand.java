@@ -6,11 +6,13 @@ import io.meshplan.export.ExportInput;
 import io.meshplan.export.ExportResult;
 import io.meshplan.export.ExportTarget;
 import io.meshplan.export.Exporter;
+import io.meshplan.interop.PlanSimulator;
 import io.meshplan.model.ModelSpec;
 import io.meshplan.model.Recompute;
 import io.meshplan.plan.ParallelConfig;
 import io.meshplan.plan.PipelinePlan;
 import io.meshplan.plan.PlanJson;
+import io.meshplan.util.InfeasibleException;
 import io.meshplan.util.InputException;
 import io.meshplan.util.ShellQuote;
 import io.meshplan.util.Units;
@@ -39,16 +41,16 @@ import picocli.CommandLine.Spec;
       "Exit codes: 0 written, 2 bad input, 3 not expressible."
     })
 final class ExportCommand implements Callable<Integer> {
-  /** Predicts the cost of the nearest expressible configuration. */
+  /** Predicts the cost of the nearest expressible configuration; null: the simulator. */
   private final CostPredictor predictor;
 
-  /** The command as picocli creates it: no simulator is wired into export yet. */
+  /** The command as picocli creates it: predictions come from the schedule simulator. */
   ExportCommand() {
-    this(CostPredictor.NONE);
+    this(null);
   }
 
   /**
-   * The command with a cost predictor.
+   * The command with another cost predictor (tests).
    *
    * @param predictor predicts the nearest expressible configuration's cost
    */
@@ -63,9 +65,7 @@ final class ExportCommand implements Callable<Integer> {
   @Option(names = "--plan", paramLabel = "FILE", description = "A plan written by 'plan --out'.")
   Path plan;
 
-  @Option(names = "--cluster", paramLabel = "C", description = "NODESxGPUS:gpu[:fabric] or a"
-      + " YAML file (default with --plan: the plan's cluster).")
-  String cluster;
+  @Mixin ClusterOptions clusterOptions = new ClusterOptions();
 
   @Option(names = "--to", required = true, paramLabel = "TARGET",
       description = "megatron, torchtitan or deepspeed.")
@@ -109,7 +109,7 @@ final class ExportCommand implements Callable<Integer> {
   public Integer call() {
     ExportTarget target = ExportTarget.parse(to);
     if (out != null) {
-      OutputFiles.checkWritable(out, force, plan == null ? List.of() : List.of(plan));
+      ExportFiles.checkWritable(out, force, plan == null ? List.of() : List.of(plan));
     }
     ExportResult result;
     if (plan != null) {
@@ -118,8 +118,8 @@ final class ExportCommand implements Callable<Integer> {
           || distributedOptimizer) {
         throw new InputException("give --plan or the model and parallel flags, not both");
       }
-      PipelinePlan p = PlanJson.read(plan.toString(), OutputFiles.read("--plan", plan));
-      ClusterSpec c = ClusterSpec.parse(cluster != null ? cluster : p.cluster());
+      PipelinePlan p = PlanJson.read(plan.toString(), PlanFiles.read("--plan", plan));
+      ClusterSpec c = clusterOptions.spec(p.cluster());
       result = new Exporter().export(target, p, c);
     } else {
       result = new Exporter().export(target, input());
@@ -127,7 +127,7 @@ final class ExportCommand implements Callable<Integer> {
     PrintWriter o = spec.commandLine().getOut();
     if (result instanceof ExportResult.Exported e) {
       if (out != null) {
-        OutputFiles.write(out, e.text());
+        ExportFiles.write(out, e.text());
       } else {
         o.print(e.text());
       }
@@ -143,18 +143,19 @@ final class ExportCommand implements Callable<Integer> {
     } else {
       o.println("nearest configuration " + target.label() + " can express:");
       o.println("  meshplan export --to " + target.label() + " " + flags(n.nearest().get()));
-      o.println(prediction(predictor.predict(n.nearest().get())));
+      CostPredictor cost = predictor != null ? predictor : this::simulate;
+      o.println(prediction(cost.predict(n.nearest().get())));
     }
     o.flush();
     return ExitCodes.INFEASIBLE;
   }
 
   private ExportInput input() {
-    if (cluster == null) {
+    if (clusterOptions.cluster == null) {
       throw new InputException("--cluster is required without --plan");
     }
     ModelSpec m = model.spec();
-    ClusterSpec c = ClusterSpec.parse(cluster);
+    ClusterSpec c = clusterOptions.spec(null);
     require("--tp", tp);
     require("--pp", pp);
     require("--dp", dp);
@@ -204,9 +205,23 @@ final class ExportCommand implements Callable<Integer> {
     return ShellQuote.join(w);
   }
 
+  /** The schedule simulator's prediction, as {@code simulate} would print it. */
+  private Optional<PipelinePlan.Prediction> simulate(ExportInput in) {
+    try {
+      TrainingSetup setup = TrainingSetup.of(in.model(), true, clusterOptions,
+          in.cluster().toShortString(), in.config().globalBatchSize(), 0);
+      return new PlanSimulator(setup.layers()).simulate(setup.request(), in.config())
+          .map(PlanSimulator.Evaluated::simulation)
+          .map(r -> new PipelinePlan.Prediction(r.iterationSeconds(), r.tokensPerSecond(),
+              r.tflopsPerGpu(), r.mfu(), r.peakMemoryBytesPerGpu()));
+    } catch (InputException | InfeasibleException e) {
+      return Optional.empty();
+    }
+  }
+
   private static String prediction(Optional<PipelinePlan.Prediction> p) {
     if (p.isEmpty()) {
-      return "predicted cost: unavailable (no simulator is wired into export)";
+      return "predicted cost: unavailable (the simulator cannot evaluate this configuration)";
     }
     PipelinePlan.Prediction x = p.get();
     return String.format(Locale.ROOT, "predicted cost: %.3f s per iteration, %.0f tokens/s,"

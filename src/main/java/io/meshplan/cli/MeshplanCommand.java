@@ -8,7 +8,8 @@ import picocli.CommandLine.Command;
     mixinStandardHelpOptions = true,
     version = "meshplan 0.1.0",
     description = "Plans, simulates and launches distributed training on multi-node GPU clusters.",
-    subcommands = {ShardCommand.class, CalibrateCommand.class, BenchCommand.class,
+    subcommands = {PlanCommand.class, SimulateCommand.class, ShardCommand.class,
+        CalibrateCommand.class, BenchCommand.class,
         DoctorCommand.class, ExportCommand.class, DeployCommand.class})
 final class MeshplanCommand implements Runnable {
   @picocli.CommandLine.Spec picocli.CommandLine.Model.CommandSpec spec;

@@ -1,15 +1,24 @@
 package io.meshplan.cli;
 
 import io.meshplan.graph.DType;
+import io.meshplan.model.Architecture;
+import io.meshplan.model.HfConfigReader;
 import io.meshplan.model.ModelSpec;
 import io.meshplan.model.Presets;
 import io.meshplan.util.InputException;
+import java.nio.file.Files;
+import java.nio.file.InvalidPathException;
+import java.nio.file.Path;
 import picocli.CommandLine.Option;
 
-/** The model flags shared by the commands that build a model: a preset and its overrides. */
+/**
+ * The model flags shared by the commands that build a model: a preset or a Hugging Face {@code
+ * config.json}, and overrides.
+ */
 final class ModelOptions {
-  @Option(names = "--model", description = "Model preset: llama2-7b, llama2-13b, llama2-70b, "
-      + "alpa-mlp.")
+  @Option(names = "--model", description = "Model preset (llama2-13b, llama3.1-405b, gpt-1t, "
+      + "gpt3-175b, opt-66b, mistral-7b, gpt, alpa-mlp, ...) or the path of a Hugging Face "
+      + "config.json (LLaMA, Mistral, GPT-NeoX, OPT).")
   String model;
 
   @Option(names = "--layers", description = "Override the number of layers.")
@@ -49,7 +58,7 @@ final class ModelOptions {
       throw new InputException("--model is required; valid presets: "
           + String.join(", ", Presets.names()));
     }
-    ModelSpec p = Presets.get(model);
+    ModelSpec p = base(model);
     DType t = p.dtype();
     if (dtype != null) {
       t = DType.fromHlo(dtype.toLowerCase(java.util.Locale.ROOT));
@@ -60,13 +69,33 @@ final class ModelOptions {
     int h = pos("--hidden", hidden, p.hidden());
     int nh = pos("--heads", heads, p.heads());
     int kv = pos("--kv-heads", kvHeads, kvHeads == null && heads != null ? nh : p.kvHeads());
+    // The generic GPT keeps Megatron's 4h feed-forward when only the hidden size is overridden.
+    int ffnDefault = p.name().equals("gpt") && p.family() == ModelSpec.Family.GPT
+        ? Math.multiplyExact(4, h) : p.ffn();
+    int s = pos("--seq", seq, p.seq());
+    // A learned position table needs a row per position.
+    Architecture arch = p.arch().positionRows() < s ? p.arch().withPositionRows(s) : p.arch();
     try {
       return new ModelSpec(p.name(), p.family(), pos("--layers", layers, p.layers()), h, nh, kv,
-          pos("--ffn", ffn, p.ffn()), pos("--vocab", vocab, p.vocab()), pos("--seq", seq, p.seq()),
-          pos("--batch", batch, p.batch()), t);
-    } catch (IllegalArgumentException e) {
+          pos("--ffn", ffn, ffnDefault), pos("--vocab", vocab, p.vocab()), s,
+          pos("--batch", batch, p.batch()), t, arch);
+    } catch (IllegalArgumentException | ArithmeticException e) {
       throw new InputException(e.getMessage());
     }
+  }
+
+  /** A preset, or a config.json when the value names an existing file or ends in .json. */
+  private static ModelSpec base(String value) {
+    Path path;
+    try {
+      path = Path.of(value);
+    } catch (InvalidPathException e) {
+      return Presets.get(value);
+    }
+    if (!Presets.contains(value) && (value.endsWith(".json") || Files.exists(path))) {
+      return HfConfigReader.read(path);
+    }
+    return Presets.get(value);
   }
 
   private static int pos(String flag, Integer v, int dflt) {

@@ -178,6 +178,9 @@ final class ShardCommand implements Callable<Integer> {
       graph = switch (ms.family()) {
         case ALPA_MLP -> AlpaMlpBuilder.build(ms.layers(), ms.batch(), ms.hidden(), ms.dtype());
         case LLAMA -> LlamaForwardBuilder.build(ms, forceReplicatedOutput);
+        case GPT -> throw new InputException("--model " + ms.name() + ": shard plans the forward "
+            + "graph of LLaMA-family models and alpa-mlp; GPT, OPT and GPT-NeoX models are "
+            + "planned by meshplan plan");
       };
     }
     MeshEnv env;

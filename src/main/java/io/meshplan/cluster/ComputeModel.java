@@ -13,4 +13,16 @@ public interface ComputeModel {
    * @return the cost in the same unit as the communication model (seconds for a real cluster)
    */
   double cost(double flops, double bytes);
+
+  /**
+   * The time to run a matrix multiplication on one device. Models that know that small GEMMs run
+   * below peak override this; the default prices it like any other op.
+   *
+   * @param flops floating-point operations on this device
+   * @param bytes bytes read and written in device memory
+   * @return the cost in the same unit as the communication model
+   */
+  default double dotCost(double flops, double bytes) {
+    return cost(flops, bytes);
+  }
 }

@@ -1,6 +1,7 @@
 package io.meshplan.export;
 
 import io.meshplan.graph.DType;
+import io.meshplan.model.Architecture;
 import io.meshplan.model.ModelSpec;
 import io.meshplan.model.Recompute;
 import io.meshplan.plan.ParallelConfig;
@@ -23,10 +24,20 @@ public final class MegatronArgs implements FrameworkWriter {
 
   @Override
   public Optional<String> missing(ExportInput input) {
-    if (input.model().family() != ModelSpec.Family.LLAMA) {
-      return Optional.of("Megatron-LM trains transformer language models; " + input.model().name()
-          + " (" + input.model().family().name().toLowerCase(java.util.Locale.ROOT)
-          + ") is not one");
+    ModelSpec m = input.model();
+    if (m.family() == ModelSpec.Family.ALPA_MLP) {
+      return Optional.of("Megatron-LM trains transformer language models; " + m.name()
+          + " (Alpa's MLP test model) is not one");
+    }
+    if (m.arch().mlp() == Architecture.Mlp.RELU) {
+      return Optional.of("Megatron-LM has no ReLU MLP (it has GeLU, SwiGLU and squared ReLU);"
+          + " " + m.name() + " uses ReLU");
+    }
+    if (m.arch().positions() == Architecture.Positions.LEARNED
+        && m.arch().positionRows() < m.seq()) {
+      return Optional.of("Megatron-LM's learned position table needs a row per position; "
+          + m.name() + " has " + m.arch().positionRows() + " rows for " + m.seq()
+          + " positions");
     }
     return Optional.empty();
   }
@@ -101,7 +112,9 @@ public final class MegatronArgs implements FrameworkWriter {
     a.add(List.of("--ffn-hidden-size", Integer.toString(m.ffn())));
     a.add(List.of("--num-attention-heads", Integer.toString(m.heads())));
     a.add(List.of("--seq-length", Integer.toString(m.seq())));
-    a.add(List.of("--max-position-embeddings", Integer.toString(m.seq())));
+    a.add(List.of("--max-position-embeddings", Integer.toString(
+        m.arch().positions() == Architecture.Positions.LEARNED ? m.arch().positionRows()
+            : m.seq())));
     a.addAll(architecture(m));
     if (m.dtype() == DType.BF16) {
       a.add(List.of("--bf16"));
@@ -112,25 +125,38 @@ public final class MegatronArgs implements FrameworkWriter {
   }
 
   /**
-   * The architecture arguments of a model family: the one place that maps a family (and, once
-   * {@link ModelSpec} carries them, its architecture fields) to Megatron-LM's switches.
+   * The architecture arguments of a model: the one place that maps {@link Architecture} to
+   * Megatron-LM's switches. Megatron-LM's defaults are GeLU, LayerNorm, learned absolute positions,
+   * biases and tied embeddings; each difference is a flag.
    *
    * @param m the model
    * @return the arguments
    */
   static List<List<String>> architecture(ModelSpec m) {
+    Architecture arch = m.arch();
     List<List<String>> a = new ArrayList<>();
-    if (m.family() == ModelSpec.Family.LLAMA) {
+    if (arch.mlp() == Architecture.Mlp.SWIGLU) {
       a.add(List.of("--swiglu"));
+    }
+    if (arch.norm() == Architecture.Norm.RMS) {
       a.add(List.of("--normalization", "RMSNorm"));
+    }
+    if (arch.positions() == Architecture.Positions.ROTARY) {
       a.add(List.of("--position-embedding-type", "rope"));
+    } else {
+      a.add(List.of("--position-embedding-type", "learned_absolute"));
+    }
+    if (!arch.tiedEmbeddings()) {
       a.add(List.of("--untie-embeddings-and-output-weights"));
+    }
+    if (!arch.biases()) {
       a.add(List.of("--disable-bias-linear"));
-      if (m.kvHeads() < m.heads()) {
-        a.add(List.of("--group-query-attention"));
-        a.add(List.of("--num-query-groups", Integer.toString(m.kvHeads())));
-      }
+    }
+    if (m.kvHeads() < m.heads()) {
+      a.add(List.of("--group-query-attention"));
+      a.add(List.of("--num-query-groups", Integer.toString(m.kvHeads())));
     }
     return a;
   }
+
 }

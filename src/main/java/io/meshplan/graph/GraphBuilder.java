@@ -50,12 +50,97 @@ public final class GraphBuilder {
     return instructions.get(id).tensorShape();
   }
 
+  /**
+   * An instruction added so far.
+   *
+   * @param id its id
+   * @return the instruction
+   */
+  public Instruction instruction(int id) {
+    return instructions.get(id);
+  }
+
+  /**
+   * The number of instructions added so far (the id the next one gets).
+   *
+   * @return the count
+   */
+  public int size() {
+    return instructions.size();
+  }
+
   private int add(Opcode op, Shape shape, List<Integer> operands, OpAttrs attrs) {
+    return add(op, shape, operands, attrs, Map.of());
+  }
+
+  private int add(Opcode op, Shape shape, List<Integer> operands, OpAttrs attrs,
+      Map<String, String> raw) {
     int n = counters.merge(op, 1, Integer::sum) - 1;
     String base = op == Opcode.FORCE_REPLICATED ? "force-replicated" : op.hloName();
     int id = instructions.size();
-    instructions.add(new Instruction(id, base + "." + n, op, shape, operands, attrs, scope, Map.of()));
+    instructions.add(new Instruction(id, base + "." + n, op, shape, operands, attrs, scope, raw));
     return id;
+  }
+
+  /**
+   * Adds an iota: element {@code [i0, ..., in]} holds {@code i_dimension}.
+   *
+   * @param shape the result shape
+   * @param dimension the dimension that counts
+   * @return the id
+   */
+  public int iota(TensorShape shape, int dimension) {
+    check(dimension >= 0 && dimension < shape.rank(), "bad iota dimension " + dimension);
+    return add(Opcode.IOTA, shape, List.of(), new OpAttrs.Index(dimension),
+        Map.of("iota_dimension", Integer.toString(dimension)));
+  }
+
+  /**
+   * Looks up rows of a table: {@code out[i..., :] = table[indices[i...], :]} (an embedding
+   * lookup; XLA {@code gather} with {@code offset_dims} the last result dimension).
+   *
+   * @param table a rank-2 table {@code [rows, width]}
+   * @param indices integer row indices of any rank
+   * @return the id of a {@code [indices..., width]} tensor
+   */
+  public int gather(int table, int indices) {
+    TensorShape t = shape(table);
+    TensorShape ix = shape(indices);
+    check(t.rank() == 2, "gather needs a rank-2 table, got " + t);
+    int[] out = java.util.Arrays.copyOf(ix.dims(), ix.rank() + 1);
+    out[ix.rank()] = t.dim(1);
+    Map<String, String> raw = new java.util.LinkedHashMap<>();
+    raw.put("offset_dims", "{" + ix.rank() + "}");
+    raw.put("collapsed_slice_dims", "{0}");
+    raw.put("start_index_map", "{0}");
+    raw.put("index_vector_dim", Integer.toString(ix.rank()));
+    raw.put("slice_sizes", "{1," + t.dim(1) + "}");
+    return add(Opcode.GATHER, new TensorShape(t.dtype(), out), List.of(table, indices),
+        OpAttrs.NONE, raw);
+  }
+
+  /**
+   * Adds rows into a table: {@code out = operand; out[indices[i...], :] += updates[i..., :]}, the
+   * transpose of {@link #gather} (XLA {@code scatter} with an add combiner).
+   *
+   * @param operand the rank-2 table to add into
+   * @param indices integer row indices
+   * @param updates {@code [indices..., width]} rows to add
+   * @return the id of a tensor shaped like {@code operand}
+   */
+  public int scatterAdd(int operand, int indices, int updates) {
+    TensorShape t = shape(operand);
+    TensorShape ix = shape(indices);
+    TensorShape u = shape(updates);
+    check(t.rank() == 2 && u.rank() == ix.rank() + 1 && u.dim(ix.rank()) == t.dim(1),
+        "scatter-add of " + u + " at " + ix + " into " + t + " does not fit");
+    Map<String, String> raw = new java.util.LinkedHashMap<>();
+    raw.put("update_window_dims", "{" + ix.rank() + "}");
+    raw.put("inserted_window_dims", "{0}");
+    raw.put("scatter_dims_to_operand_dims", "{0}");
+    raw.put("index_vector_dim", Integer.toString(ix.rank()));
+    raw.put("to_apply", "%add." + t.dtype().hloName());
+    return add(Opcode.SCATTER, t, List.of(operand, indices, updates), OpAttrs.NONE, raw);
   }
 
   /**

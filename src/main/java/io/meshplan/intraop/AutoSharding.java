@@ -62,6 +62,22 @@ public final class AutoSharding {
    */
   public ShardingPlan plan(Graph graph, java.util.Map<Integer, io.meshplan.sharding.ShardingSpec>
       fixed) {
+    IntraOpResult r = solve(graph, fixed);
+    if (r instanceof IntraOpResult.Infeasible inf) {
+      throw new InfeasibleException(inf.message());
+    }
+    return ((IntraOpResult.Planned) r).plan();
+  }
+
+  /**
+   * Plans a graph and returns infeasibility as a value (the form the pipeline planner uses).
+   *
+   * @param graph the computation
+   * @param fixed required result layouts by instruction id
+   * @return the plan, or why there is none with the memory that would be needed
+   */
+  public IntraOpResult solve(Graph graph,
+      java.util.Map<Integer, io.meshplan.sharding.ShardingSpec> fixed) {
     long t0 = System.nanoTime();
     List<StrategySet> sets = new StrategyGenerator(graph, env).generate();
     java.util.Map<Integer, io.meshplan.sharding.ShardingSpec> kept = new java.util.TreeMap<>();
@@ -80,7 +96,7 @@ public final class AutoSharding {
     double strategySeconds = (System.nanoTime() - t0) / 1e9;
     IlpSolution sol = options.newSolver().solve(cg.problem());
     if (!sol.hasSolution()) {
-      throw new InfeasibleException(memoryMessage(cg, sol));
+      return infeasible(cg, sol);
     }
     Evaluation ev = SolutionEvaluator.evaluate(cg.problem(), sol.choice());
     if (!ev.feasible()) {
@@ -93,14 +109,15 @@ public final class AutoSharding {
         opaque.add(graph.get(i).name());
       }
     }
-    return new ShardingPlan(cg, env, sol, ev, strategySeconds, opaque, notKept);
+    return new IntraOpResult.Planned(
+        new ShardingPlan(cg, env, sol, ev, strategySeconds, opaque, notKept));
   }
 
-  private String memoryMessage(CostGraph cg, IlpSolution sol) {
+  private IntraOpResult.Infeasible infeasible(CostGraph cg, IlpSolution sol) {
     MemoryConstraint m = cg.problem().memory();
     if (sol.status() == SolveStatus.UNKNOWN) {
-      return "no plan found within the time limit of " + options.timeLimitSeconds()
-          + " s; raise --time-limit";
+      return new IntraOpResult.Infeasible(0, "no plan found within the time limit of "
+          + options.timeLimitSeconds() + " s; raise --time-limit");
     }
     double need = 0;
     int step = -1;
@@ -118,11 +135,12 @@ public final class AutoSharding {
     String at = step >= 0 ? " at " + cg.graph().get(step).name() : "";
     String budget = Units.formatBytes(env.memoryPerDevice());
     if (need <= env.memoryPerDevice()) {
-      return "the kept shardings and aliases admit no plan on this mesh (memory is not the cause:"
+      return new IntraOpResult.Infeasible(0, "the kept shardings and aliases admit no plan on this mesh (memory is not the cause:"
           + " the smallest layouts need " + Units.formatBytes(need) + " of " + budget
-          + "); drop --keep-shardings or change the mesh";
+          + "); drop --keep-shardings or change the mesh");
     }
-    return "no sharding fits in " + budget + " per device; even the smallest layouts need at least "
-        + Units.formatBytes(need) + at + " (raise --memory or use a larger mesh)";
+    return new IntraOpResult.Infeasible(need, "no sharding fits in " + budget
+        + " per device; even the smallest layouts need at least " + Units.formatBytes(need) + at
+        + " (raise --memory or use a larger mesh)");
   }
 }

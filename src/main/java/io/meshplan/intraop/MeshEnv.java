@@ -31,4 +31,54 @@ public record MeshEnv(CommModel comm, double memoryPerDevice, Optional<ComputeMo
   public LogicalMesh mesh() {
     return comm.mesh();
   }
+
+  /**
+   * Alpa's abstract-unit environment: collectives priced by hand-given alpha and beta per axis,
+   * compute free (as in Alpa's prototype and its solver tests).
+   *
+   * @param mesh the logical mesh
+   * @param alpha latency per axis
+   * @param beta inverse bandwidth per axis
+   * @param memoryPerDevice memory budget of one device, bytes
+   * @return the environment
+   */
+  public static MeshEnv abstractUnits(LogicalMesh mesh, double[] alpha, double[] beta,
+      double memoryPerDevice) {
+    return new MeshEnv(new io.meshplan.cluster.AlphaBetaCommModel(mesh, alpha, beta),
+        memoryPerDevice, Optional.empty());
+  }
+
+  /**
+   * A real cluster's environment: collectives priced in seconds by the given model (the catalog
+   * or a calibration profile, placed on the cluster's devices), kernels by {@link
+   * io.meshplan.cluster.KernelTimeModel} at the compute precision.
+   *
+   * @param gpu the GPU model
+   * @param comm the collective prices on the logical mesh, seconds
+   * @param memoryPerDevice memory budget of one device, bytes
+   * @param elementBytes element size of the compute dtype (4 for fp32, 2 for bf16/fp16)
+   * @return the environment
+   */
+  public static MeshEnv onCluster(io.meshplan.cluster.GpuSpec gpu, CommModel comm,
+      double memoryPerDevice, int elementBytes) {
+    return new MeshEnv(comm, memoryPerDevice,
+        Optional.of(io.meshplan.cluster.KernelTimeModel.of(gpu, elementBytes)));
+  }
+
+  /**
+   * The compute element size of a graph: that of its first dot (matrix multiplications set the
+   * precision the tensor cores run at), 4 bytes when it has none.
+   *
+   * @param graph the computation
+   * @return bytes per element
+   */
+  public static int computeElementBytes(io.meshplan.graph.Graph graph) {
+    for (io.meshplan.graph.Instruction ins : graph.instructions()) {
+      if (ins.opcode() == io.meshplan.graph.Opcode.DOT
+          && ins.shape() instanceof io.meshplan.graph.TensorShape t) {
+        return t.dtype().bytes();
+      }
+    }
+    return 4;
+  }
 }

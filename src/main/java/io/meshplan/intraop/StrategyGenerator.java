@@ -161,12 +161,25 @@ public final class StrategyGenerator {
     return n;
   }
 
+  private double[] traffic;
+
+  /** Memory traffic under loop fusion, computed once per graph. */
+  private double[] traffic() {
+    if (traffic == null) {
+      traffic = io.meshplan.graph.FusedTraffic.bytes(graph);
+    }
+    return traffic;
+  }
+
   private double computeCost(Instruction ins, int tiles) {
     if (env.compute().isEmpty()) {
       return 0.0;
     }
     ComputeModel c = env.compute().get();
-    return c.cost(OpCost.flops(graph, ins) / tiles, OpCost.bytesAccessed(graph, ins) / tiles);
+    double flops = OpCost.flops(graph, ins) / tiles;
+    double bytes = traffic()[ins.id()] / tiles;
+    return ins.opcode() == io.meshplan.graph.Opcode.DOT ? c.dotCost(flops, bytes)
+        : c.cost(flops, bytes);
   }
 
   private ShardingSpec[] operandsAll(Instruction ins, ShardingSpec spec) {

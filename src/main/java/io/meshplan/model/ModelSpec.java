@@ -4,19 +4,20 @@ import io.meshplan.graph.DType;
 import io.meshplan.util.Require;
 
 /**
- * The dimensions of a model and its workload.
+ * The dimensions of a decoder-only transformer and its workload.
  *
  * @param name the preset name or a description
- * @param family which builder makes its graph
+ * @param family which forward builder makes its graph for {@code shard}
  * @param layers number of transformer blocks (or dot layers for {@link Family#ALPA_MLP})
  * @param hidden hidden size h
- * @param heads attention heads
+ * @param heads attention heads a
  * @param kvHeads key/value heads (equal to heads without grouped-query attention)
- * @param ffn feed-forward inner size
- * @param vocab vocabulary size
- * @param seq sequence length, tokens
- * @param batch batch size, sequences
- * @param dtype element type of weights and activations
+ * @param ffn feed-forward inner size f
+ * @param vocab vocabulary size V
+ * @param seq sequence length of the workload, tokens
+ * @param batch batch size of the workload, sequences
+ * @param dtype element type of weights and activations in forward graphs
+ * @param arch the layer design (MLP, norm, positions, biases, tied embeddings)
  */
 public record ModelSpec(
     String name,
@@ -29,12 +30,18 @@ public record ModelSpec(
     int vocab,
     int seq,
     int batch,
-    DType dtype) {
+    DType dtype,
+    Architecture arch) {
 
-  /** The graph builders. */
+  /** The model families. */
   public enum Family {
-    /** LLaMA decoder: RMSNorm, attention (optionally grouped-query), SwiGLU. */
+    /**
+     * LLaMA and Mistral: RMSNorm, rotary, SwiGLU, optionally grouped-query attention; the forward
+     * graph of {@code shard} comes from {@link LlamaForwardBuilder}.
+     */
     LLAMA,
+    /** GPT, OPT and GPT-NeoX style decoders (LayerNorm, two-matrix MLP, biases). */
+    GPT,
     /** The MLP training step of Alpa's prototype tests. */
     ALPA_MLP
   }
@@ -52,12 +59,40 @@ public record ModelSpec(
     Require.positive(seq, "--seq");
     Require.positive(batch, "--batch");
     Require.nonNull(dtype, "dtype");
-    if (family == Family.LLAMA) {
+    Require.nonNull(arch, "arch");
+    if (family != Family.ALPA_MLP) {
       Require.that(hidden % heads == 0, "--hidden " + hidden + " must be a multiple of --heads "
           + heads);
       Require.that(heads % kvHeads == 0, "--heads " + heads + " must be a multiple of --kv-heads "
           + kvHeads);
     }
+    if (family == Family.LLAMA) {
+      Require.that(arch.mlp().gated() && arch.norm() == Architecture.Norm.RMS
+          && arch.positions() == Architecture.Positions.ROTARY,
+          "a LLaMA-family model needs SwiGLU, RMSNorm and rotary positions, got " + arch);
+    }
+  }
+
+  /**
+   * A spec with the family's usual architecture: {@link Architecture#llama()} for LLaMA and the
+   * Alpa MLP, {@link Architecture#megatronGpt} with {@code seq} position rows for GPT.
+   *
+   * @param name the name
+   * @param family the family
+   * @param layers blocks
+   * @param hidden h
+   * @param heads a
+   * @param kvHeads key/value heads
+   * @param ffn f
+   * @param vocab V
+   * @param seq tokens per sequence
+   * @param batch sequences
+   * @param dtype element type
+   */
+  public ModelSpec(String name, Family family, int layers, int hidden, int heads, int kvHeads,
+      int ffn, int vocab, int seq, int batch, DType dtype) {
+    this(name, family, layers, hidden, heads, kvHeads, ffn, vocab, seq, batch, dtype,
+        family == Family.GPT ? Architecture.megatronGpt(seq) : Architecture.llama());
   }
 
   /**
@@ -70,17 +105,79 @@ public record ModelSpec(
   }
 
   /**
-   * The number of weights.
+   * The parameters of one transformer block: Q, K, V and output projections (with their biases
+   * when the architecture has them), the MLP matrices (and biases), and the two norms.
    *
-   * @return parameters of the blocks (embedding and head excluded for LLaMA)
+   * @return parameters per block (one dot layer, h x h, for {@link Family#ALPA_MLP})
    */
-  public long parameterCount() {
+  public long blockParameterCount() {
+    long h = hidden;
     if (family == Family.ALPA_MLP) {
-      return (long) layers * hidden * hidden;
+      return h * h;
     }
     long kv = (long) kvHeads * headDim();
-    long attn = 2L * hidden * hidden + 2L * hidden * kv;
-    long mlp = 3L * hidden * ffn;
-    return layers * (attn + mlp + 2L * hidden);
+    long attn = 2 * h * h + 2 * h * kv;
+    long mlp = (arch.mlp().gated() ? 3 : 2) * h * ffn;
+    long bias = arch.biases() ? h + 2 * kv + h + (arch.mlp().gated() ? 2L * ffn : ffn) + h : 0;
+    return attn + mlp + bias + 2 * arch.norm().parameters(hidden);
+  }
+
+  /**
+   * The parameters of the embedding layer: the token table and, with learned positions, the
+   * position table.
+   *
+   * @return {@code V*h + positionRows*h} (0 for {@link Family#ALPA_MLP})
+   */
+  public long embeddingParameterCount() {
+    if (family == Family.ALPA_MLP) {
+      return 0;
+    }
+    return ((long) vocab + arch.positionRows()) * hidden;
+  }
+
+  /**
+   * The parameters after the last block: the final norm and, unless tied to the embedding, the
+   * LM head (which has no bias in any supported family).
+   *
+   * @return parameters of the head (0 for {@link Family#ALPA_MLP})
+   */
+  public long headParameterCount() {
+    if (family == Family.ALPA_MLP) {
+      return 0;
+    }
+    return arch.norm().parameters(hidden) + (arch.tiedEmbeddings() ? 0 : (long) vocab * hidden);
+  }
+
+  /**
+   * All parameters: embeddings, position table, every block, the final norm and the LM head
+   * (counted once when tied).
+   *
+   * @return the number of weights
+   */
+  public long parameterCount() {
+    return Math.addExact(Math.addExact(embeddingParameterCount(),
+        Math.multiplyExact((long) layers, blockParameterCount())), headParameterCount());
+  }
+
+  /**
+   * The parameters of all blocks, without embeddings and head (what this method's predecessor,
+   * {@code parameterCount}, returned for LLaMA).
+   *
+   * @return {@code layers * blockParameterCount()}
+   */
+  public long blocksParameterCount() {
+    return Math.multiplyExact((long) layers, blockParameterCount());
+  }
+
+  /**
+   * This spec with another workload.
+   *
+   * @param newSeq tokens per sequence
+   * @param newBatch sequences
+   * @return the spec
+   */
+  public ModelSpec withWorkload(int newSeq, int newBatch) {
+    return new ModelSpec(name, family, layers, hidden, heads, kvHeads, ffn, vocab, newSeq,
+        newBatch, dtype, arch);
   }
 }

@@ -6,12 +6,47 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * Named model presets. LLaMA 2 sizes are from Touvron et al. 2023 (Table 1 and the released
- * {@code config.json} files); their default workload is the example of the Alpa simulation
- * document: batch 8, sequence 1024, fp32 as in Alpa's prototype.
+ * Named model presets and where their numbers come from.
+ *
+ * <ul>
+ *   <li>{@code llama2-7b}, {@code llama2-13b}, {@code llama2-70b}: Touvron et al. 2023, "Llama 2",
+ *       Table 1, and the released {@code config.json} files (hidden 4096/5120/8192, layers
+ *       32/40/80, heads 32/40/64, key/value heads 32/40/8, intermediate 11008/13824/28672,
+ *       vocabulary 32000). Their default workload is the example of the Alpa simulation document:
+ *       batch 8, sequence 1024, fp32 as in Alpa's prototype.
+ *   <li>{@code llama-7b}, {@code llama-13b}, {@code llama-33b}, {@code llama-65b}: Touvron et al.
+ *       2023, "LLaMA", Table 2 (dimension 4096/5120/6656/8192, heads 32/40/52/64, layers
+ *       32/40/60/80, context 2048) with the intermediate sizes of the released configs
+ *       (11008/13824/17920/22016).
+ *   <li>{@code llama3-8b}, {@code llama3-70b}, {@code llama3.1-8b}, {@code llama3.1-70b}, {@code
+ *       llama3.1-405b}: the {@code config.json} of meta-llama/Meta-Llama-3(.1)-*: hidden
+ *       4096/8192/16384, layers 32/80/126, heads 32/64/128, 8 key/value heads, intermediate
+ *       14336/28672/53248, vocabulary 128256; Dubey et al. 2024, "The Llama 3 Herd of Models",
+ *       Table 3. Sequence 8192 (the pre-training context).
+ *   <li>{@code mistral-7b}: the {@code config.json} of mistralai/Mistral-7B-v0.1 (hidden 4096,
+ *       32 layers, 32 heads, 8 key/value heads, intermediate 14336, vocabulary 32000); Jiang et
+ *       al. 2023, Table 1. Sequence 8192.
+ *   <li>{@code gpt-1.7b} ... {@code gpt-1t}: Narayanan et al. SC'21, Table 1 (hidden, layers,
+ *       heads; vocabulary 51200, sequence 2048, ffn 4h, tied embeddings, learned positions). The
+ *       default batch is the row's global batch size.
+ *   <li>{@code gpt3-175b}: Brown et al. 2020, Table 2.1 (96 layers, d_model 12288, 96 heads,
+ *       context 2048) with GPT-2's vocabulary of 50257.
+ *   <li>{@code opt-125m} ... {@code opt-175b}: Zhang et al. 2022, "OPT", Table 1 (layers, heads,
+ *       d_model; ffn 4h), vocabulary 50272 and 2048 positions (2050 rows) from the released
+ *       configs. OPT-350m is left out: its embedding width (512) differs from its hidden size.
+ *   <li>{@code gpt}: a generic Megatron-style GPT (the GPT-2 small shape: 12 layers, hidden 768,
+ *       12 heads, vocabulary 51200, sequence 2048); every dimension is meant to be overridden.
+ *   <li>{@code alpa-mlp}: the MLP of Alpa's prototype solver tests.
+ * </ul>
+ *
+ * Presets other than the three LLaMA 2 ones and {@code alpa-mlp} default to bf16 and batch 8
+ * (Megatron GPT: its Table 1 global batch).
  */
 public final class Presets {
   private static final Map<String, ModelSpec> PRESETS = new LinkedHashMap<>();
+  private static final int MEGATRON_VOCAB = 51200;
+  private static final int MEGATRON_SEQ = 2048;
+  private static final int OPT_VOCAB = 50272;
 
   static {
     put(new ModelSpec("llama2-7b", ModelSpec.Family.LLAMA, 32, 4096, 32, 32, 11008, 32000, 1024,
@@ -22,12 +57,62 @@ public final class Presets {
         8, DType.F32));
     put(new ModelSpec("alpa-mlp", ModelSpec.Family.ALPA_MLP, 2, 128, 1, 1, 128, 1, 1, 1024,
         DType.F32));
+    llama("llama-7b", 32, 4096, 32, 32, 11008, 32000, 2048);
+    llama("llama-13b", 40, 5120, 40, 40, 13824, 32000, 2048);
+    llama("llama-33b", 60, 6656, 52, 52, 17920, 32000, 2048);
+    llama("llama-65b", 80, 8192, 64, 64, 22016, 32000, 2048);
+    llama("llama3-8b", 32, 4096, 32, 8, 14336, 128256, 8192);
+    llama("llama3-70b", 80, 8192, 64, 8, 28672, 128256, 8192);
+    llama("llama3.1-8b", 32, 4096, 32, 8, 14336, 128256, 8192);
+    llama("llama3.1-70b", 80, 8192, 64, 8, 28672, 128256, 8192);
+    llama("llama3.1-405b", 126, 16384, 128, 8, 53248, 128256, 8192);
+    llama("mistral-7b", 32, 4096, 32, 8, 14336, 32000, 8192);
+    // Narayanan et al. SC'21, Table 1: name, hidden, layers, heads, global batch.
+    megatron("gpt-1.7b", 2304, 24, 24, 512);
+    megatron("gpt-3.6b", 3072, 30, 32, 512);
+    megatron("gpt-7.5b", 4096, 36, 32, 512);
+    megatron("gpt-18.4b", 6144, 40, 48, 1024);
+    megatron("gpt-39.1b", 8192, 48, 64, 1536);
+    megatron("gpt-76.1b", 10240, 60, 80, 1792);
+    megatron("gpt-145.6b", 12288, 80, 96, 2304);
+    megatron("gpt-310.1b", 16384, 96, 128, 2160);
+    megatron("gpt-529.6b", 20480, 105, 128, 2520);
+    megatron("gpt-1t", 25600, 128, 160, 3072);
+    put(new ModelSpec("gpt3-175b", ModelSpec.Family.GPT, 96, 12288, 96, 96, 4 * 12288, 50257,
+        2048, 8, DType.BF16, Architecture.megatronGpt(2048)));
+    opt("opt-125m", 12, 768, 12);
+    opt("opt-1.3b", 24, 2048, 32);
+    opt("opt-2.7b", 32, 2560, 32);
+    opt("opt-6.7b", 32, 4096, 32);
+    opt("opt-13b", 40, 5120, 40);
+    opt("opt-30b", 48, 7168, 56);
+    opt("opt-66b", 64, 9216, 72);
+    opt("opt-175b", 96, 12288, 96);
+    put(new ModelSpec("gpt", ModelSpec.Family.GPT, 12, 768, 12, 12, 4 * 768, MEGATRON_VOCAB,
+        MEGATRON_SEQ, 8, DType.BF16, Architecture.megatronGpt(MEGATRON_SEQ)));
   }
 
   private Presets() {}
 
   private static void put(ModelSpec s) {
     PRESETS.put(s.name(), s);
+  }
+
+  private static void llama(String name, int layers, int hidden, int heads, int kvHeads, int ffn,
+      int vocab, int seq) {
+    put(new ModelSpec(name, ModelSpec.Family.LLAMA, layers, hidden, heads, kvHeads, ffn, vocab,
+        seq, 8, DType.BF16, Architecture.llama()));
+  }
+
+  private static void megatron(String name, int hidden, int layers, int heads, int globalBatch) {
+    put(new ModelSpec(name, ModelSpec.Family.GPT, layers, hidden, heads, heads, 4 * hidden,
+        MEGATRON_VOCAB, MEGATRON_SEQ, globalBatch, DType.BF16,
+        Architecture.megatronGpt(MEGATRON_SEQ)));
+  }
+
+  private static void opt(String name, int layers, int hidden, int heads) {
+    put(new ModelSpec(name, ModelSpec.Family.GPT, layers, hidden, heads, heads, 4 * hidden,
+        OPT_VOCAB, 2048, 8, DType.BF16, Architecture.opt(2048)));
   }
 
   /**
@@ -37,6 +122,16 @@ public final class Presets {
    */
   public static Iterable<String> names() {
     return PRESETS.keySet();
+  }
+
+  /**
+   * Whether a name is a preset.
+   *
+   * @param name the name
+   * @return true when {@link #get} knows it
+   */
+  public static boolean contains(String name) {
+    return PRESETS.containsKey(name);
   }
 
   /**

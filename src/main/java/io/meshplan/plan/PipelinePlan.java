@@ -21,6 +21,9 @@ import java.util.Optional;
  * @param recompute activation recomputation
  * @param sequenceParallel sequence parallelism inside tensor-parallel groups
  * @param distributedOptimizer optimizer state sharded over data-parallel groups
+ * @param zeroStage the ZeRO stage (Rajbhandari et al. SC'20) over data-parallel groups: 0 none, 1
+ *     optimizer state sharded (Megatron-LM's distributed optimizer), 3 weights, gradients and
+ *     optimizer state sharded (FSDP)
  * @param stages the pipeline stages in order; blocks are numbered 0..layers-1, the embedding runs
  *     on the first stage and the LM head on the last
  * @param prediction the simulator's figures for this plan
@@ -35,6 +38,7 @@ public record PipelinePlan(
     Recompute recompute,
     boolean sequenceParallel,
     boolean distributedOptimizer,
+    int zeroStage,
     List<StagePlan> stages,
     Prediction prediction) {
 
@@ -69,6 +73,10 @@ public record PipelinePlan(
     Require.positive(virtualStages, "virtual stages");
     Require.nonNull(recompute, "recompute");
     Require.nonNull(prediction, "prediction");
+    Require.that(zeroStage == 0 || zeroStage == 1 || zeroStage == 3, "ZeRO stage must be 0, 1 or 3,"
+        + " got " + zeroStage);
+    Require.that(distributedOptimizer == (zeroStage == 1), "the distributed optimizer is ZeRO "
+        + "stage 1");
     stages = List.copyOf(stages);
     Require.that(!stages.isEmpty(), "a plan needs at least one stage");
     int next = 0;
@@ -117,6 +125,10 @@ public record PipelinePlan(
    */
   public Optional<String> whyNotUniform() {
     StagePlan s0 = stages.get(0);
+    if (zeroStage == 3) {
+      return Optional.of("weights and gradients are sharded over data-parallel groups (ZeRO-3/"
+          + "FSDP); Megatron-LM shards only the optimizer state (--use-distributed-optimizer)");
+    }
     for (StagePlan s : stages) {
       if (s.dataParallel() != s0.dataParallel() || s.tensorParallel() != s0.tensorParallel()) {
         return Optional.of("stages use different logical meshes (" + s0.dataParallel() + "x"

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.meshplan.graph.DType;
+import io.meshplan.model.Architecture;
 import io.meshplan.model.ModelSpec;
 import io.meshplan.model.Recompute;
 import io.meshplan.util.InputException;
@@ -52,6 +53,7 @@ public final class PlanJson {
     root.put("recompute", plan.recompute().label());
     root.put("sequenceParallel", plan.sequenceParallel());
     root.put("distributedOptimizer", plan.distributedOptimizer());
+    root.put("zeroStage", plan.zeroStage());
     PipelinePlan.Prediction p = plan.prediction();
     root.put("iterationSeconds", p.iterationSeconds());
     root.put("tokensPerSecond", p.tokensPerSecond());
@@ -96,6 +98,13 @@ public final class PlanJson {
     o.put("vocab", m.vocab());
     o.put("seq", m.seq());
     o.put("dtype", m.dtype().hloName());
+    ObjectNode a = o.putObject("architecture");
+    a.put("mlp", m.arch().mlp().name().toLowerCase(java.util.Locale.ROOT));
+    a.put("norm", m.arch().norm().name().toLowerCase(java.util.Locale.ROOT));
+    a.put("positions", m.arch().positions().name().toLowerCase(java.util.Locale.ROOT));
+    a.put("positionRows", m.arch().positionRows());
+    a.put("biases", m.arch().biases());
+    a.put("tiedEmbeddings", m.arch().tiedEmbeddings());
     return o;
   }
 
@@ -131,9 +140,16 @@ public final class PlanJson {
     Fields m = f.object("model");
     ModelSpec model;
     try {
-      model = new ModelSpec(m.text("name"), family(where, m.text("family")), m.integer("layers"),
-          m.integer("hidden"), m.integer("heads"), m.integer("kvHeads"), m.integer("ffn"),
-          m.integer("vocab"), m.integer("seq"), 1, dtype(where, m.text("dtype")));
+      Fields a = m.object("architecture");
+      Architecture arch = new Architecture(
+          enumOf(where, "mlp", Architecture.Mlp.class, a.text("mlp")),
+          enumOf(where, "norm", Architecture.Norm.class, a.text("norm")),
+          enumOf(where, "positions", Architecture.Positions.class, a.text("positions")),
+          a.integer("positionRows"), a.bool("biases"), a.bool("tiedEmbeddings"));
+      model = new ModelSpec(m.text("name"), enumOf(where, "family", ModelSpec.Family.class,
+          m.text("family")), m.integer("layers"), m.integer("hidden"), m.integer("heads"),
+          m.integer("kvHeads"), m.integer("ffn"), m.integer("vocab"), m.integer("seq"), 1,
+          dtype(where, m.text("dtype")), arch);
     } catch (IllegalArgumentException e) {
       throw new InputException(where + ": field 'model': " + e.getMessage());
     }
@@ -168,7 +184,7 @@ public final class PlanJson {
       return new PipelinePlan(model, f.text("cluster"), f.integer("globalBatch"),
           f.integer("microBatch"), f.integer("microbatches"), f.integer("virtualStages"),
           Recompute.parse(f.text("recompute")), f.bool("sequenceParallel"),
-          f.bool("distributedOptimizer"), stages,
+          f.bool("distributedOptimizer"), f.integer("zeroStage"), stages,
           new PipelinePlan.Prediction(f.number("iterationSeconds"), f.number("tokensPerSecond"),
               f.number("tflopsPerGpu"), f.number("mfu"), f.number("peakMemoryBytesPerGpu")));
     } catch (IllegalArgumentException e) {
@@ -176,14 +192,15 @@ public final class PlanJson {
     }
   }
 
-  private static ModelSpec.Family family(String where, String name) {
-    for (ModelSpec.Family fam : ModelSpec.Family.values()) {
-      if (fam.name().equalsIgnoreCase(name)) {
-        return fam;
+  private static <E extends Enum<E>> E enumOf(String where, String field, Class<E> type,
+      String name) {
+    for (E e : type.getEnumConstants()) {
+      if (e.name().equalsIgnoreCase(name)) {
+        return e;
       }
     }
-    throw new InputException(where + ": field 'model.family' is '" + name + "', not a known "
-        + "model family");
+    throw new InputException(where + ": field '" + field + "' is '" + name + "'; expected one of "
+        + java.util.Arrays.toString(type.getEnumConstants()).toLowerCase(java.util.Locale.ROOT));
   }
 
   private static DType dtype(String where, String name) {

@@ -43,7 +43,7 @@ class ExportDeployCliTest {
       first += counts[i];
     }
     PipelinePlan p = new PipelinePlan(m, "128x8:h100-80gb:ib-ndr400", 1024, 1, 32, 1,
-        Recompute.FULL, true, true, stages, new PipelinePlan.Prediction(10, 1000, 100, 0.3, 5e10));
+        Recompute.FULL, true, true, 1, stages, new PipelinePlan.Prediction(10, 1000, 100, 0.3, 5e10));
     Path f = dir.resolve("plan.json");
     Files.writeString(f, PlanJson.write(p));
     return f;

@@ -193,6 +193,25 @@ class ExporterTest {
   }
 
   @Test
+  void megatronArchitectureFlagsFollowTheModel() {
+    // A Megatron GPT (GeLU, LayerNorm, learned positions, biases, tied embeddings) needs no
+    // architecture switch but the position type; OPT's ReLU MLP has no Megatron-LM form.
+    var gpt = new io.meshplan.model.ModelSpec("gpt", io.meshplan.model.ModelSpec.Family.GPT, 24,
+        2048, 16, 16, 8192, 51200, 2048, 1, io.meshplan.graph.DType.BF16);
+    assertThat(MegatronArgs.architecture(gpt))
+        .containsExactly(List.of("--position-embedding-type", "learned_absolute"));
+    var opt = new io.meshplan.model.ModelSpec("opt", io.meshplan.model.ModelSpec.Family.GPT, 24,
+        2048, 16, 16, 8192, 50272, 2048, 1, io.meshplan.graph.DType.BF16,
+        new io.meshplan.model.Architecture(io.meshplan.model.Architecture.Mlp.RELU,
+            io.meshplan.model.Architecture.Norm.LAYER,
+            io.meshplan.model.Architecture.Positions.LEARNED, 2048, true, true));
+    var in = new ExportInput(opt, io.meshplan.cluster.ClusterSpec.parse("1x8:a100-80gb"),
+        new ParallelConfig(8, 1, 1, 1, 1, 8, Recompute.NONE, false, false));
+    assertThat(notExpressible(exporter.export(ExportTarget.MEGATRON, in)).missing())
+        .contains("no ReLU MLP");
+  }
+
+  @Test
   void megatronCannotTrainTheAlpaMlp() {
     var mlp = new io.meshplan.model.ModelSpec("alpa-mlp", io.meshplan.model.ModelSpec.Family.ALPA_MLP,
         2, 128, 1, 1, 128, 1, 1, 1024, io.meshplan.graph.DType.F32);

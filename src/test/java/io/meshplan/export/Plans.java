@@ -39,6 +39,6 @@ final class Plans {
       device += s[2] * 8;
     }
     return new PipelinePlan(LLAMA70B, CLUSTER.toShortString(), 1024, 1, 32, 1, Recompute.FULL,
-        true, true, list, new PipelinePlan.Prediction(10, 1000, 100, 0.3, 5e10));
+        true, true, 1, list, new PipelinePlan.Prediction(10, 1000, 100, 0.3, 5e10));
   }
 }

@@ -1,0 +1,68 @@
+package io.meshplan.cli;
+
+import io.meshplan.calibrate.ProfileCommModel;
+import io.meshplan.calibrate.ProfileFiles;
+import io.meshplan.cluster.ClusterCommModels;
+import io.meshplan.cluster.ClusterSpec;
+import io.meshplan.cluster.CommModel;
+import io.meshplan.cluster.LogicalMesh;
+import io.meshplan.cluster.SendRecvModel;
+import io.meshplan.calibrate.Profile;
+import java.nio.file.Path;
+import java.util.function.Function;
+import picocli.CommandLine.Option;
+
+/** The cluster and its prices, shared by {@code plan}, {@code simulate} and {@code export}. */
+final class ClusterOptions {
+  @Option(names = "--cluster", description = "NODESxGPUS:gpu[:fabric] (e.g. 50x4:v100-32gb, "
+      + "128x8:h100-80gb:ib-ndr400) or a YAML cluster file.")
+  String cluster;
+
+  @Option(names = "--profile", description = "A calibration profile from 'meshplan calibrate';"
+      + " its measured collectives and send/recv replace catalog prices.")
+  Path profile;
+
+  @Option(names = "--memory", description = "Memory per GPU to plan for, e.g. 70GiB (default: "
+      + "the GPU's memory).")
+  String memory;
+
+  /** The cluster, read from {@code --cluster} or, when absent, from the fallback text. */
+  ClusterSpec spec(String fallback) {
+    String text = cluster != null ? cluster : fallback;
+    if (text == null) {
+      throw new io.meshplan.util.InputException("--cluster is required, e.g. --cluster "
+          + "128x8:h100-80gb:ib-ndr400");
+    }
+    return ClusterSpec.parse(text);
+  }
+
+  double memoryPerGpu(ClusterSpec cs) {
+    return memory != null ? CliValues.bytes("--memory", memory) : cs.gpu().hbmBytes();
+  }
+
+  private Profile loaded;
+
+  private Profile profile() {
+    if (profile != null && loaded == null) {
+      loaded = ProfileFiles.read(profile);
+    }
+    return loaded;
+  }
+
+  Function<LogicalMesh, CommModel> comm(ClusterSpec cs) {
+    Profile p = profile();
+    if (p == null) {
+      return mesh -> ClusterCommModels.catalog(cs, mesh);
+    }
+    return mesh -> new ProfileCommModel(cs, mesh, p);
+  }
+
+  SendRecvModel p2p(ClusterSpec cs) {
+    Profile p = profile();
+    if (p == null) {
+      return SendRecvModel.catalog(cs);
+    }
+    ProfileCommModel m = new ProfileCommModel(cs, LogicalMesh.of(cs.gpuCount()), p);
+    return m;
+  }
+}

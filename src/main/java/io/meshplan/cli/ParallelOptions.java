@@ -1,0 +1,67 @@
+package io.meshplan.cli;
+
+import io.meshplan.model.Recompute;
+import io.meshplan.plan.ParallelConfig;
+import io.meshplan.util.InputException;
+import picocli.CommandLine.Option;
+
+/** The Megatron-LM style parallel flags of {@code simulate} and {@code export}. */
+final class ParallelOptions {
+  @Option(names = "--tp", description = "Tensor-parallel size.")
+  Integer tp;
+
+  @Option(names = "--pp", description = "Pipeline-parallel size.")
+  Integer pp;
+
+  @Option(names = "--dp", description = "Data-parallel size.")
+  Integer dp;
+
+  @Option(names = "--vpp", description = "Model chunks per pipeline stage (interleaved 1F1B; "
+      + "default 1).")
+  Integer vpp;
+
+  @Option(names = "--micro-batch", description = "Sequences per microbatch per replica.")
+  Integer microBatch;
+
+  @Option(names = "--global-batch", description = "Sequences per iteration.")
+  Integer globalBatch;
+
+  @Option(names = "--recompute", description = "none, selective or full (default none).")
+  String recompute;
+
+  @Option(names = "--sequence-parallel", description = "Sequence parallelism in the "
+      + "tensor-parallel group.")
+  boolean sequenceParallel;
+
+  @Option(names = "--distributed-optimizer", description = "Shard the optimizer state over the"
+      + " data-parallel group (ZeRO-1).")
+  boolean distributedOptimizer;
+
+  /** Whether any of the flags was given. */
+  boolean any() {
+    return tp != null || pp != null || dp != null || vpp != null || microBatch != null
+        || globalBatch != null || recompute != null || sequenceParallel || distributedOptimizer;
+  }
+
+  /** The configuration; every size flag is required. */
+  ParallelConfig config() {
+    require("--tp", tp);
+    require("--pp", pp);
+    require("--dp", dp);
+    require("--micro-batch", microBatch);
+    require("--global-batch", globalBatch);
+    Recompute r = recompute == null ? Recompute.NONE : Recompute.parse(recompute);
+    try {
+      return new ParallelConfig(tp, pp, dp, vpp == null ? 1 : vpp, microBatch, globalBatch, r,
+          sequenceParallel, distributedOptimizer);
+    } catch (IllegalArgumentException e) {
+      throw new InputException(e.getMessage());
+    }
+  }
+
+  private static void require(String flag, Integer v) {
+    if (v == null) {
+      throw new InputException(flag + " is required (or give --plan FILE)");
+    }
+  }
+}

@@ -1,0 +1,89 @@
+package io.meshplan.cli;
+
+import io.meshplan.interop.InterOpPlanner;
+import io.meshplan.interop.PlanResult;
+import io.meshplan.interop.PlanText;
+import io.meshplan.plan.PlanJson;
+import io.meshplan.util.InfeasibleException;
+import io.meshplan.util.InputException;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/** {@code meshplan plan}: the whole-cluster plan of a model (Alpa's inter- and intra-op passes). */
+@Command(name = "plan", mixinStandardHelpOptions = true,
+    description = "Plan how to train a model on a cluster: pipeline stages, logical meshes and "
+        + "shardings, with the predicted iteration time, throughput, MFU and memory.")
+final class PlanCommand implements Callable<Integer> {
+  @Spec picocli.CommandLine.Model.CommandSpec spec;
+
+  @Mixin ModelOptions model = new ModelOptions();
+
+  @Mixin ClusterOptions cluster = new ClusterOptions();
+
+  @Option(names = "--global-batch", defaultValue = "1024",
+      description = "Sequences per iteration (default: ${DEFAULT-VALUE}).")
+  int globalBatch;
+
+  @Option(names = "--microbatches", defaultValue = "auto",
+      description = "Microbatches per iteration, or auto to let the planner choose (default: "
+          + "${DEFAULT-VALUE}).")
+  String microbatches;
+
+  @Option(names = "--json", description = "Print the plan as JSON.")
+  boolean json;
+
+  @Option(names = "--out", description = "Also write the plan as JSON to this file (for "
+      + "'simulate --plan', 'export --plan' and 'deploy --plan').")
+  Path out;
+
+  @Override
+  public Integer call() {
+    int fixed = 0;
+    if (!"auto".equalsIgnoreCase(microbatches)) {
+      try {
+        fixed = Integer.parseInt(microbatches.trim());
+      } catch (NumberFormatException e) {
+        fixed = -1;
+      }
+      if (fixed <= 0) {
+        throw new InputException("--microbatches must be a positive integer or auto, got '"
+            + microbatches + "'");
+      }
+      if (globalBatch % fixed != 0) {
+        throw new InputException("--global-batch " + globalBatch + " is not a multiple of "
+            + "--microbatches " + fixed);
+      }
+    }
+    OutputFiles.check(spec, "--out", out);
+    TrainingSetup setup = TrainingSetup.of(model, cluster, null, globalBatch, fixed);
+    PlanResult r;
+    try (Progress progress = Progress.start("planning")) {
+      r = new InterOpPlanner(setup.layers(), progress::update).plan(setup.request());
+    }
+    if (r instanceof PlanResult.Infeasible inf) {
+      throw new InfeasibleException(inf.message());
+    }
+    PlanResult.Planned p = (PlanResult.Planned) r;
+    String planJson = PlanJson.write(p.plan());
+    PrintWriter w = spec.commandLine().getOut();
+    if (json) {
+      w.print(planJson);
+    } else {
+      w.print(PlanText.write(p.plan(), p.simulation()));
+      w.printf(java.util.Locale.ROOT, "search: %d layer solves, %d stage DP runs, %d simulations%n",
+          p.stats().layerSolves(), p.stats().dpRuns(), p.stats().simulations());
+    }
+    if (out != null) {
+      OutputFiles.write("--out", out, planJson);
+      if (!json) {
+        w.println("wrote " + out);
+      }
+    }
+    return ExitCodes.OK;
+  }
+}

@@ -1,0 +1,85 @@
+package io.meshplan.cluster;
+
+import io.meshplan.util.Require;
+
+/**
+ * Prices one kernel on one GPU for training plans: a roofline (Williams, Waterman and Patterson,
+ * CACM 2009) whose math efficiency grows with the work of the kernel. A kernel of {@code f} FLOPs
+ * runs its math at {@code peak * gemmEfficiency * f / (f + peak * rampSeconds)}: a large GEMM
+ * approaches {@code gemmEfficiency} of the dense peak, while a small one pays a fixed start-up and
+ * tail cost of about {@code rampSeconds}, the wave-quantization and pipeline-fill time that makes
+ * small or thin matrix multiplications slow. Memory-bound kernels (elementwise ops, reductions,
+ * softmax) run at {@code memoryEfficiency} of the HBM bandwidth. The time is the larger of the two.
+ *
+ * <p>Defaults: 0.8 of the dense peak for large half-precision GEMMs (cuBLAS reaches 250-270 of
+ * A100's 312 TFLOP/s on square GEMMs of size 4096 and up: NVIDIA's "Matrix Multiplication
+ * Background User's Guide", and Narayanan et al. SC'21 report 52% of peak end to end on the largest
+ * models), a 5 µs ramp (so a 1 GFLOP GEMM on an A100 takes about 10 µs, a third of peak), and 0.8
+ * of HBM bandwidth for streaming kernels (STREAM-like copies reach 80-90%).
+ *
+ * @param peakFlops dense peak math throughput for the precision in use, FLOP/s
+ * @param hbmBandwidth device memory bandwidth, bytes/s
+ * @param gemmEfficiency the fraction of peak a large GEMM reaches, in (0, 1]
+ * @param rampSeconds the start-up cost of a kernel, expressed as seconds at peak, >= 0
+ * @param memoryEfficiency the fraction of HBM bandwidth a streaming kernel reaches, in (0, 1]
+ */
+public record KernelTimeModel(double peakFlops, double hbmBandwidth, double gemmEfficiency,
+    double rampSeconds, double memoryEfficiency) implements ComputeModel {
+  /** The default large-GEMM efficiency. */
+  public static final double GEMM_EFFICIENCY = 0.8;
+  /** The default ramp, seconds. */
+  public static final double RAMP_SECONDS = 5e-6;
+  /** The default streaming efficiency. */
+  public static final double MEMORY_EFFICIENCY = 0.8;
+
+  /** Validates the numbers. */
+  public KernelTimeModel {
+    Require.that(peakFlops > 0 && Double.isFinite(peakFlops), "peak FLOP/s must be > 0");
+    Require.that(hbmBandwidth > 0 && Double.isFinite(hbmBandwidth), "HBM bandwidth must be > 0");
+    Require.that(gemmEfficiency > 0 && gemmEfficiency <= 1, "GEMM efficiency must be in (0, 1]");
+    Require.that(rampSeconds >= 0 && Double.isFinite(rampSeconds), "ramp must be >= 0");
+    Require.that(memoryEfficiency > 0 && memoryEfficiency <= 1,
+        "memory efficiency must be in (0, 1]");
+  }
+
+  /**
+   * The default model of a GPU for a compute precision.
+   *
+   * @param gpu the GPU
+   * @param elementBytes 4 for fp32 (TF32 tensor cores where the GPU has them), 2 for bf16/fp16
+   * @return the model
+   */
+  public static KernelTimeModel of(GpuSpec gpu, int elementBytes) {
+    return new KernelTimeModel(densePeak(gpu, elementBytes), gpu.hbmBandwidth(), GEMM_EFFICIENCY,
+        RAMP_SECONDS, MEMORY_EFFICIENCY);
+  }
+
+  /**
+   * The dense peak a precision runs at: TF32 tensor cores for 4-byte elements (FP32 where the GPU
+   * has none), BF16 for 2-byte elements.
+   *
+   * @param gpu the GPU
+   * @param elementBytes element size of the compute dtype, bytes
+   * @return FLOP/s
+   */
+  public static double densePeak(GpuSpec gpu, int elementBytes) {
+    Precision p = elementBytes >= 4 ? Precision.TF32 : Precision.BF16;
+    return gpu.peak(p).or(() -> gpu.peak(Precision.FP16))
+        .orElse(gpu.peak(Precision.FP32).orElseThrow());
+  }
+
+  @Override
+  public double cost(double flops, double bytes) {
+    return Math.max(flops / (peakFlops * gemmEfficiency),
+        bytes / (hbmBandwidth * memoryEfficiency));
+  }
+
+  @Override
+  public double dotCost(double flops, double bytes) {
+    if (flops <= 0) {
+      return cost(flops, bytes);
+    }
+    return Math.max((flops + peakFlops * rampSeconds) / (peakFlops * gemmEfficiency),
+        bytes / (hbmBandwidth * memoryEfficiency));
+  }
+}

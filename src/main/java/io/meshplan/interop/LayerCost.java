@@ -1,0 +1,65 @@
+package io.meshplan.interop;
+
+import io.meshplan.plan.TensorSharding;
+import io.meshplan.util.Require;
+import java.util.List;
+
+/**
+ * What one layer (a transformer block, the embedding, or the LM head with its loss) costs on one
+ * data-parallel replica of a stage: the intra-operator plan of its training graph for one
+ * microbatch, priced in seconds and split by phase. Sizes are per GPU.
+ *
+ * @param forwardSeconds forward of one microbatch, compute plus tensor-parallel communication and
+ *     resharding, seconds
+ * @param backwardSeconds backward of one microbatch, recomputation included, seconds
+ * @param recomputeSeconds the recomputation inside {@code backwardSeconds}, seconds
+ * @param tensorCommSeconds the communication inside forward plus backward, seconds
+ * @param parameters weights held by one GPU in the compute precision, elements
+ * @param gradientParameters elements of the fp32 gradient accumulator one GPU holds; the
+ *     optimizer updates exactly these (master weight and moments take the accumulator's layout),
+ *     so they also count the optimizer state per GPU
+ * @param updateGatherSeconds per iteration, the all-gather over the tensor axis that rebuilds
+ *     weights whose gradients are more finely split than the weights themselves (the ILP may keep
+ *     a weight replicated while splitting its gradient, as ZeRO does), seconds
+ * @param savedActivationBytes activations one microbatch keeps from its forward until its
+ *     backward, bytes per GPU
+ * @param temporaryBytes the largest transient working set of the layer beyond weights and saved
+ *     activations, bytes per GPU
+ * @param boundaryBytes the activation one GPU sends to the next stage when a stage ends after this
+ *     layer, bytes per microbatch
+ * @param modelFlops FLOPs of forward plus backward of one microbatch on one replica, without
+ *     recomputation
+ * @param hardwareFlops the same with recomputation
+ * @param tensors the layer's largest tensors and their layouts
+ */
+public record LayerCost(double forwardSeconds, double backwardSeconds, double recomputeSeconds,
+    double tensorCommSeconds, double parameters, double gradientParameters,
+    double updateGatherSeconds, double savedActivationBytes,
+    double temporaryBytes, double boundaryBytes, double modelFlops, double hardwareFlops,
+    List<TensorSharding> tensors) {
+  /** Validates the numbers. */
+  public LayerCost {
+    Require.nonNegative(forwardSeconds, "forward seconds");
+    Require.nonNegative(backwardSeconds, "backward seconds");
+    Require.nonNegative(recomputeSeconds, "recompute seconds");
+    Require.nonNegative(tensorCommSeconds, "communication seconds");
+    Require.nonNegative(parameters, "parameters");
+    Require.nonNegative(gradientParameters, "gradient parameters");
+    Require.nonNegative(updateGatherSeconds, "update gather seconds");
+    Require.nonNegative(savedActivationBytes, "saved activation bytes");
+    Require.nonNegative(temporaryBytes, "temporary bytes");
+    Require.nonNegative(boundaryBytes, "boundary bytes");
+    Require.nonNegative(modelFlops, "model FLOPs");
+    Require.nonNegative(hardwareFlops, "hardware FLOPs");
+    tensors = List.copyOf(tensors);
+  }
+
+  /**
+   * Forward plus backward of one microbatch.
+   *
+   * @return seconds
+   */
+  public double latencySeconds() {
+    return forwardSeconds + backwardSeconds;
+  }
+}

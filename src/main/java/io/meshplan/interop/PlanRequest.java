@@ -1,0 +1,37 @@
+package io.meshplan.interop;
+
+import io.meshplan.cluster.ClusterSpec;
+import io.meshplan.cluster.CommModel;
+import io.meshplan.cluster.LogicalMesh;
+import io.meshplan.cluster.SendRecvModel;
+import io.meshplan.model.ModelSpec;
+import io.meshplan.util.Require;
+import java.util.function.Function;
+
+/**
+ * What the whole-cluster planner is asked.
+ *
+ * @param model the model, with the sequence length to train
+ * @param cluster the cluster
+ * @param globalBatch sequences per iteration
+ * @param fixedMicrobatches microbatches per iteration, or 0 to let the planner choose
+ * @param memoryPerGpu memory available on one GPU, bytes
+ * @param comm collective prices on a logical mesh placed on the cluster's devices, seconds
+ * @param p2p prices of stage-to-stage transfers, seconds
+ * @param weightBytes bytes of one weight in the compute precision (2 for bf16/fp16, 4 for fp32)
+ * @param overlapGradSync whether the gradient reduction overlaps with the backward pass
+ */
+public record PlanRequest(ModelSpec model, ClusterSpec cluster, int globalBatch,
+    int fixedMicrobatches, double memoryPerGpu, Function<LogicalMesh, CommModel> comm,
+    SendRecvModel p2p, int weightBytes, boolean overlapGradSync) {
+  /** Validates the fields. */
+  public PlanRequest {
+    Require.nonNull(model, "model");
+    Require.nonNull(cluster, "cluster");
+    Require.positive(globalBatch, "global batch");
+    Require.that(fixedMicrobatches >= 0, "microbatches must be >= 0");
+    Require.that(memoryPerGpu > 0, "memory per GPU must be > 0");
+    Require.nonNull(comm, "comm");
+    Require.nonNull(p2p, "p2p");
+  }
+}

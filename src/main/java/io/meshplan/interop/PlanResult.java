@@ -1,0 +1,49 @@
+package io.meshplan.interop;
+
+import io.meshplan.plan.PipelinePlan;
+import io.meshplan.sim.SimulationResult;
+import io.meshplan.util.Require;
+
+/** The outcome of whole-cluster planning: a plan with its simulation, or why there is none. */
+public sealed interface PlanResult permits PlanResult.Planned, PlanResult.Infeasible {
+  /**
+   * A plan.
+   *
+   * @param plan the plan
+   * @param simulation the simulator's run of it
+   * @param stats how much work the search did
+   */
+  record Planned(PipelinePlan plan, SimulationResult simulation, SearchStats stats)
+      implements PlanResult {
+    /** Validates the fields. */
+    public Planned {
+      Require.nonNull(plan, "plan");
+      Require.nonNull(simulation, "simulation");
+      Require.nonNull(stats, "stats");
+    }
+  }
+
+  /**
+   * Nothing fits.
+   *
+   * @param neededBytesPerGpu the least memory per GPU any candidate needed, bytes
+   * @param smallestNodes the fewest nodes of this kind whose GPUs could hold the model state
+   * @param message one sentence for the user
+   */
+  record Infeasible(double neededBytesPerGpu, int smallestNodes, String message)
+      implements PlanResult {
+    /** Validates the fields. */
+    public Infeasible {
+      Require.nonNull(message, "message");
+    }
+  }
+
+  /**
+   * Work counters of one search.
+   *
+   * @param layerSolves intra-op ILP solves of layer graphs
+   * @param dpRuns stage DP runs
+   * @param simulations schedule simulations
+   */
+  record SearchStats(int layerSolves, int dpRuns, int simulations) {}
+}

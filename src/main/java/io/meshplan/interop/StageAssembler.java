@@ -1,0 +1,102 @@
+package io.meshplan.interop;
+
+import io.meshplan.cluster.ClusterSpec;
+import io.meshplan.cluster.CommModel;
+import io.meshplan.cluster.KernelTimeModel;
+import io.meshplan.cluster.LinkLevel;
+import io.meshplan.cluster.LogicalMesh;
+import io.meshplan.sim.P2pCost;
+import io.meshplan.sim.PipelineSimulator;
+import io.meshplan.sim.Schedule;
+import io.meshplan.sim.SimulationInput;
+import io.meshplan.sim.SimulationResult;
+import io.meshplan.sim.StageCost;
+import io.meshplan.util.Require;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Puts planned layers together into stages and stages into a simulated pipeline; shared by the
+ * planner and the simulation of fixed configurations so that both price alike.
+ */
+final class StageAssembler {
+  private final PlanRequest req;
+  private final LayerCostModel layers;
+
+  StageAssembler(PlanRequest req, LayerCostModel layers) {
+    this.req = Require.nonNull(req, "request");
+    this.layers = Require.nonNull(layers, "layers");
+  }
+
+  /**
+   * The layers of a stage: embedding when it starts the model, {@code count} blocks, head when it
+   * ends the model.
+   *
+   * @return the list, or null when a layer cannot take the setting
+   */
+  List<LayerCost> stageLayers(LayerSetting ls, int count, boolean emb, boolean head) {
+    LayerCost block = layers.cost(LayerCostModel.Kind.BLOCK, ls);
+    if (block == null) {
+      return null;
+    }
+    List<LayerCost> list = new ArrayList<>(count + 2);
+    if (emb) {
+      LayerCost e = layers.cost(LayerCostModel.Kind.EMBEDDING, ls);
+      if (e == null) {
+        return null;
+      }
+      list.add(e);
+    }
+    for (int i = 0; i < count; i++) {
+      list.add(block);
+    }
+    if (head) {
+      LayerCost h = layers.cost(LayerCostModel.Kind.HEAD, ls);
+      if (h == null) {
+        return null;
+      }
+      list.add(h);
+    }
+    return list;
+  }
+
+  /** The stage builder for a logical mesh {@code d x t} placed on the cluster. */
+  StageCostBuilder builder(int d, int t) {
+    CommModel comm = req.comm().apply(LogicalMesh.of(d, t));
+    KernelTimeModel k = KernelTimeModel.of(req.cluster().gpu(), req.weightBytes());
+    return new StageCostBuilder(comm, k.hbmBandwidth() * k.memoryEfficiency(), req.weightBytes(),
+        req.overlapGradSync());
+  }
+
+  /**
+   * Simulates virtual stages whose groups start at the given devices.
+   *
+   * @param costs the virtual stages in pipeline order
+   * @param firstDevice the first device of each virtual stage's group
+   * @param globalBatch sequences per iteration
+   * @param microbatches microbatches per iteration
+   * @param schedule the schedule
+   * @return the simulation
+   */
+  SimulationResult simulate(List<StageCost> costs, int[] firstDevice, int globalBatch,
+      int microbatches, Schedule schedule) {
+    ClusterSpec cluster = req.cluster();
+    int m = cluster.gpusPerNode();
+    int groups = costs.size() / schedule.chunks();
+    P2pCost p2p = (from, to, bytes) -> {
+      int a0 = firstDevice[from];
+      int a1 = a0 + costs.get(from).devices() - 1;
+      int b0 = firstDevice[to];
+      int b1 = b0 + costs.get(to).devices() - 1;
+      boolean oneNode = a0 / m == a1 / m && b0 / m == b1 / m && a0 / m == b0 / m;
+      int pairs = Math.min(m, costs.get(from).devices());
+      return req.p2p().sendRecv(bytes, pairs, oneNode ? LinkLevel.INTRA_NODE
+          : LinkLevel.INTER_NODE);
+    };
+    Require.that(groups > 0, "no stages");
+    double peak = KernelTimeModel.densePeak(cluster.gpu(), req.weightBytes());
+    double tokens = (double) globalBatch * req.model().seq();
+    return new PipelineSimulator(new SimulationInput(costs, schedule, microbatches, p2p,
+        cluster.gpuCount(), peak, tokens)).simulate();
+  }
+}

@@ -1,0 +1,386 @@
+package io.meshplan.interop;
+
+import io.meshplan.util.Require;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.OptionalDouble;
+
+/**
+ * Alpa's inter-operator stage DP (Zheng et al., OSDI'22, section 5.2): slices L layers into
+ * pipeline stages and gives each stage a submesh of an N x M cluster, minimizing the pipeline
+ * latency {@code T* = sum_i t_i + (B - 1) * max_i t_i} (equation 2) for B microbatches.
+ *
+ * <p>Rules:
+ *
+ * <ul>
+ *   <li>The stages, in order, cover layers 0..L-1 with consecutive ranges and use submeshes whose
+ *       device counts sum to exactly N * M.
+ *   <li>For a fixed {@code t_max}, {@code F(s, k, d) = min over i >= k and submesh j with size
+ *       n_j*m_j <= d of t(k..i, j) + F(s - 1, i + 1, d - n_j*m_j)}, over options with {@code t <=
+ *       t_max} (equation 3); F(0, L, 0) = 0.
+ *   <li>1F1B memory: a stage followed by s - 1 later stages holds min(s, B) microbatches, so an
+ *       option is allowed only if {@code staticBytes + min(s, B) * activationBytes <= capacity}.
+ *       Since only min(s, B) matters, the DP keeps s capped at min(B, L): exact, and smaller.
+ *   <li>{@code t_max} runs over the distinct option latencies in ascending order, starting at the
+ *       smallest {@code t_max} for which any plan exists (found by a min-max DP). For each, the plan
+ *       with the least {@code sum t_i} under {@code t_max} is scored by its true T*. The enumeration
+ *       stops once {@code B * t_max >= best} (Alpa's early stop) or {@code S + (B - 1) * t_max >=
+ *       best}, where S is the least {@code sum t_i} with no bound on t_max: every plan not yet seen
+ *       has {@code max t_i >= t_max} and {@code sum t_i >= max(S, max t_i)}.
+ * </ul>
+ *
+ * <p>Tie-breaks, so the same table gives the same plan: the least-sum plan with no bound on
+ * {@code t_max} is the first candidate, and a plan found later (at a larger {@code t_max}) replaces
+ * the best so far only when its T* is strictly smaller; within one DP, for equal F the first candidate in
+ * loop order is kept: smaller last layer i of the first stage, then smaller submesh index, then
+ * (inside a cell) the option with smaller latency, then smaller index in the cell's list; among final
+ * states, the fewer capped stage counts first.
+ *
+ * <p>Cost: devices are counted in units of g, the greatest common divisor of N * M and the submesh
+ * sizes. One DP pass takes O(L^2 * S * min(B, L) * (N*M/g)) time for S shapes and O(L * min(B, L)
+ * * N*M/g) memory; the search makes two passes plus one per {@code t_max} tried. For very large
+ * clusters choose shapes with a large g (for example whole-node shapes only).
+ *
+ * <p>When no plan fits in memory, the result says the smallest capacity that would let one fit (a
+ * min-max DP over memory, ignoring time).
+ */
+public final class StageDp {
+  private static final int SUM = 0;
+  private static final int MAX = 1;
+  private static final int MEMORY = 2;
+
+  private final StageDpProblem problem;
+  private final int layers;
+  private final int shapes;
+  private final int cap;
+  private final int unitsTotal;
+  private final int[] units;
+  private final List<List<StageOption>> cellOptions = new ArrayList<>();
+  // Per cell, "steps": options in ascending latency that each fit more in-flight microbatches than
+  // every faster one. stepFrom[c]..stepFrom[c+1]-1 index stepT/stepS/stepO.
+  private final int[] stepFrom;
+  private final double[] stepT;
+  private final int[] stepS;
+  private final int[] stepO;
+  private final double[][] rows;
+  private final int[] lo;
+  private final int[] hi;
+
+  /**
+   * Prepares the DP.
+   *
+   * @param problem the cost table, cluster, memory capacity and microbatches
+   */
+  public StageDp(StageDpProblem problem) {
+    this.problem = Require.nonNull(problem, "problem");
+    this.layers = problem.layers();
+    this.shapes = problem.shapes().size();
+    this.cap = Math.min(problem.microbatches(), layers);
+    int g = problem.devices();
+    for (SubmeshShape s : problem.shapes()) {
+      g = gcd(g, s.devices());
+    }
+    this.unitsTotal = problem.devices() / g;
+    this.units = new int[shapes];
+    for (int j = 0; j < shapes; j++) {
+      units[j] = problem.shapes().get(j).devices() / g;
+    }
+    int cells = Math.multiplyExact(Math.multiplyExact(layers, layers), shapes);
+    this.stepFrom = new int[cells + 1];
+    List<double[]> steps = new ArrayList<>();
+    for (int k = 0; k < layers; k++) {
+      for (int i = 0; i < layers; i++) {
+        for (int j = 0; j < shapes; j++) {
+          int c = cell(k, i, j);
+          List<StageOption> opts = i >= k ? problem.table().options(k, i, j) : List.of();
+          cellOptions.add(opts);
+          stepFrom[c] = steps.size();
+          addSteps(opts, steps);
+        }
+      }
+    }
+    stepFrom[cells] = steps.size();
+    stepT = new double[steps.size()];
+    stepS = new int[steps.size()];
+    stepO = new int[steps.size()];
+    for (int x = 0; x < steps.size(); x++) {
+      stepT[x] = steps.get(x)[0];
+      stepS[x] = (int) steps.get(x)[1];
+      stepO[x] = (int) steps.get(x)[2];
+    }
+    int nrows = Math.multiplyExact(layers + 1, cap + 1);
+    this.rows = new double[nrows][];
+    this.lo = new int[nrows];
+    this.hi = new int[nrows];
+  }
+
+  private static int gcd(int a, int b) {
+    return b == 0 ? a : gcd(b, a % b);
+  }
+
+  private int cell(int k, int i, int j) {
+    return (k * layers + i) * shapes + j;
+  }
+
+  private int row(int k, int s) {
+    return k * (cap + 1) + s;
+  }
+
+  /** The largest in-flight count (up to cap) for which the option fits, 0 if none. */
+  private int fits(StageOption o) {
+    double capacity = problem.memoryCapacityBytes();
+    int s = 0;
+    if (o.activationBytes() == 0) {
+      s = o.memoryBytes(1) <= capacity ? cap : 0;
+    } else {
+      double guess = Math.floor((capacity - o.staticBytes()) / o.activationBytes());
+      s = (int) Math.max(0, Math.min(cap, guess));
+      while (s < cap && o.memoryBytes(s + 1) <= capacity) {
+        s++;
+      }
+      while (s > 0 && o.memoryBytes(s) > capacity) {
+        s--;
+      }
+    }
+    return s;
+  }
+
+  private void addSteps(List<StageOption> opts, List<double[]> steps) {
+    Integer[] order = new Integer[opts.size()];
+    for (int x = 0; x < order.length; x++) {
+      order[x] = x;
+    }
+    Arrays.sort(order, (a, b) -> {
+      int byT = Double.compare(opts.get(a).latencySeconds(), opts.get(b).latencySeconds());
+      return byT != 0 ? byT : Integer.compare(a, b);
+    });
+    int covered = 0;
+    for (int x : order) {
+      int f = fits(opts.get(x));
+      if (f > covered) {
+        steps.add(new double[] {opts.get(x).latencySeconds(), f, x});
+        covered = f;
+      }
+    }
+  }
+
+  /** The step of the fastest option of a cell that fits s in flight, or -1. */
+  private int step(int c, int s) {
+    for (int x = stepFrom[c]; x < stepFrom[c + 1]; x++) {
+      if (stepS[x] >= s) {
+        return x;
+      }
+    }
+    return -1;
+  }
+
+  private boolean unusable(int c, int mode) {
+    return mode == MEMORY ? cellOptions.get(c).isEmpty() : stepFrom[c] == stepFrom[c + 1];
+  }
+
+  /** The value a cell adds in a pass, or NaN when it cannot be used. */
+  private double value(int c, int s, double tmax, int mode) {
+    if (mode == MEMORY) {
+      double best = Double.NaN;
+      for (StageOption o : cellOptions.get(c)) {
+        double m = o.memoryBytes(s);
+        if (!(m >= best)) {
+          best = m;
+        }
+      }
+      return best;
+    }
+    int x = step(c, s);
+    return x < 0 || stepT[x] > tmax ? Double.NaN : stepT[x];
+  }
+
+  /**
+   * Runs the DP.
+   *
+   * @return the optimal plan, or the infeasibility with the memory that would be needed
+   */
+  public StageDpResult solve() {
+    int b = problem.microbatches();
+    double tmin = pass(Double.POSITIVE_INFINITY, MAX);
+    if (Double.isInfinite(tmin)) {
+      double need = pass(Double.POSITIVE_INFINITY, MEMORY);
+      if (Double.isInfinite(need)) {
+        return new StageDpResult.Infeasible(OptionalDouble.empty(), "no partition of the "
+            + layers + " layers into stages has submeshes whose sizes sum to "
+            + problem.devices() + " devices");
+      }
+      return new StageDpResult.Infeasible(OptionalDouble.of(need), "no pipeline plan fits in "
+          + problem.memoryCapacityBytes() + " bytes per GPU; the best plan needs " + need
+          + " bytes");
+    }
+    double leastSum = pass(Double.POSITIVE_INFINITY, SUM);
+    StagePlan best = reconstruct(Double.POSITIVE_INFINITY, SUM);
+    double[] latencies = Arrays.stream(stepT).filter(t -> t >= tmin).sorted().distinct()
+        .toArray();
+    int tried = 0;
+    for (double tmax : latencies) {
+      double bestObjective = best.objectiveSeconds();
+      if (b * tmax >= bestObjective || leastSum + (b - 1) * tmax >= bestObjective) {
+        break;
+      }
+      tried++;
+      double sum = pass(tmax, SUM);
+      if (Double.isInfinite(sum)) {
+        continue;
+      }
+      StagePlan plan = reconstruct(tmax, SUM);
+      if (plan.objectiveSeconds() < bestObjective) {
+        best = plan;
+      }
+    }
+    return new StageDpResult.Feasible(best, tried);
+  }
+
+  /** Fills the rows for one t_max and returns the best value at (k = 0, d = all devices). */
+  private double pass(double tmax, int mode) {
+    for (int r = 0; r < rows.length; r++) {
+      if (rows[r] != null && hi[r] >= lo[r]) {
+        Arrays.fill(rows[r], lo[r], hi[r] + 1, Double.POSITIVE_INFINITY);
+      }
+      lo[r] = Integer.MAX_VALUE;
+      hi[r] = -1;
+    }
+    int end = row(layers, 0);
+    ensure(end);
+    rows[end][0] = 0.0;
+    lo[end] = 0;
+    hi[end] = 0;
+    for (int k = layers - 1; k >= 0; k--) {
+      int smax = Math.min(cap, layers - k);
+      for (int i = k; i < layers; i++) {
+        for (int j = 0; j < shapes; j++) {
+          int c = cell(k, i, j);
+          if (unusable(c, mode)) {
+            continue;
+          }
+          for (int s = 1; s <= smax; s++) {
+            double v = value(c, s, tmax, mode);
+            if (Double.isNaN(v)) {
+              continue;
+            }
+            relax(row(k, s), row(i + 1, s - 1), units[j], v, mode);
+            if (s == cap) {
+              relax(row(k, s), row(i + 1, s), units[j], v, mode);
+            }
+          }
+        }
+      }
+    }
+    double best = Double.POSITIVE_INFINITY;
+    for (int s = 1; s <= cap; s++) {
+      double[] r = rows[row(0, s)];
+      if (r != null && r[unitsTotal] < best) {
+        best = r[unitsTotal];
+      }
+    }
+    return best;
+  }
+
+  private void ensure(int r) {
+    if (rows[r] == null) {
+      rows[r] = new double[unitsTotal + 1];
+      Arrays.fill(rows[r], Double.POSITIVE_INFINITY);
+    }
+  }
+
+  private void relax(int dst, int src, int z, double v, int mode) {
+    double[] from = rows[src];
+    if (from == null || hi[src] < 0) {
+      return;
+    }
+    int last = Math.min(hi[src], unitsTotal - z);
+    int first = lo[src];
+    if (first > last) {
+      return;
+    }
+    ensure(dst);
+    double[] to = rows[dst];
+    boolean changed = false;
+    int newLo = lo[dst];
+    int newHi = hi[dst];
+    if (mode == SUM) {
+      for (int d = first; d <= last; d++) {
+        double cand = v + from[d];
+        if (cand < to[d + z]) {
+          to[d + z] = cand;
+          changed = true;
+        }
+      }
+    } else {
+      for (int d = first; d <= last; d++) {
+        double cand = Math.max(v, from[d]);
+        if (cand < to[d + z]) {
+          to[d + z] = cand;
+          changed = true;
+        }
+      }
+    }
+    if (changed) {
+      newLo = Math.min(newLo, first + z);
+      newHi = Math.max(newHi, last + z);
+      lo[dst] = newLo;
+      hi[dst] = newHi;
+    }
+  }
+
+  /** Walks the filled rows from (0, all devices), repeating the fill's loop order. */
+  private StagePlan reconstruct(double tmax, int mode) {
+    int s = -1;
+    double target = Double.POSITIVE_INFINITY;
+    for (int x = 1; x <= cap; x++) {
+      double[] r = rows[row(0, x)];
+      if (r != null && r[unitsTotal] < target) {
+        target = r[unitsTotal];
+        s = x;
+      }
+    }
+    List<Stage> stages = new ArrayList<>();
+    int k = 0;
+    int d = unitsTotal;
+    while (k < layers) {
+      boolean found = false;
+      for (int i = k; i < layers && !found; i++) {
+        for (int j = 0; j < shapes && !found; j++) {
+          int c = cell(k, i, j);
+          if (units[j] > d || unusable(c, mode)) {
+            continue;
+          }
+          double v = value(c, s, tmax, mode);
+          if (Double.isNaN(v)) {
+            continue;
+          }
+          int[] prevs = s == cap ? new int[] {s - 1, s} : new int[] {s - 1};
+          for (int p : prevs) {
+            double[] from = rows[row(i + 1, p)];
+            if (from == null) {
+              continue;
+            }
+            double rest = from[d - units[j]];
+            double total = mode == SUM ? v + rest : Math.max(v, rest);
+            if (total == target && !Double.isInfinite(rest)) {
+              int x = step(c, s);
+              StageOption o = cellOptions.get(c).get(stepO[x]);
+              stages.add(new Stage(k, i, j, problem.shapes().get(j), o));
+              k = i + 1;
+              d -= units[j];
+              s = p;
+              target = rest;
+              found = true;
+              break;
+            }
+          }
+        }
+      }
+      if (!found) {
+        throw new IllegalStateException("stage DP table is inconsistent at layer " + k);
+      }
+    }
+    return StagePlan.of(stages, problem.microbatches());
+  }
+}

@@ -1,0 +1,131 @@
+package io.meshplan.model;
+
+import io.meshplan.util.Require;
+
+/**
+ * The layer design of a decoder-only transformer: what sets GPT (Radford et al. 2019; Megatron-LM,
+ * Shoeybi et al. 2019), OPT (Zhang et al. 2022), GPT-NeoX (Black et al. 2022), LLaMA (Touvron et
+ * al. 2023) and Mistral (Jiang et al. 2023) apart at the level that matters for parameter counts,
+ * FLOPs and activation memory.
+ *
+ * @param mlp the feed-forward design
+ * @param norm the normalization (one before attention, one before the MLP, one after the last
+ *     block)
+ * @param positions how positions enter the model
+ * @param positionRows rows of the learned position table ({@code 0} with rotary embeddings; OPT
+ *     stores {@code max_position_embeddings + 2} rows)
+ * @param biases whether every linear layer has a bias (attention QKV and output, both MLP
+ *     matrices; the LM head never has one)
+ * @param tiedEmbeddings whether the LM head reuses the token embedding table
+ */
+public record Architecture(
+    Mlp mlp, Norm norm, Positions positions, int positionRows, boolean biases,
+    boolean tiedEmbeddings) {
+
+  /** Feed-forward designs. */
+  public enum Mlp {
+    /** Gated SiLU: {@code W2 (silu(x W1) * (x W3))}, three matrices h x f (Shazeer 2020). */
+    SWIGLU,
+    /** Two matrices with GeLU in between (GPT, GPT-NeoX). */
+    GELU,
+    /** Two matrices with ReLU in between (OPT). */
+    RELU;
+
+    /**
+     * Whether the MLP has a gate matrix.
+     *
+     * @return true for {@link #SWIGLU}
+     */
+    public boolean gated() {
+      return this == SWIGLU;
+    }
+  }
+
+  /** Normalizations. */
+  public enum Norm {
+    /** RMSNorm: a gain per channel (Zhang and Sennrich 2019). */
+    RMS,
+    /** LayerNorm: a gain and a bias per channel (Ba et al. 2016). */
+    LAYER;
+
+    /**
+     * Parameters of one norm over h channels.
+     *
+     * @param hidden h
+     * @return h for RMSNorm, 2h for LayerNorm
+     */
+    public long parameters(int hidden) {
+      return this == RMS ? hidden : 2L * hidden;
+    }
+  }
+
+  /** Position encodings. */
+  public enum Positions {
+    /** Rotary embeddings applied to queries and keys (Su et al. 2021); no parameters. */
+    ROTARY,
+    /** A learned table added to the token embeddings. */
+    LEARNED
+  }
+
+  /** Validates the fields. */
+  public Architecture {
+    Require.nonNull(mlp, "mlp");
+    Require.nonNull(norm, "norm");
+    Require.nonNull(positions, "positions");
+    Require.that(positions == Positions.ROTARY ? positionRows == 0 : positionRows > 0,
+        "learned positions need a positive number of rows, rotary ones none; got " + positionRows);
+  }
+
+  /**
+   * LLaMA and Mistral: SwiGLU, RMSNorm, rotary, no biases, untied embeddings.
+   *
+   * @return the architecture
+   */
+  public static Architecture llama() {
+    return new Architecture(Mlp.SWIGLU, Norm.RMS, Positions.ROTARY, 0, false, false);
+  }
+
+  /**
+   * GPT as trained by Megatron-LM (Narayanan et al. SC'21): GeLU MLP, LayerNorm, learned
+   * positions, biases, embeddings tied to the LM head.
+   *
+   * @param positionRows rows of the position table (the sequence length, 2048 in Table 1)
+   * @return the architecture
+   */
+  public static Architecture megatronGpt(int positionRows) {
+    return new Architecture(Mlp.GELU, Norm.LAYER, Positions.LEARNED, positionRows, true, true);
+  }
+
+  /**
+   * OPT: ReLU MLP, LayerNorm, learned positions with OPT's offset of 2 rows, biases, tied
+   * embeddings.
+   *
+   * @param maxPositions {@code max_position_embeddings}
+   * @return the architecture
+   */
+  public static Architecture opt(int maxPositions) {
+    return new Architecture(Mlp.RELU, Norm.LAYER, Positions.LEARNED,
+        Math.addExact(maxPositions, 2), true, true);
+  }
+
+  /**
+   * GPT-NeoX: GeLU MLP, LayerNorm, rotary (on part of each head, which has no parameters), biases,
+   * untied embeddings.
+   *
+   * @return the architecture
+   */
+  public static Architecture neox() {
+    return new Architecture(Mlp.GELU, Norm.LAYER, Positions.ROTARY, 0, true, false);
+  }
+
+  /**
+   * This architecture with another number of learned position rows (unchanged for rotary).
+   *
+   * @param rows the new row count
+   * @return the architecture
+   */
+  public Architecture withPositionRows(int rows) {
+    return positions == Positions.ROTARY ? this
+        : new Architecture(mlp, norm, positions, rows, biases, tiedEmbeddings);
+  }
+}

@@ -1,0 +1,320 @@
+package io.meshplan.model;
+
+import io.meshplan.graph.DType;
+import io.meshplan.graph.Opcode;
+import io.meshplan.graph.TensorShape;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * Emits the forward pass of a decoder-only transformer onto a {@link Tape}: embedding, pre-norm
+ * blocks (norm, attention, residual, norm, MLP, residual) and head with softmax cross-entropy, for
+ * every {@link Architecture}. Activations are {@code [batch, seq, hidden]}. It also marks the
+ * values the backward pass keeps, following Korthikanti et al. (MLSys'23, section 4.1): each
+ * norm's input, the QKV input, Q, K, V, the softmax output, the attention dropout mask and
+ * output, the projection input, every dropout mask, the MLP input, the activation's input and
+ * output. With selective recomputation the attention core's values (softmax output, its dropout
+ * mask and output) are not kept; with full recomputation only each block's input is.
+ *
+ * <p>Dropout masks are 1-byte {@code pred} tensors. Their random bits are an {@code iota}: a
+ * counter-based generator (Philox, as Megatron's CUDA RNG) hashes an element counter, and the
+ * hash's few elementwise ops per element are left out.
+ */
+final class DecoderForward {
+  /** Keep probability of dropout as a threshold on 8-bit random values (230/256, about 0.9). */
+  private static final int KEEP_THRESHOLD = 230;
+  private static final double DROPOUT = 0.1;
+  private static final double EPS = 1e-5;
+
+  private final Tape t;
+  private final ModelSpec spec;
+  private final TrainingOptions o;
+  private final DType dt;
+  private final int b;
+  private final int s;
+  private final int h;
+  private final Map<Integer, String> weightNames = new LinkedHashMap<>();
+  private int mask = -1;
+  private int cos = -1;
+  private int sin = -1;
+  private int tokenTable = -1;
+
+  DecoderForward(Tape t, ModelSpec spec, TrainingOptions o) {
+    this.t = t;
+    this.spec = spec;
+    this.o = o;
+    this.dt = o.computeDtype();
+    this.b = o.microbatch();
+    this.s = o.seq();
+    this.h = spec.hidden();
+  }
+
+  /** The weights created so far and their names, in creation order. */
+  Map<Integer, String> weightNames() {
+    return weightNames;
+  }
+
+  private int[] bsh() {
+    return new int[] {b, s, h};
+  }
+
+  private int weight(String name, int... dims) {
+    int id = t.param(TensorShape.of(dt, dims), ParamRole.WEIGHT);
+    weightNames.put(id, t.layer().scope() + "/" + t.part() + "/" + name);
+    return id;
+  }
+
+  /** Keeps a value for the backward pass unless the recomputation mode recomputes it. */
+  private int keep(int id, boolean attentionCore) {
+    boolean block = t.layer().kind() == LayerRef.Kind.BLOCK;
+    boolean drop = block && (o.recompute() == Recompute.FULL
+        || (o.recompute() == Recompute.SELECTIVE && attentionCore));
+    return drop ? id : t.keep(id);
+  }
+
+  /** A block's input is kept in every mode. */
+  int keepInput(int id) {
+    return t.keep(id);
+  }
+
+  // ------------------------------------------------------------------ embedding
+
+  /** Token lookup, learned positions, dropout; returns the first block's input. */
+  int embedding(int tokens) {
+    t.part("tokens");
+    tokenTable = weight("table", spec.vocab(), h);
+    int x = t.gather(tokenTable, tokens);
+    if (spec.arch().positions() == Architecture.Positions.LEARNED) {
+      t.part("positions");
+      int rows = spec.arch().positionRows();
+      if (s > rows) {
+        throw new IllegalArgumentException("sequence " + s + " exceeds the " + rows
+            + " rows of the learned position table");
+      }
+      int pos = weight("table", rows, h);
+      int used = t.slice(pos, new int[] {0, 0}, new int[] {s, h});
+      x = t.add(x, t.broadcast(used, bsh(), 1, 2));
+    }
+    if (o.dropout()) {
+      t.part("dropout");
+      x = dropout(x, false);
+    }
+    return x;
+  }
+
+  // ------------------------------------------------------------------ block
+
+  /** One transformer block on input {@code x}; returns its output. */
+  int block(int x) {
+    int a = spec.heads();
+    int kvh = spec.kvHeads();
+    int d = spec.headDim();
+    int f = spec.ffn();
+    t.part("attention_norm");
+    int xn = keep(norm(x), false);
+    t.part("attention");
+    int q = t.reshape(linear(xn, h, a * d, "wq"), b, s, a, d);
+    int k = t.reshape(linear(xn, h, kvh * d, "wk"), b, s, kvh, d);
+    int v = t.reshape(linear(xn, h, kvh * d, "wv"), b, s, kvh, d);
+    if (spec.arch().positions() == Architecture.Positions.ROTARY) {
+      q = rope(q);
+      k = rope(k);
+    }
+    keep(q, false);
+    keep(k, false);
+    keep(v, false);
+    int kb = heads(k);
+    int vb = heads(v);
+    int[] scores = {b, a, s, s};
+    // scores[b, n, i, j] = sum_d q[b, i, n, d] * k[b, j, n, d]
+    int sc = t.dot(q, kb, new int[] {0, 2}, new int[] {3}, new int[] {0, 2}, new int[] {3});
+    int coreStart = sc;
+    sc = t.mul(sc, t.broadcast(t.constant(dt, 1.0 / Math.sqrt(d)), scores));
+    sc = t.add(sc, t.broadcast(causalMask(), scores, 2, 3));
+    int p = keep(softmax(sc), true);
+    if (o.dropout()) {
+      p = keep(dropout(p, true), true);
+    }
+    // ctx[b, n, i, d] = sum_j p[b, n, i, j] * v[b, j, n, d]
+    int ctx = t.dot(p, vb, new int[] {0, 1}, new int[] {3}, new int[] {0, 2}, new int[] {1});
+    if (o.recompute() == Recompute.SELECTIVE) {
+      t.recomputeRegion(coreStart, ctx + 1);
+    }
+    ctx = keep(t.reshape(t.transpose(ctx, 0, 2, 1, 3), b, s, a * d), false);
+    int out = linear(ctx, a * d, h, "wo");
+    if (o.dropout()) {
+      out = dropout(out, false);
+    }
+    x = keep(t.add(x, out), false);
+    t.part("ffn_norm");
+    xn = keep(norm(x), false);
+    t.part("feed_forward");
+    int act;
+    if (spec.arch().mlp().gated()) {
+      int gate = keep(linear(xn, h, f, "w1"), false);
+      int up = keep(linear(xn, h, f, "w3"), false);
+      act = t.mul(t.mul(gate, t.unary(Opcode.LOGISTIC, gate)), up);
+    } else {
+      int pre = keep(linear(xn, h, f, "w1"), false);
+      act = spec.arch().mlp() == Architecture.Mlp.GELU ? gelu(pre)
+          : t.binary(Opcode.MAXIMUM, pre, t.fill(t.shape(pre), 0.0));
+    }
+    keep(act, false);
+    int down = linear(act, f, h, "w2");
+    if (o.dropout()) {
+      down = dropout(down, false);
+    }
+    return t.add(x, down);
+  }
+
+  private int linear(int x, int in, int out, String name) {
+    int y = t.dot(x, weight(name, in, out));
+    if (spec.arch().biases()) {
+      TensorShape ys = t.shape(y);
+      y = t.add(y, t.broadcast(weight(name + "_bias", out), ys.dims(), ys.rank() - 1));
+    }
+    return y;
+  }
+
+  /** RMSNorm or LayerNorm over the last dimension, with its gain (and bias). */
+  private int norm(int x) {
+    int[] bs = {b, s};
+    int inv = t.broadcast(t.constant(dt, 1.0 / h), bs);
+    int centred = x;
+    if (spec.arch().norm() == Architecture.Norm.LAYER) {
+      int mean = t.mul(t.reduce(x, 2), inv);
+      centred = t.binary(Opcode.SUBTRACT, x, t.broadcast(mean, bsh(), 0, 1));
+    }
+    int ms = t.mul(t.reduce(t.mul(centred, centred), 2), inv);
+    int r = t.unary(Opcode.RSQRT, t.add(ms, t.broadcast(t.constant(dt, EPS), bs)));
+    int y = t.mul(centred, t.broadcast(r, bsh(), 0, 1));
+    y = t.mul(y, t.broadcast(weight("scale", h), bsh(), 2));
+    if (spec.arch().norm() == Architecture.Norm.LAYER) {
+      y = t.add(y, t.broadcast(weight("bias", h), bsh(), 2));
+    }
+    return y;
+  }
+
+  /**
+   * Softmax over the last dimension (row maximum subtracted; both row reductions are {@code
+   * reduce}, as in {@link LlamaForwardBuilder}), with the fused backward {@code dx = p * (g -
+   * sum(g * p))} that reads only the output p.
+   */
+  private int softmax(int x) {
+    TensorShape xs = t.shape(x);
+    int last = xs.rank() - 1;
+    int[] rows = new int[last];
+    for (int i = 0; i < last; i++) {
+      rows[i] = i;
+    }
+    int max = t.reduce(x, last);
+    int e = t.unary(Opcode.EXP, t.binary(Opcode.SUBTRACT, x, t.broadcast(max, xs.dims(), rows)));
+    int p = t.binary(Opcode.DIVIDE, e, t.broadcast(t.reduce(e, last), xs.dims(), rows));
+    t.customVjp(p, (bp, g) -> {
+      Tape tp = bp.tape();
+      int y = bp.fwd(p);
+      int gy = tp.mul(g, y);
+      int dot = tp.broadcast(tp.reduce(gy, last), xs.dims(), rows);
+      bp.accumulate(x, tp.binary(Opcode.SUBTRACT, gy, tp.mul(y, dot)));
+    });
+    return p;
+  }
+
+  /** GeLU, tanh approximation (Hendrycks and Gimpel 2016), as Megatron's fused bias-GeLU. */
+  private int gelu(int x) {
+    TensorShape xs = t.shape(x);
+    int cube = t.mul(t.mul(x, x), x);
+    int inner = t.add(x, t.mul(cube, t.fill(xs, 0.044715)));
+    int th = t.unary(Opcode.TANH, t.mul(inner, t.fill(xs, Math.sqrt(2 / Math.PI))));
+    return t.mul(t.mul(x, t.fill(xs, 0.5)), t.add(th, t.fill(xs, 1.0)));
+  }
+
+  /** Inverted dropout; keeps the mask (and, in attention, the output) as Megatron does. */
+  private int dropout(int x, boolean attentionCore) {
+    TensorShape xs = t.shape(x);
+    TensorShape bits = xs.withDtype(DType.U8);
+    int random = t.iota(bits, xs.rank() - 1);
+    int keepMask = t.compare("LT", random, t.fill(bits, KEEP_THRESHOLD));
+    keep(keepMask, attentionCore);
+    int scaled = t.mul(x, t.fill(xs, 1 / (1 - DROPOUT)));
+    return t.select(keepMask, scaled, t.fill(xs, 0.0));
+  }
+
+  /** Rotary embedding (Su et al. 2021): {@code x cos + rotate_half(x) sin} over [b, s, n, d]. */
+  private int rope(int x) {
+    TensorShape xs = t.shape(x);
+    int d = xs.dim(3);
+    if (cos < 0) {
+      cos = t.param(TensorShape.of(dt, s, d), ParamRole.CONSTANT);
+      sin = t.param(TensorShape.of(dt, s, d), ParamRole.CONSTANT);
+    }
+    int[] dims = xs.dims();
+    int[] mid = dims.clone();
+    mid[3] = d / 2;
+    int lo = t.slice(x, new int[4], mid);
+    int[] from = {0, 0, 0, d / 2};
+    int hi = t.slice(x, from, dims);
+    int rot = t.concatenate(3, t.unary(Opcode.NEGATE, hi), lo);
+    return t.add(t.mul(x, t.broadcast(cos, dims, 1, 3)), t.mul(rot, t.broadcast(sin, dims, 1,
+        3)));
+  }
+
+  /** Repeats key/value heads for grouped-query attention. */
+  private int heads(int x) {
+    int a = spec.heads();
+    int kvh = spec.kvHeads();
+    if (kvh == a) {
+      return x;
+    }
+    int d = spec.headDim();
+    int rep = t.broadcast(x, new int[] {b, s, kvh, a / kvh, d}, 0, 1, 2, 4);
+    return t.reshape(rep, b, s, a, d);
+  }
+
+  /** The additive causal mask, an input shared by all blocks. */
+  private int causalMask() {
+    if (mask < 0) {
+      mask = t.param(TensorShape.of(dt, s, s), ParamRole.CONSTANT);
+    }
+    return mask;
+  }
+
+  // ------------------------------------------------------------------ head
+
+  /**
+   * Final norm, LM head (the token table when tied and built here) and mean softmax cross-entropy
+   * over the tokens, with the fused backward {@code dlogits = (softmax - onehot) * g}.
+   *
+   * @return the scalar loss
+   */
+  int head(int x) {
+    int vocab = spec.vocab();
+    t.part("final_norm");
+    int xn = keep(norm(x), false);
+    t.part("lm_head");
+    int table = spec.arch().tiedEmbeddings() && tokenTable >= 0 ? tokenTable
+        : weight(spec.arch().tiedEmbeddings() ? "tied_table" : "table", vocab, h);
+    int logits = keep(t.dot(xn, table, new int[0], new int[] {2}, new int[0], new int[] {1}),
+        false);
+    t.part("loss");
+    int labels = t.param(TensorShape.of(DType.S32, b, s), ParamRole.LABELS);
+    int[] bsv = {b, s, vocab};
+    int onehot = t.compare("EQ", t.iota(TensorShape.of(DType.S32, bsv), 2),
+        t.broadcast(labels, bsv, 0, 1));
+    int max = t.reduce(logits, 2);
+    int e = t.unary(Opcode.EXP, t.binary(Opcode.SUBTRACT, logits, t.broadcast(max, bsv, 0, 1)));
+    int lse = keep(t.add(t.unary(Opcode.LOG, t.reduce(e, 2)), max), false);
+    int picked = t.reduce(t.select(onehot, logits, t.fill(t.shape(logits), 0.0)), 2);
+    int tokenLoss = t.binary(Opcode.SUBTRACT, lse, picked);
+    t.customVjp(tokenLoss, (bp, g) -> {
+      Tape tp = bp.tape();
+      int soft = tp.unary(Opcode.EXP, tp.binary(Opcode.SUBTRACT, bp.fwd(logits),
+          tp.broadcast(bp.fwd(lse), bsv, 0, 1)));
+      int target = tp.convert(bp.fwd(onehot), dt);
+      bp.accumulate(logits, tp.mul(tp.binary(Opcode.SUBTRACT, soft, target),
+          tp.broadcast(g, bsv, 0, 1)));
+    });
+    int sum = t.reduce(tokenLoss, 0, 1);
+    return t.mul(sum, t.constant(dt, 1.0 / ((double) b * s)));
+  }
+}

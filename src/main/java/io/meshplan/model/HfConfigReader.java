@@ -1,0 +1,200 @@
+package io.meshplan.model;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.meshplan.graph.DType;
+import io.meshplan.util.InputException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/**
+ * Reads a Hugging Face {@code config.json} into a {@link ModelSpec}. Supported {@code model_type}s
+ * and the fields read:
+ *
+ * <ul>
+ *   <li>{@code llama}, {@code mistral}: {@code hidden_size}, {@code num_hidden_layers}, {@code
+ *       num_attention_heads}, {@code num_key_value_heads} (default: the number of heads), {@code
+ *       intermediate_size}, {@code vocab_size}, {@code max_position_embeddings}, {@code
+ *       tie_word_embeddings} (default false). LLaMA family: RMSNorm, rotary, SwiGLU, no biases.
+ *   <li>{@code gpt_neox}: {@code hidden_size}, {@code num_hidden_layers}, {@code
+ *       num_attention_heads}, {@code intermediate_size}, {@code vocab_size}, {@code
+ *       max_position_embeddings}, {@code tie_word_embeddings} (default false). LayerNorm, rotary,
+ *       GeLU, biases. The parallel residual of GPT-NeoX changes neither parameters nor FLOPs and is
+ *       not modelled.
+ *   <li>{@code opt}: {@code hidden_size}, {@code num_hidden_layers}, {@code num_attention_heads},
+ *       {@code ffn_dim}, {@code vocab_size}, {@code max_position_embeddings} (the table has two
+ *       extra rows), {@code word_embed_proj_dim} (must equal {@code hidden_size}: the projection
+ *       of OPT-350m is not modelled), {@code tie_word_embeddings} (default true). LayerNorm,
+ *       learned positions, ReLU, biases.
+ * </ul>
+ *
+ * The workload defaults to batch 8 and a sequence of {@code max_position_embeddings} capped at
+ * {@link #DEFAULT_SEQ_CAP}; the element type comes from {@code torch_dtype} (default bf16).
+ * Files over {@link #MAX_BYTES} and non-regular files are refused.
+ */
+public final class HfConfigReader {
+  /** The largest config file read, bytes (real ones are under 2 KiB). */
+  public static final int MAX_BYTES = 1 << 20;
+  /** The largest default sequence length, tokens. */
+  public static final int DEFAULT_SEQ_CAP = 4096;
+  private static final int DEFAULT_BATCH = 8;
+  private static final ObjectMapper MAPPER = new ObjectMapper();
+
+  private HfConfigReader() {}
+
+  /**
+   * Reads a config file.
+   *
+   * @param file the {@code config.json}
+   * @return the model spec, named after the file's {@code _name_or_path} or its folder
+   * @throws InputException naming the file and the missing, mistyped or unsupported field
+   */
+  public static ModelSpec read(Path file) {
+    if (!Files.isRegularFile(file)) {
+      throw new InputException(file + ": not a regular file (a Hugging Face config.json was "
+          + "expected)");
+    }
+    byte[] bytes;
+    try (InputStream in = Files.newInputStream(file)) {
+      bytes = in.readNBytes(MAX_BYTES + 1);
+    } catch (IOException e) {
+      throw new InputException(file + ": cannot read (" + e.getClass().getSimpleName() + ")", e);
+    }
+    if (bytes.length > MAX_BYTES) {
+      throw new InputException(file + ": larger than " + MAX_BYTES
+          + " bytes; a config.json is a few KiB");
+    }
+    String fallback = file.toAbsolutePath().getParent() == null ? file.toString()
+        : file.toAbsolutePath().getParent().getFileName() + "";
+    return parse(new String(bytes, StandardCharsets.UTF_8), file.toString(), fallback);
+  }
+
+  /**
+   * Parses config text.
+   *
+   * @param json the text
+   * @param where the file name for messages
+   * @param fallbackName the model name when the config has no {@code _name_or_path}
+   * @return the model spec
+   * @throws InputException naming {@code where} and the field
+   */
+  public static ModelSpec parse(String json, String where, String fallbackName) {
+    JsonNode root;
+    try {
+      root = MAPPER.readTree(json);
+    } catch (JsonProcessingException e) {
+      throw new InputException(where + ": not valid JSON (line "
+          + e.getLocation().getLineNr() + ")");
+    }
+    if (root == null || !root.isObject()) {
+      throw new InputException(where + ": a config.json is a JSON object");
+    }
+    Fields f = new Fields(root, where);
+    String type = f.string("model_type");
+    String name = root.path("_name_or_path").isTextual()
+        && !root.path("_name_or_path").asText().isBlank()
+        ? root.path("_name_or_path").asText() : fallbackName;
+    int hidden = f.positive("hidden_size");
+    int layers = f.positive("num_hidden_layers");
+    int heads = f.positive("num_attention_heads");
+    int vocab = f.positive("vocab_size");
+    int maxPos = f.positive("max_position_embeddings");
+    DType dtype = dtype(f, root);
+    int seq = Math.min(maxPos, DEFAULT_SEQ_CAP);
+    try {
+      return switch (type) {
+        case "llama", "mistral" -> {
+          int kv = root.has("num_key_value_heads") && !root.get("num_key_value_heads").isNull()
+              ? f.positive("num_key_value_heads") : heads;
+          boolean tied = f.bool("tie_word_embeddings", false);
+          yield new ModelSpec(name, ModelSpec.Family.LLAMA, layers, hidden, heads, kv,
+              f.positive("intermediate_size"), vocab, seq, DEFAULT_BATCH, dtype,
+              new Architecture(Architecture.Mlp.SWIGLU, Architecture.Norm.RMS,
+                  Architecture.Positions.ROTARY, 0, false, tied));
+        }
+        case "gpt_neox" -> {
+          boolean tied = f.bool("tie_word_embeddings", false);
+          yield new ModelSpec(name, ModelSpec.Family.GPT, layers, hidden, heads, heads,
+              f.positive("intermediate_size"), vocab, seq, DEFAULT_BATCH, dtype,
+              new Architecture(Architecture.Mlp.GELU, Architecture.Norm.LAYER,
+                  Architecture.Positions.ROTARY, 0, true, tied));
+        }
+        case "opt" -> {
+          int proj = f.positive("word_embed_proj_dim");
+          if (proj != hidden) {
+            throw new InputException(where + ": word_embed_proj_dim " + proj
+                + " differs from hidden_size " + hidden + "; OPT models with an embedding "
+                + "projection (such as opt-350m) are not supported");
+          }
+          boolean tied = f.bool("tie_word_embeddings", true);
+          Architecture a = Architecture.opt(maxPos);
+          yield new ModelSpec(name, ModelSpec.Family.GPT, layers, hidden, heads, heads,
+              f.positive("ffn_dim"), vocab, seq, DEFAULT_BATCH, dtype,
+              new Architecture(a.mlp(), a.norm(), a.positions(), a.positionRows(), true, tied));
+        }
+        default -> throw new InputException(where + ": model_type '" + type
+            + "' is not supported; supported: llama, mistral, gpt_neox, opt");
+      };
+    } catch (IllegalArgumentException e) {
+      throw new InputException(where + ": " + e.getMessage(), e);
+    } catch (ArithmeticException e) {
+      throw new InputException(where + ": max_position_embeddings " + maxPos + " is too large",
+          e);
+    }
+  }
+
+  private static DType dtype(Fields f, JsonNode root) {
+    if (!root.has("torch_dtype") || root.get("torch_dtype").isNull()) {
+      return DType.BF16;
+    }
+    String t = f.string("torch_dtype");
+    return switch (t) {
+      case "bfloat16" -> DType.BF16;
+      case "float16" -> DType.F16;
+      case "float32" -> DType.F32;
+      default -> throw new InputException(f.where + ": torch_dtype '" + t
+          + "' is not supported; use bfloat16, float16 or float32");
+    };
+  }
+
+  /** Typed field access with messages naming the file and the field. */
+  private record Fields(JsonNode root, String where) {
+    String string(String key) {
+      JsonNode n = root.get(key);
+      if (n == null || n.isNull()) {
+        throw new InputException(where + ": missing field '" + key + "'");
+      }
+      if (!n.isTextual()) {
+        throw new InputException(where + ": field '" + key + "' must be a string, got " + n);
+      }
+      return n.asText();
+    }
+
+    int positive(String key) {
+      JsonNode n = root.get(key);
+      if (n == null || n.isNull()) {
+        throw new InputException(where + ": missing field '" + key + "'");
+      }
+      if (!n.isIntegralNumber() || !n.canConvertToInt() || n.asInt() <= 0) {
+        throw new InputException(where + ": field '" + key
+            + "' must be a positive integer below 2^31, got " + n);
+      }
+      return n.asInt();
+    }
+
+    boolean bool(String key, boolean dflt) {
+      JsonNode n = root.get(key);
+      if (n == null || n.isNull()) {
+        return dflt;
+      }
+      if (!n.isBoolean()) {
+        throw new InputException(where + ": field '" + key + "' must be true or false, got " + n);
+      }
+      return n.asBoolean();
+    }
+  }
+}

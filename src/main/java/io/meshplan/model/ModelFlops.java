@@ -1,0 +1,124 @@
+package io.meshplan.model;
+
+import io.meshplan.util.Require;
+
+/**
+ * Training FLOPs of decoder-only transformers.
+ *
+ * <p>Narayanan et al., "Efficient Large-Scale Language Model Training on GPU Clusters Using
+ * Megatron-LM" (SC'21), section 5.1 and Appendix: with global batch B, sequence s, l layers,
+ * hidden h and vocabulary V, a GPT model (ffn = 4h, one head dimension per hidden unit) performs
+ * {@code 72 B s l h^2 (1 + s/(6h) + V/(12 l h))} model FLOPs per iteration (forward plus backward,
+ * the backward twice the forward), and {@code 96 B s l h^2 (1 + s/(6h) + V/(16 l h))} hardware
+ * FLOPs with full activation recomputation (the blocks' forward runs twice, the LM head's once).
+ * Only matrix multiplications count; attention is counted over the whole s x s score matrix, as
+ * in the paper (no causal saving).
+ *
+ * <p>For other shapes (grouped-query attention, SwiGLU, untied heads), {@link
+ * #trainingFlopsPerToken} counts the same way from the matrices: per token and layer, a forward
+ * multiply-add per weight of the block's matrices, {@code 2 P_block}, plus attention {@code 2 s
+ * (a d)} for QK^T and {@code 2 s (a d)} for the product with V; the LM head adds {@code 2 V h};
+ * training is three times the forward. For a GPT model this is exactly the 72-formula divided
+ * by {@code B s}.
+ */
+public final class ModelFlops {
+  private ModelFlops() {}
+
+  /**
+   * Model FLOPs per iteration, Narayanan et al. SC'21: {@code 72 B s l h^2 (1 + s/(6h) + V/(12 l
+   * h))}.
+   *
+   * @param globalBatch sequences per iteration, B
+   * @param seq tokens per sequence, s
+   * @param layers l
+   * @param hidden h
+   * @param vocab V
+   * @return FLOPs per iteration
+   */
+  public static double megatronModelFlops(long globalBatch, long seq, long layers, long hidden,
+      long vocab) {
+    check(globalBatch, seq, layers, hidden, vocab);
+    double l = layers;
+    double h = hidden;
+    return 72.0 * globalBatch * seq * l * h * h
+        * (1 + seq / (6 * h) + vocab / (12 * l * h));
+  }
+
+  /**
+   * Hardware FLOPs per iteration with full recomputation, Narayanan et al. SC'21: {@code 96 B s l
+   * h^2 (1 + s/(6h) + V/(16 l h))}.
+   *
+   * @param globalBatch sequences per iteration, B
+   * @param seq tokens per sequence, s
+   * @param layers l
+   * @param hidden h
+   * @param vocab V
+   * @return FLOPs per iteration
+   */
+  public static double megatronHardwareFlopsFullRecompute(long globalBatch, long seq, long layers,
+      long hidden, long vocab) {
+    check(globalBatch, seq, layers, hidden, vocab);
+    double l = layers;
+    double h = hidden;
+    return 96.0 * globalBatch * seq * l * h * h
+        * (1 + seq / (6 * h) + vocab / (16 * l * h));
+  }
+
+  private static void check(long b, long s, long l, long h, long v) {
+    Require.positive(b, "global batch");
+    Require.positive(s, "sequence length");
+    Require.positive(l, "layers");
+    Require.positive(h, "hidden");
+    Require.positive(v, "vocabulary");
+  }
+
+  /**
+   * The weights of one block's matrix multiplications (no biases, no norms).
+   *
+   * @param spec the model
+   * @return {@code 2 h (a d) + 2 h (kv d) + (2 or 3) h f}
+   */
+  public static long blockMatmulParameters(ModelSpec spec) {
+    long h = spec.hidden();
+    long qd = (long) spec.heads() * spec.headDim();
+    long kvd = (long) spec.kvHeads() * spec.headDim();
+    return 2 * h * qd + 2 * h * kvd + (spec.arch().mlp().gated() ? 3L : 2L) * h * spec.ffn();
+  }
+
+  /**
+   * Forward FLOPs per token of one block: {@code 2 P_block + 4 s (a d)}.
+   *
+   * @param spec the model
+   * @param seq tokens per sequence
+   * @return FLOPs
+   */
+  public static double blockForwardFlopsPerToken(ModelSpec spec, int seq) {
+    double attnWidth = (double) spec.heads() * spec.headDim();
+    return 2.0 * blockMatmulParameters(spec) + 4.0 * seq * attnWidth;
+  }
+
+  /**
+   * Training FLOPs per token (forward and backward, no recomputation): {@code 3 (l (2 P_block + 4
+   * s a d) + 2 V h)}.
+   *
+   * @param spec the model
+   * @param seq tokens per sequence
+   * @return FLOPs per token
+   */
+  public static double trainingFlopsPerToken(ModelSpec spec, int seq) {
+    return 3 * (spec.layers() * blockForwardFlopsPerToken(spec, seq)
+        + 2.0 * spec.vocab() * spec.hidden());
+  }
+
+  /**
+   * Training FLOPs per token with full recomputation of every block: the blocks' forward once
+   * more.
+   *
+   * @param spec the model
+   * @param seq tokens per sequence
+   * @return FLOPs per token
+   */
+  public static double trainingFlopsPerTokenFullRecompute(ModelSpec spec, int seq) {
+    return trainingFlopsPerToken(spec, seq) + spec.layers() * blockForwardFlopsPerToken(spec, seq);
+  }
+}

@@ -1,0 +1,208 @@
+package io.meshplan.model;
+
+import io.meshplan.graph.DType;
+import io.meshplan.graph.TensorShape;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Builds the training step of a decoder-only transformer, or a part of it (a range of blocks, with
+ * or without embedding and head), as one graph: forward pass ({@link DecoderForward}), backward
+ * pass by reverse-mode differentiation with one rule per opcode ({@link Backprop}, {@link
+ * VjpRules}), activation recomputation ({@link Recompute}), fp32 gradient accumulation and the
+ * Adam update (Kingma and Ba 2015; decoupled weight decay, Loshchilov and Hutter 2019) on fp32
+ * master weights and moments, as in mixed-precision training (Micikevicius et al. 2018).
+ *
+ * <p>Every trained weight has separate parameters for its compute copy, fp32 master, Adam m and v
+ * and fp32 gradient accumulator, each aliased to its update, so the intra-op ILP chooses each one's
+ * layout: sharding master, moments and accumulator over the data-parallel axis is ZeRO stage 1-2,
+ * sharding the weight too is ZeRO-3/FSDP (Rajbhandari et al. SC'20). The fp32 gradient and the new
+ * compute-type weight pass through an identity {@code broadcast} each: that gives them a layout
+ * decision of their own in the ILP (elementwise ops share their operand's), so the gradient may be
+ * reduced replicated and then kept sharded, and the updated weight gathered from a sharded master,
+ * each at its resharding price.
+ *
+ * <p>Phases and layers are recorded per instruction; scopes are {@code <layer>/<phase>/<part>}
+ * with blocks named {@code layer_<i>}, so {@link io.meshplan.graph.LayerScopes} finds the blocks.
+ */
+public final class TrainingGraphBuilder {
+  /** Adam's decay rates, epsilon, learning rate and weight decay (values only set constants). */
+  private static final double BETA1 = 0.9;
+  private static final double BETA2 = 0.95;
+  private static final double ADAM_EPS = 1e-8;
+  private static final double LR = 1e-4;
+  private static final double WEIGHT_DECAY = 0.1;
+
+  private TrainingGraphBuilder() {}
+
+  /**
+   * Builds a training graph.
+   *
+   * @param spec the model (a LLaMA- or GPT-family decoder)
+   * @param options what to build
+   * @return the graph with its phases, layers, roles and weights
+   * @throws IllegalArgumentException when the block range is outside the model, the family is
+   *     not a decoder, or the sequence exceeds a learned position table
+   */
+  public static TrainingGraph build(ModelSpec spec, TrainingOptions options) {
+    if (spec.family() == ModelSpec.Family.ALPA_MLP) {
+      throw new IllegalArgumentException(spec.name() + " is not a transformer decoder");
+    }
+    if (options.firstBlock() + (long) options.blockCount() > spec.layers()) {
+      throw new IllegalArgumentException("blocks " + options.firstBlock() + ".."
+          + (options.firstBlock() + options.blockCount() - 1) + " are outside the "
+          + spec.layers() + " blocks of " + spec.name());
+    }
+    return new Run(spec, options).build();
+  }
+
+  /** One build. */
+  private static final class Run {
+    private final ModelSpec spec;
+    private final TrainingOptions o;
+    private final Tape t;
+    private final DecoderForward fwd;
+    private final List<WeightTensors> weights = new ArrayList<>();
+    private final List<Integer> outputs = new ArrayList<>();
+    private int input = -1;
+    private int inputGradient = -1;
+
+    Run(ModelSpec spec, TrainingOptions o) {
+      this.spec = spec;
+      this.o = o;
+      this.t = new Tape(spec.name() + (o.backward() ? "_train" : "_forward"));
+      this.fwd = new DecoderForward(t, spec, o);
+    }
+
+    TrainingGraph build() {
+      int[] bsh = {o.microbatch(), o.seq(), spec.hidden()};
+      DType dt = o.computeDtype();
+      int x;
+      if (o.embedding()) {
+        t.at(Phase.FORWARD, LayerRef.embedding(), "input");
+        input = t.param(TensorShape.of(DType.S32, o.microbatch(), o.seq()), ParamRole.TOKENS);
+        x = fwd.embedding(input);
+      } else {
+        LayerRef first = o.blockCount() > 0 ? LayerRef.block(o.firstBlock()) : LayerRef.head();
+        t.at(Phase.FORWARD, first, "input");
+        input = t.param(TensorShape.of(dt, bsh), ParamRole.INPUT_ACTIVATION);
+        x = input;
+      }
+      fwd.keepInput(x);
+      for (int i = o.firstBlock(); i < o.firstBlock() + o.blockCount(); i++) {
+        int start = t.size();
+        t.at(Phase.FORWARD, LayerRef.block(i), "");
+        x = fwd.keepInput(fwd.block(x));
+        if (o.recompute() == Recompute.FULL) {
+          t.recomputeRegion(start, t.size());
+        }
+      }
+      int output = x;
+      if (o.head()) {
+        t.at(Phase.FORWARD, LayerRef.head(), "");
+        output = fwd.head(x);
+      }
+      outputs.add(output);
+      int outputGradient = -1;
+      if (o.backward()) {
+        outputGradient = backward(output, bsh, dt);
+      }
+      int[] outs = outputs.stream().mapToInt(Integer::intValue).toArray();
+      if (outs.length > 1) {
+        t.at(Phase.OPTIMIZER, t.layer(), "outputs");
+        t.tuple(outs);
+      }
+      weights.sort(java.util.Comparator.comparingInt(WeightTensors::weight));
+      return new TrainingGraph(spec, o, t.b.build(), t.phases(), t.layers(), t.roles(), weights,
+          input, output, outputGradient, o.embedding() ? -1 : inputGradient);
+    }
+
+    private int backward(int output, int[] bsh, DType dt) {
+      int forwardEnd = t.size();
+      Set<Integer> differentiable = new HashSet<>(fwd.weightNames().keySet());
+      if (!o.embedding()) {
+        differentiable.add(input);
+      }
+      Backprop bp = new Backprop(t, forwardEnd, differentiable);
+      int outputGradient = -1;
+      if (o.head()) {
+        t.at(Phase.BACKWARD, LayerRef.head(), "loss");
+        bp.seed(output, t.constant(dt, 1.0));
+      } else {
+        t.at(Phase.BACKWARD, t.layerOf(output), "output_gradient");
+        outputGradient = t.param(TensorShape.of(dt, bsh), ParamRole.OUTPUT_GRADIENT);
+        bp.seed(output, outputGradient);
+      }
+      Map<Integer, String> names = fwd.weightNames();
+      bp.run((parameter, gradient) -> {
+        if (parameter == input) {
+          inputGradient = gradient;
+          outputs.add(gradient);
+        } else {
+          update(names.get(parameter), parameter, gradient);
+        }
+      });
+      return outputGradient;
+    }
+
+    /** Accumulates a weight's gradient in fp32 and, with the optimizer, applies Adam. */
+    private void update(String name, int w, int g) {
+      LayerRef layer = t.layerOf(w);
+      String shortName = name.substring(name.indexOf('/') + 1);
+      t.at(Phase.OPTIMIZER, layer, "optimizer/" + shortName);
+      TensorShape s32 = t.shape(w).withDtype(DType.F32);
+      boolean fp32 = o.computeDtype() == DType.F32;
+      int g32 = layoutBoundary(fp32 ? g : t.convert(g, DType.F32));
+      int acc = t.param(s32, ParamRole.GRADIENT_ACCUMULATOR);
+      int acc2 = t.add(acc, g32);
+      alias(acc, acc2);
+      if (!o.optimizer()) {
+        weights.add(new WeightTensors(name, layer, w, g, g32, acc, acc2, -1, -1, -1, -1, -1, -1,
+            -1));
+        return;
+      }
+      int master = fp32 ? w : t.param(s32, ParamRole.MASTER_WEIGHT);
+      int m = t.param(s32, ParamRole.ADAM_M);
+      int v = t.param(s32, ParamRole.ADAM_V);
+      int m2 = t.add(t.mul(m, t.fill(s32, BETA1)), t.mul(acc2, t.fill(s32, 1 - BETA1)));
+      int v2 = t.add(t.mul(v, t.fill(s32, BETA2)),
+          t.mul(t.mul(acc2, acc2), t.fill(s32, 1 - BETA2)));
+      // Bias corrections 1/(1 - beta^k) at step k are scalars; the constants hold step 1's.
+      int mHat = t.mul(m2, t.fill(s32, 1 / (1 - BETA1)));
+      int vHat = t.mul(v2, t.fill(s32, 1 / (1 - BETA2)));
+      int step = t.binary(io.meshplan.graph.Opcode.DIVIDE, mHat,
+          t.add(t.unary(io.meshplan.graph.Opcode.SQRT, vHat), t.fill(s32, ADAM_EPS)));
+      step = t.add(step, t.mul(master, t.fill(s32, WEIGHT_DECAY)));
+      int master2 = t.binary(io.meshplan.graph.Opcode.SUBTRACT, master,
+          t.mul(step, t.fill(s32, LR)));
+      alias(master, master2);
+      alias(m, m2);
+      alias(v, v2);
+      int w2 = master2;
+      if (!fp32) {
+        w2 = layoutBoundary(t.convert(master2, o.computeDtype()));
+        alias(w, w2);
+      }
+      weights.add(new WeightTensors(name, layer, w, g, g32, acc, acc2, fp32 ? -1 : master, m, v,
+          fp32 ? -1 : master2, m2, v2, w2));
+    }
+
+    private void alias(int parameter, int update) {
+      t.alias(parameter, update);
+      outputs.add(update);
+    }
+
+    /** An identity broadcast: a value with a layout decision of its own in the intra-op ILP. */
+    private int layoutBoundary(int x) {
+      int rank = t.shape(x).rank();
+      int[] dims = new int[rank];
+      for (int i = 0; i < rank; i++) {
+        dims[i] = i;
+      }
+      return t.broadcast(x, t.shape(x).dims(), dims);
+    }
+  }
+}

@@ -1,0 +1,171 @@
+package io.meshplan.model;
+
+import io.meshplan.graph.DType;
+import io.meshplan.util.Require;
+
+/**
+ * What {@link TrainingGraphBuilder} builds.
+ *
+ * @param recompute activation recomputation of the transformer blocks
+ * @param computeDtype element type of weights and activations in the step: bf16 (default), fp16
+ *     or fp32; gradients are accumulated and Adam runs in fp32
+ * @param firstBlock index of the first block built
+ * @param blockCount number of consecutive blocks built (0 for an embedding or head alone)
+ * @param embedding whether the token (and position) embedding is built; without it the first
+ *     block's input is an {@link ParamRole#INPUT_ACTIVATION} parameter
+ * @param head whether the final norm, LM head and cross-entropy loss are built; without them the
+ *     last block's output gradient is an {@link ParamRole#OUTPUT_GRADIENT} parameter
+ * @param backward whether the backward pass is built (false: a forward graph)
+ * @param optimizer whether the Adam update is built (needs the backward pass); without it the
+ *     gradient is only added to its fp32 accumulator
+ * @param dropout whether dropout follows the embedding, the softmax, the attention projection and
+ *     the MLP (Megatron GPT; LLaMA trains without)
+ * @param microbatch sequences per micro-batch, b
+ * @param seq tokens per sequence, s
+ */
+public record TrainingOptions(
+    Recompute recompute, DType computeDtype, int firstBlock, int blockCount, boolean embedding,
+    boolean head, boolean backward, boolean optimizer, boolean dropout, int microbatch, int seq) {
+
+  /** Validates the fields. */
+  public TrainingOptions {
+    Require.nonNull(recompute, "recompute");
+    Require.that(computeDtype == DType.BF16 || computeDtype == DType.F16
+        || computeDtype == DType.F32, "compute type must be bf16, f16 or f32, got "
+        + computeDtype);
+    Require.that(firstBlock >= 0, "first block must be >= 0, got " + firstBlock);
+    Require.that(blockCount >= 0, "block count must be >= 0, got " + blockCount);
+    Require.that(blockCount > 0 || embedding || head, "nothing to build: no block, embedding or "
+        + "head");
+    Require.that(!optimizer || backward, "the optimizer update needs the backward pass");
+    Require.positive(microbatch, "micro-batch");
+    Require.positive(seq, "sequence length");
+  }
+
+  /**
+   * The whole model's step: every block, embedding, head, backward and Adam, no recomputation,
+   * bf16, dropout for the GPT family, the spec's batch and sequence.
+   *
+   * @param spec the model
+   * @return the options
+   */
+  public static TrainingOptions of(ModelSpec spec) {
+    return new TrainingOptions(Recompute.NONE, DType.BF16, 0, spec.layers(), true, true, true,
+        true, spec.family() == ModelSpec.Family.GPT, spec.batch(), spec.seq());
+  }
+
+  /**
+   * One block alone (block 0): input activation and output gradient are parameters; backward
+   * and Adam included.
+   *
+   * @param spec the model
+   * @param microbatch sequences per micro-batch
+   * @param seq tokens per sequence
+   * @return the options
+   */
+  public static TrainingOptions oneBlock(ModelSpec spec, int microbatch, int seq) {
+    return of(spec).withBlocks(0, 1).withEmbedding(false).withHead(false)
+        .withWorkload(microbatch, seq);
+  }
+
+  /**
+   * With another recomputation mode.
+   *
+   * @param r the mode
+   * @return the options
+   */
+  public TrainingOptions withRecompute(Recompute r) {
+    return new TrainingOptions(r, computeDtype, firstBlock, blockCount, embedding, head,
+        backward, optimizer, dropout, microbatch, seq);
+  }
+
+  /**
+   * With another compute type.
+   *
+   * @param t bf16, f16 or f32
+   * @return the options
+   */
+  public TrainingOptions withComputeDtype(DType t) {
+    return new TrainingOptions(recompute, t, firstBlock, blockCount, embedding, head, backward,
+        optimizer, dropout, microbatch, seq);
+  }
+
+  /**
+   * With another block range.
+   *
+   * @param first the first block
+   * @param count how many
+   * @return the options
+   */
+  public TrainingOptions withBlocks(int first, int count) {
+    return new TrainingOptions(recompute, computeDtype, first, count, embedding, head, backward,
+        optimizer, dropout, microbatch, seq);
+  }
+
+  /**
+   * With or without the embedding.
+   *
+   * @param on whether to build it
+   * @return the options
+   */
+  public TrainingOptions withEmbedding(boolean on) {
+    return new TrainingOptions(recompute, computeDtype, firstBlock, blockCount, on, head,
+        backward, optimizer, dropout, microbatch, seq);
+  }
+
+  /**
+   * With or without head and loss.
+   *
+   * @param on whether to build them
+   * @return the options
+   */
+  public TrainingOptions withHead(boolean on) {
+    return new TrainingOptions(recompute, computeDtype, firstBlock, blockCount, embedding, on,
+        backward, optimizer, dropout, microbatch, seq);
+  }
+
+  /**
+   * With or without the backward pass (without it, also without the optimizer).
+   *
+   * @param on whether to build it
+   * @return the options
+   */
+  public TrainingOptions withBackward(boolean on) {
+    return new TrainingOptions(recompute, computeDtype, firstBlock, blockCount, embedding, head,
+        on, optimizer && on, dropout, microbatch, seq);
+  }
+
+  /**
+   * With or without the Adam update.
+   *
+   * @param on whether to build it
+   * @return the options
+   */
+  public TrainingOptions withOptimizer(boolean on) {
+    return new TrainingOptions(recompute, computeDtype, firstBlock, blockCount, embedding, head,
+        backward, on, dropout, microbatch, seq);
+  }
+
+  /**
+   * With or without dropout.
+   *
+   * @param on whether to build it
+   * @return the options
+   */
+  public TrainingOptions withDropout(boolean on) {
+    return new TrainingOptions(recompute, computeDtype, firstBlock, blockCount, embedding, head,
+        backward, optimizer, on, microbatch, seq);
+  }
+
+  /**
+   * With another micro-batch and sequence length.
+   *
+   * @param b sequences per micro-batch
+   * @param s tokens per sequence
+   * @return the options
+   */
+  public TrainingOptions withWorkload(int b, int s) {
+    return new TrainingOptions(recompute, computeDtype, firstBlock, blockCount, embedding, head,
+        backward, optimizer, dropout, b, s);
+  }
+}

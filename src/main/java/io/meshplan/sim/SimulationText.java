@@ -1,0 +1,62 @@
+package io.meshplan.sim;
+
+import java.util.Locale;
+
+/**
+ * Writes a {@link SimulationResult} for people: a summary, the time breakdown of the critical
+ * stage, the memory of the worst stage, and one line per stage. Numbers use {@link Locale#ROOT}, so
+ * the text does not depend on the machine.
+ */
+public final class SimulationText {
+  private static final double GIB = 1024.0 * 1024 * 1024;
+
+  private SimulationText() {}
+
+  /**
+   * Renders the result.
+   *
+   * @param result the result
+   * @return lines ending with a newline
+   */
+  public static String write(SimulationResult result) {
+    StringBuilder out = new StringBuilder();
+    double t = result.iterationSeconds();
+    line(out, "schedule %s, %d microbatches, %d stages", result.schedule(),
+        result.microbatches(), result.stages().size());
+    line(out, "iteration %.4f s, %.0f tokens/s, %.1f TFLOP/s per GPU (hardware %.1f), MFU %.1f%%",
+        t, result.tokensPerSecond(), result.tflopsPerGpu(), result.hardwareTflopsPerGpu(),
+        100 * result.mfu());
+    TimeBreakdown b = result.breakdown();
+    line(out, "time (stage %d): compute %.4f s (%.1f%%, recompute %.4f s), exposed communication"
+        + " %.4f s (%.1f%%: tensor %.4f, pipeline %.4f, data %.4f), bubble %.4f s (%.1f%%),"
+        + " optimizer %.4f s (%.1f%%)", result.criticalGroup(), b.computeSeconds(),
+        pct(b.computeSeconds(), t), b.recomputeSeconds(), b.exposedCommunicationSeconds(),
+        pct(b.exposedCommunicationSeconds(), t), b.tensorParallelSeconds(), b.pipelineSeconds(),
+        b.dataParallelSeconds(), b.bubbleSeconds(), pct(b.bubbleSeconds(), t),
+        b.optimizerSeconds(), pct(b.optimizerSeconds(), t));
+    MemoryUse m = result.memory();
+    line(out, "peak memory per GPU (stage %d): %.2f GiB = weights %.2f + gradients %.2f +"
+        + " optimizer state %.2f + activations %.2f + temporaries %.2f GiB", result.memoryGroup(),
+        m.totalBytes() / GIB, m.weightsBytes() / GIB, m.gradientsBytes() / GIB,
+        m.optimizerStateBytes() / GIB, m.activationsBytes() / GIB, m.temporariesBytes() / GIB);
+    line(out, "%-6s %-12s %8s %4s %4s %10s %10s %10s %10s %9s %10s", "stage", "chunks", "devices",
+        "dp", "tp", "compute s", "comm s", "bubble s", "optim s", "in-flight", "peak GiB");
+    for (StageResult s : result.stages()) {
+      TimeBreakdown sb = s.timing().breakdown();
+      line(out, "%-6d %-12s %8d %4d %4d %10.4f %10.4f %10.4f %10.4f %9d %10.2f", s.group(),
+          s.virtualStages().toString().replace(" ", ""), s.devices(), s.dataParallel(),
+          s.tensorParallel(), sb.computeSeconds(), sb.exposedCommunicationSeconds(),
+          sb.bubbleSeconds(), sb.optimizerSeconds(), s.timing().peakInFlightMicrobatches(),
+          s.memory().totalBytes() / GIB);
+    }
+    return out.toString();
+  }
+
+  private static double pct(double part, double whole) {
+    return whole > 0 ? 100 * part / whole : 0;
+  }
+
+  private static void line(StringBuilder out, String format, Object... args) {
+    out.append(String.format(Locale.ROOT, format, args)).append('\n');
+  }
+}

@@ -1,0 +1,79 @@
+package io.meshplan.sim;
+
+import io.meshplan.util.Require;
+
+/**
+ * The cost of one pipeline stage, or of one model chunk (virtual stage) under the interleaved
+ * schedule, as the simulator needs it. Times are seconds, sizes bytes, work FLOPs. Per-microbatch
+ * numbers are for one data-parallel replica of the stage ({@code tensorParallel} GPUs working
+ * together); per-iteration numbers are for the whole stage.
+ *
+ * @param devices GPUs of the stage: {@code dataParallel * tensorParallel}
+ * @param dataParallel data-parallel replicas of the stage
+ * @param tensorParallel GPUs that share one replica (tensor parallelism)
+ * @param forwardSeconds forward pass of one microbatch, seconds, including its exposed tensor-parallel
+ *     communication
+ * @param backwardSeconds backward pass of one microbatch, seconds, including recomputation and its
+ *     exposed tensor-parallel communication
+ * @param recomputeSeconds the recomputation inside {@code backwardSeconds}, seconds
+ * @param tensorCommSeconds the exposed tensor-parallel communication inside forward plus backward of
+ *     one microbatch, seconds
+ * @param sendBytes activation bytes one GPU sends to the next stage per microbatch; the gradient of
+ *     the same size flows back in the backward pass
+ * @param gradSyncSeconds data-parallel gradient reduction (all-reduce or reduce-scatter) per
+ *     iteration, seconds; 0 without data parallelism
+ * @param gradSyncOverlappable whether the framework overlaps the reduction with the backward pass
+ *     (bucketed reduction, as Megatron-LM's {@code overlap_grad_reduce} and PyTorch DDP do)
+ * @param paramGatherSeconds all-gather of updated parameters per iteration with a distributed
+ *     optimizer (ZeRO-1), seconds; 0 otherwise
+ * @param optimizerSeconds the optimizer step per iteration, seconds
+ * @param modelFlopsPerMicrobatch FLOPs of forward plus backward of one microbatch on one replica,
+ *     without recomputation (the "model FLOPs" of MFU)
+ * @param hardwareFlopsPerMicrobatch the same with recomputation (the FLOPs the GPUs execute)
+ * @param memory memory per GPU by category
+ */
+public record StageCost(int devices, int dataParallel, int tensorParallel, double forwardSeconds,
+    double backwardSeconds, double recomputeSeconds, double tensorCommSeconds, double sendBytes,
+    double gradSyncSeconds, boolean gradSyncOverlappable, double paramGatherSeconds,
+    double optimizerSeconds, double modelFlopsPerMicrobatch, double hardwareFlopsPerMicrobatch,
+    MemoryBreakdown memory) {
+
+  /** Checks every number and the relations between them. */
+  public StageCost {
+    Require.positive(devices, "devices");
+    Require.positive(dataParallel, "dataParallel");
+    Require.positive(tensorParallel, "tensorParallel");
+    Require.that((long) dataParallel * tensorParallel == devices, "devices (" + devices
+        + ") must equal dataParallel (" + dataParallel + ") * tensorParallel (" + tensorParallel
+        + ")");
+    Require.nonNegative(forwardSeconds, "forwardSeconds");
+    Require.nonNegative(backwardSeconds, "backwardSeconds");
+    Require.nonNegative(recomputeSeconds, "recomputeSeconds");
+    Require.nonNegative(tensorCommSeconds, "tensorCommSeconds");
+    Require.nonNegative(sendBytes, "sendBytes");
+    Require.nonNegative(gradSyncSeconds, "gradSyncSeconds");
+    Require.nonNegative(paramGatherSeconds, "paramGatherSeconds");
+    Require.nonNegative(optimizerSeconds, "optimizerSeconds");
+    Require.nonNegative(modelFlopsPerMicrobatch, "modelFlopsPerMicrobatch");
+    Require.nonNegative(hardwareFlopsPerMicrobatch, "hardwareFlopsPerMicrobatch");
+    Require.nonNull(memory, "memory");
+    Require.that(recomputeSeconds <= backwardSeconds, "recomputeSeconds (" + recomputeSeconds
+        + ") is part of backwardSeconds (" + backwardSeconds + ") and cannot exceed it");
+    Require.that(tensorCommSeconds <= forwardSeconds + backwardSeconds, "tensorCommSeconds ("
+        + tensorCommSeconds + ") is part of forwardSeconds + backwardSeconds ("
+        + (forwardSeconds + backwardSeconds) + ") and cannot exceed it");
+    Require.that(modelFlopsPerMicrobatch <= hardwareFlopsPerMicrobatch,
+        "hardwareFlopsPerMicrobatch (" + hardwareFlopsPerMicrobatch
+            + ") includes recomputation and cannot be below modelFlopsPerMicrobatch ("
+            + modelFlopsPerMicrobatch + ")");
+  }
+
+  /**
+   * Forward plus backward of one microbatch.
+   *
+   * @return seconds
+   */
+  public double computeSeconds() {
+    return forwardSeconds + backwardSeconds;
+  }
+}

@@ -1,0 +1,48 @@
+package io.meshplan.sim;
+
+import io.meshplan.util.Require;
+
+/**
+ * Where the iteration time of one device group goes, in seconds. The four main parts partition the
+ * iteration: {@code compute + exposedCommunication + bubble + optimizer == iteration time} (up to
+ * rounding). Of the compute, {@code recompute} is the recomputation; of the exposed communication,
+ * {@code tensorParallel}, {@code pipeline} and {@code dataParallel} are the parts.
+ *
+ * @param computeSeconds forward and backward passes, without their exposed tensor-parallel
+ *     communication, seconds
+ * @param exposedCommunicationSeconds communication nothing else hides: tensor-parallel collectives
+ *     inside the passes, waits for a pipeline transfer in flight, and the gradient reduction and
+ *     parameter all-gather after the last backward, seconds
+ * @param bubbleSeconds idle time: waiting for another stage's compute, and after this group is done
+ *     until the slowest group finishes, seconds
+ * @param optimizerSeconds optimizer steps, seconds
+ * @param recomputeSeconds the recomputation inside {@code computeSeconds}, seconds
+ * @param tensorParallelSeconds exposed tensor-parallel communication, seconds
+ * @param pipelineSeconds exposed pipeline send/receive, seconds
+ * @param dataParallelSeconds exposed gradient reduction and parameter gather, seconds
+ */
+public record TimeBreakdown(double computeSeconds, double exposedCommunicationSeconds,
+    double bubbleSeconds, double optimizerSeconds, double recomputeSeconds,
+    double tensorParallelSeconds, double pipelineSeconds, double dataParallelSeconds) {
+
+  /** Checks every part. */
+  public TimeBreakdown {
+    Require.nonNegative(computeSeconds, "computeSeconds");
+    Require.nonNegative(exposedCommunicationSeconds, "exposedCommunicationSeconds");
+    Require.nonNegative(bubbleSeconds, "bubbleSeconds");
+    Require.nonNegative(optimizerSeconds, "optimizerSeconds");
+    Require.nonNegative(recomputeSeconds, "recomputeSeconds");
+    Require.nonNegative(tensorParallelSeconds, "tensorParallelSeconds");
+    Require.nonNegative(pipelineSeconds, "pipelineSeconds");
+    Require.nonNegative(dataParallelSeconds, "dataParallelSeconds");
+  }
+
+  /**
+   * The sum of the four main parts.
+   *
+   * @return seconds
+   */
+  public double totalSeconds() {
+    return computeSeconds + exposedCommunicationSeconds + bubbleSeconds + optimizerSeconds;
+  }
+}

@@ -1,0 +1,123 @@
+package io.meshplan.model;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.meshplan.graph.DType;
+import io.meshplan.util.InputException;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/** Reading Hugging Face config.json files (fixtures written from the published configs). */
+class HfConfigReaderTest {
+  private static Path fixture(String name) {
+    return Path.of("src/test/resources/hf", name);
+  }
+
+  /**
+   * Parameter counts of the real configs. Llama-2-7b: 6,738,415,616 (HF "6.74B"); Llama 3.1
+   * 405B: 126 * 3,187,703,808 + 2 * 128256 * 16384 + 16384 = 405,853,388,800; Mistral 7B:
+   * 7,241,732,096 (HF "7.24B"); GPT-NeoX-20B: 44 * (12h^2 + 13h) + 2 * 50432 * 6144 + 2h with
+   * h = 6144 = 20,554,567,680 (Black et al. 2022 report 20,554,567,680); OPT-1.3b:
+   * 24 * (12h^2 + 13h) + 50272h + 2050h + 2h with h = 2048 = 1,315,758,080.
+   */
+  @ParameterizedTest
+  @CsvSource({"llama-2-7b-hf.json, 6738415616, LLAMA", "meta-llama-3.1-405b.json, 405853388800,"
+      + " LLAMA", "mistral-7b-v0.1.json, 7241732096, LLAMA",
+      "gpt-neox-20b.json, 20554567680, GPT", "opt-1.3b.json, 1315758080, GPT"})
+  void parameterCounts(String file, long params, ModelSpec.Family family) {
+    ModelSpec s = HfConfigReader.read(fixture(file));
+    assertThat(s.parameterCount()).isEqualTo(params);
+    assertThat(s.family()).isEqualTo(family);
+  }
+
+  @Test
+  void fieldsOfLlama405b() {
+    ModelSpec s = HfConfigReader.read(fixture("meta-llama-3.1-405b.json"));
+    assertThat(s.kvHeads()).isEqualTo(8);
+    assertThat(s.heads()).isEqualTo(128);
+    assertThat(s.seq()).isEqualTo(HfConfigReader.DEFAULT_SEQ_CAP);
+    assertThat(s.dtype()).isEqualTo(DType.BF16);
+    assertThat(s.arch()).isEqualTo(Architecture.llama());
+    assertThat(s.parameterCount()).isEqualTo(Presets.get("llama3.1-405b").parameterCount());
+    ModelSpec opt = HfConfigReader.read(fixture("opt-1.3b.json"));
+    assertThat(opt.name()).isEqualTo("facebook/opt-1.3b");
+    assertThat(opt.arch().positionRows()).isEqualTo(2050);
+    assertThat(opt.arch().tiedEmbeddings()).isTrue();
+    assertThat(opt.dtype()).isEqualTo(DType.F16);
+    assertThat(opt.parameterCount()).isEqualTo(Presets.get("opt-1.3b").parameterCount());
+  }
+
+  @Test
+  void kvHeadsDefaultToHeads() {
+    ModelSpec s = HfConfigReader.parse("{\"model_type\":\"llama\",\"hidden_size\":64,"
+        + "\"num_hidden_layers\":2,\"num_attention_heads\":4,\"intermediate_size\":128,"
+        + "\"vocab_size\":100,\"max_position_embeddings\":256}", "c.json", "tiny");
+    assertThat(s.kvHeads()).isEqualTo(4);
+    assertThat(s.name()).isEqualTo("tiny");
+    assertThat(s.seq()).isEqualTo(256);
+  }
+
+  @Test
+  void opt350mIsRefusedClearly() {
+    assertThatThrownBy(() -> HfConfigReader.read(fixture("opt-350m.json")))
+        .isInstanceOf(InputException.class)
+        .hasMessageContaining("opt-350m.json")
+        .hasMessageContaining("word_embed_proj_dim 512 differs from hidden_size 1024");
+  }
+
+  @Test
+  void missingAndMistypedFieldsAreNamed() {
+    String base = "{\"model_type\":\"llama\",\"hidden_size\":64,\"num_hidden_layers\":2,"
+        + "\"num_attention_heads\":4,\"vocab_size\":100,\"max_position_embeddings\":256";
+    assertThatThrownBy(() -> HfConfigReader.parse(base + "}", "x/config.json", "x"))
+        .isInstanceOf(InputException.class)
+        .hasMessage("x/config.json: missing field 'intermediate_size'");
+    assertThatThrownBy(() -> HfConfigReader.parse(base + ",\"intermediate_size\":\"big\"}",
+        "x/config.json", "x"))
+        .isInstanceOf(InputException.class)
+        .hasMessageContaining("field 'intermediate_size' must be a positive integer");
+    assertThatThrownBy(() -> HfConfigReader.parse(base + ",\"intermediate_size\":1.5}",
+        "x/config.json", "x")).hasMessageContaining("'intermediate_size'");
+    assertThatThrownBy(() -> HfConfigReader.parse(base + ",\"intermediate_size\":128,"
+        + "\"tie_word_embeddings\":\"no\"}", "x/config.json", "x"))
+        .hasMessageContaining("'tie_word_embeddings' must be true or false");
+    assertThatThrownBy(() -> HfConfigReader.parse(base.replace("\"hidden_size\":64",
+        "\"hidden_size\":66") + ",\"intermediate_size\":128}", "x/config.json", "x"))
+        .isInstanceOf(InputException.class)
+        .hasMessageContaining("x/config.json: --hidden 66 must be a multiple of --heads 4");
+    assertThatThrownBy(() -> HfConfigReader.parse("{\"hidden_size\":1}", "y.json", "y"))
+        .hasMessage("y.json: missing field 'model_type'");
+    assertThatThrownBy(() -> HfConfigReader.parse("[1]", "y.json", "y"))
+        .hasMessage("y.json: a config.json is a JSON object");
+    assertThatThrownBy(() -> HfConfigReader.parse("{", "y.json", "y"))
+        .isInstanceOf(InputException.class).hasMessageStartingWith("y.json: not valid JSON");
+  }
+
+  @Test
+  void unknownModelTypeNamesTheSupportedOnes() {
+    assertThatThrownBy(() -> HfConfigReader.parse("{\"model_type\":\"bert\",\"hidden_size\":64,"
+        + "\"num_hidden_layers\":2,\"num_attention_heads\":4,\"vocab_size\":100,"
+        + "\"max_position_embeddings\":256}", "b.json", "b"))
+        .isInstanceOf(InputException.class)
+        .hasMessage("b.json: model_type 'bert' is not supported; supported: llama, mistral, "
+            + "gpt_neox, opt");
+  }
+
+  @Test
+  void oversizedAndNonRegularFilesAreRefused(@TempDir Path dir) throws IOException {
+    Path big = dir.resolve("config.json");
+    Files.writeString(big, "{\"pad\":\"" + "x".repeat(HfConfigReader.MAX_BYTES) + "\"}");
+    assertThatThrownBy(() -> HfConfigReader.read(big))
+        .isInstanceOf(InputException.class).hasMessageContaining("larger than 1048576 bytes");
+    assertThatThrownBy(() -> HfConfigReader.read(dir))
+        .isInstanceOf(InputException.class).hasMessageContaining("not a regular file");
+    assertThatThrownBy(() -> HfConfigReader.read(dir.resolve("absent.json")))
+        .isInstanceOf(InputException.class).hasMessageContaining("not a regular file");
+  }
+}
