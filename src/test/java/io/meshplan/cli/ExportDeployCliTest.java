@@ -94,6 +94,21 @@ class ExportDeployCliTest {
   }
 
   @Test
+  void withoutAPredictorTheSimulatorPredictsTheNearestConfiguration() {
+    // DeepSpeed has no interleaved schedule: the nearest configuration drops --vpp 2, and the
+    // schedule simulator prices it (1F1B, tp 8 x pp 4 x dp 32, no sequence parallelism).
+    CliRun r = CliRun.of("export", "--to", "deepspeed", "--model", "llama2-70b", "--dtype",
+        "bf16", "--seq", "4096", "--cluster", "128x8:h100-80gb:ib-ndr400", "--tp", "8", "--pp",
+        "4", "--dp", "32", "--vpp", "2", "--micro-batch", "1", "--global-batch", "1024",
+        "--recompute", "selective", "--distributed-optimizer");
+    assertThat(r.code()).isEqualTo(ExitCodes.INFEASIBLE);
+    assertThat(r.err()).contains("no interleaved schedule");
+    assertThat(r.out()).contains("--pp 4 --dp 32 --micro-batch 1", "predicted cost: ")
+        .contains(" s per iteration, ", " TFLOP/s per GPU, MFU ")
+        .doesNotContain("--vpp", "unavailable");
+  }
+
+  @Test
   void badPlansExitTwoWithOneLine() throws Exception {
     CliRun missing = CliRun.of("export", "--to", "megatron", "--plan",
         dir.resolve("nope.json").toString());
