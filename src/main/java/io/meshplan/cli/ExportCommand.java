@@ -8,7 +8,6 @@ import io.meshplan.export.ExportTarget;
 import io.meshplan.export.Exporter;
 import io.meshplan.interop.PlanSimulator;
 import io.meshplan.model.ModelSpec;
-import io.meshplan.model.Recompute;
 import io.meshplan.plan.ParallelConfig;
 import io.meshplan.plan.PipelinePlan;
 import io.meshplan.plan.PlanJson;
@@ -71,33 +70,7 @@ final class ExportCommand implements Callable<Integer> {
       description = "megatron, torchtitan or deepspeed.")
   String to;
 
-  @Option(names = "--tp", description = "Tensor-parallel size.")
-  Integer tp;
-
-  @Option(names = "--pp", description = "Pipeline-parallel size.")
-  Integer pp;
-
-  @Option(names = "--dp", description = "Data-parallel size.")
-  Integer dp;
-
-  @Option(names = "--vpp", description = "Model chunks per pipeline stage (interleaved 1F1B).")
-  Integer vpp;
-
-  @Option(names = "--micro-batch", description = "Sequences per microbatch.")
-  Integer microBatch;
-
-  @Option(names = "--global-batch", description = "Sequences per iteration.")
-  Integer globalBatch;
-
-  @Option(names = "--recompute", description = "none, selective or full (default none).")
-  String recompute;
-
-  @Option(names = "--sequence-parallel", description = "Sequence parallelism with --tp.")
-  boolean sequenceParallel;
-
-  @Option(names = "--distributed-optimizer",
-      description = "Shard optimizer state over the data-parallel group (ZeRO-1).")
-  boolean distributedOptimizer;
+  @Mixin ParallelOptions parallel = new ParallelOptions();
 
   @Option(names = "--out", paramLabel = "FILE", description = "Write here (default: stdout).")
   Path out;
@@ -113,9 +86,7 @@ final class ExportCommand implements Callable<Integer> {
     }
     ExportResult result;
     if (plan != null) {
-      if (model.model != null || tp != null || pp != null || dp != null || vpp != null
-          || microBatch != null || globalBatch != null || recompute != null || sequenceParallel
-          || distributedOptimizer) {
+      if (model.model != null || parallel.any()) {
         throw new InputException("give --plan or the model and parallel flags, not both");
       }
       PipelinePlan p = PlanJson.read(plan.toString(), PlanFiles.read("--plan", plan));
@@ -156,26 +127,8 @@ final class ExportCommand implements Callable<Integer> {
     }
     ModelSpec m = model.spec();
     ClusterSpec c = clusterOptions.spec(null);
-    require("--tp", tp);
-    require("--pp", pp);
-    require("--dp", dp);
-    require("--micro-batch", microBatch);
-    require("--global-batch", globalBatch);
-    ParallelConfig pc;
-    try {
-      pc = new ParallelConfig(tp, pp, dp, vpp == null ? 1 : vpp, microBatch, globalBatch,
-          Recompute.parse(recompute == null ? "none" : recompute), sequenceParallel,
-          distributedOptimizer);
-    } catch (IllegalArgumentException e) {
-      throw new InputException(e.getMessage());
-    }
+    ParallelConfig pc = parallel.config();
     return new ExportInput(m, c, pc);
-  }
-
-  private static void require(String flag, Integer v) {
-    if (v == null) {
-      throw new InputException(flag + " is required without --plan");
-    }
   }
 
   /** The flags that reproduce an input on this command line. */
@@ -188,7 +141,8 @@ final class ExportCommand implements Callable<Integer> {
         "--ffn", Integer.toString(m.ffn()), "--vocab", Integer.toString(m.vocab()),
         "--seq", Integer.toString(m.seq()), "--dtype", m.dtype().hloName(),
         "--cluster", in.cluster().toShortString(),
-        "--tp", Integer.toString(c.tensorParallel()), "--pp", Integer.toString(c.pipelineParallel()),
+        "--tp", Integer.toString(c.tensorParallel()),
+        "--pp", Integer.toString(c.pipelineParallel()),
         "--dp", Integer.toString(c.dataParallel())));
     if (c.virtualStages() > 1) {
       w.addAll(List.of("--vpp", Integer.toString(c.virtualStages())));
