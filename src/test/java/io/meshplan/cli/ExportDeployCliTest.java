@@ -74,8 +74,10 @@ class ExportDeployCliTest {
     assertThat(r.err().lines()).hasSize(1);
     assertThat(r.out()).contains("nearest configuration megatron can express:",
         "--tp 8 --pp 4 --dp 32 --micro-batch 1 --global-batch 1024 --recompute full"
-            + " --sequence-parallel --distributed-optimizer",
-        "predicted cost: unavailable");
+            + " --sequence-parallel --distributed-optimizer");
+    // The nearest configuration is simulated with the planner's prices.
+    assertThat(r.out()).containsPattern("predicted cost: [0-9.]+ s per iteration, [0-9]+ tokens/s,"
+        + " [0-9.]+ TFLOP/s per GPU, MFU [0-9.]+%, peak memory [0-9.]+GiB per GPU");
   }
 
   @Test
