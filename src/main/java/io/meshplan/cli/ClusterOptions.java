@@ -14,6 +14,9 @@ import picocli.CommandLine.Option;
 
 /** The cluster and its prices, shared by {@code plan}, {@code simulate} and {@code export}. */
 final class ClusterOptions {
+  /** The share of a GPU's memory a plan may fill by default. */
+  static final double USABLE = 0.95;
+
   @Option(names = "--cluster", description = "NODESxGPUS:gpu[:fabric] (e.g. 50x4:v100-32gb, "
       + "128x8:h100-80gb:ib-ndr400) or a YAML cluster file.")
   String cluster;
@@ -23,8 +26,14 @@ final class ClusterOptions {
   Path profile;
 
   @Option(names = "--memory", description = "Memory per GPU to plan for, e.g. 70GiB (default: "
-      + "the GPU's memory).")
+      + "95% of the GPU's memory; the rest is left to the CUDA context, NCCL buffers and allocator "
+      + "fragmentation).")
   String memory;
+
+  @Option(names = "--overlap-grad-reduce", description = "The framework overlaps the "
+      + "data-parallel gradient reduction with the backward pass (PyTorch DDP, Megatron-LM's "
+      + "--overlap-grad-reduce); off by default, as in Megatron-LM.")
+  boolean overlapGradReduce;
 
   /** The cluster, read from {@code --cluster} or, when absent, from the fallback text. */
   ClusterSpec spec(String fallback) {
@@ -37,7 +46,7 @@ final class ClusterOptions {
   }
 
   double memoryPerGpu(ClusterSpec cs) {
-    return memory != null ? CliValues.bytes("--memory", memory) : cs.gpu().hbmBytes();
+    return memory != null ? CliValues.bytes("--memory", memory) : USABLE * cs.gpu().hbmBytes();
   }
 
   private Profile loaded;

@@ -65,7 +65,8 @@ record TrainingSetup(ModelSpec model, ClusterSpec cluster, IlpLayerCostModel lay
     IlpLayerCostModel layers = new IlpLayerCostModel(model, cs, comm, t,
         SolverOptions.defaults());
     PlanRequest req = new PlanRequest(model, cs, globalBatch, microbatches,
-        clusterOptions.memoryPerGpu(cs), comm, clusterOptions.p2p(cs), t.bytes(), true);
+        clusterOptions.memoryPerGpu(cs), comm, clusterOptions.p2p(cs), t.bytes(),
+        clusterOptions.overlapGradReduce);
     return new TrainingSetup(model, cs, layers, req);
   }
 }

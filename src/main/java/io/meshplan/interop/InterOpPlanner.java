@@ -39,7 +39,8 @@ public final class InterOpPlanner {
   private final LayerCostModel layers;
   private final IntConsumer progress;
   private int dpRuns;
-  private int simulations;
+  private final java.util.concurrent.atomic.AtomicInteger simulations =
+      new java.util.concurrent.atomic.AtomicInteger();
 
   /**
    * Creates a planner.
@@ -64,24 +65,32 @@ public final class InterOpPlanner {
     List<SubmeshShape> shapes = SubmeshShape.alpaShapes(cluster.nodes(), cluster.gpusPerNode());
     List<Integer> micro = microbatchSizes(req, shapes);
     layers.prefetch(layerKeys(req, shapes, micro), Runtime.getRuntime().availableProcessors());
+    // One DP per microbatch size, in parallel; the results are combined in the order of the
+    // sizes, so the choice does not depend on the threads.
+    List<java.util.concurrent.Callable<Object>> runs = new ArrayList<>();
+    java.util.concurrent.atomic.AtomicInteger done = new java.util.concurrent.atomic.AtomicInteger();
+    for (int g : micro) {
+      runs.add(() -> {
+        Table table = new Table(req, shapes, g);
+        StageDpResult r = new StageDp(new StageDpProblem(shapes, cluster.nodes(),
+            cluster.gpusPerNode(), table, req.memoryPerGpu(), req.globalBatch() / g)).solve();
+        Object out = r instanceof StageDpResult.Feasible f ? toPlan(req, table, f.plan(), g) : r;
+        progress.accept(done.incrementAndGet() * 100 / micro.size());
+        return out;
+      });
+    }
+    dpRuns += runs.size();
     double bestTime = Double.POSITIVE_INFINITY;
     PlanResult.Planned best = null;
     double leastNeeded = Double.POSITIVE_INFINITY;
-    int done = 0;
-    for (int g : micro) {
-      progress.accept(done++ * 100 / micro.size());
-      int b = req.globalBatch() / g;
-      Table table = new Table(req, shapes, g);
-      dpRuns++;
-      StageDpResult r = new StageDp(new StageDpProblem(shapes, cluster.nodes(),
-          cluster.gpusPerNode(), table, req.memoryPerGpu(), b)).solve();
-      if (r instanceof StageDpResult.Infeasible inf) {
+    for (Object o : runAll(runs)) {
+      if (o instanceof StageDpResult.Infeasible inf) {
         if (inf.minimumMemoryBytes().isPresent()) {
           leastNeeded = Math.min(leastNeeded, inf.minimumMemoryBytes().getAsDouble());
         }
         continue;
       }
-      PlanResult.Planned p = toPlan(req, table, ((StageDpResult.Feasible) r).plan(), g);
+      PlanResult.Planned p = (PlanResult.Planned) o;
       double t = p.plan().prediction().iterationSeconds();
       if (t < bestTime - 1e-12 || (Math.abs(t - bestTime) <= 1e-12
           && p.plan().stages().size() < best.plan().stages().size())) {
@@ -94,7 +103,35 @@ public final class InterOpPlanner {
       return infeasible(req, leastNeeded);
     }
     return new PlanResult.Planned(best.plan(), best.simulation(),
-        new PlanResult.SearchStats(layerSolves(), dpRuns, simulations));
+        new PlanResult.SearchStats(layerSolves(), dpRuns, simulations.get()));
+  }
+
+  /** Runs independent tasks on one thread per processor and returns their results in order. */
+  private static List<Object> runAll(List<java.util.concurrent.Callable<Object>> tasks) {
+    int threads = Math.max(1, Math.min(tasks.size(), Runtime.getRuntime().availableProcessors()));
+    java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(
+        threads, r -> {
+          Thread t = new Thread(r, "meshplan-stage-dp");
+          t.setDaemon(true);
+          return t;
+        });
+    try {
+      List<Object> out = new ArrayList<>();
+      for (java.util.concurrent.Future<Object> f : pool.invokeAll(tasks)) {
+        out.add(f.get());
+      }
+      return out;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while planning", e);
+    } catch (java.util.concurrent.ExecutionException e) {
+      if (e.getCause() instanceof RuntimeException re) {
+        throw re;
+      }
+      throw new IllegalStateException(e.getCause());
+    } finally {
+      pool.shutdownNow();
+    }
   }
 
   private int layerSolves() {
@@ -211,7 +248,7 @@ public final class InterOpPlanner {
       device += s.submesh().devices();
     }
     int b = req.globalBatch() / g;
-    simulations++;
+    simulations.incrementAndGet();
     SimulationResult sim = table.assembler.simulate(costs, firstDevice, req.globalBatch(), b,
         new Schedule.OneFOneB());
     List<StagePlan> stages = new ArrayList<>();
@@ -235,15 +272,26 @@ public final class InterOpPlanner {
         sim.tflopsPerGpu(), sim.mfu(), sim.peakMemoryBytesPerGpu());
   }
 
-  /** The tensors of the stage's first block (or its only layer), largest first, at most six. */
+  /**
+   * The weights of the stage's transformer block (the layer with the most weight tensors), largest
+   * first, at most six, named {@code block/...}: every block of a stage has the same layouts.
+   */
   static List<io.meshplan.plan.TensorSharding> largestTensors(List<LayerCost> layers) {
     LayerCost pick = layers.get(0);
     for (LayerCost l : layers) {
-      if (l.parameters() > pick.parameters() && !l.tensors().isEmpty()) {
+      if (l.tensors().size() > pick.tensors().size()) {
         pick = l;
       }
     }
-    return pick.tensors().size() <= 6 ? pick.tensors() : pick.tensors().subList(0, 6);
+    List<io.meshplan.plan.TensorSharding> out = new ArrayList<>();
+    for (io.meshplan.plan.TensorSharding t : pick.tensors()) {
+      if (out.size() == 6) {
+        break;
+      }
+      out.add(new io.meshplan.plan.TensorSharding(t.name().replaceFirst("^layer_0/", "block/"),
+          t.shape(), t.sharding(), t.words()));
+    }
+    return out;
   }
 
   private PlanResult.Infeasible infeasible(PlanRequest req, double leastNeeded) {

@@ -75,7 +75,9 @@ public final class PlanSimulator {
         bwd += sc.backwardSeconds();
       }
       int first = g * perChunk;
-      int n = Math.max(1, groupDevices / req.cluster().gpusPerNode());
+      // A group of whole nodes is an n x M submesh; a smaller or unaligned one is one row.
+      int gpn = req.cluster().gpusPerNode();
+      int n = groupDevices % gpn == 0 ? groupDevices / gpn : 1;
       int m = groupDevices / n;
       stages.add(new StagePlan(first, first + perChunk - 1, n, m, g * groupDevices,
           c.dataParallel(), c.tensorParallel(), c.recompute(), c.sequenceParallel(), zero, true,

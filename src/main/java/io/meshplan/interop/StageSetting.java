@@ -19,7 +19,7 @@ public record StageSetting(int dataParallel, int tensorParallel, int zeroStage,
     Require.positive(tensorParallel, "tensor-parallel size");
     Require.that(zeroStage == 0 || zeroStage == 1 || zeroStage == 3, "ZeRO stage 0, 1 or 3");
     Require.nonNull(layer, "layer setting");
-    Require.that(layer.tensorParallel() == tensorParallel, "layer setting for tp "
+    Require.that(layer.tensorParallel() == tensorParallel, () -> "layer setting for tp "
         + layer.tensorParallel() + " on a stage of tp " + tensorParallel);
   }
 }

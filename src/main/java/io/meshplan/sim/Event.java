@@ -26,12 +26,12 @@ public record Event(int group, int virtualStage, int microbatch, EventKind kind,
 
   /** Checks the interval. */
   public Event {
-    Require.that(group >= 0 && virtualStage >= 0 && microbatch >= -1,
+    Require.that(group >= 0 && virtualStage >= 0 && microbatch >= -1, () ->
         "bad event indices " + group + ", " + virtualStage + ", " + microbatch);
     Require.nonNull(kind, "kind");
     Require.nonNegative(startSeconds, "startSeconds");
     Require.nonNegative(endSeconds, "endSeconds");
-    Require.that(endSeconds >= startSeconds, "event ends (" + endSeconds + ") before it starts ("
+    Require.that(endSeconds >= startSeconds, () -> "event ends (" + endSeconds + ") before it starts ("
         + startSeconds + ")");
   }
 

@@ -43,7 +43,7 @@ public record StageCost(int devices, int dataParallel, int tensorParallel, doubl
     Require.positive(devices, "devices");
     Require.positive(dataParallel, "dataParallel");
     Require.positive(tensorParallel, "tensorParallel");
-    Require.that((long) dataParallel * tensorParallel == devices, "devices (" + devices
+    Require.that((long) dataParallel * tensorParallel == devices, () -> "devices (" + devices
         + ") must equal dataParallel (" + dataParallel + ") * tensorParallel (" + tensorParallel
         + ")");
     Require.nonNegative(forwardSeconds, "forwardSeconds");
@@ -57,12 +57,12 @@ public record StageCost(int devices, int dataParallel, int tensorParallel, doubl
     Require.nonNegative(modelFlopsPerMicrobatch, "modelFlopsPerMicrobatch");
     Require.nonNegative(hardwareFlopsPerMicrobatch, "hardwareFlopsPerMicrobatch");
     Require.nonNull(memory, "memory");
-    Require.that(recomputeSeconds <= backwardSeconds, "recomputeSeconds (" + recomputeSeconds
+    Require.that(recomputeSeconds <= backwardSeconds, () -> "recomputeSeconds (" + recomputeSeconds
         + ") is part of backwardSeconds (" + backwardSeconds + ") and cannot exceed it");
-    Require.that(tensorCommSeconds <= forwardSeconds + backwardSeconds, "tensorCommSeconds ("
+    Require.that(tensorCommSeconds <= forwardSeconds + backwardSeconds, () -> "tensorCommSeconds ("
         + tensorCommSeconds + ") is part of forwardSeconds + backwardSeconds ("
         + (forwardSeconds + backwardSeconds) + ") and cannot exceed it");
-    Require.that(modelFlopsPerMicrobatch <= hardwareFlopsPerMicrobatch,
+    Require.that(modelFlopsPerMicrobatch <= hardwareFlopsPerMicrobatch, () ->
         "hardwareFlopsPerMicrobatch (" + hardwareFlopsPerMicrobatch
             + ") includes recomputation and cannot be below modelFlopsPerMicrobatch ("
             + modelFlopsPerMicrobatch + ")");

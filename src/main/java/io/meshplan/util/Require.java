@@ -72,4 +72,17 @@ public final class Require {
       throw new IllegalArgumentException(message);
     }
   }
+
+  /**
+   * Checks a condition, building the message only when it fails (for checks on hot paths).
+   *
+   * @param condition the condition
+   * @param message makes the message naming the bad value
+   * @throws IllegalArgumentException with the message when the condition is false
+   */
+  public static void that(boolean condition, java.util.function.Supplier<String> message) {
+    if (!condition) {
+      throw new IllegalArgumentException(message.get());
+    }
+  }
 }

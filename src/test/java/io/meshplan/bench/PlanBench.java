@@ -1,0 +1,119 @@
+package io.meshplan.bench;
+
+import io.meshplan.cluster.ClusterCommModels;
+import io.meshplan.cluster.ClusterSpec;
+import io.meshplan.cluster.CommModel;
+import io.meshplan.cluster.LogicalMesh;
+import io.meshplan.cluster.SendRecvModel;
+import io.meshplan.graph.DType;
+import io.meshplan.interop.IlpLayerCostModel;
+import io.meshplan.interop.InterOpPlanner;
+import io.meshplan.interop.MegatronGrid;
+import io.meshplan.interop.PlanRequest;
+import io.meshplan.interop.PlanResult;
+import io.meshplan.intraop.SolverOptions;
+import io.meshplan.model.ModelSpec;
+import io.meshplan.model.Presets;
+import java.lang.management.ManagementFactory;
+import java.lang.management.MemoryPoolMXBean;
+import java.lang.management.MemoryType;
+import java.util.Locale;
+import java.util.function.Function;
+
+/**
+ * Whole-cluster planning speed and quality: for each case, the time and heap of {@code meshplan
+ * plan} (as the command runs it: bf16, catalog prices, 95% of the GPU memory, the preset's
+ * sequence length), its layer solves and DP runs, and the plan's
+ * predicted throughput beside the best Megatron-LM configuration of the exhaustive grid
+ * ({@link MegatronGrid}) in the same simulator.
+ *
+ * <p>Run: {@code mvn -q -DskipTests package && mvn -q test-compile && java -Xmx4g
+ * -XX:+UseSerialGC -cp target/test-classes:target/meshplan.jar:target/lib/* io.meshplan.bench.PlanBench
+ * [CASE...]} with cases {@code 13b}, {@code 70b}, {@code 405b} (default: all).
+ */
+public final class PlanBench {
+  private PlanBench() {}
+
+  private record Case(String key, String preset, String cluster, int globalBatch) {}
+
+  // 1,024 sequences do not split evenly over any data-parallel group of the 200-GPU cluster
+  // (every tensor x pipeline size that divides 40 layers leaves a factor 5 in the data-parallel
+  // size), so no Megatron-LM configuration exists there; the comparison row uses 1,000.
+  private static final Case[] CASES = {
+      new Case("13b", "llama2-13b", "50x4:v100-32gb", 1024),
+      new Case("13b", "llama2-13b", "50x4:v100-32gb", 1000),
+      new Case("70b", "llama2-70b", "128x8:h100-80gb:ib-ndr400", 1024),
+      new Case("405b", "llama3.1-405b", "2048x8:h100-80gb:ib-ndr400", 1024)};
+
+  /**
+   * Runs the benchmark.
+   *
+   * @param args case keys
+   */
+  public static void main(String[] args) {
+    java.util.Set<String> want = new java.util.HashSet<>(java.util.List.of(args));
+    System.out.printf(Locale.ROOT,
+        "%-14s %-27s %5s %7s %8s %7s %5s %9s %11s %6s %9s %11s %6s %7s%n",
+        "model", "cluster", "batch", "plan s", "heap MiB", "solves", "DPs", "iter s", "tokens/s", "MFU",
+        "grid s", "grid tok/s", "MFU", "ratio");
+    for (Case c : CASES) {
+      if (!want.isEmpty() && !want.contains(c.key())) {
+        continue;
+      }
+      run(c);
+    }
+  }
+
+  private static void run(Case c) {
+    ModelSpec p = Presets.get(c.preset());
+    int gb = c.globalBatch();
+    ModelSpec m = new ModelSpec(p.name(), p.family(), p.layers(), p.hidden(), p.heads(),
+        p.kvHeads(), p.ffn(), p.vocab(), p.seq(), gb, DType.BF16, p.arch());
+    ClusterSpec cs = ClusterSpec.parse(c.cluster());
+    Function<LogicalMesh, CommModel> comm = mesh -> ClusterCommModels.catalog(cs, mesh);
+    PlanRequest req = new PlanRequest(m, cs, gb, 0, 0.95 * cs.gpu().hbmBytes(), comm,
+        SendRecvModel.catalog(cs), 2, false);
+    System.gc();
+    resetPeaks();
+    long t0 = System.nanoTime();
+    IlpLayerCostModel layers = new IlpLayerCostModel(m, cs, comm, DType.BF16,
+        SolverOptions.defaults());
+    PlanResult r = new InterOpPlanner(layers, x -> { }).plan(req);
+    double seconds = (System.nanoTime() - t0) / 1e9;
+    double heap = peakHeap() / (1024.0 * 1024);
+    if (!(r instanceof PlanResult.Planned planned)) {
+      System.out.printf(Locale.ROOT, "%-14s %-27s %5d %7.1f %8.0f infeasible: %s%n", c.preset(),
+          c.cluster(), gb, seconds, heap, ((PlanResult.Infeasible) r).message());
+      return;
+    }
+    var pred = planned.plan().prediction();
+    var grid = new MegatronGrid(layers).best(req);
+    double gs = grid.map(g -> g.evaluated().simulation().iterationSeconds()).orElse(Double.NaN);
+    double gt = grid.map(g -> g.evaluated().simulation().tokensPerSecond()).orElse(Double.NaN);
+    double gm = grid.map(g -> g.evaluated().simulation().mfu()).orElse(Double.NaN);
+    System.out.printf(Locale.ROOT,
+        "%-14s %-27s %5d %7.1f %8.0f %7d %5d %9.3f %11.0f %5.1f%% %9.3f %11.0f %5.1f%% %7.3f%n",
+        c.preset(), c.cluster(), gb, seconds, heap, planned.stats().layerSolves(),
+        planned.stats().dpRuns(), pred.iterationSeconds(), pred.tokensPerSecond(),
+        100 * pred.mfu(), gs, gt, 100 * gm, pred.iterationSeconds() / gs);
+    grid.ifPresent(g -> System.out.println("  best grid point: " + g.config()));
+  }
+
+  private static void resetPeaks() {
+    for (MemoryPoolMXBean b : ManagementFactory.getMemoryPoolMXBeans()) {
+      if (b.getType() == MemoryType.HEAP) {
+        b.resetPeakUsage();
+      }
+    }
+  }
+
+  private static long peakHeap() {
+    long sum = 0;
+    for (MemoryPoolMXBean b : ManagementFactory.getMemoryPoolMXBeans()) {
+      if (b.getType() == MemoryType.HEAP) {
+        sum += b.getPeakUsage().getUsed();
+      }
+    }
+    return sum;
+  }
+}
