@@ -35,6 +35,7 @@ public final class ReducingIlpSolver implements IlpSolver {
 
   private final double timeLimitSeconds;
   private final int workers;
+  private final int smallForCpSat;
 
   /**
    * Creates the solver.
@@ -43,8 +44,21 @@ public final class ReducingIlpSolver implements IlpSolver {
    * @param workers CP-SAT search workers
    */
   public ReducingIlpSolver(double timeLimitSeconds, int workers) {
+    this(timeLimitSeconds, workers, SMALL_FOR_CPSAT);
+  }
+
+  /**
+   * Creates the solver with a chosen size below which CP-SAT closes a Lagrangian gap.
+   *
+   * @param timeLimitSeconds CP-SAT's time limit for the core or the bounded problem
+   * @param workers CP-SAT search workers
+   * @param smallForCpSat problems with at most this many nodes get CP-SAT after the Lagrangian
+   *     search (0: never, so the Lagrangian plan and bound are returned as they are)
+   */
+  ReducingIlpSolver(double timeLimitSeconds, int workers, int smallForCpSat) {
     this.timeLimitSeconds = timeLimitSeconds;
     this.workers = workers;
+    this.smallForCpSat = smallForCpSat;
   }
 
   private static final class Edge {
@@ -343,7 +357,7 @@ public final class ReducingIlpSolver implements IlpSolver {
     if (bestObj - bound <= 1e-9 * Math.abs(bestObj)) {
       return finish(p, SolveStatus.OPTIMAL, best, start, 0);
     }
-    if (n <= SMALL_FOR_CPSAT) {
+    if (n <= smallForCpSat) {
       IlpSolution full = new CpSatIlpSolver(
           Math.max(1.0, timeLimitSeconds - (System.nanoTime() - start) / 1e9), workers, best,
           CLOSE_GAP_WORK).solve(p);
@@ -507,7 +521,7 @@ public final class ReducingIlpSolver implements IlpSolver {
   }
 
   private int[] solveRelaxed(IlpProblem q) {
-    IlpSolution s = new ReducingIlpSolver(timeLimitSeconds, workers).solve(q);
+    IlpSolution s = new ReducingIlpSolver(timeLimitSeconds, workers, smallForCpSat).solve(q);
     return s.choice();
   }
 
