@@ -27,7 +27,8 @@ import java.util.TreeSet;
  * order from the recorded arg-min tables. Nodes are reduced in ascending id order and ties take the
  * lowest strategy index, so the result is deterministic. The reductions ignore the memory bound;
  * when the optimum of the relaxation fits in memory it is optimal for the bounded problem too, and
- * otherwise the whole bounded problem goes to CP-SAT with the relaxed optimum as a hint.
+ * otherwise the bounded problem is handled by Lagrangian relaxation with threshold mixing of the
+ * bracketing plans (see {@code lagrangian}), which reports a proven lower bound.
  */
 public final class ReducingIlpSolver implements IlpSolver {
   /** The most table evaluations one variable-elimination step may take before CP-SAT is used. */
@@ -235,16 +236,18 @@ public final class ReducingIlpSolver implements IlpSolver {
 
   /**
    * Handles a binding memory bound by Lagrangian relaxation (Fisher, Management Science 1981): the
-   * violated steps' memory rows are moved into the objective with one multiplier {@code mu >= 0},
+   * memory rows of chosen steps are moved into the objective with one multiplier {@code mu >= 0},
    * and the penalized problem, which keeps the pairwise structure, is solved exactly by the
-   * reductions. A cutting-plane search on {@code mu} (bisection as a fallback) finds the cheapest
-   * feasible plan; every evaluation also gives a valid lower bound {@code min_x (obj(x) + mu *
-   * sum_t (mem_t(x) - M))}; subgradient steps on one multiplier per step then tighten it. The best
-   * plan is then improved by feasible single-node moves, and the last infeasible plan of the
-   * search is repaired by the moves that free the most memory per unit of cost ({@link
-   * LocalSearch}). It is OPTIMAL when the bound meets it; otherwise small problems go to CP-SAT
-   * with the plan as a hint to close the gap, and large ones are returned as FEASIBLE with the
-   * bound.
+   * reductions. A row joins the chosen set only when a plan fits every chosen row but breaks
+   * another, so plans below the multiplier stay infeasible for the chosen rows. A cutting-plane
+   * search on {@code mu} (Kelley; bisection as a fallback) brackets the critical multiplier; every
+   * evaluation also gives a valid lower bound {@code min_x (obj(x) + mu * sum_t (mem_t(x) - M))}.
+   * The two bracketing plans are then mixed by a node threshold ({@link #mixedThreshold}), which
+   * finds the block-wise plans a single multiplier cannot; the best plan is improved by feasible
+   * single-node moves, and the last infeasible plan of the search is repaired by the moves that
+   * free the most memory per unit of cost ({@link LocalSearch}). It is OPTIMAL when the bound
+   * meets it; otherwise small problems go to CP-SAT with the plan as a hint to close the gap
+   * (under a deterministic-time limit), and large ones are returned as FEASIBLE with the bound.
    */
   private IlpSolution lagrangian(IlpProblem p, int[] relaxed, long start) {
     MemoryConstraint m = p.memory();
@@ -451,7 +454,7 @@ public final class ReducingIlpSolver implements IlpSolver {
    * CP-SAT's deterministic-time limit when closing a small problem's gap, so that the answer does
    * not depend on the machine's load (with one worker).
    */
-  static final double CLOSE_GAP_WORK = 5.0;
+  static final double CLOSE_GAP_WORK = 20.0;
 
   /** Problems up to this many nodes get CP-SAT to close a Lagrangian gap. */
   static final int SMALL_FOR_CPSAT = 200;
