@@ -155,23 +155,23 @@ class MemoryBoundSolverTest {
     Random rnd = new Random(2026);
     int gaps = 0;
     int solved = 0;
-    for (int k = 0; k < 100; k++) {
+    for (int k = 0; k < 60; k++) {
       IlpProblem p = randomMemory(rnd);
       solved++;
       if (checkAgainstExhaustive(p, "random " + k)) {
         gaps++;
       }
     }
-    for (int k = 0; k < 100; k++) {
+    for (int k = 0; k < 60; k++) {
       IlpProblem p = repeatedBlocks(rnd, 2 + rnd.nextInt(5));
       solved++;
       if (checkAgainstExhaustive(p, "blocks " + k)) {
         gaps++;
       }
     }
-    assertThat(solved).isEqualTo(200);
+    assertThat(solved).isEqualTo(120);
     // The memory rows must bind often enough that the bound/gap path is really exercised.
-    assertThat(gaps).isGreaterThan(10);
+    assertThat(gaps).isGreaterThan(5);
   }
 
   @Test
