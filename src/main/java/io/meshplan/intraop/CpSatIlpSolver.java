@@ -32,6 +32,7 @@ public final class CpSatIlpSolver implements IlpSolver {
   private final double timeLimitSeconds;
   private final int workers;
   private final int[] hint;
+  private final double deterministicLimit;
 
   /**
    * Creates the solver.
@@ -41,9 +42,24 @@ public final class CpSatIlpSolver implements IlpSolver {
    * @param hint a starting assignment, or null
    */
   public CpSatIlpSolver(double timeLimitSeconds, int workers, int[] hint) {
+    this(timeLimitSeconds, workers, hint, 0);
+  }
+
+  /**
+   * Creates the solver with a limit on CP-SAT's deterministic time as well, so that the answer
+   * does not depend on the machine's speed when that limit is the one reached.
+   *
+   * @param timeLimitSeconds wall-time limit, seconds (a safety net)
+   * @param workers search workers (1 is deterministic)
+   * @param hint a starting assignment, or null
+   * @param deterministicLimit CP-SAT's deterministic-time limit (its own work units, roughly
+   *     seconds on a reference machine); 0 for none
+   */
+  CpSatIlpSolver(double timeLimitSeconds, int workers, int[] hint, double deterministicLimit) {
     this.timeLimitSeconds = timeLimitSeconds;
     this.workers = workers;
     this.hint = hint == null ? null : hint.clone();
+    this.deterministicLimit = deterministicLimit;
   }
 
   /** Loads the native OR-Tools library once per process. */
@@ -102,6 +118,9 @@ public final class CpSatIlpSolver implements IlpSolver {
     CpSolver solver = new CpSolver();
     solver.getParameters().setMaxTimeInSeconds(timeLimitSeconds);
     solver.getParameters().setNumWorkers(workers);
+    if (deterministicLimit > 0) {
+      solver.getParameters().setMaxDeterministicTime(deterministicLimit);
+    }
     solver.getParameters().setRandomSeed(0);
     solver.getParameters().setLogSearchProgress(false);
     CpSolverStatus st = solver.solve(model);

@@ -27,7 +27,8 @@ import java.util.TreeSet;
  * order from the recorded arg-min tables. Nodes are reduced in ascending id order and ties take the
  * lowest strategy index, so the result is deterministic. The reductions ignore the memory bound;
  * when the optimum of the relaxation fits in memory it is optimal for the bounded problem too, and
- * otherwise the whole bounded problem goes to CP-SAT with the relaxed optimum as a hint.
+ * otherwise the bounded problem is handled by Lagrangian relaxation with threshold mixing of the
+ * bracketing plans (see {@code lagrangian}), which reports a proven lower bound.
  */
 public final class ReducingIlpSolver implements IlpSolver {
   /** The most table evaluations one variable-elimination step may take before CP-SAT is used. */
@@ -35,6 +36,7 @@ public final class ReducingIlpSolver implements IlpSolver {
 
   private final double timeLimitSeconds;
   private final int workers;
+  private final int smallForCpSat;
 
   /**
    * Creates the solver.
@@ -43,8 +45,21 @@ public final class ReducingIlpSolver implements IlpSolver {
    * @param workers CP-SAT search workers
    */
   public ReducingIlpSolver(double timeLimitSeconds, int workers) {
+    this(timeLimitSeconds, workers, SMALL_FOR_CPSAT);
+  }
+
+  /**
+   * Creates the solver with a chosen size below which CP-SAT closes a Lagrangian gap.
+   *
+   * @param timeLimitSeconds CP-SAT's time limit for the core or the bounded problem
+   * @param workers CP-SAT search workers
+   * @param smallForCpSat problems with at most this many nodes get CP-SAT after the Lagrangian
+   *     search (0: never, so the Lagrangian plan and bound are returned as they are)
+   */
+  ReducingIlpSolver(double timeLimitSeconds, int workers, int smallForCpSat) {
     this.timeLimitSeconds = timeLimitSeconds;
     this.workers = workers;
+    this.smallForCpSat = smallForCpSat;
   }
 
   private static final class Edge {
@@ -221,16 +236,18 @@ public final class ReducingIlpSolver implements IlpSolver {
 
   /**
    * Handles a binding memory bound by Lagrangian relaxation (Fisher, Management Science 1981): the
-   * violated steps' memory rows are moved into the objective with one multiplier {@code mu >= 0},
+   * memory rows of chosen steps are moved into the objective with one multiplier {@code mu >= 0},
    * and the penalized problem, which keeps the pairwise structure, is solved exactly by the
-   * reductions. A cutting-plane search on {@code mu} (bisection as a fallback) finds the cheapest
-   * feasible plan; every evaluation also gives a valid lower bound {@code min_x (obj(x) + mu *
-   * sum_t (mem_t(x) - M))}; subgradient steps on one multiplier per step then tighten it. The best
-   * plan is then improved by feasible single-node moves, and the last infeasible plan of the
-   * search is repaired by the moves that free the most memory per unit of cost ({@link
-   * LocalSearch}). It is OPTIMAL when the bound meets it; otherwise small problems go to CP-SAT
-   * with the plan as a hint to close the gap, and large ones are returned as FEASIBLE with the
-   * bound.
+   * reductions. A row joins the chosen set only when a plan fits every chosen row but breaks
+   * another, so plans below the multiplier stay infeasible for the chosen rows. A cutting-plane
+   * search on {@code mu} (Kelley; bisection as a fallback) brackets the critical multiplier; every
+   * evaluation also gives a valid lower bound {@code min_x (obj(x) + mu * sum_t (mem_t(x) - M))}.
+   * The two bracketing plans are then mixed by a node threshold ({@link #mixedThreshold}), which
+   * finds the block-wise plans a single multiplier cannot; the best plan is improved by feasible
+   * single-node moves, and the last infeasible plan of the search is repaired by the moves that
+   * free the most memory per unit of cost ({@link LocalSearch}). It is OPTIMAL when the bound
+   * meets it; otherwise small problems go to CP-SAT with the plan as a hint to close the gap
+   * (under a deterministic-time limit), and large ones are returned as FEASIBLE with the bound.
    */
   private IlpSolution lagrangian(IlpProblem p, int[] relaxed, long start) {
     MemoryConstraint m = p.memory();
@@ -271,10 +288,18 @@ public final class ReducingIlpSolver implements IlpSolver {
         lastInfeasible = x;
         objLo = e.objective();
         int before = rows.size();
-        addViolated(m, x, rows);
+        if (!violatesAny(m, x, rows)) {
+          addViolated(m, x, rows);
+        }
         if (rows.size() != before) {
+          // A new row changes the penalty, so the bracket below is rebuilt for the new weights.
           w = weights(p, rows);
           repeat = false;
+          lastInfeasible = x;
+          lo = 0;
+          hi = 0;
+          feasibleAtHi = null;
+          continue;
         }
         lo = mu;
       }
@@ -289,7 +314,7 @@ public final class ReducingIlpSolver implements IlpSolver {
         mu = hi / 4;
         continue;
       }
-      if (repeat || hi / lo < 1.001) {
+      if (repeat || hi / lo < 1 + 1e-6) {
         break;
       }
       // Kelley's cutting plane on the one-dimensional dual: the next multiplier is where the
@@ -299,58 +324,24 @@ public final class ReducingIlpSolver implements IlpSolver {
       double cross = gLo > gHi ? (objHi - objLo) / (gLo - gHi) : Double.NaN;
       mu = cross > lo * 1.0005 && cross < hi / 1.0005 ? cross : Math.sqrt(lo * hi);
     }
+    if (best != null && lo > 0 && bestObj - bound > 1e-9 * Math.abs(bestObj)) {
+      double exLo = SolutionEvaluator.evaluate(p, lastInfeasible).peakMemoryBytes() - m.budget();
+      double exHi = SolutionEvaluator.evaluate(p, feasibleAtHi).peakMemoryBytes() - m.budget();
+      int[] mixed = mixedThreshold(p, w, new double[] {lo, hi, exLo, exHi}, start);
+      if (mixed != null) {
+        double obj = SolutionEvaluator.evaluate(p, mixed).objective();
+        if (obj < bestObj) {
+          bestObj = obj;
+          best = mixed;
+        }
+      }
+    }
     if (best == null) {
       IlpSolution full = new CpSatIlpSolver(
           Math.max(1.0, timeLimitSeconds - (System.nanoTime() - start) / 1e9), workers, relaxed)
           .solve(p);
       double secs = (System.nanoTime() - start) / 1e9;
       return new IlpSolution(full.status(), full.choice(), full.objective(), full.bound(), secs, n);
-    }
-    if (bestObj - bound > 1e-9 * Math.abs(bestObj)) {
-      // Subgradient ascent with one multiplier per checked step tightens the bound and offers
-      // more plans to keep or repair (Held, Wolfe and Crowder, Math. Programming 1974).
-      double[] stepMu = new double[m.steps().length];
-      for (int r : rows) {
-        stepMu[r] = hi;
-      }
-      double theta = 1.0;
-      int stale = 0;
-      for (int iter = 0; iter < SUBGRADIENT_ITERATIONS
-          && System.nanoTime() - start < timeLimitSeconds * 1e9; iter++) {
-        IlpProblem q = penalizedBySteps(p, stepMu);
-        int[] x = solveRelaxed(q);
-        double[] at = SolutionEvaluator.memoryAtSteps(m, x);
-        double lagr = SolutionEvaluator.evaluate(q, x).objective();
-        double norm = 0;
-        for (int k = 0; k < at.length; k++) {
-          lagr -= stepMu[k] * m.budget();
-          double g = at[k] - m.budget();
-          if (stepMu[k] > 0 || g > 0) {
-            norm += g * g;
-          }
-        }
-        if (lagr > bound + 1e-12 * Math.abs(bound)) {
-          bound = lagr;
-          stale = 0;
-        } else if (++stale >= 3) {
-          theta /= 2;
-          stale = 0;
-        }
-        Evaluation e = SolutionEvaluator.evaluate(p, x);
-        if (e.feasible() && e.objective() < bestObj) {
-          bestObj = e.objective();
-          best = x;
-        } else if (!e.feasible()) {
-          lastInfeasible = x;
-        }
-        if (bestObj - bound <= 1e-9 * Math.abs(bestObj) || norm == 0) {
-          break;
-        }
-        double step = theta * (bestObj - lagr) / norm;
-        for (int k = 0; k < at.length; k++) {
-          stepMu[k] = Math.max(0, stepMu[k] + step * (at[k] - m.budget()));
-        }
-      }
     }
     if (bestObj - bound > 1e-9 * Math.abs(bestObj)) {
       long deadline = start + (long) (timeLimitSeconds * 1e9);
@@ -369,10 +360,10 @@ public final class ReducingIlpSolver implements IlpSolver {
     if (bestObj - bound <= 1e-9 * Math.abs(bestObj)) {
       return finish(p, SolveStatus.OPTIMAL, best, start, 0);
     }
-    if (n <= SMALL_FOR_CPSAT) {
+    if (n <= smallForCpSat) {
       IlpSolution full = new CpSatIlpSolver(
-          Math.max(1.0, timeLimitSeconds - (System.nanoTime() - start) / 1e9), workers, best)
-          .solve(p);
+          Math.max(1.0, timeLimitSeconds - (System.nanoTime() - start) / 1e9), workers, best,
+          CLOSE_GAP_WORK).solve(p);
       if (full.hasSolution() && full.objective() <= bestObj) {
         double secs = (System.nanoTime() - start) / 1e9;
         return new IlpSolution(full.status(), full.choice(), full.objective(),
@@ -383,34 +374,87 @@ public final class ReducingIlpSolver implements IlpSolver {
     return new IlpSolution(SolveStatus.FEASIBLE, best, bestObj, bound, secs, n);
   }
 
-  /** Subgradient iterations after the bisection on one multiplier. */
-  static final int SUBGRADIENT_ITERATIONS = 12;
-
-  /** The problem with memory moved into the costs: one multiplier per checked step. */
-  private static IlpProblem penalizedBySteps(IlpProblem p, double[] stepMu) {
+  /**
+   * Mixes the two plans that bracket the critical multiplier. In a model of repeated identical
+   * blocks every block makes the same choice at one multiplier, so the plans on either side of it
+   * differ by whole blocks' worth of memory, and the cheapest feasible plan lies between them: some
+   * blocks as in the memory-light plan, the rest as in the cheap one. Nodes with id below a
+   * threshold {@code t} get the high multiplier and the others the low one; each such penalized
+   * problem is still pairwise and is solved exactly by the reductions, so the border between the
+   * two parts is priced exactly. The smallest fitting threshold is searched by false position on
+   * the peak excess over the budget (Illinois variant; Dowell and Jarratt, BIT 1971), which is
+   * about linear in {@code t} for repeated blocks, with bisection whenever an interpolated step
+   * would not shrink the bracket by a quarter.
+   *
+   * @param p the problem
+   * @param w the memory weights of the multiplier's rows, per node and strategy (bytes)
+   * @param bracket the multiplier whose plan does not fit, the one whose plan fits, and their
+   *     plans' peak excess over the budget (bytes)
+   * @param start when the solve started ({@link System#nanoTime()})
+   * @return the feasible plan at the smallest fitting threshold found, improved by single-node
+   *     moves, or null when time runs out first
+   */
+  private int[] mixedThreshold(IlpProblem p, double[][] w, double[] bracket, long start) {
+    int n = p.nodeCount();
     MemoryConstraint m = p.memory();
-    double[] prefix = new double[stepMu.length + 1];
-    for (int k = 0; k < stepMu.length; k++) {
-      prefix[k + 1] = prefix[k] + stepMu[k];
+    double lo = bracket[0];
+    double hi = bracket[1];
+    int low = 0;
+    int high = n;
+    double exLow = bracket[2];
+    double exHigh = bracket[3];
+    int[] feasible = null;
+    double[] mu = new double[n];
+    boolean bisect = false;
+    while (high - low > 1) {
+      if (System.nanoTime() - start > timeLimitSeconds * 1e9) {
+        break;
+      }
+      int t = (low + high) >>> 1;
+      if (!bisect && exLow > 0 && exHigh <= 0) {
+        double guess = low + (high - low) * exLow / (exLow - exHigh);
+        t = (int) Math.max(low + 1, Math.min(high - 1, Math.round(guess)));
+      }
+      for (int v = 0; v < n; v++) {
+        mu[v] = v < t ? hi : lo;
+      }
+      int[] x = solveRelaxed(penalizedByNode(p, w, mu));
+      Evaluation e = SolutionEvaluator.evaluate(p, x);
+      double excess = e.peakMemoryBytes() - m.budget();
+      int width = high - low;
+      if (e.feasible()) {
+        high = t;
+        exHigh = excess;
+        feasible = x;
+      } else {
+        low = t;
+        exLow = excess;
+      }
+      // Interpolate while it shrinks the bracket well; otherwise take one bisection step.
+      bisect = !bisect && 4 * (high - low) > 3 * width;
     }
+    if (feasible == null) {
+      return null;
+    }
+    return new LocalSearch(p).improve(feasible, start + (long) (timeLimitSeconds * 1e9));
+  }
+
+  private static IlpProblem penalizedByNode(IlpProblem p, double[][] w, double[] mu) {
     double[][] c = new double[p.nodeCount()][];
     for (int v = 0; v < c.length; v++) {
       c[v] = p.nodeCosts()[v].clone();
-    }
-    for (int it = 0; it < m.itemCount(); it++) {
-      int lo = m.stepsFrom(it);
-      int hi = m.stepsEnd(it);
-      double weight = prefix[hi] - prefix[lo];
-      if (weight != 0) {
-        double[] b = m.itemBytes()[it];
-        double[] cv = c[m.itemNode()[it]];
-        for (int i = 0; i < b.length; i++) {
-          cv[i] += weight * b[i];
-        }
+      for (int i = 0; i < c[v].length; i++) {
+        c[v][i] += mu[v] * w[v][i];
       }
     }
     return new IlpProblem(c, p.edges(), null);
   }
+
+  /**
+   * CP-SAT's deterministic-time limit when closing a small problem's gap, so that the answer does
+   * not depend on the machine's load (with one worker).
+   */
+  static final double CLOSE_GAP_WORK = 20.0;
 
   /** Problems up to this many nodes get CP-SAT to close a Lagrangian gap. */
   static final int SMALL_FOR_CPSAT = 200;
@@ -423,6 +467,17 @@ public final class ReducingIlpSolver implements IlpSolver {
       g += at[r] - m.budget();
     }
     return g;
+  }
+
+  /** Whether some chosen row is over budget: then the plan is infeasible for the weights too. */
+  private static boolean violatesAny(MemoryConstraint m, int[] x, java.util.Set<Integer> rows) {
+    double[] at = SolutionEvaluator.memoryAtSteps(m, x);
+    for (int r : rows) {
+      if (at[r] > m.budget()) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private static void addViolated(MemoryConstraint m, int[] x, java.util.Set<Integer> rows) {
@@ -469,7 +524,7 @@ public final class ReducingIlpSolver implements IlpSolver {
   }
 
   private int[] solveRelaxed(IlpProblem q) {
-    IlpSolution s = new ReducingIlpSolver(timeLimitSeconds, workers).solve(q);
+    IlpSolution s = new ReducingIlpSolver(timeLimitSeconds, workers, smallForCpSat).solve(q);
     return s.choice();
   }
 
@@ -538,3 +593,4 @@ public final class ReducingIlpSolver implements IlpSolver {
     return arg;
   }
 }
+

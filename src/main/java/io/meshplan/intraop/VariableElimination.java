@@ -137,13 +137,18 @@ final class VariableElimination {
       int[] a = new int[scope.length];
       int[] base = new int[nf];
       int sx = size[x];
+      // The innermost loop reads the factor tables directly (this loop is the solver's hot spot).
+      double[][] tabs = new double[nf][];
+      for (int fi = 0; fi < nf; fi++) {
+        tabs[fi] = fs.get(fi).table;
+      }
       for (int t = 0; t < tableSize; t++) {
         double best = Double.POSITIVE_INFINITY;
         int bi = 0;
         for (int xi = 0; xi < sx; xi++) {
           double s = 0;
           for (int fi = 0; fi < nf; fi++) {
-            s += fs.get(fi).table[base[fi] + xi * strideX[fi]];
+            s += tabs[fi][base[fi] + xi * strideX[fi]];
           }
           if (s < best) {
             best = s;

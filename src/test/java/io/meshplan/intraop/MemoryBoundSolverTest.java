@@ -1,0 +1,265 @@
+package io.meshplan.intraop;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.meshplan.cluster.AlphaBetaCommModel;
+import io.meshplan.cluster.LogicalMesh;
+import io.meshplan.model.LlamaForwardBuilder;
+import io.meshplan.model.Presets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The memory-bound path of {@link ReducingIlpSolver} (Lagrangian search, threshold mixing of the
+ * bracketing plans, local search): on seeded random problems small enough for {@link
+ * ExhaustiveIlpSolver}, the plan fits, the reported bound is never above the true optimum, and the
+ * optimum lies within the reported gap; plus the LLaMA2-13B 8x8 regression against CBC.
+ */
+class MemoryBoundSolverTest {
+
+  /**
+   * A chain of {@code blocks} identical blocks of two nodes (a "weight" node whose strategies trade
+   * bytes for cost, and an "activation" node), each block's weight resident at every step, and a
+   * short-lived activation item per block. Node costs and bytes are shared by all blocks, so at
+   * one multiplier every block makes the same choice: the case threshold mixing is for.
+   */
+  private static IlpProblem repeatedBlocks(Random rnd, int blocks) {
+    int sw = 2 + rnd.nextInt(2);
+    int sa = 2 + rnd.nextInt(2);
+    double[] cw = new double[sw];
+    double[] bw = new double[sw];
+    for (int i = 0; i < sw; i++) {
+      cw[i] = rnd.nextInt(20);
+      bw[i] = 1 + rnd.nextInt(10);
+    }
+    double[] ca = new double[sa];
+    double[] ba = new double[sa];
+    for (int i = 0; i < sa; i++) {
+      ca[i] = rnd.nextInt(20);
+      ba[i] = 1 + rnd.nextInt(4);
+    }
+    double[] inner = new double[sw * sa];
+    for (int k = 0; k < inner.length; k++) {
+      inner[k] = rnd.nextInt(15);
+    }
+    double[] link = new double[sa * sw];
+    for (int k = 0; k < link.length; k++) {
+      link[k] = rnd.nextInt(15);
+    }
+    int n = 2 * blocks;
+    double[][] costs = new double[n][];
+    List<IlpEdge> edges = new ArrayList<>();
+    for (int b = 0; b < blocks; b++) {
+      costs[2 * b] = cw.clone();
+      costs[2 * b + 1] = ca.clone();
+      edges.add(new IlpEdge(2 * b, 2 * b + 1, inner));
+      if (b + 1 < blocks) {
+        edges.add(new IlpEdge(2 * b + 1, 2 * b + 2, link));
+      }
+    }
+    int[] node = new int[n];
+    int[] start = new int[n];
+    int[] end = new int[n];
+    double[][] bytes = new double[n][];
+    for (int b = 0; b < blocks; b++) {
+      node[2 * b] = 2 * b;
+      start[2 * b] = 0;
+      end[2 * b] = blocks - 1;
+      bytes[2 * b] = bw;
+      node[2 * b + 1] = 2 * b + 1;
+      start[2 * b + 1] = b;
+      end[2 * b + 1] = b;
+      bytes[2 * b + 1] = ba;
+    }
+    int[] steps = new int[blocks];
+    for (int t = 0; t < blocks; t++) {
+      steps[t] = t;
+    }
+    double minBytes = blocks * java.util.Arrays.stream(bw).min().orElseThrow() + 4;
+    double maxBytes = blocks * java.util.Arrays.stream(bw).max().orElseThrow() + 4;
+    double budget = minBytes + rnd.nextDouble() * (maxBytes - minBytes);
+    return new IlpProblem(costs, edges,
+        new MemoryConstraint(budget, steps, node, start, end, bytes));
+  }
+
+  private static IlpProblem randomMemory(Random rnd) {
+    int n = 3 + rnd.nextInt(5);
+    double[][] costs = new double[n][];
+    for (int v = 0; v < n; v++) {
+      costs[v] = new double[2 + rnd.nextInt(2)];
+      for (int i = 0; i < costs[v].length; i++) {
+        costs[v][i] = rnd.nextInt(20);
+      }
+    }
+    List<IlpEdge> edges = new ArrayList<>();
+    for (int u = 0; u < n; u++) {
+      for (int v = u + 1; v < n; v++) {
+        if (rnd.nextDouble() < 0.5) {
+          double[] m = new double[costs[u].length * costs[v].length];
+          for (int k = 0; k < m.length; k++) {
+            m[k] = rnd.nextInt(30);
+          }
+          edges.add(new IlpEdge(u, v, m));
+        }
+      }
+    }
+    int[] node = new int[n];
+    int[] start = new int[n];
+    int[] end = new int[n];
+    double[][] bytes = new double[n][];
+    for (int v = 0; v < n; v++) {
+      node[v] = v;
+      start[v] = rnd.nextInt(n);
+      end[v] = start[v] + rnd.nextInt(n - start[v]);
+      bytes[v] = new double[costs[v].length];
+      for (int i = 0; i < bytes[v].length; i++) {
+        bytes[v][i] = 1 + rnd.nextInt(10);
+      }
+    }
+    int[] steps = new int[n];
+    for (int t = 0; t < n; t++) {
+      steps[t] = t;
+    }
+    return new IlpProblem(costs, edges,
+        new MemoryConstraint(8 + rnd.nextInt(15), steps, node, start, end, bytes));
+  }
+
+  /**
+   * Checks one solve of the Lagrangian path alone (no CP-SAT gap closing) against the exhaustive
+   * optimum; returns whether the solver reported a gap.
+   */
+  private static boolean checkAgainstExhaustive(IlpProblem p, String label) {
+    IlpSolution ref = new ExhaustiveIlpSolver(1_000_000).solve(p);
+    IlpSolution lag = new ReducingIlpSolver(10, 1, 0).solve(p);
+    if (!ref.hasSolution()) {
+      assertThat(lag.hasSolution()).as(label).isFalse();
+      return false;
+    }
+    assertThat(lag.hasSolution()).as(label).isTrue();
+    assertThat(SolutionEvaluator.evaluate(p, lag.choice()).feasible()).as(label).isTrue();
+    assertThat(lag.objective()).as(label).isGreaterThanOrEqualTo(ref.objective() - 1e-9);
+    assertThat(lag.bound()).as(label).isNotNaN();
+    // The bound is proven: never above the true optimum, so the optimum is within the gap.
+    assertThat(lag.bound()).as(label).isLessThanOrEqualTo(ref.objective() + 1e-6);
+    if (lag.status() == SolveStatus.OPTIMAL) {
+      assertThat(lag.objective()).as(label).isLessThanOrEqualTo(ref.objective() + 1e-6);
+    }
+    return lag.status() == SolveStatus.FEASIBLE;
+  }
+
+  @Test
+  void lagrangianPlansFitAndBoundsNeverExceedTheOptimum() {
+    Random rnd = new Random(2026);
+    int gaps = 0;
+    int solved = 0;
+    for (int k = 0; k < 60; k++) {
+      IlpProblem p = randomMemory(rnd);
+      solved++;
+      if (checkAgainstExhaustive(p, "random " + k)) {
+        gaps++;
+      }
+    }
+    for (int k = 0; k < 60; k++) {
+      IlpProblem p = repeatedBlocks(rnd, 2 + rnd.nextInt(5));
+      solved++;
+      if (checkAgainstExhaustive(p, "blocks " + k)) {
+        gaps++;
+      }
+    }
+    assertThat(solved).isEqualTo(120);
+    // The memory rows must bind often enough that the bound/gap path is really exercised.
+    assertThat(gaps).isGreaterThan(5);
+  }
+
+  @Test
+  void defaultSolverIsExactOnRepeatedBlocks() {
+    // With CP-SAT closing the gap of small problems, the default solver is exact.
+    Random rnd = new Random(11);
+    for (int k = 0; k < 40; k++) {
+      IlpProblem p = repeatedBlocks(rnd, 2 + rnd.nextInt(5));
+      IlpSolution ref = new ExhaustiveIlpSolver(1_000_000).solve(p);
+      IlpSolution red = new ReducingIlpSolver(10, 1).solve(p);
+      assertThat(red.hasSolution()).as("case %d", k).isEqualTo(ref.hasSolution());
+      if (ref.hasSolution()) {
+        assertThat(red.objective()).as("case %d", k).isEqualTo(ref.objective());
+      }
+    }
+  }
+
+  @Test
+  void mixingFindsTheBlockwiseOptimumOfManyIdenticalBlocks() {
+    // 40 blocks; weight strategies (cost, bytes): (0, 10) and (5, 4); one activation strategy of
+    // 0 cost and 1 byte; no edge costs. Budget 40 * 4 + 1 + 6 * 13 = 239 bytes: 13 weights can
+    // take the cheap 10-byte layout (13 * 6 = 78 <= 78), so the optimum is 27 * 5 = 135, while
+    // the one-multiplier plans are all-cheap (401 bytes, too big) or all-light (cost 200).
+    int blocks = 40;
+    int n = 2 * blocks;
+    double[][] costs = new double[n][];
+    List<IlpEdge> edges = new ArrayList<>();
+    int[] node = new int[n];
+    int[] start = new int[n];
+    int[] end = new int[n];
+    double[][] bytes = new double[n][];
+    for (int b = 0; b < blocks; b++) {
+      costs[2 * b] = new double[] {0, 5};
+      costs[2 * b + 1] = new double[] {0};
+      edges.add(new IlpEdge(2 * b, 2 * b + 1, new double[] {0, 0}));
+      if (b + 1 < blocks) {
+        edges.add(new IlpEdge(2 * b + 1, 2 * b + 2, new double[] {0, 0}));
+      }
+      node[2 * b] = 2 * b;
+      end[2 * b] = blocks - 1;
+      bytes[2 * b] = new double[] {10, 4};
+      node[2 * b + 1] = 2 * b + 1;
+      start[2 * b + 1] = b;
+      end[2 * b + 1] = b;
+      bytes[2 * b + 1] = new double[] {1};
+    }
+    int[] steps = new int[blocks];
+    for (int t = 0; t < blocks; t++) {
+      steps[t] = t;
+    }
+    IlpProblem p = new IlpProblem(costs, edges,
+        new MemoryConstraint(239, steps, node, start, end, bytes));
+    IlpSolution s = new ReducingIlpSolver(10, 1, 0).solve(p);
+    assertThat(SolutionEvaluator.evaluate(p, s.choice()).feasible()).isTrue();
+    assertThat(s.objective()).isEqualTo(135.0);
+    // Lagrangian (LP) bound: 6 bytes saved per 5 of cost; 401 - 239 = 162 bytes to save cost
+    // at least 162 * 5 / 6 = 135, which this instance meets exactly.
+    assertThat(s.bound()).isCloseTo(135.0, org.assertj.core.api.Assertions.within(1e-6));
+  }
+
+  @Test
+  void sameProblemSamePlan() {
+    Random rnd = new Random(5);
+    IlpProblem p = repeatedBlocks(rnd, 60);
+    IlpSolution a = new ReducingIlpSolver(60, 1).solve(p);
+    IlpSolution b = new ReducingIlpSolver(60, 1).solve(p);
+    assertThat(a.choice()).isEqualTo(b.choice());
+    assertThat(a.bound()).isEqualTo(b.bound());
+  }
+
+  @Test
+  void llama13bOn8x8AtMostCbcsSixHundredSecondPlan() {
+    // `meshplan shard --model llama2-13b --mesh 8x8 --alpha 1,1 --beta 1,0.01 --memory 32GiB`,
+    // resident parameters. CBC (Alpa's formulation, 600 s, 2 threads) reported 11,021,168 with
+    // its root LP 10,788,754 as bound; meshplan before threshold mixing returned 13,642,273.
+    // Mixing switches 12 of the 40 blocks to the memory-light layout: 8,075,551 + 12 * 245,471.2
+    // = 11,021,205 (the all-cheap plan needs 39.84 GB, each switched block frees 0.495 GB, and
+    // 11 switched blocks still need 34.39 GB > 34.36 GB). That is 37 units (3.4 ppm) above CBC's
+    // reported figure; no single-node or edge-pair move from it improves (checked exhaustively),
+    // so the difference is taken to be CBC's integrality tolerance. The bound is the LP bound.
+    LogicalMesh mesh = LogicalMesh.of(8, 8);
+    MeshEnv env = new MeshEnv(new AlphaBetaCommModel(mesh, new double[] {1, 1},
+        new double[] {1, 0.01}), 32.0 * (1L << 30), Optional.empty());
+    ShardingPlan plan = new AutoSharding(env, SolverOptions.defaults())
+        .plan(LlamaForwardBuilder.build(Presets.get("llama2-13b"), false));
+    assertThat(plan.evaluation().feasible()).isTrue();
+    assertThat(plan.objective()).isLessThanOrEqualTo(11_021_205.0);
+    assertThat(plan.objective()).isLessThan(13_642_273.0 * 0.81);
+    assertThat(plan.solution().bound()).isBetween(10_788_754.0 - 1.0, plan.objective());
+  }
+}
