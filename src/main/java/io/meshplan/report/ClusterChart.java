@@ -58,9 +58,10 @@ final class ClusterChart {
     int[] stage = stageOfDevice(side, nodes, gpusPerNode);
     boolean perNode = stage.length > MAX_GPU_CELLS;
     int cells = perNode ? 1 : gpusPerNode;
-    int cell = 12;
+    // Bigger squares for small clusters, so a 4-node picture does not look like a thumbnail.
+    int cell = stage.length <= 64 ? 24 : stage.length <= 256 ? 16 : 12;
     int boxW = cells * (cell + 2) + 6;
-    int boxH = cell + 18;
+    int boxH = cell + 19;
     int perRow = Math.max(1, WIDTH / (boxW + 6));
     int rows = (nodes + perRow - 1) / perRow;
     int height = rows * (boxH + 6) + 4;
@@ -73,7 +74,7 @@ final class ClusterChart {
       w.open("g", "class", "node", "data-node", Integer.toString(n));
       w.empty("rect", "x", Integer.toString(x), "y", Integer.toString(y), "width",
           Integer.toString(boxW), "height", Integer.toString(boxH), "class", "nodebox");
-      w.element("text", "node " + n, "x", Integer.toString(x + 3), "y", Integer.toString(y + 10),
+      w.element("text", "node " + n, "x", Integer.toString(x + 3), "y", Integer.toString(y + 11),
           "class", "small");
       for (int c = 0; c < cells; c++) {
         int dev = n * gpusPerNode + c;
@@ -82,7 +83,7 @@ final class ClusterChart {
             : "GPU " + dev + " (node " + n + ", local " + c + ")"
                 + (s >= 0 ? ": stage " + s : ": unused");
         w.empty("rect", "x", Integer.toString(x + 3 + c * (cell + 2)), "y",
-            Integer.toString(y + 14), "width", Integer.toString(cell), "height",
+            Integer.toString(y + 15), "width", Integer.toString(cell), "height",
             Integer.toString(cell), "fill", s >= 0 ? Palette.stage(s) : Palette.UNUSED,
             "class", "gpu", "data-stage", Integer.toString(s), "data-tip", tip);
       }
