@@ -59,7 +59,7 @@ final class ClusterChart {
     boolean perNode = stage.length > MAX_GPU_CELLS;
     int cells = perNode ? 1 : gpusPerNode;
     // Bigger squares for small clusters, so a 4-node picture does not look like a thumbnail.
-    int cell = stage.length <= 64 ? 24 : stage.length <= 256 ? 16 : 12;
+    int cell = stage.length <= 64 ? 24 : stage.length <= 256 ? 16 : stage.length <= 512 ? 12 : 8;
     int boxW = cells * (cell + 2) + 6;
     int boxH = cell + 19;
     int perRow = Math.max(1, WIDTH / (boxW + 6));

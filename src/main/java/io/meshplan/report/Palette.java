@@ -6,7 +6,8 @@ import io.meshplan.sim.EventKind;
 final class Palette {
   /** Stage colours, cycled for stage index modulo the length. */
   static final String[] STAGES = {"#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2",
-      "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#1f77b4", "#8cd17d", "#d37295"};
+      "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#17becf", "#8cd17d", "#d37295", "#a0cbe8",
+      "#ffbe7d", "#499894", "#86bcb6", "#f1ce63", "#d4a6c8", "#bcbd22", "#7f7f7f"};
   /** Memory parts: weights, gradients, optimizer state, activations, temporaries. */
   static final String[] MEMORY = {"#4e79a7", "#76b7b2", "#edc948", "#e15759", "#bab0ac"};
   /** Time parts: compute, recompute, exposed communication, bubble, optimizer. */

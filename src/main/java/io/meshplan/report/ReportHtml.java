@@ -16,9 +16,9 @@ import java.util.Optional;
 /**
  * Renders a plan and its simulation as one self-contained HTML page: inline CSS and SVG, no
  * external resource, readable with JavaScript off (a few lines of inline script only show hover
- * details). Sections: headline numbers, the cluster coloured by stage, the pipeline timeline drawn
- * from the simulator's events (Narayanan et al. SC'21 draw schedules this way), memory per stage
- * against capacity, the time breakdown with exposed communication per mesh axis, and the
+ * details). Sections: headline numbers, the pipeline timeline drawn from the simulator's events
+ * (Narayanan et al. SC'21 draw schedules this way), memory per stage against capacity, the time
+ * breakdown with exposed communication per mesh axis, the cluster coloured by stage, and the
  * shardings of each stage's largest tensors; with a second plan, both side by side.
  *
  * <p>The output is deterministic: numbers use {@link java.util.Locale#ROOT}, stages and events
@@ -163,24 +163,24 @@ public final class ReportHtml {
 
   private static void side(HtmlWriter w, ReportInput in, ReportSide s, String prefix) {
     SimulationResult sim = s.simulation();
-    w.open("section", "id", prefix + "cluster-section");
-    w.element("h2", "1. Cluster: GPUs by pipeline stage");
-    ClusterChart.draw(w, s, in.nodes(), in.gpusPerNode(), prefix + "cluster");
-    stageTable(w, s);
-    w.close("section");
     w.open("section", "id", prefix + "timeline-section");
-    w.element("h2", "2. Pipeline timeline (one iteration)");
+    w.element("h2", "1. Pipeline timeline (one iteration)");
     TimelineChart.draw(w, sim, prefix + "timeline");
     w.close("section");
     w.open("section", "id", prefix + "memory-section");
-    w.element("h2", "3. Peak memory per GPU by stage");
+    w.element("h2", "2. Peak memory per GPU by stage");
     MemoryChart.draw(w, sim, in.gpuMemoryBytes(), prefix + "memory");
     memoryTable(w, sim);
     w.close("section");
     w.open("section", "id", prefix + "breakdown-section");
-    w.element("h2", "4. Where the time goes");
+    w.element("h2", "3. Where the time goes");
     BreakdownChart.draw(w, sim, prefix + "breakdown");
     commTable(w, sim);
+    w.close("section");
+    w.open("section", "id", prefix + "cluster-section");
+    w.element("h2", "4. Cluster: GPUs by pipeline stage");
+    ClusterChart.draw(w, s, in.nodes(), in.gpusPerNode(), prefix + "cluster");
+    stageTable(w, s);
     w.close("section");
     w.open("section", "id", prefix + "sharding");
     w.element("h2", "5. Sharding of the largest tensors");

@@ -13,18 +13,45 @@ import io.meshplan.sim.Timeline;
  * bar under the sender's row, gradient reduction, parameter gathers and optimizer steps in their
  * own colours. The hatched row background shows through wherever the group is idle: the bubble.
  *
- * <p>Long timelines are capped: events of the first {@link #MAX_MICROBATCHES} microbatches and
- * every per-iteration event are drawn; the events of later microbatches are summarised per group
- * as one grey band from the first such event's start to the last one's end, and the page says so.
+ * <p>Long timelines are capped so that the page stays small and quick to render: the first
+ * microbatches are drawn event by event as long as their events number at most {@link
+ * #MAX_DETAILED_EVENTS} (always at least microbatch 0), with every per-iteration event; the events
+ * of later microbatches are summarised per group as one grey band from the first such event's start
+ * to the last one's end, drawn under the detailed events, and the page says so.
  */
 final class TimelineChart {
-  /** Microbatches drawn in full detail. */
-  static final int MAX_MICROBATCHES = 32;
+  /** Events of microbatches drawn one by one, at most (about 250 bytes of HTML each). */
+  static final int MAX_DETAILED_EVENTS = 4000;
   private static final int WIDTH = 1200;
   private static final int LEFT = 90;
   private static final int ROW = 22;
 
   private TimelineChart() {}
+
+  /**
+   * How many microbatches are drawn one by one.
+   *
+   * @param t the timeline
+   * @param microbatches microbatches per iteration
+   * @return the largest m whose microbatches 0..m-1 have at most {@link #MAX_DETAILED_EVENTS}
+   *     events, at least 1
+   */
+  static int detailedMicrobatches(Timeline t, int microbatches) {
+    long[] perMicrobatch = new long[Math.max(1, microbatches)];
+    for (Event e : t.events()) {
+      if (e.microbatch() >= 0 && e.microbatch() < perMicrobatch.length) {
+        perMicrobatch[e.microbatch()]++;
+      }
+    }
+    long sum = 0;
+    for (int m = 0; m < perMicrobatch.length; m++) {
+      sum += perMicrobatch[m];
+      if (sum > MAX_DETAILED_EVENTS) {
+        return Math.max(1, m);
+      }
+    }
+    return perMicrobatch.length;
+  }
 
   static void draw(HtmlWriter w, SimulationResult sim, String id) {
     Timeline t = sim.timeline();
@@ -32,6 +59,7 @@ final class TimelineChart {
     double total = t.iterationSeconds() > 0 ? t.iterationSeconds() : 1;
     double plot = WIDTH - LEFT - 10;
     int height = groups * ROW + 34;
+    int detailed = detailedMicrobatches(t, sim.microbatches());
     double[] aggStart = new double[groups];
     double[] aggEnd = new double[groups];
     int[] aggCount = new int[groups];
@@ -52,7 +80,7 @@ final class TimelineChart {
           "url(#" + id + "-idle)", "class", "idle", "data-tip", "stage " + g + ": idle (bubble)");
     }
     for (Event e : t.events()) {
-      if (e.group() < groups && e.microbatch() >= MAX_MICROBATCHES) {
+      if (e.group() < groups && e.microbatch() >= detailed) {
         int g = e.group();
         aggStart[g] = Math.min(aggStart[g], e.startSeconds());
         aggEnd[g] = Math.max(aggEnd[g], e.endSeconds());
@@ -68,7 +96,7 @@ final class TimelineChart {
         w.empty("rect", "x", fmt("%.2f", x), "y", Integer.toString(g * ROW + 8), "width",
             fmt("%.2f", wd), "height", Integer.toString(ROW - 12), "fill", "#9e9e9e",
             "class", "ev ev-aggregated", "data-tip", "stage " + g + ": " + aggCount[g]
-                + " events of microbatches " + MAX_MICROBATCHES + " and later, summarised");
+                + " events of microbatches " + detailed + " and later, summarised");
       }
     }
     int drawn = 0;
@@ -76,7 +104,7 @@ final class TimelineChart {
       if (e.group() >= groups) {
         continue;
       }
-      if (e.microbatch() >= MAX_MICROBATCHES) {
+      if (e.microbatch() >= detailed) {
         continue;
       }
       double x = LEFT + e.startSeconds() / total * plot;
@@ -115,7 +143,7 @@ final class TimelineChart {
         + " optimizer; hatched: idle (bubble). Tensor-parallel communication is inside the"
         + " passes.");
     if (aggregated > 0) {
-      w.text(" Only microbatches 0-" + (MAX_MICROBATCHES - 1) + " are drawn one by one ("
+      w.text(" Only microbatches 0-" + (detailed - 1) + " are drawn one by one ("
           + drawn + " events); the " + aggregated + " events of later microbatches are"
           + " summarised as one grey band per stage.");
     }

@@ -105,16 +105,27 @@ class ReportHtmlTest {
   void longTimelinesAreSummarisedAndSaySo() throws Exception {
     int mb = 2000;
     ReportInput in = ReportFixtures.input("gpt-1.7b", mb, false);
+    SimulationResult sim = in.main().simulation();
+    int m = TimelineChart.detailedMicrobatches(sim.timeline(), mb);
+    // m is the longest prefix of microbatches with at most MAX_DETAILED_EVENTS events.
+    long within = sim.timeline().events().stream()
+        .filter(e -> e.microbatch() >= 0 && e.microbatch() < m).count();
+    long oneMore = sim.timeline().events().stream()
+        .filter(e -> e.microbatch() >= 0 && e.microbatch() <= m).count();
+    assertThat(within).isLessThanOrEqualTo(TimelineChart.MAX_DETAILED_EVENTS);
+    assertThat(oneMore).isGreaterThan(TimelineChart.MAX_DETAILED_EVENTS);
     String html = ReportHtml.write(in);
     Document d = parse(html);
-    // 4 stages x 32 microbatches drawn in detail.
+    // 4 stages x m microbatches drawn in detail.
     assertThat(xpath(d, "//*[@id='timeline']/rect[@class='ev ev-forward']").getLength())
-        .isEqualTo(4 * TimelineChart.MAX_MICROBATCHES);
+        .isEqualTo(4 * m);
     assertThat(xpath(d, "//*[@id='timeline']/rect[@class='ev ev-aggregated']").getLength())
         .isEqualTo(4);
-    assertThat(html).contains("events of later microbatches are summarised");
-    // 2000 microbatches x 4 stages x (2 passes + 1 send) = 24,000 events; the page stays small.
-    assertThat(html.length()).isLessThan(400_000);
+    assertThat(html).contains("Only microbatches 0-" + (m - 1) + " are drawn one by one")
+        .contains("events of later microbatches are summarised");
+    // Over 2000 x 4 x 2 = 16,000 compute events in the simulation; the page stays near 1 MB.
+    assertThat(sim.timeline().events().size()).isGreaterThan(16_000);
+    assertThat(html.length()).isLessThan(1_500_000);
   }
 
   @Test
