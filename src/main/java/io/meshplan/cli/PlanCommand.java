@@ -69,7 +69,7 @@ final class PlanCommand implements Callable<Integer> {
       }
     }
     OutputFiles.check(spec, "--out", out);
-    ReportFiles.check(report, compare, out);
+    ReportFiles.check(report, compare, out, null);
     TrainingSetup setup = TrainingSetup.of(model, cluster, null, globalBatch, fixed);
     PlanResult r;
     try (Progress progress = Progress.start("planning")) {

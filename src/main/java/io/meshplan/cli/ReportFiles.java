@@ -30,19 +30,17 @@ final class ReportFiles {
    *
    * @param report the --report file, or null
    * @param compare the --compare file, or null
-   * @param inputs other inputs of the command that the report must not overwrite, or nulls
+   * @param out the command's --out file, which the report must not name, or null
+   * @param plan the command's --plan file, which the report must not overwrite, or null
    * @throws InputException when --compare is given without --report, or a path is unusable
    */
-  static void check(Path report, Path compare, Path... inputs) {
+  static void check(Path report, Path compare, Path out, Path plan) {
     if (compare != null && report == null) {
       throw new InputException("--compare " + compare + " draws a second plan in the HTML "
           + "report; add --report FILE");
     }
-    OutputPaths paths = new OutputPaths().output("--report", report).input("--compare", compare);
-    for (Path in : inputs) {
-      paths.input("input", in);
-    }
-    paths.check();
+    new OutputPaths().output("--out", out).output("--report", report).input("--compare", compare)
+        .input("--plan", plan).check();
     if (compare != null) {
       InputFiles.checkRegular(compare, "plan file");
     }

@@ -51,7 +51,7 @@ final class SimulateCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     SimulationResult sim;
-    ReportFiles.check(report, compare, plan);
+    ReportFiles.check(report, compare, null, plan);
     TrainingSetup setup;
     Optional<PipelinePlan> drawn;
     if (plan != null) {
