@@ -20,7 +20,7 @@ class LayeringTest {
 
   @Test
   void packagesAreLayered() {
-    layeredArchitecture().consideringOnlyDependenciesInLayers().withOptionalLayers(true)
+    layeredArchitecture().consideringOnlyDependenciesInLayers()
         .layer("cli").definedBy("io.meshplan.cli..")
         .layer("report").definedBy("io.meshplan.report..")
         .layer("export").definedBy("io.meshplan.export..")

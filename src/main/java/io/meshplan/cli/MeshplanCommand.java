@@ -12,13 +12,14 @@ import picocli.CommandLine.Spec;
     mixinStandardHelpOptions = true,
     version = "meshplan 0.1.0",
     description = "Plans how to train a model on a GPU cluster (pipeline stages and shardings), "
-        + "simulates the iteration, calibrates the collective cost model on the fabric, and "
-        + "checks InfiniBand/RoCE setup.",
+        + "simulates the iteration, calibrates the collective cost model on the fabric, checks "
+        + "InfiniBand/RoCE setup, and writes framework configurations and launch manifests.",
     footer = {"", "Add --debug to any command to print the stack trace of an error.",
         "Exit codes: 0 success, 2 bad input, 3 infeasible, 1 internal error.",
         "'meshplan help COMMAND' or 'meshplan COMMAND --help' shows a command's options."},
     subcommands = {PlanCommand.class, SimulateCommand.class, ShardCommand.class,
-        CalibrateCommand.class, BenchCommand.class, DoctorCommand.class, HelpCommand.class})
+        CalibrateCommand.class, BenchCommand.class, DoctorCommand.class, ExportCommand.class,
+        DeployCommand.class, HelpCommand.class})
 final class MeshplanCommand implements Callable<Integer> {
   @Spec CommandSpec spec;
 

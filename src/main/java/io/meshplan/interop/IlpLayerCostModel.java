@@ -52,9 +52,8 @@ import java.util.function.Function;
  * parallelism (Korthikanti et al. MLSys'23). Under {@link LayerSetting#megatron()} the weights
  * are fixed to Megatron-LM's layouts (Shoeybi et al. 2019): the query/key/value and first MLP
  * matrices split by columns, the attention output and second MLP matrices by rows, embedding and
- * LM head by vocabulary. Otherwise both the ILP's free choice and Megatron's layouts are planned
- * and the faster one is kept (ties: the ILP's), so the planner's space contains every Megatron-LM
- * configuration.
+ * LM head by vocabulary; otherwise the ILP chooses every layout. The planner asks for both, so its
+ * space contains every Megatron-LM configuration.
  *
  * <p>Every distinct (layer kind, setting) is solved once and remembered: a model of any depth costs
  * three graph solves per setting, not one per layer.
@@ -157,13 +156,7 @@ public final class IlpLayerCostModel implements LayerCostModel {
       memo.put(key, Optional.ofNullable(c));
       return c;
     }
-    if (s.megatron() || s.tensorParallel() == 1) {
-      c = solve(kind, s, true);
-    } else {
-      LayerCost free = solve(kind, s, false);
-      LayerCost meg = solve(kind, s, true);
-      c = free == null || meg != null && meg.latencySeconds() < free.latencySeconds() ? meg : free;
-    }
+    c = solve(kind, s, s.megatron() && s.tensorParallel() > 1);
     memo.put(key, Optional.ofNullable(c));
     return c;
   }

@@ -174,9 +174,11 @@ public final class InterOpPlanner {
           }
           for (Recompute rc : RECOMPUTES) {
             for (boolean sp : t > 1 ? new boolean[] {false, true} : new boolean[] {false}) {
-              LayerSetting ls = new LayerSetting(t, b, rc, sp, false);
-              for (LayerCostModel.Kind k : LayerCostModel.Kind.values()) {
-                keys.add(new LayerCostModel.Key(k, ls));
+              for (boolean meg : t > 1 ? new boolean[] {false, true} : new boolean[] {false}) {
+                LayerSetting ls = new LayerSetting(t, b, rc, sp, meg);
+                for (LayerCostModel.Kind k : LayerCostModel.Kind.values()) {
+                  keys.add(new LayerCostModel.Key(k, ls));
+                }
               }
             }
           }
@@ -219,7 +221,8 @@ public final class InterOpPlanner {
       StageCost c = costs.get(i);
       stages.add(new StagePlan(s.firstLayer(), s.lastLayer(), s.submesh().n(), s.submesh().m(),
           firstDevice[i], st.dataParallel(), st.tensorParallel(), st.layer().recompute(),
-          st.layer().sequenceParallel(), st.zeroStage(), c.forwardSeconds(), c.backwardSeconds(),
+          st.layer().sequenceParallel(), st.zeroStage(), st.layer().megatron(),
+          c.forwardSeconds(), c.backwardSeconds(),
           sim.stages().get(i).memory().totalBytes(), largestTensors(stageLayers.get(i))));
     }
     PipelinePlan plan = new PipelinePlan(model, cluster.toShortString(), req.globalBatch(), g, b,
@@ -268,11 +271,13 @@ public final class InterOpPlanner {
     private final PlanRequest req;
     private final List<SubmeshShape> shapes;
     private final int microbatchSize;
+    private final int microbatches;
     private final Map<Long, List<StageOption>> memo = new HashMap<>();
     final List<StageSetting> settings = new ArrayList<>();
     final StageAssembler assembler;
 
     Table(PlanRequest req, List<SubmeshShape> shapes, int microbatchSize) {
+      this.microbatches = req.globalBatch() / microbatchSize;
       this.req = req;
       this.shapes = shapes;
       this.microbatchSize = microbatchSize;
@@ -314,7 +319,8 @@ public final class InterOpPlanner {
         StageCostBuilder builder = assembler.builder(d, t);
         for (Recompute rc : RECOMPUTES) {
           for (boolean sp : t > 1 ? new boolean[] {false, true} : new boolean[] {false}) {
-            LayerSetting ls = new LayerSetting(t, b, rc, sp, false);
+            for (boolean meg : t > 1 ? new boolean[] {false, true} : new boolean[] {false}) {
+            LayerSetting ls = new LayerSetting(t, b, rc, sp, meg);
             List<LayerCost> stageLayers = assembler.stageLayers(ls, count, emb, head);
             if (stageLayers == null) {
               continue;
@@ -326,16 +332,31 @@ public final class InterOpPlanner {
               StageCost c = builder.build(stageLayers, d, t, zero, head);
               int tag = settings.size();
               settings.add(new StageSetting(d, t, zero, ls));
-              all.add(new StageOption(c.forwardSeconds() + c.backwardSeconds(),
+              all.add(new StageOption(c.forwardSeconds() + c.backwardSeconds()
+                      + iterationTail(c) / microbatches,
                   c.memory().weightsBytes() + c.memory().gradientsBytes()
                       + c.memory().optimizerStateBytes() + c.memory().temporaryBytes(),
                   c.memory().activationBytesPerMicrobatch(), tag));
+            }
             }
           }
         }
       }
       return pareto(all);
     }
+  }
+
+  /**
+   * The once-per-iteration work of a stage that the pipeline does not hide: the gradient
+   * reduction (beyond the last backward when the framework overlaps them), the gather of updated
+   * weights and the optimizer step. Alpa's DP objective counts microbatch latencies only; spreading
+   * this over the microbatches lets it tell apart options that differ here (a wider data-parallel
+   * group, a sharded optimizer) while keeping the objective exact for a single stage.
+   */
+  static double iterationTail(StageCost c) {
+    double sync = c.gradSyncOverlappable() ? Math.max(0, c.gradSyncSeconds() - c.backwardSeconds())
+        : c.gradSyncSeconds();
+    return sync + c.paramGatherSeconds() + c.optimizerSeconds();
   }
 
   /** Drops dominated options; keeps the first of equal ones (the enumeration order). */

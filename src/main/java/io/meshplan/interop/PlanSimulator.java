@@ -78,7 +78,8 @@ public final class PlanSimulator {
       int n = Math.max(1, groupDevices / req.cluster().gpusPerNode());
       int m = groupDevices / n;
       stages.add(new StagePlan(first, first + perChunk - 1, n, m, g * groupDevices,
-          c.dataParallel(), c.tensorParallel(), c.recompute(), c.sequenceParallel(), zero, fwd, bwd,
+          c.dataParallel(), c.tensorParallel(), c.recompute(), c.sequenceParallel(), zero, true,
+          fwd, bwd,
           sim.stages().get(g).memory().totalBytes(),
           InterOpPlanner.largestTensors(stageLayers.get(g))));
     }
@@ -106,7 +107,7 @@ public final class PlanSimulator {
     for (int i = 0; i < plan.stages().size(); i++) {
       StagePlan s = plan.stages().get(i);
       LayerSetting ls = new LayerSetting(s.tensorParallel(), plan.microBatchSize(s),
-          s.recompute(), s.sequenceParallel(), false);
+          s.recompute(), s.sequenceParallel(), s.megatronLayouts());
       List<LayerCost> list = asm.stageLayers(ls, s.layerCount(), s.firstLayer() == 0,
           s.lastLayer() == L - 1);
       if (list == null) {

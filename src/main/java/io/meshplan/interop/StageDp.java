@@ -26,12 +26,12 @@ import java.util.OptionalDouble;
  *       the largest in-flight count at which some candidate's fastest fitting option changes
  *       (beyond it every candidate behaves the same): exact, and smaller.
  *   <li>{@code t_max} runs over the distinct option latencies in ascending order, starting at the
- *       smallest {@code t_max} for which any plan exists (found by a min-max DP, which also tells
- *       infeasibility). For each, the plan with the least {@code sum t_i} under {@code t_max} is
- *       scored by its true T*. The enumeration stops once {@code B * t_max >= best} (Alpa's early
- *       stop: every plan not yet seen has {@code max t_i >= t_max} and so {@code T* >= B *
- *       t_max}). With B = 1, T* is the plain sum and one DP with no bound on {@code t_max} is
- *       exact.
+ *       smallest {@code t_max} for which any plan exists (found by binary search with a
+ *       reachability version of the same recursion on bit sets, which also tells infeasibility).
+ *       For each, the plan with the least {@code sum t_i} under {@code t_max} is scored by its true
+ *       T*. The enumeration stops once {@code B * t_max >= best} (Alpa's early stop: every plan not
+ *       yet seen has {@code max t_i >= t_max} and so {@code T* >= B * t_max}). With B = 1, T* is
+ *       the plain sum and one DP with no bound on {@code t_max} is exact.
  * </ul>
  *
  * <p>Tie-breaks, so the same table gives the same plan: a plan found at a larger {@code t_max}
@@ -43,17 +43,18 @@ import java.util.OptionalDouble;
  * list, is used; among final states, the smaller capped stage count comes first.
  *
  * <p>Cost: devices are counted in units of g, the greatest common divisor of N * M and the submesh
- * sizes. One DP pass takes O(L^2 * S * min(B, L) * (N*M/g)) time for S shapes and O(L * min(B, L)
- * * N*M/g) memory; the search makes one pass plus one per {@code t_max} tried. For very large
- * clusters choose shapes with a large g (for example whole-node shapes only).
+ * sizes. One DP pass takes O(L^2 * S * min(B, L) * (N*M/g)) time for S shapes and O(L * min(B, L) *
+ * N*M/g) memory; the search makes one pass per {@code t_max} tried, plus log2 of the number of
+ * latencies bit-set passes (64 device counts per machine word) to find the smallest feasible {@code
+ * t_max}. For very large clusters choose shapes with a large g (for example whole-node shapes
+ * only).
  *
  * <p>When no plan fits in memory, the result says the smallest capacity that would let one fit (a
  * min-max DP over memory, ignoring time).
  */
 public final class StageDp {
   private static final int SUM = 0;
-  private static final int MAX = 1;
-  private static final int MEMORY = 2;
+  private static final int MEMORY = 1;
 
   private final StageDpProblem problem;
   private final int layers;
@@ -215,8 +216,8 @@ public final class StageDp {
    */
   public StageDpResult solve() {
     int b = problem.microbatches();
-    double tmin = pass(Double.POSITIVE_INFINITY, MAX);
-    if (Double.isInfinite(tmin)) {
+    double[] latencies = Arrays.stream(stepT).sorted().distinct().toArray();
+    if (latencies.length == 0 || !feasible(latencies[latencies.length - 1])) {
       double need = pass(Double.POSITIVE_INFINITY, MEMORY);
       if (Double.isInfinite(need)) {
         return new StageDpResult.Infeasible(OptionalDouble.empty(), "no partition of the "
@@ -232,11 +233,21 @@ public final class StageDp {
       pass(Double.POSITIVE_INFINITY, SUM);
       return new StageDpResult.Feasible(reconstruct(Double.POSITIVE_INFINITY, SUM), 1);
     }
+    // Feasibility only grows with t_max: binary search for the smallest feasible one.
+    int low = 0;
+    int high = latencies.length - 1;
+    while (low < high) {
+      int mid = (low + high) >>> 1;
+      if (feasible(latencies[mid])) {
+        high = mid;
+      } else {
+        low = mid + 1;
+      }
+    }
     StagePlan best = null;
-    double[] latencies = Arrays.stream(stepT).filter(t -> t >= tmin).sorted().distinct()
-        .toArray();
     int tried = 0;
-    for (double tmax : latencies) {
+    for (int x = low; x < latencies.length; x++) {
+      double tmax = latencies[x];
       if (best != null && b * tmax >= best.objectiveSeconds()) {
         break;
       }
@@ -251,6 +262,64 @@ public final class StageDp {
       }
     }
     return new StageDpResult.Feasible(best, tried);
+  }
+
+  /**
+   * Whether any plan has every stage latency at most {@code tmax}: the same recursion over sets of
+   * device counts, as bit sets (bit d of row (k, s) is set when a suffix can use d units).
+   */
+  private boolean feasible(double tmax) {
+    int cap = timeCap;
+    int words = (unitsTotal >>> 6) + 1;
+    long[][] bits = new long[rows.length][];
+    bits[row(layers, 0)] = new long[words];
+    bits[row(layers, 0)][0] = 1L;
+    for (int k = layers - 1; k >= 0; k--) {
+      int smax = Math.min(cap, layers - k);
+      for (int i = k; i < layers; i++) {
+        for (int j = 0; j < shapes; j++) {
+          int c = cell(k, i, j);
+          for (int s = 1; s <= smax; s++) {
+            int x = step(c, s);
+            if (x < 0 || stepT[x] > tmax) {
+              continue;
+            }
+            orShifted(bits, row(k, s), row(i + 1, s - 1), units[j], words);
+            if (s == cap) {
+              orShifted(bits, row(k, s), row(i + 1, s), units[j], words);
+            }
+          }
+        }
+      }
+    }
+    for (int s = 1; s <= cap; s++) {
+      long[] r = bits[row(0, s)];
+      if (r != null && (r[unitsTotal >>> 6] & (1L << (unitsTotal & 63))) != 0) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** dst |= src shifted up by z bits; bits beyond the cluster only ever move further up. */
+  private static void orShifted(long[][] bits, int dst, int src, int z, int words) {
+    long[] from = bits[src];
+    if (from == null) {
+      return;
+    }
+    if (bits[dst] == null) {
+      bits[dst] = new long[words];
+    }
+    long[] to = bits[dst];
+    int q = z >>> 6;
+    int r = z & 63;
+    for (int w = words - 1; w >= q; w--) {
+      long v = from[w - q] << r;
+      if (r != 0 && w - q - 1 >= 0) {
+        v |= from[w - q - 1] >>> (64 - r);
+      }
+      to[w] |= v;
+    }
   }
 
   /** Fills the rows for one t_max and returns the best value at (k = 0, d = all devices). */

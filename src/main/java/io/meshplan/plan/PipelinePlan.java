@@ -131,6 +131,10 @@ public record PipelinePlan(
         return Optional.of("weights and gradients are sharded over data-parallel groups (ZeRO-3/"
             + "FSDP); Megatron-LM shards only the optimizer state (--use-distributed-optimizer)");
       }
+      if (s.tensorParallel() > 1 && !s.megatronLayouts()) {
+        return Optional.of("stage layouts were chosen by the ILP rather than Megatron-LM's "
+            + "column- and row-parallel split; Megatron-LM has no flag for them");
+      }
       if (s.recompute() != s0.recompute() || s.sequenceParallel() != s0.sequenceParallel()
           || s.zeroStage() != s0.zeroStage()) {
         return Optional.of("stages use different recomputation, sequence-parallel or optimizer "

@@ -67,6 +67,7 @@ public final class PlanJson {
       o.put("recompute", s.recompute().label());
       o.put("sequenceParallel", s.sequenceParallel());
       o.put("zeroStage", s.zeroStage());
+      o.put("layouts", s.megatronLayouts() ? "megatron" : "ilp");
       o.put("forwardSeconds", s.forwardSeconds());
       o.put("backwardSeconds", s.backwardSeconds());
       o.put("peakMemoryBytes", s.peakMemoryBytes());
@@ -175,7 +176,8 @@ public final class PlanJson {
       try {
         stages.add(new StagePlan(layers[0], layers[1], sub[0], sub[1], s.integer("firstDevice"),
             lm[0], lm[1], Recompute.parse(s.text("recompute")), s.bool("sequenceParallel"),
-            s.integer("zeroStage"), s.number("forwardSeconds"), s.number("backwardSeconds"),
+            s.integer("zeroStage"), layouts(where + ": stages[" + i + "]", s.text("layouts")),
+            s.number("forwardSeconds"), s.number("backwardSeconds"),
             s.number("peakMemoryBytes"), ts));
       } catch (IllegalArgumentException e) {
         throw new InputException(where + ": stages[" + i + "]: " + e.getMessage());
@@ -209,6 +211,15 @@ public final class PlanJson {
       throw new InputException(where + ": field 'model.dtype' is '" + name + "', not a type");
     }
     return t;
+  }
+
+  private static boolean layouts(String where, String text) {
+    return switch (text) {
+      case "megatron" -> true;
+      case "ilp" -> false;
+      default -> throw new InputException(where + ": field 'layouts' is '" + text
+          + "'; expected megatron or ilp");
+    };
   }
 
   private static String firstLine(String s) {

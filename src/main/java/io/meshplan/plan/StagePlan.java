@@ -19,6 +19,8 @@ import java.util.List;
  * @param zeroStage the ZeRO stage over the stage's data-parallel groups (Rajbhandari et al.
  *     SC'20): 0 none, 1 optimizer state sharded (Megatron-LM's distributed optimizer), 3 weights,
  *     gradients and optimizer state sharded (FSDP)
+ * @param megatronLayouts whether the weights take Megatron-LM's layouts (column- then
+ *     row-parallel) rather than the ILP's own choice
  * @param forwardSeconds forward time of one microbatch on one replica, seconds
  * @param backwardSeconds backward time of one microbatch (recomputation included), seconds
  * @param peakMemoryBytes peak memory per GPU of this stage, bytes
@@ -35,6 +37,7 @@ public record StagePlan(
     io.meshplan.model.Recompute recompute,
     boolean sequenceParallel,
     int zeroStage,
+    boolean megatronLayouts,
     double forwardSeconds,
     double backwardSeconds,
     double peakMemoryBytes,

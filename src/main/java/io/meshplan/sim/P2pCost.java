@@ -5,9 +5,9 @@ import java.util.function.DoubleUnaryOperator;
 
 /**
  * The price of a pipeline point-to-point transfer: seconds for every GPU of one device group to
- * send {@code bytes} to its peer in another group. The caller builds it from the cluster's communication
- * model (NVLink inside a node, the inter-node fabric otherwise). The simulator never asks for a
- * transfer from a group to itself: that costs nothing.
+ * send {@code bytes} to its peer in another group. The caller builds it from the cluster's
+ * communication model (NVLink inside a node, the inter-node fabric otherwise). The simulator never
+ * asks for a transfer from a group to itself: that costs nothing.
  */
 @FunctionalInterface
 public interface P2pCost {

@@ -30,11 +30,12 @@ import java.util.Optional;
  *
  * <ul>
  *   <li><b>Gradient sync</b> per chunk ({@link EventKind#GRAD_SYNC}). Without overlap it starts
- *       when the group's last backward ends. With overlap ({@link StageCost#gradSyncOverlappable()}) the
- *       reduction runs in buckets alongside the chunk's last backward: it may start when that
- *       backward starts and ends at {@code max(start + gradSyncSeconds, end of that backward)},
- *       since the last bucket is ready only when the backward ends. Chunks are served in the order
- *       their sync may start (chunk index among equals).
+ *       when the group's last backward ends. With overlap ({@link
+ *       StageCost#gradSyncOverlappable()}) the reduction runs in buckets alongside the chunk's last
+ *       backward: it may start when that backward starts and ends at {@code max(start +
+ *       gradSyncSeconds, end of that backward)}, since the last bucket is ready only when the
+ *       backward ends. Chunks are served in the order their sync may start (chunk index among
+ *       equals).
  *   <li><b>Optimizer</b> per chunk ({@link EventKind#OPTIMIZER}), one after another, starting when
  *       the group's passes and gradient syncs have ended.
  *   <li><b>Parameter gather</b> per chunk ({@link EventKind#PARAM_GATHER}): with a distributed

@@ -7,10 +7,10 @@ import java.util.List;
  * What the {@link PipelineSimulator} needs: the virtual stages in pipeline order, the schedule, the
  * number of microbatches, the price of a pipeline transfer, and the numbers that turn a time into
  * throughput and utilization.
- *
  * <p>With {@code v = schedule.chunks()} and {@code p = stages.size() / v} device groups, virtual
  * stage {@code k} runs on group {@code k mod p} as its chunk {@code k / p} (Narayanan et al.,
- * SC'21, section 2.2.2). All chunks of one group must agree on devices, data and tensor parallelism.
+ * SC'21, section 2.2.2). All chunks of one group must agree on devices, data and tensor
+ * parallelism.
  *
  * @param stages the virtual stages in pipeline order
  * @param schedule the pipeline schedule

@@ -11,8 +11,8 @@ import java.util.List;
  * TimeBreakdown}). Throughput numbers: {@code tokensPerSecond = tokensPerIteration /
  * iterationSeconds}; {@code tflopsPerGpu = modelFlops / iterationSeconds / totalGpus / 1e12} with
  * {@code modelFlops = sum over virtual stages of modelFlopsPerMicrobatch * microbatches *
- * dataParallel}; {@code hardwareTflopsPerGpu} the same with recomputation; {@code mfu =
- * modelFlops / (iterationSeconds * totalGpus * peakFlopsPerGpu)} (Chowdhery et al., PaLM, appendix B).
+ * dataParallel}; {@code hardwareTflopsPerGpu} the same with recomputation; {@code mfu = modelFlops
+ * / (iterationSeconds * totalGpus * peakFlopsPerGpu)} (Chowdhery et al., PaLM, appendix B).
  *
  * @param schedule the schedule's name
  * @param microbatches microbatches per iteration

@@ -72,6 +72,39 @@ class StageDpTest {
     assertThat(infeasible).isGreaterThan(10);
   }
 
+  /**
+   * Clusters of more than 64 devices, so that device-count sets span several machine words
+   * (20 x 4 = 80 and 17 x 8 = 136 devices).
+   */
+  @Test
+  void dpEqualsBruteForceOnLargerClusters() {
+    int[][] clusters = {{20, 4}, {17, 8}};
+    int feasible = 0;
+    for (int seed = 0; seed < 40; seed++) {
+      Random rnd = new Random(1000 + seed);
+      int[] cluster = clusters[seed % clusters.length];
+      int layers = 1 + rnd.nextInt(3);
+      int b = 1 << rnd.nextInt(4);
+      List<SubmeshShape> shapes = SubmeshShape.alpaShapes(cluster[0], cluster[1]);
+      StageDpProblem problem = new StageDpProblem(shapes, cluster[0], cluster[1],
+          randomTable(rnd, layers, shapes.size()), 10 + rnd.nextInt(25), b);
+      BruteForceStageDp brute = new BruteForceStageDp(problem);
+      OptionalDouble expected = brute.objective();
+      StageDpResult result = new StageDp(problem).solve();
+      if (expected.isPresent()) {
+        feasible++;
+        StagePlan plan = ((StageDpResult.Feasible) result).plan();
+        assertThat(plan.objectiveSeconds()).as("seed " + seed)
+            .isEqualTo(expected.getAsDouble());
+        assertValid(problem, plan, "seed " + seed);
+      } else {
+        assertThat(((StageDpResult.Infeasible) result).minimumMemoryBytes()).as("seed " + seed)
+            .isEqualTo(brute.leastMemory());
+      }
+    }
+    assertThat(feasible).isGreaterThan(10);
+  }
+
   /** Latencies are whole seconds so that every sum is exact in binary floating point. */
   private static StageCostTable randomTable(Random rnd, int layers, int shapes) {
     ArrayStageCostTable.Builder b = ArrayStageCostTable.builder(layers, shapes);
@@ -192,6 +225,28 @@ class StageDpTest {
     assertThat(f.plan().stages()).extracting(Stage::tag).containsExactly(1, 2);
     assertThat(f.plan().objectiveSeconds()).isEqualTo(12.0);
     assertThat(f.latenciesTried()).isEqualTo(1);
+  }
+
+  /**
+   * The same trap on a 20 x 4 cluster, where device counts span two machine words: X is one stage
+   * on 20x4 (80 devices) with latency 5, T* = 5 + 2*5 = 15 for B = 3; Y is two stages on 10x4 (40
+   * devices each) with latency 3, T* = 6 + 2*3 = 12. Finding that Y exists at t_max = 3 needs 40 +
+   * 40 = 80 to carry across the 64-bit word boundary.
+   */
+  @Test
+  void smallestFeasibleTmaxIsFoundAcrossWordBoundaries() {
+    List<SubmeshShape> shapes = SubmeshShape.alpaShapes(20, 4);
+    int half = shapes.indexOf(new SubmeshShape(10, 4));
+    int whole = shapes.indexOf(new SubmeshShape(20, 4));
+    StageCostTable table = ArrayStageCostTable.builder(2, shapes.size())
+        .add(0, 1, whole, new StageOption(5, 0, 0, 9))
+        .add(0, 0, half, new StageOption(3, 0, 0, 1))
+        .add(1, 1, half, new StageOption(3, 0, 0, 2))
+        .build();
+    StageDpResult r = new StageDp(new StageDpProblem(shapes, 20, 4, table, 100, 3)).solve();
+    StagePlan plan = ((StageDpResult.Feasible) r).plan();
+    assertThat(plan.stages()).extracting(Stage::tag).containsExactly(1, 2);
+    assertThat(plan.objectiveSeconds()).isEqualTo(12.0);
   }
 
   /**

@@ -15,8 +15,8 @@ class PlanJsonTest {
     var t = List.of(new TensorSharding("attention.wq", "bf16[4096,4096]",
         "{devices=[1,4,2]<=[8] last_tile_dim_replicate}", "column-parallel over 4 GPUs"));
     return new PipelinePlan(model, "2x8:h100-80gb:ib-ndr400", 64, 2, 32, 1, List.of(
-            new StagePlan(0, 15, 1, 8, 0, 2, 4, Recompute.SELECTIVE, true, 1, 0.01, 0.02, 3.0e10, t),
-            new StagePlan(16, 31, 1, 8, 8, 2, 4, Recompute.SELECTIVE, true, 1, 0.01, 0.02, 2.5e10,
+            new StagePlan(0, 15, 1, 8, 0, 2, 4, Recompute.SELECTIVE, true, 1, true, 0.01, 0.02, 3.0e10, t),
+            new StagePlan(16, 31, 1, 8, 8, 2, 4, Recompute.SELECTIVE, true, 1, true, 0.01, 0.02, 2.5e10,
                 t)),
         new PipelinePlan.Prediction(1.5, 87381.3, 400.0, 0.4, 3.0e10));
   }

@@ -55,8 +55,8 @@ class PipelineSimulatorTest {
 
   /**
    * 1F1B is latency-sensitive: p = 2, m = 3, f = b = c = 1 s. Stage 1: F0 [2,3], B0 [3,4],
-   * F1 [4,5], B1 [5,6], F2 [8,9], B2 [9,10]. Stage 0: F0 [0,1], F1 [1,2], B0 [5,6], F2 [6,7], B1 [7,8], B2
-   * [11,12]. T = 12 s, more than (m + p - 1)(f + b) + 2 (p - 1) c = 10 s.
+   * F1 [4,5], B1 [5,6], F2 [8,9], B2 [9,10]. Stage 0: F0 [0,1], F1 [1,2], B0 [5,6], F2 [6,7],
+   * B1 [7,8], B2 [11,12]. T = 12 s, more than (m + p - 1)(f + b) + 2 (p - 1) c = 10 s.
    */
   @Test
   void oneFOneBWithTransfersStallsInTheSteadyState() {
@@ -132,9 +132,9 @@ class PipelineSimulatorTest {
   }
 
   /**
-   * One stage, m = 2, f = 1, b = 2: passes end at 6 s; the last backward runs [4, 6]. Gradient
-   * sync 1.5 s, optimizer 0.5 s, gather 0.25 s. Without overlap: 6 + 1.5 + 0.5 + 0.25 = 8.25 s,
-   * with 1.75 s of exposed data-parallel communication. With overlap the sync starts at 4 and ends at
+   * One stage, m = 2, f = 1, b = 2: passes end at 6 s; the last backward runs [4, 6]. Gradient sync
+   * 1.5 s, optimizer 0.5 s, gather 0.25 s. Without overlap: 6 + 1.5 + 0.5 + 0.25 = 8.25 s, with
+   * 1.75 s of exposed data-parallel communication. With overlap the sync starts at 4 and ends at
    * max(4 + 1.5, 6) = 6: 6 + 0.5 + 0.25 = 6.75 s, only the gather exposed.
    */
   @Test

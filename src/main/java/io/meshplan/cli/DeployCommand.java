@@ -1,0 +1,251 @@
+package io.meshplan.cli;
+
+import io.meshplan.cluster.ClusterSpec;
+import io.meshplan.deploy.Artifact;
+import io.meshplan.deploy.Deployer;
+import io.meshplan.deploy.DeployTarget;
+import io.meshplan.deploy.DoctorFabric;
+import io.meshplan.deploy.FabricEnv;
+import io.meshplan.deploy.LaunchSpec;
+import io.meshplan.export.ExportInput;
+import io.meshplan.export.ExportResult;
+import io.meshplan.export.ExportTarget;
+import io.meshplan.export.Exporter;
+import io.meshplan.export.MegatronArgs;
+import io.meshplan.plan.PipelinePlan;
+import io.meshplan.plan.PlanJson;
+import io.meshplan.util.InfeasibleException;
+import io.meshplan.util.InputException;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
+/** {@code meshplan deploy}: launch manifests and scripts for a cluster and a training command. */
+@Command(
+    name = "deploy",
+    mixinStandardHelpOptions = true,
+    description = {
+      "Writes what launches a training job on the cluster: a KubeRay RayCluster, Ray on"
+          + " Kubernetes (Deployments + Service), a Kubeflow PyTorchJob, RunAI submit-dist with a"
+          + " per-node script, Dask over UCX, or a Slurm sbatch script. The NCCL/UCX environment"
+          + " comes from 'doctor --json' (--fabric) and --env.",
+      "The training command follows '--': meshplan deploy ... -- pretrain_gpt.py --flag ...",
+      "Exit codes: 0 written, 2 bad input, 3 the plan is not a Megatron-LM configuration"
+          + " (--megatron-args)."
+    })
+final class DeployCommand implements Callable<Integer> {
+  @Spec CommandSpec spec;
+
+  @Option(names = "--target", required = true, paramLabel = "T",
+      description = "kuberay, ray-k8s, pytorchjob, runai, dask or slurm.")
+  String target;
+
+  @Option(names = "--plan", paramLabel = "FILE", description = "A plan written by 'plan --out';"
+      + " its cluster is the default for --cluster.")
+  Path plan;
+
+  @Option(names = "--cluster", paramLabel = "C", description = "NODESxGPUS:gpu[:fabric] or a"
+      + " YAML cluster file.")
+  String cluster;
+
+  @Option(names = "--fabric", paramLabel = "FILE", description = "Output of 'meshplan doctor"
+      + " --json' on a node: the NCCL/UCX environment and the RDMA ports.")
+  Path fabric;
+
+  @Option(names = "--env", paramLabel = "NAME=VALUE", description = "An environment variable for"
+      + " every rank; repeatable; replaces the same name from --fabric.")
+  List<String> env = new ArrayList<>();
+
+  @Option(names = "--image", paramLabel = "IMAGE", description = "Container image; required"
+      + " for kuberay, ray-k8s, pytorchjob and runai.")
+  String image;
+
+  @Option(names = "--namespace", defaultValue = "default", paramLabel = "NS",
+      description = "Kubernetes namespace, or RunAI project. Default: ${DEFAULT-VALUE}.")
+  String namespace;
+
+  @Option(names = "--name", defaultValue = "meshplan-train", description = "Job name (a DNS"
+      + " label). Default: ${DEFAULT-VALUE}.")
+  String name;
+
+  @Option(names = "--rdma-resource", defaultValue = "rdma/ib", description = "Extended resource"
+      + " of the RDMA device, e.g. rdma/ib, rdma/hca, rdma/rdma. Default: ${DEFAULT-VALUE}.")
+  String rdmaResource;
+
+  @Option(names = "--rdma-count", defaultValue = "1", description = "RDMA resources per pod."
+      + " Default: ${DEFAULT-VALUE}.")
+  int rdmaCount;
+
+  @Option(names = "--shm-size", description = "Size limit of the memory-backed /dev/shm, e.g."
+      + " 64Gi (default: none).")
+  String shmSize;
+
+  @Option(names = "--master-port", defaultValue = "29500", description = "torchrun rendezvous"
+      + " port (Slurm). Default: ${DEFAULT-VALUE}.")
+  int masterPort;
+
+  @Option(names = "--network", description = "RunAI: Multus network for the"
+      + " k8s.v1.cni.cncf.io/networks annotation, e.g. kube-system/roce.")
+  String network;
+
+  @Option(names = "--node-script", description = "RunAI: where the per-node script is in the"
+      + " pod (default /workspace/NAME-node.sh).")
+  String nodeScript;
+
+  @Option(names = "--interface", description = "Dask: the IPoIB interface (default: the"
+      + " fabric's NCCL_SOCKET_IFNAME, else ib0).")
+  String iface;
+
+  @Option(names = "--partition", description = "Slurm partition.")
+  String partition;
+
+  @Option(names = "--megatron-args", description = "Append the plan's Megatron-LM arguments to"
+      + " the training command (needs --plan).")
+  boolean megatronArgs;
+
+  @Option(names = "--out", paramLabel = "PATH", description = "Write here: a file, or a"
+      + " directory for runai's two scripts (default: stdout).")
+  Path out;
+
+  @Option(names = "--force", description = "Replace output files that exist.")
+  boolean force;
+
+  @Parameters(paramLabel = "COMMAND", description = "The training command, after '--'.")
+  List<String> command = new ArrayList<>();
+
+  @Override
+  public Integer call() {
+    DeployTarget t = DeployTarget.parse(target);
+    List<Path> inputs = new ArrayList<>();
+    Optional<PipelinePlan> p = Optional.empty();
+    if (plan != null) {
+      inputs.add(plan);
+      p = Optional.of(PlanJson.read(plan.toString(), PlanFiles.read("--plan", plan)));
+    }
+    if (cluster == null && p.isEmpty()) {
+      throw new InputException("give --cluster or --plan");
+    }
+    ClusterSpec c = ClusterSpec.parse(cluster != null ? cluster : p.get().cluster());
+    if (p.isPresent() && p.get().gpus() != c.gpuCount()) {
+      throw new InputException("--plan uses " + p.get().gpus() + " GPUs but --cluster "
+          + c.toShortString() + " has " + c.gpuCount());
+    }
+    FabricEnv f = FabricEnv.of(new TreeMap<>());
+    if (fabric != null) {
+      inputs.add(fabric);
+      f = DoctorFabric.read(fabric.toString(), ExportFiles.read("--fabric", fabric));
+    }
+    try {
+      f = f.with(envFlags());
+    } catch (IllegalArgumentException e) {
+      throw new InputException("--env: " + e.getMessage());
+    }
+    List<String> cmd = new ArrayList<>(command);
+    if (megatronArgs) {
+      cmd.addAll(megatron(p.orElseThrow(() -> new InputException(
+          "--megatron-args needs --plan")), c));
+    }
+    if (cmd.isEmpty()) {
+      throw new InputException("the training command is missing; give it after '--', e.g."
+          + " -- pretrain_gpt.py --data-path ...");
+    }
+    if (t.kubernetes() && image == null) {
+      throw new InputException("--image is required for --target " + t.label());
+    }
+    LaunchSpec ls;
+    try {
+      ls = new LaunchSpec(name, namespace, Optional.ofNullable(image), c.nodes(),
+          c.gpusPerNode(), cmd, rdmaResource, rdmaCount, Optional.ofNullable(shmSize), masterPort, Optional.ofNullable(network),
+          nodeScript != null ? nodeScript : "/workspace/" + name + "-node.sh",
+          iface != null ? iface : f.socketInterface().orElse("ib0"),
+          Optional.ofNullable(partition));
+    } catch (IllegalArgumentException e) {
+      throw new InputException(e.getMessage());
+    }
+    if (f.env().keySet().stream().noneMatch(k -> k.startsWith("NCCL_"))
+        && t != DeployTarget.DASK) {
+      spec.commandLine().getErr().println("meshplan: warning: no NCCL variables are set; NCCL"
+          + " will pick interfaces itself. Give --fabric (the output of 'meshplan doctor --json'"
+          + " on a node) or --env NCCL_IB_HCA=...");
+    }
+    List<Artifact> files = new Deployer().deploy(t, ls, f);
+    emit(files, inputs);
+    return ExitCodes.OK;
+  }
+
+  private TreeMap<String, String> envFlags() {
+    TreeMap<String, String> m = new TreeMap<>();
+    for (String e : env) {
+      int eq = e.indexOf('=');
+      if (eq <= 0) {
+        throw new InputException("--env '" + e + "' is not NAME=VALUE");
+      }
+      m.put(e.substring(0, eq), e.substring(eq + 1));
+    }
+    return m;
+  }
+
+  private static List<String> megatron(PipelinePlan p, ClusterSpec c) {
+    ExportResult r = new Exporter().export(ExportTarget.MEGATRON, p, c);
+    if (r instanceof ExportResult.NotExpressible n) {
+      throw new InfeasibleException("--megatron-args: Megatron-LM cannot express the plan: "
+          + n.missing() + " (see 'meshplan export --to megatron --plan FILE' for the nearest"
+          + " configuration)");
+    }
+    ExportInput in = ((ExportResult.Exported) r).input();
+    List<String> words = new ArrayList<>();
+    MegatronArgs.arguments(in).forEach(words::addAll);
+    return words;
+  }
+
+  private void emit(List<Artifact> files, List<Path> inputs) {
+    PrintWriter o = spec.commandLine().getOut();
+    if (out == null) {
+      for (Artifact a : files) {
+        if (files.size() > 1) {
+          o.println("# ===== " + a.fileName() + " =====");
+        }
+        o.print(a.text());
+      }
+      o.flush();
+      return;
+    }
+    if (files.size() == 1) {
+      ExportFiles.checkWritable(out, force, inputs);
+      ExportFiles.write(out, files.get(0).text(), files.get(0).executable());
+      return;
+    }
+    if (Files.exists(out, LinkOption.NOFOLLOW_LINKS)
+        && !Files.isDirectory(out, LinkOption.NOFOLLOW_LINKS)) {
+      throw new InputException("--out " + out + ": " + target + " writes " + files.size()
+          + " files; --out must name a directory");
+    }
+    for (Artifact a : files) {
+      Path file = out.resolve(a.fileName());
+      ExportFiles.checkWritable(file, force, inputs);
+    }
+    try {
+      Files.createDirectories(out);
+    } catch (java.io.IOException e) {
+      throw new InputException("--out " + out + ": cannot create the directory ("
+          + e.getMessage() + ")");
+    }
+    for (Artifact a : files) {
+      ExportFiles.write(out.resolve(a.fileName()), a.text(), a.executable());
+    }
+    o.println("wrote " + files.stream().map(a -> out.resolve(a.fileName()).toString())
+        .reduce((x, y) -> x + ", " + y).orElse(""));
+    o.flush();
+  }
+}

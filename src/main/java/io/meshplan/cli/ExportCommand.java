@@ -1,0 +1,186 @@
+package io.meshplan.cli;
+
+import io.meshplan.cluster.ClusterSpec;
+import io.meshplan.export.CostPredictor;
+import io.meshplan.export.ExportInput;
+import io.meshplan.export.ExportResult;
+import io.meshplan.export.ExportTarget;
+import io.meshplan.export.Exporter;
+import io.meshplan.interop.PlanSimulator;
+import io.meshplan.model.ModelSpec;
+import io.meshplan.plan.ParallelConfig;
+import io.meshplan.plan.PipelinePlan;
+import io.meshplan.plan.PlanJson;
+import io.meshplan.util.InfeasibleException;
+import io.meshplan.util.InputException;
+import io.meshplan.util.ShellQuote;
+import io.meshplan.util.Units;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/** {@code meshplan export}: a plan or a Megatron-style configuration as a framework config. */
+@Command(
+    name = "export",
+    mixinStandardHelpOptions = true,
+    description = {
+      "Writes a Megatron-LM argument file, a torchtitan TOML or a DeepSpeed JSON for a plan"
+          + " (--plan) or for the flags simulate takes.",
+      "A configuration the framework cannot express is never approximated: exit code 3 names"
+          + " what is missing and prints the nearest configuration it can express.",
+      "Exit codes: 0 written, 2 bad input, 3 not expressible."
+    })
+final class ExportCommand implements Callable<Integer> {
+  /** Predicts the cost of the nearest expressible configuration; null: the simulator. */
+  private final CostPredictor predictor;
+
+  /** The command as picocli creates it: predictions come from the schedule simulator. */
+  ExportCommand() {
+    this(null);
+  }
+
+  /**
+   * The command with another cost predictor (tests).
+   *
+   * @param predictor predicts the nearest expressible configuration's cost
+   */
+  ExportCommand(CostPredictor predictor) {
+    this.predictor = predictor;
+  }
+
+  @Spec CommandSpec spec;
+
+  @Mixin ModelOptions model;
+
+  @Option(names = "--plan", paramLabel = "FILE", description = "A plan written by 'plan --out'.")
+  Path plan;
+
+  @Mixin ClusterOptions clusterOptions = new ClusterOptions();
+
+  @Option(names = "--to", required = true, paramLabel = "TARGET",
+      description = "megatron, torchtitan or deepspeed.")
+  String to;
+
+  @Mixin ParallelOptions parallel = new ParallelOptions();
+
+  @Option(names = "--out", paramLabel = "FILE", description = "Write here (default: stdout).")
+  Path out;
+
+  @Option(names = "--force", description = "Replace --out if it exists.")
+  boolean force;
+
+  @Override
+  public Integer call() {
+    ExportTarget target = ExportTarget.parse(to);
+    if (out != null) {
+      ExportFiles.checkWritable(out, force, plan == null ? List.of() : List.of(plan));
+    }
+    ExportResult result;
+    if (plan != null) {
+      if (model.model != null || parallel.any()) {
+        throw new InputException("give --plan or the model and parallel flags, not both");
+      }
+      PipelinePlan p = PlanJson.read(plan.toString(), PlanFiles.read("--plan", plan));
+      ClusterSpec c = clusterOptions.spec(p.cluster());
+      result = new Exporter().export(target, p, c);
+    } else {
+      result = new Exporter().export(target, input());
+    }
+    PrintWriter o = spec.commandLine().getOut();
+    if (result instanceof ExportResult.Exported e) {
+      if (out != null) {
+        ExportFiles.write(out, e.text());
+      } else {
+        o.print(e.text());
+      }
+      o.flush();
+      return ExitCodes.OK;
+    }
+    ExportResult.NotExpressible n = (ExportResult.NotExpressible) result;
+    spec.commandLine().getErr().println("meshplan: infeasible: " + target.label()
+        + " cannot express this configuration: " + n.missing());
+    spec.commandLine().getErr().flush();
+    if (n.nearest().isEmpty()) {
+      o.println("no configuration " + target.label() + " can express is near it");
+    } else {
+      o.println("nearest configuration " + target.label() + " can express:");
+      o.println("  meshplan export --to " + target.label() + " " + flags(n.nearest().get()));
+      CostPredictor cost = predictor != null ? predictor : this::simulate;
+      o.println(prediction(cost.predict(n.nearest().get())));
+    }
+    o.flush();
+    return ExitCodes.INFEASIBLE;
+  }
+
+  private ExportInput input() {
+    if (clusterOptions.cluster == null) {
+      throw new InputException("--cluster is required without --plan");
+    }
+    ModelSpec m = model.spec();
+    ClusterSpec c = clusterOptions.spec(null);
+    ParallelConfig pc = parallel.config();
+    return new ExportInput(m, c, pc);
+  }
+
+  /** The flags that reproduce an input on this command line. */
+  static String flags(ExportInput in) {
+    ModelSpec m = in.model();
+    ParallelConfig c = in.config();
+    List<String> w = new ArrayList<>(List.of("--model", m.name(),
+        "--layers", Integer.toString(m.layers()), "--hidden", Integer.toString(m.hidden()),
+        "--heads", Integer.toString(m.heads()), "--kv-heads", Integer.toString(m.kvHeads()),
+        "--ffn", Integer.toString(m.ffn()), "--vocab", Integer.toString(m.vocab()),
+        "--seq", Integer.toString(m.seq()), "--dtype", m.dtype().hloName(),
+        "--cluster", in.cluster().toShortString(),
+        "--tp", Integer.toString(c.tensorParallel()),
+        "--pp", Integer.toString(c.pipelineParallel()),
+        "--dp", Integer.toString(c.dataParallel())));
+    if (c.virtualStages() > 1) {
+      w.addAll(List.of("--vpp", Integer.toString(c.virtualStages())));
+    }
+    w.addAll(List.of("--micro-batch", Integer.toString(c.microBatchSize()),
+        "--global-batch", Integer.toString(c.globalBatchSize()),
+        "--recompute", c.recompute().label()));
+    if (c.sequenceParallel()) {
+      w.add("--sequence-parallel");
+    }
+    if (c.distributedOptimizer()) {
+      w.add("--distributed-optimizer");
+    }
+    return ShellQuote.join(w);
+  }
+
+  /** The schedule simulator's prediction, as {@code simulate} would print it. */
+  private Optional<PipelinePlan.Prediction> simulate(ExportInput in) {
+    try {
+      TrainingSetup setup = TrainingSetup.of(in.model(), true, clusterOptions,
+          in.cluster().toShortString(), in.config().globalBatchSize(), 0);
+      return new PlanSimulator(setup.layers()).simulate(setup.request(), in.config())
+          .map(PlanSimulator.Evaluated::simulation)
+          .map(r -> new PipelinePlan.Prediction(r.iterationSeconds(), r.tokensPerSecond(),
+              r.tflopsPerGpu(), r.mfu(), r.peakMemoryBytesPerGpu()));
+    } catch (InputException | InfeasibleException e) {
+      return Optional.empty();
+    }
+  }
+
+  private static String prediction(Optional<PipelinePlan.Prediction> p) {
+    if (p.isEmpty()) {
+      return "predicted cost: unavailable (the simulator cannot evaluate this configuration)";
+    }
+    PipelinePlan.Prediction x = p.get();
+    return String.format(Locale.ROOT, "predicted cost: %.3f s per iteration, %.0f tokens/s,"
+        + " %.1f TFLOP/s per GPU, MFU %.1f%%, peak memory %s per GPU", x.iterationSeconds(),
+        x.tokensPerSecond(), x.tflopsPerGpu(), 100 * x.mfu(),
+        Units.formatBytes(x.peakMemoryBytesPerGpu()));
+  }
+}

@@ -1,0 +1,124 @@
+package io.meshplan.cli;
+
+import io.meshplan.util.AtomicFiles;
+import io.meshplan.util.InputException;
+import java.io.IOException;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.FileSystems;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.List;
+
+/**
+ * Reads the input files and writes the output files of {@code export} and {@code deploy}: inputs
+ * capped in size and read as UTF-8; outputs written atomically, never over an existing file
+ * without {@code --force}, never over anything but a regular file, and never over an input.
+ */
+final class ExportFiles {
+  /** The largest input file read, bytes. */
+  static final long MAX_INPUT_BYTES = 64L << 20;
+
+  private ExportFiles() {}
+
+  /**
+   * Reads a text input.
+   *
+   * @param flag the flag that named it, for messages
+   * @param file the file
+   * @return its text
+   */
+  static String read(String flag, Path file) {
+    if (!Files.exists(file)) {
+      throw new InputException(flag + " " + file + ": no such file");
+    }
+    if (!Files.isRegularFile(file)) {
+      throw new InputException(flag + " " + file + ": not a regular file");
+    }
+    try {
+      if (Files.size(file) > MAX_INPUT_BYTES) {
+        throw new InputException(flag + " " + file + ": larger than " + MAX_INPUT_BYTES
+            + " bytes");
+      }
+      return StandardCharsets.UTF_8.newDecoder().decode(
+          java.nio.ByteBuffer.wrap(Files.readAllBytes(file))).toString();
+    } catch (CharacterCodingException e) {
+      throw new InputException(flag + " " + file + ": not UTF-8 text");
+    } catch (IOException e) {
+      throw new InputException(flag + " " + file + ": cannot read (" + e.getMessage() + ")");
+    }
+  }
+
+  /**
+   * Checks that an output may be written: not one of the inputs, and, when it exists, a regular
+   * file and {@code --force} given.
+   *
+   * @param out the output file
+   * @param force whether {@code --force} was given
+   * @param inputs the input files given, none null
+   */
+  static void checkWritable(Path out, boolean force, List<Path> inputs) {
+    for (Path in : inputs) {
+      if (same(out, in)) {
+        throw new InputException("--out " + out + " names the input " + in
+            + "; write the output to another file");
+      }
+    }
+    if (Files.exists(out, LinkOption.NOFOLLOW_LINKS)) {
+      if (!Files.isRegularFile(out, LinkOption.NOFOLLOW_LINKS)) {
+        throw new InputException("--out " + out + " exists and is not a regular file; it is"
+            + " never replaced");
+      }
+      if (!force) {
+        throw new InputException("--out " + out + " exists; add --force to replace it");
+      }
+    }
+  }
+
+  /**
+   * Writes a text file atomically.
+   *
+   * @param out the file
+   * @param text its content
+   */
+  static void write(Path out, String text) {
+    try {
+      AtomicFiles.writeString(out, text);
+    } catch (IOException e) {
+      throw new InputException("--out " + out + ": cannot write (" + e.getMessage() + ")");
+    }
+  }
+
+  /**
+   * Writes a text file atomically and, for a script, makes it executable ({@code rwxr-xr-x}) where
+   * the file system has POSIX permissions.
+   *
+   * @param out the file
+   * @param text its content
+   * @param executable whether it is a script
+   */
+  static void write(Path out, String text, boolean executable) {
+    write(out, text);
+    if (executable && FileSystems.getDefault().supportedFileAttributeViews().contains("posix")) {
+      try {
+        Files.setPosixFilePermissions(out, PosixFilePermissions.fromString("rwxr-xr-x"));
+      } catch (IOException e) {
+        throw new InputException("--out " + out + ": cannot make it executable ("
+            + e.getMessage() + ")");
+      }
+    }
+  }
+
+  private static boolean same(Path a, Path b) {
+    try {
+      if (Files.exists(a) && Files.exists(b)) {
+        return Files.isSameFile(a, b);
+      }
+    } catch (IOException e) {
+      return false;
+    }
+    return a.toAbsolutePath().normalize().equals(b.toAbsolutePath().normalize());
+  }
+}

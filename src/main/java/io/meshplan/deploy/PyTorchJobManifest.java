@@ -1,0 +1,88 @@
+package io.meshplan.deploy;
+
+import io.fabric8.kubernetes.api.model.ObjectMeta;
+import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
+import io.fabric8.kubernetes.api.model.PodTemplateSpec;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A Kubeflow training-operator {@code kubeflow.org/v1} {@code PyTorchJob}: one Master and {@code
+ * nodes - 1} Worker replicas, {@code nprocPerNode} processes each. The operator gives every pod
+ * {@code MASTER_ADDR}, {@code MASTER_PORT}, {@code WORLD_SIZE} (pods) and {@code RANK} (the pod's
+ * index); the container runs {@code torchrun} with the node count and processes per node written
+ * out, and the pod's rank and the master's address taken from those variables through
+ * Kubernetes' {@code $(VAR)} expansion.
+ */
+public final class PyTorchJobManifest {
+  /**
+   * The custom resource.
+   *
+   * @param apiVersion {@code kubeflow.org/v1}
+   * @param kind {@code PyTorchJob}
+   * @param metadata name, namespace and labels
+   * @param spec the replicas
+   */
+  public record PyTorchJob(String apiVersion, String kind, ObjectMeta metadata, Spec spec) {}
+
+  /**
+   * The job spec.
+   *
+   * @param nprocPerNode processes per pod, as the CRD's string
+   * @param pytorchReplicaSpecs {@code Master} and {@code Worker}
+   */
+  public record Spec(String nprocPerNode, Map<String, ReplicaSpec> pytorchReplicaSpecs) {}
+
+  /**
+   * One replica type.
+   *
+   * @param replicas pods of this type
+   * @param restartPolicy the operator's restart policy
+   * @param template the pod
+   */
+  public record ReplicaSpec(int replicas, String restartPolicy, PodTemplateSpec template) {}
+
+  private PyTorchJobManifest() {}
+
+  /**
+   * Builds the typed object.
+   *
+   * @param spec the launch
+   * @param fabric the environment
+   * @return the PyTorchJob
+   */
+  public static PyTorchJob build(LaunchSpec spec, FabricEnv fabric) {
+    List<String> cmd = new ArrayList<>(List.of("torchrun",
+        "--nnodes=" + spec.nodes(),
+        "--nproc-per-node=" + spec.gpusPerNode(),
+        "--node-rank=$(RANK)",
+        "--master-addr=$(MASTER_ADDR)",
+        "--master-port=$(MASTER_PORT)"));
+    spec.command().forEach(w -> cmd.add(KubeYaml.literal(w)));
+    Map<String, ReplicaSpec> replicas = new LinkedHashMap<>();
+    replicas.put("Master", new ReplicaSpec(1, "OnFailure",
+        KubePods.template(spec, fabric, "master", "pytorch", cmd, List.of())));
+    if (spec.nodes() > 1) {
+      replicas.put("Worker", new ReplicaSpec(spec.nodes() - 1, "OnFailure",
+          KubePods.template(spec, fabric, "worker", "pytorch", cmd, List.of())));
+    }
+    ObjectMeta meta = new ObjectMetaBuilder().withName(spec.name())
+        .withNamespace(spec.namespace()).addToLabels(KubePods.JOB_LABEL, spec.name()).build();
+    return new PyTorchJob("kubeflow.org/v1", "PyTorchJob", meta,
+        new Spec(Integer.toString(spec.gpusPerNode()), replicas));
+  }
+
+  /**
+   * Writes the manifest.
+   *
+   * @param spec the launch
+   * @param fabric the environment
+   * @return the YAML file
+   */
+  public static Artifact write(LaunchSpec spec, FabricEnv fabric) {
+    return new Artifact(spec.name() + "-pytorchjob.yaml",
+        KubeYaml.write(List.of(build(spec, fabric))), false);
+  }
+}

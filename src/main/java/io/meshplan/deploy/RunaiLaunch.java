@@ -1,0 +1,111 @@
+package io.meshplan.deploy;
+
+import io.meshplan.util.ShellQuote;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.TreeMap;
+
+/**
+ * RunAI's {@code runai submit-dist pytorch} (as in {@code seeds/002}): a submit script that asks
+ * for {@code nodes - 1} workers (RunAI adds the master), all GPUs of a node per pod, the RDMA
+ * extended resource, the Multus RoCE network annotation and a large {@code /dev/shm}; and the
+ * per-node script every pod runs. On RoCE the per-node script finds the GID index on the node at
+ * run time with {@link GidLookupScript} (the doctor's rule) and exports {@code
+ * NCCL_IB_GID_INDEX}; it then checks RunAI's {@code WORLD_SIZE} (pods) and starts {@code torchrun}
+ * with one process per GPU over c10d at {@code MASTER_ADDR:MASTER_PORT}.
+ */
+public final class RunaiLaunch {
+  private RunaiLaunch() {}
+
+  /**
+   * Writes the two scripts.
+   *
+   * @param spec the launch
+   * @param fabric the environment
+   * @return the submit script, then the per-node script
+   */
+  public static List<Artifact> write(LaunchSpec spec, FabricEnv fabric) {
+    return List.of(submit(spec), node(spec, fabric));
+  }
+
+  private static Artifact submit(LaunchSpec spec) {
+    List<String> parts = new ArrayList<>(List.of(
+        "runai submit-dist pytorch",
+        "--name " + spec.name(),
+        "--project " + spec.namespace(),
+        "--image " + ShellQuote.quote(spec.image().orElseThrow()),
+        "--workers " + (spec.nodes() - 1),
+        "--gpu " + spec.gpusPerNode(),
+        "--extended-resource " + ShellQuote.quote(spec.rdmaResource() + "=" + spec.rdmaCount()),
+        "--large-shm"));
+    spec.networkAnnotation().ifPresent(n -> parts.add("--annotation "
+        + ShellQuote.quote("k8s.v1.cni.cncf.io/networks=" + n)));
+    parts.add("-- bash " + ShellQuote.quote(spec.nodeScriptPath()));
+    ScriptText s = ScriptText.bash()
+        .comment("Written by meshplan deploy: " + spec.nodes() + " pods (1 master + "
+            + (spec.nodes() - 1) + " workers) x " + spec.gpusPerNode() + " GPUs.")
+        .comment("Copy " + spec.name() + "-node.sh to " + spec.nodeScriptPath()
+            + " on storage every pod mounts (or into the image) first.")
+        .line("set -euo pipefail")
+        .command("", parts);
+    return new Artifact(spec.name() + "-submit.sh", s.text(), true);
+  }
+
+  private static Artifact node(LaunchSpec spec, FabricEnv fabric) {
+    TreeMap<String, String> env = new TreeMap<>(fabric.env());
+    boolean lookup = fabric.roce() && !fabric.ports().isEmpty();
+    if (lookup) {
+      env.remove("NCCL_IB_GID_INDEX");
+    }
+    ScriptText s = ScriptText.bash()
+        .comment("Per-node launch for runai submit-dist pytorch, written by meshplan deploy.")
+        .comment("RunAI sets WORLD_SIZE (pods, not GPUs), RANK (this pod), MASTER_ADDR and"
+            + " MASTER_PORT.")
+        .line("set -euo pipefail")
+        .line("")
+        .line(GidLookupScript.FUNCTION.stripTrailing())
+        .line("")
+        .line("main() {")
+        .line("  echo \"START TIME: $(date)\"");
+    StringBuilder exports = new StringBuilder();
+    env.forEach((k, v) -> exports.append("  export ").append(k).append('=')
+        .append(ShellQuote.quote(v)).append('\n'));
+    s.line(exports.toString().stripTrailing().isEmpty() ? "  :" : exports.toString()
+        .stripTrailing());
+    if (lookup) {
+      String port = fabric.ports().get(0);
+      int colon = port.lastIndexOf(':');
+      String dev = port.substring(0, colon);
+      String num = port.substring(colon + 1);
+      s.line("  local gid")
+          .line("  if ! gid=\"$(meshplan_gid_index " + ShellQuote.quote(dev) + " " + num + ")\";"
+              + " then")
+          .line("    echo \"meshplan: no usable RoCE GID on " + dev + " port " + num + "\" >&2")
+          .line("    exit 1")
+          .line("  fi")
+          .line("  export NCCL_IB_GID_INDEX=\"$gid\"");
+    }
+    s.line("  if [[ \"${WORLD_SIZE:-}\" != " + spec.nodes() + " ]]; then")
+        .line("    echo \"meshplan: this job needs " + spec.nodes() + " pods, RunAI started"
+            + " ${WORLD_SIZE:-none}\" >&2")
+        .line("    exit 1")
+        .line("  fi");
+    List<String> parts = new ArrayList<>(List.of(
+        "torchrun",
+        "--nproc-per-node=" + spec.gpusPerNode(),
+        "--nnodes=\"$WORLD_SIZE\"",
+        "--node-rank=\"$RANK\"",
+        "--rdzv-endpoint=\"$MASTER_ADDR:$MASTER_PORT\"",
+        "--rdzv-backend=c10d",
+        "--max-restarts=0"));
+    parts.add(ShellQuote.join(spec.command()));
+    s.command("  ", parts)
+        .line("  echo \"END TIME: $(date)\"")
+        .line("}")
+        .line("")
+        .line("if [[ \"${BASH_SOURCE[0]}\" == \"$0\" ]]; then")
+        .line("  main \"$@\"")
+        .line("fi");
+    return new Artifact(spec.name() + "-node.sh", s.text(), true);
+  }
+}

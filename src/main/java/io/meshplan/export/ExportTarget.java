@@ -1,0 +1,57 @@
+package io.meshplan.export;
+
+import io.meshplan.util.InputException;
+import java.util.Locale;
+
+/** The training frameworks whose configuration {@link Exporter} writes. */
+public enum ExportTarget {
+  /** Megatron-LM command-line arguments, as a bash array to source. */
+  MEGATRON("megatron", "megatron-args.sh"),
+  /** A torchtitan job TOML. */
+  TORCHTITAN("torchtitan", "torchtitan.toml"),
+  /** A DeepSpeed configuration JSON. */
+  DEEPSPEED("deepspeed", "ds_config.json");
+
+  private final String label;
+  private final String fileName;
+
+  ExportTarget(String label, String fileName) {
+    this.label = label;
+    this.fileName = fileName;
+  }
+
+  /**
+   * The name used on the command line.
+   *
+   * @return for example {@code megatron}
+   */
+  public String label() {
+    return label;
+  }
+
+  /**
+   * The conventional file name of the output.
+   *
+   * @return for example {@code ds_config.json}
+   */
+  public String fileName() {
+    return fileName;
+  }
+
+  /**
+   * Parses a target name.
+   *
+   * @param text {@code megatron}, {@code torchtitan} or {@code deepspeed} (any case)
+   * @return the target
+   * @throws InputException listing the valid names
+   */
+  public static ExportTarget parse(String text) {
+    for (ExportTarget t : values()) {
+      if (t.label.equals(text == null ? "" : text.trim().toLowerCase(Locale.ROOT))) {
+        return t;
+      }
+    }
+    throw new InputException("export target '" + text
+        + "' is unknown; use megatron, torchtitan or deepspeed");
+  }
+}

@@ -1,0 +1,93 @@
+package io.meshplan.export;
+
+import io.meshplan.cluster.ClusterSpec;
+import io.meshplan.model.ModelSpec;
+import io.meshplan.plan.ParallelConfig;
+import io.meshplan.plan.PipelinePlan;
+import io.meshplan.util.InputException;
+import io.meshplan.util.Require;
+import java.util.Optional;
+
+/**
+ * Turns a plan, or a Megatron-style configuration, into one framework's configuration file. A
+ * configuration the framework cannot express is never approximated: the result names what is
+ * missing and carries the nearest configuration the framework can express.
+ */
+public final class Exporter {
+  /** Creates the exporter; it holds no state. */
+  public Exporter() {}
+
+  /**
+   * The writer of a target.
+   *
+   * @param target the framework
+   * @return its writer
+   */
+  public static FrameworkWriter writer(ExportTarget target) {
+    return switch (target) {
+      case MEGATRON -> new MegatronArgs();
+      case TORCHTITAN -> new TorchtitanToml();
+      case DEEPSPEED -> new DeepSpeedConfig();
+    };
+  }
+
+  /**
+   * Exports a configuration given directly.
+   *
+   * @param target the framework
+   * @param input the model, cluster and configuration
+   * @return the file content, or what the framework lacks with the nearest configuration it has
+   */
+  public ExportResult export(ExportTarget target, ExportInput input) {
+    Require.nonNull(target, "target");
+    Require.nonNull(input, "input");
+    FrameworkWriter w = writer(target);
+    Optional<String> missing = w.missing(input);
+    if (missing.isEmpty()) {
+      return new ExportResult.Exported(input, w.write(input));
+    }
+    return new ExportResult.NotExpressible(missing.get(), nearestOf(w, input));
+  }
+
+  /**
+   * Exports a plan. A plan whose stages share one logical mesh and one layer count is the
+   * Megatron-style configuration {@link PipelinePlan#asParallelConfig}; any other plan is not
+   * expressible, and its nearest uniform configuration comes from {@link NearestConfig}.
+   *
+   * @param target the framework
+   * @param plan the plan
+   * @param cluster the cluster it runs on
+   * @return the file content, or what the framework lacks with the nearest configuration it has
+   */
+  public ExportResult export(ExportTarget target, PipelinePlan plan, ClusterSpec cluster) {
+    Require.nonNull(plan, "plan");
+    Require.nonNull(cluster, "cluster");
+    if (plan.gpus() != cluster.gpuCount()) {
+      throw new InputException("the plan uses " + plan.gpus() + " GPUs but the cluster "
+          + cluster.toShortString() + " has " + cluster.gpuCount());
+    }
+    FrameworkWriter w = writer(target);
+    ModelSpec model = plan.model();
+    Optional<ParallelConfig> uniform = plan.asParallelConfig();
+    Optional<String> why = plan.whyNotUniform();
+    if (uniform.isPresent()) {
+      try {
+        return export(target, new ExportInput(model, cluster, uniform.get()));
+      } catch (InputException e) {
+        why = Optional.of("the plan's layout is not a valid Megatron-style configuration: "
+            + e.getMessage());
+      }
+    }
+    Optional<ExportInput> nearest = NearestConfig.of(plan, cluster)
+        .map(c -> new ExportInput(model, cluster, c))
+        .flatMap(in -> nearestOf(w, in));
+    return new ExportResult.NotExpressible(why.orElseThrow(), nearest);
+  }
+
+  private static Optional<ExportInput> nearestOf(FrameworkWriter w, ExportInput input) {
+    if (w.missing(input).isEmpty()) {
+      return Optional.of(input);
+    }
+    return w.nearest(input).filter(n -> w.missing(n).isEmpty());
+  }
+}

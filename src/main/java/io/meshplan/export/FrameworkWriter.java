@@ -1,0 +1,35 @@
+package io.meshplan.export;
+
+import java.util.Optional;
+
+/**
+ * Writes one framework's configuration for a parallel configuration, and says what the framework
+ * cannot express. Implementations are pure: no files, no printing.
+ */
+public sealed interface FrameworkWriter permits MegatronArgs, TorchtitanToml, DeepSpeedConfig {
+  /**
+   * What the framework cannot express about an input.
+   *
+   * @param input the model, cluster and configuration
+   * @return one sentence naming the missing feature, or empty when the framework expresses it all
+   */
+  Optional<String> missing(ExportInput input);
+
+  /**
+   * The nearest input the framework can express: the input with each feature it lacks replaced by
+   * the closest one it has.
+   *
+   * @param input an input for which {@link #missing} is present
+   * @return the nearest expressible input, or empty when the framework cannot train this model
+   */
+  Optional<ExportInput> nearest(ExportInput input);
+
+  /**
+   * Writes the configuration.
+   *
+   * @param input an input for which {@link #missing} is empty
+   * @return the file's content, ending in a newline
+   * @throws IllegalArgumentException if the framework cannot express the input
+   */
+  String write(ExportInput input);
+}

@@ -1,0 +1,162 @@
+package io.meshplan.export;
+
+import io.meshplan.graph.DType;
+import io.meshplan.model.Architecture;
+import io.meshplan.model.ModelSpec;
+import io.meshplan.model.Recompute;
+import io.meshplan.plan.ParallelConfig;
+import io.meshplan.util.Require;
+import io.meshplan.util.ShellQuote;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Megatron-LM arguments (Shoeybi et al. 2019; Narayanan et al., SC'21; Korthikanti et al.,
+ * MLSys'23) for a parallel configuration, written as a bash array {@code MEGATRON_ARGS} to source
+ * before {@code torchrun ... pretrain_gpt.py "${MEGATRON_ARGS[@]}"}. The data-parallel size is not
+ * an argument: Megatron-LM derives it as world size / (tensor * pipeline), so the launcher's world
+ * size must be the configuration's GPU count.
+ */
+public final class MegatronArgs implements FrameworkWriter {
+  /** Creates the writer; it holds no state. */
+  public MegatronArgs() {}
+
+  @Override
+  public Optional<String> missing(ExportInput input) {
+    ModelSpec m = input.model();
+    if (m.family() == ModelSpec.Family.ALPA_MLP) {
+      return Optional.of("Megatron-LM trains transformer language models; " + m.name()
+          + " (Alpa's MLP test model) is not one");
+    }
+    if (m.arch().mlp() == Architecture.Mlp.RELU) {
+      return Optional.of("Megatron-LM has no ReLU MLP (it has GeLU, SwiGLU and squared ReLU);"
+          + " " + m.name() + " uses ReLU");
+    }
+    if (m.arch().positions() == Architecture.Positions.LEARNED
+        && m.arch().positionRows() < m.seq()) {
+      return Optional.of("Megatron-LM's learned position table needs a row per position; "
+          + m.name() + " has " + m.arch().positionRows() + " rows for " + m.seq()
+          + " positions");
+    }
+    return Optional.empty();
+  }
+
+  @Override
+  public Optional<ExportInput> nearest(ExportInput input) {
+    return missing(input).isEmpty() ? Optional.of(input) : Optional.empty();
+  }
+
+  @Override
+  public String write(ExportInput input) {
+    Require.that(missing(input).isEmpty(), missing(input).orElse(""));
+    List<List<String>> args = arguments(input);
+    ParallelConfig c = input.config();
+    StringBuilder sb = new StringBuilder();
+    sb.append("# Megatron-LM arguments written by meshplan export\n");
+    sb.append("# model ").append(ShellQuote.commentText(input.model().name())).append(" on ")
+        .append(input.cluster().toShortString()).append(": tensor ").append(c.tensorParallel())
+        .append(" x pipeline ").append(c.pipelineParallel()).append(" x data ")
+        .append(c.dataParallel()).append(" = ").append(c.gpus()).append(" GPUs, ")
+        .append(c.microbatches()).append(" microbatches of ").append(c.microBatchSize())
+        .append(" per pipeline per iteration\n");
+    sb.append("# Megatron-LM derives the data-parallel size from the world size: launch exactly ")
+        .append(c.gpus()).append(" processes.\n");
+    sb.append("# The vocabulary (").append(input.model().vocab())
+        .append(") comes from your tokenizer; add the tokenizer, data and learning-rate arguments.\n");
+    sb.append("# Use: source this file, then torchrun ... pretrain_gpt.py \"${MEGATRON_ARGS[@]}\"\n");
+    sb.append("# shellcheck disable=SC2034\n");
+    sb.append("MEGATRON_ARGS=(\n");
+    for (List<String> a : args) {
+      sb.append("  ").append(ShellQuote.join(a)).append('\n');
+    }
+    sb.append(")\n");
+    return sb.toString();
+  }
+
+  /**
+   * The arguments, each option with its values, in a fixed order: parallelism, batch, memory
+   * options, model dimensions, architecture, precision.
+   *
+   * @param input an expressible input
+   * @return the arguments
+   */
+  public static List<List<String>> arguments(ExportInput input) {
+    ParallelConfig c = input.config();
+    ModelSpec m = input.model();
+    List<List<String>> a = new ArrayList<>();
+    a.add(List.of("--tensor-model-parallel-size", Integer.toString(c.tensorParallel())));
+    a.add(List.of("--pipeline-model-parallel-size", Integer.toString(c.pipelineParallel())));
+    if (c.virtualStages() > 1) {
+      a.add(List.of("--num-layers-per-virtual-pipeline-stage",
+          Integer.toString(m.layers() / (c.pipelineParallel() * c.virtualStages()))));
+    }
+    a.add(List.of("--micro-batch-size", Integer.toString(c.microBatchSize())));
+    a.add(List.of("--global-batch-size", Integer.toString(c.globalBatchSize())));
+    if (c.sequenceParallel()) {
+      a.add(List.of("--sequence-parallel"));
+    }
+    if (c.recompute() == Recompute.SELECTIVE) {
+      a.add(List.of("--recompute-granularity", "selective"));
+    } else if (c.recompute() == Recompute.FULL) {
+      // Full recompute of every layer: keep each layer's input only (Korthikanti et al., sec. 5).
+      a.add(List.of("--recompute-granularity", "full"));
+      a.add(List.of("--recompute-method", "uniform"));
+      a.add(List.of("--recompute-num-layers", "1"));
+    }
+    if (c.distributedOptimizer()) {
+      a.add(List.of("--use-distributed-optimizer"));
+    }
+    a.add(List.of("--num-layers", Integer.toString(m.layers())));
+    a.add(List.of("--hidden-size", Integer.toString(m.hidden())));
+    a.add(List.of("--ffn-hidden-size", Integer.toString(m.ffn())));
+    a.add(List.of("--num-attention-heads", Integer.toString(m.heads())));
+    a.add(List.of("--seq-length", Integer.toString(m.seq())));
+    a.add(List.of("--max-position-embeddings", Integer.toString(
+        m.arch().positions() == Architecture.Positions.LEARNED ? m.arch().positionRows()
+            : m.seq())));
+    a.addAll(architecture(m));
+    if (m.dtype() == DType.BF16) {
+      a.add(List.of("--bf16"));
+    } else if (m.dtype() == DType.F16) {
+      a.add(List.of("--fp16"));
+    }
+    return a;
+  }
+
+  /**
+   * The architecture arguments of a model: the one place that maps {@link Architecture} to
+   * Megatron-LM's switches. Megatron-LM's defaults are GeLU, LayerNorm, learned absolute positions,
+   * biases and tied embeddings; each difference is a flag.
+   *
+   * @param m the model
+   * @return the arguments
+   */
+  static List<List<String>> architecture(ModelSpec m) {
+    Architecture arch = m.arch();
+    List<List<String>> a = new ArrayList<>();
+    if (arch.mlp() == Architecture.Mlp.SWIGLU) {
+      a.add(List.of("--swiglu"));
+    }
+    if (arch.norm() == Architecture.Norm.RMS) {
+      a.add(List.of("--normalization", "RMSNorm"));
+    }
+    if (arch.positions() == Architecture.Positions.ROTARY) {
+      a.add(List.of("--position-embedding-type", "rope"));
+    } else {
+      a.add(List.of("--position-embedding-type", "learned_absolute"));
+    }
+    if (!arch.tiedEmbeddings()) {
+      a.add(List.of("--untie-embeddings-and-output-weights"));
+    }
+    if (!arch.biases()) {
+      a.add(List.of("--disable-bias-linear"));
+    }
+    if (m.kvHeads() < m.heads()) {
+      a.add(List.of("--group-query-attention"));
+      a.add(List.of("--num-query-groups", Integer.toString(m.kvHeads())));
+    }
+    return a;
+  }
+
+}

@@ -1,0 +1,88 @@
+package io.meshplan.interop;
+
+import io.meshplan.model.ModelSpec;
+import io.meshplan.model.Recompute;
+import io.meshplan.plan.ParallelConfig;
+import io.meshplan.util.InputException;
+import io.meshplan.util.Require;
+import java.util.Optional;
+
+/**
+ * The best Megatron-LM configuration by exhaustive search over a grid, each point simulated with
+ * the planner's own layer prices: tensor-parallel sizes inside a node that divide the heads,
+ * pipeline sizes that divide the layers, the data-parallel size that fills the cluster, micro
+ * batches of 1, 2, 4 and 8 sequences, each recomputation mode, sequence parallelism on and off, and
+ * the distributed optimizer on and off. A point whose peak memory exceeds the GPU's is skipped. Ties
+ * go to the earlier point in that order.
+ */
+public final class MegatronGrid {
+  private static final int[] MICRO = {1, 2, 4, 8};
+
+  private final LayerCostModel layers;
+
+  /**
+   * Creates the search.
+   *
+   * @param layers the layer prices
+   */
+  public MegatronGrid(LayerCostModel layers) {
+    this.layers = Require.nonNull(layers, "layers");
+  }
+
+  /**
+   * A simulated grid point.
+   *
+   * @param config the configuration
+   * @param evaluated its simulation
+   */
+  public record Point(ParallelConfig config, PlanSimulator.Evaluated evaluated) {}
+
+  /**
+   * Searches the grid.
+   *
+   * @param req the model, cluster, global batch and prices
+   * @return the fastest configuration that fits, or empty when none does
+   */
+  public Optional<Point> best(PlanRequest req) {
+    ModelSpec m = req.model();
+    int gpus = req.cluster().gpuCount();
+    PlanSimulator sim = new PlanSimulator(layers);
+    Point best = null;
+    for (int tp = 1; tp <= req.cluster().gpusPerNode(); tp++) {
+      if (req.cluster().gpusPerNode() % tp != 0 || gpus % tp != 0) {
+        continue;
+      }
+      for (int pp = 1; pp <= m.layers() && (long) tp * pp <= gpus; pp++) {
+        if (m.layers() % pp != 0 || gpus % (tp * pp) != 0) {
+          continue;
+        }
+        int dp = gpus / (tp * pp);
+        for (int mb : MICRO) {
+          for (Recompute rc : Recompute.values()) {
+            for (boolean sp : tp > 1 ? new boolean[] {false, true} : new boolean[] {false}) {
+              for (boolean dist : dp > 1 ? new boolean[] {false, true} : new boolean[] {false}) {
+                ParallelConfig c;
+                try {
+                  c = new ParallelConfig(tp, pp, dp, 1, mb, req.globalBatch(), rc, sp, dist);
+                  c.check(gpus, m.layers(), m.heads(), m.kvHeads());
+                } catch (InputException | IllegalArgumentException e) {
+                  continue;
+                }
+                Optional<PlanSimulator.Evaluated> e = sim.simulate(req, c);
+                if (e.isEmpty()
+                    || e.get().simulation().peakMemoryBytesPerGpu() > req.memoryPerGpu()) {
+                  continue;
+                }
+                if (best == null || e.get().simulation().iterationSeconds()
+                    < best.evaluated().simulation().iterationSeconds()) {
+                  best = new Point(c, e.get());
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+    return Optional.ofNullable(best);
+  }
+}

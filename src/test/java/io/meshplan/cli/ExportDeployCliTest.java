@@ -1,0 +1,236 @@
+package io.meshplan.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.meshplan.graph.DType;
+import io.meshplan.model.ModelSpec;
+import io.meshplan.model.Recompute;
+import io.meshplan.plan.PipelinePlan;
+import io.meshplan.plan.PlanJson;
+import io.meshplan.plan.StagePlan;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@code meshplan export} and {@code meshplan deploy} on the command line, good and bad input. */
+class ExportDeployCliTest {
+  @TempDir Path dir;
+
+  private static final String[] FLAGS = {"--model", "llama2-70b", "--dtype", "bf16", "--seq",
+      "4096", "--cluster", "128x8:h100-80gb:ib-ndr400", "--tp", "8", "--pp", "4", "--dp", "32",
+      "--micro-batch", "1", "--global-batch", "1024", "--recompute", "full",
+      "--sequence-parallel", "--distributed-optimizer"};
+
+  private static String[] args(String[] head, String... tail) {
+    List<String> a = new ArrayList<>(List.of(head));
+    a.addAll(List.of(FLAGS));
+    a.addAll(List.of(tail));
+    return a.toArray(String[]::new);
+  }
+
+  /** Four stages with layer counts {@code counts}, each on 32 nodes as a 32 x 8 mesh. */
+  private Path planFile(int... counts) throws Exception {
+    ModelSpec m = new ModelSpec("llama2-70b", ModelSpec.Family.LLAMA, 80, 8192, 64, 8, 28672,
+        32000, 4096, 1, DType.BF16);
+    List<StagePlan> stages = new ArrayList<>();
+    int first = 0;
+    for (int i = 0; i < counts.length; i++) {
+      stages.add(new StagePlan(first, first + counts[i] - 1, 32, 8, i * 256, 32, 8,
+          Recompute.FULL, true, 1, true, 0.1, 0.2, 1e9, List.of()));
+      first += counts[i];
+    }
+    PipelinePlan p = new PipelinePlan(m, "128x8:h100-80gb:ib-ndr400", 1024, 32, 32, 1, stages,
+        new PipelinePlan.Prediction(10, 1000, 100, 0.3, 5e10));
+    Path f = dir.resolve("plan.json");
+    Files.writeString(f, PlanJson.write(p));
+    return f;
+  }
+
+  @Test
+  void exportFromFlagsAndFromAPlanGiveTheSameFile() throws Exception {
+    CliRun flags = CliRun.of(args(new String[] {"export", "--to", "megatron"}));
+    assertThat(flags.code()).as(flags.err()).isZero();
+    assertThat(flags.out()).contains("--tensor-model-parallel-size 8\n",
+        "--pipeline-model-parallel-size 4\n", "--global-batch-size 1024\n");
+    Path plan = planFile(20, 20, 20, 20);
+    Path out = dir.resolve("megatron.sh");
+    CliRun fromPlan = CliRun.of("export", "--to", "megatron", "--plan", plan.toString(), "--out",
+        out.toString());
+    assertThat(fromPlan.code()).as(fromPlan.err()).isZero();
+    assertThat(Files.readString(out)).isEqualTo(flags.out());
+  }
+
+  @Test
+  void aNonUniformPlanExitsThreeNamingWhatIsMissingAndTheNearestConfiguration()
+      throws Exception {
+    Path plan = planFile(20, 22, 18, 20);
+    CliRun r = CliRun.of("export", "--to", "megatron", "--plan", plan.toString());
+    assertThat(r.code()).isEqualTo(ExitCodes.INFEASIBLE);
+    assertThat(r.err()).startsWith("meshplan: infeasible: megatron cannot express this"
+        + " configuration: stages hold different numbers of layers (20 and 22)");
+    assertThat(r.err().lines()).hasSize(1);
+    assertThat(r.out()).contains("nearest configuration megatron can express:",
+        "--tp 8 --pp 4 --dp 32 --micro-batch 1 --global-batch 1024 --recompute full"
+            + " --sequence-parallel --distributed-optimizer");
+    // The nearest configuration is simulated with the planner's prices.
+    assertThat(r.out()).containsPattern("predicted cost: [0-9.]+ s per iteration, [0-9]+ tokens/s,"
+        + " [0-9.]+ TFLOP/s per GPU, MFU [0-9.]+%, peak memory [0-9.]+GiB per GPU");
+  }
+
+  @Test
+  void theNearestConfigurationsPredictionComesFromThePredictor() throws Exception {
+    Path plan = planFile(20, 22, 18, 20);
+    var out = new java.io.StringWriter();
+    var err = new java.io.StringWriter();
+    var cl = new picocli.CommandLine(new ExportCommand(in -> java.util.Optional.of(
+        new PipelinePlan.Prediction(12.5, 335544, 150, 0.4, 60e9))));
+    cl.setOut(new java.io.PrintWriter(out));
+    cl.setErr(new java.io.PrintWriter(err));
+    int code = cl.execute("--to", "deepspeed", "--plan", plan.toString());
+    assertThat(code).isEqualTo(ExitCodes.INFEASIBLE);
+    assertThat(out.toString()).contains("predicted cost: 12.500 s per iteration, 335544 tokens/s,"
+        + " 150.0 TFLOP/s per GPU, MFU 40.0%");
+  }
+
+  @Test
+  void withoutAPredictorTheSimulatorPredictsTheNearestConfiguration() {
+    // DeepSpeed has no interleaved schedule: the nearest configuration drops --vpp 2, and the
+    // schedule simulator prices it (1F1B, tp 8 x pp 4 x dp 32, no sequence parallelism).
+    CliRun r = CliRun.of("export", "--to", "deepspeed", "--model", "llama2-70b", "--dtype",
+        "bf16", "--seq", "4096", "--cluster", "128x8:h100-80gb:ib-ndr400", "--tp", "8", "--pp",
+        "4", "--dp", "32", "--vpp", "2", "--micro-batch", "1", "--global-batch", "1024",
+        "--recompute", "selective", "--distributed-optimizer");
+    assertThat(r.code()).isEqualTo(ExitCodes.INFEASIBLE);
+    assertThat(r.err()).contains("no interleaved schedule");
+    assertThat(r.out()).contains("--pp 4 --dp 32 --micro-batch 1", "predicted cost: ")
+        .contains(" s per iteration, ", " TFLOP/s per GPU, MFU ")
+        .doesNotContain("--vpp", "unavailable");
+  }
+
+  @Test
+  void badPlansExitTwoWithOneLine() throws Exception {
+    CliRun missing = CliRun.of("export", "--to", "megatron", "--plan",
+        dir.resolve("nope.json").toString());
+    assertThat(missing.code()).isEqualTo(ExitCodes.BAD_INPUT);
+    assertThat(missing.err()).contains("no such file").doesNotContain("Exception");
+
+    Path malformed = dir.resolve("bad.json");
+    Files.writeString(malformed, "{\"format\": \"meshplan-plan\", ");
+    CliRun bad = CliRun.of("export", "--to", "torchtitan", "--plan", malformed.toString());
+    assertThat(bad.code()).isEqualTo(ExitCodes.BAD_INPUT);
+    assertThat(bad.err()).contains("bad.json: not a JSON plan file").doesNotContain("\tat ");
+    assertThat(bad.err().lines()).hasSize(1);
+
+    Path plan = planFile(20, 20, 20, 20);
+    Files.writeString(plan, Files.readString(plan).replace("\"version\" : 1",
+        "\"version\" : 99"));
+    CliRun version = CliRun.of("deploy", "--target", "slurm", "--plan", plan.toString(),
+        "--image", "img", "--", "train.py");
+    assertThat(version.code()).isEqualTo(ExitCodes.BAD_INPUT);
+    assertThat(version.err()).contains("plan format version 99 is not supported");
+
+    CliRun both = CliRun.of(args(new String[] {"export", "--to", "megatron", "--plan",
+        plan.toString()}));
+    assertThat(both.code()).isEqualTo(ExitCodes.BAD_INPUT);
+    assertThat(both.err()).contains("not both");
+  }
+
+  @Test
+  void anExistingOutputIsKeptWithoutForceAndReplacedAtomicallyWithIt() throws Exception {
+    Path out = dir.resolve("ds.json");
+    Files.writeString(out, "precious");
+    CliRun r = CliRun.of(args(new String[] {"export", "--to", "deepspeed"}, "--out",
+        out.toString()));
+    assertThat(r.code()).isEqualTo(ExitCodes.BAD_INPUT);
+    assertThat(r.err()).contains("exists; add --force");
+    assertThat(Files.readString(out)).isEqualTo("precious");
+    CliRun forced = CliRun.of(args(new String[] {"export", "--to", "deepspeed"}, "--out",
+        out.toString(), "--force"));
+    assertThat(forced.code()).as(forced.err()).isZero();
+    assertThat(Files.readString(out)).contains("\"train_batch_size\" : 1024");
+    try (var files = Files.list(dir)) {
+      assertThat(files.map(p -> p.getFileName().toString())).containsExactly("ds.json");
+    }
+    CliRun notRegular = CliRun.of(args(new String[] {"export", "--to", "deepspeed"}, "--out",
+        dir.toString(), "--force"));
+    assertThat(notRegular.code()).isEqualTo(ExitCodes.BAD_INPUT);
+    assertThat(notRegular.err()).contains("not a regular file");
+  }
+
+  @Test
+  void anOutputNamingAnInputIsRefused() throws Exception {
+    Path plan = planFile(20, 20, 20, 20);
+    String before = Files.readString(plan);
+    CliRun r = CliRun.of("export", "--to", "megatron", "--plan", plan.toString(), "--out",
+        plan.toString(), "--force");
+    assertThat(r.code()).isEqualTo(ExitCodes.BAD_INPUT);
+    assertThat(r.err()).contains("names the input");
+    Path fabric = dir.resolve("doctor.json");
+    Files.writeString(fabric, "{\"devices\": [], \"env\": {\"NCCL_DEBUG\": \"WARN\"}}");
+    CliRun d = CliRun.of("deploy", "--target", "slurm", "--cluster", "2x8:h100-80gb",
+        "--fabric", fabric.toString(), "--image", "img", "--out",
+        dir.resolve(".").resolve("doctor.json").toString(), "--force", "--", "train.py");
+    assertThat(d.code()).isEqualTo(ExitCodes.BAD_INPUT);
+    assertThat(d.err()).contains("names the input");
+    assertThat(Files.readString(plan)).isEqualTo(before);
+  }
+
+  @Test
+  void deployWritesRunaiScriptsIntoADirectoryAndAppendsThePlansMegatronArguments()
+      throws Exception {
+    Path plan = planFile(20, 20, 20, 20);
+    Path out = dir.resolve("launch");
+    CliRun r = CliRun.of("deploy", "--target", "runai", "--plan", plan.toString(),
+        "--fabric", "src/test/resources/doctor-golden/roce-bond-gid9.json", "--image",
+        "nvcr.io/nvidia/pytorch:24.05-py3", "--namespace", "llm", "--name", "llama70b",
+        "--rdma-resource", "rdma/rdma", "--network", "kube-system/roce", "--megatron-args",
+        "--out", out.toString(), "--", "pretrain_gpt.py", "--data-path", "/data/my corpus");
+    assertThat(r.code()).as(r.err()).isZero();
+    String node = Files.readString(out.resolve("llama70b-node.sh"));
+    assertThat(node).contains("meshplan_gid_index mlx5_bond_0 1",
+        "pretrain_gpt.py --data-path '/data/my corpus' --tensor-model-parallel-size 8"
+            + " --pipeline-model-parallel-size 4 --micro-batch-size 1 --global-batch-size 1024");
+    assertThat(Files.isExecutable(out.resolve("llama70b-node.sh"))).isTrue();
+    assertThat(r.err()).isEmpty();
+    assertThat(Files.readString(out.resolve("llama70b-submit.sh")))
+        .contains("--workers 127", "--gpu 8", "--extended-resource 'rdma/rdma=1'");
+    CliRun again = CliRun.of("deploy", "--target", "runai", "--cluster", "128x8:h100-80gb",
+        "--image", "img", "--name", "llama70b", "--out", out.toString(), "--", "x.py");
+    assertThat(again.code()).isEqualTo(ExitCodes.BAD_INPUT);
+    assertThat(again.err()).contains("exists; add --force");
+  }
+
+  @Test
+  void deployRefusesBadNamesFabricsAndEnvOnOneLine() throws Exception {
+    CliRun name = CliRun.of("deploy", "--target", "pytorchjob", "--cluster", "2x8:h100-80gb",
+        "--image", "img", "--name", "My Job$(reboot)", "--", "train.py");
+    assertThat(name.code()).isEqualTo(ExitCodes.BAD_INPUT);
+    assertThat(name.err()).contains("must be a DNS-1123 label");
+    assertThat(name.err().lines()).hasSize(1);
+    Path fabric = dir.resolve("doctor.json");
+    Files.writeString(fabric, "[1, 2");
+    CliRun f = CliRun.of("deploy", "--target", "slurm", "--cluster", "2x8:h100-80gb",
+        "--fabric", fabric.toString(), "--image", "img", "--", "train.py");
+    assertThat(f.code()).isEqualTo(ExitCodes.BAD_INPUT);
+    assertThat(f.err()).contains("doctor.json: not doctor JSON");
+    CliRun env = CliRun.of("deploy", "--target", "slurm", "--cluster", "2x8:h100-80gb",
+        "--env", "1BAD=x", "--image", "img", "--", "train.py");
+    assertThat(env.code()).isEqualTo(ExitCodes.BAD_INPUT);
+    assertThat(env.err()).contains("is not a shell identifier");
+    CliRun noCmd = CliRun.of("deploy", "--target", "slurm", "--cluster", "2x8:h100-80gb",
+        "--image", "img");
+    assertThat(noCmd.code()).isEqualTo(ExitCodes.BAD_INPUT);
+    assertThat(noCmd.err()).contains("training command is missing");
+    CliRun noFabric = CliRun.of("deploy", "--target", "slurm", "--cluster", "2x8:h100-80gb",
+        "--", "train.py");
+    assertThat(noFabric.code()).isZero();
+    assertThat(noFabric.err()).contains("warning: no NCCL variables are set");
+    CliRun noImage = CliRun.of("deploy", "--target", "kuberay", "--cluster", "2x8:h100-80gb",
+        "--", "train.py");
+    assertThat(noImage.code()).isEqualTo(ExitCodes.BAD_INPUT);
+    assertThat(noImage.err()).contains("--image is required for --target kuberay");
+  }
+}

@@ -1,0 +1,166 @@
+package io.meshplan.deploy;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.meshplan.util.ShellQuote;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+import net.jqwik.api.Arbitraries;
+import net.jqwik.api.Arbitrary;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.Provide;
+
+/**
+ * Names and values with spaces, quotes, {@code $}, backticks, backslashes and newlines never break
+ * the generated files or inject a command: every script still parses, and, run against stand-in
+ * launchers, passes exactly the given words and values; every manifest parses back to the same
+ * words and values (after Kubernetes' {@code $$} unescaping); names that are not DNS labels are
+ * refused.
+ */
+class InjectionProperties {
+  @Provide
+  Arbitrary<String> hostile() {
+    return Arbitraries.strings()
+        .withChars(' ', '\'', '"', '$', '`', '\n', '\\', '(', ')', ';', '&', '|', '*', '~', '{',
+            '}', '=', '#', '!', '\t', '<', '>', '-')
+        .withCharRange('a', 'c')
+        .ofMinLength(0).ofMaxLength(16);
+  }
+
+  @Provide
+  Arbitrary<List<String>> words() {
+    return hostile().list().ofMinSize(1).ofMaxSize(4);
+  }
+
+  @Property(tries = 60)
+  void quotedWordsReadBackExactly(@ForAll("words") List<String> words) {
+    Path script = Shell.temp("printf '%s\\0' " + ShellQuote.join(words) + "\n");
+    try {
+      Shell.Result r = Shell.bash(script, List.of(), Map.of(), null);
+      assertThat(r.code()).as(r.err()).isZero();
+      assertThat(r.out().split("\0", -1)).containsExactlyElementsOf(withEmptyTail(words));
+    } finally {
+      Shell.delete(script);
+    }
+  }
+
+  private static List<String> withEmptyTail(List<String> words) {
+    List<String> w = new ArrayList<>(words);
+    w.add("");
+    return w;
+  }
+
+  @Property(tries = 15)
+  void scriptsPassExactlyTheGivenWordsAndValues(@ForAll("words") List<String> args,
+      @ForAll("hostile") String value) {
+    List<String> command = new ArrayList<>(List.of("pretrain_gpt.py"));
+    command.addAll(args);
+    FabricEnv fabric = Llama70b.ib().with(new TreeMap<>(Map.of("MESHPLAN_TEST_VALUE", value)));
+    LaunchSpec spec = Llama70b.spec(command);
+    Deployer d = new Deployer();
+    FakeTools fake = new FakeTools();
+
+    Artifact slurm = d.deploy(DeployTarget.SLURM, spec, fabric).get(0);
+    assertThat(Shell.syntax(slurm.text()).code()).isZero();
+    Shell.Result r = Shell.bash(Shell.temp(slurm.text()), List.of(), fake.env(Map.of(
+        "SLURM_NNODES", "128", "SLURM_JOB_NODELIST", "n1", "SLURM_JOB_ID", "7")), null);
+    assertThat(r.code()).as(r.err()).isZero();
+    assertThat(tail(fake.argv(), command.size())).isEqualTo(command);
+    assertThat(fake.environment()).containsEntry("MESHPLAN_TEST_VALUE", value);
+
+    Artifact node = d.deploy(DeployTarget.RUNAI, spec, fabric).get(1);
+    assertThat(Shell.syntax(node.text()).code()).isZero();
+    r = Shell.bash(Shell.temp(node.text()), List.of(), fake.env(Map.of("WORLD_SIZE", "128",
+        "RANK", "0", "MASTER_ADDR", "m", "MASTER_PORT", "1")), null);
+    assertThat(r.code()).as(r.err()).isZero();
+    assertThat(tail(fake.argv(), command.size())).isEqualTo(command);
+    assertThat(fake.environment()).containsEntry("MESHPLAN_TEST_VALUE", value);
+
+    Artifact dask = d.deploy(DeployTarget.DASK, spec, fabric).get(0);
+    assertThat(Shell.syntax(dask.text()).code()).isZero();
+    r = Shell.bash(Shell.temp(dask.text()), List.of("client", "10.0.0.1"), fake.env(Map.of()),
+        null);
+    assertThat(r.code()).as(r.err()).isZero();
+    assertThat(fake.argv()).isEqualTo(command);
+    assertThat(fake.environment()).containsEntry("MESHPLAN_TEST_VALUE", value);
+  }
+
+  private static List<String> tail(List<String> argv, int n) {
+    return argv.subList(argv.size() - n, argv.size());
+  }
+
+  @Property(tries = 15)
+  void manifestsKeepTheGivenWordsAndValues(@ForAll("words") List<String> args,
+      @ForAll("hostile") String value) throws Exception {
+    List<String> command = new ArrayList<>(List.of("pretrain_gpt.py"));
+    command.addAll(args);
+    FabricEnv fabric = Llama70b.ib().with(new TreeMap<>(Map.of("MESHPLAN_TEST_VALUE", value)));
+    Deployer d = new Deployer();
+    JsonNode job = CrdSchemas.YAML.readTree(d.deploy(DeployTarget.PYTORCHJOB,
+        Llama70b.spec(command), fabric).get(0).text());
+    assertThat(CrdSchemas.violations("kubeflow.org_pytorchjobs.yaml", "v1", job)).isEmpty();
+    JsonNode c = job.at("/spec/pytorchReplicaSpecs/Worker/template/spec/containers/0");
+    List<String> cmd = new ArrayList<>();
+    c.path("command").forEach(n -> cmd.add(unescape(n.asText())));
+    assertThat(tail(cmd, command.size())).isEqualTo(command);
+    Map<String, String> env = new TreeMap<>();
+    c.path("env").forEach(n -> env.put(n.path("name").asText(), unescape(n.path("value")
+        .asText())));
+    assertThat(env).isEqualTo(fabric.env());
+
+    JsonNode rc = CrdSchemas.YAML.readTree(d.deploy(DeployTarget.KUBERAY, Llama70b.spec(command),
+        fabric).get(0).text());
+    assertThat(CrdSchemas.violations("ray.io_rayclusters.yaml", "v1", rc)).isEmpty();
+    String submit = rc.at("/metadata/annotations").path(RayClusterManifest.SUBMIT_ANNOTATION)
+        .asText();
+    // The annotation is a shell command line: bash must split it back into the same words.
+    Path script = Shell.temp("set -- " + submit + "\nprintf '%s\\0' \"$@\"\n");
+    try {
+      Shell.Result r = Shell.bash(script, List.of(), Map.of(), null);
+      assertThat(r.code()).as(r.err()).isZero();
+      List<String> words = List.of(r.out().split("\0", -1));
+      assertThat(words.subList(words.size() - 1 - command.size(), words.size() - 1))
+          .isEqualTo(command);
+    } finally {
+      Shell.delete(script);
+    }
+    String rayText = d.deploy(DeployTarget.RAY_K8S, Llama70b.spec(command), fabric).get(0).text();
+    assertThat(rayText.split("(?m)^---\\n")).hasSize(3);
+  }
+
+  /** Kubernetes reads {@code $$} as {@code $} in command, args and env values. */
+  private static String unescape(String k8s) {
+    return k8s.replace("$$", "$");
+  }
+
+  @Property(tries = 100)
+  void namesThatAreNotDnsLabelsAreRefused(@ForAll("hostile") String name) {
+    boolean label = name.matches("[a-z0-9]([-a-z0-9]*[a-z0-9])?") && name.length() <= 40;
+    if (label) {
+      assertThat(spec(name, "default", "img").name()).isEqualTo(name);
+    } else {
+      assertThatThrownBy(() -> spec(name, "default", "img"))
+          .isInstanceOf(IllegalArgumentException.class);
+    }
+    if (!name.matches("[a-z0-9]([-a-z0-9]*[a-z0-9])?")) {
+      assertThatThrownBy(() -> spec("job", name, "img"))
+          .isInstanceOf(IllegalArgumentException.class);
+    }
+    if (!name.matches("[A-Za-z0-9][A-Za-z0-9._/:@+-]*")) {
+      assertThatThrownBy(() -> spec("job", "default", name))
+          .isInstanceOf(IllegalArgumentException.class);
+    }
+  }
+
+  private static LaunchSpec spec(String name, String namespace, String image) {
+    return new LaunchSpec(name, namespace, Optional.of(image), 2, 8, List.of("train.py"), "rdma/ib", 1,
+        Optional.empty(), 29500, Optional.empty(), "/workspace/node.sh", "ib0", Optional.empty());
+  }
+}

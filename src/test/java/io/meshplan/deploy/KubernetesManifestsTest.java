@@ -1,0 +1,186 @@
+package io.meshplan.deploy;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.EnvVar;
+import io.fabric8.kubernetes.api.model.PodTemplateSpec;
+import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.Service;
+import io.fabric8.kubernetes.api.model.apps.Deployment;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Every Kubernetes manifest for LLaMA2-70B on 128 nodes x 8 GPUs, parsed back and checked against
+ * its schema (the CRDs' OpenAPI v3 schemas; the fabric8 model for core objects) and against the
+ * launch: replicas 1 + 127 = 128 pods of 8 GPUs = world size 1024, the RDMA resource, IPC_LOCK,
+ * a memory-backed /dev/shm and the doctor's NCCL environment.
+ */
+class KubernetesManifestsTest {
+  private final Deployer deployer = new Deployer();
+
+  private JsonNode parse(DeployTarget t, FabricEnv f) throws Exception {
+    List<Artifact> files = deployer.deploy(t, Llama70b.spec(), f);
+    assertThat(files).hasSize(1);
+    return CrdSchemas.YAML.readTree(files.get(0).text());
+  }
+
+  @Test
+  void rayClusterMatchesTheKubeRayCrdAndTheLaunch() throws Exception {
+    JsonNode rc = parse(DeployTarget.KUBERAY, Llama70b.ib());
+    assertThat(CrdSchemas.violations("ray.io_rayclusters.yaml", "v1", rc)).isEmpty();
+    assertThat(rc.path("apiVersion").asText()).isEqualTo("ray.io/v1");
+    assertThat(rc.path("kind").asText()).isEqualTo("RayCluster");
+    JsonNode worker = rc.at("/spec/workerGroupSpecs/0");
+    // 128 nodes = 1 head + 127 workers, each with all 8 GPUs of its node.
+    assertThat(worker.path("replicas").asInt()).isEqualTo(127);
+    assertThat(worker.path("minReplicas").asInt()).isEqualTo(127);
+    assertThat(worker.path("maxReplicas").asInt()).isEqualTo(127);
+    assertThat(rc.at("/spec/headGroupSpec/rayStartParams/num-gpus").asText()).isEqualTo("8");
+    assertThat(worker.at("/rayStartParams/num-gpus").asText()).isEqualTo("8");
+    checkPod(template(rc.at("/spec/headGroupSpec/template")), Llama70b.ib());
+    checkPod(template(worker.path("template")), Llama70b.ib());
+    assertThat(rc.at("/metadata/annotations").path(RayClusterManifest.SUBMIT_ANNOTATION).asText())
+        .isEqualTo("ray job submit --address"
+            + " http://llama2-70b-head-svc.train.svc.cluster.local:8265 --"
+            + " pretrain_gpt.py --data-path /data/corpus");
+  }
+
+  @Test
+  void schemaCheckRejectsAWrongTypeAndAnUnknownField() throws Exception {
+    JsonNode rc = parse(DeployTarget.KUBERAY, Llama70b.ib());
+    ObjectNode badType = rc.deepCopy();
+    ((ObjectNode) badType.at("/spec/workerGroupSpecs/0")).put("replicas", "many");
+    assertThat(CrdSchemas.violations("ray.io_rayclusters.yaml", "v1", badType)).isNotEmpty();
+    ObjectNode unknown = rc.deepCopy();
+    ((ObjectNode) unknown.at("/spec")).put("workerGroupSpec", 1);
+    assertThat(CrdSchemas.violations("ray.io_rayclusters.yaml", "v1", unknown)).isNotEmpty();
+    JsonNode job = parse(DeployTarget.PYTORCHJOB, Llama70b.ib());
+    ObjectNode badJob = job.deepCopy();
+    ((ObjectNode) badJob.at("/spec/pytorchReplicaSpecs/Master/template/spec/containers/0"))
+        .putArray("ports").addObject().put("containerPort", "not-a-port");
+    assertThat(CrdSchemas.violations("kubeflow.org_pytorchjobs.yaml", "v1", badJob)).isNotEmpty();
+  }
+
+  @Test
+  void pyTorchJobMatchesTheTrainingOperatorCrdAndTheLaunch() throws Exception {
+    JsonNode job = parse(DeployTarget.PYTORCHJOB, Llama70b.roce());
+    assertThat(CrdSchemas.violations("kubeflow.org_pytorchjobs.yaml", "v1", job)).isEmpty();
+    assertThat(job.path("apiVersion").asText()).isEqualTo("kubeflow.org/v1");
+    assertThat(job.path("kind").asText()).isEqualTo("PyTorchJob");
+    assertThat(job.at("/spec/nprocPerNode").asText()).isEqualTo("8");
+    JsonNode specs = job.at("/spec/pytorchReplicaSpecs");
+    assertThat(specs.at("/Master/replicas").asInt()).isEqualTo(1);
+    assertThat(specs.at("/Worker/replicas").asInt()).isEqualTo(127);
+    for (String role : List.of("Master", "Worker")) {
+      PodTemplateSpec t = template(specs.at("/" + role + "/template"));
+      checkPod(t, Llama70b.roce());
+      Container c = t.getSpec().getContainers().get(0);
+      assertThat(c.getName()).isEqualTo("pytorch");
+      // 128 nodes x 8 processes = world size 1024.
+      assertThat(c.getCommand()).containsExactly("torchrun", "--nnodes=128", "--nproc-per-node=8",
+          "--node-rank=$(RANK)", "--master-addr=$(MASTER_ADDR)", "--master-port=$(MASTER_PORT)",
+          "pretrain_gpt.py", "--data-path", "/data/corpus");
+    }
+    assertThat(envOf(template(specs.at("/Master/template")))).containsEntry("NCCL_IB_GID_INDEX",
+        "9");
+  }
+
+  @Test
+  void rayOnKubernetesIsTwoDeploymentsAndAServiceInTheFabric8Model() throws Exception {
+    String text = deployer.deploy(DeployTarget.RAY_K8S, Llama70b.spec(), Llama70b.ib()).get(0)
+        .text();
+    String[] docs = text.split("(?m)^---\\n");
+    assertThat(docs).hasSize(3);
+    Deployment head = strict(docs[0], Deployment.class);
+    Service svc = strict(docs[1], Service.class);
+    Deployment worker = strict(docs[2], Deployment.class);
+    assertThat(head.getSpec().getReplicas()).isEqualTo(1);
+    assertThat(worker.getSpec().getReplicas()).isEqualTo(127);
+    assertThat(head.getSpec().getSelector().getMatchLabels())
+        .isEqualTo(head.getSpec().getTemplate().getMetadata().getLabels());
+    assertThat(worker.getSpec().getSelector().getMatchLabels())
+        .isEqualTo(worker.getSpec().getTemplate().getMetadata().getLabels());
+    assertThat(svc.getSpec().getSelector())
+        .isEqualTo(head.getSpec().getTemplate().getMetadata().getLabels());
+    assertThat(svc.getSpec().getPorts()).extracting(p -> p.getPort())
+        .containsExactly(6379, 8265, 10001);
+    checkPod(head.getSpec().getTemplate(), Llama70b.ib());
+    checkPod(worker.getSpec().getTemplate(), Llama70b.ib());
+    assertThat(head.getSpec().getTemplate().getSpec().getContainers().get(0).getCommand())
+        .containsExactly("ray", "start", "--head", "--port=6379", "--dashboard-host=0.0.0.0",
+            "--num-gpus=8", "--block");
+    assertThat(worker.getSpec().getTemplate().getSpec().getContainers().get(0).getCommand())
+        .containsExactly("ray", "start",
+            "--address=llama2-70b-ray-head.train.svc.cluster.local:6379", "--num-gpus=8",
+            "--block");
+  }
+
+  /** Parses a core object with the fabric8 model and insists nothing landed in its catch-alls. */
+  private static <T> T strict(String doc, Class<T> type) throws Exception {
+    T value = CrdSchemas.YAML.readValue(doc, type);
+    JsonNode back = CrdSchemas.YAML.valueToTree(value);
+    assertThat(back).isEqualTo(CrdSchemas.YAML.readTree(doc));
+    assertNoAdditional(value);
+    return value;
+  }
+
+  private static void assertNoAdditional(Object o) {
+    if (o instanceof Deployment d) {
+      assertThat(d.getAdditionalProperties()).isEmpty();
+      assertThat(d.getSpec().getAdditionalProperties()).isEmpty();
+      assertNoAdditional(d.getSpec().getTemplate());
+    } else if (o instanceof Service s) {
+      assertThat(s.getAdditionalProperties()).isEmpty();
+      assertThat(s.getSpec().getAdditionalProperties()).isEmpty();
+    } else if (o instanceof PodTemplateSpec t) {
+      assertThat(t.getAdditionalProperties()).isEmpty();
+      assertThat(t.getSpec().getAdditionalProperties()).isEmpty();
+      for (Container c : t.getSpec().getContainers()) {
+        assertThat(c.getAdditionalProperties()).isEmpty();
+        assertThat(c.getResources().getAdditionalProperties()).isEmpty();
+        assertThat(c.getSecurityContext().getAdditionalProperties()).isEmpty();
+      }
+    }
+  }
+
+  private static PodTemplateSpec template(JsonNode node) throws Exception {
+    PodTemplateSpec t = CrdSchemas.YAML.treeToValue(node, PodTemplateSpec.class);
+    assertNoAdditional(t);
+    return t;
+  }
+
+  private static Map<String, String> envOf(PodTemplateSpec t) {
+    Map<String, String> m = new TreeMap<>();
+    for (EnvVar e : t.getSpec().getContainers().get(0).getEnv()) {
+      m.put(e.getName(), e.getValue());
+    }
+    return m;
+  }
+
+  /** The checks every pod of every Kubernetes target must pass. */
+  static void checkPod(PodTemplateSpec t, FabricEnv fabric) {
+    assertThat(t.getSpec().getContainers()).hasSize(1);
+    Container c = t.getSpec().getContainers().get(0);
+    assertThat(c.getImage()).isEqualTo("nvcr.io/nvidia/pytorch:24.05-py3");
+    Map<String, Quantity> want = Map.of("nvidia.com/gpu", new Quantity("8"), "rdma/ib",
+        new Quantity("1"));
+    assertThat(c.getResources().getLimits()).isEqualTo(want);
+    assertThat(c.getResources().getRequests()).isEqualTo(want);
+    assertThat(c.getSecurityContext().getCapabilities().getAdd()).containsExactly("IPC_LOCK");
+    assertThat(c.getVolumeMounts()).singleElement()
+        .satisfies(m -> assertThat(m.getMountPath()).isEqualTo("/dev/shm"));
+    String vol = c.getVolumeMounts().get(0).getName();
+    assertThat(t.getSpec().getVolumes()).singleElement().satisfies(v -> {
+      assertThat(v.getName()).isEqualTo(vol);
+      assertThat(v.getEmptyDir().getMedium()).isEqualTo("Memory");
+      assertThat(v.getEmptyDir().getSizeLimit()).isEqualTo(new Quantity("64Gi"));
+    });
+    assertThat(envOf(t)).isEqualTo(fabric.env());
+  }
+}

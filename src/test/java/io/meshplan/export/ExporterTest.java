@@ -1,0 +1,226 @@
+package io.meshplan.export;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.dataformat.toml.TomlMapper;
+import io.meshplan.model.Recompute;
+import io.meshplan.plan.ParallelConfig;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Each framework's file for LLaMA2-70B on 128 x 8 GPUs, read back with the framework's own format
+ * (bash for the Megatron-LM arguments, TOML, JSON) and compared with the configuration; and the
+ * configurations each framework cannot express, with their nearest expressible neighbours.
+ */
+class ExporterTest {
+  private final Exporter exporter = new Exporter();
+
+  private String exported(ExportTarget t, ExportInput in) {
+    ExportResult r = exporter.export(t, in);
+    assertThat(r).isInstanceOf(ExportResult.Exported.class);
+    return ((ExportResult.Exported) r).text();
+  }
+
+  private static ExportResult.NotExpressible notExpressible(ExportResult r) {
+    assertThat(r).isInstanceOf(ExportResult.NotExpressible.class);
+    return (ExportResult.NotExpressible) r;
+  }
+
+  /** Sources the file in bash and returns MEGATRON_ARGS word by word. */
+  private static List<String> megatronWords(String text) throws IOException, InterruptedException {
+    Path f = Files.createTempFile("megatron-", ".sh");
+    try {
+      Files.writeString(f, text);
+      Process p = new ProcessBuilder("bash", "-c",
+          "set -eu; source \"$1\"; printf '%s\\0' \"${MEGATRON_ARGS[@]}\"", "bash", f.toString())
+          .redirectErrorStream(true).start();
+      String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      assertThat(p.waitFor()).as(out).isZero();
+      List<String> words = new ArrayList<>(List.of(out.split("\0", -1)));
+      words.remove(words.size() - 1);
+      Process sc = new ProcessBuilder("shellcheck", "--shell=bash", "--severity=style",
+          f.toString()).redirectErrorStream(true).start();
+      String scOut = new String(sc.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      assertThat(sc.waitFor()).as(scOut).isZero();
+      return words;
+    } finally {
+      Files.deleteIfExists(f);
+    }
+  }
+
+  @Test
+  void megatronArgumentsReadBackAsThePlan() throws Exception {
+    List<String> w = megatronWords(exported(ExportTarget.MEGATRON,
+        Plans.input(1, Recompute.SELECTIVE, true, true)));
+    assertThat(w).containsExactly(
+        "--tensor-model-parallel-size", "8", "--pipeline-model-parallel-size", "4",
+        "--micro-batch-size", "1", "--global-batch-size", "1024", "--sequence-parallel",
+        "--recompute-granularity", "selective", "--use-distributed-optimizer",
+        "--num-layers", "80", "--hidden-size", "8192", "--ffn-hidden-size", "28672",
+        "--num-attention-heads", "64", "--seq-length", "4096", "--max-position-embeddings", "4096",
+        "--swiglu", "--normalization", "RMSNorm", "--position-embedding-type", "rope",
+        "--untie-embeddings-and-output-weights", "--disable-bias-linear",
+        "--group-query-attention", "--num-query-groups", "8", "--bf16");
+  }
+
+  @Test
+  void megatronInterleavedAndFullRecompute() throws Exception {
+    List<String> w = megatronWords(exported(ExportTarget.MEGATRON,
+        Plans.input(2, Recompute.FULL, false, false)));
+    // 80 layers / (4 stages x 2 chunks) = 10 layers per virtual stage.
+    assertThat(String.join(" ", w)).contains(
+        "--pipeline-model-parallel-size 4 --num-layers-per-virtual-pipeline-stage 10",
+        "--recompute-granularity full --recompute-method uniform --recompute-num-layers 1");
+    assertThat(w).doesNotContain("--sequence-parallel", "--use-distributed-optimizer");
+  }
+
+  @Test
+  void torchtitanTomlReadsBackAsThePlan() throws Exception {
+    String text = exported(ExportTarget.TORCHTITAN, Plans.input(2, Recompute.FULL, true, false));
+    JsonNode t = new TomlMapper().readTree(text);
+    JsonNode p = t.path("parallelism");
+    assertThat(p.path("data_parallel_replicate_degree").asInt()).isEqualTo(32);
+    assertThat(p.path("data_parallel_shard_degree").asInt()).isEqualTo(1);
+    assertThat(p.path("tensor_parallel_degree").asInt()).isEqualTo(8);
+    assertThat(p.path("pipeline_parallel_degree").asInt()).isEqualTo(4);
+    assertThat(p.path("pipeline_parallel_schedule").asText()).isEqualTo("Interleaved1F1B");
+    assertThat(p.path("pipeline_parallel_layers_per_stage").asInt()).isEqualTo(10);
+    assertThat(p.path("pipeline_parallel_microbatch_size").asInt()).isEqualTo(1);
+    // Local batch: 1024 sequences / 32 data-parallel replicas = 32.
+    assertThat(t.at("/training/local_batch_size").asInt()).isEqualTo(32);
+    assertThat(t.at("/training/global_batch_size").asInt()).isEqualTo(1024);
+    assertThat(t.at("/training/seq_len").asInt()).isEqualTo(4096);
+    assertThat(t.at("/training/mixed_precision_param").asText()).isEqualTo("bfloat16");
+    assertThat(t.at("/activation_checkpoint/mode").asText()).isEqualTo("full");
+    assertThat(text).contains("\n[parallelism]\n", "\n[training]\n",
+        "\n[activation_checkpoint]\n");
+  }
+
+  @Test
+  void torchtitanWithoutAPipelineAccumulatesMicrobatches() throws Exception {
+    // tp 8 x pp 1 x dp 128 = 1024 GPUs; 1024 / (2 x 128) = 4 accumulation steps of 2 sequences.
+    var in = new ExportInput(Plans.LLAMA70B, Plans.CLUSTER,
+        new ParallelConfig(8, 1, 128, 1, 2, 1024, Recompute.FULL, true, false));
+    JsonNode t = new TomlMapper().readTree(exported(ExportTarget.TORCHTITAN, in));
+    assertThat(t.at("/training/local_batch_size").asInt()).isEqualTo(2);
+    assertThat(t.at("/training/global_batch_size").asInt()).isEqualTo(1024);
+    assertThat(t.at("/parallelism/data_parallel_replicate_degree").asInt()).isEqualTo(128);
+    assertThat(t.at("/parallelism/pipeline_parallel_degree").asInt()).isEqualTo(1);
+    assertThat(t.path("parallelism").has("pipeline_parallel_schedule")).isFalse();
+  }
+
+  @Test
+  void torchtitanCannotShardOnlyTheOptimizerNorSkipSequenceParallelism() {
+    ExportResult.NotExpressible n = notExpressible(exporter.export(ExportTarget.TORCHTITAN,
+        Plans.input(1, Recompute.SELECTIVE, false, true)));
+    assertThat(n.missing()).contains("sequence parallelism");
+    ParallelConfig near = n.nearest().orElseThrow().config();
+    assertThat(near).isEqualTo(Plans.config(1, Recompute.SELECTIVE, true, false));
+    assertThat(exporter.export(ExportTarget.TORCHTITAN, n.nearest().get()))
+        .isInstanceOf(ExportResult.Exported.class);
+    ExportResult.NotExpressible z = notExpressible(exporter.export(ExportTarget.TORCHTITAN,
+        Plans.input(1, Recompute.SELECTIVE, true, true)));
+    assertThat(z.missing()).contains("optimizer-only sharding");
+  }
+
+  @Test
+  void deepSpeedJsonReadsBackAsThePlan() throws Exception {
+    JsonNode j = new ObjectMapper().readTree(exported(ExportTarget.DEEPSPEED,
+        Plans.input(1, Recompute.FULL, true, true)));
+    // train_batch_size 1024 = micro 1 x gradient accumulation 32 x data-parallel 32.
+    assertThat(j.path("train_batch_size").asInt()).isEqualTo(1024);
+    assertThat(j.path("train_micro_batch_size_per_gpu").asInt()).isEqualTo(1);
+    assertThat(j.path("gradient_accumulation_steps").asInt()).isEqualTo(32);
+    assertThat(j.at("/zero_optimization/stage").asInt()).isEqualTo(1);
+    assertThat(j.at("/bf16/enabled").asBoolean()).isTrue();
+    JsonNode noZero = new ObjectMapper().readTree(exported(ExportTarget.DEEPSPEED,
+        Plans.input(1, Recompute.FULL, true, false)));
+    assertThat(noZero.at("/zero_optimization/stage").asInt()).isZero();
+  }
+
+  @Test
+  void deepSpeedHasNoInterleavedSchedule() {
+    ExportResult.NotExpressible n = notExpressible(exporter.export(ExportTarget.DEEPSPEED,
+        Plans.input(2, Recompute.FULL, true, true)));
+    assertThat(n.missing()).contains("interleaved");
+    assertThat(n.nearest().orElseThrow().config())
+        .isEqualTo(Plans.config(1, Recompute.FULL, true, true));
+  }
+
+  @Test
+  void aUniformPlanExportsLikeItsConfiguration() {
+    // Four stages of 20 layers, each on 32 nodes x 8 GPUs as a 32 x 8 logical mesh.
+    var plan = Plans.plan(new int[][] {{0, 19, 32, 32, 8}, {20, 39, 32, 32, 8},
+        {40, 59, 32, 32, 8}, {60, 79, 32, 32, 8}});
+    for (ExportTarget t : ExportTarget.values()) {
+      ExportResult r = exporter.export(t, plan, Plans.CLUSTER);
+      assertThat(r).isEqualTo(exporter.export(t, Plans.input(1, Recompute.FULL, true, true)));
+    }
+  }
+
+  @Test
+  void unequalStagesAreNotExpressibleAndTheNearestKeepsTheMeshAndStageCount() {
+    // Layer counts 20, 22, 18, 20: Megatron-LM gives every stage the same number.
+    var plan = Plans.plan(new int[][] {{0, 19, 32, 32, 8}, {20, 41, 32, 32, 8},
+        {42, 59, 32, 32, 8}, {60, 79, 32, 32, 8}});
+    ExportResult.NotExpressible n = notExpressible(exporter.export(ExportTarget.MEGATRON, plan,
+        Plans.CLUSTER));
+    assertThat(n.missing()).contains("different numbers of layers (20 and 22)");
+    assertThat(n.nearest().orElseThrow().config())
+        .isEqualTo(Plans.config(1, Recompute.FULL, true, true));
+  }
+
+  @Test
+  void mixedMeshesTakeTheMostCommonMeshAndTheNearestDivisorOfTheLayers() {
+    // Three stages: two 32-node stages on 32 x 8 meshes, one 64-node stage on a 128 x 4 mesh.
+    // Most common tensor size: 8. Divisors p of 80 with 1024 % (8p) == 0: 1, 2, 4, 8, 16;
+    // nearest to 3 stages are 2 and 4, the tie goes to 2, so dp = 1024 / (8 x 2) = 64. A
+    // microbatch is 128 sequences (one per replica of the 128-way stage), 4 per replica of the
+    // first stage, which the nearest configuration keeps.
+    var plan = Plans.plan(new int[][] {{0, 29, 32, 32, 8}, {30, 59, 32, 32, 8},
+        {60, 79, 64, 128, 4}});
+    ExportResult.NotExpressible n = notExpressible(exporter.export(ExportTarget.MEGATRON, plan,
+        Plans.CLUSTER));
+    assertThat(n.missing()).contains("different logical meshes (32x8 and 128x4)");
+    assertThat(n.nearest().orElseThrow().config())
+        .isEqualTo(new ParallelConfig(8, 2, 64, 1, 4, 1024, Recompute.FULL, true, true));
+  }
+
+  @Test
+  void megatronArchitectureFlagsFollowTheModel() {
+    // A Megatron GPT (GeLU, LayerNorm, learned positions, biases, tied embeddings) needs no
+    // architecture switch but the position type; OPT's ReLU MLP has no Megatron-LM form.
+    var gpt = new io.meshplan.model.ModelSpec("gpt", io.meshplan.model.ModelSpec.Family.GPT, 24,
+        2048, 16, 16, 8192, 51200, 2048, 1, io.meshplan.graph.DType.BF16);
+    assertThat(MegatronArgs.architecture(gpt))
+        .containsExactly(List.of("--position-embedding-type", "learned_absolute"));
+    var opt = new io.meshplan.model.ModelSpec("opt", io.meshplan.model.ModelSpec.Family.GPT, 24,
+        2048, 16, 16, 8192, 50272, 2048, 1, io.meshplan.graph.DType.BF16,
+        new io.meshplan.model.Architecture(io.meshplan.model.Architecture.Mlp.RELU,
+            io.meshplan.model.Architecture.Norm.LAYER,
+            io.meshplan.model.Architecture.Positions.LEARNED, 2048, true, true));
+    var in = new ExportInput(opt, io.meshplan.cluster.ClusterSpec.parse("1x8:a100-80gb"),
+        new ParallelConfig(8, 1, 1, 1, 1, 8, Recompute.NONE, false, false));
+    assertThat(notExpressible(exporter.export(ExportTarget.MEGATRON, in)).missing())
+        .contains("no ReLU MLP");
+  }
+
+  @Test
+  void megatronCannotTrainTheAlpaMlp() {
+    var mlp = new io.meshplan.model.ModelSpec("alpa-mlp", io.meshplan.model.ModelSpec.Family.ALPA_MLP,
+        2, 128, 1, 1, 128, 1, 1, 1024, io.meshplan.graph.DType.F32);
+    var in = new ExportInput(mlp, io.meshplan.cluster.ClusterSpec.parse("1x2:a100-40gb"),
+        new ParallelConfig(1, 2, 1, 1, 1, 8, Recompute.NONE, false, false));
+    ExportResult.NotExpressible n = notExpressible(exporter.export(ExportTarget.MEGATRON, in));
+    assertThat(n.missing()).contains("alpa-mlp");
+    assertThat(n.nearest()).isEmpty();
+  }
+}

@@ -1,0 +1,51 @@
+package io.meshplan.export;
+
+import io.meshplan.cluster.ClusterSpec;
+import io.meshplan.graph.DType;
+import io.meshplan.model.ModelSpec;
+import io.meshplan.model.Recompute;
+import io.meshplan.plan.ParallelConfig;
+import io.meshplan.plan.PipelinePlan;
+import io.meshplan.plan.StagePlan;
+import java.util.ArrayList;
+import java.util.List;
+
+/** LLaMA2-70B (bf16, 4096 tokens) on 128x8:h100-80gb:ib-ndr400, as configurations and plans. */
+final class Plans {
+  static final ClusterSpec CLUSTER = ClusterSpec.parse("128x8:h100-80gb:ib-ndr400");
+  static final ModelSpec LLAMA70B = new ModelSpec("llama2-70b", ModelSpec.Family.LLAMA, 80, 8192,
+      64, 8, 28672, 32000, 4096, 1, DType.BF16);
+
+  private Plans() {}
+
+  /** tp 8 x pp 4 x dp 32 = 1024 GPUs; 1024 / (1 x 32) = 32 microbatches per pipeline. */
+  static ParallelConfig config(int vpp, Recompute r, boolean sp, boolean distOpt) {
+    return new ParallelConfig(8, 4, 32, vpp, 1, 1024, r, sp, distOpt);
+  }
+
+  static ExportInput input(int vpp, Recompute r, boolean sp, boolean distOpt) {
+    return new ExportInput(LLAMA70B, CLUSTER, config(vpp, r, sp, distOpt));
+  }
+
+  /**
+   * A plan from stages given as {first layer, last layer, submesh nodes, logical dp, logical tp}
+   * (8 GPUs per node, so dp * tp = nodes * 8).
+   */
+  static PipelinePlan plan(int[][] stages) {
+    List<StagePlan> list = new ArrayList<>();
+    int device = 0;
+    for (int[] s : stages) {
+      list.add(new StagePlan(s[0], s[1], s[2], 8, device, s[3], s[4], Recompute.FULL, true, 1,
+          true, 0.1, 0.2, 1e9, List.of()));
+      device += s[2] * 8;
+    }
+    // A microbatch gives each replica of the widest data-parallel stage one sequence (32
+    // sequences when every stage is 32-way data parallel, in 32 microbatches).
+    int g = 1;
+    for (int[] s : stages) {
+      g = Math.max(g, s[3]);
+    }
+    return new PipelinePlan(LLAMA70B, CLUSTER.toShortString(), 1024, g, 1024 / g, 1, list,
+        new PipelinePlan.Prediction(10, 1000, 100, 0.3, 5e10));
+  }
+}

@@ -1,0 +1,33 @@
+package io.meshplan.interop;
+
+import io.meshplan.cluster.ClusterCommModels;
+import io.meshplan.cluster.ClusterSpec;
+import io.meshplan.cluster.CommModel;
+import io.meshplan.cluster.LogicalMesh;
+import io.meshplan.cluster.SendRecvModel;
+import io.meshplan.graph.DType;
+import io.meshplan.intraop.SolverOptions;
+import io.meshplan.model.ModelSpec;
+import java.util.function.Function;
+
+/** Planning requests priced by the catalog, as the command line builds them. */
+final class Requests {
+  private Requests() {}
+
+  static ModelSpec training(ModelSpec m, int globalBatch, DType t) {
+    return new ModelSpec(m.name(), m.family(), m.layers(), m.hidden(), m.heads(), m.kvHeads(),
+        m.ffn(), m.vocab(), m.seq(), globalBatch, t, m.arch());
+  }
+
+  static PlanRequest of(ModelSpec m, String cluster, int globalBatch, boolean overlap) {
+    ClusterSpec cs = ClusterSpec.parse(cluster);
+    Function<LogicalMesh, CommModel> comm = mesh -> ClusterCommModels.catalog(cs, mesh);
+    return new PlanRequest(m, cs, globalBatch, 0, cs.gpu().hbmBytes(), comm,
+        SendRecvModel.catalog(cs), m.dtype().bytes(), overlap);
+  }
+
+  static IlpLayerCostModel layers(PlanRequest req) {
+    return new IlpLayerCostModel(req.model(), req.cluster(), req.comm(), req.model().dtype(),
+        SolverOptions.defaults());
+  }
+}
