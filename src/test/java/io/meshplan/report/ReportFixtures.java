@@ -55,7 +55,7 @@ final class ReportFixtures {
           new TensorSharding("layer_0/feed_forward/w2 <&\"'>", "bf16[9216,2304]",
               "{devices=[2,1,2]<=[4] last_tile_dim_replicate}", "row-parallel over 2 GPUs"));
       stages.add(new StagePlan(s * per, s * per + per - 1, 1, 4, 4 * s, 2, 2, Recompute.NONE,
-          false, 0, 0.010, 0.020, sim.stages().get(s).memory().totalBytes(), t));
+          false, 0, false, 0.010, 0.020, sim.stages().get(s).memory().totalBytes(), t));
     }
     PipelinePlan.Prediction pred = new PipelinePlan.Prediction(sim.iterationSeconds(),
         sim.tokensPerSecond(), sim.tflopsPerGpu(), sim.mfu(), sim.peakMemoryBytesPerGpu());
