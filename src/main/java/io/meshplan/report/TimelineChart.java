@@ -21,7 +21,7 @@ import io.meshplan.sim.Timeline;
  */
 final class TimelineChart {
   /** Events of microbatches drawn one by one, at most (about 250 bytes of HTML each). */
-  static final int MAX_DETAILED_EVENTS = 4000;
+  static final int MAX_DETAILED_EVENTS = 6000;
   private static final int WIDTH = 1200;
   private static final int LEFT = 90;
   private static final int ROW = 22;
