@@ -22,6 +22,7 @@ class LayeringTest {
   void packagesAreLayered() {
     layeredArchitecture().consideringOnlyDependenciesInLayers()
         .layer("cli").definedBy("io.meshplan.cli..")
+        .layer("report").definedBy("io.meshplan.report..")
         .layer("export").definedBy("io.meshplan.export..")
         .layer("deploy").definedBy("io.meshplan.deploy..")
         .layer("interop").definedBy("io.meshplan.interop..")
@@ -36,19 +37,21 @@ class LayeringTest {
         .layer("graph").definedBy("io.meshplan.graph..")
         .layer("util").definedBy("io.meshplan.util..")
         .whereLayer("cli").mayNotBeAccessedByAnyLayer()
+        .whereLayer("report").mayOnlyBeAccessedByLayers("cli")
         .whereLayer("export").mayOnlyBeAccessedByLayers("cli")
         .whereLayer("deploy").mayOnlyBeAccessedByLayers("cli")
         .whereLayer("interop").mayOnlyBeAccessedByLayers("cli")
-        .whereLayer("sim").mayOnlyBeAccessedByLayers("cli", "interop")
-        .whereLayer("plan").mayOnlyBeAccessedByLayers("cli", "interop", "export", "deploy")
+        .whereLayer("sim").mayOnlyBeAccessedByLayers("cli", "interop", "report")
+        .whereLayer("plan").mayOnlyBeAccessedByLayers("cli", "interop", "export", "deploy",
+            "report")
         .whereLayer("intraop").mayOnlyBeAccessedByLayers("cli", "interop")
         .whereLayer("model").mayOnlyBeAccessedByLayers("cli", "interop", "plan", "intraop",
-            "export", "deploy")
+            "export", "deploy", "report")
         .whereLayer("sharding").mayOnlyBeAccessedByLayers("cli", "interop", "intraop")
         .whereLayer("calibrate").mayOnlyBeAccessedByLayers("cli")
         .whereLayer("doctor").mayOnlyBeAccessedByLayers("cli", "export", "deploy")
         .whereLayer("cluster").mayOnlyBeAccessedByLayers("cli", "interop", "intraop", "sharding",
-            "calibrate", "export", "deploy")
+            "calibrate", "export", "deploy", "report")
         .whereLayer("graph").mayOnlyBeAccessedByLayers("cli", "interop", "plan", "intraop",
             "model", "sharding", "cluster", "calibrate", "export", "deploy")
         .check(CLASSES);

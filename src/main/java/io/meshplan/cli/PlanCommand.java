@@ -4,6 +4,7 @@ import io.meshplan.interop.InterOpPlanner;
 import io.meshplan.interop.PlanResult;
 import io.meshplan.interop.PlanText;
 import io.meshplan.plan.PlanJson;
+import io.meshplan.report.ReportSide;
 import io.meshplan.util.InfeasibleException;
 import io.meshplan.util.InputException;
 import java.io.PrintWriter;
@@ -41,6 +42,14 @@ final class PlanCommand implements Callable<Integer> {
       + "'simulate --plan', 'export --plan' and 'deploy --plan').")
   Path out;
 
+  @Option(names = "--report", description = "Also write a self-contained HTML report (cluster, "
+      + "pipeline timeline, memory, time breakdown, shardings) to this file.")
+  Path report;
+
+  @Option(names = "--compare", description = "A plan file (from 'plan --out') to draw beside "
+      + "this plan in the --report.")
+  Path compare;
+
   @Override
   public Integer call() {
     int fixed = 0;
@@ -60,6 +69,7 @@ final class PlanCommand implements Callable<Integer> {
       }
     }
     OutputFiles.check(spec, "--out", out);
+    ReportFiles.check(report, compare, out, null);
     TrainingSetup setup = TrainingSetup.of(model, cluster, null, globalBatch, fixed);
     PlanResult r;
     try (Progress progress = Progress.start("planning")) {
@@ -83,6 +93,12 @@ final class PlanCommand implements Callable<Integer> {
       if (!json) {
         w.println("wrote " + out);
       }
+    }
+    ReportFiles.write(report, compare, new ReportSide("meshplan plan: " + p.plan().model().name()
+        + " on " + p.plan().cluster(), java.util.Optional.of(p.plan()), p.simulation()),
+        setup.cluster(), setup.request().memoryPerGpu(), new ClusterOptions());
+    if (report != null && !json) {
+      w.println("wrote " + report);
     }
     return ExitCodes.OK;
   }

@@ -4,12 +4,14 @@ import io.meshplan.interop.PlanSimulator;
 import io.meshplan.plan.ParallelConfig;
 import io.meshplan.plan.PipelinePlan;
 import io.meshplan.plan.PlanJson;
+import io.meshplan.report.ReportSide;
 import io.meshplan.sim.SimulationJson;
 import io.meshplan.sim.SimulationResult;
 import io.meshplan.sim.SimulationText;
 import io.meshplan.util.InputException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -38,30 +40,50 @@ final class SimulateCommand implements Callable<Integer> {
   @Option(names = "--json", description = "Print the result as JSON.")
   boolean json;
 
+  @Option(names = "--report", description = "Also write a self-contained HTML report (cluster, "
+      + "pipeline timeline, memory, time breakdown, shardings) to this file.")
+  Path report;
+
+  @Option(names = "--compare", description = "A plan file (from 'plan --out') to draw beside "
+      + "this one in the --report.")
+  Path compare;
+
   @Override
   public Integer call() {
     SimulationResult sim;
+    ReportFiles.check(report, compare, null, plan);
+    TrainingSetup setup;
+    Optional<PipelinePlan> drawn;
     if (plan != null) {
       if (parallel.any() || model.model != null) {
         throw new InputException("--plan carries the model and the parallel sizes; drop --model"
             + " and --tp/--pp/--dp/--vpp/--micro-batch/--global-batch");
       }
       PipelinePlan p = PlanJson.read(plan.toString(), PlanFiles.read("--plan", plan));
-      TrainingSetup setup = TrainingSetup.of(p.model(), true, cluster, p.cluster(),
-          p.globalBatchSize(), 0);
+      setup = TrainingSetup.of(p.model(), true, cluster, p.cluster(), p.globalBatchSize(), 0);
       sim = new PlanSimulator(setup.layers()).simulate(setup.request(), p);
+      drawn = Optional.of(p);
     } else {
       ParallelConfig c = parallel.config();
-      TrainingSetup setup = TrainingSetup.of(model, cluster, null, c.globalBatchSize(), 0);
+      setup = TrainingSetup.of(model, cluster, null, c.globalBatchSize(), 0);
       c.check(setup.cluster().gpuCount(), setup.model().layers(), setup.model().heads(),
           setup.model().kvHeads());
-      sim = new PlanSimulator(setup.layers()).simulate(setup.request(), c)
+      PlanSimulator.Evaluated e = new PlanSimulator(setup.layers()).simulate(setup.request(), c)
           .orElseThrow(() -> new InputException("--tp " + c.tensorParallel() + " cannot split "
               + "this model's layers evenly (Megatron-LM needs heads, key/value heads, the "
-              + "feed-forward size and the vocabulary divisible by it)")).simulation();
+              + "feed-forward size and the vocabulary divisible by it)"));
+      sim = e.simulation();
+      drawn = e.plan();
     }
     PrintWriter w = spec.commandLine().getOut();
     w.print(json ? SimulationJson.write(sim, false) : SimulationText.write(sim));
+    ReportFiles.write(report, compare, new ReportSide("meshplan simulate: "
+        + setup.model().name() + " on " + setup.cluster().toShortString()
+        + (plan != null ? " (plan " + plan.getFileName() + ")" : ""), drawn, sim),
+        setup.cluster(), setup.request().memoryPerGpu(), new ClusterOptions());
+    if (report != null && !json) {
+      w.println("wrote " + report);
+    }
     return ExitCodes.OK;
   }
 }

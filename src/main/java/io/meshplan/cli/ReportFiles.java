@@ -1,0 +1,78 @@
+package io.meshplan.cli;
+
+import io.meshplan.cluster.ClusterSpec;
+import io.meshplan.interop.PlanSimulator;
+import io.meshplan.plan.PipelinePlan;
+import io.meshplan.plan.PlanJson;
+import io.meshplan.report.ReportHtml;
+import io.meshplan.report.ReportInput;
+import io.meshplan.report.ReportSide;
+import io.meshplan.sim.SimulationResult;
+import io.meshplan.util.InputException;
+import io.meshplan.util.InputFiles;
+import java.nio.file.Path;
+import java.util.Optional;
+
+/**
+ * The {@code --report FILE} and {@code --compare FILE} options of {@code plan} and {@code
+ * simulate}: checks the paths before any work, then re-simulates the plan to compare with and
+ * writes the HTML report.
+ */
+final class ReportFiles {
+  /** Cap for a plan file given to {@code --compare}: 64 MiB, far above any real plan. */
+  static final long PLAN_MAX_BYTES = 64L << 20;
+
+  private ReportFiles() {}
+
+  /**
+   * Checks the report and compare paths (and that the report overwrites no input), before any
+   * work.
+   *
+   * @param report the --report file, or null
+   * @param compare the --compare file, or null
+   * @param out the command's --out file, which the report must not name, or null
+   * @param plan the command's --plan file, which the report must not overwrite, or null
+   * @throws InputException when --compare is given without --report, or a path is unusable
+   */
+  static void check(Path report, Path compare, Path out, Path plan) {
+    if (compare != null && report == null) {
+      throw new InputException("--compare " + compare + " draws a second plan in the HTML "
+          + "report; add --report FILE");
+    }
+    new OutputPaths().output("--out", out).output("--report", report).input("--compare", compare)
+        .input("--plan", plan).check();
+    if (compare != null) {
+      InputFiles.checkRegular(compare, "plan file");
+    }
+  }
+
+  /**
+   * Writes the report when {@code --report} was given.
+   *
+   * @param report the --report file, or null to do nothing
+   * @param compare the --compare plan file, or null
+   * @param main what the command planned or simulated
+   * @param cluster the cluster it ran on
+   * @param gpuMemoryBytes the usable memory of one GPU, bytes
+   * @param compareOptions the cluster options to re-simulate the compared plan with
+   */
+  static void write(Path report, Path compare, ReportSide main, ClusterSpec cluster,
+      double gpuMemoryBytes, ClusterOptions compareOptions) {
+    if (report == null) {
+      return;
+    }
+    Optional<ReportSide> other = Optional.empty();
+    if (compare != null) {
+      PipelinePlan p = PlanJson.read(compare.toString(),
+          InputFiles.readString(compare, PLAN_MAX_BYTES, "plan file"));
+      TrainingSetup setup = TrainingSetup.of(p.model(), true, compareOptions, p.cluster(),
+          p.globalBatchSize(), 0);
+      SimulationResult sim = new PlanSimulator(setup.layers()).simulate(setup.request(), p);
+      other = Optional.of(new ReportSide("plan " + compare.getFileName() + ": " + p.model().name()
+          + " on " + p.cluster(), Optional.of(p), sim));
+    }
+    String html = ReportHtml.write(new ReportInput(main, other, cluster.nodes(),
+        cluster.gpusPerNode(), gpuMemoryBytes));
+    OutputPaths.write("--report", report, html);
+  }
+}

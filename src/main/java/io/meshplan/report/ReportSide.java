@@ -1,0 +1,27 @@
+package io.meshplan.report;
+
+import io.meshplan.plan.PipelinePlan;
+import io.meshplan.sim.SimulationResult;
+import io.meshplan.util.Require;
+import java.util.Optional;
+
+/**
+ * One plan (or simulated configuration) to draw.
+ *
+ * @param title a heading, e.g. the command that produced it
+ * @param plan the plan; empty for a configuration that is not a plan of contiguous layer ranges
+ *     (the interleaved schedule), in which case the cluster view assumes each device group takes
+ *     the next block of GPUs in device order, as Megatron-LM places pipeline ranks
+ * @param simulation the simulator's run of it, with its events
+ */
+public record ReportSide(String title, Optional<PipelinePlan> plan, SimulationResult simulation) {
+  /** Validates the fields. */
+  public ReportSide {
+    Require.nonNull(title, "title");
+    Require.nonNull(plan, "plan");
+    Require.nonNull(simulation, "simulation");
+    plan.ifPresent(p -> Require.that(p.stages().size() == simulation.stages().size(),
+        "the plan has " + p.stages().size() + " stages but the simulation "
+            + simulation.stages().size() + " groups"));
+  }
+}

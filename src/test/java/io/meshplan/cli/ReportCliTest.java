@@ -1,0 +1,70 @@
+package io.meshplan.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.meshplan.interop.PlanSimulator;
+import io.meshplan.model.ModelSpec;
+import io.meshplan.model.Presets;
+import io.meshplan.model.Recompute;
+import io.meshplan.plan.ParallelConfig;
+import io.meshplan.plan.PipelinePlan;
+import io.meshplan.plan.PlanJson;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@code --report} and {@code --compare} on {@code simulate}, through the real command line. */
+class ReportCliTest {
+  private static final String[] SIM = {"simulate", "--model", "gpt-1.7b", "--layers", "4",
+      "--cluster", "1x4:a100-80gb", "--tp", "1", "--pp", "2", "--dp", "2", "--micro-batch", "1",
+      "--global-batch", "8"};
+
+  private static String[] with(String... more) {
+    String[] all = new String[SIM.length + more.length];
+    System.arraycopy(SIM, 0, all, 0, SIM.length);
+    System.arraycopy(more, 0, all, SIM.length, more.length);
+    return all;
+  }
+
+  @Test
+  void simulateWritesAReportAndComparesWithAPlanFile(@TempDir Path dir) throws Exception {
+    // The plan to compare with: the same model as a 4-stage 1F1B configuration, written the way
+    // 'plan --out' writes plans.
+    ModelSpec p = Presets.get("gpt-1.7b");
+    ModelSpec m = new ModelSpec(p.name(), p.family(), 4, p.hidden(), p.heads(), p.kvHeads(),
+        p.ffn(), p.vocab(), p.seq(), p.batch(), p.dtype(), p.arch());
+    TrainingSetup setup = TrainingSetup.of(m, false, new ClusterOptions(), "1x4:a100-80gb", 8, 0);
+    PipelinePlan other = new PlanSimulator(setup.layers()).simulate(setup.request(),
+        new ParallelConfig(1, 4, 1, 1, 1, 8, Recompute.NONE, false, false)).orElseThrow()
+        .plan().orElseThrow();
+    Path planFile = dir.resolve("other.json");
+    Files.writeString(planFile, PlanJson.write(other));
+
+    Path report = dir.resolve("sim.html");
+    CliRun r = CliRun.of(with("--report", report.toString(), "--compare", planFile.toString()));
+    assertThat(r.code()).as(r.err()).isEqualTo(ExitCodes.OK);
+    assertThat(r.out()).contains("wrote " + report);
+    String html = Files.readString(report);
+    assertThat(html).contains("id=\"timeline\"").contains("id=\"b-timeline\"")
+        .contains("plan other.json");
+    // The compared plan has 4 stages, this configuration 2: the B side draws 4 timeline rows.
+    assertThat(html.split("stage 3: idle", -1).length - 1).isEqualTo(1);
+    assertThat(html.split("stage 1: idle", -1).length - 1).isEqualTo(2);
+  }
+
+  @Test
+  void compareNeedsReportAndReportNeverOverwritesAnInput(@TempDir Path dir) throws Exception {
+    Path plan = dir.resolve("p.json");
+    Files.writeString(plan, "{}");
+    CliRun r = CliRun.of(with("--compare", plan.toString()));
+    assertThat(r.code()).isEqualTo(ExitCodes.BAD_INPUT);
+    assertThat(r.err()).contains("--compare").contains("--report");
+    CliRun r2 = CliRun.of(with("--report", plan.toString(), "--compare", plan.toString()));
+    assertThat(r2.code()).isEqualTo(ExitCodes.BAD_INPUT);
+    assertThat(r2.err()).contains("never overwrites its inputs");
+    assertThat(Files.readString(plan)).isEqualTo("{}");
+    CliRun r3 = CliRun.of(with("--report", dir.toString()));
+    assertThat(r3.code()).isEqualTo(ExitCodes.BAD_INPUT);
+  }
+}
