@@ -33,6 +33,12 @@ import java.util.function.IntConsumer;
 public final class InterOpPlanner {
   private static final Recompute[] RECOMPUTES = Recompute.values();
   private static final int[] ZERO_STAGES = {0, 1, 3};
+  /**
+   * The most (first layer, last layer, submesh) cells a stage table may have: the DP keeps arrays
+   * of this size, so the bound keeps memory and time polynomial and small (a 126-layer model on
+   * 52 submesh shapes needs 825,552 cells).
+   */
+  static final long MAX_TABLE_CELLS = 1L << 25;
   /** Sequences per microbatch on one replica that the search considers. */
   private static final int[] REPLICA_MICROBATCHES = {1, 2, 4, 8};
 
@@ -63,6 +69,13 @@ public final class InterOpPlanner {
     ModelSpec model = req.model();
     ClusterSpec cluster = req.cluster();
     List<SubmeshShape> shapes = SubmeshShape.alpaShapes(cluster.nodes(), cluster.gpusPerNode());
+    long cells = (long) model.layers() * model.layers() * shapes.size();
+    if (cells > MAX_TABLE_CELLS) {
+      throw new io.meshplan.util.InputException("the stage table of " + model.layers()
+          + " layers on " + shapes.size() + " submesh shapes has " + cells + " cells, more than "
+          + "the limit of " + MAX_TABLE_CELLS + "; plan at most "
+          + (long) Math.sqrt((double) MAX_TABLE_CELLS / shapes.size()) + " layers on this cluster");
+    }
     List<Integer> micro = microbatchSizes(req, shapes);
     layers.prefetch(layerKeys(req, shapes, micro), Runtime.getRuntime().availableProcessors());
     // One DP per microbatch size, in parallel; the results are combined in the order of the

@@ -1,0 +1,69 @@
+package io.meshplan.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@code plan} and {@code simulate} from the command line: a saved plan, and bad input. */
+class PlanSimulateCliTest {
+  @TempDir Path dir;
+
+  private static void oneLine(CliRun r, int code, String contains) {
+    assertThat(r.code()).as(r.err()).isEqualTo(code);
+    assertThat(r.err().lines()).hasSize(1);
+    assertThat(r.err()).contains(contains);
+  }
+
+  @Test
+  void aSavedPlanSimulatesToTheSameIteration() throws Exception {
+    Path plan = dir.resolve("plan.json");
+    CliRun p = CliRun.of("plan", "--model", "llama2-7b", "--layers", "4", "--cluster",
+        "1x8:a100-80gb", "--global-batch", "16", "--json", "--out", plan.toString());
+    assertThat(p.code()).as(p.err()).isZero();
+    assertThat(Files.readString(plan)).isEqualTo(p.out());
+    String seconds = p.out().lines().filter(l -> l.contains("\"iterationSeconds\""))
+        .findFirst().orElseThrow().replaceAll("[^0-9.E-]", "");
+    CliRun s = CliRun.of("simulate", "--plan", plan.toString(), "--json");
+    assertThat(s.code()).as(s.err()).isZero();
+    // The simulator prices the saved stages with the planner's layer costs, so it reproduces the
+    // plan's own prediction exactly.
+    assertThat(s.out()).contains("\"iterationSeconds\" : " + Double.parseDouble(seconds));
+  }
+
+  @Test
+  void badInputEndsInOneLine() throws Exception {
+    oneLine(CliRun.of("plan", "--model", "llama2-7b", "--layers", "100000", "--cluster",
+        "1x8:a100-80gb"), ExitCodes.BAD_INPUT, "plan at most");
+    oneLine(CliRun.of("plan", "--model", "llama2-7b", "--cluster", "1x8:a100-80gb",
+        "--global-batch", "16", "--microbatches", "3"), ExitCodes.BAD_INPUT,
+        "--global-batch 16 is not a multiple of --microbatches 3");
+    oneLine(CliRun.of("plan", "--model", "llama2-7b", "--cluster", "1x8:nosuchgpu"),
+        ExitCodes.BAD_INPUT, "unknown gpu 'nosuchgpu'");
+    oneLine(CliRun.of("simulate", "--model", "gpt-1.7b", "--cluster", "4x8:a100-80gb", "--tp",
+        "3", "--pp", "1", "--dp", "32", "--micro-batch", "1", "--global-batch", "512"),
+        ExitCodes.BAD_INPUT, "= 96 GPUs, but the cluster has 32");
+    oneLine(CliRun.of("simulate", "--model", "gpt-1.7b", "--cluster", "4x8:a100-80gb", "--tp",
+        "1", "--pp", "1", "--dp", "32", "--micro-batch", "3", "--global-batch", "512"),
+        ExitCodes.BAD_INPUT, "--global-batch 512 is not a multiple of --micro-batch 3");
+    Path empty = Files.writeString(dir.resolve("empty.json"), "");
+    oneLine(CliRun.of("simulate", "--plan", empty.toString()), ExitCodes.BAD_INPUT,
+        "not a JSON plan file");
+    Path old = Files.writeString(dir.resolve("old.json"),
+        "{\"format\":\"meshplan-plan\",\"version\":0}");
+    oneLine(CliRun.of("simulate", "--plan", old.toString()), ExitCodes.BAD_INPUT,
+        "version 0 is not supported");
+    oneLine(CliRun.of("simulate", "--plan", dir.toString()), ExitCodes.BAD_INPUT,
+        "not a regular file");
+  }
+
+  @Test
+  void nothingFitsExitsThreeWithTheMemoryNeeded() {
+    // 13B parameters need about 18 bytes each of model state alone (234 GB), far beyond two
+    // 16 GB GPUs.
+    oneLine(CliRun.of("plan", "--model", "llama2-13b", "--cluster", "2x1:v100-16gb"),
+        ExitCodes.INFEASIBLE, "per GPU, and 15.2GiB is available; try at least");
+  }
+}
