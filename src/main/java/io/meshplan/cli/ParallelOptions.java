@@ -20,6 +20,10 @@ final class ParallelOptions {
       + "default 1).")
   Integer vpp;
 
+  @Option(names = "--schedule", description = "1f1b (default), or gpipe (all forwards, then all "
+      + "backwards); --vpp above 1 selects interleaved 1F1B.")
+  String schedule;
+
   @Option(names = "--micro-batch", description = "Sequences per microbatch per replica.")
   Integer microBatch;
 
@@ -37,9 +41,23 @@ final class ParallelOptions {
       + " data-parallel group (ZeRO-1).")
   boolean distributedOptimizer;
 
+  /** Whether {@code --schedule gpipe} was asked for. */
+  boolean gpipe() {
+    if (schedule == null || schedule.equalsIgnoreCase("1f1b")) {
+      return false;
+    }
+    if (!schedule.equalsIgnoreCase("gpipe")) {
+      throw new InputException("--schedule '" + schedule + "' is unknown; use 1f1b or gpipe");
+    }
+    if (vpp != null && vpp > 1) {
+      throw new InputException("--schedule gpipe has no virtual stages; drop --vpp " + vpp);
+    }
+    return true;
+  }
+
   /** Whether any of the flags was given. */
   boolean any() {
-    return tp != null || pp != null || dp != null || vpp != null || microBatch != null
+    return schedule != null || tp != null || pp != null || dp != null || vpp != null || microBatch != null
         || globalBatch != null || recompute != null || sequenceParallel || distributedOptimizer;
   }
 

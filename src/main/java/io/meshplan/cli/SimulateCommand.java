@@ -68,7 +68,8 @@ final class SimulateCommand implements Callable<Integer> {
       setup = TrainingSetup.of(model, cluster, null, c.globalBatchSize(), 0);
       c.check(setup.cluster().gpuCount(), setup.model().layers(), setup.model().heads(),
           setup.model().kvHeads());
-      PlanSimulator.Evaluated e = new PlanSimulator(setup.layers()).simulate(setup.request(), c)
+      PlanSimulator.Evaluated e = new PlanSimulator(setup.layers()).simulate(setup.request(), c,
+          parallel.gpipe())
           .orElseThrow(() -> new InputException("--tp " + c.tensorParallel() + " cannot split "
               + "this model's layers evenly (Megatron-LM needs heads, key/value heads, the "
               + "feed-forward size and the vocabulary divisible by it)"));

@@ -40,6 +40,20 @@ public final class PlanSimulator {
    * @return the simulation, or empty when a layer cannot take Megatron's layouts at this size
    */
   public Optional<Evaluated> simulate(PlanRequest req, ParallelConfig c) {
+    return simulate(req, c, false);
+  }
+
+  /**
+   * Simulates a Megatron-LM configuration, optionally under the GPipe schedule (all forwards,
+   * then all backwards; Huang et al. 2019) instead of 1F1B.
+   *
+   * @param req the model, cluster and prices
+   * @param c the configuration, already checked against the model and cluster
+   * @param gpipe whether to use GPipe (not with virtual stages)
+   * @return the simulation, or empty when a layer cannot take Megatron's layouts at this size
+   */
+  public Optional<Evaluated> simulate(PlanRequest req, ParallelConfig c, boolean gpipe) {
+    Require.that(!gpipe || c.virtualStages() == 1, "GPipe has no virtual stages");
     ModelSpec model = req.model();
     int chunks = c.pipelineParallel() * c.virtualStages();
     int perChunk = model.layers() / chunks;
@@ -62,7 +76,7 @@ public final class PlanSimulator {
       firstDevice[k] = (k % c.pipelineParallel()) * groupDevices;
     }
     Schedule schedule = c.virtualStages() > 1 ? new Schedule.Interleaved(c.virtualStages())
-        : new Schedule.OneFOneB();
+        : gpipe ? new Schedule.GPipe() : new Schedule.OneFOneB();
     SimulationResult sim = asm.simulate(costs, firstDevice, c.globalBatchSize(),
         c.microbatches(), schedule);
     List<StagePlan> stages = new ArrayList<>();

@@ -34,6 +34,25 @@ class PlanSimulateCliTest {
   }
 
   @Test
+  void gpipeKeepsEveryMicrobatchInFlight() {
+    String[] base = {"simulate", "--model", "llama2-7b", "--layers", "4", "--cluster",
+        "1x8:a100-80gb", "--tp", "2", "--pp", "2", "--dp", "2", "--micro-batch", "1",
+        "--global-batch", "16"};
+    CliRun oneF = CliRun.of(base);
+    String[] g = java.util.Arrays.copyOf(base, base.length + 2);
+    g[base.length] = "--schedule";
+    g[base.length + 1] = "gpipe";
+    CliRun gpipe = CliRun.of(g);
+    assertThat(oneF.code()).as(oneF.err()).isZero();
+    assertThat(gpipe.code()).as(gpipe.err()).isZero();
+    assertThat(oneF.out()).startsWith("schedule 1f1b, 8 microbatches, 2 stages");
+    assertThat(gpipe.out()).startsWith("schedule gpipe, 8 microbatches, 2 stages");
+    // 8 microbatches over 2 stages: 1F1B holds at most 2 in flight on stage 0, GPipe all 8.
+    assertThat(gpipe.out()).containsPattern("\\n0 +\\[0\\] .* 8 +[0-9.]+\\n");
+    assertThat(oneF.out()).containsPattern("\\n0 +\\[0\\] .* 2 +[0-9.]+\\n");
+  }
+
+  @Test
   void badInputEndsInOneLine() throws Exception {
     oneLine(CliRun.of("plan", "--model", "llama2-7b", "--layers", "100000", "--cluster",
         "1x8:a100-80gb"), ExitCodes.BAD_INPUT, "plan at most");
@@ -48,6 +67,9 @@ class PlanSimulateCliTest {
     oneLine(CliRun.of("simulate", "--model", "gpt-1.7b", "--cluster", "4x8:a100-80gb", "--tp",
         "1", "--pp", "1", "--dp", "32", "--micro-batch", "3", "--global-batch", "512"),
         ExitCodes.BAD_INPUT, "--global-batch 512 is not a multiple of --micro-batch 3");
+    oneLine(CliRun.of("simulate", "--model", "gpt-1.7b", "--cluster", "4x8:a100-80gb", "--tp",
+        "1", "--pp", "1", "--dp", "32", "--micro-batch", "1", "--global-batch", "512",
+        "--schedule", "zigzag"), ExitCodes.BAD_INPUT, "--schedule 'zigzag' is unknown");
     Path empty = Files.writeString(dir.resolve("empty.json"), "");
     oneLine(CliRun.of("simulate", "--plan", empty.toString()), ExitCodes.BAD_INPUT,
         "not a JSON plan file");
