@@ -16,6 +16,7 @@ import io.meshplan.plan.PipelinePlan;
 import io.meshplan.plan.PlanJson;
 import io.meshplan.util.InfeasibleException;
 import io.meshplan.util.InputException;
+import io.meshplan.util.InputFiles;
 import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -131,7 +132,7 @@ final class DeployCommand implements Callable<Integer> {
     Optional<PipelinePlan> p = Optional.empty();
     if (plan != null) {
       inputs.add(plan);
-      p = Optional.of(PlanJson.read(plan.toString(), PlanFiles.read("--plan", plan)));
+      p = Optional.of(PlanJson.read(plan.toString(), InputFiles.readString(plan, InputFiles.PLAN_MAX_BYTES, "plan file")));
     }
     if (cluster == null && p.isEmpty()) {
       throw new InputException("give --cluster or --plan");
@@ -144,7 +145,7 @@ final class DeployCommand implements Callable<Integer> {
     FabricEnv f = FabricEnv.of(new TreeMap<>());
     if (fabric != null) {
       inputs.add(fabric);
-      f = DoctorFabric.read(fabric.toString(), ExportFiles.read("--fabric", fabric));
+      f = DoctorFabric.read(fabric.toString(), InputFiles.readString(fabric, InputFiles.FABRIC_MAX_BYTES, "doctor JSON report"));
     }
     try {
       f = f.with(envFlags());

@@ -13,6 +13,7 @@ import io.meshplan.plan.PipelinePlan;
 import io.meshplan.plan.PlanJson;
 import io.meshplan.util.InfeasibleException;
 import io.meshplan.util.InputException;
+import io.meshplan.util.InputFiles;
 import io.meshplan.util.ShellQuote;
 import io.meshplan.util.Units;
 import java.io.PrintWriter;
@@ -89,7 +90,7 @@ final class ExportCommand implements Callable<Integer> {
       if (model.model != null || parallel.any()) {
         throw new InputException("give --plan or the model and parallel flags, not both");
       }
-      PipelinePlan p = PlanJson.read(plan.toString(), PlanFiles.read("--plan", plan));
+      PipelinePlan p = PlanJson.read(plan.toString(), InputFiles.readString(plan, InputFiles.PLAN_MAX_BYTES, "plan file"));
       ClusterSpec c = clusterOptions.spec(p.cluster());
       result = new Exporter().export(target, p, c);
     } else {

@@ -3,8 +3,6 @@ package io.meshplan.cli;
 import io.meshplan.util.AtomicFiles;
 import io.meshplan.util.InputException;
 import java.io.IOException;
-import java.nio.charset.CharacterCodingException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.FileSystems;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -18,38 +16,8 @@ import java.util.List;
  * without {@code --force}, never over anything but a regular file, and never over an input.
  */
 final class ExportFiles {
-  /** The largest input file read, bytes. */
-  static final long MAX_INPUT_BYTES = 64L << 20;
 
   private ExportFiles() {}
-
-  /**
-   * Reads a text input.
-   *
-   * @param flag the flag that named it, for messages
-   * @param file the file
-   * @return its text
-   */
-  static String read(String flag, Path file) {
-    if (!Files.exists(file)) {
-      throw new InputException(flag + " " + file + ": no such file");
-    }
-    if (!Files.isRegularFile(file)) {
-      throw new InputException(flag + " " + file + ": not a regular file");
-    }
-    try {
-      if (Files.size(file) > MAX_INPUT_BYTES) {
-        throw new InputException(flag + " " + file + ": larger than " + MAX_INPUT_BYTES
-            + " bytes");
-      }
-      return StandardCharsets.UTF_8.newDecoder().decode(
-          java.nio.ByteBuffer.wrap(Files.readAllBytes(file))).toString();
-    } catch (CharacterCodingException e) {
-      throw new InputException(flag + " " + file + ": not UTF-8 text");
-    } catch (IOException e) {
-      throw new InputException(flag + " " + file + ": cannot read (" + e.getMessage() + ")");
-    }
-  }
 
   /**
    * Checks that an output may be written: not one of the inputs, and, when it exists, a regular

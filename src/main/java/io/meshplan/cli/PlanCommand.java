@@ -68,7 +68,6 @@ final class PlanCommand implements Callable<Integer> {
             + "--microbatches " + fixed);
       }
     }
-    OutputFiles.check(spec, "--out", out);
     ReportFiles.check(report, compare, out, null);
     TrainingSetup setup = TrainingSetup.of(model, cluster, null, globalBatch, fixed);
     PlanResult r;
@@ -89,7 +88,7 @@ final class PlanCommand implements Callable<Integer> {
           p.stats().layerSolves(), p.stats().dpRuns(), p.stats().simulations());
     }
     if (out != null) {
-      OutputFiles.write("--out", out, planJson);
+      OutputPaths.write("--out", out, planJson);
       if (!json) {
         w.println("wrote " + out);
       }

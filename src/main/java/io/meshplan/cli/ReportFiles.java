@@ -19,9 +19,6 @@ import java.util.Optional;
  * writes the HTML report.
  */
 final class ReportFiles {
-  /** Cap for a plan file given to {@code --compare}: 64 MiB, far above any real plan. */
-  static final long PLAN_MAX_BYTES = 64L << 20;
-
   private ReportFiles() {}
 
   /**
@@ -64,7 +61,7 @@ final class ReportFiles {
     Optional<ReportSide> other = Optional.empty();
     if (compare != null) {
       PipelinePlan p = PlanJson.read(compare.toString(),
-          InputFiles.readString(compare, PLAN_MAX_BYTES, "plan file"));
+          InputFiles.readString(compare, InputFiles.PLAN_MAX_BYTES, "plan file"));
       TrainingSetup setup = TrainingSetup.of(p.model(), true, compareOptions, p.cluster(),
           p.globalBatchSize(), 0);
       SimulationResult sim = new PlanSimulator(setup.layers()).simulate(setup.request(), p);

@@ -9,6 +9,7 @@ import io.meshplan.sim.SimulationJson;
 import io.meshplan.sim.SimulationResult;
 import io.meshplan.sim.SimulationText;
 import io.meshplan.util.InputException;
+import io.meshplan.util.InputFiles;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.Optional;
@@ -59,7 +60,7 @@ final class SimulateCommand implements Callable<Integer> {
         throw new InputException("--plan carries the model and the parallel sizes; drop --model"
             + " and --tp/--pp/--dp/--vpp/--micro-batch/--global-batch");
       }
-      PipelinePlan p = PlanJson.read(plan.toString(), PlanFiles.read("--plan", plan));
+      PipelinePlan p = PlanJson.read(plan.toString(), InputFiles.readString(plan, InputFiles.PLAN_MAX_BYTES, "plan file"));
       setup = TrainingSetup.of(p.model(), true, cluster, p.cluster(), p.globalBatchSize(), 0);
       sim = new PlanSimulator(setup.layers()).simulate(setup.request(), p);
       drawn = Optional.of(p);

@@ -33,10 +33,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
+import java.util.concurrent.Callable;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 
@@ -98,45 +95,23 @@ public final class IlpLayerCostModel implements LayerCostModel {
   }
 
   /**
-   * Plans layers ahead, in parallel; each result is what {@link #cost} would compute on its own, so
+   * Plans layers ahead, in parallel on one thread per processor; each result is what {@link #cost} would compute on its own, so
    * the outcome does not depend on the number of threads.
    *
    * @param keys the layers
-   * @param threads worker threads, at least 1
    */
   @Override
-  public void prefetch(java.util.Collection<Key> keys, int threads) {
+  public void prefetch(java.util.Collection<Key> keys) {
     List<Key> todo = new ArrayList<>(new java.util.LinkedHashSet<>(keys));
     todo.removeIf(memo::containsKey);
     if (todo.isEmpty()) {
       return;
     }
-    ExecutorService pool = Executors.newFixedThreadPool(Math.max(1, threads), r -> {
-      Thread th = new Thread(r, "meshplan-layer-solve");
-      th.setDaemon(true);
-      return th;
-    });
-    try {
-      List<Future<?>> fs = new ArrayList<>();
-      for (Key k : todo) {
-        fs.add(pool.submit(() -> cost(k.kind(), k.setting())));
-      }
-      for (Future<?> f : fs) {
-        try {
-          f.get();
-        } catch (ExecutionException e) {
-          if (e.getCause() instanceof RuntimeException re) {
-            throw re;
-          }
-          throw new IllegalStateException(e.getCause());
-        }
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException("interrupted while planning layers", e);
-    } finally {
-      pool.shutdownNow();
+    List<Callable<LayerCost>> tasks = new ArrayList<>();
+    for (Key k : todo) {
+      tasks.add(() -> cost(k.kind(), k.setting()));
     }
+    Parallel.runAll(tasks, "meshplan-layer-solve");
   }
 
   @Override
@@ -177,9 +152,7 @@ public final class IlpLayerCostModel implements LayerCostModel {
     MeshEnv env = MeshEnv.onCluster(cluster.gpu(), comm.apply(mesh), UNBOUNDED_MEMORY,
         computeType.bytes());
     Map<Integer, ShardingSpec> fixed = new HashMap<>();
-    if (!fixBoundary(tg, s, fixed)) {
-      return null;
-    }
+    fixBoundary(tg, s, fixed);
     if (megatron && t > 1 && !fixMegatron(tg, t, fixed)) {
       return null;
     }
@@ -192,7 +165,7 @@ public final class IlpLayerCostModel implements LayerCostModel {
   }
 
   /** Input and output activations (and their gradients) take the chaining layout. */
-  private static boolean fixBoundary(TrainingGraph tg, LayerSetting s, Map<Integer,
+  private static void fixBoundary(TrainingGraph tg, LayerSetting s, Map<Integer,
       ShardingSpec> fixed) {
     int[] ids = {tg.input(), tg.output(), tg.outputGradient(), tg.inputGradient()};
     for (int id : ids) {
@@ -206,7 +179,6 @@ public final class IlpLayerCostModel implements LayerCostModel {
       fixed.put(id, s.sequenceParallel() ? ShardingSpec.split(3, 1, 1)
           : ShardingSpec.replicated(3));
     }
-    return true;
   }
 
   /** Megatron-LM's layouts by weight name; false when a weight cannot be split evenly. */

@@ -77,7 +77,7 @@ public final class InterOpPlanner {
           + (long) Math.sqrt((double) MAX_TABLE_CELLS / shapes.size()) + " layers on this cluster");
     }
     List<Integer> micro = microbatchSizes(req, shapes);
-    layers.prefetch(layerKeys(req, shapes, micro), Runtime.getRuntime().availableProcessors());
+    layers.prefetch(layerKeys(req, shapes, micro));
     // One DP per microbatch size, in parallel; the results are combined in the order of the
     // sizes, so the choice does not depend on the threads.
     List<java.util.concurrent.Callable<Object>> runs = new ArrayList<>();
@@ -96,7 +96,7 @@ public final class InterOpPlanner {
     double bestTime = Double.POSITIVE_INFINITY;
     PlanResult.Planned best = null;
     double leastNeeded = Double.POSITIVE_INFINITY;
-    for (Object o : runAll(runs)) {
+    for (Object o : Parallel.runAll(runs, "meshplan-stage-dp")) {
       if (o instanceof StageDpResult.Infeasible inf) {
         if (inf.minimumMemoryBytes().isPresent()) {
           leastNeeded = Math.min(leastNeeded, inf.minimumMemoryBytes().getAsDouble());
@@ -117,34 +117,6 @@ public final class InterOpPlanner {
     }
     return new PlanResult.Planned(best.plan(), best.simulation(),
         new PlanResult.SearchStats(layerSolves(), dpRuns, simulations.get()));
-  }
-
-  /** Runs independent tasks on one thread per processor and returns their results in order. */
-  private static List<Object> runAll(List<java.util.concurrent.Callable<Object>> tasks) {
-    int threads = Math.max(1, Math.min(tasks.size(), Runtime.getRuntime().availableProcessors()));
-    java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(
-        threads, r -> {
-          Thread t = new Thread(r, "meshplan-stage-dp");
-          t.setDaemon(true);
-          return t;
-        });
-    try {
-      List<Object> out = new ArrayList<>();
-      for (java.util.concurrent.Future<Object> f : pool.invokeAll(tasks)) {
-        out.add(f.get());
-      }
-      return out;
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException("interrupted while planning", e);
-    } catch (java.util.concurrent.ExecutionException e) {
-      if (e.getCause() instanceof RuntimeException re) {
-        throw re;
-      }
-      throw new IllegalStateException(e.getCause());
-    } finally {
-      pool.shutdownNow();
-    }
   }
 
   private int layerSolves() {

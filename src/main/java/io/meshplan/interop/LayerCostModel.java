@@ -48,8 +48,7 @@ public interface LayerCostModel {
    * prices on demand.
    *
    * @param keys the layers that will be asked for
-   * @param threads worker threads to use, at least 1
    */
-  default void prefetch(java.util.Collection<Key> keys, int threads) {
+  default void prefetch(java.util.Collection<Key> keys) {
   }
 }

@@ -25,6 +25,10 @@ public final class InputFiles {
   public static final long PROFILE_MAX_BYTES = 64L << 20;
   /** Cap for a cluster YAML file: 1 MiB (it has a handful of fields). */
   public static final long CLUSTER_MAX_BYTES = 1L << 20;
+  /** A plan file: stages and their largest tensors, far below this for any cluster. */
+  public static final long PLAN_MAX_BYTES = 64L << 20;
+  /** A doctor JSON report of one node. */
+  public static final long FABRIC_MAX_BYTES = 1L << 20;
   /** Cap for one sysfs attribute: the kernel serves at most one page, 4 KiB; 64 KiB leaves room. */
   public static final long SYSFS_MAX_BYTES = 64L << 10;
 
@@ -86,8 +90,8 @@ public final class InputFiles {
       throw new InputException(file + ": cannot read " + what + ": " + describe(e), e);
     }
     if (!a.isRegularFile()) {
-      throw new InputException(file + ": " + kind(file, a) + "; expected a regular file ("
-          + what + ")");
+      throw new InputException(file + ": " + kind(file, a) + ", not a regular file (" + what
+          + " expected)");
     }
   }
 
