@@ -39,6 +39,11 @@ public final class InterOpPlanner {
    * 52 submesh shapes needs 825,552 cells).
    */
   static final long MAX_TABLE_CELLS = 1L << 25;
+  /**
+   * The most microbatches per iteration: the simulator steps through every forward and backward
+   * of every microbatch on every stage, so this bounds its events (real jobs use a few thousand).
+   */
+  static final int MAX_MICROBATCHES = 1 << 16;
   /** Sequences per microbatch on one replica that the search considers. */
   private static final int[] REPLICA_MICROBATCHES = {1, 2, 4, 8};
 
@@ -128,29 +133,46 @@ public final class InterOpPlanner {
    * every divisor of the global batch that some stage option can use.
    */
   private static List<Integer> microbatchSizes(PlanRequest req, List<SubmeshShape> shapes) {
-    List<Integer> out = new ArrayList<>();
     int gb = req.globalBatch();
     if (req.fixedMicrobatches() > 0) {
       Require.that(gb % req.fixedMicrobatches() == 0, "the global batch " + gb
           + " is not a multiple of " + req.fixedMicrobatches() + " microbatches");
-      out.add(gb / req.fixedMicrobatches());
-      return out;
+      checkMicrobatches(req.fixedMicrobatches());
+      return List.of(gb / req.fixedMicrobatches());
     }
-    for (int g = 1; g <= gb; g++) {
-      if (gb % g != 0) {
-        continue;
-      }
-      boolean used = false;
-      for (SubmeshShape sh : shapes) {
-        for (int t : tensorDegrees(req, sh.devices())) {
-          used |= replicaMicrobatch(g, sh.devices() / t) > 0;
+    // A microbatch gives each replica of some stage 1, 2, 4 or 8 sequences, so the candidates are
+    // those products that divide the global batch: at most 4 per data-parallel size.
+    java.util.TreeSet<Integer> sizes = new java.util.TreeSet<>();
+    for (SubmeshShape sh : shapes) {
+      for (int t : tensorDegrees(req, sh.devices())) {
+        for (int b : REPLICA_MICROBATCHES) {
+          long g = (long) b * (sh.devices() / t);
+          if (g <= gb && gb % g == 0 && gb / g <= MAX_MICROBATCHES) {
+            sizes.add((int) g);
+          }
         }
       }
-      if (used) {
-        out.add(g);
-      }
     }
-    return out;
+    if (sizes.isEmpty()) {
+      throw new io.meshplan.util.InputException("the global batch of " + gb + " sequences cannot "
+          + "be split into at most " + MAX_MICROBATCHES + " microbatches of 1, 2, 4 or 8 "
+          + "sequences per data-parallel replica on this cluster; choose a global batch with "
+          + "more factors of 2");
+    }
+    return new ArrayList<>(sizes);
+  }
+
+  /**
+   * Refuses more microbatches per iteration than the simulator can step through quickly.
+   *
+   * @param microbatches microbatches per iteration
+   */
+  static void checkMicrobatches(long microbatches) {
+    if (microbatches > MAX_MICROBATCHES) {
+      throw new io.meshplan.util.InputException(microbatches + " microbatches per iteration are "
+          + "more than the limit of " + MAX_MICROBATCHES + "; use larger microbatches or a "
+          + "smaller global batch");
+    }
   }
 
   /**

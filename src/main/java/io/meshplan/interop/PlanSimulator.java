@@ -54,6 +54,7 @@ public final class PlanSimulator {
    */
   public Optional<Evaluated> simulate(PlanRequest req, ParallelConfig c, boolean gpipe) {
     Require.that(!gpipe || c.virtualStages() == 1, "GPipe has no virtual stages");
+    InterOpPlanner.checkMicrobatches(c.microbatches());
     ModelSpec model = req.model();
     int chunks = c.pipelineParallel() * c.virtualStages();
     int perChunk = model.layers() / chunks;
@@ -115,6 +116,7 @@ public final class PlanSimulator {
    * @throws InputException when the plan does not fit the cluster or model
    */
   public SimulationResult simulate(PlanRequest req, PipelinePlan plan) {
+    InterOpPlanner.checkMicrobatches(plan.microbatches());
     ModelSpec model = req.model();
     int L = model.layers();
     StageAssembler asm = new StageAssembler(req, layers);

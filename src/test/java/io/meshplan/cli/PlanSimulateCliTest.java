@@ -70,6 +70,13 @@ class PlanSimulateCliTest {
     oneLine(CliRun.of("simulate", "--model", "gpt-1.7b", "--cluster", "4x8:a100-80gb", "--tp",
         "1", "--pp", "1", "--dp", "32", "--micro-batch", "1", "--global-batch", "512",
         "--schedule", "zigzag"), ExitCodes.BAD_INPUT, "--schedule 'zigzag' is unknown");
+    // A prime global batch splits only into single sequences: 2^31 - 1 microbatches, refused
+    // before any work instead of looping over every divisor candidate.
+    oneLine(CliRun.of("plan", "--model", "llama2-7b", "--cluster", "1x8:a100-80gb",
+        "--global-batch", "2147483647"), ExitCodes.BAD_INPUT, "cannot be split into at most");
+    oneLine(CliRun.of("simulate", "--model", "gpt-1.7b", "--cluster", "4x8:a100-80gb", "--tp",
+        "1", "--pp", "1", "--dp", "32", "--micro-batch", "1", "--global-batch", "2147483616"),
+        ExitCodes.BAD_INPUT, "67108863 microbatches per iteration are more than the limit");
     Path empty = Files.writeString(dir.resolve("empty.json"), "");
     oneLine(CliRun.of("simulate", "--plan", empty.toString()), ExitCodes.BAD_INPUT,
         "not a JSON plan file");
