@@ -305,10 +305,15 @@ public final class InterOpPlanner {
     ModelSpec model = req.model();
     ClusterSpec c = req.cluster();
     // Model state alone (16-bit weights, fp32 gradients, fp32 master and moments: 18 bytes per
-    // parameter) spread over every GPU of n nodes must fit in 90% of the memory.
+    // parameter) spread over every GPU of n nodes must fit in 90% of the memory, and so must the
+    // best layout's total need.
     double state = 18.0 * model.parameterCount();
     double perNode = 0.9 * req.memoryPerGpu() * c.gpusPerNode();
     long nodes = (long) Math.ceil(state / perNode);
+    if (Double.isFinite(leastNeeded)) {
+      // The best layout's need spread over more nodes of the same kind: a lower bound as well.
+      nodes = Math.max(nodes, (long) Math.ceil(leastNeeded * c.gpuCount() / perNode));
+    }
     int smallest = (int) Math.min(Integer.MAX_VALUE, Math.max(nodes, (long) c.nodes() + 1));
     String need = Double.isFinite(leastNeeded)
         ? io.meshplan.util.Units.formatBytes(leastNeeded) : "more than "
