@@ -107,11 +107,18 @@ public final class IlpLayerCostModel implements LayerCostModel {
     if (todo.isEmpty()) {
       return;
     }
-    List<Callable<LayerCost>> tasks = new ArrayList<>();
-    for (Key k : todo) {
-      tasks.add(() -> cost(k.kind(), k.setting()));
+    // Full recomputation is derived from the plan without it, so those keys come second: each
+    // graph is then solved exactly once whatever the threads do, and the count is repeatable.
+    for (boolean derived : new boolean[] {false, true}) {
+      List<Callable<LayerCost>> tasks = new ArrayList<>();
+      for (Key k : todo) {
+        if (derived == (k.kind() == Kind.BLOCK
+            && k.setting().recompute() == io.meshplan.model.Recompute.FULL)) {
+          tasks.add(() -> cost(k.kind(), k.setting()));
+        }
+      }
+      Parallel.runAll(tasks, "meshplan-layer-solve");
     }
-    Parallel.runAll(tasks, "meshplan-layer-solve");
   }
 
   @Override
