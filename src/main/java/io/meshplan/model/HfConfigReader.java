@@ -50,7 +50,8 @@ public final class HfConfigReader {
    * Reads a config file.
    *
    * @param file the {@code config.json}
-   * @return the model spec, named after the file's {@code _name_or_path} or its folder
+   * @return the model spec, named after the file's {@code _name_or_path}, else its folder for a
+   *     {@code config.json}, else the file name without {@code .json}
    * @throws InputException naming the file and the missing, mistyped or unsupported field
    */
   public static ModelSpec read(Path file) {
@@ -68,8 +69,13 @@ public final class HfConfigReader {
       throw new InputException(file + ": larger than " + MAX_BYTES
           + " bytes; a config.json is a few KiB");
     }
-    String fallback = file.toAbsolutePath().getParent() == null ? file.toString()
-        : file.toAbsolutePath().getParent().getFileName() + "";
+    // A file named config.json is named after its folder (as Hugging Face stores them), any other
+    // after itself.
+    Path abs = file.toAbsolutePath();
+    String base = abs.getFileName() + "";
+    String fallback = base.equals("config.json") && abs.getParent() != null
+        && abs.getParent().getFileName() != null ? abs.getParent().getFileName() + ""
+        : base.endsWith(".json") ? base.substring(0, base.length() - 5) : base;
     return parse(new String(bytes, StandardCharsets.UTF_8), file.toString(), fallback);
   }
 

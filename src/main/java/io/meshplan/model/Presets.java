@@ -19,7 +19,8 @@ import java.util.Map;
  *       32/40/60/80, context 2048) with the intermediate sizes of the released configs
  *       (11008/13824/17920/22016).
  *   <li>{@code llama3-8b}, {@code llama3-70b}, {@code llama3.1-8b}, {@code llama3.1-70b}, {@code
- *       llama3.1-405b}: the {@code config.json} of meta-llama/Meta-Llama-3(.1)-*: hidden
+ *       llama3.1-405b} (also {@code llama3-405b}, the name DESIGN.md uses; Meta released the 405B
+ *       model as Llama 3.1): the {@code config.json} of meta-llama/Meta-Llama-3(.1)-*: hidden
  *       4096/8192/16384, layers 32/80/126, heads 32/64/128, 8 key/value heads, intermediate
  *       14336/28672/53248, vocabulary 128256; Dubey et al. 2024, "The Llama 3 Herd of Models",
  *       Table 3. Sequence 8192 (the pre-training context).
@@ -66,6 +67,7 @@ public final class Presets {
     llama("llama3.1-8b", 32, 4096, 32, 8, 14336, 128256, 8192);
     llama("llama3.1-70b", 80, 8192, 64, 8, 28672, 128256, 8192);
     llama("llama3.1-405b", 126, 16384, 128, 8, 53248, 128256, 8192);
+    llama("llama3-405b", 126, 16384, 128, 8, 53248, 128256, 8192);
     llama("mistral-7b", 32, 4096, 32, 8, 14336, 32000, 8192);
     // Narayanan et al. SC'21, Table 1: name, hidden, layers, heads, global batch.
     megatron("gpt-1.7b", 2304, 24, 24, 512);

@@ -44,6 +44,7 @@ class HfConfigReaderTest {
     assertThat(s.seq()).isEqualTo(HfConfigReader.DEFAULT_SEQ_CAP);
     assertThat(s.dtype()).isEqualTo(DType.BF16);
     assertThat(s.arch()).isEqualTo(Architecture.llama());
+    assertThat(s.name()).isEqualTo("meta-llama-3.1-405b");
     assertThat(s.parameterCount()).isEqualTo(Presets.get("llama3.1-405b").parameterCount());
     ModelSpec opt = HfConfigReader.read(fixture("opt-1.3b.json"));
     assertThat(opt.name()).isEqualTo("facebook/opt-1.3b");
@@ -107,6 +108,14 @@ class HfConfigReaderTest {
         .isInstanceOf(InputException.class)
         .hasMessage("b.json: model_type 'bert' is not supported; supported: llama, mistral, "
             + "gpt_neox, opt");
+  }
+
+  @Test
+  void aConfigJsonIsNamedAfterItsFolder(@TempDir Path dir) throws IOException {
+    Path folder = Files.createDirectory(dir.resolve("Mistral-7B-v0.1"));
+    Path config = folder.resolve("config.json");
+    Files.copy(fixture("mistral-7b-v0.1.json"), config);
+    assertThat(HfConfigReader.read(config).name()).isEqualTo("Mistral-7B-v0.1");
   }
 
   @Test

@@ -51,6 +51,7 @@ class PresetParameterCountTest {
   @ParameterizedTest
   @CsvSource({"llama2-7b, 6738415616, 6.74e9", "llama2-13b, 13015864320, 13.0e9",
       "llama2-70b, 68976648192, 69.0e9", "llama3.1-405b, 405853388800, 405e9",
+      "llama3-405b, 405853388800, 405e9",
       "llama-7b, 6738415616, 6.7e9", "llama-13b, 13015864320, 13.0e9",
       "llama-33b, 32528943616, 32.5e9", "llama-65b, 65285660672, 65.2e9",
       "llama3-8b, 8030261248, 8.03e9", "llama3-70b, 70553706496, 70.6e9",
