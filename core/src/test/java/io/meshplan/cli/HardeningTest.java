@@ -108,7 +108,7 @@ class HardeningTest {
   }
 
   private static String calibrateLog(String name) {
-    return "src/test/resources/calibrate/" + name;
+    return "core/src/test/resources/calibrate/" + name;
   }
 
   // Class 2: arithmetic overflow.
@@ -247,7 +247,7 @@ class HardeningTest {
         "1x4:a100-80gb", "--profile", pipe.toString()), "regular file");
     // A FIFO in place of a sysfs attribute: reported, not read.
     Path root = dir.resolve("sys");
-    copyTree(Path.of("src/test/resources/sysfs/roce-bond"), root);
+    copyTree(Path.of("core/src/test/resources/sysfs/roce-bond"), root);
     Path state = root.resolve("class/infiniband/mlx5_bond_0/ports/1/state");
     Files.delete(state);
     fifo("sys/class/infiniband/mlx5_bond_0/ports/1/state");

@@ -27,7 +27,7 @@ class LocalCheckTest {
 
   @Test
   void comparesTheBestBusBandwidthWithNvlink() throws Exception {
-    Path log = Path.of("src/test/resources/calibrate/all_reduce_perf_8gpu_a100.log")
+    Path log = Path.of("core/src/test/resources/calibrate/all_reduce_perf_8gpu_a100.log")
         .toAbsolutePath();
     Path bin = fakeBinary("cat '" + log + "'");
     assertThat(LocalCheck.find(dir.toString(), null)).isEqualTo(bin);

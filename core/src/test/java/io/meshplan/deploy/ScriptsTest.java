@@ -102,7 +102,7 @@ class ScriptsTest {
         "--annotation", "k8s.v1.cni.cncf.io/networks=kube-system/roce",
         "--", "bash", "/workspace/llama2-70b-node.sh");
 
-    Path sysfs = Path.of("src/test/resources/sysfs/roce-bond-gid9").toAbsolutePath();
+    Path sysfs = Path.of("core/src/test/resources/sysfs/roce-bond-gid9").toAbsolutePath();
     Shell.Result node = Shell.bash(Shell.temp(files.get(1).text()), List.of(), fake.env(Map.of(
         "WORLD_SIZE", "128", "RANK", "5", "MASTER_ADDR", "10.1.2.3", "MASTER_PORT", "23456",
         "MESHPLAN_SYSFS_ROOT", sysfs.toString())), null);

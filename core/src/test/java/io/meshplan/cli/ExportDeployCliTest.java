@@ -184,7 +184,7 @@ class ExportDeployCliTest {
     Path plan = planFile(20, 20, 20, 20);
     Path out = dir.resolve("launch");
     CliRun r = CliRun.of("deploy", "--target", "runai", "--plan", plan.toString(),
-        "--fabric", "src/test/resources/doctor-golden/roce-bond-gid9.json", "--image",
+        "--fabric", "core/src/test/resources/doctor-golden/roce-bond-gid9.json", "--image",
         "nvcr.io/nvidia/pytorch:24.05-py3", "--namespace", "llm", "--name", "llama70b",
         "--rdma-resource", "rdma/rdma", "--network", "kube-system/roce", "--megatron-args",
         "--out", out.toString(), "--", "pretrain_gpt.py", "--data-path", "/data/my corpus");

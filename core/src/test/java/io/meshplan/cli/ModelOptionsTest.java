@@ -27,11 +27,11 @@ class ModelOptionsTest {
   void configPathWorksLikeAPreset() throws IOException {
     String[] small = {"--layers", "1", "--seq", "32", "--batch", "2", "--hidden", "64",
         "--heads", "4", "--ffn", "128"};
-    CliRun fromFile = shard("src/test/resources/hf/llama-2-7b-hf.json", small);
+    CliRun fromFile = shard("core/src/test/resources/hf/llama-2-7b-hf.json", small);
     CliRun fromPreset = shard("llama2-7b", small);
     assertThat(fromFile.code()).as(fromFile.err()).isZero();
     // Same dimensions; the config is fp16, the preset fp32, so pin the dtype of both.
-    CliRun a = shard("src/test/resources/hf/llama-2-7b-hf.json", concat(small, "--dtype", "f32"));
+    CliRun a = shard("core/src/test/resources/hf/llama-2-7b-hf.json", concat(small, "--dtype", "f32"));
     CliRun b = shard("llama2-7b", concat(small, "--dtype", "f32"));
     var mapper = new com.fasterxml.jackson.databind.ObjectMapper();
     var ja = mapper.readTree(a.out());
@@ -52,7 +52,7 @@ class ModelOptionsTest {
     CliRun missing = shard(dir.resolve("absent.json").toString());
     assertThat(missing.code()).isEqualTo(2);
     assertThat(missing.err()).contains("absent.json: not a regular file").doesNotContain("\tat ");
-    CliRun opt350 = shard("src/test/resources/hf/opt-350m.json");
+    CliRun opt350 = shard("core/src/test/resources/hf/opt-350m.json");
     assertThat(opt350.code()).isEqualTo(2);
     assertThat(opt350.err()).contains("word_embed_proj_dim 512 differs");
     Path bad = dir.resolve("config.json");

@@ -19,7 +19,7 @@ import java.util.Locale;
  * 100 distinct values. Prints one row per (L, cluster). Run after {@code mvn -o -q test-compile}:
  *
  * <pre>
- * java -Xmx2g -cp target/test-classes:target/meshplan.jar io.meshplan.bench.StageDpBench
+ * java -Xmx2g -cp core/target/test-classes:core/target/meshplan.jar io.meshplan.bench.StageDpBench
  * </pre>
  *
  * Columns: layers, cluster, shapes, device units (N*M over the gcd of the sizes), B, distinct

@@ -12,7 +12,7 @@ import java.util.Locale;
  * 50,000 instructions. Run after {@code mvn -o -q test-compile}:
  *
  * <pre>
- * java -Xmx2g -cp target/test-classes:target/meshplan.jar io.meshplan.bench.HloParseBench
+ * java -Xmx2g -cp core/target/test-classes:core/target/meshplan.jar io.meshplan.bench.HloParseBench
  * </pre>
  *
  * Columns: instructions, file bytes, parse seconds (best of 5 after 3 warm-up parses), heap bytes

@@ -63,13 +63,13 @@ class GidLookupScriptTest {
   void agreesWithTheDoctorOnItsFixtures() {
     for (String fixture : List.of("roce-bond", "roce-bond-gid9", "sparse-gids", "mixed",
         "ib-hdr")) {
-      Path root = Path.of("src/test/resources/sysfs", fixture).toAbsolutePath();
+      Path root = Path.of("core/src/test/resources/sysfs", fixture).toAbsolutePath();
       Map<String, String> want = doctor(root);
       assertThat(want).as(fixture).isNotEmpty();
       assertThat(shell(root)).as(fixture).isEqualTo(want);
     }
     // roce-bond-gid9: the RunAI guide's answer, index 9 (RoCE v2, IPv4-mapped).
-    Path gid9 = Path.of("src/test/resources/sysfs/roce-bond-gid9").toAbsolutePath();
+    Path gid9 = Path.of("core/src/test/resources/sysfs/roce-bond-gid9").toAbsolutePath();
     assertThat(shell(gid9)).containsEntry("mlx5_bond_0:1", "9");
   }
 

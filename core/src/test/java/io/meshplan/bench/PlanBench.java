@@ -28,7 +28,7 @@ import java.util.function.Function;
  * ({@link MegatronGrid}) in the same simulator.
  *
  * <p>Run: {@code mvn -q -DskipTests package && mvn -q test-compile && java -Xmx4g
- * -XX:+UseSerialGC -cp target/test-classes:target/meshplan.jar:target/lib/* io.meshplan.bench.PlanBench
+ * -XX:+UseSerialGC -cp core/target/test-classes:core/target/meshplan.jar:core/target/lib/* io.meshplan.bench.PlanBench
  * [CASE...]} with cases {@code 13b}, {@code 70b}, {@code 405b} (default: all).
  */
 public final class PlanBench {

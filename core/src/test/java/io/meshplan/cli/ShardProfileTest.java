@@ -18,7 +18,7 @@ class ShardProfileTest {
   private static JsonNode plan(String profile) throws Exception {
     StringWriter out = new StringWriter();
     StringWriter err = new StringWriter();
-    String path = Path.of("src/test/resources/profiles", profile).toString();
+    String path = Path.of("core/src/test/resources/profiles", profile).toString();
     int code = Main.run(new PrintWriter(out), new PrintWriter(err), "shard", "--model",
         "alpa-mlp", "--batch", "1024", "--hidden", "4096", "--mesh", "2x8", "--cluster",
         "2x8:h100-80gb", "--profile", path, "--json");

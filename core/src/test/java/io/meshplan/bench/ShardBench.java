@@ -21,7 +21,7 @@ import java.util.Optional;
  * whole step (meshplan's default) or live from their position (Alpa's prototype). Prints a table: best of 3 runs after 2
  * warm-up runs, with wall and thread CPU seconds, the proven gap (objective - bound) / objective
  * and CBC's 600 s result where known; then the median time of one transformer block under a
- * binding budget. Run: {@code java -cp target/test-classes:target/meshplan.jar
+ * binding budget. Run: {@code java -cp core/target/test-classes:core/target/meshplan.jar
  * io.meshplan.bench.ShardBench}.
  */
 public final class ShardBench {

@@ -16,7 +16,7 @@ import org.junit.jupiter.params.provider.CsvSource;
 /** Reading Hugging Face config.json files (fixtures written from the published configs). */
 class HfConfigReaderTest {
   private static Path fixture(String name) {
-    return Path.of("src/test/resources/hf", name);
+    return Path.of("core/src/test/resources/hf", name);
   }
 
   /**

@@ -15,7 +15,7 @@ import java.util.Locale;
  * recomputation mode, and whole models. Run after {@code mvn -o -q test-compile}:
  *
  * <pre>
- * java -cp target/test-classes:target/meshplan.jar io.meshplan.bench.TrainingGraphBench
+ * java -cp core/target/test-classes:core/target/meshplan.jar io.meshplan.bench.TrainingGraphBench
  * </pre>
  *
  * Columns: model, part, sequence, recomputation, instructions, build milliseconds (best of 20

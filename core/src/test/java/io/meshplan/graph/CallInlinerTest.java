@@ -9,7 +9,7 @@ import org.junit.jupiter.api.Test;
 class CallInlinerTest {
   @Test
   void fusionsBecomeTheirComputations() {
-    HloModule m = new HloParser().parse(Path.of("src/test/resources/hlo/softmax_fused.hlo"));
+    HloModule m = new HloParser().parse(Path.of("core/src/test/resources/hlo/softmax_fused.hlo"));
     assertThat(CallInliner.hasCalls(m)).isTrue();
     CallInliner.Result r = CallInliner.inline(m);
     Graph g = r.graph();
@@ -36,13 +36,13 @@ class CallInlinerTest {
 
   @Test
   void modulesWithoutCallsAreLeftAlone() {
-    HloModule m = new HloParser().parse(Path.of("src/test/resources/hlo/layer_norm.hlo"));
+    HloModule m = new HloParser().parse(Path.of("core/src/test/resources/hlo/layer_norm.hlo"));
     assertThat(CallInliner.hasCalls(m)).isFalse();
   }
 
   @Test
   void aScanLoopBodyIsInlinedOnceWithItsCarriedValuesPaired() {
-    HloModule m = new HloParser().parse(Path.of("src/test/resources/hlo/while_loop.hlo"));
+    HloModule m = new HloParser().parse(Path.of("core/src/test/resources/hlo/while_loop.hlo"));
     CallInliner.Result r = CallInliner.inline(m);
     Graph g = r.graph();
     assertThat(g.instructions()).noneMatch(i -> i.opcode() == Opcode.WHILE);
@@ -68,7 +68,7 @@ class CallInlinerTest {
   @Test
   void loopBodyInstructionsCarryTheKnownTripCount() {
     // while_loop.hlo's loop says backend_config={"known_trip_count":{"n":"4"}, ...}.
-    HloModule m = new HloParser().parse(Path.of("src/test/resources/hlo/while_loop.hlo"));
+    HloModule m = new HloParser().parse(Path.of("core/src/test/resources/hlo/while_loop.hlo"));
     Graph g = CallInliner.inline(m).graph();
     for (Instruction ins : g.instructions()) {
       long expected = ins.name().startsWith("while.27/") ? 4 : 1;
