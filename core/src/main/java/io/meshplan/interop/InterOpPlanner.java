@@ -322,6 +322,15 @@ public final class InterOpPlanner {
       // The best layout's need spread over more nodes of the same kind: a lower bound as well.
       nodes = Math.max(nodes, (long) Math.ceil(leastNeeded * c.gpuCount() / perNode));
     }
+    if (!Double.isFinite(leastNeeded) && nodes <= c.nodes()) {
+      // No stage DP found any partition at all: the model state would fit, but the cluster's GPUs
+      // cannot be cut into stages that share one microbatch size.
+      return new PlanResult.Infeasible(0, c.nodes(), "no pipeline of " + model.name()
+          + " covers all " + c.gpuCount() + " GPUs of " + c.toShortString() + " with stages "
+          + "whose data-parallel sizes take 1, 2, 4 or 8 sequences each of one microbatch "
+          + "that divides the global batch of " + req.globalBatch() + "; use a node count with "
+          + "more factors of 2 or another global batch");
+    }
     int smallest = (int) Math.min(Integer.MAX_VALUE, Math.max(nodes, (long) c.nodes() + 1));
     String need = Double.isFinite(leastNeeded)
         ? io.meshplan.util.Units.formatBytes(leastNeeded) : "more than "
