@@ -13,12 +13,33 @@ import java.util.Optional;
 
 /**
  * A torchtitan job TOML ({@code [parallelism]}, {@code [training]}, {@code
- * [activation_checkpoint]}) for a parallel configuration. torchtitan composes FSDP2/DDP, tensor
- * parallelism (always with sequence parallelism on the norms and dropouts) and pipeline
- * parallelism, so two Megatron-LM options have no torchtitan form: tensor parallelism without
- * sequence parallelism, and a distributed optimizer that shards only optimizer state (ZeRO-1;
- * torchtitan's data-parallel sharding is FSDP, which shards parameters and gradients too). Its
- * mixed precision is bf16 or f32.
+ * [activation_checkpoint]}) for a parallel configuration, in the field names of torchtitan's
+ * release v0.2.2 ({@code torchtitan/config/job_config.py}; its main branch has since replaced the
+ * TOML job config). torchtitan composes FSDP2 or DDP, tensor parallelism (always with sequence
+ * parallelism on the norms and dropouts) and pipeline parallelism.
+ *
+ * <p>The ZeRO stage maps to torchtitan's two data-parallel degrees as its {@code Parallelism}
+ * docstrings define them:
+ *
+ * <ul>
+ *   <li>ZeRO-3: FSDP, {@code data_parallel_shard_degree} = the data-parallel size and {@code
+ *       data_parallel_replicate_degree} = 1, with {@code fsdp_reshard_after_forward = "always"}
+ *       so that every microbatch gathers the weights for its forward and again for its backward,
+ *       as the simulator prices ZeRO-3 (torchtitan's default keeps them gathered between the two
+ *       under a pipeline, which needs more memory);
+ *   <li>ZeRO-0: DDP, {@code data_parallel_replicate_degree} = the data-parallel size and {@code
+ *       data_parallel_shard_degree} = 1; torchtitan applies DDP only when data parallelism is the
+ *       only parallelism ({@code parallelize.py}: "DDP has not supported &gt; 1D parallelism"),
+ *       so ZeRO-0 with tensor or pipeline parallelism is not expressible;
+ *   <li>ZeRO-1 (Megatron-LM's distributed optimizer) is not expressible: torchtitan has no
+ *       optimizer-only sharding. Both shard degrees above 1 is HSDP, FSDP inside each shard group
+ *       and replication across groups, which still shards the weights.
+ * </ul>
+ *
+ * The nearest expressible input of ZeRO-0 and ZeRO-1 is ZeRO-3 on the same layout: sharding more
+ * never needs more memory per GPU. With a data-parallel size of 1 there is nothing to shard and
+ * both degrees are 1. Tensor parallelism without sequence parallelism and f16 mixed precision
+ * (torchtitan's is bf16 or f32) are not expressible either.
  */
 public final class TorchtitanToml implements FrameworkWriter {
   private static final TomlMapper TOML = new TomlMapper();
@@ -37,10 +58,16 @@ public final class TorchtitanToml implements FrameworkWriter {
       return Optional.of("torchtitan always uses sequence parallelism with tensor parallelism;"
           + " it has no tensor parallelism without it");
     }
-    if (c.distributedOptimizer()) {
-      return Optional.of("torchtitan has no optimizer-only sharding (Megatron-LM's distributed"
-          + " optimizer, ZeRO-1): its data-parallel sharding (FSDP) also shards parameters and"
+    if (c.dataParallel() > 1 && c.zeroStage() == 1) {
+      return Optional.of("torchtitan has no optimizer-only sharding (ZeRO-1, Megatron-LM's"
+          + " distributed optimizer): its data-parallel sharding (FSDP) also shards weights and"
           + " gradients");
+    }
+    if (c.dataParallel() > 1 && c.zeroStage() == 0
+        && (c.tensorParallel() > 1 || c.pipelineParallel() > 1)) {
+      return Optional.of("torchtitan replicates weights (DDP, ZeRO-0) only when data"
+          + " parallelism is its only parallelism (\"DDP has not supported > 1D parallelism\");"
+          + " with tensor or pipeline parallelism its data parallelism is FSDP (ZeRO-3)");
     }
     if (input.model().dtype() == DType.F16) {
       return Optional.of("torchtitan's mixed precision is bf16 or f32, not f16");
@@ -55,9 +82,10 @@ public final class TorchtitanToml implements FrameworkWriter {
     }
     ParallelConfig c = input.config();
     ModelSpec m = input.model();
+    boolean ddp = c.zeroStage() == 0 && c.tensorParallel() == 1 && c.pipelineParallel() == 1;
     ParallelConfig n = new ParallelConfig(c.tensorParallel(), c.pipelineParallel(),
         c.dataParallel(), c.virtualStages(), c.microBatchSize(), c.globalBatchSize(),
-        c.recompute(), c.tensorParallel() > 1, false);
+        c.recompute(), c.tensorParallel() > 1, c.dataParallel() == 1 || ddp ? c.zeroStage() : 3);
     ModelSpec nm = m.dtype() != DType.F16 ? m : new ModelSpec(m.name(), m.family(), m.layers(),
         m.hidden(), m.heads(), m.kvHeads(), m.ffn(), m.vocab(), m.seq(), m.batch(), DType.BF16,
         m.arch());
@@ -71,8 +99,12 @@ public final class TorchtitanToml implements FrameworkWriter {
     ModelSpec m = input.model();
     ObjectNode root = TOML.createObjectNode();
     ObjectNode p = root.putObject("parallelism");
-    p.put("data_parallel_replicate_degree", c.dataParallel());
-    p.put("data_parallel_shard_degree", 1);
+    boolean fsdp = c.dataParallel() > 1 && c.zeroStage() == 3;
+    p.put("data_parallel_replicate_degree", fsdp ? 1 : c.dataParallel());
+    p.put("data_parallel_shard_degree", fsdp ? c.dataParallel() : 1);
+    if (fsdp) {
+      p.put("fsdp_reshard_after_forward", "always");
+    }
     p.put("tensor_parallel_degree", c.tensorParallel());
     p.put("context_parallel_degree", 1);
     p.put("pipeline_parallel_degree", c.pipelineParallel());
@@ -107,6 +139,11 @@ public final class TorchtitanToml implements FrameworkWriter {
     sb.append("# ").append(c.gpus()).append(" GPUs = tensor ").append(c.tensorParallel())
         .append(" x pipeline ").append(c.pipelineParallel()).append(" x data ")
         .append(c.dataParallel()).append("; launch with torchrun over all of them\n");
+    if (c.dataParallel() > 1) {
+      sb.append(fsdp ? "# data parallelism: FSDP (ZeRO-3) over " + c.dataParallel()
+          + " ranks, weights gathered for every microbatch's forward and backward\n"
+          : "# data parallelism: DDP (ZeRO-0) over " + c.dataParallel() + " replicas\n");
+    }
     if (c.recompute() == Recompute.SELECTIVE) {
       sb.append("# selective: torchtitan's op-level policy keeps matmul outputs and recomputes"
           + " the rest, close to Megatron-LM's attention-core recompute\n");

@@ -95,7 +95,9 @@ public record PipelinePlan(
 
   /**
    * The Megatron-LM configuration this plan is, if it is one: every stage has the same logical
-   * mesh and the same number of layers.
+   * mesh, the same number of layers and the same recomputation, sequence parallelism and ZeRO
+   * stage. Whether a framework can express that configuration (ZeRO-3, say) is the framework's
+   * question, not the plan's.
    *
    * @return the configuration, or empty with {@link #whyNotUniform} saying why
    */
@@ -106,7 +108,7 @@ public record PipelinePlan(
     StagePlan s0 = stages.get(0);
     return Optional.of(new ParallelConfig(s0.tensorParallel(), stages.size() / virtualStages,
         s0.dataParallel(), virtualStages, microBatchSize(s0), globalBatchSize, s0.recompute(),
-        s0.sequenceParallel(), s0.zeroStage() == 1));
+        s0.sequenceParallel(), s0.zeroStage()));
   }
 
   /**
@@ -127,10 +129,6 @@ public record PipelinePlan(
   public Optional<String> whyNotUniform() {
     StagePlan s0 = stages.get(0);
     for (StagePlan s : stages) {
-      if (s.zeroStage() == 3) {
-        return Optional.of("weights and gradients are sharded over data-parallel groups (ZeRO-3/"
-            + "FSDP); Megatron-LM shards only the optimizer state (--use-distributed-optimizer)");
-      }
       if (s.tensorParallel() > 1 && !s.megatronLayouts()) {
         return Optional.of("stage layouts were chosen by the ILP rather than Megatron-LM's "
             + "column- and row-parallel split; Megatron-LM has no flag for them");
