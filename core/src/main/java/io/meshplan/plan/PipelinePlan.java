@@ -122,7 +122,8 @@ public record PipelinePlan(
   }
 
   /**
-   * Why the plan is not a Megatron-LM configuration.
+   * Why the plan is not a Megatron-LM-style configuration (one that Megatron-LM, torchtitan
+   * and DeepSpeed take).
    *
    * @return a sentence, or empty when it is one
    */
@@ -131,21 +132,22 @@ public record PipelinePlan(
     for (StagePlan s : stages) {
       if (s.tensorParallel() > 1 && !s.megatronLayouts()) {
         return Optional.of("stage layouts were chosen by the ILP rather than Megatron-LM's "
-            + "column- and row-parallel split; Megatron-LM has no flag for them");
+            + "column- and row-parallel split, the only tensor parallelism Megatron-LM, torchtitan and"
+            + " DeepSpeed have");
       }
       if (s.recompute() != s0.recompute() || s.sequenceParallel() != s0.sequenceParallel()
           || s.zeroStage() != s0.zeroStage()) {
         return Optional.of("stages use different recomputation, sequence-parallel or optimizer "
-            + "sharding settings; Megatron-LM applies one setting to every stage");
+            + "sharding settings; the frameworks apply one setting to every stage");
       }
       if (s.dataParallel() != s0.dataParallel() || s.tensorParallel() != s0.tensorParallel()) {
         return Optional.of("stages use different logical meshes (" + s0.dataParallel() + "x"
             + s0.tensorParallel() + " and " + s.dataParallel() + "x" + s.tensorParallel()
-            + "); Megatron-LM uses one tensor and data-parallel size for all stages");
+            + "); the frameworks use one tensor and data-parallel size for all stages");
       }
       if (s.layerCount() != s0.layerCount()) {
         return Optional.of("stages hold different numbers of layers (" + s0.layerCount() + " and "
-            + s.layerCount() + "); Megatron-LM gives every stage the same number");
+            + s.layerCount() + "); the exported configurations give every stage the same number");
       }
     }
     return Optional.empty();
