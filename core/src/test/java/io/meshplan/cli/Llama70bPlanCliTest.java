@@ -78,10 +78,10 @@ class Llama70bPlanCliTest {
           + " configuration: stage layouts were chosen by the ILP");
       assertThat(err.toString().lines()).hasSize(1);
       // torchtitan has no replicated data parallelism beside tensor parallelism: its nearest
-      // shards the weights (FSDP).
+      // uses FSDP, which under a pipeline schedule shards the optimizer state only (ZeRO-1).
       assertThat(out.toString()).contains("nearest configuration " + to + " can express:",
           "--seq 1024 --dtype bf16 --cluster 128x8:h100-80gb:ib-ndr400 " + NEAREST
-              + (to.equals("torchtitan") ? " --zero-stage 3\n" : "\n"),
+              + (to.equals("torchtitan") ? " --distributed-optimizer\n" : "\n"),
           "predicted cost: 2.000 s per iteration");
     }
   }

@@ -205,25 +205,34 @@ class ZeroStageExportTest {
         + " parallelism");
     assertThat(n.nearest().orElseThrow().config())
         .isEqualTo(new ParallelConfig(8, 4, 32, 1, 1, 1024, Recompute.FULL, true, 1));
-    // Megatron-LM (Megatron-FSDP) and torchtitan (FSDP) express the same plan.
+    // Megatron-LM (Megatron-FSDP) expresses the same plan.
     assertThat(exported(ExportTarget.MEGATRON, fourStages(3, 3, 3, 3)))
         .contains("  --pipeline-model-parallel-size 4\n", "  --use-megatron-fsdp\n");
-    assertThat(exported(ExportTarget.TORCHTITAN, fourStages(3, 3, 3, 3)))
-        .contains("data_parallel_shard_degree = 32\n", "pipeline_parallel_degree = 4\n");
+    // torchtitan neither: under the pipeline schedule its FSDP is ZeRO-1, which it writes for
+    // the ZeRO-1 plan.
+    ExportResult.NotExpressible t = notExpressible(ExportTarget.TORCHTITAN,
+        fourStages(3, 3, 3, 3));
+    assertThat(t.nearest().orElseThrow().config())
+        .isEqualTo(new ParallelConfig(8, 4, 32, 1, 1, 1024, Recompute.FULL, true, 1));
+    assertThat(exported(ExportTarget.TORCHTITAN, fourStages(1, 1, 1, 1))).contains(
+        "data_parallel_replicate_degree = 1\ndata_parallel_shard_degree = 32\n"
+            + "fsdp_reshard_after_forward = 'never'\n", "pipeline_parallel_degree = 4\n",
+        "# data parallelism: FSDP over 32 ranks under the pipeline schedule: weights gathered"
+            + " and gradients reduce-scattered once per step, optimizer state sharded (ZeRO-1)\n");
   }
 
   @Test
   void mixedZeroStagesAreNotExpressibleAndTheNearestShardsAsMuchAsTheMostShardedStage() {
     // Stages 1, 3, 1, 1: every framework applies one ZeRO stage to all stages. The nearest
     // keeps tp 8 x pp 4 x dp 32 and takes ZeRO-3, under which every stage still fits; DeepSpeed
-    // cannot shard weights under its pipeline, so its nearest is ZeRO-1.
+    // and torchtitan cannot shard weights under a pipeline, so theirs is ZeRO-1.
     PipelinePlan mixed = fourStages(1, 3, 1, 1);
     ParallelConfig layout = new ParallelConfig(8, 4, 32, 1, 1, 1024, Recompute.FULL, true, 0);
     for (ExportTarget t : ExportTarget.values()) {
       ExportResult.NotExpressible n = notExpressible(t, mixed);
       assertThat(n.missing()).as(t.label()).contains("optimizer sharding settings");
       assertThat(n.nearest().orElseThrow().config()).as(t.label())
-          .isEqualTo(layout.withZeroStage(t == ExportTarget.DEEPSPEED ? 1 : 3));
+          .isEqualTo(layout.withZeroStage(t == ExportTarget.MEGATRON ? 3 : 1));
     }
   }
 
