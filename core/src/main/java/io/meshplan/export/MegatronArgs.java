@@ -26,7 +26,12 @@ import java.util.Optional;
  * megatron/training/arguments.py}, which requires {@code --ckpt-format fsdp_dtensor} and {@code
  * CUDA_DEVICE_MAX_CONNECTIONS} unset or above 1, and refuses pipeline parallelism only for the
  * other FSDP, {@code --use-torch-fsdp2}). Megatron-FSDP exists from Megatron-Core 0.14,
- * whose default sharding strategy was still {@code no_shard}, hence the explicit strategy.
+ * whose default sharding strategy was still {@code no_shard}, hence the explicit strategy. With
+ * sharded gradients Megatron-FSDP reduce-scatters every microbatch's gradients even inside the
+ * pipeline schedules' {@code no_sync} ({@code megatron_fsdp.py}: "For grads shard mode there will
+ * actually always be gradient sync happening"), which is how the simulator prices ZeRO-3, so
+ * ZeRO-3 is written with pipeline parallelism too; Megatron-LM's own functional tests run
+ * Megatron-FSDP with a pipeline size of 1 only.
  */
 public final class MegatronArgs implements FrameworkWriter {
   /** Creates the writer; it holds no state. */
