@@ -58,7 +58,7 @@ public final class PlanSimulator {
     ModelSpec model = req.model();
     int chunks = c.pipelineParallel() * c.virtualStages();
     int perChunk = model.layers() / chunks;
-    int zero = c.distributedOptimizer() && c.dataParallel() > 1 ? 1 : 0;
+    int zero = c.dataParallel() > 1 ? c.zeroStage() : 0;
     LayerSetting ls = new LayerSetting(c.tensorParallel(), c.microBatchSize(), c.recompute(),
         c.sequenceParallel(), true);
     StageAssembler asm = new StageAssembler(req, layers);

@@ -53,6 +53,38 @@ class PlanSimulateCliTest {
   }
 
   @Test
+  void theZeroStageFlagReachesTheSimulator() throws Exception {
+    // Over 2 data-parallel replicas ZeRO-1 halves the optimizer state and ZeRO-3 also the
+    // weights and gradients, at the price of gathering the weights for every microbatch.
+    double[] peak = new double[4];
+    double[] seconds = new double[4];
+    for (int z : new int[] {0, 1, 3}) {
+      CliRun r = CliRun.of("simulate", "--model", "llama2-7b", "--layers", "4", "--cluster",
+          "1x8:a100-80gb", "--tp", "2", "--pp", "2", "--dp", "2", "--micro-batch", "1",
+          "--global-batch", "16", "--zero-stage", Integer.toString(z), "--json");
+      assertThat(r.code()).as(r.err()).isZero();
+      var j = new com.fasterxml.jackson.databind.ObjectMapper().readTree(r.out());
+      peak[z] = j.path("peakMemoryBytesPerGpu").asDouble();
+      seconds[z] = j.path("iterationSeconds").asDouble();
+    }
+    assertThat(peak[0]).isGreaterThan(peak[1]);
+    assertThat(peak[1]).isGreaterThan(peak[3]);
+    assertThat(seconds[3]).isGreaterThan(seconds[1]);
+    CliRun same = CliRun.of("simulate", "--model", "llama2-7b", "--layers", "4", "--cluster",
+        "1x8:a100-80gb", "--tp", "2", "--pp", "2", "--dp", "2", "--micro-batch", "1",
+        "--global-batch", "16", "--distributed-optimizer", "--json");
+    assertThat(new com.fasterxml.jackson.databind.ObjectMapper().readTree(same.out())
+        .path("peakMemoryBytesPerGpu").asDouble()).isEqualTo(peak[1]);
+    oneLine(CliRun.of("simulate", "--model", "llama2-7b", "--layers", "4", "--cluster",
+        "1x8:a100-80gb", "--tp", "2", "--pp", "2", "--dp", "2", "--micro-batch", "1",
+        "--global-batch", "16", "--zero-stage", "2"), ExitCodes.BAD_INPUT, "use 0, 1 or 3");
+    oneLine(CliRun.of("simulate", "--model", "llama2-7b", "--layers", "4", "--cluster",
+        "1x8:a100-80gb", "--tp", "2", "--pp", "2", "--dp", "2", "--micro-batch", "1",
+        "--global-batch", "16", "--zero-stage", "3", "--distributed-optimizer"),
+        ExitCodes.BAD_INPUT, "give one of them");
+  }
+
+  @Test
   void badInputEndsInOneLine() throws Exception {
     oneLine(CliRun.of("plan", "--model", "llama2-7b", "--layers", "100000", "--cluster",
         "1x8:a100-80gb"), ExitCodes.BAD_INPUT, "plan at most");
