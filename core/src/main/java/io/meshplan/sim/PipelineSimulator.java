@@ -349,6 +349,8 @@ public final class PipelineSimulator {
       }
       int worst = 0;
       double worstBytes = -1;
+      List<CommVolume> volumes = CommVolume.perGpuOfEachGroup(in);
+      CommVolume total = CommVolume.NONE;
       for (int g = 0; g < groups; g++) {
         GroupTiming timing = timing(g, iteration);
         timings.add(timing);
@@ -359,7 +361,8 @@ public final class PipelineSimulator {
         }
         StageCost s = stages.get(g);
         results.add(new StageResult(g, ks, s.devices(), s.dataParallel(), s.tensorParallel(),
-            timing, memory));
+            timing, memory, volumes.get(g)));
+        total = total.plus(volumes.get(g).times(s.devices()));
         if (memory.totalBytes() > worstBytes) {
           worstBytes = memory.totalBytes();
           worst = g;
@@ -372,7 +375,7 @@ public final class PipelineSimulator {
           critical, timings.get(critical).breakdown(), in.tokensPerIteration() / iteration,
           modelFlops, modelFlops / iteration / gpus / 1e12, hardwareFlops / iteration / gpus / 1e12,
           modelFlops / (iteration * gpus * in.peakFlopsPerGpu()), worstMemory.totalBytes(), worst,
-          worstMemory, results, timeline);
+          worstMemory, results, timeline, total);
     }
 
     private GroupTiming timing(int g, double iteration) {
