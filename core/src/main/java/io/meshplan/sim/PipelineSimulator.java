@@ -55,6 +55,10 @@ import java.util.Optional;
  * chunks of weights, gradients and optimizer state, plus the largest temporaries of any chunk
  * (only one op runs at a time), plus the activation peak.
  *
+ * <p>Communication volume: the bytes each group's GPUs send per iteration, by axis, are counted
+ * from the stages' {@link StageCost#commBytes()} and {@link StageCost#sendBytes()} (see {@link
+ * CommVolume#perGpuOfEachGroup}); they do not depend on the timing.
+ *
  * <p>A stage whose forward plus backward is shorter than its hardware FLOPs at the dense peak of
  * its {@code tensorParallel} GPUs is rejected, so no simulation predicts more than the dense peak.
  *
