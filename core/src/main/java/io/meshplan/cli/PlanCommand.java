@@ -84,8 +84,12 @@ final class PlanCommand implements Callable<Integer> {
       w.print(planJson);
     } else {
       w.print(PlanText.write(p.plan(), p.simulation()));
-      w.printf(java.util.Locale.ROOT, "search: %d layer solves, %d stage DP runs, %d simulations%n",
-          p.stats().layerSolves(), p.stats().dpRuns(), p.stats().simulations());
+      w.printf(java.util.Locale.ROOT, "search: %d layer solves, %d stage DP runs, %d simulations%s%s%n",
+          p.stats().layerSolves(), p.stats().dpRuns(), p.stats().simulations(),
+          p.stats().nodeGranule() > 1
+              ? "; stages in multiples of " + p.stats().nodeGranule() + " nodes" : "",
+          p.stats().layerGroup() > 1
+              ? "; layers in groups of " + p.stats().layerGroup() : "");
     }
     if (out != null) {
       OutputPaths.write("--out", out, planJson);

@@ -95,4 +95,13 @@ class PlanSimulateCliTest {
     oneLine(CliRun.of("plan", "--model", "llama2-13b", "--cluster", "2x1:v100-16gb"),
         ExitCodes.INFEASIBLE, "per GPU, and 15.2GiB is available; try at least");
   }
+
+  @Test
+  void aClusterNoPipelineCanCoverSaysSoRatherThanBlamingMemory() {
+    // Two layers and a global batch of one sequence: every stage has one data-parallel replica,
+    // so at most 8 GPUs (tensor parallel within a node); two stages cover 16 of the 24 GPUs.
+    oneLine(CliRun.of("plan", "--model", "llama2-7b", "--layers", "2", "--cluster",
+        "3x8:a100-80gb", "--global-batch", "1"), ExitCodes.INFEASIBLE,
+        "no pipeline of llama2-7b covers all 24 GPUs of 3x8");
+  }
 }
