@@ -246,7 +246,7 @@ public final class IlpLayerCostModel implements LayerCostModel {
     double modelFlops = 0;
     double hwFlops = 0;
     // The replica's mesh is 1 x t: every byte it sends is on the tensor axis (axis 1).
-    io.meshplan.intraop.CommVolume volume = io.meshplan.intraop.CommVolume.of(plan);
+    io.meshplan.intraop.PlanCommBytes volume = io.meshplan.intraop.PlanCommBytes.of(plan);
     double commBytes = 0;
     double fwdCommBytes = 0;
     for (Instruction ins : g.instructions()) {

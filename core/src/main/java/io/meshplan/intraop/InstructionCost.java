@@ -22,7 +22,7 @@ import io.meshplan.util.Require;
  * @param resharding the cost of bringing the operands into the layouts the strategy requires
  * @param memoryBytes bytes of the result on one device
  * @param commBytesPerAxis bytes one GPU sends per mesh axis in this instruction's collectives and
- *     reshardings, counted as nccl-tests counts bus bytes ({@link CommVolume})
+ *     reshardings, counted as nccl-tests counts bus bytes ({@link PlanCommBytes})
  */
 public record InstructionCost(int id, String name, String op, String shape, String strategy,
     String sharding, long repeat, double compute, double communication, double resharding, double memoryBytes,

@@ -68,7 +68,7 @@ public record IntraOpPlan(int[] mesh, CostUnit unit, SolveStatus status, double 
     for (int i = 0; i < chosen.length; i++) {
       chosen[i] = sets.get(i).get(choice[i]);
     }
-    CommVolume volume = CommVolume.of(plan);
+    PlanCommBytes volume = PlanCommBytes.of(plan);
     List<InstructionCost> list = new ArrayList<>(g.size());
     for (Instruction ins : g.instructions()) {
       Strategy st = chosen[ins.id()];

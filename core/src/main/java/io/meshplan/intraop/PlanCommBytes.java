@@ -27,9 +27,9 @@ import java.util.List;
  * @param reshardingBytes per instruction id and axis, bytes one GPU sends to bring the operands into
  *     the layouts the chosen strategy requires
  */
-public record CommVolume(double[][] strategyBytes, double[][] reshardingBytes) {
+public record PlanCommBytes(double[][] strategyBytes, double[][] reshardingBytes) {
   /** Copies the arrays and checks that they agree in shape. */
-  public CommVolume {
+  public PlanCommBytes {
     Require.that(strategyBytes.length == reshardingBytes.length,
         "one row per instruction in both arrays");
     strategyBytes = deepCopy(strategyBytes);
@@ -44,7 +44,7 @@ public record CommVolume(double[][] strategyBytes, double[][] reshardingBytes) {
    * @throws IllegalStateException when the strategies generated again differ from the plan's (a
    *     bug: generation must not depend on the prices)
    */
-  public static CommVolume of(ShardingPlan plan) {
+  public static PlanCommBytes of(ShardingPlan plan) {
     Graph g = plan.graph();
     MeshEnv env = plan.env();
     int axes = env.mesh().rank();
@@ -77,7 +77,7 @@ public record CommVolume(double[][] strategyBytes, double[][] reshardingBytes) {
         }
       }
     }
-    return new CommVolume(strategy, reshard);
+    return new PlanCommBytes(strategy, reshard);
   }
 
   /**
@@ -141,7 +141,7 @@ public record CommVolume(double[][] strategyBytes, double[][] reshardingBytes) {
 
   @Override
   public boolean equals(Object o) {
-    return o instanceof CommVolume v && java.util.Arrays.deepEquals(strategyBytes, v.strategyBytes)
+    return o instanceof PlanCommBytes v && java.util.Arrays.deepEquals(strategyBytes, v.strategyBytes)
         && java.util.Arrays.deepEquals(reshardingBytes, v.reshardingBytes);
   }
 
@@ -153,7 +153,7 @@ public record CommVolume(double[][] strategyBytes, double[][] reshardingBytes) {
 
   @Override
   public String toString() {
-    return "CommVolume[" + strategyBytes.length + " instructions]";
+    return "PlanCommBytes[" + strategyBytes.length + " instructions]";
   }
 
   private static double[][] deepCopy(double[][] m) {

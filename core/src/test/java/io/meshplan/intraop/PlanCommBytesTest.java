@@ -33,7 +33,7 @@ class CommVolumeTest {
     // 2*(4-1)/4 * 65536 = 98304 bytes per GPU: 196608 bytes on axis 0, none on axis 1.
     ShardingPlan p = plan(2, 1024, 128, LogicalMesh.of(4, 1), new double[] {1, 1},
         new double[] {1, 1});
-    CommVolume v = CommVolume.of(p);
+    PlanCommBytes v = PlanCommBytes.of(p);
     assertThat(v.totalBytes(0)).isEqualTo(196608.0);
     assertThat(v.totalBytes(1)).isZero();
   }
@@ -44,7 +44,7 @@ class CommVolumeTest {
     // 2*(4-1)/4 * 524288 = 786432 bytes per GPU on axis 1.
     ShardingPlan p = plan(2, 128, 1024, LogicalMesh.of(1, 4), new double[] {1, 1},
         new double[] {1, 1});
-    CommVolume v = CommVolume.of(p);
+    PlanCommBytes v = PlanCommBytes.of(p);
     assertThat(v.totalBytes(1)).isEqualTo(786432.0);
     assertThat(v.totalBytes(0)).isZero();
   }
@@ -61,7 +61,7 @@ class CommVolumeTest {
       int hidden = 64 << rnd.nextInt(4);
       ShardingPlan p = plan(layers, batch, hidden, LogicalMesh.of(2, 2), new double[] {0, 0},
           new double[] {1, 1});
-      CommVolume v = CommVolume.of(p);
+      PlanCommBytes v = PlanCommBytes.of(p);
       double total = 0;
       for (int i = 0; i < v.instructions(); i++) {
         double[] b = v.bytes(i);
