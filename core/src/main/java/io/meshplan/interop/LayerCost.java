@@ -86,8 +86,8 @@ public record LayerCost(double forwardSeconds, double backwardSeconds, double re
   /**
    * This layer with full recomputation (Chen et al. 2016; Korthikanti et al. MLSys'23): the
    * backward first runs the forward again with the same layouts, so it adds the forward's time,
-   * communication (seconds and bytes) and FLOPs; only the input is kept between the passes, and while one layer runs
-   * its backward its whole set of activations lives as working memory.
+   * communication (seconds and bytes) and FLOPs; only the input is kept between the passes, and
+   * while one layer runs its backward its whole set of activations lives as working memory.
    *
    * @return the cost under full recomputation, derived from this cost without recomputation
    */

@@ -25,8 +25,8 @@ import io.meshplan.util.Require;
  *     reshardings, counted as nccl-tests counts bus bytes ({@link PlanCommBytes})
  */
 public record InstructionCost(int id, String name, String op, String shape, String strategy,
-    String sharding, long repeat, double compute, double communication, double resharding, double memoryBytes,
-    double[] commBytesPerAxis) {
+    String sharding, long repeat, double compute, double communication, double resharding,
+    double memoryBytes, double[] commBytesPerAxis) {
   /** Validates the fields and copies the array. */
   public InstructionCost {
     Require.that(id >= 0, "instruction id must be >= 0");

@@ -13,10 +13,10 @@ import java.util.List;
  * The communication volume of a solved intra-operator plan, per instruction and mesh axis: the
  * bytes one GPU sends in the collectives the plan prices (Alpa, OSDI'22, section 4.1), counted with
  * the same rules as its cost. Each instruction's strategy is priced again with a {@link
- * BusBytesCommModel} per axis (strategy generation does not depend on the prices, so the lists match
- * index for index), and each operand's resharding is priced from the operand's chosen layout to
- * the layout the strategy requires, exactly as {@link CostGraph} does. An instruction inlined from a
- * loop body counts every iteration ({@link CallInliner#repeat}).
+ * BusBytesCommModel} per axis (strategy generation does not depend on the prices, so the lists
+ * match index for index), and each operand's resharding is priced from the operand's chosen
+ * layout to the layout the strategy requires, exactly as {@link CostGraph} does. An instruction
+ * inlined from a loop body counts every iteration ({@link CallInliner#repeat}).
  *
  * <p>Bytes follow the nccl-tests bus-bandwidth convention (see {@link BusBytesCommModel}): a ring
  * all-reduce of an {@code S}-byte buffer over {@code n} GPUs sends {@code 2(n-1)/n * S} bytes per
@@ -141,7 +141,8 @@ public record PlanCommBytes(double[][] strategyBytes, double[][] reshardingBytes
 
   @Override
   public boolean equals(Object o) {
-    return o instanceof PlanCommBytes v && java.util.Arrays.deepEquals(strategyBytes, v.strategyBytes)
+    return o instanceof PlanCommBytes v
+        && java.util.Arrays.deepEquals(strategyBytes, v.strategyBytes)
         && java.util.Arrays.deepEquals(reshardingBytes, v.reshardingBytes);
   }
 
