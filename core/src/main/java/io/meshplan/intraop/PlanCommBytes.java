@@ -24,8 +24,8 @@ import java.util.List;
  *
  * @param strategyBytes per instruction id and axis, bytes one GPU sends in the collectives the
  *     chosen strategy performs itself (for example the all-reduce of a split contraction)
- * @param reshardingBytes per instruction id and axis, bytes one GPU sends to bring the operands into
- *     the layouts the chosen strategy requires
+ * @param reshardingBytes per instruction id and axis, bytes one GPU sends to bring the operands
+ *     into the layouts the chosen strategy requires
  */
 public record PlanCommBytes(double[][] strategyBytes, double[][] reshardingBytes) {
   /** Copies the arrays and checks that they agree in shape. */

@@ -19,8 +19,9 @@ import java.util.Optional;
  * external resource, readable with JavaScript off (a few lines of inline script only show hover
  * details). Sections: headline numbers, the pipeline timeline drawn from the simulator's events
  * (Narayanan et al. SC'21 draw schedules this way), memory per stage against capacity, the time
- * breakdown with exposed communication time and communication volume per mesh axis, the cluster coloured by stage, and the
- * shardings of each stage's largest tensors; with a second plan, both side by side.
+ * breakdown with exposed communication time and communication volume per mesh axis, the cluster
+ * coloured by stage, and the shardings of each stage's largest tensors; with a second plan, both
+ * side by side.
  *
  * <p>The output is deterministic: numbers use {@link java.util.Locale#ROOT}, stages and events
  * come in index and timeline order.

@@ -16,8 +16,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
  * (bytes per GPU: {@code weights}, {@code gradients}, {@code optimizerState}, {@code activations},
  * {@code temporaries}), {@code communicationBytes} (bytes all GPUs send per iteration: {@code
  * tensorParallel}, {@code dataParallel}, {@code pipeline}; see {@link CommVolume}), {@code
- * communicationBytesPerGpu} (the same over the GPUs the stages use), {@code stages[]} (each with its
- * {@code communicationBytesPerGpu}) and, when asked, {@code events[]} ({@code group}, {@code
+ * communicationBytesPerGpu} (the same over the GPUs the stages use), {@code stages[]} (each with
+ * its {@code communicationBytesPerGpu}) and, when asked, {@code events[]} ({@code group}, {@code
  * virtualStage}, {@code microbatch}, {@code kind}, {@code start}, {@code end} in seconds).
  */
 public final class SimulationJson {

@@ -5,8 +5,8 @@ import io.meshplan.util.Require;
 /**
  * The communication volume of one pipeline stage (or model chunk) on one GPU, by mesh axis, in
  * bytes the GPU sends. Bytes follow the nccl-tests bus-bandwidth convention ({@code
- * doc/PERFORMANCE.md}): a collective of size {@code S} over {@code n} GPUs sends {@code busFactor(n)
- * * S} per GPU, with {@code busFactor} {@code 2(n-1)/n} for all-reduce and {@code (n-1)/n} for
+ * doc/PERFORMANCE.md}): a collective of size {@code S} over {@code n} GPUs sends {@code
+ * busFactor(n) * S} per GPU, with {@code busFactor} {@code 2(n-1)/n} for all-reduce and {@code (n-1)/n} for
  * all-gather and reduce-scatter. Pipeline send/recv is not here: the simulator counts it from
  * {@link StageCost#sendBytes()}.
  *
