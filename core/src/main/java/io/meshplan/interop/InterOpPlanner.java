@@ -13,6 +13,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.function.IntConsumer;
 
 /**
@@ -275,7 +276,8 @@ public final class InterOpPlanner {
           firstDevice[i], st.dataParallel(), st.tensorParallel(), st.layer().recompute(),
           st.layer().sequenceParallel(), st.zeroStage(), st.layer().megatron(),
           c.forwardSeconds(), c.backwardSeconds(),
-          sim.stages().get(i).memory().totalBytes(), largestTensors(stageLayers.get(i))));
+          sim.stages().get(i).memory().totalBytes(), largestTensors(stageLayers.get(i)),
+          Optional.of(axisBytes(sim.stages().get(i).commBytesPerGpu()))));
     }
     PipelinePlan plan = new PipelinePlan(model, cluster.toShortString(), req.globalBatch(), g, b,
         1, stages, prediction(sim));
@@ -284,7 +286,14 @@ public final class InterOpPlanner {
 
   static PipelinePlan.Prediction prediction(SimulationResult sim) {
     return new PipelinePlan.Prediction(sim.iterationSeconds(), sim.tokensPerSecond(),
-        sim.tflopsPerGpu(), sim.mfu(), sim.peakMemoryBytesPerGpu());
+        sim.tflopsPerGpu(), sim.mfu(), sim.peakMemoryBytesPerGpu(),
+        Optional.of(axisBytes(sim.commBytes())));
+  }
+
+  /** The simulator's communication volume in the plan's terms. */
+  static io.meshplan.plan.AxisBytes axisBytes(io.meshplan.sim.CommVolume v) {
+    return new io.meshplan.plan.AxisBytes(v.tensorParallelBytes(), v.dataParallelBytes(),
+        v.pipelineBytes());
   }
 
   /**

@@ -98,7 +98,8 @@ public final class PlanSimulator {
           c.dataParallel(), c.tensorParallel(), c.recompute(), c.sequenceParallel(), zero, true,
           fwd, bwd,
           sim.stages().get(g).memory().totalBytes(),
-          InterOpPlanner.largestTensors(stageLayers.get(g))));
+          InterOpPlanner.largestTensors(stageLayers.get(g)),
+          Optional.of(InterOpPlanner.axisBytes(sim.stages().get(g).commBytesPerGpu()))));
     }
     PipelinePlan plan = c.virtualStages() == 1 ? new PipelinePlan(model,
         req.cluster().toShortString(), c.globalBatchSize(),

@@ -40,9 +40,11 @@ public record PipelinePlan(
    * @param tflopsPerGpu model TFLOP/s per GPU (10^12 FLOP/s)
    * @param mfu model FLOPs utilization: model FLOP/s over the GPUs' dense peak
    * @param peakMemoryBytesPerGpu the largest peak memory of any GPU, bytes
+   * @param commBytes bytes all GPUs send in one iteration, by axis; empty in plans written before
+   *     meshplan counted them
    */
   public record Prediction(double iterationSeconds, double tokensPerSecond, double tflopsPerGpu,
-      double mfu, double peakMemoryBytesPerGpu) {
+      double mfu, double peakMemoryBytesPerGpu, Optional<AxisBytes> commBytes) {
     /** Validates the figures. */
     public Prediction {
       Require.nonNegative(iterationSeconds, "iteration seconds");
@@ -50,6 +52,22 @@ public record PipelinePlan(
       Require.nonNegative(tflopsPerGpu, "TFLOP/s per GPU");
       Require.nonNegative(mfu, "MFU");
       Require.nonNegative(peakMemoryBytesPerGpu, "peak memory");
+      Require.nonNull(commBytes, "communication bytes");
+    }
+
+    /**
+     * Figures without the communication volume.
+     *
+     * @param iterationSeconds one training iteration, seconds
+     * @param tokensPerSecond tokens per second
+     * @param tflopsPerGpu model TFLOP/s per GPU
+     * @param mfu model FLOPs utilization
+     * @param peakMemoryBytesPerGpu the largest peak memory of any GPU, bytes
+     */
+    public Prediction(double iterationSeconds, double tokensPerSecond, double tflopsPerGpu,
+        double mfu, double peakMemoryBytesPerGpu) {
+      this(iterationSeconds, tokensPerSecond, tflopsPerGpu, mfu, peakMemoryBytesPerGpu,
+          Optional.empty());
     }
   }
 
@@ -109,6 +127,17 @@ public record PipelinePlan(
     return Optional.of(new ParallelConfig(s0.tensorParallel(), stages.size() / virtualStages,
         s0.dataParallel(), virtualStages, microBatchSize(s0), globalBatchSize, s0.recompute(),
         s0.sequenceParallel(), s0.zeroStage()));
+  }
+
+  /**
+   * The mean communication volume per GPU: the prediction's total over the plan's GPUs.
+   *
+   * @return bytes per GPU per iteration by axis, or empty when the plan does not carry them
+   */
+  public Optional<AxisBytes> commBytesPerGpu() {
+    double n = gpus();
+    return prediction.commBytes().map(b -> new AxisBytes(b.tensorParallel() / n,
+        b.dataParallel() / n, b.pipeline() / n));
   }
 
   /**
