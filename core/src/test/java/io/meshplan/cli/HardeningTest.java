@@ -350,6 +350,31 @@ class HardeningTest {
         .doesNotContain("NCCL_TESTS_HOME");
   }
 
+  /**
+   * Every command's help renders cleanly: picocli reports a bad format string in a description
+   * (an unescaped percent sign, say) on the process's standard error rather than failing.
+   */
+  @Test
+  void everyCommandsHelpRendersWithoutPicocliWarnings() {
+    java.io.PrintStream saved = System.err;
+    java.io.ByteArrayOutputStream raw = new java.io.ByteArrayOutputStream();
+    java.util.List<String> commands = new java.util.ArrayList<>();
+    try {
+      System.setErr(new java.io.PrintStream(raw, true, java.nio.charset.StandardCharsets.UTF_8));
+      for (String name : new picocli.CommandLine(new MeshplanCommand()).getSubcommands()
+          .keySet()) {
+        commands.add(name);
+        CliRun r = CliRun.of(name, "--help");
+        assertThat(r.code()).as(name).isZero();
+        assertThat(r.out()).as(name).contains("Usage: meshplan " + name);
+      }
+    } finally {
+      System.setErr(saved);
+    }
+    assertThat(commands).contains("plan", "simulate", "shard");
+    assertThat(raw.toString(java.nio.charset.StandardCharsets.UTF_8)).isEmpty();
+  }
+
   @Test
   void warningsGoToStderr() throws Exception {
     CliRun r = CliRun.of("shard", "--hlo", corpus("custom_calls.hlo").toString(), "--mesh", "2x2");
