@@ -12,7 +12,10 @@ import java.util.TreeSet;
 /**
  * Solves the ILP exactly by the reductions of PBQP solvers (Scholz and Eckstein, LCTES'02; Hames
  * and Scholz, Euro-Par'06), then solves the irreducible core, if any, by exact variable
- * elimination when its tables stay small, and by CP-SAT otherwise.
+ * elimination when its tables stay small, by cutset conditioning (each branch reduced and
+ * eliminated again) when the branches stay within a work budget, and by CP-SAT otherwise. When
+ * CP-SAT stops before proving its answer, its bound on the core is the bound of the whole
+ * problem, since the reductions are exact.
  *
  * <ul>
  *   <li>R0: a node without edges takes its cheapest strategy.
@@ -31,7 +34,10 @@ import java.util.TreeSet;
  * bracketing plans (see {@code lagrangian}), which reports a proven lower bound.
  */
 public final class ReducingIlpSolver implements IlpSolver {
-  /** The most table evaluations one variable-elimination step may take before CP-SAT is used. */
+  /**
+   * The most table evaluations one variable-elimination step may take before conditioning is
+   * tried instead.
+   */
   static final long MAX_ELIMINATION_WORK = 20_000_000L;
 
   private final double timeLimitSeconds;
@@ -139,7 +145,7 @@ public final class ReducingIlpSolver implements IlpSolver {
     Evaluation ev = SolutionEvaluator.evaluate(p, choice);
     if (!ev.feasible() && p.memory() != null
         && SolutionEvaluator.evaluate(p.withoutMemory(), choice).feasible()) {
-      return lagrangian(p, choice, start);
+      return lagrangian(p, choice, ev.objective() - coreGap, start);
     }
     if (!ev.feasible()) {
       return finish(p, SolveStatus.INFEASIBLE, null, start, r.core.size(), 0);
@@ -307,7 +313,7 @@ public final class ReducingIlpSolver implements IlpSolver {
    * meets it; otherwise small problems go to CP-SAT with the plan as a hint to close the gap
    * (under a deterministic-time limit), and large ones are returned as FEASIBLE with the bound.
    */
-  private IlpSolution lagrangian(IlpProblem p, int[] relaxed, long start) {
+  private IlpSolution lagrangian(IlpProblem p, int[] relaxed, double relaxedBound, long start) {
     MemoryConstraint m = p.memory();
     int n = p.nodeCount();
     java.util.TreeSet<Integer> rows = new java.util.TreeSet<>();
@@ -315,7 +321,8 @@ public final class ReducingIlpSolver implements IlpSolver {
     double[][] w = weights(p, rows);
     double bestObj = Double.POSITIVE_INFINITY;
     int[] best = null;
-    double bound = SolutionEvaluator.evaluate(p, relaxed).objective();
+    // The relaxation's proven bound (its optimum unless CP-SAT stopped early on its core).
+    double bound = relaxedBound;
     double lo = 0;
     double hi = 0;
     // Start where a whole-budget change of memory weighs like the largest single cost.
@@ -327,8 +334,9 @@ public final class ReducingIlpSolver implements IlpSolver {
     double objHi = 0;
     for (int iter = 0; iter < 60 && System.nanoTime() - start < timeLimitSeconds * 1e9; iter++) {
       IlpProblem q = penalized(p, w, mu);
-      int[] x = solveRelaxed(q);
-      double penalizedObj = SolutionEvaluator.evaluate(q, x).objective();
+      IlpSolution penalizedSolution = solveRelaxedWithBound(q);
+      int[] x = penalizedSolution.choice();
+      double penalizedObj = penalizedSolution.bound();
       bound = Math.max(bound, penalizedObj - mu * rows.size() * m.budget());
       Evaluation e = SolutionEvaluator.evaluate(p, x);
       boolean repeat = false;
@@ -582,9 +590,13 @@ public final class ReducingIlpSolver implements IlpSolver {
   }
 
   private int[] solveRelaxed(IlpProblem q) {
-    IlpSolution s = new ReducingIlpSolver(timeLimitSeconds, workers, smallForCpSat,
-        maxEliminationWork, maxConditioningWork).solve(q);
-    return s.choice();
+    return solveRelaxedWithBound(q).choice();
+  }
+
+  /** Solves a memory-free problem; its bound is the optimum unless CP-SAT stopped early. */
+  private IlpSolution solveRelaxedWithBound(IlpProblem q) {
+    return new ReducingIlpSolver(timeLimitSeconds, workers, smallForCpSat, maxEliminationWork,
+        maxConditioningWork).solve(q);
   }
 
   private static boolean reducible(int v, List<Map<Integer, Edge>> adj, double[][] cost) {
