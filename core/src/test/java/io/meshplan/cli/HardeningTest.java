@@ -130,6 +130,22 @@ class HardeningTest {
         "--cluster", "65536x65536:a100-80gb"), "4294967296");
   }
 
+  /**
+   * Strategies grow as (rank + 1)^axes per matrix: 4 axes (81 layouts, solved exactly in well
+   * under a second on small graphs) are the most a mesh may have; 5 axes (243 layouts, where the
+   * exact solver gives way to a minute of CP-SAT) are refused before any work.
+   */
+  @Test
+  void meshesOfMoreThanFourAxesAreRefusedBeforeAnyWork() {
+    oneLineError(CliRun.of("shard", "--model", "alpa-mlp", "--mesh", "2x2x2x2x2"),
+        "has 5 axes, more than the limit of 4");
+    oneLineError(CliRun.of("shard", "--model", "alpa-mlp", "--mesh", "1x1x1x1x1x1x1"),
+        "has 7 axes, more than the limit of 4");
+    CliRun four = CliRun.of("shard", "--model", "alpa-mlp", "--mesh", "2x2x2x2");
+    assertThat(four.code()).as(four.err()).isZero();
+    assertThat(four.out()).contains("OPTIMAL");
+  }
+
   @Test
   void paddedLocalBytesDoNotWrap() {
     // f32[2147483647] split 2 ways: ceil((2^31 - 1) / 2) = 2^30 elements of 4 bytes = 2^32.
