@@ -1,5 +1,6 @@
 package io.meshplan.cli;
 
+import io.meshplan.interop.GridPlanner;
 import io.meshplan.interop.InterOpPlanner;
 import io.meshplan.interop.PlanResult;
 import io.meshplan.interop.PlanText;
@@ -35,6 +36,11 @@ final class PlanCommand implements Callable<Integer> {
           + "${DEFAULT-VALUE}).")
   String microbatches;
 
+  @Option(names = "--megatron-grid", description = "Search only Megatron-LM configurations "
+      + "(equal stages, Megatron's column/row layouts, one ZeRO stage), which every export target "
+      + "can express exactly; the plan is the fastest one that fits.")
+  boolean megatronGrid;
+
   @Option(names = "--json", description = "Print the plan as JSON.")
   boolean json;
 
@@ -68,11 +74,16 @@ final class PlanCommand implements Callable<Integer> {
             + "--microbatches " + fixed);
       }
     }
+    if (megatronGrid && fixed > 0) {
+      throw new InputException("--microbatches cannot be fixed with --megatron-grid, which "
+          + "chooses the micro batch itself");
+    }
     ReportFiles.check(report, compare, out, null);
     TrainingSetup setup = TrainingSetup.of(model, cluster, null, globalBatch, fixed);
     PlanResult r;
     try (Progress progress = Progress.start("planning")) {
-      r = new InterOpPlanner(setup.layers(), progress::update).plan(setup.request());
+      r = megatronGrid ? new GridPlanner(setup.layers()).plan(setup.request())
+          : new InterOpPlanner(setup.layers(), progress::update).plan(setup.request());
     }
     if (r instanceof PlanResult.Infeasible inf) {
       throw new InfeasibleException(inf.message());
@@ -84,12 +95,17 @@ final class PlanCommand implements Callable<Integer> {
       w.print(planJson);
     } else {
       w.print(PlanText.write(p.plan(), p.simulation()));
-      w.printf(java.util.Locale.ROOT, "search: %d layer solves, %d stage DP runs, %d simulations%s%s%n",
-          p.stats().layerSolves(), p.stats().dpRuns(), p.stats().simulations(),
-          p.stats().nodeGranule() > 1
-              ? "; stages in multiples of " + p.stats().nodeGranule() + " nodes" : "",
-          p.stats().layerGroup() > 1
-              ? "; layers in groups of " + p.stats().layerGroup() : "");
+      if (megatronGrid) {
+        w.printf(java.util.Locale.ROOT, "search: %d layer solves, the Megatron-LM grid%n",
+            p.stats().layerSolves());
+      } else {
+        w.printf(java.util.Locale.ROOT,
+            "search: %d layer solves, %d stage DP runs, %d simulations%s%s%n",
+            p.stats().layerSolves(), p.stats().dpRuns(), p.stats().simulations(),
+            p.stats().nodeGranule() > 1
+                ? "; stages in multiples of " + p.stats().nodeGranule() + " nodes" : "",
+            p.stats().layerGroup() > 1 ? "; layers in groups of " + p.stats().layerGroup() : "");
+      }
     }
     if (out != null) {
       OutputPaths.write("--out", out, planJson);

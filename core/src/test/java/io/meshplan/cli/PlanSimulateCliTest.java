@@ -136,4 +136,64 @@ class PlanSimulateCliTest {
         "3x8:a100-80gb", "--global-batch", "1"), ExitCodes.INFEASIBLE,
         "no pipeline of llama2-7b covers all 24 GPUs of 3x8");
   }
+
+  /**
+   * --megatron-grid plans inside Megatron-LM's space: the plan is the fastest grid point, exports
+   * to Megatron-LM with exit 0 (no nearest configuration needed), and re-simulates to the same
+   * iteration as the same configuration given to simulate by its flags.
+   */
+  @Test
+  void megatronGridPlansExportExactlyAndMatchSimulate() throws Exception {
+    Path plan = dir.resolve("grid.json");
+    String[] common = {"--model", "llama2-7b", "--layers", "4", "--cluster", "2x8:a100-80gb",
+        "--global-batch", "16"};
+    CliRun p = CliRun.of(concat(new String[] {"plan"}, common, new String[] {"--megatron-grid",
+        "--out", plan.toString()}));
+    assertThat(p.code()).as(p.err()).isZero();
+    assertThat(p.out()).contains("the Megatron-LM grid");
+    CliRun ex = CliRun.of("export", "--to", "megatron", "--plan", plan.toString());
+    assertThat(ex.code()).as(ex.err()).isZero();
+    String args = ex.out();
+    int tp = Integer.parseInt(flag(args, "--tensor-model-parallel-size"));
+    int pp = Integer.parseInt(flag(args, "--pipeline-model-parallel-size"));
+    int mb = Integer.parseInt(flag(args, "--micro-batch-size"));
+    CliRun again = CliRun.of("simulate", "--plan", plan.toString());
+    java.util.List<String> sim = new java.util.ArrayList<>(java.util.List.of(concat(
+        new String[] {"simulate"}, common, new String[] {"--tp", String.valueOf(tp), "--pp",
+            String.valueOf(pp), "--dp", String.valueOf(16 / (tp * pp)), "--micro-batch",
+            String.valueOf(mb)})));
+    if (args.contains("--use-distributed-optimizer")) {
+      sim.add("--distributed-optimizer");
+    }
+    if (args.contains("--sequence-parallel")) {
+      sim.add("--sequence-parallel");
+    }
+    if (args.contains("--recompute-granularity selective")) {
+      sim.addAll(java.util.List.of("--recompute", "selective"));
+    } else if (args.contains("--recompute-granularity full")) {
+      sim.addAll(java.util.List.of("--recompute", "full"));
+    }
+    CliRun flags = CliRun.of(sim.toArray(String[]::new));
+    assertThat(flags.code()).as(flags.err()).isZero();
+    String iteration = line(p.out(), "iteration ");
+    assertThat(line(again.out(), "iteration ")).isEqualTo(iteration);
+    assertThat(line(flags.out(), "iteration ")).isEqualTo(iteration);
+    // The grid chooses the micro batch itself.
+    oneLine(CliRun.of(concat(new String[] {"plan"}, common, new String[] {"--megatron-grid",
+        "--microbatches", "4"})), ExitCodes.BAD_INPUT, "--microbatches cannot be fixed");
+  }
+
+  private static String[] concat(String[]... parts) {
+    return java.util.Arrays.stream(parts).flatMap(java.util.Arrays::stream)
+        .toArray(String[]::new);
+  }
+
+  private static String flag(String text, String name) {
+    return text.lines().map(String::strip).filter(l -> l.startsWith(name + " ")).findFirst()
+        .orElseThrow().substring(name.length() + 1).strip();
+  }
+
+  private static String line(String text, String prefix) {
+    return text.lines().filter(l -> l.startsWith(prefix)).findFirst().orElseThrow();
+  }
 }
