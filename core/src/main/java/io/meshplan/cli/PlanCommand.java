@@ -37,8 +37,8 @@ final class PlanCommand implements Callable<Integer> {
   String microbatches;
 
   @Option(names = "--megatron-grid", description = "Search only Megatron-LM configurations "
-      + "(equal stages, Megatron's column/row layouts, one ZeRO stage), which every export target "
-      + "can express exactly; the plan is the fastest one that fits.")
+      + "(equal stages, Megatron's column/row layouts, one ZeRO stage), which 'export --to "
+      + "megatron' expresses exactly; the plan is the fastest one that fits.")
   boolean megatronGrid;
 
   @Option(names = "--json", description = "Print the plan as JSON.")

@@ -8,9 +8,8 @@ import java.util.Optional;
 /**
  * Plans within Megatron-LM's configuration space only: the fastest point of the {@link
  * MegatronGrid} (uniform stages of equal tensor x data-parallel meshes, Megatron-LM's column/row
- * layouts, one ZeRO stage), as a plan. Every export target can express such a plan exactly
- * (Narayanan et al. SC'21), at the price of the speed that non-uniform stages and ILP layouts may
- * add.
+ * layouts, one ZeRO stage), as a plan. Megatron-LM expresses such a plan exactly (Narayanan et
+ * al. SC'21), at the price of the speed that non-uniform stages and ILP layouts may add.
  */
 public final class GridPlanner {
   private final LayerCostModel layers;
