@@ -141,8 +141,12 @@ public final class SweepGridReader {
       }
       return v.asBoolean();
     });
-    return new SweepGrid(models, seqs, gpus, fabrics, clusters, batches,
-        micro.isEmpty() ? List.of(0) : micro, overlap.isEmpty() ? List.of(false) : overlap);
+    try {
+      return new SweepGrid(models, seqs, gpus, fabrics, clusters, batches,
+          micro.isEmpty() ? List.of(0) : micro, overlap.isEmpty() ? List.of(false) : overlap);
+    } catch (InputException e) {
+      throw new InputException(name + ": " + e.getMessage(), e);
+    }
   }
 
   private interface Value<T> {
