@@ -143,6 +143,19 @@ public final class InterOpPlanner {
   }
 
   /**
+   * The microbatch sizes a plan searches, one stage DP each: with a fixed microbatch count, the
+   * one size it gives; planning with {@code fixedMicrobatches = globalBatch / size} for each size
+   * and keeping the best (see {@link #plan}) gives the same plan as planning them all at once.
+   *
+   * @param req the request
+   * @return sequences per microbatch, ascending
+   */
+  public static List<Integer> microbatchSizes(PlanRequest req) {
+    return microbatchSizes(req, SubmeshShape.alpaShapes(req.cluster().nodes(),
+        req.cluster().gpusPerNode()));
+  }
+
+  /**
    * Global microbatch sizes (sequences per microbatch over a stage's replicas): the fixed one, else
    * every divisor of the global batch that some stage option can use.
    */

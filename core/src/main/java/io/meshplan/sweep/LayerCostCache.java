@@ -56,13 +56,14 @@ public final class LayerCostCache {
    * What a layer's price depends on besides the layer setting.
    *
    * @param model the model with its sequence length (its batch field set to 1)
-   * @param gpu the GPU catalog name
+   * @param gpu the GPU (catalog values or a cluster file's overrides)
    * @param gpusPerNode GPUs per node
-   * @param fabric the fabric name
+   * @param fabric the fabric
    * @param dtype the compute precision
    * @param solver the ILP settings
    */
-  record Context(ModelSpec model, String gpu, int gpusPerNode, String fabric, DType dtype,
+  record Context(ModelSpec model, io.meshplan.cluster.GpuSpec gpu, int gpusPerNode,
+      io.meshplan.cluster.Fabric fabric, DType dtype,
       SolverOptions solver) {}
 
   /**
@@ -79,8 +80,8 @@ public final class LayerCostCache {
     ModelSpec key = new ModelSpec(model.name(), model.family(), model.layers(), model.hidden(),
         model.heads(), model.kvHeads(), model.ffn(), model.vocab(), model.seq(), 1,
         model.dtype(), model.arch());
-    Context c = new Context(key, cluster.gpu().name(), cluster.gpusPerNode(),
-        cluster.fabric().name(), model.dtype(), solver);
+    Context c = new Context(key, cluster.gpu(), cluster.gpusPerNode(), cluster.fabric(),
+        model.dtype(), solver);
     synchronized (models) {
       return models.computeIfAbsent(c, k -> new SharedLayerCosts(new IlpLayerCostModel(model,
           cluster, mesh -> ClusterCommModels.catalog(cluster, mesh), model.dtype(), solver,

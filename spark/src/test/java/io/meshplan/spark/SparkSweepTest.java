@@ -45,6 +45,25 @@ class SparkSweepTest {
         .isEqualTo(out1.toString());
   }
 
+  /** plan --spark: the plan JSON is byte-identical to the local planner's. */
+  @Test
+  void planOnSparkMatchesLocal() {
+    String[] base = {"plan", "--model", "opt-125m", "--seq", "512", "--cluster",
+        "2x2:a100-40gb", "--global-batch", "32", "--json"};
+    StringWriter out1 = new StringWriter();
+    StringWriter err1 = new StringWriter();
+    int local = run(out1, err1, base);
+    String[] spark = java.util.Arrays.copyOf(base, base.length + 2);
+    spark[base.length] = "--spark";
+    spark[base.length + 1] = "local[2]";
+    StringWriter out2 = new StringWriter();
+    StringWriter err2 = new StringWriter();
+    int code = run(out2, err2, spark);
+    assertThat(local).as(err1.toString()).isZero();
+    assertThat(code).as(err2.toString()).isZero();
+    assertThat(out2.toString()).isEqualTo(out1.toString()).contains("\"stages\"");
+  }
+
   @Test
   void localMastersRetryFailedTasks() {
     assertThat(SparkExecutorProvider.withRetries("local[*]")).isEqualTo("local[*,4]");
