@@ -89,8 +89,10 @@ final class SweepCommand implements Callable<Integer> {
       outCsv = outDir.resolve("sweep.csv");
       outJsonl = outDir.resolve("sweep.jsonl");
     }
-    new OutputPaths().output(outDir != null ? "--out" : "--csv", outCsv)
-        .output(outDir != null ? "--out" : "--jsonl", outJsonl).input("--grid", grid).check();
+    String csvFlag = outDir != null ? "--out " + outDir + ": sweep.csv" : "--csv";
+    String jsonlFlag = outDir != null ? "--out " + outDir + ": sweep.jsonl" : "--jsonl";
+    new OutputPaths().output(csvFlag, outCsv).output(jsonlFlag, outJsonl).input("--grid", grid)
+        .check();
     SweepGrid g = SweepGridReader.read(grid);
     OptionalDouble usd = price == null ? OptionalDouble.empty() : OptionalDouble.of(price);
     PointTask task = new PointTask(manual, pointTimeout == null ? 0 : pointTimeout);
@@ -103,12 +105,11 @@ final class SweepCommand implements Callable<Integer> {
     PrintWriter w = spec.commandLine().getOut();
     w.print(SweepText.write(results, usd));
     if (outCsv != null) {
-      OutputPaths.write(outDir != null ? "--out" : "--csv", outCsv, SweepCsv.write(results, usd));
+      OutputPaths.write(csvFlag, outCsv, SweepCsv.write(results, usd));
       w.println("wrote " + outCsv);
     }
     if (outJsonl != null) {
-      OutputPaths.write(outDir != null ? "--out" : "--jsonl", outJsonl,
-          SweepJsonl.write(results, usd));
+      OutputPaths.write(jsonlFlag, outJsonl, SweepJsonl.write(results, usd));
       w.println("wrote " + outJsonl);
     }
     return ExitCodes.OK;

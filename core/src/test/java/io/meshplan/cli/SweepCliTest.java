@@ -64,6 +64,22 @@ class SweepCliTest {
   }
 
   @Test
+  void outWritesBothFilesAndRefusesADirectoryInTheirPlace() throws IOException {
+    Path g = grid("models: opt-125m\nseq: 512\ngpus: a100-40gb\nclusters: 1x2\n"
+        + "globalBatch: 16\n");
+    Path out = Files.createDirectories(dir.resolve("out"));
+    Files.createDirectories(out.resolve("sweep.csv"));
+    CliRun bad = CliRun.of("sweep", "--grid", g.toString(), "--out", out.toString());
+    assertThat(bad.code()).isEqualTo(2);
+    assertThat(bad.err()).startsWith("meshplan: error: --out " + out + ": sweep.csv ");
+    Files.delete(out.resolve("sweep.csv"));
+    CliRun ok = CliRun.of("sweep", "--grid", g.toString(), "--out", out.toString());
+    assertThat(ok.code()).as(ok.err()).isZero();
+    assertThat(Files.readAllLines(out.resolve("sweep.csv"))).hasSize(2);
+    assertThat(Files.readAllLines(out.resolve("sweep.jsonl"))).hasSize(1);
+  }
+
+  @Test
   void infeasiblePointsAreKeptWithTheMemoryNeeded() throws IOException {
     Path g = grid("models: opt-13b\nseq: 512\ngpus: a100-40gb\nclusters: 1x1\nglobalBatch: 8\n");
     Path csv = dir.resolve("inf.csv");
@@ -103,6 +119,7 @@ class SweepCliTest {
         {"sweep", "--grid", g.toString(), "--csv", g.toString()},
         {"sweep", "--grid", g.toString(), "--csv", dir.toString()},
         {"sweep", "--grid", g.toString(), "--out", dir.resolve("nope").toString()},
+        {"sweep", "--grid", g.toString(), "--out", dir.toString(), "--csv", "x.csv"},
         {"sweep", "--grid", g.toString(), "--spark", "local[*]"},
     };
     for (String[] args : cases) {
