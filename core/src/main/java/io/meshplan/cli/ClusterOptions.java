@@ -26,7 +26,7 @@ final class ClusterOptions {
   Path profile;
 
   @Option(names = "--memory", description = "Memory per GPU to plan for, e.g. 70GiB (default: "
-      + "95% of the GPU's memory; the rest is left to the CUDA context, NCCL buffers and allocator "
+      + "95%% of the GPU's memory; the rest is left to the CUDA context, NCCL buffers and allocator "
       + "fragmentation).")
   String memory;
 

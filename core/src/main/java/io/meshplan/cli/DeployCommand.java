@@ -7,6 +7,7 @@ import io.meshplan.deploy.DeployTarget;
 import io.meshplan.deploy.DoctorFabric;
 import io.meshplan.deploy.FabricEnv;
 import io.meshplan.deploy.LaunchSpec;
+import io.meshplan.deploy.RunaiLaunch;
 import io.meshplan.export.ExportInput;
 import io.meshplan.export.ExportResult;
 import io.meshplan.export.ExportTarget;
@@ -116,7 +117,8 @@ final class DeployCommand implements Callable<Integer> {
   boolean megatronArgs;
 
   @Option(names = "--out", paramLabel = "PATH", description = "Write here: a file, or a"
-      + " directory for runai's two scripts (default: stdout).")
+      + " directory for runai's two scripts, after which the runai command is printed (default:"
+      + " stdout).")
   Path out;
 
   @Option(names = "--force", description = "Replace output files that exist.")
@@ -181,7 +183,7 @@ final class DeployCommand implements Callable<Integer> {
           + " on a node) or --env NCCL_IB_HCA=...");
     }
     List<Artifact> files = new Deployer().deploy(t, ls, f);
-    emit(files, inputs);
+    emit(t, ls, files, inputs);
     return ExitCodes.OK;
   }
 
@@ -210,7 +212,7 @@ final class DeployCommand implements Callable<Integer> {
     return words;
   }
 
-  private void emit(List<Artifact> files, List<Path> inputs) {
+  private void emit(DeployTarget t, LaunchSpec ls, List<Artifact> files, List<Path> inputs) {
     PrintWriter o = spec.commandLine().getOut();
     if (out == null) {
       for (Artifact a : files) {
@@ -245,8 +247,14 @@ final class DeployCommand implements Callable<Integer> {
     for (Artifact a : files) {
       ExportFiles.write(out.resolve(a.fileName()), a.text(), a.executable());
     }
-    o.println("wrote " + files.stream().map(a -> out.resolve(a.fileName()).toString())
+    // Shell comments, then the command to run: standard output stays a script one can paste.
+    o.println("# wrote " + files.stream().map(a -> out.resolve(a.fileName()).toString())
         .reduce((x, y) -> x + ", " + y).orElse(""));
+    if (t == DeployTarget.RUNAI) {
+      o.println("# copy " + out.resolve(RunaiLaunch.nodeScriptFileName(ls)) + " to "
+          + ls.nodeScriptPath() + " in every pod (shared storage or the image), then submit:");
+      o.print(RunaiLaunch.submitCommand(ls));
+    }
     o.flush();
   }
 }

@@ -154,8 +154,10 @@ final class ExportCommand implements Callable<Integer> {
     if (c.sequenceParallel()) {
       w.add("--sequence-parallel");
     }
-    if (c.distributedOptimizer()) {
+    if (c.zeroStage() == 1) {
       w.add("--distributed-optimizer");
+    } else if (c.zeroStage() == 3) {
+      w.addAll(List.of("--zero-stage", "3"));
     }
     return ShellQuote.join(w);
   }

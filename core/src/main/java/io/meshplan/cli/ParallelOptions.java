@@ -41,6 +41,11 @@ final class ParallelOptions {
       + " data-parallel group (ZeRO-1).")
   boolean distributedOptimizer;
 
+  @Option(names = "--zero-stage", paramLabel = "N", description = "ZeRO stage over the"
+      + " data-parallel group: 0 (none, the default), 1 (optimizer state; the same as"
+      + " --distributed-optimizer) or 3 (weights, gradients and optimizer state, as FSDP).")
+  Integer zeroStage;
+
   /** Whether {@code --schedule gpipe} was asked for. */
   boolean gpipe() {
     if (schedule == null || schedule.equalsIgnoreCase("1f1b")) {
@@ -58,7 +63,8 @@ final class ParallelOptions {
   /** Whether any of the flags was given. */
   boolean any() {
     return schedule != null || tp != null || pp != null || dp != null || vpp != null || microBatch != null
-        || globalBatch != null || recompute != null || sequenceParallel || distributedOptimizer;
+        || globalBatch != null || recompute != null || sequenceParallel || distributedOptimizer
+        || zeroStage != null;
   }
 
   /** The configuration; every size flag is required. */
@@ -69,9 +75,18 @@ final class ParallelOptions {
     require("--micro-batch", microBatch);
     require("--global-batch", globalBatch);
     Recompute r = recompute == null ? Recompute.NONE : Recompute.parse(recompute);
+    if (zeroStage != null && zeroStage != 0 && zeroStage != 1 && zeroStage != 3) {
+      throw new InputException("--zero-stage " + zeroStage + " is not a ZeRO stage meshplan"
+          + " models; use 0, 1 or 3");
+    }
+    if (zeroStage != null && distributedOptimizer && zeroStage != 1) {
+      throw new InputException("--distributed-optimizer is ZeRO stage 1 but --zero-stage is "
+          + zeroStage + "; give one of them");
+    }
+    int zero = zeroStage != null ? zeroStage : distributedOptimizer ? 1 : 0;
     try {
       return new ParallelConfig(tp, pp, dp, vpp == null ? 1 : vpp, microBatch, globalBatch, r,
-          sequenceParallel, distributedOptimizer);
+          sequenceParallel, zero);
     } catch (IllegalArgumentException e) {
       throw new InputException(e.getMessage());
     }

@@ -1,5 +1,6 @@
 package io.meshplan.cli;
 
+import io.meshplan.interop.GridPlanner;
 import io.meshplan.interop.InterOpPlanner;
 import io.meshplan.interop.PlanResult;
 import io.meshplan.interop.PlanText;
@@ -34,6 +35,11 @@ final class PlanCommand implements Callable<Integer> {
       description = "Microbatches per iteration, or auto to let the planner choose (default: "
           + "${DEFAULT-VALUE}).")
   String microbatches;
+
+  @Option(names = "--megatron-grid", description = "Search only Megatron-LM configurations "
+      + "(equal stages, Megatron's column/row layouts, one ZeRO stage), which 'export --to "
+      + "megatron' expresses exactly; the plan is the fastest one that fits.")
+  boolean megatronGrid;
 
   @Option(names = "--json", description = "Print the plan as JSON.")
   boolean json;
@@ -72,6 +78,10 @@ final class PlanCommand implements Callable<Integer> {
             + "--microbatches " + fixed);
       }
     }
+    if (megatronGrid && fixed > 0) {
+      throw new InputException("--microbatches cannot be fixed with --megatron-grid, which "
+          + "chooses the micro batch itself");
+    }
     ReportFiles.check(report, compare, out, null);
     TrainingSetup setup = TrainingSetup.of(model, cluster, null, globalBatch, fixed);
     PlanResult.Planned p = executor.local() ? planHere(setup) : planOnSpark(setup, fixed);
@@ -82,13 +92,19 @@ final class PlanCommand implements Callable<Integer> {
       w.print(planJson);
     } else {
       w.print(PlanText.write(p.plan(), p.simulation()));
-      if (executor.local()) {
-        w.printf(java.util.Locale.ROOT, "search: %d layer solves, %d stage DP runs, %d "
-            + "simulations%n", p.stats().layerSolves(), p.stats().dpRuns(),
-            p.stats().simulations());
-      } else {
+      if (!executor.local()) {
         w.printf(java.util.Locale.ROOT, "search: %d stage DP runs on Spark%n",
             p.stats().dpRuns());
+      } else if (megatronGrid) {
+        w.printf(java.util.Locale.ROOT, "search: %d layer solves, the Megatron-LM grid%n",
+            p.stats().layerSolves());
+      } else {
+        w.printf(java.util.Locale.ROOT,
+            "search: %d layer solves, %d stage DP runs, %d simulations%s%s%n",
+            p.stats().layerSolves(), p.stats().dpRuns(), p.stats().simulations(),
+            p.stats().nodeGranule() > 1
+                ? "; stages in multiples of " + p.stats().nodeGranule() + " nodes" : "",
+            p.stats().layerGroup() > 1 ? "; layers in groups of " + p.stats().layerGroup() : "");
       }
     }
     if (out != null) {
@@ -110,7 +126,8 @@ final class PlanCommand implements Callable<Integer> {
     PlanResult r;
     try (io.meshplan.exec.LocalExecutor pool = (io.meshplan.exec.LocalExecutor) executor.open();
         Progress progress = Progress.start("planning")) {
-      r = new InterOpPlanner(setup.layers(), progress::update, pool).plan(setup.request());
+      r = megatronGrid ? new GridPlanner(setup.layers()).plan(setup.request())
+          : new InterOpPlanner(setup.layers(), progress::update, pool).plan(setup.request());
     }
     if (r instanceof PlanResult.Infeasible inf) {
       throw new InfeasibleException(inf.message());
@@ -123,6 +140,9 @@ final class PlanCommand implements Callable<Integer> {
    * text and report output.
    */
   private PlanResult.Planned planOnSpark(TrainingSetup setup, int fixed) {
+    if (megatronGrid) {
+      throw new InputException("--megatron-grid runs in this process; leave out --spark");
+    }
     if (cluster.profile != null) {
       throw new InputException("--profile cannot be used with --spark: the executors price "
           + "collectives from the catalog; plan with the profile without --spark");
@@ -143,6 +163,6 @@ final class PlanCommand implements Callable<Integer> {
     io.meshplan.plan.PipelinePlan plan = PlanJson.read("the Spark plan", o.planJson());
     io.meshplan.sim.SimulationResult sim = new io.meshplan.interop.PlanSimulator(setup.layers())
         .simulate(req, plan);
-    return new PlanResult.Planned(plan, sim, new PlanResult.SearchStats(0, runs[0], 0));
+    return new PlanResult.Planned(plan, sim, new PlanResult.SearchStats(0, runs[0], 0, 1, 1));
   }
 }

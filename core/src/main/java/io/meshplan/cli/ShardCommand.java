@@ -1,7 +1,5 @@
 package io.meshplan.cli;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.SerializationFeature;
 import io.meshplan.calibrate.ProfileCommModel;
 import io.meshplan.calibrate.ProfileFiles;
 import io.meshplan.cluster.ClusterCommModels;
@@ -19,19 +17,20 @@ import io.meshplan.sharding.KeptShardings;
 import io.meshplan.sharding.ShardingSpec;
 import io.meshplan.graph.Instruction;
 import io.meshplan.intraop.AutoSharding;
+import io.meshplan.intraop.IntraOpPlan;
+import io.meshplan.intraop.IntraOpPlanJson;
+import io.meshplan.intraop.IntraOpPlanText;
 import io.meshplan.intraop.IntraOpResult;
 import io.meshplan.util.InfeasibleException;
 import io.meshplan.intraop.MeshEnv;
 import io.meshplan.intraop.ShardingPlan;
 import io.meshplan.intraop.SolverOptions;
-import io.meshplan.intraop.Strategy;
 import io.meshplan.model.AlpaMlpBuilder;
 import io.meshplan.model.LlamaForwardBuilder;
 import io.meshplan.model.ModelSpec;
 import io.meshplan.util.InputException;
 import java.io.PrintWriter;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -104,8 +103,14 @@ final class ShardCommand implements Callable<Integer> {
       + "constraint) as versioned JSON to this file, to replay or compare solvers.")
   java.nio.file.Path dumpIlp;
 
-  @Option(names = "--json", description = "Print the plan as JSON.")
+  @Option(names = "--json", description = "Print the plan as JSON (with every instruction's "
+      + "compute, communication and resharding cost and bytes per mesh axis).")
   boolean json;
+
+  @Option(names = "--costs", description = "Add columns to the table: each instruction's "
+      + "compute, communication and resharding cost (in the objective's unit) and the bytes one "
+      + "GPU sends per mesh axis.")
+  boolean costs;
 
   @Option(names = "--hlo", description = "Plan an XLA HLO text module instead of a preset "
       + "(the model overrides do not apply to it).")
@@ -238,7 +243,6 @@ final class ShardCommand implements Callable<Integer> {
       warnings.add(w + ": planned conservatively (replicated on replicated operands)");
     }
     warnings.addAll(plan.notKept());
-    double total = (System.nanoTime() - t0) / 1e9;
     PrintWriter out = spec.commandLine().getOut();
     if (dumpIlp != null) {
       write("--dump-ilp", dumpIlp, IlpProblemJson.write(plan.costGraph().problem()));
@@ -250,15 +254,17 @@ final class ShardCommand implements Callable<Integer> {
       }
       write("--out", outFile, HloPrinter.withShardings(texts).print(module));
     }
+    IntraOpPlan described = IntraOpPlan.of(plan);
+    double total = (System.nanoTime() - t0) / 1e9;
     PrintWriter err = spec.commandLine().getErr();
     for (String w : warnings) {
       err.println("meshplan: warning: " + w);
     }
     err.flush();
     if (json) {
-      printJson(out, name, lm, plan, total, warnings);
+      out.println(IntraOpPlanJson.write(name, described, total, warnings));
     } else {
-      printTable(out, name, lm, plan, total);
+      out.print(IntraOpPlanText.write(name, described, total, costs));
       if (outFile != null) {
         out.println("wrote " + outFile);
       }
@@ -316,70 +322,5 @@ final class ShardCommand implements Callable<Integer> {
     double[] d = new double[n];
     java.util.Arrays.fill(d, 1.0);
     return d;
-  }
-
-  private static void printTable(PrintWriter out, String name, LogicalMesh lm, ShardingPlan plan,
-      double total) {
-    Graph g = plan.graph();
-    out.printf(Locale.ROOT, "%-6s %-22s %-18s %-22s %-48s %s%n", "id", "name", "op", "shape",
-        "strategy", "sharding");
-    for (Instruction ins : g.instructions()) {
-      Strategy st = plan.strategy(ins.id());
-      out.printf(Locale.ROOT, "%-6d %-22s %-18s %-22s %-48s %s%n", ins.id(), ins.name(),
-          ins.opcode().hloName(), ins.shape().toHlo(), st.name(), plan.hloSharding(ins.id()));
-    }
-    out.println();
-    out.printf(Locale.ROOT, "model %s: %d instructions, %d decision nodes, %d in the solver core%n",
-        name, g.size(), plan.costGraph().problem().nodeCount(), plan.solution().coreNodes());
-    out.printf(Locale.ROOT, "mesh %s, memory %.2f GiB per device, peak %.2f GiB%n", lm,
-        plan.env().memoryPerDevice() / (1L << 30),
-        plan.evaluation().peakMemoryBytes() / (1L << 30));
-    out.printf(Locale.ROOT,
-        "status %s, objective %.6g (compute+communication %.6g, resharding %.6g), lower bound %.6g"
-            + " (%s)%n",
-        plan.solution().status(), plan.objective(), plan.evaluation().nodeCost(),
-        plan.evaluation().edgeCost(), plan.solution().bound(),
-        plan.env().compute().isPresent() ? "seconds" : "alpha-beta units");
-    out.printf(Locale.ROOT,
-        "time: strategies %.3f s, solve %.3f s, total %.3f s%n", plan.strategySeconds(),
-        plan.solution().seconds(), total);
-  }
-
-  private static void printJson(PrintWriter out, String name, LogicalMesh lm, ShardingPlan plan,
-      double total, List<String> warnings) throws Exception {
-    Graph g = plan.graph();
-    Map<String, Object> root = new LinkedHashMap<>();
-    root.put("model", name);
-    root.put("mesh", lm.shape());
-    root.put("status", plan.solution().status().name());
-    root.put("costUnit", plan.env().compute().isPresent() ? "seconds" : "alpha-beta units");
-    root.put("objective", plan.objective());
-    root.put("bound", plan.solution().bound());
-    root.put("communicationCost", plan.evaluation().nodeCost());
-    root.put("reshardingCost", plan.evaluation().edgeCost());
-    root.put("peakMemoryBytes", plan.evaluation().peakMemoryBytes());
-    root.put("memoryPerDeviceBytes", plan.env().memoryPerDevice());
-    root.put("strategySeconds", plan.strategySeconds());
-    root.put("solveSeconds", plan.solution().seconds());
-    root.put("totalSeconds", total);
-    root.put("decisionNodes", plan.costGraph().problem().nodeCount());
-    root.put("coreNodes", plan.solution().coreNodes());
-    root.put("warnings", warnings);
-    List<Map<String, Object>> list = new ArrayList<>();
-    for (Instruction ins : g.instructions()) {
-      Strategy st = plan.strategy(ins.id());
-      Map<String, Object> m = new LinkedHashMap<>();
-      m.put("name", ins.name());
-      m.put("op", ins.opcode().hloName());
-      m.put("shape", ins.shape().toHlo());
-      m.put("strategy", st.name());
-      m.put("sharding", plan.hloSharding(ins.id()));
-      m.put("cost", st.computeCost() + st.commCost());
-      m.put("memoryBytes", st.memoryBytes());
-      list.add(m);
-    }
-    root.put("instructions", list);
-    ObjectMapper om = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
-    out.println(om.writeValueAsString(root));
   }
 }

@@ -13,10 +13,12 @@ import java.util.Arrays;
  */
 public record LogicalMesh(int[] shape) {
   /**
-   * The most axes a mesh may have. Layouts per tensor grow as (rank + 1)^axes, and no cluster has
-   * more than three levels (GPU, node, rack) to map axes on.
+   * The most axes a mesh may have. Layouts per tensor grow as (rank + 1)^axes (81 per matrix on 4
+   * axes, 243 on 5), and so does the exact solver's work on a dense core (the fourth power of the
+   * layouts per node); no cluster has more than three levels (GPU, node, rack) to map axes on, so
+   * four leaves one to spare.
    */
-  public static final int MAX_RANK = 6;
+  public static final int MAX_RANK = 4;
 
   /** Validates and copies the shape. */
   public LogicalMesh {

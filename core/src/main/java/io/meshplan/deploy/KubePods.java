@@ -27,6 +27,8 @@ final class KubePods {
   static final String GPU_RESOURCE = "nvidia.com/gpu";
   /** The label every generated pod carries with the job name. */
   static final String JOB_LABEL = "meshplan.io/job";
+  /** The Linux capability RDMA needs to pin (register) memory; every Kubernetes target adds it. */
+  static final String IPC_LOCK = "IPC_LOCK";
 
   private KubePods() {}
 
@@ -56,7 +58,7 @@ final class KubePods {
         .withEnv(env(fabric))
         .withPorts(ports)
         .withResources(req)
-        .withNewSecurityContext().withNewCapabilities().withAdd("IPC_LOCK").endCapabilities()
+        .withNewSecurityContext().withNewCapabilities().withAdd(IPC_LOCK).endCapabilities()
         .endSecurityContext()
         .addNewVolumeMount().withName("dshm").withMountPath("/dev/shm").endVolumeMount()
         .build();

@@ -8,11 +8,23 @@ import java.util.TreeMap;
 /**
  * RunAI's {@code runai submit-dist pytorch} (as in {@code seeds/002}): a submit script that asks
  * for {@code nodes - 1} workers (RunAI adds the master), all GPUs of a node per pod, the RDMA
- * extended resource, the Multus RoCE network annotation and a large {@code /dev/shm}; and the
- * per-node script every pod runs. On RoCE the per-node script finds the GID index on the node at
- * run time with {@link GidLookupScript} (the doctor's rule) and exports {@code
- * NCCL_IB_GID_INDEX}; it then checks RunAI's {@code WORLD_SIZE} (pods) and starts {@code torchrun}
- * with one process per GPU over c10d at {@code MASTER_ADDR:MASTER_PORT}.
+ * extended resource, the {@code IPC_LOCK} capability (RDMA registers, that is pins, memory), the
+ * Multus RoCE network annotation and a large {@code /dev/shm}; and the per-node script every pod
+ * runs. On RoCE the per-node script finds the GID index on the node at run time with {@link
+ * GidLookupScript} (the doctor's rule) and exports {@code NCCL_IB_GID_INDEX}; it then checks
+ * RunAI's {@code WORLD_SIZE} (pods) and starts {@code torchrun} with one process per GPU over c10d
+ * at {@code MASTER_ADDR:MASTER_PORT}.
+ *
+ * <p>The flags are those of RunAI's CLI v1 reference for {@code runai submit-dist pytorch}
+ * (https://docs.run.ai/v2.13/Researcher/cli-reference/runai-submit-dist-pytorch/, the page
+ * {@code seeds/002} cites; source {@code docs/Researcher/cli-reference/runai-submit-dist-pytorch.md}
+ * in {@code github.com/run-ai/docs}): {@code --workers}, {@code --gpu}, {@code
+ * --extended-resource NAME=QUANTITY}, {@code --large-shm}, {@code --annotation} and, under
+ * "Container Definition", {@code --add-capability <stringArray>} ("Add linux capabilities to the
+ * container"). RunAI's CLI v2 replaces the command with {@code runai training pytorch submit NAME}
+ * (alias {@code runai pytorch submit}), whose flag is {@code --capability stringArray}
+ * (https://docs.nvidia.com/run-ai/self-hosted/reference/cli/runai/training/runai-training-pytorch-submit);
+ * the submit script says so in a comment.
  */
 public final class RunaiLaunch {
   private RunaiLaunch() {}
@@ -28,7 +40,28 @@ public final class RunaiLaunch {
     return List.of(submit(spec), node(spec, fabric));
   }
 
-  private static Artifact submit(LaunchSpec spec) {
+  /**
+   * The file name of the per-node script.
+   *
+   * @param spec the launch
+   * @return {@code NAME-node.sh}
+   */
+  public static String nodeScriptFileName(LaunchSpec spec) {
+    return spec.name() + "-node.sh";
+  }
+
+  /**
+   * The {@code runai submit-dist pytorch} command, split over lines with backslashes as in the
+   * submit script.
+   *
+   * @param spec the launch; it needs an image
+   * @return the command's shell text, ending in a newline
+   */
+  public static String submitCommand(LaunchSpec spec) {
+    return ScriptText.fragment().command("", submitParts(spec)).text();
+  }
+
+  private static List<String> submitParts(LaunchSpec spec) {
     List<String> parts = new ArrayList<>(List.of(
         "runai submit-dist pytorch",
         "--name " + spec.name(),
@@ -37,17 +70,25 @@ public final class RunaiLaunch {
         "--workers " + (spec.nodes() - 1),
         "--gpu " + spec.gpusPerNode(),
         "--extended-resource " + ShellQuote.quote(spec.rdmaResource() + "=" + spec.rdmaCount()),
+        "--add-capability " + ShellQuote.quote(KubePods.IPC_LOCK),
         "--large-shm"));
     spec.networkAnnotation().ifPresent(n -> parts.add("--annotation "
         + ShellQuote.quote("k8s.v1.cni.cncf.io/networks=" + n)));
     parts.add("-- bash " + ShellQuote.quote(spec.nodeScriptPath()));
+    return parts;
+  }
+
+  private static Artifact submit(LaunchSpec spec) {
     ScriptText s = ScriptText.bash()
         .comment("Written by meshplan deploy: " + spec.nodes() + " pods (1 master + "
             + (spec.nodes() - 1) + " workers) x " + spec.gpusPerNode() + " GPUs.")
-        .comment("Copy " + spec.name() + "-node.sh to " + spec.nodeScriptPath()
+        .comment("Copy " + nodeScriptFileName(spec) + " to " + spec.nodeScriptPath()
             + " on storage every pod mounts (or into the image) first.")
+        .comment("RunAI CLI v2 names the job as an argument ('runai training pytorch submit "
+            + spec.name() + "') and spells --gpu as --gpu-devices-request, --add-capability as"
+            + " --capability.")
         .line("set -euo pipefail")
-        .command("", parts);
+        .command("", submitParts(spec));
     return new Artifact(spec.name() + "-submit.sh", s.text(), true);
   }
 
@@ -106,6 +147,6 @@ public final class RunaiLaunch {
         .line("if [[ \"${BASH_SOURCE[0]}\" == \"$0\" ]]; then")
         .line("  main \"$@\"")
         .line("fi");
-    return new Artifact(spec.name() + "-node.sh", s.text(), true);
+    return new Artifact(nodeScriptFileName(spec), s.text(), true);
   }
 }

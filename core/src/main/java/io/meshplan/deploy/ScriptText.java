@@ -20,6 +20,15 @@ final class ScriptText {
   }
 
   /**
+   * Starts a fragment of shell text without a shebang, for a command shown on its own.
+   *
+   * @return an empty builder
+   */
+  static ScriptText fragment() {
+    return new ScriptText();
+  }
+
+  /**
    * Adds a comment line; control characters in the text become {@code ?}.
    *
    * @param text the comment

@@ -15,8 +15,25 @@ import java.util.Optional;
  * accumulation, ZeRO stage and precision. DeepSpeed takes its data-parallel size from the world
  * size over the model-parallel group that the model code (Megatron-DeepSpeed, with the arguments of
  * {@link MegatronArgs}) sets up, so {@code train_batch_size = micro batch * gradient accumulation *
- * data-parallel size} holds for the same configuration. Megatron-LM's distributed optimizer is ZeRO
- * stage 1. DeepSpeed's pipeline engine has no interleaved schedule.
+ * data-parallel size} holds for the same configuration.
+ *
+ * <p>ZeRO stages map one to one ({@code zero_optimization.stage} 0, 1 or 3; Megatron-LM's
+ * distributed optimizer is stage 1). Two limits of DeepSpeed's pipeline engine ({@code
+ * deepspeed/runtime/pipe/engine.py}) make configurations inexpressible: it has no interleaved
+ * schedule, and it refuses ZeRO stages 2 and 3 ("ZeRO-2 and ZeRO-3 are incompatible with pipeline
+ * parallelism"), so ZeRO-3 needs a pipeline of one stage.
+ *
+ * <p>Stage 3 writes DeepSpeed's tuning keys explicitly, with the values DeepSpeed itself uses
+ * when they are absent ({@code deepspeed/runtime/zero/config.py}; documented at
+ * https://www.deepspeed.ai/docs/config-json/#zero-optimizations-for-fp16-training), so that the
+ * file shows what runs: {@code overlap_comm} true (DeepSpeed's default for stage 3: reduce-scatter
+ * gradients during the backward pass), {@code contiguous_gradients} true, {@code
+ * reduce_bucket_size} 5e8 elements, {@code stage3_prefetch_bucket_size} 5e7 elements, {@code
+ * stage3_param_persistence_threshold} 1e5 elements (smaller parameters, norms and biases, stay
+ * whole on every GPU), {@code stage3_max_live_parameters} and {@code stage3_max_reuse_distance}
+ * 1e9 elements. One key departs from the default: {@code
+ * stage3_gather_16bit_weights_on_model_save} true, so that {@code save_16bit_model()} writes the
+ * whole model rather than this rank's shard.
  */
 public final class DeepSpeedConfig implements FrameworkWriter {
   private static final ObjectMapper JSON =
@@ -27,19 +44,31 @@ public final class DeepSpeedConfig implements FrameworkWriter {
 
   @Override
   public Optional<String> missing(ExportInput input) {
-    if (input.config().virtualStages() > 1) {
+    ParallelConfig c = input.config();
+    if (c.virtualStages() > 1) {
       return Optional.of("DeepSpeed's pipeline engine has no interleaved schedule (virtual"
           + " pipeline stages)");
+    }
+    if (c.zeroStage() == 3 && c.pipelineParallel() > 1) {
+      return Optional.of("DeepSpeed's pipeline engine refuses ZeRO-3 (\"ZeRO-2 and ZeRO-3 are"
+          + " incompatible with pipeline parallelism\"); weights can be sharded only without a"
+          + " pipeline");
     }
     return Optional.empty();
   }
 
+  /**
+   * The nearest expressible input: one model chunk per stage instead of the interleaved schedule,
+   * and, with a pipeline, ZeRO-1 instead of ZeRO-3 (the layout stays; only the weights and
+   * gradients are no longer sharded).
+   */
   @Override
   public Optional<ExportInput> nearest(ExportInput input) {
     ParallelConfig c = input.config();
+    int zero = c.zeroStage() == 3 && c.pipelineParallel() > 1 ? 1 : c.zeroStage();
     return Optional.of(new ExportInput(input.model(), input.cluster(), new ParallelConfig(
         c.tensorParallel(), c.pipelineParallel(), c.dataParallel(), 1, c.microBatchSize(),
-        c.globalBatchSize(), c.recompute(), c.sequenceParallel(), c.distributedOptimizer())));
+        c.globalBatchSize(), c.recompute(), c.sequenceParallel(), zero)));
   }
 
   @Override
@@ -51,7 +80,17 @@ public final class DeepSpeedConfig implements FrameworkWriter {
     root.put("train_batch_size", c.globalBatchSize());
     root.put("train_micro_batch_size_per_gpu", c.microBatchSize());
     root.put("gradient_accumulation_steps", c.microbatches());
-    root.putObject("zero_optimization").put("stage", c.distributedOptimizer() ? 1 : 0);
+    ObjectNode zero = root.putObject("zero_optimization").put("stage", c.zeroStage());
+    if (c.zeroStage() == 3) {
+      zero.put("overlap_comm", true);
+      zero.put("contiguous_gradients", true);
+      zero.put("reduce_bucket_size", 500_000_000L);
+      zero.put("stage3_prefetch_bucket_size", 50_000_000L);
+      zero.put("stage3_param_persistence_threshold", 100_000L);
+      zero.put("stage3_max_live_parameters", 1_000_000_000L);
+      zero.put("stage3_max_reuse_distance", 1_000_000_000L);
+      zero.put("stage3_gather_16bit_weights_on_model_save", true);
+    }
     if (m.dtype() == DType.BF16) {
       root.putObject("bf16").put("enabled", true);
     } else if (m.dtype() == DType.F16) {

@@ -17,6 +17,21 @@ import java.util.Optional;
  * before {@code torchrun ... pretrain_gpt.py "${MEGATRON_ARGS[@]}"}. The data-parallel size is not
  * an argument: Megatron-LM derives it as world size / (tensor * pipeline), so the launcher's world
  * size must be the configuration's GPU count.
+ *
+ * <p>ZeRO stages: 1 is {@code --use-distributed-optimizer}; 3 is Megatron-FSDP with full sharding,
+ * {@code --use-megatron-fsdp --data-parallel-sharding-strategy optim_grads_params --ckpt-format
+ * fsdp_dtensor --init-model-with-meta-device}, the recipe of Megatron-LM's parallelism guide
+ * (https://github.com/NVIDIA/Megatron-LM/blob/main/docs/user-guide/parallelism-guide.md, "Megatron
+ * Fully-Sharded Data Parallel"; the flags are defined and checked in {@code
+ * megatron/training/arguments.py}, which requires {@code --ckpt-format fsdp_dtensor} and {@code
+ * CUDA_DEVICE_MAX_CONNECTIONS} unset or above 1, and refuses pipeline parallelism only for the
+ * other FSDP, {@code --use-torch-fsdp2}). Megatron-FSDP exists from Megatron-Core 0.14,
+ * whose default sharding strategy was still {@code no_shard}, hence the explicit strategy. With
+ * sharded gradients Megatron-FSDP reduce-scatters every microbatch's gradients even inside the
+ * pipeline schedules' {@code no_sync} ({@code megatron_fsdp.py}: "For grads shard mode there will
+ * actually always be gradient sync happening"), which is how the simulator prices ZeRO-3, so
+ * ZeRO-3 is written with pipeline parallelism too; Megatron-LM's own functional tests run
+ * Megatron-FSDP with a pipeline size of 1 only.
  */
 public final class MegatronArgs implements FrameworkWriter {
   /** Creates the writer; it holds no state. */
@@ -62,6 +77,10 @@ public final class MegatronArgs implements FrameworkWriter {
         .append(" per pipeline per iteration\n");
     sb.append("# Megatron-LM derives the data-parallel size from the world size: launch exactly ")
         .append(c.gpus()).append(" processes.\n");
+    if (c.zeroStage() == 3) {
+      sb.append("# ZeRO-3 is Megatron-FSDP, which refuses CUDA_DEVICE_MAX_CONNECTIONS=1: leave it"
+          + " unset.\n");
+    }
     sb.append("# The vocabulary (").append(input.model().vocab())
         .append(") comes from your tokenizer; add the tokenizer, data and learning-rate arguments.\n");
     sb.append("# Use: source this file, then torchrun ... pretrain_gpt.py \"${MEGATRON_ARGS[@]}\"\n");
@@ -104,8 +123,15 @@ public final class MegatronArgs implements FrameworkWriter {
       a.add(List.of("--recompute-method", "uniform"));
       a.add(List.of("--recompute-num-layers", "1"));
     }
-    if (c.distributedOptimizer()) {
+    if (c.zeroStage() == 1) {
       a.add(List.of("--use-distributed-optimizer"));
+    } else if (c.zeroStage() == 3) {
+      // Megatron-FSDP v1 runs on the distributed optimizer and sets it when it is missing.
+      a.add(List.of("--use-distributed-optimizer"));
+      a.add(List.of("--use-megatron-fsdp"));
+      a.add(List.of("--data-parallel-sharding-strategy", "optim_grads_params"));
+      a.add(List.of("--ckpt-format", "fsdp_dtensor"));
+      a.add(List.of("--init-model-with-meta-device"));
     }
     a.add(List.of("--num-layers", Integer.toString(m.layers())));
     a.add(List.of("--hidden-size", Integer.toString(m.hidden())));

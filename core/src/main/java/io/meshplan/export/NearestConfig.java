@@ -26,8 +26,9 @@ import java.util.Optional;
  *       whose product with the tensor size divides the cluster's GPUs, nearest to the plan's stage
  *       count first, the smaller one on a tie.
  *   <li>Data-parallel size: the cluster's GPUs over tensor times pipeline.
- *   <li>Batch sizes, recomputation and the memory options are the plan's; virtual stages are the
- *       plan's when the result stays valid, else 1.
+ *   <li>Batch sizes, recomputation and sequence parallelism are the first stage's; the ZeRO stage
+ *       is the highest of any stage (more sharding never needs more memory per GPU); virtual
+ *       stages are the plan's when the result stays valid, else 1.
  * </ol>
  *
  * The first candidate that {@link ParallelConfig#check} accepts wins.
@@ -72,17 +73,28 @@ public final class NearestConfig {
       int dp, int v) {
     try {
       // The first stage's settings stand for the plan's: its microbatch per replica, its
-      // recomputation and sequence parallelism, and any ZeRO sharding as the distributed
-      // optimizer (the sharding Megatron-LM has).
+      // recomputation and sequence parallelism. The ZeRO stage is the highest any stage uses.
       StagePlan s0 = plan.stages().get(0);
       ParallelConfig c = new ParallelConfig(tp, pp, dp, v, plan.microBatchSize(s0),
           plan.globalBatchSize(), s0.recompute(), s0.sequenceParallel() && tp > 1,
-          s0.zeroStage() > 0);
+          highestZeroStage(plan));
       c.check(gpus, plan.model().layers(), plan.model().heads(), plan.model().kvHeads());
       return Optional.of(c);
     } catch (InputException | IllegalArgumentException e) {
       return Optional.empty();
     }
+  }
+
+  /**
+   * The highest ZeRO stage of the plan's stages: sharding more never needs more memory per GPU,
+   * so every stage that fitted with its own stage still fits.
+   */
+  static int highestZeroStage(PipelinePlan plan) {
+    int z = 0;
+    for (StagePlan s : plan.stages()) {
+      z = Math.max(z, s.zeroStage());
+    }
+    return z;
   }
 
   /** The stages' tensor sizes, most used logical mesh first. */

@@ -13,12 +13,40 @@ import java.util.Optional;
 
 /**
  * A torchtitan job TOML ({@code [parallelism]}, {@code [training]}, {@code
- * [activation_checkpoint]}) for a parallel configuration. torchtitan composes FSDP2/DDP, tensor
- * parallelism (always with sequence parallelism on the norms and dropouts) and pipeline
- * parallelism, so two Megatron-LM options have no torchtitan form: tensor parallelism without
- * sequence parallelism, and a distributed optimizer that shards only optimizer state (ZeRO-1;
- * torchtitan's data-parallel sharding is FSDP, which shards parameters and gradients too). Its
- * mixed precision is bf16 or f32.
+ * [activation_checkpoint]}) for a parallel configuration, in the field names of torchtitan's
+ * release v0.2.2 ({@code torchtitan/config/job_config.py}; its main branch has since replaced the
+ * TOML job config). torchtitan composes FSDP2 or DDP, tensor parallelism (always with sequence
+ * parallelism on the norms and dropouts) and pipeline parallelism.
+ *
+ * <p>torchtitan's data parallelism is DDP ({@code data_parallel_replicate_degree}) or FSDP2
+ * ({@code data_parallel_shard_degree}), as its {@code Parallelism} docstrings define them; which
+ * ZeRO stage FSDP amounts to depends on the pipeline, because PyTorch's pipeline schedules ({@code
+ * torch.distributed.pipelining}, the stage's {@code backward_maybe_with_nosync}) turn off FSDP's
+ * resharding after backward and its gradient synchronisation until the last microbatch:
+ *
+ * <ul>
+ *   <li>without a pipeline, FSDP over the data-parallel ranks ({@code data_parallel_shard_degree}
+ *       = the data-parallel size, {@code data_parallel_replicate_degree} = 1, {@code
+ *       fsdp_reshard_after_forward = "always"}, torchtitan's default there) is ZeRO-3: every
+ *       microbatch gathers the weights for its forward and again for its backward and
+ *       reduce-scatters its gradients (torchtitan's gradient accumulation does not skip the
+ *       synchronisation), as the simulator prices ZeRO-3;
+ *   <li>with a pipeline, the same FSDP with {@code fsdp_reshard_after_forward = "never"}
+ *       (torchtitan's default under a pipeline) gathers the weights once and reduce-scatters the
+ *       accumulated gradients once per step, and keeps the optimizer state sharded: ZeRO-1, as
+ *       Megatron-LM's distributed optimizer. ZeRO-3 is not expressible with a pipeline;
+ *   <li>DDP ({@code data_parallel_replicate_degree} = the data-parallel size) is ZeRO-0, which
+ *       torchtitan applies only when data parallelism is the only parallelism ({@code
+ *       parallelize.py}: "DDP has not supported &gt; 1D parallelism");
+ *   <li>ZeRO-1 without a pipeline is not expressible: FSDP then shards weights and gradients too.
+ *       Both degrees above 1 (HSDP) shards the weights within each shard group, which is no ZeRO
+ *       stage the planner models.
+ * </ul>
+ *
+ * The nearest expressible input keeps the layout and takes the ZeRO stage torchtitan has for it:
+ * ZeRO-3 without a pipeline (unless ZeRO-0 can stay DDP), ZeRO-1 with one. With a data-parallel
+ * size of 1 there is nothing to shard and both degrees are 1. Tensor parallelism without sequence
+ * parallelism and f16 mixed precision (torchtitan's is bf16 or f32) are not expressible either.
  */
 public final class TorchtitanToml implements FrameworkWriter {
   private static final TomlMapper TOML = new TomlMapper();
@@ -37,10 +65,16 @@ public final class TorchtitanToml implements FrameworkWriter {
       return Optional.of("torchtitan always uses sequence parallelism with tensor parallelism;"
           + " it has no tensor parallelism without it");
     }
-    if (c.distributedOptimizer()) {
-      return Optional.of("torchtitan has no optimizer-only sharding (Megatron-LM's distributed"
-          + " optimizer, ZeRO-1): its data-parallel sharding (FSDP) also shards parameters and"
-          + " gradients");
+    if (c.dataParallel() > 1 && c.zeroStage() != zeroStage(c)) {
+      return Optional.of(c.zeroStage() == 0
+          ? "torchtitan replicates weights (DDP, ZeRO-0) only when data parallelism is its only"
+              + " parallelism (\"DDP has not supported > 1D parallelism\")"
+          : c.pipelineParallel() > 1
+              ? "under a pipeline schedule torchtitan's FSDP keeps weights and gradients whole"
+                  + " from the first microbatch to the last and shards only the optimizer state"
+                  + " (ZeRO-1); it has no ZeRO-3 with pipeline parallelism"
+              : "torchtitan has no optimizer-only sharding (ZeRO-1) without pipeline"
+                  + " parallelism: its FSDP then shards weights and gradients too (ZeRO-3)");
     }
     if (input.model().dtype() == DType.F16) {
       return Optional.of("torchtitan's mixed precision is bf16 or f32, not f16");
@@ -57,11 +91,24 @@ public final class TorchtitanToml implements FrameworkWriter {
     ModelSpec m = input.model();
     ParallelConfig n = new ParallelConfig(c.tensorParallel(), c.pipelineParallel(),
         c.dataParallel(), c.virtualStages(), c.microBatchSize(), c.globalBatchSize(),
-        c.recompute(), c.tensorParallel() > 1, false);
+        c.recompute(), c.tensorParallel() > 1, c.dataParallel() == 1 ? c.zeroStage()
+            : zeroStage(c));
     ModelSpec nm = m.dtype() != DType.F16 ? m : new ModelSpec(m.name(), m.family(), m.layers(),
         m.hidden(), m.heads(), m.kvHeads(), m.ffn(), m.vocab(), m.seq(), m.batch(), DType.BF16,
         m.arch());
     return Optional.of(new ExportInput(nm, input.cluster(), n));
+  }
+
+  /**
+   * The ZeRO stage torchtitan's data parallelism has for a layout: DDP (0) when data parallelism
+   * is alone and the configuration asks for no sharding, else FSDP, which is ZeRO-1 under a
+   * pipeline schedule and ZeRO-3 without one.
+   */
+  private static int zeroStage(ParallelConfig c) {
+    if (c.zeroStage() == 0 && c.tensorParallel() == 1 && c.pipelineParallel() == 1) {
+      return 0;
+    }
+    return c.pipelineParallel() > 1 ? 1 : 3;
   }
 
   @Override
@@ -71,8 +118,12 @@ public final class TorchtitanToml implements FrameworkWriter {
     ModelSpec m = input.model();
     ObjectNode root = TOML.createObjectNode();
     ObjectNode p = root.putObject("parallelism");
-    p.put("data_parallel_replicate_degree", c.dataParallel());
-    p.put("data_parallel_shard_degree", 1);
+    boolean fsdp = c.dataParallel() > 1 && c.zeroStage() > 0;
+    p.put("data_parallel_replicate_degree", fsdp ? 1 : c.dataParallel());
+    p.put("data_parallel_shard_degree", fsdp ? c.dataParallel() : 1);
+    if (fsdp) {
+      p.put("fsdp_reshard_after_forward", c.pipelineParallel() > 1 ? "never" : "always");
+    }
     p.put("tensor_parallel_degree", c.tensorParallel());
     p.put("context_parallel_degree", 1);
     p.put("pipeline_parallel_degree", c.pipelineParallel());
@@ -107,6 +158,15 @@ public final class TorchtitanToml implements FrameworkWriter {
     sb.append("# ").append(c.gpus()).append(" GPUs = tensor ").append(c.tensorParallel())
         .append(" x pipeline ").append(c.pipelineParallel()).append(" x data ")
         .append(c.dataParallel()).append("; launch with torchrun over all of them\n");
+    if (c.dataParallel() > 1) {
+      sb.append(!fsdp ? "# data parallelism: DDP (ZeRO-0) over " + c.dataParallel()
+          + " replicas\n"
+          : c.pipelineParallel() > 1 ? "# data parallelism: FSDP over " + c.dataParallel()
+              + " ranks under the pipeline schedule: weights gathered and gradients"
+              + " reduce-scattered once per step, optimizer state sharded (ZeRO-1)\n"
+          : "# data parallelism: FSDP (ZeRO-3) over " + c.dataParallel() + " ranks, weights"
+              + " gathered for every microbatch's forward and backward\n");
+    }
     if (c.recompute() == Recompute.SELECTIVE) {
       sb.append("# selective: torchtitan's op-level policy keeps matmul outputs and recomputes"
           + " the rest, close to Megatron-LM's attention-core recompute\n");

@@ -263,6 +263,17 @@ public final class IlpLayerCostModel implements LayerCostModel {
     double fwdComm = 0;
     double modelFlops = 0;
     double hwFlops = 0;
+    // The replica's mesh is 1 x t: every byte it sends is on the tensor axis (axis 1).
+    io.meshplan.intraop.PlanCommBytes volume = io.meshplan.intraop.PlanCommBytes.of(plan);
+    double commBytes = 0;
+    double fwdCommBytes = 0;
+    for (Instruction ins : g.instructions()) {
+      double bytes = volume.bytes(ins.id(), 1);
+      commBytes += bytes;
+      if (tg.phase(ins.id()) == Phase.FORWARD) {
+        fwdCommBytes += bytes;
+      }
+    }
     for (Instruction ins : g.instructions()) {
       Strategy st = plan.strategy(ins.id());
       double reshard = 0;
@@ -308,6 +319,7 @@ public final class IlpLayerCostModel implements LayerCostModel {
     double params = 0;
     double gradParams = 0;
     double gather = 0;
+    double gatherBytes = 0;
     List<TensorSharding> tensors = new ArrayList<>();
     List<WeightTensors> ws = new ArrayList<>(tg.weights());
     ws.sort(Comparator.comparingDouble((WeightTensors w) ->
@@ -321,8 +333,10 @@ public final class IlpLayerCostModel implements LayerCostModel {
           : wTiles;
       gradParams += shape.elementCount() / (double) gTiles;
       if (gTiles > wTiles) {
-        gather += env.comm().allGather(shape.elementCount() * (double) computeType.bytes()
-            / wTiles, 1);
+        double gathered = shape.elementCount() * (double) computeType.bytes() / wTiles;
+        gather += env.comm().allGather(gathered, 1);
+        gatherBytes += io.meshplan.cluster.BusBytesCommModel.bytesSent(
+            io.meshplan.cluster.Collective.ALL_GATHER, gathered, t);
       }
       tensors.add(new TensorSharding(w.name(), shape.toHlo(), plan.hloSharding(w.weight()),
           words(spec, shape, env.mesh(), w.name())));
@@ -344,7 +358,7 @@ public final class IlpLayerCostModel implements LayerCostModel {
       input = plan.spec(tg.input()).localBytes(in, env.mesh());
     }
     return new LayerCost(fwd, bwd, rec, comm, fwdComm, params, gradParams, gather, saved, temp,
-        input, boundary, modelFlops, hwFlops, tensors);
+        input, boundary, modelFlops, hwFlops, tensors, commBytes, fwdCommBytes, gatherBytes);
   }
 
   /** Bytes of forward values that a later phase reads, under their chosen layouts. */

@@ -13,6 +13,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.function.IntConsumer;
 
 /**
@@ -87,7 +88,10 @@ public final class InterOpPlanner {
   public PlanResult plan(PlanRequest req) {
     ModelSpec model = req.model();
     ClusterSpec cluster = req.cluster();
-    List<SubmeshShape> shapes = SubmeshShape.alpaShapes(cluster.nodes(), cluster.gpusPerNode());
+    int granule = SubmeshShape.nodeGranule(cluster.nodes(), cluster.gpusPerNode(),
+        model.layers());
+    List<SubmeshShape> shapes = SubmeshShape.shapes(cluster.nodes(), cluster.gpusPerNode(),
+        granule);
     long cells = (long) model.layers() * model.layers() * shapes.size();
     if (cells > MAX_TABLE_CELLS) {
       throw new io.meshplan.util.InputException("the stage table of " + model.layers()
@@ -95,6 +99,9 @@ public final class InterOpPlanner {
           + "the limit of " + MAX_TABLE_CELLS + "; plan at most "
           + (long) Math.sqrt((double) MAX_TABLE_CELLS / shapes.size()) + " layers on this cluster");
     }
+    long units = granule == 1 ? (long) cluster.nodes() * cluster.gpusPerNode()
+        : cluster.nodes() / granule;
+    int group = SubmeshShape.layerGroup(model.layers(), shapes.size(), units);
     List<Integer> micro = microbatchSizes(req, shapes);
     layers.prefetch(layerKeys(req, shapes, micro));
     // One DP per microbatch size, in parallel; the results are combined in the order of the
@@ -104,9 +111,11 @@ public final class InterOpPlanner {
     for (int g : micro) {
       runs.add(() -> {
         Table table = new Table(req, shapes, g);
+        GroupedTable grouped = new GroupedTable(table, group);
         StageDpResult r = new StageDp(new StageDpProblem(shapes, cluster.nodes(),
-            cluster.gpusPerNode(), table, req.memoryPerGpu(), req.globalBatch() / g)).solve();
-        Object out = r instanceof StageDpResult.Feasible f ? toPlan(req, table, f.plan(), g) : r;
+            cluster.gpusPerNode(), grouped, req.memoryPerGpu(), req.globalBatch() / g)).solve();
+        Object out = r instanceof StageDpResult.Feasible f
+            ? toPlan(req, table, grouped.ungroup(f.plan()), g) : r;
         progress.accept(done.incrementAndGet() * 100 / micro.size());
         return out;
       });
@@ -135,7 +144,7 @@ public final class InterOpPlanner {
       return infeasible(req, leastNeeded);
     }
     return new PlanResult.Planned(best.plan(), best.simulation(),
-        new PlanResult.SearchStats(layerSolves(), dpRuns, simulations.get()));
+        new PlanResult.SearchStats(layerSolves(), dpRuns, simulations.get(), granule, group));
   }
 
   private int layerSolves() {
@@ -151,8 +160,11 @@ public final class InterOpPlanner {
    * @return sequences per microbatch, ascending
    */
   public static List<Integer> microbatchSizes(PlanRequest req) {
-    return microbatchSizes(req, SubmeshShape.alpaShapes(req.cluster().nodes(),
-        req.cluster().gpusPerNode()));
+    ClusterSpec cluster = req.cluster();
+    int granule = SubmeshShape.nodeGranule(cluster.nodes(), cluster.gpusPerNode(),
+        req.model().layers());
+    return microbatchSizes(req, SubmeshShape.shapes(cluster.nodes(), cluster.gpusPerNode(),
+        granule));
   }
 
   /**
@@ -294,16 +306,24 @@ public final class InterOpPlanner {
           firstDevice[i], st.dataParallel(), st.tensorParallel(), st.layer().recompute(),
           st.layer().sequenceParallel(), st.zeroStage(), st.layer().megatron(),
           c.forwardSeconds(), c.backwardSeconds(),
-          sim.stages().get(i).memory().totalBytes(), largestTensors(stageLayers.get(i))));
+          sim.stages().get(i).memory().totalBytes(), largestTensors(stageLayers.get(i)),
+          Optional.of(axisBytes(sim.stages().get(i).commBytesPerGpu()))));
     }
     PipelinePlan plan = new PipelinePlan(model, cluster.toShortString(), req.globalBatch(), g, b,
         1, stages, prediction(sim));
-    return new PlanResult.Planned(plan, sim, new PlanResult.SearchStats(0, 0, 0));
+    return new PlanResult.Planned(plan, sim, new PlanResult.SearchStats(0, 0, 0, 1, 1));
   }
 
   static PipelinePlan.Prediction prediction(SimulationResult sim) {
     return new PipelinePlan.Prediction(sim.iterationSeconds(), sim.tokensPerSecond(),
-        sim.tflopsPerGpu(), sim.mfu(), sim.peakMemoryBytesPerGpu());
+        sim.tflopsPerGpu(), sim.mfu(), sim.peakMemoryBytesPerGpu(),
+        Optional.of(axisBytes(sim.commBytes())));
+  }
+
+  /** The simulator's communication volume in the plan's terms. */
+  static io.meshplan.plan.AxisBytes axisBytes(io.meshplan.sim.CommVolume v) {
+    return new io.meshplan.plan.AxisBytes(v.tensorParallelBytes(), v.dataParallelBytes(),
+        v.pipelineBytes());
   }
 
   /**
@@ -341,6 +361,15 @@ public final class InterOpPlanner {
       // The best layout's need spread over more nodes of the same kind: a lower bound as well.
       nodes = Math.max(nodes, (long) Math.ceil(leastNeeded * c.gpuCount() / perNode));
     }
+    if (!Double.isFinite(leastNeeded) && nodes <= c.nodes()) {
+      // No stage DP found any partition at all: the model state would fit, but the cluster's GPUs
+      // cannot be cut into stages that share one microbatch size.
+      return new PlanResult.Infeasible(0, c.nodes(), "no pipeline of " + model.name()
+          + " covers all " + c.gpuCount() + " GPUs of " + c.toShortString() + " with stages "
+          + "whose data-parallel sizes take 1, 2, 4 or 8 sequences each of one microbatch "
+          + "that divides the global batch of " + req.globalBatch() + "; use a node count with "
+          + "more factors of 2 or another global batch");
+    }
     int smallest = (int) Math.min(Integer.MAX_VALUE, Math.max(nodes, (long) c.nodes() + 1));
     String need = Double.isFinite(leastNeeded)
         ? io.meshplan.util.Units.formatBytes(leastNeeded) : "more than "
@@ -351,6 +380,53 @@ public final class InterOpPlanner {
                 req.memoryPerGpu()) + " is available; try at least " + smallest + "x"
             + c.gpusPerNode() + ":" + c.gpu().name() + ":" + c.fabric().name()
             + " (a smaller global batch or sequence also helps)");
+  }
+
+  /**
+   * A table whose DP layers are groups of {@code group} consecutive layers (the last group may be
+   * shorter), so that a stage starts and ends on a group boundary.
+   */
+  static final class GroupedTable implements StageCostTable {
+    private final StageCostTable inner;
+    private final int group;
+
+    GroupedTable(StageCostTable inner, int group) {
+      Require.that(group >= 1, "layer group must be >= 1");
+      this.inner = inner;
+      this.group = group;
+    }
+
+    @Override
+    public int layers() {
+      return (inner.layers() + group - 1) / group;
+    }
+
+    @Override
+    public int submeshes() {
+      return inner.submeshes();
+    }
+
+    private int lastOf(int g) {
+      return Math.min((g + 1) * group, inner.layers()) - 1;
+    }
+
+    @Override
+    public List<StageOption> options(int first, int last, int submesh) {
+      return inner.options(first * group, lastOf(last), submesh);
+    }
+
+    /** The plan in layers of the inner table. */
+    io.meshplan.interop.StagePlan ungroup(io.meshplan.interop.StagePlan p) {
+      if (group == 1) {
+        return p;
+      }
+      List<Stage> out = new ArrayList<>();
+      for (Stage s : p.stages()) {
+        out.add(new Stage(s.firstLayer() * group, lastOf(s.lastLayer()), s.submeshIndex(),
+            s.submesh(), s.option()));
+      }
+      return new io.meshplan.interop.StagePlan(out, p.microbatches(), p.objectiveSeconds());
+    }
   }
 
   /** The stage cost table of one microbatch size, built on demand and remembered. */

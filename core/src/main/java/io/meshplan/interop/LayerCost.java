@@ -34,12 +34,21 @@ import java.util.List;
  *     recomputation
  * @param hardwareFlops the same with recomputation
  * @param tensors the layer's largest tensors and their layouts
+ * @param tensorCommBytes bytes one GPU sends on the tensor axis in forward plus backward of one
+ *     microbatch (the collectives and reshardings of the chosen layouts), counted as nccl-tests
+ *     counts bus bytes: a ring all-reduce of an {@code S}-byte buffer over {@code t} GPUs sends
+ *     {@code 2(t-1)/t * S}, an all-gather or reduce-scatter {@code (t-1)/t * S} (see {@link
+ *     io.meshplan.cluster.BusBytesCommModel})
+ * @param forwardCommBytes the part of {@code tensorCommBytes} in the forward pass, bytes
+ * @param updateGatherBytes bytes one GPU sends per iteration in the all-gather of {@code
+ *     updateGatherSeconds}, {@code (t-1)/t} of the gathered weights
  */
 public record LayerCost(double forwardSeconds, double backwardSeconds, double recomputeSeconds,
     double tensorCommSeconds, double forwardCommSeconds, double parameters, double gradientParameters,
     double updateGatherSeconds, double savedActivationBytes,
     double temporaryBytes, double inputBytes, double boundaryBytes, double modelFlops, double hardwareFlops,
-    List<TensorSharding> tensors) {
+    List<TensorSharding> tensors, double tensorCommBytes, double forwardCommBytes,
+    double updateGatherBytes) {
   /** Validates the numbers. */
   public LayerCost {
     Require.nonNegative(forwardSeconds, "forward seconds");
@@ -57,6 +66,12 @@ public record LayerCost(double forwardSeconds, double backwardSeconds, double re
     Require.nonNegative(modelFlops, "model FLOPs");
     Require.nonNegative(hardwareFlops, "hardware FLOPs");
     tensors = List.copyOf(tensors);
+    Require.nonNegative(tensorCommBytes, "communication bytes");
+    Require.nonNegative(forwardCommBytes, "forward communication bytes");
+    Require.that(forwardCommBytes <= tensorCommBytes * (1 + 1e-12) + 1e-9,
+        () -> "forward communication bytes " + forwardCommBytes + " exceed the total "
+            + tensorCommBytes);
+    Require.nonNegative(updateGatherBytes, "update gather bytes");
   }
 
   /**
@@ -71,8 +86,8 @@ public record LayerCost(double forwardSeconds, double backwardSeconds, double re
   /**
    * This layer with full recomputation (Chen et al. 2016; Korthikanti et al. MLSys'23): the
    * backward first runs the forward again with the same layouts, so it adds the forward's time,
-   * communication and FLOPs; only the input is kept between the passes, and while one layer runs
-   * its backward its whole set of activations lives as working memory.
+   * communication (seconds and bytes) and FLOPs; only the input is kept between the passes, and
+   * while one layer runs its backward its whole set of activations lives as working memory.
    *
    * @return the cost under full recomputation, derived from this cost without recomputation
    */
@@ -83,6 +98,7 @@ public record LayerCost(double forwardSeconds, double backwardSeconds, double re
         Math.min(inputBytes, savedActivationBytes), temporaryBytes + savedActivationBytes,
         // Every dot's backward is two dots of its size (input and weight gradients), so the
         // forward is a third of the model FLOPs.
-        inputBytes, boundaryBytes, modelFlops, hardwareFlops + modelFlops / 3.0, tensors);
+        inputBytes, boundaryBytes, modelFlops, hardwareFlops + modelFlops / 3.0, tensors,
+        tensorCommBytes + forwardCommBytes, forwardCommBytes, updateGatherBytes);
   }
 }

@@ -44,6 +44,11 @@ public sealed interface PlanResult permits PlanResult.Planned, PlanResult.Infeas
    * @param layerSolves intra-op ILP solves of layer graphs
    * @param dpRuns stage DP runs
    * @param simulations schedule simulations
+   * @param nodeGranule stages use multiples of this many nodes (1: any Alpa shape), see {@link
+   *     SubmeshShape#nodeGranule}
+   * @param layerGroup stages start and end on multiples of this many layers (1: any layer), see
+   *     {@link SubmeshShape#layerGroup}
    */
-  record SearchStats(int layerSolves, int dpRuns, int simulations) {}
+  record SearchStats(int layerSolves, int dpRuns, int simulations, int nodeGranule,
+      int layerGroup) {}
 }

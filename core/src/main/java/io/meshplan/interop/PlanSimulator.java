@@ -58,7 +58,7 @@ public final class PlanSimulator {
     ModelSpec model = req.model();
     int chunks = c.pipelineParallel() * c.virtualStages();
     int perChunk = model.layers() / chunks;
-    int zero = c.distributedOptimizer() && c.dataParallel() > 1 ? 1 : 0;
+    int zero = c.dataParallel() > 1 ? c.zeroStage() : 0;
     LayerSetting ls = new LayerSetting(c.tensorParallel(), c.microBatchSize(), c.recompute(),
         c.sequenceParallel(), true);
     StageAssembler asm = new StageAssembler(req, layers);
@@ -98,7 +98,8 @@ public final class PlanSimulator {
           c.dataParallel(), c.tensorParallel(), c.recompute(), c.sequenceParallel(), zero, true,
           fwd, bwd,
           sim.stages().get(g).memory().totalBytes(),
-          InterOpPlanner.largestTensors(stageLayers.get(g))));
+          InterOpPlanner.largestTensors(stageLayers.get(g)),
+          Optional.of(InterOpPlanner.axisBytes(sim.stages().get(g).commBytesPerGpu()))));
     }
     PipelinePlan plan = c.virtualStages() == 1 ? new PipelinePlan(model,
         req.cluster().toShortString(), c.globalBatchSize(),

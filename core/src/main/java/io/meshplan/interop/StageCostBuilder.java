@@ -1,5 +1,8 @@
 package io.meshplan.interop;
 
+import io.meshplan.cluster.BusBytesCommModel;
+import io.meshplan.cluster.Collective;
+import io.meshplan.sim.StageCommBytes;
 import io.meshplan.cluster.CommModel;
 import io.meshplan.sim.MemoryBreakdown;
 import io.meshplan.sim.StageCost;
@@ -23,6 +26,11 @@ import java.util.List;
  *       all-gathers the weights for its forward and again for its backward and reduce-scatters
  *       its gradients.
  * </ul>
+ * Communication volume per GPU (nccl-tests bus bytes, see {@link BusBytesCommModel}) on the
+ * data-parallel axis of {@code d} GPUs, with {@code G} the fp32 gradient bytes and {@code W} the
+ * 16-bit weight bytes of one replica's GPU: stage 0 all-reduces {@code 2(d-1)/d * G} per iteration;
+ * stage 1 reduce-scatters {@code (d-1)/d * G} and all-gathers {@code (d-1)/d * W} per iteration;
+ * stage 3 sends {@code 2 * (d-1)/d * W + (d-1)/d * G} per microbatch.
  * The optimizer step streams 30 bytes per parameter it updates (reads gradient, master weight and
  * both moments, 16 bytes; writes master, moments and the 16-bit copy, 14 bytes) at the HBM rate of
  * the kernel model.
@@ -81,7 +89,11 @@ public final class StageCostBuilder {
     double temp = 0;
     double flops = 0;
     double hw = 0;
+    double tensorBytes = 0;
+    double tensorGatherBytes = 0;
     for (LayerCost l : layers) {
+      tensorBytes += l.tensorCommBytes();
+      tensorGatherBytes += l.updateGatherBytes();
       fwd += l.forwardSeconds();
       bwd += l.backwardSeconds();
       rec += l.recomputeSeconds();
@@ -102,12 +114,19 @@ public final class StageCostBuilder {
     double gradSync = 0;
     double gather = tensorGather;
     double updated = gradParams;
+    double dataBytes = 0;
+    double dataBytesPerMicrobatch = 0;
     if (d > 1) {
       switch (zeroStage) {
-        case 0 -> gradSync = stageComm.allReduce(grads, 0);
+        case 0 -> {
+          gradSync = stageComm.allReduce(grads, 0);
+          dataBytes = BusBytesCommModel.bytesSent(Collective.ALL_REDUCE, grads, d);
+        }
         case 1 -> {
           gradSync = stageComm.reduceScatter(grads, 0);
           gather += stageComm.allGather(weights, 0);
+          dataBytes = BusBytesCommModel.bytesSent(Collective.REDUCE_SCATTER, grads, d)
+              + BusBytesCommModel.bytesSent(Collective.ALL_GATHER, weights, d);
           optimizer /= d;
           updated /= d;
         }
@@ -117,6 +136,8 @@ public final class StageCostBuilder {
           fwd += gatherOnce;
           bwd += gatherOnce + scatter;
           comm += 2 * gatherOnce + scatter;
+          dataBytesPerMicrobatch = 2 * BusBytesCommModel.bytesSent(Collective.ALL_GATHER,
+              weights, d) + BusBytesCommModel.bytesSent(Collective.REDUCE_SCATTER, grads, d);
           weights /= d;
           grads /= d;
           optimizer /= d;
@@ -131,7 +152,8 @@ public final class StageCostBuilder {
     return new StageCost(d * tensorParallel, d, tensorParallel, fwd, bwd, rec, comm, send,
         gradSync, overlapGradSync, gather, optimizerSeconds, flops, hw,
         new MemoryBreakdown(weights, grads, optimizer, saved,
-            temp));
+            temp),
+        new StageCommBytes(tensorBytes, tensorGatherBytes, dataBytesPerMicrobatch, dataBytes));
   }
 
   private static double maxLayerWeights(List<LayerCost> layers) {

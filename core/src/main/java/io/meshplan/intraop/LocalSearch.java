@@ -157,6 +157,58 @@ final class LocalSearch {
     java.util.Arrays.fill(lazy, 0);
   }
 
+  /**
+   * Iterated conditional modes (Besag, JRSS B 1986) on a memory-free problem: every node starts
+   * at its cheapest strategy, then, sweep after sweep in node order, takes the strategy that is
+   * cheapest given its neighbours' current ones (lowest index on ties), until a sweep changes
+   * nothing or after 100 sweeps. A starting point for a search, not an optimum.
+   *
+   * @param q the problem (its memory bound is ignored)
+   * @return one strategy per node
+   */
+  static int[] conditionalModes(IlpProblem q) {
+    int n = q.nodeCount();
+    List<List<IlpEdge>> at = new ArrayList<>(n);
+    int[] x = new int[n];
+    for (int v = 0; v < n; v++) {
+      at.add(new ArrayList<>());
+      double[] c = q.nodeCosts()[v];
+      for (int i = 1; i < c.length; i++) {
+        if (c[i] < c[x[v]]) {
+          x[v] = i;
+        }
+      }
+    }
+    for (IlpEdge e : q.edges()) {
+      at.get(e.u()).add(e);
+      at.get(e.v()).add(e);
+    }
+    for (int sweep = 0; sweep < 100; sweep++) {
+      boolean changed = false;
+      for (int v = 0; v < n; v++) {
+        int best = x[v];
+        double bestCost = Double.POSITIVE_INFINITY;
+        for (int i = 0; i < q.size(v); i++) {
+          double c = q.nodeCosts()[v][i];
+          for (IlpEdge e : at.get(v)) {
+            c += e.u() == v ? e.cost(i, x[e.v()], q.size(e.v()))
+                : e.cost(x[e.u()], i, q.size(v));
+          }
+          if (c < bestCost) {
+            bestCost = c;
+            best = i;
+          }
+        }
+        changed |= best != x[v];
+        x[v] = best;
+      }
+      if (!changed) {
+        break;
+      }
+    }
+    return x;
+  }
+
   int[] improve(int[] start, long deadlineNanos) {
     int[] x = start.clone();
     MemoryConstraint m = p.memory();

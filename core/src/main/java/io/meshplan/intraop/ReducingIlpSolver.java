@@ -12,7 +12,10 @@ import java.util.TreeSet;
 /**
  * Solves the ILP exactly by the reductions of PBQP solvers (Scholz and Eckstein, LCTES'02; Hames
  * and Scholz, Euro-Par'06), then solves the irreducible core, if any, by exact variable
- * elimination when its tables stay small, and by CP-SAT otherwise.
+ * elimination when its tables stay small, by cutset conditioning (each branch reduced and
+ * eliminated again) when the branches stay within a work budget, and by CP-SAT otherwise. When
+ * CP-SAT stops before proving its answer, its bound on the core is the bound of the whole
+ * problem, since the reductions are exact.
  *
  * <ul>
  *   <li>R0: a node without edges takes its cheapest strategy.
@@ -31,12 +34,17 @@ import java.util.TreeSet;
  * bracketing plans (see {@code lagrangian}), which reports a proven lower bound.
  */
 public final class ReducingIlpSolver implements IlpSolver {
-  /** The most table evaluations one variable-elimination step may take before CP-SAT is used. */
+  /**
+   * The most table evaluations one variable-elimination step may take before conditioning is
+   * tried instead.
+   */
   static final long MAX_ELIMINATION_WORK = 20_000_000L;
 
   private final double timeLimitSeconds;
   private final int workers;
   private final int smallForCpSat;
+  private final long maxEliminationWork;
+  private final long maxConditioningWork;
 
   /**
    * Creates the solver.
@@ -57,9 +65,27 @@ public final class ReducingIlpSolver implements IlpSolver {
    *     search (0: never, so the Lagrangian plan and bound are returned as they are)
    */
   ReducingIlpSolver(double timeLimitSeconds, int workers, int smallForCpSat) {
+    this(timeLimitSeconds, workers, smallForCpSat, MAX_ELIMINATION_WORK, MAX_CONDITIONING_WORK);
+  }
+
+  /**
+   * Creates the solver with chosen work limits for the exact core solvers (tests use small ones
+   * to reach conditioning and CP-SAT on small problems).
+   *
+   * @param timeLimitSeconds CP-SAT's time limit for the core or the bounded problem
+   * @param workers CP-SAT search workers
+   * @param smallForCpSat problems with at most this many nodes get CP-SAT after the Lagrangian
+   *     search
+   * @param maxEliminationWork the most table evaluations of one elimination step
+   * @param maxConditioningWork the most table evaluations conditioning may spend on one core
+   */
+  ReducingIlpSolver(double timeLimitSeconds, int workers, int smallForCpSat,
+      long maxEliminationWork, long maxConditioningWork) {
     this.timeLimitSeconds = timeLimitSeconds;
     this.workers = workers;
     this.smallForCpSat = smallForCpSat;
+    this.maxEliminationWork = maxEliminationWork;
+    this.maxConditioningWork = maxConditioningWork;
   }
 
   private static final class Edge {
@@ -82,9 +108,56 @@ public final class ReducingIlpSolver implements IlpSolver {
 
   private record Step(int kind, int x, int y, int z, int[] table) {}
 
+  /** What the reductions leave: folded costs and edges, the steps to undo, the core nodes. */
+  private static final class Reduced {
+    final double[][] cost;
+    final List<Map<Integer, Edge>> adj;
+    final Deque<Step> steps = new ArrayDeque<>();
+    final List<Integer> core = new ArrayList<>();
+    long work;
+
+    Reduced(double[][] cost, List<Map<Integer, Edge>> adj) {
+      this.cost = cost;
+      this.adj = adj;
+    }
+  }
+
   @Override
   public IlpSolution solve(IlpProblem p) {
     long start = System.nanoTime();
+    Reduced r = reduce(p);
+    SolveStatus status = SolveStatus.OPTIMAL;
+    double coreGap = 0;
+    int[] coreChoice = new int[0];
+    if (!r.core.isEmpty()) {
+      IlpProblem cp = coreProblem(r);
+      IlpSolution cs = solveCore(cp);
+      if (!cs.hasSolution()) {
+        return finish(p, cs.status(), null, start, r.core.size(), 0);
+      }
+      status = cs.status();
+      coreChoice = cs.choice();
+      // A core bound that CP-SAT could not give (NaN) falls back to the separable one.
+      double coreBound = Double.isNaN(cs.bound()) ? separableBound(cp) : cs.bound();
+      coreGap = Math.max(0, cs.objective() - coreBound);
+    }
+    int[] choice = backSubstitute(r, coreChoice);
+    Evaluation ev = SolutionEvaluator.evaluate(p, choice);
+    if (!ev.feasible() && p.memory() != null
+        && SolutionEvaluator.evaluate(p.withoutMemory(), choice).feasible()) {
+      return lagrangian(p, choice, ev.objective() - coreGap, start);
+    }
+    if (!ev.feasible()) {
+      return finish(p, SolveStatus.INFEASIBLE, null, start, r.core.size(), 0);
+    }
+    return finish(p, status, choice, start, r.core.size(), coreGap);
+  }
+
+  /**
+   * Applies R0, R1, R2 and the folding of single-strategy nodes until none applies, in ascending
+   * node order; counts the table evaluations in {@code work}.
+   */
+  private static Reduced reduce(IlpProblem p) {
     int n = p.nodeCount();
     double[][] cost = new double[n][];
     List<Map<Integer, Edge>> adj = new ArrayList<>(n);
@@ -97,6 +170,8 @@ public final class ReducingIlpSolver implements IlpSolver {
       adj.get(e.u()).put(e.v(), ed);
       adj.get(e.v()).put(e.u(), ed);
     }
+    Reduced red = new Reduced(cost, adj);
+    Deque<Step> steps = red.steps;
     boolean[] alive = new boolean[n];
     java.util.Arrays.fill(alive, true);
     TreeSet<Integer> work = new TreeSet<>();
@@ -105,7 +180,6 @@ public final class ReducingIlpSolver implements IlpSolver {
         work.add(v);
       }
     }
-    Deque<Step> steps = new ArrayDeque<>();
     while (!work.isEmpty()) {
       int x = work.pollFirst();
       if (!alive[x] || !reducible(x, adj, cost)) {
@@ -122,6 +196,7 @@ public final class ReducingIlpSolver implements IlpSolver {
           for (int j = 0; j < cost[y].length; j++) {
             cost[y][j] += ed.get(x, 0, j);
           }
+          red.work += cost[y].length;
           adj.get(y).remove(x);
           work.add(y);
         }
@@ -145,6 +220,7 @@ public final class ReducingIlpSolver implements IlpSolver {
           table[j] = arg;
           cost[y][j] += best;
         }
+        red.work += (long) sx * sy;
         adj.get(y).remove(x);
         nb.clear();
         steps.push(new Step(1, x, y, -1, table));
@@ -188,6 +264,7 @@ public final class ReducingIlpSolver implements IlpSolver {
             }
           }
         }
+        red.work += (long) sx * sy * sz;
         adj.get(y).remove(x);
         adj.get(z).remove(x);
         nb.clear();
@@ -197,41 +274,28 @@ public final class ReducingIlpSolver implements IlpSolver {
       }
       alive[x] = false;
     }
-    int[] choice = new int[n];
-    List<Integer> core = new ArrayList<>();
     for (int v = 0; v < n; v++) {
       if (alive[v]) {
-        core.add(v);
+        red.core.add(v);
       }
     }
-    SolveStatus status = SolveStatus.OPTIMAL;
-    if (!core.isEmpty()) {
-      IlpSolution cs = solveCore(core, cost, adj);
-      if (!cs.hasSolution()) {
-        return finish(p, cs.status(), null, start, core.size());
-      }
-      status = cs.status();
-      for (int k = 0; k < core.size(); k++) {
-        choice[core.get(k)] = cs.choice()[k];
-      }
+    return red;
+  }
+
+  /** The full choice from the core's choice, undoing the reductions in reverse order. */
+  private static int[] backSubstitute(Reduced r, int[] coreChoice) {
+    int[] choice = new int[r.cost.length];
+    for (int k = 0; k < r.core.size(); k++) {
+      choice[r.core.get(k)] = coreChoice[k];
     }
-    while (!steps.isEmpty()) {
-      Step s = steps.pop();
+    for (Step s : r.steps) {
       choice[s.x()] = switch (s.kind()) {
         case 0 -> s.table()[0];
         case 1 -> s.table()[choice[s.y()]];
-        default -> s.table()[choice[s.y()] * cost[s.z()].length + choice[s.z()]];
+        default -> s.table()[choice[s.y()] * r.cost[s.z()].length + choice[s.z()]];
       };
     }
-    Evaluation ev = SolutionEvaluator.evaluate(p, choice);
-    if (!ev.feasible() && p.memory() != null
-        && SolutionEvaluator.evaluate(p.withoutMemory(), choice).feasible()) {
-      return lagrangian(p, choice, start);
-    }
-    if (!ev.feasible()) {
-      return finish(p, SolveStatus.INFEASIBLE, null, start, core.size());
-    }
-    return finish(p, status, choice, start, core.size());
+    return choice;
   }
 
   /**
@@ -249,7 +313,7 @@ public final class ReducingIlpSolver implements IlpSolver {
    * meets it; otherwise small problems go to CP-SAT with the plan as a hint to close the gap
    * (under a deterministic-time limit), and large ones are returned as FEASIBLE with the bound.
    */
-  private IlpSolution lagrangian(IlpProblem p, int[] relaxed, long start) {
+  private IlpSolution lagrangian(IlpProblem p, int[] relaxed, double relaxedBound, long start) {
     MemoryConstraint m = p.memory();
     int n = p.nodeCount();
     java.util.TreeSet<Integer> rows = new java.util.TreeSet<>();
@@ -257,7 +321,8 @@ public final class ReducingIlpSolver implements IlpSolver {
     double[][] w = weights(p, rows);
     double bestObj = Double.POSITIVE_INFINITY;
     int[] best = null;
-    double bound = SolutionEvaluator.evaluate(p, relaxed).objective();
+    // The relaxation's proven bound (its optimum unless CP-SAT stopped early on its core).
+    double bound = relaxedBound;
     double lo = 0;
     double hi = 0;
     // Start where a whole-budget change of memory weighs like the largest single cost.
@@ -269,8 +334,9 @@ public final class ReducingIlpSolver implements IlpSolver {
     double objHi = 0;
     for (int iter = 0; iter < 60 && System.nanoTime() - start < timeLimitSeconds * 1e9; iter++) {
       IlpProblem q = penalized(p, w, mu);
-      int[] x = solveRelaxed(q);
-      double penalizedObj = SolutionEvaluator.evaluate(q, x).objective();
+      IlpSolution penalizedSolution = solveRelaxedWithBound(q);
+      int[] x = penalizedSolution.choice();
+      double penalizedObj = penalizedSolution.bound();
       bound = Math.max(bound, penalizedObj - mu * rows.size() * m.budget());
       Evaluation e = SolutionEvaluator.evaluate(p, x);
       boolean repeat = false;
@@ -358,7 +424,7 @@ public final class ReducingIlpSolver implements IlpSolver {
       }
     }
     if (bestObj - bound <= 1e-9 * Math.abs(bestObj)) {
-      return finish(p, SolveStatus.OPTIMAL, best, start, 0);
+      return finish(p, SolveStatus.OPTIMAL, best, start, 0, 0);
     }
     if (n <= smallForCpSat) {
       IlpSolution full = new CpSatIlpSolver(
@@ -524,28 +590,39 @@ public final class ReducingIlpSolver implements IlpSolver {
   }
 
   private int[] solveRelaxed(IlpProblem q) {
-    IlpSolution s = new ReducingIlpSolver(timeLimitSeconds, workers, smallForCpSat).solve(q);
-    return s.choice();
+    return solveRelaxedWithBound(q).choice();
+  }
+
+  /** Solves a memory-free problem; its bound is the optimum unless CP-SAT stopped early. */
+  private IlpSolution solveRelaxedWithBound(IlpProblem q) {
+    return new ReducingIlpSolver(timeLimitSeconds, workers, smallForCpSat, maxEliminationWork,
+        maxConditioningWork).solve(q);
   }
 
   private static boolean reducible(int v, List<Map<Integer, Edge>> adj, double[][] cost) {
     return adj.get(v).size() <= 2 || cost[v].length == 1;
   }
 
+  /**
+   * The answer for a full choice; the bound is the objective less the core's proven gap (the
+   * reductions are exact, so the core's gap is the whole problem's).
+   */
   private IlpSolution finish(IlpProblem p, SolveStatus status, int[] choice, long start,
-      int coreNodes) {
+      int coreNodes, double coreGap) {
     double secs = (System.nanoTime() - start) / 1e9;
     if (choice == null) {
       return new IlpSolution(status, new int[0], Double.POSITIVE_INFINITY,
           Double.POSITIVE_INFINITY, secs, coreNodes);
     }
     double obj = SolutionEvaluator.evaluate(p, choice).objective();
-    return new IlpSolution(status, choice, obj, status == SolveStatus.OPTIMAL ? obj : Double.NaN,
-        secs, coreNodes);
+    return new IlpSolution(status, choice, obj,
+        status == SolveStatus.OPTIMAL ? obj : obj - coreGap, secs, coreNodes);
   }
 
-  private IlpSolution solveCore(List<Integer> core, double[][] cost,
-      List<Map<Integer, Edge>> adj) {
+  /** The problem over the core nodes (renumbered in ascending id order) with folded costs. */
+  private static IlpProblem coreProblem(Reduced r) {
+    List<Integer> core = r.core;
+    double[][] cost = r.cost;
     Map<Integer, Integer> index = new HashMap<>();
     double[][] costs = new double[core.size()][];
     for (int k = 0; k < core.size(); k++) {
@@ -555,7 +632,7 @@ public final class ReducingIlpSolver implements IlpSolver {
     List<IlpEdge> edges = new ArrayList<>();
     for (int k = 0; k < core.size(); k++) {
       int v = core.get(k);
-      for (var en : new TreeMap<>(adj.get(v)).entrySet()) {
+      for (var en : new TreeMap<>(r.adj.get(v)).entrySet()) {
         int w = en.getKey();
         if (w <= v) {
           continue;
@@ -574,13 +651,161 @@ public final class ReducingIlpSolver implements IlpSolver {
     }
     edges.sort((a, b) -> a.u() != b.u() ? Integer.compare(a.u(), b.u())
         : Integer.compare(a.v(), b.v()));
-    IlpProblem coreProblem = new IlpProblem(costs, edges, null);
-    int[] exact = new VariableElimination(MAX_ELIMINATION_WORK).solve(coreProblem);
-    if (exact != null) {
-      double obj = SolutionEvaluator.evaluate(coreProblem, exact).objective();
-      return new IlpSolution(SolveStatus.OPTIMAL, exact, obj, obj, 0.0, core.size());
+    return new IlpProblem(costs, edges, null);
+  }
+
+  /**
+   * Solves the memory-free core exactly by variable elimination, or by conditioning when the
+   * elimination tables would be too large ({@link #condition}); CP-SAT, started from the plan of
+   * iterated conditional modes, only when both would take more than their work limits.
+   */
+  private IlpSolution solveCore(IlpProblem cp) {
+    int[] exact = new VariableElimination(maxEliminationWork).solve(cp);
+    if (exact == null) {
+      exact = condition(cp, new long[] {maxConditioningWork});
     }
-    return new CpSatIlpSolver(timeLimitSeconds, workers, null).solve(coreProblem);
+    if (exact != null) {
+      double obj = SolutionEvaluator.evaluate(cp, exact).objective();
+      return new IlpSolution(SolveStatus.OPTIMAL, exact, obj, obj, 0.0, cp.nodeCount());
+    }
+    int[] start = LocalSearch.conditionalModes(cp);
+    IlpSolution cs = new CpSatIlpSolver(timeLimitSeconds, workers, start).solve(cp);
+    double startObj = SolutionEvaluator.evaluate(cp, start).objective();
+    if (cs.hasSolution() || startObj == Double.POSITIVE_INFINITY) {
+      return cs;
+    }
+    return new IlpSolution(SolveStatus.FEASIBLE, start, startObj, separableBound(cp), 0.0,
+        cp.nodeCount());
+  }
+
+  /**
+   * A lower bound of a memory-free problem that needs no search: every node and every edge at
+   * its own cheapest entry.
+   */
+  private static double separableBound(IlpProblem q) {
+    double b = 0;
+    for (double[] c : q.nodeCosts()) {
+      b += java.util.Arrays.stream(c).min().orElse(0);
+    }
+    for (IlpEdge e : q.edges()) {
+      b += java.util.Arrays.stream(e.raw()).min().orElse(0);
+    }
+    return b;
+  }
+
+  /**
+   * The most table evaluations that conditioning may spend on one core (reductions and
+   * eliminations of all branches together) before CP-SAT is used instead.
+   */
+  static final long MAX_CONDITIONING_WORK = 400_000_000L;
+
+  /**
+   * Cutset conditioning (Pearl, Probabilistic Reasoning in Intelligent Systems, 1988): the node
+   * with the most neighbours (ties: lowest id) is fixed to each of its finite-cost strategies in
+   * turn, which removes it from the graph and lets the reductions run again; each branch is
+   * solved exactly ({@link #exact}). The cheapest branch wins, the lowest strategy on ties. The
+   * work is that of the branches, so a core whose elimination needs one table of {@code s^4}
+   * entries around a node of degree 4 costs {@code s} branches of {@code s^3}.
+   *
+   * @param q a memory-free problem
+   * @param budget the table evaluations left; decreased as they are spent
+   * @return an optimal choice (of infinite cost when there is no plan), or null when the budget
+   *     runs out
+   */
+  private int[] condition(IlpProblem q, long[] budget) {
+    int n = q.nodeCount();
+    int[] degree = new int[n];
+    for (IlpEdge e : q.edges()) {
+      degree[e.u()]++;
+      degree[e.v()]++;
+    }
+    int r = 0;
+    for (int v = 1; v < n; v++) {
+      if (degree[v] > degree[r]) {
+        r = v;
+      }
+    }
+    int[] best = null;
+    double bestObj = Double.POSITIVE_INFINITY;
+    long before = budget[0];
+    int branches = 0;
+    for (int s = 0; s < q.size(r); s++) {
+      if (q.nodeCosts()[r][s] == Double.POSITIVE_INFINITY) {
+        continue;
+      }
+      IlpProblem sub = fix(q, r, s);
+      budget[0] -= sub.edges().stream().mapToLong(e -> e.raw().length).sum();
+      int[] x = exact(sub, budget);
+      if (x == null) {
+        return null;
+      }
+      // Branches cost about the same: give up early when all of them would not fit the budget.
+      if (branches++ == 0 && (double) (before - budget[0]) * q.size(r) > before) {
+        return null;
+      }
+      x[r] = s;
+      double obj = SolutionEvaluator.evaluate(q, x).objective();
+      if (best == null || obj < bestObj) {
+        best = x;
+        bestObj = obj;
+      }
+    }
+    // Every strategy of r forbidden: no plan, which the caller's evaluation reports.
+    return best == null ? new int[n] : best;
+  }
+
+  /**
+   * Solves a memory-free problem exactly: reductions, then elimination, then conditioning.
+   *
+   * @return an optimal choice, or null when the budget runs out
+   */
+  private int[] exact(IlpProblem q, long[] budget) {
+    Reduced r = reduce(q);
+    budget[0] -= r.work;
+    if (budget[0] < 0) {
+      return null;
+    }
+    if (r.core.isEmpty()) {
+      return backSubstitute(r, new int[0]);
+    }
+    IlpProblem cp = coreProblem(r);
+    VariableElimination ve = new VariableElimination(
+        Math.min(maxEliminationWork, budget[0]), budget[0]);
+    int[] x = ve.solve(cp);
+    if (x != null) {
+      budget[0] -= ve.plannedWork();
+    } else {
+      x = condition(cp, budget);
+      if (x == null) {
+        return null;
+      }
+    }
+    return backSubstitute(r, x);
+  }
+
+  /** The same problem with node r restricted to its strategy s (r keeps one strategy). */
+  private static IlpProblem fix(IlpProblem q, int r, int s) {
+    double[][] c = q.nodeCosts().clone();
+    c[r] = new double[] {c[r][s]};
+    List<IlpEdge> edges = new ArrayList<>(q.edges().size());
+    for (IlpEdge e : q.edges()) {
+      double[] m = e.raw();
+      if (e.u() == r) {
+        int sv = q.size(e.v());
+        edges.add(new IlpEdge(e.u(), e.v(), java.util.Arrays.copyOfRange(m, s * sv, s * sv + sv)));
+      } else if (e.v() == r) {
+        int sv = q.size(r);
+        int su = q.size(e.u());
+        double[] col = new double[su];
+        for (int i = 0; i < su; i++) {
+          col[i] = m[i * sv + s];
+        }
+        edges.add(new IlpEdge(e.u(), e.v(), col));
+      } else {
+        edges.add(e);
+      }
+    }
+    return new IlpProblem(c, edges, null);
   }
 
   private static int argmin(double[] c) {

@@ -16,9 +16,31 @@ import java.util.TreeSet;
  */
 final class VariableElimination {
   private final long maxWork;
+  private final long maxTotalWork;
+  private long plannedWork;
 
   VariableElimination(long maxWork) {
+    this(maxWork, Long.MAX_VALUE);
+  }
+
+  /**
+   * Creates the solver with a limit on the whole elimination as well.
+   *
+   * @param maxWork the most table evaluations of one step
+   * @param maxTotalWork the most table evaluations of all steps together
+   */
+  VariableElimination(long maxWork, long maxTotalWork) {
     this.maxWork = maxWork;
+    this.maxTotalWork = maxTotalWork;
+  }
+
+  /**
+   * The table evaluations the last successful {@link #solve} planned.
+   *
+   * @return the sum over the elimination steps
+   */
+  long plannedWork() {
+    return plannedWork;
   }
 
   private static final class Factor {
@@ -56,6 +78,7 @@ final class VariableElimination {
     }
     boolean[] gone = new boolean[n];
     int[] order = new int[n];
+    double total = 0;
     for (int k = 0; k < n; k++) {
       int best = -1;
       double bestWork = Double.POSITIVE_INFINITY;
@@ -72,7 +95,8 @@ final class VariableElimination {
           best = v;
         }
       }
-      if (bestWork > maxWork) {
+      total += bestWork;
+      if (bestWork > maxWork || total > maxTotalWork) {
         return null;
       }
       order[k] = best;
@@ -87,6 +111,7 @@ final class VariableElimination {
       }
       nb.get(best).clear();
     }
+    plannedWork = (long) total;
     // Run it.
     List<List<Factor>> byVar = new ArrayList<>(n);
     for (int v = 0; v < n; v++) {

@@ -18,8 +18,10 @@ import io.meshplan.util.Require;
  * @param globalBatchSize sequences per iteration over all replicas
  * @param recompute activation recomputation
  * @param sequenceParallel Korthikanti et al.'s sequence parallelism in the tensor-parallel group
- * @param distributedOptimizer optimizer state sharded over the data-parallel group (ZeRO-1, as
- *     Megatron's {@code --use-distributed-optimizer})
+ * @param zeroStage the ZeRO stage over the data-parallel group (Rajbhandari et al. SC'20): 0
+ *     nothing sharded, 1 optimizer state sharded (Megatron-LM's {@code
+ *     --use-distributed-optimizer}), 3 weights, gradients and optimizer state sharded (FSDP); the
+ *     same values as {@link StagePlan#zeroStage}
  */
 public record ParallelConfig(
     int tensorParallel,
@@ -30,7 +32,7 @@ public record ParallelConfig(
     int globalBatchSize,
     Recompute recompute,
     boolean sequenceParallel,
-    boolean distributedOptimizer) {
+    int zeroStage) {
 
   /** Validates the sizes on their own; see {@link #check} for the fit to a model and cluster. */
   public ParallelConfig {
@@ -41,6 +43,48 @@ public record ParallelConfig(
     Require.positive(microBatchSize, "--micro-batch");
     Require.positive(globalBatchSize, "--global-batch");
     Require.nonNull(recompute, "recompute");
+    Require.that(zeroStage == 0 || zeroStage == 1 || zeroStage == 3, "ZeRO stage must be 0, 1"
+        + " or 3, got " + zeroStage);
+  }
+
+  /**
+   * A configuration whose only sharding is Megatron-LM's distributed optimizer, or none.
+   *
+   * @param tensorParallel tensor-parallel size
+   * @param pipelineParallel pipeline-parallel size
+   * @param dataParallel data-parallel size
+   * @param virtualStages model chunks per pipeline stage
+   * @param microBatchSize sequences per microbatch on one replica
+   * @param globalBatchSize sequences per iteration
+   * @param recompute activation recomputation
+   * @param sequenceParallel sequence parallelism in the tensor-parallel group
+   * @param distributedOptimizer ZeRO stage 1 when true, else 0
+   */
+  public ParallelConfig(int tensorParallel, int pipelineParallel, int dataParallel,
+      int virtualStages, int microBatchSize, int globalBatchSize, Recompute recompute,
+      boolean sequenceParallel, boolean distributedOptimizer) {
+    this(tensorParallel, pipelineParallel, dataParallel, virtualStages, microBatchSize,
+        globalBatchSize, recompute, sequenceParallel, distributedOptimizer ? 1 : 0);
+  }
+
+  /**
+   * Whether the optimizer state, and only it, is sharded: Megatron-LM's distributed optimizer.
+   *
+   * @return ZeRO stage 1
+   */
+  public boolean distributedOptimizer() {
+    return zeroStage == 1;
+  }
+
+  /**
+   * The same configuration with another ZeRO stage.
+   *
+   * @param stage 0, 1 or 3
+   * @return the configuration
+   */
+  public ParallelConfig withZeroStage(int stage) {
+    return new ParallelConfig(tensorParallel, pipelineParallel, dataParallel, virtualStages,
+        microBatchSize, globalBatchSize, recompute, sequenceParallel, stage);
   }
 
   /**

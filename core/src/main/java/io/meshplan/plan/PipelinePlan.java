@@ -40,9 +40,11 @@ public record PipelinePlan(
    * @param tflopsPerGpu model TFLOP/s per GPU (10^12 FLOP/s)
    * @param mfu model FLOPs utilization: model FLOP/s over the GPUs' dense peak
    * @param peakMemoryBytesPerGpu the largest peak memory of any GPU, bytes
+   * @param commBytes bytes all GPUs send in one iteration, by axis; empty in plans written before
+   *     meshplan counted them
    */
   public record Prediction(double iterationSeconds, double tokensPerSecond, double tflopsPerGpu,
-      double mfu, double peakMemoryBytesPerGpu) {
+      double mfu, double peakMemoryBytesPerGpu, Optional<AxisBytes> commBytes) {
     /** Validates the figures. */
     public Prediction {
       Require.nonNegative(iterationSeconds, "iteration seconds");
@@ -50,6 +52,22 @@ public record PipelinePlan(
       Require.nonNegative(tflopsPerGpu, "TFLOP/s per GPU");
       Require.nonNegative(mfu, "MFU");
       Require.nonNegative(peakMemoryBytesPerGpu, "peak memory");
+      Require.nonNull(commBytes, "communication bytes");
+    }
+
+    /**
+     * Figures without the communication volume.
+     *
+     * @param iterationSeconds one training iteration, seconds
+     * @param tokensPerSecond tokens per second
+     * @param tflopsPerGpu model TFLOP/s per GPU
+     * @param mfu model FLOPs utilization
+     * @param peakMemoryBytesPerGpu the largest peak memory of any GPU, bytes
+     */
+    public Prediction(double iterationSeconds, double tokensPerSecond, double tflopsPerGpu,
+        double mfu, double peakMemoryBytesPerGpu) {
+      this(iterationSeconds, tokensPerSecond, tflopsPerGpu, mfu, peakMemoryBytesPerGpu,
+          Optional.empty());
     }
   }
 
@@ -95,7 +113,9 @@ public record PipelinePlan(
 
   /**
    * The Megatron-LM configuration this plan is, if it is one: every stage has the same logical
-   * mesh and the same number of layers.
+   * mesh, the same number of layers and the same recomputation, sequence parallelism and ZeRO
+   * stage. Whether a framework can express that configuration (ZeRO-3, say) is the framework's
+   * question, not the plan's.
    *
    * @return the configuration, or empty with {@link #whyNotUniform} saying why
    */
@@ -106,7 +126,18 @@ public record PipelinePlan(
     StagePlan s0 = stages.get(0);
     return Optional.of(new ParallelConfig(s0.tensorParallel(), stages.size() / virtualStages,
         s0.dataParallel(), virtualStages, microBatchSize(s0), globalBatchSize, s0.recompute(),
-        s0.sequenceParallel(), s0.zeroStage() == 1));
+        s0.sequenceParallel(), s0.zeroStage()));
+  }
+
+  /**
+   * The mean communication volume per GPU: the prediction's total over the plan's GPUs.
+   *
+   * @return bytes per GPU per iteration by axis, or empty when the plan does not carry them
+   */
+  public Optional<AxisBytes> commBytesPerGpu() {
+    double n = gpus();
+    return prediction.commBytes().map(b -> new AxisBytes(b.tensorParallel() / n,
+        b.dataParallel() / n, b.pipeline() / n));
   }
 
   /**
@@ -120,34 +151,32 @@ public record PipelinePlan(
   }
 
   /**
-   * Why the plan is not a Megatron-LM configuration.
+   * Why the plan is not a Megatron-LM-style configuration (one that Megatron-LM, torchtitan
+   * and DeepSpeed take).
    *
    * @return a sentence, or empty when it is one
    */
   public Optional<String> whyNotUniform() {
     StagePlan s0 = stages.get(0);
     for (StagePlan s : stages) {
-      if (s.zeroStage() == 3) {
-        return Optional.of("weights and gradients are sharded over data-parallel groups (ZeRO-3/"
-            + "FSDP); Megatron-LM shards only the optimizer state (--use-distributed-optimizer)");
-      }
       if (s.tensorParallel() > 1 && !s.megatronLayouts()) {
         return Optional.of("stage layouts were chosen by the ILP rather than Megatron-LM's "
-            + "column- and row-parallel split; Megatron-LM has no flag for them");
+            + "column- and row-parallel split, the only tensor parallelism Megatron-LM, torchtitan and"
+            + " DeepSpeed have");
       }
       if (s.recompute() != s0.recompute() || s.sequenceParallel() != s0.sequenceParallel()
           || s.zeroStage() != s0.zeroStage()) {
         return Optional.of("stages use different recomputation, sequence-parallel or optimizer "
-            + "sharding settings; Megatron-LM applies one setting to every stage");
+            + "sharding settings; the frameworks apply one setting to every stage");
       }
       if (s.dataParallel() != s0.dataParallel() || s.tensorParallel() != s0.tensorParallel()) {
         return Optional.of("stages use different logical meshes (" + s0.dataParallel() + "x"
             + s0.tensorParallel() + " and " + s.dataParallel() + "x" + s.tensorParallel()
-            + "); Megatron-LM uses one tensor and data-parallel size for all stages");
+            + "); the frameworks use one tensor and data-parallel size for all stages");
       }
       if (s.layerCount() != s0.layerCount()) {
         return Optional.of("stages hold different numbers of layers (" + s0.layerCount() + " and "
-            + s.layerCount() + "); Megatron-LM gives every stage the same number");
+            + s.layerCount() + "); the exported configurations give every stage the same number");
       }
     }
     return Optional.empty();

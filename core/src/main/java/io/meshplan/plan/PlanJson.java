@@ -20,6 +20,12 @@ import java.util.List;
  * (DESIGN.md): {@code stages[]} with {@code layers} [first, last], {@code submesh} [n, m], {@code
  * logicalMesh} [a, b] and {@code peakMemoryBytes}, plus {@code microbatches}, {@code
  * iterationSeconds}, {@code tokensPerSecond}, {@code tflopsPerGpu} and {@code mfu}.
+ *
+ * <p>Version 1 grew optional fields, which files written before them lack and which the reader
+ * therefore does not require: {@code communicationBytes} (all GPUs, per iteration) and {@code
+ * communicationBytesPerGpu} (the mean per GPU) at the top level and {@code
+ * communicationBytesPerGpu} per stage, each an object with {@code tensorParallel}, {@code
+ * dataParallel} and {@code pipeline} in bytes (see {@link AxisBytes}).
  */
 public final class PlanJson {
   /** The value of the {@code format} field. */
@@ -56,6 +62,8 @@ public final class PlanJson {
     root.put("tflopsPerGpu", p.tflopsPerGpu());
     root.put("mfu", p.mfu());
     root.put("peakMemoryBytesPerGpu", p.peakMemoryBytesPerGpu());
+    p.commBytes().ifPresent(b -> root.set("communicationBytes", axisBytes(b)));
+    plan.commBytesPerGpu().ifPresent(b -> root.set("communicationBytesPerGpu", axisBytes(b)));
     ArrayNode stages = root.putArray("stages");
     for (StagePlan s : plan.stages()) {
       ObjectNode o = stages.addObject();
@@ -71,6 +79,7 @@ public final class PlanJson {
       o.put("forwardSeconds", s.forwardSeconds());
       o.put("backwardSeconds", s.backwardSeconds());
       o.put("peakMemoryBytes", s.peakMemoryBytes());
+      s.commBytesPerGpu().ifPresent(b -> o.set("communicationBytesPerGpu", axisBytes(b)));
       ArrayNode ts = o.putArray("tensors");
       for (TensorSharding t : s.tensors()) {
         ObjectNode to = ts.addObject();
@@ -84,6 +93,27 @@ public final class PlanJson {
       return MAPPER.writeValueAsString(root) + "\n";
     } catch (JsonProcessingException e) {
       throw new IllegalStateException("cannot serialize a plan", e);
+    }
+  }
+
+  private static ObjectNode axisBytes(AxisBytes b) {
+    ObjectNode o = MAPPER.createObjectNode();
+    o.put("tensorParallel", b.tensorParallel());
+    o.put("dataParallel", b.dataParallel());
+    o.put("pipeline", b.pipeline());
+    return o;
+  }
+
+  private static java.util.Optional<AxisBytes> axisBytes(Fields parent, String name) {
+    if (!parent.has(name)) {
+      return java.util.Optional.empty();
+    }
+    Fields b = parent.object(name);
+    try {
+      return java.util.Optional.of(new AxisBytes(b.number("tensorParallel"),
+          b.number("dataParallel"), b.number("pipeline")));
+    } catch (IllegalArgumentException e) {
+      throw new InputException(b.where() + ": " + e.getMessage());
     }
   }
 
@@ -178,7 +208,7 @@ public final class PlanJson {
             lm[0], lm[1], Recompute.parse(s.text("recompute")), s.bool("sequenceParallel"),
             s.integer("zeroStage"), layouts(where + ": stages[" + i + "]", s.text("layouts")),
             s.number("forwardSeconds"), s.number("backwardSeconds"),
-            s.number("peakMemoryBytes"), ts));
+            s.number("peakMemoryBytes"), ts, axisBytes(s, "communicationBytesPerGpu")));
       } catch (IllegalArgumentException e) {
         throw new InputException(where + ": stages[" + i + "]: " + e.getMessage());
       }
@@ -188,7 +218,8 @@ public final class PlanJson {
           f.integer("microbatchSequences"), f.integer("microbatches"), f.integer("virtualStages"),
           stages,
           new PipelinePlan.Prediction(f.number("iterationSeconds"), f.number("tokensPerSecond"),
-              f.number("tflopsPerGpu"), f.number("mfu"), f.number("peakMemoryBytesPerGpu")));
+              f.number("tflopsPerGpu"), f.number("mfu"), f.number("peakMemoryBytesPerGpu"),
+              axisBytes(f, "communicationBytes")));
     } catch (IllegalArgumentException e) {
       throw new InputException(where + ": " + e.getMessage());
     }
@@ -236,6 +267,11 @@ public final class PlanJson {
       if (node == null || !node.isObject()) {
         throw new InputException(where + ": expected an object");
       }
+    }
+
+    boolean has(String name) {
+      JsonNode v = node.get(name);
+      return v != null && !v.isNull();
     }
 
     JsonNode get(String name) {

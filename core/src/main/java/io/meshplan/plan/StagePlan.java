@@ -2,6 +2,7 @@ package io.meshplan.plan;
 
 import io.meshplan.util.Require;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * One pipeline stage of a plan.
@@ -25,6 +26,8 @@ import java.util.List;
  * @param backwardSeconds backward time of one microbatch (recomputation included), seconds
  * @param peakMemoryBytes peak memory per GPU of this stage, bytes
  * @param tensors the shardings of the stage's largest tensors
+ * @param commBytesPerGpu bytes one GPU of the stage sends per iteration, by axis; empty in plans
+ *     written before meshplan counted them
  */
 public record StagePlan(
     int firstLayer,
@@ -41,7 +44,8 @@ public record StagePlan(
     double forwardSeconds,
     double backwardSeconds,
     double peakMemoryBytes,
-    List<TensorSharding> tensors) {
+    List<TensorSharding> tensors,
+    Optional<AxisBytes> commBytesPerGpu) {
 
   /** Validates the fields. */
   public StagePlan {
@@ -62,6 +66,36 @@ public record StagePlan(
     Require.nonNegative(backwardSeconds, "backward seconds");
     Require.nonNegative(peakMemoryBytes, "peak memory bytes");
     tensors = List.copyOf(tensors);
+    Require.nonNull(commBytesPerGpu, "communication bytes");
+  }
+
+  /**
+   * A stage without its communication volume (as plan files of meshplan before it counted bytes
+   * describe it).
+   *
+   * @param firstLayer first layer
+   * @param lastLayer last layer, inclusive
+   * @param submeshNodes submesh rows
+   * @param submeshGpus submesh columns
+   * @param firstDevice the first GPU
+   * @param dataParallel data-parallel size
+   * @param tensorParallel tensor-parallel size
+   * @param recompute recomputation
+   * @param sequenceParallel sequence parallelism
+   * @param zeroStage 0, 1 or 3
+   * @param megatronLayouts Megatron-LM layouts
+   * @param forwardSeconds forward of one microbatch, seconds
+   * @param backwardSeconds backward of one microbatch, seconds
+   * @param peakMemoryBytes peak memory per GPU, bytes
+   * @param tensors the largest tensors' shardings
+   */
+  public StagePlan(int firstLayer, int lastLayer, int submeshNodes, int submeshGpus,
+      int firstDevice, int dataParallel, int tensorParallel, io.meshplan.model.Recompute recompute,
+      boolean sequenceParallel, int zeroStage, boolean megatronLayouts, double forwardSeconds,
+      double backwardSeconds, double peakMemoryBytes, List<TensorSharding> tensors) {
+    this(firstLayer, lastLayer, submeshNodes, submeshGpus, firstDevice, dataParallel,
+        tensorParallel, recompute, sequenceParallel, zeroStage, megatronLayouts, forwardSeconds,
+        backwardSeconds, peakMemoryBytes, tensors, Optional.empty());
   }
 
   /**

@@ -5,6 +5,7 @@ import static io.meshplan.report.HtmlWriter.fmt;
 import io.meshplan.plan.PipelinePlan;
 import io.meshplan.plan.StagePlan;
 import io.meshplan.plan.TensorSharding;
+import io.meshplan.sim.CommVolume;
 import io.meshplan.sim.MemoryUse;
 import io.meshplan.sim.SimulationResult;
 import io.meshplan.sim.StageResult;
@@ -18,8 +19,9 @@ import java.util.Optional;
  * external resource, readable with JavaScript off (a few lines of inline script only show hover
  * details). Sections: headline numbers, the pipeline timeline drawn from the simulator's events
  * (Narayanan et al. SC'21 draw schedules this way), memory per stage against capacity, the time
- * breakdown with exposed communication per mesh axis, the cluster coloured by stage, and the
- * shardings of each stage's largest tensors; with a second plan, both side by side.
+ * breakdown with exposed communication time and communication volume per mesh axis, the cluster
+ * coloured by stage, and the shardings of each stage's largest tensors; with a second plan, both
+ * side by side.
  *
  * <p>The output is deterministic: numbers use {@link java.util.Locale#ROOT}, stages and events
  * come in index and timeline order.
@@ -131,6 +133,11 @@ public final class ReportHtml {
     row(w, "peak memory per GPU", sides, s -> fmt("%.2f GiB (stage %d) of %.1f GiB",
         s.simulation().peakMemoryBytesPerGpu() / GIB, s.simulation().memoryGroup(),
         in.gpuMemoryBytes() / GIB));
+    row(w, "communication per GPU per iteration (mean)", sides, s -> {
+      CommVolume c = s.simulation().commBytesPerGpu();
+      return fmt("tensor-parallel %.2f GiB, data-parallel %.2f GiB, pipeline %.2f GiB",
+          c.tensorParallelBytes() / GIB, c.dataParallelBytes() / GIB, c.pipelineBytes() / GIB);
+    });
     row(w, "where the time goes (critical stage)", sides, s -> {
       SimulationResult r = s.simulation();
       TimeBreakdown b = r.breakdown();
@@ -241,23 +248,35 @@ public final class ReportHtml {
     w.open("table", "class", "commtable");
     w.open("tr");
     for (String h : List.of("stage", "tensor-parallel (mp axis) s", "pipeline (between stages) s",
-        "data-parallel (dp axis) s", "bubble s", "iteration s")) {
+        "data-parallel (dp axis) s", "bubble s", "iteration s", "tensor-parallel GiB per GPU",
+        "pipeline GiB per GPU", "data-parallel GiB per GPU")) {
       w.element("th", h);
     }
     w.close("tr");
     for (StageResult g : sim.stages()) {
       TimeBreakdown b = g.timing().breakdown();
-      w.open("tr").element("td", Integer.toString(g.group()));
+      w.open("tr", "data-group", Integer.toString(g.group()));
+      w.element("td", Integer.toString(g.group()));
       for (double v : new double[] {b.tensorParallelSeconds(), b.pipelineSeconds(),
           b.dataParallelSeconds(), b.bubbleSeconds(), b.totalSeconds()}) {
         w.element("td", fmt("%.4f", v), "class", "n");
       }
+      CommVolume c = g.commBytesPerGpu();
+      String[] axes = {"tensorParallel", "pipeline", "dataParallel"};
+      double[] bytes = {c.tensorParallelBytes(), c.pipelineBytes(), c.dataParallelBytes()};
+      for (int a = 0; a < axes.length; a++) {
+        w.element("td", fmt("%.2f", bytes[a] / GIB), "class", "n bytes", "data-axis", axes[a],
+            "data-bytes", Double.toString(bytes[a]));
+      }
       w.close("tr");
     }
     w.close("table");
-    w.element("p", "Communication per mesh axis is the exposed time the simulator reports (time"
-        + " not hidden behind compute), in seconds per iteration; the simulator does not report"
-        + " bytes per axis, so no volume is shown.", "class", "note");
+    w.element("p", "Seconds are the exposed communication time the simulator reports per "
+        + "iteration (time not hidden behind compute). Volumes are the bytes one GPU of the stage"
+        + " sends per iteration, all of it, hidden or not: collectives counted as nccl-tests "
+        + "counts bus bytes (a ring all-reduce of S bytes over n GPUs sends 2(n-1)/n x S per GPU,"
+        + " an all-gather or reduce-scatter (n-1)/n x S), pipeline activations and their "
+        + "gradients once at the sender.", "class", "note");
   }
 
   private static void shardingTables(HtmlWriter w, Optional<PipelinePlan> plan) {

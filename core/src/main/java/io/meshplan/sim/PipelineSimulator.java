@@ -55,6 +55,10 @@ import java.util.Optional;
  * chunks of weights, gradients and optimizer state, plus the largest temporaries of any chunk
  * (only one op runs at a time), plus the activation peak.
  *
+ * <p>Communication volume: the bytes each group's GPUs send per iteration, by axis, are counted
+ * from the stages' {@link StageCost#commBytes()} and {@link StageCost#sendBytes()} (see {@link
+ * CommVolume#perGpuOfEachGroup}); they do not depend on the timing.
+ *
  * <p>A stage whose forward plus backward is shorter than its hardware FLOPs at the dense peak of
  * its {@code tensorParallel} GPUs is rejected, so no simulation predicts more than the dense peak.
  *
@@ -349,6 +353,8 @@ public final class PipelineSimulator {
       }
       int worst = 0;
       double worstBytes = -1;
+      List<CommVolume> volumes = CommVolume.perGpuOfEachGroup(in);
+      CommVolume total = CommVolume.NONE;
       for (int g = 0; g < groups; g++) {
         GroupTiming timing = timing(g, iteration);
         timings.add(timing);
@@ -359,7 +365,8 @@ public final class PipelineSimulator {
         }
         StageCost s = stages.get(g);
         results.add(new StageResult(g, ks, s.devices(), s.dataParallel(), s.tensorParallel(),
-            timing, memory));
+            timing, memory, volumes.get(g)));
+        total = total.plus(volumes.get(g).times(s.devices()));
         if (memory.totalBytes() > worstBytes) {
           worstBytes = memory.totalBytes();
           worst = g;
@@ -372,7 +379,7 @@ public final class PipelineSimulator {
           critical, timings.get(critical).breakdown(), in.tokensPerIteration() / iteration,
           modelFlops, modelFlops / iteration / gpus / 1e12, hardwareFlops / iteration / gpus / 1e12,
           modelFlops / (iteration * gpus * in.peakFlopsPerGpu()), worstMemory.totalBytes(), worst,
-          worstMemory, results, timeline);
+          worstMemory, results, timeline, total);
     }
 
     private GroupTiming timing(int g, double iteration) {

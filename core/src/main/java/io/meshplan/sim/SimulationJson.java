@@ -14,7 +14,10 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
  * {@code exposedCommunication}, {@code bubble}, {@code optimizer}, {@code recompute}, {@code
  * tensorParallel}, {@code pipeline}, {@code dataParallel}), {@code memoryStage}, {@code memory}
  * (bytes per GPU: {@code weights}, {@code gradients}, {@code optimizerState}, {@code activations},
- * {@code temporaries}), {@code stages[]} and, when asked, {@code events[]} ({@code group}, {@code
+ * {@code temporaries}), {@code communicationBytes} (bytes all GPUs send per iteration: {@code
+ * tensorParallel}, {@code dataParallel}, {@code pipeline}; see {@link CommVolume}), {@code
+ * communicationBytesPerGpu} (the same over the GPUs the stages use), {@code stages[]} (each with
+ * its {@code communicationBytesPerGpu}) and, when asked, {@code events[]} ({@code group}, {@code
  * virtualStage}, {@code microbatch}, {@code kind}, {@code start}, {@code end} in seconds).
  */
 public final class SimulationJson {
@@ -44,6 +47,8 @@ public final class SimulationJson {
     top.set("breakdown", breakdown(result.breakdown()));
     top.put("memoryStage", result.memoryGroup());
     top.set("memory", memory(result.memory()));
+    top.set("communicationBytes", comm(result.commBytes()));
+    top.set("communicationBytesPerGpu", comm(result.commBytesPerGpu()));
     ArrayNode stages = top.putArray("stages");
     for (StageResult s : result.stages()) {
       ObjectNode n = stages.addObject();
@@ -60,6 +65,7 @@ public final class SimulationJson {
       n.set("breakdown", breakdown(s.timing().breakdown()));
       n.put("peakMemoryBytes", bytes(s.memory().totalBytes()));
       n.set("memory", memory(s.memory()));
+      n.set("communicationBytesPerGpu", comm(s.commBytesPerGpu()));
     }
     if (withEvents) {
       ArrayNode events = top.putArray("events");
@@ -105,6 +111,14 @@ public final class SimulationJson {
     n.put("tensorParallel", b.tensorParallelSeconds());
     n.put("pipeline", b.pipelineSeconds());
     n.put("dataParallel", b.dataParallelSeconds());
+    return n;
+  }
+
+  private static ObjectNode comm(CommVolume v) {
+    ObjectNode n = MAPPER.createObjectNode();
+    n.put("tensorParallel", v.tensorParallelBytes());
+    n.put("dataParallel", v.dataParallelBytes());
+    n.put("pipeline", v.pipelineBytes());
     return n;
   }
 

@@ -29,12 +29,14 @@ import java.util.List;
  * @param memory that group's peak by category, bytes per GPU
  * @param stages per-group results, by group index
  * @param timeline the events and per-group timings
+ * @param commBytes bytes all GPUs of the pipeline send in one iteration, by axis: the sum over
+ *     groups of {@link StageResult#commBytesPerGpu()} times the group's devices
  */
 public record SimulationResult(String schedule, int microbatches, double iterationSeconds,
     int criticalGroup, TimeBreakdown breakdown, double tokensPerSecond,
     double modelFlopsPerIteration, double tflopsPerGpu, double hardwareTflopsPerGpu, double mfu,
     double peakMemoryBytesPerGpu, int memoryGroup, MemoryUse memory, List<StageResult> stages,
-    Timeline timeline) {
+    Timeline timeline, CommVolume commBytes) {
 
   /** Copies the list and checks the numbers. */
   public SimulationResult {
@@ -50,5 +52,20 @@ public record SimulationResult(String schedule, int microbatches, double iterati
     Require.nonNegative(peakMemoryBytesPerGpu, "peakMemoryBytesPerGpu");
     Require.nonNull(memory, "memory");
     Require.nonNull(timeline, "timeline");
+    Require.nonNull(commBytes, "commBytes");
+  }
+
+  /**
+   * The mean communication volume per GPU of the pipeline: {@link #commBytes()} over the GPUs
+   * the stages use.
+   *
+   * @return bytes per GPU per iteration, by axis
+   */
+  public CommVolume commBytesPerGpu() {
+    long gpus = 0;
+    for (StageResult s : stages) {
+      gpus += s.devices();
+    }
+    return commBytes.times(1.0 / gpus);
   }
 }

@@ -4,7 +4,8 @@ import java.util.Locale;
 
 /**
  * Writes a {@link SimulationResult} for people: a summary, the time breakdown of the critical
- * stage, the memory of the worst stage, and one line per stage. Numbers use {@link Locale#ROOT}, so
+ * stage, the memory of the worst stage, the mean communication volume per GPU by axis, and one
+ * line per stage. Numbers use {@link Locale#ROOT}, so
  * the text does not depend on the machine.
  */
 public final class SimulationText {
@@ -39,6 +40,10 @@ public final class SimulationText {
         + " optimizer state %.2f + activations %.2f + temporaries %.2f GiB", result.memoryGroup(),
         m.totalBytes() / GIB, m.weightsBytes() / GIB, m.gradientsBytes() / GIB,
         m.optimizerStateBytes() / GIB, m.activationsBytes() / GIB, m.temporariesBytes() / GIB);
+    CommVolume c = result.commBytesPerGpu();
+    line(out, "communication per GPU per iteration (mean of %d GPUs): tp %.2f GiB, dp %.2f GiB,"
+        + " pp %.2f GiB", gpus(result), c.tensorParallelBytes() / GIB,
+        c.dataParallelBytes() / GIB, c.pipelineBytes() / GIB);
     line(out, "%-6s %-12s %8s %4s %4s %10s %10s %10s %10s %9s %10s", "stage", "chunks", "devices",
         "dp", "tp", "compute s", "comm s", "bubble s", "optim s", "in-flight", "peak GiB");
     for (StageResult s : result.stages()) {
@@ -50,6 +55,14 @@ public final class SimulationText {
           s.memory().totalBytes() / GIB);
     }
     return out.toString();
+  }
+
+  private static long gpus(SimulationResult result) {
+    long n = 0;
+    for (StageResult s : result.stages()) {
+      n += s.devices();
+    }
+    return n;
   }
 
   private static double pct(double part, double whole) {

@@ -31,12 +31,13 @@ import io.meshplan.util.Require;
  *     without recomputation (the "model FLOPs" of MFU)
  * @param hardwareFlopsPerMicrobatch the same with recomputation (the FLOPs the GPUs execute)
  * @param memory memory per GPU by category
+ * @param commBytes bytes one GPU sends on the tensor and data-parallel axes
  */
 public record StageCost(int devices, int dataParallel, int tensorParallel, double forwardSeconds,
     double backwardSeconds, double recomputeSeconds, double tensorCommSeconds, double sendBytes,
     double gradSyncSeconds, boolean gradSyncOverlappable, double paramGatherSeconds,
     double optimizerSeconds, double modelFlopsPerMicrobatch, double hardwareFlopsPerMicrobatch,
-    MemoryBreakdown memory) {
+    MemoryBreakdown memory, StageCommBytes commBytes) {
 
   /** Checks every number and the relations between them. */
   public StageCost {
@@ -57,6 +58,7 @@ public record StageCost(int devices, int dataParallel, int tensorParallel, doubl
     Require.nonNegative(modelFlopsPerMicrobatch, "modelFlopsPerMicrobatch");
     Require.nonNegative(hardwareFlopsPerMicrobatch, "hardwareFlopsPerMicrobatch");
     Require.nonNull(memory, "memory");
+    Require.nonNull(commBytes, "commBytes");
     Require.that(recomputeSeconds <= backwardSeconds, () -> "recomputeSeconds (" + recomputeSeconds
         + ") is part of backwardSeconds (" + backwardSeconds + ") and cannot exceed it");
     Require.that(tensorCommSeconds <= forwardSeconds + backwardSeconds, () -> "tensorCommSeconds ("

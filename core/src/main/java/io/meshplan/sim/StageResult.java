@@ -13,9 +13,10 @@ import java.util.List;
  * @param tensorParallel tensor-parallel GPUs per replica
  * @param timing its timing
  * @param memory its peak memory per GPU by category
+ * @param commBytesPerGpu bytes one GPU of the group sends per iteration, by axis
  */
 public record StageResult(int group, List<Integer> virtualStages, int devices, int dataParallel,
-    int tensorParallel, GroupTiming timing, MemoryUse memory) {
+    int tensorParallel, GroupTiming timing, MemoryUse memory, CommVolume commBytesPerGpu) {
 
   /** Copies the list and checks the values. */
   public StageResult {
@@ -24,5 +25,6 @@ public record StageResult(int group, List<Integer> virtualStages, int devices, i
     Require.positive(devices, "devices");
     Require.nonNull(timing, "timing");
     Require.nonNull(memory, "memory");
+    Require.nonNull(commBytesPerGpu, "commBytesPerGpu");
   }
 }

@@ -21,7 +21,7 @@ import java.util.Optional;
  * whole step (meshplan's default) or live from their position (Alpa's prototype). Prints a table: best of 3 runs after 2
  * warm-up runs, with wall and thread CPU seconds, the proven gap (objective - bound) / objective
  * and CBC's 600 s result where known; then the median time of one transformer block under a
- * binding budget. Run: {@code java -cp core/target/test-classes:core/target/meshplan.jar
+ * binding budget, and Alpa's MLP on meshes of several equal axes. Run: {@code java -cp core/target/test-classes:core/target/meshplan.jar
  * io.meshplan.bench.ShardBench}.
  */
 public final class ShardBench {
@@ -30,11 +30,16 @@ public final class ShardBench {
   /**
    * Runs the benchmark.
    *
-   * @param args {@code blocks} to run only the single-block medians
+   * @param args {@code blocks} to run only the single-block medians, {@code meshes} only the
+   *     equal-axis meshes
    */
   public static void main(String[] args) {
     if (args.length > 0 && args[0].equals("blocks")) {
       blockMedians(ManagementFactory.getThreadMXBean());
+      return;
+    }
+    if (args.length > 0 && args[0].equals("meshes")) {
+      equalAxisMeshes(ManagementFactory.getThreadMXBean());
       return;
     }
     String[][] cases = {
@@ -87,6 +92,47 @@ public final class ShardBench {
           cbc.getOrDefault(c[0] + " " + c[1] + " " + c[2] + " " + c[3], "-"), heap >> 20);
     }
     blockMedians(threads);
+    equalAxisMeshes(threads);
+  }
+
+  /**
+   * Issue 9, class 6: Alpa's two-layer MLP (batch 1024, hidden 128, fp32) on meshes of several
+   * equal axes, alpha and beta 1 on every axis, 32 GiB (not binding). A 2-D tensor has 3^k
+   * layouts on k axes of size 2, so the solver core's elimination grows as 3^(4k). Median of 3
+   * plans after 2 warm-ups; {@code cpu s} is the planning thread's CPU time.
+   */
+  private static void equalAxisMeshes(ThreadMXBean threads) {
+    String[] meshes = {"4x4", "2x2x2", "3x3x3", "2x2x2x2"};
+    System.out.println();
+    System.out.printf(Locale.ROOT, "%-22s %-8s %6s %5s %9s %9s %9s %-9s %12s %12s%n", "alpa-mlp",
+        "mesh", "nodes", "core", "build s", "median s", "cpu s", "status", "objective", "bound");
+    for (String m : meshes) {
+      int[] dims = java.util.Arrays.stream(m.split("x")).mapToInt(Integer::parseInt).toArray();
+      double[] ones = new double[dims.length];
+      java.util.Arrays.fill(ones, 1);
+      MeshEnv env = new MeshEnv(new AlphaBetaCommModel(LogicalMesh.of(dims), ones, ones),
+          32.0 * (1L << 30), Optional.empty());
+      AutoSharding planner = new AutoSharding(env, SolverOptions.defaults(), true);
+      double[] wall = new double[3];
+      double[] cpu = new double[3];
+      ShardingPlan last = null;
+      for (int run = 0; run < 5; run++) {
+        long c0 = threads.getCurrentThreadCpuTime();
+        long t0 = System.nanoTime();
+        last = planner.plan(io.meshplan.model.AlpaMlpBuilder.build(2, 1024, 128,
+            io.meshplan.graph.DType.F32));
+        if (run >= 2) {
+          wall[run - 2] = (System.nanoTime() - t0) / 1e9;
+          cpu[run - 2] = (threads.getCurrentThreadCpuTime() - c0) / 1e9;
+        }
+      }
+      java.util.Arrays.sort(wall);
+      java.util.Arrays.sort(cpu);
+      System.out.printf(Locale.ROOT, "%-22s %-8s %6d %5d %9.3f %9.3f %9.3f %-9s %12.8g %12.8g%n",
+          "layers=2", m, last.costGraph().problem().nodeCount(), last.solution().coreNodes(),
+          last.strategySeconds(), wall[1], cpu[1], last.solution().status(), last.objective(),
+          last.solution().bound());
+    }
   }
 
   /**

@@ -195,6 +195,23 @@ class ExportDeployCliTest {
             + " --pipeline-model-parallel-size 4 --micro-batch-size 1 --global-batch-size 1024");
     assertThat(Files.isExecutable(out.resolve("llama70b-node.sh"))).isTrue();
     assertThat(r.err()).isEmpty();
+    // Standard output: what was written, then the command the submit script runs.
+    assertThat(r.out()).isEqualTo("# wrote " + out.resolve("llama70b-submit.sh") + ", "
+        + out.resolve("llama70b-node.sh") + "\n# copy " + out.resolve("llama70b-node.sh")
+        + " to /workspace/llama70b-node.sh in every pod (shared storage or the image), then"
+        + " submit:\n" + """
+        runai submit-dist pytorch \\
+          --name llama70b \\
+          --project llm \\
+          --image nvcr.io/nvidia/pytorch:24.05-py3 \\
+          --workers 127 \\
+          --gpu 8 \\
+          --extended-resource 'rdma/rdma=1' \\
+          --add-capability IPC_LOCK \\
+          --large-shm \\
+          --annotation 'k8s.v1.cni.cncf.io/networks=kube-system/roce' \\
+          -- bash /workspace/llama70b-node.sh
+        """);
     assertThat(Files.readString(out.resolve("llama70b-submit.sh")))
         .contains("--workers 127", "--gpu 8", "--extended-resource 'rdma/rdma=1'");
     CliRun again = CliRun.of("deploy", "--target", "runai", "--cluster", "128x8:h100-80gb",

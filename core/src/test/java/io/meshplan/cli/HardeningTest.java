@@ -130,6 +130,22 @@ class HardeningTest {
         "--cluster", "65536x65536:a100-80gb"), "4294967296");
   }
 
+  /**
+   * Strategies grow as (rank + 1)^axes per matrix: 4 axes (81 layouts, solved exactly in well
+   * under a second on small graphs) are the most a mesh may have; 5 axes (243 layouts, where the
+   * exact solver gives way to a minute of CP-SAT) are refused before any work.
+   */
+  @Test
+  void meshesOfMoreThanFourAxesAreRefusedBeforeAnyWork() {
+    oneLineError(CliRun.of("shard", "--model", "alpa-mlp", "--mesh", "2x2x2x2x2"),
+        "has 5 axes, more than the limit of 4");
+    oneLineError(CliRun.of("shard", "--model", "alpa-mlp", "--mesh", "1x1x1x1x1x1x1"),
+        "has 7 axes, more than the limit of 4");
+    CliRun four = CliRun.of("shard", "--model", "alpa-mlp", "--mesh", "2x2x2x2");
+    assertThat(four.code()).as(four.err()).isZero();
+    assertThat(four.out()).contains("OPTIMAL");
+  }
+
   @Test
   void paddedLocalBytesDoNotWrap() {
     // f32[2147483647] split 2 ways: ceil((2^31 - 1) / 2) = 2^30 elements of 4 bytes = 2^32.
@@ -348,6 +364,31 @@ class HardeningTest {
         .doesNotContain("IlpProblemJson");
     assertThat(CliRun.of("bench", "--help").out()).contains("$NCCL_TESTS/build")
         .doesNotContain("NCCL_TESTS_HOME");
+  }
+
+  /**
+   * Every command's help renders cleanly: picocli reports a bad format string in a description
+   * (an unescaped percent sign, say) on the process's standard error rather than failing.
+   */
+  @Test
+  void everyCommandsHelpRendersWithoutPicocliWarnings() {
+    java.io.PrintStream saved = System.err;
+    java.io.ByteArrayOutputStream raw = new java.io.ByteArrayOutputStream();
+    java.util.List<String> commands = new java.util.ArrayList<>();
+    try {
+      System.setErr(new java.io.PrintStream(raw, true, java.nio.charset.StandardCharsets.UTF_8));
+      for (String name : new picocli.CommandLine(new MeshplanCommand()).getSubcommands()
+          .keySet()) {
+        commands.add(name);
+        CliRun r = CliRun.of(name, "--help");
+        assertThat(r.code()).as(name).isZero();
+        assertThat(r.out()).as(name).contains("Usage: meshplan " + name);
+      }
+    } finally {
+      System.setErr(saved);
+    }
+    assertThat(commands).contains("plan", "simulate", "shard");
+    assertThat(raw.toString(java.nio.charset.StandardCharsets.UTF_8)).isEmpty();
   }
 
   @Test

@@ -53,6 +53,38 @@ class PlanSimulateCliTest {
   }
 
   @Test
+  void theZeroStageFlagReachesTheSimulator() throws Exception {
+    // Over 2 data-parallel replicas ZeRO-1 halves the optimizer state and ZeRO-3 also the
+    // weights and gradients, at the price of gathering the weights for every microbatch.
+    double[] peak = new double[4];
+    double[] seconds = new double[4];
+    for (int z : new int[] {0, 1, 3}) {
+      CliRun r = CliRun.of("simulate", "--model", "llama2-7b", "--layers", "4", "--cluster",
+          "1x8:a100-80gb", "--tp", "2", "--pp", "2", "--dp", "2", "--micro-batch", "1",
+          "--global-batch", "16", "--zero-stage", Integer.toString(z), "--json");
+      assertThat(r.code()).as(r.err()).isZero();
+      var j = new com.fasterxml.jackson.databind.ObjectMapper().readTree(r.out());
+      peak[z] = j.path("peakMemoryBytesPerGpu").asDouble();
+      seconds[z] = j.path("iterationSeconds").asDouble();
+    }
+    assertThat(peak[0]).isGreaterThan(peak[1]);
+    assertThat(peak[1]).isGreaterThan(peak[3]);
+    assertThat(seconds[3]).isGreaterThan(seconds[1]);
+    CliRun same = CliRun.of("simulate", "--model", "llama2-7b", "--layers", "4", "--cluster",
+        "1x8:a100-80gb", "--tp", "2", "--pp", "2", "--dp", "2", "--micro-batch", "1",
+        "--global-batch", "16", "--distributed-optimizer", "--json");
+    assertThat(new com.fasterxml.jackson.databind.ObjectMapper().readTree(same.out())
+        .path("peakMemoryBytesPerGpu").asDouble()).isEqualTo(peak[1]);
+    oneLine(CliRun.of("simulate", "--model", "llama2-7b", "--layers", "4", "--cluster",
+        "1x8:a100-80gb", "--tp", "2", "--pp", "2", "--dp", "2", "--micro-batch", "1",
+        "--global-batch", "16", "--zero-stage", "2"), ExitCodes.BAD_INPUT, "use 0, 1 or 3");
+    oneLine(CliRun.of("simulate", "--model", "llama2-7b", "--layers", "4", "--cluster",
+        "1x8:a100-80gb", "--tp", "2", "--pp", "2", "--dp", "2", "--micro-batch", "1",
+        "--global-batch", "16", "--zero-stage", "3", "--distributed-optimizer"),
+        ExitCodes.BAD_INPUT, "give one of them");
+  }
+
+  @Test
   void badInputEndsInOneLine() throws Exception {
     oneLine(CliRun.of("plan", "--model", "llama2-7b", "--layers", "100000", "--cluster",
         "1x8:a100-80gb"), ExitCodes.BAD_INPUT, "plan at most");
@@ -94,5 +126,74 @@ class PlanSimulateCliTest {
     // 16 GB GPUs.
     oneLine(CliRun.of("plan", "--model", "llama2-13b", "--cluster", "2x1:v100-16gb"),
         ExitCodes.INFEASIBLE, "per GPU, and 15.2GiB is available; try at least");
+  }
+
+  @Test
+  void aClusterNoPipelineCanCoverSaysSoRatherThanBlamingMemory() {
+    // Two layers and a global batch of one sequence: every stage has one data-parallel replica,
+    // so at most 8 GPUs (tensor parallel within a node); two stages cover 16 of the 24 GPUs.
+    oneLine(CliRun.of("plan", "--model", "llama2-7b", "--layers", "2", "--cluster",
+        "3x8:a100-80gb", "--global-batch", "1"), ExitCodes.INFEASIBLE,
+        "no pipeline of llama2-7b covers all 24 GPUs of 3x8");
+  }
+
+  /**
+   * --megatron-grid plans inside Megatron-LM's space: the plan is the fastest grid point, exports
+   * to Megatron-LM with exit 0 (no nearest configuration needed), and re-simulates to the same
+   * iteration as the same configuration given to simulate by its flags.
+   */
+  @Test
+  void megatronGridPlansExportExactlyAndMatchSimulate() throws Exception {
+    Path plan = dir.resolve("grid.json");
+    String[] common = {"--model", "llama2-7b", "--layers", "4", "--cluster", "2x8:a100-80gb",
+        "--global-batch", "16"};
+    CliRun p = CliRun.of(concat(new String[] {"plan"}, common, new String[] {"--megatron-grid",
+        "--out", plan.toString()}));
+    assertThat(p.code()).as(p.err()).isZero();
+    assertThat(p.out()).contains("the Megatron-LM grid");
+    CliRun ex = CliRun.of("export", "--to", "megatron", "--plan", plan.toString());
+    assertThat(ex.code()).as(ex.err()).isZero();
+    String args = ex.out();
+    int tp = Integer.parseInt(flag(args, "--tensor-model-parallel-size"));
+    int pp = Integer.parseInt(flag(args, "--pipeline-model-parallel-size"));
+    int mb = Integer.parseInt(flag(args, "--micro-batch-size"));
+    CliRun again = CliRun.of("simulate", "--plan", plan.toString());
+    java.util.List<String> sim = new java.util.ArrayList<>(java.util.List.of(concat(
+        new String[] {"simulate"}, common, new String[] {"--tp", String.valueOf(tp), "--pp",
+            String.valueOf(pp), "--dp", String.valueOf(16 / (tp * pp)), "--micro-batch",
+            String.valueOf(mb)})));
+    if (args.contains("--use-distributed-optimizer")) {
+      sim.add("--distributed-optimizer");
+    }
+    if (args.contains("--sequence-parallel")) {
+      sim.add("--sequence-parallel");
+    }
+    if (args.contains("--recompute-granularity selective")) {
+      sim.addAll(java.util.List.of("--recompute", "selective"));
+    } else if (args.contains("--recompute-granularity full")) {
+      sim.addAll(java.util.List.of("--recompute", "full"));
+    }
+    CliRun flags = CliRun.of(sim.toArray(String[]::new));
+    assertThat(flags.code()).as(flags.err()).isZero();
+    String iteration = line(p.out(), "iteration ");
+    assertThat(line(again.out(), "iteration ")).isEqualTo(iteration);
+    assertThat(line(flags.out(), "iteration ")).isEqualTo(iteration);
+    // The grid chooses the micro batch itself.
+    oneLine(CliRun.of(concat(new String[] {"plan"}, common, new String[] {"--megatron-grid",
+        "--microbatches", "4"})), ExitCodes.BAD_INPUT, "--microbatches cannot be fixed");
+  }
+
+  private static String[] concat(String[]... parts) {
+    return java.util.Arrays.stream(parts).flatMap(java.util.Arrays::stream)
+        .toArray(String[]::new);
+  }
+
+  private static String flag(String text, String name) {
+    return text.lines().map(String::strip).filter(l -> l.startsWith(name + " ")).findFirst()
+        .orElseThrow().substring(name.length() + 1).strip();
+  }
+
+  private static String line(String text, String prefix) {
+    return text.lines().filter(l -> l.startsWith(prefix)).findFirst().orElseThrow();
   }
 }

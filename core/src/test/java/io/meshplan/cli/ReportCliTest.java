@@ -54,6 +54,44 @@ class ReportCliTest {
   }
 
   @Test
+  void reportBytesEqualThePlanJson(@TempDir Path dir) throws Exception {
+    // A 2-stage plan written as 'plan --out' writes it, simulated again with a report: every
+    // stage's bytes per GPU in the report equal the plan file's.
+    ModelSpec p = Presets.get("gpt-1.7b");
+    ModelSpec m = new ModelSpec(p.name(), p.family(), 4, p.hidden(), p.heads(), p.kvHeads(),
+        p.ffn(), p.vocab(), p.seq(), p.batch(), p.dtype(), p.arch());
+    TrainingSetup setup = TrainingSetup.of(m, false, new ClusterOptions(), "1x4:a100-80gb", 8, 0);
+    PipelinePlan plan = new PlanSimulator(setup.layers()).simulate(setup.request(),
+        new ParallelConfig(1, 2, 2, 1, 1, 8, Recompute.NONE, false, false)).orElseThrow()
+        .plan().orElseThrow();
+    Path planFile = dir.resolve("plan.json");
+    Files.writeString(planFile, PlanJson.write(plan));
+    Path report = dir.resolve("r.html");
+    CliRun r = CliRun.of("simulate", "--plan", planFile.toString(), "--cluster", "1x4:a100-80gb",
+        "--report", report.toString());
+    assertThat(r.code()).as(r.err()).isEqualTo(ExitCodes.OK);
+    String html = Files.readString(report);
+    com.fasterxml.jackson.databind.JsonNode json =
+        new com.fasterxml.jackson.databind.ObjectMapper().readTree(Files.readString(planFile));
+    java.util.regex.Matcher cell = java.util.regex.Pattern.compile(
+        "data-axis=\"(\\w+)\" data-bytes=\"([^\"]+)\"").matcher(html);
+    int cells = 0;
+    for (int s = 0; s < 2; s++) {
+      com.fasterxml.jackson.databind.JsonNode b = json.get("stages").get(s)
+          .get("communicationBytesPerGpu");
+      for (int a = 0; a < 3; a++) {
+        assertThat(cell.find()).isTrue();
+        assertThat(Double.parseDouble(cell.group(2))).as("stage %d %s", s, cell.group(1))
+            .isEqualTo(b.get(cell.group(1)).doubleValue());
+        cells++;
+      }
+      // Two stages: each sends activations or gradients on the pipeline.
+      assertThat(b.get("pipeline").doubleValue()).isPositive();
+    }
+    assertThat(cells).isEqualTo(6);
+  }
+
+  @Test
   void compareNeedsReportAndReportNeverOverwritesAnInput(@TempDir Path dir) throws Exception {
     Path plan = dir.resolve("p.json");
     Files.writeString(plan, "{}");

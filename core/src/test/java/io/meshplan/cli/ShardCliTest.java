@@ -35,6 +35,23 @@ class ShardCliTest {
   }
 
   @Test
+  void costsAddColumnsAndJsonHasTheUnit() throws Exception {
+    CliRun t = run("shard", "--model", "alpa-mlp", "--mesh", "2x2", "--alpha", "1,1", "--beta",
+        "1,0.01", "--memory", "1000MB", "--costs");
+    assertThat(t.code()).isEqualTo(0);
+    assertThat(t.out().lines().findFirst().orElseThrow())
+        .contains("compute", "comm", "reshard", "bytes/axis");
+    assertThat(t.out()).contains("bytes sent per GPU by mesh axis: 6.554e+04,2.621e+05");
+    CliRun j = run("shard", "--model", "alpa-mlp", "--mesh", "2x2", "--alpha", "1,1", "--beta",
+        "1,0.01", "--memory", "1000MB", "--json");
+    JsonNode root = new ObjectMapper().readTree(j.out());
+    assertThat(root.get("unit").asText()).isEqualTo("ALPA_UNITS");
+    assertThat(root.get("bound").isNumber()).isTrue();
+    assertThat(root.get("instructions").get(5).get("communicationBytesPerAxis").size())
+        .isEqualTo(2);
+  }
+
+  @Test
   void sameInputGivesSamePlan() {
     String[] args = {"shard", "--model", "llama2-7b", "--layers", "2", "--seq", "128", "--mesh",
         "2x4", "--alpha", "1,1", "--beta", "1,0.01", "--memory", "32GiB"};

@@ -94,11 +94,12 @@ class ScriptsTest {
     Shell.Result submit = Shell.bash(Shell.temp(files.get(0).text()), List.of(), fake.env(Map.of()),
         null);
     assertThat(submit.code()).as(submit.err()).isZero();
-    // RunAI adds the master: 127 workers + 1 = 128 pods of 8 GPUs.
+    // RunAI adds the master: 127 workers + 1 = 128 pods of 8 GPUs. IPC_LOCK through CLI v1's
+    // --add-capability, as on every Kubernetes target.
     assertThat(fake.argv()).containsExactly("runai", "submit-dist", "pytorch",
         "--name", "llama2-70b", "--project", "train",
         "--image", "nvcr.io/nvidia/pytorch:24.05-py3", "--workers", "127", "--gpu", "8",
-        "--extended-resource", "rdma/ib=1", "--large-shm",
+        "--extended-resource", "rdma/ib=1", "--add-capability", "IPC_LOCK", "--large-shm",
         "--annotation", "k8s.v1.cni.cncf.io/networks=kube-system/roce",
         "--", "bash", "/workspace/llama2-70b-node.sh");
 
@@ -113,6 +114,20 @@ class ScriptsTest {
     // The doctor chose GID index 9 on this node; the script finds the same one at run time.
     assertThat(fake.environment()).containsAllEntriesOf(Llama70b.roce().env())
         .containsEntry("NCCL_IB_GID_INDEX", "9");
+  }
+
+  @Test
+  void theRunaiCommandShownAfterWritingIsTheOneTheSubmitScriptRuns() {
+    String submit = deployer.deploy(DeployTarget.RUNAI, Llama70b.spec(), Llama70b.ib()).get(0)
+        .text();
+    String command = RunaiLaunch.submitCommand(Llama70b.spec());
+    assertThat(submit).endsWith("set -euo pipefail\n" + command);
+    assertThat(command).startsWith("runai submit-dist pytorch \\\n")
+        .contains("  --add-capability IPC_LOCK \\\n")
+        .endsWith("  -- bash /workspace/llama2-70b-node.sh\n");
+    assertThat(submit).contains("# RunAI CLI v2 names the job as an argument ('runai training"
+        + " pytorch submit llama2-70b') and spells --gpu as --gpu-devices-request,"
+        + " --add-capability as --capability.");
   }
 
   @Test

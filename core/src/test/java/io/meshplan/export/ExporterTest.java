@@ -84,11 +84,14 @@ class ExporterTest {
 
   @Test
   void torchtitanTomlReadsBackAsThePlan() throws Exception {
-    String text = exported(ExportTarget.TORCHTITAN, Plans.input(2, Recompute.FULL, true, false));
+    // ZeRO-1 under a pipeline is FSDP over the 32 data-parallel ranks (shard 32, replicate 1)
+    // that keeps the weights gathered through the step.
+    String text = exported(ExportTarget.TORCHTITAN, Plans.input(2, Recompute.FULL, true, 1));
     JsonNode t = new TomlMapper().readTree(text);
     JsonNode p = t.path("parallelism");
-    assertThat(p.path("data_parallel_replicate_degree").asInt()).isEqualTo(32);
-    assertThat(p.path("data_parallel_shard_degree").asInt()).isEqualTo(1);
+    assertThat(p.path("data_parallel_replicate_degree").asInt()).isEqualTo(1);
+    assertThat(p.path("data_parallel_shard_degree").asInt()).isEqualTo(32);
+    assertThat(p.path("fsdp_reshard_after_forward").asText()).isEqualTo("never");
     assertThat(p.path("tensor_parallel_degree").asInt()).isEqualTo(8);
     assertThat(p.path("pipeline_parallel_degree").asInt()).isEqualTo(4);
     assertThat(p.path("pipeline_parallel_schedule").asText()).isEqualTo("Interleaved1F1B");
@@ -108,11 +111,13 @@ class ExporterTest {
   void torchtitanWithoutAPipelineAccumulatesMicrobatches() throws Exception {
     // tp 8 x pp 1 x dp 128 = 1024 GPUs; 1024 / (2 x 128) = 4 accumulation steps of 2 sequences.
     var in = new ExportInput(Plans.LLAMA70B, Plans.CLUSTER,
-        new ParallelConfig(8, 1, 128, 1, 2, 1024, Recompute.FULL, true, false));
+        new ParallelConfig(8, 1, 128, 1, 2, 1024, Recompute.FULL, true, 3));
     JsonNode t = new TomlMapper().readTree(exported(ExportTarget.TORCHTITAN, in));
     assertThat(t.at("/training/local_batch_size").asInt()).isEqualTo(2);
     assertThat(t.at("/training/global_batch_size").asInt()).isEqualTo(1024);
-    assertThat(t.at("/parallelism/data_parallel_replicate_degree").asInt()).isEqualTo(128);
+    assertThat(t.at("/parallelism/data_parallel_shard_degree").asInt()).isEqualTo(128);
+    assertThat(t.at("/parallelism/data_parallel_replicate_degree").asInt()).isEqualTo(1);
+    assertThat(t.at("/parallelism/fsdp_reshard_after_forward").asText()).isEqualTo("always");
     assertThat(t.at("/parallelism/pipeline_parallel_degree").asInt()).isEqualTo(1);
     assertThat(t.path("parallelism").has("pipeline_parallel_schedule")).isFalse();
   }
@@ -123,12 +128,44 @@ class ExporterTest {
         Plans.input(1, Recompute.SELECTIVE, false, true)));
     assertThat(n.missing()).contains("sequence parallelism");
     ParallelConfig near = n.nearest().orElseThrow().config();
-    assertThat(near).isEqualTo(Plans.config(1, Recompute.SELECTIVE, true, false));
+    assertThat(near).isEqualTo(Plans.config(1, Recompute.SELECTIVE, true, true));
     assertThat(exporter.export(ExportTarget.TORCHTITAN, n.nearest().get()))
         .isInstanceOf(ExportResult.Exported.class);
+    // Without a pipeline FSDP shards weights and gradients as well: ZeRO-1 becomes ZeRO-3.
+    ParallelConfig noPipeline = new ParallelConfig(8, 1, 128, 1, 1, 1024, Recompute.SELECTIVE,
+        true, 1);
     ExportResult.NotExpressible z = notExpressible(exporter.export(ExportTarget.TORCHTITAN,
-        Plans.input(1, Recompute.SELECTIVE, true, true)));
-    assertThat(z.missing()).contains("optimizer-only sharding");
+        new ExportInput(Plans.LLAMA70B, Plans.CLUSTER, noPipeline)));
+    assertThat(z.missing()).contains("no optimizer-only sharding (ZeRO-1) without pipeline");
+    assertThat(z.nearest().orElseThrow().config()).isEqualTo(noPipeline.withZeroStage(3));
+    // Under a pipeline it is ZeRO-3 that torchtitan lacks: the schedule keeps FSDP's weights
+    // and gradients whole until the last microbatch.
+    ExportResult.NotExpressible z3 = notExpressible(exporter.export(ExportTarget.TORCHTITAN,
+        Plans.input(1, Recompute.SELECTIVE, true, 3)));
+    assertThat(z3.missing()).contains("no ZeRO-3 with pipeline parallelism");
+    assertThat(z3.nearest().orElseThrow().config())
+        .isEqualTo(Plans.config(1, Recompute.SELECTIVE, true, true));
+  }
+
+  @Test
+  void torchtitanReplicatesOnlyWhenDataParallelismIsAlone() throws Exception {
+    // ZeRO-0 beside tp 8 x pp 4: torchtitan's parallelize.py refuses DDP with other parallelism;
+    // the nearest is its FSDP under the pipeline, ZeRO-1.
+    ExportResult.NotExpressible n = notExpressible(exporter.export(ExportTarget.TORCHTITAN,
+        Plans.input(1, Recompute.SELECTIVE, true, 0)));
+    assertThat(n.missing()).contains("DDP has not supported > 1D parallelism");
+    assertThat(n.nearest().orElseThrow().config().zeroStage()).isEqualTo(1);
+    // 1 node x 8 GPUs, data parallel only: DDP over 8 replicas, no sharding.
+    var ddp = new ExportInput(Plans.LLAMA70B, io.meshplan.cluster.ClusterSpec.parse(
+        "1x8:h100-80gb"), new ParallelConfig(1, 1, 8, 1, 1, 64, Recompute.FULL, false, 0));
+    JsonNode t = new TomlMapper().readTree(exported(ExportTarget.TORCHTITAN, ddp));
+    assertThat(t.at("/parallelism/data_parallel_replicate_degree").asInt()).isEqualTo(8);
+    assertThat(t.at("/parallelism/data_parallel_shard_degree").asInt()).isEqualTo(1);
+    assertThat(t.path("parallelism").has("fsdp_reshard_after_forward")).isFalse();
+    // ZeRO-1 on the same GPUs is not expressible, and its nearest is FSDP (ZeRO-3).
+    ExportResult.NotExpressible z1 = notExpressible(exporter.export(ExportTarget.TORCHTITAN,
+        new ExportInput(ddp.model(), ddp.cluster(), ddp.config().withZeroStage(1))));
+    assertThat(z1.nearest().orElseThrow().config()).isEqualTo(ddp.config().withZeroStage(3));
   }
 
   @Test

@@ -27,16 +27,29 @@ final class Plans {
     return new ExportInput(LLAMA70B, CLUSTER, config(vpp, r, sp, distOpt));
   }
 
+  /** The same tp 8 x pp 4 x dp 32 layout with a ZeRO stage. */
+  static ExportInput input(int vpp, Recompute r, boolean sp, int zeroStage) {
+    return new ExportInput(LLAMA70B, CLUSTER, config(vpp, r, sp, false).withZeroStage(zeroStage));
+  }
+
   /**
    * A plan from stages given as {first layer, last layer, submesh nodes, logical dp, logical tp}
    * (8 GPUs per node, so dp * tp = nodes * 8).
    */
   static PipelinePlan plan(int[][] stages) {
+    int[] zero = new int[stages.length];
+    java.util.Arrays.fill(zero, 1);
+    return plan(stages, zero);
+  }
+
+  /** A plan as {@link #plan(int[][])} whose stages use the given ZeRO stages. */
+  static PipelinePlan plan(int[][] stages, int[] zeroStages) {
     List<StagePlan> list = new ArrayList<>();
     int device = 0;
-    for (int[] s : stages) {
-      list.add(new StagePlan(s[0], s[1], s[2], 8, device, s[3], s[4], Recompute.FULL, true, 1,
-          true, 0.1, 0.2, 1e9, List.of()));
+    for (int i = 0; i < stages.length; i++) {
+      int[] s = stages[i];
+      list.add(new StagePlan(s[0], s[1], s[2], 8, device, s[3], s[4], Recompute.FULL, true,
+          zeroStages[i], true, 0.1, 0.2, 1e9, List.of()));
       device += s[2] * 8;
     }
     // A microbatch gives each replica of the widest data-parallel stage one sequence (32

@@ -18,7 +18,7 @@ class StageCostBuilderTest {
 
   private static LayerCost layer(double params) {
     return new LayerCost(0.001, 0.002, 0.0005, 0.0001, 0.00005, params, params, 0, 1e6, 2e6, 1e5,
-        4e5, 1e12, 1.2e12, List.of());
+        4e5, 1e12, 1.2e12, List.of(), 3e6, 1e6, 0);
   }
 
   @Test

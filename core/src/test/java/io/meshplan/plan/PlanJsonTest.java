@@ -36,6 +36,39 @@ class PlanJsonTest {
   }
 
   @Test
+  void communicationBytesAreOptionalAndRoundTrip() {
+    PipelinePlan old = twoStages();
+    // A version-1 file without the fields (as meshplan wrote before counting bytes) still reads.
+    String v1 = PlanJson.write(old);
+    assertThat(v1).doesNotContain("communicationBytes");
+    assertThat(PlanJson.read("old.json", v1).prediction().commBytes()).isEmpty();
+    List<StagePlan> stages = new java.util.ArrayList<>();
+    for (StagePlan s : old.stages()) {
+      stages.add(new StagePlan(s.firstLayer(), s.lastLayer(), s.submeshNodes(), s.submeshGpus(),
+          s.firstDevice(), s.dataParallel(), s.tensorParallel(), s.recompute(),
+          s.sequenceParallel(), s.zeroStage(), s.megatronLayouts(), s.forwardSeconds(),
+          s.backwardSeconds(), s.peakMemoryBytes(), s.tensors(),
+          java.util.Optional.of(new AxisBytes(4e9, 1e9, 2e8))));
+    }
+    PipelinePlan.Prediction p = old.prediction();
+    PipelinePlan plan = new PipelinePlan(old.model(), old.cluster(), old.globalBatchSize(),
+        old.microbatchSequences(), old.microbatches(), 1, stages,
+        new PipelinePlan.Prediction(p.iterationSeconds(), p.tokensPerSecond(), p.tflopsPerGpu(),
+            p.mfu(), p.peakMemoryBytesPerGpu(),
+            java.util.Optional.of(new AxisBytes(16 * 4e9, 16 * 1e9, 16 * 2e8))));
+    String text = PlanJson.write(plan);
+    // 16 GPUs: the mean per GPU is the total over 16.
+    assertThat(text).contains("\"communicationBytesPerGpu\" : {\n    \"tensorParallel\" : 4.0E9");
+    PipelinePlan back = PlanJson.read("p.json", text);
+    assertThat(PlanJson.write(back)).isEqualTo(text);
+    assertThat(back.stages().get(1).commBytesPerGpu()).contains(new AxisBytes(4e9, 1e9, 2e8));
+    assertThat(back.commBytesPerGpu()).contains(new AxisBytes(4e9, 1e9, 2e8));
+    assertThatThrownBy(() -> PlanJson.read("p.json", text.replaceFirst("\"pipeline\" : 3.2E9",
+        "\"pipeline\" : -1"))).isInstanceOf(InputException.class)
+        .hasMessageContaining("communicationBytes").hasMessageContaining("pipeline bytes");
+  }
+
+  @Test
   void badFilesNameTheField() {
     String text = PlanJson.write(twoStages());
     assertThatThrownBy(() -> PlanJson.read("p.json", "{"))

@@ -12,6 +12,7 @@ import io.meshplan.sim.PipelineSimulator;
 import io.meshplan.sim.Schedule;
 import io.meshplan.sim.SimulationInput;
 import io.meshplan.sim.SimulationResult;
+import io.meshplan.sim.StageCommBytes;
 import io.meshplan.sim.StageCost;
 import java.util.ArrayList;
 import java.util.List;
@@ -35,7 +36,9 @@ final class ReportFixtures {
       MemoryBreakdown m = new MemoryBreakdown((s + 1) * GIB, (s + 1) * GIB, 6 * (s + 1) * GIB,
           0.5 * GIB, 0.25 * GIB);
       costs.add(new StageCost(4, 2, 2, 0.010 + 0.001 * s, 0.020, 0.0, 0.002, 64e6, 0.015, true,
-          0.0, 0.003, 1e13, 1e13, m));
+          0.0, 0.003, 1e13, 1e13, m,
+          // Per GPU: 1 GiB tensor-parallel per microbatch, 2 GiB data-parallel per iteration.
+          new StageCommBytes(GIB, 0, 0, 2 * GIB)));
     }
     SimulationInput in = new SimulationInput(costs, new Schedule.OneFOneB(), microbatches,
         P2pCost.alphaBeta(5e-6, 25e9), 16, 312e12, 2048.0 * 2 * microbatches);

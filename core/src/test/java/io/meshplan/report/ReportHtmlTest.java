@@ -85,6 +85,33 @@ class ReportHtmlTest {
   }
 
   @Test
+  void communicationBytesEqualTheSimulationJson() throws Exception {
+    ReportInput in = ReportFixtures.input("gpt-1.7b", 8, false);
+    Document d = parse(ReportHtml.write(in));
+    com.fasterxml.jackson.databind.JsonNode json = new com.fasterxml.jackson.databind.ObjectMapper()
+        .readTree(io.meshplan.sim.SimulationJson.write(in.main().simulation(), false));
+    String[] axes = {"tensorParallel", "pipeline", "dataParallel"};
+    for (int s = 0; s < ReportFixtures.STAGES; s++) {
+      com.fasterxml.jackson.databind.JsonNode stage = json.get("stages").get(s)
+          .get("communicationBytesPerGpu");
+      for (String axis : axes) {
+        NodeList cell = xpath(d, "//table[@class='commtable']/tr[@data-group='" + s
+            + "']/td[@data-axis='" + axis + "']");
+        assertThat(cell.getLength()).isEqualTo(1);
+        assertThat(Double.parseDouble(((Element) cell.item(0)).getAttribute("data-bytes")))
+            .as("stage %d %s", s, axis).isEqualTo(stage.get(axis).doubleValue());
+      }
+      // The fixture: 8 microbatches of 1 GiB tensor-parallel bytes, 2 GiB data-parallel per
+      // iteration, per GPU.
+      assertThat(stage.get("tensorParallel").doubleValue()).isEqualTo(8 * GIB);
+      assertThat(stage.get("dataParallel").doubleValue()).isEqualTo(2 * GIB);
+    }
+    // Headline: the mean per GPU, 8.00 GiB tensor-parallel, 2.00 GiB data-parallel.
+    assertThat(xpath(d, "//*[@id='headline']//td[contains(., 'tensor-parallel 8.00 GiB, "
+        + "data-parallel 2.00 GiB')]").getLength()).isEqualTo(1);
+  }
+
+  @Test
   void timelineDrawsTheSimulatorsEvents() throws Exception {
     ReportInput in = ReportFixtures.input("gpt-1.7b", 8, false);
     SimulationResult sim = in.main().simulation();

@@ -229,7 +229,8 @@ class PipelineSimulatorTest {
     assertThatThrownBy(() -> new MemoryBreakdown(0, -1, 0, 0, 0))
         .hasMessageContaining("gradientsBytes");
     assertThatThrownBy(() -> new StageCost(3, 2, 1, 1, 1, 0, 0, 0, 0, false, 0, 0, 0, 0,
-        new MemoryBreakdown(0, 0, 0, 0, 0))).hasMessageContaining("devices (3)");
+        new MemoryBreakdown(0, 0, 0, 0, 0), StageCommBytes.NONE))
+        .hasMessageContaining("devices (3)");
   }
 
   @Test

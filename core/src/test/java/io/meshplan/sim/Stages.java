@@ -103,14 +103,21 @@ final class Stages {
       return this;
     }
 
+    private StageCommBytes commBytes = StageCommBytes.NONE;
+
     Builder memory(MemoryBreakdown m) {
       this.memory = m;
       return this;
     }
 
+    Builder commBytes(StageCommBytes b) {
+      this.commBytes = b;
+      return this;
+    }
+
     StageCost build() {
       return new StageCost(dp * tp, dp, tp, forward, backward, recompute, tensorComm, sendBytes,
-          gradSync, overlap, gather, optimizer, modelFlops, hardwareFlops, memory);
+          gradSync, overlap, gather, optimizer, modelFlops, hardwareFlops, memory, commBytes);
     }
   }
 }

@@ -1,0 +1,245 @@
+package io.meshplan.export;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.meshplan.model.Recompute;
+import io.meshplan.plan.ParallelConfig;
+import io.meshplan.plan.PipelinePlan;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+/**
+ * ZeRO stages through every target: a ZeRO-3 plan of LLaMA2-70B on 128 x 8 GPUs pinned in each
+ * framework's terms, the limits that make ZeRO-3 inexpressible (DeepSpeed's pipeline engine), and
+ * plans whose stages mix ZeRO stages.
+ */
+class ZeroStageExportTest {
+  private final Exporter exporter = new Exporter();
+
+  /** One stage of all 80 layers on 128 nodes as a 128 x 8 mesh, weights sharded (ZeRO-3). */
+  private static PipelinePlan zero3OneStage() {
+    return Plans.plan(new int[][] {{0, 79, 128, 128, 8}}, new int[] {3});
+  }
+
+  /** Four stages of 20 layers, each on 32 nodes as a 32 x 8 mesh, with these ZeRO stages. */
+  private static PipelinePlan fourStages(int... zero) {
+    return Plans.plan(new int[][] {{0, 19, 32, 32, 8}, {20, 39, 32, 32, 8}, {40, 59, 32, 32, 8},
+        {60, 79, 32, 32, 8}}, zero);
+  }
+
+  private String exported(ExportTarget t, PipelinePlan plan) {
+    ExportResult r = exporter.export(t, plan, Plans.CLUSTER);
+    assertThat(r).isInstanceOf(ExportResult.Exported.class);
+    return ((ExportResult.Exported) r).text();
+  }
+
+  private ExportResult.NotExpressible notExpressible(ExportTarget t, PipelinePlan plan) {
+    ExportResult r = exporter.export(t, plan, Plans.CLUSTER);
+    assertThat(r).isInstanceOf(ExportResult.NotExpressible.class);
+    return (ExportResult.NotExpressible) r;
+  }
+
+  @Test
+  void theZero3PlanIsOneConfiguration() {
+    // tp 8 x pp 1 x dp 128 = 1024 GPUs; a microbatch is 128 sequences, one per replica, so
+    // 1024 / 128 = 8 microbatches.
+    assertThat(zero3OneStage().asParallelConfig()).contains(
+        new ParallelConfig(8, 1, 128, 1, 1, 1024, Recompute.FULL, true, 3));
+  }
+
+  @Test
+  void megatronWritesMegatronFsdpForZero3() {
+    String text = exported(ExportTarget.MEGATRON, zero3OneStage());
+    assertThat(text).contains("# model llama2-70b on 128x8:h100-80gb:ib-ndr400: tensor 8 x"
+        + " pipeline 1 x data 128 = 1024 GPUs, 8 microbatches of 1 per pipeline per iteration\n",
+        "# ZeRO-3 is Megatron-FSDP, which refuses CUDA_DEVICE_MAX_CONNECTIONS=1: leave it"
+            + " unset.\n");
+    String args = text.substring(text.indexOf("MEGATRON_ARGS=(\n"));
+    assertThat(args).isEqualTo("""
+        MEGATRON_ARGS=(
+          --tensor-model-parallel-size 8
+          --pipeline-model-parallel-size 1
+          --micro-batch-size 1
+          --global-batch-size 1024
+          --sequence-parallel
+          --recompute-granularity full
+          --recompute-method uniform
+          --recompute-num-layers 1
+          --use-distributed-optimizer
+          --use-megatron-fsdp
+          --data-parallel-sharding-strategy optim_grads_params
+          --ckpt-format fsdp_dtensor
+          --init-model-with-meta-device
+          --num-layers 80
+          --hidden-size 8192
+          --ffn-hidden-size 28672
+          --num-attention-heads 64
+          --seq-length 4096
+          --max-position-embeddings 4096
+          --swiglu
+          --normalization RMSNorm
+          --position-embedding-type rope
+          --untie-embeddings-and-output-weights
+          --disable-bias-linear
+          --group-query-attention
+          --num-query-groups 8
+          --bf16
+        )
+        """);
+  }
+
+  @Test
+  void torchtitanWritesFsdpOverTheDataParallelRanksForZero3() {
+    // local batch: no pipeline, so the microbatch (1); 1024 / (1 x 128) = 8 accumulation steps.
+    assertThat(exported(ExportTarget.TORCHTITAN, zero3OneStage())).isEqualTo("""
+        # torchtitan job configuration written by meshplan export
+        # model llama2-70b (layers 80, hidden 8192, heads 64, kv heads 8, ffn 28672, vocab 32000) \
+        on 128x8:h100-80gb:ib-ndr400: choose the [model] flavor with these dimensions
+        # 1024 GPUs = tensor 8 x pipeline 1 x data 128; launch with torchrun over all of them
+        # data parallelism: FSDP (ZeRO-3) over 128 ranks, weights gathered for every \
+        microbatch's forward and backward
+
+        [parallelism]
+        data_parallel_replicate_degree = 1
+        data_parallel_shard_degree = 128
+        fsdp_reshard_after_forward = 'always'
+        tensor_parallel_degree = 8
+        context_parallel_degree = 1
+        pipeline_parallel_degree = 1
+
+        [training]
+        local_batch_size = 1
+        global_batch_size = 1024
+        seq_len = 4096
+        mixed_precision_param = 'bfloat16'
+
+        [activation_checkpoint]
+        mode = 'full'
+        """);
+  }
+
+  @Test
+  void deepSpeedWritesStage3WithItsTuningKeysSpelledOut() {
+    // train_batch_size 1024 = micro 1 x gradient accumulation 8 x data-parallel 128.
+    assertThat(exported(ExportTarget.DEEPSPEED, zero3OneStage())).isEqualTo("""
+        {
+          "train_batch_size" : 1024,
+          "train_micro_batch_size_per_gpu" : 1,
+          "gradient_accumulation_steps" : 8,
+          "zero_optimization" : {
+            "stage" : 3,
+            "overlap_comm" : true,
+            "contiguous_gradients" : true,
+            "reduce_bucket_size" : 500000000,
+            "stage3_prefetch_bucket_size" : 50000000,
+            "stage3_param_persistence_threshold" : 100000,
+            "stage3_max_live_parameters" : 1000000000,
+            "stage3_max_reuse_distance" : 1000000000,
+            "stage3_gather_16bit_weights_on_model_save" : true
+          },
+          "bf16" : {
+            "enabled" : true
+          },
+          "steps_per_print" : 10,
+          "wall_clock_breakdown" : false
+        }
+        """);
+  }
+
+  /**
+   * The keys DeepSpeed documents (https://www.deepspeed.ai/docs/config-json/): the batch keys, the
+   * precision tables, logging, and the {@code zero_optimization} block of "ZeRO Optimizations for
+   * FP16 Training".
+   */
+  private static final Set<String> DOCUMENTED_TOP = Set.of("train_batch_size",
+      "train_micro_batch_size_per_gpu", "gradient_accumulation_steps", "zero_optimization",
+      "bf16", "fp16", "steps_per_print", "wall_clock_breakdown");
+  private static final Set<String> DOCUMENTED_ZERO = Set.of("stage", "allgather_partitions",
+      "allgather_bucket_size", "overlap_comm", "reduce_scatter", "reduce_bucket_size",
+      "contiguous_gradients", "offload_param", "offload_optimizer", "stage3_max_live_parameters",
+      "stage3_max_reuse_distance", "stage3_prefetch_bucket_size",
+      "stage3_param_persistence_threshold", "sub_group_size",
+      "stage3_gather_16bit_weights_on_model_save", "ignore_unused_parameters",
+      "round_robin_gradients", "zero_hpz_partition_size", "zero_quantized_weights",
+      "zero_quantized_gradients", "log_trace_cache_warnings");
+  private static final Set<String> BOOLEAN_ZERO = Set.of("overlap_comm", "contiguous_gradients",
+      "stage3_gather_16bit_weights_on_model_save");
+
+  @Test
+  void everyDeepSpeedKeyIsADocumentedOneWithItsDocumentedType() throws Exception {
+    List<JsonNode> files = new ArrayList<>();
+    for (int zero : new int[] {0, 1}) {
+      files.add(new ObjectMapper().readTree(exported(ExportTarget.DEEPSPEED,
+          fourStages(zero, zero, zero, zero))));
+    }
+    files.add(new ObjectMapper().readTree(exported(ExportTarget.DEEPSPEED, zero3OneStage())));
+    for (JsonNode j : files) {
+      assertThat(j.fieldNames()).toIterable().isSubsetOf(DOCUMENTED_TOP);
+      JsonNode z = j.path("zero_optimization");
+      assertThat(z.fieldNames()).toIterable().isSubsetOf(DOCUMENTED_ZERO);
+      assertThat(z.path("stage").asInt()).isIn(0, 1, 3);
+      z.properties().forEach(e -> {
+        if (BOOLEAN_ZERO.contains(e.getKey())) {
+          assertThat(e.getValue().isBoolean()).as(e.getKey()).isTrue();
+        } else {
+          assertThat(e.getValue().isIntegralNumber()).as(e.getKey()).isTrue();
+          assertThat(e.getValue().asLong()).as(e.getKey()).isNotNegative();
+        }
+      });
+    }
+    assertThat(files.get(0).at("/zero_optimization/stage").asInt()).isZero();
+    assertThat(files.get(1).at("/zero_optimization/stage").asInt()).isEqualTo(1);
+    assertThat(files.get(0).path("zero_optimization").size()).isEqualTo(1);
+  }
+
+  @Test
+  void deepSpeedRefusesZero3WithAPipelineAndKeepsTheLayoutWithZero1() {
+    // tp 8 x pp 4 x dp 32 with ZeRO-3: DeepSpeed's pipeline engine takes ZeRO 0 or 1 only.
+    ExportResult.NotExpressible n = notExpressible(ExportTarget.DEEPSPEED,
+        fourStages(3, 3, 3, 3));
+    assertThat(n.missing()).contains("ZeRO-2 and ZeRO-3 are incompatible with pipeline"
+        + " parallelism");
+    assertThat(n.nearest().orElseThrow().config())
+        .isEqualTo(new ParallelConfig(8, 4, 32, 1, 1, 1024, Recompute.FULL, true, 1));
+    // Megatron-LM (Megatron-FSDP) expresses the same plan.
+    assertThat(exported(ExportTarget.MEGATRON, fourStages(3, 3, 3, 3)))
+        .contains("  --pipeline-model-parallel-size 4\n", "  --use-megatron-fsdp\n");
+    // torchtitan neither: under the pipeline schedule its FSDP is ZeRO-1, which it writes for
+    // the ZeRO-1 plan.
+    ExportResult.NotExpressible t = notExpressible(ExportTarget.TORCHTITAN,
+        fourStages(3, 3, 3, 3));
+    assertThat(t.nearest().orElseThrow().config())
+        .isEqualTo(new ParallelConfig(8, 4, 32, 1, 1, 1024, Recompute.FULL, true, 1));
+    assertThat(exported(ExportTarget.TORCHTITAN, fourStages(1, 1, 1, 1))).contains(
+        "data_parallel_replicate_degree = 1\ndata_parallel_shard_degree = 32\n"
+            + "fsdp_reshard_after_forward = 'never'\n", "pipeline_parallel_degree = 4\n",
+        "# data parallelism: FSDP over 32 ranks under the pipeline schedule: weights gathered"
+            + " and gradients reduce-scattered once per step, optimizer state sharded (ZeRO-1)\n");
+  }
+
+  @Test
+  void mixedZeroStagesAreNotExpressibleAndTheNearestShardsAsMuchAsTheMostShardedStage() {
+    // Stages 1, 3, 1, 1: every framework applies one ZeRO stage to all stages. The nearest
+    // keeps tp 8 x pp 4 x dp 32 and takes ZeRO-3, under which every stage still fits; DeepSpeed
+    // and torchtitan cannot shard weights under a pipeline, so theirs is ZeRO-1.
+    PipelinePlan mixed = fourStages(1, 3, 1, 1);
+    ParallelConfig layout = new ParallelConfig(8, 4, 32, 1, 1, 1024, Recompute.FULL, true, 0);
+    for (ExportTarget t : ExportTarget.values()) {
+      ExportResult.NotExpressible n = notExpressible(t, mixed);
+      assertThat(n.missing()).as(t.label()).contains("optimizer sharding settings");
+      assertThat(n.nearest().orElseThrow().config()).as(t.label())
+          .isEqualTo(layout.withZeroStage(t == ExportTarget.MEGATRON ? 3 : 1));
+    }
+  }
+
+  @Test
+  void aZeroStageOutsideZeroOneAndThreeIsRefused() {
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> Plans.config(1, Recompute.FULL,
+        true, false).withZeroStage(2)).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("ZeRO stage must be 0, 1 or 3, got 2");
+  }
+}
