@@ -25,6 +25,7 @@ class LayeringTest {
         .layer("report").definedBy("io.meshplan.report..")
         .layer("export").definedBy("io.meshplan.export..")
         .layer("deploy").definedBy("io.meshplan.deploy..")
+        .layer("sweep").definedBy("io.meshplan.sweep..")
         .layer("interop").definedBy("io.meshplan.interop..")
         .layer("sim").definedBy("io.meshplan.sim..")
         .layer("plan").definedBy("io.meshplan.plan..")
@@ -35,25 +36,40 @@ class LayeringTest {
         .layer("doctor").definedBy("io.meshplan.doctor..")
         .layer("cluster").definedBy("io.meshplan.cluster..")
         .layer("graph").definedBy("io.meshplan.graph..")
+        .layer("exec").definedBy("io.meshplan.exec..")
         .layer("util").definedBy("io.meshplan.util..")
         .whereLayer("cli").mayNotBeAccessedByAnyLayer()
         .whereLayer("report").mayOnlyBeAccessedByLayers("cli")
         .whereLayer("export").mayOnlyBeAccessedByLayers("cli")
         .whereLayer("deploy").mayOnlyBeAccessedByLayers("cli")
-        .whereLayer("interop").mayOnlyBeAccessedByLayers("cli")
-        .whereLayer("sim").mayOnlyBeAccessedByLayers("cli", "interop", "report")
-        .whereLayer("plan").mayOnlyBeAccessedByLayers("cli", "interop", "export", "deploy",
-            "report")
-        .whereLayer("intraop").mayOnlyBeAccessedByLayers("cli", "interop")
-        .whereLayer("model").mayOnlyBeAccessedByLayers("cli", "interop", "plan", "intraop",
-            "export", "deploy", "report")
+        .whereLayer("sweep").mayOnlyBeAccessedByLayers("cli")
+        .whereLayer("interop").mayOnlyBeAccessedByLayers("cli", "sweep")
+        .whereLayer("sim").mayOnlyBeAccessedByLayers("cli", "sweep", "interop", "report")
+        .whereLayer("plan").mayOnlyBeAccessedByLayers("cli", "sweep", "interop", "export",
+            "deploy", "report")
+        .whereLayer("intraop").mayOnlyBeAccessedByLayers("cli", "sweep", "interop")
+        .whereLayer("model").mayOnlyBeAccessedByLayers("cli", "sweep", "interop", "plan",
+            "intraop", "export", "deploy", "report")
         .whereLayer("sharding").mayOnlyBeAccessedByLayers("cli", "interop", "intraop")
         .whereLayer("calibrate").mayOnlyBeAccessedByLayers("cli")
         .whereLayer("doctor").mayOnlyBeAccessedByLayers("cli", "export", "deploy")
-        .whereLayer("cluster").mayOnlyBeAccessedByLayers("cli", "interop", "intraop", "sharding",
-            "calibrate", "export", "deploy", "report")
-        .whereLayer("graph").mayOnlyBeAccessedByLayers("cli", "interop", "plan", "intraop",
-            "model", "sharding", "cluster", "calibrate", "export", "deploy")
+        .whereLayer("cluster").mayOnlyBeAccessedByLayers("cli", "sweep", "interop", "intraop",
+            "sharding", "calibrate", "export", "deploy", "report")
+        .whereLayer("graph").mayOnlyBeAccessedByLayers("cli", "sweep", "interop", "plan",
+            "intraop", "model", "sharding", "cluster", "calibrate", "export", "deploy")
+        .whereLayer("exec").mayOnlyBeAccessedByLayers("cli", "sweep", "interop")
+        .check(CLASSES);
+  }
+
+  @Test
+  void executorSeamDependsOnlyOnUtil() {
+    noClasses().that().resideInAPackage("io.meshplan.exec..")
+        .should().dependOnClassesThat().resideInAnyPackage("io.meshplan.cli..",
+            "io.meshplan.sweep..", "io.meshplan.interop..", "io.meshplan.plan..",
+            "io.meshplan.sim..", "io.meshplan.model..", "io.meshplan.cluster..",
+            "io.meshplan.graph..", "io.meshplan.intraop..", "io.meshplan.sharding..",
+            "io.meshplan.calibrate..", "io.meshplan.doctor..", "io.meshplan.export..",
+            "io.meshplan.deploy..", "io.meshplan.report..")
         .check(CLASSES);
   }
 

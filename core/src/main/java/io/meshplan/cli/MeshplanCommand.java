@@ -17,7 +17,7 @@ import picocli.CommandLine.Spec;
     footer = {"", "Add --debug to any command to print the stack trace of an error.",
         "Exit codes: 0 success, 2 bad input, 3 infeasible, 1 internal error.",
         "'meshplan help COMMAND' or 'meshplan COMMAND --help' shows a command's options."},
-    subcommands = {PlanCommand.class, SimulateCommand.class, ShardCommand.class,
+    subcommands = {PlanCommand.class, SimulateCommand.class, SweepCommand.class, ShardCommand.class,
         CalibrateCommand.class, BenchCommand.class, DoctorCommand.class, ExportCommand.class,
         DeployCommand.class, HelpCommand.class})
 final class MeshplanCommand implements Callable<Integer> {

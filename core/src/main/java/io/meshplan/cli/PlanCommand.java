@@ -52,9 +52,13 @@ final class PlanCommand implements Callable<Integer> {
       + "pipeline timeline, memory, time breakdown, shardings) to this file.")
   Path report;
 
+  @Mixin ExecutorOptions executor = new ExecutorOptions();
+
   @Option(names = "--compare", description = "A plan file (from 'plan --out') to draw beside "
       + "this plan in the --report.")
   Path compare;
+
+  private String sparkJson;
 
   @Override
   public Integer call() {
@@ -80,22 +84,18 @@ final class PlanCommand implements Callable<Integer> {
     }
     ReportFiles.check(report, compare, out, null);
     TrainingSetup setup = TrainingSetup.of(model, cluster, null, globalBatch, fixed);
-    PlanResult r;
-    try (Progress progress = Progress.start("planning")) {
-      r = megatronGrid ? new GridPlanner(setup.layers()).plan(setup.request())
-          : new InterOpPlanner(setup.layers(), progress::update).plan(setup.request());
-    }
-    if (r instanceof PlanResult.Infeasible inf) {
-      throw new InfeasibleException(inf.message());
-    }
-    PlanResult.Planned p = (PlanResult.Planned) r;
-    String planJson = PlanJson.write(p.plan());
+    PlanResult.Planned p = executor.local() ? planHere(setup) : planOnSpark(setup, fixed);
+    // On Spark the JSON is the executors' own, unchanged.
+    String planJson = sparkJson != null ? sparkJson : PlanJson.write(p.plan());
     PrintWriter w = spec.commandLine().getOut();
     if (json) {
       w.print(planJson);
     } else {
       w.print(PlanText.write(p.plan(), p.simulation()));
-      if (megatronGrid) {
+      if (!executor.local()) {
+        w.printf(java.util.Locale.ROOT, "search: %d stage DP runs on Spark%n",
+            p.stats().dpRuns());
+      } else if (megatronGrid) {
         w.printf(java.util.Locale.ROOT, "search: %d layer solves, the Megatron-LM grid%n",
             p.stats().layerSolves());
       } else {
@@ -120,5 +120,49 @@ final class PlanCommand implements Callable<Integer> {
       w.println("wrote " + report);
     }
     return ExitCodes.OK;
+  }
+
+  private PlanResult.Planned planHere(TrainingSetup setup) {
+    PlanResult r;
+    try (io.meshplan.exec.LocalExecutor pool = (io.meshplan.exec.LocalExecutor) executor.open();
+        Progress progress = Progress.start("planning")) {
+      r = megatronGrid ? new GridPlanner(setup.layers()).plan(setup.request())
+          : new InterOpPlanner(setup.layers(), progress::update, pool).plan(setup.request());
+    }
+    if (r instanceof PlanResult.Infeasible inf) {
+      throw new InfeasibleException(inf.message());
+    }
+    return (PlanResult.Planned) r;
+  }
+
+  /**
+   * Plans each microbatch size as a Spark task; the driver re-simulates the chosen plan for the
+   * text and report output.
+   */
+  private PlanResult.Planned planOnSpark(TrainingSetup setup, int fixed) {
+    if (megatronGrid) {
+      throw new InputException("--megatron-grid runs in this process; leave out --spark");
+    }
+    if (cluster.profile != null) {
+      throw new InputException("--profile cannot be used with --spark: the executors price "
+          + "collectives from the catalog; plan with the profile without --spark");
+    }
+    io.meshplan.interop.PlanRequest req = setup.request();
+    io.meshplan.sweep.PlanQuestion q = new io.meshplan.sweep.PlanQuestion(setup.model(),
+        setup.cluster(), req.globalBatch(), fixed, req.memoryPerGpu(), req.weightBytes(),
+        req.overlapGradSync());
+    io.meshplan.sweep.MicrobatchOutcome o;
+    int[] runs = new int[1];
+    try (io.meshplan.exec.TaskExecutor ex = executor.open()) {
+      o = new io.meshplan.sweep.DistributedPlanner(ex).plan(q, n -> runs[0] = n);
+    }
+    if (!o.planned()) {
+      throw new InfeasibleException(o.message());
+    }
+    sparkJson = o.planJson();
+    io.meshplan.plan.PipelinePlan plan = PlanJson.read("the Spark plan", o.planJson());
+    io.meshplan.sim.SimulationResult sim = new io.meshplan.interop.PlanSimulator(setup.layers())
+        .simulate(req, plan);
+    return new PlanResult.Planned(plan, sim, new PlanResult.SearchStats(0, runs[0], 0, 1, 1));
   }
 }

@@ -30,6 +30,15 @@ final class Progress implements AutoCloseable {
   }
 
   /**
+   * A bar that draws nothing (when another component shows progress).
+   *
+   * @return the inert bar
+   */
+  static Progress none() {
+    return new Progress(null);
+  }
+
+  /**
    * Moves the bar.
    *
    * @param percent done, 0 to 100

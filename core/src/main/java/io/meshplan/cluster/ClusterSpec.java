@@ -19,7 +19,9 @@ import java.util.regex.Pattern;
  * @param gpu the GPU model
  * @param fabric the inter-node fabric
  */
-public record ClusterSpec(int nodes, int gpusPerNode, GpuSpec gpu, Fabric fabric) {
+public record ClusterSpec(int nodes, int gpusPerNode, GpuSpec gpu, Fabric fabric) implements java.io.Serializable {
+  private static final long serialVersionUID = 1L;
+
   private static final Pattern SHORT =
       Pattern.compile("([0-9]+)x([0-9]+):([A-Za-z0-9._-]+?)(?::([A-Za-z0-9._-]+))?");
 

@@ -12,7 +12,8 @@ import io.meshplan.util.Require;
  * @param latency the end-to-end latency of one small NCCL operation across the fabric, in seconds
  */
 public record Fabric(String name, FabricKind kind, double nicBandwidth, int nicsPerNode,
-    double latency) {
+    double latency) implements java.io.Serializable {
+  private static final long serialVersionUID = 1L;
 
   /** Validates the numbers. */
   public Fabric {

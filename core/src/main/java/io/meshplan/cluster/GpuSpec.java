@@ -25,7 +25,8 @@ public record GpuSpec(
     long hbmBytes,
     double hbmBandwidth,
     int nvlinkGeneration,
-    double nvlinkBandwidth) {
+    double nvlinkBandwidth) implements java.io.Serializable {
+  private static final long serialVersionUID = 1L;
 
   /** Validates the numbers and freezes the throughput map. */
   public GpuSpec {

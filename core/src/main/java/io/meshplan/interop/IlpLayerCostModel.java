@@ -64,6 +64,7 @@ public final class IlpLayerCostModel implements LayerCostModel {
   private final Function<LogicalMesh, CommModel> comm;
   private final DType computeType;
   private final SolverOptions solver;
+  private final io.meshplan.exec.LocalExecutor pool;
   private final Map<Key, Optional<LayerCost>> memo = new ConcurrentHashMap<>();
   private final AtomicInteger solves = new AtomicInteger();
 
@@ -78,6 +79,23 @@ public final class IlpLayerCostModel implements LayerCostModel {
    */
   public IlpLayerCostModel(ModelSpec model, ClusterSpec cluster,
       Function<LogicalMesh, CommModel> comm, DType computeType, SolverOptions solver) {
+    this(model, cluster, comm, computeType, solver, io.meshplan.exec.LocalExecutor.perProcessor());
+  }
+
+  /**
+   * Creates the model whose {@link #prefetch} solves on the given threads.
+   *
+   * @param model the model, with the sequence length trained
+   * @param cluster the cluster (its GPU prices kernels)
+   * @param comm collective prices on a logical mesh placed on the cluster, seconds
+   * @param computeType the compute precision (bf16, f16 or f32)
+   * @param solver the ILP solver settings
+   * @param pool runs the layer solves of a prefetch
+   */
+  public IlpLayerCostModel(ModelSpec model, ClusterSpec cluster,
+      Function<LogicalMesh, CommModel> comm, DType computeType, SolverOptions solver,
+      io.meshplan.exec.LocalExecutor pool) {
+    this.pool = Require.nonNull(pool, "pool");
     this.model = Require.nonNull(model, "model");
     this.cluster = Require.nonNull(cluster, "cluster");
     this.comm = Require.nonNull(comm, "comm");
@@ -95,7 +113,7 @@ public final class IlpLayerCostModel implements LayerCostModel {
   }
 
   /**
-   * Plans layers ahead, in parallel on one thread per processor; each result is what {@link #cost} would compute on its own, so
+   * Plans layers ahead, in parallel on the pool's threads; each result is what {@link #cost} would compute on its own, so
    * the outcome does not depend on the number of threads.
    *
    * @param keys the layers
@@ -117,7 +135,7 @@ public final class IlpLayerCostModel implements LayerCostModel {
           tasks.add(() -> cost(k.kind(), k.setting()));
         }
       }
-      Parallel.runAll(tasks, "meshplan-layer-solve");
+      pool.runAll(tasks, "meshplan-layer-solve");
     }
   }
 

@@ -50,6 +50,7 @@ public final class InterOpPlanner {
 
   private final LayerCostModel layers;
   private final IntConsumer progress;
+  private final io.meshplan.exec.LocalExecutor pool;
   private int dpRuns;
   private final java.util.concurrent.atomic.AtomicInteger simulations =
       new java.util.concurrent.atomic.AtomicInteger();
@@ -61,8 +62,21 @@ public final class InterOpPlanner {
    * @param progress told the percentage done, 0 to 100, as the search goes
    */
   public InterOpPlanner(LayerCostModel layers, IntConsumer progress) {
+    this(layers, progress, io.meshplan.exec.LocalExecutor.perProcessor());
+  }
+
+  /**
+   * Creates a planner whose stage DPs run on the given threads.
+   *
+   * @param layers prices layers (usually an {@link IlpLayerCostModel})
+   * @param progress told the percentage done, 0 to 100, as the search goes
+   * @param pool runs the stage DPs (one per microbatch size)
+   */
+  public InterOpPlanner(LayerCostModel layers, IntConsumer progress,
+      io.meshplan.exec.LocalExecutor pool) {
     this.layers = Require.nonNull(layers, "layer cost model");
     this.progress = Require.nonNull(progress, "progress");
+    this.pool = Require.nonNull(pool, "pool");
   }
 
   /**
@@ -110,7 +124,7 @@ public final class InterOpPlanner {
     double bestTime = Double.POSITIVE_INFINITY;
     PlanResult.Planned best = null;
     double leastNeeded = Double.POSITIVE_INFINITY;
-    for (Object o : Parallel.runAll(runs, "meshplan-stage-dp")) {
+    for (Object o : pool.runAll(runs, "meshplan-stage-dp")) {
       if (o instanceof StageDpResult.Infeasible inf) {
         if (inf.minimumMemoryBytes().isPresent()) {
           leastNeeded = Math.min(leastNeeded, inf.minimumMemoryBytes().getAsDouble());
@@ -135,6 +149,22 @@ public final class InterOpPlanner {
 
   private int layerSolves() {
     return layers instanceof IlpLayerCostModel ilp ? ilp.solves() : 0;
+  }
+
+  /**
+   * The microbatch sizes a plan searches, one stage DP each: with a fixed microbatch count, the
+   * one size it gives; planning with {@code fixedMicrobatches = globalBatch / size} for each size
+   * and keeping the best (see {@link #plan}) gives the same plan as planning them all at once.
+   *
+   * @param req the request
+   * @return sequences per microbatch, ascending
+   */
+  public static List<Integer> microbatchSizes(PlanRequest req) {
+    ClusterSpec cluster = req.cluster();
+    int granule = SubmeshShape.nodeGranule(cluster.nodes(), cluster.gpusPerNode(),
+        req.model().layers());
+    return microbatchSizes(req, SubmeshShape.shapes(cluster.nodes(), cluster.gpusPerNode(),
+        granule));
   }
 
   /**

@@ -44,7 +44,28 @@ public final class MegatronGrid {
    * @return the fastest configuration that fits, or empty when none does
    */
   public Optional<Point> best(PlanRequest req) {
+    return search(req).best();
+  }
+
+  /**
+   * What the grid search found.
+   *
+   * @param best the fastest configuration that fits, or empty when none does
+   * @param leastPeakBytesPerGpu the smallest peak memory per GPU of any simulated configuration,
+   *     bytes ({@code NaN} when none could be simulated): what a GPU would need for the grid to
+   *     have a point that fits
+   */
+  public record Search(Optional<Point> best, double leastPeakBytesPerGpu) {}
+
+  /**
+   * Searches the grid and also reports the least memory any configuration needs.
+   *
+   * @param req the model, cluster, global batch and prices
+   * @return the search's outcome
+   */
+  public Search search(PlanRequest req) {
     ModelSpec m = req.model();
+    double leastPeak = Double.NaN;
     int gpus = req.cluster().gpuCount();
     PlanSimulator sim = new PlanSimulator(layers);
     Point best = null;
@@ -69,6 +90,10 @@ public final class MegatronGrid {
                   continue;
                 }
                 Optional<PlanSimulator.Evaluated> e = sim.simulate(req, c);
+                if (e.isPresent() && !(e.get().simulation().peakMemoryBytesPerGpu()
+                    >= leastPeak)) {
+                  leastPeak = e.get().simulation().peakMemoryBytesPerGpu();
+                }
                 if (e.isEmpty()
                     || e.get().simulation().peakMemoryBytesPerGpu() > req.memoryPerGpu()) {
                   continue;
@@ -83,6 +108,6 @@ public final class MegatronGrid {
         }
       }
     }
-    return Optional.ofNullable(best);
+    return new Search(Optional.ofNullable(best), leastPeak);
   }
 }

@@ -20,7 +20,8 @@ import io.meshplan.util.Require;
  */
 public record Architecture(
     Mlp mlp, Norm norm, Positions positions, int positionRows, boolean biases,
-    boolean tiedEmbeddings) {
+    boolean tiedEmbeddings) implements java.io.Serializable {
+  private static final long serialVersionUID = 1L;
 
   /** Feed-forward designs. */
   public enum Mlp {

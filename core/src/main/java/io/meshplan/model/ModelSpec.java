@@ -31,7 +31,8 @@ public record ModelSpec(
     int seq,
     int batch,
     DType dtype,
-    Architecture arch) {
+    Architecture arch) implements java.io.Serializable {
+  private static final long serialVersionUID = 1L;
 
   /** The model families. */
   public enum Family {

@@ -1,0 +1,117 @@
+package io.meshplan.cli;
+
+import io.meshplan.exec.TaskExecutor;
+import io.meshplan.sweep.PointResult;
+import io.meshplan.sweep.PointTask;
+import io.meshplan.sweep.Sweep;
+import io.meshplan.sweep.SweepCsv;
+import io.meshplan.sweep.SweepGrid;
+import io.meshplan.sweep.SweepGridReader;
+import io.meshplan.sweep.SweepJsonl;
+import io.meshplan.sweep.SweepText;
+import io.meshplan.util.InputException;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.OptionalDouble;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/** {@code meshplan sweep}: the best plan of every point of a capacity grid. */
+@Command(name = "sweep", mixinStandardHelpOptions = true,
+    description = "Plan every point of a grid of models, clusters, GPU types, global batches and "
+        + "sequence lengths (read from YAML); write each point's predicted iteration time, "
+        + "tokens/s, MFU, memory and cost to CSV and JSON Lines, and print the Pareto front of "
+        + "tokens/s against GPUs.")
+final class SweepCommand implements Callable<Integer> {
+  /** The largest GPU-hour price accepted, USD. */
+  static final double MAX_PRICE = 1e6;
+  /** The longest point time limit, seconds (a week). */
+  static final double MAX_TIMEOUT = 604_800;
+
+  @Spec picocli.CommandLine.Model.CommandSpec spec;
+
+  @Option(names = "--grid", required = true, paramLabel = "FILE",
+      description = "The YAML grid (see examples/sweep.yaml).")
+  Path grid;
+
+  @Option(names = "--manual", description = "Each point's best Megatron-LM configuration "
+      + "(tensor, pipeline and data parallel sizes, micro batch, recomputation) instead of the "
+      + "planner's plan.")
+  boolean manual;
+
+  @Option(names = "--csv", paramLabel = "FILE", description = "Write the results as CSV.")
+  Path csv;
+
+  @Option(names = "--jsonl", paramLabel = "FILE", description = "Write the results as JSON "
+      + "Lines.")
+  Path jsonl;
+
+  @Option(names = "--out", paramLabel = "DIR", description = "Write sweep.csv and sweep.jsonl "
+      + "into this existing directory.")
+  Path outDir;
+
+  @Option(names = "--gpu-hour-price", paramLabel = "USD", description = "Price of one GPU for "
+      + "one hour; adds the cost per million tokens.")
+  Double price;
+
+  @Option(names = "--point-timeout", paramLabel = "SECONDS", description = "Time limit per "
+      + "point; a point past it is recorded as timed_out with a lower bound on its iteration "
+      + "time (default: none).")
+  Double pointTimeout;
+
+  @Mixin ExecutorOptions executor = new ExecutorOptions();
+
+  @Override
+  public Integer call() {
+    if (price != null && !(price >= 0 && price <= MAX_PRICE)) {
+      throw new InputException("--gpu-hour-price must be from 0 to " + (long) MAX_PRICE
+          + " USD, got " + price);
+    }
+    if (pointTimeout != null && !(pointTimeout > 0 && pointTimeout <= MAX_TIMEOUT)) {
+      throw new InputException("--point-timeout must be more than 0 and at most "
+          + (long) MAX_TIMEOUT + " seconds, got " + pointTimeout);
+    }
+    Path outCsv = csv;
+    Path outJsonl = jsonl;
+    if (outDir != null) {
+      if (!Files.isDirectory(outDir)) {
+        throw new InputException("--out " + outDir + ": not an existing directory");
+      }
+      if (csv != null || jsonl != null) {
+        throw new InputException("--out writes sweep.csv and sweep.jsonl; give either --out or "
+            + "--csv/--jsonl");
+      }
+      outCsv = outDir.resolve("sweep.csv");
+      outJsonl = outDir.resolve("sweep.jsonl");
+    }
+    String csvFlag = outDir != null ? "--out " + outDir + ": sweep.csv" : "--csv";
+    String jsonlFlag = outDir != null ? "--out " + outDir + ": sweep.jsonl" : "--jsonl";
+    new OutputPaths().output(csvFlag, outCsv).output(jsonlFlag, outJsonl).input("--grid", grid)
+        .check();
+    SweepGrid g = SweepGridReader.read(grid);
+    OptionalDouble usd = price == null ? OptionalDouble.empty() : OptionalDouble.of(price);
+    PointTask task = new PointTask(manual, pointTimeout == null ? 0 : pointTimeout);
+    List<PointResult> results;
+    try (TaskExecutor ex = executor.open();
+        Progress progress = executor.local() ? Progress.start("sweep") : Progress.none()) {
+      int n = g.size();
+      results = new Sweep(ex, task).run(g, done -> progress.update(done * 100 / n));
+    }
+    PrintWriter w = spec.commandLine().getOut();
+    w.print(SweepText.write(results, usd));
+    if (outCsv != null) {
+      OutputPaths.write(csvFlag, outCsv, SweepCsv.write(results, usd));
+      w.println("wrote " + outCsv);
+    }
+    if (outJsonl != null) {
+      OutputPaths.write(jsonlFlag, outJsonl, SweepJsonl.write(results, usd));
+      w.println("wrote " + outJsonl);
+    }
+    return ExitCodes.OK;
+  }
+}

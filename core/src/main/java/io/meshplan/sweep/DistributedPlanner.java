@@ -1,0 +1,76 @@
+package io.meshplan.sweep;
+
+import io.meshplan.exec.TaskExecutor;
+import io.meshplan.interop.InterOpPlanner;
+import io.meshplan.util.InputException;
+import io.meshplan.util.Require;
+import java.util.List;
+import java.util.function.IntConsumer;
+
+/**
+ * Whole-cluster planning with the stage DPs spread over a {@link TaskExecutor}: one task per
+ * microbatch size ({@link InterOpPlanner#microbatchSizes}), each planning that size alone, and the
+ * best kept by {@link InterOpPlanner}'s own rule (the shortest iteration, 1e-12 s apart; then fewer
+ * stages; then the smaller microbatch). The plan is the one {@link InterOpPlanner#plan} finds in
+ * one process, byte for byte in its JSON form.
+ */
+public final class DistributedPlanner {
+  private final TaskExecutor executor;
+
+  /**
+   * Creates the planner.
+   *
+   * @param executor runs the microbatch sizes
+   */
+  public DistributedPlanner(TaskExecutor executor) {
+    this.executor = Require.nonNull(executor, "executor");
+  }
+
+  /**
+   * Plans.
+   *
+   * @param question the question
+   * @param done told how many microbatch sizes are done
+   * @return the best size's outcome: a plan, or when none fits the outcome that needed the least
+   *     memory (its message is the one-process planner's)
+   * @throws InputException when the planner refuses the question
+   */
+  public MicrobatchOutcome plan(PlanQuestion question, IntConsumer done) {
+    List<Integer> sizes = InterOpPlanner.microbatchSizes(
+        question.request(question.fixedMicrobatches()));
+    List<MicrobatchOutcome> outcomes = executor.map("plan", sizes, new MicrobatchTask(question),
+        done);
+    return best(outcomes);
+  }
+
+  /**
+   * The planner's choice among outcomes given in ascending microbatch size.
+   *
+   * @param outcomes the outcomes
+   * @return the chosen one
+   */
+  static MicrobatchOutcome best(List<MicrobatchOutcome> outcomes) {
+    MicrobatchOutcome best = null;
+    MicrobatchOutcome leastNeed = null;
+    for (MicrobatchOutcome o : outcomes) {
+      if (o.refused()) {
+        throw new InputException(o.message());
+      }
+      if (!o.planned()) {
+        boolean known = o.neededBytesPerGpu() > 0;
+        if (leastNeed == null || (known && (!(leastNeed.neededBytesPerGpu() > 0)
+            || o.neededBytesPerGpu() < leastNeed.neededBytesPerGpu()))) {
+          leastNeed = o;
+        }
+        continue;
+      }
+      double t = o.iterationSeconds();
+      if (best == null || t < best.iterationSeconds() - 1e-12
+          || (Math.abs(t - best.iterationSeconds()) <= 1e-12 && o.stages() < best.stages())) {
+        best = o;
+      }
+    }
+    Require.that(best != null || leastNeed != null, "no microbatch size was planned");
+    return best != null ? best : leastNeed;
+  }
+}

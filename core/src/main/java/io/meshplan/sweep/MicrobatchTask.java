@@ -1,0 +1,46 @@
+package io.meshplan.sweep;
+
+import io.meshplan.exec.LocalExecutor;
+import io.meshplan.exec.TaskFunction;
+import io.meshplan.interop.InterOpPlanner;
+import io.meshplan.interop.PlanResult;
+import io.meshplan.intraop.SolverOptions;
+import io.meshplan.plan.PipelinePlan;
+import io.meshplan.plan.PlanJson;
+import io.meshplan.util.InputException;
+import io.meshplan.util.Require;
+
+/**
+ * Plans one microbatch size of a question (one stage DP with its stage candidates) as an executor
+ * task, with this process's {@link LayerCostCache}.
+ *
+ * @param question the question
+ */
+public record MicrobatchTask(PlanQuestion question)
+    implements TaskFunction<Integer, MicrobatchOutcome> {
+  private static final long serialVersionUID = 1L;
+
+  /** Validates the question. */
+  public MicrobatchTask {
+    Require.nonNull(question, "question");
+  }
+
+  @Override
+  public MicrobatchOutcome apply(Integer sequences) {
+    int g = sequences;
+    try {
+      PlanResult r = new InterOpPlanner(LayerCostCache.processWide().layers(question.model(),
+          question.cluster(), SolverOptions.defaults()), pct -> { }, new LocalExecutor(1))
+          .plan(question.request(question.globalBatch() / g));
+      if (r instanceof PlanResult.Infeasible inf) {
+        return new MicrobatchOutcome(g, "", Double.NaN, 0, inf.neededBytesPerGpu(),
+            inf.message(), false);
+      }
+      PipelinePlan plan = ((PlanResult.Planned) r).plan();
+      return new MicrobatchOutcome(g, PlanJson.write(plan), plan.prediction().iterationSeconds(),
+          plan.stages().size(), 0, "", false);
+    } catch (InputException e) {
+      return new MicrobatchOutcome(g, "", Double.NaN, 0, 0, e.getMessage(), true);
+    }
+  }
+}

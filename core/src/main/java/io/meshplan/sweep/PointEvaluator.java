@@ -1,0 +1,168 @@
+package io.meshplan.sweep;
+
+import io.meshplan.cluster.ClusterCommModels;
+import io.meshplan.cluster.ClusterSpec;
+import io.meshplan.cluster.FabricCatalog;
+import io.meshplan.cluster.GpuCatalog;
+import io.meshplan.cluster.KernelTimeModel;
+import io.meshplan.cluster.Precision;
+import io.meshplan.cluster.SendRecvModel;
+import io.meshplan.exec.LocalExecutor;
+import io.meshplan.graph.DType;
+import io.meshplan.interop.InterOpPlanner;
+import io.meshplan.interop.LayerCostModel;
+import io.meshplan.interop.MegatronGrid;
+import io.meshplan.interop.PlanRequest;
+import io.meshplan.interop.PlanResult;
+import io.meshplan.intraop.SolverOptions;
+import io.meshplan.model.Architecture;
+import io.meshplan.model.ModelFlops;
+import io.meshplan.model.ModelSpec;
+import io.meshplan.model.Presets;
+import io.meshplan.plan.ParallelConfig;
+import io.meshplan.plan.PipelinePlan;
+import io.meshplan.plan.StagePlan;
+import io.meshplan.sim.SimulationResult;
+import io.meshplan.util.InputException;
+import io.meshplan.util.Require;
+import java.util.Locale;
+import java.util.StringJoiner;
+import java.util.function.IntConsumer;
+
+/**
+ * Plans one sweep point, as {@code plan} does (Alpa's inter- and intra-op passes, {@link
+ * InterOpPlanner}) or, in manual mode, as the best Megatron-LM configuration of {@link
+ * MegatronGrid}. The training setup is {@code plan}'s default: bf16 (fp16 on GPUs without bf16),
+ * {@value #USABLE_MEMORY} of each GPU's memory usable, catalog collective and send/recv prices.
+ * Layer prices come from a {@link LayerCostCache}, so points of one model share their layer
+ * solves; the stage DPs of one point run on the calling thread (points run side by side instead).
+ */
+public final class PointEvaluator {
+  /** The share of a GPU's memory a plan may fill (the command line's default). */
+  public static final double USABLE_MEMORY = 0.95;
+
+  private final LayerCostCache cache;
+  private final SolverOptions solver;
+
+  /**
+   * Creates the evaluator.
+   *
+   * @param cache the shared layer prices
+   * @param solver the intra-op ILP settings
+   */
+  public PointEvaluator(LayerCostCache cache, SolverOptions solver) {
+    this.cache = Require.nonNull(cache, "cache");
+    this.solver = Require.nonNull(solver, "solver");
+  }
+
+  /**
+   * Plans a point.
+   *
+   * @param p the point
+   * @param manual whether to search Megatron-LM configurations instead of planning
+   * @param progress told the percentage of the point's search done (plan mode only)
+   * @return the result; a combination the planner refuses is {@link PointStatus#REJECTED}
+   */
+  public PointResult evaluate(SweepPoint p, boolean manual, IntConsumer progress) {
+    if (p.microbatches() > 0 && p.globalBatch() % p.microbatches() != 0) {
+      return PointResult.failed(p, PointStatus.REJECTED, Double.NaN, Double.NaN, "the global batch "
+          + p.globalBatch() + " is not a multiple of " + p.microbatches() + " microbatches");
+    }
+    PlanRequest req = request(p);
+    LayerCostModel layers = cache.layers(req.model(), req.cluster(), solver);
+    try {
+      return manual ? manual(p, req, layers) : planned(p, req, layers, progress);
+    } catch (InputException e) {
+      return PointResult.failed(p, PointStatus.REJECTED, Double.NaN, Double.NaN, e.getMessage());
+    }
+  }
+
+  private static PointResult planned(SweepPoint p, PlanRequest req, LayerCostModel layers,
+      IntConsumer progress) {
+    PlanResult r = new InterOpPlanner(layers, progress, new LocalExecutor(1)).plan(req);
+    if (r instanceof PlanResult.Infeasible inf) {
+      return PointResult.failed(p, PointStatus.INFEASIBLE,
+          inf.neededBytesPerGpu() > 0 ? inf.neededBytesPerGpu() : Double.NaN, Double.NaN,
+          inf.message());
+    }
+    PipelinePlan plan = ((PlanResult.Planned) r).plan();
+    PipelinePlan.Prediction pr = plan.prediction();
+    return new PointResult(p, PointStatus.OK, pr.iterationSeconds(), pr.tokensPerSecond(),
+        pr.tflopsPerGpu(), pr.mfu(), pr.peakMemoryBytesPerGpu(), Double.NaN, Double.NaN,
+        stages(plan), "");
+  }
+
+  private static PointResult manual(SweepPoint p, PlanRequest req, LayerCostModel layers) {
+    MegatronGrid.Search s = new MegatronGrid(layers).search(req);
+    if (s.best().isEmpty()) {
+      return PointResult.failed(p, PointStatus.INFEASIBLE, s.leastPeakBytesPerGpu(), Double.NaN,
+          "no Megatron-LM configuration of " + p.model() + " fits on " + p.cluster()
+              + (Double.isNaN(s.leastPeakBytesPerGpu()) ? ""
+                  : ": the smallest needs " + io.meshplan.util.Units.formatBytes(
+                      s.leastPeakBytesPerGpu()) + " per GPU, and "
+                      + io.meshplan.util.Units.formatBytes(req.memoryPerGpu())
+                      + " is available"));
+    }
+    ParallelConfig c = s.best().get().config();
+    SimulationResult sim = s.best().get().evaluated().simulation();
+    String layout = String.format(Locale.ROOT, "tp=%d pp=%d dp=%d micro-batch=%d recompute=%s%s%s",
+        c.tensorParallel(), c.pipelineParallel(), c.dataParallel(), c.microBatchSize(),
+        c.recompute().name().toLowerCase(Locale.ROOT), c.sequenceParallel() ? " sp" : "",
+        c.distributedOptimizer() ? " dist-opt" : "");
+    return new PointResult(p, PointStatus.OK, sim.iterationSeconds(), sim.tokensPerSecond(),
+        sim.tflopsPerGpu(), sim.mfu(), sim.peakMemoryBytesPerGpu(), Double.NaN, Double.NaN,
+        layout, "");
+  }
+
+  /** The stages in words: "layers 0-39 on 8x8 dp8 tp8 | ...", with the microbatches. */
+  static String stages(PipelinePlan plan) {
+    StringJoiner j = new StringJoiner(" | ", plan.microbatches()
+        + (plan.microbatches() == 1 ? " microbatch of " : " microbatches of ")
+        + plan.microbatchSequences() + ": ", "");
+    for (StagePlan s : plan.stages()) {
+      j.add("layers " + s.firstLayer() + "-" + s.lastLayer() + " on " + s.submeshNodes() + "x"
+          + s.submeshGpus() + " dp" + s.dataParallel() + " tp" + s.tensorParallel());
+    }
+    return j.toString();
+  }
+
+  /**
+   * A lower bound on a point's iteration time: its model FLOPs (Narayanan et al. SC'21, without
+   * recomputation) at every GPU's dense peak in the training precision, seconds. No plan can be
+   * faster, since its MFU would exceed 1.
+   *
+   * @param p the point
+   * @return seconds
+   */
+  public static double lowerBoundSeconds(SweepPoint p) {
+    PlanRequest req = request(p);
+    double flops = ModelFlops.trainingFlopsPerToken(req.model(), p.seq())
+        * (double) p.tokensPerIteration();
+    return flops / (p.gpus() * KernelTimeModel.densePeak(req.cluster().gpu(),
+        req.weightBytes()));
+  }
+
+  /**
+   * The planning request of a point: {@code plan}'s defaults for its model and cluster.
+   *
+   * @param p the point
+   * @return the request
+   * @throws InputException when a name is not in its catalog
+   */
+  static PlanRequest request(SweepPoint p) {
+    ModelSpec base = Presets.get(p.model());
+    ClusterSpec cs = new ClusterSpec(p.nodes(), p.gpusPerNode(),
+        GpuCatalog.find(p.gpu()).orElseThrow(() -> new InputException("unknown gpu '" + p.gpu()
+            + "'; valid: " + String.join(", ", GpuCatalog.names()))),
+        FabricCatalog.find(p.fabric()).orElseThrow(() -> new InputException("unknown fabric '"
+            + p.fabric() + "'; valid: " + String.join(", ", FabricCatalog.names()))));
+    DType t = cs.gpu().peak(Precision.BF16).isPresent() ? DType.BF16 : DType.F16;
+    Architecture arch = base.arch().positionRows() < p.seq()
+        ? base.arch().withPositionRows(p.seq()) : base.arch();
+    ModelSpec model = new ModelSpec(base.name(), base.family(), base.layers(), base.hidden(),
+        base.heads(), base.kvHeads(), base.ffn(), base.vocab(), p.seq(), p.globalBatch(), t, arch);
+    return new PlanRequest(model, cs, p.globalBatch(), p.microbatches(),
+        USABLE_MEMORY * cs.gpu().hbmBytes(), mesh -> ClusterCommModels.catalog(cs, mesh),
+        SendRecvModel.catalog(cs), t.bytes(), p.overlapGradReduce());
+  }
+}

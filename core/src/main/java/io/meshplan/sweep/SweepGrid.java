@@ -1,0 +1,109 @@
+package io.meshplan.sweep;
+
+import io.meshplan.util.InputException;
+import io.meshplan.util.Require;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The axes of a capacity sweep; its points are their Cartesian product. Points are numbered in
+ * the order of the axes as listed here, the last axis varying fastest: model, sequence length,
+ * GPU type, fabric, cluster shape, global batch, microbatches, gradient-reduction overlap.
+ *
+ * @param models model preset names
+ * @param seqs tokens per sequence
+ * @param gpus GPU catalog names
+ * @param fabrics fabric catalog names; empty for each GPU's default fabric
+ * @param clusters cluster shapes
+ * @param globalBatches sequences per iteration
+ * @param microbatches microbatches per iteration, 0 for the planner's choice
+ * @param overlapGradReduce whether the gradient reduction overlaps the backward pass
+ */
+public record SweepGrid(List<String> models, List<Integer> seqs, List<String> gpus,
+    List<String> fabrics, List<Shape> clusters, List<Integer> globalBatches,
+    List<Integer> microbatches, List<Boolean> overlapGradReduce) {
+  /**
+   * A cluster shape.
+   *
+   * @param nodes nodes
+   * @param gpusPerNode GPUs per node
+   */
+  public record Shape(int nodes, int gpusPerNode) {
+    /** Validates the counts. */
+    public Shape {
+      Require.positive(nodes, "nodes");
+      Require.positive(gpusPerNode, "GPUs per node");
+    }
+  }
+
+  /** The most points a grid may have. */
+  public static final int MAX_POINTS = 100_000;
+
+  /** Copies the lists and checks the point count. */
+  public SweepGrid {
+    models = List.copyOf(models);
+    seqs = List.copyOf(seqs);
+    gpus = List.copyOf(gpus);
+    fabrics = List.copyOf(fabrics);
+    clusters = List.copyOf(clusters);
+    globalBatches = List.copyOf(globalBatches);
+    microbatches = List.copyOf(microbatches);
+    overlapGradReduce = List.copyOf(overlapGradReduce);
+    long n = 1;
+    for (int size : new int[] {models.size(), seqs.size(), gpus.size(),
+        Math.max(1, fabrics.size()), clusters.size(), globalBatches.size(), microbatches.size(),
+        overlapGradReduce.size()}) {
+      Require.that(size > 0, "every axis of a sweep grid needs at least one value");
+      n *= size;
+      if (n > MAX_POINTS) {
+        throw new InputException("the grid has more than " + MAX_POINTS + " points; split it "
+            + "into several sweeps");
+      }
+    }
+  }
+
+  /**
+   * The number of points.
+   *
+   * @return the product of the axis sizes, at most {@link #MAX_POINTS}
+   */
+  public int size() {
+    return models.size() * seqs.size() * gpus.size() * Math.max(1, fabrics.size())
+        * clusters.size() * globalBatches.size() * microbatches.size() * overlapGradReduce.size();
+  }
+
+  /**
+   * The points in grid order.
+   *
+   * @return the points
+   */
+  public List<SweepPoint> points() {
+    List<SweepPoint> out = new ArrayList<>(size());
+    for (String m : models) {
+      for (int s : seqs) {
+        for (String g : gpus) {
+          List<String> fs = fabrics.isEmpty() ? List.of(defaultFabric(g)) : fabrics;
+          for (String f : fs) {
+            for (Shape c : clusters) {
+              for (int gb : globalBatches) {
+                for (int mb : microbatches) {
+                  for (boolean ov : overlapGradReduce) {
+                    out.add(new SweepPoint(out.size(), m, s, c.nodes(), c.gpusPerNode(), g, f, gb,
+                        mb, ov));
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+    return out;
+  }
+
+  private static String defaultFabric(String gpu) {
+    return io.meshplan.cluster.GpuCatalog.find(gpu)
+        .map(io.meshplan.cluster.GpuCatalog::defaultFabric)
+        .orElseThrow(() -> new InputException("unknown gpu '" + gpu + "'"));
+  }
+}

@@ -1,0 +1,227 @@
+package io.meshplan.sweep;
+
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import io.meshplan.cluster.FabricCatalog;
+import io.meshplan.cluster.GpuCatalog;
+import io.meshplan.model.Presets;
+import io.meshplan.util.InputException;
+import io.meshplan.util.InputFiles;
+import io.meshplan.util.JsonErrors;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Locale;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Reads a sweep grid from YAML. Every axis takes one value or a list:
+ *
+ * <pre>
+ * models: [llama2-7b, llama2-13b, llama2-70b]   # presets
+ * seq: [2048, 4096]                             # tokens per sequence
+ * gpus: [h100-80gb]                             # GPU catalog names
+ * fabrics: [ib-ndr400]                          # optional; each GPU's default otherwise
+ * clusters: [8x8, 32x8, 128x8]                  # NODESxGPUS_PER_NODE
+ * globalBatch: [512, 1024]                      # sequences per iteration
+ * microbatches: [auto]                          # optional; auto or a count per iteration
+ * overlapGradReduce: [false]                    # optional
+ * </pre>
+ *
+ * <p>Every value is checked, and the first bad one is reported in one line naming the file, the
+ * field and its position.
+ */
+public final class SweepGridReader {
+  /** The largest grid file read, bytes. */
+  public static final long MAX_BYTES = 1L << 20;
+  /** The most values on one axis. */
+  static final int MAX_VALUES = 10_000;
+  /** The longest sequence, tokens. */
+  static final int MAX_SEQ = 1 << 20;
+  /** The largest global batch, sequences. */
+  static final int MAX_GLOBAL_BATCH = 1 << 24;
+  /** The most microbatches per iteration (the planner's limit). */
+  static final int MAX_MICROBATCHES = 1 << 16;
+  /** The most GPUs in one node. */
+  static final int MAX_GPUS_PER_NODE = 64;
+  /** The most GPUs in one cluster. */
+  static final int MAX_GPUS = 1 << 20;
+
+  private static final List<String> KEYS = List.of("models", "seq", "gpus", "fabrics",
+      "clusters", "globalBatch", "microbatches", "overlapGradReduce");
+  private static final Pattern SHAPE = Pattern.compile("(\\d{1,9})x(\\d{1,9})");
+
+  private final String file;
+
+  private SweepGridReader(String file) {
+    this.file = file;
+  }
+
+  /**
+   * Reads a grid file.
+   *
+   * @param path the YAML file
+   * @return the grid
+   * @throws InputException one line naming the file and the bad field
+   */
+  public static SweepGrid read(Path path) {
+    String text = InputFiles.readString(path, MAX_BYTES, "sweep grid");
+    return parse(text, path.toString());
+  }
+
+  /**
+   * Parses grid text.
+   *
+   * @param text the YAML
+   * @param name the file name, for messages
+   * @return the grid
+   * @throws InputException one line naming the file and the bad field
+   */
+  public static SweepGrid parse(String text, String name) {
+    SweepGridReader r = new SweepGridReader(name);
+    JsonNode root;
+    try {
+      ObjectMapper m = new ObjectMapper(new YAMLFactory());
+      m.enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
+      root = m.readTree(text);
+    } catch (IOException e) {
+      throw new InputException(name + ": not a valid YAML sweep grid: "
+          + JsonErrors.describe(e), e);
+    }
+    if (root == null || !root.isObject()) {
+      throw new InputException(name + ": expected a YAML mapping with models, seq, gpus, "
+          + "clusters and globalBatch");
+    }
+    for (Iterator<String> it = root.fieldNames(); it.hasNext(); ) {
+      String k = it.next();
+      if (!KEYS.contains(k)) {
+        throw new InputException(name + ": unknown field '" + k + "'; valid: "
+            + String.join(", ", KEYS));
+      }
+    }
+    List<String> models = r.values(root, "models", true, (v, at) -> {
+      String s = r.text(v, at);
+      if (!Presets.contains(s)) {
+        throw r.bad(at, "unknown model '" + s + "'; valid presets: "
+            + String.join(", ", Presets.names()));
+      }
+      return s;
+    });
+    List<Integer> seqs = r.values(root, "seq", true, (v, at) -> r.integer(v, at, 1, MAX_SEQ));
+    List<String> gpus = r.values(root, "gpus", true, (v, at) -> {
+      String s = r.text(v, at);
+      if (GpuCatalog.find(s).isEmpty()) {
+        throw r.bad(at, "unknown gpu '" + s + "'; valid: "
+            + String.join(", ", GpuCatalog.names()));
+      }
+      return s;
+    });
+    List<String> fabrics = r.values(root, "fabrics", false, (v, at) -> {
+      String s = r.text(v, at);
+      if (FabricCatalog.find(s).isEmpty()) {
+        throw r.bad(at, "unknown fabric '" + s + "'; valid: "
+            + String.join(", ", FabricCatalog.names()));
+      }
+      return s;
+    });
+    List<SweepGrid.Shape> clusters = r.values(root, "clusters", true, r::shape);
+    List<Integer> batches = r.values(root, "globalBatch", true,
+        (v, at) -> r.integer(v, at, 1, MAX_GLOBAL_BATCH));
+    List<Integer> micro = r.values(root, "microbatches", false, (v, at) ->
+        v.isTextual() && v.asText().trim().equalsIgnoreCase("auto") ? 0
+            : r.integer(v, at, 1, MAX_MICROBATCHES));
+    List<Boolean> overlap = r.values(root, "overlapGradReduce", false, (v, at) -> {
+      if (!v.isBoolean()) {
+        throw r.bad(at, "expected true or false, got '" + v.asText() + "'");
+      }
+      return v.asBoolean();
+    });
+    try {
+      return new SweepGrid(models, seqs, gpus, fabrics, clusters, batches,
+          micro.isEmpty() ? List.of(0) : micro, overlap.isEmpty() ? List.of(false) : overlap);
+    } catch (InputException e) {
+      throw new InputException(name + ": " + e.getMessage(), e);
+    }
+  }
+
+  private interface Value<T> {
+    T read(JsonNode v, String at);
+  }
+
+  private <T> List<T> values(JsonNode root, String key, boolean required, Value<T> f) {
+    JsonNode n = root.get(key);
+    if (n == null || n.isNull()) {
+      if (required) {
+        throw new InputException(file + ": field '" + key + "' is required, e.g. "
+            + example(key));
+      }
+      return List.of();
+    }
+    List<T> out = new ArrayList<>();
+    if (n.isArray()) {
+      if (n.size() == 0) {
+        throw bad(key, "needs at least one value, e.g. " + example(key));
+      }
+      if (n.size() > MAX_VALUES) {
+        throw bad(key, "has " + n.size() + " values, more than " + MAX_VALUES);
+      }
+      for (int i = 0; i < n.size(); i++) {
+        out.add(f.read(n.get(i), key + "[" + i + "]"));
+      }
+    } else {
+      out.add(f.read(n, key));
+    }
+    return out;
+  }
+
+  private static String example(String key) {
+    return switch (key) {
+      case "models" -> "models: [llama2-7b, llama2-70b]";
+      case "seq" -> "seq: [2048, 4096]";
+      case "gpus" -> "gpus: [h100-80gb]";
+      case "clusters" -> "clusters: [8x8, 128x8]";
+      case "globalBatch" -> "globalBatch: [512, 1024]";
+      default -> key + ": [...]";
+    };
+  }
+
+  private InputException bad(String at, String what) {
+    return new InputException(file + ": field '" + at + "': " + what);
+  }
+
+  private String text(JsonNode v, String at) {
+    if (!v.isTextual() || v.asText().isBlank()) {
+      throw bad(at, "expected a name, got '" + v.asText() + "'");
+    }
+    return v.asText().trim();
+  }
+
+  private int integer(JsonNode v, String at, int min, int max) {
+    if (!v.isIntegralNumber() || !v.canConvertToLong() || v.asLong() < min
+        || v.asLong() > max) {
+      throw bad(at, String.format(Locale.ROOT, "expected an integer from %d to %d, got '%s'",
+          min, max, v.asText()));
+    }
+    return (int) v.asLong();
+  }
+
+  private SweepGrid.Shape shape(JsonNode v, String at) {
+    String s = v.asText().trim().toLowerCase(Locale.ROOT);
+    Matcher m = SHAPE.matcher(s);
+    if (!v.isTextual() || !m.matches()) {
+      throw bad(at, "expected NODESxGPUS_PER_NODE such as 128x8, got '" + v.asText() + "'");
+    }
+    long nodes = Long.parseLong(m.group(1));
+    long per = Long.parseLong(m.group(2));
+    if (nodes < 1 || per < 1 || per > MAX_GPUS_PER_NODE || nodes * per > MAX_GPUS) {
+      throw bad(at, "'" + v.asText() + "' needs 1 to " + MAX_GPUS_PER_NODE + " GPUs per node "
+          + "and at most " + MAX_GPUS + " GPUs in all");
+    }
+    return new SweepGrid.Shape((int) nodes, (int) per);
+  }
+}

@@ -1,0 +1,48 @@
+package io.meshplan.sweep;
+
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.OptionalDouble;
+
+/** The human summary of a sweep: counts by status and the {@link ParetoFront} of each model. */
+public final class SweepText {
+  private SweepText() {}
+
+  /**
+   * Writes the summary.
+   *
+   * @param results the results in grid order
+   * @param usdPerGpuHour the GPU-hour price, or empty to leave out the cost column
+   * @return the text
+   */
+  public static String write(List<PointResult> results, OptionalDouble usdPerGpuHour) {
+    Map<PointStatus, Integer> counts = new EnumMap<>(PointStatus.class);
+    for (PointStatus s : PointStatus.values()) {
+      counts.put(s, 0);
+    }
+    for (PointResult r : results) {
+      counts.merge(r.status(), 1, Integer::sum);
+    }
+    StringBuilder sb = new StringBuilder(String.format(Locale.ROOT,
+        "sweep: %d points: %d planned, %d infeasible, %d timed out, %d rejected%n",
+        results.size(), counts.get(PointStatus.OK), counts.get(PointStatus.INFEASIBLE),
+        counts.get(PointStatus.TIMED_OUT), counts.get(PointStatus.REJECTED)));
+    for (Map.Entry<String, List<PointResult>> e : ParetoFront.of(results).entrySet()) {
+      sb.append(String.format(Locale.ROOT, "%nPareto front of tokens/s against GPUs, %s:%n",
+          e.getKey()));
+      sb.append(String.format(Locale.ROOT, "%6s %6s  %-28s %7s %12s %10s %7s%s%n", "point",
+          "gpus", "cluster", "batch", "tokens/s", "iter s", "MFU",
+          usdPerGpuHour.isPresent() ? String.format(Locale.ROOT, " %12s", "USD/M tok") : ""));
+      for (PointResult r : e.getValue()) {
+        SweepPoint p = r.point();
+        sb.append(String.format(Locale.ROOT, "%6d %6d  %-28s %7d %12.1f %10.4f %7.4f%s%n",
+            p.index(), p.gpus(), p.cluster(), p.globalBatch(), r.tokensPerSecond(),
+            r.iterationSeconds(), r.mfu(), usdPerGpuHour.isPresent()
+                ? String.format(Locale.ROOT, " %12.4f", SweepCsv.cost(r, usdPerGpuHour)) : ""));
+      }
+    }
+    return sb.toString();
+  }
+}

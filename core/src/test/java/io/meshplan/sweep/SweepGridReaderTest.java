@@ -1,0 +1,112 @@
+package io.meshplan.sweep;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.meshplan.util.InputException;
+import java.nio.file.Path;
+import java.util.List;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import org.junit.jupiter.api.Test;
+
+class SweepGridReaderTest {
+  private static final String OK = """
+      models: [opt-125m, llama2-7b]
+      seq: 2048
+      gpus: [h100-80gb]
+      clusters: [1x8, 4x8]
+      globalBatch: [512, 1024, 2048]
+      microbatches: [auto, 64]
+      """;
+
+  @Test
+  void pointsAreTheProductInAxisOrder() {
+    SweepGrid g = SweepGridReader.parse(OK, "g.yaml");
+    // 2 models x 1 seq x 1 gpu x 1 default fabric x 2 clusters x 3 batches x 2 micro x 1 = 24.
+    assertThat(g.size()).isEqualTo(24);
+    List<SweepPoint> p = g.points();
+    assertThat(p).hasSize(24);
+    // The last axis varies fastest: microbatches, then global batch, then clusters.
+    assertThat(p.get(0)).isEqualTo(new SweepPoint(0, "opt-125m", 2048, 1, 8, "h100-80gb",
+        "ib-ndr400", 512, 0, false));
+    assertThat(p.get(1).microbatches()).isEqualTo(64);
+    assertThat(p.get(2).globalBatch()).isEqualTo(1024);
+    assertThat(p.get(6).nodes()).isEqualTo(4);
+    assertThat(p.get(12).model()).isEqualTo("llama2-7b");
+    assertThat(p.get(23).index()).isEqualTo(23);
+    assertThat(p.get(23).cluster()).isEqualTo("4x8:h100-80gb:ib-ndr400");
+  }
+
+  @Test
+  void examplesParse() {
+    assertThat(SweepGridReader.read(Path.of("examples/sweep.yaml")).size()).isEqualTo(12);
+    // 3 models x 2 sequences x 11 clusters x 3 batches.
+    assertThat(SweepGridReader.read(Path.of("examples/sweep-200.yaml")).size()).isEqualTo(198);
+  }
+
+  private static void bad(String yaml, String message) {
+    assertThatThrownBy(() -> SweepGridReader.parse(yaml, "g.yaml"))
+        .isInstanceOf(InputException.class)
+        .hasMessageStartingWith("g.yaml")
+        .hasMessageContaining(message)
+        .satisfies(e -> assertThat(e.getMessage()).doesNotContain("\n"));
+  }
+
+  @Test
+  void everyBadValueIsOneLineNamingTheField() {
+    String base = "gpus: [h100-80gb]\nclusters: [1x8]\nglobalBatch: 64\nseq: 1024\n";
+    bad(base + "models: [opt-125m, llama9]\n", "field 'models[1]': unknown model 'llama9'");
+    bad(base.replace("seq: 1024", "seq: 0") + "models: opt-125m\n",
+        "field 'seq': expected an integer from 1 to 1048576, got '0'");
+    bad(base.replace("seq: 1024", "seq: [1024, abc]") + "models: opt-125m\n",
+        "field 'seq[1]': expected an integer");
+    bad(base.replace("seq: 1024", "seq: 2.5") + "models: opt-125m\n", "field 'seq'");
+    bad(base.replace("1x8", "8y8") + "models: opt-125m\n",
+        "field 'clusters[0]': expected NODESxGPUS_PER_NODE");
+    bad(base.replace("1x8", "100000x64") + "models: opt-125m\n", "at most 1048576 GPUs");
+    bad(base.replace("1x8", "1x0") + "models: opt-125m\n", "1 to 64 GPUs per node");
+    bad(base.replace("h100-80gb", "tpu") + "models: opt-125m\n", "unknown gpu 'tpu'");
+    bad(base + "models: opt-125m\nfabrics: [warp]\n", "unknown fabric 'warp'");
+    bad(base + "models: opt-125m\nmicrobatches: [0]\n", "field 'microbatches[0]'");
+    bad(base + "models: opt-125m\noverlapGradReduce: [maybe]\n",
+        "expected true or false");
+    bad(base + "models: opt-125m\ncolour: red\n", "unknown field 'colour'");
+    bad(base + "models: []\n", "field 'models': needs at least one value");
+    bad(base, "field 'models' is required");
+    bad(base + "models: opt-125m\nmodels: opt-350m\n", "Duplicate field 'models'");
+    bad("[1, 2]", "expected a YAML mapping");
+    bad("models: [opt-125m\n", "not a valid YAML sweep grid: line");
+    bad(base.replace("globalBatch: 64", "globalBatch: 99999999999") + "models: opt-125m\n",
+        "field 'globalBatch'");
+  }
+
+  @Test
+  void gridsBeyondTheCapAreRefused() {
+    // 101 sequence lengths x 1,000 global batches = 101,000 points > 100,000.
+    StringBuilder seq = new StringBuilder("seq: [");
+    for (int i = 1; i <= 101; i++) {
+      seq.append(i == 1 ? "" : ", ").append(i * 16);
+    }
+    StringBuilder gb = new StringBuilder("globalBatch: [");
+    for (int i = 1; i <= 1000; i++) {
+      gb.append(i == 1 ? "" : ", ").append(i);
+    }
+    bad("models: opt-125m\ngpus: h100-80gb\nclusters: 1x8\n" + seq + "]\n" + gb + "]\n",
+        "more than 100000 points");
+  }
+
+  /** Any text is a grid or one line of bad input, never another exception. */
+  @Property(tries = 300)
+  void anyTextIsAGridOrOneLine(@ForAll String junk) {
+    for (String text : new String[] {junk, OK.replace("2048", junk),
+        OK.replace("1x8", junk), OK.replace("opt-125m", junk)}) {
+      try {
+        SweepGrid g = SweepGridReader.parse(text, "g.yaml");
+        assertThat(g.size()).isBetween(1, SweepGrid.MAX_POINTS);
+      } catch (InputException e) {
+        assertThat(e.getMessage()).startsWith("g.yaml").doesNotContain("\n");
+      }
+    }
+  }
+}

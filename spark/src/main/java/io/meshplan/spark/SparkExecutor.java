@@ -1,0 +1,66 @@
+package io.meshplan.spark;
+
+import io.meshplan.exec.TaskExecutor;
+import io.meshplan.exec.TaskFunction;
+import io.meshplan.util.Require;
+import java.io.Serializable;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.IntConsumer;
+import org.apache.spark.SparkConf;
+import org.apache.spark.api.java.JavaSparkContext;
+
+/**
+ * Runs planning tasks on Apache Spark: one partition per task, so the engine schedules, retries
+ * and (on a cluster) reruns the tasks of a lost executor one by one; {@code collect} returns the
+ * results in partition order, which is task order. Spark shows the job's progress on the console.
+ */
+public final class SparkExecutor implements TaskExecutor {
+  private final JavaSparkContext context;
+  private final String master;
+
+  /**
+   * Starts a Spark context.
+   *
+   * @param conf the configuration, with its master set
+   */
+  public SparkExecutor(SparkConf conf) {
+    Require.nonNull(conf, "conf");
+    this.master = conf.get("spark.master");
+    this.context = new JavaSparkContext(conf);
+  }
+
+  /**
+   * The Spark context, for callers that need the engine itself (tests).
+   *
+   * @return the context
+   */
+  public JavaSparkContext context() {
+    return context;
+  }
+
+  @Override
+  public <T extends Serializable, R extends Serializable> List<R> map(String job, List<T> tasks,
+      TaskFunction<T, R> f, IntConsumer done) {
+    Require.nonNull(f, "task function");
+    if (tasks.isEmpty()) {
+      done.accept(0);
+      return List.of();
+    }
+    context.setJobDescription("meshplan " + job + ": " + tasks.size() + " tasks");
+    List<R> out = new ArrayList<>(context.parallelize(new ArrayList<>(tasks), tasks.size())
+        .map(f::apply).collect());
+    done.accept(tasks.size());
+    return out;
+  }
+
+  @Override
+  public String description() {
+    return "spark, master " + master + ", default parallelism " + context.defaultParallelism();
+  }
+
+  @Override
+  public void close() {
+    context.close();
+  }
+}

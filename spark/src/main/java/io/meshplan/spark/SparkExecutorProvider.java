@@ -1,0 +1,68 @@
+package io.meshplan.spark;
+
+import io.meshplan.exec.ExecutorProvider;
+import io.meshplan.exec.TaskExecutor;
+import io.meshplan.util.InputException;
+import java.util.Map;
+import org.apache.spark.SparkConf;
+
+/**
+ * Opens {@link SparkExecutor}s for {@code --spark MASTER}. Defaults: the application name
+ * {@code meshplan}, a task tried up to {@value #MAX_FAILURES} times (also in local mode, whose
+ * master becomes {@code local[N,4]}), no web UI, the console progress bar on. Configuration given
+ * as {@code spark.*} Java system properties or by {@code spark-submit} wins over these defaults,
+ * and {@code settings} win over both.
+ */
+public final class SparkExecutorProvider implements ExecutorProvider {
+  /** How often a task is tried before the job fails. */
+  static final int MAX_FAILURES = 4;
+
+  @Override
+  public String name() {
+    return "spark";
+  }
+
+  @Override
+  public TaskExecutor open(String master, Map<String, String> settings) {
+    return new SparkExecutor(conf(master, settings));
+  }
+
+  /**
+   * The configuration for a master.
+   *
+   * @param master the master URL
+   * @param settings extra configuration
+   * @return the configuration
+   */
+  static SparkConf conf(String master, Map<String, String> settings) {
+    SparkConf conf = new SparkConf(true);
+    conf.setMaster(withRetries(master));
+    conf.setIfMissing("spark.app.name", "meshplan");
+    conf.setIfMissing("spark.task.maxFailures", Integer.toString(MAX_FAILURES));
+    conf.setIfMissing("spark.ui.enabled", "false");
+    conf.setIfMissing("spark.ui.showConsoleProgress", "true");
+    for (Map.Entry<String, String> e : settings.entrySet()) {
+      conf.set(e.getKey(), e.getValue());
+    }
+    return conf;
+  }
+
+  /**
+   * Local masters retry failed tasks only when the master says so: {@code local[*]} becomes
+   * {@code local[*,4]}.
+   */
+  static String withRetries(String master) {
+    if (master.equals("local")) {
+      return "local[1," + MAX_FAILURES + "]";
+    }
+    if (master.matches("local\\[(\\*|[1-9][0-9]{0,4})\\]")) {
+      return master.substring(0, master.length() - 1) + "," + MAX_FAILURES + "]";
+    }
+    if (master.startsWith("local") && !master.matches("local\\[(\\*|[1-9][0-9]{0,4}),"
+        + "[1-9][0-9]{0,4}\\]")) {
+      throw new InputException("Spark master '" + master + "': expected local, local[N], "
+          + "local[*], local[N,F], spark://HOST:PORT, k8s://URL or yarn");
+    }
+    return master;
+  }
+}
