@@ -5,7 +5,6 @@ import java.io.Serializable;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -101,20 +100,12 @@ public final class LocalExecutor implements TaskExecutor {
     try {
       List<R> out = new ArrayList<>(tasks.size());
       for (Future<R> f : pool.invokeAll(tasks)) {
-        out.add(f.get());
+        out.add(Futures.await(f, "planning"));
       }
       return out;
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted while planning", e);
-    } catch (ExecutionException e) {
-      if (e.getCause() instanceof RuntimeException re) {
-        throw re;
-      }
-      if (e.getCause() instanceof Error err) {
-        throw err;
-      }
-      throw new IllegalStateException(e.getCause());
     } finally {
       pool.shutdownNow();
     }
