@@ -65,7 +65,9 @@ public final class IlpLayerCostModel implements LayerCostModel {
   private final DType computeType;
   private final SolverOptions solver;
   private final io.meshplan.exec.LocalExecutor pool;
-  private final Map<Key, Optional<LayerCost>> memo = new ConcurrentHashMap<>();
+  /** Each layer is solved once: a caller that finds a solve under way waits for its result. */
+  private final Map<Key, java.util.concurrent.FutureTask<Optional<LayerCost>>> memo =
+      new ConcurrentHashMap<>();
   private final AtomicInteger solves = new AtomicInteger();
 
   /**
@@ -113,52 +115,71 @@ public final class IlpLayerCostModel implements LayerCostModel {
   }
 
   /**
-   * Plans layers ahead, in parallel on the pool's threads; each result is what {@link #cost} would compute on its own, so
-   * the outcome does not depend on the number of threads.
+   * Plans layers ahead on the pool's threads. Layers that no other caller has started are solved
+   * here; those already under way (another point of a sweep sharing this model, say) are waited
+   * for at the end, so concurrent callers split the solves between them. Each result is what
+   * {@link #cost} would compute on its own, so the outcome does not depend on the threads.
    *
    * @param keys the layers
    */
   @Override
   public void prefetch(java.util.Collection<Key> keys) {
-    List<Key> todo = new ArrayList<>(new java.util.LinkedHashSet<>(keys));
-    todo.removeIf(memo::containsKey);
-    if (todo.isEmpty()) {
-      return;
-    }
+    List<java.util.concurrent.FutureTask<Optional<LayerCost>>> others = new ArrayList<>();
     // Full recomputation is derived from the plan without it, so those keys come second: each
-    // graph is then solved exactly once whatever the threads do, and the count is repeatable.
+    // graph is then solved exactly once, and the count is repeatable.
     for (boolean derived : new boolean[] {false, true}) {
-      List<Callable<LayerCost>> tasks = new ArrayList<>();
-      for (Key k : todo) {
-        if (derived == (k.kind() == Kind.BLOCK
+      List<Callable<Optional<LayerCost>>> mine = new ArrayList<>();
+      for (Key k : new java.util.LinkedHashSet<>(keys)) {
+        if (derived != (k.kind() == Kind.BLOCK
             && k.setting().recompute() == io.meshplan.model.Recompute.FULL)) {
-          tasks.add(() -> cost(k.kind(), k.setting()));
+          continue;
+        }
+        java.util.concurrent.FutureTask<Optional<LayerCost>> task = newTask(k);
+        java.util.concurrent.FutureTask<Optional<LayerCost>> known = memo.putIfAbsent(k, task);
+        if (known == null) {
+          mine.add(() -> {
+            task.run();
+            return io.meshplan.exec.Futures.await(task, "pricing a layer");
+          });
+        } else {
+          others.add(known);
         }
       }
-      pool.runAll(tasks, "meshplan-layer-solve");
+      pool.runAll(mine, "meshplan-layer-solve");
+    }
+    for (java.util.concurrent.FutureTask<Optional<LayerCost>> t : others) {
+      io.meshplan.exec.Futures.await(t, "pricing a layer");
     }
   }
 
   @Override
   public LayerCost cost(Kind kind, LayerSetting setting) {
     Key key = new Key(kind, setting);
-    Optional<LayerCost> known = memo.get(key);
-    if (known != null) {
-      return known.orElse(null);
+    java.util.concurrent.FutureTask<Optional<LayerCost>> task = memo.get(key);
+    if (task == null) {
+      java.util.concurrent.FutureTask<Optional<LayerCost>> mine = newTask(key);
+      task = memo.putIfAbsent(key, mine);
+      if (task == null) {
+        task = mine;
+        task.run();
+      }
     }
+    return io.meshplan.exec.Futures.await(task, "pricing a layer").orElse(null);
+  }
+
+  private java.util.concurrent.FutureTask<Optional<LayerCost>> newTask(Key key) {
+    return new java.util.concurrent.FutureTask<>(() -> Optional.ofNullable(price(key)));
+  }
+
+  private LayerCost price(Key key) {
     LayerSetting s = key.setting();
-    LayerCost c;
-    if (kind == Kind.BLOCK && s.recompute() == io.meshplan.model.Recompute.FULL) {
+    if (key.kind() == Kind.BLOCK && s.recompute() == io.meshplan.model.Recompute.FULL) {
       // Full recomputation re-runs the same sharded forward: derived from the plan without it.
-      LayerCost none = cost(kind, new LayerSetting(s.tensorParallel(), s.microBatch(),
+      LayerCost none = cost(key.kind(), new LayerSetting(s.tensorParallel(), s.microBatch(),
           io.meshplan.model.Recompute.NONE, s.sequenceParallel(), s.megatron()));
-      c = none == null ? null : none.withFullRecompute();
-      memo.put(key, Optional.ofNullable(c));
-      return c;
+      return none == null ? null : none.withFullRecompute();
     }
-    c = solve(kind, s, s.megatron() && s.tensorParallel() > 1);
-    memo.put(key, Optional.ofNullable(c));
-    return c;
+    return solve(key.kind(), s, s.megatron() && s.tensorParallel() > 1);
   }
 
   private LayerCost solve(Kind kind, LayerSetting s, boolean megatron) {

@@ -83,9 +83,10 @@ public final class LayerCostCache {
     Context c = new Context(key, cluster.gpu(), cluster.gpusPerNode(), cluster.fabric(),
         model.dtype(), solver);
     synchronized (models) {
-      return models.computeIfAbsent(c, k -> new SharedLayerCosts(new IlpLayerCostModel(model,
-          cluster, mesh -> ClusterCommModels.catalog(cluster, mesh), model.dtype(), solver,
-          new io.meshplan.exec.LocalExecutor(1))));
+      // IlpLayerCostModel solves each layer once, also when several points ask at the same time.
+      return models.computeIfAbsent(c, k -> new IlpLayerCostModel(model, cluster,
+          mesh -> ClusterCommModels.catalog(cluster, mesh), model.dtype(), solver,
+          new io.meshplan.exec.LocalExecutor(1)));
     }
   }
 }
