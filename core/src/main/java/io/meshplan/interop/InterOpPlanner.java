@@ -121,7 +121,6 @@ public final class InterOpPlanner {
       });
     }
     dpRuns += runs.size();
-    double bestTime = Double.POSITIVE_INFINITY;
     PlanResult.Planned best = null;
     double leastNeeded = Double.POSITIVE_INFINITY;
     for (Object o : pool.runAll(runs, "meshplan-stage-dp")) {
@@ -133,9 +132,8 @@ public final class InterOpPlanner {
       }
       PlanResult.Planned p = (PlanResult.Planned) o;
       double t = p.plan().prediction().iterationSeconds();
-      if (t < bestTime - 1e-12 || (Math.abs(t - bestTime) <= 1e-12
-          && p.plan().stages().size() < best.plan().stages().size())) {
-        bestTime = t;
+      if (best == null || isBetter(t, p.plan().stages().size(),
+          best.plan().prediction().iterationSeconds(), best.plan().stages().size())) {
         best = p;
       }
     }
@@ -145,6 +143,22 @@ public final class InterOpPlanner {
     }
     return new PlanResult.Planned(best.plan(), best.simulation(),
         new PlanResult.SearchStats(layerSolves(), dpRuns, simulations.get(), granule, group));
+  }
+
+  /**
+   * The planner's choice between two plans, taken in ascending microbatch size so that the smaller
+   * microbatch wins the remaining ties: the shorter iteration (more than 1e-12 s apart), then
+   * fewer stages.
+   *
+   * @param seconds the candidate's iteration time, seconds
+   * @param stages the candidate's stages
+   * @param bestSeconds the best plan's iteration time so far, seconds
+   * @param bestStages the best plan's stages
+   * @return whether the candidate replaces the best
+   */
+  public static boolean isBetter(double seconds, int stages, double bestSeconds, int bestStages) {
+    return seconds < bestSeconds - 1e-12
+        || (Math.abs(seconds - bestSeconds) <= 1e-12 && stages < bestStages);
   }
 
   private int layerSolves() {

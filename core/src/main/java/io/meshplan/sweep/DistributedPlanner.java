@@ -10,9 +10,8 @@ import java.util.function.IntConsumer;
 /**
  * Whole-cluster planning with the stage DPs spread over a {@link TaskExecutor}: one task per
  * microbatch size ({@link InterOpPlanner#microbatchSizes}), each planning that size alone, and the
- * best kept by {@link InterOpPlanner}'s own rule (the shortest iteration, 1e-12 s apart; then fewer
- * stages; then the smaller microbatch). The plan is the one {@link InterOpPlanner#plan} finds in
- * one process, byte for byte in its JSON form.
+ * best kept by {@link InterOpPlanner#isBetter}, the one-process planner's own rule. The plan is
+ * the one {@link InterOpPlanner#plan} finds in one process, byte for byte in its JSON form.
  */
 public final class DistributedPlanner {
   private final TaskExecutor executor;
@@ -64,9 +63,8 @@ public final class DistributedPlanner {
         }
         continue;
       }
-      double t = o.iterationSeconds();
-      if (best == null || t < best.iterationSeconds() - 1e-12
-          || (Math.abs(t - best.iterationSeconds()) <= 1e-12 && o.stages() < best.stages())) {
+      if (best == null || InterOpPlanner.isBetter(o.iterationSeconds(), o.stages(),
+          best.iterationSeconds(), best.stages())) {
         best = o;
       }
     }
