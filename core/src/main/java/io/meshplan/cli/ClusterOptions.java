@@ -14,9 +14,6 @@ import picocli.CommandLine.Option;
 
 /** The cluster and its prices, shared by {@code plan}, {@code simulate} and {@code export}. */
 final class ClusterOptions {
-  /** The share of a GPU's memory a plan may fill by default. */
-  static final double USABLE = 0.95;
-
   @Option(names = "--cluster", description = "NODESxGPUS:gpu[:fabric] (e.g. 50x4:v100-32gb, "
       + "128x8:h100-80gb:ib-ndr400) or a YAML cluster file.")
   String cluster;
@@ -46,7 +43,7 @@ final class ClusterOptions {
   }
 
   double memoryPerGpu(ClusterSpec cs) {
-    return memory != null ? CliValues.bytes("--memory", memory) : USABLE * cs.gpu().hbmBytes();
+    return memory != null ? CliValues.bytes("--memory", memory) : cs.gpu().usableMemoryBytes();
   }
 
   private Profile loaded;

@@ -91,8 +91,7 @@ final class ModelOptions {
     int ffnDefault = p.name().equals("gpt") && p.family() == ModelSpec.Family.GPT
         ? Math.multiplyExact(4, h) : p.ffn();
     int s = pos("--seq", seq, p.seq());
-    // A learned position table needs a row per position.
-    Architecture arch = p.arch().positionRows() < s ? p.arch().withPositionRows(s) : p.arch();
+    Architecture arch = p.arch().forSequence(s);
     try {
       return new ModelSpec(p.name(), p.family(), pos("--layers", layers, p.layers()), h, nh, kv,
           pos("--ffn", ffn, ffnDefault), pos("--vocab", vocab, p.vocab()), s,

@@ -1,7 +1,6 @@
 package io.meshplan.cli;
 
 import io.meshplan.cluster.ClusterSpec;
-import io.meshplan.cluster.Precision;
 import io.meshplan.graph.DType;
 import io.meshplan.interop.IlpLayerCostModel;
 import io.meshplan.interop.PlanRequest;
@@ -51,8 +50,7 @@ record TrainingSetup(ModelSpec model, ClusterSpec cluster, IlpLayerCostModel lay
   static TrainingSetup of(ModelSpec m, boolean explicitDtype, ClusterOptions clusterOptions,
       String clusterFallback, int globalBatch, int microbatches) {
     ClusterSpec cs = clusterOptions.spec(clusterFallback);
-    DType t = explicitDtype ? m.dtype()
-        : cs.gpu().peak(Precision.BF16).isPresent() ? DType.BF16 : DType.F16;
+    DType t = explicitDtype ? m.dtype() : cs.gpu().trainingType();
     if (t != DType.BF16 && t != DType.F16 && t != DType.F32) {
       throw new InputException("--dtype " + t.hloName() + " cannot train; use bf16, f16 or f32");
     }

@@ -60,6 +60,32 @@ public record GpuSpec(
   }
 
   /**
+   * The share of a GPU's memory a plan may use unless told otherwise: the rest is left to the CUDA
+   * context, NCCL buffers and allocator fragmentation.
+   */
+  public static final double USABLE_MEMORY_FRACTION = 0.95;
+
+  /**
+   * The memory a plan may use by default, {@link #USABLE_MEMORY_FRACTION} of the HBM.
+   *
+   * @return bytes
+   */
+  public double usableMemoryBytes() {
+    return USABLE_MEMORY_FRACTION * hbmBytes;
+  }
+
+  /**
+   * The precision mixed-precision training uses on this GPU by default: bf16 where it has bf16
+   * tensor cores, else fp16 (V100).
+   *
+   * @return bf16 or f16
+   */
+  public io.meshplan.graph.DType trainingType() {
+    return peak(Precision.BF16).isPresent() ? io.meshplan.graph.DType.BF16
+        : io.meshplan.graph.DType.F16;
+  }
+
+  /**
    * A copy with another NVLink bandwidth (a cluster file may override the datasheet).
    *
    * @param bytesPerSecond per-GPU unidirectional NVLink bandwidth, bytes/s

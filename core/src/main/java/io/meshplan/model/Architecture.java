@@ -120,6 +120,17 @@ public record Architecture(
   }
 
   /**
+   * This architecture able to train sequences of {@code seq} tokens: a learned position table
+   * needs a row per position, so it grows when it is shorter (and is otherwise unchanged).
+   *
+   * @param seq tokens per sequence
+   * @return the architecture
+   */
+  public Architecture forSequence(int seq) {
+    return positionRows() < seq ? withPositionRows(seq) : this;
+  }
+
+  /**
    * This architecture with another number of learned position rows (unchanged for rotary).
    *
    * @param rows the new row count

@@ -5,7 +5,6 @@ import io.meshplan.cluster.ClusterSpec;
 import io.meshplan.cluster.FabricCatalog;
 import io.meshplan.cluster.GpuCatalog;
 import io.meshplan.cluster.KernelTimeModel;
-import io.meshplan.cluster.Precision;
 import io.meshplan.cluster.SendRecvModel;
 import io.meshplan.exec.LocalExecutor;
 import io.meshplan.graph.DType;
@@ -32,15 +31,13 @@ import java.util.function.IntConsumer;
 /**
  * Plans one sweep point, as {@code plan} does (Alpa's inter- and intra-op passes, {@link
  * InterOpPlanner}) or, in manual mode, as the best Megatron-LM configuration of {@link
- * MegatronGrid}. The training setup is {@code plan}'s default: bf16 (fp16 on GPUs without bf16),
- * {@value #USABLE_MEMORY} of each GPU's memory usable, catalog collective and send/recv prices.
+ * MegatronGrid}. The training setup is {@code plan}'s default: the GPU's training precision
+ * ({@link io.meshplan.cluster.GpuSpec#trainingType}), its usable memory ({@link
+ * io.meshplan.cluster.GpuSpec#usableMemoryBytes}), catalog collective and send/recv prices.
  * Layer prices come from a {@link LayerCostCache}, so points of one model share their layer
  * solves; the stage DPs of one point run on the calling thread (points run side by side instead).
  */
 public final class PointEvaluator {
-  /** The share of a GPU's memory a plan may fill (the command line's default). */
-  public static final double USABLE_MEMORY = 0.95;
-
   private final LayerCostCache cache;
   private final SolverOptions solver;
 
@@ -156,13 +153,12 @@ public final class PointEvaluator {
             + "'; valid: " + String.join(", ", GpuCatalog.names()))),
         FabricCatalog.find(p.fabric()).orElseThrow(() -> new InputException("unknown fabric '"
             + p.fabric() + "'; valid: " + String.join(", ", FabricCatalog.names()))));
-    DType t = cs.gpu().peak(Precision.BF16).isPresent() ? DType.BF16 : DType.F16;
-    Architecture arch = base.arch().positionRows() < p.seq()
-        ? base.arch().withPositionRows(p.seq()) : base.arch();
+    DType t = cs.gpu().trainingType();
+    Architecture arch = base.arch().forSequence(p.seq());
     ModelSpec model = new ModelSpec(base.name(), base.family(), base.layers(), base.hidden(),
         base.heads(), base.kvHeads(), base.ffn(), base.vocab(), p.seq(), p.globalBatch(), t, arch);
     return new PlanRequest(model, cs, p.globalBatch(), p.microbatches(),
-        USABLE_MEMORY * cs.gpu().hbmBytes(), mesh -> ClusterCommModels.catalog(cs, mesh),
+        cs.gpu().usableMemoryBytes(), mesh -> ClusterCommModels.catalog(cs, mesh),
         SendRecvModel.catalog(cs), t.bytes(), p.overlapGradReduce());
   }
 }
