@@ -2,6 +2,7 @@ package io.meshplan.spark;
 
 import io.meshplan.exec.TaskExecutor;
 import io.meshplan.exec.TaskFunction;
+import io.meshplan.util.InputException;
 import io.meshplan.util.Require;
 import java.io.Serializable;
 import java.util.ArrayList;
@@ -48,8 +49,23 @@ public final class SparkExecutor implements TaskExecutor {
       return List.of();
     }
     context.setJobDescription("meshplan " + job + ": " + tasks.size() + " tasks");
-    List<R> out = new ArrayList<>(context.parallelize(new ArrayList<>(tasks), tasks.size())
-        .map(f::apply).collect());
+    List<R> out;
+    try {
+      out = new ArrayList<>(context.parallelize(new ArrayList<>(tasks), tasks.size())
+          .map(f::apply).collect());
+    } catch (Exception e) {
+      // Scala code throws SparkException without declaring it.
+      if (context.sc().isStopped()) {
+        // The application never got executors: a standalone master that is down or unreachable
+        // gives up on the application and stops the context.
+        throw new InputException("Spark master " + master + " did not run the job (is it "
+            + "running and reachable from this machine?)");
+      }
+      if (e instanceof RuntimeException re) {
+        throw re;
+      }
+      throw new IllegalStateException(e.getMessage(), e);
+    }
     done.accept(tasks.size());
     return out;
   }

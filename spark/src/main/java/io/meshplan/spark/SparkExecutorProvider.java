@@ -58,8 +58,10 @@ public final class SparkExecutorProvider implements ExecutorProvider {
     if (master.matches("local\\[(\\*|[1-9][0-9]{0,4})\\]")) {
       return master.substring(0, master.length() - 1) + "," + MAX_FAILURES + "]";
     }
-    if (master.startsWith("local") && !master.matches("local\\[(\\*|[1-9][0-9]{0,4}),"
-        + "[1-9][0-9]{0,4}\\]")) {
+    boolean known = master.matches("local\\[(\\*|[1-9][0-9]{0,4}),[1-9][0-9]{0,4}\\]")
+        || master.matches("spark://[^\\s/:,]+:[0-9]{1,5}(,[^\\s/:,]+:[0-9]{1,5})*")
+        || master.matches("k8s://\\S+") || master.equals("yarn");
+    if (!known) {
       throw new InputException("Spark master '" + master + "': expected local, local[N], "
           + "local[*], local[N,F], spark://HOST:PORT, k8s://URL or yarn");
     }

@@ -84,6 +84,25 @@ class SparkSweepTest {
         .doesNotContain("\tat ");
   }
 
+  /** Any master that is not one of Spark's URL forms is refused before Spark starts. */
+  @Test
+  void unknownMastersAreOneLine() {
+    for (String master : new String[] {"bogus://x", "spark://host", "spark://:7077", "yarnn",
+        "k8s://"}) {
+      StringWriter out = new StringWriter();
+      StringWriter err = new StringWriter();
+      int code = run(out, err, "sweep", "--grid", "examples/sweep.yaml", "--spark", master);
+      assertThat(code).as(master).isEqualTo(2);
+      assertThat(err.toString()).as(master)
+          .isEqualTo("meshplan: error: Spark master '" + master + "': expected local, local[N], "
+              + "local[*], local[N,F], spark://HOST:PORT, k8s://URL or yarn" + System.lineSeparator());
+    }
+    assertThat(SparkExecutorProvider.withRetries("spark://a:7077,b:7077"))
+        .isEqualTo("spark://a:7077,b:7077");
+    assertThat(SparkExecutorProvider.withRetries("k8s://https://api:6443"))
+        .isEqualTo("k8s://https://api:6443");
+  }
+
   /** A task that throws is retried by Spark, and the results are those of the local executor. */
   @Test
   void failedTasksAreRetried() throws IOException {
