@@ -215,9 +215,24 @@ public final class StageDp {
    * @return the optimal plan, or the infeasibility with the memory that would be needed
    */
   public StageDpResult solve() {
-    int b = problem.microbatches();
+    StageDpResult pre = prepare();
+    if (pre != null) {
+      return pre;
+    }
     double[] latencies = Arrays.stream(stepT).sorted().distinct().toArray();
-    if (latencies.length == 0 || !feasible(latencies[latencies.length - 1])) {
+    return new TmaxSearch(latencies, smallestFeasible(latencies), problem.microbatches()).run();
+  }
+
+  /**
+   * The answers that need no t_max search: no plan fits (with the memory that would be needed), or
+   * B = 1, where T* is the plain sum and one pass with no bound on t_max is exact.
+   *
+   * @return the result, or null when the search must run
+   */
+  private StageDpResult prepare() {
+    double top = stepT.length == 0 ? Double.NaN
+        : Arrays.stream(stepT).max().getAsDouble();
+    if (stepT.length == 0 || !feasible(top)) {
       double need = pass(Double.POSITIVE_INFINITY, MEMORY);
       if (Double.isInfinite(need)) {
         return new StageDpResult.Infeasible(OptionalDouble.empty(), "no partition of the "
@@ -228,12 +243,15 @@ public final class StageDp {
           + Units.formatBytes(problem.memoryCapacityBytes())
           + " per GPU; the plan that needs the least memory needs " + Units.formatBytes(need));
     }
-    if (b == 1) {
-      // T* is the plain sum: one pass with no bound on t_max is exact.
+    if (problem.microbatches() == 1) {
       pass(Double.POSITIVE_INFINITY, SUM);
       return new StageDpResult.Feasible(reconstruct(Double.POSITIVE_INFINITY, SUM), 1);
     }
-    // Feasibility only grows with t_max: binary search for the smallest feasible one.
+    return null;
+  }
+
+  /** The index of the smallest feasible latency (feasibility only grows with t_max). */
+  private int smallestFeasible(double[] latencies) {
     int low = 0;
     int high = latencies.length - 1;
     while (low < high) {
@@ -244,16 +262,32 @@ public final class StageDp {
         low = mid + 1;
       }
     }
+    return low;
+  }
+
+  /**
+   * The reference for the t_max search: every latency from the smallest feasible one upwards, with
+   * Alpa's early stop ({@code B * t_max >= best}) and the same tie rule (a later plan replaces the
+   * best only when strictly better). {@link #solve} returns the same plan.
+   *
+   * @return the plan, or the infeasibility, as {@link #solve}
+   */
+  StageDpResult solveByScan() {
+    StageDpResult pre = prepare();
+    if (pre != null) {
+      return pre;
+    }
+    int b = problem.microbatches();
+    double[] latencies = Arrays.stream(stepT).sorted().distinct().toArray();
     StagePlan best = null;
     int tried = 0;
-    for (int x = low; x < latencies.length; x++) {
+    for (int x = smallestFeasible(latencies); x < latencies.length; x++) {
       double tmax = latencies[x];
       if (best != null && b * tmax >= best.objectiveSeconds()) {
         break;
       }
       tried++;
-      double sum = pass(tmax, SUM);
-      if (Double.isInfinite(sum)) {
+      if (Double.isInfinite(pass(tmax, SUM))) {
         continue;
       }
       StagePlan plan = reconstruct(tmax, SUM);
@@ -262,6 +296,88 @@ public final class StageDp {
       }
     }
     return new StageDpResult.Feasible(best, tried);
+  }
+
+  /**
+   * Branch and bound over the ascending latencies {@code t_0 < t_1 < ...} for B > 1, giving the
+   * plan of the ascending scan with fewer DP passes. Let S(t) be the least sum of stage latencies
+   * under t_max = t (non-increasing in t) and plan(t) the plan the DP reconstructs. For an interval
+   * of latencies strictly between two evaluated ones t_a < t_c:
+   *
+   * <ul>
+   *   <li>a plan(t) that differs from plan(t_a) uses an option slower than t_a (a plan using only
+   *       options up to t_a with the least sum would have been reconstructed at t_a, by the same
+   *       loop order), so its T* is at least {@code max(S(t_c), t_{a+1}) + (B - 1) * t_{a+1}}; the
+   *       interval is skipped when that is above the best T* found;
+   *   <li>when S(t_a) = S(t_c), every plan(t) inside either is plan(t_a) or is slower than it in
+   *       its slowest stage at the same sum, so the interval is skipped.
+   * </ul>
+   *
+   * Otherwise the middle latency is evaluated and both halves are searched, the lower first. Among
+   * plans of equal T* the one at the smaller t_max is kept, as the scan does.
+   */
+  private final class TmaxSearch {
+    private final double[] latencies;
+    private final int low;
+    private final int b;
+    private final double[] sums;
+    private StagePlan best;
+    private int bestIndex = Integer.MAX_VALUE;
+    private int tried;
+
+    TmaxSearch(double[] latencies, int low, int b) {
+      this.latencies = latencies;
+      this.low = low;
+      this.b = b;
+      this.sums = new double[latencies.length];
+    }
+
+    StageDpResult run() {
+      int n = latencies.length;
+      evaluate(low);
+      // Intervals (a, c): a evaluated, c evaluated or n (nothing known above a).
+      java.util.ArrayDeque<int[]> stack = new java.util.ArrayDeque<>();
+      stack.push(new int[] {low, n});
+      while (!stack.isEmpty()) {
+        int[] iv = stack.pop();
+        int a = iv[0];
+        int c = iv[1];
+        if (c - a < 2 && c < n || a + 1 >= n) {
+          continue;
+        }
+        double next = latencies[a + 1];
+        double sumBelow = c < n ? sums[c] : 0;
+        if (c < n && sums[a] == sums[c] && !Double.isInfinite(sums[a])) {
+          continue;
+        }
+        double bound = Math.max(sumBelow, next) + (b - 1) * next;
+        if (best != null && bound > best.objectiveSeconds() * (1 + 1e-12)) {
+          continue;
+        }
+        int mid = c == n ? n - 1 : (a + c) >>> 1;
+        evaluate(mid);
+        if (c < n) {
+          stack.push(new int[] {mid, c});
+        }
+        stack.push(new int[] {a, mid});
+      }
+      return new StageDpResult.Feasible(best, tried);
+    }
+
+    private void evaluate(int x) {
+      tried++;
+      double tmax = latencies[x];
+      sums[x] = pass(tmax, SUM);
+      if (Double.isInfinite(sums[x])) {
+        return;
+      }
+      StagePlan plan = reconstruct(tmax, SUM);
+      if (best == null || plan.objectiveSeconds() < best.objectiveSeconds()
+          || plan.objectiveSeconds() == best.objectiveSeconds() && x < bestIndex) {
+        best = plan;
+        bestIndex = x;
+      }
+    }
   }
 
   /**
@@ -279,10 +395,15 @@ public final class StageDp {
       for (int i = k; i < layers; i++) {
         for (int j = 0; j < shapes; j++) {
           int c = cell(k, i, j);
+          int x = stepFrom[c];
+          int end = stepFrom[c + 1];
           for (int s = 1; s <= smax; s++) {
-            int x = step(c, s);
-            if (x < 0 || stepT[x] > tmax) {
-              continue;
+            // Steps ascend in latency and in-flight count, so the step for s only moves up.
+            while (x < end && stepS[x] < s) {
+              x++;
+            }
+            if (x == end || stepT[x] > tmax) {
+              break;
             }
             orShifted(bits, row(k, s), row(i + 1, s - 1), units[j], words);
             if (s == cap) {
@@ -343,6 +464,23 @@ public final class StageDp {
         for (int j = 0; j < shapes; j++) {
           int c = cell(k, i, j);
           if (unusable(c, mode)) {
+            continue;
+          }
+          if (mode == SUM) {
+            int x = stepFrom[c];
+            int stop = stepFrom[c + 1];
+            for (int s = 1; s <= smax; s++) {
+              while (x < stop && stepS[x] < s) {
+                x++;
+              }
+              if (x == stop || stepT[x] > tmax) {
+                break;
+              }
+              relax(row(k, s), row(i + 1, s - 1), units[j], stepT[x], mode);
+              if (s == cap) {
+                relax(row(k, s), row(i + 1, s), units[j], stepT[x], mode);
+              }
+            }
             continue;
           }
           for (int s = 1; s <= smax; s++) {
