@@ -25,18 +25,20 @@ import java.util.OptionalDouble;
  *       Since only min(s, B) matters, the DP keeps s capped at min(B, L), and further at one past
  *       the largest in-flight count at which some candidate's fastest fitting option changes
  *       (beyond it every candidate behaves the same): exact, and smaller.
- *   <li>{@code t_max} runs over the distinct option latencies in ascending order, starting at the
- *       smallest {@code t_max} for which any plan exists (found by binary search with a
- *       reachability version of the same recursion on bit sets, which also tells infeasibility).
- *       For each, the plan with the least {@code sum t_i} under {@code t_max} is scored by its true
- *       T*. The enumeration stops once {@code B * t_max >= best} (Alpa's early stop: every plan not
- *       yet seen has {@code max t_i >= t_max} and so {@code T* >= B * t_max}). With B = 1, T* is
- *       the plain sum and one DP with no bound on {@code t_max} is exact.
+ *   <li>{@code t_max} ranges over the distinct option latencies from the smallest for which any
+ *       plan exists (found by binary search with a reachability version of the same recursion on
+ *       bit sets, which also tells infeasibility). For a {@code t_max}, the plan with the least
+ *       {@code sum t_i} under it is scored by its true T*. Alpa enumerates them in ascending order
+ *       and stops once {@code B * t_max >= best} (every plan not yet seen has {@code max t_i >=
+ *       t_max}); this DP searches the same sequence by branch and bound over intervals of
+ *       latencies ({@link TmaxSearch}), which skips an interval when a lower bound on the T* of
+ *       its new plans exceeds the best, and returns the plan of Alpa's ascending scan ({@link
+ *       #solveByScan}, the tests' reference). With B = 1, T* is the plain sum and one DP with no
+ *       bound on {@code t_max} is exact.
  * </ul>
  *
- * <p>Tie-breaks, so the same table gives the same plan: a plan found at a larger {@code t_max}
- * replaces the best so far only when its T* is strictly smaller (so among equal T*, the smaller
- * slowest stage wins). Within one DP, the plan is the lexicographically smallest sequence of
+ * <p>Tie-breaks, so the same table gives the same plan: among plans of equal T*, the one found at
+ * the smaller {@code t_max} is kept (so the smaller slowest stage wins). Within one DP, the plan is the lexicographically smallest sequence of
  * (last layer, submesh index) among those with the least sum: at each state the first stage is the
  * first candidate in loop order that attains the optimum (smaller last layer, then smaller submesh
  * index); inside a cell the option with the smaller latency, then the smaller index in the cell's

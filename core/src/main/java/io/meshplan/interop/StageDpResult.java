@@ -10,7 +10,7 @@ public sealed interface StageDpResult permits StageDpResult.Feasible, StageDpRes
    * The optimal plan.
    *
    * @param plan the plan
-   * @param latenciesTried how many values of t_max the DP evaluated before its early stop
+   * @param latenciesTried how many values of t_max the search evaluated (one DP pass each)
    */
   record Feasible(StagePlan plan, int latenciesTried) implements StageDpResult {
     /** Checks the plan. */

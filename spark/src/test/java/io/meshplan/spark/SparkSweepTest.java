@@ -95,7 +95,8 @@ class SparkSweepTest {
       assertThat(code).as(master).isEqualTo(2);
       assertThat(err.toString()).as(master)
           .isEqualTo("meshplan: error: Spark master '" + master + "': expected local, local[N], "
-              + "local[*], local[N,F], spark://HOST:PORT, k8s://URL or yarn" + System.lineSeparator());
+              + "local[*], local[N,F], spark://HOST:PORT, k8s://URL or yarn"
+              + System.lineSeparator());
     }
     assertThat(SparkExecutorProvider.withRetries("spark://a:7077,b:7077"))
         .isEqualTo("spark://a:7077,b:7077");
