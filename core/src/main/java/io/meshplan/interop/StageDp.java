@@ -38,11 +38,12 @@ import java.util.OptionalDouble;
  * </ul>
  *
  * <p>Tie-breaks, so the same table gives the same plan: among plans of equal T*, the one found at
- * the smaller {@code t_max} is kept (so the smaller slowest stage wins). Within one DP, the plan is the lexicographically smallest sequence of
- * (last layer, submesh index) among those with the least sum: at each state the first stage is the
- * first candidate in loop order that attains the optimum (smaller last layer, then smaller submesh
- * index); inside a cell the option with the smaller latency, then the smaller index in the cell's
- * list, is used; among final states, the smaller capped stage count comes first.
+ * the smaller {@code t_max} is kept (so the smaller slowest stage wins). Within one DP, the plan is
+ * the lexicographically smallest sequence of (last layer, submesh index) among those with the least
+ * sum: at each state the first stage is the first candidate in loop order that attains the optimum
+ * (smaller last layer, then smaller submesh index); inside a cell the option with the smaller
+ * latency, then the smaller index in the cell's list, is used; among final states, the smaller
+ * capped stage count comes first.
  *
  * <p>Cost: devices are counted in units of g, the greatest common divisor of N * M and the submesh
  * sizes. One DP pass takes O(L^2 * S * min(B, L) * (N*M/g)) time for S shapes and O(L * min(B, L) *

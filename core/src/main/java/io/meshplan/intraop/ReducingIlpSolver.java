@@ -310,7 +310,8 @@ public final class ReducingIlpSolver implements IlpSolver {
    * finds the block-wise plans a single multiplier cannot; the best plan is improved by feasible
    * single-node moves, and the last infeasible plan of the search is repaired by the moves that
    * free the most memory per unit of cost ({@link LocalSearch}). It is OPTIMAL when the bound
-   * meets it; otherwise small problems go to CP-SAT with the plan as a hint to close the gap
+   * meets it; otherwise small problems go to {@link MemoryBranchAndBound} (exact when it finishes
+   * within its budget) and then, if it did not, to CP-SAT with the plan as a hint to close the gap
    * (under a deterministic-time limit), and large ones are returned as FEASIBLE with the bound.
    */
   private IlpSolution lagrangian(IlpProblem p, int[] relaxed, double relaxedBound, long start) {
@@ -427,6 +428,28 @@ public final class ReducingIlpSolver implements IlpSolver {
       return finish(p, SolveStatus.OPTIMAL, best, start, 0, 0);
     }
     if (n <= smallForCpSat) {
+      // The Lagrangian penalty at the smallest multiplier whose plan fits strengthens the bound of
+      // every branch (0 when the search found no such multiplier).
+      double[][] pen = null;
+      if (hi > 0) {
+        pen = new double[n][];
+        for (int v = 0; v < n; v++) {
+          pen[v] = new double[w[v].length];
+          for (int i = 0; i < w[v].length; i++) {
+            pen[v][i] = hi * w[v][i];
+          }
+        }
+      }
+      MemoryBranchAndBound.Result bb = new MemoryBranchAndBound(p, this::solveRelaxedWithBound,
+          BRANCH_AND_BOUND_SOLVES, pen, hi * rows.size() * m.budget())
+          .solve(best, start + (long) (timeLimitSeconds * 1e9));
+      if (bb.objective() < bestObj) {
+        best = bb.choice();
+        bestObj = bb.objective();
+      }
+      if (bb.proven()) {
+        return finish(p, SolveStatus.OPTIMAL, best, start, 0, 0);
+      }
       IlpSolution full = new CpSatIlpSolver(
           Math.max(1.0, timeLimitSeconds - (System.nanoTime() - start) / 1e9), workers, best,
           CLOSE_GAP_WORK).solve(p);
@@ -521,6 +544,12 @@ public final class ReducingIlpSolver implements IlpSolver {
    * not depend on the machine's load (with one worker).
    */
   static final double CLOSE_GAP_WORK = 20.0;
+
+  /**
+   * The most memory-free solves the branch and bound of a small problem may spend before CP-SAT
+   * takes over ({@link MemoryBranchAndBound}).
+   */
+  static final long BRANCH_AND_BOUND_SOLVES = 5_000;
 
   /** Problems up to this many nodes get CP-SAT to close a Lagrangian gap. */
   static final int SMALL_FOR_CPSAT = 200;
