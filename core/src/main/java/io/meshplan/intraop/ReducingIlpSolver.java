@@ -312,7 +312,9 @@ public final class ReducingIlpSolver implements IlpSolver {
    * free the most memory per unit of cost ({@link LocalSearch}). It is OPTIMAL when the bound
    * meets it; otherwise small problems go to {@link MemoryBranchAndBound} (exact when it finishes
    * within its budget) and then, if it did not, to CP-SAT with the plan as a hint to close the gap
-   * (under a deterministic-time limit), and large ones are returned as FEASIBLE with the bound.
+   * (under a deterministic-time limit), and large ones get a large-neighbourhood search around
+   * their largest memory movers ({@link WindowSearch}) and are returned as FEASIBLE with the
+   * bound.
    */
   private IlpSolution lagrangian(IlpProblem p, int[] relaxed, double relaxedBound, long start) {
     MemoryConstraint m = p.memory();
@@ -423,6 +425,11 @@ public final class ReducingIlpSolver implements IlpSolver {
           bestObj = re.objective();
         }
       }
+    }
+    if (bestObj - bound > 1e-9 * Math.abs(bestObj) && n > smallForCpSat) {
+      best = new WindowSearch(p, WINDOW_NODES, WINDOW_SOLVES, this::solveRelaxedWithBound)
+          .improve(best, start + (long) (timeLimitSeconds * 1e9));
+      bestObj = SolutionEvaluator.evaluate(p, best).objective();
     }
     if (bestObj - bound <= 1e-9 * Math.abs(bestObj)) {
       return finish(p, SolveStatus.OPTIMAL, best, start, 0, 0);
@@ -550,6 +557,12 @@ public final class ReducingIlpSolver implements IlpSolver {
    * takes over ({@link MemoryBranchAndBound}).
    */
   static final long BRANCH_AND_BOUND_SOLVES = 5_000;
+
+  /** Nodes in one window of the large-neighbourhood search of large problems. */
+  static final int WINDOW_NODES = 64;
+
+  /** The most memory-free solves one window's branch and bound may spend. */
+  static final long WINDOW_SOLVES = 5_000;
 
   /** Problems up to this many nodes get CP-SAT to close a Lagrangian gap. */
   static final int SMALL_FOR_CPSAT = 200;

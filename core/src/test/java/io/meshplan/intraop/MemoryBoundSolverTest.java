@@ -234,6 +234,71 @@ class MemoryBoundSolverTest {
     assertThat(cut).isGreaterThan(3);
   }
 
+  /**
+   * The window search on 120 seeded random memory-bound problems (about 100 of them feasible),
+   * from the most expensive feasible plan: a window as large as the problem is the whole problem,
+   * solved exactly (the exhaustive optimum); windows of 2 or 3 nodes around the largest memory
+   * movers keep the plan feasible, never make it worse, never go below the optimum, and improve it
+   * on many cases.
+   */
+  @Test
+  void windowSearchKeepsPlansFeasibleAndIsExactOnTheWholeProblem() {
+    Random rnd = new Random(91);
+    int improved = 0;
+    int compared = 0;
+    for (int k = 0; k < 120; k++) {
+      IlpProblem p = k % 2 == 0 ? randomMemory(rnd) : repeatedBlocks(rnd, 2 + rnd.nextInt(4));
+      IlpSolution ref = new ExhaustiveIlpSolver(1_000_000).solve(p);
+      int[] worst = worstFeasible(p);
+      if (!ref.hasSolution() || worst == null) {
+        continue;
+      }
+      compared++;
+      String where = "case " + k;
+      double startObj = SolutionEvaluator.evaluate(p, worst).objective();
+      java.util.function.Function<IlpProblem, IlpSolution> exact =
+          q -> new ReducingIlpSolver(10, 1, 0).solve(q);
+      int[] whole = new WindowSearch(p, p.nodeCount(), 1_000_000, exact)
+          .improve(worst, Long.MAX_VALUE);
+      assertThat(SolutionEvaluator.evaluate(p, whole).objective()).as(where)
+          .isEqualTo(ref.objective(), within(1e-6));
+      int[] small = new WindowSearch(p, 2 + k % 2, 1_000_000, exact)
+          .improve(worst, Long.MAX_VALUE);
+      Evaluation e = SolutionEvaluator.evaluate(p, small);
+      assertThat(e.feasible()).as(where).isTrue();
+      assertThat(e.objective()).as(where).isLessThanOrEqualTo(startObj)
+          .isGreaterThanOrEqualTo(ref.objective() - 1e-9);
+      if (e.objective() < startObj) {
+        improved++;
+      }
+    }
+    assertThat(compared).isGreaterThanOrEqualTo(90);
+    assertThat(improved).isGreaterThan(20);
+  }
+
+  /** The feasible plan with the largest objective, by enumeration (small problems), or null. */
+  private static int[] worstFeasible(IlpProblem p) {
+    int n = p.nodeCount();
+    int[] x = new int[n];
+    int[] worst = null;
+    double worstObj = Double.NEGATIVE_INFINITY;
+    while (true) {
+      Evaluation e = SolutionEvaluator.evaluate(p, x);
+      if (e.feasible() && e.objective() > worstObj && e.objective() < Double.POSITIVE_INFINITY) {
+        worstObj = e.objective();
+        worst = x.clone();
+      }
+      int v = 0;
+      while (v < n && ++x[v] == p.size(v)) {
+        x[v] = 0;
+        v++;
+      }
+      if (v == n) {
+        return worst;
+      }
+    }
+  }
+
   @Test
   void defaultSolverIsExactOnRepeatedBlocks() {
     // With CP-SAT closing the gap of small problems, the default solver is exact.
@@ -309,17 +374,21 @@ class MemoryBoundSolverTest {
     // its root LP 10,788,754 as bound; meshplan before threshold mixing returned 13,642,273.
     // Mixing switches 12 of the 40 blocks to the memory-light layout: 8,075,551 + 12 * 245,471.2
     // = 11,021,205 (the all-cheap plan needs 39.84 GB, each switched block frees 0.495 GB, and
-    // 11 switched blocks still need 34.39 GB > 34.36 GB). That is 37 units (3.4 ppm) above CBC's
-    // reported figure; no single-node or edge-pair move from it improves (checked exhaustively),
-    // so the difference is taken to be CBC's integrality tolerance. The bound is the LP bound.
+    // 11 switched blocks still need 34.39 GB > 34.36 GB), 37 units above CBC. The window search
+    // then re-solves the 64 nodes around the largest memory movers exactly (branch and bound) and
+    // finds a layout mix for the embedding and the first block that no threshold gives:
+    // 10,936,259.08, below CBC's 11,021,168, and (10,936,259 - 10,788,754) / 10,936,259 = 1.35%
+    // above the LP bound (the issue asks for at most 2%).
     LogicalMesh mesh = LogicalMesh.of(8, 8);
     MeshEnv env = new MeshEnv(new AlphaBetaCommModel(mesh, new double[] {1, 1},
         new double[] {1, 0.01}), 32.0 * (1L << 30), Optional.empty());
     ShardingPlan plan = new AutoSharding(env, SolverOptions.defaults())
         .plan(LlamaForwardBuilder.build(Presets.get("llama2-13b"), false));
     assertThat(plan.evaluation().feasible()).isTrue();
-    assertThat(plan.objective()).isLessThanOrEqualTo(11_021_205.0);
-    assertThat(plan.objective()).isLessThan(13_642_273.0 * 0.81);
+    assertThat(plan.objective()).isLessThanOrEqualTo(11_021_168.0);
+    assertThat(plan.objective()).isCloseTo(10_936_259.08, within(0.01));
     assertThat(plan.solution().bound()).isBetween(10_788_754.0 - 1.0, plan.objective());
+    assertThat((plan.objective() - plan.solution().bound()) / plan.objective())
+        .isLessThanOrEqualTo(0.02);
   }
 }
