@@ -427,7 +427,8 @@ public final class ReducingIlpSolver implements IlpSolver {
       }
     }
     if (bestObj - bound > 1e-9 * Math.abs(bestObj) && n > smallForCpSat) {
-      best = new WindowSearch(p, WINDOW_NODES, WINDOW_SOLVES, this::solveRelaxedWithBound)
+      best = new WindowSearch(p, WINDOW_NODES, WINDOW_SOLVES, this::solveRelaxedWithBound,
+          scaled(w, hi), hi * rows.size() * m.budget())
           .improve(best, start + (long) (timeLimitSeconds * 1e9));
       bestObj = SolutionEvaluator.evaluate(p, best).objective();
     }
@@ -436,17 +437,8 @@ public final class ReducingIlpSolver implements IlpSolver {
     }
     if (n <= smallForCpSat) {
       // The Lagrangian penalty at the smallest multiplier whose plan fits strengthens the bound of
-      // every branch (0 when the search found no such multiplier).
-      double[][] pen = null;
-      if (hi > 0) {
-        pen = new double[n][];
-        for (int v = 0; v < n; v++) {
-          pen[v] = new double[w[v].length];
-          for (int i = 0; i < w[v].length; i++) {
-            pen[v][i] = hi * w[v][i];
-          }
-        }
-      }
+      // every branch (none when the search found no such multiplier).
+      double[][] pen = scaled(w, hi);
       MemoryBranchAndBound.Result bb = new MemoryBranchAndBound(p, this::solveRelaxedWithBound,
           BRANCH_AND_BOUND_SOLVES, pen, hi * rows.size() * m.budget())
           .solve(best, start + (long) (timeLimitSeconds * 1e9));
@@ -533,6 +525,21 @@ public final class ReducingIlpSolver implements IlpSolver {
       return null;
     }
     return new LocalSearch(p).improve(feasible, start + (long) (timeLimitSeconds * 1e9));
+  }
+
+  /** {@code mu * w}, or null when {@code mu} is 0 (no penalty). */
+  private static double[][] scaled(double[][] w, double mu) {
+    if (!(mu > 0)) {
+      return null;
+    }
+    double[][] out = new double[w.length][];
+    for (int v = 0; v < w.length; v++) {
+      out[v] = new double[w[v].length];
+      for (int i = 0; i < w[v].length; i++) {
+        out[v][i] = mu * w[v][i];
+      }
+    }
+    return out;
   }
 
   private static IlpProblem penalizedByNode(IlpProblem p, double[][] w, double[] mu) {

@@ -24,6 +24,8 @@ final class WindowSearch {
   private final int window;
   private final long solvesPerWindow;
   private final Function<IlpProblem, IlpSolution> relaxed;
+  private final double[][] penalty;
+  private final double penaltyOffset;
 
   /**
    * Creates the search.
@@ -32,13 +34,18 @@ final class WindowSearch {
    * @param window nodes freed at a time
    * @param solvesPerWindow the most memory-free solves each window's branch and bound may spend
    * @param relaxed an exact solver for memory-free problems
+   * @param penalty a Lagrangian penalty per node and strategy ({@code mu} times the node's bytes
+   *     over some checked steps), or null
+   * @param penaltyOffset {@code mu} times the budget times the number of those steps
    */
   WindowSearch(IlpProblem p, int window, long solvesPerWindow,
-      Function<IlpProblem, IlpSolution> relaxed) {
+      Function<IlpProblem, IlpSolution> relaxed, double[][] penalty, double penaltyOffset) {
     this.p = p;
     this.window = Math.max(2, window);
     this.solvesPerWindow = solvesPerWindow;
     this.relaxed = relaxed;
+    this.penalty = penalty;
+    this.penaltyOffset = penaltyOffset;
   }
 
   /**
@@ -195,8 +202,23 @@ final class WindowSearch {
     IlpProblem sub = new IlpProblem(c, edges, windowMemory(x, from, to));
     int[] hint = new int[w + 1];
     System.arraycopy(x, from, hint, 0, w);
-    MemoryBranchAndBound.Result r = new MemoryBranchAndBound(sub, relaxed, solvesPerWindow, null,
-        0).solve(hint, deadlineNanos);
+    // The penalty of the fixed nodes is a constant: it lowers the window's offset.
+    double[][] pen = null;
+    double offset = 0;
+    if (penalty != null) {
+      pen = new double[w + 1][];
+      offset = penaltyOffset;
+      for (int v = 0; v < n; v++) {
+        if (v >= from && v < to) {
+          pen[v - from] = penalty[v];
+        } else {
+          offset -= penalty[v][x[v]];
+        }
+      }
+      pen[w] = new double[] {0};
+    }
+    MemoryBranchAndBound.Result r = new MemoryBranchAndBound(sub, relaxed, solvesPerWindow, pen,
+        offset).solve(hint, deadlineNanos);
     boolean changed = false;
     int[] out = x.clone();
     for (int k = 0; k < w; k++) {

@@ -239,7 +239,8 @@ class MemoryBoundSolverTest {
    * from the most expensive feasible plan: a window as large as the problem is the whole problem,
    * solved exactly (the exhaustive optimum); windows of 2 or 3 nodes around the largest memory
    * movers keep the plan feasible, never make it worse, never go below the optimum, and improve it
-   * on many cases.
+   * on many cases; half the cases add a Lagrangian penalty, whose bound holds for any step and
+   * multiplier.
    */
   @Test
   void windowSearchKeepsPlansFeasibleAndIsExactOnTheWholeProblem() {
@@ -258,11 +259,31 @@ class MemoryBoundSolverTest {
       double startObj = SolutionEvaluator.evaluate(p, worst).objective();
       java.util.function.Function<IlpProblem, IlpSolution> exact =
           q -> new ReducingIlpSolver(10, 1, 0).solve(q);
-      int[] whole = new WindowSearch(p, p.nodeCount(), 1_000_000, exact)
+      // Half the cases add a Lagrangian penalty (one random checked step, multiplier 0.5 to 4).
+      double[][] pen = null;
+      double offset = 0;
+      if (k % 4 >= 2) {
+        MemoryConstraint m = p.memory();
+        int row = rnd.nextInt(m.steps().length);
+        double mu = 0.5 + 3.5 * rnd.nextDouble();
+        pen = new double[p.nodeCount()][];
+        for (int v = 0; v < pen.length; v++) {
+          pen[v] = new double[p.size(v)];
+        }
+        for (int it = 0; it < m.itemCount(); it++) {
+          if (m.stepsFrom(it) <= row && row < m.stepsEnd(it)) {
+            for (int i = 0; i < m.itemBytes()[it].length; i++) {
+              pen[m.itemNode()[it]][i] += mu * m.itemBytes()[it][i];
+            }
+          }
+        }
+        offset = mu * m.budget();
+      }
+      int[] whole = new WindowSearch(p, p.nodeCount(), 1_000_000, exact, pen, offset)
           .improve(worst, Long.MAX_VALUE);
       assertThat(SolutionEvaluator.evaluate(p, whole).objective()).as(where)
           .isEqualTo(ref.objective(), within(1e-6));
-      int[] small = new WindowSearch(p, 2 + k % 2, 1_000_000, exact)
+      int[] small = new WindowSearch(p, 2 + k % 2, 1_000_000, exact, pen, offset)
           .improve(worst, Long.MAX_VALUE);
       Evaluation e = SolutionEvaluator.evaluate(p, small);
       assertThat(e.feasible()).as(where).isTrue();
@@ -375,10 +396,10 @@ class MemoryBoundSolverTest {
     // Mixing switches 12 of the 40 blocks to the memory-light layout: 8,075,551 + 12 * 245,471.2
     // = 11,021,205 (the all-cheap plan needs 39.84 GB, each switched block frees 0.495 GB, and
     // 11 switched blocks still need 34.39 GB > 34.36 GB), 37 units above CBC. The window search
-    // then re-solves the 64 nodes around the largest memory movers exactly (branch and bound) and
-    // finds a layout mix for the embedding and the first block that no threshold gives:
-    // 10,936,259.08, below CBC's 11,021,168, and (10,936,259 - 10,788,754) / 10,936,259 = 1.35%
-    // above the LP bound (the issue asks for at most 2%).
+    // then re-solves the 64 nodes around the largest memory movers exactly (branch and bound with
+    // the Lagrangian penalty) and finds a layout mix for the embedding and the first block that no
+    // threshold gives: 10,906,482.04, below CBC's 11,021,168, and (10,906,482 - 10,788,754) /
+    // 10,906,482 = 1.08% above the LP bound (the issue asks for at most 2%).
     LogicalMesh mesh = LogicalMesh.of(8, 8);
     MeshEnv env = new MeshEnv(new AlphaBetaCommModel(mesh, new double[] {1, 1},
         new double[] {1, 0.01}), 32.0 * (1L << 30), Optional.empty());
@@ -386,7 +407,7 @@ class MemoryBoundSolverTest {
         .plan(LlamaForwardBuilder.build(Presets.get("llama2-13b"), false));
     assertThat(plan.evaluation().feasible()).isTrue();
     assertThat(plan.objective()).isLessThanOrEqualTo(11_021_168.0);
-    assertThat(plan.objective()).isCloseTo(10_936_259.08, within(0.01));
+    assertThat(plan.objective()).isCloseTo(10_906_482.04, within(0.01));
     assertThat(plan.solution().bound()).isBetween(10_788_754.0 - 1.0, plan.objective());
     assertThat((plan.objective() - plan.solution().bound()) / plan.objective())
         .isLessThanOrEqualTo(0.02);
