@@ -66,27 +66,38 @@ final class MemoryBranchAndBound {
     this.penalty = penalty;
     this.penaltyOffset = penaltyOffset;
     MemoryConstraint m = p.memory();
-    int n = p.nodeCount();
-    double[] spread = new double[n];
     minBytes = new double[m.itemCount()];
+    for (int it = 0; it < m.itemCount(); it++) {
+      minBytes[it] = Arrays.stream(m.itemBytes()[it]).min().orElse(0);
+    }
+    order = memoryMovers(p);
+  }
+
+  /**
+   * The nodes whose layouts move memory, the most first: each node's spread of bytes between its
+   * strategies, summed over its items and the checked steps they are live at; nodes of no spread
+   * (a single strategy among them) are left out. Ties go to the smaller id.
+   *
+   * @param p a problem with memory rows
+   * @return node ids
+   */
+  static int[] memoryMovers(IlpProblem p) {
+    MemoryConstraint m = p.memory();
+    double[] spread = new double[p.nodeCount()];
     for (int it = 0; it < m.itemCount(); it++) {
       double[] b = m.itemBytes()[it];
       double lo = Arrays.stream(b).min().orElse(0);
       double hi = Arrays.stream(b).max().orElse(0);
-      minBytes[it] = lo;
-      int live = m.stepsEnd(it) - m.stepsFrom(it);
-      if (live > 0) {
-        spread[m.itemNode()[it]] += (hi - lo) * live;
-      }
+      spread[m.itemNode()[it]] += (hi - lo) * (m.stepsEnd(it) - m.stepsFrom(it));
     }
     List<Integer> nodes = new ArrayList<>();
-    for (int v = 0; v < n; v++) {
-      if (spread[v] > 0 && p.size(v) > 1) {
+    for (int v = 0; v < spread.length; v++) {
+      if (spread[v] > 0) {
         nodes.add(v);
       }
     }
     nodes.sort(Comparator.comparingDouble((Integer v) -> -spread[v]).thenComparingInt(v -> v));
-    order = nodes.stream().mapToInt(Integer::intValue).toArray();
+    return nodes.stream().mapToInt(Integer::intValue).toArray();
   }
 
   /**

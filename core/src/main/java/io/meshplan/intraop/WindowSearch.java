@@ -83,25 +83,10 @@ final class WindowSearch {
    */
   private List<Integer> windowStarts() {
     int n = p.nodeCount();
-    MemoryConstraint m = p.memory();
-    double[] spread = new double[n];
-    for (int it = 0; it < m.itemCount(); it++) {
-      double[] b = m.itemBytes()[it];
-      double lo = java.util.Arrays.stream(b).min().orElse(0);
-      double hi = java.util.Arrays.stream(b).max().orElse(0);
-      spread[m.itemNode()[it]] += (hi - lo) * (m.stepsEnd(it) - m.stepsFrom(it));
-    }
-    List<Integer> nodes = new ArrayList<>();
-    for (int v = 0; v < n; v++) {
-      if (spread[v] > 0) {
-        nodes.add(v);
-      }
-    }
-    nodes.sort(java.util.Comparator.comparingDouble((Integer v) -> -spread[v])
-        .thenComparingInt(v -> v));
+    int[] movers = MemoryBranchAndBound.memoryMovers(p);
     java.util.TreeSet<Integer> starts = new java.util.TreeSet<>();
-    for (int v : nodes.subList(0, Math.min(MOVERS, nodes.size()))) {
-      starts.add(Math.max(0, Math.min(n - window, v - window / 2)));
+    for (int q = 0; q < Math.min(MOVERS, movers.length); q++) {
+      starts.add(Math.max(0, Math.min(n - window, movers[q] - window / 2)));
     }
     List<Integer> out = new ArrayList<>();
     for (int s : starts) {

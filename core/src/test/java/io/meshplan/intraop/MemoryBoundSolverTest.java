@@ -197,21 +197,9 @@ class MemoryBoundSolverTest {
       double[][] pen = null;
       double offset = 0;
       if (k % 4 >= 2) {
-        MemoryConstraint m = p.memory();
-        int row = rnd.nextInt(m.steps().length);
-        double mu = 0.5 + 3.5 * rnd.nextDouble();
-        pen = new double[p.nodeCount()][];
-        for (int v = 0; v < pen.length; v++) {
-          pen[v] = new double[p.size(v)];
-        }
-        for (int it = 0; it < m.itemCount(); it++) {
-          if (m.stepsFrom(it) <= row && row < m.stepsEnd(it)) {
-            for (int i = 0; i < m.itemBytes()[it].length; i++) {
-              pen[m.itemNode()[it]][i] += mu * m.itemBytes()[it][i];
-            }
-          }
-        }
-        offset = mu * m.budget();
+        Penalty pn = randomPenalty(rnd, p);
+        pen = pn.perNode();
+        offset = pn.offset();
       }
       long budget = k % 5 == 4 ? 3 : 100_000;
       MemoryBranchAndBound.Result r = new MemoryBranchAndBound(p,
@@ -263,21 +251,9 @@ class MemoryBoundSolverTest {
       double[][] pen = null;
       double offset = 0;
       if (k % 4 >= 2) {
-        MemoryConstraint m = p.memory();
-        int row = rnd.nextInt(m.steps().length);
-        double mu = 0.5 + 3.5 * rnd.nextDouble();
-        pen = new double[p.nodeCount()][];
-        for (int v = 0; v < pen.length; v++) {
-          pen[v] = new double[p.size(v)];
-        }
-        for (int it = 0; it < m.itemCount(); it++) {
-          if (m.stepsFrom(it) <= row && row < m.stepsEnd(it)) {
-            for (int i = 0; i < m.itemBytes()[it].length; i++) {
-              pen[m.itemNode()[it]][i] += mu * m.itemBytes()[it][i];
-            }
-          }
-        }
-        offset = mu * m.budget();
+        Penalty pn = randomPenalty(rnd, p);
+        pen = pn.perNode();
+        offset = pn.offset();
       }
       int[] whole = new WindowSearch(p, p.nodeCount(), 1_000_000, exact, pen, offset)
           .improve(worst, Long.MAX_VALUE);
@@ -295,6 +271,32 @@ class MemoryBoundSolverTest {
     }
     assertThat(compared).isGreaterThanOrEqualTo(90);
     assertThat(improved).isGreaterThan(20);
+  }
+
+  /** A Lagrangian penalty: per node and strategy, and the constant it is measured against. */
+  private record Penalty(double[][] perNode, double offset) {}
+
+  /**
+   * The penalty of one random checked step at a random multiplier mu in [0.5, 4): mu times each
+   * strategy's bytes live at that step, against mu times the budget. Its bound holds for any step
+   * and multiplier.
+   */
+  private static Penalty randomPenalty(Random rnd, IlpProblem p) {
+    MemoryConstraint m = p.memory();
+    int row = rnd.nextInt(m.steps().length);
+    double mu = 0.5 + 3.5 * rnd.nextDouble();
+    double[][] pen = new double[p.nodeCount()][];
+    for (int v = 0; v < pen.length; v++) {
+      pen[v] = new double[p.size(v)];
+    }
+    for (int it = 0; it < m.itemCount(); it++) {
+      if (m.stepsFrom(it) <= row && row < m.stepsEnd(it)) {
+        for (int i = 0; i < m.itemBytes()[it].length; i++) {
+          pen[m.itemNode()[it]][i] += mu * m.itemBytes()[it][i];
+        }
+      }
+    }
+    return new Penalty(pen, mu * m.budget());
   }
 
   /** The feasible plan with the largest objective, by enumeration (small problems), or null. */
