@@ -222,7 +222,7 @@ public final class StageDp {
     if (pre != null) {
       return pre;
     }
-    double[] latencies = Arrays.stream(stepT).sorted().distinct().toArray();
+    double[] latencies = distinctLatencies();
     return new TmaxSearch(latencies, smallestFeasible(latencies), problem.microbatches()).run();
   }
 
@@ -253,6 +253,11 @@ public final class StageDp {
     return null;
   }
 
+  /** The options' latencies, ascending, each once: the values t_max can take. */
+  private double[] distinctLatencies() {
+    return Arrays.stream(stepT).sorted().distinct().toArray();
+  }
+
   /** The index of the smallest feasible latency (feasibility only grows with t_max). */
   private int smallestFeasible(double[] latencies) {
     int low = 0;
@@ -281,7 +286,7 @@ public final class StageDp {
       return pre;
     }
     int b = problem.microbatches();
-    double[] latencies = Arrays.stream(stepT).sorted().distinct().toArray();
+    double[] latencies = distinctLatencies();
     StagePlan best = null;
     int tried = 0;
     for (int x = smallestFeasible(latencies); x < latencies.length; x++) {
