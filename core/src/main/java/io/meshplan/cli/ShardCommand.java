@@ -154,8 +154,12 @@ final class ShardCommand implements Callable<Integer> {
       default -> throw new InputException("--solver '" + solver + "' is unknown; use reducing or "
           + "cpsat");
     };
-    if (!(timeLimit > 0) || workers <= 0) {
-      throw new InputException("--time-limit and --workers must be positive");
+    if (!(timeLimit > 0 && timeLimit <= SolverOptions.MAX_TIME_LIMIT_SECONDS)) {
+      throw new InputException("--time-limit must be more than 0 and at most "
+          + (long) SolverOptions.MAX_TIME_LIMIT_SECONDS + " seconds, got " + timeLimit);
+    }
+    if (workers <= 0) {
+      throw new InputException("--workers must be positive, got " + workers);
     }
     if (workers > MAX_WORKERS) {
       throw new InputException("--workers " + workers + " is more than " + MAX_WORKERS

@@ -18,10 +18,18 @@ public record SolverOptions(Kind solver, double timeLimitSeconds, int workers) {
     CPSAT
   }
 
+  /**
+   * The longest time limit, seconds (a week): solvers compute deadlines in nanoseconds, which a
+   * larger limit would overflow.
+   */
+  public static final double MAX_TIME_LIMIT_SECONDS = 604_800;
+
   /** Validates the limits. */
   public SolverOptions {
     Require.nonNull(solver, "solver");
-    Require.that(timeLimitSeconds > 0, "--time-limit must be positive, got " + timeLimitSeconds);
+    Require.that(timeLimitSeconds > 0 && timeLimitSeconds <= MAX_TIME_LIMIT_SECONDS,
+        "--time-limit must be more than 0 and at most " + (long) MAX_TIME_LIMIT_SECONDS
+            + " seconds, got " + timeLimitSeconds);
     Require.positive(workers, "--workers");
   }
 

@@ -154,6 +154,20 @@ class HardeningTest {
         .isEqualTo(4.0 * (1L << 30));
   }
 
+  /**
+   * A solver time limit so large that its deadline in nanoseconds overflows (1e400 reads as
+   * Infinity; 1e6 s is past a week) is refused, not run with a deadline in the past.
+   */
+  @Test
+  void solverTimeLimitsThatOverflowADeadlineAreRefused() {
+    for (String limit : new String[] {"1e400", "1000000", "0", "-1", "NaN"}) {
+      oneLineError(CliRun.of("shard", "--model", "alpa-mlp", "--mesh", "2x2", "--time-limit",
+          limit), "--time-limit must be more than 0 and at most 604800 seconds");
+    }
+    assertThat(CliRun.of("shard", "--model", "alpa-mlp", "--mesh", "2x2", "--time-limit",
+        "604800").code()).isZero();
+  }
+
   // Class 3: stack traces and raw errors.
 
   @Test
