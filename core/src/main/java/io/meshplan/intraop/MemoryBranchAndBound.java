@@ -3,7 +3,9 @@ package io.meshplan.intraop;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Function;
 
 /**
@@ -32,7 +34,15 @@ final class MemoryBranchAndBound {
   private final Function<IlpProblem, IlpSolution> relaxed;
   private final long maxSolves;
   private final int[] order;
+  /**
+   * Per branched node, its strategies grouped by the bytes they keep live (equal on every one of
+   * the node's items), each group in ascending strategy order; null for the other nodes.
+   */
+  private final int[][][] classes;
   private final double[] minBytes;
+  /** The most penalized solves one branch spends raising its Lagrangian bound. */
+  static final int DUAL_STEPS = 4;
+
   private final double[][] penalty;
   private final double penaltyOffset;
   private int[] best;
@@ -57,6 +67,9 @@ final class MemoryBranchAndBound {
    * @param p the problem, with memory rows
    * @param relaxed an exact solver for memory-free problems (its bound is proven)
    * @param maxSolves the most memory-free solves to spend
+   * @param penalty a Lagrangian penalty per node and strategy (a multiplier times the bytes the
+   *     strategy keeps live at the penalized steps), or null; the search scales it per branch
+   * @param penaltyOffset the same multiplier times the budget times the number of those steps
    */
   MemoryBranchAndBound(IlpProblem p, Function<IlpProblem, IlpSolution> relaxed, long maxSolves,
       double[][] penalty, double penaltyOffset) {
@@ -71,6 +84,37 @@ final class MemoryBranchAndBound {
       minBytes[it] = Arrays.stream(m.itemBytes()[it]).min().orElse(0);
     }
     order = memoryMovers(p);
+    classes = memoryClasses(p, order);
+  }
+
+  /**
+   * Groups each listed node's strategies by the bytes they keep live on every item of the node:
+   * strategies of one group are alike for memory, so the search branches on the groups, and the
+   * memory-free solve chooses among a group's members exactly.
+   */
+  private static int[][][] memoryClasses(IlpProblem p, int[] nodes) {
+    MemoryConstraint m = p.memory();
+    List<List<Integer>> itemsOf = new ArrayList<>();
+    for (int v = 0; v < p.nodeCount(); v++) {
+      itemsOf.add(new ArrayList<>());
+    }
+    for (int it = 0; it < m.itemCount(); it++) {
+      itemsOf.get(m.itemNode()[it]).add(it);
+    }
+    int[][][] out = new int[p.nodeCount()][][];
+    for (int v : nodes) {
+      Map<List<Double>, List<Integer>> groups = new LinkedHashMap<>();
+      for (int i = 0; i < p.size(v); i++) {
+        List<Double> key = new ArrayList<>();
+        for (int it : itemsOf.get(v)) {
+          key.add(m.itemBytes()[it][i]);
+        }
+        groups.computeIfAbsent(key, k -> new ArrayList<>()).add(i);
+      }
+      out[v] = groups.values().stream()
+          .map(g -> g.stream().mapToInt(Integer::intValue).toArray()).toArray(int[][]::new);
+    }
+    return out;
   }
 
   /**
@@ -113,11 +157,11 @@ final class MemoryBranchAndBound {
     deadline = deadlineNanos;
     int[] fixed = new int[p.nodeCount()];
     Arrays.fill(fixed, -1);
-    branch(0, fixed);
+    branch(0, fixed, 1);
     return new Result(best, bestObj, !cut, solves);
   }
 
-  private void branch(int depth, int[] fixed) {
+  private void branch(int depth, int[] fixed, double tStart) {
     if (cut || !fitsAtLeast(fixed)) {
       return;
     }
@@ -148,36 +192,39 @@ final class MemoryBranchAndBound {
     if (depth == order.length) {
       return;
     }
+    double tNext = tStart;
     if (penalty != null) {
-      solves++;
-      IlpSolution q = relaxed.apply(restrictPenalized(fixed));
-      if (q.hasSolution()) {
-        if (q.bound() - penaltyOffset >= bestObj - 1e-9 * Math.abs(bestObj)) {
-          return;
-        }
-        int[] y = expand(fixed, q.choice());
-        Evaluation ey = SolutionEvaluator.evaluate(p, y);
-        if (ey.feasible() && ey.objective() < bestObj) {
-          best = y;
-          bestObj = ey.objective();
-        }
+      double[] dual = ascend(fixed, r.bound(), x, tStart);
+      if (dual == null) {
+        return;
       }
+      tNext = dual[0];
     }
     int v = order[depth];
-    Integer[] tries = new Integer[p.size(v)];
-    for (int i = 0; i < tries.length; i++) {
-      tries[i] = i;
-    }
+    int[][] groups = classes[v];
     double[] c = p.nodeCosts()[v];
-    int first = x[v];
-    Arrays.sort(tries, Comparator.comparingInt((Integer i) -> i == first ? 0 : 1)
-        .thenComparingDouble(i -> c[i]).thenComparingInt(i -> i));
-    for (int i : tries) {
-      if (c[i] == Double.POSITIVE_INFINITY) {
+    double[] cheapest = new double[groups.length];
+    int first = -1;
+    Integer[] tries = new Integer[groups.length];
+    for (int k = 0; k < groups.length; k++) {
+      tries[k] = k;
+      cheapest[k] = Double.POSITIVE_INFINITY;
+      for (int i : groups[k]) {
+        cheapest[k] = Math.min(cheapest[k], c[i]);
+        if (i == x[v]) {
+          first = k;
+        }
+      }
+    }
+    int firstGroup = first;
+    Arrays.sort(tries, Comparator.comparingInt((Integer k) -> k == firstGroup ? 0 : 1)
+        .thenComparingDouble(k -> cheapest[k]).thenComparingInt(k -> k));
+    for (int k : tries) {
+      if (cheapest[k] == Double.POSITIVE_INFINITY) {
         continue;
       }
-      fixed[v] = i;
-      branch(depth + 1, fixed);
+      fixed[v] = k;
+      branch(depth + 1, fixed, tNext);
       fixed[v] = -1;
       if (cut) {
         return;
@@ -185,12 +232,101 @@ final class MemoryBranchAndBound {
     }
   }
 
+  /**
+   * Raises the branch's Lagrangian bound {@code L(t) = min_x (c(x) + t (P(x) - offset))} over the
+   * scale {@code t >= 0} of the penalty (P the penalty of a plan, {@code t = 1} the multiplier the
+   * caller gave), with the fixed nodes held. {@code L} is concave and every evaluation is a proven
+   * lower bound, so the search is Kelley's cutting planes (Kelley, J. SIAM 1960) on one variable:
+   * the scale grows four-fold while the slope {@code P(x) - offset} stays positive, and then moves
+   * to where the tangents of the two bracketing evaluations cross. It stops as soon as a bound
+   * prunes the branch, when the crossing (an upper estimate of the best bound any scale can give)
+   * cannot prune it, or after {@link #DUAL_STEPS} solves. Every penalized plan that fits memory is
+   * also offered as an incumbent.
+   *
+   * @param fixed the branch's fixed strategies (-1 for free)
+   * @param bound0 the bound at scale 0 (the memory-free optimum with the fixed nodes held)
+   * @param x0 that optimum's plan
+   * @param tStart the first scale to try (the parent's best)
+   * @return {@code {t}}, the scale of the best bound found (for the children), or null when the
+   *     branch is pruned
+   */
+  private double[] ascend(int[] fixed, double bound0, int[] x0, double tStart) {
+    double ta = 0;
+    double la = bound0;
+    double ga = penaltyOf(x0) - penaltyOffset;
+    if (!(ga > 0)) {
+      // L(t) <= L(0) + t * ga <= L(0): no scale raises the bound.
+      return new double[] {tStart};
+    }
+    double th = Double.NaN;
+    double lh = 0;
+    double gh = 0;
+    double bestT = tStart;
+    double bestL = la;
+    double t = tStart > 0 ? tStart : 1;
+    for (int k = 0; k < DUAL_STEPS; k++) {
+      if (solves >= maxSolves || System.nanoTime() > deadline) {
+        break;
+      }
+      solves++;
+      IlpSolution q = relaxed.apply(restrictPenalized(fixed, t));
+      if (!q.hasSolution()) {
+        break;
+      }
+      int[] y = expand(fixed, q.choice());
+      Evaluation ey = SolutionEvaluator.evaluate(p, y);
+      if (ey.feasible() && ey.objective() < bestObj) {
+        best = y;
+        bestObj = ey.objective();
+      }
+      double lt = q.bound() - t * penaltyOffset;
+      if (lt >= bestObj - 1e-9 * Math.abs(bestObj)) {
+        return null;
+      }
+      if (lt > bestL) {
+        bestL = lt;
+        bestT = t;
+      }
+      double g = penaltyOf(y) - penaltyOffset;
+      if (g > 0) {
+        ta = t;
+        la = lt;
+        ga = g;
+      } else {
+        th = t;
+        lh = lt;
+        gh = g;
+      }
+      if (Double.isNaN(th)) {
+        t *= 4;
+        continue;
+      }
+      // The tangents at ta (rising) and th (falling) cross above the concave L's maximum.
+      double cross = (lh - la + ga * ta - gh * th) / (ga - gh);
+      double upper = la + ga * (cross - ta);
+      if (upper < bestObj - 1e-9 * Math.abs(bestObj) || !(cross > ta && cross < th)) {
+        break;
+      }
+      t = cross;
+    }
+    return new double[] {bestT};
+  }
+
+  /** The penalty of a whole plan: the sum of its nodes' entries (0 without a penalty). */
+  private double penaltyOf(int[] x) {
+    double s = 0;
+    for (int v = 0; v < x.length; v++) {
+      s += penalty[v][x[v]];
+    }
+    return s;
+  }
+
   /** Whether every checked step fits with the unfixed nodes at their fewest bytes. */
   private boolean fitsAtLeast(int[] fixed) {
     MemoryConstraint m = p.memory();
     double[] at = SolutionEvaluator.memoryAtSteps(m, it -> {
       int v = m.itemNode()[it];
-      return fixed[v] >= 0 ? m.itemBytes()[it][fixed[v]] : minBytes[it];
+      return fixed[v] >= 0 ? m.itemBytes()[it][classes[v][fixed[v]][0]] : minBytes[it];
     });
     for (double a : at) {
       if (a > m.budget()) {
@@ -201,45 +337,53 @@ final class MemoryBranchAndBound {
   }
 
   /** A plan of the full problem from a choice of the restricted one. */
-  private static int[] expand(int[] fixed, int[] choice) {
+  private int[] expand(int[] fixed, int[] choice) {
     int[] x = choice.clone();
     for (int v = 0; v < x.length; v++) {
       if (fixed[v] >= 0) {
-        x[v] = fixed[v];
+        x[v] = classes[v][fixed[v]][choice[v]];
       }
     }
     return x;
   }
 
-  /** {@link #restrict} with the Lagrangian penalty added to the node costs. */
-  private IlpProblem restrictPenalized(int[] fixed) {
+  /** {@link #restrict} with the Lagrangian penalty, scaled by {@code t}, added to the costs. */
+  private IlpProblem restrictPenalized(int[] fixed, double t) {
     int n = p.nodeCount();
     double[][] c = new double[n][];
     for (int v = 0; v < n; v++) {
       double[] base = p.nodeCosts()[v];
-      if (fixed[v] >= 0) {
-        c[v] = new double[] {base[fixed[v]] + penalty[v][fixed[v]]};
-      } else {
-        c[v] = new double[base.length];
-        for (int i = 0; i < base.length; i++) {
-          c[v][i] = base[i] + penalty[v][i];
-        }
+      c[v] = new double[base.length];
+      for (int i = 0; i < base.length; i++) {
+        c[v][i] = base[i] + t * penalty[v][i];
       }
     }
     return restrict(fixed, c);
   }
 
-  /** The memory-free problem with each fixed node held at its strategy (index 0 of one). */
+  /** The memory-free problem with each fixed node held to the strategies of its group. */
   private IlpProblem restrict(int[] fixed) {
-    int n = p.nodeCount();
-    double[][] c = new double[n][];
-    for (int v = 0; v < n; v++) {
-      c[v] = fixed[v] < 0 ? p.nodeCosts()[v] : new double[] {p.nodeCosts()[v][fixed[v]]};
-    }
-    return restrict(fixed, c);
+    return restrict(fixed, p.nodeCosts());
   }
 
+  /**
+   * The memory-free problem with costs {@code c} in which each fixed node keeps only the members
+   * of its group (renumbered from 0 in ascending order).
+   */
   private IlpProblem restrict(int[] fixed, double[][] c) {
+    int n = p.nodeCount();
+    double[][] rc = new double[n][];
+    for (int v = 0; v < n; v++) {
+      if (fixed[v] < 0) {
+        rc[v] = c[v];
+      } else {
+        int[] keep = classes[v][fixed[v]];
+        rc[v] = new double[keep.length];
+        for (int i = 0; i < keep.length; i++) {
+          rc[v][i] = c[v][keep[i]];
+        }
+      }
+    }
     List<IlpEdge> edges = new ArrayList<>(p.edges().size());
     for (IlpEdge e : p.edges()) {
       int u = e.u();
@@ -249,17 +393,20 @@ final class MemoryBranchAndBound {
         continue;
       }
       int sv = p.size(v);
-      int ru = fixed[u] < 0 ? p.size(u) : 1;
-      int rv = fixed[v] < 0 ? sv : 1;
+      int[] ku = fixed[u] < 0 ? null : classes[u][fixed[u]];
+      int[] kv = fixed[v] < 0 ? null : classes[v][fixed[v]];
+      int ru = ku == null ? p.size(u) : ku.length;
+      int rv = kv == null ? sv : kv.length;
       double[] m = e.raw();
       double[] r = new double[ru * rv];
       for (int i = 0; i < ru; i++) {
+        int row = (ku == null ? i : ku[i]) * sv;
         for (int j = 0; j < rv; j++) {
-          r[i * rv + j] = m[(fixed[u] < 0 ? i : fixed[u]) * sv + (fixed[v] < 0 ? j : fixed[v])];
+          r[i * rv + j] = m[row + (kv == null ? j : kv[j])];
         }
       }
       edges.add(new IlpEdge(u, v, r));
     }
-    return new IlpProblem(c, edges, null);
+    return new IlpProblem(rc, edges, null);
   }
 }

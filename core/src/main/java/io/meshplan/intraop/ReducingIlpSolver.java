@@ -104,6 +104,21 @@ public final class ReducingIlpSolver implements IlpSolver {
     double get(int from, int i, int j) {
       return from == a ? m[i * sb + j] : m[j * sb + i];
     }
+
+    /**
+     * The costs seen from node {@code from} laid out with the other node's strategy major:
+     * entry {@code j * sFrom + i} is {@code get(from, i, j)}, so a minimum over {@code from}'s
+     * strategies reads consecutive entries.
+     */
+    double[] fromRows(int from, int sFrom, int sOther) {
+      double[] t = new double[sFrom * sOther];
+      for (int i = 0; i < sFrom; i++) {
+        for (int j = 0; j < sOther; j++) {
+          t[j * sFrom + i] = get(from, i, j);
+        }
+      }
+      return t;
+    }
   }
 
   private record Step(int kind, int x, int y, int z, int[] table) {}
@@ -207,11 +222,14 @@ public final class ReducingIlpSolver implements IlpSolver {
         Edge ed = nb.get(y);
         int sy = cost[y].length;
         int[] table = new int[sy];
+        double[] cx = cost[x];
+        double[] t = ed.fromRows(x, sx, sy);
         for (int j = 0; j < sy; j++) {
           double best = Double.POSITIVE_INFINITY;
           int arg = 0;
+          int o = j * sx;
           for (int i = 0; i < sx; i++) {
-            double c = cost[x][i] + ed.get(x, i, j);
+            double c = cx[i] + t[o + i];
             if (c < best) {
               best = c;
               arg = i;
@@ -241,23 +259,28 @@ public final class ReducingIlpSolver implements IlpSolver {
         }
         int[] table = new int[sy * sz];
         double[] cx = cost[x];
+        double[] ty = exy.fromRows(x, sx, sy);
+        double[] tz = exz.fromRows(x, sx, sz);
         double[] colY = new double[sx];
+        boolean yFirst = eyz.a == y;
         for (int j = 0; j < sy; j++) {
+          int oy = j * sx;
           for (int i = 0; i < sx; i++) {
-            colY[i] = cx[i] + exy.get(x, i, j);
+            colY[i] = cx[i] + ty[oy + i];
           }
           for (int k = 0; k < sz; k++) {
             double best = Double.POSITIVE_INFINITY;
             int arg = 0;
+            int oz = k * sx;
             for (int i = 0; i < sx; i++) {
-              double c = colY[i] + exz.get(x, i, k);
+              double c = colY[i] + tz[oz + i];
               if (c < best) {
                 best = c;
                 arg = i;
               }
             }
             table[j * sz + k] = arg;
-            if (eyz.a == y) {
+            if (yFirst) {
               eyz.m[j * sz + k] += best;
             } else {
               eyz.m[k * eyz.sb + j] += best;
@@ -867,4 +890,5 @@ public final class ReducingIlpSolver implements IlpSolver {
     return arg;
   }
 }
+
 

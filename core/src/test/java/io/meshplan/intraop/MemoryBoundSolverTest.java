@@ -223,6 +223,108 @@ class MemoryBoundSolverTest {
   }
 
   /**
+   * Nodes of 3 to 5 strategies whose bytes repeat (a weight's layouts keep 1, 2 or 4 units, as
+   * replicated and sharded layouts do), each node with two items live over different steps: the
+   * search branches on groups of strategies alike on both items, so a group taken on one item
+   * alone would leave the memory of a fully branched plan undecided. 150 seeded cases, half with a
+   * Lagrangian penalty: every search that finishes equals the exhaustive optimum, and most cases
+   * have groups of more than one strategy.
+   */
+  @Test
+  void branchAndBoundOverGroupsOfEqualBytesIsExact() {
+    Random rnd = new Random(313);
+    int proven = 0;
+    int grouped = 0;
+    for (int k = 0; k < 150; k++) {
+      IlpProblem p = repeatedBytes(rnd);
+      IlpSolution ref = new ExhaustiveIlpSolver(1_000_000).solve(p);
+      IlpSolution lag = new ReducingIlpSolver(10, 1, 0).solve(p);
+      if (!ref.hasSolution() || !lag.hasSolution()) {
+        continue;
+      }
+      Penalty pn = k % 2 == 0 ? null : randomPenalty(rnd, p);
+      MemoryBranchAndBound.Result r = new MemoryBranchAndBound(p,
+          q -> new ReducingIlpSolver(10, 1, 0).solve(q), 100_000,
+          pn == null ? null : pn.perNode(), pn == null ? 0 : pn.offset())
+          .solve(lag.choice(), Long.MAX_VALUE);
+      String where = "case " + k;
+      assertThat(SolutionEvaluator.evaluate(p, r.choice()).feasible()).as(where).isTrue();
+      assertThat(r.proven()).as(where).isTrue();
+      assertThat(r.objective()).as(where).isEqualTo(ref.objective(), within(1e-6));
+      proven++;
+      if (hasEqualBytes(p)) {
+        grouped++;
+      }
+    }
+    assertThat(proven).isGreaterThan(100);
+    assertThat(grouped).isGreaterThan(80);
+  }
+
+  /** A random problem as described at {@link #branchAndBoundOverGroupsOfEqualBytesIsExact}. */
+  private static IlpProblem repeatedBytes(Random rnd) {
+    int n = 3 + rnd.nextInt(4);
+    double[][] costs = new double[n][];
+    for (int v = 0; v < n; v++) {
+      costs[v] = new double[3 + rnd.nextInt(3)];
+      for (int i = 0; i < costs[v].length; i++) {
+        costs[v][i] = rnd.nextInt(20);
+      }
+    }
+    List<IlpEdge> edges = new ArrayList<>();
+    for (int v = 1; v < n; v++) {
+      int u = rnd.nextInt(v);
+      double[] m = new double[costs[u].length * costs[v].length];
+      for (int k = 0; k < m.length; k++) {
+        m[k] = rnd.nextInt(30);
+      }
+      edges.add(new IlpEdge(u, v, m));
+    }
+    double[] levels = {1, 2, 4};
+    int items = 2 * n;
+    int[] node = new int[items];
+    int[] start = new int[items];
+    int[] end = new int[items];
+    double[][] bytes = new double[items][];
+    for (int it = 0; it < items; it++) {
+      int v = it / 2;
+      node[it] = v;
+      start[it] = rnd.nextInt(n);
+      end[it] = start[it] + 1 + rnd.nextInt(n - start[it]);
+      bytes[it] = new double[costs[v].length];
+      for (int i = 0; i < bytes[it].length; i++) {
+        bytes[it][i] = levels[rnd.nextInt(levels.length)];
+      }
+    }
+    int[] steps = new int[n];
+    for (int t = 0; t < n; t++) {
+      steps[t] = t;
+    }
+    return new IlpProblem(costs, edges,
+        new MemoryConstraint(10 + rnd.nextInt(12), steps, node, start, end, bytes));
+  }
+
+  /** Whether two strategies of some node keep the same bytes on all of the node's items. */
+  private static boolean hasEqualBytes(IlpProblem p) {
+    MemoryConstraint m = p.memory();
+    for (int v = 0; v < p.nodeCount(); v++) {
+      for (int i = 0; i < p.size(v); i++) {
+        for (int j = i + 1; j < p.size(v); j++) {
+          boolean same = true;
+          for (int it = 0; it < m.itemCount(); it++) {
+            if (m.itemNode()[it] == v && m.itemBytes()[it][i] != m.itemBytes()[it][j]) {
+              same = false;
+            }
+          }
+          if (same) {
+            return true;
+          }
+        }
+      }
+    }
+    return false;
+  }
+
+  /**
    * The window search on 120 seeded random memory-bound problems (about 100 of them feasible),
    * from the most expensive feasible plan: a window as large as the problem is the whole problem,
    * solved exactly (the exhaustive optimum); windows of 2 or 3 nodes around the largest memory
