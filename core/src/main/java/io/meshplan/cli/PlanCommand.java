@@ -41,6 +41,11 @@ final class PlanCommand implements Callable<Integer> {
       + "megatron' expresses exactly; the plan is the fastest one that fits.")
   boolean megatronGrid;
 
+  @Option(names = "--schedule", defaultValue = "auto", description = "Pipeline schedule: auto "
+      + "(1F1B, or interleaved 1F1B with several model chunks per stage when that is faster) or "
+      + "1f1b (default: ${DEFAULT-VALUE}).")
+  String schedule;
+
   @Option(names = "--json", description = "Print the plan as JSON.")
   boolean json;
 
@@ -82,8 +87,15 @@ final class PlanCommand implements Callable<Integer> {
       throw new InputException("--microbatches cannot be fixed with --megatron-grid, which "
           + "chooses the micro batch itself");
     }
+    boolean interleave = switch (schedule.trim().toLowerCase(java.util.Locale.ROOT)) {
+      case "auto" -> true;
+      case "1f1b" -> false;
+      default -> throw new InputException("--schedule '" + schedule + "' is unknown; use auto "
+          + "or 1f1b");
+    };
     ReportFiles.check(report, compare, out, null);
-    TrainingSetup setup = TrainingSetup.of(model, cluster, null, globalBatch, fixed);
+    TrainingSetup setup = TrainingSetup.of(model, cluster, null, globalBatch, fixed)
+        .withInterleaving(interleave);
     PlanResult.Planned p = executor.local() ? planHere(setup) : planOnSpark(setup, fixed);
     // On Spark the JSON is the executors' own, unchanged.
     String planJson = sparkJson != null ? sparkJson : PlanJson.write(p.plan());
@@ -150,7 +162,7 @@ final class PlanCommand implements Callable<Integer> {
     io.meshplan.interop.PlanRequest req = setup.request();
     io.meshplan.sweep.PlanQuestion q = new io.meshplan.sweep.PlanQuestion(setup.model(),
         setup.cluster(), req.globalBatch(), fixed, req.memoryPerGpu(), req.weightBytes(),
-        req.overlapGradSync());
+        req.overlapGradSync(), req.interleave());
     io.meshplan.sweep.MicrobatchOutcome o;
     int[] runs = new int[1];
     try (io.meshplan.exec.TaskExecutor ex = executor.open()) {

@@ -75,7 +75,7 @@ final class SimulateCommand implements Callable<Integer> {
               + "this model's layers evenly (Megatron-LM needs heads, key/value heads, the "
               + "feed-forward size and the vocabulary divisible by it)"));
       sim = e.simulation();
-      drawn = e.plan();
+      drawn = Optional.of(e.plan());
     }
     PrintWriter w = spec.commandLine().getOut();
     w.print(json ? SimulationJson.write(sim, false) : SimulationText.write(sim));

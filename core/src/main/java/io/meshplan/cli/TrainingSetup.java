@@ -67,4 +67,14 @@ record TrainingSetup(ModelSpec model, ClusterSpec cluster, IlpLayerCostModel lay
         clusterOptions.overlapGradReduce);
     return new TrainingSetup(model, cs, layers, req);
   }
+
+  /**
+   * The same setup, with the interleaved schedule allowed or not.
+   *
+   * @param allowed whether a plan may use the interleaved schedule
+   * @return the setup
+   */
+  TrainingSetup withInterleaving(boolean allowed) {
+    return new TrainingSetup(model, cluster, layers, request.withInterleaving(allowed));
+  }
 }

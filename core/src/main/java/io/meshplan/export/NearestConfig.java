@@ -53,7 +53,7 @@ public final class NearestConfig {
           pps.add(d);
         }
       }
-      int stages = plan.stages().size() / plan.virtualStages();
+      int stages = plan.pipelineStages();
       pps.sort(Comparator.<Integer>comparingInt(d -> Math.abs(d - stages))
           .thenComparingInt(d -> d));
       for (int pp : pps) {

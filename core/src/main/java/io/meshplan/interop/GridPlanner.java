@@ -32,7 +32,7 @@ public final class GridPlanner {
   public PlanResult plan(PlanRequest req) {
     Optional<MegatronGrid.Point> best = new MegatronGrid(layers).best(req);
     int solves = layers instanceof IlpLayerCostModel ilp ? ilp.solves() : 0;
-    if (best.isEmpty() || best.get().evaluated().plan().isEmpty()) {
+    if (best.isEmpty()) {
       return new PlanResult.Infeasible(0, req.cluster().nodes(), "no Megatron-LM "
           + "configuration of " + req.model().name() + " (tensor x pipeline x data-parallel "
           + "sizes that divide the GPUs, pipeline sizes that divide the " + req.model().layers()
@@ -41,7 +41,7 @@ public final class GridPlanner {
           + Units.formatBytes(req.memoryPerGpu()) + " per GPU; plan without the Megatron-LM "
           + "restriction for uneven stages");
     }
-    PipelinePlan plan = best.get().evaluated().plan().get();
+    PipelinePlan plan = best.get().evaluated().plan();
     return new PlanResult.Planned(plan, best.get().evaluated().simulation(),
         new PlanResult.SearchStats(solves, 0, 0, 1, 1));
   }

@@ -115,7 +115,8 @@ public final class InterOpPlanner {
         StageDpResult r = new StageDp(new StageDpProblem(shapes, cluster.nodes(),
             cluster.gpusPerNode(), grouped, req.memoryPerGpu(), req.globalBatch() / g)).solve();
         Object out = r instanceof StageDpResult.Feasible f
-            ? toPlan(req, table, grouped.ungroup(f.plan()), g) : r;
+            ? interleave(req, table, shapes, g, toPlan(req, table, grouped.ungroup(f.plan()), g))
+            : r;
         progress.accept(done.incrementAndGet() * 100 / micro.size());
         return out;
       });
@@ -132,8 +133,8 @@ public final class InterOpPlanner {
       }
       PlanResult.Planned p = (PlanResult.Planned) o;
       double t = p.plan().prediction().iterationSeconds();
-      if (best == null || isBetter(t, p.plan().stages().size(),
-          best.plan().prediction().iterationSeconds(), best.plan().stages().size())) {
+      if (best == null || isBetter(t, p.plan().pipelineStages(),
+          best.plan().prediction().iterationSeconds(), best.plan().pipelineStages())) {
         best = p;
       }
     }
@@ -326,6 +327,23 @@ public final class InterOpPlanner {
     PipelinePlan plan = new PipelinePlan(model, cluster.toShortString(), req.globalBatch(), g, b,
         1, stages, prediction(sim));
     return new PlanResult.Planned(plan, sim, new PlanResult.SearchStats(0, 0, 0, 1, 1));
+  }
+
+  /**
+   * The 1F1B plan of a microbatch size, or the fastest interleaved pipeline that fits and beats it
+   * ({@link Interleaver}).
+   */
+  private PlanResult.Planned interleave(PlanRequest req, Table table, List<SubmeshShape> shapes,
+      int g, PlanResult.Planned oneF1B) {
+    if (!req.interleave()) {
+      return oneF1B;
+    }
+    Interleaver search = new Interleaver(req, table.assembler, shapes, g);
+    Optional<PlanSimulator.Evaluated> e = search.best(
+        oneF1B.plan().prediction().iterationSeconds(), false);
+    simulations.addAndGet(search.simulations());
+    return e.map(x -> new PlanResult.Planned(x.plan(), x.simulation(), oneF1B.stats()))
+        .orElse(oneF1B);
   }
 
   static PipelinePlan.Prediction prediction(SimulationResult sim) {

@@ -20,10 +20,42 @@ import java.util.function.Function;
  * @param p2p prices of stage-to-stage transfers, seconds
  * @param weightBytes bytes of one weight in the compute precision (2 for bf16/fp16, 4 for fp32)
  * @param overlapGradSync whether the gradient reduction overlaps with the backward pass
+ * @param interleave whether the plan may use the interleaved 1F1B schedule (otherwise 1F1B)
  */
 public record PlanRequest(ModelSpec model, ClusterSpec cluster, int globalBatch,
     int fixedMicrobatches, double memoryPerGpu, Function<LogicalMesh, CommModel> comm,
-    SendRecvModel p2p, int weightBytes, boolean overlapGradSync) {
+    SendRecvModel p2p, int weightBytes, boolean overlapGradSync, boolean interleave) {
+
+  /**
+   * A request whose plan may use either 1F1B or the interleaved schedule.
+   *
+   * @param model the model, with the sequence length to train
+   * @param cluster the cluster
+   * @param globalBatch sequences per iteration
+   * @param fixedMicrobatches microbatches per iteration, or 0 to let the planner choose
+   * @param memoryPerGpu memory available on one GPU, bytes
+   * @param comm collective prices on a logical mesh placed on the cluster's devices, seconds
+   * @param p2p prices of stage-to-stage transfers, seconds
+   * @param weightBytes bytes of one weight in the compute precision
+   * @param overlapGradSync whether the gradient reduction overlaps with the backward pass
+   */
+  public PlanRequest(ModelSpec model, ClusterSpec cluster, int globalBatch,
+      int fixedMicrobatches, double memoryPerGpu, Function<LogicalMesh, CommModel> comm,
+      SendRecvModel p2p, int weightBytes, boolean overlapGradSync) {
+    this(model, cluster, globalBatch, fixedMicrobatches, memoryPerGpu, comm, p2p, weightBytes,
+        overlapGradSync, true);
+  }
+
+  /**
+   * The same request, with the interleaved schedule allowed or not.
+   *
+   * @param allowed whether the plan may use the interleaved schedule
+   * @return the request
+   */
+  public PlanRequest withInterleaving(boolean allowed) {
+    return new PlanRequest(model, cluster, globalBatch, fixedMicrobatches, memoryPerGpu, comm,
+        p2p, weightBytes, overlapGradSync, allowed);
+  }
   /** Validates the fields. */
   public PlanRequest {
     Require.nonNull(model, "model");

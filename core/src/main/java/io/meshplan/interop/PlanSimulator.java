@@ -55,57 +55,21 @@ public final class PlanSimulator {
   public Optional<Evaluated> simulate(PlanRequest req, ParallelConfig c, boolean gpipe) {
     Require.that(!gpipe || c.virtualStages() == 1, "GPipe has no virtual stages");
     InterOpPlanner.checkMicrobatches(c.microbatches());
-    ModelSpec model = req.model();
     int chunks = c.pipelineParallel() * c.virtualStages();
-    int perChunk = model.layers() / chunks;
     int zero = c.dataParallel() > 1 ? c.zeroStage() : 0;
     LayerSetting ls = new LayerSetting(c.tensorParallel(), c.microBatchSize(), c.recompute(),
         c.sequenceParallel(), true);
     StageAssembler asm = new StageAssembler(req, layers);
-    StageCostBuilder builder = asm.builder(c.dataParallel(), c.tensorParallel());
-    List<StageCost> costs = new ArrayList<>();
-    List<List<LayerCost>> stageLayers = new ArrayList<>();
-    int[] firstDevice = new int[chunks];
-    int groupDevices = c.dataParallel() * c.tensorParallel();
-    for (int k = 0; k < chunks; k++) {
-      List<LayerCost> ls2 = asm.stageLayers(ls, perChunk, k == 0, k == chunks - 1);
-      if (ls2 == null) {
-        return Optional.empty();
-      }
-      stageLayers.add(ls2);
-      costs.add(builder.build(ls2, c.dataParallel(), c.tensorParallel(), zero, k == chunks - 1));
-      firstDevice[k] = (k % c.pipelineParallel()) * groupDevices;
+    UniformPipeline pipeline = new UniformPipeline(c.pipelineParallel(), c.dataParallel(),
+        c.tensorParallel(), ls, zero, UniformPipeline.evenChunks(req.model().layers(), chunks));
+    List<StageCost> costs = pipeline.costs(asm);
+    if (costs == null) {
+      return Optional.empty();
     }
     Schedule schedule = c.virtualStages() > 1 ? new Schedule.Interleaved(c.virtualStages())
         : gpipe ? new Schedule.GPipe() : new Schedule.OneFOneB();
-    SimulationResult sim = asm.simulate(costs, firstDevice, c.globalBatchSize(),
-        c.microbatches(), schedule);
-    List<StagePlan> stages = new ArrayList<>();
-    for (int g = 0; g < c.pipelineParallel(); g++) {
-      double fwd = 0;
-      double bwd = 0;
-      for (int v = 0; v < c.virtualStages(); v++) {
-        StageCost sc = costs.get(v * c.pipelineParallel() + g);
-        fwd += sc.forwardSeconds();
-        bwd += sc.backwardSeconds();
-      }
-      int first = g * perChunk;
-      // A group of whole nodes is an n x M submesh; a smaller or unaligned one is one row.
-      int gpn = req.cluster().gpusPerNode();
-      int n = groupDevices % gpn == 0 ? groupDevices / gpn : 1;
-      int m = groupDevices / n;
-      stages.add(new StagePlan(first, first + perChunk - 1, n, m, g * groupDevices,
-          c.dataParallel(), c.tensorParallel(), c.recompute(), c.sequenceParallel(), zero, true,
-          fwd, bwd,
-          sim.stages().get(g).memory().totalBytes(),
-          InterOpPlanner.largestTensors(stageLayers.get(g)),
-          Optional.of(InterOpPlanner.axisBytes(sim.stages().get(g).commBytesPerGpu()))));
-    }
-    PipelinePlan plan = c.virtualStages() == 1 ? new PipelinePlan(model,
-        req.cluster().toShortString(), c.globalBatchSize(),
-        c.microBatchSize() * c.dataParallel(), c.microbatches(), 1, stages,
-        InterOpPlanner.prediction(sim)) : null;
-    return Optional.of(new Evaluated(Optional.ofNullable(plan), sim));
+    return Optional.of(pipeline.evaluate(req, asm, costs, c.globalBatchSize(), c.microbatches(),
+        schedule));
   }
 
   /**
@@ -139,15 +103,16 @@ public final class PlanSimulator {
       firstDevice[i] = s.firstDevice();
     }
     return asm.simulate(costs, firstDevice, plan.globalBatchSize(), plan.microbatches(),
-        new Schedule.OneFOneB());
+        plan.virtualStages() > 1 ? new Schedule.Interleaved(plan.virtualStages())
+            : new Schedule.OneFOneB());
   }
 
   /**
    * A simulated configuration.
    *
-   * @param plan the configuration as a plan (empty for the interleaved schedule, whose stages
-   *     hold several model chunks and are not a plan of contiguous layer ranges)
+   * @param plan the configuration as a plan (with the interleaved schedule, its stages are the
+   *     model chunks)
    * @param simulation the simulation
    */
-  public record Evaluated(Optional<PipelinePlan> plan, SimulationResult simulation) {}
+  public record Evaluated(PipelinePlan plan, SimulationResult simulation) {}
 }

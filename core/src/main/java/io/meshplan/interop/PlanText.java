@@ -8,7 +8,8 @@ import io.meshplan.sim.SimulationText;
 import java.util.Locale;
 
 /**
- * Writes a plan for people: one line per stage (layers, submesh, logical mesh, time, memory), the
+ * Writes a plan for people: one line per stage (layers, submesh, logical mesh, time, memory; under
+ * the interleaved schedule the layer ranges of all the stage's chunks and their summed times), the
  * layouts of each stage's largest weights in words and in XLA notation, then the simulation.
  */
 public final class PlanText {
@@ -30,18 +31,32 @@ public final class PlanText {
         m.parameterCount() / 1e9, m.layers(), m.seq(), plan.cluster(), plan.gpus());
     line(out, "global batch %d = %d microbatches of %d sequences", plan.globalBatchSize(),
         plan.microbatches(), plan.microbatchSequences());
+    if (plan.virtualStages() > 1) {
+      line(out, "interleaved 1F1B: each stage runs %d model chunks (the layer ranges below)",
+          plan.virtualStages());
+    }
     out.append('\n');
-    line(out, "%-5s %-9s %-7s %-9s %-6s %-3s %-9s %-3s %-4s %-9s %-9s %-8s", "stage", "layers",
-        "submesh", "devices", "mesh", "mb", "recompute", "sp", "zero", "fwd ms", "bwd ms",
-        "peak GiB");
-    for (int i = 0; i < plan.stages().size(); i++) {
+    int width = 9;
+    for (int i = 0; i < plan.pipelineStages(); i++) {
+      width = Math.max(width, plan.layersOf(i).length());
+    }
+    String head = "%-5s %-" + width + "s %-7s %-9s %-6s %-3s %-9s %-3s %-4s %-9s %-9s %-8s";
+    line(out, head, "stage", "layers", "submesh", "devices", "mesh", "mb", "recompute", "sp",
+        "zero", "fwd ms", "bwd ms", "peak GiB");
+    String row = "%-5d %-" + width + "s %-7s %-9s %-6s %-3d %-9s %-3s %-4d %-9.2f %-9.2f %-8.2f";
+    for (int i = 0; i < plan.pipelineStages(); i++) {
       StagePlan s = plan.stages().get(i);
-      line(out, "%-5d %-9s %-7s %-9s %-6s %-3d %-9s %-3s %-4d %-9.2f %-9.2f %-8.2f", i,
-          s.firstLayer() + "-" + s.lastLayer(), s.submeshNodes() + "x" + s.submeshGpus(),
+      double fwd = 0;
+      double bwd = 0;
+      for (StagePlan c : plan.chunksOf(i)) {
+        fwd += c.forwardSeconds();
+        bwd += c.backwardSeconds();
+      }
+      line(out, row, i, plan.layersOf(i), s.submeshNodes() + "x" + s.submeshGpus(),
           s.firstDevice() + "-" + (s.firstDevice() + s.devices() - 1),
           s.dataParallel() + "x" + s.tensorParallel(), plan.microBatchSize(s),
           s.recompute().label(), s.sequenceParallel() ? "on" : "off", s.zeroStage(),
-          1e3 * s.forwardSeconds(), 1e3 * s.backwardSeconds(), s.peakMemoryBytes() / GIB);
+          1e3 * fwd, 1e3 * bwd, s.peakMemoryBytes() / GIB);
     }
     line(out, "(mesh: data-parallel x tensor-parallel; mb: sequences per microbatch per replica; "
         + "fwd/bwd: one microbatch; zero: ZeRO stage over the data-parallel group)");
@@ -49,7 +64,7 @@ public final class PlanText {
     line(out, "largest weights of one replica and their layouts over its %s:", "tensor-parallel "
         + "GPUs");
     String last = null;
-    for (int i = 0; i < plan.stages().size(); i++) {
+    for (int i = 0; i < plan.pipelineStages(); i++) {
       StagePlan s = plan.stages().get(i);
       String text = tensorLines(s);
       if (text.equals(last)) {

@@ -19,7 +19,10 @@ import java.util.Optional;
  * @param microbatches microbatches each pipeline runs per iteration
  * @param virtualStages model chunks per stage (1 = 1F1B; more = interleaved 1F1B)
  * @param stages the pipeline stages in order; blocks are numbered 0..layers-1, the embedding runs
- *     on the first stage and the LM head on the last
+ *     on the first stage and the LM head on the last. With {@code v = virtualStages > 1} these are
+ *     the {@code p * v} model chunks in layer order (Narayanan et al., SC'21, section 2.2.2): chunk
+ *     {@code k} runs on the devices of pipeline stage {@code k mod p}, so chunk {@code k} has the
+ *     submesh, first device and logical mesh of chunk {@code k mod p}
  * @param prediction the simulator's figures for this plan
  */
 public record PipelinePlan(
@@ -96,16 +99,73 @@ public record PipelinePlan(
     }
     Require.that(next == model.layers(), "stages cover " + next + " layers but the model has "
         + model.layers());
+    Require.that(stages.size() % virtualStages == 0, "the " + stages.size() + " model chunks "
+        + "do not split into " + virtualStages + " chunks per stage");
+    int p = stages.size() / virtualStages;
+    Require.that(virtualStages == 1 || microbatches % p == 0, "the interleaved schedule needs the "
+        + "number of microbatches (" + microbatches + ") to be a multiple of the pipeline depth ("
+        + p + ")");
+    for (int k = p; k < stages.size(); k++) {
+      StagePlan c = stages.get(k);
+      StagePlan g = stages.get(k % p);
+      Require.that(c.firstDevice() == g.firstDevice() && c.submeshNodes() == g.submeshNodes()
+          && c.submeshGpus() == g.submeshGpus() && c.dataParallel() == g.dataParallel()
+          && c.tensorParallel() == g.tensorParallel(), "model chunk " + k + " must run on the "
+          + "devices and logical mesh of pipeline stage " + (k % p));
+    }
+  }
+
+  /**
+   * The pipeline depth: the number of device groups, each running {@link #virtualStages} chunks.
+   *
+   * @return {@code stages().size() / virtualStages()}
+   */
+  public int pipelineStages() {
+    return stages.size() / virtualStages;
+  }
+
+  /**
+   * The model chunks a pipeline stage runs, in layer order: the stage itself under 1F1B.
+   *
+   * @param stage a pipeline stage, 0 to {@link #pipelineStages()} - 1
+   * @return chunks {@code stage}, {@code stage + p}, ... of {@link #stages()}
+   */
+  public List<StagePlan> chunksOf(int stage) {
+    int p = pipelineStages();
+    Require.that(stage >= 0 && stage < p, "stage " + stage + " is outside 0.." + (p - 1));
+    List<StagePlan> out = new java.util.ArrayList<>(virtualStages);
+    for (int k = stage; k < stages.size(); k += p) {
+      out.add(stages.get(k));
+    }
+    return List.copyOf(out);
+  }
+
+  /**
+   * The layers a pipeline stage holds, as ranges: {@code 0-12}, or for interleaved chunks {@code
+   * 0-1,16-17,32-33}.
+   *
+   * @param stage a pipeline stage
+   * @return the ranges, comma-separated
+   */
+  public String layersOf(int stage) {
+    StringBuilder b = new StringBuilder();
+    for (StagePlan c : chunksOf(stage)) {
+      if (b.length() > 0) {
+        b.append(',');
+      }
+      b.append(c.firstLayer()).append('-').append(c.lastLayer());
+    }
+    return b.toString();
   }
 
   /**
    * The GPUs the plan uses.
    *
-   * @return the sum of the stages' devices
+   * @return the sum of the pipeline stages' devices (each chunk of a stage on the same ones)
    */
   public int gpus() {
     int n = 0;
-    for (StagePlan s : stages) {
+    for (StagePlan s : stages.subList(0, pipelineStages())) {
       n = Math.addExact(n, s.devices());
     }
     return n;

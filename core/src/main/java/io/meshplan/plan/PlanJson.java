@@ -65,8 +65,16 @@ public final class PlanJson {
     p.commBytes().ifPresent(b -> root.set("communicationBytes", axisBytes(b)));
     plan.commBytesPerGpu().ifPresent(b -> root.set("communicationBytesPerGpu", axisBytes(b)));
     ArrayNode stages = root.putArray("stages");
-    for (StagePlan s : plan.stages()) {
+    int depth = plan.pipelineStages();
+    for (int k = 0; k < plan.stages().size(); k++) {
+      StagePlan s = plan.stages().get(k);
       ObjectNode o = stages.addObject();
+      if (plan.virtualStages() > 1) {
+        // A model chunk of the interleaved schedule: which stage's devices run it, and which of
+        // that stage's chunks it is.
+        o.put("stage", k % depth);
+        o.put("chunk", k / depth);
+      }
       o.putArray("layers").add(s.firstLayer()).add(s.lastLayer());
       o.putArray("submesh").add(s.submeshNodes()).add(s.submeshGpus());
       o.put("firstDevice", s.firstDevice());

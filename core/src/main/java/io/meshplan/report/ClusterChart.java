@@ -2,10 +2,10 @@ package io.meshplan.report;
 
 import static io.meshplan.report.HtmlWriter.fmt;
 
+import io.meshplan.plan.PipelinePlan;
 import io.meshplan.plan.StagePlan;
 import io.meshplan.sim.StageResult;
 import java.util.Arrays;
-import java.util.List;
 
 /**
  * Draws the cluster: one box per node, one square per GPU, coloured by the pipeline stage that
@@ -31,9 +31,9 @@ final class ClusterChart {
     int[] stage = new int[Math.multiplyExact(nodes, gpusPerNode)];
     Arrays.fill(stage, -1);
     if (side.plan().isPresent()) {
-      List<StagePlan> stages = side.plan().get().stages();
-      for (int s = 0; s < stages.size(); s++) {
-        StagePlan p = stages.get(s);
+      PipelinePlan plan = side.plan().get();
+      for (int s = 0; s < plan.pipelineStages(); s++) {
+        StagePlan p = plan.stages().get(s);
         for (int r = 0; r < p.submeshNodes(); r++) {
           for (int c = 0; c < p.submeshGpus(); c++) {
             long d = p.firstDevice() + (long) r * gpusPerNode + c;

@@ -208,7 +208,7 @@ public final class ReportHtml {
       w.open("td").raw("<span class=\"swatch\" style=\"background:" + Palette.stage(g.group())
           + "\"></span>").text(Integer.toString(g.group())).close("td");
       Optional<StagePlan> p = s.plan().map(pl -> pl.stages().get(g.group()));
-      w.element("td", p.map(x -> x.firstLayer() + "-" + x.lastLayer())
+      w.element("td", s.plan().map(pl -> pl.layersOf(g.group()))
           .orElse("chunks " + g.virtualStages()));
       w.element("td", p.map(x -> x.devices() + " (" + x.submeshNodes() + " x "
           + x.submeshGpus() + " from GPU " + x.firstDevice() + ")")
@@ -217,8 +217,15 @@ public final class ReportHtml {
       w.element("td", p.map(x -> x.recompute().name().toLowerCase(java.util.Locale.ROOT)
           + (x.sequenceParallel() ? " + seq-parallel" : "") + " / " + x.zeroStage())
           .orElse("-"));
-      w.element("td", p.map(x -> fmt("%.2f + %.2f ms", x.forwardSeconds() * 1e3,
-          x.backwardSeconds() * 1e3)).orElse("-"), "class", "n");
+      w.element("td", s.plan().map(pl -> {
+        double fwd = 0;
+        double bwd = 0;
+        for (StagePlan c : pl.chunksOf(g.group())) {
+          fwd += c.forwardSeconds();
+          bwd += c.backwardSeconds();
+        }
+        return fmt("%.2f + %.2f ms", fwd * 1e3, bwd * 1e3);
+      }).orElse("-"), "class", "n");
       w.close("tr");
     }
     w.close("table");
@@ -281,15 +288,14 @@ public final class ReportHtml {
 
   private static void shardingTables(HtmlWriter w, Optional<PipelinePlan> plan) {
     if (plan.isEmpty()) {
-      w.element("p", "This configuration runs several model chunks per stage (interleaved"
-          + " schedule) and is not a plan of contiguous stages, so no per-stage sharding is"
-          + " listed.", "class", "note");
+      w.element("p", "No plan was given for this side, so no per-stage sharding is listed.",
+          "class", "note");
       return;
     }
-    List<StagePlan> stages = plan.get().stages();
-    for (int i = 0; i < stages.size(); i++) {
-      StagePlan st = stages.get(i);
-      w.element("h3", "stage " + i + " (layers " + st.firstLayer() + "-" + st.lastLayer()
+    PipelinePlan pl = plan.get();
+    for (int i = 0; i < pl.pipelineStages(); i++) {
+      StagePlan st = pl.stages().get(i);
+      w.element("h3", "stage " + i + " (layers " + pl.layersOf(i)
           + ", mesh " + st.dataParallel() + " x " + st.tensorParallel() + ")");
       if (st.tensors().isEmpty()) {
         w.element("p", "no tensors recorded", "class", "note");

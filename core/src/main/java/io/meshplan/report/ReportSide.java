@@ -20,8 +20,8 @@ public record ReportSide(String title, Optional<PipelinePlan> plan, SimulationRe
     Require.nonNull(title, "title");
     Require.nonNull(plan, "plan");
     Require.nonNull(simulation, "simulation");
-    plan.ifPresent(p -> Require.that(p.stages().size() == simulation.stages().size(),
-        "the plan has " + p.stages().size() + " stages but the simulation "
+    plan.ifPresent(p -> Require.that(p.pipelineStages() == simulation.stages().size(),
+        "the plan has " + p.pipelineStages() + " stages but the simulation "
             + simulation.stages().size() + " groups"));
   }
 }

@@ -38,7 +38,7 @@ public record MicrobatchTask(PlanQuestion question)
       }
       PipelinePlan plan = ((PlanResult.Planned) r).plan();
       return new MicrobatchOutcome(g, PlanJson.write(plan), plan.prediction().iterationSeconds(),
-          plan.stages().size(), 0, "", false);
+          plan.pipelineStages(), 0, "", false);
     } catch (InputException e) {
       return new MicrobatchOutcome(g, "", Double.NaN, 0, 0, e.getMessage(), true);
     }

@@ -19,11 +19,29 @@ import java.io.Serializable;
  * @param memoryPerGpu memory a plan may use on one GPU, bytes
  * @param weightBytes bytes of one weight in the compute precision
  * @param overlapGradReduce whether the gradient reduction overlaps the backward pass
+ * @param interleave whether the plan may use the interleaved 1F1B schedule
  */
 public record PlanQuestion(ModelSpec model, ClusterSpec cluster, int globalBatch,
-    int fixedMicrobatches, double memoryPerGpu, int weightBytes, boolean overlapGradReduce)
-    implements Serializable {
-  private static final long serialVersionUID = 1L;
+    int fixedMicrobatches, double memoryPerGpu, int weightBytes, boolean overlapGradReduce,
+    boolean interleave) implements Serializable {
+  private static final long serialVersionUID = 2L;
+
+  /**
+   * A question whose plan may use either 1F1B or the interleaved schedule.
+   *
+   * @param model the model in its training precision, with the sequence length
+   * @param cluster the cluster
+   * @param globalBatch sequences per iteration
+   * @param fixedMicrobatches microbatches per iteration, or 0 for the planner's choice
+   * @param memoryPerGpu memory a plan may use on one GPU, bytes
+   * @param weightBytes bytes of one weight in the compute precision
+   * @param overlapGradReduce whether the gradient reduction overlaps the backward pass
+   */
+  public PlanQuestion(ModelSpec model, ClusterSpec cluster, int globalBatch,
+      int fixedMicrobatches, double memoryPerGpu, int weightBytes, boolean overlapGradReduce) {
+    this(model, cluster, globalBatch, fixedMicrobatches, memoryPerGpu, weightBytes,
+        overlapGradReduce, true);
+  }
 
   /** Validates the fields. */
   public PlanQuestion {
@@ -44,6 +62,6 @@ public record PlanQuestion(ModelSpec model, ClusterSpec cluster, int globalBatch
     ClusterSpec cs = cluster;
     return new PlanRequest(model, cs, globalBatch, microbatches, memoryPerGpu,
         mesh -> ClusterCommModels.catalog(cs, mesh), SendRecvModel.catalog(cs), weightBytes,
-        overlapGradReduce);
+        overlapGradReduce, interleave);
   }
 }

@@ -111,13 +111,18 @@ public final class PointEvaluator {
         layout, "");
   }
 
-  /** The stages in words: "layers 0-39 on 8x8 dp8 tp8 | ...", with the microbatches. */
+  /**
+   * The stages in words: "layers 0-39 on 8x8 dp8 tp8 | ...", with the microbatches (and the chunks
+   * per stage of an interleaved plan, whose layers are the ranges of each stage's chunks).
+   */
   static String stages(PipelinePlan plan) {
     StringJoiner j = new StringJoiner(" | ", plan.microbatches()
         + (plan.microbatches() == 1 ? " microbatch of " : " microbatches of ")
-        + plan.microbatchSequences() + ": ", "");
-    for (StagePlan s : plan.stages()) {
-      j.add("layers " + s.firstLayer() + "-" + s.lastLayer() + " on " + s.submeshNodes() + "x"
+        + plan.microbatchSequences() + (plan.virtualStages() > 1 ? ", interleaved "
+            + plan.virtualStages() + " chunks per stage" : "") + ": ", "");
+    for (int i = 0; i < plan.pipelineStages(); i++) {
+      StagePlan s = plan.stages().get(i);
+      j.add("layers " + plan.layersOf(i) + " on " + s.submeshNodes() + "x"
           + s.submeshGpus() + " dp" + s.dataParallel() + " tp" + s.tensorParallel());
     }
     return j.toString();

@@ -24,7 +24,8 @@ import java.util.function.Function;
  * Whole-cluster planning speed and quality: for each case, the time and heap of {@code meshplan
  * plan} (as the command runs it: bf16, catalog prices, 95% of the GPU memory, the preset's
  * sequence length), its layer solves and DP runs, and the plan's
- * predicted throughput beside the best Megatron-LM configuration of the exhaustive grid
+ * schedule (1F1B, or interleaved with v chunks per stage) and predicted throughput beside the
+ * best Megatron-LM configuration of the exhaustive grid
  * ({@link MegatronGrid}) in the same simulator.
  *
  * <p>Run: {@code mvn -q -DskipTests package && mvn -q test-compile && java -Xmx4g
@@ -43,7 +44,8 @@ public final class PlanBench {
       new Case("13b", "llama2-13b", "50x4:v100-32gb", 1024),
       new Case("13b", "llama2-13b", "50x4:v100-32gb", 1000),
       new Case("70b", "llama2-70b", "128x8:h100-80gb:ib-ndr400", 1024),
-      new Case("405b", "llama3.1-405b", "2048x8:h100-80gb:ib-ndr400", 1024)};
+      new Case("405b", "llama3.1-405b", "2048x8:h100-80gb:ib-ndr400", 1024),
+      new Case("405b", "llama3.1-405b", "2048x8:h100-80gb:ib-ndr400", 2048)};
 
   /**
    * Runs the benchmark.
@@ -53,9 +55,9 @@ public final class PlanBench {
   public static void main(String[] args) {
     java.util.Set<String> want = new java.util.HashSet<>(java.util.List.of(args));
     System.out.printf(Locale.ROOT,
-        "%-14s %-27s %5s %7s %8s %7s %5s %9s %11s %6s %9s %11s %6s %7s%n",
-        "model", "cluster", "batch", "plan s", "heap MiB", "solves", "DPs", "iter s", "tokens/s", "MFU",
-        "grid s", "grid tok/s", "MFU", "ratio");
+        "%-14s %-27s %5s %7s %8s %7s %5s %-8s %9s %11s %6s %9s %11s %6s %7s%n",
+        "model", "cluster", "batch", "plan s", "heap MiB", "solves", "DPs", "schedule", "iter s",
+        "tokens/s", "MFU", "grid s", "grid tok/s", "MFU", "ratio");
     for (Case c : CASES) {
       if (!want.isEmpty() && !want.contains(c.key())) {
         continue;
@@ -92,9 +94,10 @@ public final class PlanBench {
     double gt = grid.map(g -> g.evaluated().simulation().tokensPerSecond()).orElse(Double.NaN);
     double gm = grid.map(g -> g.evaluated().simulation().mfu()).orElse(Double.NaN);
     System.out.printf(Locale.ROOT,
-        "%-14s %-27s %5d %7.1f %8.0f %7d %5d %9.3f %11.0f %5.1f%% %9.3f %11.0f %5.1f%% %7.3f%n",
+        "%-14s %-27s %5d %7.1f %8.0f %7d %5d %-8s %9.3f %11.0f %5.1f%% %9.3f %11.0f %5.1f%% %7.3f%n",
         c.preset(), c.cluster(), gb, seconds, heap, planned.stats().layerSolves(),
-        planned.stats().dpRuns(), pred.iterationSeconds(), pred.tokensPerSecond(),
+        planned.stats().dpRuns(), planned.plan().virtualStages() > 1
+            ? "v=" + planned.plan().virtualStages() : "1f1b", pred.iterationSeconds(), pred.tokensPerSecond(),
         100 * pred.mfu(), gs, gt, 100 * gm, pred.iterationSeconds() / gs);
     grid.ifPresent(g -> System.out.println("  best grid point: " + g.config()));
   }

@@ -102,6 +102,9 @@ class PlanSimulateCliTest {
     oneLine(CliRun.of("simulate", "--model", "gpt-1.7b", "--cluster", "4x8:a100-80gb", "--tp",
         "1", "--pp", "1", "--dp", "32", "--micro-batch", "1", "--global-batch", "512",
         "--schedule", "zigzag"), ExitCodes.BAD_INPUT, "--schedule 'zigzag' is unknown");
+    oneLine(CliRun.of("plan", "--model", "llama2-7b", "--cluster", "1x8:a100-80gb",
+        "--schedule", "gpipe"), ExitCodes.BAD_INPUT, "--schedule 'gpipe' is unknown; use auto "
+        + "or 1f1b");
     // A prime global batch splits only into single sequences: 2^31 - 1 microbatches, refused
     // before any work instead of looping over every divisor candidate.
     oneLine(CliRun.of("plan", "--model", "llama2-7b", "--cluster", "1x8:a100-80gb",

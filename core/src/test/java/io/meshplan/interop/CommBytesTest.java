@@ -138,7 +138,7 @@ class CommBytesTest {
     assertThat(total.pipelineBytes()).isEqualTo(8 * 4 * 32768.0);
     assertThat(total.tensorParallelBytes()).isCloseTo(4 * (s0.tensorParallelBytes()
         + s1.tensorParallelBytes()), within(1e-6 * total.tensorParallelBytes()));
-    PipelinePlan plan = e.plan().orElseThrow();
+    PipelinePlan plan = e.plan();
     AxisBytes pb = plan.prediction().commBytes().orElseThrow();
     assertThat(pb.tensorParallel()).isEqualTo(total.tensorParallelBytes());
     assertThat(pb.dataParallel()).isEqualTo(total.dataParallelBytes());

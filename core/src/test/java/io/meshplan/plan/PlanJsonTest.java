@@ -68,6 +68,45 @@ class PlanJsonTest {
         .hasMessageContaining("communicationBytes").hasMessageContaining("pipeline bytes");
   }
 
+  /**
+   * Two stages of 8 GPUs, each running 2 chunks of 8 layers (chunk k on stage k mod 2): the GPUs
+   * are counted once per stage (16, not 32), the JSON names each chunk's stage and chunk, reads
+   * back unchanged, and a file whose chunk sits on other devices than its stage, or whose
+   * microbatches are not a multiple of the depth, is refused with one line naming the rule.
+   */
+  @Test
+  void interleavedPlansKeepEachChunkOnItsStagesDevices() {
+    var model = Presets.get("llama2-7b");
+    List<StagePlan> chunks = new java.util.ArrayList<>();
+    for (int k = 0; k < 4; k++) {
+      chunks.add(new StagePlan(8 * k, 8 * k + 7, 1, 8, 8 * (k % 2), 2, 4, Recompute.NONE, false,
+          1, true, 0.005, 0.01, 3.0e10, List.of()));
+    }
+    PipelinePlan p = new PipelinePlan(model, "2x8:h100-80gb:ib-ndr400", 64, 2, 32, 2, chunks,
+        new PipelinePlan.Prediction(1.2, 1e5, 400.0, 0.4, 3.0e10));
+    assertThat(p.gpus()).isEqualTo(16);
+    assertThat(p.pipelineStages()).isEqualTo(2);
+    assertThat(p.layersOf(1)).isEqualTo("8-15,24-31");
+    assertThat(p.chunksOf(0)).containsExactly(chunks.get(0), chunks.get(2));
+    String text = PlanJson.write(p);
+    assertThat(text).contains("\"schedule\" : \"interleaved-1f1b\"", "\"virtualStages\" : 2",
+        "\"stage\" : 1,\n    \"chunk\" : 1,\n    \"layers\" : [ 24, 31 ]");
+    assertThat(PlanJson.write(PlanJson.read("p.json", text))).isEqualTo(text);
+    // Chunk 3 moved to stage 0's devices (8 -> 0).
+    String moved = text.replace("\"layers\" : [ 24, 31 ],\n    \"submesh\" : [ 1, 8 ],\n"
+        + "    \"firstDevice\" : 8", "\"layers\" : [ 24, 31 ],\n    \"submesh\" : [ 1, 8 ],\n"
+        + "    \"firstDevice\" : 0");
+    assertThat(moved).isNotEqualTo(text);
+    assertThatThrownBy(() -> PlanJson.read("p.json", moved)).isInstanceOf(InputException.class)
+        .hasMessage("p.json: model chunk 3 must run on the devices and logical mesh of pipeline "
+            + "stage 1");
+    // 33 microbatches of 2 sequences: not a multiple of the 2 stages.
+    String odd = text.replace("\"globalBatch\" : 64", "\"globalBatch\" : 66")
+        .replace("\"microbatches\" : 32", "\"microbatches\" : 33");
+    assertThatThrownBy(() -> PlanJson.read("p.json", odd)).isInstanceOf(InputException.class)
+        .hasMessageContaining("multiple of the pipeline depth (2)");
+  }
+
   @Test
   void badFilesNameTheField() {
     String text = PlanJson.write(twoStages());

@@ -200,6 +200,6 @@ class ReportHtmlTest {
     assertThat(((Element) gpus.item(15)).getAttribute("data-stage")).isEqualTo("3");
     assertThat(((Element) gpus.item(16)).getAttribute("data-stage")).isEqualTo("-1");
     assertThat(xpath(d, "//*[@id='sharding']/p").item(0).getTextContent())
-        .contains("not a plan of contiguous stages");
+        .contains("No plan was given for this side");
   }
 }

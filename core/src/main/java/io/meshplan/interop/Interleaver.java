@@ -1,0 +1,196 @@
+package io.meshplan.interop;
+
+import io.meshplan.model.Recompute;
+import io.meshplan.sim.Schedule;
+import io.meshplan.sim.StageCost;
+import io.meshplan.util.Require;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Optional;
+import java.util.TreeSet;
+
+/**
+ * Interleaved 1F1B pipelines for one microbatch size (Narayanan et al., SC'21, section 2.2.2): the
+ * stage DP plans Alpa's 1F1B pipelines of contiguous stages; when the microbatches are few for the
+ * pipeline depth, splitting each stage's layers into {@code v} chunks cuts the pipeline bubble
+ * about {@code v}-fold, for more activation memory and point-to-point traffic. This searches the
+ * pipelines of {@code p >= 2} equal groups of whole submeshes (Alpa's shapes that tile the cluster),
+ * each group running {@code v >= 2} chunks of about {@code layers / (p * v)} blocks ({@link
+ * UniformPipeline#evenChunks}; Megatron-LM needs them equal, Llama 3 trained 405B with fewer on
+ * the first and last stage), every logical mesh, recomputation, sequence parallelism, layouts
+ * (ILP or Megatron-LM's) and ZeRO stage the DP's stages may take, and {@code p} dividing the
+ * microbatches (Megatron-LM's rule).
+ *
+ * <p>Every candidate is bounded before it is simulated: a group runs all its chunks' forwards and
+ * backwards for every microbatch one after another, so the iteration takes at least {@code
+ * microbatches * max over groups of (sum of its chunks' forward + backward)}; and its model state
+ * (weights, gradients and optimizer state of all its chunks, the largest temporaries and one
+ * microbatch of the largest chunk's activations) must fit the GPU. Candidates are simulated in
+ * ascending order of the time bound until the bound reaches the best iteration found (the 1F1B
+ * plan's to start with), so the result is the best candidate that fits, exactly as simulating
+ * them all would find ({@link #best(double, boolean)} with {@code exhaustive}, the tests'
+ * reference). Ties keep the candidate found first in the enumeration order (groups of fewer
+ * devices, smaller tensor-parallel size, fewer chunks, then the settings' order).
+ */
+final class Interleaver {
+  private static final int[] ZERO_STAGES = {0, 1, 3};
+
+  private final PlanRequest req;
+  private final StageAssembler asm;
+  private final List<SubmeshShape> shapes;
+  private final int microbatchSize;
+  private int simulations;
+
+  /**
+   * Prepares the search for one microbatch size.
+   *
+   * @param req the model, cluster, batch and prices
+   * @param asm prices layers (the stage DP's, so layer prices are shared)
+   * @param shapes the submesh shapes of the stage DP
+   * @param microbatchSize sequences per microbatch over a stage's replicas
+   */
+  Interleaver(PlanRequest req, StageAssembler asm, List<SubmeshShape> shapes,
+      int microbatchSize) {
+    this.req = Require.nonNull(req, "request");
+    this.asm = Require.nonNull(asm, "assembler");
+    this.shapes = List.copyOf(shapes);
+    Require.that(microbatchSize > 0 && req.globalBatch() % microbatchSize == 0,
+        "the microbatch must divide the global batch");
+    this.microbatchSize = microbatchSize;
+  }
+
+  /** A candidate with its chunk costs and its lower bound on the iteration, seconds. */
+  private record Candidate(UniformPipeline pipeline, List<StageCost> costs, double bound,
+      int index) {}
+
+  /**
+   * The fastest interleaved pipeline that fits and beats a given iteration time.
+   *
+   * @param beatSeconds the iteration to beat (the 1F1B plan's), seconds
+   * @param exhaustive simulate every candidate instead of stopping at the bound (the reference)
+   * @return the plan and its simulation, or empty when no candidate fits and beats it
+   */
+  Optional<PlanSimulator.Evaluated> best(double beatSeconds, boolean exhaustive) {
+    List<Candidate> all = candidates();
+    all.sort(Comparator.comparingDouble(Candidate::bound).thenComparingInt(Candidate::index));
+    int microbatches = req.globalBatch() / microbatchSize;
+    PlanSimulator.Evaluated best = null;
+    int bestIndex = Integer.MAX_VALUE;
+    double bestSeconds = beatSeconds;
+    for (Candidate c : all) {
+      if (!exhaustive && c.bound() > bestSeconds + 1e-12) {
+        break;
+      }
+      simulations++;
+      PlanSimulator.Evaluated e = c.pipeline().evaluate(req, asm, c.costs(), req.globalBatch(),
+          microbatches, new Schedule.Interleaved(c.pipeline().chunksPerStage()));
+      double t = e.simulation().iterationSeconds();
+      if (e.simulation().peakMemoryBytesPerGpu() > req.memoryPerGpu()) {
+        continue;
+      }
+      if (t < bestSeconds - 1e-12
+          || (best != null && Math.abs(t - bestSeconds) <= 1e-12 && c.index() < bestIndex)) {
+        best = e;
+        bestIndex = c.index();
+        bestSeconds = t;
+      }
+    }
+    return Optional.ofNullable(best);
+  }
+
+  /**
+   * Simulations run so far.
+   *
+   * @return the count
+   */
+  int simulations() {
+    return simulations;
+  }
+
+  /** Every candidate whose model state fits, with its bound, in enumeration order. */
+  private List<Candidate> candidates() {
+    int gpus = req.cluster().gpuCount();
+    int perNode = req.cluster().gpusPerNode();
+    int layers = req.model().layers();
+    int microbatches = req.globalBatch() / microbatchSize;
+    TreeSet<Integer> sizes = new TreeSet<>();
+    for (SubmeshShape s : shapes) {
+      int d = s.devices();
+      if (gpus % d == 0 && (d >= perNode ? d % perNode == 0 : perNode % d == 0)) {
+        sizes.add(d);
+      }
+    }
+    List<Candidate> out = new ArrayList<>();
+    for (int devices : sizes) {
+      int depth = gpus / devices;
+      if (depth < 2 || microbatches % depth != 0) {
+        continue;
+      }
+      for (int t : InterOpPlanner.tensorDegrees(req, devices)) {
+        int d = devices / t;
+        int b = InterOpPlanner.replicaMicrobatch(microbatchSize, d);
+        if (b == 0) {
+          continue;
+        }
+        for (int v = 2; (long) v * depth <= layers; v++) {
+          int[] chunks = UniformPipeline.evenChunks(layers, v * depth);
+          for (Recompute rc : Recompute.values()) {
+            for (boolean sp : t > 1 ? new boolean[] {false, true} : new boolean[] {false}) {
+              for (boolean meg : t > 1 ? new boolean[] {false, true} : new boolean[] {false}) {
+                LayerSetting ls = new LayerSetting(t, b, rc, sp, meg);
+                for (int zero : ZERO_STAGES) {
+                  if (zero > 0 && d == 1) {
+                    continue;
+                  }
+                  UniformPipeline p = new UniformPipeline(depth, d, t, ls, zero, chunks);
+                  List<StageCost> costs = p.costs(asm);
+                  if (costs != null && stateFits(costs, depth)) {
+                    out.add(new Candidate(p, costs, bound(costs, depth, microbatches),
+                        out.size()));
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Whether every group's model state, largest temporaries and one microbatch of its largest
+   * chunk's activations fit the GPU: a lower bound on the simulated peak.
+   */
+  private boolean stateFits(List<StageCost> costs, int depth) {
+    for (int g = 0; g < depth; g++) {
+      double state = 0;
+      double temp = 0;
+      double act = 0;
+      for (int k = g; k < costs.size(); k += depth) {
+        var m = costs.get(k).memory();
+        state += m.weightsBytes() + m.gradientsBytes() + m.optimizerStateBytes();
+        temp = Math.max(temp, m.temporaryBytes());
+        act = Math.max(act, m.activationBytesPerMicrobatch());
+      }
+      if (state + temp + act > req.memoryPerGpu()) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** Microbatches times the busiest group's forward plus backward per microbatch, seconds. */
+  static double bound(List<StageCost> costs, int depth, int microbatches) {
+    double worst = 0;
+    for (int g = 0; g < depth; g++) {
+      double sum = 0;
+      for (int k = g; k < costs.size(); k += depth) {
+        sum += costs.get(k).computeSeconds();
+      }
+      worst = Math.max(worst, sum);
+    }
+    return microbatches * worst;
+  }
+}

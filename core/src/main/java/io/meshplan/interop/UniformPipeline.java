@@ -1,0 +1,160 @@
+package io.meshplan.interop;
+
+import io.meshplan.plan.PipelinePlan;
+import io.meshplan.plan.StagePlan;
+import io.meshplan.sim.Schedule;
+import io.meshplan.sim.SimulationResult;
+import io.meshplan.sim.StageCost;
+import io.meshplan.util.Require;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * A pipeline of {@code depth} equal device groups placed one after another on the cluster, every
+ * group running {@code chunks.length / depth} model chunks under one setting: a Megatron-LM
+ * configuration when the chunks hold equal numbers of layers and the layouts are Megatron-LM's, an
+ * interleaved candidate of the planner otherwise. Chunk {@code k} holds {@code chunkLayers[k]}
+ * consecutive blocks (the embedding with chunk 0, the LM head with the last chunk) and runs on
+ * group {@code k mod depth} (Narayanan et al., SC'21, section 2.2.2).
+ */
+final class UniformPipeline {
+  private final int depth;
+  private final int dataParallel;
+  private final int tensorParallel;
+  private final LayerSetting setting;
+  private final int zeroStage;
+  private final int[] chunkLayers;
+
+  /**
+   * Describes the pipeline.
+   *
+   * @param depth device groups (pipeline stages)
+   * @param dataParallel replicas in one group
+   * @param tensorParallel GPUs of one replica
+   * @param setting the layers' setting
+   * @param zeroStage the ZeRO stage over each group's replicas
+   * @param chunkLayers blocks per chunk in layer order; a multiple of {@code depth} chunks, each
+   *     at least 1
+   */
+  UniformPipeline(int depth, int dataParallel, int tensorParallel, LayerSetting setting,
+      int zeroStage, int[] chunkLayers) {
+    Require.positive(depth, "pipeline depth");
+    Require.that(chunkLayers.length % depth == 0, "chunks must split evenly over the stages");
+    for (int c : chunkLayers) {
+      Require.positive(c, "blocks per chunk");
+    }
+    this.depth = depth;
+    this.dataParallel = dataParallel;
+    this.tensorParallel = tensorParallel;
+    this.setting = Require.nonNull(setting, "setting");
+    this.zeroStage = zeroStage;
+    this.chunkLayers = chunkLayers.clone();
+  }
+
+  /**
+   * Blocks per chunk for {@code chunks} chunks of {@code layers} blocks, as even as possible: every
+   * chunk gets {@code layers / chunks}, and chunks 1, 2, ... one more each until all are placed, so
+   * that the first chunk (with the embedding) never holds an extra block and the last one (with the
+   * LM head) only when every other chunk does. Consecutive chunks run on consecutive stages, so the
+   * extra blocks spread over the stages.
+   *
+   * @param layers blocks of the model
+   * @param chunks chunks, at most {@code layers}
+   * @return blocks per chunk
+   */
+  static int[] evenChunks(int layers, int chunks) {
+    Require.that(chunks >= 1 && chunks <= layers, "between 1 and " + layers + " chunks");
+    int[] out = new int[chunks];
+    int base = layers / chunks;
+    int extra = layers % chunks;
+    for (int k = 0; k < chunks; k++) {
+      out[k] = base + (k >= 1 && k <= extra ? 1 : 0);
+    }
+    return out;
+  }
+
+  /**
+   * Model chunks per stage.
+   *
+   * @return {@code chunkLayers.length / depth}
+   */
+  int chunksPerStage() {
+    return chunkLayers.length / depth;
+  }
+
+  /**
+   * The chunks' costs.
+   *
+   * @param asm prices the chunks' layers
+   * @return one cost per chunk in layer order, or null when a layer cannot take the setting
+   */
+  List<StageCost> costs(StageAssembler asm) {
+    StageCostBuilder builder = asm.builder(dataParallel, tensorParallel);
+    List<StageCost> out = new ArrayList<>(chunkLayers.length);
+    java.util.Map<Integer, StageCost> memo = new java.util.HashMap<>();
+    int last = chunkLayers.length - 1;
+    for (int k = 0; k < chunkLayers.length; k++) {
+      int count = chunkLayers[k];
+      boolean emb = k == 0;
+      boolean head = k == last;
+      int key = count * 4 + (emb ? 2 : 0) + (head ? 1 : 0);
+      StageCost c = memo.get(key);
+      if (c == null) {
+        List<LayerCost> layers = asm.stageLayers(setting, count, emb, head);
+        if (layers == null) {
+          return null;
+        }
+        c = builder.build(layers, dataParallel, tensorParallel, zeroStage, head);
+        memo.put(key, c);
+      }
+      out.add(c);
+    }
+    return out;
+  }
+
+  /**
+   * Simulates the pipeline and writes it as a plan.
+   *
+   * @param req the model, cluster and prices
+   * @param asm prices the chunks' layers
+   * @param costs {@link #costs} of this pipeline
+   * @param globalBatch sequences per iteration
+   * @param microbatches microbatches per iteration
+   * @param schedule the schedule ({@link Schedule#chunks()} equal to {@link #chunksPerStage()})
+   * @return the plan and its simulation
+   */
+  PlanSimulator.Evaluated evaluate(PlanRequest req, StageAssembler asm, List<StageCost> costs,
+      int globalBatch, int microbatches, Schedule schedule) {
+    Require.that(schedule.chunks() == chunksPerStage(), "the schedule runs "
+        + schedule.chunks() + " chunks per stage, the pipeline has " + chunksPerStage());
+    int groupDevices = dataParallel * tensorParallel;
+    int[] firstDevice = new int[chunkLayers.length];
+    for (int k = 0; k < chunkLayers.length; k++) {
+      firstDevice[k] = (k % depth) * groupDevices;
+    }
+    SimulationResult sim = asm.simulate(costs, firstDevice, globalBatch, microbatches, schedule);
+    // A group of whole nodes is an n x M submesh; a smaller one is one row.
+    int gpn = req.cluster().gpusPerNode();
+    int n = groupDevices % gpn == 0 ? groupDevices / gpn : 1;
+    int m = groupDevices / n;
+    List<StagePlan> stages = new ArrayList<>();
+    int first = 0;
+    for (int k = 0; k < chunkLayers.length; k++) {
+      StageCost sc = costs.get(k);
+      int g = k % depth;
+      int last = first + chunkLayers[k] - 1;
+      stages.add(new StagePlan(first, last, n, m, firstDevice[k], dataParallel, tensorParallel,
+          setting.recompute(), setting.sequenceParallel(), zeroStage, setting.megatron(),
+          sc.forwardSeconds(), sc.backwardSeconds(), sim.stages().get(g).memory().totalBytes(),
+          InterOpPlanner.largestTensors(asm.stageLayers(setting, chunkLayers[k], k == 0,
+              k == chunkLayers.length - 1)),
+          Optional.of(InterOpPlanner.axisBytes(sim.stages().get(g).commBytesPerGpu()))));
+      first = last + 1;
+    }
+    PipelinePlan plan = new PipelinePlan(req.model(), req.cluster().toShortString(),
+        globalBatch, setting.microBatch() * dataParallel, microbatches, chunksPerStage(),
+        stages, InterOpPlanner.prediction(sim));
+    return new PlanSimulator.Evaluated(plan, sim);
+  }
+}
