@@ -181,16 +181,41 @@ final class Interleaver {
     return true;
   }
 
-  /** Microbatches times the busiest group's forward plus backward per microbatch, seconds. */
+  /**
+   * A lower bound on the iteration, seconds: for every group {@code g}, its first op (the forward
+   * of virtual stage {@code g}, microbatch 0) waits for the forwards of virtual stages {@code 0..g-1}
+   * of that microbatch; it then runs the forwards and backwards of all its chunks for every
+   * microbatch; and its last op (the backward of virtual stage {@code g}; the interleaved order
+   * ends on chunk 0 when the microbatches are a multiple of the depth) is followed by the backwards
+   * of virtual stages {@code g-1..0} of the same microbatch. After its compute the group also runs
+   * its gradient reductions that do not overlap the backward pass, then its optimizer steps and
+   * parameter gathers, one after another (as {@link io.meshplan.sim.PipelineSimulator} orders
+   * them). Transfers are left out, so the bound holds for any of them.
+   *
+   * @param costs the chunks' costs in layer order
+   * @param depth the groups
+   * @param microbatches microbatches per iteration, a multiple of {@code depth}
+   * @return the largest of the groups' bounds
+   */
   static double bound(List<StageCost> costs, int depth, int microbatches) {
     double worst = 0;
+    double before = 0;
+    double after = 0;
     for (int g = 0; g < depth; g++) {
       double sum = 0;
+      double tail = 0;
+      double sync = 0;
       for (int k = g; k < costs.size(); k += depth) {
-        sum += costs.get(k).computeSeconds();
+        StageCost c = costs.get(k);
+        sum += c.computeSeconds();
+        tail += c.optimizerSeconds() + c.paramGatherSeconds();
+        sync += c.gradSyncOverlappable() ? 0 : c.gradSyncSeconds();
       }
-      worst = Math.max(worst, sum);
+      double busy = before + microbatches * sum;
+      worst = Math.max(worst, busy + Math.max(after, sync + tail));
+      before += costs.get(g).forwardSeconds();
+      after += costs.get(g).backwardSeconds();
     }
-    return microbatches * worst;
+    return worst;
   }
 }
