@@ -115,16 +115,19 @@ public final class InterOpPlanner {
         StageDpResult r = new StageDp(new StageDpProblem(shapes, cluster.nodes(),
             cluster.gpusPerNode(), grouped, req.memoryPerGpu(), req.globalBatch() / g)).solve();
         Object out = r instanceof StageDpResult.Feasible f
-            ? interleave(req, table, shapes, g, toPlan(req, table, grouped.ungroup(f.plan()), g))
-            : r;
+            ? toPlan(req, table, grouped.ungroup(f.plan()), g) : r;
         progress.accept(done.incrementAndGet() * 100 / micro.size());
         return out;
       });
     }
     dpRuns += runs.size();
+    List<Object> results = pool.runAll(runs, "meshplan-stage-dp");
+    if (req.interleave()) {
+      results = interleaveAll(req, shapes, micro, results);
+    }
     PlanResult.Planned best = null;
     double leastNeeded = Double.POSITIVE_INFINITY;
-    for (Object o : pool.runAll(runs, "meshplan-stage-dp")) {
+    for (Object o : results) {
       if (o instanceof StageDpResult.Infeasible inf) {
         if (inf.minimumMemoryBytes().isPresent()) {
           leastNeeded = Math.min(leastNeeded, inf.minimumMemoryBytes().getAsDouble());
@@ -330,20 +333,63 @@ public final class InterOpPlanner {
   }
 
   /**
-   * The 1F1B plan of a microbatch size, or the fastest interleaved pipeline that fits and beats it
-   * ({@link Interleaver}).
+   * Replaces each microbatch size's 1F1B plan by the fastest interleaved pipeline of that size
+   * that fits and is faster than every 1F1B plan ({@link Interleaver}); sizes run in parallel.
+   * Only a plan faster than the best 1F1B plan can be chosen, so bounding every size by that time
+   * finds the plan that bounding each by its own 1F1B plan would, with fewer simulations.
+   *
+   * @param results the stage DP's outcome per size, in the order of {@code micro}
+   * @return the outcomes with the interleaved plans in place
    */
-  private PlanResult.Planned interleave(PlanRequest req, Table table, List<SubmeshShape> shapes,
-      int g, PlanResult.Planned oneF1B) {
-    if (!req.interleave()) {
-      return oneF1B;
+  private List<Object> interleaveAll(PlanRequest req, List<SubmeshShape> shapes,
+      List<Integer> micro, List<Object> results) {
+    double beat = fastest(results);
+    List<java.util.concurrent.Callable<Object>> runs = new ArrayList<>();
+    for (int k = 0; k < micro.size(); k++) {
+      Object o = results.get(k);
+      int g = micro.get(k);
+      runs.add(() -> o instanceof PlanResult.Planned p
+          ? interleaved(req, shapes, g, beat).map(x -> (Object) new PlanResult.Planned(x.plan(),
+              x.simulation(), p.stats())).orElse(o) : o);
     }
-    Interleaver search = new Interleaver(req, table.assembler, shapes, g);
-    Optional<PlanSimulator.Evaluated> e = search.best(
-        oneF1B.plan().prediction().iterationSeconds(), false);
+    return pool.runAll(runs, "meshplan-interleave");
+  }
+
+  /** The shortest iteration among the planned outcomes, seconds (infinity without one). */
+  private static double fastest(List<Object> results) {
+    double t = Double.POSITIVE_INFINITY;
+    for (Object o : results) {
+      if (o instanceof PlanResult.Planned p) {
+        t = Math.min(t, p.plan().prediction().iterationSeconds());
+      }
+    }
+    return t;
+  }
+
+  /**
+   * The fastest interleaved pipeline of one microbatch size that fits and beats an iteration
+   * time ({@link Interleaver}), priced with this planner's layer prices.
+   *
+   * @param req the request
+   * @param g sequences per microbatch
+   * @param beatSeconds the iteration to beat, seconds
+   * @return the plan and its simulation, or empty when none beats it
+   */
+  public Optional<PlanSimulator.Evaluated> interleaved(PlanRequest req, int g,
+      double beatSeconds) {
+    ClusterSpec cluster = req.cluster();
+    int granule = SubmeshShape.nodeGranule(cluster.nodes(), cluster.gpusPerNode(),
+        req.model().layers());
+    return interleaved(req, SubmeshShape.shapes(cluster.nodes(), cluster.gpusPerNode(), granule),
+        g, beatSeconds);
+  }
+
+  private Optional<PlanSimulator.Evaluated> interleaved(PlanRequest req,
+      List<SubmeshShape> shapes, int g, double beatSeconds) {
+    Interleaver search = new Interleaver(req, new StageAssembler(req, layers), shapes, g);
+    Optional<PlanSimulator.Evaluated> e = search.best(beatSeconds, false);
     simulations.addAndGet(search.simulations());
-    return e.map(x -> new PlanResult.Planned(x.plan(), x.simulation(), oneF1B.stats()))
-        .orElse(oneF1B);
+    return e;
   }
 
   static PipelinePlan.Prediction prediction(SimulationResult sim) {

@@ -133,7 +133,8 @@ final class Interleaver {
         if (b == 0) {
           continue;
         }
-        for (int v = 2; (long) v * depth <= layers; v++) {
+        for (int v = 2; (long) v * depth <= layers
+            && StageAssembler.simulationFits(microbatches, (long) v * depth); v++) {
           int[] chunks = UniformPipeline.evenChunks(layers, v * depth);
           for (Recompute rc : Recompute.values()) {
             for (boolean sp : t > 1 ? new boolean[] {false, true} : new boolean[] {false}) {

@@ -10,10 +10,13 @@ import java.util.Optional;
 /**
  * The best Megatron-LM configuration by exhaustive search over a grid, each point simulated with
  * the planner's own layer prices: tensor-parallel sizes inside a node that divide the heads,
- * pipeline sizes that divide the layers, the data-parallel size that fills the cluster, micro
- * batches of 1, 2, 4 and 8 sequences, each recomputation mode, sequence parallelism on and off, and
- * the distributed optimizer on and off. A point whose peak memory exceeds the GPU's is skipped. Ties
- * go to the earlier point in that order.
+ * pipeline sizes that divide the layers, the data-parallel size that fills the cluster, 1F1B or
+ * the interleaved schedule with every number of model chunks per stage that divides the layers
+ * evenly (Megatron-LM's {@code --num-layers-per-virtual-pipeline-stage}; the microbatches must be a
+ * multiple of the pipeline size; not when the request allows 1F1B only), micro batches of 1, 2, 4
+ * and 8 sequences, each recomputation mode, sequence parallelism on and off, and the distributed
+ * optimizer on and off. A point whose peak memory exceeds the GPU's is skipped. Ties go to the
+ * earlier point in that order.
  */
 public final class MegatronGrid {
   private static final int[] MICRO = {1, 2, 4, 8};
@@ -64,11 +67,30 @@ public final class MegatronGrid {
    * @return the search's outcome
    */
   public Search search(PlanRequest req) {
-    ModelSpec m = req.model();
     double leastPeak = Double.NaN;
-    int gpus = req.cluster().gpuCount();
     PlanSimulator sim = new PlanSimulator(layers);
     Point best = null;
+    for (ParallelConfig c : configurations(req)) {
+      Optional<PlanSimulator.Evaluated> e = sim.simulate(req, c);
+      if (e.isPresent() && !(e.get().simulation().peakMemoryBytesPerGpu() >= leastPeak)) {
+        leastPeak = e.get().simulation().peakMemoryBytesPerGpu();
+      }
+      if (e.isEmpty() || e.get().simulation().peakMemoryBytesPerGpu() > req.memoryPerGpu()) {
+        continue;
+      }
+      if (best == null || e.get().simulation().iterationSeconds()
+          < best.evaluated().simulation().iterationSeconds()) {
+        best = new Point(c, e.get());
+      }
+    }
+    return new Search(Optional.ofNullable(best), leastPeak);
+  }
+
+  /** The grid's configurations that Megatron-LM accepts on this model and cluster, in order. */
+  private static java.util.List<ParallelConfig> configurations(PlanRequest req) {
+    ModelSpec m = req.model();
+    int gpus = req.cluster().gpuCount();
+    java.util.List<ParallelConfig> out = new java.util.ArrayList<>();
     for (int tp = 1; tp <= req.cluster().gpusPerNode(); tp++) {
       if (req.cluster().gpusPerNode() % tp != 0 || gpus % tp != 0) {
         continue;
@@ -78,29 +100,23 @@ public final class MegatronGrid {
           continue;
         }
         int dp = gpus / (tp * pp);
-        for (int mb : MICRO) {
-          for (Recompute rc : Recompute.values()) {
-            for (boolean sp : tp > 1 ? new boolean[] {false, true} : new boolean[] {false}) {
-              for (boolean dist : dp > 1 ? new boolean[] {false, true} : new boolean[] {false}) {
-                ParallelConfig c;
-                try {
-                  c = new ParallelConfig(tp, pp, dp, 1, mb, req.globalBatch(), rc, sp, dist);
-                  c.check(gpus, m.layers(), m.heads(), m.kvHeads());
-                } catch (InputException | IllegalArgumentException e) {
-                  continue;
-                }
-                Optional<PlanSimulator.Evaluated> e = sim.simulate(req, c);
-                if (e.isPresent() && !(e.get().simulation().peakMemoryBytesPerGpu()
-                    >= leastPeak)) {
-                  leastPeak = e.get().simulation().peakMemoryBytesPerGpu();
-                }
-                if (e.isEmpty()
-                    || e.get().simulation().peakMemoryBytesPerGpu() > req.memoryPerGpu()) {
-                  continue;
-                }
-                if (best == null || e.get().simulation().iterationSeconds()
-                    < best.evaluated().simulation().iterationSeconds()) {
-                  best = new Point(c, e.get());
+        for (int vpp = 1; (long) pp * vpp <= m.layers(); vpp++) {
+          if (vpp > 1 && (pp < 2 || m.layers() % (pp * vpp) != 0 || !req.interleave())) {
+            continue;
+          }
+          for (int mb : MICRO) {
+            for (Recompute rc : Recompute.values()) {
+              for (boolean sp : tp > 1 ? new boolean[] {false, true} : new boolean[] {false}) {
+                for (boolean dist : dp > 1 ? new boolean[] {false, true}
+                    : new boolean[] {false}) {
+                  try {
+                    ParallelConfig c = new ParallelConfig(tp, pp, dp, vpp, mb,
+                        req.globalBatch(), rc, sp, dist);
+                    c.check(gpus, m.layers(), m.heads(), m.kvHeads());
+                    out.add(c);
+                  } catch (InputException | IllegalArgumentException e) {
+                    // Not a configuration Megatron-LM accepts here.
+                  }
                 }
               }
             }
@@ -108,6 +124,6 @@ public final class MegatronGrid {
         }
       }
     }
-    return new Search(Optional.ofNullable(best), leastPeak);
+    return out;
   }
 }

@@ -60,6 +60,42 @@ final class StageAssembler {
     return list;
   }
 
+  /**
+   * The most forward and backward steps one simulation may take (microbatches times model chunks,
+   * twice): the simulator keeps an event per step, and this many fit the launcher's 1 GiB heap
+   * with room to spare (2,000,000 steps take about 0.5 GB and 4 s). Real jobs stay far below: a
+   * 1F1B plan of 80 stages with 2,048 microbatches takes 327,680.
+   */
+  static final long MAX_SIMULATED_STEPS = 1L << 21;
+
+  /**
+   * Whether a simulation of this size may run.
+   *
+   * @param microbatches microbatches per iteration
+   * @param chunks model chunks (virtual stages) over all groups
+   * @return whether {@code 2 * microbatches * chunks} is within {@link #MAX_SIMULATED_STEPS}
+   */
+  static boolean simulationFits(long microbatches, long chunks) {
+    return microbatches <= MAX_SIMULATED_STEPS && chunks <= MAX_SIMULATED_STEPS
+        && 2 * microbatches * chunks <= MAX_SIMULATED_STEPS;
+  }
+
+  /**
+   * Refuses a simulation larger than {@link #MAX_SIMULATED_STEPS}.
+   *
+   * @param microbatches microbatches per iteration
+   * @param chunks model chunks over all groups
+   */
+  static void checkSimulationSize(long microbatches, long chunks) {
+    if (!simulationFits(microbatches, chunks)) {
+      throw new io.meshplan.util.InputException("simulating " + microbatches + " microbatches "
+          + "through " + chunks + " pipeline stages and model chunks takes " + 2 * microbatches
+          * Math.min(chunks, MAX_SIMULATED_STEPS) + " forward and backward steps, more than the "
+          + "limit of " + MAX_SIMULATED_STEPS + "; use fewer microbatches, pipeline stages or "
+          + "model chunks");
+    }
+  }
+
   private final java.util.Map<Long, StageCostBuilder> builders = new java.util.HashMap<>();
 
   /** The stage builder for a logical mesh {@code d x t} placed on the cluster. */
@@ -86,6 +122,7 @@ final class StageAssembler {
    */
   SimulationResult simulate(List<StageCost> costs, int[] firstDevice, int globalBatch,
       int microbatches, Schedule schedule) {
+    checkSimulationSize(microbatches, costs.size());
     ClusterSpec cluster = req.cluster();
     int m = cluster.gpusPerNode();
     int groups = costs.size() / schedule.chunks();

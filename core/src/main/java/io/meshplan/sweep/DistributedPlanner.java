@@ -9,8 +9,10 @@ import java.util.function.IntConsumer;
 
 /**
  * Whole-cluster planning with the stage DPs spread over a {@link TaskExecutor}: one task per
- * microbatch size ({@link InterOpPlanner#microbatchSizes}), each planning that size alone, and the
- * best kept by {@link InterOpPlanner#isBetter}, the one-process planner's own rule. The plan is
+ * microbatch size ({@link InterOpPlanner#microbatchSizes}), each planning that size alone (1F1B),
+ * then, unless the question allows 1F1B only, one task per planned size looking for an interleaved
+ * plan faster than the best 1F1B plan, and the best kept by {@link InterOpPlanner#isBetter}, the
+ * one-process planner's own rule. The plan is
  * the one {@link InterOpPlanner#plan} finds in one process, byte for byte in its JSON form.
  */
 public final class DistributedPlanner {
@@ -39,7 +41,49 @@ public final class DistributedPlanner {
         question.request(question.fixedMicrobatches()));
     List<MicrobatchOutcome> outcomes = executor.map("plan", sizes, new MicrobatchTask(question),
         done);
+    if (question.interleave()) {
+      outcomes = interleave(question, outcomes);
+    }
     return best(outcomes);
+  }
+
+  /**
+   * The second round: each planned size looks for an interleaved plan faster than the best 1F1B
+   * plan of all sizes, as {@link InterOpPlanner#plan} does in one process; a size that finds one
+   * takes it in place of its 1F1B plan.
+   */
+  private List<MicrobatchOutcome> interleave(PlanQuestion question,
+      List<MicrobatchOutcome> outcomes) {
+    double beat = Double.POSITIVE_INFINITY;
+    List<Integer> planned = new java.util.ArrayList<>();
+    for (MicrobatchOutcome o : outcomes) {
+      if (o.refused()) {
+        return outcomes;
+      }
+      if (o.planned()) {
+        beat = Math.min(beat, o.iterationSeconds());
+        planned.add(o.microbatchSequences());
+      }
+    }
+    if (planned.isEmpty()) {
+      return outcomes;
+    }
+    List<MicrobatchOutcome> found = executor.map("interleave", planned,
+        new InterleaveTask(question, beat), n -> { });
+    java.util.Map<Integer, MicrobatchOutcome> bySize = new java.util.HashMap<>();
+    for (MicrobatchOutcome o : found) {
+      if (o.refused()) {
+        throw new InputException(o.message());
+      }
+      if (o.planned()) {
+        bySize.put(o.microbatchSequences(), o);
+      }
+    }
+    List<MicrobatchOutcome> out = new java.util.ArrayList<>(outcomes.size());
+    for (MicrobatchOutcome o : outcomes) {
+      out.add(bySize.getOrDefault(o.microbatchSequences(), o));
+    }
+    return out;
   }
 
   /**

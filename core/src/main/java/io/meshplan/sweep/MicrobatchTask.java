@@ -11,8 +11,9 @@ import io.meshplan.util.InputException;
 import io.meshplan.util.Require;
 
 /**
- * Plans one microbatch size of a question (one stage DP with its stage candidates) as an executor
- * task, with this process's {@link LayerCostCache}.
+ * Plans one microbatch size of a question (one stage DP with its stage candidates, 1F1B) as an
+ * executor task, with this process's {@link LayerCostCache}; {@link InterleaveTask} then looks for
+ * interleaved plans.
  *
  * @param question the question
  */
@@ -31,7 +32,7 @@ public record MicrobatchTask(PlanQuestion question)
     try {
       PlanResult r = new InterOpPlanner(LayerCostCache.processWide().layers(question.model(),
           question.cluster(), SolverOptions.defaults()), pct -> { }, new LocalExecutor(1))
-          .plan(question.request(question.globalBatch() / g));
+          .plan(question.request(question.globalBatch() / g).withInterleaving(false));
       if (r instanceof PlanResult.Infeasible inf) {
         return new MicrobatchOutcome(g, "", Double.NaN, 0, inf.neededBytesPerGpu(),
             inf.message(), false);

@@ -102,6 +102,12 @@ class PlanSimulateCliTest {
     oneLine(CliRun.of("simulate", "--model", "gpt-1.7b", "--cluster", "4x8:a100-80gb", "--tp",
         "1", "--pp", "1", "--dp", "32", "--micro-batch", "1", "--global-batch", "512",
         "--schedule", "zigzag"), ExitCodes.BAD_INPUT, "--schedule 'zigzag' is unknown");
+    // 4,000 microbatches through 100 stages of 10 chunks: 2 x 4,000 x 1,000 = 8,000,000 steps,
+    // refused before the simulator fills the heap.
+    oneLine(CliRun.of("simulate", "--model", "gpt", "--layers", "1000", "--cluster",
+        "100x1:a100-80gb", "--tp", "1", "--pp", "100", "--dp", "1", "--vpp", "10",
+        "--micro-batch", "1", "--global-batch", "4000"), ExitCodes.BAD_INPUT,
+        "takes 8000000 forward and backward steps, more than the limit of 2097152");
     oneLine(CliRun.of("plan", "--model", "llama2-7b", "--cluster", "1x8:a100-80gb",
         "--schedule", "gpipe"), ExitCodes.BAD_INPUT, "--schedule 'gpipe' is unknown; use auto "
         + "or 1f1b");
@@ -165,6 +171,11 @@ class PlanSimulateCliTest {
         new String[] {"simulate"}, common, new String[] {"--tp", String.valueOf(tp), "--pp",
             String.valueOf(pp), "--dp", String.valueOf(16 / (tp * pp)), "--micro-batch",
             String.valueOf(mb)})));
+    if (args.contains("--num-layers-per-virtual-pipeline-stage")) {
+      // 4 layers over pp stages of vpp chunks of this many layers each.
+      int perChunk = Integer.parseInt(flag(args, "--num-layers-per-virtual-pipeline-stage"));
+      sim.addAll(java.util.List.of("--vpp", String.valueOf(4 / (pp * perChunk))));
+    }
     if (args.contains("--use-distributed-optimizer")) {
       sim.add("--distributed-optimizer");
     }

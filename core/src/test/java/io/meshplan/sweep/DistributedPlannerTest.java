@@ -6,27 +6,41 @@ import io.meshplan.exec.LocalExecutor;
 import io.meshplan.interop.InterOpPlanner;
 import io.meshplan.interop.PlanResult;
 import io.meshplan.intraop.SolverOptions;
+import io.meshplan.plan.PipelinePlan;
 import io.meshplan.plan.PlanJson;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class DistributedPlannerTest {
-  /** One task per microbatch size, best kept on the caller: the one-process plan, byte for byte. */
+  /**
+   * One task per microbatch size, best kept on the caller: the one-process plan, byte for byte;
+   * also for a plan the planner interleaves (GPT 1.7B on 4 x 8 A100s with 32 sequences: 2 stages
+   * of 7 chunks) and for the same question restricted to 1F1B.
+   */
   @Test
   void sameJsonAsTheOneProcessPlanner() {
+    int interleaved = 0;
     for (SweepPoint p : List.of(
-        new SweepPoint(0, "opt-125m", 512, 2, 2, "a100-40gb", "ib-hdr200", 32, 0, false))) {
-      var req = PointEvaluator.request(p);
-      PlanResult local = new InterOpPlanner(new LayerCostCache().layers(req.model(),
-          req.cluster(), SolverOptions.defaults()), pct -> { }).plan(req);
-      PlanQuestion q = new PlanQuestion(req.model(), req.cluster(), req.globalBatch(), 0,
-          req.memoryPerGpu(), req.weightBytes(), false);
-      int sizes = InterOpPlanner.microbatchSizes(req).size();
-      assertThat(sizes).as("several microbatch sizes to spread").isGreaterThan(1);
-      MicrobatchOutcome o = new DistributedPlanner(new LocalExecutor(2)).plan(q, n -> { });
-      assertThat(o.planJson())
-          .isEqualTo(PlanJson.write(((PlanResult.Planned) local).plan()));
+        new SweepPoint(0, "opt-125m", 512, 2, 2, "a100-40gb", "ib-hdr200", 32, 0, false),
+        new SweepPoint(1, "gpt-1.7b", 2048, 4, 8, "a100-80gb", "ib-hdr200", 32, 0, false))) {
+      for (boolean interleave : new boolean[] {true, false}) {
+        var req = PointEvaluator.request(p).withInterleaving(interleave);
+        PlanResult local = new InterOpPlanner(new LayerCostCache().layers(req.model(),
+            req.cluster(), SolverOptions.defaults()), pct -> { }).plan(req);
+        PlanQuestion q = new PlanQuestion(req.model(), req.cluster(), req.globalBatch(), 0,
+            req.memoryPerGpu(), req.weightBytes(), false, interleave);
+        int sizes = InterOpPlanner.microbatchSizes(req).size();
+        assertThat(sizes).as("several microbatch sizes to spread").isGreaterThan(1);
+        MicrobatchOutcome o = new DistributedPlanner(new LocalExecutor(2)).plan(q, n -> { });
+        PipelinePlan plan = ((PlanResult.Planned) local).plan();
+        assertThat(o.planJson()).isEqualTo(PlanJson.write(plan));
+        if (plan.virtualStages() > 1) {
+          interleaved++;
+          assertThat(interleave).isTrue();
+        }
+      }
     }
+    assertThat(interleaved).isEqualTo(1);
   }
 
   @Test

@@ -1,0 +1,50 @@
+package io.meshplan.sweep;
+
+import io.meshplan.exec.LocalExecutor;
+import io.meshplan.exec.TaskFunction;
+import io.meshplan.interop.InterOpPlanner;
+import io.meshplan.interop.PlanSimulator;
+import io.meshplan.intraop.SolverOptions;
+import io.meshplan.plan.PipelinePlan;
+import io.meshplan.plan.PlanJson;
+import io.meshplan.util.InputException;
+import io.meshplan.util.Require;
+import java.util.Optional;
+
+/**
+ * Looks for an interleaved plan of one microbatch size that beats the best 1F1B plan of a
+ * question ({@link InterOpPlanner#interleaved}), as an executor task, with this process's {@link
+ * LayerCostCache}: the second round of {@link DistributedPlanner}.
+ *
+ * @param question the question
+ * @param beatSeconds the best 1F1B plan's iteration, seconds
+ */
+public record InterleaveTask(PlanQuestion question, double beatSeconds)
+    implements TaskFunction<Integer, MicrobatchOutcome> {
+  private static final long serialVersionUID = 1L;
+
+  /** Validates the question. */
+  public InterleaveTask {
+    Require.nonNull(question, "question");
+  }
+
+  @Override
+  public MicrobatchOutcome apply(Integer sequences) {
+    int g = sequences;
+    try {
+      var req = question.request(question.globalBatch() / g);
+      Optional<PlanSimulator.Evaluated> e = new InterOpPlanner(
+          LayerCostCache.processWide().layers(question.model(), question.cluster(),
+              SolverOptions.defaults()), pct -> { }, new LocalExecutor(1))
+          .interleaved(req, g, beatSeconds);
+      if (e.isEmpty()) {
+        return new MicrobatchOutcome(g, "", Double.NaN, 0, 0, "", false);
+      }
+      PipelinePlan plan = e.get().plan();
+      return new MicrobatchOutcome(g, PlanJson.write(plan), plan.prediction().iterationSeconds(),
+          plan.pipelineStages(), 0, "", false);
+    } catch (InputException ex) {
+      return new MicrobatchOutcome(g, "", Double.NaN, 0, 0, ex.getMessage(), true);
+    }
+  }
+}
