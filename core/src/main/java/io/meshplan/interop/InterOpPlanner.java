@@ -18,9 +18,10 @@ import java.util.function.IntConsumer;
 
 /**
  * Whole-cluster planning (Alpa, OSDI'22, section 5): for every microbatch size, build the stage
- * cost table from planned layers, run the {@link StageDp}, and simulate the resulting pipeline;
- * the plan with the shortest simulated iteration wins (ties: fewer stages, then the smaller
- * microbatch).
+ * cost table from planned layers, run the {@link StageDp}, and simulate the resulting 1F1B
+ * pipeline; then, unless the request allows 1F1B only, look for interleaved pipelines faster than
+ * the best of those ({@link Interleaver}); the plan with the shortest simulated iteration wins
+ * (ties: fewer stages, then the smaller microbatch).
  *
  * <p>Stage candidates: Alpa's submesh shapes; on each, every logical mesh {@code d x t} with
  * {@code d * t} devices, the batch on axis 0 ({@code d} must divide the microbatch), {@code t}

@@ -6,30 +6,39 @@ import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalDouble;
 import java.util.function.Function;
 
 /**
  * Exact branch and bound for a small memory-bound ILP. It branches only on the nodes whose
  * strategies differ in the bytes they keep live ("memory nodes"), the ones whose choice moves
- * memory most first; once they are all fixed, memory is decided and the rest of the problem is
- * the memory-free ILP, which the exact reductions solve. At every branch node:
+ * memory most first, and on a node's groups of strategies that keep the same bytes on every item
+ * rather than on single strategies (on a 2x4 mesh a matrix's 16 layouts keep one of 4 sizes); a
+ * branch keeps the members of its group, and the memory-free solve chooses among them exactly.
+ * Once every memory node is held to a group, memory is decided and the rest of the problem is the
+ * memory-free ILP, which the exact reductions solve. At every branch node:
  *
  * <ul>
- *   <li>memory: with the unfixed nodes at their smallest bytes, a checked step over the budget
- *       prunes the branch;
- *   <li>bound: the memory-free optimum with the fixed nodes held (exact reductions, or their proven
- *       bound when a core needed CP-SAT) is a lower bound on every plan below; the branch is pruned
- *       when it cannot beat the best plan by more than a relative 1e-9;
+ *   <li>memory: with the free nodes at their smallest bytes, a checked step over the budget prunes
+ *       the branch;
+ *   <li>bound: the memory-free optimum with the held nodes restricted (exact reductions, or their
+ *       proven bound when a core needed CP-SAT) is a lower bound on every plan below; the branch is
+ *       pruned when it cannot beat the best plan by more than a relative 1e-9;
+ *   <li>Lagrangian bound: with a penalty given, its scale is re-optimized for the branch by
+ *       cutting planes ({@link #ascend}), every scale giving a proven bound;
  *   <li>leaf: when that memory-free optimum also fits in memory it is the branch's optimum.
  * </ul>
  *
- * Strategies are tried in the order of the memory-free optimum's choice first, then ascending
- * node cost, so the search is deterministic. Work is capped by a count of memory-free solves and a
- * deadline; a search cut short returns its best plan without claiming optimality. This is the
- * scheme of Land and Doig (Econometrica, 1960) with the relaxation of the issue that asks for it:
- * the exact pairwise problem instead of the LP.
+ * Groups are tried with the memory-free optimum's group first, then by their cheapest node cost,
+ * so the search is deterministic. Work is capped by a count of memory-free solves and a deadline; a
+ * search cut short returns its best plan without claiming optimality. This is the scheme of Land
+ * and Doig (Econometrica, 1960) with the relaxation of the issue that asks for it: the exact
+ * pairwise problem instead of the LP.
  */
 final class MemoryBranchAndBound {
+  /** The most penalized solves one branch spends raising its Lagrangian bound. */
+  static final int DUAL_STEPS = 4;
+
   private final IlpProblem p;
   private final Function<IlpProblem, IlpSolution> relaxed;
   private final long maxSolves;
@@ -40,9 +49,6 @@ final class MemoryBranchAndBound {
    */
   private final int[][][] classes;
   private final double[] minBytes;
-  /** The most penalized solves one branch spends raising its Lagrangian bound. */
-  static final int DUAL_STEPS = 4;
-
   private final double[][] penalty;
   private final double penaltyOffset;
   private int[] best;
@@ -194,11 +200,11 @@ final class MemoryBranchAndBound {
     }
     double tNext = tStart;
     if (penalty != null) {
-      double[] dual = ascend(fixed, r.bound(), x, tStart);
-      if (dual == null) {
+      OptionalDouble dual = ascend(fixed, r.bound(), x, tStart);
+      if (dual.isEmpty()) {
         return;
       }
-      tNext = dual[0];
+      tNext = dual.getAsDouble();
     }
     int v = order[depth];
     int[][] groups = classes[v];
@@ -243,20 +249,20 @@ final class MemoryBranchAndBound {
    * cannot prune it, or after {@link #DUAL_STEPS} solves. Every penalized plan that fits memory is
    * also offered as an incumbent.
    *
-   * @param fixed the branch's fixed strategies (-1 for free)
+   * @param fixed the group each held node is restricted to (-1 for free)
    * @param bound0 the bound at scale 0 (the memory-free optimum with the fixed nodes held)
    * @param x0 that optimum's plan
    * @param tStart the first scale to try (the parent's best)
-   * @return {@code {t}}, the scale of the best bound found (for the children), or null when the
+   * @return the scale of the best bound found (for the children), or empty when the
    *     branch is pruned
    */
-  private double[] ascend(int[] fixed, double bound0, int[] x0, double tStart) {
+  private OptionalDouble ascend(int[] fixed, double bound0, int[] x0, double tStart) {
     double ta = 0;
     double la = bound0;
     double ga = penaltyOf(x0) - penaltyOffset;
     if (!(ga > 0)) {
       // L(t) <= L(0) + t * ga <= L(0): no scale raises the bound.
-      return new double[] {tStart};
+      return OptionalDouble.of(tStart);
     }
     double th = Double.NaN;
     double lh = 0;
@@ -281,7 +287,7 @@ final class MemoryBranchAndBound {
       }
       double lt = q.bound() - t * penaltyOffset;
       if (lt >= bestObj - 1e-9 * Math.abs(bestObj)) {
-        return null;
+        return OptionalDouble.empty();
       }
       if (lt > bestL) {
         bestL = lt;
@@ -309,7 +315,7 @@ final class MemoryBranchAndBound {
       }
       t = cross;
     }
-    return new double[] {bestT};
+    return OptionalDouble.of(bestT);
   }
 
   /** The penalty of a whole plan: the sum of its nodes' entries (0 without a penalty). */

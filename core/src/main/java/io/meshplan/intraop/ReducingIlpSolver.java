@@ -890,5 +890,3 @@ public final class ReducingIlpSolver implements IlpSolver {
     return arg;
   }
 }
-
-

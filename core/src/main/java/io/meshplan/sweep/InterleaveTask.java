@@ -1,12 +1,8 @@
 package io.meshplan.sweep;
 
-import io.meshplan.exec.LocalExecutor;
 import io.meshplan.exec.TaskFunction;
 import io.meshplan.interop.InterOpPlanner;
 import io.meshplan.interop.PlanSimulator;
-import io.meshplan.intraop.SolverOptions;
-import io.meshplan.plan.PipelinePlan;
-import io.meshplan.plan.PlanJson;
 import io.meshplan.util.InputException;
 import io.meshplan.util.Require;
 import java.util.Optional;
@@ -32,17 +28,10 @@ public record InterleaveTask(PlanQuestion question, double beatSeconds)
   public MicrobatchOutcome apply(Integer sequences) {
     int g = sequences;
     try {
-      var req = question.request(question.globalBatch() / g);
-      Optional<PlanSimulator.Evaluated> e = new InterOpPlanner(
-          LayerCostCache.processWide().layers(question.model(), question.cluster(),
-              SolverOptions.defaults()), pct -> { }, new LocalExecutor(1))
-          .interleaved(req, g, beatSeconds);
-      if (e.isEmpty()) {
-        return new MicrobatchOutcome(g, "", Double.NaN, 0, 0, "", false);
-      }
-      PipelinePlan plan = e.get().plan();
-      return new MicrobatchOutcome(g, PlanJson.write(plan), plan.prediction().iterationSeconds(),
-          plan.pipelineStages(), 0, "", false);
+      Optional<PlanSimulator.Evaluated> e = MicrobatchTask.planner(question)
+          .interleaved(question.request(question.globalBatch() / g), g, beatSeconds);
+      return e.map(x -> MicrobatchTask.planned(g, x.plan()))
+          .orElse(new MicrobatchOutcome(g, "", Double.NaN, 0, 0, "", false));
     } catch (InputException ex) {
       return new MicrobatchOutcome(g, "", Double.NaN, 0, 0, ex.getMessage(), true);
     }

@@ -30,18 +30,38 @@ public record MicrobatchTask(PlanQuestion question)
   public MicrobatchOutcome apply(Integer sequences) {
     int g = sequences;
     try {
-      PlanResult r = new InterOpPlanner(LayerCostCache.processWide().layers(question.model(),
-          question.cluster(), SolverOptions.defaults()), pct -> { }, new LocalExecutor(1))
+      PlanResult r = planner(question)
           .plan(question.request(question.globalBatch() / g).withInterleaving(false));
       if (r instanceof PlanResult.Infeasible inf) {
         return new MicrobatchOutcome(g, "", Double.NaN, 0, inf.neededBytesPerGpu(),
             inf.message(), false);
       }
-      PipelinePlan plan = ((PlanResult.Planned) r).plan();
-      return new MicrobatchOutcome(g, PlanJson.write(plan), plan.prediction().iterationSeconds(),
-          plan.pipelineStages(), 0, "", false);
+      return planned(g, ((PlanResult.Planned) r).plan());
     } catch (InputException e) {
       return new MicrobatchOutcome(g, "", Double.NaN, 0, 0, e.getMessage(), true);
     }
+  }
+
+  /**
+   * A one-thread planner with this process's layer prices for the question's model and cluster.
+   *
+   * @param question the question
+   * @return the planner
+   */
+  static InterOpPlanner planner(PlanQuestion question) {
+    return new InterOpPlanner(LayerCostCache.processWide().layers(question.model(),
+        question.cluster(), SolverOptions.defaults()), pct -> { }, new LocalExecutor(1));
+  }
+
+  /**
+   * The outcome of a size that found a plan.
+   *
+   * @param g sequences per microbatch
+   * @param plan the plan
+   * @return the outcome, with the plan's JSON, iteration and pipeline depth
+   */
+  static MicrobatchOutcome planned(int g, PipelinePlan plan) {
+    return new MicrobatchOutcome(g, PlanJson.write(plan), plan.prediction().iterationSeconds(),
+        plan.pipelineStages(), 0, "", false);
   }
 }
