@@ -29,8 +29,8 @@ import java.util.TreeSet;
  * microbatch of the largest chunk's activations) must fit the GPU. Candidates are simulated in
  * ascending order of the time bound until the bound reaches the best iteration found (the 1F1B
  * plan's to start with), so the result is the best candidate that fits, exactly as simulating
- * them all would find ({@link #best(double, boolean)} with {@code exhaustive}, the tests'
- * reference). Ties keep the candidate found first in the enumeration order (groups of fewer
+ * them all, unfiltered, would find ({@link #best(double, boolean)} with {@code exhaustive}, the
+ * tests' reference). Ties keep the candidate found first in the enumeration order (groups of fewer
  * devices, smaller tensor-parallel size, fewer chunks, then the settings' order).
  */
 final class Interleaver {
@@ -41,6 +41,7 @@ final class Interleaver {
   private final List<SubmeshShape> shapes;
   private final int microbatchSize;
   private int simulations;
+  private int dropped;
 
   /**
    * Prepares the search for one microbatch size.
@@ -68,11 +69,12 @@ final class Interleaver {
    * The fastest interleaved pipeline that fits and beats a given iteration time.
    *
    * @param beatSeconds the iteration to beat (the 1F1B plan's), seconds
-   * @param exhaustive simulate every candidate instead of stopping at the bound (the reference)
+   * @param exhaustive simulate every candidate, also those whose model state alone does not fit,
+   *     instead of stopping at the bound (the reference)
    * @return the plan and its simulation, or empty when no candidate fits and beats it
    */
   Optional<PlanSimulator.Evaluated> best(double beatSeconds, boolean exhaustive) {
-    List<Candidate> all = candidates();
+    List<Candidate> all = candidates(!exhaustive);
     all.sort(Comparator.comparingDouble(Candidate::bound).thenComparingInt(Candidate::index));
     int microbatches = req.globalBatch() / microbatchSize;
     PlanSimulator.Evaluated best = null;
@@ -108,8 +110,21 @@ final class Interleaver {
     return simulations;
   }
 
-  /** Every candidate whose model state fits, with its bound, in enumeration order. */
-  private List<Candidate> candidates() {
+  /**
+   * Candidates found too large for memory without a simulation, in the last search.
+   *
+   * @return the count
+   */
+  int droppedForMemory() {
+    return dropped;
+  }
+
+  /**
+   * Every candidate (with {@code filter}, every one whose model state fits), with its bound, in
+   * enumeration order.
+   */
+  private List<Candidate> candidates(boolean filter) {
+    dropped = 0;
     int gpus = req.cluster().gpuCount();
     int perNode = req.cluster().gpusPerNode();
     int layers = req.model().layers();
@@ -146,10 +161,17 @@ final class Interleaver {
                   }
                   UniformPipeline p = new UniformPipeline(depth, d, t, ls, zero, chunks);
                   List<StageCost> costs = p.costs(asm);
-                  if (costs != null && stateFits(costs, depth)) {
-                    out.add(new Candidate(p, costs, bound(costs, depth, microbatches),
-                        out.size()));
+                  if (costs == null) {
+                    continue;
                   }
+                  if (!stateFits(costs, depth)) {
+                    dropped++;
+                    if (filter) {
+                      continue;
+                    }
+                  }
+                  out.add(new Candidate(p, costs, bound(costs, depth, microbatches),
+                      out.size()));
                 }
               }
             }

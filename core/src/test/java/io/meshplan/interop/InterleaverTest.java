@@ -46,8 +46,9 @@ class InterleaverTest {
   }
 
   /**
-   * On 24 seeded random small models, clusters, batches and microbatch sizes, the search that
-   * simulates candidates in order of their time bound and stops once the bound passes the best
+   * On 24 seeded random small models, clusters, batches and microbatch sizes (a third of them with
+   * little memory per GPU), the search that drops candidates whose model state cannot fit and
+   * simulates the others in order of their time bound, stopping once the bound passes the best,
    * returns exactly the plan (as JSON) of simulating every candidate, both with nothing to beat and
    * with a random iteration time to beat; and it simulates fewer candidates on most cases.
    */
@@ -60,10 +61,15 @@ class InterleaverTest {
     int[] batches = {16, 32, 64};
     int found = 0;
     int fewer = 0;
+    int dropped = 0;
     for (int k = 0; k < 24; k++) {
       int gb = batches[rnd.nextInt(batches.length)];
       ModelSpec m = tiny(layerCounts[rnd.nextInt(layerCounts.length)], gb);
-      PlanRequest req = Requests.of(m, clusters[rnd.nextInt(clusters.length)], gb, false);
+      PlanRequest full = Requests.of(m, clusters[rnd.nextInt(clusters.length)], gb, false);
+      // Every third case gets 20 to 120 MB per GPU, so that memory rules candidates out.
+      PlanRequest req = k % 3 != 0 ? full : new PlanRequest(m, full.cluster(), gb, 0,
+          (20 + 100 * rnd.nextDouble()) * 1e6, full.comm(), full.p2p(), full.weightBytes(),
+          false);
       IlpLayerCostModel layers = Requests.layers(req);
       List<Integer> sizes = InterOpPlanner.microbatchSizes(req);
       int g = sizes.get(rnd.nextInt(sizes.size()));
@@ -74,6 +80,7 @@ class InterleaverTest {
       Optional<PlanSimulator.Evaluated> ref = all.best(Double.POSITIVE_INFINITY, true);
       Interleaver bounded = new Interleaver(req, asm, shapes, g);
       Optional<PlanSimulator.Evaluated> got = bounded.best(Double.POSITIVE_INFINITY, false);
+      dropped += bounded.droppedForMemory();
       String where = "case " + k + ": " + m.name() + " on " + req.cluster().toShortString()
           + ", batch " + gb + ", microbatch " + g;
       assertThat(got.isPresent()).as(where).isEqualTo(ref.isPresent());
@@ -99,6 +106,8 @@ class InterleaverTest {
     }
     assertThat(found).isGreaterThan(12);
     assertThat(fewer).isGreaterThan(found / 2);
+    // The model-state filter ruled candidates out, and the reference simulated them unfiltered.
+    assertThat(dropped).isGreaterThan(0);
   }
 
   /**
