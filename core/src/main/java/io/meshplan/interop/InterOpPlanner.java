@@ -33,8 +33,8 @@ import java.util.function.IntConsumer;
  * the faster is used, so every Megatron-LM configuration is inside the search space.
  */
 public final class InterOpPlanner {
-  private static final Recompute[] RECOMPUTES = Recompute.values();
   private static final int[] ZERO_STAGES = {0, 1, 3};
+  private static final int[] NO_ZERO = {0};
   /**
    * The most (first layer, last layer, submesh) cells a stage table may have: the DP keeps arrays
    * of this size, so the bound keeps memory and time polynomial and small (a 126-layer model on
@@ -249,6 +249,39 @@ public final class InterOpPlanner {
     return out;
   }
 
+  /**
+   * The layer settings a stage of tensor-parallel size {@code t} may take with {@code b} sequences
+   * per replica, in the search's order: each recomputation mode, then (with {@code t > 1})
+   * sequence parallelism off and on, and the ILP's or Megatron-LM's layouts.
+   *
+   * @param t tensor-parallel size
+   * @param b sequences per microbatch per replica
+   * @return the settings
+   */
+  static List<LayerSetting> layerSettings(int t, int b) {
+    boolean[] both = t > 1 ? new boolean[] {false, true} : new boolean[] {false};
+    List<LayerSetting> out = new ArrayList<>();
+    for (Recompute rc : Recompute.values()) {
+      for (boolean sp : both) {
+        for (boolean meg : both) {
+          out.add(new LayerSetting(t, b, rc, sp, meg));
+        }
+      }
+    }
+    return out;
+  }
+
+  /**
+   * The ZeRO stages a stage of {@code d} data-parallel replicas may use: 0, 1 and 3, or only 0
+   * without data parallelism.
+   *
+   * @param d data-parallel replicas
+   * @return the stages, ascending
+   */
+  static int[] zeroStages(int d) {
+    return d > 1 ? ZERO_STAGES.clone() : NO_ZERO.clone();
+  }
+
   /** The per-replica microbatch when {@code d} replicas share {@code g} sequences, or 0. */
   static int replicaMicrobatch(int g, int d) {
     if (g % d != 0) {
@@ -274,14 +307,9 @@ public final class InterOpPlanner {
           if (b == 0) {
             continue;
           }
-          for (Recompute rc : RECOMPUTES) {
-            for (boolean sp : t > 1 ? new boolean[] {false, true} : new boolean[] {false}) {
-              for (boolean meg : t > 1 ? new boolean[] {false, true} : new boolean[] {false}) {
-                LayerSetting ls = new LayerSetting(t, b, rc, sp, meg);
-                for (LayerCostModel.Kind k : LayerCostModel.Kind.values()) {
-                  keys.add(new LayerCostModel.Key(k, ls));
-                }
-              }
+          for (LayerSetting ls : layerSettings(t, b)) {
+            for (LayerCostModel.Kind k : LayerCostModel.Kind.values()) {
+              keys.add(new LayerCostModel.Key(k, ls));
             }
           }
         }
@@ -559,28 +587,20 @@ public final class InterOpPlanner {
           continue;
         }
         StageCostBuilder builder = assembler.builder(d, t);
-        for (Recompute rc : RECOMPUTES) {
-          for (boolean sp : t > 1 ? new boolean[] {false, true} : new boolean[] {false}) {
-            for (boolean meg : t > 1 ? new boolean[] {false, true} : new boolean[] {false}) {
-            LayerSetting ls = new LayerSetting(t, b, rc, sp, meg);
-            List<LayerCost> stageLayers = assembler.stageLayers(ls, count, emb, head);
-            if (stageLayers == null) {
-              continue;
-            }
-            for (int zero : ZERO_STAGES) {
-              if (zero > 0 && d == 1) {
-                continue;
-              }
-              StageCost c = builder.build(stageLayers, d, t, zero, head);
-              int tag = settings.size();
-              settings.add(new StageSetting(d, t, zero, ls));
-              all.add(new StageOption(c.forwardSeconds() + c.backwardSeconds()
-                      + iterationTail(c) / microbatches,
-                  c.memory().weightsBytes() + c.memory().gradientsBytes()
-                      + c.memory().optimizerStateBytes() + c.memory().temporaryBytes(),
-                  c.memory().activationBytesPerMicrobatch(), tag));
-            }
-            }
+        for (LayerSetting ls : layerSettings(t, b)) {
+          List<LayerCost> stageLayers = assembler.stageLayers(ls, count, emb, head);
+          if (stageLayers == null) {
+            continue;
+          }
+          for (int zero : zeroStages(d)) {
+            StageCost c = builder.build(stageLayers, d, t, zero, head);
+            int tag = settings.size();
+            settings.add(new StageSetting(d, t, zero, ls));
+            all.add(new StageOption(c.forwardSeconds() + c.backwardSeconds()
+                    + iterationTail(c) / microbatches,
+                c.memory().weightsBytes() + c.memory().gradientsBytes()
+                    + c.memory().optimizerStateBytes() + c.memory().temporaryBytes(),
+                c.memory().activationBytesPerMicrobatch(), tag));
           }
         }
       }

@@ -1,7 +1,7 @@
 package io.meshplan.interop;
 
-import io.meshplan.model.Recompute;
 import io.meshplan.sim.Schedule;
+import io.meshplan.sim.SimulationResult;
 import io.meshplan.sim.StageCost;
 import io.meshplan.util.Require;
 import java.util.ArrayList;
@@ -34,8 +34,6 @@ import java.util.TreeSet;
  * devices, smaller tensor-parallel size, fewer chunks, then the settings' order).
  */
 final class Interleaver {
-  private static final int[] ZERO_STAGES = {0, 1, 3};
-
   private final PlanRequest req;
   private final StageAssembler asm;
   private final List<SubmeshShape> shapes;
@@ -77,28 +75,33 @@ final class Interleaver {
     List<Candidate> all = candidates(!exhaustive);
     all.sort(Comparator.comparingDouble(Candidate::bound).thenComparingInt(Candidate::index));
     int microbatches = req.globalBatch() / microbatchSize;
-    PlanSimulator.Evaluated best = null;
-    int bestIndex = Integer.MAX_VALUE;
+    Candidate best = null;
+    SimulationResult bestSim = null;
     double bestSeconds = beatSeconds;
     for (Candidate c : all) {
       if (!exhaustive && c.bound() > bestSeconds + 1e-12) {
         break;
       }
       simulations++;
-      PlanSimulator.Evaluated e = c.pipeline().evaluate(req, asm, c.costs(), req.globalBatch(),
+      SimulationResult sim = c.pipeline().simulate(asm, c.costs(), req.globalBatch(),
           microbatches, new Schedule.Interleaved(c.pipeline().chunksPerStage()));
-      double t = e.simulation().iterationSeconds();
-      if (e.simulation().peakMemoryBytesPerGpu() > req.memoryPerGpu()) {
+      double t = sim.iterationSeconds();
+      if (sim.peakMemoryBytesPerGpu() > req.memoryPerGpu()) {
         continue;
       }
       if (t < bestSeconds - 1e-12
-          || (best != null && Math.abs(t - bestSeconds) <= 1e-12 && c.index() < bestIndex)) {
-        best = e;
-        bestIndex = c.index();
+          || (best != null && Math.abs(t - bestSeconds) <= 1e-12 && c.index() < best.index())) {
+        best = c;
+        bestSim = sim;
         bestSeconds = t;
       }
     }
-    return Optional.ofNullable(best);
+    if (best == null) {
+      return Optional.empty();
+    }
+    // Only the winner is written out as a plan.
+    return Optional.of(new PlanSimulator.Evaluated(best.pipeline().plan(req, asm, best.costs(),
+        bestSim, req.globalBatch(), microbatches), bestSim));
   }
 
   /**
@@ -149,31 +152,22 @@ final class Interleaver {
           continue;
         }
         for (int v = 2; (long) v * depth <= layers
-            && StageAssembler.simulationFits(microbatches, (long) v * depth); v++) {
+            && StageAssembler.simulationFits(microbatches, v * depth); v++) {
           int[] chunks = UniformPipeline.evenChunks(layers, v * depth);
-          for (Recompute rc : Recompute.values()) {
-            for (boolean sp : t > 1 ? new boolean[] {false, true} : new boolean[] {false}) {
-              for (boolean meg : t > 1 ? new boolean[] {false, true} : new boolean[] {false}) {
-                LayerSetting ls = new LayerSetting(t, b, rc, sp, meg);
-                for (int zero : ZERO_STAGES) {
-                  if (zero > 0 && d == 1) {
-                    continue;
-                  }
-                  UniformPipeline p = new UniformPipeline(depth, d, t, ls, zero, chunks);
-                  List<StageCost> costs = p.costs(asm);
-                  if (costs == null) {
-                    continue;
-                  }
-                  if (!stateFits(costs, depth)) {
-                    dropped++;
-                    if (filter) {
-                      continue;
-                    }
-                  }
-                  out.add(new Candidate(p, costs, bound(costs, depth, microbatches),
-                      out.size()));
+          for (LayerSetting ls : InterOpPlanner.layerSettings(t, b)) {
+            for (int zero : InterOpPlanner.zeroStages(d)) {
+              UniformPipeline p = new UniformPipeline(depth, d, t, ls, zero, chunks);
+              List<StageCost> costs = p.costs(asm);
+              if (costs == null) {
+                continue;
+              }
+              if (!stateFits(costs, depth)) {
+                dropped++;
+                if (filter) {
+                  continue;
                 }
               }
+              out.add(new Candidate(p, costs, bound(costs, depth, microbatches), out.size()));
             }
           }
         }

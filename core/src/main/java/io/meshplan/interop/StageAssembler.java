@@ -75,9 +75,13 @@ final class StageAssembler {
    * @param chunks model chunks (virtual stages) over all groups
    * @return whether {@code 2 * microbatches * chunks} is within {@link #MAX_SIMULATED_STEPS}
    */
-  static boolean simulationFits(long microbatches, long chunks) {
-    return microbatches <= MAX_SIMULATED_STEPS && chunks <= MAX_SIMULATED_STEPS
-        && 2 * microbatches * chunks <= MAX_SIMULATED_STEPS;
+  static boolean simulationFits(int microbatches, int chunks) {
+    return steps(microbatches, chunks) <= MAX_SIMULATED_STEPS;
+  }
+
+  /** Forward and backward steps of a simulation: {@code 2 * microbatches * chunks}, exact. */
+  private static long steps(int microbatches, int chunks) {
+    return 2L * microbatches * chunks;
   }
 
   /**
@@ -86,13 +90,12 @@ final class StageAssembler {
    * @param microbatches microbatches per iteration
    * @param chunks model chunks over all groups
    */
-  static void checkSimulationSize(long microbatches, long chunks) {
+  static void checkSimulationSize(int microbatches, int chunks) {
     if (!simulationFits(microbatches, chunks)) {
       throw new io.meshplan.util.InputException("simulating " + microbatches + " microbatches "
-          + "through " + chunks + " pipeline stages and model chunks takes " + 2 * microbatches
-          * Math.min(chunks, MAX_SIMULATED_STEPS) + " forward and backward steps, more than the "
-          + "limit of " + MAX_SIMULATED_STEPS + "; use fewer microbatches, pipeline stages or "
-          + "model chunks");
+          + "through " + chunks + " pipeline stages and model chunks takes "
+          + steps(microbatches, chunks) + " forward and backward steps, more than the limit of "
+          + MAX_SIMULATED_STEPS + "; use fewer microbatches, pipeline stages or model chunks");
     }
   }
 

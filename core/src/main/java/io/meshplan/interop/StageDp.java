@@ -184,12 +184,8 @@ public final class StageDp {
 
   /** The step of the fastest option of a cell that fits s in flight, or -1. */
   private int step(int c, int s) {
-    for (int x = stepFrom[c]; x < stepFrom[c + 1]; x++) {
-      if (stepS[x] >= s) {
-        return x;
-      }
-    }
-    return -1;
+    int x = stepFitting(stepFrom[c], stepFrom[c + 1], s);
+    return x == stepFrom[c + 1] ? -1 : x;
   }
 
   private boolean unusable(int c, int mode) {
@@ -406,10 +402,7 @@ public final class StageDp {
           int x = stepFrom[c];
           int end = stepFrom[c + 1];
           for (int s = 1; s <= smax; s++) {
-            // Steps ascend in latency and in-flight count, so the step for s only moves up.
-            while (x < end && stepS[x] < s) {
-              x++;
-            }
+            x = stepFitting(x, end, s);
             if (x == end || stepT[x] > tmax) {
               break;
             }
@@ -428,6 +421,19 @@ public final class StageDp {
       }
     }
     return false;
+  }
+
+  /**
+   * The first step at or after {@code x}, and before {@code end}, that fits {@code s} in-flight
+   * microbatches ({@code end} when none does). A cell's steps ascend in latency and in-flight count,
+   * so for rising {@code s} the walk only moves forward.
+   */
+  private int stepFitting(int x, int end, int s) {
+    int y = x;
+    while (y < end && stepS[y] < s) {
+      y++;
+    }
+    return y;
   }
 
   /** dst |= src shifted up by z bits; bits beyond the cluster only ever move further up. */
@@ -478,9 +484,7 @@ public final class StageDp {
             int x = stepFrom[c];
             int stop = stepFrom[c + 1];
             for (int s = 1; s <= smax; s++) {
-              while (x < stop && stepS[x] < s) {
-                x++;
-              }
+              x = stepFitting(x, stop, s);
               if (x == stop || stepT[x] > tmax) {
                 break;
               }

@@ -126,14 +126,52 @@ final class UniformPipeline {
    */
   PlanSimulator.Evaluated evaluate(PlanRequest req, StageAssembler asm, List<StageCost> costs,
       int globalBatch, int microbatches, Schedule schedule) {
+    SimulationResult sim = simulate(asm, costs, globalBatch, microbatches, schedule);
+    return new PlanSimulator.Evaluated(plan(req, asm, costs, sim, globalBatch, microbatches), sim);
+  }
+
+  /**
+   * Simulates the pipeline, each group on its devices in cluster order.
+   *
+   * @param asm prices the chunks' layers
+   * @param costs {@link #costs} of this pipeline
+   * @param globalBatch sequences per iteration
+   * @param microbatches microbatches per iteration
+   * @param schedule the schedule ({@link Schedule#chunks()} equal to {@link #chunksPerStage()})
+   * @return the simulation
+   */
+  SimulationResult simulate(StageAssembler asm, List<StageCost> costs, int globalBatch,
+      int microbatches, Schedule schedule) {
     Require.that(schedule.chunks() == chunksPerStage(), "the schedule runs "
         + schedule.chunks() + " chunks per stage, the pipeline has " + chunksPerStage());
+    return asm.simulate(costs, firstDevices(), globalBatch, microbatches, schedule);
+  }
+
+  /** The first device of each chunk's group: groups follow one another on the cluster. */
+  private int[] firstDevices() {
     int groupDevices = dataParallel * tensorParallel;
-    int[] firstDevice = new int[chunkLayers.length];
+    int[] out = new int[chunkLayers.length];
     for (int k = 0; k < chunkLayers.length; k++) {
-      firstDevice[k] = (k % depth) * groupDevices;
+      out[k] = (k % depth) * groupDevices;
     }
-    SimulationResult sim = asm.simulate(costs, firstDevice, globalBatch, microbatches, schedule);
+    return out;
+  }
+
+  /**
+   * The pipeline as a plan, with the figures of its simulation.
+   *
+   * @param req the model, cluster and prices
+   * @param asm prices the chunks' layers
+   * @param costs {@link #costs} of this pipeline
+   * @param sim {@link #simulate} of this pipeline
+   * @param globalBatch sequences per iteration
+   * @param microbatches microbatches per iteration
+   * @return the plan: its stages are the chunks in layer order
+   */
+  PipelinePlan plan(PlanRequest req, StageAssembler asm, List<StageCost> costs,
+      SimulationResult sim, int globalBatch, int microbatches) {
+    int groupDevices = dataParallel * tensorParallel;
+    int[] firstDevice = firstDevices();
     // A group of whole nodes is an n x M submesh; a smaller one is one row.
     int gpn = req.cluster().gpusPerNode();
     int n = groupDevices % gpn == 0 ? groupDevices / gpn : 1;
@@ -152,9 +190,8 @@ final class UniformPipeline {
           Optional.of(InterOpPlanner.axisBytes(sim.stages().get(g).commBytesPerGpu()))));
       first = last + 1;
     }
-    PipelinePlan plan = new PipelinePlan(req.model(), req.cluster().toShortString(),
-        globalBatch, setting.microBatch() * dataParallel, microbatches, chunksPerStage(),
-        stages, InterOpPlanner.prediction(sim));
-    return new PlanSimulator.Evaluated(plan, sim);
+    return new PipelinePlan(req.model(), req.cluster().toShortString(), globalBatch,
+        setting.microBatch() * dataParallel, microbatches, chunksPerStage(), stages,
+        InterOpPlanner.prediction(sim));
   }
 }

@@ -194,17 +194,9 @@ class MemoryBoundSolverTest {
       if (!ref.hasSolution() || !lag.hasSolution()) {
         continue;
       }
-      double[][] pen = null;
-      double offset = 0;
-      if (k % 4 >= 2) {
-        Penalty pn = randomPenalty(rnd, p);
-        pen = pn.perNode();
-        offset = pn.offset();
-      }
+      Penalty pn = k % 4 >= 2 ? randomPenalty(rnd, p) : null;
       long budget = k % 5 == 4 ? 3 : 100_000;
-      MemoryBranchAndBound.Result r = new MemoryBranchAndBound(p,
-          q -> new ReducingIlpSolver(10, 1, 0).solve(q), budget, pen, offset)
-          .solve(lag.choice(), Long.MAX_VALUE);
+      MemoryBranchAndBound.Result r = branchAndBound(p, pn, budget, lag);
       String where = "case " + k;
       assertThat(SolutionEvaluator.evaluate(p, r.choice()).feasible()).as(where).isTrue();
       assertThat(r.objective()).as(where)
@@ -243,10 +235,7 @@ class MemoryBoundSolverTest {
         continue;
       }
       Penalty pn = k % 2 == 0 ? null : randomPenalty(rnd, p);
-      MemoryBranchAndBound.Result r = new MemoryBranchAndBound(p,
-          q -> new ReducingIlpSolver(10, 1, 0).solve(q), 100_000,
-          pn == null ? null : pn.perNode(), pn == null ? 0 : pn.offset())
-          .solve(lag.choice(), Long.MAX_VALUE);
+      MemoryBranchAndBound.Result r = branchAndBound(p, pn, 100_000, lag);
       String where = "case " + k;
       assertThat(SolutionEvaluator.evaluate(p, r.choice()).feasible()).as(where).isTrue();
       assertThat(r.proven()).as(where).isTrue();
@@ -258,6 +247,19 @@ class MemoryBoundSolverTest {
     }
     assertThat(proven).isGreaterThan(100);
     assertThat(grouped).isGreaterThan(80);
+  }
+
+  /**
+   * The branch and bound with the exact memory-free solver, started from the Lagrangian plan.
+   *
+   * @param pn a Lagrangian penalty, or null
+   * @param budget the most memory-free solves
+   */
+  private static MemoryBranchAndBound.Result branchAndBound(IlpProblem p, Penalty pn,
+      long budget, IlpSolution lag) {
+    return new MemoryBranchAndBound(p, q -> new ReducingIlpSolver(10, 1, 0).solve(q), budget,
+        pn == null ? null : pn.perNode(), pn == null ? 0 : pn.offset())
+        .solve(lag.choice(), Long.MAX_VALUE);
   }
 
   /** A random problem as described at {@link #branchAndBoundOverGroupsOfEqualBytesIsExact}. */
