@@ -22,12 +22,12 @@ import java.util.TreeSet;
  * (ILP or Megatron-LM's) and ZeRO stage the DP's stages may take, and {@code p} dividing the
  * microbatches (Megatron-LM's rule).
  *
- * <p>Every candidate is bounded before it is simulated: a group runs all its chunks' forwards and
- * backwards for every microbatch one after another, so the iteration takes at least {@code
- * microbatches * max over groups of (sum of its chunks' forward + backward)}; and its model state
- * (weights, gradients and optimizer state of all its chunks, the largest temporaries and one
- * microbatch of the largest chunk's activations) must fit the GPU. Candidates are simulated in
- * ascending order of the time bound until the bound reaches the best iteration found (the 1F1B
+ * <p>Every candidate is bounded before it is simulated. Time: a group runs all its chunks'
+ * forwards and backwards for every microbatch one after another, after the forwards of the stages
+ * before it and before their backwards or its own once-per-iteration work ({@link #bound}).
+ * Memory: its model state, its largest temporaries and the activations its warm-up forwards hold
+ * must fit the GPU ({@link #memoryMayFit}). Candidates are simulated in ascending order of the
+ * time bound until the bound passes the best iteration found (the 1F1B
  * plan's to start with), so the result is the best candidate that fits, exactly as simulating
  * them all, unfiltered, would find ({@link #best(double, boolean)} with {@code exhaustive}, the
  * tests' reference). Ties keep the candidate found first in the enumeration order (groups of fewer
@@ -161,7 +161,7 @@ final class Interleaver {
               if (costs == null) {
                 continue;
               }
-              if (!stateFits(costs, depth)) {
+              if (!memoryMayFit(costs, depth, microbatches)) {
                 dropped++;
                 if (filter) {
                   continue;
@@ -177,19 +177,28 @@ final class Interleaver {
   }
 
   /**
-   * Whether every group's model state, largest temporaries and one microbatch of its largest
-   * chunk's activations fit the GPU: a lower bound on the simulated peak.
+   * Whether every group's memory may fit: a lower bound on the simulated peak. A group holds the
+   * weights, gradients and optimizer state of all its chunks and its largest temporaries; and when
+   * its last warm-up forward starts ({@link Schedule.Interleaved#warmupForwards}), no backward has
+   * run yet, so it holds the activations of every forward up to that one, each its chunk's.
    */
-  private boolean stateFits(List<StageCost> costs, int depth) {
+  private boolean memoryMayFit(List<StageCost> costs, int depth, int microbatches) {
+    int chunks = costs.size() / depth;
+    Schedule.Interleaved schedule = new Schedule.Interleaved(chunks);
     for (int g = 0; g < depth; g++) {
       double state = 0;
       double temp = 0;
-      double act = 0;
       for (int k = g; k < costs.size(); k += depth) {
         var m = costs.get(k).memory();
         state += m.weightsBytes() + m.gradientsBytes() + m.optimizerStateBytes();
         temp = Math.max(temp, m.temporaryBytes());
-        act = Math.max(act, m.activationBytesPerMicrobatch());
+      }
+      int held = Math.min(schedule.warmupForwards(g, depth, microbatches) + 1,
+          microbatches * chunks);
+      double act = 0;
+      for (int k = 0; k < held; k++) {
+        int chunk = schedule.forwardChunk(k, depth);
+        act += costs.get(chunk * depth + g).memory().activationBytesPerMicrobatch();
       }
       if (state + temp + act > req.memoryPerGpu()) {
         return false;

@@ -187,8 +187,7 @@ public sealed interface Schedule permits Schedule.GPipe, Schedule.OneFOneB, Sche
     public List<PipelineOp> order(int group, int groups, int microbatches) {
       requireRunnable(this, group, groups, microbatches);
       int total = microbatches * chunks;
-      int warmup = microbatches == groups ? total
-          : Math.min((groups - group - 1) * 2 + (chunks - 1) * groups, total);
+      int warmup = warmupForwards(group, groups, microbatches);
       List<PipelineOp> ops = new ArrayList<>(2 * total);
       for (int k = 0; k < warmup; k++) {
         ops.add(op(k, groups, true));
@@ -203,11 +202,35 @@ public sealed interface Schedule permits Schedule.GPipe, Schedule.OneFOneB, Sche
       return List.copyOf(ops);
     }
 
+    /**
+     * The forwards a group runs before its first backward.
+     *
+     * @param group the group, 0-based
+     * @param groups the pipeline depth
+     * @param microbatches microbatches per iteration
+     * @return {@code min((groups - group - 1) * 2 + (chunks - 1) * groups, microbatches *
+     *     chunks)}, or all {@code microbatches * chunks} when {@code microbatches == groups}
+     */
+    public int warmupForwards(int group, int groups, int microbatches) {
+      int total = microbatches * chunks;
+      return microbatches == groups ? total
+          : Math.min((groups - group - 1) * 2 + (chunks - 1) * groups, total);
+    }
+
+    /**
+     * The group's chunk that its {@code k}-th forward runs.
+     *
+     * @param k the forward's position among the group's forwards, 0-based
+     * @param groups the pipeline depth
+     * @return the chunk, 0 to {@code chunks - 1}
+     */
+    public int forwardChunk(int k, int groups) {
+      return k % (groups * chunks) / groups;
+    }
+
     private PipelineOp op(int k, int groups, boolean forward) {
-      int round = groups * chunks;
-      int inRound = k % round;
-      int chunk = inRound / groups;
-      int microbatch = k / round * groups + k % groups;
+      int chunk = forwardChunk(k, groups);
+      int microbatch = k / (groups * chunks) * groups + k % groups;
       return new PipelineOp(forward ? chunk : chunks - 1 - chunk, microbatch, forward);
     }
   }
