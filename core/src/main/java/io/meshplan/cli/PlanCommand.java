@@ -27,6 +27,12 @@ final class PlanCommand implements Callable<Integer> {
 
   @Mixin ClusterOptions cluster = new ClusterOptions();
 
+  @Option(names = "--hlo", description = "Plan an XLA HLO text dump of a whole training step "
+      + "(forward, backward and update, as jax.jit(train_step) lowers it) instead of a --model "
+      + "preset: its layer scopes become the pipeline's layers and its batch one microbatch; "
+      + "give --microbatches N.")
+  Path hlo;
+
   @Option(names = "--global-batch", defaultValue = "1024",
       description = "Sequences per iteration (default: ${DEFAULT-VALUE}).")
   int globalBatch;
@@ -67,6 +73,9 @@ final class PlanCommand implements Callable<Integer> {
 
   @Override
   public Integer call() {
+    if (hlo != null) {
+      return planHlo();
+    }
     int fixed = 0;
     if (!"auto".equalsIgnoreCase(microbatches)) {
       try {
@@ -131,6 +140,67 @@ final class PlanCommand implements Callable<Integer> {
     if (report != null && !json) {
       w.println("wrote " + report);
     }
+    return ExitCodes.OK;
+  }
+
+  /** Plans an HLO training step: its batch is one microbatch, so the batch flags do not apply. */
+  private int planHlo() {
+    var parsed = spec.commandLine().getParseResult();
+    String refused = model.model != null ? "--model" : model.overrides() != null
+        ? model.overrides() : parsed.hasMatchedOption("--global-batch") ? "--global-batch"
+        : megatronGrid ? "--megatron-grid" : out != null ? "--out" : report != null ? "--report"
+        : compare != null ? "--compare" : !executor.local() ? "--spark" : null;
+    if (refused != null) {
+      throw new InputException(refused + " cannot be used with --hlo: the module fixes the model "
+          + "and its microbatch, and its plan is printed (--json for machines)");
+    }
+    if ("auto".equalsIgnoreCase(microbatches.trim())) {
+      throw new InputException("--hlo needs --microbatches N: the module's batch is one "
+          + "microbatch, and N of them make an iteration");
+    }
+    int n;
+    try {
+      n = Integer.parseInt(microbatches.trim());
+    } catch (NumberFormatException e) {
+      n = -1;
+    }
+    if (n <= 0) {
+      throw new InputException("--microbatches must be a positive integer, got '"
+          + microbatches + "'");
+    }
+    if (!"auto".equalsIgnoreCase(schedule.trim()) && !"1f1b".equalsIgnoreCase(schedule.trim())) {
+      throw new InputException("--schedule '" + schedule + "' is unknown; use auto or 1f1b");
+    }
+    new OutputPaths().input("--hlo", hlo).check();
+    io.meshplan.cluster.ClusterSpec cs = cluster.spec(null);
+    io.meshplan.graph.HloModule module = new io.meshplan.graph.HloParser().parse(hlo);
+    io.meshplan.graph.Graph inlined = io.meshplan.graph.CallInliner.inline(module).graph();
+    io.meshplan.graph.Graph graph = new io.meshplan.graph.Graph(module.name(),
+        inlined.instructions(), inlined.aliases());
+    if (graph.size() > ShardCommand.MAX_INSTRUCTIONS) {
+      throw new InputException("--hlo " + hlo + " has " + graph.size() + " instructions after "
+          + "inlining, more than the limit of " + ShardCommand.MAX_INSTRUCTIONS);
+    }
+    java.io.PrintWriter err = spec.commandLine().getErr();
+    for (String warning : module.warnings()) {
+      err.println("meshplan: warning: " + warning);
+    }
+    err.flush();
+    io.meshplan.interop.HloLayering lay = io.meshplan.interop.HloLayering.of(graph,
+        "--hlo " + hlo);
+    int elementBytes = io.meshplan.intraop.MeshEnv.computeElementBytes(graph);
+    io.meshplan.interop.HloLayerPricer pricer = new io.meshplan.interop.HloLayerPricer(cs,
+        cluster.comm(cs), elementBytes, io.meshplan.interop.HloLayerPricer.SOLVER);
+    io.meshplan.interop.HloPipelinePlan p;
+    try (io.meshplan.exec.LocalExecutor pool = (io.meshplan.exec.LocalExecutor) executor.open();
+        Progress progress = Progress.start("planning")) {
+      p = new io.meshplan.interop.HloPipelinePlanner(cs, pricer, cluster.memoryPerGpu(cs),
+          cluster.p2p(cs), elementBytes, cluster.overlapGradReduce, pool, progress::update)
+          .plan(lay, n);
+    }
+    PrintWriter w = spec.commandLine().getOut();
+    w.print(json ? io.meshplan.interop.HloPlanJson.write(p)
+        : io.meshplan.interop.HloPlanText.write(p));
     return ExitCodes.OK;
   }
 

@@ -90,8 +90,13 @@ final class HloReader {
       throw c.error("a computation");
     }
     while (!c.atEnd()) {
-      pending.add(computation());
+      if (!skipDebugSection()) {
+        pending.add(computation());
+      }
       c.skipSpace();
+    }
+    if (pending.isEmpty()) {
+      throw c.error("a computation");
     }
     int entry = pending.size() - 1;
     int entries = 0;
@@ -126,6 +131,42 @@ final class HloReader {
     }
     return new HloModule(name, header, computations, aliasKinds, extraAliases,
         warnings(names.keySet()));
+  }
+
+  /** The source-location tables that XLA prints with debug information. */
+  private static final java.util.Set<String> DEBUG_SECTIONS = java.util.Set.of("FileNames",
+      "FunctionNames", "FileLocations", "StackFrames");
+
+  /**
+   * Skips a table of source locations (XLA writes them after the header when asked for debug
+   * information: {@code FileNames}, {@code FunctionNames}, {@code FileLocations}, {@code
+   * StackFrames}, each a title line and then numbered entries, one per line).
+   *
+   * @return whether a table was skipped
+   */
+  private boolean skipDebugSection() {
+    int start = c.pos;
+    String title = c.word();
+    int eol = c.text.indexOf('\n', c.pos);
+    boolean alone = eol < 0 ? c.text.substring(c.pos).isBlank()
+        : c.text.substring(c.pos, eol).isBlank();
+    if (!DEBUG_SECTIONS.contains(title) || !alone) {
+      c.pos = start;
+      return false;
+    }
+    c.pos = eol < 0 ? c.text.length() : eol + 1;
+    while (!c.atEnd()) {
+      int p = c.pos;
+      while (p < c.text.length() && (c.text.charAt(p) == ' ' || c.text.charAt(p) == '\t')) {
+        p++;
+      }
+      if (p >= c.text.length() || !Character.isDigit(c.text.charAt(p))) {
+        break;
+      }
+      int next = c.text.indexOf('\n', p);
+      c.pos = next < 0 ? c.text.length() : next + 1;
+    }
+    return true;
   }
 
   private String attributeName() {

@@ -296,21 +296,14 @@ public final class IlpLayerCostModel implements LayerCostModel {
       }
     }
     for (Instruction ins : g.instructions()) {
-      Strategy st = plan.strategy(ins.id());
-      double reshard = 0;
-      for (int k = 0; k < ins.operands().size(); k++) {
-        int op = ins.operand(k);
-        if (g.get(op).shape() instanceof TensorShape shape && st.operandSpec(k) != null) {
-          reshard += ReshardingCost.of(shape, plan.spec(op), st.operandSpec(k), env.comm());
-        }
-      }
-      double c = st.computeCost() + st.commCost() + reshard;
-      comm += st.commCost() + reshard;
+      double[] cc = seconds(plan, env, ins);
+      double c = cc[0] + cc[1];
+      comm += cc[1];
       double dotFlops = ins.opcode() == Opcode.DOT ? OpCost.flops(g, ins) : 0;
       switch (tg.phase(ins.id())) {
         case FORWARD -> {
           fwd += c;
-          fwdComm += st.commCost() + reshard;
+          fwdComm += cc[1];
           modelFlops += dotFlops;
         }
         case BACKWARD -> {
@@ -380,6 +373,28 @@ public final class IlpLayerCostModel implements LayerCostModel {
     }
     return new LayerCost(fwd, bwd, rec, comm, fwdComm, params, gradParams, gather, saved, temp,
         input, boundary, modelFlops, hwFlops, tensors, commBytes, fwdCommBytes, gatherBytes);
+  }
+
+  /**
+   * What one instruction costs under a plan: its strategy's compute, and its strategy's
+   * communication plus the resharding of its operands into the layouts the strategy reads.
+   *
+   * @param plan the plan
+   * @param env the mesh and its prices
+   * @param ins the instruction
+   * @return {compute, communication}, in the plan's unit
+   */
+  static double[] seconds(ShardingPlan plan, MeshEnv env, Instruction ins) {
+    Graph g = plan.graph();
+    Strategy st = plan.strategy(ins.id());
+    double reshard = 0;
+    for (int k = 0; k < ins.operands().size(); k++) {
+      int op = ins.operand(k);
+      if (g.get(op).shape() instanceof TensorShape shape && st.operandSpec(k) != null) {
+        reshard += ReshardingCost.of(shape, plan.spec(op), st.operandSpec(k), env.comm());
+      }
+    }
+    return new double[] {st.computeCost(), st.commCost() + reshard};
   }
 
   /** Bytes of forward values that a later phase reads, under their chosen layouts. */

@@ -127,22 +127,37 @@ final class StageAssembler {
       int microbatches, Schedule schedule) {
     checkSimulationSize(microbatches, costs.size());
     ClusterSpec cluster = req.cluster();
-    int m = cluster.gpusPerNode();
     int groups = costs.size() / schedule.chunks();
-    P2pCost p2p = (from, to, bytes) -> {
+    P2pCost p2p = p2p(cluster, req.p2p(), costs, firstDevice);
+    Require.that(groups > 0, "no stages");
+    double peak = KernelTimeModel.densePeak(cluster.gpu(), req.weightBytes());
+    double tokens = (double) globalBatch * req.model().seq();
+    return new PipelineSimulator(new SimulationInput(costs, schedule, microbatches, p2p,
+        cluster.gpuCount(), peak, tokens)).simulate();
+  }
+
+  /**
+   * Prices transfers between device groups placed at the given devices: NVLink when both groups
+   * sit in one node, the inter-node fabric otherwise, with one pair of GPUs per GPU of a node
+   * sending at once.
+   *
+   * @param cluster the cluster
+   * @param model send/recv prices
+   * @param costs the virtual stages in pipeline order
+   * @param firstDevice the first device of each virtual stage's group
+   * @return the price
+   */
+  static P2pCost p2p(ClusterSpec cluster, io.meshplan.cluster.SendRecvModel model,
+      List<StageCost> costs, int[] firstDevice) {
+    int m = cluster.gpusPerNode();
+    return (from, to, bytes) -> {
       int a0 = firstDevice[from];
       int a1 = a0 + costs.get(from).devices() - 1;
       int b0 = firstDevice[to];
       int b1 = b0 + costs.get(to).devices() - 1;
       boolean oneNode = a0 / m == a1 / m && b0 / m == b1 / m && a0 / m == b0 / m;
       int pairs = Math.min(m, costs.get(from).devices());
-      return req.p2p().sendRecv(bytes, pairs, oneNode ? LinkLevel.INTRA_NODE
-          : LinkLevel.INTER_NODE);
+      return model.sendRecv(bytes, pairs, oneNode ? LinkLevel.INTRA_NODE : LinkLevel.INTER_NODE);
     };
-    Require.that(groups > 0, "no stages");
-    double peak = KernelTimeModel.densePeak(cluster.gpu(), req.weightBytes());
-    double tokens = (double) globalBatch * req.model().seq();
-    return new PipelineSimulator(new SimulationInput(costs, schedule, microbatches, p2p,
-        cluster.gpuCount(), peak, tokens)).simulate();
   }
 }

@@ -45,6 +45,7 @@ public final class ReducingIlpSolver implements IlpSolver {
   private final int smallForCpSat;
   private final long maxEliminationWork;
   private final long maxConditioningWork;
+  private final double deterministicTime;
 
   /**
    * Creates the solver.
@@ -81,11 +82,29 @@ public final class ReducingIlpSolver implements IlpSolver {
    */
   ReducingIlpSolver(double timeLimitSeconds, int workers, int smallForCpSat,
       long maxEliminationWork, long maxConditioningWork) {
+    this(timeLimitSeconds, workers, smallForCpSat, maxEliminationWork, maxConditioningWork, 0);
+  }
+
+  private ReducingIlpSolver(double timeLimitSeconds, int workers, int smallForCpSat,
+      long maxEliminationWork, long maxConditioningWork, double deterministicTime) {
+    this.deterministicTime = deterministicTime;
     this.timeLimitSeconds = timeLimitSeconds;
     this.workers = workers;
     this.smallForCpSat = smallForCpSat;
     this.maxEliminationWork = maxEliminationWork;
     this.maxConditioningWork = maxConditioningWork;
+  }
+
+  /**
+   * Limits CP-SAT's deterministic time on the core that the reductions leave, so that the answer
+   * does not depend on the machine's speed.
+   *
+   * @param units the limit in CP-SAT's work units, or 0 for none
+   * @return the solver with the limit
+   */
+  ReducingIlpSolver withDeterministicTime(double units) {
+    return new ReducingIlpSolver(timeLimitSeconds, workers, smallForCpSat, maxEliminationWork,
+        maxConditioningWork, units);
   }
 
   private static final class Edge {
@@ -668,7 +687,7 @@ public final class ReducingIlpSolver implements IlpSolver {
   /** Solves a memory-free problem; its bound is the optimum unless CP-SAT stopped early. */
   private IlpSolution solveRelaxedWithBound(IlpProblem q) {
     return new ReducingIlpSolver(timeLimitSeconds, workers, smallForCpSat, maxEliminationWork,
-        maxConditioningWork).solve(q);
+        maxConditioningWork, deterministicTime).solve(q);
   }
 
   private static boolean reducible(int v, List<Map<Integer, Edge>> adj, double[][] cost) {
@@ -741,7 +760,8 @@ public final class ReducingIlpSolver implements IlpSolver {
       return new IlpSolution(SolveStatus.OPTIMAL, exact, obj, obj, 0.0, cp.nodeCount());
     }
     int[] start = LocalSearch.conditionalModes(cp);
-    IlpSolution cs = new CpSatIlpSolver(timeLimitSeconds, workers, start).solve(cp);
+    IlpSolution cs = new CpSatIlpSolver(timeLimitSeconds, workers, start, deterministicTime)
+        .solve(cp);
     double startObj = SolutionEvaluator.evaluate(cp, start).objective();
     if (cs.hasSolution() || startObj == Double.POSITIVE_INFINITY) {
       return cs;

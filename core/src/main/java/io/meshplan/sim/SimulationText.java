@@ -20,13 +20,24 @@ public final class SimulationText {
    * @return lines ending with a newline
    */
   public static String write(SimulationResult result) {
+    return write(result, "tokens");
+  }
+
+  /**
+   * Renders the result with the throughput counted in a unit other than tokens.
+   *
+   * @param result the result; its {@code tokensPerSecond} counts the unit
+   * @param unit what the throughput counts, e.g. {@code microbatches}
+   * @return lines ending with a newline
+   */
+  public static String write(SimulationResult result, String unit) {
     StringBuilder out = new StringBuilder();
     double t = result.iterationSeconds();
     line(out, "schedule %s, %d microbatches, %d stages", result.schedule(),
         result.microbatches(), result.stages().size());
-    line(out, "iteration %.4f s, %.0f tokens/s, %.1f TFLOP/s per GPU (hardware %.1f), MFU %.1f%%",
-        t, result.tokensPerSecond(), result.tflopsPerGpu(), result.hardwareTflopsPerGpu(),
-        100 * result.mfu());
+    line(out, "iteration %.4f s, %.0f " + unit.replace("%", "%%") + "/s, %.1f TFLOP/s per GPU "
+        + "(hardware %.1f), MFU %.1f%%", t, result.tokensPerSecond(), result.tflopsPerGpu(),
+        result.hardwareTflopsPerGpu(), 100 * result.mfu());
     TimeBreakdown b = result.breakdown();
     line(out, "time (stage %d): compute %.4f s (%.1f%%, recompute %.4f s), exposed communication"
         + " %.4f s (%.1f%%: tensor %.4f, pipeline %.4f, data %.4f), bubble %.4f s (%.1f%%),"

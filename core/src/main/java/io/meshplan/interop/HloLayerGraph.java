@@ -1,0 +1,209 @@
+package io.meshplan.interop;
+
+import io.meshplan.graph.AliasPair;
+import io.meshplan.graph.Graph;
+import io.meshplan.graph.Instruction;
+import io.meshplan.graph.OpAttrs;
+import io.meshplan.graph.Opcode;
+import io.meshplan.graph.Shape;
+import io.meshplan.graph.TupleShape;
+import io.meshplan.model.Phase;
+import io.meshplan.util.Require;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Deque;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * One layer of an HLO training step as a graph of its own, for the intra-operator solve of that
+ * layer: the layer's instructions of every phase, values from other layers as parameters,
+ * constants copied in, and the values other layers (or the step's outputs) read gathered in the
+ * root tuple.
+ *
+ * @param graph the layer's graph
+ * @param global for each instruction of {@code graph}, its id in the step (the root tuple: -1)
+ * @param inputs for each instruction of {@code graph}, what kind of input it is
+ * @param outgoing ids in {@code graph} of the values read outside the layer
+ * @param phases for each instruction of {@code graph}, its phase in the step (parameters and the
+ *     root tuple: forward and optimizer, which cost nothing)
+ * @param gradients for each instruction of {@code graph}, whether it is a gradient the update
+ *     reads ({@link HloLayering#gradient})
+ * @param constants for each instruction of {@code graph}, whether it depends on constants only
+ * @param fingerprint the layer's structure without names and scopes: layers with equal
+ *     fingerprints cost the same on every mesh, so each is solved once
+ */
+public record HloLayerGraph(Graph graph, int[] global, Input[] inputs, int[] outgoing,
+    Phase[] phases, boolean[] gradients, boolean[] constants, String fingerprint) {
+
+  /** What an instruction of a layer graph is, as an input. */
+  public enum Input {
+    /** Computed in this layer (or a constant copied in). */
+    NONE,
+    /** A trained weight (read by the forward pass). */
+    WEIGHT,
+    /** Other trained state: optimizer moments, step counters. */
+    STATE,
+    /** A batch input of the step (tokens, labels, images). */
+    BATCH,
+    /** A value computed by another layer. */
+    ACTIVATION
+  }
+
+  /** Checks the sizes. */
+  public HloLayerGraph {
+    Require.nonNull(graph, "graph");
+    Require.that(global.length == graph.size() && inputs.length == graph.size()
+        && phases.length == graph.size() && gradients.length == graph.size()
+        && constants.length == graph.size(), "one entry per instruction");
+    Require.nonNull(fingerprint, "fingerprint");
+  }
+
+  /**
+   * Cuts one layer out of a step.
+   *
+   * @param lay the step's layering
+   * @param k the layer
+   * @return the layer's graph
+   */
+  public static HloLayerGraph of(HloLayering lay, int k) {
+    Graph g = lay.graph();
+    int n = g.size();
+    // 1: the layer's own instructions; 2: another layer's value, read as a parameter; 3: a
+    // constant copied in.
+    byte[] kind = new byte[n];
+    for (int i = 0; i < n; i++) {
+      if (lay.layer(i) == k && !lay.root(i)) {
+        kind[i] = 1;
+      }
+    }
+    Deque<Integer> copies = new ArrayDeque<>();
+    for (int i = 0; i < n; i++) {
+      if (kind[i] != 1) {
+        continue;
+      }
+      for (int o : g.get(i).operands()) {
+        if (kind[o] == 0) {
+          if (lay.constantLike(o)) {
+            kind[o] = 3;
+            copies.push(o);
+          } else {
+            kind[o] = 2;
+          }
+        }
+      }
+    }
+    while (!copies.isEmpty()) {
+      for (int o : g.get(copies.pop()).operands()) {
+        if (kind[o] == 0 || kind[o] == 2) {
+          kind[o] = 3;
+          copies.push(o);
+        }
+      }
+    }
+    int[] local = new int[n];
+    Arrays.fill(local, -1);
+    List<Instruction> out = new ArrayList<>();
+    List<Integer> globals = new ArrayList<>();
+    List<Input> inputs = new ArrayList<>();
+    int params = 0;
+    for (int i = 0; i < n; i++) {
+      if (kind[i] == 0) {
+        continue;
+      }
+      Instruction ins = g.get(i);
+      int id = out.size();
+      local[i] = id;
+      globals.add(i);
+      boolean param = kind[i] == 2 || ins.opcode() == Opcode.PARAMETER;
+      if (param) {
+        out.add(new Instruction(id, ins.name(), Opcode.PARAMETER, ins.shape(), List.of(),
+            new OpAttrs.Index(params++), ins.opName(), Map.of()));
+        inputs.add(ins.opcode() != Opcode.PARAMETER ? Input.ACTIVATION
+            : lay.weight(i) ? Input.WEIGHT : lay.state(i) ? Input.STATE : Input.BATCH);
+      } else {
+        List<Integer> ops = new ArrayList<>(ins.operands().size());
+        for (int o : ins.operands()) {
+          ops.add(local[o]);
+        }
+        out.add(new Instruction(id, ins.name(), ins.opcode(), ins.shape(), ops, ins.attrs(),
+            ins.opName(), ins.rawAttributes()));
+        inputs.add(Input.NONE);
+      }
+    }
+    List<Integer> outgoing = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      if (kind[i] != 1) {
+        continue;
+      }
+      for (int u : lay.users(i)) {
+        if (kind[u] != 1) {
+          outgoing.add(local[i]);
+          break;
+        }
+      }
+    }
+    if (outgoing.isEmpty()) {
+      outgoing.add(out.size() - 1);
+    }
+    List<Shape> shapes = new ArrayList<>();
+    for (int o : outgoing) {
+      shapes.add(out.get(o).shape());
+    }
+    out.add(new Instruction(out.size(), "layer" + k + ".outputs", Opcode.TUPLE,
+        new TupleShape(shapes), outgoing, OpAttrs.NONE, "", Map.of()));
+    globals.add(-1);
+    inputs.add(Input.NONE);
+    List<AliasPair> aliases = new ArrayList<>();
+    for (AliasPair a : g.aliases()) {
+      if (local[a.parameter()] >= 0 && local[a.output()] >= 0 && kind[a.parameter()] == 1
+          && kind[a.output()] == 1) {
+        aliases.add(new AliasPair(local[a.parameter()], local[a.output()]));
+      }
+    }
+    Graph lg = new Graph(g.name() + ".layer" + k, out, aliases);
+    int[] globalIds = globals.stream().mapToInt(Integer::intValue).toArray();
+    Input[] in = inputs.toArray(new Input[0]);
+    int[] outIds = outgoing.stream().mapToInt(Integer::intValue).toArray();
+    Phase[] phases = new Phase[globalIds.length];
+    boolean[] gradients = new boolean[globalIds.length];
+    boolean[] constants = new boolean[globalIds.length];
+    for (int i = 0; i < globalIds.length; i++) {
+      int gid = globalIds[i];
+      phases[i] = gid < 0 ? Phase.OPTIMIZER : lay.phase(gid);
+      gradients[i] = gid >= 0 && lay.gradient(gid);
+      constants[i] = gid >= 0 && lay.constantLike(gid);
+    }
+    return new HloLayerGraph(lg, globalIds, in, outIds, phases, gradients, constants,
+        fingerprint(lg, in, outIds, phases, gradients));
+  }
+
+  /**
+   * Attributes a layer's cost does not depend on: scopes, layouts already chosen, and the names
+   * of called computations (JAX gives each layer's reductions their own copy of the same adder).
+   */
+  private static final java.util.Set<String> IGNORED = java.util.Set.of("metadata", "sharding",
+      "to_apply", "calls", "called_computations");
+
+  /** Structure, shapes, attributes, phases and input kinds; no names or scopes. */
+  private static String fingerprint(Graph lg, Input[] inputs, int[] outgoing, Phase[] phases,
+      boolean[] gradients) {
+    StringBuilder sb = new StringBuilder();
+    for (Instruction ins : lg.instructions()) {
+      int id = ins.id();
+      sb.append(ins.opcode().name()).append(' ').append(ins.shape().toHlo()).append(' ')
+          .append(ins.operands()).append(' ').append(ins.attrs()).append(' ')
+          .append(inputs[id]).append(' ').append(phases[id]).append(gradients[id] ? " grad" : "");
+      for (Map.Entry<String, String> e : ins.rawAttributes().entrySet()) {
+        if (!IGNORED.contains(e.getKey())) {
+          sb.append(' ').append(e.getKey()).append('=').append(e.getValue());
+        }
+      }
+      sb.append('\n');
+    }
+    sb.append("out ").append(Arrays.toString(outgoing)).append(" alias ")
+        .append(lg.aliases());
+    return sb.toString();
+  }
+}

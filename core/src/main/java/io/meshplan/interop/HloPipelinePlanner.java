@@ -1,0 +1,273 @@
+package io.meshplan.interop;
+
+import io.meshplan.cluster.ClusterSpec;
+import io.meshplan.cluster.KernelTimeModel;
+import io.meshplan.cluster.SendRecvModel;
+import io.meshplan.exec.LocalExecutor;
+import io.meshplan.plan.TensorSharding;
+import io.meshplan.sim.MemoryBreakdown;
+import io.meshplan.sim.PipelineSimulator;
+import io.meshplan.sim.Schedule;
+import io.meshplan.sim.SimulationInput;
+import io.meshplan.sim.SimulationResult;
+import io.meshplan.sim.StageCommBytes;
+import io.meshplan.sim.StageCost;
+import io.meshplan.util.InfeasibleException;
+import io.meshplan.util.InputException;
+import io.meshplan.util.Require;
+import io.meshplan.util.Units;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.function.IntConsumer;
+
+/**
+ * Plans the pipeline of an HLO training step (Alpa, OSDI'22, section 5): the step's layers
+ * ({@link HloLayering}), each priced on every logical mesh by the intra-operator ILP ({@link
+ * HloLayerPricer}), then the stage DP over layer ranges and submeshes ({@link StageDp}) with the
+ * 1F1B memory check, and the chosen plan simulated event by event under 1F1B.
+ *
+ * <p>The module's batch is one microbatch; an iteration runs {@code microbatches} of them. A
+ * stage's logical meshes are {@code d x t} with {@code t} dividing the GPUs per node (tensor
+ * parallelism stays on NVLink) and {@code d t} the submesh's GPUs.
+ */
+public final class HloPipelinePlanner {
+  private final ClusterSpec cluster;
+  private final HloLayerPricer pricer;
+  private final double memoryPerGpu;
+  private final SendRecvModel p2p;
+  private final int elementBytes;
+  private final boolean overlapGradSync;
+  private final LocalExecutor pool;
+  private final IntConsumer progress;
+
+  /**
+   * Creates the planner.
+   *
+   * @param cluster the cluster
+   * @param pricer prices layers on logical meshes
+   * @param memoryPerGpu memory available on one GPU, bytes
+   * @param p2p prices of stage-to-stage transfers
+   * @param elementBytes bytes of the module's compute element type (sets the dense peak of MFU)
+   * @param overlapGradSync whether the gradient reduction overlaps with the backward pass
+   * @param pool runs the layer solves
+   * @param progress told the percentage of layer solves done
+   */
+  public HloPipelinePlanner(ClusterSpec cluster, HloLayerPricer pricer, double memoryPerGpu,
+      SendRecvModel p2p, int elementBytes, boolean overlapGradSync, LocalExecutor pool,
+      IntConsumer progress) {
+    this.cluster = Require.nonNull(cluster, "cluster");
+    this.pricer = Require.nonNull(pricer, "pricer");
+    Require.that(memoryPerGpu > 0, "memory per GPU must be > 0");
+    this.memoryPerGpu = memoryPerGpu;
+    this.p2p = Require.nonNull(p2p, "p2p");
+    this.elementBytes = elementBytes;
+    this.overlapGradSync = overlapGradSync;
+    this.pool = Require.nonNull(pool, "pool");
+    this.progress = Require.nonNull(progress, "progress");
+  }
+
+  /**
+   * The submesh shapes of the search and, for each, the logical meshes' indices into {@code
+   * meshes}.
+   */
+  private record Search(List<SubmeshShape> shapes, List<int[]> meshes, List<List<Integer>> of) {}
+
+  private Search search(int layers) {
+    int nodes = cluster.nodes();
+    int m = cluster.gpusPerNode();
+    int granule = SubmeshShape.nodeGranule(nodes, m, layers);
+    List<SubmeshShape> shapes = SubmeshShape.shapes(nodes, m, granule);
+    long units = granule == 1 ? (long) nodes * m : nodes / granule;
+    if (SubmeshShape.layerGroup(layers, shapes.size(), units) > 1
+        || (long) layers * layers * shapes.size() > InterOpPlanner.MAX_TABLE_CELLS) {
+      throw new InputException("the stage table of " + layers + " layers on " + nodes + " x " + m
+          + " GPUs is too large; plan the module on fewer nodes or with fewer layer scopes");
+    }
+    List<int[]> meshes = new ArrayList<>();
+    List<List<Integer>> of = new ArrayList<>();
+    for (SubmeshShape s : shapes) {
+      List<Integer> mine = new ArrayList<>();
+      for (int t = 1; t <= s.m(); t++) {
+        if (s.m() % t != 0 || m % t != 0) {
+          continue;
+        }
+        int d = s.devices() / t;
+        int found = -1;
+        for (int i = 0; i < meshes.size(); i++) {
+          if (meshes.get(i)[0] == d && meshes.get(i)[1] == t) {
+            found = i;
+          }
+        }
+        if (found < 0) {
+          found = meshes.size();
+          meshes.add(new int[] {d, t});
+        }
+        mine.add(found);
+      }
+      of.add(mine);
+    }
+    return new Search(shapes, meshes, of);
+  }
+
+  /**
+   * Plans a step.
+   *
+   * @param lay the step's layers and phases
+   * @param microbatches microbatches per iteration
+   * @return the plan
+   * @throws InfeasibleException when no pipeline fits in memory; says how much would be needed
+   */
+  public HloPipelinePlan plan(HloLayering lay, int microbatches) {
+    Require.positive(microbatches, "microbatches");
+    InterOpPlanner.checkMicrobatches(microbatches);
+    int layers = lay.layers();
+    List<HloLayerGraph> graphs = new ArrayList<>(layers);
+    for (int k = 0; k < layers; k++) {
+      graphs.add(HloLayerGraph.of(lay, k));
+    }
+    Search sr = search(layers);
+    pricer.prefetch(graphs, sr.meshes(), pool, progress);
+    HloLayerCost[][] cost = new HloLayerCost[sr.meshes().size()][layers];
+    for (int i = 0; i < sr.meshes().size(); i++) {
+      int[] dt = sr.meshes().get(i);
+      for (int k = 0; k < layers; k++) {
+        cost[i][k] = pricer.cost(graphs.get(k), dt[0], dt[1]);
+      }
+    }
+    ArrayStageCostTable.Builder table = ArrayStageCostTable.builder(layers, sr.shapes().size());
+    for (int s = 0; s < sr.shapes().size(); s++) {
+      for (int meshIndex : sr.of().get(s)) {
+        HloLayerCost[] c = cost[meshIndex];
+        for (int first = 0; first < layers; first++) {
+          double latency = 0;
+          double state = 0;
+          double temp = 0;
+          double saved = 0;
+          for (int last = first; last < layers && c[last] != null; last++) {
+            latency += c[last].latencySeconds();
+            state += c[last].modelStateBytes();
+            temp = Math.max(temp, c[last].temporaryBytes());
+            saved += c[last].savedActivationBytes();
+            table.add(first, last, s, new StageOption(latency, state + temp, saved, meshIndex));
+          }
+        }
+      }
+    }
+    StageDpResult r = new StageDp(new StageDpProblem(sr.shapes(), cluster.nodes(),
+        cluster.gpusPerNode(), table.build(), memoryPerGpu, microbatches)).solve();
+    String name = lay.graph().name();
+    if (r instanceof StageDpResult.Infeasible inf) {
+      throw new InfeasibleException(inf.minimumMemoryBytes().isPresent()
+          ? "no pipeline of " + name + " with " + microbatches + " microbatches fits in "
+              + Units.formatBytes(memoryPerGpu) + " per GPU; it needs "
+              + Units.formatBytes(inf.minimumMemoryBytes().getAsDouble()) + " per GPU"
+          : "no pipeline of " + name + " covers " + cluster.toShortString() + ": "
+              + inf.reason());
+    }
+    StageDpResult.Feasible f = (StageDpResult.Feasible) r;
+    double[][] cut = lay.boundaryBytes();
+    List<HloPipelinePlan.Stage> stages = new ArrayList<>();
+    List<StageCost> costs = new ArrayList<>();
+    int device = 0;
+    List<Stage> chosen = f.plan().stages();
+    int[] firstDevice = new int[chosen.size()];
+    for (int i = 0; i < chosen.size(); i++) {
+      Stage st = chosen.get(i);
+      int[] dt = sr.meshes().get(st.tag());
+      boolean last = i == chosen.size() - 1;
+      double send = last ? 0 : Math.max(cut[st.lastLayer()][0], cut[st.lastLayer()][1])
+          / ((double) dt[0] * dt[1]);
+      StageCost sc = stageCost(cost[st.tag()], st.firstLayer(), st.lastLayer(), dt[0], dt[1],
+          send);
+      costs.add(sc);
+      firstDevice[i] = device;
+      stages.add(new HloPipelinePlan.Stage(st.firstLayer(), st.lastLayer(), st.submesh(), device,
+          dt[0], dt[1], largest(cost[st.tag()], st.firstLayer(), st.lastLayer()), sc));
+      device += sc.devices();
+    }
+    StageAssembler.checkSimulationSize(microbatches, costs.size());
+    SimulationResult sim = new PipelineSimulator(new SimulationInput(costs,
+        new Schedule.OneFOneB(), microbatches, StageAssembler.p2p(cluster, p2p, costs,
+            firstDevice), cluster.gpuCount(), KernelTimeModel.densePeak(cluster.gpu(),
+            elementBytes), microbatches)).simulate();
+    long distinct = graphs.stream().map(HloLayerGraph::fingerprint).distinct().count();
+    return new HloPipelinePlan(name, cluster.toShortString(), lay.names(), stages, microbatches,
+        sim, new HloPipelinePlan.Stats((int) distinct, sr.meshes().size(), pricer.solves(),
+            f.latenciesTried()));
+  }
+
+  private StageCost stageCost(HloLayerCost[] c, int first, int last, int d, int t,
+      double send) {
+    double fwd = 0;
+    double bwd = 0;
+    double comm = 0;
+    double sync = 0;
+    double opt = 0;
+    double flops = 0;
+    double weights = 0;
+    double grads = 0;
+    double state = 0;
+    double saved = 0;
+    double temp = 0;
+    double tensorBytes = 0;
+    double dataBytes = 0;
+    double iterationBytes = 0;
+    for (int k = first; k <= last; k++) {
+      HloLayerCost l = c[k];
+      fwd += l.forwardSeconds();
+      bwd += l.backwardSeconds();
+      comm += l.tensorCommSeconds();
+      sync += l.gradSyncSeconds();
+      opt += l.optimizerSeconds();
+      flops += l.modelFlops();
+      weights += l.weightBytes();
+      grads += l.gradientBytes();
+      state += l.stateBytes();
+      saved += l.savedActivationBytes();
+      temp = Math.max(temp, l.temporaryBytes());
+      tensorBytes += l.tensorCommBytes();
+      dataBytes += l.dataCommBytes();
+      iterationBytes += l.iterationCommBytes();
+    }
+    return new StageCost(d * t, d, t, fwd, bwd, 0, Math.min(comm, fwd + bwd), send, sync,
+        overlapGradSync, 0, opt, flops, flops,
+        new MemoryBreakdown(weights, grads, state, saved, temp),
+        new StageCommBytes(tensorBytes, 0, dataBytes, iterationBytes));
+  }
+
+  private static List<TensorSharding> largest(HloLayerCost[] c, int first, int last) {
+    List<TensorSharding> all = new ArrayList<>();
+    for (int k = first; k <= last; k++) {
+      all.addAll(c[k].tensors());
+    }
+    all.sort(Comparator.comparingDouble((TensorSharding t) -> -elements(t.shape()))
+        .thenComparing(TensorSharding::name));
+    List<TensorSharding> out = new ArrayList<>();
+    java.util.Set<String> seen = new java.util.HashSet<>();
+    for (TensorSharding t : all) {
+      if (out.size() < 3 && seen.add(t.shape() + " " + t.sharding())) {
+        out.add(t);
+      }
+    }
+    return out;
+  }
+
+  /** Elements of an HLO shape such as {@code f32[128,256]}. */
+  private static double elements(String shape) {
+    int open = shape.indexOf('[');
+    int close = shape.indexOf(']');
+    if (open < 0 || close <= open + 1) {
+      return 1;
+    }
+    double n = 1;
+    for (String d : shape.substring(open + 1, close).split(",")) {
+      try {
+        n *= Long.parseLong(d.strip());
+      } catch (NumberFormatException e) {
+        return n;
+      }
+    }
+    return n;
+  }
+}
