@@ -30,12 +30,15 @@ import java.util.Map;
  *     root tuple: forward and optimizer, which cost nothing)
  * @param gradients for each instruction of {@code graph}, whether it is a gradient the update
  *     reads ({@link HloLayering#gradient})
+ * @param gradientWork for each instruction of {@code graph}, whether it computes only towards
+ *     the update ({@link HloLayering#gradientWork})
  * @param constants for each instruction of {@code graph}, whether it depends on constants only
  * @param fingerprint the layer's structure without names and scopes: layers with equal
  *     fingerprints cost the same on every mesh, so each is solved once
  */
 public record HloLayerGraph(Graph graph, int[] global, Input[] inputs, int[] outgoing,
-    Phase[] phases, boolean[] gradients, boolean[] constants, String fingerprint) {
+    Phase[] phases, boolean[] gradients, boolean[] gradientWork, boolean[] constants,
+    String fingerprint) {
 
   /** What an instruction of a layer graph is, as an input. */
   public enum Input {
@@ -56,6 +59,7 @@ public record HloLayerGraph(Graph graph, int[] global, Input[] inputs, int[] out
     Require.nonNull(graph, "graph");
     Require.that(global.length == graph.size() && inputs.length == graph.size()
         && phases.length == graph.size() && gradients.length == graph.size()
+        && gradientWork.length == graph.size()
         && constants.length == graph.size(), "one entry per instruction");
     Require.nonNull(fingerprint, "fingerprint");
   }
@@ -169,14 +173,16 @@ public record HloLayerGraph(Graph graph, int[] global, Input[] inputs, int[] out
     Phase[] phases = new Phase[globalIds.length];
     boolean[] gradients = new boolean[globalIds.length];
     boolean[] constants = new boolean[globalIds.length];
+    boolean[] work = new boolean[globalIds.length];
     for (int i = 0; i < globalIds.length; i++) {
       int gid = globalIds[i];
       phases[i] = gid < 0 ? Phase.OPTIMIZER : lay.phase(gid);
       gradients[i] = gid >= 0 && lay.gradient(gid);
+      work[i] = gid >= 0 && lay.gradientWork(gid);
       constants[i] = gid >= 0 && lay.constantLike(gid);
     }
-    return new HloLayerGraph(lg, globalIds, in, outIds, phases, gradients, constants,
-        fingerprint(lg, in, outIds, phases, gradients));
+    return new HloLayerGraph(lg, globalIds, in, outIds, phases, gradients, work, constants,
+        fingerprint(lg, in, outIds, phases, gradients, work));
   }
 
   /**
@@ -188,13 +194,14 @@ public record HloLayerGraph(Graph graph, int[] global, Input[] inputs, int[] out
 
   /** Structure, shapes, attributes, phases and input kinds; no names or scopes. */
   private static String fingerprint(Graph lg, Input[] inputs, int[] outgoing, Phase[] phases,
-      boolean[] gradients) {
+      boolean[] gradients, boolean[] work) {
     StringBuilder sb = new StringBuilder();
     for (Instruction ins : lg.instructions()) {
       int id = ins.id();
       sb.append(ins.opcode().name()).append(' ').append(ins.shape().toHlo()).append(' ')
           .append(ins.operands()).append(' ').append(ins.attrs()).append(' ')
-          .append(inputs[id]).append(' ').append(phases[id]).append(gradients[id] ? " grad" : "");
+          .append(inputs[id]).append(' ').append(phases[id]).append(gradients[id] ? " grad" : "")
+          .append(work[id] ? " work" : "");
       for (Map.Entry<String, String> e : ins.rawAttributes().entrySet()) {
         if (!IGNORED.contains(e.getKey())) {
           sb.append(' ').append(e.getKey()).append('=').append(e.getValue());

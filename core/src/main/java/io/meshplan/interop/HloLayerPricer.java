@@ -42,8 +42,9 @@ import java.util.function.IntConsumer;
  * layers of a stage chain without resharding: the leading dimension split over the data-parallel
  * axis (axis 0) when the degree divides it, replicated otherwise. Every other layout is the ILP's
  * choice. Each instruction's cost (its strategy's compute and communication and the resharding of
- * its operands) is counted in its phase; the communication of the gradients the update reads is
- * counted once per iteration, as frameworks reduce the sum of the microbatches' gradients once.
+ * its operands) is counted in its phase; the communication of the work that only computes
+ * gradients for the update ({@link HloLayering#gradientWork}) is counted once per iteration, as
+ * frameworks reduce the sum of the microbatches' gradients once.
  *
  * <p>Layers with equal fingerprints are solved once per mesh.
  */
@@ -209,7 +210,7 @@ public final class HloLayerPricer {
       double axis0 = volume.bytes(id, 0);
       double axis1 = mesh.rank() > 1 ? volume.bytes(id, 1) : 0;
       Phase p = layer.phases()[id];
-      if (p == Phase.OPTIMIZER || (p == Phase.BACKWARD && layer.gradients()[id])) {
+      if (p == Phase.OPTIMIZER || (p == Phase.BACKWARD && layer.gradientWork()[id])) {
         iterationBytes += axis0 + axis1;
         if (p == Phase.OPTIMIZER) {
           opt += cc[0] + cc[1];

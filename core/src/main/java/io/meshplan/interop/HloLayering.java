@@ -52,12 +52,15 @@ public final class HloLayering {
   private final boolean[] state;
   private final boolean[] weight;
   private final boolean[] gradient;
+  private final boolean[] gradientWork;
   private final boolean[] constantLike;
   private final int root;
   private final List<List<Integer>> users;
 
   private HloLayering(Graph graph, List<List<Integer>> users, int[] layer, Phase[] phase, List<String> names,
-      boolean[] state, boolean[] weight, boolean[] gradient, boolean[] constantLike) {
+      boolean[] state, boolean[] weight, boolean[] gradient, boolean[] gradientWork,
+      boolean[] constantLike) {
+    this.gradientWork = gradientWork;
     this.graph = graph;
     this.layer = layer;
     this.phase = phase;
@@ -172,7 +175,24 @@ public final class HloLayering {
         }
       }
     }
-    return new HloLayering(graph, users, layer, phase, names, state, weight, gradient, constantLike);
+    boolean[] gradientWork = new boolean[n];
+    for (int i = n - 1; i >= 0; i--) {
+      if (phase[i] != Phase.BACKWARD) {
+        continue;
+      }
+      boolean read = false;
+      boolean only = true;
+      for (int u : users.get(i)) {
+        if (u != root) {
+          read = true;
+          only &= phase[u] == Phase.OPTIMIZER || (gradientWork[u]
+              && readsOnlyBackward(graph, phase, constantLike, u));
+        }
+      }
+      gradientWork[i] = read && only;
+    }
+    return new HloLayering(graph, users, layer, phase, names, state, weight, gradient,
+        gradientWork, constantLike);
   }
 
   /**
@@ -296,6 +316,17 @@ public final class HloLayering {
     return phase;
   }
 
+  /** Whether every operand is a backward value or a constant. */
+  private static boolean readsOnlyBackward(Graph graph, Phase[] phase, boolean[] constantLike,
+      int id) {
+    for (int o : graph.get(id).operands()) {
+      if (phase[o] != Phase.BACKWARD && !constantLike[o]) {
+        return false;
+      }
+    }
+    return true;
+  }
+
   private static boolean hasPart(String scope, String word) {
     for (String part : scope.split("[/.]")) {
       if (part.equals(word)) {
@@ -397,6 +428,21 @@ public final class HloLayering {
    */
   public boolean gradient(int id) {
     return gradient[id];
+  }
+
+  /**
+   * Whether a backward instruction computes only towards the update: the update reads its value,
+   * or instructions that read nothing but backward values and constants and are such work
+   * themselves (a weight gradient's dot, say, and the transposes and conversions after it; not
+   * the gradient of an activation, which meets forward values again in the layer below). Frameworks run this work per microbatch on local gradients and
+   * reduce the sum over the data-parallel axis once per iteration, so its communication is an
+   * iteration's, not a microbatch's.
+   *
+   * @param id the instruction
+   * @return true for gradient work
+   */
+  public boolean gradientWork(int id) {
+    return gradientWork[id];
   }
 
   /**
