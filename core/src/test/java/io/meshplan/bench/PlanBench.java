@@ -102,7 +102,7 @@ public final class PlanBench {
     grid.ifPresent(g -> System.out.println("  best grid point: " + g.config()));
   }
 
-  private static void resetPeaks() {
+  static void resetPeaks() {
     for (MemoryPoolMXBean b : ManagementFactory.getMemoryPoolMXBeans()) {
       if (b.getType() == MemoryType.HEAP) {
         b.resetPeakUsage();
@@ -110,7 +110,7 @@ public final class PlanBench {
     }
   }
 
-  private static long peakHeap() {
+  static long peakHeap() {
     long sum = 0;
     for (MemoryPoolMXBean b : ManagementFactory.getMemoryPoolMXBeans()) {
       if (b.getType() == MemoryType.HEAP) {
