@@ -73,54 +73,47 @@ public record HloLayerGraph(Graph graph, int[] global, Input[] inputs, int[] out
    */
   public static HloLayerGraph of(HloLayering lay, int k) {
     Graph g = lay.graph();
-    int n = g.size();
     // 1: the layer's own instructions; 2: another layer's value, read as a parameter; 3: a
-    // constant copied in.
-    byte[] kind = new byte[n];
-    for (int i = 0; i < n; i++) {
-      if (lay.layer(i) == k && !lay.root(i)) {
-        kind[i] = 1;
-      }
+    // constant copied in. Only the layer and what it reads are visited, so cutting every layer
+    // out of a step is linear in the step.
+    Map<Integer, Byte> kind = new java.util.HashMap<>();
+    for (int i : lay.members(k)) {
+      kind.put(i, (byte) 1);
     }
     Deque<Integer> copies = new ArrayDeque<>();
-    for (int i = 0; i < n; i++) {
-      if (kind[i] != 1) {
-        continue;
-      }
+    for (int i : lay.members(k)) {
       for (int o : g.get(i).operands()) {
-        if (kind[o] == 0) {
+        if (!kind.containsKey(o)) {
           if (lay.constantLike(o)) {
-            kind[o] = 3;
+            kind.put(o, (byte) 3);
             copies.push(o);
           } else {
-            kind[o] = 2;
+            kind.put(o, (byte) 2);
           }
         }
       }
     }
     while (!copies.isEmpty()) {
       for (int o : g.get(copies.pop()).operands()) {
-        if (kind[o] == 0 || kind[o] == 2) {
-          kind[o] = 3;
+        Byte was = kind.get(o);
+        if (was == null || was == 2) {
+          kind.put(o, (byte) 3);
           copies.push(o);
         }
       }
     }
-    int[] local = new int[n];
-    Arrays.fill(local, -1);
+    int[] ids = kind.keySet().stream().mapToInt(Integer::intValue).sorted().toArray();
+    Map<Integer, Integer> local = new java.util.HashMap<>();
     List<Instruction> out = new ArrayList<>();
     List<Integer> globals = new ArrayList<>();
     List<Input> inputs = new ArrayList<>();
     int params = 0;
-    for (int i = 0; i < n; i++) {
-      if (kind[i] == 0) {
-        continue;
-      }
+    for (int i : ids) {
       Instruction ins = g.get(i);
       int id = out.size();
-      local[i] = id;
+      local.put(i, id);
       globals.add(i);
-      boolean param = kind[i] == 2 || ins.opcode() == Opcode.PARAMETER;
+      boolean param = kind.get(i) == 2 || ins.opcode() == Opcode.PARAMETER;
       if (param) {
         out.add(new Instruction(id, ins.name(), Opcode.PARAMETER, ins.shape(), List.of(),
             new OpAttrs.Index(params++), ins.opName(), Map.of()));
@@ -129,7 +122,7 @@ public record HloLayerGraph(Graph graph, int[] global, Input[] inputs, int[] out
       } else {
         List<Integer> ops = new ArrayList<>(ins.operands().size());
         for (int o : ins.operands()) {
-          ops.add(local[o]);
+          ops.add(local.get(o));
         }
         out.add(new Instruction(id, ins.name(), ins.opcode(), ins.shape(), ops, ins.attrs(),
             ins.opName(), ins.rawAttributes()));
@@ -137,13 +130,10 @@ public record HloLayerGraph(Graph graph, int[] global, Input[] inputs, int[] out
       }
     }
     List<Integer> outgoing = new ArrayList<>();
-    for (int i = 0; i < n; i++) {
-      if (kind[i] != 1) {
-        continue;
-      }
+    for (int i : lay.members(k)) {
       for (int u : lay.users(i)) {
-        if (kind[u] != 1) {
-          outgoing.add(local[i]);
+        if (kind.getOrDefault(u, (byte) 0) != 1) {
+          outgoing.add(local.get(i));
           break;
         }
       }
@@ -161,9 +151,9 @@ public record HloLayerGraph(Graph graph, int[] global, Input[] inputs, int[] out
     inputs.add(Input.NONE);
     List<AliasPair> aliases = new ArrayList<>();
     for (AliasPair a : g.aliases()) {
-      if (local[a.parameter()] >= 0 && local[a.output()] >= 0 && kind[a.parameter()] == 1
-          && kind[a.output()] == 1) {
-        aliases.add(new AliasPair(local[a.parameter()], local[a.output()]));
+      if (kind.getOrDefault(a.parameter(), (byte) 0) == 1
+          && kind.getOrDefault(a.output(), (byte) 0) == 1) {
+        aliases.add(new AliasPair(local.get(a.parameter()), local.get(a.output())));
       }
     }
     Graph lg = new Graph(g.name() + ".layer" + k, out, aliases);

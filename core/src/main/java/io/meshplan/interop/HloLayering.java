@@ -56,6 +56,7 @@ public final class HloLayering {
   private final boolean[] constantLike;
   private final int root;
   private final List<List<Integer>> users;
+  private final int[][] members;
 
   private HloLayering(Graph graph, List<List<Integer>> users, int[] layer, Phase[] phase, List<String> names,
       boolean[] state, boolean[] weight, boolean[] gradient, boolean[] gradientWork,
@@ -71,6 +72,18 @@ public final class HloLayering {
     this.constantLike = constantLike;
     this.root = graph.size() - 1;
     this.users = users;
+    int[] count = new int[names.size()];
+    for (int i = 0; i < root; i++) {
+      count[layer[i]]++;
+    }
+    this.members = new int[names.size()][];
+    for (int l = 0; l < members.length; l++) {
+      members[l] = new int[count[l]];
+    }
+    int[] next = new int[names.size()];
+    for (int i = 0; i < root; i++) {
+      members[layer[i]][next[layer[i]]++] = i;
+    }
   }
 
   /**
@@ -453,6 +466,16 @@ public final class HloLayering {
    */
   public boolean constantLike(int id) {
     return constantLike[id];
+  }
+
+  /**
+   * The instructions of a layer, in id order (the root tuple belongs to none).
+   *
+   * @param k the layer
+   * @return their ids
+   */
+  public int[] members(int k) {
+    return members[k].clone();
   }
 
   /**

@@ -32,6 +32,12 @@ import java.util.function.IntConsumer;
  * parallelism stays on NVLink) and {@code d t} the submesh's GPUs.
  */
 public final class HloPipelinePlanner {
+  /**
+   * The most candidate stages (layer ranges times submesh shapes times logical meshes) the stage
+   * DP is given: it keeps every one, and 2^21 of them take a few hundred MiB.
+   */
+  static final long MAX_CANDIDATES = 1L << 21;
+
   private final ClusterSpec cluster;
   private final HloLayerPricer pricer;
   private final double memoryPerGpu;
@@ -107,6 +113,16 @@ public final class HloPipelinePlanner {
       }
       of.add(mine);
     }
+    long candidates = 0;
+    for (List<Integer> mine : of) {
+      candidates += mine.size();
+    }
+    candidates *= (long) layers * (layers + 1) / 2;
+    if (candidates > MAX_CANDIDATES) {
+      throw new InputException("the stage table of " + layers + " layers on " + nodes + " x " + m
+          + " GPUs has " + candidates + " candidate stages, more than the limit of "
+          + MAX_CANDIDATES + "; plan the module on fewer nodes or with fewer layer scopes");
+    }
     return new Search(shapes, meshes, of);
   }
 
@@ -122,11 +138,11 @@ public final class HloPipelinePlanner {
     Require.positive(microbatches, "microbatches");
     InterOpPlanner.checkMicrobatches(microbatches);
     int layers = lay.layers();
+    Search sr = search(layers);
     List<HloLayerGraph> graphs = new ArrayList<>(layers);
     for (int k = 0; k < layers; k++) {
       graphs.add(HloLayerGraph.of(lay, k));
     }
-    Search sr = search(layers);
     pricer.prefetch(graphs, sr.meshes(), pool, progress);
     HloLayerCost[][] cost = new HloLayerCost[sr.meshes().size()][layers];
     for (int i = 0; i < sr.meshes().size(); i++) {
@@ -135,27 +151,9 @@ public final class HloPipelinePlanner {
         cost[i][k] = pricer.cost(graphs.get(k), dt[0], dt[1]);
       }
     }
-    ArrayStageCostTable.Builder table = ArrayStageCostTable.builder(layers, sr.shapes().size());
-    for (int s = 0; s < sr.shapes().size(); s++) {
-      for (int meshIndex : sr.of().get(s)) {
-        HloLayerCost[] c = cost[meshIndex];
-        for (int first = 0; first < layers; first++) {
-          double latency = 0;
-          double state = 0;
-          double temp = 0;
-          double saved = 0;
-          for (int last = first; last < layers && c[last] != null; last++) {
-            latency += c[last].latencySeconds();
-            state += c[last].modelStateBytes();
-            temp = Math.max(temp, c[last].temporaryBytes());
-            saved += c[last].savedActivationBytes();
-            table.add(first, last, s, new StageOption(latency, state + temp, saved, meshIndex));
-          }
-        }
-      }
-    }
+    StageCostTable table = new Table(cost, sr.of());
     StageDpResult r = new StageDp(new StageDpProblem(sr.shapes(), cluster.nodes(),
-        cluster.gpusPerNode(), table.build(), memoryPerGpu, microbatches)).solve();
+        cluster.gpusPerNode(), table, memoryPerGpu, microbatches)).solve();
     String name = lay.graph().name();
     if (r instanceof StageDpResult.Infeasible inf) {
       throw new InfeasibleException(inf.minimumMemoryBytes().isPresent()
@@ -195,6 +193,79 @@ public final class HloPipelinePlanner {
     return new HloPipelinePlan(name, cluster.toShortString(), lay.names(), stages, microbatches,
         sim, new HloPipelinePlan.Stats((int) distinct, sr.meshes().size(), pricer.solves(),
             f.latenciesTried()));
+  }
+
+  /**
+   * The stage options from the layer costs, computed when the DP asks: prefix sums per mesh for
+   * time, model state and activations, and a sparse table for the largest temporary, so a range
+   * costs O(1) per mesh and the table keeps O(L log L) numbers per mesh, not O(L^2) options.
+   */
+  private static final class Table implements StageCostTable {
+    private final int layers;
+    private final List<List<Integer>> of;
+    private final double[][] latency;
+    private final double[][] state;
+    private final double[][] saved;
+    private final int[][] missing;
+    /** {@code temp[i][j][k]}: the largest temporary of layers k .. k + 2^j - 1 on mesh i. */
+    private final double[][][] temp;
+
+    Table(HloLayerCost[][] cost, List<List<Integer>> of) {
+      this.of = of;
+      int meshes = cost.length;
+      this.layers = cost[0].length;
+      latency = new double[meshes][layers + 1];
+      state = new double[meshes][layers + 1];
+      saved = new double[meshes][layers + 1];
+      missing = new int[meshes][layers + 1];
+      int levels = 32 - Integer.numberOfLeadingZeros(layers);
+      temp = new double[meshes][levels][];
+      for (int i = 0; i < meshes; i++) {
+        temp[i][0] = new double[layers];
+        for (int k = 0; k < layers; k++) {
+          HloLayerCost c = cost[i][k];
+          latency[i][k + 1] = latency[i][k] + (c == null ? 0 : c.latencySeconds());
+          state[i][k + 1] = state[i][k] + (c == null ? 0 : c.modelStateBytes());
+          saved[i][k + 1] = saved[i][k] + (c == null ? 0 : c.savedActivationBytes());
+          missing[i][k + 1] = missing[i][k] + (c == null ? 1 : 0);
+          temp[i][0][k] = c == null ? 0 : c.temporaryBytes();
+        }
+        for (int j = 1; j < levels; j++) {
+          int span = 1 << j;
+          temp[i][j] = new double[layers - span + 1];
+          for (int k = 0; k + span <= layers; k++) {
+            temp[i][j][k] = Math.max(temp[i][j - 1][k], temp[i][j - 1][k + span / 2]);
+          }
+        }
+      }
+    }
+
+    @Override
+    public int layers() {
+      return layers;
+    }
+
+    @Override
+    public int submeshes() {
+      return of.size();
+    }
+
+    @Override
+    public List<StageOption> options(int first, int last, int submesh) {
+      List<StageOption> out = new ArrayList<>(of.get(submesh).size());
+      int j = 31 - Integer.numberOfLeadingZeros(last - first + 1);
+      for (int i : of.get(submesh)) {
+        if (missing[i][last + 1] - missing[i][first] > 0) {
+          continue;
+        }
+        double t = Math.max(temp[i][j][first], temp[i][j][last - (1 << j) + 1]);
+        // Sums of non-negative terms: clamp the rounding of the prefix differences at 0.
+        out.add(new StageOption(Math.max(0, latency[i][last + 1] - latency[i][first]),
+            Math.max(0, state[i][last + 1] - state[i][first]) + t,
+            Math.max(0, saved[i][last + 1] - saved[i][first]), i));
+      }
+      return out;
+    }
   }
 
   private StageCost stageCost(HloLayerCost[] c, int first, int last, int d, int t,

@@ -13,6 +13,8 @@ import java.util.Locale;
 public final class HloPlanText {
   private static final double GIB = 1024.0 * 1024 * 1024;
   private static final double MIB = 1024.0 * 1024;
+  /** Layers named one per line; a longer stack shows its first and last halves of these. */
+  private static final int LISTED_LAYERS = 16;
 
   private HloPlanText() {}
 
@@ -32,7 +34,14 @@ public final class HloPlanText {
         plan.layerNames().size(), plan.cluster(), gpus);
     line(out, "one microbatch per call of the module, %d microbatches per iteration",
         plan.microbatches());
-    for (int k = 0; k < plan.layerNames().size(); k++) {
+    int layers = plan.layerNames().size();
+    for (int k = 0; k < layers; k++) {
+      if (layers > LISTED_LAYERS && k == LISTED_LAYERS / 2) {
+        // Long stacks: the first and last layers; --json lists them all.
+        line(out, "... %d more layers ...", layers - 2 * (LISTED_LAYERS / 2));
+        k = layers - LISTED_LAYERS / 2 - 1;
+        continue;
+      }
       line(out, "layer %d: %s", k, plan.layerNames().get(k));
     }
     out.append('\n');
