@@ -5,7 +5,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.meshplan.plan.TensorSharding;
 import io.meshplan.sim.SimulationJson;
 
 /**
@@ -58,14 +57,7 @@ public final class HloPlanJson {
       o.put("forwardSeconds", s.cost().forwardSeconds());
       o.put("backwardSeconds", s.cost().backwardSeconds());
       o.put("peakMemoryBytes", sim.stages().get(i).memory().totalBytes());
-      ArrayNode ts = o.putArray("tensors");
-      for (TensorSharding t : s.tensors()) {
-        ObjectNode to = ts.addObject();
-        to.put("name", t.name());
-        to.put("shape", t.shape());
-        to.put("sharding", t.sharding());
-        to.put("words", t.words());
-      }
+      io.meshplan.plan.PlanJson.putTensors(o, s.tensors());
     }
     ObjectNode search = root.putObject("search");
     search.put("distinctLayers", plan.stats().distinctLayers());

@@ -88,19 +88,30 @@ public final class PlanJson {
       o.put("backwardSeconds", s.backwardSeconds());
       o.put("peakMemoryBytes", s.peakMemoryBytes());
       s.commBytesPerGpu().ifPresent(b -> o.set("communicationBytesPerGpu", axisBytes(b)));
-      ArrayNode ts = o.putArray("tensors");
-      for (TensorSharding t : s.tensors()) {
-        ObjectNode to = ts.addObject();
-        to.put("name", t.name());
-        to.put("shape", t.shape());
-        to.put("sharding", t.sharding());
-        to.put("words", t.words());
-      }
+      putTensors(o, s.tensors());
     }
     try {
       return MAPPER.writeValueAsString(root) + "\n";
     } catch (JsonProcessingException e) {
       throw new IllegalStateException("cannot serialize a plan", e);
+    }
+  }
+
+  /**
+   * Writes the field {@code tensors}: each weight's {@code name}, {@code shape}, {@code sharding}
+   * (XLA text) and {@code words}.
+   *
+   * @param o the object to add the field to
+   * @param tensors the weights
+   */
+  public static void putTensors(ObjectNode o, java.util.List<TensorSharding> tensors) {
+    ArrayNode ts = o.putArray("tensors");
+    for (TensorSharding t : tensors) {
+      ObjectNode to = ts.addObject();
+      to.put("name", t.name());
+      to.put("shape", t.shape());
+      to.put("sharding", t.sharding());
+      to.put("words", t.words());
     }
   }
 
