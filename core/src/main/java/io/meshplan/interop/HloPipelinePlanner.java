@@ -156,12 +156,16 @@ public final class HloPipelinePlanner {
         cluster.gpusPerNode(), table, memoryPerGpu, microbatches)).solve();
     String name = lay.graph().name();
     if (r instanceof StageDpResult.Infeasible inf) {
-      throw new InfeasibleException(inf.minimumMemoryBytes().isPresent()
-          ? "no pipeline of " + name + " with " + microbatches + " microbatches fits in "
-              + Units.formatBytes(memoryPerGpu) + " per GPU; it needs "
-              + Units.formatBytes(inf.minimumMemoryBytes().getAsDouble()) + " per GPU"
-          : "no pipeline of " + name + " covers " + cluster.toShortString() + ": "
-              + inf.reason());
+      if (inf.minimumMemoryBytes().isEmpty()) {
+        throw new InfeasibleException("no pipeline of " + name + " covers "
+            + cluster.toShortString() + ": " + inf.reason());
+      }
+      double need = inf.minimumMemoryBytes().getAsDouble();
+      throw new InfeasibleException("no pipeline of " + name + " with " + microbatches
+          + " microbatches fits in " + Units.formatBytes(memoryPerGpu) + " per GPU; it needs "
+          + Units.formatBytes(need) + " per GPU; try at least " + nodesNeeded(need, cost, sr)
+          + "x" + cluster.gpusPerNode() + ":" + cluster.gpu().name() + ":"
+          + cluster.fabric().name());
     }
     StageDpResult.Feasible f = (StageDpResult.Feasible) r;
     double[][] cut = lay.boundaryBytes();
@@ -266,6 +270,26 @@ public final class HloPipelinePlanner {
       }
       return out;
     }
+  }
+
+  /**
+   * A lower bound on the nodes of this kind that could hold the step: the least need per GPU
+   * spread over more GPUs, and the model state of one replica (weights, gradients, optimizer
+   * state on one GPU) spread over every GPU, each within 90% of a GPU's memory.
+   */
+  private long nodesNeeded(double needPerGpu, HloLayerCost[][] cost, Search sr) {
+    double perNode = 0.9 * memoryPerGpu * cluster.gpusPerNode();
+    long nodes = (long) Math.ceil(needPerGpu * cluster.gpuCount() / perNode);
+    for (int i = 0; i < sr.meshes().size(); i++) {
+      if (sr.meshes().get(i)[0] * sr.meshes().get(i)[1] == 1) {
+        double state = 0;
+        for (HloLayerCost c : cost[i]) {
+          state += c == null ? 0 : c.modelStateBytes();
+        }
+        nodes = Math.max(nodes, (long) Math.ceil(state / perNode));
+      }
+    }
+    return Math.max(nodes, cluster.nodes() + 1L);
   }
 
   private StageCost stageCost(HloLayerCost[] c, int first, int last, int d, int t,
