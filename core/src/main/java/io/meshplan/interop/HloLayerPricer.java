@@ -52,11 +52,11 @@ public final class HloLayerPricer {
   /** A budget no layer reaches: the stage DP checks memory, not the layer solve. */
   private static final double UNBOUNDED_MEMORY = 1e18;
   /**
-   * The solver of a layer: the exact reductions, then CP-SAT within 1 unit of deterministic time
-   * (about a second) on what they leave, so that a plan does not depend on the machine's speed
-   * and a pipeline search of many layers and meshes stays within minutes.
+   * The solver of a layer: the exact reductions, then, on what they leave, restarted iterated
+   * conditional modes ({@link SolverOptions.Kind#FAST}); a pipeline search prices every distinct
+   * layer on every logical mesh, and the answer must not depend on the machine's speed.
    */
-  public static final SolverOptions SOLVER = SolverOptions.defaults().withDeterministicTime(1.0);
+  public static final SolverOptions SOLVER = new SolverOptions(SolverOptions.Kind.FAST, 60.0, 1);
 
   /** Weights listed per layer in the plan. */
   private static final int LISTED_WEIGHTS = 3;

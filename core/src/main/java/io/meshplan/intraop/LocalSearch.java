@@ -168,10 +168,8 @@ final class LocalSearch {
    */
   static int[] conditionalModes(IlpProblem q) {
     int n = q.nodeCount();
-    List<List<IlpEdge>> at = new ArrayList<>(n);
     int[] x = new int[n];
     for (int v = 0; v < n; v++) {
-      at.add(new ArrayList<>());
       double[] c = q.nodeCosts()[v];
       for (int i = 1; i < c.length; i++) {
         if (c[i] < c[x[v]]) {
@@ -179,13 +177,70 @@ final class LocalSearch {
         }
       }
     }
+    return modes(q, incident(q), x, -1);
+  }
+
+  /**
+   * Iterated conditional modes restarted from every strategy of the {@code nodes} most connected
+   * nodes (most edges first, lowest id on ties): each restart holds that node at that strategy,
+   * starts the others from the best plan so far, and sweeps to a fixed point; then the node is
+   * freed and a last sweep runs. The best plan of all is kept (the first on ties), so the answer
+   * never costs more than {@link #conditionalModes} and does not depend on the machine.
+   *
+   * @param q the problem (its memory bound is ignored)
+   * @param nodes how many of the most connected nodes restart the search
+   * @return one strategy per node
+   */
+  static int[] restartedModes(IlpProblem q, int nodes) {
+    List<List<IlpEdge>> at = incident(q);
+    int[] best = conditionalModes(q);
+    double bestObj = SolutionEvaluator.evaluate(q, best).objective();
+    Integer[] order = new Integer[q.nodeCount()];
+    for (int v = 0; v < order.length; v++) {
+      order[v] = v;
+    }
+    java.util.Arrays.sort(order, (a, b) -> at.get(a).size() != at.get(b).size()
+        ? Integer.compare(at.get(b).size(), at.get(a).size()) : Integer.compare(a, b));
+    for (int k = 0; k < Math.min(nodes, order.length); k++) {
+      int r = order[k];
+      for (int s = 0; s < q.size(r); s++) {
+        if (s == best[r] || q.nodeCosts()[r][s] == Double.POSITIVE_INFINITY) {
+          continue;
+        }
+        int[] x = best.clone();
+        x[r] = s;
+        x = modes(q, at, modes(q, at, x, r), -1);
+        double obj = SolutionEvaluator.evaluate(q, x).objective();
+        if (obj < bestObj) {
+          bestObj = obj;
+          best = x;
+        }
+      }
+    }
+    return best;
+  }
+
+  private static List<List<IlpEdge>> incident(IlpProblem q) {
+    List<List<IlpEdge>> at = new ArrayList<>(q.nodeCount());
+    for (int v = 0; v < q.nodeCount(); v++) {
+      at.add(new ArrayList<>());
+    }
     for (IlpEdge e : q.edges()) {
       at.get(e.u()).add(e);
       at.get(e.v()).add(e);
     }
+    return at;
+  }
+
+  /** Sweeps to a fixed point (at most 100 sweeps) from {@code x}, holding node {@code held}. */
+  private static int[] modes(IlpProblem q, List<List<IlpEdge>> at, int[] x, int held) {
+    int n = q.nodeCount();
     for (int sweep = 0; sweep < 100; sweep++) {
       boolean changed = false;
       for (int v = 0; v < n; v++) {
+        if (v == held) {
+          continue;
+        }
         int best = x[v];
         double bestCost = Double.POSITIVE_INFINITY;
         for (int i = 0; i < q.size(v); i++) {

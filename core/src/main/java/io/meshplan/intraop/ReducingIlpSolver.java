@@ -45,7 +45,7 @@ public final class ReducingIlpSolver implements IlpSolver {
   private final int smallForCpSat;
   private final long maxEliminationWork;
   private final long maxConditioningWork;
-  private final double deterministicTime;
+  private final boolean heuristicCore;
 
   /**
    * Creates the solver.
@@ -82,12 +82,13 @@ public final class ReducingIlpSolver implements IlpSolver {
    */
   ReducingIlpSolver(double timeLimitSeconds, int workers, int smallForCpSat,
       long maxEliminationWork, long maxConditioningWork) {
-    this(timeLimitSeconds, workers, smallForCpSat, maxEliminationWork, maxConditioningWork, 0);
+    this(timeLimitSeconds, workers, smallForCpSat, maxEliminationWork, maxConditioningWork,
+        false);
   }
 
   private ReducingIlpSolver(double timeLimitSeconds, int workers, int smallForCpSat,
-      long maxEliminationWork, long maxConditioningWork, double deterministicTime) {
-    this.deterministicTime = deterministicTime;
+      long maxEliminationWork, long maxConditioningWork, boolean heuristicCore) {
+    this.heuristicCore = heuristicCore;
     this.timeLimitSeconds = timeLimitSeconds;
     this.workers = workers;
     this.smallForCpSat = smallForCpSat;
@@ -96,15 +97,15 @@ public final class ReducingIlpSolver implements IlpSolver {
   }
 
   /**
-   * Limits CP-SAT's deterministic time on the core that the reductions leave, so that the answer
-   * does not depend on the machine's speed.
+   * This solver with the core that the exact steps leave solved by restarted iterated
+   * conditional modes ({@link LocalSearch#restartedModes}) instead of CP-SAT, and conditioning
+   * given a sixteenth of its budget ({@link SolverOptions.Kind#FAST}).
    *
-   * @param units the limit in CP-SAT's work units, or 0 for none
-   * @return the solver with the limit
+   * @return the solver
    */
-  ReducingIlpSolver withDeterministicTime(double units) {
+  ReducingIlpSolver heuristicCore() {
     return new ReducingIlpSolver(timeLimitSeconds, workers, smallForCpSat, maxEliminationWork,
-        maxConditioningWork, units);
+        maxConditioningWork / 16, true);
   }
 
   private static final class Edge {
@@ -687,7 +688,7 @@ public final class ReducingIlpSolver implements IlpSolver {
   /** Solves a memory-free problem; its bound is the optimum unless CP-SAT stopped early. */
   private IlpSolution solveRelaxedWithBound(IlpProblem q) {
     return new ReducingIlpSolver(timeLimitSeconds, workers, smallForCpSat, maxEliminationWork,
-        maxConditioningWork, deterministicTime).solve(q);
+        maxConditioningWork, heuristicCore).solve(q);
   }
 
   private static boolean reducible(int v, List<Map<Integer, Edge>> adj, double[][] cost) {
@@ -759,9 +760,13 @@ public final class ReducingIlpSolver implements IlpSolver {
       double obj = SolutionEvaluator.evaluate(cp, exact).objective();
       return new IlpSolution(SolveStatus.OPTIMAL, exact, obj, obj, 0.0, cp.nodeCount());
     }
+    if (heuristicCore) {
+      int[] x = LocalSearch.restartedModes(cp, RESTARTED_NODES);
+      return new IlpSolution(SolveStatus.FEASIBLE, x, SolutionEvaluator.evaluate(cp, x)
+          .objective(), separableBound(cp), 0.0, cp.nodeCount());
+    }
     int[] start = LocalSearch.conditionalModes(cp);
-    IlpSolution cs = new CpSatIlpSolver(timeLimitSeconds, workers, start, deterministicTime)
-        .solve(cp);
+    IlpSolution cs = new CpSatIlpSolver(timeLimitSeconds, workers, start).solve(cp);
     double startObj = SolutionEvaluator.evaluate(cp, start).objective();
     if (cs.hasSolution() || startObj == Double.POSITIVE_INFINITY) {
       return cs;
@@ -790,6 +795,9 @@ public final class ReducingIlpSolver implements IlpSolver {
    * eliminations of all branches together) before CP-SAT is used instead.
    */
   static final long MAX_CONDITIONING_WORK = 400_000_000L;
+
+  /** The most connected nodes whose every strategy restarts the heuristic core search. */
+  static final int RESTARTED_NODES = 4;
 
   /**
    * Cutset conditioning (Pearl, Probabilistic Reasoning in Intelligent Systems, 1988): the node

@@ -8,18 +8,21 @@ import io.meshplan.util.Require;
  * @param solver which solver
  * @param timeLimitSeconds CP-SAT's wall-time limit, seconds
  * @param workers CP-SAT search workers (1 is deterministic)
- * @param deterministicTime a limit on CP-SAT's deterministic time (its own work units, about a
- *     second each on a current core) for the part of the problem the exact reductions leave, or
- *     0 for none; with one worker the answer is then the same on every machine
  */
-public record SolverOptions(Kind solver, double timeLimitSeconds, int workers,
-    double deterministicTime) {
+public record SolverOptions(Kind solver, double timeLimitSeconds, int workers) {
   /** The solver choices. */
   public enum Kind {
     /** Exact PBQP reductions, then CP-SAT on the irreducible core (the default). */
     REDUCING,
     /** The whole problem straight to CP-SAT. */
-    CPSAT
+    CPSAT,
+    /**
+     * The exact reductions, variable elimination and conditioning within a small work budget;
+     * what they leave goes to iterated conditional modes restarted from every strategy of the
+     * most connected nodes, not to CP-SAT. Deterministic and fast, for pricing many layers on
+     * many meshes; the answer is proven optimal only when the exact steps solve it.
+     */
+    FAST
   }
 
   /**
@@ -35,29 +38,6 @@ public record SolverOptions(Kind solver, double timeLimitSeconds, int workers,
         "--time-limit must be more than 0 and at most " + (long) MAX_TIME_LIMIT_SECONDS
             + " seconds, got " + timeLimitSeconds);
     Require.positive(workers, "--workers");
-    Require.that(deterministicTime >= 0 && Double.isFinite(deterministicTime),
-        "the deterministic time limit must be finite and >= 0");
-  }
-
-  /**
-   * Options without a deterministic time limit.
-   *
-   * @param solver which solver
-   * @param timeLimitSeconds CP-SAT's wall-time limit, seconds
-   * @param workers CP-SAT search workers
-   */
-  public SolverOptions(Kind solver, double timeLimitSeconds, int workers) {
-    this(solver, timeLimitSeconds, workers, 0);
-  }
-
-  /**
-   * The same options with a limit on CP-SAT's deterministic time.
-   *
-   * @param units the limit, CP-SAT's work units
-   * @return the options
-   */
-  public SolverOptions withDeterministicTime(double units) {
-    return new SolverOptions(solver, timeLimitSeconds, workers, units);
   }
 
   /**
@@ -76,9 +56,9 @@ public record SolverOptions(Kind solver, double timeLimitSeconds, int workers,
    */
   public IlpSolver newSolver() {
     return switch (solver) {
-      case REDUCING -> new ReducingIlpSolver(timeLimitSeconds, workers)
-          .withDeterministicTime(deterministicTime);
-      case CPSAT -> new CpSatIlpSolver(timeLimitSeconds, workers, null, deterministicTime);
+      case REDUCING -> new ReducingIlpSolver(timeLimitSeconds, workers);
+      case CPSAT -> new CpSatIlpSolver(timeLimitSeconds, workers, null);
+      case FAST -> new ReducingIlpSolver(timeLimitSeconds, workers).heuristicCore();
     };
   }
 }
