@@ -184,8 +184,9 @@ final class LocalSearch {
    * Iterated conditional modes restarted from every strategy of the {@code nodes} most connected
    * nodes (most edges first, lowest id on ties): each restart holds that node at that strategy,
    * starts the others from the best plan so far, and sweeps to a fixed point; then the node is
-   * freed and a last sweep runs. The best plan of all is kept (the first on ties), so the answer
-   * never costs more than {@link #conditionalModes} and does not depend on the machine.
+   * freed and a last sweep runs. The best plan of all is kept (the first on ties), then improved
+   * by moves of two linked nodes at once. The answer never costs more than {@link
+   * #conditionalModes} and does not depend on the machine.
    *
    * @param q the problem (its memory bound is ignored)
    * @param nodes how many of the most connected nodes restart the search
@@ -217,7 +218,86 @@ final class LocalSearch {
         }
       }
     }
-    return best;
+    return pairMoves(q, at, best);
+  }
+
+  /**
+   * Moves two linked nodes at once while that lowers the cost: for each edge, the best pair of
+   * strategies given every other node (a move single-node sweeps cannot make when the edge's
+   * resharding punishes changing either end alone), then single-node sweeps again, until a pass
+   * over all edges improves nothing (at most 100 passes).
+   */
+  private static int[] pairMoves(IlpProblem q, List<List<IlpEdge>> at, int[] start) {
+    int[] x = start.clone();
+    for (int pass = 0; pass < 100; pass++) {
+      boolean improved = false;
+      for (IlpEdge e : q.edges()) {
+        int u = e.u();
+        int v = e.v();
+        double[] cu = new double[q.size(u)];
+        double[] cv = new double[q.size(v)];
+        for (int i = 0; i < cu.length; i++) {
+          cu[i] = q.nodeCosts()[u][i] + others(q, at.get(u), u, i, v, x);
+        }
+        for (int j = 0; j < cv.length; j++) {
+          cv[j] = q.nodeCosts()[v][j] + others(q, at.get(v), v, j, u, x);
+        }
+        double current = cu[x[u]] + cv[x[v]] + linked(q, at.get(u), u, v, x[u], x[v]);
+        int bi = x[u];
+        int bj = x[v];
+        double best = current;
+        for (int i = 0; i < cu.length; i++) {
+          if (cu[i] >= best) {
+            continue;
+          }
+          for (int j = 0; j < cv.length; j++) {
+            double c = cu[i] + cv[j] + linked(q, at.get(u), u, v, i, j);
+            if (c < best - 1e-12 * Math.abs(best)) {
+              best = c;
+              bi = i;
+              bj = j;
+            }
+          }
+        }
+        if (bi != x[u] || bj != x[v]) {
+          x[u] = bi;
+          x[v] = bj;
+          improved = true;
+        }
+      }
+      if (!improved) {
+        break;
+      }
+      x = modes(q, at, x, -1);
+    }
+    return x;
+  }
+
+  /** The edges of node {@code v} at strategy {@code i}, except those to {@code skip}. */
+  private static double others(IlpProblem q, List<IlpEdge> edges, int v, int i, int skip,
+      int[] x) {
+    double c = 0;
+    for (IlpEdge e : edges) {
+      if (e.u() == v && e.v() != skip) {
+        c += e.cost(i, x[e.v()], q.size(e.v()));
+      } else if (e.v() == v && e.u() != skip) {
+        c += e.cost(x[e.u()], i, q.size(v));
+      }
+    }
+    return c;
+  }
+
+  /** Every edge between {@code u} and {@code v} (there may be several) at strategies i and j. */
+  private static double linked(IlpProblem q, List<IlpEdge> edges, int u, int v, int i, int j) {
+    double c = 0;
+    for (IlpEdge e : edges) {
+      if (e.u() == u && e.v() == v) {
+        c += e.cost(i, j, q.size(v));
+      } else if (e.u() == v && e.v() == u) {
+        c += e.cost(j, i, q.size(u));
+      }
+    }
+    return c;
   }
 
   private static List<List<IlpEdge>> incident(IlpProblem q) {
