@@ -82,8 +82,9 @@ final class ShardCommand implements Callable<Integer> {
   boolean forceReplicatedOutput;
 
   @Option(names = "--solver", defaultValue = "reducing",
-      description = "reducing (exact reductions, then CP-SAT on the core) or cpsat "
-          + "(default: ${DEFAULT-VALUE}).")
+      description = "reducing (exact reductions, then CP-SAT on the core), cpsat, or fast "
+          + "(exact reductions, then local search on the core instead of CP-SAT: "
+          + "deterministic and quick on large modules) (default: ${DEFAULT-VALUE}).")
   String solver;
 
   @Option(names = "--time-limit", defaultValue = "60",
@@ -151,8 +152,9 @@ final class ShardCommand implements Callable<Integer> {
     SolverOptions.Kind kind = switch (solver.toLowerCase(Locale.ROOT)) {
       case "reducing" -> SolverOptions.Kind.REDUCING;
       case "cpsat" -> SolverOptions.Kind.CPSAT;
-      default -> throw new InputException("--solver '" + solver + "' is unknown; use reducing or "
-          + "cpsat");
+      case "fast" -> SolverOptions.Kind.FAST;
+      default -> throw new InputException("--solver '" + solver + "' is unknown; use reducing, "
+          + "cpsat or fast");
     };
     if (!(timeLimit > 0 && timeLimit <= SolverOptions.MAX_TIME_LIMIT_SECONDS)) {
       throw new InputException("--time-limit must be more than 0 and at most "

@@ -749,7 +749,9 @@ public final class ReducingIlpSolver implements IlpSolver {
   /**
    * Solves the memory-free core exactly by variable elimination, or by conditioning when the
    * elimination tables would be too large ({@link #condition}); CP-SAT, started from the plan of
-   * iterated conditional modes, only when both would take more than their work limits.
+   * restarted iterated conditional modes ({@link LocalSearch#restartedModes}), only when both
+   * would take more than their work limits, and that plan is kept when CP-SAT ends with a worse
+   * one.
    */
   private IlpSolution solveCore(IlpProblem cp) {
     int[] exact = new VariableElimination(maxEliminationWork).solve(cp);
@@ -765,13 +767,20 @@ public final class ReducingIlpSolver implements IlpSolver {
       return new IlpSolution(SolveStatus.FEASIBLE, x, SolutionEvaluator.evaluate(cp, x)
           .objective(), separableBound(cp), 0.0, cp.nodeCount());
     }
-    int[] start = LocalSearch.conditionalModes(cp);
+    int[] start = LocalSearch.restartedModes(cp, RESTARTED_NODES);
     IlpSolution cs = new CpSatIlpSolver(timeLimitSeconds, workers, start).solve(cp);
     double startObj = SolutionEvaluator.evaluate(cp, start).objective();
-    if (cs.hasSolution() || startObj == Double.POSITIVE_INFINITY) {
+    if ((cs.hasSolution() && cs.objective() <= startObj)
+        || startObj == Double.POSITIVE_INFINITY) {
       return cs;
     }
-    return new IlpSolution(SolveStatus.FEASIBLE, start, startObj, separableBound(cp), 0.0,
+    // CP-SAT stopped at its limit with a worse plan than its starting point, or with none: keep
+    // the start, with the better of CP-SAT's bound and the separable one.
+    double bound = separableBound(cp);
+    if (Double.isFinite(cs.bound())) {
+      bound = Math.max(bound, cs.bound());
+    }
+    return new IlpSolution(SolveStatus.FEASIBLE, start, startObj, Math.min(bound, startObj), 0.0,
         cp.nodeCount());
   }
 

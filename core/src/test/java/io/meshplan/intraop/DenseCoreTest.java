@@ -126,6 +126,10 @@ class DenseCoreTest {
         assertThat(s.bound()).as("case %d", k).isNotNaN().isFinite();
         assertThat(s.bound()).as("case %d", k).isLessThanOrEqualTo(ref.objective() + 1e-6);
         assertThat(s.objective()).as("case %d", k).isGreaterThanOrEqualTo(ref.objective() - 1e-9);
+        // CP-SAT starts from the restarted modes and never returns a plan worse than them.
+        int[] start = LocalSearch.restartedModes(p, ReducingIlpSolver.RESTARTED_NODES);
+        assertThat(s.objective()).as("case %d", k).isLessThanOrEqualTo(
+            SolutionEvaluator.evaluate(p, start).objective() + 1e-9);
       }
     }
   }
