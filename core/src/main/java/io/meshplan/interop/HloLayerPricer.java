@@ -295,10 +295,31 @@ public final class HloLayerPricer {
       Instruction w = g.get(id);
       String name = weightName(w);
       tensors.add(new TensorSharding(name, w.tensorShape().toHlo(), plan.hloSharding(id),
-          IlpLayerCostModel.words(plan.spec(id), w.tensorShape(), mesh, name)));
+          words(plan.spec(id), w.tensorShape(), mesh, name)));
     }
     return new HloLayerCost(fwd, bwd, comm, sync, opt, weights, gradients, state, savedBytes,
         temp, flops / d, tensorBytes, dataBytes, iterationBytes, tensors, ids);
+  }
+
+  /**
+   * A weight's layout in words on a stage's {@code d x t} mesh: over the tensor-parallel axis
+   * alone in Megatron-LM's terms (column-, row-parallel), over the data-parallel axis alone as
+   * ZeRO-3 does (each replica holds a slice and gathers the rest), or over both.
+   *
+   * @param spec the layout
+   * @param shape the weight's shape
+   * @param mesh the stage's logical mesh
+   * @param name the weight's name
+   * @return e.g. {@code split dim 0 over the data-parallel axis (4 GPUs)}
+   */
+  static String words(ShardingSpec spec, TensorShape shape, LogicalMesh mesh, String name) {
+    int used = spec.usedAxes();
+    if (used == 0b01 && mesh.shape()[0] > 1) {
+      return "split dim " + spec.dimOf(0) + " over the data-parallel axis (" + mesh.shape()[0]
+          + " GPUs)";
+    }
+    String w = IlpLayerCostModel.words(spec, shape, mesh, name);
+    return used == 0b11 ? w + ", both axes" : w;
   }
 
   /**

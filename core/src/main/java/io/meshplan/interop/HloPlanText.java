@@ -66,7 +66,7 @@ public final class HloPlanText {
       HloPipelinePlan.Stage s = plan.stages().get(i);
       line(out, "stage %d (%dx%d):", i, s.dataParallel(), s.tensorParallel());
       for (TensorSharding t : s.tensors()) {
-        line(out, "  %-36s %-18s %-28s %s", t.name(), t.shape(), t.words(), t.sharding());
+        line(out, "  %-36s %-18s %-48s %s", t.name(), t.shape(), t.words(), t.sharding());
       }
     }
     out.append('\n');

@@ -239,4 +239,21 @@ class HloPipelineTest {
               + "needs 610KiB per GPU; try at least 695x2:a100-80gb:ib-hdr200");
     }
   }
+
+  @Test
+  void layoutsInWordsNameTheMeshAxis() {
+    io.meshplan.cluster.LogicalMesh mesh = io.meshplan.cluster.LogicalMesh.of(4, 2);
+    io.meshplan.graph.TensorShape w = io.meshplan.graph.TensorShape.of(DType.BF16, 1024, 4096);
+    // Axis 0 alone: each data-parallel replica holds a quarter, as ZeRO-3 does.
+    assertThat(HloLayerPricer.words(io.meshplan.sharding.ShardingSpec.split(2, 1, 0), w, mesh,
+        "w1")).isEqualTo("split dim 1 over the data-parallel axis (4 GPUs)");
+    // Axis 1 alone: Megatron-LM's terms over the 2 tensor-parallel GPUs.
+    assertThat(HloLayerPricer.words(io.meshplan.sharding.ShardingSpec.split(2, 1, 1), w, mesh,
+        "w1")).isEqualTo("column-parallel over 2 GPUs");
+    // Both: rows over one axis, columns over the other, 8 tiles.
+    assertThat(HloLayerPricer.words(io.meshplan.sharding.ShardingSpec.of(1, 2), w, mesh, "w1"))
+        .isEqualTo("split dim 0 dim 1 over 8 GPUs, both axes");
+    assertThat(HloLayerPricer.words(io.meshplan.sharding.ShardingSpec.replicated(2), w, mesh,
+        "w1")).isEqualTo("replicated");
+  }
 }
