@@ -1,6 +1,15 @@
 package io.meshplan.cli;
 
+import io.meshplan.graph.CallInliner;
+import io.meshplan.graph.Graph;
+import io.meshplan.graph.HloModule;
+import io.meshplan.graph.HloParser;
 import io.meshplan.interop.GridPlanner;
+import io.meshplan.interop.HloLayering;
+import io.meshplan.interop.HloPipelinePlan;
+import io.meshplan.interop.HloPipelinePlanner;
+import io.meshplan.interop.HloPlanJson;
+import io.meshplan.interop.HloPlanText;
 import io.meshplan.interop.InterOpPlanner;
 import io.meshplan.interop.PlanResult;
 import io.meshplan.interop.PlanText;
@@ -173,10 +182,9 @@ final class PlanCommand implements Callable<Integer> {
     }
     new OutputPaths().input("--hlo", hlo).check();
     io.meshplan.cluster.ClusterSpec cs = cluster.spec(null);
-    io.meshplan.graph.HloModule module = new io.meshplan.graph.HloParser().parse(hlo);
-    io.meshplan.graph.Graph inlined = io.meshplan.graph.CallInliner.inline(module).graph();
-    io.meshplan.graph.Graph graph = new io.meshplan.graph.Graph(module.name(),
-        inlined.instructions(), inlined.aliases());
+    HloModule module = new HloParser().parse(hlo);
+    Graph inlined = CallInliner.inline(module).graph();
+    Graph graph = new Graph(module.name(), inlined.instructions(), inlined.aliases());
     if (graph.size() > ShardCommand.MAX_INSTRUCTIONS) {
       throw new InputException("--hlo " + hlo + " has " + graph.size() + " instructions after "
           + "inlining, more than the limit of " + ShardCommand.MAX_INSTRUCTIONS);
@@ -186,21 +194,15 @@ final class PlanCommand implements Callable<Integer> {
       err.println("meshplan: warning: " + warning);
     }
     err.flush();
-    io.meshplan.interop.HloLayering lay = io.meshplan.interop.HloLayering.of(graph,
-        "--hlo " + hlo);
-    int elementBytes = io.meshplan.intraop.MeshEnv.computeElementBytes(graph);
-    io.meshplan.interop.HloLayerPricer pricer = new io.meshplan.interop.HloLayerPricer(cs,
-        cluster.comm(cs), elementBytes, io.meshplan.interop.HloLayerPricer.SOLVER);
-    io.meshplan.interop.HloPipelinePlan p;
+    HloLayering lay = HloLayering.of(graph, "--hlo " + hlo);
+    HloPipelinePlan p;
     try (io.meshplan.exec.LocalExecutor pool = (io.meshplan.exec.LocalExecutor) executor.open();
         Progress progress = Progress.start("planning")) {
-      p = new io.meshplan.interop.HloPipelinePlanner(cs, pricer, cluster.memoryPerGpu(cs),
-          cluster.p2p(cs), elementBytes, cluster.overlapGradReduce, pool, progress::update)
-          .plan(lay, n);
+      p = HloPipelinePlanner.of(graph, cs, cluster.comm(cs), cluster.memoryPerGpu(cs),
+          cluster.p2p(cs), cluster.overlapGradReduce, pool, progress::update).plan(lay, n);
     }
     PrintWriter w = spec.commandLine().getOut();
-    w.print(json ? io.meshplan.interop.HloPlanJson.write(p)
-        : io.meshplan.interop.HloPlanText.write(p));
+    w.print(json ? HloPlanJson.write(p) : HloPlanText.write(p));
     return ExitCodes.OK;
   }
 

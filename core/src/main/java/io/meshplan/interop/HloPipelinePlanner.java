@@ -4,6 +4,7 @@ import io.meshplan.cluster.ClusterSpec;
 import io.meshplan.cluster.KernelTimeModel;
 import io.meshplan.cluster.SendRecvModel;
 import io.meshplan.exec.LocalExecutor;
+import io.meshplan.intraop.MeshEnv;
 import io.meshplan.plan.TensorSharding;
 import io.meshplan.sim.MemoryBreakdown;
 import io.meshplan.sim.PipelineSimulator;
@@ -71,6 +72,29 @@ public final class HloPipelinePlanner {
     this.overlapGradSync = overlapGradSync;
     this.pool = Require.nonNull(pool, "pool");
     this.progress = Require.nonNull(progress, "progress");
+  }
+
+  /**
+   * A planner for one module, pricing its layers with {@link HloLayerPricer#SOLVER} in the
+   * module's compute element type ({@link MeshEnv#computeElementBytes}).
+   *
+   * @param graph the module's entry computation, calls inlined
+   * @param cluster the cluster
+   * @param comm collective prices on a logical mesh placed on the cluster, seconds
+   * @param memoryPerGpu memory available on one GPU, bytes
+   * @param p2p prices of stage-to-stage transfers
+   * @param overlapGradSync whether the gradient reduction overlaps with the backward pass
+   * @param pool runs the layer solves
+   * @param progress told the percentage of layer solves done
+   * @return the planner
+   */
+  public static HloPipelinePlanner of(io.meshplan.graph.Graph graph, ClusterSpec cluster,
+      java.util.function.Function<io.meshplan.cluster.LogicalMesh, io.meshplan.cluster.CommModel>
+          comm, double memoryPerGpu, SendRecvModel p2p, boolean overlapGradSync,
+      LocalExecutor pool, IntConsumer progress) {
+    int elementBytes = MeshEnv.computeElementBytes(graph);
+    return new HloPipelinePlanner(cluster, new HloLayerPricer(cluster, comm, elementBytes,
+        HloLayerPricer.SOLVER), memoryPerGpu, p2p, elementBytes, overlapGradSync, pool, progress);
   }
 
   /**

@@ -12,7 +12,6 @@ import io.meshplan.graph.Graph;
 import io.meshplan.graph.HloModule;
 import io.meshplan.graph.HloParser;
 import io.meshplan.graph.HloPrinter;
-import io.meshplan.interop.HloLayerPricer;
 import io.meshplan.interop.HloLayering;
 import io.meshplan.interop.HloPipelinePlan;
 import io.meshplan.interop.HloPipelinePlanner;
@@ -20,7 +19,6 @@ import io.meshplan.interop.IlpLayerCostModel;
 import io.meshplan.interop.InterOpPlanner;
 import io.meshplan.interop.PlanRequest;
 import io.meshplan.interop.PlanResult;
-import io.meshplan.intraop.MeshEnv;
 import io.meshplan.intraop.SolverOptions;
 import io.meshplan.model.ModelSpec;
 import io.meshplan.model.Presets;
@@ -105,13 +103,10 @@ public final class HloPlanBench {
     double read = (System.nanoTime() - t0) / 1e9;
     long t1 = System.nanoTime();
     HloLayering lay = HloLayering.of(g, name);
-    int elementBytes = MeshEnv.computeElementBytes(g);
-    HloLayerPricer pricer = new HloLayerPricer(cs, comm, elementBytes, HloLayerPricer.SOLVER);
     HloPipelinePlan plan;
     try (LocalExecutor pool = LocalExecutor.perProcessor()) {
-      plan = new HloPipelinePlanner(cs, pricer, 0.95 * cs.gpu().hbmBytes(),
-          SendRecvModel.catalog(cs), elementBytes, false, pool, x -> { })
-          .plan(lay, c.microbatches());
+      plan = HloPipelinePlanner.of(g, cs, comm, 0.95 * cs.gpu().hbmBytes(),
+          SendRecvModel.catalog(cs), false, pool, x -> { }).plan(lay, c.microbatches());
     }
     double seconds = (System.nanoTime() - t1) / 1e9;
     double heap = PlanBench.peakHeap() / (1024.0 * 1024);
