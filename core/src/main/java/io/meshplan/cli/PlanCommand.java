@@ -154,14 +154,21 @@ final class PlanCommand implements Callable<Integer> {
 
   /** Plans an HLO training step: its batch is one microbatch, so the batch flags do not apply. */
   private int planHlo() {
-    var parsed = spec.commandLine().getParseResult();
-    String refused = model.model != null ? "--model" : model.overrides() != null
-        ? model.overrides() : parsed.hasMatchedOption("--global-batch") ? "--global-batch"
-        : megatronGrid ? "--megatron-grid" : out != null ? "--out" : report != null ? "--report"
-        : compare != null ? "--compare" : !executor.local() ? "--spark" : null;
-    if (refused != null) {
-      throw new InputException(refused + " cannot be used with --hlo: the module fixes the model "
-          + "and its microbatch, and its plan is printed (--json for machines)");
+    java.util.Map<String, Boolean> given = new java.util.LinkedHashMap<>();
+    given.put("--model", model.model != null);
+    given.put(String.valueOf(model.overrides()), model.overrides() != null);
+    given.put("--global-batch", spec.commandLine().getParseResult()
+        .hasMatchedOption("--global-batch"));
+    given.put("--megatron-grid", megatronGrid);
+    given.put("--out", out != null);
+    given.put("--report", report != null);
+    given.put("--compare", compare != null);
+    given.put("--spark", !executor.local());
+    for (var flag : given.entrySet()) {
+      if (flag.getValue()) {
+        throw new InputException(flag.getKey() + " cannot be used with --hlo: the module fixes "
+            + "the model and its microbatch, and its plan is printed (--json for machines)");
+      }
     }
     if ("auto".equalsIgnoreCase(microbatches.trim())) {
       throw new InputException("--hlo needs --microbatches N: the module's batch is one "

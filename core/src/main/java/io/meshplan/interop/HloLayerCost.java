@@ -65,6 +65,25 @@ public record HloLayerCost(double forwardSeconds, double backwardSeconds, double
   }
 
   /**
+   * This layer followed by another on the same GPUs: times, sizes and FLOPs add up, and the
+   * largest temporary working set is the larger one. The listed weights are left out: their ids
+   * belong to each layer's own graph.
+   *
+   * @param next the next layer
+   * @return the two layers as one
+   */
+  public HloLayerCost plus(HloLayerCost next) {
+    return new HloLayerCost(forwardSeconds + next.forwardSeconds,
+        backwardSeconds + next.backwardSeconds, tensorCommSeconds + next.tensorCommSeconds,
+        gradSyncSeconds + next.gradSyncSeconds, optimizerSeconds + next.optimizerSeconds,
+        weightBytes + next.weightBytes, gradientBytes + next.gradientBytes,
+        stateBytes + next.stateBytes, savedActivationBytes + next.savedActivationBytes,
+        Math.max(temporaryBytes, next.temporaryBytes), modelFlops + next.modelFlops,
+        tensorCommBytes + next.tensorCommBytes, dataCommBytes + next.dataCommBytes,
+        iterationCommBytes + next.iterationCommBytes, List.of(), List.of());
+  }
+
+  /**
    * This cost with the listed weights named as in another layer of the same structure.
    *
    * @param layer the layer

@@ -208,30 +208,28 @@ public final class HloLayerPricer {
       int id = ins.id();
       double[] cc = IlpLayerCostModel.seconds(plan, env, ins);
       double axis0 = volume.bytes(id, 0);
-      double axis1 = mesh.rank() > 1 ? volume.bytes(id, 1) : 0;
+      double axis1 = volume.bytes(id, 1);
       Phase p = layer.phases()[id];
-      if (p == Phase.OPTIMIZER || (p == Phase.BACKWARD && layer.gradientWork()[id])) {
+      if (p != Phase.OPTIMIZER) {
+        flops += dotFlops(g, ins);
+      }
+      if (p == Phase.OPTIMIZER) {
+        opt += cc[0] + cc[1];
         iterationBytes += axis0 + axis1;
-        if (p == Phase.OPTIMIZER) {
-          opt += cc[0] + cc[1];
-        } else {
-          bwd += cc[0];
-          sync += cc[1];
-        }
-        if (p == Phase.BACKWARD) {
-          flops += dotFlops(g, ins);
-        }
-        continue;
-      }
-      if (p == Phase.FORWARD) {
-        fwd += cc[0] + cc[1];
+      } else if (layer.gradientWork()[id]) {
+        bwd += cc[0];
+        sync += cc[1];
+        iterationBytes += axis0 + axis1;
       } else {
-        bwd += cc[0] + cc[1];
+        if (p == Phase.FORWARD) {
+          fwd += cc[0] + cc[1];
+        } else {
+          bwd += cc[0] + cc[1];
+        }
+        comm += cc[1];
+        tensorBytes += axis1;
+        dataBytes += axis0;
       }
-      comm += cc[1];
-      tensorBytes += axis1;
-      dataBytes += axis0;
-      flops += dotFlops(g, ins);
     }
     double weights = 0;
     double state = 0;

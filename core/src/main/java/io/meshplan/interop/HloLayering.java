@@ -169,40 +169,23 @@ public final class HloLayering {
       if (ins.opcode() != Opcode.PARAMETER) {
         continue;
       }
-      for (int u : users.get(ins.id())) {
-        state[ins.id()] |= phase[u] == Phase.OPTIMIZER && u != root;
-        weight[ins.id()] |= phase[u] == Phase.FORWARD;
-      }
-      weight[ins.id()] &= state[ins.id()];
-      anyState |= state[ins.id()];
+      int id = ins.id();
+      state[id] |= someUser(users, root, id, u -> phase[u] == Phase.OPTIMIZER);
+      weight[id] = state[id] && someUser(users, root, id, u -> phase[u] == Phase.FORWARD);
+      anyState |= state[id];
     }
     if (!anyState) {
       throw new InputException(what + " has no trained state: no entry parameter is aliased to "
           + "an output or read by an update; plan needs the whole training step");
     }
     boolean[] gradient = new boolean[n];
-    for (int i = 0; i < n; i++) {
-      if (phase[i] == Phase.BACKWARD) {
-        for (int u : users.get(i)) {
-          gradient[i] |= phase[u] == Phase.OPTIMIZER && u != root;
-        }
-      }
-    }
     boolean[] gradientWork = new boolean[n];
     for (int i = n - 1; i >= 0; i--) {
-      if (phase[i] != Phase.BACKWARD) {
-        continue;
+      if (phase[i] == Phase.BACKWARD) {
+        gradient[i] = someUser(users, root, i, u -> phase[u] == Phase.OPTIMIZER);
+        gradientWork[i] = onlyUsers(users, root, i, u -> phase[u] == Phase.OPTIMIZER
+            || (gradientWork[u] && readsOnlyBackward(graph, phase, constantLike, u)));
       }
-      boolean read = false;
-      boolean only = true;
-      for (int u : users.get(i)) {
-        if (u != root) {
-          read = true;
-          only &= phase[u] == Phase.OPTIMIZER || (gradientWork[u]
-              && readsOnlyBackward(graph, phase, constantLike, u));
-        }
-      }
-      gradientWork[i] = read && only;
     }
     return new HloLayering(graph, users, layer, phase, names, state, weight, gradient,
         gradientWork, constantLike);
@@ -232,13 +215,12 @@ public final class HloLayering {
         if (phase[o] == Phase.OPTIMIZER || graph.get(o).opcode() == Opcode.PARAMETER) {
           continue;
         }
-        int lo = Math.min(layer[i], layer[o]);
-        int hi = Math.max(layer[i], layer[o]);
-        boolean against = phase[i] == Phase.FORWARD && phase[o] == Phase.FORWARD
-            ? layer[o] > layer[i] : phase[i] == Phase.BACKWARD && phase[o] == Phase.BACKWARD
-                && layer[o] < layer[i];
+        // Forward values flow to later layers, backward values to earlier ones.
+        boolean against = phase[i] == phase[o] && (phase[i] == Phase.FORWARD
+            ? layer[o] > layer[i] : layer[o] < layer[i]);
         if (against) {
-          reach[lo] = Math.max(reach[lo], hi);
+          int lo = Math.min(layer[i], layer[o]);
+          reach[lo] = Math.max(reach[lo], Math.max(layer[i], layer[o]));
         }
       }
     }
@@ -314,19 +296,37 @@ public final class HloLayering {
       if (phase[i] != Phase.FORWARD || graph.get(i).opcode() == Opcode.PARAMETER) {
         continue;
       }
-      boolean read = false;
-      boolean all = true;
-      for (int u : users.get(i)) {
-        if (u != root) {
-          read = true;
-          all &= phase[u] == Phase.OPTIMIZER;
-        }
-      }
-      if (read && all) {
+      if (onlyUsers(users, root, i, u -> phase[u] == Phase.OPTIMIZER)) {
         phase[i] = Phase.OPTIMIZER;
       }
     }
     return phase;
+  }
+
+  /** Whether some instruction other than the root reads the value and passes the test. */
+  private static boolean someUser(List<List<Integer>> users, int root, int id,
+      java.util.function.IntPredicate test) {
+    for (int u : users.get(id)) {
+      if (u != root && test.test(u)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Whether instructions other than the root read the value and all of them pass the test. */
+  private static boolean onlyUsers(List<List<Integer>> users, int root, int id,
+      java.util.function.IntPredicate test) {
+    boolean read = false;
+    for (int u : users.get(id)) {
+      if (u != root) {
+        if (!test.test(u)) {
+          return false;
+        }
+        read = true;
+      }
+    }
+    return read;
   }
 
   /** Whether every operand is a backward value or a constant. */

@@ -115,6 +115,7 @@ public final class HloPipelinePlanner {
           + " GPUs is too large; plan the module on fewer nodes or with fewer layer scopes");
     }
     List<int[]> meshes = new ArrayList<>();
+    java.util.Map<Long, Integer> index = new java.util.HashMap<>();
     List<List<Integer>> of = new ArrayList<>();
     for (SubmeshShape s : shapes) {
       List<Integer> mine = new ArrayList<>();
@@ -122,18 +123,11 @@ public final class HloPipelinePlanner {
         if (s.m() % t != 0 || m % t != 0) {
           continue;
         }
-        int d = s.devices() / t;
-        int found = -1;
-        for (int i = 0; i < meshes.size(); i++) {
-          if (meshes.get(i)[0] == d && meshes.get(i)[1] == t) {
-            found = i;
-          }
-        }
-        if (found < 0) {
-          found = meshes.size();
-          meshes.add(new int[] {d, t});
-        }
-        mine.add(found);
+        int[] dt = {s.devices() / t, t};
+        mine.add(index.computeIfAbsent((long) dt[0] << 32 | t, key -> {
+          meshes.add(dt);
+          return meshes.size() - 1;
+        }));
       }
       of.add(mine);
     }
@@ -209,7 +203,7 @@ public final class HloPipelinePlanner {
       costs.add(sc);
       firstDevice[i] = device;
       stages.add(new HloPipelinePlan.Stage(st.firstLayer(), st.lastLayer(), st.submesh(), device,
-          dt[0], dt[1], largest(cost[st.tag()], st.firstLayer(), st.lastLayer()), sc));
+          dt[0], dt[1], largest(cost[st.tag()], graphs, st.firstLayer(), st.lastLayer()), sc));
       device += sc.devices();
     }
     StageAssembler.checkSimulationSize(microbatches, costs.size());
@@ -318,75 +312,39 @@ public final class HloPipelinePlanner {
 
   private StageCost stageCost(HloLayerCost[] c, int first, int last, int d, int t,
       double send) {
-    double fwd = 0;
-    double bwd = 0;
-    double comm = 0;
-    double sync = 0;
-    double opt = 0;
-    double flops = 0;
-    double weights = 0;
-    double grads = 0;
-    double state = 0;
-    double saved = 0;
-    double temp = 0;
-    double tensorBytes = 0;
-    double dataBytes = 0;
-    double iterationBytes = 0;
-    for (int k = first; k <= last; k++) {
-      HloLayerCost l = c[k];
-      fwd += l.forwardSeconds();
-      bwd += l.backwardSeconds();
-      comm += l.tensorCommSeconds();
-      sync += l.gradSyncSeconds();
-      opt += l.optimizerSeconds();
-      flops += l.modelFlops();
-      weights += l.weightBytes();
-      grads += l.gradientBytes();
-      state += l.stateBytes();
-      saved += l.savedActivationBytes();
-      temp = Math.max(temp, l.temporaryBytes());
-      tensorBytes += l.tensorCommBytes();
-      dataBytes += l.dataCommBytes();
-      iterationBytes += l.iterationCommBytes();
+    HloLayerCost s = c[first];
+    for (int k = first + 1; k <= last; k++) {
+      s = s.plus(c[k]);
     }
-    return new StageCost(d * t, d, t, fwd, bwd, 0, Math.min(comm, fwd + bwd), send, sync,
-        overlapGradSync, 0, opt, flops, flops,
-        new MemoryBreakdown(weights, grads, state, saved, temp),
-        new StageCommBytes(tensorBytes, 0, dataBytes, iterationBytes));
+    return new StageCost(d * t, d, t, s.forwardSeconds(), s.backwardSeconds(), 0,
+        Math.min(s.tensorCommSeconds(), s.latencySeconds()), send, s.gradSyncSeconds(),
+        overlapGradSync, 0, s.optimizerSeconds(), s.modelFlops(), s.modelFlops(),
+        new MemoryBreakdown(s.weightBytes(), s.gradientBytes(), s.stateBytes(),
+            s.savedActivationBytes(), s.temporaryBytes()),
+        new StageCommBytes(s.tensorCommBytes(), 0, s.dataCommBytes(), s.iterationCommBytes()));
   }
 
-  private static List<TensorSharding> largest(HloLayerCost[] c, int first, int last) {
-    List<TensorSharding> all = new ArrayList<>();
+  /** The stage's three largest weights (by elements, then name), one per layout and shape. */
+  private static List<TensorSharding> largest(HloLayerCost[] c, List<HloLayerGraph> graphs,
+      int first, int last) {
+    record Listed(TensorSharding tensor, long elements) {}
+    List<Listed> all = new ArrayList<>();
     for (int k = first; k <= last; k++) {
-      all.addAll(c[k].tensors());
+      for (int i = 0; i < c[k].tensors().size(); i++) {
+        all.add(new Listed(c[k].tensors().get(i), graphs.get(k).graph()
+            .get(c[k].tensorIds().get(i)).tensorShape().elementCount()));
+      }
     }
-    all.sort(Comparator.comparingDouble((TensorSharding t) -> -elements(t.shape()))
-        .thenComparing(TensorSharding::name));
+    all.sort(Comparator.comparingLong((Listed l) -> -l.elements())
+        .thenComparing(l -> l.tensor().name()));
     List<TensorSharding> out = new ArrayList<>();
     java.util.Set<String> seen = new java.util.HashSet<>();
-    for (TensorSharding t : all) {
+    for (Listed l : all) {
+      TensorSharding t = l.tensor();
       if (out.size() < 3 && seen.add(t.shape() + " " + t.sharding())) {
         out.add(t);
       }
     }
     return out;
-  }
-
-  /** Elements of an HLO shape such as {@code f32[128,256]}. */
-  private static double elements(String shape) {
-    int open = shape.indexOf('[');
-    int close = shape.indexOf(']');
-    if (open < 0 || close <= open + 1) {
-      return 1;
-    }
-    double n = 1;
-    for (String d : shape.substring(open + 1, close).split(",")) {
-      try {
-        n *= Long.parseLong(d.strip());
-      } catch (NumberFormatException e) {
-        return n;
-      }
-    }
-    return n;
   }
 }

@@ -167,9 +167,13 @@ final class LocalSearch {
    * @return one strategy per node
    */
   static int[] conditionalModes(IlpProblem q) {
-    int n = q.nodeCount();
-    int[] x = new int[n];
-    for (int v = 0; v < n; v++) {
+    return modes(q, incident(q), cheapest(q), -1);
+  }
+
+  /** Each node's cheapest strategy on its own (the lowest index on ties). */
+  private static int[] cheapest(IlpProblem q) {
+    int[] x = new int[q.nodeCount()];
+    for (int v = 0; v < x.length; v++) {
       double[] c = q.nodeCosts()[v];
       for (int i = 1; i < c.length; i++) {
         if (c[i] < c[x[v]]) {
@@ -177,7 +181,7 @@ final class LocalSearch {
         }
       }
     }
-    return modes(q, incident(q), x, -1);
+    return x;
   }
 
   /**
@@ -194,7 +198,7 @@ final class LocalSearch {
    */
   static int[] restartedModes(IlpProblem q, int nodes) {
     List<List<IlpEdge>> at = incident(q);
-    int[] best = conditionalModes(q);
+    int[] best = modes(q, at, cheapest(q), -1);
     double bestObj = SolutionEvaluator.evaluate(q, best).objective();
     Integer[] order = new Integer[q.nodeCount()];
     for (int v = 0; v < order.length; v++) {

@@ -31,9 +31,9 @@ public record InterleaveTask(PlanQuestion question, double beatSeconds)
       Optional<PlanSimulator.Evaluated> e = MicrobatchTask.planner(question)
           .interleaved(question.request(question.globalBatch() / g), g, beatSeconds);
       return e.map(x -> MicrobatchTask.planned(g, x.plan()))
-          .orElse(new MicrobatchOutcome(g, "", Double.NaN, 0, 0, "", false));
+          .orElse(MicrobatchOutcome.without(g, 0, "", false));
     } catch (InputException ex) {
-      return new MicrobatchOutcome(g, "", Double.NaN, 0, 0, ex.getMessage(), true);
+      return MicrobatchOutcome.without(g, 0, ex.getMessage(), true);
     }
   }
 }

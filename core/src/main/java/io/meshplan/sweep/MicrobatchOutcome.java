@@ -27,6 +27,21 @@ public record MicrobatchOutcome(int microbatchSequences, String planJson, double
   }
 
   /**
+   * The outcome of a size without a plan.
+   *
+   * @param microbatchSequences sequences per microbatch
+   * @param neededBytesPerGpu the least memory per GPU any candidate needed, bytes (0 when unknown)
+   * @param message the planner's sentence, or empty
+   * @param refused whether the planner refused the question as bad input
+   * @return the outcome
+   */
+  public static MicrobatchOutcome without(int microbatchSequences, double neededBytesPerGpu,
+      String message, boolean refused) {
+    return new MicrobatchOutcome(microbatchSequences, "", Double.NaN, 0, neededBytesPerGpu,
+        message, refused);
+  }
+
+  /**
    * Whether a plan was found.
    *
    * @return true with a plan

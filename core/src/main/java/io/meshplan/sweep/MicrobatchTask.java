@@ -33,12 +33,11 @@ public record MicrobatchTask(PlanQuestion question)
       PlanResult r = planner(question)
           .plan(question.request(question.globalBatch() / g).withInterleaving(false));
       if (r instanceof PlanResult.Infeasible inf) {
-        return new MicrobatchOutcome(g, "", Double.NaN, 0, inf.neededBytesPerGpu(),
-            inf.message(), false);
+        return MicrobatchOutcome.without(g, inf.neededBytesPerGpu(), inf.message(), false);
       }
       return planned(g, ((PlanResult.Planned) r).plan());
     } catch (InputException e) {
-      return new MicrobatchOutcome(g, "", Double.NaN, 0, 0, e.getMessage(), true);
+      return MicrobatchOutcome.without(g, 0, e.getMessage(), true);
     }
   }
 
