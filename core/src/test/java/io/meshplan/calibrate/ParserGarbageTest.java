@@ -2,12 +2,12 @@ package io.meshplan.calibrate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.meshplan.testing.Cases;
+import io.meshplan.testing.Cases.Gen;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
-import net.jqwik.api.Arbitraries;
-import net.jqwik.api.Arbitrary;
-import net.jqwik.api.ForAll;
-import net.jqwik.api.Property;
-import net.jqwik.api.Provide;
+import org.junit.jupiter.api.Test;
 
 /**
  * Random text, and real log lines mixed with random ones, never make a reader throw: every problem is
@@ -45,29 +45,63 @@ class ParserGarbageTest {
       "{\"args\":[\"all_reduce_perf\"],\"results\":[{\"size\":\"x\"}], \"config\":{\"devices\":[{}]}}",
       "");
 
-  @Provide
-  Arbitrary<List<String>> logs() {
-    Arbitrary<String> random = Arbitraries.strings().withChars("0123456789.-e #|[]<>:,/\tNA")
-        .ofMaxLength(60);
-    Arbitrary<String> line = Arbitraries.oneOf(Arbitraries.of(FRAGMENTS), random);
-    return line.list().ofMaxSize(30);
+  /** The characters of the random lines. */
+  private static final String CHARS = "0123456789.-e #|[]<>:,/\tNA";
+  private static final int MAX_LINE = 60;
+  private static final int MAX_LINES = 30;
+
+  /** The empty string, one-character strings of edge characters, and a 255-character one. */
+  private static final List<String> STRING_EDGES = List.of("", " ", "\0", "\n", "\r", "\r\n",
+      "\t", "\uFFFF", "\uD800", "\uDFFF", "\uD83D\uDE00", "a".repeat(255));
+
+  /** Up to 30 lines, each (with even odds) a real fragment or up to 60 random characters. */
+  private static List<String> log(Gen g) {
+    return g.list(0, MAX_LINES, e -> e.bool() ? e.oneOf(FRAGMENTS) : e.string(CHARS, MAX_LINE));
   }
 
-  @Property(tries = 500)
-  void randomLinesNeverThrow(@ForAll("logs") List<String> lines) {
-    String text = String.join("\n", lines);
-    ParseResult r = new BenchmarkLogReader(8).parse("g.log", text);
-    int count = Math.max(1, text.split("\r?\n|\r", -1).length);
-    assertThat(r.warnings()).allSatisfy(w -> {
-      assertThat(w.file()).isEqualTo("g.log");
-      assertThat(w.line()).isBetween(1, count);
+  /**
+   * The empty log, an empty line, every fragment alone and all in order, every character alone,
+   * and the longest logs of empty and of the longest random lines.
+   */
+  private static List<List<String>> logEdges() {
+    List<List<String>> edges = new ArrayList<>();
+    edges.add(List.of());
+    edges.add(List.of(""));
+    for (String f : FRAGMENTS) {
+      edges.add(List.of(f));
+    }
+    edges.add(FRAGMENTS);
+    List<String> chars = new ArrayList<>();
+    for (char c : CHARS.toCharArray()) {
+      chars.add(String.valueOf(c));
+    }
+    edges.add(chars);
+    edges.add(Collections.nCopies(MAX_LINES, ""));
+    String longest = CHARS.repeat(MAX_LINE / CHARS.length() + 1).substring(0, MAX_LINE);
+    edges.add(List.of(longest));
+    edges.add(Collections.nCopies(MAX_LINES, longest));
+    return edges;
+  }
+
+  @Test
+  void randomLinesNeverThrow() {
+    Cases.check(31, 500, logEdges(), ParserGarbageTest::log, lines -> {
+      String text = String.join("\n", lines);
+      ParseResult r = new BenchmarkLogReader(8).parse("g.log", text);
+      int count = Math.max(1, text.split("\r?\n|\r", -1).length);
+      assertThat(r.warnings()).allSatisfy(w -> {
+        assertThat(w.file()).isEqualTo("g.log");
+        assertThat(w.line()).isBetween(1, count);
+      });
+      assertThat(r.points()).allSatisfy(p -> assertThat(p.line()).isBetween(1, count));
     });
-    assertThat(r.points()).allSatisfy(p -> assertThat(p.line()).isBetween(1, count));
   }
 
-  @Property(tries = 300)
-  void arbitraryUnicodeNeverThrows(@ForAll String text) {
-    ParseResult r = new BenchmarkLogReader(4).parse("u.log", text);
-    assertThat(r).isNotNull();
+  @Test
+  void arbitraryUnicodeNeverThrows() {
+    Cases.check(37, 300, STRING_EDGES, g -> g.anyString(255), text -> {
+      ParseResult r = new BenchmarkLogReader(4).parse("u.log", text);
+      assertThat(r).isNotNull();
+    });
   }
 }

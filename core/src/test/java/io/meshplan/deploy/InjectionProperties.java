@@ -4,18 +4,18 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.meshplan.testing.Cases;
+import io.meshplan.testing.Cases.Gen;
 import io.meshplan.util.ShellQuote;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
-import net.jqwik.api.Arbitraries;
-import net.jqwik.api.Arbitrary;
-import net.jqwik.api.ForAll;
-import net.jqwik.api.Property;
-import net.jqwik.api.Provide;
+import org.junit.jupiter.api.Test;
 
 /**
  * Names and values with spaces, quotes, {@code $}, backticks, backslashes and newlines never break
@@ -25,30 +25,68 @@ import net.jqwik.api.Provide;
  * refused.
  */
 class InjectionProperties {
-  @Provide
-  Arbitrary<String> hostile() {
-    return Arbitraries.strings()
-        .withChars(' ', '\'', '"', '$', '`', '\n', '\\', '(', ')', ';', '&', '|', '*', '~', '{',
-            '}', '=', '#', '!', '\t', '<', '>', '-')
-        .withCharRange('a', 'c')
-        .ofMinLength(0).ofMaxLength(16);
+  /** The characters of hostile text: shell syntax, quotes, blanks, and a, b and c. */
+  private static final String HOSTILE = " '\"$`\n\\();&|*~{}=#!\t<>-abc";
+
+  /** Up to 16 characters of {@link #HOSTILE}. */
+  static String hostile(Gen gen) {
+    return gen.string(HOSTILE, 16);
   }
 
-  @Provide
-  Arbitrary<List<String>> words() {
-    return hostile().list().ofMinSize(1).ofMaxSize(4);
+  /** One to four hostile words. */
+  static List<String> words(Gen gen) {
+    return gen.list(1, 4, InjectionProperties::hostile);
   }
 
-  @Property(tries = 60)
-  void quotedWordsReadBackExactly(@ForAll("words") List<String> words) {
-    Path script = Shell.temp("printf '%s\\0' " + ShellQuote.join(words) + "\n");
-    try {
-      Shell.Result r = Shell.bash(script, List.of(), Map.of(), null);
-      assertThat(r.code()).as(r.err()).isZero();
-      assertThat(r.out().split("\0", -1)).containsExactlyElementsOf(withEmptyTail(words));
-    } finally {
-      Shell.delete(script);
+  /**
+   * Hostile edge cases: empty, one character (plain, blank, quote, {@code $}, newline, dash),
+   * the whole alphabet in two halves, 16 of one quote or backslash, and command substitutions.
+   */
+  static List<String> hostileEdges() {
+    return List.of("", "a", " ", "'", "\"", "$", "\n", "-", HOSTILE.substring(0, 13),
+        HOSTILE.substring(13), "'".repeat(16), "\\".repeat(16), "$(a)`b`${c}\\");
+  }
+
+  /** Word lists: each hostile edge case alone, four empty words, and the whole alphabet. */
+  static List<List<String>> wordEdges() {
+    List<List<String>> out = new ArrayList<>();
+    for (String word : hostileEdges()) {
+      out.add(List.of(word));
     }
+    out.add(List.of("", "", "", ""));
+    out.add(List.of(HOSTILE.substring(0, 13), HOSTILE.substring(13), "", "-"));
+    return out;
+  }
+
+  /** Arguments of a launch command and the value of an environment variable. */
+  private record Launch(List<String> args, String value) {
+  }
+
+  /** A few launches that take the edge cases: empty, quotes, expansions, the whole alphabet. */
+  static List<Launch> launchEdges() {
+    return List.of(new Launch(List.of(""), ""),
+        new Launch(List.of("", "", "", ""), "$(a)`b`${c}\\"),
+        new Launch(List.of(HOSTILE.substring(0, 13), HOSTILE.substring(13)), "'\"\n"),
+        new Launch(List.of("-", "'".repeat(16)), HOSTILE.substring(0, 13)),
+        new Launch(List.of("\\".repeat(16)), HOSTILE.substring(13)));
+  }
+
+  static Launch launch(Gen gen) {
+    return new Launch(words(gen), hostile(gen));
+  }
+
+  @Test
+  void quotedWordsReadBackExactly() {
+    Cases.check(31, 60, wordEdges(), InjectionProperties::words, words -> {
+      Path script = Shell.temp("printf '%s\\0' " + ShellQuote.join(words) + "\n");
+      try {
+        Shell.Result r = Shell.bash(script, List.of(), Map.of(), null);
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(r.out().split("\0", -1)).containsExactlyElementsOf(withEmptyTail(words));
+      } finally {
+        Shell.delete(script);
+      }
+    });
   }
 
   private static List<String> withEmptyTail(List<String> words) {
@@ -57,9 +95,13 @@ class InjectionProperties {
     return w;
   }
 
-  @Property(tries = 15)
-  void scriptsPassExactlyTheGivenWordsAndValues(@ForAll("words") List<String> args,
-      @ForAll("hostile") String value) {
+  @Test
+  void scriptsPassExactlyTheGivenWordsAndValues() {
+    Cases.check(32, 15, launchEdges(), InjectionProperties::launch,
+        launch -> scriptsPass(launch.args(), launch.value()));
+  }
+
+  private static void scriptsPass(List<String> args, String value) {
     List<String> command = new ArrayList<>(List.of("pretrain_gpt.py"));
     command.addAll(args);
     FabricEnv fabric = Llama70b.ib().with(new TreeMap<>(Map.of("MESHPLAN_TEST_VALUE", value)));
@@ -96,9 +138,18 @@ class InjectionProperties {
     return argv.subList(argv.size() - n, argv.size());
   }
 
-  @Property(tries = 15)
-  void manifestsKeepTheGivenWordsAndValues(@ForAll("words") List<String> args,
-      @ForAll("hostile") String value) throws Exception {
+  @Test
+  void manifestsKeepTheGivenWordsAndValues() {
+    Cases.check(33, 15, launchEdges(), InjectionProperties::launch, launch -> {
+      try {
+        manifestsKeep(launch.args(), launch.value());
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+    });
+  }
+
+  private static void manifestsKeep(List<String> args, String value) throws IOException {
     List<String> command = new ArrayList<>(List.of("pretrain_gpt.py"));
     command.addAll(args);
     FabricEnv fabric = Llama70b.ib().with(new TreeMap<>(Map.of("MESHPLAN_TEST_VALUE", value)));
@@ -140,27 +191,32 @@ class InjectionProperties {
     return k8s.replace("$$", "$");
   }
 
-  @Property(tries = 100)
-  void namesThatAreNotDnsLabelsAreRefused(@ForAll("hostile") String name) {
-    boolean label = name.matches("[a-z0-9]([-a-z0-9]*[a-z0-9])?") && name.length() <= 40;
-    if (label) {
-      assertThat(spec(name, "default", "img").name()).isEqualTo(name);
-    } else {
-      assertThatThrownBy(() -> spec(name, "default", "img"))
-          .isInstanceOf(IllegalArgumentException.class);
-    }
-    if (!name.matches("[a-z0-9]([-a-z0-9]*[a-z0-9])?")) {
-      assertThatThrownBy(() -> spec("job", name, "img"))
-          .isInstanceOf(IllegalArgumentException.class);
-    }
-    if (!name.matches("[A-Za-z0-9][A-Za-z0-9._/:@+-]*")) {
-      assertThatThrownBy(() -> spec("job", "default", name))
-          .isInstanceOf(IllegalArgumentException.class);
-    }
+  @Test
+  void namesThatAreNotDnsLabelsAreRefused() {
+    List<String> edges = new ArrayList<>(hostileEdges());
+    edges.addAll(List.of("abc", "a-b", "a-", "-a", "c".repeat(16), "a-".repeat(8)));
+    Cases.check(34, 100, edges, InjectionProperties::hostile, name -> {
+      boolean label = name.matches("[a-z0-9]([-a-z0-9]*[a-z0-9])?") && name.length() <= 40;
+      if (label) {
+        assertThat(spec(name, "default", "img").name()).isEqualTo(name);
+      } else {
+        assertThatThrownBy(() -> spec(name, "default", "img"))
+            .isInstanceOf(IllegalArgumentException.class);
+      }
+      if (!name.matches("[a-z0-9]([-a-z0-9]*[a-z0-9])?")) {
+        assertThatThrownBy(() -> spec("job", name, "img"))
+            .isInstanceOf(IllegalArgumentException.class);
+      }
+      if (!name.matches("[A-Za-z0-9][A-Za-z0-9._/:@+-]*")) {
+        assertThatThrownBy(() -> spec("job", "default", name))
+            .isInstanceOf(IllegalArgumentException.class);
+      }
+    });
   }
 
   private static LaunchSpec spec(String name, String namespace, String image) {
-    return new LaunchSpec(name, namespace, Optional.of(image), 2, 8, List.of("train.py"), "rdma/ib", 1,
-        Optional.empty(), 29500, Optional.empty(), "/workspace/node.sh", "ib0", Optional.empty());
+    return new LaunchSpec(name, namespace, Optional.of(image), 2, 8, List.of("train.py"), "rdma/ib",
+        1, Optional.empty(), 29500, Optional.empty(), "/workspace/node.sh", "ib0",
+        Optional.empty());
   }
 }

@@ -3,28 +3,37 @@ package io.meshplan.exec;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.meshplan.testing.Cases;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
-import net.jqwik.api.ForAll;
-import net.jqwik.api.Property;
-import net.jqwik.api.constraints.IntRange;
-import net.jqwik.api.constraints.Size;
+import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 
 class LocalExecutorTest {
+  /** Tasks of -1000..1000, at most 40 of them, run on 1..6 threads. */
+  private record Run(List<Integer> tasks, int threads) {
+  }
+
   /** Results come back in task order whatever the thread count: compared with a plain loop. */
-  @Property(tries = 50)
-  void resultsInTaskOrder(@ForAll @Size(max = 40) List<@IntRange(min = -1000, max = 1000) Integer>
-      tasks, @ForAll @IntRange(min = 1, max = 6) int threads) {
-    List<Integer> expected = new ArrayList<>();
-    for (int t : tasks) {
-      expected.add(t * t - 3);
-    }
-    try (LocalExecutor ex = new LocalExecutor(threads)) {
-      assertThat(ex.map("square", tasks, t -> t * t - 3, n -> { })).isEqualTo(expected);
-    }
+  @Test
+  void resultsInTaskOrder() {
+    List<Integer> longest = IntStream.range(0, 40).map(i -> -1000 + 50 * i).boxed().toList();
+    List<Run> edges = List.of(new Run(List.of(), 1), new Run(List.of(), 6),
+        new Run(List.of(0), 1), new Run(List.of(1), 6), new Run(List.of(-1), 1),
+        new Run(List.of(-1000, 1000), 6), new Run(longest, 1), new Run(longest, 6));
+    Cases.check(1, 50, edges,
+        gen -> new Run(gen.list(0, 40, g -> g.between(-1000, 1000)), gen.between(1, 6)), run -> {
+          List<Integer> expected = new ArrayList<>();
+          for (int t : run.tasks()) {
+            expected.add(t * t - 3);
+          }
+          try (LocalExecutor ex = new LocalExecutor(run.threads())) {
+            assertThat(ex.map("square", run.tasks(), t -> t * t - 3, n -> { }))
+                .isEqualTo(expected);
+          }
+        });
   }
 
   @Test

@@ -3,17 +3,14 @@ package io.meshplan.graph;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
+import io.meshplan.testing.Cases;
+import io.meshplan.testing.Cases.Gen;
 import io.meshplan.util.InputException;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.regex.Pattern;
-import net.jqwik.api.Arbitraries;
-import net.jqwik.api.Arbitrary;
-import net.jqwik.api.Combinators;
-import net.jqwik.api.ForAll;
-import net.jqwik.api.Property;
-import net.jqwik.api.Provide;
-import net.jqwik.api.statistics.Statistics;
+import org.junit.jupiter.api.Test;
 
 /**
  * Randomly damaged corpus modules: the parser must return a module or throw an {@link
@@ -56,43 +53,61 @@ class HloMutationTest {
     }
   }
 
-  @Provide
-  Arbitrary<List<Mutation>> mutations() {
-    return Combinators.combine(Arbitraries.of(Kind.class), Arbitraries.doubles().between(0, 1),
-        Arbitraries.integers().between(1, 24), Arbitraries.of(TOKENS))
-        .as(Mutation::new).list().ofMinSize(1).ofMaxSize(4);
+  /** A corpus module and the mutations applied to it in turn. */
+  record Damage(int file, List<Mutation> mutations) {
   }
 
-  @Property(tries = 3000)
-  void damagedModulesParseOrFailWithAPositionedMessage(
-      @ForAll("corpusIndex") int file, @ForAll("mutations") List<Mutation> mutations) {
-    String name = HloCorpus.NAMES.get(file);
-    String text = HloCorpus.text(name);
-    for (Mutation m : mutations) {
-      text = m.apply(text);
+  /** One to four mutations of any kind, anywhere, of 1..24 characters, with any token. */
+  static List<Mutation> mutations(Gen gen) {
+    return gen.list(1, 4, g -> new Mutation(g.oneOf(Kind.values()), g.between(0.0, 1.0),
+        g.between(1, 24), g.oneOf(TOKENS)));
+  }
+
+  /**
+   * Single mutations of every kind at both ends of the first and the last module (the shortest
+   * and the longest change, the first and the last token), and four at once.
+   */
+  static List<Damage> edges() {
+    int lastFile = HloCorpus.NAMES.size() - 1;
+    List<Damage> out = new ArrayList<>();
+    for (int file : new int[] {0, lastFile}) {
+      for (Kind kind : Kind.values()) {
+        out.add(new Damage(file, List.of(new Mutation(kind, 0, 1, TOKENS.get(0)))));
+        out.add(new Damage(file,
+            List.of(new Mutation(kind, 1, 24, TOKENS.get(TOKENS.size() - 1)))));
+      }
     }
-    String damaged = text;
-    String outcome = assertTimeoutPreemptively(Duration.ofSeconds(10), () -> check(name, damaged));
-    Statistics.collect(outcome);
+    out.add(new Damage(lastFile, List.of(new Mutation(Kind.DELETE_LINE, 0, 1, "{"),
+        new Mutation(Kind.DUPLICATE_LINE, 1, 24, "}"), new Mutation(Kind.REPLACE, 0.5, 24, "(("),
+        new Mutation(Kind.INSERT, 0.5, 1, "\n"))));
+    return out;
   }
 
-  @Provide
-  Arbitrary<Integer> corpusIndex() {
-    return Arbitraries.integers().between(0, HloCorpus.NAMES.size() - 1);
+  @Test
+  void damagedModulesParseOrFailWithAPositionedMessage() {
+    Cases.check(21, 3000, edges(),
+        gen -> new Damage(gen.between(0, HloCorpus.NAMES.size() - 1), mutations(gen)), damage -> {
+          String name = HloCorpus.NAMES.get(damage.file());
+          String text = HloCorpus.text(name);
+          for (Mutation m : damage.mutations()) {
+            text = m.apply(text);
+          }
+          String damaged = text;
+          assertTimeoutPreemptively(Duration.ofSeconds(10), () -> check(name, damaged));
+        });
   }
 
-  /** Parses, and prints and parses again what was accepted; says which it was. */
-  private static String check(String name, String text) {
+  /** Parses, and prints and parses again what was accepted. */
+  private static void check(String name, String text) {
     HloModule module;
     try {
       module = new HloParser().parse(text, name);
     } catch (InputException e) {
       assertThat(e.getMessage()).matches(POSITIONED);
-      return "rejected";
+      return;
     }
     String printed = new HloPrinter().print(module);
     HloModule again = new HloParser().parse(printed, "printed-" + name);
     assertThat(again.computations()).isEqualTo(module.computations());
-    return "accepted";
   }
 }

@@ -2,18 +2,29 @@ package io.meshplan.sim;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.meshplan.testing.Cases;
+import io.meshplan.testing.Cases.Gen;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import net.jqwik.api.ForAll;
-import net.jqwik.api.Property;
+import java.util.function.Consumer;
+import org.junit.jupiter.api.Test;
 
 /** Invariants of the simulator over seeded random pipelines. */
 class PipelineSimulatorProperties {
   private static final double EPS = 1e-9;
   private static final double PEAK = 300e12;
+
+  /** The seeds checked before the random ones: zero, one, minus one and the extremes. */
+  private static final List<Long> SEED_EDGES = List.of(0L, 1L, -1L, Long.MIN_VALUE,
+      Long.MAX_VALUE);
+
+  /** Checks {@code property} on the edge seeds, then on {@code tries} random seeds. */
+  private static void forSeeds(long seed, int tries, Consumer<Long> property) {
+    Cases.check(seed, tries, SEED_EDGES, Gen::anyLong, property);
+  }
 
   /** A random pipeline whose stages never beat the dense peak. */
   private static SimulationInput random(long seed) {
@@ -61,58 +72,62 @@ class PipelineSimulatorProperties {
         1 + rnd.nextInt(1 << 20));
   }
 
-  @Property(tries = 300, seed = "7")
-  void computeOpsNeverOverlapOnAGroup(@ForAll long seed) {
-    SimulationInput in = random(seed);
-    SimulationResult r = new PipelineSimulator(in).simulate();
-    Map<Integer, Double> lastEnd = new HashMap<>();
-    for (Event e : r.timeline().events()) {
-      if (e.isCompute()) {
-        double prev = lastEnd.getOrDefault(e.group(), 0.0);
-        assertThat(e.startSeconds()).isGreaterThanOrEqualTo(prev - EPS);
-        lastEnd.put(e.group(), e.endSeconds());
+  @Test
+  void computeOpsNeverOverlapOnAGroup() {
+    forSeeds(7, 300, seed -> {
+      SimulationInput in = random(seed);
+      SimulationResult r = new PipelineSimulator(in).simulate();
+      Map<Integer, Double> lastEnd = new HashMap<>();
+      for (Event e : r.timeline().events()) {
+        if (e.isCompute()) {
+          double prev = lastEnd.getOrDefault(e.group(), 0.0);
+          assertThat(e.startSeconds()).isGreaterThanOrEqualTo(prev - EPS);
+          lastEnd.put(e.group(), e.endSeconds());
+        }
       }
-    }
+    });
   }
 
-  @Property(tries = 300, seed = "11")
-  void everyOpRunsOnceAndAfterItsInput(@ForAll long seed) {
-    SimulationInput in = random(seed);
-    SimulationResult r = new PipelineSimulator(in).simulate();
-    int stages = in.stages().size();
-    int m = in.microbatches();
-    int groups = in.groups();
-    Event[][] fwd = new Event[stages][m];
-    Event[][] bwd = new Event[stages][m];
-    for (Event e : r.timeline().events()) {
-      if (e.kind() == EventKind.FORWARD) {
-        assertThat(fwd[e.virtualStage()][e.microbatch()]).isNull();
-        fwd[e.virtualStage()][e.microbatch()] = e;
-      } else if (e.kind() == EventKind.BACKWARD) {
-        assertThat(bwd[e.virtualStage()][e.microbatch()]).isNull();
-        bwd[e.virtualStage()][e.microbatch()] = e;
-      }
-    }
-    for (int k = 0; k < stages; k++) {
-      for (int mb = 0; mb < m; mb++) {
-        assertThat(fwd[k][mb]).isNotNull();
-        assertThat(bwd[k][mb]).isNotNull();
-        assertThat(fwd[k][mb].group()).isEqualTo(k % groups);
-        if (k > 0) {
-          double hop = hop(in, k - 1, k, in.stages().get(k - 1).sendBytes());
-          assertThat(fwd[k][mb].startSeconds())
-              .isGreaterThanOrEqualTo(fwd[k - 1][mb].endSeconds() + hop - EPS);
-        }
-        if (k < stages - 1) {
-          double hop = hop(in, k + 1, k, in.stages().get(k).sendBytes());
-          assertThat(bwd[k][mb].startSeconds())
-              .isGreaterThanOrEqualTo(bwd[k + 1][mb].endSeconds() + hop - EPS);
-        } else {
-          assertThat(bwd[k][mb].startSeconds())
-              .isGreaterThanOrEqualTo(fwd[k][mb].endSeconds() - EPS);
+  @Test
+  void everyOpRunsOnceAndAfterItsInput() {
+    forSeeds(11, 300, seed -> {
+      SimulationInput in = random(seed);
+      SimulationResult r = new PipelineSimulator(in).simulate();
+      int stages = in.stages().size();
+      int m = in.microbatches();
+      int groups = in.groups();
+      Event[][] fwd = new Event[stages][m];
+      Event[][] bwd = new Event[stages][m];
+      for (Event e : r.timeline().events()) {
+        if (e.kind() == EventKind.FORWARD) {
+          assertThat(fwd[e.virtualStage()][e.microbatch()]).isNull();
+          fwd[e.virtualStage()][e.microbatch()] = e;
+        } else if (e.kind() == EventKind.BACKWARD) {
+          assertThat(bwd[e.virtualStage()][e.microbatch()]).isNull();
+          bwd[e.virtualStage()][e.microbatch()] = e;
         }
       }
-    }
+      for (int k = 0; k < stages; k++) {
+        for (int mb = 0; mb < m; mb++) {
+          assertThat(fwd[k][mb]).isNotNull();
+          assertThat(bwd[k][mb]).isNotNull();
+          assertThat(fwd[k][mb].group()).isEqualTo(k % groups);
+          if (k > 0) {
+            double hop = hop(in, k - 1, k, in.stages().get(k - 1).sendBytes());
+            assertThat(fwd[k][mb].startSeconds())
+                .isGreaterThanOrEqualTo(fwd[k - 1][mb].endSeconds() + hop - EPS);
+          }
+          if (k < stages - 1) {
+            double hop = hop(in, k + 1, k, in.stages().get(k).sendBytes());
+            assertThat(bwd[k][mb].startSeconds())
+                .isGreaterThanOrEqualTo(bwd[k + 1][mb].endSeconds() + hop - EPS);
+          } else {
+            assertThat(bwd[k][mb].startSeconds())
+                .isGreaterThanOrEqualTo(fwd[k][mb].endSeconds() - EPS);
+          }
+        }
+      }
+    });
   }
 
   private static double hop(SimulationInput in, int from, int to, double bytes) {
@@ -121,77 +136,87 @@ class PipelineSimulatorProperties {
     return a == b ? 0 : in.p2p().seconds(a, b, bytes);
   }
 
-  @Property(tries = 300, seed = "13")
-  void breakdownAddsUpToTheIterationOnEveryGroup(@ForAll long seed) {
-    SimulationResult r = new PipelineSimulator(random(seed)).simulate();
-    double t = r.iterationSeconds();
-    for (GroupTiming g : r.timeline().groups()) {
-      assertThat(g.breakdown().totalSeconds()).isCloseTo(t,
-          org.assertj.core.api.Assertions.within(1e-9 * Math.max(1, t)));
-      assertThat(g.endSeconds()).isLessThanOrEqualTo(t);
-    }
-    assertThat(r.breakdown()).isEqualTo(r.timeline().groups().get(r.criticalGroup()).breakdown());
-    TimeBreakdown b = r.breakdown();
-    assertThat(b.tensorParallelSeconds() + b.pipelineSeconds() + b.dataParallelSeconds())
-        .isCloseTo(b.exposedCommunicationSeconds(), org.assertj.core.api.Assertions.within(1e-9));
-    Event last = r.timeline().events().stream()
-        .max(java.util.Comparator.comparingDouble(Event::endSeconds)).orElseThrow();
-    assertThat(last.endSeconds()).isEqualTo(t);
-  }
-
-  @Property(tries = 300, seed = "17")
-  void neverAboveTheDensePeak(@ForAll long seed) {
-    SimulationInput in = random(seed);
-    SimulationResult r = new PipelineSimulator(in).simulate();
-    assertThat(r.mfu()).isBetween(0.0, 1.0);
-    assertThat(r.tflopsPerGpu()).isLessThanOrEqualTo(PEAK / 1e12);
-    assertThat(r.hardwareTflopsPerGpu()).isLessThanOrEqualTo(PEAK / 1e12 * (1 + 1e-9));
-    assertThat(r.tflopsPerGpu()).isLessThanOrEqualTo(r.hardwareTflopsPerGpu());
-  }
-
-  @Property(tries = 300, seed = "19")
-  void memoryBreakdownSumsToThePeak(@ForAll long seed) {
-    SimulationInput in = random(seed);
-    SimulationResult r = new PipelineSimulator(in).simulate();
-    double worst = 0;
-    for (StageResult s : r.stages()) {
-      MemoryUse m = s.memory();
-      assertThat(m.weightsBytes() + m.gradientsBytes() + m.optimizerStateBytes()
-          + m.activationsBytes() + m.temporariesBytes()).isEqualTo(m.totalBytes());
-      worst = Math.max(worst, m.totalBytes());
-      // Activations never exceed every chunk's microbatches all in flight.
-      double all = 0;
-      for (int k : s.virtualStages()) {
-        all += in.stages().get(k).memory().activationBytesPerMicrobatch() * in.microbatches();
+  @Test
+  void breakdownAddsUpToTheIterationOnEveryGroup() {
+    forSeeds(13, 300, seed -> {
+      SimulationResult r = new PipelineSimulator(random(seed)).simulate();
+      double t = r.iterationSeconds();
+      for (GroupTiming g : r.timeline().groups()) {
+        assertThat(g.breakdown().totalSeconds()).isCloseTo(t,
+            org.assertj.core.api.Assertions.within(1e-9 * Math.max(1, t)));
+        assertThat(g.endSeconds()).isLessThanOrEqualTo(t);
       }
-      assertThat(m.activationsBytes()).isLessThanOrEqualTo(all + EPS);
-    }
-    assertThat(r.peakMemoryBytesPerGpu()).isEqualTo(worst);
-    assertThat(r.memory().totalBytes()).isEqualTo(r.peakMemoryBytesPerGpu());
+      assertThat(r.breakdown()).isEqualTo(r.timeline().groups().get(r.criticalGroup()).breakdown());
+      TimeBreakdown b = r.breakdown();
+      assertThat(b.tensorParallelSeconds() + b.pipelineSeconds() + b.dataParallelSeconds())
+          .isCloseTo(b.exposedCommunicationSeconds(), org.assertj.core.api.Assertions.within(1e-9));
+      Event last = r.timeline().events().stream()
+          .max(java.util.Comparator.comparingDouble(Event::endSeconds)).orElseThrow();
+      assertThat(last.endSeconds()).isEqualTo(t);
+    });
   }
 
-  @Property(tries = 200, seed = "23")
-  void inFlightCountsOfTheFlatSchedules(@ForAll long seed) {
-    SimulationInput in = random(seed);
-    SimulationResult r = new PipelineSimulator(in).simulate();
-    int p = in.groups();
-    int m = in.microbatches();
-    for (StageResult s : r.stages()) {
-      int inFlight = s.timing().peakInFlightMicrobatches();
-      if (in.schedule() instanceof Schedule.GPipe) {
-        assertThat(inFlight).isEqualTo(m);
-      } else if (in.schedule() instanceof Schedule.OneFOneB) {
-        assertThat(inFlight).isEqualTo(Math.min(p - s.group(), m));
-      } else {
-        assertThat(inFlight).isBetween(1, m * in.schedule().chunks());
+  @Test
+  void neverAboveTheDensePeak() {
+    forSeeds(17, 300, seed -> {
+      SimulationInput in = random(seed);
+      SimulationResult r = new PipelineSimulator(in).simulate();
+      assertThat(r.mfu()).isBetween(0.0, 1.0);
+      assertThat(r.tflopsPerGpu()).isLessThanOrEqualTo(PEAK / 1e12);
+      assertThat(r.hardwareTflopsPerGpu()).isLessThanOrEqualTo(PEAK / 1e12 * (1 + 1e-9));
+      assertThat(r.tflopsPerGpu()).isLessThanOrEqualTo(r.hardwareTflopsPerGpu());
+    });
+  }
+
+  @Test
+  void memoryBreakdownSumsToThePeak() {
+    forSeeds(19, 300, seed -> {
+      SimulationInput in = random(seed);
+      SimulationResult r = new PipelineSimulator(in).simulate();
+      double worst = 0;
+      for (StageResult s : r.stages()) {
+        MemoryUse m = s.memory();
+        assertThat(m.weightsBytes() + m.gradientsBytes() + m.optimizerStateBytes()
+            + m.activationsBytes() + m.temporariesBytes()).isEqualTo(m.totalBytes());
+        worst = Math.max(worst, m.totalBytes());
+        // Activations never exceed every chunk's microbatches all in flight.
+        double all = 0;
+        for (int k : s.virtualStages()) {
+          all += in.stages().get(k).memory().activationBytesPerMicrobatch() * in.microbatches();
+        }
+        assertThat(m.activationsBytes()).isLessThanOrEqualTo(all + EPS);
       }
-    }
+      assertThat(r.peakMemoryBytesPerGpu()).isEqualTo(worst);
+      assertThat(r.memory().totalBytes()).isEqualTo(r.peakMemoryBytesPerGpu());
+    });
   }
 
-  @Property(tries = 100, seed = "29")
-  void outputIsDeterministic(@ForAll long seed) {
-    String a = SimulationJson.write(new PipelineSimulator(random(seed)).simulate(), true);
-    String b = SimulationJson.write(new PipelineSimulator(random(seed)).simulate(), true);
-    assertThat(a).isEqualTo(b);
+  @Test
+  void inFlightCountsOfTheFlatSchedules() {
+    forSeeds(23, 200, seed -> {
+      SimulationInput in = random(seed);
+      SimulationResult r = new PipelineSimulator(in).simulate();
+      int p = in.groups();
+      int m = in.microbatches();
+      for (StageResult s : r.stages()) {
+        int inFlight = s.timing().peakInFlightMicrobatches();
+        if (in.schedule() instanceof Schedule.GPipe) {
+          assertThat(inFlight).isEqualTo(m);
+        } else if (in.schedule() instanceof Schedule.OneFOneB) {
+          assertThat(inFlight).isEqualTo(Math.min(p - s.group(), m));
+        } else {
+          assertThat(inFlight).isBetween(1, m * in.schedule().chunks());
+        }
+      }
+    });
+  }
+
+  @Test
+  void outputIsDeterministic() {
+    forSeeds(29, 100, seed -> {
+      String a = SimulationJson.write(new PipelineSimulator(random(seed)).simulate(), true);
+      String b = SimulationJson.write(new PipelineSimulator(random(seed)).simulate(), true);
+      assertThat(a).isEqualTo(b);
+    });
   }
 }
