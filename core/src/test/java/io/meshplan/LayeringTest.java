@@ -26,6 +26,7 @@ class LayeringTest {
         .layer("export").definedBy("io.meshplan.export..")
         .layer("deploy").definedBy("io.meshplan.deploy..")
         .layer("sweep").definedBy("io.meshplan.sweep..")
+        .layer("planner").definedBy("io.meshplan.planner..")
         .layer("interop").definedBy("io.meshplan.interop..")
         .layer("sim").definedBy("io.meshplan.sim..")
         .layer("plan").definedBy("io.meshplan.plan..")
@@ -43,21 +44,23 @@ class LayeringTest {
         .whereLayer("export").mayOnlyBeAccessedByLayers("cli")
         .whereLayer("deploy").mayOnlyBeAccessedByLayers("cli")
         .whereLayer("sweep").mayOnlyBeAccessedByLayers("cli")
-        .whereLayer("interop").mayOnlyBeAccessedByLayers("cli", "sweep")
+        .whereLayer("planner").mayOnlyBeAccessedByLayers("cli", "sweep")
+        .whereLayer("interop").mayOnlyBeAccessedByLayers("cli", "sweep", "planner")
         .whereLayer("sim").mayOnlyBeAccessedByLayers("cli", "sweep", "interop", "report")
         .whereLayer("plan").mayOnlyBeAccessedByLayers("cli", "sweep", "interop", "export",
             "deploy", "report")
-        .whereLayer("intraop").mayOnlyBeAccessedByLayers("cli", "sweep", "interop")
-        .whereLayer("model").mayOnlyBeAccessedByLayers("cli", "sweep", "interop", "plan",
+        .whereLayer("intraop").mayOnlyBeAccessedByLayers("cli", "sweep", "planner", "interop")
+        .whereLayer("model").mayOnlyBeAccessedByLayers("cli", "sweep", "planner", "interop", "plan",
             "intraop", "export", "deploy", "report")
         .whereLayer("sharding").mayOnlyBeAccessedByLayers("cli", "interop", "intraop")
-        .whereLayer("calibrate").mayOnlyBeAccessedByLayers("cli")
+        .whereLayer("calibrate").mayOnlyBeAccessedByLayers("cli", "planner")
         .whereLayer("doctor").mayOnlyBeAccessedByLayers("cli", "export", "deploy")
-        .whereLayer("cluster").mayOnlyBeAccessedByLayers("cli", "sweep", "interop", "intraop",
+        .whereLayer("cluster").mayOnlyBeAccessedByLayers("cli", "sweep", "planner", "interop",
+            "intraop",
             "sharding", "calibrate", "export", "deploy", "report")
-        .whereLayer("graph").mayOnlyBeAccessedByLayers("cli", "sweep", "interop", "plan",
+        .whereLayer("graph").mayOnlyBeAccessedByLayers("cli", "sweep", "planner", "interop", "plan",
             "intraop", "model", "sharding", "cluster", "calibrate", "export", "deploy")
-        .whereLayer("exec").mayOnlyBeAccessedByLayers("cli", "sweep", "interop")
+        .whereLayer("exec").mayOnlyBeAccessedByLayers("cli", "sweep", "planner", "interop")
         .check(CLASSES);
   }
 
@@ -65,7 +68,7 @@ class LayeringTest {
   void executorSeamDependsOnlyOnUtil() {
     noClasses().that().resideInAPackage("io.meshplan.exec..")
         .should().dependOnClassesThat().resideInAnyPackage("io.meshplan.cli..",
-            "io.meshplan.sweep..", "io.meshplan.interop..", "io.meshplan.plan..",
+            "io.meshplan.sweep..", "io.meshplan.planner..", "io.meshplan.interop..", "io.meshplan.plan..",
             "io.meshplan.sim..", "io.meshplan.model..", "io.meshplan.cluster..",
             "io.meshplan.graph..", "io.meshplan.intraop..", "io.meshplan.sharding..",
             "io.meshplan.calibrate..", "io.meshplan.doctor..", "io.meshplan.export..",

@@ -13,7 +13,8 @@ import java.util.List;
  * @param cluster the cluster string the profile was measured on
  * @param entries one per (collective, level, group size), sorted by collective, level, gpus
  */
-public record Profile(int version, String cluster, List<ProfileEntry> entries) {
+public record Profile(int version, String cluster, List<ProfileEntry> entries)
+    implements java.io.Serializable {
   /** The format version this code writes and reads. */
   public static final int VERSION = 1;
 
@@ -43,5 +44,73 @@ public record Profile(int version, String cluster, List<ProfileEntry> entries) {
    */
   public List<ProfileEntry> find(Collective collective, LinkLevel level) {
     return entries.stream().filter(e -> e.collective() == collective && e.level() == level).toList();
+  }
+
+  /**
+   * Java serialization writes the profile's numbers, not its records (an entry's optional curve
+   * is not serializable), so that a planning task that carries a profile can run in another
+   * process; the copy read back equals this one.
+   */
+  private Object writeReplace() {
+    return new Wire(this);
+  }
+
+  /** The serialized form of a profile: its fields as arrays, one element per entry. */
+  private static final class Wire implements java.io.Serializable {
+    private static final long serialVersionUID = 1L;
+    private final int version;
+    private final String cluster;
+    private final Collective[] collectives;
+    private final LinkLevel[] levels;
+    private final int[] gpus;
+    private final int[] points;
+    private final double[] alpha;
+    private final double[] beta;
+    /** Each entry's curve sizes and seconds, or null without a curve. */
+    private final double[][] curveBytes;
+    private final double[][] curveSeconds;
+    private final double[] tailSlope;
+
+    Wire(Profile p) {
+      int n = p.entries().size();
+      version = p.version();
+      cluster = p.cluster();
+      collectives = new Collective[n];
+      levels = new LinkLevel[n];
+      gpus = new int[n];
+      points = new int[n];
+      alpha = new double[n];
+      beta = new double[n];
+      curveBytes = new double[n][];
+      curveSeconds = new double[n][];
+      tailSlope = new double[n];
+      for (int i = 0; i < n; i++) {
+        ProfileEntry e = p.entries().get(i);
+        collectives[i] = e.collective();
+        levels[i] = e.level();
+        gpus[i] = e.gpus();
+        points[i] = e.points();
+        alpha[i] = e.fit().alpha();
+        beta[i] = e.fit().beta();
+        if (e.curve().isPresent()) {
+          curveBytes[i] = e.curve().get().bytes();
+          curveSeconds[i] = e.curve().get().seconds();
+          tailSlope[i] = e.curve().get().tailSlope();
+        }
+      }
+    }
+
+    private Object readResolve() {
+      List<ProfileEntry> entries = new java.util.ArrayList<>(gpus.length);
+      for (int i = 0; i < gpus.length; i++) {
+        java.util.Optional<MonotoneCurve> curve = curveBytes[i] == null
+            ? java.util.Optional.empty()
+            : java.util.Optional.of(new MonotoneCurve(curveBytes[i], curveSeconds[i],
+                tailSlope[i]));
+        entries.add(new ProfileEntry(collectives[i], levels[i], gpus[i],
+            new AlphaBeta(alpha[i], beta[i]), points[i], curve));
+      }
+      return new Profile(version, cluster, entries);
+    }
   }
 }

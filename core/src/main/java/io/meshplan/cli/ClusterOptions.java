@@ -1,13 +1,12 @@
 package io.meshplan.cli;
 
-import io.meshplan.calibrate.ProfileCommModel;
 import io.meshplan.calibrate.ProfileFiles;
-import io.meshplan.cluster.ClusterCommModels;
 import io.meshplan.cluster.ClusterSpec;
 import io.meshplan.cluster.CommModel;
 import io.meshplan.cluster.LogicalMesh;
 import io.meshplan.cluster.SendRecvModel;
 import io.meshplan.calibrate.Profile;
+import io.meshplan.planner.Pricing;
 import java.nio.file.Path;
 import java.util.function.Function;
 import picocli.CommandLine.Option;
@@ -55,20 +54,22 @@ final class ClusterOptions {
     return loaded;
   }
 
-  Function<LogicalMesh, CommModel> comm(ClusterSpec cs) {
+  /**
+   * The prices the flags ask for: the profile's, else the catalog's.
+   *
+   * @return the pricing
+   */
+  Pricing pricing() {
     Profile p = profile();
-    if (p == null) {
-      return mesh -> ClusterCommModels.catalog(cs, mesh);
-    }
-    return mesh -> new ProfileCommModel(cs, mesh, p);
+    return p == null ? Pricing.catalog() : Pricing.calibrated(p);
+  }
+
+  Function<LogicalMesh, CommModel> comm(ClusterSpec cs) {
+    Pricing p = pricing();
+    return mesh -> p.collectives(cs, mesh);
   }
 
   SendRecvModel p2p(ClusterSpec cs) {
-    Profile p = profile();
-    if (p == null) {
-      return SendRecvModel.catalog(cs);
-    }
-    ProfileCommModel m = new ProfileCommModel(cs, LogicalMesh.of(cs.gpuCount()), p);
-    return m;
+    return pricing().sendRecv(cs);
   }
 }

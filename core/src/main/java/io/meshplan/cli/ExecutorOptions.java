@@ -30,16 +30,25 @@ final class ExecutorOptions {
   }
 
   /**
+   * The threads of this process that layer solves and local tasks may use.
+   *
+   * @return {@code --threads}, or one per processor
+   */
+  int threads() {
+    if (threads != null && (threads < 1 || threads > 4096)) {
+      throw new InputException("--threads must be from 1 to 4096, got " + threads);
+    }
+    return threads == null ? Runtime.getRuntime().availableProcessors() : threads;
+  }
+
+  /**
    * Opens the executor the flags ask for.
    *
    * @return the executor; the caller closes it
    */
   TaskExecutor open() {
     if (spark == null) {
-      if (threads != null && (threads < 1 || threads > 4096)) {
-        throw new InputException("--threads must be from 1 to 4096, got " + threads);
-      }
-      return threads == null ? LocalExecutor.perProcessor() : new LocalExecutor(threads);
+      return new LocalExecutor(threads());
     }
     if (threads != null) {
       throw new InputException("--threads applies to the local executor; with --spark the "

@@ -11,6 +11,8 @@ import io.meshplan.model.ModelSpec;
 import io.meshplan.plan.ParallelConfig;
 import io.meshplan.plan.PipelinePlan;
 import io.meshplan.plan.PlanJson;
+import io.meshplan.planner.PlannerOptions;
+import io.meshplan.planner.PricedJob;
 import io.meshplan.util.InfeasibleException;
 import io.meshplan.util.InputException;
 import io.meshplan.util.InputFiles;
@@ -165,8 +167,9 @@ final class ExportCommand implements Callable<Integer> {
   /** The schedule simulator's prediction, as {@code simulate} would print it. */
   private Optional<PipelinePlan.Prediction> simulate(ExportInput in) {
     try {
-      TrainingSetup setup = TrainingSetup.of(in.model(), true, clusterOptions,
-          in.cluster().toShortString(), in.config().globalBatchSize(), 0);
+      PricedJob setup = JobFlags.priced(in.model(), true, clusterOptions,
+          in.cluster().toShortString(), in.config().globalBatchSize(), 0,
+          PlannerOptions.defaults());
       return new PlanSimulator(setup.layers()).simulate(setup.request(), in.config())
           .map(PlanSimulator.Evaluated::simulation)
           .map(r -> new PipelinePlan.Prediction(r.iterationSeconds(), r.tokensPerSecond(),

@@ -1,19 +1,21 @@
 package io.meshplan.cli;
 
+import io.meshplan.exec.TaskExecutor;
 import io.meshplan.graph.CallInliner;
 import io.meshplan.graph.Graph;
 import io.meshplan.graph.HloModule;
 import io.meshplan.graph.HloParser;
-import io.meshplan.interop.GridPlanner;
 import io.meshplan.interop.HloLayering;
 import io.meshplan.interop.HloPipelinePlan;
 import io.meshplan.interop.HloPipelinePlanner;
 import io.meshplan.interop.HloPlanJson;
 import io.meshplan.interop.HloPlanText;
-import io.meshplan.interop.InterOpPlanner;
 import io.meshplan.interop.PlanResult;
 import io.meshplan.interop.PlanText;
 import io.meshplan.plan.PlanJson;
+import io.meshplan.planner.Planner;
+import io.meshplan.planner.PlannerOptions;
+import io.meshplan.planner.PricedJob;
 import io.meshplan.report.ReportSide;
 import io.meshplan.util.InfeasibleException;
 import io.meshplan.util.InputException;
@@ -78,8 +80,6 @@ final class PlanCommand implements Callable<Integer> {
       + "this plan in the --report.")
   Path compare;
 
-  private String sparkJson;
-
   @Override
   public Integer call() {
     if (hlo != null) {
@@ -112,11 +112,23 @@ final class PlanCommand implements Callable<Integer> {
           + "or 1f1b");
     };
     ReportFiles.check(report, compare, out, null);
-    TrainingSetup setup = TrainingSetup.of(model, cluster, null, globalBatch, fixed)
-        .withInterleaving(interleave);
-    PlanResult.Planned p = executor.local() ? planHere(setup) : planOnSpark(setup, fixed);
-    // On Spark the JSON is the executors' own, unchanged.
-    String planJson = sparkJson != null ? sparkJson : PlanJson.write(p.plan());
+    if (megatronGrid && !executor.local()) {
+      throw new InputException("--megatron-grid runs in this process; leave out --spark");
+    }
+    PlannerOptions options = PlannerOptions.defaults().withThreads(executor.threads())
+        .withInterleaving(interleave).withSearch(megatronGrid
+            ? PlannerOptions.Search.MEGATRON_GRID : PlannerOptions.Search.ALPA);
+    PricedJob setup = JobFlags.priced(model, cluster, null, globalBatch, fixed, options);
+    PlanResult r;
+    try (TaskExecutor ex = executor.open();
+        Progress progress = executor.local() ? Progress.start("planning") : Progress.none()) {
+      r = Planner.plan(setup, options.withExecutor(ex).withProgress(progress::update));
+    }
+    if (r instanceof PlanResult.Infeasible inf) {
+      throw new InfeasibleException(inf.message());
+    }
+    PlanResult.Planned p = (PlanResult.Planned) r;
+    String planJson = PlanJson.write(p.plan());
     PrintWriter w = spec.commandLine().getOut();
     if (json) {
       w.print(planJson);
@@ -211,49 +223,5 @@ final class PlanCommand implements Callable<Integer> {
     PrintWriter w = spec.commandLine().getOut();
     w.print(json ? HloPlanJson.write(p) : HloPlanText.write(p));
     return ExitCodes.OK;
-  }
-
-  private PlanResult.Planned planHere(TrainingSetup setup) {
-    PlanResult r;
-    try (io.meshplan.exec.LocalExecutor pool = (io.meshplan.exec.LocalExecutor) executor.open();
-        Progress progress = Progress.start("planning")) {
-      r = megatronGrid ? new GridPlanner(setup.layers()).plan(setup.request())
-          : new InterOpPlanner(setup.layers(), progress::update, pool).plan(setup.request());
-    }
-    if (r instanceof PlanResult.Infeasible inf) {
-      throw new InfeasibleException(inf.message());
-    }
-    return (PlanResult.Planned) r;
-  }
-
-  /**
-   * Plans each microbatch size as a Spark task; the driver re-simulates the chosen plan for the
-   * text and report output.
-   */
-  private PlanResult.Planned planOnSpark(TrainingSetup setup, int fixed) {
-    if (megatronGrid) {
-      throw new InputException("--megatron-grid runs in this process; leave out --spark");
-    }
-    if (cluster.profile != null) {
-      throw new InputException("--profile cannot be used with --spark: the executors price "
-          + "collectives from the catalog; plan with the profile without --spark");
-    }
-    io.meshplan.interop.PlanRequest req = setup.request();
-    io.meshplan.sweep.PlanQuestion q = new io.meshplan.sweep.PlanQuestion(setup.model(),
-        setup.cluster(), req.globalBatch(), fixed, req.memoryPerGpu(), req.weightBytes(),
-        req.overlapGradSync(), req.interleave());
-    io.meshplan.sweep.MicrobatchOutcome o;
-    int[] runs = new int[1];
-    try (io.meshplan.exec.TaskExecutor ex = executor.open()) {
-      o = new io.meshplan.sweep.DistributedPlanner(ex).plan(q, n -> runs[0] = n);
-    }
-    if (!o.planned()) {
-      throw new InfeasibleException(o.message());
-    }
-    sparkJson = o.planJson();
-    io.meshplan.plan.PipelinePlan plan = PlanJson.read("the Spark plan", o.planJson());
-    io.meshplan.sim.SimulationResult sim = new io.meshplan.interop.PlanSimulator(setup.layers())
-        .simulate(req, plan);
-    return new PlanResult.Planned(plan, sim, new PlanResult.SearchStats(0, runs[0], 0, 1, 1));
   }
 }

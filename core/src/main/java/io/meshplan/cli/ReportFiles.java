@@ -4,6 +4,8 @@ import io.meshplan.cluster.ClusterSpec;
 import io.meshplan.interop.PlanSimulator;
 import io.meshplan.plan.PipelinePlan;
 import io.meshplan.plan.PlanJson;
+import io.meshplan.planner.PlannerOptions;
+import io.meshplan.planner.PricedJob;
 import io.meshplan.report.ReportHtml;
 import io.meshplan.report.ReportInput;
 import io.meshplan.report.ReportSide;
@@ -62,8 +64,8 @@ final class ReportFiles {
     if (compare != null) {
       PipelinePlan p = PlanJson.read(compare.toString(),
           InputFiles.readString(compare, InputFiles.PLAN_MAX_BYTES, "plan file"));
-      TrainingSetup setup = TrainingSetup.of(p.model(), true, compareOptions, p.cluster(),
-          p.globalBatchSize(), 0);
+      PricedJob setup = JobFlags.priced(p.model(), true, compareOptions, p.cluster(),
+          p.globalBatchSize(), 0, PlannerOptions.defaults());
       SimulationResult sim = new PlanSimulator(setup.layers()).simulate(setup.request(), p);
       other = Optional.of(new ReportSide("plan " + compare.getFileName() + ": " + p.model().name()
           + " on " + p.cluster(), Optional.of(p), sim));

@@ -4,6 +4,8 @@ import io.meshplan.interop.PlanSimulator;
 import io.meshplan.plan.ParallelConfig;
 import io.meshplan.plan.PipelinePlan;
 import io.meshplan.plan.PlanJson;
+import io.meshplan.planner.PlannerOptions;
+import io.meshplan.planner.PricedJob;
 import io.meshplan.report.ReportSide;
 import io.meshplan.sim.SimulationJson;
 import io.meshplan.sim.SimulationResult;
@@ -53,7 +55,7 @@ final class SimulateCommand implements Callable<Integer> {
   public Integer call() {
     SimulationResult sim;
     ReportFiles.check(report, compare, null, plan);
-    TrainingSetup setup;
+    PricedJob setup;
     Optional<PipelinePlan> drawn;
     if (plan != null) {
       if (parallel.any() || model.model != null) {
@@ -61,12 +63,14 @@ final class SimulateCommand implements Callable<Integer> {
             + " and --tp/--pp/--dp/--vpp/--micro-batch/--global-batch");
       }
       PipelinePlan p = PlanJson.read(plan.toString(), InputFiles.readString(plan, InputFiles.PLAN_MAX_BYTES, "plan file"));
-      setup = TrainingSetup.of(p.model(), true, cluster, p.cluster(), p.globalBatchSize(), 0);
+      setup = JobFlags.priced(p.model(), true, cluster, p.cluster(), p.globalBatchSize(), 0,
+          PlannerOptions.defaults());
       sim = new PlanSimulator(setup.layers()).simulate(setup.request(), p);
       drawn = Optional.of(p);
     } else {
       ParallelConfig c = parallel.config();
-      setup = TrainingSetup.of(model, cluster, null, c.globalBatchSize(), 0);
+      setup = JobFlags.priced(model, cluster, null, c.globalBatchSize(), 0,
+          PlannerOptions.defaults());
       c.check(setup.cluster().gpuCount(), setup.model().layers(), setup.model().heads(),
           setup.model().kvHeads());
       PlanSimulator.Evaluated e = new PlanSimulator(setup.layers()).simulate(setup.request(), c,

@@ -112,6 +112,11 @@ public final class LocalExecutor implements TaskExecutor {
   }
 
   @Override
+  public boolean inProcess() {
+    return true;
+  }
+
+  @Override
   public String description() {
     return "local, " + threads + (threads == 1 ? " thread" : " threads");
   }

@@ -29,6 +29,16 @@ public interface TaskExecutor extends AutoCloseable {
       TaskFunction<T, R> f, IntConsumer done);
 
   /**
+   * Whether tasks run in the caller's process on the objects it passed, unserialized: then work
+   * the caller does before {@link #map} (solving shared layer prices, say) is seen by the tasks.
+   *
+   * @return true for this process's threads; false for an engine that ships tasks elsewhere
+   */
+  default boolean inProcess() {
+    return false;
+  }
+
+  /**
    * What runs the tasks, for messages and reports (e.g. "local, 2 threads").
    *
    * @return one line

@@ -110,7 +110,7 @@ public final class HloPipelinePlanner {
     List<SubmeshShape> shapes = SubmeshShape.shapes(nodes, m, granule);
     long units = granule == 1 ? (long) nodes * m : nodes / granule;
     if (SubmeshShape.layerGroup(layers, shapes.size(), units) > 1
-        || (long) layers * layers * shapes.size() > InterOpPlanner.MAX_TABLE_CELLS) {
+        || (long) layers * layers * shapes.size() > SearchSpace.MAX_TABLE_CELLS) {
       throw new InputException("the stage table of " + layers + " layers on " + nodes + " x " + m
           + " GPUs is too large; plan the module on fewer nodes or with fewer layer scopes");
     }

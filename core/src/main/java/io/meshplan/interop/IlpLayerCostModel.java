@@ -106,6 +106,15 @@ public final class IlpLayerCostModel implements LayerCostModel {
   }
 
   /**
+   * The ILP settings layers are solved with.
+   *
+   * @return the settings
+   */
+  public SolverOptions solver() {
+    return solver;
+  }
+
+  /**
    * The number of layer graphs solved so far.
    *
    * @return ILP solves

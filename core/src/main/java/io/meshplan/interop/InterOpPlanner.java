@@ -1,19 +1,21 @@
 package io.meshplan.interop;
 
 import io.meshplan.cluster.ClusterSpec;
+import io.meshplan.exec.LocalExecutor;
+import io.meshplan.exec.TaskExecutor;
+import io.meshplan.exec.TaskFunction;
+import io.meshplan.intraop.SolverOptions;
 import io.meshplan.model.ModelSpec;
 import io.meshplan.model.Recompute;
 import io.meshplan.plan.PipelinePlan;
-import io.meshplan.plan.StagePlan;
-import io.meshplan.sim.Schedule;
 import io.meshplan.sim.SimulationResult;
 import io.meshplan.sim.StageCost;
+import io.meshplan.util.InputException;
 import io.meshplan.util.Require;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.function.IntConsumer;
 
 /**
@@ -36,12 +38,6 @@ public final class InterOpPlanner {
   private static final int[] ZERO_STAGES = {0, 1, 3};
   private static final int[] NO_ZERO = {0};
   /**
-   * The most (first layer, last layer, submesh) cells a stage table may have: the DP keeps arrays
-   * of this size, so the bound keeps memory and time polynomial and small (a 126-layer model on
-   * 52 submesh shapes needs 825,552 cells).
-   */
-  static final long MAX_TABLE_CELLS = 1L << 25;
-  /**
    * The most microbatches per iteration: the simulator steps through every forward and backward
    * of every microbatch on every stage, so this bounds its events (real jobs use a few thousand).
    */
@@ -50,104 +46,170 @@ public final class InterOpPlanner {
   private static final int[] REPLICA_MICROBATCHES = {1, 2, 4, 8};
 
   private final LayerCostModel layers;
+  private final SolverOptions solver;
+  private final TaskExecutor executor;
   private final IntConsumer progress;
-  private final io.meshplan.exec.LocalExecutor pool;
   private int dpRuns;
-  private final java.util.concurrent.atomic.AtomicInteger simulations =
-      new java.util.concurrent.atomic.AtomicInteger();
+  private int simulations;
 
   /**
-   * Creates a planner.
+   * Creates a planner whose tasks run on this process's threads, one per processor.
    *
    * @param layers prices layers (usually an {@link IlpLayerCostModel})
    * @param progress told the percentage done, 0 to 100, as the search goes
    */
   public InterOpPlanner(LayerCostModel layers, IntConsumer progress) {
-    this(layers, progress, io.meshplan.exec.LocalExecutor.perProcessor());
+    this(layers, progress, LocalExecutor.perProcessor());
   }
 
   /**
-   * Creates a planner whose stage DPs run on the given threads.
+   * Creates a planner whose tasks run on the given executor. Tasks that run in another process
+   * price layers there with the ILP settings of {@code layers} (the defaults when it is not an
+   * {@link IlpLayerCostModel}).
    *
-   * @param layers prices layers (usually an {@link IlpLayerCostModel})
+   * @param layers prices layers in this process (usually an {@link IlpLayerCostModel})
    * @param progress told the percentage done, 0 to 100, as the search goes
-   * @param pool runs the stage DPs (one per microbatch size)
+   * @param executor runs one task per microbatch size, then one per interleaved search
    */
-  public InterOpPlanner(LayerCostModel layers, IntConsumer progress,
-      io.meshplan.exec.LocalExecutor pool) {
+  public InterOpPlanner(LayerCostModel layers, IntConsumer progress, TaskExecutor executor) {
     this.layers = Require.nonNull(layers, "layer cost model");
     this.progress = Require.nonNull(progress, "progress");
-    this.pool = Require.nonNull(pool, "pool");
+    this.executor = Require.nonNull(executor, "executor");
+    this.solver = layers instanceof IlpLayerCostModel ilp ? ilp.solver()
+        : SolverOptions.defaults();
   }
 
   /**
-   * Plans.
+   * Plans: one task per microbatch size runs its stage DP and simulates the 1F1B pipeline it
+   * finds; then, unless the request allows 1F1B only, one task per planned size looks for an
+   * interleaved pipeline faster than the best 1F1B plan of all sizes. The outcomes come back in
+   * the order of the sizes, so the choice does not depend on where or in which order they ran.
    *
    * @param req the model, cluster and batch
    * @return the best plan found, or why nothing fits
    */
   public PlanResult plan(PlanRequest req) {
-    ModelSpec model = req.model();
-    ClusterSpec cluster = req.cluster();
-    int granule = SubmeshShape.nodeGranule(cluster.nodes(), cluster.gpusPerNode(),
-        model.layers());
-    List<SubmeshShape> shapes = SubmeshShape.shapes(cluster.nodes(), cluster.gpusPerNode(),
-        granule);
-    long cells = (long) model.layers() * model.layers() * shapes.size();
-    if (cells > MAX_TABLE_CELLS) {
-      throw new io.meshplan.util.InputException("the stage table of " + model.layers()
-          + " layers on " + shapes.size() + " submesh shapes has " + cells + " cells, more than "
-          + "the limit of " + MAX_TABLE_CELLS + "; plan at most "
-          + (long) Math.sqrt((double) MAX_TABLE_CELLS / shapes.size()) + " layers on this cluster");
+    SearchSpace space = SearchSpace.of(req);
+    List<Integer> micro = microbatchSizes(req, space.shapes());
+    if (executor.inProcess()) {
+      // Tasks that run here share this model: solve its layers first, on the executor's threads.
+      prefetch(layerKeys(req, space.shapes(), micro));
     }
-    long units = granule == 1 ? (long) cluster.nodes() * cluster.gpusPerNode()
-        : cluster.nodes() / granule;
-    int group = SubmeshShape.layerGroup(model.layers(), shapes.size(), units);
-    List<Integer> micro = microbatchSizes(req, shapes);
-    layers.prefetch(layerKeys(req, shapes, micro));
-    // One DP per microbatch size, in parallel; the results are combined in the order of the
-    // sizes, so the choice does not depend on the threads.
-    List<java.util.concurrent.Callable<Object>> runs = new ArrayList<>();
-    java.util.concurrent.atomic.AtomicInteger done = new java.util.concurrent.atomic.AtomicInteger();
-    for (int g : micro) {
-      runs.add(() -> {
-        Table table = new Table(req, shapes, g);
-        GroupedTable grouped = new GroupedTable(table, group);
-        StageDpResult r = new StageDp(new StageDpProblem(shapes, cluster.nodes(),
-            cluster.gpusPerNode(), grouped, req.memoryPerGpu(), req.globalBatch() / g)).solve();
-        Object out = r instanceof StageDpResult.Feasible f
-            ? toPlan(req, table, grouped.ungroup(f.plan()), g) : r;
-        progress.accept(done.incrementAndGet() * 100 / micro.size());
-        return out;
-      });
-    }
-    dpRuns += runs.size();
-    List<Object> results = pool.runAll(runs, "meshplan-stage-dp");
+    List<MicrobatchOutcome> outcomes = executor.map("plan", micro,
+        new MicrobatchTask(req, solver, layers),
+        n -> progress.accept(n * 100 / micro.size()));
+    dpRuns += micro.size();
+    count(outcomes);
     if (req.interleave()) {
-      results = interleaveAll(req, shapes, micro, results);
+      outcomes = interleaveAll(req, outcomes);
     }
-    PlanResult.Planned best = null;
+    MicrobatchOutcome best = null;
     double leastNeeded = Double.POSITIVE_INFINITY;
-    for (Object o : results) {
-      if (o instanceof StageDpResult.Infeasible inf) {
-        if (inf.minimumMemoryBytes().isPresent()) {
-          leastNeeded = Math.min(leastNeeded, inf.minimumMemoryBytes().getAsDouble());
+    for (MicrobatchOutcome o : outcomes) {
+      if (!o.hasPlan()) {
+        if (o.neededBytesPerGpu() >= 0) {
+          leastNeeded = Math.min(leastNeeded, o.neededBytesPerGpu());
         }
         continue;
       }
-      PlanResult.Planned p = (PlanResult.Planned) o;
-      double t = p.plan().prediction().iterationSeconds();
-      if (best == null || isBetter(t, p.plan().pipelineStages(),
-          best.plan().prediction().iterationSeconds(), best.plan().pipelineStages())) {
-        best = p;
+      if (best == null || isBetter(o.iterationSeconds(), o.stages(), best.iterationSeconds(),
+          best.stages())) {
+        best = o;
       }
     }
     progress.accept(100);
     if (best == null) {
       return infeasible(req, leastNeeded);
     }
-    return new PlanResult.Planned(best.plan(), best.simulation(),
-        new PlanResult.SearchStats(layerSolves(), dpRuns, simulations.get(), granule, group));
+    PlanResult.Planned p = best.resolve(req, layers);
+    return new PlanResult.Planned(p.plan(), p.simulation(),
+        new PlanResult.SearchStats(layerSolves(), dpRuns, simulations, space.granule(),
+            space.group()));
+  }
+
+  /**
+   * Prices every layer the search will ask for, one executor task per layer, so the executor's
+   * threads bound the solver's. Blocks with full recomputation are derived from the plan without
+   * it, so they come second: each graph is then solved exactly once, and the count is repeatable.
+   */
+  private void prefetch(List<LayerCostModel.Key> keys) {
+    for (boolean derived : new boolean[] {false, true}) {
+      List<LayerCostModel.Key> round = new ArrayList<>();
+      for (LayerCostModel.Key k : keys) {
+        if (derived == (k.kind() == LayerCostModel.Kind.BLOCK
+            && k.setting().recompute() == Recompute.FULL)) {
+          round.add(k);
+        }
+      }
+      executor.map("price-layers", round, new LayerTask(layers), n -> { });
+    }
+  }
+
+  /**
+   * Prices one layer with the planner's model, in the planner's process (the only place where
+   * its memo is seen).
+   */
+  private static final class LayerTask implements TaskFunction<LayerCostModel.Key, Boolean> {
+    private static final long serialVersionUID = 1L;
+    private final transient LayerCostModel layers;
+
+    LayerTask(LayerCostModel layers) {
+      this.layers = layers;
+    }
+
+    @Override
+    public Boolean apply(LayerCostModel.Key k) {
+      Require.that(layers != null, "layer prices are solved in the planner's process");
+      return layers.cost(k.kind(), k.setting()) != null;
+    }
+  }
+
+  /** Counts the outcomes' simulations; rethrows the first refusal in size order. */
+  private void count(List<MicrobatchOutcome> outcomes) {
+    for (MicrobatchOutcome o : outcomes) {
+      if (o.refused()) {
+        throw new InputException(o.message());
+      }
+      simulations += o.simulations();
+    }
+  }
+
+  /**
+   * Replaces each microbatch size's 1F1B plan by the fastest interleaved pipeline of that size
+   * that fits and is faster than every 1F1B plan ({@link Interleaver}), one task per planned size.
+   * Only a plan faster than the best 1F1B plan can be chosen, so bounding every size by that time
+   * finds the plan that bounding each by its own 1F1B plan would, with fewer simulations.
+   *
+   * @param outcomes the first round's outcome per size, in size order
+   * @return the outcomes with the interleaved plans in place
+   */
+  private List<MicrobatchOutcome> interleaveAll(PlanRequest req,
+      List<MicrobatchOutcome> outcomes) {
+    double beat = Double.POSITIVE_INFINITY;
+    List<Integer> planned = new ArrayList<>();
+    for (MicrobatchOutcome o : outcomes) {
+      if (o.hasPlan()) {
+        beat = Math.min(beat, o.iterationSeconds());
+        planned.add(o.microbatchSequences());
+      }
+    }
+    if (planned.isEmpty()) {
+      return outcomes;
+    }
+    List<MicrobatchOutcome> found = executor.map("interleave", planned,
+        new InterleaveTask(req, solver, beat, layers), n -> { });
+    count(found);
+    Map<Integer, MicrobatchOutcome> bySize = new HashMap<>();
+    for (MicrobatchOutcome o : found) {
+      if (o.hasPlan()) {
+        bySize.put(o.microbatchSequences(), o);
+      }
+    }
+    List<MicrobatchOutcome> out = new ArrayList<>(outcomes.size());
+    for (MicrobatchOutcome o : outcomes) {
+      out.add(bySize.getOrDefault(o.microbatchSequences(), o));
+    }
+    return out;
   }
 
   /**
@@ -179,11 +241,7 @@ public final class InterOpPlanner {
    * @return sequences per microbatch, ascending
    */
   public static List<Integer> microbatchSizes(PlanRequest req) {
-    ClusterSpec cluster = req.cluster();
-    int granule = SubmeshShape.nodeGranule(cluster.nodes(), cluster.gpusPerNode(),
-        req.model().layers());
-    return microbatchSizes(req, SubmeshShape.shapes(cluster.nodes(), cluster.gpusPerNode(),
-        granule));
+    return microbatchSizes(req, SearchSpace.of(req).shapes());
   }
 
   /**
@@ -318,113 +376,10 @@ public final class InterOpPlanner {
     return new ArrayList<>(keys);
   }
 
-  private PlanResult.Planned toPlan(PlanRequest req, Table table,
-      io.meshplan.interop.StagePlan dp, int g) {
-    ModelSpec model = req.model();
-    ClusterSpec cluster = req.cluster();
-    List<StageCost> costs = new ArrayList<>();
-    List<StageSetting> settings = new ArrayList<>();
-    List<List<LayerCost>> stageLayers = new ArrayList<>();
-    int[] firstDevice = new int[dp.stages().size()];
-    int device = 0;
-    int last = model.layers() - 1;
-    for (int i = 0; i < dp.stages().size(); i++) {
-      Stage s = dp.stages().get(i);
-      StageSetting st = table.settings.get(s.tag());
-      List<LayerCost> ls = table.assembler.stageLayers(st.layer(),
-          s.lastLayer() - s.firstLayer() + 1, s.firstLayer() == 0, s.lastLayer() == last);
-      costs.add(table.assembler.builder(st.dataParallel(), st.tensorParallel()).build(ls,
-          st.dataParallel(), st.tensorParallel(), st.zeroStage(), s.lastLayer() == last));
-      settings.add(st);
-      stageLayers.add(ls);
-      firstDevice[i] = device;
-      device += s.submesh().devices();
-    }
-    int b = req.globalBatch() / g;
-    simulations.incrementAndGet();
-    SimulationResult sim = table.assembler.simulate(costs, firstDevice, req.globalBatch(), b,
-        new Schedule.OneFOneB());
-    List<StagePlan> stages = new ArrayList<>();
-    for (int i = 0; i < dp.stages().size(); i++) {
-      Stage s = dp.stages().get(i);
-      StageSetting st = settings.get(i);
-      StageCost c = costs.get(i);
-      stages.add(new StagePlan(s.firstLayer(), s.lastLayer(), s.submesh().n(), s.submesh().m(),
-          firstDevice[i], st.dataParallel(), st.tensorParallel(), st.layer().recompute(),
-          st.layer().sequenceParallel(), st.zeroStage(), st.layer().megatron(),
-          c.forwardSeconds(), c.backwardSeconds(),
-          sim.stages().get(i).memory().totalBytes(), largestTensors(stageLayers.get(i)),
-          Optional.of(axisBytes(sim.stages().get(i).commBytesPerGpu()))));
-    }
-    PipelinePlan plan = new PipelinePlan(model, cluster.toShortString(), req.globalBatch(), g, b,
-        1, stages, prediction(sim));
-    return new PlanResult.Planned(plan, sim, new PlanResult.SearchStats(0, 0, 0, 1, 1));
-  }
-
-  /**
-   * Replaces each microbatch size's 1F1B plan by the fastest interleaved pipeline of that size
-   * that fits and is faster than every 1F1B plan ({@link Interleaver}); sizes run in parallel.
-   * Only a plan faster than the best 1F1B plan can be chosen, so bounding every size by that time
-   * finds the plan that bounding each by its own 1F1B plan would, with fewer simulations.
-   *
-   * @param results the stage DP's outcome per size, in the order of {@code micro}
-   * @return the outcomes with the interleaved plans in place
-   */
-  private List<Object> interleaveAll(PlanRequest req, List<SubmeshShape> shapes,
-      List<Integer> micro, List<Object> results) {
-    double beat = fastest(results);
-    List<java.util.concurrent.Callable<Object>> runs = new ArrayList<>();
-    for (int k = 0; k < micro.size(); k++) {
-      Object o = results.get(k);
-      int g = micro.get(k);
-      runs.add(() -> o instanceof PlanResult.Planned p
-          ? interleaved(req, shapes, g, beat).map(x -> (Object) new PlanResult.Planned(x.plan(),
-              x.simulation(), p.stats())).orElse(o) : o);
-    }
-    return pool.runAll(runs, "meshplan-interleave");
-  }
-
-  /** The shortest iteration among the planned outcomes, seconds (infinity without one). */
-  private static double fastest(List<Object> results) {
-    double t = Double.POSITIVE_INFINITY;
-    for (Object o : results) {
-      if (o instanceof PlanResult.Planned p) {
-        t = Math.min(t, p.plan().prediction().iterationSeconds());
-      }
-    }
-    return t;
-  }
-
-  /**
-   * The fastest interleaved pipeline of one microbatch size that fits and beats an iteration
-   * time ({@link Interleaver}), priced with this planner's layer prices.
-   *
-   * @param req the request
-   * @param g sequences per microbatch
-   * @param beatSeconds the iteration to beat, seconds
-   * @return the plan and its simulation, or empty when none beats it
-   */
-  public Optional<PlanSimulator.Evaluated> interleaved(PlanRequest req, int g,
-      double beatSeconds) {
-    ClusterSpec cluster = req.cluster();
-    int granule = SubmeshShape.nodeGranule(cluster.nodes(), cluster.gpusPerNode(),
-        req.model().layers());
-    return interleaved(req, SubmeshShape.shapes(cluster.nodes(), cluster.gpusPerNode(), granule),
-        g, beatSeconds);
-  }
-
-  private Optional<PlanSimulator.Evaluated> interleaved(PlanRequest req,
-      List<SubmeshShape> shapes, int g, double beatSeconds) {
-    Interleaver search = new Interleaver(req, new StageAssembler(req, layers), shapes, g);
-    Optional<PlanSimulator.Evaluated> e = search.best(beatSeconds, false);
-    simulations.addAndGet(search.simulations());
-    return e;
-  }
-
   static PipelinePlan.Prediction prediction(SimulationResult sim) {
     return new PipelinePlan.Prediction(sim.iterationSeconds(), sim.tokensPerSecond(),
         sim.tflopsPerGpu(), sim.mfu(), sim.peakMemoryBytesPerGpu(),
-        Optional.of(axisBytes(sim.commBytes())));
+        java.util.Optional.of(axisBytes(sim.commBytes())));
   }
 
   /** The simulator's communication volume in the plan's terms. */
@@ -533,78 +488,6 @@ public final class InterOpPlanner {
             s.submesh(), s.option()));
       }
       return new io.meshplan.interop.StagePlan(out, p.microbatches(), p.objectiveSeconds());
-    }
-  }
-
-  /** The stage cost table of one microbatch size, built on demand and remembered. */
-  private final class Table implements StageCostTable {
-    private final PlanRequest req;
-    private final List<SubmeshShape> shapes;
-    private final int microbatchSize;
-    private final int microbatches;
-    private final Map<Long, List<StageOption>> memo = new HashMap<>();
-    final List<StageSetting> settings = new ArrayList<>();
-    final StageAssembler assembler;
-
-    Table(PlanRequest req, List<SubmeshShape> shapes, int microbatchSize) {
-      this.microbatches = req.globalBatch() / microbatchSize;
-      this.req = req;
-      this.shapes = shapes;
-      this.microbatchSize = microbatchSize;
-      this.assembler = new StageAssembler(req, layers);
-    }
-
-    @Override
-    public int layers() {
-      return req.model().layers();
-    }
-
-    @Override
-    public int submeshes() {
-      return shapes.size();
-    }
-
-    @Override
-    public List<StageOption> options(int first, int last, int submesh) {
-      int count = last - first + 1;
-      boolean emb = first == 0;
-      boolean head = last == layers() - 1;
-      long key = ((long) count * 4 + (emb ? 2 : 0) + (head ? 1 : 0)) * shapes.size() + submesh;
-      return memo.computeIfAbsent(key, k -> build(count, emb, head, shapes.get(submesh)));
-    }
-
-    /**
-     * The options of a stage, in order of latency, then static and activation memory; an option
-     * no better than another in all three is dropped (the DP would never prefer it).
-     */
-    private List<StageOption> build(int count, boolean emb, boolean head, SubmeshShape shape) {
-      List<StageOption> all = new ArrayList<>();
-      int devices = shape.devices();
-      for (int t : tensorDegrees(req, devices)) {
-        int d = devices / t;
-        int b = replicaMicrobatch(microbatchSize, d);
-        if (b == 0) {
-          continue;
-        }
-        StageCostBuilder builder = assembler.builder(d, t);
-        for (LayerSetting ls : layerSettings(t, b)) {
-          List<LayerCost> stageLayers = assembler.stageLayers(ls, count, emb, head);
-          if (stageLayers == null) {
-            continue;
-          }
-          for (int zero : zeroStages(d)) {
-            StageCost c = builder.build(stageLayers, d, t, zero, head);
-            int tag = settings.size();
-            settings.add(new StageSetting(d, t, zero, ls));
-            all.add(new StageOption(c.forwardSeconds() + c.backwardSeconds()
-                    + iterationTail(c) / microbatches,
-                c.memory().weightsBytes() + c.memory().gradientsBytes()
-                    + c.memory().optimizerStateBytes() + c.memory().temporaryBytes(),
-                c.memory().activationBytesPerMicrobatch(), tag));
-          }
-        }
-      }
-      return pareto(all);
     }
   }
 

@@ -1,39 +1,48 @@
-package io.meshplan.sweep;
+package io.meshplan.interop;
 
 import io.meshplan.exec.TaskFunction;
-import io.meshplan.interop.InterOpPlanner;
-import io.meshplan.interop.PlanSimulator;
+import io.meshplan.intraop.SolverOptions;
 import io.meshplan.util.InputException;
 import io.meshplan.util.Require;
-import java.util.Optional;
 
 /**
- * Looks for an interleaved plan of one microbatch size that beats the best 1F1B plan of a
- * question ({@link InterOpPlanner#interleaved}), as an executor task, with this process's {@link
- * LayerCostCache}: the second round of {@link DistributedPlanner}.
- *
- * @param question the question
- * @param beatSeconds the best 1F1B plan's iteration, seconds
+ * Looks for an interleaved plan of one microbatch size that beats the best 1F1B plan of a request
+ * ({@link Interleaver}), as an executor task: {@link InterOpPlanner}'s second round. Layer prices
+ * come as in {@link MicrobatchTask}.
  */
-public record InterleaveTask(PlanQuestion question, double beatSeconds)
-    implements TaskFunction<Integer, MicrobatchOutcome> {
-  private static final long serialVersionUID = 1L;
+final class InterleaveTask implements TaskFunction<Integer, MicrobatchOutcome> {
+  private static final long serialVersionUID = 2L;
 
-  /** Validates the question. */
-  public InterleaveTask {
-    Require.nonNull(question, "question");
+  private final PlanRequest req;
+  private final SolverOptions solver;
+  private final double beatSeconds;
+  /** The planner's layer prices, in the planner's process only. */
+  private final transient LayerCostModel layers;
+
+  /**
+   * Creates the task.
+   *
+   * @param req the request
+   * @param solver the ILP settings a process without {@code layers} prices layers with
+   * @param beatSeconds the best 1F1B plan's iteration, seconds
+   * @param layers the planner's layer prices
+   */
+  InterleaveTask(PlanRequest req, SolverOptions solver, double beatSeconds,
+      LayerCostModel layers) {
+    this.req = Require.nonNull(req, "request");
+    this.solver = Require.nonNull(solver, "solver");
+    this.beatSeconds = beatSeconds;
+    this.layers = layers;
   }
 
   @Override
   public MicrobatchOutcome apply(Integer sequences) {
     int g = sequences;
     try {
-      Optional<PlanSimulator.Evaluated> e = MicrobatchTask.planner(question)
-          .interleaved(question.request(question.globalBatch() / g), g, beatSeconds);
-      return e.map(x -> MicrobatchTask.planned(g, x.plan()))
-          .orElse(MicrobatchOutcome.without(g, 0, "", false));
-    } catch (InputException ex) {
-      return MicrobatchOutcome.without(g, 0, ex.getMessage(), true);
+      return new MicrobatchSearch(req, MicrobatchTask.layersHere(req, solver, layers))
+          .interleaved(g, beatSeconds);
+    } catch (InputException e) {
+      return MicrobatchOutcome.without(g, Double.NaN, e.getMessage(), true, 0);
     }
   }
 }

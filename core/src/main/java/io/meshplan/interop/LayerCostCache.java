@@ -1,10 +1,7 @@
-package io.meshplan.sweep;
+package io.meshplan.interop;
 
-import io.meshplan.cluster.ClusterCommModels;
 import io.meshplan.cluster.ClusterSpec;
 import io.meshplan.graph.DType;
-import io.meshplan.interop.IlpLayerCostModel;
-import io.meshplan.interop.LayerCostModel;
 import io.meshplan.intraop.SolverOptions;
 import io.meshplan.model.ModelSpec;
 import io.meshplan.util.Require;
@@ -12,13 +9,14 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * Layer prices shared by the points of a sweep. A layer's price (Alpa's intra-op ILP on the
+ * Layer prices shared by the plans of one process: the points of a sweep, and the planning tasks
+ * an engine runs in an executor process. A layer's price (Alpa's intra-op ILP on the
  * logical mesh {@code 1 x t} of one replica, {@code t} at most the GPUs of a node) depends on the
  * model and sequence length, the microbatch, the tensor-parallel degree and the layer options,
  * and on the GPU type, the node's GPUs and the fabric (the catalog prices of a mesh inside one
- * node); it does not depend on the number of nodes or the global batch. Points that agree on
- * model, sequence, GPU, GPUs per node, fabric and precision therefore share one priced model, and
- * each layer is solved once per sweep instead of once per point.
+ * node) and the pricing; it does not depend on the number of nodes or the global batch. Plans that
+ * agree on model, sequence, GPU, GPUs per node, fabric, pricing and precision therefore share one
+ * priced model, and each layer is solved once per process instead of once per plan.
  *
  * <p>The cache keeps the models of the {@value #MAX_CONTEXTS} most recently used contexts.
  */
@@ -33,12 +31,12 @@ public final class LayerCostCache {
    */
   private static final LayerCostCache PROCESS = new LayerCostCache();
 
-  private final Map<Context, LayerCostModel> models =
+  private final Map<Context, IlpLayerCostModel> models =
       new LinkedHashMap<>(16, 0.75f, true) {
         private static final long serialVersionUID = 1L;
 
         @Override
-        protected boolean removeEldestEntry(Map.Entry<Context, LayerCostModel> eldest) {
+        protected boolean removeEldestEntry(Map.Entry<Context, IlpLayerCostModel> eldest) {
           return size() > MAX_CONTEXTS;
         }
       };
@@ -60,33 +58,33 @@ public final class LayerCostCache {
    * @param gpusPerNode GPUs per node
    * @param fabric the fabric
    * @param dtype the compute precision
+   * @param pricing the collective prices
    * @param solver the ILP settings
    */
   record Context(ModelSpec model, io.meshplan.cluster.GpuSpec gpu, int gpusPerNode,
-      io.meshplan.cluster.Fabric fabric, DType dtype,
+      io.meshplan.cluster.Fabric fabric, DType dtype, io.meshplan.cluster.CommPricing pricing,
       SolverOptions solver) {}
 
   /**
-   * The shared layer model of a point's model on a cluster.
+   * The shared layer model of a request's model on its cluster, with its pricing.
    *
-   * @param model the model in its training precision, with the sequence length
-   * @param cluster the cluster
+   * @param req the request; its model in its training precision, with the sequence length
    * @param solver the ILP settings
    * @return a model safe to use from several threads
    */
-  public LayerCostModel layers(ModelSpec model, ClusterSpec cluster, SolverOptions solver) {
-    Require.nonNull(model, "model");
-    Require.nonNull(cluster, "cluster");
+  public IlpLayerCostModel layers(PlanRequest req, SolverOptions solver) {
+    Require.nonNull(req, "request");
+    ModelSpec model = req.model();
+    ClusterSpec cluster = req.cluster();
     ModelSpec key = new ModelSpec(model.name(), model.family(), model.layers(), model.hidden(),
         model.heads(), model.kvHeads(), model.ffn(), model.vocab(), model.seq(), 1,
         model.dtype(), model.arch());
     Context c = new Context(key, cluster.gpu(), cluster.gpusPerNode(), cluster.fabric(),
-        model.dtype(), solver);
+        model.dtype(), req.pricing(), solver);
     synchronized (models) {
       // IlpLayerCostModel solves each layer once, also when several points ask at the same time.
-      return models.computeIfAbsent(c, k -> new IlpLayerCostModel(model, cluster,
-          mesh -> ClusterCommModels.catalog(cluster, mesh), model.dtype(), solver,
-          new io.meshplan.exec.LocalExecutor(1)));
+      return models.computeIfAbsent(c, k -> new IlpLayerCostModel(model, cluster, req.comm(),
+          model.dtype(), solver, new io.meshplan.exec.LocalExecutor(1)));
     }
   }
 }

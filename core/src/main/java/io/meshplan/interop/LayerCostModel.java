@@ -31,7 +31,9 @@ public interface LayerCostModel {
    * @param kind the layer kind
    * @param setting the setting
    */
-  record Key(Kind kind, LayerSetting setting) {
+  record Key(Kind kind, LayerSetting setting) implements java.io.Serializable {
+    private static final long serialVersionUID = 1L;
+
     /** The embedding and head do not depend on recomputation, which applies to blocks only. */
     public Key {
       io.meshplan.util.Require.nonNull(kind, "kind");

@@ -16,7 +16,9 @@ import io.meshplan.util.Require;
  * @param megatron weights fixed to Megatron-LM's layouts
  */
 public record LayerSetting(int tensorParallel, int microBatch, Recompute recompute,
-    boolean sequenceParallel, boolean megatron) {
+    boolean sequenceParallel, boolean megatron) implements java.io.Serializable {
+  private static final long serialVersionUID = 1L;
+
   /** Validates the fields. */
   public LayerSetting {
     Require.positive(tensorParallel, "tensor-parallel size");

@@ -1,66 +1,59 @@
-package io.meshplan.sweep;
+package io.meshplan.interop;
 
-import io.meshplan.exec.LocalExecutor;
 import io.meshplan.exec.TaskFunction;
-import io.meshplan.interop.InterOpPlanner;
-import io.meshplan.interop.PlanResult;
 import io.meshplan.intraop.SolverOptions;
-import io.meshplan.plan.PipelinePlan;
-import io.meshplan.plan.PlanJson;
 import io.meshplan.util.InputException;
 import io.meshplan.util.Require;
 
 /**
- * Plans one microbatch size of a question (one stage DP with its stage candidates, 1F1B) as an
- * executor task, with this process's {@link LayerCostCache}; {@link InterleaveTask} then looks for
- * interleaved plans.
- *
- * @param question the question
+ * Plans one microbatch size of a request (one stage DP with its stage candidates, then its 1F1B
+ * simulation) as an executor task: {@link InterOpPlanner}'s first round. In the planner's process
+ * it prices layers with the planner's own model; in another process (an engine's executor) with
+ * that process's {@link LayerCostCache}, built from the request's pricing and the solver settings
+ * the task carries.
  */
-public record MicrobatchTask(PlanQuestion question)
-    implements TaskFunction<Integer, MicrobatchOutcome> {
-  private static final long serialVersionUID = 1L;
+final class MicrobatchTask implements TaskFunction<Integer, MicrobatchOutcome> {
+  private static final long serialVersionUID = 2L;
 
-  /** Validates the question. */
-  public MicrobatchTask {
-    Require.nonNull(question, "question");
+  private final PlanRequest req;
+  private final SolverOptions solver;
+  /** The planner's layer prices, in the planner's process only. */
+  private final transient LayerCostModel layers;
+
+  /**
+   * Creates the task.
+   *
+   * @param req the request
+   * @param solver the ILP settings a process without {@code layers} prices layers with
+   * @param layers the planner's layer prices
+   */
+  MicrobatchTask(PlanRequest req, SolverOptions solver, LayerCostModel layers) {
+    this.req = Require.nonNull(req, "request");
+    this.solver = Require.nonNull(solver, "solver");
+    this.layers = layers;
   }
 
   @Override
   public MicrobatchOutcome apply(Integer sequences) {
     int g = sequences;
     try {
-      PlanResult r = planner(question)
-          .plan(question.request(question.globalBatch() / g).withInterleaving(false));
-      if (r instanceof PlanResult.Infeasible inf) {
-        return MicrobatchOutcome.without(g, inf.neededBytesPerGpu(), inf.message(), false);
-      }
-      return planned(g, ((PlanResult.Planned) r).plan());
+      return new MicrobatchSearch(req, layersHere(req, solver, layers)).oneFOneB(g);
     } catch (InputException e) {
-      return MicrobatchOutcome.without(g, 0, e.getMessage(), true);
+      return MicrobatchOutcome.without(g, Double.NaN, e.getMessage(), true, 0);
     }
   }
 
   /**
-   * A one-thread planner with this process's layer prices for the question's model and cluster.
+   * The layer prices a task uses: the planner's when the task runs in its process, else this
+   * process's shared model of the request.
    *
-   * @param question the question
-   * @return the planner
+   * @param req the request
+   * @param solver the ILP settings
+   * @param layers the planner's layer prices, or null in another process
+   * @return the prices
    */
-  static InterOpPlanner planner(PlanQuestion question) {
-    return new InterOpPlanner(LayerCostCache.processWide().layers(question.model(),
-        question.cluster(), SolverOptions.defaults()), pct -> { }, new LocalExecutor(1));
-  }
-
-  /**
-   * The outcome of a size that found a plan.
-   *
-   * @param g sequences per microbatch
-   * @param plan the plan
-   * @return the outcome, with the plan's JSON, iteration and pipeline depth
-   */
-  static MicrobatchOutcome planned(int g, PipelinePlan plan) {
-    return new MicrobatchOutcome(g, PlanJson.write(plan), plan.prediction().iterationSeconds(),
-        plan.pipelineStages(), 0, "", false);
+  static LayerCostModel layersHere(PlanRequest req, SolverOptions solver,
+      LayerCostModel layers) {
+    return layers != null ? layers : LayerCostCache.processWide().layers(req, solver);
   }
 }

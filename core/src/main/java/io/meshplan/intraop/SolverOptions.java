@@ -9,7 +9,10 @@ import io.meshplan.util.Require;
  * @param timeLimitSeconds CP-SAT's wall-time limit, seconds
  * @param workers CP-SAT search workers (1 is deterministic)
  */
-public record SolverOptions(Kind solver, double timeLimitSeconds, int workers) {
+public record SolverOptions(Kind solver, double timeLimitSeconds, int workers)
+    implements java.io.Serializable {
+  private static final long serialVersionUID = 1L;
+
   /** The solver choices. */
   public enum Kind {
     /** Exact PBQP reductions, then CP-SAT on the irreducible core (the default). */

@@ -1,14 +1,10 @@
 package io.meshplan.sweep;
 
-import io.meshplan.cluster.ClusterCommModels;
 import io.meshplan.cluster.ClusterSpec;
 import io.meshplan.cluster.FabricCatalog;
 import io.meshplan.cluster.GpuCatalog;
 import io.meshplan.cluster.KernelTimeModel;
-import io.meshplan.cluster.SendRecvModel;
-import io.meshplan.exec.LocalExecutor;
-import io.meshplan.graph.DType;
-import io.meshplan.interop.InterOpPlanner;
+import io.meshplan.interop.LayerCostCache;
 import io.meshplan.interop.LayerCostModel;
 import io.meshplan.interop.MegatronGrid;
 import io.meshplan.interop.PlanRequest;
@@ -21,6 +17,11 @@ import io.meshplan.model.Presets;
 import io.meshplan.plan.ParallelConfig;
 import io.meshplan.plan.PipelinePlan;
 import io.meshplan.plan.StagePlan;
+import io.meshplan.planner.Planner;
+import io.meshplan.planner.PlannerOptions;
+import io.meshplan.planner.PricedJob;
+import io.meshplan.planner.Pricing;
+import io.meshplan.planner.TrainingJob;
 import io.meshplan.sim.SimulationResult;
 import io.meshplan.util.InputException;
 import io.meshplan.util.Require;
@@ -65,18 +66,19 @@ public final class PointEvaluator {
       return PointResult.failed(p, PointStatus.REJECTED, Double.NaN, Double.NaN, "the global batch "
           + p.globalBatch() + " is not a multiple of " + p.microbatches() + " microbatches");
     }
-    PlanRequest req = request(p);
-    LayerCostModel layers = cache.layers(req.model(), req.cluster(), solver);
+    TrainingJob job = job(p);
+    PlannerOptions options = PlannerOptions.defaults().withThreads(1).withSolver(solver)
+        .withSharedLayers(cache).withProgress(progress);
     try {
-      return manual ? manual(p, req, layers) : planned(p, req, layers, progress);
+      PricedJob priced = Planner.price(job, Pricing.catalog(), options);
+      return manual ? manual(p, priced.request(), priced.layers())
+          : planned(p, Planner.plan(priced, options));
     } catch (InputException e) {
       return PointResult.failed(p, PointStatus.REJECTED, Double.NaN, Double.NaN, e.getMessage());
     }
   }
 
-  private static PointResult planned(SweepPoint p, PlanRequest req, LayerCostModel layers,
-      IntConsumer progress) {
-    PlanResult r = new InterOpPlanner(layers, progress, new LocalExecutor(1)).plan(req);
+  private static PointResult planned(SweepPoint p, PlanResult r) {
     if (r instanceof PlanResult.Infeasible inf) {
       return PointResult.failed(p, PointStatus.INFEASIBLE,
           inf.neededBytesPerGpu() > 0 ? inf.neededBytesPerGpu() : Double.NaN, Double.NaN,
@@ -137,33 +139,33 @@ public final class PointEvaluator {
    * @return seconds
    */
   public static double lowerBoundSeconds(SweepPoint p) {
-    PlanRequest req = request(p);
-    double flops = ModelFlops.trainingFlopsPerToken(req.model(), p.seq())
+    TrainingJob job = job(p);
+    double flops = ModelFlops.trainingFlopsPerToken(job.trainedModel(), p.seq())
         * (double) p.tokensPerIteration();
-    return flops / (p.gpus() * KernelTimeModel.densePeak(req.cluster().gpu(),
-        req.weightBytes()));
+    return flops / (p.gpus() * KernelTimeModel.densePeak(job.cluster().gpu(),
+        job.dtype().bytes()));
   }
 
   /**
-   * The planning request of a point: {@code plan}'s defaults for its model and cluster.
+   * The training job of a point: {@code plan}'s defaults ({@link TrainingJob#of}) for its model,
+   * sequence, cluster, batch and microbatches.
    *
    * @param p the point
-   * @return the request
+   * @return the job
    * @throws InputException when a name is not in its catalog
    */
-  static PlanRequest request(SweepPoint p) {
+  static TrainingJob job(SweepPoint p) {
     ModelSpec base = Presets.get(p.model());
     ClusterSpec cs = new ClusterSpec(p.nodes(), p.gpusPerNode(),
         GpuCatalog.find(p.gpu()).orElseThrow(() -> new InputException("unknown gpu '" + p.gpu()
             + "'; valid: " + String.join(", ", GpuCatalog.names()))),
         FabricCatalog.find(p.fabric()).orElseThrow(() -> new InputException("unknown fabric '"
             + p.fabric() + "'; valid: " + String.join(", ", FabricCatalog.names()))));
-    DType t = cs.gpu().trainingType();
     Architecture arch = base.arch().forSequence(p.seq());
     ModelSpec model = new ModelSpec(base.name(), base.family(), base.layers(), base.hidden(),
-        base.heads(), base.kvHeads(), base.ffn(), base.vocab(), p.seq(), p.globalBatch(), t, arch);
-    return new PlanRequest(model, cs, p.globalBatch(), p.microbatches(),
-        cs.gpu().usableMemoryBytes(), mesh -> ClusterCommModels.catalog(cs, mesh),
-        SendRecvModel.catalog(cs), t.bytes(), p.overlapGradReduce());
+        base.heads(), base.kvHeads(), base.ffn(), base.vocab(), p.seq(), p.globalBatch(),
+        base.dtype(), arch);
+    return TrainingJob.of(model, cs).withGlobalBatch(p.globalBatch())
+        .withMicrobatches(p.microbatches()).withOverlapGradReduce(p.overlapGradReduce());
   }
 }

@@ -114,7 +114,7 @@ public final class HloPlanBench {
     double modelMfu = Double.NaN;
     if (m != null) {
       PlanRequest req = new PlanRequest(m, cs, m.batch(), c.microbatches(),
-          0.95 * cs.gpu().hbmBytes(), comm, SendRecvModel.catalog(cs), 2, false)
+          0.95 * cs.gpu().hbmBytes(), io.meshplan.planner.Pricing.catalog(), 2, false)
           .withInterleaving(false);
       PlanResult r = new InterOpPlanner(new IlpLayerCostModel(m, cs, comm, DType.BF16,
           SolverOptions.defaults()), x -> { }).plan(req);

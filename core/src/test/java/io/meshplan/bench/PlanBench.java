@@ -1,28 +1,24 @@
 package io.meshplan.bench;
 
-import io.meshplan.cluster.ClusterCommModels;
 import io.meshplan.cluster.ClusterSpec;
-import io.meshplan.cluster.CommModel;
-import io.meshplan.cluster.LogicalMesh;
-import io.meshplan.cluster.SendRecvModel;
 import io.meshplan.graph.DType;
-import io.meshplan.interop.IlpLayerCostModel;
-import io.meshplan.interop.InterOpPlanner;
 import io.meshplan.interop.MegatronGrid;
-import io.meshplan.interop.PlanRequest;
 import io.meshplan.interop.PlanResult;
-import io.meshplan.intraop.SolverOptions;
 import io.meshplan.model.ModelSpec;
+import io.meshplan.planner.Planner;
+import io.meshplan.planner.PlannerOptions;
+import io.meshplan.planner.PricedJob;
+import io.meshplan.planner.Pricing;
+import io.meshplan.planner.TrainingJob;
 import io.meshplan.model.Presets;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryPoolMXBean;
 import java.lang.management.MemoryType;
 import java.util.Locale;
-import java.util.function.Function;
 
 /**
  * Whole-cluster planning speed and quality: for each case, the time and heap of {@code meshplan
- * plan} (as the command runs it: bf16, catalog prices, 95% of the GPU memory, the preset's
+ * plan} (as the command runs it, through {@link Planner}: bf16, catalog prices, 95% of the GPU memory, the preset's
  * sequence length), its layer solves and DP runs, and the plan's
  * schedule (1F1B, or interleaved with v chunks per stage) and predicted throughput beside the
  * best Megatron-LM configuration of the exhaustive grid
@@ -69,18 +65,15 @@ public final class PlanBench {
   private static void run(Case c) {
     ModelSpec p = Presets.get(c.preset());
     int gb = c.globalBatch();
-    ModelSpec m = new ModelSpec(p.name(), p.family(), p.layers(), p.hidden(), p.heads(),
-        p.kvHeads(), p.ffn(), p.vocab(), p.seq(), gb, DType.BF16, p.arch());
     ClusterSpec cs = ClusterSpec.parse(c.cluster());
-    Function<LogicalMesh, CommModel> comm = mesh -> ClusterCommModels.catalog(cs, mesh);
-    PlanRequest req = new PlanRequest(m, cs, gb, 0, 0.95 * cs.gpu().hbmBytes(), comm,
-        SendRecvModel.catalog(cs), 2, false);
+    TrainingJob job = TrainingJob.of(p, cs).withGlobalBatch(gb).withDtype(DType.BF16)
+        .withMemoryPerGpu(0.95 * cs.gpu().hbmBytes());
+    PlannerOptions options = PlannerOptions.defaults();
     System.gc();
     resetPeaks();
     long t0 = System.nanoTime();
-    IlpLayerCostModel layers = new IlpLayerCostModel(m, cs, comm, DType.BF16,
-        SolverOptions.defaults());
-    PlanResult r = new InterOpPlanner(layers, x -> { }).plan(req);
+    PricedJob priced = Planner.price(job, Pricing.catalog(), options);
+    PlanResult r = Planner.plan(priced, options);
     double seconds = (System.nanoTime() - t0) / 1e9;
     double heap = peakHeap() / (1024.0 * 1024);
     if (!(r instanceof PlanResult.Planned planned)) {
@@ -89,7 +82,7 @@ public final class PlanBench {
       return;
     }
     var pred = planned.plan().prediction();
-    var grid = new MegatronGrid(layers).best(req);
+    var grid = new MegatronGrid(priced.layers()).best(priced.request());
     double gs = grid.map(g -> g.evaluated().simulation().iterationSeconds()).orElse(Double.NaN);
     double gt = grid.map(g -> g.evaluated().simulation().tokensPerSecond()).orElse(Double.NaN);
     double gm = grid.map(g -> g.evaluated().simulation().mfu()).orElse(Double.NaN);

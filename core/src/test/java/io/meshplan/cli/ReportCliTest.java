@@ -9,6 +9,8 @@ import io.meshplan.model.Recompute;
 import io.meshplan.plan.ParallelConfig;
 import io.meshplan.plan.PipelinePlan;
 import io.meshplan.plan.PlanJson;
+import io.meshplan.planner.PlannerOptions;
+import io.meshplan.planner.PricedJob;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
@@ -34,7 +36,8 @@ class ReportCliTest {
     ModelSpec p = Presets.get("gpt-1.7b");
     ModelSpec m = new ModelSpec(p.name(), p.family(), 4, p.hidden(), p.heads(), p.kvHeads(),
         p.ffn(), p.vocab(), p.seq(), p.batch(), p.dtype(), p.arch());
-    TrainingSetup setup = TrainingSetup.of(m, false, new ClusterOptions(), "1x4:a100-80gb", 8, 0);
+    PricedJob setup = JobFlags.priced(m, false, new ClusterOptions(), "1x4:a100-80gb", 8, 0,
+        PlannerOptions.defaults());
     PipelinePlan other = new PlanSimulator(setup.layers()).simulate(setup.request(),
         new ParallelConfig(1, 4, 1, 1, 1, 8, Recompute.NONE, false, false)).orElseThrow()
         .plan();
@@ -60,7 +63,8 @@ class ReportCliTest {
     ModelSpec p = Presets.get("gpt-1.7b");
     ModelSpec m = new ModelSpec(p.name(), p.family(), 4, p.hidden(), p.heads(), p.kvHeads(),
         p.ffn(), p.vocab(), p.seq(), p.batch(), p.dtype(), p.arch());
-    TrainingSetup setup = TrainingSetup.of(m, false, new ClusterOptions(), "1x4:a100-80gb", 8, 0);
+    PricedJob setup = JobFlags.priced(m, false, new ClusterOptions(), "1x4:a100-80gb", 8, 0,
+        PlannerOptions.defaults());
     PipelinePlan plan = new PlanSimulator(setup.layers()).simulate(setup.request(),
         new ParallelConfig(1, 2, 2, 1, 1, 8, Recompute.NONE, false, false)).orElseThrow()
         .plan();

@@ -68,7 +68,7 @@ class InterleaverTest {
       PlanRequest full = Requests.of(m, clusters[rnd.nextInt(clusters.length)], gb, false);
       // Every third case gets 20 to 120 MB per GPU, so that memory rules candidates out.
       PlanRequest req = k % 3 != 0 ? full : new PlanRequest(m, full.cluster(), gb, 0,
-          (20 + 100 * rnd.nextDouble()) * 1e6, full.comm(), full.p2p(), full.weightBytes(),
+          (20 + 100 * rnd.nextDouble()) * 1e6, full.pricing(), full.weightBytes(),
           false);
       IlpLayerCostModel layers = Requests.layers(req);
       List<Integer> sizes = InterOpPlanner.microbatchSizes(req);

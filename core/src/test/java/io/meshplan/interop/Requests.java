@@ -1,14 +1,10 @@
 package io.meshplan.interop;
 
-import io.meshplan.cluster.ClusterCommModels;
 import io.meshplan.cluster.ClusterSpec;
-import io.meshplan.cluster.CommModel;
-import io.meshplan.cluster.LogicalMesh;
-import io.meshplan.cluster.SendRecvModel;
 import io.meshplan.graph.DType;
 import io.meshplan.intraop.SolverOptions;
 import io.meshplan.model.ModelSpec;
-import java.util.function.Function;
+import io.meshplan.planner.Pricing;
 
 /** Planning requests priced by the catalog, as the command line builds them. */
 final class Requests {
@@ -21,9 +17,8 @@ final class Requests {
 
   static PlanRequest of(ModelSpec m, String cluster, int globalBatch, boolean overlap) {
     ClusterSpec cs = ClusterSpec.parse(cluster);
-    Function<LogicalMesh, CommModel> comm = mesh -> ClusterCommModels.catalog(cs, mesh);
-    return new PlanRequest(m, cs, globalBatch, 0, cs.gpu().hbmBytes(), comm,
-        SendRecvModel.catalog(cs), m.dtype().bytes(), overlap);
+    return new PlanRequest(m, cs, globalBatch, 0, cs.gpu().hbmBytes(), Pricing.catalog(),
+        m.dtype().bytes(), overlap);
   }
 
   static IlpLayerCostModel layers(PlanRequest req) {

@@ -2,13 +2,15 @@ package io.meshplan.spark;
 
 import io.meshplan.cluster.ClusterSpec;
 import io.meshplan.exec.LocalExecutor;
-import io.meshplan.graph.DType;
 import io.meshplan.interop.InterOpPlanner;
-import io.meshplan.model.ModelSpec;
+import io.meshplan.interop.PlanResult;
+import io.meshplan.plan.PlanJson;
+import io.meshplan.planner.Planner;
+import io.meshplan.planner.PlannerOptions;
+import io.meshplan.planner.PricedJob;
+import io.meshplan.planner.Pricing;
+import io.meshplan.planner.TrainingJob;
 import io.meshplan.model.Presets;
-import io.meshplan.sweep.DistributedPlanner;
-import io.meshplan.sweep.MicrobatchOutcome;
-import io.meshplan.sweep.PlanQuestion;
 import io.meshplan.exec.TaskExecutor;
 import io.meshplan.sweep.PointResult;
 import io.meshplan.sweep.PointStatus;
@@ -45,7 +47,7 @@ import java.util.OptionalDouble;
  * executor with N threads) or {@code spark:W} (W workers of one core; {@code -DexecutorMemory}
  * sets each executor's heap, default 3g). Instead of a grid file, {@code plan:MODEL:CLUSTER} (for
  * example {@code plan:llama3.1-405b:2048x8:h100-80gb:ib-ndr400}) times {@code plan --spark}'s work
- * (one task per microbatch size, {@link DistributedPlanner}) at a global batch of 1,024, and
+ * (one task per microbatch size, {@link Planner} on the executor) at a global batch of 1,024, and
  * compares the plan JSON.
  */
 public final class SparkSweepBench {
@@ -146,11 +148,12 @@ public final class SparkSweepBench {
     long ok;
     try {
       if (work.startsWith("plan:")) {
-        PlanQuestion q = question(work);
-        MicrobatchOutcome o = new DistributedPlanner(ex).plan(q, d -> { });
-        output = o.planJson();
-        tasks = InterOpPlanner.microbatchSizes(q.request(0)).size();
-        ok = o.planned() ? 1 : 0;
+        PricedJob q = Planner.price(job(work), Pricing.catalog(),
+            PlannerOptions.defaults().withThreads(1));
+        PlanResult o = Planner.plan(q, PlannerOptions.defaults().withThreads(1).withExecutor(ex));
+        output = o instanceof PlanResult.Planned p ? PlanJson.write(p.plan()) : "";
+        tasks = InterOpPlanner.microbatchSizes(q.request()).size();
+        ok = o instanceof PlanResult.Planned ? 1 : 0;
       } else {
         List<PointResult> r = new Sweep(ex, new PointTask(false, 0))
             .run(SweepGridReader.read(Path.of(work)), d -> { });
@@ -173,14 +176,9 @@ public final class SparkSweepBench {
    * {@code plan}'s question for {@code plan:MODEL:CLUSTER}: the preset with its sequence length,
    * a global batch of 1,024, the GPU's training precision and usable memory.
    */
-  private static PlanQuestion question(String work) {
+  private static TrainingJob job(String work) {
     String[] w = work.split(":", 3);
-    ModelSpec base = Presets.get(w[1]);
-    ClusterSpec cs = ClusterSpec.parse(w[2]);
-    DType t = cs.gpu().trainingType();
-    ModelSpec m = new ModelSpec(base.name(), base.family(), base.layers(), base.hidden(),
-        base.heads(), base.kvHeads(), base.ffn(), base.vocab(), base.seq(), 1024, t, base.arch());
-    return new PlanQuestion(m, cs, 1024, 0, cs.gpu().usableMemoryBytes(), t.bytes(), false);
+    return TrainingJob.of(Presets.get(w[1]), ClusterSpec.parse(w[2])).withGlobalBatch(1024);
   }
 
   private static String sha256(String s) throws NoSuchAlgorithmException {

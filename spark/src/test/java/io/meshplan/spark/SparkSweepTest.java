@@ -64,6 +64,37 @@ class SparkSweepTest {
     assertThat(out2.toString()).isEqualTo(out1.toString()).contains("\"stages\"");
   }
 
+  /**
+   * plan --spark --profile: the executors price collectives with the calibration profile that
+   * travels with their tasks, so the plan JSON is the local planner's with the same profile (and
+   * not the catalog-priced plan).
+   */
+  @Test
+  void planOnSparkWithAProfileMatchesLocal(@TempDir Path dir) {
+    Path profile = dir.resolve("profile.yaml");
+    assertThat(run(new StringWriter(), new StringWriter(), "calibrate",
+        "examples/alpa_profile_communication_4x8_a100.txt", "--cluster", "4x8:a100-80gb",
+        "--out", profile.toString())).isZero();
+    String[] base = {"plan", "--model", "opt-125m", "--seq", "512", "--cluster",
+        "4x8:a100-80gb", "--global-batch", "64", "--json"};
+    String[] withProfile = java.util.Arrays.copyOf(base, base.length + 2);
+    withProfile[base.length] = "--profile";
+    withProfile[base.length + 1] = profile.toString();
+    String[] spark = java.util.Arrays.copyOf(withProfile, withProfile.length + 2);
+    spark[withProfile.length] = "--spark";
+    spark[withProfile.length + 1] = "local[2]";
+    StringWriter local = new StringWriter();
+    StringWriter err1 = new StringWriter();
+    assertThat(run(local, err1, withProfile)).as(err1.toString()).isZero();
+    StringWriter onSpark = new StringWriter();
+    StringWriter err2 = new StringWriter();
+    assertThat(run(onSpark, err2, spark)).as(err2.toString()).isZero();
+    StringWriter catalog = new StringWriter();
+    assertThat(run(catalog, new StringWriter(), base)).isZero();
+    assertThat(onSpark.toString()).isEqualTo(local.toString()).contains("\"stages\"")
+        .isNotEqualTo(catalog.toString());
+  }
+
   @Test
   void localMastersRetryFailedTasks() {
     assertThat(SparkExecutorProvider.withRetries("local[*]")).isEqualTo("local[*,4]");

@@ -1,0 +1,185 @@
+package io.meshplan.interop;
+
+import io.meshplan.cluster.ClusterSpec;
+import io.meshplan.model.ModelSpec;
+import io.meshplan.plan.PipelinePlan;
+import io.meshplan.plan.StagePlan;
+import io.meshplan.sim.Schedule;
+import io.meshplan.sim.SimulationResult;
+import io.meshplan.sim.StageCost;
+import io.meshplan.util.Require;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The search of one microbatch size, the unit of work of {@link InterOpPlanner}'s tasks: the stage
+ * cost table of that size built from planned layers, the {@link StageDp} over it and the 1F1B
+ * simulation of its partition ({@link #oneFOneB}), or the {@link Interleaver}'s search for an
+ * interleaved pipeline that beats a given iteration ({@link #interleaved}).
+ */
+final class MicrobatchSearch {
+  private final PlanRequest req;
+  private final LayerCostModel layers;
+  private final SearchSpace space;
+
+  /**
+   * Creates the search.
+   *
+   * @param req the request
+   * @param layers prices layers
+   */
+  MicrobatchSearch(PlanRequest req, LayerCostModel layers) {
+    this.req = Require.nonNull(req, "request");
+    this.layers = Require.nonNull(layers, "layer cost model");
+    this.space = SearchSpace.of(req);
+  }
+
+  /**
+   * Plans the size with the stage DP and simulates its 1F1B pipeline.
+   *
+   * @param g sequences per microbatch
+   * @return the plan, or the least memory per GPU a partition needed
+   */
+  MicrobatchOutcome oneFOneB(int g) {
+    ClusterSpec cluster = req.cluster();
+    Table table = new Table(g);
+    InterOpPlanner.GroupedTable grouped = new InterOpPlanner.GroupedTable(table, space.group());
+    StageDpResult r = new StageDp(new StageDpProblem(space.shapes(), cluster.nodes(),
+        cluster.gpusPerNode(), grouped, req.memoryPerGpu(), req.globalBatch() / g)).solve();
+    if (r instanceof StageDpResult.Feasible f) {
+      return MicrobatchOutcome.planned(g, toPlan(table, grouped.ungroup(f.plan()), g), 1);
+    }
+    StageDpResult.Infeasible inf = (StageDpResult.Infeasible) r;
+    return MicrobatchOutcome.without(g, inf.minimumMemoryBytes().orElse(Double.NaN), "", false,
+        0);
+  }
+
+  /**
+   * The fastest interleaved pipeline of the size that fits and beats an iteration time.
+   *
+   * @param g sequences per microbatch
+   * @param beatSeconds the iteration to beat, seconds
+   * @return the plan, or an outcome without one when none beats it
+   */
+  MicrobatchOutcome interleaved(int g, double beatSeconds) {
+    Interleaver search = new Interleaver(req, new StageAssembler(req, layers), space.shapes(), g);
+    Optional<PlanSimulator.Evaluated> e = search.best(beatSeconds, false);
+    return e.map(x -> MicrobatchOutcome.planned(g, new PlanResult.Planned(x.plan(),
+            x.simulation(), new PlanResult.SearchStats(0, 0, 0, 1, 1)), search.simulations()))
+        .orElse(MicrobatchOutcome.without(g, Double.NaN, "", false, search.simulations()));
+  }
+
+  private PlanResult.Planned toPlan(Table table, io.meshplan.interop.StagePlan dp, int g) {
+    ModelSpec model = req.model();
+    ClusterSpec cluster = req.cluster();
+    List<StageCost> costs = new ArrayList<>();
+    List<StageSetting> settings = new ArrayList<>();
+    List<List<LayerCost>> stageLayers = new ArrayList<>();
+    int[] firstDevice = new int[dp.stages().size()];
+    int device = 0;
+    int last = model.layers() - 1;
+    for (int i = 0; i < dp.stages().size(); i++) {
+      Stage s = dp.stages().get(i);
+      StageSetting st = table.settings.get(s.tag());
+      List<LayerCost> ls = table.assembler.stageLayers(st.layer(),
+          s.lastLayer() - s.firstLayer() + 1, s.firstLayer() == 0, s.lastLayer() == last);
+      costs.add(table.assembler.builder(st.dataParallel(), st.tensorParallel()).build(ls,
+          st.dataParallel(), st.tensorParallel(), st.zeroStage(), s.lastLayer() == last));
+      settings.add(st);
+      stageLayers.add(ls);
+      firstDevice[i] = device;
+      device += s.submesh().devices();
+    }
+    int b = req.globalBatch() / g;
+    SimulationResult sim = table.assembler.simulate(costs, firstDevice, req.globalBatch(), b,
+        new Schedule.OneFOneB());
+    List<StagePlan> stages = new ArrayList<>();
+    for (int i = 0; i < dp.stages().size(); i++) {
+      Stage s = dp.stages().get(i);
+      StageSetting st = settings.get(i);
+      StageCost c = costs.get(i);
+      stages.add(new StagePlan(s.firstLayer(), s.lastLayer(), s.submesh().n(), s.submesh().m(),
+          firstDevice[i], st.dataParallel(), st.tensorParallel(), st.layer().recompute(),
+          st.layer().sequenceParallel(), st.zeroStage(), st.layer().megatron(),
+          c.forwardSeconds(), c.backwardSeconds(),
+          sim.stages().get(i).memory().totalBytes(), InterOpPlanner.largestTensors(stageLayers.get(i)),
+          Optional.of(InterOpPlanner.axisBytes(sim.stages().get(i).commBytesPerGpu()))));
+    }
+    PipelinePlan plan = new PipelinePlan(model, cluster.toShortString(), req.globalBatch(), g, b,
+        1, stages, InterOpPlanner.prediction(sim));
+    return new PlanResult.Planned(plan, sim, new PlanResult.SearchStats(0, 0, 0, 1, 1));
+  }
+
+  /** The stage cost table of one microbatch size, built on demand and remembered. */
+  private final class Table implements StageCostTable {
+    private final int microbatchSize;
+    private final int microbatches;
+    private final Map<Long, List<StageOption>> memo = new HashMap<>();
+    final List<StageSetting> settings = new ArrayList<>();
+    final StageAssembler assembler;
+
+    Table(int microbatchSize) {
+      this.microbatches = req.globalBatch() / microbatchSize;
+      this.microbatchSize = microbatchSize;
+      this.assembler = new StageAssembler(req, layers);
+    }
+
+    @Override
+    public int layers() {
+      return req.model().layers();
+    }
+
+    @Override
+    public int submeshes() {
+      return space.shapes().size();
+    }
+
+    @Override
+    public List<StageOption> options(int first, int last, int submesh) {
+      int count = last - first + 1;
+      boolean emb = first == 0;
+      boolean head = last == layers() - 1;
+      List<SubmeshShape> shapes = space.shapes();
+      long key = ((long) count * 4 + (emb ? 2 : 0) + (head ? 1 : 0)) * shapes.size() + submesh;
+      return memo.computeIfAbsent(key, k -> build(count, emb, head, shapes.get(submesh)));
+    }
+
+    /**
+     * The options of a stage, in order of latency, then static and activation memory; an option
+     * no better than another in all three is dropped (the DP would never prefer it).
+     */
+    private List<StageOption> build(int count, boolean emb, boolean head, SubmeshShape shape) {
+      List<StageOption> all = new ArrayList<>();
+      int devices = shape.devices();
+      for (int t : InterOpPlanner.tensorDegrees(req, devices)) {
+        int d = devices / t;
+        int b = InterOpPlanner.replicaMicrobatch(microbatchSize, d);
+        if (b == 0) {
+          continue;
+        }
+        StageCostBuilder builder = assembler.builder(d, t);
+        for (LayerSetting ls : InterOpPlanner.layerSettings(t, b)) {
+          List<LayerCost> stageLayers = assembler.stageLayers(ls, count, emb, head);
+          if (stageLayers == null) {
+            continue;
+          }
+          for (int zero : InterOpPlanner.zeroStages(d)) {
+            StageCost c = builder.build(stageLayers, d, t, zero, head);
+            int tag = settings.size();
+            settings.add(new StageSetting(d, t, zero, ls));
+            all.add(new StageOption(c.forwardSeconds() + c.backwardSeconds()
+                    + InterOpPlanner.iterationTail(c) / microbatches,
+                c.memory().weightsBytes() + c.memory().gradientsBytes()
+                    + c.memory().optimizerStateBytes() + c.memory().temporaryBytes(),
+                c.memory().activationBytesPerMicrobatch(), tag));
+          }
+        }
+      }
+      return InterOpPlanner.pareto(all);
+    }
+  }
+
+}

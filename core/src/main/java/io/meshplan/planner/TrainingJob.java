@@ -1,0 +1,134 @@
+package io.meshplan.planner;
+
+import io.meshplan.cluster.ClusterSpec;
+import io.meshplan.graph.DType;
+import io.meshplan.model.ModelSpec;
+import io.meshplan.util.InputException;
+import io.meshplan.util.Require;
+import java.io.Serializable;
+
+/**
+ * One training job to plan, as plain serializable data: the model (with the sequence length it
+ * trains), the cluster, the batch, the training precision, the memory a plan may use on one GPU
+ * and whether the framework overlaps the gradient reduction with the backward pass. {@link #of}
+ * fills in meshplan's defaults, the policy every command and the sweep share.
+ *
+ * @param model the model, with the sequence length to train
+ * @param cluster the cluster
+ * @param globalBatch sequences per iteration
+ * @param microbatches microbatches per iteration, or 0 to let the planner choose
+ * @param dtype the training precision: bf16, f16 or f32
+ * @param memoryPerGpu memory a plan may use on one GPU, bytes
+ * @param overlapGradReduce whether the gradient reduction overlaps with the backward pass (PyTorch
+ *     DDP, Megatron-LM's {@code --overlap-grad-reduce})
+ */
+public record TrainingJob(ModelSpec model, ClusterSpec cluster, int globalBatch,
+    int microbatches, DType dtype, double memoryPerGpu, boolean overlapGradReduce)
+    implements Serializable {
+  private static final long serialVersionUID = 1L;
+
+  /** Validates the job. */
+  public TrainingJob {
+    Require.nonNull(model, "model");
+    Require.nonNull(cluster, "cluster");
+    Require.nonNull(dtype, "training precision");
+    if (dtype != DType.BF16 && dtype != DType.F16 && dtype != DType.F32) {
+      throw new InputException("the training precision " + dtype.hloName() + " cannot train; "
+          + "use bf16, f16 or f32");
+    }
+    if (globalBatch <= 0) {
+      throw new InputException("the global batch must be positive, got " + globalBatch);
+    }
+    if (microbatches < 0 || (microbatches > 0 && globalBatch % microbatches != 0)) {
+      throw new InputException("the global batch " + globalBatch + " is not a multiple of "
+          + microbatches + " microbatches");
+    }
+    if (!(memoryPerGpu > 0) || Double.isInfinite(memoryPerGpu)) {
+      throw new InputException("the memory per GPU must be a positive number of bytes, got "
+          + memoryPerGpu);
+    }
+  }
+
+  /**
+   * A job with meshplan's defaults: the model's batch as the global batch, microbatches chosen by
+   * the planner, the GPU's training precision (bf16, or fp16 on GPUs without bf16), the GPU's
+   * usable memory ({@link io.meshplan.cluster.GpuSpec#usableMemoryBytes}), and a gradient
+   * reduction after the backward pass (Megatron-LM's default).
+   *
+   * @param model the model, with the sequence length to train
+   * @param cluster the cluster
+   * @return the job
+   */
+  public static TrainingJob of(ModelSpec model, ClusterSpec cluster) {
+    Require.nonNull(model, "model");
+    Require.nonNull(cluster, "cluster");
+    return new TrainingJob(model, cluster, model.batch(), 0, cluster.gpu().trainingType(),
+        cluster.gpu().usableMemoryBytes(), false);
+  }
+
+  /**
+   * The same job with another global batch.
+   *
+   * @param sequences sequences per iteration
+   * @return the job
+   */
+  public TrainingJob withGlobalBatch(int sequences) {
+    return new TrainingJob(model, cluster, sequences, microbatches, dtype, memoryPerGpu,
+        overlapGradReduce);
+  }
+
+  /**
+   * The same job with a fixed microbatch count.
+   *
+   * @param count microbatches per iteration, or 0 to let the planner choose
+   * @return the job
+   */
+  public TrainingJob withMicrobatches(int count) {
+    return new TrainingJob(model, cluster, globalBatch, count, dtype, memoryPerGpu,
+        overlapGradReduce);
+  }
+
+  /**
+   * The same job in another training precision.
+   *
+   * @param type bf16, f16 or f32
+   * @return the job
+   */
+  public TrainingJob withDtype(DType type) {
+    return new TrainingJob(model, cluster, globalBatch, microbatches, type, memoryPerGpu,
+        overlapGradReduce);
+  }
+
+  /**
+   * The same job with another memory budget.
+   *
+   * @param bytes memory a plan may use on one GPU, bytes
+   * @return the job
+   */
+  public TrainingJob withMemoryPerGpu(double bytes) {
+    return new TrainingJob(model, cluster, globalBatch, microbatches, dtype, bytes,
+        overlapGradReduce);
+  }
+
+  /**
+   * The same job with the gradient reduction overlapped with the backward pass or not.
+   *
+   * @param overlap whether it overlaps
+   * @return the job
+   */
+  public TrainingJob withOverlapGradReduce(boolean overlap) {
+    return new TrainingJob(model, cluster, globalBatch, microbatches, dtype, memoryPerGpu,
+        overlap);
+  }
+
+  /**
+   * The model as trained: its global batch and training precision.
+   *
+   * @return the model spec
+   */
+  public ModelSpec trainedModel() {
+    return new ModelSpec(model.name(), model.family(), model.layers(), model.hidden(),
+        model.heads(), model.kvHeads(), model.ffn(), model.vocab(), model.seq(), globalBatch,
+        dtype, model.arch());
+  }
+}
