@@ -10,7 +10,7 @@ import com.tngtech.archunit.core.importer.ImportOption;
 import org.junit.jupiter.api.Test;
 
 /**
- * Imports point downwards only, as DESIGN.md's package table says; packages form no cycle; only
+ * Imports point downwards only, as docs/ARCHITECTURE.md's package map says; packages form no cycle; only
  * the command line prints or exits.
  */
 class LayeringTest {

@@ -85,32 +85,8 @@ final class PlanCommand implements Callable<Integer> {
     if (hlo != null) {
       return planHlo();
     }
-    int fixed = 0;
-    if (!"auto".equalsIgnoreCase(microbatches)) {
-      try {
-        fixed = Integer.parseInt(microbatches.trim());
-      } catch (NumberFormatException e) {
-        fixed = -1;
-      }
-      if (fixed <= 0) {
-        throw new InputException("--microbatches must be a positive integer or auto, got '"
-            + microbatches + "'");
-      }
-      if (globalBatch % fixed != 0) {
-        throw new InputException("--global-batch " + globalBatch + " is not a multiple of "
-            + "--microbatches " + fixed);
-      }
-    }
-    if (megatronGrid && fixed > 0) {
-      throw new InputException("--microbatches cannot be fixed with --megatron-grid, which "
-          + "chooses the micro batch itself");
-    }
-    boolean interleave = switch (schedule.trim().toLowerCase(java.util.Locale.ROOT)) {
-      case "auto" -> true;
-      case "1f1b" -> false;
-      default -> throw new InputException("--schedule '" + schedule + "' is unknown; use auto "
-          + "or 1f1b");
-    };
+    int fixed = fixedMicrobatches();
+    boolean interleave = interleaving();
     ReportFiles.check(report, compare, out, null);
     if (megatronGrid && !executor.local()) {
       throw new InputException("--megatron-grid runs in this process; leave out --spark");
@@ -127,27 +103,55 @@ final class PlanCommand implements Callable<Integer> {
     if (r instanceof PlanResult.Infeasible inf) {
       throw new InfeasibleException(inf.message());
     }
-    PlanResult.Planned p = (PlanResult.Planned) r;
+    render((PlanResult.Planned) r, setup);
+    return ExitCodes.OK;
+  }
+
+  /** {@code --microbatches}: 0 for auto, else a positive divisor of the global batch. */
+  private int fixedMicrobatches() {
+    if ("auto".equalsIgnoreCase(microbatches)) {
+      return 0;
+    }
+    int fixed;
+    try {
+      fixed = Integer.parseInt(microbatches.trim());
+    } catch (NumberFormatException e) {
+      fixed = -1;
+    }
+    if (fixed <= 0) {
+      throw new InputException("--microbatches must be a positive integer or auto, got '"
+          + microbatches + "'");
+    }
+    if (globalBatch % fixed != 0) {
+      throw new InputException("--global-batch " + globalBatch + " is not a multiple of "
+          + "--microbatches " + fixed);
+    }
+    if (megatronGrid) {
+      throw new InputException("--microbatches cannot be fixed with --megatron-grid, which "
+          + "chooses the micro batch itself");
+    }
+    return fixed;
+  }
+
+  /** {@code --schedule}: whether the plan may interleave. */
+  private boolean interleaving() {
+    return switch (schedule.trim().toLowerCase(java.util.Locale.ROOT)) {
+      case "auto" -> true;
+      case "1f1b" -> false;
+      default -> throw new InputException("--schedule '" + schedule + "' is unknown; use auto "
+          + "or 1f1b");
+    };
+  }
+
+  /** Prints the plan (text or JSON) and writes the files the flags name. */
+  private void render(PlanResult.Planned p, PricedJob setup) {
     String planJson = PlanJson.write(p.plan());
     PrintWriter w = spec.commandLine().getOut();
     if (json) {
       w.print(planJson);
     } else {
       w.print(PlanText.write(p.plan(), p.simulation()));
-      if (!executor.local()) {
-        w.printf(java.util.Locale.ROOT, "search: %d stage DP runs on Spark%n",
-            p.stats().dpRuns());
-      } else if (megatronGrid) {
-        w.printf(java.util.Locale.ROOT, "search: %d layer solves, the Megatron-LM grid%n",
-            p.stats().layerSolves());
-      } else {
-        w.printf(java.util.Locale.ROOT,
-            "search: %d layer solves, %d stage DP runs, %d simulations%s%s%n",
-            p.stats().layerSolves(), p.stats().dpRuns(), p.stats().simulations(),
-            p.stats().nodeGranule() > 1
-                ? "; stages in multiples of " + p.stats().nodeGranule() + " nodes" : "",
-            p.stats().layerGroup() > 1 ? "; layers in groups of " + p.stats().layerGroup() : "");
-      }
+      w.print(searchLine(p.stats()));
     }
     if (out != null) {
       OutputPaths.write("--out", out, planJson);
@@ -161,11 +165,49 @@ final class PlanCommand implements Callable<Integer> {
     if (report != null && !json) {
       w.println("wrote " + report);
     }
-    return ExitCodes.OK;
+  }
+
+  /** The line that says how much the search did. */
+  private String searchLine(PlanResult.SearchStats stats) {
+    if (!executor.local()) {
+      return String.format(java.util.Locale.ROOT, "search: %d stage DP runs on Spark%n",
+          stats.dpRuns());
+    }
+    if (megatronGrid) {
+      return String.format(java.util.Locale.ROOT,
+          "search: %d layer solves, the Megatron-LM grid%n", stats.layerSolves());
+    }
+    return String.format(java.util.Locale.ROOT,
+        "search: %d layer solves, %d stage DP runs, %d simulations%s%s%n",
+        stats.layerSolves(), stats.dpRuns(), stats.simulations(),
+        stats.nodeGranule() > 1 ? "; stages in multiples of " + stats.nodeGranule() + " nodes" : "",
+        stats.layerGroup() > 1 ? "; layers in groups of " + stats.layerGroup() : "");
   }
 
   /** Plans an HLO training step: its batch is one microbatch, so the batch flags do not apply. */
   private int planHlo() {
+    refuseFlagsBesideHlo();
+    int n = hloMicrobatches();
+    if (!"auto".equalsIgnoreCase(schedule.trim()) && !"1f1b".equalsIgnoreCase(schedule.trim())) {
+      throw new InputException("--schedule '" + schedule + "' is unknown; use auto or 1f1b");
+    }
+    new OutputPaths().input("--hlo", hlo).check();
+    io.meshplan.cluster.ClusterSpec cs = cluster.spec(null);
+    Graph graph = readHlo();
+    HloLayering lay = HloLayering.of(graph, "--hlo " + hlo);
+    HloPipelinePlan p;
+    try (io.meshplan.exec.LocalExecutor pool = (io.meshplan.exec.LocalExecutor) executor.open();
+        Progress progress = Progress.start("planning")) {
+      p = HloPipelinePlanner.of(graph, cs, cluster.comm(cs), cluster.memoryPerGpu(cs),
+          cluster.p2p(cs), cluster.overlapGradReduce, pool, progress::update).plan(lay, n);
+    }
+    PrintWriter w = spec.commandLine().getOut();
+    w.print(json ? HloPlanJson.write(p) : HloPlanText.write(p));
+    return ExitCodes.OK;
+  }
+
+  /** The flags that describe a preset's model and batch, or write files, do not apply. */
+  private void refuseFlagsBesideHlo() {
     java.util.Map<String, Boolean> given = new java.util.LinkedHashMap<>();
     given.put("--model", model.model != null);
     given.put(String.valueOf(model.overrides()), model.overrides() != null);
@@ -182,6 +224,10 @@ final class PlanCommand implements Callable<Integer> {
             + "the model and its microbatch, and its plan is printed (--json for machines)");
       }
     }
+  }
+
+  /** {@code --microbatches} with {@code --hlo}: a positive count, not auto. */
+  private int hloMicrobatches() {
     if ("auto".equalsIgnoreCase(microbatches.trim())) {
       throw new InputException("--hlo needs --microbatches N: the module's batch is one "
           + "microbatch, and N of them make an iteration");
@@ -196,11 +242,11 @@ final class PlanCommand implements Callable<Integer> {
       throw new InputException("--microbatches must be a positive integer, got '"
           + microbatches + "'");
     }
-    if (!"auto".equalsIgnoreCase(schedule.trim()) && !"1f1b".equalsIgnoreCase(schedule.trim())) {
-      throw new InputException("--schedule '" + schedule + "' is unknown; use auto or 1f1b");
-    }
-    new OutputPaths().input("--hlo", hlo).check();
-    io.meshplan.cluster.ClusterSpec cs = cluster.spec(null);
+    return n;
+  }
+
+  /** The module's entry computation with its calls inlined; its warnings go to standard error. */
+  private Graph readHlo() {
     HloModule module = new HloParser().parse(hlo);
     Graph inlined = CallInliner.inline(module).graph();
     Graph graph = new Graph(module.name(), inlined.instructions(), inlined.aliases());
@@ -213,15 +259,6 @@ final class PlanCommand implements Callable<Integer> {
       err.println("meshplan: warning: " + warning);
     }
     err.flush();
-    HloLayering lay = HloLayering.of(graph, "--hlo " + hlo);
-    HloPipelinePlan p;
-    try (io.meshplan.exec.LocalExecutor pool = (io.meshplan.exec.LocalExecutor) executor.open();
-        Progress progress = Progress.start("planning")) {
-      p = HloPipelinePlanner.of(graph, cs, cluster.comm(cs), cluster.memoryPerGpu(cs),
-          cluster.p2p(cs), cluster.overlapGradReduce, pool, progress::update).plan(lay, n);
-    }
-    PrintWriter w = spec.commandLine().getOut();
-    w.print(json ? HloPlanJson.write(p) : HloPlanText.write(p));
-    return ExitCodes.OK;
+    return graph;
   }
 }

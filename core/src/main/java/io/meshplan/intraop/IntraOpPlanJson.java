@@ -10,7 +10,7 @@ import java.util.Map;
 
 /**
  * Writes an {@link IntraOpPlan} as the JSON of {@code meshplan shard --json}. The fields of
- * DESIGN.md are a contract: {@code objective}, {@code status}, {@code solveSeconds}, {@code bound}
+ * docs/ARCHITECTURE.md are a contract: {@code objective}, {@code status}, {@code solveSeconds}, {@code bound}
  * and {@code instructions[]} with {@code name}, {@code op}, {@code shape}, {@code strategy} and
  * {@code sharding}. Besides them: {@code model}, {@code mesh}, {@code costUnit} (words), {@code
  * unit} ({@code SECONDS} or {@code ALPA_UNITS}), {@code costs} (totals of {@code compute}, {@code

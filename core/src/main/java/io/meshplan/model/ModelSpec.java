@@ -181,4 +181,39 @@ public record ModelSpec(
     return new ModelSpec(name, family, layers, hidden, heads, kvHeads, ffn, vocab, newSeq,
         newBatch, dtype, arch);
   }
+
+  /**
+   * This spec as one training job runs it.
+   *
+   * @param newBatch sequences per iteration
+   * @param newDtype the training precision
+   * @return the spec
+   */
+  public ModelSpec withTraining(int newBatch, DType newDtype) {
+    return new ModelSpec(name, family, layers, hidden, heads, kvHeads, ffn, vocab, seq, newBatch,
+        newDtype, arch);
+  }
+
+  /**
+   * This spec at another sequence length, with the layer design that length implies ({@link
+   * Architecture#forSequence}).
+   *
+   * @param newSeq tokens per sequence
+   * @return the spec
+   */
+  public ModelSpec withSequence(int newSeq) {
+    return new ModelSpec(name, family, layers, hidden, heads, kvHeads, ffn, vocab, newSeq, batch,
+        dtype, arch.forSequence(newSeq));
+  }
+
+  /**
+   * This spec with another number of transformer blocks.
+   *
+   * @param newLayers blocks
+   * @return the spec
+   */
+  public ModelSpec withLayers(int newLayers) {
+    return new ModelSpec(name, family, newLayers, hidden, heads, kvHeads, ffn, vocab, seq, batch,
+        dtype, arch);
+  }
 }

@@ -19,9 +19,10 @@ import java.util.Map;
  *       32/40/60/80, context 2048) with the intermediate sizes of the released configs
  *       (11008/13824/17920/22016).
  *   <li>{@code llama3-8b}, {@code llama3-70b}, {@code llama3.1-8b}, {@code llama3.1-70b}, {@code
- *       llama3.1-405b} (also {@code llama3-405b}, the name DESIGN.md uses; Meta released the 405B
- *       model as Llama 3.1): the {@code config.json} of meta-llama/Meta-Llama-3(.1)-*: hidden
- *       4096/8192/16384, layers 32/80/126, heads 32/64/128, 8 key/value heads, intermediate
+ *       llama3.1-405b} (also {@code llama3-405b}, the name the command-line contract uses; Meta
+ *       released the 405B model as Llama 3.1): the {@code config.json} of
+ *       meta-llama/Meta-Llama-3(.1)-*: hidden 4096/8192/16384, layers 32/80/126, heads
+ *       32/64/128, 8 key/value heads, intermediate
  *       14336/28672/53248, vocabulary 128256; Dubey et al. 2024, "The Llama 3 Herd of Models",
  *       Table 3. Sequence 8192 (the pre-training context).
  *   <li>{@code mistral-7b}: the {@code config.json} of mistralai/Mistral-7B-v0.1 (hidden 4096,

@@ -17,7 +17,7 @@ import java.util.List;
 /**
  * The versioned JSON form of a {@link PipelinePlan}: what {@code plan --out} writes and {@code
  * simulate --plan}, {@code export --plan} and {@code deploy --plan} read. Field names are a contract
- * (DESIGN.md): {@code stages[]} with {@code layers} [first, last], {@code submesh} [n, m], {@code
+ * (docs/ARCHITECTURE.md): {@code stages[]} with {@code layers} [first, last], {@code submesh} [n, m], {@code
  * logicalMesh} [a, b] and {@code peakMemoryBytes}, plus {@code microbatches}, {@code
  * iterationSeconds}, {@code tokensPerSecond}, {@code tflopsPerGpu} and {@code mfu}.
  *

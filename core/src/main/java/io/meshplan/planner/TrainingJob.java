@@ -127,8 +127,6 @@ public record TrainingJob(ModelSpec model, ClusterSpec cluster, int globalBatch,
    * @return the model spec
    */
   public ModelSpec trainedModel() {
-    return new ModelSpec(model.name(), model.family(), model.layers(), model.hidden(),
-        model.heads(), model.kvHeads(), model.ffn(), model.vocab(), model.seq(), globalBatch,
-        dtype, model.arch());
+    return model.withTraining(globalBatch, dtype);
   }
 }

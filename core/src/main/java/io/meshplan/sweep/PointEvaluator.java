@@ -10,7 +10,6 @@ import io.meshplan.interop.MegatronGrid;
 import io.meshplan.interop.PlanRequest;
 import io.meshplan.interop.PlanResult;
 import io.meshplan.intraop.SolverOptions;
-import io.meshplan.model.Architecture;
 import io.meshplan.model.ModelFlops;
 import io.meshplan.model.ModelSpec;
 import io.meshplan.model.Presets;
@@ -161,11 +160,7 @@ public final class PointEvaluator {
             + "'; valid: " + String.join(", ", GpuCatalog.names()))),
         FabricCatalog.find(p.fabric()).orElseThrow(() -> new InputException("unknown fabric '"
             + p.fabric() + "'; valid: " + String.join(", ", FabricCatalog.names()))));
-    Architecture arch = base.arch().forSequence(p.seq());
-    ModelSpec model = new ModelSpec(base.name(), base.family(), base.layers(), base.hidden(),
-        base.heads(), base.kvHeads(), base.ffn(), base.vocab(), p.seq(), p.globalBatch(),
-        base.dtype(), arch);
-    return TrainingJob.of(model, cs).withGlobalBatch(p.globalBatch())
+    return TrainingJob.of(base.withSequence(p.seq()), cs).withGlobalBatch(p.globalBatch())
         .withMicrobatches(p.microbatches()).withOverlapGradReduce(p.overlapGradReduce());
   }
 }
