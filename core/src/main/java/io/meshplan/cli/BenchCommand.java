@@ -56,7 +56,7 @@ final class BenchCommand implements Callable<Integer> {
       default -> throw new InputException("--launcher '" + launcher
           + "': expected mpirun, srun or torchrun");
     };
-    ClusterSpec cs = ClusterSpec.parse(cluster);
+    ClusterSpec cs = FlagWords.call(FlagWords.CLUSTER, () -> ClusterSpec.parse(cluster));
     BenchPlan plan = new BenchPlan(cs, l);
     PrintWriter stdout = spec.commandLine().getOut();
     if (checkLocal) {

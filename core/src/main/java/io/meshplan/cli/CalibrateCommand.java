@@ -61,21 +61,13 @@ final class CalibrateCommand implements Callable<Integer> {
     if (json && report) {
       throw new InputException("use --json or --report, not both (--json is for machines)");
     }
-    ClusterSpec c = ClusterSpec.parse(cluster);
+    ClusterSpec c = FlagWords.call(FlagWords.CLUSTER, () -> ClusterSpec.parse(cluster));
     OutputPaths paths = new OutputPaths().output("--out", out);
     for (Path f : files) {
       paths.input("input", f);
     }
     paths.input("--cluster", CliValues.existingFile(cluster)).check();
-    java.util.Set<Path> seen = new java.util.HashSet<>();
-    List<Path> unique = new ArrayList<>();
-    for (Path f : files) {
-      if (seen.add(io.meshplan.util.AtomicFiles.canonical(f))) {
-        unique.add(f);
-      } else {
-        stderr.println("meshplan: warning: " + f + " is given more than once; read once");
-      }
-    }
+    List<Path> unique = uniqueFiles(stderr);
     BenchmarkLogReader reader = new BenchmarkLogReader(c.gpusPerNode());
     List<MeasuredPoint> points = new ArrayList<>();
     List<ParseWarning> warnings = new ArrayList<>();
@@ -115,5 +107,19 @@ final class CalibrateCommand implements Callable<Integer> {
       }
     }
     return ExitCodes.OK;
+  }
+
+  /** The log files, each once; a file named twice is read once, with a warning. */
+  private List<Path> uniqueFiles(PrintWriter stderr) {
+    java.util.Set<Path> seen = new java.util.HashSet<>();
+    List<Path> unique = new ArrayList<>();
+    for (Path f : files) {
+      if (seen.add(io.meshplan.util.AtomicFiles.canonical(f))) {
+        unique.add(f);
+      } else {
+        stderr.println("meshplan: warning: " + f + " is given more than once; read once");
+      }
+    }
+    return unique;
   }
 }

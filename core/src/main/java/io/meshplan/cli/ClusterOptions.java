@@ -38,7 +38,7 @@ final class ClusterOptions {
       throw new io.meshplan.util.InputException("--cluster is required, e.g. --cluster "
           + "128x8:h100-80gb:ib-ndr400");
     }
-    return ClusterSpec.parse(text);
+    return FlagWords.call(FlagWords.CLUSTER, () -> ClusterSpec.parse(text));
   }
 
   double memoryPerGpu(ClusterSpec cs) {

@@ -139,7 +139,8 @@ final class DeployCommand implements Callable<Integer> {
     if (cluster == null && p.isEmpty()) {
       throw new InputException("give --cluster or --plan");
     }
-    ClusterSpec c = ClusterSpec.parse(cluster != null ? cluster : p.get().cluster());
+    String text = cluster != null ? cluster : p.get().cluster();
+    ClusterSpec c = FlagWords.call(FlagWords.CLUSTER, () -> ClusterSpec.parse(text));
     if (p.isPresent() && p.get().gpus() != c.gpuCount()) {
       throw new InputException("--plan uses " + p.get().gpus() + " GPUs but --cluster "
           + c.toShortString() + " has " + c.gpuCount());

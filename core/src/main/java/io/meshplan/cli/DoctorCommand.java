@@ -38,7 +38,8 @@ final class DoctorCommand implements Callable<Integer> {
 
   @Override
   public Integer call() {
-    DoctorReport report = new EnvAdvisor().advise(new SysfsReader(sysfsRoot).read());
+    DoctorReport report = new EnvAdvisor().advise(
+        FlagWords.call(FlagWords.SYSFS, () -> new SysfsReader(sysfsRoot).read()));
     var out = spec.commandLine().getOut();
     if (json) {
       out.println(DoctorJson.write(report));

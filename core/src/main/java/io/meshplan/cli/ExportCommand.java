@@ -131,7 +131,7 @@ final class ExportCommand implements Callable<Integer> {
     ModelSpec m = model.spec();
     ClusterSpec c = clusterOptions.spec(null);
     ParallelConfig pc = parallel.config();
-    return new ExportInput(m, c, pc);
+    return FlagWords.call(FlagWords.PARALLEL, () -> new ExportInput(m, c, pc));
   }
 
   /** The flags that reproduce an input on this command line. */

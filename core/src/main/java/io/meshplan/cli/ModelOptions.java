@@ -97,7 +97,7 @@ final class ModelOptions {
           pos("--ffn", ffn, ffnDefault), pos("--vocab", vocab, p.vocab()), s,
           pos("--batch", batch, p.batch()), t, arch);
     } catch (IllegalArgumentException | ArithmeticException e) {
-      throw new InputException(e.getMessage());
+      throw new InputException(FlagWords.reword(e.getMessage(), FlagWords.MODEL));
     }
   }
 

@@ -88,7 +88,7 @@ final class ParallelOptions {
       return new ParallelConfig(tp, pp, dp, vpp == null ? 1 : vpp, microBatch, globalBatch, r,
           sequenceParallel, zero);
     } catch (IllegalArgumentException e) {
-      throw new InputException(e.getMessage());
+      throw new InputException(FlagWords.reword(e.getMessage(), FlagWords.PARALLEL));
     }
   }
 

@@ -71,8 +71,9 @@ final class SimulateCommand implements Callable<Integer> {
       ParallelConfig c = parallel.config();
       setup = JobFlags.priced(model, cluster, null, c.globalBatchSize(), 0,
           PlannerOptions.defaults());
-      c.check(setup.cluster().gpuCount(), setup.model().layers(), setup.model().heads(),
-          setup.model().kvHeads());
+      PricedJob job = setup;
+      FlagWords.check(FlagWords.PARALLEL, () -> c.check(job.cluster().gpuCount(),
+          job.model().layers(), job.model().heads(), job.model().kvHeads()));
       PlanSimulator.Evaluated e = new PlanSimulator(setup.layers()).simulate(setup.request(), c,
           parallel.gpipe())
           .orElseThrow(() -> new InputException("--tp " + c.tensorParallel() + " cannot split "

@@ -63,10 +63,10 @@ public record ClusterSpec(int nodes, int gpusPerNode, GpuSpec gpu, Fabric fabric
     }
     String t = text.trim();
     if (t.contains("/") || t.endsWith(".yaml") || t.endsWith(".yml") || t.endsWith(".json")) {
-      throw new InputException("--cluster '" + text + "': no such file; give a YAML cluster file"
+      throw new InputException("cluster '" + text + "': no such file; give a YAML cluster file"
           + " that exists, or NODESxGPUS:gpu[:fabric] such as 50x4:a100-40gb");
     }
-    throw new InputException("--cluster '" + text + "': expected NODESxGPUS:gpu[:fabric] such as"
+    throw new InputException("cluster '" + text + "': expected NODESxGPUS:gpu[:fabric] such as"
         + " 50x4:a100-40gb or 128x8:h100-80gb:ib-ndr400, or the path of a YAML cluster file");
   }
 
@@ -79,7 +79,7 @@ public record ClusterSpec(int nodes, int gpusPerNode, GpuSpec gpu, Fabric fabric
     } catch (NumberFormatException e) {
       // falls through to the message below
     }
-    throw new InputException("--cluster '" + text + "': the " + what + " '" + digits
+    throw new InputException("cluster '" + text + "': the " + what + " '" + digits
         + "' must be a positive integer");
   }
 
@@ -96,11 +96,11 @@ public record ClusterSpec(int nodes, int gpusPerNode, GpuSpec gpu, Fabric fabric
   static ClusterSpec fromParts(String where, int nodes, int gpusPerNode, String gpuName,
       String fabricName) {
     GpuSpec gpu = GpuCatalog.find(gpuName).orElseThrow(() -> new InputException(
-        "--cluster '" + where + "': unknown gpu '" + gpuName + "'; valid: "
+        "cluster '" + where + "': unknown gpu '" + gpuName + "'; valid: "
             + String.join(", ", GpuCatalog.names())));
     String fname = fabricName == null ? GpuCatalog.defaultFabric(gpu) : fabricName;
     Fabric fabric = FabricCatalog.find(fname).orElseThrow(() -> new InputException(
-        "--cluster '" + where + "': unknown fabric '" + fname + "'; valid: "
+        "cluster '" + where + "': unknown fabric '" + fname + "'; valid: "
             + String.join(", ", FabricCatalog.names())));
     return new ClusterSpec(nodes, gpusPerNode, gpu, fabric);
   }

@@ -44,22 +44,22 @@ public final class SysfsReader {
     Require.nonNull(root, "sysfs root");
     if (!Files.exists(root)) {
       throw new InputException(
-          "--sysfs-root " + root + ": no such directory; pass the sysfs mount point (default /sys)");
+          "sysfs root " + root + ": no such directory; pass the sysfs mount point (default /sys)");
     }
     if (!Files.isDirectory(root)) {
       throw new InputException(
-          "--sysfs-root " + root + ": not a directory; pass the sysfs mount point (default /sys)");
+          "sysfs root " + root + ": not a directory; pass the sysfs mount point (default /sys)");
     }
     for (String sub : new String[] {"class/infiniband", "class/net"}) {
       Path d = root.resolve(sub);
       if (Files.exists(d) && !Files.isDirectory(d)) {
-        throw new InputException("--sysfs-root " + root + ": " + sub + " is not a directory;"
+        throw new InputException("sysfs root " + root + ": " + sub + " is not a directory;"
             + " this is not a sysfs tree (default /sys)");
       }
     }
     if (!Files.isDirectory(root.resolve("class/net"))
         && !Files.isDirectory(root.resolve("class/infiniband"))) {
-      throw new InputException("--sysfs-root " + root + ": neither class/net nor"
+      throw new InputException("sysfs root " + root + ": neither class/net nor"
           + " class/infiniband is there, so this is not a sysfs tree; pass the sysfs mount point"
           + " (default /sys)");
     }

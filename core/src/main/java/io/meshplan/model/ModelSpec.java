@@ -51,21 +51,21 @@ public record ModelSpec(
   public ModelSpec {
     Require.nonNull(name, "name");
     Require.nonNull(family, "family");
-    Require.positive(layers, "--layers");
-    Require.positive(hidden, "--hidden");
-    Require.positive(heads, "--heads");
-    Require.positive(kvHeads, "--kv-heads");
-    Require.positive(ffn, "--ffn");
-    Require.positive(vocab, "--vocab");
-    Require.positive(seq, "--seq");
-    Require.positive(batch, "--batch");
+    Require.positive(layers, "layers");
+    Require.positive(hidden, "hidden size");
+    Require.positive(heads, "attention heads");
+    Require.positive(kvHeads, "key/value heads");
+    Require.positive(ffn, "feed-forward size");
+    Require.positive(vocab, "vocabulary");
+    Require.positive(seq, "sequence length");
+    Require.positive(batch, "batch");
     Require.nonNull(dtype, "dtype");
     Require.nonNull(arch, "arch");
     if (family != Family.ALPA_MLP) {
-      Require.that(hidden % heads == 0, "--hidden " + hidden + " must be a multiple of --heads "
-          + heads);
-      Require.that(heads % kvHeads == 0, "--heads " + heads + " must be a multiple of --kv-heads "
-          + kvHeads);
+      Require.that(hidden % heads == 0, "hidden size " + hidden + " must be a multiple of attention "
+          + "heads " + heads);
+      Require.that(heads % kvHeads == 0, "attention heads " + heads + " must be a multiple of "
+          + "key/value heads " + kvHeads);
     }
     if (family == Family.LLAMA) {
       Require.that(arch.mlp().gated() && arch.norm() == Architecture.Norm.RMS

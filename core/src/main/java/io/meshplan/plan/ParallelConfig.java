@@ -36,12 +36,12 @@ public record ParallelConfig(
 
   /** Validates the sizes on their own; see {@link #check} for the fit to a model and cluster. */
   public ParallelConfig {
-    Require.positive(tensorParallel, "--tp");
-    Require.positive(pipelineParallel, "--pp");
-    Require.positive(dataParallel, "--dp");
-    Require.positive(virtualStages, "--vpp");
-    Require.positive(microBatchSize, "--micro-batch");
-    Require.positive(globalBatchSize, "--global-batch");
+    Require.positive(tensorParallel, "tensor-parallel size");
+    Require.positive(pipelineParallel, "pipeline-parallel size");
+    Require.positive(dataParallel, "data-parallel size");
+    Require.positive(virtualStages, "virtual stages");
+    Require.positive(microBatchSize, "micro batch");
+    Require.positive(globalBatchSize, "global batch");
     Require.nonNull(recompute, "recompute");
     Require.that(zeroStage == 0 || zeroStage == 1 || zeroStage == 3, "ZeRO stage must be 0, 1"
         + " or 3, got " + zeroStage);
@@ -98,8 +98,9 @@ public record ParallelConfig(
       return Math.multiplyExact(Math.multiplyExact(tensorParallel, pipelineParallel),
           dataParallel);
     } catch (ArithmeticException e) {
-      throw new InputException("--tp " + tensorParallel + " x --pp " + pipelineParallel
-          + " x --dp " + dataParallel + " is too large");
+      throw new InputException("tensor-parallel size " + tensorParallel
+          + " x pipeline-parallel size " + pipelineParallel + " x data-parallel size "
+          + dataParallel + " is too large");
     }
   }
 
@@ -123,37 +124,44 @@ public record ParallelConfig(
    */
   public void check(int gpus, int layers, int heads, int kvHeads) {
     if (gpus() != gpus) {
-      throw new InputException("--tp " + tensorParallel + " x --pp " + pipelineParallel
-          + " x --dp " + dataParallel + " = " + gpus() + " GPUs, but the cluster has " + gpus
+      throw new InputException("tensor-parallel size " + tensorParallel
+          + " x pipeline-parallel size " + pipelineParallel + " x data-parallel size "
+          + dataParallel + " = " + gpus() + " GPUs, but the cluster has " + gpus
           + "; make the product equal the cluster's GPU count");
     }
     long perStep = (long) microBatchSize * dataParallel;
     if (globalBatchSize % perStep != 0) {
-      throw new InputException("--global-batch " + globalBatchSize + " is not a multiple of "
-          + "--micro-batch " + microBatchSize + " x --dp " + dataParallel + " = " + perStep);
+      throw new InputException("global batch " + globalBatchSize + " is not a multiple of "
+          + "micro batch " + microBatchSize + " x data-parallel size " + dataParallel + " = "
+          + perStep);
     }
     long chunks = (long) pipelineParallel * virtualStages;
     if (layers % chunks != 0) {
-      throw new InputException("the model's " + layers + " layers are not divisible by --pp "
-          + pipelineParallel + (virtualStages > 1 ? " x --vpp " + virtualStages : "")
+      throw new InputException("the model's " + layers + " layers are not divisible by "
+          + "pipeline-parallel size " + pipelineParallel
+          + (virtualStages > 1 ? " x virtual stages " + virtualStages : "")
           + "; Megatron-LM gives every " + (virtualStages > 1 ? "model chunk" : "stage")
           + " the same number of layers");
     }
     if (virtualStages > 1 && pipelineParallel < 2) {
-      throw new InputException("--vpp " + virtualStages + " needs --pp of at least 2");
+      throw new InputException("virtual stages " + virtualStages
+          + " needs pipeline-parallel size of at least 2");
     }
     if (virtualStages > 1 && microbatches() % pipelineParallel != 0) {
-      throw new InputException("the interleaved schedule (--vpp " + virtualStages + ") needs the "
-          + microbatches() + " microbatches per pipeline to be a multiple of --pp "
+      throw new InputException("the interleaved schedule (virtual stages " + virtualStages
+          + ") needs the " + microbatches() + " microbatches per pipeline to be a multiple of "
+          + "pipeline-parallel size "
           + pipelineParallel);
     }
     if (heads % tensorParallel != 0 || kvHeads % tensorParallel != 0 && tensorParallel
         % kvHeads != 0) {
-      throw new InputException("--tp " + tensorParallel + " does not divide the model's " + heads
+      throw new InputException("tensor-parallel size " + tensorParallel
+          + " does not divide the model's " + heads
           + " attention heads" + (kvHeads != heads ? " and " + kvHeads + " key/value heads" : ""));
     }
     if (sequenceParallel && tensorParallel == 1) {
-      throw new InputException("--sequence-parallel needs --tp of at least 2");
+      throw new InputException("sequence parallelism needs tensor-parallel size of at "
+          + "least 2");
     }
   }
 }

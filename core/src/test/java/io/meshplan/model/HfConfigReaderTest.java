@@ -91,7 +91,7 @@ class HfConfigReaderTest {
     assertThatThrownBy(() -> HfConfigReader.parse(base.replace("\"hidden_size\":64",
         "\"hidden_size\":66") + ",\"intermediate_size\":128}", "x/config.json", "x"))
         .isInstanceOf(InputException.class)
-        .hasMessageContaining("x/config.json: --hidden 66 must be a multiple of --heads 4");
+        .hasMessageContaining("x/config.json: hidden size 66 must be a multiple of attention heads 4");
     assertThatThrownBy(() -> HfConfigReader.parse("{\"hidden_size\":1}", "y.json", "y"))
         .hasMessage("y.json: missing field 'model_type'");
     assertThatThrownBy(() -> HfConfigReader.parse("[1]", "y.json", "y"))

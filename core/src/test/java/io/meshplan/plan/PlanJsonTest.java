@@ -125,7 +125,7 @@ class PlanJsonTest {
     var c = new ParallelConfig(8, 4, 2, 1, 1, 64, Recompute.NONE, false, false);
     assertThatThrownBy(() -> c.check(128, 32, 32, 32)).hasMessageContaining("= 64 GPUs");
     var odd = new ParallelConfig(8, 4, 2, 1, 3, 64, Recompute.NONE, false, false);
-    assertThatThrownBy(() -> odd.check(64, 32, 32, 32)).hasMessageContaining("--global-batch 64");
+    assertThatThrownBy(() -> odd.check(64, 32, 32, 32)).hasMessageContaining("global batch 64");
     var layers = new ParallelConfig(8, 3, 2, 1, 1, 48, Recompute.NONE, false, false);
     assertThatThrownBy(() -> layers.check(48, 32, 32, 32)).hasMessageContaining("32 layers");
   }

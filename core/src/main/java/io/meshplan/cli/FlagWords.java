@@ -1,0 +1,94 @@
+package io.meshplan.cli;
+
+import io.meshplan.util.InputException;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.function.Supplier;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * The command line's words for what library messages name: the library says "tensor-parallel
+ * size 3", the command line "--tp 3". A command that hands its flags to a library call wraps the
+ * call here, so the user reads the flag they typed.
+ */
+final class FlagWords {
+  /** The fields of a model spec ({@link io.meshplan.model.ModelSpec}). */
+  static final Map<String, String> MODEL = Map.of("layers", "--layers", "hidden size", "--hidden",
+      "attention heads", "--heads", "key/value heads", "--kv-heads", "feed-forward size", "--ffn",
+      "vocabulary", "--vocab", "sequence length", "--seq", "batch", "--batch");
+
+  /** The fields of a Megatron-LM configuration ({@link io.meshplan.plan.ParallelConfig}). */
+  static final Map<String, String> PARALLEL = Map.of("tensor-parallel size", "--tp",
+      "pipeline-parallel size", "--pp", "data-parallel size", "--dp", "virtual stages", "--vpp",
+      "micro batch", "--micro-batch", "global batch", "--global-batch", "sequence parallelism",
+      "--sequence-parallel");
+
+  /** A cluster string ({@link io.meshplan.cluster.ClusterSpec#parse}) at a message's start. */
+  static final Map<String, String> CLUSTER = Map.of("^cluster '", "--cluster '");
+
+  /** A sysfs tree ({@link io.meshplan.doctor.SysfsReader}) at a message's start. */
+  static final Map<String, String> SYSFS = Map.of("^sysfs root ", "--sysfs-root ");
+
+  private FlagWords() {}
+
+  /**
+   * Runs a library call on the flags' values; a refusal comes back in the flags' words.
+   *
+   * @param words library phrase to flag ({@code ^} anchors a phrase at the message's start)
+   * @param call the call
+   * @param <T> the result
+   * @return the call's result
+   * @throws InputException the call's refusal, reworded
+   */
+  static <T> T call(Map<String, String> words, Supplier<T> call) {
+    try {
+      return call.get();
+    } catch (InputException e) {
+      throw new InputException(reword(e.getMessage(), words), e);
+    } catch (IllegalArgumentException | ArithmeticException e) {
+      throw new InputException(reword(e.getMessage(), words));
+    }
+  }
+
+  /**
+   * Runs a library check on the flags' values; a refusal comes back in the flags' words.
+   *
+   * @param words library phrase to flag
+   * @param check the check
+   */
+  static void check(Map<String, String> words, Runnable check) {
+    call(words, () -> {
+      check.run();
+      return null;
+    });
+  }
+
+  /**
+   * A message with every phrase replaced by its flag, longest phrase first; a phrase counts only
+   * as whole words.
+   *
+   * @param message the library's message
+   * @param words library phrase to flag
+   * @return the message in the flags' words
+   */
+  static String reword(String message, Map<String, String> words) {
+    if (message == null) {
+      return null;
+    }
+    Map<String, String> ordered = new LinkedHashMap<>();
+    words.entrySet().stream()
+        .sorted(Comparator.comparingInt((Map.Entry<String, String> e) -> -e.getKey().length())
+            .thenComparing(Map.Entry::getKey))
+        .forEach(e -> ordered.put(e.getKey(), e.getValue()));
+    String out = message;
+    for (Map.Entry<String, String> e : ordered.entrySet()) {
+      String key = e.getKey();
+      String regex = key.startsWith("^") ? "^" + Pattern.quote(key.substring(1))
+          : "(?<![\\w/-])" + Pattern.quote(key) + "(?![\\w/-])";
+      out = out.replaceAll(regex, Matcher.quoteReplacement(e.getValue()));
+    }
+    return out;
+  }
+}

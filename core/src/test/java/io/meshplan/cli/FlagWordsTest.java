@@ -1,0 +1,57 @@
+package io.meshplan.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.meshplan.cluster.ClusterSpec;
+import io.meshplan.graph.DType;
+import io.meshplan.model.Presets;
+import io.meshplan.plan.ParallelConfig;
+import io.meshplan.model.Recompute;
+import io.meshplan.util.InputException;
+import org.junit.jupiter.api.Test;
+
+/** Library messages name the problem; the command line reads them back in its flags' words. */
+class FlagWordsTest {
+  @Test
+  void libraryMessagesNameNoFlag() {
+    ParallelConfig c = new ParallelConfig(3, 2, 4, 2, 3, 512, Recompute.NONE, false, false);
+    assertThatThrownBy(() -> c.check(32, 40, 40, 40)).isInstanceOf(InputException.class)
+        .hasMessage("tensor-parallel size 3 x pipeline-parallel size 2 x data-parallel size 4"
+            + " = 24 GPUs, but the cluster has 32; make the product equal the cluster's GPU count")
+        .message().doesNotContain("--");
+    assertThatThrownBy(() -> ClusterSpec.parse("4x8:nope")).message()
+        .startsWith("cluster '4x8:nope': unknown gpu 'nope'");
+    assertThatThrownBy(() -> Presets.get("llama2-7b").withLayers(0)).message()
+        .isEqualTo("layers must be positive, got 0");
+  }
+
+  @Test
+  void theCommandLineSaysItsFlags() {
+    ParallelConfig c = new ParallelConfig(3, 2, 4, 2, 3, 512, Recompute.NONE, false, false);
+    assertThatThrownBy(() -> FlagWords.check(FlagWords.PARALLEL, () -> c.check(32, 40, 40, 40)))
+        .hasMessage("--tp 3 x --pp 2 x --dp 4 = 24 GPUs, but the cluster has 32; make the "
+            + "product equal the cluster's GPU count");
+    // 24 GPUs: the batch check comes next. 512 = 3 x 4 x 42 + 8.
+    assertThatThrownBy(() -> FlagWords.check(FlagWords.PARALLEL, () -> c.check(24, 40, 40, 40)))
+        .hasMessage("--global-batch 512 is not a multiple of --micro-batch 3 x --dp 4 = 12");
+    assertThatThrownBy(() -> FlagWords.call(FlagWords.CLUSTER,
+        () -> ClusterSpec.parse("4x8:nope"))).message().startsWith("--cluster '4x8:nope'");
+    assertThatThrownBy(() -> FlagWords.call(FlagWords.MODEL,
+        () -> Presets.get("llama2-7b").withLayers(0).withTraining(1, DType.BF16)))
+        .hasMessage("--layers must be positive, got 0");
+  }
+
+  @Test
+  void onlyWholePhrasesAreReworded() {
+    // "key/value heads" is one phrase; "microbatches" and "--micro-batch" are not "micro batch"
+    // or "batch"; "cluster '" counts at the start only.
+    assertThat(FlagWords.reword("attention heads 8 must be a multiple of key/value heads 3",
+        FlagWords.MODEL)).isEqualTo("--heads 8 must be a multiple of --kv-heads 3");
+    assertThat(FlagWords.reword("8 microbatches of --micro-batch 2", FlagWords.PARALLEL))
+        .isEqualTo("8 microbatches of --micro-batch 2");
+    assertThat(FlagWords.reword("the cluster 'x'", FlagWords.CLUSTER)).isEqualTo("the cluster 'x'");
+    assertThat(FlagWords.reword("batch must be positive, got 0", FlagWords.MODEL))
+        .isEqualTo("--batch must be positive, got 0");
+  }
+}
