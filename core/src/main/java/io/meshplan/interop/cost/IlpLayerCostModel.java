@@ -381,8 +381,14 @@ public final class IlpLayerCostModel implements LayerCostModel {
     if (tg.input() >= 0 && g.get(tg.input()).shape() instanceof TensorShape in) {
       input = plan.spec(tg.input()).localBytes(in, env.mesh());
     }
-    return new LayerCost(fwd, bwd, rec, comm, fwdComm, params, gradParams, gather, saved, temp,
-        input, boundary, modelFlops, hwFlops, tensors, commBytes, fwdCommBytes, gatherBytes);
+    return LayerCost.builder()
+        .forwardSeconds(fwd).backwardSeconds(bwd).recomputeSeconds(rec)
+        .tensorCommSeconds(comm).forwardCommSeconds(fwdComm)
+        .parameters(params).gradientParameters(gradParams).updateGatherSeconds(gather)
+        .savedActivationBytes(saved).temporaryBytes(temp).inputBytes(input)
+        .boundaryBytes(boundary).modelFlops(modelFlops).hardwareFlops(hwFlops).tensors(tensors)
+        .tensorCommBytes(commBytes).forwardCommBytes(fwdCommBytes).updateGatherBytes(gatherBytes)
+        .build();
   }
 
   /**

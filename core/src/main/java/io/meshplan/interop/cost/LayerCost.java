@@ -7,7 +7,8 @@ import java.util.List;
 /**
  * What one layer (a transformer block, the embedding, or the LM head with its loss) costs on one
  * data-parallel replica of a stage: the intra-operator plan of its training graph for one
- * microbatch, priced in seconds and split by phase. Sizes are per GPU.
+ * microbatch, priced in seconds and split by phase. Sizes are per GPU. Its eighteen numbers are
+ * best given by name, with {@link #builder()}.
  *
  * @param forwardSeconds forward of one microbatch, compute plus tensor-parallel communication and
  *     resharding, seconds
@@ -92,13 +93,280 @@ public record LayerCost(double forwardSeconds, double backwardSeconds, double re
    * @return the cost under full recomputation, derived from this cost without recomputation
    */
   public LayerCost withFullRecompute() {
-    return new LayerCost(forwardSeconds, backwardSeconds + forwardSeconds,
-        recomputeSeconds + forwardSeconds, tensorCommSeconds + forwardCommSeconds,
-        forwardCommSeconds, parameters, gradientParameters, updateGatherSeconds,
-        Math.min(inputBytes, savedActivationBytes), temporaryBytes + savedActivationBytes,
+    return toBuilder()
+        .backwardSeconds(backwardSeconds + forwardSeconds)
+        .recomputeSeconds(recomputeSeconds + forwardSeconds)
+        .tensorCommSeconds(tensorCommSeconds + forwardCommSeconds)
+        .savedActivationBytes(Math.min(inputBytes, savedActivationBytes))
+        .temporaryBytes(temporaryBytes + savedActivationBytes)
         // Every dot's backward is two dots of its size (input and weight gradients), so the
         // forward is a third of the model FLOPs.
-        inputBytes, boundaryBytes, modelFlops, hardwareFlops + modelFlops / 3.0, tensors,
-        tensorCommBytes + forwardCommBytes, forwardCommBytes, updateGatherBytes);
+        .hardwareFlops(hardwareFlops + modelFlops / 3.0)
+        .tensorCommBytes(tensorCommBytes + forwardCommBytes)
+        .build();
+  }
+
+  /**
+   * Starts a cost with every number 0 and no tensors.
+   *
+   * @return the builder
+   */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /**
+   * Starts a cost from this one.
+   *
+   * @return a builder holding this cost's fields
+   */
+  public Builder toBuilder() {
+    return new Builder()
+        .forwardSeconds(forwardSeconds).backwardSeconds(backwardSeconds)
+        .recomputeSeconds(recomputeSeconds).tensorCommSeconds(tensorCommSeconds)
+        .forwardCommSeconds(forwardCommSeconds).parameters(parameters)
+        .gradientParameters(gradientParameters).updateGatherSeconds(updateGatherSeconds)
+        .savedActivationBytes(savedActivationBytes).temporaryBytes(temporaryBytes)
+        .inputBytes(inputBytes).boundaryBytes(boundaryBytes).modelFlops(modelFlops)
+        .hardwareFlops(hardwareFlops).tensors(tensors).tensorCommBytes(tensorCommBytes)
+        .forwardCommBytes(forwardCommBytes).updateGatherBytes(updateGatherBytes);
+  }
+
+  /**
+   * Collects a cost's fields by name; {@link #build} checks them as the record does. The fields
+   * are those of {@link LayerCost}, in its units.
+   */
+  public static final class Builder {
+    private double forwardSeconds;
+    private double backwardSeconds;
+    private double recomputeSeconds;
+    private double tensorCommSeconds;
+    private double forwardCommSeconds;
+    private double parameters;
+    private double gradientParameters;
+    private double updateGatherSeconds;
+    private double savedActivationBytes;
+    private double temporaryBytes;
+    private double inputBytes;
+    private double boundaryBytes;
+    private double modelFlops;
+    private double hardwareFlops;
+    private List<TensorSharding> tensors = List.of();
+    private double tensorCommBytes;
+    private double forwardCommBytes;
+    private double updateGatherBytes;
+
+    private Builder() {}
+
+    /**
+     * Sets {@code forwardSeconds}.
+     *
+     * @param value forward of one microbatch, seconds
+     * @return this builder
+     */
+    public Builder forwardSeconds(double value) {
+      this.forwardSeconds = value;
+      return this;
+    }
+
+    /**
+     * Sets {@code backwardSeconds}.
+     *
+     * @param value backward of one microbatch, recomputation included, seconds
+     * @return this builder
+     */
+    public Builder backwardSeconds(double value) {
+      this.backwardSeconds = value;
+      return this;
+    }
+
+    /**
+     * Sets {@code recomputeSeconds}.
+     *
+     * @param value the recomputation inside the backward, seconds
+     * @return this builder
+     */
+    public Builder recomputeSeconds(double value) {
+      this.recomputeSeconds = value;
+      return this;
+    }
+
+    /**
+     * Sets {@code tensorCommSeconds}.
+     *
+     * @param value the communication inside forward plus backward, seconds
+     * @return this builder
+     */
+    public Builder tensorCommSeconds(double value) {
+      this.tensorCommSeconds = value;
+      return this;
+    }
+
+    /**
+     * Sets {@code forwardCommSeconds}.
+     *
+     * @param value the part of the communication in the forward pass, seconds
+     * @return this builder
+     */
+    public Builder forwardCommSeconds(double value) {
+      this.forwardCommSeconds = value;
+      return this;
+    }
+
+    /**
+     * Sets {@code parameters}.
+     *
+     * @param value weights held by one GPU in the compute precision, elements
+     * @return this builder
+     */
+    public Builder parameters(double value) {
+      this.parameters = value;
+      return this;
+    }
+
+    /**
+     * Sets {@code gradientParameters}.
+     *
+     * @param value elements of the fp32 gradient accumulator one GPU holds
+     * @return this builder
+     */
+    public Builder gradientParameters(double value) {
+      this.gradientParameters = value;
+      return this;
+    }
+
+    /**
+     * Sets {@code updateGatherSeconds}.
+     *
+     * @param value the per-iteration all-gather of weights over the tensor axis, seconds
+     * @return this builder
+     */
+    public Builder updateGatherSeconds(double value) {
+      this.updateGatherSeconds = value;
+      return this;
+    }
+
+    /**
+     * Sets {@code savedActivationBytes}.
+     *
+     * @param value activations one microbatch keeps until its backward, bytes per GPU
+     * @return this builder
+     */
+    public Builder savedActivationBytes(double value) {
+      this.savedActivationBytes = value;
+      return this;
+    }
+
+    /**
+     * Sets {@code temporaryBytes}.
+     *
+     * @param value the largest transient working set, bytes per GPU
+     * @return this builder
+     */
+    public Builder temporaryBytes(double value) {
+      this.temporaryBytes = value;
+      return this;
+    }
+
+    /**
+     * Sets {@code inputBytes}.
+     *
+     * @param value the layer's input activation on one GPU, bytes
+     * @return this builder
+     */
+    public Builder inputBytes(double value) {
+      this.inputBytes = value;
+      return this;
+    }
+
+    /**
+     * Sets {@code boundaryBytes}.
+     *
+     * @param value the activation one GPU sends to the next stage, bytes per microbatch
+     * @return this builder
+     */
+    public Builder boundaryBytes(double value) {
+      this.boundaryBytes = value;
+      return this;
+    }
+
+    /**
+     * Sets {@code modelFlops}.
+     *
+     * @param value FLOPs of forward plus backward of one microbatch, without recomputation
+     * @return this builder
+     */
+    public Builder modelFlops(double value) {
+      this.modelFlops = value;
+      return this;
+    }
+
+    /**
+     * Sets {@code hardwareFlops}.
+     *
+     * @param value the same with recomputation
+     * @return this builder
+     */
+    public Builder hardwareFlops(double value) {
+      this.hardwareFlops = value;
+      return this;
+    }
+
+    /**
+     * Sets {@code tensors}.
+     *
+     * @param value the layer's largest tensors and their layouts
+     * @return this builder
+     */
+    public Builder tensors(List<TensorSharding> value) {
+      this.tensors = value;
+      return this;
+    }
+
+    /**
+     * Sets {@code tensorCommBytes}.
+     *
+     * @param value bytes one GPU sends on the tensor axis per microbatch
+     * @return this builder
+     */
+    public Builder tensorCommBytes(double value) {
+      this.tensorCommBytes = value;
+      return this;
+    }
+
+    /**
+     * Sets {@code forwardCommBytes}.
+     *
+     * @param value the part of those bytes in the forward pass
+     * @return this builder
+     */
+    public Builder forwardCommBytes(double value) {
+      this.forwardCommBytes = value;
+      return this;
+    }
+
+    /**
+     * Sets {@code updateGatherBytes}.
+     *
+     * @param value bytes one GPU sends per iteration in the update all-gather
+     * @return this builder
+     */
+    public Builder updateGatherBytes(double value) {
+      this.updateGatherBytes = value;
+      return this;
+    }
+
+    /**
+     * The cost.
+     *
+     * @return the cost, validated
+     */
+    public LayerCost build() {
+      return new LayerCost(forwardSeconds, backwardSeconds, recomputeSeconds,
+          tensorCommSeconds, forwardCommSeconds, parameters, gradientParameters,
+          updateGatherSeconds, savedActivationBytes, temporaryBytes, inputBytes, boundaryBytes,
+          modelFlops, hardwareFlops, tensors, tensorCommBytes, forwardCommBytes,
+          updateGatherBytes);
+    }
   }
 }

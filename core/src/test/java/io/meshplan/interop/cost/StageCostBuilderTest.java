@@ -17,8 +17,12 @@ class StageCostBuilderTest {
   private static final StageCostBuilder BUILDER = new StageCostBuilder(COMM, 1e12, 2, true);
 
   private static LayerCost layer(double params) {
-    return new LayerCost(0.001, 0.002, 0.0005, 0.0001, 0.00005, params, params, 0, 1e6, 2e6, 1e5,
-        4e5, 1e12, 1.2e12, List.of(), 3e6, 1e6, 0);
+    return LayerCost.builder().forwardSeconds(0.001).backwardSeconds(0.002)
+        .recomputeSeconds(0.0005).tensorCommSeconds(0.0001).forwardCommSeconds(0.00005)
+        .parameters(params).gradientParameters(params)
+        .savedActivationBytes(1e6).temporaryBytes(2e6).inputBytes(1e5).boundaryBytes(4e5)
+        .modelFlops(1e12).hardwareFlops(1.2e12)
+        .tensorCommBytes(3e6).forwardCommBytes(1e6).build();
   }
 
   @Test
