@@ -284,8 +284,39 @@ public final class IlpLayerCostModel implements LayerCostModel {
   private static final java.util.Set<String> VOCAB_ROWS = java.util.Set.of("embedding",
       "tok_embeddings", "wte", "word_embeddings");
 
+  /**
+   * Prices a planned layer: its traffic and times by phase, its weights and their layouts, its
+   * activations and working memory.
+   */
   private LayerCost price(TrainingGraph tg, ShardingPlan plan, MeshEnv env, int t,
       boolean recompute) {
+    LayerCost.Builder cost = LayerCost.builder();
+    addTraffic(tg, plan, cost);
+    addTimes(tg, plan, env, recompute, cost);
+    double params = addWeights(tg, plan, env, t, cost);
+    addMemory(tg, plan, env, t, params, cost);
+    return cost.build();
+  }
+
+  /** The bytes one GPU sends, in all and in the forward pass. */
+  private static void addTraffic(TrainingGraph tg, ShardingPlan plan, LayerCost.Builder cost) {
+    // The replica's mesh is 1 x t: every byte it sends is on the tensor axis (axis 1).
+    io.meshplan.intraop.PlanCommBytes volume = io.meshplan.intraop.PlanCommBytes.of(plan);
+    double commBytes = 0;
+    double fwdCommBytes = 0;
+    for (Instruction ins : tg.graph().instructions()) {
+      double bytes = volume.bytes(ins.id(), 1);
+      commBytes += bytes;
+      if (tg.phase(ins.id()) == Phase.FORWARD) {
+        fwdCommBytes += bytes;
+      }
+    }
+    cost.tensorCommBytes(commBytes).forwardCommBytes(fwdCommBytes);
+  }
+
+  /** Each instruction's seconds and dot FLOPs, counted in its phase. */
+  private static void addTimes(TrainingGraph tg, ShardingPlan plan, MeshEnv env,
+      boolean recompute, LayerCost.Builder cost) {
     Graph g = tg.graph();
     double fwd = 0;
     double bwd = 0;
@@ -294,17 +325,6 @@ public final class IlpLayerCostModel implements LayerCostModel {
     double fwdComm = 0;
     double modelFlops = 0;
     double hwFlops = 0;
-    // The replica's mesh is 1 x t: every byte it sends is on the tensor axis (axis 1).
-    io.meshplan.intraop.PlanCommBytes volume = io.meshplan.intraop.PlanCommBytes.of(plan);
-    double commBytes = 0;
-    double fwdCommBytes = 0;
-    for (Instruction ins : g.instructions()) {
-      double bytes = volume.bytes(ins.id(), 1);
-      commBytes += bytes;
-      if (tg.phase(ins.id()) == Phase.FORWARD) {
-        fwdCommBytes += bytes;
-      }
-    }
     for (Instruction ins : g.instructions()) {
       double[] cc = seconds(plan, env, ins);
       double c = cc[0] + cc[1];
@@ -340,6 +360,19 @@ public final class IlpLayerCostModel implements LayerCostModel {
       }
     }
     hwFlops += modelFlops;
+    cost.forwardSeconds(fwd).backwardSeconds(bwd).recomputeSeconds(rec).tensorCommSeconds(comm)
+        .forwardCommSeconds(fwdComm).modelFlops(modelFlops).hardwareFlops(hwFlops);
+  }
+
+  /**
+   * The weights and gradient accumulators one GPU holds, the all-gather of weights whose
+   * gradients are split more finely, and the weights' layouts, largest first.
+   *
+   * @return the weights one GPU holds, elements
+   */
+  private double addWeights(TrainingGraph tg, ShardingPlan plan, MeshEnv env, int t,
+      LayerCost.Builder cost) {
+    Graph g = tg.graph();
     double params = 0;
     double gradParams = 0;
     double gather = 0;
@@ -365,6 +398,20 @@ public final class IlpLayerCostModel implements LayerCostModel {
       tensors.add(new TensorSharding(w.name(), shape.toHlo(), plan.hloSharding(w.weight()),
           words(spec, shape, env.mesh(), w.name())));
     }
+    cost.parameters(params).gradientParameters(gradParams).updateGatherSeconds(gather)
+        .updateGatherBytes(gatherBytes).tensors(tensors);
+    return params;
+  }
+
+  /**
+   * Saved activations, the working memory beyond weights, saved values and parameters, the
+   * activation sent to the next stage and the input kept under full recomputation.
+   *
+   * @param params the weights one GPU holds, elements
+   */
+  private void addMemory(TrainingGraph tg, ShardingPlan plan, MeshEnv env, int t, double params,
+      LayerCost.Builder cost) {
+    Graph g = tg.graph();
     double saved = savedBytes(tg, plan);
     double weightBytes = params * computeType.bytes();
     double temp = Math.max(0, plan.evaluation().peakMemoryBytes() - weightBytes - saved
@@ -381,14 +428,8 @@ public final class IlpLayerCostModel implements LayerCostModel {
     if (tg.input() >= 0 && g.get(tg.input()).shape() instanceof TensorShape in) {
       input = plan.spec(tg.input()).localBytes(in, env.mesh());
     }
-    return LayerCost.builder()
-        .forwardSeconds(fwd).backwardSeconds(bwd).recomputeSeconds(rec)
-        .tensorCommSeconds(comm).forwardCommSeconds(fwdComm)
-        .parameters(params).gradientParameters(gradParams).updateGatherSeconds(gather)
-        .savedActivationBytes(saved).temporaryBytes(temp).inputBytes(input)
-        .boundaryBytes(boundary).modelFlops(modelFlops).hardwareFlops(hwFlops).tensors(tensors)
-        .tensorCommBytes(commBytes).forwardCommBytes(fwdCommBytes).updateGatherBytes(gatherBytes)
-        .build();
+    cost.savedActivationBytes(saved).temporaryBytes(temp).boundaryBytes(boundary)
+        .inputBytes(input);
   }
 
   /**

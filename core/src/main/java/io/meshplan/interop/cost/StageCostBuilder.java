@@ -78,82 +78,114 @@ public final class StageCostBuilder {
       int zeroStage, boolean lastStage) {
     Require.that(!layers.isEmpty(), "a stage needs at least one layer");
     Require.that(zeroStage == 0 || zeroStage == 1 || zeroStage == 3, "ZeRO stage must be 0, 1 or 3");
-    double fwd = 0;
-    double bwd = 0;
-    double rec = 0;
-    double comm = 0;
-    double params = 0;
-    double gradParams = 0;
-    double tensorGather = 0;
-    double saved = 0;
-    double temp = 0;
-    double flops = 0;
-    double hw = 0;
-    double tensorBytes = 0;
-    double tensorGatherBytes = 0;
-    for (LayerCost l : layers) {
-      tensorBytes += l.tensorCommBytes();
-      tensorGatherBytes += l.updateGatherBytes();
-      fwd += l.forwardSeconds();
-      bwd += l.backwardSeconds();
-      rec += l.recomputeSeconds();
-      comm += l.tensorCommSeconds();
-      params += l.parameters();
-      gradParams += l.gradientParameters();
-      tensorGather += l.updateGatherSeconds();
-      saved += l.savedActivationBytes();
-      temp = Math.max(temp, l.temporaryBytes());
-      flops += l.modelFlops();
-      hw += l.hardwareFlops();
-    }
+    Tally s = new Tally(layers, weightBytes);
     int d = dataParallel;
-    double masterBytes = weightBytes == 4 ? 8.0 : 12.0;
-    double weights = params * weightBytes;
-    double grads = gradParams * 4.0;
-    double optimizer = gradParams * masterBytes;
-    double gradSync = 0;
-    double gather = tensorGather;
-    double updated = gradParams;
-    double dataBytes = 0;
-    double dataBytesPerMicrobatch = 0;
     if (d > 1) {
       switch (zeroStage) {
-        case 0 -> {
-          gradSync = stageComm.allReduce(grads, 0);
-          dataBytes = BusBytesCommModel.bytesSent(Collective.ALL_REDUCE, grads, d);
-        }
-        case 1 -> {
-          gradSync = stageComm.reduceScatter(grads, 0);
-          gather += stageComm.allGather(weights, 0);
-          dataBytes = BusBytesCommModel.bytesSent(Collective.REDUCE_SCATTER, grads, d)
-              + BusBytesCommModel.bytesSent(Collective.ALL_GATHER, weights, d);
-          optimizer /= d;
-          updated /= d;
-        }
-        default -> {
-          double gatherOnce = stageComm.allGather(weights, 0);
-          double scatter = stageComm.reduceScatter(grads, 0);
-          fwd += gatherOnce;
-          bwd += gatherOnce + scatter;
-          comm += 2 * gatherOnce + scatter;
-          dataBytesPerMicrobatch = 2 * BusBytesCommModel.bytesSent(Collective.ALL_GATHER,
-              weights, d) + BusBytesCommModel.bytesSent(Collective.REDUCE_SCATTER, grads, d);
-          weights /= d;
-          grads /= d;
-          optimizer /= d;
-          updated /= d;
-          // FSDP keeps one layer's gathered weights at a time.
-          temp += maxLayerWeights(layers) * weightBytes;
-        }
+        case 0 -> allReduceGradients(s, d);
+        case 1 -> shardOptimizer(s, d);
+        default -> shardAll(s, d, maxLayerWeights(layers));
       }
     }
-    double optimizerSeconds = updated * ADAM_BYTES_PER_PARAMETER / hbmBytesPerSecond;
+    double optimizerSeconds = s.updated * ADAM_BYTES_PER_PARAMETER / hbmBytesPerSecond;
     double send = lastStage ? 0 : layers.get(layers.size() - 1).boundaryBytes();
-    return new StageCost(d * tensorParallel, d, tensorParallel, fwd, bwd, rec, comm, send,
-        gradSync, overlapGradSync, gather, optimizerSeconds, flops, hw,
-        new MemoryBreakdown(weights, grads, optimizer, saved,
-            temp),
-        new StageCommBytes(tensorBytes, tensorGatherBytes, dataBytesPerMicrobatch, dataBytes));
+    return new StageCost(d * tensorParallel, d, tensorParallel, s.fwd, s.bwd, s.rec, s.comm, send,
+        s.gradSync, overlapGradSync, s.gather, optimizerSeconds, s.flops, s.hw,
+        new MemoryBreakdown(s.weights, s.grads, s.optimizer, s.saved, s.temp),
+        new StageCommBytes(s.tensorBytes, s.tensorGatherBytes, s.dataBytesPerMicrobatch,
+            s.dataBytes));
+  }
+
+  /**
+   * A stage's figures on one GPU as the build goes: first its layers' sums for one replica, then
+   * with the data-parallel work of its ZeRO stage. Units as in {@link StageCost}.
+   */
+  private static final class Tally {
+    double fwd;
+    double bwd;
+    double rec;
+    double comm;
+    double gather;
+    double saved;
+    double temp;
+    double flops;
+    double hw;
+    double tensorBytes;
+    double tensorGatherBytes;
+    double weights;
+    double grads;
+    double optimizer;
+    double updated;
+    double gradSync;
+    double dataBytes;
+    double dataBytesPerMicrobatch;
+
+    /** The layers' sums (the largest temporary), with unsharded model state. */
+    Tally(List<LayerCost> layers, int weightBytes) {
+      double params = 0;
+      double gradParams = 0;
+      for (LayerCost l : layers) {
+        tensorBytes += l.tensorCommBytes();
+        tensorGatherBytes += l.updateGatherBytes();
+        fwd += l.forwardSeconds();
+        bwd += l.backwardSeconds();
+        rec += l.recomputeSeconds();
+        comm += l.tensorCommSeconds();
+        params += l.parameters();
+        gradParams += l.gradientParameters();
+        gather += l.updateGatherSeconds();
+        saved += l.savedActivationBytes();
+        temp = Math.max(temp, l.temporaryBytes());
+        flops += l.modelFlops();
+        hw += l.hardwareFlops();
+      }
+      double masterBytes = weightBytes == 4 ? 8.0 : 12.0;
+      weights = params * weightBytes;
+      grads = gradParams * 4.0;
+      optimizer = gradParams * masterBytes;
+      updated = gradParams;
+    }
+  }
+
+  /** ZeRO stage 0: the gradients are all-reduced once per iteration. */
+  private void allReduceGradients(Tally s, int d) {
+    s.gradSync = stageComm.allReduce(s.grads, 0);
+    s.dataBytes = BusBytesCommModel.bytesSent(Collective.ALL_REDUCE, s.grads, d);
+  }
+
+  /**
+   * ZeRO stage 1: the optimizer state is sharded; gradients are reduce-scattered and updated
+   * weights all-gathered once per iteration.
+   */
+  private void shardOptimizer(Tally s, int d) {
+    s.gradSync = stageComm.reduceScatter(s.grads, 0);
+    s.gather += stageComm.allGather(s.weights, 0);
+    s.dataBytes = BusBytesCommModel.bytesSent(Collective.REDUCE_SCATTER, s.grads, d)
+        + BusBytesCommModel.bytesSent(Collective.ALL_GATHER, s.weights, d);
+    s.optimizer /= d;
+    s.updated /= d;
+  }
+
+  /**
+   * ZeRO stage 3: weights, gradients and optimizer state are sharded; every microbatch gathers the
+   * weights for its forward and again for its backward and reduce-scatters its gradients.
+   *
+   * @param maxLayerParameters the most weights of one layer on one GPU, elements
+   */
+  private void shardAll(Tally s, int d, double maxLayerParameters) {
+    double gatherOnce = stageComm.allGather(s.weights, 0);
+    double scatter = stageComm.reduceScatter(s.grads, 0);
+    s.fwd += gatherOnce;
+    s.bwd += gatherOnce + scatter;
+    s.comm += 2 * gatherOnce + scatter;
+    s.dataBytesPerMicrobatch = 2 * BusBytesCommModel.bytesSent(Collective.ALL_GATHER,
+        s.weights, d) + BusBytesCommModel.bytesSent(Collective.REDUCE_SCATTER, s.grads, d);
+    s.weights /= d;
+    s.grads /= d;
+    s.optimizer /= d;
+    s.updated /= d;
+    // FSDP keeps one layer's gathered weights at a time.
+    s.temp += maxLayerParameters * weightBytes;
   }
 
   /**

@@ -72,94 +72,12 @@ public record HloLayerGraph(Graph graph, int[] global, Input[] inputs, int[] out
    * @return the layer's graph
    */
   public static HloLayerGraph of(HloLayering lay, int k) {
-    Graph g = lay.graph();
-    // 1: the layer's own instructions; 2: another layer's value, read as a parameter; 3: a
-    // constant copied in. Only the layer and what it reads are visited, so cutting every layer
-    // out of a step is linear in the step.
-    Map<Integer, Byte> kind = new java.util.HashMap<>();
-    for (int i : lay.members(k)) {
-      kind.put(i, (byte) 1);
-    }
-    Deque<Integer> copies = new ArrayDeque<>();
-    for (int i : lay.members(k)) {
-      for (int o : g.get(i).operands()) {
-        if (!kind.containsKey(o)) {
-          if (lay.constantLike(o)) {
-            kind.put(o, (byte) 3);
-            copies.push(o);
-          } else {
-            kind.put(o, (byte) 2);
-          }
-        }
-      }
-    }
-    while (!copies.isEmpty()) {
-      for (int o : g.get(copies.pop()).operands()) {
-        Byte was = kind.get(o);
-        if (was == null || was == 2) {
-          kind.put(o, (byte) 3);
-          copies.push(o);
-        }
-      }
-    }
-    int[] ids = kind.keySet().stream().mapToInt(Integer::intValue).sorted().toArray();
-    Map<Integer, Integer> local = new java.util.HashMap<>();
-    List<Instruction> out = new ArrayList<>();
-    List<Integer> globals = new ArrayList<>();
-    List<Input> inputs = new ArrayList<>();
-    int params = 0;
-    for (int i : ids) {
-      Instruction ins = g.get(i);
-      int id = out.size();
-      local.put(i, id);
-      globals.add(i);
-      boolean param = kind.get(i) == 2 || ins.opcode() == Opcode.PARAMETER;
-      if (param) {
-        out.add(new Instruction(id, ins.name(), Opcode.PARAMETER, ins.shape(), List.of(),
-            new OpAttrs.Index(params++), ins.opName(), Map.of()));
-        inputs.add(ins.opcode() != Opcode.PARAMETER ? Input.ACTIVATION
-            : lay.weight(i) ? Input.WEIGHT : lay.state(i) ? Input.STATE : Input.BATCH);
-      } else {
-        List<Integer> ops = new ArrayList<>(ins.operands().size());
-        for (int o : ins.operands()) {
-          ops.add(local.get(o));
-        }
-        out.add(new Instruction(id, ins.name(), ins.opcode(), ins.shape(), ops, ins.attrs(),
-            ins.opName(), ins.rawAttributes()));
-        inputs.add(Input.NONE);
-      }
-    }
-    List<Integer> outgoing = new ArrayList<>();
-    for (int i : lay.members(k)) {
-      for (int u : lay.users(i)) {
-        if (kind.getOrDefault(u, (byte) 0) != 1) {
-          outgoing.add(local.get(i));
-          break;
-        }
-      }
-    }
-    if (outgoing.isEmpty()) {
-      outgoing.add(out.size() - 1);
-    }
-    List<Shape> shapes = new ArrayList<>();
-    for (int o : outgoing) {
-      shapes.add(out.get(o).shape());
-    }
-    out.add(new Instruction(out.size(), "layer" + k + ".outputs", Opcode.TUPLE,
-        new TupleShape(shapes), outgoing, OpAttrs.NONE, "", Map.of()));
-    globals.add(-1);
-    inputs.add(Input.NONE);
-    List<AliasPair> aliases = new ArrayList<>();
-    for (AliasPair a : g.aliases()) {
-      if (kind.getOrDefault(a.parameter(), (byte) 0) == 1
-          && kind.getOrDefault(a.output(), (byte) 0) == 1) {
-        aliases.add(new AliasPair(local.get(a.parameter()), local.get(a.output())));
-      }
-    }
-    Graph lg = new Graph(g.name() + ".layer" + k, out, aliases);
-    int[] globalIds = globals.stream().mapToInt(Integer::intValue).toArray();
-    Input[] in = inputs.toArray(new Input[0]);
-    int[] outIds = outgoing.stream().mapToInt(Integer::intValue).toArray();
+    Cut cut = new Cut(lay, k);
+    cut.copyInstructions();
+    int[] outIds = cut.addOutputs();
+    Graph lg = new Graph(lay.graph().name() + ".layer" + k, cut.out, cut.aliases());
+    int[] globalIds = cut.globals.stream().mapToInt(Integer::intValue).toArray();
+    Input[] in = cut.inputs.toArray(new Input[0]);
     Phase[] phases = new Phase[globalIds.length];
     boolean[] gradients = new boolean[globalIds.length];
     boolean[] constants = new boolean[globalIds.length];
@@ -173,6 +91,128 @@ public record HloLayerGraph(Graph graph, int[] global, Input[] inputs, int[] out
     }
     return new HloLayerGraph(lg, globalIds, in, outIds, phases, gradients, work, constants,
         fingerprint(lg, in, outIds, phases, gradients, work));
+  }
+
+  /** One layer being cut out of a step: what it takes from the step, and its new graph. */
+  private static final class Cut {
+    /** The layer's own instructions. */
+    private static final byte OWN = 1;
+    /** Another layer's value, read as a parameter. */
+    private static final byte READ = 2;
+    /** A constant copied in. */
+    private static final byte COPIED = 3;
+
+    private final HloLayering lay;
+    private final int k;
+    private final Graph g;
+    /** Only the layer and what it reads are visited, so cutting every layer is linear. */
+    private final Map<Integer, Byte> kind = new java.util.HashMap<>();
+    /** Step ids to ids in the layer graph. */
+    private final Map<Integer, Integer> local = new java.util.HashMap<>();
+    private final List<Instruction> out = new ArrayList<>();
+    private final List<Integer> globals = new ArrayList<>();
+    private final List<Input> inputs = new ArrayList<>();
+
+    /** Finds the layer's instructions, the values it reads and the constants it copies in. */
+    Cut(HloLayering lay, int k) {
+      this.lay = lay;
+      this.k = k;
+      this.g = lay.graph();
+      for (int i : lay.members(k)) {
+        kind.put(i, OWN);
+      }
+      Deque<Integer> copies = new ArrayDeque<>();
+      for (int i : lay.members(k)) {
+        for (int o : g.get(i).operands()) {
+          if (!kind.containsKey(o)) {
+            if (lay.constantLike(o)) {
+              kind.put(o, COPIED);
+              copies.push(o);
+            } else {
+              kind.put(o, READ);
+            }
+          }
+        }
+      }
+      while (!copies.isEmpty()) {
+        for (int o : g.get(copies.pop()).operands()) {
+          Byte was = kind.get(o);
+          if (was == null || was == READ) {
+            kind.put(o, COPIED);
+            copies.push(o);
+          }
+        }
+      }
+    }
+
+    /** Copies the instructions in id order; values of other layers become parameters. */
+    void copyInstructions() {
+      int[] ids = kind.keySet().stream().mapToInt(Integer::intValue).sorted().toArray();
+      int params = 0;
+      for (int i : ids) {
+        Instruction ins = g.get(i);
+        int id = out.size();
+        local.put(i, id);
+        globals.add(i);
+        boolean param = kind.get(i) == READ || ins.opcode() == Opcode.PARAMETER;
+        if (param) {
+          out.add(new Instruction(id, ins.name(), Opcode.PARAMETER, ins.shape(), List.of(),
+              new OpAttrs.Index(params++), ins.opName(), Map.of()));
+          inputs.add(ins.opcode() != Opcode.PARAMETER ? Input.ACTIVATION
+              : lay.weight(i) ? Input.WEIGHT : lay.state(i) ? Input.STATE : Input.BATCH);
+        } else {
+          List<Integer> ops = new ArrayList<>(ins.operands().size());
+          for (int o : ins.operands()) {
+            ops.add(local.get(o));
+          }
+          out.add(new Instruction(id, ins.name(), ins.opcode(), ins.shape(), ops, ins.attrs(),
+              ins.opName(), ins.rawAttributes()));
+          inputs.add(Input.NONE);
+        }
+      }
+    }
+
+    /**
+     * Gathers the values read outside the layer (or, with none, its last instruction) in a root
+     * tuple.
+     *
+     * @return their ids in the layer graph
+     */
+    int[] addOutputs() {
+      List<Integer> outgoing = new ArrayList<>();
+      for (int i : lay.members(k)) {
+        for (int u : lay.users(i)) {
+          if (kind.getOrDefault(u, (byte) 0) != OWN) {
+            outgoing.add(local.get(i));
+            break;
+          }
+        }
+      }
+      if (outgoing.isEmpty()) {
+        outgoing.add(out.size() - 1);
+      }
+      List<Shape> shapes = new ArrayList<>();
+      for (int o : outgoing) {
+        shapes.add(out.get(o).shape());
+      }
+      out.add(new Instruction(out.size(), "layer" + k + ".outputs", Opcode.TUPLE,
+          new TupleShape(shapes), outgoing, OpAttrs.NONE, "", Map.of()));
+      globals.add(-1);
+      inputs.add(Input.NONE);
+      return outgoing.stream().mapToInt(Integer::intValue).toArray();
+    }
+
+    /** The step's aliases between a parameter and an output that are both the layer's own. */
+    List<AliasPair> aliases() {
+      List<AliasPair> aliases = new ArrayList<>();
+      for (AliasPair a : g.aliases()) {
+        if (kind.getOrDefault(a.parameter(), (byte) 0) == OWN
+            && kind.getOrDefault(a.output(), (byte) 0) == OWN) {
+          aliases.add(new AliasPair(local.get(a.parameter()), local.get(a.output())));
+        }
+      }
+      return aliases;
+    }
   }
 
   /**

@@ -192,100 +192,19 @@ public final class HloLayerPricer {
     return price(layer, planned.plan(), env, d);
   }
 
+  /**
+   * Prices a planned layer: times and bytes by phase, the state it holds, the values its
+   * backward pass reads, its working memory and its largest weights.
+   */
   private static HloLayerCost price(HloLayerGraph layer, ShardingPlan plan, MeshEnv env, int d) {
-    Graph g = layer.graph();
     LogicalMesh mesh = env.mesh();
-    PlanCommBytes volume = PlanCommBytes.of(plan);
-    double fwd = 0;
-    double bwd = 0;
-    double comm = 0;
-    double sync = 0;
-    double opt = 0;
-    double flops = 0;
-    double tensorBytes = 0;
-    double dataBytes = 0;
-    double iterationBytes = 0;
-    for (Instruction ins : g.instructions()) {
-      int id = ins.id();
-      double[] cc = IlpLayerCostModel.seconds(plan, env, ins);
-      double axis0 = volume.bytes(id, 0);
-      double axis1 = volume.bytes(id, 1);
-      Phase p = layer.phases()[id];
-      if (p != Phase.OPTIMIZER) {
-        flops += dotFlops(g, ins);
-      }
-      if (p == Phase.OPTIMIZER) {
-        opt += cc[0] + cc[1];
-        iterationBytes += axis0 + axis1;
-      } else if (layer.gradientWork()[id]) {
-        bwd += cc[0];
-        sync += cc[1];
-        iterationBytes += axis0 + axis1;
-      } else {
-        if (p == Phase.FORWARD) {
-          fwd += cc[0] + cc[1];
-        } else {
-          bwd += cc[0] + cc[1];
-        }
-        comm += cc[1];
-        tensorBytes += axis1;
-        dataBytes += axis0;
-      }
-    }
-    double weights = 0;
-    double state = 0;
-    double params = 0;
-    double gradients = 0;
-    List<Integer> listed = new ArrayList<>();
-    for (Instruction ins : g.instructions()) {
-      int id = ins.id();
-      if (!(ins.shape() instanceof TensorShape shape)) {
-        continue;
-      }
-      double local = plan.spec(id).localBytes(shape, mesh);
-      switch (layer.inputs()[id]) {
-        case WEIGHT -> {
-          weights += local;
-          listed.add(id);
-        }
-        case STATE -> state += local;
-        case NONE -> {
-          if (layer.gradients()[id]) {
-            gradients += local;
-          }
-          continue;
-        }
-        default -> {
-        }
-      }
-      params += local;
-    }
-    boolean[] saved = new boolean[g.size()];
-    for (Instruction ins : g.instructions()) {
-      if (layer.phases()[ins.id()] != Phase.BACKWARD) {
-        continue;
-      }
-      for (int o : ins.operands()) {
-        HloLayerGraph.Input in = layer.inputs()[o];
-        boolean forwardValue = in == HloLayerGraph.Input.NONE
-            && layer.phases()[o] == Phase.FORWARD && !layer.constants()[o];
-        saved[o] |= forwardValue || in == HloLayerGraph.Input.ACTIVATION
-            && layer.phases()[o] == Phase.FORWARD || in == HloLayerGraph.Input.BATCH;
-      }
-    }
-    double savedBytes = 0;
-    double savedInside = 0;
-    for (int i = 0; i < saved.length; i++) {
-      if (saved[i] && g.get(i).shape() instanceof TensorShape shape) {
-        double b = plan.spec(i).localBytes(shape, mesh);
-        savedBytes += b;
-        if (layer.inputs()[i] == HloLayerGraph.Input.NONE) {
-          savedInside += b;
-        }
-      }
-    }
-    double temp = Math.max(0, plan.evaluation().peakMemoryBytes() - params - savedInside
-        - gradients);
+    Phases p = Phases.of(layer, plan, env);
+    State st = State.of(layer, plan, mesh);
+    Saved sv = Saved.of(layer, plan, mesh);
+    double temp = Math.max(0, plan.evaluation().peakMemoryBytes() - st.params() - sv.inside()
+        - st.gradients());
+    Graph g = layer.graph();
+    List<Integer> listed = new ArrayList<>(st.weightIds());
     listed.sort(Comparator.comparingDouble((Integer id) ->
         -g.get(id).tensorShape().elementCount()).thenComparing(id -> g.get(id).name()));
     List<TensorSharding> tensors = new ArrayList<>();
@@ -296,8 +215,140 @@ public final class HloLayerPricer {
       tensors.add(new TensorSharding(name, w.tensorShape().toHlo(), plan.hloSharding(id),
           words(plan.spec(id), w.tensorShape(), mesh, name)));
     }
-    return new HloLayerCost(fwd, bwd, comm, sync, opt, weights, gradients, state, savedBytes,
-        temp, flops / d, tensorBytes, dataBytes, iterationBytes, tensors, ids);
+    return new HloLayerCost(p.fwd, p.bwd, p.comm, p.sync, p.opt, st.weights(), st.gradients(),
+        st.state(), sv.bytes(), temp, p.flops / d, p.tensorBytes, p.dataBytes, p.iterationBytes,
+        tensors, ids);
+  }
+
+  /**
+   * A layer's seconds, dot FLOPs and bytes sent, by phase: the work that only computes gradients
+   * for the update sends its bytes once per iteration, as the update does.
+   */
+  private static final class Phases {
+    double fwd;
+    double bwd;
+    double comm;
+    double sync;
+    double opt;
+    double flops;
+    double tensorBytes;
+    double dataBytes;
+    double iterationBytes;
+
+    static Phases of(HloLayerGraph layer, ShardingPlan plan, MeshEnv env) {
+      Graph g = layer.graph();
+      PlanCommBytes volume = PlanCommBytes.of(plan);
+      Phases t = new Phases();
+      for (Instruction ins : g.instructions()) {
+        int id = ins.id();
+        double[] cc = IlpLayerCostModel.seconds(plan, env, ins);
+        double axis0 = volume.bytes(id, 0);
+        double axis1 = volume.bytes(id, 1);
+        Phase p = layer.phases()[id];
+        if (p != Phase.OPTIMIZER) {
+          t.flops += dotFlops(g, ins);
+        }
+        if (p == Phase.OPTIMIZER) {
+          t.opt += cc[0] + cc[1];
+          t.iterationBytes += axis0 + axis1;
+        } else if (layer.gradientWork()[id]) {
+          t.bwd += cc[0];
+          t.sync += cc[1];
+          t.iterationBytes += axis0 + axis1;
+        } else {
+          if (p == Phase.FORWARD) {
+            t.fwd += cc[0] + cc[1];
+          } else {
+            t.bwd += cc[0] + cc[1];
+          }
+          t.comm += cc[1];
+          t.tensorBytes += axis1;
+          t.dataBytes += axis0;
+        }
+      }
+      return t;
+    }
+  }
+
+  /**
+   * The trained state and gradients of a layer on one GPU, bytes.
+   *
+   * @param weights the weights
+   * @param state other trained state
+   * @param params every parameter of the layer graph but the batch and other layers' values
+   * @param gradients the gradients the update reads
+   * @param weightIds the weights' instructions, in id order
+   */
+  private record State(double weights, double state, double params, double gradients,
+      List<Integer> weightIds) {
+    static State of(HloLayerGraph layer, ShardingPlan plan, LogicalMesh mesh) {
+      double weights = 0;
+      double state = 0;
+      double params = 0;
+      double gradients = 0;
+      List<Integer> listed = new ArrayList<>();
+      for (Instruction ins : layer.graph().instructions()) {
+        int id = ins.id();
+        if (!(ins.shape() instanceof TensorShape shape)) {
+          continue;
+        }
+        double local = plan.spec(id).localBytes(shape, mesh);
+        switch (layer.inputs()[id]) {
+          case WEIGHT -> {
+            weights += local;
+            listed.add(id);
+          }
+          case STATE -> state += local;
+          case NONE -> {
+            if (layer.gradients()[id]) {
+              gradients += local;
+            }
+            continue;
+          }
+          default -> {
+          }
+        }
+        params += local;
+      }
+      return new State(weights, state, params, gradients, List.copyOf(listed));
+    }
+  }
+
+  /**
+   * The values of one microbatch that the backward pass reads, bytes per GPU.
+   *
+   * @param bytes all of them: forward values, activations of other layers and batch inputs
+   * @param inside those computed in the layer
+   */
+  private record Saved(double bytes, double inside) {
+    static Saved of(HloLayerGraph layer, ShardingPlan plan, LogicalMesh mesh) {
+      Graph g = layer.graph();
+      boolean[] saved = new boolean[g.size()];
+      for (Instruction ins : g.instructions()) {
+        if (layer.phases()[ins.id()] != Phase.BACKWARD) {
+          continue;
+        }
+        for (int o : ins.operands()) {
+          HloLayerGraph.Input in = layer.inputs()[o];
+          boolean forwardValue = in == HloLayerGraph.Input.NONE
+              && layer.phases()[o] == Phase.FORWARD && !layer.constants()[o];
+          saved[o] |= forwardValue || in == HloLayerGraph.Input.ACTIVATION
+              && layer.phases()[o] == Phase.FORWARD || in == HloLayerGraph.Input.BATCH;
+        }
+      }
+      double savedBytes = 0;
+      double savedInside = 0;
+      for (int i = 0; i < saved.length; i++) {
+        if (saved[i] && g.get(i).shape() instanceof TensorShape shape) {
+          double b = plan.spec(i).localBytes(shape, mesh);
+          savedBytes += b;
+          if (layer.inputs()[i] == HloLayerGraph.Input.NONE) {
+            savedInside += b;
+          }
+        }
+      }
+      return new Saved(savedBytes, savedInside);
+    }
   }
 
   /**

@@ -98,7 +98,38 @@ public final class HloLayering {
     int n = graph.size();
     List<List<Integer>> users = users(graph);
     Phase[] phase = phases(graph, users, what);
-    boolean[] constantLike = new boolean[n];
+    boolean[] constantLike = constantLike(graph);
+    LayerScopes scopes = new LayerScopes(graph);
+    Map<LayerKey, Integer> order = layerOrder(graph, phase, scopes, what);
+    int[] layer = layers(graph, users, scopes, order);
+    List<String> keyNames = new ArrayList<>();
+    for (LayerKey k : order.keySet()) {
+      keyNames.add(k.toString());
+    }
+    if (keyNames.isEmpty()) {
+      keyNames.add("the whole step");
+    }
+    List<String> names = merge(graph, phase, layer, keyNames);
+    int root = n - 1;
+    boolean[] state = new boolean[n];
+    boolean[] weight = new boolean[n];
+    trainedState(graph, users, phase, state, weight, what);
+    boolean[] gradient = new boolean[n];
+    boolean[] gradientWork = new boolean[n];
+    for (int i = n - 1; i >= 0; i--) {
+      if (phase[i] == Phase.BACKWARD) {
+        gradient[i] = someUser(users, root, i, u -> phase[u] == Phase.OPTIMIZER);
+        gradientWork[i] = onlyUsers(users, root, i, u -> phase[u] == Phase.OPTIMIZER
+            || (gradientWork[u] && readsOnlyBackward(graph, phase, constantLike, u)));
+      }
+    }
+    return new HloLayering(graph, users, layer, phase, names, state, weight, gradient,
+        gradientWork, constantLike);
+  }
+
+  /** Which values depend on constants only (constants, iotas and what reads only them). */
+  private static boolean[] constantLike(Graph graph) {
+    boolean[] constantLike = new boolean[graph.size()];
     for (Instruction ins : graph.instructions()) {
       int id = ins.id();
       Opcode op = ins.opcode();
@@ -106,8 +137,17 @@ public final class HloLayering {
           || (op != Opcode.PARAMETER && op != Opcode.RNG && !ins.operands().isEmpty()
               && ins.operands().stream().allMatch(o -> constantLike[o]));
     }
-    int root = n - 1;
-    LayerScopes scopes = new LayerScopes(graph);
+    return constantLike;
+  }
+
+  /**
+   * The layer scopes in order of their first forward instruction (parameters aside), then of
+   * their first instruction.
+   *
+   * @throws InputException when there are more than {@link #MAX_LAYERS}
+   */
+  private static Map<LayerKey, Integer> layerOrder(Graph graph, Phase[] phase,
+      LayerScopes scopes, String what) {
     Map<LayerKey, Integer> order = new LinkedHashMap<>();
     for (boolean forwardOnly : new boolean[] {true, false}) {
       for (Instruction ins : graph.instructions()) {
@@ -122,6 +162,17 @@ public final class HloLayering {
       throw new InputException(what + " has " + order.size() + " layer scopes, more than the "
           + "limit of " + MAX_LAYERS);
     }
+    return order;
+  }
+
+  /**
+   * Each instruction's layer before merging: its scope's; else the latest among its operands';
+   * else the first among its users'; else 0.
+   */
+  private static int[] layers(Graph graph, List<List<Integer>> users, LayerScopes scopes,
+      Map<LayerKey, Integer> order) {
+    int n = graph.size();
+    int root = n - 1;
     int[] layer = new int[n];
     Arrays.fill(layer, -1);
     for (int i = 0; i < n; i++) {
@@ -151,16 +202,18 @@ public final class HloLayering {
     for (int i = 0; i < n; i++) {
       layer[i] = Math.max(layer[i], 0);
     }
-    List<String> keyNames = new ArrayList<>();
-    for (LayerKey k : order.keySet()) {
-      keyNames.add(k.toString());
-    }
-    if (keyNames.isEmpty()) {
-      keyNames.add("the whole step");
-    }
-    List<String> names = merge(graph, phase, layer, keyNames);
-    boolean[] state = new boolean[n];
-    boolean[] weight = new boolean[n];
+    return layer;
+  }
+
+  /**
+   * Marks the entry parameters that are trained state (aliased to an output or read by the
+   * update) and, of those, the weights (read by the forward pass).
+   *
+   * @throws InputException when no parameter is trained state
+   */
+  private static void trainedState(Graph graph, List<List<Integer>> users, Phase[] phase,
+      boolean[] state, boolean[] weight, String what) {
+    int root = graph.size() - 1;
     for (AliasPair a : graph.aliases()) {
       state[a.parameter()] = graph.get(a.parameter()).opcode() == Opcode.PARAMETER;
     }
@@ -178,17 +231,6 @@ public final class HloLayering {
       throw new InputException(what + " has no trained state: no entry parameter is aliased to "
           + "an output or read by an update; plan needs the whole training step");
     }
-    boolean[] gradient = new boolean[n];
-    boolean[] gradientWork = new boolean[n];
-    for (int i = n - 1; i >= 0; i--) {
-      if (phase[i] == Phase.BACKWARD) {
-        gradient[i] = someUser(users, root, i, u -> phase[u] == Phase.OPTIMIZER);
-        gradientWork[i] = onlyUsers(users, root, i, u -> phase[u] == Phase.OPTIMIZER
-            || (gradientWork[u] && readsOnlyBackward(graph, phase, constantLike, u)));
-      }
-    }
-    return new HloLayering(graph, users, layer, phase, names, state, weight, gradient,
-        gradientWork, constantLike);
   }
 
   /**

@@ -171,29 +171,13 @@ public final class HloPipelinePlanner {
     for (int k = 0; k < layers; k++) {
       graphs.add(HloLayerGraph.of(lay, k));
     }
-    pricer.prefetch(graphs, sr.meshes(), pool, progress);
-    HloLayerCost[][] cost = new HloLayerCost[sr.meshes().size()][layers];
-    for (int i = 0; i < sr.meshes().size(); i++) {
-      int[] dt = sr.meshes().get(i);
-      for (int k = 0; k < layers; k++) {
-        cost[i][k] = pricer.cost(graphs.get(k), dt[0], dt[1]);
-      }
-    }
+    HloLayerCost[][] cost = price(graphs, sr.meshes());
     StageCostTable table = new Table(cost, sr.of());
     StageDpResult r = new StageDp(new StageDpProblem(sr.shapes(), cluster.nodes(),
         cluster.gpusPerNode(), table, memoryPerGpu, microbatches)).solve();
     String name = lay.graph().name();
     if (r instanceof StageDpResult.Infeasible inf) {
-      if (inf.minimumMemoryBytes().isEmpty()) {
-        throw new InfeasibleException("no pipeline of " + name + " covers "
-            + cluster.toShortString() + ": " + inf.reason());
-      }
-      double need = inf.minimumMemoryBytes().getAsDouble();
-      throw new InfeasibleException("no pipeline of " + name + " with " + microbatches
-          + " microbatches fits in " + Units.formatBytes(memoryPerGpu) + " per GPU; it needs "
-          + Units.formatBytes(need) + " per GPU; try at least " + nodesNeeded(need, cost, sr)
-          + "x" + cluster.gpusPerNode() + ":" + cluster.gpu().name() + ":"
-          + cluster.fabric().name());
+      throw infeasible(name, microbatches, inf, cost, sr);
     }
     StageDpResult.Feasible f = (StageDpResult.Feasible) r;
     double[][] cut = lay.boundaryBytes();
@@ -225,6 +209,41 @@ public final class HloPipelinePlanner {
     return new HloPipelinePlan(name, cluster.toShortString(), lay.names(), stages, microbatches,
         sim, new HloPipelinePlan.Stats((int) distinct, sr.meshes().size(), pricer.solves(),
             f.latenciesTried()));
+  }
+
+  /**
+   * Prices every layer on every logical mesh, the distinct ones ahead on the pool's threads.
+   *
+   * @return {@code cost[mesh][layer]}, null where the ILP found no plan
+   */
+  private HloLayerCost[][] price(List<HloLayerGraph> graphs, List<int[]> meshes) {
+    pricer.prefetch(graphs, meshes, pool, progress);
+    HloLayerCost[][] cost = new HloLayerCost[meshes.size()][graphs.size()];
+    for (int i = 0; i < meshes.size(); i++) {
+      int[] dt = meshes.get(i);
+      for (int k = 0; k < graphs.size(); k++) {
+        cost[i][k] = pricer.cost(graphs.get(k), dt[0], dt[1]);
+      }
+    }
+    return cost;
+  }
+
+  /**
+   * Why no pipeline fits: no partition covers the cluster, or the memory per GPU it would need
+   * and the nodes to try.
+   */
+  private InfeasibleException infeasible(String name, int microbatches,
+      StageDpResult.Infeasible inf, HloLayerCost[][] cost, Search sr) {
+    if (inf.minimumMemoryBytes().isEmpty()) {
+      return new InfeasibleException("no pipeline of " + name + " covers "
+          + cluster.toShortString() + ": " + inf.reason());
+    }
+    double need = inf.minimumMemoryBytes().getAsDouble();
+    return new InfeasibleException("no pipeline of " + name + " with " + microbatches
+        + " microbatches fits in " + Units.formatBytes(memoryPerGpu) + " per GPU; it needs "
+        + Units.formatBytes(need) + " per GPU; try at least " + nodesNeeded(need, cost, sr)
+        + "x" + cluster.gpusPerNode() + ":" + cluster.gpu().name() + ":"
+        + cluster.fabric().name());
   }
 
   /**
