@@ -64,6 +64,27 @@ class LayeringTest {
         .check(CLASSES);
   }
 
+  /**
+   * Inside interop, the search (the package itself) sits on the HLO path, which sits on the layer
+   * and stage costs and the stage DP, which both sit on the search space; nothing points up.
+   */
+  @Test
+  void interopSubpackagesAreLayered() {
+    layeredArchitecture().consideringOnlyDependenciesInLayers()
+        .layer("search").definedBy("io.meshplan.interop")
+        .layer("hlo").definedBy("io.meshplan.interop.hlo..")
+        .layer("cost").definedBy("io.meshplan.interop.cost..")
+        .layer("dp").definedBy("io.meshplan.interop.dp..")
+        .layer("space").definedBy("io.meshplan.interop.space..")
+        .whereLayer("search").mayNotBeAccessedByAnyLayer()
+        .whereLayer("hlo").mayOnlyBeAccessedByLayers("search")
+        .whereLayer("cost").mayOnlyBeAccessedByLayers("search", "hlo")
+        .whereLayer("dp").mayOnlyBeAccessedByLayers("search", "hlo")
+        .whereLayer("space").mayOnlyBeAccessedByLayers("search", "hlo", "cost", "dp")
+        .check(CLASSES);
+    slices().matching("io.meshplan.interop.(*)..").should().beFreeOfCycles().check(CLASSES);
+  }
+
   @Test
   void executorSeamDependsOnlyOnUtil() {
     noClasses().that().resideInAPackage("io.meshplan.exec..")

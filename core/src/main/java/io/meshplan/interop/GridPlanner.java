@@ -1,5 +1,8 @@
 package io.meshplan.interop;
 
+import io.meshplan.interop.cost.IlpLayerCostModel;
+import io.meshplan.interop.cost.LayerCostModel;
+import io.meshplan.interop.space.PlanRequest;
 import io.meshplan.plan.PipelinePlan;
 import io.meshplan.util.Require;
 import io.meshplan.util.Units;

@@ -4,12 +4,17 @@ import io.meshplan.cluster.ClusterSpec;
 import io.meshplan.exec.LocalExecutor;
 import io.meshplan.exec.TaskExecutor;
 import io.meshplan.exec.TaskFunction;
+import io.meshplan.interop.cost.IlpLayerCostModel;
+import io.meshplan.interop.cost.LayerCostModel;
+import io.meshplan.interop.dp.StageDp;
+import io.meshplan.interop.space.LayerSetting;
+import io.meshplan.interop.space.PlanRequest;
+import io.meshplan.interop.space.SearchRules;
+import io.meshplan.interop.space.SearchSpace;
+import io.meshplan.interop.space.SubmeshShape;
 import io.meshplan.intraop.SolverOptions;
 import io.meshplan.model.ModelSpec;
 import io.meshplan.model.Recompute;
-import io.meshplan.plan.PipelinePlan;
-import io.meshplan.sim.SimulationResult;
-import io.meshplan.sim.StageCost;
 import io.meshplan.util.InputException;
 import io.meshplan.util.Require;
 import java.util.ArrayList;
@@ -35,16 +40,6 @@ import java.util.function.IntConsumer;
  * the faster is used, so every Megatron-LM configuration is inside the search space.
  */
 public final class InterOpPlanner {
-  private static final int[] ZERO_STAGES = {0, 1, 3};
-  private static final int[] NO_ZERO = {0};
-  /**
-   * The most microbatches per iteration: the simulator steps through every forward and backward
-   * of every microbatch on every stage, so this bounds its events (real jobs use a few thousand).
-   */
-  static final int MAX_MICROBATCHES = 1 << 16;
-  /** Sequences per microbatch on one replica that the search considers. */
-  private static final int[] REPLICA_MICROBATCHES = {1, 2, 4, 8};
-
   private final LayerCostModel layers;
   private final SolverOptions solver;
   private final TaskExecutor executor;
@@ -90,7 +85,7 @@ public final class InterOpPlanner {
    */
   public PlanResult plan(PlanRequest req) {
     SearchSpace space = SearchSpace.of(req);
-    List<Integer> micro = microbatchSizes(req, space.shapes());
+    List<Integer> micro = SearchRules.microbatchSizes(req, space.shapes());
     if (executor.inProcess()) {
       // Tasks that run here share this model: solve its layers first, on the executor's threads.
       prefetch(layerKeys(req, space.shapes(), micro));
@@ -232,140 +227,18 @@ public final class InterOpPlanner {
     return layers instanceof IlpLayerCostModel ilp ? ilp.solves() : 0;
   }
 
-  /**
-   * The microbatch sizes a plan searches, one stage DP each: with a fixed microbatch count, the
-   * one size it gives; planning with {@code fixedMicrobatches = globalBatch / size} for each size
-   * and keeping the best (see {@link #plan}) gives the same plan as planning them all at once.
-   *
-   * @param req the request
-   * @return sequences per microbatch, ascending
-   */
-  public static List<Integer> microbatchSizes(PlanRequest req) {
-    return microbatchSizes(req, SearchSpace.of(req).shapes());
-  }
-
-  /**
-   * Global microbatch sizes (sequences per microbatch over a stage's replicas): the fixed one, else
-   * every divisor of the global batch that some stage option can use.
-   */
-  private static List<Integer> microbatchSizes(PlanRequest req, List<SubmeshShape> shapes) {
-    int gb = req.globalBatch();
-    if (req.fixedMicrobatches() > 0) {
-      Require.that(gb % req.fixedMicrobatches() == 0, "the global batch " + gb
-          + " is not a multiple of " + req.fixedMicrobatches() + " microbatches");
-      checkMicrobatches(req.fixedMicrobatches());
-      return List.of(gb / req.fixedMicrobatches());
-    }
-    // A microbatch gives each replica of some stage 1, 2, 4 or 8 sequences, so the candidates are
-    // those products that divide the global batch: at most 4 per data-parallel size.
-    java.util.TreeSet<Integer> sizes = new java.util.TreeSet<>();
-    for (SubmeshShape sh : shapes) {
-      for (int t : tensorDegrees(req, sh.devices())) {
-        for (int b : REPLICA_MICROBATCHES) {
-          long g = (long) b * (sh.devices() / t);
-          if (g <= gb && gb % g == 0 && gb / g <= MAX_MICROBATCHES) {
-            sizes.add((int) g);
-          }
-        }
-      }
-    }
-    if (sizes.isEmpty()) {
-      throw new io.meshplan.util.InputException("the global batch of " + gb + " sequences cannot "
-          + "be split into at most " + MAX_MICROBATCHES + " microbatches of 1, 2, 4 or 8 "
-          + "sequences per data-parallel replica on this cluster; choose a global batch with "
-          + "more factors of 2");
-    }
-    return new ArrayList<>(sizes);
-  }
-
-  /**
-   * Refuses more microbatches per iteration than the simulator can step through quickly.
-   *
-   * @param microbatches microbatches per iteration
-   */
-  static void checkMicrobatches(long microbatches) {
-    if (microbatches > MAX_MICROBATCHES) {
-      throw new io.meshplan.util.InputException(microbatches + " microbatches per iteration are "
-          + "more than the limit of " + MAX_MICROBATCHES + "; use larger microbatches or a "
-          + "smaller global batch");
-    }
-  }
-
-  /**
-   * Tensor-parallel degrees for a stage of {@code devices} GPUs: divisors of the GPUs per node (so
-   * that tensor parallelism stays on NVLink, Narayanan et al. SC'21, section 5.4) that divide the
-   * attention heads and the stage.
-   */
-  static List<Integer> tensorDegrees(PlanRequest req, int devices) {
-    List<Integer> out = new ArrayList<>();
-    int m = req.cluster().gpusPerNode();
-    for (int t = 1; t <= Math.min(m, devices); t++) {
-      if (m % t == 0 && devices % t == 0 && req.model().heads() % t == 0) {
-        out.add(t);
-      }
-    }
-    return out;
-  }
-
-  /**
-   * The layer settings a stage of tensor-parallel size {@code t} may take with {@code b} sequences
-   * per replica, in the search's order: each recomputation mode, then (with {@code t > 1})
-   * sequence parallelism off and on, and the ILP's or Megatron-LM's layouts.
-   *
-   * @param t tensor-parallel size
-   * @param b sequences per microbatch per replica
-   * @return the settings
-   */
-  static List<LayerSetting> layerSettings(int t, int b) {
-    boolean[] both = t > 1 ? new boolean[] {false, true} : new boolean[] {false};
-    List<LayerSetting> out = new ArrayList<>();
-    for (Recompute rc : Recompute.values()) {
-      for (boolean sp : both) {
-        for (boolean meg : both) {
-          out.add(new LayerSetting(t, b, rc, sp, meg));
-        }
-      }
-    }
-    return out;
-  }
-
-  /**
-   * The ZeRO stages a stage of {@code d} data-parallel replicas may use: 0, 1 and 3, or only 0
-   * without data parallelism.
-   *
-   * @param d data-parallel replicas
-   * @return the stages, ascending
-   */
-  static int[] zeroStages(int d) {
-    return d > 1 ? ZERO_STAGES.clone() : NO_ZERO.clone();
-  }
-
-  /** The per-replica microbatch when {@code d} replicas share {@code g} sequences, or 0. */
-  static int replicaMicrobatch(int g, int d) {
-    if (g % d != 0) {
-      return 0;
-    }
-    int b = g / d;
-    for (int c : REPLICA_MICROBATCHES) {
-      if (c == b) {
-        return b;
-      }
-    }
-    return 0;
-  }
-
   /** Every layer setting the search will ask for. */
   private static List<LayerCostModel.Key> layerKeys(PlanRequest req, List<SubmeshShape> shapes,
       List<Integer> micro) {
     java.util.Set<LayerCostModel.Key> keys = new java.util.LinkedHashSet<>();
     for (int g : micro) {
       for (SubmeshShape sh : shapes) {
-        for (int t : tensorDegrees(req, sh.devices())) {
-          int b = replicaMicrobatch(g, sh.devices() / t);
+        for (int t : SearchRules.tensorDegrees(req, sh.devices())) {
+          int b = SearchRules.replicaMicrobatch(g, sh.devices() / t);
           if (b == 0) {
             continue;
           }
-          for (LayerSetting ls : layerSettings(t, b)) {
+          for (LayerSetting ls : SearchRules.layerSettings(t, b)) {
             for (LayerCostModel.Kind k : LayerCostModel.Kind.values()) {
               keys.add(new LayerCostModel.Key(k, ls));
             }
@@ -374,40 +247,6 @@ public final class InterOpPlanner {
       }
     }
     return new ArrayList<>(keys);
-  }
-
-  static PipelinePlan.Prediction prediction(SimulationResult sim) {
-    return new PipelinePlan.Prediction(sim.iterationSeconds(), sim.tokensPerSecond(),
-        sim.tflopsPerGpu(), sim.mfu(), sim.peakMemoryBytesPerGpu(),
-        java.util.Optional.of(axisBytes(sim.commBytes())));
-  }
-
-  /** The simulator's communication volume in the plan's terms. */
-  static io.meshplan.plan.AxisBytes axisBytes(io.meshplan.sim.CommVolume v) {
-    return new io.meshplan.plan.AxisBytes(v.tensorParallelBytes(), v.dataParallelBytes(),
-        v.pipelineBytes());
-  }
-
-  /**
-   * The weights of the stage's transformer block (the layer with the most weight tensors), largest
-   * first, at most six, named {@code block/...}: every block of a stage has the same layouts.
-   */
-  static List<io.meshplan.plan.TensorSharding> largestTensors(List<LayerCost> layers) {
-    LayerCost pick = layers.get(0);
-    for (LayerCost l : layers) {
-      if (l.tensors().size() > pick.tensors().size()) {
-        pick = l;
-      }
-    }
-    List<io.meshplan.plan.TensorSharding> out = new ArrayList<>();
-    for (io.meshplan.plan.TensorSharding t : pick.tensors()) {
-      if (out.size() == 6) {
-        break;
-      }
-      out.add(new io.meshplan.plan.TensorSharding(t.name().replaceFirst("^layer_0/", "block/"),
-          t.shape(), t.sharding(), t.words()));
-    }
-    return out;
   }
 
   private PlanResult.Infeasible infeasible(PlanRequest req, double leastNeeded) {
@@ -442,88 +281,5 @@ public final class InterOpPlanner {
                 req.memoryPerGpu()) + " is available; try at least " + smallest + "x"
             + c.gpusPerNode() + ":" + c.gpu().name() + ":" + c.fabric().name()
             + " (a smaller global batch or sequence also helps)");
-  }
-
-  /**
-   * A table whose DP layers are groups of {@code group} consecutive layers (the last group may be
-   * shorter), so that a stage starts and ends on a group boundary.
-   */
-  static final class GroupedTable implements StageCostTable {
-    private final StageCostTable inner;
-    private final int group;
-
-    GroupedTable(StageCostTable inner, int group) {
-      Require.that(group >= 1, "layer group must be >= 1");
-      this.inner = inner;
-      this.group = group;
-    }
-
-    @Override
-    public int layers() {
-      return (inner.layers() + group - 1) / group;
-    }
-
-    @Override
-    public int submeshes() {
-      return inner.submeshes();
-    }
-
-    private int lastOf(int g) {
-      return Math.min((g + 1) * group, inner.layers()) - 1;
-    }
-
-    @Override
-    public List<StageOption> options(int first, int last, int submesh) {
-      return inner.options(first * group, lastOf(last), submesh);
-    }
-
-    /** The plan in layers of the inner table. */
-    io.meshplan.interop.StagePlan ungroup(io.meshplan.interop.StagePlan p) {
-      if (group == 1) {
-        return p;
-      }
-      List<Stage> out = new ArrayList<>();
-      for (Stage s : p.stages()) {
-        out.add(new Stage(s.firstLayer() * group, lastOf(s.lastLayer()), s.submeshIndex(),
-            s.submesh(), s.option()));
-      }
-      return new io.meshplan.interop.StagePlan(out, p.microbatches(), p.objectiveSeconds());
-    }
-  }
-
-  /**
-   * The once-per-iteration work of a stage that the pipeline does not hide: the gradient
-   * reduction (beyond the last backward when the framework overlaps them), the gather of updated
-   * weights and the optimizer step. Alpa's DP objective counts microbatch latencies only; spreading
-   * this over the microbatches lets it tell apart options that differ here (a wider data-parallel
-   * group, a sharded optimizer) while keeping the objective exact for a single stage.
-   */
-  static double iterationTail(StageCost c) {
-    double sync = c.gradSyncOverlappable() ? Math.max(0, c.gradSyncSeconds() - c.backwardSeconds())
-        : c.gradSyncSeconds();
-    return sync + c.paramGatherSeconds() + c.optimizerSeconds();
-  }
-
-  /** Drops dominated options; keeps the first of equal ones (the enumeration order). */
-  static List<StageOption> pareto(List<StageOption> all) {
-    List<StageOption> sorted = new ArrayList<>(all);
-    sorted.sort(java.util.Comparator.comparingDouble(StageOption::latencySeconds)
-        .thenComparingDouble(StageOption::staticBytes)
-        .thenComparingDouble(StageOption::activationBytes)
-        .thenComparingInt(StageOption::tag));
-    List<StageOption> kept = new ArrayList<>();
-    for (StageOption o : sorted) {
-      boolean dominated = false;
-      for (StageOption k : kept) {
-        if (k.staticBytes() <= o.staticBytes() && k.activationBytes() <= o.activationBytes()) {
-          dominated = true;
-          break;
-        }
-      }
-      if (!dominated) {
-        kept.add(o);
-      }
-    }
-    return kept;
   }
 }

@@ -1,5 +1,10 @@
 package io.meshplan.interop;
 
+import io.meshplan.interop.cost.StageAssembler;
+import io.meshplan.interop.space.LayerSetting;
+import io.meshplan.interop.space.PlanRequest;
+import io.meshplan.interop.space.SearchRules;
+import io.meshplan.interop.space.SubmeshShape;
 import io.meshplan.sim.Schedule;
 import io.meshplan.sim.SimulationResult;
 import io.meshplan.sim.StageCost;
@@ -145,17 +150,17 @@ final class Interleaver {
       if (depth < 2 || microbatches % depth != 0) {
         continue;
       }
-      for (int t : InterOpPlanner.tensorDegrees(req, devices)) {
+      for (int t : SearchRules.tensorDegrees(req, devices)) {
         int d = devices / t;
-        int b = InterOpPlanner.replicaMicrobatch(microbatchSize, d);
+        int b = SearchRules.replicaMicrobatch(microbatchSize, d);
         if (b == 0) {
           continue;
         }
         for (int v = 2; (long) v * depth <= layers
             && StageAssembler.simulationFits(microbatches, v * depth); v++) {
           int[] chunks = UniformPipeline.evenChunks(layers, v * depth);
-          for (LayerSetting ls : InterOpPlanner.layerSettings(t, b)) {
-            for (int zero : InterOpPlanner.zeroStages(d)) {
+          for (LayerSetting ls : SearchRules.layerSettings(t, b)) {
+            for (int zero : SearchRules.zeroStages(d)) {
               UniformPipeline p = new UniformPipeline(depth, d, t, ls, zero, chunks);
               List<StageCost> costs = p.costs(asm);
               if (costs == null) {

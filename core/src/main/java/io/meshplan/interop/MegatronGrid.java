@@ -1,5 +1,7 @@
 package io.meshplan.interop;
 
+import io.meshplan.interop.cost.LayerCostModel;
+import io.meshplan.interop.space.PlanRequest;
 import io.meshplan.model.ModelSpec;
 import io.meshplan.model.Recompute;
 import io.meshplan.plan.ParallelConfig;

@@ -1,5 +1,7 @@
 package io.meshplan.interop;
 
+import io.meshplan.interop.cost.LayerCostModel;
+import io.meshplan.interop.space.PlanRequest;
 import io.meshplan.plan.PipelinePlan;
 import io.meshplan.plan.PlanJson;
 import io.meshplan.util.InputException;

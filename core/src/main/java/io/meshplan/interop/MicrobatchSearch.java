@@ -1,6 +1,25 @@
 package io.meshplan.interop;
 
 import io.meshplan.cluster.ClusterSpec;
+import io.meshplan.interop.cost.LayerCost;
+import io.meshplan.interop.cost.LayerCostModel;
+import io.meshplan.interop.cost.StageAssembler;
+import io.meshplan.interop.cost.StageCostBuilder;
+import io.meshplan.interop.dp.GroupedStageCostTable;
+import io.meshplan.interop.dp.ParetoFilter;
+import io.meshplan.interop.dp.Stage;
+import io.meshplan.interop.dp.StageCostTable;
+import io.meshplan.interop.dp.StageDp;
+import io.meshplan.interop.dp.StageDpProblem;
+import io.meshplan.interop.dp.StageDpResult;
+import io.meshplan.interop.dp.StageOption;
+import io.meshplan.interop.dp.StagePartition;
+import io.meshplan.interop.space.LayerSetting;
+import io.meshplan.interop.space.PlanRequest;
+import io.meshplan.interop.space.SearchRules;
+import io.meshplan.interop.space.SearchSpace;
+import io.meshplan.interop.space.StageSetting;
+import io.meshplan.interop.space.SubmeshShape;
 import io.meshplan.model.ModelSpec;
 import io.meshplan.plan.PipelinePlan;
 import io.meshplan.plan.StagePlan;
@@ -46,7 +65,7 @@ final class MicrobatchSearch {
   MicrobatchOutcome oneFOneB(int g) {
     ClusterSpec cluster = req.cluster();
     Table table = new Table(g);
-    InterOpPlanner.GroupedTable grouped = new InterOpPlanner.GroupedTable(table, space.group());
+    GroupedStageCostTable grouped = new GroupedStageCostTable(table, space.group());
     StageDpResult r = new StageDp(new StageDpProblem(space.shapes(), cluster.nodes(),
         cluster.gpusPerNode(), grouped, req.memoryPerGpu(), req.globalBatch() / g)).solve();
     if (r instanceof StageDpResult.Feasible f) {
@@ -72,7 +91,7 @@ final class MicrobatchSearch {
         .orElse(MicrobatchOutcome.without(g, Double.NaN, "", false, search.simulations()));
   }
 
-  private PlanResult.Planned toPlan(Table table, io.meshplan.interop.StagePlan dp, int g) {
+  private PlanResult.Planned toPlan(Table table, StagePartition dp, int g) {
     ModelSpec model = req.model();
     ClusterSpec cluster = req.cluster();
     List<StageCost> costs = new ArrayList<>();
@@ -105,11 +124,11 @@ final class MicrobatchSearch {
           firstDevice[i], st.dataParallel(), st.tensorParallel(), st.layer().recompute(),
           st.layer().sequenceParallel(), st.zeroStage(), st.layer().megatron(),
           c.forwardSeconds(), c.backwardSeconds(),
-          sim.stages().get(i).memory().totalBytes(), InterOpPlanner.largestTensors(stageLayers.get(i)),
-          Optional.of(InterOpPlanner.axisBytes(sim.stages().get(i).commBytesPerGpu()))));
+          sim.stages().get(i).memory().totalBytes(), PlanFigures.largestTensors(stageLayers.get(i)),
+          Optional.of(PlanFigures.axisBytes(sim.stages().get(i).commBytesPerGpu()))));
     }
     PipelinePlan plan = new PipelinePlan(model, cluster.toShortString(), req.globalBatch(), g, b,
-        1, stages, InterOpPlanner.prediction(sim));
+        1, stages, PlanFigures.prediction(sim));
     return new PlanResult.Planned(plan, sim, new PlanResult.SearchStats(0, 0, 0, 1, 1));
   }
 
@@ -154,31 +173,31 @@ final class MicrobatchSearch {
     private List<StageOption> build(int count, boolean emb, boolean head, SubmeshShape shape) {
       List<StageOption> all = new ArrayList<>();
       int devices = shape.devices();
-      for (int t : InterOpPlanner.tensorDegrees(req, devices)) {
+      for (int t : SearchRules.tensorDegrees(req, devices)) {
         int d = devices / t;
-        int b = InterOpPlanner.replicaMicrobatch(microbatchSize, d);
+        int b = SearchRules.replicaMicrobatch(microbatchSize, d);
         if (b == 0) {
           continue;
         }
         StageCostBuilder builder = assembler.builder(d, t);
-        for (LayerSetting ls : InterOpPlanner.layerSettings(t, b)) {
+        for (LayerSetting ls : SearchRules.layerSettings(t, b)) {
           List<LayerCost> stageLayers = assembler.stageLayers(ls, count, emb, head);
           if (stageLayers == null) {
             continue;
           }
-          for (int zero : InterOpPlanner.zeroStages(d)) {
+          for (int zero : SearchRules.zeroStages(d)) {
             StageCost c = builder.build(stageLayers, d, t, zero, head);
             int tag = settings.size();
             settings.add(new StageSetting(d, t, zero, ls));
             all.add(new StageOption(c.forwardSeconds() + c.backwardSeconds()
-                    + InterOpPlanner.iterationTail(c) / microbatches,
+                    + StageCostBuilder.iterationTail(c) / microbatches,
                 c.memory().weightsBytes() + c.memory().gradientsBytes()
                     + c.memory().optimizerStateBytes() + c.memory().temporaryBytes(),
                 c.memory().activationBytesPerMicrobatch(), tag));
           }
         }
       }
-      return InterOpPlanner.pareto(all);
+      return ParetoFilter.nonDominated(all);
     }
   }
 

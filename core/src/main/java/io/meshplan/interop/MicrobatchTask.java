@@ -1,6 +1,9 @@
 package io.meshplan.interop;
 
 import io.meshplan.exec.TaskFunction;
+import io.meshplan.interop.cost.LayerCostCache;
+import io.meshplan.interop.cost.LayerCostModel;
+import io.meshplan.interop.space.PlanRequest;
 import io.meshplan.intraop.SolverOptions;
 import io.meshplan.util.InputException;
 import io.meshplan.util.Require;

@@ -1,5 +1,6 @@
 package io.meshplan.interop;
 
+import io.meshplan.interop.space.SubmeshShape;
 import io.meshplan.plan.PipelinePlan;
 import io.meshplan.sim.SimulationResult;
 import io.meshplan.util.Require;

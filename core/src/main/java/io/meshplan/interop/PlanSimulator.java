@@ -1,5 +1,12 @@
 package io.meshplan.interop;
 
+import io.meshplan.interop.cost.LayerCost;
+import io.meshplan.interop.cost.LayerCostModel;
+import io.meshplan.interop.cost.StageAssembler;
+import io.meshplan.interop.cost.StageCostBuilder;
+import io.meshplan.interop.space.LayerSetting;
+import io.meshplan.interop.space.PlanRequest;
+import io.meshplan.interop.space.SearchRules;
 import io.meshplan.model.ModelSpec;
 import io.meshplan.plan.ParallelConfig;
 import io.meshplan.plan.PipelinePlan;
@@ -54,7 +61,7 @@ public final class PlanSimulator {
    */
   public Optional<Evaluated> simulate(PlanRequest req, ParallelConfig c, boolean gpipe) {
     Require.that(!gpipe || c.virtualStages() == 1, "GPipe has no virtual stages");
-    InterOpPlanner.checkMicrobatches(c.microbatches());
+    SearchRules.checkMicrobatches(c.microbatches());
     int chunks = c.pipelineParallel() * c.virtualStages();
     int zero = c.dataParallel() > 1 ? c.zeroStage() : 0;
     LayerSetting ls = new LayerSetting(c.tensorParallel(), c.microBatchSize(), c.recompute(),
@@ -81,7 +88,7 @@ public final class PlanSimulator {
    * @throws InputException when the plan does not fit the cluster or model
    */
   public SimulationResult simulate(PlanRequest req, PipelinePlan plan) {
-    InterOpPlanner.checkMicrobatches(plan.microbatches());
+    SearchRules.checkMicrobatches(plan.microbatches());
     ModelSpec model = req.model();
     int L = model.layers();
     StageAssembler asm = new StageAssembler(req, layers);

@@ -1,5 +1,10 @@
 package io.meshplan.interop;
 
+import io.meshplan.interop.cost.LayerCost;
+import io.meshplan.interop.cost.StageAssembler;
+import io.meshplan.interop.cost.StageCostBuilder;
+import io.meshplan.interop.space.LayerSetting;
+import io.meshplan.interop.space.PlanRequest;
 import io.meshplan.plan.PipelinePlan;
 import io.meshplan.plan.StagePlan;
 import io.meshplan.sim.Schedule;
@@ -185,13 +190,13 @@ final class UniformPipeline {
       stages.add(new StagePlan(first, last, n, m, firstDevice[k], dataParallel, tensorParallel,
           setting.recompute(), setting.sequenceParallel(), zeroStage, setting.megatron(),
           sc.forwardSeconds(), sc.backwardSeconds(), sim.stages().get(g).memory().totalBytes(),
-          InterOpPlanner.largestTensors(asm.stageLayers(setting, chunkLayers[k], k == 0,
+          PlanFigures.largestTensors(asm.stageLayers(setting, chunkLayers[k], k == 0,
               k == chunkLayers.length - 1)),
-          Optional.of(InterOpPlanner.axisBytes(sim.stages().get(g).commBytesPerGpu()))));
+          Optional.of(PlanFigures.axisBytes(sim.stages().get(g).commBytesPerGpu()))));
       first = last + 1;
     }
     return new PipelinePlan(req.model(), req.cluster().toShortString(), globalBatch,
         setting.microBatch() * dataParallel, microbatches, chunksPerStage(), stages,
-        InterOpPlanner.prediction(sim));
+        PlanFigures.prediction(sim));
   }
 }

@@ -2,9 +2,9 @@ package io.meshplan.planner;
 
 import io.meshplan.exec.LocalExecutor;
 import io.meshplan.interop.GridPlanner;
-import io.meshplan.interop.IlpLayerCostModel;
+import io.meshplan.interop.cost.IlpLayerCostModel;
 import io.meshplan.interop.InterOpPlanner;
-import io.meshplan.interop.PlanRequest;
+import io.meshplan.interop.space.PlanRequest;
 import io.meshplan.interop.PlanResult;
 import io.meshplan.model.ModelSpec;
 import io.meshplan.util.Require;

@@ -1,7 +1,7 @@
 package io.meshplan.planner;
 
 import io.meshplan.exec.TaskExecutor;
-import io.meshplan.interop.LayerCostCache;
+import io.meshplan.interop.cost.LayerCostCache;
 import io.meshplan.intraop.SolverOptions;
 import io.meshplan.util.Require;
 import java.util.Optional;

@@ -1,8 +1,8 @@
 package io.meshplan.planner;
 
 import io.meshplan.cluster.ClusterSpec;
-import io.meshplan.interop.IlpLayerCostModel;
-import io.meshplan.interop.PlanRequest;
+import io.meshplan.interop.cost.IlpLayerCostModel;
+import io.meshplan.interop.space.PlanRequest;
 import io.meshplan.model.ModelSpec;
 import io.meshplan.util.Require;
 

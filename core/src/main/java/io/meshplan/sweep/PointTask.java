@@ -1,7 +1,7 @@
 package io.meshplan.sweep;
 
 import io.meshplan.exec.TaskFunction;
-import io.meshplan.interop.LayerCostCache;
+import io.meshplan.interop.cost.LayerCostCache;
 import io.meshplan.intraop.SolverOptions;
 import io.meshplan.util.Require;
 import java.util.concurrent.ExecutionException;

@@ -1,11 +1,11 @@
 package io.meshplan.bench;
 
-import io.meshplan.interop.StageCostTable;
-import io.meshplan.interop.StageDp;
-import io.meshplan.interop.StageDpProblem;
-import io.meshplan.interop.StageDpResult;
-import io.meshplan.interop.StageOption;
-import io.meshplan.interop.SubmeshShape;
+import io.meshplan.interop.dp.StageCostTable;
+import io.meshplan.interop.dp.StageDp;
+import io.meshplan.interop.dp.StageDpProblem;
+import io.meshplan.interop.dp.StageDpResult;
+import io.meshplan.interop.dp.StageOption;
+import io.meshplan.interop.space.SubmeshShape;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.util.ArrayList;

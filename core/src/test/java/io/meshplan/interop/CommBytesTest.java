@@ -6,6 +6,12 @@ import static org.assertj.core.api.Assertions.within;
 import io.meshplan.cluster.AlphaBetaCommModel;
 import io.meshplan.cluster.LogicalMesh;
 import io.meshplan.graph.DType;
+import io.meshplan.interop.cost.IlpLayerCostModel;
+import io.meshplan.interop.cost.LayerCost;
+import io.meshplan.interop.cost.LayerCostModel;
+import io.meshplan.interop.cost.StageCostBuilder;
+import io.meshplan.interop.space.LayerSetting;
+import io.meshplan.interop.space.PlanRequest;
 import io.meshplan.model.ModelSpec;
 import io.meshplan.model.Presets;
 import io.meshplan.model.Recompute;
@@ -25,8 +31,12 @@ class CommBytesTest {
 
   /** One layer of P parameters per GPU whose tensor-parallel traffic is tp bytes. */
   private static LayerCost layer(double params, double tp, double tpForward, double gather) {
-    return new LayerCost(0.001, 0.002, 0, 0.0001, 0.00005, params, params, 0, 1e6, 2e6, 1e5,
-        4e5, 1e12, 1.2e12, List.of(), tp, tpForward, gather);
+    return LayerCost.builder().forwardSeconds(0.001).backwardSeconds(0.002)
+        .tensorCommSeconds(0.0001).forwardCommSeconds(0.00005)
+        .parameters(params).gradientParameters(params)
+        .savedActivationBytes(1e6).temporaryBytes(2e6).inputBytes(1e5).boundaryBytes(4e5)
+        .modelFlops(1e12).hardwareFlops(1.2e12)
+        .tensorCommBytes(tp).forwardCommBytes(tpForward).updateGatherBytes(gather).build();
   }
 
   private static StageCost stage(int d, int zero) {

@@ -4,6 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.meshplan.graph.DType;
+import io.meshplan.interop.cost.IlpLayerCostModel;
+import io.meshplan.interop.cost.StageAssembler;
+import io.meshplan.interop.space.PlanRequest;
+import io.meshplan.interop.space.SearchRules;
+import io.meshplan.interop.space.SubmeshShape;
 import io.meshplan.model.ModelSpec;
 import io.meshplan.model.Presets;
 import io.meshplan.plan.PipelinePlan;
@@ -71,7 +76,7 @@ class InterleaverTest {
           (20 + 100 * rnd.nextDouble()) * 1e6, full.pricing(), full.weightBytes(),
           false);
       IlpLayerCostModel layers = Requests.layers(req);
-      List<Integer> sizes = InterOpPlanner.microbatchSizes(req);
+      List<Integer> sizes = SearchRules.microbatchSizes(req);
       int g = sizes.get(rnd.nextInt(sizes.size()));
       List<SubmeshShape> shapes = SubmeshShape.shapes(req.cluster().nodes(),
           req.cluster().gpusPerNode(), 1);

@@ -3,6 +3,7 @@ package io.meshplan.interop;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.meshplan.graph.DType;
+import io.meshplan.interop.space.PlanRequest;
 import io.meshplan.model.Presets;
 import io.meshplan.model.Recompute;
 import io.meshplan.plan.ParallelConfig;

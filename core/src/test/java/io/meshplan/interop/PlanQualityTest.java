@@ -3,6 +3,8 @@ package io.meshplan.interop;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.meshplan.graph.DType;
+import io.meshplan.interop.cost.IlpLayerCostModel;
+import io.meshplan.interop.space.PlanRequest;
 import io.meshplan.model.ModelSpec;
 import io.meshplan.model.Presets;
 import org.junit.jupiter.api.Test;

@@ -2,6 +2,8 @@ package io.meshplan.interop;
 
 import io.meshplan.cluster.ClusterSpec;
 import io.meshplan.graph.DType;
+import io.meshplan.interop.cost.IlpLayerCostModel;
+import io.meshplan.interop.space.PlanRequest;
 import io.meshplan.intraop.SolverOptions;
 import io.meshplan.model.ModelSpec;
 import io.meshplan.planner.Pricing;

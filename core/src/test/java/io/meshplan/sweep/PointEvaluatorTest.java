@@ -2,7 +2,7 @@ package io.meshplan.sweep;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.meshplan.interop.LayerCostCache;
+import io.meshplan.interop.cost.LayerCostCache;
 import io.meshplan.intraop.SolverOptions;
 import io.meshplan.model.ModelFlops;
 import io.meshplan.model.Presets;

@@ -2,8 +2,8 @@ package io.meshplan.spark;
 
 import io.meshplan.cluster.ClusterSpec;
 import io.meshplan.exec.LocalExecutor;
-import io.meshplan.interop.InterOpPlanner;
 import io.meshplan.interop.PlanResult;
+import io.meshplan.interop.space.SearchRules;
 import io.meshplan.plan.PlanJson;
 import io.meshplan.planner.Planner;
 import io.meshplan.planner.PlannerOptions;
@@ -152,7 +152,7 @@ public final class SparkSweepBench {
             PlannerOptions.defaults().withThreads(1));
         PlanResult o = Planner.plan(q, PlannerOptions.defaults().withThreads(1).withExecutor(ex));
         output = o instanceof PlanResult.Planned p ? PlanJson.write(p.plan()) : "";
-        tasks = InterOpPlanner.microbatchSizes(q.request()).size();
+        tasks = SearchRules.microbatchSizes(q.request()).size();
         ok = o instanceof PlanResult.Planned ? 1 : 0;
       } else {
         List<PointResult> r = new Sweep(ex, new PointTask(false, 0))

@@ -1,0 +1,525 @@
+package io.meshplan.interop.cost;
+
+import io.meshplan.cluster.ClusterSpec;
+import io.meshplan.cluster.CommModel;
+import io.meshplan.cluster.LogicalMesh;
+import io.meshplan.graph.DType;
+import io.meshplan.graph.Graph;
+import io.meshplan.graph.Instruction;
+import io.meshplan.graph.OpCost;
+import io.meshplan.graph.Opcode;
+import io.meshplan.graph.TensorShape;
+import io.meshplan.interop.space.LayerSetting;
+import io.meshplan.intraop.AutoSharding;
+import io.meshplan.intraop.IntraOpResult;
+import io.meshplan.intraop.MeshEnv;
+import io.meshplan.intraop.ShardingPlan;
+import io.meshplan.intraop.SolverOptions;
+import io.meshplan.intraop.Strategy;
+import io.meshplan.model.ModelSpec;
+import io.meshplan.model.ParamRole;
+import io.meshplan.model.Phase;
+import io.meshplan.model.TrainingGraph;
+import io.meshplan.model.TrainingGraphBuilder;
+import io.meshplan.model.TrainingOptions;
+import io.meshplan.model.WeightTensors;
+import io.meshplan.plan.TensorSharding;
+import io.meshplan.sharding.ReshardingCost;
+import io.meshplan.sharding.ShardingSpec;
+import io.meshplan.util.Require;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Callable;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
+
+/**
+ * Prices layers by planning their training graphs with the intra-operator ILP (Alpa, OSDI'22,
+ * section 4) on the logical mesh {@code 1 x t} of one data-parallel replica, in seconds: kernels by
+ * the cluster's {@link io.meshplan.cluster.KernelTimeModel}, collectives by the communication
+ * model placed on the cluster's devices. Each instruction's cost (its strategy's compute and
+ * communication plus the resharding of its operands) is counted in its phase.
+ *
+ * <p>The layer's input activation and its output keep one layout so that identical blocks can be
+ * chained: replicated over the tensor axis, or split along the sequence with sequence
+ * parallelism (Korthikanti et al. MLSys'23). Under {@link LayerSetting#megatron()} the weights
+ * are fixed to Megatron-LM's layouts (Shoeybi et al. 2019): the query/key/value and first MLP
+ * matrices split by columns, the attention output and second MLP matrices by rows, embedding and
+ * LM head by vocabulary; otherwise the ILP chooses every layout. The planner asks for both, so its
+ * space contains every Megatron-LM configuration.
+ *
+ * <p>Every distinct (layer kind, setting) is solved once and remembered: a model of any depth costs
+ * three graph solves per setting, not one per layer.
+ */
+public final class IlpLayerCostModel implements LayerCostModel {
+  /** A budget no layer reaches: the stage DP checks memory, not the layer solve. */
+  private static final double UNBOUNDED_MEMORY = 1e18;
+
+  private final ModelSpec model;
+  private final ClusterSpec cluster;
+  private final Function<LogicalMesh, CommModel> comm;
+  private final DType computeType;
+  private final SolverOptions solver;
+  private final io.meshplan.exec.LocalExecutor pool;
+  /** Each layer is solved once: a caller that finds a solve under way waits for its result. */
+  private final Map<Key, java.util.concurrent.FutureTask<Optional<LayerCost>>> memo =
+      new ConcurrentHashMap<>();
+  private final AtomicInteger solves = new AtomicInteger();
+
+  /**
+   * Creates the model.
+   *
+   * @param model the model, with the sequence length trained
+   * @param cluster the cluster (its GPU prices kernels)
+   * @param comm collective prices on a logical mesh placed on the cluster, seconds
+   * @param computeType the compute precision (bf16, f16 or f32)
+   * @param solver the ILP solver settings
+   */
+  public IlpLayerCostModel(ModelSpec model, ClusterSpec cluster,
+      Function<LogicalMesh, CommModel> comm, DType computeType, SolverOptions solver) {
+    this(model, cluster, comm, computeType, solver, io.meshplan.exec.LocalExecutor.perProcessor());
+  }
+
+  /**
+   * Creates the model whose {@link #prefetch} solves on the given threads.
+   *
+   * @param model the model, with the sequence length trained
+   * @param cluster the cluster (its GPU prices kernels)
+   * @param comm collective prices on a logical mesh placed on the cluster, seconds
+   * @param computeType the compute precision (bf16, f16 or f32)
+   * @param solver the ILP solver settings
+   * @param pool runs the layer solves of a prefetch
+   */
+  public IlpLayerCostModel(ModelSpec model, ClusterSpec cluster,
+      Function<LogicalMesh, CommModel> comm, DType computeType, SolverOptions solver,
+      io.meshplan.exec.LocalExecutor pool) {
+    this.pool = Require.nonNull(pool, "pool");
+    this.model = Require.nonNull(model, "model");
+    this.cluster = Require.nonNull(cluster, "cluster");
+    this.comm = Require.nonNull(comm, "comm");
+    this.computeType = Require.nonNull(computeType, "compute type");
+    this.solver = Require.nonNull(solver, "solver");
+  }
+
+  /**
+   * The ILP settings layers are solved with.
+   *
+   * @return the settings
+   */
+  public SolverOptions solver() {
+    return solver;
+  }
+
+  /**
+   * The number of layer graphs solved so far.
+   *
+   * @return ILP solves
+   */
+  public int solves() {
+    return solves.get();
+  }
+
+  /**
+   * Plans layers ahead on the pool's threads. Layers that no other caller has started are solved
+   * here; those already under way (another point of a sweep sharing this model, say) are waited
+   * for at the end, so concurrent callers split the solves between them. Each result is what
+   * {@link #cost} would compute on its own, so the outcome does not depend on the threads.
+   *
+   * @param keys the layers
+   */
+  @Override
+  public void prefetch(java.util.Collection<Key> keys) {
+    List<java.util.concurrent.FutureTask<Optional<LayerCost>>> others = new ArrayList<>();
+    // Full recomputation is derived from the plan without it, so those keys come second: each
+    // graph is then solved exactly once, and the count is repeatable.
+    for (boolean derived : new boolean[] {false, true}) {
+      List<Callable<Optional<LayerCost>>> mine = new ArrayList<>();
+      for (Key k : new java.util.LinkedHashSet<>(keys)) {
+        if (derived != (k.kind() == Kind.BLOCK
+            && k.setting().recompute() == io.meshplan.model.Recompute.FULL)) {
+          continue;
+        }
+        java.util.concurrent.FutureTask<Optional<LayerCost>> task = newTask(k);
+        java.util.concurrent.FutureTask<Optional<LayerCost>> known = memo.putIfAbsent(k, task);
+        if (known == null) {
+          mine.add(() -> {
+            task.run();
+            return io.meshplan.exec.Futures.await(task, "pricing a layer");
+          });
+        } else {
+          others.add(known);
+        }
+      }
+      pool.runAll(mine, "meshplan-layer-solve");
+    }
+    for (java.util.concurrent.FutureTask<Optional<LayerCost>> t : others) {
+      io.meshplan.exec.Futures.await(t, "pricing a layer");
+    }
+  }
+
+  @Override
+  public LayerCost cost(Kind kind, LayerSetting setting) {
+    Key key = new Key(kind, setting);
+    java.util.concurrent.FutureTask<Optional<LayerCost>> task = memo.get(key);
+    if (task == null) {
+      java.util.concurrent.FutureTask<Optional<LayerCost>> mine = newTask(key);
+      task = memo.putIfAbsent(key, mine);
+      if (task == null) {
+        task = mine;
+        task.run();
+      }
+    }
+    return io.meshplan.exec.Futures.await(task, "pricing a layer").orElse(null);
+  }
+
+  private java.util.concurrent.FutureTask<Optional<LayerCost>> newTask(Key key) {
+    return new java.util.concurrent.FutureTask<>(() -> Optional.ofNullable(price(key)));
+  }
+
+  private LayerCost price(Key key) {
+    LayerSetting s = key.setting();
+    if (key.kind() == Kind.BLOCK && s.recompute() == io.meshplan.model.Recompute.FULL) {
+      // Full recomputation re-runs the same sharded forward: derived from the plan without it.
+      LayerCost none = cost(key.kind(), new LayerSetting(s.tensorParallel(), s.microBatch(),
+          io.meshplan.model.Recompute.NONE, s.sequenceParallel(), s.megatron()));
+      return none == null ? null : none.withFullRecompute();
+    }
+    return solve(key.kind(), s, s.megatron() && s.tensorParallel() > 1);
+  }
+
+  private LayerCost solve(Kind kind, LayerSetting s, boolean megatron) {
+    int t = s.tensorParallel();
+    TrainingOptions opt = TrainingOptions.of(model).withComputeDtype(computeType)
+        .withRecompute(s.recompute()).withOptimizer(false)
+        .withWorkload(s.microBatch(), model.seq());
+    opt = switch (kind) {
+      case EMBEDDING -> opt.withBlocks(0, 0).withEmbedding(true).withHead(false);
+      case BLOCK -> opt.withBlocks(0, 1).withEmbedding(false).withHead(false);
+      case HEAD -> opt.withBlocks(0, 0).withEmbedding(false).withHead(true);
+    };
+    TrainingGraph tg = TrainingGraphBuilder.build(model, opt);
+    Graph g = tg.graph();
+    LogicalMesh mesh = LogicalMesh.of(1, t);
+    MeshEnv env = MeshEnv.onCluster(cluster.gpu(), comm.apply(mesh), UNBOUNDED_MEMORY,
+        computeType.bytes());
+    Map<Integer, ShardingSpec> fixed = new HashMap<>();
+    fixBoundary(tg, s, fixed);
+    if (megatron && t > 1 && !fixMegatron(tg, t, fixed)) {
+      return null;
+    }
+    solves.incrementAndGet();
+    IntraOpResult r = new AutoSharding(env, solver, true).solve(g, fixed);
+    if (!(r instanceof IntraOpResult.Planned planned) || !planned.plan().notKept().isEmpty()) {
+      return null;
+    }
+    return price(tg, planned.plan(), env, t, s.recompute() != io.meshplan.model.Recompute.NONE);
+  }
+
+  /** Input and output activations (and their gradients) take the chaining layout. */
+  private static void fixBoundary(TrainingGraph tg, LayerSetting s, Map<Integer,
+      ShardingSpec> fixed) {
+    int[] ids = {tg.input(), tg.output(), tg.outputGradient(), tg.inputGradient()};
+    for (int id : ids) {
+      if (id < 0 || !(tg.graph().get(id).shape() instanceof TensorShape shape)) {
+        continue;
+      }
+      if (shape.rank() != 3 || tg.role(id).orElse(null) == ParamRole.TOKENS) {
+        continue;
+      }
+      // [batch, seq, hidden]: sequence-split over the tensor axis with sequence parallelism.
+      fixed.put(id, s.sequenceParallel() ? ShardingSpec.split(3, 1, 1)
+          : ShardingSpec.replicated(3));
+    }
+  }
+
+  /** Megatron-LM's layouts by weight name; false when a weight cannot be split evenly. */
+  private static boolean fixMegatron(TrainingGraph tg, int t, Map<Integer, ShardingSpec> fixed) {
+    for (WeightTensors w : tg.weights()) {
+      TensorShape shape = tg.graph().get(w.weight()).tensorShape();
+      int dim = megatronDim(w.name(), shape.rank());
+      if (dim < 0) {
+        fixed.put(w.weight(), ShardingSpec.replicated(shape.rank()));
+        continue;
+      }
+      if (shape.dim(dim) % t != 0) {
+        return false;
+      }
+      fixed.put(w.weight(), ShardingSpec.split(shape.rank(), dim, 1));
+    }
+    return true;
+  }
+
+  /**
+   * The dimension Megatron-LM splits a weight on, from its name's last path element: columns
+   * (the output dimension, last) of the query, key, value, gate, up and first MLP matrices and
+   * their biases; rows (dimension 0) of the attention output and second MLP matrices; rows of the
+   * embedding table (vocabulary-parallel) and columns of the LM head; -1 (replicated) for norms
+   * and the other biases.
+   */
+  static int megatronDim(String name, int rank) {
+    String leaf = name.substring(name.lastIndexOf('/') + 1).toLowerCase(java.util.Locale.ROOT);
+    boolean bias = rank == 1;
+    String base = leaf.replaceFirst("[._]?bias$", "");
+    if (COLUMN.contains(base)) {
+      return bias ? 0 : rank - 1;
+    }
+    if (ROW.contains(base)) {
+      return bias ? -1 : 0;
+    }
+    if (VOCAB_ROWS.contains(base)) {
+      return bias ? -1 : 0;
+    }
+    return -1;
+  }
+
+  private static final java.util.Set<String> COLUMN = java.util.Set.of("wq", "wk", "wv", "wqkv",
+      "qkv", "w1", "w3", "fc1", "gate", "up", "lm_head", "head", "output");
+  private static final java.util.Set<String> ROW = java.util.Set.of("wo", "w2", "fc2", "proj",
+      "down", "dense");
+  private static final java.util.Set<String> VOCAB_ROWS = java.util.Set.of("embedding",
+      "tok_embeddings", "wte", "word_embeddings");
+
+  /**
+   * Prices a planned layer: its traffic and times by phase, its weights and their layouts, its
+   * activations and working memory.
+   */
+  private LayerCost price(TrainingGraph tg, ShardingPlan plan, MeshEnv env, int t,
+      boolean recompute) {
+    LayerCost.Builder cost = LayerCost.builder();
+    addTraffic(tg, plan, cost);
+    addTimes(tg, plan, env, recompute, cost);
+    double params = addWeights(tg, plan, env, t, cost);
+    addMemory(tg, plan, env, t, params, cost);
+    return cost.build();
+  }
+
+  /** The bytes one GPU sends, in all and in the forward pass. */
+  private static void addTraffic(TrainingGraph tg, ShardingPlan plan, LayerCost.Builder cost) {
+    // The replica's mesh is 1 x t: every byte it sends is on the tensor axis (axis 1).
+    io.meshplan.intraop.PlanCommBytes volume = io.meshplan.intraop.PlanCommBytes.of(plan);
+    double commBytes = 0;
+    double fwdCommBytes = 0;
+    for (Instruction ins : tg.graph().instructions()) {
+      double bytes = volume.bytes(ins.id(), 1);
+      commBytes += bytes;
+      if (tg.phase(ins.id()) == Phase.FORWARD) {
+        fwdCommBytes += bytes;
+      }
+    }
+    cost.tensorCommBytes(commBytes).forwardCommBytes(fwdCommBytes);
+  }
+
+  /** Each instruction's seconds and dot FLOPs, counted in its phase. */
+  private static void addTimes(TrainingGraph tg, ShardingPlan plan, MeshEnv env,
+      boolean recompute, LayerCost.Builder cost) {
+    Graph g = tg.graph();
+    double fwd = 0;
+    double bwd = 0;
+    double rec = 0;
+    double comm = 0;
+    double fwdComm = 0;
+    double modelFlops = 0;
+    double hwFlops = 0;
+    for (Instruction ins : g.instructions()) {
+      double[] cc = seconds(plan, env, ins);
+      double c = cc[0] + cc[1];
+      comm += cc[1];
+      double dotFlops = ins.opcode() == Opcode.DOT ? OpCost.flops(g, ins) : 0;
+      switch (tg.phase(ins.id())) {
+        case FORWARD -> {
+          fwd += c;
+          fwdComm += cc[1];
+          modelFlops += dotFlops;
+        }
+        case BACKWARD -> {
+          bwd += c;
+          modelFlops += dotFlops;
+        }
+        case RECOMPUTE -> {
+          // Without recomputation the backward rules still re-derive a few cheap elementwise
+          // values; that is backward work, not recomputation.
+          bwd += c;
+          if (recompute) {
+            rec += c;
+            hwFlops += dotFlops;
+          } else {
+            modelFlops += dotFlops;
+          }
+        }
+        default -> {
+          // Without the optimizer in the graph, this phase is the fp32 gradient accumulation,
+          // which runs every microbatch; the update itself is priced per iteration by the stage
+          // builder.
+          bwd += c;
+        }
+      }
+    }
+    hwFlops += modelFlops;
+    cost.forwardSeconds(fwd).backwardSeconds(bwd).recomputeSeconds(rec).tensorCommSeconds(comm)
+        .forwardCommSeconds(fwdComm).modelFlops(modelFlops).hardwareFlops(hwFlops);
+  }
+
+  /**
+   * The weights and gradient accumulators one GPU holds, the all-gather of weights whose
+   * gradients are split more finely, and the weights' layouts, largest first.
+   *
+   * @return the weights one GPU holds, elements
+   */
+  private double addWeights(TrainingGraph tg, ShardingPlan plan, MeshEnv env, int t,
+      LayerCost.Builder cost) {
+    Graph g = tg.graph();
+    double params = 0;
+    double gradParams = 0;
+    double gather = 0;
+    double gatherBytes = 0;
+    List<TensorSharding> tensors = new ArrayList<>();
+    List<WeightTensors> ws = new ArrayList<>(tg.weights());
+    ws.sort(Comparator.comparingDouble((WeightTensors w) ->
+        -g.get(w.weight()).tensorShape().elementCount()).thenComparing(WeightTensors::name));
+    for (WeightTensors w : ws) {
+      TensorShape shape = g.get(w.weight()).tensorShape();
+      ShardingSpec spec = plan.spec(w.weight());
+      int wTiles = spec.totalTiles(env.mesh());
+      params += shape.elementCount() / (double) wTiles;
+      int gTiles = w.accumulator() >= 0 ? plan.spec(w.accumulator()).totalTiles(env.mesh())
+          : wTiles;
+      gradParams += shape.elementCount() / (double) gTiles;
+      if (gTiles > wTiles) {
+        double gathered = shape.elementCount() * (double) computeType.bytes() / wTiles;
+        gather += env.comm().allGather(gathered, 1);
+        gatherBytes += io.meshplan.cluster.BusBytesCommModel.bytesSent(
+            io.meshplan.cluster.Collective.ALL_GATHER, gathered, t);
+      }
+      tensors.add(new TensorSharding(w.name(), shape.toHlo(), plan.hloSharding(w.weight()),
+          words(spec, shape, env.mesh(), w.name())));
+    }
+    cost.parameters(params).gradientParameters(gradParams).updateGatherSeconds(gather)
+        .updateGatherBytes(gatherBytes).tensors(tensors);
+    return params;
+  }
+
+  /**
+   * Saved activations, the working memory beyond weights, saved values and parameters, the
+   * activation sent to the next stage and the input kept under full recomputation.
+   *
+   * @param params the weights one GPU holds, elements
+   */
+  private void addMemory(TrainingGraph tg, ShardingPlan plan, MeshEnv env, int t, double params,
+      LayerCost.Builder cost) {
+    Graph g = tg.graph();
+    double saved = savedBytes(tg, plan);
+    double weightBytes = params * computeType.bytes();
+    double temp = Math.max(0, plan.evaluation().peakMemoryBytes() - weightBytes - saved
+        - parameterBytes(tg, plan));
+    double boundary = 0;
+    if (tg.output() >= 0 && g.get(tg.output()).shape() instanceof TensorShape out
+        && out.rank() == 3) {
+      // Megatron-LM's scatter/gather optimization (Narayanan et al. SC'21, section 4.1): a
+      // replicated boundary activation is sent in t slices and gathered again over NVLink.
+      boundary = plan.spec(tg.output()).localBytes(out, env.mesh())
+          / (plan.spec(tg.output()).isReplicated() ? t : 1);
+    }
+    double input = 0;
+    if (tg.input() >= 0 && g.get(tg.input()).shape() instanceof TensorShape in) {
+      input = plan.spec(tg.input()).localBytes(in, env.mesh());
+    }
+    cost.savedActivationBytes(saved).temporaryBytes(temp).boundaryBytes(boundary)
+        .inputBytes(input);
+  }
+
+  /**
+   * What one instruction costs under a plan: its strategy's compute, and its strategy's
+   * communication plus the resharding of its operands into the layouts the strategy reads.
+   *
+   * @param plan the plan
+   * @param env the mesh and its prices
+   * @param ins the instruction
+   * @return {compute, communication}, in the plan's unit
+   */
+  public static double[] seconds(ShardingPlan plan, MeshEnv env, Instruction ins) {
+    Graph g = plan.graph();
+    Strategy st = plan.strategy(ins.id());
+    double reshard = 0;
+    for (int k = 0; k < ins.operands().size(); k++) {
+      int op = ins.operand(k);
+      if (g.get(op).shape() instanceof TensorShape shape && st.operandSpec(k) != null) {
+        reshard += ReshardingCost.of(shape, plan.spec(op), st.operandSpec(k), env.comm());
+      }
+    }
+    return new double[] {st.computeCost(), st.commCost() + reshard};
+  }
+
+  /** Bytes of forward values that a later phase reads, under their chosen layouts. */
+  private static double savedBytes(TrainingGraph tg, ShardingPlan plan) {
+    Graph g = tg.graph();
+    boolean[] saved = new boolean[g.size()];
+    for (Instruction ins : g.instructions()) {
+      Phase p = tg.phase(ins.id());
+      if (p != Phase.BACKWARD && p != Phase.RECOMPUTE) {
+        continue;
+      }
+      for (int op : ins.operands()) {
+        Phase q = tg.phase(op);
+        boolean weight = tg.role(op).map(r -> r != ParamRole.INPUT_ACTIVATION
+            && r != ParamRole.TOKENS && r != ParamRole.LABELS).orElse(false);
+        if (q == Phase.FORWARD && !weight && g.get(op).opcode() != Opcode.CONSTANT) {
+          saved[op] = true;
+        }
+      }
+    }
+    double bytes = 0;
+    for (int i = 0; i < saved.length; i++) {
+      if (saved[i] && g.get(i).shape() instanceof TensorShape shape) {
+        bytes += plan.spec(i).localBytes(shape, plan.env().mesh());
+      }
+    }
+    return bytes;
+  }
+
+  /** Bytes of every non-activation parameter (weights, incoming gradients) under its layout. */
+  private static double parameterBytes(TrainingGraph tg, ShardingPlan plan) {
+    double bytes = 0;
+    for (Map.Entry<Integer, ParamRole> e : tg.roles().entrySet()) {
+      if (tg.graph().get(e.getKey()).shape() instanceof TensorShape shape
+          && e.getValue() != ParamRole.INPUT_ACTIVATION) {
+        bytes += plan.spec(e.getKey()).localBytes(shape, plan.env().mesh());
+      }
+    }
+    return bytes;
+  }
+
+  /**
+   * A layout in words, e.g. "column-parallel over 4 GPUs".
+   *
+   * @param spec the layout
+   * @param shape the tensor's shape
+   * @param mesh the logical mesh
+   * @param name the tensor's name (an embedding's rows are its vocabulary)
+   * @return the words
+   */
+  public static String words(ShardingSpec spec, TensorShape shape, LogicalMesh mesh, String name) {
+    if (spec.isReplicated()) {
+      return "replicated";
+    }
+    int tiles = spec.totalTiles(mesh);
+    if (shape.rank() == 2 && spec.axes(1) != 0 && spec.axes(0) == 0) {
+      return "column-parallel over " + tiles + " GPUs";
+    }
+    if (shape.rank() == 2 && spec.axes(0) != 0 && spec.axes(1) == 0) {
+      return (name.endsWith("embedding") ? "vocabulary-parallel" : "row-parallel") + " over "
+          + tiles + " GPUs";
+    }
+    StringBuilder sb = new StringBuilder("split");
+    for (int d = 0; d < shape.rank(); d++) {
+      if (spec.axes(d) != 0) {
+        sb.append(" dim ").append(d);
+      }
+    }
+    return sb.append(" over ").append(tiles).append(" GPUs").toString();
+  }
+}

@@ -1,0 +1,58 @@
+package io.meshplan.interop.cost;
+
+import io.meshplan.interop.space.LayerSetting;
+
+/**
+ * Prices the three kinds of layer of a decoder-only transformer. Identical transformer blocks cost
+ * the same, so one block is planned per setting and reused for every layer; implementations
+ * remember what they have planned.
+ */
+public interface LayerCostModel {
+  /** The kinds of layer. */
+  enum Kind {
+    /** Token (and position) embedding, on the first stage. */
+    EMBEDDING,
+    /** One transformer block. */
+    BLOCK,
+    /** The final norm, the LM head and the softmax cross-entropy loss, on the last stage. */
+    HEAD
+  }
+
+  /**
+   * The cost of one layer.
+   *
+   * @param kind which layer
+   * @param setting the tensor-parallel degree, microbatch and options
+   * @return the cost, or null when no layout of the layer fits the setting (for example heads that
+   *     the tensor-parallel degree does not divide under Megatron's layouts)
+   */
+  LayerCost cost(Kind kind, LayerSetting setting);
+  /**
+   * One layer to plan.
+   *
+   * @param kind the layer kind
+   * @param setting the setting
+   */
+  record Key(Kind kind, LayerSetting setting) implements java.io.Serializable {
+    private static final long serialVersionUID = 1L;
+
+    /** The embedding and head do not depend on recomputation, which applies to blocks only. */
+    public Key {
+      io.meshplan.util.Require.nonNull(kind, "kind");
+      io.meshplan.util.Require.nonNull(setting, "setting");
+      if (kind != Kind.BLOCK && setting.recompute() != io.meshplan.model.Recompute.NONE) {
+        setting = new LayerSetting(setting.tensorParallel(), setting.microBatch(),
+            io.meshplan.model.Recompute.NONE, setting.sequenceParallel(), setting.megatron());
+      }
+    }
+  }
+
+  /**
+   * Prices layers ahead of use, possibly in parallel; the default does nothing, and {@link #cost}
+   * prices on demand.
+   *
+   * @param keys the layers that will be asked for
+   */
+  default void prefetch(java.util.Collection<Key> keys) {
+  }
+}

@@ -1,0 +1,181 @@
+package io.meshplan.interop.cost;
+
+import io.meshplan.cluster.ClusterSpec;
+import io.meshplan.cluster.CommModel;
+import io.meshplan.cluster.KernelTimeModel;
+import io.meshplan.cluster.LinkLevel;
+import io.meshplan.cluster.LogicalMesh;
+import io.meshplan.interop.space.LayerSetting;
+import io.meshplan.interop.space.PlanRequest;
+import io.meshplan.sim.P2pCost;
+import io.meshplan.sim.PipelineSimulator;
+import io.meshplan.sim.Schedule;
+import io.meshplan.sim.SimulationInput;
+import io.meshplan.sim.SimulationResult;
+import io.meshplan.sim.StageCost;
+import io.meshplan.util.Require;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Puts planned layers together into stages and stages into a simulated pipeline; shared by the
+ * planner and the simulation of fixed configurations so that both price alike.
+ */
+public final class StageAssembler {
+  private final PlanRequest req;
+  private final LayerCostModel layers;
+
+  /**
+   * Creates the assembler.
+   *
+   * @param req the model, cluster and prices
+   * @param layers prices layers
+   */
+  public StageAssembler(PlanRequest req, LayerCostModel layers) {
+    this.req = Require.nonNull(req, "request");
+    this.layers = Require.nonNull(layers, "layers");
+  }
+
+  /**
+   * The layers of a stage: embedding when it starts the model, {@code count} blocks, head when it
+   * ends the model.
+   *
+   * @param ls the layers' setting
+   * @param count blocks of the stage
+   * @param emb whether the stage starts with the embedding
+   * @param head whether the stage ends with the head
+   * @return the list, or null when a layer cannot take the setting
+   */
+  public List<LayerCost> stageLayers(LayerSetting ls, int count, boolean emb, boolean head) {
+    LayerCost block = layers.cost(LayerCostModel.Kind.BLOCK, ls);
+    if (block == null) {
+      return null;
+    }
+    List<LayerCost> list = new ArrayList<>(count + 2);
+    if (emb) {
+      LayerCost e = layers.cost(LayerCostModel.Kind.EMBEDDING, ls);
+      if (e == null) {
+        return null;
+      }
+      list.add(e);
+    }
+    for (int i = 0; i < count; i++) {
+      list.add(block);
+    }
+    if (head) {
+      LayerCost h = layers.cost(LayerCostModel.Kind.HEAD, ls);
+      if (h == null) {
+        return null;
+      }
+      list.add(h);
+    }
+    return list;
+  }
+
+  /**
+   * The most forward and backward steps one simulation may take (microbatches times model chunks,
+   * twice): the simulator keeps an event per step, and this many fit the launcher's 1 GiB heap
+   * with room to spare (2,000,000 steps take about 0.5 GB and 4 s). Real jobs stay far below: a
+   * 1F1B plan of 80 stages with 2,048 microbatches takes 327,680.
+   */
+  static final long MAX_SIMULATED_STEPS = 1L << 21;
+
+  /**
+   * Whether a simulation of this size may run.
+   *
+   * @param microbatches microbatches per iteration
+   * @param chunks model chunks (virtual stages) over all groups
+   * @return whether {@code 2 * microbatches * chunks} is within {@link #MAX_SIMULATED_STEPS}
+   */
+  public static boolean simulationFits(int microbatches, int chunks) {
+    return steps(microbatches, chunks) <= MAX_SIMULATED_STEPS;
+  }
+
+  /** Forward and backward steps of a simulation: {@code 2 * microbatches * chunks}, exact. */
+  private static long steps(int microbatches, int chunks) {
+    return 2L * microbatches * chunks;
+  }
+
+  /**
+   * Refuses a simulation larger than {@link #MAX_SIMULATED_STEPS}.
+   *
+   * @param microbatches microbatches per iteration
+   * @param chunks model chunks over all groups
+   */
+  public static void checkSimulationSize(int microbatches, int chunks) {
+    if (!simulationFits(microbatches, chunks)) {
+      throw new io.meshplan.util.InputException("simulating " + microbatches + " microbatches "
+          + "through " + chunks + " pipeline stages and model chunks takes "
+          + steps(microbatches, chunks) + " forward and backward steps, more than the limit of "
+          + MAX_SIMULATED_STEPS + "; use fewer microbatches, pipeline stages or model chunks");
+    }
+  }
+
+  private final java.util.Map<Long, StageCostBuilder> builders = new java.util.HashMap<>();
+
+  /**
+   * The stage builder for a logical mesh {@code d x t} placed on the cluster.
+   *
+   * @param d data-parallel size (axis 0)
+   * @param t tensor-parallel size (axis 1)
+   * @return the builder, made once per mesh
+   */
+  public StageCostBuilder builder(int d, int t) {
+    return builders.computeIfAbsent((long) d << 32 | t, k -> newBuilder(d, t));
+  }
+
+  private StageCostBuilder newBuilder(int d, int t) {
+    CommModel comm = req.comm().apply(LogicalMesh.of(d, t));
+    KernelTimeModel k = KernelTimeModel.of(req.cluster().gpu(), req.weightBytes());
+    return new StageCostBuilder(comm, k.hbmBandwidth() * k.memoryEfficiency(), req.weightBytes(),
+        req.overlapGradSync());
+  }
+
+  /**
+   * Simulates virtual stages whose groups start at the given devices.
+   *
+   * @param costs the virtual stages in pipeline order
+   * @param firstDevice the first device of each virtual stage's group
+   * @param globalBatch sequences per iteration
+   * @param microbatches microbatches per iteration
+   * @param schedule the schedule
+   * @return the simulation
+   */
+  public SimulationResult simulate(List<StageCost> costs, int[] firstDevice, int globalBatch,
+      int microbatches, Schedule schedule) {
+    checkSimulationSize(microbatches, costs.size());
+    ClusterSpec cluster = req.cluster();
+    int groups = costs.size() / schedule.chunks();
+    P2pCost p2p = p2p(cluster, req.p2p(), costs, firstDevice);
+    Require.that(groups > 0, "no stages");
+    double peak = KernelTimeModel.densePeak(cluster.gpu(), req.weightBytes());
+    double tokens = (double) globalBatch * req.model().seq();
+    return new PipelineSimulator(new SimulationInput(costs, schedule, microbatches, p2p,
+        cluster.gpuCount(), peak, tokens)).simulate();
+  }
+
+  /**
+   * Prices transfers between device groups placed at the given devices: NVLink when both groups
+   * sit in one node, the inter-node fabric otherwise, with one pair of GPUs per GPU of a node
+   * sending at once.
+   *
+   * @param cluster the cluster
+   * @param model send/recv prices
+   * @param costs the virtual stages in pipeline order
+   * @param firstDevice the first device of each virtual stage's group
+   * @return the price
+   */
+  public static P2pCost p2p(ClusterSpec cluster, io.meshplan.cluster.SendRecvModel model,
+      List<StageCost> costs, int[] firstDevice) {
+    int m = cluster.gpusPerNode();
+    return (from, to, bytes) -> {
+      int a0 = firstDevice[from];
+      int a1 = a0 + costs.get(from).devices() - 1;
+      int b0 = firstDevice[to];
+      int b1 = b0 + costs.get(to).devices() - 1;
+      boolean oneNode = a0 / m == a1 / m && b0 / m == b1 / m && a0 / m == b0 / m;
+      int pairs = Math.min(m, costs.get(from).devices());
+      return model.sendRecv(bytes, pairs, oneNode ? LinkLevel.INTRA_NODE : LinkLevel.INTER_NODE);
+    };
+  }
+}

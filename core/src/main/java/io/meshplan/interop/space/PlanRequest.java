@@ -1,0 +1,111 @@
+package io.meshplan.interop.space;
+
+import io.meshplan.cluster.ClusterSpec;
+import io.meshplan.cluster.CommModel;
+import io.meshplan.cluster.CommPricing;
+import io.meshplan.cluster.LogicalMesh;
+import io.meshplan.cluster.SendRecvModel;
+import io.meshplan.model.ModelSpec;
+import io.meshplan.util.Require;
+import java.io.Serializable;
+import java.util.function.Function;
+
+/**
+ * What the whole-cluster planner is asked, as a serializable value: a planning task that carries
+ * it prices and plans alike in any process.
+ *
+ * @param model the model, with the sequence length to train
+ * @param cluster the cluster
+ * @param globalBatch sequences per iteration
+ * @param fixedMicrobatches microbatches per iteration, or 0 to let the planner choose
+ * @param memoryPerGpu memory available on one GPU, bytes
+ * @param pricing where collective and send/recv prices come from
+ * @param weightBytes bytes of one weight in the compute precision (2 for bf16/fp16, 4 for fp32)
+ * @param overlapGradSync whether the gradient reduction overlaps with the backward pass
+ * @param interleave whether the plan may use the interleaved 1F1B schedule (otherwise 1F1B)
+ */
+public record PlanRequest(ModelSpec model, ClusterSpec cluster, int globalBatch,
+    int fixedMicrobatches, double memoryPerGpu, CommPricing pricing, int weightBytes,
+    boolean overlapGradSync, boolean interleave) implements Serializable {
+  private static final long serialVersionUID = 3L;
+
+  /**
+   * A request whose plan may use either 1F1B or the interleaved schedule.
+   *
+   * @param model the model, with the sequence length to train
+   * @param cluster the cluster
+   * @param globalBatch sequences per iteration
+   * @param fixedMicrobatches microbatches per iteration, or 0 to let the planner choose
+   * @param memoryPerGpu memory available on one GPU, bytes
+   * @param pricing where collective and send/recv prices come from
+   * @param weightBytes bytes of one weight in the compute precision
+   * @param overlapGradSync whether the gradient reduction overlaps with the backward pass
+   */
+  public PlanRequest(ModelSpec model, ClusterSpec cluster, int globalBatch,
+      int fixedMicrobatches, double memoryPerGpu, CommPricing pricing, int weightBytes,
+      boolean overlapGradSync) {
+    this(model, cluster, globalBatch, fixedMicrobatches, memoryPerGpu, pricing, weightBytes,
+        overlapGradSync, true);
+  }
+
+  /** Validates the fields. */
+  public PlanRequest {
+    Require.nonNull(model, "model");
+    Require.nonNull(cluster, "cluster");
+    Require.positive(globalBatch, "global batch");
+    Require.that(fixedMicrobatches >= 0, "microbatches must be >= 0");
+    Require.that(memoryPerGpu > 0, "memory per GPU must be > 0");
+    Require.nonNull(pricing, "pricing");
+  }
+
+  /**
+   * The same request, with the interleaved schedule allowed or not.
+   *
+   * @param allowed whether the plan may use the interleaved schedule
+   * @return the request
+   */
+  public PlanRequest withInterleaving(boolean allowed) {
+    return new PlanRequest(model, cluster, globalBatch, fixedMicrobatches, memoryPerGpu, pricing,
+        weightBytes, overlapGradSync, allowed);
+  }
+
+  /**
+   * The same request with another microbatch count.
+   *
+   * @param microbatches microbatches per iteration, or 0 to let the planner choose
+   * @return the request
+   */
+  public PlanRequest withMicrobatches(int microbatches) {
+    return new PlanRequest(model, cluster, globalBatch, microbatches, memoryPerGpu, pricing,
+        weightBytes, overlapGradSync, interleave);
+  }
+
+  /**
+   * The same request with another memory budget.
+   *
+   * @param bytes memory available on one GPU, bytes
+   * @return the request
+   */
+  public PlanRequest withMemoryPerGpu(double bytes) {
+    return new PlanRequest(model, cluster, globalBatch, fixedMicrobatches, bytes, pricing,
+        weightBytes, overlapGradSync, interleave);
+  }
+
+  /**
+   * Collective prices on a logical mesh placed on the cluster's devices.
+   *
+   * @return seconds per collective, by mesh
+   */
+  public Function<LogicalMesh, CommModel> comm() {
+    return mesh -> pricing.collectives(cluster, mesh);
+  }
+
+  /**
+   * Prices of stage-to-stage transfers.
+   *
+   * @return seconds per transfer
+   */
+  public SendRecvModel p2p() {
+    return pricing.sendRecv(cluster);
+  }
+}

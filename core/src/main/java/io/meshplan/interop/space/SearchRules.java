@@ -1,0 +1,163 @@
+package io.meshplan.interop.space;
+
+import io.meshplan.model.Recompute;
+import io.meshplan.util.InputException;
+import io.meshplan.util.Require;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.TreeSet;
+
+/**
+ * The rules that span the whole-cluster search for a request: the microbatch sizes it searches,
+ * the tensor-parallel degrees, layer settings and ZeRO stages a stage may take, and the limit on
+ * microbatches per iteration.
+ */
+public final class SearchRules {
+  private static final int[] ZERO_STAGES = {0, 1, 3};
+  private static final int[] NO_ZERO = {0};
+  /**
+   * The most microbatches per iteration: the simulator steps through every forward and backward
+   * of every microbatch on every stage, so this bounds its events (real jobs use a few thousand).
+   */
+  static final int MAX_MICROBATCHES = 1 << 16;
+  /** Sequences per microbatch on one replica that the search considers. */
+  private static final int[] REPLICA_MICROBATCHES = {1, 2, 4, 8};
+
+  private SearchRules() {}
+
+  /**
+   * The microbatch sizes a plan searches, one stage DP each: with a fixed microbatch count, the
+   * one size it gives; planning with {@code fixedMicrobatches = globalBatch / size} for each size
+   * and keeping the best gives the same plan as planning them all at once.
+   *
+   * @param req the request
+   * @return sequences per microbatch, ascending
+   */
+  public static List<Integer> microbatchSizes(PlanRequest req) {
+    return microbatchSizes(req, SearchSpace.of(req).shapes());
+  }
+
+  /**
+   * Global microbatch sizes (sequences per microbatch over a stage's replicas): the fixed one, else
+   * every divisor of the global batch that some stage option can use.
+   *
+   * @param req the request
+   * @param shapes the submesh shapes of the request's search space
+   * @return sequences per microbatch, ascending
+   */
+  public static List<Integer> microbatchSizes(PlanRequest req, List<SubmeshShape> shapes) {
+    int gb = req.globalBatch();
+    if (req.fixedMicrobatches() > 0) {
+      Require.that(gb % req.fixedMicrobatches() == 0, "the global batch " + gb
+          + " is not a multiple of " + req.fixedMicrobatches() + " microbatches");
+      checkMicrobatches(req.fixedMicrobatches());
+      return List.of(gb / req.fixedMicrobatches());
+    }
+    // A microbatch gives each replica of some stage 1, 2, 4 or 8 sequences, so the candidates are
+    // those products that divide the global batch: at most 4 per data-parallel size.
+    TreeSet<Integer> sizes = new TreeSet<>();
+    for (SubmeshShape sh : shapes) {
+      for (int t : tensorDegrees(req, sh.devices())) {
+        for (int b : REPLICA_MICROBATCHES) {
+          long g = (long) b * (sh.devices() / t);
+          if (g <= gb && gb % g == 0 && gb / g <= MAX_MICROBATCHES) {
+            sizes.add((int) g);
+          }
+        }
+      }
+    }
+    if (sizes.isEmpty()) {
+      throw new InputException("the global batch of " + gb + " sequences cannot "
+          + "be split into at most " + MAX_MICROBATCHES + " microbatches of 1, 2, 4 or 8 "
+          + "sequences per data-parallel replica on this cluster; choose a global batch with "
+          + "more factors of 2");
+    }
+    return new ArrayList<>(sizes);
+  }
+
+  /**
+   * Refuses more microbatches per iteration than the simulator can step through quickly.
+   *
+   * @param microbatches microbatches per iteration
+   */
+  public static void checkMicrobatches(long microbatches) {
+    if (microbatches > MAX_MICROBATCHES) {
+      throw new InputException(microbatches + " microbatches per iteration are "
+          + "more than the limit of " + MAX_MICROBATCHES + "; use larger microbatches or a "
+          + "smaller global batch");
+    }
+  }
+
+  /**
+   * Tensor-parallel degrees for a stage of {@code devices} GPUs: divisors of the GPUs per node (so
+   * that tensor parallelism stays on NVLink, Narayanan et al. SC'21, section 5.4) that divide the
+   * attention heads and the stage.
+   *
+   * @param req the request
+   * @param devices GPUs of the stage
+   * @return the degrees, ascending
+   */
+  public static List<Integer> tensorDegrees(PlanRequest req, int devices) {
+    List<Integer> out = new ArrayList<>();
+    int m = req.cluster().gpusPerNode();
+    for (int t = 1; t <= Math.min(m, devices); t++) {
+      if (m % t == 0 && devices % t == 0 && req.model().heads() % t == 0) {
+        out.add(t);
+      }
+    }
+    return out;
+  }
+
+  /**
+   * The layer settings a stage of tensor-parallel size {@code t} may take with {@code b} sequences
+   * per replica, in the search's order: each recomputation mode, then (with {@code t > 1})
+   * sequence parallelism off and on, and the ILP's or Megatron-LM's layouts.
+   *
+   * @param t tensor-parallel size
+   * @param b sequences per microbatch per replica
+   * @return the settings
+   */
+  public static List<LayerSetting> layerSettings(int t, int b) {
+    boolean[] both = t > 1 ? new boolean[] {false, true} : new boolean[] {false};
+    List<LayerSetting> out = new ArrayList<>();
+    for (Recompute rc : Recompute.values()) {
+      for (boolean sp : both) {
+        for (boolean meg : both) {
+          out.add(new LayerSetting(t, b, rc, sp, meg));
+        }
+      }
+    }
+    return out;
+  }
+
+  /**
+   * The ZeRO stages a stage of {@code d} data-parallel replicas may use: 0, 1 and 3, or only 0
+   * without data parallelism.
+   *
+   * @param d data-parallel replicas
+   * @return the stages, ascending
+   */
+  public static int[] zeroStages(int d) {
+    return d > 1 ? ZERO_STAGES.clone() : NO_ZERO.clone();
+  }
+
+  /**
+   * The per-replica microbatch when {@code d} replicas share {@code g} sequences.
+   *
+   * @param g sequences per microbatch over the replicas
+   * @param d data-parallel replicas
+   * @return sequences per replica, or 0 when they cannot share them as 1, 2, 4 or 8 each
+   */
+  public static int replicaMicrobatch(int g, int d) {
+    if (g % d != 0) {
+      return 0;
+    }
+    int b = g / d;
+    for (int c : REPLICA_MICROBATCHES) {
+      if (c == b) {
+        return b;
+      }
+    }
+    return 0;
+  }
+}
