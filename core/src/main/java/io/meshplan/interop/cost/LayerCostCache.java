@@ -77,9 +77,7 @@ public final class LayerCostCache {
     Require.nonNull(req, "request");
     ModelSpec model = req.model();
     ClusterSpec cluster = req.cluster();
-    ModelSpec key = new ModelSpec(model.name(), model.family(), model.layers(), model.hidden(),
-        model.heads(), model.kvHeads(), model.ffn(), model.vocab(), model.seq(), 1,
-        model.dtype(), model.arch());
+    ModelSpec key = model.withTraining(1, model.dtype());
     Context c = new Context(key, cluster.gpu(), cluster.gpusPerNode(), cluster.fabric(),
         model.dtype(), req.pricing(), solver);
     synchronized (models) {
