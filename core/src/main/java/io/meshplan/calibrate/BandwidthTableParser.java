@@ -109,102 +109,135 @@ public final class BandwidthTableParser implements LogParser {
     return out;
   }
 
+  /**
+   * The layout of the table under a header row.
+   *
+   * @param kind "payload" or "gpus": what the key column holds
+   * @param keyCol the index of the key column
+   * @param busCol the index of the (first) busbw column
+   * @param algCol the index of the (first) algbw column
+   * @param ranks the rank count from "over N ranks" before the table, or null
+   * @param unit bytes/s per unit of bare numbers
+   */
+  private record Table(String kind, int keyCol, int busCol, int algCol, Integer ranks,
+      double unit) {}
+
+  /** What every table of one file shares. */
+  private record Context(String file, Collective collective, boolean gibibytes, int gpusPerNode,
+      List<ParseWarning> warnings) {
+    void warn(Row r, String message) {
+      warnings.add(new ParseWarning(file, r.line(), message));
+    }
+  }
+
   @Override
   public ParseResult parse(String file, List<String> lines, int gpusPerNode) {
     List<MeasuredPoint> points = new ArrayList<>();
-    List<ParseWarning> warnings = new ArrayList<>();
     String text = String.join("\n", lines);
-    Collective collective = Collective.ALL_REDUCE;
+    Context cx = new Context(file, collective(text), text.contains("1GB = 2**30"), gpusPerNode,
+        new ArrayList<>());
+    Table table = null;
+    for (Row r : rows(lines)) {
+      String k = headerKind(r);
+      if (k != null) {
+        table = table(cx, lines, r, k);
+      } else if (table != null && !r.cells().stream().allMatch(s -> s.matches("[-:\\s]*"))) {
+        // rows before any table and markdown separator rows are skipped
+        MeasuredPoint p = point(cx, table, r);
+        if (p != null) {
+          points.add(p);
+        }
+      }
+    }
+    return new ParseResult(points, cx.warnings());
+  }
+
+  /** The collective the text names ("bandwidth of X over"), else all-reduce. */
+  private static Collective collective(String text) {
     Matcher oc = OF_COLL.matcher(text);
     if (oc.find()) {
       Optional<Collective> c = CollectiveNames.fromLooseName(oc.group(1));
       if (c.isPresent()) {
-        collective = c.get();
+        return c.get();
       }
     }
-    boolean gibibytes = text.contains("1GB = 2**30");
-    List<Row> rows = rows(lines);
-    String kind = null;
-    int busCol = -1;
-    int algCol = -1;
-    int keyCol = -1;
-    Integer ranks = null;
-    double unit = Double.NaN;
-    for (Row r : rows) {
-      String k = headerKind(r);
-      if (k != null) {
-        kind = k;
-        List<String> c = lower(r.cells());
-        keyCol = c.indexOf(k);
-        busCol = c.indexOf("busbw");
-        algCol = c.indexOf("algbw");
-        long pairs = c.stream().filter("busbw"::equals).count();
-        if (pairs > 1) {
-          warnings.add(new ParseWarning(file, r.line(), "table has " + pairs
-              + " busbw/algbw column pairs; only the first is used"));
-        }
-        String before = beforeLine(lines, r.line());
-        ranks = lastRanks(before);
-        unit = unitIn(before, gibibytes);
-        if (Double.isNaN(unit)) {
-          unit = 1e9;
-          if (k.equals("gpus")) {
-            warnings.add(new ParseWarning(file, r.line(), "no bandwidth unit named before the"
-                + " table; bare numbers taken as GB/s (10^9 bytes/s)"));
-          }
-        }
-        continue;
-      }
-      if (kind == null || r.cells().stream().allMatch(s -> s.matches("[-:\\s]*"))) {
-        continue; // before any table, or a markdown separator row
-      }
-      int need = Math.max(keyCol, Math.max(busCol, algCol));
-      if (r.cells().size() <= need) {
-        warnings.add(new ParseWarning(file, r.line(), "table row has " + r.cells().size()
-            + " cells, expected " + (need + 1) + " (truncated?); skipped"));
-        continue;
-      }
-      String keyText = r.cells().get(keyCol);
-      double bus = bandwidth(r.cells().get(busCol), unit, gibibytes);
-      double alg = bandwidth(r.cells().get(algCol), unit, gibibytes);
-      if (!(bus >= 0) || !(alg > 0)) {
-        warnings.add(new ParseWarning(file, r.line(), "busbw '" + r.cells().get(busCol)
-            + "' / algbw '" + r.cells().get(algCol) + "' not usable (need numbers > 0); skipped"));
-        continue;
-      }
-      if (kind.equals("payload")) {
-        OptionalDouble bytes = Units.parseBytes(keyText);
-        if (bytes.isEmpty() || !(bytes.getAsDouble() > 0)) {
-          warnings.add(new ParseWarning(file, r.line(), "payload '" + keyText
-              + "' is not a size such as 32KiB or 4GiB; skipped"));
-          continue;
-        }
-        int n = ranks != null ? ranks : ranksFromRatio(collective, bus / alg);
-        if (n < 1) {
-          warnings.add(new ParseWarning(file, r.line(), "no 'over N ranks' line and busbw/algbw"
-              + " does not give a rank count; skipped"));
-          continue;
-        }
-        long b = Math.round(bytes.getAsDouble());
-        points.add(new MeasuredPoint(file, r.line(), collective, n, 1, nodes(n, gpusPerNode), b,
-            b / alg, alg, bus));
-      } else {
-        int n;
-        try {
-          n = Integer.parseInt(keyText);
-        } catch (NumberFormatException e) {
-          n = -1;
-        }
-        if (n < 1) {
-          warnings.add(new ParseWarning(file, r.line(), "GPUs '" + keyText
-              + "' is not a positive integer; skipped"));
-          continue;
-        }
-        points.add(new MeasuredPoint(file, r.line(), collective, n, 1, nodes(n, gpusPerNode),
-            MeasuredPoint.UNKNOWN_BYTES, Double.NaN, alg, bus));
+    return Collective.ALL_REDUCE;
+  }
+
+  /** Reads a header row and the text before it. */
+  private static Table table(Context cx, List<String> lines, Row r, String kind) {
+    List<String> c = lower(r.cells());
+    long pairs = c.stream().filter("busbw"::equals).count();
+    if (pairs > 1) {
+      cx.warn(r, "table has " + pairs + " busbw/algbw column pairs; only the first is used");
+    }
+    String before = beforeLine(lines, r.line());
+    double unit = unitIn(before, cx.gibibytes());
+    if (Double.isNaN(unit)) {
+      unit = 1e9;
+      if (kind.equals("gpus")) {
+        cx.warn(r, "no bandwidth unit named before the"
+            + " table; bare numbers taken as GB/s (10^9 bytes/s)");
       }
     }
-    return new ParseResult(points, warnings);
+    return new Table(kind, c.indexOf(kind), c.indexOf("busbw"), c.indexOf("algbw"),
+        lastRanks(before), unit);
+  }
+
+  /** The point of one data row, or null (with a warning) when the row is not usable. */
+  private static MeasuredPoint point(Context cx, Table t, Row r) {
+    int need = Math.max(t.keyCol(), Math.max(t.busCol(), t.algCol()));
+    if (r.cells().size() <= need) {
+      cx.warn(r, "table row has " + r.cells().size()
+          + " cells, expected " + (need + 1) + " (truncated?); skipped");
+      return null;
+    }
+    String keyText = r.cells().get(t.keyCol());
+    double bus = bandwidth(r.cells().get(t.busCol()), t.unit(), cx.gibibytes());
+    double alg = bandwidth(r.cells().get(t.algCol()), t.unit(), cx.gibibytes());
+    if (!(bus >= 0) || !(alg > 0)) {
+      cx.warn(r, "busbw '" + r.cells().get(t.busCol())
+          + "' / algbw '" + r.cells().get(t.algCol()) + "' not usable (need numbers > 0); skipped");
+      return null;
+    }
+    return t.kind().equals("payload") ? payloadPoint(cx, t, r, keyText, bus, alg)
+        : gpusPoint(cx, r, keyText, bus, alg);
+  }
+
+  /** A row of a payload table: the rank count from the text, else from busbw/algbw. */
+  private static MeasuredPoint payloadPoint(Context cx, Table t, Row r, String keyText, double bus,
+      double alg) {
+    OptionalDouble bytes = Units.parseBytes(keyText);
+    if (bytes.isEmpty() || !(bytes.getAsDouble() > 0)) {
+      cx.warn(r, "payload '" + keyText + "' is not a size such as 32KiB or 4GiB; skipped");
+      return null;
+    }
+    int n = t.ranks() != null ? t.ranks() : ranksFromRatio(cx.collective(), bus / alg);
+    if (n < 1) {
+      cx.warn(r, "no 'over N ranks' line and busbw/algbw"
+          + " does not give a rank count; skipped");
+      return null;
+    }
+    long b = Math.round(bytes.getAsDouble());
+    return new MeasuredPoint(cx.file(), r.line(), cx.collective(), n, 1,
+        nodes(n, cx.gpusPerNode()), b, b / alg, alg, bus);
+  }
+
+  /** A row of a GPUs table: bandwidths only, the payload unknown. */
+  private static MeasuredPoint gpusPoint(Context cx, Row r, String keyText, double bus,
+      double alg) {
+    int n;
+    try {
+      n = Integer.parseInt(keyText);
+    } catch (NumberFormatException e) {
+      n = -1;
+    }
+    if (n < 1) {
+      cx.warn(r, "GPUs '" + keyText + "' is not a positive integer; skipped");
+      return null;
+    }
+    return new MeasuredPoint(cx.file(), r.line(), cx.collective(), n, 1,
+        nodes(n, cx.gpusPerNode()), MeasuredPoint.UNKNOWN_BYTES, Double.NaN, alg, bus);
   }
 
   private static int nodes(int gpus, int gpusPerNode) {

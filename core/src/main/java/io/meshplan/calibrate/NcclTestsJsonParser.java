@@ -41,6 +41,9 @@ public final class NcclTestsJsonParser implements LogParser {
     return false;
   }
 
+  /** The ranks of a run and the nodes they span. */
+  private record Group(int ranks, int nodes) {}
+
   @Override
   public ParseResult parse(String file, List<String> lines, int gpusPerNode) {
     List<MeasuredPoint> points = new ArrayList<>();
@@ -52,16 +55,7 @@ public final class NcclTestsJsonParser implements LogParser {
       root = MAPPER.readTree(text);
       resultLines = resultLines(text);
     } catch (IOException e) {
-      int line = 1;
-      String msg = e.getMessage();
-      if (e instanceof com.fasterxml.jackson.core.JsonProcessingException jpe) {
-        msg = jpe.getOriginalMessage();
-        if (jpe.getLocation() != null) {
-          line = Math.max(1, jpe.getLocation().getLineNr());
-        }
-      }
-      warnings.add(new ParseWarning(file, line, "not valid JSON (truncated?): "
-          + firstLine(msg) + "; no rows read"));
+      warnings.add(invalidJson(file, e));
       return new ParseResult(points, warnings);
     }
     if (root == null || !root.isObject() || !root.path("results").isArray()) {
@@ -69,6 +63,42 @@ public final class NcclTestsJsonParser implements LogParser {
           + " output"));
       return new ParseResult(points, warnings);
     }
+    Optional<Collective> c = collective(root, file);
+    if (c.isEmpty()) {
+      warnings.add(new ParseWarning(file, 1, "cannot tell which collective: 'args' names no"
+          + " *_perf binary and neither does the file name; no rows read"));
+      return new ParseResult(points, warnings);
+    }
+    Group group = group(file, root.path("config"), gpusPerNode, warnings);
+    if (group == null) {
+      return new ParseResult(points, warnings);
+    }
+    JsonNode results = root.get("results");
+    for (int i = 0; i < results.size(); i++) {
+      int line = i < resultLines.size() ? resultLines.get(i) : 1;
+      MeasuredPoint p = point(file, line, i, results.get(i), c.get(), group, warnings);
+      if (p != null) {
+        points.add(p);
+      }
+    }
+    return new ParseResult(points, warnings);
+  }
+
+  private static ParseWarning invalidJson(String file, IOException e) {
+    int line = 1;
+    String msg = e.getMessage();
+    if (e instanceof com.fasterxml.jackson.core.JsonProcessingException jpe) {
+      msg = jpe.getOriginalMessage();
+      if (jpe.getLocation() != null) {
+        line = Math.max(1, jpe.getLocation().getLineNr());
+      }
+    }
+    return new ParseWarning(file, line, "not valid JSON (truncated?): " + firstLine(msg)
+        + "; no rows read");
+  }
+
+  /** The collective of the first {@code *_perf} binary in {@code args}, else of the file name. */
+  private static Optional<Collective> collective(JsonNode root, String file) {
     Optional<Collective> c = Optional.empty();
     for (JsonNode a : root.path("args")) {
       c = CollectiveNames.fromPerfBinary(a.asText());
@@ -79,59 +109,64 @@ public final class NcclTestsJsonParser implements LogParser {
     if (c.isEmpty()) {
       c = CollectiveNames.fromPerfBinary(file).or(() -> CollectiveNames.fromLooseName(file));
     }
-    if (c.isEmpty()) {
-      warnings.add(new ParseWarning(file, 1, "cannot tell which collective: 'args' names no"
-          + " *_perf binary and neither does the file name; no rows read"));
-      return new ParseResult(points, warnings);
-    }
-    JsonNode devices = root.path("config").path("devices");
-    int ranks;
-    int nodes;
+    return c;
+  }
+
+  /**
+   * The ranks and nodes from {@code config.devices} (one per rank, with its host name), else from
+   * {@code config.nthreads * config.ngpus} with a warning.
+   *
+   * @return the group, or null (with a warning) when the GPU count is unknown
+   */
+  private static Group group(String file, JsonNode config, int gpusPerNode,
+      List<ParseWarning> warnings) {
+    JsonNode devices = config.path("devices");
     if (devices.isArray() && devices.size() > 0) {
       Set<String> hosts = new LinkedHashSet<>();
       for (JsonNode d : devices) {
         hosts.add(d.path("hostname").asText(""));
       }
-      ranks = devices.size();
-      nodes = Math.max(1, hosts.size());
-    } else {
-      int nt = root.path("config").path("nthreads").asInt(1);
-      int ng = root.path("config").path("ngpus").asInt(0);
-      if (ng <= 0) {
-        warnings.add(new ParseWarning(file, 1, "no config.devices and no config.ngpus: the GPU"
-            + " count is unknown; no rows read"));
-        return new ParseResult(points, warnings);
-      }
-      ranks = nt * ng;
-      nodes = (ranks + gpusPerNode - 1) / gpusPerNode;
-      warnings.add(new ParseWarning(file, 1, "no config.devices: assumed " + ranks + " GPUs"));
+      return new Group(devices.size(), Math.max(1, hosts.size()));
     }
-    JsonNode results = root.get("results");
-    for (int i = 0; i < results.size(); i++) {
-      JsonNode r = results.get(i);
-      int line = i < resultLines.size() ? resultLines.get(i) : 1;
-      JsonNode oop = r.path("out_of_place");
-      if (oop.isNull() || oop.isMissingNode()) {
-        oop = r.path("in_place");
-      }
-      long bytes = r.path("size").canConvertToLong() ? r.path("size").asLong(-1) : -1;
-      double us = num(oop.path("time"));
-      if (Double.isNaN(us)) {
-        us = num(oop.path("cpu_time"));
-      }
-      double alg = num(oop.path("alg_bw"));
-      double bus = num(oop.path("bus_bw"));
-      if (bytes < 0 || !(us > 0) || !(alg >= 0) || !(bus >= 0)) {
-        warnings.add(new ParseWarning(file, line, String.format(Locale.ROOT,
-            "result %d has an unusable size/time/alg_bw/bus_bw (%s, %s, %s, %s); skipped", i,
-            r.path("size").asText("?"), oop.path("time").asText("?"),
-            oop.path("alg_bw").asText("?"), oop.path("bus_bw").asText("?"))));
-        continue;
-      }
-      points.add(new MeasuredPoint(file, line, c.get(), ranks, 1, nodes, bytes, us * 1e-6,
-          alg * 1e9, bus * 1e9));
+    int nt = config.path("nthreads").asInt(1);
+    int ng = config.path("ngpus").asInt(0);
+    if (ng <= 0) {
+      warnings.add(new ParseWarning(file, 1, "no config.devices and no config.ngpus: the GPU"
+          + " count is unknown; no rows read"));
+      return null;
     }
-    return new ParseResult(points, warnings);
+    int ranks = nt * ng;
+    warnings.add(new ParseWarning(file, 1, "no config.devices: assumed " + ranks + " GPUs"));
+    return new Group(ranks, (ranks + gpusPerNode - 1) / gpusPerNode);
+  }
+
+  /**
+   * The point of result {@code i}: its out-of-place numbers, else its in-place ones.
+   *
+   * @return the point, or null (with a warning) when a number is missing or out of range
+   */
+  private static MeasuredPoint point(String file, int line, int i, JsonNode r, Collective c,
+      Group group, List<ParseWarning> warnings) {
+    JsonNode oop = r.path("out_of_place");
+    if (oop.isNull() || oop.isMissingNode()) {
+      oop = r.path("in_place");
+    }
+    long bytes = r.path("size").canConvertToLong() ? r.path("size").asLong(-1) : -1;
+    double us = num(oop.path("time"));
+    if (Double.isNaN(us)) {
+      us = num(oop.path("cpu_time"));
+    }
+    double alg = num(oop.path("alg_bw"));
+    double bus = num(oop.path("bus_bw"));
+    if (bytes < 0 || !(us > 0) || !(alg >= 0) || !(bus >= 0)) {
+      warnings.add(new ParseWarning(file, line, String.format(Locale.ROOT,
+          "result %d has an unusable size/time/alg_bw/bus_bw (%s, %s, %s, %s); skipped", i,
+          r.path("size").asText("?"), oop.path("time").asText("?"),
+          oop.path("alg_bw").asText("?"), oop.path("bus_bw").asText("?"))));
+      return null;
+    }
+    return new MeasuredPoint(file, line, c, group.ranks(), 1, group.nodes(), bytes, us * 1e-6,
+        alg * 1e9, bus * 1e9);
   }
 
   private static double num(JsonNode n) {

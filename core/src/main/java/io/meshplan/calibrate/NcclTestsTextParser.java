@@ -99,15 +99,7 @@ public final class NcclTestsTextParser implements LogParser {
     List<ParseWarning> warnings = new ArrayList<>();
     Optional<Collective> fromFile = CollectiveNames.fromPerfBinary(file)
         .or(() -> CollectiveNames.fromLooseName(fileName(file)));
-    Optional<Collective> fromLog = Optional.empty();
-    for (String l : lines) {
-      if (!START.matcher(l).matches()) {
-        fromLog = CollectiveNames.fromPerfBinary(l);
-        if (fromLog.isPresent()) {
-          break;
-        }
-      }
-    }
+    Optional<Collective> fromLog = fromLog(lines);
     Run run = new Run();
     for (int i = 0; i < lines.size(); i++) {
       String l = lines.get(i);
@@ -153,6 +145,19 @@ public final class NcclTestsTextParser implements LogParser {
     }
     finishRun(file, run, points, warnings, gpusPerNode, fromLog, fromFile, lines.size());
     return new ParseResult(points, warnings);
+  }
+
+  /** The collective of the first {@code NAME_perf} on a line other than a run's start line. */
+  private static Optional<Collective> fromLog(List<String> lines) {
+    for (String l : lines) {
+      if (!START.matcher(l).matches()) {
+        Optional<Collective> c = CollectiveNames.fromPerfBinary(l);
+        if (c.isPresent()) {
+          return c;
+        }
+      }
+    }
+    return Optional.empty();
   }
 
   private static String fileName(String file) {
@@ -245,25 +250,48 @@ public final class NcclTestsTextParser implements LogParser {
     if (run.rows.isEmpty()) {
       return;
     }
-    int groups = Math.max(1, run.groups.size());
-    int ranks;
-    int nodes;
-    if (!run.ranks.isEmpty()) {
-      ranks = run.ranks.size() / groups;
-      nodes = Math.max(1, run.hostsOfGroup0.size());
-    } else if (run.threadGpus > 0) {
-      ranks = run.threadGpus;
-      nodes = (ranks + gpusPerNode - 1) / gpusPerNode;
-      warnings.add(new ParseWarning(file, run.rows.get(0).line(), "no '#  Rank' lines: assumed "
-          + ranks + " GPUs (nThread x nGpus of one process) on " + nodes + " node(s)"));
-    } else {
-      warnings.add(new ParseWarning(file, run.rows.get(0).line(),
-          "neither '#  Rank' lines nor a '# nThread' line: the GPU count is unknown; rows skipped"));
+    int[] ranksAndNodes = ranksAndNodes(file, run, warnings, gpusPerNode);
+    if (ranksAndNodes == null) {
       return;
     }
-    if (ranks < 1) {
-      ranks = 1;
+    int ranks = Math.max(1, ranksAndNodes[0]);
+    Collective c = collective(file, run, warnings, ranks, fromLog, fromFile);
+    if (c != null) {
+      addPoints(file, run, c, ranks, ranksAndNodes[1], points, warnings);
     }
+  }
+
+  /**
+   * The ranks of one group and the nodes they span: from the {@code #  Rank} lines, else from
+   * {@code # nThread} (with a warning).
+   *
+   * @return {ranks, nodes}, or null (with a warning) when neither line was seen
+   */
+  private static int[] ranksAndNodes(String file, Run run, List<ParseWarning> warnings,
+      int gpusPerNode) {
+    if (!run.ranks.isEmpty()) {
+      int groups = Math.max(1, run.groups.size());
+      return new int[] {run.ranks.size() / groups, Math.max(1, run.hostsOfGroup0.size())};
+    } else if (run.threadGpus > 0) {
+      int ranks = run.threadGpus;
+      int nodes = (ranks + gpusPerNode - 1) / gpusPerNode;
+      warnings.add(new ParseWarning(file, run.rows.get(0).line(), "no '#  Rank' lines: assumed "
+          + ranks + " GPUs (nThread x nGpus of one process) on " + nodes + " node(s)"));
+      return new int[] {ranks, nodes};
+    }
+    warnings.add(new ParseWarning(file, run.rows.get(0).line(),
+        "neither '#  Rank' lines nor a '# nThread' line: the GPU count is unknown; rows skipped"));
+    return null;
+  }
+
+  /**
+   * The run's collective: from its start line, else from the log or the file name, else guessed
+   * from busbw/algbw (with a warning).
+   *
+   * @return the collective, or null (with a warning) when nothing tells
+   */
+  private static Collective collective(String file, Run run, List<ParseWarning> warnings,
+      int ranks, Optional<Collective> fromLog, Optional<Collective> fromFile) {
     Collective c = run.collective;
     if (c == null) {
       c = fromLog.or(() -> fromFile).orElse(null);
@@ -274,11 +302,18 @@ public final class NcclTestsTextParser implements LogParser {
         warnings.add(new ParseWarning(file, run.rows.get(0).line(), "cannot tell which collective"
             + " this is; name the file after the nccl-tests binary (e.g. all_gather_perf.log);"
             + " rows skipped"));
-        return;
+        return null;
       }
       warnings.add(new ParseWarning(file, run.rows.get(0).line(), "no binary name in the log or"
           + " file name; busbw/algbw = 2(n-1)/n, so taken as all_reduce"));
     }
+    return c;
+  }
+
+  /** One point per row, with a warning where busbw is not algbw times the bus factor. */
+  private static void addPoints(String file, Run run, Collective c, int ranks, int nodes,
+      List<MeasuredPoint> points, List<ParseWarning> warnings) {
+    int groups = Math.max(1, run.groups.size());
     double factor = c.busFactor(ranks);
     for (PendingRow r : run.rows) {
       // busbw = algbw * factor, both printed with 2 decimals: allow the rounding of both columns.

@@ -1,5 +1,6 @@
 package io.meshplan.deploy;
 
+import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.ServiceBuilder;
@@ -26,16 +27,17 @@ public final class RayOnK8sManifest {
    *
    * @param spec the launch
    * @param fabric the environment
-   * @return the objects, in apply order
+   * @return the Kubernetes objects, in apply order: the head {@link Deployment}, its {@link
+   *     Service}, and the worker {@link Deployment} when there is more than one node
    */
-  public static List<Object> build(LaunchSpec spec, FabricEnv fabric) {
+  public static List<HasMetadata> build(LaunchSpec spec, FabricEnv fabric) {
     String head = spec.name() + "-ray-head";
     String address = head + "." + spec.namespace() + ".svc.cluster.local";
     String gpus = "--num-gpus=" + spec.gpusPerNode();
     List<String> submit = new ArrayList<>(List.of("ray", "job", "submit", "--address",
         "http://" + address + ":8265", "--"));
     submit.addAll(spec.command());
-    List<Object> out = new ArrayList<>();
+    List<HasMetadata> out = new ArrayList<>();
     out.add(deployment(spec, fabric, head, "head", 1,
         List.of("ray", "start", "--head", "--port=6379", "--dashboard-host=0.0.0.0", gpus,
             "--block"), ShellQuote.join(submit)));

@@ -70,34 +70,53 @@ public final class EnvAdvisor {
 
     TreeMap<String, String> env = new TreeMap<>();
     if (!selected.isEmpty()) {
-      String ids = selected.stream().map(PortInfo::id).collect(Collectors.joining(","));
-      env.put("NCCL_IB_HCA", "=" + ids);
-      env.put("UCX_NET_DEVICES", ids);
-      env.put("UCX_TLS", UCX_TLS_RDMA);
-      gidIndex(selected, gids, warnings).ifPresent(i -> env.put("NCCL_IB_GID_INDEX", i));
-      socketFromPorts(selected, netdevs, ifaces, snapshot.interfaces(), warnings)
-          .ifPresent(i -> env.put("NCCL_SOCKET_IFNAME", i));
+      putRdmaEnv(env, selected, gids, netdevs, ifaces, snapshot.interfaces(), warnings);
     } else {
-      Optional<NetInterface> fallback = fallbackInterface(snapshot.interfaces());
-      String over = fallback.map(i -> " over " + i.name()).orElse("");
-      String why = ports.isEmpty()
-          ? "no RDMA device under class/infiniband"
-          : "no ACTIVE RDMA port (" + ports.stream().map(PortInfo::id).collect(Collectors.joining(", "))
-              + " are not ACTIVE)";
-      warnings.add(why + ": NCCL will fall back to TCP sockets" + over
-          + " (NCCL_IB_DISABLE=1), typically 5-10x slower between nodes;"
-          + " check the RDMA driver and that the container was given the RDMA device");
-      env.put("NCCL_IB_DISABLE", "1");
-      env.put("UCX_TLS", UCX_TLS_TCP);
-      if (fallback.isPresent()) {
-        env.put("NCCL_SOCKET_IFNAME", fallback.get().name());
-        env.put("UCX_NET_DEVICES", fallback.get().name());
-      } else {
-        warnings.add("no up network interface other than lo, docker*, veth*, virbr*, br-*:"
-            + " NCCL_SOCKET_IFNAME not set");
-      }
+      putTcpEnv(env, ports, snapshot.interfaces(), warnings);
     }
+    return new DoctorReport(deviceReports(snapshot, gids, netdevs, selected),
+        snapshot.interfaces(), env, warnings);
+  }
 
+  /** The environment over the selected RDMA ports. */
+  private static void putRdmaEnv(Map<String, String> env, List<PortInfo> selected,
+      Map<String, Optional<GidChoice>> gids, Map<String, String> netdevs,
+      Map<String, NetInterface> ifaces, List<NetInterface> interfaces, List<String> warnings) {
+    String ids = selected.stream().map(PortInfo::id).collect(Collectors.joining(","));
+    env.put("NCCL_IB_HCA", "=" + ids);
+    env.put("UCX_NET_DEVICES", ids);
+    env.put("UCX_TLS", UCX_TLS_RDMA);
+    gidIndex(selected, gids, warnings).ifPresent(i -> env.put("NCCL_IB_GID_INDEX", i));
+    socketFromPorts(selected, netdevs, ifaces, interfaces, warnings)
+        .ifPresent(i -> env.put("NCCL_SOCKET_IFNAME", i));
+  }
+
+  /** The environment without an active RDMA port: TCP over the first usable interface. */
+  private static void putTcpEnv(Map<String, String> env, List<PortInfo> ports,
+      List<NetInterface> interfaces, List<String> warnings) {
+    Optional<NetInterface> fallback = fallbackInterface(interfaces);
+    String over = fallback.map(i -> " over " + i.name()).orElse("");
+    String why = ports.isEmpty()
+        ? "no RDMA device under class/infiniband"
+        : "no ACTIVE RDMA port (" + ports.stream().map(PortInfo::id).collect(Collectors.joining(", "))
+            + " are not ACTIVE)";
+    warnings.add(why + ": NCCL will fall back to TCP sockets" + over
+        + " (NCCL_IB_DISABLE=1), typically 5-10x slower between nodes;"
+        + " check the RDMA driver and that the container was given the RDMA device");
+    env.put("NCCL_IB_DISABLE", "1");
+    env.put("UCX_TLS", UCX_TLS_TCP);
+    if (fallback.isPresent()) {
+      env.put("NCCL_SOCKET_IFNAME", fallback.get().name());
+      env.put("UCX_NET_DEVICES", fallback.get().name());
+    } else {
+      warnings.add("no up network interface other than lo, docker*, veth*, virbr*, br-*:"
+          + " NCCL_SOCKET_IFNAME not set");
+    }
+  }
+
+  private static List<DeviceReport> deviceReports(SysfsSnapshot snapshot,
+      Map<String, Optional<GidChoice>> gids, Map<String, String> netdevs,
+      List<PortInfo> selected) {
     List<DeviceReport> devices = new ArrayList<>();
     for (DeviceInfo d : snapshot.devices()) {
       List<PortReport> reports = new ArrayList<>();
@@ -107,7 +126,7 @@ public final class EnvAdvisor {
       }
       devices.add(new DeviceReport(d.name(), reports));
     }
-    return new DoctorReport(devices, snapshot.interfaces(), env, warnings);
+    return devices;
   }
 
   private static void portWarnings(PortInfo p, Optional<GidChoice> gid, List<String> warnings) {

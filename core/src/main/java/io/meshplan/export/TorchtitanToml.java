@@ -116,9 +116,32 @@ public final class TorchtitanToml implements FrameworkWriter {
     Require.that(missing(input).isEmpty(), missing(input).orElse(""));
     ParallelConfig c = input.config();
     ModelSpec m = input.model();
-    ObjectNode root = TOML.createObjectNode();
-    ObjectNode p = root.putObject("parallelism");
     boolean fsdp = c.dataParallel() > 1 && c.zeroStage() > 0;
+    ObjectNode root = TOML.createObjectNode();
+    putParallelism(root.putObject("parallelism"), c, m, fsdp);
+    putTraining(root.putObject("training"), c, m);
+    ObjectNode ac = root.putObject("activation_checkpoint");
+    ac.put("mode", c.recompute().label());
+    if (c.recompute() == Recompute.SELECTIVE) {
+      ac.put("selective_ac_option", "op");
+    }
+    StringBuilder sb = new StringBuilder();
+    appendHeader(sb, input, fsdp);
+    // One table per section, written as [name] with its scalar keys below it; the TOML library
+    // writes (and quotes) every key and value.
+    for (var section : root.properties()) {
+      sb.append('\n').append('[').append(section.getKey()).append("]\n");
+      try {
+        sb.append(TOML.writeValueAsString(section.getValue()));
+      } catch (JsonProcessingException e) {
+        throw new IllegalStateException("cannot write TOML", e);
+      }
+    }
+    return sb.toString();
+  }
+
+  /** The {@code [parallelism]} table: data-parallel flavour, degrees and pipeline schedule. */
+  private static void putParallelism(ObjectNode p, ParallelConfig c, ModelSpec m, boolean fsdp) {
     p.put("data_parallel_replicate_degree", fsdp ? 1 : c.dataParallel());
     p.put("data_parallel_shard_degree", fsdp ? c.dataParallel() : 1);
     if (fsdp) {
@@ -133,7 +156,10 @@ public final class TorchtitanToml implements FrameworkWriter {
           m.layers() / (c.pipelineParallel() * c.virtualStages()));
       p.put("pipeline_parallel_microbatch_size", c.microBatchSize());
     }
-    ObjectNode t = root.putObject("training");
+  }
+
+  /** The {@code [training]} table: batch sizes, sequence length and precision. */
+  private static void putTraining(ObjectNode t, ParallelConfig c, ModelSpec m) {
     // torchtitan accumulates gradients over global / (local * dp) steps. With a pipeline, the
     // local batch is the rank's whole share, split into microbatches by the schedule; without
     // one, the local batch is the microbatch and accumulation supplies the rest.
@@ -142,12 +168,12 @@ public final class TorchtitanToml implements FrameworkWriter {
     t.put("global_batch_size", c.globalBatchSize());
     t.put("seq_len", m.seq());
     t.put("mixed_precision_param", m.dtype() == DType.BF16 ? "bfloat16" : "float32");
-    ObjectNode ac = root.putObject("activation_checkpoint");
-    ac.put("mode", c.recompute().label());
-    if (c.recompute() == Recompute.SELECTIVE) {
-      ac.put("selective_ac_option", "op");
-    }
-    StringBuilder sb = new StringBuilder();
+  }
+
+  /** The comment lines above the tables: the model, the GPU split and what DP and AC amount to. */
+  private static void appendHeader(StringBuilder sb, ExportInput input, boolean fsdp) {
+    ParallelConfig c = input.config();
+    ModelSpec m = input.model();
     sb.append("# torchtitan job configuration written by meshplan export\n");
     sb.append("# model ").append(ShellQuote.commentText(m.name())).append(" (layers ")
         .append(m.layers()).append(", hidden ").append(m.hidden()).append(", heads ")
@@ -171,16 +197,5 @@ public final class TorchtitanToml implements FrameworkWriter {
       sb.append("# selective: torchtitan's op-level policy keeps matmul outputs and recomputes"
           + " the rest, close to Megatron-LM's attention-core recompute\n");
     }
-    // One table per section, written as [name] with its scalar keys below it; the TOML library
-    // writes (and quotes) every key and value.
-    for (var section : root.properties()) {
-      sb.append('\n').append('[').append(section.getKey()).append("]\n");
-      try {
-        sb.append(TOML.writeValueAsString(section.getValue()));
-      } catch (JsonProcessingException e) {
-        throw new IllegalStateException("cannot write TOML", e);
-      }
-    }
-    return sb.toString();
   }
 }

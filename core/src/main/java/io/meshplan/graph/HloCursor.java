@@ -1,6 +1,8 @@
 package io.meshplan.graph;
 
 import io.meshplan.util.InputException;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * A position in HLO text with the scanning steps the reader needs. Every error it raises is an
@@ -124,6 +126,29 @@ final class HloCursor {
       throw error(what);
     }
     return (int) v;
+  }
+
+  /** Reads a braced list of integers such as {@code {0,2}}; {@code {}} is the empty list. */
+  List<Integer> intList(String what) {
+    expect('{');
+    List<Integer> out = new ArrayList<>(4);
+    if (accept('}')) {
+      return out;
+    }
+    do {
+      out.add(integer(what));
+    } while (accept(','));
+    expect('}');
+    return out;
+  }
+
+  /** Reads the name of a {@code key=value} attribute at the current position. */
+  String attributeName() {
+    String key = word();
+    if (key.isEmpty()) {
+      throw error("an attribute name");
+    }
+    return key;
   }
 
   /**

@@ -157,17 +157,30 @@ public final class HloPrinter {
 
   private static void instruction(HloComputation computation, Instruction ins, boolean root,
       String sharding, StringBuilder sb) {
-    Graph graph = computation.graph();
     sb.append("  ");
     if (root) {
       sb.append("ROOT ");
     }
     sb.append('%').append(ins.name()).append(" = ").append(computation.shapeText(ins.id()))
         .append(' ');
-    Map<String, String> raw = ins.rawAttributes();
     Opcode op = ins.opcode();
-    sb.append(op == Opcode.UNKNOWN ? raw.getOrDefault(HloModule.OPCODE_KEY, "unknown")
+    sb.append(op == Opcode.UNKNOWN
+        ? ins.rawAttributes().getOrDefault(HloModule.OPCODE_KEY, "unknown")
         : op.hloName()).append('(');
+    operands(computation.graph(), ins, sb);
+    sb.append(')');
+    typedAttributes(ins, sb);
+    if (sharding != null) {
+      Require.that(sharding.startsWith("{") && sharding.endsWith("}"),
+          "a sharding must be in braces, e.g. {replicated}, got " + sharding);
+    }
+    textAttributes(ins, sharding, sb);
+    sb.append('\n');
+  }
+
+  /** What goes in the parentheses: a constant's literal, a parameter's number, else operands. */
+  private static void operands(Graph graph, Instruction ins, StringBuilder sb) {
+    Opcode op = ins.opcode();
     if (op == Opcode.CONSTANT && ins.attrs() instanceof OpAttrs.Literal l) {
       sb.append(l.literal());
     } else if (op == Opcode.PARAMETER && ins.attrs() instanceof OpAttrs.Index i) {
@@ -180,12 +193,14 @@ public final class HloPrinter {
         sb.append('%').append(graph.get(ins.operand(k)).name());
       }
     }
-    sb.append(')');
-    typedAttributes(ins, sb);
-    if (sharding != null) {
-      Require.that(sharding.startsWith("{") && sharding.endsWith("}"),
-          "a sharding must be in braces, e.g. {replicated}, got " + sharding);
-    }
+  }
+
+  /**
+   * The attributes kept as text, in the order read, with {@code sharding} replaced (or added)
+   * when one is given; then what a forced replication and the op name need if they were not read.
+   */
+  private static void textAttributes(Instruction ins, String sharding, StringBuilder sb) {
+    Map<String, String> raw = ins.rawAttributes();
     boolean shardingPrinted = false;
     for (Iterator<Map.Entry<String, String>> it = raw.entrySet().iterator(); it.hasNext(); ) {
       Map.Entry<String, String> e = it.next();
@@ -200,7 +215,7 @@ public final class HloPrinter {
       }
       sb.append(", ").append(key).append('=').append(value);
     }
-    if (op == Opcode.FORCE_REPLICATED) {
+    if (ins.opcode() == Opcode.FORCE_REPLICATED) {
       if (!raw.containsKey("custom_call_target")) {
         sb.append(", custom_call_target=\"Sharding\"");
       }
@@ -214,7 +229,6 @@ public final class HloPrinter {
     if (!raw.containsKey("metadata") && !ins.opName().isEmpty()) {
       sb.append(", metadata={op_name=").append(HloText.quote(ins.opName())).append('}');
     }
-    sb.append('\n');
   }
 
   private static void typedAttributes(Instruction ins, StringBuilder sb) {

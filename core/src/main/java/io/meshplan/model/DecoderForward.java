@@ -106,13 +106,21 @@ final class DecoderForward {
 
   /** One transformer block on input {@code x}; returns its output. */
   int block(int x) {
-    int a = spec.heads();
-    int kvh = spec.kvHeads();
-    int d = spec.headDim();
-    int f = spec.ffn();
     t.part("attention_norm");
     int xn = keep(norm(x), false);
     t.part("attention");
+    x = keep(t.add(x, attention(xn)), false);
+    t.part("ffn_norm");
+    xn = keep(norm(x), false);
+    t.part("feed_forward");
+    return t.add(x, mlp(xn));
+  }
+
+  /** Self-attention on the normed input {@code xn}; returns the projected output (dropped out). */
+  private int attention(int xn) {
+    int a = spec.heads();
+    int kvh = spec.kvHeads();
+    int d = spec.headDim();
     int q = t.reshape(linear(xn, h, a * d, "wq"), b, s, a, d);
     int k = t.reshape(linear(xn, h, kvh * d, "wk"), b, s, kvh, d);
     int v = t.reshape(linear(xn, h, kvh * d, "wv"), b, s, kvh, d);
@@ -145,10 +153,12 @@ final class DecoderForward {
     if (o.dropout()) {
       out = dropout(out, false);
     }
-    x = keep(t.add(x, out), false);
-    t.part("ffn_norm");
-    xn = keep(norm(x), false);
-    t.part("feed_forward");
+    return out;
+  }
+
+  /** The MLP (gated SwiGLU, GELU or ReLU) on the normed input {@code xn}; dropped out. */
+  private int mlp(int xn) {
+    int f = spec.ffn();
     int act;
     if (spec.arch().mlp().gated()) {
       int gate = keep(linear(xn, h, f, "w1"), false);
@@ -164,7 +174,7 @@ final class DecoderForward {
     if (o.dropout()) {
       down = dropout(down, false);
     }
-    return t.add(x, down);
+    return down;
   }
 
   private int linear(int x, int in, int out, String name) {

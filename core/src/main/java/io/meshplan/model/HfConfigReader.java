@@ -89,16 +89,7 @@ public final class HfConfigReader {
    * @throws InputException naming {@code where} and the field
    */
   public static ModelSpec parse(String json, String where, String fallbackName) {
-    JsonNode root;
-    try {
-      root = MAPPER.readTree(json);
-    } catch (JsonProcessingException e) {
-      throw new InputException(where + ": not valid JSON (line "
-          + e.getLocation().getLineNr() + ")");
-    }
-    if (root == null || !root.isObject()) {
-      throw new InputException(where + ": a config.json is a JSON object");
-    }
+    JsonNode root = tree(json, where);
     Fields f = new Fields(root, where);
     String type = f.string("model_type");
     String name = root.path("_name_or_path").isTextual()
@@ -110,38 +101,13 @@ public final class HfConfigReader {
     int vocab = f.positive("vocab_size");
     int maxPos = f.positive("max_position_embeddings");
     DType dtype = dtype(f, root);
-    int seq = Math.min(maxPos, DEFAULT_SEQ_CAP);
+    Common c = new Common(name, layers, hidden, heads, vocab, maxPos,
+        Math.min(maxPos, DEFAULT_SEQ_CAP), dtype);
     try {
       return switch (type) {
-        case "llama", "mistral" -> {
-          int kv = root.has("num_key_value_heads") && !root.get("num_key_value_heads").isNull()
-              ? f.positive("num_key_value_heads") : heads;
-          boolean tied = f.bool("tie_word_embeddings", false);
-          yield new ModelSpec(name, ModelSpec.Family.LLAMA, layers, hidden, heads, kv,
-              f.positive("intermediate_size"), vocab, seq, DEFAULT_BATCH, dtype,
-              new Architecture(Architecture.Mlp.SWIGLU, Architecture.Norm.RMS,
-                  Architecture.Positions.ROTARY, 0, false, tied));
-        }
-        case "gpt_neox" -> {
-          boolean tied = f.bool("tie_word_embeddings", false);
-          yield new ModelSpec(name, ModelSpec.Family.GPT, layers, hidden, heads, heads,
-              f.positive("intermediate_size"), vocab, seq, DEFAULT_BATCH, dtype,
-              new Architecture(Architecture.Mlp.GELU, Architecture.Norm.LAYER,
-                  Architecture.Positions.ROTARY, 0, true, tied));
-        }
-        case "opt" -> {
-          int proj = f.positive("word_embed_proj_dim");
-          if (proj != hidden) {
-            throw new InputException(where + ": word_embed_proj_dim " + proj
-                + " differs from hidden_size " + hidden + "; OPT models with an embedding "
-                + "projection (such as opt-350m) are not supported");
-          }
-          boolean tied = f.bool("tie_word_embeddings", true);
-          Architecture a = Architecture.opt(maxPos);
-          yield new ModelSpec(name, ModelSpec.Family.GPT, layers, hidden, heads, heads,
-              f.positive("ffn_dim"), vocab, seq, DEFAULT_BATCH, dtype,
-              new Architecture(a.mlp(), a.norm(), a.positions(), a.positionRows(), true, tied));
-        }
+        case "llama", "mistral" -> llama(f, c);
+        case "gpt_neox" -> gptNeox(f, c);
+        case "opt" -> opt(f, c);
         default -> throw new InputException(where + ": model_type '" + type
             + "' is not supported; supported: llama, mistral, gpt_neox, opt");
       };
@@ -151,6 +117,60 @@ public final class HfConfigReader {
       throw new InputException(where + ": max_position_embeddings " + maxPos + " is too large",
           e);
     }
+  }
+
+  /** The fields every supported {@code model_type} has, read before the family's own. */
+  private record Common(String name, int layers, int hidden, int heads, int vocab, int maxPos,
+      int seq, DType dtype) {}
+
+  private static JsonNode tree(String json, String where) {
+    JsonNode root;
+    try {
+      root = MAPPER.readTree(json);
+    } catch (JsonProcessingException e) {
+      throw new InputException(where + ": not valid JSON (line "
+          + e.getLocation().getLineNr() + ")");
+    }
+    if (root == null || !root.isObject()) {
+      throw new InputException(where + ": a config.json is a JSON object");
+    }
+    return root;
+  }
+
+  /** Llama and Mistral: SwiGLU, RMSNorm, rotary positions, grouped-query attention. */
+  private static ModelSpec llama(Fields f, Common c) {
+    JsonNode root = f.root();
+    int kv = root.has("num_key_value_heads") && !root.get("num_key_value_heads").isNull()
+        ? f.positive("num_key_value_heads") : c.heads();
+    boolean tied = f.bool("tie_word_embeddings", false);
+    return new ModelSpec(c.name(), ModelSpec.Family.LLAMA, c.layers(), c.hidden(), c.heads(), kv,
+        f.positive("intermediate_size"), c.vocab(), c.seq(), DEFAULT_BATCH, c.dtype(),
+        new Architecture(Architecture.Mlp.SWIGLU, Architecture.Norm.RMS,
+            Architecture.Positions.ROTARY, 0, false, tied));
+  }
+
+  /** GPT-NeoX (Pythia): GELU, LayerNorm, rotary positions, biases. */
+  private static ModelSpec gptNeox(Fields f, Common c) {
+    boolean tied = f.bool("tie_word_embeddings", false);
+    return new ModelSpec(c.name(), ModelSpec.Family.GPT, c.layers(), c.hidden(), c.heads(),
+        c.heads(), f.positive("intermediate_size"), c.vocab(), c.seq(), DEFAULT_BATCH, c.dtype(),
+        new Architecture(Architecture.Mlp.GELU, Architecture.Norm.LAYER,
+            Architecture.Positions.ROTARY, 0, true, tied));
+  }
+
+  /** OPT: learned positions; embedding projections (opt-350m) are refused. */
+  private static ModelSpec opt(Fields f, Common c) {
+    int proj = f.positive("word_embed_proj_dim");
+    if (proj != c.hidden()) {
+      throw new InputException(f.where() + ": word_embed_proj_dim " + proj
+          + " differs from hidden_size " + c.hidden() + "; OPT models with an embedding "
+          + "projection (such as opt-350m) are not supported");
+    }
+    boolean tied = f.bool("tie_word_embeddings", true);
+    Architecture a = Architecture.opt(c.maxPos());
+    return new ModelSpec(c.name(), ModelSpec.Family.GPT, c.layers(), c.hidden(), c.heads(),
+        c.heads(), f.positive("ffn_dim"), c.vocab(), c.seq(), DEFAULT_BATCH, c.dtype(),
+        new Architecture(a.mlp(), a.norm(), a.positions(), a.positionRows(), true, tied));
   }
 
   private static DType dtype(Fields f, JsonNode root) {

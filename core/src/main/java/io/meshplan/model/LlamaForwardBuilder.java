@@ -25,65 +25,80 @@ public final class LlamaForwardBuilder {
    * @return the graph
    */
   public static Graph build(ModelSpec spec, boolean forceReplicatedOutput) {
-    int bs = spec.batch();
-    int s = spec.seq();
     int h = spec.hidden();
-    int nh = spec.heads();
-    int kvh = spec.kvHeads();
-    int d = spec.headDim();
-    int f = spec.ffn();
     DType t = spec.dtype();
     GraphBuilder b = new GraphBuilder(spec.name() + "_forward");
-    int x = b.parameter(TensorShape.of(t, bs, s, h));
-    int mask = b.parameter(TensorShape.of(t, s, s));
+    int x = b.parameter(TensorShape.of(t, spec.batch(), spec.seq(), h));
+    int mask = b.parameter(TensorShape.of(t, spec.seq(), spec.seq()));
     int invH = b.constant(t, 1.0 / h);
     int eps = b.constant(t, 1e-5);
-    int scale = b.constant(t, 1.0 / Math.sqrt(d));
-    int[] bsh = {bs, s, h};
-    int[] scores = {bs, nh, s, s};
+    int scale = b.constant(t, 1.0 / Math.sqrt(spec.headDim()));
+    int[] bsh = {spec.batch(), spec.seq(), h};
     for (int layer = 0; layer < spec.layers(); layer++) {
       String p = "layer_" + layer + "/";
       b.scope(p + "attention_norm");
       int xn = rmsNorm(b, x, invH, eps, bsh, t);
       b.scope(p + "attention");
-      int wq = b.parameter(TensorShape.of(t, h, nh * d));
-      int wk = b.parameter(TensorShape.of(t, h, kvh * d));
-      int wv = b.parameter(TensorShape.of(t, h, kvh * d));
-      int wo = b.parameter(TensorShape.of(t, nh * d, h));
-      int q = b.reshape(b.dot(xn, wq), bs, s, nh, d);
-      int k = heads(b, b.dot(xn, wk), bs, s, nh, kvh, d);
-      int v = heads(b, b.dot(xn, wv), bs, s, nh, kvh, d);
-      // scores[b, n, i, j] = sum_d q[b, i, n, d] * k[b, j, n, d]
-      int sc = b.dot(q, k, new int[] {0, 2}, new int[] {3}, new int[] {0, 2}, new int[] {3});
-      sc = b.binary(Opcode.MULTIPLY, sc, b.broadcast(scale, scores));
-      sc = b.binary(Opcode.ADD, sc, b.broadcast(mask, scores, 2, 3));
-      int max = b.reduce(sc, 3);
-      int shifted = b.binary(Opcode.SUBTRACT, sc, b.broadcast(max, scores, 0, 1, 2));
-      int e = b.unary(Opcode.EXP, shifted);
-      int sum = b.reduce(e, 3);
-      int probs = b.binary(Opcode.DIVIDE, e, b.broadcast(sum, scores, 0, 1, 2));
-      // ctx[b, n, i, d] = sum_j probs[b, n, i, j] * v[b, j, n, d]
-      int ctx = b.dot(probs, v, new int[] {0, 1}, new int[] {3}, new int[] {0, 2}, new int[] {1});
-      ctx = b.reshape(b.transpose(ctx, 0, 2, 1, 3), bs, s, h);
-      int attn = b.dot(ctx, wo);
-      x = b.binary(Opcode.ADD, x, attn);
+      x = b.binary(Opcode.ADD, x, attention(b, spec, xn, mask, scale));
       b.scope(p + "ffn_norm");
       xn = rmsNorm(b, x, invH, eps, bsh, t);
       b.scope(p + "feed_forward");
-      int w1 = b.parameter(TensorShape.of(t, h, f));
-      int w3 = b.parameter(TensorShape.of(t, h, f));
-      int w2 = b.parameter(TensorShape.of(t, f, h));
-      int gate = b.dot(xn, w1);
-      int up = b.dot(xn, w3);
-      int silu = b.binary(Opcode.MULTIPLY, gate, b.unary(Opcode.LOGISTIC, gate));
-      int down = b.dot(b.binary(Opcode.MULTIPLY, silu, up), w2);
-      x = b.binary(Opcode.ADD, x, down);
+      x = b.binary(Opcode.ADD, x, feedForward(b, spec, xn));
     }
     b.scope("output");
     if (forceReplicatedOutput) {
       b.forceReplicated(x);
     }
     return b.build();
+  }
+
+  /**
+   * Self-attention with its four projection weights; {@code mask} is the causal mask input and
+   * {@code scale} the constant 1/sqrt(head dim). Returns the output projection.
+   */
+  private static int attention(GraphBuilder b, ModelSpec spec, int xn, int mask, int scale) {
+    int bs = spec.batch();
+    int s = spec.seq();
+    int h = spec.hidden();
+    int nh = spec.heads();
+    int kvh = spec.kvHeads();
+    int d = spec.headDim();
+    DType t = spec.dtype();
+    int[] scores = {bs, nh, s, s};
+    int wq = b.parameter(TensorShape.of(t, h, nh * d));
+    int wk = b.parameter(TensorShape.of(t, h, kvh * d));
+    int wv = b.parameter(TensorShape.of(t, h, kvh * d));
+    int wo = b.parameter(TensorShape.of(t, nh * d, h));
+    int q = b.reshape(b.dot(xn, wq), bs, s, nh, d);
+    int k = heads(b, b.dot(xn, wk), bs, s, nh, kvh, d);
+    int v = heads(b, b.dot(xn, wv), bs, s, nh, kvh, d);
+    // scores[b, n, i, j] = sum_d q[b, i, n, d] * k[b, j, n, d]
+    int sc = b.dot(q, k, new int[] {0, 2}, new int[] {3}, new int[] {0, 2}, new int[] {3});
+    sc = b.binary(Opcode.MULTIPLY, sc, b.broadcast(scale, scores));
+    sc = b.binary(Opcode.ADD, sc, b.broadcast(mask, scores, 2, 3));
+    int max = b.reduce(sc, 3);
+    int shifted = b.binary(Opcode.SUBTRACT, sc, b.broadcast(max, scores, 0, 1, 2));
+    int e = b.unary(Opcode.EXP, shifted);
+    int sum = b.reduce(e, 3);
+    int probs = b.binary(Opcode.DIVIDE, e, b.broadcast(sum, scores, 0, 1, 2));
+    // ctx[b, n, i, d] = sum_j probs[b, n, i, j] * v[b, j, n, d]
+    int ctx = b.dot(probs, v, new int[] {0, 1}, new int[] {3}, new int[] {0, 2}, new int[] {1});
+    ctx = b.reshape(b.transpose(ctx, 0, 2, 1, 3), bs, s, h);
+    return b.dot(ctx, wo);
+  }
+
+  /** The SwiGLU feed-forward with its three weights; returns the down projection. */
+  private static int feedForward(GraphBuilder b, ModelSpec spec, int xn) {
+    DType t = spec.dtype();
+    int h = spec.hidden();
+    int f = spec.ffn();
+    int w1 = b.parameter(TensorShape.of(t, h, f));
+    int w3 = b.parameter(TensorShape.of(t, h, f));
+    int w2 = b.parameter(TensorShape.of(t, f, h));
+    int gate = b.dot(xn, w1);
+    int up = b.dot(xn, w3);
+    int silu = b.binary(Opcode.MULTIPLY, gate, b.unary(Opcode.LOGISTIC, gate));
+    return b.dot(b.binary(Opcode.MULTIPLY, silu, up), w2);
   }
 
   private static int rmsNorm(GraphBuilder b, int x, int invH, int eps, int[] bsh, DType t) {

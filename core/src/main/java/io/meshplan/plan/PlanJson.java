@@ -167,71 +167,11 @@ public final class PlanJson {
    * @throws InputException naming the file and the field that is missing or wrong
    */
   public static PipelinePlan read(String where, String text) {
-    JsonNode root;
-    try {
-      root = MAPPER.readTree(text);
-    } catch (JsonProcessingException e) {
-      throw new InputException(where + ": not a JSON plan file (" + firstLine(e.getOriginalMessage())
-          + " at line " + e.getLocation().getLineNr() + ")");
-    }
-    if (root == null || !root.isObject()) {
-      throw new InputException(where + ": not a JSON plan file (expected an object)");
-    }
+    JsonNode root = tree(where, text);
     Fields f = new Fields(where, root);
-    if (!FORMAT.equals(f.text("format"))) {
-      throw new InputException(where + ": field 'format' is '" + f.text("format")
-          + "', expected '" + FORMAT + "' (write plans with 'meshplan plan --out')");
-    }
-    int version = f.integer("version");
-    if (version != VERSION) {
-      throw new InputException(where + ": plan format version " + version + " is not supported;"
-          + " this meshplan reads version " + VERSION + " (re-run 'meshplan plan --out')");
-    }
-    Fields m = f.object("model");
-    ModelSpec model;
-    try {
-      Fields a = m.object("architecture");
-      Architecture arch = new Architecture(
-          enumOf(where, "mlp", Architecture.Mlp.class, a.text("mlp")),
-          enumOf(where, "norm", Architecture.Norm.class, a.text("norm")),
-          enumOf(where, "positions", Architecture.Positions.class, a.text("positions")),
-          a.integer("positionRows"), a.bool("biases"), a.bool("tiedEmbeddings"));
-      model = new ModelSpec(m.text("name"), enumOf(where, "family", ModelSpec.Family.class,
-          m.text("family")), m.integer("layers"), m.integer("hidden"), m.integer("heads"),
-          m.integer("kvHeads"), m.integer("ffn"), m.integer("vocab"), m.integer("seq"), 1,
-          dtype(where, m.text("dtype")), arch);
-    } catch (IllegalArgumentException e) {
-      throw new InputException(where + ": field 'model': " + e.getMessage());
-    }
-    List<StagePlan> stages = new ArrayList<>();
-    JsonNode arr = root.get("stages");
-    if (arr == null || !arr.isArray()) {
-      throw new InputException(where + ": field 'stages' is missing or not an array");
-    }
-    for (int i = 0; i < arr.size(); i++) {
-      Fields s = new Fields(where + ": stages[" + i + "]", arr.get(i));
-      int[] layers = s.pair("layers");
-      int[] sub = s.pair("submesh");
-      int[] lm = s.pair("logicalMesh");
-      List<TensorSharding> ts = new ArrayList<>();
-      JsonNode tarr = arr.get(i).get("tensors");
-      if (tarr != null && tarr.isArray()) {
-        for (int k = 0; k < tarr.size(); k++) {
-          Fields t = new Fields(where + ": stages[" + i + "].tensors[" + k + "]", tarr.get(k));
-          ts.add(new TensorSharding(t.text("name"), t.text("shape"), t.text("sharding"),
-              t.text("words")));
-        }
-      }
-      try {
-        stages.add(new StagePlan(layers[0], layers[1], sub[0], sub[1], s.integer("firstDevice"),
-            lm[0], lm[1], Recompute.parse(s.text("recompute")), s.bool("sequenceParallel"),
-            s.integer("zeroStage"), layouts(where + ": stages[" + i + "]", s.text("layouts")),
-            s.number("forwardSeconds"), s.number("backwardSeconds"),
-            s.number("peakMemoryBytes"), ts, axisBytes(s, "communicationBytesPerGpu")));
-      } catch (IllegalArgumentException e) {
-        throw new InputException(where + ": stages[" + i + "]: " + e.getMessage());
-      }
-    }
+    checkVersion(where, f);
+    ModelSpec model = readModel(where, f.object("model"));
+    List<StagePlan> stages = readStages(where, root.get("stages"));
     try {
       return new PipelinePlan(model, f.text("cluster"), f.integer("globalBatch"),
           f.integer("microbatchSequences"), f.integer("microbatches"), f.integer("virtualStages"),
@@ -242,6 +182,97 @@ public final class PlanJson {
     } catch (IllegalArgumentException e) {
       throw new InputException(where + ": " + e.getMessage());
     }
+  }
+
+  /** The JSON object of a plan file. */
+  private static JsonNode tree(String where, String text) {
+    JsonNode root;
+    try {
+      root = MAPPER.readTree(text);
+    } catch (JsonProcessingException e) {
+      throw new InputException(where + ": not a JSON plan file (" + firstLine(e.getOriginalMessage())
+          + " at line " + e.getLocation().getLineNr() + ")");
+    }
+    if (root == null || !root.isObject()) {
+      throw new InputException(where + ": not a JSON plan file (expected an object)");
+    }
+    return root;
+  }
+
+  /** Checks {@code format} and {@code version}. */
+  private static void checkVersion(String where, Fields f) {
+    if (!FORMAT.equals(f.text("format"))) {
+      throw new InputException(where + ": field 'format' is '" + f.text("format")
+          + "', expected '" + FORMAT + "' (write plans with 'meshplan plan --out')");
+    }
+    int version = f.integer("version");
+    if (version != VERSION) {
+      throw new InputException(where + ": plan format version " + version + " is not supported;"
+          + " this meshplan reads version " + VERSION + " (re-run 'meshplan plan --out')");
+    }
+  }
+
+  private static ModelSpec readModel(String where, Fields m) {
+    try {
+      Fields a = m.object("architecture");
+      Architecture arch = new Architecture(
+          enumOf(where, "mlp", Architecture.Mlp.class, a.text("mlp")),
+          enumOf(where, "norm", Architecture.Norm.class, a.text("norm")),
+          enumOf(where, "positions", Architecture.Positions.class, a.text("positions")),
+          a.integer("positionRows"), a.bool("biases"), a.bool("tiedEmbeddings"));
+      return new ModelSpec(m.text("name"), enumOf(where, "family", ModelSpec.Family.class,
+          m.text("family")), m.integer("layers"), m.integer("hidden"), m.integer("heads"),
+          m.integer("kvHeads"), m.integer("ffn"), m.integer("vocab"), m.integer("seq"), 1,
+          dtype(where, m.text("dtype")), arch);
+    } catch (IllegalArgumentException e) {
+      throw new InputException(where + ": field 'model': " + e.getMessage());
+    }
+  }
+
+  private static List<StagePlan> readStages(String where, JsonNode arr) {
+    if (arr == null || !arr.isArray()) {
+      throw new InputException(where + ": field 'stages' is missing or not an array");
+    }
+    List<StagePlan> stages = new ArrayList<>();
+    for (int i = 0; i < arr.size(); i++) {
+      stages.add(readStage(where + ": stages[" + i + "]", arr.get(i)));
+    }
+    return stages;
+  }
+
+  /**
+   * Reads one element of {@code stages}.
+   *
+   * @param where the file name and the stage's index, for messages
+   */
+  private static StagePlan readStage(String where, JsonNode node) {
+    Fields s = new Fields(where, node);
+    int[] layers = s.pair("layers");
+    int[] sub = s.pair("submesh");
+    int[] lm = s.pair("logicalMesh");
+    List<TensorSharding> ts = readTensors(where, node.get("tensors"));
+    try {
+      return new StagePlan(layers[0], layers[1], sub[0], sub[1], s.integer("firstDevice"),
+          lm[0], lm[1], Recompute.parse(s.text("recompute")), s.bool("sequenceParallel"),
+          s.integer("zeroStage"), layouts(where, s.text("layouts")),
+          s.number("forwardSeconds"), s.number("backwardSeconds"),
+          s.number("peakMemoryBytes"), ts, axisBytes(s, "communicationBytesPerGpu"));
+    } catch (IllegalArgumentException e) {
+      throw new InputException(where + ": " + e.getMessage());
+    }
+  }
+
+  /** Reads the optional field {@code tensors} that {@link #putTensors} writes. */
+  private static List<TensorSharding> readTensors(String where, JsonNode tarr) {
+    List<TensorSharding> ts = new ArrayList<>();
+    if (tarr != null && tarr.isArray()) {
+      for (int k = 0; k < tarr.size(); k++) {
+        Fields t = new Fields(where + ".tensors[" + k + "]", tarr.get(k));
+        ts.add(new TensorSharding(t.text("name"), t.text("shape"), t.text("sharding"),
+            t.text("words")));
+      }
+    }
+    return ts;
   }
 
   private static <E extends Enum<E>> E enumOf(String where, String field, Class<E> type,

@@ -42,6 +42,17 @@ final class MemoryChart {
     w.open("svg", "id", id, "class", "chart", "xmlns", "http://www.w3.org/2000/svg",
         "viewBox", fmt("0 0 %d %d", WIDTH, height), "role", "img",
         "aria-label", "peak memory per GPU by stage", "data-scale", fmt("%.6e", scale));
+    drawGrid(w, top, scale, base);
+    for (StageResult s : sim.stages()) {
+      drawBar(w, s, slot, bar, scale, base);
+    }
+    drawCapacity(w, capacityBytes, scale, base);
+    drawLegend(w, base);
+    w.close("svg");
+  }
+
+  /** Five horizontal grid lines from 0 to the top of the plot, labelled in GiB. */
+  private static void drawGrid(HtmlWriter w, double top, double scale, double base) {
     for (int i = 0; i <= 4; i++) {
       double bytes = top * 1.05 * i / 4;
       double y = base - bytes * scale;
@@ -50,29 +61,37 @@ final class MemoryChart {
       w.element("text", fmt("%.0f GiB", bytes / GIB), "x", Integer.toString(LEFT - 4), "y",
           fmt("%.2f", y + 4), "class", "small", "text-anchor", "end");
     }
-    for (StageResult s : sim.stages()) {
-      double x = LEFT + s.group() * slot + (slot - bar) / 2;
-      double[] parts = parts(s.memory());
-      double y = base;
-      w.open("g", "class", "membar", "data-group", Integer.toString(s.group()), "data-total",
-          fmt("%.1f", s.memory().totalBytes()));
-      for (int p = 0; p < parts.length; p++) {
-        double h = parts[p] * scale;
-        y -= h;
-        w.empty("rect", "x", fmt("%.2f", x), "y", fmt("%.4f", y), "width", fmt("%.2f", bar),
-            "height", fmt("%.4f", h), "fill", Palette.MEMORY[p], "class", "mem",
-            "data-part", PARTS[p], "data-bytes", fmt("%.1f", parts[p]), "data-tip",
-            "stage " + s.group() + " " + PARTS[p] + ": " + fmt("%.2f GiB", parts[p] / GIB));
-      }
-      w.close("g");
-      if (slot >= 28) {
-        w.element("text", fmt("%.1f", s.memory().totalBytes() / GIB), "x",
-            fmt("%.2f", x + bar / 2), "y", fmt("%.2f", y - 3), "class", "small", "text-anchor",
-            "middle");
-        w.element("text", "stage " + s.group(), "x", fmt("%.2f", x + bar / 2), "y",
-            fmt("%.1f", base + 14), "class", "small", "text-anchor", "middle");
-      }
+  }
+
+  /** One stage's stacked bar, labelled with its total and stage when the slot is wide enough. */
+  private static void drawBar(HtmlWriter w, StageResult s, double slot, double bar, double scale,
+      double base) {
+    double x = LEFT + s.group() * slot + (slot - bar) / 2;
+    double[] parts = parts(s.memory());
+    double y = base;
+    w.open("g", "class", "membar", "data-group", Integer.toString(s.group()), "data-total",
+        fmt("%.1f", s.memory().totalBytes()));
+    for (int p = 0; p < parts.length; p++) {
+      double h = parts[p] * scale;
+      y -= h;
+      w.empty("rect", "x", fmt("%.2f", x), "y", fmt("%.4f", y), "width", fmt("%.2f", bar),
+          "height", fmt("%.4f", h), "fill", Palette.MEMORY[p], "class", "mem",
+          "data-part", PARTS[p], "data-bytes", fmt("%.1f", parts[p]), "data-tip",
+          "stage " + s.group() + " " + PARTS[p] + ": " + fmt("%.2f GiB", parts[p] / GIB));
     }
+    w.close("g");
+    if (slot >= 28) {
+      w.element("text", fmt("%.1f", s.memory().totalBytes() / GIB), "x",
+          fmt("%.2f", x + bar / 2), "y", fmt("%.2f", y - 3), "class", "small", "text-anchor",
+          "middle");
+      w.element("text", "stage " + s.group(), "x", fmt("%.2f", x + bar / 2), "y",
+          fmt("%.1f", base + 14), "class", "small", "text-anchor", "middle");
+    }
+  }
+
+  /** The dashed capacity line and its label. */
+  private static void drawCapacity(HtmlWriter w, double capacityBytes, double scale,
+      double base) {
     double cy = base - capacityBytes * scale;
     w.empty("line", "x1", Integer.toString(LEFT), "x2", Integer.toString(WIDTH - 10), "y1",
         fmt("%.2f", cy), "y2", fmt("%.2f", cy), "class", "capacity", "data-bytes",
@@ -80,6 +99,10 @@ final class MemoryChart {
     w.element("text", fmt("capacity %.1f GiB", capacityBytes / GIB), "x",
         Integer.toString(WIDTH - 12), "y", fmt("%.2f", cy - 4), "class", "small", "text-anchor",
         "end");
+  }
+
+  /** A swatch and name per part, in one row under the plot. */
+  private static void drawLegend(HtmlWriter w, double base) {
     double lx = LEFT;
     for (int p = 0; p < PARTS.length; p++) {
       w.empty("rect", "x", fmt("%.0f", lx), "y", fmt("%.0f", base + 26), "width", "12",
@@ -88,6 +111,5 @@ final class MemoryChart {
           "class", "small");
       lx += 130;
     }
-    w.close("svg");
   }
 }

@@ -76,6 +76,22 @@ public final class HloShardingText {
       sb.append(rank == 0 ? "" : ",").append(ShardingSpec.axesProduct(unused, mesh));
       addAxes(unused, mesh, order);
     }
+    sb.append("]<=[");
+    appendDeviceOrder(sb, order, mesh);
+    if (replicateLast) {
+      sb.append(" last_tile_dim_replicate");
+    }
+    return sb.append('}').toString();
+  }
+
+  /**
+   * Appends the device list of a tile assignment after its {@code <=[}: the mesh's device count
+   * when one reshape dimension suffices, else the reshape dimensions and their transposition
+   * {@code T(...)}.
+   *
+   * @param order the mesh axes of size above 1 in tile order
+   */
+  private static void appendDeviceOrder(StringBuilder sb, List<Integer> order, LogicalMesh mesh) {
     // Merge runs of consecutive axes (they are one reshape dimension) and drop size-1 axes.
     List<Integer> groupSize = new ArrayList<>();
     List<Integer> groupFirstAxis = new ArrayList<>();
@@ -100,7 +116,6 @@ public final class HloShardingText {
     for (int r = 0; r < byAxis.length; r++) {
       rankOf[byAxis[r]] = r;
     }
-    sb.append("]<=[");
     if (byAxis.length == 1) {
       sb.append(mesh.deviceCount()).append(']');
     } else {
@@ -113,10 +128,6 @@ public final class HloShardingText {
       }
       sb.append(')');
     }
-    if (replicateLast) {
-      sb.append(" last_tile_dim_replicate");
-    }
-    return sb.append('}').toString();
   }
 
   /** Appends the axes of size above 1 in a mask, lowest first. */

@@ -84,6 +84,26 @@ public final class SweepGridReader {
    */
   public static SweepGrid parse(String text, String name) {
     SweepGridReader r = new SweepGridReader(name);
+    JsonNode root = tree(text, name);
+    List<String> models = r.values(root, "models", true, r::model);
+    List<Integer> seqs = r.values(root, "seq", true, (v, at) -> r.integer(v, at, 1, MAX_SEQ));
+    List<String> gpus = r.values(root, "gpus", true, r::gpu);
+    List<String> fabrics = r.values(root, "fabrics", false, r::fabric);
+    List<SweepGrid.Shape> clusters = r.values(root, "clusters", true, r::shape);
+    List<Integer> batches = r.values(root, "globalBatch", true,
+        (v, at) -> r.integer(v, at, 1, MAX_GLOBAL_BATCH));
+    List<Integer> micro = r.values(root, "microbatches", false, r::microbatches);
+    List<Boolean> overlap = r.values(root, "overlapGradReduce", false, r::bool);
+    try {
+      return new SweepGrid(models, seqs, gpus, fabrics, clusters, batches,
+          micro.isEmpty() ? List.of(0) : micro, overlap.isEmpty() ? List.of(false) : overlap);
+    } catch (InputException e) {
+      throw new InputException(name + ": " + e.getMessage(), e);
+    }
+  }
+
+  /** The YAML mapping, with every key one of {@link #KEYS}. */
+  private static JsonNode tree(String text, String name) {
     JsonNode root;
     try {
       ObjectMapper m = new ObjectMapper(new YAMLFactory());
@@ -104,49 +124,7 @@ public final class SweepGridReader {
             + String.join(", ", KEYS));
       }
     }
-    List<String> models = r.values(root, "models", true, (v, at) -> {
-      String s = r.text(v, at);
-      if (!Presets.contains(s)) {
-        throw r.bad(at, "unknown model '" + s + "'; valid presets: "
-            + String.join(", ", Presets.names()));
-      }
-      return s;
-    });
-    List<Integer> seqs = r.values(root, "seq", true, (v, at) -> r.integer(v, at, 1, MAX_SEQ));
-    List<String> gpus = r.values(root, "gpus", true, (v, at) -> {
-      String s = r.text(v, at);
-      if (GpuCatalog.find(s).isEmpty()) {
-        throw r.bad(at, "unknown gpu '" + s + "'; valid: "
-            + String.join(", ", GpuCatalog.names()));
-      }
-      return s;
-    });
-    List<String> fabrics = r.values(root, "fabrics", false, (v, at) -> {
-      String s = r.text(v, at);
-      if (FabricCatalog.find(s).isEmpty()) {
-        throw r.bad(at, "unknown fabric '" + s + "'; valid: "
-            + String.join(", ", FabricCatalog.names()));
-      }
-      return s;
-    });
-    List<SweepGrid.Shape> clusters = r.values(root, "clusters", true, r::shape);
-    List<Integer> batches = r.values(root, "globalBatch", true,
-        (v, at) -> r.integer(v, at, 1, MAX_GLOBAL_BATCH));
-    List<Integer> micro = r.values(root, "microbatches", false, (v, at) ->
-        v.isTextual() && v.asText().trim().equalsIgnoreCase("auto") ? 0
-            : r.integer(v, at, 1, MAX_MICROBATCHES));
-    List<Boolean> overlap = r.values(root, "overlapGradReduce", false, (v, at) -> {
-      if (!v.isBoolean()) {
-        throw r.bad(at, "expected true or false, got '" + v.asText() + "'");
-      }
-      return v.asBoolean();
-    });
-    try {
-      return new SweepGrid(models, seqs, gpus, fabrics, clusters, batches,
-          micro.isEmpty() ? List.of(0) : micro, overlap.isEmpty() ? List.of(false) : overlap);
-    } catch (InputException e) {
-      throw new InputException(name + ": " + e.getMessage(), e);
-    }
+    return root;
   }
 
   private interface Value<T> {
@@ -208,6 +186,45 @@ public final class SweepGridReader {
           min, max, v.asText()));
     }
     return (int) v.asLong();
+  }
+
+  private String model(JsonNode v, String at) {
+    String s = text(v, at);
+    if (!Presets.contains(s)) {
+      throw bad(at, "unknown model '" + s + "'; valid presets: "
+          + String.join(", ", Presets.names()));
+    }
+    return s;
+  }
+
+  private String gpu(JsonNode v, String at) {
+    String s = text(v, at);
+    if (GpuCatalog.find(s).isEmpty()) {
+      throw bad(at, "unknown gpu '" + s + "'; valid: " + String.join(", ", GpuCatalog.names()));
+    }
+    return s;
+  }
+
+  private String fabric(JsonNode v, String at) {
+    String s = text(v, at);
+    if (FabricCatalog.find(s).isEmpty()) {
+      throw bad(at, "unknown fabric '" + s + "'; valid: "
+          + String.join(", ", FabricCatalog.names()));
+    }
+    return s;
+  }
+
+  /** A microbatch count, or 0 for {@code auto}. */
+  private int microbatches(JsonNode v, String at) {
+    return v.isTextual() && v.asText().trim().equalsIgnoreCase("auto") ? 0
+        : integer(v, at, 1, MAX_MICROBATCHES);
+  }
+
+  private boolean bool(JsonNode v, String at) {
+    if (!v.isBoolean()) {
+      throw bad(at, "expected true or false, got '" + v.asText() + "'");
+    }
+    return v.asBoolean();
   }
 
   private SweepGrid.Shape shape(JsonNode v, String at) {
