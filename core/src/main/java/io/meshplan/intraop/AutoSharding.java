@@ -1,6 +1,11 @@
 package io.meshplan.intraop;
 
 import io.meshplan.graph.Graph;
+import io.meshplan.intraop.ilp.Evaluation;
+import io.meshplan.intraop.ilp.MemoryConstraint;
+import io.meshplan.intraop.ilp.SolutionEvaluator;
+import io.meshplan.intraop.solve.IlpSolution;
+import io.meshplan.intraop.solve.SolveStatus;
 import io.meshplan.util.InfeasibleException;
 import io.meshplan.util.Units;
 import java.util.ArrayList;

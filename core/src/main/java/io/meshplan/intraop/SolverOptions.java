@@ -1,5 +1,8 @@
 package io.meshplan.intraop;
 
+import io.meshplan.intraop.solve.CpSatIlpSolver;
+import io.meshplan.intraop.solve.IlpSolver;
+import io.meshplan.intraop.solve.ReducingIlpSolver;
 import io.meshplan.util.Require;
 
 /**

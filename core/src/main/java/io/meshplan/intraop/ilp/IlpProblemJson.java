@@ -1,4 +1,4 @@
-package io.meshplan.intraop;
+package io.meshplan.intraop.ilp;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
