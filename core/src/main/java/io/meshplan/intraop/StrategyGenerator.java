@@ -37,6 +37,10 @@ import java.util.List;
  * enumeration order, so that among equally cheap strategies the solvers' lowest-index rule prefers
  * the one using least memory and spreading splits over dimensions (as XLA's auto-sharding tests
  * expect of a lone dot on a 2-D mesh).
+ *
+ * <p>This class dispatches by op kind; the dots are in {@link DotStrategies}, the ops that follow
+ * an operand in {@link FollowerStrategies}, embedding lookups in {@link RowLookupStrategies}, and
+ * what they share (layouts, compute prices, the fallbacks) in {@link StrategyContext}.
  */
 public final class StrategyGenerator {
   private final Graph graph;

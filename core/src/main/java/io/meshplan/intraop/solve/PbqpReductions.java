@@ -256,9 +256,9 @@ final class PbqpReductions {
   }
 
   /**
-   * The nodes no reduction applies to, ascending.
+   * How many nodes no reduction applies to (the nodes of {@link #coreProblem}).
    *
-   * @return the count of core nodes
+   * @return the count of core nodes; 0 when the reductions solved the problem
    */
   int coreSize() {
     return core.size();
