@@ -1,5 +1,6 @@
 package io.meshplan;
 
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.Architectures.layeredArchitecture;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
@@ -94,6 +95,59 @@ class LayeringTest {
             "io.meshplan.graph..", "io.meshplan.intraop..", "io.meshplan.sharding..",
             "io.meshplan.calibrate..", "io.meshplan.doctor..", "io.meshplan.export..",
             "io.meshplan.deploy..", "io.meshplan.report..")
+        .check(CLASSES);
+  }
+
+  /**
+   * Inside intraop: strategy generation and the cost graph (the top package) build the ILP and
+   * call the solvers ({@code intraop.solve}), which read the ILP as plain data ({@code
+   * intraop.ilp}); nothing points back up.
+   */
+  @Test
+  void intraopSubPackagesPointDownwards() {
+    layeredArchitecture().consideringOnlyDependenciesInLayers()
+        .layer("intraop").definedBy("io.meshplan.intraop")
+        .layer("intraop.solve").definedBy("io.meshplan.intraop.solve..")
+        .layer("intraop.ilp").definedBy("io.meshplan.intraop.ilp..")
+        .whereLayer("intraop").mayNotBeAccessedByAnyLayer()
+        .whereLayer("intraop.solve").mayOnlyBeAccessedByLayers("intraop")
+        .whereLayer("intraop.ilp").mayOnlyBeAccessedByLayers("intraop", "intraop.solve")
+        .check(CLASSES);
+  }
+
+  @Test
+  void theIlpDependsOnNeitherTheSolversNorTheCostGraph() {
+    noClasses().that().resideInAPackage("io.meshplan.intraop.ilp..")
+        .should().dependOnClassesThat().resideInAnyPackage("io.meshplan.intraop",
+            "io.meshplan.intraop.solve..")
+        .check(CLASSES);
+  }
+
+  @Test
+  void theSolversDoNotDependOnTheCostGraph() {
+    noClasses().that().resideInAPackage("io.meshplan.intraop.solve..")
+        .should().dependOnClassesThat().resideInAPackage("io.meshplan.intraop")
+        .check(CLASSES);
+  }
+
+  /**
+   * The ILP is plain data that can be dumped and replayed: it knows nothing of graphs, meshes or
+   * sharding, only the JDK, the shared checks and its JSON form.
+   */
+  @Test
+  void theIlpIsPlainData() {
+    classes().that().resideInAPackage("io.meshplan.intraop.ilp..")
+        .should().onlyDependOnClassesThat().resideInAnyPackage("java..",
+            "io.meshplan.intraop.ilp..", "io.meshplan.util..", "com.fasterxml.jackson..")
+        .check(CLASSES);
+  }
+
+  /** The solvers take the ILP and nothing else of meshplan: no graph, mesh or sharding. */
+  @Test
+  void theSolversSeeOnlyTheIlp() {
+    noClasses().that().resideInAPackage("io.meshplan.intraop.solve..")
+        .should().dependOnClassesThat().resideInAnyPackage("io.meshplan.graph..",
+            "io.meshplan.cluster..", "io.meshplan.sharding..", "io.meshplan.model..")
         .check(CLASSES);
   }
 

@@ -11,23 +11,23 @@ import io.meshplan.graph.Graph;
 import io.meshplan.graph.HloModule;
 import io.meshplan.graph.HloParser;
 import io.meshplan.graph.HloPrinter;
-import io.meshplan.graph.TensorShape;
-import io.meshplan.intraop.IlpProblemJson;
-import io.meshplan.sharding.KeptShardings;
-import io.meshplan.sharding.ShardingSpec;
 import io.meshplan.graph.Instruction;
 import io.meshplan.intraop.AutoSharding;
-import io.meshplan.intraop.IntraOpPlan;
 import io.meshplan.intraop.IntraOpPlanJson;
 import io.meshplan.intraop.IntraOpPlanText;
 import io.meshplan.intraop.IntraOpResult;
-import io.meshplan.util.InfeasibleException;
 import io.meshplan.intraop.MeshEnv;
+import io.meshplan.intraop.ShardRequest;
+import io.meshplan.intraop.ShardResult;
 import io.meshplan.intraop.ShardingPlan;
 import io.meshplan.intraop.SolverOptions;
+import io.meshplan.intraop.ilp.IlpProblemJson;
 import io.meshplan.model.AlpaMlpBuilder;
 import io.meshplan.model.LlamaForwardBuilder;
 import io.meshplan.model.ModelSpec;
+import io.meshplan.sharding.KeptShardings;
+import io.meshplan.sharding.ShardingSpec;
+import io.meshplan.util.InfeasibleException;
 import io.meshplan.util.InputException;
 import java.io.PrintWriter;
 import java.util.ArrayList;
@@ -132,6 +132,31 @@ final class ShardCommand implements Callable<Integer> {
     LogicalMesh lm = new LogicalMesh(shape);
     double[] a = alpha == null ? ones(shape.length) : CliValues.numbers("--alpha", alpha);
     double[] b = beta == null ? ones(shape.length) : CliValues.numbers("--beta", beta);
+    ClusterSpec cs = checkPricing(shape, lm, a, b);
+    double mem = memory != null ? CliValues.bytes("--memory", memory)
+        : cs != null ? cs.gpu().hbmBytes() : 32.0 * (1L << 30);
+    SolverOptions.Kind kind = solverKind();
+    checkSolverAndInputs(cs);
+    List<String> warnings = new ArrayList<>();
+    Input in = read(lm, warnings);
+    MeshEnv env = env(cs, lm, a, b, mem, in.graph(), warnings);
+    ShardResult result = AutoSharding.shard(new ShardRequest(in.graph(), env,
+        new SolverOptions(kind, timeLimit, workers), residentParameters(), in.fixed()));
+    if (result instanceof ShardResult.Infeasible inf) {
+      throw new InfeasibleException(message(inf.reason()));
+    }
+    ShardResult.Planned planned = (ShardResult.Planned) result;
+    warnings.addAll(planned.warnings());
+    render(in, planned, warnings, t0);
+    return ExitCodes.OK;
+  }
+
+  /** What was read: the graph to plan, and for an HLO module the module and its inlining. */
+  private record Input(String name, Graph graph, Map<Integer, ShardingSpec> fixed,
+      HloModule module, CallInliner.Result inlined) {}
+
+  /** Checks the pricing flags against the mesh; returns the cluster, or null without one. */
+  private ClusterSpec checkPricing(int[] shape, LogicalMesh lm, double[] a, double[] b) {
     if (a.length != shape.length || b.length != shape.length) {
       throw new InputException("--mesh " + mesh + " has " + shape.length + " axes but --alpha has "
           + a.length + " and --beta has " + b.length + " values; give one value per axis");
@@ -147,15 +172,21 @@ final class ShardCommand implements Callable<Integer> {
       throw new InputException("--mesh " + mesh + " needs " + lm.deviceCount()
           + " GPUs but --cluster " + cluster + " has " + cs.gpuCount());
     }
-    double mem = memory != null ? CliValues.bytes("--memory", memory)
-        : cs != null ? cs.gpu().hbmBytes() : 32.0 * (1L << 30);
-    SolverOptions.Kind kind = switch (solver.toLowerCase(Locale.ROOT)) {
+    return cs;
+  }
+
+  private SolverOptions.Kind solverKind() {
+    return switch (solver.toLowerCase(Locale.ROOT)) {
       case "reducing" -> SolverOptions.Kind.REDUCING;
       case "cpsat" -> SolverOptions.Kind.CPSAT;
       case "fast" -> SolverOptions.Kind.FAST;
       default -> throw new InputException("--solver '" + solver + "' is unknown; use reducing, "
           + "cpsat or fast");
     };
+  }
+
+  /** Checks the solver limits, the choice of input and the files to read and write. */
+  private void checkSolverAndInputs(ClusterSpec cs) {
     if (!(timeLimit > 0 && timeLimit <= SolverOptions.MAX_TIME_LIMIT_SECONDS)) {
       throw new InputException("--time-limit must be more than 0 and at most "
           + (long) SolverOptions.MAX_TIME_LIMIT_SECONDS + " seconds, got " + timeLimit);
@@ -188,79 +219,93 @@ final class ShardCommand implements Callable<Integer> {
     new OutputPaths().output("--out", outFile).output("--dump-ilp", dumpIlp)
         .input("--hlo", hlo).input("--profile", profile)
         .input("--cluster", cs == null ? null : CliValues.existingFile(cluster)).check();
-    String name;
-    Graph graph;
-    HloModule module = null;
-    CallInliner.Result inlined = null;
-    List<String> warnings = new ArrayList<>();
-    Map<Integer, ShardingSpec> fixed = Map.of();
-    if (hlo != null) {
-      module = new HloParser().parse(hlo);
-      name = module.name();
-      warnings.addAll(module.warnings());
-      inlined = CallInliner.inline(module);
-      graph = inlined.graph();
-      if (keepShardings) {
-        KeptShardings kept = KeptShardings.read(module.entry(), inlined::map, lm);
-        fixed = kept.layouts();
-        warnings.addAll(kept.warnings());
-      }
-    } else {
-      ModelSpec ms = model.spec();
-      name = ms.name();
-      checkGraphSize(ms);
-      graph = build(ms);
-    }
-    if (graph.size() > MAX_INSTRUCTIONS) {
-      throw new InputException((hlo != null ? "--hlo " + hlo : "--model " + name) + " has "
-          + graph.size() + " instructions after inlining, more than the limit of "
+  }
+
+  /** The graph of --hlo or of the --model preset, within the size limit. */
+  private Input read(LogicalMesh lm, List<String> warnings) {
+    Input in = hlo != null ? readHlo(lm, warnings) : buildPreset();
+    if (in.graph().size() > MAX_INSTRUCTIONS) {
+      throw new InputException((hlo != null ? "--hlo " + hlo : "--model " + in.name()) + " has "
+          + in.graph().size() + " instructions after inlining, more than the limit of "
           + MAX_INSTRUCTIONS);
     }
-    MeshEnv env;
-    if (cs == null) {
-      env = MeshEnv.abstractUnits(lm, a, b, mem);
-    } else {
-      CommModel comm;
-      if (profile == null) {
-        comm = ClusterCommModels.catalog(cs, lm);
-      } else {
-        io.meshplan.calibrate.Profile prof = ProfileFiles.read(profile);
-        if (!prof.cluster().isEmpty() && !prof.cluster().equals(cs.toShortString())) {
-          warnings.add("--profile " + profile + " was measured on " + prof.cluster()
-              + ", not on --cluster " + cs.toShortString() + "; its prices may not apply");
-        }
-        comm = new ProfileCommModel(cs, lm, prof);
-      }
-      env = MeshEnv.onCluster(cs.gpu(), comm, mem, MeshEnv.computeElementBytes(graph));
+    return in;
+  }
+
+  /** Parses the --hlo module, inlines its calls and, with --keep-shardings, reads its layouts. */
+  private Input readHlo(LogicalMesh lm, List<String> warnings) {
+    HloModule module = new HloParser().parse(hlo);
+    warnings.addAll(module.warnings());
+    CallInliner.Result inlined = CallInliner.inline(module);
+    Map<Integer, ShardingSpec> fixed = Map.of();
+    if (keepShardings) {
+      KeptShardings kept = KeptShardings.read(module.entry(), inlined::map, lm);
+      fixed = kept.layouts();
+      warnings.addAll(kept.warnings());
     }
-    boolean resident = switch (paramLiveness.toLowerCase(Locale.ROOT)) {
+    return new Input(module.name(), inlined.graph(), fixed, module, inlined);
+  }
+
+  private Input buildPreset() {
+    ModelSpec ms = model.spec();
+    checkGraphSize(ms);
+    return new Input(ms.name(), build(ms), Map.of(), null, null);
+  }
+
+  /** The mesh environment: --alpha and --beta, or the cluster's catalog or --profile prices. */
+  private MeshEnv env(ClusterSpec cs, LogicalMesh lm, double[] a, double[] b, double mem,
+      Graph graph, List<String> warnings) {
+    if (cs == null) {
+      return MeshEnv.abstractUnits(lm, a, b, mem);
+    }
+    CommModel comm;
+    if (profile == null) {
+      comm = ClusterCommModels.catalog(cs, lm);
+    } else {
+      io.meshplan.calibrate.Profile prof = ProfileFiles.read(profile);
+      if (!prof.cluster().isEmpty() && !prof.cluster().equals(cs.toShortString())) {
+        warnings.add("--profile " + profile + " was measured on " + prof.cluster()
+            + ", not on --cluster " + cs.toShortString() + "; its prices may not apply");
+      }
+      comm = new ProfileCommModel(cs, lm, prof);
+    }
+    return MeshEnv.onCluster(cs.gpu(), comm, mem, MeshEnv.computeElementBytes(graph));
+  }
+
+  private boolean residentParameters() {
+    return switch (paramLiveness.toLowerCase(Locale.ROOT)) {
       case "resident" -> true;
       case "alpa" -> false;
       default -> throw new InputException("--param-liveness '" + paramLiveness
           + "' is unknown; use resident or alpa");
     };
-    IntraOpResult result = new AutoSharding(env, new SolverOptions(kind, timeLimit, workers),
-        resident).solve(graph, fixed);
-    if (result instanceof IntraOpResult.Infeasible inf) {
-      throw new InfeasibleException(inf.message());
-    }
-    ShardingPlan plan = ((IntraOpResult.Planned) result).plan();
-    for (String w : plan.opaqueOps()) {
-      warnings.add(w + ": planned conservatively (replicated on replicated operands)");
-    }
-    warnings.addAll(plan.notKept());
+  }
+
+  /** The fix of each cause of infeasibility in this command's flags. */
+  private static String message(IntraOpResult.Infeasible inf) {
+    String fix = switch (inf.cause()) {
+      case TIME_LIMIT -> "; raise --time-limit";
+      case FIXED_LAYOUTS -> "; drop --keep-shardings or change the mesh";
+      case MEMORY -> " (raise --memory or use a larger mesh)";
+      case PRICES_OVERFLOW -> inf.cause().fix();
+    };
+    return inf.diagnosis() + fix;
+  }
+
+  /** Writes the --dump-ilp and --out files, then prints the warnings and the plan. */
+  private void render(Input in, ShardResult.Planned planned, List<String> warnings, long t0) {
+    ShardingPlan plan = planned.plan();
     PrintWriter out = spec.commandLine().getOut();
     if (dumpIlp != null) {
       write("--dump-ilp", dumpIlp, IlpProblemJson.write(plan.costGraph().problem()));
     }
     if (outFile != null) {
       Map<Integer, String> texts = new java.util.HashMap<>();
-      for (Instruction ins : module.entry().instructions()) {
-        texts.put(ins.id(), plan.hloSharding(inlined.map(ins.id())));
+      for (Instruction ins : in.module().entry().instructions()) {
+        texts.put(ins.id(), plan.hloSharding(in.inlined().map(ins.id())));
       }
-      write("--out", outFile, HloPrinter.withShardings(texts).print(module));
+      write("--out", outFile, HloPrinter.withShardings(texts).print(in.module()));
     }
-    IntraOpPlan described = IntraOpPlan.of(plan);
     double total = (System.nanoTime() - t0) / 1e9;
     PrintWriter err = spec.commandLine().getErr();
     for (String w : warnings) {
@@ -268,14 +313,13 @@ final class ShardCommand implements Callable<Integer> {
     }
     err.flush();
     if (json) {
-      out.println(IntraOpPlanJson.write(name, described, total, warnings));
+      out.println(IntraOpPlanJson.write(in.name(), planned.description(), total, warnings));
     } else {
-      out.print(IntraOpPlanText.write(name, described, total, costs));
+      out.print(IntraOpPlanText.write(in.name(), planned.description(), total, costs));
       if (outFile != null) {
         out.println("wrote " + outFile);
       }
     }
-    return ExitCodes.OK;
   }
 
   /**

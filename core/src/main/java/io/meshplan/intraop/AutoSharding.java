@@ -1,6 +1,11 @@
 package io.meshplan.intraop;
 
 import io.meshplan.graph.Graph;
+import io.meshplan.intraop.ilp.Evaluation;
+import io.meshplan.intraop.ilp.MemoryConstraint;
+import io.meshplan.intraop.ilp.SolutionEvaluator;
+import io.meshplan.intraop.solve.IlpSolution;
+import io.meshplan.intraop.solve.SolveStatus;
 import io.meshplan.util.InfeasibleException;
 import io.meshplan.util.Units;
 import java.util.ArrayList;
@@ -70,6 +75,28 @@ public final class AutoSharding {
   }
 
   /**
+   * Runs the intra-operator pipeline of a request: plans its graph, describes the plan for
+   * renderers and lists what was planned conservatively or not kept.
+   *
+   * @param request the graph, mesh, solver settings and fixed layouts
+   * @return the plan with its description and warnings, or why there is none
+   */
+  public static ShardResult shard(ShardRequest request) {
+    IntraOpResult r = new AutoSharding(request.env(), request.solver(),
+        request.residentParameters()).solve(request.graph(), request.fixed());
+    if (r instanceof IntraOpResult.Infeasible inf) {
+      return new ShardResult.Infeasible(inf);
+    }
+    ShardingPlan plan = ((IntraOpResult.Planned) r).plan();
+    List<String> warnings = new ArrayList<>();
+    for (String w : plan.opaqueOps()) {
+      warnings.add(w + ": planned conservatively (replicated on replicated operands)");
+    }
+    warnings.addAll(plan.notKept());
+    return new ShardResult.Planned(plan, IntraOpPlan.of(plan), warnings);
+  }
+
+  /**
    * Plans a graph and returns infeasibility as a value (the form the pipeline planner uses).
    *
    * @param graph the computation
@@ -116,8 +143,8 @@ public final class AutoSharding {
   private IntraOpResult.Infeasible infeasible(CostGraph cg, IlpSolution sol, boolean anyKept) {
     MemoryConstraint m = cg.problem().memory();
     if (sol.status() == SolveStatus.UNKNOWN) {
-      return new IntraOpResult.Infeasible(0, "no plan found within the time limit of "
-          + options.timeLimitSeconds() + " s; raise --time-limit");
+      return new IntraOpResult.Infeasible(0, IntraOpResult.Cause.TIME_LIMIT,
+          "no plan found within the time limit of " + options.timeLimitSeconds() + " s");
     }
     double need = 0;
     int step = -1;
@@ -134,19 +161,16 @@ public final class AutoSharding {
     }
     String at = step >= 0 ? " at " + cg.graph().get(step).name() : "";
     String budget = Units.formatBytes(env.memoryPerDevice());
-    if (need <= env.memoryPerDevice() && !anyKept) {
-      return new IntraOpResult.Infeasible(0, "no plan has a finite cost on this mesh (memory is "
-          + "not the cause: the smallest layouts need " + Units.formatBytes(need) + " of " + budget
-          + "); the communication prices overflow, so check the latency and bandwidth values");
-    }
     if (need <= env.memoryPerDevice()) {
-      return new IntraOpResult.Infeasible(0, "the kept shardings and aliases admit no plan on "
-          + "this mesh (memory is not the cause: the smallest layouts need "
-          + Units.formatBytes(need) + " of " + budget
-          + "); drop --keep-shardings or change the mesh");
+      return new IntraOpResult.Infeasible(0,
+          anyKept ? IntraOpResult.Cause.FIXED_LAYOUTS : IntraOpResult.Cause.PRICES_OVERFLOW,
+          (anyKept ? "the kept shardings and aliases admit no plan on this mesh"
+              : "no plan has a finite cost on this mesh")
+              + " (memory is not the cause: the smallest layouts need " + Units.formatBytes(need)
+              + " of " + budget + ")");
     }
-    return new IntraOpResult.Infeasible(need, "no sharding fits in " + budget
-        + " per device; even the smallest layouts need at least " + Units.formatBytes(need) + at
-        + " (raise --memory or use a larger mesh)");
+    return new IntraOpResult.Infeasible(need, IntraOpResult.Cause.MEMORY, "no sharding fits in "
+        + budget + " per device; even the smallest layouts need at least "
+        + Units.formatBytes(need) + at);
   }
 }

@@ -6,6 +6,9 @@ import io.meshplan.graph.Graph;
 import io.meshplan.graph.Instruction;
 import io.meshplan.graph.Liveness;
 import io.meshplan.graph.TensorShape;
+import io.meshplan.intraop.ilp.IlpEdge;
+import io.meshplan.intraop.ilp.IlpProblem;
+import io.meshplan.intraop.ilp.MemoryConstraint;
 import io.meshplan.sharding.ReshardingCost;
 import io.meshplan.sharding.ShardingSpec;
 import java.util.ArrayList;
@@ -85,14 +88,47 @@ public record CostGraph(
         leaders.add(i);
       }
     }
-    int nodes = leaders.size();
-    double[][] nodeCosts = new double[nodes][];
-    for (int v = 0; v < nodes; v++) {
-      nodeCosts[v] = new double[strategies.get(leaders.get(v)).size()];
-    }
-    Map<Long, double[]> edges = new TreeMap<>();
-    Map<ReshardKey, Double> cache = new HashMap<>();
+    CostSums sums = new CostSums(graph, strategies, env, nodeOf, leaders);
     for (Instruction ins : graph.instructions()) {
+      sums.price(ins);
+    }
+    sums.forbidOtherLayouts(fixed);
+    sums.forbidUnequalAliases();
+    MemoryConstraint memory = memory(graph, strategies, nodeOf, env.memoryPerDevice(),
+        residentParameters);
+    int[] nodeInstruction = leaders.stream().mapToInt(Integer::intValue).toArray();
+    return new CostGraph(graph, strategies, nodeOf, nodeInstruction,
+        new IlpProblem(sums.nodeCosts, sums.edgeList(), memory));
+  }
+
+  /** The node costs and edge matrices while they are summed up. */
+  private static final class CostSums {
+    final Graph graph;
+    final List<StrategySet> strategies;
+    final MeshEnv env;
+    final int[] nodeOf;
+    final double[][] nodeCosts;
+    final Map<Long, double[]> edges = new TreeMap<>();
+    final Map<ReshardKey, Double> cache = new HashMap<>();
+
+    CostSums(Graph graph, List<StrategySet> strategies, MeshEnv env, int[] nodeOf,
+        List<Integer> leaders) {
+      this.graph = graph;
+      this.strategies = strategies;
+      this.env = env;
+      this.nodeOf = nodeOf;
+      int nodes = leaders.size();
+      nodeCosts = new double[nodes][];
+      for (int v = 0; v < nodes; v++) {
+        nodeCosts[v] = new double[strategies.get(leaders.get(v)).size()];
+      }
+    }
+
+    /**
+     * Adds an instruction's compute and collectives to its node, and the resharding of each
+     * tensor operand to its node (operand of the same node) or to the edge between the two.
+     */
+    void price(Instruction ins) {
       StrategySet ss = strategies.get(ins.id());
       int v = nodeOf[ins.id()];
       double rep = CallInliner.repeat(ins);
@@ -128,52 +164,60 @@ public record CostGraph(
         }
       }
     }
-    for (Map.Entry<Integer, ShardingSpec> f : new TreeMap<>(fixed).entrySet()) {
-      StrategySet ss = strategies.get(f.getKey());
-      int v = nodeOf[f.getKey()];
-      for (int q = 0; q < ss.size(); q++) {
-        if (!f.getValue().equals(ss.get(q).output())) {
-          nodeCosts[v][q] = Double.POSITIVE_INFINITY;
-        }
-      }
-    }
-    for (AliasPair al : graph.aliases()) {
-      StrategySet ps = strategies.get(al.parameter());
-      StrategySet os = strategies.get(al.output());
-      int u = nodeOf[al.parameter()];
-      int v = nodeOf[al.output()];
-      if (u == v) {
-        for (int q = 0; q < ps.size(); q++) {
-          if (!Objects.equals(ps.get(q).output(), os.get(q).output())) {
-            nodeCosts[u][q] = Double.POSITIVE_INFINITY;
-          }
-        }
-        continue;
-      }
-      boolean flip = u > v;
-      int sb = nodeCosts[Math.max(u, v)].length;
-      double[] m = edgeMatrix(edges, nodeCosts, u, v);
-      for (int p = 0; p < ps.size(); p++) {
-        for (int q = 0; q < os.size(); q++) {
-          if (!Objects.equals(ps.get(p).output(), os.get(q).output())) {
-            m[flip ? q * sb + p : p * sb + q] = Double.POSITIVE_INFINITY;
+
+    /** Strategies of a fixed instruction whose result layout differs cost +Infinity. */
+    void forbidOtherLayouts(Map<Integer, ShardingSpec> fixed) {
+      for (Map.Entry<Integer, ShardingSpec> f : new TreeMap<>(fixed).entrySet()) {
+        StrategySet ss = strategies.get(f.getKey());
+        int v = nodeOf[f.getKey()];
+        for (int q = 0; q < ss.size(); q++) {
+          if (!f.getValue().equals(ss.get(q).output())) {
+            nodeCosts[v][q] = Double.POSITIVE_INFINITY;
           }
         }
       }
     }
-    List<IlpEdge> edgeList = new ArrayList<>(edges.size());
-    for (Map.Entry<Long, double[]> e : edges.entrySet()) {
-      if (allZero(e.getValue())) {
-        continue;
+
+    /** Aliased pairs must take equal layouts: other pairs cost +Infinity. */
+    void forbidUnequalAliases() {
+      for (AliasPair al : graph.aliases()) {
+        StrategySet ps = strategies.get(al.parameter());
+        StrategySet os = strategies.get(al.output());
+        int u = nodeOf[al.parameter()];
+        int v = nodeOf[al.output()];
+        if (u == v) {
+          for (int q = 0; q < ps.size(); q++) {
+            if (!Objects.equals(ps.get(q).output(), os.get(q).output())) {
+              nodeCosts[u][q] = Double.POSITIVE_INFINITY;
+            }
+          }
+          continue;
+        }
+        boolean flip = u > v;
+        int sb = nodeCosts[Math.max(u, v)].length;
+        double[] m = edgeMatrix(edges, nodeCosts, u, v);
+        for (int p = 0; p < ps.size(); p++) {
+          for (int q = 0; q < os.size(); q++) {
+            if (!Objects.equals(ps.get(p).output(), os.get(q).output())) {
+              m[flip ? q * sb + p : p * sb + q] = Double.POSITIVE_INFINITY;
+            }
+          }
+        }
       }
-      edgeList.add(new IlpEdge((int) (e.getKey() >>> 32), (int) (e.getKey() & 0xffffffffL),
-          e.getValue()));
     }
-    MemoryConstraint memory = memory(graph, strategies, nodeOf, env.memoryPerDevice(),
-        residentParameters);
-    int[] nodeInstruction = leaders.stream().mapToInt(Integer::intValue).toArray();
-    return new CostGraph(graph, strategies, nodeOf, nodeInstruction,
-        new IlpProblem(nodeCosts, edgeList, memory));
+
+    /** The edges in node-pair order, leaving out matrices that are all zero. */
+    List<IlpEdge> edgeList() {
+      List<IlpEdge> edgeList = new ArrayList<>(edges.size());
+      for (Map.Entry<Long, double[]> e : edges.entrySet()) {
+        if (allZero(e.getValue())) {
+          continue;
+        }
+        edgeList.add(new IlpEdge((int) (e.getKey() >>> 32), (int) (e.getKey() & 0xffffffffL),
+            e.getValue()));
+      }
+      return edgeList;
+    }
   }
 
   private static MemoryConstraint memory(Graph graph, List<StrategySet> strategies, int[] nodeOf,

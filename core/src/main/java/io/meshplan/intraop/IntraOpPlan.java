@@ -5,6 +5,7 @@ import io.meshplan.graph.Graph;
 import io.meshplan.graph.Instruction;
 import io.meshplan.graph.Opcode;
 import io.meshplan.graph.TensorShape;
+import io.meshplan.intraop.solve.SolveStatus;
 import io.meshplan.sharding.HloShardingText;
 import io.meshplan.sharding.ReshardingCost;
 import io.meshplan.sharding.ShardingSpec;

@@ -3,6 +3,8 @@ package io.meshplan.intraop;
 import io.meshplan.graph.Graph;
 import io.meshplan.graph.Instruction;
 import io.meshplan.graph.Opcode;
+import io.meshplan.intraop.ilp.Evaluation;
+import io.meshplan.intraop.solve.IlpSolution;
 import io.meshplan.sharding.HloShardingText;
 import io.meshplan.sharding.ShardingSpec;
 import java.util.List;

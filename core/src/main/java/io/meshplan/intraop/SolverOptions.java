@@ -1,5 +1,8 @@
 package io.meshplan.intraop;
 
+import io.meshplan.intraop.solve.CpSatIlpSolver;
+import io.meshplan.intraop.solve.IlpSolver;
+import io.meshplan.intraop.solve.ReducingIlpSolver;
 import io.meshplan.util.Require;
 
 /**
@@ -38,9 +41,9 @@ public record SolverOptions(Kind solver, double timeLimitSeconds, int workers)
   public SolverOptions {
     Require.nonNull(solver, "solver");
     Require.that(timeLimitSeconds > 0 && timeLimitSeconds <= MAX_TIME_LIMIT_SECONDS,
-        "--time-limit must be more than 0 and at most " + (long) MAX_TIME_LIMIT_SECONDS
-            + " seconds, got " + timeLimitSeconds);
-    Require.positive(workers, "--workers");
+        "the solver's time limit must be more than 0 and at most "
+            + (long) MAX_TIME_LIMIT_SECONDS + " seconds, got " + timeLimitSeconds);
+    Require.positive(workers, "the number of CP-SAT workers");
   }
 
   /**

@@ -7,6 +7,7 @@ import io.meshplan.cluster.AlphaBetaCommModel;
 import io.meshplan.cluster.LogicalMesh;
 import io.meshplan.graph.DType;
 import io.meshplan.graph.Graph;
+import io.meshplan.intraop.solve.SolveStatus;
 import io.meshplan.model.AlpaMlpBuilder;
 import java.util.Optional;
 import org.junit.jupiter.params.ParameterizedTest;

@@ -1,4 +1,4 @@
-package io.meshplan.intraop;
+package io.meshplan.intraop.ilp;
 
 import java.util.ArrayList;
 import java.util.List;

@@ -1,4 +1,4 @@
-package io.meshplan.intraop;
+package io.meshplan.intraop.solve;
 
 /** The outcome of a solve. */
 public enum SolveStatus {

@@ -1,5 +1,10 @@
-package io.meshplan.intraop;
+package io.meshplan.intraop.solve;
 
+import io.meshplan.intraop.ilp.Evaluation;
+import io.meshplan.intraop.ilp.IlpEdge;
+import io.meshplan.intraop.ilp.IlpProblem;
+import io.meshplan.intraop.ilp.MemoryConstraint;
+import io.meshplan.intraop.ilp.SolutionEvaluator;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
@@ -206,6 +211,15 @@ final class MemoryBranchAndBound {
       }
       tNext = dual.getAsDouble();
     }
+    branchOnGroups(depth, fixed, x, tNext);
+  }
+
+  /**
+   * Holds the node of this depth to each of its groups in turn: the group of the memory-free
+   * optimum {@code x} first, then by their cheapest node cost, then by index; groups of only
+   * forbidden strategies are skipped.
+   */
+  private void branchOnGroups(int depth, int[] fixed, int[] x, double tNext) {
     int v = order[depth];
     int[][] groups = classes[v];
     double[] c = p.nodeCosts()[v];
@@ -280,11 +294,7 @@ final class MemoryBranchAndBound {
         break;
       }
       int[] y = expand(fixed, q.choice());
-      Evaluation ey = SolutionEvaluator.evaluate(p, y);
-      if (ey.feasible() && ey.objective() < bestObj) {
-        best = y;
-        bestObj = ey.objective();
-      }
+      offer(y);
       double lt = q.bound() - t * penaltyOffset;
       if (lt >= bestObj - 1e-9 * Math.abs(bestObj)) {
         return OptionalDouble.empty();
@@ -316,6 +326,15 @@ final class MemoryBranchAndBound {
       t = cross;
     }
     return OptionalDouble.of(bestT);
+  }
+
+  /** Keeps a plan as the incumbent when it fits memory and is cheaper. */
+  private void offer(int[] y) {
+    Evaluation ey = SolutionEvaluator.evaluate(p, y);
+    if (ey.feasible() && ey.objective() < bestObj) {
+      best = y;
+      bestObj = ey.objective();
+    }
   }
 
   /** The penalty of a whole plan: the sum of its nodes' entries (0 without a penalty). */
@@ -403,12 +422,11 @@ final class MemoryBranchAndBound {
       int[] kv = fixed[v] < 0 ? null : classes[v][fixed[v]];
       int ru = ku == null ? p.size(u) : ku.length;
       int rv = kv == null ? sv : kv.length;
-      double[] m = e.raw();
       double[] r = new double[ru * rv];
       for (int i = 0; i < ru; i++) {
-        int row = (ku == null ? i : ku[i]) * sv;
+        int row = ku == null ? i : ku[i];
         for (int j = 0; j < rv; j++) {
-          r[i * rv + j] = m[row + (kv == null ? j : kv[j])];
+          r[i * rv + j] = e.cost(row, kv == null ? j : kv[j], sv);
         }
       }
       edges.add(new IlpEdge(u, v, r));

@@ -1,4 +1,4 @@
-package io.meshplan.intraop;
+package io.meshplan.intraop.solve;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
@@ -7,6 +7,13 @@ import io.meshplan.cluster.AlphaBetaCommModel;
 import io.meshplan.cluster.LogicalMesh;
 import io.meshplan.graph.DType;
 import io.meshplan.graph.Graph;
+import io.meshplan.intraop.CostGraph;
+import io.meshplan.intraop.MeshEnv;
+import io.meshplan.intraop.SolverOptions;
+import io.meshplan.intraop.StrategyGenerator;
+import io.meshplan.intraop.ilp.IlpEdge;
+import io.meshplan.intraop.ilp.IlpProblem;
+import io.meshplan.intraop.ilp.SolutionEvaluator;
 import io.meshplan.model.AlpaMlpBuilder;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,5 +1,9 @@
-package io.meshplan.intraop;
+package io.meshplan.intraop.solve;
 
+import io.meshplan.intraop.ilp.IlpEdge;
+import io.meshplan.intraop.ilp.IlpProblem;
+import io.meshplan.intraop.ilp.MemoryConstraint;
+import io.meshplan.intraop.ilp.SolutionEvaluator;
 import java.util.ArrayList;
 import java.util.List;
 

@@ -1,4 +1,4 @@
-package io.meshplan.intraop;
+package io.meshplan.intraop.solve;
 
 import com.google.ortools.Loader;
 import com.google.ortools.sat.BoolVar;
@@ -8,6 +8,10 @@ import com.google.ortools.sat.CpSolverStatus;
 import com.google.ortools.sat.LinearExpr;
 import com.google.ortools.sat.LinearExprBuilder;
 import com.google.ortools.sat.Literal;
+import io.meshplan.intraop.ilp.IlpEdge;
+import io.meshplan.intraop.ilp.IlpProblem;
+import io.meshplan.intraop.ilp.MemoryConstraint;
+import io.meshplan.intraop.ilp.SolutionEvaluator;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -82,8 +86,40 @@ public final class CpSatIlpSolver implements IlpSolver {
     double maxCoef = p.maxFiniteCost();
     double scale = maxCoef > 0 ? 1e9 / maxCoef : 1.0;
     CpModel model = new CpModel();
-    BoolVar[][] x = new BoolVar[n][];
     LinearExprBuilder obj = LinearExpr.newBuilder();
+    BoolVar[][] x = addNodes(model, obj, p, scale);
+    for (IlpEdge e : p.edges()) {
+      addEdge(model, obj, e, x[e.u()], x[e.v()], scale);
+    }
+    MemoryConstraint m = p.memory();
+    if (m != null) {
+      addMemory(model, m, x);
+    }
+    model.minimize(obj);
+    if (hint != null && hint.length == n) {
+      addHint(model, x, hint);
+    }
+    CpSolver solver = newSolver();
+    SolveStatus status = status(solver.solve(model));
+    double secs = (System.nanoTime() - start) / 1e9;
+    if (status != SolveStatus.OPTIMAL && status != SolveStatus.FEASIBLE) {
+      return new IlpSolution(status, new int[0], Double.POSITIVE_INFINITY,
+          Double.POSITIVE_INFINITY, secs, n);
+    }
+    int[] choice = choice(solver, x);
+    double objective = SolutionEvaluator.evaluate(p, choice).objective();
+    double bound = status == SolveStatus.OPTIMAL ? objective : solver.bestObjectiveBound() / scale;
+    return new IlpSolution(status, choice, objective, bound, secs, n);
+  }
+
+  /**
+   * The one-hot variables {@code x[v][i]} of every node, exactly one true per node, forbidden
+   * strategies held at 0 and the others' scaled costs added to the objective.
+   */
+  private static BoolVar[][] addNodes(CpModel model, LinearExprBuilder obj, IlpProblem p,
+      double scale) {
+    int n = p.nodeCount();
+    BoolVar[][] x = new BoolVar[n][];
     for (int v = 0; v < n; v++) {
       int s = p.size(v);
       x[v] = new BoolVar[s];
@@ -100,21 +136,19 @@ public final class CpSatIlpSolver implements IlpSolver {
       }
       model.addExactlyOne(lits);
     }
-    for (IlpEdge e : p.edges()) {
-      addEdge(model, obj, e, x[e.u()], x[e.v()], scale);
-    }
-    MemoryConstraint m = p.memory();
-    if (m != null) {
-      addMemory(model, m, x);
-    }
-    model.minimize(obj);
-    if (hint != null && hint.length == n) {
-      for (int v = 0; v < n; v++) {
-        for (int i = 0; i < p.size(v); i++) {
-          model.addHint(x[v][i], i == hint[v] ? 1 : 0);
-        }
+    return x;
+  }
+
+  private static void addHint(CpModel model, BoolVar[][] x, int[] hint) {
+    for (int v = 0; v < x.length; v++) {
+      for (int i = 0; i < x[v].length; i++) {
+        model.addHint(x[v][i], i == hint[v] ? 1 : 0);
       }
     }
+  }
+
+  /** CP-SAT with this solver's limits, a fixed seed and no log. */
+  private CpSolver newSolver() {
     CpSolver solver = new CpSolver();
     solver.getParameters().setMaxTimeInSeconds(timeLimitSeconds);
     solver.getParameters().setNumWorkers(workers);
@@ -123,37 +157,36 @@ public final class CpSatIlpSolver implements IlpSolver {
     }
     solver.getParameters().setRandomSeed(0);
     solver.getParameters().setLogSearchProgress(false);
-    CpSolverStatus st = solver.solve(model);
-    double secs = (System.nanoTime() - start) / 1e9;
-    SolveStatus status = switch (st) {
+    return solver;
+  }
+
+  private static SolveStatus status(CpSolverStatus st) {
+    return switch (st) {
       case OPTIMAL -> SolveStatus.OPTIMAL;
       case FEASIBLE -> SolveStatus.FEASIBLE;
       case INFEASIBLE -> SolveStatus.INFEASIBLE;
       default -> SolveStatus.UNKNOWN;
     };
-    if (status != SolveStatus.OPTIMAL && status != SolveStatus.FEASIBLE) {
-      return new IlpSolution(status, new int[0], Double.POSITIVE_INFINITY,
-          Double.POSITIVE_INFINITY, secs, n);
-    }
-    int[] choice = new int[n];
-    for (int v = 0; v < n; v++) {
-      for (int i = 0; i < p.size(v); i++) {
+  }
+
+  /** The strategy of each node in the solver's answer: the first of its variables set. */
+  private static int[] choice(CpSolver solver, BoolVar[][] x) {
+    int[] choice = new int[x.length];
+    for (int v = 0; v < x.length; v++) {
+      for (int i = 0; i < x[v].length; i++) {
         if (solver.booleanValue(x[v][i])) {
           choice[v] = i;
           break;
         }
       }
     }
-    double objective = SolutionEvaluator.evaluate(p, choice).objective();
-    double bound = status == SolveStatus.OPTIMAL ? objective : solver.bestObjectiveBound() / scale;
-    return new IlpSolution(status, choice, objective, bound, secs, n);
+    return choice;
   }
 
   private static void addEdge(CpModel model, LinearExprBuilder obj, IlpEdge e, BoolVar[] xu,
       BoolVar[] xv, double scale) {
     int su = xu.length;
     int sv = xv.length;
-    double[] r = e.raw();
     List<List<Literal>> rows = new ArrayList<>(su);
     List<List<Literal>> cols = new ArrayList<>(sv);
     for (int i = 0; i < su; i++) {
@@ -164,7 +197,7 @@ public final class CpSatIlpSolver implements IlpSolver {
     }
     for (int i = 0; i < su; i++) {
       for (int j = 0; j < sv; j++) {
-        double c = r[i * sv + j];
+        double c = e.cost(i, j, sv);
         if (c == Double.POSITIVE_INFINITY) {
           continue;
         }

@@ -1,4 +1,4 @@
-package io.meshplan.intraop;
+package io.meshplan.intraop.solve;
 
 /**
  * A solver's answer.

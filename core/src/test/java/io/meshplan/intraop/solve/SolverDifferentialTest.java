@@ -1,8 +1,13 @@
-package io.meshplan.intraop;
+package io.meshplan.intraop.solve;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
+import io.meshplan.intraop.ilp.Evaluation;
+import io.meshplan.intraop.ilp.IlpEdge;
+import io.meshplan.intraop.ilp.IlpProblem;
+import io.meshplan.intraop.ilp.MemoryConstraint;
+import io.meshplan.intraop.ilp.SolutionEvaluator;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;

@@ -1,4 +1,8 @@
-package io.meshplan.intraop;
+package io.meshplan.intraop.solve;
+
+import io.meshplan.intraop.ilp.Evaluation;
+import io.meshplan.intraop.ilp.IlpProblem;
+import io.meshplan.intraop.ilp.SolutionEvaluator;
 
 /**
  * The reference solver: tries every assignment, in lexicographic order of strategy indices, and

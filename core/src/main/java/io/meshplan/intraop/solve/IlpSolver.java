@@ -1,4 +1,6 @@
-package io.meshplan.intraop;
+package io.meshplan.intraop.solve;
+
+import io.meshplan.intraop.ilp.IlpProblem;
 
 /**
  * Solves an {@link IlpProblem}. Implementations: {@link CpSatIlpSolver} (OR-Tools CP-SAT), {@link

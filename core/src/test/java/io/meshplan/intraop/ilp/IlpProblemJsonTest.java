@@ -1,4 +1,4 @@
-package io.meshplan.intraop;
+package io.meshplan.intraop.ilp;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -6,6 +6,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.meshplan.cluster.AlphaBetaCommModel;
 import io.meshplan.cluster.LogicalMesh;
 import io.meshplan.graph.DType;
+import io.meshplan.intraop.AutoSharding;
+import io.meshplan.intraop.MeshEnv;
+import io.meshplan.intraop.ShardingPlan;
+import io.meshplan.intraop.SolverOptions;
+import io.meshplan.intraop.solve.CpSatIlpSolver;
+import io.meshplan.intraop.solve.IlpSolution;
 import io.meshplan.model.AlpaMlpBuilder;
 import io.meshplan.util.InputException;
 import java.util.Optional;

@@ -1,4 +1,4 @@
-package io.meshplan.intraop;
+package io.meshplan.intraop.ilp;
 
 import io.meshplan.util.Require;
 
@@ -33,6 +33,25 @@ public record IlpEdge(int u, int v, double[] costs) {
     return costs[i * sizeV + j];
   }
 
+  /**
+   * The number of entries.
+   *
+   * @return {@code |S_u| * |S_v|}
+   */
+  public int entries() {
+    return costs.length;
+  }
+
+  /**
+   * The cheapest entry.
+   *
+   * @return the smallest cost of any pair
+   */
+  public double minCost() {
+    return java.util.Arrays.stream(costs).min().orElse(0);
+  }
+
+  /** The costs without copying, for the readers in this package. */
   double[] raw() {
     return costs;
   }

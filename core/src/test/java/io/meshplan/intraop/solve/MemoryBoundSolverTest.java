@@ -1,10 +1,19 @@
-package io.meshplan.intraop;
+package io.meshplan.intraop.solve;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
 import io.meshplan.cluster.AlphaBetaCommModel;
 import io.meshplan.cluster.LogicalMesh;
+import io.meshplan.intraop.AutoSharding;
+import io.meshplan.intraop.MeshEnv;
+import io.meshplan.intraop.ShardingPlan;
+import io.meshplan.intraop.SolverOptions;
+import io.meshplan.intraop.ilp.Evaluation;
+import io.meshplan.intraop.ilp.IlpEdge;
+import io.meshplan.intraop.ilp.IlpProblem;
+import io.meshplan.intraop.ilp.MemoryConstraint;
+import io.meshplan.intraop.ilp.SolutionEvaluator;
 import io.meshplan.model.LlamaForwardBuilder;
 import io.meshplan.model.Presets;
 import java.util.ArrayList;

@@ -1,4 +1,4 @@
-package io.meshplan.intraop;
+package io.meshplan.intraop.ilp;
 
 import io.meshplan.util.Require;
 

@@ -1,5 +1,10 @@
-package io.meshplan.intraop;
+package io.meshplan.intraop.solve;
 
+import io.meshplan.intraop.ilp.Evaluation;
+import io.meshplan.intraop.ilp.IlpEdge;
+import io.meshplan.intraop.ilp.IlpProblem;
+import io.meshplan.intraop.ilp.MemoryConstraint;
+import io.meshplan.intraop.ilp.SolutionEvaluator;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Function;
@@ -154,9 +159,30 @@ final class WindowSearch {
         bytes.toArray(new double[0][]));
   }
 
+  /** The penalty of the window's nodes, and 0 on the extra node. */
+  private double[][] windowPenalty(int[] x, int from, int to) {
+    int w = to - from;
+    double[][] pen = new double[w + 1][];
+    for (int v = from; v < to; v++) {
+      pen[v - from] = penalty[v];
+    }
+    pen[w] = new double[] {0};
+    return pen;
+  }
+
+  /** The penalty of the fixed nodes is a constant: it lowers the window's offset. */
+  private double windowPenaltyOffset(int[] x, int from, int to) {
+    double offset = penaltyOffset;
+    for (int v = 0; v < p.nodeCount(); v++) {
+      if (v < from || v >= to) {
+        offset -= penalty[v][x[v]];
+      }
+    }
+    return offset;
+  }
+
   /** The plan with nodes from..to-1 re-solved, or null when nothing changed. */
   private int[] solveWindow(int[] x, int from, int to, long deadlineNanos) {
-    int n = p.nodeCount();
     int w = to - from;
     // Window node k is problem node from + k; node w holds the fixed nodes' constants.
     double[][] c = new double[w + 1][];
@@ -171,37 +197,23 @@ final class WindowSearch {
       boolean fu = u >= from && u < to;
       boolean fv = v >= from && v < to;
       int sv = p.size(v);
-      double[] m = e.raw();
       if (fu && fv) {
-        edges.add(new IlpEdge(u - from, v - from, m));
+        edges.add(new IlpEdge(u - from, v - from, e.costs()));
       } else if (fu) {
         for (int i = 0; i < c[u - from].length; i++) {
-          c[u - from][i] += m[i * sv + x[v]];
+          c[u - from][i] += e.cost(i, x[v], sv);
         }
       } else if (fv) {
         for (int j = 0; j < c[v - from].length; j++) {
-          c[v - from][j] += m[x[u] * sv + j];
+          c[v - from][j] += e.cost(x[u], j, sv);
         }
       }
     }
     IlpProblem sub = new IlpProblem(c, edges, windowMemory(x, from, to));
     int[] hint = new int[w + 1];
     System.arraycopy(x, from, hint, 0, w);
-    // The penalty of the fixed nodes is a constant: it lowers the window's offset.
-    double[][] pen = null;
-    double offset = 0;
-    if (penalty != null) {
-      pen = new double[w + 1][];
-      offset = penaltyOffset;
-      for (int v = 0; v < n; v++) {
-        if (v >= from && v < to) {
-          pen[v - from] = penalty[v];
-        } else {
-          offset -= penalty[v][x[v]];
-        }
-      }
-      pen[w] = new double[] {0};
-    }
+    double[][] pen = penalty == null ? null : windowPenalty(x, from, to);
+    double offset = penalty == null ? 0 : windowPenaltyOffset(x, from, to);
     MemoryBranchAndBound.Result r = new MemoryBranchAndBound(sub, relaxed, solvesPerWindow, pen,
         offset).solve(hint, deadlineNanos);
     boolean changed = false;
