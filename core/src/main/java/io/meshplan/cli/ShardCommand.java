@@ -167,7 +167,8 @@ final class ShardCommand implements Callable<Integer> {
     if (profile != null && cluster == null) {
       throw new InputException("--profile needs --cluster C to place the mesh on the nodes");
     }
-    ClusterSpec cs = cluster == null ? null : ClusterSpec.parse(cluster);
+    ClusterSpec cs = cluster == null ? null
+        : FlagWords.call(FlagWords.CLUSTER, () -> ClusterSpec.parse(cluster));
     if (cs != null && lm.deviceCount() > cs.gpuCount()) {
       throw new InputException("--mesh " + mesh + " needs " + lm.deviceCount()
           + " GPUs but --cluster " + cluster + " has " + cs.gpuCount());
@@ -349,19 +350,14 @@ final class ShardCommand implements Callable<Integer> {
     if (ms.layers() <= 2) {
       return;
     }
-    int one = build(withLayers(ms, 1)).size();
-    int perLayer = build(withLayers(ms, 2)).size() - one;
+    int one = build(ms.withLayers(1)).size();
+    int perLayer = build(ms.withLayers(2)).size() - one;
     long estimate = one + (long) perLayer * (ms.layers() - 1);
     if (estimate > MAX_INSTRUCTIONS) {
       throw new InputException("--layers " + ms.layers() + " gives a graph of about " + estimate
           + " instructions (" + perLayer + " per layer), more than the limit of "
           + MAX_INSTRUCTIONS + "; use fewer layers");
     }
-  }
-
-  private static ModelSpec withLayers(ModelSpec m, int layers) {
-    return new ModelSpec(m.name(), m.family(), layers, m.hidden(), m.heads(), m.kvHeads(), m.ffn(),
-        m.vocab(), m.seq(), m.batch(), m.dtype(), m.arch());
   }
 
   private static void write(String flag, java.nio.file.Path file, String text) {

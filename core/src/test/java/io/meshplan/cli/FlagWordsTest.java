@@ -54,4 +54,22 @@ class FlagWordsTest {
     assertThat(FlagWords.reword("batch must be positive, got 0", FlagWords.MODEL))
         .isEqualTo("--batch must be positive, got 0");
   }
+
+  /** Every command that reads --cluster names the flag when the value is bad. */
+  @Test
+  void everyClusterFlagIsNamedOnTheCommandLine() {
+    String[][] commands = {
+        {"plan", "--model", "llama2-7b", "--cluster", "2x8:nope"},
+        {"simulate", "--model", "llama2-7b", "--cluster", "2x8:nope", "--tp", "8", "--pp", "1",
+            "--dp", "2", "--micro-batch", "1", "--global-batch", "16"},
+        {"shard", "--model", "alpa-mlp", "--mesh", "2x8", "--cluster", "2x8:nope"},
+        {"bench", "--cluster", "2x8:nope", "--launcher", "torchrun"},
+        {"deploy", "--target", "slurm", "--cluster", "2x8:nope", "--", "train.py"}};
+    for (String[] args : commands) {
+      CliRun r = CliRun.of(args);
+      assertThat(r.code()).as(String.join(" ", args)).isEqualTo(ExitCodes.BAD_INPUT);
+      assertThat(r.err()).as(String.join(" ", args))
+          .startsWith("meshplan: error: --cluster '2x8:nope': unknown gpu 'nope'");
+    }
+  }
 }
