@@ -25,6 +25,10 @@ final class FlagWords {
       "micro batch", "--micro-batch", "global batch", "--global-batch", "sequence parallelism",
       "--sequence-parallel");
 
+  /** The fields of a training job ({@link io.meshplan.planner.TrainingJob}). */
+  static final Map<String, String> JOB = Map.of("the training precision", "--dtype",
+      "the global batch", "--global-batch");
+
   /** A cluster string ({@link io.meshplan.cluster.ClusterSpec#parse}) at a message's start. */
   static final Map<String, String> CLUSTER = Map.of("^cluster '", "--cluster '");
 

@@ -1,17 +1,16 @@
 package io.meshplan.cli;
 
 import io.meshplan.cluster.ClusterSpec;
-import io.meshplan.graph.DType;
 import io.meshplan.model.ModelSpec;
 import io.meshplan.planner.Planner;
 import io.meshplan.planner.PlannerOptions;
 import io.meshplan.planner.PricedJob;
 import io.meshplan.planner.TrainingJob;
-import io.meshplan.util.InputException;
 
 /**
  * The training job the shared flags describe, priced through {@link Planner#price}: the flags
- * map onto {@link TrainingJob}, and its refusals are said in the flags' words first.
+ * map onto {@link TrainingJob}, and its refusals come back in the flags' words ({@link
+ * FlagWords#JOB}).
  */
 final class JobFlags {
   private JobFlags() {}
@@ -49,17 +48,13 @@ final class JobFlags {
   static PricedJob priced(ModelSpec m, boolean explicitDtype, ClusterOptions clusterOptions,
       String clusterFallback, int globalBatch, int microbatches, PlannerOptions options) {
     ClusterSpec cs = clusterOptions.spec(clusterFallback);
-    DType t = explicitDtype ? m.dtype() : cs.gpu().trainingType();
-    if (t != DType.BF16 && t != DType.F16 && t != DType.F32) {
-      throw new InputException("--dtype " + t.hloName() + " cannot train; use bf16, f16 or f32");
-    }
-    if (globalBatch <= 0) {
-      throw new InputException("--global-batch must be positive, got " + globalBatch);
-    }
-    TrainingJob job = TrainingJob.of(m, cs).withGlobalBatch(globalBatch)
-        .withMicrobatches(microbatches).withDtype(t)
-        .withMemoryPerGpu(clusterOptions.memoryPerGpu(cs))
-        .withOverlapGradReduce(clusterOptions.overlapGradReduce);
+    TrainingJob job = FlagWords.call(FlagWords.JOB, () -> {
+      TrainingJob defaults = TrainingJob.of(m, cs);
+      return (explicitDtype ? defaults.withDtype(m.dtype()) : defaults)
+          .withGlobalBatch(globalBatch).withMicrobatches(microbatches)
+          .withMemoryPerGpu(clusterOptions.memoryPerGpu(cs))
+          .withOverlapGradReduce(clusterOptions.overlapGradReduce);
+    });
     return Planner.price(job, clusterOptions.pricing(), options);
   }
 }

@@ -91,7 +91,7 @@ public final class InterOpPlanner {
       prefetch(layerKeys(req, space.shapes(), micro));
     }
     List<MicrobatchOutcome> outcomes = executor.map("plan", micro,
-        new MicrobatchTask(req, solver, layers),
+        new SearchTask.OneFOneB(req, solver, layers),
         n -> progress.accept(n * 100 / micro.size()));
     dpRuns += micro.size();
     count(outcomes);
@@ -192,7 +192,7 @@ public final class InterOpPlanner {
       return outcomes;
     }
     List<MicrobatchOutcome> found = executor.map("interleave", planned,
-        new InterleaveTask(req, solver, beat, layers), n -> { });
+        new SearchTask.Interleaved(req, solver, layers, beat), n -> { });
     count(found);
     Map<Integer, MicrobatchOutcome> bySize = new HashMap<>();
     for (MicrobatchOutcome o : found) {

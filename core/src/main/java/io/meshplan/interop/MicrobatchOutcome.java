@@ -173,6 +173,6 @@ public final class MicrobatchOutcome implements Serializable {
     }
     PipelinePlan plan = PlanJson.read("the plan of a remote task", planJson);
     return new PlanResult.Planned(plan, new PlanSimulator(layers).simulate(req, plan),
-        new PlanResult.SearchStats(0, 0, 0, 1, 1));
+        PlanResult.SearchStats.NONE);
   }
 }

@@ -87,7 +87,7 @@ final class MicrobatchSearch {
     Interleaver search = new Interleaver(req, new StageAssembler(req, layers), space.shapes(), g);
     Optional<PlanSimulator.Evaluated> e = search.best(beatSeconds, false);
     return e.map(x -> MicrobatchOutcome.planned(g, new PlanResult.Planned(x.plan(),
-            x.simulation(), new PlanResult.SearchStats(0, 0, 0, 1, 1)), search.simulations()))
+            x.simulation(), PlanResult.SearchStats.NONE), search.simulations()))
         .orElse(MicrobatchOutcome.without(g, Double.NaN, "", false, search.simulations()));
   }
 
@@ -129,7 +129,7 @@ final class MicrobatchSearch {
     }
     PipelinePlan plan = new PipelinePlan(model, cluster.toShortString(), req.globalBatch(), g, b,
         1, stages, PlanFigures.prediction(sim));
-    return new PlanResult.Planned(plan, sim, new PlanResult.SearchStats(0, 0, 0, 1, 1));
+    return new PlanResult.Planned(plan, sim, PlanResult.SearchStats.NONE);
   }
 
   /** The stage cost table of one microbatch size, built on demand and remembered. */

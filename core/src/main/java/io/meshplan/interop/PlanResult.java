@@ -51,5 +51,8 @@ public sealed interface PlanResult permits PlanResult.Planned, PlanResult.Infeas
    *     {@link SubmeshShape#layerGroup}
    */
   record SearchStats(int layerSolves, int dpRuns, int simulations, int nodeGranule,
-      int layerGroup) {}
+      int layerGroup) {
+    /** No search: a plan assembled or simulated on its own, before the planner counts its work. */
+    public static final SearchStats NONE = new SearchStats(0, 0, 0, 1, 1);
+  }
 }

@@ -40,8 +40,8 @@ public final class Planner {
   }
 
   /**
-   * Prices a job: the planner's request and its layer prices, solved on {@code options}'
-   * threads (or shared through its cache).
+   * Prices a job: the planner's request (its schedule is chosen by {@link #plan}) and its layer
+   * prices, solved on {@code options}' threads (or shared through its cache).
    *
    * @param job the job
    * @param pricing the collective and send/recv prices
@@ -55,7 +55,7 @@ public final class Planner {
     ModelSpec model = job.trainedModel();
     PlanRequest req = new PlanRequest(model, job.cluster(), job.globalBatch(),
         job.microbatches(), job.memoryPerGpu(), pricing, job.dtype().bytes(),
-        job.overlapGradReduce(), options.interleave());
+        job.overlapGradReduce());
     IlpLayerCostModel layers = options.sharedLayers()
         .map(cache -> cache.layers(req, options.solver()))
         .orElseGet(() -> new IlpLayerCostModel(model, job.cluster(), req.comm(), job.dtype(),

@@ -72,4 +72,15 @@ class FlagWordsTest {
           .startsWith("meshplan: error: --cluster '2x8:nope': unknown gpu 'nope'");
     }
   }
+
+  /** The training job's refusals come back with the flags that set the job. */
+  @Test
+  void theJobsRefusalsNameTheirFlags() {
+    CliRun r = CliRun.of("plan", "--model", "opt-125m", "--cluster", "1x4:a100-40gb",
+        "--global-batch", "0");
+    assertThat(r.code()).isEqualTo(ExitCodes.BAD_INPUT);
+    assertThat(r.err()).isEqualTo("meshplan: error: --global-batch must be positive, got 0\n");
+    assertThat(FlagWords.reword("the training precision s8 cannot train; use bf16, f16 or f32",
+        FlagWords.JOB)).isEqualTo("--dtype s8 cannot train; use bf16, f16 or f32");
+  }
 }

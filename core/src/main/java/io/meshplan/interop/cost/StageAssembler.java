@@ -24,6 +24,8 @@ import java.util.List;
 public final class StageAssembler {
   private final PlanRequest req;
   private final LayerCostModel layers;
+  /** The request's send/recv prices, built once: a search simulates thousands of pipelines. */
+  private final io.meshplan.cluster.SendRecvModel sendRecv;
 
   /**
    * Creates the assembler.
@@ -34,6 +36,7 @@ public final class StageAssembler {
   public StageAssembler(PlanRequest req, LayerCostModel layers) {
     this.req = Require.nonNull(req, "request");
     this.layers = Require.nonNull(layers, "layers");
+    this.sendRecv = req.p2p();
   }
 
   /**
@@ -146,7 +149,7 @@ public final class StageAssembler {
     checkSimulationSize(microbatches, costs.size());
     ClusterSpec cluster = req.cluster();
     int groups = costs.size() / schedule.chunks();
-    P2pCost p2p = p2p(cluster, req.p2p(), costs, firstDevice);
+    P2pCost p2p = p2p(cluster, sendRecv, costs, firstDevice);
     Require.that(groups > 0, "no stages");
     double peak = KernelTimeModel.densePeak(cluster.gpu(), req.weightBytes());
     double tokens = (double) globalBatch * req.model().seq();
