@@ -31,6 +31,23 @@ final class ClusterOptions {
       + "--overlap-grad-reduce); off by default, as in Megatron-LM.")
   boolean overlapGradReduce;
 
+  /**
+   * The files these flags read, so that no output replaces one: the profile and a cluster file.
+   *
+   * @return flag to file, in flag order
+   */
+  java.util.Map<String, Path> inputFiles() {
+    java.util.Map<String, Path> files = new java.util.LinkedHashMap<>();
+    if (profile != null) {
+      files.put("--profile", profile);
+    }
+    Path file = cluster == null ? null : CliValues.existingFile(cluster);
+    if (file != null) {
+      files.put("--cluster", file);
+    }
+    return files;
+  }
+
   /** The cluster, read from {@code --cluster} or, when absent, from the fallback text. */
   ClusterSpec spec(String fallback) {
     String text = cluster != null ? cluster : fallback;

@@ -141,6 +141,10 @@ final class DeployCommand implements Callable<Integer> {
     }
     String text = cluster != null ? cluster : p.get().cluster();
     ClusterSpec c = FlagWords.call(FlagWords.CLUSTER, () -> ClusterSpec.parse(text));
+    Path clusterFile = cluster == null ? null : CliValues.existingFile(cluster);
+    if (clusterFile != null) {
+      inputs.add(clusterFile);
+    }
     if (p.isPresent() && p.get().gpus() != c.gpuCount()) {
       throw new InputException("--plan uses " + p.get().gpus() + " GPUs but --cluster "
           + c.toShortString() + " has " + c.gpuCount());

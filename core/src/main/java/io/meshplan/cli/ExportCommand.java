@@ -85,7 +85,14 @@ final class ExportCommand implements Callable<Integer> {
   public Integer call() {
     ExportTarget target = ExportTarget.parse(to);
     if (out != null) {
-      ExportFiles.checkWritable(out, force, plan == null ? List.of() : List.of(plan));
+      List<Path> inputs = new ArrayList<>(clusterOptions.inputFiles().values());
+      if (model != null) {
+        inputs.addAll(model.inputFiles().values());
+      }
+      if (plan != null) {
+        inputs.add(plan);
+      }
+      ExportFiles.checkWritable(out, force, inputs);
     }
     ExportResult result;
     if (plan != null) {

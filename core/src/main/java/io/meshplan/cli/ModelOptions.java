@@ -66,6 +66,17 @@ final class ModelOptions {
   }
 
   /**
+   * The file {@code --model} reads when it names a {@code config.json}, so that no output
+   * replaces it.
+   *
+   * @return flag to file: empty for a preset
+   */
+  java.util.Map<String, Path> inputFiles() {
+    Path file = model == null ? null : CliValues.existingFile(model);
+    return file == null ? java.util.Map.of() : java.util.Map.of("--model", file);
+  }
+
+  /**
    * The preset with the overrides applied.
    *
    * @return the model spec

@@ -50,6 +50,17 @@ final class OutputPaths {
   }
 
   /**
+   * Records several inputs.
+   *
+   * @param files flag to file
+   * @return this
+   */
+  OutputPaths inputs(Map<String, Path> files) {
+    files.forEach(this::input);
+    return this;
+  }
+
+  /**
    * Checks every rule in the class comment.
    *
    * @throws InputException naming the flag and the file that breaks a rule

@@ -87,7 +87,7 @@ final class PlanCommand implements Callable<Integer> {
     }
     int fixed = fixedMicrobatches();
     boolean interleave = interleaving();
-    ReportFiles.check(report, compare, out, null);
+    ReportFiles.check(report, compare, out, null, inputFiles());
     if (megatronGrid && !executor.local()) {
       throw new InputException("--megatron-grid runs in this process; leave out --spark");
     }
@@ -105,6 +105,13 @@ final class PlanCommand implements Callable<Integer> {
     }
     render((PlanResult.Planned) r, setup);
     return ExitCodes.OK;
+  }
+
+  /** The files the model and cluster flags read. */
+  private java.util.Map<String, Path> inputFiles() {
+    java.util.Map<String, Path> files = new java.util.LinkedHashMap<>(model.inputFiles());
+    files.putAll(cluster.inputFiles());
+    return files;
   }
 
   /** {@code --microbatches}: 0 for auto, else a positive divisor of the global batch. */

@@ -33,13 +33,14 @@ final class ReportFiles {
    * @param plan the command's --plan file, which the report must not overwrite, or null
    * @throws InputException when --compare is given without --report, or a path is unusable
    */
-  static void check(Path report, Path compare, Path out, Path plan) {
+  static void check(Path report, Path compare, Path out, Path plan,
+      java.util.Map<String, Path> inputs) {
     if (compare != null && report == null) {
       throw new InputException("--compare " + compare + " draws a second plan in the HTML "
           + "report; add --report FILE");
     }
     new OutputPaths().output("--out", out).output("--report", report).input("--compare", compare)
-        .input("--plan", plan).check();
+        .input("--plan", plan).inputs(inputs).check();
     if (compare != null) {
       InputFiles.checkRegular(compare, "plan file");
     }

@@ -54,7 +54,9 @@ final class SimulateCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     SimulationResult sim;
-    ReportFiles.check(report, compare, null, plan);
+    java.util.Map<String, Path> inputs = new java.util.LinkedHashMap<>(model.inputFiles());
+    inputs.putAll(cluster.inputFiles());
+    ReportFiles.check(report, compare, null, plan, inputs);
     PricedJob setup;
     Optional<PipelinePlan> drawn;
     if (plan != null) {

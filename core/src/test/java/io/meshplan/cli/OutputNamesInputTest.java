@@ -1,0 +1,60 @@
+package io.meshplan.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * No output replaces a file that the shared model and cluster flags read: a calibration profile
+ * ({@code --profile}), a cluster file ({@code --cluster}) or a {@code config.json} ({@code
+ * --model}). Each command refuses with one line and exit 2, before it plans, and the input keeps
+ * its bytes.
+ */
+class OutputNamesInputTest {
+  @Test
+  void noOutputReplacesAnInputOfTheSharedFlags(@TempDir Path dir) throws Exception {
+    Path profile = dir.resolve("profile.yaml");
+    assertThat(CliRun.of("calibrate", "examples/alpa_profile_communication_4x8_a100.txt",
+        "--cluster", "4x8:a100-80gb", "--out", profile.toString()).code()).isZero();
+    Path cluster = dir.resolve("cluster.yaml");
+    Files.copy(Path.of("examples/cluster.yaml"), cluster);
+    Path config = dir.resolve("config.json");
+    Files.copy(Path.of("core/src/test/resources/hf/opt-350m.json"), config);
+    String[] parallel = {"--tp", "1", "--pp", "1", "--dp", "16", "--micro-batch", "1",
+        "--global-batch", "16"};
+    for (Path input : List.of(profile, cluster, config)) {
+      byte[] before = Files.readAllBytes(input);
+      String model = input == config ? config.toString() : "opt-125m";
+      String clusterArg = input == cluster ? cluster.toString() : "2x8:h100-80gb";
+      List<String> shared = new ArrayList<>(List.of("--model", model, "--cluster", clusterArg));
+      if (input == profile) {
+        shared.addAll(List.of("--profile", profile.toString()));
+      }
+      List<List<String>> runs = List.of(
+          join(List.of("plan", "--global-batch", "16", "--out", input.toString()), shared),
+          join(List.of("plan", "--global-batch", "16", "--report", input.toString()), shared),
+          join(join(List.of("simulate", "--report", input.toString()), shared),
+              List.of(parallel)),
+          join(join(List.of("export", "--to", "megatron", "--force", "--out", input.toString()),
+              shared), List.of(parallel)));
+      for (List<String> args : runs) {
+        CliRun r = CliRun.of(args.toArray(String[]::new));
+        assertThat(r.code()).as(String.join(" ", args)).isEqualTo(ExitCodes.BAD_INPUT);
+        assertThat(r.err()).as(String.join(" ", args)).containsAnyOf("is also the input", "names the input")
+            .doesNotContain("\tat ").endsWith("\n").hasLineCount(1);
+        assertThat(Files.readAllBytes(input)).as(String.join(" ", args)).isEqualTo(before);
+      }
+    }
+  }
+
+  private static List<String> join(List<String> a, List<String> b) {
+    List<String> out = new ArrayList<>(a);
+    out.addAll(b);
+    return out;
+  }
+}
