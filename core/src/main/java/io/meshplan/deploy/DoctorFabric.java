@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.meshplan.util.InputException;
+import io.meshplan.util.JsonErrors;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -32,8 +33,7 @@ public final class DoctorFabric {
     try {
       root = JSON.readTree(text);
     } catch (JsonProcessingException e) {
-      throw new InputException(where + ": not doctor JSON (" + e.getOriginalMessage().lines()
-          .findFirst().orElse("malformed") + " at line " + e.getLocation().getLineNr()
+      throw new InputException(where + ": not doctor JSON (" + JsonErrors.describe(e)
           + "); write it with 'meshplan doctor --json'");
     }
     if (root == null || !root.isObject() || !root.path("env").isObject()

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.meshplan.graph.DType;
 import io.meshplan.util.InputException;
+import io.meshplan.util.JsonErrors;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -128,8 +129,7 @@ public final class HfConfigReader {
     try {
       root = MAPPER.readTree(json);
     } catch (JsonProcessingException e) {
-      throw new InputException(where + ": not valid JSON (line "
-          + e.getLocation().getLineNr() + ")");
+      throw new InputException(where + ": not valid JSON (" + JsonErrors.describe(e) + ")");
     }
     if (root == null || !root.isObject()) {
       throw new InputException(where + ": a config.json is a JSON object");

@@ -11,6 +11,7 @@ import io.meshplan.model.Architecture;
 import io.meshplan.model.ModelSpec;
 import io.meshplan.model.Recompute;
 import io.meshplan.util.InputException;
+import io.meshplan.util.JsonErrors;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -190,8 +191,8 @@ public final class PlanJson {
     try {
       root = MAPPER.readTree(text);
     } catch (JsonProcessingException e) {
-      throw new InputException(where + ": not a JSON plan file (" + firstLine(e.getOriginalMessage())
-          + " at line " + e.getLocation().getLineNr() + ")");
+      throw new InputException(where + ": not a JSON plan file (" + JsonErrors.describe(e)
+          + ")");
     }
     if (root == null || !root.isObject()) {
       throw new InputException(where + ": not a JSON plan file (expected an object)");
@@ -301,14 +302,6 @@ public final class PlanJson {
       default -> throw new InputException(where + ": field 'layouts' is '" + text
           + "'; expected megatron or ilp");
     };
-  }
-
-  private static String firstLine(String s) {
-    if (s == null) {
-      return "malformed";
-    }
-    int nl = s.indexOf('\n');
-    return nl < 0 ? s : s.substring(0, nl);
   }
 
   /** Typed access to the fields of one JSON object, with messages naming the field. */
