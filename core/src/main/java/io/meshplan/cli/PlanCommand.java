@@ -1,22 +1,20 @@
 package io.meshplan.cli;
 
 import io.meshplan.exec.TaskExecutor;
-import io.meshplan.graph.CallInliner;
-import io.meshplan.graph.Graph;
-import io.meshplan.graph.HloModule;
-import io.meshplan.graph.HloParser;
+import io.meshplan.cluster.ClusterSpec;
 import io.meshplan.interop.hlo.HloLayering;
-import io.meshplan.interop.hlo.HloPipelinePlan;
 import io.meshplan.interop.hlo.HloPipelinePlanner;
-import io.meshplan.interop.hlo.HloPlanJson;
-import io.meshplan.interop.hlo.HloPlanText;
+import io.meshplan.interop.hlo.HloPlanResult;
 import io.meshplan.interop.PlanResult;
 import io.meshplan.interop.PlanText;
+import io.meshplan.plan.PipelinePlan;
 import io.meshplan.plan.PlanJson;
+import io.meshplan.plan.PlanSource;
 import io.meshplan.planner.Planner;
 import io.meshplan.planner.PlannerOptions;
 import io.meshplan.planner.PricedJob;
 import io.meshplan.report.ReportSide;
+import io.meshplan.sim.SimulationResult;
 import io.meshplan.util.InfeasibleException;
 import io.meshplan.util.InputException;
 import java.io.PrintWriter;
@@ -103,7 +101,9 @@ final class PlanCommand implements Callable<Integer> {
     if (r instanceof PlanResult.Infeasible inf) {
       throw new InfeasibleException(inf.message());
     }
-    render((PlanResult.Planned) r, setup);
+    PlanResult.Planned planned = (PlanResult.Planned) r;
+    render(planned.plan(), planned.simulation(), searchLine(planned.stats()), setup.cluster(),
+        setup.request().memoryPerGpu());
     return ExitCodes.OK;
   }
 
@@ -151,14 +151,15 @@ final class PlanCommand implements Callable<Integer> {
   }
 
   /** Prints the plan (text or JSON) and writes the files the flags name. */
-  private void render(PlanResult.Planned p, PricedJob setup) {
-    String planJson = PlanJson.write(p.plan());
+  private void render(PipelinePlan plan, SimulationResult sim, String search,
+      ClusterSpec cs, double memoryPerGpu) {
+    String planJson = PlanJson.write(plan);
     PrintWriter w = spec.commandLine().getOut();
     if (json) {
       w.print(planJson);
     } else {
-      w.print(PlanText.write(p.plan(), p.simulation()));
-      w.print(searchLine(p.stats()));
+      w.print(PlanText.write(plan, sim));
+      w.print(search);
     }
     if (out != null) {
       OutputPaths.write("--out", out, planJson);
@@ -166,9 +167,11 @@ final class PlanCommand implements Callable<Integer> {
         w.println("wrote " + out);
       }
     }
-    ReportFiles.write(report, compare, new ReportSide("meshplan plan: " + p.plan().model().name()
-        + " on " + p.plan().cluster(), java.util.Optional.of(p.plan()), p.simulation()),
-        setup.cluster(), setup.request().memoryPerGpu(), new ClusterOptions());
+    String name = plan.hloModule().map(h -> "HLO module " + h.module())
+        .orElseGet(() -> plan.model().name());
+    ReportFiles.write(report, compare, new ReportSide("meshplan plan: " + name + " on "
+        + plan.cluster(), java.util.Optional.of(plan), sim), cs, memoryPerGpu,
+        new ClusterOptions(), spec.commandLine().getErr());
     if (report != null && !json) {
       w.println("wrote " + report);
     }
@@ -198,22 +201,30 @@ final class PlanCommand implements Callable<Integer> {
     if (!"auto".equalsIgnoreCase(schedule.trim()) && !"1f1b".equalsIgnoreCase(schedule.trim())) {
       throw new InputException("--schedule '" + schedule + "' is unknown; use auto or 1f1b");
     }
-    new OutputPaths().input("--hlo", hlo).check();
-    io.meshplan.cluster.ClusterSpec cs = cluster.spec(null);
-    Graph graph = readHlo();
-    HloLayering lay = HloLayering.of(graph, "--hlo " + hlo);
-    HloPipelinePlan p;
+    java.util.Map<String, Path> inputs = inputFiles();
+    inputs.put("--hlo", hlo);
+    ReportFiles.check(report, compare, out, null, inputs);
+    ClusterSpec cs = cluster.spec(null);
+    HloInput in = HloInput.read(hlo, "--hlo", spec.commandLine().getErr());
+    HloLayering lay = HloLayering.of(in.graph(), "--hlo " + hlo);
+    PlanSource.HloModule module = new PlanSource.HloModule(in.graph().name(), hlo.toString(),
+        in.sha256(), lay.names());
+    HloPlanResult p;
+    double memory = cluster.memoryPerGpu(cs);
     try (io.meshplan.exec.LocalExecutor pool = (io.meshplan.exec.LocalExecutor) executor.open();
         Progress progress = Progress.start("planning")) {
-      p = HloPipelinePlanner.of(graph, cs, cluster.comm(cs), cluster.memoryPerGpu(cs),
-          cluster.p2p(cs), cluster.overlapGradReduce, pool, progress::update).plan(lay, n);
+      p = HloPipelinePlanner.of(in.graph(), cs, cluster.comm(cs), memory, cluster.p2p(cs),
+          cluster.overlapGradReduce, pool, progress::update).plan(lay, module, n);
     }
-    PrintWriter w = spec.commandLine().getOut();
-    w.print(json ? HloPlanJson.write(p) : HloPlanText.write(p));
+    HloPlanResult.Stats st = p.stats();
+    String search = String.format(java.util.Locale.ROOT, "search: %d layer solves (%d distinct "
+        + "layers on %d logical meshes), 1 stage DP run (%d values of t_max)%n", st.layerSolves(),
+        st.distinctLayers(), st.meshes(), st.latenciesTried());
+    render(p.plan(), p.simulation(), search, cs, memory);
     return ExitCodes.OK;
   }
 
-  /** The flags that describe a preset's model and batch, or write files, do not apply. */
+  /** The flags that describe a preset's model and batch do not apply to a module. */
   private void refuseFlagsBesideHlo() {
     java.util.Map<String, Boolean> given = new java.util.LinkedHashMap<>();
     given.put("--model", model.model != null);
@@ -221,14 +232,11 @@ final class PlanCommand implements Callable<Integer> {
     given.put("--global-batch", spec.commandLine().getParseResult()
         .hasMatchedOption("--global-batch"));
     given.put("--megatron-grid", megatronGrid);
-    given.put("--out", out != null);
-    given.put("--report", report != null);
-    given.put("--compare", compare != null);
     given.put("--spark", !executor.local());
     for (var flag : given.entrySet()) {
       if (flag.getValue()) {
         throw new InputException(flag.getKey() + " cannot be used with --hlo: the module fixes "
-            + "the model and its microbatch, and its plan is printed (--json for machines)");
+            + "the model and its microbatch, and it is planned in this process");
       }
     }
   }
@@ -250,22 +258,5 @@ final class PlanCommand implements Callable<Integer> {
           + microbatches + "'");
     }
     return n;
-  }
-
-  /** The module's entry computation with its calls inlined; its warnings go to standard error. */
-  private Graph readHlo() {
-    HloModule module = new HloParser().parse(hlo);
-    Graph inlined = CallInliner.inline(module).graph();
-    Graph graph = new Graph(module.name(), inlined.instructions(), inlined.aliases());
-    if (graph.size() > ShardCommand.MAX_INSTRUCTIONS) {
-      throw new InputException("--hlo " + hlo + " has " + graph.size() + " instructions after "
-          + "inlining, more than the limit of " + ShardCommand.MAX_INSTRUCTIONS);
-    }
-    java.io.PrintWriter err = spec.commandLine().getErr();
-    for (String warning : module.warnings()) {
-      err.println("meshplan: warning: " + warning);
-    }
-    err.flush();
-    return graph;
   }
 }

@@ -1,15 +1,10 @@
 package io.meshplan.cli;
 
 import io.meshplan.cluster.ClusterSpec;
-import io.meshplan.interop.PlanSimulator;
 import io.meshplan.plan.PipelinePlan;
-import io.meshplan.plan.PlanJson;
-import io.meshplan.planner.PlannerOptions;
-import io.meshplan.planner.PricedJob;
 import io.meshplan.report.ReportHtml;
 import io.meshplan.report.ReportInput;
 import io.meshplan.report.ReportSide;
-import io.meshplan.sim.SimulationResult;
 import io.meshplan.util.InputException;
 import io.meshplan.util.InputFiles;
 import java.nio.file.Path;
@@ -55,21 +50,21 @@ final class ReportFiles {
    * @param cluster the cluster it ran on
    * @param gpuMemoryBytes the usable memory of one GPU, bytes
    * @param compareOptions the cluster options to re-simulate the compared plan with
+   * @param err standard error, for warnings about the compared plan's HLO module
    */
   static void write(Path report, Path compare, ReportSide main, ClusterSpec cluster,
-      double gpuMemoryBytes, ClusterOptions compareOptions) {
+      double gpuMemoryBytes, ClusterOptions compareOptions, java.io.PrintWriter err) {
     if (report == null) {
       return;
     }
     Optional<ReportSide> other = Optional.empty();
     if (compare != null) {
-      PipelinePlan p = PlanJson.read(compare.toString(),
-          InputFiles.readString(compare, InputFiles.PLAN_MAX_BYTES, "plan file"));
-      PricedJob setup = JobFlags.priced(p.model(), true, compareOptions, p.cluster(),
-          p.globalBatchSize(), 0, PlannerOptions.defaults());
-      SimulationResult sim = new PlanSimulator(setup.layers()).simulate(setup.request(), p);
-      other = Optional.of(new ReportSide("plan " + compare.getFileName() + ": " + p.model().name()
-          + " on " + p.cluster(), Optional.of(p), sim));
+      PlanFiles saved = PlanFiles.simulate(compare, compareOptions, err);
+      PipelinePlan p = saved.plan();
+      String name = p.hloModule().map(h -> "HLO module " + h.module())
+          .orElseGet(() -> p.model().name());
+      other = Optional.of(new ReportSide("plan " + compare.getFileName() + ": " + name
+          + " on " + p.cluster(), Optional.of(p), saved.simulation()));
     }
     String html = ReportHtml.write(new ReportInput(main, other, cluster.nodes(),
         cluster.gpusPerNode(), gpuMemoryBytes));

@@ -3,7 +3,6 @@ package io.meshplan.cli;
 import io.meshplan.interop.PlanSimulator;
 import io.meshplan.plan.ParallelConfig;
 import io.meshplan.plan.PipelinePlan;
-import io.meshplan.plan.PlanJson;
 import io.meshplan.planner.PlannerOptions;
 import io.meshplan.planner.PricedJob;
 import io.meshplan.report.ReportSide;
@@ -11,7 +10,6 @@ import io.meshplan.sim.SimulationJson;
 import io.meshplan.sim.SimulationResult;
 import io.meshplan.sim.SimulationText;
 import io.meshplan.util.InputException;
-import io.meshplan.util.InputFiles;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.Optional;
@@ -57,25 +55,27 @@ final class SimulateCommand implements Callable<Integer> {
     java.util.Map<String, Path> inputs = new java.util.LinkedHashMap<>(model.inputFiles());
     inputs.putAll(cluster.inputFiles());
     ReportFiles.check(report, compare, null, plan, inputs);
-    PricedJob setup;
+    String title;
+    io.meshplan.cluster.ClusterSpec cs;
+    double memoryPerGpu;
     Optional<PipelinePlan> drawn;
     if (plan != null) {
       if (parallel.any() || model.model != null) {
         throw new InputException("--plan carries the model and the parallel sizes; drop --model"
             + " and --tp/--pp/--dp/--vpp/--micro-batch/--global-batch");
       }
-      PipelinePlan p = PlanJson.read(plan.toString(), InputFiles.readString(plan, InputFiles.PLAN_MAX_BYTES, "plan file"));
-      setup = JobFlags.priced(p.model(), true, cluster, p.cluster(), p.globalBatchSize(), 0,
-          PlannerOptions.defaults());
-      sim = new PlanSimulator(setup.layers()).simulate(setup.request(), p);
-      drawn = Optional.of(p);
+      PlanFiles saved = PlanFiles.simulate(plan, cluster, spec.commandLine().getErr());
+      sim = saved.simulation();
+      drawn = Optional.of(saved.plan());
+      title = saved.title() + " (plan " + plan.getFileName() + ")";
+      cs = saved.cluster();
+      memoryPerGpu = saved.memoryPerGpu();
     } else {
       ParallelConfig c = parallel.config();
-      setup = JobFlags.priced(model, cluster, null, c.globalBatchSize(), 0,
+      PricedJob setup = JobFlags.priced(model, cluster, null, c.globalBatchSize(), 0,
           PlannerOptions.defaults());
-      PricedJob job = setup;
-      FlagWords.check(FlagWords.PARALLEL, () -> c.check(job.cluster().gpuCount(),
-          job.model().layers(), job.model().heads(), job.model().kvHeads()));
+      FlagWords.check(FlagWords.PARALLEL, () -> c.check(setup.cluster().gpuCount(),
+          setup.model().layers(), setup.model().heads(), setup.model().kvHeads()));
       PlanSimulator.Evaluated e = new PlanSimulator(setup.layers()).simulate(setup.request(), c,
           parallel.gpipe())
           .orElseThrow(() -> new InputException("--tp " + c.tensorParallel() + " cannot split "
@@ -83,13 +83,16 @@ final class SimulateCommand implements Callable<Integer> {
               + "feed-forward size and the vocabulary divisible by it)"));
       sim = e.simulation();
       drawn = Optional.of(e.plan());
+      title = setup.model().name() + " on " + setup.cluster().toShortString();
+      cs = setup.cluster();
+      memoryPerGpu = setup.request().memoryPerGpu();
     }
     PrintWriter w = spec.commandLine().getOut();
-    w.print(json ? SimulationJson.write(sim, false) : SimulationText.write(sim));
-    ReportFiles.write(report, compare, new ReportSide("meshplan simulate: "
-        + setup.model().name() + " on " + setup.cluster().toShortString()
-        + (plan != null ? " (plan " + plan.getFileName() + ")" : ""), drawn, sim),
-        setup.cluster(), setup.request().memoryPerGpu(), new ClusterOptions());
+    boolean module = drawn.get().hloModule().isPresent();
+    w.print(json ? SimulationJson.write(sim, false)
+        : module ? SimulationText.write(sim, "microbatches") : SimulationText.write(sim));
+    ReportFiles.write(report, compare, new ReportSide("meshplan simulate: " + title, drawn, sim),
+        cs, memoryPerGpu, new ClusterOptions(), spec.commandLine().getErr());
     if (report != null && !json) {
       w.println("wrote " + report);
     }

@@ -4,6 +4,8 @@ import io.meshplan.cluster.ClusterSpec;
 import io.meshplan.model.ModelSpec;
 import io.meshplan.plan.ParallelConfig;
 import io.meshplan.plan.PipelinePlan;
+import io.meshplan.plan.PlanSource;
+import io.meshplan.util.InfeasibleException;
 import io.meshplan.util.InputException;
 import io.meshplan.util.Require;
 import java.util.Optional;
@@ -58,10 +60,17 @@ public final class Exporter {
    * @param plan the plan
    * @param cluster the cluster it runs on
    * @return the file content, or what the framework lacks with the nearest configuration it has
+   * @throws InfeasibleException for the plan of an HLO module: the frameworks build their own
+   *     models, and none of them is the module
    */
   public ExportResult export(ExportTarget target, PipelinePlan plan, ClusterSpec cluster) {
     Require.nonNull(plan, "plan");
     Require.nonNull(cluster, "cluster");
+    if (plan.source() instanceof PlanSource.HloModule h) {
+      throw new InfeasibleException(target.label() + " cannot run the plan of the XLA module "
+          + h.module() + ": no framework model exists for an XLA module (run the module itself, "
+          + "sharded as the plan says)");
+    }
     if (plan.gpus() != cluster.gpuCount()) {
       throw new InputException("the plan uses " + plan.gpus() + " GPUs but the cluster "
           + cluster.toShortString() + " has " + cluster.gpuCount());

@@ -125,10 +125,10 @@ final class MicrobatchSearch {
           st.layer().sequenceParallel(), st.zeroStage(), st.layer().megatron(),
           c.forwardSeconds(), c.backwardSeconds(),
           sim.stages().get(i).memory().totalBytes(), PlanFigures.largestTensors(stageLayers.get(i)),
-          Optional.of(PlanFigures.axisBytes(sim.stages().get(i).commBytesPerGpu()))));
+          Optional.of(StageAssembler.axisBytes(sim.stages().get(i).commBytesPerGpu()))));
     }
     PipelinePlan plan = new PipelinePlan(model, cluster.toShortString(), req.globalBatch(), g, b,
-        1, stages, PlanFigures.prediction(sim));
+        1, stages, StageAssembler.prediction(sim));
     return new PlanResult.Planned(plan, sim, PlanResult.SearchStats.NONE);
   }
 

@@ -1,6 +1,7 @@
 package io.meshplan.interop;
 
 import io.meshplan.plan.PipelinePlan;
+import io.meshplan.plan.PlanSource;
 import io.meshplan.plan.StagePlan;
 import io.meshplan.plan.TensorSharding;
 import io.meshplan.sim.SimulationResult;
@@ -10,10 +11,13 @@ import java.util.Locale;
 /**
  * Writes a plan for people: one line per stage (layers, submesh, logical mesh, time, memory; under
  * the interleaved schedule the layer ranges of all the stage's chunks and their summed times), the
- * layouts of each stage's largest weights in words and in XLA notation, then the simulation.
+ * layouts of each stage's largest weights in words and in XLA notation, then the simulation. A
+ * plan of an HLO module also lists the module's layers, and counts its throughput in microbatches.
  */
 public final class PlanText {
   private static final double GIB = 1024.0 * 1024 * 1024;
+  /** Layers of a module named one per line; a longer stack shows its first and last halves. */
+  private static final int LISTED_LAYERS = 16;
 
   private PlanText() {}
 
@@ -25,6 +29,9 @@ public final class PlanText {
    * @return lines ending with a newline
    */
   public static String write(PipelinePlan plan, SimulationResult sim) {
+    if (plan.source() instanceof PlanSource.HloModule h) {
+      return writeModule(plan, h, sim);
+    }
     StringBuilder out = new StringBuilder();
     var m = plan.model();
     line(out, "plan for %s (%.1fB parameters, %d layers, seq %d) on %s, %d GPUs", m.name(),
@@ -36,37 +43,103 @@ public final class PlanText {
           plan.virtualStages());
     }
     out.append('\n');
-    int width = 9;
-    for (int i = 0; i < plan.pipelineStages(); i++) {
-      width = Math.max(width, plan.layersOf(i).length());
-    }
+    int width = layersWidth(plan);
     String head = "%-5s %-" + width + "s %-7s %-9s %-6s %-3s %-9s %-3s %-4s %-9s %-9s %-8s";
     line(out, head, "stage", "layers", "submesh", "devices", "mesh", "mb", "recompute", "sp",
         "zero", "fwd ms", "bwd ms", "peak GiB");
     String row = "%-5d %-" + width + "s %-7s %-9s %-6s %-3d %-9s %-3s %-4d %-9.2f %-9.2f %-8.2f";
     for (int i = 0; i < plan.pipelineStages(); i++) {
       StagePlan s = plan.stages().get(i);
-      double fwd = 0;
-      double bwd = 0;
-      for (StagePlan c : plan.chunksOf(i)) {
-        fwd += c.forwardSeconds();
-        bwd += c.backwardSeconds();
-      }
+      double[] fb = forwardBackward(plan, i);
       line(out, row, i, plan.layersOf(i), s.submeshNodes() + "x" + s.submeshGpus(),
-          s.firstDevice() + "-" + (s.firstDevice() + s.devices() - 1),
-          s.dataParallel() + "x" + s.tensorParallel(), plan.microBatchSize(s),
+          devices(s), s.dataParallel() + "x" + s.tensorParallel(), plan.microBatchSize(s),
           s.recompute().label(), s.sequenceParallel() ? "on" : "off", s.zeroStage(),
-          1e3 * fwd, 1e3 * bwd, s.peakMemoryBytes() / GIB);
+          1e3 * fb[0], 1e3 * fb[1], s.peakMemoryBytes() / GIB);
     }
     line(out, "(mesh: data-parallel x tensor-parallel; mb: sequences per microbatch per replica; "
         + "fwd/bwd: one microbatch; zero: ZeRO stage over the data-parallel group)");
     out.append('\n');
     line(out, "largest weights of one replica and their layouts over its %s:", "tensor-parallel "
         + "GPUs");
+    weights(out, plan, "  %-30s %-22s %-32s %s");
+    out.append('\n');
+    out.append(SimulationText.write(sim));
+    return out.toString();
+  }
+
+  /**
+   * The plan of an HLO training step: the module's layers, one line per stage, the layouts of
+   * each stage's largest weights over its whole mesh, and the simulation counted in microbatches
+   * (calls of the module).
+   */
+  private static String writeModule(PipelinePlan plan, PlanSource.HloModule h,
+      SimulationResult sim) {
+    StringBuilder out = new StringBuilder();
+    line(out, "plan for HLO module %s (%d layers) on %s, %d GPUs", h.module(), h.layers(),
+        plan.cluster(), plan.gpus());
+    line(out, "module %s, SHA-256 %s", h.path(), h.sha256());
+    line(out, "one microbatch per call of the module, %d microbatches per iteration",
+        plan.microbatches());
+    int layers = h.layers();
+    for (int k = 0; k < layers; k++) {
+      if (layers > LISTED_LAYERS && k == LISTED_LAYERS / 2) {
+        // Long stacks: the first and last layers; --json lists them all.
+        line(out, "... %d more layers ...", layers - 2 * (LISTED_LAYERS / 2));
+        k = layers - LISTED_LAYERS / 2 - 1;
+        continue;
+      }
+      line(out, "layer %d: %s", k, h.layerNames().get(k));
+    }
+    out.append('\n');
+    int width = layersWidth(plan);
+    line(out, "%-5s %-" + width + "s %-7s %-9s %-6s %-9s %-9s %-8s", "stage", "layers",
+        "submesh", "devices", "mesh", "fwd ms", "bwd ms", "peak GiB");
+    for (int i = 0; i < plan.pipelineStages(); i++) {
+      StagePlan s = plan.stages().get(i);
+      double[] fb = forwardBackward(plan, i);
+      line(out, "%-5d %-" + width + "s %-7s %-9s %-6s %-9.3f %-9.3f %-8.2f", i, plan.layersOf(i),
+          s.submeshNodes() + "x" + s.submeshGpus(), devices(s),
+          s.dataParallel() + "x" + s.tensorParallel(), 1e3 * fb[0], 1e3 * fb[1],
+          s.peakMemoryBytes() / GIB);
+    }
+    line(out, "(mesh: data-parallel x tensor-parallel; fwd/bwd: one microbatch)");
+    out.append('\n');
+    line(out, "largest weights and their layouts over each stage's mesh:");
+    weights(out, plan, "  %-36s %-18s %-48s %s");
+    out.append('\n');
+    out.append(SimulationText.write(sim, "microbatches"));
+    return out.toString();
+  }
+
+  private static int layersWidth(PipelinePlan plan) {
+    int width = 9;
+    for (int i = 0; i < plan.pipelineStages(); i++) {
+      width = Math.max(width, plan.layersOf(i).length());
+    }
+    return width;
+  }
+
+  /** A pipeline stage's forward and backward seconds: the sums over its chunks. */
+  private static double[] forwardBackward(PipelinePlan plan, int stage) {
+    double fwd = 0;
+    double bwd = 0;
+    for (StagePlan c : plan.chunksOf(stage)) {
+      fwd += c.forwardSeconds();
+      bwd += c.backwardSeconds();
+    }
+    return new double[] {fwd, bwd};
+  }
+
+  private static String devices(StagePlan s) {
+    return s.firstDevice() + "-" + (s.firstDevice() + s.devices() - 1);
+  }
+
+  /** Each stage's weights, a stage with the same lines as the one before left out. */
+  private static void weights(StringBuilder out, PipelinePlan plan, String format) {
     String last = null;
     for (int i = 0; i < plan.pipelineStages(); i++) {
       StagePlan s = plan.stages().get(i);
-      String text = tensorLines(s);
+      String text = tensorLines(s, format);
       if (text.equals(last)) {
         continue;
       }
@@ -74,15 +147,12 @@ public final class PlanText {
       out.append(text);
       last = text;
     }
-    out.append('\n');
-    out.append(SimulationText.write(sim));
-    return out.toString();
   }
 
-  private static String tensorLines(StagePlan s) {
+  private static String tensorLines(StagePlan s, String format) {
     StringBuilder b = new StringBuilder();
     for (TensorSharding t : s.tensors()) {
-      line(b, "  %-30s %-22s %-32s %s", t.name(), t.shape(), t.words(), t.sharding());
+      line(b, format, t.name(), t.shape(), t.words(), t.sharding());
     }
     return b.toString();
   }

@@ -192,11 +192,11 @@ final class UniformPipeline {
           sc.forwardSeconds(), sc.backwardSeconds(), sim.stages().get(g).memory().totalBytes(),
           PlanFigures.largestTensors(asm.stageLayers(setting, chunkLayers[k], k == 0,
               k == chunkLayers.length - 1)),
-          Optional.of(PlanFigures.axisBytes(sim.stages().get(g).commBytesPerGpu()))));
+          Optional.of(StageAssembler.axisBytes(sim.stages().get(g).commBytesPerGpu()))));
       first = last + 1;
     }
     return new PipelinePlan(req.model(), req.cluster().toShortString(), globalBatch,
         setting.microBatch() * dataParallel, microbatches, chunksPerStage(), stages,
-        PlanFigures.prediction(sim));
+        StageAssembler.prediction(sim));
   }
 }

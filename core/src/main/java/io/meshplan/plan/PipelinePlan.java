@@ -11,11 +11,13 @@ import java.util.Optional;
  * between the planner and what comes after it (simulation, reports, exports, launch manifests); its
  * JSON form is {@link PlanJson}.
  *
- * @param model the model, with the sequence length trained
+ * @param source what the plan trains: a model, or an HLO module whose batch is one microbatch
  * @param cluster the cluster string, e.g. {@code 128x8:h100-80gb:ib-ndr400}
- * @param globalBatchSize sequences per iteration
+ * @param globalBatchSize sequences per iteration; for an HLO module, the microbatches (the module
+ *     does not say which of its dimensions are sequences)
  * @param microbatchSequences sequences in one microbatch over all replicas of a stage (a stage of
- *     {@code d} data-parallel replicas gives each {@code microbatchSequences / d})
+ *     {@code d} data-parallel replicas gives each {@code microbatchSequences / d}); 1 for an HLO
+ *     module, whose microbatch is one call of the module
  * @param microbatches microbatches each pipeline runs per iteration
  * @param virtualStages model chunks per stage (1 = 1F1B; more = interleaved 1F1B)
  * @param stages the pipeline stages in order; blocks are numbered 0..layers-1, the embedding runs
@@ -26,7 +28,7 @@ import java.util.Optional;
  * @param prediction the simulator's figures for this plan
  */
 public record PipelinePlan(
-    ModelSpec model,
+    PlanSource source,
     String cluster,
     int globalBatchSize,
     int microbatchSequences,
@@ -39,7 +41,8 @@ public record PipelinePlan(
    * What the simulator predicts for a plan.
    *
    * @param iterationSeconds one training iteration, seconds
-   * @param tokensPerSecond tokens trained per second over the cluster
+   * @param tokensPerSecond tokens trained per second over the cluster; for an HLO module,
+   *     microbatches (calls of the module) per second
    * @param tflopsPerGpu model TFLOP/s per GPU (10^12 FLOP/s)
    * @param mfu model FLOPs utilization: model FLOP/s over the GPUs' dense peak
    * @param peakMemoryBytesPerGpu the largest peak memory of any GPU, bytes
@@ -76,7 +79,10 @@ public record PipelinePlan(
 
   /** Validates the plan's shape. */
   public PipelinePlan {
-    Require.nonNull(model, "model");
+    Require.nonNull(source, "source");
+    boolean preset = source instanceof PlanSource.Preset;
+    Require.that(preset || microbatchSequences == 1, "a plan of an HLO module runs one call of the "
+        + "module per microbatch");
     Require.nonNull(cluster, "cluster");
     Require.positive(globalBatchSize, "global batch");
     Require.positive(microbatchSequences, "microbatch sequences");
@@ -90,15 +96,15 @@ public record PipelinePlan(
         + " sequences");
     int next = 0;
     for (StagePlan s : stages) {
-      Require.that(microbatchSequences % s.dataParallel() == 0, "a microbatch of "
+      Require.that(!preset || microbatchSequences % s.dataParallel() == 0, "a microbatch of "
           + microbatchSequences + " sequences does not split over " + s.dataParallel()
           + " replicas");
       Require.that(s.firstLayer() == next, "stages must cover the layers in order: expected a "
           + "stage starting at layer " + next + ", got " + s.firstLayer());
       next = s.lastLayer() + 1;
     }
-    Require.that(next == model.layers(), "stages cover " + next + " layers but the model has "
-        + model.layers());
+    Require.that(next == source.layers(), "stages cover " + next + " layers but the "
+        + (preset ? "model" : "module") + " has " + source.layers());
     Require.that(stages.size() % virtualStages == 0, "the " + stages.size() + " model chunks "
         + "do not split into " + virtualStages + " chunks per stage");
     int p = stages.size() / virtualStages;
@@ -113,6 +119,48 @@ public record PipelinePlan(
           && c.tensorParallel() == g.tensorParallel(), "model chunk " + k + " must run on the "
           + "devices and logical mesh of pipeline stage " + (k % p));
     }
+  }
+
+  /**
+   * A plan of a model.
+   *
+   * @param model the model, with the sequence length trained
+   * @param cluster the cluster string
+   * @param globalBatchSize sequences per iteration
+   * @param microbatchSequences sequences in one microbatch over all replicas of a stage
+   * @param microbatches microbatches each pipeline runs per iteration
+   * @param virtualStages model chunks per stage
+   * @param stages the pipeline stages (model chunks) in order
+   * @param prediction the simulator's figures
+   */
+  public PipelinePlan(ModelSpec model, String cluster, int globalBatchSize,
+      int microbatchSequences, int microbatches, int virtualStages, List<StagePlan> stages,
+      Prediction prediction) {
+    this(new PlanSource.Preset(model), cluster, globalBatchSize, microbatchSequences,
+        microbatches, virtualStages, stages, prediction);
+  }
+
+  /**
+   * The model of a plan of a preset or configuration.
+   *
+   * @return the model
+   * @throws IllegalStateException for the plan of an HLO module, which has no model to build
+   *     (check {@link #source()} first)
+   */
+  public ModelSpec model() {
+    if (source instanceof PlanSource.Preset p) {
+      return p.model();
+    }
+    throw new IllegalStateException("the plan of an HLO module has no model preset");
+  }
+
+  /**
+   * The HLO module this plan trains, if it is the plan of one.
+   *
+   * @return the module, or empty for a model
+   */
+  public Optional<PlanSource.HloModule> hloModule() {
+    return source instanceof PlanSource.HloModule h ? Optional.of(h) : Optional.empty();
   }
 
   /**
@@ -217,6 +265,10 @@ public record PipelinePlan(
    * @return a sentence, or empty when it is one
    */
   public Optional<String> whyNotUniform() {
+    if (source instanceof PlanSource.HloModule h) {
+      return Optional.of("the plan trains the XLA module " + h.module() + ", and no framework "
+          + "model exists for an XLA module");
+    }
     StagePlan s0 = stages.get(0);
     for (StagePlan s : stages) {
       if (s.tensorParallel() > 1 && !s.megatronLayouts()) {

@@ -27,12 +27,23 @@ import java.util.List;
  * communicationBytesPerGpu} (the mean per GPU) at the top level and {@code
  * communicationBytesPerGpu} per stage, each an object with {@code tensorParallel}, {@code
  * dataParallel} and {@code pipeline} in bytes (see {@link AxisBytes}).
+ *
+ * <p>The plan of an HLO module ({@link PlanSource.HloModule}) has a {@code source} object ({@code
+ * kind} "hlo", the module's {@code path} and {@code sha256}) and the module's name and layers in
+ * place of {@code model}; a plan without {@code source} is the plan of its {@code model}.
  */
 public final class PlanJson {
   /** The value of the {@code format} field. */
   public static final String FORMAT = "meshplan-plan";
   /** The version this code writes and reads. */
   public static final int VERSION = 1;
+  /** The value of {@code source.kind} in the plan of an HLO module. */
+  public static final String HLO_KIND = "hlo";
+  /**
+   * The most layer names a plan file may list: an HLO module's layers are scopes of its
+   * instructions, and {@code plan --hlo} takes at most 200,000 instructions.
+   */
+  private static final int MAX_LAYER_NAMES = 200_000;
 
   private static final ObjectMapper MAPPER = new ObjectMapper()
       .enable(SerializationFeature.INDENT_OUTPUT);
@@ -46,6 +57,9 @@ public final class PlanJson {
    * @return pretty-printed JSON text, ending in a newline
    */
   public static String write(PipelinePlan plan) {
+    if (plan.source() instanceof PlanSource.HloModule h) {
+      return text(writeModule(plan, h));
+    }
     ObjectNode root = MAPPER.createObjectNode();
     root.put("format", FORMAT);
     root.put("version", VERSION);
@@ -91,11 +105,62 @@ public final class PlanJson {
       s.commBytesPerGpu().ifPresent(b -> o.set("communicationBytesPerGpu", axisBytes(b)));
       putTensors(o, s.tensors());
     }
+    return text(root);
+  }
+
+  private static String text(ObjectNode root) {
     try {
       return MAPPER.writeValueAsString(root) + "\n";
     } catch (JsonProcessingException e) {
       throw new IllegalStateException("cannot serialize a plan", e);
     }
+  }
+
+  /**
+   * The plan of an HLO training step: {@code source} ({@code kind} "hlo", the module's {@code
+   * path} and {@code sha256}), the {@code module}'s name and its {@code layerNames}; {@code
+   * tokensPerSecond} is null because a module does not say which of its dimensions are tokens, and
+   * {@code microbatchesPerSecond} gives the throughput. A stage has no batch, recomputation,
+   * sequence-parallel or ZeRO fields: the module fixes them.
+   */
+  private static ObjectNode writeModule(PipelinePlan plan, PlanSource.HloModule h) {
+    ObjectNode root = MAPPER.createObjectNode();
+    root.put("format", FORMAT);
+    root.put("version", VERSION);
+    ObjectNode source = root.putObject("source");
+    source.put("kind", HLO_KIND);
+    source.put("path", h.path());
+    source.put("sha256", h.sha256());
+    root.put("module", h.module());
+    root.put("cluster", plan.cluster());
+    root.put("gpus", plan.gpus());
+    ArrayNode names = root.putArray("layerNames");
+    h.layerNames().forEach(names::add);
+    root.put("microbatches", plan.microbatches());
+    root.put("schedule", "1f1b");
+    PipelinePlan.Prediction p = plan.prediction();
+    root.put("iterationSeconds", p.iterationSeconds());
+    root.putNull("tokensPerSecond");
+    root.put("microbatchesPerSecond", p.tokensPerSecond());
+    root.put("tflopsPerGpu", p.tflopsPerGpu());
+    root.put("mfu", p.mfu());
+    root.put("peakMemoryBytesPerGpu", p.peakMemoryBytesPerGpu());
+    p.commBytes().ifPresent(b -> root.set("communicationBytes", axisBytes(b)));
+    plan.commBytesPerGpu().ifPresent(b -> root.set("communicationBytesPerGpu", axisBytes(b)));
+    ArrayNode stages = root.putArray("stages");
+    for (StagePlan s : plan.stages()) {
+      ObjectNode o = stages.addObject();
+      o.putArray("layers").add(s.firstLayer()).add(s.lastLayer());
+      o.putArray("submesh").add(s.submeshNodes()).add(s.submeshGpus());
+      o.put("firstDevice", s.firstDevice());
+      o.putArray("logicalMesh").add(s.dataParallel()).add(s.tensorParallel());
+      o.put("forwardSeconds", s.forwardSeconds());
+      o.put("backwardSeconds", s.backwardSeconds());
+      o.put("peakMemoryBytes", s.peakMemoryBytes());
+      s.commBytesPerGpu().ifPresent(b -> o.set("communicationBytesPerGpu", axisBytes(b)));
+      putTensors(o, s.tensors());
+    }
+    return root;
   }
 
   /**
@@ -171,8 +236,11 @@ public final class PlanJson {
     JsonNode root = tree(where, text);
     Fields f = new Fields(where, root);
     checkVersion(where, f);
+    if (f.has("source")) {
+      return readModule(where, f, root);
+    }
     ModelSpec model = readModel(where, f.object("model"));
-    List<StagePlan> stages = readStages(where, root.get("stages"));
+    List<StagePlan> stages = readStages(where, root.get("stages"), false);
     try {
       return new PipelinePlan(model, f.text("cluster"), f.integer("globalBatch"),
           f.integer("microbatchSequences"), f.integer("microbatches"), f.integer("virtualStages"),
@@ -180,6 +248,39 @@ public final class PlanJson {
           new PipelinePlan.Prediction(f.number("iterationSeconds"), f.number("tokensPerSecond"),
               f.number("tflopsPerGpu"), f.number("mfu"), f.number("peakMemoryBytesPerGpu"),
               axisBytes(f, "communicationBytes")));
+    } catch (IllegalArgumentException e) {
+      throw new InputException(where + ": " + e.getMessage());
+    }
+  }
+
+  /** Reads the plan of an HLO module ({@link #writeModule}). */
+  private static PipelinePlan readModule(String where, Fields f, JsonNode root) {
+    Fields source = f.object("source");
+    if (!HLO_KIND.equals(source.text("kind"))) {
+      throw new InputException(where + ": field 'source.kind' is '" + source.text("kind")
+          + "'; expected '" + HLO_KIND + "'");
+    }
+    JsonNode names = f.get("layerNames");
+    if (!names.isArray() || names.size() > MAX_LAYER_NAMES) {
+      throw new InputException(where + ": field 'layerNames' must be an array of at most "
+          + MAX_LAYER_NAMES + " strings");
+    }
+    List<String> layerNames = new ArrayList<>();
+    for (JsonNode n : names) {
+      if (!n.isTextual()) {
+        throw new InputException(where + ": field 'layerNames' must hold strings");
+      }
+      layerNames.add(n.asText());
+    }
+    List<StagePlan> stages = readStages(where, root.get("stages"), true);
+    int microbatches = f.integer("microbatches");
+    try {
+      PlanSource.HloModule module = new PlanSource.HloModule(f.text("module"),
+          source.text("path"), source.text("sha256"), layerNames);
+      return new PipelinePlan(module, f.text("cluster"), microbatches, 1, microbatches, 1,
+          stages, new PipelinePlan.Prediction(f.number("iterationSeconds"),
+              f.number("microbatchesPerSecond"), f.number("tflopsPerGpu"), f.number("mfu"),
+              f.number("peakMemoryBytesPerGpu"), axisBytes(f, "communicationBytes")));
     } catch (IllegalArgumentException e) {
       throw new InputException(where + ": " + e.getMessage());
     }
@@ -230,13 +331,13 @@ public final class PlanJson {
     }
   }
 
-  private static List<StagePlan> readStages(String where, JsonNode arr) {
+  private static List<StagePlan> readStages(String where, JsonNode arr, boolean module) {
     if (arr == null || !arr.isArray()) {
       throw new InputException(where + ": field 'stages' is missing or not an array");
     }
     List<StagePlan> stages = new ArrayList<>();
     for (int i = 0; i < arr.size(); i++) {
-      stages.add(readStage(where + ": stages[" + i + "]", arr.get(i)));
+      stages.add(readStage(where + ": stages[" + i + "]", arr.get(i), module));
     }
     return stages;
   }
@@ -245,8 +346,9 @@ public final class PlanJson {
    * Reads one element of {@code stages}.
    *
    * @param where the file name and the stage's index, for messages
+   * @param module whether the stage is one of an HLO module's plan, which fixes the settings
    */
-  private static StagePlan readStage(String where, JsonNode node) {
+  private static StagePlan readStage(String where, JsonNode node, boolean module) {
     Fields s = new Fields(where, node);
     int[] layers = s.pair("layers");
     int[] sub = s.pair("submesh");
@@ -254,8 +356,9 @@ public final class PlanJson {
     List<TensorSharding> ts = readTensors(where, node.get("tensors"));
     try {
       return new StagePlan(layers[0], layers[1], sub[0], sub[1], s.integer("firstDevice"),
-          lm[0], lm[1], Recompute.parse(s.text("recompute")), s.bool("sequenceParallel"),
-          s.integer("zeroStage"), layouts(where, s.text("layouts")),
+          lm[0], lm[1], module ? Recompute.NONE : Recompute.parse(s.text("recompute")),
+          !module && s.bool("sequenceParallel"), module ? 0 : s.integer("zeroStage"),
+          !module && layouts(where, s.text("layouts")),
           s.number("forwardSeconds"), s.number("backwardSeconds"),
           s.number("peakMemoryBytes"), ts, axisBytes(s, "communicationBytesPerGpu"));
     } catch (IllegalArgumentException e) {

@@ -117,8 +117,7 @@ public final class ReportHtml {
       w.element("th", "value");
     }
     w.close("tr");
-    row(w, "model", sides, s -> s.plan().map(p -> p.model().name() + ", " + p.model().layers()
-        + " layers, sequence " + p.model().seq()).orElse("see title"));
+    row(w, "model", sides, s -> s.plan().map(ReportHtml::source).orElse("see title"));
     row(w, "cluster", sides, s -> s.plan().map(PipelinePlan::cluster).orElse(in.nodes() + "x"
         + in.gpusPerNode()));
     row(w, "GPUs used", sides, s -> Integer.toString(gpus(s)) + " of "
@@ -126,7 +125,9 @@ public final class ReportHtml {
     row(w, "stages x microbatches", sides, s -> s.simulation().stages().size() + " x "
         + s.simulation().microbatches() + " (" + s.simulation().schedule() + ")");
     row(w, "iteration time", sides, s -> fmt("%.4f s", s.simulation().iterationSeconds()));
-    row(w, "tokens/s", sides, s -> fmt("%.0f", s.simulation().tokensPerSecond()));
+    row(w, "tokens/s", sides, s -> s.plan().flatMap(PipelinePlan::hloModule).isPresent()
+        ? fmt("%.2f microbatches/s", s.simulation().tokensPerSecond())
+        : fmt("%.0f", s.simulation().tokensPerSecond()));
     row(w, "TFLOP/s per GPU (model / hardware)", sides, s -> fmt("%.1f / %.1f",
         s.simulation().tflopsPerGpu(), s.simulation().hardwareTflopsPerGpu()));
     row(w, "MFU", sides, s -> fmt("%.1f%%", 100 * s.simulation().mfu()));
@@ -321,5 +322,13 @@ public final class ReportHtml {
             "note");
       }
     }
+  }
+
+  /** What a plan trains, in words: the model with its layers and sequence, or the HLO module. */
+  private static String source(PipelinePlan p) {
+    if (p.source() instanceof io.meshplan.plan.PlanSource.HloModule h) {
+      return "HLO module " + h.module() + " (" + h.path() + "), " + h.layers() + " layers";
+    }
+    return p.model().name() + ", " + p.model().layers() + " layers, sequence " + p.model().seq();
   }
 }

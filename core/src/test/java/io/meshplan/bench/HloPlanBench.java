@@ -13,7 +13,7 @@ import io.meshplan.graph.HloModule;
 import io.meshplan.graph.HloParser;
 import io.meshplan.graph.HloPrinter;
 import io.meshplan.interop.hlo.HloLayering;
-import io.meshplan.interop.hlo.HloPipelinePlan;
+import io.meshplan.interop.hlo.HloPlanResult;
 import io.meshplan.interop.hlo.HloPipelinePlanner;
 import io.meshplan.interop.cost.IlpLayerCostModel;
 import io.meshplan.interop.InterOpPlanner;
@@ -103,10 +103,11 @@ public final class HloPlanBench {
     double read = (System.nanoTime() - t0) / 1e9;
     long t1 = System.nanoTime();
     HloLayering lay = HloLayering.of(g, name);
-    HloPipelinePlan plan;
+    HloPlanResult plan;
     try (LocalExecutor pool = LocalExecutor.perProcessor()) {
       plan = HloPipelinePlanner.of(g, cs, comm, 0.95 * cs.gpu().hbmBytes(),
-          SendRecvModel.catalog(cs), false, pool, x -> { }).plan(lay, c.microbatches());
+          SendRecvModel.catalog(cs), false, pool, x -> { }).plan(lay, new io.meshplan.plan.PlanSource.HloModule(
+              g.name(), name, "0".repeat(64), lay.names()), c.microbatches());
     }
     double seconds = (System.nanoTime() - t1) / 1e9;
     double heap = PlanBench.peakHeap() / (1024.0 * 1024);
@@ -127,7 +128,7 @@ public final class HloPlanBench {
     System.out.printf(Locale.ROOT, "%-28s %-24s %4d %6d %8d %6d %6d %6.2f %7.1f %8.0f %6d %9.4f"
         + " %5.1f%% %9.4f %5.1f%% %6.3f%n", name, c.cluster(), c.microbatches(), lay.layers(),
         plan.stats().distinctLayers(), plan.stats().meshes(), plan.stats().layerSolves(), read,
-        seconds, heap, plan.stages().size(), sim.iterationSeconds(), 100 * sim.mfu(), modelIter,
+        seconds, heap, plan.plan().stages().size(), sim.iterationSeconds(), 100 * sim.mfu(), modelIter,
         100 * modelMfu, sim.iterationSeconds() / modelIter);
   }
 }

@@ -28,7 +28,8 @@ class PlanHloCliTest {
         "--microbatches", "4", "--json");
     assertThat(r.code()).as(r.err()).isZero();
     JsonNode j = new ObjectMapper().readTree(r.out());
-    assertThat(j.get("format").asText()).isEqualTo("meshplan-hlo-plan");
+    assertThat(j.get("format").asText()).isEqualTo("meshplan-plan");
+    assertThat(j.get("source").get("path").asText()).isEqualTo(STEP);
     assertThat(j.get("module").asText()).isEqualTo("jit_train_step");
     assertThat(j.get("microbatches").asInt()).isEqualTo(4);
     assertThat(j.get("tokensPerSecond").isNull()).isTrue();
@@ -71,7 +72,8 @@ class PlanHloCliTest {
     oneLine(CliRun.of("plan", "--hlo", STEP, "--layers", "2", "--cluster",
         "1x4:a100-80gb", "--microbatches", "4"), 2, "--layers cannot be used with --hlo");
     oneLine(CliRun.of("plan", "--hlo", STEP, "--cluster", "1x4:a100-80gb", "--microbatches",
-        "4", "--out", dir.resolve("p.json").toString()), 2, "--out cannot be used with --hlo");
+        "4", "--spark", "local[2]", "--out", dir.resolve("p.json").toString()), 2,
+        "--spark cannot be used with --hlo");
     assertThat(dir.resolve("p.json")).doesNotExist();
     oneLine(CliRun.of("plan", "--hlo", STEP, "--cluster", "1x4:a100-80gb", "--microbatches",
         "4", "--schedule", "gpipe"), 2, "--schedule 'gpipe' is unknown");

@@ -129,4 +129,48 @@ class PlanJsonTest {
     var layers = new ParallelConfig(8, 3, 2, 1, 1, 48, Recompute.NONE, false, false);
     assertThatThrownBy(() -> layers.check(48, 32, 32, 32)).hasMessageContaining("32 layers");
   }
+
+  static PipelinePlan moduleOnTwoStages() {
+    var t = List.of(new TensorSharding("params['head']", "bf16[1024,32000]",
+        "{devices=[1,2]<=[2]}", "split dim 1 over the data-parallel axis (2 GPUs)"));
+    PlanSource.HloModule m = new PlanSource.HloModule("jit_train_step", "step.hlo",
+        "ab".repeat(32), List.of("train_step/layers[0]", "train_step/layers[1]",
+            "train_step/layers[2]"));
+    // One call of the module per microbatch: 8 microbatches, "global batch" 8, a microbatch
+    // of 1 that no data-parallel degree has to divide.
+    return new PipelinePlan(m, "1x4:a100-80gb:ib-hdr200", 8, 1, 8, 1, List.of(
+        new StagePlan(0, 1, 1, 2, 0, 2, 1, Recompute.NONE, false, 0, false, 0.0068, 0.0071,
+            7.0e9, t),
+        new StagePlan(2, 2, 1, 2, 2, 2, 1, Recompute.NONE, false, 0, false, 0.0080, 0.0087,
+            3.8e9, t)), new PipelinePlan.Prediction(0.15, 53.35, 59.97, 0.192, 7.0e9));
+  }
+
+  @Test
+  void aModulesPlanRoundTripsWithItsSource() {
+    PipelinePlan p = moduleOnTwoStages();
+    String text = PlanJson.write(p);
+    assertThat(text).contains("\"kind\" : \"hlo\"", "\"sha256\" : \"abab",
+        "\"tokensPerSecond\" : null", "\"microbatchesPerSecond\" : 53.35")
+        .doesNotContain("\"model\"", "\"recompute\"", "\"microBatch\"");
+    PipelinePlan back = PlanJson.read("p.json", text);
+    assertThat(back).isEqualTo(p);
+    assertThat(PlanJson.write(back)).isEqualTo(text);
+    assertThat(back.whyNotUniform()).hasValueSatisfying(w ->
+        assertThat(w).contains("no framework model exists for an XLA module"));
+    assertThatThrownBy(back::model).isInstanceOf(IllegalStateException.class);
+  }
+
+  @Test
+  void aModulesPlanWithBadSourceFieldsNamesThem() {
+    String text = PlanJson.write(moduleOnTwoStages());
+    assertThatThrownBy(() -> PlanJson.read("p.json", text.replace("\"hlo\"", "\"onnx\"")))
+        .isInstanceOf(InputException.class).hasMessageContaining("source.kind");
+    assertThatThrownBy(() -> PlanJson.read("p.json", text.replace("abab", "ABAB")))
+        .isInstanceOf(InputException.class).hasMessageContaining("SHA-256");
+    assertThatThrownBy(() -> PlanJson.read("p.json", text.replace("\"train_step/layers[2]\"",
+        "3"))).isInstanceOf(InputException.class).hasMessageContaining("layerNames");
+    // Three layers named, but stages that cover two.
+    assertThatThrownBy(() -> PlanJson.read("p.json", text.replace("\"layers\" : [ 2, 2 ]",
+        "\"layers\" : [ 2, 1 ]"))).isInstanceOf(InputException.class);
+  }
 }

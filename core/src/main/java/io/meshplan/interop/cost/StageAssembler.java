@@ -7,6 +7,9 @@ import io.meshplan.cluster.LinkLevel;
 import io.meshplan.cluster.LogicalMesh;
 import io.meshplan.interop.space.LayerSetting;
 import io.meshplan.interop.space.PlanRequest;
+import io.meshplan.plan.AxisBytes;
+import io.meshplan.plan.PipelinePlan;
+import io.meshplan.sim.CommVolume;
 import io.meshplan.sim.P2pCost;
 import io.meshplan.sim.PipelineSimulator;
 import io.meshplan.sim.Schedule;
@@ -16,6 +19,7 @@ import io.meshplan.sim.StageCost;
 import io.meshplan.util.Require;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * Puts planned layers together into stages and stages into a simulated pipeline; shared by the
@@ -180,5 +184,27 @@ public final class StageAssembler {
       int pairs = Math.min(m, costs.get(from).devices());
       return model.sendRecv(bytes, pairs, oneNode ? LinkLevel.INTRA_NODE : LinkLevel.INTER_NODE);
     };
+  }
+
+  /**
+   * The plan's prediction from its simulation.
+   *
+   * @param sim the simulation
+   * @return the prediction
+   */
+  public static PipelinePlan.Prediction prediction(SimulationResult sim) {
+    return new PipelinePlan.Prediction(sim.iterationSeconds(), sim.tokensPerSecond(),
+        sim.tflopsPerGpu(), sim.mfu(), sim.peakMemoryBytesPerGpu(),
+        Optional.of(axisBytes(sim.commBytes())));
+  }
+
+  /**
+   * The simulator's communication volume in the plan's terms.
+   *
+   * @param v the volume
+   * @return bytes per mesh axis
+   */
+  public static AxisBytes axisBytes(CommVolume v) {
+    return new AxisBytes(v.tensorParallelBytes(), v.dataParallelBytes(), v.pipelineBytes());
   }
 }

@@ -15,6 +15,10 @@ import io.meshplan.interop.space.SearchRules;
 import io.meshplan.interop.space.SearchSpace;
 import io.meshplan.interop.space.SubmeshShape;
 import io.meshplan.intraop.MeshEnv;
+import io.meshplan.model.Recompute;
+import io.meshplan.plan.PipelinePlan;
+import io.meshplan.plan.PlanSource;
+import io.meshplan.plan.StagePlan;
 import io.meshplan.plan.TensorSharding;
 import io.meshplan.sim.MemoryBreakdown;
 import io.meshplan.sim.PipelineSimulator;
@@ -30,6 +34,7 @@ import io.meshplan.util.Units;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Optional;
 import java.util.function.IntConsumer;
 
 /**
@@ -158,46 +163,103 @@ public final class HloPipelinePlanner {
    * Plans a step.
    *
    * @param lay the step's layers and phases
+   * @param module the module's file and hash, with the layers of {@code lay}
    * @param microbatches microbatches per iteration
-   * @return the plan
+   * @return the plan with its simulation
    * @throws InfeasibleException when no pipeline fits in memory; says how much would be needed
    */
-  public HloPipelinePlan plan(HloLayering lay, int microbatches) {
+  public HloPlanResult plan(HloLayering lay, PlanSource.HloModule module, int microbatches) {
     Require.positive(microbatches, "microbatches");
     SearchRules.checkMicrobatches(microbatches);
+    Require.that(module.layerNames().equals(lay.names()), "the module's layers are the step's");
     int layers = lay.layers();
     Search sr = search(layers);
-    List<HloLayerGraph> graphs = new ArrayList<>(layers);
-    for (int k = 0; k < layers; k++) {
-      graphs.add(HloLayerGraph.of(lay, k));
-    }
+    List<HloLayerGraph> graphs = graphs(lay);
     HloLayerCost[][] cost = price(graphs, sr.meshes());
     StageCostTable table = new Table(cost, sr.of());
     StageDpResult r = new StageDp(new StageDpProblem(sr.shapes(), cluster.nodes(),
         cluster.gpusPerNode(), table, memoryPerGpu, microbatches)).solve();
-    String name = lay.graph().name();
     if (r instanceof StageDpResult.Infeasible inf) {
-      throw infeasible(name, microbatches, inf, cost, sr);
+      throw infeasible(lay.graph().name(), microbatches, inf, cost, sr);
     }
     StageDpResult.Feasible f = (StageDpResult.Feasible) r;
+    List<Placed> placed = new ArrayList<>();
+    for (Stage st : f.plan().stages()) {
+      int[] dt = sr.meshes().get(st.tag());
+      placed.add(new Placed(st.firstLayer(), st.lastLayer(), st.submesh(), dt[0], dt[1],
+          cost[st.tag()]));
+    }
+    long distinct = graphs.stream().map(HloLayerGraph::fingerprint).distinct().count();
+    return assemble(lay, module, graphs, placed, microbatches, new HloPlanResult.Stats(
+        (int) distinct, sr.meshes().size(), pricer.solves(), f.latenciesTried()));
+  }
+
+  /**
+   * Prices a saved plan of this step again: each stage's layers on the stage's logical mesh,
+   * then the pipeline simulated as {@link #plan} simulates it, so the same module on the same
+   * cluster gives the same iteration.
+   *
+   * @param lay the step's layers and phases, read from the module again
+   * @param saved the saved plan
+   * @return the plan with the figures of this pricing, and its simulation
+   * @throws InputException when the plan's layers are not the module's, or a stage's mesh has no
+   *     layout for one of its layers
+   */
+  public HloPlanResult simulate(HloLayering lay, PipelinePlan saved) {
+    PlanSource.HloModule module = saved.hloModule().orElseThrow(() ->
+        new IllegalArgumentException("not the plan of an HLO module"));
+    if (!module.layerNames().equals(lay.names())) {
+      throw new InputException("the plan's layers are not the module's: the plan names "
+          + module.layerNames().size() + " layers, the module " + lay.layers());
+    }
+    Require.that(saved.virtualStages() == 1, "the plan of an HLO module runs 1F1B");
+    List<HloLayerGraph> graphs = graphs(lay);
+    List<Placed> placed = new ArrayList<>();
+    for (StagePlan s : saved.stages()) {
+      if (s.submeshNodes() > cluster.nodes() || s.submeshGpus() > cluster.gpusPerNode()) {
+        throw new InputException("stage " + placed.size() + "'s submesh " + s.submeshNodes()
+            + "x" + s.submeshGpus() + " is larger than the cluster " + cluster.toShortString());
+      }
+      HloLayerCost[] cost = new HloLayerCost[lay.layers()];
+      for (int k = s.firstLayer(); k <= s.lastLayer(); k++) {
+        cost[k] = pricer.cost(graphs.get(k), s.dataParallel(), s.tensorParallel());
+        if (cost[k] == null) {
+          throw new InputException("layer " + k + " (" + lay.names().get(k) + ") has no layout "
+              + "on the " + s.dataParallel() + "x" + s.tensorParallel() + " mesh of stage "
+              + placed.size());
+        }
+      }
+      placed.add(new Placed(s.firstLayer(), s.lastLayer(),
+          new SubmeshShape(s.submeshNodes(), s.submeshGpus()), s.dataParallel(),
+          s.tensorParallel(), cost));
+    }
+    return assemble(lay, module, graphs, placed, saved.microbatches(),
+        HloPlanResult.Stats.NONE);
+  }
+
+  /**
+   * A stage placed on a submesh with its logical mesh {@code d x t}, and the costs of the layers
+   * on that mesh ({@code cost[k]} for layer {@code k} of the stage).
+   */
+  private record Placed(int first, int last, SubmeshShape submesh, int d, int t,
+      HloLayerCost[] cost) {}
+
+  /** The stages' costs, the simulation of the pipeline under 1F1B, and the plan. */
+  private HloPlanResult assemble(HloLayering lay, PlanSource.HloModule module,
+      List<HloLayerGraph> graphs, List<Placed> placed, int microbatches,
+      HloPlanResult.Stats stats) {
     double[][] cut = lay.boundaryBytes();
-    List<HloPipelinePlan.Stage> stages = new ArrayList<>();
     List<StageCost> costs = new ArrayList<>();
     int device = 0;
-    List<Stage> chosen = f.plan().stages();
-    int[] firstDevice = new int[chosen.size()];
-    for (int i = 0; i < chosen.size(); i++) {
-      Stage st = chosen.get(i);
-      int[] dt = sr.meshes().get(st.tag());
-      boolean last = i == chosen.size() - 1;
-      double send = last ? 0 : Math.max(cut[st.lastLayer()][0], cut[st.lastLayer()][1])
-          / ((double) dt[0] * dt[1]);
-      StageCost sc = stageCost(cost[st.tag()], st.firstLayer(), st.lastLayer(), dt[0], dt[1],
-          send);
+    int[] firstDevice = new int[placed.size()];
+    for (int i = 0; i < placed.size(); i++) {
+      Placed st = placed.get(i);
+      boolean last = i == placed.size() - 1;
+      double send = last ? 0 : Math.max(cut[st.last()][0], cut[st.last()][1])
+          / ((double) st.d() * st.t());
+      StageCost sc = stageCost(st.cost(), st.first(), st.last(), st.d(), st.t(), send);
       costs.add(sc);
       firstDevice[i] = device;
-      stages.add(new HloPipelinePlan.Stage(st.firstLayer(), st.lastLayer(), st.submesh(), device,
-          dt[0], dt[1], largest(cost[st.tag()], graphs, st.firstLayer(), st.lastLayer()), sc));
       device += sc.devices();
     }
     StageAssembler.checkSimulationSize(microbatches, costs.size());
@@ -205,10 +267,27 @@ public final class HloPipelinePlanner {
         new Schedule.OneFOneB(), microbatches, StageAssembler.p2p(cluster, p2p, costs,
             firstDevice), cluster.gpuCount(), KernelTimeModel.densePeak(cluster.gpu(),
             elementBytes), microbatches)).simulate();
-    long distinct = graphs.stream().map(HloLayerGraph::fingerprint).distinct().count();
-    return new HloPipelinePlan(name, cluster.toShortString(), lay.names(), stages, microbatches,
-        sim, new HloPipelinePlan.Stats((int) distinct, sr.meshes().size(), pricer.solves(),
-            f.latenciesTried()));
+    List<StagePlan> stages = new ArrayList<>();
+    for (int i = 0; i < placed.size(); i++) {
+      Placed st = placed.get(i);
+      StageCost sc = costs.get(i);
+      stages.add(new StagePlan(st.first(), st.last(), st.submesh().n(), st.submesh().m(),
+          firstDevice[i], st.d(), st.t(), Recompute.NONE, false, 0, false, sc.forwardSeconds(),
+          sc.backwardSeconds(), sim.stages().get(i).memory().totalBytes(),
+          largest(st.cost(), graphs, st.first(), st.last()),
+          Optional.of(StageAssembler.axisBytes(sim.stages().get(i).commBytesPerGpu()))));
+    }
+    PipelinePlan plan = new PipelinePlan(module, cluster.toShortString(), microbatches, 1,
+        microbatches, 1, stages, StageAssembler.prediction(sim));
+    return new HloPlanResult(plan, sim, costs, stats);
+  }
+
+  private static List<HloLayerGraph> graphs(HloLayering lay) {
+    List<HloLayerGraph> graphs = new ArrayList<>(lay.layers());
+    for (int k = 0; k < lay.layers(); k++) {
+      graphs.add(HloLayerGraph.of(lay, k));
+    }
+    return graphs;
   }
 
   /**

@@ -160,9 +160,9 @@ class HloPipelineTest {
     HloLayering lay = HloLayering.of(resource("mlp_train_step.hlo"), "mlp");
     HloLayerPricer pricer = pricer("1x1:a100-80gb", 4);
     try (LocalExecutor pool = new LocalExecutor(1)) {
-      HloPipelinePlan plan = planner("1x1:a100-80gb", pricer, pool).plan(lay, 4);
-      assertThat(plan.stages()).hasSize(1);
-      StageCost s = plan.stages().get(0).cost();
+      HloPlanResult plan = planner("1x1:a100-80gb", pricer, pool).plan(lay, module(lay), 4);
+      assertThat(plan.plan().stages()).hasSize(1);
+      StageCost s = plan.stageCosts().get(0);
       // Dot FLOPs of one microbatch: forward dot.7 and dot.13, backward dot.32, dot.45 and
       // dot.48 (no input gradient: x is data), each 2 * 32 * 128 * 256 = 2,097,152:
       // 5 * 2,097,152 = 10,485,760; four microbatches make 41,943,040.
@@ -208,13 +208,13 @@ class HloPipelineTest {
         .isEqualTo(HloLayerGraph.of(lay, 2).fingerprint());
     HloLayerPricer pricer = pricer("1x2:a100-80gb", 2);
     try (LocalExecutor pool = new LocalExecutor(2)) {
-      HloPipelinePlan plan = planner("1x2:a100-80gb", pricer, pool).plan(lay, 2);
+      HloPlanResult plan = planner("1x2:a100-80gb", pricer, pool).plan(lay, module(lay), 2);
       // Meshes 1x1, 1x2 and 2x1; 3 distinct layers each.
       assertThat(plan.stats().meshes()).isEqualTo(3);
       assertThat(plan.stats().layerSolves()).isEqualTo(9);
       assertThat(plan.stats().distinctLayers()).isEqualTo(3);
       // Layer 2's listed weights carry layer 2's names, though its cost is layer 1's.
-      for (HloPipelinePlan.Stage s : plan.stages()) {
+      for (io.meshplan.plan.StagePlan s : plan.plan().stages()) {
         if (s.firstLayer() <= 2 && s.lastLayer() >= 2 && s.firstLayer() == 2) {
           assertThat(s.tensors()).allMatch(t -> !t.name().contains("layer_1"));
         }
@@ -234,7 +234,7 @@ class HloPipelineTest {
       // DP's least capacity with which some pipeline fits is what the message gives. Spread
       // over more 2-GPU nodes at 90% of 1000 bytes each: ceil(610 KiB * 2 / (0.9 * 1000 * 2)),
       // about 625,000 / 900 = 694.4, so at least 695 nodes.
-      assertThatThrownBy(() -> tiny.plan(lay, 4)).isInstanceOf(InfeasibleException.class)
+      assertThatThrownBy(() -> tiny.plan(lay, module(lay), 4)).isInstanceOf(InfeasibleException.class)
           .hasMessage("no pipeline of main.80 with 4 microbatches fits in 1000B per GPU; it "
               + "needs 610KiB per GPU; try at least 695x2:a100-80gb:ib-hdr200");
     }
@@ -255,5 +255,11 @@ class HloPipelineTest {
         .isEqualTo("split dim 0 dim 1 over 8 GPUs, both axes");
     assertThat(HloLayerPricer.words(io.meshplan.sharding.ShardingSpec.replicated(2), w, mesh,
         "w1")).isEqualTo("replicated");
+  }
+
+  /** The module's source as a plan records it; the hash stands for a file's. */
+  static io.meshplan.plan.PlanSource.HloModule module(HloLayering lay) {
+    return new io.meshplan.plan.PlanSource.HloModule(lay.graph().name(), "step.hlo",
+        "0".repeat(64), lay.names());
   }
 }

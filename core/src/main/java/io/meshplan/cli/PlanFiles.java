@@ -1,0 +1,97 @@
+package io.meshplan.cli;
+
+import io.meshplan.cluster.ClusterSpec;
+import io.meshplan.exec.LocalExecutor;
+import io.meshplan.interop.PlanSimulator;
+import io.meshplan.interop.hlo.HloLayering;
+import io.meshplan.interop.hlo.HloPipelinePlanner;
+import io.meshplan.plan.PipelinePlan;
+import io.meshplan.plan.PlanJson;
+import io.meshplan.plan.PlanSource;
+import io.meshplan.planner.PlannerOptions;
+import io.meshplan.planner.PricedJob;
+import io.meshplan.sim.SimulationResult;
+import io.meshplan.util.InputException;
+import io.meshplan.util.InputFiles;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+
+/**
+ * A saved plan priced again, for {@code simulate --plan} and {@code --compare}: the plan of a
+ * model from the model's layers, the plan of an HLO module from the module, which must be the
+ * one the plan was made from (same SHA-256). Stored stage times are not replayed.
+ *
+ * @param plan the plan as read
+ * @param simulation its simulation under this pricing
+ * @param cluster the cluster it was simulated on
+ * @param memoryPerGpu the usable memory of one GPU, bytes
+ */
+record PlanFiles(PipelinePlan plan, SimulationResult simulation, ClusterSpec cluster,
+    double memoryPerGpu) {
+
+  /**
+   * Reads a plan file.
+   *
+   * @param file the plan file
+   * @return the plan
+   */
+  static PipelinePlan read(Path file) {
+    return PlanJson.read(file.toString(), InputFiles.readString(file, InputFiles.PLAN_MAX_BYTES,
+        "plan file"));
+  }
+
+  /**
+   * Reads a plan file and prices it again.
+   *
+   * @param file the plan file
+   * @param options the cluster flags (the plan's cluster when {@code --cluster} is absent)
+   * @param err standard error, for the HLO parser's warnings
+   * @return the plan and its simulation
+   * @throws InputException when the file is not a plan, or its module is missing or changed
+   */
+  static PlanFiles simulate(Path file, ClusterOptions options, PrintWriter err) {
+    PipelinePlan p = read(file);
+    if (p.source() instanceof PlanSource.HloModule h) {
+      return simulateModule(file, p, h, options, err);
+    }
+    PricedJob setup = JobFlags.priced(p.model(), true, options, p.cluster(), p.globalBatchSize(),
+        0, PlannerOptions.defaults());
+    SimulationResult sim = new PlanSimulator(setup.layers()).simulate(setup.request(), p);
+    return new PlanFiles(p, sim, setup.cluster(), setup.request().memoryPerGpu());
+  }
+
+  private static PlanFiles simulateModule(Path file, PipelinePlan p, PlanSource.HloModule h,
+      ClusterOptions options, PrintWriter err) {
+    Path path;
+    try {
+      path = Path.of(h.path());
+    } catch (java.nio.file.InvalidPathException e) {
+      throw new InputException(file + ": field 'source.path' is not a path: " + e.getReason());
+    }
+    HloInput in = HloInput.read(path, "the module of plan " + file + ",", err);
+    if (!in.sha256().equals(h.sha256())) {
+      throw new InputException("the module " + path + " has changed since plan " + file
+          + " was made (SHA-256 " + in.sha256().substring(0, 12) + "..., the plan's "
+          + h.sha256().substring(0, 12) + "...); plan it again with 'meshplan plan --hlo'");
+    }
+    HloLayering lay = HloLayering.of(in.graph(), "the module " + path);
+    ClusterSpec cs = options.spec(p.cluster());
+    double memory = options.memoryPerGpu(cs);
+    try (LocalExecutor pool = LocalExecutor.perProcessor()) {
+      SimulationResult sim = HloPipelinePlanner.of(in.graph(), cs, options.comm(cs), memory,
+          options.p2p(cs), options.overlapGradReduce, pool, percent -> { }).simulate(lay, p)
+          .simulation();
+      return new PlanFiles(p, sim, cs, memory);
+    }
+  }
+
+  /**
+   * A title for reports: the plan's model or module and its cluster.
+   *
+   * @return e.g. {@code llama2-7b on 4x8:h100-80gb:ib-ndr400}
+   */
+  String title() {
+    return (plan.source() instanceof PlanSource.HloModule h ? "HLO module " + h.module()
+        : plan.model().name()) + " on " + cluster.toShortString();
+  }
+}

@@ -1,0 +1,85 @@
+package io.meshplan.plan;
+
+import io.meshplan.model.ModelSpec;
+import io.meshplan.util.Require;
+import java.util.List;
+import java.util.regex.Pattern;
+
+/**
+ * What a plan trains: a model preset (or a Hugging Face {@code config.json}) that meshplan builds
+ * layer by layer, or the XLA HLO module of a whole training step. A plan of a module keeps the
+ * module's path and SHA-256 so that {@code simulate --plan} prices the same module again, and
+ * refuses another.
+ */
+public sealed interface PlanSource permits PlanSource.Preset, PlanSource.HloModule {
+  /**
+   * The layers the stages cover, numbered from 0.
+   *
+   * @return the layer count
+   */
+  int layers();
+
+  /**
+   * A name for titles: the model's or the module's.
+   *
+   * @return the name
+   */
+  String name();
+
+  /**
+   * A model meshplan builds (a preset or a Hugging Face configuration).
+   *
+   * @param model the model, with the sequence length trained
+   */
+  record Preset(ModelSpec model) implements PlanSource {
+    /** Checks the model. */
+    public Preset {
+      Require.nonNull(model, "model");
+    }
+
+    @Override
+    public int layers() {
+      return model.layers();
+    }
+
+    @Override
+    public String name() {
+      return model.name();
+    }
+  }
+
+  /**
+   * The HLO text of a training step (forward, backward and update); its batch is one
+   * microbatch.
+   *
+   * @param module the module's name ({@code HloModule} line)
+   * @param path the file as it was given, which {@code simulate --plan} reads again
+   * @param sha256 the SHA-256 of the file's bytes, 64 lower-case hexadecimal digits
+   * @param layerNames the module's layers in order, from their scopes
+   */
+  record HloModule(String module, String path, String sha256, List<String> layerNames)
+      implements PlanSource {
+    private static final Pattern HEX64 = Pattern.compile("[0-9a-f]{64}");
+
+    /** Checks the fields and copies the list. */
+    public HloModule {
+      Require.nonNull(module, "module");
+      Require.nonNull(path, "module path");
+      Require.nonNull(sha256, "module SHA-256");
+      Require.that(HEX64.matcher(sha256).matches(), "the module's SHA-256 must be 64 lower-case "
+          + "hexadecimal digits");
+      layerNames = List.copyOf(layerNames);
+      Require.that(!layerNames.isEmpty(), "a module needs at least one layer");
+    }
+
+    @Override
+    public int layers() {
+      return layerNames.size();
+    }
+
+    @Override
+    public String name() {
+      return module;
+    }
+  }
+}
