@@ -1,0 +1,189 @@
+package io.meshplan.bench;
+
+import io.meshplan.cluster.ClusterSpec;
+import io.meshplan.graph.DType;
+import io.meshplan.interop.PlanSimulator;
+import io.meshplan.model.Architecture;
+import io.meshplan.model.ModelSpec;
+import io.meshplan.model.Presets;
+import io.meshplan.model.Recompute;
+import io.meshplan.plan.ParallelConfig;
+import io.meshplan.planner.Planner;
+import io.meshplan.planner.PlannerOptions;
+import io.meshplan.planner.PricedJob;
+import io.meshplan.planner.Pricing;
+import io.meshplan.planner.TrainingJob;
+import io.meshplan.sim.SimulationResult;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * Predicted against measured on public sets of real training runs: {@code simulate} states each
+ * run as it was run and prints the published figure beside the prediction, the error of each row,
+ * and each set's mean absolute percentage error. Nothing here is fitted: the sets only check the
+ * cost model.
+ *
+ * <ul>
+ *   <li>Narayanan et al., SC'21, Table 1 (Megatron-LM, A100 80 GB): TP = min(MP, 8), PP = MP /
+ *       TP, DP = GPUs / MP, the published global batch, fp16, full recomputation, micro-batch 1 (not
+ *       published; one rule for every row), unfused attention (2021). The paper's TFLOP/s count the
+ *       FLOPs executed with recomputation: compared with the simulator's hardware TFLOP/s.
+ *   <li>llm-foundry's MPT benchmarks on A100 80 GB: FSDP FULL_SHARD (ZeRO-3 over every GPU), bf16,
+ *       the published micro-batch and global batch, activation checkpointing as published
+ *       (full or none). MPT has ALiBi, which meshplan does not model: the runs are stated with
+ *       rotary positions, a few elementwise operations on Q and K, no parameters, as ALiBi has
+ *       none. Compared on tokens per second per GPU.
+ * </ul>
+ *
+ * <p>Run: {@code mvn -q -B -DskipTests package && mvn -q -B test-compile && java -Xmx4g -cp
+ * "core/target/test-classes:core/target/meshplan.jar:core/target/lib/*"
+ * io.meshplan.bench.FidelityBench}.
+ */
+public final class FidelityBench {
+  private static final double GIB = 1024.0 * 1024 * 1024;
+
+  private FidelityBench() {}
+
+  /** One run as published and as meshplan states it. */
+  private record Run(String set, String name, ModelSpec model, String cluster, ParallelConfig c,
+      DType dtype, double measured, String unit) {}
+
+  /** A run's prediction. */
+  private record Result(Run run, double predicted, double peakGib, boolean fits) {
+    double error() {
+      return predicted / run.measured() - 1;
+    }
+  }
+
+  /**
+   * Prints the table.
+   *
+   * @param args unused
+   * @throws IOException when a data file cannot be read
+   */
+  public static void main(String[] args) throws IOException {
+    List<Run> runs = new ArrayList<>(megatron());
+    runs.addAll(mpt());
+    System.out.printf(Locale.ROOT, "%-5s %-12s %-16s %-26s %9s %9s %8s %9s %-5s%n", "set",
+        "run", "cluster", "tp/pp/dp mb gb recompute", "measured", "predicted", "error",
+        "peak GiB", "fits");
+    List<Result> results = new ArrayList<>();
+    for (Run r : runs) {
+      Result res = simulate(r);
+      results.add(res);
+      ParallelConfig c = r.c();
+      System.out.printf(Locale.ROOT, "%-5s %-12s %-16s %-26s %9.1f %9.1f %+7.1f%% %9.1f %-5s%n",
+          r.set(), r.name(), r.cluster(), c.tensorParallel() + "/" + c.pipelineParallel() + "/"
+              + c.dataParallel() + " " + c.microBatchSize() + " " + c.globalBatchSize() + " "
+              + c.recompute().label(), r.measured(), res.predicted(), 100 * res.error(),
+          res.peakGib(), res.fits() ? "yes" : "NO");
+    }
+    System.out.println();
+    for (String set : List.of("sc21", "mpt")) {
+      double sum = 0;
+      double max = 0;
+      int n = 0;
+      int fit = 0;
+      for (Result r : results) {
+        if (r.run().set().equals(set)) {
+          sum += Math.abs(r.error());
+          max = Math.max(max, Math.abs(r.error()));
+          n++;
+          fit += r.fits() ? 1 : 0;
+        }
+      }
+      String unit = results.stream().filter(r -> r.run().set().equals(set)).findFirst()
+          .map(r -> r.run().unit()).orElse("");
+      System.out.printf(Locale.ROOT, "%-5s %2d runs (%s): MAPE %.1f%%, max %.1f%%, %d of %d fit "
+          + "in memory%n", set, n, unit, 100 * sum / n, 100 * max, fit, n);
+    }
+  }
+
+  private static Result simulate(Run r) {
+    ClusterSpec cs = ClusterSpec.parse(r.cluster());
+    TrainingJob job = TrainingJob.of(r.model(), cs).withGlobalBatch(r.c().globalBatchSize())
+        .withDtype(r.dtype());
+    PricedJob priced = Planner.price(job, Pricing.catalog(), PlannerOptions.defaults());
+    r.c().check(cs.gpuCount(), r.model().layers(), r.model().heads(), r.model().kvHeads());
+    SimulationResult s = new PlanSimulator(priced.layers()).simulate(priced.request(), r.c())
+        .orElseThrow().simulation();
+    double predicted = r.set().equals("sc21") ? s.hardwareTflopsPerGpu()
+        : s.tokensPerSecond() / cs.gpuCount();
+    double peak = s.peakMemoryBytesPerGpu();
+    return new Result(r, predicted, peak / GIB, peak <= cs.gpu().hbmBytes());
+  }
+
+  /** SC'21 Table 1. */
+  private static List<Run> megatron() throws IOException {
+    List<Run> out = new ArrayList<>();
+    ModelSpec gpt = Presets.get("gpt-1.7b");
+    for (String[] f : rows("/fidelity/megatron_sc21_table1.csv")) {
+      int hidden = Integer.parseInt(f[2]);
+      int layers = Integer.parseInt(f[3]);
+      int heads = Integer.parseInt(f[4]);
+      int mp = Integer.parseInt(f[5]);
+      int gpus = Integer.parseInt(f[6]);
+      int batch = Integer.parseInt(f[7]);
+      ModelSpec m = new ModelSpec("gpt-" + f[0], gpt.family(), layers, hidden, heads, heads,
+          4 * hidden, gpt.vocab(), 2048, batch, DType.F16, gpt.arch());
+      int tp = Math.min(mp, 8);
+      ParallelConfig c = new ParallelConfig(tp, mp / tp, gpus / mp, 1, 1, batch, Recompute.FULL,
+          false, false);
+      out.add(new Run("sc21", f[0], m, gpus / 8 + "x8:a100-80gb", c, DType.F16,
+          Double.parseDouble(f[8]), "hardware TFLOP/s per GPU"));
+    }
+    return out;
+  }
+
+  /** llm-foundry's MPT table. */
+  private static List<Run> mpt() throws IOException {
+    List<Run> out = new ArrayList<>();
+    Architecture arch = new Architecture(Architecture.Mlp.GELU, Architecture.Norm.LAYER,
+        Architecture.Positions.ROTARY, 0, false, true);
+    for (String[] f : rows("/fidelity/llmfoundry_mpt_a100.csv")) {
+      int hidden = Integer.parseInt(f[1]);
+      int layers = Integer.parseInt(f[2]);
+      int heads = Integer.parseInt(f[3]);
+      int gpus = Integer.parseInt(f[7]);
+      int micro = Integer.parseInt(f[8]);
+      int batch = Integer.parseInt(f[9]);
+      ModelSpec m = new ModelSpec(f[0].toLowerCase(Locale.ROOT), ModelSpec.Family.GPT, layers,
+          hidden, heads, heads, Integer.parseInt(f[4]), Integer.parseInt(f[5]),
+          Integer.parseInt(f[6]), batch, DType.BF16, arch);
+      Recompute rc = f[10].equals("full") ? Recompute.FULL : Recompute.NONE;
+      ParallelConfig c = new ParallelConfig(1, 1, gpus, 1, micro, batch, rc, false, 3);
+      out.add(new Run("mpt", f[0] + "/" + f[6], m, gpus / 8 + "x8:a100-80gb", c, DType.BF16,
+          Double.parseDouble(f[12]), "tokens/s per GPU"));
+    }
+    return out;
+  }
+
+  /** The data rows of a shipped CSV file: no comments, no header, quoted commas kept. */
+  private static List<String[]> rows(String resource) throws IOException {
+    List<String[]> out = new ArrayList<>();
+    try (InputStream in = FidelityBench.class.getResourceAsStream(resource)) {
+      if (in == null) {
+        throw new IOException("missing resource " + resource);
+      }
+      BufferedReader r = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8));
+      boolean header = true;
+      for (String line = r.readLine(); line != null; line = r.readLine()) {
+        if (line.startsWith("#") || line.isBlank()) {
+          continue;
+        }
+        if (header) {
+          header = false;
+          continue;
+        }
+        out.add(line.split(",(?=(?:[^\"]*\"[^\"]*\")*[^\"]*$)", -1));
+      }
+    }
+    return out;
+  }
+}
