@@ -174,7 +174,9 @@ final class ExportCommand implements Callable<Integer> {
   /** The schedule simulator's prediction, as {@code simulate} would print it. */
   private Optional<PipelinePlan.Prediction> simulate(ExportInput in) {
     try {
-      PricedJob setup = JobFlags.priced(in.model(), true, clusterOptions,
+      // The frameworks' own default (Megatron-LM's --attention-backend auto, torchtitan's SDPA)
+      // runs fused attention where the GPU has it: so does the prediction.
+      PricedJob setup = JobFlags.priced(in.model(), true, clusterOptions, Optional.empty(),
           in.cluster().toShortString(), in.config().globalBatchSize(), 0,
           PlannerOptions.defaults());
       return new PlanSimulator(setup.layers()).simulate(setup.request(), in.config())

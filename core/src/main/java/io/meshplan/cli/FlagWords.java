@@ -27,7 +27,8 @@ final class FlagWords {
 
   /** The fields of a training job ({@link io.meshplan.planner.TrainingJob}). */
   static final Map<String, String> JOB = Map.of("the training precision", "--dtype",
-      "the global batch", "--global-batch");
+      "the global batch", "--global-batch", "^flash attention", "--attention flash",
+      "use unfused attention", "use --attention unfused");
 
   /** A cluster string ({@link io.meshplan.cluster.ClusterSpec#parse}) at a message's start. */
   static final Map<String, String> CLUSTER = Map.of("^cluster '", "--cluster '");

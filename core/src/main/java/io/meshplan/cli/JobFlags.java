@@ -21,6 +21,7 @@ final class JobFlags {
    * @param modelOptions the model flags; without {@code --dtype} training runs in the GPU's
    *     training precision
    * @param clusterOptions the cluster flags
+   * @param attention the attention asked for, or empty for the GPU's default
    * @param clusterFallback the cluster string when {@code --cluster} is absent (from a plan file)
    * @param globalBatch sequences per iteration
    * @param microbatches fixed microbatches, or 0 for the planner's choice
@@ -28,9 +29,10 @@ final class JobFlags {
    * @return the priced job
    */
   static PricedJob priced(ModelOptions modelOptions, ClusterOptions clusterOptions,
-      String clusterFallback, int globalBatch, int microbatches, PlannerOptions options) {
+      AttentionOptions attention, String clusterFallback, int globalBatch, int microbatches,
+      PlannerOptions options) {
     return priced(modelOptions.spec(), modelOptions.dtype != null, clusterOptions,
-        clusterFallback, globalBatch, microbatches, options);
+        attention.chosen(), clusterFallback, globalBatch, microbatches, options);
   }
 
   /**
@@ -46,10 +48,12 @@ final class JobFlags {
    * @return the priced job
    */
   static PricedJob priced(ModelSpec m, boolean explicitDtype, ClusterOptions clusterOptions,
-      String clusterFallback, int globalBatch, int microbatches, PlannerOptions options) {
+      java.util.Optional<io.meshplan.model.Attention> attention, String clusterFallback,
+      int globalBatch, int microbatches, PlannerOptions options) {
     ClusterSpec cs = clusterOptions.spec(clusterFallback);
     TrainingJob job = FlagWords.call(FlagWords.JOB, () -> {
       TrainingJob defaults = TrainingJob.of(m, cs);
+      defaults = defaults.withAttention(attention.orElse(defaults.attention()));
       return (explicitDtype ? defaults.withDtype(m.dtype()) : defaults)
           .withGlobalBatch(globalBatch).withMicrobatches(microbatches)
           .withMemoryPerGpu(clusterOptions.memoryPerGpu(cs))

@@ -74,6 +74,8 @@ final class PlanCommand implements Callable<Integer> {
 
   @Mixin ExecutorOptions executor = new ExecutorOptions();
 
+  @Mixin AttentionOptions attention = new AttentionOptions();
+
   @Option(names = "--compare", description = "A plan file (from 'plan --out') to draw beside "
       + "this plan in the --report.")
   Path compare;
@@ -92,7 +94,8 @@ final class PlanCommand implements Callable<Integer> {
     PlannerOptions options = PlannerOptions.defaults().withThreads(executor.threads())
         .withInterleaving(interleave).withSearch(megatronGrid
             ? PlannerOptions.Search.MEGATRON_GRID : PlannerOptions.Search.ALPA);
-    PricedJob setup = JobFlags.priced(model, cluster, null, globalBatch, fixed, options);
+    PricedJob setup = JobFlags.priced(model, cluster, attention, null, globalBatch, fixed,
+        options);
     PlanResult r;
     try (TaskExecutor ex = executor.open();
         Progress progress = executor.local() ? Progress.start("planning") : Progress.none()) {
@@ -233,6 +236,7 @@ final class PlanCommand implements Callable<Integer> {
         .hasMatchedOption("--global-batch"));
     given.put("--megatron-grid", megatronGrid);
     given.put("--spark", !executor.local());
+    given.put("--attention", attention.chosen().isPresent());
     for (var flag : given.entrySet()) {
       if (flag.getValue()) {
         throw new InputException(flag.getKey() + " cannot be used with --hlo: the module fixes "

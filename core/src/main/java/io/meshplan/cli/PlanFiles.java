@@ -45,16 +45,23 @@ record PlanFiles(PipelinePlan plan, SimulationResult simulation, ClusterSpec clu
    *
    * @param file the plan file
    * @param options the cluster flags (the plan's cluster when {@code --cluster} is absent)
+   * @param attention the attention to price a model's plan with, or empty for the plan's own
    * @param err standard error, for the HLO parser's warnings
    * @return the plan and its simulation
    * @throws InputException when the file is not a plan, or its module is missing or changed
    */
-  static PlanFiles simulate(Path file, ClusterOptions options, PrintWriter err) {
+  static PlanFiles simulate(Path file, ClusterOptions options,
+      java.util.Optional<io.meshplan.model.Attention> attention, PrintWriter err) {
     PipelinePlan p = read(file);
     if (p.source() instanceof PlanSource.HloModule h) {
+      if (attention.isPresent()) {
+        throw new InputException("--attention does not apply to the plan of an HLO module: the "
+            + "module's own operations say how its attention runs");
+      }
       return simulateModule(file, p, h, options, err);
     }
-    PricedJob setup = JobFlags.priced(p.model(), true, options, p.cluster(), p.globalBatchSize(),
+    PricedJob setup = JobFlags.priced(p.model(), true, options,
+        java.util.Optional.of(attention.orElse(p.attention())), p.cluster(), p.globalBatchSize(),
         0, PlannerOptions.defaults());
     SimulationResult sim = new PlanSimulator(setup.layers()).simulate(setup.request(), p);
     return new PlanFiles(p, sim, setup.cluster(), setup.request().memoryPerGpu());

@@ -59,7 +59,8 @@ final class ReportFiles {
     }
     Optional<ReportSide> other = Optional.empty();
     if (compare != null) {
-      PlanFiles saved = PlanFiles.simulate(compare, compareOptions, err);
+      PlanFiles saved = PlanFiles.simulate(compare, compareOptions, java.util.Optional.empty(),
+          err);
       PipelinePlan p = saved.plan();
       String name = p.hloModule().map(h -> "HLO module " + h.module())
           .orElseGet(() -> p.model().name());

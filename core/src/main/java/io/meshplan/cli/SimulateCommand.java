@@ -35,6 +35,8 @@ final class SimulateCommand implements Callable<Integer> {
 
   @Mixin ParallelOptions parallel = new ParallelOptions();
 
+  @Mixin AttentionOptions attention = new AttentionOptions();
+
   @Option(names = "--plan", description = "A plan file written by 'meshplan plan --out'.")
   Path plan;
 
@@ -64,7 +66,8 @@ final class SimulateCommand implements Callable<Integer> {
         throw new InputException("--plan carries the model and the parallel sizes; drop --model"
             + " and --tp/--pp/--dp/--vpp/--micro-batch/--global-batch");
       }
-      PlanFiles saved = PlanFiles.simulate(plan, cluster, spec.commandLine().getErr());
+      PlanFiles saved = PlanFiles.simulate(plan, cluster, attention.chosen(),
+          spec.commandLine().getErr());
       sim = saved.simulation();
       drawn = Optional.of(saved.plan());
       title = saved.title() + " (plan " + plan.getFileName() + ")";
@@ -72,7 +75,7 @@ final class SimulateCommand implements Callable<Integer> {
       memoryPerGpu = saved.memoryPerGpu();
     } else {
       ParallelConfig c = parallel.config();
-      PricedJob setup = JobFlags.priced(model, cluster, null, c.globalBatchSize(), 0,
+      PricedJob setup = JobFlags.priced(model, cluster, attention, null, c.globalBatchSize(), 0,
           PlannerOptions.defaults());
       FlagWords.check(FlagWords.PARALLEL, () -> c.check(setup.cluster().gpuCount(),
           setup.model().layers(), setup.model().heads(), setup.model().kvHeads()));

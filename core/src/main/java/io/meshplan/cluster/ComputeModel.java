@@ -25,4 +25,17 @@ public interface ComputeModel {
   default double dotCost(double flops, double bytes) {
     return cost(flops, bytes);
   }
+
+  /**
+   * Time of a fused attention kernel (FlashAttention), in the model's unit; by default priced as
+   * a matrix product of the same work.
+   *
+   * @param flops its matrix FLOPs
+   * @param bytes bytes it reads and writes
+   * @param backward whether it is the backward kernel
+   * @return cost
+   */
+  default double attentionCost(double flops, double bytes, boolean backward) {
+    return dotCost(flops, bytes);
+  }
 }

@@ -76,7 +76,12 @@ public final class GraphBuilder {
   private int add(Opcode op, Shape shape, List<Integer> operands, OpAttrs attrs,
       Map<String, String> raw) {
     int n = counters.merge(op, 1, Integer::sum) - 1;
-    String base = op == Opcode.FORCE_REPLICATED ? "force-replicated" : op.hloName();
+    String base = switch (op) {
+      case FORCE_REPLICATED -> "force-replicated";
+      case FUSED_ATTENTION -> "fused-attention";
+      case FUSED_ATTENTION_GRAD -> "fused-attention-grad";
+      default -> op.hloName();
+    };
     int id = instructions.size();
     instructions.add(new Instruction(id, base + "." + n, op, shape, operands, attrs, scope, raw));
     return id;
@@ -403,6 +408,48 @@ public final class GraphBuilder {
       ops.add(o);
     }
     return add(Opcode.TUPLE, new TupleShape(shapes), ops, OpAttrs.NONE);
+  }
+
+  /**
+   * Causal fused attention, forward ({@link Opcode#FUSED_ATTENTION}).
+   *
+   * @param q queries {@code [b, s, a, d]}
+   * @param k keys {@code [b, s, g, d]}, {@code g} dividing {@code a}
+   * @param v values, the shape of {@code k}
+   * @return the id of the output {@code [b, s, a, d]}
+   */
+  public int fusedAttention(int q, int k, int v) {
+    checkAttention(q, k, v);
+    return add(Opcode.FUSED_ATTENTION, shape(q), List.of(q, k, v), OpAttrs.NONE);
+  }
+
+  /**
+   * One gradient of causal fused attention ({@link Opcode#FUSED_ATTENTION_GRAD}).
+   *
+   * @param output 0 for dQ, 1 for dK, 2 for dV
+   * @param q the forward's queries
+   * @param k its keys
+   * @param v its values
+   * @param o its output
+   * @param dO the gradient of its output
+   * @return the id of the gradient, shaped as Q (dQ) or K (dK, dV)
+   */
+  public int fusedAttentionGrad(int output, int q, int k, int v, int o, int dO) {
+    checkAttention(q, k, v);
+    io.meshplan.util.Require.that(output >= 0 && output <= 2, "fused attention has 3 gradients, not " + output);
+    io.meshplan.util.Require.that(shape(o).equals(shape(q)) && shape(dO).equals(shape(q)),
+        "the output and its gradient take the queries' shape");
+    return add(Opcode.FUSED_ATTENTION_GRAD, output == 0 ? shape(q) : shape(k),
+        List.of(q, k, v, o, dO), new OpAttrs.Index(output));
+  }
+
+  private void checkAttention(int q, int k, int v) {
+    TensorShape qs = shape(q);
+    TensorShape ks = shape(k);
+    io.meshplan.util.Require.that(qs.rank() == 4 && ks.rank() == 4 && shape(v).equals(ks)
+        && qs.dim(0) == ks.dim(0) && qs.dim(1) == ks.dim(1) && qs.dim(3) == ks.dim(3)
+        && qs.dim(2) % ks.dim(2) == 0, "fused attention takes Q [b, s, a, d] and K, V [b, s, g,"
+        + " d] with g dividing a, got " + qs + " and " + ks);
   }
 
   /**

@@ -166,8 +166,40 @@ final class HloAttributeReader {
     } else if (op == Opcode.CUSTOM_CALL && "\"Sharding\"".equals(p.raw.get("custom_call_target"))
         && isReplicated(p.raw.get("sharding"))) {
       p.opcode = Opcode.FORCE_REPLICATED;
+    } else if (op == Opcode.CUSTOM_CALL) {
+      fusedAttention(p);
     }
   }
+
+  /**
+   * Turns the fused-attention calls meshplan prints (one tensor out, rank 4) into {@link
+   * Opcode#FUSED_ATTENTION} and {@link Opcode#FUSED_ATTENTION_GRAD}; other calls, such as XLA's
+   * own cuDNN calls with tuple results, stay opaque.
+   */
+  private static void fusedAttention(PendingInstruction p) {
+    if (!(p.shape instanceof TensorShape t) || t.rank() != 4) {
+      return;
+    }
+    String target = p.raw.get("custom_call_target");
+    if (HloText.quote(FUSED_ATTENTION_TARGET).equals(target) && p.operandNames.length == 3) {
+      p.opcode = Opcode.FUSED_ATTENTION;
+      p.raw.remove("custom_call_target");
+    } else if (HloText.quote(FUSED_ATTENTION_GRAD_TARGET).equals(target)
+        && p.operandNames.length == 5) {
+      String index = p.raw.get("output_index");
+      if (index != null && index.matches("[012]")) {
+        p.opcode = Opcode.FUSED_ATTENTION_GRAD;
+        p.attrs = new OpAttrs.Index(Integer.parseInt(index));
+        p.raw.remove("custom_call_target");
+        p.raw.remove("output_index");
+      }
+    }
+  }
+
+  /** The call target of {@link Opcode#FUSED_ATTENTION}: XLA's cuDNN fused attention. */
+  static final String FUSED_ATTENTION_TARGET = "__cudnn$fmhaSoftmax";
+  /** The call target of {@link Opcode#FUSED_ATTENTION_GRAD}. */
+  static final String FUSED_ATTENTION_GRAD_TARGET = "__cudnn$fmhaSoftmaxBackward";
 
   /** A dot's dimension numbers; absent lists are empty, and lhs and rhs must pair up. */
   private OpAttrs.Dot dot(PendingInstruction p, Typed t) {

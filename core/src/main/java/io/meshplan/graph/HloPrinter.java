@@ -215,6 +215,15 @@ public final class HloPrinter {
       }
       sb.append(", ").append(key).append('=').append(value);
     }
+    if (ins.opcode() == Opcode.FUSED_ATTENTION && !raw.containsKey("custom_call_target")) {
+      sb.append(", custom_call_target=")
+          .append(HloText.quote(HloAttributeReader.FUSED_ATTENTION_TARGET));
+    }
+    if (ins.opcode() == Opcode.FUSED_ATTENTION_GRAD && !raw.containsKey("custom_call_target")) {
+      sb.append(", custom_call_target=")
+          .append(HloText.quote(HloAttributeReader.FUSED_ATTENTION_GRAD_TARGET))
+          .append(", output_index=").append(((OpAttrs.Index) ins.attrs()).index());
+    }
     if (ins.opcode() == Opcode.FORCE_REPLICATED) {
       if (!raw.containsKey("custom_call_target")) {
         sb.append(", custom_call_target=\"Sharding\"");

@@ -29,8 +29,58 @@ public final class OpCost {
       case ELEMENTWISE -> ins.shape() instanceof TensorShape t ? t.elementCount() : 0;
       case REDUCE -> graph.get(ins.operand(0)).shape() instanceof TensorShape t
           ? t.elementCount() : 0;
+      case FUSED_ATTENTION -> attentionFlops(graph, ins);
       default -> 0;
     };
+  }
+
+  /**
+   * The model FLOPs of an instruction: those of the training algorithm, as MFU counts them (Chowdhery
+   * et al., PaLM, appendix B): a dot's, and fused attention's without the scores its backward
+   * computes again ({@link #recomputedFlops}); elementwise work is not counted.
+   *
+   * @param graph the graph
+   * @param ins the instruction
+   * @return model FLOPs
+   */
+  public static double modelFlops(Graph graph, Instruction ins) {
+    return switch (ins.opcode()) {
+      case DOT -> flops(graph, ins);
+      case FUSED_ATTENTION, FUSED_ATTENTION_GRAD -> flops(graph, ins) - recomputedFlops(graph, ins);
+      default -> 0;
+    };
+  }
+
+  /**
+   * FLOPs an instruction spends computing again what the forward pass computed: the scores S = Q
+   * K^T that the fused attention backward (its dQ part) rebuilds, {@code G = b a s^2 d}.
+   *
+   * @param graph the graph
+   * @param ins the instruction
+   * @return FLOPs, 0 for every other instruction
+   */
+  public static double recomputedFlops(Graph graph, Instruction ins) {
+    if (ins.opcode() != Opcode.FUSED_ATTENTION_GRAD
+        || ((OpAttrs.Index) ins.attrs()).index() != 0) {
+      return 0;
+    }
+    return flops(graph, ins) / 3;
+  }
+
+  /**
+   * The matrix FLOPs of causal fused attention (Dao, FlashAttention-2, arXiv:2307.08691, section
+   * 3.1): on queries {@code [b, s, a, d]}, one score-sized matrix product costs {@code 2 b a s^2
+   * d} FLOPs, half of which causal masking skips, so {@code G = b a s^2 d}. The forward runs two
+   * (S = Q K^T and O = P V): 2G. The backward runs five: S again, dP = dO V^T and dQ = dS K for
+   * dQ (3G), dK = dS^T Q (G) and dV = P^T dO (G), 2.5 times the forward.
+   */
+  private static double attentionFlops(Graph graph, Instruction ins) {
+    TensorShape q = graph.get(ins.operand(0)).tensorShape();
+    double g = (double) q.dim(0) * q.dim(2) * q.dim(1) * (double) q.dim(1) * q.dim(3);
+    if (ins.opcode() == Opcode.FUSED_ATTENTION) {
+      return 2 * g;
+    }
+    return ((OpAttrs.Index) ins.attrs()).index() == 0 ? 3 * g : g;
   }
 
   /**

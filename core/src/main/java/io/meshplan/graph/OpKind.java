@@ -26,6 +26,11 @@ public enum OpKind {
   TUPLE,
   /** Tuple element extraction. */
   GET_TUPLE_ELEMENT,
+  /**
+   * Fused attention (FlashAttention, cuDNN): softmax(Q K^T) V without the score matrix in memory;
+   * the operands and the output split together over batch and heads.
+   */
+  FUSED_ATTENTION,
   /** Marks a value that must end up replicated on every device. */
   FORCE_REPLICATED,
   /** An op the strategy generator cannot see into; it gets a conservative strategy set. */

@@ -104,6 +104,20 @@ public enum Opcode {
   SELECT_AND_SCATTER("select-and-scatter", OpKind.OPAQUE),
   /** {@code custom-call} other than the sharding marker. */
   CUSTOM_CALL("custom-call", OpKind.OPAQUE),
+  /**
+   * Causal fused attention, forward: operands Q {@code [b, s, a, d]}, K and V {@code [b, s, g,
+   * d]} ({@code g} key/value heads dividing {@code a}), output {@code [b, s, a, d]}; the scores
+   * stay on chip (Dao et al., FlashAttention, NeurIPS'22). Printed as XLA's cuDNN call {@code
+   * custom-call(...), custom_call_target="__cudnn$fmhaSoftmax"}.
+   */
+  FUSED_ATTENTION("custom-call", OpKind.FUSED_ATTENTION),
+  /**
+   * Causal fused attention, backward: operands Q, K, V, the output O and its gradient dO; the
+   * {@link OpAttrs.Index} says which gradient it yields (0 dQ, 1 dK, 2 dV). The scores are
+   * recomputed from Q and K. Printed as {@code custom_call_target="__cudnn$fmhaSoftmaxBackward"}
+   * with {@code output_index=N}.
+   */
+  FUSED_ATTENTION_GRAD("custom-call", OpKind.FUSED_ATTENTION),
   /** {@code fusion}. */
   FUSION("fusion", OpKind.OPAQUE),
   /** {@code while}. */

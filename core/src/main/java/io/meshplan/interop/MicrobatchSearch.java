@@ -22,6 +22,7 @@ import io.meshplan.interop.space.StageSetting;
 import io.meshplan.interop.space.SubmeshShape;
 import io.meshplan.model.ModelSpec;
 import io.meshplan.plan.PipelinePlan;
+import io.meshplan.plan.PlanSource;
 import io.meshplan.plan.StagePlan;
 import io.meshplan.sim.Schedule;
 import io.meshplan.sim.SimulationResult;
@@ -127,7 +128,8 @@ final class MicrobatchSearch {
           sim.stages().get(i).memory().totalBytes(), PlanFigures.largestTensors(stageLayers.get(i)),
           Optional.of(StageAssembler.axisBytes(sim.stages().get(i).commBytesPerGpu()))));
     }
-    PipelinePlan plan = new PipelinePlan(model, cluster.toShortString(), req.globalBatch(), g, b,
+    PipelinePlan plan = new PipelinePlan(new PlanSource.Preset(model, req.attention()),
+        cluster.toShortString(), req.globalBatch(), g, b,
         1, stages, StageAssembler.prediction(sim));
     return new PlanResult.Planned(plan, sim, PlanResult.SearchStats.NONE);
   }

@@ -36,8 +36,9 @@ public final class PlanText {
     var m = plan.model();
     line(out, "plan for %s (%.1fB parameters, %d layers, seq %d) on %s, %d GPUs", m.name(),
         m.parameterCount() / 1e9, m.layers(), m.seq(), plan.cluster(), plan.gpus());
-    line(out, "global batch %d = %d microbatches of %d sequences", plan.globalBatchSize(),
-        plan.microbatches(), plan.microbatchSequences());
+    line(out, "global batch %d = %d microbatches of %d sequences; %s attention",
+        plan.globalBatchSize(), plan.microbatches(), plan.microbatchSequences(),
+        plan.attention().label());
     if (plan.virtualStages() > 1) {
       line(out, "interleaved 1F1B: each stage runs %d model chunks (the layer ranges below)",
           plan.virtualStages());

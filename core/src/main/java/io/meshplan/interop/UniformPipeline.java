@@ -6,6 +6,7 @@ import io.meshplan.interop.cost.StageCostBuilder;
 import io.meshplan.interop.space.LayerSetting;
 import io.meshplan.interop.space.PlanRequest;
 import io.meshplan.plan.PipelinePlan;
+import io.meshplan.plan.PlanSource;
 import io.meshplan.plan.StagePlan;
 import io.meshplan.sim.Schedule;
 import io.meshplan.sim.SimulationResult;
@@ -195,7 +196,8 @@ final class UniformPipeline {
           Optional.of(StageAssembler.axisBytes(sim.stages().get(g).commBytesPerGpu()))));
       first = last + 1;
     }
-    return new PipelinePlan(req.model(), req.cluster().toShortString(), globalBatch,
+    return new PipelinePlan(new PlanSource.Preset(req.model(), req.attention()),
+        req.cluster().toShortString(), globalBatch,
         setting.microBatch() * dataParallel, microbatches, chunksPerStage(), stages,
         StageAssembler.prediction(sim));
   }

@@ -112,8 +112,12 @@ final class StrategyContext {
     ComputeModel c = env.compute().get();
     double flops = OpCost.flops(graph, ins) / tiles;
     double bytes = traffic()[ins.id()] / tiles;
-    return ins.opcode() == io.meshplan.graph.Opcode.DOT ? c.dotCost(flops, bytes)
-        : c.cost(flops, bytes);
+    return switch (ins.opcode()) {
+      case DOT -> c.dotCost(flops, bytes);
+      case FUSED_ATTENTION -> c.attentionCost(flops, bytes, false);
+      case FUSED_ATTENTION_GRAD -> c.attentionCost(flops, bytes, true);
+      default -> c.cost(flops, bytes);
+    };
   }
 
   /** {@code spec} for every tensor operand of the same rank, null for the others. */

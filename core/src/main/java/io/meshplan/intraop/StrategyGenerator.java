@@ -93,6 +93,7 @@ public final class StrategyGenerator {
       case TUPLE -> tuple(ins);
       case GET_TUPLE_ELEMENT -> followers.getTupleElement(ins, done);
       case FORCE_REPLICATED -> forceReplicated(ins);
+      case FUSED_ATTENTION -> attention(ins);
       case OPAQUE -> switch (ins.opcode()) {
         case DYNAMIC_SLICE, PAD -> followers.windowed(ins, done, ins.id());
         case DYNAMIC_UPDATE_SLICE -> ins.operands().size() > 1
@@ -102,6 +103,29 @@ public final class StrategyGenerator {
         default -> ctx.opaque(ins);
       };
     };
+  }
+
+  /**
+   * Fused attention splits its operands and its output together over the batch (dim 0) and the
+   * heads (dim 2), as Megatron-LM's tensor parallelism splits heads; never over the sequence or
+   * the head dimension, since a device must hold whole rows of scores. The split must divide the
+   * key/value heads too. Its work divides evenly over the tiles; it communicates nothing.
+   */
+  private StrategySet attention(Instruction ins) {
+    TensorShape q = graph.get(ins.operand(0)).tensorShape();
+    TensorShape kv = graph.get(ins.operand(1)).tensorShape();
+    TensorShape out = ins.tensorShape();
+    List<Strategy> list = new ArrayList<>();
+    for (ShardingSpec s : ctx.layouts(q)) {
+      if (s.axes(1) != 0 || s.axes(3) != 0 || !s.even(q, mesh) || !s.even(kv, mesh)) {
+        continue;
+      }
+      ShardingSpec[] ops = new ShardingSpec[ins.operands().size()];
+      java.util.Arrays.fill(ops, s);
+      list.add(new Strategy(s.toString(), s, ops, ctx.computeCost(ins, s.totalTiles(mesh)), 0.0,
+          s.localBytes(out, mesh)));
+    }
+    return list.isEmpty() ? ctx.opaque(ins) : new StrategySet(list, -1, false);
   }
 
   private StrategySet broadcast(Instruction ins) {

@@ -196,6 +196,7 @@ final class Backprop {
       }
       case CONCATENATE -> tape.concatenate(((OpAttrs.Dims) ins.attrs()).dims().get(0), ops);
       case GATHER -> tape.gather(ops[0], ops[1]);
+      case FUSED_ATTENTION -> tape.fusedAttention(ops[0], ops[1], ops[2]);
       default -> ops.length == 1 ? tape.unary(ins.opcode(), ops[0])
           : tape.binary(ins.opcode(), ops[0], ops[1]);
     };

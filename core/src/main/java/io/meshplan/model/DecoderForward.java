@@ -131,6 +131,9 @@ final class DecoderForward {
     keep(q, false);
     keep(k, false);
     keep(v, false);
+    if (o.attention() == Attention.FLASH) {
+      return project(t.reshape(flash(q, k, v), b, s, a * d), a * d);
+    }
     int kb = heads(k);
     int vb = heads(v);
     int[] scores = {b, a, s, s};
@@ -149,10 +152,37 @@ final class DecoderForward {
       t.recomputeRegion(coreStart, ctx + 1);
     }
     ctx = keep(t.reshape(t.transpose(ctx, 0, 2, 1, 3), b, s, a * d), false);
-    int out = linear(ctx, a * d, h, "wo");
+    return project(ctx, a * d);
+  }
+
+  /** The output projection of the attention context {@code ctx} {@code [b, s, width]}. */
+  private int project(int ctx, int width) {
+    int out = linear(ctx, width, h, "wo");
     if (o.dropout()) {
       out = dropout(out, false);
     }
+    return out;
+  }
+
+  /**
+   * The attention core as one fused kernel (FlashAttention): Q, K and V in, the context out;
+   * grouped key/value heads are read as they are. Nothing of size {@code s x s} is stored: the
+   * backward pass reads Q, K, V, the output and its gradient, and recomputes the scores. Attention
+   * dropout, when the model has it, runs inside the kernel from a random seed, so it keeps no mask.
+   * Selective recomputation has nothing left to recompute here.
+   */
+  private int flash(int q, int k, int v) {
+    int out = keep(t.fusedAttention(q, k, v), false);
+    t.customVjp(out, (bp, g) -> {
+      Tape tp = bp.tape();
+      int fq = bp.fwd(q);
+      int fk = bp.fwd(k);
+      int fv = bp.fwd(v);
+      int fo = bp.fwd(out);
+      bp.accumulate(q, tp.fusedAttentionGrad(0, fq, fk, fv, fo, g));
+      bp.accumulate(k, tp.fusedAttentionGrad(1, fq, fk, fv, fo, g));
+      bp.accumulate(v, tp.fusedAttentionGrad(2, fq, fk, fv, fo, g));
+    });
     return out;
   }
 

@@ -22,10 +22,13 @@ import io.meshplan.util.Require;
  *     the MLP (Megatron GPT; LLaMA trains without)
  * @param microbatch sequences per micro-batch, b
  * @param seq tokens per sequence, s
+ * @param attention how the attention core runs: unfused (scores in memory) or as one fused
+ *     kernel (FlashAttention)
  */
 public record TrainingOptions(
     Recompute recompute, DType computeDtype, int firstBlock, int blockCount, boolean embedding,
-    boolean head, boolean backward, boolean optimizer, boolean dropout, int microbatch, int seq) {
+    boolean head, boolean backward, boolean optimizer, boolean dropout, int microbatch, int seq,
+    Attention attention) {
 
   /** Validates the fields. */
   public TrainingOptions {
@@ -40,6 +43,7 @@ public record TrainingOptions(
     Require.that(!optimizer || backward, "the optimizer update needs the backward pass");
     Require.positive(microbatch, "micro-batch");
     Require.positive(seq, "sequence length");
+    Require.nonNull(attention, "attention");
   }
 
   /**
@@ -51,7 +55,8 @@ public record TrainingOptions(
    */
   public static TrainingOptions of(ModelSpec spec) {
     return new TrainingOptions(Recompute.NONE, DType.BF16, 0, spec.layers(), true, true, true,
-        true, spec.family() == ModelSpec.Family.GPT, spec.batch(), spec.seq());
+        true, spec.family() == ModelSpec.Family.GPT, spec.batch(), spec.seq(),
+        Attention.UNFUSED);
   }
 
   /**
@@ -76,7 +81,7 @@ public record TrainingOptions(
    */
   public TrainingOptions withRecompute(Recompute r) {
     return new TrainingOptions(r, computeDtype, firstBlock, blockCount, embedding, head,
-        backward, optimizer, dropout, microbatch, seq);
+        backward, optimizer, dropout, microbatch, seq, attention);
   }
 
   /**
@@ -87,7 +92,7 @@ public record TrainingOptions(
    */
   public TrainingOptions withComputeDtype(DType t) {
     return new TrainingOptions(recompute, t, firstBlock, blockCount, embedding, head, backward,
-        optimizer, dropout, microbatch, seq);
+        optimizer, dropout, microbatch, seq, attention);
   }
 
   /**
@@ -99,7 +104,7 @@ public record TrainingOptions(
    */
   public TrainingOptions withBlocks(int first, int count) {
     return new TrainingOptions(recompute, computeDtype, first, count, embedding, head, backward,
-        optimizer, dropout, microbatch, seq);
+        optimizer, dropout, microbatch, seq, attention);
   }
 
   /**
@@ -110,7 +115,7 @@ public record TrainingOptions(
    */
   public TrainingOptions withEmbedding(boolean on) {
     return new TrainingOptions(recompute, computeDtype, firstBlock, blockCount, on, head,
-        backward, optimizer, dropout, microbatch, seq);
+        backward, optimizer, dropout, microbatch, seq, attention);
   }
 
   /**
@@ -121,7 +126,7 @@ public record TrainingOptions(
    */
   public TrainingOptions withHead(boolean on) {
     return new TrainingOptions(recompute, computeDtype, firstBlock, blockCount, embedding, on,
-        backward, optimizer, dropout, microbatch, seq);
+        backward, optimizer, dropout, microbatch, seq, attention);
   }
 
   /**
@@ -132,7 +137,7 @@ public record TrainingOptions(
    */
   public TrainingOptions withBackward(boolean on) {
     return new TrainingOptions(recompute, computeDtype, firstBlock, blockCount, embedding, head,
-        on, optimizer && on, dropout, microbatch, seq);
+        on, optimizer && on, dropout, microbatch, seq, attention);
   }
 
   /**
@@ -143,7 +148,7 @@ public record TrainingOptions(
    */
   public TrainingOptions withOptimizer(boolean on) {
     return new TrainingOptions(recompute, computeDtype, firstBlock, blockCount, embedding, head,
-        backward, on, dropout, microbatch, seq);
+        backward, on, dropout, microbatch, seq, attention);
   }
 
   /**
@@ -154,7 +159,7 @@ public record TrainingOptions(
    */
   public TrainingOptions withDropout(boolean on) {
     return new TrainingOptions(recompute, computeDtype, firstBlock, blockCount, embedding, head,
-        backward, optimizer, on, microbatch, seq);
+        backward, optimizer, on, microbatch, seq, attention);
   }
 
   /**
@@ -166,6 +171,17 @@ public record TrainingOptions(
    */
   public TrainingOptions withWorkload(int b, int s) {
     return new TrainingOptions(recompute, computeDtype, firstBlock, blockCount, embedding, head,
-        backward, optimizer, dropout, b, s);
+        backward, optimizer, dropout, b, s, attention);
+  }
+
+  /**
+   * With the attention core run another way.
+   *
+   * @param a unfused or fused
+   * @return the options
+   */
+  public TrainingOptions withAttention(Attention a) {
+    return new TrainingOptions(recompute, computeDtype, firstBlock, blockCount, embedding, head,
+        backward, optimizer, dropout, microbatch, seq, a);
   }
 }

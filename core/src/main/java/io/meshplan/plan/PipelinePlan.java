@@ -155,6 +155,17 @@ public record PipelinePlan(
   }
 
   /**
+   * How the plan's attention core runs: as its model states it, unfused for an HLO module (its own
+   * operations say how it runs).
+   *
+   * @return the attention
+   */
+  public io.meshplan.model.Attention attention() {
+    return source instanceof PlanSource.Preset p ? p.attention()
+        : io.meshplan.model.Attention.UNFUSED;
+  }
+
+  /**
    * The HLO module this plan trains, if it is the plan of one.
    *
    * @return the module, or empty for a model

@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.meshplan.graph.DType;
 import io.meshplan.model.Architecture;
+import io.meshplan.model.Attention;
 import io.meshplan.model.ModelSpec;
 import io.meshplan.model.Recompute;
 import io.meshplan.util.InputException;
@@ -71,6 +72,7 @@ public final class PlanJson {
     root.put("microbatches", plan.microbatches());
     root.put("schedule", plan.virtualStages() > 1 ? "interleaved-1f1b" : "1f1b");
     root.put("virtualStages", plan.virtualStages());
+    root.put("attention", plan.attention().label());
     PipelinePlan.Prediction p = plan.prediction();
     root.put("iterationSeconds", p.iterationSeconds());
     root.put("tokensPerSecond", p.tokensPerSecond());
@@ -241,8 +243,16 @@ public final class PlanJson {
     }
     ModelSpec model = readModel(where, f.object("model"));
     List<StagePlan> stages = readStages(where, root.get("stages"), false);
+    Attention attention = Attention.UNFUSED;
+    if (f.has("attention")) {
+      try {
+        attention = Attention.parse(f.text("attention"));
+      } catch (IllegalArgumentException e) {
+        throw new InputException(where + ": field 'attention': " + e.getMessage());
+      }
+    }
     try {
-      return new PipelinePlan(model, f.text("cluster"), f.integer("globalBatch"),
+      return new PipelinePlan(new PlanSource.Preset(model, attention), f.text("cluster"), f.integer("globalBatch"),
           f.integer("microbatchSequences"), f.integer("microbatches"), f.integer("virtualStages"),
           stages,
           new PipelinePlan.Prediction(f.number("iterationSeconds"), f.number("tokensPerSecond"),

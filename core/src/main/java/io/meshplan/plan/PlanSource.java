@@ -1,5 +1,6 @@
 package io.meshplan.plan;
 
+import io.meshplan.model.Attention;
 import io.meshplan.model.ModelSpec;
 import io.meshplan.util.Require;
 import java.util.List;
@@ -30,11 +31,22 @@ public sealed interface PlanSource permits PlanSource.Preset, PlanSource.HloModu
    * A model meshplan builds (a preset or a Hugging Face configuration).
    *
    * @param model the model, with the sequence length trained
+   * @param attention how its attention core runs
    */
-  record Preset(ModelSpec model) implements PlanSource {
-    /** Checks the model. */
+  record Preset(ModelSpec model, Attention attention) implements PlanSource {
+    /** Checks the fields. */
     public Preset {
       Require.nonNull(model, "model");
+      Require.nonNull(attention, "attention");
+    }
+
+    /**
+     * A model with unfused attention, as plans made before meshplan modelled fused attention.
+     *
+     * @param model the model
+     */
+    public Preset(ModelSpec model) {
+      this(model, Attention.UNFUSED);
     }
 
     @Override

@@ -55,11 +55,11 @@ public final class Planner {
     ModelSpec model = job.trainedModel();
     PlanRequest req = new PlanRequest(model, job.cluster(), job.globalBatch(),
         job.microbatches(), job.memoryPerGpu(), pricing, job.dtype().bytes(),
-        job.overlapGradReduce());
+        job.overlapGradReduce()).withAttention(job.attention());
     IlpLayerCostModel layers = options.sharedLayers()
         .map(cache -> cache.layers(req, options.solver()))
         .orElseGet(() -> new IlpLayerCostModel(model, job.cluster(), req.comm(), job.dtype(),
-            options.solver(), new LocalExecutor(options.threads())));
+            job.attention(), options.solver(), new LocalExecutor(options.threads())));
     return new PricedJob(job, pricing, req, layers);
   }
 

@@ -2,6 +2,8 @@ package io.meshplan.planner;
 
 import io.meshplan.cluster.ClusterSpec;
 import io.meshplan.graph.DType;
+import io.meshplan.cluster.FusedAttentionKernels;
+import io.meshplan.model.Attention;
 import io.meshplan.model.ModelSpec;
 import io.meshplan.util.InputException;
 import io.meshplan.util.Require;
@@ -21,11 +23,13 @@ import java.io.Serializable;
  * @param memoryPerGpu memory a plan may use on one GPU, bytes
  * @param overlapGradReduce whether the gradient reduction overlaps with the backward pass (PyTorch
  *     DDP, Megatron-LM's {@code --overlap-grad-reduce})
+ * @param attention how the attention core runs: fused (FlashAttention, on GPUs with bf16 tensor
+ *     cores) or unfused
  */
 public record TrainingJob(ModelSpec model, ClusterSpec cluster, int globalBatch,
-    int microbatches, DType dtype, double memoryPerGpu, boolean overlapGradReduce)
-    implements Serializable {
-  private static final long serialVersionUID = 1L;
+    int microbatches, DType dtype, double memoryPerGpu, boolean overlapGradReduce,
+    Attention attention) implements Serializable {
+  private static final long serialVersionUID = 2L;
 
   /** Validates the job. */
   public TrainingJob {
@@ -47,13 +51,43 @@ public record TrainingJob(ModelSpec model, ClusterSpec cluster, int globalBatch,
       throw new InputException("the memory per GPU must be a positive number of bytes, got "
           + memoryPerGpu);
     }
+    Require.nonNull(attention, "attention");
+    if (attention == Attention.FLASH && FusedAttentionKernels.of(cluster.gpu()).isEmpty()) {
+      throw new InputException("flash attention needs Ampere or later, and the "
+          + cluster.gpu().name() + " has no bf16 tensor cores; use unfused attention");
+    }
+  }
+
+  /**
+   * The attention a cluster's GPUs run by default: fused (FlashAttention-2/3, cuDNN) where they
+   * can, as every current framework does, else unfused.
+   *
+   * @param cluster the cluster
+   * @return {@link Attention#FLASH} on Ampere and later, {@link Attention#UNFUSED} before
+   */
+  public static Attention defaultAttention(ClusterSpec cluster) {
+    return FusedAttentionKernels.of(cluster.gpu()).isPresent() ? Attention.FLASH
+        : Attention.UNFUSED;
+  }
+
+  /**
+   * The same job with the attention core run another way.
+   *
+   * @param a fused or unfused
+   * @return the job
+   * @throws InputException for fused attention on a GPU without the kernels
+   */
+  public TrainingJob withAttention(Attention a) {
+    return new TrainingJob(model, cluster, globalBatch, microbatches, dtype, memoryPerGpu,
+        overlapGradReduce, a);
   }
 
   /**
    * A job with meshplan's defaults: the model's batch as the global batch, microbatches chosen by
    * the planner, the GPU's training precision (bf16, or fp16 on GPUs without bf16), the GPU's
    * usable memory ({@link io.meshplan.cluster.GpuSpec#usableMemoryBytes}), and a gradient
-   * reduction after the backward pass (Megatron-LM's default).
+   * reduction after the backward pass (Megatron-LM's default), and fused attention where the
+   * GPU runs it ({@link #defaultAttention}).
    *
    * @param model the model, with the sequence length to train
    * @param cluster the cluster
@@ -63,7 +97,7 @@ public record TrainingJob(ModelSpec model, ClusterSpec cluster, int globalBatch,
     Require.nonNull(model, "model");
     Require.nonNull(cluster, "cluster");
     return new TrainingJob(model, cluster, model.batch(), 0, cluster.gpu().trainingType(),
-        cluster.gpu().usableMemoryBytes(), false);
+        cluster.gpu().usableMemoryBytes(), false, defaultAttention(cluster));
   }
 
   /**
@@ -74,7 +108,7 @@ public record TrainingJob(ModelSpec model, ClusterSpec cluster, int globalBatch,
    */
   public TrainingJob withGlobalBatch(int sequences) {
     return new TrainingJob(model, cluster, sequences, microbatches, dtype, memoryPerGpu,
-        overlapGradReduce);
+        overlapGradReduce, attention);
   }
 
   /**
@@ -85,7 +119,7 @@ public record TrainingJob(ModelSpec model, ClusterSpec cluster, int globalBatch,
    */
   public TrainingJob withMicrobatches(int count) {
     return new TrainingJob(model, cluster, globalBatch, count, dtype, memoryPerGpu,
-        overlapGradReduce);
+        overlapGradReduce, attention);
   }
 
   /**
@@ -96,7 +130,7 @@ public record TrainingJob(ModelSpec model, ClusterSpec cluster, int globalBatch,
    */
   public TrainingJob withDtype(DType type) {
     return new TrainingJob(model, cluster, globalBatch, microbatches, type, memoryPerGpu,
-        overlapGradReduce);
+        overlapGradReduce, attention);
   }
 
   /**
@@ -107,7 +141,7 @@ public record TrainingJob(ModelSpec model, ClusterSpec cluster, int globalBatch,
    */
   public TrainingJob withMemoryPerGpu(double bytes) {
     return new TrainingJob(model, cluster, globalBatch, microbatches, dtype, bytes,
-        overlapGradReduce);
+        overlapGradReduce, attention);
   }
 
   /**
@@ -118,7 +152,7 @@ public record TrainingJob(ModelSpec model, ClusterSpec cluster, int globalBatch,
    */
   public TrainingJob withOverlapGradReduce(boolean overlap) {
     return new TrainingJob(model, cluster, globalBatch, microbatches, dtype, memoryPerGpu,
-        overlap);
+        overlap, attention);
   }
 
   /**

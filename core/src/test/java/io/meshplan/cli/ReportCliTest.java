@@ -36,7 +36,8 @@ class ReportCliTest {
     ModelSpec p = Presets.get("gpt-1.7b");
     ModelSpec m = new ModelSpec(p.name(), p.family(), 4, p.hidden(), p.heads(), p.kvHeads(),
         p.ffn(), p.vocab(), p.seq(), p.batch(), p.dtype(), p.arch());
-    PricedJob setup = JobFlags.priced(m, false, new ClusterOptions(), "1x4:a100-80gb", 8, 0,
+    PricedJob setup = JobFlags.priced(m, false, new ClusterOptions(), java.util.Optional.empty(),
+        "1x4:a100-80gb", 8, 0,
         PlannerOptions.defaults());
     PipelinePlan other = new PlanSimulator(setup.layers()).simulate(setup.request(),
         new ParallelConfig(1, 4, 1, 1, 1, 8, Recompute.NONE, false, false)).orElseThrow()
@@ -63,7 +64,8 @@ class ReportCliTest {
     ModelSpec p = Presets.get("gpt-1.7b");
     ModelSpec m = new ModelSpec(p.name(), p.family(), 4, p.hidden(), p.heads(), p.kvHeads(),
         p.ffn(), p.vocab(), p.seq(), p.batch(), p.dtype(), p.arch());
-    PricedJob setup = JobFlags.priced(m, false, new ClusterOptions(), "1x4:a100-80gb", 8, 0,
+    PricedJob setup = JobFlags.priced(m, false, new ClusterOptions(), java.util.Optional.empty(),
+        "1x4:a100-80gb", 8, 0,
         PlannerOptions.defaults());
     PipelinePlan plan = new PlanSimulator(setup.layers()).simulate(setup.request(),
         new ParallelConfig(1, 2, 2, 1, 1, 8, Recompute.NONE, false, false)).orElseThrow()

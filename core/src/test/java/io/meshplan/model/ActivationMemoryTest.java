@@ -12,8 +12,12 @@ class ActivationMemoryTest {
       8, 8, 1024, 1000, 128, 2, DType.BF16);
 
   private static long saved(Recompute r) {
+    return saved(r, Attention.UNFUSED);
+  }
+
+  private static long saved(Recompute r, Attention a) {
     TrainingGraph tg = TrainingGraphBuilder.build(GPT,
-        TrainingOptions.oneBlock(GPT, 2, 128).withRecompute(r));
+        TrainingOptions.oneBlock(GPT, 2, 128).withRecompute(r).withAttention(a));
     return ActivationMemory.savedBytes(tg, LayerRef.block(0));
   }
 
@@ -47,5 +51,26 @@ class ActivationMemoryTest {
     assertThat(saved(Recompute.FULL)).isEqualTo(131_072L);
     assertThat(KorthikantiActivations.bytesPerLayer(128, 2, 256, 8, 1, Recompute.FULL, false))
         .isEqualTo(131_072.0);
+  }
+
+  /**
+   * Fused attention keeps Q, K, V and its output (Korthikanti's 8sbh of them) and nothing of size
+   * s x s: the 5as^2b term goes, softmax, dropout mask and dropout output alike (the kernel draws
+   * its dropout from a seed). 34 sbh = 2,228,224 without recomputation and with selective
+   * recomputation (nothing is left to recompute); the block input alone, 131,072, with full.
+   */
+  @Test
+  void flashAttentionKeepsNoScores() {
+    assertThat(saved(Recompute.NONE, Attention.FLASH)).isEqualTo(2_228_224L);
+    assertThat(saved(Recompute.SELECTIVE, Attention.FLASH)).isEqualTo(2_228_224L);
+    assertThat(saved(Recompute.FULL, Attention.FLASH)).isEqualTo(131_072L);
+    TrainingGraph tg = TrainingGraphBuilder.build(GPT,
+        TrainingOptions.oneBlock(GPT, 2, 128).withAttention(Attention.FLASH));
+    for (var ins : tg.graph().instructions()) {
+      if (ins.shape() instanceof io.meshplan.graph.TensorShape t && t.rank() == 4) {
+        // [b, s, a, d] = [2, 128, 8, 32]; no [b, a, s, s] score tensor.
+        assertThat(t.dim(3)).as(ins.name()).isNotEqualTo(128);
+      }
+    }
   }
 }

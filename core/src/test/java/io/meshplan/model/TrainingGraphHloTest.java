@@ -26,6 +26,19 @@ class TrainingGraphHloTest {
     roundTrip(TrainingGraphBuilder.build(llama, TrainingOptions.of(llama)).graph());
   }
 
+  /** Fused attention prints as XLA's cuDNN call and reads back as fused attention. */
+  @Test
+  void flashAttentionPrintsAndParsesBack() {
+    ModelSpec llama = new ModelSpec("llama-small", ModelSpec.Family.LLAMA, 2, 64, 4, 2, 128, 100,
+        16, 2, DType.BF16);
+    Graph g = TrainingGraphBuilder.build(llama, TrainingOptions.of(llama)
+        .withAttention(Attention.FLASH)).graph();
+    String text = new HloPrinter().print(g);
+    assertThat(text).contains("custom_call_target=\"__cudnn$fmhaSoftmax\"")
+        .contains("custom_call_target=\"__cudnn$fmhaSoftmaxBackward\", output_index=2");
+    roundTrip(g);
+  }
+
   private static void roundTrip(Graph g) {
     String text = new HloPrinter().print(g);
     HloModule m = new HloParser().parse(text, "block.hlo");

@@ -66,6 +66,7 @@ public final class IlpLayerCostModel implements LayerCostModel {
   private final DType computeType;
   private final SolverOptions solver;
   private final io.meshplan.exec.LocalExecutor pool;
+  private final io.meshplan.model.Attention attention;
   /** Each layer is solved once: a caller that finds a solve under way waits for its result. */
   private final Map<Key, java.util.concurrent.FutureTask<Optional<LayerCost>>> memo =
       new ConcurrentHashMap<>();
@@ -98,6 +99,25 @@ public final class IlpLayerCostModel implements LayerCostModel {
   public IlpLayerCostModel(ModelSpec model, ClusterSpec cluster,
       Function<LogicalMesh, CommModel> comm, DType computeType, SolverOptions solver,
       io.meshplan.exec.LocalExecutor pool) {
+    this(model, cluster, comm, computeType, io.meshplan.model.Attention.UNFUSED, solver, pool);
+  }
+
+  /**
+   * Creates the model with the attention core run as given.
+   *
+   * @param model the model, with the sequence length trained
+   * @param cluster the cluster (its GPU prices kernels)
+   * @param comm collective prices on a logical mesh placed on the cluster, seconds
+   * @param computeType the compute precision (bf16, f16 or f32)
+   * @param attention fused (FlashAttention) or unfused
+   * @param solver the ILP solver settings
+   * @param pool runs the layer solves of a prefetch
+   */
+  public IlpLayerCostModel(ModelSpec model, ClusterSpec cluster,
+      Function<LogicalMesh, CommModel> comm, DType computeType,
+      io.meshplan.model.Attention attention, SolverOptions solver,
+      io.meshplan.exec.LocalExecutor pool) {
+    this.attention = Require.nonNull(attention, "attention");
     this.pool = Require.nonNull(pool, "pool");
     this.model = Require.nonNull(model, "model");
     this.cluster = Require.nonNull(cluster, "cluster");
@@ -196,7 +216,7 @@ public final class IlpLayerCostModel implements LayerCostModel {
     int t = s.tensorParallel();
     TrainingOptions opt = TrainingOptions.of(model).withComputeDtype(computeType)
         .withRecompute(s.recompute()).withOptimizer(false)
-        .withWorkload(s.microBatch(), model.seq());
+        .withWorkload(s.microBatch(), model.seq()).withAttention(attention);
     opt = switch (kind) {
       case EMBEDDING -> opt.withBlocks(0, 0).withEmbedding(true).withHead(false);
       case BLOCK -> opt.withBlocks(0, 1).withEmbedding(false).withHead(false);
@@ -329,7 +349,8 @@ public final class IlpLayerCostModel implements LayerCostModel {
       double[] cc = seconds(plan, env, ins);
       double c = cc[0] + cc[1];
       comm += cc[1];
-      double dotFlops = ins.opcode() == Opcode.DOT ? OpCost.flops(g, ins) : 0;
+      double dotFlops = OpCost.modelFlops(g, ins);
+      hwFlops += OpCost.recomputedFlops(g, ins);
       switch (tg.phase(ins.id())) {
         case FORWARD -> {
           fwd += c;

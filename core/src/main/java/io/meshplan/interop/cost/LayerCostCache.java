@@ -61,10 +61,11 @@ public final class LayerCostCache {
    * @param dtype the compute precision
    * @param pricing the collective prices
    * @param solver the ILP settings
+   * @param attention how the attention core runs
    */
   record Context(ModelSpec model, io.meshplan.cluster.GpuSpec gpu, int gpusPerNode,
       io.meshplan.cluster.Fabric fabric, DType dtype, io.meshplan.cluster.CommPricing pricing,
-      SolverOptions solver) {}
+      SolverOptions solver, io.meshplan.model.Attention attention) {}
 
   /**
    * The shared layer model of a request's model on its cluster, with its pricing.
@@ -79,11 +80,11 @@ public final class LayerCostCache {
     ClusterSpec cluster = req.cluster();
     ModelSpec key = model.withTraining(1, model.dtype());
     Context c = new Context(key, cluster.gpu(), cluster.gpusPerNode(), cluster.fabric(),
-        model.dtype(), req.pricing(), solver);
+        model.dtype(), req.pricing(), solver, req.attention());
     synchronized (models) {
       // IlpLayerCostModel solves each layer once, also when several points ask at the same time.
       return models.computeIfAbsent(c, k -> new IlpLayerCostModel(model, cluster, req.comm(),
-          model.dtype(), solver, new io.meshplan.exec.LocalExecutor(1)));
+          model.dtype(), req.attention(), solver, new io.meshplan.exec.LocalExecutor(1)));
     }
   }
 }

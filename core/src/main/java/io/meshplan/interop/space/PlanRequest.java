@@ -5,6 +5,7 @@ import io.meshplan.cluster.CommModel;
 import io.meshplan.cluster.CommPricing;
 import io.meshplan.cluster.LogicalMesh;
 import io.meshplan.cluster.SendRecvModel;
+import io.meshplan.model.Attention;
 import io.meshplan.model.ModelSpec;
 import io.meshplan.util.Require;
 import java.io.Serializable;
@@ -23,11 +24,32 @@ import java.util.function.Function;
  * @param weightBytes bytes of one weight in the compute precision (2 for bf16/fp16, 4 for fp32)
  * @param overlapGradSync whether the gradient reduction overlaps with the backward pass
  * @param interleave whether the plan may use the interleaved 1F1B schedule (otherwise 1F1B)
+ * @param attention how the attention core runs: fused (FlashAttention) or unfused
  */
 public record PlanRequest(ModelSpec model, ClusterSpec cluster, int globalBatch,
     int fixedMicrobatches, double memoryPerGpu, CommPricing pricing, int weightBytes,
-    boolean overlapGradSync, boolean interleave) implements Serializable {
-  private static final long serialVersionUID = 3L;
+    boolean overlapGradSync, boolean interleave, Attention attention) implements Serializable {
+  private static final long serialVersionUID = 4L;
+
+  /**
+   * A request with unfused attention.
+   *
+   * @param model the model, with the sequence length to train
+   * @param cluster the cluster
+   * @param globalBatch sequences per iteration
+   * @param fixedMicrobatches microbatches per iteration, or 0 to let the planner choose
+   * @param memoryPerGpu memory available on one GPU, bytes
+   * @param pricing where collective and send/recv prices come from
+   * @param weightBytes bytes of one weight in the compute precision
+   * @param overlapGradSync whether the gradient reduction overlaps with the backward pass
+   * @param interleave whether the plan may use the interleaved 1F1B schedule
+   */
+  public PlanRequest(ModelSpec model, ClusterSpec cluster, int globalBatch,
+      int fixedMicrobatches, double memoryPerGpu, CommPricing pricing, int weightBytes,
+      boolean overlapGradSync, boolean interleave) {
+    this(model, cluster, globalBatch, fixedMicrobatches, memoryPerGpu, pricing, weightBytes,
+        overlapGradSync, interleave, Attention.UNFUSED);
+  }
 
   /**
    * A request whose plan may use either 1F1B or the interleaved schedule.
@@ -56,6 +78,18 @@ public record PlanRequest(ModelSpec model, ClusterSpec cluster, int globalBatch,
     Require.that(fixedMicrobatches >= 0, "microbatches must be >= 0");
     Require.that(memoryPerGpu > 0, "memory per GPU must be > 0");
     Require.nonNull(pricing, "pricing");
+    Require.nonNull(attention, "attention");
+  }
+
+  /**
+   * The same request with the attention core run another way.
+   *
+   * @param a fused or unfused
+   * @return the request
+   */
+  public PlanRequest withAttention(Attention a) {
+    return new PlanRequest(model, cluster, globalBatch, fixedMicrobatches, memoryPerGpu, pricing,
+        weightBytes, overlapGradSync, interleave, a);
   }
 
   /**
@@ -66,7 +100,7 @@ public record PlanRequest(ModelSpec model, ClusterSpec cluster, int globalBatch,
    */
   public PlanRequest withInterleaving(boolean allowed) {
     return new PlanRequest(model, cluster, globalBatch, fixedMicrobatches, memoryPerGpu, pricing,
-        weightBytes, overlapGradSync, allowed);
+        weightBytes, overlapGradSync, allowed, attention);
   }
 
   /**
@@ -77,7 +111,7 @@ public record PlanRequest(ModelSpec model, ClusterSpec cluster, int globalBatch,
    */
   public PlanRequest withMicrobatches(int microbatches) {
     return new PlanRequest(model, cluster, globalBatch, microbatches, memoryPerGpu, pricing,
-        weightBytes, overlapGradSync, interleave);
+        weightBytes, overlapGradSync, interleave, attention);
   }
 
   /**
@@ -88,7 +122,7 @@ public record PlanRequest(ModelSpec model, ClusterSpec cluster, int globalBatch,
    */
   public PlanRequest withMemoryPerGpu(double bytes) {
     return new PlanRequest(model, cluster, globalBatch, fixedMicrobatches, bytes, pricing,
-        weightBytes, overlapGradSync, interleave);
+        weightBytes, overlapGradSync, interleave, attention);
   }
 
   /**

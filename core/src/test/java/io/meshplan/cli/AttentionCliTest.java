@@ -1,0 +1,63 @@
+package io.meshplan.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@code --attention}: its default per GPU, the plan file, and bad values in one line. */
+class AttentionCliTest {
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  @TempDir Path dir;
+
+  private static void oneLine(CliRun r, int code, String contains) {
+    assertThat(r.code()).as(r.err()).isEqualTo(code);
+    assertThat(r.err().lines()).as(r.err()).hasSize(1);
+    assertThat(r.err()).contains(contains);
+    assertThat(r.out()).isEmpty();
+  }
+
+  @Test
+  void badValuesEndInOneLine() {
+    oneLine(CliRun.of("plan", "--model", "llama2-7b", "--cluster", "1x8:a100-80gb",
+        "--attention", "foo"), 2, "--attention 'foo' is unknown");
+    oneLine(CliRun.of("simulate", "--model", "llama2-7b", "--cluster", "1x8:v100-32gb", "--tp",
+        "8", "--pp", "1", "--dp", "1", "--micro-batch", "1", "--global-batch", "8",
+        "--attention", "flash"), 2, "--attention flash needs Ampere or later");
+    oneLine(CliRun.of("plan", "--hlo", "examples/train_step.hlo", "--cluster", "1x4:a100-80gb",
+        "--microbatches", "4", "--attention", "flash"), 2, "--attention cannot be used with --hlo");
+  }
+
+  @Test
+  void thePlanFileKeepsItsAttentionForSimulate() throws Exception {
+    Path plan = dir.resolve("p.json");
+    CliRun r = CliRun.of("plan", "--model", "llama2-7b", "--layers", "2", "--cluster",
+        "1x4:a100-80gb", "--global-batch", "8", "--out", plan.toString(), "--json");
+    assertThat(r.code()).as(r.err()).isZero();
+    JsonNode p = JSON.readTree(Files.readString(plan));
+    // A100: fused attention by default.
+    assertThat(p.get("attention").asText()).isEqualTo("flash");
+    CliRun same = CliRun.of("simulate", "--plan", plan.toString(), "--json");
+    assertThat(same.code()).as(same.err()).isZero();
+    assertThat(JSON.readTree(same.out()).get("iterationSeconds").asDouble())
+        .isEqualTo(p.get("iterationSeconds").asDouble());
+    // Unfused attention writes and reads the scores: the same plan runs slower.
+    CliRun unfused = CliRun.of("simulate", "--plan", plan.toString(), "--json", "--attention",
+        "unfused");
+    assertThat(unfused.code()).as(unfused.err()).isZero();
+    assertThat(JSON.readTree(unfused.out()).get("iterationSeconds").asDouble())
+        .isGreaterThan(p.get("iterationSeconds").asDouble());
+    // V100: unfused by default, and the file says so.
+    Path v100 = dir.resolve("v.json");
+    CliRun v = CliRun.of("plan", "--model", "llama2-7b", "--layers", "2", "--cluster",
+        "1x4:v100-32gb", "--global-batch", "8", "--out", v100.toString(), "--json");
+    assertThat(v.code()).as(v.err()).isZero();
+    assertThat(JSON.readTree(Files.readString(v100)).get("attention").asText())
+        .isEqualTo("unfused");
+  }
+}
