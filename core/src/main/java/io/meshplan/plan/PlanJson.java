@@ -73,14 +73,7 @@ public final class PlanJson {
     root.put("schedule", plan.virtualStages() > 1 ? "interleaved-1f1b" : "1f1b");
     root.put("virtualStages", plan.virtualStages());
     root.put("attention", plan.attention().label());
-    PipelinePlan.Prediction p = plan.prediction();
-    root.put("iterationSeconds", p.iterationSeconds());
-    root.put("tokensPerSecond", p.tokensPerSecond());
-    root.put("tflopsPerGpu", p.tflopsPerGpu());
-    root.put("mfu", p.mfu());
-    root.put("peakMemoryBytesPerGpu", p.peakMemoryBytesPerGpu());
-    p.commBytes().ifPresent(b -> root.set("communicationBytes", axisBytes(b)));
-    plan.commBytesPerGpu().ifPresent(b -> root.set("communicationBytesPerGpu", axisBytes(b)));
+    putPrediction(root, plan, "tokensPerSecond");
     ArrayNode stages = root.putArray("stages");
     int depth = plan.pipelineStages();
     for (int k = 0; k < plan.stages().size(); k++) {
@@ -108,6 +101,24 @@ public final class PlanJson {
       putTensors(o, s.tensors());
     }
     return text(root);
+  }
+
+  /**
+   * The prediction's fields; the throughput under {@code rate}, with {@code tokensPerSecond} null
+   * when the rate is another unit.
+   */
+  private static void putPrediction(ObjectNode root, PipelinePlan plan, String rate) {
+    PipelinePlan.Prediction p = plan.prediction();
+    root.put("iterationSeconds", p.iterationSeconds());
+    if (!rate.equals("tokensPerSecond")) {
+      root.putNull("tokensPerSecond");
+    }
+    root.put(rate, p.tokensPerSecond());
+    root.put("tflopsPerGpu", p.tflopsPerGpu());
+    root.put("mfu", p.mfu());
+    root.put("peakMemoryBytesPerGpu", p.peakMemoryBytesPerGpu());
+    p.commBytes().ifPresent(b -> root.set("communicationBytes", axisBytes(b)));
+    plan.commBytesPerGpu().ifPresent(b -> root.set("communicationBytesPerGpu", axisBytes(b)));
   }
 
   private static String text(ObjectNode root) {
@@ -140,15 +151,7 @@ public final class PlanJson {
     h.layerNames().forEach(names::add);
     root.put("microbatches", plan.microbatches());
     root.put("schedule", "1f1b");
-    PipelinePlan.Prediction p = plan.prediction();
-    root.put("iterationSeconds", p.iterationSeconds());
-    root.putNull("tokensPerSecond");
-    root.put("microbatchesPerSecond", p.tokensPerSecond());
-    root.put("tflopsPerGpu", p.tflopsPerGpu());
-    root.put("mfu", p.mfu());
-    root.put("peakMemoryBytesPerGpu", p.peakMemoryBytesPerGpu());
-    p.commBytes().ifPresent(b -> root.set("communicationBytes", axisBytes(b)));
-    plan.commBytesPerGpu().ifPresent(b -> root.set("communicationBytesPerGpu", axisBytes(b)));
+    putPrediction(root, plan, "microbatchesPerSecond");
     ArrayNode stages = root.putArray("stages");
     for (StagePlan s : plan.stages()) {
       ObjectNode o = stages.addObject();

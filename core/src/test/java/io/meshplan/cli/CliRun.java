@@ -23,4 +23,18 @@ record CliRun(int code, String out, String err) {
     int code = Main.run(new PrintWriter(out), new PrintWriter(err), args);
     return new CliRun(code, out.toString(), err.toString());
   }
+
+  /**
+   * Checks a refusal: the exit code, one line on standard error containing a text, nothing on
+   * standard output.
+   *
+   * @param code the exit code
+   * @param contains a text of the line
+   */
+  void refusedInOneLine(int code, String contains) {
+    org.assertj.core.api.Assertions.assertThat(code()).as(err()).isEqualTo(code);
+    org.assertj.core.api.Assertions.assertThat(err().lines()).as(err()).hasSize(1);
+    org.assertj.core.api.Assertions.assertThat(err()).contains(contains);
+    org.assertj.core.api.Assertions.assertThat(out()).isEmpty();
+  }
 }

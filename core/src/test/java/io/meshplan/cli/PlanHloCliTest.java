@@ -16,10 +16,7 @@ class PlanHloCliTest {
   @TempDir Path dir;
 
   private static void oneLine(CliRun r, int code, String contains) {
-    assertThat(r.code()).as(r.err()).isEqualTo(code);
-    assertThat(r.err().lines()).as(r.err()).hasSize(1);
-    assertThat(r.err()).contains(contains);
-    assertThat(r.out()).isEmpty();
+    r.refusedInOneLine(code, contains);
   }
 
   @Test
