@@ -5,8 +5,6 @@ import io.meshplan.cluster.CommModel;
 import io.meshplan.cluster.LogicalMesh;
 import io.meshplan.graph.DType;
 import io.meshplan.graph.Graph;
-import io.meshplan.graph.Instruction;
-import io.meshplan.graph.OpCost;
 import io.meshplan.graph.Opcode;
 import io.meshplan.graph.TensorShape;
 import io.meshplan.interop.space.LayerSetting;
@@ -15,7 +13,6 @@ import io.meshplan.intraop.IntraOpResult;
 import io.meshplan.intraop.MeshEnv;
 import io.meshplan.intraop.ShardingPlan;
 import io.meshplan.intraop.SolverOptions;
-import io.meshplan.intraop.Strategy;
 import io.meshplan.model.ModelSpec;
 import io.meshplan.model.ParamRole;
 import io.meshplan.model.Phase;
@@ -24,7 +21,6 @@ import io.meshplan.model.TrainingGraphBuilder;
 import io.meshplan.model.TrainingOptions;
 import io.meshplan.model.WeightTensors;
 import io.meshplan.plan.TensorSharding;
-import io.meshplan.sharding.ReshardingCost;
 import io.meshplan.sharding.ShardingSpec;
 import io.meshplan.util.Require;
 import java.util.ArrayList;
@@ -310,79 +306,44 @@ public final class IlpLayerCostModel implements LayerCostModel {
    */
   private LayerCost price(TrainingGraph tg, ShardingPlan plan, MeshEnv env, int t,
       boolean recompute) {
-    LayerCost.Builder cost = LayerCost.builder();
-    addTraffic(tg, plan, cost);
-    addTimes(tg, plan, env, recompute, cost);
+    PhaseTotals p = PhaseAccountant.account(plan, rules(tg, recompute));
+    // The replica's mesh is 1 x t: every byte it sends is on the tensor axis (axis 1).
+    LayerCost.Builder cost = LayerCost.builder().tensorCommBytes(p.axis1Bytes())
+        .forwardCommBytes(p.forwardAxis1Bytes()).forwardSeconds(p.forwardSeconds())
+        .backwardSeconds(p.backwardSeconds()).recomputeSeconds(p.recomputeSeconds())
+        .tensorCommSeconds(p.commSeconds()).forwardCommSeconds(p.forwardCommSeconds())
+        .modelFlops(p.modelFlops()).hardwareFlops(p.hardwareFlops());
     double params = addWeights(tg, plan, env, t, cost);
-    addMemory(tg, plan, env, t, params, cost);
+    addMemory(tg, plan, env, t, params, p.savedBytes(), cost);
     return cost.build();
   }
 
-  /** The bytes one GPU sends, in all and in the forward pass. */
-  private static void addTraffic(TrainingGraph tg, ShardingPlan plan, LayerCost.Builder cost) {
-    // The replica's mesh is 1 x t: every byte it sends is on the tensor axis (axis 1).
-    io.meshplan.intraop.PlanCommBytes volume = io.meshplan.intraop.PlanCommBytes.of(plan);
-    double commBytes = 0;
-    double fwdCommBytes = 0;
-    for (Instruction ins : tg.graph().instructions()) {
-      double bytes = volume.bytes(ins.id(), 1);
-      commBytes += bytes;
-      if (tg.phase(ins.id()) == Phase.FORWARD) {
-        fwdCommBytes += bytes;
-      }
-    }
-    cost.tensorCommBytes(commBytes).forwardCommBytes(fwdCommBytes);
+  /**
+   * How a training graph's phases are counted. Without the optimizer in the graph, its optimizer
+   * phase is the fp32 gradient accumulation, which runs every microbatch (the update itself is
+   * priced per iteration by the stage builder). Without recomputation the backward rules still
+   * re-derive a few cheap elementwise values; that is backward work, not recomputation. The
+   * backward pass (recomputation included) keeps the forward values that are neither weights nor
+   * constants.
+   */
+  private static PhaseAccountant.Rules rules(TrainingGraph tg, boolean recompute) {
+    Graph g = tg.graph();
+    return new PhaseAccountant.Rules(id -> switch (tg.phase(id)) {
+      case FORWARD -> PhaseAccountant.Bucket.FORWARD;
+      case BACKWARD -> PhaseAccountant.Bucket.BACKWARD;
+      case RECOMPUTE -> recompute ? PhaseAccountant.Bucket.RECOMPUTE
+          : PhaseAccountant.Bucket.BACKWARD;
+      case OPTIMIZER -> PhaseAccountant.Bucket.ACCUMULATE;
+    }, id -> tg.phase(id) == Phase.BACKWARD || tg.phase(id) == Phase.RECOMPUTE,
+        op -> tg.phase(op) == Phase.FORWARD && !weight(tg, op)
+            && g.get(op).opcode() != Opcode.CONSTANT,
+        op -> true);
   }
 
-  /** Each instruction's seconds and dot FLOPs, counted in its phase. */
-  private static void addTimes(TrainingGraph tg, ShardingPlan plan, MeshEnv env,
-      boolean recompute, LayerCost.Builder cost) {
-    Graph g = tg.graph();
-    double fwd = 0;
-    double bwd = 0;
-    double rec = 0;
-    double comm = 0;
-    double fwdComm = 0;
-    double modelFlops = 0;
-    double hwFlops = 0;
-    for (Instruction ins : g.instructions()) {
-      double[] cc = seconds(plan, env, ins);
-      double c = cc[0] + cc[1];
-      comm += cc[1];
-      double dotFlops = OpCost.modelFlops(g, ins);
-      hwFlops += OpCost.recomputedFlops(g, ins);
-      switch (tg.phase(ins.id())) {
-        case FORWARD -> {
-          fwd += c;
-          fwdComm += cc[1];
-          modelFlops += dotFlops;
-        }
-        case BACKWARD -> {
-          bwd += c;
-          modelFlops += dotFlops;
-        }
-        case RECOMPUTE -> {
-          // Without recomputation the backward rules still re-derive a few cheap elementwise
-          // values; that is backward work, not recomputation.
-          bwd += c;
-          if (recompute) {
-            rec += c;
-            hwFlops += dotFlops;
-          } else {
-            modelFlops += dotFlops;
-          }
-        }
-        default -> {
-          // Without the optimizer in the graph, this phase is the fp32 gradient accumulation,
-          // which runs every microbatch; the update itself is priced per iteration by the stage
-          // builder.
-          bwd += c;
-        }
-      }
-    }
-    hwFlops += modelFlops;
-    cost.forwardSeconds(fwd).backwardSeconds(bwd).recomputeSeconds(rec).tensorCommSeconds(comm)
-        .forwardCommSeconds(fwdComm).modelFlops(modelFlops).hardwareFlops(hwFlops);
+  /** Whether a value is a weight: a graph parameter other than the activation and batch inputs. */
+  private static boolean weight(TrainingGraph tg, int op) {
+    return tg.role(op).map(r -> r != ParamRole.INPUT_ACTIVATION
+        && r != ParamRole.TOKENS && r != ParamRole.LABELS).orElse(false);
   }
 
   /**
@@ -429,11 +390,11 @@ public final class IlpLayerCostModel implements LayerCostModel {
    * activation sent to the next stage and the input kept under full recomputation.
    *
    * @param params the weights one GPU holds, elements
+   * @param saved the values kept for the backward pass, bytes per GPU
    */
   private void addMemory(TrainingGraph tg, ShardingPlan plan, MeshEnv env, int t, double params,
-      LayerCost.Builder cost) {
+      double saved, LayerCost.Builder cost) {
     Graph g = tg.graph();
-    double saved = savedBytes(tg, plan);
     double weightBytes = params * computeType.bytes();
     double temp = Math.max(0, plan.evaluation().peakMemoryBytes() - weightBytes - saved
         - parameterBytes(tg, plan));
@@ -451,55 +412,6 @@ public final class IlpLayerCostModel implements LayerCostModel {
     }
     cost.savedActivationBytes(saved).temporaryBytes(temp).boundaryBytes(boundary)
         .inputBytes(input);
-  }
-
-  /**
-   * What one instruction costs under a plan: its strategy's compute, and its strategy's
-   * communication plus the resharding of its operands into the layouts the strategy reads.
-   *
-   * @param plan the plan
-   * @param env the mesh and its prices
-   * @param ins the instruction
-   * @return {compute, communication}, in the plan's unit
-   */
-  public static double[] seconds(ShardingPlan plan, MeshEnv env, Instruction ins) {
-    Graph g = plan.graph();
-    Strategy st = plan.strategy(ins.id());
-    double reshard = 0;
-    for (int k = 0; k < ins.operands().size(); k++) {
-      int op = ins.operand(k);
-      if (g.get(op).shape() instanceof TensorShape shape && st.operandSpec(k) != null) {
-        reshard += ReshardingCost.of(shape, plan.spec(op), st.operandSpec(k), env.comm());
-      }
-    }
-    return new double[] {st.computeCost(), st.commCost() + reshard};
-  }
-
-  /** Bytes of forward values that a later phase reads, under their chosen layouts. */
-  private static double savedBytes(TrainingGraph tg, ShardingPlan plan) {
-    Graph g = tg.graph();
-    boolean[] saved = new boolean[g.size()];
-    for (Instruction ins : g.instructions()) {
-      Phase p = tg.phase(ins.id());
-      if (p != Phase.BACKWARD && p != Phase.RECOMPUTE) {
-        continue;
-      }
-      for (int op : ins.operands()) {
-        Phase q = tg.phase(op);
-        boolean weight = tg.role(op).map(r -> r != ParamRole.INPUT_ACTIVATION
-            && r != ParamRole.TOKENS && r != ParamRole.LABELS).orElse(false);
-        if (q == Phase.FORWARD && !weight && g.get(op).opcode() != Opcode.CONSTANT) {
-          saved[op] = true;
-        }
-      }
-    }
-    double bytes = 0;
-    for (int i = 0; i < saved.length; i++) {
-      if (saved[i] && g.get(i).shape() instanceof TensorShape shape) {
-        bytes += plan.spec(i).localBytes(shape, plan.env().mesh());
-      }
-    }
-    return bytes;
   }
 
   /** Bytes of every non-activation parameter (weights, incoming gradients) under its layout. */

@@ -7,14 +7,13 @@ import io.meshplan.exec.Futures;
 import io.meshplan.exec.LocalExecutor;
 import io.meshplan.graph.Graph;
 import io.meshplan.graph.Instruction;
-import io.meshplan.graph.OpCost;
-import io.meshplan.graph.Opcode;
 import io.meshplan.graph.TensorShape;
 import io.meshplan.interop.cost.IlpLayerCostModel;
+import io.meshplan.interop.cost.PhaseAccountant;
+import io.meshplan.interop.cost.PhaseTotals;
 import io.meshplan.intraop.AutoSharding;
 import io.meshplan.intraop.IntraOpResult;
 import io.meshplan.intraop.MeshEnv;
-import io.meshplan.intraop.PlanCommBytes;
 import io.meshplan.intraop.ShardingPlan;
 import io.meshplan.intraop.SolverOptions;
 import io.meshplan.model.Phase;
@@ -198,11 +197,10 @@ public final class HloLayerPricer {
    */
   private static HloLayerCost price(HloLayerGraph layer, ShardingPlan plan, MeshEnv env, int d) {
     LogicalMesh mesh = env.mesh();
-    Phases p = Phases.of(layer, plan, env);
+    PhaseTotals p = PhaseAccountant.account(plan, rules(layer));
     State st = State.of(layer, plan, mesh);
-    Saved sv = Saved.of(layer, plan, mesh);
-    double temp = Math.max(0, plan.evaluation().peakMemoryBytes() - st.params() - sv.inside()
-        - st.gradients());
+    double temp = Math.max(0, plan.evaluation().peakMemoryBytes() - st.params()
+        - p.savedInsideBytes() - st.gradients());
     Graph g = layer.graph();
     List<Integer> listed = new ArrayList<>(st.weightIds());
     listed.sort(Comparator.comparingDouble((Integer id) ->
@@ -215,59 +213,35 @@ public final class HloLayerPricer {
       tensors.add(new TensorSharding(name, w.tensorShape().toHlo(), plan.hloSharding(id),
           words(plan.spec(id), w.tensorShape(), mesh, name)));
     }
-    return new HloLayerCost(p.fwd, p.bwd, p.comm, p.sync, p.opt, st.weights(), st.gradients(),
-        st.state(), sv.bytes(), temp, p.flops / d, p.tensorBytes, p.dataBytes, p.iterationBytes,
-        tensors, ids);
+    return new HloLayerCost(p.forwardSeconds(), p.backwardSeconds(), p.commSeconds(),
+        p.gradientSyncSeconds(), p.updateSeconds(), st.weights(), st.gradients(), st.state(),
+        p.savedBytes(), temp, p.modelFlops() / d, p.axis1Bytes(), p.axis0Bytes(),
+        p.iterationBytes(), tensors, ids);
   }
 
   /**
-   * A layer's seconds, dot FLOPs and bytes sent, by phase: the work that only computes gradients
-   * for the update sends its bytes once per iteration, as the update does.
+   * How a layer's phases are counted: the optimizer phase once per iteration; the work that only
+   * computes gradients for the update in the backward pass, its communication once per iteration;
+   * the rest in the forward or backward pass of each microbatch. The backward pass keeps, of one
+   * microbatch, the forward values computed in the layer but constants, the forward activations
+   * of other layers, and the batch inputs; those computed in the layer are inside it.
    */
-  private static final class Phases {
-    double fwd;
-    double bwd;
-    double comm;
-    double sync;
-    double opt;
-    double flops;
-    double tensorBytes;
-    double dataBytes;
-    double iterationBytes;
-
-    static Phases of(HloLayerGraph layer, ShardingPlan plan, MeshEnv env) {
-      Graph g = layer.graph();
-      PlanCommBytes volume = PlanCommBytes.of(plan);
-      Phases t = new Phases();
-      for (Instruction ins : g.instructions()) {
-        int id = ins.id();
-        double[] cc = IlpLayerCostModel.seconds(plan, env, ins);
-        double axis0 = volume.bytes(id, 0);
-        double axis1 = volume.bytes(id, 1);
-        Phase p = layer.phases()[id];
-        if (p != Phase.OPTIMIZER) {
-          t.flops += dotFlops(g, ins);
-        }
-        if (p == Phase.OPTIMIZER) {
-          t.opt += cc[0] + cc[1];
-          t.iterationBytes += axis0 + axis1;
-        } else if (layer.gradientWork()[id]) {
-          t.bwd += cc[0];
-          t.sync += cc[1];
-          t.iterationBytes += axis0 + axis1;
-        } else {
-          if (p == Phase.FORWARD) {
-            t.fwd += cc[0] + cc[1];
-          } else {
-            t.bwd += cc[0] + cc[1];
-          }
-          t.comm += cc[1];
-          t.tensorBytes += axis1;
-          t.dataBytes += axis0;
-        }
+  private static PhaseAccountant.Rules rules(HloLayerGraph layer) {
+    return new PhaseAccountant.Rules(id -> {
+      Phase p = layer.phases()[id];
+      if (p == Phase.OPTIMIZER) {
+        return PhaseAccountant.Bucket.UPDATE;
+      } else if (layer.gradientWork()[id]) {
+        return PhaseAccountant.Bucket.GRADIENT;
       }
-      return t;
-    }
+      return p == Phase.FORWARD ? PhaseAccountant.Bucket.FORWARD
+          : PhaseAccountant.Bucket.BACKWARD;
+    }, id -> layer.phases()[id] == Phase.BACKWARD, o -> {
+      HloLayerGraph.Input in = layer.inputs()[o];
+      boolean forward = layer.phases()[o] == Phase.FORWARD;
+      return in == HloLayerGraph.Input.NONE && forward && !layer.constants()[o]
+          || in == HloLayerGraph.Input.ACTIVATION && forward || in == HloLayerGraph.Input.BATCH;
+    }, i -> layer.inputs()[i] == HloLayerGraph.Input.NONE);
   }
 
   /**
@@ -315,43 +289,6 @@ public final class HloLayerPricer {
   }
 
   /**
-   * The values of one microbatch that the backward pass reads, bytes per GPU.
-   *
-   * @param bytes all of them: forward values, activations of other layers and batch inputs
-   * @param inside those computed in the layer
-   */
-  private record Saved(double bytes, double inside) {
-    static Saved of(HloLayerGraph layer, ShardingPlan plan, LogicalMesh mesh) {
-      Graph g = layer.graph();
-      boolean[] saved = new boolean[g.size()];
-      for (Instruction ins : g.instructions()) {
-        if (layer.phases()[ins.id()] != Phase.BACKWARD) {
-          continue;
-        }
-        for (int o : ins.operands()) {
-          HloLayerGraph.Input in = layer.inputs()[o];
-          boolean forwardValue = in == HloLayerGraph.Input.NONE
-              && layer.phases()[o] == Phase.FORWARD && !layer.constants()[o];
-          saved[o] |= forwardValue || in == HloLayerGraph.Input.ACTIVATION
-              && layer.phases()[o] == Phase.FORWARD || in == HloLayerGraph.Input.BATCH;
-        }
-      }
-      double savedBytes = 0;
-      double savedInside = 0;
-      for (int i = 0; i < saved.length; i++) {
-        if (saved[i] && g.get(i).shape() instanceof TensorShape shape) {
-          double b = plan.spec(i).localBytes(shape, mesh);
-          savedBytes += b;
-          if (layer.inputs()[i] == HloLayerGraph.Input.NONE) {
-            savedInside += b;
-          }
-        }
-      }
-      return new Saved(savedBytes, savedInside);
-    }
-  }
-
-  /**
    * A weight's layout in words on a stage's {@code d x t} mesh: over the tensor-parallel axis
    * alone in Megatron-LM's terms (column-, row-parallel), over the data-parallel axis alone as
    * ZeRO-3 does (each replica holds a slice and gathers the rest), or over both.
@@ -381,10 +318,5 @@ public final class HloLayerPricer {
    */
   static String weightName(Instruction w) {
     return w.opName().isEmpty() ? w.name() : w.opName();
-  }
-
-  private static double dotFlops(Graph g, Instruction ins) {
-    return ins.opcode() == Opcode.DOT || ins.opcode() == Opcode.CONVOLUTION
-        ? OpCost.flops(g, ins) : 0;
   }
 }

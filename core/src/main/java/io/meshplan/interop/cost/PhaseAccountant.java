@@ -1,0 +1,215 @@
+package io.meshplan.interop.cost;
+
+import io.meshplan.graph.Graph;
+import io.meshplan.graph.Instruction;
+import io.meshplan.graph.OpCost;
+import io.meshplan.graph.TensorShape;
+import io.meshplan.intraop.MeshEnv;
+import io.meshplan.intraop.PlanCommBytes;
+import io.meshplan.intraop.ShardingPlan;
+import io.meshplan.intraop.Strategy;
+import io.meshplan.sharding.ReshardingCost;
+import io.meshplan.util.Require;
+import java.util.function.IntFunction;
+import java.util.function.IntPredicate;
+
+/**
+ * Counts a planned layer's instructions by phase, for preset transformer layers ({@link
+ * IlpLayerCostModel}) and the layers of an HLO training step alike. Each instruction's cost under
+ * the plan ({@link #seconds}: its strategy's compute, and its strategy's communication plus the
+ * resharding of its operands) and the bytes it sends per mesh axis ({@link PlanCommBytes}) are
+ * counted in the bucket the caller puts it in; the caller also says which values the backward pass
+ * keeps from the forward pass. Instructions are summed in graph order, each bucket's fields in one
+ * fixed sequence, so equal plans give equal totals to the last bit.
+ */
+public final class PhaseAccountant {
+  private PhaseAccountant() {}
+
+  /** Where an instruction's cost is counted; dot and convolution FLOPs are counted as each says. */
+  public enum Bucket {
+    /**
+     * The forward pass, per microbatch: compute and communication in forward seconds, the
+     * communication and bytes also in the per-microbatch totals and their forward parts; model
+     * FLOPs.
+     */
+    FORWARD,
+    /**
+     * The backward pass, per microbatch: compute and communication in backward seconds, the
+     * communication and bytes in the per-microbatch totals; model FLOPs.
+     */
+    BACKWARD,
+    /**
+     * The forward pass run again in the backward pass under activation recomputation, per
+     * microbatch: as {@link #BACKWARD}, also in recompute seconds, and its FLOPs are hardware FLOPs
+     * only (the model's FLOPs were counted in the forward pass). Values re-derived without
+     * recomputation enabled are {@link #BACKWARD} work.
+     */
+    RECOMPUTE,
+    /**
+     * Gradient accumulation in fp32, which runs every microbatch in the backward pass: as {@link
+     * #BACKWARD}, without model FLOPs.
+     */
+    ACCUMULATE,
+    /**
+     * Work that only computes gradients the update reads: its compute in backward seconds per
+     * microbatch and its FLOPs as model FLOPs; its communication and bytes once per iteration, as
+     * frameworks reduce the sum of the microbatches' gradients once.
+     */
+    GRADIENT,
+    /**
+     * The optimizer update, once per iteration: compute and communication in update seconds, bytes
+     * per iteration, no FLOPs.
+     */
+    UPDATE
+  }
+
+  /**
+   * How a layer's instructions are counted.
+   *
+   * @param bucket the bucket of each instruction id
+   * @param readsSaved whether an instruction id reads the values the backward pass keeps
+   * @param kept whether an operand id read by such an instruction is a value kept from the forward
+   *     to the backward pass
+   * @param inside whether a kept value id is computed inside the layer
+   */
+  public record Rules(IntFunction<Bucket> bucket, IntPredicate readsSaved, IntPredicate kept,
+      IntPredicate inside) {
+    /** Checks that every rule is given. */
+    public Rules {
+      Require.nonNull(bucket, "bucket");
+      Require.nonNull(readsSaved, "readsSaved");
+      Require.nonNull(kept, "kept");
+      Require.nonNull(inside, "inside");
+    }
+  }
+
+  /**
+   * Sums a planned layer's costs by bucket.
+   *
+   * @param plan the layer's plan (its environment prices the instructions)
+   * @param rules each instruction's bucket and the values kept for the backward pass
+   * @return the totals: seconds and bytes per microbatch or per iteration, FLOPs, saved bytes
+   */
+  public static PhaseTotals account(ShardingPlan plan, Rules rules) {
+    Graph g = plan.graph();
+    PlanCommBytes volume = PlanCommBytes.of(plan);
+    Sums s = new Sums();
+    for (Instruction ins : g.instructions()) {
+      int id = ins.id();
+      s.add(rules.bucket().apply(id), seconds(plan, ins), volume.bytes(id, 0),
+          volume.bytes(id, 1), OpCost.modelFlops(g, ins));
+      // Work a fused kernel does again (the scores of fused attention's backward).
+      s.recFlops += OpCost.recomputedFlops(g, ins);
+    }
+    double[] saved = saved(plan, rules);
+    return new PhaseTotals(s.fwd, s.bwd, s.rec, s.comm, s.fwdComm, s.sync, s.update, s.modelFlops,
+        s.recFlops + s.modelFlops, s.axis0, s.axis1, s.fwdAxis0, s.fwdAxis1, s.iteration,
+        saved[0], saved[1]);
+  }
+
+  /**
+   * What one instruction costs under a plan: its strategy's compute, and its strategy's
+   * communication plus the resharding of its operands into the layouts the strategy reads, priced
+   * by the plan's environment.
+   *
+   * @param plan the plan
+   * @param ins the instruction
+   * @return {compute, communication}, in the unit of the plan's prices (seconds on a cluster)
+   */
+  public static double[] seconds(ShardingPlan plan, Instruction ins) {
+    Graph g = plan.graph();
+    MeshEnv env = plan.env();
+    Strategy st = plan.strategy(ins.id());
+    double reshard = 0;
+    for (int k = 0; k < ins.operands().size(); k++) {
+      int op = ins.operand(k);
+      if (g.get(op).shape() instanceof TensorShape shape && st.operandSpec(k) != null) {
+        reshard += ReshardingCost.of(shape, plan.spec(op), st.operandSpec(k), env.comm());
+      }
+    }
+    return new double[] {st.computeCost(), st.commCost() + reshard};
+  }
+
+  /** Bytes per GPU of the kept values, in all and inside the layer, in id order. */
+  private static double[] saved(ShardingPlan plan, Rules rules) {
+    Graph g = plan.graph();
+    boolean[] saved = new boolean[g.size()];
+    for (Instruction ins : g.instructions()) {
+      if (!rules.readsSaved().test(ins.id())) {
+        continue;
+      }
+      for (int o : ins.operands()) {
+        saved[o] |= rules.kept().test(o);
+      }
+    }
+    double bytes = 0;
+    double inside = 0;
+    for (int i = 0; i < saved.length; i++) {
+      if (saved[i] && g.get(i).shape() instanceof TensorShape shape) {
+        double b = plan.spec(i).localBytes(shape, plan.env().mesh());
+        bytes += b;
+        if (rules.inside().test(i)) {
+          inside += b;
+        }
+      }
+    }
+    return new double[] {bytes, inside};
+  }
+
+  /** Running sums, each added to in instruction order. */
+  private static final class Sums {
+    double fwd;
+    double bwd;
+    double rec;
+    double comm;
+    double fwdComm;
+    double sync;
+    double update;
+    double modelFlops;
+    double recFlops;
+    double axis0;
+    double axis1;
+    double fwdAxis0;
+    double fwdAxis1;
+    double iteration;
+
+    /** Counts one instruction: {compute, communication}, its bytes per axis, its dot FLOPs. */
+    void add(Bucket b, double[] cc, double bytes0, double bytes1, double dot) {
+      double c = cc[0] + cc[1];
+      switch (b) {
+        case FORWARD -> {
+          fwd += c;
+          fwdComm += cc[1];
+          fwdAxis0 += bytes0;
+          fwdAxis1 += bytes1;
+          modelFlops += dot;
+        }
+        case BACKWARD -> {
+          bwd += c;
+          modelFlops += dot;
+        }
+        case RECOMPUTE -> {
+          bwd += c;
+          rec += c;
+          recFlops += dot;
+        }
+        case ACCUMULATE -> bwd += c;
+        case GRADIENT -> {
+          bwd += cc[0];
+          sync += cc[1];
+          iteration += bytes0 + bytes1;
+          modelFlops += dot;
+          return;
+        }
+        case UPDATE -> {
+          update += c;
+          iteration += bytes0 + bytes1;
+          return;
+        }
+      }
+      comm += cc[1];
+      axis0 += bytes0;
+      axis1 += bytes1;
+    }
+  }
+}
