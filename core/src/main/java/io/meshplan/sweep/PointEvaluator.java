@@ -65,11 +65,10 @@ public final class PointEvaluator {
       return PointResult.failed(p, PointStatus.REJECTED, Double.NaN, Double.NaN, "the global batch "
           + p.globalBatch() + " is not a multiple of " + p.microbatches() + " microbatches");
     }
-    TrainingJob job = job(p);
     PlannerOptions options = PlannerOptions.defaults().withThreads(1).withSolver(solver)
         .withSharedLayers(cache).withProgress(progress);
     try {
-      PricedJob priced = Planner.price(job, Pricing.catalog(), options);
+      PricedJob priced = Planner.price(job(p), Pricing.catalog(), options);
       return manual ? manual(p, priced.request(), priced.layers())
           : planned(p, Planner.plan(priced, options));
     } catch (InputException e) {
@@ -160,7 +159,10 @@ public final class PointEvaluator {
             + "'; valid: " + String.join(", ", GpuCatalog.names()))),
         FabricCatalog.find(p.fabric()).orElseThrow(() -> new InputException("unknown fabric '"
             + p.fabric() + "'; valid: " + String.join(", ", FabricCatalog.names()))));
-    return TrainingJob.of(base.withSequence(p.seq()), cs).withGlobalBatch(p.globalBatch())
-        .withMicrobatches(p.microbatches()).withOverlapGradReduce(p.overlapGradReduce());
+    TrainingJob job = TrainingJob.of(base.withSequence(p.seq()), cs)
+        .withGlobalBatch(p.globalBatch()).withMicrobatches(p.microbatches())
+        .withOverlapGradReduce(p.overlapGradReduce());
+    return "auto".equals(p.attention()) ? job
+        : job.withAttention(io.meshplan.model.Attention.parse(p.attention()));
   }
 }

@@ -18,10 +18,11 @@ import java.util.List;
  * @param globalBatches sequences per iteration
  * @param microbatches microbatches per iteration, 0 for the planner's choice
  * @param overlapGradReduce whether the gradient reduction overlaps the backward pass
+ * @param attention how attention runs: {@code auto}, {@code flash}, {@code unfused}
  */
 public record SweepGrid(List<String> models, List<Integer> seqs, List<String> gpus,
     List<String> fabrics, List<Shape> clusters, List<Integer> globalBatches,
-    List<Integer> microbatches, List<Boolean> overlapGradReduce) {
+    List<Integer> microbatches, List<Boolean> overlapGradReduce, List<String> attention) {
   /**
    * A cluster shape.
    *
@@ -49,10 +50,11 @@ public record SweepGrid(List<String> models, List<Integer> seqs, List<String> gp
     globalBatches = List.copyOf(globalBatches);
     microbatches = List.copyOf(microbatches);
     overlapGradReduce = List.copyOf(overlapGradReduce);
+    attention = List.copyOf(attention);
     long n = 1;
     for (int size : new int[] {models.size(), seqs.size(), gpus.size(),
         Math.max(1, fabrics.size()), clusters.size(), globalBatches.size(), microbatches.size(),
-        overlapGradReduce.size()}) {
+        overlapGradReduce.size(), attention.size()}) {
       Require.that(size > 0, "every axis of a sweep grid needs at least one value");
       n *= size;
       if (n > MAX_POINTS) {
@@ -69,7 +71,8 @@ public record SweepGrid(List<String> models, List<Integer> seqs, List<String> gp
    */
   public int size() {
     return models.size() * seqs.size() * gpus.size() * Math.max(1, fabrics.size())
-        * clusters.size() * globalBatches.size() * microbatches.size() * overlapGradReduce.size();
+        * clusters.size() * globalBatches.size() * microbatches.size() * overlapGradReduce.size()
+        * attention.size();
   }
 
   /**
@@ -88,8 +91,10 @@ public record SweepGrid(List<String> models, List<Integer> seqs, List<String> gp
               for (int gb : globalBatches) {
                 for (int mb : microbatches) {
                   for (boolean ov : overlapGradReduce) {
-                    out.add(new SweepPoint(out.size(), m, s, c.nodes(), c.gpusPerNode(), g, f, gb,
-                        mb, ov));
+                    for (String a : attention) {
+                      out.add(new SweepPoint(out.size(), m, s, c.nodes(), c.gpusPerNode(), g, f,
+                          gb, mb, ov, a));
+                    }
                   }
                 }
               }

@@ -31,6 +31,7 @@ import java.util.regex.Pattern;
  * globalBatch: [512, 1024]                      # sequences per iteration
  * microbatches: [auto]                          # optional; auto or a count per iteration
  * overlapGradReduce: [false]                    # optional
+ * attention: [auto]                             # optional: auto, flash, unfused
  * </pre>
  *
  * <p>Every value is checked, and the first bad one is reported in one line naming the file, the
@@ -53,7 +54,7 @@ public final class SweepGridReader {
   static final int MAX_GPUS = 1 << 20;
 
   private static final List<String> KEYS = List.of("models", "seq", "gpus", "fabrics",
-      "clusters", "globalBatch", "microbatches", "overlapGradReduce");
+      "clusters", "globalBatch", "microbatches", "overlapGradReduce", "attention");
   private static final Pattern SHAPE = Pattern.compile("(\\d{1,9})x(\\d{1,9})");
 
   private final String file;
@@ -94,9 +95,11 @@ public final class SweepGridReader {
         (v, at) -> r.integer(v, at, 1, MAX_GLOBAL_BATCH));
     List<Integer> micro = r.values(root, "microbatches", false, r::microbatches);
     List<Boolean> overlap = r.values(root, "overlapGradReduce", false, r::bool);
+    List<String> attention = r.values(root, "attention", false, r::attention);
     try {
       return new SweepGrid(models, seqs, gpus, fabrics, clusters, batches,
-          micro.isEmpty() ? List.of(0) : micro, overlap.isEmpty() ? List.of(false) : overlap);
+          micro.isEmpty() ? List.of(0) : micro, overlap.isEmpty() ? List.of(false) : overlap,
+          attention.isEmpty() ? List.of("auto") : attention);
     } catch (InputException e) {
       throw new InputException(name + ": " + e.getMessage(), e);
     }
@@ -225,6 +228,14 @@ public final class SweepGridReader {
       throw bad(at, "expected true or false, got '" + v.asText() + "'");
     }
     return v.asBoolean();
+  }
+
+  private String attention(JsonNode v, String at) {
+    String s = v.asText().trim().toLowerCase(Locale.ROOT);
+    if (!v.isTextual() || !(s.equals("auto") || s.equals("flash") || s.equals("unfused"))) {
+      throw bad(at, "expected auto, flash or unfused, got '" + v.asText() + "'");
+    }
+    return s;
   }
 
   private SweepGrid.Shape shape(JsonNode v, String at) {

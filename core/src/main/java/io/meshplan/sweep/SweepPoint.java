@@ -18,11 +18,32 @@ import java.io.Serializable;
  * @param globalBatch sequences per iteration
  * @param microbatches microbatches per iteration, or 0 for the planner's choice
  * @param overlapGradReduce whether the data-parallel gradient reduction overlaps the backward pass
+ * @param attention {@code auto} (the GPU's default), {@code flash} or {@code unfused}
  */
 public record SweepPoint(int index, String model, int seq, int nodes, int gpusPerNode, String gpu,
-    String fabric, int globalBatch, int microbatches, boolean overlapGradReduce)
+    String fabric, int globalBatch, int microbatches, boolean overlapGradReduce, String attention)
     implements Serializable {
-  private static final long serialVersionUID = 1L;
+  private static final long serialVersionUID = 2L;
+
+  /**
+   * A point with the GPU's default attention.
+   *
+   * @param index the point's position in grid order
+   * @param model a preset name
+   * @param seq tokens per sequence
+   * @param nodes nodes
+   * @param gpusPerNode GPUs per node
+   * @param gpu a GPU catalog name
+   * @param fabric a fabric catalog name
+   * @param globalBatch sequences per iteration
+   * @param microbatches microbatches per iteration, or 0 for the planner's choice
+   * @param overlapGradReduce whether the gradient reduction overlaps the backward pass
+   */
+  public SweepPoint(int index, String model, int seq, int nodes, int gpusPerNode, String gpu,
+      String fabric, int globalBatch, int microbatches, boolean overlapGradReduce) {
+    this(index, model, seq, nodes, gpusPerNode, gpu, fabric, globalBatch, microbatches,
+        overlapGradReduce, "auto");
+  }
 
   /** Validates the fields. */
   public SweepPoint {
@@ -35,6 +56,7 @@ public record SweepPoint(int index, String model, int seq, int nodes, int gpusPe
     Require.nonNull(fabric, "fabric");
     Require.positive(globalBatch, "global batch");
     Require.that(microbatches >= 0, "microbatches must be >= 0");
+    Require.nonNull(attention, "attention");
   }
 
   /**

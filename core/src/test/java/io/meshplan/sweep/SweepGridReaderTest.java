@@ -112,4 +112,26 @@ class SweepGridReaderTest {
       }
     });
   }
+
+  /**
+   * {@code attention} is an axis like the others, last and fastest; absent, every point runs the
+   * GPU's default ({@code auto}). 1 model x 1 seq x 1 gpu x 1 cluster x 1 batch x 1 micro x 1
+   * overlap x 2 attention = 2 points.
+   */
+  @Test
+  void attentionIsAnAxis() {
+    String base = "models: opt-125m\nseq: 1024\ngpus: [v100-32gb]\nclusters: [1x8]\n"
+        + "globalBatch: 64\n";
+    assertThat(SweepGridReader.parse(base, "g.yaml").points().get(0).attention())
+        .isEqualTo("auto");
+    List<SweepPoint> p = SweepGridReader.parse(base + "attention: [flash, unfused]\n", "g.yaml")
+        .points();
+    assertThat(p).extracting(SweepPoint::attention).containsExactly("flash", "unfused");
+    bad(base + "attention: [fused]\n", "field 'attention[0]': expected auto, flash or unfused");
+    // Flash on a V100 point is refused by that point alone, in the planner's words.
+    PointResult r = new PointEvaluator(new io.meshplan.interop.cost.LayerCostCache(),
+        io.meshplan.intraop.SolverOptions.defaults()).evaluate(p.get(0), false, x -> { });
+    assertThat(r.status()).isEqualTo(PointStatus.REJECTED);
+    assertThat(r.message()).contains("flash attention needs Ampere or later");
+  }
 }
