@@ -13,9 +13,15 @@ import java.util.List;
 
 /**
  * The strategies of a dot (Alpa, OSDI'22, Table 3): each of its batch, lhs-free, rhs-free and
- * contracting dimensions may be split over any set of mesh axes; each axis on a contracting
- * dimension costs an all-reduce of the result. When compute is not priced (Alpa's abstract
- * units), a dot must use every mesh axis, as in Alpa's prototype.
+ * contracting dimensions may be split over any set of mesh axes. Each axis on a contracting
+ * dimension leaves partial sums, finished in one of two ways: an all-reduce of the result (Alpa's
+ * Table 3), or a reduce-scatter that leaves the result split over that same axis on one of its
+ * dimensions, at half the bytes of the all-reduce. The second is how Megatron-LM runs sequence
+ * parallelism (Korthikanti et al., MLSys'23, section 4.2.2): the row-parallel matrices of
+ * attention and MLP reduce-scatter their output along the sequence instead of all-reducing it,
+ * so a sequence-split activation never needs a weight gathered. When compute is not priced
+ * (Alpa's abstract units), the strategies are Alpa's prototype's: a dot must use every mesh axis,
+ * and partial sums are all-reduced (no reduce-scatter form).
  */
 final class DotStrategies {
   private final StrategyContext ctx;
@@ -56,7 +62,7 @@ final class DotStrategies {
       if ((used == 0 && !priced && mesh.deviceCount() > 1) || (requireAll && used != full)) {
         continue;
       }
-      list.add(strategy(ins, as, idx));
+      addForms(ins, as, idx, priced, list);
     }
     if (list.isEmpty()) {
       ShardingSpec rep = ShardingSpec.replicated(out.rank());
@@ -97,10 +103,61 @@ final class DotStrategies {
   }
 
   /**
-   * The strategy of one assignment of mesh axes to index dimensions: the layouts of the result
-   * and both operands, and an all-reduce of the result over each axis on a contracting dimension.
+   * Adds the strategies of one assignment of mesh axes to index dimensions: with compute priced,
+   * every way to finish the partial sums of its contracting axes, each axis by an all-reduce or
+   * by a reduce-scatter onto one of the result's dimensions; in Alpa's abstract units only the
+   * all-reduces, Table 3's set, whose objectives the reproductions of Alpa's prototype pin.
    */
-  private Strategy strategy(Instruction ins, int[] as, List<int[]> idx) {
+  private void addForms(Instruction ins, int[] as, List<int[]> idx, boolean priced,
+      List<Strategy> list) {
+    int[] scatter = new int[as.length];
+    Arrays.fill(scatter, -1);
+    if (!priced) {
+      list.add(strategy(ins, as, scatter, idx));
+      return;
+    }
+    enumerateScatter(0, ins, as, idx, scatter, list);
+  }
+
+  /**
+   * Chooses, for each axis from {@code ax} on that splits a contracting dimension, -1 (all-reduce)
+   * or the result dimension it reduce-scatters onto, and adds each complete choice whose result
+   * layout fits the result's shape.
+   */
+  private void enumerateScatter(int ax, Instruction ins, int[] as, List<int[]> idx,
+      int[] scatter, List<Strategy> list) {
+    if (ax == as.length) {
+      Strategy s = strategy(ins, as, scatter, idx);
+      if (s != null) {
+        list.add(s);
+      }
+      return;
+    }
+    enumerateScatter(ax + 1, ins, as, idx, scatter, list);
+    if (as[ax] >= 0 && idx.get(as[ax])[0] < 0) {
+      for (int d = 0; d < ins.tensorShape().rank(); d++) {
+        scatter[ax] = d;
+        enumerateScatter(ax + 1, ins, as, idx, scatter, list);
+      }
+      scatter[ax] = -1;
+    }
+  }
+
+  /**
+   * The strategy of one assignment of mesh axes to index dimensions and one way to finish its
+   * partial sums: the layouts of the result and both operands, the reduce-scatters (in ascending
+   * axis order, each of the buffer the previous ones left) and then the all-reduces (of the
+   * result's local buffer) of the contracting axes; null when the scattered result splits a
+   * dimension more ways than its size.
+   *
+   * <p>A reduce-scatter of an {@code S}-byte buffer over {@code n} GPUs is priced by the comm
+   * model on {@code S}, the buffer before the scatter (nccl-tests sends {@code (n-1)/n * S} per
+   * GPU, half an all-reduce's {@code 2(n-1)/n * S}), and leaves {@code S/n} on each GPU.
+   *
+   * @param scatter per mesh axis, the result dimension its partial sums are reduce-scattered onto,
+   *     or -1 (all-reduced, or not a contracting axis)
+   */
+  private Strategy strategy(Instruction ins, int[] as, int[] scatter, List<int[]> idx) {
     TensorShape out = ins.tensorShape();
     int[] outM = new int[out.rank()];
     int[] lhsM = new int[graph.get(ins.operand(0)).tensorShape().rank()];
@@ -123,24 +180,60 @@ final class DotStrategies {
         rhsM[d[2]] |= 1 << ax;
       }
     }
-    ShardingSpec o = ShardingSpec.of(outM);
-    ShardingSpec l = ShardingSpec.of(lhsM);
-    ShardingSpec r = ShardingSpec.of(rhsM);
-    double local = o.localBytes(out, mesh);
     double comm = 0.0;
-    StringBuilder ar = new StringBuilder();
+    StringBuilder coll = new StringBuilder();
     for (int ax = 0; ax < mesh.rank(); ax++) {
-      if ((contractAxes & (1 << ax)) != 0) {
-        comm += env.comm().allReduce(local, ax);
-        ar.append(ar.length() == 0 ? " (allreduce @ " : ",").append(ax);
+      if (scatter[ax] >= 0) {
+        comm += env.comm().reduceScatter(ShardingSpec.localBytes(out, outM, mesh), ax);
+        outM[scatter[ax]] |= 1 << ax;
+        coll.append(coll.length() == 0 ? " (reducescatter @ " : ",").append(ax);
       }
     }
-    if (ar.length() > 0) {
-      ar.append(')');
+    ShardingSpec o = ShardingSpec.of(outM);
+    if (!o.fits(out, mesh)) {
+      return null;
     }
-    String name = o + " = " + l + " x " + r + ar;
-    return new Strategy(name, o, new ShardingSpec[] {l, r},
+    double local = o.localBytes(out, mesh);
+    comm += allReduces(contractAxes & ~scatterAxes(scatter), local, coll);
+    String name = o + " = " + ShardingSpec.of(lhsM) + " x " + ShardingSpec.of(rhsM) + coll;
+    return new Strategy(name, o, new ShardingSpec[] {ShardingSpec.of(lhsM), ShardingSpec.of(rhsM)},
         ctx.computeCost(ins, ShardingSpec.axesProduct(usedAxes(as), mesh)), comm, local);
+  }
+
+  /**
+   * The all-reduces of a {@code local}-byte result over the given axes, named into {@code coll}
+   * after any reduce-scatters ({@code " (allreduce @ 0,1)"}).
+   */
+  private double allReduces(int axes, double local, StringBuilder coll) {
+    double comm = 0.0;
+    boolean first = true;
+    for (int ax = 0; ax < mesh.rank(); ax++) {
+      if ((axes & (1 << ax)) != 0) {
+        comm += env.comm().allReduce(local, ax);
+        if (first && coll.length() > 0) {
+          coll.append("; allreduce @ ");
+        } else if (first) {
+          coll.append(" (allreduce @ ");
+        } else {
+          coll.append(',');
+        }
+        coll.append(ax);
+        first = false;
+      }
+    }
+    if (coll.length() > 0) {
+      coll.append(')');
+    }
+    return comm;
+  }
+
+  /** The axes a scatter choice (result dimension per axis, -1 for none) reduce-scatters. */
+  private static int scatterAxes(int[] scatter) {
+    int mask = 0;
+    for (int ax = 0; ax < scatter.length; ax++) {
+      mask |= scatter[ax] >= 0 ? 1 << ax : 0;
+    }
+    return mask;
   }
 
   /** The mesh axes an assignment (split dimension per axis, -1 for none) uses. */

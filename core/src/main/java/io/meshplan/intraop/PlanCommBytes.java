@@ -23,7 +23,8 @@ import java.util.List;
  * GPU, an all-gather or reduce-scatter {@code (n-1)/n * S}.
  *
  * @param strategyBytes per instruction id and axis, bytes one GPU sends in the collectives the
- *     chosen strategy performs itself (for example the all-reduce of a split contraction)
+ *     chosen strategy performs itself (for example the all-reduce or reduce-scatter of a split
+ *     contraction)
  * @param reshardingBytes per instruction id and axis, bytes one GPU sends to bring the operands
  *     into the layouts the chosen strategy requires
  */

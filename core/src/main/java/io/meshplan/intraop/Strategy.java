@@ -10,8 +10,8 @@ import java.util.Arrays;
  * @param output the layout of the result; null for values whose layout is not modelled (tuples)
  * @param operandSpecs the layout required of each operand; a null entry accepts any layout
  * @param computeCost compute cost of one device, in the cost model's unit
- * @param commCost communication this strategy performs itself (e.g. the all-reduce of a split
- *     contraction), in the cost model's unit
+ * @param commCost communication this strategy performs itself (e.g. the all-reduce or
+ *     reduce-scatter of a split contraction), in the cost model's unit
  * @param memoryBytes bytes of the result on one device
  */
 public record Strategy(

@@ -19,8 +19,10 @@ import java.util.List;
  *   <li>A dot may split each of its batch, lhs-free, rhs-free and contracting dimensions over any
  *       set of axes; this contains Alpa's set ({@code SS = SR x RS}, {@code SR = SS x SR} with an
  *       all-reduce, {@code RS = RS x SS} with an all-reduce, batch splits) and its 2-D
- *       combinations. Each axis on a contracting dimension costs an all-reduce of the result. When
- *       compute is not priced (Alpa's abstract units), a dot must use every mesh axis, as in
+ *       combinations. Each axis on a contracting dimension costs an all-reduce of the result or,
+ *       with compute priced, a reduce-scatter that leaves the result split over that axis
+ *       (Megatron-LM's sequence parallelism, Korthikanti et al., MLSys'23). When compute is not
+ *       priced (Alpa's abstract units), a dot must use every mesh axis and all-reduces, as in
  *       Alpa's prototype; otherwise replicated computation would look free.
  *   <li>Elementwise ops, reshape, transpose, reduce, slice and concatenate follow their deepest
  *       operand: one strategy per strategy of that operand, with the layout carried through the op

@@ -43,11 +43,12 @@ import java.util.function.Function;
  *
  * <p>The layer's input activation and its output keep one layout so that identical blocks can be
  * chained: replicated over the tensor axis, or split along the sequence with sequence
- * parallelism (Korthikanti et al. MLSys'23). Under {@link LayerSetting#megatron()} the weights
- * are fixed to Megatron-LM's layouts (Shoeybi et al. 2019): the query/key/value and first MLP
- * matrices split by columns, the attention output and second MLP matrices by rows, embedding and
- * LM head by vocabulary; otherwise the ILP chooses every layout. The planner asks for both, so its
- * space contains every Megatron-LM configuration.
+ * parallelism (Korthikanti et al. MLSys'23), which the dots' reduce-scatter form runs as
+ * Megatron-LM does (see {@link io.meshplan.intraop.StrategyGenerator}). Under {@link
+ * LayerSetting#megatron()} the weights are fixed to Megatron-LM's layouts (Shoeybi et al. 2019):
+ * the query/key/value and first MLP matrices split by columns, the attention output and second MLP
+ * matrices by rows, embedding and LM head by vocabulary; otherwise the ILP chooses every layout.
+ * The planner asks for both, so its space contains every Megatron-LM configuration.
  *
  * <p>Every distinct (layer kind, setting) is solved once and remembered: a model of any depth costs
  * three graph solves per setting, not one per layer.
