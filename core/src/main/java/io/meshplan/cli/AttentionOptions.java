@@ -5,7 +5,7 @@ import io.meshplan.util.InputException;
 import java.util.Optional;
 import picocli.CommandLine.Option;
 
-/** {@code --attention}, shared by {@code plan} and {@code simulate}. */
+/** {@code --attention}, shared by {@code plan}, {@code simulate} and {@code export}. */
 final class AttentionOptions {
   @Option(names = "--attention", defaultValue = "auto", description = "How the attention core "
       + "runs: flash (one fused kernel: FlashAttention-2/3 or cuDNN, which never stores the "

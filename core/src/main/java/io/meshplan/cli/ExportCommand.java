@@ -75,6 +75,8 @@ final class ExportCommand implements Callable<Integer> {
 
   @Mixin ParallelOptions parallel = new ParallelOptions();
 
+  @Mixin AttentionOptions attention = new AttentionOptions();
+
   @Option(names = "--out", paramLabel = "FILE", description = "Write here (default: stdout).")
   Path out;
 
@@ -98,6 +100,10 @@ final class ExportCommand implements Callable<Integer> {
     if (plan != null) {
       if (model.model != null || parallel.any()) {
         throw new InputException("give --plan or the model and parallel flags, not both");
+      }
+      if (attention.chosen().isPresent()) {
+        throw new InputException("--plan carries the attention it was planned with; drop "
+            + "--attention");
       }
       PipelinePlan p = PlanJson.read(plan.toString(), InputFiles.readString(plan, InputFiles.PLAN_MAX_BYTES, "plan file"));
       ClusterSpec c = clusterOptions.spec(p.cluster());
@@ -138,7 +144,14 @@ final class ExportCommand implements Callable<Integer> {
     ModelSpec m = model.spec();
     ClusterSpec c = clusterOptions.spec(null);
     ParallelConfig pc = parallel.config();
-    return FlagWords.call(FlagWords.PARALLEL, () -> new ExportInput(m, c, pc));
+    io.meshplan.model.Attention a = attention.chosen().orElse(
+        io.meshplan.planner.TrainingJob.defaultAttention(c));
+    if (a == io.meshplan.model.Attention.FLASH
+        && io.meshplan.cluster.FusedAttentionKernels.of(c.gpu()).isEmpty()) {
+      throw new InputException("--attention flash needs Ampere or later, and the "
+          + c.gpu().name() + " has no bf16 tensor cores; use --attention unfused");
+    }
+    return FlagWords.call(FlagWords.PARALLEL, () -> new ExportInput(m, c, pc, a));
   }
 
   /** The flags that reproduce an input on this command line. */
@@ -168,15 +181,15 @@ final class ExportCommand implements Callable<Integer> {
     } else if (c.zeroStage() == 3) {
       w.addAll(List.of("--zero-stage", "3"));
     }
+    w.addAll(List.of("--attention", in.attention().label()));
     return ShellQuote.join(w);
   }
 
   /** The schedule simulator's prediction, as {@code simulate} would print it. */
   private Optional<PipelinePlan.Prediction> simulate(ExportInput in) {
     try {
-      // The frameworks' own default (Megatron-LM's --attention-backend auto, torchtitan's SDPA)
-      // runs fused attention where the GPU has it: so does the prediction.
-      PricedJob setup = JobFlags.priced(in.model(), true, clusterOptions, Optional.empty(),
+      PricedJob setup = JobFlags.priced(in.model(), true, clusterOptions,
+          Optional.of(in.attention()),
           in.cluster().toShortString(), in.config().globalBatchSize(), 0,
           PlannerOptions.defaults());
       return new PlanSimulator(setup.layers()).simulate(setup.request(), in.config())

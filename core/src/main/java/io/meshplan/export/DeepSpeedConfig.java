@@ -66,7 +66,7 @@ public final class DeepSpeedConfig implements FrameworkWriter {
   public Optional<ExportInput> nearest(ExportInput input) {
     ParallelConfig c = input.config();
     int zero = c.zeroStage() == 3 && c.pipelineParallel() > 1 ? 1 : c.zeroStage();
-    return Optional.of(new ExportInput(input.model(), input.cluster(), new ParallelConfig(
+    return Optional.of(input.withConfig(new ParallelConfig(
         c.tensorParallel(), c.pipelineParallel(), c.dataParallel(), 1, c.microBatchSize(),
         c.globalBatchSize(), c.recompute(), c.sequenceParallel(), zero)));
   }

@@ -1,6 +1,8 @@
 package io.meshplan.export;
 
 import io.meshplan.cluster.ClusterSpec;
+import io.meshplan.cluster.FusedAttentionKernels;
+import io.meshplan.model.Attention;
 import io.meshplan.model.ModelSpec;
 import io.meshplan.plan.ParallelConfig;
 import io.meshplan.util.Require;
@@ -12,14 +14,40 @@ import io.meshplan.util.Require;
  * @param model the model (dimensions, sequence length, element type)
  * @param cluster the cluster
  * @param config the parallel configuration
+ * @param attention how the attention core runs (Megatron-LM's {@code --attention-backend})
  */
-public record ExportInput(ModelSpec model, ClusterSpec cluster, ParallelConfig config) {
+public record ExportInput(ModelSpec model, ClusterSpec cluster, ParallelConfig config,
+    Attention attention) {
   /** Validates the fields and checks the configuration against the model and the cluster. */
   public ExportInput {
     Require.nonNull(model, "model");
     Require.nonNull(cluster, "cluster");
     Require.nonNull(config, "config");
+    Require.nonNull(attention, "attention");
     config.check(cluster.gpuCount(), model.layers(), model.heads(), model.kvHeads());
+  }
+
+  /**
+   * An input with the attention the cluster's GPUs run by default: fused (FlashAttention) on
+   * GPUs with its kernels, unfused before.
+   *
+   * @param model the model
+   * @param cluster the cluster
+   * @param config the parallel configuration
+   */
+  public ExportInput(ModelSpec model, ClusterSpec cluster, ParallelConfig config) {
+    this(model, cluster, config, FusedAttentionKernels.of(cluster.gpu()).isPresent()
+        ? Attention.FLASH : Attention.UNFUSED);
+  }
+
+  /**
+   * The same model and cluster with another configuration.
+   *
+   * @param other the configuration
+   * @return the input
+   */
+  public ExportInput withConfig(ParallelConfig other) {
+    return new ExportInput(model, cluster, other, attention);
   }
 
   /**

@@ -81,14 +81,14 @@ public final class Exporter {
     Optional<String> why = plan.whyNotUniform();
     if (uniform.isPresent()) {
       try {
-        return export(target, new ExportInput(model, cluster, uniform.get()));
+        return export(target, new ExportInput(model, cluster, uniform.get(), plan.attention()));
       } catch (InputException e) {
         why = Optional.of("the plan's layout is not a valid Megatron-style configuration: "
             + e.getMessage());
       }
     }
     Optional<ExportInput> nearest = NearestConfig.of(plan, cluster)
-        .map(c -> new ExportInput(model, cluster, c))
+        .map(c -> new ExportInput(model, cluster, c, plan.attention()))
         .flatMap(in -> nearestOf(w, in));
     return new ExportResult.NotExpressible(why.orElseThrow(), nearest);
   }

@@ -142,6 +142,9 @@ public final class MegatronArgs implements FrameworkWriter {
         m.arch().positions() == Architecture.Positions.LEARNED ? m.arch().positionRows()
             : m.seq())));
     a.addAll(architecture(m));
+    // Megatron-Core's AttnBackend (flash, fused, unfused, local, auto; default auto): the kernel
+    // the plan was priced with.
+    a.add(List.of("--attention-backend", input.attention().label()));
     if (m.dtype() == DType.BF16) {
       a.add(List.of("--bf16"));
     } else if (m.dtype() == DType.F16) {

@@ -57,4 +57,29 @@ class AttentionCliTest {
     assertThat(JSON.readTree(Files.readString(v100)).get("attention").asText())
         .isEqualTo("unfused");
   }
+
+  /**
+   * {@code export --to megatron} states the kernel the plan was priced with as Megatron-Core's
+   * {@code --attention-backend} (AttnBackend: flash, fused, unfused, local, auto).
+   */
+  @Test
+  void megatronArgumentsNameTheAttentionBackend() {
+    String[] base = {"export", "--to", "megatron", "--model", "llama2-7b", "--cluster",
+        "1x8:a100-80gb", "--tp", "8", "--pp", "1", "--dp", "1", "--micro-batch", "1",
+        "--global-batch", "8"};
+    CliRun flash = CliRun.of(base);
+    assertThat(flash.code()).as(flash.err()).isZero();
+    assertThat(flash.out()).contains("  --attention-backend flash\n");
+    String[] unfused = java.util.Arrays.copyOf(base, base.length + 2);
+    unfused[base.length] = "--attention";
+    unfused[base.length + 1] = "unfused";
+    assertThat(CliRun.of(unfused).out()).contains("  --attention-backend unfused\n");
+    String[] v100 = base.clone();
+    v100[6] = "1x8:v100-32gb";
+    assertThat(CliRun.of(v100).out()).contains("  --attention-backend unfused\n");
+    String[] bad = java.util.Arrays.copyOf(v100, v100.length + 2);
+    bad[v100.length] = "--attention";
+    bad[v100.length + 1] = "flash";
+    oneLine(CliRun.of(bad), 2, "--attention flash needs Ampere or later");
+  }
 }

@@ -42,7 +42,9 @@ class ExportDeployCliTest {
           Recompute.FULL, true, 1, true, 0.1, 0.2, 1e9, List.of()));
       first += counts[i];
     }
-    PipelinePlan p = new PipelinePlan(m, "128x8:h100-80gb:ib-ndr400", 1024, 32, 32, 1, stages,
+    // Planned on H100s, so with fused attention, as the flags default to there.
+    PipelinePlan p = new PipelinePlan(new io.meshplan.plan.PlanSource.Preset(m,
+        io.meshplan.model.Attention.FLASH), "128x8:h100-80gb:ib-ndr400", 1024, 32, 32, 1, stages,
         new PipelinePlan.Prediction(10, 1000, 100, 0.3, 5e10));
     Path f = dir.resolve("plan.json");
     Files.writeString(f, PlanJson.write(p));

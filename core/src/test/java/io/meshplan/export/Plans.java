@@ -58,7 +58,9 @@ final class Plans {
     for (int[] s : stages) {
       g = Math.max(g, s[3]);
     }
-    return new PipelinePlan(LLAMA70B, CLUSTER.toShortString(), 1024, g, 1024 / g, 1, list,
+    // An H100 plan, priced with fused attention as the planner prices it there.
+    return new PipelinePlan(new io.meshplan.plan.PlanSource.Preset(LLAMA70B,
+        io.meshplan.model.Attention.FLASH), CLUSTER.toShortString(), 1024, g, 1024 / g, 1, list,
         new PipelinePlan.Prediction(10, 1000, 100, 0.3, 5e10));
   }
 }

@@ -87,6 +87,7 @@ class ZeroStageExportTest {
           --disable-bias-linear
           --group-query-attention
           --num-query-groups 8
+          --attention-backend flash
           --bf16
         )
         """);
