@@ -144,14 +144,8 @@ final class ExportCommand implements Callable<Integer> {
     ModelSpec m = model.spec();
     ClusterSpec c = clusterOptions.spec(null);
     ParallelConfig pc = parallel.config();
-    io.meshplan.model.Attention a = attention.chosen().orElse(
-        io.meshplan.planner.TrainingJob.defaultAttention(c));
-    if (a == io.meshplan.model.Attention.FLASH
-        && io.meshplan.cluster.FusedAttentionKernels.of(c.gpu()).isEmpty()) {
-      throw new InputException("--attention flash needs Ampere or later, and the "
-          + c.gpu().name() + " has no bf16 tensor cores; use --attention unfused");
-    }
-    return FlagWords.call(FlagWords.PARALLEL, () -> new ExportInput(m, c, pc, a));
+    return FlagWords.call(FlagWords.EXPORT, () -> attention.chosen()
+        .map(a -> new ExportInput(m, c, pc, a)).orElseGet(() -> new ExportInput(m, c, pc)));
   }
 
   /** The flags that reproduce an input on this command line. */

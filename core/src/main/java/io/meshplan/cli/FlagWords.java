@@ -25,10 +25,16 @@ final class FlagWords {
       "micro batch", "--micro-batch", "global batch", "--global-batch", "sequence parallelism",
       "--sequence-parallel");
 
-  /** The fields of a training job ({@link io.meshplan.planner.TrainingJob}). */
-  static final Map<String, String> JOB = Map.of("the training precision", "--dtype",
-      "the global batch", "--global-batch", "^flash attention", "--attention flash",
+  /** The refusal of {@link io.meshplan.cluster.FusedAttentionKernels#require}. */
+  static final Map<String, String> ATTENTION = Map.of("^flash attention", "--attention flash",
       "use unfused attention", "use --attention unfused");
+
+  /** The fields of a training job ({@link io.meshplan.planner.TrainingJob}). */
+  static final Map<String, String> JOB = union(Map.of("the training precision", "--dtype",
+      "the global batch", "--global-batch"), ATTENTION);
+
+  /** A configuration to export ({@link io.meshplan.export.ExportInput}). */
+  static final Map<String, String> EXPORT = union(PARALLEL, ATTENTION);
 
   /** A cluster string ({@link io.meshplan.cluster.ClusterSpec#parse}) at a message's start. */
   static final Map<String, String> CLUSTER = Map.of("^cluster '", "--cluster '");
@@ -37,6 +43,12 @@ final class FlagWords {
   static final Map<String, String> SYSFS = Map.of("^sysfs root ", "--sysfs-root ");
 
   private FlagWords() {}
+
+  private static Map<String, String> union(Map<String, String> a, Map<String, String> b) {
+    Map<String, String> both = new java.util.HashMap<>(a);
+    both.putAll(b);
+    return Map.copyOf(both);
+  }
 
   /**
    * Runs a library call on the flags' values; a refusal comes back in the flags' words.

@@ -170,10 +170,8 @@ final class PlanCommand implements Callable<Integer> {
         w.println("wrote " + out);
       }
     }
-    String name = plan.hloModule().map(h -> "HLO module " + h.module())
-        .orElseGet(() -> plan.model().name());
-    ReportFiles.write(report, compare, new ReportSide("meshplan plan: " + name + " on "
-        + plan.cluster(), java.util.Optional.of(plan), sim), cs, memoryPerGpu,
+    ReportFiles.write(report, compare, new ReportSide("meshplan plan: " + plan.source().title()
+        + " on " + plan.cluster(), java.util.Optional.of(plan), sim), cs, memoryPerGpu,
         new ClusterOptions(), spec.commandLine().getErr());
     if (report != null && !json) {
       w.println("wrote " + report);

@@ -84,7 +84,8 @@ record PlanFiles(PipelinePlan plan, SimulationResult simulation, ClusterSpec clu
     HloLayering lay = HloLayering.of(in.graph(), "the module " + path);
     ClusterSpec cs = options.spec(p.cluster());
     double memory = options.memoryPerGpu(cs);
-    try (LocalExecutor pool = LocalExecutor.perProcessor()) {
+    // Only the stages' meshes are priced, one layer after another: no pool threads are needed.
+    try (LocalExecutor pool = new LocalExecutor(1)) {
       SimulationResult sim = HloPipelinePlanner.of(in.graph(), cs, options.comm(cs), memory,
           options.p2p(cs), options.overlapGradReduce, pool, percent -> { }).simulate(lay, p)
           .simulation();
@@ -98,7 +99,6 @@ record PlanFiles(PipelinePlan plan, SimulationResult simulation, ClusterSpec clu
    * @return e.g. {@code llama2-7b on 4x8:h100-80gb:ib-ndr400}
    */
   String title() {
-    return (plan.source() instanceof PlanSource.HloModule h ? "HLO module " + h.module()
-        : plan.model().name()) + " on " + cluster.toShortString();
+    return plan.source().title() + " on " + cluster.toShortString();
   }
 }

@@ -62,9 +62,8 @@ final class ReportFiles {
       PlanFiles saved = PlanFiles.simulate(compare, compareOptions, java.util.Optional.empty(),
           err);
       PipelinePlan p = saved.plan();
-      String name = p.hloModule().map(h -> "HLO module " + h.module())
-          .orElseGet(() -> p.model().name());
-      other = Optional.of(new ReportSide("plan " + compare.getFileName() + ": " + name
+      other = Optional.of(new ReportSide("plan " + compare.getFileName() + ": "
+          + p.source().title()
           + " on " + p.cluster(), Optional.of(p), saved.simulation()));
     }
     String html = ReportHtml.write(new ReportInput(main, other, cluster.nodes(),

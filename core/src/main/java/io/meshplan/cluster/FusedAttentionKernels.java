@@ -1,5 +1,6 @@
 package io.meshplan.cluster;
 
+import io.meshplan.util.InputException;
 import io.meshplan.util.Require;
 import java.util.Optional;
 
@@ -52,32 +53,15 @@ public record FusedAttentionKernels(double forwardEfficiency, double backwardEff
   }
 
   /**
-   * A compute model that prices fused attention with these kernels and everything else as {@code
-   * base} does.
+   * Checks that a GPU has fused attention kernels.
    *
-   * @param base the model of the other kernels
-   * @param peakFlops the dense peak the kernels' fractions refer to, FLOP/s
-   * @return the model
+   * @param gpu the GPU
+   * @throws InputException naming the GPU when it has none
    */
-  public ComputeModel over(ComputeModel base, double peakFlops) {
-    Require.nonNull(base, "base");
-    Require.that(peakFlops > 0, "peak must be > 0");
-    return new ComputeModel() {
-      @Override
-      public double cost(double flops, double bytes) {
-        return base.cost(flops, bytes);
-      }
-
-      @Override
-      public double dotCost(double flops, double bytes) {
-        return base.dotCost(flops, bytes);
-      }
-
-      @Override
-      public double attentionCost(double flops, double bytes, boolean backward) {
-        double eff = backward ? backwardEfficiency : forwardEfficiency;
-        return Math.max(flops / (peakFlops * eff), base.cost(0, bytes));
-      }
-    };
+  public static void require(GpuSpec gpu) {
+    if (of(gpu).isEmpty()) {
+      throw new InputException("flash attention needs Ampere or later, and the " + gpu.name()
+          + " has no bf16 tensor cores; use unfused attention");
+    }
   }
 }

@@ -1,6 +1,7 @@
 package io.meshplan.cluster;
 
 import io.meshplan.util.Require;
+import java.util.Optional;
 
 /**
  * Prices one kernel on one GPU for training plans: a roofline (Williams, Waterman and Patterson,
@@ -22,9 +23,11 @@ import io.meshplan.util.Require;
  * @param gemmEfficiency the fraction of peak a large GEMM reaches, in (0, 1]
  * @param rampSeconds the start-up cost of a kernel, expressed as seconds at peak, >= 0
  * @param memoryEfficiency the fraction of HBM bandwidth a streaming kernel reaches, in (0, 1]
+ * @param attention the GPU's fused attention kernels, empty where it has none
  */
 public record KernelTimeModel(double peakFlops, double hbmBandwidth, double gemmEfficiency,
-    double rampSeconds, double memoryEfficiency) implements ComputeModel {
+    double rampSeconds, double memoryEfficiency, Optional<FusedAttentionKernels> attention)
+    implements ComputeModel {
   /** The default large-GEMM efficiency. */
   public static final double GEMM_EFFICIENCY = 0.8;
   /** The default ramp, seconds. */
@@ -40,6 +43,7 @@ public record KernelTimeModel(double peakFlops, double hbmBandwidth, double gemm
     Require.that(rampSeconds >= 0 && Double.isFinite(rampSeconds), "ramp must be >= 0");
     Require.that(memoryEfficiency > 0 && memoryEfficiency <= 1,
         "memory efficiency must be in (0, 1]");
+    Require.nonNull(attention, "attention kernels");
   }
 
   /**
@@ -51,7 +55,7 @@ public record KernelTimeModel(double peakFlops, double hbmBandwidth, double gemm
    */
   public static KernelTimeModel of(GpuSpec gpu, int elementBytes) {
     return new KernelTimeModel(densePeak(gpu, elementBytes), gpu.hbmBandwidth(), GEMM_EFFICIENCY,
-        RAMP_SECONDS, MEMORY_EFFICIENCY);
+        RAMP_SECONDS, MEMORY_EFFICIENCY, FusedAttentionKernels.of(gpu));
   }
 
   /**
@@ -72,6 +76,21 @@ public record KernelTimeModel(double peakFlops, double hbmBandwidth, double gemm
   public double cost(double flops, double bytes) {
     return Math.max(flops / (peakFlops * gemmEfficiency),
         bytes / (hbmBandwidth * memoryEfficiency));
+  }
+
+  /**
+   * A fused attention kernel at its published fraction of the dense peak ({@link
+   * FusedAttentionKernels}), never faster than its memory traffic; priced as a matrix product on
+   * GPUs without the kernels.
+   */
+  @Override
+  public double attentionCost(double flops, double bytes, boolean backward) {
+    if (attention.isEmpty()) {
+      return dotCost(flops, bytes);
+    }
+    FusedAttentionKernels k = attention.get();
+    double eff = backward ? k.backwardEfficiency() : k.forwardEfficiency();
+    return Math.max(flops / (peakFlops * eff), cost(0, bytes));
   }
 
   @Override

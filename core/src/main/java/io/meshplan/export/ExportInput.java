@@ -24,6 +24,9 @@ public record ExportInput(ModelSpec model, ClusterSpec cluster, ParallelConfig c
     Require.nonNull(cluster, "cluster");
     Require.nonNull(config, "config");
     Require.nonNull(attention, "attention");
+    if (attention == Attention.FLASH) {
+      FusedAttentionKernels.require(cluster.gpu());
+    }
     config.check(cluster.gpuCount(), model.layers(), model.heads(), model.kvHeads());
   }
 

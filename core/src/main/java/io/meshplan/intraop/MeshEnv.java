@@ -61,13 +61,8 @@ public record MeshEnv(CommModel comm, double memoryPerDevice, Optional<ComputeMo
    */
   public static MeshEnv onCluster(io.meshplan.cluster.GpuSpec gpu, CommModel comm,
       double memoryPerDevice, int elementBytes) {
-    io.meshplan.cluster.ComputeModel kernels =
-        io.meshplan.cluster.KernelTimeModel.of(gpu, elementBytes);
-    io.meshplan.cluster.ComputeModel withAttention = io.meshplan.cluster.FusedAttentionKernels
-        .of(gpu).map(f -> f.over(kernels,
-            io.meshplan.cluster.KernelTimeModel.densePeak(gpu, elementBytes)))
-        .orElse(kernels);
-    return new MeshEnv(comm, memoryPerDevice, Optional.of(withAttention));
+    return new MeshEnv(comm, memoryPerDevice,
+        Optional.of(io.meshplan.cluster.KernelTimeModel.of(gpu, elementBytes)));
   }
 
   /**

@@ -28,6 +28,15 @@ public sealed interface PlanSource permits PlanSource.Preset, PlanSource.HloModu
   String name();
 
   /**
+   * What the plan trains, for titles: the model's name, or {@code HLO module} and the module's.
+   *
+   * @return e.g. {@code llama2-7b} or {@code HLO module jit_train_step}
+   */
+  default String title() {
+    return this instanceof HloModule ? "HLO module " + name() : name();
+  }
+
+  /**
    * A model meshplan builds (a preset or a Hugging Face configuration).
    *
    * @param model the model, with the sequence length trained

@@ -52,9 +52,8 @@ public record TrainingJob(ModelSpec model, ClusterSpec cluster, int globalBatch,
           + memoryPerGpu);
     }
     Require.nonNull(attention, "attention");
-    if (attention == Attention.FLASH && FusedAttentionKernels.of(cluster.gpu()).isEmpty()) {
-      throw new InputException("flash attention needs Ampere or later, and the "
-          + cluster.gpu().name() + " has no bf16 tensor cores; use unfused attention");
+    if (attention == Attention.FLASH) {
+      FusedAttentionKernels.require(cluster.gpu());
     }
   }
 

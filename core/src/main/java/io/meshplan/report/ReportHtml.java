@@ -327,7 +327,7 @@ public final class ReportHtml {
   /** What a plan trains, in words: the model with its layers and sequence, or the HLO module. */
   private static String source(PipelinePlan p) {
     if (p.source() instanceof io.meshplan.plan.PlanSource.HloModule h) {
-      return "HLO module " + h.module() + " (" + h.path() + "), " + h.layers() + " layers";
+      return h.title() + " (" + h.path() + "), " + h.layers() + " layers";
     }
     return p.model().name() + ", " + p.model().layers() + " layers, sequence " + p.model().seq();
   }
