@@ -6,6 +6,7 @@ import io.meshplan.cluster.CommModel;
 import io.meshplan.cluster.LogicalMesh;
 import io.meshplan.cluster.SendRecvModel;
 import io.meshplan.calibrate.Profile;
+import io.meshplan.model.Overlaps;
 import io.meshplan.planner.Pricing;
 import java.nio.file.Path;
 import java.util.function.Function;
@@ -30,6 +31,58 @@ final class ClusterOptions {
       + "data-parallel gradient reduction with the backward pass (PyTorch DDP, Megatron-LM's "
       + "--overlap-grad-reduce); off by default, as in Megatron-LM.")
   boolean overlapGradReduce;
+
+  @Option(names = "--overlap-param-gather", description = "With the distributed optimizer, "
+      + "the all-gather of updated weights runs under the next iteration's first forward pass "
+      + "(Megatron-LM's --overlap-param-gather; needs --overlap-grad-reduce); off by default.")
+  boolean overlapParamGather;
+
+  @Option(names = "--tp-comm-overlap", description = "Tensor-parallel all-gathers and "
+      + "reduce-scatters run under the GEMMs beside them (Megatron-LM's --tp-comm-overlap with "
+      + "Transformer Engine; applies to stages with sequence parallelism); off by default.")
+  boolean tpCommOverlap;
+
+  @Option(names = "--no-fsdp-prefetch", description = "Under ZeRO-2 and ZeRO-3, gather each "
+      + "layer's weights and reduce-scatter its gradients after the compute that needs them "
+      + "instead of under the neighbouring layers' compute (FSDP and DeepSpeed prefetch by "
+      + "default).")
+  boolean noFsdpPrefetch;
+
+  @Option(names = "--no-gradient-accumulation-fusion", description = "Accumulate each "
+      + "microbatch's weight gradients into the fp32 accumulator in a pass of their own instead of"
+      + " in the weight-gradient GEMMs (Megatron-LM fuses them by default; ZeRO-0/1 stages).")
+  boolean noGradAccumFusion;
+
+  /**
+   * Whether any overlap flag was given.
+   *
+   * @return true when one of them was
+   */
+  boolean anyOverlapFlag() {
+    return overlapGradReduce || overlapParamGather || tpCommOverlap || noFsdpPrefetch
+        || noGradAccumFusion;
+  }
+
+  /**
+   * The overlaps: the frameworks' defaults ({@link Overlaps#DEFAULTS}) changed by the flags.
+   *
+   * @return the overlaps
+   */
+  Overlaps overlaps() {
+    return overlaps(Overlaps.DEFAULTS);
+  }
+
+  /**
+   * The overlaps: a plan's own changed by the flags given.
+   *
+   * @param base the overlaps without flags
+   * @return the overlaps
+   */
+  Overlaps overlaps(Overlaps base) {
+    return new Overlaps(base.gradReduce() || overlapGradReduce,
+        base.paramGather() || overlapParamGather, base.tensorComm() || tpCommOverlap,
+        base.fsdpPrefetch() && !noFsdpPrefetch, base.gradAccumFusion() && !noGradAccumFusion);
+  }
 
   /**
    * The files these flags read, so that no output replaces one: the profile and a cluster file.

@@ -105,6 +105,10 @@ final class ExportCommand implements Callable<Integer> {
         throw new InputException("--plan carries the attention it was planned with; drop "
             + "--attention");
       }
+      if (clusterOptions.anyOverlapFlag()) {
+        throw new InputException("--plan carries the overlaps it was planned with; drop the "
+            + "overlap flags");
+      }
       PipelinePlan p = PlanJson.read(plan.toString(), InputFiles.readString(plan, InputFiles.PLAN_MAX_BYTES, "plan file"));
       ClusterSpec c = clusterOptions.spec(p.cluster());
       result = new Exporter().export(target, p, c);
@@ -144,8 +148,10 @@ final class ExportCommand implements Callable<Integer> {
     ModelSpec m = model.spec();
     ClusterSpec c = clusterOptions.spec(null);
     ParallelConfig pc = parallel.config();
-    return FlagWords.call(FlagWords.EXPORT, () -> attention.chosen()
-        .map(a -> new ExportInput(m, c, pc, a)).orElseGet(() -> new ExportInput(m, c, pc)));
+    io.meshplan.model.Overlaps o = clusterOptions.overlaps();
+    pc.checkOverlaps(o);
+    return FlagWords.call(FlagWords.EXPORT, () -> new ExportInput(m, c, pc,
+        attention.chosen().orElseGet(() -> new ExportInput(m, c, pc).attention()), o));
   }
 
   /** The flags that reproduce an input on this command line. */
@@ -176,6 +182,22 @@ final class ExportCommand implements Callable<Integer> {
       w.addAll(List.of("--zero-stage", "3"));
     }
     w.addAll(List.of("--attention", in.attention().label()));
+    io.meshplan.model.Overlaps o = in.overlaps();
+    if (o.gradReduce()) {
+      w.add("--overlap-grad-reduce");
+      if (o.paramGather() && c.zeroStage() == 1) {
+        w.add("--overlap-param-gather");
+      }
+    }
+    if (o.tensorComm() && c.sequenceParallel()) {
+      w.add("--tp-comm-overlap");
+    }
+    if (!o.fsdpPrefetch()) {
+      w.add("--no-fsdp-prefetch");
+    }
+    if (!o.gradAccumFusion()) {
+      w.add("--no-gradient-accumulation-fusion");
+    }
     return ShellQuote.join(w);
   }
 
@@ -186,7 +208,8 @@ final class ExportCommand implements Callable<Integer> {
           Optional.of(in.attention()),
           in.cluster().toShortString(), in.config().globalBatchSize(), 0,
           PlannerOptions.defaults());
-      return new PlanSimulator(setup.layers()).simulate(setup.request(), in.config())
+      return new PlanSimulator(setup.layers())
+          .simulate(setup.request().withOverlaps(in.overlaps()), in.config())
           .map(PlanSimulator.Evaluated::simulation)
           .map(r -> new PipelinePlan.Prediction(r.iterationSeconds(), r.tokensPerSecond(),
               r.tflopsPerGpu(), r.mfu(), r.peakMemoryBytesPerGpu()));

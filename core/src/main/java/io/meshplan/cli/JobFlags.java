@@ -57,7 +57,7 @@ final class JobFlags {
       return (explicitDtype ? defaults.withDtype(m.dtype()) : defaults)
           .withGlobalBatch(globalBatch).withMicrobatches(microbatches)
           .withMemoryPerGpu(clusterOptions.memoryPerGpu(cs))
-          .withOverlapGradReduce(clusterOptions.overlapGradReduce);
+          .withOverlaps(clusterOptions.overlaps());
     });
     return Planner.price(job, clusterOptions.pricing(), options);
   }

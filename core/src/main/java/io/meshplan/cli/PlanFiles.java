@@ -63,7 +63,8 @@ record PlanFiles(PipelinePlan plan, SimulationResult simulation, ClusterSpec clu
     PricedJob setup = JobFlags.priced(p.model(), true, options,
         java.util.Optional.of(attention.orElse(p.attention())), p.cluster(), p.globalBatchSize(),
         0, PlannerOptions.defaults());
-    SimulationResult sim = new PlanSimulator(setup.layers()).simulate(setup.request(), p);
+    SimulationResult sim = new PlanSimulator(setup.layers())
+        .simulate(setup.request().withOverlaps(options.overlaps(p.overlaps())), p);
     return new PlanFiles(p, sim, setup.cluster(), setup.request().memoryPerGpu());
   }
 

@@ -75,6 +75,7 @@ final class SimulateCommand implements Callable<Integer> {
       memoryPerGpu = saved.memoryPerGpu();
     } else {
       ParallelConfig c = parallel.config();
+      c.checkOverlaps(cluster.overlaps());
       PricedJob setup = JobFlags.priced(model, cluster, attention, null, c.globalBatchSize(), 0,
           PlannerOptions.defaults());
       FlagWords.check(FlagWords.PARALLEL, () -> c.check(setup.cluster().gpuCount(),

@@ -82,7 +82,7 @@ public final class DeepSpeedConfig implements FrameworkWriter {
     root.put("gradient_accumulation_steps", c.microbatches());
     ObjectNode zero = root.putObject("zero_optimization").put("stage", c.zeroStage());
     if (c.zeroStage() == 3) {
-      zero.put("overlap_comm", true);
+      zero.put("overlap_comm", input.overlaps().fsdpPrefetch());
       zero.put("contiguous_gradients", true);
       zero.put("reduce_bucket_size", 500_000_000L);
       zero.put("stage3_prefetch_bucket_size", 50_000_000L);

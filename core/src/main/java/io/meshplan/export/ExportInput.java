@@ -4,6 +4,7 @@ import io.meshplan.cluster.ClusterSpec;
 import io.meshplan.cluster.FusedAttentionKernels;
 import io.meshplan.model.Attention;
 import io.meshplan.model.ModelSpec;
+import io.meshplan.model.Overlaps;
 import io.meshplan.plan.ParallelConfig;
 import io.meshplan.util.Require;
 
@@ -15,19 +16,35 @@ import io.meshplan.util.Require;
  * @param cluster the cluster
  * @param config the parallel configuration
  * @param attention how the attention core runs (Megatron-LM's {@code --attention-backend})
+ * @param overlaps what the framework overlaps and fuses; each writer states those that apply to
+ *     the configuration
  */
 public record ExportInput(ModelSpec model, ClusterSpec cluster, ParallelConfig config,
-    Attention attention) {
+    Attention attention, Overlaps overlaps) {
   /** Validates the fields and checks the configuration against the model and the cluster. */
   public ExportInput {
     Require.nonNull(model, "model");
     Require.nonNull(cluster, "cluster");
     Require.nonNull(config, "config");
     Require.nonNull(attention, "attention");
+    Require.nonNull(overlaps, "overlaps");
     if (attention == Attention.FLASH) {
       FusedAttentionKernels.require(cluster.gpu());
     }
     config.check(cluster.gpuCount(), model.layers(), model.heads(), model.kvHeads());
+  }
+
+  /**
+   * An input with the frameworks' default overlaps ({@link Overlaps#DEFAULTS}).
+   *
+   * @param model the model
+   * @param cluster the cluster
+   * @param config the parallel configuration
+   * @param attention how the attention core runs
+   */
+  public ExportInput(ModelSpec model, ClusterSpec cluster, ParallelConfig config,
+      Attention attention) {
+    this(model, cluster, config, attention, Overlaps.DEFAULTS);
   }
 
   /**
@@ -50,7 +67,7 @@ public record ExportInput(ModelSpec model, ClusterSpec cluster, ParallelConfig c
    * @return the input
    */
   public ExportInput withConfig(ParallelConfig other) {
-    return new ExportInput(model, cluster, other, attention);
+    return new ExportInput(model, cluster, other, attention, overlaps);
   }
 
   /**

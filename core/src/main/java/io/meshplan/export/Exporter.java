@@ -81,14 +81,15 @@ public final class Exporter {
     Optional<String> why = plan.whyNotUniform();
     if (uniform.isPresent()) {
       try {
-        return export(target, new ExportInput(model, cluster, uniform.get(), plan.attention()));
+        return export(target, new ExportInput(model, cluster, uniform.get(), plan.attention(),
+            plan.overlaps()));
       } catch (InputException e) {
         why = Optional.of("the plan's layout is not a valid Megatron-style configuration: "
             + e.getMessage());
       }
     }
     Optional<ExportInput> nearest = NearestConfig.of(plan, cluster)
-        .map(c -> new ExportInput(model, cluster, c, plan.attention()))
+        .map(c -> new ExportInput(model, cluster, c, plan.attention(), plan.overlaps()))
         .flatMap(in -> nearestOf(w, in));
     return new ExportResult.NotExpressible(why.orElseThrow(), nearest);
   }

@@ -100,6 +100,29 @@ public final class MegatronArgs implements FrameworkWriter {
    * @param input an expressible input
    * @return the arguments
    */
+  /**
+   * The overlap flags that apply to the configuration (Megatron-LM's {@code validate_args}
+   * refuses {@code --tp-comm-overlap} without sequence parallelism and {@code
+   * --overlap-param-gather} without the distributed optimizer and {@code --overlap-grad-reduce};
+   * gradient-accumulation fusion is its default).
+   */
+  private static void overlaps(ExportInput input, List<List<String>> a) {
+    ParallelConfig c = input.config();
+    io.meshplan.model.Overlaps o = input.overlaps();
+    if (o.gradReduce()) {
+      a.add(List.of("--overlap-grad-reduce"));
+      if (o.paramGather() && c.zeroStage() == 1) {
+        a.add(List.of("--overlap-param-gather"));
+      }
+    }
+    if (o.tensorComm() && c.sequenceParallel()) {
+      a.add(List.of("--tp-comm-overlap"));
+    }
+    if (!o.gradAccumFusion()) {
+      a.add(List.of("--no-gradient-accumulation-fusion"));
+    }
+  }
+
   public static List<List<String>> arguments(ExportInput input) {
     ParallelConfig c = input.config();
     ModelSpec m = input.model();
@@ -123,6 +146,7 @@ public final class MegatronArgs implements FrameworkWriter {
       a.add(List.of("--recompute-method", "uniform"));
       a.add(List.of("--recompute-num-layers", "1"));
     }
+    overlaps(input, a);
     if (c.zeroStage() == 1) {
       a.add(List.of("--use-distributed-optimizer"));
     } else if (c.zeroStage() == 3) {

@@ -96,7 +96,8 @@ public final class TorchtitanToml implements FrameworkWriter {
     ModelSpec nm = m.dtype() != DType.F16 ? m : new ModelSpec(m.name(), m.family(), m.layers(),
         m.hidden(), m.heads(), m.kvHeads(), m.ffn(), m.vocab(), m.seq(), m.batch(), DType.BF16,
         m.arch());
-    return Optional.of(new ExportInput(nm, input.cluster(), n, input.attention()));
+    return Optional.of(new ExportInput(nm, input.cluster(), n, input.attention(),
+        input.overlaps()));
   }
 
   /**

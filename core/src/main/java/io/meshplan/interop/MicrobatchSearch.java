@@ -107,7 +107,8 @@ final class MicrobatchSearch {
       List<LayerCost> ls = table.assembler.stageLayers(st.layer(),
           s.lastLayer() - s.firstLayer() + 1, s.firstLayer() == 0, s.lastLayer() == last);
       costs.add(table.assembler.builder(st.dataParallel(), st.tensorParallel()).build(ls,
-          st.dataParallel(), st.tensorParallel(), st.zeroStage(), s.lastLayer() == last));
+          st.dataParallel(), st.tensorParallel(), st.zeroStage(), st.layer().sequenceParallel(),
+          s.lastLayer() == last));
       settings.add(st);
       stageLayers.add(ls);
       firstDevice[i] = device;
@@ -128,7 +129,7 @@ final class MicrobatchSearch {
           sim.stages().get(i).memory().totalBytes(), PlanFigures.largestTensors(stageLayers.get(i)),
           Optional.of(StageAssembler.axisBytes(sim.stages().get(i).commBytesPerGpu()))));
     }
-    PipelinePlan plan = new PipelinePlan(new PlanSource.Preset(model, req.attention()),
+    PipelinePlan plan = new PipelinePlan(new PlanSource.Preset(model, req.attention(), req.overlaps()),
         cluster.toShortString(), req.globalBatch(), g, b,
         1, stages, StageAssembler.prediction(sim));
     return new PlanResult.Planned(plan, sim, PlanResult.SearchStats.NONE);
@@ -188,7 +189,7 @@ final class MicrobatchSearch {
             continue;
           }
           for (int zero : SearchRules.zeroStages(d)) {
-            StageCost c = builder.build(stageLayers, d, t, zero, head);
+            StageCost c = builder.build(stageLayers, d, t, zero, ls.sequenceParallel(), head);
             int tag = settings.size();
             settings.add(new StageSetting(d, t, zero, ls));
             all.add(new StageOption(c.forwardSeconds() + c.backwardSeconds()

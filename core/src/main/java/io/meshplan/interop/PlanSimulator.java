@@ -106,7 +106,7 @@ public final class PlanSimulator {
       }
       StageCostBuilder b = asm.builder(s.dataParallel(), s.tensorParallel());
       costs.add(b.build(list, s.dataParallel(), s.tensorParallel(), s.zeroStage(),
-          i == plan.stages().size() - 1));
+          s.sequenceParallel(), i == plan.stages().size() - 1));
       firstDevice[i] = s.firstDevice();
     }
     return asm.simulate(costs, firstDevice, plan.globalBatchSize(), plan.microbatches(),

@@ -111,7 +111,8 @@ final class UniformPipeline {
         if (layers == null) {
           return null;
         }
-        c = builder.build(layers, dataParallel, tensorParallel, zeroStage, head);
+        c = builder.build(layers, dataParallel, tensorParallel, zeroStage,
+            setting.sequenceParallel(), head);
         memo.put(key, c);
       }
       out.add(c);
@@ -196,7 +197,7 @@ final class UniformPipeline {
           Optional.of(StageAssembler.axisBytes(sim.stages().get(g).commBytesPerGpu()))));
       first = last + 1;
     }
-    return new PipelinePlan(new PlanSource.Preset(req.model(), req.attention()),
+    return new PipelinePlan(new PlanSource.Preset(req.model(), req.attention(), req.overlaps()),
         req.cluster().toShortString(), globalBatch,
         setting.microBatch() * dataParallel, microbatches, chunksPerStage(), stages,
         StageAssembler.prediction(sim));

@@ -1,5 +1,6 @@
 package io.meshplan.plan;
 
+import io.meshplan.model.Overlaps;
 import io.meshplan.model.Recompute;
 import io.meshplan.util.InputException;
 import io.meshplan.util.Require;
@@ -162,6 +163,24 @@ public record ParallelConfig(
     if (sequenceParallel && tensorParallel == 1) {
       throw new InputException("sequence parallelism needs tensor-parallel size of at "
           + "least 2");
+    }
+  }
+
+  /**
+   * Checks overlaps against this configuration as Megatron-LM does at start-up
+   * ({@code validate_args}): the tensor-parallel overlap needs sequence parallelism, the
+   * parameter gather's overlap the distributed optimizer.
+   *
+   * @param o the overlaps
+   * @throws InputException naming the flag that is missing
+   */
+  public void checkOverlaps(Overlaps o) {
+    if (o.tensorComm() && !sequenceParallel) {
+      throw new InputException("--tp-comm-overlap needs --sequence-parallel, as in Megatron-LM");
+    }
+    if (o.paramGather() && zeroStage != 1) {
+      throw new InputException("--overlap-param-gather needs the distributed optimizer "
+          + "(--distributed-optimizer or --zero-stage 1), as in Megatron-LM");
     }
   }
 }

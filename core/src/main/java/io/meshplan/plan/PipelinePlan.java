@@ -1,5 +1,6 @@
 package io.meshplan.plan;
 
+import io.meshplan.model.Overlaps;
 import io.meshplan.model.ModelSpec;
 import io.meshplan.util.Require;
 import java.util.List;
@@ -163,6 +164,16 @@ public record PipelinePlan(
   public io.meshplan.model.Attention attention() {
     return source instanceof PlanSource.Preset p ? p.attention()
         : io.meshplan.model.Attention.UNFUSED;
+  }
+
+  /**
+   * What the framework overlaps and fuses, as the plan was priced: a model's own; for an HLO
+   * module nothing beyond what its operations say.
+   *
+   * @return the overlaps
+   */
+  public Overlaps overlaps() {
+    return source instanceof PlanSource.Preset p ? p.overlaps() : Overlaps.NONE;
   }
 
   /**

@@ -1,5 +1,6 @@
 package io.meshplan.plan;
 
+import io.meshplan.model.Overlaps;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -73,6 +74,13 @@ public final class PlanJson {
     root.put("schedule", plan.virtualStages() > 1 ? "interleaved-1f1b" : "1f1b");
     root.put("virtualStages", plan.virtualStages());
     root.put("attention", plan.attention().label());
+    ObjectNode ov = root.putObject("overlaps");
+    Overlaps planned = plan.overlaps();
+    ov.put("gradReduce", planned.gradReduce());
+    ov.put("paramGather", planned.paramGather());
+    ov.put("tensorComm", planned.tensorComm());
+    ov.put("fsdpPrefetch", planned.fsdpPrefetch());
+    ov.put("gradAccumFusion", planned.gradAccumFusion());
     putPrediction(root, plan, "tokensPerSecond");
     ArrayNode stages = root.putArray("stages");
     int depth = plan.pipelineStages();
@@ -254,8 +262,9 @@ public final class PlanJson {
         throw new InputException(where + ": field 'attention': " + e.getMessage());
       }
     }
+    Overlaps overlaps = f.has("overlaps") ? readOverlaps(f.object("overlaps")) : Overlaps.NONE;
     try {
-      return new PipelinePlan(new PlanSource.Preset(model, attention), f.text("cluster"), f.integer("globalBatch"),
+      return new PipelinePlan(new PlanSource.Preset(model, attention, overlaps), f.text("cluster"), f.integer("globalBatch"),
           f.integer("microbatchSequences"), f.integer("microbatches"), f.integer("virtualStages"),
           stages,
           new PipelinePlan.Prediction(f.number("iterationSeconds"), f.number("tokensPerSecond"),
@@ -264,6 +273,18 @@ public final class PlanJson {
     } catch (IllegalArgumentException e) {
       throw new InputException(where + ": " + e.getMessage());
     }
+  }
+
+  /** Reads a model plan's overlaps; a plan from before they were modelled has none. */
+  private static Overlaps readOverlaps(Fields o) {
+    boolean gradReduce = o.bool("gradReduce");
+    boolean paramGather = o.bool("paramGather");
+    if (paramGather && !gradReduce) {
+      throw new InputException(o.where() + ": 'paramGather' is true but 'gradReduce' is false;"
+          + " the parameter gather overlaps only with the gradient reduction overlapped");
+    }
+    return new Overlaps(gradReduce, paramGather, o.bool("tensorComm"), o.bool("fsdpPrefetch"),
+        o.bool("gradAccumFusion"));
   }
 
   /** Reads the plan of an HLO module ({@link #writeModule}). */

@@ -1,5 +1,6 @@
 package io.meshplan.plan;
 
+import io.meshplan.model.Overlaps;
 import io.meshplan.model.Attention;
 import io.meshplan.model.ModelSpec;
 import io.meshplan.util.Require;
@@ -41,12 +42,24 @@ public sealed interface PlanSource permits PlanSource.Preset, PlanSource.HloModu
    *
    * @param model the model, with the sequence length trained
    * @param attention how its attention core runs
+   * @param overlaps what the framework the plan was priced for overlaps and fuses
    */
-  record Preset(ModelSpec model, Attention attention) implements PlanSource {
+  record Preset(ModelSpec model, Attention attention, Overlaps overlaps) implements PlanSource {
     /** Checks the fields. */
     public Preset {
       Require.nonNull(model, "model");
       Require.nonNull(attention, "attention");
+      Require.nonNull(overlaps, "overlaps");
+    }
+
+    /**
+     * A model with the frameworks' default overlaps ({@link Overlaps#DEFAULTS}).
+     *
+     * @param model the model
+     * @param attention how its attention core runs
+     */
+    public Preset(ModelSpec model, Attention attention) {
+      this(model, attention, Overlaps.DEFAULTS);
     }
 
     /**

@@ -55,7 +55,7 @@ public final class Planner {
     ModelSpec model = job.trainedModel();
     PlanRequest req = new PlanRequest(model, job.cluster(), job.globalBatch(),
         job.microbatches(), job.memoryPerGpu(), pricing, job.dtype().bytes(),
-        job.overlapGradReduce()).withAttention(job.attention());
+        job.overlapGradReduce()).withAttention(job.attention()).withOverlaps(job.overlaps());
     IlpLayerCostModel layers = options.sharedLayers()
         .map(cache -> cache.layers(req, options.solver()))
         .orElseGet(() -> new IlpLayerCostModel(model, job.cluster(), req.comm(), job.dtype(),

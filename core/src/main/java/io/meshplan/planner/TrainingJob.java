@@ -5,6 +5,7 @@ import io.meshplan.graph.DType;
 import io.meshplan.cluster.FusedAttentionKernels;
 import io.meshplan.model.Attention;
 import io.meshplan.model.ModelSpec;
+import io.meshplan.model.Overlaps;
 import io.meshplan.util.InputException;
 import io.meshplan.util.Require;
 import java.io.Serializable;
@@ -21,15 +22,17 @@ import java.io.Serializable;
  * @param microbatches microbatches per iteration, or 0 to let the planner choose
  * @param dtype the training precision: bf16, f16 or f32
  * @param memoryPerGpu memory a plan may use on one GPU, bytes
- * @param overlapGradReduce whether the gradient reduction overlaps with the backward pass (PyTorch
- *     DDP, Megatron-LM's {@code --overlap-grad-reduce})
+ * @param overlaps what the framework overlaps and fuses ({@link Overlaps}): the gradient
+ *     reduction with the backward pass (PyTorch DDP, Megatron-LM's {@code --overlap-grad-reduce}),
+ *     the parameter gather, tensor-parallel communication, FSDP prefetch, gradient-accumulation
+ *     fusion
  * @param attention how the attention core runs: fused (FlashAttention, on GPUs with bf16 tensor
  *     cores) or unfused
  */
 public record TrainingJob(ModelSpec model, ClusterSpec cluster, int globalBatch,
-    int microbatches, DType dtype, double memoryPerGpu, boolean overlapGradReduce,
+    int microbatches, DType dtype, double memoryPerGpu, Overlaps overlaps,
     Attention attention) implements Serializable {
-  private static final long serialVersionUID = 2L;
+  private static final long serialVersionUID = 3L;
 
   /** Validates the job. */
   public TrainingJob {
@@ -52,6 +55,7 @@ public record TrainingJob(ModelSpec model, ClusterSpec cluster, int globalBatch,
           + memoryPerGpu);
     }
     Require.nonNull(attention, "attention");
+    Require.nonNull(overlaps, "overlaps");
     if (attention == Attention.FLASH) {
       FusedAttentionKernels.require(cluster.gpu());
     }
@@ -78,14 +82,15 @@ public record TrainingJob(ModelSpec model, ClusterSpec cluster, int globalBatch,
    */
   public TrainingJob withAttention(Attention a) {
     return new TrainingJob(model, cluster, globalBatch, microbatches, dtype, memoryPerGpu,
-        overlapGradReduce, a);
+        overlaps, a);
   }
 
   /**
    * A job with meshplan's defaults: the model's batch as the global batch, microbatches chosen by
    * the planner, the GPU's training precision (bf16, or fp16 on GPUs without bf16), the GPU's
    * usable memory ({@link io.meshplan.cluster.GpuSpec#usableMemoryBytes}), and a gradient
-   * reduction after the backward pass (Megatron-LM's default), and fused attention where the
+   * reduction after the backward pass and the frameworks' other overlap defaults ({@link
+   * Overlaps#DEFAULTS}), and fused attention where the
    * GPU runs it ({@link #defaultAttention}).
    *
    * @param model the model, with the sequence length to train
@@ -96,7 +101,7 @@ public record TrainingJob(ModelSpec model, ClusterSpec cluster, int globalBatch,
     Require.nonNull(model, "model");
     Require.nonNull(cluster, "cluster");
     return new TrainingJob(model, cluster, model.batch(), 0, cluster.gpu().trainingType(),
-        cluster.gpu().usableMemoryBytes(), false, defaultAttention(cluster));
+        cluster.gpu().usableMemoryBytes(), Overlaps.DEFAULTS, defaultAttention(cluster));
   }
 
   /**
@@ -107,7 +112,7 @@ public record TrainingJob(ModelSpec model, ClusterSpec cluster, int globalBatch,
    */
   public TrainingJob withGlobalBatch(int sequences) {
     return new TrainingJob(model, cluster, sequences, microbatches, dtype, memoryPerGpu,
-        overlapGradReduce, attention);
+        overlaps, attention);
   }
 
   /**
@@ -118,7 +123,7 @@ public record TrainingJob(ModelSpec model, ClusterSpec cluster, int globalBatch,
    */
   public TrainingJob withMicrobatches(int count) {
     return new TrainingJob(model, cluster, globalBatch, count, dtype, memoryPerGpu,
-        overlapGradReduce, attention);
+        overlaps, attention);
   }
 
   /**
@@ -129,7 +134,7 @@ public record TrainingJob(ModelSpec model, ClusterSpec cluster, int globalBatch,
    */
   public TrainingJob withDtype(DType type) {
     return new TrainingJob(model, cluster, globalBatch, microbatches, type, memoryPerGpu,
-        overlapGradReduce, attention);
+        overlaps, attention);
   }
 
   /**
@@ -140,7 +145,7 @@ public record TrainingJob(ModelSpec model, ClusterSpec cluster, int globalBatch,
    */
   public TrainingJob withMemoryPerGpu(double bytes) {
     return new TrainingJob(model, cluster, globalBatch, microbatches, dtype, bytes,
-        overlapGradReduce, attention);
+        overlaps, attention);
   }
 
   /**
@@ -150,8 +155,27 @@ public record TrainingJob(ModelSpec model, ClusterSpec cluster, int globalBatch,
    * @return the job
    */
   public TrainingJob withOverlapGradReduce(boolean overlap) {
-    return new TrainingJob(model, cluster, globalBatch, microbatches, dtype, memoryPerGpu,
-        overlap, attention);
+    return withOverlaps(overlaps.withGradReduce(overlap));
+  }
+
+  /**
+   * The same job with other overlaps.
+   *
+   * @param o what the framework overlaps and fuses
+   * @return the job
+   */
+  public TrainingJob withOverlaps(Overlaps o) {
+    return new TrainingJob(model, cluster, globalBatch, microbatches, dtype, memoryPerGpu, o,
+        attention);
+  }
+
+  /**
+   * Whether the gradient reduction overlaps with the backward pass.
+   *
+   * @return {@code overlaps().gradReduce()}
+   */
+  public boolean overlapGradReduce() {
+    return overlaps.gradReduce();
   }
 
   /**

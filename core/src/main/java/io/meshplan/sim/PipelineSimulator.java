@@ -32,9 +32,9 @@ import java.util.Optional;
  *   <li><b>Gradient sync</b> per chunk ({@link EventKind#GRAD_SYNC}). Without overlap it starts
  *       when the group's last backward ends. With overlap ({@link
  *       StageCost#gradSyncOverlappable()}) the reduction runs in buckets alongside the chunk's last
- *       backward: it may start when that backward starts and ends at {@code max(start +
- *       gradSyncSeconds, end of that backward)}, since the last bucket is ready only when the
- *       backward ends. Chunks are served in the order their sync may start (chunk index among
+ *       backward: it may start when that backward starts and runs under the rest of it as
+ *       {@link Overlap#under} says, ending no earlier than that backward (the last bucket is ready
+ *       only when the backward ends) and later by the compute it slows. Chunks are served in the order their sync may start (chunk index among
  *       equals).
  *   <li><b>Optimizer</b> per chunk ({@link EventKind#OPTIMIZER}), one after another, starting when
  *       the group's passes and gradient syncs have ended.
@@ -300,10 +300,9 @@ public final class PipelineSimulator {
           StageCost s = stages.get(k);
           if (s.gradSyncSeconds() > 0) {
             double start = Math.max(comm, ready[c]);
-            double end = start + s.gradSyncSeconds();
-            if (s.gradSyncOverlappable()) {
-              end = Math.max(end, lastEnd[c]);
-            }
+            double end = start + (s.gradSyncOverlappable()
+                ? Overlap.under(Math.max(0.0, lastEnd[c] - start), s.gradSyncSeconds()).seconds()
+                : s.gradSyncSeconds());
             events.add(new Event(g, k, -1, EventKind.GRAD_SYNC, start, end));
             comm = end;
           }
@@ -386,11 +385,15 @@ public final class PipelineSimulator {
       double tensor = 0;
       double recompute = 0;
       double optimizer = 0;
+      double hidden = 0;
+      double slowdown = 0;
       for (int c = 0; c < chunks; c++) {
         StageCost s = stages.get(c * groups + g);
         tensor += s.tensorCommSeconds() * micro;
         recompute += s.recomputeSeconds() * micro;
         optimizer += s.optimizerSeconds();
+        hidden += s.hidden().perMicrobatchSeconds() * micro + s.hidden().perIterationSeconds();
+        slowdown += s.hidden().slowdownPerMicrobatchSeconds() * micro;
       }
       double computeEnd = free[g];
       tensor = Math.min(tensor, busy[g]);
@@ -399,7 +402,8 @@ public final class PipelineSimulator {
       double bubble = Math.max(0.0, idle[g] - pipeline) + (iteration - groupEnd[g]);
       double compute = busy[g] - tensor;
       TimeBreakdown breakdown = new TimeBreakdown(compute, tensor + pipeline + dataParallel,
-          bubble, optimizer, Math.min(recompute, compute), tensor, pipeline, dataParallel);
+          bubble, optimizer, Math.min(recompute, compute), tensor, pipeline, dataParallel, hidden,
+          Math.min(slowdown, compute));
       int[] inflight = new int[1];
       double peakBytes = activationPeak(g, inflight);
       return new GroupTiming(g, busy[g], computeEnd, groupEnd[g], breakdown, inflight[0],

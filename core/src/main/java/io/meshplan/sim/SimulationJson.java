@@ -12,7 +12,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
  * tokensPerSecond}, {@code tflopsPerGpu}, {@code hardwareTflopsPerGpu}, {@code mfu}, {@code
  * peakMemoryBytesPerGpu}, {@code criticalStage}, {@code breakdown} (seconds: {@code compute},
  * {@code exposedCommunication}, {@code bubble}, {@code optimizer}, {@code recompute}, {@code
- * tensorParallel}, {@code pipeline}, {@code dataParallel}), {@code memoryStage}, {@code memory}
+ * tensorParallel}, {@code pipeline}, {@code dataParallel}, and beside them {@code
+ * hiddenCommunication} and {@code overlapSlowdown}; see {@link Overlap}), {@code memoryStage}, {@code memory}
  * (bytes per GPU: {@code weights}, {@code gradients}, {@code optimizerState}, {@code activations},
  * {@code temporaries}), {@code communicationBytes} (bytes all GPUs send per iteration: {@code
  * tensorParallel}, {@code dataParallel}, {@code pipeline}; see {@link CommVolume}), {@code
@@ -111,6 +112,8 @@ public final class SimulationJson {
     n.put("tensorParallel", b.tensorParallelSeconds());
     n.put("pipeline", b.pipelineSeconds());
     n.put("dataParallel", b.dataParallelSeconds());
+    n.put("hiddenCommunication", b.hiddenCommunicationSeconds());
+    n.put("overlapSlowdown", b.overlapSlowdownSeconds());
     return n;
   }
 

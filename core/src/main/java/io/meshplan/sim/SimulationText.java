@@ -46,6 +46,13 @@ public final class SimulationText {
         pct(b.exposedCommunicationSeconds(), t), b.tensorParallelSeconds(), b.pipelineSeconds(),
         b.dataParallelSeconds(), b.bubbleSeconds(), pct(b.bubbleSeconds(), t),
         b.optimizerSeconds(), pct(b.optimizerSeconds(), t));
+    boolean overlapped = result.stages().stream()
+        .anyMatch(s -> s.timing().breakdown().hiddenCommunicationSeconds() > 0);
+    if (overlapped) {
+      line(out, "overlap (stage %d): %.4f s of communication hidden under compute, which it slows"
+          + " by %.4f s (%.1f%%)", result.criticalGroup(), b.hiddenCommunicationSeconds(),
+          b.overlapSlowdownSeconds(), pct(b.overlapSlowdownSeconds(), t));
+    }
     MemoryUse m = result.memory();
     line(out, "peak memory per GPU (stage %d): %.2f GiB = weights %.2f + gradients %.2f +"
         + " optimizer state %.2f + activations %.2f + temporaries %.2f GiB", result.memoryGroup(),
@@ -55,13 +62,17 @@ public final class SimulationText {
     line(out, "communication per GPU per iteration (mean of %d GPUs): tp %.2f GiB, dp %.2f GiB,"
         + " pp %.2f GiB", gpus(result), c.tensorParallelBytes() / GIB,
         c.dataParallelBytes() / GIB, c.pipelineBytes() / GIB);
-    line(out, "%-6s %-12s %8s %4s %4s %10s %10s %10s %10s %9s %10s", "stage", "chunks", "devices",
-        "dp", "tp", "compute s", "comm s", "bubble s", "optim s", "in-flight", "peak GiB");
+    String hiddenHead = overlapped ? String.format(Locale.ROOT, " %10s", "hidden s") : "";
+    line(out, "%-6s %-12s %8s %4s %4s %10s %10s%s %10s %10s %9s %10s", "stage", "chunks",
+        "devices", "dp", "tp", "compute s", "comm s", hiddenHead, "bubble s", "optim s",
+        "in-flight", "peak GiB");
     for (StageResult s : result.stages()) {
       TimeBreakdown sb = s.timing().breakdown();
-      line(out, "%-6d %-12s %8d %4d %4d %10.4f %10.4f %10.4f %10.4f %9d %10.2f", s.group(),
+      String hidden = overlapped
+          ? String.format(Locale.ROOT, " %10.4f", sb.hiddenCommunicationSeconds()) : "";
+      line(out, "%-6d %-12s %8d %4d %4d %10.4f %10.4f%s %10.4f %10.4f %9d %10.2f", s.group(),
           s.virtualStages().toString().replace(" ", ""), s.devices(), s.dataParallel(),
-          s.tensorParallel(), sb.computeSeconds(), sb.exposedCommunicationSeconds(),
+          s.tensorParallel(), sb.computeSeconds(), sb.exposedCommunicationSeconds(), hidden,
           sb.bubbleSeconds(), sb.optimizerSeconds(), s.timing().peakInFlightMicrobatches(),
           s.memory().totalBytes() / GIB);
     }

@@ -32,12 +32,15 @@ import io.meshplan.util.Require;
  * @param hardwareFlopsPerMicrobatch the same with recomputation (the FLOPs the GPUs execute)
  * @param memory memory per GPU by category
  * @param commBytes bytes one GPU sends on the tensor and data-parallel axes
+ * @param hidden the communication that runs under compute (see {@link Overlap}): per microbatch
+ *     the part hidden under forward and backward and the slowdown it causes (inside their
+ *     seconds), per iteration the part hidden under the next iteration's first forward
  */
 public record StageCost(int devices, int dataParallel, int tensorParallel, double forwardSeconds,
     double backwardSeconds, double recomputeSeconds, double tensorCommSeconds, double sendBytes,
     double gradSyncSeconds, boolean gradSyncOverlappable, double paramGatherSeconds,
     double optimizerSeconds, double modelFlopsPerMicrobatch, double hardwareFlopsPerMicrobatch,
-    MemoryBreakdown memory, StageCommBytes commBytes) {
+    MemoryBreakdown memory, StageCommBytes commBytes, HiddenComm hidden) {
 
   /** Checks every number and the relations between them. */
   public StageCost {
@@ -59,6 +62,7 @@ public record StageCost(int devices, int dataParallel, int tensorParallel, doubl
     Require.nonNegative(hardwareFlopsPerMicrobatch, "hardwareFlopsPerMicrobatch");
     Require.nonNull(memory, "memory");
     Require.nonNull(commBytes, "commBytes");
+    Require.nonNull(hidden, "hidden");
     Require.that(recomputeSeconds <= backwardSeconds, () -> "recomputeSeconds (" + recomputeSeconds
         + ") is part of backwardSeconds (" + backwardSeconds + ") and cannot exceed it");
     Require.that(tensorCommSeconds <= forwardSeconds + backwardSeconds, () -> "tensorCommSeconds ("
@@ -77,5 +81,36 @@ public record StageCost(int devices, int dataParallel, int tensorParallel, doubl
    */
   public double computeSeconds() {
     return forwardSeconds + backwardSeconds;
+  }
+
+  /**
+   * A stage cost with nothing overlapped beyond the gradient reduction.
+   *
+   * @param devices GPUs of the stage
+   * @param dataParallel data-parallel replicas
+   * @param tensorParallel GPUs per replica
+   * @param forwardSeconds forward of one microbatch, seconds
+   * @param backwardSeconds backward of one microbatch, seconds
+   * @param recomputeSeconds recomputation inside the backward, seconds
+   * @param tensorCommSeconds exposed tensor-parallel communication, seconds
+   * @param sendBytes activation bytes sent on per microbatch
+   * @param gradSyncSeconds gradient reduction per iteration, seconds
+   * @param gradSyncOverlappable whether the reduction overlaps the backward pass
+   * @param paramGatherSeconds parameter gather per iteration, seconds
+   * @param optimizerSeconds optimizer step per iteration, seconds
+   * @param modelFlopsPerMicrobatch model FLOPs of one microbatch
+   * @param hardwareFlopsPerMicrobatch hardware FLOPs of one microbatch
+   * @param memory memory per GPU
+   * @param commBytes bytes sent per GPU
+   */
+  public StageCost(int devices, int dataParallel, int tensorParallel, double forwardSeconds,
+      double backwardSeconds, double recomputeSeconds, double tensorCommSeconds, double sendBytes,
+      double gradSyncSeconds, boolean gradSyncOverlappable, double paramGatherSeconds,
+      double optimizerSeconds, double modelFlopsPerMicrobatch, double hardwareFlopsPerMicrobatch,
+      MemoryBreakdown memory, StageCommBytes commBytes) {
+    this(devices, dataParallel, tensorParallel, forwardSeconds, backwardSeconds, recomputeSeconds,
+        tensorCommSeconds, sendBytes, gradSyncSeconds, gradSyncOverlappable, paramGatherSeconds,
+        optimizerSeconds, modelFlopsPerMicrobatch, hardwareFlopsPerMicrobatch, memory, commBytes,
+        HiddenComm.NONE);
   }
 }

@@ -20,10 +20,16 @@ import io.meshplan.util.Require;
  * @param tensorParallelSeconds exposed tensor-parallel communication, seconds
  * @param pipelineSeconds exposed pipeline send/receive, seconds
  * @param dataParallelSeconds exposed gradient reduction and parameter gather, seconds
+ * @param hiddenCommunicationSeconds communication that ran under the passes' compute, and the
+ *     parameter gather under the next iteration's first forward; not part of the iteration's
+ *     partition ({@link Overlap}), seconds
+ * @param overlapSlowdownSeconds the compute time lost to that communication, inside {@code
+ *     computeSeconds}, seconds
  */
 public record TimeBreakdown(double computeSeconds, double exposedCommunicationSeconds,
     double bubbleSeconds, double optimizerSeconds, double recomputeSeconds,
-    double tensorParallelSeconds, double pipelineSeconds, double dataParallelSeconds) {
+    double tensorParallelSeconds, double pipelineSeconds, double dataParallelSeconds,
+    double hiddenCommunicationSeconds, double overlapSlowdownSeconds) {
 
   /** Checks every part. */
   public TimeBreakdown {
@@ -35,6 +41,8 @@ public record TimeBreakdown(double computeSeconds, double exposedCommunicationSe
     Require.nonNegative(tensorParallelSeconds, "tensorParallelSeconds");
     Require.nonNegative(pipelineSeconds, "pipelineSeconds");
     Require.nonNegative(dataParallelSeconds, "dataParallelSeconds");
+    Require.nonNegative(hiddenCommunicationSeconds, "hiddenCommunicationSeconds");
+    Require.nonNegative(overlapSlowdownSeconds, "overlapSlowdownSeconds");
   }
 
   /**

@@ -161,7 +161,7 @@ public final class PointEvaluator {
             + p.fabric() + "'; valid: " + String.join(", ", FabricCatalog.names()))));
     TrainingJob job = TrainingJob.of(base.withSequence(p.seq()), cs)
         .withGlobalBatch(p.globalBatch()).withMicrobatches(p.microbatches())
-        .withOverlapGradReduce(p.overlapGradReduce());
+        .withOverlaps(p.overlaps());
     return "auto".equals(p.attention()) ? job
         : job.withAttention(io.meshplan.model.Attention.parse(p.attention()));
   }

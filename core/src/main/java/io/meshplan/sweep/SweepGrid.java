@@ -1,5 +1,6 @@
 package io.meshplan.sweep;
 
+import io.meshplan.model.Overlaps;
 import io.meshplan.util.InputException;
 import io.meshplan.util.Require;
 import java.util.ArrayList;
@@ -17,12 +18,12 @@ import java.util.List;
  * @param clusters cluster shapes
  * @param globalBatches sequences per iteration
  * @param microbatches microbatches per iteration, 0 for the planner's choice
- * @param overlapGradReduce whether the gradient reduction overlaps the backward pass
+ * @param overlaps what the framework overlaps and fuses, each a point of the grid
  * @param attention how attention runs: {@code auto}, {@code flash}, {@code unfused}
  */
 public record SweepGrid(List<String> models, List<Integer> seqs, List<String> gpus,
     List<String> fabrics, List<Shape> clusters, List<Integer> globalBatches,
-    List<Integer> microbatches, List<Boolean> overlapGradReduce, List<String> attention) {
+    List<Integer> microbatches, List<Overlaps> overlaps, List<String> attention) {
   /**
    * A cluster shape.
    *
@@ -49,12 +50,12 @@ public record SweepGrid(List<String> models, List<Integer> seqs, List<String> gp
     clusters = List.copyOf(clusters);
     globalBatches = List.copyOf(globalBatches);
     microbatches = List.copyOf(microbatches);
-    overlapGradReduce = List.copyOf(overlapGradReduce);
+    overlaps = List.copyOf(overlaps);
     attention = List.copyOf(attention);
     long n = 1;
     for (int size : new int[] {models.size(), seqs.size(), gpus.size(),
         Math.max(1, fabrics.size()), clusters.size(), globalBatches.size(), microbatches.size(),
-        overlapGradReduce.size(), attention.size()}) {
+        overlaps.size(), attention.size()}) {
       Require.that(size > 0, "every axis of a sweep grid needs at least one value");
       n *= size;
       if (n > MAX_POINTS) {
@@ -71,7 +72,7 @@ public record SweepGrid(List<String> models, List<Integer> seqs, List<String> gp
    */
   public int size() {
     return models.size() * seqs.size() * gpus.size() * Math.max(1, fabrics.size())
-        * clusters.size() * globalBatches.size() * microbatches.size() * overlapGradReduce.size()
+        * clusters.size() * globalBatches.size() * microbatches.size() * overlaps.size()
         * attention.size();
   }
 
@@ -90,7 +91,7 @@ public record SweepGrid(List<String> models, List<Integer> seqs, List<String> gp
             for (Shape c : clusters) {
               for (int gb : globalBatches) {
                 for (int mb : microbatches) {
-                  for (boolean ov : overlapGradReduce) {
+                  for (Overlaps ov : overlaps) {
                     for (String a : attention) {
                       out.add(new SweepPoint(out.size(), m, s, c.nodes(), c.gpusPerNode(), g, f,
                           gb, mb, ov, a));

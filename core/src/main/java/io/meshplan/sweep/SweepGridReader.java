@@ -7,6 +7,7 @@ import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import io.meshplan.cluster.FabricCatalog;
 import io.meshplan.cluster.GpuCatalog;
 import io.meshplan.model.Presets;
+import io.meshplan.model.Overlaps;
 import io.meshplan.util.InputException;
 import io.meshplan.util.InputFiles;
 import io.meshplan.util.JsonErrors;
@@ -31,6 +32,10 @@ import java.util.regex.Pattern;
  * globalBatch: [512, 1024]                      # sequences per iteration
  * microbatches: [auto]                          # optional; auto or a count per iteration
  * overlapGradReduce: [false]                    # optional
+ * overlapParamGather: [false]                   # optional; true needs overlapGradReduce true
+ * tpCommOverlap: [false]                        # optional
+ * fsdpPrefetch: [true]                          # optional
+ * gradientAccumulationFusion: [true]            # optional
  * attention: [auto]                             # optional: auto, flash, unfused
  * </pre>
  *
@@ -54,7 +59,8 @@ public final class SweepGridReader {
   static final int MAX_GPUS = 1 << 20;
 
   private static final List<String> KEYS = List.of("models", "seq", "gpus", "fabrics",
-      "clusters", "globalBatch", "microbatches", "overlapGradReduce", "attention");
+      "clusters", "globalBatch", "microbatches", "overlapGradReduce", "overlapParamGather",
+      "tpCommOverlap", "fsdpPrefetch", "gradientAccumulationFusion", "attention");
   private static final Pattern SHAPE = Pattern.compile("(\\d{1,9})x(\\d{1,9})");
 
   private final String file;
@@ -94,11 +100,11 @@ public final class SweepGridReader {
     List<Integer> batches = r.values(root, "globalBatch", true,
         (v, at) -> r.integer(v, at, 1, MAX_GLOBAL_BATCH));
     List<Integer> micro = r.values(root, "microbatches", false, r::microbatches);
-    List<Boolean> overlap = r.values(root, "overlapGradReduce", false, r::bool);
+    List<Overlaps> overlaps = r.overlaps(root);
     List<String> attention = r.values(root, "attention", false, r::attention);
     try {
       return new SweepGrid(models, seqs, gpus, fabrics, clusters, batches,
-          micro.isEmpty() ? List.of(0) : micro, overlap.isEmpty() ? List.of(false) : overlap,
+          micro.isEmpty() ? List.of(0) : micro, overlaps,
           attention.isEmpty() ? List.of("auto") : attention);
     } catch (InputException e) {
       throw new InputException(name + ": " + e.getMessage(), e);
@@ -228,6 +234,47 @@ public final class SweepGridReader {
       throw bad(at, "expected true or false, got '" + v.asText() + "'");
     }
     return v.asBoolean();
+  }
+
+  /**
+   * The overlap axes' product, in key order, each axis defaulting to the frameworks' default
+   * ({@link Overlaps#DEFAULTS}); a parameter gather overlapped without the gradient reduction,
+   * which Megatron-LM refuses, is left out, and a grid with nothing else is refused.
+   */
+  private List<Overlaps> overlaps(JsonNode root) {
+    List<Boolean> gr = orDefault(values(root, "overlapGradReduce", false, this::bool),
+        Overlaps.DEFAULTS.gradReduce());
+    List<Boolean> pg = orDefault(values(root, "overlapParamGather", false, this::bool),
+        Overlaps.DEFAULTS.paramGather());
+    List<Boolean> tc = orDefault(values(root, "tpCommOverlap", false, this::bool),
+        Overlaps.DEFAULTS.tensorComm());
+    List<Boolean> fp = orDefault(values(root, "fsdpPrefetch", false, this::bool),
+        Overlaps.DEFAULTS.fsdpPrefetch());
+    List<Boolean> ga = orDefault(values(root, "gradientAccumulationFusion", false, this::bool),
+        Overlaps.DEFAULTS.gradAccumFusion());
+    List<Overlaps> out = new java.util.ArrayList<>();
+    for (boolean a : gr) {
+      for (boolean b : pg) {
+        for (boolean c : tc) {
+          for (boolean d : fp) {
+            for (boolean e : ga) {
+              if (!b || a) {
+                out.add(new Overlaps(a, b, c, d, e));
+              }
+            }
+          }
+        }
+      }
+    }
+    if (out.isEmpty()) {
+      throw new InputException(file + ": overlapParamGather true needs overlapGradReduce true"
+          + " (as in Megatron-LM)");
+    }
+    return out;
+  }
+
+  private static List<Boolean> orDefault(List<Boolean> values, boolean dflt) {
+    return values.isEmpty() ? List.of(dflt) : values;
   }
 
   private String attention(JsonNode v, String at) {

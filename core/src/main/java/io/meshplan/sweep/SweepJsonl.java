@@ -45,6 +45,10 @@ public final class SweepJsonl {
       }
       o.put("overlapGradReduce", p.overlapGradReduce());
       o.put("attention", p.attention());
+      o.put("overlapParamGather", p.overlaps().paramGather());
+      o.put("tpCommOverlap", p.overlaps().tensorComm());
+      o.put("fsdpPrefetch", p.overlaps().fsdpPrefetch());
+      o.put("gradientAccumulationFusion", p.overlaps().gradAccumFusion());
       o.put("status", r.status().label());
       o.set("iterationSeconds", number(r.iterationSeconds(), 6));
       o.set("tokensPerSecond", number(r.tokensPerSecond(), 1));

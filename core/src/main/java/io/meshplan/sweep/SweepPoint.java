@@ -1,5 +1,6 @@
 package io.meshplan.sweep;
 
+import io.meshplan.model.Overlaps;
 import io.meshplan.util.Require;
 import java.io.Serializable;
 
@@ -17,16 +18,16 @@ import java.io.Serializable;
  * @param fabric a fabric catalog name (e.g. {@code ib-ndr400})
  * @param globalBatch sequences per iteration
  * @param microbatches microbatches per iteration, or 0 for the planner's choice
- * @param overlapGradReduce whether the data-parallel gradient reduction overlaps the backward pass
+ * @param overlaps what the framework overlaps and fuses
  * @param attention {@code auto} (the GPU's default), {@code flash} or {@code unfused}
  */
 public record SweepPoint(int index, String model, int seq, int nodes, int gpusPerNode, String gpu,
-    String fabric, int globalBatch, int microbatches, boolean overlapGradReduce, String attention)
+    String fabric, int globalBatch, int microbatches, Overlaps overlaps, String attention)
     implements Serializable {
-  private static final long serialVersionUID = 2L;
+  private static final long serialVersionUID = 3L;
 
   /**
-   * A point with the GPU's default attention.
+   * A point with the GPU's default attention and the frameworks' default overlaps.
    *
    * @param index the point's position in grid order
    * @param model a preset name
@@ -42,7 +43,16 @@ public record SweepPoint(int index, String model, int seq, int nodes, int gpusPe
   public SweepPoint(int index, String model, int seq, int nodes, int gpusPerNode, String gpu,
       String fabric, int globalBatch, int microbatches, boolean overlapGradReduce) {
     this(index, model, seq, nodes, gpusPerNode, gpu, fabric, globalBatch, microbatches,
-        overlapGradReduce, "auto");
+        Overlaps.DEFAULTS.withGradReduce(overlapGradReduce), "auto");
+  }
+
+  /**
+   * Whether the data-parallel gradient reduction overlaps the backward pass.
+   *
+   * @return {@code overlaps().gradReduce()}
+   */
+  public boolean overlapGradReduce() {
+    return overlaps.gradReduce();
   }
 
   /** Validates the fields. */
@@ -57,6 +67,7 @@ public record SweepPoint(int index, String model, int seq, int nodes, int gpusPe
     Require.positive(globalBatch, "global batch");
     Require.that(microbatches >= 0, "microbatches must be >= 0");
     Require.nonNull(attention, "attention");
+    Require.nonNull(overlaps, "overlaps");
   }
 
   /**

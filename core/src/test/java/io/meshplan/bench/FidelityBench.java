@@ -6,6 +6,7 @@ import io.meshplan.interop.PlanSimulator;
 import io.meshplan.model.Architecture;
 import io.meshplan.model.Attention;
 import io.meshplan.model.ModelSpec;
+import io.meshplan.model.Overlaps;
 import io.meshplan.model.Presets;
 import io.meshplan.model.Recompute;
 import io.meshplan.plan.ParallelConfig;
@@ -108,8 +109,12 @@ public final class FidelityBench {
 
   private static Result simulate(Run r) {
     ClusterSpec cs = ClusterSpec.parse(r.cluster());
+    // SC'21 ran Megatron-LM of early 2021: no overlapped gradient reduction and no
+    // gradient-accumulation fusion (added to Megatron-LM in February 2022, commit 83b1e42f30).
+    // llm-foundry runs PyTorch FSDP with its default prefetch: the frameworks' defaults.
+    Overlaps overlaps = r.set().equals("sc21") ? Overlaps.NONE : Overlaps.DEFAULTS;
     TrainingJob job = TrainingJob.of(r.model(), cs).withGlobalBatch(r.c().globalBatchSize())
-        .withDtype(r.dtype()).withAttention(r.attention());
+        .withDtype(r.dtype()).withAttention(r.attention()).withOverlaps(overlaps);
     PricedJob priced = Planner.price(job, Pricing.catalog(), PlannerOptions.defaults());
     r.c().check(cs.gpuCount(), r.model().layers(), r.model().heads(), r.model().kvHeads());
     SimulationResult s = new PlanSimulator(priced.layers()).simulate(priced.request(), r.c())

@@ -81,9 +81,10 @@ class Llama70bPlanCliTest {
       // uses FSDP, which under a pipeline schedule shards the optimizer state only (ZeRO-1).
       assertThat(out.toString()).contains("nearest configuration " + to + " can express:",
           "--seq 1024 --dtype bf16 --cluster 128x8:h100-80gb:ib-ndr400 " + NEAREST
-              // The plan file predates the attention field, so it was planned unfused.
+              // The plan file predates the attention and overlaps fields, so it was planned
+              // unfused, with nothing overlapped or fused.
               + (to.equals("torchtitan") ? " --distributed-optimizer" : "")
-              + " --attention unfused\n",
+              + " --attention unfused --no-fsdp-prefetch --no-gradient-accumulation-fusion\n",
           "predicted cost: 2.000 s per iteration");
     }
   }

@@ -31,7 +31,10 @@ class PlannerExecutorTest {
     ModelSpec p = Presets.get(model);
     ModelSpec m = new ModelSpec(p.name(), p.family(), p.layers(), p.hidden(), p.heads(),
         p.kvHeads(), p.ffn(), p.vocab(), seq, batch, p.dtype(), p.arch().forSequence(seq));
-    return TrainingJob.of(m, ClusterSpec.parse(cluster)).withGlobalBatch(batch);
+    // Nothing overlapped or fused: the scenarios below (one interleaved plan, a profile that
+    // changes the plan's prediction) were chosen under that model.
+    return TrainingJob.of(m, ClusterSpec.parse(cluster)).withGlobalBatch(batch)
+        .withOverlaps(io.meshplan.model.Overlaps.NONE);
   }
 
   private static PipelinePlan planned(PlanResult r) {

@@ -313,7 +313,8 @@ public final class IlpLayerCostModel implements LayerCostModel {
         .forwardCommBytes(p.forwardAxis1Bytes()).forwardSeconds(p.forwardSeconds())
         .backwardSeconds(p.backwardSeconds()).recomputeSeconds(p.recomputeSeconds())
         .tensorCommSeconds(p.commSeconds()).forwardCommSeconds(p.forwardCommSeconds())
-        .modelFlops(p.modelFlops()).hardwareFlops(p.hardwareFlops());
+        .modelFlops(p.modelFlops()).hardwareFlops(p.hardwareFlops())
+        .accumulateSeconds(p.accumulateSeconds());
     double params = addWeights(tg, plan, env, t, cost);
     addMemory(tg, plan, env, t, params, p.savedBytes(), cost);
     return cost.build();

@@ -43,13 +43,16 @@ import java.util.List;
  * @param forwardCommBytes the part of {@code tensorCommBytes} in the forward pass, bytes
  * @param updateGatherBytes bytes one GPU sends per iteration in the all-gather of {@code
  *     updateGatherSeconds}, {@code (t-1)/t} of the gathered weights
+ * @param accumulateSeconds the separate fp32 gradient accumulation inside {@code
+ *     backwardSeconds} (cast and add into the accumulator, every microbatch), the work a framework
+ *     saves by fusing the accumulation into the weight-gradient GEMMs, seconds
  */
 public record LayerCost(double forwardSeconds, double backwardSeconds, double recomputeSeconds,
     double tensorCommSeconds, double forwardCommSeconds, double parameters, double gradientParameters,
     double updateGatherSeconds, double savedActivationBytes,
     double temporaryBytes, double inputBytes, double boundaryBytes, double modelFlops, double hardwareFlops,
     List<TensorSharding> tensors, double tensorCommBytes, double forwardCommBytes,
-    double updateGatherBytes) {
+    double updateGatherBytes, double accumulateSeconds) {
   /** Validates the numbers. */
   public LayerCost {
     Require.nonNegative(forwardSeconds, "forward seconds");
@@ -73,6 +76,10 @@ public record LayerCost(double forwardSeconds, double backwardSeconds, double re
         () -> "forward communication bytes " + forwardCommBytes + " exceed the total "
             + tensorCommBytes);
     Require.nonNegative(updateGatherBytes, "update gather bytes");
+    Require.nonNegative(accumulateSeconds, "accumulate seconds");
+    Require.that(accumulateSeconds <= backwardSeconds * (1 + 1e-12) + 1e-15,
+        () -> "accumulate seconds " + accumulateSeconds + " exceed the backward's "
+            + backwardSeconds);
   }
 
   /**
@@ -129,7 +136,8 @@ public record LayerCost(double forwardSeconds, double backwardSeconds, double re
         .savedActivationBytes(savedActivationBytes).temporaryBytes(temporaryBytes)
         .inputBytes(inputBytes).boundaryBytes(boundaryBytes).modelFlops(modelFlops)
         .hardwareFlops(hardwareFlops).tensors(tensors).tensorCommBytes(tensorCommBytes)
-        .forwardCommBytes(forwardCommBytes).updateGatherBytes(updateGatherBytes);
+        .forwardCommBytes(forwardCommBytes).updateGatherBytes(updateGatherBytes)
+        .accumulateSeconds(accumulateSeconds);
   }
 
   /**
@@ -155,6 +163,7 @@ public record LayerCost(double forwardSeconds, double backwardSeconds, double re
     private double tensorCommBytes;
     private double forwardCommBytes;
     private double updateGatherBytes;
+    private double accumulateSeconds;
 
     private Builder() {}
 
@@ -357,6 +366,17 @@ public record LayerCost(double forwardSeconds, double backwardSeconds, double re
     }
 
     /**
+     * Sets {@code accumulateSeconds}.
+     *
+     * @param value the separate gradient accumulation inside the backward, seconds
+     * @return this builder
+     */
+    public Builder accumulateSeconds(double value) {
+      this.accumulateSeconds = value;
+      return this;
+    }
+
+    /**
      * The cost.
      *
      * @return the cost, validated
@@ -366,7 +386,7 @@ public record LayerCost(double forwardSeconds, double backwardSeconds, double re
           tensorCommSeconds, forwardCommSeconds, parameters, gradientParameters,
           updateGatherSeconds, savedActivationBytes, temporaryBytes, inputBytes, boundaryBytes,
           modelFlops, hardwareFlops, tensors, tensorCommBytes, forwardCommBytes,
-          updateGatherBytes);
+          updateGatherBytes, accumulateSeconds);
     }
   }
 }

@@ -104,7 +104,7 @@ public final class PhaseAccountant {
     double[] saved = saved(plan, rules);
     return new PhaseTotals(s.fwd, s.bwd, s.rec, s.comm, s.fwdComm, s.sync, s.update, s.modelFlops,
         s.recFlops + s.modelFlops, s.axis0, s.axis1, s.fwdAxis0, s.fwdAxis1, s.iteration,
-        saved[0], saved[1]);
+        saved[0], saved[1], s.acc);
   }
 
   /**
@@ -172,6 +172,7 @@ public final class PhaseAccountant {
     double fwdAxis0;
     double fwdAxis1;
     double iteration;
+    double acc;
 
     /** Counts one instruction: {compute, communication}, its bytes per axis, its dot FLOPs. */
     void add(Bucket b, double[] cc, double bytes0, double bytes1, double dot) {
@@ -193,7 +194,10 @@ public final class PhaseAccountant {
           rec += c;
           recFlops += dot;
         }
-        case ACCUMULATE -> bwd += c;
+        case ACCUMULATE -> {
+          bwd += c;
+          acc += cc[0];
+        }
         case GRADIENT -> {
           bwd += cc[0];
           sync += cc[1];

@@ -35,10 +35,12 @@ package io.meshplan.interop.cost;
  *     microbatch
  * @param savedInsideBytes the part of {@code savedBytes} computed inside the layer, bytes per GPU
  *     per microbatch
+ * @param accumulateSeconds the compute of {@link PhaseAccountant.Bucket#ACCUMULATE}, part of
+ *     {@code backwardSeconds}, seconds per microbatch
  */
 public record PhaseTotals(double forwardSeconds, double backwardSeconds, double recomputeSeconds,
     double commSeconds, double forwardCommSeconds, double gradientSyncSeconds,
     double updateSeconds, double modelFlops, double hardwareFlops, double axis0Bytes,
     double axis1Bytes, double forwardAxis0Bytes, double forwardAxis1Bytes, double iterationBytes,
-    double savedBytes, double savedInsideBytes) {
+    double savedBytes, double savedInsideBytes, double accumulateSeconds) {
 }

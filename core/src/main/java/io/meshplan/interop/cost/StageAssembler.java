@@ -135,7 +135,7 @@ public final class StageAssembler {
     CommModel comm = req.comm().apply(LogicalMesh.of(d, t));
     KernelTimeModel k = KernelTimeModel.of(req.cluster().gpu(), req.weightBytes());
     return new StageCostBuilder(comm, k.hbmBandwidth() * k.memoryEfficiency(), req.weightBytes(),
-        req.overlapGradSync());
+        req.overlaps());
   }
 
   /**

@@ -6,6 +6,9 @@ import io.meshplan.sim.StageCommBytes;
 import io.meshplan.cluster.CommModel;
 import io.meshplan.sim.MemoryBreakdown;
 import io.meshplan.sim.StageCost;
+import io.meshplan.model.Overlaps;
+import io.meshplan.sim.HiddenComm;
+import io.meshplan.sim.Overlap;
 import io.meshplan.util.Require;
 import java.util.List;
 
@@ -42,10 +45,10 @@ public final class StageCostBuilder {
   private final CommModel stageComm;
   private final double hbmBytesPerSecond;
   private final int weightBytes;
-  private final boolean overlapGradSync;
+  private final Overlaps overlaps;
 
   /**
-   * Creates the builder.
+   * Creates the builder with nothing overlapped but, when asked, the gradient reduction.
    *
    * @param stageComm collective prices on the stage's logical mesh (axis 0 data-parallel), seconds
    * @param hbmBytesPerSecond the HBM bandwidth a streaming kernel reaches, bytes/s
@@ -56,7 +59,20 @@ public final class StageCostBuilder {
    */
   public StageCostBuilder(CommModel stageComm, double hbmBytesPerSecond, int weightBytes,
       boolean overlapGradSync) {
-    this.overlapGradSync = overlapGradSync;
+    this(stageComm, hbmBytesPerSecond, weightBytes, Overlaps.NONE.withGradReduce(overlapGradSync));
+  }
+
+  /**
+   * Creates the builder.
+   *
+   * @param stageComm collective prices on the stage's logical mesh (axis 0 data-parallel), seconds
+   * @param hbmBytesPerSecond the HBM bandwidth a streaming kernel reaches, bytes/s
+   * @param weightBytes bytes of a weight in the compute precision (2 for bf16/fp16, 4 for fp32)
+   * @param overlaps what the framework overlaps and fuses
+   */
+  public StageCostBuilder(CommModel stageComm, double hbmBytesPerSecond, int weightBytes,
+      Overlaps overlaps) {
+    this.overlaps = Require.nonNull(overlaps, "overlaps");
     this.stageComm = Require.nonNull(stageComm, "stage communication model");
     Require.that(hbmBytesPerSecond > 0, "HBM bandwidth must be > 0");
     this.hbmBytesPerSecond = hbmBytesPerSecond;
@@ -65,7 +81,7 @@ public final class StageCostBuilder {
   }
 
   /**
-   * Builds a stage.
+   * Builds a stage without sequence parallelism.
    *
    * @param layers the stage's layers in order, each planned for one replica
    * @param dataParallel the data-parallel degree (axis 0 of the logical mesh)
@@ -76,24 +92,46 @@ public final class StageCostBuilder {
    */
   public StageCost build(List<LayerCost> layers, int dataParallel, int tensorParallel,
       int zeroStage, boolean lastStage) {
+    return build(layers, dataParallel, tensorParallel, zeroStage, false, lastStage);
+  }
+
+  /**
+   * Builds a stage. Its overlaps apply where the framework that runs the stage has them: the
+   * tensor-parallel overlap with sequence parallelism, gradient-accumulation fusion under ZeRO
+   * stages 0 and 1 (Megatron-LM), the parameter gather's overlap under ZeRO-1, FSDP prefetch
+   * under ZeRO-3.
+   *
+   * @param layers the stage's layers in order, each planned for one replica
+   * @param dataParallel the data-parallel degree (axis 0 of the logical mesh)
+   * @param tensorParallel the tensor-parallel degree (axis 1)
+   * @param zeroStage 0, 1 or 3, as in the class comment
+   * @param sequenceParallel whether the stage's layers use sequence parallelism
+   * @param lastStage whether this is the pipeline's last stage (it sends nothing on)
+   * @return the stage cost
+   */
+  public StageCost build(List<LayerCost> layers, int dataParallel, int tensorParallel,
+      int zeroStage, boolean sequenceParallel, boolean lastStage) {
     Require.that(!layers.isEmpty(), "a stage needs at least one layer");
     Require.that(zeroStage == 0 || zeroStage == 1 || zeroStage == 3, "ZeRO stage must be 0, 1 or 3");
-    Tally s = new Tally(layers, weightBytes);
+    boolean fuse = overlaps.gradAccumFusion() && zeroStage <= 1;
+    boolean overlapTensor = overlaps.tensorComm() && sequenceParallel && tensorParallel > 1;
+    Tally s = new Tally(layers, weightBytes, fuse, overlapTensor);
     int d = dataParallel;
     if (d > 1) {
       switch (zeroStage) {
         case 0 -> allReduceGradients(s, d);
         case 1 -> shardOptimizer(s, d);
-        default -> shardAll(s, d, maxLayerWeights(layers));
+        default -> shardAll(s, d, layers);
       }
     }
     double optimizerSeconds = s.updated * ADAM_BYTES_PER_PARAMETER / hbmBytesPerSecond;
     double send = lastStage ? 0 : layers.get(layers.size() - 1).boundaryBytes();
-    return new StageCost(d * tensorParallel, d, tensorParallel, s.fwd, s.bwd, s.rec, s.comm, send,
-        s.gradSync, overlapGradSync, s.gather, optimizerSeconds, s.flops, s.hw,
+    return new StageCost(d * tensorParallel, d, tensorParallel, s.fwd, s.bwd,
+        Math.min(s.rec, s.bwd), s.comm, send, s.gradSync, overlaps.gradReduce(), s.gather,
+        optimizerSeconds, s.flops, s.hw,
         new MemoryBreakdown(s.weights, s.grads, s.optimizer, s.saved, s.temp),
         new StageCommBytes(s.tensorBytes, s.tensorGatherBytes, s.dataBytesPerMicrobatch,
-            s.dataBytes));
+            s.dataBytes), new HiddenComm(s.hidden, s.slowdown, s.hiddenIteration));
   }
 
   /**
@@ -119,18 +157,27 @@ public final class StageCostBuilder {
     double gradSync;
     double dataBytes;
     double dataBytesPerMicrobatch;
+    /** Forward and backward compute alone, without communication, seconds per microbatch. */
+    double fwdCompute;
+    double bwdCompute;
+    double hidden;
+    double slowdown;
+    double hiddenIteration;
+    double params;
+    double gradParams;
 
-    /** The layers' sums (the largest temporary), with unsharded model state. */
-    Tally(List<LayerCost> layers, int weightBytes) {
-      double params = 0;
-      double gradParams = 0;
+    /**
+     * The layers' sums (the largest temporary), with unsharded model state.
+     *
+     * @param fuse whether the gradient accumulation is fused into the weight-gradient GEMMs
+     * @param overlapTensor whether each layer's tensor-parallel communication runs under its
+     *     compute, pass by pass
+     */
+    Tally(List<LayerCost> layers, int weightBytes, boolean fuse, boolean overlapTensor) {
       for (LayerCost l : layers) {
         tensorBytes += l.tensorCommBytes();
         tensorGatherBytes += l.updateGatherBytes();
-        fwd += l.forwardSeconds();
-        bwd += l.backwardSeconds();
-        rec += l.recomputeSeconds();
-        comm += l.tensorCommSeconds();
+        addPasses(l, fuse, overlapTensor);
         params += l.parameters();
         gradParams += l.gradientParameters();
         gather += l.updateGatherSeconds();
@@ -145,6 +192,52 @@ public final class StageCostBuilder {
       optimizer = gradParams * masterBytes;
       updated = gradParams;
     }
+
+    /**
+     * Adds a layer's forward and backward: serial, or with its tensor-parallel communication
+     * under the same pass's compute ({@link Overlap#under}); without the separate gradient
+     * accumulation when it is fused.
+     */
+    private void addPasses(LayerCost l, boolean fuse, boolean overlapTensor) {
+      double acc = fuse ? l.accumulateSeconds() : 0;
+      double fComm = l.forwardCommSeconds();
+      double bComm = l.tensorCommSeconds() - fComm;
+      double fK = Math.max(0, l.forwardSeconds() - fComm);
+      double bK = Math.max(0, l.backwardSeconds() - bComm - acc);
+      fwdCompute += fK;
+      bwdCompute += bK;
+      rec += l.recomputeSeconds();
+      if (!overlapTensor) {
+        fwd += l.forwardSeconds();
+        bwd += l.backwardSeconds() - acc;
+        comm += l.tensorCommSeconds();
+        return;
+      }
+      Overlap f = Overlap.under(fK, fComm);
+      Overlap b = Overlap.under(bK, Math.max(0, bComm));
+      fwd += f.seconds();
+      bwd += b.seconds();
+      comm += f.exposedSeconds() + b.exposedSeconds();
+      hidden += f.hiddenSeconds() + b.hiddenSeconds();
+      slowdown += f.slowdownSeconds() + b.slowdownSeconds();
+    }
+
+    /** Adds a window of data-parallel communication to a pass: its exposed part and slowdown. */
+    void addForward(Overlap o) {
+      fwd += o.addedSeconds();
+      count(o);
+    }
+
+    void addBackward(Overlap o) {
+      bwd += o.addedSeconds();
+      count(o);
+    }
+
+    private void count(Overlap o) {
+      comm += o.exposedSeconds();
+      hidden += o.hiddenSeconds();
+      slowdown += o.slowdownSeconds();
+    }
   }
 
   /** ZeRO stage 0: the gradients are all-reduced once per iteration. */
@@ -155,11 +248,20 @@ public final class StageCostBuilder {
 
   /**
    * ZeRO stage 1: the optimizer state is sharded; gradients are reduce-scattered and updated
-   * weights all-gathered once per iteration.
+   * weights all-gathered once per iteration. With the parameter gather overlapped (Megatron-LM's
+   * {@code --overlap-param-gather}), the gather runs under the next iteration's first forward
+   * pass; what it does not hide, and the compute it slows, stays in the iteration.
    */
   private void shardOptimizer(Tally s, int d) {
     s.gradSync = stageComm.reduceScatter(s.grads, 0);
-    s.gather += stageComm.allGather(s.weights, 0);
+    double paramGather = stageComm.allGather(s.weights, 0);
+    if (overlaps.paramGather()) {
+      Overlap o = Overlap.under(s.fwdCompute, paramGather);
+      s.gather += o.addedSeconds();
+      s.hiddenIteration += o.hiddenSeconds();
+    } else {
+      s.gather += paramGather;
+    }
     s.dataBytes = BusBytesCommModel.bytesSent(Collective.REDUCE_SCATTER, s.grads, d)
         + BusBytesCommModel.bytesSent(Collective.ALL_GATHER, s.weights, d);
     s.optimizer /= d;
@@ -168,16 +270,31 @@ public final class StageCostBuilder {
 
   /**
    * ZeRO stage 3: weights, gradients and optimizer state are sharded; every microbatch gathers the
-   * weights for its forward and again for its backward and reduce-scatters its gradients.
+   * weights for its forward and again for its backward and reduce-scatters its gradients. With
+   * FSDP's prefetch each layer's gather runs under the compute of the layer before it, and each
+   * layer's reduce-scatter under the backward of the layers after it in backward order: only the
+   * first layer's forward gather and its reduce-scatter, the last of the backward, are exposed
+   * (the last block's weights stay gathered between its forward and backward, as torchtitan does
+   * not reshard them after the forward).
    *
-   * @param maxLayerParameters the most weights of one layer on one GPU, elements
+   * @param layers the stage's layers
    */
-  private void shardAll(Tally s, int d, double maxLayerParameters) {
+  private void shardAll(Tally s, int d, List<LayerCost> layers) {
     double gatherOnce = stageComm.allGather(s.weights, 0);
     double scatter = stageComm.reduceScatter(s.grads, 0);
-    s.fwd += gatherOnce;
-    s.bwd += gatherOnce + scatter;
-    s.comm += 2 * gatherOnce + scatter;
+    if (overlaps.fsdpPrefetch()) {
+      LayerCost first = layers.get(0);
+      double gatherFirst = s.params > 0 ? gatherOnce * first.parameters() / s.params : 0;
+      double scatterFirst = s.gradParams > 0
+          ? scatter * first.gradientParameters() / s.gradParams : 0;
+      s.addForward(Overlap.serial(0, gatherFirst).plus(
+          Overlap.under(s.fwdCompute, Math.max(0, gatherOnce - gatherFirst))));
+      s.addBackward(Overlap.serial(0, scatterFirst).plus(
+          Overlap.under(s.bwdCompute, Math.max(0, gatherOnce + scatter - scatterFirst))));
+    } else {
+      s.addForward(Overlap.serial(0, gatherOnce));
+      s.addBackward(Overlap.serial(0, gatherOnce + scatter));
+    }
     s.dataBytesPerMicrobatch = 2 * BusBytesCommModel.bytesSent(Collective.ALL_GATHER,
         s.weights, d) + BusBytesCommModel.bytesSent(Collective.REDUCE_SCATTER, s.grads, d);
     s.weights /= d;
@@ -185,7 +302,7 @@ public final class StageCostBuilder {
     s.optimizer /= d;
     s.updated /= d;
     // FSDP keeps one layer's gathered weights at a time.
-    s.temp += maxLayerParameters * weightBytes;
+    s.temp += maxLayerWeights(layers) * weightBytes;
   }
 
   /**
@@ -199,7 +316,8 @@ public final class StageCostBuilder {
    * @return seconds per iteration
    */
   public static double iterationTail(StageCost c) {
-    double sync = c.gradSyncOverlappable() ? Math.max(0, c.gradSyncSeconds() - c.backwardSeconds())
+    double sync = c.gradSyncOverlappable()
+        ? Overlap.under(c.backwardSeconds(), c.gradSyncSeconds()).addedSeconds()
         : c.gradSyncSeconds();
     return sync + c.paramGatherSeconds() + c.optimizerSeconds();
   }

@@ -7,6 +7,7 @@ import io.meshplan.cluster.LogicalMesh;
 import io.meshplan.cluster.SendRecvModel;
 import io.meshplan.model.Attention;
 import io.meshplan.model.ModelSpec;
+import io.meshplan.model.Overlaps;
 import io.meshplan.util.Require;
 import java.io.Serializable;
 import java.util.function.Function;
@@ -22,17 +23,18 @@ import java.util.function.Function;
  * @param memoryPerGpu memory available on one GPU, bytes
  * @param pricing where collective and send/recv prices come from
  * @param weightBytes bytes of one weight in the compute precision (2 for bf16/fp16, 4 for fp32)
- * @param overlapGradSync whether the gradient reduction overlaps with the backward pass
+ * @param overlaps what the framework overlaps and fuses
  * @param interleave whether the plan may use the interleaved 1F1B schedule (otherwise 1F1B)
  * @param attention how the attention core runs: fused (FlashAttention) or unfused
  */
 public record PlanRequest(ModelSpec model, ClusterSpec cluster, int globalBatch,
     int fixedMicrobatches, double memoryPerGpu, CommPricing pricing, int weightBytes,
-    boolean overlapGradSync, boolean interleave, Attention attention) implements Serializable {
-  private static final long serialVersionUID = 4L;
+    Overlaps overlaps, boolean interleave, Attention attention) implements Serializable {
+  private static final long serialVersionUID = 5L;
 
   /**
-   * A request with unfused attention.
+   * A request with unfused attention and nothing overlapped but, when asked, the gradient
+   * reduction.
    *
    * @param model the model, with the sequence length to train
    * @param cluster the cluster
@@ -48,7 +50,7 @@ public record PlanRequest(ModelSpec model, ClusterSpec cluster, int globalBatch,
       int fixedMicrobatches, double memoryPerGpu, CommPricing pricing, int weightBytes,
       boolean overlapGradSync, boolean interleave) {
     this(model, cluster, globalBatch, fixedMicrobatches, memoryPerGpu, pricing, weightBytes,
-        overlapGradSync, interleave, Attention.UNFUSED);
+        Overlaps.NONE.withGradReduce(overlapGradSync), interleave, Attention.UNFUSED);
   }
 
   /**
@@ -79,6 +81,27 @@ public record PlanRequest(ModelSpec model, ClusterSpec cluster, int globalBatch,
     Require.that(memoryPerGpu > 0, "memory per GPU must be > 0");
     Require.nonNull(pricing, "pricing");
     Require.nonNull(attention, "attention");
+    Require.nonNull(overlaps, "overlaps");
+  }
+
+  /**
+   * The same request with other overlaps.
+   *
+   * @param o what the framework overlaps and fuses
+   * @return the request
+   */
+  public PlanRequest withOverlaps(Overlaps o) {
+    return new PlanRequest(model, cluster, globalBatch, fixedMicrobatches, memoryPerGpu, pricing,
+        weightBytes, o, interleave, attention);
+  }
+
+  /**
+   * Whether the gradient reduction overlaps with the backward pass.
+   *
+   * @return {@code overlaps().gradReduce()}
+   */
+  public boolean overlapGradSync() {
+    return overlaps.gradReduce();
   }
 
   /**
@@ -89,7 +112,7 @@ public record PlanRequest(ModelSpec model, ClusterSpec cluster, int globalBatch,
    */
   public PlanRequest withAttention(Attention a) {
     return new PlanRequest(model, cluster, globalBatch, fixedMicrobatches, memoryPerGpu, pricing,
-        weightBytes, overlapGradSync, interleave, a);
+        weightBytes, overlaps, interleave, a);
   }
 
   /**
@@ -100,7 +123,7 @@ public record PlanRequest(ModelSpec model, ClusterSpec cluster, int globalBatch,
    */
   public PlanRequest withInterleaving(boolean allowed) {
     return new PlanRequest(model, cluster, globalBatch, fixedMicrobatches, memoryPerGpu, pricing,
-        weightBytes, overlapGradSync, allowed, attention);
+        weightBytes, overlaps, allowed, attention);
   }
 
   /**
@@ -111,7 +134,7 @@ public record PlanRequest(ModelSpec model, ClusterSpec cluster, int globalBatch,
    */
   public PlanRequest withMicrobatches(int microbatches) {
     return new PlanRequest(model, cluster, globalBatch, microbatches, memoryPerGpu, pricing,
-        weightBytes, overlapGradSync, interleave, attention);
+        weightBytes, overlaps, interleave, attention);
   }
 
   /**
@@ -122,7 +145,7 @@ public record PlanRequest(ModelSpec model, ClusterSpec cluster, int globalBatch,
    */
   public PlanRequest withMemoryPerGpu(double bytes) {
     return new PlanRequest(model, cluster, globalBatch, fixedMicrobatches, bytes, pricing,
-        weightBytes, overlapGradSync, interleave, attention);
+        weightBytes, overlaps, interleave, attention);
   }
 
   /**

@@ -5,6 +5,9 @@ import static org.assertj.core.api.Assertions.within;
 
 import io.meshplan.cluster.AlphaBetaCommModel;
 import io.meshplan.cluster.LogicalMesh;
+import io.meshplan.model.Overlaps;
+import io.meshplan.sim.HiddenComm;
+import io.meshplan.sim.Overlap;
 import io.meshplan.sim.StageCost;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -73,5 +76,81 @@ class StageCostBuilderTest {
     // One layer's whole weights are gathered at a time: 2e6 B beside the 2e6 B of temporaries.
     assertThat(c.memory().temporaryBytes()).isEqualTo(4e6);
     assertThat(c.gradSyncSeconds()).isZero();
+  }
+
+  private static StageCostBuilder with(Overlaps o) {
+    return new StageCostBuilder(COMM, 1e12, 2, o);
+  }
+
+  private static LayerCost accumulating(double params) {
+    // 0.5 ms of the 2 ms backward is the separate fp32 accumulation.
+    return layer(params).toBuilder().accumulateSeconds(0.0005).build();
+  }
+
+  @Test
+  void fusedAccumulationLeavesTheBackwardUnderZeroOneOnly() {
+    Overlaps fused = new Overlaps(false, false, false, false, true);
+    // Two layers: backward 2 * (2 - 0.5) ms = 3 ms under ZeRO 0 and 1.
+    assertThat(with(fused).build(List.of(accumulating(1e6), accumulating(1e6)), 4, 2, 0, false)
+        .backwardSeconds()).isCloseTo(0.003, within(1e-15));
+    assertThat(with(fused).build(List.of(accumulating(1e6)), 4, 2, 1, false)
+        .backwardSeconds()).isCloseTo(0.0015, within(1e-15));
+    // FSDP does not fuse it: ZeRO-3 keeps 2 ms plus gather 1.5 ms and reduce-scatter 3 ms.
+    assertThat(with(fused).build(List.of(accumulating(1e6)), 4, 2, 3, false)
+        .backwardSeconds()).isCloseTo(0.002 + 0.0015 + 0.003, within(1e-12));
+    // Unfused: the whole 2 ms.
+    assertThat(with(Overlaps.NONE).build(List.of(accumulating(1e6)), 4, 2, 0, false)
+        .backwardSeconds()).isCloseTo(0.002, within(1e-15));
+  }
+
+  @Test
+  void tensorOverlapRunsUnderEachPassOnlyWithSequenceParallelism() {
+    Overlaps tp = new Overlaps(false, false, true, false, false);
+    // Forward: K = 1 - 0.05 = 0.95 ms, C = 0.05 ms, hidden: 0.95 + 0.05 * 0.189 / 1.189 ms.
+    // Backward: K = 2 - 0.05 = 1.95 ms, C = 0.05 ms: 1.95 + 0.05 * 0.189 / 1.189 ms.
+    double slow = 0.00005 * Overlap.SLOWDOWN / (1 + Overlap.SLOWDOWN);
+    StageCost c = with(tp).build(List.of(layer(1e6)), 4, 2, 0, true, false);
+    assertThat(c.forwardSeconds()).isCloseTo(0.00095 + slow, within(1e-15));
+    assertThat(c.backwardSeconds()).isCloseTo(0.00195 + slow, within(1e-15));
+    assertThat(c.tensorCommSeconds()).isZero();
+    assertThat(c.hidden().perMicrobatchSeconds()).isCloseTo(0.0001, within(1e-15));
+    assertThat(c.hidden().slowdownPerMicrobatchSeconds()).isCloseTo(2 * slow, within(1e-15));
+    // Without sequence parallelism Megatron-LM has no overlap: serial, as before.
+    StageCost serial = with(tp).build(List.of(layer(1e6)), 4, 2, 0, false, false);
+    assertThat(serial.forwardSeconds()).isEqualTo(0.001);
+    assertThat(serial.tensorCommSeconds()).isEqualTo(0.0001);
+    assertThat(serial.hidden()).isEqualTo(HiddenComm.NONE);
+  }
+
+  @Test
+  void fsdpPrefetchExposesOnlyTheFirstLayersGatherAndReduceScatter() {
+    Overlaps prefetch = new Overlaps(false, false, false, true, false);
+    // Two equal layers, 2e6 parameters: gather of 4e6 weight bytes over 4 replicas
+    // (3/4) * 4e6 * 1e-9 = 3 ms, reduce-scatter of 8e6 gradient bytes 6 ms. The first layer's half
+    // of each is exposed: forward + 1.5 ms, backward + 3 ms.
+    // Forward: the other 1.5 ms of gather under K = 2 * 0.95 = 1.9 ms of compute: hidden, adds
+    // 1.5 * 0.189 / 1.189 ms. Backward: 3 ms gather + 6 - 3 ms reduce-scatter = 6 ms under
+    // K = 2 * 1.95 = 3.9 ms: exposed beyond 3.9 * 1.189 = 4.6371 ms, the window 6 ms.
+    StageCost c = with(prefetch).build(List.of(layer(1e6), layer(1e6)), 4, 2, 3, false);
+    double fwd = 0.002 + 0.0015 + 0.0015 * Overlap.SLOWDOWN / (1 + Overlap.SLOWDOWN);
+    assertThat(c.forwardSeconds()).isCloseTo(fwd, within(1e-12));
+    // Backward: 4 ms of layers (0.1 ms of it tensor communication) + 3 ms exposed + 6 - 3.9 ms.
+    assertThat(c.backwardSeconds()).isCloseTo(0.004 + 0.003 + (0.006 - 0.0039), within(1e-12));
+    StageCost off = with(Overlaps.NONE).build(List.of(layer(1e6), layer(1e6)), 4, 2, 3, false);
+    assertThat(off.forwardSeconds()).isCloseTo(0.002 + 0.003, within(1e-12));
+    assertThat(off.backwardSeconds()).isCloseTo(0.004 + 0.003 + 0.006, within(1e-12));
+    assertThat(c.forwardSeconds() + c.backwardSeconds())
+        .isLessThan(off.forwardSeconds() + off.backwardSeconds());
+  }
+
+  @Test
+  void theParameterGatherRunsUnderTheNextForward() {
+    Overlaps gather = new Overlaps(true, true, false, false, false);
+    // ZeRO-1, one layer: all-gather 1.5 ms under K = 0.95 ms of forward compute: exposed
+    // 1.5 - 0.95 = 0.55 ms (window 1.5 ms), hidden 0.95 * 1.189 ms.
+    StageCost c = with(gather).build(List.of(layer(1e6)), 4, 2, 1, true);
+    assertThat(c.paramGatherSeconds()).isCloseTo(0.0015 - 0.00095, within(1e-12));
+    assertThat(c.hidden().perIterationSeconds()).isCloseTo(0.00095 * (1 + Overlap.SLOWDOWN),
+        within(1e-12));
   }
 }

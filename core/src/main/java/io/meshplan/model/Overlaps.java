@@ -1,0 +1,79 @@
+package io.meshplan.model;
+
+import io.meshplan.util.InputException;
+import java.io.Serializable;
+
+/**
+ * Which communication a training framework runs under compute, and whether it fuses the
+ * gradient accumulation into the weight-gradient matrix multiplications. Each switch mirrors a
+ * framework's own flag, with its default:
+ * <ul>
+ *   <li>{@code gradReduce}: the data-parallel gradient reduction in buckets under the last
+ *       microbatch's backward pass; Megatron-LM's {@code --overlap-grad-reduce} (off by default),
+ *       PyTorch DDP's buckets;
+ *   <li>{@code paramGather}: with the distributed optimizer (ZeRO-1), the all-gather of updated
+ *       weights under the next iteration's first forward pass; Megatron-LM's {@code
+ *       --overlap-param-gather} (off by default), which it refuses without {@code
+ *       --overlap-grad-reduce} and the distributed optimizer ({@code
+ *       megatron/training/arguments.py}, {@code validate_args});
+ *   <li>{@code tensorComm}: the tensor-parallel all-gathers and reduce-scatters of sequence
+ *       parallelism pipelined with the matrix multiplications beside them (Transformer Engine's
+ *       userbuffers); Megatron-LM's {@code --tp-comm-overlap} (off by default), which it refuses
+ *       without {@code --sequence-parallel};
+ *   <li>{@code fsdpPrefetch}: under ZeRO-2 and ZeRO-3, the next layer's weight all-gather issued
+ *       while the current layer computes, and each layer's gradient reduce-scatter under the
+ *       backward of the layers before it; on by default in PyTorch FSDP (forward and {@code
+ *       BACKWARD_PRE} prefetch) and DeepSpeed ({@code overlap_comm});
+ *   <li>{@code gradAccumFusion}: the weight-gradient GEMM adds into the fp32 gradient
+ *       accumulator in its epilogue instead of a separate cast-and-add pass per microbatch;
+ *       Megatron-LM's default ({@code --no-gradient-accumulation-fusion} turns it off). FSDP and
+ *       DeepSpeed do not fuse it (Megatron refuses the fusion with {@code --use-torch-fsdp2}), so
+ *       it applies to ZeRO stages 0 and 1 only.
+ * </ul>
+ *
+ * @param gradReduce the gradient reduction under the backward pass
+ * @param paramGather the distributed optimizer's weight gather under the next forward pass
+ * @param tensorComm tensor-parallel communication under the GEMMs (needs sequence parallelism)
+ * @param fsdpPrefetch ZeRO-2/3 gathers and reduce-scatters under compute
+ * @param gradAccumFusion gradient accumulation fused into the weight-gradient GEMMs
+ */
+public record Overlaps(boolean gradReduce, boolean paramGather, boolean tensorComm,
+    boolean fsdpPrefetch, boolean gradAccumFusion) implements Serializable {
+  private static final long serialVersionUID = 1L;
+
+  /** The frameworks' defaults: FSDP prefetch and gradient-accumulation fusion on, the rest off. */
+  public static final Overlaps DEFAULTS = new Overlaps(false, false, false, true, true);
+
+  /** Nothing overlapped and nothing fused: every collective after the compute it follows. */
+  public static final Overlaps NONE = new Overlaps(false, false, false, false, false);
+
+  /**
+   * Checks Megatron-LM's rule that the parameter gather overlaps only with the gradient reduction
+   * overlapped too.
+   */
+  public Overlaps {
+    if (paramGather && !gradReduce) {
+      throw new InputException("--overlap-param-gather needs --overlap-grad-reduce, as in "
+          + "Megatron-LM");
+    }
+  }
+
+  /**
+   * The same switches with the gradient reduction overlapped or not.
+   *
+   * @param on whether it overlaps
+   * @return the switches
+   */
+  public Overlaps withGradReduce(boolean on) {
+    return new Overlaps(on, paramGather && on, tensorComm, fsdpPrefetch, gradAccumFusion);
+  }
+
+  /**
+   * Whether nothing differs from {@link #DEFAULTS}.
+   *
+   * @return true for the defaults
+   */
+  public boolean isDefault() {
+    return equals(DEFAULTS);
+  }
+}
