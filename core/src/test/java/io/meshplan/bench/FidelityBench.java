@@ -72,6 +72,7 @@ public final class FidelityBench {
   public static void main(String[] args) throws IOException {
     List<Run> runs = new ArrayList<>(megatron());
     runs.addAll(mpt());
+    runs.addAll(megatronH100());
     System.out.printf(Locale.ROOT, "%-5s %-12s %-16s %-26s %9s %9s %8s %9s %-5s%n", "set",
         "run", "cluster", "tp/pp/dp mb gb recompute", "measured", "predicted", "error",
         "peak GiB", "fits");
@@ -87,7 +88,7 @@ public final class FidelityBench {
           res.peakGib(), res.fits() ? "yes" : "NO");
     }
     System.out.println();
-    for (String set : List.of("sc21", "mpt")) {
+    for (String set : List.of("sc21", "mpt", "h100")) {
       double sum = 0;
       double max = 0;
       int n = 0;
@@ -112,15 +113,23 @@ public final class FidelityBench {
     // SC'21 ran Megatron-LM of early 2021: no overlapped gradient reduction and no
     // gradient-accumulation fusion (added to Megatron-LM in February 2022, commit 83b1e42f30).
     // llm-foundry runs PyTorch FSDP with its default prefetch: the frameworks' defaults.
-    Overlaps overlaps = r.set().equals("sc21") ? Overlaps.NONE : Overlaps.DEFAULTS;
+    // Megatron-Core's H100 weak scaling ran with every overlap it has.
+    Overlaps overlaps = switch (r.set()) {
+      case "sc21" -> Overlaps.NONE;
+      case "h100" -> new Overlaps(true, true, true, true, true);
+      default -> Overlaps.DEFAULTS;
+    };
     TrainingJob job = TrainingJob.of(r.model(), cs).withGlobalBatch(r.c().globalBatchSize())
         .withDtype(r.dtype()).withAttention(r.attention()).withOverlaps(overlaps);
     PricedJob priced = Planner.price(job, Pricing.catalog(), PlannerOptions.defaults());
     r.c().check(cs.gpuCount(), r.model().layers(), r.model().heads(), r.model().kvHeads());
     SimulationResult s = new PlanSimulator(priced.layers()).simulate(priced.request(), r.c())
         .orElseThrow().simulation();
-    double predicted = r.set().equals("sc21") ? s.hardwareTflopsPerGpu()
-        : s.tokensPerSecond() / cs.gpuCount();
+    double predicted = switch (r.set()) {
+      case "sc21" -> s.hardwareTflopsPerGpu();
+      case "h100" -> s.tflopsPerGpu();
+      default -> s.tokensPerSecond() / cs.gpuCount();
+    };
     double peak = s.peakMemoryBytesPerGpu();
     return new Result(r, predicted, peak / GIB, peak <= cs.gpu().hbmBytes());
   }
@@ -143,6 +152,32 @@ public final class FidelityBench {
           false, false);
       out.add(new Run("sc21", f[0], m, gpus / 8 + "x8:a100-80gb", c, DType.F16,
           Attention.UNFUSED, Double.parseDouble(f[8]), "hardware TFLOP/s per GPU"));
+    }
+    return out;
+  }
+
+  /**
+   * Megatron-Core's weak scaling on H100: GPT with LayerNorm, GeLU and a 4h feed-forward, fused
+   * attention, sequence parallelism with tensor parallelism, the distributed optimizer, micro
+   * batch 1 (one rule for every row; the table does not say), no recomputation.
+   */
+  private static List<Run> megatronH100() throws IOException {
+    List<Run> out = new ArrayList<>();
+    ModelSpec gpt = Presets.get("gpt-1.7b");
+    for (String[] f : rows("/fidelity/megatron_h100_weak_scaling.csv")) {
+      int heads = Integer.parseInt(f[1]);
+      int hidden = Integer.parseInt(f[2]);
+      int layers = Integer.parseInt(f[3]);
+      int tp = Integer.parseInt(f[4]);
+      int pp = Integer.parseInt(f[5]);
+      int dp = Integer.parseInt(f[6]);
+      int gpus = Integer.parseInt(f[7]);
+      int batch = Integer.parseInt(f[8]);
+      ModelSpec m = new ModelSpec("gpt-" + f[0], gpt.family(), layers, hidden, heads, heads,
+          4 * hidden, 131072, 4096, batch, DType.BF16, gpt.arch().forSequence(4096));
+      ParallelConfig c = new ParallelConfig(tp, pp, dp, 1, 1, batch, Recompute.NONE, tp > 1, 1);
+      out.add(new Run("h100", f[0], m, gpus / 8 + "x8:h100-80gb:ib-ndr400", c, DType.BF16,
+          Attention.FLASH, Double.parseDouble(f[9]), "model TFLOP/s per GPU"));
     }
     return out;
   }

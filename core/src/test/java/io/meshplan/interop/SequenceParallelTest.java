@@ -95,4 +95,24 @@ class SequenceParallelTest {
     // collectives, each paying its latency.
     assertThat(sp.latencySeconds()).isLessThanOrEqualTo(tp.latencySeconds() * 1.03);
   }
+
+  /**
+   * Activation memory (Korthikanti et al., MLSys'23, section 4.2.3 and Table 2): a GPT layer keeps
+   * {@code sbh (10 + 24/t + 5as/(ht))} bytes with tensor parallelism alone, where the LayerNorm
+   * inputs, the dropout masks and the residual stream are whole on every GPU, and {@code
+   * sbh (34 + 5as/h) / t} with sequence parallelism, which keeps them split by sequence. Here
+   * s = 1024, h = 1024, a = 8, unfused attention: 5as/h = 40; sbh = b * 1,048,576.
+   */
+  @ParameterizedTest(name = "t = {0}, b = {1}")
+  @CsvSource({"8, 1", "4, 2"})
+  void sequenceParallelKeepsATensorParallelShardOfEveryActivation(int t, int b) {
+    IlpLayerCostModel layers = Requests.layers(Requests.of(gpt(), "1x8:a100-80gb", 8, false));
+    double sbh = b * 1024.0 * 1024;
+    // t = 8, b = 1: TP alone 18 sbh = 18,874,368 bytes; SP 74/8 sbh = 9,699,328.
+    // t = 4, b = 2: TP alone 26 sbh = 54,525,952 bytes; SP 74/4 sbh = 38,797,312.
+    assertThat(block(layers, t, b, false).savedActivationBytes())
+        .isCloseTo(sbh * (10 + 24.0 / t + 40.0 / t), within(0.02 * sbh));
+    assertThat(block(layers, t, b, true).savedActivationBytes())
+        .isCloseTo(sbh * (34 + 40.0) / t, within(0.02 * sbh));
+  }
 }

@@ -5,6 +5,7 @@ import io.meshplan.cluster.CommModel;
 import io.meshplan.cluster.LogicalMesh;
 import io.meshplan.graph.DType;
 import io.meshplan.graph.Graph;
+import io.meshplan.graph.Instruction;
 import io.meshplan.graph.Opcode;
 import io.meshplan.graph.TensorShape;
 import io.meshplan.interop.space.LayerSetting;
@@ -234,7 +235,8 @@ public final class IlpLayerCostModel implements LayerCostModel {
     if (!(r instanceof IntraOpResult.Planned planned) || !planned.plan().notKept().isEmpty()) {
       return null;
     }
-    return price(tg, planned.plan(), env, t, s.recompute() != io.meshplan.model.Recompute.NONE);
+    return price(tg, planned.plan(), env, t, s.recompute() != io.meshplan.model.Recompute.NONE,
+        s.sequenceParallel() && t > 1);
   }
 
   /** Input and output activations (and their gradients) take the chaining layout. */
@@ -252,6 +254,67 @@ public final class IlpLayerCostModel implements LayerCostModel {
       fixed.put(id, s.sequenceParallel() ? ShardingSpec.split(3, 1, 1)
           : ShardingSpec.replicated(3));
     }
+  }
+
+  /**
+   * The residual stream of a layer under sequence parallelism (Korthikanti et al., MLSys'23,
+   * section 4.2.2): the layer input, what LayerNorm, dropout and the residual additions compute
+   * from it, and the outputs of the row-parallel matrix multiplications with all that follows them
+   * up to the next matrix multiplication: the forward values with the input's elements (in its
+   * shape or flattened for a matrix product) reached from the input or from a row-parallel output
+   * without crossing a matrix multiplication, and the values of that size they are combined with
+   * elementwise (dropout masks). Megatron-LM
+   * keeps these split by sequence for the backward pass, and gathers a column-parallel layer's
+   * input again in the backward pass for its weight gradient, overlapped with the input-gradient
+   * GEMM; the layer ILP prices time only and may keep such a value whole, so the saved-activation
+   * count takes a tensor-parallel shard of each (see {@link PhaseAccountant.Rules#sequenceShard}).
+   *
+   * @return by id, whether a value is in the residual stream
+   */
+  static boolean[] residualStream(TrainingGraph tg) {
+    Graph g = tg.graph();
+    boolean[] residual = new boolean[g.size()];
+    int in = tg.input();
+    if (in < 0 || !(g.get(in).shape() instanceof TensorShape x) || x.rank() != 3
+        || tg.role(in).orElse(null) == ParamRole.TOKENS) {
+      return residual;
+    }
+    java.util.Set<Integer> rowWeights = new java.util.HashSet<>();
+    for (WeightTensors w : tg.weights()) {
+      int rank = g.get(w.weight()).tensorShape().rank();
+      if (rank == 2 && megatronDim(w.name(), rank) == 0) {
+        rowWeights.add(w.weight());
+      }
+    }
+    boolean[] reached = new boolean[g.size()];
+    reached[in] = true;
+    for (Instruction ins : g.instructions()) {
+      int id = ins.id();
+      if (id == in || tg.phase(id) != Phase.FORWARD) {
+        continue;
+      }
+      for (int o : ins.operands()) {
+        reached[id] |= ins.opcode() == Opcode.DOT ? rowWeights.contains(o) : reached[o];
+      }
+    }
+    for (Instruction ins : g.instructions()) {
+      int id = ins.id();
+      if (!reached[id] || !inputSized(g, id, x)) {
+        continue;
+      }
+      residual[id] = true;
+      // What the stream is combined with elementwise, such as a dropout mask, is split alike.
+      for (int o : ins.operands()) {
+        residual[o] |= tg.phase(o) == Phase.FORWARD && inputSized(g, o, x);
+      }
+    }
+    return residual;
+  }
+
+  /** Whether a value holds the input's elements, in its shape or flattened to [b * s, h]. */
+  private static boolean inputSized(Graph g, int id, TensorShape x) {
+    return g.get(id).shape() instanceof TensorShape y && y.elementCount() == x.elementCount()
+        && y.rank() >= 2 && y.dim(y.rank() - 1) == x.dim(2);
   }
 
   /** Megatron-LM's layouts by weight name; false when a weight cannot be split evenly. */
@@ -306,8 +369,8 @@ public final class IlpLayerCostModel implements LayerCostModel {
    * activations and working memory.
    */
   private LayerCost price(TrainingGraph tg, ShardingPlan plan, MeshEnv env, int t,
-      boolean recompute) {
-    PhaseTotals p = PhaseAccountant.account(plan, rules(tg, recompute));
+      boolean recompute, boolean sequenceParallel) {
+    PhaseTotals p = PhaseAccountant.account(plan, rules(tg, recompute, sequenceParallel));
     // The replica's mesh is 1 x t: every byte it sends is on the tensor axis (axis 1).
     LayerCost.Builder cost = LayerCost.builder().tensorCommBytes(p.axis1Bytes())
         .forwardCommBytes(p.forwardAxis1Bytes()).forwardSeconds(p.forwardSeconds())
@@ -328,8 +391,10 @@ public final class IlpLayerCostModel implements LayerCostModel {
    * backward pass (recomputation included) keeps the forward values that are neither weights nor
    * constants.
    */
-  private static PhaseAccountant.Rules rules(TrainingGraph tg, boolean recompute) {
+  private static PhaseAccountant.Rules rules(TrainingGraph tg, boolean recompute,
+      boolean sequenceParallel) {
     Graph g = tg.graph();
+    boolean[] residual = sequenceParallel ? residualStream(tg) : new boolean[g.size()];
     return new PhaseAccountant.Rules(id -> switch (tg.phase(id)) {
       case FORWARD -> PhaseAccountant.Bucket.FORWARD;
       case BACKWARD -> PhaseAccountant.Bucket.BACKWARD;
@@ -339,7 +404,7 @@ public final class IlpLayerCostModel implements LayerCostModel {
     }, id -> tg.phase(id) == Phase.BACKWARD || tg.phase(id) == Phase.RECOMPUTE,
         op -> tg.phase(op) == Phase.FORWARD && !weight(tg, op)
             && g.get(op).opcode() != Opcode.CONSTANT,
-        op -> true);
+        op -> true, id -> residual[id]);
   }
 
   /** Whether a value is a weight: a graph parameter other than the activation and batch inputs. */

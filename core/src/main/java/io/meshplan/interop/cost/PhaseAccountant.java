@@ -71,15 +71,32 @@ public final class PhaseAccountant {
    * @param kept whether an operand id read by such an instruction is a value kept from the forward
    *     to the backward pass
    * @param inside whether a kept value id is computed inside the layer
+   * @param sequenceShard whether the framework keeps a value id for the backward pass as one
+   *     sequence shard per tensor-parallel GPU whatever its layout in the plan (Megatron-LM's
+   *     sequence parallelism keeps the residual stream so and gathers it again when needed)
    */
   public record Rules(IntFunction<Bucket> bucket, IntPredicate readsSaved, IntPredicate kept,
-      IntPredicate inside) {
+      IntPredicate inside, IntPredicate sequenceShard) {
     /** Checks that every rule is given. */
     public Rules {
       Require.nonNull(bucket, "bucket");
       Require.nonNull(readsSaved, "readsSaved");
       Require.nonNull(kept, "kept");
       Require.nonNull(inside, "inside");
+      Require.nonNull(sequenceShard, "sequenceShard");
+    }
+
+    /**
+     * Rules without sequence shards.
+     *
+     * @param bucket the bucket of each instruction id
+     * @param readsSaved whether an instruction id reads the values the backward pass keeps
+     * @param kept whether an operand id read by such an instruction is a value kept
+     * @param inside whether a kept value id is computed inside the layer
+     */
+    public Rules(IntFunction<Bucket> bucket, IntPredicate readsSaved, IntPredicate kept,
+        IntPredicate inside) {
+      this(bucket, readsSaved, kept, inside, id -> false);
     }
   }
 
@@ -147,6 +164,10 @@ public final class PhaseAccountant {
     for (int i = 0; i < saved.length; i++) {
       if (saved[i] && g.get(i).shape() instanceof TensorShape shape) {
         double b = plan.spec(i).localBytes(shape, plan.env().mesh());
+        if (rules.sequenceShard().test(i)) {
+          // One sequence shard per GPU of the tensor axis (axis 1 of the layer's mesh).
+          b = Math.min(b, shape.byteSize() / (double) plan.env().mesh().size(1));
+        }
         bytes += b;
         if (rules.inside().test(i)) {
           inside += b;
