@@ -164,6 +164,12 @@ final class ExportCommand implements Callable<Integer> {
     if (c.virtualStages() > 1) {
       w.addAll(List.of("--vpp", Integer.toString(c.virtualStages())));
     }
+    if (c.firstStageLayers() > 0) {
+      w.addAll(List.of("--first-stage-layers", Integer.toString(c.firstStageLayers())));
+    }
+    if (c.lastStageLayers() > 0) {
+      w.addAll(List.of("--last-stage-layers", Integer.toString(c.lastStageLayers())));
+    }
     w.addAll(List.of("--micro-batch", Integer.toString(c.microBatchSize()),
         "--global-batch", Integer.toString(c.globalBatchSize()),
         "--recompute", c.recompute().label()));

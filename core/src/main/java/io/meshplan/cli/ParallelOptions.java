@@ -46,6 +46,15 @@ final class ParallelOptions {
       + " --distributed-optimizer) or 3 (weights, gradients and optimizer state, as FSDP).")
   Integer zeroStage;
 
+  @Option(names = "--first-stage-layers", paramLabel = "N", description = "Transformer layers"
+      + " on the first pipeline stage (Megatron-LM's --decoder-first-pipeline-num-layers); the"
+      + " other stages share the rest evenly.")
+  Integer firstStageLayers;
+
+  @Option(names = "--last-stage-layers", paramLabel = "N", description = "Transformer layers"
+      + " on the last pipeline stage (Megatron-LM's --decoder-last-pipeline-num-layers).")
+  Integer lastStageLayers;
+
   /** Whether {@code --schedule gpipe} was asked for. */
   boolean gpipe() {
     if (schedule == null || schedule.equalsIgnoreCase("1f1b")) {
@@ -64,7 +73,7 @@ final class ParallelOptions {
   boolean any() {
     return schedule != null || tp != null || pp != null || dp != null || vpp != null || microBatch != null
         || globalBatch != null || recompute != null || sequenceParallel || distributedOptimizer
-        || zeroStage != null;
+        || zeroStage != null || firstStageLayers != null || lastStageLayers != null;
   }
 
   /** The configuration; every size flag is required. */
@@ -83,12 +92,22 @@ final class ParallelOptions {
       throw new InputException("--distributed-optimizer is ZeRO stage 1 but --zero-stage is "
           + zeroStage + "; give one of them");
     }
+    positive("--first-stage-layers", firstStageLayers);
+    positive("--last-stage-layers", lastStageLayers);
     int zero = zeroStage != null ? zeroStage : distributedOptimizer ? 1 : 0;
     try {
       return new ParallelConfig(tp, pp, dp, vpp == null ? 1 : vpp, microBatch, globalBatch, r,
-          sequenceParallel, zero);
+          sequenceParallel, zero, firstStageLayers == null ? 0 : firstStageLayers,
+          lastStageLayers == null ? 0 : lastStageLayers);
     } catch (IllegalArgumentException e) {
       throw new InputException(FlagWords.reword(e.getMessage(), FlagWords.PARALLEL));
+    }
+  }
+
+  /** Megatron-Core refuses a stated stage of no layers ("must be larger than 0"). */
+  private static void positive(String flag, Integer v) {
+    if (v != null && v < 1) {
+      throw new InputException(flag + " must be at least 1, got " + v);
     }
   }
 

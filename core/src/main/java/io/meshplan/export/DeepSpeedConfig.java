@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.meshplan.graph.DType;
 import io.meshplan.model.ModelSpec;
 import io.meshplan.plan.ParallelConfig;
+import io.meshplan.util.InputException;
 import io.meshplan.util.Require;
 import java.util.Optional;
 
@@ -49,6 +50,11 @@ public final class DeepSpeedConfig implements FrameworkWriter {
       return Optional.of("DeepSpeed's pipeline engine has no interleaved schedule (virtual"
           + " pipeline stages)");
     }
+    if (c.unevenStages()) {
+      return Optional.of("the DeepSpeed configuration has no per-stage layer count (the split is"
+          + " the training script's PipelineModule partition_method); this export gives every"
+          + " stage the same number of layers");
+    }
     if (c.zeroStage() == 3 && c.pipelineParallel() > 1) {
       return Optional.of("DeepSpeed's pipeline engine refuses ZeRO-3 (\"ZeRO-2 and ZeRO-3 are"
           + " incompatible with pipeline parallelism\"); weights can be sharded only without a"
@@ -60,15 +66,20 @@ public final class DeepSpeedConfig implements FrameworkWriter {
   /**
    * The nearest expressible input: one model chunk per stage instead of the interleaved schedule,
    * and, with a pipeline, ZeRO-1 instead of ZeRO-3 (the layout stays; only the weights and
-   * gradients are no longer sharded).
+   * gradients are no longer sharded); uneven stages become even ones when the layers divide.
    */
   @Override
   public Optional<ExportInput> nearest(ExportInput input) {
     ParallelConfig c = input.config();
     int zero = c.zeroStage() == 3 && c.pipelineParallel() > 1 ? 1 : c.zeroStage();
-    return Optional.of(input.withConfig(new ParallelConfig(
-        c.tensorParallel(), c.pipelineParallel(), c.dataParallel(), 1, c.microBatchSize(),
-        c.globalBatchSize(), c.recompute(), c.sequenceParallel(), zero)));
+    try {
+      return Optional.of(input.withConfig(new ParallelConfig(
+          c.tensorParallel(), c.pipelineParallel(), c.dataParallel(), 1, c.microBatchSize(),
+          c.globalBatchSize(), c.recompute(), c.sequenceParallel(), zero)));
+    } catch (InputException e) {
+      // Uneven stages whose layers do not split evenly over the pipeline.
+      return Optional.empty();
+    }
   }
 
   @Override

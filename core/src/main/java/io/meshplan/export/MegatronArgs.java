@@ -32,6 +32,10 @@ import java.util.Optional;
  * actually always be gradient sync happening"), which is how the simulator prices ZeRO-3, so
  * ZeRO-3 is written with pipeline parallelism too; Megatron-LM's own functional tests run
  * Megatron-FSDP with a pipeline size of 1 only.
+ *
+ * <p>Uneven stages are {@code --decoder-first-pipeline-num-layers} and {@code
+ * --decoder-last-pipeline-num-layers} ({@code megatron/training/arguments.py}); with virtual
+ * stages Megatron-LM takes them only beside {@code --num-virtual-stages-per-pipeline-rank}.
  */
 public final class MegatronArgs implements FrameworkWriter {
   /** Creates the writer; it holds no state. */
@@ -106,9 +110,21 @@ public final class MegatronArgs implements FrameworkWriter {
     List<List<String>> a = new ArrayList<>();
     a.add(List.of("--tensor-model-parallel-size", Integer.toString(c.tensorParallel())));
     a.add(List.of("--pipeline-model-parallel-size", Integer.toString(c.pipelineParallel())));
-    if (c.virtualStages() > 1) {
+    if (c.virtualStages() > 1 && c.unevenStages()) {
+      // arguments.py refuses uneven stages with --num-layers-per-virtual-pipeline-stage
+      // ("please use --num-virtual-stages-per-pipeline-rank ... when enable uneven pipeline").
+      a.add(List.of("--num-virtual-stages-per-pipeline-rank",
+          Integer.toString(c.virtualStages())));
+    } else if (c.virtualStages() > 1) {
       a.add(List.of("--num-layers-per-virtual-pipeline-stage",
           Integer.toString(m.layers() / (c.pipelineParallel() * c.virtualStages()))));
+    }
+    if (c.firstStageLayers() > 0) {
+      a.add(List.of("--decoder-first-pipeline-num-layers",
+          Integer.toString(c.firstStageLayers())));
+    }
+    if (c.lastStageLayers() > 0) {
+      a.add(List.of("--decoder-last-pipeline-num-layers", Integer.toString(c.lastStageLayers())));
     }
     a.add(List.of("--micro-batch-size", Integer.toString(c.microBatchSize())));
     a.add(List.of("--global-batch-size", Integer.toString(c.globalBatchSize())));

@@ -76,6 +76,11 @@ public final class TorchtitanToml implements FrameworkWriter {
               : "torchtitan has no optimizer-only sharding (ZeRO-1) without pipeline"
                   + " parallelism: its FSDP then shards weights and gradients too (ZeRO-3)");
     }
+    if (c.unevenStages()) {
+      return Optional.of("this torchtitan export states the pipeline split as"
+          + " pipeline_parallel_layers_per_stage, one count for every stage; it writes no uneven"
+          + " first or last stage");
+    }
     if (input.model().dtype() == DType.F16) {
       return Optional.of("torchtitan's mixed precision is bf16 or f32, not f16");
     }
@@ -93,6 +98,10 @@ public final class TorchtitanToml implements FrameworkWriter {
         c.dataParallel(), c.virtualStages(), c.microBatchSize(), c.globalBatchSize(),
         c.recompute(), c.tensorParallel() > 1, c.dataParallel() == 1 ? c.zeroStage()
             : zeroStage(c));
+    if (m.layers() % (c.pipelineParallel() * c.virtualStages()) != 0) {
+      // Uneven stages that no even split replaces.
+      return Optional.empty();
+    }
     ModelSpec nm = m.dtype() != DType.F16 ? m : new ModelSpec(m.name(), m.family(), m.layers(),
         m.hidden(), m.heads(), m.kvHeads(), m.ffn(), m.vocab(), m.seq(), m.batch(), DType.BF16,
         m.arch());
