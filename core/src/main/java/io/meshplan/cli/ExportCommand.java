@@ -178,8 +178,8 @@ final class ExportCommand implements Callable<Integer> {
     }
     if (c.zeroStage() == 1) {
       w.add("--distributed-optimizer");
-    } else if (c.zeroStage() == 3) {
-      w.addAll(List.of("--zero-stage", "3"));
+    } else if (c.zeroStage() >= 2) {
+      w.addAll(List.of("--zero-stage", Integer.toString(c.zeroStage())));
     }
     w.addAll(List.of("--attention", in.attention().label()));
     return ShellQuote.join(w);

@@ -43,7 +43,8 @@ final class ParallelOptions {
 
   @Option(names = "--zero-stage", paramLabel = "N", description = "ZeRO stage over the"
       + " data-parallel group: 0 (none, the default), 1 (optimizer state; the same as"
-      + " --distributed-optimizer) or 3 (weights, gradients and optimizer state, as FSDP).")
+      + " --distributed-optimizer), 2 (gradients and optimizer state, as DeepSpeed stage 2) or 3"
+      + " (weights, gradients and optimizer state, as FSDP).")
   Integer zeroStage;
 
   @Option(names = "--first-stage-layers", paramLabel = "N", description = "Transformer layers"
@@ -84,9 +85,9 @@ final class ParallelOptions {
     require("--micro-batch", microBatch);
     require("--global-batch", globalBatch);
     Recompute r = recompute == null ? Recompute.NONE : Recompute.parse(recompute);
-    if (zeroStage != null && zeroStage != 0 && zeroStage != 1 && zeroStage != 3) {
+    if (zeroStage != null && (zeroStage < 0 || zeroStage > 3)) {
       throw new InputException("--zero-stage " + zeroStage + " is not a ZeRO stage meshplan"
-          + " models; use 0, 1 or 3");
+          + " models; use 0, 1, 2 or 3");
     }
     if (zeroStage != null && distributedOptimizer && zeroStage != 1) {
       throw new InputException("--distributed-optimizer is ZeRO stage 1 but --zero-stage is "

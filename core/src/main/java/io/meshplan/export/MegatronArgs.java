@@ -31,7 +31,10 @@ import java.util.Optional;
  * pipeline schedules' {@code no_sync} ({@code megatron_fsdp.py}: "For grads shard mode there will
  * actually always be gradient sync happening"), which is how the simulator prices ZeRO-3, so
  * ZeRO-3 is written with pipeline parallelism too; Megatron-LM's own functional tests run
- * Megatron-FSDP with a pipeline size of 1 only.
+ * Megatron-FSDP with a pipeline size of 1 only. ZeRO-2 is Megatron-FSDP with the strategy {@code
+ * optim_grads} (one of {@code --data-parallel-sharding-strategy}'s choices {@code no_shard, optim,
+ * optim_grads, optim_grads_params} in {@code arguments.py}): gradients and optimizer state sharded,
+ * weights replicated, gradients reduce-scattered every microbatch as in grads shard mode above.
  *
  * <p>Uneven stages are {@code --decoder-first-pipeline-num-layers} and {@code
  * --decoder-last-pipeline-num-layers} ({@code megatron/training/arguments.py}); with virtual
@@ -81,8 +84,8 @@ public final class MegatronArgs implements FrameworkWriter {
         .append(" per pipeline per iteration\n");
     sb.append("# Megatron-LM derives the data-parallel size from the world size: launch exactly ")
         .append(c.gpus()).append(" processes.\n");
-    if (c.zeroStage() == 3) {
-      sb.append("# ZeRO-3 is Megatron-FSDP, which refuses CUDA_DEVICE_MAX_CONNECTIONS=1: leave it"
+    if (c.zeroStage() >= 2) {
+      sb.append("# ZeRO-" + c.zeroStage() + " is Megatron-FSDP, which refuses CUDA_DEVICE_MAX_CONNECTIONS=1: leave it"
           + " unset.\n");
     }
     sb.append("# The vocabulary (").append(input.model().vocab())
@@ -141,11 +144,12 @@ public final class MegatronArgs implements FrameworkWriter {
     }
     if (c.zeroStage() == 1) {
       a.add(List.of("--use-distributed-optimizer"));
-    } else if (c.zeroStage() == 3) {
+    } else if (c.zeroStage() >= 2) {
       // Megatron-FSDP v1 runs on the distributed optimizer and sets it when it is missing.
       a.add(List.of("--use-distributed-optimizer"));
       a.add(List.of("--use-megatron-fsdp"));
-      a.add(List.of("--data-parallel-sharding-strategy", "optim_grads_params"));
+      a.add(List.of("--data-parallel-sharding-strategy",
+          c.zeroStage() == 2 ? "optim_grads" : "optim_grads_params"));
       a.add(List.of("--ckpt-format", "fsdp_dtensor"));
       a.add(List.of("--init-model-with-meta-device"));
     }

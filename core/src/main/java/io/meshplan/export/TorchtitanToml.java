@@ -43,6 +43,12 @@ import java.util.Optional;
  *       stage the planner models.
  * </ul>
  *
+ * <p>ZeRO-2 is not expressible either: torchtitan's {@code fsdp_reshard_after_forward = "never"}
+ * (its {@code job_config.py}: "will disable {@code reshard_after_forward} for all forward passes")
+ * keeps the gathered weights from a microbatch's forward to its backward, after which FSDP2
+ * reshards them, so the next microbatch gathers them again: weights are sharded at rest, not
+ * replicated as in ZeRO-2. Its nearest is the stage torchtitan has for the layout.
+ *
  * The nearest expressible input keeps the layout and takes the ZeRO stage torchtitan has for it:
  * ZeRO-3 without a pipeline (unless ZeRO-0 can stay DDP), ZeRO-1 with one. With a data-parallel
  * size of 1 there is nothing to shard and both degrees are 1. Tensor parallelism without sequence
@@ -64,6 +70,12 @@ public final class TorchtitanToml implements FrameworkWriter {
     if (c.tensorParallel() > 1 && !c.sequenceParallel()) {
       return Optional.of("torchtitan always uses sequence parallelism with tensor parallelism;"
           + " it has no tensor parallelism without it");
+    }
+    if (c.dataParallel() > 1 && c.zeroStage() == 2) {
+      return Optional.of("torchtitan has no ZeRO-2: its FSDP keeps weights sharded between"
+          + " microbatches even with fsdp_reshard_after_forward = \"never\" (that only skips the"
+          + " reshard between a microbatch's forward and backward), so it gathers them every"
+          + " microbatch");
     }
     if (c.dataParallel() > 1 && c.zeroStage() != zeroStage(c)) {
       return Optional.of(c.zeroStage() == 0

@@ -21,7 +21,8 @@ import io.meshplan.util.Require;
  * @param sequenceParallel Korthikanti et al.'s sequence parallelism in the tensor-parallel group
  * @param zeroStage the ZeRO stage over the data-parallel group (Rajbhandari et al. SC'20): 0
  *     nothing sharded, 1 optimizer state sharded (Megatron-LM's {@code
- *     --use-distributed-optimizer}), 3 weights, gradients and optimizer state sharded (FSDP); the
+ *     --use-distributed-optimizer}), 2 gradients and optimizer state sharded (DeepSpeed stage 2,
+ *     FSDP SHARD_GRAD_OP), 3 weights, gradients and optimizer state sharded (FSDP); the
  *     same values as {@link StagePlan#zeroStage}
  * @param firstStageLayers transformer layers on the first pipeline stage, 0 for the even split
  *     (Megatron-Core's {@code --decoder-first-pipeline-num-layers}, {@code
@@ -51,8 +52,8 @@ public record ParallelConfig(
     Require.positive(microBatchSize, "micro batch");
     Require.positive(globalBatchSize, "global batch");
     Require.nonNull(recompute, "recompute");
-    Require.that(zeroStage == 0 || zeroStage == 1 || zeroStage == 3, "ZeRO stage must be 0, 1"
-        + " or 3, got " + zeroStage);
+    Require.that(zeroStage >= 0 && zeroStage <= 3, "ZeRO stage must be 0, 1, 2 or 3, got "
+        + zeroStage);
     Require.that(firstStageLayers >= 0, "first-stage layers must be positive, got "
         + firstStageLayers);
     Require.that(lastStageLayers >= 0, "last-stage layers must be positive, got "
@@ -111,7 +112,7 @@ public record ParallelConfig(
   /**
    * The same configuration with another ZeRO stage.
    *
-   * @param stage 0, 1 or 3
+   * @param stage 0, 1, 2 or 3
    * @return the configuration
    */
   public ParallelConfig withZeroStage(int stage) {
