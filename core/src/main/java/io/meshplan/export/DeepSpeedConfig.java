@@ -61,9 +61,10 @@ public final class DeepSpeedConfig implements FrameworkWriter {
           + " stage the same number of layers");
     }
     if (c.zeroStage() >= 2 && c.pipelineParallel() > 1) {
-      return Optional.of("DeepSpeed's pipeline engine refuses ZeRO-" + c.zeroStage() + " (\"ZeRO-2 and ZeRO-3 are"
-          + " incompatible with pipeline parallelism\"); weights can be sharded only without a"
-          + " pipeline");
+      return Optional.of("DeepSpeed's pipeline engine refuses ZeRO-" + c.zeroStage()
+          + " (\"ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism\"); "
+          + (c.zeroStage() == 2 ? "gradients" : "weights")
+          + " can be sharded only without a pipeline");
     }
     return Optional.empty();
   }

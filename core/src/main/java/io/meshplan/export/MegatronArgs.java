@@ -85,8 +85,8 @@ public final class MegatronArgs implements FrameworkWriter {
     sb.append("# Megatron-LM derives the data-parallel size from the world size: launch exactly ")
         .append(c.gpus()).append(" processes.\n");
     if (c.zeroStage() >= 2) {
-      sb.append("# ZeRO-" + c.zeroStage() + " is Megatron-FSDP, which refuses CUDA_DEVICE_MAX_CONNECTIONS=1: leave it"
-          + " unset.\n");
+      sb.append("# ZeRO-").append(c.zeroStage()).append(" is Megatron-FSDP, which refuses"
+          + " CUDA_DEVICE_MAX_CONNECTIONS=1: leave it unset.\n");
     }
     sb.append("# The vocabulary (").append(input.model().vocab())
         .append(") comes from your tokenizer; add the tokenizer, data and learning-rate arguments.\n");

@@ -7,7 +7,7 @@ import io.meshplan.model.Recompute;
 import io.meshplan.util.InputException;
 import org.junit.jupiter.api.Test;
 
-/** Megatron-Core's uneven first and last pipeline stages, restated as {@link ParallelConfig#check}. */
+/** Megatron-Core's uneven first and last pipeline stages in {@link ParallelConfig#check}. */
 class ParallelConfigTest {
   /** tp 1 x pp x dp 1 on pp GPUs, 4 x pp microbatches of one sequence. */
   private static ParallelConfig pipeline(int pp, int vpp, int first, int last) {
