@@ -170,6 +170,12 @@ final class ExportCommand implements Callable<Integer> {
     if (c.virtualStages() > 1) {
       w.addAll(List.of("--vpp", Integer.toString(c.virtualStages())));
     }
+    if (c.firstStageLayers() > 0) {
+      w.addAll(List.of("--first-stage-layers", Integer.toString(c.firstStageLayers())));
+    }
+    if (c.lastStageLayers() > 0) {
+      w.addAll(List.of("--last-stage-layers", Integer.toString(c.lastStageLayers())));
+    }
     w.addAll(List.of("--micro-batch", Integer.toString(c.microBatchSize()),
         "--global-batch", Integer.toString(c.globalBatchSize()),
         "--recompute", c.recompute().label()));
@@ -178,8 +184,8 @@ final class ExportCommand implements Callable<Integer> {
     }
     if (c.zeroStage() == 1) {
       w.add("--distributed-optimizer");
-    } else if (c.zeroStage() == 3) {
-      w.addAll(List.of("--zero-stage", "3"));
+    } else if (c.zeroStage() >= 2) {
+      w.addAll(List.of("--zero-stage", Integer.toString(c.zeroStage())));
     }
     w.addAll(List.of("--attention", in.attention().label()));
     io.meshplan.model.Overlaps o = in.overlaps();

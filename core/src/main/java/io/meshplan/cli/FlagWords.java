@@ -23,7 +23,8 @@ final class FlagWords {
   static final Map<String, String> PARALLEL = Map.of("tensor-parallel size", "--tp",
       "pipeline-parallel size", "--pp", "data-parallel size", "--dp", "virtual stages", "--vpp",
       "micro batch", "--micro-batch", "global batch", "--global-batch", "sequence parallelism",
-      "--sequence-parallel");
+      "--sequence-parallel", "first-stage layers", "--first-stage-layers", "last-stage layers",
+      "--last-stage-layers");
 
   /** The refusal of {@link io.meshplan.cluster.FusedAttentionKernels#require}. */
   static final Map<String, String> ATTENTION = Map.of("^flash attention", "--attention flash",

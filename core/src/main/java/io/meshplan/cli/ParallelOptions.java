@@ -43,8 +43,18 @@ final class ParallelOptions {
 
   @Option(names = "--zero-stage", paramLabel = "N", description = "ZeRO stage over the"
       + " data-parallel group: 0 (none, the default), 1 (optimizer state; the same as"
-      + " --distributed-optimizer) or 3 (weights, gradients and optimizer state, as FSDP).")
+      + " --distributed-optimizer), 2 (gradients and optimizer state, as DeepSpeed stage 2) or 3"
+      + " (weights, gradients and optimizer state, as FSDP).")
   Integer zeroStage;
+
+  @Option(names = "--first-stage-layers", paramLabel = "N", description = "Transformer layers"
+      + " on the first pipeline stage (Megatron-LM's --decoder-first-pipeline-num-layers); the"
+      + " other stages share the rest evenly.")
+  Integer firstStageLayers;
+
+  @Option(names = "--last-stage-layers", paramLabel = "N", description = "Transformer layers"
+      + " on the last pipeline stage (Megatron-LM's --decoder-last-pipeline-num-layers).")
+  Integer lastStageLayers;
 
   /** Whether {@code --schedule gpipe} was asked for. */
   boolean gpipe() {
@@ -64,7 +74,7 @@ final class ParallelOptions {
   boolean any() {
     return schedule != null || tp != null || pp != null || dp != null || vpp != null || microBatch != null
         || globalBatch != null || recompute != null || sequenceParallel || distributedOptimizer
-        || zeroStage != null;
+        || zeroStage != null || firstStageLayers != null || lastStageLayers != null;
   }
 
   /** The configuration; every size flag is required. */
@@ -75,20 +85,30 @@ final class ParallelOptions {
     require("--micro-batch", microBatch);
     require("--global-batch", globalBatch);
     Recompute r = recompute == null ? Recompute.NONE : Recompute.parse(recompute);
-    if (zeroStage != null && zeroStage != 0 && zeroStage != 1 && zeroStage != 3) {
+    if (zeroStage != null && (zeroStage < 0 || zeroStage > 3)) {
       throw new InputException("--zero-stage " + zeroStage + " is not a ZeRO stage meshplan"
-          + " models; use 0, 1 or 3");
+          + " models; use 0, 1, 2 or 3");
     }
     if (zeroStage != null && distributedOptimizer && zeroStage != 1) {
       throw new InputException("--distributed-optimizer is ZeRO stage 1 but --zero-stage is "
           + zeroStage + "; give one of them");
     }
+    positive("--first-stage-layers", firstStageLayers);
+    positive("--last-stage-layers", lastStageLayers);
     int zero = zeroStage != null ? zeroStage : distributedOptimizer ? 1 : 0;
     try {
       return new ParallelConfig(tp, pp, dp, vpp == null ? 1 : vpp, microBatch, globalBatch, r,
-          sequenceParallel, zero);
+          sequenceParallel, zero, firstStageLayers == null ? 0 : firstStageLayers,
+          lastStageLayers == null ? 0 : lastStageLayers);
     } catch (IllegalArgumentException e) {
       throw new InputException(FlagWords.reword(e.getMessage(), FlagWords.PARALLEL));
+    }
+  }
+
+  /** Megatron-Core refuses a stated stage of no layers ("must be larger than 0"). */
+  private static void positive(String flag, Integer v) {
+    if (v != null && v < 1) {
+      throw new InputException(flag + " must be at least 1, got " + v);
     }
   }
 

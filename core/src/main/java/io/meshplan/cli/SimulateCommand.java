@@ -61,6 +61,7 @@ final class SimulateCommand implements Callable<Integer> {
     io.meshplan.cluster.ClusterSpec cs;
     double memoryPerGpu;
     Optional<PipelinePlan> drawn;
+    boolean stagesStated = false;
     if (plan != null) {
       if (parallel.any() || model.model != null) {
         throw new InputException("--plan carries the model and the parallel sizes; drop --model"
@@ -76,6 +77,7 @@ final class SimulateCommand implements Callable<Integer> {
     } else {
       ParallelConfig c = parallel.config();
       c.checkOverlaps(cluster.overlaps());
+      stagesStated = c.unevenStages();
       PricedJob setup = JobFlags.priced(model, cluster, attention, null, c.globalBatchSize(), 0,
           PlannerOptions.defaults());
       FlagWords.check(FlagWords.PARALLEL, () -> c.check(setup.cluster().gpuCount(),
@@ -95,11 +97,29 @@ final class SimulateCommand implements Callable<Integer> {
     boolean module = drawn.get().hloModule().isPresent();
     w.print(json ? SimulationJson.write(sim, false)
         : module ? SimulationText.write(sim, "microbatches") : SimulationText.write(sim));
+    if (!json && stagesStated) {
+      w.println(stageLayers(drawn.get()));
+    }
     ReportFiles.write(report, compare, new ReportSide("meshplan simulate: " + title, drawn, sim),
         cs, memoryPerGpu, new ClusterOptions(), spec.commandLine().getErr());
     if (report != null && !json) {
       w.println("wrote " + report);
     }
     return ExitCodes.OK;
+  }
+
+  /** The layers of each pipeline stage, for a configuration with stated first or last stages. */
+  private static String stageLayers(PipelinePlan p) {
+    StringBuilder b = new StringBuilder("layers per stage:");
+    for (int i = 0; i < p.pipelineStages(); i++) {
+      int n = 0;
+      for (io.meshplan.plan.StagePlan c : p.chunksOf(i)) {
+        n += c.layerCount();
+      }
+      b.append(' ').append(n);
+    }
+    return b.append(" (blocks ").append(p.layersOf(0)).append(" on stage 0, ")
+        .append(p.layersOf(p.pipelineStages() - 1)).append(" on stage ")
+        .append(p.pipelineStages() - 1).append(')').toString();
   }
 }

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.meshplan.graph.DType;
 import io.meshplan.model.ModelSpec;
 import io.meshplan.plan.ParallelConfig;
+import io.meshplan.util.InputException;
 import io.meshplan.util.Require;
 import java.util.Optional;
 
@@ -17,11 +18,16 @@ import java.util.Optional;
  * {@link MegatronArgs}) sets up, so {@code train_batch_size = micro batch * gradient accumulation *
  * data-parallel size} holds for the same configuration.
  *
- * <p>ZeRO stages map one to one ({@code zero_optimization.stage} 0, 1 or 3; Megatron-LM's
+ * <p>ZeRO stages map one to one ({@code zero_optimization.stage} 0, 1, 2 or 3; Megatron-LM's
  * distributed optimizer is stage 1). Two limits of DeepSpeed's pipeline engine ({@code
  * deepspeed/runtime/pipe/engine.py}) make configurations inexpressible: it has no interleaved
  * schedule, and it refuses ZeRO stages 2 and 3 ("ZeRO-2 and ZeRO-3 are incompatible with pipeline
- * parallelism"), so ZeRO-3 needs a pipeline of one stage.
+ * parallelism"), so ZeRO-2 and ZeRO-3 need a pipeline of one stage.
+ *
+ * <p>Stage 2 writes the keys the simulator's price rests on: {@code overlap_comm} as the plan was
+ * priced (true unless {@code --no-fsdp-prefetch}: the per-microbatch reduce-scatter runs under the
+ * backward, with a second bucket), {@code contiguous_gradients} true and {@code reduce_bucket_size} 5e8 elements (the bucket
+ * {@link io.meshplan.interop.cost.StageCostBuilder#REDUCE_BUCKET_ELEMENTS} counts as memory).
  *
  * <p>Stage 3 writes DeepSpeed's tuning keys explicitly, with the values DeepSpeed itself uses
  * when they are absent ({@code deepspeed/runtime/zero/config.py}; documented at
@@ -49,26 +55,37 @@ public final class DeepSpeedConfig implements FrameworkWriter {
       return Optional.of("DeepSpeed's pipeline engine has no interleaved schedule (virtual"
           + " pipeline stages)");
     }
-    if (c.zeroStage() == 3 && c.pipelineParallel() > 1) {
-      return Optional.of("DeepSpeed's pipeline engine refuses ZeRO-3 (\"ZeRO-2 and ZeRO-3 are"
-          + " incompatible with pipeline parallelism\"); weights can be sharded only without a"
-          + " pipeline");
+    if (c.unevenStages()) {
+      return Optional.of("the DeepSpeed configuration has no per-stage layer count (the split is"
+          + " the training script's PipelineModule partition_method); this export gives every"
+          + " stage the same number of layers");
+    }
+    if (c.zeroStage() >= 2 && c.pipelineParallel() > 1) {
+      return Optional.of("DeepSpeed's pipeline engine refuses ZeRO-" + c.zeroStage()
+          + " (\"ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism\"); "
+          + (c.zeroStage() == 2 ? "gradients" : "weights")
+          + " can be sharded only without a pipeline");
     }
     return Optional.empty();
   }
 
   /**
    * The nearest expressible input: one model chunk per stage instead of the interleaved schedule,
-   * and, with a pipeline, ZeRO-1 instead of ZeRO-3 (the layout stays; only the weights and
-   * gradients are no longer sharded).
+   * and, with a pipeline, ZeRO-1 instead of ZeRO-2 or ZeRO-3 (the layout stays; only the weights
+   * and gradients are no longer sharded); uneven stages become even ones when the layers divide.
    */
   @Override
   public Optional<ExportInput> nearest(ExportInput input) {
     ParallelConfig c = input.config();
-    int zero = c.zeroStage() == 3 && c.pipelineParallel() > 1 ? 1 : c.zeroStage();
-    return Optional.of(input.withConfig(new ParallelConfig(
-        c.tensorParallel(), c.pipelineParallel(), c.dataParallel(), 1, c.microBatchSize(),
-        c.globalBatchSize(), c.recompute(), c.sequenceParallel(), zero)));
+    int zero = c.zeroStage() >= 2 && c.pipelineParallel() > 1 ? 1 : c.zeroStage();
+    try {
+      return Optional.of(input.withConfig(new ParallelConfig(
+          c.tensorParallel(), c.pipelineParallel(), c.dataParallel(), 1, c.microBatchSize(),
+          c.globalBatchSize(), c.recompute(), c.sequenceParallel(), zero)));
+    } catch (InputException e) {
+      // Uneven stages whose layers do not split evenly over the pipeline.
+      return Optional.empty();
+    }
   }
 
   @Override
@@ -81,6 +98,11 @@ public final class DeepSpeedConfig implements FrameworkWriter {
     root.put("train_micro_batch_size_per_gpu", c.microBatchSize());
     root.put("gradient_accumulation_steps", c.microbatches());
     ObjectNode zero = root.putObject("zero_optimization").put("stage", c.zeroStage());
+    if (c.zeroStage() == 2) {
+      zero.put("overlap_comm", input.overlaps().fsdpPrefetch());
+      zero.put("contiguous_gradients", true);
+      zero.put("reduce_bucket_size", 500_000_000L);
+    }
     if (c.zeroStage() == 3) {
       zero.put("overlap_comm", input.overlaps().fsdpPrefetch());
       zero.put("contiguous_gradients", true);

@@ -31,7 +31,14 @@ import java.util.Optional;
  * pipeline schedules' {@code no_sync} ({@code megatron_fsdp.py}: "For grads shard mode there will
  * actually always be gradient sync happening"), which is how the simulator prices ZeRO-3, so
  * ZeRO-3 is written with pipeline parallelism too; Megatron-LM's own functional tests run
- * Megatron-FSDP with a pipeline size of 1 only.
+ * Megatron-FSDP with a pipeline size of 1 only. ZeRO-2 is Megatron-FSDP with the strategy {@code
+ * optim_grads} (one of {@code --data-parallel-sharding-strategy}'s choices {@code no_shard, optim,
+ * optim_grads, optim_grads_params} in {@code arguments.py}): gradients and optimizer state sharded,
+ * weights replicated, gradients reduce-scattered every microbatch as in grads shard mode above.
+ *
+ * <p>Uneven stages are {@code --decoder-first-pipeline-num-layers} and {@code
+ * --decoder-last-pipeline-num-layers} ({@code megatron/training/arguments.py}); with virtual
+ * stages Megatron-LM takes them only beside {@code --num-virtual-stages-per-pipeline-rank}.
  */
 public final class MegatronArgs implements FrameworkWriter {
   /** Creates the writer; it holds no state. */
@@ -77,9 +84,9 @@ public final class MegatronArgs implements FrameworkWriter {
         .append(" per pipeline per iteration\n");
     sb.append("# Megatron-LM derives the data-parallel size from the world size: launch exactly ")
         .append(c.gpus()).append(" processes.\n");
-    if (c.zeroStage() == 3) {
-      sb.append("# ZeRO-3 is Megatron-FSDP, which refuses CUDA_DEVICE_MAX_CONNECTIONS=1: leave it"
-          + " unset.\n");
+    if (c.zeroStage() >= 2) {
+      sb.append("# ZeRO-").append(c.zeroStage()).append(" is Megatron-FSDP, which refuses"
+          + " CUDA_DEVICE_MAX_CONNECTIONS=1: leave it unset.\n");
     }
     sb.append("# The vocabulary (").append(input.model().vocab())
         .append(") comes from your tokenizer; add the tokenizer, data and learning-rate arguments.\n");
@@ -129,9 +136,21 @@ public final class MegatronArgs implements FrameworkWriter {
     List<List<String>> a = new ArrayList<>();
     a.add(List.of("--tensor-model-parallel-size", Integer.toString(c.tensorParallel())));
     a.add(List.of("--pipeline-model-parallel-size", Integer.toString(c.pipelineParallel())));
-    if (c.virtualStages() > 1) {
+    if (c.virtualStages() > 1 && c.unevenStages()) {
+      // arguments.py refuses uneven stages with --num-layers-per-virtual-pipeline-stage
+      // ("please use --num-virtual-stages-per-pipeline-rank ... when enable uneven pipeline").
+      a.add(List.of("--num-virtual-stages-per-pipeline-rank",
+          Integer.toString(c.virtualStages())));
+    } else if (c.virtualStages() > 1) {
       a.add(List.of("--num-layers-per-virtual-pipeline-stage",
           Integer.toString(m.layers() / (c.pipelineParallel() * c.virtualStages()))));
+    }
+    if (c.firstStageLayers() > 0) {
+      a.add(List.of("--decoder-first-pipeline-num-layers",
+          Integer.toString(c.firstStageLayers())));
+    }
+    if (c.lastStageLayers() > 0) {
+      a.add(List.of("--decoder-last-pipeline-num-layers", Integer.toString(c.lastStageLayers())));
     }
     a.add(List.of("--micro-batch-size", Integer.toString(c.microBatchSize())));
     a.add(List.of("--global-batch-size", Integer.toString(c.globalBatchSize())));
@@ -149,11 +168,12 @@ public final class MegatronArgs implements FrameworkWriter {
     overlaps(input, a);
     if (c.zeroStage() == 1) {
       a.add(List.of("--use-distributed-optimizer"));
-    } else if (c.zeroStage() == 3) {
+    } else if (c.zeroStage() >= 2) {
       // Megatron-FSDP v1 runs on the distributed optimizer and sets it when it is missing.
       a.add(List.of("--use-distributed-optimizer"));
       a.add(List.of("--use-megatron-fsdp"));
-      a.add(List.of("--data-parallel-sharding-strategy", "optim_grads_params"));
+      a.add(List.of("--data-parallel-sharding-strategy",
+          c.zeroStage() == 2 ? "optim_grads" : "optim_grads_params"));
       a.add(List.of("--ckpt-format", "fsdp_dtensor"));
       a.add(List.of("--init-model-with-meta-device"));
     }

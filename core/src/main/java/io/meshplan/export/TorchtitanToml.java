@@ -43,6 +43,12 @@ import java.util.Optional;
  *       stage the planner models.
  * </ul>
  *
+ * <p>ZeRO-2 is not expressible either: torchtitan's {@code fsdp_reshard_after_forward = "never"}
+ * (its {@code job_config.py}: "will disable {@code reshard_after_forward} for all forward passes")
+ * keeps the gathered weights from a microbatch's forward to its backward, after which FSDP2
+ * reshards them, so the next microbatch gathers them again: weights are sharded at rest, not
+ * replicated as in ZeRO-2. Its nearest is the stage torchtitan has for the layout.
+ *
  * The nearest expressible input keeps the layout and takes the ZeRO stage torchtitan has for it:
  * ZeRO-3 without a pipeline (unless ZeRO-0 can stay DDP), ZeRO-1 with one. With a data-parallel
  * size of 1 there is nothing to shard and both degrees are 1. Tensor parallelism without sequence
@@ -65,6 +71,12 @@ public final class TorchtitanToml implements FrameworkWriter {
       return Optional.of("torchtitan always uses sequence parallelism with tensor parallelism;"
           + " it has no tensor parallelism without it");
     }
+    if (c.dataParallel() > 1 && c.zeroStage() == 2) {
+      return Optional.of("torchtitan has no ZeRO-2: its FSDP keeps weights sharded between"
+          + " microbatches even with fsdp_reshard_after_forward = \"never\" (that only skips the"
+          + " reshard between a microbatch's forward and backward), so it gathers them every"
+          + " microbatch");
+    }
     if (c.dataParallel() > 1 && c.zeroStage() != zeroStage(c)) {
       return Optional.of(c.zeroStage() == 0
           ? "torchtitan replicates weights (DDP, ZeRO-0) only when data parallelism is its only"
@@ -75,6 +87,11 @@ public final class TorchtitanToml implements FrameworkWriter {
                   + " (ZeRO-1); it has no ZeRO-3 with pipeline parallelism"
               : "torchtitan has no optimizer-only sharding (ZeRO-1) without pipeline"
                   + " parallelism: its FSDP then shards weights and gradients too (ZeRO-3)");
+    }
+    if (c.unevenStages()) {
+      return Optional.of("this torchtitan export states the pipeline split as"
+          + " pipeline_parallel_layers_per_stage, one count for every stage; it writes no uneven"
+          + " first or last stage");
     }
     if (input.model().dtype() == DType.F16) {
       return Optional.of("torchtitan's mixed precision is bf16 or f32, not f16");
@@ -93,6 +110,10 @@ public final class TorchtitanToml implements FrameworkWriter {
         c.dataParallel(), c.virtualStages(), c.microBatchSize(), c.globalBatchSize(),
         c.recompute(), c.tensorParallel() > 1, c.dataParallel() == 1 ? c.zeroStage()
             : zeroStage(c));
+    if (m.layers() % (c.pipelineParallel() * c.virtualStages()) != 0) {
+      // Uneven stages that no even split replaces.
+      return Optional.empty();
+    }
     ModelSpec nm = m.dtype() != DType.F16 ? m : new ModelSpec(m.name(), m.family(), m.layers(),
         m.hidden(), m.heads(), m.kvHeads(), m.ffn(), m.vocab(), m.seq(), m.batch(), DType.BF16,
         m.arch());

@@ -68,7 +68,8 @@ public final class PlanSimulator {
         c.sequenceParallel(), true);
     StageAssembler asm = new StageAssembler(req, layers);
     UniformPipeline pipeline = new UniformPipeline(c.pipelineParallel(), c.dataParallel(),
-        c.tensorParallel(), ls, zero, UniformPipeline.evenChunks(req.model().layers(), chunks));
+        c.tensorParallel(), ls, zero, c.unevenStages() ? c.chunkLayers(req.model().layers())
+            : UniformPipeline.evenChunks(req.model().layers(), chunks));
     List<StageCost> costs = pipeline.costs(asm);
     if (costs == null) {
       return Optional.empty();

@@ -9,7 +9,8 @@ import io.meshplan.util.Require;
  * A Megatron-LM style parallel configuration (Narayanan et al., SC'21): tensor, pipeline and data
  * parallel sizes, the interleaved schedule's model chunks, batch sizes and the memory options. Every
  * plan that uses one logical mesh shape and equal stages can be written as one of these; the
- * simulator evaluates both.
+ * simulator evaluates both. Stages may also be uneven as Megatron-Core states them: a first and a
+ * last stage of their own size, the stages between them equal.
  *
  * @param tensorParallel tensor-parallel size t (GPUs that split each layer)
  * @param pipelineParallel pipeline-parallel size p (stages)
@@ -21,8 +22,14 @@ import io.meshplan.util.Require;
  * @param sequenceParallel Korthikanti et al.'s sequence parallelism in the tensor-parallel group
  * @param zeroStage the ZeRO stage over the data-parallel group (Rajbhandari et al. SC'20): 0
  *     nothing sharded, 1 optimizer state sharded (Megatron-LM's {@code
- *     --use-distributed-optimizer}), 3 weights, gradients and optimizer state sharded (FSDP); the
+ *     --use-distributed-optimizer}), 2 gradients and optimizer state sharded (DeepSpeed stage 2,
+ *     FSDP SHARD_GRAD_OP), 3 weights, gradients and optimizer state sharded (FSDP); the
  *     same values as {@link StagePlan#zeroStage}
+ * @param firstStageLayers transformer layers on the first pipeline stage, 0 for the even split
+ *     (Megatron-Core's {@code --decoder-first-pipeline-num-layers}, {@code
+ *     TransformerConfig.num_layers_in_first_pipeline_stage})
+ * @param lastStageLayers transformer layers on the last pipeline stage, 0 for the even split
+ *     (Megatron-Core's {@code --decoder-last-pipeline-num-layers})
  */
 public record ParallelConfig(
     int tensorParallel,
@@ -33,7 +40,9 @@ public record ParallelConfig(
     int globalBatchSize,
     Recompute recompute,
     boolean sequenceParallel,
-    int zeroStage) {
+    int zeroStage,
+    int firstStageLayers,
+    int lastStageLayers) {
 
   /** Validates the sizes on their own; see {@link #check} for the fit to a model and cluster. */
   public ParallelConfig {
@@ -44,8 +53,32 @@ public record ParallelConfig(
     Require.positive(microBatchSize, "micro batch");
     Require.positive(globalBatchSize, "global batch");
     Require.nonNull(recompute, "recompute");
-    Require.that(zeroStage == 0 || zeroStage == 1 || zeroStage == 3, "ZeRO stage must be 0, 1"
-        + " or 3, got " + zeroStage);
+    Require.that(zeroStage >= 0 && zeroStage <= 3, "ZeRO stage must be 0, 1, 2 or 3, got "
+        + zeroStage);
+    Require.that(firstStageLayers >= 0, "first-stage layers must be positive, got "
+        + firstStageLayers);
+    Require.that(lastStageLayers >= 0, "last-stage layers must be positive, got "
+        + lastStageLayers);
+  }
+
+  /**
+   * A configuration whose stages hold equal numbers of layers.
+   *
+   * @param tensorParallel tensor-parallel size
+   * @param pipelineParallel pipeline-parallel size
+   * @param dataParallel data-parallel size
+   * @param virtualStages model chunks per pipeline stage
+   * @param microBatchSize sequences per microbatch on one replica
+   * @param globalBatchSize sequences per iteration
+   * @param recompute activation recomputation
+   * @param sequenceParallel sequence parallelism in the tensor-parallel group
+   * @param zeroStage the ZeRO stage
+   */
+  public ParallelConfig(int tensorParallel, int pipelineParallel, int dataParallel,
+      int virtualStages, int microBatchSize, int globalBatchSize, Recompute recompute,
+      boolean sequenceParallel, int zeroStage) {
+    this(tensorParallel, pipelineParallel, dataParallel, virtualStages, microBatchSize,
+        globalBatchSize, recompute, sequenceParallel, zeroStage, 0, 0);
   }
 
   /**
@@ -80,12 +113,59 @@ public record ParallelConfig(
   /**
    * The same configuration with another ZeRO stage.
    *
-   * @param stage 0, 1 or 3
+   * @param stage 0, 1, 2 or 3
    * @return the configuration
    */
   public ParallelConfig withZeroStage(int stage) {
     return new ParallelConfig(tensorParallel, pipelineParallel, dataParallel, virtualStages,
-        microBatchSize, globalBatchSize, recompute, sequenceParallel, stage);
+        microBatchSize, globalBatchSize, recompute, sequenceParallel, stage, firstStageLayers,
+        lastStageLayers);
+  }
+
+  /**
+   * The same configuration with Megatron-Core's uneven first and last stages.
+   *
+   * @param first layers on the first pipeline stage, 0 for unset
+   * @param last layers on the last pipeline stage, 0 for unset
+   * @return the configuration
+   */
+  public ParallelConfig withStageLayers(int first, int last) {
+    return new ParallelConfig(tensorParallel, pipelineParallel, dataParallel, virtualStages,
+        microBatchSize, globalBatchSize, recompute, sequenceParallel, zeroStage, first, last);
+  }
+
+  /**
+   * Whether the first or the last stage's layer count is stated.
+   *
+   * @return true when either is set
+   */
+  public boolean unevenStages() {
+    return firstStageLayers > 0 || lastStageLayers > 0;
+  }
+
+  /**
+   * Layers per model chunk in layer order, as Megatron-Core builds them ({@code
+   * get_num_layers_to_build} in {@code megatron/core/transformer/transformer_block.py}): every
+   * pipeline stage without a stated count holds (layers - stated) / (stages without one), each of
+   * a stage's {@code virtualStages} chunks a 1/{@code virtualStages} share, and chunk {@code k}
+   * runs on stage {@code k mod pipelineParallel}.
+   *
+   * @param layers the model's transformer layers, already accepted by {@link #check}
+   * @return blocks per chunk, {@code pipelineParallel * virtualStages} of them
+   */
+  public int[] chunkLayers(int layers) {
+    int rest = layers - firstStageLayers - lastStageLayers;
+    int restStages = pipelineParallel - (firstStageLayers > 0 ? 1 : 0)
+        - (lastStageLayers > 0 ? 1 : 0);
+    int middle = restStages == 0 ? 0 : rest / restStages;
+    int[] out = new int[pipelineParallel * virtualStages];
+    for (int k = 0; k < out.length; k++) {
+      int stage = k % pipelineParallel;
+      int perStage = stage == 0 && firstStageLayers > 0 ? firstStageLayers
+          : stage == pipelineParallel - 1 && lastStageLayers > 0 ? lastStageLayers : middle;
+      out[k] = perStage / virtualStages;
+    }
+    return out;
   }
 
   /**
@@ -136,13 +216,14 @@ public record ParallelConfig(
           + "micro batch " + microBatchSize + " x data-parallel size " + dataParallel + " = "
           + perStep);
     }
-    long chunks = (long) pipelineParallel * virtualStages;
-    if (layers % chunks != 0) {
+    if (unevenStages()) {
+      checkUnevenStages(layers);
+    } else if (layers % ((long) pipelineParallel * virtualStages) != 0) {
       throw new InputException("the model's " + layers + " layers are not divisible by "
           + "pipeline-parallel size " + pipelineParallel
           + (virtualStages > 1 ? " x virtual stages " + virtualStages : "")
           + "; Megatron-LM gives every " + (virtualStages > 1 ? "model chunk" : "stage")
-          + " the same number of layers");
+          + " the same number of layers unless first-stage layers or last-stage layers are given");
     }
     if (virtualStages > 1 && pipelineParallel < 2) {
       throw new InputException("virtual stages " + virtualStages
@@ -182,5 +263,55 @@ public record ParallelConfig(
       throw new InputException("--overlap-param-gather needs the distributed optimizer "
           + "(--distributed-optimizer or --zero-stage 1), as in Megatron-LM");
     }
+  }
+
+  /**
+   * Megatron-Core's rules for uneven first and last stages ({@code TransformerConfig.__post_init__}
+   * in {@code megatron/core/transformer/transformer_config.py}, "Uneven PP"): each stated count is
+   * positive and, with virtual stages, a multiple of them; the layers left over go to the stages
+   * left over, which must exist exactly when layers are left, in equal shares that are a multiple
+   * of the virtual stages. Megatron-Core does not catch a negative remainder (Python's {@code %}
+   * of a negative count), nor two stated counts on one stage; both are refused here.
+   */
+  private void checkUnevenStages(int layers) {
+    int statedStages = (firstStageLayers > 0 ? 1 : 0) + (lastStageLayers > 0 ? 1 : 0);
+    if (pipelineParallel < 2) {
+      throw new InputException(stated() + " need pipeline-parallel size of at least 2, got "
+          + pipelineParallel);
+    }
+    long statedLayers = (long) firstStageLayers + lastStageLayers;
+    if (statedLayers > layers) {
+      throw new InputException(stated() + " exceed the model's " + layers + " layers");
+    }
+    for (int[] n : new int[][] {{firstStageLayers, 0}, {lastStageLayers, 1}}) {
+      if (n[0] > 0 && n[0] % virtualStages != 0) {
+        throw new InputException((n[1] == 0 ? "first" : "last") + "-stage layers " + n[0]
+            + " are not divisible by virtual stages " + virtualStages
+            + "; Megatron-LM splits every stage into that many equal chunks");
+      }
+    }
+    long rest = layers - statedLayers;
+    int restStages = pipelineParallel - statedStages;
+    if (restStages == 0 && rest != 0) {
+      throw new InputException(stated() + " must add up to the model's " + layers + " layers when "
+          + "pipeline-parallel size is 2");
+    }
+    if (restStages > 0 && rest == 0) {
+      throw new InputException(stated() + " leave no layers for the other " + restStages
+          + " pipeline stages; every stage needs at least one");
+    }
+    if (restStages > 0 && rest % ((long) restStages * virtualStages) != 0) {
+      throw new InputException("the " + rest + " layers left after " + stated()
+          + " are not divisible by the other " + restStages + " pipeline stages"
+          + (virtualStages > 1 ? " x virtual stages " + virtualStages : ""));
+    }
+  }
+
+  /** The stated counts in words, e.g. "first-stage layers 5 + last-stage layers 5". */
+  private String stated() {
+    String first = "first-stage layers " + firstStageLayers;
+    String last = "last-stage layers " + lastStageLayers;
+    return firstStageLayers > 0 && lastStageLayers > 0 ? first + " + " + last
+        : firstStageLayers > 0 ? first : last;
   }
 }

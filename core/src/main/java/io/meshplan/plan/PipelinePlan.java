@@ -243,8 +243,9 @@ public record PipelinePlan(
 
   /**
    * The Megatron-LM configuration this plan is, if it is one: every stage has the same logical
-   * mesh, the same number of layers and the same recomputation, sequence parallelism and ZeRO
-   * stage. Whether a framework can express that configuration (ZeRO-3, say) is the framework's
+   * mesh and the same recomputation, sequence parallelism and ZeRO stage, and the stages' layer
+   * counts are equal or Megatron-Core's uneven split ({@link #unevenStageLayers}). Whether a
+   * framework can express that configuration (ZeRO-3, say) is the framework's
    * question, not the plan's.
    *
    * @return the configuration, or empty with {@link #whyNotUniform} saying why
@@ -254,9 +255,45 @@ public record PipelinePlan(
       return Optional.empty();
     }
     StagePlan s0 = stages.get(0);
+    int[] firstLast = unevenStageLayers().orElseThrow();
     return Optional.of(new ParallelConfig(s0.tensorParallel(), stages.size() / virtualStages,
         s0.dataParallel(), virtualStages, microBatchSize(s0), globalBatchSize, s0.recompute(),
-        s0.sequenceParallel(), s0.zeroStage()));
+        s0.sequenceParallel(), s0.zeroStage(), firstLast[0], firstLast[1]));
+  }
+
+  /**
+   * The stages' layer counts as Megatron-Core states them ({@code
+   * --decoder-first-pipeline-num-layers} and {@code --decoder-last-pipeline-num-layers}): every
+   * chunk of a pipeline stage holds the same number of layers, the stages between the first and
+   * the last hold equal numbers, and the first and last stage may differ from them. With two
+   * stages only the first is stated, and the last holds the rest.
+   *
+   * @return {first, last} layers per stage, each 0 where the stage holds as many as the middle
+   *     ones ({0, 0} for equal stages), or empty when the counts are not of this form
+   */
+  public Optional<int[]> unevenStageLayers() {
+    int p = pipelineStages();
+    int[] perStage = new int[p];
+    for (int k = 0; k < stages.size(); k++) {
+      if (stages.get(k).layerCount() != stages.get(k % p).layerCount()) {
+        return Optional.empty();
+      }
+      perStage[k % p] += stages.get(k).layerCount();
+    }
+    if (p == 1 || java.util.Arrays.stream(perStage).allMatch(n -> n == perStage[0])) {
+      return Optional.of(new int[] {0, 0});
+    }
+    if (p == 2) {
+      return Optional.of(new int[] {perStage[0], 0});
+    }
+    int middle = perStage[1];
+    for (int i = 1; i < p - 1; i++) {
+      if (perStage[i] != middle) {
+        return Optional.empty();
+      }
+    }
+    return Optional.of(new int[] {perStage[0] != middle ? perStage[0] : 0,
+        perStage[p - 1] != middle ? perStage[p - 1] : 0});
   }
 
   /**
@@ -308,11 +345,21 @@ public record PipelinePlan(
             + s0.tensorParallel() + " and " + s.dataParallel() + "x" + s.tensorParallel()
             + "); the frameworks use one tensor and data-parallel size for all stages");
       }
-      if (s.layerCount() != s0.layerCount()) {
-        return Optional.of("stages hold different numbers of layers (" + s0.layerCount() + " and "
-            + s.layerCount() + "); the exported configurations give every stage the same number");
-      }
+    }
+    if (unevenStageLayers().isEmpty()) {
+      return Optional.of("stages hold numbers of layers (" + layerCounts() + ") that are "
+          + "neither equal nor equal apart from the first and last stage, the only uneven "
+          + "split Megatron-LM states");
     }
     return Optional.empty();
+  }
+
+  /** The chunks' layer counts, space-separated. */
+  private String layerCounts() {
+    StringBuilder b = new StringBuilder();
+    for (StagePlan s : stages) {
+      b.append(b.length() > 0 ? " " : "").append(s.layerCount());
+    }
+    return b.toString();
   }
 }

@@ -18,7 +18,8 @@ import java.util.Optional;
  * @param recompute the stage's activation recomputation
  * @param sequenceParallel sequence parallelism inside the stage's tensor-parallel groups
  * @param zeroStage the ZeRO stage over the stage's data-parallel groups (Rajbhandari et al.
- *     SC'20): 0 none, 1 optimizer state sharded (Megatron-LM's distributed optimizer), 3 weights,
+ *     SC'20): 0 none, 1 optimizer state sharded (Megatron-LM's distributed optimizer), 2
+ *     gradients and optimizer state sharded (DeepSpeed stage 2, FSDP SHARD_GRAD_OP), 3 weights,
  *     gradients and optimizer state sharded (FSDP)
  * @param megatronLayouts whether the weights take Megatron-LM's layouts (column- then
  *     row-parallel) rather than the ILP's own choice
@@ -60,7 +61,7 @@ public record StagePlan(
         "logical mesh " + dataParallel + "x" + tensorParallel + " does not match submesh "
             + submeshNodes + "x" + submeshGpus);
     Require.nonNull(recompute, "recompute");
-    Require.that(zeroStage == 0 || zeroStage == 1 || zeroStage == 3, "ZeRO stage must be 0, 1 or 3,"
+    Require.that(zeroStage >= 0 && zeroStage <= 3, "ZeRO stage must be 0, 1, 2 or 3,"
         + " got " + zeroStage);
     Require.nonNegative(forwardSeconds, "forward seconds");
     Require.nonNegative(backwardSeconds, "backward seconds");
@@ -82,7 +83,7 @@ public record StagePlan(
    * @param tensorParallel tensor-parallel size
    * @param recompute recomputation
    * @param sequenceParallel sequence parallelism
-   * @param zeroStage 0, 1 or 3
+   * @param zeroStage 0, 1, 2 or 3
    * @param megatronLayouts Megatron-LM layouts
    * @param forwardSeconds forward of one microbatch, seconds
    * @param backwardSeconds backward of one microbatch, seconds

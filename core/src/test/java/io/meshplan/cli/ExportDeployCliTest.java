@@ -66,13 +66,23 @@ class ExportDeployCliTest {
   }
 
   @Test
+  void aPlanWithUnevenFirstAndLastStagesExportsMegatronCoresFlags() throws Exception {
+    // 19, 21, 21, 19: the middle stages hold (80 - 19 - 19) / 2 = 21.
+    CliRun r = CliRun.of("export", "--to", "megatron", "--plan",
+        planFile(19, 21, 21, 19).toString());
+    assertThat(r.code()).as(r.err()).isZero();
+    assertThat(r.out()).contains("--decoder-first-pipeline-num-layers 19",
+        "--decoder-last-pipeline-num-layers 19");
+  }
+
+  @Test
   void aNonUniformPlanExitsThreeNamingWhatIsMissingAndTheNearestConfiguration()
       throws Exception {
     Path plan = planFile(20, 22, 18, 20);
     CliRun r = CliRun.of("export", "--to", "megatron", "--plan", plan.toString());
     assertThat(r.code()).isEqualTo(ExitCodes.INFEASIBLE);
     assertThat(r.err()).startsWith("meshplan: infeasible: megatron cannot express this"
-        + " configuration: stages hold different numbers of layers (20 and 22)");
+        + " configuration: stages hold numbers of layers (20 22 18 20) that are neither equal");
     assertThat(r.err().lines()).hasSize(1);
     assertThat(r.out()).contains("nearest configuration megatron can express:",
         "--tp 8 --pp 4 --dp 32 --micro-batch 1 --global-batch 1024 --recompute full"

@@ -211,9 +211,51 @@ class ExporterTest {
         {42, 59, 32, 32, 8}, {60, 79, 32, 32, 8}});
     ExportResult.NotExpressible n = notExpressible(exporter.export(ExportTarget.MEGATRON, plan,
         Plans.CLUSTER));
-    assertThat(n.missing()).contains("different numbers of layers (20 and 22)");
+    assertThat(n.missing()).contains("numbers of layers (20 22 18 20) that are neither equal");
     assertThat(n.nearest().orElseThrow().config())
         .isEqualTo(Plans.config(1, Recompute.FULL, true, true));
+  }
+
+  @Test
+  void unevenFirstAndLastStagesExportAsMegatronCoresFlags() {
+    // Layer counts 19, 21, 21, 19: the middle stages hold (80 - 19 - 19) / 2 = 21, so the plan is
+    // --decoder-first-pipeline-num-layers 19 --decoder-last-pipeline-num-layers 19.
+    var plan = Plans.plan(new int[][] {{0, 18, 32, 32, 8}, {19, 39, 32, 32, 8},
+        {40, 60, 32, 32, 8}, {61, 79, 32, 32, 8}});
+    ExportInput stated = new ExportInput(Plans.LLAMA70B, Plans.CLUSTER,
+        Plans.config(1, Recompute.FULL, true, true).withStageLayers(19, 19));
+    ExportResult r = exporter.export(ExportTarget.MEGATRON, plan, Plans.CLUSTER);
+    assertThat(r).isEqualTo(exporter.export(ExportTarget.MEGATRON, stated));
+    assertThat(((ExportResult.Exported) r).text()).contains(
+        "--pipeline-model-parallel-size 4\n  --decoder-first-pipeline-num-layers 19\n"
+            + "  --decoder-last-pipeline-num-layers 19\n");
+    var firstOnly = Plans.plan(new int[][] {{0, 16, 32, 32, 8}, {17, 37, 32, 32, 8},
+        {38, 58, 32, 32, 8}, {59, 79, 32, 32, 8}});
+    // 17 + 21 + 21 + 21 = 80: the last stage holds as many as the middle ones, so only the first
+    // is stated.
+    assertThat(firstOnly.asParallelConfig().orElseThrow().firstStageLayers()).isEqualTo(17);
+    assertThat(firstOnly.asParallelConfig().orElseThrow().lastStageLayers()).isZero();
+    // torchtitan and DeepSpeed configurations carry one split for all stages: refused, and the
+    // even 20-layer split (80 / 4) is the nearest.
+    for (ExportTarget t : List.of(ExportTarget.TORCHTITAN, ExportTarget.DEEPSPEED)) {
+      ExportResult.NotExpressible n = notExpressible(exporter.export(t, plan, Plans.CLUSTER));
+      assertThat(n.missing()).containsAnyOf("uneven first or last stage",
+          "no per-stage layer count");
+      assertThat(n.nearest().orElseThrow().config().unevenStages()).isFalse();
+    }
+  }
+
+  @Test
+  void unevenStagesWithVirtualStagesUseTheVirtualStageCountFlag() {
+    // pp 4 x vpp 2 on 80 layers with 18 on the first and last stage: the middle stages hold
+    // (80 - 36) / 2 = 22, 11 per chunk; Megatron-LM refuses --num-layers-per-virtual-pipeline-stage
+    // with uneven stages, so the count of chunks is written instead.
+    ExportInput in = new ExportInput(Plans.LLAMA70B, Plans.CLUSTER,
+        Plans.config(2, Recompute.FULL, true, true).withStageLayers(18, 18));
+    String args = ((ExportResult.Exported) exporter.export(ExportTarget.MEGATRON, in)).text();
+    assertThat(args).contains("--num-virtual-stages-per-pipeline-rank 2",
+        "--decoder-first-pipeline-num-layers 18", "--decoder-last-pipeline-num-layers 18")
+        .doesNotContain("--num-layers-per-virtual-pipeline-stage");
   }
 
   @Test

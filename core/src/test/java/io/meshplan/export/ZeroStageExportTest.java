@@ -238,9 +238,46 @@ class ZeroStageExportTest {
   }
 
   @Test
-  void aZeroStageOutsideZeroOneAndThreeIsRefused() {
+  void aZeroStageOutsideZeroToThreeIsRefused() {
     org.assertj.core.api.Assertions.assertThatThrownBy(() -> Plans.config(1, Recompute.FULL,
-        true, false).withZeroStage(2)).isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("ZeRO stage must be 0, 1 or 3, got 2");
+        true, false).withZeroStage(4)).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("ZeRO stage must be 0, 1, 2 or 3, got 4");
+  }
+
+  /** One stage of all 80 layers on 128 nodes as a 128 x 8 mesh, gradients sharded (ZeRO-2). */
+  private static PipelinePlan zero2OneStage() {
+    return Plans.plan(new int[][] {{0, 79, 128, 128, 8}}, new int[] {2});
+  }
+
+  @Test
+  void deepSpeedWritesStageTwoWithTheBucketThePriceAssumes() throws Exception {
+    JsonNode z = new ObjectMapper().readTree(exported(ExportTarget.DEEPSPEED, zero2OneStage()))
+        .path("zero_optimization");
+    assertThat(z.path("stage").asInt()).isEqualTo(2);
+    // The plan was priced with the reduce-scatter under the backward (the default prefetch).
+    assertThat(z.path("overlap_comm").asBoolean(false)).isTrue();
+    assertThat(z.path("contiguous_gradients").asBoolean()).isTrue();
+    assertThat(z.path("reduce_bucket_size").asLong()).isEqualTo(500_000_000L);
+    // Under a pipeline DeepSpeed refuses ZeRO-2; the nearest keeps the layout with ZeRO-1.
+    ExportResult.NotExpressible n = notExpressible(ExportTarget.DEEPSPEED,
+        fourStages(2, 2, 2, 2));
+    assertThat(n.missing()).contains("refuses ZeRO-2 (\"ZeRO-2 and ZeRO-3 are incompatible");
+    assertThat(n.nearest().orElseThrow().config())
+        .isEqualTo(new ParallelConfig(8, 4, 32, 1, 1, 1024, Recompute.FULL, true, 1));
+  }
+
+  @Test
+  void megatronWritesMegatronFsdpOptimGradsForZero2() {
+    String text = exported(ExportTarget.MEGATRON, fourStages(2, 2, 2, 2));
+    assertThat(text).contains("# ZeRO-2 is Megatron-FSDP, which refuses",
+        "  --use-megatron-fsdp\n  --data-parallel-sharding-strategy optim_grads\n");
+  }
+
+  @Test
+  void torchtitanHasNoZero2() {
+    ExportResult.NotExpressible n = notExpressible(ExportTarget.TORCHTITAN, zero2OneStage());
+    assertThat(n.missing()).startsWith("torchtitan has no ZeRO-2");
+    // Without a pipeline torchtitan's FSDP is ZeRO-3.
+    assertThat(n.nearest().orElseThrow().config().zeroStage()).isEqualTo(3);
   }
 }

@@ -36,6 +36,38 @@ class PlanJsonTest {
   }
 
   @Test
+  void unevenFirstAndLastStagesRoundTripAsMegatronCoresCounts() {
+    // llama2-7b's 32 layers on 4 stages as 7, 9, 9, 7: (32 - 7 - 7) / 2 = 9 in the middle.
+    PipelinePlan even = twoStages();
+    StagePlan s = even.stages().get(0);
+    int[][] ranges = {{0, 6}, {7, 15}, {16, 24}, {25, 31}};
+    List<StagePlan> stages = new java.util.ArrayList<>();
+    for (int i = 0; i < ranges.length; i++) {
+      stages.add(new StagePlan(ranges[i][0], ranges[i][1], 1, 8, 8 * i, 2, 4, s.recompute(),
+          true, 1, true, 0.01, 0.02, 3.0e10, s.tensors()));
+    }
+    PipelinePlan p = new PipelinePlan(even.model(), "4x8:h100-80gb:ib-ndr400", 64, 2, 32, 1,
+        stages, even.prediction());
+    String text = PlanJson.write(p);
+    assertThat(text).contains("\"layers\" : [ 0, 6 ]", "\"layers\" : [ 25, 31 ]");
+    PipelinePlan back = PlanJson.read("p.json", text);
+    assertThat(PlanJson.write(back)).isEqualTo(text);
+    assertThat(back.whyNotUniform()).isEmpty();
+    assertThat(back.asParallelConfig()).contains(new ParallelConfig(4, 4, 2, 1, 1, 64,
+        Recompute.SELECTIVE, true, 1, 7, 7));
+    // 7, 9, 8, 8 is no first/last split: the middle stages differ.
+    stages.set(2, new StagePlan(16, 23, 1, 8, 16, 2, 4, s.recompute(), true, 1, true, 0.01, 0.02,
+        3.0e10, s.tensors()));
+    stages.set(3, new StagePlan(24, 31, 1, 8, 24, 2, 4, s.recompute(), true, 1, true, 0.01, 0.02,
+        3.0e10, s.tensors()));
+    PipelinePlan odd = new PipelinePlan(even.model(), "4x8:h100-80gb:ib-ndr400", 64, 2, 32, 1,
+        stages, even.prediction());
+    assertThat(odd.asParallelConfig()).isEmpty();
+    assertThat(odd.whyNotUniform()).hasValueSatisfying(w ->
+        assertThat(w).contains("(7 9 8 8) that are neither equal"));
+  }
+
+  @Test
   void communicationBytesAreOptionalAndRoundTrip() {
     PipelinePlan old = twoStages();
     // A version-1 file without the fields (as meshplan wrote before counting bytes) still reads.

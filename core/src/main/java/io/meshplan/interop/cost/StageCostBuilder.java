@@ -25,6 +25,9 @@ import java.util.List;
  *   <li>stage 0: nothing sharded; gradients are all-reduced once per iteration;
  *   <li>stage 1 (Megatron-LM's distributed optimizer): optimizer state sharded; gradients
  *       reduce-scattered, updated weights all-gathered;
+ *   <li>stage 2 (DeepSpeed stage 2, FSDP SHARD_GRAD_OP): gradients and optimizer state sharded,
+ *       weights replicated; every microbatch reduce-scatters its gradients, updated weights are
+ *       all-gathered once per iteration (see {@link #REDUCE_BUCKET_ELEMENTS});
  *   <li>stage 3 (FSDP): weights, gradients and optimizer state sharded; every microbatch
  *       all-gathers the weights for its forward and again for its backward and reduce-scatters
  *       its gradients.
@@ -33,7 +36,8 @@ import java.util.List;
  * data-parallel axis of {@code d} GPUs, with {@code G} the fp32 gradient bytes and {@code W} the
  * 16-bit weight bytes of one replica's GPU: stage 0 all-reduces {@code 2(d-1)/d * G} per iteration;
  * stage 1 reduce-scatters {@code (d-1)/d * G} and all-gathers {@code (d-1)/d * W} per iteration;
- * stage 3 sends {@code 2 * (d-1)/d * W + (d-1)/d * G} per microbatch.
+ * stage 2 reduce-scatters {@code (d-1)/d * G} per microbatch and all-gathers {@code (d-1)/d * W}
+ * per iteration; stage 3 sends {@code 2 * (d-1)/d * W + (d-1)/d * G} per microbatch.
  * The optimizer step streams 30 bytes per parameter it updates (reads gradient, master weight and
  * both moments, 16 bytes; writes master, moments and the 16-bit copy, 14 bytes) at the HBM rate of
  * the kernel model.
@@ -41,6 +45,20 @@ import java.util.List;
 public final class StageCostBuilder {
   /** Bytes of Adam's memory traffic per updated parameter in mixed precision. */
   public static final double ADAM_BYTES_PER_PARAMETER = 30.0;
+
+  /**
+   * Elements of the 16-bit gradient bucket ZeRO-2 keeps whole on each GPU: DeepSpeed's default
+   * {@code reduce_bucket_size} (500,000,000). In {@code deepspeed/runtime/zero/stage_1_and_2.py},
+   * {@code DeepSpeedZeroOptimizer.__init__} installs backward hooks when {@code partition_grads}
+   * ("ZeRO-2") is set ({@code if self.partition_gradients or self.overlap_comm:
+   * self.create_reduce_and_remove_grad_hooks()}), so every backward, not only the last of an
+   * accumulation, reduces its gradients into this GPU's partition; {@code backward()} allocates
+   * the bucket ({@code ipg_buffer}, {@code torch.empty(int(self.reduce_bucket_size),
+   * dtype=self.dtype)}) on every micro step with {@code contiguous_gradients} (default true), a
+   * second one with {@code overlap_comm}, which meshplan's export leaves off. The bucket is
+   * priced whole because DeepSpeed allocates it whole, whatever the stage's size.
+   */
+  public static final double REDUCE_BUCKET_ELEMENTS = 5e8;
 
   private final CommModel stageComm;
   private final double hbmBytesPerSecond;
@@ -86,7 +104,7 @@ public final class StageCostBuilder {
    * @param layers the stage's layers in order, each planned for one replica
    * @param dataParallel the data-parallel degree (axis 0 of the logical mesh)
    * @param tensorParallel the tensor-parallel degree (axis 1)
-   * @param zeroStage 0, 1 or 3, as in the class comment
+   * @param zeroStage 0, 1, 2 or 3, as in the class comment
    * @param lastStage whether this is the pipeline's last stage (it sends nothing on)
    * @return the stage cost
    */
@@ -104,7 +122,7 @@ public final class StageCostBuilder {
    * @param layers the stage's layers in order, each planned for one replica
    * @param dataParallel the data-parallel degree (axis 0 of the logical mesh)
    * @param tensorParallel the tensor-parallel degree (axis 1)
-   * @param zeroStage 0, 1 or 3, as in the class comment
+   * @param zeroStage 0, 1, 2 or 3, as in the class comment
    * @param sequenceParallel whether the stage's layers use sequence parallelism
    * @param lastStage whether this is the pipeline's last stage (it sends nothing on)
    * @return the stage cost
@@ -112,7 +130,7 @@ public final class StageCostBuilder {
   public StageCost build(List<LayerCost> layers, int dataParallel, int tensorParallel,
       int zeroStage, boolean sequenceParallel, boolean lastStage) {
     Require.that(!layers.isEmpty(), "a stage needs at least one layer");
-    Require.that(zeroStage == 0 || zeroStage == 1 || zeroStage == 3, "ZeRO stage must be 0, 1 or 3");
+    Require.that(zeroStage >= 0 && zeroStage <= 3, "ZeRO stage must be 0, 1, 2 or 3");
     boolean fuse = overlaps.gradAccumFusion() && zeroStage <= 1;
     boolean overlapTensor = overlaps.tensorComm() && sequenceParallel && tensorParallel > 1;
     Tally s = new Tally(layers, weightBytes, fuse, overlapTensor);
@@ -121,6 +139,7 @@ public final class StageCostBuilder {
       switch (zeroStage) {
         case 0 -> allReduceGradients(s, d);
         case 1 -> shardOptimizer(s, d);
+        case 2 -> shardGradients(s, d, layers);
         default -> shardAll(s, d, layers);
       }
     }
@@ -266,6 +285,37 @@ public final class StageCostBuilder {
         + BusBytesCommModel.bytesSent(Collective.ALL_GATHER, s.weights, d);
     s.optimizer /= d;
     s.updated /= d;
+  }
+
+  /**
+   * ZeRO stage 2: gradients and optimizer state are sharded, weights replicated; every
+   * microbatch's backward reduce-scatters its gradients into this GPU's partition, and the updated
+   * weights are all-gathered once per iteration. With the prefetch overlap on (DeepSpeed's {@code
+   * overlap_comm}, FSDP's SHARD_GRAD_OP) each bucket's reduce-scatter runs under the backward of
+   * the layers after it, and only the first layer's, the last of the backward, is exposed. The
+   * gradient bucket of {@link #REDUCE_BUCKET_ELEMENTS} 16-bit elements is a temporary, two of them
+   * with the overlap.
+   *
+   * @param layers the stage's layers
+   */
+  private void shardGradients(Tally s, int d, List<LayerCost> layers) {
+    double scatter = stageComm.reduceScatter(s.grads, 0);
+    if (overlaps.fsdpPrefetch()) {
+      double scatterFirst = s.gradParams > 0
+          ? scatter * layers.get(0).gradientParameters() / s.gradParams : 0;
+      s.addBackward(Overlap.serial(0, scatterFirst).plus(
+          Overlap.under(s.bwdCompute, Math.max(0, scatter - scatterFirst))));
+    } else {
+      s.addBackward(Overlap.serial(0, scatter));
+    }
+    s.gather += stageComm.allGather(s.weights, 0);
+    s.dataBytesPerMicrobatch = BusBytesCommModel.bytesSent(Collective.REDUCE_SCATTER, s.grads, d);
+    s.dataBytes = BusBytesCommModel.bytesSent(Collective.ALL_GATHER, s.weights, d);
+    s.grads /= d;
+    s.optimizer /= d;
+    s.updated /= d;
+    // DeepSpeed allocates a second bucket when it overlaps the reduction (overlap_comm).
+    s.temp += REDUCE_BUCKET_ELEMENTS * weightBytes * (overlaps.fsdpPrefetch() ? 2 : 1);
   }
 
   /**

@@ -132,7 +132,9 @@ public final class SearchRules {
 
   /**
    * The ZeRO stages a stage of {@code d} data-parallel replicas may use: 0, 1 and 3, or only 0
-   * without data parallelism.
+   * without data parallelism. ZeRO-2 is priced ({@code simulate --zero-stage 2}) but not
+   * searched: it adds a third of the layer-setting space for a stage whose memory lies between
+   * ZeRO-1 and ZeRO-3 and whose per-microbatch reduce-scatter ZeRO-3 also pays.
    *
    * @param d data-parallel replicas
    * @return the stages, ascending
