@@ -122,7 +122,7 @@ public final class TorchtitanToml implements FrameworkWriter {
     putParallelism(root.putObject("parallelism"), c, m, fsdp);
     putTraining(root.putObject("training"), c, m);
     if (Fp8Training.on(m.dtype())) {
-      putFloat8(root, c);
+      putFloat8(root);
     }
     ObjectNode ac = root.putObject("activation_checkpoint");
     ac.put("mode", c.recompute().label());
@@ -167,19 +167,16 @@ public final class TorchtitanToml implements FrameworkWriter {
    * quantize.linear.float8} model converter and its table. Its tensorwise recipe scales each
    * tensor by its current amax rather than TE's delayed history, with the same E4M3 forward and
    * E5M2 gradient operands; the LM head ({@code output}) stays bf16 as under Transformer Engine.
-   * With FSDP the weights are all-gathered in FP8, as its documentation recommends for
-   * tensorwise scaling.
+   * FSDP gathers the bf16 weights, as the plan priced them (torchtitan's default; its FP8
+   * all-gather would halve those bytes).
    */
-  private static void putFloat8(ObjectNode root, ParallelConfig c) {
+  private static void putFloat8(ObjectNode root) {
     ObjectNode model = root.has("model") ? (ObjectNode) root.get("model")
         : root.putObject("model");
     model.putArray("converters").add("quantize.linear.float8");
     ObjectNode f = root.putObject("quantize.linear.float8");
     f.put("recipe_name", "tensorwise");
     f.putArray("filter_fqns").add("output");
-    boolean fsdp = c.dataParallel() > 1 && c.zeroStage() > 0;
-    f.put("enable_fsdp_float8_all_gather", fsdp);
-    f.put("precompute_float8_dynamic_scale_for_fsdp", fsdp);
   }
 
   /** The {@code [training]} table: batch sizes, sequence length and precision. */
