@@ -17,7 +17,7 @@ public final class SweepCsv {
       "gpus_per_node", "gpus", "global_batch", "microbatches", "overlap_grad_reduce", "status",
       "iteration_s", "tokens_per_s", "tflops_per_gpu", "mfu", "peak_memory_bytes_per_gpu",
       "needed_memory_bytes_per_gpu", "iteration_lower_bound_s", "usd_per_million_tokens",
-      "layout", "message", "attention");
+      "layout", "message", "attention", "dtype");
 
   /**
    * Writes the CSV.
@@ -38,7 +38,7 @@ public final class SweepCsv {
           fixed(r.iterationSeconds(), 6), fixed(r.tokensPerSecond(), 1),
           fixed(r.tflopsPerGpu(), 2), fixed(r.mfu(), 4), whole(r.peakMemoryBytesPerGpu()),
           whole(r.neededBytesPerGpu()), fixed(r.lowerBoundSeconds(), 6),
-          fixed(cost(r, usdPerGpuHour), 6), r.layout(), r.message(), p.attention()};
+          fixed(cost(r, usdPerGpuHour), 6), r.layout(), r.message(), p.attention(), p.dtype()};
       for (int i = 0; i < f.length; i++) {
         if (i > 0) {
           sb.append(',');

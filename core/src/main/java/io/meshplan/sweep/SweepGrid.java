@@ -19,10 +19,33 @@ import java.util.List;
  * @param microbatches microbatches per iteration, 0 for the planner's choice
  * @param overlapGradReduce whether the gradient reduction overlaps the backward pass
  * @param attention how attention runs: {@code auto}, {@code flash}, {@code unfused}
+ * @param dtypes training precisions: {@code auto} (each preset's), {@code bf16}, {@code f16},
+ *     {@code f32}, {@code fp8}
  */
 public record SweepGrid(List<String> models, List<Integer> seqs, List<String> gpus,
     List<String> fabrics, List<Shape> clusters, List<Integer> globalBatches,
-    List<Integer> microbatches, List<Boolean> overlapGradReduce, List<String> attention) {
+    List<Integer> microbatches, List<Boolean> overlapGradReduce, List<String> attention,
+    List<String> dtypes) {
+  /**
+   * A grid in each preset's precision.
+   *
+   * @param models preset names
+   * @param seqs tokens per sequence
+   * @param gpus GPU catalog names
+   * @param fabrics fabric catalog names; empty for each GPU's default fabric
+   * @param clusters cluster shapes
+   * @param globalBatches sequences per iteration
+   * @param microbatches microbatches per iteration, 0 for the planner's choice
+   * @param overlapGradReduce whether the gradient reduction overlaps the backward pass
+   * @param attention how attention runs
+   */
+  public SweepGrid(List<String> models, List<Integer> seqs, List<String> gpus,
+      List<String> fabrics, List<Shape> clusters, List<Integer> globalBatches,
+      List<Integer> microbatches, List<Boolean> overlapGradReduce, List<String> attention) {
+    this(models, seqs, gpus, fabrics, clusters, globalBatches, microbatches, overlapGradReduce,
+        attention, List.of("auto"));
+  }
+
   /**
    * A cluster shape.
    *
@@ -51,10 +74,11 @@ public record SweepGrid(List<String> models, List<Integer> seqs, List<String> gp
     microbatches = List.copyOf(microbatches);
     overlapGradReduce = List.copyOf(overlapGradReduce);
     attention = List.copyOf(attention);
+    dtypes = List.copyOf(dtypes);
     long n = 1;
     for (int size : new int[] {models.size(), seqs.size(), gpus.size(),
         Math.max(1, fabrics.size()), clusters.size(), globalBatches.size(), microbatches.size(),
-        overlapGradReduce.size(), attention.size()}) {
+        overlapGradReduce.size(), attention.size(), dtypes.size()}) {
       Require.that(size > 0, "every axis of a sweep grid needs at least one value");
       n *= size;
       if (n > MAX_POINTS) {
@@ -72,7 +96,7 @@ public record SweepGrid(List<String> models, List<Integer> seqs, List<String> gp
   public int size() {
     return models.size() * seqs.size() * gpus.size() * Math.max(1, fabrics.size())
         * clusters.size() * globalBatches.size() * microbatches.size() * overlapGradReduce.size()
-        * attention.size();
+        * attention.size() * dtypes.size();
   }
 
   /**
@@ -92,8 +116,10 @@ public record SweepGrid(List<String> models, List<Integer> seqs, List<String> gp
                 for (int mb : microbatches) {
                   for (boolean ov : overlapGradReduce) {
                     for (String a : attention) {
-                      out.add(new SweepPoint(out.size(), m, s, c.nodes(), c.gpusPerNode(), g, f,
-                          gb, mb, ov, a));
+                      for (String d : dtypes) {
+                        out.add(new SweepPoint(out.size(), m, s, c.nodes(), c.gpusPerNode(), g,
+                            f, gb, mb, ov, a, d));
+                      }
                     }
                   }
                 }

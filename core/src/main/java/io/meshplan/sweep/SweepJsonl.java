@@ -45,6 +45,7 @@ public final class SweepJsonl {
       }
       o.put("overlapGradReduce", p.overlapGradReduce());
       o.put("attention", p.attention());
+      o.put("dtype", p.dtype());
       o.put("status", r.status().label());
       o.set("iterationSeconds", number(r.iterationSeconds(), 6));
       o.set("tokensPerSecond", number(r.tokensPerSecond(), 1));

@@ -19,11 +19,35 @@ import java.io.Serializable;
  * @param microbatches microbatches per iteration, or 0 for the planner's choice
  * @param overlapGradReduce whether the data-parallel gradient reduction overlaps the backward pass
  * @param attention {@code auto} (the GPU's default), {@code flash} or {@code unfused}
+ * @param dtype {@code auto} (the preset's) or a training precision word: {@code bf16}, {@code
+ *     f16}, {@code f32}, {@code fp8}
  */
 public record SweepPoint(int index, String model, int seq, int nodes, int gpusPerNode, String gpu,
-    String fabric, int globalBatch, int microbatches, boolean overlapGradReduce, String attention)
-    implements Serializable {
-  private static final long serialVersionUID = 2L;
+    String fabric, int globalBatch, int microbatches, boolean overlapGradReduce, String attention,
+    String dtype) implements Serializable {
+  private static final long serialVersionUID = 3L;
+
+  /**
+   * A point in the preset's precision.
+   *
+   * @param index the point's position in grid order
+   * @param model a preset name
+   * @param seq tokens per sequence
+   * @param nodes nodes
+   * @param gpusPerNode GPUs per node
+   * @param gpu a GPU catalog name
+   * @param fabric a fabric catalog name
+   * @param globalBatch sequences per iteration
+   * @param microbatches microbatches per iteration, or 0 for the planner's choice
+   * @param overlapGradReduce whether the gradient reduction overlaps the backward pass
+   * @param attention {@code auto}, {@code flash} or {@code unfused}
+   */
+  public SweepPoint(int index, String model, int seq, int nodes, int gpusPerNode, String gpu,
+      String fabric, int globalBatch, int microbatches, boolean overlapGradReduce,
+      String attention) {
+    this(index, model, seq, nodes, gpusPerNode, gpu, fabric, globalBatch, microbatches,
+        overlapGradReduce, attention, "auto");
+  }
 
   /**
    * A point with the GPU's default attention.
@@ -57,6 +81,7 @@ public record SweepPoint(int index, String model, int seq, int nodes, int gpusPe
     Require.positive(globalBatch, "global batch");
     Require.that(microbatches >= 0, "microbatches must be >= 0");
     Require.nonNull(attention, "attention");
+    Require.nonNull(dtype, "dtype");
   }
 
   /**

@@ -75,6 +75,40 @@ class Fp8CliTest {
   }
 
   /**
+   * A sweep grid's {@code dtype} axis: fp8 plans on H100 and is rejected on A100 with the
+   * library's reason; every row names its precision.
+   */
+  @Test
+  void sweepGridsHaveADtypeAxis() throws Exception {
+    Path grid = dir.resolve("grid.yaml");
+    Files.writeString(grid, "models: [opt-125m]\nseq: [512]\ngpus: [a100-80gb, h100-80gb]\n"
+        + "clusters: [1x2]\nglobalBatch: [8]\ndtype: [bf16, fp8]\n");
+    Path rows = dir.resolve("sweep.jsonl");
+    CliRun r = CliRun.of("sweep", "--grid", grid.toString(), "--threads", "1", "--jsonl",
+        rows.toString());
+    assertThat(r.code()).as(r.err()).isZero();
+    java.util.List<String> lines = Files.readAllLines(rows);
+    assertThat(lines).hasSize(4);
+    java.util.List<String> seen = new java.util.ArrayList<>();
+    for (String line : lines) {
+      JsonNode row = JSON.readTree(line);
+      seen.add(row.get("gpu").asText() + " " + row.get("dtype").asText() + " "
+          + row.get("status").asText());
+      if (row.get("gpu").asText().equals("a100-80gb") && row.get("dtype").asText().equals("fp8")) {
+        assertThat(row.get("message").asText()).startsWith("fp8 training needs FP8 tensor cores");
+      }
+    }
+    assertThat(seen).containsExactly("a100-80gb bf16 ok", "a100-80gb fp8 rejected",
+        "h100-80gb bf16 ok", "h100-80gb fp8 ok");
+    Files.writeString(grid, "models: [opt-125m]\nseq: [512]\ngpus: [h100-80gb]\n"
+        + "clusters: [1x2]\nglobalBatch: [8]\ndtype: [fp4]\n");
+    CliRun bad = CliRun.of("sweep", "--grid", grid.toString());
+    assertThat(bad.code()).isEqualTo(2);
+    assertThat(bad.err().lines()).hasSize(1);
+    assertThat(bad.err()).contains("expected auto, bf16, f16, f32 or fp8, got 'fp4'");
+  }
+
+  /**
    * Megatron-LM: TE's layers with the hybrid format and TE's DelayedScaling defaults (1024
    * steps of amax history, max), on bf16; torchtitan v0.2.2: the float8 converter with the LM
    * head left out; DeepSpeed has no FP8 switch: exit 3, one line, and the bf16 nearest.
