@@ -31,7 +31,7 @@ final class FlagWords {
 
   /** The refusal of {@link io.meshplan.cluster.Fp8Gemms#require}. */
   static final Map<String, String> FP8 = Map.of("^fp8 training", "--dtype fp8",
-      "use bf16", "use --dtype bf16");
+      "use bf16, or a GPU", "use --dtype bf16, or a GPU");
 
   /** The fields of a training job ({@link io.meshplan.planner.TrainingJob}). */
   static final Map<String, String> JOB = union(union(Map.of("the training precision", "--dtype",
