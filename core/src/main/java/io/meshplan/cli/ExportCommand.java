@@ -162,7 +162,7 @@ final class ExportCommand implements Callable<Integer> {
         "--layers", Integer.toString(m.layers()), "--hidden", Integer.toString(m.hidden()),
         "--heads", Integer.toString(m.heads()), "--kv-heads", Integer.toString(m.kvHeads()),
         "--ffn", Integer.toString(m.ffn()), "--vocab", Integer.toString(m.vocab()),
-        "--seq", Integer.toString(m.seq()), "--dtype", m.dtype().hloName(),
+        "--seq", Integer.toString(m.seq()), "--dtype", io.meshplan.model.Fp8Training.word(m.dtype()),
         "--cluster", in.cluster().toShortString(),
         "--tp", Integer.toString(c.tensorParallel()),
         "--pp", Integer.toString(c.pipelineParallel()),

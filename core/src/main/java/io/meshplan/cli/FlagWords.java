@@ -30,12 +30,16 @@ final class FlagWords {
   static final Map<String, String> ATTENTION = Map.of("^flash attention", "--attention flash",
       "use unfused attention", "use --attention unfused");
 
+  /** The refusal of {@link io.meshplan.cluster.Fp8Gemms#require}. */
+  static final Map<String, String> FP8 = Map.of("^fp8 training", "--dtype fp8",
+      "use bf16, or a GPU", "use --dtype bf16, or a GPU");
+
   /** The fields of a training job ({@link io.meshplan.planner.TrainingJob}). */
-  static final Map<String, String> JOB = union(Map.of("the training precision", "--dtype",
-      "the global batch", "--global-batch"), ATTENTION);
+  static final Map<String, String> JOB = union(union(Map.of("the training precision", "--dtype",
+      "the global batch", "--global-batch"), ATTENTION), FP8);
 
   /** A configuration to export ({@link io.meshplan.export.ExportInput}). */
-  static final Map<String, String> EXPORT = union(PARALLEL, ATTENTION);
+  static final Map<String, String> EXPORT = union(union(PARALLEL, ATTENTION), FP8);
 
   /** A cluster string ({@link io.meshplan.cluster.ClusterSpec#parse}) at a message's start. */
   static final Map<String, String> CLUSTER = Map.of("^cluster '", "--cluster '");

@@ -1,6 +1,7 @@
 package io.meshplan.cli;
 
 import io.meshplan.graph.DType;
+import io.meshplan.model.Fp8Training;
 import io.meshplan.model.Architecture;
 import io.meshplan.model.HfConfigReader;
 import io.meshplan.model.ModelSpec;
@@ -45,7 +46,9 @@ final class ModelOptions {
   @Option(names = "--vocab", description = "Override the vocabulary size.")
   Integer vocab;
 
-  @Option(names = "--dtype", description = "Element type: f32, bf16, f16 (default: preset's).")
+  @Option(names = "--dtype", description = "Element type: f32, bf16, f16, or fp8 (Transformer Engine's hybrid "
+      + "recipe: linear-layer GEMMs in FP8, the rest bf16; H100, H200, B200) (default: "
+      + "preset's).")
   String dtype;
 
   /**
@@ -89,10 +92,11 @@ final class ModelOptions {
     ModelSpec p = base(model);
     DType t = p.dtype();
     if (dtype != null) {
-      t = DType.fromHlo(dtype.toLowerCase(java.util.Locale.ROOT));
+      t = Fp8Training.parse(dtype);
       // Training runs in floating point; integer or boolean weights would make every dot free.
-      if (t != DType.F32 && t != DType.BF16 && t != DType.F16) {
-        throw new InputException("--dtype '" + dtype + "' is not supported; use f32, bf16 or f16");
+      if (t == null || !Fp8Training.trains(t)) {
+        throw new InputException("--dtype '" + dtype
+            + "' is not supported; use f32, bf16, f16 or fp8");
       }
     }
     int h = pos("--hidden", hidden, p.hidden());

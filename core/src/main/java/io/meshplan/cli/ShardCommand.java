@@ -333,6 +333,11 @@ final class ShardCommand implements Callable<Integer> {
   static final int MAX_WORKERS = 256;
 
   private Graph build(ModelSpec ms) {
+    if (io.meshplan.model.Fp8Training.on(ms.dtype())) {
+      throw new InputException("--dtype fp8 is a training recipe (FP8 GEMMs in a bf16 step) that"
+          + " plan, simulate, export and sweep price; shard plans a forward graph in one element"
+          + " type: use --dtype bf16");
+    }
     return switch (ms.family()) {
       case ALPA_MLP -> AlpaMlpBuilder.build(ms.layers(), ms.batch(), ms.hidden(), ms.dtype());
       case LLAMA -> LlamaForwardBuilder.build(ms, forceReplicatedOutput);

@@ -27,6 +27,20 @@ public interface ComputeModel {
   }
 
   /**
+   * The time to run a matrix multiplication whose operands are of a given precision. Only
+   * {@link Precision#FP8} operands are priced apart (at the FP8 rate by models that know it);
+   * any other precision is priced as {@link #dotCost(double, double)}.
+   *
+   * @param flops floating-point operations on this device
+   * @param bytes bytes read and written in device memory
+   * @param operands the operands' precision
+   * @return the cost in the same unit as the communication model
+   */
+  default double dotCost(double flops, double bytes, Precision operands) {
+    return dotCost(flops, bytes);
+  }
+
+  /**
    * Time of a fused attention kernel (FlashAttention), in the model's unit; by default priced as
    * a matrix product of the same work.
    *

@@ -24,9 +24,11 @@ import java.util.Optional;
  * @param rampSeconds the start-up cost of a kernel, expressed as seconds at peak, >= 0
  * @param memoryEfficiency the fraction of HBM bandwidth a streaming kernel reaches, in (0, 1]
  * @param attention the GPU's fused attention kernels, empty where it has none
+ * @param fp8 the GPU's FP8 GEMMs, empty where it has no FP8 tensor cores
  */
 public record KernelTimeModel(double peakFlops, double hbmBandwidth, double gemmEfficiency,
-    double rampSeconds, double memoryEfficiency, Optional<FusedAttentionKernels> attention)
+    double rampSeconds, double memoryEfficiency, Optional<FusedAttentionKernels> attention,
+    Optional<Fp8Gemms> fp8)
     implements ComputeModel {
   /** The default large-GEMM efficiency. */
   public static final double GEMM_EFFICIENCY = 0.8;
@@ -44,6 +46,7 @@ public record KernelTimeModel(double peakFlops, double hbmBandwidth, double gemm
     Require.that(memoryEfficiency > 0 && memoryEfficiency <= 1,
         "memory efficiency must be in (0, 1]");
     Require.nonNull(attention, "attention kernels");
+    Require.nonNull(fp8, "FP8 GEMMs");
   }
 
   /**
@@ -55,7 +58,7 @@ public record KernelTimeModel(double peakFlops, double hbmBandwidth, double gemm
    */
   public static KernelTimeModel of(GpuSpec gpu, int elementBytes) {
     return new KernelTimeModel(densePeak(gpu, elementBytes), gpu.hbmBandwidth(), GEMM_EFFICIENCY,
-        RAMP_SECONDS, MEMORY_EFFICIENCY, FusedAttentionKernels.of(gpu));
+        RAMP_SECONDS, MEMORY_EFFICIENCY, FusedAttentionKernels.of(gpu), Fp8Gemms.of(gpu));
   }
 
   /**
@@ -91,6 +94,21 @@ public record KernelTimeModel(double peakFlops, double hbmBandwidth, double gemm
     FusedAttentionKernels k = attention.get();
     double eff = backward ? k.backwardEfficiency() : k.forwardEfficiency();
     return Math.max(flops / (peakFlops * eff), cost(0, bytes));
+  }
+
+  /**
+   * A GEMM with FP8 operands runs at the FP8 peak times its own large-GEMM efficiency ({@link
+   * Fp8Gemms}), with the same ramp in seconds; on a GPU without FP8 tensor cores, or for other
+   * operands, it is priced as {@link #dotCost(double, double)}.
+   */
+  @Override
+  public double dotCost(double flops, double bytes, Precision operands) {
+    if (operands != Precision.FP8 || fp8.isEmpty() || flops <= 0) {
+      return dotCost(flops, bytes);
+    }
+    Fp8Gemms f = fp8.get();
+    return Math.max((flops + f.peakFlops() * rampSeconds) / (f.peakFlops() * f.efficiency()),
+        bytes / (hbmBandwidth * memoryEfficiency));
   }
 
   @Override

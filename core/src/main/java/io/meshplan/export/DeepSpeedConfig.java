@@ -5,6 +5,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.meshplan.graph.DType;
+import io.meshplan.model.Fp8Training;
+import io.meshplan.model.ModelSpec;
 import io.meshplan.model.ModelSpec;
 import io.meshplan.plan.ParallelConfig;
 import io.meshplan.util.InputException;
@@ -51,6 +53,12 @@ public final class DeepSpeedConfig implements FrameworkWriter {
   @Override
   public Optional<String> missing(ExportInput input) {
     ParallelConfig c = input.config();
+    if (Fp8Training.on(input.model().dtype())) {
+      // Its configuration JSON switches fp16, bf16 and amp; FP8 GEMMs come only from
+      // Transformer Engine modules in the model code, which a config cannot turn on.
+      return Optional.of("DeepSpeed's configuration has no FP8 training switch (fp16, bf16 or"
+          + " amp only)");
+    }
     if (c.virtualStages() > 1) {
       return Optional.of("DeepSpeed's pipeline engine has no interleaved schedule (virtual"
           + " pipeline stages)");
@@ -78,6 +86,11 @@ public final class DeepSpeedConfig implements FrameworkWriter {
   public Optional<ExportInput> nearest(ExportInput input) {
     ParallelConfig c = input.config();
     int zero = c.zeroStage() >= 2 && c.pipelineParallel() > 1 ? 1 : c.zeroStage();
+    ModelSpec m = input.model();
+    if (Fp8Training.on(m.dtype())) {
+      input = new ExportInput(m.withTraining(m.batch(), DType.BF16), input.cluster(),
+          input.config(), input.attention(), input.overlaps());
+    }
     try {
       return Optional.of(input.withConfig(new ParallelConfig(
           c.tensorParallel(), c.pipelineParallel(), c.dataParallel(), 1, c.microBatchSize(),

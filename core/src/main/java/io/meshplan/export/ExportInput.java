@@ -31,6 +31,9 @@ public record ExportInput(ModelSpec model, ClusterSpec cluster, ParallelConfig c
     if (attention == Attention.FLASH) {
       FusedAttentionKernels.require(cluster.gpu());
     }
+    if (io.meshplan.model.Fp8Training.on(model.dtype())) {
+      io.meshplan.cluster.Fp8Gemms.require(cluster.gpu());
+    }
     config.check(cluster.gpuCount(), model.layers(), model.heads(), model.kvHeads());
   }
 

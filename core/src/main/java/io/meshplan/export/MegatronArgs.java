@@ -1,6 +1,7 @@
 package io.meshplan.export;
 
 import io.meshplan.graph.DType;
+import io.meshplan.model.Fp8Training;
 import io.meshplan.model.Architecture;
 import io.meshplan.model.ModelSpec;
 import io.meshplan.model.Recompute;
@@ -189,7 +190,16 @@ public final class MegatronArgs implements FrameworkWriter {
     // Megatron-Core's AttnBackend (flash, fused, unfused, local, auto; default auto): the kernel
     // the plan was priced with.
     a.add(List.of("--attention-backend", input.attention().label()));
-    if (m.dtype() == DType.BF16) {
+    if (Fp8Training.on(m.dtype())) {
+      // Transformer Engine's DelayedScaling with its own defaults (Megatron-Core's are an amax
+      // history of 1, most_recent); FP8 needs TE's layers, Megatron's default implementation.
+      a.add(List.of("--bf16"));
+      a.add(List.of("--transformer-impl", "transformer_engine"));
+      a.add(List.of("--fp8-format", "hybrid"));
+      a.add(List.of("--fp8-recipe", "delayed"));
+      a.add(List.of("--fp8-amax-history-len", "1024"));
+      a.add(List.of("--fp8-amax-compute-algo", "max"));
+    } else if (m.dtype() == DType.BF16) {
       a.add(List.of("--bf16"));
     } else if (m.dtype() == DType.F16) {
       a.add(List.of("--fp16"));

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.dataformat.toml.TomlMapper;
 import io.meshplan.graph.DType;
+import io.meshplan.model.Fp8Training;
 import io.meshplan.model.ModelSpec;
 import io.meshplan.model.Recompute;
 import io.meshplan.plan.ParallelConfig;
@@ -142,6 +143,9 @@ public final class TorchtitanToml implements FrameworkWriter {
     ObjectNode root = TOML.createObjectNode();
     putParallelism(root.putObject("parallelism"), c, m, fsdp);
     putTraining(root.putObject("training"), c, m);
+    if (Fp8Training.on(m.dtype())) {
+      putFloat8(root);
+    }
     ObjectNode ac = root.putObject("activation_checkpoint");
     ac.put("mode", c.recompute().label());
     if (c.recompute() == Recompute.SELECTIVE) {
@@ -180,6 +184,23 @@ public final class TorchtitanToml implements FrameworkWriter {
     }
   }
 
+  /**
+   * torchtitan v0.2.2's float8 training ({@code torchao} {@code Float8Linear}): the {@code
+   * quantize.linear.float8} model converter and its table. Its tensorwise recipe scales each
+   * tensor by its current amax rather than TE's delayed history, with the same E4M3 forward and
+   * E5M2 gradient operands; the LM head ({@code output}) stays bf16 as under Transformer Engine.
+   * FSDP gathers the bf16 weights, as the plan priced them (torchtitan's default; its FP8
+   * all-gather would halve those bytes).
+   */
+  private static void putFloat8(ObjectNode root) {
+    ObjectNode model = root.has("model") ? (ObjectNode) root.get("model")
+        : root.putObject("model");
+    model.putArray("converters").add("quantize.linear.float8");
+    ObjectNode f = root.putObject("quantize.linear.float8");
+    f.put("recipe_name", "tensorwise");
+    f.putArray("filter_fqns").add("output");
+  }
+
   /** The {@code [training]} table: batch sizes, sequence length and precision. */
   private static void putTraining(ObjectNode t, ParallelConfig c, ModelSpec m) {
     // torchtitan accumulates gradients over global / (local * dp) steps. With a pipeline, the
@@ -189,7 +210,8 @@ public final class TorchtitanToml implements FrameworkWriter {
         ? c.globalBatchSize() / c.dataParallel() : c.microBatchSize());
     t.put("global_batch_size", c.globalBatchSize());
     t.put("seq_len", m.seq());
-    t.put("mixed_precision_param", m.dtype() == DType.BF16 ? "bfloat16" : "float32");
+    t.put("mixed_precision_param", m.dtype() == DType.BF16 || Fp8Training.on(m.dtype())
+        ? "bfloat16" : "float32");
   }
 
   /** The comment lines above the tables: the model, the GPU split and what DP and AC amount to. */

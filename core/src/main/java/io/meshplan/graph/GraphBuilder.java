@@ -352,6 +352,27 @@ public final class GraphBuilder {
   }
 
   /**
+   * A general dot whose result has its own element type, as an FP8 GEMM writes bf16 (HLO states
+   * the result type of every dot).
+   *
+   * @param lhs the left operand
+   * @param rhs the right operand
+   * @param lhsBatch lhs batch dimensions
+   * @param lhsContracting lhs contracting dimensions
+   * @param rhsBatch rhs batch dimensions
+   * @param rhsContracting rhs contracting dimensions
+   * @param result the result's element type
+   * @return the id
+   */
+  public int dot(int lhs, int rhs, int[] lhsBatch, int[] lhsContracting, int[] rhsBatch,
+      int[] rhsContracting, DType result) {
+    OpAttrs.Dot attrs = new OpAttrs.Dot(boxed(lhsBatch), boxed(lhsContracting), boxed(rhsBatch),
+        boxed(rhsContracting));
+    TensorShape out = DotShapes.resultShape(shape(lhs), shape(rhs), attrs).withDtype(result);
+    return add(Opcode.DOT, out, List.of(lhs, rhs), attrs);
+  }
+
+  /**
    * Concatenates along one dimension.
    *
    * @param dim the dimension

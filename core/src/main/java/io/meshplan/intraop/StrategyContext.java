@@ -113,10 +113,30 @@ final class StrategyContext {
     double flops = OpCost.flops(graph, ins) / tiles;
     double bytes = traffic()[ins.id()] / tiles;
     return switch (ins.opcode()) {
-      case DOT -> c.dotCost(flops, bytes);
+      case DOT -> c.dotCost(flops, bytes, operandPrecision(ins));
       case FUSED_ATTENTION -> c.attentionCost(flops, bytes, false);
       case FUSED_ATTENTION_GRAD -> c.attentionCost(flops, bytes, true);
       default -> c.cost(flops, bytes);
+    };
+  }
+
+  /**
+   * The precision a dot's operands are multiplied in: FP8 when both are 8-bit floats (as in
+   * Transformer Engine's GEMMs and in HLO from XLA's FP8 rewrites), else that of the result.
+   */
+  private io.meshplan.cluster.Precision operandPrecision(Instruction ins) {
+    boolean fp8 = true;
+    for (int op : ins.operands()) {
+      DType t = graph.get(op).tensorShape().dtype();
+      fp8 &= t == DType.F8E4M3FN || t == DType.F8E5M2;
+    }
+    if (fp8) {
+      return io.meshplan.cluster.Precision.FP8;
+    }
+    return switch (ins.tensorShape().dtype()) {
+      case F32 -> io.meshplan.cluster.Precision.TF32;
+      case F16 -> io.meshplan.cluster.Precision.FP16;
+      default -> io.meshplan.cluster.Precision.BF16;
     };
   }
 

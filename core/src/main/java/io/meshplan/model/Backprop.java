@@ -61,7 +61,8 @@ final class Backprop {
       return false;
     }
     DType d = t.dtype();
-    return d == DType.BF16 || d == DType.F16 || d == DType.F32 || d == DType.F64;
+    return d == DType.BF16 || d == DType.F16 || d == DType.F32 || d == DType.F64
+        || d == DType.F8E4M3FN || d == DType.F8E5M2;
   }
 
   Tape tape() {
@@ -188,7 +189,7 @@ final class Backprop {
       case DOT -> {
         OpAttrs.Dot d = (OpAttrs.Dot) ins.attrs();
         yield tape.dot(ops[0], ops[1], ints(d.lhsBatch()), ints(d.lhsContracting()),
-            ints(d.rhsBatch()), ints(d.rhsContracting()));
+            ints(d.rhsBatch()), ints(d.rhsContracting()), shape.dtype());
       }
       case SLICE -> {
         OpAttrs.Slice s = (OpAttrs.Slice) ins.attrs();

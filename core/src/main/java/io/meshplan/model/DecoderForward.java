@@ -3,6 +3,7 @@ package io.meshplan.model;
 import io.meshplan.graph.DType;
 import io.meshplan.graph.Opcode;
 import io.meshplan.graph.TensorShape;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -34,6 +35,7 @@ final class DecoderForward {
   private final int s;
   private final int h;
   private final Map<Integer, String> weightNames = new LinkedHashMap<>();
+  private final Map<Integer, Integer> fp8Casts = new HashMap<>();
   private int mask = -1;
   private int cos = -1;
   private int sin = -1;
@@ -43,7 +45,7 @@ final class DecoderForward {
     this.t = t;
     this.spec = spec;
     this.o = o;
-    this.dt = o.computeDtype();
+    this.dt = o.storageDtype();
     this.b = o.microbatch();
     this.s = o.seq();
     this.h = spec.hidden();
@@ -70,6 +72,14 @@ final class DecoderForward {
     boolean drop = block && (o.recompute() == Recompute.FULL
         || (o.recompute() == Recompute.SELECTIVE && attentionCore));
     return drop ? id : t.keep(id);
+  }
+
+  /**
+   * Keeps the input of a linear layer: the bf16 value, or under FP8 nothing here, since the
+   * layer keeps the FP8 cast it multiplies instead (see {@link #fp8Linear}).
+   */
+  private int keepGemmInput(int id) {
+    return o.fp8() ? id : keep(id, false);
   }
 
   /** A block's input is kept in every mode. */
@@ -107,11 +117,11 @@ final class DecoderForward {
   /** One transformer block on input {@code x}; returns its output. */
   int block(int x) {
     t.part("attention_norm");
-    int xn = keep(norm(x), false);
+    int xn = keepGemmInput(norm(x));
     t.part("attention");
     x = keep(t.add(x, attention(xn)), false);
     t.part("ffn_norm");
-    xn = keep(norm(x), false);
+    xn = keepGemmInput(norm(x));
     t.part("feed_forward");
     return t.add(x, mlp(xn));
   }
@@ -151,7 +161,7 @@ final class DecoderForward {
     if (o.recompute() == Recompute.SELECTIVE) {
       t.recomputeRegion(coreStart, ctx + 1);
     }
-    ctx = keep(t.reshape(t.transpose(ctx, 0, 2, 1, 3), b, s, a * d), false);
+    ctx = keepGemmInput(t.reshape(t.transpose(ctx, 0, 2, 1, 3), b, s, a * d));
     return project(ctx, a * d);
   }
 
@@ -199,7 +209,7 @@ final class DecoderForward {
       act = spec.arch().mlp() == Architecture.Mlp.GELU ? gelu(pre)
           : t.binary(Opcode.MAXIMUM, pre, t.fill(t.shape(pre), 0.0));
     }
-    keep(act, false);
+    keepGemmInput(act);
     int down = linear(act, f, h, "w2");
     if (o.dropout()) {
       down = dropout(down, false);
@@ -208,11 +218,52 @@ final class DecoderForward {
   }
 
   private int linear(int x, int in, int out, String name) {
-    int y = t.dot(x, weight(name, in, out));
+    int w = weight(name, in, out);
+    int y = o.fp8() ? fp8Linear(x, w) : t.dot(x, w);
     if (spec.arch().biases()) {
       TensorShape ys = t.shape(y);
       y = t.add(y, t.broadcast(weight(name + "_bias", out), ys.dims(), ys.rank() - 1));
     }
+    return y;
+  }
+
+  /**
+   * {@code x . w} as Transformer Engine's {@code Linear} runs it under the hybrid FP8 recipe
+   * ({@link Fp8Training}). The forward casts the input and the weight to E4M3 and multiplies them
+   * into a bf16 result; the input's cast is made once per input (Q, K and V, or the gate and up
+   * projections, share it as TE's fused QKV and fc1 GEMMs do) and it is the value kept for the
+   * backward pass: TE's {@code _Linear.forward} saves the FP8 input (or its FP8 transpose, the
+   * same bytes) rather than the bf16 one, and {@code LayerNormLinear} and {@code LayerNormMLP}
+   * save their FP8 norm output and FP8 activation output the same way. The backward casts the
+   * output gradient to E5M2 once and reads it in both GEMMs: {@code dx = g8 . w8^T} and {@code
+   * dw = x8^T . g8}, each written in bf16.
+   *
+   * <p>Each cast is one memory-bound kernel: it reads the 2-byte value and writes 1 byte per
+   * element. The amax that delayed scaling records is reduced inside the same kernel (TE's
+   * cast and cast-transpose kernels compute it as they convert), so it moves no bytes of its own
+   * and is priced within the cast; the scale update from the amax history is one small kernel
+   * per step over a few scalars per tensor and is left out. The weight's cast is not kept: it is
+   * cast again in the backward pass (a recomputation costing 3 bytes per weight element) where
+   * TE caches it across micro-batches.
+   */
+  private int fp8Linear(int x, int w) {
+    int x8 = fp8Casts.computeIfAbsent(x, k -> keep(t.convert(k, Fp8Training.FORWARD), false));
+    int w8 = t.convert(w, Fp8Training.FORWARD);
+    int r = t.shape(x).rank();
+    int[] none = {};
+    int y = t.dot(x8, w8, none, new int[] {r - 1}, none, new int[] {0}, dt);
+    t.customVjp(y, (bp, g) -> {
+      Tape tp = bp.tape();
+      int g8 = tp.convert(g, Fp8Training.GRADIENT);
+      int[] rows = new int[r - 1];
+      for (int i = 0; i < rows.length; i++) {
+        rows[i] = i;
+      }
+      // dx[..., in] = sum_out g8[..., out] * w8[in, out]
+      bp.accumulate(x, tp.dot(g8, bp.fwd(w8), none, new int[] {r - 1}, none, new int[] {1}, dt));
+      // dw[in, out] = sum over the rows of x8[..., in] * g8[..., out]
+      bp.accumulate(w, tp.dot(bp.fwd(x8), g8, none, rows, none, rows, dt));
+    });
     return y;
   }
 

@@ -232,6 +232,10 @@ final class Tape {
     return tag(b.dot(l, r, lb, lc, rb, rc));
   }
 
+  int dot(int l, int r, int[] lb, int[] lc, int[] rb, int[] rc, DType result) {
+    return tag(b.dot(l, r, lb, lc, rb, rc, result));
+  }
+
   int slice(int x, int[] starts, int[] limits) {
     return tag(b.slice(x, starts, limits));
   }

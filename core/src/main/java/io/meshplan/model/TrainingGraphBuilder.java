@@ -80,7 +80,7 @@ public final class TrainingGraphBuilder {
 
     TrainingGraph build() {
       int[] bsh = {o.microbatch(), o.seq(), spec.hidden()};
-      DType dt = o.computeDtype();
+      DType dt = o.storageDtype();
       int x;
       if (o.embedding()) {
         t.at(Phase.FORWARD, LayerRef.embedding(), "input");
@@ -155,7 +155,7 @@ public final class TrainingGraphBuilder {
       String shortName = name.substring(name.indexOf('/') + 1);
       t.at(Phase.OPTIMIZER, layer, "optimizer/" + shortName);
       TensorShape s32 = t.shape(w).withDtype(DType.F32);
-      boolean fp32 = o.computeDtype() == DType.F32;
+      boolean fp32 = o.storageDtype() == DType.F32;
       int g32 = layoutBoundary(fp32 ? g : t.convert(g, DType.F32));
       int acc = t.param(s32, ParamRole.GRADIENT_ACCUMULATOR);
       int acc2 = t.add(acc, g32);
@@ -183,7 +183,7 @@ public final class TrainingGraphBuilder {
       alias(v, v2);
       int w2 = master2;
       if (!fp32) {
-        w2 = layoutBoundary(t.convert(master2, o.computeDtype()));
+        w2 = layoutBoundary(t.convert(master2, o.storageDtype()));
         alias(w, w2);
       }
       weights.add(new WeightTensors(name, layer, w, g, g32, acc, acc2, fp32 ? -1 : master, m, v,

@@ -8,7 +8,8 @@ import io.meshplan.util.Require;
  *
  * @param recompute activation recomputation of the transformer blocks
  * @param computeDtype element type of weights and activations in the step: bf16 (default), fp16
- *     or fp32; gradients are accumulated and Adam runs in fp32
+ *     or fp32, or {@link Fp8Training#RECIPE} for bf16 with FP8 linear-layer GEMMs; gradients
+ *     are accumulated and Adam runs in fp32
  * @param firstBlock index of the first block built
  * @param blockCount number of consecutive blocks built (0 for an embedding or head alone)
  * @param embedding whether the token (and position) embedding is built; without it the first
@@ -33,9 +34,8 @@ public record TrainingOptions(
   /** Validates the fields. */
   public TrainingOptions {
     Require.nonNull(recompute, "recompute");
-    Require.that(computeDtype == DType.BF16 || computeDtype == DType.F16
-        || computeDtype == DType.F32, "compute type must be bf16, f16 or f32, got "
-        + computeDtype);
+    Require.that(Fp8Training.trains(computeDtype),
+        "compute type must be bf16, f16, f32 or the fp8 recipe, got " + computeDtype);
     Require.that(firstBlock >= 0, "first block must be >= 0, got " + firstBlock);
     Require.that(blockCount >= 0, "block count must be >= 0, got " + blockCount);
     Require.that(blockCount > 0 || embedding || head, "nothing to build: no block, embedding or "
@@ -74,6 +74,24 @@ public record TrainingOptions(
   }
 
   /**
+   * The type weights and activations are stored in: bf16 under the FP8 recipe.
+   *
+   * @return the storage type
+   */
+  public DType storageDtype() {
+    return Fp8Training.storage(computeDtype);
+  }
+
+  /**
+   * Whether the linear layers' GEMMs run in FP8 ({@link Fp8Training}).
+   *
+   * @return true under the FP8 recipe
+   */
+  public boolean fp8() {
+    return Fp8Training.on(computeDtype);
+  }
+
+  /**
    * With another recomputation mode.
    *
    * @param r the mode
@@ -87,7 +105,7 @@ public record TrainingOptions(
   /**
    * With another compute type.
    *
-   * @param t bf16, f16 or f32
+   * @param t bf16, f16, f32 or the fp8 recipe
    * @return the options
    */
   public TrainingOptions withComputeDtype(DType t) {

@@ -226,7 +226,7 @@ public final class PlanJson {
     o.put("ffn", m.ffn());
     o.put("vocab", m.vocab());
     o.put("seq", m.seq());
-    o.put("dtype", m.dtype().hloName());
+    o.put("dtype", io.meshplan.model.Fp8Training.word(m.dtype()));
     ObjectNode a = o.putObject("architecture");
     a.put("mlp", m.arch().mlp().name().toLowerCase(java.util.Locale.ROOT));
     a.put("norm", m.arch().norm().name().toLowerCase(java.util.Locale.ROOT));
@@ -425,7 +425,7 @@ public final class PlanJson {
   }
 
   private static DType dtype(String where, String name) {
-    DType t = DType.fromHlo(name);
+    DType t = io.meshplan.model.Fp8Training.parse(name);
     if (t == null) {
       throw new InputException(where + ": field 'model.dtype' is '" + name + "', not a type");
     }

@@ -54,7 +54,8 @@ public final class Planner {
     Require.nonNull(options, "options");
     ModelSpec model = job.trainedModel();
     PlanRequest req = new PlanRequest(model, job.cluster(), job.globalBatch(),
-        job.microbatches(), job.memoryPerGpu(), pricing, job.dtype().bytes(),
+        job.microbatches(), job.memoryPerGpu(), pricing,
+        io.meshplan.model.Fp8Training.storage(job.dtype()).bytes(),
         job.overlapGradReduce()).withAttention(job.attention()).withOverlaps(job.overlaps());
     IlpLayerCostModel layers = options.sharedLayers()
         .map(cache -> cache.layers(req, options.solver()))

@@ -1,7 +1,9 @@
 package io.meshplan.planner;
 
 import io.meshplan.cluster.ClusterSpec;
+import io.meshplan.cluster.Fp8Gemms;
 import io.meshplan.graph.DType;
+import io.meshplan.model.Fp8Training;
 import io.meshplan.cluster.FusedAttentionKernels;
 import io.meshplan.model.Attention;
 import io.meshplan.model.ModelSpec;
@@ -20,7 +22,8 @@ import java.io.Serializable;
  * @param cluster the cluster
  * @param globalBatch sequences per iteration
  * @param microbatches microbatches per iteration, or 0 to let the planner choose
- * @param dtype the training precision: bf16, f16 or f32
+ * @param dtype the training precision: bf16, f16, f32 or {@link Fp8Training#RECIPE} (fp8, on
+ *     GPUs with FP8 tensor cores)
  * @param memoryPerGpu memory a plan may use on one GPU, bytes
  * @param overlaps what the framework overlaps and fuses ({@link Overlaps}): the gradient
  *     reduction with the backward pass (PyTorch DDP, Megatron-LM's {@code --overlap-grad-reduce}),
@@ -39,9 +42,12 @@ public record TrainingJob(ModelSpec model, ClusterSpec cluster, int globalBatch,
     Require.nonNull(model, "model");
     Require.nonNull(cluster, "cluster");
     Require.nonNull(dtype, "training precision");
-    if (dtype != DType.BF16 && dtype != DType.F16 && dtype != DType.F32) {
+    if (!Fp8Training.trains(dtype)) {
       throw new InputException("the training precision " + dtype.hloName() + " cannot train; "
-          + "use bf16, f16 or f32");
+          + "use bf16, f16, f32 or fp8");
+    }
+    if (Fp8Training.on(dtype)) {
+      Fp8Gemms.require(cluster.gpu());
     }
     if (globalBatch <= 0) {
       throw new InputException("the global batch must be positive, got " + globalBatch);

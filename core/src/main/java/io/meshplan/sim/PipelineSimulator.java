@@ -87,11 +87,12 @@ public final class PipelineSimulator {
     List<StageCost> stages = input.stages();
     for (int k = 0; k < stages.size(); k++) {
       StageCost s = stages.get(k);
-      double capacity = s.computeSeconds() * s.tensorParallel() * input.peakFlopsPerGpu();
+      double capacity = s.computeSeconds() * s.tensorParallel() * input.ceilingFlopsPerGpu();
       Require.that(s.hardwareFlopsPerMicrobatch() <= capacity * (1 + PEAK_SLACK),
           "virtual stage " + k + " does " + s.hardwareFlopsPerMicrobatch() + " FLOPs in "
               + s.computeSeconds() + " s on " + s.tensorParallel()
-              + " GPUs, faster than their dense peak of " + input.peakFlopsPerGpu() + " FLOP/s");
+              + " GPUs, faster than their dense peak of " + input.ceilingFlopsPerGpu()
+              + " FLOP/s");
     }
   }
 

@@ -20,9 +20,29 @@ import java.util.List;
  *     numbers
  * @param peakFlopsPerGpu dense peak of one GPU in the training precision, FLOP/s
  * @param tokensPerIteration tokens of the global batch (global batch size times sequence length)
+ * @param ceilingFlopsPerGpu the fastest math one GPU can do in this job, FLOP/s: the dense peak,
+ *     or the FP8 peak when GEMMs run in FP8 (MFU stays against {@code peakFlopsPerGpu})
  */
 public record SimulationInput(List<StageCost> stages, Schedule schedule, int microbatches,
-    P2pCost p2p, int totalGpus, double peakFlopsPerGpu, double tokensPerIteration) {
+    P2pCost p2p, int totalGpus, double peakFlopsPerGpu, double tokensPerIteration,
+    double ceilingFlopsPerGpu) {
+
+  /**
+   * A pipeline whose math runs no faster than the dense peak.
+   *
+   * @param stages the virtual stages in pipeline order
+   * @param schedule the pipeline schedule
+   * @param microbatches microbatches per iteration (per data-parallel replica)
+   * @param p2p the price of a transfer between groups
+   * @param totalGpus GPUs the job occupies
+   * @param peakFlopsPerGpu dense peak of one GPU in the training precision, FLOP/s
+   * @param tokensPerIteration tokens of the global batch
+   */
+  public SimulationInput(List<StageCost> stages, Schedule schedule, int microbatches,
+      P2pCost p2p, int totalGpus, double peakFlopsPerGpu, double tokensPerIteration) {
+    this(stages, schedule, microbatches, p2p, totalGpus, peakFlopsPerGpu, tokensPerIteration,
+        peakFlopsPerGpu);
+  }
 
   /** Copies the list and checks the sizes and the consistency of each group's chunks. */
   public SimulationInput {
@@ -36,6 +56,8 @@ public record SimulationInput(List<StageCost> stages, Schedule schedule, int mic
         "peakFlopsPerGpu must be finite and positive, got " + peakFlopsPerGpu);
     Require.that(tokensPerIteration > 0 && Double.isFinite(tokensPerIteration),
         "tokensPerIteration must be finite and positive, got " + tokensPerIteration);
+    Require.that(ceilingFlopsPerGpu >= peakFlopsPerGpu && Double.isFinite(ceilingFlopsPerGpu),
+        "ceilingFlopsPerGpu must be finite and at least the peak, got " + ceilingFlopsPerGpu);
     int chunks = schedule.chunks();
     Require.that(stages.size() % chunks == 0, stages.size() + " virtual stages cannot be split"
         + " into " + chunks + " chunks per device group");

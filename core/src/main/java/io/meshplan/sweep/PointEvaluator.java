@@ -140,8 +140,11 @@ public final class PointEvaluator {
     TrainingJob job = job(p);
     double flops = ModelFlops.trainingFlopsPerToken(job.trainedModel(), p.seq())
         * (double) p.tokensPerIteration();
-    return flops / (p.gpus() * KernelTimeModel.densePeak(job.cluster().gpu(),
-        job.dtype().bytes()));
+    // FP8 GEMMs may run up to the FP8 peak, above the bf16 one.
+    double peak = io.meshplan.model.Fp8Training.on(job.dtype())
+        ? io.meshplan.cluster.Fp8Gemms.of(job.cluster().gpu()).orElseThrow().peakFlops()
+        : KernelTimeModel.densePeak(job.cluster().gpu(), job.dtype().bytes());
+    return flops / (p.gpus() * peak);
   }
 
   /**
@@ -162,6 +165,9 @@ public final class PointEvaluator {
     TrainingJob job = TrainingJob.of(base.withSequence(p.seq()), cs)
         .withGlobalBatch(p.globalBatch()).withMicrobatches(p.microbatches())
         .withOverlaps(p.overlaps());
+    if (!"auto".equals(p.dtype())) {
+      job = job.withDtype(io.meshplan.model.Fp8Training.parse(p.dtype()));
+    }
     return "auto".equals(p.attention()) ? job
         : job.withAttention(io.meshplan.model.Attention.parse(p.attention()));
   }

@@ -20,10 +20,33 @@ import java.util.List;
  * @param microbatches microbatches per iteration, 0 for the planner's choice
  * @param overlaps what the framework overlaps and fuses, each a point of the grid
  * @param attention how attention runs: {@code auto}, {@code flash}, {@code unfused}
+ * @param dtypes training precisions: {@code auto} (each preset's), {@code bf16}, {@code f16},
+ *     {@code f32}, {@code fp8}
  */
 public record SweepGrid(List<String> models, List<Integer> seqs, List<String> gpus,
     List<String> fabrics, List<Shape> clusters, List<Integer> globalBatches,
-    List<Integer> microbatches, List<Overlaps> overlaps, List<String> attention) {
+    List<Integer> microbatches, List<Overlaps> overlaps, List<String> attention,
+    List<String> dtypes) {
+  /**
+   * A grid in each preset's precision.
+   *
+   * @param models preset names
+   * @param seqs tokens per sequence
+   * @param gpus GPU catalog names
+   * @param fabrics fabric catalog names; empty for each GPU's default fabric
+   * @param clusters cluster shapes
+   * @param globalBatches sequences per iteration
+   * @param microbatches microbatches per iteration, 0 for the planner's choice
+   * @param overlaps what the framework overlaps and fuses
+   * @param attention how attention runs
+   */
+  public SweepGrid(List<String> models, List<Integer> seqs, List<String> gpus,
+      List<String> fabrics, List<Shape> clusters, List<Integer> globalBatches,
+      List<Integer> microbatches, List<Overlaps> overlaps, List<String> attention) {
+    this(models, seqs, gpus, fabrics, clusters, globalBatches, microbatches, overlaps,
+        attention, List.of("auto"));
+  }
+
   /**
    * A cluster shape.
    *
@@ -52,10 +75,11 @@ public record SweepGrid(List<String> models, List<Integer> seqs, List<String> gp
     microbatches = List.copyOf(microbatches);
     overlaps = List.copyOf(overlaps);
     attention = List.copyOf(attention);
+    dtypes = List.copyOf(dtypes);
     long n = 1;
     for (int size : new int[] {models.size(), seqs.size(), gpus.size(),
         Math.max(1, fabrics.size()), clusters.size(), globalBatches.size(), microbatches.size(),
-        overlaps.size(), attention.size()}) {
+        overlaps.size(), attention.size(), dtypes.size()}) {
       Require.that(size > 0, "every axis of a sweep grid needs at least one value");
       n *= size;
       if (n > MAX_POINTS) {
@@ -73,7 +97,7 @@ public record SweepGrid(List<String> models, List<Integer> seqs, List<String> gp
   public int size() {
     return models.size() * seqs.size() * gpus.size() * Math.max(1, fabrics.size())
         * clusters.size() * globalBatches.size() * microbatches.size() * overlaps.size()
-        * attention.size();
+        * attention.size() * dtypes.size();
   }
 
   /**
@@ -93,8 +117,10 @@ public record SweepGrid(List<String> models, List<Integer> seqs, List<String> gp
                 for (int mb : microbatches) {
                   for (Overlaps ov : overlaps) {
                     for (String a : attention) {
-                      out.add(new SweepPoint(out.size(), m, s, c.nodes(), c.gpusPerNode(), g, f,
-                          gb, mb, ov, a));
+                      for (String d : dtypes) {
+                        out.add(new SweepPoint(out.size(), m, s, c.nodes(), c.gpusPerNode(), g,
+                            f, gb, mb, ov, a, d));
+                      }
                     }
                   }
                 }

@@ -16,6 +16,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
+import io.meshplan.model.Fp8Training;
 import java.util.Locale;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -37,6 +38,7 @@ import java.util.regex.Pattern;
  * fsdpPrefetch: [true]                          # optional
  * gradientAccumulationFusion: [true]            # optional
  * attention: [auto]                             # optional: auto, flash, unfused
+ * dtype: [auto]                                 # optional: auto, bf16, f16, f32, fp8
  * </pre>
  *
  * <p>Every value is checked, and the first bad one is reported in one line naming the file, the
@@ -60,7 +62,7 @@ public final class SweepGridReader {
 
   private static final List<String> KEYS = List.of("models", "seq", "gpus", "fabrics",
       "clusters", "globalBatch", "microbatches", "overlapGradReduce", "overlapParamGather",
-      "tpCommOverlap", "fsdpPrefetch", "gradientAccumulationFusion", "attention");
+      "tpCommOverlap", "fsdpPrefetch", "gradientAccumulationFusion", "attention", "dtype");
   private static final Pattern SHAPE = Pattern.compile("(\\d{1,9})x(\\d{1,9})");
 
   private final String file;
@@ -102,10 +104,12 @@ public final class SweepGridReader {
     List<Integer> micro = r.values(root, "microbatches", false, r::microbatches);
     List<Overlaps> overlaps = r.overlaps(root);
     List<String> attention = r.values(root, "attention", false, r::attention);
+    List<String> dtypes = r.values(root, "dtype", false, r::dtype);
     try {
       return new SweepGrid(models, seqs, gpus, fabrics, clusters, batches,
           micro.isEmpty() ? List.of(0) : micro, overlaps,
-          attention.isEmpty() ? List.of("auto") : attention);
+          attention.isEmpty() ? List.of("auto") : attention,
+          dtypes.isEmpty() ? List.of("auto") : dtypes);
     } catch (InputException e) {
       throw new InputException(name + ": " + e.getMessage(), e);
     }
@@ -283,6 +287,15 @@ public final class SweepGridReader {
       throw bad(at, "expected auto, flash or unfused, got '" + v.asText() + "'");
     }
     return s;
+  }
+
+  private String dtype(JsonNode v, String at) {
+    String s = v.asText().trim().toLowerCase(Locale.ROOT);
+    io.meshplan.graph.DType t = s.equals("auto") ? null : Fp8Training.parse(s);
+    if (!v.isTextual() || !(s.equals("auto") || (t != null && Fp8Training.trains(t)))) {
+      throw bad(at, "expected auto, bf16, f16, f32 or fp8, got '" + v.asText() + "'");
+    }
+    return s.equals("auto") ? s : Fp8Training.word(t);
   }
 
   private SweepGrid.Shape shape(JsonNode v, String at) {

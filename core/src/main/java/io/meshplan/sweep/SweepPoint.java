@@ -20,11 +20,35 @@ import java.io.Serializable;
  * @param microbatches microbatches per iteration, or 0 for the planner's choice
  * @param overlaps what the framework overlaps and fuses
  * @param attention {@code auto} (the GPU's default), {@code flash} or {@code unfused}
+ * @param dtype {@code auto} (the preset's) or a training precision word: {@code bf16}, {@code
+ *     f16}, {@code f32}, {@code fp8}
  */
 public record SweepPoint(int index, String model, int seq, int nodes, int gpusPerNode, String gpu,
-    String fabric, int globalBatch, int microbatches, Overlaps overlaps, String attention)
-    implements Serializable {
-  private static final long serialVersionUID = 3L;
+    String fabric, int globalBatch, int microbatches, Overlaps overlaps, String attention,
+    String dtype) implements Serializable {
+  private static final long serialVersionUID = 4L;
+
+  /**
+   * A point in the preset's precision.
+   *
+   * @param index the point's position in grid order
+   * @param model a preset name
+   * @param seq tokens per sequence
+   * @param nodes nodes
+   * @param gpusPerNode GPUs per node
+   * @param gpu a GPU catalog name
+   * @param fabric a fabric catalog name
+   * @param globalBatch sequences per iteration
+   * @param microbatches microbatches per iteration, or 0 for the planner's choice
+   * @param overlapGradReduce whether the gradient reduction overlaps the backward pass
+   * @param attention {@code auto}, {@code flash} or {@code unfused}
+   */
+  public SweepPoint(int index, String model, int seq, int nodes, int gpusPerNode, String gpu,
+      String fabric, int globalBatch, int microbatches, boolean overlapGradReduce,
+      String attention) {
+    this(index, model, seq, nodes, gpusPerNode, gpu, fabric, globalBatch, microbatches,
+        Overlaps.DEFAULTS.withGradReduce(overlapGradReduce), attention, "auto");
+  }
 
   /**
    * A point with the GPU's default attention and the frameworks' default overlaps.
@@ -43,7 +67,7 @@ public record SweepPoint(int index, String model, int seq, int nodes, int gpusPe
   public SweepPoint(int index, String model, int seq, int nodes, int gpusPerNode, String gpu,
       String fabric, int globalBatch, int microbatches, boolean overlapGradReduce) {
     this(index, model, seq, nodes, gpusPerNode, gpu, fabric, globalBatch, microbatches,
-        Overlaps.DEFAULTS.withGradReduce(overlapGradReduce), "auto");
+        Overlaps.DEFAULTS.withGradReduce(overlapGradReduce), "auto", "auto");
   }
 
   /**
@@ -68,6 +92,7 @@ public record SweepPoint(int index, String model, int seq, int nodes, int gpusPe
     Require.that(microbatches >= 0, "microbatches must be >= 0");
     Require.nonNull(attention, "attention");
     Require.nonNull(overlaps, "overlaps");
+    Require.nonNull(dtype, "dtype");
   }
 
   /**

@@ -340,7 +340,9 @@ class HardeningTest {
     oneLineError(CliRun.of("shard", "--hlo", hlo.toString(), "--mesh", "2x2", "--layers", "4"),
         "--layers");
     oneLineError(CliRun.of("shard", "--model", "alpa-mlp", "--mesh", "2x2", "--dtype", "s32"),
-        "f32, bf16 or f16");
+        "f32, bf16, f16 or fp8");
+    oneLineError(CliRun.of("shard", "--model", "alpa-mlp", "--mesh", "2x2", "--dtype", "fp8"),
+        "shard plans a forward graph in one element type: use --dtype bf16");
     oneLineError(CliRun.of("shard", "--mesh", "2x2"), "--model", "--hlo");
     // A tuple sharding of {replicated} elements is no reason for a warning.
     CliRun kept = CliRun.of("shard", "--hlo", hlo.toString(), "--mesh", "2x2",

@@ -224,7 +224,7 @@ public final class IlpLayerCostModel implements LayerCostModel {
     Graph g = tg.graph();
     LogicalMesh mesh = LogicalMesh.of(1, t);
     MeshEnv env = MeshEnv.onCluster(cluster.gpu(), comm.apply(mesh), UNBOUNDED_MEMORY,
-        computeType.bytes());
+        io.meshplan.model.Fp8Training.storage(computeType).bytes());
     Map<Integer, ShardingSpec> fixed = new HashMap<>();
     fixBoundary(tg, s, fixed);
     if (megatron && t > 1 && !fixMegatron(tg, t, fixed)) {
@@ -439,7 +439,7 @@ public final class IlpLayerCostModel implements LayerCostModel {
           : wTiles;
       gradParams += shape.elementCount() / (double) gTiles;
       if (gTiles > wTiles) {
-        double gathered = shape.elementCount() * (double) computeType.bytes() / wTiles;
+        double gathered = shape.elementCount() * (double) io.meshplan.model.Fp8Training.storage(computeType).bytes() / wTiles;
         gather += env.comm().allGather(gathered, 1);
         gatherBytes += io.meshplan.cluster.BusBytesCommModel.bytesSent(
             io.meshplan.cluster.Collective.ALL_GATHER, gathered, t);
@@ -462,7 +462,7 @@ public final class IlpLayerCostModel implements LayerCostModel {
   private void addMemory(TrainingGraph tg, ShardingPlan plan, MeshEnv env, int t, double params,
       double saved, LayerCost.Builder cost) {
     Graph g = tg.graph();
-    double weightBytes = params * computeType.bytes();
+    double weightBytes = params * io.meshplan.model.Fp8Training.storage(computeType).bytes();
     double temp = Math.max(0, plan.evaluation().peakMemoryBytes() - weightBytes - saved
         - parameterBytes(tg, plan));
     double boundary = 0;

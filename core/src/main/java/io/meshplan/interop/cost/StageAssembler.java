@@ -157,8 +157,12 @@ public final class StageAssembler {
     Require.that(groups > 0, "no stages");
     double peak = KernelTimeModel.densePeak(cluster.gpu(), req.weightBytes());
     double tokens = (double) globalBatch * req.model().seq();
+    // FP8 GEMMs may run past the bf16 peak that MFU is stated against.
+    double ceiling = io.meshplan.model.Fp8Training.on(req.model().dtype())
+        ? Math.max(peak, io.meshplan.cluster.Fp8Gemms.of(cluster.gpu())
+            .map(io.meshplan.cluster.Fp8Gemms::peakFlops).orElse(peak)) : peak;
     return new PipelineSimulator(new SimulationInput(costs, schedule, microbatches, p2p,
-        cluster.gpuCount(), peak, tokens)).simulate();
+        cluster.gpuCount(), peak, tokens, ceiling)).simulate();
   }
 
   /**

@@ -1,0 +1,62 @@
+package io.meshplan.cluster;
+
+import io.meshplan.util.InputException;
+import io.meshplan.util.Require;
+import java.util.Optional;
+
+/**
+ * How fast GEMMs with 8-bit floating-point operands (E4M3/E5M2, bf16 result) run on a GPU: its
+ * FP8 dense peak from the datasheet ({@link GpuCatalog}) and the fraction of it a large GEMM
+ * reaches.
+ *
+ * <p>The fraction, 0.75, is a kernel-level measurement: TileLang's FP8 matmul benchmark ({@code
+ * tile-ai/tilelang}, {@code benchmark/matmul_fp8/README.md}) measured {@code M = N = 8192}
+ * GEMMs on an H800 SXM, whose FP8 tensor cores and clocks are the H100 SXM's (1,979 TFLOP/s
+ * dense), at 1,461 and 1,507 TFLOP/s for {@code K = 8192} (0.74 and 0.76 of peak) and 1,523 and
+ * 1,541 for {@code K = 16384}. DeepGEMM (DeepSeek, 2025) states "up to 1550 TFLOPS" (0.78) for
+ * its best FP8 shapes on the same GPU. Large bf16 GEMMs reach 0.8 of their peak ({@link
+ * KernelTimeModel#GEMM_EFFICIENCY}); FP8 GEMMs reach a little less, as the doubled math rate
+ * leaves the same memory system and the operand scaling in the epilogue. B200: no kernel
+ * benchmark was at hand; it takes Hopper's fraction of its own FP8 peak.
+ *
+ * @param peakFlops the FP8 dense peak, FLOP/s
+ * @param efficiency the fraction of it a large GEMM reaches, in (0, 1]
+ */
+public record Fp8Gemms(double peakFlops, double efficiency) {
+  /** The large-GEMM fraction of the FP8 peak (TileLang, H800 SXM, 8192^3: 1,484 of 1,979). */
+  public static final double EFFICIENCY = 0.75;
+
+  /** Checks the numbers. */
+  public Fp8Gemms {
+    Require.that(peakFlops > 0 && Double.isFinite(peakFlops), "FP8 peak must be > 0");
+    Require.that(efficiency > 0 && efficiency <= 1, "FP8 GEMM efficiency must be in (0, 1]");
+  }
+
+  /**
+   * The FP8 GEMMs of a GPU, if its datasheet states an FP8 peak (Hopper and later).
+   *
+   * @param gpu the GPU
+   * @return its FP8 GEMMs, or empty
+   */
+  public static Optional<Fp8Gemms> of(GpuSpec gpu) {
+    return gpu.peak(Precision.FP8).map(p -> new Fp8Gemms(p, EFFICIENCY));
+  }
+
+  /**
+   * Checks that a GPU has FP8 tensor cores.
+   *
+   * @param gpu the GPU
+   * @throws InputException naming the GPU and those that have them
+   */
+  public static void require(GpuSpec gpu) {
+    if (of(gpu).isEmpty()) {
+      throw new InputException("fp8 training needs FP8 tensor cores, which the " + gpu.name()
+          + " does not have; use bf16, or a GPU that has them: " + String.join(", ", withFp8()));
+    }
+  }
+
+  private static java.util.List<String> withFp8() {
+    return GpuCatalog.names().stream()
+        .filter(n -> GpuCatalog.find(n).flatMap(Fp8Gemms::of).isPresent()).toList();
+  }
+}

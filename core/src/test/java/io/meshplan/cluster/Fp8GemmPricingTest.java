@@ -1,0 +1,53 @@
+package io.meshplan.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.meshplan.util.InputException;
+import org.junit.jupiter.api.Test;
+
+/** GEMMs with FP8 operands at the FP8 peak and their own efficiency, and GPUs without them. */
+class Fp8GemmPricingTest {
+  private static GpuSpec gpu(String name) {
+    return GpuCatalog.find(name).orElseThrow();
+  }
+
+  /**
+   * H100 SXM, 1 TFLOP of GEMM, no memory traffic: FP8 at 1,979e12 * 0.75 = 1.48425e15 FLOP/s
+   * with the 5 µs ramp at that peak (1,979e12 * 5e-6 = 9.895e9 FLOPs): (1e12 + 9.895e9) /
+   * 1.48425e15 = 6.80407e-4 s. bf16: (1e12 + 989.5e12 * 5e-6) / (989.5e12 * 0.8) = 1.0049475e12 /
+   * 7.916e14 = 1.26951e-3 s, 1.866x the FP8 time.
+   */
+  @Test
+  void h100Fp8GemmRunsAtTheFp8PeakTimesItsEfficiency() {
+    KernelTimeModel k = KernelTimeModel.of(gpu("h100-80gb"), 2);
+    assertThat(k.dotCost(1e12, 0, Precision.FP8)).isCloseTo(6.80407e-4,
+        org.assertj.core.data.Offset.offset(1e-9));
+    assertThat(k.dotCost(1e12, 0, Precision.BF16)).isCloseTo(1.26951e-3,
+        org.assertj.core.data.Offset.offset(1e-8));
+    assertThat(k.dotCost(1e12, 0)).isEqualTo(k.dotCost(1e12, 0, Precision.BF16));
+  }
+
+  /** A memory-bound FP8 GEMM is still no faster than its bytes at 0.8 of 3.35 TB/s. */
+  @Test
+  void fp8GemmIsNeverFasterThanItsTraffic() {
+    KernelTimeModel k = KernelTimeModel.of(gpu("h100-80gb"), 2);
+    // 1e9 FLOPs, 2.68e9 bytes: 2.68e9 / (3.35e12 * 0.8) = 1e-3 s, above the math time.
+    assertThat(k.dotCost(1e9, 2.68e9, Precision.FP8)).isCloseTo(1e-3,
+        org.assertj.core.data.Offset.offset(1e-12));
+  }
+
+  @Test
+  void gpusWithoutFp8TensorCoresHaveNoFp8Gemms() {
+    for (String n : new String[] {"v100-32gb", "a100-80gb"}) {
+      assertThat(Fp8Gemms.of(gpu(n))).as(n).isEmpty();
+      KernelTimeModel k = KernelTimeModel.of(gpu(n), 2);
+      assertThat(k.dotCost(1e12, 0, Precision.FP8)).isEqualTo(k.dotCost(1e12, 0));
+      assertThatThrownBy(() -> Fp8Gemms.require(gpu(n))).isInstanceOf(InputException.class)
+          .hasMessage("fp8 training needs FP8 tensor cores, which the " + n + " does not have;"
+              + " use bf16, or a GPU that has them: b200, h100-80gb, h200-141gb");
+    }
+    // B200: 4,500e12 * 0.75.
+    assertThat(Fp8Gemms.of(gpu("b200")).orElseThrow().peakFlops()).isEqualTo(4500e12);
+  }
+}
