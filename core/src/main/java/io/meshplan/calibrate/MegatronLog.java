@@ -35,7 +35,9 @@ final class MegatronLog {
   }
 
   static TrainingRun parse(String file, List<String> lines) {
-    Map<String, String> args = arguments(lines);
+    Args a = new Args(file, arguments(lines));
+    RunModel model = model(a);
+    RunParallel parallel = parallel(a);
     List<Double> ms = new ArrayList<>();
     for (String l : lines) {
       Matcher m = ITERATION.matcher(l);
@@ -50,8 +52,7 @@ final class MegatronLog {
     ms.removeIf(v -> !(v > 0) || !Double.isFinite(v));
     double seconds = TrainingLogs.steadyMedian(file, ms, "'elapsed time per iteration (ms)'")
         / 1000;
-    Args a = new Args(file, args);
-    return new TrainingRun(file, "megatron", model(a), parallel(a), TrainingLogs.gpu(lines),
+    return new TrainingRun(file, "megatron", model, parallel, TrainingLogs.gpu(lines),
         seconds, ms.size() - 1);
   }
 
@@ -81,9 +82,12 @@ final class MegatronLog {
     int vocab = a.optionalInt("padded_vocab_size").or(() -> a.optionalInt("vocab_size"))
         .orElseThrow(() -> a.missing("padded_vocab_size"));
     String dtype = a.flag("bf16") ? "bf16" : a.flag("fp16") ? "f16" : "f32";
+    // Megatron-Core's AttnBackend: flash, fused (cuDNN) and auto (Transformer Engine picks one
+    // of them) run one fused kernel; unfused and local do not.
     String backend = a.args.getOrDefault("attention_backend", "");
-    boolean flash = a.flag("use_flash_attn") || backend.endsWith("flash")
-        || backend.endsWith("auto") || backend.endsWith("fused");
+    backend = backend.substring(backend.lastIndexOf('.') + 1);
+    boolean flash = a.flag("use_flash_attn") || backend.equals("flash")
+        || backend.equals("fused") || backend.equals("auto");
     return new RunModel.Dims(a.integer("num_layers"), hidden, heads, kv, ffn, vocab,
         a.integer("seq_length"), a.flag("swiglu"), dtype, flash);
   }
