@@ -37,8 +37,9 @@ import picocli.CommandLine.Model.CommandSpec;
           + " with FILE): it simulates each run on --cluster's GPU as 'simulate' would and fits"
           + " one compute scale for the GPU's architecture (every kernel time divided by it,"
           + " communication unchanged) so that predicted matches measured iteration time (least"
-          + " squares on log time), then writes it to the profile's compute section. A log is at"
-          + " most 64 MiB with lines of at most 65536 characters, and must be a regular file."
+          + " squares on log time), then writes it to the profile's compute section; that profile"
+          + " has no collective entries, so collectives keep catalog prices. A log is at most"
+          + " 64 MiB with lines of at most 65536 characters, and must be a regular file."
     })
 final class CalibrateCommand implements Callable<Integer> {
   @Spec CommandSpec spec;
@@ -83,6 +84,10 @@ final class CalibrateCommand implements Callable<Integer> {
           + " --train)");
     }
     if (!train.isEmpty() || config != null) {
+      if (report) {
+        throw new InputException("--train always prints each run's measured and fitted time; "
+            + "drop --report");
+      }
       return new TrainCalibration(c, cluster, train, config, out, json).run(stdout);
     }
     if (files.isEmpty()) {

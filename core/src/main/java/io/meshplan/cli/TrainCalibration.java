@@ -87,9 +87,15 @@ record TrainCalibration(ClusterSpec cluster, String clusterText, List<Path> logs
           + "%+7.1f%%%n", Path.of(r.name()).getFileName(), s.run().framework(),
           s.config().tensorParallel() + "/" + s.config().pipelineParallel() + "/"
               + s.config().dataParallel(), r.measured(), r.before(), r.after(),
-          100 * (r.before() / r.measured() - 1), 100 * r.error()));
+          percent(r.before() / r.measured() - 1), percent(r.error())));
     }
     return b.toString();
+  }
+
+  /** A relative error in percent, with no "-0.0" for an error that rounds to zero. */
+  private static double percent(double relative) {
+    double p = 100 * relative;
+    return Math.abs(p) < 0.05 ? 0 : p;
   }
 
   private String json(String arch, ComputeScaleFitter.Fit fit, List<TrainRunSimulator> sims) {
