@@ -93,6 +93,11 @@ final class CalibrateCommand implements Callable<Integer> {
     if (files.isEmpty()) {
       throw new InputException("give benchmark logs (FILE...) or training logs (--train LOG...)");
     }
+    return fitBenchmarks(c, stdout, stderr);
+  }
+
+  /** The collective fit of benchmark logs (the FILE mode). */
+  private int fitBenchmarks(ClusterSpec c, PrintWriter stdout, PrintWriter stderr) {
     OutputPaths paths = new OutputPaths().output("--out", out);
     for (Path f : files) {
       paths.input("input", f);

@@ -117,6 +117,38 @@ class CalibrateTrainParseTest {
   }
 
   @Test
+  void profileWithComputeSurvivesJavaSerialization() throws Exception {
+    // A planning task carries its pricing to another process by Java serialization.
+    Profile p = new Profile(Profile.VERSION, "1x8:a100-80gb", java.util.List.of())
+        .withCompute("a100", new ComputeScale(0.8125, 3));
+    java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+    try (java.io.ObjectOutputStream o = new java.io.ObjectOutputStream(bytes)) {
+      o.writeObject(p);
+    }
+    try (java.io.ObjectInputStream in = new java.io.ObjectInputStream(
+        new java.io.ByteArrayInputStream(bytes.toByteArray()))) {
+      assertThat(in.readObject()).isEqualTo(p);
+    }
+  }
+
+  @Test
+  void scaledKernelModelDividesEveryTime() {
+    io.meshplan.cluster.KernelTimeModel k = io.meshplan.cluster.KernelTimeModel.of(
+        io.meshplan.cluster.GpuCatalog.find("a100-80gb").orElseThrow(), 2);
+    io.meshplan.cluster.KernelTimeModel half = k.scaled(0.5);
+    // A 1 GFLOP GEMM on A100 bf16: (1e9 + 312e12 * 5e-6) / (312e12 * 0.8) = 1.0256e-5 s; at scale
+    // 0.5 twice that, 2.0513e-5 s.
+    assertThat(k.dotCost(1e9, 1e6)).isCloseTo((1e9 + 312e12 * 5e-6) / (312e12 * 0.8),
+        within(1e-18));
+    assertThat(half.dotCost(1e9, 1e6)).isCloseTo(2 * k.dotCost(1e9, 1e6), within(1e-18));
+    assertThat(half.cost(0, 1e9)).isCloseTo(2 * k.cost(0, 1e9), within(1e-15));
+    assertThat(half.attentionCost(1e12, 1e8, true))
+        .isCloseTo(2 * k.attentionCost(1e12, 1e8, true), within(1e-15));
+    // The largest meaningful scale puts the most efficient kernel at the dense peak.
+    assertThat(k.maxScale()).isGreaterThanOrEqualTo(1).isLessThanOrEqualTo(1 / 0.8 + 1e-12);
+  }
+
+  @Test
   void randomTorchtitanStepLinesParse() {
     // Seeded: tps with and without separators, colours on or off; the parsed time must be
     // local * seq / (median tps after the first * tp * pp).
