@@ -176,6 +176,25 @@ class CalibrateTrainCliTest {
     assertThat(i2).isGreaterThan(1.3 * i1).isLessThanOrEqualTo(2 * i1 * (1 + 1e-9));
   }
 
+  @Test
+  void planOfAnHloModuleAppliesTheProfileScale() throws IOException {
+    Path profile = dir.resolve("slow.yaml");
+    Files.writeString(profile, "version: 1\ncluster: \"1x4:a100-80gb\"\nentries: []\n"
+        + "compute:\n  a100:\n    scale: 0.25\n    runs: 1\n");
+    String[] job = {"plan", "--hlo", "examples/train_step.hlo", "--cluster", "1x4:a100-80gb",
+        "--microbatches", "4", "--json"};
+    CliRun plain = CliRun.of(job);
+    CliRun scaled = CliRun.of(concat(job, new String[] {"--profile", profile.toString()}));
+    assertThat(plain.code()).as(plain.err()).isZero();
+    assertThat(scaled.code()).as(scaled.err()).isZero();
+    com.fasterxml.jackson.databind.ObjectMapper m =
+        new com.fasterxml.jackson.databind.ObjectMapper();
+    double i1 = m.readTree(plain.out()).get("iterationSeconds").asDouble();
+    double i2 = m.readTree(scaled.out()).get("iterationSeconds").asDouble();
+    // Kernels four times slower, communication unchanged: slower, at most four times.
+    assertThat(i2).isGreaterThan(i1).isLessThanOrEqualTo(4 * i1 * (1 + 1e-9));
+  }
+
   private static double computeSeconds(com.fasterxml.jackson.databind.JsonNode sim) {
     double sum = 0;
     for (com.fasterxml.jackson.databind.JsonNode s : sim.get("stages")) {
