@@ -12,16 +12,31 @@ import java.util.List;
  * @param version the file format version, {@link #VERSION}
  * @param cluster the cluster string the profile was measured on
  * @param entries one per (collective, level, group size), sorted by collective, level, gpus
+ * @param compute measured compute scales by GPU architecture ({@link ComputeScale#architecture}),
+ *     sorted by key; empty in profiles fitted to collective benchmarks only
  */
-public record Profile(int version, String cluster, List<ProfileEntry> entries)
-    implements java.io.Serializable {
+public record Profile(int version, String cluster, List<ProfileEntry> entries,
+    java.util.SortedMap<String, ComputeScale> compute) implements java.io.Serializable {
   /** The format version this code writes and reads. */
   public static final int VERSION = 1;
+
+  /**
+   * A profile of collectives only.
+   *
+   * @param version the file format version, {@link #VERSION}
+   * @param cluster the cluster string
+   * @param entries the collective entries
+   */
+  public Profile(int version, String cluster, List<ProfileEntry> entries) {
+    this(version, cluster, entries, new java.util.TreeMap<>());
+  }
 
   /** Validates and sorts. */
   public Profile {
     Require.that(version == VERSION, "profile version must be " + VERSION + ", got " + version);
     Require.nonNull(cluster, "cluster");
+    compute = java.util.Collections.unmodifiableSortedMap(
+        new java.util.TreeMap<>(Require.nonNull(compute, "compute")));
     entries = entries.stream()
         .sorted(Comparator.comparing(ProfileEntry::collective)
             .thenComparing(ProfileEntry::level).thenComparingInt(ProfileEntry::gpus))
@@ -33,6 +48,30 @@ public record Profile(int version, String cluster, List<ProfileEntry> entries)
           || a.gpus() != b.gpus(), "duplicate profile entry " + b.collective() + " "
           + b.level().label() + " gpus=" + b.gpus());
     }
+  }
+
+  /**
+   * The measured compute scale of a GPU's architecture, 1 when the profile has none.
+   *
+   * @param gpu the GPU
+   * @return the scale, > 0
+   */
+  public double computeScale(io.meshplan.cluster.GpuSpec gpu) {
+    ComputeScale c = compute.get(ComputeScale.architecture(gpu.name()));
+    return c == null ? 1 : c.scale();
+  }
+
+  /**
+   * This profile with a compute scale set for one architecture.
+   *
+   * @param architecture the key, e.g. {@code h100}
+   * @param scale the scale
+   * @return the new profile
+   */
+  public Profile withCompute(String architecture, ComputeScale scale) {
+    java.util.TreeMap<String, ComputeScale> m = new java.util.TreeMap<>(compute);
+    m.put(architecture, scale);
+    return new Profile(version, cluster, entries, m);
   }
 
   /**
@@ -70,8 +109,11 @@ public record Profile(int version, String cluster, List<ProfileEntry> entries)
     private final double[][] curveBytes;
     private final double[][] curveSeconds;
     private final double[] tailSlope;
+    /** The compute scales, as a plain sorted map of serializable records. */
+    private final java.util.TreeMap<String, ComputeScale> compute;
 
     Wire(Profile p) {
+      compute = new java.util.TreeMap<>(p.compute());
       int n = p.entries().size();
       version = p.version();
       cluster = p.cluster();
@@ -110,7 +152,7 @@ public record Profile(int version, String cluster, List<ProfileEntry> entries)
         entries.add(new ProfileEntry(collectives[i], levels[i], gpus[i],
             new AlphaBeta(alpha[i], beta[i]), points[i], curve));
       }
-      return new Profile(version, cluster, entries);
+      return new Profile(version, cluster, entries, compute);
     }
   }
 }

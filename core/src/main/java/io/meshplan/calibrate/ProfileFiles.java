@@ -38,7 +38,14 @@ import java.util.Optional;
  *   busbwGBps: 454.5               # 1e-9 / beta, for people
  *   tailSlope: 3.9E-12             # seconds per byte beyond the largest size
  *   curve: [[8, 2.2E-5], ...]      # [bytes, seconds], sizes increasing, times non-decreasing
+ * compute:                         # optional: scales from training logs (calibrate --train)
+ *   h100:                          # GPU architecture (the catalog name before its first '-')
+ *     scale: 0.93                  # kernel speed-up: compute seconds are divided by it
+ *     runs: 2                      # training runs it was fitted to
  * </pre>
+ *
+ * <p>The {@code compute} section was added without a version change: version 1 files without it
+ * read as before (scale 1 everywhere), and a reader that predates it ignores it.
  */
 public final class ProfileFiles {
   private ProfileFiles() {}
@@ -85,6 +92,14 @@ public final class ProfileFiles {
           p.add((long) b[i]);
           p.add(s[i]);
         }
+      }
+    }
+    if (!profile.compute().isEmpty()) {
+      ObjectNode compute = root.putObject("compute");
+      for (java.util.Map.Entry<String, ComputeScale> e : profile.compute().entrySet()) {
+        ObjectNode o = compute.putObject(e.getKey());
+        o.put("scale", e.getValue().scale());
+        o.put("runs", e.getValue().runs());
       }
     }
     try {
@@ -143,10 +158,31 @@ public final class ProfileFiles {
       entries.add(entry(file, i, list.get(i)));
     }
     try {
-      return new Profile(version, cluster, entries);
+      return new Profile(version, cluster, entries, compute(file, root.path("compute")));
     } catch (IllegalArgumentException e) {
       throw new InputException(file + ": " + e.getMessage(), e);
     }
+  }
+
+  private static java.util.TreeMap<String, ComputeScale> compute(Path file, JsonNode node) {
+    java.util.TreeMap<String, ComputeScale> out = new java.util.TreeMap<>();
+    if (node.isMissingNode() || node.isNull()) {
+      return out;
+    }
+    if (!node.isObject()) {
+      throw new InputException(file + ": compute must be a mapping of GPU architecture to "
+          + "{scale, runs}");
+    }
+    for (java.util.Iterator<String> it = node.fieldNames(); it.hasNext(); ) {
+      String arch = it.next();
+      JsonNode o = node.get(arch);
+      try {
+        out.put(arch, new ComputeScale(number(o, "scale"), o.path("runs").asInt(0)));
+      } catch (IllegalArgumentException e) {
+        throw new InputException(file + ": compute." + arch + ": " + e.getMessage(), e);
+      }
+    }
+    return out;
   }
 
   private static ProfileEntry entry(Path file, int i, JsonNode o) {

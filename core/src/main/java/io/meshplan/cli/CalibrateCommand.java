@@ -32,13 +32,29 @@ import picocli.CommandLine.Model.CommandSpec;
       "Reads nccl-tests logs (text or -J JSON), Alpa profile_communication output and"
           + " all_reduce_bench tables, fits alpha-beta and monotone curves per collective, link level"
           + " and group size, and writes a profile for --profile.",
-      "Rows that make no sense are skipped with a file:line warning on stderr."
+      "Rows that make no sense are skipped with a file:line warning on stderr.",
+      "With --train LOG... it reads Megatron-LM or torchtitan training logs instead (not together"
+          + " with FILE): it simulates each run on --cluster's GPU as 'simulate' would and fits"
+          + " one compute scale for the GPU's architecture (every kernel time divided by it,"
+          + " communication unchanged) so that predicted matches measured iteration time (least"
+          + " squares on log time), then writes it to the profile's compute section; that profile"
+          + " has no collective entries, so collectives keep catalog prices. A log is at most"
+          + " 64 MiB with lines of at most 65536 characters, and must be a regular file."
     })
 final class CalibrateCommand implements Callable<Integer> {
   @Spec CommandSpec spec;
 
-  @Parameters(arity = "1..*", paramLabel = "FILE", description = "benchmark logs")
-  List<Path> files;
+  @Parameters(arity = "0..*", paramLabel = "FILE", description = "benchmark logs")
+  List<Path> files = new ArrayList<>();
+
+  @Option(names = "--train", arity = "1..*", paramLabel = "LOG",
+      description = "Megatron-LM or torchtitan training logs to fit the compute scale to")
+  List<Path> train = new ArrayList<>();
+
+  @Option(names = "--config", paramLabel = "TOML",
+      description = "torchtitan's job config (TOML) for its --train logs, which do not state the"
+          + " job unless print_config was on")
+  Path config;
 
   @Option(names = "--cluster", required = true, paramLabel = "C",
       description = "NODESxGPUS:gpu[:fabric], e.g. 4x8:a100-80gb, or a YAML cluster file")
@@ -62,6 +78,26 @@ final class CalibrateCommand implements Callable<Integer> {
       throw new InputException("use --json or --report, not both (--json is for machines)");
     }
     ClusterSpec c = FlagWords.call(FlagWords.CLUSTER, () -> ClusterSpec.parse(cluster));
+    if (!train.isEmpty() && !files.isEmpty()) {
+      throw new InputException("--train reads training logs and FILE benchmark logs; give one "
+          + "kind per run of calibrate (got " + files.size() + " FILE and " + train.size()
+          + " --train)");
+    }
+    if (!train.isEmpty() || config != null) {
+      if (report) {
+        throw new InputException("--train always prints each run's measured and fitted time; "
+            + "drop --report");
+      }
+      return new TrainCalibration(c, cluster, train, config, out, json).run(stdout);
+    }
+    if (files.isEmpty()) {
+      throw new InputException("give benchmark logs (FILE...) or training logs (--train LOG...)");
+    }
+    return fitBenchmarks(c, stdout, stderr);
+  }
+
+  /** The collective fit of benchmark logs (the FILE mode). */
+  private int fitBenchmarks(ClusterSpec c, PrintWriter stdout, PrintWriter stderr) {
     OutputPaths paths = new OutputPaths().output("--out", out);
     for (Path f : files) {
       paths.input("input", f);

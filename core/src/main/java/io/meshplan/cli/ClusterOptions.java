@@ -139,6 +139,11 @@ final class ClusterOptions {
     return mesh -> p.collectives(cs, mesh);
   }
 
+  /** The profile's measured compute scale for the cluster's GPU, 1 without a profile. */
+  double computeScale(ClusterSpec cs) {
+    return pricing().computeScale(cs.gpu());
+  }
+
   SendRecvModel p2p(ClusterSpec cs) {
     return pricing().sendRecv(cs);
   }

@@ -214,8 +214,9 @@ final class PlanCommand implements Callable<Integer> {
     double memory = cluster.memoryPerGpu(cs);
     try (io.meshplan.exec.LocalExecutor pool = (io.meshplan.exec.LocalExecutor) executor.open();
         Progress progress = Progress.start("planning")) {
-      p = HloPipelinePlanner.of(in.graph(), cs, cluster.comm(cs), memory, cluster.p2p(cs),
-          cluster.overlapGradReduce, pool, progress::update).plan(lay, module, n);
+      p = HloPipelinePlanner.of(in.graph(), cs, cluster.comm(cs), cluster.computeScale(cs),
+          memory, cluster.p2p(cs), cluster.overlapGradReduce, pool, progress::update)
+          .plan(lay, module, n);
     }
     HloPlanResult.Stats st = p.stats();
     String search = String.format(java.util.Locale.ROOT, "search: %d layer solves (%d distinct "

@@ -87,9 +87,9 @@ record PlanFiles(PipelinePlan plan, SimulationResult simulation, ClusterSpec clu
     double memory = options.memoryPerGpu(cs);
     // Only the stages' meshes are priced, one layer after another: no pool threads are needed.
     try (LocalExecutor pool = new LocalExecutor(1)) {
-      SimulationResult sim = HloPipelinePlanner.of(in.graph(), cs, options.comm(cs), memory,
-          options.p2p(cs), options.overlapGradReduce, pool, percent -> { }).simulate(lay, p)
-          .simulation();
+      SimulationResult sim = HloPipelinePlanner.of(in.graph(), cs, options.comm(cs),
+          options.computeScale(cs), memory, options.p2p(cs), options.overlapGradReduce, pool,
+          percent -> { }).simulate(lay, p).simulation();
       return new PlanFiles(p, sim, cs, memory);
     }
   }

@@ -3,7 +3,8 @@ package io.meshplan.cluster;
 import java.io.Serializable;
 
 /**
- * Where the prices of collectives and stage-to-stage transfers come from, as a serializable value
+ * Where the prices of collectives and stage-to-stage transfers (and a measured compute scale)
+ * come from, as a serializable value
  * so that a planning task can rebuild them in another process: the catalog or a calibration
  * profile ({@code planner.Pricing} names both). Implementations are values: two equal pricings
  * price every transfer alike, so layer prices may be shared between them.
@@ -25,4 +26,16 @@ public interface CommPricing extends Serializable {
    * @return seconds per transfer
    */
   SendRecvModel sendRecv(ClusterSpec cluster);
+
+  /**
+   * How much faster than the kernel model's defaults a GPU's kernels run, measured from training
+   * logs ({@code meshplan calibrate --train}); it divides every compute time ({@link
+   * KernelTimeModel#scaled}). Collectives are not scaled. The catalog has none: 1.
+   *
+   * @param gpu the GPU
+   * @return the scale, > 0
+   */
+  default double computeScale(GpuSpec gpu) {
+    return 1;
+  }
 }

@@ -75,6 +75,47 @@ public record KernelTimeModel(double peakFlops, double hbmBandwidth, double gemm
         .orElse(gpu.peak(Precision.FP32).orElseThrow());
   }
 
+  /**
+   * This model with every kernel {@code scale} times faster: each time it prices (GEMMs, fused
+   * attention, memory-bound kernels, and the ramp) divided by {@code scale}. A measured scale from
+   * {@code meshplan calibrate --train} moves the whole kernel model of an architecture at once, so
+   * one training log (one measured iteration time) determines it. Peak and bandwidth are
+   * multiplied and the ramp divided, so {@code scaled(s).dotCost(f, b) == dotCost(f, b) / s}; the
+   * FP8 peak scales with them.
+   *
+   * @param scale the speed-up, > 0 (1 leaves the model as is; 0.9 makes kernels 10% slower in
+   *     throughput, i.e. 1/0.9 times the seconds)
+   * @return the scaled model
+   */
+  public KernelTimeModel scaled(double scale) {
+    Require.that(scale > 0 && Double.isFinite(scale), "compute scale must be > 0, got " + scale);
+    if (scale == 1) {
+      return this;
+    }
+    return new KernelTimeModel(peakFlops * scale, hbmBandwidth * scale, gemmEfficiency,
+        rampSeconds / scale, memoryEfficiency, attention,
+        fp8.map(f -> new Fp8Gemms(f.peakFlops() * scale, f.efficiency())));
+  }
+
+  /**
+   * The largest {@link #scaled} factor that keeps every kernel at or below the dense peak: one over
+   * the highest fraction of peak any kernel reaches (large GEMMs, fused attention). A measured
+   * scale above it would claim kernels faster than the hardware.
+   *
+   * @return the largest meaningful scale, >= 1
+   */
+  public double maxScale() {
+    double top = gemmEfficiency;
+    if (attention.isPresent()) {
+      top = Math.max(top, Math.max(attention.get().forwardEfficiency(),
+          attention.get().backwardEfficiency()));
+    }
+    if (fp8.isPresent()) {
+      top = Math.max(top, fp8.get().efficiency());
+    }
+    return 1 / top;
+  }
+
   @Override
   public double cost(double flops, double bytes) {
     return Math.max(flops / (peakFlops * gemmEfficiency),

@@ -61,8 +61,24 @@ public record MeshEnv(CommModel comm, double memoryPerDevice, Optional<ComputeMo
    */
   public static MeshEnv onCluster(io.meshplan.cluster.GpuSpec gpu, CommModel comm,
       double memoryPerDevice, int elementBytes) {
-    return new MeshEnv(comm, memoryPerDevice,
-        Optional.of(io.meshplan.cluster.KernelTimeModel.of(gpu, elementBytes)));
+    return onCluster(gpu, comm, memoryPerDevice, elementBytes, 1);
+  }
+
+  /**
+   * A real cluster's environment whose kernels run {@code computeScale} times faster than the
+   * kernel model's defaults ({@link io.meshplan.cluster.KernelTimeModel#scaled}).
+   *
+   * @param gpu the GPU model
+   * @param comm the collective prices on the logical mesh, seconds
+   * @param memoryPerDevice memory budget of one device, bytes
+   * @param elementBytes element size of the compute dtype (4 for fp32, 2 for bf16/fp16)
+   * @param computeScale the measured speed-up of the GPU's kernels, > 0 (1 for none)
+   * @return the environment
+   */
+  public static MeshEnv onCluster(io.meshplan.cluster.GpuSpec gpu, CommModel comm,
+      double memoryPerDevice, int elementBytes, double computeScale) {
+    return new MeshEnv(comm, memoryPerDevice, Optional.of(
+        io.meshplan.cluster.KernelTimeModel.of(gpu, elementBytes).scaled(computeScale)));
   }
 
   /**

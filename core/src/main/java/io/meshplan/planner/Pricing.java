@@ -54,7 +54,8 @@ public sealed interface Pricing extends CommPricing permits Pricing.Catalog, Pri
   }
 
   /**
-   * A profile's measured collectives and send/recv ({@link ProfileCommModel}).
+   * A profile's measured collectives and send/recv ({@link ProfileCommModel}), and its measured
+   * compute scales.
    *
    * @param profile the profile
    */
@@ -74,6 +75,12 @@ public sealed interface Pricing extends CommPricing permits Pricing.Catalog, Pri
     @Override
     public SendRecvModel sendRecv(ClusterSpec cluster) {
       return new ProfileCommModel(cluster, LogicalMesh.of(cluster.gpuCount()), profile);
+    }
+
+    /** The profile's measured scale for the GPU's architecture ({@link Profile#computeScale}). */
+    @Override
+    public double computeScale(io.meshplan.cluster.GpuSpec gpu) {
+      return profile.computeScale(gpu);
     }
   }
 }

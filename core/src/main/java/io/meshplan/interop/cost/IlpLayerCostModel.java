@@ -65,6 +65,7 @@ public final class IlpLayerCostModel implements LayerCostModel {
   private final SolverOptions solver;
   private final io.meshplan.exec.LocalExecutor pool;
   private final io.meshplan.model.Attention attention;
+  private final double computeScale;
   /** Each layer is solved once: a caller that finds a solve under way waits for its result. */
   private final Map<Key, java.util.concurrent.FutureTask<Optional<LayerCost>>> memo =
       new ConcurrentHashMap<>();
@@ -115,6 +116,29 @@ public final class IlpLayerCostModel implements LayerCostModel {
       Function<LogicalMesh, CommModel> comm, DType computeType,
       io.meshplan.model.Attention attention, SolverOptions solver,
       io.meshplan.exec.LocalExecutor pool) {
+    this(model, cluster, comm, computeType, attention, 1, solver, pool);
+  }
+
+  /**
+   * Creates the model whose kernels run {@code computeScale} times faster than the kernel model's
+   * defaults (a scale measured by {@code meshplan calibrate --train}).
+   *
+   * @param model the model, with the sequence length trained
+   * @param cluster the cluster (its GPU prices kernels)
+   * @param comm collective prices on a logical mesh placed on the cluster, seconds
+   * @param computeType the compute precision (bf16, f16 or f32)
+   * @param attention fused (FlashAttention) or unfused
+   * @param computeScale divides every kernel time, > 0 (1 for the defaults)
+   * @param solver the ILP solver settings
+   * @param pool runs the layer solves of a prefetch
+   */
+  public IlpLayerCostModel(ModelSpec model, ClusterSpec cluster,
+      Function<LogicalMesh, CommModel> comm, DType computeType,
+      io.meshplan.model.Attention attention, double computeScale, SolverOptions solver,
+      io.meshplan.exec.LocalExecutor pool) {
+    Require.that(computeScale > 0 && Double.isFinite(computeScale),
+        "compute scale must be > 0, got " + computeScale);
+    this.computeScale = computeScale;
     this.attention = Require.nonNull(attention, "attention");
     this.pool = Require.nonNull(pool, "pool");
     this.model = Require.nonNull(model, "model");
@@ -224,7 +248,7 @@ public final class IlpLayerCostModel implements LayerCostModel {
     Graph g = tg.graph();
     LogicalMesh mesh = LogicalMesh.of(1, t);
     MeshEnv env = MeshEnv.onCluster(cluster.gpu(), comm.apply(mesh), UNBOUNDED_MEMORY,
-        io.meshplan.model.Fp8Training.storage(computeType).bytes());
+        io.meshplan.model.Fp8Training.storage(computeType).bytes(), computeScale);
     Map<Integer, ShardingSpec> fixed = new HashMap<>();
     fixBoundary(tg, s, fixed);
     if (megatron && t > 1 && !fixMegatron(tg, t, fixed)) {

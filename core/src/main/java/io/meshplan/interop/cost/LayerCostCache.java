@@ -84,7 +84,8 @@ public final class LayerCostCache {
     synchronized (models) {
       // IlpLayerCostModel solves each layer once, also when several points ask at the same time.
       return models.computeIfAbsent(c, k -> new IlpLayerCostModel(model, cluster, req.comm(),
-          model.dtype(), req.attention(), solver, new io.meshplan.exec.LocalExecutor(1)));
+          model.dtype(), req.attention(), req.pricing().computeScale(cluster.gpu()), solver,
+          new io.meshplan.exec.LocalExecutor(1)));
     }
   }
 }

@@ -133,7 +133,8 @@ public final class StageAssembler {
 
   private StageCostBuilder newBuilder(int d, int t) {
     CommModel comm = req.comm().apply(LogicalMesh.of(d, t));
-    KernelTimeModel k = KernelTimeModel.of(req.cluster().gpu(), req.weightBytes());
+    KernelTimeModel k = KernelTimeModel.of(req.cluster().gpu(), req.weightBytes())
+        .scaled(req.pricing().computeScale(req.cluster().gpu()));
     return new StageCostBuilder(comm, k.hbmBandwidth() * k.memoryEfficiency(), req.weightBytes(),
         req.overlaps());
   }

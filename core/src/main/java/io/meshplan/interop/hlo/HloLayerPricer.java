@@ -65,6 +65,7 @@ public final class HloLayerPricer {
   private final Function<LogicalMesh, CommModel> comm;
   private final int elementBytes;
   private final SolverOptions solver;
+  private final double computeScale;
   private final Map<String, FutureTask<Optional<HloLayerCost>>> memo = new ConcurrentHashMap<>();
   private final AtomicInteger solves = new AtomicInteger();
 
@@ -78,6 +79,24 @@ public final class HloLayerPricer {
    */
   public HloLayerPricer(ClusterSpec cluster, Function<LogicalMesh, CommModel> comm,
       int elementBytes, SolverOptions solver) {
+    this(cluster, comm, elementBytes, 1, solver);
+  }
+
+  /**
+   * Creates the pricer whose kernels run {@code computeScale} times faster than the kernel
+   * model's defaults (a scale measured by {@code meshplan calibrate --train}).
+   *
+   * @param cluster the cluster (its GPU prices kernels)
+   * @param comm collective prices on a logical mesh placed on the cluster, seconds
+   * @param elementBytes bytes of the module's compute element type (sets the kernels' peak)
+   * @param computeScale divides every kernel time, > 0 (1 for the defaults)
+   * @param solver the ILP solver settings
+   */
+  public HloLayerPricer(ClusterSpec cluster, Function<LogicalMesh, CommModel> comm,
+      int elementBytes, double computeScale, SolverOptions solver) {
+    Require.that(computeScale > 0 && Double.isFinite(computeScale),
+        "compute scale must be > 0, got " + computeScale);
+    this.computeScale = computeScale;
     this.cluster = Require.nonNull(cluster, "cluster");
     this.comm = Require.nonNull(comm, "comm");
     Require.positive(elementBytes, "element bytes");
@@ -166,7 +185,7 @@ public final class HloLayerPricer {
     Graph g = layer.graph();
     LogicalMesh mesh = LogicalMesh.of(d, t);
     MeshEnv env = MeshEnv.onCluster(cluster.gpu(), comm.apply(mesh), UNBOUNDED_MEMORY,
-        elementBytes);
+        elementBytes, computeScale);
     Map<Integer, ShardingSpec> fixed = new HashMap<>();
     for (Instruction ins : g.instructions()) {
       HloLayerGraph.Input in = layer.inputs()[ins.id()];

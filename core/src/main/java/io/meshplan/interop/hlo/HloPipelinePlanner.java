@@ -107,9 +107,32 @@ public final class HloPipelinePlanner {
       java.util.function.Function<io.meshplan.cluster.LogicalMesh, io.meshplan.cluster.CommModel>
           comm, double memoryPerGpu, SendRecvModel p2p, boolean overlapGradSync,
       LocalExecutor pool, IntConsumer progress) {
+    return of(graph, cluster, comm, 1, memoryPerGpu, p2p, overlapGradSync, pool, progress);
+  }
+
+  /**
+   * The planner of a module whose kernels run {@code computeScale} times faster than the kernel
+   * model's defaults (a profile's measured scale, {@code CommPricing.computeScale}).
+   *
+   * @param graph the module's entry computation, calls inlined
+   * @param cluster the cluster
+   * @param comm collective prices on a logical mesh placed on the cluster, seconds
+   * @param computeScale divides every kernel time, > 0
+   * @param memoryPerGpu memory available on one GPU, bytes
+   * @param p2p prices of stage-to-stage transfers
+   * @param overlapGradSync whether the gradient reduction overlaps with the backward pass
+   * @param pool runs the layer solves
+   * @param progress told the percentage of layer solves done
+   * @return the planner
+   */
+  public static HloPipelinePlanner of(io.meshplan.graph.Graph graph, ClusterSpec cluster,
+      java.util.function.Function<io.meshplan.cluster.LogicalMesh, io.meshplan.cluster.CommModel>
+          comm, double computeScale, double memoryPerGpu, SendRecvModel p2p,
+      boolean overlapGradSync, LocalExecutor pool, IntConsumer progress) {
     int elementBytes = MeshEnv.computeElementBytes(graph);
     return new HloPipelinePlanner(cluster, new HloLayerPricer(cluster, comm, elementBytes,
-        HloLayerPricer.SOLVER), memoryPerGpu, p2p, elementBytes, overlapGradSync, pool, progress);
+        computeScale, HloLayerPricer.SOLVER), memoryPerGpu, p2p, elementBytes, overlapGradSync,
+        pool, progress);
   }
 
   /**

@@ -1,0 +1,155 @@
+package io.meshplan.calibrate;
+
+import io.meshplan.util.InputException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Parses a Megatron-LM training log. Two parts are read, as Megatron-LM prints them
+ * ({@code megatron/training/arguments.py} {@code _print_args}, {@code
+ * megatron/training/training.py} {@code training_log}):
+ *
+ * <ul>
+ *   <li>the block between {@code ---- arguments ----} and {@code ---- end of arguments ----}, one
+ *       {@code "  name ....... value"} line per argument (the dots pad the name to 48 characters);
+ *   <li>the iteration lines {@code " [date] iteration   N/ M | ... | elapsed time per iteration
+ *       (ms): 1234.5 | ..."}, whose time is the mean over the last {@code log_interval}
+ *       iterations. The {@code throughput per GPU (TFLOP/s/GPU)} field appears only with {@code
+ *       --log-throughput}; the fit needs only the elapsed time.
+ * </ul>
+ */
+final class MegatronLog {
+  private static final Pattern ARG = Pattern.compile("^\\s*(\\w+) \\.+ ?(.*)$");
+  private static final Pattern ITERATION = Pattern.compile(
+      "iteration\\s+(\\d+)/\\s*\\d+ \\|.*elapsed time per iteration \\(ms\\): ([0-9.]+)");
+
+  private MegatronLog() {}
+
+  static boolean recognizes(List<String> lines) {
+    return lines.stream().anyMatch(l -> l.contains("-------- arguments --------"));
+  }
+
+  static TrainingRun parse(String file, List<String> lines) {
+    Args a = new Args(file, arguments(lines));
+    RunModel model = model(a);
+    RunParallel parallel = parallel(a);
+    List<Double> ms = new ArrayList<>();
+    for (String l : lines) {
+      Matcher m = ITERATION.matcher(l);
+      if (m.find()) {
+        try {
+          ms.add(Double.parseDouble(m.group(2)));
+        } catch (NumberFormatException e) {
+          continue;
+        }
+      }
+    }
+    ms.removeIf(v -> !(v > 0) || !Double.isFinite(v));
+    double seconds = TrainingLogs.steadyMedian(file, ms, "'elapsed time per iteration (ms)'")
+        / 1000;
+    return new TrainingRun(file, "megatron", model, parallel, TrainingLogs.gpu(lines),
+        seconds, ms.size() - 1);
+  }
+
+  private static Map<String, String> arguments(List<String> lines) {
+    Map<String, String> args = new HashMap<>();
+    boolean in = false;
+    for (String l : lines) {
+      if (l.contains("-------- arguments --------")) {
+        in = true;
+      } else if (l.contains("end of arguments")) {
+        break;
+      } else if (in) {
+        Matcher m = ARG.matcher(l);
+        if (m.matches()) {
+          args.put(m.group(1), m.group(2).trim());
+        }
+      }
+    }
+    return args;
+  }
+
+  private static RunModel model(Args a) {
+    int hidden = a.integer("hidden_size");
+    int heads = a.integer("num_attention_heads");
+    int kv = a.flag("group_query_attention") ? a.integer("num_query_groups") : heads;
+    int ffn = a.optionalInt("ffn_hidden_size").orElse(4 * hidden);
+    int vocab = a.optionalInt("padded_vocab_size").or(() -> a.optionalInt("vocab_size"))
+        .orElseThrow(() -> a.missing("padded_vocab_size"));
+    String dtype = a.flag("bf16") ? "bf16" : a.flag("fp16") ? "f16" : "f32";
+    // Megatron-Core's AttnBackend: flash, fused (cuDNN) and auto (Transformer Engine picks one
+    // of them) run one fused kernel; unfused and local do not.
+    String backend = a.args.getOrDefault("attention_backend", "");
+    backend = backend.substring(backend.lastIndexOf('.') + 1);
+    boolean flash = a.flag("use_flash_attn") || backend.equals("flash")
+        || backend.equals("fused") || backend.equals("auto");
+    return new RunModel.Dims(a.integer("num_layers"), hidden, heads, kv, ffn, vocab,
+        a.integer("seq_length"), a.flag("swiglu"), dtype, flash);
+  }
+
+  private static RunParallel parallel(Args a) {
+    int tp = a.integer("tensor_model_parallel_size");
+    int pp = a.integer("pipeline_model_parallel_size");
+    int dp = a.optionalInt("data_parallel_size")
+        .orElseGet(() -> a.integer("world_size") / (tp * pp));
+    if (dp <= 0) {
+      throw a.bad("world_size", "smaller than tensor x pipeline parallel size");
+    }
+    int global = a.integer("global_batch_size");
+    if (global % dp != 0) {
+      throw a.bad("global_batch_size", "not a multiple of the data-parallel size " + dp);
+    }
+    String rc = a.args.getOrDefault("recompute_granularity", "None");
+    String recompute = rc.equals("full") ? "full" : rc.equals("selective") ? "selective" : "none";
+    return new RunParallel(tp, pp, dp,
+        a.optionalInt("virtual_pipeline_model_parallel_size").orElse(1),
+        a.integer("micro_batch_size"), global / dp, recompute, a.flag("sequence_parallel"),
+        a.flag("use_distributed_optimizer") ? 1 : 0, a.flag("overlap_grad_reduce"));
+  }
+
+  /** The arguments block, read with messages that name the log and the argument. */
+  private record Args(String file, Map<String, String> args) {
+    Optional<Integer> optionalInt(String name) {
+      String v = args.get(name);
+      if (v == null || v.equals("None")) {
+        return Optional.empty();
+      }
+      try {
+        int n = Integer.parseInt(v);
+        if (n <= 0) {
+          throw bad(name, "must be positive");
+        }
+        return Optional.of(n);
+      } catch (NumberFormatException e) {
+        throw bad(name, "is not a whole number");
+      }
+    }
+
+    int integer(String name) {
+      return optionalInt(name).orElseThrow(() -> missing(name));
+    }
+
+    boolean flag(String name) {
+      return "True".equals(args.get(name));
+    }
+
+    InputException missing(String name) {
+      if (args.isEmpty()) {
+        return new InputException(file + ": the '---- arguments ----' block is empty or cut "
+            + "off; calibrate needs the whole block Megatron-LM prints at start-up");
+      }
+      return new InputException(file + ": argument " + name + " is missing from the "
+          + "'---- arguments ----' block; calibrate needs it to rebuild the run");
+    }
+
+    InputException bad(String name, String why) {
+      return new InputException(file + ": argument " + name + " = " + args.get(name) + " "
+          + why);
+    }
+  }
+}

@@ -1,0 +1,67 @@
+package io.meshplan.calibrate;
+
+import io.meshplan.util.InputException;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * The part of TOML that torchtitan's job configs use for the keys calibrate reads: {@code
+ * [table]} headers and {@code key = value} lines whose value is a quoted string, a number or a
+ * boolean, with {@code #} comments. Other values (arrays, inline tables) are kept as their text;
+ * calibrate never reads them.
+ */
+final class TomlSubset {
+  private TomlSubset() {}
+
+  /**
+   * Parses a config.
+   *
+   * @param file the file name, for messages
+   * @param text the TOML text
+   * @return values by {@code table.key}, strings unquoted
+   */
+  static Map<String, String> parse(String file, String text) {
+    Map<String, String> out = new HashMap<>();
+    String table = "";
+    String[] lines = text.split("\r?\n", -1);
+    for (int i = 0; i < lines.length; i++) {
+      String l = stripComment(lines[i]).trim();
+      if (l.isEmpty()) {
+        continue;
+      }
+      if (l.startsWith("[")) {
+        if (!l.endsWith("]")) {
+          throw new InputException(file + ":" + (i + 1) + ": unclosed table header '" + l + "'");
+        }
+        table = l.substring(1, l.length() - 1).trim();
+        continue;
+      }
+      int eq = l.indexOf('=');
+      if (eq <= 0) {
+        throw new InputException(file + ":" + (i + 1) + ": expected key = value, got '" + l
+            + "'");
+      }
+      String key = l.substring(0, eq).trim();
+      String value = l.substring(eq + 1).trim();
+      if (value.length() >= 2 && (value.startsWith("\"") && value.endsWith("\"")
+          || value.startsWith("'") && value.endsWith("'"))) {
+        value = value.substring(1, value.length() - 1);
+      }
+      out.put(table.isEmpty() ? key : table + "." + key, value);
+    }
+    return out;
+  }
+
+  private static String stripComment(String line) {
+    boolean quoted = false;
+    for (int i = 0; i < line.length(); i++) {
+      char c = line.charAt(i);
+      if (c == '"') {
+        quoted = !quoted;
+      } else if (c == '#' && !quoted) {
+        return line.substring(0, i);
+      }
+    }
+    return line;
+  }
+}

@@ -1,0 +1,102 @@
+package io.meshplan.calibrate;
+
+import io.meshplan.util.InputException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Parses a torchtitan training log and its TOML job config. torchtitan's metrics processor
+ * ({@code torchtitan/components/metrics.py}) logs, every {@code log_freq} steps, a line such as
+ * {@code step: 10  loss:  7.9317  memory: 30.52GiB(32.13%)  tps: 6,954  tflops: 403.05  mfu:
+ * 40.75%} with ANSI colour codes between the fields and thousands separators in {@code tps}. Its
+ * {@code tps} is tokens per second per GPU: the tokens of one data-parallel rank over the elapsed
+ * time and the non-data-parallel GPUs (tensor x pipeline), so one step takes {@code localBatch *
+ * seq / (tps * tp * pp)} seconds.
+ *
+ * <p>The job is read from the config (printed in the log only with {@code print_config}): {@code
+ * [model] name, flavor}; {@code [training] local_batch_size} (older releases: {@code batch_size}),
+ * {@code seq_len}; {@code [parallelism] data_parallel_shard_degree, data_parallel_replicate_degree,
+ * tensor_parallel_degree, pipeline_parallel_degree, pipeline_parallel_microbatch_size, 
+ * context_parallel_degree}; {@code [activation_checkpoint] mode}.
+ */
+final class TorchtitanLog {
+  private static final Pattern ANSI = Pattern.compile("\u001b\\[[0-9;]*m");
+  private static final Pattern STEP = Pattern.compile(
+      "step:\\s*(\\d+)\\s.*?tps:\\s*([0-9][0-9,]*(?:\\.[0-9]+)?)");
+
+  private TorchtitanLog() {}
+
+  static boolean recognizes(List<String> lines) {
+    return lines.stream().anyMatch(l -> STEP.matcher(ANSI.matcher(l).replaceAll("")).find());
+  }
+
+  static TrainingRun parse(String file, List<String> lines, Map<String, String> cfg) {
+    List<Double> tps = new ArrayList<>();
+    for (String l : lines) {
+      Matcher m = STEP.matcher(ANSI.matcher(l).replaceAll(""));
+      if (m.find()) {
+        double v = Double.parseDouble(m.group(2).replace(",", ""));
+        if (v > 0) {
+          tps.add(v);
+        }
+      }
+    }
+    double perGpu = TrainingLogs.steadyMedian(file, tps, "'step: .. tps: ..'");
+    Config c = new Config(file, cfg);
+    if (c.integer("parallelism.context_parallel_degree", 1) != 1) {
+      throw new InputException(file + ": context parallelism is not modelled by meshplan; "
+          + "calibrate from a run with context_parallel_degree = 1");
+    }
+    int tp = c.integer("parallelism.tensor_parallel_degree", 1);
+    int pp = c.integer("parallelism.pipeline_parallel_degree", 1);
+    int shard = c.integer("parallelism.data_parallel_shard_degree", -1);
+    int replicate = c.integer("parallelism.data_parallel_replicate_degree", 1);
+    int local = c.cfg.containsKey("training.local_batch_size")
+        ? c.integer("training.local_batch_size", 0) : c.integer("training.batch_size", 0);
+    int seq = c.integer("training.seq_len", 0);
+    if (local <= 0 || seq <= 0) {
+      throw new InputException(c.file + ": [training] needs local_batch_size (or batch_size) and "
+          + "seq_len");
+    }
+    String mode = c.cfg.getOrDefault("activation_checkpoint.mode", "selective")
+        .toLowerCase(Locale.ROOT);
+    String recompute = mode.equals("full") ? "full" : mode.equals("none") ? "none" : "selective";
+    int micro = pp > 1 ? c.integer("parallelism.pipeline_parallel_microbatch_size", 1) : local;
+    int dp = shard < 0 ? 0 : shard * replicate;
+    RunParallel parallel = new RunParallel(tp, pp, dp, 1, micro, local, recompute, false,
+        shard == 1 ? 0 : 3, true);
+    double seconds = (double) local * seq / (perGpu * tp * pp);
+    return new TrainingRun(file, "torchtitan", new RunModel.Preset(preset(c), seq, "bf16", true),
+        parallel, TrainingLogs.gpu(lines), seconds, tps.size() - 1);
+  }
+
+  /** torchtitan's llama3 flavors as meshplan presets (same dimensions). */
+  private static String preset(Config c) {
+    String name = c.cfg.getOrDefault("model.name", "");
+    String flavor = c.cfg.getOrDefault("model.flavor", "");
+    if (name.equals("llama3") && List.of("8B", "70B", "405B").contains(flavor)) {
+      return "llama3-" + flavor.toLowerCase(Locale.ROOT);
+    }
+    throw new InputException(c.file + ": [model] name = \"" + name + "\", flavor = \"" + flavor
+        + "\" has no meshplan preset; calibrate reads llama3 8B, 70B and 405B");
+  }
+
+  /** The config, read with messages that name the file and the key. */
+  private record Config(String file, Map<String, String> cfg) {
+    int integer(String key, int fallback) {
+      String v = cfg.get(key);
+      if (v == null) {
+        return fallback;
+      }
+      try {
+        return Integer.parseInt(v);
+      } catch (NumberFormatException e) {
+        throw new InputException(file + ": " + key + " = " + v + " is not a whole number");
+      }
+    }
+  }
+}

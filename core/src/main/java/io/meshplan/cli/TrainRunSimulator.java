@@ -1,0 +1,114 @@
+package io.meshplan.cli;
+
+import io.meshplan.calibrate.ComputeScale;
+import io.meshplan.calibrate.Profile;
+import io.meshplan.calibrate.RunModel;
+import io.meshplan.calibrate.RunParallel;
+import io.meshplan.calibrate.TrainingRun;
+import io.meshplan.cluster.ClusterSpec;
+import io.meshplan.graph.DType;
+import io.meshplan.interop.PlanSimulator;
+import io.meshplan.model.Attention;
+import io.meshplan.model.ModelSpec;
+import io.meshplan.model.Presets;
+import io.meshplan.model.Recompute;
+import io.meshplan.plan.ParallelConfig;
+import io.meshplan.planner.Planner;
+import io.meshplan.planner.PlannerOptions;
+import io.meshplan.planner.PricedJob;
+import io.meshplan.planner.Pricing;
+import io.meshplan.planner.TrainingJob;
+import io.meshplan.util.InputException;
+import java.util.List;
+
+/**
+ * A training run read from a log, stated as {@code meshplan simulate --tp .. --pp ..} states a
+ * job, and simulated exactly as {@code simulate} does ({@link Planner#price}, {@link
+ * PlanSimulator}) with the GPU's kernels scaled through a calibration profile ({@link
+ * Pricing#calibrated}). It lives beside {@code SimulateCommand} because it needs the same layers
+ * (model, plan, interop, planner, calibrate) that only the command line may see together.
+ *
+ * @param run the run
+ * @param cluster the cluster it ran on: --cluster's GPU and fabric, as many GPUs as the run used
+ * @param model the meshplan model
+ * @param config the parallel configuration
+ */
+record TrainRunSimulator(TrainingRun run, ClusterSpec cluster, ModelSpec model,
+    ParallelConfig config) {
+
+  /**
+   * States a run on --cluster's hardware.
+   *
+   * @param run the run
+   * @param base --cluster
+   * @return the job to simulate
+   * @throws InputException when the run does not fit --cluster or meshplan's model
+   */
+  static TrainRunSimulator of(TrainingRun run, ClusterSpec base) {
+    RunParallel p = run.parallel();
+    int mp = p.tensorParallel() * p.pipelineParallel();
+    int dp = p.dataParallel() > 0 ? p.dataParallel() : base.gpuCount() / mp;
+    int gpus = mp * dp;
+    if (dp <= 0 || gpus > base.gpuCount()) {
+      throw new InputException(run.source() + ": the run used " + Math.max(gpus, mp) + " GPUs, "
+          + "more than --cluster " + base.toShortString() + " has (" + base.gpuCount() + ")");
+    }
+    int perNode = Math.min(gpus, base.gpusPerNode());
+    if (gpus % perNode != 0) {
+      throw new InputException(run.source() + ": the run's " + gpus + " GPUs do not fill whole "
+          + "nodes of " + base.gpusPerNode() + " GPUs");
+    }
+    ClusterSpec cs = new ClusterSpec(gpus / perNode, perNode, base.gpu(), base.fabric());
+    int global = p.localBatch() * dp;
+    try {
+      ModelSpec m = model(run.model(), global);
+      ParallelConfig c = new ParallelConfig(p.tensorParallel(), p.pipelineParallel(), dp,
+          p.virtualStages(), p.microBatch(), global, Recompute.valueOf(
+              p.recompute().toUpperCase(java.util.Locale.ROOT)), p.sequenceParallel(),
+          p.zeroStage());
+      c.check(cs.gpuCount(), m.layers(), m.heads(), m.kvHeads());
+      return new TrainRunSimulator(run, cs, m, c);
+    } catch (IllegalArgumentException e) {
+      throw new InputException(run.source() + ": " + e.getMessage(), e);
+    }
+  }
+
+  private static ModelSpec model(RunModel rm, int global) {
+    DType dtype = switch (rm.dtype()) {
+      case "bf16" -> DType.BF16;
+      case "f16" -> DType.F16;
+      default -> DType.F32;
+    };
+    if (rm instanceof RunModel.Preset p) {
+      return Presets.get(p.name()).withWorkload(p.seq(), global).withTraining(global, dtype);
+    }
+    RunModel.Dims d = (RunModel.Dims) rm;
+    return new ModelSpec("megatron-" + d.layers() + "x" + d.hidden(),
+        d.swiglu() ? ModelSpec.Family.LLAMA : ModelSpec.Family.GPT, d.layers(), d.hidden(),
+        d.heads(), d.kvHeads(), d.ffn(), d.vocab(), d.seq(), global, dtype);
+  }
+
+  /**
+   * The simulated iteration time with the GPU's kernels {@code scale} times faster than modelled.
+   *
+   * @param scale the compute scale, > 0
+   * @return seconds
+   */
+  double iterationSeconds(double scale) {
+    Profile profile = new Profile(Profile.VERSION, cluster.toShortString(), List.of(),
+        new java.util.TreeMap<>(java.util.Map.of(
+            ComputeScale.architecture(cluster.gpu().name()), new ComputeScale(scale, 1))));
+    Attention attention = run.model().flash()
+        && io.meshplan.cluster.FusedAttentionKernels.of(cluster.gpu()).isPresent()
+        ? Attention.FLASH : Attention.UNFUSED;
+    TrainingJob job = TrainingJob.of(model, cluster).withGlobalBatch(config.globalBatchSize())
+        .withDtype(model.dtype()).withAttention(attention)
+        .withOverlapGradReduce(run.parallel().overlapGradReduce());
+    PricedJob priced = Planner.price(job, Pricing.calibrated(profile),
+        PlannerOptions.defaults());
+    return new PlanSimulator(priced.layers()).simulate(priced.request(), config)
+        .orElseThrow(() -> new InputException(run.source() + ": tensor-parallel size "
+            + config.tensorParallel() + " cannot split this model's layers evenly"))
+        .simulation().iterationSeconds();
+  }
+}

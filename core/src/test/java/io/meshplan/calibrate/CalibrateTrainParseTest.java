@@ -1,0 +1,180 @@
+package io.meshplan.calibrate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.within;
+
+import io.meshplan.util.InputException;
+import java.io.IOException;
+import java.net.URISyntaxException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Training logs in Megatron-LM's and torchtitan's formats, written for these tests, parse. */
+class CalibrateTrainParseTest {
+  @TempDir Path dir;
+
+  private static Path resource(String name) {
+    try {
+      return Path.of(CalibrateTrainParseTest.class.getResource("/calibrate/train/" + name)
+          .toURI());
+    } catch (URISyntaxException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private static Path example(String name) {
+    return Path.of("examples/calibrate").resolve(name);
+  }
+
+  @Test
+  void megatronGptWithThroughputAndInterleaving() {
+    TrainingRun r = TrainingLogs.read(resource("megatron_gpt_interleaved.log"), Optional.empty());
+    assertThat(r.framework()).isEqualTo("megatron");
+    // After the warm-up line (4120.7): 1210.2, 1190.6, 1305.0, 1201.4; the median of four is
+    // (1201.4 + 1210.2) / 2 = 1205.8 ms; the checkpoint interval (1305.0) does not move it.
+    assertThat(r.iterationSeconds()).isCloseTo(1.2058, within(1e-12));
+    assertThat(r.iterationLines()).isEqualTo(4);
+    assertThat(r.model()).isEqualTo(new RunModel.Dims(24, 2048, 16, 16, 8192, 50304, 2048, false,
+        "f16", false));
+    // No data_parallel_size line: world_size 16 / (tp 2 * pp 2) = 4; local batch 32 / 4 = 8.
+    assertThat(r.parallel()).isEqualTo(new RunParallel(2, 2, 4, 2, 1, 8, "full", false, 0,
+        false));
+    assertThat(r.gpu()).isEmpty();
+  }
+
+  @Test
+  void megatronLlamaExample() {
+    TrainingRun r = TrainingLogs.read(example("megatron_a100_8gpu.log"), Optional.empty());
+    // 1890.4 is warm-up; median of 702.3, 698.9, 701.7, 699.5, 700.8 is 700.8 ms.
+    assertThat(r.iterationSeconds()).isCloseTo(0.7008, within(1e-12));
+    assertThat(r.model()).isEqualTo(new RunModel.Dims(16, 2048, 16, 8, 5632, 32000, 2048, true,
+        "bf16", true));
+    assertThat(r.parallel()).isEqualTo(new RunParallel(2, 1, 4, 1, 2, 16, "none", true, 1, true));
+  }
+
+  @Test
+  void torchtitanWithAnsiColoursAndThousandsSeparators() {
+    TrainingRun r = TrainingLogs.read(example("torchtitan_llama3_8b_h100.log"),
+        Optional.of(example("torchtitan_llama3_8b.toml")));
+    assertThat(r.framework()).isEqualTo("torchtitan");
+    assertThat(r.gpu()).contains("h100");
+    assertThat(r.model()).isEqualTo(new RunModel.Preset("llama3-8b", 8192, "bf16", true));
+    // data_parallel_shard_degree = -1: left to the cluster (0 here), FSDP (ZeRO-3).
+    assertThat(r.parallel()).isEqualTo(new RunParallel(1, 1, 0, 1, 1, 1, "selective", false, 3,
+        true));
+    // tps after step 1: 6402, 6511, 6497, 6538, 6489; median 6497; 1 * 8192 / 6497 s.
+    assertThat(r.iterationSeconds()).isCloseTo(8192.0 / 6497, within(1e-12));
+  }
+
+  @Test
+  void torchtitanOlderConfigKeys() {
+    TrainingRun r = TrainingLogs.read(resource("torchtitan_llama3_70b_h100.log"),
+        Optional.of(resource("torchtitan_old_batch_size.toml")));
+    assertThat(r.model()).isEqualTo(new RunModel.Preset("llama3-70b", 4096, "bf16", true));
+    assertThat(r.parallel()).isEqualTo(new RunParallel(8, 2, 4, 1, 1, 2, "full", false, 3, true));
+    // tps median of 1180, 1204, 1196 is 1196 per GPU; 2 * 4096 / (1196 * 8 * 2) s.
+    assertThat(r.iterationSeconds()).isCloseTo(2.0 * 4096 / (1196 * 16), within(1e-12));
+  }
+
+  @Test
+  void megatronWithoutIterationLinesIsRefused() throws IOException {
+    Path f = dir.resolve("args-only.log");
+    String log = Files.readString(resource("megatron_gpt_interleaved.log"));
+    Files.writeString(f, log.substring(0, log.indexOf(" [2024")));
+    assertThatThrownBy(() -> TrainingLogs.read(f, Optional.empty()))
+        .isInstanceOf(InputException.class).hasMessageContaining("0 usable")
+        .hasMessageContaining("need at least 2");
+  }
+
+  @Test
+  void megatronMissingArgumentIsNamed() throws IOException {
+    Path f = dir.resolve("no-hidden.log");
+    Files.writeString(f, Files.readString(resource("megatron_gpt_interleaved.log"))
+        .replaceAll("(?m)^  hidden_size .*\\n", ""));
+    assertThatThrownBy(() -> TrainingLogs.read(f, Optional.empty()))
+        .isInstanceOf(InputException.class).hasMessageContaining("argument hidden_size is "
+            + "missing");
+  }
+
+  @Test
+  void profileComputeSectionRoundTripsAndOldProfilesReadAsOne() {
+    Profile p = new Profile(Profile.VERSION, "1x8:h100-80gb", java.util.List.of())
+        .withCompute("h100", new ComputeScale(0.75, 2));
+    for (String name : new String[] {"p.yaml", "p.json"}) {
+      Path f = dir.resolve(name);
+      ProfileFiles.write(f, p);
+      Profile back = ProfileFiles.read(f);
+      assertThat(back).isEqualTo(p);
+      assertThat(back.computeScale(io.meshplan.cluster.GpuCatalog.find("h100-80gb").orElseThrow()))
+          .isEqualTo(0.75);
+      assertThat(back.computeScale(io.meshplan.cluster.GpuCatalog.find("a100-80gb").orElseThrow()))
+          .isEqualTo(1.0);
+    }
+  }
+
+  @Test
+  void profileWithComputeSurvivesJavaSerialization() throws Exception {
+    // A planning task carries its pricing to another process by Java serialization.
+    Profile p = new Profile(Profile.VERSION, "1x8:a100-80gb", java.util.List.of())
+        .withCompute("a100", new ComputeScale(0.8125, 3));
+    java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+    try (java.io.ObjectOutputStream o = new java.io.ObjectOutputStream(bytes)) {
+      o.writeObject(p);
+    }
+    try (java.io.ObjectInputStream in = new java.io.ObjectInputStream(
+        new java.io.ByteArrayInputStream(bytes.toByteArray()))) {
+      assertThat(in.readObject()).isEqualTo(p);
+    }
+  }
+
+  @Test
+  void scaledKernelModelDividesEveryTime() {
+    io.meshplan.cluster.KernelTimeModel k = io.meshplan.cluster.KernelTimeModel.of(
+        io.meshplan.cluster.GpuCatalog.find("a100-80gb").orElseThrow(), 2);
+    io.meshplan.cluster.KernelTimeModel half = k.scaled(0.5);
+    // A 1 GFLOP GEMM on A100 bf16: (1e9 + 312e12 * 5e-6) / (312e12 * 0.8) = 1.0256e-5 s; at scale
+    // 0.5 twice that, 2.0513e-5 s.
+    assertThat(k.dotCost(1e9, 1e6)).isCloseTo((1e9 + 312e12 * 5e-6) / (312e12 * 0.8),
+        within(1e-18));
+    assertThat(half.dotCost(1e9, 1e6)).isCloseTo(2 * k.dotCost(1e9, 1e6), within(1e-18));
+    assertThat(half.cost(0, 1e9)).isCloseTo(2 * k.cost(0, 1e9), within(1e-15));
+    assertThat(half.attentionCost(1e12, 1e8, true))
+        .isCloseTo(2 * k.attentionCost(1e12, 1e8, true), within(1e-15));
+    // The largest meaningful scale puts the most efficient kernel at the dense peak.
+    assertThat(k.maxScale()).isGreaterThanOrEqualTo(1).isLessThanOrEqualTo(1 / 0.8 + 1e-12);
+  }
+
+  @Test
+  void randomTorchtitanStepLinesParse() {
+    // Seeded: tps with and without separators, colours on or off; the parsed time must be
+    // local * seq / (median tps after the first * tp * pp).
+    java.util.Random rnd = new java.util.Random(20);
+    for (int c = 0; c < 50; c++) {
+      int n = 2 + rnd.nextInt(6);
+      int[] tps = new int[n];
+      StringBuilder log = new StringBuilder();
+      for (int i = 0; i < n; i++) {
+        tps[i] = 100 + rnd.nextInt(2_000_000);
+        String t = rnd.nextBoolean() ? String.format(java.util.Locale.ROOT, "%,d", tps[i])
+            : Integer.toString(tps[i]);
+        String e = rnd.nextBoolean() ? "\u001b[3" + rnd.nextInt(8) + "m" : "";
+        log.append("[rank0]:[titan] x - root - INFO - ").append(e).append("step: ")
+            .append(i + 1).append("  ").append(e).append("loss: 1.0  ").append(e)
+            .append("tps: ").append(t).append("  ").append(e).append("mfu: 1%\n");
+      }
+      int[] rest = java.util.Arrays.copyOfRange(tps, 1, n);
+      java.util.Arrays.sort(rest);
+      int m = rest.length;
+      double median = m % 2 == 1 ? rest[m / 2] : (rest[m / 2 - 1] + rest[m / 2]) / 2.0;
+      TrainingRun r = TorchtitanLog.parse("gen", java.util.List.of(log.toString().split("\n")),
+          java.util.Map.of("model.name", "llama3", "model.flavor", "8B",
+              "training.local_batch_size", "3", "training.seq_len", "1024"));
+      assertThat(r.iterationSeconds()).as("case " + c).isCloseTo(3 * 1024 / median,
+          within(1e-9 * r.iterationSeconds()));
+    }
+  }
+}

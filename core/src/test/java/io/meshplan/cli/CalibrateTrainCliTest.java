@@ -1,0 +1,211 @@
+package io.meshplan.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+
+import io.meshplan.calibrate.ProfileFiles;
+import io.meshplan.calibrate.TrainingLogs;
+import io.meshplan.calibrate.TrainingRun;
+import io.meshplan.cluster.ClusterSpec;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code meshplan calibrate --train}: logs written from a known compute scale give it back, and
+ * the scale a profile carries moves {@code simulate}'s compute time by exactly that factor.
+ */
+class CalibrateTrainCliTest {
+  @TempDir Path dir;
+
+  private static final Path EXAMPLES = Path.of("examples/calibrate");
+
+  /** A Megatron-LM log of a small LLaMA-style model with the given iteration times, ms. */
+  static String megatronLog(double warmupMs, double[] ms) {
+    String[][] args = {{"bf16", "True"}, {"data_parallel_size", "2"}, {"ffn_hidden_size", "5632"},
+        {"global_batch_size", "128"}, {"group_query_attention", "True"}, {"hidden_size", "2048"},
+        {"micro_batch_size", "2"}, {"num_attention_heads", "16"}, {"num_layers", "8"},
+        {"num_query_groups", "8"}, {"overlap_grad_reduce", "False"},
+        {"padded_vocab_size", "32000"}, {"pipeline_model_parallel_size", "1"},
+        {"recompute_granularity", "None"}, {"seq_length", "2048"}, {"sequence_parallel", "False"},
+        {"swiglu", "True"}, {"tensor_model_parallel_size", "2"},
+        {"use_distributed_optimizer", "True"}, {"attention_backend", "AttnBackend.flash"},
+        {"virtual_pipeline_model_parallel_size", "None"}, {"world_size", "4"}};
+    StringBuilder b = new StringBuilder("------------------------ arguments ------------------------\n");
+    for (String[] a : args) {
+      b.append("  ").append(a[0]).append(' ').append(".".repeat(48 - a[0].length())).append(' ')
+          .append(a[1]).append('\n');
+    }
+    b.append("-------------------- end of arguments ---------------------\n");
+    List<Double> all = new ArrayList<>(List.of(warmupMs));
+    for (double m : ms) {
+      all.add(m);
+    }
+    for (int i = 0; i < all.size(); i++) {
+      b.append(String.format(Locale.ROOT, " [2024-01-01 00:00:%02d.000000] iteration %8d/%8d |"
+          + " consumed samples: %12d | elapsed time per iteration (ms): %.1f | learning rate:"
+          + " 1.000000E-04 | global batch size:   128 | lm loss: 9.000000E+00 | loss scale: 1.0"
+          + " |%n", i, 10 * (i + 1), 100, 1280 * (i + 1), all.get(i)));
+    }
+    return b.toString();
+  }
+
+  private double simulatedSeconds(Path log, Optional<Path> config, String cluster, double scale) {
+    TrainingRun r = TrainingLogs.read(log, config);
+    return TrainRunSimulator.of(r, ClusterSpec.parse(cluster)).iterationSeconds(scale);
+  }
+
+  private double fittedScale(Path profile, String gpu) {
+    return ProfileFiles.read(profile).computeScale(
+        io.meshplan.cluster.GpuCatalog.find(gpu).orElseThrow());
+  }
+
+  @Test
+  void megatronLogsFromAKnownScaleAreRecovered() throws IOException {
+    Random rnd = new Random(7);
+    for (int c = 0; c < 3; c++) {
+      double truth = 0.4 + 0.8 * rnd.nextDouble();
+      Path log = dir.resolve("m" + c + ".log");
+      Files.writeString(log, megatronLog(3000, new double[] {100, 100}));
+      double t = simulatedSeconds(log, Optional.empty(), "1x4:a100-80gb", truth);
+      // The log prints 0.1 ms: at most 0.05 ms off an iteration of several hundred ms (8 layers
+      // of h 2048 on 128 x 2048 tokens over 4 GPUs), under 1e-4 of the time; the median of
+      // (t + 0.05, t, t - 0.05) ms is t as printed.
+      Files.writeString(log, megatronLog(3 * t * 1000, new double[] {t * 1000 + 0.05,
+          t * 1000, t * 1000 - 0.05}));
+      Path out = dir.resolve("m" + c + ".yaml");
+      CliRun run = CliRun.of("calibrate", "--train", log.toString(), "--cluster",
+          "1x4:a100-80gb", "--out", out.toString());
+      assertThat(run.code()).as(run.err()).isZero();
+      assertThat(fittedScale(out, "a100-80gb")).as("case " + c)
+          .isCloseTo(truth, within(1e-3 * truth));
+      assertThat(run.out()).contains("compute scale a100 = ").contains("m" + c + ".log");
+    }
+  }
+
+  @Test
+  void torchtitanLogFromAKnownScaleIsRecovered() throws IOException {
+    Path config = EXAMPLES.resolve("torchtitan_llama3_8b.toml");
+    Path example = EXAMPLES.resolve("torchtitan_llama3_8b_h100.log");
+    double truth = 0.8125;
+    double t = simulatedSeconds(example, Optional.of(config), "1x8:h100-80gb", truth);
+    // tps = local batch 1 * seq 8192 / t, printed whole with separators: off by at most 0.5 in
+    // several thousand, below 1e-4.
+    long tps = Math.round(8192 / t);
+    String text = Files.readString(example).replaceAll("tps: [0-9,]+",
+        "tps: " + String.format(Locale.ROOT, "%,d", tps));
+    Path log = dir.resolve("titan.log");
+    Files.writeString(log, text);
+    Path out = dir.resolve("h100.json");
+    CliRun run = CliRun.of("calibrate", "--train", log.toString(), "--config", config.toString(),
+        "--cluster", "1x8:h100-80gb", "--out", out.toString(), "--json");
+    assertThat(run.code()).as(run.err()).isZero();
+    assertThat(fittedScale(out, "h100-80gb")).isCloseTo(truth, within(1e-3 * truth));
+    assertThat(run.out()).contains("\"architecture\" : \"h100\"").contains("\"afterSeconds\"");
+  }
+
+  @Test
+  void twoRunsOverdetermineTheScaleAndLeaveResiduals() throws IOException {
+    // Two logs of one model measured 10% apart: no single scale fits both, so both residuals are
+    // non-zero and of opposite sign (least squares on log time splits the difference).
+    Path a = dir.resolve("a.log");
+    Path b = dir.resolve("b.log");
+    Files.writeString(a, megatronLog(3000, new double[] {100, 100}));
+    double t = simulatedSeconds(a, Optional.empty(), "1x4:a100-80gb", 0.7) * 1000;
+    Files.writeString(a, megatronLog(3000, new double[] {t, t}));
+    Files.writeString(b, megatronLog(3000, new double[] {1.1 * t, 1.1 * t}));
+    CliRun run = CliRun.of("calibrate", "--train", a.toString(), b.toString(), "--cluster",
+        "1x4:a100-80gb", "--out", dir.resolve("p.json").toString(), "--json");
+    assertThat(run.code()).as(run.err()).isZero();
+    com.fasterxml.jackson.databind.JsonNode root =
+        new com.fasterxml.jackson.databind.ObjectMapper().readTree(run.out());
+    double ea = root.get("runs").get(0).get("error").asDouble();
+    double eb = root.get("runs").get(1).get("error").asDouble();
+    assertThat(ea).isPositive();
+    assertThat(eb).isNegative();
+    assertThat(root.get("scale").asDouble()).isLessThan(0.7);
+  }
+
+  @Test
+  void aProfileScaleDividesSimulatedComputeTime() throws IOException {
+    Path profile = dir.resolve("half.yaml");
+    Files.writeString(profile, "version: 1\ncluster: \"1x8:a100-80gb\"\nentries: []\n"
+        + "compute:\n  a100:\n    scale: 0.5\n    runs: 1\n");
+    String[] job = {"--model", "llama2-7b", "--layers", "4", "--cluster", "1x8:a100-80gb",
+        "--tp", "2", "--pp", "1", "--dp", "4", "--micro-batch", "1", "--global-batch", "8",
+        "--json"};
+    CliRun plain = CliRun.of(concat(new String[] {"simulate"}, job));
+    CliRun scaled = CliRun.of(concat(new String[] {"simulate", "--profile", profile.toString()},
+        job));
+    assertThat(plain.code()).as(plain.err()).isZero();
+    assertThat(scaled.code()).as(scaled.err()).isZero();
+    com.fasterxml.jackson.databind.ObjectMapper m =
+        new com.fasterxml.jackson.databind.ObjectMapper();
+    double c1 = computeSeconds(m.readTree(plain.out()));
+    double c2 = computeSeconds(m.readTree(scaled.out()));
+    // Scale 0.5: every kernel takes twice as long, so stage compute doubles exactly.
+    assertThat(c2).isCloseTo(2 * c1, within(1e-9 * c2));
+    double i1 = m.readTree(plain.out()).get("iterationSeconds").asDouble();
+    double i2 = m.readTree(scaled.out()).get("iterationSeconds").asDouble();
+    assertThat(i2).isGreaterThan(i1 + 0.9 * c1);
+  }
+
+  @Test
+  void planWithAProfileScalePredictsASlowerIteration() throws IOException {
+    Path profile = dir.resolve("slow.yaml");
+    Files.writeString(profile, "version: 1\ncluster: \"1x8:a100-80gb\"\nentries: []\n"
+        + "compute:\n  a100:\n    scale: 0.5\n    runs: 1\n");
+    String[] job = {"plan", "--model", "llama2-7b", "--layers", "4", "--cluster",
+        "1x8:a100-80gb", "--global-batch", "8", "--json"};
+    CliRun plain = CliRun.of(job);
+    CliRun scaled = CliRun.of(concat(job, new String[] {"--profile", profile.toString()}));
+    assertThat(plain.code()).as(plain.err()).isZero();
+    assertThat(scaled.code()).as(scaled.err()).isZero();
+    com.fasterxml.jackson.databind.ObjectMapper m =
+        new com.fasterxml.jackson.databind.ObjectMapper();
+    double i1 = m.readTree(plain.out()).findValue("iterationSeconds").asDouble();
+    double i2 = m.readTree(scaled.out()).findValue("iterationSeconds").asDouble();
+    // Twice the compute, communication unchanged: slower, and at most twice as slow.
+    assertThat(i2).isGreaterThan(1.3 * i1).isLessThanOrEqualTo(2 * i1 * (1 + 1e-9));
+  }
+
+  @Test
+  void planOfAnHloModuleAppliesTheProfileScale() throws IOException {
+    Path profile = dir.resolve("slow.yaml");
+    Files.writeString(profile, "version: 1\ncluster: \"1x4:a100-80gb\"\nentries: []\n"
+        + "compute:\n  a100:\n    scale: 0.25\n    runs: 1\n");
+    String[] job = {"plan", "--hlo", "examples/train_step.hlo", "--cluster", "1x4:a100-80gb",
+        "--microbatches", "4", "--json"};
+    CliRun plain = CliRun.of(job);
+    CliRun scaled = CliRun.of(concat(job, new String[] {"--profile", profile.toString()}));
+    assertThat(plain.code()).as(plain.err()).isZero();
+    assertThat(scaled.code()).as(scaled.err()).isZero();
+    com.fasterxml.jackson.databind.ObjectMapper m =
+        new com.fasterxml.jackson.databind.ObjectMapper();
+    double i1 = m.readTree(plain.out()).get("iterationSeconds").asDouble();
+    double i2 = m.readTree(scaled.out()).get("iterationSeconds").asDouble();
+    // Kernels four times slower, communication unchanged: slower, at most four times.
+    assertThat(i2).isGreaterThan(i1).isLessThanOrEqualTo(4 * i1 * (1 + 1e-9));
+  }
+
+  private static double computeSeconds(com.fasterxml.jackson.databind.JsonNode sim) {
+    double sum = 0;
+    for (com.fasterxml.jackson.databind.JsonNode s : sim.get("stages")) {
+      sum += s.get("breakdown").get("compute").asDouble();
+    }
+    return sum;
+  }
+
+  private static String[] concat(String[] a, String[] b) {
+    String[] r = java.util.Arrays.copyOf(a, a.length + b.length);
+    System.arraycopy(b, 0, r, a.length, b.length);
+    return r;
+  }
+}

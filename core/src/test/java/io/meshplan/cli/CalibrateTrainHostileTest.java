@@ -1,0 +1,126 @@
+package io.meshplan.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Bad input to {@code calibrate --train}: each is one line on stderr, exit 2, no stack trace, and
+ * nothing hangs.
+ */
+class CalibrateTrainHostileTest {
+  @TempDir Path dir;
+
+  private static final String A100 = "1x4:a100-80gb";
+
+  private CliRun train(Path log, String... more) {
+    String[] base = {"calibrate", "--train", log.toString(), "--cluster", A100, "--out",
+        dir.resolve("out.yaml").toString()};
+    String[] args = java.util.Arrays.copyOf(base, base.length + more.length);
+    System.arraycopy(more, 0, args, base.length, more.length);
+    return CliRun.of(args);
+  }
+
+  private Path write(String name, String text) throws IOException {
+    Path f = dir.resolve(name);
+    Files.writeString(f, text);
+    return f;
+  }
+
+  private static String good() {
+    return CalibrateTrainCliTest.megatronLog(3000, new double[] {500, 500});
+  }
+
+  @Test
+  void seededGarbageIsRefused() throws IOException {
+    Random rnd = new Random(11);
+    for (int c = 0; c < 20; c++) {
+      byte[] b = new byte[1 + rnd.nextInt(4000)];
+      for (int i = 0; i < b.length; i++) {
+        b[i] = (byte) (32 + rnd.nextInt(95));
+      }
+      if (rnd.nextBoolean()) {
+        b[rnd.nextInt(b.length)] = '\n';
+      }
+      Path f = dir.resolve("g" + c + ".log");
+      Files.write(f, b);
+      train(f).refusedInOneLine(ExitCodes.BAD_INPUT, "g" + c + ".log");
+    }
+    assertThat(Files.exists(dir.resolve("out.yaml"))).isFalse();
+  }
+
+  @Test
+  void truncatedLogsAreRefused() throws IOException {
+    String log = good();
+    // Cut inside the arguments block: the block's end never comes and fields are missing.
+    train(write("cut-args.log", log.substring(0, log.indexOf("hidden_size"))))
+        .refusedInOneLine(ExitCodes.BAD_INPUT, "missing from the '---- arguments ----' block");
+    // Cut after the first iteration line: only warm-up is left.
+    int second = log.indexOf(" [2024", log.indexOf(" [2024") + 1);
+    train(write("cut-iter.log", log.substring(0, second)))
+        .refusedInOneLine(ExitCodes.BAD_INPUT, "1 usable");
+  }
+
+  @Test
+  void hugeLogsAreRefused() throws IOException {
+    Path f = dir.resolve("huge.log");
+    try (RandomAccessFile raf = new RandomAccessFile(f.toFile(), "rw")) {
+      raf.write(good().getBytes(StandardCharsets.UTF_8));
+      raf.setLength((64L << 20) + 1);
+    }
+    train(f).refusedInOneLine(ExitCodes.BAD_INPUT, "larger than");
+    Path line = write("long-line.log", good() + "x".repeat(70_000) + "\n");
+    train(line).refusedInOneLine(ExitCodes.BAD_INPUT, "line longer than 65536 characters");
+  }
+
+  @Test
+  @Timeout(value = 30, unit = TimeUnit.SECONDS)
+  void devZeroAndFifoAreRefusedWithoutHanging() throws IOException, InterruptedException {
+    Path zero = Path.of("/dev/zero");
+    assumeTrue(Files.exists(zero), "no /dev/zero on this system");
+    train(zero).refusedInOneLine(ExitCodes.BAD_INPUT, "not a regular file");
+    Path fifo = dir.resolve("fifo.log");
+    Process p = new ProcessBuilder("mkfifo", fifo.toString()).start();
+    assumeTrue(p.waitFor() == 0, "mkfifo is not available");
+    train(fifo).refusedInOneLine(ExitCodes.BAD_INPUT, "not a regular file");
+  }
+
+  @Test
+  void impossibleOrUnderdeterminedFitsAreRefused() throws IOException {
+    // 1 ms per iteration is below the communication of the run alone.
+    train(write("fast.log", CalibrateTrainCliTest.megatronLog(3000, new double[] {1, 1})))
+        .refusedInOneLine(ExitCodes.BAD_INPUT, "no compute scale explains it");
+    // A torchtitan log without its config does not state the job.
+    Path titan = Path.of("examples/calibrate/torchtitan_llama3_8b_h100.log");
+    CliRun.of("calibrate", "--train", titan.toString(), "--cluster", "1x8:h100-80gb", "--out",
+        dir.resolve("t.yaml").toString()).refusedInOneLine(ExitCodes.BAD_INPUT, "--config");
+    // The log names H100s; --cluster has A100s.
+    CliRun.of("calibrate", "--train", titan.toString(), "--config",
+        "examples/calibrate/torchtitan_llama3_8b.toml", "--cluster", "1x8:a100-80gb", "--out",
+        dir.resolve("t.yaml").toString()).refusedInOneLine(ExitCodes.BAD_INPUT, "ran on h100 GPUs");
+    // More GPUs than --cluster has.
+    train(write("big.log", good().replaceAll("world_size \\.+ 4", "world_size ... 64")
+        .replaceAll("data_parallel_size \\.+ 2", "data_parallel_size ... 32")))
+        .refusedInOneLine(ExitCodes.BAD_INPUT, "more than --cluster");
+  }
+
+  @Test
+  void outputNamingAnInputAndMixedModesAreRefused() throws IOException {
+    Path log = write("run.log", good());
+    CliRun.of("calibrate", "--train", log.toString(), "--cluster", A100, "--out", log.toString())
+        .refusedInOneLine(ExitCodes.BAD_INPUT, "--out");
+    assertThat(Files.readString(log)).isEqualTo(good());
+    CliRun.of("calibrate", log.toString(), "--train", log.toString(), "--cluster", A100, "--out",
+        dir.resolve("p.yaml").toString()).refusedInOneLine(ExitCodes.BAD_INPUT, "one kind");
+  }
+}
