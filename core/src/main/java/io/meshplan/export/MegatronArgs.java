@@ -137,22 +137,7 @@ public final class MegatronArgs implements FrameworkWriter {
     List<List<String>> a = new ArrayList<>();
     a.add(List.of("--tensor-model-parallel-size", Integer.toString(c.tensorParallel())));
     a.add(List.of("--pipeline-model-parallel-size", Integer.toString(c.pipelineParallel())));
-    if (c.virtualStages() > 1 && c.unevenStages()) {
-      // arguments.py refuses uneven stages with --num-layers-per-virtual-pipeline-stage
-      // ("please use --num-virtual-stages-per-pipeline-rank ... when enable uneven pipeline").
-      a.add(List.of("--num-virtual-stages-per-pipeline-rank",
-          Integer.toString(c.virtualStages())));
-    } else if (c.virtualStages() > 1) {
-      a.add(List.of("--num-layers-per-virtual-pipeline-stage",
-          Integer.toString(m.layers() / (c.pipelineParallel() * c.virtualStages()))));
-    }
-    if (c.firstStageLayers() > 0) {
-      a.add(List.of("--decoder-first-pipeline-num-layers",
-          Integer.toString(c.firstStageLayers())));
-    }
-    if (c.lastStageLayers() > 0) {
-      a.add(List.of("--decoder-last-pipeline-num-layers", Integer.toString(c.lastStageLayers())));
-    }
+    pipelineStages(c, m, a);
     a.add(List.of("--micro-batch-size", Integer.toString(c.microBatchSize())));
     a.add(List.of("--global-batch-size", Integer.toString(c.globalBatchSize())));
     if (c.sequenceParallel()) {
@@ -190,6 +175,32 @@ public final class MegatronArgs implements FrameworkWriter {
     // Megatron-Core's AttnBackend (flash, fused, unfused, local, auto; default auto): the kernel
     // the plan was priced with.
     a.add(List.of("--attention-backend", input.attention().label()));
+    precision(m, a);
+    return a;
+  }
+
+  /** Virtual stages and uneven first and last stages. */
+  private static void pipelineStages(ParallelConfig c, ModelSpec m, List<List<String>> a) {
+    if (c.virtualStages() > 1 && c.unevenStages()) {
+      // arguments.py refuses uneven stages with --num-layers-per-virtual-pipeline-stage
+      // ("please use --num-virtual-stages-per-pipeline-rank ... when enable uneven pipeline").
+      a.add(List.of("--num-virtual-stages-per-pipeline-rank",
+          Integer.toString(c.virtualStages())));
+    } else if (c.virtualStages() > 1) {
+      a.add(List.of("--num-layers-per-virtual-pipeline-stage",
+          Integer.toString(m.layers() / (c.pipelineParallel() * c.virtualStages()))));
+    }
+    if (c.firstStageLayers() > 0) {
+      a.add(List.of("--decoder-first-pipeline-num-layers",
+          Integer.toString(c.firstStageLayers())));
+    }
+    if (c.lastStageLayers() > 0) {
+      a.add(List.of("--decoder-last-pipeline-num-layers", Integer.toString(c.lastStageLayers())));
+    }
+  }
+
+  /** The training precision. */
+  private static void precision(ModelSpec m, List<List<String>> a) {
     if (Fp8Training.on(m.dtype())) {
       // Transformer Engine's DelayedScaling with its own defaults (Megatron-Core's are an amax
       // history of 1, most_recent); FP8 needs TE's layers, Megatron's default implementation.
@@ -204,7 +215,6 @@ public final class MegatronArgs implements FrameworkWriter {
     } else if (m.dtype() == DType.F16) {
       a.add(List.of("--fp16"));
     }
-    return a;
   }
 
   /**
