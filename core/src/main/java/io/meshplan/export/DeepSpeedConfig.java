@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.util.RawValue;
 import io.meshplan.graph.DType;
+import io.meshplan.model.Architecture;
 import io.meshplan.model.Fp8Training;
 import io.meshplan.model.ModelSpec;
 import io.meshplan.model.Overlaps;
@@ -86,6 +87,10 @@ public final class DeepSpeedConfig implements FrameworkWriter {
   @Override
   public Optional<String> missing(ExportInput input) {
     ParallelConfig c = input.config();
+    Optional<String> model = missingModel(input.model());
+    if (model.isPresent()) {
+      return model;
+    }
     if (Fp8Training.on(input.model().dtype())) {
       // Its configuration JSON switches fp16, bf16 and amp; FP8 GEMMs come only from
       // Transformer Engine modules in the model code, which a config cannot turn on.
@@ -108,6 +113,24 @@ public final class DeepSpeedConfig implements FrameworkWriter {
           + " can be sharded only without a pipeline");
     }
     return missingOverlap(c, input.overlaps());
+  }
+
+  /** What Megatron-DeepSpeed's GPT model cannot build ({@code megatron/arguments.py}). */
+  private static Optional<String> missingModel(ModelSpec m) {
+    if (m.family() == ModelSpec.Family.ALPA_MLP) {
+      return Optional.of("Megatron-DeepSpeed trains transformer language models; " + m.name()
+          + " (Alpa's MLP test model) is not one");
+    }
+    if (m.arch().mlp() == Architecture.Mlp.RELU) {
+      return Optional.of("Megatron-DeepSpeed has no ReLU MLP (GeLU, SwiGLU or squared ReLU); "
+          + m.name() + " uses ReLU");
+    }
+    if (m.arch().positions() == Architecture.Positions.LEARNED
+        && m.arch().positionRows() < m.seq()) {
+      return Optional.of("Megatron-DeepSpeed's learned position table needs a row per position; "
+          + m.name() + " has " + m.arch().positionRows() + " rows for " + m.seq() + " positions");
+    }
+    return Optional.empty();
   }
 
   /** The overlaps the plan was priced with that DeepSpeed cannot run. */
@@ -136,6 +159,9 @@ public final class DeepSpeedConfig implements FrameworkWriter {
    */
   @Override
   public Optional<ExportInput> nearest(ExportInput input) {
+    if (missingModel(input.model()).isPresent()) {
+      return Optional.empty();
+    }
     ParallelConfig c = input.config();
     int zero = c.zeroStage() >= 2 && c.pipelineParallel() > 1 ? 1 : c.zeroStage();
     ModelSpec m = input.model();

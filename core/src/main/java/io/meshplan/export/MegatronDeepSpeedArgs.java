@@ -1,6 +1,7 @@
 package io.meshplan.export;
 
 import io.meshplan.graph.DType;
+import io.meshplan.model.Architecture;
 import io.meshplan.model.Attention;
 import io.meshplan.model.ModelSpec;
 import io.meshplan.model.Recompute;
@@ -68,7 +69,7 @@ final class MegatronDeepSpeedArgs {
     a.add(List.of("--num-attention-heads", Integer.toString(m.heads())));
     a.add(List.of("--num-key-value-heads", Integer.toString(m.kvHeads())));
     a.add(List.of("--seq-length", Integer.toString(m.seq())));
-    a.add(List.of("--max-position-embeddings", Integer.toString(m.seq())));
+    a.addAll(architecture(m));
     if (input.attention() == Attention.FLASH) {
       a.add(List.of("--use-flash-attn-v2"));
     }
@@ -87,6 +88,43 @@ final class MegatronDeepSpeedArgs {
     a.add(List.of("--lr", "\"$LR\"", "--min-lr", "0.0", "--lr-decay-style", "linear",
         "--lr-warmup-iters", "\"$WARMUP_ITERS\"", "--train-iters", "\"$TRAIN_ITERS\""));
     a.add(List.of("--deepspeed", "--deepspeed_config", configFile));
+    return a;
+  }
+
+  /**
+   * The block's shape in Megatron-DeepSpeed's words ({@code megatron/arguments.py}): {@code
+   * --swiglu} (670), {@code --normalization rmsnorm} (647, choices layernorm and rmsnorm), rotary
+   * positions as {@code --use-rotary-position-embeddings} with the learned table off ({@code
+   * --no-position-embedding}, 633 and 640), else the learned table's rows as {@code
+   * --max-position-embeddings} (630), {@code --untie-embeddings-and-output-weights} (680) and
+   * {@code --disable-bias-linear} (937); LLaMA without dropout ({@code --attention-dropout},
+   * {@code --hidden-dropout}).
+   */
+  private static List<List<String>> architecture(ModelSpec m) {
+    Architecture arch = m.arch();
+    List<List<String>> a = new ArrayList<>();
+    boolean rotary = arch.positions() == Architecture.Positions.ROTARY;
+    a.add(List.of("--max-position-embeddings",
+        Integer.toString(rotary ? m.seq() : arch.positionRows())));
+    if (rotary) {
+      a.add(List.of("--use-rotary-position-embeddings", "--no-position-embedding"));
+    }
+    if (arch.mlp() == Architecture.Mlp.SWIGLU) {
+      a.add(List.of("--swiglu"));
+    }
+    if (arch.norm() == Architecture.Norm.RMS) {
+      a.add(List.of("--normalization", "rmsnorm"));
+    }
+    if (!arch.tiedEmbeddings()) {
+      a.add(List.of("--untie-embeddings-and-output-weights"));
+    }
+    if (!arch.biases()) {
+      a.add(List.of("--disable-bias-linear"));
+    }
+    if (m.family() == ModelSpec.Family.LLAMA) {
+      // LLaMA trains without dropout; Megatron-DeepSpeed's defaults are 0.1 (768 and 770).
+      a.add(List.of("--attention-dropout", "0.0", "--hidden-dropout", "0.0"));
+    }
     return a;
   }
 

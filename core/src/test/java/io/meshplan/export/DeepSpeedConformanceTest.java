@@ -67,6 +67,11 @@ class DeepSpeedConformanceTest {
       Map.entry("--hidden-size", 616), Map.entry("--ffn-hidden-size", 618),
       Map.entry("--num-attention-heads", 621), Map.entry("--num-key-value-heads", 623),
       Map.entry("--seq-length", 1278), Map.entry("--max-position-embeddings", 630),
+      Map.entry("--use-rotary-position-embeddings", 633),
+      Map.entry("--no-position-embedding", 640), Map.entry("--swiglu", 670),
+      Map.entry("--normalization", 647), Map.entry("--untie-embeddings-and-output-weights", 680),
+      Map.entry("--disable-bias-linear", 937), Map.entry("--attention-dropout", 768),
+      Map.entry("--hidden-dropout", 770),
       Map.entry("--use-flash-attn-v2", 930), Map.entry("--no-gradient-accumulation-fusion", 986),
       Map.entry("--fp16", 1111), Map.entry("--bf16", 1113), Map.entry("--zero-stage", 1487),
       Map.entry("--optimizer", 940), Map.entry("--adam-beta1", 783),
@@ -151,11 +156,22 @@ class DeepSpeedConformanceTest {
       // warmup_type is 'log' or 'linear' (lr_schedules.py:52-53).
       assertThat(j.at("/scheduler/params/warmup_type").asText()).isIn("log", "linear");
       assertThat(j.path("gradient_clipping").asDouble()).isEqualTo(1.0);
-      for (String w : DeepSpeedLaunchFiles.args(text)) {
+      List<String> args = DeepSpeedLaunchFiles.args(text);
+      for (String w : args) {
         if (w.startsWith("--")) {
           assertThat(MDS_OPTIONS).as(w).containsKey(w);
         }
       }
+      // LLaMA's block: SwiGLU, RMSNorm (choices layernorm, rmsnorm: arguments.py:647-648) and
+      // rotary positions without the learned table.
+      assertThat(args).contains("--swiglu", "--use-rotary-position-embeddings",
+          "--no-position-embedding", "--untie-embeddings-and-output-weights",
+          "--disable-bias-linear");
+      assertThat(args.get(args.indexOf("--normalization") + 1)).isEqualTo("rmsnorm");
+      assertThat(option(args, "--num-key-value-heads")).isEqualTo(in.model().kvHeads());
+      assertThat(args.get(args.indexOf("--hidden-dropout") + 1)).isEqualTo("0.0");
+      assertThat(args.get(args.indexOf("--deepspeed_config") + 1)).isEqualTo("ds_config.json");
+      assertThat(args.get(args.indexOf("--lr") + 1)).isEqualTo(DeepSpeedLaunchFiles.LR);
     }
   }
 
