@@ -47,7 +47,7 @@ import java.util.Optional;
  *
  * <p>ZeRO stages map one to one ({@code zero_optimization.stage} 0, 1, 2 or 3; Megatron-LM's
  * distributed optimizer is stage 1). Two limits of DeepSpeed's pipeline engine ({@code
- * deepspeed/runtime/pipe/engine.py}) make configurations inexpressible: it has no interleaved
+ * deepspeed/runtime/pipe/engine.py}:76-77) make configurations inexpressible: it has no interleaved
  * schedule, and it refuses ZeRO stages 2 and 3 ("ZeRO-2 and ZeRO-3 are incompatible with pipeline
  * parallelism"), so ZeRO-2 and ZeRO-3 need a pipeline of one stage.
  *
