@@ -36,7 +36,8 @@ import picocli.CommandLine.Spec;
     name = "export",
     mixinStandardHelpOptions = true,
     description = {
-      "Writes a Megatron-LM argument file, a torchtitan TOML or a DeepSpeed JSON for a plan"
+      "Writes a Megatron-LM argument file, a torchtitan TOML or a DeepSpeed launch file (its"
+          + " JSON and the Megatron-DeepSpeed arguments) for a plan"
           + " (--plan) or for the flags simulate takes.",
       "A configuration the framework cannot express is never approximated: exit code 3 names"
           + " what is missing and prints the nearest configuration it can express.",

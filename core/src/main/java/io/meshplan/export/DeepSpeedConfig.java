@@ -4,25 +4,50 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.databind.util.RawValue;
 import io.meshplan.graph.DType;
+import io.meshplan.model.Architecture;
 import io.meshplan.model.Fp8Training;
 import io.meshplan.model.ModelSpec;
-import io.meshplan.model.ModelSpec;
+import io.meshplan.model.Overlaps;
+import io.meshplan.model.TrainingGraphBuilder;
 import io.meshplan.plan.ParallelConfig;
 import io.meshplan.util.InputException;
 import io.meshplan.util.Require;
+import io.meshplan.util.ShellQuote;
+import java.util.List;
 import java.util.Optional;
 
 /**
- * A DeepSpeed configuration JSON (Rajbhandari et al., "ZeRO", SC'20): batch sizes, gradient
- * accumulation, ZeRO stage and precision. DeepSpeed takes its data-parallel size from the world
- * size over the model-parallel group that the model code (Megatron-DeepSpeed, with the arguments of
- * {@link MegatronArgs}) sets up, so {@code train_batch_size = micro batch * gradient accumulation *
- * data-parallel size} holds for the same configuration.
+ * A DeepSpeed launch file (Rajbhandari et al., "ZeRO", SC'20): a bash file to source that writes
+ * the DeepSpeed configuration JSON (batch sizes, gradient accumulation, ZeRO stage, precision,
+ * optimizer, scheduler, gradient clipping) to {@code $DS_CONFIG} and sets {@code DS_ARGS}, the
+ * Megatron-DeepSpeed arguments of {@link MegatronDeepSpeedArgs}. The JSON alone carries no tensor
+ * or pipeline size, and DeepSpeed then takes the whole world as data parallel and refuses the
+ * batch ({@code deepspeed/runtime/config.py}:724 and 937, DeepSpeed commit edaa722); the
+ * arguments give it the model-parallel unit under which {@code train_batch_size = micro batch *
+ * gradient accumulation * data-parallel size} holds.
+ *
+ * <p>The JSON's keys are those DeepSpeed's config readers take: {@code bf16.enabled} ({@code
+ * deepspeed/runtime/precision_config.py}:41-47) or {@code fp16} with dynamic loss scaling and its
+ * defaults spelled out ({@code precision_config.py}:100-160), never both ({@code
+ * config.py}:826-828); {@code optimizer} {@code AdamW} with the betas, epsilon and weight decay
+ * meshplan prices ({@link TrainingGraphBuilder}; {@code config.py}:444-456, the name lower-cased
+ * against {@code DEEPSPEED_OPTIMIZERS}, {@code config.py}:84-87 and 840-842); {@code scheduler}
+ * {@code WarmupDecayLR} ({@code deepspeed/runtime/lr_schedules.py}:22 and 766-797, looked up by
+ * name in {@code engine.py}:1598-1610) with linear warm-up from 0; {@code gradient_clipping} 1.0
+ * ({@code config.py}:257, {@code constants.py}:260). The learning rate, warm-up and training
+ * iterations are shell variables the file asks for ({@code LR}, {@code TRAIN_ITERS}) or defaults
+ * ({@code WARMUP_ITERS} 2000), so the heredoc is expanded when sourced.
+ *
+ * <p>Overlaps follow the plan: ZeRO-1 reduces gradients under the backward only with {@code
+ * overlap_comm} (the plan's {@code --overlap-grad-reduce}); DeepSpeed's engine without ZeRO has no
+ * such overlap, and no optimizer gathers weights under the next forward or overlaps tensor-parallel
+ * communication with GEMMs, so plans priced with those exit 3.
  *
  * <p>ZeRO stages map one to one ({@code zero_optimization.stage} 0, 1, 2 or 3; Megatron-LM's
  * distributed optimizer is stage 1). Two limits of DeepSpeed's pipeline engine ({@code
- * deepspeed/runtime/pipe/engine.py}) make configurations inexpressible: it has no interleaved
+ * deepspeed/runtime/pipe/engine.py}:76-77) make configurations inexpressible: it has no interleaved
  * schedule, and it refuses ZeRO stages 2 and 3 ("ZeRO-2 and ZeRO-3 are incompatible with pipeline
  * parallelism"), so ZeRO-2 and ZeRO-3 need a pipeline of one stage.
  *
@@ -44,6 +69,15 @@ import java.util.Optional;
  * whole model rather than this rank's shard.
  */
 public final class DeepSpeedConfig implements FrameworkWriter {
+  /**
+   * The gradient clipping norm written ({@code gradient_clipping}, DeepSpeed's default, {@code
+   * deepspeed/runtime/constants.py}:260) and Megatron-DeepSpeed's {@code --clip-grad} default.
+   */
+  public static final double GRADIENT_CLIPPING = 1.0;
+
+  /** The warm-up iterations written when {@code WARMUP_ITERS} is unset. */
+  public static final int DEFAULT_WARMUP_ITERS = 2000;
+
   private static final ObjectMapper JSON =
       new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
 
@@ -53,6 +87,10 @@ public final class DeepSpeedConfig implements FrameworkWriter {
   @Override
   public Optional<String> missing(ExportInput input) {
     ParallelConfig c = input.config();
+    Optional<String> model = missingModel(input.model());
+    if (model.isPresent()) {
+      return model;
+    }
     if (Fp8Training.on(input.model().dtype())) {
       // Its configuration JSON switches fp16, bf16 and amp; FP8 GEMMs come only from
       // Transformer Engine modules in the model code, which a config cannot turn on.
@@ -74,6 +112,43 @@ public final class DeepSpeedConfig implements FrameworkWriter {
           + (c.zeroStage() == 2 ? "gradients" : "weights")
           + " can be sharded only without a pipeline");
     }
+    return missingOverlap(c, input.overlaps());
+  }
+
+  /** What Megatron-DeepSpeed's GPT model cannot build ({@code megatron/arguments.py}). */
+  private static Optional<String> missingModel(ModelSpec m) {
+    if (m.family() == ModelSpec.Family.ALPA_MLP) {
+      return Optional.of("Megatron-DeepSpeed trains transformer language models; " + m.name()
+          + " (Alpa's MLP test model) is not one");
+    }
+    if (m.arch().mlp() == Architecture.Mlp.RELU) {
+      return Optional.of("Megatron-DeepSpeed has no ReLU MLP (GeLU, SwiGLU or squared ReLU); "
+          + m.name() + " uses ReLU");
+    }
+    if (m.arch().positions() == Architecture.Positions.LEARNED
+        && m.arch().positionRows() < m.seq()) {
+      return Optional.of("Megatron-DeepSpeed's learned position table needs a row per position; "
+          + m.name() + " has " + m.arch().positionRows() + " rows for " + m.seq() + " positions");
+    }
+    return Optional.empty();
+  }
+
+  /** The overlaps the plan was priced with that DeepSpeed cannot run. */
+  private static Optional<String> missingOverlap(ParallelConfig c, Overlaps o) {
+    if (o.gradReduce() && c.zeroStage() == 0) {
+      return Optional.of("DeepSpeed's engine without ZeRO all-reduces gradients after the"
+          + " backward pass (overlap_comm is a ZeRO setting); the plan overlaps the gradient"
+          + " reduction (--overlap-grad-reduce)");
+    }
+    if (o.gradReduce() && o.paramGather() && c.zeroStage() == 1) {
+      return Optional.of("DeepSpeed's ZeRO-1 gathers the updated weights after the optimizer"
+          + " step; the plan overlaps the gather with the next forward pass"
+          + " (--overlap-param-gather)");
+    }
+    if (o.tensorComm() && c.sequenceParallel()) {
+      return Optional.of("Megatron-DeepSpeed has no tensor-parallel communication overlap; the"
+          + " plan overlaps it with the GEMMs (--tp-comm-overlap)");
+    }
     return Optional.empty();
   }
 
@@ -84,13 +159,19 @@ public final class DeepSpeedConfig implements FrameworkWriter {
    */
   @Override
   public Optional<ExportInput> nearest(ExportInput input) {
+    if (missingModel(input.model()).isPresent()) {
+      return Optional.empty();
+    }
     ParallelConfig c = input.config();
     int zero = c.zeroStage() >= 2 && c.pipelineParallel() > 1 ? 1 : c.zeroStage();
     ModelSpec m = input.model();
-    if (Fp8Training.on(m.dtype())) {
-      input = new ExportInput(m.withTraining(m.batch(), DType.BF16), input.cluster(),
-          input.config(), input.attention(), input.overlaps());
-    }
+    Overlaps o = input.overlaps();
+    // Each overlap DeepSpeed lacks is turned off; the gradient reduction stays under ZeRO-1.
+    Overlaps runnable = new Overlaps(o.gradReduce() && zero >= 1,
+        o.paramGather() && zero != 1, o.tensorComm() && !c.sequenceParallel(), o.fsdpPrefetch(),
+        o.gradAccumFusion());
+    input = new ExportInput(Fp8Training.on(m.dtype()) ? m.withTraining(m.batch(), DType.BF16) : m,
+        input.cluster(), input.config(), input.attention(), runnable);
     try {
       return Optional.of(input.withConfig(new ParallelConfig(
           c.tensorParallel(), c.pipelineParallel(), c.dataParallel(), 1, c.microBatchSize(),
@@ -105,39 +186,107 @@ public final class DeepSpeedConfig implements FrameworkWriter {
   public String write(ExportInput input) {
     Require.that(missing(input).isEmpty(), missing(input).orElse(""));
     ParallelConfig c = input.config();
-    ModelSpec m = input.model();
+    StringBuilder sb = new StringBuilder();
+    sb.append("# DeepSpeed configuration and Megatron-DeepSpeed arguments written by meshplan"
+        + " export\n");
+    sb.append("# model ").append(ShellQuote.commentText(input.model().name())).append(" on ")
+        .append(input.cluster().toShortString()).append(": tensor ").append(c.tensorParallel())
+        .append(" x pipeline ").append(c.pipelineParallel()).append(" x data ")
+        .append(c.dataParallel()).append(" = ").append(c.gpus()).append(" GPUs\n");
+    sb.append("# DeepSpeed checks train_batch_size ").append(c.globalBatchSize())
+        .append(" = micro ").append(c.microBatchSize()).append(" x gradient accumulation ")
+        .append(c.microbatches()).append(" x data-parallel ").append(c.dataParallel())
+        .append(", the data-parallel size\n# coming from the tensor and pipeline sizes in"
+            + " DS_ARGS; with the JSON alone it would take all ").append(c.gpus())
+        .append(" GPUs as data parallel.\n");
+    sb.append("# Use: export TRAIN_ITERS=... LR=... [WARMUP_ITERS=...]; source this file; then\n"
+        + "#   deepspeed --hostfile HOSTFILE --num_nodes ").append(input.cluster().nodes())
+        .append(" --num_gpus ").append(input.cluster().gpusPerNode())
+        .append(" pretrain_gpt.py \"${DS_ARGS[@]}\" <tokenizer and data arguments>\n");
+    sb.append(": \"${TRAIN_ITERS:?set TRAIN_ITERS, the iterations to train}\"\n");
+    sb.append(": \"${LR:?set LR, the peak learning rate}\"\n");
+    sb.append("WARMUP_ITERS=${WARMUP_ITERS:-").append(DEFAULT_WARMUP_ITERS).append("}\n");
+    sb.append("DS_CONFIG=${DS_CONFIG:-ds_config.json}\n");
+    if (c.sequenceParallel()) {
+      sb.append("# Megatron-DeepSpeed refuses sequence parallelism without it"
+          + " (megatron/arguments.py:402-406).\nexport CUDA_DEVICE_MAX_CONNECTIONS=1\n");
+    }
+    sb.append("cat > \"$DS_CONFIG\" <<JSON\n").append(json(input)).append("JSON\n");
+    sb.append("# shellcheck disable=SC2034\nDS_ARGS=(\n");
+    for (List<String> a : MegatronDeepSpeedArgs.of(input, "\"$DS_CONFIG\"")) {
+      sb.append("  ").append(String.join(" ", a.stream().map(w -> w.startsWith("\"$") ? w
+          : ShellQuote.quote(w)).toList())).append('\n');
+    }
+    return sb.append(")\n").toString();
+  }
+
+  /**
+   * The DeepSpeed configuration JSON, with the shell expansions {@code ${LR}}, {@code
+   * ${WARMUP_ITERS}} and {@code ${TRAIN_ITERS}} in place of the learning-rate numbers.
+   *
+   * @param input an input this writer expresses
+   * @return the JSON text, ending in a newline
+   */
+  public static String json(ExportInput input) {
+    ParallelConfig c = input.config();
     ObjectNode root = JSON.createObjectNode();
     root.put("train_batch_size", c.globalBatchSize());
     root.put("train_micro_batch_size_per_gpu", c.microBatchSize());
     root.put("gradient_accumulation_steps", c.microbatches());
-    ObjectNode zero = root.putObject("zero_optimization").put("stage", c.zeroStage());
-    if (c.zeroStage() == 2) {
-      zero.put("overlap_comm", input.overlaps().fsdpPrefetch());
-      zero.put("contiguous_gradients", true);
-      zero.put("reduce_bucket_size", 500_000_000L);
-    }
-    if (c.zeroStage() == 3) {
-      zero.put("overlap_comm", input.overlaps().fsdpPrefetch());
-      zero.put("contiguous_gradients", true);
-      zero.put("reduce_bucket_size", 500_000_000L);
-      zero.put("stage3_prefetch_bucket_size", 50_000_000L);
-      zero.put("stage3_param_persistence_threshold", 100_000L);
-      zero.put("stage3_max_live_parameters", 1_000_000_000L);
-      zero.put("stage3_max_reuse_distance", 1_000_000_000L);
-      zero.put("stage3_gather_16bit_weights_on_model_save", true);
-    }
-    if (m.dtype() == DType.BF16) {
-      root.putObject("bf16").put("enabled", true);
-    } else if (m.dtype() == DType.F16) {
-      // loss_scale 0 selects dynamic loss scaling.
-      root.putObject("fp16").put("enabled", true).put("loss_scale", 0);
-    }
+    root.set("zero_optimization", zero(c, input.overlaps()));
+    precision(root, input.model().dtype());
+    ObjectNode opt = root.putObject("optimizer").put("type", "AdamW").putObject("params");
+    opt.putRawValue("lr", new RawValue("${LR}"));
+    opt.putArray("betas").add(TrainingGraphBuilder.BETA1).add(TrainingGraphBuilder.BETA2);
+    opt.put("eps", TrainingGraphBuilder.ADAM_EPS);
+    opt.put("weight_decay", TrainingGraphBuilder.WEIGHT_DECAY);
+    ObjectNode sched = root.putObject("scheduler").put("type", "WarmupDecayLR")
+        .putObject("params");
+    sched.put("warmup_min_lr", 0);
+    sched.putRawValue("warmup_max_lr", new RawValue("${LR}"));
+    sched.putRawValue("warmup_num_steps", new RawValue("${WARMUP_ITERS}"));
+    sched.put("warmup_type", "linear");
+    sched.putRawValue("total_num_steps", new RawValue("${TRAIN_ITERS}"));
+    root.put("gradient_clipping", GRADIENT_CLIPPING);
     root.put("steps_per_print", 10);
     root.put("wall_clock_breakdown", false);
     try {
       return JSON.writeValueAsString(root) + "\n";
     } catch (JsonProcessingException e) {
       throw new IllegalStateException("cannot write JSON", e);
+    }
+  }
+
+  private static ObjectNode zero(ParallelConfig c, Overlaps o) {
+    ObjectNode zero = JSON.createObjectNode().put("stage", c.zeroStage());
+    if (c.zeroStage() == 1) {
+      // DeepSpeed's default for stages below 3 is false (zero/config.py:383-385).
+      zero.put("overlap_comm", o.gradReduce());
+    }
+    if (c.zeroStage() >= 2) {
+      zero.put("overlap_comm", o.fsdpPrefetch());
+      zero.put("contiguous_gradients", true);
+      zero.put("reduce_bucket_size", 500_000_000L);
+    }
+    if (c.zeroStage() == 3) {
+      zero.put("stage3_prefetch_bucket_size", 50_000_000L);
+      zero.put("stage3_param_persistence_threshold", 100_000L);
+      zero.put("stage3_max_live_parameters", 1_000_000_000L);
+      zero.put("stage3_max_reuse_distance", 1_000_000_000L);
+      zero.put("stage3_gather_16bit_weights_on_model_save", true);
+    }
+    return zero;
+  }
+
+  /** bf16, or fp16 with dynamic loss scaling and DeepSpeed's defaults; fp32 writes neither. */
+  private static void precision(ObjectNode root, DType dtype) {
+    if (dtype == DType.BF16) {
+      root.putObject("bf16").put("enabled", true);
+    } else if (dtype == DType.F16) {
+      // loss_scale 0 selects dynamic loss scaling, starting at 2^16.
+      root.putObject("fp16").put("enabled", true).put("loss_scale", 0)
+          .put("initial_scale_power", 16).put("loss_scale_window", 1000).put("hysteresis", 2)
+          .put("min_loss_scale", 1);
     }
   }
 }

@@ -9,8 +9,11 @@ public enum ExportTarget {
   MEGATRON("megatron", "megatron-args.sh"),
   /** A torchtitan job TOML. */
   TORCHTITAN("torchtitan", "torchtitan.toml"),
-  /** A DeepSpeed configuration JSON. */
-  DEEPSPEED("deepspeed", "ds_config.json");
+  /**
+   * A bash file to source: the DeepSpeed configuration JSON, written as a heredoc, and the
+   * Megatron-DeepSpeed arguments that give DeepSpeed its tensor and pipeline sizes.
+   */
+  DEEPSPEED("deepspeed", "ds_launch.sh");
 
   private final String label;
   private final String fileName;
@@ -32,7 +35,7 @@ public enum ExportTarget {
   /**
    * The conventional file name of the output.
    *
-   * @return for example {@code ds_config.json}
+   * @return for example {@code ds_launch.sh}
    */
   public String fileName() {
     return fileName;

@@ -30,12 +30,19 @@ import java.util.Set;
  * with blocks named {@code layer_<i>}, so {@link io.meshplan.graph.LayerScopes} finds the blocks.
  */
 public final class TrainingGraphBuilder {
-  /** Adam's decay rates, epsilon, learning rate and weight decay (values only set constants). */
-  private static final double BETA1 = 0.9;
-  private static final double BETA2 = 0.95;
-  private static final double ADAM_EPS = 1e-8;
+  /**
+   * Adam's first-moment decay rate (dimensionless), as meshplan prices the update; exports write
+   * the same value (values only set constants, so they do not change the price).
+   */
+  public static final double BETA1 = 0.9;
+  /** Adam's second-moment decay rate (dimensionless). */
+  public static final double BETA2 = 0.95;
+  /** Adam's epsilon (dimensionless). */
+  public static final double ADAM_EPS = 1e-8;
+  /** The learning rate of the priced update; exports leave the learning rate to the user. */
   private static final double LR = 1e-4;
-  private static final double WEIGHT_DECAY = 0.1;
+  /** Decoupled weight decay (AdamW, Loshchilov and Hutter 2019; dimensionless). */
+  public static final double WEIGHT_DECAY = 0.1;
 
   private TrainingGraphBuilder() {}
 

@@ -101,7 +101,7 @@ class Llama70bPlanCliTest {
             + "  --micro-batch-size 2\n  --global-batch-size 1024\n  --sequence-parallel\n");
     CliRun ds = CliRun.of(concat(new String[] {"export", "--to", "deepspeed"}, flags));
     assertThat(ds.code()).as(ds.err()).isZero();
-    JsonNode j = new ObjectMapper().readTree(ds.out());
+    JsonNode j = io.meshplan.export.DeepSpeedLaunchFiles.json(ds.out());
     // 1024 = micro 2 x gradient accumulation 64 x data-parallel 8.
     assertThat(j.path("train_micro_batch_size_per_gpu").asInt()).isEqualTo(2);
     assertThat(j.path("gradient_accumulation_steps").asInt()).isEqualTo(64);

@@ -3,7 +3,6 @@ package io.meshplan.export;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.toml.TomlMapper;
 import io.meshplan.model.Recompute;
 import io.meshplan.plan.ParallelConfig;
@@ -171,7 +170,7 @@ class ExporterTest {
 
   @Test
   void deepSpeedJsonReadsBackAsThePlan() throws Exception {
-    JsonNode j = new ObjectMapper().readTree(exported(ExportTarget.DEEPSPEED,
+    JsonNode j = DeepSpeedLaunchFiles.json(exported(ExportTarget.DEEPSPEED,
         Plans.input(1, Recompute.FULL, true, true)));
     // train_batch_size 1024 = micro 1 x gradient accumulation 32 x data-parallel 32.
     assertThat(j.path("train_batch_size").asInt()).isEqualTo(1024);
@@ -179,7 +178,7 @@ class ExporterTest {
     assertThat(j.path("gradient_accumulation_steps").asInt()).isEqualTo(32);
     assertThat(j.at("/zero_optimization/stage").asInt()).isEqualTo(1);
     assertThat(j.at("/bf16/enabled").asBoolean()).isTrue();
-    JsonNode noZero = new ObjectMapper().readTree(exported(ExportTarget.DEEPSPEED,
+    JsonNode noZero = DeepSpeedLaunchFiles.json(exported(ExportTarget.DEEPSPEED,
         Plans.input(1, Recompute.FULL, true, false)));
     assertThat(noZero.at("/zero_optimization/stage").asInt()).isZero();
   }

@@ -3,7 +3,6 @@ package io.meshplan.export;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.meshplan.model.Recompute;
 import io.meshplan.plan.ParallelConfig;
 import io.meshplan.plan.PipelinePlan;
@@ -126,7 +125,8 @@ class ZeroStageExportTest {
   @Test
   void deepSpeedWritesStage3WithItsTuningKeysSpelledOut() {
     // train_batch_size 1024 = micro 1 x gradient accumulation 8 x data-parallel 128.
-    assertThat(exported(ExportTarget.DEEPSPEED, zero3OneStage())).isEqualTo("""
+    assertThat(DeepSpeedLaunchFiles.heredoc(exported(ExportTarget.DEEPSPEED, zero3OneStage())))
+        .isEqualTo("""
         {
           "train_batch_size" : 1024,
           "train_micro_batch_size_per_gpu" : 1,
@@ -145,6 +145,26 @@ class ZeroStageExportTest {
           "bf16" : {
             "enabled" : true
           },
+          "optimizer" : {
+            "type" : "AdamW",
+            "params" : {
+              "lr" : ${LR},
+              "betas" : [ 0.9, 0.95 ],
+              "eps" : 1.0E-8,
+              "weight_decay" : 0.1
+            }
+          },
+          "scheduler" : {
+            "type" : "WarmupDecayLR",
+            "params" : {
+              "warmup_min_lr" : 0,
+              "warmup_max_lr" : ${LR},
+              "warmup_num_steps" : ${WARMUP_ITERS},
+              "warmup_type" : "linear",
+              "total_num_steps" : ${TRAIN_ITERS}
+            }
+          },
+          "gradient_clipping" : 1.0,
           "steps_per_print" : 10,
           "wall_clock_breakdown" : false
         }
@@ -158,7 +178,8 @@ class ZeroStageExportTest {
    */
   private static final Set<String> DOCUMENTED_TOP = Set.of("train_batch_size",
       "train_micro_batch_size_per_gpu", "gradient_accumulation_steps", "zero_optimization",
-      "bf16", "fp16", "steps_per_print", "wall_clock_breakdown");
+      "bf16", "fp16", "optimizer", "scheduler", "gradient_clipping", "steps_per_print",
+      "wall_clock_breakdown");
   private static final Set<String> DOCUMENTED_ZERO = Set.of("stage", "allgather_partitions",
       "allgather_bucket_size", "overlap_comm", "reduce_scatter", "reduce_bucket_size",
       "contiguous_gradients", "offload_param", "offload_optimizer", "stage3_max_live_parameters",
@@ -174,12 +195,13 @@ class ZeroStageExportTest {
   void everyDeepSpeedKeyIsADocumentedOneWithItsDocumentedType() throws Exception {
     List<JsonNode> files = new ArrayList<>();
     for (int zero : new int[] {0, 1}) {
-      files.add(new ObjectMapper().readTree(exported(ExportTarget.DEEPSPEED,
+      files.add(DeepSpeedLaunchFiles.json(exported(ExportTarget.DEEPSPEED,
           fourStages(zero, zero, zero, zero))));
     }
-    files.add(new ObjectMapper().readTree(exported(ExportTarget.DEEPSPEED, zero3OneStage())));
+    files.add(DeepSpeedLaunchFiles.json(exported(ExportTarget.DEEPSPEED, zero3OneStage())));
     for (JsonNode j : files) {
       assertThat(j.fieldNames()).toIterable().isSubsetOf(DOCUMENTED_TOP);
+      assertThat(j.path("gradient_clipping").isNumber()).isTrue();
       JsonNode z = j.path("zero_optimization");
       assertThat(z.fieldNames()).toIterable().isSubsetOf(DOCUMENTED_ZERO);
       assertThat(z.path("stage").asInt()).isIn(0, 1, 3);
@@ -251,7 +273,7 @@ class ZeroStageExportTest {
 
   @Test
   void deepSpeedWritesStageTwoWithTheBucketThePriceAssumes() throws Exception {
-    JsonNode z = new ObjectMapper().readTree(exported(ExportTarget.DEEPSPEED, zero2OneStage()))
+    JsonNode z = DeepSpeedLaunchFiles.json(exported(ExportTarget.DEEPSPEED, zero2OneStage()))
         .path("zero_optimization");
     assertThat(z.path("stage").asInt()).isEqualTo(2);
     // The plan was priced with the reduce-scatter under the backward (the default prefetch).

@@ -1,0 +1,136 @@
+package io.meshplan.export;
+
+import io.meshplan.graph.DType;
+import io.meshplan.model.Architecture;
+import io.meshplan.model.Attention;
+import io.meshplan.model.ModelSpec;
+import io.meshplan.model.Recompute;
+import io.meshplan.model.TrainingGraphBuilder;
+import io.meshplan.plan.ParallelConfig;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * The Megatron-DeepSpeed arguments (deepspeedai/Megatron-DeepSpeed, {@code megatron/arguments.py}
+ * at commit 4efb479) that hand DeepSpeed its model-parallel unit, written beside the DeepSpeed JSON
+ * by {@link DeepSpeedConfig}.
+ *
+ * <p>Why they are needed: DeepSpeed's {@code DeepSpeedConfig} takes its data-parallel size from
+ * the {@code mpu} it is given ({@code deepspeed/runtime/config.py}:711-716, DeepSpeed commit
+ * edaa722), else from the whole world ({@code config.py}:724), and then asserts {@code
+ * train_batch_size == micro * gradient_accumulation_steps * data-parallel size} ({@code
+ * config.py}:937). Megatron-DeepSpeed builds that unit from {@code --tensor-model-parallel-size}
+ * and {@code --pipeline-model-parallel-size} ({@code arguments.py}:101-108: data-parallel size =
+ * world / (pipeline * tensor * DeepSpeed sequence size)). With a pipeline the model is a {@code
+ * PipelineModule} whose topology is the unit ({@code deepspeed/__init__.py}:242-244); without
+ * one, {@code --no-pipeline-parallel} builds a plain model and Megatron-DeepSpeed passes its own
+ * {@code mpu} ({@code megatron/training.py}:606-613), which DeepSpeed's ZeRO-2 and ZeRO-3 need,
+ * since the pipeline engine refuses them.
+ *
+ * <p>The learning-rate arguments name shell variables ({@code LR}, {@code WARMUP_ITERS}, {@code
+ * TRAIN_ITERS}) that the launch file sets; Megatron-DeepSpeed hands its own
+ * optimizer and scheduler to {@code deepspeed.initialize} ({@code training.py}:606-610), so these
+ * arguments, not the JSON's {@code optimizer} and {@code scheduler}, drive its training, and both
+ * carry the same values.
+ */
+final class MegatronDeepSpeedArgs {
+  private MegatronDeepSpeedArgs() {}
+
+  /**
+   * The arguments, each option with its values: parallelism, batch, model dimensions, precision,
+   * ZeRO, optimizer and schedule. Words starting with {@code "$} are shell expansions, written
+   * unquoted by the caller.
+   *
+   * @param input an input {@link DeepSpeedConfig} expresses
+   * @param configFile the shell word naming the JSON file
+   * @return the arguments
+   */
+  static List<List<String>> of(ExportInput input, String configFile) {
+    ParallelConfig c = input.config();
+    ModelSpec m = input.model();
+    List<List<String>> a = new ArrayList<>();
+    a.add(List.of("--tensor-model-parallel-size", Integer.toString(c.tensorParallel())));
+    a.add(List.of("--pipeline-model-parallel-size", Integer.toString(c.pipelineParallel())));
+    if (c.pipelineParallel() == 1) {
+      a.add(List.of("--no-pipeline-parallel"));
+    }
+    a.add(List.of("--micro-batch-size", Integer.toString(c.microBatchSize())));
+    a.add(List.of("--global-batch-size", Integer.toString(c.globalBatchSize())));
+    if (c.sequenceParallel()) {
+      a.add(List.of("--sequence-parallel"));
+    }
+    if (c.recompute() != Recompute.NONE) {
+      a.add(List.of("--recompute-granularity", c.recompute().label()));
+    }
+    a.add(List.of("--num-layers", Integer.toString(m.layers())));
+    a.add(List.of("--hidden-size", Integer.toString(m.hidden())));
+    a.add(List.of("--ffn-hidden-size", Integer.toString(m.ffn())));
+    a.add(List.of("--num-attention-heads", Integer.toString(m.heads())));
+    a.add(List.of("--num-key-value-heads", Integer.toString(m.kvHeads())));
+    a.add(List.of("--seq-length", Integer.toString(m.seq())));
+    a.addAll(architecture(m));
+    if (input.attention() == Attention.FLASH) {
+      a.add(List.of("--use-flash-attn-v2"));
+    }
+    if (!input.overlaps().gradAccumFusion()) {
+      a.add(List.of("--no-gradient-accumulation-fusion"));
+    }
+    if (m.dtype() == DType.F16 || m.dtype() == DType.BF16) {
+      a.add(List.of(m.dtype() == DType.F16 ? "--fp16" : "--bf16"));
+    }
+    a.add(List.of("--zero-stage", Integer.toString(c.zeroStage())));
+    a.add(List.of("--optimizer", "adam", "--adam-beta1", number(TrainingGraphBuilder.BETA1),
+        "--adam-beta2", number(TrainingGraphBuilder.BETA2), "--adam-eps",
+        number(TrainingGraphBuilder.ADAM_EPS), "--weight-decay",
+        number(TrainingGraphBuilder.WEIGHT_DECAY), "--clip-grad",
+        number(DeepSpeedConfig.GRADIENT_CLIPPING)));
+    a.add(List.of("--lr", "\"$LR\"", "--min-lr", "0.0", "--lr-decay-style", "linear",
+        "--lr-warmup-iters", "\"$WARMUP_ITERS\"", "--train-iters", "\"$TRAIN_ITERS\""));
+    a.add(List.of("--deepspeed", "--deepspeed_config", configFile));
+    return a;
+  }
+
+  /**
+   * The block's shape in Megatron-DeepSpeed's words ({@code megatron/arguments.py}): {@code
+   * --swiglu} (670), {@code --normalization rmsnorm} (647, choices layernorm and rmsnorm), rotary
+   * positions as {@code --use-rotary-position-embeddings} with the learned table off ({@code
+   * --no-position-embedding}, 633 and 640), else the learned table's rows as {@code
+   * --max-position-embeddings} (630), {@code --untie-embeddings-and-output-weights} (680) and
+   * {@code --disable-bias-linear} (937); LLaMA without dropout ({@code --attention-dropout},
+   * {@code --hidden-dropout}).
+   */
+  private static List<List<String>> architecture(ModelSpec m) {
+    Architecture arch = m.arch();
+    List<List<String>> a = new ArrayList<>();
+    boolean rotary = arch.positions() == Architecture.Positions.ROTARY;
+    a.add(List.of("--max-position-embeddings",
+        Integer.toString(rotary ? m.seq() : arch.positionRows())));
+    if (rotary) {
+      a.add(List.of("--use-rotary-position-embeddings", "--no-position-embedding"));
+    }
+    if (arch.mlp() == Architecture.Mlp.SWIGLU) {
+      a.add(List.of("--swiglu"));
+    }
+    if (arch.norm() == Architecture.Norm.RMS) {
+      a.add(List.of("--normalization", "rmsnorm"));
+    }
+    if (!arch.tiedEmbeddings()) {
+      a.add(List.of("--untie-embeddings-and-output-weights"));
+    }
+    if (!arch.biases()) {
+      a.add(List.of("--disable-bias-linear"));
+    }
+    if (m.family() == ModelSpec.Family.LLAMA) {
+      // LLaMA trains without dropout; Megatron-DeepSpeed's defaults are 0.1 (768 and 770).
+      a.add(List.of("--attention-dropout", "0.0", "--hidden-dropout", "0.0"));
+    }
+    return a;
+  }
+
+  /** A number as Python's float() reads it: whole values as {@code 1.0}, others as {@code 1.0e-8}. */
+  static String number(double x) {
+    return x == Math.rint(x) && Math.abs(x) < 1e15
+        ? String.format(Locale.ROOT, "%.1f", x) : Double.toString(x).replace("E", "e");
+  }
+}
