@@ -40,6 +40,9 @@ import java.util.Optional;
  * <p>Uneven stages are {@code --decoder-first-pipeline-num-layers} and {@code
  * --decoder-last-pipeline-num-layers} ({@code megatron/training/arguments.py}); with virtual
  * stages Megatron-LM takes them only beside {@code --num-virtual-stages-per-pipeline-rank}.
+ *
+ * <p>The file also sets {@code CUDA_DEVICE_MAX_CONNECTIONS} as {@link MegatronConnections} says
+ * Megatron-LM's {@code validate_args} requires.
  */
 public final class MegatronArgs implements FrameworkWriter {
   /** Creates the writer; it holds no state. */
@@ -86,12 +89,12 @@ public final class MegatronArgs implements FrameworkWriter {
     sb.append("# Megatron-LM derives the data-parallel size from the world size: launch exactly ")
         .append(c.gpus()).append(" processes.\n");
     if (c.zeroStage() >= 2) {
-      sb.append("# ZeRO-").append(c.zeroStage()).append(" is Megatron-FSDP, which refuses"
-          + " CUDA_DEVICE_MAX_CONNECTIONS=1: leave it unset.\n");
+      sb.append("# ZeRO-").append(c.zeroStage()).append(" is Megatron-FSDP.\n");
     }
     sb.append("# The vocabulary (").append(input.model().vocab())
         .append(") comes from your tokenizer; add the tokenizer, data and learning-rate arguments.\n");
     sb.append("# Use: source this file, then torchrun ... pretrain_gpt.py \"${MEGATRON_ARGS[@]}\"\n");
+    sb.append(MegatronConnections.of(input).bashLines());
     sb.append("# shellcheck disable=SC2034\n");
     sb.append("MEGATRON_ARGS=(\n");
     for (List<String> a : args) {
