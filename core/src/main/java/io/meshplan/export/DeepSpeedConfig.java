@@ -63,6 +63,12 @@ public final class DeepSpeedConfig implements FrameworkWriter {
       return Optional.of("DeepSpeed's pipeline engine has no interleaved schedule (virtual"
           + " pipeline stages)");
     }
+    if (input.gpipe()) {
+      // deepspeed/runtime/pipe/schedule.py: TrainSchedule is 1F1B; gradient accumulation
+      // without a pipeline runs each microbatch's forward and backward in turn.
+      return Optional.of("DeepSpeed has no GPipe schedule (its pipeline engine's TrainSchedule"
+          + " is 1F1B)");
+    }
     if (c.unevenStages()) {
       return Optional.of("the DeepSpeed configuration has no per-stage layer count (the split is"
           + " the training script's PipelineModule partition_method); this export gives every"
@@ -79,7 +85,7 @@ public final class DeepSpeedConfig implements FrameworkWriter {
 
   /**
    * The nearest expressible input: one model chunk per stage instead of the interleaved schedule,
-   * and, with a pipeline, ZeRO-1 instead of ZeRO-2 or ZeRO-3 (the layout stays; only the weights
+   * 1F1B instead of GPipe, and, with a pipeline, ZeRO-1 instead of ZeRO-2 or ZeRO-3 (the layout stays; only the weights
    * and gradients are no longer sharded); uneven stages become even ones when the layers divide.
    */
   @Override
@@ -87,9 +93,10 @@ public final class DeepSpeedConfig implements FrameworkWriter {
     ParallelConfig c = input.config();
     int zero = c.zeroStage() >= 2 && c.pipelineParallel() > 1 ? 1 : c.zeroStage();
     ModelSpec m = input.model();
+    input = input.withGpipe(false);
     if (Fp8Training.on(m.dtype())) {
       input = new ExportInput(m.withTraining(m.batch(), DType.BF16), input.cluster(),
-          input.config(), input.attention(), input.overlaps());
+          input.config(), input.attention(), input.overlaps(), false);
     }
     try {
       return Optional.of(input.withConfig(new ParallelConfig(

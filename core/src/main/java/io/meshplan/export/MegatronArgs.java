@@ -65,12 +65,20 @@ public final class MegatronArgs implements FrameworkWriter {
           + m.name() + " has " + m.arch().positionRows() + " rows for " + m.seq()
           + " positions");
     }
+    if (input.gpipe()) {
+      // megatron/core/pipeline_parallel/schedules.py get_forward_backward_func: no pipelining,
+      // 1F1B, or interleaved 1F1B; nothing runs every forward before the first backward.
+      return Optional.of("Megatron-LM has no GPipe schedule (its pipeline schedules are 1F1B and"
+          + " interleaved 1F1B)");
+    }
     return Optional.empty();
   }
 
+  /** The nearest expressible input: the same configuration under 1F1B instead of GPipe. */
   @Override
   public Optional<ExportInput> nearest(ExportInput input) {
-    return missing(input).isEmpty() ? Optional.of(input) : Optional.empty();
+    ExportInput oneFOneB = input.withGpipe(false);
+    return missing(oneFOneB).isEmpty() ? Optional.of(oneFOneB) : Optional.empty();
   }
 
   @Override
