@@ -75,7 +75,7 @@ class MegatronConformanceTest {
       entry("--normalization", "megatron/core/transformer/transformer_config.py:256"),
       entry("--attention-backend", "megatron/core/transformer/transformer_config.py:151"),
       entry("--transformer-impl", "megatron/core/transformer/transformer_config.py:1314"),
-      entry("--fp8-format", "megatron/core/transformer/transformer_config.py (fp8 fields)"),
+      entry("--fp8-format", "megatron/core/transformer/transformer_config.py:587-588"),
       entry("--fp8-recipe", "megatron/core/transformer/transformer_config.py:594"),
       entry("--fp8-amax-history-len", "megatron/core/transformer/transformer_config.py:621"),
       entry("--fp8-amax-compute-algo", "megatron/core/transformer/transformer_config.py:624"),
