@@ -13,6 +13,7 @@ import io.meshplan.export.ExportResult;
 import io.meshplan.export.ExportTarget;
 import io.meshplan.export.Exporter;
 import io.meshplan.export.MegatronArgs;
+import io.meshplan.export.MegatronConnections;
 import io.meshplan.plan.PipelinePlan;
 import io.meshplan.plan.PlanJson;
 import io.meshplan.util.InfeasibleException;
@@ -154,15 +155,18 @@ final class DeployCommand implements Callable<Integer> {
       inputs.add(fabric);
       f = DoctorFabric.read(fabric.toString(), InputFiles.readString(fabric, InputFiles.FABRIC_MAX_BYTES, "doctor JSON report"));
     }
-    try {
-      f = f.with(envFlags());
-    } catch (IllegalArgumentException e) {
-      throw new InputException("--env: " + e.getMessage());
-    }
+    TreeMap<String, String> envs = envFlags();
     List<String> cmd = new ArrayList<>(command);
     if (megatronArgs) {
-      cmd.addAll(megatron(p.orElseThrow(() -> new InputException(
-          "--megatron-args needs --plan")), c));
+      ExportInput in = megatron(p.orElseThrow(() -> new InputException(
+          "--megatron-args needs --plan")), c);
+      MegatronArgs.arguments(in).forEach(cmd::addAll);
+      connections(MegatronConnections.of(in), envs);
+    }
+    try {
+      f = f.with(envs);
+    } catch (IllegalArgumentException e) {
+      throw new InputException("--env: " + e.getMessage());
     }
     if (cmd.isEmpty()) {
       throw new InputException("the training command is missing; give it after '--', e.g."
@@ -204,17 +208,34 @@ final class DeployCommand implements Callable<Integer> {
     return m;
   }
 
-  private static List<String> megatron(PipelinePlan p, ClusterSpec c) {
+  /**
+   * Gives the pods the {@code CUDA_DEVICE_MAX_CONNECTIONS} that Megatron-LM's {@code
+   * validate_args} requires ({@link MegatronConnections}), refusing an {@code --env} against it.
+   */
+  private static void connections(MegatronConnections need, TreeMap<String, String> envs) {
+    String key = "CUDA_DEVICE_MAX_CONNECTIONS";
+    String given = envs.get(key);
+    if (need == MegatronConnections.ONE && given != null && !given.equals("1")) {
+      throw new InputException("--env " + key + "=" + given + ": Megatron-LM asserts " + key
+          + "=1 with tensor parallelism on GPUs before Blackwell; drop it");
+    }
+    if (need == MegatronConnections.NOT_ONE && "1".equals(given)) {
+      throw new InputException("--env " + key + "=1: Megatron-FSDP (the plan's ZeRO stage)"
+          + " asserts " + key + " is unset or above 1; drop it");
+    }
+    if (need == MegatronConnections.ONE) {
+      envs.put(key, "1");
+    }
+  }
+
+  private static ExportInput megatron(PipelinePlan p, ClusterSpec c) {
     ExportResult r = new Exporter().export(ExportTarget.MEGATRON, p, c);
     if (r instanceof ExportResult.NotExpressible n) {
       throw new InfeasibleException("--megatron-args: Megatron-LM cannot express the plan: "
           + n.missing() + " (see 'meshplan export --to megatron --plan FILE' for the nearest"
           + " configuration)");
     }
-    ExportInput in = ((ExportResult.Exported) r).input();
-    List<String> words = new ArrayList<>();
-    MegatronArgs.arguments(in).forEach(words::addAll);
-    return words;
+    return ((ExportResult.Exported) r).input();
   }
 
   private void emit(DeployTarget t, LaunchSpec ls, List<Artifact> files, List<Path> inputs) {

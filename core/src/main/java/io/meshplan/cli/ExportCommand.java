@@ -151,8 +151,9 @@ final class ExportCommand implements Callable<Integer> {
     ParallelConfig pc = parallel.config();
     io.meshplan.model.Overlaps o = clusterOptions.overlaps();
     pc.checkOverlaps(o);
+    boolean gpipe = parallel.gpipe();
     return FlagWords.call(FlagWords.EXPORT, () -> new ExportInput(m, c, pc,
-        attention.chosen().orElseGet(() -> new ExportInput(m, c, pc).attention()), o));
+        attention.chosen().orElseGet(() -> new ExportInput(m, c, pc).attention()), o, gpipe));
   }
 
   /** The flags that reproduce an input on this command line. */
@@ -170,6 +171,9 @@ final class ExportCommand implements Callable<Integer> {
         "--dp", Integer.toString(c.dataParallel())));
     if (c.virtualStages() > 1) {
       w.addAll(List.of("--vpp", Integer.toString(c.virtualStages())));
+    }
+    if (in.gpipe()) {
+      w.addAll(List.of("--schedule", "gpipe"));
     }
     if (c.firstStageLayers() > 0) {
       w.addAll(List.of("--first-stage-layers", Integer.toString(c.firstStageLayers())));
@@ -216,7 +220,7 @@ final class ExportCommand implements Callable<Integer> {
           in.cluster().toShortString(), in.config().globalBatchSize(), 0,
           PlannerOptions.defaults());
       return new PlanSimulator(setup.layers())
-          .simulate(setup.request().withOverlaps(in.overlaps()), in.config())
+          .simulate(setup.request().withOverlaps(in.overlaps()), in.config(), in.gpipe())
           .map(PlanSimulator.Evaluated::simulation)
           .map(r -> new PipelinePlan.Prediction(r.iterationSeconds(), r.tokensPerSecond(),
               r.tflopsPerGpu(), r.mfu(), r.peakMemoryBytesPerGpu()));

@@ -101,6 +101,12 @@ public final class DeepSpeedConfig implements FrameworkWriter {
       return Optional.of("DeepSpeed's pipeline engine has no interleaved schedule (virtual"
           + " pipeline stages)");
     }
+    if (input.gpipe()) {
+      // deepspeed/runtime/pipe/schedule.py: TrainSchedule is 1F1B; gradient accumulation
+      // without a pipeline runs each microbatch's forward and backward in turn.
+      return Optional.of("DeepSpeed has no GPipe schedule (its pipeline engine's TrainSchedule"
+          + " is 1F1B)");
+    }
     if (c.unevenStages()) {
       return Optional.of("the DeepSpeed configuration has no per-stage layer count (the split is"
           + " the training script's PipelineModule partition_method); this export gives every"
@@ -154,7 +160,7 @@ public final class DeepSpeedConfig implements FrameworkWriter {
 
   /**
    * The nearest expressible input: one model chunk per stage instead of the interleaved schedule,
-   * and, with a pipeline, ZeRO-1 instead of ZeRO-2 or ZeRO-3 (the layout stays; only the weights
+   * 1F1B instead of GPipe, and, with a pipeline, ZeRO-1 instead of ZeRO-2 or ZeRO-3 (the layout stays; only the weights
    * and gradients are no longer sharded); uneven stages become even ones when the layers divide.
    */
   @Override
@@ -166,12 +172,13 @@ public final class DeepSpeedConfig implements FrameworkWriter {
     int zero = c.zeroStage() >= 2 && c.pipelineParallel() > 1 ? 1 : c.zeroStage();
     ModelSpec m = input.model();
     Overlaps o = input.overlaps();
-    // Each overlap DeepSpeed lacks is turned off; the gradient reduction stays under ZeRO-1.
+    // Each overlap DeepSpeed lacks is turned off; the gradient reduction stays under ZeRO-1. The
+    // nearest runs 1F1B, DeepSpeed's pipeline schedule.
     Overlaps runnable = new Overlaps(o.gradReduce() && zero >= 1,
         o.paramGather() && zero != 1, o.tensorComm() && !c.sequenceParallel(), o.fsdpPrefetch(),
         o.gradAccumFusion());
     input = new ExportInput(Fp8Training.on(m.dtype()) ? m.withTraining(m.batch(), DType.BF16) : m,
-        input.cluster(), input.config(), input.attention(), runnable);
+        input.cluster(), input.config(), input.attention(), runnable, false);
     try {
       return Optional.of(input.withConfig(new ParallelConfig(
           c.tensorParallel(), c.pipelineParallel(), c.dataParallel(), 1, c.microBatchSize(),

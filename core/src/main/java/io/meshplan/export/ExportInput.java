@@ -18,9 +18,11 @@ import io.meshplan.util.Require;
  * @param attention how the attention core runs (Megatron-LM's {@code --attention-backend})
  * @param overlaps what the framework overlaps and fuses; each writer states those that apply to
  *     the configuration
+ * @param gpipe whether the pipeline runs the GPipe schedule (Huang et al., NeurIPS'19: every
+ *     microbatch's forward, then every backward) instead of 1F1B; it has no virtual stages
  */
 public record ExportInput(ModelSpec model, ClusterSpec cluster, ParallelConfig config,
-    Attention attention, Overlaps overlaps) {
+    Attention attention, Overlaps overlaps, boolean gpipe) {
   /** Validates the fields and checks the configuration against the model and the cluster. */
   public ExportInput {
     Require.nonNull(model, "model");
@@ -35,6 +37,22 @@ public record ExportInput(ModelSpec model, ClusterSpec cluster, ParallelConfig c
       io.meshplan.cluster.Fp8Gemms.require(cluster.gpu());
     }
     config.check(cluster.gpuCount(), model.layers(), model.heads(), model.kvHeads());
+    Require.that(!gpipe || config.virtualStages() == 1, "the GPipe schedule has no virtual"
+        + " stages; got " + config.virtualStages() + " per pipeline stage");
+  }
+
+  /**
+   * An input under the 1F1B schedule (interleaved with virtual stages).
+   *
+   * @param model the model
+   * @param cluster the cluster
+   * @param config the parallel configuration
+   * @param attention how the attention core runs
+   * @param overlaps what the framework overlaps and fuses
+   */
+  public ExportInput(ModelSpec model, ClusterSpec cluster, ParallelConfig config,
+      Attention attention, Overlaps overlaps) {
+    this(model, cluster, config, attention, overlaps, false);
   }
 
   /**
@@ -70,7 +88,17 @@ public record ExportInput(ModelSpec model, ClusterSpec cluster, ParallelConfig c
    * @return the input
    */
   public ExportInput withConfig(ParallelConfig other) {
-    return new ExportInput(model, cluster, other, attention, overlaps);
+    return new ExportInput(model, cluster, other, attention, overlaps, gpipe);
+  }
+
+  /**
+   * The same input under another schedule.
+   *
+   * @param useGpipe true for GPipe, false for 1F1B
+   * @return the input
+   */
+  public ExportInput withGpipe(boolean useGpipe) {
+    return new ExportInput(model, cluster, config, attention, overlaps, useGpipe);
   }
 
   /**

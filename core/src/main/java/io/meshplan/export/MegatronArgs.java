@@ -14,8 +14,10 @@ import java.util.Optional;
 
 /**
  * Megatron-LM arguments (Shoeybi et al. 2019; Narayanan et al., SC'21; Korthikanti et al.,
- * MLSys'23) for a parallel configuration, written as a bash array {@code MEGATRON_ARGS} to source
- * before {@code torchrun ... pretrain_gpt.py "${MEGATRON_ARGS[@]}"}. The data-parallel size is not
+ * MLSys'23) for a parallel configuration, written as a bash array {@code MEGATRON_ARGS} and a
+ * function {@code megatron_launch} that runs {@code torchrun ... pretrain_gpt.py
+ * "${MEGATRON_ARGS[@]}"} with the data, tokenizer, learning rate, iterations and checkpoints the
+ * user names in variables. The data-parallel size is not
  * an argument: Megatron-LM derives it as world size / (tensor * pipeline), so the launcher's world
  * size must be the configuration's GPU count.
  *
@@ -40,6 +42,9 @@ import java.util.Optional;
  * <p>Uneven stages are {@code --decoder-first-pipeline-num-layers} and {@code
  * --decoder-last-pipeline-num-layers} ({@code megatron/training/arguments.py}); with virtual
  * stages Megatron-LM takes them only beside {@code --num-virtual-stages-per-pipeline-rank}.
+ *
+ * <p>The file also sets {@code CUDA_DEVICE_MAX_CONNECTIONS} as {@link MegatronConnections} says
+ * Megatron-LM's {@code validate_args} requires.
  */
 public final class MegatronArgs implements FrameworkWriter {
   /** Creates the writer; it holds no state. */
@@ -62,20 +67,41 @@ public final class MegatronArgs implements FrameworkWriter {
           + m.name() + " has " + m.arch().positionRows() + " rows for " + m.seq()
           + " positions");
     }
+    if (input.gpipe()) {
+      // megatron/core/pipeline_parallel/schedules.py get_forward_backward_func: no pipelining,
+      // 1F1B, or interleaved 1F1B; nothing runs every forward before the first backward.
+      return Optional.of("Megatron-LM has no GPipe schedule (its pipeline schedules are 1F1B and"
+          + " interleaved 1F1B)");
+    }
     return Optional.empty();
   }
 
+  /** The nearest expressible input: the same configuration under 1F1B instead of GPipe. */
   @Override
   public Optional<ExportInput> nearest(ExportInput input) {
-    return missing(input).isEmpty() ? Optional.of(input) : Optional.empty();
+    ExportInput oneFOneB = input.withGpipe(false);
+    return missing(oneFOneB).isEmpty() ? Optional.of(oneFOneB) : Optional.empty();
   }
 
   @Override
   public String write(ExportInput input) {
     Require.that(missing(input).isEmpty(), missing(input).orElse(""));
-    List<List<String>> args = arguments(input);
+    StringBuilder sb = new StringBuilder(header(input));
+    sb.append(MegatronConnections.of(input).bashLines());
+    sb.append("# shellcheck disable=SC2034\n");
+    sb.append("MEGATRON_ARGS=(\n");
+    for (List<String> a : arguments(input)) {
+      sb.append("  ").append(ShellQuote.join(a)).append('\n');
+    }
+    sb.append(")\n");
+    sb.append(launcher(input.cluster()));
+    return sb.toString();
+  }
+
+  /** The comment lines that open the file: shebang, configuration, how to run it. */
+  private static String header(ExportInput input) {
     ParallelConfig c = input.config();
-    StringBuilder sb = new StringBuilder();
+    StringBuilder sb = new StringBuilder("#!/usr/bin/env bash\n");
     sb.append("# Megatron-LM arguments written by meshplan export\n");
     sb.append("# model ").append(ShellQuote.commentText(input.model().name())).append(" on ")
         .append(input.cluster().toShortString()).append(": tensor ").append(c.tensorParallel())
@@ -86,19 +112,51 @@ public final class MegatronArgs implements FrameworkWriter {
     sb.append("# Megatron-LM derives the data-parallel size from the world size: launch exactly ")
         .append(c.gpus()).append(" processes.\n");
     if (c.zeroStage() >= 2) {
-      sb.append("# ZeRO-").append(c.zeroStage()).append(" is Megatron-FSDP, which refuses"
-          + " CUDA_DEVICE_MAX_CONNECTIONS=1: leave it unset.\n");
+      sb.append("# ZeRO-").append(c.zeroStage()).append(" is Megatron-FSDP.\n");
     }
     sb.append("# The vocabulary (").append(input.model().vocab())
-        .append(") comes from your tokenizer; add the tokenizer, data and learning-rate arguments.\n");
-    sb.append("# Use: source this file, then torchrun ... pretrain_gpt.py \"${MEGATRON_ARGS[@]}\"\n");
-    sb.append("# shellcheck disable=SC2034\n");
-    sb.append("MEGATRON_ARGS=(\n");
-    for (List<String> a : args) {
-      sb.append("  ").append(ShellQuote.join(a)).append('\n');
-    }
-    sb.append(")\n");
+        .append(") comes from your tokenizer.\n");
+    sb.append("# Run on each of the ").append(input.cluster().nodes()).append(" nodes: set the"
+        + " variables megatron_launch checks, then bash this file (or source it and call"
+        + " megatron_launch); further arguments go to pretrain_gpt.py.\n");
     return sb.toString();
+  }
+
+  /**
+   * The launcher: a bash function that checks the variables the user must set, each refused with
+   * one line, then starts one process per GPU with {@code torchrun}'s static rendezvous (node 0
+   * at {@code MASTER_ADDR}); run when the file is executed rather than sourced. The data, tokenizer,
+   * learning-rate, iteration and checkpoint arguments are Megatron-LM's ({@code
+   * megatron/training/arguments.py} and {@code megatron/training/config/training_config.py},
+   * restated in {@code MegatronConformanceTest}).
+   */
+  private static String launcher(io.meshplan.cluster.ClusterSpec cluster) {
+    return "\nmegatron_launch() {\n"
+        + "  : \"${MEGATRON_LM:?set MEGATRON_LM to your Megatron-LM checkout (it holds"
+        + " pretrain_gpt.py)}\"\n"
+        + "  : \"${MASTER_ADDR:?set MASTER_ADDR to the address of node 0}\"\n"
+        + "  : \"${NODE_RANK:?set NODE_RANK to the index of this node, 0 to " + (cluster.nodes() - 1)
+        + "}\"\n"
+        + "  : \"${TOKENIZER_MODEL:?set TOKENIZER_MODEL to a Hugging Face tokenizer name or"
+        + " path}\"\n"
+        + "  : \"${DATA_PATH:?set DATA_PATH to the prefix of your preprocessed .bin/.idx data}\"\n"
+        + "  : \"${LR:?set LR to the peak learning rate}\"\n"
+        + "  : \"${TRAIN_ITERS:?set TRAIN_ITERS to the number of training iterations}\"\n"
+        + "  : \"${CHECKPOINT_DIR:?set CHECKPOINT_DIR to where checkpoints are saved and"
+        + " loaded}\"\n"
+        + "  : \"${SAVE_INTERVAL:?set SAVE_INTERVAL to the iterations between checkpoints}\"\n"
+        + "  torchrun --nnodes " + cluster.nodes() + " --nproc-per-node " + cluster.gpusPerNode()
+        + " --node-rank \"$NODE_RANK\" \\\n"
+        + "    --master-addr \"$MASTER_ADDR\" --master-port \"${MASTER_PORT:-29500}\" \\\n"
+        + "    \"$MEGATRON_LM/pretrain_gpt.py\" \"${MEGATRON_ARGS[@]}\" \\\n"
+        + "    --tokenizer-type HuggingFaceTokenizer --tokenizer-model \"$TOKENIZER_MODEL\" \\\n"
+        + "    --data-path \"$DATA_PATH\" --lr \"$LR\" --train-iters \"$TRAIN_ITERS\" \\\n"
+        + "    --save \"$CHECKPOINT_DIR\" --load \"$CHECKPOINT_DIR\""
+        + " --save-interval \"$SAVE_INTERVAL\" \"$@\"\n"
+        + "}\n\n"
+        + "if [[ \"${BASH_SOURCE[0]}\" == \"$0\" ]]; then\n"
+        + "  megatron_launch \"$@\"\n"
+        + "fi\n";
   }
 
   /**
@@ -248,6 +306,12 @@ public final class MegatronArgs implements FrameworkWriter {
     if (m.kvHeads() < m.heads()) {
       a.add(List.of("--group-query-attention"));
       a.add(List.of("--num-query-groups", Integer.toString(m.kvHeads())));
+    }
+    if (m.family() == ModelSpec.Family.LLAMA) {
+      // LLaMA trains without dropout; TransformerConfig's attention_dropout and hidden_dropout
+      // default to 0.1 (megatron/core/transformer/transformer_config.py).
+      a.add(List.of("--attention-dropout", "0"));
+      a.add(List.of("--hidden-dropout", "0"));
     }
     return a;
   }

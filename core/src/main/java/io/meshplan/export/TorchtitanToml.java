@@ -119,7 +119,7 @@ public final class TorchtitanToml implements FrameworkWriter {
         m.hidden(), m.heads(), m.kvHeads(), m.ffn(), m.vocab(), m.seq(), m.batch(), DType.BF16,
         m.arch());
     return Optional.of(new ExportInput(nm, input.cluster(), n, input.attention(),
-        input.overlaps()));
+        input.overlaps(), input.gpipe()));
   }
 
   /**
@@ -141,7 +141,7 @@ public final class TorchtitanToml implements FrameworkWriter {
     ModelSpec m = input.model();
     boolean fsdp = c.dataParallel() > 1 && c.zeroStage() > 0;
     ObjectNode root = TOML.createObjectNode();
-    putParallelism(root.putObject("parallelism"), c, m, fsdp);
+    putParallelism(root.putObject("parallelism"), c, m, fsdp, input.gpipe());
     putTraining(root.putObject("training"), c, m);
     if (Fp8Training.on(m.dtype())) {
       putFloat8(root);
@@ -167,7 +167,8 @@ public final class TorchtitanToml implements FrameworkWriter {
   }
 
   /** The {@code [parallelism]} table: data-parallel flavour, degrees and pipeline schedule. */
-  private static void putParallelism(ObjectNode p, ParallelConfig c, ModelSpec m, boolean fsdp) {
+  private static void putParallelism(ObjectNode p, ParallelConfig c, ModelSpec m, boolean fsdp,
+      boolean gpipe) {
     p.put("data_parallel_replicate_degree", fsdp ? 1 : c.dataParallel());
     p.put("data_parallel_shard_degree", fsdp ? c.dataParallel() : 1);
     if (fsdp) {
@@ -177,7 +178,9 @@ public final class TorchtitanToml implements FrameworkWriter {
     p.put("context_parallel_degree", 1);
     p.put("pipeline_parallel_degree", c.pipelineParallel());
     if (c.pipelineParallel() > 1) {
-      p.put("pipeline_parallel_schedule", c.virtualStages() > 1 ? "Interleaved1F1B" : "1F1B");
+      // PyTorch's pipelining schedule names, which torchtitan passes to get_schedule_class.
+      p.put("pipeline_parallel_schedule", c.virtualStages() > 1 ? "Interleaved1F1B"
+          : gpipe ? "GPipe" : "1F1B");
       p.put("pipeline_parallel_layers_per_stage",
           m.layers() / (c.pipelineParallel() * c.virtualStages()));
       p.put("pipeline_parallel_microbatch_size", c.microBatchSize());

@@ -191,6 +191,21 @@ class ExportDeployCliTest {
   }
 
   @Test
+  void deployWithMegatronArgumentsSetsTheConnectionsMegatronAsserts() throws Exception {
+    // tp 8 on H100 (before Blackwell), no FSDP: Megatron-LM's validate_args asserts
+    // CUDA_DEVICE_MAX_CONNECTIONS=1 (megatron/training/arguments.py:1453-1479, main d98e8a6).
+    String plan = planFile(20, 20, 20, 20).toString();
+    CliRun r = CliRun.of("deploy", "--target", "slurm", "--plan", plan, "--megatron-args",
+        "--env", "NCCL_IB_HCA=mlx5", "--", "pretrain_gpt.py");
+    assertThat(r.code()).as(r.err()).isZero();
+    assertThat(r.out()).contains("CUDA_DEVICE_MAX_CONNECTIONS=1");
+    CliRun against = CliRun.of("deploy", "--target", "slurm", "--plan", plan, "--megatron-args",
+        "--env", "CUDA_DEVICE_MAX_CONNECTIONS=8", "--", "pretrain_gpt.py");
+    assertThat(against.code()).isEqualTo(2);
+    assertThat(against.err()).contains("Megatron-LM asserts CUDA_DEVICE_MAX_CONNECTIONS=1");
+  }
+
+  @Test
   void deployWritesRunaiScriptsIntoADirectoryAndAppendsThePlansMegatronArguments()
       throws Exception {
     Path plan = planFile(20, 20, 20, 20);

@@ -67,8 +67,8 @@ class ExporterTest {
         "--num-attention-heads", "64", "--seq-length", "4096", "--max-position-embeddings", "4096",
         "--swiglu", "--normalization", "RMSNorm", "--position-embedding-type", "rope",
         "--untie-embeddings-and-output-weights", "--disable-bias-linear",
-        "--group-query-attention", "--num-query-groups", "8", "--attention-backend", "flash",
-        "--bf16");
+        "--group-query-attention", "--num-query-groups", "8", "--attention-dropout", "0",
+        "--hidden-dropout", "0", "--attention-backend", "flash", "--bf16");
   }
 
   @Test

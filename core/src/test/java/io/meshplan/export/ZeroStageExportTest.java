@@ -55,9 +55,9 @@ class ZeroStageExportTest {
     String text = exported(ExportTarget.MEGATRON, zero3OneStage());
     assertThat(text).contains("# model llama2-70b on 128x8:h100-80gb:ib-ndr400: tensor 8 x"
         + " pipeline 1 x data 128 = 1024 GPUs, 8 microbatches of 1 per pipeline per iteration\n",
-        "# ZeRO-3 is Megatron-FSDP, which refuses CUDA_DEVICE_MAX_CONNECTIONS=1: leave it"
-            + " unset.\n");
-    String args = text.substring(text.indexOf("MEGATRON_ARGS=(\n"));
+        "# ZeRO-3 is Megatron-FSDP.\n", "\nunset CUDA_DEVICE_MAX_CONNECTIONS\n");
+    String args = text.substring(text.indexOf("MEGATRON_ARGS=(\n"),
+        text.indexOf("\n)\n") + 3);
     assertThat(args).isEqualTo("""
         MEGATRON_ARGS=(
           --tensor-model-parallel-size 8
@@ -86,6 +86,8 @@ class ZeroStageExportTest {
           --disable-bias-linear
           --group-query-attention
           --num-query-groups 8
+          --attention-dropout 0
+          --hidden-dropout 0
           --attention-backend flash
           --bf16
         )
@@ -291,7 +293,8 @@ class ZeroStageExportTest {
   @Test
   void megatronWritesMegatronFsdpOptimGradsForZero2() {
     String text = exported(ExportTarget.MEGATRON, fourStages(2, 2, 2, 2));
-    assertThat(text).contains("# ZeRO-2 is Megatron-FSDP, which refuses",
+    assertThat(text).contains("# ZeRO-2 is Megatron-FSDP.\n",
+        "\nunset CUDA_DEVICE_MAX_CONNECTIONS\n",
         "  --use-megatron-fsdp\n  --data-parallel-sharding-strategy optim_grads\n");
   }
 
