@@ -181,6 +181,8 @@ class KubernetesManifestsTest {
       assertThat(v.getEmptyDir().getMedium()).isEqualTo("Memory");
       assertThat(v.getEmptyDir().getSizeLimit()).isEqualTo(new Quantity("64Gi"));
     });
-    assertThat(envOf(t)).isEqualTo(fabric.env());
+    assertThat(envOf(t)).isEqualTo(Llama70b.onNet1(fabric.env()));
+    assertThat(t.getMetadata().getAnnotations())
+        .containsEntry("k8s.v1.cni.cncf.io/networks", "kube-system/roce@net1");
   }
 }

@@ -100,7 +100,7 @@ class ScriptsTest {
         "--name", "llama2-70b", "--project", "train",
         "--image", "nvcr.io/nvidia/pytorch:24.05-py3", "--workers", "127", "--gpu", "8",
         "--extended-resource", "rdma/ib=1", "--add-capability", "IPC_LOCK", "--large-shm",
-        "--annotation", "k8s.v1.cni.cncf.io/networks=kube-system/roce",
+        "--annotation", "k8s.v1.cni.cncf.io/networks=kube-system/roce@net1",
         "--", "bash", "/workspace/llama2-70b-node.sh");
 
     Path sysfs = Path.of("core/src/test/resources/sysfs/roce-bond-gid9").toAbsolutePath();
@@ -112,7 +112,7 @@ class ScriptsTest {
         "--node-rank=5", "--rdzv-endpoint=10.1.2.3:23456", "--rdzv-backend=c10d",
         "--max-restarts=0", "pretrain_gpt.py", "--data-path", "/data/corpus");
     // The doctor chose GID index 9 on this node; the script finds the same one at run time.
-    assertThat(fake.environment()).containsAllEntriesOf(Llama70b.roce().env())
+    assertThat(fake.environment()).containsAllEntriesOf(Llama70b.onNet1(Llama70b.roce().env()))
         .containsEntry("NCCL_IB_GID_INDEX", "9");
   }
 
