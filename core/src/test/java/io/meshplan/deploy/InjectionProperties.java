@@ -184,7 +184,8 @@ class InjectionProperties {
       Shell.delete(script);
     }
     String rayText = d.deploy(DeployTarget.RAY_K8S, Llama70b.spec(command), fabric).get(0).text();
-    assertThat(rayText.split("(?m)^---\\n")).hasSize(3);
+    // head Deployment, Service, worker Deployment, the driver's ConfigMap.
+    assertThat(rayText.split("(?m)^---\\n")).hasSize(4);
   }
 
   /** Kubernetes reads {@code $$} as {@code $} in command, args and env values. */
