@@ -108,6 +108,20 @@ final class DeployCommand implements Callable<Integer> {
   @Option(names = "--network", hidden = true, description = "Replaced by --pod-network.")
   String network;
 
+  /**
+   * Only {@code torchrun} so far: the job's driver runs torchrun on every node (one rank per GPU).
+   *
+   * @param mode the value given
+   */
+  @Option(names = "--ray-mode", paramLabel = "MODE", description = "kuberay, ray-k8s: torchrun"
+      + " (the only mode: a driver starts torchrun on every node, one rank per GPU).")
+  void rayMode(String mode) {
+    if (!mode.equals("torchrun")) {
+      throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--ray-mode '" + mode
+          + "' is unknown; use torchrun");
+    }
+  }
+
   @Option(names = "--node-script", description = "RunAI: where the per-node script is in the"
       + " pod (default /workspace/NAME-node.sh).")
   String nodeScript;

@@ -280,4 +280,17 @@ class ExportDeployCliTest {
     assertThat(host.code()).isEqualTo(2);
     assertThat(host.err()).contains("--pod-network host");
   }
+
+  @Test
+  void deployTakesRayModeTorchrunOnly() {
+    CliRun ok = CliRun.of("deploy", "--target", "kuberay", "--cluster", "2x8:h100-80gb",
+        "--image", "img", "--ray-mode", "torchrun", "--env", "NCCL_IB_HCA=mlx5", "--",
+        "train.py");
+    assertThat(ok.code()).as(ok.err()).isZero();
+    assertThat(ok.out()).contains("--nodes 2 --gpus-per-node 8 --master-port 29500 -- train.py");
+    CliRun bad = CliRun.of("deploy", "--target", "kuberay", "--cluster", "2x8:h100-80gb",
+        "--image", "img", "--ray-mode", "native", "--", "train.py");
+    assertThat(bad.code()).isEqualTo(2);
+    assertThat(bad.err()).contains("--ray-mode 'native' is unknown; use torchrun");
+  }
 }
