@@ -63,6 +63,36 @@ class RayTorchrunDriverTest {
   @TempDir Path dir;
 
   @Test
+  void hostileCommandWordsReachTorchrunAsWordsAndAreNeverRun() throws Exception {
+    List<String> command = List.of("pretrain_gpt.py", "$(touch pwned)", "a b;c", "'\"`x`",
+        "--", "");
+    Path run = Files.createDirectories(dir.resolve("hostile"));
+    String text = new Deployer().deploy(DeployTarget.RAY_K8S, Llama70b.spec(command),
+        Llama70b.ib()).get(0).text();
+    String[] found = submitAndDriver(text);
+    runDriver(run, found[1], found[0]);
+    String[] argv = Files.readString(run.resolve("log/last")).split("\0", -1);
+    List<String> words = List.of(argv).subList(argv.length - 1 - command.size(), argv.length - 1);
+    assertThat(words).isEqualTo(command);
+    assertThat(run.resolve("pwned")).doesNotExist();
+    assertThat(Path.of("pwned")).doesNotExist();
+  }
+
+  private static String[] submitAndDriver(String text) throws Exception {
+    String submit = null;
+    String driver = null;
+    for (JsonNode doc : CrdSchemas.YAML.readValues(CrdSchemas.YAML.createParser(text),
+        JsonNode.class).readAll()) {
+      JsonNode a = doc.at("/metadata/annotations/" + "meshplan.io~1submit");
+      submit = a.isMissingNode() ? submit : a.asText();
+      if (doc.path("kind").asText().equals("ConfigMap")) {
+        driver = doc.at("/data/" + RayTorchrunDriver.FILE).asText();
+      }
+    }
+    return new String[] {submit, driver};
+  }
+
+  @Test
   void kubeRayAndRayOnKubernetesStartAsManyRanksAsThePlanHasGpus() throws Exception {
     for (DeployTarget t : List.of(DeployTarget.KUBERAY, DeployTarget.RAY_K8S)) {
       Path run = Files.createDirectories(dir.resolve(t.label()));
@@ -115,7 +145,8 @@ class RayTorchrunDriverTest {
     Files.writeString(run.resolve("ray/util/scheduling_strategies.py"), FAKE_STRATEGY);
     Files.writeString(run.resolve(RayTorchrunDriver.FILE), driver);
     Path torchrun = run.resolve("bin/torchrun");
-    Files.writeString(torchrun, "#!/usr/bin/env bash\necho \"$*\" >> \"$LOG/torchrun\"\n");
+    Files.writeString(torchrun, "#!/usr/bin/env bash\necho \"$*\" >> \"$LOG/torchrun\"\n"
+        + "printf '%s\\0' \"$@\" > \"$LOG/last\"\n");
     assertThat(torchrun.toFile().setExecutable(true)).isTrue();
     String entry = submit.substring(submit.indexOf(" -- ") + 4)
         .replace("python " + RayTorchrunDriver.MOUNT + "/", "python3 " + run + "/");
