@@ -7,6 +7,7 @@ import io.meshplan.deploy.DeployTarget;
 import io.meshplan.deploy.DoctorFabric;
 import io.meshplan.deploy.FabricEnv;
 import io.meshplan.deploy.LaunchSpec;
+import io.meshplan.deploy.PodNetwork;
 import io.meshplan.deploy.RunaiLaunch;
 import io.meshplan.export.ExportInput;
 import io.meshplan.export.ExportResult;
@@ -98,9 +99,29 @@ final class DeployCommand implements Callable<Integer> {
       + " port (Slurm). Default: ${DEFAULT-VALUE}.")
   int masterPort;
 
-  @Option(names = "--network", description = "RunAI: Multus network for the"
-      + " k8s.v1.cni.cncf.io/networks annotation, e.g. kube-system/roce.")
+  @Option(names = "--pod-network", defaultValue = "default", paramLabel = "NET",
+      description = "Kubernetes targets: default (NCCL on the pod's eth0, RDMA from the device"
+      + " plugin), host (hostNetwork; the fabric's interface) or multus:NS/NAME[@IFACE] (the"
+      + " k8s.v1.cni.cncf.io/networks annotation; NCCL on IFACE, net1 if none)."
+      + " Default: ${DEFAULT-VALUE}.")
+  String podNetwork;
+
+  @Option(names = "--network", hidden = true, description = "Replaced by --pod-network.")
   String network;
+
+  /**
+   * Only {@code torchrun} so far: the job's driver runs torchrun on every node (one rank per GPU).
+   *
+   * @param mode the value given
+   */
+  @Option(names = "--ray-mode", paramLabel = "MODE", description = "kuberay, ray-k8s: torchrun"
+      + " (the only mode: a driver starts torchrun on every node, one rank per GPU).")
+  void rayMode(String mode) {
+    if (!mode.equals("torchrun")) {
+      throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--ray-mode '" + mode
+          + "' is unknown; use torchrun");
+    }
+  }
 
   @Option(names = "--node-script", description = "RunAI: where the per-node script is in the"
       + " pod (default /workspace/NAME-node.sh).")
@@ -178,7 +199,7 @@ final class DeployCommand implements Callable<Integer> {
     LaunchSpec ls;
     try {
       ls = new LaunchSpec(name, namespace, Optional.ofNullable(image), c.nodes(),
-          c.gpusPerNode(), cmd, rdmaResource, rdmaCount, Optional.ofNullable(shmSize), masterPort, Optional.ofNullable(network),
+          c.gpusPerNode(), cmd, rdmaResource, rdmaCount, Optional.ofNullable(shmSize), masterPort, podNetwork(t),
           nodeScript != null ? nodeScript : "/workspace/" + name + "-node.sh",
           iface != null ? iface : f.socketInterface().orElse("ib0"),
           Optional.ofNullable(partition));
@@ -194,6 +215,23 @@ final class DeployCommand implements Callable<Integer> {
     List<Artifact> files = new Deployer().deploy(t, ls, f);
     emit(t, ls, files, inputs);
     return ExitCodes.OK;
+  }
+
+  private PodNetwork podNetwork(DeployTarget t) {
+    if (network != null) {
+      throw new InputException("--network was replaced by --pod-network multus:NS/NAME[@IFACE]");
+    }
+    PodNetwork n;
+    try {
+      n = PodNetwork.parse(podNetwork);
+    } catch (IllegalArgumentException e) {
+      throw new InputException("--pod-network: " + e.getMessage());
+    }
+    if (t == DeployTarget.RUNAI && n instanceof PodNetwork.Host) {
+      throw new InputException("--pod-network host: runai submit-dist pytorch has no host"
+          + " network here; use default or multus:NS/NAME[@IFACE]");
+    }
+    return n;
   }
 
   private TreeMap<String, String> envFlags() {

@@ -14,6 +14,7 @@ import io.fabric8.kubernetes.api.model.VolumeBuilder;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.TreeMap;
 
 /**
@@ -29,6 +30,8 @@ final class KubePods {
   static final String JOB_LABEL = "meshplan.io/job";
   /** The Linux capability RDMA needs to pin (register) memory; every Kubernetes target adds it. */
   static final String IPC_LOCK = "IPC_LOCK";
+  /** The DNS policy of a {@code hostNetwork} pod that still resolves Services. */
+  static final String HOST_DNS_POLICY = "ClusterFirstWithHostNet";
 
   private KubePods() {}
 
@@ -55,7 +58,7 @@ final class KubePods {
         .withName(containerName)
         .withImage(spec.image().orElseThrow())
         .withCommand(command)
-        .withEnv(env(fabric))
+        .withEnv(env(podFabric(spec, fabric)))
         .withPorts(ports)
         .withResources(req)
         .withNewSecurityContext().withNewCapabilities().withAdd(IPC_LOCK).endCapabilities()
@@ -67,11 +70,43 @@ final class KubePods {
         ? shm.withNewEmptyDir().withMedium("Memory")
             .withSizeLimit(new Quantity(spec.shmSize().get())).endEmptyDir().build()
         : shm.withNewEmptyDir().withMedium("Memory").endEmptyDir().build();
-    return new PodTemplateSpecBuilder()
+    PodTemplateSpecBuilder b = new PodTemplateSpecBuilder()
         .withNewMetadata().addToLabels(JOB_LABEL, spec.name()).addToLabels("meshplan.io/role", role)
         .endMetadata()
-        .withNewSpec().withContainers(c).withVolumes(v).endSpec()
-        .build();
+        .withNewSpec().withContainers(c).withVolumes(v).endSpec();
+    if (spec.podNetwork() instanceof PodNetwork.Multus m) {
+      b.editMetadata().addToAnnotations(PodNetwork.MULTUS_ANNOTATION, m.annotation()).endMetadata();
+    }
+    if (spec.podNetwork() instanceof PodNetwork.Host) {
+      // Kubernetes' rule: a hostNetwork pod resolves cluster names only with this policy.
+      b.editSpec().withHostNetwork(true).withDnsPolicy(HOST_DNS_POLICY).endSpec();
+    }
+    return b.build();
+  }
+
+  /**
+   * The fabric as the pod sees it: {@code NCCL_SOCKET_IFNAME} (and {@code GLOO_SOCKET_IFNAME}
+   * when set) name the interface the pod network gives the pod, or are dropped when it leaves
+   * the choice to NCCL.
+   *
+   * @param spec the launch, with its pod network
+   * @param fabric the host's environment
+   * @return the pod's environment
+   */
+  static FabricEnv podFabric(LaunchSpec spec, FabricEnv fabric) {
+    if (spec.podNetwork() instanceof PodNetwork.Host) {
+      return fabric;
+    }
+    TreeMap<String, String> env = new TreeMap<>(fabric.env());
+    Optional<String> iface = spec.podNetwork().socketInterface(fabric.socketInterface());
+    for (String k : List.of("NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME")) {
+      if (iface.isEmpty()) {
+        env.remove(k);
+      } else if (k.startsWith("NCCL") || env.containsKey(k)) {
+        env.put(k, iface.get());
+      }
+    }
+    return new FabricEnv(env, fabric.ports(), fabric.roce());
   }
 
   /**

@@ -25,8 +25,7 @@ import java.util.regex.Pattern;
  * @param shmSize the size limit of the memory-backed {@code /dev/shm}, a Kubernetes quantity
  *     such as {@code 64Gi}, or empty for no limit
  * @param masterPort the rendezvous port of {@code torchrun}
- * @param networkAnnotation the Multus network for RunAI's {@code k8s.v1.cni.cncf.io/networks}
- *     annotation, e.g. {@code kube-system/roce}, or empty
+ * @param podNetwork the pods' network, which decides the interface NCCL's sockets use
  * @param nodeScriptPath where the per-node script of the RunAI target is found inside the pod
  * @param ipoibInterface the IPoIB interface Dask's UCX listens on
  * @param partition the Slurm partition, or empty
@@ -42,7 +41,7 @@ public record LaunchSpec(
     int rdmaCount,
     Optional<String> shmSize,
     int masterPort,
-    Optional<String> networkAnnotation,
+    PodNetwork podNetwork,
     String nodeScriptPath,
     String ipoibInterface,
     Optional<String> partition) {
@@ -51,7 +50,6 @@ public record LaunchSpec(
   private static final Pattern RESOURCE =
       Pattern.compile("[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?");
   private static final Pattern QUANTITY = Pattern.compile("[0-9]+(\\.[0-9]+)?(Ki|Mi|Gi|Ti|k|M|G|T)?");
-  private static final Pattern NETWORK = Pattern.compile("([a-z0-9][-a-z0-9]*/)?[a-z0-9][-a-z0-9]*");
   private static final Pattern PATH = Pattern.compile("/[A-Za-z0-9._/-]*");
   private static final Pattern IFACE = Pattern.compile("[A-Za-z0-9_.-]{1,15}");
   private static final Pattern PARTITION = Pattern.compile("[A-Za-z0-9_.,-]+");
@@ -84,9 +82,7 @@ public record LaunchSpec(
         + "' is not a quantity such as 64Gi"));
     Require.that(masterPort > 0 && masterPort < 65536, "port " + masterPort
         + " is not between 1 and 65535");
-    Require.nonNull(networkAnnotation, "network annotation");
-    networkAnnotation.ifPresent(s -> Require.that(NETWORK.matcher(s).matches(), "network '" + s
-        + "' is not namespace/name such as kube-system/roce"));
+    Require.nonNull(podNetwork, "pod network");
     Require.nonNull(nodeScriptPath, "node script path");
     Require.that(PATH.matcher(nodeScriptPath).matches(), "node script path '" + nodeScriptPath
         + "' must be an absolute path of letters, digits, '.', '_', '-' and '/'");

@@ -13,9 +13,10 @@ import java.util.TreeMap;
 /**
  * A KubeRay {@code ray.io/v1} {@code RayCluster}: one head pod and {@code nodes - 1} worker pods,
  * each with all of its node's GPUs (as in {@code seeds/000}, where the head trains too). KubeRay
- * writes each pod's {@code ray start} from {@code rayStartParams}. The training command is
- * submitted to the head with {@code ray job submit}; the manifest carries that command line in
- * the annotation {@value #SUBMIT_ANNOTATION}.
+ * writes each pod's {@code ray start} from {@code rayStartParams}. The job is submitted to the
+ * head with {@code ray job submit}, its entrypoint {@link RayTorchrunDriver}'s driver, which runs
+ * torchrun on every node (one rank per GPU); the manifest carries that command line in the
+ * annotation {@value #SUBMIT_ANNOTATION}, and a ConfigMap after the RayCluster holds the driver.
  */
 public final class RayClusterManifest {
   /** The annotation holding the {@code ray job submit} command line. */
@@ -72,7 +73,7 @@ public final class RayClusterManifest {
    */
   public static Artifact write(LaunchSpec spec, FabricEnv fabric) {
     return new Artifact(spec.name() + "-raycluster.yaml", KubeYaml.write(List.of(build(spec,
-        fabric))), false);
+        fabric), RayTorchrunDriver.configMap(spec))), false);
   }
 
   /**
@@ -92,21 +93,22 @@ public final class RayClusterManifest {
     if (spec.nodes() > 1) {
       int n = spec.nodes() - 1;
       workers.add(new WorkerGroupSpec("gpu-workers", n, n, n, worker,
-          KubePods.template(spec, fabric, "worker", "ray-worker", List.of(), List.of())));
+          RayTorchrunDriver.mounted(KubePods.template(spec, fabric, "worker", "ray-worker",
+              List.of(), List.of()), spec)));
     }
     List<String> submit = new ArrayList<>(List.of("ray", "job", "submit", "--address",
         "http://" + spec.name() + "-head-svc." + spec.namespace() + ".svc.cluster.local:8265",
         "--"));
-    submit.addAll(spec.command());
+    submit.addAll(RayTorchrunDriver.entrypoint(spec));
     ObjectMeta meta = new ObjectMetaBuilder().withName(spec.name())
         .withNamespace(spec.namespace())
         .addToLabels(KubePods.JOB_LABEL, spec.name())
         .addToAnnotations(SUBMIT_ANNOTATION, ShellQuote.join(submit))
         .build();
     return new RayCluster("ray.io/v1", "RayCluster", meta, new Spec(
-        new HeadGroupSpec(head, KubePods.template(spec, fabric, "head", "ray-head", List.of(),
-            List.of(KubePods.port("gcs", 6379), KubePods.port("dashboard", 8265),
-                KubePods.port("client", 10001)))),
+        new HeadGroupSpec(head, RayTorchrunDriver.mounted(KubePods.template(spec, fabric, "head",
+            "ray-head", List.of(), List.of(KubePods.port("gcs", 6379),
+                KubePods.port("dashboard", 8265), KubePods.port("client", 10001))), spec)),
         workers));
   }
 }

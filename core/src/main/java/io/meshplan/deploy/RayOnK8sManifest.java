@@ -15,8 +15,9 @@ import java.util.List;
 /**
  * Ray on plain Kubernetes, the form of {@code seeds/000}: a head {@code Deployment} (one replica),
  * a {@code Service} in front of it, and a worker {@code Deployment} of {@code nodes - 1} replicas;
- * each container runs {@code ray start} itself. The training command is submitted to the head
- * with {@code ray job submit}, written in the head Deployment's annotation {@value
+ * each container runs {@code ray start} itself, and a ConfigMap holds {@link RayTorchrunDriver}'s
+ * driver. The job is submitted to the head with {@code ray job submit}, its entrypoint the driver
+ * that runs torchrun on every node, written in the head Deployment's annotation {@value
  * RayClusterManifest#SUBMIT_ANNOTATION}.
  */
 public final class RayOnK8sManifest {
@@ -28,7 +29,8 @@ public final class RayOnK8sManifest {
    * @param spec the launch
    * @param fabric the environment
    * @return the Kubernetes objects, in apply order: the head {@link Deployment}, its {@link
-   *     Service}, and the worker {@link Deployment} when there is more than one node
+   *     Service}, the worker {@link Deployment} when there is more than one node, and the
+   *     driver's ConfigMap
    */
   public static List<HasMetadata> build(LaunchSpec spec, FabricEnv fabric) {
     String head = spec.name() + "-ray-head";
@@ -36,7 +38,7 @@ public final class RayOnK8sManifest {
     String gpus = "--num-gpus=" + spec.gpusPerNode();
     List<String> submit = new ArrayList<>(List.of("ray", "job", "submit", "--address",
         "http://" + address + ":8265", "--"));
-    submit.addAll(spec.command());
+    submit.addAll(RayTorchrunDriver.entrypoint(spec));
     List<HasMetadata> out = new ArrayList<>();
     out.add(deployment(spec, fabric, head, "head", 1,
         List.of("ray", "start", "--head", "--port=6379", "--dashboard-host=0.0.0.0", gpus,
@@ -55,6 +57,7 @@ public final class RayOnK8sManifest {
       out.add(deployment(spec, fabric, spec.name() + "-ray-worker", "worker", spec.nodes() - 1,
           List.of("ray", "start", "--address=" + address + ":6379", gpus, "--block"), null));
     }
+    out.add(RayTorchrunDriver.configMap(spec));
     return out;
   }
 
@@ -81,10 +84,11 @@ public final class RayOnK8sManifest {
     return b.withNewSpec().withReplicas(replicas)
         .withNewSelector().addToMatchLabels(KubePods.JOB_LABEL, spec.name())
         .addToMatchLabels("meshplan.io/role", role).endSelector()
-        .withTemplate(KubePods.template(spec, fabric, role, "ray-" + role,
-            command.stream().map(KubeYaml::literal).toList(),
+        .withTemplate(RayTorchrunDriver.mounted(KubePods.template(spec, fabric, role,
+            "ray-" + role, command.stream().map(KubeYaml::literal).toList(),
             role.equals("head") ? List.of(KubePods.port("gcs", 6379),
-                KubePods.port("dashboard", 8265), KubePods.port("client", 10001)) : List.of()))
+                KubePods.port("dashboard", 8265), KubePods.port("client", 10001)) : List.of()),
+            spec))
         .endSpec()
         .build();
   }

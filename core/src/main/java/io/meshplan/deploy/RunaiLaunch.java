@@ -1,5 +1,6 @@
 package io.meshplan.deploy;
 
+import io.meshplan.util.Require;
 import io.meshplan.util.ShellQuote;
 import java.util.ArrayList;
 import java.util.List;
@@ -9,7 +10,7 @@ import java.util.TreeMap;
  * RunAI's {@code runai submit-dist pytorch} (as in {@code seeds/002}): a submit script that asks
  * for {@code nodes - 1} workers (RunAI adds the master), all GPUs of a node per pod, the RDMA
  * extended resource, the {@code IPC_LOCK} capability (RDMA registers, that is pins, memory), the
- * Multus RoCE network annotation and a large {@code /dev/shm}; and the per-node script every pod
+ * Multus network annotation ({@code NS/NAME@IFACE}, under {@code --pod-network multus:...}) and a large {@code /dev/shm}; and the per-node script every pod
  * runs. On RoCE the per-node script finds the GID index on the node at run time with {@link
  * GidLookupScript} (the doctor's rule) and exports {@code NCCL_IB_GID_INDEX}; it then checks
  * RunAI's {@code WORLD_SIZE} (pods) and starts {@code torchrun} with one process per GPU over c10d
@@ -37,7 +38,9 @@ public final class RunaiLaunch {
    * @return the submit script, then the per-node script
    */
   public static List<Artifact> write(LaunchSpec spec, FabricEnv fabric) {
-    return List.of(submit(spec), node(spec, fabric));
+    Require.that(!(spec.podNetwork() instanceof PodNetwork.Host), "runai submit-dist pytorch"
+        + " writes no host network; use the default pod network or a multus one");
+    return List.of(submit(spec), node(spec, KubePods.podFabric(spec, fabric)));
   }
 
   /**
@@ -72,8 +75,10 @@ public final class RunaiLaunch {
         "--extended-resource " + ShellQuote.quote(spec.rdmaResource() + "=" + spec.rdmaCount()),
         "--add-capability " + ShellQuote.quote(KubePods.IPC_LOCK),
         "--large-shm"));
-    spec.networkAnnotation().ifPresent(n -> parts.add("--annotation "
-        + ShellQuote.quote("k8s.v1.cni.cncf.io/networks=" + n)));
+    if (spec.podNetwork() instanceof PodNetwork.Multus m) {
+      parts.add("--annotation " + ShellQuote.quote(PodNetwork.MULTUS_ANNOTATION + "="
+          + m.annotation()));
+    }
     parts.add("-- bash " + ShellQuote.quote(spec.nodeScriptPath()));
     return parts;
   }

@@ -213,7 +213,8 @@ class ExportDeployCliTest {
     CliRun r = CliRun.of("deploy", "--target", "runai", "--plan", plan.toString(),
         "--fabric", "core/src/test/resources/doctor-golden/roce-bond-gid9.json", "--image",
         "nvcr.io/nvidia/pytorch:24.05-py3", "--namespace", "llm", "--name", "llama70b",
-        "--rdma-resource", "rdma/rdma", "--network", "kube-system/roce", "--megatron-args",
+        "--rdma-resource", "rdma/rdma", "--pod-network", "multus:kube-system/roce",
+        "--megatron-args",
         "--out", out.toString(), "--", "pretrain_gpt.py", "--data-path", "/data/my corpus");
     assertThat(r.code()).as(r.err()).isZero();
     String node = Files.readString(out.resolve("llama70b-node.sh"));
@@ -236,7 +237,7 @@ class ExportDeployCliTest {
           --extended-resource 'rdma/rdma=1' \\
           --add-capability IPC_LOCK \\
           --large-shm \\
-          --annotation 'k8s.v1.cni.cncf.io/networks=kube-system/roce' \\
+          --annotation 'k8s.v1.cni.cncf.io/networks=kube-system/roce@net1' \\
           -- bash /workspace/llama70b-node.sh
         """);
     assertThat(Files.readString(out.resolve("llama70b-submit.sh")))
@@ -276,5 +277,35 @@ class ExportDeployCliTest {
         "--", "train.py");
     assertThat(noImage.code()).isEqualTo(ExitCodes.BAD_INPUT);
     assertThat(noImage.err()).contains("--image is required for --target kuberay");
+  }
+
+  @Test
+  void deployRefusesTheOldNetworkFlagAndABadPodNetwork() {
+    CliRun old = CliRun.of("deploy", "--target", "runai", "--cluster", "2x8:h100-80gb",
+        "--image", "img", "--network", "kube-system/roce", "--", "train.py");
+    assertThat(old.code()).isEqualTo(2);
+    assertThat(old.err()).isEqualTo("meshplan: error: --network was replaced by --pod-network"
+        + " multus:NS/NAME[@IFACE]\n");
+    CliRun bad = CliRun.of("deploy", "--target", "pytorchjob", "--cluster", "2x8:h100-80gb",
+        "--image", "img", "--pod-network", "multus:a/b@$(id)", "--", "train.py");
+    assertThat(bad.code()).isEqualTo(2);
+    assertThat(bad.out()).isEmpty();
+    CliRun host = CliRun.of("deploy", "--target", "runai", "--cluster", "2x8:h100-80gb",
+        "--image", "img", "--pod-network", "host", "--", "train.py");
+    assertThat(host.code()).isEqualTo(2);
+    assertThat(host.err()).contains("--pod-network host");
+  }
+
+  @Test
+  void deployTakesRayModeTorchrunOnly() {
+    CliRun ok = CliRun.of("deploy", "--target", "kuberay", "--cluster", "2x8:h100-80gb",
+        "--image", "img", "--ray-mode", "torchrun", "--env", "NCCL_IB_HCA=mlx5", "--",
+        "train.py");
+    assertThat(ok.code()).as(ok.err()).isZero();
+    assertThat(ok.out()).contains("--nodes 2 --gpus-per-node 8 --master-port 29500 -- train.py");
+    CliRun bad = CliRun.of("deploy", "--target", "kuberay", "--cluster", "2x8:h100-80gb",
+        "--image", "img", "--ray-mode", "native", "--", "train.py");
+    assertThat(bad.code()).isEqualTo(2);
+    assertThat(bad.err()).contains("--ray-mode 'native' is unknown; use torchrun");
   }
 }

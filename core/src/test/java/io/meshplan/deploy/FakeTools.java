@@ -13,7 +13,7 @@ import java.util.TreeMap;
 
 /**
  * A directory of stand-ins for the launchers a generated script calls (torchrun, srun, scontrol,
- * dask-scheduler, dask-cuda-worker, runai): each records its argv and environment, NUL-separated,
+ * dask, runai): each records its argv and environment, NUL-separated,
  * so a test can check exactly what the script would have launched.
  */
 final class FakeTools {
@@ -28,7 +28,7 @@ final class FakeTools {
       String record = "#!/usr/bin/env bash\n"
           + "printf '%s\\0' \"${0##*/}\" \"$@\" > \"$MESHPLAN_FAKE_LOG/argv\"\n"
           + "env -0 > \"$MESHPLAN_FAKE_LOG/env\"\n";
-      for (String tool : List.of("torchrun", "dask-scheduler", "dask-cuda-worker", "runai",
+      for (String tool : List.of("torchrun", "dask", "runai",
           "pretrain_gpt.py")) {
         tool(tool, record);
       }

@@ -164,7 +164,8 @@ class InjectionProperties {
     Map<String, String> env = new TreeMap<>();
     c.path("env").forEach(n -> env.put(n.path("name").asText(), unescape(n.path("value")
         .asText())));
-    assertThat(env).isEqualTo(fabric.env());
+    // Llama70b's pods are on the Multus network kube-system/roce@net1, so NCCL's socket is net1.
+    assertThat(env).isEqualTo(Llama70b.onNet1(fabric.env()));
 
     JsonNode rc = CrdSchemas.YAML.readTree(d.deploy(DeployTarget.KUBERAY, Llama70b.spec(command),
         fabric).get(0).text());
@@ -183,7 +184,8 @@ class InjectionProperties {
       Shell.delete(script);
     }
     String rayText = d.deploy(DeployTarget.RAY_K8S, Llama70b.spec(command), fabric).get(0).text();
-    assertThat(rayText.split("(?m)^---\\n")).hasSize(3);
+    // head Deployment, Service, worker Deployment, the driver's ConfigMap.
+    assertThat(rayText.split("(?m)^---\\n")).hasSize(4);
   }
 
   /** Kubernetes reads {@code $$} as {@code $} in command, args and env values. */
@@ -216,7 +218,7 @@ class InjectionProperties {
 
   private static LaunchSpec spec(String name, String namespace, String image) {
     return new LaunchSpec(name, namespace, Optional.of(image), 2, 8, List.of("train.py"), "rdma/ib",
-        1, Optional.empty(), 29500, Optional.empty(), "/workspace/node.sh", "ib0",
+        1, Optional.empty(), 29500, new PodNetwork.Default(), "/workspace/node.sh", "ib0",
         Optional.empty());
   }
 }

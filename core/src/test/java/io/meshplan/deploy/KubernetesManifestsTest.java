@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.PodTemplateSpec;
@@ -48,7 +49,8 @@ class KubernetesManifestsTest {
     assertThat(rc.at("/metadata/annotations").path(RayClusterManifest.SUBMIT_ANNOTATION).asText())
         .isEqualTo("ray job submit --address"
             + " http://llama2-70b-head-svc.train.svc.cluster.local:8265 --"
-            + " pretrain_gpt.py --data-path /data/corpus");
+            + " python /meshplan/ray_torchrun.py --nodes 128 --gpus-per-node 8 --master-port 29500"
+            + " -- pretrain_gpt.py --data-path /data/corpus");
   }
 
   @Test
@@ -96,10 +98,12 @@ class KubernetesManifestsTest {
     String text = deployer.deploy(DeployTarget.RAY_K8S, Llama70b.spec(), Llama70b.ib()).get(0)
         .text();
     String[] docs = text.split("(?m)^---\\n");
-    assertThat(docs).hasSize(3);
+    assertThat(docs).hasSize(4);
     Deployment head = strict(docs[0], Deployment.class);
     Service svc = strict(docs[1], Service.class);
     Deployment worker = strict(docs[2], Deployment.class);
+    ConfigMap driver = strict(docs[3], ConfigMap.class);
+    assertThat(driver.getData()).containsOnlyKeys(RayTorchrunDriver.FILE);
     assertThat(head.getSpec().getReplicas()).isEqualTo(1);
     assertThat(worker.getSpec().getReplicas()).isEqualTo(127);
     assertThat(head.getSpec().getSelector().getMatchLabels())
@@ -173,14 +177,21 @@ class KubernetesManifestsTest {
     assertThat(c.getResources().getLimits()).isEqualTo(want);
     assertThat(c.getResources().getRequests()).isEqualTo(want);
     assertThat(c.getSecurityContext().getCapabilities().getAdd()).containsExactly("IPC_LOCK");
-    assertThat(c.getVolumeMounts()).singleElement()
-        .satisfies(m -> assertThat(m.getMountPath()).isEqualTo("/dev/shm"));
-    String vol = c.getVolumeMounts().get(0).getName();
-    assertThat(t.getSpec().getVolumes()).singleElement().satisfies(v -> {
+    // /dev/shm on every pod; the Ray pods also mount the driver's ConfigMap at /meshplan.
+    assertThat(c.getVolumeMounts()).filteredOn(m -> m.getMountPath().equals("/dev/shm"))
+        .hasSize(1);
+    assertThat(c.getVolumeMounts()).extracting(m -> m.getMountPath())
+        .isSubsetOf("/dev/shm", RayTorchrunDriver.MOUNT);
+    String vol = c.getVolumeMounts().stream().filter(m -> m.getMountPath().equals("/dev/shm"))
+        .findFirst().orElseThrow().getName();
+    assertThat(t.getSpec().getVolumes()).filteredOn(v -> v.getName().equals(vol))
+        .singleElement().satisfies(v -> {
       assertThat(v.getName()).isEqualTo(vol);
       assertThat(v.getEmptyDir().getMedium()).isEqualTo("Memory");
       assertThat(v.getEmptyDir().getSizeLimit()).isEqualTo(new Quantity("64Gi"));
     });
-    assertThat(envOf(t)).isEqualTo(fabric.env());
+    assertThat(envOf(t)).isEqualTo(Llama70b.onNet1(fabric.env()));
+    assertThat(t.getMetadata().getAnnotations())
+        .containsEntry("k8s.v1.cni.cncf.io/networks", "kube-system/roce@net1");
   }
 }

@@ -4,7 +4,9 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.TreeMap;
 
 /** The acceptance case: LLaMA2-70B on 128x8:h100-80gb:ib-ndr400. */
 final class Llama70b {
@@ -19,9 +21,23 @@ final class Llama70b {
   }
 
   static LaunchSpec spec(List<String> command) {
+    return spec(command, new PodNetwork.Multus("kube-system", "roce", "net1"));
+  }
+
+  static LaunchSpec spec(List<String> command, PodNetwork network) {
     return new LaunchSpec("llama2-70b", "train", Optional.of("nvcr.io/nvidia/pytorch:24.05-py3"), NODES, GPUS,
-        command, "rdma/ib", 1, Optional.of("64Gi"), 29500, Optional.of("kube-system/roce"),
+        command, "rdma/ib", 1, Optional.of("64Gi"), 29500, network,
         "/workspace/llama2-70b-node.sh", "ib0", Optional.of("gpu"));
+  }
+
+  /**
+   * The environment a pod on {@code kube-system/roce@net1} must see: the fabric's, with NCCL's
+   * socket on {@code net1}, the interface the annotation names.
+   */
+  static Map<String, String> onNet1(Map<String, String> env) {
+    Map<String, String> m = new TreeMap<>(env);
+    m.put("NCCL_SOCKET_IFNAME", "net1");
+    return m;
   }
 
   /** The doctor's JSON golden for a two-port InfiniBand HDR node. */

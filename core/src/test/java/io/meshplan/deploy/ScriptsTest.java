@@ -100,7 +100,7 @@ class ScriptsTest {
         "--name", "llama2-70b", "--project", "train",
         "--image", "nvcr.io/nvidia/pytorch:24.05-py3", "--workers", "127", "--gpu", "8",
         "--extended-resource", "rdma/ib=1", "--add-capability", "IPC_LOCK", "--large-shm",
-        "--annotation", "k8s.v1.cni.cncf.io/networks=kube-system/roce",
+        "--annotation", "k8s.v1.cni.cncf.io/networks=kube-system/roce@net1",
         "--", "bash", "/workspace/llama2-70b-node.sh");
 
     Path sysfs = Path.of("core/src/test/resources/sysfs/roce-bond-gid9").toAbsolutePath();
@@ -112,7 +112,7 @@ class ScriptsTest {
         "--node-rank=5", "--rdzv-endpoint=10.1.2.3:23456", "--rdzv-backend=c10d",
         "--max-restarts=0", "pretrain_gpt.py", "--data-path", "/data/corpus");
     // The doctor chose GID index 9 on this node; the script finds the same one at run time.
-    assertThat(fake.environment()).containsAllEntriesOf(Llama70b.roce().env())
+    assertThat(fake.environment()).containsAllEntriesOf(Llama70b.onNet1(Llama70b.roce().env()))
         .containsEntry("NCCL_IB_GID_INDEX", "9");
   }
 
@@ -148,14 +148,26 @@ class ScriptsTest {
     Path script = Shell.temp(a.text());
     Shell.Result s = Shell.bash(script, List.of("scheduler"), fake.env(Map.of()), null);
     assertThat(s.code()).as(s.err()).isZero();
-    assertThat(fake.argv()).containsExactly("dask-scheduler", "--protocol", "ucx", "--interface",
-        "ib0", "--port", "8786");
-    assertThat(fake.environment()).containsEntry("UCX_TLS", "rc,cuda_copy,cuda_ipc")
-        .containsEntry("UCX_NET_DEVICES", "mlx5_0:1,mlx5_1:1");
+    // distributed's dask_cli entry point "scheduler" (pyproject.toml, dask/distributed 40fcd99a).
+    assertThat(fake.argv()).containsExactly("dask", "scheduler", "--protocol", "ucx",
+        "--interface", "ib0", "--port", "8786");
+    // dask-cuda docs/source/ucx.rst (63a1ea97): a hand-set UCX_TLS must hold tcp; the scheduler
+    // needs a CUDA context (docs/source/examples/ucx.rst) and takes its switches and RMM pool
+    // from DASK_DISTRIBUTED_UCXX__*; rdmacm on InfiniBand.
+    assertThat(fake.environment()).containsEntry("UCX_TLS", "rc,cuda_copy,cuda_ipc,tcp")
+        .containsEntry("UCX_NET_DEVICES", "mlx5_0:1,mlx5_1:1")
+        .containsEntry("DASK_DISTRIBUTED_UCXX__CREATE_CUDA_CONTEXT", "True")
+        .containsEntry("DASK_DISTRIBUTED_UCXX__TCP", "True")
+        .containsEntry("DASK_DISTRIBUTED_UCXX__INFINIBAND", "True")
+        .containsEntry("DASK_DISTRIBUTED_UCXX__RDMACM", "True")
+        .containsEntry("DASK_DISTRIBUTED_UCXX__RMM__POOL_SIZE", "1GB");
     Shell.Result w = Shell.bash(script, List.of("worker", "10.0.0.50"), fake.env(Map.of()), null);
     assertThat(w.code()).as(w.err()).isZero();
-    assertThat(fake.argv()).containsExactly("dask-cuda-worker", "ucx://10.0.0.50:8786",
-        "--interface", "ib0", "--nthreads", "1");
+    // dask-cuda's dask_cli entry point "cuda" and its "worker" command; the switches are the
+    // --enable-*/--disable-* options of dask_cuda/cli.py lines 313-339 (rdmacm needs infiniband).
+    assertThat(fake.argv()).containsExactly("dask", "cuda", "worker", "ucx://10.0.0.50:8786",
+        "--interface", "ib0", "--nthreads", "1", "--rmm-pool-size", "1GB",
+        "--enable-tcp-over-ucx", "--enable-nvlink", "--enable-infiniband", "--enable-rdmacm");
     Shell.Result c = Shell.bash(script, List.of("client", "10.0.0.50"), fake.env(Map.of()), null);
     assertThat(c.code()).as(c.err()).isZero();
     assertThat(fake.argv()).containsExactly("pretrain_gpt.py", "--data-path", "/data/corpus");
@@ -163,5 +175,21 @@ class ScriptsTest {
         "ucx://10.0.0.50:8786");
     Shell.Result bad = Shell.bash(script, List.of("worker"), fake.env(Map.of()), null);
     assertThat(bad.code()).isEqualTo(2);
+  }
+
+  @Test
+  void daskNamesItsPackagesAndLeavesRdmacmOffOnRoce() {
+    Artifact a = deployer.deploy(DeployTarget.DASK, Llama70b.spec(), Llama70b.roce()).get(0);
+    // dask-cuda docs/source/install.rst: UCX comes with the distributed-ucxx package.
+    assertThat(a.text().lines().filter(l -> l.startsWith("#") && l.contains("distributed-ucxx")
+        && l.contains("dask-cuda"))).hasSize(1);
+    assertThat(a.text()).doesNotContain("dask-scheduler", "dask-cuda-worker")
+        .contains("export DASK_DISTRIBUTED_UCXX__RDMACM=False\n", "--disable-rdmacm");
+    FakeTools fake = new FakeTools();
+    Shell.Result s = Shell.bash(Shell.temp(a.text()), List.of("scheduler"),
+        fake.env(Map.of("RMM_POOL_SIZE", "30GB")), null);
+    assertThat(s.code()).as(s.err()).isZero();
+    assertThat(fake.environment().get("UCX_TLS").split(",")).contains("tcp");
+    assertThat(fake.environment()).containsEntry("DASK_DISTRIBUTED_UCXX__RMM__POOL_SIZE", "30GB");
   }
 }

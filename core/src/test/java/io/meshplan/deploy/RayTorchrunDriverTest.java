@@ -1,0 +1,162 @@
+package io.meshplan.deploy;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The Ray targets start one rank per GPU on every node: the entrypoint in each manifest's submit
+ * annotation is run with the driver from the manifest's ConfigMap, against a stand-in {@code ray}
+ * package (placement groups and tasks run in-process) and a {@code torchrun} that logs its
+ * arguments. For LLaMA2-70B on 128 x 8 that is 128 torchrun calls with node ranks 0..127 and 8
+ * processes each: 128 x 8 = 1024 ranks, the plan's GPUs.
+ */
+class RayTorchrunDriverTest {
+  private static final String FAKE_RAY = """
+      import json, os
+      def _log(name, obj):
+          with open(os.path.join(os.environ["LOG"], name), "a") as f:
+              f.write(json.dumps(obj) + "\\n")
+      class _Remote:
+          def __init__(self, f, opts):
+              self.f, self.opts = f, opts
+          def options(self, **kw):
+              return _Remote(self.f, dict(self.opts, **kw))
+          def remote(self, *args):
+              s = self.opts.get("scheduling_strategy")
+              _log("tasks", {"task": self.f.__name__, "num_gpus": self.opts.get("num_gpus", 0),
+                             "bundle": s.placement_group_bundle_index if s else None})
+              return self.f(*args)
+      def remote(**opts):
+          return lambda f: _Remote(f, opts)
+      def get(x):
+          return x
+      def init(address=None):
+          _log("init", address)
+      from . import util
+      """;
+  private static final String FAKE_UTIL = "def get_node_ip_address():\n    return '10.0.0.7'\n";
+  private static final String FAKE_PG = """
+      from ray import _log
+      class _PG:
+          def ready(self):
+              return True
+      def placement_group(bundles, strategy):
+          _log("pg", {"bundles": bundles, "strategy": strategy})
+          return _PG()
+      """;
+  private static final String FAKE_STRATEGY = """
+      class PlacementGroupSchedulingStrategy:
+          def __init__(self, placement_group, placement_group_bundle_index):
+              self.placement_group_bundle_index = placement_group_bundle_index
+      """;
+
+  @TempDir Path dir;
+
+  @Test
+  void hostileCommandWordsReachTorchrunAsWordsAndAreNeverRun() throws Exception {
+    List<String> command = List.of("pretrain_gpt.py", "$(touch pwned)", "a b;c", "'\"`x`",
+        "--", "");
+    Path run = Files.createDirectories(dir.resolve("hostile"));
+    String text = new Deployer().deploy(DeployTarget.RAY_K8S, Llama70b.spec(command),
+        Llama70b.ib()).get(0).text();
+    String[] found = submitAndDriver(text);
+    runDriver(run, found[1], found[0]);
+    String[] argv = Files.readString(run.resolve("log/last")).split("\0", -1);
+    List<String> words = List.of(argv).subList(argv.length - 1 - command.size(), argv.length - 1);
+    assertThat(words).isEqualTo(command);
+    assertThat(run.resolve("pwned")).doesNotExist();
+    assertThat(Path.of("pwned")).doesNotExist();
+  }
+
+  private static String[] submitAndDriver(String text) throws Exception {
+    String submit = null;
+    String driver = null;
+    for (JsonNode doc : CrdSchemas.YAML.readValues(CrdSchemas.YAML.createParser(text),
+        JsonNode.class).readAll()) {
+      JsonNode a = doc.at("/metadata/annotations/" + "meshplan.io~1submit");
+      submit = a.isMissingNode() ? submit : a.asText();
+      if (doc.path("kind").asText().equals("ConfigMap")) {
+        driver = doc.at("/data/" + RayTorchrunDriver.FILE).asText();
+      }
+    }
+    return new String[] {submit, driver};
+  }
+
+  @Test
+  void kubeRayAndRayOnKubernetesStartAsManyRanksAsThePlanHasGpus() throws Exception {
+    for (DeployTarget t : List.of(DeployTarget.KUBERAY, DeployTarget.RAY_K8S)) {
+      Path run = Files.createDirectories(dir.resolve(t.label()));
+      String text = new Deployer().deploy(t, Llama70b.spec(), Llama70b.ib()).get(0).text();
+      String submit = null;
+      String driver = null;
+      for (JsonNode doc : CrdSchemas.YAML.readValues(CrdSchemas.YAML.createParser(text),
+          JsonNode.class).readAll()) {
+        JsonNode a = doc.at("/metadata/annotations/" + "meshplan.io~1submit");
+        submit = a.isMissingNode() ? submit : a.asText();
+        if (doc.path("kind").asText().equals("ConfigMap")) {
+          driver = doc.at("/data/" + RayTorchrunDriver.FILE).asText();
+        }
+      }
+      assertThat(submit).as(t.label()).startsWith("ray job submit --address http://");
+      assertThat(driver).as(t.label()).isNotNull();
+      List<String> torchruns = runDriver(run, driver, submit);
+      // 128 nodes, one torchrun each, 8 processes per torchrun: 1024 ranks.
+      assertThat(torchruns).hasSize(Llama70b.NODES);
+      Set<String> ranks = new TreeSet<>();
+      int processes = 0;
+      for (String line : torchruns) {
+        List<String> w = List.of(line.split(" "));
+        assertThat(w).contains("--nnodes=128", "--master-addr=10.0.0.7", "--master-port=29500");
+        assertThat(w.subList(w.size() - 3, w.size())).isEqualTo(Llama70b.COMMAND);
+        ranks.add(w.stream().filter(x -> x.startsWith("--node-rank=")).findFirst().orElseThrow());
+        processes += Integer.parseInt(w.stream().filter(x -> x.startsWith("--nproc-per-node="))
+            .findFirst().orElseThrow().substring("--nproc-per-node=".length()));
+      }
+      assertThat(ranks).hasSize(Llama70b.NODES).contains("--node-rank=0", "--node-rank=127");
+      assertThat(processes).isEqualTo(Llama70b.NODES * Llama70b.GPUS);
+      String pg = Files.readString(run.resolve("log/pg"));
+      assertThat(pg).contains("\"strategy\": \"STRICT_SPREAD\"");
+      assertThat(pg.split("\\{\"GPU\": 8, \"CPU\": 1\\}", -1)).hasSize(Llama70b.NODES + 1);
+      List<String> tasks = Files.readAllLines(run.resolve("log/tasks"));
+      for (int i = 0; i < Llama70b.NODES; i++) {
+        assertThat(tasks).contains("{\"task\": \"torchrun\", \"num_gpus\": 8, \"bundle\": " + i
+            + "}");
+      }
+    }
+  }
+
+  private List<String> runDriver(Path run, String driver, String submit) throws Exception {
+    Files.createDirectories(run.resolve("ray/util"));
+    Files.createDirectories(run.resolve("bin"));
+    Files.createDirectories(run.resolve("log"));
+    Files.writeString(run.resolve("ray/__init__.py"), FAKE_RAY);
+    Files.writeString(run.resolve("ray/util/__init__.py"), FAKE_UTIL);
+    Files.writeString(run.resolve("ray/util/placement_group.py"), FAKE_PG);
+    Files.writeString(run.resolve("ray/util/scheduling_strategies.py"), FAKE_STRATEGY);
+    Files.writeString(run.resolve(RayTorchrunDriver.FILE), driver);
+    Path torchrun = run.resolve("bin/torchrun");
+    Files.writeString(torchrun, "#!/usr/bin/env bash\necho \"$*\" >> \"$LOG/torchrun\"\n"
+        + "printf '%s\\0' \"$@\" > \"$LOG/last\"\n");
+    assertThat(torchrun.toFile().setExecutable(true)).isTrue();
+    String entry = submit.substring(submit.indexOf(" -- ") + 4)
+        .replace("python " + RayTorchrunDriver.MOUNT + "/", "python3 " + run + "/");
+    ProcessBuilder pb = new ProcessBuilder("bash", "-c", entry).redirectErrorStream(true);
+    pb.environment().put("PYTHONPATH", run.toString());
+    pb.environment().put("LOG", run.resolve("log").toString());
+    pb.environment().put("PATH", run.resolve("bin") + ":" + System.getenv("PATH"));
+    Process p = pb.start();
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertThat(p.waitFor()).as(out).isZero();
+    return new ArrayList<>(Files.readAllLines(run.resolve("log/torchrun")));
+  }
+}
