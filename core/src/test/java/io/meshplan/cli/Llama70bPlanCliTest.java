@@ -125,6 +125,9 @@ class Llama70bPlanCliTest {
     doctor.path("env").properties().forEach(e -> expected.put(e.getKey(),
         e.getValue().asText()));
     assertThat(expected).containsKey("NCCL_IB_HCA");
+    // Under the default pod network NCCL's socket interface is the pod's own, eth0, not the
+    // host's (NCCL treats a set NCCL_SOCKET_IFNAME as find-or-fail).
+    expected.put("NCCL_SOCKET_IFNAME", "eth0");
     for (String role : new String[] {"Master", "Worker"}) {
       JsonNode c = job.at("/spec/pytorchReplicaSpecs/" + role + "/template/spec/containers/0");
       Map<String, String> env = new TreeMap<>();
