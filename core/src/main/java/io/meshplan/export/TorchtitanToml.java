@@ -68,6 +68,12 @@ public final class TorchtitanToml implements FrameworkWriter {
       return Optional.of("torchtitan trains transformer language models; "
           + input.model().name() + " is not one");
     }
+    if (TorchtitanV022.flavor(input.model()).isEmpty()) {
+      return Optional.of(noFlavor(input.model()));
+    }
+    if (input.model().dtype() == DType.F16 && !hasBf16(input)) {
+      return Optional.of(noF16(input));
+    }
     if (c.tensorParallel() > 1 && !c.sequenceParallel()) {
       return Optional.of("torchtitan always uses sequence parallelism with tensor parallelism;"
           + " it has no tensor parallelism without it");
@@ -95,14 +101,39 @@ public final class TorchtitanToml implements FrameworkWriter {
           + " first or last stage");
     }
     if (input.model().dtype() == DType.F16) {
-      return Optional.of("torchtitan's mixed precision is bf16 or f32, not f16");
+      return Optional.of("torchtitan's mixed_precision_param is bfloat16 or float32, not"
+          + " float16 (torchtitan " + TorchtitanV022.VERSION + " config/job_config.py:282)");
     }
     return Optional.empty();
   }
 
+  /** Whether the cluster's GPUs have bf16 tensor cores (a V100 has none). */
+  private static boolean hasBf16(ExportInput input) {
+    return input.cluster().gpu().trainingType() == DType.BF16;
+  }
+
+  /** The one line saying torchtitan has no llama3 flavor with a model's dimensions. */
+  private static String noFlavor(ModelSpec m) {
+    return "torchtitan has no flavor for " + ShellQuote.commentText(m.name()) + ": its llama3"
+        + " flavors (8B, 70B, 405B; torchtitan " + TorchtitanV022.VERSION
+        + " models/llama3/__init__.py:51-98) have other dimensions (layers, hidden, heads, kv"
+        + " heads, ffn, vocab 128256)";
+  }
+
+  /** Why an f16 plan on GPUs without bf16 has no torchtitan form. */
+  private static String noF16(ExportInput input) {
+    return "torchtitan's mixed_precision_param is bfloat16 or float32, not float16 (torchtitan "
+        + TorchtitanV022.VERSION + " config/job_config.py:282), and the "
+        + input.cluster().gpu().name() + " has no bf16: torchtitan cannot train this plan in"
+        + " 16-bit precision";
+  }
+
   @Override
   public Optional<ExportInput> nearest(ExportInput input) {
-    if (input.model().family() != ModelSpec.Family.LLAMA) {
+    if (input.model().family() != ModelSpec.Family.LLAMA
+        || TorchtitanV022.flavor(input.model()).isEmpty()
+        || input.model().dtype() == DType.F16 && !hasBf16(input)) {
+      // No flavor has the model's dimensions, or f16 on a GPU without bf16: nothing near.
       return Optional.empty();
     }
     ParallelConfig c = input.config();
@@ -141,6 +172,7 @@ public final class TorchtitanToml implements FrameworkWriter {
     ModelSpec m = input.model();
     boolean fsdp = c.dataParallel() > 1 && c.zeroStage() > 0;
     ObjectNode root = TOML.createObjectNode();
+    putModel(root.putObject("model"), TorchtitanV022.flavor(m).orElseThrow());
     putParallelism(root.putObject("parallelism"), c, m, fsdp);
     putTraining(root.putObject("training"), c, m);
     if (Fp8Training.on(m.dtype())) {
@@ -178,10 +210,26 @@ public final class TorchtitanToml implements FrameworkWriter {
     p.put("pipeline_parallel_degree", c.pipelineParallel());
     if (c.pipelineParallel() > 1) {
       p.put("pipeline_parallel_schedule", c.virtualStages() > 1 ? "Interleaved1F1B" : "1F1B");
+      // Megatron's even split: the embedding and the head ride on the first and last stages
+      // without taking a layer's place, so neither counts as a layer (both less-layers 0; their
+      // default 1 would make ceil((L + 2) / per-stage) stages, pipeline_parallel.py:75).
+      p.put("pipeline_parallel_first_stage_less_layers", 0);
+      p.put("pipeline_parallel_last_stage_less_layers", 0);
       p.put("pipeline_parallel_layers_per_stage",
           m.layers() / (c.pipelineParallel() * c.virtualStages()));
       p.put("pipeline_parallel_microbatch_size", c.microBatchSize());
     }
+  }
+
+  /**
+   * The {@code [model]} table ({@code config/job_config.py:100-118} of torchtitan v0.2.2): the
+   * llama3 flavor with the plan's dimensions and the {@code hf_assets_path} the release's own
+   * train config for it names, where {@code scripts/download_hf_assets.py} puts the tokenizer.
+   */
+  private static void putModel(ObjectNode model, TorchtitanV022.Flavor f) {
+    model.put("name", "llama3");
+    model.put("flavor", f.name());
+    model.put("hf_assets_path", f.hfAssets());
   }
 
   /**
@@ -223,8 +271,9 @@ public final class TorchtitanToml implements FrameworkWriter {
         .append(m.layers()).append(", hidden ").append(m.hidden()).append(", heads ")
         .append(m.heads()).append(", kv heads ").append(m.kvHeads()).append(", ffn ")
         .append(m.ffn()).append(", vocab ").append(m.vocab()).append(") on ")
-        .append(input.cluster().toShortString()).append(": choose the [model] flavor with these"
-            + " dimensions\n");
+        .append(input.cluster().toShortString()).append(": torchtitan ")
+        .append(TorchtitanV022.VERSION).append(" (its last TOML release), llama3 flavor ")
+        .append(TorchtitanV022.flavor(m).orElseThrow().name()).append("\n");
     sb.append("# ").append(c.gpus()).append(" GPUs = tensor ").append(c.tensorParallel())
         .append(" x pipeline ").append(c.pipelineParallel()).append(" x data ")
         .append(c.dataParallel()).append("; launch with torchrun over all of them\n");
