@@ -178,6 +178,7 @@ public final class TorchtitanToml implements FrameworkWriter {
     if (Fp8Training.on(m.dtype())) {
       putFloat8(root);
     }
+    putCheckpoint(root.putObject("checkpoint"));
     ObjectNode ac = root.putObject("activation_checkpoint");
     ac.put("mode", c.recompute().label());
     if (c.recompute() == Recompute.SELECTIVE) {
@@ -260,6 +261,20 @@ public final class TorchtitanToml implements FrameworkWriter {
     t.put("seq_len", m.seq());
     t.put("mixed_precision_param", m.dtype() == DType.BF16 || Fp8Training.on(m.dtype())
         ? "bfloat16" : "float32");
+    // Placeholders to edit, as torchtitan v0.2.2's own llama3 train configs set them
+    // (models/llama3/train_configs/llama3_70b.toml:35-36; job_config.py:244, 267).
+    t.put("steps", 1000);
+    t.put("dataset", "c4");
+  }
+
+  /**
+   * The {@code [checkpoint]} table ({@code config/job_config.py:487-519} of torchtitan v0.2.2):
+   * checkpoints on, in its default folder and interval, for the user to point elsewhere.
+   */
+  private static void putCheckpoint(ObjectNode c) {
+    c.put("enable", true);
+    c.put("folder", "checkpoint");
+    c.put("interval", 500);
   }
 
   /** The comment lines above the tables: the model, the GPU split and what DP and AC amount to. */
@@ -286,6 +301,9 @@ public final class TorchtitanToml implements FrameworkWriter {
           : "# data parallelism: FSDP (ZeRO-3) over " + c.dataParallel() + " ranks, weights"
               + " gathered for every microbatch's forward and backward\n");
     }
+    sb.append("# placeholders to edit: [training] steps and dataset, [checkpoint] folder and"
+        + " interval, [model] hf_assets_path (scripts/download_hf_assets.py fetches the"
+        + " tokenizer)\n");
     if (c.recompute() == Recompute.SELECTIVE) {
       sb.append("# selective: torchtitan's op-level policy keeps matmul outputs and recomputes"
           + " the rest, close to Megatron-LM's attention-core recompute\n");

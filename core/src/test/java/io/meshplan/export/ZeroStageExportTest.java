@@ -104,6 +104,8 @@ class ZeroStageExportTest {
         # 1024 GPUs = tensor 8 x pipeline 1 x data 128; launch with torchrun over all of them
         # data parallelism: FSDP (ZeRO-3) over 128 ranks, weights gathered for every \
         microbatch's forward and backward
+        # placeholders to edit: [training] steps and dataset, [checkpoint] folder and interval, \
+        [model] hf_assets_path (scripts/download_hf_assets.py fetches the tokenizer)
 
         [model]
         name = 'llama3'
@@ -123,6 +125,13 @@ class ZeroStageExportTest {
         global_batch_size = 1024
         seq_len = 4096
         mixed_precision_param = 'bfloat16'
+        steps = 1000
+        dataset = 'c4'
+
+        [checkpoint]
+        enable = true
+        folder = 'checkpoint'
+        interval = 500
 
         [activation_checkpoint]
         mode = 'full'
