@@ -13,11 +13,15 @@ import io.meshplan.util.ShellQuote;
 import java.util.Optional;
 
 /**
- * A torchtitan job TOML ({@code [parallelism]}, {@code [training]}, {@code
- * [activation_checkpoint]}) for a parallel configuration, in the field names of torchtitan's
- * release v0.2.2 ({@code torchtitan/config/job_config.py}; its main branch has since replaced the
- * TOML job config). torchtitan composes FSDP2 or DDP, tensor parallelism (always with sequence
- * parallelism on the norms and dropouts) and pipeline parallelism.
+ * A torchtitan job TOML ({@code [model]}, {@code [parallelism]}, {@code [training]}, {@code
+ * [checkpoint]}, {@code [activation_checkpoint]}) for a parallel configuration, in the field
+ * names of torchtitan's release v0.2.2 ({@code torchtitan/config/job_config.py}; its main branch
+ * has since replaced the TOML job config with a Python one), checked against that release's
+ * rules as {@link TorchtitanV022} restates them: the model is the llama3 flavor with its
+ * dimensions (none: not expressible, and nothing is near), and a pipeline of {@code pp x vpp}
+ * even stages is {@code L / (pp x vpp)} layers per stage with both less-layers 0, so that
+ * torchtitan builds exactly those stages. torchtitan composes FSDP2 or DDP, tensor parallelism
+ * (always with sequence parallelism on the norms and dropouts) and pipeline parallelism.
  *
  * <p>torchtitan's data parallelism is DDP ({@code data_parallel_replicate_degree}) or FSDP2
  * ({@code data_parallel_shard_degree}), as its {@code Parallelism} docstrings define them; which
@@ -53,7 +57,8 @@ import java.util.Optional;
  * The nearest expressible input keeps the layout and takes the ZeRO stage torchtitan has for it:
  * ZeRO-3 without a pipeline (unless ZeRO-0 can stay DDP), ZeRO-1 with one. With a data-parallel
  * size of 1 there is nothing to shard and both degrees are 1. Tensor parallelism without sequence
- * parallelism and f16 mixed precision (torchtitan's is bf16 or f32) are not expressible either.
+ * parallelism and f16 mixed precision (torchtitan's is bf16 or f32) are not expressible either;
+ * the nearest of an f16 plan is its bf16 twin where the GPUs have bf16, and none on a V100.
  */
 public final class TorchtitanToml implements FrameworkWriter {
   private static final TomlMapper TOML = new TomlMapper();
