@@ -100,11 +100,6 @@ public final class TorchtitanToml implements FrameworkWriter {
               : "torchtitan has no optimizer-only sharding (ZeRO-1) without pipeline"
                   + " parallelism: its FSDP then shards weights and gradients too (ZeRO-3)");
     }
-    if (c.unevenStages()) {
-      return Optional.of("this torchtitan export states the pipeline split as"
-          + " pipeline_parallel_layers_per_stage, one count for every stage; it writes no uneven"
-          + " first or last stage");
-    }
     if (input.model().dtype() == DType.F16) {
       return Optional.of("torchtitan's mixed_precision_param is bfloat16 or float32, not"
           + " float16 (torchtitan " + TorchtitanV022.VERSION + " config/job_config.py:282)");
@@ -216,14 +211,44 @@ public final class TorchtitanToml implements FrameworkWriter {
     p.put("pipeline_parallel_degree", c.pipelineParallel());
     if (c.pipelineParallel() > 1) {
       p.put("pipeline_parallel_schedule", c.virtualStages() > 1 ? "Interleaved1F1B" : "1F1B");
-      // Megatron's even split: the embedding and the head ride on the first and last stages
-      // without taking a layer's place, so neither counts as a layer (both less-layers 0; their
-      // default 1 would make ceil((L + 2) / per-stage) stages, pipeline_parallel.py:75).
-      p.put("pipeline_parallel_first_stage_less_layers", 0);
-      p.put("pipeline_parallel_last_stage_less_layers", 0);
-      p.put("pipeline_parallel_layers_per_stage",
-          m.layers() / (c.pipelineParallel() * c.virtualStages()));
+      if (c.unevenStages()) {
+        putModuleFqns(p, c, m);
+      } else {
+        // Megatron's even split: the embedding and the head ride on the first and last stages
+        // without taking a layer's place, so neither counts as a layer (both less-layers 0;
+        // their default 1 would make ceil((L + 2) / per-stage) stages, pipeline_parallel.py:75).
+        p.put("pipeline_parallel_first_stage_less_layers", 0);
+        p.put("pipeline_parallel_last_stage_less_layers", 0);
+        p.put("pipeline_parallel_layers_per_stage",
+            m.layers() / (c.pipelineParallel() * c.virtualStages()));
+      }
       p.put("pipeline_parallel_microbatch_size", c.microBatchSize());
+    }
+  }
+
+  /**
+   * Uneven first and last stages as torchtitan v0.2.2's {@code module_fqns_per_model_part}
+   * ({@code config/job_config.py:367}): one list of module names per model chunk in layer order,
+   * the chunks of {@link ParallelConfig#chunkLayers}; {@code pipeline_module_split} places chunk
+   * {@code k} on rank {@code k mod pp} ({@code distributed/pipeline_parallel.py:457-461}, the
+   * "loop" style), as Megatron-Core does. The embedding opens the first chunk, the norm and head
+   * close the last.
+   */
+  private static void putModuleFqns(ObjectNode p, ParallelConfig c, ModelSpec m) {
+    var parts = p.putArray("module_fqns_per_model_part");
+    int[] chunks = c.chunkLayers(m.layers());
+    int layer = 0;
+    for (int k = 0; k < chunks.length; k++) {
+      var part = parts.addArray();
+      if (k == 0) {
+        part.add("tok_embeddings");
+      }
+      for (int i = 0; i < chunks[k]; i++) {
+        part.add("layers." + layer++);
+      }
+      if (k == chunks.length - 1) {
+        part.add("norm").add("output");
+      }
     }
   }
 

@@ -90,6 +90,10 @@ class TorchtitanConformanceTest {
             Recompute.FULL, true, pp > 1 ? 1 : 3)));
       }
     }
+    inputs.add(new ExportInput(m, c, new ParallelConfig(8, 4, 4, 1, 1, 256, Recompute.FULL,
+        true, 1).withStageLayers(18, 18)));
+    inputs.add(new ExportInput(m, c, new ParallelConfig(8, 4, 4, 2, 1, 256, Recompute.FULL,
+        true, 1).withStageLayers(18, 18)));
     ModelSpec small = Presets.get("llama3-8b");
     inputs.add(new ExportInput(small, ClusterSpec.parse("1x8:a100-80gb"),
         new ParallelConfig(1, 1, 8, 1, 2, 64, Recompute.SELECTIVE, false, 0)));
@@ -128,6 +132,18 @@ class TorchtitanConformanceTest {
   private static void stagesConform(ExportInput in, JsonNode p, int localBatch) {
     ParallelConfig c = in.config();
     int pp = c.pipelineParallel();
+    if (p.has("module_fqns_per_model_part")) {
+      // Uneven stages: one part per chunk, pp x vpp of them (pipeline_parallel.py:457-458), with
+      // the chunks' layers in order.
+      JsonNode parts = p.path("module_fqns_per_model_part");
+      assertThat(parts.size()).isEqualTo(pp * c.virtualStages());
+      int[] chunks = c.chunkLayers(in.model().layers());
+      for (int k = 0; k < parts.size(); k++) {
+        int extra = (k == 0 ? 1 : 0) + (k == parts.size() - 1 ? 2 : 0);
+        assertThat(parts.get(k).size()).isEqualTo(chunks[k] + extra);
+      }
+      return;
+    }
     int per = p.path("pipeline_parallel_layers_per_stage").asInt();
     // The defaults are 1 (job_config.py:377, 383) when the table leaves them out.
     int first = p.path("pipeline_parallel_first_stage_less_layers").asInt(1);
