@@ -42,7 +42,10 @@ class TorchtitanResimulateCliTest {
     assertThat(line(again.out(), "iteration ")).isEqualTo(line(p.out(), "iteration "));
   }
 
-  /** Flags without a pipeline (FSDP, ZeRO-3) and with DDP: simulated, exported, re-simulated. */
+  /**
+   * Flags without a pipeline (FSDP, ZeRO-3), with DDP, with pp 4 and with uneven first and last
+   * stages: simulated, exported, re-simulated.
+   */
   @Test
   void flagConfigurationsResimulateThroughTheirToml() throws Exception {
     String[][] cases = {
@@ -51,7 +54,10 @@ class TorchtitanResimulateCliTest {
         {"--tp", "1", "--pp", "1", "--dp", "8", "--micro-batch", "1", "--global-batch", "16",
             "--recompute", "selective"},
         {"--tp", "2", "--pp", "4", "--dp", "1", "--micro-batch", "1", "--global-batch", "8",
-            "--sequence-parallel", "--recompute", "none"}};
+            "--sequence-parallel", "--recompute", "none"},
+        {"--tp", "2", "--pp", "4", "--dp", "1", "--micro-batch", "1", "--global-batch", "8",
+            "--sequence-parallel", "--recompute", "none", "--first-stage-layers", "7",
+            "--last-stage-layers", "7"}};
     for (String[] c : cases) {
       String[] common = {"--model", "llama3-8b", "--seq", "2048", "--cluster", "1x8:h100-80gb"};
       CliRun sim = CliRun.of(concat(new String[] {"simulate"}, common, c));
@@ -81,7 +87,13 @@ class TorchtitanResimulateCliTest {
         "--tp", String.valueOf(tp), "--pp", String.valueOf(pp), "--dp",
         String.valueOf(shard * p.path("data_parallel_replicate_degree").asInt()),
         "--recompute", t.at("/activation_checkpoint/mode").asText()));
-    if (pp > 1) {
+    JsonNode parts = p.path("module_fqns_per_model_part");
+    if (parts.size() == pp) {
+      // Uneven stages (one part per rank): the first and last parts' transformer layers.
+      f.addAll(List.of("--first-stage-layers", String.valueOf(layers(parts.get(0))),
+          "--last-stage-layers", String.valueOf(layers(parts.get(pp - 1))),
+          "--micro-batch", p.path("pipeline_parallel_microbatch_size").asText()));
+    } else if (pp > 1) {
       int perRank = LAYERS.get(flavor) / (pp * p.path("pipeline_parallel_layers_per_stage")
           .asInt());
       if (perRank > 1) {
@@ -99,6 +111,15 @@ class TorchtitanResimulateCliTest {
       f.addAll(pp > 1 ? List.of("--distributed-optimizer") : List.of("--zero-stage", "3"));
     }
     return CliRun.of(f.toArray(String[]::new));
+  }
+
+  /** The transformer layers ({@code layers.N}) in one part of module_fqns_per_model_part. */
+  private static int layers(JsonNode part) {
+    int n = 0;
+    for (JsonNode name : part) {
+      n += name.asText().startsWith("layers.") ? 1 : 0;
+    }
+    return n;
   }
 
   private static String[] concat(String[]... parts) {
