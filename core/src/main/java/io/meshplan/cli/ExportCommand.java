@@ -39,6 +39,9 @@ import picocli.CommandLine.Spec;
       "Writes a Megatron-LM argument file, a torchtitan TOML or a DeepSpeed launch file (its"
           + " JSON and the Megatron-DeepSpeed arguments) for a plan"
           + " (--plan) or for the flags simulate takes.",
+      "The torchtitan TOML is for torchtitan v0.2.2, its last release that reads TOML"
+          + " (--framework-version 0.2.2, the default and only version written); torchtitan's"
+          + " main takes a Python config (--module/--config) since 2026-02 and reads no TOML.",
       "A configuration the framework cannot express is never approximated: exit code 3 names"
           + " what is missing and prints the nearest configuration it can express.",
       "Exit codes: 0 written, 2 bad input, 3 not expressible."
@@ -78,6 +81,11 @@ final class ExportCommand implements Callable<Integer> {
 
   @Mixin AttentionOptions attention = new AttentionOptions();
 
+  @Option(names = "--framework-version", paramLabel = "VERSION",
+      description = "The framework release the file is for; torchtitan only: 0.2.2 (default and"
+          + " only one: its last TOML release; its main branch reads a Python config).")
+  String frameworkVersion;
+
   @Option(names = "--out", paramLabel = "FILE", description = "Write here (default: stdout).")
   Path out;
 
@@ -87,6 +95,7 @@ final class ExportCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     ExportTarget target = ExportTarget.parse(to);
+    checkFrameworkVersion(target, frameworkVersion);
     if (out != null) {
       List<Path> inputs = new ArrayList<>(clusterOptions.inputFiles().values());
       if (model != null) {
@@ -140,6 +149,28 @@ final class ExportCommand implements Callable<Integer> {
     }
     o.flush();
     return ExitCodes.INFEASIBLE;
+  }
+
+  /**
+   * Accepts the one framework version written: torchtitan v0.2.2, the last release whose job
+   * config is a TOML ({@code torchtitan/config/job_config.py} at tag v0.2.2; its main branch
+   * parses {@code --module}/{@code --config} in {@code torchtitan/config/manager.py}).
+   */
+  static void checkFrameworkVersion(ExportTarget target, String version) {
+    if (version == null) {
+      return;
+    }
+    if (target != ExportTarget.TORCHTITAN) {
+      throw new InputException("--framework-version applies to --to torchtitan only; "
+          + target.label() + " is written for its current release");
+    }
+    String v = version.strip().toLowerCase(java.util.Locale.ROOT);
+    if (!List.of("0.2.2", "v0.2.2", "0.2").contains(v)) {
+      throw new InputException("--framework-version '" + version + "': meshplan writes"
+          + " torchtitan's job TOML of v0.2.2 (0.2.2), its last release that reads TOML; its"
+          + " main branch takes a Python config (--module/--config), which meshplan does not"
+          + " write");
+    }
   }
 
   private ExportInput input() {

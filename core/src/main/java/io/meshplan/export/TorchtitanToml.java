@@ -13,11 +13,15 @@ import io.meshplan.util.ShellQuote;
 import java.util.Optional;
 
 /**
- * A torchtitan job TOML ({@code [parallelism]}, {@code [training]}, {@code
- * [activation_checkpoint]}) for a parallel configuration, in the field names of torchtitan's
- * release v0.2.2 ({@code torchtitan/config/job_config.py}; its main branch has since replaced the
- * TOML job config). torchtitan composes FSDP2 or DDP, tensor parallelism (always with sequence
- * parallelism on the norms and dropouts) and pipeline parallelism.
+ * A torchtitan job TOML ({@code [model]}, {@code [parallelism]}, {@code [training]}, {@code
+ * [checkpoint]}, {@code [activation_checkpoint]}) for a parallel configuration, in the field
+ * names of torchtitan's release v0.2.2 ({@code torchtitan/config/job_config.py}; its main branch
+ * has since replaced the TOML job config with a Python one), checked against that release's
+ * rules as {@link TorchtitanV022} restates them: the model is the llama3 flavor with its
+ * dimensions (none: not expressible, and nothing is near), and a pipeline of {@code pp x vpp}
+ * even stages is {@code L / (pp x vpp)} layers per stage with both less-layers 0, so that
+ * torchtitan builds exactly those stages. torchtitan composes FSDP2 or DDP, tensor parallelism
+ * (always with sequence parallelism on the norms and dropouts) and pipeline parallelism.
  *
  * <p>torchtitan's data parallelism is DDP ({@code data_parallel_replicate_degree}) or FSDP2
  * ({@code data_parallel_shard_degree}), as its {@code Parallelism} docstrings define them; which
@@ -53,7 +57,8 @@ import java.util.Optional;
  * The nearest expressible input keeps the layout and takes the ZeRO stage torchtitan has for it:
  * ZeRO-3 without a pipeline (unless ZeRO-0 can stay DDP), ZeRO-1 with one. With a data-parallel
  * size of 1 there is nothing to shard and both degrees are 1. Tensor parallelism without sequence
- * parallelism and f16 mixed precision (torchtitan's is bf16 or f32) are not expressible either.
+ * parallelism and f16 mixed precision (torchtitan's is bf16 or f32) are not expressible either;
+ * the nearest of an f16 plan is its bf16 twin where the GPUs have bf16, and none on a V100.
  */
 public final class TorchtitanToml implements FrameworkWriter {
   private static final TomlMapper TOML = new TomlMapper();
@@ -67,6 +72,12 @@ public final class TorchtitanToml implements FrameworkWriter {
     if (input.model().family() != ModelSpec.Family.LLAMA) {
       return Optional.of("torchtitan trains transformer language models; "
           + input.model().name() + " is not one");
+    }
+    if (TorchtitanV022.flavor(input.model()).isEmpty()) {
+      return Optional.of(noFlavor(input.model()));
+    }
+    if (input.model().dtype() == DType.F16 && !hasBf16(input)) {
+      return Optional.of(noF16(input));
     }
     if (c.tensorParallel() > 1 && !c.sequenceParallel()) {
       return Optional.of("torchtitan always uses sequence parallelism with tensor parallelism;"
@@ -89,20 +100,40 @@ public final class TorchtitanToml implements FrameworkWriter {
               : "torchtitan has no optimizer-only sharding (ZeRO-1) without pipeline"
                   + " parallelism: its FSDP then shards weights and gradients too (ZeRO-3)");
     }
-    if (c.unevenStages()) {
-      return Optional.of("this torchtitan export states the pipeline split as"
-          + " pipeline_parallel_layers_per_stage, one count for every stage; it writes no uneven"
-          + " first or last stage");
-    }
     if (input.model().dtype() == DType.F16) {
-      return Optional.of("torchtitan's mixed precision is bf16 or f32, not f16");
+      return Optional.of("torchtitan's mixed_precision_param is bfloat16 or float32, not"
+          + " float16 (torchtitan " + TorchtitanV022.VERSION + " config/job_config.py:282)");
     }
     return Optional.empty();
   }
 
+  /** Whether the cluster's GPUs have bf16 tensor cores (a V100 has none). */
+  private static boolean hasBf16(ExportInput input) {
+    return input.cluster().gpu().trainingType() == DType.BF16;
+  }
+
+  /** The one line saying torchtitan has no llama3 flavor with a model's dimensions. */
+  private static String noFlavor(ModelSpec m) {
+    return "torchtitan has no flavor for " + ShellQuote.commentText(m.name()) + ": its llama3"
+        + " flavors (8B, 70B, 405B; torchtitan " + TorchtitanV022.VERSION
+        + " models/llama3/__init__.py:51-98) have other dimensions (layers, hidden, heads, kv"
+        + " heads, ffn, vocab 128256)";
+  }
+
+  /** Why an f16 plan on GPUs without bf16 has no torchtitan form. */
+  private static String noF16(ExportInput input) {
+    return "torchtitan's mixed_precision_param is bfloat16 or float32, not float16 (torchtitan "
+        + TorchtitanV022.VERSION + " config/job_config.py:282), and the "
+        + input.cluster().gpu().name() + " has no bf16: torchtitan cannot train this plan in"
+        + " 16-bit precision";
+  }
+
   @Override
   public Optional<ExportInput> nearest(ExportInput input) {
-    if (input.model().family() != ModelSpec.Family.LLAMA) {
+    if (input.model().family() != ModelSpec.Family.LLAMA
+        || TorchtitanV022.flavor(input.model()).isEmpty()
+        || input.model().dtype() == DType.F16 && !hasBf16(input)) {
+      // No flavor has the model's dimensions, or f16 on a GPU without bf16: nothing near.
       return Optional.empty();
     }
     ParallelConfig c = input.config();
@@ -141,11 +172,13 @@ public final class TorchtitanToml implements FrameworkWriter {
     ModelSpec m = input.model();
     boolean fsdp = c.dataParallel() > 1 && c.zeroStage() > 0;
     ObjectNode root = TOML.createObjectNode();
+    putModel(root.putObject("model"), TorchtitanV022.flavor(m).orElseThrow());
     putParallelism(root.putObject("parallelism"), c, m, fsdp, input.gpipe());
     putTraining(root.putObject("training"), c, m);
     if (Fp8Training.on(m.dtype())) {
       putFloat8(root);
     }
+    putCheckpoint(root.putObject("checkpoint"));
     ObjectNode ac = root.putObject("activation_checkpoint");
     ac.put("mode", c.recompute().label());
     if (c.recompute() == Recompute.SELECTIVE) {
@@ -181,10 +214,56 @@ public final class TorchtitanToml implements FrameworkWriter {
       // PyTorch's pipelining schedule names, which torchtitan passes to get_schedule_class.
       p.put("pipeline_parallel_schedule", c.virtualStages() > 1 ? "Interleaved1F1B"
           : gpipe ? "GPipe" : "1F1B");
-      p.put("pipeline_parallel_layers_per_stage",
-          m.layers() / (c.pipelineParallel() * c.virtualStages()));
+      if (c.unevenStages()) {
+        putModuleFqns(p, c, m);
+      } else {
+        // Megatron's even split: the embedding and the head ride on the first and last stages
+        // without taking a layer's place, so neither counts as a layer (both less-layers 0;
+        // their default 1 would make ceil((L + 2) / per-stage) stages, pipeline_parallel.py:75).
+        p.put("pipeline_parallel_first_stage_less_layers", 0);
+        p.put("pipeline_parallel_last_stage_less_layers", 0);
+        p.put("pipeline_parallel_layers_per_stage",
+            m.layers() / (c.pipelineParallel() * c.virtualStages()));
+      }
       p.put("pipeline_parallel_microbatch_size", c.microBatchSize());
     }
+  }
+
+  /**
+   * Uneven first and last stages as torchtitan v0.2.2's {@code module_fqns_per_model_part}
+   * ({@code config/job_config.py:367}): one list of module names per model chunk in layer order,
+   * the chunks of {@link ParallelConfig#chunkLayers}; {@code pipeline_module_split} places chunk
+   * {@code k} on rank {@code k mod pp} ({@code distributed/pipeline_parallel.py:457-461}, the
+   * "loop" style), as Megatron-Core does. The embedding opens the first chunk, the norm and head
+   * close the last.
+   */
+  private static void putModuleFqns(ObjectNode p, ParallelConfig c, ModelSpec m) {
+    var parts = p.putArray("module_fqns_per_model_part");
+    int[] chunks = c.chunkLayers(m.layers());
+    int layer = 0;
+    for (int k = 0; k < chunks.length; k++) {
+      var part = parts.addArray();
+      if (k == 0) {
+        part.add("tok_embeddings");
+      }
+      for (int i = 0; i < chunks[k]; i++) {
+        part.add("layers." + layer++);
+      }
+      if (k == chunks.length - 1) {
+        part.add("norm").add("output");
+      }
+    }
+  }
+
+  /**
+   * The {@code [model]} table ({@code config/job_config.py:100-118} of torchtitan v0.2.2): the
+   * llama3 flavor with the plan's dimensions and the {@code hf_assets_path} the release's own
+   * train config for it names, where {@code scripts/download_hf_assets.py} puts the tokenizer.
+   */
+  private static void putModel(ObjectNode model, TorchtitanV022.Flavor f) {
+    model.put("name", "llama3");
+    model.put("flavor", f.name());
+    model.put("hf_assets_path", f.hfAssets());
   }
 
   /**
@@ -215,6 +294,20 @@ public final class TorchtitanToml implements FrameworkWriter {
     t.put("seq_len", m.seq());
     t.put("mixed_precision_param", m.dtype() == DType.BF16 || Fp8Training.on(m.dtype())
         ? "bfloat16" : "float32");
+    // Placeholders to edit, as torchtitan v0.2.2's own llama3 train configs set them
+    // (models/llama3/train_configs/llama3_70b.toml:35-36; job_config.py:244, 267).
+    t.put("steps", 1000);
+    t.put("dataset", "c4");
+  }
+
+  /**
+   * The {@code [checkpoint]} table ({@code config/job_config.py:487-519} of torchtitan v0.2.2):
+   * checkpoints on, in its default folder and interval, for the user to point elsewhere.
+   */
+  private static void putCheckpoint(ObjectNode c) {
+    c.put("enable", true);
+    c.put("folder", "checkpoint");
+    c.put("interval", 500);
   }
 
   /** The comment lines above the tables: the model, the GPU split and what DP and AC amount to. */
@@ -226,8 +319,9 @@ public final class TorchtitanToml implements FrameworkWriter {
         .append(m.layers()).append(", hidden ").append(m.hidden()).append(", heads ")
         .append(m.heads()).append(", kv heads ").append(m.kvHeads()).append(", ffn ")
         .append(m.ffn()).append(", vocab ").append(m.vocab()).append(") on ")
-        .append(input.cluster().toShortString()).append(": choose the [model] flavor with these"
-            + " dimensions\n");
+        .append(input.cluster().toShortString()).append(": torchtitan ")
+        .append(TorchtitanV022.VERSION).append(" (its last TOML release), llama3 flavor ")
+        .append(TorchtitanV022.flavor(m).orElseThrow().name()).append("\n");
     sb.append("# ").append(c.gpus()).append(" GPUs = tensor ").append(c.tensorParallel())
         .append(" x pipeline ").append(c.pipelineParallel()).append(" x data ")
         .append(c.dataParallel()).append("; launch with torchrun over all of them\n");
@@ -240,6 +334,9 @@ public final class TorchtitanToml implements FrameworkWriter {
           : "# data parallelism: FSDP (ZeRO-3) over " + c.dataParallel() + " ranks, weights"
               + " gathered for every microbatch's forward and backward\n");
     }
+    sb.append("# placeholders to edit: [training] steps and dataset, [checkpoint] folder and"
+        + " interval, [model] hf_assets_path (scripts/download_hf_assets.py fetches the"
+        + " tokenizer)\n");
     if (c.recompute() == Recompute.SELECTIVE) {
       sb.append("# selective: torchtitan's op-level policy keeps matmul outputs and recomputes"
           + " the rest, close to Megatron-LM's attention-core recompute\n");

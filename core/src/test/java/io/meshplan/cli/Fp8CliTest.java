@@ -121,11 +121,15 @@ class Fp8CliTest {
     assertThat(m.out()).contains("  --bf16\n  --transformer-impl transformer_engine\n"
         + "  --fp8-format hybrid\n  --fp8-recipe delayed\n  --fp8-amax-history-len 1024\n"
         + "  --fp8-amax-compute-algo max\n");
+    // torchtitan trains only its llama3 flavors: the same layout on LLaMA3-8B (flavor 8B).
+    String[] llama3 = SMALL.clone();
+    llama3[1] = "llama3-8b";
     CliRun t = CliRun.of(with(new String[] {"export", "--to", "torchtitan", "--cluster",
-        "1x8:h100-80gb"}, with(SMALL, "--sequence-parallel", "--zero-stage", "3")));
+        "1x8:h100-80gb"}, with(llama3, "--sequence-parallel", "--zero-stage", "3")));
     assertThat(t.code()).as(t.err()).isZero();
     assertThat(t.out()).contains("mixed_precision_param = 'bfloat16'",
-        "[model]\nconverters = ['quantize.linear.float8']\n",
+        "[model]\nname = 'llama3'\nflavor = '8B'\nhf_assets_path = './assets/hf/Llama-3.1-8B'\n"
+            + "converters = ['quantize.linear.float8']\n",
         "[quantize.linear.float8]\nrecipe_name = 'tensorwise'\nfilter_fqns = ['output']\n");
     CliRun d = CliRun.of(with(new String[] {"export", "--to", "deepspeed", "--cluster",
         "1x8:h100-80gb"}, SMALL));

@@ -77,13 +77,17 @@ class Llama70bPlanCliTest {
       assertThat(err.toString()).startsWith("meshplan: infeasible: " + to + " cannot express this"
           + " configuration: stage layouts were chosen by the ILP");
       assertThat(err.toString().lines()).hasSize(1);
-      // torchtitan has no replicated data parallelism beside tensor parallelism: its nearest
-      // uses FSDP, which under a pipeline schedule shards the optimizer state only (ZeRO-1).
+      if (to.equals("torchtitan")) {
+        // LLaMA2-70B's vocabulary (32,000) is no llama3 flavor's (128,256): torchtitan has no
+        // model for it, so nothing is near.
+        assertThat(out.toString()).isEqualTo("no configuration torchtitan can express is near"
+            + " it\n");
+        continue;
+      }
       assertThat(out.toString()).contains("nearest configuration " + to + " can express:",
           "--seq 1024 --dtype bf16 --cluster 128x8:h100-80gb:ib-ndr400 " + NEAREST
               // The plan file predates the attention and overlaps fields, so it was planned
               // unfused, with nothing overlapped or fused.
-              + (to.equals("torchtitan") ? " --distributed-optimizer" : "")
               + " --attention unfused --no-fsdp-prefetch --no-gradient-accumulation-fusion\n",
           "predicted cost: 2.000 s per iteration");
     }

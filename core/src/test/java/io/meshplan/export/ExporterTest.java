@@ -234,9 +234,16 @@ class ExporterTest {
     // is stated.
     assertThat(firstOnly.asParallelConfig().orElseThrow().firstStageLayers()).isEqualTo(17);
     assertThat(firstOnly.asParallelConfig().orElseThrow().lastStageLayers()).isZero();
-    // torchtitan and DeepSpeed configurations carry one split for all stages: refused, and the
-    // even 20-layer split (80 / 4) is the nearest.
-    for (ExportTarget t : List.of(ExportTarget.TORCHTITAN, ExportTarget.DEEPSPEED)) {
+    // torchtitan v0.2.2 states the split as module_fqns_per_model_part (job_config.py:367):
+    // 19, 21, 21, 19 layers, the embedding on the first part and the norm and head on the last.
+    String toml = ((ExportResult.Exported) exporter.export(ExportTarget.TORCHTITAN, plan,
+        Plans.CLUSTER)).text();
+    assertThat(toml).contains("module_fqns_per_model_part = [['tok_embeddings', 'layers.0', ",
+        "'layers.18'], ['layers.19', ", "'layers.60'], ['layers.61', ",
+        "'layers.79', 'norm', 'output']]\n").doesNotContain("layers_per_stage");
+    // DeepSpeed's configuration carries one split for all stages: refused, and the even 20-layer
+    // split (80 / 4) is the nearest.
+    for (ExportTarget t : List.of(ExportTarget.DEEPSPEED)) {
       ExportResult.NotExpressible n = notExpressible(exporter.export(t, plan, Plans.CLUSTER));
       assertThat(n.missing()).containsAnyOf("uneven first or last stage",
           "no per-stage layer count");

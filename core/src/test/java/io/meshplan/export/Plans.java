@@ -10,11 +10,14 @@ import io.meshplan.plan.StagePlan;
 import java.util.ArrayList;
 import java.util.List;
 
-/** LLaMA2-70B (bf16, 4096 tokens) on 128x8:h100-80gb:ib-ndr400, as configurations and plans. */
+/**
+ * LLaMA3-70B (bf16, 4096 tokens) on 128x8:h100-80gb:ib-ndr400, as configurations and plans: the
+ * dimensions of torchtitan's llama3 flavor 70B, so that every framework can state the model.
+ */
 final class Plans {
   static final ClusterSpec CLUSTER = ClusterSpec.parse("128x8:h100-80gb:ib-ndr400");
-  static final ModelSpec LLAMA70B = new ModelSpec("llama2-70b", ModelSpec.Family.LLAMA, 80, 8192,
-      64, 8, 28672, 32000, 4096, 1, DType.BF16);
+  static final ModelSpec LLAMA70B = new ModelSpec("llama3-70b", ModelSpec.Family.LLAMA, 80, 8192,
+      64, 8, 28672, 128256, 4096, 1, DType.BF16);
 
   private Plans() {}
 

@@ -53,7 +53,7 @@ class ZeroStageExportTest {
   @Test
   void megatronWritesMegatronFsdpForZero3() {
     String text = exported(ExportTarget.MEGATRON, zero3OneStage());
-    assertThat(text).contains("# model llama2-70b on 128x8:h100-80gb:ib-ndr400: tensor 8 x"
+    assertThat(text).contains("# model llama3-70b on 128x8:h100-80gb:ib-ndr400: tensor 8 x"
         + " pipeline 1 x data 128 = 1024 GPUs, 8 microbatches of 1 per pipeline per iteration\n",
         "# ZeRO-3 is Megatron-FSDP.\n", "\nunset CUDA_DEVICE_MAX_CONNECTIONS\n");
     String args = text.substring(text.indexOf("MEGATRON_ARGS=(\n"),
@@ -99,11 +99,19 @@ class ZeroStageExportTest {
     // local batch: no pipeline, so the microbatch (1); 1024 / (1 x 128) = 8 accumulation steps.
     assertThat(exported(ExportTarget.TORCHTITAN, zero3OneStage())).isEqualTo("""
         # torchtitan job configuration written by meshplan export
-        # model llama2-70b (layers 80, hidden 8192, heads 64, kv heads 8, ffn 28672, vocab 32000) \
-        on 128x8:h100-80gb:ib-ndr400: choose the [model] flavor with these dimensions
+        # model llama3-70b (layers 80, hidden 8192, heads 64, kv heads 8, ffn 28672, vocab \
+        128256) on 128x8:h100-80gb:ib-ndr400: torchtitan v0.2.2 (its last TOML release), llama3 \
+        flavor 70B
         # 1024 GPUs = tensor 8 x pipeline 1 x data 128; launch with torchrun over all of them
         # data parallelism: FSDP (ZeRO-3) over 128 ranks, weights gathered for every \
         microbatch's forward and backward
+        # placeholders to edit: [training] steps and dataset, [checkpoint] folder and interval, \
+        [model] hf_assets_path (scripts/download_hf_assets.py fetches the tokenizer)
+
+        [model]
+        name = 'llama3'
+        flavor = '70B'
+        hf_assets_path = './assets/hf/Llama-3.1-70B'
 
         [parallelism]
         data_parallel_replicate_degree = 1
@@ -118,6 +126,13 @@ class ZeroStageExportTest {
         global_batch_size = 1024
         seq_len = 4096
         mixed_precision_param = 'bfloat16'
+        steps = 1000
+        dataset = 'c4'
+
+        [checkpoint]
+        enable = true
+        folder = 'checkpoint'
+        interval = 500
 
         [activation_checkpoint]
         mode = 'full'

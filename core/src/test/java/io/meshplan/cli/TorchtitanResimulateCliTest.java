@@ -1,0 +1,133 @@
+package io.meshplan.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.dataformat.toml.TomlMapper;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Round trips through torchtitan: what {@code export --to torchtitan} writes, read back as
+ * {@code simulate} flags (the TOML's degrees, stages, microbatch, ZeRO stage, recompute and
+ * precision, with the model its flavor names), re-simulates to the plan's own iteration time.
+ * The TOML is read as torchtitan v0.2.2 reads it: {@code pipeline_parallel_layers_per_stage} with
+ * both less-layers 0 gives {@code n_layers / layers_per_stage} stages ({@code
+ * torchtitan/distributed/pipeline_parallel.py:75}), so {@code n_layers / (pp x layers per stage)}
+ * of them per rank.
+ */
+class TorchtitanResimulateCliTest {
+  /** torchtitan v0.2.2's llama3 flavors and meshplan's presets of the same dimensions. */
+  private static final Map<String, String> PRESET = Map.of("8B", "llama3-8b", "70B", "llama3-70b",
+      "405B", "llama3.1-405b");
+  private static final Map<String, Integer> LAYERS = Map.of("8B", 32, "70B", 80, "405B", 126);
+
+  @TempDir Path dir;
+
+  /** A --megatron-grid plan (interleaved, FSDP under the pipeline) exports and re-simulates. */
+  @Test
+  void theGridPlansTomlResimulatesToThePlansIteration() throws Exception {
+    Path plan = dir.resolve("grid.json");
+    CliRun p = CliRun.of("plan", "--model", "llama3-8b", "--cluster", "2x8:h100-80gb",
+        "--global-batch", "32", "--megatron-grid", "--out", plan.toString());
+    assertThat(p.code()).as(p.err()).isZero();
+    CliRun ex = CliRun.of("export", "--to", "torchtitan", "--plan", plan.toString());
+    assertThat(ex.code()).as(ex.err()).isZero();
+    CliRun again = simulate(ex.out(), "2x8:h100-80gb");
+    assertThat(again.code()).as(again.err()).isZero();
+    assertThat(line(again.out(), "iteration ")).isEqualTo(line(p.out(), "iteration "));
+  }
+
+  /**
+   * Flags without a pipeline (FSDP, ZeRO-3), with DDP, with pp 4 and with uneven first and last
+   * stages: simulated, exported, re-simulated.
+   */
+  @Test
+  void flagConfigurationsResimulateThroughTheirToml() throws Exception {
+    String[][] cases = {
+        {"--tp", "2", "--pp", "1", "--dp", "4", "--micro-batch", "1", "--global-batch", "8",
+            "--sequence-parallel", "--zero-stage", "3", "--recompute", "full"},
+        {"--tp", "1", "--pp", "1", "--dp", "8", "--micro-batch", "1", "--global-batch", "16",
+            "--recompute", "selective"},
+        {"--tp", "2", "--pp", "4", "--dp", "1", "--micro-batch", "1", "--global-batch", "8",
+            "--sequence-parallel", "--recompute", "none"},
+        {"--tp", "2", "--pp", "4", "--dp", "1", "--micro-batch", "1", "--global-batch", "8",
+            "--sequence-parallel", "--recompute", "none", "--first-stage-layers", "7",
+            "--last-stage-layers", "7"}};
+    for (String[] c : cases) {
+      String[] common = {"--model", "llama3-8b", "--seq", "2048", "--cluster", "1x8:h100-80gb"};
+      CliRun sim = CliRun.of(concat(new String[] {"simulate"}, common, c));
+      assertThat(sim.code()).as(sim.err()).isZero();
+      CliRun ex = CliRun.of(concat(new String[] {"export", "--to", "torchtitan"}, common, c));
+      assertThat(ex.code()).as(ex.err()).isZero();
+      CliRun again = simulate(ex.out(), "1x8:h100-80gb");
+      assertThat(again.code()).as(again.err()).isZero();
+      assertThat(line(again.out(), "iteration ")).as(String.join(" ", c))
+          .isEqualTo(line(sim.out(), "iteration "));
+    }
+  }
+
+  /** simulate with the flags a torchtitan TOML states. */
+  private static CliRun simulate(String toml, String cluster) throws Exception {
+    JsonNode t = new TomlMapper().readTree(toml);
+    JsonNode p = t.path("parallelism");
+    JsonNode tr = t.path("training");
+    String flavor = t.at("/model/flavor").asText();
+    int tp = p.path("tensor_parallel_degree").asInt();
+    int pp = p.path("pipeline_parallel_degree").asInt();
+    int shard = p.path("data_parallel_shard_degree").asInt();
+    List<String> f = new ArrayList<>(List.of("simulate", "--model", PRESET.get(flavor),
+        "--cluster", cluster, "--seq", tr.path("seq_len").asText(), "--global-batch",
+        tr.path("global_batch_size").asText(), "--dtype",
+        tr.path("mixed_precision_param").asText().equals("bfloat16") ? "bf16" : "f32",
+        "--tp", String.valueOf(tp), "--pp", String.valueOf(pp), "--dp",
+        String.valueOf(shard * p.path("data_parallel_replicate_degree").asInt()),
+        "--recompute", t.at("/activation_checkpoint/mode").asText()));
+    JsonNode parts = p.path("module_fqns_per_model_part");
+    if (parts.size() == pp) {
+      // Uneven stages (one part per rank): the first and last parts' transformer layers.
+      f.addAll(List.of("--first-stage-layers", String.valueOf(layers(parts.get(0))),
+          "--last-stage-layers", String.valueOf(layers(parts.get(pp - 1))),
+          "--micro-batch", p.path("pipeline_parallel_microbatch_size").asText()));
+    } else if (pp > 1) {
+      int perRank = LAYERS.get(flavor) / (pp * p.path("pipeline_parallel_layers_per_stage")
+          .asInt());
+      if (perRank > 1) {
+        f.addAll(List.of("--vpp", String.valueOf(perRank)));
+      }
+      f.addAll(List.of("--micro-batch", p.path("pipeline_parallel_microbatch_size").asText()));
+    } else {
+      f.addAll(List.of("--micro-batch", tr.path("local_batch_size").asText()));
+    }
+    if (tp > 1) {
+      f.add("--sequence-parallel");
+    }
+    if (shard > 1) {
+      // FSDP: ZeRO-1 under a pipeline schedule, ZeRO-3 without one (TorchtitanToml).
+      f.addAll(pp > 1 ? List.of("--distributed-optimizer") : List.of("--zero-stage", "3"));
+    }
+    return CliRun.of(f.toArray(String[]::new));
+  }
+
+  /** The transformer layers ({@code layers.N}) in one part of module_fqns_per_model_part. */
+  private static int layers(JsonNode part) {
+    int n = 0;
+    for (JsonNode name : part) {
+      n += name.asText().startsWith("layers.") ? 1 : 0;
+    }
+    return n;
+  }
+
+  private static String[] concat(String[]... parts) {
+    return java.util.Arrays.stream(parts).flatMap(java.util.Arrays::stream)
+        .toArray(String[]::new);
+  }
+
+  private static String line(String text, String prefix) {
+    return text.lines().filter(l -> l.startsWith(prefix)).findFirst().orElseThrow();
+  }
+}
