@@ -171,11 +171,7 @@ final class DeployCommand implements Callable<Integer> {
       throw new InputException("--plan uses " + p.get().gpus() + " GPUs but --cluster "
           + c.toShortString() + " has " + c.gpuCount());
     }
-    FabricEnv f = FabricEnv.of(new TreeMap<>());
-    if (fabric != null) {
-      inputs.add(fabric);
-      f = DoctorFabric.read(fabric.toString(), InputFiles.readString(fabric, InputFiles.FABRIC_MAX_BYTES, "doctor JSON report"));
-    }
+    FabricEnv f = readFabric(inputs);
     TreeMap<String, String> envs = envFlags();
     List<String> cmd = new ArrayList<>(command);
     if (megatronArgs) {
@@ -206,15 +202,30 @@ final class DeployCommand implements Callable<Integer> {
     } catch (IllegalArgumentException e) {
       throw new InputException(e.getMessage());
     }
+    warnWithoutNccl(t, f);
+    List<Artifact> files = new Deployer().deploy(t, ls, f);
+    emit(t, ls, files, inputs);
+    return ExitCodes.OK;
+  }
+
+  /** Warns on standard error when no NCCL variable reaches a target that runs NCCL. */
+  private void warnWithoutNccl(DeployTarget t, FabricEnv f) {
     if (f.env().keySet().stream().noneMatch(k -> k.startsWith("NCCL_"))
         && t != DeployTarget.DASK) {
       spec.commandLine().getErr().println("meshplan: warning: no NCCL variables are set; NCCL"
           + " will pick interfaces itself. Give --fabric (the output of 'meshplan doctor --json'"
           + " on a node) or --env NCCL_IB_HCA=...");
     }
-    List<Artifact> files = new Deployer().deploy(t, ls, f);
-    emit(t, ls, files, inputs);
-    return ExitCodes.OK;
+  }
+
+  /** The doctor report's environment, or none without {@code --fabric}; records the input. */
+  private FabricEnv readFabric(List<Path> inputs) {
+    if (fabric == null) {
+      return FabricEnv.of(new TreeMap<>());
+    }
+    inputs.add(fabric);
+    return DoctorFabric.read(fabric.toString(), InputFiles.readString(fabric,
+        InputFiles.FABRIC_MAX_BYTES, "doctor JSON report"));
   }
 
   private PodNetwork podNetwork(DeployTarget t) {
