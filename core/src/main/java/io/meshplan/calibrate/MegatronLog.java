@@ -109,7 +109,9 @@ final class MegatronLog {
     return new RunParallel(tp, pp, dp,
         a.optionalInt("virtual_pipeline_model_parallel_size").orElse(1),
         a.integer("micro_batch_size"), global / dp, recompute, a.flag("sequence_parallel"),
-        a.flag("use_distributed_optimizer") ? 1 : 0, a.flag("overlap_grad_reduce"));
+        a.flag("use_distributed_optimizer") ? 1 : 0, a.flag("overlap_grad_reduce"),
+        a.flag("overlap_param_gather"), a.flag("tp_comm_overlap"),
+        !"False".equals(a.args.get("gradient_accumulation_fusion")));
   }
 
   /** The arguments block, read with messages that name the log and the argument. */

@@ -17,10 +17,15 @@ import io.meshplan.util.Require;
  * @param sequenceParallel Megatron-LM's sequence parallelism
  * @param zeroStage 0, 1 (distributed optimizer) or 3 (FSDP)
  * @param overlapGradReduce whether the gradient reduction overlaps the backward pass
+ * @param overlapParamGather Megatron-LM's {@code overlap_param_gather}
+ * @param tpCommOverlap Megatron-LM's {@code tp_comm_overlap}
+ * @param gradAccumFusion gradient-accumulation fusion; Megatron-LM's {@code
+ *     gradient_accumulation_fusion}, on unless the log says False
  */
 public record RunParallel(int tensorParallel, int pipelineParallel, int dataParallel,
     int virtualStages, int microBatch, int localBatch, String recompute, boolean sequenceParallel,
-    int zeroStage, boolean overlapGradReduce) {
+    int zeroStage, boolean overlapGradReduce, boolean overlapParamGather, boolean tpCommOverlap,
+    boolean gradAccumFusion) {
   /** Validates the sizes. */
   public RunParallel {
     Require.positive(tensorParallel, "tensor-parallel size");
@@ -31,5 +36,27 @@ public record RunParallel(int tensorParallel, int pipelineParallel, int dataPara
     Require.positive(localBatch, "local batch");
     Require.that(recompute.equals("none") || recompute.equals("selective")
         || recompute.equals("full"), "recompute must be none, selective or full");
+  }
+
+  /**
+   * A run with only the gradient reduction's overlap stated, fused gradient accumulation (the
+   * frameworks' default).
+   *
+   * @param tensorParallel tensor-parallel size
+   * @param pipelineParallel pipeline-parallel size
+   * @param dataParallel data-parallel size, or 0 for the world size's rest
+   * @param virtualStages model chunks per pipeline stage
+   * @param microBatch sequences per microbatch
+   * @param localBatch sequences per iteration on one replica
+   * @param recompute {@code none}, {@code selective} or {@code full}
+   * @param sequenceParallel sequence parallelism
+   * @param zeroStage 0, 1 or 3
+   * @param overlapGradReduce whether the gradient reduction overlaps the backward pass
+   */
+  public RunParallel(int tensorParallel, int pipelineParallel, int dataParallel,
+      int virtualStages, int microBatch, int localBatch, String recompute,
+      boolean sequenceParallel, int zeroStage, boolean overlapGradReduce) {
+    this(tensorParallel, pipelineParallel, dataParallel, virtualStages, microBatch, localBatch,
+        recompute, sequenceParallel, zeroStage, overlapGradReduce, false, false, true);
   }
 }

@@ -224,22 +224,13 @@ final class ExportCommand implements Callable<Integer> {
       w.addAll(List.of("--zero-stage", Integer.toString(c.zeroStage())));
     }
     w.addAll(List.of("--attention", in.attention().label()));
-    io.meshplan.model.Overlaps o = in.overlaps();
-    if (o.gradReduce()) {
-      w.add("--overlap-grad-reduce");
-      if (o.paramGather() && c.zeroStage() == 1) {
-        w.add("--overlap-param-gather");
-      }
+    List<String> overlaps = c.megatronOverlapFlags(in.overlaps());
+    if (!in.overlaps().fsdpPrefetch()) {
+      // Before the fusion flag, where the Megatron-style flags would have put it.
+      overlaps.add(overlaps.indexOf("--no-gradient-accumulation-fusion") < 0 ? overlaps.size()
+          : overlaps.size() - 1, "--no-fsdp-prefetch");
     }
-    if (o.tensorComm() && c.sequenceParallel()) {
-      w.add("--tp-comm-overlap");
-    }
-    if (!o.fsdpPrefetch()) {
-      w.add("--no-fsdp-prefetch");
-    }
-    if (!o.gradAccumFusion()) {
-      w.add("--no-gradient-accumulation-fusion");
-    }
+    w.addAll(overlaps);
     return ShellQuote.join(w);
   }
 

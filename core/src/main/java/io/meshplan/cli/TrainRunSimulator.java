@@ -9,6 +9,7 @@ import io.meshplan.cluster.ClusterSpec;
 import io.meshplan.graph.DType;
 import io.meshplan.interop.PlanSimulator;
 import io.meshplan.model.Attention;
+import io.meshplan.model.Overlaps;
 import io.meshplan.model.ModelSpec;
 import io.meshplan.model.Presets;
 import io.meshplan.model.Recompute;
@@ -103,12 +104,19 @@ record TrainRunSimulator(TrainingRun run, ClusterSpec cluster, ModelSpec model,
         ? Attention.FLASH : Attention.UNFUSED;
     TrainingJob job = TrainingJob.of(model, cluster).withGlobalBatch(config.globalBatchSize())
         .withDtype(model.dtype()).withAttention(attention)
-        .withOverlapGradReduce(run.parallel().overlapGradReduce());
+        .withOverlaps(overlaps(run.parallel()));
     PricedJob priced = Planner.price(job, Pricing.calibrated(profile),
         PlannerOptions.defaults());
     return new PlanSimulator(priced.layers()).simulate(priced.request(), config)
         .orElseThrow(() -> new InputException(run.source() + ": tensor-parallel size "
             + config.tensorParallel() + " cannot split this model's layers evenly"))
         .simulation().iterationSeconds();
+  }
+
+  /** The overlaps the run's framework ran with, on top of the frameworks' defaults. */
+  private static Overlaps overlaps(io.meshplan.calibrate.RunParallel p) {
+    Overlaps d = Overlaps.DEFAULTS;
+    return new Overlaps(p.overlapGradReduce(), p.overlapParamGather(), p.tpCommOverlap(),
+        d.fsdpPrefetch(), p.gradAccumFusion());
   }
 }

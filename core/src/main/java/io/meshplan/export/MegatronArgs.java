@@ -173,20 +173,7 @@ public final class MegatronArgs implements FrameworkWriter {
    * gradient-accumulation fusion is its default).
    */
   private static void overlaps(ExportInput input, List<List<String>> a) {
-    ParallelConfig c = input.config();
-    io.meshplan.model.Overlaps o = input.overlaps();
-    if (o.gradReduce()) {
-      a.add(List.of("--overlap-grad-reduce"));
-      if (o.paramGather() && c.zeroStage() == 1) {
-        a.add(List.of("--overlap-param-gather"));
-      }
-    }
-    if (o.tensorComm() && c.sequenceParallel()) {
-      a.add(List.of("--tp-comm-overlap"));
-    }
-    if (!o.gradAccumFusion()) {
-      a.add(List.of("--no-gradient-accumulation-fusion"));
-    }
+    input.config().megatronOverlapFlags(input.overlaps()).forEach(f -> a.add(List.of(f)));
   }
 
   public static List<List<String>> arguments(ExportInput input) {

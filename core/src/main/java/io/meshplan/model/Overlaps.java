@@ -67,13 +67,4 @@ public record Overlaps(boolean gradReduce, boolean paramGather, boolean tensorCo
   public Overlaps withGradReduce(boolean on) {
     return new Overlaps(on, paramGather && on, tensorComm, fsdpPrefetch, gradAccumFusion);
   }
-
-  /**
-   * Whether nothing differs from {@link #DEFAULTS}.
-   *
-   * @return true for the defaults
-   */
-  public boolean isDefault() {
-    return equals(DEFAULTS);
-  }
 }

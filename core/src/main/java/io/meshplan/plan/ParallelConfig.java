@@ -248,6 +248,32 @@ public record ParallelConfig(
   }
 
   /**
+   * The overlap flags that apply to this configuration, as Megatron-LM spells them and meshplan
+   * takes them: {@code --overlap-grad-reduce}; {@code --overlap-param-gather} with it under the
+   * distributed optimizer; {@code --tp-comm-overlap} with sequence parallelism; {@code
+   * --no-gradient-accumulation-fusion} when the fusion is off (see {@link #checkOverlaps}).
+   *
+   * @param o the overlaps
+   * @return the flags, in that order
+   */
+  public java.util.List<String> megatronOverlapFlags(Overlaps o) {
+    java.util.List<String> flags = new java.util.ArrayList<>();
+    if (o.gradReduce()) {
+      flags.add("--overlap-grad-reduce");
+      if (o.paramGather() && zeroStage == 1) {
+        flags.add("--overlap-param-gather");
+      }
+    }
+    if (o.tensorComm() && sequenceParallel) {
+      flags.add("--tp-comm-overlap");
+    }
+    if (!o.gradAccumFusion()) {
+      flags.add("--no-gradient-accumulation-fusion");
+    }
+    return flags;
+  }
+
+  /**
    * Checks overlaps against this configuration as Megatron-LM does at start-up
    * ({@code validate_args}): the tensor-parallel overlap needs sequence parallelism, the
    * parameter gather's overlap the distributed optimizer.

@@ -55,8 +55,8 @@ public final class Planner {
     ModelSpec model = job.trainedModel();
     PlanRequest req = new PlanRequest(model, job.cluster(), job.globalBatch(),
         job.microbatches(), job.memoryPerGpu(), pricing,
-        io.meshplan.model.Fp8Training.storage(job.dtype()).bytes(),
-        job.overlapGradReduce()).withAttention(job.attention()).withOverlaps(job.overlaps());
+        io.meshplan.model.Fp8Training.storage(job.dtype()).bytes(), job.overlaps(), true,
+        job.attention());
     IlpLayerCostModel layers = options.sharedLayers()
         .map(cache -> cache.layers(req, options.solver()))
         .orElseGet(() -> new IlpLayerCostModel(model, job.cluster(), req.comm(), job.dtype(),

@@ -155,16 +155,6 @@ public record TrainingJob(ModelSpec model, ClusterSpec cluster, int globalBatch,
   }
 
   /**
-   * The same job with the gradient reduction overlapped with the backward pass or not.
-   *
-   * @param overlap whether it overlaps
-   * @return the job
-   */
-  public TrainingJob withOverlapGradReduce(boolean overlap) {
-    return withOverlaps(overlaps.withGradReduce(overlap));
-  }
-
-  /**
    * The same job with other overlaps.
    *
    * @param o what the framework overlaps and fuses
@@ -173,15 +163,6 @@ public record TrainingJob(ModelSpec model, ClusterSpec cluster, int globalBatch,
   public TrainingJob withOverlaps(Overlaps o) {
     return new TrainingJob(model, cluster, globalBatch, microbatches, dtype, memoryPerGpu, o,
         attention);
-  }
-
-  /**
-   * Whether the gradient reduction overlaps with the backward pass.
-   *
-   * @return {@code overlaps().gradReduce()}
-   */
-  public boolean overlapGradReduce() {
-    return overlaps.gradReduce();
   }
 
   /**

@@ -96,15 +96,6 @@ public record PlanRequest(ModelSpec model, ClusterSpec cluster, int globalBatch,
   }
 
   /**
-   * Whether the gradient reduction overlaps with the backward pass.
-   *
-   * @return {@code overlaps().gradReduce()}
-   */
-  public boolean overlapGradSync() {
-    return overlaps.gradReduce();
-  }
-
-  /**
    * The same request with the attention core run another way.
    *
    * @param a fused or unfused
