@@ -59,8 +59,8 @@ final class TorchtitanLog {
         ? c.integer("training.local_batch_size", 0) : c.integer("training.batch_size", 0);
     int seq = c.integer("training.seq_len", 0);
     if (local <= 0 || seq <= 0) {
-      throw new InputException(c.file + ": [training] needs local_batch_size (or batch_size) and "
-          + "seq_len");
+      throw new InputException(c.file + ": its --config has no positive [training] "
+          + "local_batch_size (or batch_size) and seq_len");
     }
     String mode = c.cfg.getOrDefault("activation_checkpoint.mode", "selective")
         .toLowerCase(Locale.ROOT);

@@ -68,12 +68,24 @@ final class ExceptionMapper implements CommandLine.IExecutionExceptionHandler {
     }
   }
 
-  private static String oneLine(String s) {
+  /** The longest error line printed, characters; a value echoed back is cut beyond it. */
+  static final int MAX_LINE = 1000;
+
+  /**
+   * A message as one line: its first line, at most {@link #MAX_LINE} characters, so that a
+   * flag's value of any length echoed back in it stays readable.
+   *
+   * @param s the message, or null
+   * @return the line
+   */
+  static String oneLine(String s) {
     if (s == null) {
       return "";
     }
     String t = s.strip();
     int nl = t.indexOf('\n');
-    return nl < 0 ? t : t.substring(0, nl).strip() + " ...";
+    String line = nl < 0 ? t : t.substring(0, nl).strip() + " ...";
+    return line.length() <= MAX_LINE ? line : line.substring(0, MAX_LINE) + " ... ("
+        + (line.length() - MAX_LINE) + " more characters)";
   }
 }

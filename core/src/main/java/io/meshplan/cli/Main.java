@@ -47,7 +47,7 @@ public final class Main {
       cl.setParameterExceptionHandler(
           (ex, a) -> {
             CommandLine c = ex.getCommandLine();
-            c.getErr().println("meshplan: error: " + ex.getMessage());
+            c.getErr().println("meshplan: error: " + ExceptionMapper.oneLine(ex.getMessage()));
             c.getErr().println("Try '" + c.getCommandSpec().qualifiedName() + " --help' for "
                 + "usage.");
             return ExitCodes.BAD_INPUT;

@@ -82,4 +82,22 @@ class AttentionCliTest {
     bad[v100.length + 1] = "flash";
     oneLine(CliRun.of(bad), 2, "--attention flash needs Ampere or later");
   }
+
+  /**
+   * A value of any length echoed back in a refusal is cut: the line holds at most 1,000
+   * characters of the message plus the prefix and the count of what was cut (here 100,000 + 14
+   * characters of "--attention '...'" quoting, less the 1,000 kept).
+   */
+  @Test
+  void aHugeValueIsEchoedCut() {
+    String huge = "b".repeat(100_000);
+    CliRun r = CliRun.of("plan", "--model", "llama2-7b", "--cluster", "1x8:a100-80gb",
+        "--attention", huge);
+    r.refusedInOneLine(2, "more characters)");
+    assertThat(r.err().length()).isLessThan(1_100);
+    CliRun p = CliRun.of("deploy", "--target", "pytorchjob", "--cluster", "2x8:h100-80gb",
+        "--image", "x", "--pod-network", "multus:" + huge, "--", "train.py");
+    p.refusedInOneLine(2, "more characters)");
+    assertThat(p.err().length()).isLessThan(1_100);
+  }
 }
