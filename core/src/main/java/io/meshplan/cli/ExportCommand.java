@@ -10,14 +10,12 @@ import io.meshplan.interop.PlanSimulator;
 import io.meshplan.model.ModelSpec;
 import io.meshplan.plan.ParallelConfig;
 import io.meshplan.plan.PipelinePlan;
-import io.meshplan.plan.PlanJson;
 import io.meshplan.planner.PlannerOptions;
 import io.meshplan.planner.PricedJob;
 import io.meshplan.sim.MemoryFit;
 import io.meshplan.sim.SimulationResult;
 import io.meshplan.util.InfeasibleException;
 import io.meshplan.util.InputException;
-import io.meshplan.util.InputFiles;
 import io.meshplan.util.ShellQuote;
 import io.meshplan.util.Units;
 import java.io.PrintWriter;
@@ -121,8 +119,9 @@ final class ExportCommand implements Callable<Integer> {
         throw new InputException("--plan carries the overlaps it was planned with; drop the "
             + "overlap flags");
       }
-      PipelinePlan p = PlanJson.read(plan.toString(), InputFiles.readString(plan, InputFiles.PLAN_MAX_BYTES, "plan file"));
+      PipelinePlan p = PlanFiles.read(plan);
       ClusterSpec c = clusterOptions.spec(p.cluster());
+      PlanFiles.checkDevices(plan, p, c);
       result = new Exporter().export(target, p, c);
       if (result instanceof ExportResult.Exported) {
         PlanFiles saved = PlanFiles.simulate(plan, clusterOptions, Optional.empty(),
