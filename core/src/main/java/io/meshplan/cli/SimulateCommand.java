@@ -27,7 +27,10 @@ import picocli.CommandLine.Spec;
  */
 @Command(name = "simulate", mixinStandardHelpOptions = true,
     description = "Simulate one training iteration of a Megatron-LM style configuration (--tp "
-        + "--pp --dp ...) or of a plan saved by 'meshplan plan --out' (--plan FILE).")
+        + "--pp --dp ...) or of a plan saved by 'meshplan plan --out' (--plan FILE).",
+    footer = {"", "Exit codes: 0 simulated and fits, 2 bad input, 3 simulated but the worst"
+        + " stage's peak memory exceeds what a GPU may use (the figures are printed all the"
+        + " same)."})
 final class SimulateCommand implements Callable<Integer> {
   @Spec picocli.CommandLine.Model.CommandSpec spec;
 

@@ -19,7 +19,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
  * tensorParallel}, {@code dataParallel}, {@code pipeline}; see {@link CommVolume}), {@code
  * communicationBytesPerGpu} (the same over the GPUs the stages use), {@code stages[]} (each with
  * its {@code communicationBytesPerGpu}) and, when asked, {@code events[]} ({@code group}, {@code
- * virtualStage}, {@code microbatch}, {@code kind}, {@code start}, {@code end} in seconds).
+ * virtualStage}, {@code microbatch}, {@code kind}, {@code start}, {@code end} in seconds), and,
+ * from {@link #write(SimulationResult, boolean, MemoryFit)}, last the {@code fits} object.
  */
 public final class SimulationJson {
   private static final ObjectMapper MAPPER =
