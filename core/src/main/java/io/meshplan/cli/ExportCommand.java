@@ -106,36 +106,7 @@ final class ExportCommand implements Callable<Integer> {
       }
       ExportFiles.checkWritable(out, force, inputs);
     }
-    ExportResult result;
-    if (plan != null) {
-      if (model.model != null || parallel.any()) {
-        throw new InputException("give --plan or the model and parallel flags, not both");
-      }
-      if (attention.chosen().isPresent()) {
-        throw new InputException("--plan carries the attention it was planned with; drop "
-            + "--attention");
-      }
-      if (clusterOptions.anyOverlapFlag()) {
-        throw new InputException("--plan carries the overlaps it was planned with; drop the "
-            + "overlap flags");
-      }
-      PipelinePlan p = PlanFiles.read(plan);
-      ClusterSpec c = clusterOptions.spec(p.cluster());
-      PlanFiles.checkDevices(plan, p, c);
-      result = new Exporter().export(target, p, c);
-      if (result instanceof ExportResult.Exported) {
-        PlanFiles saved = PlanFiles.simulate(plan, clusterOptions, Optional.empty(),
-            spec.commandLine().getErr());
-        requireFits(saved.plan().source().title(), saved.cluster(), saved.simulation(),
-            saved.memoryPerGpu());
-      }
-    } else {
-      ExportInput in = input();
-      result = new Exporter().export(target, in);
-      if (result instanceof ExportResult.Exported) {
-        requireFits(in);
-      }
-    }
+    ExportResult result = plan != null ? fromPlan(target) : fromFlags(target);
     PrintWriter o = spec.commandLine().getOut();
     if (result instanceof ExportResult.Exported e) {
       if (out != null) {
@@ -160,6 +131,42 @@ final class ExportCommand implements Callable<Integer> {
     }
     o.flush();
     return ExitCodes.INFEASIBLE;
+  }
+
+  /** The plan file's export, refused when the plan does not fit its cluster's memory. */
+  private ExportResult fromPlan(ExportTarget target) {
+    if (model.model != null || parallel.any()) {
+      throw new InputException("give --plan or the model and parallel flags, not both");
+    }
+    if (attention.chosen().isPresent()) {
+      throw new InputException("--plan carries the attention it was planned with; drop "
+          + "--attention");
+    }
+    if (clusterOptions.anyOverlapFlag()) {
+      throw new InputException("--plan carries the overlaps it was planned with; drop the "
+          + "overlap flags");
+    }
+    PipelinePlan p = PlanFiles.read(plan);
+    ClusterSpec c = clusterOptions.spec(p.cluster());
+    PlanFiles.checkDevices(plan, p, c);
+    ExportResult result = new Exporter().export(target, p, c);
+    if (result instanceof ExportResult.Exported) {
+      PlanFiles saved = PlanFiles.simulate(plan, clusterOptions, Optional.empty(),
+          spec.commandLine().getErr());
+      requireFits(saved.plan().source().title(), saved.cluster(), saved.simulation(),
+          saved.memoryPerGpu());
+    }
+    return result;
+  }
+
+  /** The flags' export, refused when the configuration does not fit in memory. */
+  private ExportResult fromFlags(ExportTarget target) {
+    ExportInput in = input();
+    ExportResult result = new Exporter().export(target, in);
+    if (result instanceof ExportResult.Exported) {
+      requireFits(in);
+    }
+    return result;
   }
 
   /**
