@@ -149,6 +149,7 @@ final class ExportCommand implements Callable<Integer> {
     PipelinePlan p = PlanFiles.read(plan);
     ClusterSpec c = clusterOptions.spec(p.cluster());
     PlanFiles.checkDevices(plan, p, c);
+    clusterOptions.warnIfProfileForeign(c, spec.commandLine().getErr());
     ExportResult result = new Exporter().export(target, p, c);
     if (result instanceof ExportResult.Exported) {
       PlanFiles saved = PlanFiles.simulate(plan, clusterOptions, Optional.empty(),
@@ -162,6 +163,7 @@ final class ExportCommand implements Callable<Integer> {
   /** The flags' export, refused when the configuration does not fit in memory. */
   private ExportResult fromFlags(ExportTarget target) {
     ExportInput in = input();
+    clusterOptions.warnIfProfileForeign(in.cluster(), spec.commandLine().getErr());
     ExportResult result = new Exporter().export(target, in);
     if (result instanceof ExportResult.Exported) {
       requireFits(in);

@@ -76,6 +76,7 @@ final class SimulateCommand implements Callable<Integer> {
     inputs.putAll(cluster.inputFiles());
     ReportFiles.check(report, compare, null, plan, inputs);
     Simulated s = plan != null ? fromPlan() : fromFlags();
+    cluster.warnIfProfileForeign(s.cluster(), spec.commandLine().getErr());
     SimulationResult sim = s.sim();
     MemoryFit fit = MemoryFit.of(sim, s.memoryPerGpu());
     PrintWriter w = spec.commandLine().getOut();
