@@ -31,6 +31,22 @@ public record Profile(int version, String cluster, List<ProfileEntry> entries,
     this(version, cluster, entries, new java.util.TreeMap<>());
   }
 
+  /**
+   * Why this profile's prices may not apply to a cluster: it was measured on another one. A
+   * profile that does not name its cluster gives no such doubt.
+   *
+   * @param file the profile's file, as the user named it
+   * @param cluster the cluster it would price, in short form (e.g. {@code 2x8:h100-80gb})
+   * @return one sentence, or empty when the profile was measured on that cluster
+   */
+  public java.util.Optional<String> measuredElsewhere(String file, String cluster) {
+    if (this.cluster.isEmpty() || this.cluster.equals(cluster)) {
+      return java.util.Optional.empty();
+    }
+    return java.util.Optional.of("--profile " + file + " was measured on " + this.cluster
+        + ", not on " + cluster + "; its prices may not apply");
+  }
+
   /** Validates and sorts. */
   public Profile {
     Require.that(version == VERSION, "profile version must be " + VERSION + ", got " + version);

@@ -2,6 +2,7 @@ package io.meshplan.calibrate;
 
 import io.meshplan.cluster.Collective;
 import io.meshplan.cluster.LinkLevel;
+import io.meshplan.util.InputException;
 import io.meshplan.util.Require;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -26,8 +27,22 @@ import java.util.TreeMap;
  * <p>An entry whose points all lack a size (tables of bus bandwidth per GPU count) gets alpha = 0,
  * beta = 1 / (mean busbw) and no curve. Points without a size are ignored by entries that have sized
  * points.
+ *
+ * <p>An entry with sized points needs at least {@link #MIN_SIZES} distinct message sizes: a line
+ * through one size cannot tell the fixed latency (alpha) from the time per byte (beta), and a log
+ * of 8-byte messages alone would put all of the latency into the bandwidth. One size is enough
+ * only when it is at least {@link #BANDWIDTH_BOUND_BYTES}, as in Alpa's {@code
+ * profile_communication} (2 GB per group): there the latency, some microseconds, is under 5% of
+ * the time even over NVLink (64 MiB x 1.75 bus bytes at 300 GB/s is 390 us), and the line
+ * through the origin gives the bandwidth.
  */
 public final class ProfileFitter {
+  /** The fewest distinct message sizes that separate latency from bandwidth: two points. */
+  public static final int MIN_SIZES = 2;
+
+  /** The smallest lone message size whose time bandwidth sets, not latency: 64 MiB. */
+  public static final long BANDWIDTH_BOUND_BYTES = 64L << 20;
+
   private final String cluster;
 
   /**
@@ -46,6 +61,8 @@ public final class ProfileFitter {
    *
    * @param points the measurements, at least one
    * @return the profile and the per-point predictions
+   * @throws InputException when an entry's sized points have fewer than {@link #MIN_SIZES}
+   *     distinct message sizes
    */
   public Calibration fit(List<MeasuredPoint> points) {
     Require.that(!points.isEmpty(), "nothing to fit");
@@ -85,6 +102,16 @@ public final class ProfileFitter {
       AlphaBeta ab = new AlphaBeta(0.0, mean > 0 ? 1.0 / mean : 0.0);
       return new ProfileEntry(key.collective(), key.level(), key.gpus(), ab, points.size(),
           Optional.empty());
+    }
+    long distinct = sized.stream().mapToLong(MeasuredPoint::bytes).distinct().count();
+    if (distinct < MIN_SIZES && sized.get(0).bytes() < BANDWIDTH_BOUND_BYTES) {
+      MeasuredPoint p = sized.get(0);
+      throw new InputException(p.file() + ":" + p.line() + ": " + CollectiveNames.label(
+          key.collective()) + " " + key.level().label() + " on " + key.gpus() + " GPUs was"
+          + " measured at " + distinct + " message size (" + p.bytes() + " bytes); a fit needs"
+          + " at least " + MIN_SIZES + " sizes to separate latency from bandwidth (run"
+          + " nccl-tests over a range, e.g. -b 8 -e 8G -f 2), or one of at least 64 MiB, where"
+          + " the bandwidth alone sets the time");
     }
     double factor = key.collective().busFactor(key.gpus());
     double[] x = new double[sized.size()];

@@ -2,6 +2,7 @@ package io.meshplan.cli;
 
 import io.meshplan.calibrate.BenchmarkLogReader;
 import io.meshplan.calibrate.Calibration;
+import io.meshplan.calibrate.CatalogBandwidthCheck;
 import io.meshplan.calibrate.CalibrationReport;
 import io.meshplan.calibrate.MeasuredPoint;
 import io.meshplan.calibrate.ParseResult;
@@ -130,6 +131,9 @@ final class CalibrateCommand implements Callable<Integer> {
           + files.get(0) + (files.size() > 1 ? ", ..." : "") + "); see the warnings above");
     }
     Calibration cal = new ProfileFitter(c.toShortString()).fit(points);
+    for (String d : CatalogBandwidthCheck.doubts(cal.profile(), c)) {
+      stderr.println("meshplan: warning: " + d);
+    }
     ProfileFiles.write(out, cal.profile());
     if (json) {
       stdout.print(CalibrationReport.json(cal, warnings));

@@ -125,6 +125,21 @@ final class ClusterOptions {
   }
 
   /**
+   * Warns, in one line, when {@code --profile} was measured on another cluster than the one it
+   * prices, as {@code shard} does.
+   *
+   * @param cs the cluster the command prices
+   * @param err standard error
+   */
+  void warnIfProfileForeign(ClusterSpec cs, java.io.PrintWriter err) {
+    Profile p = profile();
+    if (p != null) {
+      p.measuredElsewhere(profile.toString(), cs.toShortString())
+          .ifPresent(w -> err.println("meshplan: warning: " + w));
+    }
+  }
+
+  /**
    * The prices the flags ask for: the profile's, else the catalog's.
    *
    * @return the pricing

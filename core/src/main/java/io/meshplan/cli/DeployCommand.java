@@ -16,7 +16,6 @@ import io.meshplan.export.Exporter;
 import io.meshplan.export.MegatronArgs;
 import io.meshplan.export.MegatronConnections;
 import io.meshplan.plan.PipelinePlan;
-import io.meshplan.plan.PlanJson;
 import io.meshplan.util.InfeasibleException;
 import io.meshplan.util.InputException;
 import io.meshplan.util.InputFiles;
@@ -156,7 +155,7 @@ final class DeployCommand implements Callable<Integer> {
     Optional<PipelinePlan> p = Optional.empty();
     if (plan != null) {
       inputs.add(plan);
-      p = Optional.of(PlanJson.read(plan.toString(), InputFiles.readString(plan, InputFiles.PLAN_MAX_BYTES, "plan file")));
+      p = Optional.of(PlanFiles.read(plan));
     }
     if (cluster == null && p.isEmpty()) {
       throw new InputException("give --cluster or --plan");
@@ -170,6 +169,9 @@ final class DeployCommand implements Callable<Integer> {
     if (p.isPresent() && p.get().gpus() != c.gpuCount()) {
       throw new InputException("--plan uses " + p.get().gpus() + " GPUs but --cluster "
           + c.toShortString() + " has " + c.gpuCount());
+    }
+    if (p.isPresent()) {
+      PlanFiles.checkDevices(plan, p.get(), c);
     }
     FabricEnv f = readFabric(inputs);
     TreeMap<String, String> envs = envFlags();

@@ -10,12 +10,12 @@ import io.meshplan.interop.PlanSimulator;
 import io.meshplan.model.ModelSpec;
 import io.meshplan.plan.ParallelConfig;
 import io.meshplan.plan.PipelinePlan;
-import io.meshplan.plan.PlanJson;
 import io.meshplan.planner.PlannerOptions;
 import io.meshplan.planner.PricedJob;
+import io.meshplan.sim.MemoryFit;
+import io.meshplan.sim.SimulationResult;
 import io.meshplan.util.InfeasibleException;
 import io.meshplan.util.InputException;
-import io.meshplan.util.InputFiles;
 import io.meshplan.util.ShellQuote;
 import io.meshplan.util.Units;
 import java.io.PrintWriter;
@@ -44,7 +44,7 @@ import picocli.CommandLine.Spec;
           + " main takes a Python config (--module/--config) since 2026-02 and reads no TOML.",
       "A configuration the framework cannot express is never approximated: exit code 3 names"
           + " what is missing and prints the nearest configuration it can express.",
-      "Exit codes: 0 written, 2 bad input, 3 not expressible."
+      "Exit codes: 0 written, 2 bad input, 3 not expressible or does not fit in GPU memory."
     })
 final class ExportCommand implements Callable<Integer> {
   /** Predicts the cost of the nearest expressible configuration; null: the simulator. */
@@ -106,25 +106,7 @@ final class ExportCommand implements Callable<Integer> {
       }
       ExportFiles.checkWritable(out, force, inputs);
     }
-    ExportResult result;
-    if (plan != null) {
-      if (model.model != null || parallel.any()) {
-        throw new InputException("give --plan or the model and parallel flags, not both");
-      }
-      if (attention.chosen().isPresent()) {
-        throw new InputException("--plan carries the attention it was planned with; drop "
-            + "--attention");
-      }
-      if (clusterOptions.anyOverlapFlag()) {
-        throw new InputException("--plan carries the overlaps it was planned with; drop the "
-            + "overlap flags");
-      }
-      PipelinePlan p = PlanJson.read(plan.toString(), InputFiles.readString(plan, InputFiles.PLAN_MAX_BYTES, "plan file"));
-      ClusterSpec c = clusterOptions.spec(p.cluster());
-      result = new Exporter().export(target, p, c);
-    } else {
-      result = new Exporter().export(target, input());
-    }
+    ExportResult result = plan != null ? fromPlan(target) : fromFlags(target);
     PrintWriter o = spec.commandLine().getOut();
     if (result instanceof ExportResult.Exported e) {
       if (out != null) {
@@ -149,6 +131,44 @@ final class ExportCommand implements Callable<Integer> {
     }
     o.flush();
     return ExitCodes.INFEASIBLE;
+  }
+
+  /** The plan file's export, refused when the plan does not fit its cluster's memory. */
+  private ExportResult fromPlan(ExportTarget target) {
+    if (model.model != null || parallel.any()) {
+      throw new InputException("give --plan or the model and parallel flags, not both");
+    }
+    if (attention.chosen().isPresent()) {
+      throw new InputException("--plan carries the attention it was planned with; drop "
+          + "--attention");
+    }
+    if (clusterOptions.anyOverlapFlag()) {
+      throw new InputException("--plan carries the overlaps it was planned with; drop the "
+          + "overlap flags");
+    }
+    PipelinePlan p = PlanFiles.read(plan);
+    ClusterSpec c = clusterOptions.spec(p.cluster());
+    PlanFiles.checkDevices(plan, p, c);
+    clusterOptions.warnIfProfileForeign(c, spec.commandLine().getErr());
+    ExportResult result = new Exporter().export(target, p, c);
+    if (result instanceof ExportResult.Exported) {
+      PlanFiles saved = PlanFiles.simulate(plan, clusterOptions, Optional.empty(),
+          spec.commandLine().getErr());
+      requireFits(saved.plan().source().title(), saved.cluster(), saved.simulation(),
+          saved.memoryPerGpu());
+    }
+    return result;
+  }
+
+  /** The flags' export, refused when the configuration does not fit in memory. */
+  private ExportResult fromFlags(ExportTarget target) {
+    ExportInput in = input();
+    clusterOptions.warnIfProfileForeign(in.cluster(), spec.commandLine().getErr());
+    ExportResult result = new Exporter().export(target, in);
+    if (result instanceof ExportResult.Exported) {
+      requireFits(in);
+    }
+    return result;
   }
 
   /**
@@ -232,6 +252,30 @@ final class ExportCommand implements Callable<Integer> {
     }
     w.addAll(overlaps);
     return ShellQuote.join(w);
+  }
+
+  /**
+   * Refuses a configuration whose simulated peak memory exceeds what a GPU may use, as {@code
+   * simulate} judges the same flags. A configuration the simulator cannot evaluate is left to
+   * the exporter.
+   */
+  private void requireFits(ExportInput in) {
+    PricedJob setup = JobFlags.priced(model, clusterOptions, attention, null,
+        in.config().globalBatchSize(), 0, PlannerOptions.defaults());
+    Optional<PlanSimulator.Evaluated> e = new PlanSimulator(setup.layers())
+        .simulate(setup.request(), in.config(), in.gpipe());
+    if (e.isPresent()) {
+      requireFits(in.model().name(), setup.cluster(), e.get().simulation(),
+          setup.request().memoryPerGpu());
+    }
+  }
+
+  private static void requireFits(String subject, ClusterSpec cs, SimulationResult sim,
+      double memoryPerGpu) {
+    MemoryFit fit = MemoryFit.of(sim, memoryPerGpu);
+    if (!fit.fits()) {
+      throw new InfeasibleException(SimulateCommand.doesNotFit(subject, cs, fit));
+    }
   }
 
   /** The schedule simulator's prediction, as {@code simulate} would print it. */

@@ -96,6 +96,7 @@ final class PlanCommand implements Callable<Integer> {
             ? PlannerOptions.Search.MEGATRON_GRID : PlannerOptions.Search.ALPA);
     PricedJob setup = JobFlags.priced(model, cluster, attention, null, globalBatch, fixed,
         options);
+    cluster.warnIfProfileForeign(setup.cluster(), spec.commandLine().getErr());
     PlanResult r;
     try (TaskExecutor ex = executor.open();
         Progress progress = executor.local() ? Progress.start("planning") : Progress.none()) {
@@ -206,6 +207,7 @@ final class PlanCommand implements Callable<Integer> {
     inputs.put("--hlo", hlo);
     ReportFiles.check(report, compare, out, null, inputs);
     ClusterSpec cs = cluster.spec(null);
+    cluster.warnIfProfileForeign(cs, spec.commandLine().getErr());
     HloInput in = HloInput.read(hlo, "--hlo", spec.commandLine().getErr());
     HloLayering lay = HloLayering.of(in.graph(), "--hlo " + hlo);
     PlanSource.HloModule module = new PlanSource.HloModule(in.graph().name(), hlo.toString(),

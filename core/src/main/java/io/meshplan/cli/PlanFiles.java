@@ -6,6 +6,7 @@ import io.meshplan.interop.PlanSimulator;
 import io.meshplan.interop.hlo.HloLayering;
 import io.meshplan.interop.hlo.HloPipelinePlanner;
 import io.meshplan.plan.PipelinePlan;
+import io.meshplan.plan.PlanFileCheck;
 import io.meshplan.plan.PlanJson;
 import io.meshplan.plan.PlanSource;
 import io.meshplan.planner.PlannerOptions;
@@ -41,6 +42,19 @@ record PlanFiles(PipelinePlan plan, SimulationResult simulation, ClusterSpec clu
   }
 
   /**
+   * Refuses a plan whose stages do not tile the cluster it is used on.
+   *
+   * @param file the plan file
+   * @param p the plan
+   * @param cs the cluster: the plan's own, or the one {@code --cluster} names
+   * @throws InputException naming the first stage off the cluster, overlapping another, or
+   *     leaving GPUs unused
+   */
+  static void checkDevices(Path file, PipelinePlan p, ClusterSpec cs) {
+    PlanFileCheck.devices(file.toString(), p, cs.nodes(), cs.gpusPerNode(), cs.toShortString());
+  }
+
+  /**
    * Reads a plan file and prices it again.
    *
    * @param file the plan file
@@ -60,6 +74,7 @@ record PlanFiles(PipelinePlan plan, SimulationResult simulation, ClusterSpec clu
       }
       return simulateModule(file, p, h, options, err);
     }
+    checkDevices(file, p, options.spec(p.cluster()));
     PricedJob setup = JobFlags.priced(p.model(), true, options,
         java.util.Optional.of(attention.orElse(p.attention())), p.cluster(), p.globalBatchSize(),
         0, PlannerOptions.defaults());
@@ -84,6 +99,7 @@ record PlanFiles(PipelinePlan plan, SimulationResult simulation, ClusterSpec clu
     }
     HloLayering lay = HloLayering.of(in.graph(), "the module " + path);
     ClusterSpec cs = options.spec(p.cluster());
+    checkDevices(file, p, cs);
     double memory = options.memoryPerGpu(cs);
     // Only the stages' meshes are priced, one layer after another: no pool threads are needed.
     try (LocalExecutor pool = new LocalExecutor(1)) {

@@ -264,10 +264,7 @@ final class ShardCommand implements Callable<Integer> {
       comm = ClusterCommModels.catalog(cs, lm);
     } else {
       io.meshplan.calibrate.Profile prof = ProfileFiles.read(profile);
-      if (!prof.cluster().isEmpty() && !prof.cluster().equals(cs.toShortString())) {
-        warnings.add("--profile " + profile + " was measured on " + prof.cluster()
-            + ", not on --cluster " + cs.toShortString() + "; its prices may not apply");
-      }
+      prof.measuredElsewhere(profile.toString(), cs.toShortString()).ifPresent(warnings::add);
       comm = new ProfileCommModel(cs, lm, prof);
     }
     return MeshEnv.onCluster(cs.gpu(), comm, mem, MeshEnv.computeElementBytes(graph));

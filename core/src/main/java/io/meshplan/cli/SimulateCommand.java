@@ -1,11 +1,13 @@
 package io.meshplan.cli;
 
+import io.meshplan.cluster.ClusterSpec;
 import io.meshplan.interop.PlanSimulator;
 import io.meshplan.plan.ParallelConfig;
 import io.meshplan.plan.PipelinePlan;
 import io.meshplan.planner.PlannerOptions;
 import io.meshplan.planner.PricedJob;
 import io.meshplan.report.ReportSide;
+import io.meshplan.sim.MemoryFit;
 import io.meshplan.sim.SimulationJson;
 import io.meshplan.sim.SimulationResult;
 import io.meshplan.sim.SimulationText;
@@ -25,7 +27,10 @@ import picocli.CommandLine.Spec;
  */
 @Command(name = "simulate", mixinStandardHelpOptions = true,
     description = "Simulate one training iteration of a Megatron-LM style configuration (--tp "
-        + "--pp --dp ...) or of a plan saved by 'meshplan plan --out' (--plan FILE).")
+        + "--pp --dp ...) or of a plan saved by 'meshplan plan --out' (--plan FILE).",
+    footer = {"", "Exit codes: 0 simulated and fits, 2 bad input, 3 simulated but the worst"
+        + " stage's peak memory exceeds what a GPU may use (the figures are printed all the"
+        + " same)."})
 final class SimulateCommand implements Callable<Integer> {
   @Spec picocli.CommandLine.Model.CommandSpec spec;
 
@@ -51,61 +56,94 @@ final class SimulateCommand implements Callable<Integer> {
       + "this one in the --report.")
   Path compare;
 
+  /**
+   * One simulated iteration and what it was simulated on.
+   *
+   * @param sim the simulation
+   * @param plan the plan simulated
+   * @param subject the model or module, for messages
+   * @param title the report's title
+   * @param cluster the cluster
+   * @param memoryPerGpu the memory one GPU may use, bytes
+   * @param stagesStated whether the flags stated the first or last stage's layers
+   */
+  private record Simulated(SimulationResult sim, PipelinePlan plan, String subject, String title,
+      ClusterSpec cluster, double memoryPerGpu, boolean stagesStated) {}
+
   @Override
   public Integer call() {
-    SimulationResult sim;
     java.util.Map<String, Path> inputs = new java.util.LinkedHashMap<>(model.inputFiles());
     inputs.putAll(cluster.inputFiles());
     ReportFiles.check(report, compare, null, plan, inputs);
-    String title;
-    io.meshplan.cluster.ClusterSpec cs;
-    double memoryPerGpu;
-    Optional<PipelinePlan> drawn;
-    boolean stagesStated = false;
-    if (plan != null) {
-      if (parallel.any() || model.model != null) {
-        throw new InputException("--plan carries the model and the parallel sizes; drop --model"
-            + " and --tp/--pp/--dp/--vpp/--micro-batch/--global-batch");
-      }
-      PlanFiles saved = PlanFiles.simulate(plan, cluster, attention.chosen(),
-          spec.commandLine().getErr());
-      sim = saved.simulation();
-      drawn = Optional.of(saved.plan());
-      title = saved.title() + " (plan " + plan.getFileName() + ")";
-      cs = saved.cluster();
-      memoryPerGpu = saved.memoryPerGpu();
-    } else {
-      ParallelConfig c = parallel.config();
-      c.checkOverlaps(cluster.overlaps());
-      stagesStated = c.unevenStages();
-      PricedJob setup = JobFlags.priced(model, cluster, attention, null, c.globalBatchSize(), 0,
-          PlannerOptions.defaults());
-      FlagWords.check(FlagWords.PARALLEL, () -> c.check(setup.cluster().gpuCount(),
-          setup.model().layers(), setup.model().heads(), setup.model().kvHeads()));
-      PlanSimulator.Evaluated e = new PlanSimulator(setup.layers()).simulate(setup.request(), c,
-          parallel.gpipe())
-          .orElseThrow(() -> new InputException("--tp " + c.tensorParallel() + " cannot split "
-              + "this model's layers evenly (Megatron-LM needs heads, key/value heads, the "
-              + "feed-forward size and the vocabulary divisible by it)"));
-      sim = e.simulation();
-      drawn = Optional.of(e.plan());
-      title = setup.model().name() + " on " + setup.cluster().toShortString();
-      cs = setup.cluster();
-      memoryPerGpu = setup.request().memoryPerGpu();
-    }
+    Simulated s = plan != null ? fromPlan() : fromFlags();
+    cluster.warnIfProfileForeign(s.cluster(), spec.commandLine().getErr());
+    SimulationResult sim = s.sim();
+    MemoryFit fit = MemoryFit.of(sim, s.memoryPerGpu());
     PrintWriter w = spec.commandLine().getOut();
-    boolean module = drawn.get().hloModule().isPresent();
-    w.print(json ? SimulationJson.write(sim, false)
-        : module ? SimulationText.write(sim, "microbatches") : SimulationText.write(sim));
-    if (!json && stagesStated) {
-      w.println(stageLayers(drawn.get()));
+    boolean module = s.plan().hloModule().isPresent();
+    w.print(json ? SimulationJson.write(sim, false, fit)
+        : SimulationText.write(sim, module ? "microbatches" : "tokens", Optional.of(fit)));
+    if (!json && s.stagesStated()) {
+      w.println(stageLayers(s.plan()));
     }
-    ReportFiles.write(report, compare, new ReportSide("meshplan simulate: " + title, drawn, sim),
-        cs, memoryPerGpu, new ClusterOptions(), spec.commandLine().getErr());
+    ReportFiles.write(report, compare, new ReportSide("meshplan simulate: " + s.title(),
+        Optional.of(s.plan()), sim), s.cluster(), s.memoryPerGpu(), new ClusterOptions(),
+        spec.commandLine().getErr());
     if (report != null && !json) {
       w.println("wrote " + report);
     }
+    if (!fit.fits()) {
+      w.flush();
+      spec.commandLine().getErr().println("meshplan: infeasible: "
+          + doesNotFit(s.subject(), s.cluster(), fit));
+      return ExitCodes.INFEASIBLE;
+    }
     return ExitCodes.OK;
+  }
+
+  /**
+   * The refusal of a configuration whose peak memory exceeds a GPU's, worded as {@code plan}
+   * words an infeasible plan.
+   *
+   * @param subject the model or module
+   * @param cs the cluster
+   * @param fit the need against the capacity; does not fit
+   * @return e.g. {@code llama2-70b does not fit on 1x8:a100-80gb:ib-hdr200: stage 0 needs 153GiB
+   *     per GPU, and 76GiB is available}
+   */
+  static String doesNotFit(String subject, ClusterSpec cs, MemoryFit fit) {
+    return subject + " does not fit on " + cs.toShortString() + ": " + fit.words()
+        + " (plan it with 'meshplan plan', or use more GPUs, a smaller micro batch or"
+        + " recomputation)";
+  }
+
+  private Simulated fromPlan() {
+    if (parallel.any() || model.model != null) {
+      throw new InputException("--plan carries the model and the parallel sizes; drop --model"
+          + " and --tp/--pp/--dp/--vpp/--micro-batch/--global-batch");
+    }
+    PlanFiles saved = PlanFiles.simulate(plan, cluster, attention.chosen(),
+        spec.commandLine().getErr());
+    return new Simulated(saved.simulation(), saved.plan(), saved.plan().source().title(),
+        saved.title() + " (plan " + plan.getFileName() + ")", saved.cluster(),
+        saved.memoryPerGpu(), false);
+  }
+
+  private Simulated fromFlags() {
+    ParallelConfig c = parallel.config();
+    c.checkOverlaps(cluster.overlaps());
+    PricedJob setup = JobFlags.priced(model, cluster, attention, null, c.globalBatchSize(), 0,
+        PlannerOptions.defaults());
+    FlagWords.check(FlagWords.PARALLEL, () -> c.check(setup.cluster().gpuCount(),
+        setup.model().layers(), setup.model().heads(), setup.model().kvHeads()));
+    PlanSimulator.Evaluated e = new PlanSimulator(setup.layers()).simulate(setup.request(), c,
+        parallel.gpipe())
+        .orElseThrow(() -> new InputException("--tp " + c.tensorParallel() + " cannot split "
+            + "this model's layers evenly (Megatron-LM needs heads, key/value heads, the "
+            + "feed-forward size and the vocabulary divisible by it)"));
+    return new Simulated(e.simulation(), e.plan(), setup.model().name(),
+        setup.model().name() + " on " + setup.cluster().toShortString(), setup.cluster(),
+        setup.request().memoryPerGpu(), c.unevenStages());
   }
 
   /** The layers of each pipeline stage, for a configuration with stated first or last stages. */

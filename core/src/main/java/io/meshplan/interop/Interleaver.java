@@ -5,6 +5,7 @@ import io.meshplan.interop.space.LayerSetting;
 import io.meshplan.interop.space.PlanRequest;
 import io.meshplan.interop.space.SearchRules;
 import io.meshplan.interop.space.SubmeshShape;
+import io.meshplan.sim.MemoryFit;
 import io.meshplan.sim.Schedule;
 import io.meshplan.sim.SimulationResult;
 import io.meshplan.sim.StageCost;
@@ -91,7 +92,7 @@ final class Interleaver {
       SimulationResult sim = c.pipeline().simulate(asm, c.costs(), req.globalBatch(),
           microbatches, new Schedule.Interleaved(c.pipeline().chunksPerStage()));
       double t = sim.iterationSeconds();
-      if (sim.peakMemoryBytesPerGpu() > req.memoryPerGpu()) {
+      if (!MemoryFit.fits(sim.peakMemoryBytesPerGpu(), req.memoryPerGpu())) {
         continue;
       }
       if (t < bestSeconds - 1e-12

@@ -5,6 +5,7 @@ import io.meshplan.interop.space.PlanRequest;
 import io.meshplan.model.ModelSpec;
 import io.meshplan.model.Recompute;
 import io.meshplan.plan.ParallelConfig;
+import io.meshplan.sim.MemoryFit;
 import io.meshplan.util.InputException;
 import io.meshplan.util.Require;
 import java.util.Optional;
@@ -77,7 +78,8 @@ public final class MegatronGrid {
       if (e.isPresent() && !(e.get().simulation().peakMemoryBytesPerGpu() >= leastPeak)) {
         leastPeak = e.get().simulation().peakMemoryBytesPerGpu();
       }
-      if (e.isEmpty() || e.get().simulation().peakMemoryBytesPerGpu() > req.memoryPerGpu()) {
+      if (e.isEmpty() || !MemoryFit.fits(e.get().simulation().peakMemoryBytesPerGpu(),
+          req.memoryPerGpu())) {
         continue;
       }
       if (best == null || e.get().simulation().iterationSeconds()

@@ -253,13 +253,14 @@ public final class PlanJson {
       return readModule(where, f, root);
     }
     ModelSpec model = readModel(where, f.object("model"));
+    PlanFileCheck.structure(where, root, false, model.layers());
     List<StagePlan> stages = readStages(where, root.get("stages"), false);
     Attention attention = Attention.UNFUSED;
     if (f.has("attention")) {
       try {
         attention = Attention.parse(f.text("attention"));
       } catch (IllegalArgumentException e) {
-        throw new InputException(where + ": field 'attention': " + e.getMessage());
+        throw new InputException(where + ": attention: " + e.getMessage());
       }
     }
     Overlaps overlaps = f.has("overlaps") ? readOverlaps(f.object("overlaps")) : Overlaps.NONE;
@@ -306,6 +307,7 @@ public final class PlanJson {
       }
       layerNames.add(n.asText());
     }
+    PlanFileCheck.structure(where, root, true, layerNames.size());
     List<StagePlan> stages = readStages(where, root.get("stages"), true);
     int microbatches = f.integer("microbatches");
     try {
@@ -352,11 +354,12 @@ public final class PlanJson {
     try {
       Fields a = m.object("architecture");
       Architecture arch = new Architecture(
-          enumOf(where, "mlp", Architecture.Mlp.class, a.text("mlp")),
-          enumOf(where, "norm", Architecture.Norm.class, a.text("norm")),
-          enumOf(where, "positions", Architecture.Positions.class, a.text("positions")),
+          enumOf(where, "model.architecture.mlp", Architecture.Mlp.class, a.text("mlp")),
+          enumOf(where, "model.architecture.norm", Architecture.Norm.class, a.text("norm")),
+          enumOf(where, "model.architecture.positions", Architecture.Positions.class,
+              a.text("positions")),
           a.integer("positionRows"), a.bool("biases"), a.bool("tiedEmbeddings"));
-      return new ModelSpec(m.text("name"), enumOf(where, "family", ModelSpec.Family.class,
+      return new ModelSpec(m.text("name"), enumOf(where, "model.family", ModelSpec.Family.class,
           m.text("family")), m.integer("layers"), m.integer("hidden"), m.integer("heads"),
           m.integer("kvHeads"), m.integer("ffn"), m.integer("vocab"), m.integer("seq"), 1,
           dtype(where, m.text("dtype")), arch);
@@ -420,14 +423,14 @@ public final class PlanJson {
         return e;
       }
     }
-    throw new InputException(where + ": field '" + field + "' is '" + name + "'; expected one of "
+    throw new InputException(where + ": " + field + ": is '" + name + "'; expected one of "
         + java.util.Arrays.toString(type.getEnumConstants()).toLowerCase(java.util.Locale.ROOT));
   }
 
   private static DType dtype(String where, String name) {
     DType t = io.meshplan.model.Fp8Training.parse(name);
     if (t == null) {
-      throw new InputException(where + ": field 'model.dtype' is '" + name + "', not a type");
+      throw new InputException(where + ": model.dtype: is '" + name + "', not a type");
     }
     return t;
   }

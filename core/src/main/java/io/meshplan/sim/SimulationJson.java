@@ -19,7 +19,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
  * tensorParallel}, {@code dataParallel}, {@code pipeline}; see {@link CommVolume}), {@code
  * communicationBytesPerGpu} (the same over the GPUs the stages use), {@code stages[]} (each with
  * its {@code communicationBytesPerGpu}) and, when asked, {@code events[]} ({@code group}, {@code
- * virtualStage}, {@code microbatch}, {@code kind}, {@code start}, {@code end} in seconds).
+ * virtualStage}, {@code microbatch}, {@code kind}, {@code start}, {@code end} in seconds), and,
+ * from {@link #write(SimulationResult, boolean, MemoryFit)}, last the {@code fits} object.
  */
 public final class SimulationJson {
   private static final ObjectMapper MAPPER =
@@ -91,8 +92,32 @@ public final class SimulationJson {
    * @return pretty-printed JSON, without a trailing newline
    */
   public static String write(SimulationResult result, boolean withEvents) {
+    return text(tree(result, withEvents));
+  }
+
+  /**
+   * Renders the result followed by a {@code fits} object: {@code fits} (boolean), {@code
+   * needBytes} (the worst stage's peak per GPU), {@code capacityBytes} (the memory a GPU may use)
+   * and {@code stage} (the worst stage).
+   *
+   * @param result the result
+   * @param withEvents whether to include every timeline event
+   * @param fit the peak against the memory a GPU may use
+   * @return pretty-printed JSON, without a trailing newline
+   */
+  public static String write(SimulationResult result, boolean withEvents, MemoryFit fit) {
+    ObjectNode top = tree(result, withEvents);
+    ObjectNode n = top.putObject("fits");
+    n.put("fits", fit.fits());
+    n.put("needBytes", bytes(fit.needBytes()));
+    n.put("capacityBytes", bytes(fit.capacityBytes()));
+    n.put("stage", fit.stage());
+    return text(top);
+  }
+
+  private static String text(ObjectNode top) {
     try {
-      return MAPPER.writeValueAsString(tree(result, withEvents));
+      return MAPPER.writeValueAsString(top);
     } catch (JsonProcessingException e) {
       throw new IllegalStateException("cannot serialize a JSON tree", e);
     }

@@ -31,7 +31,33 @@ public final class SimulationText {
    * @return lines ending with a newline
    */
   public static String write(SimulationResult result, String unit) {
+    return write(result, unit, java.util.Optional.empty());
+  }
+
+  /**
+   * Renders the result with, below the peak memory, whether it fits in a GPU's memory.
+   *
+   * @param result the result; its {@code tokensPerSecond} counts the unit
+   * @param unit what the throughput counts, e.g. {@code tokens} or {@code microbatches}
+   * @param fit the peak against the memory a GPU may use, or empty to leave the verdict out
+   * @return lines ending with a newline
+   */
+  public static String write(SimulationResult result, String unit,
+      java.util.Optional<MemoryFit> fit) {
     StringBuilder out = new StringBuilder();
+    boolean overlapped = summary(out, result, unit);
+    MemoryUse m = result.memory();
+    line(out, "peak memory per GPU (stage %d): %.2f GiB = weights %.2f + gradients %.2f +"
+        + " optimizer state %.2f + activations %.2f + temporaries %.2f GiB", result.memoryGroup(),
+        m.totalBytes() / GIB, m.weightsBytes() / GIB, m.gradientsBytes() / GIB,
+        m.optimizerStateBytes() / GIB, m.activationsBytes() / GIB, m.temporariesBytes() / GIB);
+    fit.ifPresent(f -> line(out, "%s: %s", f.fits() ? "fits" : "does not fit", f.words()));
+    stages(out, result, overlapped);
+    return out.toString();
+  }
+
+  /** The schedule, throughput, time breakdown and overlap lines; whether anything overlapped. */
+  private static boolean summary(StringBuilder out, SimulationResult result, String unit) {
     double t = result.iterationSeconds();
     line(out, "schedule %s, %d microbatches, %d stages", result.schedule(),
         result.microbatches(), result.stages().size());
@@ -53,11 +79,11 @@ public final class SimulationText {
           + " by %.4f s (%.1f%%)", result.criticalGroup(), b.hiddenCommunicationSeconds(),
           b.overlapSlowdownSeconds(), pct(b.overlapSlowdownSeconds(), t));
     }
-    MemoryUse m = result.memory();
-    line(out, "peak memory per GPU (stage %d): %.2f GiB = weights %.2f + gradients %.2f +"
-        + " optimizer state %.2f + activations %.2f + temporaries %.2f GiB", result.memoryGroup(),
-        m.totalBytes() / GIB, m.weightsBytes() / GIB, m.gradientsBytes() / GIB,
-        m.optimizerStateBytes() / GIB, m.activationsBytes() / GIB, m.temporariesBytes() / GIB);
+    return overlapped;
+  }
+
+  /** The communication line and the table of stages. */
+  private static void stages(StringBuilder out, SimulationResult result, boolean overlapped) {
     CommVolume c = result.commBytesPerGpu();
     line(out, "communication per GPU per iteration (mean of %d GPUs): tp %.2f GiB, dp %.2f GiB,"
         + " pp %.2f GiB", gpus(result), c.tensorParallelBytes() / GIB,
@@ -76,7 +102,6 @@ public final class SimulationText {
           sb.bubbleSeconds(), sb.optimizerSeconds(), s.timing().peakInFlightMicrobatches(),
           s.memory().totalBytes() / GIB);
     }
-    return out.toString();
   }
 
   private static long gpus(SimulationResult result) {

@@ -1,9 +1,11 @@
 package io.meshplan.calibrate;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;
 
 import io.meshplan.cluster.Collective;
+import io.meshplan.util.InputException;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -48,6 +50,30 @@ class ProfileFitterTest {
     assertThat(e16.curve()).isEmpty();
     // busbw 122.3 Gbps = 15.2875 GB/s; 1 GiB all-reduce on 16: 1.875 * 2^30 / 15.2875e9 = 0.13170 s
     assertThat(e16.seconds(1L << 30)).isCloseTo(1.875 * (1L << 30) / 15.2875e9, within(1e-9));
+  }
+
+  @Test
+  void oneSizeSeparatesNothingUnlessBandwidthSetsItsTime() {
+    // 8 bytes in 10 us: a line through the origin would claim 8 x 1.75 / 10e-6 = 1.4 MB/s.
+    assertThatThrownBy(() -> new ProfileFitter("x").fit(List.of(point(3, 8, 10e-6),
+        point(4, 8, 11e-6)))).isInstanceOf(InputException.class).hasMessage("t.log:3:"
+        + " all_reduce intra-node on 8 GPUs was measured at 1 message size (8 bytes); a fit"
+        + " needs at least 2 sizes to separate latency from bandwidth (run nccl-tests over a"
+        + " range, e.g. -b 8 -e 8G -f 2), or one of at least 64 MiB, where the bandwidth alone"
+        + " sets the time");
+    // One byte short of 64 MiB is refused; 64 MiB alone is bandwidth-bound (Alpa's profiles
+    // measure 2 GB): 2^26 x 1.75 bytes in 500 us is 234.9 GB/s, through the origin.
+    long mib64 = ProfileFitter.BANDWIDTH_BOUND_BYTES;
+    assertThat(mib64).isEqualTo(64L * 1024 * 1024);
+    assertThatThrownBy(() -> new ProfileFitter("x").fit(List.of(point(1, mib64 - 1, 500e-6))))
+        .isInstanceOf(InputException.class);
+    ProfileEntry big = new ProfileFitter("x").fit(List.of(point(1, mib64, 500e-6))).profile()
+        .entries().get(0);
+    assertThat(big.busBandwidth()).isCloseTo(mib64 * 1.75 / 500e-6, within(1.0));
+    // Two sizes of 8 and 16 bytes separate them, however poorly: accepted here, and
+    // CatalogBandwidthCheck doubts the bandwidth.
+    assertThat(new ProfileFitter("x").fit(List.of(point(1, 8, 10e-6), point(2, 16, 10.1e-6)))
+        .profile().entries()).hasSize(1);
   }
 
   private static MeasuredPoint point(int line, long bytes, double s) {

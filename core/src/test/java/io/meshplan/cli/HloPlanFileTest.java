@@ -121,7 +121,8 @@ class HloPlanFileTest {
     ((ArrayNode) mesh.get("stages").get(0).get("logicalMesh")).set(0, 3);
     Path g = dir.resolve("mesh.json");
     Files.writeString(g, JSON.writeValueAsString(mesh));
-    oneLine(CliRun.of("simulate", "--plan", g.toString()), 2, "does not match submesh");
+    oneLine(CliRun.of("simulate", "--plan", g.toString()), 2,
+        "stages[0].logicalMesh: 3x1 does not fill the submesh 1x2");
     ObjectNode hash = (ObjectNode) plan.deepCopy();
     ((ObjectNode) hash.get("source")).put("sha256", "xyz");
     Path h = dir.resolve("hash.json");

@@ -130,8 +130,8 @@ class PlanJsonTest {
         + "    \"firstDevice\" : 0");
     assertThat(moved).isNotEqualTo(text);
     assertThatThrownBy(() -> PlanJson.read("p.json", moved)).isInstanceOf(InputException.class)
-        .hasMessage("p.json: model chunk 3 must run on the devices and logical mesh of pipeline "
-            + "stage 1");
+        .hasMessage("p.json: stages[3].firstDevice: model chunk 3 must run on the devices and"
+            + " logical mesh of stages[1] (8), got 0");
     // 33 microbatches of 2 sequences: not a multiple of the 2 stages.
     String odd = text.replace("\"globalBatch\" : 64", "\"globalBatch\" : 66")
         .replace("\"microbatches\" : 32", "\"microbatches\" : 33");
@@ -147,9 +147,10 @@ class PlanJsonTest {
     assertThatThrownBy(() -> PlanJson.read("p.json", text.replace("\"version\" : 1",
         "\"version\" : 7"))).hasMessageContaining("version 7 is not supported");
     assertThatThrownBy(() -> PlanJson.read("p.json", text.replace("\"microbatches\" : 32,", "")))
-        .hasMessageContaining("field 'microbatches' is missing");
+        .hasMessage("p.json: microbatches: the field is missing");
     assertThatThrownBy(() -> PlanJson.read("p.json", text.replace("\"layers\" : [ 16, 31 ]",
-        "\"layers\" : [ 17, 31 ]"))).hasMessageContaining("starting at layer 16");
+        "\"layers\" : [ 17, 31 ]"))).hasMessageContaining("p.json: stages[1].layers: [17, 31] must"
+        + " start at layer 16");
   }
 
   @Test
