@@ -53,7 +53,7 @@ public record KernelTimeModel(double peakFlops, double hbmBandwidth, double gemm
    * The default model of a GPU for a compute precision.
    *
    * @param gpu the GPU
-   * @param elementBytes 4 for fp32 (TF32 tensor cores where the GPU has them), 2 for bf16/fp16
+   * @param elementBytes 4 for fp32 (IEEE fp32 math, {@link Precision#ofTraining}), 2 for bf16/fp16
    * @return the model
    */
   public static KernelTimeModel of(GpuSpec gpu, int elementBytes) {
@@ -62,16 +62,19 @@ public record KernelTimeModel(double peakFlops, double hbmBandwidth, double gemm
   }
 
   /**
-   * The dense peak a precision runs at: TF32 tensor cores for 4-byte elements (FP32 where the GPU
-   * has none), BF16 for 2-byte elements.
+   * The dense peak a precision runs at: the FP32 peak for 4-byte elements (fp32 matrix products
+   * run as IEEE fp32, not TF32: {@link Precision#ofTraining}), the BF16 peak (FP16 on a GPU
+   * without BF16, equal wherever both exist) for 2-byte ones.
    *
    * @param gpu the GPU
    * @param elementBytes element size of the compute dtype, bytes
    * @return FLOP/s
    */
   public static double densePeak(GpuSpec gpu, int elementBytes) {
-    Precision p = elementBytes >= 4 ? Precision.TF32 : Precision.BF16;
-    return gpu.peak(p).or(() -> gpu.peak(Precision.FP16))
+    if (elementBytes >= 4) {
+      return gpu.peak(Precision.FP32).orElseThrow();
+    }
+    return gpu.peak(Precision.BF16).or(() -> gpu.peak(Precision.FP16))
         .orElse(gpu.peak(Precision.FP32).orElseThrow());
   }
 
