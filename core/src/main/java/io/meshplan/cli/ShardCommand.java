@@ -270,7 +270,8 @@ final class ShardCommand implements Callable<Integer> {
       }
       comm = new ProfileCommModel(cs, lm, prof);
     }
-    return MeshEnv.onCluster(cs.gpu(), comm, mem, MeshEnv.computeElementBytes(graph));
+    return MeshEnv.onCluster(cs.gpu(), comm, mem, io.meshplan.cluster.KernelTimeModel
+        .xlaPrecision(cs.gpu(), MeshEnv.computeElementBytes(graph)), 1);
   }
 
   private boolean residentParameters() {

@@ -108,6 +108,13 @@ class PeakBoundTest {
         .isEqualTo(67e12);
     assertThat(KernelTimeModel.densePeak(GpuCatalog.find("a100-80gb").orElseThrow(), 2))
         .isEqualTo(312e12);
+    // An HLO module's f32 dots are XLA's: TF32 where the GPU has it, FP32 on Volta.
+    assertThat(KernelTimeModel.xlaPrecision(GpuCatalog.find("a100-80gb").orElseThrow(), 4))
+        .isEqualTo(Precision.TF32);
+    assertThat(KernelTimeModel.xlaPrecision(GpuCatalog.find("v100-32gb").orElseThrow(), 4))
+        .isEqualTo(Precision.FP32);
+    assertThat(KernelTimeModel.xlaPrecision(GpuCatalog.find("v100-32gb").orElseThrow(), 2))
+        .isEqualTo(Precision.FP16);
   }
 
   @Test
