@@ -19,14 +19,17 @@ public final class Words {
   }
 
   /**
-   * The English plural of a noun meshplan counts: {@code -es} after s, x, z, ch and sh, else
-   * {@code -s} ({@code GPU} to {@code GPUs}).
+   * The English plural of a noun meshplan counts: {@code -ies} for a consonant and y ({@code
+   * entry}), {@code -es} after s, x, z, ch and sh, else {@code -s} ({@code GPU} to {@code GPUs}).
    *
    * @param singular the noun
    * @return its plural
    */
   public static String plural(String singular) {
     String w = singular.toLowerCase(Locale.ROOT);
+    if (w.length() > 1 && w.endsWith("y") && "aeiou".indexOf(w.charAt(w.length() - 2)) < 0) {
+      return singular.substring(0, singular.length() - 1) + "ies";
+    }
     boolean sibilant = w.endsWith("s") || w.endsWith("x") || w.endsWith("z") || w.endsWith("ch")
         || w.endsWith("sh");
     return singular + (sibilant ? "es" : "s");
