@@ -46,7 +46,13 @@ class TextOutputTest {
     c.add(cat(new String[] {"simulate", "--cluster", "1x8:h100-80gb", "--tp", "2", "--pp", "2",
         "--dp", "2", "--vpp", "1", "--micro-batch", "1", "--global-batch", "8",
         "--sequence-parallel", "--tp-comm-overlap", "--overlap-grad-reduce"}, one));
+    c.add(cat(new String[] {"simulate", "--cluster", "1x8:a100-80gb", "--tp", "2", "--pp", "2",
+        "--dp", "2", "--vpp", "2", "--micro-batch", "1", "--global-batch", "8"},
+        cat(new String[] {"--model", "llama2-7b", "--layers", "8"},
+            java.util.Arrays.copyOfRange(one, 4, one.length))));
     c.add(new String[] {"sweep", "--grid", grid.toString(), "--quiet"});
+    c.add(new String[] {"calibrate", "--train", "examples/calibrate/megatron_a100_8gpu.log",
+        "--cluster", "1x8:a100-80gb", "--out", dir.resolve("t.yaml").toString()});
     c.add(new String[] {"shard", "--model", "alpa-mlp", "--mesh", "1x1", "--alpha", "1,1",
         "--beta", "1,0.01", "--memory", "1000MB"});
     c.add(new String[] {"shard", "--model", "alpa-mlp", "--mesh", "2x2", "--alpha", "1,1",
