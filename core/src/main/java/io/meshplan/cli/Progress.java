@@ -37,7 +37,7 @@ final class Progress implements AutoCloseable {
    * @param nanos a monotonic clock, nanoseconds
    * @param phase what is being done
    * @param unit the units' plural, or {@code %} for a percentage ({@code total} 100)
-   * @param total units in all, > 0
+   * @param total units in all, or 0 when unknown (only the time spent is shown)
    */
   Progress(PrintWriter err, boolean terminal, LongSupplier nanos, String phase, String unit,
       long total) {
@@ -46,7 +46,7 @@ final class Progress implements AutoCloseable {
     this.nanos = nanos;
     this.phase = phase;
     this.unit = unit;
-    this.total = Math.max(1, total);
+    this.total = Math.max(0, total);
     this.start = nanos.getAsLong();
   }
 
@@ -57,7 +57,7 @@ final class Progress implements AutoCloseable {
    * @param quiet whether {@code --quiet} was given
    * @param phase what is being done
    * @param unit the units' plural, or {@code %} for a percentage
-   * @param total units in all
+   * @param total units in all, or 0 when unknown
    * @return the line (inert without a terminal or with {@code --quiet})
    */
   static Progress start(PrintWriter err, boolean quiet, String phase, String unit, long total) {
@@ -73,6 +73,24 @@ final class Progress implements AutoCloseable {
       p.redraw();
     }
     return p;
+  }
+
+  /**
+   * Runs work of unknown length under a progress line that shows the time spent.
+   *
+   * @param err the command's standard error
+   * @param quiet whether {@code --quiet} was given
+   * @param phase what is being done
+   * @param work the work
+   * @param <T> its result's type
+   * @return its result
+   */
+  static <T> T during(PrintWriter err, boolean quiet, String phase,
+      java.util.function.Supplier<T> work) {
+    try (Progress p = start(err, quiet, phase, "", 0)) {
+      p.redraw();
+      return work.get();
+    }
   }
 
   /**

@@ -27,6 +27,29 @@ class ProgressTest {
   }
 
   @Test
+  void workOfUnknownLengthShowsTheTimeSpentOnly() {
+    assertThat(ProgressLine.render("shard: solving", 0, 0, "", 75 * S))
+        .isEqualTo("shard: solving: 1:15 spent");
+    StringWriter out = new StringWriter();
+    AtomicLong now = new AtomicLong();
+    try (Progress p = new Progress(new PrintWriter(out), true, now::get, "shard: solving", "",
+        0)) {
+      now.addAndGet(3 * S);
+      p.update(5);
+      p.redraw();
+    }
+    String line = "shard: solving: 0:03 spent";
+    assertThat(out.toString()).isEqualTo("\r" + line + "\r" + " ".repeat(line.length()) + "\r");
+  }
+
+  @Test
+  void duringReturnsTheWorksResultAndDrawsNothingWithoutATerminal() {
+    StringWriter out = new StringWriter();
+    assertThat(Progress.during(new PrintWriter(out), false, "simulate", () -> 42)).isEqualTo(42);
+    assertThat(out.toString()).isEmpty();
+  }
+
+  @Test
   void terminalGetsALineRedrawnInPlaceAndErasedAtTheEnd() {
     StringWriter out = new StringWriter();
     AtomicLong now = new AtomicLong(5 * S);
