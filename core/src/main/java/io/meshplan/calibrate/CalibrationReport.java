@@ -42,44 +42,59 @@ public final class CalibrationReport {
    */
   public static String points(Calibration c) {
     StringBuilder sb = new StringBuilder();
-    sb.append(String.format(Locale.ROOT, "%-44s %-14s %-10s %5s %9s %13s %13s %8s %13s %8s%n",
-        "where", "collective", "level", "gpus", "bytes", "measured(us)", "curve(us)", "err",
-        "alpha-beta(us)", "err"));
+    List<String> files = c.points().stream().map(f -> f.point().file()).distinct().toList();
+    boolean oneFile = files.size() == 1;
+    if (oneFile) {
+      sb.append("points of ").append(baseName(files.get(0))).append(":\n");
+    }
+    int w = oneFile ? LINE_WIDTH : WHERE_WIDTH;
+    String text = "%-" + w + "s %-14s %-10s %5s %9s %12s %12s %7s %14s %7s%n";
+    sb.append(String.format(Locale.ROOT, text, oneFile ? "line" : "where", "collective", "level",
+        "gpus", "bytes", "measured(us)", "curve(us)", "err", "alpha-beta(us)", "err"));
     List<Double> curveErr = new ArrayList<>();
     List<Double> abErr = new ArrayList<>();
     for (FittedPoint f : c.points()) {
       MeasuredPoint p = f.point();
-      String where = shortWhere(p);
+      String where = oneFile ? Integer.toString(p.line()) : shortWhere(p);
       if (!p.sized()) {
-        sb.append(String.format(Locale.ROOT, "%-44s %-14s %-10s %5d %9s %13s %13s %8s %13s %8s%n",
-            where, CollectiveNames.label(p.collective()), p.level().label(), p.gpus(), "?",
-            String.format(Locale.ROOT, "busbw %.1fGB/s", p.busbw() / 1e9), "-", "-", "-", "-"));
+        sb.append(String.format(Locale.ROOT, text, where, CollectiveNames.label(p.collective()),
+            p.level().label(), p.gpus(), "?", String.format(Locale.ROOT, "busbw %.1fGB/s",
+                p.busbw() / 1e9), "-", "-", "-", "-"));
         continue;
       }
       curveErr.add(Math.abs(f.curveError()));
       abErr.add(Math.abs(f.alphaBetaError()));
       sb.append(String.format(Locale.ROOT,
-          "%-44s %-14s %-10s %5d %9s %13.2f %13.2f %7.1f%% %13.2f %7.1f%%%n", where,
+          "%-" + w + "s %-14s %-10s %5d %9s %12.2f %12.2f %6.1f%% %14.2f %6.1f%%%n", where,
           CollectiveNames.label(p.collective()), p.level().label(), p.gpus(),
           Units.formatBytes(p.bytes()), p.seconds() * 1e6, f.curveSeconds() * 1e6,
           f.curveError() * 100, f.alphaBetaSeconds() * 1e6, f.alphaBetaError() * 100));
     }
     if (!curveErr.isEmpty()) {
       sb.append(String.format(Locale.ROOT,
-          "|relative error| over %d sized points: curve median %.2f%% max %.2f%%;"
+          "|relative error| over %s: curve median %.2f%% max %.2f%%;"
               + " alpha-beta median %.2f%% max %.2f%%%n",
-          curveErr.size(), median(curveErr) * 100, Collections.max(curveErr) * 100,
-          median(abErr) * 100, Collections.max(abErr) * 100));
+          io.meshplan.util.Words.count(curveErr.size(), "sized point"), median(curveErr) * 100,
+          Collections.max(curveErr) * 100, median(abErr) * 100, Collections.max(abErr) * 100));
     }
-    return sb.toString();
+    return sb.toString().lines().map(String::stripTrailing)
+        .collect(java.util.stream.Collectors.joining("\n", "", "\n"));
+  }
+
+  /** The width of the line column when every point comes from one file. */
+  private static final int LINE_WIDTH = 6;
+  /** The width of the file:line column, so that a row stays within 120 characters. */
+  private static final int WHERE_WIDTH = 20;
+
+  private static String baseName(String f) {
+    int slash = Math.max(f.lastIndexOf('/'), f.lastIndexOf('\\'));
+    return f.substring(slash + 1);
   }
 
   /** file name without directories, and line; long names keep their end. */
   private static String shortWhere(MeasuredPoint p) {
-    String f = p.file();
-    int slash = Math.max(f.lastIndexOf('/'), f.lastIndexOf('\\'));
-    String w = f.substring(slash + 1) + ":" + p.line();
-    return w.length() > 44 ? "..." + w.substring(w.length() - 41) : w;
+    String w = baseName(p.file()) + ":" + p.line();
+    return w.length() > WHERE_WIDTH ? "..." + w.substring(w.length() - (WHERE_WIDTH - 3)) : w;
   }
 
   private static double median(List<Double> v) {

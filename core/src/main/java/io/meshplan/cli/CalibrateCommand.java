@@ -138,8 +138,10 @@ final class CalibrateCommand implements Callable<Integer> {
     if (json) {
       stdout.print(CalibrationReport.json(cal, warnings));
     } else {
-      stdout.printf("wrote %s: %d entries from %d points in %d file(s)%n", out,
-          cal.profile().entries().size(), points.size(), unique.size());
+      stdout.printf("wrote %s: %s from %s in %s%n", out,
+          io.meshplan.util.Words.count(cal.profile().entries().size(), "entry"),
+          io.meshplan.util.Words.count(points.size(), "point"),
+          io.meshplan.util.Words.count(unique.size(), "file"));
       stdout.print(CalibrationReport.entries(cal));
       if (report) {
         stdout.println();

@@ -32,14 +32,18 @@ final class FlagWords {
 
   /** The refusal of {@link io.meshplan.cluster.Fp8Gemms#require}. */
   static final Map<String, String> FP8 = Map.of("^fp8 training", "--dtype fp8",
-      "use bf16, or a GPU", "use --dtype bf16, or a GPU");
+      "use bf16, or a GPU", "use --dtype bf16, or a GPU", "use f16, or a GPU", "use --dtype f16, or a GPU");
+
+  /** The refusal of {@link io.meshplan.cluster.GpuSpec#requireTraining}. */
+  static final Map<String, String> PRECISION = Map.of("the training precision", "--dtype");
 
   /** The fields of a training job ({@link io.meshplan.planner.TrainingJob}). */
   static final Map<String, String> JOB = union(union(Map.of("the training precision", "--dtype",
       "the global batch", "--global-batch"), ATTENTION), FP8);
 
   /** A configuration to export ({@link io.meshplan.export.ExportInput}). */
-  static final Map<String, String> EXPORT = union(union(PARALLEL, ATTENTION), FP8);
+  static final Map<String, String> EXPORT = union(union(union(PARALLEL, ATTENTION), FP8),
+      PRECISION);
 
   /** A cluster string ({@link io.meshplan.cluster.ClusterSpec#parse}) at a message's start. */
   static final Map<String, String> CLUSTER = Map.of("^cluster '", "--cluster '");

@@ -17,6 +17,7 @@ import io.meshplan.report.ReportSide;
 import io.meshplan.sim.SimulationResult;
 import io.meshplan.util.InfeasibleException;
 import io.meshplan.util.InputException;
+import io.meshplan.util.Words;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
@@ -64,6 +65,10 @@ final class PlanCommand implements Callable<Integer> {
   @Option(names = "--json", description = "Print the plan as JSON.")
   boolean json;
 
+  @Option(names = "--quiet", description = "Draw no progress line on standard error (none is"
+      + " drawn anyway when standard error is not a terminal).")
+  boolean quiet;
+
   @Option(names = "--out", description = "Also write the plan as JSON to this file (for "
       + "'simulate --plan', 'export --plan' and 'deploy --plan').")
   Path out;
@@ -99,7 +104,9 @@ final class PlanCommand implements Callable<Integer> {
     cluster.warnIfProfileForeign(setup.cluster(), spec.commandLine().getErr());
     PlanResult r;
     try (TaskExecutor ex = executor.open();
-        Progress progress = executor.local() ? Progress.start("planning") : Progress.none()) {
+        Progress progress = executor.local()
+            ? Progress.start(spec.commandLine().getErr(), quiet, "planning", "%", 100)
+            : Progress.none()) {
       r = Planner.plan(setup, options.withExecutor(ex).withProgress(progress::update));
     }
     if (r instanceof PlanResult.Infeasible inf) {
@@ -182,18 +189,18 @@ final class PlanCommand implements Callable<Integer> {
   /** The line that says how much the search did. */
   private String searchLine(PlanResult.SearchStats stats) {
     if (!executor.local()) {
-      return String.format(java.util.Locale.ROOT, "search: %d stage DP runs on Spark%n",
-          stats.dpRuns());
+      return "search: " + Words.count(stats.dpRuns(), "stage DP run") + " on Spark\n";
     }
     if (megatronGrid) {
-      return String.format(java.util.Locale.ROOT,
-          "search: %d layer solves, the Megatron-LM grid%n", stats.layerSolves());
+      return "search: " + Words.count(stats.layerSolves(), "layer solve")
+          + ", the Megatron-LM grid\n";
     }
-    return String.format(java.util.Locale.ROOT,
-        "search: %d layer solves, %d stage DP runs, %d simulations%s%s%n",
-        stats.layerSolves(), stats.dpRuns(), stats.simulations(),
-        stats.nodeGranule() > 1 ? "; stages in multiples of " + stats.nodeGranule() + " nodes" : "",
-        stats.layerGroup() > 1 ? "; layers in groups of " + stats.layerGroup() : "");
+    return "search: " + Words.count(stats.layerSolves(), "layer solve") + ", "
+        + Words.count(stats.dpRuns(), "stage DP run") + ", "
+        + Words.count(stats.simulations(), "simulation")
+        + (stats.nodeGranule() > 1 ? "; stages in multiples of " + stats.nodeGranule() + " nodes"
+            : "")
+        + (stats.layerGroup() > 1 ? "; layers in groups of " + stats.layerGroup() : "") + "\n";
   }
 
   /** Plans an HLO training step: its batch is one microbatch, so the batch flags do not apply. */
@@ -215,15 +222,17 @@ final class PlanCommand implements Callable<Integer> {
     HloPlanResult p;
     double memory = cluster.memoryPerGpu(cs);
     try (io.meshplan.exec.LocalExecutor pool = (io.meshplan.exec.LocalExecutor) executor.open();
-        Progress progress = Progress.start("planning")) {
+        Progress progress = Progress.start(spec.commandLine().getErr(), quiet,
+            "planning: layer solves", "%", 100)) {
       p = HloPipelinePlanner.of(in.graph(), cs, cluster.comm(cs), cluster.computeScale(cs),
           memory, cluster.p2p(cs), cluster.overlapGradReduce, pool, progress::update)
           .plan(lay, module, n);
     }
     HloPlanResult.Stats st = p.stats();
-    String search = String.format(java.util.Locale.ROOT, "search: %d layer solves (%d distinct "
-        + "layers on %d logical meshes), 1 stage DP run (%d values of t_max)%n", st.layerSolves(),
-        st.distinctLayers(), st.meshes(), st.latenciesTried());
+    String search = "search: " + Words.count(st.layerSolves(), "layer solve") + " ("
+        + Words.count(st.distinctLayers(), "distinct layer") + " on "
+        + Words.count(st.meshes(), "logical mesh") + "), 1 stage DP run ("
+        + Words.count(st.latenciesTried(), "value") + " of t_max)\n";
     render(p.plan(), p.simulation(), search, cs, memory);
     return ExitCodes.OK;
   }

@@ -104,6 +104,10 @@ final class ShardCommand implements Callable<Integer> {
       + "constraint) as versioned JSON to this file, to replay or compare solvers.")
   java.nio.file.Path dumpIlp;
 
+  @Option(names = "--quiet", description = "Draw no progress line on standard error (none is"
+      + " drawn anyway when standard error is not a terminal).")
+  boolean quiet;
+
   @Option(names = "--json", description = "Print the plan as JSON (with every instruction's "
       + "compute, communication and resharding cost and bytes per mesh axis).")
   boolean json;
@@ -140,8 +144,9 @@ final class ShardCommand implements Callable<Integer> {
     List<String> warnings = new ArrayList<>();
     Input in = read(lm, warnings);
     MeshEnv env = env(cs, lm, a, b, mem, in.graph(), warnings);
-    ShardResult result = AutoSharding.shard(new ShardRequest(in.graph(), env,
-        new SolverOptions(kind, timeLimit, workers), residentParameters(), in.fixed()));
+    ShardResult result = Progress.during(spec.commandLine().getErr(), quiet, "shard: solving",
+        () -> AutoSharding.shard(new ShardRequest(in.graph(), env,
+            new SolverOptions(kind, timeLimit, workers), residentParameters(), in.fixed())));
     if (result instanceof ShardResult.Infeasible inf) {
       throw new InfeasibleException(message(inf.reason()));
     }
@@ -267,7 +272,8 @@ final class ShardCommand implements Callable<Integer> {
       prof.measuredElsewhere(profile.toString(), cs.toShortString()).ifPresent(warnings::add);
       comm = new ProfileCommModel(cs, lm, prof);
     }
-    return MeshEnv.onCluster(cs.gpu(), comm, mem, MeshEnv.computeElementBytes(graph));
+    return MeshEnv.onCluster(cs.gpu(), comm, mem, io.meshplan.cluster.KernelTimeModel
+        .xlaPrecision(cs.gpu(), MeshEnv.computeElementBytes(graph)), 1);
   }
 
   private boolean residentParameters() {

@@ -45,6 +45,10 @@ final class SimulateCommand implements Callable<Integer> {
   @Option(names = "--plan", description = "A plan file written by 'meshplan plan --out'.")
   Path plan;
 
+  @Option(names = "--quiet", description = "Draw no progress line on standard error (none is"
+      + " drawn anyway when standard error is not a terminal).")
+  boolean quiet;
+
   @Option(names = "--json", description = "Print the result as JSON.")
   boolean json;
 
@@ -136,8 +140,9 @@ final class SimulateCommand implements Callable<Integer> {
         PlannerOptions.defaults());
     FlagWords.check(FlagWords.PARALLEL, () -> c.check(setup.cluster().gpuCount(),
         setup.model().layers(), setup.model().heads(), setup.model().kvHeads()));
-    PlanSimulator.Evaluated e = new PlanSimulator(setup.layers()).simulate(setup.request(), c,
-        parallel.gpipe())
+    PlanSimulator.Evaluated e = Progress.during(spec.commandLine().getErr(), quiet,
+        "simulate: pricing the layers",
+        () -> new PlanSimulator(setup.layers()).simulate(setup.request(), c, parallel.gpipe()))
         .orElseThrow(() -> new InputException("--tp " + c.tensorParallel() + " cannot split "
             + "this model's layers evenly (Megatron-LM needs heads, key/value heads, the "
             + "feed-forward size and the vocabulary divisible by it)"));

@@ -35,6 +35,10 @@ final class SweepCommand implements Callable<Integer> {
 
   @Spec picocli.CommandLine.Model.CommandSpec spec;
 
+  @Option(names = "--quiet", description = "Draw no progress line on standard error (none is"
+      + " drawn anyway when standard error is not a terminal).")
+  boolean quiet;
+
   @Option(names = "--grid", required = true, paramLabel = "FILE",
       description = "The YAML grid (see examples/sweep.yaml).")
   Path grid;
@@ -98,9 +102,10 @@ final class SweepCommand implements Callable<Integer> {
     PointTask task = new PointTask(manual, pointTimeout == null ? 0 : pointTimeout);
     List<PointResult> results;
     try (TaskExecutor ex = executor.open();
-        Progress progress = executor.local() ? Progress.start("sweep") : Progress.none()) {
-      int n = g.size();
-      results = new Sweep(ex, task).run(g, done -> progress.update(done * 100 / n));
+        Progress progress = executor.local()
+            ? Progress.start(spec.commandLine().getErr(), quiet, "sweep", "points", g.size())
+            : Progress.none()) {
+      results = new Sweep(ex, task).run(g, progress::update);
     }
     PrintWriter w = spec.commandLine().getOut();
     w.print(SweepText.write(results, usd));

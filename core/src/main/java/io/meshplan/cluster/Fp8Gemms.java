@@ -51,7 +51,7 @@ public record Fp8Gemms(double peakFlops, double efficiency) {
   public static void require(GpuSpec gpu) {
     if (of(gpu).isEmpty()) {
       throw new InputException("fp8 training needs FP8 tensor cores, which the " + gpu.name()
-          + " does not have; use bf16, or a GPU that has them: " + String.join(", ", withFp8()));
+          + " does not have; use " + gpu.trainingType().hloName() + ", or a GPU that has them: " + String.join(", ", withFp8()));
     }
   }
 

@@ -56,9 +56,17 @@ public final class GpuCatalog {
 
   private static Map<String, GpuSpec> build() {
     Map<String, GpuSpec> m = new LinkedHashMap<>();
+    // Tesla V100 datasheet, SXM2 column: single precision 15.7, tensor (FP16) 125; Volta has no
+    // TF32, BF16 or FP8 math.
     Map<Precision, Double> v100 = flops(15.7, 0, 0, 125, 0);
+    // A100 datasheet, SXM column: FP32 19.5, TF32 156, BF16 312, FP16 312 (the starred sparse
+    // figures halved); Ampere has no FP8 math.
     Map<Precision, Double> a100 = flops(19.5, 156, 312, 312, 0);
+    // H100 datasheet, SXM column: FP32 67, TF32 989, BF16 1,979, FP16 1,979, FP8 3,958, all with
+    // sparsity; halved to dense. The H200 datasheet's SXM column prints the same figures.
     Map<Precision, Double> h100 = flops(67, 494.5, 989.5, 989.5, 1979);
+    // HGX B200 datasheet (8 GPUs): FP32 600 TFLOP/s, TF32 18, BF16/FP16 36, FP8 72 PFLOP/s with
+    // sparsity; per GPU and dense: 75, 1,100, 2,250 and 4,500 TFLOP/s.
     Map<Precision, Double> b200 = flops(75, 1100, 2250, 2250, 4500);
     add(m, new GpuSpec("v100-16gb", v100, 16 * GIB, 900 * G, 2, 150 * G));
     add(m, new GpuSpec("v100-32gb", v100, 32 * GIB, 900 * G, 2, 150 * G));

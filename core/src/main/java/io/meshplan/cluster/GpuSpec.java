@@ -1,5 +1,6 @@
 package io.meshplan.cluster;
 
+import io.meshplan.util.InputException;
 import io.meshplan.util.Require;
 import java.util.Collections;
 import java.util.EnumMap;
@@ -57,6 +58,34 @@ public record GpuSpec(
    */
   public Optional<Double> peak(Precision precision) {
     return Optional.ofNullable(peakFlops.get(precision));
+  }
+
+  /**
+   * Checks that this GPU has the math a training precision runs in ({@link
+   * Precision#ofTraining}): bf16 needs BF16 tensor cores (Ampere and later), fp8 FP8 tensor cores
+   * (Hopper and later); every GPU in the catalog has FP32 and FP16.
+   *
+   * @param trainingType the training precision
+   * @throws InputException naming the precision, the GPU and the precisions it has with their
+   *     dense peaks
+   */
+  public void requireTraining(io.meshplan.graph.DType trainingType) {
+    Optional<Precision> p = Precision.ofTraining(trainingType);
+    if (p.isPresent() && peak(p.get()).isPresent()) {
+      return;
+    }
+    String want = p.map(Precision::word).orElse(trainingType.hloName());
+    StringBuilder has = new StringBuilder();
+    for (Precision q : Precision.values()) {
+      if (q != Precision.TF32 && peakFlops.containsKey(q)) {
+        has.append(has.length() == 0 ? "" : ", ").append(q.word()).append(" (")
+            .append(String.format(java.util.Locale.ROOT, "%.1f", peakFlops.get(q) / 1e12))
+            .append(" TFLOP/s)");
+      }
+    }
+    throw new InputException("the training precision " + want + " needs "
+        + p.map(Precision::name).orElse(want) + " math, which the " + name
+        + " does not have; it trains in " + has);
   }
 
   /**

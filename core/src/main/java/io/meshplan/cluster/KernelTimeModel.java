@@ -50,29 +50,85 @@ public record KernelTimeModel(double peakFlops, double hbmBandwidth, double gemm
   }
 
   /**
-   * The default model of a GPU for a compute precision.
+   * The default model of a GPU for a training precision's element size ({@link
+   * #trainingPrecision}).
    *
    * @param gpu the GPU
-   * @param elementBytes 4 for fp32 (TF32 tensor cores where the GPU has them), 2 for bf16/fp16
+   * @param elementBytes 4 for fp32 (IEEE fp32 math), 2 for bf16/fp16
    * @return the model
    */
   public static KernelTimeModel of(GpuSpec gpu, int elementBytes) {
-    return new KernelTimeModel(densePeak(gpu, elementBytes), gpu.hbmBandwidth(), GEMM_EFFICIENCY,
+    return of(gpu, trainingPrecision(gpu, elementBytes));
+  }
+
+  /**
+   * The default model of a GPU whose matrix products run in a precision.
+   *
+   * @param gpu the GPU
+   * @param dots the precision of the matrix products; the GPU must have it
+   * @return the model
+   */
+  public static KernelTimeModel of(GpuSpec gpu, Precision dots) {
+    return new KernelTimeModel(densePeak(gpu, dots), gpu.hbmBandwidth(), GEMM_EFFICIENCY,
         RAMP_SECONDS, MEMORY_EFFICIENCY, FusedAttentionKernels.of(gpu), Fp8Gemms.of(gpu));
   }
 
   /**
-   * The dense peak a precision runs at: TF32 tensor cores for 4-byte elements (FP32 where the GPU
-   * has none), BF16 for 2-byte elements.
+   * The dense peak of a training precision's element size ({@link #trainingPrecision}).
    *
    * @param gpu the GPU
    * @param elementBytes element size of the compute dtype, bytes
    * @return FLOP/s
    */
   public static double densePeak(GpuSpec gpu, int elementBytes) {
-    Precision p = elementBytes >= 4 ? Precision.TF32 : Precision.BF16;
-    return gpu.peak(p).or(() -> gpu.peak(Precision.FP16))
-        .orElse(gpu.peak(Precision.FP32).orElseThrow());
+    return densePeak(gpu, trainingPrecision(gpu, elementBytes));
+  }
+
+  /**
+   * The dense peak of a precision on a GPU.
+   *
+   * @param gpu the GPU
+   * @param dots the precision
+   * @return FLOP/s
+   * @throws IllegalArgumentException if the GPU lacks it (callers check with {@link
+   *     GpuSpec#requireTraining} first)
+   */
+  public static double densePeak(GpuSpec gpu, Precision dots) {
+    return gpu.peak(dots).orElseThrow(() -> new IllegalArgumentException(gpu.name() + " has no "
+        + dots + " math"));
+  }
+
+  /**
+   * The math a training framework's matrix products run in, by element size: FP32 for 4-byte
+   * elements (IEEE fp32, not TF32: {@link Precision#ofTraining}), BF16 for 2-byte ones, or FP16
+   * on a GPU without BF16 (the two peaks are equal wherever both exist).
+   *
+   * @param gpu the GPU
+   * @param elementBytes element size of the compute dtype, bytes
+   * @return the precision
+   */
+  public static Precision trainingPrecision(GpuSpec gpu, int elementBytes) {
+    if (elementBytes >= 4) {
+      return Precision.FP32;
+    }
+    return gpu.peak(Precision.BF16).isPresent() ? Precision.BF16 : Precision.FP16;
+  }
+
+  /**
+   * The math XLA's GPU compiler runs an HLO module's dots in, by element size: f32 dots with the
+   * default precision config run on TF32 tensor cores where the GPU has them (JAX's {@code
+   * jax_default_matmul_precision} documentation: "tensorfloat32" is the GPU default for f32
+   * matrix products), on FP32 otherwise; 2-byte dots as {@link #trainingPrecision}.
+   *
+   * @param gpu the GPU
+   * @param elementBytes element size of the module's dots, bytes
+   * @return the precision
+   */
+  public static Precision xlaPrecision(GpuSpec gpu, int elementBytes) {
+    if (elementBytes >= 4 && gpu.peak(Precision.TF32).isPresent()) {
+      return Precision.TF32;
+    }
+    return trainingPrecision(gpu, elementBytes);
   }
 
   /**

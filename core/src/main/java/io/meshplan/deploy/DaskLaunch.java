@@ -50,7 +50,7 @@ public final class DaskLaunch {
     String iface = ShellQuote.quote(spec.ipoibInterface());
     ScriptText s = ScriptText.bash()
         .comment("Dask over UCX on " + spec.ipoibInterface() + ", written by meshplan deploy: "
-            + spec.nodes() + " nodes x " + spec.gpusPerNode() + " GPUs.")
+            + io.meshplan.util.Words.count(spec.nodes(), "node") + " x " + io.meshplan.util.Words.count(spec.gpusPerNode(), "GPU") + ".")
         .comment("Needs on every node: pip install " + PACKAGES + " (the dask CLI with 'dask"
             + " scheduler' and 'dask cuda worker'; UCX through distributed-ucxx).")
         .comment("Usage: " + spec.name() + "-dask.sh scheduler          (on the scheduler node)")

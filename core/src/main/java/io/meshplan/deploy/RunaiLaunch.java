@@ -85,8 +85,8 @@ public final class RunaiLaunch {
 
   private static Artifact submit(LaunchSpec spec) {
     ScriptText s = ScriptText.bash()
-        .comment("Written by meshplan deploy: " + spec.nodes() + " pods (1 master + "
-            + (spec.nodes() - 1) + " workers) x " + spec.gpusPerNode() + " GPUs.")
+        .comment("Written by meshplan deploy: " + io.meshplan.util.Words.count(spec.nodes(), "pod") + " (1 master + "
+            + io.meshplan.util.Words.count(spec.nodes() - 1, "worker") + ") x " + io.meshplan.util.Words.count(spec.gpusPerNode(), "GPU") + ".")
         .comment("Copy " + nodeScriptFileName(spec) + " to " + spec.nodeScriptPath()
             + " on storage every pod mounts (or into the image) first.")
         .comment("RunAI CLI v2 names the job as an argument ('runai training pytorch submit "
@@ -132,7 +132,7 @@ public final class RunaiLaunch {
           .line("  export NCCL_IB_GID_INDEX=\"$gid\"");
     }
     s.line("  if [[ \"${WORLD_SIZE:-}\" != " + spec.nodes() + " ]]; then")
-        .line("    echo \"meshplan: this job needs " + spec.nodes() + " pods, RunAI started"
+        .line("    echo \"meshplan: this job needs " + io.meshplan.util.Words.count(spec.nodes(), "pod") + ", RunAI started"
             + " ${WORLD_SIZE:-none}\" >&2")
         .line("    exit 1")
         .line("  fi");

@@ -28,14 +28,15 @@ public final class SlurmScript {
         .line("#SBATCH --exclusive")
         .line("#SBATCH --output=" + spec.name() + "-%j.out");
     spec.partition().ifPresent(p -> s.line("#SBATCH --partition=" + p));
-    s.comment("Written by meshplan deploy: " + spec.nodes() + " nodes x " + spec.gpusPerNode()
-            + " GPUs = " + spec.worldSize() + " training processes.")
+    s.comment("Written by meshplan deploy: " + io.meshplan.util.Words.count(spec.nodes(), "node") + " x "
+            + io.meshplan.util.Words.count(spec.gpusPerNode(), "GPU") + " = "
+            + io.meshplan.util.Words.count(spec.worldSize(), "training process") + ".")
         .line("set -euo pipefail")
         .line("")
         .exports(fabric.env())
         .line("")
         .line("if [[ \"${SLURM_NNODES:-}\" != " + spec.nodes() + " ]]; then")
-        .line("  echo \"meshplan: this job needs " + spec.nodes() + " nodes, Slurm gave"
+        .line("  echo \"meshplan: this job needs " + io.meshplan.util.Words.count(spec.nodes(), "node") + ", Slurm gave"
             + " ${SLURM_NNODES:-none}\" >&2")
         .line("  exit 1")
         .line("fi")

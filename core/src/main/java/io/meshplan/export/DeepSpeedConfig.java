@@ -199,13 +199,13 @@ public final class DeepSpeedConfig implements FrameworkWriter {
     sb.append("# model ").append(ShellQuote.commentText(input.model().name())).append(" on ")
         .append(input.cluster().toShortString()).append(": tensor ").append(c.tensorParallel())
         .append(" x pipeline ").append(c.pipelineParallel()).append(" x data ")
-        .append(c.dataParallel()).append(" = ").append(c.gpus()).append(" GPUs\n");
+        .append(c.dataParallel()).append(" = ").append(io.meshplan.util.Words.count(c.gpus(), "GPU")).append("\n");
     sb.append("# DeepSpeed checks train_batch_size ").append(c.globalBatchSize())
         .append(" = micro ").append(c.microBatchSize()).append(" x gradient accumulation ")
         .append(c.microbatches()).append(" x data-parallel ").append(c.dataParallel())
         .append(", the data-parallel size\n# coming from the tensor and pipeline sizes in"
-            + " DS_ARGS; with the JSON alone it would take all ").append(c.gpus())
-        .append(" GPUs as data parallel.\n");
+            + " DS_ARGS; with the JSON alone it would take ").append(c.gpus() == 1 ? "the"
+            : "all").append(" ").append(io.meshplan.util.Words.count(c.gpus(), "GPU")).append(" as data parallel.\n");
     sb.append("# Use: export TRAIN_ITERS=... LR=... [WARMUP_ITERS=...]; source this file; then\n"
         + "#   deepspeed --hostfile HOSTFILE --num_nodes ").append(input.cluster().nodes())
         .append(" --num_gpus ").append(input.cluster().gpusPerNode())

@@ -36,6 +36,7 @@ public record ExportInput(ModelSpec model, ClusterSpec cluster, ParallelConfig c
     if (io.meshplan.model.Fp8Training.on(model.dtype())) {
       io.meshplan.cluster.Fp8Gemms.require(cluster.gpu());
     }
+    cluster.gpu().requireTraining(model.dtype());
     config.check(cluster.gpuCount(), model.layers(), model.heads(), model.kvHeads());
     Require.that(!gpipe || config.virtualStages() == 1, "the GPipe schedule has no virtual"
         + " stages; got " + config.virtualStages() + " per pipeline stage");

@@ -106,8 +106,8 @@ public final class MegatronArgs implements FrameworkWriter {
     sb.append("# model ").append(ShellQuote.commentText(input.model().name())).append(" on ")
         .append(input.cluster().toShortString()).append(": tensor ").append(c.tensorParallel())
         .append(" x pipeline ").append(c.pipelineParallel()).append(" x data ")
-        .append(c.dataParallel()).append(" = ").append(c.gpus()).append(" GPUs, ")
-        .append(c.microbatches()).append(" microbatches of ").append(c.microBatchSize())
+        .append(c.dataParallel()).append(" = ").append(io.meshplan.util.Words.count(c.gpus(), "GPU")).append(",\n# ")
+        .append(io.meshplan.util.Words.count(c.microbatches(), "microbatch")).append(" of ").append(c.microBatchSize())
         .append(" per pipeline per iteration\n");
     sb.append("# Megatron-LM derives the data-parallel size from the world size: launch exactly ")
         .append(c.gpus()).append(" processes.\n");
@@ -116,9 +116,10 @@ public final class MegatronArgs implements FrameworkWriter {
     }
     sb.append("# The vocabulary (").append(input.model().vocab())
         .append(") comes from your tokenizer.\n");
-    sb.append("# Run on each of the ").append(input.cluster().nodes()).append(" nodes: set the"
-        + " variables megatron_launch checks, then bash this file (or source it and call"
-        + " megatron_launch); further arguments go to pretrain_gpt.py.\n");
+    int nodes = input.cluster().nodes();
+    sb.append(nodes == 1 ? "# Run on the node" : "# Run on each of the " + nodes + " nodes")
+        .append(": set the variables megatron_launch checks, then bash this file\n# (or source it"
+            + " and call megatron_launch); further arguments go to pretrain_gpt.py.\n");
     return sb.toString();
   }
 

@@ -322,7 +322,7 @@ public final class TorchtitanToml implements FrameworkWriter {
         .append(input.cluster().toShortString()).append(": torchtitan ")
         .append(TorchtitanV022.VERSION).append(" (its last TOML release), llama3 flavor ")
         .append(TorchtitanV022.flavor(m).orElseThrow().name()).append("\n");
-    sb.append("# ").append(c.gpus()).append(" GPUs = tensor ").append(c.tensorParallel())
+    sb.append("# ").append(io.meshplan.util.Words.count(c.gpus(), "GPU")).append(" = tensor ").append(c.tensorParallel())
         .append(" x pipeline ").append(c.pipelineParallel()).append(" x data ")
         .append(c.dataParallel()).append("; launch with torchrun over all of them\n");
     if (c.dataParallel() > 1) {

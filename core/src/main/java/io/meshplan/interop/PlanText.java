@@ -1,11 +1,13 @@
 package io.meshplan.interop;
 
+
 import io.meshplan.plan.PipelinePlan;
 import io.meshplan.plan.PlanSource;
 import io.meshplan.plan.StagePlan;
 import io.meshplan.plan.TensorSharding;
 import io.meshplan.sim.SimulationResult;
 import io.meshplan.sim.SimulationText;
+import io.meshplan.util.Words;
 import java.util.Locale;
 
 /**
@@ -34,14 +36,15 @@ public final class PlanText {
     }
     StringBuilder out = new StringBuilder();
     var m = plan.model();
-    line(out, "plan for %s (%.1fB parameters, %d layers, seq %d) on %s, %d GPUs", m.name(),
-        m.parameterCount() / 1e9, m.layers(), m.seq(), plan.cluster(), plan.gpus());
-    line(out, "global batch %d = %d microbatches of %d sequences; %s attention",
-        plan.globalBatchSize(), plan.microbatches(), plan.microbatchSequences(),
-        plan.attention().label());
+    line(out, "plan for %s (%.1fB parameters, %s, seq %d) on %s, %s", m.name(),
+        m.parameterCount() / 1e9, Words.count(m.layers(), "layer"), m.seq(), plan.cluster(),
+        Words.count(plan.gpus(), "GPU"));
+    line(out, "global batch %d = %s of %s; %s attention", plan.globalBatchSize(),
+        Words.count(plan.microbatches(), "microbatch"),
+        Words.count(plan.microbatchSequences(), "sequence"), plan.attention().label());
     if (plan.virtualStages() > 1) {
-      line(out, "interleaved 1F1B: each stage runs %d model chunks (the layer ranges below)",
-          plan.virtualStages());
+      line(out, "interleaved 1F1B: each stage runs %s (the layer ranges below)",
+          Words.count(plan.virtualStages(), "model chunk"));
     }
     out.append('\n');
     int width = layersWidth(plan);
@@ -57,8 +60,8 @@ public final class PlanText {
           s.recompute().label(), s.sequenceParallel() ? "on" : "off", s.zeroStage(),
           1e3 * fb[0], 1e3 * fb[1], s.peakMemoryBytes() / GIB);
     }
-    line(out, "(mesh: data-parallel x tensor-parallel; mb: sequences per microbatch per replica; "
-        + "fwd/bwd: one microbatch; zero: ZeRO stage over the data-parallel group)");
+    line(out, "(mesh: data-parallel x tensor-parallel; mb: sequences per microbatch per replica;");
+    line(out, " fwd/bwd: one microbatch; zero: ZeRO stage over the data-parallel group)");
     out.append('\n');
     line(out, "largest weights of one replica and their layouts over its %s:", "tensor-parallel "
         + "GPUs");
@@ -76,16 +79,16 @@ public final class PlanText {
   private static String writeModule(PipelinePlan plan, PlanSource.HloModule h,
       SimulationResult sim) {
     StringBuilder out = new StringBuilder();
-    line(out, "plan for HLO module %s (%d layers) on %s, %d GPUs", h.module(), h.layers(),
-        plan.cluster(), plan.gpus());
+    line(out, "plan for HLO module %s (%s) on %s, %s", h.module(),
+        Words.count(h.layers(), "layer"), plan.cluster(), Words.count(plan.gpus(), "GPU"));
     line(out, "module %s, SHA-256 %s", h.path(), h.sha256());
-    line(out, "one microbatch per call of the module, %d microbatches per iteration",
-        plan.microbatches());
+    line(out, "one microbatch per call of the module, %s per iteration",
+        Words.count(plan.microbatches(), "microbatch"));
     int layers = h.layers();
     for (int k = 0; k < layers; k++) {
       if (layers > LISTED_LAYERS && k == LISTED_LAYERS / 2) {
         // Long stacks: the first and last layers; --json lists them all.
-        line(out, "... %d more layers ...", layers - 2 * (LISTED_LAYERS / 2));
+        line(out, "... %s more ...", Words.count(layers - 2 * (LISTED_LAYERS / 2), "layer"));
         k = layers - LISTED_LAYERS / 2 - 1;
         continue;
       }
@@ -159,6 +162,6 @@ public final class PlanText {
   }
 
   private static void line(StringBuilder out, String format, Object... args) {
-    out.append(String.format(Locale.ROOT, format, args)).append('\n');
+    out.append(String.format(Locale.ROOT, format, args).stripTrailing()).append('\n');
   }
 }

@@ -77,8 +77,25 @@ public record MeshEnv(CommModel comm, double memoryPerDevice, Optional<ComputeMo
    */
   public static MeshEnv onCluster(io.meshplan.cluster.GpuSpec gpu, CommModel comm,
       double memoryPerDevice, int elementBytes, double computeScale) {
+    return onCluster(gpu, comm, memoryPerDevice,
+        io.meshplan.cluster.KernelTimeModel.trainingPrecision(gpu, elementBytes), computeScale);
+  }
+
+  /**
+   * A real cluster's environment whose matrix products run in a given precision (an HLO
+   * module's, {@link io.meshplan.cluster.KernelTimeModel#xlaPrecision}).
+   *
+   * @param gpu the GPU model
+   * @param comm the collective prices on the logical mesh, seconds
+   * @param memoryPerDevice memory budget of one device, bytes
+   * @param dots the precision of the matrix products
+   * @param computeScale the measured speed-up of the GPU's kernels, > 0 (1 for none)
+   * @return the environment
+   */
+  public static MeshEnv onCluster(io.meshplan.cluster.GpuSpec gpu, CommModel comm,
+      double memoryPerDevice, io.meshplan.cluster.Precision dots, double computeScale) {
     return new MeshEnv(comm, memoryPerDevice, Optional.of(
-        io.meshplan.cluster.KernelTimeModel.of(gpu, elementBytes).scaled(computeScale)));
+        io.meshplan.cluster.KernelTimeModel.of(gpu, dots).scaled(computeScale)));
   }
 
   /**

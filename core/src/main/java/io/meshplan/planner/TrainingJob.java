@@ -49,6 +49,7 @@ public record TrainingJob(ModelSpec model, ClusterSpec cluster, int globalBatch,
     if (Fp8Training.on(dtype)) {
       Fp8Gemms.require(cluster.gpu());
     }
+    cluster.gpu().requireTraining(dtype);
     if (globalBatch <= 0) {
       throw new InputException("the global batch must be positive, got " + globalBatch);
     }

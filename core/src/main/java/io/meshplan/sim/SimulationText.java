@@ -1,5 +1,6 @@
 package io.meshplan.sim;
 
+import io.meshplan.util.Words;
 import java.util.Locale;
 
 /**
@@ -48,7 +49,7 @@ public final class SimulationText {
     boolean overlapped = summary(out, result, unit);
     MemoryUse m = result.memory();
     line(out, "peak memory per GPU (stage %d): %.2f GiB = weights %.2f + gradients %.2f +"
-        + " optimizer state %.2f + activations %.2f + temporaries %.2f GiB", result.memoryGroup(),
+        + " optimizer state %.2f%n  + activations %.2f + temporaries %.2f GiB", result.memoryGroup(),
         m.totalBytes() / GIB, m.weightsBytes() / GIB, m.gradientsBytes() / GIB,
         m.optimizerStateBytes() / GIB, m.activationsBytes() / GIB, m.temporariesBytes() / GIB);
     fit.ifPresent(f -> line(out, "%s: %s", f.fits() ? "fits" : "does not fit", f.words()));
@@ -59,19 +60,21 @@ public final class SimulationText {
   /** The schedule, throughput, time breakdown and overlap lines; whether anything overlapped. */
   private static boolean summary(StringBuilder out, SimulationResult result, String unit) {
     double t = result.iterationSeconds();
-    line(out, "schedule %s, %d microbatches, %d stages", result.schedule(),
-        result.microbatches(), result.stages().size());
+    line(out, "schedule %s, %s, %s", result.schedule(),
+        Words.count(result.microbatches(), "microbatch"), Words.count(result.stages().size(),
+            "stage"));
     line(out, "iteration %.4f s, %.0f " + unit.replace("%", "%%") + "/s, %.1f TFLOP/s per GPU "
         + "(hardware %.1f), MFU %.1f%%", t, result.tokensPerSecond(), result.tflopsPerGpu(),
         result.hardwareTflopsPerGpu(), 100 * result.mfu());
     TimeBreakdown b = result.breakdown();
-    line(out, "time (stage %d): compute %.4f s (%.1f%%, recompute %.4f s), exposed communication"
-        + " %.4f s (%.1f%%: tensor %.4f, pipeline %.4f, data %.4f), bubble %.4f s (%.1f%%),"
-        + " optimizer %.4f s (%.1f%%)", result.criticalGroup(), b.computeSeconds(),
-        pct(b.computeSeconds(), t), b.recomputeSeconds(), b.exposedCommunicationSeconds(),
+    line(out, "time (stage %d): compute %.4f s (%.1f%%, recompute %.4f s), bubble %.4f s"
+        + " (%.1f%%), optimizer %.4f s (%.1f%%)", result.criticalGroup(), b.computeSeconds(),
+        pct(b.computeSeconds(), t), b.recomputeSeconds(), b.bubbleSeconds(),
+        pct(b.bubbleSeconds(), t), b.optimizerSeconds(), pct(b.optimizerSeconds(), t));
+    line(out, "exposed communication (stage %d): %.4f s (%.1f%%: tensor %.4f, pipeline %.4f,"
+        + " data %.4f)", result.criticalGroup(), b.exposedCommunicationSeconds(),
         pct(b.exposedCommunicationSeconds(), t), b.tensorParallelSeconds(), b.pipelineSeconds(),
-        b.dataParallelSeconds(), b.bubbleSeconds(), pct(b.bubbleSeconds(), t),
-        b.optimizerSeconds(), pct(b.optimizerSeconds(), t));
+        b.dataParallelSeconds());
     boolean overlapped = result.stages().stream()
         .anyMatch(s -> s.timing().breakdown().hiddenCommunicationSeconds() > 0);
     if (overlapped) {
@@ -85,8 +88,8 @@ public final class SimulationText {
   /** The communication line and the table of stages. */
   private static void stages(StringBuilder out, SimulationResult result, boolean overlapped) {
     CommVolume c = result.commBytesPerGpu();
-    line(out, "communication per GPU per iteration (mean of %d GPUs): tp %.2f GiB, dp %.2f GiB,"
-        + " pp %.2f GiB", gpus(result), c.tensorParallelBytes() / GIB,
+    line(out, "communication per GPU per iteration (mean of %s): tp %.2f GiB, dp %.2f GiB,"
+        + " pp %.2f GiB", Words.count(gpus(result), "GPU"), c.tensorParallelBytes() / GIB,
         c.dataParallelBytes() / GIB, c.pipelineBytes() / GIB);
     String hiddenHead = overlapped ? String.format(Locale.ROOT, " %10s", "hidden s") : "";
     line(out, "%-6s %-12s %8s %4s %4s %10s %10s%s %10s %10s %9s %10s", "stage", "chunks",
@@ -117,6 +120,6 @@ public final class SimulationText {
   }
 
   private static void line(StringBuilder out, String format, Object... args) {
-    out.append(String.format(Locale.ROOT, format, args)).append('\n');
+    out.append(String.format(Locale.ROOT, format, args).stripTrailing()).append('\n');
   }
 }

@@ -105,6 +105,7 @@ public final class SweepGridReader {
     List<Overlaps> overlaps = r.overlaps(root);
     List<String> attention = r.values(root, "attention", false, r::attention);
     List<String> dtypes = r.values(root, "dtype", false, r::dtype);
+    checkPrecisions(name, gpus, dtypes);
     try {
       return new SweepGrid(models, seqs, gpus, fabrics, clusters, batches,
           micro.isEmpty() ? List.of(0) : micro, overlaps,
@@ -112,6 +113,34 @@ public final class SweepGridReader {
           dtypes.isEmpty() ? List.of("auto") : dtypes);
     } catch (InputException e) {
       throw new InputException(name + ": " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * Refuses a grid with a training precision that none of its GPUs has ({@link
+   * io.meshplan.cluster.GpuSpec#requireTraining}), as {@code plan --dtype} refuses it: not one of
+   * its points could plan. A precision that only some of the GPUs lack stays, as the grid is a
+   * cross product: those points are rejected with the reason in their row.
+   */
+  private static void checkPrecisions(String name, List<String> gpus, List<String> dtypes) {
+    for (String d : dtypes) {
+      if (d.equals("auto")) {
+        continue;
+      }
+      InputException last = null;
+      for (String g : gpus) {
+        try {
+          GpuCatalog.find(g).orElseThrow().requireTraining(Fp8Training.parse(d));
+          last = null;
+          break;
+        } catch (InputException e) {
+          last = e;
+        }
+      }
+      if (last != null) {
+        throw new InputException(name + ": key 'dtype': no GPU of the grid trains in " + d + "; "
+            + last.getMessage(), last);
+      }
     }
   }
 

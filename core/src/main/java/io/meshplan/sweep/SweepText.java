@@ -6,7 +6,10 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.OptionalDouble;
 
-/** The human summary of a sweep: counts by status and the {@link ParetoFront} of each model. */
+/**
+ * The human summary of a sweep: counts by status and the {@link ParetoFront} of each model. MFU is
+ * a percentage here, as in every text output; CSV and JSONL keep the fraction.
+ */
 public final class SweepText {
   private SweepText() {}
 
@@ -26,8 +29,8 @@ public final class SweepText {
       counts.merge(r.status(), 1, Integer::sum);
     }
     StringBuilder sb = new StringBuilder(String.format(Locale.ROOT,
-        "sweep: %d points: %d planned, %d infeasible, %d timed out, %d rejected%n",
-        results.size(), counts.get(PointStatus.OK), counts.get(PointStatus.INFEASIBLE),
+        "sweep: %s: %d planned, %d infeasible, %d timed out, %d rejected%n",
+        io.meshplan.util.Words.count(results.size(), "point"), counts.get(PointStatus.OK), counts.get(PointStatus.INFEASIBLE),
         counts.get(PointStatus.TIMED_OUT), counts.get(PointStatus.REJECTED)));
     for (Map.Entry<String, List<PointResult>> e : ParetoFront.of(results).entrySet()) {
       sb.append(String.format(Locale.ROOT, "%nPareto front of tokens/s against GPUs, %s:%n",
@@ -37,9 +40,9 @@ public final class SweepText {
           usdPerGpuHour.isPresent() ? String.format(Locale.ROOT, " %12s", "USD/M tok") : ""));
       for (PointResult r : e.getValue()) {
         SweepPoint p = r.point();
-        sb.append(String.format(Locale.ROOT, "%6d %6d  %-28s %7d %12.1f %10.4f %7.4f%s%n",
+        sb.append(String.format(Locale.ROOT, "%6d %6d  %-28s %7d %12.1f %10.4f %6.1f%%%s%n",
             p.index(), p.gpus(), p.cluster(), p.globalBatch(), r.tokensPerSecond(),
-            r.iterationSeconds(), r.mfu(), usdPerGpuHour.isPresent()
+            r.iterationSeconds(), 100 * r.mfu(), usdPerGpuHour.isPresent()
                 ? String.format(Locale.ROOT, " %12.4f", SweepCsv.cost(r, usdPerGpuHour)) : ""));
       }
     }

@@ -39,7 +39,7 @@ class CalibrateCommandTest {
         "--out", profile.toString());
     assertThat(code).isEqualTo(ExitCodes.OK);
     assertThat(err.toString()).isEmpty();
-    assertThat(out.toString()).contains("2 entries from 61 points in 2 file(s)")
+    assertThat(out.toString()).contains("2 entries from 61 points in 2 files")
         .contains("all_reduce     intra-node     8").contains("all_reduce     inter-node    16");
     assertThat(Files.readString(profile)).startsWith("version: 1\n")
         .contains("cluster: \"2x8:a100-80gb:ib-hdr200\"");
@@ -66,8 +66,9 @@ class CalibrateCommandTest {
     int code = run("calibrate", fixture("alpa_profile_communication_4x8_a100.txt"), "--cluster",
         "4x8:a100-80gb", "--out", dir.resolve("p.yaml").toString(), "--report");
     assertThat(code).isEqualTo(ExitCodes.OK);
-    // 15 Alpa lines, each listed with its position.
-    long rows = out.toString().lines().filter(l -> l.startsWith("alpa_profile_communication_4x8_a100.txt:"))
+    // 15 Alpa lines, each listed with its line number under the one file's name.
+    assertThat(out.toString()).contains("points of alpa_profile_communication_4x8_a100.txt:\n");
+    long rows = out.toString().lines().filter(l -> l.matches("\\d+ +(all_reduce|send_recv) .*"))
         .count();
     assertThat(rows).isEqualTo(15);
     assertThat(out.toString()).contains("|relative error| over 15 sized points");

@@ -27,7 +27,8 @@ class Fp8CliTest {
   void gpusWithoutFp8AreRefusedInOneLine() {
     for (String gpu : new String[] {"v100-32gb", "a100-80gb"}) {
       String line = "--dtype fp8 needs FP8 tensor cores, which the " + gpu + " does not have;"
-          + " use --dtype bf16, or a GPU that has them: b200, h100-80gb, h200-141gb";
+          + " use --dtype " + (gpu.startsWith("v100") ? "f16" : "bf16")
+          + ", or a GPU that has them: b200, h100-80gb, h200-141gb";
       CliRun.of("plan", "--model", "llama2-7b", "--cluster", "1x8:" + gpu, "--dtype", "fp8")
           .refusedInOneLine(2, line);
       CliRun.of(with(new String[] {"simulate", "--cluster", "1x8:" + gpu}, SMALL))

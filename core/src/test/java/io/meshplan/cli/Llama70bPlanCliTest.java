@@ -99,8 +99,8 @@ class Llama70bPlanCliTest {
         + " 128x8:h100-80gb:ib-ndr400 " + NEAREST).split(" ");
     CliRun megatron = CliRun.of(concat(new String[] {"export", "--to", "megatron"}, flags));
     assertThat(megatron.code()).as(megatron.err()).isZero();
-    assertThat(megatron.out()).contains("tensor 8 x pipeline 16 x data 8 = 1024 GPUs,"
-        + " 64 microbatches of 2 per pipeline per iteration",
+    assertThat(megatron.out()).contains("tensor 8 x pipeline 16 x data 8 = 1024 GPUs,\n"
+        + "# 64 microbatches of 2 per pipeline per iteration",
         "  --tensor-model-parallel-size 8\n  --pipeline-model-parallel-size 16\n"
             + "  --micro-batch-size 2\n  --global-batch-size 1024\n  --sequence-parallel\n");
     CliRun ds = CliRun.of(concat(new String[] {"export", "--to", "deepspeed"}, flags));

@@ -61,6 +61,15 @@ class SweepCliTest {
         .allSatisfy(l -> assertThat(l).startsWith("{\"index\":").contains("\"status\":\"ok\""));
     assertThat(one.out()).startsWith("sweep: 4 points: 4 planned, 0 infeasible, 0 timed out, "
         + "0 rejected\n\nPareto front of tokens/s against GPUs, opt-125m, seq 512:\n");
+    // MFU: a percentage in the text, the fraction in the CSV (column 15), the same number.
+    List<String> front = one.out().lines().filter(l -> l.matches(" +\\d+ +\\d+ .*")).toList();
+    assertThat(front).isNotEmpty();
+    for (String row : front) {
+      int index = Integer.parseInt(row.trim().split(" +")[0]);
+      double mfu = Double.parseDouble(csv.get(1 + index).split(",")[15]);
+      assertThat(mfu).isBetween(0.0, 1.0);
+      assertThat(row).contains(String.format(java.util.Locale.ROOT, " %.1f%%", 100 * mfu));
+    }
   }
 
   @Test
@@ -85,7 +94,7 @@ class SweepCliTest {
     Path csv = dir.resolve("inf.csv");
     CliRun r = CliRun.of("sweep", "--grid", g.toString(), "--csv", csv.toString());
     assertThat(r.code()).as(r.err()).isZero();
-    assertThat(r.out()).startsWith("sweep: 1 points: 0 planned, 1 infeasible");
+    assertThat(r.out()).startsWith("sweep: 1 point: 0 planned, 1 infeasible");
     String[] row = Files.readAllLines(csv).get(1).split(",", -1);
     assertThat(row[11]).isEqualTo("infeasible");
     // 13 billion parameters need far more than a 40 GB GPU.

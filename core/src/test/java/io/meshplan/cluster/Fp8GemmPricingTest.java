@@ -45,7 +45,8 @@ class Fp8GemmPricingTest {
       assertThat(k.dotCost(1e12, 0, Precision.FP8)).isEqualTo(k.dotCost(1e12, 0));
       assertThatThrownBy(() -> Fp8Gemms.require(gpu(n))).isInstanceOf(InputException.class)
           .hasMessage("fp8 training needs FP8 tensor cores, which the " + n + " does not have;"
-              + " use bf16, or a GPU that has them: b200, h100-80gb, h200-141gb");
+              + " use " + (n.startsWith("v100") ? "f16" : "bf16")
+              + ", or a GPU that has them: b200, h100-80gb, h200-141gb");
     }
     // B200: 4,500e12 * 0.75.
     assertThat(Fp8Gemms.of(gpu("b200")).orElseThrow().peakFlops()).isEqualTo(4500e12);

@@ -54,7 +54,7 @@ class ZeroStageExportTest {
   void megatronWritesMegatronFsdpForZero3() {
     String text = exported(ExportTarget.MEGATRON, zero3OneStage());
     assertThat(text).contains("# model llama3-70b on 128x8:h100-80gb:ib-ndr400: tensor 8 x"
-        + " pipeline 1 x data 128 = 1024 GPUs, 8 microbatches of 1 per pipeline per iteration\n",
+        + " pipeline 1 x data 128 = 1024 GPUs,\n# 8 microbatches of 1 per pipeline per iteration\n",
         "# ZeRO-3 is Megatron-FSDP.\n", "\nunset CUDA_DEVICE_MAX_CONNECTIONS\n");
     String args = text.substring(text.indexOf("MEGATRON_ARGS=(\n"),
         text.indexOf("\n)\n") + 3);

@@ -51,6 +51,6 @@ class SimulationRenderersTest {
         .contains("iteration 9.0000 s, 114 tokens/s")
         .contains("bubble 3.0000 s (33.3%)")
         .contains("peak memory per GPU (stage 0): 8.25 GiB = weights 1.00 + gradients 2.00"
-            + " + optimizer state 4.00 + activations 1.00 + temporaries 0.25 GiB");
+            + " + optimizer state 4.00\n  + activations 1.00 + temporaries 0.25 GiB");
   }
 }

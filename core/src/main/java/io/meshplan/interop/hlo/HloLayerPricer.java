@@ -1,5 +1,7 @@
 package io.meshplan.interop.hlo;
 
+import io.meshplan.cluster.KernelTimeModel;
+
 import io.meshplan.cluster.ClusterSpec;
 import io.meshplan.cluster.CommModel;
 import io.meshplan.cluster.LogicalMesh;
@@ -185,7 +187,7 @@ public final class HloLayerPricer {
     Graph g = layer.graph();
     LogicalMesh mesh = LogicalMesh.of(d, t);
     MeshEnv env = MeshEnv.onCluster(cluster.gpu(), comm.apply(mesh), UNBOUNDED_MEMORY,
-        elementBytes, computeScale);
+        KernelTimeModel.xlaPrecision(cluster.gpu(), elementBytes), computeScale);
     Map<Integer, ShardingSpec> fixed = new HashMap<>();
     for (Instruction ins : g.instructions()) {
       HloLayerGraph.Input in = layer.inputs()[ins.id()];

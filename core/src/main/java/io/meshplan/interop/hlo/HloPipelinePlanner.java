@@ -289,7 +289,7 @@ public final class HloPipelinePlanner {
     SimulationResult sim = new PipelineSimulator(new SimulationInput(costs,
         new Schedule.OneFOneB(), microbatches, StageAssembler.p2p(cluster, p2p, costs,
             firstDevice), cluster.gpuCount(), KernelTimeModel.densePeak(cluster.gpu(),
-            elementBytes), microbatches)).simulate();
+            KernelTimeModel.xlaPrecision(cluster.gpu(), elementBytes)), microbatches)).simulate();
     List<StagePlan> stages = new ArrayList<>();
     for (int i = 0; i < placed.size(); i++) {
       Placed st = placed.get(i);

@@ -1,0 +1,37 @@
+package io.meshplan.util;
+
+import java.util.Locale;
+
+/** Counted nouns for the text meshplan prints: {@code 1 stage}, {@code 2 stages}. */
+public final class Words {
+  private Words() {}
+
+  /**
+   * A count with its noun in the right number: the noun as given for exactly 1, else its plural
+   * ({@link #plural}).
+   *
+   * @param n the count
+   * @param singular the noun for one, e.g. {@code stage}, {@code microbatch}, {@code GPU}
+   * @return e.g. {@code 1 stage}, {@code 0 stages}, {@code 8 microbatches}
+   */
+  public static String count(long n, String singular) {
+    return n + " " + (n == 1 ? singular : plural(singular));
+  }
+
+  /**
+   * The English plural of a noun meshplan counts: {@code -ies} for a consonant and y ({@code
+   * entry}), {@code -es} after s, x, z, ch and sh, else {@code -s} ({@code GPU} to {@code GPUs}).
+   *
+   * @param singular the noun
+   * @return its plural
+   */
+  public static String plural(String singular) {
+    String w = singular.toLowerCase(Locale.ROOT);
+    if (w.length() > 1 && w.endsWith("y") && "aeiou".indexOf(w.charAt(w.length() - 2)) < 0) {
+      return singular.substring(0, singular.length() - 1) + "ies";
+    }
+    boolean sibilant = w.endsWith("s") || w.endsWith("x") || w.endsWith("z") || w.endsWith("ch")
+        || w.endsWith("sh");
+    return singular + (sibilant ? "es" : "s");
+  }
+}
