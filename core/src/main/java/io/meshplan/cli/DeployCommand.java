@@ -97,7 +97,7 @@ final class DeployCommand implements Callable<Integer> {
   String shmSize;
 
   @Option(names = "--master-port", defaultValue = "29500", description = "torchrun rendezvous"
-      + " port (Slurm). Default: ${DEFAULT-VALUE}.")
+      + " port (Slurm, Ray's torchrun mode). Default: ${DEFAULT-VALUE}.")
   int masterPort;
 
   @Option(names = "--pod-network", defaultValue = "default", paramLabel = "NET",

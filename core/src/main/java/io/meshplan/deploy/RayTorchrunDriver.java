@@ -12,8 +12,8 @@ import java.util.List;
  * <p>The driver is a fixed Python file, shipped with the training command in {@link
  * RayEntrypoint}'s ConfigMap; the shape reaches it as arguments and the command as a JSON list
  * of words in a file, so no outside value is ever part of the program's text or of a shell
- * command line. It uses Ray's public
- * API: {@code ray.util.placement_group.placement_group(bundles, strategy="STRICT_SPREAD")},
+ * command line. It uses Ray's public API: {@code
+ * ray.util.placement_group.placement_group(bundles, strategy="STRICT_SPREAD")},
  * {@code PlacementGroupSchedulingStrategy(placement_group, placement_group_bundle_index)} and
  * {@code ray.util.get_node_ip_address()}.
  */
