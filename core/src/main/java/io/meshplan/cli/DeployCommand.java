@@ -8,6 +8,7 @@ import io.meshplan.deploy.DoctorFabric;
 import io.meshplan.deploy.FabricEnv;
 import io.meshplan.deploy.LaunchSpec;
 import io.meshplan.deploy.PodNetwork;
+import io.meshplan.deploy.RayMode;
 import io.meshplan.deploy.RunaiLaunch;
 import io.meshplan.export.ExportInput;
 import io.meshplan.export.ExportResult;
@@ -39,7 +40,7 @@ import picocli.CommandLine.Spec;
     name = "deploy",
     mixinStandardHelpOptions = true,
     description = {
-      "Writes what launches a training job on the cluster: a KubeRay RayCluster, Ray on"
+      "Writes what launches a training job on the cluster: a KubeRay RayJob, Ray on"
           + " Kubernetes (Deployments + Service), a Kubeflow PyTorchJob, RunAI submit-dist with a"
           + " per-node script, Dask over UCX, or a Slurm sbatch script. The NCCL/UCX environment"
           + " comes from 'doctor --json' (--fabric) and --env.",
@@ -95,7 +96,7 @@ final class DeployCommand implements Callable<Integer> {
   String shmSize;
 
   @Option(names = "--master-port", defaultValue = "29500", description = "torchrun rendezvous"
-      + " port (Slurm). Default: ${DEFAULT-VALUE}.")
+      + " port (Slurm, Ray's torchrun mode). Default: ${DEFAULT-VALUE}.")
   int masterPort;
 
   @Option(names = "--pod-network", defaultValue = "default", paramLabel = "NET",
@@ -108,19 +109,12 @@ final class DeployCommand implements Callable<Integer> {
   @Option(names = "--network", hidden = true, description = "Replaced by --pod-network.")
   String network;
 
-  /**
-   * Only {@code torchrun} so far: the job's driver runs torchrun on every node (one rank per GPU).
-   *
-   * @param mode the value given
-   */
-  @Option(names = "--ray-mode", paramLabel = "MODE", description = "kuberay, ray-k8s: torchrun"
-      + " (the only mode: a driver starts torchrun on every node, one rank per GPU).")
-  void rayMode(String mode) {
-    if (!mode.equals("torchrun")) {
-      throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--ray-mode '" + mode
-          + "' is unknown; use torchrun");
-    }
-  }
+  @Option(names = "--ray-mode", defaultValue = "torchrun", paramLabel = "MODE",
+      description = "kuberay, ray-k8s: torchrun (a driver starts torchrun on every node, one rank"
+      + " per GPU) or native (the command is your own Ray driver, e.g. Alpa's, run once with"
+      + " MESHPLAN_NUM_NODES, MESHPLAN_GPUS_PER_NODE and MESHPLAN_NUM_GPUS set)."
+      + " Default: ${DEFAULT-VALUE}.")
+  String rayMode;
 
   @Option(names = "--node-script", description = "RunAI: where the per-node script is in the"
       + " pod (default /workspace/NAME-node.sh).")
@@ -200,14 +194,23 @@ final class DeployCommand implements Callable<Integer> {
           c.gpusPerNode(), cmd, rdmaResource, rdmaCount, Optional.ofNullable(shmSize), masterPort, podNetwork(t),
           nodeScript != null ? nodeScript : "/workspace/" + name + "-node.sh",
           iface != null ? iface : f.socketInterface().orElse("ib0"),
-          Optional.ofNullable(partition));
+          Optional.ofNullable(partition), rayMode(t));
     } catch (IllegalArgumentException e) {
       throw new InputException(e.getMessage());
     }
+    List<Artifact> files = deploy(t, ls, f);
     warnWithoutNccl(t, f);
-    List<Artifact> files = new Deployer().deploy(t, ls, f);
     emit(t, ls, files, inputs);
     return ExitCodes.OK;
+  }
+
+  /** The files; a name KubeRay refuses is bad input. */
+  private static List<Artifact> deploy(DeployTarget t, LaunchSpec ls, FabricEnv f) {
+    try {
+      return new Deployer().deploy(t, ls, f);
+    } catch (IllegalArgumentException e) {
+      throw new InputException(e.getMessage());
+    }
   }
 
   /** Warns on standard error when no NCCL variable reaches a target that runs NCCL. */
@@ -230,6 +233,26 @@ final class DeployCommand implements Callable<Integer> {
         InputFiles.FABRIC_MAX_BYTES, "doctor JSON report"));
   }
 
+  /** The Ray mode, refused on targets without Ray and with Megatron-LM's arguments if native. */
+  private RayMode rayMode(DeployTarget t) {
+    RayMode m;
+    try {
+      m = RayMode.parse(rayMode);
+    } catch (IllegalArgumentException e) {
+      throw new InputException("--ray-mode: " + e.getMessage());
+    }
+    boolean ray = t == DeployTarget.KUBERAY || t == DeployTarget.RAY_K8S;
+    if (m != RayMode.TORCHRUN && !ray) {
+      throw new InputException("--ray-mode " + m.label() + " is for --target kuberay or ray-k8s,"
+          + " not " + t.label());
+    }
+    if (m == RayMode.NATIVE && megatronArgs) {
+      throw new InputException("--megatron-args needs torchrun's ranks; use --ray-mode torchrun"
+          + " (native runs your own Ray driver once)");
+    }
+    return m;
+  }
+
   private PodNetwork podNetwork(DeployTarget t) {
     if (network != null) {
       throw new InputException("--network was replaced by --pod-network multus:NS/NAME[@IFACE]");
@@ -240,6 +263,9 @@ final class DeployCommand implements Callable<Integer> {
     } catch (IllegalArgumentException e) {
       throw new InputException("--pod-network: " + e.getMessage());
     }
+    // RunAI's CLI reference for submit-dist pytorch / training pytorch submit
+    // (docs.nvidia.com/run-ai/self-hosted/reference/cli/runai/training/runai-training-pytorch-submit)
+    // was searched for a host-network flag and none was found, so host stays refused here.
     if (t == DeployTarget.RUNAI && n instanceof PodNetwork.Host) {
       throw new InputException("--pod-network host: runai submit-dist pytorch has no host"
           + " network here; use default or multus:NS/NAME[@IFACE]");

@@ -6,7 +6,7 @@ import java.util.Locale;
 
 /** The launchers {@link Deployer} writes for. */
 public enum DeployTarget {
-  /** A KubeRay {@code RayCluster}. */
+  /** A KubeRay {@code RayJob} with its own Ray cluster. */
   KUBERAY("kuberay", true),
   /** Ray on plain Kubernetes: Deployments and a Service. */
   RAY_K8S("ray-k8s", true),

@@ -19,7 +19,8 @@ public final class Deployer {
    * @param spec the launch
    * @param fabric the environment
    * @return the files, in the order to use them
-   * @throws IllegalArgumentException if a Kubernetes or RunAI target has no image
+   * @throws IllegalArgumentException if a Kubernetes or RunAI target has no image, or the name
+   *     is one KubeRay refuses
    */
   public List<Artifact> deploy(DeployTarget target, LaunchSpec spec, FabricEnv fabric) {
     Require.nonNull(target, "target");
@@ -28,7 +29,7 @@ public final class Deployer {
     Require.that(!target.kubernetes() || spec.image().isPresent(), target.label()
         + " runs containers and needs an image");
     return switch (target) {
-      case KUBERAY -> List.of(RayClusterManifest.write(spec, fabric));
+      case KUBERAY -> List.of(RayJobManifest.write(spec, fabric));
       case RAY_K8S -> List.of(RayOnK8sManifest.write(spec, fabric));
       case PYTORCHJOB -> List.of(PyTorchJobManifest.write(spec, fabric));
       case RUNAI -> RunaiLaunch.write(spec, fabric);

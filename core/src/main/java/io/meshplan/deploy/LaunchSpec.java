@@ -19,7 +19,8 @@ import java.util.regex.Pattern;
  * @param nodes the nodes (one pod or Slurm task each)
  * @param gpusPerNode the GPUs per node (one training process each)
  * @param command the training command: a script and its arguments, run by {@code torchrun} once
- *     per GPU (by {@code ray job submit} on Ray, as the client on Dask)
+ *     per GPU (on Ray through {@link RayMode}: by torchrun once per GPU, or as the job's own
+ *     driver; as the client on Dask)
  * @param rdmaResource the Kubernetes extended resource of the RDMA device, e.g. {@code rdma/ib}
  * @param rdmaCount how many of that resource each pod requests
  * @param shmSize the size limit of the memory-backed {@code /dev/shm}, a Kubernetes quantity
@@ -29,6 +30,7 @@ import java.util.regex.Pattern;
  * @param nodeScriptPath where the per-node script of the RunAI target is found inside the pod
  * @param ipoibInterface the IPoIB interface Dask's UCX listens on
  * @param partition the Slurm partition, or empty
+ * @param rayMode how the Ray targets run the training (the other targets ignore it)
  */
 public record LaunchSpec(
     String name,
@@ -44,7 +46,8 @@ public record LaunchSpec(
     PodNetwork podNetwork,
     String nodeScriptPath,
     String ipoibInterface,
-    Optional<String> partition) {
+    Optional<String> partition,
+    RayMode rayMode) {
   private static final Pattern DNS_LABEL = Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?");
   private static final Pattern IMAGE = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._/:@+-]*");
   private static final Pattern RESOURCE =
@@ -92,6 +95,7 @@ public record LaunchSpec(
     Require.nonNull(partition, "partition");
     partition.ifPresent(s -> Require.that(PARTITION.matcher(s).matches(), "partition '" + s
         + "' is not a Slurm partition name"));
+    Require.nonNull(rayMode, "Ray mode");
   }
 
   /**

@@ -1,37 +1,19 @@
 package io.meshplan.deploy;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
-import io.fabric8.kubernetes.api.model.ObjectMeta;
-import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.api.model.PodTemplateSpec;
-import io.meshplan.util.ShellQuote;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
 /**
- * A KubeRay {@code ray.io/v1} {@code RayCluster}: one head pod and {@code nodes - 1} worker pods,
- * each with all of its node's GPUs (as in {@code seeds/000}, where the head trains too). KubeRay
- * writes each pod's {@code ray start} from {@code rayStartParams}. The job is submitted to the
- * head with {@code ray job submit}, its entrypoint {@link RayTorchrunDriver}'s driver, which runs
- * torchrun on every node (one rank per GPU); the manifest carries that command line in the
- * annotation {@value #SUBMIT_ANNOTATION}, and a ConfigMap after the RayCluster holds the driver.
+ * The KubeRay {@code ray.io/v1} RayCluster spec that {@link RayJobManifest}'s RayJob embeds as
+ * {@code rayClusterSpec}: one head pod and {@code nodes - 1} worker pods, each with all of its
+ * node's GPUs (as in {@code seeds/000}, where the head computes too), so the cluster has exactly
+ * the plan's GPUs. KubeRay writes each pod's {@code ray start} from {@code rayStartParams}.
  */
 public final class RayClusterManifest {
-  /** The annotation holding the {@code ray job submit} command line. */
-  public static final String SUBMIT_ANNOTATION = "meshplan.io/submit";
-
-  /**
-   * The custom resource.
-   *
-   * @param apiVersion {@code ray.io/v1}
-   * @param kind {@code RayCluster}
-   * @param metadata name, namespace, labels and annotations
-   * @param spec the head and worker groups
-   */
-  public record RayCluster(String apiVersion, String kind, ObjectMeta metadata, Spec spec) {}
-
   /**
    * The cluster spec.
    *
@@ -65,25 +47,13 @@ public final class RayClusterManifest {
   private RayClusterManifest() {}
 
   /**
-   * Builds the manifest.
+   * Builds the cluster spec.
    *
    * @param spec the launch
    * @param fabric the environment
-   * @return the YAML file
+   * @return the head group and, with more than one node, one worker group
    */
-  public static Artifact write(LaunchSpec spec, FabricEnv fabric) {
-    return new Artifact(spec.name() + "-raycluster.yaml", KubeYaml.write(List.of(build(spec,
-        fabric), RayTorchrunDriver.configMap(spec))), false);
-  }
-
-  /**
-   * Builds the typed object.
-   *
-   * @param spec the launch
-   * @param fabric the environment
-   * @return the RayCluster
-   */
-  public static RayCluster build(LaunchSpec spec, FabricEnv fabric) {
+  public static Spec build(LaunchSpec spec, FabricEnv fabric) {
     Map<String, String> head = new TreeMap<>();
     head.put("dashboard-host", "0.0.0.0");
     head.put("num-gpus", Integer.toString(spec.gpusPerNode()));
@@ -93,22 +63,11 @@ public final class RayClusterManifest {
     if (spec.nodes() > 1) {
       int n = spec.nodes() - 1;
       workers.add(new WorkerGroupSpec("gpu-workers", n, n, n, worker,
-          RayTorchrunDriver.mounted(KubePods.template(spec, fabric, "worker", "ray-worker",
+          RayEntrypoint.pod(KubePods.template(spec, fabric, "worker", "ray-worker",
               List.of(), List.of()), spec)));
     }
-    List<String> submit = new ArrayList<>(List.of("ray", "job", "submit", "--address",
-        "http://" + spec.name() + "-head-svc." + spec.namespace() + ".svc.cluster.local:8265",
-        "--"));
-    submit.addAll(RayTorchrunDriver.entrypoint(spec));
-    ObjectMeta meta = new ObjectMetaBuilder().withName(spec.name())
-        .withNamespace(spec.namespace())
-        .addToLabels(KubePods.JOB_LABEL, spec.name())
-        .addToAnnotations(SUBMIT_ANNOTATION, ShellQuote.join(submit))
-        .build();
-    return new RayCluster("ray.io/v1", "RayCluster", meta, new Spec(
-        new HeadGroupSpec(head, RayTorchrunDriver.mounted(KubePods.template(spec, fabric, "head",
-            "ray-head", List.of(), List.of(KubePods.port("gcs", 6379),
-                KubePods.port("dashboard", 8265), KubePods.port("client", 10001))), spec)),
-        workers));
+    return new Spec(new HeadGroupSpec(head, RayEntrypoint.pod(KubePods.template(spec, fabric,
+        "head", "ray-head", List.of(), List.of(KubePods.port("gcs", 6379),
+            KubePods.port("dashboard", 8265), KubePods.port("client", 10001))), spec)), workers);
   }
 }

@@ -15,12 +15,15 @@ import java.util.List;
 /**
  * Ray on plain Kubernetes, the form of {@code seeds/000}: a head {@code Deployment} (one replica),
  * a {@code Service} in front of it, and a worker {@code Deployment} of {@code nodes - 1} replicas;
- * each container runs {@code ray start} itself, and a ConfigMap holds {@link RayTorchrunDriver}'s
- * driver. The job is submitted to the head with {@code ray job submit}, its entrypoint the driver
- * that runs torchrun on every node, written in the head Deployment's annotation {@value
- * RayClusterManifest#SUBMIT_ANNOTATION}.
+ * each container runs {@code ray start} itself. Without an operator nothing submits the job: the
+ * {@code ray job submit} command line is written in the head Deployment's annotation {@value
+ * #SUBMIT_ANNOTATION}, its entrypoint {@link RayEntrypoint}'s by {@link RayMode}, and a ConfigMap
+ * after the Deployments holds the mode's driver and the command.
  */
 public final class RayOnK8sManifest {
+  /** The annotation holding the {@code ray job submit} command line. */
+  public static final String SUBMIT_ANNOTATION = "meshplan.io/submit";
+
   private RayOnK8sManifest() {}
 
   /**
@@ -30,15 +33,16 @@ public final class RayOnK8sManifest {
    * @param fabric the environment
    * @return the Kubernetes objects, in apply order: the head {@link Deployment}, its {@link
    *     Service}, the worker {@link Deployment} when there is more than one node, and the
-   *     driver's ConfigMap
+   *     ConfigMap of the driver and the command
    */
   public static List<HasMetadata> build(LaunchSpec spec, FabricEnv fabric) {
     String head = spec.name() + "-ray-head";
     String address = head + "." + spec.namespace() + ".svc.cluster.local";
     String gpus = "--num-gpus=" + spec.gpusPerNode();
     List<String> submit = new ArrayList<>(List.of("ray", "job", "submit", "--address",
-        "http://" + address + ":8265", "--"));
-    submit.addAll(RayTorchrunDriver.entrypoint(spec));
+        "http://" + address + ":8265"));
+    submit.add("--");
+    submit.addAll(RayEntrypoint.words(spec));
     List<HasMetadata> out = new ArrayList<>();
     out.add(deployment(spec, fabric, head, "head", 1,
         List.of("ray", "start", "--head", "--port=6379", "--dashboard-host=0.0.0.0", gpus,
@@ -57,7 +61,7 @@ public final class RayOnK8sManifest {
       out.add(deployment(spec, fabric, spec.name() + "-ray-worker", "worker", spec.nodes() - 1,
           List.of("ray", "start", "--address=" + address + ":6379", gpus, "--block"), null));
     }
-    out.add(RayTorchrunDriver.configMap(spec));
+    out.add(RayEntrypoint.configMap(spec));
     return out;
   }
 
@@ -78,13 +82,13 @@ public final class RayOnK8sManifest {
         .withNewMetadata().withName(name).withNamespace(spec.namespace())
         .addToLabels(KubePods.JOB_LABEL, spec.name()).endMetadata();
     if (submit != null) {
-      b.editMetadata().addToAnnotations(RayClusterManifest.SUBMIT_ANNOTATION, submit)
+      b.editMetadata().addToAnnotations(SUBMIT_ANNOTATION, submit)
           .endMetadata();
     }
     return b.withNewSpec().withReplicas(replicas)
         .withNewSelector().addToMatchLabels(KubePods.JOB_LABEL, spec.name())
         .addToMatchLabels("meshplan.io/role", role).endSelector()
-        .withTemplate(RayTorchrunDriver.mounted(KubePods.template(spec, fabric, role,
+        .withTemplate(RayEntrypoint.pod(KubePods.template(spec, fabric, role,
             "ray-" + role, command.stream().map(KubeYaml::literal).toList(),
             role.equals("head") ? List.of(KubePods.port("gcs", 6379),
                 KubePods.port("dashboard", 8265), KubePods.port("client", 10001)) : List.of()),

@@ -1,10 +1,5 @@
 package io.meshplan.deploy;
 
-import io.fabric8.kubernetes.api.model.ConfigMap;
-import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
-import io.fabric8.kubernetes.api.model.PodTemplateSpec;
-import io.fabric8.kubernetes.api.model.PodTemplateSpecBuilder;
-import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -14,16 +9,15 @@ import java.util.List;
  * on bundle I, with node 0's address as the master. So the job starts N x G ranks, one per GPU,
  * and the training script sees the whole world size.
  *
- * <p>The driver is a fixed Python file, shipped in a ConfigMap mounted at {@value #MOUNT} on
- * every Ray pod; everything that varies (node count, GPUs, port, the training command) reaches
- * it as arguments, so no outside value is ever part of the program's text. It uses Ray's public
- * API: {@code ray.util.placement_group.placement_group(bundles, strategy="STRICT_SPREAD")},
+ * <p>The driver is a fixed Python file, shipped with the training command in {@link
+ * RayEntrypoint}'s ConfigMap; the shape reaches it as arguments and the command as a JSON list
+ * of words in a file, so no outside value is ever part of the program's text or of a shell
+ * command line. It uses Ray's public API: {@code
+ * ray.util.placement_group.placement_group(bundles, strategy="STRICT_SPREAD")},
  * {@code PlacementGroupSchedulingStrategy(placement_group, placement_group_bundle_index)} and
  * {@code ray.util.get_node_ip_address()}.
  */
 public final class RayTorchrunDriver {
-  /** Where the ConfigMap is mounted in the Ray pods. */
-  public static final String MOUNT = "/meshplan";
   /** The driver's file name inside the ConfigMap. */
   public static final String FILE = "ray_torchrun.py";
 
@@ -31,6 +25,7 @@ public final class RayTorchrunDriver {
   static final String PROGRAM = """
       \"\"\"Runs torchrun once per Ray node, one process per GPU (written by meshplan deploy).\"\"\"
       import argparse
+      import json
       import subprocess
       import sys
 
@@ -57,11 +52,12 @@ public final class RayTorchrunDriver {
           p.add_argument("--nodes", type=int, required=True)
           p.add_argument("--gpus-per-node", type=int, required=True)
           p.add_argument("--master-port", type=int, required=True)
-          p.add_argument("command", nargs=argparse.REMAINDER)
+          p.add_argument("--command-file", required=True)
           a = p.parse_args()
-          command = a.command[1:] if a.command[:1] == ["--"] else a.command
+          with open(a.command_file, encoding="utf-8") as f:
+              command = json.load(f)
           if not command:
-              p.error("no training command after --")
+              p.error("the command file holds no training command")
           ray.init(address="auto")
           bundles = [{"GPU": a.gpus_per_node, "CPU": 1} for _ in range(a.nodes)]
           pg = placement_group(bundles, strategy="STRICT_SPREAD")
@@ -87,49 +83,16 @@ public final class RayTorchrunDriver {
   private RayTorchrunDriver() {}
 
   /**
-   * The ConfigMap holding the driver.
+   * The driver's words in the Ray job's entrypoint: the launch's shape and the command file.
    *
    * @param spec the launch
-   * @return {@code NAME-ray-driver} in the job's namespace
+   * @param commandFile where the training command's JSON file is in the pods
+   * @return the words, all plain (letters, digits, {@code /._-})
    */
-  public static ConfigMap configMap(LaunchSpec spec) {
-    return new ConfigMapBuilder().withNewMetadata().withName(configMapName(spec))
-        .withNamespace(spec.namespace()).addToLabels(KubePods.JOB_LABEL, spec.name())
-        .endMetadata().addToData(FILE, PROGRAM).build();
-  }
-
-  /**
-   * The Ray job's entrypoint: the driver with the launch's shape, then the training command.
-   *
-   * @param spec the launch
-   * @return the words, unquoted
-   */
-  public static List<String> entrypoint(LaunchSpec spec) {
-    List<String> w = new ArrayList<>(List.of("python", MOUNT + "/" + FILE,
+  static List<String> entrypoint(LaunchSpec spec, String commandFile) {
+    return List.of("python", RayEntrypoint.MOUNT + "/" + FILE,
         "--nodes", Integer.toString(spec.nodes()),
         "--gpus-per-node", Integer.toString(spec.gpusPerNode()),
-        "--master-port", Integer.toString(spec.masterPort()), "--"));
-    w.addAll(spec.command());
-    return w;
-  }
-
-  /**
-   * The pod template with the driver's ConfigMap mounted read-only at {@value #MOUNT}.
-   *
-   * @param t the pod
-   * @param spec the launch
-   * @return a new template
-   */
-  static PodTemplateSpec mounted(PodTemplateSpec t, LaunchSpec spec) {
-    return new PodTemplateSpecBuilder(t).editSpec()
-        .addNewVolume().withName("meshplan-driver").withNewConfigMap()
-        .withName(configMapName(spec)).endConfigMap().endVolume()
-        .editFirstContainer().addNewVolumeMount().withName("meshplan-driver")
-        .withMountPath(MOUNT).withReadOnly(true).endVolumeMount().endContainer()
-        .endSpec().build();
-  }
-
-  private static String configMapName(LaunchSpec spec) {
-    return spec.name() + "-ray-driver";
+        "--master-port", Integer.toString(spec.masterPort()), "--command-file", commandFile);
   }
 }

@@ -203,6 +203,12 @@ class ExportDeployCliTest {
         "--env", "CUDA_DEVICE_MAX_CONNECTIONS=8", "--", "pretrain_gpt.py");
     assertThat(against.code()).isEqualTo(2);
     assertThat(against.err()).contains("Megatron-LM asserts CUDA_DEVICE_MAX_CONNECTIONS=1");
+    // A native Ray driver runs once; Megatron-LM's arguments need torchrun's ranks.
+    CliRun nativeRay = CliRun.of("deploy", "--target", "kuberay", "--plan", plan,
+        "--megatron-args", "--image", "img", "--ray-mode", "native", "--", "pretrain_gpt.py");
+    assertThat(nativeRay.code()).isEqualTo(2);
+    assertThat(nativeRay.err()).isEqualTo("meshplan: error: --megatron-args needs torchrun's"
+        + " ranks; use --ray-mode torchrun (native runs your own Ray driver once)\n");
   }
 
   @Test
@@ -297,15 +303,40 @@ class ExportDeployCliTest {
   }
 
   @Test
-  void deployTakesRayModeTorchrunOnly() {
+  void deployTakesRayModeTorchrunOrNative() {
     CliRun ok = CliRun.of("deploy", "--target", "kuberay", "--cluster", "2x8:h100-80gb",
         "--image", "img", "--ray-mode", "torchrun", "--env", "NCCL_IB_HCA=mlx5", "--",
         "train.py");
     assertThat(ok.code()).as(ok.err()).isZero();
-    assertThat(ok.out()).contains("--nodes 2 --gpus-per-node 8 --master-port 29500 -- train.py");
+    assertThat(ok.out()).contains("kind: RayJob", "entrypoint: python /meshplan/ray_torchrun.py"
+        + " --nodes 2 --gpus-per-node 8 --master-port 29500 --command-file /meshplan/command.json",
+        "command.json: |\n    [\"train.py\"]");
+    CliRun dflt = CliRun.of("deploy", "--target", "kuberay", "--cluster", "2x8:h100-80gb",
+        "--image", "img", "--env", "NCCL_IB_HCA=mlx5", "--", "train.py");
+    assertThat(dflt.out()).isEqualTo(ok.out());
+    CliRun alpa = CliRun.of("deploy", "--target", "ray-k8s", "--cluster", "2x8:h100-80gb",
+        "--image", "img", "--ray-mode", "native", "--env", "NCCL_IB_HCA=mlx5", "--",
+        "python", "train_alpa.py", "--batch", "$(id)");
+    assertThat(alpa.code()).as(alpa.err()).isZero();
+    assertThat(alpa.out()).contains("-- python /meshplan/ray_native.py --nodes 2"
+        + " --gpus-per-node 8 --command-file /meshplan/command.json",
+        "[\"python\",\"train_alpa.py\",\"--batch\",\"$(id)\"]").doesNotContain("ray_torchrun");
     CliRun bad = CliRun.of("deploy", "--target", "kuberay", "--cluster", "2x8:h100-80gb",
-        "--image", "img", "--ray-mode", "native", "--", "train.py");
+        "--image", "img", "--ray-mode", "jax", "--", "train.py");
     assertThat(bad.code()).isEqualTo(2);
-    assertThat(bad.err()).contains("--ray-mode 'native' is unknown; use torchrun");
+    assertThat(bad.out()).isEmpty();
+    assertThat(bad.err()).isEqualTo("meshplan: error: --ray-mode: Ray mode 'jax' is unknown; use"
+        + " torchrun (a driver starts torchrun on every node) or native (your own Ray driver,"
+        + " e.g. Alpa)\n");
+    CliRun notRay = CliRun.of("deploy", "--target", "pytorchjob", "--cluster", "2x8:h100-80gb",
+        "--image", "img", "--ray-mode", "native", "--", "train.py");
+    assertThat(notRay.code()).isEqualTo(2);
+    assertThat(notRay.err()).isEqualTo("meshplan: error: --ray-mode native is for --target"
+        + " kuberay or ray-k8s, not pytorchjob\n");
+    CliRun digit = CliRun.of("deploy", "--target", "kuberay", "--cluster", "2x8:h100-80gb",
+        "--image", "img", "--name", "7b", "--", "train.py");
+    assertThat(digit.code()).isEqualTo(2);
+    assertThat(digit.err()).startsWith("meshplan: error: job name '7b' must start with a letter");
   }
+
 }

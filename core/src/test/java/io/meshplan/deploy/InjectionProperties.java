@@ -167,25 +167,25 @@ class InjectionProperties {
     // Llama70b's pods are on the Multus network kube-system/roce@net1, so NCCL's socket is net1.
     assertThat(env).isEqualTo(Llama70b.onNet1(fabric.env()));
 
-    JsonNode rc = CrdSchemas.YAML.readTree(d.deploy(DeployTarget.KUBERAY, Llama70b.spec(command),
-        fabric).get(0).text());
-    assertThat(CrdSchemas.violations("ray.io_rayclusters.yaml", "v1", rc)).isEmpty();
-    String submit = rc.at("/metadata/annotations").path(RayClusterManifest.SUBMIT_ANNOTATION)
-        .asText();
-    // The annotation is a shell command line: bash must split it back into the same words.
-    Path script = Shell.temp("set -- " + submit + "\nprintf '%s\\0' \"$@\"\n");
-    try {
-      Shell.Result r = Shell.bash(script, List.of(), Map.of(), null);
-      assertThat(r.code()).as(r.err()).isZero();
-      List<String> words = List.of(r.out().split("\0", -1));
-      assertThat(words.subList(words.size() - 1 - command.size(), words.size() - 1))
-          .isEqualTo(command);
-    } finally {
-      Shell.delete(script);
+    for (RayMode mode : RayMode.values()) {
+      LaunchSpec spec = Llama70b.spec(command, new PodNetwork.Multus("kube-system", "roce",
+          "net1"), mode);
+      for (DeployTarget t : List.of(DeployTarget.KUBERAY, DeployTarget.RAY_K8S)) {
+        List<JsonNode> docs = CrdSchemas.YAML.readValues(CrdSchemas.YAML.createParser(
+            d.deploy(t, spec, fabric).get(0).text()), JsonNode.class).readAll();
+        if (t == DeployTarget.KUBERAY) {
+          assertThat(CrdSchemas.violations("ray.io_rayjobs.yaml", "v1", docs.get(0))).isEmpty();
+        }
+        // The command travels as JSON words in the ConfigMap; the entrypoint, which passes
+        // through bash, list2cmdline and sh, holds plain words only.
+        JsonNode cm = docs.get(docs.size() - 1);
+        List<String> back = new ArrayList<>();
+        CrdSchemas.YAML.readTree(cm.at("/data/command.json").asText())
+            .forEach(w -> back.add(w.asText()));
+        assertThat(back).as(t.label() + " " + mode.label()).isEqualTo(command);
+        assertThat(RayTorchrunDriverTest.entrypoint(docs)).matches("[A-Za-z0-9/._ -]+");
+      }
     }
-    String rayText = d.deploy(DeployTarget.RAY_K8S, Llama70b.spec(command), fabric).get(0).text();
-    // head Deployment, Service, worker Deployment, the driver's ConfigMap.
-    assertThat(rayText.split("(?m)^---\\n")).hasSize(4);
   }
 
   /** Kubernetes reads {@code $$} as {@code $} in command, args and env values. */
@@ -219,6 +219,6 @@ class InjectionProperties {
   private static LaunchSpec spec(String name, String namespace, String image) {
     return new LaunchSpec(name, namespace, Optional.of(image), 2, 8, List.of("train.py"), "rdma/ib",
         1, Optional.empty(), 29500, new PodNetwork.Default(), "/workspace/node.sh", "ib0",
-        Optional.empty());
+        Optional.empty(), RayMode.TORCHRUN);
   }
 }

@@ -1,6 +1,7 @@
 package io.meshplan.deploy;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -13,6 +14,7 @@ import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.TreeMap;
 import org.junit.jupiter.api.Test;
 
@@ -26,47 +28,94 @@ class KubernetesManifestsTest {
   private final Deployer deployer = new Deployer();
 
   private JsonNode parse(DeployTarget t, FabricEnv f) throws Exception {
-    List<Artifact> files = deployer.deploy(t, Llama70b.spec(), f);
+    return docs(t, Llama70b.spec(), f).get(0);
+  }
+
+  private List<JsonNode> docs(DeployTarget t, LaunchSpec spec, FabricEnv f) throws Exception {
+    List<Artifact> files = deployer.deploy(t, spec, f);
     assertThat(files).hasSize(1);
-    return CrdSchemas.YAML.readTree(files.get(0).text());
+    return CrdSchemas.YAML.readValues(CrdSchemas.YAML.createParser(files.get(0).text()),
+        JsonNode.class).readAll();
   }
 
   @Test
-  void rayClusterMatchesTheKubeRayCrdAndTheLaunch() throws Exception {
-    JsonNode rc = parse(DeployTarget.KUBERAY, Llama70b.ib());
-    assertThat(CrdSchemas.violations("ray.io_rayclusters.yaml", "v1", rc)).isEmpty();
-    assertThat(rc.path("apiVersion").asText()).isEqualTo("ray.io/v1");
-    assertThat(rc.path("kind").asText()).isEqualTo("RayCluster");
-    JsonNode worker = rc.at("/spec/workerGroupSpecs/0");
-    // 128 nodes = 1 head + 127 workers, each with all 8 GPUs of its node.
-    assertThat(worker.path("replicas").asInt()).isEqualTo(127);
-    assertThat(worker.path("minReplicas").asInt()).isEqualTo(127);
-    assertThat(worker.path("maxReplicas").asInt()).isEqualTo(127);
-    assertThat(rc.at("/spec/headGroupSpec/rayStartParams/num-gpus").asText()).isEqualTo("8");
-    assertThat(worker.at("/rayStartParams/num-gpus").asText()).isEqualTo("8");
-    checkPod(template(rc.at("/spec/headGroupSpec/template")), Llama70b.ib());
-    checkPod(template(worker.path("template")), Llama70b.ib());
-    assertThat(rc.at("/metadata/annotations").path(RayClusterManifest.SUBMIT_ANNOTATION).asText())
-        .isEqualTo("ray job submit --address"
-            + " http://llama2-70b-head-svc.train.svc.cluster.local:8265 --"
-            + " python /meshplan/ray_torchrun.py --nodes 128 --gpus-per-node 8 --master-port 29500"
-            + " -- pretrain_gpt.py --data-path /data/corpus");
+  void rayJobMatchesTheKubeRayCrdAndTheLaunchInBothModes() throws Exception {
+    for (RayMode mode : RayMode.values()) {
+      List<JsonNode> docs = docs(DeployTarget.KUBERAY, Llama70b.spec(Llama70b.COMMAND,
+          new PodNetwork.Multus("kube-system", "roce", "net1"), mode), Llama70b.ib());
+      assertThat(docs).hasSize(2);
+      JsonNode rj = docs.get(0);
+      assertThat(CrdSchemas.violations("ray.io_rayjobs.yaml", "v1", rj)).isEmpty();
+      // The embedded cluster spec also passes the RayCluster CRD's own spec schema.
+      assertThat(CrdSchemas.violations("ray.io_rayclusters.yaml", "v1", rayCluster(rj)))
+          .isEmpty();
+      assertThat(rj.path("apiVersion").asText()).isEqualTo("ray.io/v1");
+      assertThat(rj.path("kind").asText()).isEqualTo("RayJob");
+      assertThat(rj.at("/spec/submissionMode").asText()).isEqualTo("K8sJobMode");
+      // KubeRay refuses a TTL without shutdownAfterJobFinishes (validation.go).
+      assertThat(rj.at("/spec/shutdownAfterJobFinishes").asBoolean()).isTrue();
+      assertThat(rj.at("/spec/ttlSecondsAfterFinished").asInt()).isEqualTo(600);
+      JsonNode cluster = rj.at("/spec/rayClusterSpec");
+      JsonNode worker = cluster.at("/workerGroupSpecs/0");
+      // 128 nodes = 1 head + 127 workers, each with all 8 GPUs of its node.
+      assertThat(worker.path("replicas").asInt()).isEqualTo(127);
+      assertThat(worker.path("minReplicas").asInt()).isEqualTo(127);
+      assertThat(worker.path("maxReplicas").asInt()).isEqualTo(127);
+      assertThat(cluster.at("/headGroupSpec/rayStartParams/num-gpus").asText()).isEqualTo("8");
+      assertThat(worker.at("/rayStartParams/num-gpus").asText()).isEqualTo("8");
+      checkPod(template(cluster.at("/headGroupSpec/template")), Llama70b.ib());
+      checkPod(template(worker.path("template")), Llama70b.ib());
+      ConfigMap cm = strict(CrdSchemas.YAML.writeValueAsString(docs.get(1)), ConfigMap.class);
+      // The command reaches the driver as JSON words, never in the entrypoint.
+      assertThat(cm.getData().get("command.json"))
+          .isEqualTo("[\"pretrain_gpt.py\",\"--data-path\",\"/data/corpus\"]\n");
+      String file = mode == RayMode.TORCHRUN ? RayTorchrunDriver.FILE : RayNativeDriver.FILE;
+      assertThat(cm.getData()).containsOnlyKeys("command.json", file);
+      assertThat(rj.at("/spec/entrypoint").asText()).isEqualTo(mode == RayMode.TORCHRUN
+          ? "python /meshplan/ray_torchrun.py --nodes 128 --gpus-per-node 8 --master-port 29500"
+              + " --command-file /meshplan/command.json"
+          : "python /meshplan/ray_native.py --nodes 128 --gpus-per-node 8"
+              + " --command-file /meshplan/command.json");
+    }
+  }
+
+  /** A RayCluster object around a RayJob's {@code rayClusterSpec}. */
+  private static JsonNode rayCluster(JsonNode rayJob) {
+    ObjectNode rc = CrdSchemas.YAML.createObjectNode();
+    rc.put("apiVersion", "ray.io/v1");
+    rc.put("kind", "RayCluster");
+    rc.set("metadata", rayJob.path("metadata"));
+    rc.set("spec", rayJob.at("/spec/rayClusterSpec"));
+    return rc;
   }
 
   @Test
   void schemaCheckRejectsAWrongTypeAndAnUnknownField() throws Exception {
-    JsonNode rc = parse(DeployTarget.KUBERAY, Llama70b.ib());
-    ObjectNode badType = rc.deepCopy();
-    ((ObjectNode) badType.at("/spec/workerGroupSpecs/0")).put("replicas", "many");
-    assertThat(CrdSchemas.violations("ray.io_rayclusters.yaml", "v1", badType)).isNotEmpty();
-    ObjectNode unknown = rc.deepCopy();
-    ((ObjectNode) unknown.at("/spec")).put("workerGroupSpec", 1);
-    assertThat(CrdSchemas.violations("ray.io_rayclusters.yaml", "v1", unknown)).isNotEmpty();
+    JsonNode rj = parse(DeployTarget.KUBERAY, Llama70b.ib());
+    ObjectNode badType = rj.deepCopy();
+    ((ObjectNode) badType.at("/spec/rayClusterSpec/workerGroupSpecs/0")).put("replicas", "many");
+    assertThat(CrdSchemas.violations("ray.io_rayjobs.yaml", "v1", badType)).isNotEmpty();
+    ObjectNode unknown = rj.deepCopy();
+    ((ObjectNode) unknown.at("/spec")).put("entryPoint", "x");
+    assertThat(CrdSchemas.violations("ray.io_rayjobs.yaml", "v1", unknown)).isNotEmpty();
+    ObjectNode badMode = rj.deepCopy();
+    ((ObjectNode) badMode.at("/spec")).put("shutdownAfterJobFinishes", "yes");
+    assertThat(CrdSchemas.violations("ray.io_rayjobs.yaml", "v1", badMode)).isNotEmpty();
     JsonNode job = parse(DeployTarget.PYTORCHJOB, Llama70b.ib());
     ObjectNode badJob = job.deepCopy();
     ((ObjectNode) badJob.at("/spec/pytorchReplicaSpecs/Master/template/spec/containers/0"))
         .putArray("ports").addObject().put("containerPort", "not-a-port");
     assertThat(CrdSchemas.violations("kubeflow.org_pytorchjobs.yaml", "v1", badJob)).isNotEmpty();
+  }
+
+  @Test
+  void kubeRayRefusesANameThatStartsWithADigit() {
+    LaunchSpec spec = new LaunchSpec("7b-run", "train", Optional.of("img"), 2, 8,
+        List.of("train.py"), "rdma/ib", 1, Optional.empty(), 29500, new PodNetwork.Default(),
+        "/workspace/node.sh", "ib0", Optional.empty(), RayMode.TORCHRUN);
+    assertThatThrownBy(() -> deployer.deploy(DeployTarget.KUBERAY, spec, Llama70b.ib()))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("'7b-run' must start with a letter");
   }
 
   @Test
@@ -103,7 +152,7 @@ class KubernetesManifestsTest {
     Service svc = strict(docs[1], Service.class);
     Deployment worker = strict(docs[2], Deployment.class);
     ConfigMap driver = strict(docs[3], ConfigMap.class);
-    assertThat(driver.getData()).containsOnlyKeys(RayTorchrunDriver.FILE);
+    assertThat(driver.getData()).containsOnlyKeys(RayTorchrunDriver.FILE, "command.json");
     assertThat(head.getSpec().getReplicas()).isEqualTo(1);
     assertThat(worker.getSpec().getReplicas()).isEqualTo(127);
     assertThat(head.getSpec().getSelector().getMatchLabels())
@@ -181,7 +230,7 @@ class KubernetesManifestsTest {
     assertThat(c.getVolumeMounts()).filteredOn(m -> m.getMountPath().equals("/dev/shm"))
         .hasSize(1);
     assertThat(c.getVolumeMounts()).extracting(m -> m.getMountPath())
-        .isSubsetOf("/dev/shm", RayTorchrunDriver.MOUNT);
+        .isSubsetOf("/dev/shm", RayEntrypoint.MOUNT);
     String vol = c.getVolumeMounts().stream().filter(m -> m.getMountPath().equals("/dev/shm"))
         .findFirst().orElseThrow().getName();
     assertThat(t.getSpec().getVolumes()).filteredOn(v -> v.getName().equals(vol))

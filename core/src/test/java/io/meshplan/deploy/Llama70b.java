@@ -25,9 +25,13 @@ final class Llama70b {
   }
 
   static LaunchSpec spec(List<String> command, PodNetwork network) {
+    return spec(command, network, RayMode.TORCHRUN);
+  }
+
+  static LaunchSpec spec(List<String> command, PodNetwork network, RayMode mode) {
     return new LaunchSpec("llama2-70b", "train", Optional.of("nvcr.io/nvidia/pytorch:24.05-py3"), NODES, GPUS,
         command, "rdma/ib", 1, Optional.of("64Gi"), 29500, network,
-        "/workspace/llama2-70b-node.sh", "ib0", Optional.of("gpu"));
+        "/workspace/llama2-70b-node.sh", "ib0", Optional.of("gpu"), mode);
   }
 
   /**

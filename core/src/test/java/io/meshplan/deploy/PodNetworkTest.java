@@ -60,6 +60,68 @@ class PodNetworkTest {
     assertThat(pods).isEqualTo(2 * 4 * 6);
   }
 
+  /** One row: a target on a pod network, and the interface NCCL must be told (null: refused). */
+  private record Row(DeployTarget target, String network, String iface) {}
+
+  /**
+   * The whole table, on the InfiniBand fabric whose host interface is ib0: every Kubernetes
+   * target under each pod network, in both Ray modes for the Ray targets.
+   */
+  @Test
+  void ncclSocketInterfaceByTargetAndPodNetwork() throws Exception {
+    List<Row> table = new ArrayList<>();
+    for (DeployTarget t : List.of(DeployTarget.KUBERAY, DeployTarget.RAY_K8S,
+        DeployTarget.PYTORCHJOB, DeployTarget.RUNAI)) {
+      table.add(new Row(t, "default", "eth0"));
+      // hostNetwork: the host's own interface; RunAI's CLI has no host network (refused).
+      table.add(new Row(t, "host", t == DeployTarget.RUNAI ? null : "ib0"));
+      table.add(new Row(t, "multus:kube-system/roce", "net1"));
+      table.add(new Row(t, "multus:kube-system/ib@ib1", "ib1"));
+    }
+    int checked = 0;
+    for (Row row : table) {
+      for (RayMode mode : RayMode.values()) {
+        LaunchSpec spec = Llama70b.spec(Llama70b.COMMAND, PodNetwork.parse(row.network()), mode);
+        String what = row + " " + mode.label();
+        if (row.iface() == null) {
+          assertThatThrownBy(() -> new Deployer().deploy(row.target(), spec, Llama70b.ib()))
+              .as(what).isInstanceOf(IllegalArgumentException.class);
+          continue;
+        }
+        List<Artifact> files = new Deployer().deploy(row.target(), spec, Llama70b.ib());
+        assertThat(ncclInterfaces(row.target(), files)).as(what).isNotEmpty()
+            .containsOnly(row.iface());
+        checked++;
+      }
+    }
+    // 4 targets x 4 networks x 2 modes, less runai on host in 2 modes.
+    assertThat(checked).isEqualTo(4 * 4 * 2 - 2);
+  }
+
+  /** Every NCCL_SOCKET_IFNAME the files give: pod env, or the RunAI node script's export. */
+  private static List<String> ncclInterfaces(DeployTarget t, List<Artifact> files)
+      throws Exception {
+    List<String> out = new ArrayList<>();
+    if (t == DeployTarget.RUNAI) {
+      Matcher m = EXPORT.matcher(files.get(1).text());
+      while (m.find()) {
+        out.add(m.group(1));
+      }
+      return out;
+    }
+    for (JsonNode doc : CrdSchemas.YAML.readValues(CrdSchemas.YAML.createParser(
+        files.get(0).text()), JsonNode.class).readAll()) {
+      for (JsonNode pod : templates(doc)) {
+        for (JsonNode e : pod.at("/spec/containers/0/env")) {
+          if (e.path("name").asText().equals("NCCL_SOCKET_IFNAME")) {
+            out.add(e.path("value").asText());
+          }
+        }
+      }
+    }
+    return out;
+  }
+
   @Test
   void runaiNodeScriptExportsTheMultusInterfaceOrEth0() {
     for (PodNetwork n : List.of(networks().get(0), networks().get(2), networks().get(3))) {

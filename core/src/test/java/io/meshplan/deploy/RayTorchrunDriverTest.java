@@ -8,16 +8,19 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The Ray targets start one rank per GPU on every node: the entrypoint in each manifest's submit
- * annotation is run with the driver from the manifest's ConfigMap, against a stand-in {@code ray}
- * package (placement groups and tasks run in-process) and a {@code torchrun} that logs its
- * arguments. For LLaMA2-70B on 128 x 8 that is 128 torchrun calls with node ranks 0..127 and 8
+ * The Ray targets start one rank per GPU on every node: the entrypoint (the RayJob's, or the
+ * words after {@code --} in ray-k8s's submit annotation) goes the way Ray takes it, split by bash,
+ * rejoined with {@code subprocess.list2cmdline} as {@code ray job submit} does and run with {@code
+ * shell=True} as Ray's job supervisor does, with the driver and command file from the manifest's
+ * ConfigMap, against a stand-in {@code ray} package (placement groups and tasks run in-process)
+ * and a {@code torchrun} that logs its arguments. For LLaMA2-70B on 128 x 8 that is 128 torchrun calls with node ranks 0..127 and 8
  * processes each: 128 x 8 = 1024 ranks, the plan's GPUs.
  */
 class RayTorchrunDriverTest {
@@ -66,30 +69,64 @@ class RayTorchrunDriverTest {
   void hostileCommandWordsReachTorchrunAsWordsAndAreNeverRun() throws Exception {
     List<String> command = List.of("pretrain_gpt.py", "$(touch pwned)", "a b;c", "'\"`x`",
         "--", "");
-    Path run = Files.createDirectories(dir.resolve("hostile"));
-    String text = new Deployer().deploy(DeployTarget.RAY_K8S, Llama70b.spec(command),
-        Llama70b.ib()).get(0).text();
-    String[] found = submitAndDriver(text);
-    runDriver(run, found[1], found[0]);
-    String[] argv = Files.readString(run.resolve("log/last")).split("\0", -1);
-    List<String> words = List.of(argv).subList(argv.length - 1 - command.size(), argv.length - 1);
-    assertThat(words).isEqualTo(command);
-    assertThat(run.resolve("pwned")).doesNotExist();
-    assertThat(Path.of("pwned")).doesNotExist();
+    for (DeployTarget t : List.of(DeployTarget.KUBERAY, DeployTarget.RAY_K8S)) {
+      Path run = Files.createDirectories(dir.resolve("hostile-" + t.label()));
+      String text = new Deployer().deploy(t, Llama70b.spec(command), Llama70b.ib()).get(0)
+          .text();
+      runDriver(run, text);
+      String[] argv = Files.readString(run.resolve("log/last")).split("\0", -1);
+      List<String> words =
+          List.of(argv).subList(argv.length - 1 - command.size(), argv.length - 1);
+      assertThat(words).as(t.label()).isEqualTo(command);
+      assertThat(run.resolve("pwned")).doesNotExist();
+      assertThat(Path.of("pwned")).doesNotExist();
+    }
   }
 
-  private static String[] submitAndDriver(String text) throws Exception {
-    String submit = null;
-    String driver = null;
-    for (JsonNode doc : CrdSchemas.YAML.readValues(CrdSchemas.YAML.createParser(text),
-        JsonNode.class).readAll()) {
+  /**
+   * The entrypoint of a manifest: the RayJob's, or what follows {@code --} in the submit
+   * annotation, as {@code ray job submit} receives it.
+   */
+  static String entrypoint(List<JsonNode> docs) {
+    for (JsonNode doc : docs) {
+      if (doc.path("kind").asText().equals("RayJob")) {
+        return doc.at("/spec/entrypoint").asText();
+      }
       JsonNode a = doc.at("/metadata/annotations/" + "meshplan.io~1submit");
-      submit = a.isMissingNode() ? submit : a.asText();
-      if (doc.path("kind").asText().equals("ConfigMap")) {
-        driver = doc.at("/data/" + RayTorchrunDriver.FILE).asText();
+      if (!a.isMissingNode()) {
+        return a.asText().substring(a.asText().indexOf(" -- ") + 4);
       }
     }
-    return new String[] {submit, driver};
+    throw new AssertionError("no entrypoint");
+  }
+
+  /**
+   * Writes the ConfigMap's files into {@code run} and runs the entrypoint there as Ray does:
+   * bash splits it (KubeRay's submitter, or the user pasting the annotation), {@code ray job
+   * submit} rejoins the words with {@code subprocess.list2cmdline}, the job supervisor runs the
+   * line with {@code shell=True}.
+   */
+  static String runAsRay(Path run, String text, Map<String, String> env) throws Exception {
+    List<JsonNode> docs = CrdSchemas.YAML.readValues(CrdSchemas.YAML.createParser(text),
+        JsonNode.class).readAll();
+    for (JsonNode doc : docs) {
+      if (doc.path("kind").asText().equals("ConfigMap")) {
+        for (var e : doc.path("data").properties()) {
+          Files.writeString(run.resolve(e.getKey()), e.getValue().asText());
+        }
+      }
+    }
+    String entry = entrypoint(docs).replace("python /meshplan/", "python3 " + run + "/")
+        .replace("/meshplan/", run + "/");
+    ProcessBuilder pb = new ProcessBuilder("python3", "-c", "import shlex, subprocess, sys;"
+        + " line = subprocess.list2cmdline(shlex.split(sys.argv[1]));"
+        + " sys.exit(subprocess.run(line, shell=True).returncode)", entry)
+        .directory(run.toFile()).redirectErrorStream(true);
+    pb.environment().putAll(env);
+    Process p = pb.start();
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertThat(p.waitFor()).as(out).isZero();
+    return out;
   }
 
   @Test
@@ -97,19 +134,7 @@ class RayTorchrunDriverTest {
     for (DeployTarget t : List.of(DeployTarget.KUBERAY, DeployTarget.RAY_K8S)) {
       Path run = Files.createDirectories(dir.resolve(t.label()));
       String text = new Deployer().deploy(t, Llama70b.spec(), Llama70b.ib()).get(0).text();
-      String submit = null;
-      String driver = null;
-      for (JsonNode doc : CrdSchemas.YAML.readValues(CrdSchemas.YAML.createParser(text),
-          JsonNode.class).readAll()) {
-        JsonNode a = doc.at("/metadata/annotations/" + "meshplan.io~1submit");
-        submit = a.isMissingNode() ? submit : a.asText();
-        if (doc.path("kind").asText().equals("ConfigMap")) {
-          driver = doc.at("/data/" + RayTorchrunDriver.FILE).asText();
-        }
-      }
-      assertThat(submit).as(t.label()).startsWith("ray job submit --address http://");
-      assertThat(driver).as(t.label()).isNotNull();
-      List<String> torchruns = runDriver(run, driver, submit);
+      List<String> torchruns = runDriver(run, text);
       // 128 nodes, one torchrun each, 8 processes per torchrun: 1024 ranks.
       assertThat(torchruns).hasSize(Llama70b.NODES);
       Set<String> ranks = new TreeSet<>();
@@ -135,7 +160,7 @@ class RayTorchrunDriverTest {
     }
   }
 
-  private List<String> runDriver(Path run, String driver, String submit) throws Exception {
+  private List<String> runDriver(Path run, String text) throws Exception {
     Files.createDirectories(run.resolve("ray/util"));
     Files.createDirectories(run.resolve("bin"));
     Files.createDirectories(run.resolve("log"));
@@ -143,20 +168,12 @@ class RayTorchrunDriverTest {
     Files.writeString(run.resolve("ray/util/__init__.py"), FAKE_UTIL);
     Files.writeString(run.resolve("ray/util/placement_group.py"), FAKE_PG);
     Files.writeString(run.resolve("ray/util/scheduling_strategies.py"), FAKE_STRATEGY);
-    Files.writeString(run.resolve(RayTorchrunDriver.FILE), driver);
     Path torchrun = run.resolve("bin/torchrun");
     Files.writeString(torchrun, "#!/usr/bin/env bash\necho \"$*\" >> \"$LOG/torchrun\"\n"
         + "printf '%s\\0' \"$@\" > \"$LOG/last\"\n");
     assertThat(torchrun.toFile().setExecutable(true)).isTrue();
-    String entry = submit.substring(submit.indexOf(" -- ") + 4)
-        .replace("python " + RayTorchrunDriver.MOUNT + "/", "python3 " + run + "/");
-    ProcessBuilder pb = new ProcessBuilder("bash", "-c", entry).redirectErrorStream(true);
-    pb.environment().put("PYTHONPATH", run.toString());
-    pb.environment().put("LOG", run.resolve("log").toString());
-    pb.environment().put("PATH", run.resolve("bin") + ":" + System.getenv("PATH"));
-    Process p = pb.start();
-    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-    assertThat(p.waitFor()).as(out).isZero();
+    runAsRay(run, text, Map.of("PYTHONPATH", run.toString(), "LOG", run.resolve("log").toString(),
+        "PATH", run.resolve("bin") + ":" + System.getenv("PATH")));
     return new ArrayList<>(Files.readAllLines(run.resolve("log/torchrun")));
   }
 }
