@@ -50,7 +50,18 @@ import picocli.CommandLine.Spec;
 final class ShardCommand implements Callable<Integer> {
   @Spec picocli.CommandLine.Model.CommandSpec spec;
 
-  @Mixin ModelOptions model = new ModelOptions();
+  @Mixin ModelOptions model = new ModelOptions(ModelOptions.SHARD_FAMILIES);
+
+  /**
+   * Sets the batch of the forward graph.
+   *
+   * @param sequences the batch, sequences
+   */
+  @Option(names = "--batch", paramLabel = "N", description = "Override the batch of the forward "
+      + "graph (sequences).")
+  void batch(Integer sequences) {
+    model.batch = sequences;
+  }
 
   @Option(names = "--mesh", required = true, description = "Logical mesh shape, e.g. 50x4 or 4.")
   String mesh;
