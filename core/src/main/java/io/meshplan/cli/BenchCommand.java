@@ -25,7 +25,8 @@ import picocli.CommandLine.Spec;
       "Writes the nccl-tests commands (all_reduce, all_gather, reduce_scatter, alltoall, sendrecv"
           + " on 1 node, 2 nodes and all nodes) and a script that runs them and tees each into a"
           + " log that 'meshplan calibrate' reads back.",
-      "Without --out the script is printed."
+      "Without --out the script is printed (after the local check's lines, as comments, with"
+          + " --check-local)."
     })
 final class BenchCommand implements Callable<Integer> {
   @Spec CommandSpec spec;
@@ -44,8 +45,21 @@ final class BenchCommand implements Callable<Integer> {
 
   @Option(names = "--check-local",
       description = "also run a short all_reduce_perf on this node's GPUs (found in "
-          + "$NCCL_TESTS/build or on PATH) and compare it with the catalog NVLink bandwidth")
+          + "$NCCL_TESTS/build or on PATH; refused when it is in neither) and compare it with the "
+          + "catalog NVLink bandwidth")
   boolean checkLocal;
+
+  /** Runs all_reduce_perf on this node, or refuses when it is not built here. */
+  private static java.util.List<String> localCheck(ClusterSpec cs) {
+    Path bin = io.meshplan.calibrate.LocalCheck.find(System.getenv("NCCL_TESTS"),
+        System.getenv("PATH"));
+    if (bin == null) {
+      throw new InputException("--check-local: all_reduce_perf not found in $NCCL_TESTS/build "
+          + "or on PATH; build nccl-tests on a GPU node and set NCCL_TESTS, or drop "
+          + "--check-local to only write the commands");
+    }
+    return new io.meshplan.calibrate.LocalCheck(cs, bin, 300).run();
+  }
 
   @Override
   public Integer call() {
@@ -60,21 +74,14 @@ final class BenchCommand implements Callable<Integer> {
     BenchPlan plan = new BenchPlan(cs, l);
     PrintWriter stdout = spec.commandLine().getOut();
     if (checkLocal) {
-      Path bin = io.meshplan.calibrate.LocalCheck.find(System.getenv("NCCL_TESTS"),
-          System.getenv("PATH"));
-      if (bin == null) {
-        stdout.println("local check skipped: all_reduce_perf not found in $NCCL_TESTS/build "
-            + "or on PATH (build nccl-tests on a GPU node to run it)");
-      } else {
-        for (String line : new io.meshplan.calibrate.LocalCheck(cs, bin, 300).run()) {
-          stdout.println(line);
-        }
+      // Without --out the check's lines lead the printed script as comments, so it still runs.
+      String prefix = out == null ? "# " : "";
+      for (String line : localCheck(cs)) {
+        stdout.println(prefix + line);
       }
     }
     if (out == null) {
-      if (!checkLocal) {
-        stdout.print(plan.script());
-      }
+      stdout.print(plan.script());
       return ExitCodes.OK;
     }
     StringBuilder commands = new StringBuilder();

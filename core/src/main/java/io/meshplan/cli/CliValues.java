@@ -126,4 +126,22 @@ final class CliValues {
           + "' is malformed; expected sizes joined by 'x' such as 50x4");
     }
   }
+
+  /**
+   * Parses {@code --memory} for a GPU: a capacity above the GPU's physical memory cannot be
+   * used, so it is refused rather than priced.
+   *
+   * @param text the value, e.g. 70GiB
+   * @param gpu the GPU
+   * @return bytes, at most the GPU's memory
+   */
+  static double memoryOf(String text, io.meshplan.cluster.GpuSpec gpu) {
+    double b = bytes("--memory", text);
+    if (b > gpu.hbmBytes()) {
+      throw new io.meshplan.util.InputException("--memory " + text + " is more than the "
+          + io.meshplan.util.Units.formatBytes(gpu.hbmBytes()) + " of physical memory of one "
+          + gpu.name() + "; give at most " + io.meshplan.util.Units.formatBytes(gpu.hbmBytes()));
+    }
+    return b;
+  }
 }

@@ -22,9 +22,10 @@ final class ClusterOptions {
       + " its measured collectives and send/recv replace catalog prices.")
   Path profile;
 
-  @Option(names = "--memory", description = "Memory per GPU to plan for, e.g. 70GiB (default: "
-      + "95%% of the GPU's memory; the rest is left to the CUDA context, NCCL buffers and allocator "
-      + "fragmentation).")
+  @Option(names = "--memory", description = "Memory capacity per GPU, e.g. 70GiB: what a "
+      + "configuration may use, for the search and the fits verdict; at most the GPU's physical "
+      + "memory (default: 95%% of it; the rest is left to the CUDA context, NCCL buffers and "
+      + "allocator fragmentation).")
   String memory;
 
   @Option(names = "--overlap-grad-reduce", description = "The framework overlaps the "
@@ -112,7 +113,8 @@ final class ClusterOptions {
   }
 
   double memoryPerGpu(ClusterSpec cs) {
-    return memory != null ? CliValues.bytes("--memory", memory) : cs.gpu().usableMemoryBytes();
+    return memory != null ? CliValues.memoryOf(memory, cs.gpu())
+        : cs.gpu().usableMemoryBytes();
   }
 
   private Profile loaded;

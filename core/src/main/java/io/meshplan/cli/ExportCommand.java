@@ -66,7 +66,9 @@ final class ExportCommand implements Callable<Integer> {
 
   @Spec CommandSpec spec;
 
-  @Mixin ModelOptions model;
+  @Mixin ModelOptions model = new ModelOptions();
+
+  @Mixin RetiredBatchOption retiredBatch = new RetiredBatchOption();
 
   @Option(names = "--plan", paramLabel = "FILE", description = "A plan written by 'plan --out'.")
   Path plan;

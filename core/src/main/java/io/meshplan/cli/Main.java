@@ -41,6 +41,7 @@ public final class Main {
     int code;
     try {
       CommandLine cl = new CommandLine(new MeshplanCommand());
+      ModelOptions.describePresets(cl);
       cl.setOut(out);
       cl.setErr(err);
       cl.setExecutionExceptionHandler(mapper);

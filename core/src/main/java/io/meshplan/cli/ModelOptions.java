@@ -10,6 +10,11 @@ import io.meshplan.util.InputException;
 import java.nio.file.Files;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Set;
 import picocli.CommandLine.Option;
 
 /**
@@ -17,15 +22,24 @@ import picocli.CommandLine.Option;
  * config.json}, and overrides.
  */
 final class ModelOptions {
-  @Option(names = "--model", description = "Model preset (llama2-13b, llama3.1-405b, gpt-1t, "
-      + "gpt3-175b, opt-66b, mistral-7b, gpt, alpa-mlp, ...) or the path of a Hugging Face "
-      + "config.json (LLaMA, Mistral, GPT-NeoX, OPT).")
+  /** The families that plan, simulate and export price: transformer decoders. */
+  static final Set<ModelSpec.Family> DECODERS =
+      Collections.unmodifiableSet(EnumSet.of(ModelSpec.Family.LLAMA, ModelSpec.Family.GPT));
+
+  /** The families whose forward graph shard builds: LLaMA decoders and Alpa's MLP. */
+  static final Set<ModelSpec.Family> SHARD_FAMILIES =
+      Collections.unmodifiableSet(EnumSet.of(ModelSpec.Family.LLAMA, ModelSpec.Family.ALPA_MLP));
+
+  private final Set<ModelSpec.Family> families;
+
+  @Option(names = "--model", description = "Model preset (one of the model presets listed below) "
+      + "or the path of a Hugging Face config.json.")
   String model;
 
   @Option(names = "--layers", description = "Override the number of layers.")
   Integer layers;
 
-  @Option(names = "--batch", description = "Override the batch size (sequences).")
+  /** Shard's {@code --batch}: the forward graph's batch, sequences (see {@link ShardCommand}). */
   Integer batch;
 
   @Option(names = "--seq", description = "Override the sequence length (tokens).")
@@ -50,6 +64,63 @@ final class ModelOptions {
       + "recipe: linear-layer GEMMs in FP8, the rest bf16; H100, H200, B200) (default: "
       + "preset's).")
   String dtype;
+
+  /** Model flags for the transformer decoders ({@link #DECODERS}). */
+  ModelOptions() {
+    this(DECODERS);
+  }
+
+  /**
+   * Model flags for the given families.
+   *
+   * @param families the families the command runs; other presets are refused
+   */
+  ModelOptions(Set<ModelSpec.Family> families) {
+    this.families = families;
+  }
+
+  /**
+   * The presets of the command's families, in catalog order.
+   *
+   * @return the names
+   */
+  List<String> presets() {
+    List<String> out = new ArrayList<>();
+    for (String n : Presets.names()) {
+      if (families.contains(Presets.get(n).family())) {
+        out.add(n);
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Puts the presets each command runs at the head of its help's footer, so that the help lists
+   * exactly the presets the command takes.
+   *
+   * @param root the meshplan command line
+   */
+  static void describePresets(picocli.CommandLine root) {
+    for (picocli.CommandLine sub : root.getSubcommands().values()) {
+      var spec = sub.getCommandSpec();
+      var mixin = spec.mixins().get("model");
+      if (mixin == null || !(mixin.userObject() instanceof ModelOptions mo)) {
+        continue;
+      }
+      List<String> lines = new ArrayList<>(List.of("", "Model presets (--model):"));
+      StringBuilder line = new StringBuilder(" ");
+      for (String n : mo.presets()) {
+        if (line.length() + n.length() + 2 > 78) {
+          lines.add(line.toString().stripTrailing());
+          line = new StringBuilder(" ");
+        }
+        line.append(' ').append(n).append(',');
+      }
+      lines.add(line.substring(0, line.length() - 1));
+      lines.addAll(List.of(spec.usageMessage().footer()));
+      spec.usageMessage().footer(lines.toArray(String[]::new));
+    }
+  }
 
   /**
    * The first override flag given, for refusing overrides where no preset is used.
@@ -87,9 +158,10 @@ final class ModelOptions {
   ModelSpec spec() {
     if (model == null) {
       throw new InputException("--model is required; valid presets: "
-          + String.join(", ", Presets.names()));
+          + String.join(", ", presets()));
     }
     ModelSpec p = base(model);
+    requireFamily(p);
     DType t = p.dtype();
     if (dtype != null) {
       t = Fp8Training.parse(dtype);
@@ -114,6 +186,19 @@ final class ModelOptions {
     } catch (IllegalArgumentException | ArithmeticException e) {
       throw new InputException(FlagWords.reword(e.getMessage(), FlagWords.MODEL));
     }
+  }
+
+  /** Refuses a model of a family the command does not run, naming the command that does. */
+  private void requireFamily(ModelSpec p) {
+    if (families.contains(p.family())) {
+      return;
+    }
+    String why = p.family() == ModelSpec.Family.ALPA_MLP
+        ? " is Alpa's MLP test step, not a transformer decoder: a model for meshplan shard"
+        : ": shard plans the forward graph of LLaMA-family models and alpa-mlp; GPT, OPT and "
+            + "GPT-NeoX models are planned by meshplan plan";
+    throw new InputException("--model " + model + why + "; presets here: "
+        + String.join(", ", presets()));
   }
 
   /** A preset, or a config.json when the value names an existing file or ends in .json. */

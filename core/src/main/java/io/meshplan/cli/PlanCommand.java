@@ -35,6 +35,8 @@ final class PlanCommand implements Callable<Integer> {
 
   @Mixin ModelOptions model = new ModelOptions();
 
+  @Mixin RetiredBatchOption retiredBatch = new RetiredBatchOption();
+
   @Mixin ClusterOptions cluster = new ClusterOptions();
 
   @Option(names = "--hlo", description = "Plan an XLA HLO text dump of a whole training step "

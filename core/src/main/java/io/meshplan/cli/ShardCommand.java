@@ -50,7 +50,18 @@ import picocli.CommandLine.Spec;
 final class ShardCommand implements Callable<Integer> {
   @Spec picocli.CommandLine.Model.CommandSpec spec;
 
-  @Mixin ModelOptions model = new ModelOptions();
+  @Mixin ModelOptions model = new ModelOptions(ModelOptions.SHARD_FAMILIES);
+
+  /**
+   * Sets the batch of the forward graph.
+   *
+   * @param sequences the batch, sequences
+   */
+  @Option(names = "--batch", paramLabel = "N", description = "Override the batch of the forward "
+      + "graph (sequences).")
+  void batch(Integer sequences) {
+    model.batch = sequences;
+  }
 
   @Option(names = "--mesh", required = true, description = "Logical mesh shape, e.g. 50x4 or 4.")
   String mesh;
@@ -63,8 +74,8 @@ final class ShardCommand implements Callable<Integer> {
   String beta;
 
   @Option(names = "--memory",
-      description = "Memory per device, e.g. 32GiB or 1000MB (default: the GPU's memory with "
-          + "--cluster, else 32GiB).")
+      description = "Memory capacity per device, e.g. 32GiB or 1000MB; with --cluster at most "
+          + "the GPU's physical memory (default: the GPU's memory with --cluster, else 32GiB).")
   String memory;
 
   @Option(names = "--cluster", description = "Price on a cluster NODESxGPUS:gpu[:fabric] or a "
@@ -137,7 +148,8 @@ final class ShardCommand implements Callable<Integer> {
     double[] a = alpha == null ? ones(shape.length) : CliValues.numbers("--alpha", alpha);
     double[] b = beta == null ? ones(shape.length) : CliValues.numbers("--beta", beta);
     ClusterSpec cs = checkPricing(shape, lm, a, b);
-    double mem = memory != null ? CliValues.bytes("--memory", memory)
+    double mem = memory != null
+        ? cs != null ? CliValues.memoryOf(memory, cs.gpu()) : CliValues.bytes("--memory", memory)
         : cs != null ? cs.gpu().hbmBytes() : 32.0 * (1L << 30);
     SolverOptions.Kind kind = solverKind();
     checkSolverAndInputs(cs);

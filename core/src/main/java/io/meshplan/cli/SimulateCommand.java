@@ -36,6 +36,8 @@ final class SimulateCommand implements Callable<Integer> {
 
   @Mixin ModelOptions model = new ModelOptions();
 
+  @Mixin RetiredBatchOption retiredBatch = new RetiredBatchOption();
+
   @Mixin ClusterOptions cluster = new ClusterOptions();
 
   @Mixin ParallelOptions parallel = new ParallelOptions();

@@ -47,11 +47,22 @@ public record ModelSpec(
     ALPA_MLP
   }
 
+  /**
+   * The most layers a model may have: 131,072 = 1,024 x the 128 layers of the deepest preset
+   * (gpt-1t). Every estimate that gates work (the stage table's layers^2 x shapes cells, the
+   * simulator's per-layer lists, the graph builders' per-layer instructions) is polynomial in
+   * the layer count, so this bound keeps each of them far inside a long and lets the later
+   * guards refuse quickly instead of wrapping around.
+   */
+  public static final int MAX_LAYERS = 1 << 17;
+
   /** Validates sizes. */
   public ModelSpec {
     Require.nonNull(name, "name");
     Require.nonNull(family, "family");
     Require.positive(layers, "layers");
+    Require.that(layers <= MAX_LAYERS, "layers must be at most " + MAX_LAYERS + ", got "
+        + layers);
     Require.positive(hidden, "hidden size");
     Require.positive(heads, "attention heads");
     Require.positive(kvHeads, "key/value heads");

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import io.meshplan.cluster.FabricCatalog;
 import io.meshplan.cluster.GpuCatalog;
+import io.meshplan.model.ModelSpec;
 import io.meshplan.model.Presets;
 import io.meshplan.model.Overlaps;
 import io.meshplan.util.InputException;
@@ -230,11 +231,23 @@ public final class SweepGridReader {
     return (int) v.asLong();
   }
 
+  /** The presets a sweep plans: every transformer decoder, in catalog order. */
+  private static List<String> decoderPresets() {
+    List<String> out = new java.util.ArrayList<>();
+    for (String n : Presets.names()) {
+      if (Presets.get(n).family() != ModelSpec.Family.ALPA_MLP) {
+        out.add(n);
+      }
+    }
+    return out;
+  }
+
   private String model(JsonNode v, String at) {
     String s = text(v, at);
-    if (!Presets.contains(s)) {
-      throw bad(at, "unknown model '" + s + "'; valid presets: "
-          + String.join(", ", Presets.names()));
+    if (!Presets.contains(s) || Presets.get(s).family() == ModelSpec.Family.ALPA_MLP) {
+      throw bad(at, (Presets.contains(s) ? "model '" + s + "' is Alpa's MLP test step, not a "
+          + "transformer decoder (a model for meshplan shard)" : "unknown model '" + s + "'")
+          + "; valid presets: " + String.join(", ", decoderPresets()));
     }
     return s;
   }

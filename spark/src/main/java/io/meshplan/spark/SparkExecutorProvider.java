@@ -9,7 +9,9 @@ import org.apache.spark.SparkConf;
 /**
  * Opens {@link SparkExecutor}s for {@code --spark MASTER}. Defaults: the application name
  * {@code meshplan}, a task tried up to {@value #MAX_FAILURES} times (also in local mode, whose
- * master becomes {@code local[N,4]}), no web UI, the console progress bar on. Configuration given
+ * master becomes {@code local[N,4]}), no web UI, the console progress bar on, a connect
+ * timeout of {@link MasterProbe#CONNECT_TIMEOUT} (a standalone master that accepts no connection
+ * is refused before the context opens). Configuration given
  * as {@code spark.*} Java system properties or by {@code spark-submit} wins over these defaults,
  * and {@code settings} win over both.
  */
@@ -24,7 +26,9 @@ public final class SparkExecutorProvider implements ExecutorProvider {
 
   @Override
   public TaskExecutor open(String master, Map<String, String> settings) {
-    return new SparkExecutor(conf(master, settings));
+    SparkConf conf = conf(master, settings);
+    MasterProbe.requireReachable(conf.get("spark.master"), MasterProbe.CONNECT_TIMEOUT);
+    return new SparkExecutor(conf);
   }
 
   /**
@@ -41,6 +45,10 @@ public final class SparkExecutorProvider implements ExecutorProvider {
     conf.setIfMissing("spark.task.maxFailures", Integer.toString(MAX_FAILURES));
     conf.setIfMissing("spark.ui.enabled", "false");
     conf.setIfMissing("spark.ui.showConsoleProgress", "true");
+    // A new RPC connection (to the master, or to executors) that hangs fails after the probe's
+    // timeout instead of spark.network.timeout's 120 s.
+    conf.setIfMissing("spark.rpc.io.connectionTimeout", MasterProbe.CONNECT_TIMEOUT.toSeconds()
+        + "s");
     for (Map.Entry<String, String> e : settings.entrySet()) {
       conf.set(e.getKey(), e.getValue());
     }

@@ -36,10 +36,12 @@ public record SearchSpace(int granule, List<SubmeshShape> shapes, int group) {
         model.layers());
     List<SubmeshShape> shapes = SubmeshShape.shapes(cluster.nodes(), cluster.gpusPerNode(),
         granule);
-    long cells = (long) model.layers() * model.layers() * shapes.size();
+    // layers^2 x shapes in a double: at layers 2^31-1 and 52 shapes it is 2.4e20, past a long.
+    double cells = (double) model.layers() * model.layers() * shapes.size();
     if (cells > MAX_TABLE_CELLS) {
       throw new InputException("the stage table of " + model.layers()
-          + " layers on " + shapes.size() + " submesh shapes has " + cells + " cells, more than "
+          + " layers on " + shapes.size() + " submesh shapes has " + String.format(
+          java.util.Locale.ROOT, "%.0f", cells) + " cells, more than "
           + "the limit of " + MAX_TABLE_CELLS + "; plan at most "
           + (long) Math.sqrt((double) MAX_TABLE_CELLS / shapes.size()) + " layers on this cluster");
     }

@@ -104,7 +104,9 @@ public record SubmeshShape(int n, int m) {
    */
   public static int layerGroup(int layers, int shapes, long units) {
     int g = 1;
-    while (g < layers && dpSize((layers + g - 1) / g, shapes, units) > MAX_DP_SIZE) {
+    // ceil(layers / g) in a long: layers + g - 1 passes an int near Integer.MAX_VALUE.
+    while (g < layers && dpSize((int) (((long) layers + g - 1) / g), shapes, units)
+        > MAX_DP_SIZE) {
       g++;
     }
     return g;

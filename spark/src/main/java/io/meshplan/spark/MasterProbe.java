@@ -1,0 +1,51 @@
+package io.meshplan.spark;
+
+import io.meshplan.util.InputException;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Checks that a standalone master accepts connections before a Spark context is opened. Spark's
+ * standalone client tries to register 3 times, 20 seconds apart, and neither figure is a setting
+ * (StandaloneAppClient in Spark 4.0), so a master that is down took about a minute to be
+ * reported; a TCP connect with a timeout answers in at most {@link #CONNECT_TIMEOUT} per master.
+ */
+final class MasterProbe {
+  /** How long one connection attempt to a master may take. */
+  static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(5);
+
+  private MasterProbe() {}
+
+  /**
+   * Refuses a {@code spark://} master none of whose hosts accepts a connection; other masters
+   * (local, k8s, yarn) pass unchecked.
+   *
+   * @param master the master URL, e.g. {@code spark://h1:7077,h2:7077}
+   * @param timeout the connect timeout per host
+   * @throws InputException when no host of a standalone master is reachable
+   */
+  static void requireReachable(String master, Duration timeout) {
+    if (!master.startsWith("spark://")) {
+      return;
+    }
+    List<String> failures = new ArrayList<>();
+    for (String hostPort : master.substring("spark://".length()).split(",")) {
+      int colon = hostPort.lastIndexOf(':');
+      String host = hostPort.substring(0, colon);
+      int port = Integer.parseInt(hostPort.substring(colon + 1));
+      try (Socket s = new Socket()) {
+        s.connect(new InetSocketAddress(host, port), (int) timeout.toMillis());
+        return;
+      } catch (IOException | IllegalArgumentException e) {
+        failures.add(hostPort + " (" + e.getMessage() + ")");
+      }
+    }
+    throw new InputException("Spark master " + master + " is not reachable within "
+        + timeout.toSeconds() + " s: " + String.join(", ", failures) + "; is it running and "
+        + "reachable from this machine?");
+  }
+}
