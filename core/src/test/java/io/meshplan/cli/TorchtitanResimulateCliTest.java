@@ -35,7 +35,8 @@ class TorchtitanResimulateCliTest {
     CliRun p = CliRun.of("plan", "--model", "llama3-8b", "--cluster", "2x8:h100-80gb",
         "--global-batch", "32", "--megatron-grid", "--out", plan.toString());
     assertThat(p.code()).as(p.err()).isZero();
-    CliRun ex = CliRun.of("export", "--to", "torchtitan", "--plan", plan.toString());
+    CliRun ex = CliRun.of("export", "--to", "torchtitan", "--framework-version", "0.2.2",
+        "--plan", plan.toString());
     assertThat(ex.code()).as(ex.err()).isZero();
     CliRun again = simulate(ex.out(), "2x8:h100-80gb");
     assertThat(again.code()).as(again.err()).isZero();
@@ -62,7 +63,8 @@ class TorchtitanResimulateCliTest {
       String[] common = {"--model", "llama3-8b", "--seq", "2048", "--cluster", "1x8:h100-80gb"};
       CliRun sim = CliRun.of(concat(new String[] {"simulate"}, common, c));
       assertThat(sim.code()).as(sim.err()).isZero();
-      CliRun ex = CliRun.of(concat(new String[] {"export", "--to", "torchtitan"}, common, c));
+      CliRun ex = CliRun.of(concat(new String[] {"export", "--to", "torchtitan",
+          "--framework-version", "0.2.2"}, common, c));
       assertThat(ex.code()).as(ex.err()).isZero();
       CliRun again = simulate(ex.out(), "1x8:h100-80gb");
       assertThat(again.code()).as(again.err()).isZero();
@@ -72,7 +74,7 @@ class TorchtitanResimulateCliTest {
   }
 
   /** simulate with the flags a torchtitan TOML states. */
-  private static CliRun simulate(String toml, String cluster) throws Exception {
+  static CliRun simulate(String toml, String cluster) throws Exception {
     JsonNode t = new TomlMapper().readTree(toml);
     JsonNode p = t.path("parallelism");
     JsonNode tr = t.path("training");
