@@ -74,7 +74,12 @@ class TorchtitanResimulateCliTest {
   }
 
   /** simulate with the flags a torchtitan TOML states. */
-  static CliRun simulate(String toml, String cluster) throws Exception {
+  private static CliRun simulate(String toml, String cluster) throws Exception {
+    return CliRun.of(simulateArgs(toml, cluster));
+  }
+
+  /** The simulate command line of the flags a torchtitan TOML states. */
+  static String[] simulateArgs(String toml, String cluster) throws Exception {
     JsonNode t = new TomlMapper().readTree(toml);
     JsonNode p = t.path("parallelism");
     JsonNode tr = t.path("training");
@@ -112,7 +117,7 @@ class TorchtitanResimulateCliTest {
       // FSDP: ZeRO-1 under a pipeline schedule, ZeRO-3 without one (TorchtitanToml).
       f.addAll(pp > 1 ? List.of("--distributed-optimizer") : List.of("--zero-stage", "3"));
     }
-    return CliRun.of(f.toArray(String[]::new));
+    return f.toArray(String[]::new);
   }
 
   /** The transformer layers ({@code layers.N}) in one part of module_fqns_per_model_part. */
