@@ -36,12 +36,13 @@ import picocli.CommandLine.Spec;
     name = "export",
     mixinStandardHelpOptions = true,
     description = {
-      "Writes a Megatron-LM argument file, a torchtitan TOML or a DeepSpeed launch file (its"
+      "Writes a Megatron-LM argument file, a torchtitan config or a DeepSpeed launch file (its"
           + " JSON and the Megatron-DeepSpeed arguments) for a plan"
           + " (--plan) or for the flags simulate takes.",
-      "The torchtitan TOML is for torchtitan v0.2.2, its last release that reads TOML"
-          + " (--framework-version 0.2.2, the default and only version written); torchtitan's"
-          + " main takes a Python config (--module/--config) since 2026-02 and reads no TOML.",
+      "torchtitan's config is by default its main branch's form (--framework-version main):"
+          + " a Python module whose function returns a Trainer.Config, run with torchrun -m"
+          + " torchtitan.train --module/--config; --framework-version 0.2.2 writes the job TOML"
+          + " of v0.2.2, its last release that reads TOML.",
       "A configuration the framework cannot express is never approximated: exit code 3 names"
           + " what is missing and prints the nearest configuration it can express.",
       "Exit codes: 0 written, 2 bad input, 3 not expressible or does not fit in GPU memory."
@@ -84,8 +85,9 @@ final class ExportCommand implements Callable<Integer> {
   @Mixin AttentionOptions attention = new AttentionOptions();
 
   @Option(names = "--framework-version", paramLabel = "VERSION",
-      description = "The framework release the file is for; torchtitan only: 0.2.2 (default and"
-          + " only one: its last TOML release; its main branch reads a Python config).")
+      description = "The framework release the file is for; torchtitan only: main (default:"
+          + " the Python config of its main branch, as of commit b5bcd76, 2026-08-21) or 0.2.2"
+          + " (its last TOML release).")
   String frameworkVersion;
 
   @Option(names = "--out", paramLabel = "FILE", description = "Write here (default: stdout).")
@@ -96,8 +98,7 @@ final class ExportCommand implements Callable<Integer> {
 
   @Override
   public Integer call() {
-    ExportTarget target = ExportTarget.parse(to);
-    checkFrameworkVersion(target, frameworkVersion);
+    ExportTarget target = withFrameworkVersion(ExportTarget.parse(to), frameworkVersion);
     if (out != null) {
       List<Path> inputs = new ArrayList<>(clusterOptions.inputFiles().values());
       if (model != null) {
@@ -127,7 +128,9 @@ final class ExportCommand implements Callable<Integer> {
       o.println("no configuration " + target.label() + " can express is near it");
     } else {
       o.println("nearest configuration " + target.label() + " can express:");
-      o.println("  meshplan export --to " + target.label() + " " + flags(n.nearest().get()));
+      o.println("  meshplan export --to " + target.label()
+          + (target == ExportTarget.TORCHTITAN_V022 ? " --framework-version 0.2.2 " : " ")
+          + flags(n.nearest().get()));
       CostPredictor cost = predictor != null ? predictor : this::simulate;
       o.println(prediction(cost.predict(n.nearest().get())));
     }
@@ -174,25 +177,30 @@ final class ExportCommand implements Callable<Integer> {
   }
 
   /**
-   * Accepts the one framework version written: torchtitan v0.2.2, the last release whose job
-   * config is a TOML ({@code torchtitan/config/job_config.py} at tag v0.2.2; its main branch
-   * parses {@code --module}/{@code --config} in {@code torchtitan/config/manager.py}).
+   * The target a framework version selects: torchtitan's main branch (the Python config that
+   * {@code torchtitan/config/manager.py} loads from {@code --module}/{@code --config}) by default,
+   * or v0.2.2, the last release whose job config is a TOML ({@code torchtitan/config/job_config.py}
+   * at tag v0.2.2).
    */
-  static void checkFrameworkVersion(ExportTarget target, String version) {
+  static ExportTarget withFrameworkVersion(ExportTarget target, String version) {
     if (version == null) {
-      return;
+      return target;
     }
     if (target != ExportTarget.TORCHTITAN) {
       throw new InputException("--framework-version applies to --to torchtitan only; "
           + target.label() + " is written for its current release");
     }
     String v = version.strip().toLowerCase(java.util.Locale.ROOT);
-    if (!List.of("0.2.2", "v0.2.2", "0.2").contains(v)) {
-      throw new InputException("--framework-version '" + version + "': meshplan writes"
-          + " torchtitan's job TOML of v0.2.2 (0.2.2), its last release that reads TOML; its"
-          + " main branch takes a Python config (--module/--config), which meshplan does not"
-          + " write");
+    if (List.of("0.2.2", "v0.2.2", "0.2").contains(v)) {
+      return ExportTarget.TORCHTITAN_V022;
     }
+    if (List.of("main", "current", "b5bcd76").contains(v)) {
+      return ExportTarget.TORCHTITAN;
+    }
+    throw new InputException("--framework-version '" + version + "': meshplan writes"
+        + " torchtitan's main branch (main, the default: a Python config for --module/--config,"
+        + " as of commit b5bcd76, 2026-08-21) or v0.2.2 (0.2.2: its last release that reads"
+        + " TOML)");
   }
 
   private ExportInput input() {

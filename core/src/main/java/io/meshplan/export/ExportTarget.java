@@ -7,8 +7,16 @@ import java.util.Locale;
 public enum ExportTarget {
   /** Megatron-LM command-line arguments, as a bash array to source. */
   MEGATRON("megatron", "megatron-args.sh"),
-  /** A torchtitan job TOML. */
-  TORCHTITAN("torchtitan", "torchtitan.toml"),
+  /**
+   * A torchtitan config in its main branch's form: a Python module whose function returns a
+   * {@code Trainer.Config} ({@link TorchtitanPython}); {@code --to torchtitan}'s default.
+   */
+  TORCHTITAN("torchtitan", "meshplan_torchtitan.py"),
+  /**
+   * A torchtitan job TOML for its release v0.2.2, the last that reads TOML ({@link
+   * TorchtitanToml}).
+   */
+  TORCHTITAN_V022("torchtitan", "torchtitan.toml"),
   /**
    * A bash file to source: the DeepSpeed configuration JSON, written as a heredoc, and the
    * Megatron-DeepSpeed arguments that give DeepSpeed its tensor and pipeline sizes.
@@ -42,7 +50,7 @@ public enum ExportTarget {
   }
 
   /**
-   * Parses a target name.
+   * Parses a target name; {@code torchtitan} is its current form ({@link #TORCHTITAN}).
    *
    * @param text {@code megatron}, {@code torchtitan} or {@code deepspeed} (any case)
    * @return the target

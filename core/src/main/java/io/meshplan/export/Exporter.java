@@ -28,7 +28,8 @@ public final class Exporter {
   public static FrameworkWriter writer(ExportTarget target) {
     return switch (target) {
       case MEGATRON -> new MegatronArgs();
-      case TORCHTITAN -> new TorchtitanToml();
+      case TORCHTITAN -> new TorchtitanPython();
+      case TORCHTITAN_V022 -> new TorchtitanToml();
       case DEEPSPEED -> new DeepSpeedConfig();
     };
   }

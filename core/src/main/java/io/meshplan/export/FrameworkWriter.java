@@ -6,7 +6,8 @@ import java.util.Optional;
  * Writes one framework's configuration for a parallel configuration, and says what the framework
  * cannot express. Implementations are pure: no files, no printing.
  */
-public sealed interface FrameworkWriter permits MegatronArgs, TorchtitanToml, DeepSpeedConfig {
+public sealed interface FrameworkWriter permits MegatronArgs, TorchtitanPython, TorchtitanToml,
+    DeepSpeedConfig {
   /**
    * What the framework cannot express about an input.
    *

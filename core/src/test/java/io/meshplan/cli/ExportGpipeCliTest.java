@@ -19,7 +19,7 @@ class ExportGpipeCliTest {
       "--micro-batch", "1", "--global-batch", "1024", "--recompute", "full",
       "--sequence-parallel", "--distributed-optimizer", "--overlap-grad-reduce"};
 
-  private static CliRun export(String to, boolean gpipe) {
+  private static CliRun export(String to, boolean gpipe, String... more) {
     List<String> a = new ArrayList<>(List.of("export", "--to", to));
     a.addAll(List.of(FLAGS));
     if (to.equals("torchtitan")) {
@@ -29,6 +29,7 @@ class ExportGpipeCliTest {
     if (gpipe) {
       a.addAll(List.of("--schedule", "gpipe"));
     }
+    a.addAll(List.of(more));
     return CliRun.of(a.toArray(String[]::new));
   }
 
@@ -51,8 +52,13 @@ class ExportGpipeCliTest {
   void torchtitanWritesPyTorchsGpipeSchedule() {
     CliRun r = export("torchtitan", true);
     assertThat(r.code()).as(r.err()).isZero();
-    assertThat(r.out()).contains("pipeline_parallel_schedule = 'GPipe'");
+    assertThat(r.out()).contains("config.parallelism.pipeline_parallel_schedule = \"GPipe\"\n");
     assertThat(export("torchtitan", false).out())
+        .contains("config.parallelism.pipeline_parallel_schedule = \"1F1B\"\n");
+    CliRun v022 = export("torchtitan", true, "--framework-version", "0.2.2");
+    assertThat(v022.code()).as(v022.err()).isZero();
+    assertThat(v022.out()).contains("pipeline_parallel_schedule = 'GPipe'");
+    assertThat(export("torchtitan", false, "--framework-version", "0.2.2").out())
         .contains("pipeline_parallel_schedule = '1F1B'");
   }
 }

@@ -125,13 +125,22 @@ class Fp8CliTest {
     // torchtitan trains only its llama3 flavors: the same layout on LLaMA3-8B (flavor 8B).
     String[] llama3 = SMALL.clone();
     llama3[1] = "llama3-8b";
-    CliRun t = CliRun.of(with(new String[] {"export", "--to", "torchtitan", "--cluster",
-        "1x8:h100-80gb"}, with(llama3, "--sequence-parallel", "--zero-stage", "3")));
+    CliRun t = CliRun.of(with(new String[] {"export", "--to", "torchtitan", "--framework-version",
+        "0.2.2", "--cluster", "1x8:h100-80gb"}, with(llama3, "--sequence-parallel", "--zero-stage",
+        "3")));
     assertThat(t.code()).as(t.err()).isZero();
     assertThat(t.out()).contains("mixed_precision_param = 'bfloat16'",
         "[model]\nname = 'llama3'\nflavor = '8B'\nhf_assets_path = './assets/hf/Llama-3.1-8B'\n"
             + "converters = ['quantize.linear.float8']\n",
         "[quantize.linear.float8]\nrecipe_name = 'tensorwise'\nfilter_fqns = ['output']\n");
+    // torchtitan's main: the same torchao converter, on the model spec of the Python config.
+    CliRun tm = CliRun.of(with(new String[] {"export", "--to", "torchtitan", "--cluster",
+        "1x8:h100-80gb"}, with(llama3, "--sequence-parallel", "--zero-stage", "3")));
+    assertThat(tm.code()).as(tm.err()).isZero();
+    assertThat(tm.out()).contains("    config.model_spec = model_registry(\n        \"8B\",\n"
+        + "        converters=[\n            Float8LinearConverter.Config(\n"
+        + "                filter_fqns=[\"lm_head\"],\n",
+        "    config.training.mixed_precision_param = \"bfloat16\"\n");
     CliRun d = CliRun.of(with(new String[] {"export", "--to", "deepspeed", "--cluster",
         "1x8:h100-80gb"}, SMALL));
     assertThat(d.code()).isEqualTo(ExitCodes.INFEASIBLE);

@@ -21,21 +21,29 @@ class TorchtitanExportCliTest {
   }
 
   @Test
-  void frameworkVersionIsTorchtitansLastTomlRelease() {
+  void frameworkVersionChoosesMainsPythonConfigOrTheLastTomlRelease() {
     CliRun plain = CliRun.of(with(new String[] {"export", "--to", "torchtitan", "--model",
         "llama3-8b"}, LAYOUT));
     assertThat(plain.code()).as(plain.err()).isZero();
-    assertThat(plain.out()).contains("torchtitan v0.2.2 (its last TOML release), llama3 flavor"
-        + " 8B\n", "[model]\nname = 'llama3'\nflavor = '8B'\n");
+    assertThat(plain.out()).contains("torchtitan main@b5bcd76 (2026-08-21), llama3 flavor 8B,"
+        + " from its recipe llama3_8b\n", "-m torchtitan.train --module meshplan_torchtitan"
+        + " --config meshplan_plan\n", "def meshplan_plan() -> Trainer.Config:\n"
+        + "    config = llama3_8b()\n    config.model_spec = model_registry(\"8B\")\n");
+    CliRun main = CliRun.of(with(new String[] {"export", "--to", "torchtitan", "--model",
+        "llama3-8b", "--framework-version", "main"}, LAYOUT));
+    assertThat(main.code()).as(main.err()).isZero();
+    assertThat(main.out()).isEqualTo(plain.out());
     CliRun v = CliRun.of(with(new String[] {"export", "--to", "torchtitan", "--model",
         "llama3-8b", "--framework-version", "0.2.2"}, LAYOUT));
     assertThat(v.code()).as(v.err()).isZero();
-    assertThat(v.out()).isEqualTo(plain.out());
-    CliRun main = CliRun.of(with(new String[] {"export", "--to", "torchtitan", "--model",
-        "llama3-8b", "--framework-version", "main"}, LAYOUT));
-    assertThat(main.code()).isEqualTo(2);
-    assertThat(main.err().lines()).hasSize(1);
-    assertThat(main.err()).contains("its main branch takes a Python config");
+    assertThat(v.out()).contains("torchtitan v0.2.2 (its last TOML release), llama3 flavor"
+        + " 8B\n", "[model]\nname = 'llama3'\nflavor = '8B'\n");
+    CliRun old = CliRun.of(with(new String[] {"export", "--to", "torchtitan", "--model",
+        "llama3-8b", "--framework-version", "0.1.0"}, LAYOUT));
+    assertThat(old.code()).isEqualTo(2);
+    assertThat(old.err().lines()).hasSize(1);
+    assertThat(old.err()).contains("--framework-version '0.1.0'", "main, the default",
+        "0.2.2: its last release that reads TOML");
     CliRun megatron = CliRun.of(with(new String[] {"export", "--to", "megatron", "--model",
         "llama3-8b", "--framework-version", "0.2.2"}, LAYOUT));
     assertThat(megatron.code()).isEqualTo(2);
@@ -48,8 +56,14 @@ class TorchtitanExportCliTest {
         "llama2-7b"}, LAYOUT));
     assertThat(r.code()).isEqualTo(ExitCodes.INFEASIBLE);
     assertThat(r.err().lines()).hasSize(1);
-    assertThat(r.err()).contains("torchtitan has no flavor for llama2-7b");
+    // llama2-7b (6.7e9 parameters) is nearest the 8B flavor (8.0e9), far from 70B.
+    assertThat(r.err()).contains("torchtitan has no flavor for llama2-7b",
+        "the nearest is flavor 8B (layers 32, hidden 4096, heads 32, kv heads 8, ffn 14336");
     assertThat(r.out()).isEqualTo("no configuration torchtitan can express is near it\n");
+    CliRun v = CliRun.of(with(new String[] {"export", "--to", "torchtitan", "--framework-version",
+        "0.2.2", "--model", "llama2-7b"}, LAYOUT));
+    assertThat(v.code()).isEqualTo(ExitCodes.INFEASIBLE);
+    assertThat(v.err()).contains("torchtitan has no flavor for llama2-7b");
   }
 
   @Test

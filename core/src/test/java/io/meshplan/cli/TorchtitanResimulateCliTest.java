@@ -35,7 +35,8 @@ class TorchtitanResimulateCliTest {
     CliRun p = CliRun.of("plan", "--model", "llama3-8b", "--cluster", "2x8:h100-80gb",
         "--global-batch", "32", "--megatron-grid", "--out", plan.toString());
     assertThat(p.code()).as(p.err()).isZero();
-    CliRun ex = CliRun.of("export", "--to", "torchtitan", "--plan", plan.toString());
+    CliRun ex = CliRun.of("export", "--to", "torchtitan", "--framework-version", "0.2.2",
+        "--plan", plan.toString());
     assertThat(ex.code()).as(ex.err()).isZero();
     CliRun again = simulate(ex.out(), "2x8:h100-80gb");
     assertThat(again.code()).as(again.err()).isZero();
@@ -65,7 +66,8 @@ class TorchtitanResimulateCliTest {
       String[] common = {"--model", "llama3-8b", "--seq", "2048", "--cluster", "1x8:h100-80gb"};
       CliRun sim = CliRun.of(concat(new String[] {"simulate"}, common, c));
       assertThat(sim.code()).as(sim.err()).isZero();
-      CliRun ex = CliRun.of(concat(new String[] {"export", "--to", "torchtitan"}, common, c));
+      CliRun ex = CliRun.of(concat(new String[] {"export", "--to", "torchtitan",
+          "--framework-version", "0.2.2"}, common, c));
       assertThat(ex.code()).as(ex.err()).isZero();
       CliRun again = simulate(ex.out(), "1x8:h100-80gb");
       assertThat(again.code()).as(again.err()).isZero();
@@ -76,6 +78,11 @@ class TorchtitanResimulateCliTest {
 
   /** simulate with the flags a torchtitan TOML states. */
   private static CliRun simulate(String toml, String cluster) throws Exception {
+    return CliRun.of(simulateArgs(toml, cluster));
+  }
+
+  /** The simulate command line of the flags a torchtitan TOML states. */
+  static String[] simulateArgs(String toml, String cluster) throws Exception {
     JsonNode t = new TomlMapper().readTree(toml);
     JsonNode p = t.path("parallelism");
     JsonNode tr = t.path("training");
@@ -113,7 +120,7 @@ class TorchtitanResimulateCliTest {
       // FSDP: ZeRO-1 under a pipeline schedule, ZeRO-3 without one (TorchtitanToml).
       f.addAll(pp > 1 ? List.of("--distributed-optimizer") : List.of("--zero-stage", "3"));
     }
-    return CliRun.of(f.toArray(String[]::new));
+    return f.toArray(String[]::new);
   }
 
   /** The transformer layers ({@code layers.N}) in one part of module_fqns_per_model_part. */

@@ -86,7 +86,7 @@ class ExporterTest {
   void torchtitanTomlReadsBackAsThePlan() throws Exception {
     // ZeRO-1 under a pipeline is FSDP over the 32 data-parallel ranks (shard 32, replicate 1)
     // that keeps the weights gathered through the step.
-    String text = exported(ExportTarget.TORCHTITAN, Plans.input(2, Recompute.FULL, true, 1));
+    String text = exported(ExportTarget.TORCHTITAN_V022, Plans.input(2, Recompute.FULL, true, 1));
     JsonNode t = new TomlMapper().readTree(text);
     JsonNode p = t.path("parallelism");
     assertThat(p.path("data_parallel_replicate_degree").asInt()).isEqualTo(1);
@@ -112,7 +112,7 @@ class ExporterTest {
     // tp 8 x pp 1 x dp 128 = 1024 GPUs; 1024 / (2 x 128) = 4 accumulation steps of 2 sequences.
     var in = new ExportInput(Plans.LLAMA70B, Plans.CLUSTER,
         new ParallelConfig(8, 1, 128, 1, 2, 1024, Recompute.FULL, true, 3));
-    JsonNode t = new TomlMapper().readTree(exported(ExportTarget.TORCHTITAN, in));
+    JsonNode t = new TomlMapper().readTree(exported(ExportTarget.TORCHTITAN_V022, in));
     assertThat(t.at("/training/local_batch_size").asInt()).isEqualTo(2);
     assertThat(t.at("/training/global_batch_size").asInt()).isEqualTo(1024);
     assertThat(t.at("/parallelism/data_parallel_shard_degree").asInt()).isEqualTo(128);
@@ -124,23 +124,23 @@ class ExporterTest {
 
   @Test
   void torchtitanCannotShardOnlyTheOptimizerNorSkipSequenceParallelism() {
-    ExportResult.NotExpressible n = notExpressible(exporter.export(ExportTarget.TORCHTITAN,
+    ExportResult.NotExpressible n = notExpressible(exporter.export(ExportTarget.TORCHTITAN_V022,
         Plans.input(1, Recompute.SELECTIVE, false, true)));
     assertThat(n.missing()).contains("sequence parallelism");
     ParallelConfig near = n.nearest().orElseThrow().config();
     assertThat(near).isEqualTo(Plans.config(1, Recompute.SELECTIVE, true, true));
-    assertThat(exporter.export(ExportTarget.TORCHTITAN, n.nearest().get()))
+    assertThat(exporter.export(ExportTarget.TORCHTITAN_V022, n.nearest().get()))
         .isInstanceOf(ExportResult.Exported.class);
     // Without a pipeline FSDP shards weights and gradients as well: ZeRO-1 becomes ZeRO-3.
     ParallelConfig noPipeline = new ParallelConfig(8, 1, 128, 1, 1, 1024, Recompute.SELECTIVE,
         true, 1);
-    ExportResult.NotExpressible z = notExpressible(exporter.export(ExportTarget.TORCHTITAN,
+    ExportResult.NotExpressible z = notExpressible(exporter.export(ExportTarget.TORCHTITAN_V022,
         new ExportInput(Plans.LLAMA70B, Plans.CLUSTER, noPipeline)));
     assertThat(z.missing()).contains("no optimizer-only sharding (ZeRO-1) without pipeline");
     assertThat(z.nearest().orElseThrow().config()).isEqualTo(noPipeline.withZeroStage(3));
     // Under a pipeline it is ZeRO-3 that torchtitan lacks: the schedule keeps FSDP's weights
     // and gradients whole until the last microbatch.
-    ExportResult.NotExpressible z3 = notExpressible(exporter.export(ExportTarget.TORCHTITAN,
+    ExportResult.NotExpressible z3 = notExpressible(exporter.export(ExportTarget.TORCHTITAN_V022,
         Plans.input(1, Recompute.SELECTIVE, true, 3)));
     assertThat(z3.missing()).contains("no ZeRO-3 with pipeline parallelism");
     assertThat(z3.nearest().orElseThrow().config())
@@ -151,19 +151,19 @@ class ExporterTest {
   void torchtitanReplicatesOnlyWhenDataParallelismIsAlone() throws Exception {
     // ZeRO-0 beside tp 8 x pp 4: torchtitan's parallelize.py refuses DDP with other parallelism;
     // the nearest is its FSDP under the pipeline, ZeRO-1.
-    ExportResult.NotExpressible n = notExpressible(exporter.export(ExportTarget.TORCHTITAN,
+    ExportResult.NotExpressible n = notExpressible(exporter.export(ExportTarget.TORCHTITAN_V022,
         Plans.input(1, Recompute.SELECTIVE, true, 0)));
     assertThat(n.missing()).contains("DDP has not supported > 1D parallelism");
     assertThat(n.nearest().orElseThrow().config().zeroStage()).isEqualTo(1);
     // 1 node x 8 GPUs, data parallel only: DDP over 8 replicas, no sharding.
     var ddp = new ExportInput(Plans.LLAMA70B, io.meshplan.cluster.ClusterSpec.parse(
         "1x8:h100-80gb"), new ParallelConfig(1, 1, 8, 1, 1, 64, Recompute.FULL, false, 0));
-    JsonNode t = new TomlMapper().readTree(exported(ExportTarget.TORCHTITAN, ddp));
+    JsonNode t = new TomlMapper().readTree(exported(ExportTarget.TORCHTITAN_V022, ddp));
     assertThat(t.at("/parallelism/data_parallel_replicate_degree").asInt()).isEqualTo(8);
     assertThat(t.at("/parallelism/data_parallel_shard_degree").asInt()).isEqualTo(1);
     assertThat(t.path("parallelism").has("fsdp_reshard_after_forward")).isFalse();
     // ZeRO-1 on the same GPUs is not expressible, and its nearest is FSDP (ZeRO-3).
-    ExportResult.NotExpressible z1 = notExpressible(exporter.export(ExportTarget.TORCHTITAN,
+    ExportResult.NotExpressible z1 = notExpressible(exporter.export(ExportTarget.TORCHTITAN_V022,
         new ExportInput(ddp.model(), ddp.cluster(), ddp.config().withZeroStage(1))));
     assertThat(z1.nearest().orElseThrow().config()).isEqualTo(ddp.config().withZeroStage(3));
   }
@@ -236,7 +236,7 @@ class ExporterTest {
     assertThat(firstOnly.asParallelConfig().orElseThrow().lastStageLayers()).isZero();
     // torchtitan v0.2.2 states the split as module_fqns_per_model_part (job_config.py:367):
     // 19, 21, 21, 19 layers, the embedding on the first part and the norm and head on the last.
-    String toml = ((ExportResult.Exported) exporter.export(ExportTarget.TORCHTITAN, plan,
+    String toml = ((ExportResult.Exported) exporter.export(ExportTarget.TORCHTITAN_V022, plan,
         Plans.CLUSTER)).text();
     assertThat(toml).contains("module_fqns_per_model_part = [['tok_embeddings', 'layers.0', ",
         "'layers.18'], ['layers.19', ", "'layers.60'], ['layers.61', ",

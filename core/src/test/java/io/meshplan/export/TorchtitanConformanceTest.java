@@ -99,7 +99,7 @@ class TorchtitanConformanceTest {
         new ParallelConfig(1, 1, 8, 1, 2, 64, Recompute.SELECTIVE, false, 0)));
     assertThat(inputs).hasSizeGreaterThan(6);
     for (ExportInput in : inputs) {
-      ExportResult r = new Exporter().export(ExportTarget.TORCHTITAN, in);
+      ExportResult r = new Exporter().export(ExportTarget.TORCHTITAN_V022, in);
       assertThat(r).as(in.config().toString()).isInstanceOf(ExportResult.Exported.class);
       conforms(in, TOML.readTree(((ExportResult.Exported) r).text()));
     }
@@ -165,14 +165,14 @@ class TorchtitanConformanceTest {
     ModelSpec f16 = new ModelSpec(m.name(), m.family(), m.layers(), m.hidden(), m.heads(),
         m.kvHeads(), m.ffn(), m.vocab(), 2048, 1, DType.F16);
     ParallelConfig c = new ParallelConfig(8, 2, 2, 1, 1, 64, Recompute.NONE, true, 1);
-    ExportResult v100 = new Exporter().export(ExportTarget.TORCHTITAN,
+    ExportResult v100 = new Exporter().export(ExportTarget.TORCHTITAN_V022,
         new ExportInput(f16, ClusterSpec.parse("4x8:v100-32gb"), c));
     assertThat(v100).isInstanceOf(ExportResult.NotExpressible.class);
     ExportResult.NotExpressible n = (ExportResult.NotExpressible) v100;
     assertThat(n.missing()).contains("has no bf16", "job_config.py:282");
     assertThat(n.nearest()).isEmpty();
     // An A100 has bf16: there the nearest is the bf16 plan.
-    ExportResult a100 = new Exporter().export(ExportTarget.TORCHTITAN,
+    ExportResult a100 = new Exporter().export(ExportTarget.TORCHTITAN_V022,
         new ExportInput(f16, ClusterSpec.parse("4x8:a100-80gb"), c));
     assertThat(((ExportResult.NotExpressible) a100).nearest().orElseThrow().model().dtype())
         .isEqualTo(DType.BF16);

@@ -97,7 +97,7 @@ class ZeroStageExportTest {
   @Test
   void torchtitanWritesFsdpOverTheDataParallelRanksForZero3() {
     // local batch: no pipeline, so the microbatch (1); 1024 / (1 x 128) = 8 accumulation steps.
-    assertThat(exported(ExportTarget.TORCHTITAN, zero3OneStage())).isEqualTo("""
+    assertThat(exported(ExportTarget.TORCHTITAN_V022, zero3OneStage())).isEqualTo("""
         # torchtitan job configuration written by meshplan export
         # model llama3-70b (layers 80, hidden 8192, heads 64, kv heads 8, ffn 28672, vocab \
         128256) on 128x8:h100-80gb:ib-ndr400: torchtitan v0.2.2 (its last TOML release), llama3 \
@@ -250,11 +250,11 @@ class ZeroStageExportTest {
         .contains("  --pipeline-model-parallel-size 4\n", "  --use-megatron-fsdp\n");
     // torchtitan neither: under the pipeline schedule its FSDP is ZeRO-1, which it writes for
     // the ZeRO-1 plan.
-    ExportResult.NotExpressible t = notExpressible(ExportTarget.TORCHTITAN,
+    ExportResult.NotExpressible t = notExpressible(ExportTarget.TORCHTITAN_V022,
         fourStages(3, 3, 3, 3));
     assertThat(t.nearest().orElseThrow().config())
         .isEqualTo(new ParallelConfig(8, 4, 32, 1, 1, 1024, Recompute.FULL, true, 1));
-    assertThat(exported(ExportTarget.TORCHTITAN, fourStages(1, 1, 1, 1))).contains(
+    assertThat(exported(ExportTarget.TORCHTITAN_V022, fourStages(1, 1, 1, 1))).contains(
         "data_parallel_replicate_degree = 1\ndata_parallel_shard_degree = 32\n"
             + "fsdp_reshard_after_forward = 'never'\n", "pipeline_parallel_degree = 4\n",
         "# data parallelism: FSDP over 32 ranks under the pipeline schedule: weights gathered"
@@ -315,7 +315,7 @@ class ZeroStageExportTest {
 
   @Test
   void torchtitanHasNoZero2() {
-    ExportResult.NotExpressible n = notExpressible(ExportTarget.TORCHTITAN, zero2OneStage());
+    ExportResult.NotExpressible n = notExpressible(ExportTarget.TORCHTITAN_V022, zero2OneStage());
     assertThat(n.missing()).startsWith("torchtitan has no ZeRO-2");
     // Without a pipeline torchtitan's FSDP is ZeRO-3.
     assertThat(n.nearest().orElseThrow().config().zeroStage()).isEqualTo(3);

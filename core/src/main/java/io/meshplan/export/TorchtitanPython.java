@@ -1,0 +1,235 @@
+package io.meshplan.export;
+
+import io.meshplan.cluster.ClusterSpec;
+import io.meshplan.model.Fp8Training;
+import io.meshplan.model.ModelSpec;
+import io.meshplan.model.Recompute;
+import io.meshplan.plan.ParallelConfig;
+import io.meshplan.util.Require;
+import io.meshplan.util.ShellQuote;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * A torchtitan config in the form of its main branch ({@link TorchtitanMain}): a Python module
+ * with one function returning a {@code Trainer.Config}, loaded with {@code --module
+ * meshplan_torchtitan --config meshplan_plan}, and the launch command in its header. The function
+ * starts from the recipe of the llama3 flavor with the plan's dimensions (its loss, optimizer,
+ * dataset, checkpoint and {@code hf_assets_path}, the placeholders a user edits) and sets the
+ * parallelism, batch, precision and activation checkpointing the plan was simulated with.
+ *
+ * <p>What torchtitan can express is the same on main as in v0.2.2 (same flavors, same FSDP/DDP
+ * composition under and without a pipeline, bf16 or f32 only), so {@link #missing} and {@link
+ * #nearest} are {@link TorchtitanToml}'s, with main's one extra rule: a microbatch's tokens divide
+ * by the tensor degree under sequence parallelism. The batch is stated in tokens, as main counts
+ * it: {@code num_tokens_per_microbatch_per_dp_rank} = micro batch x sequence, {@code
+ * num_pp_microbatches} = the pipeline's microbatches (the rank's whole share under a pipeline, so
+ * no gradient accumulation there), {@code num_tokens_per_train_step} = global batch x sequence,
+ * so that torchtitan's accumulation ({@link TorchtitanMain#accumulation}) is the plan's.
+ */
+public final class TorchtitanPython implements FrameworkWriter {
+  private final TorchtitanToml rules = new TorchtitanToml();
+
+  /** Creates the writer; it holds no state. */
+  public TorchtitanPython() {}
+
+  @Override
+  public Optional<String> missing(ExportInput input) {
+    ModelSpec m = input.model();
+    if (m.family() == ModelSpec.Family.LLAMA && TorchtitanV022.flavor(m).isEmpty()) {
+      return Optional.of("torchtitan has no flavor for " + ShellQuote.commentText(m.name())
+          + ": its llama3 flavors with a recipe (8B, 70B, 405B; torchtitan "
+          + TorchtitanMain.VERSION + " models/llama3/__init__.py:236-365) have other"
+          + " dimensions (layers, hidden, heads, kv heads, ffn, vocab " + TorchtitanV022.VOCAB
+          + "); the nearest is " + nearestFlavor(m));
+    }
+    Optional<String> lacking = rules.missing(input);
+    if (lacking.isPresent()) {
+      return lacking;
+    }
+    ParallelConfig c = input.config();
+    int divisor = TorchtitanMain.tokenDivisor(c.tensorParallel(), c.sequenceParallel(), 1);
+    if ((long) c.microBatchSize() * input.model().seq() % divisor != 0) {
+      return Optional.of("torchtitan (" + TorchtitanMain.VERSION + " trainer.py:300-309) needs a"
+          + " microbatch's tokens (" + c.microBatchSize() + " x " + input.model().seq()
+          + ") to divide by the tensor degree " + divisor + " under sequence parallelism");
+    }
+    return Optional.empty();
+  }
+
+  /**
+   * The llama3 flavor whose parameter count is nearest a model's (ties: the smaller flavor), with
+   * its dimensions, for the refusal of a model no flavor matches.
+   */
+  static String nearestFlavor(ModelSpec m) {
+    TorchtitanV022.Flavor best = null;
+    long bestGap = Long.MAX_VALUE;
+    for (TorchtitanV022.Flavor f : TorchtitanV022.FLAVORS) {
+      ModelSpec twin = new ModelSpec(f.name(), ModelSpec.Family.LLAMA, f.layers(), f.dim(),
+          f.heads(), f.kvHeads(), f.ffn(), TorchtitanV022.VOCAB, m.seq(), m.batch(), m.dtype(),
+          m.arch());
+      long gap = Math.abs(twin.parameterCount() - m.parameterCount());
+      if (gap < bestGap) {
+        best = f;
+        bestGap = gap;
+      }
+    }
+    TorchtitanV022.Flavor f = java.util.Objects.requireNonNull(best);
+    return "flavor " + f.name() + " (layers " + f.layers() + ", hidden " + f.dim() + ", heads "
+        + f.heads() + ", kv heads " + f.kvHeads() + ", ffn " + f.ffn() + ", vocab "
+        + TorchtitanV022.VOCAB + ")";
+  }
+
+  @Override
+  public Optional<ExportInput> nearest(ExportInput input) {
+    return rules.nearest(input);
+  }
+
+  @Override
+  public String write(ExportInput input) {
+    Require.that(missing(input).isEmpty(), missing(input).orElse(""));
+    ParallelConfig c = input.config();
+    ModelSpec m = input.model();
+    String flavor = TorchtitanV022.flavor(m).orElseThrow().name();
+    boolean fsdp = c.dataParallel() > 1 && c.zeroStage() > 0;
+    StringBuilder sb = new StringBuilder();
+    appendHeader(sb, input, flavor, fsdp);
+    sb.append("from torchtitan.models.llama3 import model_registry\n");
+    sb.append("from torchtitan.models.llama3.config_registry import ")
+        .append(TorchtitanMain.recipe(m)).append('\n');
+    if (c.recompute() != Recompute.NONE) {
+      sb.append("from torchtitan.distributed.activation_checkpoint import ")
+          .append(c.recompute() == Recompute.FULL ? "FullAC" : "SelectiveAC").append('\n');
+    }
+    if (Fp8Training.on(m.dtype())) {
+      sb.append("from torchtitan.components.quantization import Float8LinearConverter\n");
+    }
+    sb.append("from torchtitan.trainer import Trainer\n\n\n");
+    if (c.pipelineParallel() > 1) {
+      sb.append("def _layers(first: int, end: int) -> list[str]:\n"
+          + "    return [f\"layers.{i}\" for i in range(first, end)]\n\n\n");
+    }
+    sb.append("def ").append(TorchtitanMain.FUNCTION).append("() -> Trainer.Config:\n");
+    sb.append("    config = ").append(TorchtitanMain.recipe(m)).append("()\n");
+    if (Fp8Training.on(m.dtype())) {
+      // torchao's tensorwise float8 Linear; the LM head stays bf16, as under Transformer Engine.
+      sb.append("    config.model_spec = model_registry(\n        \"").append(flavor)
+          .append("\",\n        converters=[\n            Float8LinearConverter.Config(\n"
+              + "                filter_fqns=[\"lm_head\"],\n"
+              + "                model_compile_enabled=(\n"
+              + "                    config.compile.enable and \"model\" in"
+              + " config.compile.components\n                ),\n            ),\n"
+              + "        ],\n    )\n");
+    } else {
+      sb.append("    config.model_spec = model_registry(\"").append(flavor).append("\")\n");
+    }
+    for (String[] kv : assignments(c, m, fsdp, input.gpipe())) {
+      sb.append("    config.").append(kv[0]).append(" = ").append(kv[1]).append('\n');
+    }
+    sb.append("    config.activation_checkpoint = ").append(switch (c.recompute()) {
+      case NONE -> "None";
+      case FULL -> "FullAC.Config()";
+      case SELECTIVE -> "SelectiveAC.Config()";
+    }).append('\n');
+    sb.append("    return config\n");
+    return sb.toString();
+  }
+
+  /** The fields set on the recipe's config, each as its dotted name and Python literal. */
+  private static List<String[]> assignments(ParallelConfig c, ModelSpec m, boolean fsdp,
+      boolean gpipe) {
+    List<String[]> a = new ArrayList<>();
+    String p = "parallelism.";
+    a.add(kv(p + "data_parallel_replicate_degree", fsdp ? 1 : c.dataParallel()));
+    a.add(kv(p + "data_parallel_shard_degree", fsdp ? c.dataParallel() : 1));
+    if (fsdp) {
+      a.add(new String[] {p + "fsdp_reshard_after_forward",
+          c.pipelineParallel() > 1 ? "\"never\"" : "\"always\""});
+    }
+    a.add(kv(p + "tensor_parallel_degree", c.tensorParallel()));
+    a.add(new String[] {p + "enable_sequence_parallel", c.tensorParallel() > 1 ? "True" : "False"});
+    a.add(kv(p + "context_parallel_degree", 1));
+    a.add(kv(p + "pipeline_parallel_degree", c.pipelineParallel()));
+    int ppMicrobatches = 1;
+    if (c.pipelineParallel() > 1) {
+      ppMicrobatches = c.microbatches();
+      a.add(new String[] {p + "pipeline_parallel_schedule", c.virtualStages() > 1
+          ? "\"Interleaved1F1B\"" : gpipe ? "\"GPipe\"" : "\"1F1B\""});
+      a.add(new String[] {p + "module_fqns_per_model_part", modelParts(c, m)});
+      a.add(kv(p + "num_pp_microbatches", ppMicrobatches));
+      // trainer.py:170-176: CUDA graphs refuse a pipeline unless turned off.
+      a.add(new String[] {"training.disable_cuda_graphs", "True"});
+    }
+    a.add(kv("training.num_tokens_per_microbatch_per_dp_rank",
+        (long) c.microBatchSize() * m.seq()));
+    a.add(kv("training.num_tokens_per_train_step", (long) c.globalBatchSize() * m.seq()));
+    a.add(kv("training.max_context_length", m.seq()));
+    a.add(new String[] {"training.mixed_precision_param",
+        m.dtype() == io.meshplan.graph.DType.F32 ? "\"float32\"" : "\"bfloat16\""});
+    return a;
+  }
+
+  private static String[] kv(String name, long value) {
+    return new String[] {name, Long.toString(value)};
+  }
+
+  /**
+   * Every stage's modules as {@code module_fqns_per_model_part}, one part per chunk in layer
+   * order ({@link ParallelConfig#chunkLayers}), chunk {@code k} on rank {@code k mod pp} as
+   * torchtitan's loop-style split places it; {@code _layers(a, b)} names layers {@code a} to
+   * {@code b - 1}. Written for even stages too: the explicit parts are exactly the split the plan
+   * was simulated with, with no less-layers arithmetic to get right.
+   */
+  static String modelParts(ParallelConfig c, ModelSpec m) {
+    int[] chunks = c.chunkLayers(m.layers());
+    StringBuilder sb = new StringBuilder("[\n");
+    int layer = 0;
+    for (int k = 0; k < chunks.length; k++) {
+      sb.append("        ");
+      if (k == 0) {
+        sb.append("[\"tok_embeddings\"] + ");
+      }
+      sb.append("_layers(").append(layer).append(", ").append(layer + chunks[k]).append(')');
+      layer += chunks[k];
+      if (k == chunks.length - 1) {
+        sb.append(" + [\"norm\", \"lm_head\"]");
+      }
+      sb.append(",\n");
+    }
+    return sb.append("    ]").toString();
+  }
+
+  /** The comment lines above the code: model, GPU split, data parallelism, launch, placeholders. */
+  private static void appendHeader(StringBuilder sb, ExportInput input, String flavor,
+      boolean fsdp) {
+    ParallelConfig c = input.config();
+    ModelSpec m = input.model();
+    ClusterSpec cl = input.cluster();
+    sb.append("# torchtitan config written by meshplan export\n");
+    sb.append("# model ").append(ShellQuote.commentText(m.name())).append(" on ")
+        .append(cl.toShortString()).append(": torchtitan ").append(TorchtitanMain.VERSION)
+        .append(", llama3 flavor ").append(flavor).append(", from its recipe ")
+        .append(TorchtitanMain.recipe(m)).append('\n');
+    sb.append("# ").append(c.gpus()).append(" GPUs = tensor ").append(c.tensorParallel())
+        .append(" x pipeline ").append(c.pipelineParallel()).append(" x data ")
+        .append(c.dataParallel()).append('\n');
+    if (c.dataParallel() > 1) {
+      sb.append(!fsdp ? "# data parallelism: DDP (ZeRO-0)\n"
+          : c.pipelineParallel() > 1
+              ? "# data parallelism: FSDP under the pipeline schedule (ZeRO-1)\n"
+              : "# data parallelism: FSDP (ZeRO-3)\n");
+    }
+    sb.append("# save as ").append(TorchtitanMain.MODULE).append(".py in a directory on every"
+        + " node and run there, with NODE_RANK and MASTER_ADDR set:\n");
+    sb.append("#   PYTHONPATH=\"$PWD:$PYTHONPATH\" torchrun --nnodes ").append(cl.nodes())
+        .append(" --nproc-per-node ").append(cl.gpusPerNode())
+        .append(" --node-rank \"$NODE_RANK\" --master-addr \"$MASTER_ADDR\"")
+        .append(" --master-port 29500 -m torchtitan.train --module ")
+        .append(TorchtitanMain.MODULE).append(" --config ").append(TorchtitanMain.FUNCTION)
+        .append('\n');
+    sb.append("# placeholders the recipe sets, to edit: hf_assets_path (scripts/"
+        + "download_hf_assets.py fetches the tokenizer), dataloader, optimizer, training.steps,"
+        + " checkpoint\n\n");
+  }
+}
