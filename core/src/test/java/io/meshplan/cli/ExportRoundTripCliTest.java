@@ -46,8 +46,9 @@ class ExportRoundTripCliTest {
         // ZeRO-3 without a pipeline (Megatron-FSDP, torchtitan's FSDP, DeepSpeed stage 3).
         new Case("1x8:h100-80gb", words("--tp 2 --pp 1 --dp 4 --micro-batch 1 --global-batch 8"
             + " --sequence-parallel --zero-stage 3 --recompute full"), List.of()),
-        // Data parallelism only: DDP (ZeRO-0).
-        new Case("1x8:h100-80gb", words("--tp 1 --pp 1 --dp 8 --micro-batch 1 --global-batch 16"
+        // Data parallelism only: DDP (ZeRO-0). Each GPU keeps all 8B weights, gradients and Adam
+        // state (about 147 GiB), so it runs on B200s (192 GB), not on 80 GB GPUs.
+        new Case("1x8:b200", words("--tp 1 --pp 1 --dp 8 --micro-batch 1 --global-batch 16"
             + " --recompute selective"), List.of()),
         // fp16 on V100s: torchtitan has bf16 or f32 only, and a V100 has no bf16.
         new Case("2x4:v100-32gb", words("--dtype f16 --tp 4 --pp 2 --dp 1 --micro-batch 1"
