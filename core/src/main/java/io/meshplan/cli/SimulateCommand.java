@@ -37,6 +37,8 @@ final class SimulateCommand implements Callable<Integer> {
 
   @Mixin AttentionOptions attention = new AttentionOptions();
 
+  @Mixin ForceOption force = new ForceOption();
+
   @Option(names = "--plan", description = "A plan file written by 'meshplan plan --out'.")
   Path plan;
 
@@ -56,7 +58,7 @@ final class SimulateCommand implements Callable<Integer> {
     SimulationResult sim;
     java.util.Map<String, Path> inputs = new java.util.LinkedHashMap<>(model.inputFiles());
     inputs.putAll(cluster.inputFiles());
-    ReportFiles.check(report, compare, null, plan, inputs);
+    ReportFiles.check(report, compare, null, plan, inputs, force.force);
     String title;
     io.meshplan.cluster.ClusterSpec cs;
     double memoryPerGpu;

@@ -24,7 +24,7 @@ public final class JsonErrors {
       return "not UTF-8 text (is this a binary file?)";
     }
     if (e instanceof StreamConstraintsException) {
-      return "nests deeper than " + TreeReaders.MAX_DEPTH
+      return "nesting depth above " + TreeReaders.MAX_DEPTH
           + " levels of objects and arrays, meshplan's limit for JSON and YAML input";
     }
     if (e instanceof JsonProcessingException j) {
