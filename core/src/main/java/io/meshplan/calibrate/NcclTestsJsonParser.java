@@ -6,6 +6,7 @@ import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.meshplan.cluster.Collective;
+import io.meshplan.util.TreeReaders;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -25,7 +26,7 @@ import java.util.Set;
  * object in the file; the line is what {@link MeasuredPoint#line()} keeps.
  */
 public final class NcclTestsJsonParser implements LogParser {
-  private static final ObjectMapper MAPPER = new ObjectMapper();
+  private static final ObjectMapper MAPPER = TreeReaders.json();
 
   /** Creates the parser. */
   public NcclTestsJsonParser() {}

@@ -13,6 +13,7 @@ import io.meshplan.cluster.LinkLevel;
 import io.meshplan.util.InputException;
 import io.meshplan.util.InputFiles;
 import io.meshplan.util.JsonErrors;
+import io.meshplan.util.TreeReaders;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -51,7 +52,7 @@ public final class ProfileFiles {
   private ProfileFiles() {}
 
   private static ObjectMapper mapperFor(Path file) {
-    if (file.toString().toLowerCase(Locale.ROOT).endsWith(".json")) {
+    if (isJson(file)) {
       return new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
     }
     return new ObjectMapper(new YAMLFactory().disable(YAMLGenerator.Feature.WRITE_DOC_START_MARKER));
@@ -126,6 +127,10 @@ public final class ProfileFiles {
     }
   }
 
+  private static boolean isJson(Path file) {
+    return file.toString().toLowerCase(Locale.ROOT).endsWith(".json");
+  }
+
   /**
    * Reads a profile.
    *
@@ -137,7 +142,7 @@ public final class ProfileFiles {
     JsonNode root;
     String text = InputFiles.readString(file, InputFiles.PROFILE_MAX_BYTES, "calibration profile");
     try {
-      root = mapperFor(file).readTree(text);
+      root = (isJson(file) ? TreeReaders.json() : TreeReaders.yaml()).readTree(text);
     } catch (IOException e) {
       throw new InputException(file + ": not a valid profile (" + JsonErrors.describe(e) + ")",
           e);

@@ -13,6 +13,7 @@ import java.nio.file.Path;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -38,6 +39,8 @@ final class BenchCommand implements Callable<Integer> {
   @Option(names = "--launcher", paramLabel = "L", defaultValue = "mpirun",
       description = "mpirun, srun or torchrun (default: ${DEFAULT-VALUE})")
   String launcher;
+
+  @Mixin ForceOption force = new ForceOption();
 
   @Option(names = "--out", paramLabel = "DIR",
       description = "directory for run_benchmarks.sh and commands.txt")
@@ -100,7 +103,7 @@ final class BenchCommand implements Callable<Integer> {
     }
     Path script = out.resolve("run_benchmarks.sh");
     Path list = out.resolve("commands.txt");
-    new OutputPaths().output("--out (run_benchmarks.sh)", script)
+    new OutputPaths().force(force.force).output("--out (run_benchmarks.sh)", script)
         .output("--out (commands.txt)", list).input("--cluster", CliValues.existingFile(cluster))
         .check();
     OutputPaths.write("--out", script, plan.script());

@@ -20,6 +20,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
@@ -61,6 +62,8 @@ final class CalibrateCommand implements Callable<Integer> {
       description = "NODESxGPUS:gpu[:fabric], e.g. 4x8:a100-80gb, or a YAML cluster file")
   String cluster;
 
+  @Mixin ForceOption force = new ForceOption();
+
   @Option(names = "--out", required = true, paramLabel = "PROFILE",
       description = "profile to write (.json for JSON, otherwise YAML); never one of the inputs")
   Path out;
@@ -89,7 +92,7 @@ final class CalibrateCommand implements Callable<Integer> {
         throw new InputException("--train always prints each run's measured and fitted time; "
             + "drop --report");
       }
-      return new TrainCalibration(c, cluster, train, config, out, json).run(stdout);
+      return new TrainCalibration(c, cluster, train, config, out, force.force, json).run(stdout);
     }
     if (files.isEmpty()) {
       throw new InputException("give benchmark logs (FILE...) or training logs (--train LOG...)");
@@ -99,7 +102,7 @@ final class CalibrateCommand implements Callable<Integer> {
 
   /** The collective fit of benchmark logs (the FILE mode). */
   private int fitBenchmarks(ClusterSpec c, PrintWriter stdout, PrintWriter stderr) {
-    OutputPaths paths = new OutputPaths().output("--out", out);
+    OutputPaths paths = new OutputPaths().force(force.force).output("--out", out);
     for (Path f : files) {
       paths.input("input", f);
     }

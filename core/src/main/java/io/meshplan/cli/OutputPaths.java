@@ -4,6 +4,7 @@ import io.meshplan.util.AtomicFiles;
 import io.meshplan.util.InputException;
 import io.meshplan.util.InputFiles;
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -14,12 +15,25 @@ import java.util.Optional;
 /**
  * The one output-path check of every command that writes files, run before any work: each output
  * can be written (its directory exists, and it is absent or a regular file, never a device, FIFO
- * or directory), no two outputs name the same file, and no output names an input (symbolic links
- * and {@code ..} resolved). Writes then go through {@link AtomicFiles}.
+ * or directory), no two outputs name the same file, no output names an input (symbolic links
+ * and {@code ..} resolved), and an output that exists is replaced only when the user gave {@code
+ * --force}. Writes then go through {@link AtomicFiles}.
  */
 final class OutputPaths {
   private final Map<String, Path> outputs = new LinkedHashMap<>();
   private final Map<String, Path> inputs = new LinkedHashMap<>();
+  private boolean force;
+
+  /**
+   * Sets whether outputs that exist may be replaced ({@code --force}); inputs never are.
+   *
+   * @param replace true when {@code --force} was given
+   * @return this
+   */
+  OutputPaths force(boolean replace) {
+    this.force = replace;
+    return this;
+  }
 
   /**
    * Adds an output.
@@ -85,6 +99,9 @@ final class OutputPaths {
           throw new InputException(flag + " " + file + " is also the input " + in.getKey()
               + "; choose another file, meshplan never overwrites its inputs");
         }
+      }
+      if (!force && Files.exists(file)) {
+        throw new InputException(flag + " " + file + " exists; add --force to replace it");
       }
     }
   }

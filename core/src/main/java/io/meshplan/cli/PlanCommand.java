@@ -81,6 +81,8 @@ final class PlanCommand implements Callable<Integer> {
 
   @Mixin ExecutorOptions executor = new ExecutorOptions();
 
+  @Mixin ForceOption force = new ForceOption();
+
   @Mixin AttentionOptions attention = new AttentionOptions();
 
   @Option(names = "--compare", description = "A plan file (from 'plan --out') to draw beside "
@@ -94,7 +96,7 @@ final class PlanCommand implements Callable<Integer> {
     }
     int fixed = fixedMicrobatches();
     boolean interleave = interleaving();
-    ReportFiles.check(report, compare, out, null, inputFiles());
+    ReportFiles.check(report, compare, out, null, inputFiles(), force.force);
     if (megatronGrid && !executor.local()) {
       throw new InputException("--megatron-grid runs in this process; leave out --spark");
     }
@@ -214,7 +216,7 @@ final class PlanCommand implements Callable<Integer> {
     }
     java.util.Map<String, Path> inputs = inputFiles();
     inputs.put("--hlo", hlo);
-    ReportFiles.check(report, compare, out, null, inputs);
+    ReportFiles.check(report, compare, out, null, inputs, force.force);
     ClusterSpec cs = cluster.spec(null);
     cluster.warnIfProfileForeign(cs, spec.commandLine().getErr());
     HloInput in = HloInput.read(hlo, "--hlo", spec.commandLine().getErr());

@@ -26,16 +26,17 @@ final class ReportFiles {
    * @param compare the --compare file, or null
    * @param out the command's --out file, which the report must not name, or null
    * @param plan the command's --plan file, which the report must not overwrite, or null
+   * @param force whether --force was given
    * @throws InputException when --compare is given without --report, or a path is unusable
    */
   static void check(Path report, Path compare, Path out, Path plan,
-      java.util.Map<String, Path> inputs) {
+      java.util.Map<String, Path> inputs, boolean force) {
     if (compare != null && report == null) {
       throw new InputException("--compare " + compare + " draws a second plan in the HTML "
           + "report; add --report FILE");
     }
     new OutputPaths().output("--out", out).output("--report", report).input("--compare", compare)
-        .input("--plan", plan).inputs(inputs).check();
+        .input("--plan", plan).inputs(inputs).force(force).check();
     if (compare != null) {
       InputFiles.checkRegular(compare, "plan file");
     }

@@ -63,6 +63,8 @@ final class ShardCommand implements Callable<Integer> {
     model.batch = sequences;
   }
 
+  @Mixin ForceOption force = new ForceOption();
+
   @Option(names = "--mesh", required = true, description = "Logical mesh shape, e.g. 50x4 or 4.")
   String mesh;
 
@@ -234,7 +236,7 @@ final class ShardCommand implements Callable<Integer> {
     if (hlo == null && (outFile != null || keepShardings)) {
       throw new InputException("--out and --keep-shardings need --hlo FILE");
     }
-    new OutputPaths().output("--out", outFile).output("--dump-ilp", dumpIlp)
+    new OutputPaths().force(force.force).output("--out", outFile).output("--dump-ilp", dumpIlp)
         .input("--hlo", hlo).input("--profile", profile)
         .input("--cluster", cs == null ? null : CliValues.existingFile(cluster)).check();
   }

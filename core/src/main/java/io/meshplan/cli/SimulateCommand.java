@@ -44,6 +44,8 @@ final class SimulateCommand implements Callable<Integer> {
 
   @Mixin AttentionOptions attention = new AttentionOptions();
 
+  @Mixin ForceOption force = new ForceOption();
+
   @Option(names = "--plan", description = "A plan file written by 'meshplan plan --out'.")
   Path plan;
 
@@ -80,7 +82,7 @@ final class SimulateCommand implements Callable<Integer> {
   public Integer call() {
     java.util.Map<String, Path> inputs = new java.util.LinkedHashMap<>(model.inputFiles());
     inputs.putAll(cluster.inputFiles());
-    ReportFiles.check(report, compare, null, plan, inputs);
+    ReportFiles.check(report, compare, null, plan, inputs, force.force);
     Simulated s = plan != null ? fromPlan() : fromFlags();
     cluster.warnIfProfileForeign(s.cluster(), spec.commandLine().getErr());
     SimulationResult sim = s.sim();

@@ -70,6 +70,8 @@ final class SweepCommand implements Callable<Integer> {
 
   @Mixin ExecutorOptions executor = new ExecutorOptions();
 
+  @Mixin ForceOption force = new ForceOption();
+
   @Override
   public Integer call() {
     if (price != null && !(price >= 0 && price <= MAX_PRICE)) {
@@ -95,7 +97,7 @@ final class SweepCommand implements Callable<Integer> {
     }
     String csvFlag = outDir != null ? "--out " + outDir + ": sweep.csv" : "--csv";
     String jsonlFlag = outDir != null ? "--out " + outDir + ": sweep.jsonl" : "--jsonl";
-    new OutputPaths().output(csvFlag, outCsv).output(jsonlFlag, outJsonl).input("--grid", grid)
+    new OutputPaths().force(force.force).output(csvFlag, outCsv).output(jsonlFlag, outJsonl).input("--grid", grid)
         .check();
     SweepGrid g = SweepGridReader.read(grid);
     OptionalDouble usd = price == null ? OptionalDouble.empty() : OptionalDouble.of(price);

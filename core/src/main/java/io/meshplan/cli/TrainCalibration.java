@@ -24,17 +24,18 @@ import java.util.Optional;
  * @param logs the training logs
  * @param config torchtitan's job config, or null
  * @param out the profile to write
+ * @param force whether --force was given (an existing profile may be replaced)
  * @param json whether to print JSON
  */
 record TrainCalibration(ClusterSpec cluster, String clusterText, List<Path> logs, Path config,
-    Path out, boolean json) {
+    Path out, boolean force, boolean json) {
 
   int run(PrintWriter stdout) {
     if (logs.isEmpty()) {
       throw new InputException("--config is torchtitan's job config for --train logs; give the "
           + "logs with --train LOG...");
     }
-    OutputPaths paths = new OutputPaths().output("--out", out);
+    OutputPaths paths = new OutputPaths().force(force).output("--out", out);
     for (Path f : logs) {
       paths.input("--train", f);
     }

@@ -1,11 +1,10 @@
 package io.meshplan.cluster;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import io.meshplan.util.InputException;
 import io.meshplan.util.InputFiles;
 import io.meshplan.util.JsonErrors;
+import io.meshplan.util.TreeReaders;
 import io.meshplan.util.Units;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -44,7 +43,7 @@ final class ClusterFileReader {
   static ClusterSpec read(Path file) {
     JsonNode root;
     try {
-      root = new ObjectMapper(new YAMLFactory()).readTree(
+      root = TreeReaders.yaml().readTree(
           InputFiles.readString(file, InputFiles.CLUSTER_MAX_BYTES, "YAML cluster file"));
     } catch (IOException e) {
       throw new InputException(file + ": not a valid YAML cluster file: "

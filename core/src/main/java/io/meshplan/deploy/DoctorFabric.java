@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.meshplan.util.InputException;
 import io.meshplan.util.JsonErrors;
+import io.meshplan.util.TreeReaders;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -16,7 +17,7 @@ import java.util.TreeMap;
  * the RDMA ports, RoCE when their {@code linkLayer} is {@code Ethernet}.
  */
 public final class DoctorFabric {
-  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final ObjectMapper JSON = TreeReaders.json();
 
   private DoctorFabric() {}
 

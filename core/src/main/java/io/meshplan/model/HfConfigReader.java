@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.meshplan.graph.DType;
 import io.meshplan.util.InputException;
 import io.meshplan.util.JsonErrors;
+import io.meshplan.util.TreeReaders;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -43,7 +44,7 @@ public final class HfConfigReader {
   /** The largest default sequence length, tokens. */
   public static final int DEFAULT_SEQ_CAP = 4096;
   private static final int DEFAULT_BATCH = 8;
-  private static final ObjectMapper MAPPER = new ObjectMapper();
+  private static final ObjectMapper MAPPER = TreeReaders.json();
 
   private HfConfigReader() {}
 

@@ -1,6 +1,5 @@
 package io.meshplan.plan;
 
-import io.meshplan.model.Overlaps;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -11,9 +10,11 @@ import io.meshplan.graph.DType;
 import io.meshplan.model.Architecture;
 import io.meshplan.model.Attention;
 import io.meshplan.model.ModelSpec;
+import io.meshplan.model.Overlaps;
 import io.meshplan.model.Recompute;
 import io.meshplan.util.InputException;
 import io.meshplan.util.JsonErrors;
+import io.meshplan.util.TreeReaders;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -326,7 +327,7 @@ public final class PlanJson {
   private static JsonNode tree(String where, String text) {
     JsonNode root;
     try {
-      root = MAPPER.readTree(text);
+      root = TreeReaders.json().readTree(text);
     } catch (JsonProcessingException e) {
       throw new InputException(where + ": not a JSON plan file (" + JsonErrors.describe(e)
           + ")");

@@ -3,21 +3,21 @@ package io.meshplan.sweep;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import io.meshplan.cluster.FabricCatalog;
 import io.meshplan.cluster.GpuCatalog;
+import io.meshplan.model.Fp8Training;
 import io.meshplan.model.ModelSpec;
-import io.meshplan.model.Presets;
 import io.meshplan.model.Overlaps;
+import io.meshplan.model.Presets;
 import io.meshplan.util.InputException;
 import io.meshplan.util.InputFiles;
 import io.meshplan.util.JsonErrors;
+import io.meshplan.util.TreeReaders;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
-import io.meshplan.model.Fp8Training;
 import java.util.Locale;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -149,7 +149,7 @@ public final class SweepGridReader {
   private static JsonNode tree(String text, String name) {
     JsonNode root;
     try {
-      ObjectMapper m = new ObjectMapper(new YAMLFactory());
+      ObjectMapper m = TreeReaders.yaml();
       m.enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
       root = m.readTree(text);
     } catch (IOException e) {

@@ -2,6 +2,7 @@ package io.meshplan.util;
 
 import com.fasterxml.jackson.core.JsonLocation;
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.exc.StreamConstraintsException;
 import java.io.CharConversionException;
 import java.io.IOException;
 
@@ -21,6 +22,10 @@ public final class JsonErrors {
   public static String describe(IOException e) {
     if (e instanceof CharConversionException) {
       return "not UTF-8 text (is this a binary file?)";
+    }
+    if (e instanceof StreamConstraintsException) {
+      return "nesting depth above " + TreeReaders.MAX_DEPTH
+          + " levels of objects and arrays, meshplan's limit for JSON and YAML input";
     }
     if (e instanceof JsonProcessingException j) {
       String msg = j.getOriginalMessage();

@@ -97,11 +97,12 @@ class HardeningTest {
     oneLineError(CliRun.of("bench", "--cluster", "2x8:h100-80gb", "--out", benchDir.toString()),
         "commands.txt");
     assertThat(Files.exists(benchDir.resolve("run_benchmarks.sh"))).isFalse();
-    // A symbolic link to a regular file stays a link; the file it names gets the output.
+    // With --force, a symbolic link to a regular file stays a link; the file it names gets the
+    // output.
     Path real = write("real.hlo", "old");
     Path toReal = Files.createSymbolicLink(dir.resolve("to-real.hlo"), real);
     CliRun ok = CliRun.of("shard", "--hlo", hlo.toString(), "--mesh", "2x2", "--out",
-        toReal.toString());
+        toReal.toString(), "--force");
     assertThat(ok.code()).as(ok.err()).isZero();
     assertThat(Files.isSymbolicLink(toReal)).isTrue();
     assertThat(Files.readString(real)).contains("sharding=");

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.meshplan.util.InputException;
 import io.meshplan.util.InputFiles;
+import io.meshplan.util.TreeReaders;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -18,7 +19,7 @@ import java.util.List;
  * b,"steps":[...],"itemNode":[...],"itemStart":[...],"itemEnd":[...],"itemBytes":[[...]]}}}.
  */
 public final class IlpProblemJson {
-  private static final ObjectMapper MAPPER = new ObjectMapper();
+  private static final ObjectMapper MAPPER = TreeReaders.json();
 
   private IlpProblemJson() {}
 

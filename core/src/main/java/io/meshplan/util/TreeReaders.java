@@ -1,0 +1,74 @@
+package io.meshplan.util;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.StreamReadConstraints;
+import com.fasterxml.jackson.core.exc.StreamConstraintsException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import org.yaml.snakeyaml.LoaderOptions;
+
+/**
+ * The one place where meshplan's JSON and YAML readers get their parsers, so that every file a
+ * user gives is read under the same limits, whatever it is (plan, cluster, model config, fabric,
+ * grid, profile, NCCL log, ILP dump).
+ *
+ * <ul>
+ *   <li>Nesting depth: at most {@link #MAX_DEPTH} levels of objects and arrays. The deepest real
+ *       input, a plan file, nests 5 levels (plan, stages, stage, mesh, axis list); a Hugging Face
+ *       config with a nested {@code rope_scaling} 3. A deeper file is hostile or broken, and
+ *       refusing it early keeps every later tree walk shallow.</li>
+ *   <li>YAML aliases: at most {@link #MAX_YAML_ALIASES} aliases to collections. Jackson reports an
+ *       alias as its anchor name and never expands it, so a "billion laughs" file cannot grow in
+ *       memory; the limit is set as well so that the loader refuses such a file even if a later
+ *       Jackson expands aliases.</li>
+ *   <li>YAML size: at most {@link #MAX_YAML_CODE_POINTS} code points, above every byte cap in
+ *       {@link InputFiles} so the byte caps stay the ones users meet.</li>
+ * </ul>
+ *
+ * <p>A file past a limit fails with a {@link StreamConstraintsException}; {@link JsonErrors}
+ * names the limit in its message, so each reader's usual "not a valid ... file" line says which
+ * limit was met.
+ */
+public final class TreeReaders {
+  /** The deepest nesting of objects and arrays a JSON or YAML input may have, in levels. */
+  public static final int MAX_DEPTH = 100;
+  /** The most aliases to collections a YAML input may have. */
+  public static final int MAX_YAML_ALIASES = 50;
+  /** The most code points a YAML input may have (128 Mi, the largest byte cap in InputFiles). */
+  public static final int MAX_YAML_CODE_POINTS = 128 << 20;
+
+  private static final StreamReadConstraints LIMITS =
+      StreamReadConstraints.builder().maxNestingDepth(MAX_DEPTH).build();
+  private static final ObjectMapper JSON =
+      new ObjectMapper(JsonFactory.builder().streamReadConstraints(LIMITS).build());
+  private static final ObjectMapper YAML = new ObjectMapper(yamlFactory());
+
+  private TreeReaders() {}
+
+  /**
+   * The shared JSON mapper, for reading (and writing) JSON under the limits above.
+   *
+   * @return a thread-safe mapper; callers must not reconfigure it
+   */
+  public static ObjectMapper json() {
+    return JSON;
+  }
+
+  /**
+   * The shared YAML mapper, for reading YAML under the limits above.
+   *
+   * @return a thread-safe mapper; callers must not reconfigure it
+   */
+  public static ObjectMapper yaml() {
+    return YAML;
+  }
+
+  private static YAMLFactory yamlFactory() {
+    LoaderOptions loader = new LoaderOptions();
+    loader.setMaxAliasesForCollections(MAX_YAML_ALIASES);
+    loader.setAllowRecursiveKeys(false);
+    loader.setCodePointLimit(MAX_YAML_CODE_POINTS);
+    loader.setNestingDepthLimit(MAX_DEPTH);
+    return YAMLFactory.builder().loaderOptions(loader).streamReadConstraints(LIMITS).build();
+  }
+}
