@@ -10,6 +10,7 @@ import io.meshplan.util.InputException;
 import java.nio.file.Files;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
+import java.util.List;
 import picocli.CommandLine.Option;
 
 /**
@@ -19,8 +20,12 @@ import picocli.CommandLine.Option;
 final class ModelOptions {
   @Option(names = "--model", description = "Model preset (llama2-13b, llama3.1-405b, gpt-1t, "
       + "gpt3-175b, opt-66b, mistral-7b, gpt, alpa-mlp, ...) or the path of a Hugging Face "
-      + "config.json (LLaMA, Mistral, GPT-NeoX, OPT).")
+      + "config.json or its directory (LLaMA, Mistral, GPT-NeoX, OPT, Qwen2/2.5, Qwen3, Gemma 2/3, "
+      + "Phi-3/4, OLMo 2, Granite, StarCoder2).")
   String model;
+
+  /** The warnings of the last config.json read by {@link #spec()}: fields meshplan ignores. */
+  private List<String> configWarnings = List.of();
 
   @Option(names = "--layers", description = "Override the number of layers.")
   Integer layers;
@@ -117,7 +122,7 @@ final class ModelOptions {
   }
 
   /** A preset, or a config.json when the value names an existing file or ends in .json. */
-  private static ModelSpec base(String value) {
+  private ModelSpec base(String value) {
     Path path;
     try {
       path = Path.of(value);
@@ -125,9 +130,22 @@ final class ModelOptions {
       return Presets.get(value);
     }
     if (!Presets.contains(value) && (value.endsWith(".json") || Files.exists(path))) {
-      return HfConfigReader.read(path);
+      HfConfigReader.HfConfig c = HfConfigReader.readConfig(path);
+      configWarnings = c.warnings();
+      return c.spec();
     }
     return Presets.get(value);
+  }
+
+  /**
+   * Prints the warnings of the config.json {@link #spec()} read, one line each.
+   *
+   * @param err the error stream
+   */
+  void printWarnings(java.io.PrintWriter err) {
+    for (String w : configWarnings) {
+      err.println("meshplan: warning: " + w);
+    }
   }
 
   private static int pos(String flag, Integer v, int dflt) {

@@ -96,6 +96,7 @@ final class PlanCommand implements Callable<Integer> {
             ? PlannerOptions.Search.MEGATRON_GRID : PlannerOptions.Search.ALPA);
     PricedJob setup = JobFlags.priced(model, cluster, attention, null, globalBatch, fixed,
         options);
+    model.printWarnings(spec.commandLine().getErr());
     PlanResult r;
     try (TaskExecutor ex = executor.open();
         Progress progress = executor.local() ? Progress.start("planning") : Progress.none()) {

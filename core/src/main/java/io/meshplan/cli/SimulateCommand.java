@@ -80,6 +80,7 @@ final class SimulateCommand implements Callable<Integer> {
       stagesStated = c.unevenStages();
       PricedJob setup = JobFlags.priced(model, cluster, attention, null, c.globalBatchSize(), 0,
           PlannerOptions.defaults());
+      model.printWarnings(spec.commandLine().getErr());
       FlagWords.check(FlagWords.PARALLEL, () -> c.check(setup.cluster().gpuCount(),
           setup.model().layers(), setup.model().heads(), setup.model().kvHeads()));
       PlanSimulator.Evaluated e = new PlanSimulator(setup.layers()).simulate(setup.request(), c,
