@@ -51,7 +51,7 @@ record HfFields(JsonNode root, String where, Map<String, Object> defaults) {
 
   /** A positive integer, or {@code dflt} when absent or null. */
   int positive(String key, int dflt) {
-    return given(key) ? positive(key) : dflt;
+    return given(key) || defaults.containsKey(key) ? positive(key) : dflt;
   }
 
   /** A positive number, or 0 when absent or null (an off switch such as a soft cap). */
