@@ -144,6 +144,20 @@ public record Architecture(
   }
 
   /**
+   * What sets this design apart from the LLaMA- and GPT-style blocks that shard's forward graph
+   * and the framework exports build: {@link AttentionShape#beyondLlama} and a GeGLU MLP.
+   *
+   * @return the details, empty for the presets and LLaMA, Mistral, GPT-NeoX and OPT configs
+   */
+  public java.util.List<String> beyondLlama() {
+    java.util.List<String> out = new java.util.ArrayList<>(attn.beyondLlama());
+    if (mlp == Mlp.GEGLU) {
+      out.add(0, "a GeGLU MLP");
+    }
+    return out;
+  }
+
+  /**
    * This architecture able to train sequences of {@code seq} tokens: a learned position table
    * needs a row per position, so it grows when it is shorter (and is otherwise unchanged).
    *

@@ -62,6 +62,32 @@ public record AttentionShape(
   }
 
   /**
+   * What sets this shape apart from LLaMA's besides the sliding window, for the consumers that
+   * build or write only LLaMA- and GPT-style blocks (shard's forward graph, framework exports).
+   *
+   * @return e.g. {@code [head_dim 256, four norms per block]}; empty for {@link #PLAIN}
+   */
+  public java.util.List<String> beyondLlama() {
+    java.util.List<String> out = new java.util.ArrayList<>();
+    if (headDim > 0) {
+      out.add("head_dim " + headDim);
+    }
+    if (qkvBias) {
+      out.add("QKV biases");
+    }
+    if (qkNorm != QkNorm.NONE) {
+      out.add("q/k norms");
+    }
+    if (blockNorms != 2) {
+      out.add(blockNorms + " norms per block");
+    }
+    if (attentionSoftcap > 0 || finalSoftcap > 0) {
+      out.add("logit soft-capping");
+    }
+    return out;
+  }
+
+  /**
    * Whether layer {@code layer} attends within the sliding window.
    *
    * @param layer the block, from 0

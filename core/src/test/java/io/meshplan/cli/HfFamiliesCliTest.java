@@ -75,6 +75,28 @@ class HfFamiliesCliTest {
         + "starcoder2");
   }
 
+  /**
+   * Neither the framework exports nor shard's LLaMA graph have Qwen3's q/k norms: export exits 3
+   * with no nearest configuration, shard refuses the model in one line.
+   */
+  @Test
+  void exportAndShardRefuseWhatTheyCannotBuild() {
+    CliRun export = CliRun.of("export", "--to", "megatron", "--model", HF + "qwen3-8b.json",
+        "--cluster", "1x8:h100-80gb", "--tp", "8", "--pp", "1", "--dp", "1", "--global-batch", "64",
+        "--micro-batch", "1");
+    assertThat(export.code()).as(export.err()).isEqualTo(ExitCodes.INFEASIBLE);
+    assertThat(export.err()).contains("megatron cannot express this configuration: megatron "
+        + "export writes LLaMA- and GPT-style models; qwen3-8b has head_dim 128, q/k norms, "
+        + "which meshplan does not write");
+    assertThat(export.out()).contains("no configuration megatron can express is near it");
+    CliRun shard = CliRun.of("shard", "--model", HF + "gemma-2-9b.json", "--layers", "1",
+        "--mesh", "2x2", "--alpha", "1,1", "--beta", "1,0.01", "--memory", "1000MB");
+    assertThat(shard.code()).isEqualTo(2);
+    assertThat(shard.err().strip()).isEqualTo("meshplan: error: --model gemma-2-9b: shard builds"
+        + " LLaMA's forward graph, and this model has a GeGLU MLP, head_dim 256, 4 norms per "
+        + "block, logit soft-capping; it is planned by meshplan plan");
+  }
+
   private static void assertRefused(Path config, String message) {
     CliRun r = CliRun.of("plan", "--model", config.toString(), "--cluster", "1x8:h100-80gb");
     assertThat(r.code()).as(r.err()).isEqualTo(2);
