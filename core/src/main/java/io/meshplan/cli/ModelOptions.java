@@ -33,8 +33,12 @@ final class ModelOptions {
   private final Set<ModelSpec.Family> families;
 
   @Option(names = "--model", description = "Model preset (one of the model presets listed below) "
-      + "or the path of a Hugging Face config.json.")
+      + "or the path of a Hugging Face config.json or its directory (LLaMA, Mistral, GPT-NeoX, OPT, "
+      + "Qwen2/2.5, Qwen3, Gemma 2/3, Phi-3/4, OLMo 2, Granite, StarCoder2).")
   String model;
+
+  /** The warnings of the last config.json read by {@link #spec()}: fields meshplan ignores. */
+  private List<String> configWarnings = List.of();
 
   @Option(names = "--layers", description = "Override the number of layers.")
   Integer layers;
@@ -202,7 +206,7 @@ final class ModelOptions {
   }
 
   /** A preset, or a config.json when the value names an existing file or ends in .json. */
-  private static ModelSpec base(String value) {
+  private ModelSpec base(String value) {
     Path path;
     try {
       path = Path.of(value);
@@ -210,9 +214,22 @@ final class ModelOptions {
       return Presets.get(value);
     }
     if (!Presets.contains(value) && (value.endsWith(".json") || Files.exists(path))) {
-      return HfConfigReader.read(path);
+      HfConfigReader.HfConfig c = HfConfigReader.readConfig(path);
+      configWarnings = c.warnings();
+      return c.spec();
     }
     return Presets.get(value);
+  }
+
+  /**
+   * Prints the warnings of the config.json {@link #spec()} read, one line each.
+   *
+   * @param err the error stream
+   */
+  void printWarnings(java.io.PrintWriter err) {
+    for (String w : configWarnings) {
+      err.println("meshplan: warning: " + w);
+    }
   }
 
   private static int pos(String flag, Integer v, int dflt) {

@@ -106,6 +106,7 @@ final class PlanCommand implements Callable<Integer> {
     PricedJob setup = JobFlags.priced(model, cluster, attention, null, globalBatch, fixed,
         options);
     cluster.warnIfProfileForeign(setup.cluster(), spec.commandLine().getErr());
+    model.printWarnings(spec.commandLine().getErr());
     PlanResult r;
     try (TaskExecutor ex = executor.open();
         Progress progress = executor.local()

@@ -357,7 +357,14 @@ final class ShardCommand implements Callable<Integer> {
     }
     return switch (ms.family()) {
       case ALPA_MLP -> AlpaMlpBuilder.build(ms.layers(), ms.batch(), ms.hidden(), ms.dtype());
-      case LLAMA -> LlamaForwardBuilder.build(ms, forceReplicatedOutput);
+      case LLAMA -> {
+        if (!ms.arch().beyondLlama().isEmpty()) {
+          throw new InputException("--model " + ms.name() + ": shard builds LLaMA's forward "
+              + "graph, and this model has " + String.join(", ", ms.arch().beyondLlama())
+              + "; it is planned by meshplan plan");
+        }
+        yield LlamaForwardBuilder.build(ms, forceReplicatedOutput);
+      }
       case GPT -> throw new InputException("--model " + ms.name() + ": shard plans the forward "
           + "graph of LLaMA-family models and alpa-mlp; GPT, OPT and GPT-NeoX models are "
           + "planned by meshplan plan");

@@ -142,6 +142,7 @@ final class SimulateCommand implements Callable<Integer> {
     c.checkOverlaps(cluster.overlaps());
     PricedJob setup = JobFlags.priced(model, cluster, attention, null, c.globalBatchSize(), 0,
         PlannerOptions.defaults());
+    model.printWarnings(spec.commandLine().getErr());
     FlagWords.check(FlagWords.PARALLEL, () -> c.check(setup.cluster().gpuCount(),
         setup.model().layers(), setup.model().heads(), setup.model().kvHeads()));
     PlanSimulator.Evaluated e = Progress.during(spec.commandLine().getErr(), quiet,

@@ -44,6 +44,10 @@ public final class Exporter {
   public ExportResult export(ExportTarget target, ExportInput input) {
     Require.nonNull(target, "target");
     Require.nonNull(input, "input");
+    Optional<ExportResult> details = unwritten(target, input.model());
+    if (details.isPresent()) {
+      return details.get();
+    }
     FrameworkWriter w = writer(target);
     Optional<String> missing = w.missing(input);
     if (missing.isEmpty()) {
@@ -76,8 +80,12 @@ public final class Exporter {
       throw new InputException("the plan uses " + plan.gpus() + " GPUs but the cluster "
           + cluster.toShortString() + " has " + cluster.gpuCount());
     }
-    FrameworkWriter w = writer(target);
     ModelSpec model = plan.model();
+    Optional<ExportResult> details = unwritten(target, model);
+    if (details.isPresent()) {
+      return details.get();
+    }
+    FrameworkWriter w = writer(target);
     Optional<ParallelConfig> uniform = plan.asParallelConfig();
     Optional<String> why = plan.whyNotUniform();
     if (uniform.isPresent()) {
@@ -93,6 +101,21 @@ public final class Exporter {
         .map(c -> new ExportInput(model, cluster, c, plan.attention(), plan.overlaps()))
         .flatMap(in -> nearestOf(w, in));
     return new ExportResult.NotExpressible(why.orElseThrow(), nearest);
+  }
+
+  /**
+   * A model with details the writers do not express (the Hugging Face families' q/k norms, QKV
+   * biases, GeGLU, ...) has no exact file and no nearest one: the framework would build another
+   * model.
+   */
+  private static Optional<ExportResult> unwritten(ExportTarget target, ModelSpec model) {
+    java.util.List<String> details = model.arch().beyondLlama();
+    if (details.isEmpty()) {
+      return Optional.empty();
+    }
+    return Optional.of(new ExportResult.NotExpressible(target.label() + " export writes "
+        + "LLaMA- and GPT-style models; " + model.name() + " has " + String.join(", ", details)
+        + ", which meshplan does not write", Optional.empty()));
   }
 
   private static Optional<ExportInput> nearestOf(FrameworkWriter w, ExportInput input) {

@@ -17,11 +17,29 @@ import io.meshplan.util.Require;
  * @param biases whether every linear layer has a bias (attention QKV and output, both MLP
  *     matrices; the LM head never has one)
  * @param tiedEmbeddings whether the LM head reuses the token embedding table
+ * @param attn the attention details of the Hugging Face families (explicit head size, QKV-only
+ *     biases, q/k norms, soft-capping, sliding windows); {@link AttentionShape#PLAIN} for the
+ *     others
  */
 public record Architecture(
     Mlp mlp, Norm norm, Positions positions, int positionRows, boolean biases,
-    boolean tiedEmbeddings) implements java.io.Serializable {
-  private static final long serialVersionUID = 1L;
+    boolean tiedEmbeddings, AttentionShape attn) implements java.io.Serializable {
+  private static final long serialVersionUID = 2L;
+
+  /**
+   * An architecture without the details of {@link AttentionShape}.
+   *
+   * @param mlp the feed-forward design
+   * @param norm the normalization
+   * @param positions how positions enter the model
+   * @param positionRows rows of the learned position table
+   * @param biases whether every linear layer has a bias
+   * @param tiedEmbeddings whether the LM head reuses the token embedding table
+   */
+  public Architecture(Mlp mlp, Norm norm, Positions positions, int positionRows, boolean biases,
+      boolean tiedEmbeddings) {
+    this(mlp, norm, positions, positionRows, biases, tiedEmbeddings, AttentionShape.PLAIN);
+  }
 
   /** Feed-forward designs. */
   public enum Mlp {
@@ -29,16 +47,21 @@ public record Architecture(
     SWIGLU,
     /** Two matrices with GeLU in between (GPT, GPT-NeoX). */
     GELU,
+    /**
+     * Gated GeLU (tanh approximation): {@code W2 (gelu(x W1) * (x W3))}, three matrices h x f
+     * (Shazeer 2020; Gemma).
+     */
+    GEGLU,
     /** Two matrices with ReLU in between (OPT). */
     RELU;
 
     /**
      * Whether the MLP has a gate matrix.
      *
-     * @return true for {@link #SWIGLU}
+     * @return true for {@link #SWIGLU} and {@link #GEGLU}
      */
     public boolean gated() {
-      return this == SWIGLU;
+      return this == SWIGLU || this == GEGLU;
     }
   }
 
@@ -73,6 +96,7 @@ public record Architecture(
     Require.nonNull(mlp, "mlp");
     Require.nonNull(norm, "norm");
     Require.nonNull(positions, "positions");
+    Require.nonNull(attn, "attn");
     Require.that(positions == Positions.ROTARY ? positionRows == 0 : positionRows > 0,
         "learned positions need a positive number of rows, rotary ones none; got " + positionRows);
   }
@@ -120,6 +144,20 @@ public record Architecture(
   }
 
   /**
+   * What sets this design apart from the LLaMA- and GPT-style blocks that shard's forward graph
+   * and the framework exports build: {@link AttentionShape#beyondLlama} and a GeGLU MLP.
+   *
+   * @return the details, empty for the presets and LLaMA, Mistral, GPT-NeoX and OPT configs
+   */
+  public java.util.List<String> beyondLlama() {
+    java.util.List<String> out = new java.util.ArrayList<>(attn.beyondLlama());
+    if (mlp == Mlp.GEGLU) {
+      out.add(0, "a GeGLU MLP");
+    }
+    return out;
+  }
+
+  /**
    * This architecture able to train sequences of {@code seq} tokens: a learned position table
    * needs a row per position, so it grows when it is shorter (and is otherwise unchanged).
    *
@@ -138,6 +176,6 @@ public record Architecture(
    */
   public Architecture withPositionRows(int rows) {
     return positions == Positions.ROTARY ? this
-        : new Architecture(mlp, norm, positions, rows, biases, tiedEmbeddings);
+        : new Architecture(mlp, norm, positions, rows, biases, tiedEmbeddings, attn);
   }
 }

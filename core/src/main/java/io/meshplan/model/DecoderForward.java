@@ -119,11 +119,22 @@ final class DecoderForward {
     t.part("attention_norm");
     int xn = keepGemmInput(norm(x));
     t.part("attention");
-    x = keep(t.add(x, attention(xn)), false);
+    int att = attention(xn);
+    boolean post = spec.arch().attn().blockNorms() == 4;
+    if (post) {
+      t.part("post_attention_norm");
+      att = norm(att);
+    }
+    x = keep(t.add(x, att), false);
     t.part("ffn_norm");
     xn = keepGemmInput(norm(x));
     t.part("feed_forward");
-    return t.add(x, mlp(xn));
+    int ff = mlp(xn);
+    if (post) {
+      t.part("post_ffn_norm");
+      ff = norm(ff);
+    }
+    return t.add(x, ff);
   }
 
   /** Self-attention on the normed input {@code xn}; returns the projected output (dropped out). */
@@ -131,9 +142,20 @@ final class DecoderForward {
     int a = spec.heads();
     int kvh = spec.kvHeads();
     int d = spec.headDim();
-    int q = t.reshape(linear(xn, h, a * d, "wq"), b, s, a, d);
-    int k = t.reshape(linear(xn, h, kvh * d, "wk"), b, s, kvh, d);
+    AttentionShape.QkNorm qkNorm = spec.arch().attn().qkNorm();
+    int ql = linear(xn, h, a * d, "wq");
+    int kl = linear(xn, h, kvh * d, "wk");
+    if (qkNorm == AttentionShape.QkNorm.WHOLE) {
+      ql = rmsLast(ql, "q_norm");
+      kl = rmsLast(kl, "k_norm");
+    }
+    int q = t.reshape(ql, b, s, a, d);
+    int k = t.reshape(kl, b, s, kvh, d);
     int v = t.reshape(linear(xn, h, kvh * d, "wv"), b, s, kvh, d);
+    if (qkNorm == AttentionShape.QkNorm.PER_HEAD) {
+      q = rmsLast(q, "q_norm");
+      k = rmsLast(k, "k_norm");
+    }
     if (spec.arch().positions() == Architecture.Positions.ROTARY) {
       q = rope(q);
       k = rope(k);
@@ -151,6 +173,9 @@ final class DecoderForward {
     int sc = t.dot(q, kb, new int[] {0, 2}, new int[] {3}, new int[] {0, 2}, new int[] {3});
     int coreStart = sc;
     sc = t.mul(sc, t.broadcast(t.constant(dt, 1.0 / Math.sqrt(d)), scores));
+    if (spec.arch().attn().attentionSoftcap() > 0) {
+      sc = softcap(sc, spec.arch().attn().attentionSoftcap());
+    }
     sc = t.add(sc, t.broadcast(causalMask(), scores, 2, 3));
     int p = keep(softmax(sc), true);
     if (o.dropout()) {
@@ -203,7 +228,8 @@ final class DecoderForward {
     if (spec.arch().mlp().gated()) {
       int gate = keep(linear(xn, h, f, "w1"), false);
       int up = keep(linear(xn, h, f, "w3"), false);
-      act = t.mul(t.mul(gate, t.unary(Opcode.LOGISTIC, gate)), up);
+      act = spec.arch().mlp() == Architecture.Mlp.GEGLU ? t.mul(gelu(gate), up)
+          : t.mul(t.mul(gate, t.unary(Opcode.LOGISTIC, gate)), up);
     } else {
       int pre = keep(linear(xn, h, f, "w1"), false);
       act = spec.arch().mlp() == Architecture.Mlp.GELU ? gelu(pre)
@@ -220,7 +246,8 @@ final class DecoderForward {
   private int linear(int x, int in, int out, String name) {
     int w = weight(name, in, out);
     int y = o.fp8() ? fp8Linear(x, w) : t.dot(x, w);
-    if (spec.arch().biases()) {
+    boolean qkv = name.equals("wq") || name.equals("wk") || name.equals("wv");
+    if (spec.arch().biases() || qkv && spec.arch().attn().qkvBias()) {
       TensorShape ys = t.shape(y);
       y = t.add(y, t.broadcast(weight(name + "_bias", out), ys.dims(), ys.rank() - 1));
     }
@@ -284,6 +311,33 @@ final class DecoderForward {
       y = t.add(y, t.broadcast(weight("bias", h), bsh(), 2));
     }
     return y;
+  }
+
+  /**
+   * RMSNorm over the last dimension of any rank, with its gain: the q/k norms of Qwen3 and Gemma 3
+   * (per head) and of OLMo 2 (over all heads).
+   */
+  private int rmsLast(int x, String name) {
+    TensorShape xs = t.shape(x);
+    int last = xs.rank() - 1;
+    int n = xs.dim(last);
+    int[] dims = xs.dims();
+    int[] rowDims = java.util.Arrays.copyOf(dims, last);
+    int[] rows = new int[last];
+    for (int i = 0; i < last; i++) {
+      rows[i] = i;
+    }
+    int ms = t.mul(t.reduce(t.mul(x, x), last), t.broadcast(t.constant(dt, 1.0 / n), rowDims));
+    int r = t.unary(Opcode.RSQRT, t.add(ms, t.broadcast(t.constant(dt, EPS), rowDims)));
+    int y = t.mul(x, t.broadcast(r, dims, rows));
+    return t.mul(y, t.broadcast(weight(name, n), dims, last));
+  }
+
+  /** Soft-capping {@code c tanh(x / c)} (Gemma 2), elementwise. */
+  private int softcap(int x, double cap) {
+    TensorShape xs = t.shape(x);
+    int th = t.unary(Opcode.TANH, t.mul(x, t.fill(xs, 1 / cap)));
+    return t.mul(th, t.fill(xs, cap));
   }
 
   /**
@@ -385,8 +439,9 @@ final class DecoderForward {
     t.part("lm_head");
     int table = spec.arch().tiedEmbeddings() && tokenTable >= 0 ? tokenTable
         : weight(spec.arch().tiedEmbeddings() ? "tied_table" : "table", vocab, h);
-    int logits = keep(t.dot(xn, table, new int[0], new int[] {2}, new int[0], new int[] {1}),
-        false);
+    int raw = t.dot(xn, table, new int[0], new int[] {2}, new int[0], new int[] {1});
+    double cap = spec.arch().attn().finalSoftcap();
+    int logits = keep(cap > 0 ? softcap(keep(raw, false), cap) : raw, false);
     t.part("loss");
     int labels = t.param(TensorShape.of(DType.S32, b, s), ParamRole.LABELS);
     int[] bsv = {b, s, vocab};

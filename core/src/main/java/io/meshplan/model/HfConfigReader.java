@@ -32,7 +32,12 @@ import java.nio.file.Path;
  *       extra rows), {@code word_embed_proj_dim} (must equal {@code hidden_size}: the projection
  *       of OPT-350m is not modelled), {@code tie_word_embeddings} (default true). LayerNorm,
  *       learned positions, ReLU, biases.
+ *   <li>{@code qwen2}, {@code qwen3}, {@code gemma2}, {@code gemma3} (its {@code text_config}),
+ *       {@code gemma3_text}, {@code phi3}, {@code olmo2}, {@code granite}, {@code starcoder2}:
+ *       see {@link HfFamilies}, with the defaults of their transformers configuration classes.
  * </ul>
+ *
+ * A directory is read as the {@code config.json} inside it.
  *
  * The workload defaults to batch 8 and a sequence of {@code max_position_embeddings} capped at
  * {@link #DEFAULT_SEQ_CAP}; the element type comes from {@code torch_dtype} (default bf16).
@@ -43,7 +48,11 @@ public final class HfConfigReader {
   public static final int MAX_BYTES = 1 << 20;
   /** The largest default sequence length, tokens. */
   public static final int DEFAULT_SEQ_CAP = 4096;
-  private static final int DEFAULT_BATCH = 8;
+  static final int DEFAULT_BATCH = 8;
+  /** The {@code model_type}s read, for the message refusing another. */
+  public static final java.util.List<String> SUPPORTED = java.util.List.of("llama", "mistral",
+      "gpt_neox", "opt", "qwen2", "qwen3", "gemma2", "gemma3", "gemma3_text", "phi3", "olmo2",
+      "granite", "starcoder2");
   private static final ObjectMapper MAPPER = TreeReaders.json();
 
   private HfConfigReader() {}
@@ -57,6 +66,32 @@ public final class HfConfigReader {
    * @throws InputException naming the file and the missing, mistyped or unsupported field
    */
   public static ModelSpec read(Path file) {
+    return readConfig(file).spec();
+  }
+
+  /**
+   * A model read from its config, with the config's fields meshplan does not know.
+   *
+   * @param spec the model
+   * @param warnings one line per field outside the family's known list, which may change the
+   *     model's cost; empty for LLaMA, Mistral, GPT-NeoX and OPT
+   */
+  public record HfConfig(ModelSpec spec, java.util.List<String> warnings) {
+    /** Copies the warnings. */
+    public HfConfig {
+      warnings = java.util.List.copyOf(warnings);
+    }
+  }
+
+  /**
+   * Reads a config file, or the {@code config.json} of a directory, with its warnings.
+   *
+   * @param path the {@code config.json} or its directory
+   * @return the model and the warnings
+   * @throws InputException naming the file and the missing, mistyped or unsupported field
+   */
+  public static HfConfig readConfig(Path path) {
+    Path file = Files.isDirectory(path) ? path.resolve("config.json") : path;
     if (!Files.isRegularFile(file)) {
       throw new InputException(file + ": not a regular file (a Hugging Face config.json was "
           + "expected)");
@@ -78,7 +113,7 @@ public final class HfConfigReader {
     String fallback = base.equals("config.json") && abs.getParent() != null
         && abs.getParent().getFileName() != null ? abs.getParent().getFileName() + ""
         : base.endsWith(".json") ? base.substring(0, base.length() - 5) : base;
-    return parse(new String(bytes, StandardCharsets.UTF_8), file.toString(), fallback);
+    return parseConfig(new String(bytes, StandardCharsets.UTF_8), file.toString(), fallback);
   }
 
   /**
@@ -91,9 +126,47 @@ public final class HfConfigReader {
    * @throws InputException naming {@code where} and the field
    */
   public static ModelSpec parse(String json, String where, String fallbackName) {
+    return parseConfig(json, where, fallbackName).spec();
+  }
+
+  /**
+   * Parses config text, with its warnings.
+   *
+   * @param json the text
+   * @param where the file name for messages
+   * @param fallbackName the model name when the config has no {@code _name_or_path}
+   * @return the model and the warnings
+   * @throws InputException naming {@code where} and the field
+   */
+  public static HfConfig parseConfig(String json, String where, String fallbackName) {
     JsonNode root = tree(json, where);
-    Fields f = new Fields(root, where);
-    String type = f.string("model_type");
+    HfFields top = new HfFields(root, where);
+    String type = top.string("model_type");
+    JsonNode text = root;
+    java.util.List<String> warnings = new java.util.ArrayList<>();
+    if (type.equals("gemma3")) {
+      text = root.get("text_config");
+      if (text == null || !text.isObject()) {
+        throw new InputException(where + ": a gemma3 config needs its text model in the object "
+            + "'text_config'");
+      }
+      type = "gemma3_text";
+      if (root.has("vision_config")) {
+        warnings.add(where + ": the vision tower (vision_config) is neither counted nor planned; "
+            + "meshplan plans the text model");
+      }
+    }
+    if (!SUPPORTED.contains(type)) {
+      throw new InputException(where + ": model_type '" + type + "' is not supported; "
+          + "supported: " + String.join(", ", SUPPORTED));
+    }
+    HfFields f = new HfFields(text, where, HfFamilies.defaults(type));
+    if (HfFamilies.KNOWN.containsKey(type)) {
+      for (String k : HfFamilies.unknownFields(text, type)) {
+        warnings.add(where + ": field '" + k + "' is not one meshplan knows for model_type "
+            + type + "; it is ignored, and may change the model's cost");
+      }
+    }
     String name = root.path("_name_or_path").isTextual()
         && !root.path("_name_or_path").asText().isBlank()
         ? root.path("_name_or_path").asText() : fallbackName;
@@ -102,17 +175,17 @@ public final class HfConfigReader {
     int heads = f.positive("num_attention_heads");
     int vocab = f.positive("vocab_size");
     int maxPos = f.positive("max_position_embeddings");
-    DType dtype = dtype(f, root);
+    DType dtype = dtype(top, root);
     Common c = new Common(name, layers, hidden, heads, vocab, maxPos,
         Math.min(maxPos, DEFAULT_SEQ_CAP), dtype);
     try {
-      return switch (type) {
+      ModelSpec spec = switch (type) {
         case "llama", "mistral" -> llama(f, c);
         case "gpt_neox" -> gptNeox(f, c);
         case "opt" -> opt(f, c);
-        default -> throw new InputException(where + ": model_type '" + type
-            + "' is not supported; supported: llama, mistral, gpt_neox, opt");
+        default -> HfFamilies.read(type, f, c);
       };
+      return new HfConfig(spec, warnings);
     } catch (IllegalArgumentException e) {
       throw new InputException(where + ": " + e.getMessage(), e);
     } catch (ArithmeticException e) {
@@ -122,7 +195,7 @@ public final class HfConfigReader {
   }
 
   /** The fields every supported {@code model_type} has, read before the family's own. */
-  private record Common(String name, int layers, int hidden, int heads, int vocab, int maxPos,
+  record Common(String name, int layers, int hidden, int heads, int vocab, int maxPos,
       int seq, DType dtype) {}
 
   private static JsonNode tree(String json, String where) {
@@ -139,7 +212,7 @@ public final class HfConfigReader {
   }
 
   /** Llama and Mistral: SwiGLU, RMSNorm, rotary positions, grouped-query attention. */
-  private static ModelSpec llama(Fields f, Common c) {
+  private static ModelSpec llama(HfFields f, Common c) {
     JsonNode root = f.root();
     int kv = root.has("num_key_value_heads") && !root.get("num_key_value_heads").isNull()
         ? f.positive("num_key_value_heads") : c.heads();
@@ -147,11 +220,12 @@ public final class HfConfigReader {
     return new ModelSpec(c.name(), ModelSpec.Family.LLAMA, c.layers(), c.hidden(), c.heads(), kv,
         f.positive("intermediate_size"), c.vocab(), c.seq(), DEFAULT_BATCH, c.dtype(),
         new Architecture(Architecture.Mlp.SWIGLU, Architecture.Norm.RMS,
-            Architecture.Positions.ROTARY, 0, false, tied));
+            Architecture.Positions.ROTARY, 0, false, tied,
+            HfWindows.of(f.string("model_type"), f, c.layers(), AttentionShape.PLAIN)));
   }
 
   /** GPT-NeoX (Pythia): GELU, LayerNorm, rotary positions, biases. */
-  private static ModelSpec gptNeox(Fields f, Common c) {
+  private static ModelSpec gptNeox(HfFields f, Common c) {
     boolean tied = f.bool("tie_word_embeddings", false);
     return new ModelSpec(c.name(), ModelSpec.Family.GPT, c.layers(), c.hidden(), c.heads(),
         c.heads(), f.positive("intermediate_size"), c.vocab(), c.seq(), DEFAULT_BATCH, c.dtype(),
@@ -160,7 +234,7 @@ public final class HfConfigReader {
   }
 
   /** OPT: learned positions; embedding projections (opt-350m) are refused. */
-  private static ModelSpec opt(Fields f, Common c) {
+  private static ModelSpec opt(HfFields f, Common c) {
     int proj = f.positive("word_embed_proj_dim");
     if (proj != c.hidden()) {
       throw new InputException(f.where() + ": word_embed_proj_dim " + proj
@@ -174,7 +248,7 @@ public final class HfConfigReader {
         new Architecture(a.mlp(), a.norm(), a.positions(), a.positionRows(), true, tied));
   }
 
-  private static DType dtype(Fields f, JsonNode root) {
+  private static DType dtype(HfFields f, JsonNode root) {
     if (!root.has("torch_dtype") || root.get("torch_dtype").isNull()) {
       return DType.BF16;
     }
@@ -183,45 +257,8 @@ public final class HfConfigReader {
       case "bfloat16" -> DType.BF16;
       case "float16" -> DType.F16;
       case "float32" -> DType.F32;
-      default -> throw new InputException(f.where + ": torch_dtype '" + t
+      default -> throw new InputException(f.where() + ": torch_dtype '" + t
           + "' is not supported; use bfloat16, float16 or float32");
     };
-  }
-
-  /** Typed field access with messages naming the file and the field. */
-  private record Fields(JsonNode root, String where) {
-    String string(String key) {
-      JsonNode n = root.get(key);
-      if (n == null || n.isNull()) {
-        throw new InputException(where + ": missing field '" + key + "'");
-      }
-      if (!n.isTextual()) {
-        throw new InputException(where + ": field '" + key + "' must be a string, got " + n);
-      }
-      return n.asText();
-    }
-
-    int positive(String key) {
-      JsonNode n = root.get(key);
-      if (n == null || n.isNull()) {
-        throw new InputException(where + ": missing field '" + key + "'");
-      }
-      if (!n.isIntegralNumber() || !n.canConvertToInt() || n.asInt() <= 0) {
-        throw new InputException(where + ": field '" + key
-            + "' must be a positive integer below 2^31, got " + n);
-      }
-      return n.asInt();
-    }
-
-    boolean bool(String key, boolean dflt) {
-      JsonNode n = root.get(key);
-      if (n == null || n.isNull()) {
-        return dflt;
-      }
-      if (!n.isBoolean()) {
-        throw new InputException(where + ": field '" + key + "' must be true or false, got " + n);
-      }
-      return n.asBoolean();
-    }
   }
 }

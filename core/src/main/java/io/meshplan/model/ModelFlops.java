@@ -98,16 +98,52 @@ public final class ModelFlops {
   }
 
   /**
+   * The FLOPs of one sequence's causal attention scores {@code Q K^T} on block {@code layer}: a
+   * multiply-add per query-key pair and head dimension, {@code 2 a d} times {@link
+   * AttentionShape#causalPairs} with the sliding window on the layers that have it.
+   *
+   * @param spec the model
+   * @param layer the block, from 0
+   * @param seq tokens per sequence
+   * @return FLOPs per sequence
+   */
+  public static double causalScoreFlops(ModelSpec spec, int layer, int seq) {
+    AttentionShape at = spec.arch().attn();
+    long window = at.windowed(layer) ? at.window() : 0;
+    return 2.0 * spec.heads() * spec.headDim() * AttentionShape.causalPairs(seq, window);
+  }
+
+  /**
+   * Forward FLOPs per token of all blocks: {@link #blockForwardFlopsPerToken} for each, with the
+   * attention term of a windowed block scaled by its share of a global block's causal pairs.
+   */
+  private static double blocksForwardFlopsPerToken(ModelSpec spec, int seq) {
+    AttentionShape at = spec.arch().attn();
+    double whole = spec.layers() * blockForwardFlopsPerToken(spec, seq);
+    if (at.window() == 0 || at.window() >= seq) {
+      return whole;
+    }
+    double share = AttentionShape.causalPairs(seq, at.window())
+        / AttentionShape.causalPairs(seq, 0);
+    double attention = 4.0 * seq * spec.heads() * spec.headDim();
+    for (int i = 0; i < spec.layers(); i++) {
+      if (at.windowed(i)) {
+        whole -= attention * (1 - share);
+      }
+    }
+    return whole;
+  }
+
+  /**
    * Training FLOPs per token (forward and backward, no recomputation): {@code 3 (l (2 P_block + 4
-   * s a d) + 2 V h)}.
+   * s a d) + 2 V h)}, the attention term of sliding-window blocks reduced to their window.
    *
    * @param spec the model
    * @param seq tokens per sequence
    * @return FLOPs per token
    */
   public static double trainingFlopsPerToken(ModelSpec spec, int seq) {
-    return 3 * (spec.layers() * blockForwardFlopsPerToken(spec, seq)
-        + 2.0 * spec.vocab() * spec.hidden());
+    return 3 * (blocksForwardFlopsPerToken(spec, seq) + 2.0 * spec.vocab() * spec.hidden());
   }
 
   /**
@@ -119,6 +155,6 @@ public final class ModelFlops {
    * @return FLOPs per token
    */
   public static double trainingFlopsPerTokenFullRecompute(ModelSpec spec, int seq) {
-    return trainingFlopsPerToken(spec, seq) + spec.layers() * blockForwardFlopsPerToken(spec, seq);
+    return trainingFlopsPerToken(spec, seq) + blocksForwardFlopsPerToken(spec, seq);
   }
 }

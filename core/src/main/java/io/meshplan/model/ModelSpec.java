@@ -73,8 +73,8 @@ public record ModelSpec(
     Require.nonNull(dtype, "dtype");
     Require.nonNull(arch, "arch");
     if (family != Family.ALPA_MLP) {
-      Require.that(hidden % heads == 0, "hidden size " + hidden + " must be a multiple of attention "
-          + "heads " + heads);
+      Require.that(arch.attn().headDim() > 0 || hidden % heads == 0, "hidden size " + hidden
+          + " must be a multiple of attention heads " + heads);
       Require.that(heads % kvHeads == 0, "attention heads " + heads + " must be a multiple of "
           + "key/value heads " + kvHeads);
     }
@@ -110,15 +110,17 @@ public record ModelSpec(
   /**
    * The size of one attention head.
    *
-   * @return hidden / heads
+   * @return the architecture's explicit {@code head_dim}, else hidden / heads
    */
   public int headDim() {
-    return hidden / heads;
+    return arch.attn().headDim() > 0 ? arch.attn().headDim() : hidden / heads;
   }
 
   /**
    * The parameters of one transformer block: Q, K, V and output projections (with their biases
-   * when the architecture has them), the MLP matrices (and biases), and the two norms.
+   * when the architecture has them, or Q, K and V biases alone), the q/k norms, the MLP matrices
+   * (and biases), and the block's two or four norms. Fused QKV or gate/up matrices (Phi-3) hold
+   * the same weights and count the same.
    *
    * @return parameters per block (one dot layer, h x h, for {@link Family#ALPA_MLP})
    */
@@ -127,11 +129,20 @@ public record ModelSpec(
     if (family == Family.ALPA_MLP) {
       return h * h;
     }
-    long kv = (long) kvHeads * headDim();
-    long attn = 2 * h * h + 2 * h * kv;
+    AttentionShape at = arch.attn();
+    long qd = Math.multiplyExact((long) heads, headDim());
+    long kv = Math.multiplyExact((long) kvHeads, headDim());
+    long attn = 2 * h * qd + 2 * h * kv;
     long mlp = (arch.mlp().gated() ? 3 : 2) * h * ffn;
-    long bias = arch.biases() ? h + 2 * kv + h + (arch.mlp().gated() ? 2L * ffn : ffn) + h : 0;
-    return attn + mlp + bias + 2 * arch.norm().parameters(hidden);
+    long bias = arch.biases() ? qd + 2 * kv + h + (arch.mlp().gated() ? 2L * ffn : ffn) + h
+        : at.qkvBias() ? qd + 2 * kv : 0;
+    long qkNorm = switch (at.qkNorm()) {
+      case NONE -> 0;
+      case PER_HEAD -> 2L * headDim();
+      case WHOLE -> qd + kv;
+    };
+    return Math.addExact(attn + mlp + bias + qkNorm,
+        at.blockNorms() * arch.norm().parameters(hidden));
   }
 
   /**

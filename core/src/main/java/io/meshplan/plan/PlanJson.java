@@ -9,6 +9,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.meshplan.graph.DType;
 import io.meshplan.model.Architecture;
 import io.meshplan.model.Attention;
+import io.meshplan.model.AttentionShape;
 import io.meshplan.model.ModelSpec;
 import io.meshplan.model.Overlaps;
 import io.meshplan.model.Recompute;
@@ -228,6 +229,8 @@ public final class PlanJson {
     o.put("vocab", m.vocab());
     o.put("seq", m.seq());
     o.put("dtype", io.meshplan.model.Fp8Training.word(m.dtype()));
+    // As sum(p.numel()) over the model's parameters: LM head included, tied weights once.
+    o.put("parameters", m.parameterCount());
     ObjectNode a = o.putObject("architecture");
     a.put("mlp", m.arch().mlp().name().toLowerCase(java.util.Locale.ROOT));
     a.put("norm", m.arch().norm().name().toLowerCase(java.util.Locale.ROOT));
@@ -235,7 +238,32 @@ public final class PlanJson {
     a.put("positionRows", m.arch().positionRows());
     a.put("biases", m.arch().biases());
     a.put("tiedEmbeddings", m.arch().tiedEmbeddings());
+    AttentionShape s = m.arch().attn();
+    if (!s.equals(AttentionShape.PLAIN)) {
+      ObjectNode t = a.putObject("attention");
+      t.put("headDim", s.headDim());
+      t.put("qkvBias", s.qkvBias());
+      t.put("qkNorm", s.qkNorm().name().toLowerCase(java.util.Locale.ROOT));
+      t.put("blockNorms", s.blockNorms());
+      t.put("attentionSoftcap", s.attentionSoftcap());
+      t.put("finalSoftcap", s.finalSoftcap());
+      t.put("window", s.window());
+      t.put("globalEvery", s.globalEvery());
+      t.put("windowFrom", s.windowFrom());
+    }
     return o;
+  }
+
+  /** Reads the attention details a model of a Hugging Face family has; plain when absent. */
+  private static AttentionShape readAttention(String where, Fields a) {
+    if (!a.has("attention")) {
+      return AttentionShape.PLAIN;
+    }
+    Fields t = a.object("attention");
+    return new AttentionShape(t.integer("headDim"), t.bool("qkvBias"),
+        enumOf(where, "qkNorm", AttentionShape.QkNorm.class, t.text("qkNorm")),
+        t.integer("blockNorms"), t.number("attentionSoftcap"), t.number("finalSoftcap"),
+        t.integer("window"), t.integer("globalEvery"), t.integer("windowFrom"));
   }
 
   /**
@@ -359,7 +387,8 @@ public final class PlanJson {
           enumOf(where, "model.architecture.norm", Architecture.Norm.class, a.text("norm")),
           enumOf(where, "model.architecture.positions", Architecture.Positions.class,
               a.text("positions")),
-          a.integer("positionRows"), a.bool("biases"), a.bool("tiedEmbeddings"));
+          a.integer("positionRows"), a.bool("biases"), a.bool("tiedEmbeddings"),
+          readAttention(where, a));
       return new ModelSpec(m.text("name"), enumOf(where, "model.family", ModelSpec.Family.class,
           m.text("family")), m.integer("layers"), m.integer("hidden"), m.integer("heads"),
           m.integer("kvHeads"), m.integer("ffn"), m.integer("vocab"), m.integer("seq"), 1,

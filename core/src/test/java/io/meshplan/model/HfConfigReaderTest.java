@@ -107,7 +107,8 @@ class HfConfigReaderTest {
         + "\"max_position_embeddings\":256}", "b.json", "b"))
         .isInstanceOf(InputException.class)
         .hasMessage("b.json: model_type 'bert' is not supported; supported: llama, mistral, "
-            + "gpt_neox, opt");
+            + "gpt_neox, opt, qwen2, qwen3, gemma2, gemma3, gemma3_text, phi3, olmo2, granite, "
+            + "starcoder2");
   }
 
   @Test
@@ -124,8 +125,13 @@ class HfConfigReaderTest {
     Files.writeString(big, "{\"pad\":\"" + "x".repeat(HfConfigReader.MAX_BYTES) + "\"}");
     assertThatThrownBy(() -> HfConfigReader.read(big))
         .isInstanceOf(InputException.class).hasMessageContaining("larger than 1048576 bytes");
+    // A directory is read through its config.json: here the oversized one, and none in an empty
+    // directory.
     assertThatThrownBy(() -> HfConfigReader.read(dir))
-        .isInstanceOf(InputException.class).hasMessageContaining("not a regular file");
+        .isInstanceOf(InputException.class).hasMessageContaining("larger than 1048576 bytes");
+    Path empty = Files.createDirectory(dir.resolve("empty"));
+    assertThatThrownBy(() -> HfConfigReader.read(empty)).isInstanceOf(InputException.class)
+        .hasMessageContaining("empty/config.json: not a regular file");
     assertThatThrownBy(() -> HfConfigReader.read(dir.resolve("absent.json")))
         .isInstanceOf(InputException.class).hasMessageContaining("not a regular file");
   }

@@ -1,0 +1,121 @@
+package io.meshplan.model;
+
+import io.meshplan.util.Require;
+
+/**
+ * The attention and block details that set the Hugging Face decoder families of 2024-2025 apart
+ * from LLaMA: Qwen2 (Yang et al. 2024), Qwen3, Gemma 2 and 3 (Gemma Team 2024, 2025), Phi-3
+ * (Abdin et al. 2024), OLMo 2 (OLMo et al. 2024), Granite 3.0 and StarCoder2 (Lozhkov et al.
+ * 2024).
+ *
+ * @param headDim the size of one attention head, elements; {@code 0} for {@code hidden / heads}
+ * @param qkvBias whether the query, key and value projections have a bias when the architecture
+ *     has no biases elsewhere (Qwen2)
+ * @param qkNorm the RMSNorm on queries and keys (Qwen3, Gemma 3: per head; OLMo 2: over all
+ *     heads)
+ * @param blockNorms norms per block: 2 (before attention and MLP), or 4 in Gemma 2 and 3, which
+ *     also norm each sublayer's output
+ * @param attentionSoftcap the attention scores' soft cap {@code c} of {@code c tanh(x / c)}
+ *     (Gemma 2); {@code 0} for none
+ * @param finalSoftcap the logits' soft cap (Gemma 2); {@code 0} for none
+ * @param window the sliding attention window, tokens: a query sees itself and the {@code window -
+ *     1} tokens before it (Beltagy et al. 2020; Mistral); {@code 0} for none
+ * @param globalEvery with a window: layer {@code i} (from 0) attends globally when {@code (i + 1)
+ *     % globalEvery == 0} (Gemma 2: 2, Gemma 3: 6); {@code 0} when every layer has the window
+ * @param windowFrom with a window: the first windowed layer (Qwen2's {@code max_window_layers});
+ *     the layers before it attend globally
+ */
+public record AttentionShape(
+    int headDim, boolean qkvBias, QkNorm qkNorm, int blockNorms, double attentionSoftcap,
+    double finalSoftcap, int window, int globalEvery, int windowFrom) implements java.io.Serializable {
+  private static final long serialVersionUID = 1L;
+
+  /** LLaMA, GPT, OPT, GPT-NeoX: nothing of the above. */
+  public static final AttentionShape PLAIN =
+      new AttentionShape(0, false, QkNorm.NONE, 2, 0, 0, 0, 0, 0);
+
+  /** Query and key normalizations. */
+  public enum QkNorm {
+    /** None. */
+    NONE,
+    /** An RMSNorm over each head's {@code d} elements, shared by the heads (Qwen3, Gemma 3). */
+    PER_HEAD,
+    /** An RMSNorm over all query heads and one over all key heads (OLMo 2). */
+    WHOLE
+  }
+
+  /** Validates the fields. */
+  public AttentionShape {
+    Require.that(headDim >= 0, "head_dim must be positive, got " + headDim);
+    Require.nonNull(qkNorm, "qkNorm");
+    Require.that(blockNorms == 2 || blockNorms == 4, "a block has 2 or 4 norms, not "
+        + blockNorms);
+    Require.that(attentionSoftcap >= 0 && Double.isFinite(attentionSoftcap),
+        "the attention soft cap must be positive, got " + attentionSoftcap);
+    Require.that(finalSoftcap >= 0 && Double.isFinite(finalSoftcap),
+        "the final logit soft cap must be positive, got " + finalSoftcap);
+    Require.that(window >= 0, "the sliding window must be positive, got " + window);
+    Require.that(globalEvery >= 0, "the global layer period must be positive, got "
+        + globalEvery);
+    Require.that(windowFrom >= 0, "the first windowed layer must not be negative, got "
+        + windowFrom);
+  }
+
+  /**
+   * What sets this shape apart from LLaMA's besides the sliding window, for the consumers that
+   * build or write only LLaMA- and GPT-style blocks (shard's forward graph, framework exports).
+   *
+   * @return e.g. {@code [head_dim 256, four norms per block]}; empty for {@link #PLAIN}
+   */
+  public java.util.List<String> beyondLlama() {
+    java.util.List<String> out = new java.util.ArrayList<>();
+    if (headDim > 0) {
+      out.add("head_dim " + headDim);
+    }
+    if (qkvBias) {
+      out.add("QKV biases");
+    }
+    if (qkNorm != QkNorm.NONE) {
+      out.add("q/k norms");
+    }
+    if (blockNorms != 2) {
+      out.add(blockNorms + " norms per block");
+    }
+    if (attentionSoftcap > 0 || finalSoftcap > 0) {
+      out.add("logit soft-capping");
+    }
+    return out;
+  }
+
+  /**
+   * Whether layer {@code layer} attends within the sliding window.
+   *
+   * @param layer the block, from 0
+   * @return true on a windowed layer
+   */
+  public boolean windowed(int layer) {
+    return window > 0 && layer >= windowFrom
+        && (globalEvery == 0 || (layer + 1) % globalEvery != 0);
+  }
+
+  /**
+   * The query-key pairs one sequence's causal attention scores, with or without a window:
+   * {@code s^2 / 2} without (the convention of FlashAttention's causal FLOP count, Dao 2023), and
+   * {@code w^2 / 2 + (s - w) w} with a window {@code w < s} (the first {@code w} queries see all
+   * before them, the rest {@code w} keys each).
+   *
+   * @param seq tokens s
+   * @param window tokens w, {@code 0} for none
+   * @return pairs (fractional: the continuous count)
+   */
+  public static double causalPairs(long seq, long window) {
+    Require.positive(seq, "sequence length");
+    Require.that(window >= 0, "window must not be negative");
+    double s = seq;
+    if (window == 0 || window >= seq) {
+      return s * s / 2;
+    }
+    double w = window;
+    return w * w / 2 + (s - w) * w;
+  }
+}

@@ -1,0 +1,168 @@
+package io.meshplan.model;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.meshplan.util.InputException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * The Hugging Face decoder families {@link HfConfigReader} reads besides LLaMA, Mistral, GPT-NeoX
+ * and OPT: for each, the defaults of its transformers configuration class ({@code
+ * models/<family>/configuration_<family>.py}) for the fields {@code config.json} may leave out,
+ * the layer design its modeling file builds, and the fields meshplan knows. A field outside that
+ * list may change the model's cost, so the reader names it in a warning.
+ */
+final class HfFamilies {
+  /** The largest {@code head_dim} read (real models use 64 to 256). */
+  static final int MAX_HEAD_DIM = 1 << 16;
+
+  /** Fields that never change parameters, FLOPs or memory (ids, initialization, inference). */
+  static final Set<String> NEUTRAL = Set.of("architectures", "model_type", "_name_or_path",
+      "torch_dtype", "dtype", "transformers_version", "bos_token_id", "eos_token_id",
+      "pad_token_id", "use_cache", "initializer_range", "rms_norm_eps", "rope_theta",
+      "rope_scaling", "attention_dropout", "hidden_act", "tie_word_embeddings", "vocab_size",
+      "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
+      "num_key_value_heads", "max_position_embeddings", "auto_map");
+
+  /** The families, by {@code model_type}. */
+  static final Map<String, Set<String>> KNOWN = Map.of(
+      "qwen2", Set.of("use_sliding_window", "sliding_window", "max_window_layers", "layer_types",
+          "use_mrope"),
+      "qwen3", Set.of("head_dim", "attention_bias", "use_sliding_window", "sliding_window",
+          "max_window_layers", "layer_types"),
+      "gemma2", Set.of("head_dim", "hidden_activation", "attention_bias", "query_pre_attn_scalar",
+          "sliding_window", "sliding_window_size", "final_logit_softcapping",
+          "attn_logit_softcapping", "cache_implementation", "layer_types"),
+      "gemma3_text", Set.of("head_dim", "hidden_activation", "attention_bias",
+          "query_pre_attn_scalar", "sliding_window", "sliding_window_pattern", "layer_types",
+          "final_logit_softcapping", "attn_logit_softcapping", "rope_local_base_freq",
+          "cache_implementation"),
+      "phi3", Set.of("attention_bias", "resid_pdrop", "embd_pdrop", "sliding_window",
+          "original_max_position_embeddings"),
+      "olmo2", Set.of("attention_bias"),
+      "granite", Set.of("attention_bias", "mlp_bias", "embedding_multiplier", "logits_scaling",
+          "residual_multiplier", "attention_multiplier"),
+      "starcoder2", Set.of("use_bias", "sliding_window", "norm_epsilon", "layer_norm_epsilon",
+          "residual_dropout", "embedding_dropout", "norm_type", "mlp_type"));
+
+  private HfFamilies() {}
+
+  /**
+   * The transformers defaults of a family's size fields, for fields the config leaves out.
+   *
+   * @param type the {@code model_type}
+   * @return field to default
+   */
+  static Map<String, Object> defaults(String type) {
+    return switch (type) {
+      case "qwen2", "qwen3" -> Map.of("vocab_size", 151936, "hidden_size", 4096,
+          "intermediate_size", 22016, "num_hidden_layers", 32, "num_attention_heads", 32,
+          "max_position_embeddings", 32768, "head_dim", 128, "sliding_window", 4096,
+          "max_window_layers", 28, "num_key_value_heads", 32);
+      case "gemma2" -> Map.of("vocab_size", 256000, "hidden_size", 2304, "intermediate_size",
+          9216, "num_hidden_layers", 26, "num_attention_heads", 8, "num_key_value_heads", 4,
+          "head_dim", 256, "max_position_embeddings", 8192, "sliding_window", 4096,
+          "tie_word_embeddings", true);
+      case "gemma3_text" -> Map.of("vocab_size", 262208, "hidden_size", 2304,
+          "intermediate_size", 9216, "num_hidden_layers", 26, "num_attention_heads", 8,
+          "num_key_value_heads", 4, "head_dim", 256, "max_position_embeddings", 131072,
+          "sliding_window", 4096, "tie_word_embeddings", true);
+      case "phi3" -> Map.of("vocab_size", 32064, "hidden_size", 3072, "intermediate_size", 8192,
+          "num_hidden_layers", 32, "num_attention_heads", 32, "max_position_embeddings", 4096);
+      case "olmo2", "granite" -> Map.of("vocab_size", type.equals("olmo2") ? 50304 : 32000,
+          "hidden_size", 4096, "intermediate_size", 11008, "num_hidden_layers", 32,
+          "num_attention_heads", 32, "max_position_embeddings", 2048);
+      case "starcoder2" -> Map.of("vocab_size", 49152, "hidden_size", 3072, "intermediate_size",
+          12288, "num_hidden_layers", 30, "num_attention_heads", 24, "num_key_value_heads", 2,
+          "max_position_embeddings", 4096, "tie_word_embeddings", true);
+      default -> Map.of();
+    };
+  }
+
+  /**
+   * The config's fields that are neither {@link #NEUTRAL} nor known to its family, sorted.
+   *
+   * @param root the config object (the text config for Gemma 3)
+   * @param type the {@code model_type}
+   * @return the unknown field names
+   */
+  static List<String> unknownFields(JsonNode root, String type) {
+    Set<String> known = KNOWN.getOrDefault(type, Set.of());
+    TreeSet<String> out = new TreeSet<>();
+    root.fieldNames().forEachRemaining(k -> {
+      if (!NEUTRAL.contains(k) && !known.contains(k)) {
+        out.add(k);
+      }
+    });
+    return new ArrayList<>(out);
+  }
+
+  /**
+   * Reads one of the families.
+   *
+   * @param type the {@code model_type}
+   * @param f the fields, with the family's defaults
+   * @param c the fields every family has
+   * @return the spec
+   */
+  static ModelSpec read(String type, HfFields f, HfConfigReader.Common c) {
+    int kv = f.positive("num_key_value_heads", c.heads());
+    int headDim = headDim(f, type);
+    boolean tied = f.bool("tie_word_embeddings", false);
+    refuse(f, "attention_bias");
+    refuse(f, "mlp_bias");
+    Architecture.Mlp mlp = type.startsWith("gemma") ? Architecture.Mlp.GEGLU
+        : type.equals("starcoder2") ? Architecture.Mlp.GELU : Architecture.Mlp.SWIGLU;
+    AttentionShape.QkNorm qk = switch (type) {
+      case "qwen3", "gemma3_text" -> AttentionShape.QkNorm.PER_HEAD;
+      case "olmo2" -> AttentionShape.QkNorm.WHOLE;
+      default -> AttentionShape.QkNorm.NONE;
+    };
+    boolean gemma2 = type.equals("gemma2");
+    AttentionShape shape = new AttentionShape(headDim, type.equals("qwen2"), qk,
+        type.startsWith("gemma") ? 4 : 2,
+        gemma2 ? softcap(f, "attn_logit_softcapping", 50.0) : 0,
+        gemma2 ? softcap(f, "final_logit_softcapping", 30.0) : 0, 0, 0, 0);
+    shape = HfWindows.of(type, f, c.layers(), shape);
+    boolean starcoder = type.equals("starcoder2");
+    Architecture arch = new Architecture(mlp, starcoder ? Architecture.Norm.LAYER
+        : Architecture.Norm.RMS, Architecture.Positions.ROTARY, 0,
+        starcoder && f.bool("use_bias", true), tied, shape);
+    return new ModelSpec(c.name(), starcoder ? ModelSpec.Family.GPT : ModelSpec.Family.LLAMA,
+        c.layers(), c.hidden(), c.heads(), kv, f.positive("intermediate_size"), c.vocab(),
+        c.seq(), HfConfigReader.DEFAULT_BATCH, c.dtype(), arch);
+  }
+
+  /** {@code head_dim}: given (Qwen3, Gemma), else {@code hidden / heads}; 0 means the latter. */
+  private static int headDim(HfFields f, String type) {
+    if (!type.equals("qwen3") && !type.startsWith("gemma")) {
+      return 0;
+    }
+    JsonNode n = f.root().get("head_dim");
+    if (n != null && !n.isNull() && (!n.isIntegralNumber() || !n.canConvertToInt()
+        || n.asInt() <= 0 || n.asInt() > MAX_HEAD_DIM)) {
+      throw new InputException(f.where() + ": field 'head_dim' must be a positive integer up to "
+          + MAX_HEAD_DIM + ", got " + n);
+    }
+    return f.positive("head_dim");
+  }
+
+  /** Gemma 2's soft caps: the default when absent, none when null. */
+  private static double softcap(HfFields f, String key, double dflt) {
+    if (!f.root().has(key)) {
+      return dflt;
+    }
+    return f.positiveOrOff(key);
+  }
+
+  /** A bias switch meshplan does not model when true. */
+  private static void refuse(HfFields f, String key) {
+    if (f.bool(key, false)) {
+      throw new InputException(f.where() + ": field '" + key + "' true is not supported for "
+          + "this model_type (its published models have no such biases)");
+    }
+  }
+}

@@ -1,0 +1,96 @@
+package io.meshplan.model;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.meshplan.util.InputException;
+
+/**
+ * Which layers of a Hugging Face model attend within a sliding window, as the transformers
+ * modeling files decide it: an explicit {@code layer_types} list when the config has one; else
+ * Gemma 2 alternates windowed and global layers (the second of each pair global), Gemma 3 makes
+ * every {@code sliding_window_pattern}-th layer (default 6) global, Qwen2 and Qwen3 window the
+ * layers from {@code max_window_layers} on when {@code use_sliding_window} is true, and Mistral,
+ * Phi-3 and StarCoder2 window every layer when {@code sliding_window} is not null.
+ */
+final class HfWindows {
+  private static final String SLIDING = "sliding_attention";
+  private static final String FULL = "full_attention";
+
+  private HfWindows() {}
+
+  /**
+   * The attention shape with its window.
+   *
+   * @param type the {@code model_type}
+   * @param f the config's fields
+   * @param layers the number of blocks
+   * @param base the shape without a window
+   * @return the shape with the window, its period and its first layer
+   */
+  static AttentionShape of(String type, HfFields f, int layers, AttentionShape base) {
+    if (f.given("layer_types")) {
+      return fromTypes(f, layers, base);
+    }
+    return switch (type) {
+      case "gemma2" -> with(base, f.positive("sliding_window"), 2, 0);
+      case "gemma3_text" -> with(base, f.positive("sliding_window"),
+          f.positive("sliding_window_pattern", 6), 0);
+      case "qwen2", "qwen3" -> f.bool("use_sliding_window", false)
+          ? with(base, f.positive("sliding_window"), 0, f.positive("max_window_layers")) : base;
+      case "mistral", "phi3", "starcoder2" -> f.given("sliding_window")
+          ? with(base, f.positive("sliding_window"), 0, 0) : base;
+      default -> base;
+    };
+  }
+
+  private static AttentionShape with(AttentionShape b, int window, int every, int from) {
+    return new AttentionShape(b.headDim(), b.qkvBias(), b.qkNorm(), b.blockNorms(),
+        b.attentionSoftcap(), b.finalSoftcap(), window, every, from);
+  }
+
+  /** Reads {@code layer_types}: all one kind, a full prefix then windows, or a period. */
+  private static AttentionShape fromTypes(HfFields f, int layers, AttentionShape base) {
+    JsonNode n = f.root().get("layer_types");
+    if (!n.isArray() || n.size() != layers) {
+      throw new InputException(f.where() + ": field 'layer_types' must list one type for each "
+          + "of the " + layers + " layers");
+    }
+    boolean[] sliding = new boolean[layers];
+    int count = 0;
+    for (int i = 0; i < layers; i++) {
+      String t = n.get(i).asText();
+      if (!n.get(i).isTextual() || !t.equals(SLIDING) && !t.equals(FULL)) {
+        throw new InputException(f.where() + ": layer_types[" + i + "] is " + n.get(i)
+            + "; meshplan knows '" + SLIDING + "' and '" + FULL + "'");
+      }
+      sliding[i] = t.equals(SLIDING);
+      count += sliding[i] ? 1 : 0;
+    }
+    if (count == 0) {
+      return base;
+    }
+    int window = f.positive("sliding_window");
+    int firstFull = 0;
+    while (firstFull < layers && sliding[firstFull]) {
+      firstFull++;
+    }
+    int from = layers - count;
+    AttentionShape[] candidates = {with(base, window, firstFull + 1, 0),
+        with(base, window, 0, from)};
+    for (AttentionShape c : candidates) {
+      if (matches(c, sliding)) {
+        return c;
+      }
+    }
+    throw new InputException(f.where() + ": the pattern of layer_types is not supported; "
+        + "meshplan models a global layer every k layers or global layers before windowed ones");
+  }
+
+  private static boolean matches(AttentionShape s, boolean[] sliding) {
+    for (int i = 0; i < sliding.length; i++) {
+      if (s.windowed(i) != sliding[i]) {
+        return false;
+      }
+    }
+    return true;
+  }
+}
