@@ -54,7 +54,7 @@ class HfFamiliesCliTest {
   void hostileConfigsAreOneLineAndExit2(@TempDir Path dir) throws IOException {
     Path deep = dir.resolve("deep.json");
     Files.writeString(deep, "[".repeat(10_000) + "]".repeat(10_000));
-    assertRefused(deep, "deep.json: not valid JSON (Document nesting depth");
+    assertRefused(deep, "deep.json: not valid JSON (nesting depth above 100 levels");
     String gemma = Files.readString(Path.of(HF + "gemma-2-9b.json"));
     Path negative = dir.resolve("negative.json");
     Files.writeString(negative, gemma.replace("\"head_dim\": 256", "\"head_dim\": -256"));
