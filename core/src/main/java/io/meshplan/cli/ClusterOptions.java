@@ -23,7 +23,8 @@ final class ClusterOptions {
   Path profile;
 
   @Option(names = "--memory", description = "Memory capacity per GPU, e.g. 70GiB: what a "
-      + "configuration may use, for the search and the fits verdict; at most the GPU's physical "
+      + "configuration may use (plan searches within it; simulate and export judge whether a "
+      + "configuration fits by it); at most the GPU's physical "
       + "memory (default: 95%% of it; the rest is left to the CUDA context, NCCL buffers and "
       + "allocator fragmentation).")
   String memory;
