@@ -1,7 +1,6 @@
 package io.meshplan.bench;
 
 import io.meshplan.cluster.ClusterSpec;
-import io.meshplan.graph.DType;
 import io.meshplan.interop.MegatronGrid;
 import io.meshplan.interop.PlanResult;
 import io.meshplan.model.ModelSpec;
@@ -66,7 +65,7 @@ public final class PlanBench {
     ModelSpec p = Presets.get(c.preset());
     int gb = c.globalBatch();
     ClusterSpec cs = ClusterSpec.parse(c.cluster());
-    TrainingJob job = TrainingJob.of(p, cs).withGlobalBatch(gb).withDtype(DType.BF16)
+    TrainingJob job = TrainingJob.of(p, cs).withGlobalBatch(gb).withDtype(cs.gpu().trainingType())
         .withMemoryPerGpu(0.95 * cs.gpu().hbmBytes());
     PlannerOptions options = PlannerOptions.defaults();
     System.gc();
