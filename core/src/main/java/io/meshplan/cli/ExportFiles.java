@@ -29,7 +29,7 @@ final class ExportFiles {
    */
   static void checkWritable(Path out, boolean force, List<Path> inputs) {
     for (Path in : inputs) {
-      if (same(out, in)) {
+      if (AtomicFiles.sameFile(out, in)) {
         throw new InputException("--out " + out + " names the input " + in
             + "; write the output to another file");
       }
@@ -77,16 +77,5 @@ final class ExportFiles {
             + e.getMessage() + ")");
       }
     }
-  }
-
-  private static boolean same(Path a, Path b) {
-    try {
-      if (Files.exists(a) && Files.exists(b)) {
-        return Files.isSameFile(a, b);
-      }
-    } catch (IOException e) {
-      return false;
-    }
-    return a.toAbsolutePath().normalize().equals(b.toAbsolutePath().normalize());
   }
 }
