@@ -20,11 +20,12 @@ import io.meshplan.util.Require;
  * @param attn the attention details of the Hugging Face families (explicit head size, QKV-only
  *     biases, q/k norms, soft-capping, sliding windows); {@link AttentionShape#PLAIN} for the
  *     others
+ * @param moe the mixture-of-experts layer; {@link MoeShape#DENSE} for a dense model
  */
 public record Architecture(
     Mlp mlp, Norm norm, Positions positions, int positionRows, boolean biases,
-    boolean tiedEmbeddings, AttentionShape attn) implements java.io.Serializable {
-  private static final long serialVersionUID = 2L;
+    boolean tiedEmbeddings, AttentionShape attn, MoeShape moe) implements java.io.Serializable {
+  private static final long serialVersionUID = 3L;
 
   /**
    * An architecture without the details of {@link AttentionShape}.
@@ -39,6 +40,22 @@ public record Architecture(
   public Architecture(Mlp mlp, Norm norm, Positions positions, int positionRows, boolean biases,
       boolean tiedEmbeddings) {
     this(mlp, norm, positions, positionRows, biases, tiedEmbeddings, AttentionShape.PLAIN);
+  }
+
+  /**
+   * A dense architecture (no experts).
+   *
+   * @param mlp the MLP
+   * @param norm the norm
+   * @param positions the positions
+   * @param positionRows learned position rows (0 with rotary positions)
+   * @param biases whether every linear layer has a bias
+   * @param tiedEmbeddings whether the LM head is the token table
+   * @param attn the attention details
+   */
+  public Architecture(Mlp mlp, Norm norm, Positions positions, int positionRows, boolean biases,
+      boolean tiedEmbeddings, AttentionShape attn) {
+    this(mlp, norm, positions, positionRows, biases, tiedEmbeddings, attn, MoeShape.DENSE);
   }
 
   /** Feed-forward designs. */
@@ -97,6 +114,7 @@ public record Architecture(
     Require.nonNull(norm, "norm");
     Require.nonNull(positions, "positions");
     Require.nonNull(attn, "attn");
+    Require.nonNull(moe, "moe");
     Require.that(positions == Positions.ROTARY ? positionRows == 0 : positionRows > 0,
         "learned positions need a positive number of rows, rotary ones none; got " + positionRows);
   }
@@ -154,6 +172,9 @@ public record Architecture(
     if (mlp == Mlp.GEGLU) {
       out.add(0, "a GeGLU MLP");
     }
+    if (moe.routed()) {
+      out.add(0, moe.experts() + " experts");
+    }
     return out;
   }
 
@@ -176,6 +197,6 @@ public record Architecture(
    */
   public Architecture withPositionRows(int rows) {
     return positions == Positions.ROTARY ? this
-        : new Architecture(mlp, norm, positions, rows, biases, tiedEmbeddings, attn);
+        : new Architecture(mlp, norm, positions, rows, biases, tiedEmbeddings, attn, moe);
   }
 }

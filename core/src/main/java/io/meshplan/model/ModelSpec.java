@@ -119,7 +119,8 @@ public record ModelSpec(
   /**
    * The parameters of one transformer block: Q, K, V and output projections (with their biases
    * when the architecture has them, or Q, K and V biases alone), the q/k norms, the MLP matrices
-   * (and biases), and the block's two or four norms. Fused QKV or gate/up matrices (Phi-3) hold
+   * (and biases) or the mixture-of-experts layer ({@link MoeShape#parameters}), and the block's
+   * two or four norms. Fused QKV or gate/up matrices (Phi-3) hold
    * the same weights and count the same.
    *
    * @return parameters per block (one dot layer, h x h, for {@link Family#ALPA_MLP})
@@ -133,8 +134,10 @@ public record ModelSpec(
     long qd = Math.multiplyExact((long) heads, headDim());
     long kv = Math.multiplyExact((long) kvHeads, headDim());
     long attn = 2 * h * qd + 2 * h * kv;
-    long mlp = (arch.mlp().gated() ? 3 : 2) * h * ffn;
-    long bias = arch.biases() ? qd + 2 * kv + h + (arch.mlp().gated() ? 2L * ffn : ffn) + h
+    MoeShape moe = arch.moe();
+    long mlp = moe.routed() ? moe.parameters(hidden) : (arch.mlp().gated() ? 3 : 2) * h * ffn;
+    long mlpBias = moe.routed() ? 0 : (arch.mlp().gated() ? 2L * ffn : ffn) + h;
+    long bias = arch.biases() ? qd + 2 * kv + h + mlpBias
         : at.qkvBias() ? qd + 2 * kv : 0;
     long qkNorm = switch (at.qkNorm()) {
       case NONE -> 0;
@@ -190,6 +193,22 @@ public record ModelSpec(
    */
   public long blocksParameterCount() {
     return Math.multiplyExact((long) layers, blockParameterCount());
+  }
+
+  /**
+   * The parameters one token's forward pass multiplies: every weight but the routed experts the
+   * router does not pick ({@code E - k} of each block's experts). Equal to {@link
+   * #parameterCount()} for a dense model.
+   *
+   * @return active parameters
+   */
+  public long activeParameterCount() {
+    MoeShape moe = arch.moe();
+    if (!moe.routed()) {
+      return parameterCount();
+    }
+    long idle = moe.expertParameters(hidden) / moe.experts() * (moe.experts() - moe.topK());
+    return Math.subtractExact(parameterCount(), Math.multiplyExact((long) layers, idle));
   }
 
   /**

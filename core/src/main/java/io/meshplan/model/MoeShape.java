@@ -1,0 +1,79 @@
+package io.meshplan.model;
+
+import io.meshplan.util.Require;
+
+/**
+ * The mixture-of-experts feed-forward layer of a decoder (Shazeer et al., ICLR'17; Lepikhin et
+ * al., GShard, ICLR'21; Fedus et al., Switch Transformer, JMLR 2022): a router picks {@code topK}
+ * of {@code experts} gated MLPs per token, and optional shared experts run on every token
+ * (DeepSeekMoE, Dai et al. 2024). Every block of a model with this shape is a mixture-of-experts
+ * block (Mixtral, Qwen3-MoE, GPT-OSS).
+ *
+ * @param experts routed experts E; {@code 0} for a dense model
+ * @param topK experts each token is routed to, k
+ * @param expertFfn the inner size of one routed expert ({@code moe_intermediate_size}), elements
+ * @param sharedFfn the inner size of the shared experts together ({@code n_shared_experts *
+ *     moe_intermediate_size}), {@code 0} for none
+ * @param expertBiases whether each expert's matrices and the router have biases (GPT-OSS)
+ */
+public record MoeShape(int experts, int topK, int expertFfn, int sharedFfn,
+    boolean expertBiases) implements java.io.Serializable {
+  private static final long serialVersionUID = 1L;
+
+  /** A dense model: no experts. */
+  public static final MoeShape DENSE = new MoeShape(0, 0, 0, 0, false);
+
+  /** Validates the fields. */
+  public MoeShape {
+    Require.that(experts >= 0, "the number of experts must not be negative, got " + experts);
+    if (experts == 0) {
+      Require.that(topK == 0 && expertFfn == 0 && sharedFfn == 0 && !expertBiases,
+          "a dense model has no expert sizes");
+    } else {
+      Require.that(topK >= 1 && topK <= experts, "experts per token must be between 1 and the "
+          + experts + " experts, got " + topK);
+      Require.positive(expertFfn, "expert intermediate size");
+      Require.that(sharedFfn >= 0, "the shared experts' size must not be negative, got "
+          + sharedFfn);
+    }
+  }
+
+  /**
+   * Whether the model has experts.
+   *
+   * @return {@code experts > 0}
+   */
+  public boolean routed() {
+    return experts > 0;
+  }
+
+  /**
+   * The parameters of one block's mixture-of-experts layer: the router ({@code h x E}, plus its
+   * bias), every routed expert's gate, up and down matrices ({@code 3 h f_e}, plus {@code 2 f_e +
+   * h} of biases), and the shared experts' {@code 3 h f_s}.
+   *
+   * @param hidden the hidden size h
+   * @return parameters, elements
+   */
+  public long parameters(int hidden) {
+    long h = hidden;
+    long router = Math.addExact(Math.multiplyExact(h, experts), expertBiases ? experts : 0);
+    long expert = Math.addExact(Math.multiplyExact(3 * h, expertFfn),
+        expertBiases ? 2L * expertFfn + h : 0);
+    long shared = Math.multiplyExact(3 * h, sharedFfn);
+    return Math.addExact(Math.addExact(router, Math.multiplyExact(expert, experts)), shared);
+  }
+
+  /**
+   * The parameters of the routed experts alone, the part expert parallelism shards.
+   *
+   * @param hidden the hidden size h
+   * @return {@code E (3 h f_e + biases)}, elements
+   */
+  public long expertParameters(int hidden) {
+    long h = hidden;
+    long expert = Math.addExact(Math.multiplyExact(3 * h, expertFfn),
+        expertBiases ? 2L * expertFfn + h : 0);
+    return Math.multiplyExact(expert, experts);
+  }
+}
