@@ -40,6 +40,16 @@ final class ModelOptions {
   /** The warnings of the last config.json read by {@link #spec()}: fields meshplan ignores. */
   private List<String> configWarnings = List.of();
 
+  @Option(names = "--moe-capacity-factor", paramLabel = "X", description = "Mixture-of-experts"
+      + " models: each expert takes at most X times its even share of the tokens and drops the"
+      + " rest (Megatron-LM's --moe-expert-capacity-factor); default dropless.")
+  Double capacityFactor;
+
+  @Option(names = "--moe-imbalance", paramLabel = "X", description = "Mixture-of-experts models:"
+      + " the busiest GPU's expert tokens over the mean, at least 1 (default 1: balanced"
+      + " routing, as benchmarks that force it measure).")
+  Double imbalance;
+
   @Option(names = "--layers", description = "Override the number of layers.")
   Integer layers;
 
@@ -182,7 +192,7 @@ final class ModelOptions {
     int ffnDefault = p.name().equals("gpt") && p.family() == ModelSpec.Family.GPT
         ? Math.multiplyExact(4, h) : p.ffn();
     int s = pos("--seq", seq, p.seq());
-    Architecture arch = p.arch().forSequence(s);
+    Architecture arch = routing(p.arch().forSequence(s));
     try {
       return new ModelSpec(p.name(), p.family(), pos("--layers", layers, p.layers()), h, nh, kv,
           pos("--ffn", ffn, ffnDefault), pos("--vocab", vocab, p.vocab()), s,
@@ -190,6 +200,31 @@ final class ModelOptions {
     } catch (IllegalArgumentException | ArithmeticException e) {
       throw new InputException(FlagWords.reword(e.getMessage(), FlagWords.MODEL));
     }
+  }
+
+  /**
+   * The architecture with the routing flags applied: {@code --moe-capacity-factor} and {@code
+   * --moe-imbalance}, on a mixture-of-experts model only.
+   */
+  private Architecture routing(Architecture a) {
+    if (capacityFactor == null && imbalance == null) {
+      return a;
+    }
+    io.meshplan.model.MoeShape moe = a.moe();
+    if (!moe.routed()) {
+      throw new InputException((capacityFactor != null ? "--moe-capacity-factor" : "--moe-imbalance")
+          + " needs a mixture-of-experts model; this model is dense");
+    }
+    if (capacityFactor != null && !(capacityFactor > 0 && Double.isFinite(capacityFactor))) {
+      throw new InputException("--moe-capacity-factor must be a number above 0, got "
+          + capacityFactor + " (leave it out for dropless routing)");
+    }
+    if (imbalance != null && !(imbalance >= 1 && Double.isFinite(imbalance))) {
+      throw new InputException("--moe-imbalance must be a number of at least 1, got "
+          + imbalance);
+    }
+    return a.withMoe(moe.withRouting(capacityFactor == null ? moe.capacityFactor()
+        : capacityFactor, imbalance == null ? moe.imbalance() : imbalance));
   }
 
   /** Refuses a model of a family the command does not run, naming the command that does. */

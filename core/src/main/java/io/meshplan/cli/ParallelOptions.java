@@ -56,6 +56,14 @@ final class ParallelOptions {
       + " on the last pipeline stage (Megatron-LM's --decoder-last-pipeline-num-layers).")
   Integer lastStageLayers;
 
+  @Option(names = "--ep", paramLabel = "N", description = "Expert-parallel size of a"
+      + " mixture-of-experts model (Megatron-LM's --expert-model-parallel-size; default 1).")
+  Integer ep;
+
+  @Option(names = "--etp", paramLabel = "N", description = "Expert tensor-parallel size"
+      + " (Megatron-LM's --expert-tensor-parallel-size; default 1).")
+  Integer etp;
+
   /** Whether {@code --schedule gpipe} was asked for. */
   boolean gpipe() {
     if (schedule == null || schedule.equalsIgnoreCase("1f1b")) {
@@ -74,7 +82,8 @@ final class ParallelOptions {
   boolean any() {
     return schedule != null || tp != null || pp != null || dp != null || vpp != null || microBatch != null
         || globalBatch != null || recompute != null || sequenceParallel || distributedOptimizer
-        || zeroStage != null || firstStageLayers != null || lastStageLayers != null;
+        || zeroStage != null || firstStageLayers != null || lastStageLayers != null
+        || ep != null || etp != null;
   }
 
   /** The configuration; every size flag is required. */
@@ -96,10 +105,13 @@ final class ParallelOptions {
     positive("--first-stage-layers", firstStageLayers);
     positive("--last-stage-layers", lastStageLayers);
     int zero = zeroStage != null ? zeroStage : distributedOptimizer ? 1 : 0;
+    positive("--ep", ep);
+    positive("--etp", etp);
     try {
       return new ParallelConfig(tp, pp, dp, vpp == null ? 1 : vpp, microBatch, globalBatch, r,
           sequenceParallel, zero, firstStageLayers == null ? 0 : firstStageLayers,
-          lastStageLayers == null ? 0 : lastStageLayers);
+          lastStageLayers == null ? 0 : lastStageLayers, ep == null ? 1 : ep,
+          etp == null ? 1 : etp);
     } catch (IllegalArgumentException e) {
       throw new InputException(FlagWords.reword(e.getMessage(), FlagWords.PARALLEL));
     }

@@ -145,6 +145,7 @@ final class SimulateCommand implements Callable<Integer> {
     model.printWarnings(spec.commandLine().getErr());
     FlagWords.check(FlagWords.PARALLEL, () -> c.check(setup.cluster().gpuCount(),
         setup.model().layers(), setup.model().heads(), setup.model().kvHeads()));
+    c.checkExperts(setup.model().arch().moe());
     PlanSimulator.Evaluated e = Progress.during(spec.commandLine().getErr(), quiet,
         "simulate: pricing the layers",
         () -> new PlanSimulator(setup.layers()).simulate(setup.request(), c, parallel.gpipe()))

@@ -80,6 +80,8 @@ public final class GraphBuilder {
       case FORCE_REPLICATED -> "force-replicated";
       case FUSED_ATTENTION -> "fused-attention";
       case FUSED_ATTENTION_GRAD -> "fused-attention-grad";
+      case MOE_DISPATCH -> "moe-dispatch";
+      case MOE_COMBINE -> "moe-combine";
       default -> op.hloName();
     };
     int id = instructions.size();
@@ -122,6 +124,49 @@ public final class GraphBuilder {
     raw.put("slice_sizes", "{1," + t.dim(1) + "}");
     return add(Opcode.GATHER, new TensorShape(t.dtype(), out), List.of(table, indices),
         OpAttrs.NONE, raw);
+  }
+
+  /**
+   * Mixture-of-experts dispatch ({@link Opcode#MOE_DISPATCH}): tokens {@code [b, s, rest...]}
+   * to the rows of {@code groups} local experts, {@code rows} each.
+   *
+   * @param tokens the tokens, rank at least 2
+   * @param weights the routing weights {@code [b, s, k]} that scale each copy, or -1
+   * @param groups local experts G
+   * @param rows rows per local expert C
+   * @return the id of a {@code [G, C, rest...]} tensor of the tokens' type
+   */
+  public int moeDispatch(int tokens, int weights, int groups, int rows) {
+    TensorShape t = shape(tokens);
+    check(t.rank() >= 2 && groups > 0 && rows > 0, "dispatch of " + t + " to " + groups + " x "
+        + rows + " rows");
+    int[] out = new int[t.rank()];
+    out[0] = groups;
+    out[1] = rows;
+    System.arraycopy(t.dims(), 2, out, 2, t.rank() - 2);
+    List<Integer> ops = weights < 0 ? List.of(tokens) : List.of(tokens, weights);
+    return add(Opcode.MOE_DISPATCH, new TensorShape(t.dtype(), out), ops, OpAttrs.NONE);
+  }
+
+  /**
+   * Mixture-of-experts combine ({@link Opcode#MOE_COMBINE}): the rows {@code [G, C, rest...]} of
+   * the local experts back to tokens {@code [b, s, rest...]}.
+   *
+   * @param rows the expert rows, rank at least 2
+   * @param weights the routing weights {@code [b, s, k]} of the weighted sum, or -1
+   * @param batch sequences b
+   * @param seq tokens per sequence s
+   * @return the id of a {@code [b, s, rest...]} tensor of the rows' type
+   */
+  public int moeCombine(int rows, int weights, int batch, int seq) {
+    TensorShape r = shape(rows);
+    check(r.rank() >= 2 && batch > 0 && seq > 0, "combine of " + r + " to " + batch + " x "
+        + seq + " tokens");
+    int[] out = r.dims().clone();
+    out[0] = batch;
+    out[1] = seq;
+    List<Integer> ops = weights < 0 ? List.of(rows) : List.of(rows, weights);
+    return add(Opcode.MOE_COMBINE, new TensorShape(r.dtype(), out), ops, OpAttrs.NONE);
   }
 
   /**

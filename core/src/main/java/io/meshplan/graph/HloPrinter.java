@@ -224,6 +224,11 @@ public final class HloPrinter {
           .append(HloText.quote(HloAttributeReader.FUSED_ATTENTION_GRAD_TARGET))
           .append(", output_index=").append(((OpAttrs.Index) ins.attrs()).index());
     }
+    if ((ins.opcode() == Opcode.MOE_DISPATCH || ins.opcode() == Opcode.MOE_COMBINE)
+        && !raw.containsKey("custom_call_target")) {
+      sb.append(", custom_call_target=").append(HloText.quote(ins.opcode() == Opcode.MOE_DISPATCH
+          ? "meshplan$moeDispatch" : "meshplan$moeCombine"));
+    }
     if (ins.opcode() == Opcode.FORCE_REPLICATED) {
       if (!raw.containsKey("custom_call_target")) {
         sb.append(", custom_call_target=\"Sharding\"");

@@ -91,11 +91,29 @@ public final class OpCost {
    * @return bytes of memory traffic
    */
   public static double bytesAccessed(Graph graph, Instruction ins) {
+    if (ins.opcode().kind() == OpKind.TOKEN_EXCHANGE) {
+      return exchangeBytes(graph, ins);
+    }
     double b = ins.shape().byteSize();
     for (int op : ins.operands()) {
       b += graph.get(op).shape().byteSize();
     }
     return b;
+  }
+
+  /**
+   * The traffic of a token dispatch or combine on one device: it reads and writes each of its
+   * expert rows once (Megatron-Core's permute and unpermute kernels gather rows by index), and
+   * reads the routing weights, {@code 2 R + W} bytes with {@code R} the bytes of the expert-side
+   * tensor ({@code [G, C, ...]}: the dispatch's result, the combine's first operand) and {@code
+   * W} those of the weights. The token-side tensor is not charged whole: a device touches only
+   * the tokens routed through it, which are the rows.
+   */
+  private static double exchangeBytes(Graph graph, Instruction ins) {
+    double rows = ins.opcode() == Opcode.MOE_DISPATCH ? ins.shape().byteSize()
+        : graph.get(ins.operand(0)).shape().byteSize();
+    double weights = ins.operands().size() > 1 ? graph.get(ins.operand(1)).shape().byteSize() : 0;
+    return 2 * rows + weights;
   }
 
   /**

@@ -31,6 +31,12 @@ public enum OpKind {
    * the operands and the output split together over batch and heads.
    */
   FUSED_ATTENTION,
+  /**
+   * Mixture-of-experts token dispatch and combine: each device moves its own tokens to and from
+   * its local experts' rows; the exchange between devices (expert parallelism's all-to-all) is
+   * priced outside the layer's plan.
+   */
+  TOKEN_EXCHANGE,
   /** Marks a value that must end up replicated on every device. */
   FORCE_REPLICATED,
   /** An op the strategy generator cannot see into; it gets a conservative strategy set. */

@@ -118,6 +118,21 @@ public enum Opcode {
    * with {@code output_index=N}.
    */
   FUSED_ATTENTION_GRAD("custom-call", OpKind.FUSED_ATTENTION),
+  /**
+   * Mixture-of-experts token dispatch on one device: operand 0 the tokens {@code [b, s, ...]} in
+   * whatever layout they have, an optional operand 1 the routing weights {@code [b, s, k]} that
+   * scale each copy; the result {@code [G, C, ...]} holds the rows this device's {@code G} local
+   * experts receive, {@code C} each (Megatron-Core's permute, all-to-all and sort by local expert,
+   * the all-to-all priced by the stage). Printed as {@code custom_call_target="meshplan$moeDispatch"}.
+   */
+  MOE_DISPATCH("custom-call", OpKind.TOKEN_EXCHANGE),
+  /**
+   * Mixture-of-experts token combine on one device, the transpose of {@link #MOE_DISPATCH}: operand
+   * 0 the expert rows {@code [G, C, ...]}, an optional operand 1 the routing weights {@code [b, s,
+   * k]}; the result {@code [b, s, ...]} in token order, each token the (weighted) sum of its
+   * copies. Printed as {@code custom_call_target="meshplan$moeCombine"}.
+   */
+  MOE_COMBINE("custom-call", OpKind.TOKEN_EXCHANGE),
   /** {@code fusion}. */
   FUSION("fusion", OpKind.OPAQUE),
   /** {@code while}. */

@@ -238,7 +238,7 @@ public final class InterOpPlanner {
           if (b == 0) {
             continue;
           }
-          for (LayerSetting ls : SearchRules.layerSettings(t, b)) {
+          for (LayerSetting ls : SearchRules.layerSettings(req, sh.devices() / t, t, b)) {
             for (LayerCostModel.Kind k : LayerCostModel.Kind.values()) {
               keys.add(new LayerCostModel.Key(k, ls));
             }

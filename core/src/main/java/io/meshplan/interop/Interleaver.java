@@ -160,7 +160,7 @@ final class Interleaver {
         for (int v = 2; (long) v * depth <= layers
             && StageAssembler.simulationFits(microbatches, v * depth); v++) {
           int[] chunks = UniformPipeline.evenChunks(layers, v * depth);
-          for (LayerSetting ls : SearchRules.layerSettings(t, b)) {
+          for (LayerSetting ls : SearchRules.layerSettings(req, d, t, b)) {
             for (int zero : SearchRules.zeroStages(d)) {
               UniformPipeline p = new UniformPipeline(depth, d, t, ls, zero, chunks);
               List<StageCost> costs = p.costs(asm);

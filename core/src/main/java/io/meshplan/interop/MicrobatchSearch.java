@@ -127,7 +127,8 @@ final class MicrobatchSearch {
           st.layer().sequenceParallel(), st.zeroStage(), st.layer().megatron(),
           c.forwardSeconds(), c.backwardSeconds(),
           sim.stages().get(i).memory().totalBytes(), PlanFigures.largestTensors(stageLayers.get(i)),
-          Optional.of(StageAssembler.axisBytes(sim.stages().get(i).commBytesPerGpu()))));
+          Optional.of(StageAssembler.axisBytes(sim.stages().get(i).commBytesPerGpu())),
+          st.layer().expertParallel(), st.layer().expertTensorParallel()));
     }
     PipelinePlan plan = new PipelinePlan(new PlanSource.Preset(model, req.attention(), req.overlaps()),
         cluster.toShortString(), req.globalBatch(), g, b,
@@ -183,7 +184,7 @@ final class MicrobatchSearch {
           continue;
         }
         StageCostBuilder builder = assembler.builder(d, t);
-        for (LayerSetting ls : SearchRules.layerSettings(t, b)) {
+        for (LayerSetting ls : SearchRules.layerSettings(req, d, t, b)) {
           List<LayerCost> stageLayers = assembler.stageLayers(ls, count, emb, head);
           if (stageLayers == null) {
             continue;

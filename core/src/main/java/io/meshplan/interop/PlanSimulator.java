@@ -65,7 +65,7 @@ public final class PlanSimulator {
     int chunks = c.pipelineParallel() * c.virtualStages();
     int zero = c.dataParallel() > 1 ? c.zeroStage() : 0;
     LayerSetting ls = new LayerSetting(c.tensorParallel(), c.microBatchSize(), c.recompute(),
-        c.sequenceParallel(), true);
+        c.sequenceParallel(), true, c.expertParallel(), c.expertTensorParallel());
     StageAssembler asm = new StageAssembler(req, layers);
     UniformPipeline pipeline = new UniformPipeline(c.pipelineParallel(), c.dataParallel(),
         c.tensorParallel(), ls, zero, c.unevenStages() ? c.chunkLayers(req.model().layers())
@@ -98,7 +98,8 @@ public final class PlanSimulator {
     for (int i = 0; i < plan.stages().size(); i++) {
       StagePlan s = plan.stages().get(i);
       LayerSetting ls = new LayerSetting(s.tensorParallel(), plan.microBatchSize(s),
-          s.recompute(), s.sequenceParallel(), s.megatronLayouts());
+          s.recompute(), s.sequenceParallel(), s.megatronLayouts(), s.expertParallel(),
+          s.expertTensorParallel());
       List<LayerCost> list = asm.stageLayers(ls, s.layerCount(), s.firstLayer() == 0,
           s.lastLayer() == L - 1);
       if (list == null) {

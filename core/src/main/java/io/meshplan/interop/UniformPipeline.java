@@ -194,7 +194,8 @@ final class UniformPipeline {
           sc.forwardSeconds(), sc.backwardSeconds(), sim.stages().get(g).memory().totalBytes(),
           PlanFigures.largestTensors(asm.stageLayers(setting, chunkLayers[k], k == 0,
               k == chunkLayers.length - 1)),
-          Optional.of(StageAssembler.axisBytes(sim.stages().get(g).commBytesPerGpu()))));
+          Optional.of(StageAssembler.axisBytes(sim.stages().get(g).commBytesPerGpu())),
+          setting.expertParallel(), setting.expertTensorParallel()));
       first = last + 1;
     }
     return new PipelinePlan(new PlanSource.Preset(req.model(), req.attention(), req.overlaps()),

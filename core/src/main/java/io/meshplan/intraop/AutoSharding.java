@@ -105,8 +105,22 @@ public final class AutoSharding {
    */
   public IntraOpResult solve(Graph graph,
       java.util.Map<Integer, io.meshplan.sharding.ShardingSpec> fixed) {
+    return solve(graph, fixed, new java.util.BitSet());
+  }
+
+  /**
+   * Plans a graph some of whose instructions every device runs whole on its own data (see
+   * {@link StrategyGenerator#StrategyGenerator(Graph, MeshEnv, java.util.BitSet)}).
+   *
+   * @param graph the computation
+   * @param fixed required result layouts by instruction id
+   * @param local the ids of the device-local instructions
+   * @return the plan, or why there is none with the memory that would be needed
+   */
+  public IntraOpResult solve(Graph graph,
+      java.util.Map<Integer, io.meshplan.sharding.ShardingSpec> fixed, java.util.BitSet local) {
     long t0 = System.nanoTime();
-    List<StrategySet> sets = new StrategyGenerator(graph, env).generate();
+    List<StrategySet> sets = new StrategyGenerator(graph, env, local).generate();
     java.util.Map<Integer, io.meshplan.sharding.ShardingSpec> kept = new java.util.TreeMap<>();
     List<String> notKept = new ArrayList<>();
     for (var f : new java.util.TreeMap<>(fixed).entrySet()) {
@@ -137,7 +151,7 @@ public final class AutoSharding {
       }
     }
     return new IntraOpResult.Planned(
-        new ShardingPlan(cg, env, sol, ev, strategySeconds, opaque, notKept));
+        new ShardingPlan(cg, env, sol, ev, strategySeconds, opaque, notKept, local));
   }
 
   private IntraOpResult.Infeasible infeasible(CostGraph cg, IlpSolution sol, boolean anyKept) {

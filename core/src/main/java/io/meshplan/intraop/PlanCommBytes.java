@@ -59,7 +59,7 @@ public record PlanCommBytes(double[][] strategyBytes, double[][] reshardingBytes
       }
       BusBytesCommModel bytes = new BusBytesCommModel(env.mesh(), a);
       List<StrategySet> sets = new StrategyGenerator(g,
-          new MeshEnv(bytes, env.memoryPerDevice(), env.compute())).generate();
+          new MeshEnv(bytes, env.memoryPerDevice(), env.compute()), plan.local()).generate();
       for (Instruction ins : g.instructions()) {
         Strategy chosen = plan.strategy(ins.id());
         Strategy again = sets.get(ins.id()).get(choice[ins.id()]);

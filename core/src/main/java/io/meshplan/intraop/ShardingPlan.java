@@ -20,14 +20,27 @@ import java.util.List;
  * @param opaqueOps names of instructions planned conservatively because the generator cannot see
  *     into them
  * @param notKept one line per requested fixed sharding that could not be honoured
+ * @param local the ids of the device-local instructions the strategies were generated with
  */
 public record ShardingPlan(
     CostGraph costGraph, MeshEnv env, IlpSolution solution, Evaluation evaluation,
-    double strategySeconds, List<String> opaqueOps, List<String> notKept) {
+    double strategySeconds, List<String> opaqueOps, List<String> notKept,
+    java.util.BitSet local) {
   /** Copies the lists. */
   public ShardingPlan {
     opaqueOps = List.copyOf(opaqueOps);
     notKept = List.copyOf(notKept);
+    local = (java.util.BitSet) local.clone();
+  }
+
+  /**
+   * The device-local instructions (a copy).
+   *
+   * @return their ids
+   */
+  @Override
+  public java.util.BitSet local() {
+    return (java.util.BitSet) local.clone();
   }
 
   /**

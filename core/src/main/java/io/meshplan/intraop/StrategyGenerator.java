@@ -51,6 +51,7 @@ public final class StrategyGenerator {
   private final FollowerStrategies followers;
   private final RowLookupStrategies rows;
   private final LogicalMesh mesh;
+  private final java.util.BitSet local;
 
   /**
    * Prepares a generator.
@@ -59,6 +60,21 @@ public final class StrategyGenerator {
    * @param env the mesh, cost models and memory budget
    */
   public StrategyGenerator(Graph graph, MeshEnv env) {
+    this(graph, env, new java.util.BitSet());
+  }
+
+  /**
+   * Prepares a generator for a graph some of whose instructions are device-local: every device
+   * runs them whole on its own data (the local experts of a mixture-of-experts layer, whose rows
+   * differ from device to device), so they take one strategy, the replicated layout on replicated
+   * operands at the full compute cost and without communication.
+   *
+   * @param graph the computation
+   * @param env the mesh, cost models and memory budget
+   * @param local the ids of the device-local instructions
+   */
+  public StrategyGenerator(Graph graph, MeshEnv env, java.util.BitSet local) {
+    this.local = (java.util.BitSet) local.clone();
     this.graph = graph;
     this.ctx = new StrategyContext(graph, env);
     this.dots = new DotStrategies(ctx);
@@ -81,6 +97,11 @@ public final class StrategyGenerator {
   }
 
   private StrategySet forInstruction(Instruction ins, List<StrategySet> done) {
+    if (local.get(ins.id()) && ins.shape() instanceof TensorShape t) {
+      ShardingSpec r = ShardingSpec.replicated(t.rank());
+      return new StrategySet(List.of(new Strategy("R (device-local)", r, ctx.operandsAll(ins, r),
+          ctx.computeCost(ins, 1), 0.0, r.localBytes(t, mesh))), -1, false);
+    }
     return switch (ins.opcode().kind()) {
       case PARAMETER -> ins.shape() instanceof TensorShape t ? ctx.free(ins, t) : ctx.opaque(ins);
       case SOURCE -> ins.shape() instanceof TensorShape t ? ctx.free(ins, t) : ctx.opaque(ins);
@@ -96,6 +117,7 @@ public final class StrategyGenerator {
       case GET_TUPLE_ELEMENT -> followers.getTupleElement(ins, done);
       case FORCE_REPLICATED -> forceReplicated(ins);
       case FUSED_ATTENTION -> attention(ins);
+      case TOKEN_EXCHANGE -> exchange(ins);
       case OPAQUE -> switch (ins.opcode()) {
         case DYNAMIC_SLICE, PAD -> followers.windowed(ins, done, ins.id());
         case DYNAMIC_UPDATE_SLICE -> ins.operands().size() > 1
@@ -128,6 +150,36 @@ public final class StrategyGenerator {
           s.localBytes(out, mesh)));
     }
     return list.isEmpty() ? ctx.opaque(ins) : new StrategySet(list, -1, false);
+  }
+
+  /**
+   * A token dispatch or combine: the token-side tensor (the dispatch's operand, the combine's
+   * result) takes any layout at no cost, since each device exchanges the tokens it holds; the
+   * expert-side tensor is device-local (replicated as the mesh sees it); the routing weights
+   * {@code [b, s, k]} follow the tokens' split of batch and sequence. Its traffic is one device's
+   * whole; the exchange between devices is priced by the stage.
+   */
+  private StrategySet exchange(Instruction ins) {
+    boolean dispatch = ins.opcode() == io.meshplan.graph.Opcode.MOE_DISPATCH;
+    TensorShape tokens = dispatch ? graph.get(ins.operand(0)).tensorShape() : ins.tensorShape();
+    TensorShape out = ins.tensorShape();
+    List<Strategy> list = new ArrayList<>();
+    for (ShardingSpec s : ctx.layouts(tokens)) {
+      ShardingSpec[] ops = new ShardingSpec[ins.operands().size()];
+      ShardingSpec rows = ShardingSpec.replicated(dispatch ? out.rank()
+          : graph.get(ins.operand(0)).tensorShape().rank());
+      ops[0] = dispatch ? s : rows;
+      if (ops.length > 1) {
+        int[] masks = new int[graph.get(ins.operand(1)).tensorShape().rank()];
+        masks[0] = s.axes(0);
+        masks[1] = s.axes(1);
+        ops[1] = ShardingSpec.of(masks);
+      }
+      ShardingSpec result = dispatch ? rows : s;
+      list.add(new Strategy(s.toString(), result, ops, ctx.computeCost(ins, 1), 0.0,
+          result.localBytes(out, mesh)));
+    }
+    return new StrategySet(list, -1, false);
   }
 
   private StrategySet broadcast(Instruction ins) {

@@ -190,9 +190,20 @@ public record Architecture(
   }
 
   /**
-   * This architecture with another number of learned position rows (unchanged for rotary).
+   * This architecture with another mixture-of-experts layer.
    *
-   * @param rows the new row count
+   * @param newMoe the layer
+   * @return the architecture
+   */
+  public Architecture withMoe(MoeShape newMoe) {
+    return new Architecture(mlp, norm, positions, positionRows, biases, tiedEmbeddings, attn,
+        newMoe);
+  }
+
+  /**
+   * This architecture with another number of learned position rows (rotary ones have none).
+   *
+   * @param rows position rows
    * @return the architecture
    */
   public Architecture withPositionRows(int rows) {

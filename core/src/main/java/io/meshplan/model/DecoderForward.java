@@ -60,14 +60,14 @@ final class DecoderForward {
     return new int[] {b, s, h};
   }
 
-  private int weight(String name, int... dims) {
+  int weight(String name, int... dims) {
     int id = t.param(TensorShape.of(dt, dims), ParamRole.WEIGHT);
     weightNames.put(id, t.layer().scope() + "/" + t.part() + "/" + name);
     return id;
   }
 
   /** Keeps a value for the backward pass unless the recomputation mode recomputes it. */
-  private int keep(int id, boolean attentionCore) {
+  int keep(int id, boolean attentionCore) {
     boolean block = t.layer().kind() == LayerRef.Kind.BLOCK;
     boolean drop = block && (o.recompute() == Recompute.FULL
         || (o.recompute() == Recompute.SELECTIVE && attentionCore));
@@ -223,7 +223,14 @@ final class DecoderForward {
 
   /** The MLP (gated SwiGLU, GELU or ReLU) on the normed input {@code xn}; dropped out. */
   private int mlp(int xn) {
-    int f = spec.ffn();
+    if (spec.arch().moe().routed()) {
+      return new MoeForward(t, spec, o, this).layer(xn);
+    }
+    return denseMlp(xn, spec.ffn());
+  }
+
+  /** A dense MLP of inner size {@code f} on {@code xn}, in the tape's current part. */
+  int denseMlp(int xn, int f) {
     int act;
     if (spec.arch().mlp().gated()) {
       int gate = keep(linear(xn, h, f, "w1"), false);
@@ -345,7 +352,7 @@ final class DecoderForward {
    * reduce}, as in {@link LlamaForwardBuilder}), with the fused backward {@code dx = p * (g -
    * sum(g * p))} that reads only the output p.
    */
-  private int softmax(int x) {
+  int softmax(int x) {
     TensorShape xs = t.shape(x);
     int last = xs.rank() - 1;
     int[] rows = new int[last];
@@ -366,7 +373,7 @@ final class DecoderForward {
   }
 
   /** GeLU, tanh approximation (Hendrycks and Gimpel 2016), as Megatron's fused bias-GeLU. */
-  private int gelu(int x) {
+  int gelu(int x) {
     TensorShape xs = t.shape(x);
     int cube = t.mul(t.mul(x, x), x);
     int inner = t.add(x, t.mul(cube, t.fill(xs, 0.044715)));

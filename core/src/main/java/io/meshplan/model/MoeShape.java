@@ -15,13 +15,33 @@ import io.meshplan.util.Require;
  * @param sharedFfn the inner size of the shared experts together ({@code n_shared_experts *
  *     moe_intermediate_size}), {@code 0} for none
  * @param expertBiases whether each expert's matrices and the router have biases (GPT-OSS)
+ * @param capacityFactor how the router is trained: each expert takes at most this multiple of
+ *     its even share of the tokens and drops the rest (Megatron-Core's {@code
+ *     moe_expert_capacity_factor}, GShard's capacity), or {@code 0} for dropless routing (every
+ *     token kept, Megatron-Core's default)
+ * @param imbalance the busiest GPU's expert rows over the balanced mean, at least 1; 1 assumes
+ *     the load-balancing loss evens the load out. The pipeline waits for the busiest GPU.
  */
 public record MoeShape(int experts, int topK, int expertFfn, int sharedFfn,
-    boolean expertBiases) implements java.io.Serializable {
+    boolean expertBiases, double capacityFactor, double imbalance)
+    implements java.io.Serializable {
   private static final long serialVersionUID = 1L;
 
   /** A dense model: no experts. */
   public static final MoeShape DENSE = new MoeShape(0, 0, 0, 0, false);
+
+  /**
+   * A layer trained dropless with balanced routing.
+   *
+   * @param experts routed experts E
+   * @param topK experts per token k
+   * @param expertFfn one expert's inner size
+   * @param sharedFfn the shared experts' inner size, 0 for none
+   * @param expertBiases whether experts and router have biases
+   */
+  public MoeShape(int experts, int topK, int expertFfn, int sharedFfn, boolean expertBiases) {
+    this(experts, topK, expertFfn, sharedFfn, expertBiases, 0, 1);
+  }
 
   /** Validates the fields. */
   public MoeShape {
@@ -36,6 +56,32 @@ public record MoeShape(int experts, int topK, int expertFfn, int sharedFfn,
       Require.that(sharedFfn >= 0, "the shared experts' size must not be negative, got "
           + sharedFfn);
     }
+    Require.that(capacityFactor == 0 || capacityFactor > 0 && Double.isFinite(capacityFactor),
+        "the expert capacity factor must be > 0 (or 0 for dropless), got " + capacityFactor);
+    Require.that(imbalance >= 1 && Double.isFinite(imbalance),
+        "the expert load imbalance must be at least 1, got " + imbalance);
+  }
+
+  /**
+   * This layer trained with another routing.
+   *
+   * @param newCapacity the capacity factor, 0 for dropless
+   * @param newImbalance the busiest GPU's load over the mean, at least 1
+   * @return the shape
+   */
+  public MoeShape withRouting(double newCapacity, double newImbalance) {
+    return new MoeShape(experts, topK, expertFfn, sharedFfn, expertBiases, newCapacity,
+        newImbalance);
+  }
+
+  /**
+   * The busiest GPU's expert rows over the balanced mean: the imbalance, capped by the capacity
+   * when tokens are dropped.
+   *
+   * @return the load factor
+   */
+  public double load() {
+    return capacityFactor > 0 ? Math.min(imbalance, capacityFactor) : imbalance;
   }
 
   /**

@@ -248,6 +248,14 @@ final class Tape {
     return tag(b.gather(table, indices));
   }
 
+  int moeDispatch(int tokens, int weights, int groups, int rows) {
+    return tag(b.moeDispatch(tokens, weights, groups, rows));
+  }
+
+  int moeCombine(int rows, int weights, int batch, int seq) {
+    return tag(b.moeCombine(rows, weights, batch, seq));
+  }
+
   int scatterAdd(int operand, int indices, int updates) {
     return tag(b.scatterAdd(operand, indices, updates));
   }

@@ -110,4 +110,30 @@ public record TrainingGraph(
     }
     return out;
   }
+
+  /**
+   * The device-local instructions: those of the mixture-of-experts part between dispatch and
+   * combine (forward, backward and the experts' gradient accumulation and update), whose rows
+   * differ from GPU to GPU ({@link MoeForward}). The dispatch and combine themselves are not.
+   *
+   * @return their ids
+   */
+  public java.util.BitSet deviceLocal() {
+    java.util.BitSet out = new java.util.BitSet();
+    if (!spec.arch().moe().routed()) {
+      return out;
+    }
+    for (io.meshplan.graph.Instruction ins : graph.instructions()) {
+      if (ins.opcode().kind() == io.meshplan.graph.OpKind.TOKEN_EXCHANGE) {
+        continue;
+      }
+      for (String segment : ins.opName().split("/")) {
+        if (segment.equals(MoeForward.LOCAL_PART)) {
+          out.set(ins.id());
+          break;
+        }
+      }
+    }
+    return out;
+  }
 }

@@ -25,11 +25,13 @@ import io.meshplan.util.Require;
  * @param seq tokens per sequence, s
  * @param attention how the attention core runs: unfused (scores in memory) or as one fused
  *     kernel (FlashAttention)
+ * @param experts how a mixture-of-experts layer's experts are spread over the GPUs (ignored by
+ *     dense models)
  */
 public record TrainingOptions(
     Recompute recompute, DType computeDtype, int firstBlock, int blockCount, boolean embedding,
     boolean head, boolean backward, boolean optimizer, boolean dropout, int microbatch, int seq,
-    Attention attention) {
+    Attention attention, ExpertLayout experts) {
 
   /** Validates the fields. */
   public TrainingOptions {
@@ -44,6 +46,7 @@ public record TrainingOptions(
     Require.positive(microbatch, "micro-batch");
     Require.positive(seq, "sequence length");
     Require.nonNull(attention, "attention");
+    Require.nonNull(experts, "experts");
   }
 
   /**
@@ -56,7 +59,7 @@ public record TrainingOptions(
   public static TrainingOptions of(ModelSpec spec) {
     return new TrainingOptions(Recompute.NONE, DType.BF16, 0, spec.layers(), true, true, true,
         true, spec.family() == ModelSpec.Family.GPT, spec.batch(), spec.seq(),
-        Attention.UNFUSED);
+        Attention.UNFUSED, ExpertLayout.NONE);
   }
 
   /**
@@ -99,7 +102,7 @@ public record TrainingOptions(
    */
   public TrainingOptions withRecompute(Recompute r) {
     return new TrainingOptions(r, computeDtype, firstBlock, blockCount, embedding, head,
-        backward, optimizer, dropout, microbatch, seq, attention);
+        backward, optimizer, dropout, microbatch, seq, attention, experts);
   }
 
   /**
@@ -110,7 +113,7 @@ public record TrainingOptions(
    */
   public TrainingOptions withComputeDtype(DType t) {
     return new TrainingOptions(recompute, t, firstBlock, blockCount, embedding, head, backward,
-        optimizer, dropout, microbatch, seq, attention);
+        optimizer, dropout, microbatch, seq, attention, experts);
   }
 
   /**
@@ -122,7 +125,7 @@ public record TrainingOptions(
    */
   public TrainingOptions withBlocks(int first, int count) {
     return new TrainingOptions(recompute, computeDtype, first, count, embedding, head, backward,
-        optimizer, dropout, microbatch, seq, attention);
+        optimizer, dropout, microbatch, seq, attention, experts);
   }
 
   /**
@@ -133,7 +136,7 @@ public record TrainingOptions(
    */
   public TrainingOptions withEmbedding(boolean on) {
     return new TrainingOptions(recompute, computeDtype, firstBlock, blockCount, on, head,
-        backward, optimizer, dropout, microbatch, seq, attention);
+        backward, optimizer, dropout, microbatch, seq, attention, experts);
   }
 
   /**
@@ -144,7 +147,7 @@ public record TrainingOptions(
    */
   public TrainingOptions withHead(boolean on) {
     return new TrainingOptions(recompute, computeDtype, firstBlock, blockCount, embedding, on,
-        backward, optimizer, dropout, microbatch, seq, attention);
+        backward, optimizer, dropout, microbatch, seq, attention, experts);
   }
 
   /**
@@ -155,7 +158,7 @@ public record TrainingOptions(
    */
   public TrainingOptions withBackward(boolean on) {
     return new TrainingOptions(recompute, computeDtype, firstBlock, blockCount, embedding, head,
-        on, optimizer && on, dropout, microbatch, seq, attention);
+        on, optimizer && on, dropout, microbatch, seq, attention, experts);
   }
 
   /**
@@ -166,7 +169,7 @@ public record TrainingOptions(
    */
   public TrainingOptions withOptimizer(boolean on) {
     return new TrainingOptions(recompute, computeDtype, firstBlock, blockCount, embedding, head,
-        backward, on, dropout, microbatch, seq, attention);
+        backward, on, dropout, microbatch, seq, attention, experts);
   }
 
   /**
@@ -177,7 +180,7 @@ public record TrainingOptions(
    */
   public TrainingOptions withDropout(boolean on) {
     return new TrainingOptions(recompute, computeDtype, firstBlock, blockCount, embedding, head,
-        backward, optimizer, on, microbatch, seq, attention);
+        backward, optimizer, on, microbatch, seq, attention, experts);
   }
 
   /**
@@ -189,7 +192,18 @@ public record TrainingOptions(
    */
   public TrainingOptions withWorkload(int b, int s) {
     return new TrainingOptions(recompute, computeDtype, firstBlock, blockCount, embedding, head,
-        backward, optimizer, dropout, b, s, attention);
+        backward, optimizer, dropout, b, s, attention, experts);
+  }
+
+  /**
+   * These options with the experts of a mixture-of-experts layer spread another way.
+   *
+   * @param e the layout
+   * @return the options
+   */
+  public TrainingOptions withExperts(ExpertLayout e) {
+    return new TrainingOptions(recompute, computeDtype, firstBlock, blockCount, embedding, head,
+        backward, optimizer, dropout, microbatch, seq, attention, e);
   }
 
   /**
@@ -200,6 +214,6 @@ public record TrainingOptions(
    */
   public TrainingOptions withAttention(Attention a) {
     return new TrainingOptions(recompute, computeDtype, firstBlock, blockCount, embedding, head,
-        backward, optimizer, dropout, microbatch, seq, a);
+        backward, optimizer, dropout, microbatch, seq, a, experts);
   }
 }

@@ -30,6 +30,10 @@ import io.meshplan.util.Require;
  *     TransformerConfig.num_layers_in_first_pipeline_stage})
  * @param lastStageLayers transformer layers on the last pipeline stage, 0 for the even split
  *     (Megatron-Core's {@code --decoder-last-pipeline-num-layers})
+ * @param expertParallel the expert-parallel size of a mixture-of-experts model (Megatron-Core's
+ *     {@code --expert-model-parallel-size}), 1 otherwise
+ * @param expertTensorParallel the expert tensor-parallel size ({@code
+ *     --expert-tensor-parallel-size}), 1 otherwise
  */
 public record ParallelConfig(
     int tensorParallel,
@@ -42,7 +46,9 @@ public record ParallelConfig(
     boolean sequenceParallel,
     int zeroStage,
     int firstStageLayers,
-    int lastStageLayers) {
+    int lastStageLayers,
+    int expertParallel,
+    int expertTensorParallel) {
 
   /** Validates the sizes on their own; see {@link #check} for the fit to a model and cluster. */
   public ParallelConfig {
@@ -59,6 +65,82 @@ public record ParallelConfig(
         + firstStageLayers);
     Require.that(lastStageLayers >= 0, "last-stage layers must be positive, got "
         + lastStageLayers);
+    Require.positive(expertParallel, "expert-parallel size");
+    Require.positive(expertTensorParallel, "expert tensor-parallel size");
+  }
+
+  /**
+   * A configuration without expert parallelism.
+   *
+   * @param tensorParallel tensor-parallel size
+   * @param pipelineParallel pipeline-parallel size
+   * @param dataParallel data-parallel size
+   * @param virtualStages model chunks per pipeline stage
+   * @param microBatchSize sequences per microbatch on one replica
+   * @param globalBatchSize sequences per iteration
+   * @param recompute activation recomputation
+   * @param sequenceParallel sequence parallelism in the tensor-parallel group
+   * @param zeroStage the ZeRO stage
+   * @param firstStageLayers layers on the first stage, 0 for the even split
+   * @param lastStageLayers layers on the last stage, 0 for the even split
+   */
+  public ParallelConfig(int tensorParallel, int pipelineParallel, int dataParallel,
+      int virtualStages, int microBatchSize, int globalBatchSize, Recompute recompute,
+      boolean sequenceParallel, int zeroStage, int firstStageLayers, int lastStageLayers) {
+    this(tensorParallel, pipelineParallel, dataParallel, virtualStages, microBatchSize,
+        globalBatchSize, recompute, sequenceParallel, zeroStage, firstStageLayers,
+        lastStageLayers, 1, 1);
+  }
+
+  /**
+   * This configuration with the experts of a mixture-of-experts model spread another way.
+   *
+   * @param ep expert-parallel size
+   * @param etp expert tensor-parallel size
+   * @return the configuration
+   */
+  public ParallelConfig withExperts(int ep, int etp) {
+    return new ParallelConfig(tensorParallel, pipelineParallel, dataParallel, virtualStages,
+        microBatchSize, globalBatchSize, recompute, sequenceParallel, zeroStage,
+        firstStageLayers, lastStageLayers, ep, etp);
+  }
+
+  /**
+   * Refuses expert layouts the model cannot take: experts on a dense model, EP not dividing the
+   * experts, {@code EP x ETP} not dividing a pipeline stage's {@code TP x DP} GPUs (Megatron-Core
+   * folds the expert groups into them), ETP not dividing the expert size, and tensor parallelism
+   * without sequence parallelism on a mixture-of-experts model (Megatron-LM requires it with
+   * expert parallelism, and meshplan's token dispatch splits the tokens by sequence).
+   *
+   * @param moe the model's mixture-of-experts layer ({@code DENSE} for a dense model)
+   * @throws InputException when the layout does not fit
+   */
+  public void checkExperts(io.meshplan.model.MoeShape moe) {
+    if (!moe.routed()) {
+      if (expertParallel > 1 || expertTensorParallel > 1) {
+        throw new InputException("expert parallelism needs a mixture-of-experts model; this "
+            + "model is dense");
+      }
+      return;
+    }
+    if (moe.experts() % expertParallel != 0) {
+      throw new InputException("expert-parallel size " + expertParallel + " does not divide the "
+          + "model's " + moe.experts() + " experts");
+    }
+    long stage = (long) tensorParallel * dataParallel;
+    if (stage % ((long) expertParallel * expertTensorParallel) != 0) {
+      throw new InputException("expert-parallel size " + expertParallel + " x expert "
+          + "tensor-parallel size " + expertTensorParallel + " does not divide the " + stage
+          + " GPUs of a pipeline stage (tensor-parallel x data-parallel size)");
+    }
+    if (moe.expertFfn() % expertTensorParallel != 0) {
+      throw new InputException("expert tensor-parallel size " + expertTensorParallel
+          + " does not divide the experts' inner size " + moe.expertFfn());
+    }
+    if (tensorParallel > 1 && !sequenceParallel) {
+      throw new InputException("a mixture-of-experts model with tensor-parallel size "
+          + tensorParallel + " needs sequence parallelism (--sequence-parallel)");
+    }
   }
 
   /**

@@ -104,6 +104,10 @@ public final class PlanJson {
       o.put("sequenceParallel", s.sequenceParallel());
       o.put("zeroStage", s.zeroStage());
       o.put("layouts", s.megatronLayouts() ? "megatron" : "ilp");
+      if (s.expertParallel() > 1 || s.expertTensorParallel() > 1) {
+        o.put("expertParallel", s.expertParallel());
+        o.put("expertTensorParallel", s.expertTensorParallel());
+      }
       o.put("forwardSeconds", s.forwardSeconds());
       o.put("backwardSeconds", s.backwardSeconds());
       o.put("peakMemoryBytes", s.peakMemoryBytes());
@@ -427,7 +431,9 @@ public final class PlanJson {
           !module && s.bool("sequenceParallel"), module ? 0 : s.integer("zeroStage"),
           !module && layouts(where, s.text("layouts")),
           s.number("forwardSeconds"), s.number("backwardSeconds"),
-          s.number("peakMemoryBytes"), ts, axisBytes(s, "communicationBytesPerGpu"));
+          s.number("peakMemoryBytes"), ts, axisBytes(s, "communicationBytesPerGpu"),
+          s.has("expertParallel") ? s.integer("expertParallel") : 1,
+          s.has("expertTensorParallel") ? s.integer("expertTensorParallel") : 1);
     } catch (IllegalArgumentException e) {
       throw new InputException(where + ": " + e.getMessage());
     }

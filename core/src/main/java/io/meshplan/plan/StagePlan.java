@@ -29,6 +29,9 @@ import java.util.Optional;
  * @param tensors the shardings of the stage's largest tensors
  * @param commBytesPerGpu bytes one GPU of the stage sends per iteration, by axis; empty in plans
  *     written before meshplan counted them
+ * @param expertParallel the expert-parallel size of a mixture-of-experts model's blocks, 1
+ *     otherwise
+ * @param expertTensorParallel the expert tensor-parallel size, 1 otherwise
  */
 public record StagePlan(
     int firstLayer,
@@ -46,7 +49,9 @@ public record StagePlan(
     double backwardSeconds,
     double peakMemoryBytes,
     List<TensorSharding> tensors,
-    Optional<AxisBytes> commBytesPerGpu) {
+    Optional<AxisBytes> commBytesPerGpu,
+    int expertParallel,
+    int expertTensorParallel) {
 
   /** Validates the fields. */
   public StagePlan {
@@ -54,6 +59,8 @@ public record StagePlan(
         + firstLayer + ", " + lastLayer + "]");
     Require.positive(submeshNodes, "submesh nodes");
     Require.positive(submeshGpus, "submesh GPUs");
+    Require.positive(expertParallel, "expert-parallel size");
+    Require.positive(expertTensorParallel, "expert tensor-parallel size");
     Require.that(firstDevice >= 0, "first device must be >= 0");
     Require.positive(dataParallel, "data-parallel size");
     Require.positive(tensorParallel, "tensor-parallel size");
@@ -69,6 +76,36 @@ public record StagePlan(
     tensors = List.copyOf(tensors);
     Require.nonNull(commBytesPerGpu, "communication bytes");
   }
+  /**
+   * A stage without expert parallelism.
+   *
+   * @param firstLayer first layer
+   * @param lastLayer last layer
+   * @param submeshNodes nodes of the submesh
+   * @param submeshGpus GPUs per node of the submesh
+   * @param firstDevice the first device
+   * @param dataParallel data-parallel size
+   * @param tensorParallel tensor-parallel size
+   * @param recompute recomputation
+   * @param sequenceParallel sequence parallelism
+   * @param zeroStage the ZeRO stage
+   * @param megatronLayouts Megatron-LM's layouts
+   * @param forwardSeconds forward seconds
+   * @param backwardSeconds backward seconds
+   * @param peakMemoryBytes peak memory bytes
+   * @param tensors tensor shardings
+   * @param commBytesPerGpu bytes by axis
+   */
+  public StagePlan(int firstLayer, int lastLayer, int submeshNodes, int submeshGpus,
+      int firstDevice, int dataParallel, int tensorParallel,
+      io.meshplan.model.Recompute recompute, boolean sequenceParallel, int zeroStage,
+      boolean megatronLayouts, double forwardSeconds, double backwardSeconds,
+      double peakMemoryBytes, List<TensorSharding> tensors, Optional<AxisBytes> commBytesPerGpu) {
+    this(firstLayer, lastLayer, submeshNodes, submeshGpus, firstDevice, dataParallel,
+        tensorParallel, recompute, sequenceParallel, zeroStage, megatronLayouts, forwardSeconds,
+        backwardSeconds, peakMemoryBytes, tensors, commBytesPerGpu, 1, 1);
+  }
+
 
   /**
    * A stage without its communication volume (as plan files of meshplan before it counted bytes

@@ -227,8 +227,7 @@ public final class IlpLayerCostModel implements LayerCostModel {
     LayerSetting s = key.setting();
     if (key.kind() == Kind.BLOCK && s.recompute() == io.meshplan.model.Recompute.FULL) {
       // Full recomputation re-runs the same sharded forward: derived from the plan without it.
-      LayerCost none = cost(key.kind(), new LayerSetting(s.tensorParallel(), s.microBatch(),
-          io.meshplan.model.Recompute.NONE, s.sequenceParallel(), s.megatron()));
+      LayerCost none = cost(key.kind(), s.withRecompute(io.meshplan.model.Recompute.NONE));
       return none == null ? null : none.withFullRecompute();
     }
     return solve(key.kind(), s, s.megatron() && s.tensorParallel() > 1);
@@ -238,7 +237,8 @@ public final class IlpLayerCostModel implements LayerCostModel {
     int t = s.tensorParallel();
     TrainingOptions opt = TrainingOptions.of(model).withComputeDtype(computeType)
         .withRecompute(s.recompute()).withOptimizer(false)
-        .withWorkload(s.microBatch(), model.seq()).withAttention(attention);
+        .withWorkload(s.microBatch(), model.seq()).withAttention(attention)
+        .withExperts(s.experts());
     opt = switch (kind) {
       case EMBEDDING -> opt.withBlocks(0, 0).withEmbedding(true).withHead(false);
       case BLOCK -> opt.withBlocks(0, 1).withEmbedding(false).withHead(false);
@@ -255,12 +255,37 @@ public final class IlpLayerCostModel implements LayerCostModel {
       return null;
     }
     solves.incrementAndGet();
-    IntraOpResult r = new AutoSharding(env, solver, true).solve(g, fixed);
+    IntraOpResult r = new AutoSharding(env, solver, true).solve(g, fixed, tg.deviceLocal());
     if (!(r instanceof IntraOpResult.Planned planned) || !planned.plan().notKept().isEmpty()) {
       return null;
     }
-    return price(tg, planned.plan(), env, t, s.recompute() != io.meshplan.model.Recompute.NONE,
-        s.sequenceParallel() && t > 1);
+    LayerCost priced = price(tg, planned.plan(), env, t,
+        s.recompute() != io.meshplan.model.Recompute.NONE, s.sequenceParallel() && t > 1);
+    return kind == Kind.BLOCK && model.arch().moe().routed()
+        ? priced.toBuilder().experts(exchange(tg, planned.plan(), env, s)).build() : priced;
+  }
+
+  /**
+   * The expert-parallel exchange of a mixture-of-experts block ({@link ExpertExchange}): the
+   * routed experts' weights one GPU holds, and the all-to-all buffer of the busiest GPU, {@code
+   * load x T k / t} rows of {@code h} elements in the activations' type.
+   */
+  private ExpertExchange exchange(TrainingGraph tg, ShardingPlan plan, MeshEnv env,
+      LayerSetting s) {
+    double expertParams = 0;
+    for (WeightTensors w : tg.weights()) {
+      if (java.util.Arrays.asList(w.name().split("/")).contains("experts")) {
+        TensorShape shape = tg.graph().get(w.weight()).tensorShape();
+        expertParams += shape.elementCount()
+            / (double) plan.spec(w.weight()).totalTiles(env.mesh());
+      }
+    }
+    io.meshplan.model.MoeShape moe = model.arch().moe();
+    double rows = s.experts().rowsSent(moe, (long) s.microBatch() * model.seq()) * moe.load();
+    double bytes = rows * model.hidden()
+        * io.meshplan.model.Fp8Training.storage(computeType).bytes();
+    return new ExpertExchange(s.expertParallel(), s.expertTensorParallel(), expertParams, bytes,
+        2, 2);
   }
 
   /** Input and output activations (and their gradients) take the chaining layout. */
@@ -343,7 +368,11 @@ public final class IlpLayerCostModel implements LayerCostModel {
 
   /** Megatron-LM's layouts by weight name; false when a weight cannot be split evenly. */
   private static boolean fixMegatron(TrainingGraph tg, int t, Map<Integer, ShardingSpec> fixed) {
+    java.util.BitSet local = tg.deviceLocal();
     for (WeightTensors w : tg.weights()) {
+      if (local.get(w.weight())) {
+        continue; // a GPU's own experts, whole on it
+      }
       TensorShape shape = tg.graph().get(w.weight()).tensorShape();
       int dim = megatronDim(w.name(), shape.rank());
       if (dim < 0) {

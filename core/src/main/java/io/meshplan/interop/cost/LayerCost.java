@@ -52,7 +52,7 @@ public record LayerCost(double forwardSeconds, double backwardSeconds, double re
     double updateGatherSeconds, double savedActivationBytes,
     double temporaryBytes, double inputBytes, double boundaryBytes, double modelFlops, double hardwareFlops,
     List<TensorSharding> tensors, double tensorCommBytes, double forwardCommBytes,
-    double updateGatherBytes, double accumulateSeconds) {
+    double updateGatherBytes, double accumulateSeconds, ExpertExchange experts) {
   /** Validates the numbers. */
   public LayerCost {
     Require.nonNegative(forwardSeconds, "forward seconds");
@@ -77,6 +77,7 @@ public record LayerCost(double forwardSeconds, double backwardSeconds, double re
             + tensorCommBytes);
     Require.nonNegative(updateGatherBytes, "update gather bytes");
     Require.nonNegative(accumulateSeconds, "accumulate seconds");
+    Require.nonNull(experts, "experts");
     Require.that(accumulateSeconds <= backwardSeconds * (1 + 1e-12) + 1e-15,
         () -> "accumulate seconds " + accumulateSeconds + " exceed the backward's "
             + backwardSeconds);
@@ -110,6 +111,7 @@ public record LayerCost(double forwardSeconds, double backwardSeconds, double re
         // forward is a third of the model FLOPs.
         .hardwareFlops(hardwareFlops + modelFlops / 3.0)
         .tensorCommBytes(tensorCommBytes + forwardCommBytes)
+        .experts(experts.withFullRecompute())
         .build();
   }
 
@@ -137,7 +139,7 @@ public record LayerCost(double forwardSeconds, double backwardSeconds, double re
         .inputBytes(inputBytes).boundaryBytes(boundaryBytes).modelFlops(modelFlops)
         .hardwareFlops(hardwareFlops).tensors(tensors).tensorCommBytes(tensorCommBytes)
         .forwardCommBytes(forwardCommBytes).updateGatherBytes(updateGatherBytes)
-        .accumulateSeconds(accumulateSeconds);
+        .accumulateSeconds(accumulateSeconds).experts(experts);
   }
 
   /**
@@ -164,8 +166,20 @@ public record LayerCost(double forwardSeconds, double backwardSeconds, double re
     private double forwardCommBytes;
     private double updateGatherBytes;
     private double accumulateSeconds;
+    private ExpertExchange experts = ExpertExchange.NONE;
 
     private Builder() {}
+
+    /**
+     * Sets the mixture-of-experts exchange.
+     *
+     * @param value the exchange
+     * @return this builder
+     */
+    public Builder experts(ExpertExchange value) {
+      this.experts = value;
+      return this;
+    }
 
     /**
      * Sets {@code forwardSeconds}.
@@ -386,7 +400,7 @@ public record LayerCost(double forwardSeconds, double backwardSeconds, double re
           tensorCommSeconds, forwardCommSeconds, parameters, gradientParameters,
           updateGatherSeconds, savedActivationBytes, temporaryBytes, inputBytes, boundaryBytes,
           modelFlops, hardwareFlops, tensors, tensorCommBytes, forwardCommBytes,
-          updateGatherBytes, accumulateSeconds);
+          updateGatherBytes, accumulateSeconds, experts);
     }
   }
 }

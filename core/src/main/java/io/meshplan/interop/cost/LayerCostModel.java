@@ -36,13 +36,21 @@ public interface LayerCostModel {
   record Key(Kind kind, LayerSetting setting) implements java.io.Serializable {
     private static final long serialVersionUID = 1L;
 
-    /** The embedding and head do not depend on recomputation, which applies to blocks only. */
+    /**
+     * The embedding and head do not depend on recomputation or the experts' layout, which apply
+     * to blocks only.
+     */
     public Key {
       io.meshplan.util.Require.nonNull(kind, "kind");
       io.meshplan.util.Require.nonNull(setting, "setting");
       if (kind != Kind.BLOCK && setting.recompute() != io.meshplan.model.Recompute.NONE) {
+        setting = setting.withRecompute(io.meshplan.model.Recompute.NONE);
+      }
+      if (kind != Kind.BLOCK && (setting.expertParallel() != 1
+          || setting.expertTensorParallel() != 1)) {
+        // The experts live in the blocks; embedding and head price alike under any layout.
         setting = new LayerSetting(setting.tensorParallel(), setting.microBatch(),
-            io.meshplan.model.Recompute.NONE, setting.sequenceParallel(), setting.megatron());
+            setting.recompute(), setting.sequenceParallel(), setting.megatron());
       }
     }
   }

@@ -61,6 +61,9 @@ public final class StageCostBuilder {
   public static final double REDUCE_BUCKET_ELEMENTS = 5e8;
 
   private final CommModel stageComm;
+  private final java.util.function.Function<io.meshplan.cluster.LogicalMesh, CommModel> meshComm;
+  private final java.util.Map<io.meshplan.cluster.LogicalMesh, CommModel> expertMeshes =
+      new java.util.HashMap<>();
   private final double hbmBytesPerSecond;
   private final int weightBytes;
   private final Overlaps overlaps;
@@ -90,6 +93,23 @@ public final class StageCostBuilder {
    */
   public StageCostBuilder(CommModel stageComm, double hbmBytesPerSecond, int weightBytes,
       Overlaps overlaps) {
+    this(stageComm, null, hbmBytesPerSecond, weightBytes, overlaps);
+  }
+
+  /**
+   * Creates a builder that can also price the expert-parallel work of mixture-of-experts stages.
+   *
+   * @param stageComm collective prices on the stage's logical mesh (axis 0 data-parallel), seconds
+   * @param meshComm collective prices on any logical mesh placed as the stage's (the expert
+   *     mesh), seconds; null when no stage has experts
+   * @param hbmBytesPerSecond the HBM bandwidth a streaming kernel reaches, bytes/s
+   * @param weightBytes bytes of a weight in the compute precision (2 for bf16/fp16, 4 for fp32)
+   * @param overlaps what the framework overlaps and fuses
+   */
+  public StageCostBuilder(CommModel stageComm,
+      java.util.function.Function<io.meshplan.cluster.LogicalMesh, CommModel> meshComm,
+      double hbmBytesPerSecond, int weightBytes, Overlaps overlaps) {
+    this.meshComm = meshComm;
     this.overlaps = Require.nonNull(overlaps, "overlaps");
     this.stageComm = Require.nonNull(stageComm, "stage communication model");
     Require.that(hbmBytesPerSecond > 0, "HBM bandwidth must be > 0");
@@ -135,13 +155,18 @@ public final class StageCostBuilder {
     boolean overlapTensor = overlaps.tensorComm() && sequenceParallel && tensorParallel > 1;
     Tally s = new Tally(layers, weightBytes, fuse, overlapTensor);
     int d = dataParallel;
-    if (d > 1) {
-      switch (zeroStage) {
-        case 0 -> allReduceGradients(s, d);
-        case 1 -> shardOptimizer(s, d);
-        case 2 -> shardGradients(s, d, layers);
-        default -> shardAll(s, d, layers);
-      }
+    ExpertExchange ex = routed(layers);
+    Tally experts = null;
+    CommModel expertComm = null;
+    if (ex != null) {
+      expertComm = expertComm(d, tensorParallel, ex);
+      exchange(s, layers, expertComm);
+      experts = s.split(expertShare(layers, weightBytes), weightBytes);
+    }
+    shardState(s, stageComm, d, zeroStage, layers);
+    if (experts != null) {
+      shardState(experts, expertComm, expertComm.mesh().size(0), zeroStage, layers);
+      s.merge(experts);
     }
     double optimizerSeconds = s.updated * ADAM_BYTES_PER_PARAMETER / hbmBytesPerSecond;
     double send = lastStage ? 0 : layers.get(layers.size() - 1).boundaryBytes();
@@ -184,6 +209,57 @@ public final class StageCostBuilder {
     double hiddenIteration;
     double params;
     double gradParams;
+    /** The expert-parallel exchange inside {@code comm}, seconds per microbatch. */
+    double exchange;
+
+    private Tally() {
+    }
+
+    /**
+     * Moves the model state of {@code expertParams} weights (held whole by each GPU of the
+     * replica, with their gradients) out of this tally into a new one, which the compute windows
+     * are shared with.
+     */
+    Tally split(double expertParams, int weightBytes) {
+      Tally e = new Tally();
+      double masterBytes = weightBytes == 4 ? 8.0 : 12.0;
+      e.params = expertParams;
+      e.gradParams = expertParams;
+      e.weights = expertParams * weightBytes;
+      e.grads = expertParams * 4.0;
+      e.optimizer = expertParams * masterBytes;
+      e.updated = expertParams;
+      e.fwdCompute = fwdCompute;
+      e.bwdCompute = bwdCompute;
+      params -= e.params;
+      gradParams -= e.gradParams;
+      weights -= e.weights;
+      grads -= e.grads;
+      optimizer -= e.optimizer;
+      updated -= e.updated;
+      return e;
+    }
+
+    /** Adds the model state and data-parallel work of another part of the stage. */
+    void merge(Tally e) {
+      params += e.params;
+      gradParams += e.gradParams;
+      weights += e.weights;
+      grads += e.grads;
+      optimizer += e.optimizer;
+      updated += e.updated;
+      gradSync += e.gradSync;
+      gather += e.gather;
+      dataBytes += e.dataBytes;
+      dataBytesPerMicrobatch += e.dataBytesPerMicrobatch;
+      fwd += e.fwd;
+      bwd += e.bwd;
+      comm += e.comm;
+      hidden += e.hidden;
+      slowdown += e.slowdown;
+      hiddenIteration += e.hiddenIteration;
+      temp += e.temp;
+    }
 
     /**
      * The layers' sums (the largest temporary), with unsharded model state.
@@ -259,9 +335,86 @@ public final class StageCostBuilder {
     }
   }
 
+  /** Shards the model state of {@code s} over {@code d} GPUs by the ZeRO stage. */
+  private void shardState(Tally s, CommModel comm, int d, int zeroStage, List<LayerCost> layers) {
+    if (d > 1) {
+      switch (zeroStage) {
+        case 0 -> allReduceGradients(s, comm, d);
+        case 1 -> shardOptimizer(s, comm, d);
+        case 2 -> shardGradients(s, comm, d, layers);
+        default -> shardAll(s, comm, d, layers);
+      }
+    }
+  }
+
+  /** The exchange of the stage's mixture-of-experts blocks, or null for a dense stage. */
+  private static ExpertExchange routed(List<LayerCost> layers) {
+    for (LayerCost l : layers) {
+      if (l.experts().routed()) {
+        return l.experts();
+      }
+    }
+    return null;
+  }
+
+  /** The routed experts' weights one GPU holds over the stage's layers, elements. */
+  private static double expertShare(List<LayerCost> layers, int weightBytes) {
+    double p = 0;
+    for (LayerCost l : layers) {
+      p += l.experts().expertParameters();
+    }
+    return p;
+  }
+
+  /**
+   * Collective prices on the expert mesh {@code expert-DP x EP x ETP} of a stage of {@code d x t}
+   * GPUs (Megatron-Core's expert rank order, ETP innermost), placed as the stage's mesh is.
+   */
+  private CommModel expertComm(int d, int t, ExpertExchange ex) {
+    int ep = ex.expertParallel();
+    int etp = ex.expertTensorParallel();
+    long gpus = (long) d * t;
+    Require.that(gpus % ((long) ep * etp) == 0, () -> "expert parallelism " + ep + " x expert "
+        + "tensor parallelism " + etp + " must divide the stage's " + gpus + " GPUs");
+    Require.nonNull(meshComm, "collective prices for the expert mesh");
+    return expertMeshes.computeIfAbsent(io.meshplan.cluster.LogicalMesh.of(
+        (int) (gpus / ((long) ep * etp)), ep, etp), meshComm);
+  }
+
+  /**
+   * Adds the expert-parallel exchange of every block of the stage to its passes, per microbatch
+   * and serially (nothing hides it): each dispatch and each combine is an all-to-all of the
+   * busiest GPU's buffer over the EP axis, with expert tensor parallelism an all-gather (after a
+   * dispatch) or reduce-scatter (before a combine) of the {@code ETP} times larger received rows
+   * over the ETP axis. The bytes count on the data-parallel axis: the expert-parallel group is
+   * made of GPUs of different replicas.
+   */
+  private static void exchange(Tally s, List<LayerCost> layers, CommModel comm) {
+    for (LayerCost l : layers) {
+      ExpertExchange x = l.experts();
+      if (!x.routed()) {
+        continue;
+      }
+      double b = x.exchangeBytes();
+      int etp = x.expertTensorParallel();
+      int ep = x.expertParallel();
+      double pair = 2 * comm.allToAll(b, 1)
+          + (etp > 1 ? comm.allGather(b * etp, 2) + comm.reduceScatter(b * etp, 2) : 0);
+      double pairBytes = 2 * BusBytesCommModel.bytesSent(Collective.ALL_TO_ALL, b, ep)
+          + (etp > 1 ? 2 * BusBytesCommModel.bytesSent(Collective.ALL_GATHER, b * etp, etp) : 0);
+      double f = pair * x.forwardExchanges() / 2;
+      double bw = pair * x.backwardExchanges() / 2;
+      s.fwd += f;
+      s.bwd += bw;
+      s.comm += f + bw;
+      s.exchange += f + bw;
+      s.dataBytesPerMicrobatch += pairBytes * (x.forwardExchanges() + x.backwardExchanges()) / 2;
+    }
+  }
+
   /** ZeRO stage 0: the gradients are all-reduced once per iteration. */
-  private void allReduceGradients(Tally s, int d) {
-    s.gradSync = stageComm.allReduce(s.grads, 0);
+  private void allReduceGradients(Tally s, CommModel comm, int d) {
+    s.gradSync = comm.allReduce(s.grads, 0);
     s.dataBytes = BusBytesCommModel.bytesSent(Collective.ALL_REDUCE, s.grads, d);
   }
 
@@ -271,9 +424,9 @@ public final class StageCostBuilder {
    * {@code --overlap-param-gather}), the gather runs under the next iteration's first forward
    * pass; what it does not hide, and the compute it slows, stays in the iteration.
    */
-  private void shardOptimizer(Tally s, int d) {
-    s.gradSync = stageComm.reduceScatter(s.grads, 0);
-    double paramGather = stageComm.allGather(s.weights, 0);
+  private void shardOptimizer(Tally s, CommModel comm, int d) {
+    s.gradSync = comm.reduceScatter(s.grads, 0);
+    double paramGather = comm.allGather(s.weights, 0);
     if (overlaps.paramGather()) {
       Overlap o = Overlap.under(s.fwdCompute, paramGather);
       s.gather += o.addedSeconds();
@@ -298,8 +451,8 @@ public final class StageCostBuilder {
    *
    * @param layers the stage's layers
    */
-  private void shardGradients(Tally s, int d, List<LayerCost> layers) {
-    double scatter = stageComm.reduceScatter(s.grads, 0);
+  private void shardGradients(Tally s, CommModel comm, int d, List<LayerCost> layers) {
+    double scatter = comm.reduceScatter(s.grads, 0);
     if (overlaps.fsdpPrefetch()) {
       double scatterFirst = s.gradParams > 0
           ? scatter * layers.get(0).gradientParameters() / s.gradParams : 0;
@@ -308,7 +461,7 @@ public final class StageCostBuilder {
     } else {
       s.addBackward(Overlap.serial(0, scatter));
     }
-    s.gather += stageComm.allGather(s.weights, 0);
+    s.gather += comm.allGather(s.weights, 0);
     s.dataBytesPerMicrobatch = BusBytesCommModel.bytesSent(Collective.REDUCE_SCATTER, s.grads, d);
     s.dataBytes = BusBytesCommModel.bytesSent(Collective.ALL_GATHER, s.weights, d);
     s.grads /= d;
@@ -329,9 +482,9 @@ public final class StageCostBuilder {
    *
    * @param layers the stage's layers
    */
-  private void shardAll(Tally s, int d, List<LayerCost> layers) {
-    double gatherOnce = stageComm.allGather(s.weights, 0);
-    double scatter = stageComm.reduceScatter(s.grads, 0);
+  private void shardAll(Tally s, CommModel comm, int d, List<LayerCost> layers) {
+    double gatherOnce = comm.allGather(s.weights, 0);
+    double scatter = comm.reduceScatter(s.grads, 0);
     if (overlaps.fsdpPrefetch()) {
       LayerCost first = layers.get(0);
       double gatherFirst = s.params > 0 ? gatherOnce * first.parameters() / s.params : 0;

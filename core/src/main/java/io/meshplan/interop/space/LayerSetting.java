@@ -14,15 +14,55 @@ import io.meshplan.util.Require;
  * @param recompute activation recomputation
  * @param sequenceParallel sequence parallelism in the tensor-parallel group
  * @param megatron weights fixed to Megatron-LM's layouts
+ * @param expertParallel the expert-parallel size EP of a mixture-of-experts layer (1 for dense)
+ * @param expertTensorParallel the expert tensor-parallel size ETP (1 for dense)
  */
 public record LayerSetting(int tensorParallel, int microBatch, Recompute recompute,
-    boolean sequenceParallel, boolean megatron) implements java.io.Serializable {
-  private static final long serialVersionUID = 1L;
+    boolean sequenceParallel, boolean megatron, int expertParallel, int expertTensorParallel)
+    implements java.io.Serializable {
+  private static final long serialVersionUID = 2L;
 
   /** Validates the fields. */
   public LayerSetting {
     Require.positive(tensorParallel, "tensor-parallel size");
     Require.positive(microBatch, "micro batch");
     Require.nonNull(recompute, "recompute");
+    Require.positive(expertParallel, "expert-parallel size");
+    Require.positive(expertTensorParallel, "expert tensor-parallel size");
+  }
+
+  /**
+   * A setting without expert parallelism.
+   *
+   * @param tensorParallel GPUs that share one replica of the layer
+   * @param microBatch sequences per microbatch on one replica
+   * @param recompute activation recomputation
+   * @param sequenceParallel sequence parallelism in the tensor-parallel group
+   * @param megatron weights fixed to Megatron-LM's layouts
+   */
+  public LayerSetting(int tensorParallel, int microBatch, Recompute recompute,
+      boolean sequenceParallel, boolean megatron) {
+    this(tensorParallel, microBatch, recompute, sequenceParallel, megatron, 1, 1);
+  }
+
+  /**
+   * This setting with another recomputation mode.
+   *
+   * @param r the mode
+   * @return the setting
+   */
+  public LayerSetting withRecompute(Recompute r) {
+    return new LayerSetting(tensorParallel, microBatch, r, sequenceParallel, megatron,
+        expertParallel, expertTensorParallel);
+  }
+
+  /**
+   * The experts' layout on the replica.
+   *
+   * @return EP, ETP and the tensor-parallel size
+   */
+  public io.meshplan.model.ExpertLayout experts() {
+    return new io.meshplan.model.ExpertLayout(expertParallel, expertTensorParallel,
+        tensorParallel);
   }
 }

@@ -131,6 +131,61 @@ public final class SearchRules {
   }
 
   /**
+   * The layer settings of a stage of {@code d x t} GPUs with {@code b} sequences per replica: for
+   * a dense model those of {@link #layerSettings(int, int)}; for a mixture-of-experts model each
+   * of them with every expert layout the stage can hold ({@link #expertLayouts}), and with
+   * sequence parallelism whenever {@code t > 1} (Megatron-LM requires it when expert and tensor
+   * parallelism are combined, and the token dispatch splits the replica's tokens by sequence).
+   *
+   * @param req the request
+   * @param d data-parallel replicas of the stage
+   * @param t tensor-parallel size
+   * @param b sequences per microbatch per replica
+   * @return the settings
+   */
+  public static List<LayerSetting> layerSettings(PlanRequest req, int d, int t, int b) {
+    io.meshplan.model.MoeShape moe = req.model().arch().moe();
+    if (!moe.routed()) {
+      return layerSettings(t, b);
+    }
+    List<LayerSetting> out = new ArrayList<>();
+    for (LayerSetting ls : layerSettings(t, b)) {
+      if (t > 1 && !ls.sequenceParallel()) {
+        continue;
+      }
+      for (int[] e : expertLayouts(moe, d, t)) {
+        out.add(new LayerSetting(t, b, ls.recompute(), ls.sequenceParallel(), ls.megatron(),
+            e[0], e[1]));
+      }
+    }
+    return out;
+  }
+
+  /**
+   * The expert layouts {@code {EP, ETP}} a stage of {@code d x t} GPUs may take: ETP 1, or the
+   * tensor-parallel size when it divides the expert size (Megatron-Core's two common choices);
+   * EP every divisor of the experts with {@code EP x ETP} dividing the stage's GPUs.
+   *
+   * @param moe the mixture-of-experts layer
+   * @param d data-parallel replicas
+   * @param t tensor-parallel size
+   * @return the layouts, by ETP then EP ascending
+   */
+  public static List<int[]> expertLayouts(io.meshplan.model.MoeShape moe, int d, int t) {
+    List<int[]> out = new ArrayList<>();
+    long gpus = (long) d * t;
+    int[] etps = t > 1 && moe.expertFfn() % t == 0 ? new int[] {1, t} : new int[] {1};
+    for (int etp : etps) {
+      for (int ep = 1; ep <= moe.experts(); ep++) {
+        if (moe.experts() % ep == 0 && gpus % ((long) ep * etp) == 0) {
+          out.add(new int[] {ep, etp});
+        }
+      }
+    }
+    return out;
+  }
+
+  /**
    * The ZeRO stages a stage of {@code d} data-parallel replicas may use: 0, 1 and 3, or only 0
    * without data parallelism. ZeRO-2 is priced ({@code simulate --zero-stage 2}) but not
    * searched: it adds a third of the layer-setting space for a stage whose memory lies between

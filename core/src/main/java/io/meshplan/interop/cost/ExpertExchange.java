@@ -1,0 +1,59 @@
+package io.meshplan.interop.cost;
+
+import io.meshplan.util.Require;
+
+/**
+ * What a mixture-of-experts block moves between GPUs per microbatch, beyond its tensor-parallel
+ * traffic: the expert-parallel all-to-alls of its token dispatch and combine (Megatron-Core's
+ * {@code MoEAlltoAllTokenDispatcher}: one all-to-all to dispatch and one to combine in the
+ * forward pass, their transposes in the backward), and with expert tensor parallelism the
+ * all-gather of the received rows over the ETP group after each dispatch and the reduce-scatter
+ * before each combine. Priced by the stage ({@link StageCostBuilder}), which knows where the
+ * expert-parallel group lies.
+ *
+ * @param expertParallel EP
+ * @param expertTensorParallel ETP
+ * @param expertParameters the routed experts' weights one GPU holds, elements (part of the
+ *     layer's parameters and gradient parameters; their gradients are reduced over the
+ *     expert-data-parallel group, not the data-parallel one)
+ * @param exchangeBytes the buffer of one all-to-all on the busiest GPU, bytes: the copies of its
+ *     tokens it sends, {@code load x T k / t} rows of {@code h} elements
+ * @param forwardExchanges all-to-alls in the forward pass of one microbatch
+ * @param backwardExchanges all-to-alls in the backward pass of one microbatch, recomputation
+ *     included
+ */
+public record ExpertExchange(int expertParallel, int expertTensorParallel,
+    double expertParameters, double exchangeBytes, int forwardExchanges, int backwardExchanges) {
+  /** A dense layer: nothing exchanged. */
+  public static final ExpertExchange NONE = new ExpertExchange(1, 1, 0, 0, 0, 0);
+
+  /** Validates the numbers. */
+  public ExpertExchange {
+    Require.positive(expertParallel, "expert-parallel size");
+    Require.positive(expertTensorParallel, "expert tensor-parallel size");
+    Require.nonNegative(expertParameters, "expert parameters");
+    Require.nonNegative(exchangeBytes, "exchange bytes");
+    Require.that(forwardExchanges >= 0 && backwardExchanges >= 0, "exchange counts must not be "
+        + "negative");
+  }
+
+  /**
+   * Whether the layer has experts.
+   *
+   * @return whether it exchanges tokens
+   */
+  public boolean routed() {
+    return forwardExchanges > 0;
+  }
+
+  /**
+   * The exchange with the forward pass run again in the backward (full recomputation re-runs the
+   * dispatch and combine).
+   *
+   * @return the exchange
+   */
+  public ExpertExchange withFullRecompute() {
+    return new ExpertExchange(expertParallel, expertTensorParallel, expertParameters,
+        exchangeBytes, forwardExchanges, backwardExchanges + forwardExchanges);
+  }
+}

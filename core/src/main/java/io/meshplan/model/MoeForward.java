@@ -1,0 +1,130 @@
+package io.meshplan.model;
+
+import io.meshplan.graph.Opcode;
+import io.meshplan.graph.TensorShape;
+
+/**
+ * The mixture-of-experts layer of one block, as Megatron-Core runs it with its all-to-all token
+ * dispatcher and grouped GEMMs (Megatron-Core MoE: {@code TopKRouter}, {@code
+ * MoEAlltoAllTokenDispatcher}, {@code GroupedMLP}):
+ * <ol>
+ *   <li>router: logits {@code x W_r} ({@code [b, s, E]}), softmax, the top-k selection (one pass
+ *       over the probabilities) and the {@code k} weights kept per token; the load-balancing loss
+ *       of Switch Transformer (Fedus et al., JMLR 2022, eq. 4), {@code E sum_i f_i P_i}, from the
+ *       probabilities' mean over tokens, its gradient one more pass over the probabilities;
+ *   <li>dispatch ({@link io.meshplan.graph.Opcode#MOE_DISPATCH}): each GPU sends its tokens'
+ *       copies to the experts' GPUs and sorts what it receives by local expert, {@code [G, C,
+ *       h]} rows for its {@code G} local experts ({@link ExpertLayout#rowsPerExpert});
+ *   <li>grouped expert GEMMs: the gate and up projections {@code [G, C, h] x [G, h, f/ETP]}, the
+ *       activation, the down projection back to {@code h} (with per-expert biases where the model
+ *       has them);
+ *   <li>combine ({@link io.meshplan.graph.Opcode#MOE_COMBINE}): the rows travel back and each
+ *       token sums its copies weighted by the router;
+ *   <li>shared experts (DeepSeekMoE): a dense gated MLP on every token, added to the result.
+ * </ol>
+ * The instructions between dispatch and combine form the part {@value #LOCAL_PART}: device-local
+ * work whose rows differ from GPU to GPU, which the layer planner runs whole on each GPU. The
+ * all-to-all itself is priced per stage, where the expert-parallel group is known.
+ */
+final class MoeForward {
+  /** The tape part of the device-local expert computation. */
+  static final String LOCAL_PART = "experts";
+
+  private final Tape t;
+  private final ModelSpec spec;
+  private final DecoderForward f;
+  private final MoeShape moe;
+  private final ExpertLayout layout;
+  private final int b;
+  private final int s;
+  private final int h;
+
+  MoeForward(Tape t, ModelSpec spec, TrainingOptions o, DecoderForward f) {
+    this.t = t;
+    this.spec = spec;
+    this.f = f;
+    this.moe = spec.arch().moe();
+    this.layout = o.experts();
+    this.b = o.microbatch();
+    this.s = o.seq();
+    this.h = spec.hidden();
+  }
+
+  /** The layer on the normed input {@code xn} {@code [b, s, h]}; returns its output. */
+  int layer(int xn) {
+    int e = moe.experts();
+    int k = moe.topK();
+    t.part("router");
+    int logits = t.dot(xn, f.weight("router", h, e));
+    if (moe.expertBiases()) {
+      logits = t.add(logits, t.broadcast(f.weight("router_bias", e), new int[] {b, s, e}, 2));
+    }
+    int probs = f.softmax(logits);
+    t.reduce(probs, 2);
+    int gates = f.keep(t.slice(probs, new int[3], new int[] {b, s, k}), false);
+    int usage = t.reduce(probs, 0, 1);
+    int fraction = t.param(TensorShape.of(t.shape(usage).dtype(), e), ParamRole.CONSTANT);
+    t.reduce(t.mul(usage, fraction), 0);
+    int groups = layout.localExperts(moe);
+    int rows = layout.rowsPerExpert(moe, (long) b * s);
+    int fe = layout.localExpertFfn(moe);
+    t.part("dispatch");
+    int xd = t.moeDispatch(xn, -1, groups, rows);
+    t.customVjp(xd, (bp, g) -> bp.accumulate(xn, bp.tape().moeCombine(g, -1, b, s)));
+    t.part(LOCAL_PART);
+    int gate = f.keep(grouped(xd, groups, h, fe, "w1"), false);
+    int up = f.keep(grouped(xd, groups, h, fe, "w3"), false);
+    int act = spec.arch().mlp() == Architecture.Mlp.GEGLU ? t.mul(f.gelu(gate), up)
+        : t.mul(t.mul(gate, t.unary(Opcode.LOGISTIC, gate)), up);
+    f.keep(act, false);
+    int down = f.keep(grouped(act, groups, fe, h, "w2"), false);
+    t.part("combine");
+    int y = combine(down, gates, probs, fraction, groups, rows);
+    if (moe.sharedFfn() > 0) {
+      t.part("shared_experts");
+      y = t.add(y, f.denseMlp(xn, moe.sharedFfn()));
+    }
+    return y;
+  }
+
+  /**
+   * The weighted combine, with its backward: the row gradients are the output gradient
+   * dispatched and weighted; each copy's weight gradient is its row's dot with the dispatched
+   * output gradient, combined back to the tokens; the load-balancing loss adds its gradient to
+   * the router probabilities.
+   */
+  private int combine(int down, int gates, int probs, int fraction, int groups, int rows) {
+    int y = t.moeCombine(down, gates, b, s);
+    int e = moe.experts();
+    int k = moe.topK();
+    t.customVjp(y, (bp, g) -> {
+      Tape tp = bp.tape();
+      int fg = bp.fwd(gates);
+      bp.accumulate(down, tp.moeDispatch(g, fg, groups, rows));
+      int gd = tp.moeDispatch(g, -1, groups, rows);
+      tp.part(LOCAL_PART);
+      int dots = tp.reshape(tp.reduce(tp.mul(gd, bp.fwd(down)), 2), groups, rows, 1);
+      tp.part("combine");
+      int perToken = tp.reshape(tp.moeCombine(dots, -1, b, s), b, s);
+      bp.accumulate(gates, tp.broadcast(perToken, new int[] {b, s, k}, 0, 1));
+      bp.accumulate(probs, tp.broadcast(fraction, new int[] {b, s, e}, 2));
+    });
+    return y;
+  }
+
+  /**
+   * A grouped GEMM {@code [G, C, in] x [G, in, out]} with the experts' weights (and per-expert
+   * bias), one product per local expert.
+   */
+  private int grouped(int x, int groups, int in, int out, String name) {
+    int w = f.weight(name, groups, in, out);
+    // y[g, c, o] = sum_i x[g, c, i] * w[g, i, o]
+    int y = t.dot(x, w, new int[] {0}, new int[] {2}, new int[] {0}, new int[] {1});
+    if (moe.expertBiases()) {
+      int bias = f.weight(name + "_bias", groups, out);
+      y = t.add(y, t.broadcast(bias, t.shape(y).dims(), 0, 2));
+    }
+    return y;
+  }
+
+}

@@ -1,0 +1,90 @@
+package io.meshplan.interop;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.meshplan.graph.DType;
+import io.meshplan.graph.Graph;
+import io.meshplan.graph.Instruction;
+import io.meshplan.graph.OpCost;
+import io.meshplan.graph.Opcode;
+import io.meshplan.interop.cost.IlpLayerCostModel;
+import io.meshplan.interop.cost.LayerCost;
+import io.meshplan.interop.cost.LayerCostModel;
+import io.meshplan.interop.space.LayerSetting;
+import io.meshplan.interop.space.PlanRequest;
+import io.meshplan.model.Architecture;
+import io.meshplan.model.ExpertLayout;
+import io.meshplan.model.ModelSpec;
+import io.meshplan.model.MoeShape;
+import io.meshplan.model.Recompute;
+import io.meshplan.model.TrainingGraph;
+import io.meshplan.model.TrainingGraphBuilder;
+import io.meshplan.model.TrainingOptions;
+import org.junit.jupiter.api.Test;
+
+/** A mixture-of-experts block priced on one replica: expert FLOPs, weights and exchange. */
+class MoeLayerCostTest {
+  /** h = 256, 8 heads, 16 experts of f_e = 512, top-2, vocabulary 1000, sequence 128. */
+  static ModelSpec model(double capacity) {
+    MoeShape moe = new MoeShape(16, 2, 512, 0, false, capacity, 1);
+    return new ModelSpec("moe-small", ModelSpec.Family.LLAMA, 4, 256, 8, 8, 512, 1000, 128, 8,
+        DType.BF16, Architecture.llama().withMoe(moe));
+  }
+
+  private static double expertFlops(ModelSpec m, ExpertLayout e) {
+    TrainingGraph tg = TrainingGraphBuilder.build(m, TrainingOptions.oneBlock(m, 2, 128)
+        .withExperts(e).withOptimizer(false));
+    Graph g = tg.graph();
+    java.util.BitSet local = tg.deviceLocal();
+    double flops = 0;
+    for (Instruction ins : g.instructions()) {
+      if (local.get(ins.id()) && ins.opcode() == Opcode.DOT) {
+        flops += OpCost.modelFlops(g, ins);
+      }
+    }
+    return flops;
+  }
+
+  /**
+   * The grouped GEMMs of one GPU, forward and backward: T = 2 x 128 = 256 tokens, k = 2 copies
+   * each, 3 matrices of h x f_e = 256 x 512, 2 FLOPs per multiply-add, 3 passes (forward, input
+   * and weight gradients): 256 * 2 * 3 * 256 * 512 * 2 * 3 = 1,207,959,552 on one GPU. Under EP 4
+   * and t = 1 the GPU holds 4 experts of 128 rows each (256 * 2 * 4 / 16): the same rows in
+   * total, the same FLOPs; with t = 2 and ETP 2 each GPU runs twice the rows at half the width.
+   */
+  @Test
+  void expertFlopsAreTokensTimesTopKWhateverTheLayout() {
+    double expected = 256.0 * 2 * 3 * 256 * 512 * 2 * 3;
+    assertThat(expertFlops(model(0), ExpertLayout.NONE)).isEqualTo(expected);
+    assertThat(expertFlops(model(0), new ExpertLayout(4, 1, 1))).isEqualTo(expected);
+    assertThat(expertFlops(model(0), new ExpertLayout(2, 2, 2))).isEqualTo(expected / 2 * 2 / 2);
+    // Capacity factor 1.0 under uniform routing keeps every token: as dropless.
+    assertThat(expertFlops(model(1.0), new ExpertLayout(4, 1, 1))).isEqualTo(expected);
+    // Capacity 0.5 drops half the copies.
+    assertThat(expertFlops(model(0.5), new ExpertLayout(4, 1, 1))).isEqualTo(expected / 2);
+  }
+
+  /**
+   * The exchange of one block: the buffer is T k / t rows of h bf16 elements, 256 * 2 * 256 * 2 =
+   * 262,144 bytes on one GPU; the expert weights one GPU holds are E / EP = 4 experts of 3 * 256
+   * * 512 = 393,216 elements: 1,572,864.
+   */
+  @Test
+  void exchangeBytesAndExpertWeights() {
+    ModelSpec m = model(0);
+    PlanRequest req = Requests.of(m, "1x8:h100-80gb", 64, false);
+    IlpLayerCostModel layers = Requests.layers(req);
+    LayerCost c = layers.cost(LayerCostModel.Kind.BLOCK,
+        new LayerSetting(1, 2, Recompute.NONE, false, false, 4, 1));
+    assertThat(c).isNotNull();
+    assertThat(c.experts().exchangeBytes()).isEqualTo(262_144.0);
+    assertThat(c.experts().expertParameters()).isEqualTo(1_572_864.0);
+    assertThat(c.experts().forwardExchanges()).isEqualTo(2);
+    assertThat(c.experts().backwardExchanges()).isEqualTo(2);
+    LayerCost full = layers.cost(LayerCostModel.Kind.BLOCK,
+        new LayerSetting(1, 2, Recompute.FULL, false, false, 4, 1));
+    assertThat(full.experts().backwardExchanges()).isEqualTo(4);
+    // Dense weights of the block: attention 4 h^2 = 262,144, router h E = 4,096, two norms 512.
+    assertThat(c.parameters() - c.experts().expertParameters()).isEqualTo(266_752.0);
+  }
+}
