@@ -20,11 +20,15 @@ final class FlagWords {
       "vocabulary", "--vocab", "sequence length", "--seq", "batch", "--batch");
 
   /** The fields of a Megatron-LM configuration ({@link io.meshplan.plan.ParallelConfig}). */
-  static final Map<String, String> PARALLEL = Map.of("tensor-parallel size", "--tp",
-      "pipeline-parallel size", "--pp", "data-parallel size", "--dp", "virtual stages", "--vpp",
-      "micro batch", "--micro-batch", "global batch", "--global-batch", "sequence parallelism",
-      "--sequence-parallel", "first-stage layers", "--first-stage-layers", "last-stage layers",
-      "--last-stage-layers");
+  static final Map<String, String> PARALLEL = Map.ofEntries(
+      Map.entry("tensor-parallel size", "--tp"), Map.entry("pipeline-parallel size", "--pp"),
+      Map.entry("data-parallel size", "--dp"), Map.entry("virtual stages", "--vpp"),
+      Map.entry("micro batch", "--micro-batch"), Map.entry("global batch", "--global-batch"),
+      Map.entry("sequence parallelism", "--sequence-parallel"),
+      Map.entry("first-stage layers", "--first-stage-layers"),
+      Map.entry("last-stage layers", "--last-stage-layers"),
+      Map.entry("context-parallel size", "--cp"), Map.entry("expert-parallel size", "--ep"),
+      Map.entry("expert tensor-parallel size", "--etp"));
 
   /** The refusal of {@link io.meshplan.cluster.FusedAttentionKernels#require}. */
   static final Map<String, String> ATTENTION = Map.of("^flash attention", "--attention flash",

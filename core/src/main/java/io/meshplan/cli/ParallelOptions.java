@@ -64,6 +64,15 @@ final class ParallelOptions {
       + " (Megatron-LM's --expert-tensor-parallel-size; default 1).")
   Integer etp;
 
+  @Option(names = "--cp", paramLabel = "N", description = "Context-parallel size: GPUs each"
+      + " sequence is split over (Megatron-LM's --context-parallel-size; default 1).")
+  Integer cp;
+
+  @Option(names = "--cp-comm-type", paramLabel = "TYPE", description = "How context"
+      + " parallelism moves keys and values: p2p (a ring under the attention, the default) or"
+      + " all_gather (Megatron-LM's --cp-comm-type).")
+  String cpCommType;
+
   /** Whether {@code --schedule gpipe} was asked for. */
   boolean gpipe() {
     if (schedule == null || schedule.equalsIgnoreCase("1f1b")) {
@@ -83,7 +92,7 @@ final class ParallelOptions {
     return schedule != null || tp != null || pp != null || dp != null || vpp != null || microBatch != null
         || globalBatch != null || recompute != null || sequenceParallel || distributedOptimizer
         || zeroStage != null || firstStageLayers != null || lastStageLayers != null
-        || ep != null || etp != null;
+        || ep != null || etp != null || cp != null || cpCommType != null;
   }
 
   /** The configuration; every size flag is required. */
@@ -107,14 +116,32 @@ final class ParallelOptions {
     int zero = zeroStage != null ? zeroStage : distributedOptimizer ? 1 : 0;
     positive("--ep", ep);
     positive("--etp", etp);
+    positive("--cp", cp);
+    boolean allGather = cpAllGather();
     try {
       return new ParallelConfig(tp, pp, dp, vpp == null ? 1 : vpp, microBatch, globalBatch, r,
           sequenceParallel, zero, firstStageLayers == null ? 0 : firstStageLayers,
           lastStageLayers == null ? 0 : lastStageLayers, ep == null ? 1 : ep,
-          etp == null ? 1 : etp);
+          etp == null ? 1 : etp, cp == null ? 1 : cp, allGather);
     } catch (IllegalArgumentException e) {
       throw new InputException(FlagWords.reword(e.getMessage(), FlagWords.PARALLEL));
     }
+  }
+
+  /** {@code --cp-comm-type}: p2p (false) or all_gather (true); only with {@code --cp} above 1. */
+  private boolean cpAllGather() {
+    if (cpCommType == null) {
+      return false;
+    }
+    if (cp == null || cp == 1) {
+      throw new InputException("--cp-comm-type needs --cp above 1");
+    }
+    return switch (cpCommType) {
+      case "p2p" -> false;
+      case "all_gather", "allgather" -> true;
+      default -> throw new InputException("--cp-comm-type '" + cpCommType + "' is unknown; use "
+          + "p2p or all_gather");
+    };
   }
 
   /** Megatron-Core refuses a stated stage of no layers ("must be larger than 0"). */

@@ -2,6 +2,7 @@ package io.meshplan.cli;
 
 import io.meshplan.cluster.ClusterSpec;
 import io.meshplan.interop.PlanSimulator;
+import io.meshplan.model.Attention;
 import io.meshplan.plan.ParallelConfig;
 import io.meshplan.plan.PipelinePlan;
 import io.meshplan.planner.PlannerOptions;
@@ -145,7 +146,10 @@ final class SimulateCommand implements Callable<Integer> {
     model.printWarnings(spec.commandLine().getErr());
     FlagWords.check(FlagWords.PARALLEL, () -> c.check(setup.cluster().gpuCount(),
         setup.model().layers(), setup.model().heads(), setup.model().kvHeads()));
-    c.checkExperts(setup.model().arch().moe());
+    FlagWords.check(FlagWords.PARALLEL, () -> {
+      c.checkExperts(setup.model().arch().moe());
+      c.checkContext(setup.model().seq(), setup.request().attention() == Attention.FLASH);
+    });
     PlanSimulator.Evaluated e = Progress.during(spec.commandLine().getErr(), quiet,
         "simulate: pricing the layers",
         () -> new PlanSimulator(setup.layers()).simulate(setup.request(), c, parallel.gpipe()))

@@ -513,9 +513,9 @@ public final class GraphBuilder {
     TensorShape qs = shape(q);
     TensorShape ks = shape(k);
     io.meshplan.util.Require.that(qs.rank() == 4 && ks.rank() == 4 && shape(v).equals(ks)
-        && qs.dim(0) == ks.dim(0) && qs.dim(1) == ks.dim(1) && qs.dim(3) == ks.dim(3)
-        && qs.dim(2) % ks.dim(2) == 0, "fused attention takes Q [b, s, a, d] and K, V [b, s, g,"
-        + " d] with g dividing a, got " + qs + " and " + ks);
+        && qs.dim(0) == ks.dim(0) && ks.dim(1) % qs.dim(1) == 0 && qs.dim(3) == ks.dim(3)
+        && qs.dim(2) % ks.dim(2) == 0, "fused attention takes Q [b, s, a, d] and K, V [b, c s,"
+        + " g, d] with g dividing a, got " + qs + " and " + ks);
   }
 
   /**

@@ -70,13 +70,18 @@ public final class OpCost {
   /**
    * The matrix FLOPs of causal fused attention (Dao, FlashAttention-2, arXiv:2307.08691, section
    * 3.1): on queries {@code [b, s, a, d]}, one score-sized matrix product costs {@code 2 b a s^2
-   * d} FLOPs, half of which causal masking skips, so {@code G = b a s^2 d}. The forward runs two
+   * d} FLOPs, half of which causal masking skips, so {@code G = b a s^2 d}. Under context
+   * parallelism a GPU's {@code s/c} queries meet the keys of the whole sequence {@code s}, and
+   * Megatron-Core's load balancing (each GPU holds two of the {@code 2c} chunks, one from each
+   * end) gives each GPU {@code 1/c} of the causal work: {@code G = b a (s/c) s d}, which is {@code
+   * b a s_q s_kv d} in both cases. The forward runs two
    * (S = Q K^T and O = P V): 2G. The backward runs five: S again, dP = dO V^T and dQ = dS K for
    * dQ (3G), dK = dS^T Q (G) and dV = P^T dO (G), 2.5 times the forward.
    */
   private static double attentionFlops(Graph graph, Instruction ins) {
     TensorShape q = graph.get(ins.operand(0)).tensorShape();
-    double g = (double) q.dim(0) * q.dim(2) * q.dim(1) * (double) q.dim(1) * q.dim(3);
+    TensorShape k = graph.get(ins.operand(1)).tensorShape();
+    double g = (double) q.dim(0) * q.dim(2) * q.dim(1) * (double) k.dim(1) * q.dim(3);
     if (ins.opcode() == Opcode.FUSED_ATTENTION) {
       return 2 * g;
     }

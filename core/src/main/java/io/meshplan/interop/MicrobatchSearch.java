@@ -128,7 +128,8 @@ final class MicrobatchSearch {
           c.forwardSeconds(), c.backwardSeconds(),
           sim.stages().get(i).memory().totalBytes(), PlanFigures.largestTensors(stageLayers.get(i)),
           Optional.of(StageAssembler.axisBytes(sim.stages().get(i).commBytesPerGpu())),
-          st.layer().expertParallel(), st.layer().expertTensorParallel()));
+          st.layer().expertParallel(), st.layer().expertTensorParallel(),
+          st.layer().contextParallel(), st.layer().cpAllGather()));
     }
     PipelinePlan plan = new PipelinePlan(new PlanSource.Preset(model, req.attention(), req.overlaps()),
         cluster.toShortString(), req.globalBatch(), g, b,

@@ -65,7 +65,8 @@ public final class PlanSimulator {
     int chunks = c.pipelineParallel() * c.virtualStages();
     int zero = c.dataParallel() > 1 ? c.zeroStage() : 0;
     LayerSetting ls = new LayerSetting(c.tensorParallel(), c.microBatchSize(), c.recompute(),
-        c.sequenceParallel(), true, c.expertParallel(), c.expertTensorParallel());
+        c.sequenceParallel(), true, c.expertParallel(), c.expertTensorParallel(),
+        c.contextParallel(), c.cpAllGather());
     StageAssembler asm = new StageAssembler(req, layers);
     UniformPipeline pipeline = new UniformPipeline(c.pipelineParallel(), c.dataParallel(),
         c.tensorParallel(), ls, zero, c.unevenStages() ? c.chunkLayers(req.model().layers())
@@ -99,15 +100,16 @@ public final class PlanSimulator {
       StagePlan s = plan.stages().get(i);
       LayerSetting ls = new LayerSetting(s.tensorParallel(), plan.microBatchSize(s),
           s.recompute(), s.sequenceParallel(), s.megatronLayouts(), s.expertParallel(),
-          s.expertTensorParallel());
+          s.expertTensorParallel(), s.contextParallel(), s.cpAllGather());
       List<LayerCost> list = asm.stageLayers(ls, s.layerCount(), s.firstLayer() == 0,
           s.lastLayer() == L - 1);
       if (list == null) {
         throw new InputException("stage " + i + " cannot run with tensor-parallel size "
             + s.tensorParallel());
       }
-      StageCostBuilder b = asm.builder(s.dataParallel(), s.tensorParallel());
-      costs.add(b.build(list, s.dataParallel(), s.tensorParallel(), s.zeroStage(),
+      int dpCp = s.dataParallel() * s.contextParallel();
+      StageCostBuilder b = asm.builder(dpCp, s.tensorParallel());
+      costs.add(b.build(list, dpCp, s.tensorParallel(), s.zeroStage(),
           s.sequenceParallel(), i == plan.stages().size() - 1));
       firstDevice[i] = s.firstDevice();
     }

@@ -96,7 +96,10 @@ final class UniformPipeline {
    * @return one cost per chunk in layer order, or null when a layer cannot take the setting
    */
   List<StageCost> costs(StageAssembler asm) {
-    StageCostBuilder builder = asm.builder(dataParallel, tensorParallel);
+    // Each replica's sequences are split over its CP GPUs: the stage's data-parallel axis (its
+    // gradient reduction and ZeRO sharding) spans replicas and CP GPUs alike.
+    int dpCp = dataParallel * setting.contextParallel();
+    StageCostBuilder builder = asm.builder(dpCp, tensorParallel);
     List<StageCost> out = new ArrayList<>(chunkLayers.length);
     java.util.Map<Integer, StageCost> memo = new java.util.HashMap<>();
     int last = chunkLayers.length - 1;
@@ -111,7 +114,7 @@ final class UniformPipeline {
         if (layers == null) {
           return null;
         }
-        c = builder.build(layers, dataParallel, tensorParallel, zeroStage,
+        c = builder.build(layers, dpCp, tensorParallel, zeroStage,
             setting.sequenceParallel(), head);
         memo.put(key, c);
       }
@@ -156,7 +159,7 @@ final class UniformPipeline {
 
   /** The first device of each chunk's group: groups follow one another on the cluster. */
   private int[] firstDevices() {
-    int groupDevices = dataParallel * tensorParallel;
+    int groupDevices = dataParallel * setting.contextParallel() * tensorParallel;
     int[] out = new int[chunkLayers.length];
     for (int k = 0; k < chunkLayers.length; k++) {
       out[k] = (k % depth) * groupDevices;
@@ -177,7 +180,7 @@ final class UniformPipeline {
    */
   PipelinePlan plan(PlanRequest req, StageAssembler asm, List<StageCost> costs,
       SimulationResult sim, int globalBatch, int microbatches) {
-    int groupDevices = dataParallel * tensorParallel;
+    int groupDevices = dataParallel * setting.contextParallel() * tensorParallel;
     int[] firstDevice = firstDevices();
     // A group of whole nodes is an n x M submesh; a smaller one is one row.
     int gpn = req.cluster().gpusPerNode();
@@ -195,7 +198,8 @@ final class UniformPipeline {
           PlanFigures.largestTensors(asm.stageLayers(setting, chunkLayers[k], k == 0,
               k == chunkLayers.length - 1)),
           Optional.of(StageAssembler.axisBytes(sim.stages().get(g).commBytesPerGpu())),
-          setting.expertParallel(), setting.expertTensorParallel()));
+          setting.expertParallel(), setting.expertTensorParallel(), setting.contextParallel(),
+          setting.cpAllGather()));
       first = last + 1;
     }
     return new PipelinePlan(new PlanSource.Preset(req.model(), req.attention(), req.overlaps()),

@@ -164,7 +164,7 @@ final class DecoderForward {
     keep(k, false);
     keep(v, false);
     if (o.attention() == Attention.FLASH) {
-      return project(t.reshape(flash(q, k, v), b, s, a * d), a * d);
+      return project(t.reshape(flash(q, ring(k), ring(v)), b, s, a * d), a * d);
     }
     int kb = heads(k);
     int vb = heads(v);
@@ -188,6 +188,23 @@ final class DecoderForward {
     }
     ctx = keepGemmInput(t.reshape(t.transpose(ctx, 0, 2, 1, 3), b, s, a * d));
     return project(ctx, a * d);
+  }
+
+  /**
+   * The keys or values {@code [b, s/CP, g, d]} of one GPU's share of the sequence, as the attention
+   * core reads them under context parallelism: the whole sequence's, {@code [b, s, g, d]}, whose
+   * blocks the CP ring brings one by one (Megatron-Core's {@code cp_comm_type p2p}; the transfers
+   * are priced by the stage). The whole is not kept: the backward pass brings the blocks again,
+   * which is what Megatron-Core's ring attention does. Without context parallelism, {@code x}.
+   */
+  private int ring(int x) {
+    int cp = o.contextParallel();
+    if (cp == 1) {
+      return x;
+    }
+    int[] parts = new int[cp];
+    java.util.Arrays.fill(parts, x);
+    return t.concatenate(1, parts);
   }
 
   /** The output projection of the attention context {@code ctx} {@code [b, s, width]}. */

@@ -27,11 +27,14 @@ import io.meshplan.util.Require;
  *     kernel (FlashAttention)
  * @param experts how a mixture-of-experts layer's experts are spread over the GPUs (ignored by
  *     dense models)
+ * @param contextParallel CP, the GPUs one sequence is split over (Megatron-Core's context
+ *     parallelism): {@code seq} is then one GPU's share, {@code s / CP} tokens, and each
+ *     attention core reads the keys and values of the whole sequence, which the CP ring brings
  */
 public record TrainingOptions(
     Recompute recompute, DType computeDtype, int firstBlock, int blockCount, boolean embedding,
     boolean head, boolean backward, boolean optimizer, boolean dropout, int microbatch, int seq,
-    Attention attention, ExpertLayout experts) {
+    Attention attention, ExpertLayout experts, int contextParallel) {
 
   /** Validates the fields. */
   public TrainingOptions {
@@ -47,6 +50,9 @@ public record TrainingOptions(
     Require.positive(seq, "sequence length");
     Require.nonNull(attention, "attention");
     Require.nonNull(experts, "experts");
+    Require.positive(contextParallel, "context-parallel size");
+    Require.that(contextParallel == 1 || attention == Attention.FLASH, "context parallelism "
+        + "runs fused attention");
   }
 
   /**
@@ -59,7 +65,7 @@ public record TrainingOptions(
   public static TrainingOptions of(ModelSpec spec) {
     return new TrainingOptions(Recompute.NONE, DType.BF16, 0, spec.layers(), true, true, true,
         true, spec.family() == ModelSpec.Family.GPT, spec.batch(), spec.seq(),
-        Attention.UNFUSED, ExpertLayout.NONE);
+        Attention.UNFUSED, ExpertLayout.NONE, 1);
   }
 
   /**
@@ -102,7 +108,7 @@ public record TrainingOptions(
    */
   public TrainingOptions withRecompute(Recompute r) {
     return new TrainingOptions(r, computeDtype, firstBlock, blockCount, embedding, head,
-        backward, optimizer, dropout, microbatch, seq, attention, experts);
+        backward, optimizer, dropout, microbatch, seq, attention, experts, contextParallel);
   }
 
   /**
@@ -113,7 +119,7 @@ public record TrainingOptions(
    */
   public TrainingOptions withComputeDtype(DType t) {
     return new TrainingOptions(recompute, t, firstBlock, blockCount, embedding, head, backward,
-        optimizer, dropout, microbatch, seq, attention, experts);
+        optimizer, dropout, microbatch, seq, attention, experts, contextParallel);
   }
 
   /**
@@ -125,7 +131,7 @@ public record TrainingOptions(
    */
   public TrainingOptions withBlocks(int first, int count) {
     return new TrainingOptions(recompute, computeDtype, first, count, embedding, head, backward,
-        optimizer, dropout, microbatch, seq, attention, experts);
+        optimizer, dropout, microbatch, seq, attention, experts, contextParallel);
   }
 
   /**
@@ -136,7 +142,7 @@ public record TrainingOptions(
    */
   public TrainingOptions withEmbedding(boolean on) {
     return new TrainingOptions(recompute, computeDtype, firstBlock, blockCount, on, head,
-        backward, optimizer, dropout, microbatch, seq, attention, experts);
+        backward, optimizer, dropout, microbatch, seq, attention, experts, contextParallel);
   }
 
   /**
@@ -147,7 +153,7 @@ public record TrainingOptions(
    */
   public TrainingOptions withHead(boolean on) {
     return new TrainingOptions(recompute, computeDtype, firstBlock, blockCount, embedding, on,
-        backward, optimizer, dropout, microbatch, seq, attention, experts);
+        backward, optimizer, dropout, microbatch, seq, attention, experts, contextParallel);
   }
 
   /**
@@ -158,7 +164,7 @@ public record TrainingOptions(
    */
   public TrainingOptions withBackward(boolean on) {
     return new TrainingOptions(recompute, computeDtype, firstBlock, blockCount, embedding, head,
-        on, optimizer && on, dropout, microbatch, seq, attention, experts);
+        on, optimizer && on, dropout, microbatch, seq, attention, experts, contextParallel);
   }
 
   /**
@@ -169,7 +175,7 @@ public record TrainingOptions(
    */
   public TrainingOptions withOptimizer(boolean on) {
     return new TrainingOptions(recompute, computeDtype, firstBlock, blockCount, embedding, head,
-        backward, on, dropout, microbatch, seq, attention, experts);
+        backward, on, dropout, microbatch, seq, attention, experts, contextParallel);
   }
 
   /**
@@ -180,7 +186,7 @@ public record TrainingOptions(
    */
   public TrainingOptions withDropout(boolean on) {
     return new TrainingOptions(recompute, computeDtype, firstBlock, blockCount, embedding, head,
-        backward, optimizer, on, microbatch, seq, attention, experts);
+        backward, optimizer, on, microbatch, seq, attention, experts, contextParallel);
   }
 
   /**
@@ -192,7 +198,18 @@ public record TrainingOptions(
    */
   public TrainingOptions withWorkload(int b, int s) {
     return new TrainingOptions(recompute, computeDtype, firstBlock, blockCount, embedding, head,
-        backward, optimizer, dropout, b, s, attention, experts);
+        backward, optimizer, dropout, b, s, attention, experts, contextParallel);
+  }
+
+  /**
+   * These options with the sequence split over {@code cp} GPUs ({@code seq} is one GPU's share).
+   *
+   * @param cp the context-parallel size
+   * @return the options
+   */
+  public TrainingOptions withContextParallel(int cp) {
+    return new TrainingOptions(recompute, computeDtype, firstBlock, blockCount, embedding, head,
+        backward, optimizer, dropout, microbatch, seq, attention, experts, cp);
   }
 
   /**
@@ -203,7 +220,7 @@ public record TrainingOptions(
    */
   public TrainingOptions withExperts(ExpertLayout e) {
     return new TrainingOptions(recompute, computeDtype, firstBlock, blockCount, embedding, head,
-        backward, optimizer, dropout, microbatch, seq, attention, e);
+        backward, optimizer, dropout, microbatch, seq, attention, e, contextParallel);
   }
 
   /**
@@ -214,6 +231,6 @@ public record TrainingOptions(
    */
   public TrainingOptions withAttention(Attention a) {
     return new TrainingOptions(recompute, computeDtype, firstBlock, blockCount, embedding, head,
-        backward, optimizer, dropout, microbatch, seq, a, experts);
+        backward, optimizer, dropout, microbatch, seq, a, experts, contextParallel);
   }
 }

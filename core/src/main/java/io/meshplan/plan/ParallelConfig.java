@@ -34,6 +34,9 @@ import io.meshplan.util.Require;
  *     {@code --expert-model-parallel-size}), 1 otherwise
  * @param expertTensorParallel the expert tensor-parallel size ({@code
  *     --expert-tensor-parallel-size}), 1 otherwise
+ * @param contextParallel the context-parallel size ({@code --context-parallel-size}): GPUs one
+ *     sequence is split over, each a share of the data-parallel group's GPUs
+ * @param cpAllGather Megatron-Core's {@code --cp-comm-type all_gather} rather than {@code p2p}
  */
 public record ParallelConfig(
     int tensorParallel,
@@ -48,7 +51,9 @@ public record ParallelConfig(
     int firstStageLayers,
     int lastStageLayers,
     int expertParallel,
-    int expertTensorParallel) {
+    int expertTensorParallel,
+    int contextParallel,
+    boolean cpAllGather) {
 
   /** Validates the sizes on their own; see {@link #check} for the fit to a model and cluster. */
   public ParallelConfig {
@@ -67,6 +72,71 @@ public record ParallelConfig(
         + lastStageLayers);
     Require.positive(expertParallel, "expert-parallel size");
     Require.positive(expertTensorParallel, "expert tensor-parallel size");
+    Require.positive(contextParallel, "context-parallel size");
+  }
+
+  /**
+   * A configuration without context parallelism.
+   *
+   * @param tensorParallel tensor-parallel size
+   * @param pipelineParallel pipeline-parallel size
+   * @param dataParallel data-parallel size
+   * @param virtualStages model chunks per pipeline stage
+   * @param microBatchSize sequences per microbatch on one replica
+   * @param globalBatchSize sequences per iteration
+   * @param recompute activation recomputation
+   * @param sequenceParallel sequence parallelism in the tensor-parallel group
+   * @param zeroStage the ZeRO stage
+   * @param firstStageLayers layers on the first stage, 0 for the even split
+   * @param lastStageLayers layers on the last stage, 0 for the even split
+   * @param expertParallel EP
+   * @param expertTensorParallel ETP
+   */
+  public ParallelConfig(int tensorParallel, int pipelineParallel, int dataParallel,
+      int virtualStages, int microBatchSize, int globalBatchSize, Recompute recompute,
+      boolean sequenceParallel, int zeroStage, int firstStageLayers, int lastStageLayers,
+      int expertParallel, int expertTensorParallel) {
+    this(tensorParallel, pipelineParallel, dataParallel, virtualStages, microBatchSize,
+        globalBatchSize, recompute, sequenceParallel, zeroStage, firstStageLayers,
+        lastStageLayers, expertParallel, expertTensorParallel, 1, false);
+  }
+
+  /**
+   * This configuration with each sequence split over {@code cp} GPUs.
+   *
+   * @param cp the context-parallel size
+   * @param allGather the {@code all_gather} form rather than the ring
+   * @return the configuration
+   */
+  public ParallelConfig withContext(int cp, boolean allGather) {
+    return new ParallelConfig(tensorParallel, pipelineParallel, dataParallel, virtualStages,
+        microBatchSize, globalBatchSize, recompute, sequenceParallel, zeroStage,
+        firstStageLayers, lastStageLayers, expertParallel, expertTensorParallel, cp,
+        allGather && cp > 1);
+  }
+
+  /**
+   * Refuses a context-parallel size the sequence cannot take: Megatron-Core splits each sequence
+   * into {@code 2 x CP} chunks for causal load balance, so {@code 2 x CP} must divide it; and the
+   * ring runs fused attention.
+   *
+   * @param seq tokens per sequence
+   * @param flash whether the attention core is fused
+   * @throws InputException when it cannot
+   */
+  public void checkContext(int seq, boolean flash) {
+    if (contextParallel == 1) {
+      return;
+    }
+    if (seq % (2L * contextParallel) != 0) {
+      throw new InputException("context-parallel size " + contextParallel + " needs the sequence"
+          + " of " + seq + " tokens to split into 2 x " + contextParallel + " = "
+          + 2 * contextParallel + " equal chunks");
+    }
+    if (!flash) {
+      throw new InputException("context parallelism runs fused attention; use --attention "
+          + "flash");
+    }
   }
 
   /**
@@ -102,7 +172,7 @@ public record ParallelConfig(
   public ParallelConfig withExperts(int ep, int etp) {
     return new ParallelConfig(tensorParallel, pipelineParallel, dataParallel, virtualStages,
         microBatchSize, globalBatchSize, recompute, sequenceParallel, zeroStage,
-        firstStageLayers, lastStageLayers, ep, etp);
+        firstStageLayers, lastStageLayers, ep, etp, contextParallel, cpAllGather);
   }
 
   /**
@@ -201,7 +271,7 @@ public record ParallelConfig(
   public ParallelConfig withZeroStage(int stage) {
     return new ParallelConfig(tensorParallel, pipelineParallel, dataParallel, virtualStages,
         microBatchSize, globalBatchSize, recompute, sequenceParallel, stage, firstStageLayers,
-        lastStageLayers);
+        lastStageLayers, expertParallel, expertTensorParallel, contextParallel, cpAllGather);
   }
 
   /**
@@ -213,7 +283,8 @@ public record ParallelConfig(
    */
   public ParallelConfig withStageLayers(int first, int last) {
     return new ParallelConfig(tensorParallel, pipelineParallel, dataParallel, virtualStages,
-        microBatchSize, globalBatchSize, recompute, sequenceParallel, zeroStage, first, last);
+        microBatchSize, globalBatchSize, recompute, sequenceParallel, zeroStage, first, last,
+        expertParallel, expertTensorParallel, contextParallel, cpAllGather);
   }
 
   /**
@@ -258,8 +329,8 @@ public record ParallelConfig(
    */
   public int gpus() {
     try {
-      return Math.multiplyExact(Math.multiplyExact(tensorParallel, pipelineParallel),
-          dataParallel);
+      return Math.multiplyExact(Math.multiplyExact(Math.multiplyExact(tensorParallel,
+          pipelineParallel), dataParallel), contextParallel);
     } catch (ArithmeticException e) {
       throw new InputException("tensor-parallel size " + tensorParallel
           + " x pipeline-parallel size " + pipelineParallel + " x data-parallel size "
@@ -289,7 +360,8 @@ public record ParallelConfig(
     if (gpus() != gpus) {
       throw new InputException("tensor-parallel size " + tensorParallel
           + " x pipeline-parallel size " + pipelineParallel + " x data-parallel size "
-          + dataParallel + " = " + gpus() + " GPUs, but the cluster has " + gpus
+          + dataParallel + (contextParallel > 1 ? " x context-parallel size " + contextParallel
+          : "") + " = " + gpus() + " GPUs, but the cluster has " + gpus
           + "; make the product equal the cluster's GPU count");
     }
     long perStep = (long) microBatchSize * dataParallel;

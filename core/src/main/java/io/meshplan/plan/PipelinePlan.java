@@ -258,7 +258,8 @@ public record PipelinePlan(
     int[] firstLast = unevenStageLayers().orElseThrow();
     return Optional.of(new ParallelConfig(s0.tensorParallel(), stages.size() / virtualStages,
         s0.dataParallel(), virtualStages, microBatchSize(s0), globalBatchSize, s0.recompute(),
-        s0.sequenceParallel(), s0.zeroStage(), firstLast[0], firstLast[1]));
+        s0.sequenceParallel(), s0.zeroStage(), firstLast[0], firstLast[1], s0.expertParallel(),
+        s0.expertTensorParallel(), s0.contextParallel(), s0.cpAllGather()));
   }
 
   /**
@@ -340,7 +341,10 @@ public record PipelinePlan(
         return Optional.of("stages use different recomputation, sequence-parallel or optimizer "
             + "sharding settings; the frameworks apply one setting to every stage");
       }
-      if (s.dataParallel() != s0.dataParallel() || s.tensorParallel() != s0.tensorParallel()) {
+      if (s.dataParallel() != s0.dataParallel() || s.tensorParallel() != s0.tensorParallel()
+          || s.expertParallel() != s0.expertParallel()
+          || s.expertTensorParallel() != s0.expertTensorParallel()
+          || s.contextParallel() != s0.contextParallel()) {
         return Optional.of("stages use different logical meshes (" + s0.dataParallel() + "x"
             + s0.tensorParallel() + " and " + s.dataParallel() + "x" + s.tensorParallel()
             + "); the frameworks use one tensor and data-parallel size for all stages");

@@ -108,6 +108,10 @@ public final class PlanJson {
         o.put("expertParallel", s.expertParallel());
         o.put("expertTensorParallel", s.expertTensorParallel());
       }
+      if (s.contextParallel() > 1) {
+        o.put("contextParallel", s.contextParallel());
+        o.put("cpCommType", s.cpAllGather() ? "all_gather" : "p2p");
+      }
       o.put("forwardSeconds", s.forwardSeconds());
       o.put("backwardSeconds", s.backwardSeconds());
       o.put("peakMemoryBytes", s.peakMemoryBytes());
@@ -433,10 +437,22 @@ public final class PlanJson {
           s.number("forwardSeconds"), s.number("backwardSeconds"),
           s.number("peakMemoryBytes"), ts, axisBytes(s, "communicationBytesPerGpu"),
           s.has("expertParallel") ? s.integer("expertParallel") : 1,
-          s.has("expertTensorParallel") ? s.integer("expertTensorParallel") : 1);
+          s.has("expertTensorParallel") ? s.integer("expertTensorParallel") : 1,
+          s.has("contextParallel") ? s.integer("contextParallel") : 1,
+          s.has("cpCommType") && cpAllGather(where, s.text("cpCommType")));
     } catch (IllegalArgumentException e) {
       throw new InputException(where + ": " + e.getMessage());
     }
+  }
+
+  /** Reads {@code cpCommType}: {@code p2p} or {@code all_gather}. */
+  private static boolean cpAllGather(String where, String type) {
+    return switch (type) {
+      case "p2p" -> false;
+      case "all_gather" -> true;
+      default -> throw new InputException(where + ": cpCommType '" + type + "' is unknown; use "
+          + "p2p or all_gather");
+    };
   }
 
   /** Reads the optional field {@code tensors} that {@link #putTensors} writes. */

@@ -32,6 +32,10 @@ import java.util.Optional;
  * @param expertParallel the expert-parallel size of a mixture-of-experts model's blocks, 1
  *     otherwise
  * @param expertTensorParallel the expert tensor-parallel size, 1 otherwise
+ * @param contextParallel the context-parallel size: each of the {@code dataParallel} replicas is
+ *     {@code contextParallel x tensorParallel} GPUs that split its sequences
+ * @param cpAllGather whether context parallelism all-gathers the keys and values rather than
+ *     passing them round a ring
  */
 public record StagePlan(
     int firstLayer,
@@ -51,7 +55,9 @@ public record StagePlan(
     List<TensorSharding> tensors,
     Optional<AxisBytes> commBytesPerGpu,
     int expertParallel,
-    int expertTensorParallel) {
+    int expertTensorParallel,
+    int contextParallel,
+    boolean cpAllGather) {
 
   /** Validates the fields. */
   public StagePlan {
@@ -61,12 +67,14 @@ public record StagePlan(
     Require.positive(submeshGpus, "submesh GPUs");
     Require.positive(expertParallel, "expert-parallel size");
     Require.positive(expertTensorParallel, "expert tensor-parallel size");
+    Require.positive(contextParallel, "context-parallel size");
     Require.that(firstDevice >= 0, "first device must be >= 0");
     Require.positive(dataParallel, "data-parallel size");
     Require.positive(tensorParallel, "tensor-parallel size");
-    Require.that((long) dataParallel * tensorParallel == (long) submeshNodes * submeshGpus,
-        "logical mesh " + dataParallel + "x" + tensorParallel + " does not match submesh "
-            + submeshNodes + "x" + submeshGpus);
+    Require.that((long) dataParallel * contextParallel * tensorParallel
+        == (long) submeshNodes * submeshGpus, "logical mesh " + dataParallel + "x"
+        + (contextParallel > 1 ? contextParallel + "x" : "") + tensorParallel
+        + " does not match submesh " + submeshNodes + "x" + submeshGpus);
     Require.nonNull(recompute, "recompute");
     Require.that(zeroStage >= 0 && zeroStage <= 3, "ZeRO stage must be 0, 1, 2 or 3,"
         + " got " + zeroStage);
@@ -103,7 +111,7 @@ public record StagePlan(
       double peakMemoryBytes, List<TensorSharding> tensors, Optional<AxisBytes> commBytesPerGpu) {
     this(firstLayer, lastLayer, submeshNodes, submeshGpus, firstDevice, dataParallel,
         tensorParallel, recompute, sequenceParallel, zeroStage, megatronLayouts, forwardSeconds,
-        backwardSeconds, peakMemoryBytes, tensors, commBytesPerGpu, 1, 1);
+        backwardSeconds, peakMemoryBytes, tensors, commBytesPerGpu, 1, 1, 1, false);
   }
 
 

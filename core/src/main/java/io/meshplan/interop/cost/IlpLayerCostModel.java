@@ -237,8 +237,8 @@ public final class IlpLayerCostModel implements LayerCostModel {
     int t = s.tensorParallel();
     TrainingOptions opt = TrainingOptions.of(model).withComputeDtype(computeType)
         .withRecompute(s.recompute()).withOptimizer(false)
-        .withWorkload(s.microBatch(), model.seq()).withAttention(attention)
-        .withExperts(s.experts());
+        .withWorkload(s.microBatch(), model.seq() / s.contextParallel()).withAttention(attention)
+        .withExperts(s.experts()).withContextParallel(s.contextParallel());
     opt = switch (kind) {
       case EMBEDDING -> opt.withBlocks(0, 0).withEmbedding(true).withHead(false);
       case BLOCK -> opt.withBlocks(0, 1).withEmbedding(false).withHead(false);
@@ -261,8 +261,41 @@ public final class IlpLayerCostModel implements LayerCostModel {
     }
     LayerCost priced = price(tg, planned.plan(), env, t,
         s.recompute() != io.meshplan.model.Recompute.NONE, s.sequenceParallel() && t > 1);
-    return kind == Kind.BLOCK && model.arch().moe().routed()
-        ? priced.toBuilder().experts(exchange(tg, planned.plan(), env, s)).build() : priced;
+    LayerCost.Builder out = priced.toBuilder();
+    if (kind == Kind.BLOCK && model.arch().moe().routed()) {
+      out.experts(exchange(tg, planned.plan(), env, s));
+    }
+    if (kind == Kind.BLOCK && s.contextParallel() > 1) {
+      out.ring(ring(tg, planned.plan(), env, s));
+    }
+    return out.build();
+  }
+
+  /**
+   * The context-parallel exchange of a block ({@link RingExchange}): the keys and values of one
+   * GPU's share of the sequence (the operands 1 and 2 of its attention core before the ring
+   * widens them, under their layouts), and the attention kernels' seconds by pass.
+   */
+  private static RingExchange ring(TrainingGraph tg, ShardingPlan plan, MeshEnv env,
+      LayerSetting s) {
+    Graph g = tg.graph();
+    double kv = 0;
+    double fwd = 0;
+    double bwd = 0;
+    for (Instruction ins : g.instructions()) {
+      if (ins.opcode() == Opcode.FUSED_ATTENTION) {
+        fwd += plan.strategy(ins.id()).computeCost();
+        for (int k = 1; k <= 2; k++) {
+          int whole = ins.operand(k);
+          int local = g.get(whole).opcode() == Opcode.CONCATENATE ? g.get(whole).operand(0)
+              : whole;
+          kv += plan.spec(local).localBytes(g.get(local).tensorShape(), env.mesh());
+        }
+      } else if (ins.opcode() == Opcode.FUSED_ATTENTION_GRAD) {
+        bwd += plan.strategy(ins.id()).computeCost();
+      }
+    }
+    return new RingExchange(s.contextParallel(), s.cpAllGather(), kv, fwd, bwd, 1);
   }
 
   /**

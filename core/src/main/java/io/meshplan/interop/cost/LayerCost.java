@@ -52,7 +52,8 @@ public record LayerCost(double forwardSeconds, double backwardSeconds, double re
     double updateGatherSeconds, double savedActivationBytes,
     double temporaryBytes, double inputBytes, double boundaryBytes, double modelFlops, double hardwareFlops,
     List<TensorSharding> tensors, double tensorCommBytes, double forwardCommBytes,
-    double updateGatherBytes, double accumulateSeconds, ExpertExchange experts) {
+    double updateGatherBytes, double accumulateSeconds, ExpertExchange experts,
+    RingExchange ring) {
   /** Validates the numbers. */
   public LayerCost {
     Require.nonNegative(forwardSeconds, "forward seconds");
@@ -78,6 +79,7 @@ public record LayerCost(double forwardSeconds, double backwardSeconds, double re
     Require.nonNegative(updateGatherBytes, "update gather bytes");
     Require.nonNegative(accumulateSeconds, "accumulate seconds");
     Require.nonNull(experts, "experts");
+    Require.nonNull(ring, "ring");
     Require.that(accumulateSeconds <= backwardSeconds * (1 + 1e-12) + 1e-15,
         () -> "accumulate seconds " + accumulateSeconds + " exceed the backward's "
             + backwardSeconds);
@@ -111,7 +113,7 @@ public record LayerCost(double forwardSeconds, double backwardSeconds, double re
         // forward is a third of the model FLOPs.
         .hardwareFlops(hardwareFlops + modelFlops / 3.0)
         .tensorCommBytes(tensorCommBytes + forwardCommBytes)
-        .experts(experts.withFullRecompute())
+        .experts(experts.withFullRecompute()).ring(ring.withFullRecompute())
         .build();
   }
 
@@ -139,7 +141,7 @@ public record LayerCost(double forwardSeconds, double backwardSeconds, double re
         .inputBytes(inputBytes).boundaryBytes(boundaryBytes).modelFlops(modelFlops)
         .hardwareFlops(hardwareFlops).tensors(tensors).tensorCommBytes(tensorCommBytes)
         .forwardCommBytes(forwardCommBytes).updateGatherBytes(updateGatherBytes)
-        .accumulateSeconds(accumulateSeconds).experts(experts);
+        .accumulateSeconds(accumulateSeconds).experts(experts).ring(ring);
   }
 
   /**
@@ -167,6 +169,18 @@ public record LayerCost(double forwardSeconds, double backwardSeconds, double re
     private double updateGatherBytes;
     private double accumulateSeconds;
     private ExpertExchange experts = ExpertExchange.NONE;
+    private RingExchange ring = RingExchange.NONE;
+
+    /**
+     * Sets the context-parallel exchange.
+     *
+     * @param value the exchange
+     * @return this builder
+     */
+    public Builder ring(RingExchange value) {
+      this.ring = value;
+      return this;
+    }
 
     private Builder() {}
 
@@ -400,7 +414,7 @@ public record LayerCost(double forwardSeconds, double backwardSeconds, double re
           tensorCommSeconds, forwardCommSeconds, parameters, gradientParameters,
           updateGatherSeconds, savedActivationBytes, temporaryBytes, inputBytes, boundaryBytes,
           modelFlops, hardwareFlops, tensors, tensorCommBytes, forwardCommBytes,
-          updateGatherBytes, accumulateSeconds, experts);
+          updateGatherBytes, accumulateSeconds, experts, ring);
     }
   }
 }

@@ -50,7 +50,8 @@ public interface LayerCostModel {
           || setting.expertTensorParallel() != 1)) {
         // The experts live in the blocks; embedding and head price alike under any layout.
         setting = new LayerSetting(setting.tensorParallel(), setting.microBatch(),
-            setting.recompute(), setting.sequenceParallel(), setting.megatron());
+            setting.recompute(), setting.sequenceParallel(), setting.megatron(), 1, 1,
+            setting.contextParallel(), setting.cpAllGather());
       }
     }
   }

@@ -163,6 +163,10 @@ public final class StageCostBuilder {
       exchange(s, layers, expertComm);
       experts = s.split(expertShare(layers, weightBytes), weightBytes);
     }
+    RingExchange ring = ring(layers);
+    if (ring != null) {
+      ring(s, layers, contextComm(d, tensorParallel, ring.contextParallel()));
+    }
     shardState(s, stageComm, d, zeroStage, layers);
     if (experts != null) {
       shardState(experts, expertComm, expertComm.mesh().size(0), zeroStage, layers);
@@ -344,6 +348,66 @@ public final class StageCostBuilder {
         case 2 -> shardGradients(s, comm, d, layers);
         default -> shardAll(s, comm, d, layers);
       }
+    }
+  }
+
+  /** The context-parallel exchange of the stage's blocks, or null without it. */
+  private static RingExchange ring(List<LayerCost> layers) {
+    for (LayerCost l : layers) {
+      if (l.ring().split()) {
+        return l.ring();
+      }
+    }
+    return null;
+  }
+
+  /**
+   * Collective prices on the mesh {@code DP x CP x TP} of a stage whose {@code d} data-parallel
+   * GPUs per tensor rank are {@code d / CP} replicas of {@code CP} context-parallel GPUs each
+   * (Megatron-Core's rank order: tensor, then context, then data parallelism).
+   */
+  private CommModel contextComm(int d, int t, int cp) {
+    Require.that(d % cp == 0, () -> "context parallelism " + cp + " must divide the stage's "
+        + d + " data-parallel GPUs");
+    Require.nonNull(meshComm, "collective prices for the context-parallel mesh");
+    return expertMeshes.computeIfAbsent(io.meshplan.cluster.LogicalMesh.of(d / cp, cp, t),
+        meshComm);
+  }
+
+  /**
+   * Adds the context-parallel exchange of every block to its passes ({@link RingExchange}): the
+   * ring moves the other {@code CP - 1} GPUs' keys and values, an all-gather's bytes over the CP
+   * axis, under the attention kernels of the pass (forward once, backward the K/V again and their
+   * gradients back, twice), with compute slowed while it runs ({@link Overlap#under}); the
+   * all-gather form runs the same gather, and a reduce-scatter of the gradients, serially. Full
+   * recomputation runs the forward's exchange again in the backward. Bytes count on the
+   * data-parallel axis, which the CP group is carved from.
+   */
+  private static void ring(Tally s, List<LayerCost> layers, CommModel comm) {
+    for (LayerCost l : layers) {
+      RingExchange r = l.ring();
+      if (!r.split()) {
+        continue;
+      }
+      int cp = r.contextParallel();
+      double whole = r.kvBytes() * cp;
+      double gather = comm.allGather(whole, 1);
+      Overlap f;
+      Overlap b;
+      if (r.allGather()) {
+        f = Overlap.serial(0, gather);
+        b = Overlap.serial(0, gather + comm.reduceScatter(whole, 1));
+      } else {
+        f = Overlap.under(r.attentionForwardSeconds(), gather);
+        b = Overlap.under(r.attentionBackwardSeconds(), 2 * gather);
+      }
+      s.addForward(f);
+      s.addBackward(b);
+      for (int p = 1; p < r.passes(); p++) {
+        s.addBackward(f);
+      }
+      s.dataBytesPerMicrobatch += BusBytesCommModel.bytesSent(Collective.ALL_GATHER, whole, cp)
+          * (2 + r.passes());
     }
   }
 

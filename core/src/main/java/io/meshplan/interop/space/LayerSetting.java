@@ -16,11 +16,15 @@ import io.meshplan.util.Require;
  * @param megatron weights fixed to Megatron-LM's layouts
  * @param expertParallel the expert-parallel size EP of a mixture-of-experts layer (1 for dense)
  * @param expertTensorParallel the expert tensor-parallel size ETP (1 for dense)
+ * @param contextParallel the context-parallel size CP: the GPUs one sequence is split over
+ * @param cpAllGather whether context parallelism gathers the keys and values whole before the
+ *     attention (Megatron-Core's {@code --cp-comm-type all_gather}) instead of passing them round
+ *     a ring under it ({@code p2p}, the default)
  */
 public record LayerSetting(int tensorParallel, int microBatch, Recompute recompute,
-    boolean sequenceParallel, boolean megatron, int expertParallel, int expertTensorParallel)
-    implements java.io.Serializable {
-  private static final long serialVersionUID = 2L;
+    boolean sequenceParallel, boolean megatron, int expertParallel, int expertTensorParallel,
+    int contextParallel, boolean cpAllGather) implements java.io.Serializable {
+  private static final long serialVersionUID = 3L;
 
   /** Validates the fields. */
   public LayerSetting {
@@ -29,6 +33,36 @@ public record LayerSetting(int tensorParallel, int microBatch, Recompute recompu
     Require.nonNull(recompute, "recompute");
     Require.positive(expertParallel, "expert-parallel size");
     Require.positive(expertTensorParallel, "expert tensor-parallel size");
+    Require.positive(contextParallel, "context-parallel size");
+  }
+
+  /**
+   * A setting without context parallelism.
+   *
+   * @param tensorParallel GPUs that share one replica of the layer
+   * @param microBatch sequences per microbatch on one replica
+   * @param recompute activation recomputation
+   * @param sequenceParallel sequence parallelism in the tensor-parallel group
+   * @param megatron weights fixed to Megatron-LM's layouts
+   * @param expertParallel EP
+   * @param expertTensorParallel ETP
+   */
+  public LayerSetting(int tensorParallel, int microBatch, Recompute recompute,
+      boolean sequenceParallel, boolean megatron, int expertParallel, int expertTensorParallel) {
+    this(tensorParallel, microBatch, recompute, sequenceParallel, megatron, expertParallel,
+        expertTensorParallel, 1, false);
+  }
+
+  /**
+   * This setting with the sequence split over {@code cp} GPUs.
+   *
+   * @param cp the context-parallel size
+   * @param allGather Megatron-Core's {@code all_gather} form rather than the ring
+   * @return the setting
+   */
+  public LayerSetting withContext(int cp, boolean allGather) {
+    return new LayerSetting(tensorParallel, microBatch, recompute, sequenceParallel, megatron,
+        expertParallel, expertTensorParallel, cp, allGather && cp > 1);
   }
 
   /**
@@ -53,7 +87,7 @@ public record LayerSetting(int tensorParallel, int microBatch, Recompute recompu
    */
   public LayerSetting withRecompute(Recompute r) {
     return new LayerSetting(tensorParallel, microBatch, r, sequenceParallel, megatron,
-        expertParallel, expertTensorParallel);
+        expertParallel, expertTensorParallel, contextParallel, cpAllGather);
   }
 
   /**
