@@ -191,6 +191,17 @@ public record Architecture(
   }
 
   /**
+   * This architecture with another mixture-of-experts layer.
+   *
+   * @param newMoe the experts, {@link MoeShape#DENSE} for none
+   * @return the architecture
+   */
+  public Architecture withMoe(MoeShape newMoe) {
+    return new Architecture(mlp, norm, positions, positionRows, biases, tiedEmbeddings, attn,
+        newMoe);
+  }
+
+  /**
    * This architecture with another number of learned position rows (unchanged for rotary).
    *
    * @param rows the new row count
