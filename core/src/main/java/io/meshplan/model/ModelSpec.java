@@ -12,7 +12,7 @@ import io.meshplan.util.Require;
  * @param hidden hidden size h
  * @param heads attention heads a
  * @param kvHeads key/value heads (equal to heads without grouped-query attention)
- * @param ffn feed-forward inner size f
+ * @param ffn feed-forward inner size f (of each routed expert in a mixture-of-experts model)
  * @param vocab vocabulary size V
  * @param seq sequence length of the workload, tokens
  * @param batch batch size of the workload, sequences
