@@ -68,7 +68,8 @@ final class ModelOptions {
   @Option(names = "--kv-heads", description = "Override the number of key/value heads.")
   Integer kvHeads;
 
-  @Option(names = "--ffn", description = "Override the feed-forward size.")
+  @Option(names = "--ffn", description = "Override the feed-forward size (of each expert in a "
+      + "mixture-of-experts model).")
   Integer ffn;
 
   @Option(names = "--vocab", description = "Override the vocabulary size.")
@@ -94,14 +95,17 @@ final class ModelOptions {
   }
 
   /**
-   * The presets of the command's families, in catalog order.
+   * The presets the command runs, in catalog order: those of its families, and for shard only
+   * those whose blocks its LLaMA graph builds (not the mixture-of-experts presets).
    *
    * @return the names
    */
   List<String> presets() {
     List<String> out = new ArrayList<>();
     for (String n : Presets.names()) {
-      if (families.contains(Presets.get(n).family())) {
+      ModelSpec s = Presets.get(n);
+      if (families.contains(s.family())
+          && (!families.equals(SHARD_FAMILIES) || s.arch().beyondLlama().isEmpty())) {
         out.add(n);
       }
     }
@@ -192,11 +196,16 @@ final class ModelOptions {
     int ffnDefault = p.name().equals("gpt") && p.family() == ModelSpec.Family.GPT
         ? Math.multiplyExact(4, h) : p.ffn();
     int s = pos("--seq", seq, p.seq());
-    Architecture arch = routing(p.arch().forSequence(s));
+    int f = pos("--ffn", ffn, ffnDefault);
+    Architecture arch = p.arch().forSequence(s);
     try {
+      // A mixture-of-experts model's ffn is its expert size: --ffn resizes the experts.
+      if (arch.moe().routed() && f != arch.moe().expertFfn()) {
+        arch = arch.withMoe(arch.moe().withExpertFfn(f));
+      }
+      arch = routing(arch);
       return new ModelSpec(p.name(), p.family(), pos("--layers", layers, p.layers()), h, nh, kv,
-          pos("--ffn", ffn, ffnDefault), pos("--vocab", vocab, p.vocab()), s,
-          pos("--batch", batch, p.batch()), t, arch);
+          f, pos("--vocab", vocab, p.vocab()), s, pos("--batch", batch, p.batch()), t, arch);
     } catch (IllegalArgumentException | ArithmeticException e) {
       throw new InputException(FlagWords.reword(e.getMessage(), FlagWords.MODEL));
     }

@@ -163,7 +163,8 @@ public record Architecture(
 
   /**
    * What sets this design apart from the LLaMA- and GPT-style blocks that shard's forward graph
-   * and the framework exports build: {@link AttentionShape#beyondLlama} and a GeGLU MLP.
+   * and the framework exports build: {@link AttentionShape#beyondLlama}, a GeGLU MLP and a
+   * mixture of experts.
    *
    * @return the details, empty for the presets and LLaMA, Mistral, GPT-NeoX and OPT configs
    */
@@ -173,7 +174,7 @@ public record Architecture(
       out.add(0, "a GeGLU MLP");
     }
     if (moe.routed()) {
-      out.add(0, moe.experts() + " experts");
+      out.add(0, "a mixture of " + moe.experts() + " experts");
     }
     return out;
   }

@@ -24,15 +24,52 @@ import io.meshplan.util.Require;
  *     % globalEvery == 0} (Gemma 2: 2, Gemma 3: 6); {@code 0} when every layer has the window
  * @param windowFrom with a window: the first windowed layer (Qwen2's {@code max_window_layers});
  *     the layers before it attend globally
+ * @param sinks whether each head has a learned attention sink (GPT-OSS, OpenAI 2025; Xiao et
+ *     al., ICLR'24): one logit per head and block that joins each query's softmax and takes its
+ *     share of the probability mass without a value, {@code heads} parameters per block
  */
 public record AttentionShape(
     int headDim, boolean qkvBias, QkNorm qkNorm, int blockNorms, double attentionSoftcap,
-    double finalSoftcap, int window, int globalEvery, int windowFrom) implements java.io.Serializable {
-  private static final long serialVersionUID = 1L;
+    double finalSoftcap, int window, int globalEvery, int windowFrom, boolean sinks)
+    implements java.io.Serializable {
+  private static final long serialVersionUID = 2L;
 
   /** LLaMA, GPT, OPT, GPT-NeoX: nothing of the above. */
   public static final AttentionShape PLAIN =
-      new AttentionShape(0, false, QkNorm.NONE, 2, 0, 0, 0, 0, 0);
+      new AttentionShape(0, false, QkNorm.NONE, 2, 0, 0, 0, 0, 0, false);
+
+  /**
+   * A shape without attention sinks.
+   *
+   * @param headDim the head size, 0 for hidden / heads
+   * @param qkvBias QKV-only biases
+   * @param qkNorm the q/k norms
+   * @param blockNorms norms per block, 2 or 4
+   * @param attentionSoftcap the scores' soft cap, 0 for none
+   * @param finalSoftcap the logits' soft cap, 0 for none
+   * @param window the sliding window, tokens, 0 for none
+   * @param globalEvery the global layer period with a window, 0 for none
+   * @param windowFrom the first windowed layer
+   */
+  public AttentionShape(int headDim, boolean qkvBias, QkNorm qkNorm, int blockNorms,
+      double attentionSoftcap, double finalSoftcap, int window, int globalEvery,
+      int windowFrom) {
+    this(headDim, qkvBias, qkNorm, blockNorms, attentionSoftcap, finalSoftcap, window,
+        globalEvery, windowFrom, false);
+  }
+
+  /**
+   * This shape with another sliding window.
+   *
+   * @param newWindow the window, tokens, 0 for none
+   * @param newGlobalEvery the global layer period, 0 for none
+   * @param newWindowFrom the first windowed layer
+   * @return the shape
+   */
+  public AttentionShape withWindow(int newWindow, int newGlobalEvery, int newWindowFrom) {
+    return new AttentionShape(headDim, qkvBias, qkNorm, blockNorms, attentionSoftcap,
+        finalSoftcap, newWindow, newGlobalEvery, newWindowFrom, sinks);
+  }
 
   /** Query and key normalizations. */
   public enum QkNorm {
@@ -83,6 +120,9 @@ public record AttentionShape(
     }
     if (attentionSoftcap > 0 || finalSoftcap > 0) {
       out.add("logit soft-capping");
+    }
+    if (sinks) {
+      out.add("attention sinks");
     }
     return out;
   }

@@ -35,6 +35,8 @@ import java.nio.file.Path;
  *   <li>{@code qwen2}, {@code qwen3}, {@code gemma2}, {@code gemma3} (its {@code text_config}),
  *       {@code gemma3_text}, {@code phi3}, {@code olmo2}, {@code granite}, {@code starcoder2}:
  *       see {@link HfFamilies}, with the defaults of their transformers configuration classes.
+ *   <li>{@code mixtral}, {@code qwen3_moe}, {@code gpt_oss}: the mixture-of-experts families,
+ *       read as {@link HfFamilies} reads the others, with their experts from {@link HfMoe}.
  * </ul>
  *
  * A directory is read as the {@code config.json} inside it.
@@ -52,7 +54,7 @@ public final class HfConfigReader {
   /** The {@code model_type}s read, for the message refusing another. */
   public static final java.util.List<String> SUPPORTED = java.util.List.of("llama", "mistral",
       "gpt_neox", "opt", "qwen2", "qwen3", "gemma2", "gemma3", "gemma3_text", "phi3", "olmo2",
-      "granite", "starcoder2");
+      "granite", "starcoder2", "mixtral", "qwen3_moe", "gpt_oss");
   private static final ObjectMapper MAPPER = TreeReaders.json();
 
   private HfConfigReader() {}

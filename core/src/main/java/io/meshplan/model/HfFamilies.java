@@ -28,25 +28,43 @@ final class HfFamilies {
       "num_key_value_heads", "max_position_embeddings", "auto_map");
 
   /** The families, by {@code model_type}. */
-  static final Map<String, Set<String>> KNOWN = Map.of(
-      "qwen2", Set.of("use_sliding_window", "sliding_window", "max_window_layers", "layer_types",
-          "use_mrope"),
-      "qwen3", Set.of("head_dim", "attention_bias", "use_sliding_window", "sliding_window",
-          "max_window_layers", "layer_types"),
-      "gemma2", Set.of("head_dim", "hidden_activation", "attention_bias", "query_pre_attn_scalar",
-          "sliding_window", "sliding_window_size", "final_logit_softcapping",
-          "attn_logit_softcapping", "cache_implementation", "layer_types"),
-      "gemma3_text", Set.of("head_dim", "hidden_activation", "attention_bias",
+  static final Map<String, Set<String>> KNOWN = Map.ofEntries(
+      Map.entry("qwen2", Set.of("use_sliding_window", "sliding_window", "max_window_layers",
+          "layer_types", "use_mrope")),
+      Map.entry("qwen3", Set.of("head_dim", "attention_bias", "use_sliding_window",
+          "sliding_window", "max_window_layers", "layer_types")),
+      Map.entry("gemma2", Set.of("head_dim", "hidden_activation", "attention_bias",
+          "query_pre_attn_scalar", "sliding_window", "sliding_window_size",
+          "final_logit_softcapping", "attn_logit_softcapping", "cache_implementation",
+          "layer_types")),
+      Map.entry("gemma3_text", Set.of("head_dim", "hidden_activation", "attention_bias",
           "query_pre_attn_scalar", "sliding_window", "sliding_window_pattern", "layer_types",
           "final_logit_softcapping", "attn_logit_softcapping", "rope_local_base_freq",
-          "cache_implementation"),
-      "phi3", Set.of("attention_bias", "resid_pdrop", "embd_pdrop", "sliding_window",
-          "original_max_position_embeddings"),
-      "olmo2", Set.of("attention_bias"),
-      "granite", Set.of("attention_bias", "mlp_bias", "embedding_multiplier", "logits_scaling",
-          "residual_multiplier", "attention_multiplier"),
-      "starcoder2", Set.of("use_bias", "sliding_window", "norm_epsilon", "layer_norm_epsilon",
-          "residual_dropout", "embedding_dropout", "norm_type", "mlp_type"));
+          "cache_implementation")),
+      Map.entry("phi3", Set.of("attention_bias", "resid_pdrop", "embd_pdrop", "sliding_window",
+          "original_max_position_embeddings")),
+      Map.entry("olmo2", Set.of("attention_bias")),
+      Map.entry("granite", Set.of("attention_bias", "mlp_bias", "embedding_multiplier",
+          "logits_scaling", "residual_multiplier", "attention_multiplier")),
+      Map.entry("starcoder2", Set.of("use_bias", "sliding_window", "norm_epsilon",
+          "layer_norm_epsilon", "residual_dropout", "embedding_dropout", "norm_type",
+          "mlp_type")),
+      // The router's auxiliary loss and jitter cost a few operations per token and expert.
+      Map.entry("mixtral", Set.of("head_dim", "sliding_window", "num_local_experts",
+          "num_experts_per_tok", "output_router_logits", "router_aux_loss_coef",
+          "router_jitter_noise")),
+      // max_window_layers is in the released configs but the Qwen3-MoE modeling file does not
+      // read it; norm_topk_prob rescales k weights per token.
+      Map.entry("qwen3_moe", Set.of("head_dim", "attention_bias", "use_sliding_window",
+          "sliding_window", "max_window_layers", "num_experts", "num_experts_per_tok",
+          "moe_intermediate_size", "decoder_sparse_step", "mlp_only_layers", "norm_topk_prob",
+          "output_router_logits", "router_aux_loss_coef")),
+      // swiglu_limit clamps the experts' gate and up values; initial_context_length is the
+      // rotary table's length before YaRN.
+      Map.entry("gpt_oss", Set.of("head_dim", "attention_bias", "sliding_window", "layer_types",
+          "num_local_experts", "num_experts_per_tok", "experts_per_token",
+          "output_router_logits", "router_aux_loss_coef", "swiglu_limit",
+          "initial_context_length")));
 
   private HfFamilies() {}
 
@@ -78,6 +96,24 @@ final class HfFamilies {
       case "starcoder2" -> Map.of("vocab_size", 49152, "hidden_size", 3072, "intermediate_size",
           12288, "num_hidden_layers", 30, "num_attention_heads", 24, "num_key_value_heads", 2,
           "max_position_embeddings", 4096, "tie_word_embeddings", true);
+      case "mixtral" -> Map.of("vocab_size", 32000, "hidden_size", 4096, "intermediate_size",
+          14336, "num_hidden_layers", 32, "num_attention_heads", 32, "num_key_value_heads", 8,
+          "max_position_embeddings", 4096 * 32, "num_local_experts", 8, "num_experts_per_tok",
+          2);
+      case "qwen3_moe" -> Map.ofEntries(Map.entry("vocab_size", 151936),
+          Map.entry("hidden_size", 2048), Map.entry("intermediate_size", 6144),
+          Map.entry("num_hidden_layers", 24), Map.entry("num_attention_heads", 32),
+          Map.entry("num_key_value_heads", 4), Map.entry("max_position_embeddings", 32768),
+          Map.entry("sliding_window", 4096), Map.entry("moe_intermediate_size", 768),
+          Map.entry("num_experts_per_tok", 8), Map.entry("num_experts", 128),
+          Map.entry("decoder_sparse_step", 1));
+      case "gpt_oss" -> Map.ofEntries(Map.entry("num_hidden_layers", 36),
+          Map.entry("num_local_experts", 128), Map.entry("vocab_size", 201088),
+          Map.entry("hidden_size", 2880), Map.entry("intermediate_size", 2880),
+          Map.entry("head_dim", 64), Map.entry("num_attention_heads", 64),
+          Map.entry("num_key_value_heads", 8), Map.entry("sliding_window", 128),
+          Map.entry("max_position_embeddings", 131072), Map.entry("num_experts_per_tok", 4),
+          Map.entry("attention_bias", true));
       default -> Map.of();
     };
   }
@@ -110,14 +146,19 @@ final class HfFamilies {
    */
   static ModelSpec read(String type, HfFields f, HfConfigReader.Common c) {
     int kv = f.positive("num_key_value_heads", c.heads());
-    int headDim = headDim(f, type);
+    int headDim = headDim(f, type, c);
     boolean tied = f.bool("tie_word_embeddings", false);
-    refuse(f, "attention_bias");
+    boolean gptOss = type.equals("gpt_oss");
+    // GPT-OSS: attention_bias puts a bias on Q, K, V and the output projection.
+    boolean attentionBias = gptOss && f.bool("attention_bias", true);
+    if (!gptOss) {
+      refuse(f, "attention_bias");
+    }
     refuse(f, "mlp_bias");
     Architecture.Mlp mlp = type.startsWith("gemma") ? Architecture.Mlp.GEGLU
         : type.equals("starcoder2") ? Architecture.Mlp.GELU : Architecture.Mlp.SWIGLU;
     AttentionShape.QkNorm qk = switch (type) {
-      case "qwen3", "gemma3_text" -> AttentionShape.QkNorm.PER_HEAD;
+      case "qwen3", "qwen3_moe", "gemma3_text" -> AttentionShape.QkNorm.PER_HEAD;
       case "olmo2" -> AttentionShape.QkNorm.WHOLE;
       default -> AttentionShape.QkNorm.NONE;
     };
@@ -125,20 +166,37 @@ final class HfFamilies {
     AttentionShape shape = new AttentionShape(headDim, type.equals("qwen2"), qk,
         type.startsWith("gemma") ? 4 : 2,
         gemma2 ? softcap(f, "attn_logit_softcapping", 50.0) : 0,
-        gemma2 ? softcap(f, "final_logit_softcapping", 30.0) : 0, 0, 0, 0);
+        gemma2 ? softcap(f, "final_logit_softcapping", 30.0) : 0, 0, 0, 0, gptOss);
     shape = HfWindows.of(type, f, c.layers(), shape);
+    MoeShape moe = HfMoe.routed(type) ? HfMoe.read(type, f, c.layers()) : MoeShape.DENSE;
+    // An MoE model's ffn is its expert size, the inner size of every MLP it has.
+    int ffn = moe.routed() ? moe.expertFfn() : f.positive("intermediate_size");
     boolean starcoder = type.equals("starcoder2");
     Architecture arch = new Architecture(mlp, starcoder ? Architecture.Norm.LAYER
         : Architecture.Norm.RMS, Architecture.Positions.ROTARY, 0,
-        starcoder && f.bool("use_bias", true), tied, shape);
-    return new ModelSpec(c.name(), starcoder ? ModelSpec.Family.GPT : ModelSpec.Family.LLAMA,
-        c.layers(), c.hidden(), c.heads(), kv, f.positive("intermediate_size"), c.vocab(),
+        starcoder && f.bool("use_bias", true) || attentionBias, tied, shape, moe);
+    ModelSpec spec = new ModelSpec(c.name(), starcoder ? ModelSpec.Family.GPT
+        : ModelSpec.Family.LLAMA, c.layers(), c.hidden(), c.heads(), kv, ffn, c.vocab(),
         c.seq(), HfConfigReader.DEFAULT_BATCH, c.dtype(), arch);
+    try {
+      spec.parameterCount();
+    } catch (ArithmeticException e) {
+      throw new InputException(f.where() + ": the model's parameter count does not fit in a "
+          + "64-bit integer; check its sizes (hidden_size, the expert count and size, "
+          + "num_hidden_layers)", e);
+    }
+    return spec;
   }
 
-  /** {@code head_dim}: given (Qwen3, Gemma), else {@code hidden / heads}; 0 means the latter. */
-  private static int headDim(HfFields f, String type) {
-    if (!type.equals("qwen3") && !type.startsWith("gemma")) {
+  /**
+   * {@code head_dim}: given or defaulted (Qwen3, Gemma, GPT-OSS), given (Qwen3-MoE, Mixtral),
+   * else {@code hidden / heads}; 0 means the latter, as does Mixtral's {@code head_dim} when it
+   * equals {@code hidden / heads} (transformers writes it into saved configs).
+   */
+  private static int headDim(HfFields f, String type, HfConfigReader.Common c) {
+    boolean optional = type.equals("qwen3_moe") || type.equals("mixtral");
+    if (!type.equals("qwen3") && !type.startsWith("gemma") && !type.equals("gpt_oss")
+        && !optional) {
       return 0;
     }
     JsonNode n = f.root().get("head_dim");
@@ -147,7 +205,12 @@ final class HfFamilies {
       throw new InputException(f.where() + ": field 'head_dim' must be a positive integer up to "
           + MAX_HEAD_DIM + ", got " + n);
     }
-    return f.positive("head_dim");
+    if (optional && (n == null || n.isNull())) {
+      return 0;
+    }
+    int d = f.positive("head_dim");
+    boolean derived = c.hidden() % c.heads() == 0 && d == c.hidden() / c.heads();
+    return type.equals("mixtral") && derived ? 0 : d;
   }
 
   /** Gemma 2's soft caps: the default when absent, none when null. */

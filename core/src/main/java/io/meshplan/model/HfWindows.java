@@ -8,8 +8,11 @@ import io.meshplan.util.InputException;
  * modeling files decide it: an explicit {@code layer_types} list when the config has one; else
  * Gemma 2 alternates windowed and global layers (the second of each pair global), Gemma 3 makes
  * every {@code sliding_window_pattern}-th layer (default 6) global, Qwen2 and Qwen3 window the
- * layers from {@code max_window_layers} on when {@code use_sliding_window} is true, and Mistral,
- * Phi-3 and StarCoder2 window every layer when {@code sliding_window} is not null.
+ * layers from {@code max_window_layers} on when {@code use_sliding_window} is true, Qwen3-MoE
+ * windows every layer when it is true, GPT-OSS alternates windowed and global layers (the second
+ * of each pair global), and Mistral, Mixtral, Phi-3 and StarCoder2 window every layer when
+ * {@code sliding_window} is not null. Mixtral and Qwen3-MoE ignore {@code layer_types}, as their
+ * modeling files do.
  */
 final class HfWindows {
   private static final String SLIDING = "sliding_attention";
@@ -27,7 +30,9 @@ final class HfWindows {
    * @return the shape with the window, its period and its first layer
    */
   static AttentionShape of(String type, HfFields f, int layers, AttentionShape base) {
-    if (f.given("layer_types")) {
+    // Mixtral and Qwen3-MoE window every layer or none; their modeling files have no
+    // layer_types.
+    if (f.given("layer_types") && !type.equals("mixtral") && !type.equals("qwen3_moe")) {
       return fromTypes(f, layers, base);
     }
     return switch (type) {
@@ -36,15 +41,18 @@ final class HfWindows {
           f.positive("sliding_window_pattern", 6), 0);
       case "qwen2", "qwen3" -> f.bool("use_sliding_window", false)
           ? with(base, f.positive("sliding_window"), 0, f.positive("max_window_layers")) : base;
-      case "mistral", "phi3", "starcoder2" -> f.given("sliding_window")
+      case "qwen3_moe" -> f.bool("use_sliding_window", false)
+          ? with(base, f.positive("sliding_window"), 0, 0) : base;
+      case "gpt_oss" -> f.root().path("sliding_window").isNull() ? base
+          : with(base, f.positive("sliding_window"), 2, 0);
+      case "mistral", "mixtral", "phi3", "starcoder2" -> f.given("sliding_window")
           ? with(base, f.positive("sliding_window"), 0, 0) : base;
       default -> base;
     };
   }
 
   private static AttentionShape with(AttentionShape b, int window, int every, int from) {
-    return new AttentionShape(b.headDim(), b.qkvBias(), b.qkNorm(), b.blockNorms(),
-        b.attentionSoftcap(), b.finalSoftcap(), window, every, from);
+    return b.withWindow(window, every, from);
   }
 
   /** Reads {@code layer_types}: all one kind, a full prefix then windows, or a period. */

@@ -12,7 +12,7 @@ import io.meshplan.util.Require;
  * @param hidden hidden size h
  * @param heads attention heads a
  * @param kvHeads key/value heads (equal to heads without grouped-query attention)
- * @param ffn feed-forward inner size f
+ * @param ffn feed-forward inner size f (of each routed expert in a mixture-of-experts model)
  * @param vocab vocabulary size V
  * @param seq sequence length of the workload, tokens
  * @param batch batch size of the workload, sequences
@@ -119,9 +119,9 @@ public record ModelSpec(
   /**
    * The parameters of one transformer block: Q, K, V and output projections (with their biases
    * when the architecture has them, or Q, K and V biases alone), the q/k norms, the MLP matrices
-   * (and biases) or the mixture-of-experts layer ({@link MoeShape#parameters}), and the block's
-   * two or four norms. Fused QKV or gate/up matrices (Phi-3) hold
-   * the same weights and count the same.
+   * (and biases) or the mixture-of-experts layer ({@link MoeShape#parameters}), the attention
+   * sinks (one per head), and the block's two or four norms. Fused QKV or gate/up matrices
+   * (Phi-3) hold the same weights and count the same.
    *
    * @return parameters per block (one dot layer, h x h, for {@link Family#ALPA_MLP})
    */
@@ -144,7 +144,8 @@ public record ModelSpec(
       case PER_HEAD -> 2L * headDim();
       case WHOLE -> qd + kv;
     };
-    return Math.addExact(attn + mlp + bias + qkNorm,
+    long sinks = at.sinks() ? heads : 0;
+    return Math.addExact(attn + mlp + bias + qkNorm + sinks,
         at.blockNorms() * arch.norm().parameters(hidden));
   }
 
@@ -196,9 +197,10 @@ public record ModelSpec(
   }
 
   /**
-   * The parameters one token's forward pass multiplies: every weight but the routed experts the
-   * router does not pick ({@code E - k} of each block's experts). Equal to {@link
-   * #parameterCount()} for a dense model.
+   * The parameters one token's forward pass uses: every weight but the routed experts the router
+   * does not pick ({@code E - k} of each block's experts), the embedding table included, as
+   * Mistral's and Qwen's active counts have it (OpenAI's gpt-oss card leaves the table out).
+   * Equal to {@link #parameterCount()} for a dense model.
    *
    * @return active parameters
    */

@@ -85,6 +85,17 @@ public record MoeShape(int experts, int topK, int expertFfn, int sharedFfn,
   }
 
   /**
+   * These experts with another inner size.
+   *
+   * @param newExpertFfn the inner size of one routed expert, elements
+   * @return the shape
+   */
+  public MoeShape withExpertFfn(int newExpertFfn) {
+    return new MoeShape(experts, topK, newExpertFfn, sharedFfn, expertBiases, capacityFactor,
+        imbalance);
+  }
+
+  /**
    * Whether the model has experts.
    *
    * @return {@code experts > 0}

@@ -28,6 +28,26 @@ import java.util.Map;
  *   <li>{@code mistral-7b}: the {@code config.json} of mistralai/Mistral-7B-v0.1 (hidden 4096,
  *       32 layers, 32 heads, 8 key/value heads, intermediate 14336, vocabulary 32000); Jiang et
  *       al. 2023, Table 1. Sequence 8192.
+ *   <li>{@code mixtral-8x7b}, {@code mixtral-8x22b}: the {@code config.json} of
+ *       mistralai/Mixtral-8x7B-v0.1 and mistralai/Mixtral-8x22B-v0.1 (hidden 4096/6144, layers
+ *       32/56, heads 32/48, 8 key/value heads, 8 experts of which 2 per token, expert
+ *       intermediate size 14336/16384, vocabulary 32000, untied); Jiang et al. 2024, "Mixtral of
+ *       Experts", Table 1 (8x7B). The base 8x22B's vocabulary is 32000 (Mixtral-8x22B-Instruct-v0.1's
+ *       is 32768). Sequence 32768, the pre-training context of section 2.
+ *   <li>{@code qwen3-235b-a22b}, {@code qwen3-30b-a3b}: the {@code config.json} of
+ *       Qwen/Qwen3-235B-A22B and Qwen/Qwen3-30B-A3B (hidden 4096/2048, layers 94/48, heads
+ *       64/32, 4 key/value heads, head_dim 128, an RMSNorm on each query and key head, 128
+ *       experts of which 8 per token, {@code moe_intermediate_size} 1536/768, every layer an MoE
+ *       layer, vocabulary 151936, untied); Qwen3 Technical Report (2025), Table 2. Sequence 4096,
+ *       the first pre-training stage's (section 3.2).
+ *   <li>{@code gpt-oss-120b}, {@code gpt-oss-20b}: the {@code config.json} of openai/gpt-oss-120b
+ *       and openai/gpt-oss-20b (hidden 2880, layers 36/24, 64 heads of 64, 8 key/value heads,
+ *       biases on Q, K, V and the output projection, a learned attention sink per head, a
+ *       128-token window on every other layer from the first, 128/32 experts of which 4 per token
+ *       with biases, expert intermediate size 2880, a router with a bias, vocabulary 201088,
+ *       untied); OpenAI, "gpt-oss-120b and gpt-oss-20b Model Card" (2025). Sequence 4096, the
+ *       rotary context before YaRN ({@code initial_context_length}). The experts' clamped SwiGLU
+ *       has the matrices of {@link Architecture.Mlp#SWIGLU}.
  *   <li>{@code gpt-1.7b} ... {@code gpt-1t}: Narayanan et al. SC'21, Table 1 (hidden, layers,
  *       heads; vocabulary 51200, sequence 2048, ffn 4h, tied embeddings, learned positions). The
  *       default batch is the row's global batch size.
@@ -42,7 +62,9 @@ import java.util.Map;
  * </ul>
  *
  * Presets other than the three LLaMA 2 ones and {@code alpa-mlp} default to bf16 and batch 8
- * (Megatron GPT: its Table 1 global batch).
+ * (Megatron GPT: its Table 1 global batch). The {@code ffn} of a mixture-of-experts preset is its
+ * expert's intermediate size, the same as {@link MoeShape#expertFfn}: its blocks have no dense
+ * MLP.
  */
 public final class Presets {
   private static final Map<String, ModelSpec> PRESETS = new LinkedHashMap<>();
@@ -70,6 +92,12 @@ public final class Presets {
     llama("llama3.1-405b", 126, 16384, 128, 8, 53248, 128256, 8192);
     llama("llama3-405b", 126, 16384, 128, 8, 53248, 128256, 8192);
     llama("mistral-7b", 32, 4096, 32, 8, 14336, 32000, 8192);
+    mixtral("mixtral-8x7b", 32, 4096, 32, 14336, 32000);
+    mixtral("mixtral-8x22b", 56, 6144, 48, 16384, 32000);
+    qwen3Moe("qwen3-235b-a22b", 94, 4096, 64, 1536);
+    qwen3Moe("qwen3-30b-a3b", 48, 2048, 32, 768);
+    gptOss("gpt-oss-120b", 36, 128);
+    gptOss("gpt-oss-20b", 24, 32);
     // Narayanan et al. SC'21, Table 1: name, hidden, layers, heads, global batch.
     megatron("gpt-1.7b", 2304, 24, 24, 512);
     megatron("gpt-3.6b", 3072, 30, 32, 512);
@@ -105,6 +133,39 @@ public final class Presets {
       int vocab, int seq) {
     put(new ModelSpec(name, ModelSpec.Family.LLAMA, layers, hidden, heads, kvHeads, ffn, vocab,
         seq, 8, DType.BF16, Architecture.llama()));
+  }
+
+  /** Mixtral: LLaMA's block with 8 SwiGLU experts, 2 per token, and 8 key/value heads. */
+  private static void mixtral(String name, int layers, int hidden, int heads, int expertFfn,
+      int vocab) {
+    Architecture a = new Architecture(Architecture.Mlp.SWIGLU, Architecture.Norm.RMS,
+        Architecture.Positions.ROTARY, 0, false, false, AttentionShape.PLAIN,
+        new MoeShape(8, 2, expertFfn, 0, false));
+    put(new ModelSpec(name, ModelSpec.Family.LLAMA, layers, hidden, heads, 8, expertFfn, vocab,
+        32768, 8, DType.BF16, a));
+  }
+
+  /** Qwen3-MoE: head_dim 128, q/k norms per head, 128 experts, 8 per token, 4 key/value heads. */
+  private static void qwen3Moe(String name, int layers, int hidden, int heads, int expertFfn) {
+    Architecture a = new Architecture(Architecture.Mlp.SWIGLU, Architecture.Norm.RMS,
+        Architecture.Positions.ROTARY, 0, false, false,
+        new AttentionShape(128, false, AttentionShape.QkNorm.PER_HEAD, 2, 0, 0, 0, 0, 0),
+        new MoeShape(128, 8, expertFfn, 0, false));
+    put(new ModelSpec(name, ModelSpec.Family.LLAMA, layers, hidden, heads, 4, expertFfn, 151936,
+        4096, 8, DType.BF16, a));
+  }
+
+  /**
+   * GPT-OSS: hidden 2880, 64 heads of 64, 8 key/value heads, attention biases and sinks, a
+   * 128-token window on layers 0, 2, 4, ..., experts of 2880 with biases, 4 per token.
+   */
+  private static void gptOss(String name, int layers, int experts) {
+    Architecture a = new Architecture(Architecture.Mlp.SWIGLU, Architecture.Norm.RMS,
+        Architecture.Positions.ROTARY, 0, true, false,
+        new AttentionShape(64, false, AttentionShape.QkNorm.NONE, 2, 0, 0, 128, 2, 0, true),
+        new MoeShape(experts, 4, 2880, 0, true));
+    put(new ModelSpec(name, ModelSpec.Family.LLAMA, layers, 2880, 64, 8, 2880, 201088, 4096, 8,
+        DType.BF16, a));
   }
 
   private static void megatron(String name, int hidden, int layers, int heads, int globalBatch) {

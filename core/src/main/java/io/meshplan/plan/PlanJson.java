@@ -11,6 +11,7 @@ import io.meshplan.model.Architecture;
 import io.meshplan.model.Attention;
 import io.meshplan.model.AttentionShape;
 import io.meshplan.model.ModelSpec;
+import io.meshplan.model.MoeShape;
 import io.meshplan.model.Overlaps;
 import io.meshplan.model.Recompute;
 import io.meshplan.util.InputException;
@@ -30,7 +31,10 @@ import java.util.List;
  * therefore does not require: {@code communicationBytes} (all GPUs, per iteration) and {@code
  * communicationBytesPerGpu} (the mean per GPU) at the top level and {@code
  * communicationBytesPerGpu} per stage, each an object with {@code tensorParallel}, {@code
- * dataParallel} and {@code pipeline} in bytes (see {@link AxisBytes}).
+ * dataParallel} and {@code pipeline} in bytes (see {@link AxisBytes}); and in the model's
+ * {@code architecture}, written only for a model that has them, {@code moe} ({@code experts},
+ * {@code expertsPerToken}, {@code expertFfn}, {@code sharedExpertFfn}, {@code expertBiases}; a
+ * model without it is dense) and {@code attention.sinks}.
  *
  * <p>The plan of an HLO module ({@link PlanSource.HloModule}) has a {@code source} object ({@code
  * kind} "hlo", the module's {@code path} and {@code sha256}) and the module's name and layers in
@@ -258,8 +262,30 @@ public final class PlanJson {
       t.put("window", s.window());
       t.put("globalEvery", s.globalEvery());
       t.put("windowFrom", s.windowFrom());
+      if (s.sinks()) {
+        t.put("sinks", true);
+      }
+    }
+    MoeShape e = m.arch().moe();
+    if (e.routed()) {
+      ObjectNode x = a.putObject("moe");
+      x.put("experts", e.experts());
+      x.put("expertsPerToken", e.topK());
+      x.put("expertFfn", e.expertFfn());
+      x.put("sharedExpertFfn", e.sharedFfn());
+      x.put("expertBiases", e.expertBiases());
     }
     return o;
+  }
+
+  /** Reads a model's experts; a dense model, and a plan from before experts, has none. */
+  private static MoeShape readMoe(Fields a) {
+    if (!a.has("moe")) {
+      return MoeShape.DENSE;
+    }
+    Fields x = a.object("moe");
+    return new MoeShape(x.integer("experts"), x.integer("expertsPerToken"),
+        x.integer("expertFfn"), x.integer("sharedExpertFfn"), x.bool("expertBiases"));
   }
 
   /** Reads the attention details a model of a Hugging Face family has; plain when absent. */
@@ -271,7 +297,8 @@ public final class PlanJson {
     return new AttentionShape(t.integer("headDim"), t.bool("qkvBias"),
         enumOf(where, "qkNorm", AttentionShape.QkNorm.class, t.text("qkNorm")),
         t.integer("blockNorms"), t.number("attentionSoftcap"), t.number("finalSoftcap"),
-        t.integer("window"), t.integer("globalEvery"), t.integer("windowFrom"));
+        t.integer("window"), t.integer("globalEvery"), t.integer("windowFrom"),
+        t.has("sinks") && t.bool("sinks"));
   }
 
   /**
@@ -396,7 +423,7 @@ public final class PlanJson {
           enumOf(where, "model.architecture.positions", Architecture.Positions.class,
               a.text("positions")),
           a.integer("positionRows"), a.bool("biases"), a.bool("tiedEmbeddings"),
-          readAttention(where, a));
+          readAttention(where, a), readMoe(a));
       return new ModelSpec(m.text("name"), enumOf(where, "model.family", ModelSpec.Family.class,
           m.text("family")), m.integer("layers"), m.integer("hidden"), m.integer("heads"),
           m.integer("kvHeads"), m.integer("ffn"), m.integer("vocab"), m.integer("seq"), 1,

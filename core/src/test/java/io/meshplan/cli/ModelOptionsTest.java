@@ -77,4 +77,25 @@ class ModelOptionsTest {
     assertThat(r.code()).isEqualTo(2);
     assertThat(r.err()).contains("GPT, OPT and GPT-NeoX models are planned by meshplan plan");
   }
+
+  /**
+   * A mixture-of-experts model's ffn is its expert size, so --ffn resizes every expert: Mixtral
+   * 8x7B with --ffn 1024 has blocks of attention 41,943,040 + router 32,768 + experts 8 *
+   * 3*4096*1024 = 100,663,296 + norms 8192 = 142,647,296 parameters. Without --ffn the preset's
+   * 14336 stays.
+   */
+  @Test
+  void ffnResizesTheExpertsOfAnMoeModel() {
+    ModelOptions o = new ModelOptions();
+    o.model = "mixtral-8x7b";
+    o.ffn = 1024;
+    io.meshplan.model.ModelSpec s = o.spec();
+    assertThat(s.ffn()).isEqualTo(1024);
+    assertThat(s.arch().moe().expertFfn()).isEqualTo(1024);
+    assertThat(s.blockParameterCount()).isEqualTo(142_647_296L);
+    ModelOptions plain = new ModelOptions();
+    plain.model = "mixtral-8x7b";
+    assertThat(plain.spec().arch().moe().expertFfn()).isEqualTo(14336);
+    assertThat(plain.spec().blockParameterCount()).isEqualTo(1_451_270_144L);
+  }
 }

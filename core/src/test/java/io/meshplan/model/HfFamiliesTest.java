@@ -86,7 +86,8 @@ class HfFamiliesTest {
     assertThat(HfFamilies.NEUTRAL).contains("rope_scaling").doesNotContain("quantization_config");
     // Every family HfConfigReader reads beyond the four older ones keeps a list.
     assertThat(HfFamilies.KNOWN.keySet()).containsExactlyInAnyOrder("qwen2", "qwen3", "gemma2",
-        "gemma3_text", "phi3", "olmo2", "granite", "starcoder2");
+        "gemma3_text", "phi3", "olmo2", "granite", "starcoder2", "mixtral", "qwen3_moe",
+        "gpt_oss");
   }
 
   @Test

@@ -206,4 +206,43 @@ class PlanJsonTest {
     assertThatThrownBy(() -> PlanJson.read("p.json", text.replace("\"layers\" : [ 2, 2 ]",
         "\"layers\" : [ 2, 1 ]"))).isInstanceOf(InputException.class);
   }
+
+  /**
+   * A mixture-of-experts model's experts and attention sinks are written into its architecture
+   * and read back; a dense model's plan has neither field, and a plan without them (every plan
+   * written before experts) reads as a dense model.
+   */
+  @Test
+  void expertsAndSinksRoundTripAndOldPlansAreDense() throws java.io.IOException {
+    PipelinePlan dense = twoStages();
+    var t = dense.stages().get(0).tensors();
+    PipelinePlan moe = new PipelinePlan(Presets.get("gpt-oss-20b"), "2x8:h100-80gb:ib-ndr400",
+        64, 2, 32, 1, List.of(
+            new StagePlan(0, 11, 1, 8, 0, 2, 4, Recompute.SELECTIVE, true, 1, true, 0.01, 0.02,
+                3.0e10, t),
+            new StagePlan(12, 23, 1, 8, 8, 2, 4, Recompute.SELECTIVE, true, 1, true, 0.01, 0.02,
+                2.5e10, t)),
+        dense.prediction());
+    String text = PlanJson.write(moe);
+    assertThat(text).contains("\"moe\" : {", "\"experts\" : 32", "\"expertsPerToken\" : 4",
+        "\"expertFfn\" : 2880", "\"sharedExpertFfn\" : 0", "\"expertBiases\" : true",
+        "\"sinks\" : true", "\"parameters\" : 20914757184");
+    PipelinePlan back = PlanJson.read("p.json", text);
+    assertThat(back.model().arch()).isEqualTo(Presets.get("gpt-oss-20b").arch());
+    assertThat(back.model().parameterCount()).isEqualTo(20_914_757_184L);
+    assertThat(PlanJson.write(back)).isEqualTo(text);
+    assertThat(PlanJson.write(dense)).doesNotContain("\"moe\"", "\"sinks\"", "experts");
+    String old = java.nio.file.Files.readString(java.nio.file.Path.of(
+        "core/src/test/resources/plans/llama2-70b-128x8-h100-80gb-ib-ndr400.json"));
+    assertThat(old).doesNotContain("\"moe\"");
+    assertThat(PlanJson.read("old.json", old).model().arch().moe())
+        .isEqualTo(io.meshplan.model.MoeShape.DENSE);
+    assertThatThrownBy(() -> PlanJson.read("p.json", text.replace("\"expertsPerToken\" : 4",
+        "\"expertsPerToken\" : 40"))).isInstanceOf(InputException.class)
+        .hasMessage("p.json: field 'model': experts per token must be between 1 and the 32 "
+            + "experts, got 40");
+    assertThatThrownBy(() -> PlanJson.read("p.json", text.replace("\"expertFfn\" : 2880,", "")))
+        .isInstanceOf(InputException.class)
+        .hasMessage("p.json: model: architecture: moe: field 'expertFfn' is missing");
+  }
 }

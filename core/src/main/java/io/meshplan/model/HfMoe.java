@@ -1,0 +1,125 @@
+package io.meshplan.model;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.meshplan.util.InputException;
+
+/**
+ * The mixture-of-experts layer of the Hugging Face MoE families, as their transformers modeling
+ * files build it:
+ *
+ * <ul>
+ *   <li>{@code mixtral} (Jiang et al. 2024): {@code num_local_experts} experts (default 8), each
+ *       a SwiGLU MLP of {@code intermediate_size}, {@code num_experts_per_tok} (default 2) per
+ *       token, a router without bias.
+ *   <li>{@code qwen3_moe} (Qwen3 Technical Report, 2025): {@code num_experts} (default 128) SwiGLU
+ *       experts of {@code moe_intermediate_size} (default 768), {@code num_experts_per_tok}
+ *       (default 8), no shared expert. Layer {@code i} is a mixture-of-experts layer when it is
+ *       not in {@code mlp_only_layers} and {@code (i + 1) % decoder_sparse_step == 0}; the others
+ *       are dense MLPs of {@code intermediate_size}.
+ *   <li>{@code gpt_oss} (OpenAI 2025, gpt-oss model card): {@code num_local_experts} (default
+ *       128) experts of {@code intermediate_size} (default 2880) with biases on the fused
+ *       gate/up and the down matrices, a router with a bias, {@code num_experts_per_tok} (default
+ *       4). The released configs also carry OpenAI's own name {@code experts_per_token}, which
+ *       transformers does not read; the two must agree.
+ * </ul>
+ *
+ * meshplan prices one block for every layer, so a config that mixes dense and MoE layers is
+ * refused.
+ */
+final class HfMoe {
+  /** The most experts read (real models have 8 to 384). */
+  static final int MAX_EXPERTS = 1 << 16;
+
+  private HfMoe() {}
+
+  /**
+   * Whether a {@code model_type} is one of the MoE families.
+   *
+   * @param type the {@code model_type}
+   * @return true for {@code mixtral}, {@code qwen3_moe} and {@code gpt_oss}
+   */
+  static boolean routed(String type) {
+    return type.equals("mixtral") || type.equals("qwen3_moe") || type.equals("gpt_oss");
+  }
+
+  /**
+   * Reads the experts of a config of an MoE family.
+   *
+   * @param type {@code mixtral}, {@code qwen3_moe} or {@code gpt_oss}
+   * @param f the config's fields, with the family's defaults
+   * @param layers the number of blocks
+   * @return the layer's shape
+   * @throws InputException naming the field when the layers are not all MoE layers or the
+   *     expert counts are inconsistent
+   */
+  static MoeShape read(String type, HfFields f, int layers) {
+    boolean qwen = type.equals("qwen3_moe");
+    if (qwen) {
+      requireAllSparse(f, layers);
+    }
+    String expertsKey = qwen ? "num_experts" : "num_local_experts";
+    int experts = experts(f, expertsKey);
+    int topK = f.positive("num_experts_per_tok");
+    if (type.equals("gpt_oss") && f.given("experts_per_token")
+        && f.positive("experts_per_token") != topK) {
+      throw new InputException(f.where() + ": field 'experts_per_token' "
+          + f.positive("experts_per_token") + " disagrees with num_experts_per_tok " + topK
+          + " (transformers reads num_experts_per_tok); make them equal");
+    }
+    if (topK > experts) {
+      throw new InputException(f.where() + ": field 'num_experts_per_tok' " + topK
+          + " is more than the " + experts + " experts (" + expertsKey + ")");
+    }
+    int expertFfn = f.positive(qwen ? "moe_intermediate_size" : "intermediate_size");
+    return new MoeShape(experts, topK, expertFfn, 0, type.equals("gpt_oss"));
+  }
+
+  /** The expert count: a positive integer up to {@link #MAX_EXPERTS}; 0 is a dense model. */
+  private static int experts(HfFields f, String key) {
+    JsonNode n = f.root().get(key);
+    if (n != null && !n.isNull() && n.isIntegralNumber() && n.canConvertToInt()
+        && n.asInt() == 0) {
+      throw new InputException(f.where() + ": field '" + key + "' is 0; meshplan reads "
+          + "mixture-of-experts configs whose every layer routes to experts (without experts, "
+          + "use the dense family's model_type)");
+    }
+    int experts = f.positive(key);
+    if (experts > MAX_EXPERTS) {
+      throw new InputException(f.where() + ": field '" + key + "' must be at most "
+          + MAX_EXPERTS + ", got " + experts);
+    }
+    return experts;
+  }
+
+  /** Qwen3-MoE: refuses dense layers among the MoE ones. */
+  private static void requireAllSparse(HfFields f, int layers) {
+    int step = f.positive("decoder_sparse_step", 1);
+    if (step != 1) {
+      throw new InputException(f.where() + ": field 'decoder_sparse_step' is " + step
+          + ": one layer in " + step + " is a mixture-of-experts layer, the others dense; mixed "
+          + "dense and MoE layers are not supported yet (meshplan prices one block for every "
+          + "layer)");
+    }
+    JsonNode only = f.root().get("mlp_only_layers");
+    if (only == null || only.isNull()) {
+      return;
+    }
+    if (!only.isArray()) {
+      throw new InputException(f.where() + ": field 'mlp_only_layers' must be a list of layer "
+          + "numbers, got " + only);
+    }
+    for (int i = 0; i < only.size(); i++) {
+      JsonNode e = only.get(i);
+      if (!e.isIntegralNumber() || !e.canConvertToInt() || e.asInt() < 0
+          || e.asInt() >= layers) {
+        throw new InputException(f.where() + ": mlp_only_layers[" + i + "] is " + e
+            + "; layers are numbered 0 to " + (layers - 1));
+      }
+    }
+    if (only.size() > 0) {
+      throw new InputException(f.where() + ": field 'mlp_only_layers' makes " + only.size()
+          + " layers dense MLPs; mixed dense and MoE layers are not supported yet (meshplan "
+          + "prices one block for every layer)");
+    }
+  }
+}

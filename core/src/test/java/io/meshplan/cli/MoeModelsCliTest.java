@@ -1,0 +1,98 @@
+package io.meshplan.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.meshplan.model.Presets;
+import io.meshplan.model.Recompute;
+import io.meshplan.plan.PipelinePlan;
+import io.meshplan.plan.PlanJson;
+import io.meshplan.plan.StagePlan;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * The mixture-of-experts models at the command line: no framework export writes their experts
+ * yet, so export refuses them (exit 3, no nearest configuration) from flags and from a plan;
+ * shard's LLaMA graph refuses them; configs with mixed dense and MoE layers are refused in one
+ * line.
+ */
+class MoeModelsCliTest {
+  private static final String HF = "core/src/test/resources/hf/";
+
+  @ParameterizedTest
+  @CsvSource({"megatron, mixtral-8x7b, a mixture of 8 experts",
+      "torchtitan, " + HF + "qwen3-30b-a3b.json, 'a mixture of 128 experts, head_dim 128, q/k "
+          + "norms'",
+      "deepspeed, gpt-oss-20b, 'a mixture of 32 experts, head_dim 64, attention sinks'"})
+  void exportRefusesAnMoeModel(String target, String model, String details) {
+    CliRun r = CliRun.of("export", "--to", target, "--model", model, "--cluster",
+        "1x8:h100-80gb", "--tp", "1", "--pp", "1", "--dp", "8", "--global-batch", "64",
+        "--micro-batch", "1");
+    assertThat(r.code()).as(r.err()).isEqualTo(ExitCodes.INFEASIBLE);
+    String name = model.startsWith(HF) ? "qwen3-30b-a3b" : model;
+    assertThat(r.err().strip()).isEqualTo("meshplan: infeasible: " + target + " cannot express "
+        + "this configuration: " + target + " export writes LLaMA- and GPT-style models; " + name
+        + " has " + details + ", which meshplan does not write");
+    assertThat(r.out().strip()).isEqualTo("no configuration " + target
+        + " can express is near it");
+  }
+
+  /** A saved plan of an MoE model keeps its experts, so exporting it is refused the same way. */
+  @Test
+  void exportRefusesTheSavedPlanOfAnMoeModel(@TempDir Path dir) throws IOException {
+    // mixtral-8x7b's 32 layers on two stages of one node each, 8 GPUs as 2 x 4.
+    List<StagePlan> stages = List.of(
+        new StagePlan(0, 15, 1, 8, 0, 2, 4, Recompute.FULL, true, 1, true, 0.1, 0.2, 1e9,
+            List.of()),
+        new StagePlan(16, 31, 1, 8, 8, 2, 4, Recompute.FULL, true, 1, true, 0.1, 0.2, 1e9,
+            List.of()));
+    PipelinePlan p = new PipelinePlan(Presets.get("mixtral-8x7b"), "2x8:h100-80gb:ib-ndr400",
+        64, 2, 32, 1, stages, new PipelinePlan.Prediction(10, 1000, 100, 0.3, 5e10));
+    Path plan = dir.resolve("plan.json");
+    Files.writeString(plan, PlanJson.write(p));
+    CliRun r = CliRun.of("export", "--to", "megatron", "--plan", plan.toString());
+    assertThat(r.code()).as(r.err()).isEqualTo(ExitCodes.INFEASIBLE);
+    assertThat(r.err().strip()).isEqualTo("meshplan: infeasible: megatron cannot express this "
+        + "configuration: megatron export writes LLaMA- and GPT-style models; mixtral-8x7b has "
+        + "a mixture of 8 experts, which meshplan does not write");
+  }
+
+  @Test
+  void shardRefusesAnMoeModel() {
+    CliRun.of("shard", "--model", "mixtral-8x7b", "--layers", "1", "--mesh", "2x2", "--alpha",
+        "1,1", "--beta", "1,0.01", "--memory", "1000MB").refusedInOneLine(2,
+        "meshplan: error: --model mixtral-8x7b: shard builds LLaMA's forward graph, and this "
+            + "model has a mixture of 8 experts; it is planned by meshplan plan");
+  }
+
+  /** Mixed dense and MoE layers, and DeepSeek, end in one line and exit 2 before planning. */
+  @Test
+  void unsupportedMoeConfigsAreOneLineAndExit2(@TempDir Path dir) throws IOException {
+    String qwen = Files.readString(Path.of(HF + "qwen3-30b-a3b.json"));
+    Path step = dir.resolve("step.json");
+    Files.writeString(step, qwen.replace("\"decoder_sparse_step\": 1",
+        "\"decoder_sparse_step\": 2"));
+    CliRun.of("plan", "--model", step.toString(), "--cluster", "1x8:h100-80gb")
+        .refusedInOneLine(2, "step.json: field 'decoder_sparse_step' is 2: one layer in 2 is a "
+            + "mixture-of-experts layer, the others dense; mixed dense and MoE layers are not "
+            + "supported yet");
+    Path deepseek = dir.resolve("deepseek.json");
+    Files.writeString(deepseek, qwen.replace("\"qwen3_moe\"", "\"deepseek_v2\""));
+    CliRun.of("plan", "--model", deepseek.toString(), "--cluster", "1x8:h100-80gb")
+        .refusedInOneLine(2, "deepseek.json: model_type 'deepseek_v2' is not supported; "
+            + "supported: llama, mistral, gpt_neox, opt, qwen2, qwen3, gemma2, gemma3, "
+            + "gemma3_text, phi3, olmo2, granite, starcoder2, mixtral, qwen3_moe, gpt_oss");
+    Path topK = dir.resolve("topk.json");
+    Files.writeString(topK, qwen.replace("\"num_experts_per_tok\": 8",
+        "\"num_experts_per_tok\": 129"));
+    CliRun.of("plan", "--model", topK.toString(), "--cluster", "1x8:h100-80gb")
+        .refusedInOneLine(2, "topk.json: field 'num_experts_per_tok' 129 is more than the 128 "
+            + "experts (num_experts)");
+  }
+}
