@@ -201,7 +201,7 @@ public record ParallelConfig(
     if (stage % ((long) expertParallel * expertTensorParallel) != 0) {
       throw new InputException("expert-parallel size " + expertParallel + " x expert "
           + "tensor-parallel size " + expertTensorParallel + " does not divide the " + stage
-          + " GPUs of a pipeline stage (tensor-parallel x data-parallel size)");
+          + " GPUs of a pipeline stage (tensor-parallel size x data-parallel size)");
     }
     if (moe.expertFfn() % expertTensorParallel != 0) {
       throw new InputException("expert tensor-parallel size " + expertTensorParallel

@@ -1,0 +1,50 @@
+package io.meshplan.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * Expert and context parallelism flags that the model or the sequence cannot take: one line,
+ * exit 2, no stack trace.
+ */
+class MoeCpFlagsCliTest {
+  private static CliRun simulate(String model, String seq, String... more) {
+    String[] base = {"simulate", "--model", model, "--seq", seq, "--cluster",
+        "2x8:h100-80gb:ib-ndr400", "--micro-batch", "1",
+        "--global-batch", "64"};
+    String[] all = new String[base.length + more.length];
+    System.arraycopy(base, 0, all, 0, base.length);
+    System.arraycopy(more, 0, all, base.length, more.length);
+    return CliRun.of(all);
+  }
+
+  @ParameterizedTest
+  @CsvSource(delimiter = '|', value = {
+      // Mixtral has 8 experts: 3 does not divide them.
+      "mixtral-8x7b|4096|--pp 1 --tp 1 --dp 16 --ep 3|--ep 3 does not divide the model's 8 experts",
+      // EP 16 x ETP 1 does not divide a stage of 8 GPUs (pp 2 x dp 8).
+      "mixtral-8x7b|4096|--tp 1 --pp 2 --dp 8 --ep 8 --etp 2|--ep 8 x --etp 2 does not divide the 8 GPUs of a pipeline stage (--tp x --dp)",
+      "llama3-8b|4096|--pp 1 --tp 1 --dp 16 --ep 2|expert parallelism needs a mixture-of-experts model",
+      "mixtral-8x7b|4096|--pp 1 --tp 1 --dp 16 --moe-capacity-factor 0|--moe-capacity-factor must be a number"
+          + " above 0",
+      "mixtral-8x7b|4096|--pp 1 --tp 1 --dp 16 --moe-imbalance 0.5|--moe-imbalance must be a number of at"
+          + " least 1",
+      "llama3-8b|4096|--pp 1 --tp 1 --dp 16 --moe-capacity-factor 1.25|--moe-capacity-factor needs a"
+          + " mixture-of-experts model",
+      // 4098 tokens do not split into 2 x 2 = 4 equal chunks.
+      "llama3-8b|4098|--pp 1 --tp 1 --dp 8 --cp 2|--cp 2 needs the sequence of 4098 tokens to split"
+          + " into 2 x 2 = 4 equal chunks",
+      "llama3-8b|4096|--pp 1 --tp 1 --dp 8 --cp 2 --attention unfused|context parallelism runs fused attention",
+      "llama3-8b|4096|--pp 1 --tp 1 --dp 8 --cp 2 --cp-comm-type ring|--cp-comm-type 'ring' is unknown",
+      "llama3-8b|4096|--pp 1 --tp 1 --dp 16 --cp-comm-type p2p|--cp-comm-type needs --cp above 1",
+      "llama3-8b|4096|--pp 1 --tp 1 --dp 16 --cp 0|--cp must be at least 1"})
+  void badExpertOrContextFlagsEndInOneLine(String model, String seq, String flags,
+      String message) {
+    CliRun r = simulate(model, seq, flags.split(" "));
+    assertThat(r.code()).as(r.err()).isEqualTo(ExitCodes.BAD_INPUT);
+    assertThat(r.err().strip()).startsWith("meshplan: error: ").contains(message)
+        .doesNotContain("\n").doesNotContain("Exception");
+  }
+}
