@@ -234,11 +234,7 @@ public final class InterOpPlanner {
     for (int g : micro) {
       for (SubmeshShape sh : shapes) {
         for (int t : SearchRules.tensorDegrees(req, sh.devices())) {
-          int b = SearchRules.replicaMicrobatch(g, sh.devices() / t);
-          if (b == 0) {
-            continue;
-          }
-          for (LayerSetting ls : SearchRules.layerSettings(req, sh.devices() / t, t, b)) {
+          for (LayerSetting ls : SearchRules.stageSettings(req, sh.devices() / t, t, g)) {
             for (LayerCostModel.Kind k : LayerCostModel.Kind.values()) {
               keys.add(new LayerCostModel.Key(k, ls));
             }

@@ -153,16 +153,17 @@ final class Interleaver {
       }
       for (int t : SearchRules.tensorDegrees(req, devices)) {
         int d = devices / t;
-        int b = SearchRules.replicaMicrobatch(microbatchSize, d);
-        if (b == 0) {
+        List<LayerSetting> settings = SearchRules.stageSettings(req, d, t, microbatchSize);
+        if (settings.isEmpty()) {
           continue;
         }
         for (int v = 2; (long) v * depth <= layers
             && StageAssembler.simulationFits(microbatches, v * depth); v++) {
           int[] chunks = UniformPipeline.evenChunks(layers, v * depth);
-          for (LayerSetting ls : SearchRules.layerSettings(req, d, t, b)) {
+          for (LayerSetting ls : settings) {
             for (int zero : SearchRules.zeroStages(d)) {
-              UniformPipeline p = new UniformPipeline(depth, d, t, ls, zero, chunks);
+              UniformPipeline p = new UniformPipeline(depth, d / ls.contextParallel(), t, ls,
+                  zero, chunks);
               List<StageCost> costs = p.costs(asm);
               if (costs == null) {
                 continue;

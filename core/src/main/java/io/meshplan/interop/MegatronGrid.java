@@ -90,6 +90,33 @@ public final class MegatronGrid {
     return new Search(Optional.ofNullable(best), leastPeak);
   }
 
+  /**
+   * A configuration with each context-parallel size the search considers ({@link
+   * io.meshplan.interop.space.SearchRules#contextDegrees}: the data-parallel GPUs become {@code
+   * dp / CP} replicas of {@code CP} GPUs) and, for a mixture-of-experts model, each expert layout
+   * ({@link io.meshplan.interop.space.SearchRules#expertLayouts}).
+   */
+  private static java.util.List<ParallelConfig> expertAndContext(PlanRequest req,
+      ParallelConfig c) {
+    java.util.List<ParallelConfig> out = new java.util.ArrayList<>();
+    io.meshplan.model.MoeShape moe = req.model().arch().moe();
+    for (int cp : io.meshplan.interop.space.SearchRules.contextDegrees(req, c.dataParallel())) {
+      ParallelConfig withCp = cp == 1 ? c : new ParallelConfig(c.tensorParallel(),
+          c.pipelineParallel(), c.dataParallel() / cp, c.virtualStages(), c.microBatchSize(),
+          c.globalBatchSize(), c.recompute(), c.sequenceParallel(), c.zeroStage())
+          .withContext(cp, false);
+      if (!moe.routed()) {
+        out.add(withCp);
+        continue;
+      }
+      for (int[] e : io.meshplan.interop.space.SearchRules.expertLayouts(moe, c.dataParallel(),
+          c.tensorParallel())) {
+        out.add(withCp.withExperts(e[0], e[1]));
+      }
+    }
+    return out;
+  }
+
   /** The grid's configurations that Megatron-LM accepts on this model and cluster, in order. */
   private static java.util.List<ParallelConfig> configurations(PlanRequest req) {
     ModelSpec m = req.model();
@@ -113,13 +140,17 @@ public final class MegatronGrid {
               for (boolean sp : tp > 1 ? new boolean[] {false, true} : new boolean[] {false}) {
                 for (boolean dist : dp > 1 ? new boolean[] {false, true}
                     : new boolean[] {false}) {
-                  try {
-                    ParallelConfig c = new ParallelConfig(tp, pp, dp, vpp, mb,
-                        req.globalBatch(), rc, sp, dist);
-                    c.check(gpus, m.layers(), m.heads(), m.kvHeads());
-                    out.add(c);
-                  } catch (InputException | IllegalArgumentException e) {
-                    // Not a configuration Megatron-LM accepts here.
+                  ParallelConfig base = new ParallelConfig(tp, pp, dp, vpp, mb,
+                      req.globalBatch(), rc, sp, dist);
+                  for (ParallelConfig c : expertAndContext(req, base)) {
+                    try {
+                      c.check(gpus, m.layers(), m.heads(), m.kvHeads());
+                      c.checkExperts(m.arch().moe());
+                      c.checkContext(m.seq(), req.attention() == io.meshplan.model.Attention.FLASH);
+                      out.add(c);
+                    } catch (InputException | IllegalArgumentException e) {
+                      // Not a configuration Megatron-LM accepts here.
+                    }
                   }
                 }
               }

@@ -123,7 +123,8 @@ final class MicrobatchSearch {
       StageSetting st = settings.get(i);
       StageCost c = costs.get(i);
       stages.add(new StagePlan(s.firstLayer(), s.lastLayer(), s.submesh().n(), s.submesh().m(),
-          firstDevice[i], st.dataParallel(), st.tensorParallel(), st.layer().recompute(),
+          firstDevice[i], st.dataParallel() / st.layer().contextParallel(), st.tensorParallel(),
+          st.layer().recompute(),
           st.layer().sequenceParallel(), st.zeroStage(), st.layer().megatron(),
           c.forwardSeconds(), c.backwardSeconds(),
           sim.stages().get(i).memory().totalBytes(), PlanFigures.largestTensors(stageLayers.get(i)),
@@ -180,12 +181,8 @@ final class MicrobatchSearch {
       int devices = shape.devices();
       for (int t : SearchRules.tensorDegrees(req, devices)) {
         int d = devices / t;
-        int b = SearchRules.replicaMicrobatch(microbatchSize, d);
-        if (b == 0) {
-          continue;
-        }
         StageCostBuilder builder = assembler.builder(d, t);
-        for (LayerSetting ls : SearchRules.layerSettings(req, d, t, b)) {
+        for (LayerSetting ls : SearchRules.stageSettings(req, d, t, microbatchSize)) {
           List<LayerCost> stageLayers = assembler.stageLayers(ls, count, emb, head);
           if (stageLayers == null) {
             continue;

@@ -56,12 +56,27 @@ public final class PlanText {
       StagePlan s = plan.stages().get(i);
       double[] fb = forwardBackward(plan, i);
       line(out, row, i, plan.layersOf(i), s.submeshNodes() + "x" + s.submeshGpus(),
-          devices(s), s.dataParallel() + "x" + s.tensorParallel(), plan.microBatchSize(s),
+          devices(s), mesh(s), plan.microBatchSize(s),
           s.recompute().label(), s.sequenceParallel() ? "on" : "off", s.zeroStage(),
           1e3 * fb[0], 1e3 * fb[1], s.peakMemoryBytes() / GIB);
     }
-    line(out, "(mesh: data-parallel x tensor-parallel; mb: sequences per microbatch per replica;");
+    StagePlan s0 = plan.stages().get(0);
+    line(out, "(mesh: data-parallel x %stensor-parallel; mb: sequences per microbatch per replica;",
+        s0.contextParallel() > 1 ? "context-parallel x " : "");
     line(out, " fwd/bwd: one microbatch; zero: ZeRO stage over the data-parallel group)");
+    if (s0.contextParallel() > 1) {
+      line(out, "context parallelism: each sequence split over %d GPUs, keys and values %s",
+          s0.contextParallel(), s0.cpAllGather() ? "all-gathered before the attention"
+          : "passed round a ring under the attention");
+    }
+    if (s0.expertParallel() > 1 || s0.expertTensorParallel() > 1
+        || m.arch().moe().routed()) {
+      long gpus = (long) s0.dataParallel() * s0.contextParallel() * s0.tensorParallel();
+      line(out, "experts: %d per GPU (expert-parallel %d x expert tensor-parallel %d; expert"
+          + " gradients reduced over %d GPUs)", m.arch().moe().experts() / s0.expertParallel(),
+          s0.expertParallel(), s0.expertTensorParallel(),
+          gpus / ((long) s0.expertParallel() * s0.expertTensorParallel()));
+    }
     out.append('\n');
     line(out, "largest weights of one replica and their layouts over its %s:", "tensor-parallel "
         + "GPUs");
@@ -69,6 +84,12 @@ public final class PlanText {
     out.append('\n');
     out.append(SimulationText.write(sim));
     return out.toString();
+  }
+
+  /** A stage's mesh: data x tensor parallelism, with context parallelism between them. */
+  private static String mesh(StagePlan s) {
+    return s.dataParallel() + "x" + (s.contextParallel() > 1 ? s.contextParallel() + "x" : "")
+        + s.tensorParallel();
   }
 
   /**

@@ -58,10 +58,12 @@ public final class SearchRules {
     TreeSet<Integer> sizes = new TreeSet<>();
     for (SubmeshShape sh : shapes) {
       for (int t : tensorDegrees(req, sh.devices())) {
-        for (int b : REPLICA_MICROBATCHES) {
-          long g = (long) b * (sh.devices() / t);
-          if (g <= gb && gb % g == 0 && gb / g <= MAX_MICROBATCHES) {
-            sizes.add((int) g);
+        for (int cp : contextDegrees(req, sh.devices() / t)) {
+          for (int b : REPLICA_MICROBATCHES) {
+            long g = (long) b * (sh.devices() / t / cp);
+            if (g <= gb && gb % g == 0 && gb / g <= MAX_MICROBATCHES) {
+              sizes.add((int) g);
+            }
           }
         }
       }
@@ -156,6 +158,64 @@ public final class SearchRules {
       for (int[] e : expertLayouts(moe, d, t)) {
         out.add(new LayerSetting(t, b, ls.recompute(), ls.sequenceParallel(), ls.megatron(),
             e[0], e[1]));
+      }
+    }
+    return out;
+  }
+
+  /**
+   * The layer settings of a stage of {@code d x t} GPUs whose replicas share microbatches of
+   * {@code g} sequences: for each context-parallel size {@code CP} ({@link #contextDegrees}) the
+   * stage holds {@code d / CP} replicas of {@code CP x t} GPUs, each taking {@code g / (d / CP)}
+   * sequences of 1, 2, 4 or 8, with the settings of {@link #layerSettings(PlanRequest, int,
+   * int, int)}.
+   *
+   * @param req the request
+   * @param d GPUs per tensor-parallel rank of the stage (data times context parallelism)
+   * @param t tensor-parallel size
+   * @param g sequences per microbatch over the stage's replicas
+   * @return the settings, by context-parallel size ascending
+   */
+  public static List<LayerSetting> stageSettings(PlanRequest req, int d, int t, int g) {
+    List<LayerSetting> out = new ArrayList<>();
+    for (int cp : contextDegrees(req, d)) {
+      int b = replicaMicrobatch(g, d / cp);
+      if (b == 0) {
+        continue;
+      }
+      for (LayerSetting ls : layerSettings(req, d, t, b)) {
+        out.add(ls.withContext(cp, false));
+      }
+    }
+    return out;
+  }
+
+  /**
+   * The sequence length from which the search splits sequences over GPUs: 32,768 tokens, where
+   * Megatron-Core's and NeMo's long-context recipes start to use context parallelism (NeMo's
+   * long-sequence performance tables begin there) and where one GPU's attention activations of a
+   * single sequence grow past a few GiB.
+   */
+  public static final int CONTEXT_PARALLEL_FROM = 32_768;
+
+  /**
+   * The context-parallel sizes a stage may use: 1, and from {@link #CONTEXT_PARALLEL_FROM} tokens
+   * with fused attention every power of two dividing the stage's {@code d} GPUs per tensor rank
+   * whose {@code 2 x CP} chunks split the sequence evenly (Megatron-Core's load balance).
+   *
+   * @param req the request
+   * @param d GPUs per tensor-parallel rank of the stage
+   * @return the sizes, ascending
+   */
+  public static List<Integer> contextDegrees(PlanRequest req, int d) {
+    List<Integer> out = new ArrayList<>(List.of(1));
+    int seq = req.model().seq();
+    if (seq < CONTEXT_PARALLEL_FROM || req.attention() != io.meshplan.model.Attention.FLASH) {
+      return out;
+    }
+    for (int cp = 2; cp <= d; cp *= 2) {
+      if (d % cp == 0 && seq % (2L * cp) == 0) {
+        out.add(cp);
       }
     }
     return out;
