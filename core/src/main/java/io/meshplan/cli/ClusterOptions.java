@@ -44,6 +44,11 @@ final class ClusterOptions {
       + "Transformer Engine; applies to stages with sequence parallelism); off by default.")
   boolean tpCommOverlap;
 
+  @Option(names = "--overlap-moe-expert-parallel-comm", description = "Mixture-of-experts "
+      + "models: the expert-parallel all-to-alls run under another microbatch's compute "
+      + "(Megatron-LM's --overlap-moe-expert-parallel-comm); off by default.")
+  boolean overlapMoeComm;
+
   @Option(names = "--no-fsdp-prefetch", description = "Under ZeRO-2 and ZeRO-3, gather each "
       + "layer's weights and reduce-scatter its gradients after the compute that needs them "
       + "instead of under the neighbouring layers' compute (FSDP and DeepSpeed prefetch by "
@@ -62,7 +67,7 @@ final class ClusterOptions {
    */
   boolean anyOverlapFlag() {
     return overlapGradReduce || overlapParamGather || tpCommOverlap || noFsdpPrefetch
-        || noGradAccumFusion;
+        || noGradAccumFusion || overlapMoeComm;
   }
 
   /**
@@ -83,7 +88,8 @@ final class ClusterOptions {
   Overlaps overlaps(Overlaps base) {
     return new Overlaps(base.gradReduce() || overlapGradReduce,
         base.paramGather() || overlapParamGather, base.tensorComm() || tpCommOverlap,
-        base.fsdpPrefetch() && !noFsdpPrefetch, base.gradAccumFusion() && !noGradAccumFusion);
+        base.fsdpPrefetch() && !noFsdpPrefetch, base.gradAccumFusion() && !noGradAccumFusion,
+        base.moeComm() || overlapMoeComm);
   }
 
   /**

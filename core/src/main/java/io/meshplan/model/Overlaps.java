@@ -28,7 +28,13 @@ import java.io.Serializable;
  *       accumulator in its epilogue instead of a separate cast-and-add pass per microbatch;
  *       Megatron-LM's default ({@code --no-gradient-accumulation-fusion} turns it off). FSDP and
  *       DeepSpeed do not fuse it (Megatron refuses the fusion with {@code --use-torch-fsdp2}), so
- *       it applies to ZeRO stages 0 and 1 only.
+ *       it applies to ZeRO stages 0 and 1 only;
+ *   <li>{@code moeComm}: the expert-parallel all-to-alls of a mixture-of-experts block run under
+ *       the compute of another microbatch's pass (Megatron-Core's {@code
+ *       --overlap-moe-expert-parallel-comm}, the "1F1B A2A overlap" that interleaves one
+ *       microbatch's forward with another's backward; off by default), which Megatron-Core
+ *       refuses with full recomputation, without expert parallelism, and with pipeline
+ *       parallelism but no virtual stages ({@code transformer_config.py}, {@code __post_init__}).
  * </ul>
  *
  * @param gradReduce the gradient reduction under the backward pass
@@ -36,16 +42,41 @@ import java.io.Serializable;
  * @param tensorComm tensor-parallel communication under the GEMMs (needs sequence parallelism)
  * @param fsdpPrefetch ZeRO-2/3 gathers and reduce-scatters under compute
  * @param gradAccumFusion gradient accumulation fused into the weight-gradient GEMMs
+ * @param moeComm the expert-parallel all-to-alls under another microbatch's compute
  */
 public record Overlaps(boolean gradReduce, boolean paramGather, boolean tensorComm,
-    boolean fsdpPrefetch, boolean gradAccumFusion) implements Serializable {
-  private static final long serialVersionUID = 1L;
+    boolean fsdpPrefetch, boolean gradAccumFusion, boolean moeComm) implements Serializable {
+  private static final long serialVersionUID = 2L;
 
   /** The frameworks' defaults: FSDP prefetch and gradient-accumulation fusion on, the rest off. */
   public static final Overlaps DEFAULTS = new Overlaps(false, false, false, true, true);
 
   /** Nothing overlapped and nothing fused: every collective after the compute it follows. */
   public static final Overlaps NONE = new Overlaps(false, false, false, false, false);
+
+  /**
+   * The switches without the expert-parallel overlap.
+   *
+   * @param gradReduce the gradient reduction under the backward pass
+   * @param paramGather the distributed optimizer's weight gather under the next forward pass
+   * @param tensorComm tensor-parallel communication under the GEMMs
+   * @param fsdpPrefetch ZeRO-2/3 gathers and reduce-scatters under compute
+   * @param gradAccumFusion gradient accumulation fused into the weight-gradient GEMMs
+   */
+  public Overlaps(boolean gradReduce, boolean paramGather, boolean tensorComm,
+      boolean fsdpPrefetch, boolean gradAccumFusion) {
+    this(gradReduce, paramGather, tensorComm, fsdpPrefetch, gradAccumFusion, false);
+  }
+
+  /**
+   * These switches with the expert-parallel overlap on or off.
+   *
+   * @param on whether the all-to-alls run under compute
+   * @return the switches
+   */
+  public Overlaps withMoeComm(boolean on) {
+    return new Overlaps(gradReduce, paramGather, tensorComm, fsdpPrefetch, gradAccumFusion, on);
+  }
 
   /**
    * Checks Megatron-LM's rule that the parameter gather overlaps only with the gradient reduction
@@ -65,6 +96,7 @@ public record Overlaps(boolean gradReduce, boolean paramGather, boolean tensorCo
    * @return the switches
    */
   public Overlaps withGradReduce(boolean on) {
-    return new Overlaps(on, paramGather && on, tensorComm, fsdpPrefetch, gradAccumFusion);
+    return new Overlaps(on, paramGather && on, tensorComm, fsdpPrefetch, gradAccumFusion,
+        moeComm);
   }
 }

@@ -443,6 +443,21 @@ public record ParallelConfig(
       throw new InputException("--overlap-param-gather needs the distributed optimizer "
           + "(--distributed-optimizer or --zero-stage 1), as in Megatron-LM");
     }
+    // Megatron-Core's TransformerConfig.__post_init__ (transformer_config.py at d98e8a6, lines
+    // 3002-3033): expert parallelism, virtual stages with pipeline parallelism, no full
+    // recomputation.
+    if (o.moeComm() && expertParallel < 2) {
+      throw new InputException("--overlap-moe-expert-parallel-comm needs expert parallelism "
+          + "(--ep above 1), as in Megatron-LM");
+    }
+    if (o.moeComm() && pipelineParallel > 1 && virtualStages < 2) {
+      throw new InputException("--overlap-moe-expert-parallel-comm with --pp above 1 needs "
+          + "--vpp, as in Megatron-LM");
+    }
+    if (o.moeComm() && recompute == Recompute.FULL) {
+      throw new InputException("--overlap-moe-expert-parallel-comm does not run with --recompute"
+          + " full, as in Megatron-LM");
+    }
   }
 
   /**

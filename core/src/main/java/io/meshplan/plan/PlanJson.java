@@ -87,6 +87,9 @@ public final class PlanJson {
     ov.put("tensorComm", planned.tensorComm());
     ov.put("fsdpPrefetch", planned.fsdpPrefetch());
     ov.put("gradAccumFusion", planned.gradAccumFusion());
+    if (planned.moeComm()) {
+      ov.put("moeComm", true);
+    }
     putPrediction(root, plan, "tokensPerSecond");
     ArrayNode stages = root.putArray("stages");
     int depth = plan.pipelineStages();
@@ -349,7 +352,7 @@ public final class PlanJson {
           + " the parameter gather overlaps only with the gradient reduction overlapped");
     }
     return new Overlaps(gradReduce, paramGather, o.bool("tensorComm"), o.bool("fsdpPrefetch"),
-        o.bool("gradAccumFusion"));
+        o.bool("gradAccumFusion"), o.has("moeComm") && o.bool("moeComm"));
   }
 
   /** Reads the plan of an HLO module ({@link #writeModule}). */

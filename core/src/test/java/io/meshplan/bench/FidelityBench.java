@@ -45,6 +45,11 @@ import java.util.Locale;
  *       by Megatron's formula of the time, {@code 72 B s l h^2 (1 + s/(6h) + V/(12 l h))}, which
  *       counts attention over the whole score matrix; the prediction is stated in the same count
  *       (the formula over the predicted iteration time), so the comparison is one of throughput.
+ *   <li>Mixture-of-experts runs of NVIDIA Megatron-Bridge's performance summary on H100 (GPT-OSS
+ *       120B in bf16, Qwen3 30B-A3B and 235B-A22B in FP8) on tokens per second per GPU, with
+ *       balanced routing as those benchmarks force it; and Llama 3 405B's 131,072-token
+ *       context-parallel row (Dubey et al. 2024, Table 4) in the PaLM FLOP count Meta states. The
+ *       data file's header says how each is stated.
  * </ul>
  *
  * <p>Run: {@code mvn -q -B -DskipTests package && mvn -q -B test-compile && java -Xmx4g -cp
@@ -77,6 +82,7 @@ public final class FidelityBench {
     List<Run> runs = new ArrayList<>(megatron());
     runs.addAll(mpt());
     runs.addAll(megatronH100());
+    runs.addAll(moeAndContext());
     System.out.printf(Locale.ROOT, "%-5s %-12s %-16s %-26s %9s %9s %8s %9s %-5s%n", "set",
         "run", "cluster", "tp/pp/dp mb gb recompute", "measured", "predicted", "error",
         "peak GiB", "fits");
@@ -92,7 +98,7 @@ public final class FidelityBench {
           res.peakGib(), res.fits() ? "yes" : "NO");
     }
     System.out.println();
-    for (String set : List.of("sc21", "mpt", "h100")) {
+    for (String set : List.of("sc21", "mpt", "h100", "moe", "cp")) {
       double sum = 0;
       double max = 0;
       int n = 0;
@@ -121,6 +127,9 @@ public final class FidelityBench {
     Overlaps overlaps = switch (r.set()) {
       case "sc21" -> Overlaps.NONE;
       case "h100" -> new Overlaps(true, true, true, true, true);
+      // Megatron-Bridge's recipes and Meta's stack overlap the gradient reduction and the
+      // parameter gather (the distributed optimizer's defaults there) and fuse the accumulation.
+      case "moe", "cp" -> new Overlaps(true, true, false, true, true);
       default -> Overlaps.DEFAULTS;
     };
     TrainingJob job = TrainingJob.of(r.model(), cs).withGlobalBatch(r.c().globalBatchSize())
@@ -138,10 +147,44 @@ public final class FidelityBench {
       case "h100" -> io.meshplan.model.ModelFlops.megatronModelFlops(r.c().globalBatchSize(),
           r.model().seq(), r.model().layers(), r.model().hidden(), r.model().vocab())
           / s.iterationSeconds() / cs.gpuCount() / 1e12;
+      // Meta's TFLOP/s count 6N + 12 L H Q T FLOPs per token (PaLM, appendix B): the prediction
+      // in that count.
+      case "cp" -> palmFlopsPerToken(r.model()) * s.tokensPerSecond() / cs.gpuCount() / 1e12;
       default -> s.tokensPerSecond() / cs.gpuCount();
     };
     double peak = s.peakMemoryBytesPerGpu();
     return new Result(r, predicted, peak / GIB, peak <= cs.gpu().hbmBytes());
+  }
+
+  /**
+   * FLOPs per token as Chowdhery et al. (PaLM, appendix B) count them: {@code 6N + 12 L H Q T},
+   * N the parameters, L layers, H heads, Q the head size, T the sequence (the whole score matrix).
+   */
+  private static double palmFlopsPerToken(ModelSpec m) {
+    return 6.0 * m.parameterCount() + 12.0 * m.layers() * m.heads() * m.headDim() * m.seq();
+  }
+
+  /**
+   * The mixture-of-experts rows of Megatron-Bridge's performance summary and Llama 3's
+   * context-parallel row, stated as the data file's header says.
+   */
+  private static List<Run> moeAndContext() throws IOException {
+    List<Run> out = new ArrayList<>();
+    for (String[] f : rows("/fidelity/moe_cp_h100.csv")) {
+      ModelSpec m = Presets.get(f[1]);
+      int seq = Integer.parseInt(f[4]);
+      int batch = Integer.parseInt(f[5]);
+      m = m.withSequence(seq).withTraining(batch, m.dtype());
+      int tp = Integer.parseInt(f[7]);
+      ParallelConfig c = new ParallelConfig(tp, Integer.parseInt(f[8]), Integer.parseInt(f[9]),
+          1, Integer.parseInt(f[6]), batch, Recompute.parse(f[15]), tp > 1,
+          Integer.parseInt(f[14]), Integer.parseInt(f[12]), Integer.parseInt(f[13]),
+          Integer.parseInt(f[11]), 1, Integer.parseInt(f[10]), false);
+      DType dtype = io.meshplan.model.Fp8Training.parse(f[3]);
+      out.add(new Run(f[0], f[1], m, Integer.parseInt(f[2]) / 8 + "x8:h100-80gb:ib-ndr400", c,
+          dtype, Attention.FLASH, Double.parseDouble(f[17]), f[18]));
+    }
+    return out;
   }
 
   /** SC'21 Table 1. */

@@ -160,7 +160,7 @@ public final class StageCostBuilder {
     CommModel expertComm = null;
     if (ex != null) {
       expertComm = expertComm(d, tensorParallel, ex);
-      exchange(s, layers, expertComm);
+      exchange(s, layers, expertComm, overlaps.moeComm());
       experts = s.split(expertShare(layers, weightBytes), weightBytes);
     }
     RingExchange ring = ring(layers);
@@ -453,10 +453,15 @@ public final class StageCostBuilder {
    * over the ETP axis. The bytes count on the data-parallel axis: the expert-parallel group is
    * made of GPUs of different replicas.
    */
-  private static void exchange(Tally s, List<LayerCost> layers, CommModel comm) {
+  private static void exchange(Tally s, List<LayerCost> layers, CommModel comm,
+      boolean overlap) {
     for (LayerCost l : layers) {
       ExpertExchange x = l.experts();
       if (!x.routed()) {
+        continue;
+      }
+      if (overlap) {
+        exchangeUnder(s, l, comm);
         continue;
       }
       double b = x.exchangeBytes();
@@ -474,6 +479,39 @@ public final class StageCostBuilder {
       s.exchange += f + bw;
       s.dataBytesPerMicrobatch += pairBytes * (x.forwardExchanges() + x.backwardExchanges()) / 2;
     }
+  }
+
+  /**
+   * The exchange of one block under compute (Megatron-Core's {@code
+   * --overlap-moe-expert-parallel-comm}): each pass's all-to-alls and ETP gathers run under the
+   * block's compute of the same length of time in the other microbatch's pass, which the 1F1B
+   * A2A overlap interleaves with it; what exceeds that compute, and the slowdown, stay exposed
+   * ({@link Overlap#under}). The first and last microbatches, which have no partner, are not
+   * treated apart.
+   */
+  private static void exchangeUnder(Tally s, LayerCost l, CommModel comm) {
+    ExpertExchange x = l.experts();
+    double b = x.exchangeBytes();
+    int etp = x.expertTensorParallel();
+    double pair = 2 * comm.allToAll(b, 1)
+        + (etp > 1 ? comm.allGather(b * etp, 2) + comm.reduceScatter(b * etp, 2) : 0);
+    double compute = Math.max(0, l.forwardSeconds() - l.forwardCommSeconds())
+        + Math.max(0, l.backwardSeconds() - (l.tensorCommSeconds() - l.forwardCommSeconds()));
+    double fwd = pair * x.forwardExchanges() / 2;
+    double bwd = pair * x.backwardExchanges() / 2;
+    double total = fwd + bwd;
+    Overlap o = Overlap.under(compute, total);
+    double share = total > 0 ? fwd / total : 0;
+    s.fwd += o.addedSeconds() * share;
+    s.bwd += o.addedSeconds() * (1 - share);
+    s.comm += o.exposedSeconds();
+    s.hidden += o.hiddenSeconds();
+    s.slowdown += o.slowdownSeconds();
+    s.exchange += o.exposedSeconds();
+    double pairBytes = 2 * BusBytesCommModel.bytesSent(Collective.ALL_TO_ALL, b,
+        x.expertParallel()) + (etp > 1 ? 2 * BusBytesCommModel.bytesSent(Collective.ALL_GATHER,
+        b * etp, etp) : 0);
+    s.dataBytesPerMicrobatch += pairBytes * (x.forwardExchanges() + x.backwardExchanges()) / 2;
   }
 
   /** ZeRO stage 0: the gradients are all-reduced once per iteration. */
