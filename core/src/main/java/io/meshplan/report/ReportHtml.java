@@ -214,7 +214,8 @@ public final class ReportHtml {
       w.element("td", p.map(x -> x.devices() + " (" + x.submeshNodes() + " x "
           + x.submeshGpus() + " from GPU " + x.firstDevice() + ")")
           .orElse(Integer.toString(g.devices())), "class", "n");
-      w.element("td", g.dataParallel() + " x " + g.tensorParallel());
+      w.element("td", p.map(ReportHtml::meshWords)
+          .orElse(g.dataParallel() + " x " + g.tensorParallel()));
       w.element("td", p.map(x -> x.recompute().name().toLowerCase(java.util.Locale.ROOT)
           + (x.sequenceParallel() ? " + seq-parallel" : "") + " / " + x.zeroStage())
           .orElse("-"));
@@ -252,12 +253,37 @@ public final class ReportHtml {
     w.close("table");
   }
 
+  /**
+   * A stage's mesh in words: data x tensor parallelism, with the context-parallel and expert
+   * groups when it has them.
+   */
+  private static String meshWords(StagePlan x) {
+    StringBuilder b = new StringBuilder().append(x.dataParallel()).append(" x ");
+    if (x.contextParallel() > 1) {
+      b.append(x.contextParallel()).append(" (context-parallel, ")
+          .append(x.cpAllGather() ? "all-gather" : "ring").append(") x ");
+    }
+    b.append(x.tensorParallel());
+    if (x.expertParallel() > 1 || x.expertTensorParallel() > 1) {
+      b.append("; experts EP ").append(x.expertParallel()).append(" x ETP ")
+          .append(x.expertTensorParallel());
+    }
+    return b.toString();
+  }
+
   private static void commTable(HtmlWriter w, SimulationResult sim) {
+    boolean exchange = sim.stages().stream()
+        .anyMatch(g -> g.timing().breakdown().exchangeSeconds() > 0);
     w.open("table", "class", "commtable");
     w.open("tr");
-    for (String h : List.of("stage", "tensor-parallel (mp axis) s", "pipeline (between stages) s",
+    List<String> heads = new java.util.ArrayList<>(List.of("stage",
+        "tensor-parallel (mp axis) s", "pipeline (between stages) s",
         "data-parallel (dp axis) s", "bubble s", "iteration s", "tensor-parallel GiB per GPU",
-        "pipeline GiB per GPU", "data-parallel GiB per GPU")) {
+        "pipeline GiB per GPU", "data-parallel GiB per GPU"));
+    if (exchange) {
+      heads.add(2, "expert all-to-all and context ring s (share of iteration)");
+    }
+    for (String h : heads) {
       w.element("th", h);
     }
     w.close("tr");
@@ -265,7 +291,12 @@ public final class ReportHtml {
       TimeBreakdown b = g.timing().breakdown();
       w.open("tr", "data-group", Integer.toString(g.group()));
       w.element("td", Integer.toString(g.group()));
-      for (double v : new double[] {b.tensorParallelSeconds(), b.pipelineSeconds(),
+      w.element("td", fmt("%.4f", b.tensorParallelSeconds()), "class", "n");
+      if (exchange) {
+        w.element("td", fmt("%.4f", b.exchangeSeconds()) + " (" + fmt("%.1f",
+            100 * b.exchangeSeconds() / b.totalSeconds()) + "%)", "class", "n");
+      }
+      for (double v : new double[] {b.pipelineSeconds(),
           b.dataParallelSeconds(), b.bubbleSeconds(), b.totalSeconds()}) {
         w.element("td", fmt("%.4f", v), "class", "n");
       }
@@ -297,7 +328,7 @@ public final class ReportHtml {
     for (int i = 0; i < pl.pipelineStages(); i++) {
       StagePlan st = pl.stages().get(i);
       w.element("h3", "stage " + i + " (layers " + pl.layersOf(i)
-          + ", mesh " + st.dataParallel() + " x " + st.tensorParallel() + ")");
+          + ", mesh " + meshWords(st) + ")");
       if (st.tensors().isEmpty()) {
         w.element("p", "no tensors recorded", "class", "note");
         continue;

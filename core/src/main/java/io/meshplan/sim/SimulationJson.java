@@ -139,6 +139,7 @@ public final class SimulationJson {
     n.put("dataParallel", b.dataParallelSeconds());
     n.put("hiddenCommunication", b.hiddenCommunicationSeconds());
     n.put("overlapSlowdown", b.overlapSlowdownSeconds());
+    n.put("expertAndContextExchange", b.exchangeSeconds());
     return n;
   }
 

@@ -71,10 +71,12 @@ public final class SimulationText {
         + " (%.1f%%), optimizer %.4f s (%.1f%%)", result.criticalGroup(), b.computeSeconds(),
         pct(b.computeSeconds(), t), b.recomputeSeconds(), b.bubbleSeconds(),
         pct(b.bubbleSeconds(), t), b.optimizerSeconds(), pct(b.optimizerSeconds(), t));
-    line(out, "exposed communication (stage %d): %.4f s (%.1f%%: tensor %.4f, pipeline %.4f,"
+    line(out, "exposed communication (stage %d): %.4f s (%.1f%%: tensor %.4f, %spipeline %.4f,"
         + " data %.4f)", result.criticalGroup(), b.exposedCommunicationSeconds(),
-        pct(b.exposedCommunicationSeconds(), t), b.tensorParallelSeconds(), b.pipelineSeconds(),
-        b.dataParallelSeconds());
+        pct(b.exposedCommunicationSeconds(), t), b.tensorParallelSeconds(),
+        b.exchangeSeconds() > 0 ? String.format(java.util.Locale.ROOT,
+            "a2a/ring %.4f, ", b.exchangeSeconds()) : "",
+        b.pipelineSeconds(), b.dataParallelSeconds());
     boolean overlapped = result.stages().stream()
         .anyMatch(s -> s.timing().breakdown().hiddenCommunicationSeconds() > 0);
     if (overlapped) {

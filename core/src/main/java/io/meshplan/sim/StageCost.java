@@ -35,15 +35,20 @@ import io.meshplan.util.Require;
  * @param hidden the communication that runs under compute (see {@link Overlap}): per microbatch
  *     the part hidden under forward and backward and the slowdown it causes (inside their
  *     seconds), per iteration the part hidden under the next iteration's first forward
+ * @param exchangeSeconds the part of {@code tensorCommSeconds} that is the expert-parallel
+ *     all-to-alls of mixture-of-experts blocks and the context-parallel K/V exchange, seconds
  */
 public record StageCost(int devices, int dataParallel, int tensorParallel, double forwardSeconds,
     double backwardSeconds, double recomputeSeconds, double tensorCommSeconds, double sendBytes,
     double gradSyncSeconds, boolean gradSyncOverlappable, double paramGatherSeconds,
     double optimizerSeconds, double modelFlopsPerMicrobatch, double hardwareFlopsPerMicrobatch,
-    MemoryBreakdown memory, StageCommBytes commBytes, HiddenComm hidden) {
+    MemoryBreakdown memory, StageCommBytes commBytes, HiddenComm hidden, double exchangeSeconds) {
 
   /** Checks every number and the relations between them. */
   public StageCost {
+    Require.that(exchangeSeconds >= 0 && exchangeSeconds <= tensorCommSeconds * (1 + 1e-12)
+        + 1e-15, () -> "exchangeSeconds (" + exchangeSeconds + ") must be part of "
+        + "tensorCommSeconds (" + tensorCommSeconds + ")");
     Require.positive(devices, "devices");
     Require.positive(dataParallel, "dataParallel");
     Require.positive(tensorParallel, "tensorParallel");
@@ -97,6 +102,37 @@ public record StageCost(int devices, int dataParallel, int tensorParallel, doubl
    * @param gradSyncSeconds gradient reduction per iteration, seconds
    * @param gradSyncOverlappable whether the reduction overlaps the backward pass
    * @param paramGatherSeconds parameter gather per iteration, seconds
+   * @param optimizerSeconds optimizer step per iteration, seconds
+   * @param modelFlopsPerMicrobatch model FLOPs of one microbatch
+   * @param hardwareFlopsPerMicrobatch hardware FLOPs of one microbatch
+   * @param memory memory per GPU
+   * @param commBytes bytes sent per GPU
+   */
+  public StageCost(int devices, int dataParallel, int tensorParallel, double forwardSeconds,
+      double backwardSeconds, double recomputeSeconds, double tensorCommSeconds, double sendBytes,
+      double gradSyncSeconds, boolean gradSyncOverlappable, double paramGatherSeconds,
+      double optimizerSeconds, double modelFlopsPerMicrobatch, double hardwareFlopsPerMicrobatch,
+      MemoryBreakdown memory, StageCommBytes commBytes, HiddenComm hidden) {
+    this(devices, dataParallel, tensorParallel, forwardSeconds, backwardSeconds, recomputeSeconds,
+        tensorCommSeconds, sendBytes, gradSyncSeconds, gradSyncOverlappable, paramGatherSeconds,
+        optimizerSeconds, modelFlopsPerMicrobatch, hardwareFlopsPerMicrobatch, memory, commBytes,
+        hidden, 0);
+  }
+
+  /**
+   * A stage with nothing overlapped.
+   *
+   * @param devices GPUs
+   * @param dataParallel data-parallel size
+   * @param tensorParallel tensor-parallel size
+   * @param forwardSeconds forward seconds
+   * @param backwardSeconds backward seconds
+   * @param recomputeSeconds recompute seconds
+   * @param tensorCommSeconds exposed tensor-parallel communication, seconds
+   * @param sendBytes bytes sent to the next stage
+   * @param gradSyncSeconds gradient reduction seconds
+   * @param gradSyncOverlappable whether it overlaps the backward
+   * @param paramGatherSeconds parameter gather seconds
    * @param optimizerSeconds optimizer step per iteration, seconds
    * @param modelFlopsPerMicrobatch model FLOPs of one microbatch
    * @param hardwareFlopsPerMicrobatch hardware FLOPs of one microbatch

@@ -25,11 +25,13 @@ import io.meshplan.util.Require;
  *     partition ({@link Overlap}), seconds
  * @param overlapSlowdownSeconds the compute time lost to that communication, inside {@code
  *     computeSeconds}, seconds
+ * @param exchangeSeconds exposed expert-parallel all-to-alls and context-parallel K/V exchange,
+ *     a part of the exposed communication beside the other three, seconds
  */
 public record TimeBreakdown(double computeSeconds, double exposedCommunicationSeconds,
     double bubbleSeconds, double optimizerSeconds, double recomputeSeconds,
     double tensorParallelSeconds, double pipelineSeconds, double dataParallelSeconds,
-    double hiddenCommunicationSeconds, double overlapSlowdownSeconds) {
+    double hiddenCommunicationSeconds, double overlapSlowdownSeconds, double exchangeSeconds) {
 
   /** Checks every part. */
   public TimeBreakdown {
@@ -43,6 +45,7 @@ public record TimeBreakdown(double computeSeconds, double exposedCommunicationSe
     Require.nonNegative(dataParallelSeconds, "dataParallelSeconds");
     Require.nonNegative(hiddenCommunicationSeconds, "hiddenCommunicationSeconds");
     Require.nonNegative(overlapSlowdownSeconds, "overlapSlowdownSeconds");
+    Require.nonNegative(exchangeSeconds, "exchangeSeconds");
   }
 
   /**

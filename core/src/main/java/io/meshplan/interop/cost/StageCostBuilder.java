@@ -179,7 +179,8 @@ public final class StageCostBuilder {
         optimizerSeconds, s.flops, s.hw,
         new MemoryBreakdown(s.weights, s.grads, s.optimizer, s.saved, s.temp),
         new StageCommBytes(s.tensorBytes, s.tensorGatherBytes, s.dataBytesPerMicrobatch,
-            s.dataBytes), new HiddenComm(s.hidden, s.slowdown, s.hiddenIteration));
+            s.dataBytes), new HiddenComm(s.hidden, s.slowdown, s.hiddenIteration),
+        Math.min(s.exchange, s.comm));
   }
 
   /**
@@ -403,8 +404,10 @@ public final class StageCostBuilder {
       }
       s.addForward(f);
       s.addBackward(b);
+      s.exchange += f.exposedSeconds() + b.exposedSeconds();
       for (int p = 1; p < r.passes(); p++) {
         s.addBackward(f);
+        s.exchange += f.exposedSeconds();
       }
       s.dataBytesPerMicrobatch += BusBytesCommModel.bytesSent(Collective.ALL_GATHER, whole, cp)
           * (2 + r.passes());
