@@ -36,8 +36,10 @@ public final class PlanText {
     }
     StringBuilder out = new StringBuilder();
     var m = plan.model();
-    line(out, "plan for %s (%.1fB parameters, %s, seq %d) on %s, %s", m.name(),
-        m.parameterCount() / 1e9, Words.count(m.layers(), "layer"), m.seq(), plan.cluster(),
+    line(out, "plan for %s (%.1fB parameters, %s%s, seq %d) on %s, %s", m.name(),
+        m.parameterCount() / 1e9, m.arch().moe().routed() ? String.format(Locale.ROOT,
+        "%.1fB active, ", m.activeParameterCount() / 1e9) : "",
+        Words.count(m.layers(), "layer"), m.seq(), plan.cluster(),
         Words.count(plan.gpus(), "GPU"));
     line(out, "global batch %d = %s of %s; %s attention", plan.globalBatchSize(),
         Words.count(plan.microbatches(), "microbatch"),

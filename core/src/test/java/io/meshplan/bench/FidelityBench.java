@@ -93,7 +93,9 @@ public final class FidelityBench {
       ParallelConfig c = r.c();
       System.out.printf(Locale.ROOT, "%-5s %-12s %-16s %-26s %9.1f %9.1f %+7.1f%% %9.1f %-5s%n",
           r.set(), r.name(), r.cluster(), c.tensorParallel() + "/" + c.pipelineParallel() + "/"
-              + c.dataParallel() + " " + c.microBatchSize() + " " + c.globalBatchSize() + " "
+              + c.dataParallel() + (c.contextParallel() > 1 ? " cp" + c.contextParallel() : "")
+              + (c.expertParallel() > 1 ? " ep" + c.expertParallel() : "") + " "
+              + c.microBatchSize() + " " + c.globalBatchSize() + " "
               + c.recompute().label(), r.measured(), res.predicted(), 100 * res.error(),
           res.peakGib(), res.fits() ? "yes" : "NO");
     }

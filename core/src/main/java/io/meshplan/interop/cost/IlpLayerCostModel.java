@@ -513,6 +513,7 @@ public final class IlpLayerCostModel implements LayerCostModel {
     double gather = 0;
     double gatherBytes = 0;
     List<TensorSharding> tensors = new ArrayList<>();
+    java.util.BitSet local = tg.deviceLocal();
     List<WeightTensors> ws = new ArrayList<>(tg.weights());
     ws.sort(Comparator.comparingDouble((WeightTensors w) ->
         -g.get(w.weight()).tensorShape().elementCount()).thenComparing(WeightTensors::name));
@@ -531,7 +532,8 @@ public final class IlpLayerCostModel implements LayerCostModel {
             io.meshplan.cluster.Collective.ALL_GATHER, gathered, t);
       }
       tensors.add(new TensorSharding(w.name(), shape.toHlo(), plan.hloSharding(w.weight()),
-          words(spec, shape, env.mesh(), w.name())));
+          local.get(w.weight()) ? "each GPU's own " + shape.dim(0) + " of the experts"
+          : words(spec, shape, env.mesh(), w.name())));
     }
     cost.parameters(params).gradientParameters(gradParams).updateGatherSeconds(gather)
         .updateGatherBytes(gatherBytes).tensors(tensors);
