@@ -30,7 +30,11 @@ import java.util.Locale;
 public final class PlanBench {
   private PlanBench() {}
 
-  private record Case(String key, String preset, String cluster, int globalBatch) {}
+  private record Case(String key, String preset, String cluster, int globalBatch, int seq) {
+    Case(String key, String preset, String cluster, int globalBatch) {
+      this(key, preset, cluster, globalBatch, 0);
+    }
+  }
 
   // 1,024 sequences do not split evenly over any data-parallel group of the 200-GPU cluster
   // (every tensor x pipeline size that divides 40 layers leaves a factor 5 in the data-parallel
@@ -40,7 +44,12 @@ public final class PlanBench {
       new Case("13b", "llama2-13b", "50x4:v100-32gb", 1000),
       new Case("70b", "llama2-70b", "128x8:h100-80gb:ib-ndr400", 1024),
       new Case("405b", "llama3.1-405b", "2048x8:h100-80gb:ib-ndr400", 1024),
-      new Case("405b", "llama3.1-405b", "2048x8:h100-80gb:ib-ndr400", 2048)};
+      new Case("405b", "llama3.1-405b", "2048x8:h100-80gb:ib-ndr400", 2048),
+      // Mixture-of-experts models (expert layouts in the search) and a long sequence (context
+      // parallelism in the search).
+      new Case("moe", "mixtral-8x7b", "8x8:h100-80gb:ib-ndr400", 256, 4096),
+      new Case("moe", "qwen3-30b-a3b", "2x8:h100-80gb:ib-ndr400", 1024, 4096),
+      new Case("cp", "llama3-8b", "2x8:h100-80gb:ib-ndr400", 16, 65536)};
 
   /**
    * Runs the benchmark.
@@ -63,6 +72,9 @@ public final class PlanBench {
 
   private static void run(Case c) {
     ModelSpec p = Presets.get(c.preset());
+    if (c.seq() > 0) {
+      p = p.withSequence(c.seq());
+    }
     int gb = c.globalBatch();
     ClusterSpec cs = ClusterSpec.parse(c.cluster());
     TrainingJob job = TrainingJob.of(p, cs).withGlobalBatch(gb).withDtype(cs.gpu().trainingType())
