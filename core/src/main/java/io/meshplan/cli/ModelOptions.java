@@ -228,8 +228,9 @@ final class ModelOptions {
       throw new InputException("--moe-capacity-factor must be a number above 0, got "
           + capacityFactor + " (leave it out for dropless routing)");
     }
-    if (imbalance != null && !(imbalance >= 1 && Double.isFinite(imbalance))) {
-      throw new InputException("--moe-imbalance must be a number of at least 1, got "
+    if (imbalance != null && !(imbalance >= 1 && imbalance <= moe.experts())) {
+      throw new InputException("--moe-imbalance must be a number of at least 1 and at most the "
+          + moe.experts() + " experts (the busiest GPU cannot take more than every token), got "
           + imbalance);
     }
     return a.withMoe(moe.withRouting(capacityFactor == null ? moe.capacityFactor()

@@ -58,8 +58,9 @@ public record MoeShape(int experts, int topK, int expertFfn, int sharedFfn,
     }
     Require.that(capacityFactor == 0 || capacityFactor > 0 && Double.isFinite(capacityFactor),
         "the expert capacity factor must be > 0 (or 0 for dropless), got " + capacityFactor);
-    Require.that(imbalance >= 1 && Double.isFinite(imbalance),
-        "the expert load imbalance must be at least 1, got " + imbalance);
+    Require.that(imbalance >= 1 && imbalance <= Math.max(1, experts),
+        "the expert load imbalance must be between 1 and the " + experts + " experts (a GPU "
+        + "cannot take more than every token's copies), got " + imbalance);
   }
 
   /**

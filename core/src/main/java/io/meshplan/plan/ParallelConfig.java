@@ -334,7 +334,8 @@ public record ParallelConfig(
     } catch (ArithmeticException e) {
       throw new InputException("tensor-parallel size " + tensorParallel
           + " x pipeline-parallel size " + pipelineParallel + " x data-parallel size "
-          + dataParallel + " is too large");
+          + dataParallel + (contextParallel > 1 ? " x context-parallel size " + contextParallel
+          : "") + " is too large");
     }
   }
 

@@ -30,7 +30,7 @@ class MoeCpFlagsCliTest {
       "mixtral-8x7b|4096|--pp 1 --tp 1 --dp 16 --moe-capacity-factor 0|--moe-capacity-factor must be a number"
           + " above 0",
       "mixtral-8x7b|4096|--pp 1 --tp 1 --dp 16 --moe-imbalance 0.5|--moe-imbalance must be a number of at"
-          + " least 1",
+          + " least 1 and at most",
       "llama3-8b|4096|--pp 1 --tp 1 --dp 16 --moe-capacity-factor 1.25|--moe-capacity-factor needs a"
           + " mixture-of-experts model",
       // 4098 tokens do not split into 2 x 2 = 4 equal chunks.
@@ -39,7 +39,12 @@ class MoeCpFlagsCliTest {
       "llama3-8b|4096|--pp 1 --tp 1 --dp 8 --cp 2 --attention unfused|context parallelism runs fused attention",
       "llama3-8b|4096|--pp 1 --tp 1 --dp 8 --cp 2 --cp-comm-type ring|--cp-comm-type 'ring' is unknown",
       "llama3-8b|4096|--pp 1 --tp 1 --dp 16 --cp-comm-type p2p|--cp-comm-type needs --cp above 1",
-      "llama3-8b|4096|--pp 1 --tp 1 --dp 16 --cp 0|--cp must be at least 1"})
+      "llama3-8b|4096|--pp 1 --tp 1 --dp 16 --cp 0|--cp must be at least 1",
+      // A GPU cannot take more than every token's copies: at most E = 8 times the mean.
+      "mixtral-8x7b|4096|--pp 1 --tp 1 --dp 16 --moe-imbalance 1e12|--moe-imbalance must be a"
+          + " number of at least 1 and at most the 8 experts",
+      "llama3-8b|4096|--pp 1 --tp 1 --dp 16 --cp 2147483647|--tp 1 x --pp 1 x --dp 16 x --cp"
+          + " 2147483647 is too large"})
   void badExpertOrContextFlagsEndInOneLine(String model, String seq, String flags,
       String message) {
     CliRun r = simulate(model, seq, flags.split(" "));
