@@ -155,6 +155,11 @@ public final class PlanFileCheck {
    */
   public static void devices(String file, PipelinePlan plan, int nodes, int gpusPerNode,
       String cluster) {
+    if (plan.source() instanceof PlanSource.Preset) {
+      for (int k = 0; k < plan.stages().size(); k++) {
+        expertsAndContext(file + ": stages[" + k + "].", plan, plan.stages().get(k));
+      }
+    }
     long total = (long) nodes * gpusPerNode;
     int depth = plan.pipelineStages();
     Integer[] order = new Integer[depth];
@@ -193,6 +198,36 @@ public final class PlanFileCheck {
     if (covered != total) {
       throw new InputException(file + ": gpus: the stages use " + covered + " GPUs, but "
           + cluster + " has " + total + "; plan again for this cluster");
+    }
+  }
+
+  /**
+   * Refuses a stage's expert or context-parallel layout that its model cannot take: the rules of
+   * {@link ParallelConfig#checkExperts} and {@link ParallelConfig#checkContext}, on the stage's
+   * own mesh, named by the file's fields.
+   */
+  private static void expertsAndContext(String at, PipelinePlan plan, StagePlan s) {
+    io.meshplan.model.MoeShape moe = plan.model().arch().moe();
+    int ep = s.expertParallel();
+    int etp = s.expertTensorParallel();
+    if (!moe.routed() && (ep > 1 || etp > 1)) {
+      throw new InputException(at + "expertParallel: " + ep + " and expertTensorParallel: " + etp
+          + " need a mixture-of-experts model; " + plan.model().name() + " is dense");
+    }
+    if (moe.routed()) {
+      long gpus = (long) s.dataParallel() * s.contextParallel() * s.tensorParallel();
+      if (moe.experts() % ep != 0 || gpus % ((long) ep * etp) != 0
+          || moe.expertFfn() % etp != 0) {
+        throw new InputException(at + "expertParallel: " + ep + " x expertTensorParallel: " + etp
+            + " must divide the stage's " + gpus + " GPUs, EP the model's " + moe.experts()
+            + " experts and ETP their inner size " + moe.expertFfn());
+      }
+    }
+    int cp = s.contextParallel();
+    if (cp > 1 && (plan.model().seq() % (2L * cp) != 0
+        || plan.attention() != io.meshplan.model.Attention.FLASH)) {
+      throw new InputException(at + "contextParallel: " + cp + " needs fused attention and the "
+          + "sequence of " + plan.model().seq() + " tokens in 2 x " + cp + " equal chunks");
     }
   }
 

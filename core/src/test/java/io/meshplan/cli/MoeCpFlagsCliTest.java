@@ -2,6 +2,10 @@ package io.meshplan.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.io.TempDir;
+
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -50,6 +54,34 @@ class MoeCpFlagsCliTest {
     CliRun r = simulate(model, seq, flags.split(" "));
     assertThat(r.code()).as(r.err()).isEqualTo(ExitCodes.BAD_INPUT);
     assertThat(r.err().strip()).startsWith("meshplan: error: ").contains(message)
+        .doesNotContain("\n").doesNotContain("Exception");
+  }
+
+  /**
+   * A saved plan whose stage names an expert-parallel size the model cannot take (3 does not
+   * divide Mixtral's 8 experts, 64 is more than the stage's GPUs) or context parallelism on a
+   * sequence of 4,096 tokens that 2 x 3 chunks do not split: one line naming the field, exit 2.
+   */
+  @org.junit.jupiter.params.ParameterizedTest
+  @CsvSource(delimiter = '|', value = {
+      "\"expertParallel\" : 8|\"expertParallel\" : 3|stages[0].expertParallel: 3",
+      "\"expertParallel\" : 8|\"expertParallel\" : 64|stages[0].expertParallel: 64",
+      "\"expertParallel\" : 8|\"expertParallel\" : 8, \"contextParallel\" : 3|stages[0]"})
+  void savedPlansWithLayoutsTheModelCannotTakeAreRefused(String from, String to, String field,
+      @TempDir Path dir) throws java.io.IOException {
+    Path plan = dir.resolve("plan.json");
+    // Two layers and a short sequence keep the plan quick; EP 8 is its choice on 16 GPUs.
+    CliRun made = CliRun.of("plan", "--model", "mixtral-8x7b", "--layers", "2", "--seq", "4096",
+        "--cluster", "2x8:h100-80gb:ib-ndr400", "--global-batch", "64", "--out", plan.toString(),
+        "--quiet");
+    assertThat(made.code()).as(made.err()).isZero();
+    String text = Files.readString(plan);
+    assertThat(text).contains(from);
+    Path bad = dir.resolve("bad.json");
+    Files.writeString(bad, text.replace(from, to));
+    CliRun r = CliRun.of("simulate", "--plan", bad.toString());
+    assertThat(r.code()).as(r.err()).isEqualTo(ExitCodes.BAD_INPUT);
+    assertThat(r.err().strip()).startsWith("meshplan: error: " + bad + ": ").contains(field)
         .doesNotContain("\n").doesNotContain("Exception");
   }
 }
