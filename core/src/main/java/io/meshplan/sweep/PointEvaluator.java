@@ -102,8 +102,11 @@ public final class PointEvaluator {
     }
     ParallelConfig c = s.best().get().config();
     SimulationResult sim = s.best().get().evaluated().simulation();
-    String layout = String.format(Locale.ROOT, "tp=%d pp=%d dp=%d micro-batch=%d recompute=%s%s%s",
-        c.tensorParallel(), c.pipelineParallel(), c.dataParallel(), c.microBatchSize(),
+    String layout = String.format(Locale.ROOT, "tp=%d pp=%d dp=%d%s%s micro-batch=%d"
+        + " recompute=%s%s%s", c.tensorParallel(), c.pipelineParallel(), c.dataParallel(),
+        c.contextParallel() > 1 ? " cp=" + c.contextParallel() : "",
+        c.expertParallel() > 1 || c.expertTensorParallel() > 1 ? " ep=" + c.expertParallel()
+            + " etp=" + c.expertTensorParallel() : "", c.microBatchSize(),
         c.recompute().name().toLowerCase(Locale.ROOT), c.sequenceParallel() ? " sp" : "",
         c.distributedOptimizer() ? " dist-opt" : "");
     return new PointResult(p, PointStatus.OK, sim.iterationSeconds(), sim.tokensPerSecond(),
@@ -123,7 +126,11 @@ public final class PointEvaluator {
     for (int i = 0; i < plan.pipelineStages(); i++) {
       StagePlan s = plan.stages().get(i);
       j.add("layers " + plan.layersOf(i) + " on " + s.submeshNodes() + "x"
-          + s.submeshGpus() + " dp" + s.dataParallel() + " tp" + s.tensorParallel());
+          + s.submeshGpus() + " dp" + s.dataParallel()
+          + (s.contextParallel() > 1 ? " cp" + s.contextParallel() : "")
+          + " tp" + s.tensorParallel()
+          + (s.expertParallel() > 1 ? " ep" + s.expertParallel() : "")
+          + (s.expertTensorParallel() > 1 ? " etp" + s.expertTensorParallel() : ""));
     }
     return j.toString();
   }
