@@ -105,16 +105,20 @@ public final class Exporter {
 
   /**
    * A model with details the writers do not express (the Hugging Face families' q/k norms, QKV
-   * biases, GeGLU, ...) has no exact file and no nearest one: the framework would build another
-   * model.
+   * biases, GeGLU, experts, ...) has no exact file and no nearest one: the framework would build
+   * another model. Megatron-LM export also writes experts, head sizes and per-head q/k norms
+   * ({@link MegatronExpertArgs#unwritten}).
    */
   private static Optional<ExportResult> unwritten(ExportTarget target, ModelSpec model) {
-    java.util.List<String> details = model.arch().beyondLlama();
+    boolean megatron = target == ExportTarget.MEGATRON;
+    java.util.List<String> details = megatron ? MegatronExpertArgs.unwritten(model)
+        : model.arch().beyondLlama();
     if (details.isEmpty()) {
       return Optional.empty();
     }
     return Optional.of(new ExportResult.NotExpressible(target.label() + " export writes "
-        + "LLaMA- and GPT-style models; " + model.name() + " has " + String.join(", ", details)
+        + "LLaMA- and GPT-style models" + (megatron ? " and Mixtral- and Qwen3-MoE-style experts"
+        : "") + "; " + model.name() + " has " + String.join(", ", details)
         + ", which meshplan does not write", Optional.empty()));
   }
 
