@@ -119,7 +119,23 @@ public final class Exporter {
     return Optional.of(new ExportResult.NotExpressible(target.label() + " export writes "
         + "LLaMA- and GPT-style models" + (megatron ? " and Mixtral- and Qwen3-MoE-style experts"
         : "") + "; " + model.name() + " has " + String.join(", ", details)
-        + ", which meshplan does not write", Optional.empty()));
+        + ", which meshplan does not write" + nearestMoe(target, model), Optional.empty()));
+  }
+
+  /**
+   * Where a torchtitan user finds experts: torchtitan's own mixture-of-experts models (main at
+   * b5bcd76, {@code torchtitan/models/}), none of which meshplan writes.
+   */
+  private static String nearestMoe(ExportTarget target, ModelSpec model) {
+    boolean torchtitan = target == ExportTarget.TORCHTITAN || target
+        == ExportTarget.TORCHTITAN_V022;
+    if (!torchtitan || !model.arch().moe().routed()) {
+      return "";
+    }
+    return "; torchtitan's own mixture-of-experts models (qwen3's MoE flavors, deepseek_v3,"
+        + " gpt_oss, kimi_k2_7) are not written by meshplan"
+        + (MegatronExpertArgs.unwritten(model).isEmpty()
+            ? "; its Megatron-LM export writes this model" : "");
   }
 
   private static Optional<ExportInput> nearestOf(FrameworkWriter w, ExportInput input) {
