@@ -73,13 +73,20 @@ public final class MegatronArgs implements FrameworkWriter {
       return Optional.of("Megatron-LM has no GPipe schedule (its pipeline schedules are 1F1B and"
           + " interleaved 1F1B)");
     }
-    return Optional.empty();
+    return MegatronExpertArgs.missing(input);
   }
 
-  /** The nearest expressible input: the same configuration under 1F1B instead of GPipe. */
+  /**
+   * The nearest expressible input: the same configuration under 1F1B instead of GPipe, with
+   * expert tensor-parallel size 1 when the experts have biases.
+   */
   @Override
   public Optional<ExportInput> nearest(ExportInput input) {
     ExportInput oneFOneB = input.withGpipe(false);
+    if (input.model().arch().biases() && input.config().expertTensorParallel() > 1) {
+      oneFOneB = oneFOneB.withConfig(input.config().withExperts(input.config().expertParallel(),
+          1));
+    }
     return missing(oneFOneB).isEmpty() ? Optional.of(oneFOneB) : Optional.empty();
   }
 

@@ -58,7 +58,7 @@ public enum MegatronConnections {
   public String bashLines() {
     return switch (this) {
       case ONE -> "# Megatron-LM asserts CUDA_DEVICE_MAX_CONNECTIONS=1 with tensor (or context)"
-          + " parallelism on GPUs before Blackwell.\nexport CUDA_DEVICE_MAX_CONNECTIONS=1\n";
+          + " parallelism\n# on GPUs before Blackwell.\nexport CUDA_DEVICE_MAX_CONNECTIONS=1\n";
       case NOT_ONE -> "# Megatron-FSDP asserts CUDA_DEVICE_MAX_CONNECTIONS is unset or above 1.\n"
           + "unset CUDA_DEVICE_MAX_CONNECTIONS\n";
       case ANY -> "";
