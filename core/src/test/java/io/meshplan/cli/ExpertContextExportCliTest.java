@@ -104,6 +104,22 @@ class ExpertContextExportCliTest {
     }
   }
 
+  /** GPipe's nearest (1F1B) keeps the experts' layout and capacity, and runs as printed. */
+  @Test
+  void theNearestCommandOfAnMoeConfigurationKeepsItsExperts() {
+    List<String> gpipe = new ArrayList<>(EP);
+    gpipe.addAll(List.of("--schedule", "gpipe", "--moe-capacity-factor", "1.25"));
+    CliRun r = CliRun.of(concat(List.of("export", "--to", "megatron"), gpipe));
+    assertThat(r.code()).as(r.err()).isEqualTo(ExitCodes.INFEASIBLE);
+    String command = r.out().lines().filter(l -> l.startsWith("  meshplan export "))
+        .findFirst().orElseThrow().strip();
+    assertThat(command).contains(" --moe-capacity-factor 1.25 --ep 8 --etp 1 ");
+    CliRun nearest = CliRun.of(command.substring("meshplan ".length()).split(" "));
+    assertThat(nearest.code()).as(nearest.err()).isZero();
+    assertThat(arguments(nearest.out())).containsEntry("--expert-model-parallel-size", "8")
+        .containsEntry("--moe-expert-capacity-factor", "1.25");
+  }
+
   @Test
   void badExpertAndContextSizesAreRefusedAsSimulateRefusesThem() {
     List<String> three = new ArrayList<>(EP);
