@@ -233,6 +233,7 @@ final class ExportCommand implements Callable<Integer> {
     if (c.virtualStages() > 1) {
       w.addAll(List.of("--vpp", Integer.toString(c.virtualStages())));
     }
+    expertAndContextFlags(in, w);
     if (in.gpipe()) {
       w.addAll(List.of("--schedule", "gpipe"));
     }
@@ -262,6 +263,26 @@ final class ExportCommand implements Callable<Integer> {
     }
     w.addAll(overlaps);
     return ShellQuote.join(w);
+  }
+
+  /** The flags of a mixture-of-experts model's routing, its expert layout and the context split. */
+  private static void expertAndContextFlags(ExportInput in, List<String> w) {
+    ParallelConfig c = in.config();
+    io.meshplan.model.MoeShape moe = in.model().arch().moe();
+    if (moe.routed()) {
+      if (moe.capacityFactor() > 0) {
+        w.addAll(List.of("--moe-capacity-factor", Double.toString(moe.capacityFactor())));
+      }
+      if (moe.imbalance() != 1) {
+        w.addAll(List.of("--moe-imbalance", Double.toString(moe.imbalance())));
+      }
+      w.addAll(List.of("--ep", Integer.toString(c.expertParallel()),
+          "--etp", Integer.toString(c.expertTensorParallel())));
+    }
+    if (c.contextParallel() > 1) {
+      w.addAll(List.of("--cp", Integer.toString(c.contextParallel()),
+          "--cp-comm-type", c.cpAllGather() ? "all_gather" : "p2p"));
+    }
   }
 
   /**

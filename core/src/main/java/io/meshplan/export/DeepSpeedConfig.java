@@ -97,6 +97,12 @@ public final class DeepSpeedConfig implements FrameworkWriter {
       return Optional.of("DeepSpeed's configuration has no FP8 training switch (fp16, bf16 or"
           + " amp only)");
     }
+    if (c.contextParallel() > 1) {
+      return Optional.of("DeepSpeed has no context parallelism of Megatron-LM's kind (each"
+          + " sequence split over GPUs that pass keys and values round a ring or all-gather"
+          + " them); its sequence parallelism (Ulysses) is an all-to-all over attention heads,"
+          + " which meshplan does not price");
+    }
     if (c.virtualStages() > 1) {
       return Optional.of("DeepSpeed's pipeline engine has no interleaved schedule (virtual"
           + " pipeline stages)");
@@ -168,7 +174,7 @@ public final class DeepSpeedConfig implements FrameworkWriter {
     if (missingModel(input.model()).isPresent()) {
       return Optional.empty();
     }
-    ParallelConfig c = input.config();
+    ParallelConfig c = ContextFold.fold(input.config());
     int zero = c.zeroStage() >= 2 && c.pipelineParallel() > 1 ? 1 : c.zeroStage();
     ModelSpec m = input.model();
     Overlaps o = input.overlaps();
@@ -177,14 +183,15 @@ public final class DeepSpeedConfig implements FrameworkWriter {
     Overlaps runnable = new Overlaps(o.gradReduce() && zero >= 1,
         o.paramGather() && zero != 1, o.tensorComm() && !c.sequenceParallel(), o.fsdpPrefetch(),
         o.gradAccumFusion());
-    input = new ExportInput(Fp8Training.on(m.dtype()) ? m.withTraining(m.batch(), DType.BF16) : m,
-        input.cluster(), input.config(), input.attention(), runnable, false);
     try {
+      input = new ExportInput(Fp8Training.on(m.dtype()) ? m.withTraining(m.batch(), DType.BF16)
+          : m, input.cluster(), c, input.attention(), runnable, false);
       return Optional.of(input.withConfig(new ParallelConfig(
           c.tensorParallel(), c.pipelineParallel(), c.dataParallel(), 1, c.microBatchSize(),
           c.globalBatchSize(), c.recompute(), c.sequenceParallel(), zero)));
     } catch (InputException e) {
-      // Uneven stages whose layers do not split evenly over the pipeline.
+      // Uneven stages whose layers do not split evenly over the pipeline, or a global batch that
+      // the folded data-parallel size does not divide.
       return Optional.empty();
     }
   }

@@ -10,7 +10,8 @@ import io.meshplan.util.Require;
 
 /**
  * What a framework configuration is written from: a model, the cluster it trains on, and a
- * Megatron-style parallel configuration that {@link ParallelConfig#check} accepts for them.
+ * Megatron-style parallel configuration that {@link ParallelConfig#check}, {@link
+ * ParallelConfig#checkExperts} and {@link ParallelConfig#checkContext} accept for them.
  *
  * @param model the model (dimensions, sequence length, element type)
  * @param cluster the cluster
@@ -38,6 +39,8 @@ public record ExportInput(ModelSpec model, ClusterSpec cluster, ParallelConfig c
     }
     cluster.gpu().requireTraining(model.dtype());
     config.check(cluster.gpuCount(), model.layers(), model.heads(), model.kvHeads());
+    config.checkExperts(model.arch().moe());
+    config.checkContext(model.seq(), attention == Attention.FLASH);
     Require.that(!gpipe || config.virtualStages() == 1, "the GPipe schedule has no virtual"
         + " stages; got " + config.virtualStages() + " per pipeline stage");
   }

@@ -105,17 +105,37 @@ public final class Exporter {
 
   /**
    * A model with details the writers do not express (the Hugging Face families' q/k norms, QKV
-   * biases, GeGLU, ...) has no exact file and no nearest one: the framework would build another
-   * model.
+   * biases, GeGLU, experts, ...) has no exact file and no nearest one: the framework would build
+   * another model. Megatron-LM export also writes experts, head sizes and per-head q/k norms
+   * ({@link MegatronExpertArgs#unwritten}).
    */
   private static Optional<ExportResult> unwritten(ExportTarget target, ModelSpec model) {
-    java.util.List<String> details = model.arch().beyondLlama();
+    boolean megatron = target == ExportTarget.MEGATRON;
+    java.util.List<String> details = megatron ? MegatronExpertArgs.unwritten(model)
+        : model.arch().beyondLlama();
     if (details.isEmpty()) {
       return Optional.empty();
     }
     return Optional.of(new ExportResult.NotExpressible(target.label() + " export writes "
-        + "LLaMA- and GPT-style models; " + model.name() + " has " + String.join(", ", details)
-        + ", which meshplan does not write", Optional.empty()));
+        + "LLaMA- and GPT-style models" + (megatron ? " and Mixtral- and Qwen3-MoE-style experts"
+        : "") + "; " + model.name() + " has " + String.join(", ", details)
+        + ", which meshplan does not write" + nearestMoe(target, model), Optional.empty()));
+  }
+
+  /**
+   * Where a torchtitan user finds experts: torchtitan's own mixture-of-experts models (main at
+   * b5bcd76, {@code torchtitan/models/}), none of which meshplan writes.
+   */
+  private static String nearestMoe(ExportTarget target, ModelSpec model) {
+    boolean torchtitan = target == ExportTarget.TORCHTITAN || target
+        == ExportTarget.TORCHTITAN_V022;
+    if (!torchtitan || !model.arch().moe().routed()) {
+      return "";
+    }
+    return "; torchtitan's own mixture-of-experts models (qwen3's MoE flavors, deepseek_v3,"
+        + " gpt_oss, kimi_k2_7) are not written by meshplan"
+        + (MegatronExpertArgs.unwritten(model).isEmpty()
+            ? "; its Megatron-LM export writes this model" : "");
   }
 
   private static Optional<ExportInput> nearestOf(FrameworkWriter w, ExportInput input) {

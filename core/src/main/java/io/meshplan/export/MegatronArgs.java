@@ -73,13 +73,20 @@ public final class MegatronArgs implements FrameworkWriter {
       return Optional.of("Megatron-LM has no GPipe schedule (its pipeline schedules are 1F1B and"
           + " interleaved 1F1B)");
     }
-    return Optional.empty();
+    return MegatronExpertArgs.missing(input);
   }
 
-  /** The nearest expressible input: the same configuration under 1F1B instead of GPipe. */
+  /**
+   * The nearest expressible input: the same configuration under 1F1B instead of GPipe, with
+   * expert tensor-parallel size 1 when the experts have biases.
+   */
   @Override
   public Optional<ExportInput> nearest(ExportInput input) {
     ExportInput oneFOneB = input.withGpipe(false);
+    if (input.model().arch().biases() && input.config().expertTensorParallel() > 1) {
+      oneFOneB = oneFOneB.withConfig(input.config().withExperts(input.config().expertParallel(),
+          1));
+    }
     return missing(oneFOneB).isEmpty() ? Optional.of(oneFOneB) : Optional.empty();
   }
 
@@ -105,12 +112,19 @@ public final class MegatronArgs implements FrameworkWriter {
     sb.append("# Megatron-LM arguments written by meshplan export\n");
     sb.append("# model ").append(ShellQuote.commentText(input.model().name())).append(" on ")
         .append(input.cluster().toShortString()).append(": tensor ").append(c.tensorParallel())
-        .append(" x pipeline ").append(c.pipelineParallel()).append(" x data ")
-        .append(c.dataParallel()).append(" = ").append(io.meshplan.util.Words.count(c.gpus(), "GPU")).append(",\n# ")
+        .append(" x pipeline ").append(c.pipelineParallel())
+        .append(c.contextParallel() > 1 ? " x context " + c.contextParallel() : "")
+        .append(" x data ").append(c.dataParallel()).append(" = ").append(io.meshplan.util.Words.count(c.gpus(), "GPU")).append(",\n# ")
         .append(io.meshplan.util.Words.count(c.microbatches(), "microbatch")).append(" of ").append(c.microBatchSize())
         .append(" per pipeline per iteration\n");
     sb.append("# Megatron-LM derives the data-parallel size from the world size: launch exactly ")
         .append(c.gpus()).append(" processes.\n");
+    if (input.model().arch().moe().routed()) {
+      sb.append("# ").append(input.model().arch().moe().experts()).append(" experts: expert ")
+          .append(c.expertParallel()).append(" x expert tensor ").append(c.expertTensorParallel())
+          .append(" per ").append(c.tensorParallel() * c.dataParallel() * c.contextParallel())
+          .append(" GPUs of a pipeline stage.\n");
+    }
     if (c.zeroStage() >= 2) {
       sb.append("# ZeRO-").append(c.zeroStage()).append(" is Megatron-FSDP.\n");
     }
@@ -184,6 +198,11 @@ public final class MegatronArgs implements FrameworkWriter {
     a.add(List.of("--tensor-model-parallel-size", Integer.toString(c.tensorParallel())));
     a.add(List.of("--pipeline-model-parallel-size", Integer.toString(c.pipelineParallel())));
     pipelineStages(c, m, a);
+    if (c.contextParallel() > 1) {
+      // Megatron-LM's data-parallel size is world / (TP x PP x CP) (arguments.py:424-448).
+      a.add(List.of("--context-parallel-size", Integer.toString(c.contextParallel())));
+      a.add(List.of("--cp-comm-type", c.cpAllGather() ? "all_gather" : "p2p"));
+    }
     a.add(List.of("--micro-batch-size", Integer.toString(c.microBatchSize())));
     a.add(List.of("--global-batch-size", Integer.toString(c.globalBatchSize())));
     if (c.sequenceParallel()) {
@@ -218,6 +237,7 @@ public final class MegatronArgs implements FrameworkWriter {
         m.arch().positions() == Architecture.Positions.LEARNED ? m.arch().positionRows()
             : m.seq())));
     a.addAll(architecture(m));
+    a.addAll(MegatronExpertArgs.arguments(input));
     // Megatron-Core's AttnBackend (flash, fused, unfused, local, auto; default auto): the kernel
     // the plan was priced with.
     a.add(List.of("--attention-backend", input.attention().label()));

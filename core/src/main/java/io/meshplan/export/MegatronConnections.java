@@ -19,7 +19,7 @@ import io.meshplan.plan.ParallelConfig;
  *   <li>otherwise (no tensor parallelism, or Blackwell and later) it asks nothing.
  * </ul>
  *
- * <p>meshplan has no context parallelism, so the tensor size alone decides. A GPU is taken as
+ * <p>A GPU is taken as
  * Blackwell or later when it has NVLink 5 (B200's generation, {@code GpuCatalog}); a GPU without
  * NVLink is taken as older, where setting the variable is what Megatron-LM asks.
  */
@@ -46,7 +46,7 @@ public enum MegatronConnections {
       return NOT_ONE;
     }
     boolean beforeBlackwell = input.cluster().gpu().nvlinkGeneration() < BLACKWELL_NVLINK;
-    return c.tensorParallel() > 1 && beforeBlackwell ? ONE : ANY;
+    return (c.tensorParallel() > 1 || c.contextParallel() > 1) && beforeBlackwell ? ONE : ANY;
   }
 
   /**
@@ -57,8 +57,8 @@ public enum MegatronConnections {
    */
   public String bashLines() {
     return switch (this) {
-      case ONE -> "# Megatron-LM asserts CUDA_DEVICE_MAX_CONNECTIONS=1 with tensor parallelism on"
-          + " GPUs before Blackwell.\nexport CUDA_DEVICE_MAX_CONNECTIONS=1\n";
+      case ONE -> "# Megatron-LM asserts CUDA_DEVICE_MAX_CONNECTIONS=1 with tensor (or context)"
+          + " parallelism\n# on GPUs before Blackwell.\nexport CUDA_DEVICE_MAX_CONNECTIONS=1\n";
       case NOT_ONE -> "# Megatron-FSDP asserts CUDA_DEVICE_MAX_CONNECTIONS is unset or above 1.\n"
           + "unset CUDA_DEVICE_MAX_CONNECTIONS\n";
       case ANY -> "";

@@ -44,6 +44,14 @@ public final class TorchtitanPython implements FrameworkWriter {
           + " dimensions (layers, hidden, heads, kv heads, ffn, vocab " + TorchtitanV022.VOCAB
           + "); the nearest is " + nearestFlavor(m));
     }
+    if (input.config().contextParallel() > 1 && TorchtitanV022.flavor(m).isPresent()) {
+      // models/common/decoder.py:173-183 refuses CP under SDPA or varlen attention; the
+      // FlexAttention path all-gathers keys and values (models/common/attention.py:797-798).
+      return Optional.of("meshplan writes context parallelism for Megatron-LM only: torchtitan "
+          + TorchtitanMain.VERSION + " runs it only under FlexAttention, all-gathering keys and"
+          + " values (models/common/decoder.py:173-183), not under the SDPA of the llama3"
+          + " recipes meshplan writes, and meshplan does not price that form");
+    }
     Optional<String> lacking = rules.missing(input);
     if (lacking.isPresent()) {
       return lacking;

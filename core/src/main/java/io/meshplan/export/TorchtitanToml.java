@@ -79,6 +79,11 @@ public final class TorchtitanToml implements FrameworkWriter {
     if (input.model().dtype() == DType.F16 && !hasBf16(input)) {
       return Optional.of(noF16(input));
     }
+    if (c.contextParallel() > 1) {
+      return Optional.of("meshplan writes context parallelism for Megatron-LM only: torchtitan"
+          + " " + TorchtitanV022.VERSION + " splits sequences with PyTorch's experimental ring"
+          + " attention, whose key/value rotation meshplan does not price");
+    }
     if (c.tensorParallel() > 1 && !c.sequenceParallel()) {
       return Optional.of("torchtitan always uses sequence parallelism with tensor parallelism;"
           + " it has no tensor parallelism without it");
@@ -136,7 +141,7 @@ public final class TorchtitanToml implements FrameworkWriter {
       // No flavor has the model's dimensions, or f16 on a GPU without bf16: nothing near.
       return Optional.empty();
     }
-    ParallelConfig c = input.config();
+    ParallelConfig c = ContextFold.fold(input.config());
     ModelSpec m = input.model();
     ParallelConfig n = new ParallelConfig(c.tensorParallel(), c.pipelineParallel(),
         c.dataParallel(), c.virtualStages(), c.microBatchSize(), c.globalBatchSize(),
@@ -149,8 +154,13 @@ public final class TorchtitanToml implements FrameworkWriter {
     ModelSpec nm = m.dtype() != DType.F16 ? m : new ModelSpec(m.name(), m.family(), m.layers(),
         m.hidden(), m.heads(), m.kvHeads(), m.ffn(), m.vocab(), m.seq(), m.batch(), DType.BF16,
         m.arch());
-    return Optional.of(new ExportInput(nm, input.cluster(), n, input.attention(),
-        input.overlaps(), input.gpipe()));
+    try {
+      return Optional.of(new ExportInput(nm, input.cluster(), n, input.attention(),
+          input.overlaps(), input.gpipe()));
+    } catch (io.meshplan.util.InputException e) {
+      // Context parallelism folded into a data-parallel size the global batch does not divide.
+      return Optional.empty();
+    }
   }
 
   /**

@@ -98,9 +98,11 @@ public final class PlanFileCheck {
     int[] sub = s.positivePair("submesh");
     s.nonNegative("firstDevice");
     int[] mesh = s.positivePair("logicalMesh");
-    if ((long) mesh[0] * mesh[1] != (long) sub[0] * sub[1]) {
-      throw s.bad("logicalMesh", mesh[0] + "x" + mesh[1] + " does not fill the submesh "
-          + sub[0] + "x" + sub[1]);
+    // Each data-parallel replica is contextParallel x tensorParallel GPUs (StagePlan).
+    long cp = s.has("contextParallel") ? s.positive("contextParallel") : 1;
+    if ((long) mesh[0] * mesh[1] * cp != (long) sub[0] * sub[1]) {
+      throw s.bad("logicalMesh", mesh[0] + "x" + mesh[1] + (cp > 1 ? " with context-parallel"
+          + " size " + cp : "") + " does not fill the submesh " + sub[0] + "x" + sub[1]);
     }
     if (!module) {
       if (sequences % mesh[0] != 0) {

@@ -76,18 +76,24 @@ class HfFamiliesCliTest {
   }
 
   /**
-   * Neither the framework exports nor shard's LLaMA graph have Qwen3's q/k norms: export exits 3
-   * with no nearest configuration, shard refuses the model in one line.
+   * Megatron-LM export writes Qwen3's head size and per-head q/k norms ({@code --kv-channels},
+   * {@code --qk-layernorm}) but not OLMo 2's norms over all heads: export exits 3 with no nearest
+   * configuration; shard's LLaMA graph refuses Gemma 2 in one line.
    */
   @Test
   void exportAndShardRefuseWhatTheyCannotBuild() {
-    CliRun export = CliRun.of("export", "--to", "megatron", "--model", HF + "qwen3-8b.json",
+    CliRun qwen = CliRun.of("export", "--to", "megatron", "--model", HF + "qwen3-8b.json",
         "--cluster", "1x8:h100-80gb", "--tp", "8", "--pp", "1", "--dp", "1", "--global-batch", "64",
         "--micro-batch", "1");
+    assertThat(qwen.code()).as(qwen.err()).isZero();
+    assertThat(qwen.out()).contains("\n  --kv-channels 128\n  --qk-layernorm\n");
+    CliRun export = CliRun.of("export", "--to", "megatron", "--model",
+        HF + "olmo-2-1124-7b.json", "--cluster", "1x8:h100-80gb", "--tp", "8", "--pp", "1", "--dp",
+        "1", "--global-batch", "64", "--micro-batch", "1");
     assertThat(export.code()).as(export.err()).isEqualTo(ExitCodes.INFEASIBLE);
     assertThat(export.err()).contains("megatron cannot express this configuration: megatron "
-        + "export writes LLaMA- and GPT-style models; qwen3-8b has head_dim 128, q/k norms, "
-        + "which meshplan does not write");
+        + "export writes LLaMA- and GPT-style models and Mixtral- and Qwen3-MoE-style experts; "
+        + "olmo-2-1124-7b has q/k norms, which meshplan does not write");
     assertThat(export.out()).contains("no configuration megatron can express is near it");
     CliRun shard = CliRun.of("shard", "--model", HF + "gemma-2-9b.json", "--layers", "1",
         "--mesh", "2x2", "--alpha", "1,1", "--beta", "1,0.01", "--memory", "1000MB");

@@ -17,33 +17,45 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 /**
- * The mixture-of-experts models at the command line: no framework export writes their experts
- * yet, so export refuses them (exit 3, no nearest configuration) from flags and from a plan;
- * shard's LLaMA graph refuses them; configs with mixed dense and MoE layers are refused in one
- * line.
+ * The mixture-of-experts models at the command line: torchtitan and DeepSpeed export refuse their
+ * experts, and Megatron-LM export refuses GPT-OSS's sinks, expert biases and window (exit 3, no
+ * nearest configuration), from flags and from a plan; shard's LLaMA graph refuses them; configs
+ * with mixed dense and MoE layers are refused in one line. Megatron-LM export of Mixtral and
+ * Qwen3-MoE is {@code ExpertContextExportCliTest}'s.
  */
 class MoeModelsCliTest {
   private static final String HF = "core/src/test/resources/hf/";
 
   @ParameterizedTest
-  @CsvSource({"megatron, mixtral-8x7b, a mixture of 8 experts",
+  @CsvSource({"megatron, gpt-oss-20b, 'attention sinks, expert biases, a 128-token sliding "
+          + "window', none",
+      "torchtitan, mixtral-8x7b, a mixture of 8 experts, megatron",
       "torchtitan, " + HF + "qwen3-30b-a3b.json, 'a mixture of 128 experts, head_dim 128, q/k "
-          + "norms'",
-      "deepspeed, gpt-oss-20b, 'a mixture of 32 experts, head_dim 64, attention sinks'"})
-  void exportRefusesAnMoeModel(String target, String model, String details) {
+          + "norms', megatron",
+      "torchtitan, gpt-oss-20b, 'a mixture of 32 experts, head_dim 64, attention sinks', titan",
+      "deepspeed, gpt-oss-20b, 'a mixture of 32 experts, head_dim 64, attention sinks', none"})
+  void exportRefusesAnMoeModel(String target, String model, String details, String tail) {
     CliRun r = CliRun.of("export", "--to", target, "--model", model, "--cluster",
         "1x8:h100-80gb", "--tp", "1", "--pp", "1", "--dp", "8", "--global-batch", "64",
         "--micro-batch", "1");
     assertThat(r.code()).as(r.err()).isEqualTo(ExitCodes.INFEASIBLE);
     String name = model.startsWith(HF) ? "qwen3-30b-a3b" : model;
     assertThat(r.err().strip()).isEqualTo("meshplan: infeasible: " + target + " cannot express "
-        + "this configuration: " + target + " export writes LLaMA- and GPT-style models; " + name
-        + " has " + details + ", which meshplan does not write");
+        + "this configuration: " + target + " export writes LLaMA- and GPT-style models"
+        + (target.equals("megatron") ? " and Mixtral- and Qwen3-MoE-style experts" : "") + "; "
+        + name
+        + " has " + details + ", which meshplan does not write" + (tail.equals("none") ? ""
+        : "; torchtitan's own mixture-of-experts models (qwen3's MoE flavors, deepseek_v3,"
+            + " gpt_oss, kimi_k2_7) are not written by meshplan")
+        + (tail.equals("megatron") ? "; its Megatron-LM export writes this model" : ""));
     assertThat(r.out().strip()).isEqualTo("no configuration " + target
         + " can express is near it");
   }
 
-  /** A saved plan of an MoE model keeps its experts, so exporting it is refused the same way. */
+  /**
+   * A saved plan of an MoE model keeps its experts, so exporting it to a framework that does not
+   * write them is refused the same way.
+   */
   @Test
   void exportRefusesTheSavedPlanOfAnMoeModel(@TempDir Path dir) throws IOException {
     // mixtral-8x7b's 32 layers on two stages of one node each, 8 GPUs as 2 x 4.
@@ -56,10 +68,10 @@ class MoeModelsCliTest {
         64, 2, 32, 1, stages, new PipelinePlan.Prediction(10, 1000, 100, 0.3, 5e10));
     Path plan = dir.resolve("plan.json");
     Files.writeString(plan, PlanJson.write(p));
-    CliRun r = CliRun.of("export", "--to", "megatron", "--plan", plan.toString());
+    CliRun r = CliRun.of("export", "--to", "deepspeed", "--plan", plan.toString());
     assertThat(r.code()).as(r.err()).isEqualTo(ExitCodes.INFEASIBLE);
-    assertThat(r.err().strip()).isEqualTo("meshplan: infeasible: megatron cannot express this "
-        + "configuration: megatron export writes LLaMA- and GPT-style models; mixtral-8x7b has "
+    assertThat(r.err().strip()).isEqualTo("meshplan: infeasible: deepspeed cannot express this "
+        + "configuration: deepspeed export writes LLaMA- and GPT-style models; mixtral-8x7b has "
         + "a mixture of 8 experts, which meshplan does not write");
   }
 

@@ -1,0 +1,143 @@
+package io.meshplan.export;
+
+import io.meshplan.cluster.FusedAttentionKernels;
+import io.meshplan.model.Architecture;
+import io.meshplan.model.AttentionShape;
+import io.meshplan.model.ModelSpec;
+import io.meshplan.model.MoeShape;
+import io.meshplan.plan.ParallelConfig;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+
+/**
+ * Megatron-LM's arguments for what a LLaMA block does not have: a mixture-of-experts layer
+ * (Mixtral, Qwen3-MoE), its expert parallelism, a head size of its own and per-head q/k norms.
+ * The rules are Megatron-LM's at commit d98e8a6 (NVIDIA/Megatron-LM main, 2026-08-22), restated in
+ * {@code MegatronMoeConformanceTest}:
+ *
+ * <ul>
+ *   <li>{@code --expert-tensor-parallel-size} defaults to the tensor-parallel size ({@code
+ *       megatron/training/arguments.py:587-588}), so it is always written: meshplan's default is 1.
+ *   <li>the experts fold into the world as {@code ETP x EP x expert-DP x PP} ({@code
+ *       megatron/core/parallel_state.py:874-884}); {@link ParallelConfig#checkExperts} asks the
+ *       stricter {@code EP x ETP | TP x DP}.
+ *   <li>{@code num_experts % EP == 0} ({@code arguments.py:1655-1658}).
+ *   <li>biases in the experts need {@code ETP == 1} ({@code
+ *       megatron/core/transformer/transformer_config.py:2612-2615}).
+ *   <li>a capacity factor needs the {@code aux_loss} (or seq/global aux, or none) balancing ({@code
+ *       transformer_config.py:1836-1860}); meshplan prices each expert's load as {@code
+ *       min(imbalance, capacity)} times the even share, the tokens over capacity dropped, which is
+ *       Megatron-LM's behaviour without {@code --moe-pad-expert-input-to-capacity} (that flag pads
+ *       every expert to its capacity, {@code transformer_config.py:921-924}), so it is not written.
+ *   <li>one expert per token under the softmax router needs {@code --moe-router-pre-softmax}
+ *       ({@code transformer_config.py:2662-2670}).
+ *   <li>grouped GEMM needs compute capability 8 or more ({@code arguments.py:1378-1380}), which the
+ *       GPUs with fused attention kernels have ({@link FusedAttentionKernels}: Ampere and later).
+ * </ul>
+ *
+ * <p>The auxiliary loss coefficient is 1e-2, the starting value Megatron-LM's help recommends
+ * ({@code arguments.py:3536-3537}); meshplan does not price the router's loss, and the model
+ * configs it reads do not all carry one.
+ */
+final class MegatronExpertArgs {
+  /** The auxiliary load-balancing loss coefficient written ({@code --moe-aux-loss-coeff}). */
+  static final String AUX_LOSS_COEFF = "1e-2";
+
+  private MegatronExpertArgs() {}
+
+  /**
+   * The details of a model's architecture that Megatron-LM export does not write: the Hugging
+   * Face families' details ({@link Architecture#beyondLlama}) less the mixture of experts, the head
+   * size ({@code --kv-channels}) and per-head q/k norms ({@code --qk-layernorm}), plus expert
+   * biases and a sliding window shorter than the sequence.
+   *
+   * @param m the model
+   * @return the details in {@link Architecture#beyondLlama}'s order, empty when all are written
+   */
+  static List<String> unwritten(ModelSpec m) {
+    Architecture arch = m.arch();
+    AttentionShape attn = arch.attn();
+    List<String> out = new ArrayList<>(arch.beyondLlama());
+    out.remove("a mixture of " + arch.moe().experts() + " experts");
+    out.remove("head_dim " + attn.headDim());
+    if (attn.qkNorm() == AttentionShape.QkNorm.PER_HEAD) {
+      out.remove("q/k norms");
+    }
+    if (arch.moe().expertBiases()) {
+      out.add("expert biases");
+    }
+    if (attn.window() > 0 && attn.window() < m.seq()) {
+      out.add("a " + attn.window() + "-token sliding window");
+    }
+    return out;
+  }
+
+  /**
+   * What Megatron-LM cannot run of an input's experts, if anything.
+   *
+   * @param input the input
+   * @return the reason, empty when it can
+   */
+  static Optional<String> missing(ExportInput input) {
+    MoeShape moe = input.model().arch().moe();
+    ParallelConfig c = input.config();
+    if (moe.routed() && input.model().arch().biases() && c.expertTensorParallel() > 1) {
+      return Optional.of("Megatron-LM supports biases in the experts only with expert"
+          + " tensor-parallel size 1 (transformer_config.py:2612-2615); got "
+          + c.expertTensorParallel());
+    }
+    return Optional.empty();
+  }
+
+  /**
+   * The arguments of a model's head size, q/k norms and experts, in that order.
+   *
+   * @param input an expressible input
+   * @return the arguments, empty for a LLaMA-style dense model
+   */
+  static List<List<String>> arguments(ExportInput input) {
+    ModelSpec m = input.model();
+    AttentionShape attn = m.arch().attn();
+    List<List<String>> a = new ArrayList<>();
+    if (attn.headDim() > 0) {
+      a.add(List.of("--kv-channels", Integer.toString(attn.headDim())));
+    }
+    if (attn.qkNorm() == AttentionShape.QkNorm.PER_HEAD) {
+      a.add(List.of("--qk-layernorm"));
+    }
+    MoeShape moe = m.arch().moe();
+    if (!moe.routed()) {
+      return a;
+    }
+    ParallelConfig c = input.config();
+    a.add(List.of("--num-experts", Integer.toString(moe.experts())));
+    a.add(List.of("--moe-router-topk", Integer.toString(moe.topK())));
+    if (moe.topK() == 1) {
+      a.add(List.of("--moe-router-pre-softmax"));
+    }
+    a.add(List.of("--moe-ffn-hidden-size", Integer.toString(moe.expertFfn())));
+    if (moe.sharedFfn() > 0) {
+      a.add(List.of("--moe-shared-expert-intermediate-size", Integer.toString(moe.sharedFfn())));
+    }
+    a.add(List.of("--expert-model-parallel-size", Integer.toString(c.expertParallel())));
+    a.add(List.of("--expert-tensor-parallel-size", Integer.toString(c.expertTensorParallel())));
+    a.add(List.of("--moe-token-dispatcher-type", "alltoall"));
+    a.add(List.of("--moe-router-load-balancing-type", "aux_loss"));
+    a.add(List.of("--moe-aux-loss-coeff", AUX_LOSS_COEFF));
+    if (moe.capacityFactor() > 0) {
+      a.add(List.of("--moe-expert-capacity-factor", number(moe.capacityFactor())));
+    }
+    if (FusedAttentionKernels.of(input.cluster().gpu()).isPresent()) {
+      a.add(List.of("--moe-grouped-gemm"));
+    }
+    return a;
+  }
+
+  /** A factor as Python reads it back exactly: the shortest decimal of the double. */
+  private static String number(double x) {
+    String s = Double.toString(x);
+    return s.endsWith(".0") ? s.substring(0, s.length() - 2) : s.toLowerCase(Locale.ROOT);
+  }
+}
