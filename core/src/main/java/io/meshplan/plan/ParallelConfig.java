@@ -177,8 +177,8 @@ public record ParallelConfig(
 
   /**
    * Refuses expert layouts the model cannot take: experts on a dense model, EP not dividing the
-   * experts, {@code EP x ETP} not dividing a pipeline stage's {@code TP x DP} GPUs (Megatron-Core
-   * folds the expert groups into them), ETP not dividing the expert size, and tensor parallelism
+   * experts, {@code EP x ETP} not dividing a pipeline stage's {@code TP x CP x DP} GPUs
+   * (Megatron-Core folds the expert groups into them), ETP not dividing the expert size, and tensor parallelism
    * without sequence parallelism on a mixture-of-experts model (Megatron-LM requires it with
    * expert parallelism, and meshplan's token dispatch splits the tokens by sequence).
    *
@@ -197,11 +197,12 @@ public record ParallelConfig(
       throw new InputException("expert-parallel size " + expertParallel + " does not divide the "
           + "model's " + moe.experts() + " experts");
     }
-    long stage = (long) tensorParallel * dataParallel;
+    long stage = (long) tensorParallel * dataParallel * contextParallel;
     if (stage % ((long) expertParallel * expertTensorParallel) != 0) {
       throw new InputException("expert-parallel size " + expertParallel + " x expert "
           + "tensor-parallel size " + expertTensorParallel + " does not divide the " + stage
-          + " GPUs of a pipeline stage (tensor-parallel size x data-parallel size)");
+          + " GPUs of a pipeline stage (tensor-parallel size x data-parallel size"
+          + (contextParallel > 1 ? " x context-parallel size" : "") + ")");
     }
     if (moe.expertFfn() % expertTensorParallel != 0) {
       throw new InputException("expert tensor-parallel size " + expertTensorParallel
