@@ -485,8 +485,23 @@ public final class GraphBuilder {
    * @return the id of the output {@code [b, s, a, d]}
    */
   public int fusedAttention(int q, int k, int v) {
+    return fusedAttention(q, k, v, 1);
+  }
+
+  /**
+   * Causal fused attention that computes a fraction of the causal query-key pairs (a sliding
+   * window, {@link OpAttrs.Attention}).
+   *
+   * @param q queries {@code [b, s, a, d]}
+   * @param k keys {@code [b, s, g, d]}, {@code g} dividing {@code a}
+   * @param v values, the shape of {@code k}
+   * @param work the fraction of the causal pairs computed, in (0, 1]
+   * @return the id of the output {@code [b, s, a, d]}
+   */
+  public int fusedAttention(int q, int k, int v, double work) {
     checkAttention(q, k, v);
-    return add(Opcode.FUSED_ATTENTION, shape(q), List.of(q, k, v), OpAttrs.NONE);
+    return add(Opcode.FUSED_ATTENTION, shape(q), List.of(q, k, v), new OpAttrs.Attention(-1,
+        work));
   }
 
   /**
@@ -501,12 +516,28 @@ public final class GraphBuilder {
    * @return the id of the gradient, shaped as Q (dQ) or K (dK, dV)
    */
   public int fusedAttentionGrad(int output, int q, int k, int v, int o, int dO) {
+    return fusedAttentionGrad(output, q, k, v, o, dO, 1);
+  }
+
+  /**
+   * One gradient of causal fused attention computing a fraction of the causal pairs.
+   *
+   * @param output 0 for dQ, 1 for dK, 2 for dV
+   * @param q the forward's queries
+   * @param k its keys
+   * @param v its values
+   * @param o its output
+   * @param dO the gradient of its output
+   * @param work the fraction of the causal pairs computed, in (0, 1]
+   * @return the id of the gradient
+   */
+  public int fusedAttentionGrad(int output, int q, int k, int v, int o, int dO, double work) {
     checkAttention(q, k, v);
     io.meshplan.util.Require.that(output >= 0 && output <= 2, "fused attention has 3 gradients, not " + output);
     io.meshplan.util.Require.that(shape(o).equals(shape(q)) && shape(dO).equals(shape(q)),
         "the output and its gradient take the queries' shape");
     return add(Opcode.FUSED_ATTENTION_GRAD, output == 0 ? shape(q) : shape(k),
-        List.of(q, k, v, o, dO), new OpAttrs.Index(output));
+        List.of(q, k, v, o, dO), new OpAttrs.Attention(output, work));
   }
 
   private void checkAttention(int q, int k, int v) {

@@ -183,13 +183,14 @@ final class HloAttributeReader {
     String target = p.raw.get("custom_call_target");
     if (HloText.quote(FUSED_ATTENTION_TARGET).equals(target) && p.operandNames.length == 3) {
       p.opcode = Opcode.FUSED_ATTENTION;
+      p.attrs = new OpAttrs.Attention(-1, 1);
       p.raw.remove("custom_call_target");
     } else if (HloText.quote(FUSED_ATTENTION_GRAD_TARGET).equals(target)
         && p.operandNames.length == 5) {
       String index = p.raw.get("output_index");
       if (index != null && index.matches("[012]")) {
         p.opcode = Opcode.FUSED_ATTENTION_GRAD;
-        p.attrs = new OpAttrs.Index(Integer.parseInt(index));
+        p.attrs = new OpAttrs.Attention(Integer.parseInt(index), 1);
         p.raw.remove("custom_call_target");
         p.raw.remove("output_index");
       }

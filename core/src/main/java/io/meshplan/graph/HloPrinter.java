@@ -222,7 +222,7 @@ public final class HloPrinter {
     if (ins.opcode() == Opcode.FUSED_ATTENTION_GRAD && !raw.containsKey("custom_call_target")) {
       sb.append(", custom_call_target=")
           .append(HloText.quote(HloAttributeReader.FUSED_ATTENTION_GRAD_TARGET))
-          .append(", output_index=").append(((OpAttrs.Index) ins.attrs()).index());
+          .append(", output_index=").append(((OpAttrs.Attention) ins.attrs()).output());
     }
     if ((ins.opcode() == Opcode.MOE_DISPATCH || ins.opcode() == Opcode.MOE_COMBINE)
         && !raw.containsKey("custom_call_target")) {

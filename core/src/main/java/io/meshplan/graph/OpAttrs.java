@@ -91,4 +91,23 @@ public sealed interface OpAttrs {
    * @param index the index
    */
   record Index(int index) implements OpAttrs {}
+
+  /**
+   * A fused attention kernel ({@link Opcode#FUSED_ATTENTION} and {@link
+   * Opcode#FUSED_ATTENTION_GRAD}).
+   *
+   * @param output which gradient a backward kernel yields (0 dQ, 1 dK, 2 dV), -1 for the forward
+   * @param work the causal query-key pairs computed, as a fraction of the causal pairs of the
+   *     whole sequence: 1 without a sliding window, less with one ({@link
+   *     io.meshplan.model.AttentionShape#causalPairs})
+   */
+  record Attention(int output, double work) implements OpAttrs {
+    /** Validates the fields. */
+    public Attention {
+      io.meshplan.util.Require.that(output >= -1 && output <= 2, "attention output -1 to 2, got "
+          + output);
+      io.meshplan.util.Require.that(work > 0 && work <= 1, "attention work in (0, 1], got "
+          + work);
+    }
+  }
 }

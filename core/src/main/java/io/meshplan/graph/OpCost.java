@@ -61,7 +61,7 @@ public final class OpCost {
    */
   public static double recomputedFlops(Graph graph, Instruction ins) {
     if (ins.opcode() != Opcode.FUSED_ATTENTION_GRAD
-        || ((OpAttrs.Index) ins.attrs()).index() != 0) {
+        || ((OpAttrs.Attention) ins.attrs()).output() != 0) {
       return 0;
     }
     return flops(graph, ins) / 3;
@@ -74,18 +74,22 @@ public final class OpCost {
    * parallelism a GPU's {@code s/c} queries meet the keys of the whole sequence {@code s}, and
    * Megatron-Core's load balancing (each GPU holds two of the {@code 2c} chunks, one from each
    * end) gives each GPU {@code 1/c} of the causal work: {@code G = b a (s/c) s d}, which is {@code
-   * b a s_q s_kv d} in both cases. The forward runs two
+   * b a s_q s_kv d} in both cases; a sliding window computes the fraction {@link
+   * OpAttrs.Attention#work} of it. The forward runs two
    * (S = Q K^T and O = P V): 2G. The backward runs five: S again, dP = dO V^T and dQ = dS K for
    * dQ (3G), dK = dS^T Q (G) and dV = P^T dO (G), 2.5 times the forward.
    */
   private static double attentionFlops(Graph graph, Instruction ins) {
     TensorShape q = graph.get(ins.operand(0)).tensorShape();
     TensorShape k = graph.get(ins.operand(1)).tensorShape();
-    double g = (double) q.dim(0) * q.dim(2) * q.dim(1) * (double) k.dim(1) * q.dim(3);
+    OpAttrs.Attention a = ins.attrs() instanceof OpAttrs.Attention x ? x
+        : new OpAttrs.Attention(-1, 1);
+    double g = (double) q.dim(0) * q.dim(2) * q.dim(1) * (double) k.dim(1) * q.dim(3)
+        * a.work();
     if (ins.opcode() == Opcode.FUSED_ATTENTION) {
       return 2 * g;
     }
-    return ((OpAttrs.Index) ins.attrs()).index() == 0 ? 3 * g : g;
+    return a.output() == 0 ? 3 * g : g;
   }
 
   /**

@@ -197,7 +197,8 @@ final class Backprop {
       }
       case CONCATENATE -> tape.concatenate(((OpAttrs.Dims) ins.attrs()).dims().get(0), ops);
       case GATHER -> tape.gather(ops[0], ops[1]);
-      case FUSED_ATTENTION -> tape.fusedAttention(ops[0], ops[1], ops[2]);
+      case FUSED_ATTENTION -> tape.fusedAttention(ops[0], ops[1], ops[2],
+          ((io.meshplan.graph.OpAttrs.Attention) ins.attrs()).work());
       case MOE_DISPATCH -> tape.moeDispatch(ops[0], ops.length > 1 ? ops[1] : -1, shape.dim(0),
           shape.dim(1));
       case MOE_COMBINE -> tape.moeCombine(ops[0], ops.length > 1 ? ops[1] : -1, shape.dim(0),

@@ -224,18 +224,45 @@ final class DecoderForward {
    * Selective recomputation has nothing left to recompute here.
    */
   private int flash(int q, int k, int v) {
-    int out = keep(t.fusedAttention(q, k, v), false);
+    double work = windowWork(spec, o.seq() * o.contextParallel());
+    int out = keep(t.fusedAttention(q, k, v, work), false);
     t.customVjp(out, (bp, g) -> {
       Tape tp = bp.tape();
       int fq = bp.fwd(q);
       int fk = bp.fwd(k);
       int fv = bp.fwd(v);
       int fo = bp.fwd(out);
-      bp.accumulate(q, tp.fusedAttentionGrad(0, fq, fk, fv, fo, g));
-      bp.accumulate(k, tp.fusedAttentionGrad(1, fq, fk, fv, fo, g));
-      bp.accumulate(v, tp.fusedAttentionGrad(2, fq, fk, fv, fo, g));
+      bp.accumulate(q, tp.fusedAttentionGrad(0, fq, fk, fv, fo, g, work));
+      bp.accumulate(k, tp.fusedAttentionGrad(1, fq, fk, fv, fo, g, work));
+      bp.accumulate(v, tp.fusedAttentionGrad(2, fq, fk, fv, fo, g, work));
     });
     return out;
+  }
+
+  /**
+   * The causal query-key pairs a block's fused attention computes, as a fraction of the whole
+   * sequence's, averaged over the model's layers: a windowed layer computes {@link
+   * AttentionShape#causalPairs} of its window, a global one all of them. meshplan prices one
+   * block for every layer, so a model that interleaves windowed and global layers (Gemma 2 and 3,
+   * GPT-OSS) is priced at their mean: exact over the model and over any stage whose layers mix
+   * them in the model's proportion, off by a fraction of one layer's attention elsewhere.
+   *
+   * @param spec the model
+   * @param seq tokens per sequence
+   * @return the fraction, in (0, 1]
+   */
+  static double windowWork(ModelSpec spec, int seq) {
+    AttentionShape at = spec.arch().attn();
+    if (at.window() == 0 || at.window() >= seq) {
+      return 1;
+    }
+    double full = AttentionShape.causalPairs(seq, 0);
+    double windowed = AttentionShape.causalPairs(seq, at.window());
+    double sum = 0;
+    for (int i = 0; i < spec.layers(); i++) {
+      sum += at.windowed(i) ? windowed : full;
+    }
+    return sum / spec.layers() / full;
   }
 
   /** The MLP (gated SwiGLU, GELU or ReLU) on the normed input {@code xn}; dropped out. */

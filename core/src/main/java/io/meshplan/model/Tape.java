@@ -220,6 +220,14 @@ final class Tape {
     return tag(b.fusedAttention(q, k, v));
   }
 
+  int fusedAttention(int q, int k, int v, double work) {
+    return tag(b.fusedAttention(q, k, v, work));
+  }
+
+  int fusedAttentionGrad(int output, int q, int k, int v, int o, int dO, double work) {
+    return tag(b.fusedAttentionGrad(output, q, k, v, o, dO, work));
+  }
+
   int fusedAttentionGrad(int output, int q, int k, int v, int o, int dO) {
     return tag(b.fusedAttentionGrad(output, q, k, v, o, dO));
   }

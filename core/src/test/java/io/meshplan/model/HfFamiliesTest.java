@@ -155,6 +155,45 @@ class HfFamiliesTest {
     assertThat(ModelFlops.trainingFlopsPerToken(gemma, 8192)).isEqualTo(full - saved);
   }
 
+  /**
+   * The training graph prices the window: a Gemma-2-9B block's fused attention at s = 8192
+   * computes the mean of its 21 local layers (0.75 of the causal pairs) and 21 global ones,
+   * (0.75 + 1) / 2 = 0.875 of the unwindowed kernel's FLOPs; GPT-OSS-120B's 128-token window on 18
+   * of 36 layers at s = 4096 keeps (128^2/2 + 3968 x 128) / (4096^2/2) = 516,096 / 8,388,608 of
+   * the pairs there, a mean of (1 + 0.061523...) / 2.
+   */
+  @Test
+  void fusedAttentionFlopsFollowTheWindowsOfTheLayers() {
+    ModelSpec gemma = HfConfigReader.read(fixture("gemma-2-9b.json")).withSequence(8192);
+    assertThat(attentionFlops(gemma) / attentionFlops(noWindow(gemma)))
+        .isCloseTo(0.875, org.assertj.core.api.Assertions.within(1e-12));
+    ModelSpec oss = Presets.get("gpt-oss-120b").withSequence(4096);
+    assertThat(attentionFlops(oss) / attentionFlops(noWindow(oss)))
+        .isCloseTo((1 + 516_096.0 / 8_388_608) / 2, org.assertj.core.api.Assertions.within(1e-12));
+  }
+
+  private static ModelSpec noWindow(ModelSpec m) {
+    AttentionShape a = m.arch().attn();
+    AttentionShape plain = new AttentionShape(a.headDim(), a.qkvBias(), a.qkNorm(),
+        a.blockNorms(), a.attentionSoftcap(), a.finalSoftcap(), 0, 0, 0, a.sinks());
+    Architecture r = m.arch();
+    return new ModelSpec(m.name(), m.family(), m.layers(), m.hidden(), m.heads(), m.kvHeads(),
+        m.ffn(), m.vocab(), m.seq(), m.batch(), m.dtype(), new Architecture(r.mlp(), r.norm(),
+        r.positions(), r.positionRows(), r.biases(), r.tiedEmbeddings(), plain, r.moe()));
+  }
+
+  private static double attentionFlops(ModelSpec m) {
+    io.meshplan.graph.Graph g = TrainingGraphBuilder.build(m, TrainingOptions.oneBlock(m, 1,
+        m.seq()).withAttention(Attention.FLASH)).graph();
+    double f = 0;
+    for (io.meshplan.graph.Instruction ins : g.instructions()) {
+      if (ins.opcode().kind() == io.meshplan.graph.OpKind.FUSED_ATTENTION) {
+        f += io.meshplan.graph.OpCost.flops(g, ins);
+      }
+    }
+    return f;
+  }
+
   @Test
   void qwenLayerTypesAndMaxWindowLayers() {
     String base = "{\"model_type\":\"qwen2\",\"hidden_size\":64,\"num_hidden_layers\":4,"
