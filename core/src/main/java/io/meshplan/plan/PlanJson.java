@@ -80,16 +80,7 @@ public final class PlanJson {
     root.put("schedule", plan.virtualStages() > 1 ? "interleaved-1f1b" : "1f1b");
     root.put("virtualStages", plan.virtualStages());
     root.put("attention", plan.attention().label());
-    ObjectNode ov = root.putObject("overlaps");
-    Overlaps planned = plan.overlaps();
-    ov.put("gradReduce", planned.gradReduce());
-    ov.put("paramGather", planned.paramGather());
-    ov.put("tensorComm", planned.tensorComm());
-    ov.put("fsdpPrefetch", planned.fsdpPrefetch());
-    ov.put("gradAccumFusion", planned.gradAccumFusion());
-    if (planned.moeComm()) {
-      ov.put("moeComm", true);
-    }
+    putOverlaps(root.putObject("overlaps"), plan.overlaps());
     putPrediction(root, plan, "tokensPerSecond");
     ArrayNode stages = root.putArray("stages");
     int depth = plan.pipelineStages();
@@ -126,6 +117,18 @@ public final class PlanJson {
       putTensors(o, s.tensors());
     }
     return text(root);
+  }
+
+  /** The overlaps a model plan was priced with; {@code moeComm} only when it is on. */
+  private static void putOverlaps(ObjectNode ov, Overlaps planned) {
+    ov.put("gradReduce", planned.gradReduce());
+    ov.put("paramGather", planned.paramGather());
+    ov.put("tensorComm", planned.tensorComm());
+    ov.put("fsdpPrefetch", planned.fsdpPrefetch());
+    ov.put("gradAccumFusion", planned.gradAccumFusion());
+    if (planned.moeComm()) {
+      ov.put("moeComm", true);
+    }
   }
 
   /**

@@ -183,21 +183,9 @@ class ExpertContextExportCliTest {
 
   /** The words of {@code MEGATRON_ARGS=( ... )}, each option with its value ("" for a switch). */
   private static Map<String, String> arguments(String file) {
-    Map<String, String> a = new LinkedHashMap<>();
-    int at = file.indexOf("MEGATRON_ARGS=(\n");
-    assertThat(at).isNotNegative();
-    String body = file.substring(at + "MEGATRON_ARGS=(\n".length(), file.indexOf("\n)\n", at));
-    String last = null;
-    for (String w : body.strip().split("\\s+")) {
-      if (w.startsWith("--")) {
-        a.put(w, "");
-        last = w;
-      } else if (last != null) {
-        a.put(last, w);
-      }
-    }
-    return a;
+    return ExportRoundTripCliTest.arguments(file, "MEGATRON_ARGS=(");
   }
+
 
   /** simulate's flags from Megatron-LM's arguments: DP = world / (TP x PP x CP). */
   private static String[] fromMegatron(Map<String, String> a, String preset, String cluster) {

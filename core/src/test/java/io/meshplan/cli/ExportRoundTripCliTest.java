@@ -93,7 +93,7 @@ class ExportRoundTripCliTest {
   }
 
   /** The words of a bash array, one or more a line, between its opening and its {@code )}. */
-  private static Map<String, String> arguments(String file, String open) {
+  static Map<String, String> arguments(String file, String open) {
     Map<String, String> a = new LinkedHashMap<>();
     int at = file.indexOf(open + "\n");
     assertThat(at).as(open).isNotNegative();

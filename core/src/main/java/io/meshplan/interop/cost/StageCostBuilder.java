@@ -467,21 +467,36 @@ public final class StageCostBuilder {
         exchangeUnder(s, l, comm);
         continue;
       }
-      double b = x.exchangeBytes();
-      int etp = x.expertTensorParallel();
-      int ep = x.expertParallel();
-      double pair = 2 * comm.allToAll(b, 1)
-          + (etp > 1 ? comm.allGather(b * etp, 2) + comm.reduceScatter(b * etp, 2) : 0);
-      double pairBytes = 2 * BusBytesCommModel.bytesSent(Collective.ALL_TO_ALL, b, ep)
-          + (etp > 1 ? 2 * BusBytesCommModel.bytesSent(Collective.ALL_GATHER, b * etp, etp) : 0);
+      double pair = pairSeconds(x, comm);
       double f = pair * x.forwardExchanges() / 2;
       double bw = pair * x.backwardExchanges() / 2;
       s.fwd += f;
       s.bwd += bw;
       s.comm += f + bw;
       s.exchange += f + bw;
-      s.dataBytesPerMicrobatch += pairBytes * (x.forwardExchanges() + x.backwardExchanges()) / 2;
+      s.dataBytesPerMicrobatch += pairBytes(x) * (x.forwardExchanges() + x.backwardExchanges())
+          / 2;
     }
+  }
+
+  /**
+   * One dispatch and its combine: two all-to-alls of the buffer over the EP axis (1), and with
+   * expert tensor parallelism an all-gather and a reduce-scatter of the ETP times larger rows over
+   * the ETP axis (2), seconds.
+   */
+  private static double pairSeconds(ExpertExchange x, CommModel comm) {
+    double b = x.exchangeBytes();
+    int etp = x.expertTensorParallel();
+    return 2 * comm.allToAll(b, 1)
+        + (etp > 1 ? comm.allGather(b * etp, 2) + comm.reduceScatter(b * etp, 2) : 0);
+  }
+
+  /** The bus bytes one GPU sends in {@link #pairSeconds}'s collectives. */
+  private static double pairBytes(ExpertExchange x) {
+    double b = x.exchangeBytes();
+    int etp = x.expertTensorParallel();
+    return 2 * BusBytesCommModel.bytesSent(Collective.ALL_TO_ALL, b, x.expertParallel())
+        + (etp > 1 ? 2 * BusBytesCommModel.bytesSent(Collective.ALL_GATHER, b * etp, etp) : 0);
   }
 
   /**
@@ -494,10 +509,7 @@ public final class StageCostBuilder {
    */
   private static void exchangeUnder(Tally s, LayerCost l, CommModel comm) {
     ExpertExchange x = l.experts();
-    double b = x.exchangeBytes();
-    int etp = x.expertTensorParallel();
-    double pair = 2 * comm.allToAll(b, 1)
-        + (etp > 1 ? comm.allGather(b * etp, 2) + comm.reduceScatter(b * etp, 2) : 0);
+    double pair = pairSeconds(x, comm);
     double compute = Math.max(0, l.forwardSeconds() - l.forwardCommSeconds())
         + Math.max(0, l.backwardSeconds() - (l.tensorCommSeconds() - l.forwardCommSeconds()));
     double fwd = pair * x.forwardExchanges() / 2;
@@ -511,10 +523,8 @@ public final class StageCostBuilder {
     s.hidden += o.hiddenSeconds();
     s.slowdown += o.slowdownSeconds();
     s.exchange += o.exposedSeconds();
-    double pairBytes = 2 * BusBytesCommModel.bytesSent(Collective.ALL_TO_ALL, b,
-        x.expertParallel()) + (etp > 1 ? 2 * BusBytesCommModel.bytesSent(Collective.ALL_GATHER,
-        b * etp, etp) : 0);
-    s.dataBytesPerMicrobatch += pairBytes * (x.forwardExchanges() + x.backwardExchanges()) / 2;
+    s.dataBytesPerMicrobatch += pairBytes(x) * (x.forwardExchanges() + x.backwardExchanges())
+        / 2;
   }
 
   /** ZeRO stage 0: the gradients are all-reduced once per iteration. */
