@@ -69,16 +69,6 @@ public record Overlaps(boolean gradReduce, boolean paramGather, boolean tensorCo
   }
 
   /**
-   * These switches with the expert-parallel overlap on or off.
-   *
-   * @param on whether the all-to-alls run under compute
-   * @return the switches
-   */
-  public Overlaps withMoeComm(boolean on) {
-    return new Overlaps(gradReduce, paramGather, tensorComm, fsdpPrefetch, gradAccumFusion, on);
-  }
-
-  /**
    * Checks Megatron-LM's rule that the parameter gather overlaps only with the gradient reduction
    * overlapped too.
    */

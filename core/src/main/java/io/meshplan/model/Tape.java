@@ -216,10 +216,6 @@ final class Tape {
     return tag(b.reduce(x, dims));
   }
 
-  int fusedAttention(int q, int k, int v) {
-    return tag(b.fusedAttention(q, k, v));
-  }
-
   int fusedAttention(int q, int k, int v, double work) {
     return tag(b.fusedAttention(q, k, v, work));
   }
@@ -228,9 +224,6 @@ final class Tape {
     return tag(b.fusedAttentionGrad(output, q, k, v, o, dO, work));
   }
 
-  int fusedAttentionGrad(int output, int q, int k, int v, int o, int dO) {
-    return tag(b.fusedAttentionGrad(output, q, k, v, o, dO));
-  }
 
   int dot(int l, int r) {
     return tag(b.dot(l, r));

@@ -125,6 +125,19 @@ public record ParallelConfig(
    * @throws InputException when it cannot
    */
   public void checkContext(int seq, boolean flash) {
+    checkContext(contextParallel, seq, flash);
+  }
+
+  /**
+   * The rules of {@link #checkContext(int, boolean)} for one stage's context-parallel size, which
+   * a saved plan's stages are checked by too.
+   *
+   * @param contextParallel CP
+   * @param seq tokens per sequence
+   * @param flash whether the attention core is fused
+   * @throws InputException when it cannot
+   */
+  public static void checkContext(int contextParallel, int seq, boolean flash) {
     if (contextParallel == 1) {
       return;
     }
@@ -186,6 +199,26 @@ public record ParallelConfig(
    * @throws InputException when the layout does not fit
    */
   public void checkExperts(io.meshplan.model.MoeShape moe) {
+    checkExperts(moe, expertParallel, expertTensorParallel, tensorParallel, dataParallel,
+        contextParallel, sequenceParallel);
+  }
+
+  /**
+   * The rules of {@link #checkExperts(io.meshplan.model.MoeShape)} for one stage's sizes, which a
+   * saved plan's stages are checked by too.
+   *
+   * @param moe the model's mixture-of-experts layer ({@code DENSE} for a dense model)
+   * @param expertParallel EP
+   * @param expertTensorParallel ETP
+   * @param tensorParallel TP
+   * @param dataParallel DP
+   * @param contextParallel CP
+   * @param sequenceParallel whether the stage uses sequence parallelism
+   * @throws InputException when the layout does not fit
+   */
+  public static void checkExperts(io.meshplan.model.MoeShape moe, int expertParallel,
+      int expertTensorParallel, int tensorParallel, int dataParallel, int contextParallel,
+      boolean sequenceParallel) {
     if (!moe.routed()) {
       if (expertParallel > 1 || expertTensorParallel > 1) {
         throw new InputException("expert parallelism needs a mixture-of-experts model; this "

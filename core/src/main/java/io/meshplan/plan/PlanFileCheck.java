@@ -204,34 +204,29 @@ public final class PlanFileCheck {
   }
 
   /**
-   * Refuses a stage's expert or context-parallel layout that its model cannot take: the rules of
-   * {@link ParallelConfig#checkExperts} and {@link ParallelConfig#checkContext}, on the stage's
-   * own mesh, named by the file's fields.
+   * Refuses a stage's expert or context-parallel layout that its model cannot take, by the rules
+   * of {@code simulate}'s flags ({@link ParallelConfig#checkExperts(io.meshplan.model.MoeShape,
+   * int, int, int, int, int, boolean)}, {@link ParallelConfig#checkContext(int, int, boolean)}),
+   * named by the file's fields.
    */
   private static void expertsAndContext(String at, PipelinePlan plan, StagePlan s) {
-    io.meshplan.model.MoeShape moe = plan.model().arch().moe();
-    int ep = s.expertParallel();
-    int etp = s.expertTensorParallel();
-    if (!moe.routed() && (ep > 1 || etp > 1)) {
-      throw new InputException(at + "expertParallel: " + ep + " and expertTensorParallel: " + etp
-          + " need a mixture-of-experts model; " + plan.model().name() + " is dense");
+    try {
+      ParallelConfig.checkExperts(plan.model().arch().moe(), s.expertParallel(),
+          s.expertTensorParallel(), s.tensorParallel(), s.dataParallel(), s.contextParallel(),
+          s.sequenceParallel());
+    } catch (InputException e) {
+      throw new InputException(at + "expertParallel: " + s.expertParallel()
+          + ", expertTensorParallel: " + s.expertTensorParallel() + ": " + e.getMessage());
     }
-    if (moe.routed()) {
-      long gpus = (long) s.dataParallel() * s.contextParallel() * s.tensorParallel();
-      if (moe.experts() % ep != 0 || gpus % ((long) ep * etp) != 0
-          || moe.expertFfn() % etp != 0) {
-        throw new InputException(at + "expertParallel: " + ep + " x expertTensorParallel: " + etp
-            + " must divide the stage's " + gpus + " GPUs, EP the model's " + moe.experts()
-            + " experts and ETP their inner size " + moe.expertFfn());
-      }
-    }
-    int cp = s.contextParallel();
-    if (cp > 1 && (plan.model().seq() % (2L * cp) != 0
-        || plan.attention() != io.meshplan.model.Attention.FLASH)) {
-      throw new InputException(at + "contextParallel: " + cp + " needs fused attention and the "
-          + "sequence of " + plan.model().seq() + " tokens in 2 x " + cp + " equal chunks");
+    try {
+      ParallelConfig.checkContext(s.contextParallel(), plan.model().seq(),
+          plan.attention() == io.meshplan.model.Attention.FLASH);
+    } catch (InputException e) {
+      throw new InputException(at + "contextParallel: " + s.contextParallel() + ": "
+          + e.getMessage());
     }
   }
+
 
   /** A JSON object at a path of a file, with typed reads that name the field by its path. */
   private record At(String file, String path, JsonNode node) {

@@ -221,12 +221,10 @@ class ExpertContextExportCliTest {
   }
 
   private static String[] concat(List<String> a, List<String> b) {
-    List<String> all = new ArrayList<>(a);
-    all.addAll(b);
-    return all.toArray(String[]::new);
+    return ExportRoundTripCliTest.concat(a, b);
   }
 
   private static String line(String text) {
-    return text.lines().filter(l -> l.startsWith("iteration ")).findFirst().orElseThrow();
+    return ExportRoundTripCliTest.line(text);
   }
 }

@@ -190,13 +190,13 @@ class ExportRoundTripCliTest {
     return s.split(" ");
   }
 
-  private static String[] concat(List<String> a, List<String> b) {
+  static String[] concat(List<String> a, List<String> b) {
     List<String> all = new ArrayList<>(a);
     all.addAll(b);
     return all.toArray(String[]::new);
   }
 
-  private static String line(String text) {
+  static String line(String text) {
     return text.lines().filter(l -> l.startsWith("iteration ")).findFirst().orElseThrow();
   }
 }

@@ -66,4 +66,34 @@ final class Plans {
         io.meshplan.model.Attention.FLASH), CLUSTER.toShortString(), 1024, g, 1024 / g, 1, list,
         new PipelinePlan.Prediction(10, 1000, 100, 0.3, 5e10));
   }
+
+  /**
+   * The configurations both torchtitan conformance tests export: LLaMA-2 70B on 128 H100s at
+   * every pipeline size and chunk count that splits its layers evenly, the uneven 18-layer first
+   * and last stages with and without chunks, and LLaMA-3 8B on one A100 node.
+   *
+   * @return the inputs, a new list
+   */
+  static List<ExportInput> torchtitanInputs() {
+    List<ExportInput> inputs = new ArrayList<>();
+    ClusterSpec c = ClusterSpec.parse("16x8:h100-80gb");
+    ModelSpec m = LLAMA70B;
+    for (int pp : new int[] {1, 2, 4, 5, 8, 16}) {
+      for (int vpp : pp == 1 ? new int[] {1} : new int[] {1, 2, 5}) {
+        if (m.layers() % (pp * vpp) != 0 || 128 % (8 * pp) != 0) {
+          continue;
+        }
+        inputs.add(new ExportInput(m, c, new ParallelConfig(8, pp, 128 / (8 * pp), vpp, 1, 256,
+            Recompute.FULL, true, pp > 1 ? 1 : 3)));
+      }
+    }
+    inputs.add(new ExportInput(m, c, new ParallelConfig(8, 4, 4, 1, 1, 256, Recompute.FULL,
+        true, 1).withStageLayers(18, 18)));
+    inputs.add(new ExportInput(m, c, new ParallelConfig(8, 4, 4, 2, 1, 256, Recompute.FULL,
+        true, 1).withStageLayers(18, 18)));
+    inputs.add(new ExportInput(io.meshplan.model.Presets.get("llama3-8b"),
+        ClusterSpec.parse("1x8:a100-80gb"),
+        new ParallelConfig(1, 1, 8, 1, 2, 64, Recompute.SELECTIVE, false, 0)));
+    return inputs;
+  }
 }

@@ -74,29 +74,7 @@ class TorchtitanConformanceTest {
 
   @Test
   void everyExportedTomlPassesTheRulesOfV022() throws Exception {
-    List<ExportInput> inputs = new ArrayList<>();
-    ClusterSpec c = ClusterSpec.parse("16x8:h100-80gb");
-    ModelSpec m = Plans.LLAMA70B;
-    for (int pp : new int[] {1, 2, 4, 5, 8, 16}) {
-      for (int vpp : pp == 1 ? new int[] {1} : new int[] {1, 2, 5}) {
-        if (m.layers() % (pp * vpp) != 0) {
-          continue;
-        }
-        int dp = 128 / (8 * pp);
-        if (dp * 8 * pp != 128) {
-          continue;
-        }
-        inputs.add(new ExportInput(m, c, new ParallelConfig(8, pp, dp, vpp, 1, 256,
-            Recompute.FULL, true, pp > 1 ? 1 : 3)));
-      }
-    }
-    inputs.add(new ExportInput(m, c, new ParallelConfig(8, 4, 4, 1, 1, 256, Recompute.FULL,
-        true, 1).withStageLayers(18, 18)));
-    inputs.add(new ExportInput(m, c, new ParallelConfig(8, 4, 4, 2, 1, 256, Recompute.FULL,
-        true, 1).withStageLayers(18, 18)));
-    ModelSpec small = Presets.get("llama3-8b");
-    inputs.add(new ExportInput(small, ClusterSpec.parse("1x8:a100-80gb"),
-        new ParallelConfig(1, 1, 8, 1, 2, 64, Recompute.SELECTIVE, false, 0)));
+    List<ExportInput> inputs = Plans.torchtitanInputs();
     assertThat(inputs).hasSizeGreaterThan(6);
     for (ExportInput in : inputs) {
       ExportResult r = new Exporter().export(ExportTarget.TORCHTITAN_V022, in);

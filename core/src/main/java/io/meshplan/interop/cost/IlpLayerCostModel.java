@@ -251,11 +251,12 @@ public final class IlpLayerCostModel implements LayerCostModel {
         io.meshplan.model.Fp8Training.storage(computeType).bytes(), computeScale);
     Map<Integer, ShardingSpec> fixed = new HashMap<>();
     fixBoundary(tg, s, fixed);
-    if (megatron && t > 1 && !fixMegatron(tg, t, fixed)) {
+    java.util.BitSet local = tg.deviceLocal();
+    if (megatron && t > 1 && !fixMegatron(tg, t, fixed, local)) {
       return null;
     }
     solves.incrementAndGet();
-    IntraOpResult r = new AutoSharding(env, solver, true).solve(g, fixed, tg.deviceLocal());
+    IntraOpResult r = new AutoSharding(env, solver, true).solve(g, fixed, local);
     if (!(r instanceof IntraOpResult.Planned planned) || !planned.plan().notKept().isEmpty()) {
       return null;
     }
@@ -306,8 +307,9 @@ public final class IlpLayerCostModel implements LayerCostModel {
   private ExpertExchange exchange(TrainingGraph tg, ShardingPlan plan, MeshEnv env,
       LayerSetting s) {
     double expertParams = 0;
+    java.util.BitSet local = plan.local();
     for (WeightTensors w : tg.weights()) {
-      if (java.util.Arrays.asList(w.name().split("/")).contains("experts")) {
+      if (local.get(w.weight())) {
         TensorShape shape = tg.graph().get(w.weight()).tensorShape();
         expertParams += shape.elementCount()
             / (double) plan.spec(w.weight()).totalTiles(env.mesh());
@@ -400,8 +402,8 @@ public final class IlpLayerCostModel implements LayerCostModel {
   }
 
   /** Megatron-LM's layouts by weight name; false when a weight cannot be split evenly. */
-  private static boolean fixMegatron(TrainingGraph tg, int t, Map<Integer, ShardingSpec> fixed) {
-    java.util.BitSet local = tg.deviceLocal();
+  private static boolean fixMegatron(TrainingGraph tg, int t, Map<Integer, ShardingSpec> fixed,
+      java.util.BitSet local) {
     for (WeightTensors w : tg.weights()) {
       if (local.get(w.weight())) {
         continue; // a GPU's own experts, whole on it
@@ -513,7 +515,7 @@ public final class IlpLayerCostModel implements LayerCostModel {
     double gather = 0;
     double gatherBytes = 0;
     List<TensorSharding> tensors = new ArrayList<>();
-    java.util.BitSet local = tg.deviceLocal();
+    java.util.BitSet local = plan.local();
     List<WeightTensors> ws = new ArrayList<>(tg.weights());
     ws.sort(Comparator.comparingDouble((WeightTensors w) ->
         -g.get(w.weight()).tensorShape().elementCount()).thenComparing(WeightTensors::name));

@@ -62,7 +62,8 @@ public final class StageCostBuilder {
 
   private final CommModel stageComm;
   private final java.util.function.Function<io.meshplan.cluster.LogicalMesh, CommModel> meshComm;
-  private final java.util.Map<io.meshplan.cluster.LogicalMesh, CommModel> expertMeshes =
+  /** The expert and context-parallel meshes priced so far. */
+  private final java.util.Map<io.meshplan.cluster.LogicalMesh, CommModel> meshes =
       new java.util.HashMap<>();
   private final double hbmBytesPerSecond;
   private final int weightBytes;
@@ -161,7 +162,7 @@ public final class StageCostBuilder {
     if (ex != null) {
       expertComm = expertComm(d, tensorParallel, ex);
       exchange(s, layers, expertComm, overlaps.moeComm());
-      experts = s.split(expertShare(layers, weightBytes), weightBytes);
+      experts = s.split(expertShare(layers), weightBytes);
     }
     RingExchange ring = ring(layers);
     if (ring != null) {
@@ -371,7 +372,7 @@ public final class StageCostBuilder {
     Require.that(d % cp == 0, () -> "context parallelism " + cp + " must divide the stage's "
         + d + " data-parallel GPUs");
     Require.nonNull(meshComm, "collective prices for the context-parallel mesh");
-    return expertMeshes.computeIfAbsent(io.meshplan.cluster.LogicalMesh.of(d / cp, cp, t),
+    return meshes.computeIfAbsent(io.meshplan.cluster.LogicalMesh.of(d / cp, cp, t),
         meshComm);
   }
 
@@ -425,7 +426,7 @@ public final class StageCostBuilder {
   }
 
   /** The routed experts' weights one GPU holds over the stage's layers, elements. */
-  private static double expertShare(List<LayerCost> layers, int weightBytes) {
+  private static double expertShare(List<LayerCost> layers) {
     double p = 0;
     for (LayerCost l : layers) {
       p += l.experts().expertParameters();
@@ -444,7 +445,7 @@ public final class StageCostBuilder {
     Require.that(gpus % ((long) ep * etp) == 0, () -> "expert parallelism " + ep + " x expert "
         + "tensor parallelism " + etp + " must divide the stage's " + gpus + " GPUs");
     Require.nonNull(meshComm, "collective prices for the expert mesh");
-    return expertMeshes.computeIfAbsent(io.meshplan.cluster.LogicalMesh.of(
+    return meshes.computeIfAbsent(io.meshplan.cluster.LogicalMesh.of(
         (int) (gpus / ((long) ep * etp)), ep, etp), meshComm);
   }
 
