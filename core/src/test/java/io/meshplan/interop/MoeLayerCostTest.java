@@ -81,6 +81,13 @@ class MoeLayerCostTest {
     assertThat(c.experts().expertParameters()).isEqualTo(1_572_864.0);
     assertThat(c.experts().forwardExchanges()).isEqualTo(2);
     assertThat(c.experts().backwardExchanges()).isEqualTo(2);
+    // With CP 2 the GPU's share of each sequence is 64 tokens: half the rows, 131,072 bytes.
+    IlpLayerCostModel flash = new IlpLayerCostModel(m, req.cluster(), req.comm(), DType.BF16,
+        io.meshplan.model.Attention.FLASH, io.meshplan.intraop.SolverOptions.defaults(),
+        io.meshplan.exec.LocalExecutor.perProcessor());
+    LayerCost cp2 = flash.cost(LayerCostModel.Kind.BLOCK,
+        new LayerSetting(1, 2, Recompute.NONE, false, false, 4, 1).withContext(2, false));
+    assertThat(cp2.experts().exchangeBytes()).isEqualTo(131_072.0);
     LayerCost full = layers.cost(LayerCostModel.Kind.BLOCK,
         new LayerSetting(1, 2, Recompute.FULL, false, false, 4, 1));
     assertThat(full.experts().backwardExchanges()).isEqualTo(4);

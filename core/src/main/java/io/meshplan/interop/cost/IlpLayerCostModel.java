@@ -316,7 +316,10 @@ public final class IlpLayerCostModel implements LayerCostModel {
       }
     }
     io.meshplan.model.MoeShape moe = model.arch().moe();
-    double rows = s.experts().rowsSent(moe, (long) s.microBatch() * model.seq()) * moe.load();
+    // Under context parallelism a GPU's replica holds s / CP tokens of each sequence, as the
+    // graph's dispatch does (MoeForward).
+    double rows = s.experts().rowsSent(moe,
+        (long) s.microBatch() * (model.seq() / s.contextParallel())) * moe.load();
     double bytes = rows * model.hidden()
         * io.meshplan.model.Fp8Training.storage(computeType).bytes();
     return new ExpertExchange(s.expertParallel(), s.expertTensorParallel(), expertParams, bytes,
