@@ -204,8 +204,11 @@ final class ModelOptions {
         arch = arch.withMoe(arch.moe().withExpertFfn(f));
       }
       arch = routing(arch);
-      return new ModelSpec(p.name(), p.family(), pos("--layers", layers, p.layers()), h, nh, kv,
-          f, pos("--vocab", vocab, p.vocab()), s, pos("--batch", batch, p.batch()), t, arch);
+      ModelSpec m = new ModelSpec(p.name(), p.family(), p.layers(), h, nh, kv, f,
+          pos("--vocab", vocab, p.vocab()), s, pos("--batch", batch, p.batch()), t, arch);
+      // --layers keeps the first blocks, with their kinds where dense blocks mix in.
+      int l = pos("--layers", layers, p.layers());
+      return l == p.layers() ? m : m.withLayers(l);
     } catch (IllegalArgumentException | ArithmeticException e) {
       throw new InputException(FlagWords.reword(e.getMessage(), FlagWords.MODEL));
     }

@@ -494,13 +494,17 @@ public final class GraphBuilder {
    *
    * @param q queries {@code [b, s, a, d]}
    * @param k keys {@code [b, s, g, d]}, {@code g} dividing {@code a}
-   * @param v values, the shape of {@code k}
+   * @param v values {@code [b, s, g, d_v]} (latent attention's {@code d_v} differs from {@code
+   *     d})
    * @param work the fraction of the causal pairs computed, in (0, 1]
-   * @return the id of the output {@code [b, s, a, d]}
+   * @return the id of the output {@code [b, s, a, d_v]}
    */
   public int fusedAttention(int q, int k, int v, double work) {
     checkAttention(q, k, v);
-    return add(Opcode.FUSED_ATTENTION, shape(q), List.of(q, k, v), new OpAttrs.Attention(-1,
+    TensorShape qs = shape(q);
+    TensorShape out = TensorShape.of(qs.dtype(), qs.dim(0), qs.dim(1), qs.dim(2),
+        shape(v).dim(3));
+    return add(Opcode.FUSED_ATTENTION, out, List.of(q, k, v), new OpAttrs.Attention(-1,
         work));
   }
 
@@ -534,19 +538,27 @@ public final class GraphBuilder {
   public int fusedAttentionGrad(int output, int q, int k, int v, int o, int dO, double work) {
     checkAttention(q, k, v);
     io.meshplan.util.Require.that(output >= 0 && output <= 2, "fused attention has 3 gradients, not " + output);
-    io.meshplan.util.Require.that(shape(o).equals(shape(q)) && shape(dO).equals(shape(q)),
-        "the output and its gradient take the queries' shape");
-    return add(Opcode.FUSED_ATTENTION_GRAD, output == 0 ? shape(q) : shape(k),
-        List.of(q, k, v, o, dO), new OpAttrs.Attention(output, work));
+    TensorShape qs = shape(q);
+    TensorShape os = TensorShape.of(qs.dtype(), qs.dim(0), qs.dim(1), qs.dim(2),
+        shape(v).dim(3));
+    io.meshplan.util.Require.that(shape(o).equals(os) && shape(dO).equals(os),
+        "the output and its gradient take the queries' shape with the values' head size");
+    return add(Opcode.FUSED_ATTENTION_GRAD, switch (output) {
+      case 0 -> qs;
+      case 1 -> shape(k);
+      default -> shape(v);
+    }, List.of(q, k, v, o, dO), new OpAttrs.Attention(output, work));
   }
 
   private void checkAttention(int q, int k, int v) {
     TensorShape qs = shape(q);
     TensorShape ks = shape(k);
-    io.meshplan.util.Require.that(qs.rank() == 4 && ks.rank() == 4 && shape(v).equals(ks)
+    TensorShape vs = shape(v);
+    io.meshplan.util.Require.that(qs.rank() == 4 && ks.rank() == 4 && vs.rank() == 4
+        && vs.dim(0) == ks.dim(0) && vs.dim(1) == ks.dim(1) && vs.dim(2) == ks.dim(2)
         && qs.dim(0) == ks.dim(0) && ks.dim(1) % qs.dim(1) == 0 && qs.dim(3) == ks.dim(3)
-        && qs.dim(2) % ks.dim(2) == 0, "fused attention takes Q [b, s, a, d] and K, V [b, c s,"
-        + " g, d] with g dividing a, got " + qs + " and " + ks);
+        && qs.dim(2) % ks.dim(2) == 0, "fused attention takes Q [b, s, a, d], K [b, c s, g, d]"
+        + " and V [b, c s, g, d_v] with g dividing a, got " + qs + ", " + ks + " and " + vs);
   }
 
   /**

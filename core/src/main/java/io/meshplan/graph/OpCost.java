@@ -53,7 +53,8 @@ public final class OpCost {
 
   /**
    * FLOPs an instruction spends computing again what the forward pass computed: the scores S = Q
-   * K^T that the fused attention backward (its dQ part) rebuilds, {@code G = b a s^2 d}.
+   * K^T that the fused attention backward (its dQ part) rebuilds, {@code b a s_q s_kv d_qk}
+   * (causal, times the window's work).
    *
    * @param graph the graph
    * @param ins the instruction
@@ -64,32 +65,45 @@ public final class OpCost {
         || ((OpAttrs.Attention) ins.attrs()).output() != 0) {
       return 0;
     }
-    return flops(graph, ins) / 3;
+    return pairs(graph, ins) * graph.get(ins.operand(0)).tensorShape().dim(3);
   }
 
   /**
    * The matrix FLOPs of causal fused attention (Dao, FlashAttention-2, arXiv:2307.08691, section
-   * 3.1): on queries {@code [b, s, a, d]}, one score-sized matrix product costs {@code 2 b a s^2
-   * d} FLOPs, half of which causal masking skips, so {@code G = b a s^2 d}. Under context
-   * parallelism a GPU's {@code s/c} queries meet the keys of the whole sequence {@code s}, and
-   * Megatron-Core's load balancing (each GPU holds two of the {@code 2c} chunks, one from each
-   * end) gives each GPU {@code 1/c} of the causal work: {@code G = b a (s/c) s d}, which is {@code
-   * b a s_q s_kv d} in both cases; a sliding window computes the fraction {@link
-   * OpAttrs.Attention#work} of it. The forward runs two
-   * (S = Q K^T and O = P V): 2G. The backward runs five: S again, dP = dO V^T and dQ = dS K for
-   * dQ (3G), dK = dS^T Q (G) and dV = P^T dO (G), 2.5 times the forward.
+   * 3.1): on queries {@code [b, s, a, d_qk]} and values of {@code d_v} per head, a score-sized
+   * matrix product over {@code d} dimensions costs {@code 2 b a s^2 d} FLOPs, half of which
+   * causal masking skips: {@code P d} with {@code P = b a s^2 / 2} the causal pairs times 2. Under
+   * context parallelism a GPU's {@code s/c} queries meet the keys of the whole sequence {@code
+   * s}, and Megatron-Core's load balancing (each GPU holds two of the {@code 2c} chunks, one from
+   * each end) gives each GPU {@code 1/c} of the causal work: {@code P = b a (s/c) s}, which is
+   * {@code b a s_q s_kv} in both cases; a sliding window computes the fraction {@link
+   * OpAttrs.Attention#work} of it. The forward runs S = Q K^T ({@code d_qk}) and O = P V ({@code
+   * d_v}). The backward runs, for dQ, S again and dQ = dS K ({@code d_qk} each) and dP = dO V^T
+   * ({@code d_v}); dK = dS^T Q ({@code d_qk}); dV = P^T dO ({@code d_v}). With {@code d_qk = d_v
+   * = d} (every model but latent attention's) that is 2G forward and 3G, G, G backward for {@code
+   * G = P d}, 2.5 times the forward.
    */
   private static double attentionFlops(Graph graph, Instruction ins) {
+    double dqk = graph.get(ins.operand(0)).tensorShape().dim(3);
+    double dv = graph.get(ins.operand(2)).tensorShape().dim(3);
+    double p = pairs(graph, ins);
+    if (ins.opcode() == Opcode.FUSED_ATTENTION) {
+      return p * (dqk + dv);
+    }
+    return switch (((OpAttrs.Attention) ins.attrs()).output()) {
+      case 0 -> p * (2 * dqk + dv);
+      case 1 -> p * dqk;
+      default -> p * dv;
+    };
+  }
+
+  /** {@code b a s_q s_kv} times the window's work: twice the causal query-key pairs. */
+  private static double pairs(Graph graph, Instruction ins) {
     TensorShape q = graph.get(ins.operand(0)).tensorShape();
     TensorShape k = graph.get(ins.operand(1)).tensorShape();
     OpAttrs.Attention a = ins.attrs() instanceof OpAttrs.Attention x ? x
         : new OpAttrs.Attention(-1, 1);
-    double g = (double) q.dim(0) * q.dim(2) * q.dim(1) * (double) k.dim(1) * q.dim(3)
-        * a.work();
-    if (ins.opcode() == Opcode.FUSED_ATTENTION) {
-      return 2 * g;
-    }
-    return a.output() == 0 ? 3 * g : g;
+    return (double) q.dim(0) * q.dim(2) * q.dim(1) * (double) k.dim(1) * a.work();
   }
 
   /**

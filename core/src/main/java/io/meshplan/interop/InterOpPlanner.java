@@ -6,6 +6,7 @@ import io.meshplan.exec.TaskExecutor;
 import io.meshplan.exec.TaskFunction;
 import io.meshplan.interop.cost.IlpLayerCostModel;
 import io.meshplan.interop.cost.LayerCostModel;
+import io.meshplan.interop.cost.StageAssembler;
 import io.meshplan.interop.dp.StageDp;
 import io.meshplan.interop.space.LayerSetting;
 import io.meshplan.interop.space.PlanRequest;
@@ -131,7 +132,7 @@ public final class InterOpPlanner {
     for (boolean derived : new boolean[] {false, true}) {
       List<LayerCostModel.Key> round = new ArrayList<>();
       for (LayerCostModel.Key k : keys) {
-        if (derived == (k.kind() == LayerCostModel.Kind.BLOCK
+        if (derived == (k.kind().block()
             && k.setting().recompute() == Recompute.FULL)) {
           round.add(k);
         }
@@ -236,7 +237,9 @@ public final class InterOpPlanner {
         for (int t : SearchRules.tensorDegrees(req, sh.devices())) {
           for (LayerSetting ls : SearchRules.stageSettings(req, sh.devices() / t, t, g)) {
             for (LayerCostModel.Kind k : LayerCostModel.Kind.values()) {
-              keys.add(new LayerCostModel.Key(k, ls));
+              if (StageAssembler.present(req.model(), k)) {
+                keys.add(new LayerCostModel.Key(k, ls));
+              }
             }
           }
         }

@@ -104,8 +104,8 @@ final class MicrobatchSearch {
     for (int i = 0; i < dp.stages().size(); i++) {
       Stage s = dp.stages().get(i);
       StageSetting st = table.settings.get(s.tag());
-      List<LayerCost> ls = table.assembler.stageLayers(st.layer(),
-          s.lastLayer() - s.firstLayer() + 1, s.firstLayer() == 0, s.lastLayer() == last);
+      List<LayerCost> ls = table.assembler.stageLayers(st.layer(), s.firstLayer(),
+          s.lastLayer());
       costs.add(table.assembler.builder(st.dataParallel(), st.tensorParallel()).build(ls,
           st.dataParallel(), st.tensorParallel(), st.zeroStage(), st.layer().sequenceParallel(),
           s.lastLayer() == last));
@@ -167,23 +167,27 @@ final class MicrobatchSearch {
       int count = last - first + 1;
       boolean emb = first == 0;
       boolean head = last == layers() - 1;
+      // Stages with as many blocks, dense blocks among them, and the same ends have the same
+      // layers.
+      long dense = req.model().arch().moe().denseIn(first, last);
       List<SubmeshShape> shapes = space.shapes();
-      long key = ((long) count * 4 + (emb ? 2 : 0) + (head ? 1 : 0)) * shapes.size() + submesh;
-      return memo.computeIfAbsent(key, k -> build(count, emb, head, shapes.get(submesh)));
+      long key = (((long) count * 4 + (emb ? 2 : 0) + (head ? 1 : 0)) * (layers() + 1L) + dense)
+          * shapes.size() + submesh;
+      return memo.computeIfAbsent(key, k -> build(first, last, head, shapes.get(submesh)));
     }
 
     /**
      * The options of a stage, in order of latency, then static and activation memory; an option
      * no better than another in all three is dropped (the DP would never prefer it).
      */
-    private List<StageOption> build(int count, boolean emb, boolean head, SubmeshShape shape) {
+    private List<StageOption> build(int first, int last, boolean head, SubmeshShape shape) {
       List<StageOption> all = new ArrayList<>();
       int devices = shape.devices();
       for (int t : SearchRules.tensorDegrees(req, devices)) {
         int d = devices / t;
         StageCostBuilder builder = assembler.builder(d, t);
         for (LayerSetting ls : SearchRules.stageSettings(req, d, t, microbatchSize)) {
-          List<LayerCost> stageLayers = assembler.stageLayers(ls, count, emb, head);
+          List<LayerCost> stageLayers = assembler.stageLayers(ls, first, last);
           if (stageLayers == null) {
             continue;
           }

@@ -101,8 +101,7 @@ public final class PlanSimulator {
       LayerSetting ls = new LayerSetting(s.tensorParallel(), plan.microBatchSize(s),
           s.recompute(), s.sequenceParallel(), s.megatronLayouts(), s.expertParallel(),
           s.expertTensorParallel(), s.contextParallel(), s.cpAllGather());
-      List<LayerCost> list = asm.stageLayers(ls, s.layerCount(), s.firstLayer() == 0,
-          s.lastLayer() == L - 1);
+      List<LayerCost> list = asm.stageLayers(ls, s.firstLayer(), s.lastLayer());
       if (list == null) {
         throw new InputException("stage " + i + " cannot run with tensor-parallel size "
             + s.tensorParallel());

@@ -101,16 +101,21 @@ final class UniformPipeline {
     int dpCp = dataParallel * setting.contextParallel();
     StageCostBuilder builder = asm.builder(dpCp, tensorParallel);
     List<StageCost> out = new ArrayList<>(chunkLayers.length);
-    java.util.Map<Integer, StageCost> memo = new java.util.HashMap<>();
+    java.util.Map<Long, StageCost> memo = new java.util.HashMap<>();
     int last = chunkLayers.length - 1;
+    int first = 0;
+    io.meshplan.model.MoeShape moe = asm.model().arch().moe();
     for (int k = 0; k < chunkLayers.length; k++) {
       int count = chunkLayers[k];
       boolean emb = k == 0;
       boolean head = k == last;
-      int key = count * 4 + (emb ? 2 : 0) + (head ? 1 : 0);
+      long key = ((long) count * 4 + (emb ? 2 : 0) + (head ? 1 : 0)) * (1L << 20)
+          + moe.denseIn(first, first + count - 1);
+      int from = first;
+      first += count;
       StageCost c = memo.get(key);
       if (c == null) {
-        List<LayerCost> layers = asm.stageLayers(setting, count, emb, head);
+        List<LayerCost> layers = asm.stageLayers(setting, from, from + count - 1);
         if (layers == null) {
           return null;
         }
@@ -195,8 +200,7 @@ final class UniformPipeline {
       stages.add(new StagePlan(first, last, n, m, firstDevice[k], dataParallel, tensorParallel,
           setting.recompute(), setting.sequenceParallel(), zeroStage, setting.megatron(),
           sc.forwardSeconds(), sc.backwardSeconds(), sim.stages().get(g).memory().totalBytes(),
-          PlanFigures.largestTensors(asm.stageLayers(setting, chunkLayers[k], k == 0,
-              k == chunkLayers.length - 1)),
+          PlanFigures.largestTensors(asm.stageLayers(setting, first, last)),
           Optional.of(StageAssembler.axisBytes(sim.stages().get(g).commBytesPerGpu())),
           setting.expertParallel(), setting.expertTensorParallel(), setting.contextParallel(),
           setting.cpAllGather()));

@@ -21,11 +21,36 @@ import io.meshplan.util.Require;
  *     biases, q/k norms, soft-capping, sliding windows); {@link AttentionShape#PLAIN} for the
  *     others
  * @param moe the mixture-of-experts layer; {@link MoeShape#DENSE} for a dense model
+ * @param mtpDepth the multi-token prediction modules trained after the last block (DeepSeek-V3,
+ *     arXiv:2412.19437, section 2.2: module {@code k} norms the previous depth's hidden state
+ *     and the embedding of token {@code i + k}, projects their concatenation {@code 2h -> h},
+ *     runs one transformer block and the shared LM head and loss); {@code 0} for none
  */
 public record Architecture(
     Mlp mlp, Norm norm, Positions positions, int positionRows, boolean biases,
-    boolean tiedEmbeddings, AttentionShape attn, MoeShape moe) implements java.io.Serializable {
-  private static final long serialVersionUID = 3L;
+    boolean tiedEmbeddings, AttentionShape attn, MoeShape moe, int mtpDepth)
+    implements java.io.Serializable {
+  private static final long serialVersionUID = 4L;
+
+  /** The most multi-token prediction modules (DeepSeek-V3 trains 1). */
+  public static final int MAX_MTP_DEPTH = 16;
+
+  /**
+   * An architecture without multi-token prediction.
+   *
+   * @param mlp the feed-forward design
+   * @param norm the normalization
+   * @param positions how positions enter the model
+   * @param positionRows learned position rows (0 with rotary positions)
+   * @param biases whether every linear layer has a bias
+   * @param tiedEmbeddings whether the LM head is the token table
+   * @param attn the attention details
+   * @param moe the mixture-of-experts layer
+   */
+  public Architecture(Mlp mlp, Norm norm, Positions positions, int positionRows, boolean biases,
+      boolean tiedEmbeddings, AttentionShape attn, MoeShape moe) {
+    this(mlp, norm, positions, positionRows, biases, tiedEmbeddings, attn, moe, 0);
+  }
 
   /**
    * An architecture without the details of {@link AttentionShape}.
@@ -117,6 +142,13 @@ public record Architecture(
     Require.nonNull(moe, "moe");
     Require.that(positions == Positions.ROTARY ? positionRows == 0 : positionRows > 0,
         "learned positions need a positive number of rows, rotary ones none; got " + positionRows);
+    Require.that(mtpDepth >= 0 && mtpDepth <= MAX_MTP_DEPTH, "multi-token prediction depth "
+        + "must be between 0 and " + MAX_MTP_DEPTH + ", got " + mtpDepth);
+    Require.that(mtpDepth == 0 || !tiedEmbeddings && positions == Positions.ROTARY,
+        "multi-token prediction is priced for untied embeddings and rotary positions (as "
+        + "DeepSeek-V3 has them)");
+    Require.that(!attn.mla().on() || positions == Positions.ROTARY && mlp.gated() && !biases,
+        "latent attention needs rotary positions, a gated MLP and no biases");
   }
 
   /**
@@ -176,6 +208,9 @@ public record Architecture(
     if (moe.routed()) {
       out.add(0, "a mixture of " + moe.experts() + " experts");
     }
+    if (mtpDepth > 0) {
+      out.add("multi-token prediction");
+    }
     return out;
   }
 
@@ -198,7 +233,18 @@ public record Architecture(
    */
   public Architecture withMoe(MoeShape newMoe) {
     return new Architecture(mlp, norm, positions, positionRows, biases, tiedEmbeddings, attn,
-        newMoe);
+        newMoe, mtpDepth);
+  }
+
+  /**
+   * This architecture with another number of multi-token prediction modules.
+   *
+   * @param depth the modules, 0 for none
+   * @return the architecture
+   */
+  public Architecture withMtp(int depth) {
+    return new Architecture(mlp, norm, positions, positionRows, biases, tiedEmbeddings, attn,
+        moe, depth);
   }
 
   /**
@@ -209,6 +255,7 @@ public record Architecture(
    */
   public Architecture withPositionRows(int rows) {
     return positions == Positions.ROTARY ? this
-        : new Architecture(mlp, norm, positions, rows, biases, tiedEmbeddings, attn, moe);
+        : new Architecture(mlp, norm, positions, rows, biases, tiedEmbeddings, attn, moe,
+            mtpDepth);
   }
 }

@@ -27,16 +27,49 @@ import io.meshplan.util.Require;
  * @param sinks whether each head has a learned attention sink (GPT-OSS, OpenAI 2025; Xiao et
  *     al., ICLR'24): one logit per head and block that joins each query's softmax and takes its
  *     share of the probability mass without a value, {@code heads} parameters per block
+ * @param mla the multi-head latent attention of DeepSeek-V2 and V3, or {@link Mla#NONE}; with
+ *     it, {@code headDim} is 0 and the head sizes are the latent attention's
  */
 public record AttentionShape(
     int headDim, boolean qkvBias, QkNorm qkNorm, int blockNorms, double attentionSoftcap,
-    double finalSoftcap, int window, int globalEvery, int windowFrom, boolean sinks)
+    double finalSoftcap, int window, int globalEvery, int windowFrom, boolean sinks, Mla mla)
     implements java.io.Serializable {
-  private static final long serialVersionUID = 2L;
+  private static final long serialVersionUID = 3L;
 
   /** LLaMA, GPT, OPT, GPT-NeoX: nothing of the above. */
   public static final AttentionShape PLAIN =
       new AttentionShape(0, false, QkNorm.NONE, 2, 0, 0, 0, 0, 0, false);
+
+  /**
+   * A shape without latent attention.
+   *
+   * @param headDim the head size, 0 for hidden / heads
+   * @param qkvBias QKV-only biases
+   * @param qkNorm the q/k norms
+   * @param blockNorms norms per block, 2 or 4
+   * @param attentionSoftcap the scores' soft cap, 0 for none
+   * @param finalSoftcap the logits' soft cap, 0 for none
+   * @param window the sliding window, tokens, 0 for none
+   * @param globalEvery the global layer period with a window, 0 for none
+   * @param windowFrom the first windowed layer
+   * @param sinks whether each head has an attention sink
+   */
+  public AttentionShape(int headDim, boolean qkvBias, QkNorm qkNorm, int blockNorms,
+      double attentionSoftcap, double finalSoftcap, int window, int globalEvery,
+      int windowFrom, boolean sinks) {
+    this(headDim, qkvBias, qkNorm, blockNorms, attentionSoftcap, finalSoftcap, window,
+        globalEvery, windowFrom, sinks, Mla.NONE);
+  }
+
+  /**
+   * DeepSeek's attention: latent attention and nothing else of the above.
+   *
+   * @param mla the latent attention's sizes
+   * @return the shape
+   */
+  public static AttentionShape latent(Mla mla) {
+    return new AttentionShape(0, false, QkNorm.NONE, 2, 0, 0, 0, 0, 0, false, mla);
+  }
 
   /**
    * A shape without attention sinks.
@@ -68,7 +101,7 @@ public record AttentionShape(
    */
   public AttentionShape withWindow(int newWindow, int newGlobalEvery, int newWindowFrom) {
     return new AttentionShape(headDim, qkvBias, qkNorm, blockNorms, attentionSoftcap,
-        finalSoftcap, newWindow, newGlobalEvery, newWindowFrom, sinks);
+        finalSoftcap, newWindow, newGlobalEvery, newWindowFrom, sinks, mla);
   }
 
   /** Query and key normalizations. */
@@ -96,6 +129,9 @@ public record AttentionShape(
         + globalEvery);
     Require.that(windowFrom >= 0, "the first windowed layer must not be negative, got "
         + windowFrom);
+    Require.nonNull(mla, "mla");
+    Require.that(!mla.on() || headDim == 0 && qkNorm == QkNorm.NONE && !qkvBias,
+        "latent attention sets its own head sizes and has no q/k norms or QKV biases");
   }
 
   /**
@@ -123,6 +159,9 @@ public record AttentionShape(
     }
     if (sinks) {
       out.add("attention sinks");
+    }
+    if (mla.on()) {
+      out.add("multi-head latent attention");
     }
     return out;
   }

@@ -78,7 +78,7 @@ final class DecoderForward {
    * Keeps the input of a linear layer: the bf16 value, or under FP8 nothing here, since the
    * layer keeps the FP8 cast it multiplies instead (see {@link #fp8Linear}).
    */
-  private int keepGemmInput(int id) {
+  int keepGemmInput(int id) {
     return o.fp8() ? id : keep(id, false);
   }
 
@@ -112,6 +112,24 @@ final class DecoderForward {
     return x;
   }
 
+  /**
+   * The input of a multi-token prediction module: the embedding of the tokens one further ahead
+   * (from the last stage's copy of the token table) and the previous depth's hidden state {@code
+   * x}, each RMS-normed, concatenated {@code [b, s, 2h]} and projected to {@code h}.
+   */
+  int mtpInput(int x) {
+    t.part("mtp_embedding");
+    int tokens = t.param(TensorShape.of(DType.S32, b, s), ParamRole.TOKENS);
+    int e = t.gather(weight("table", spec.vocab(), h), tokens);
+    t.part("mtp_enorm");
+    int en = norm(e);
+    t.part("mtp_hnorm");
+    int hn = norm(x);
+    t.part("mtp_projection");
+    int cat = keepGemmInput(t.concatenate(2, en, hn));
+    return linear(cat, 2 * h, h, "eh_proj");
+  }
+
   // ------------------------------------------------------------------ block
 
   /** One transformer block on input {@code x}; returns its output. */
@@ -139,6 +157,10 @@ final class DecoderForward {
 
   /** Self-attention on the normed input {@code xn}; returns the projected output (dropped out). */
   private int attention(int xn) {
+    if (spec.arch().attn().mla().on()) {
+      int[] qkv = new LatentAttention(t, spec, o, this).queriesKeysValues(xn);
+      return core(qkv[0], qkv[1], qkv[2]);
+    }
     int a = spec.heads();
     int kvh = spec.kvHeads();
     int d = spec.headDim();
@@ -163,8 +185,19 @@ final class DecoderForward {
     keep(q, false);
     keep(k, false);
     keep(v, false);
+    return core(q, k, v);
+  }
+
+  /**
+   * The attention core on queries {@code [b, s, a, d]}, keys {@code [b, s, g, d]} and values
+   * {@code [b, s, g, d_v]}, and the output projection; returns the projected output.
+   */
+  private int core(int q, int k, int v) {
+    int a = spec.heads();
+    int d = spec.headDim();
+    int dv = spec.valueHeadDim();
     if (o.attention() == Attention.FLASH) {
-      return project(t.reshape(flash(q, ring(k), ring(v)), b, s, a * d), a * d);
+      return project(t.reshape(flash(q, ring(k), ring(v)), b, s, a * dv), a * dv);
     }
     int kb = heads(k);
     int vb = heads(v);
@@ -181,13 +214,13 @@ final class DecoderForward {
     if (o.dropout()) {
       p = keep(dropout(p, true), true);
     }
-    // ctx[b, n, i, d] = sum_j p[b, n, i, j] * v[b, j, n, d]
+    // ctx[b, n, i, e] = sum_j p[b, n, i, j] * v[b, j, n, e]
     int ctx = t.dot(p, vb, new int[] {0, 1}, new int[] {3}, new int[] {0, 2}, new int[] {1});
     if (o.recompute() == Recompute.SELECTIVE) {
       t.recomputeRegion(coreStart, ctx + 1);
     }
-    ctx = keepGemmInput(t.reshape(t.transpose(ctx, 0, 2, 1, 3), b, s, a * d));
-    return project(ctx, a * d);
+    ctx = keepGemmInput(t.reshape(t.transpose(ctx, 0, 2, 1, 3), b, s, a * dv));
+    return project(ctx, a * dv);
   }
 
   /**
@@ -265,12 +298,20 @@ final class DecoderForward {
     return sum / spec.layers() / full;
   }
 
-  /** The MLP (gated SwiGLU, GELU or ReLU) on the normed input {@code xn}; dropped out. */
+  /**
+   * The MLP (gated SwiGLU, GELU or ReLU) on the normed input {@code xn}, dropped out: the
+   * mixture of experts of a mixture-of-experts block, the dense MLP of one of its listed dense
+   * blocks.
+   */
   private int mlp(int xn) {
-    if (spec.arch().moe().routed()) {
-      return new MoeForward(t, spec, o, this).layer(xn);
+    MoeShape moe = spec.arch().moe();
+    if (!moe.routed()) {
+      return denseMlp(xn, spec.ffn());
     }
-    return denseMlp(xn, spec.ffn());
+    if (moe.denseLayer(t.layer().index())) {
+      return denseMlp(xn, moe.denseFfn());
+    }
+    return new MoeForward(t, spec, o, this).layer(xn);
   }
 
   /** A dense MLP of inner size {@code f} on {@code xn}, in the tape's current part. */
@@ -294,7 +335,7 @@ final class DecoderForward {
     return down;
   }
 
-  private int linear(int x, int in, int out, String name) {
+  int linear(int x, int in, int out, String name) {
     int w = weight(name, in, out);
     int y = o.fp8() ? fp8Linear(x, w) : t.dot(x, w);
     boolean qkv = name.equals("wq") || name.equals("wk") || name.equals("wv");
@@ -368,7 +409,7 @@ final class DecoderForward {
    * RMSNorm over the last dimension of any rank, with its gain: the q/k norms of Qwen3 and Gemma 3
    * (per head) and of OLMo 2 (over all heads).
    */
-  private int rmsLast(int x, String name) {
+  int rmsLast(int x, String name) {
     TensorShape xs = t.shape(x);
     int last = xs.rank() - 1;
     int n = xs.dim(last);
@@ -437,7 +478,7 @@ final class DecoderForward {
   }
 
   /** Rotary embedding (Su et al. 2021): {@code x cos + rotate_half(x) sin} over [b, s, n, d]. */
-  private int rope(int x) {
+  int rope(int x) {
     TensorShape xs = t.shape(x);
     int d = xs.dim(3);
     if (cos < 0) {
@@ -462,7 +503,7 @@ final class DecoderForward {
     if (kvh == a) {
       return x;
     }
-    int d = spec.headDim();
+    int d = t.shape(x).dim(3);
     int rep = t.broadcast(x, new int[] {b, s, kvh, a / kvh, d}, 0, 1, 2, 4);
     return t.reshape(rep, b, s, a, d);
   }

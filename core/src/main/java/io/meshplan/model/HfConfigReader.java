@@ -37,6 +37,8 @@ import java.nio.file.Path;
  *       see {@link HfFamilies}, with the defaults of their transformers configuration classes.
  *   <li>{@code mixtral}, {@code qwen3_moe}, {@code gpt_oss}: the mixture-of-experts families,
  *       read as {@link HfFamilies} reads the others, with their experts from {@link HfMoe}.
+ *   <li>{@code deepseek_v3}: latent attention, experts and dense blocks, multi-token prediction
+ *       ({@link HfDeepseek}).
  * </ul>
  *
  * A directory is read as the {@code config.json} inside it.
@@ -54,7 +56,7 @@ public final class HfConfigReader {
   /** The {@code model_type}s read, for the message refusing another. */
   public static final java.util.List<String> SUPPORTED = java.util.List.of("llama", "mistral",
       "gpt_neox", "opt", "qwen2", "qwen3", "gemma2", "gemma3", "gemma3_text", "phi3", "olmo2",
-      "granite", "starcoder2", "mixtral", "qwen3_moe", "gpt_oss");
+      "granite", "starcoder2", "mixtral", "qwen3_moe", "gpt_oss", "deepseek_v3");
   private static final ObjectMapper MAPPER = TreeReaders.json();
 
   private HfConfigReader() {}

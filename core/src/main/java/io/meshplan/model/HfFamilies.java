@@ -64,7 +64,18 @@ final class HfFamilies {
       Map.entry("gpt_oss", Set.of("head_dim", "attention_bias", "sliding_window", "layer_types",
           "num_local_experts", "num_experts_per_tok", "experts_per_token",
           "output_router_logits", "router_aux_loss_coef", "swiglu_limit",
-          "initial_context_length")));
+          "initial_context_length")),
+      // The router's scoring (sigmoid, group-limited top-k, balancing bias) and scaling cost a
+      // few operations per token and expert; head_dim is transformers' name for the rotary
+      // part; quantization_config and ep_size describe the released checkpoint and its
+      // inference, not the model trained.
+      Map.entry("deepseek_v3", Set.of("attention_bias", "q_lora_rank", "kv_lora_rank",
+          "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "head_dim", "n_routed_experts",
+          "n_shared_experts", "num_experts_per_tok", "moe_intermediate_size",
+          "first_k_dense_replace", "moe_layer_freq", "num_nextn_predict_layers",
+          "routed_scaling_factor", "n_group", "topk_group", "topk_method", "scoring_func",
+          "norm_topk_prob", "aux_loss_alpha", "seq_aux", "ep_size", "rope_interleave",
+          "quantization_config", "pretraining_tp")));
 
   private HfFamilies() {}
 
@@ -114,6 +125,15 @@ final class HfFamilies {
           Map.entry("num_key_value_heads", 8), Map.entry("sliding_window", 128),
           Map.entry("max_position_embeddings", 131072), Map.entry("num_experts_per_tok", 4),
           Map.entry("attention_bias", true));
+      case "deepseek_v3" -> Map.ofEntries(Map.entry("vocab_size", 129280),
+          Map.entry("hidden_size", 7168), Map.entry("intermediate_size", 18432),
+          Map.entry("moe_intermediate_size", 2048), Map.entry("num_hidden_layers", 61),
+          Map.entry("num_attention_heads", 128), Map.entry("num_key_value_heads", 128),
+          Map.entry("n_shared_experts", 1), Map.entry("n_routed_experts", 256),
+          Map.entry("kv_lora_rank", 512), Map.entry("q_lora_rank", 1536),
+          Map.entry("qk_rope_head_dim", 64), Map.entry("v_head_dim", 128),
+          Map.entry("qk_nope_head_dim", 128), Map.entry("num_experts_per_tok", 8),
+          Map.entry("first_k_dense_replace", 3), Map.entry("max_position_embeddings", 4096));
       default -> Map.of();
     };
   }
@@ -145,6 +165,9 @@ final class HfFamilies {
    * @return the spec
    */
   static ModelSpec read(String type, HfFields f, HfConfigReader.Common c) {
+    if (type.equals("deepseek_v3")) {
+      return deepseek(f, c);
+    }
     int kv = f.positive("num_key_value_heads", c.heads());
     int headDim = headDim(f, type, c);
     boolean tied = f.bool("tie_word_embeddings", false);
@@ -175,9 +198,26 @@ final class HfFamilies {
     Architecture arch = new Architecture(mlp, starcoder ? Architecture.Norm.LAYER
         : Architecture.Norm.RMS, Architecture.Positions.ROTARY, 0,
         starcoder && f.bool("use_bias", true) || attentionBias, tied, shape, moe);
-    ModelSpec spec = new ModelSpec(c.name(), starcoder ? ModelSpec.Family.GPT
+    return checked(f, new ModelSpec(c.name(), starcoder ? ModelSpec.Family.GPT
         : ModelSpec.Family.LLAMA, c.layers(), c.hidden(), c.heads(), kv, ffn, c.vocab(),
-        c.seq(), HfConfigReader.DEFAULT_BATCH, c.dtype(), arch);
+        c.seq(), HfConfigReader.DEFAULT_BATCH, c.dtype(), arch));
+  }
+
+  /** DeepSeek-V3: latent attention, experts with dense blocks, multi-token prediction. */
+  private static ModelSpec deepseek(HfFields f, HfConfigReader.Common c) {
+    refuse(f, "attention_bias");
+    int kv = f.positive("num_key_value_heads", c.heads());
+    MoeShape moe = HfDeepseek.moe(f, c.layers());
+    Architecture arch = new Architecture(Architecture.Mlp.SWIGLU, Architecture.Norm.RMS,
+        Architecture.Positions.ROTARY, 0, false, f.bool("tie_word_embeddings", false),
+        AttentionShape.latent(HfDeepseek.mla(f)), moe, HfDeepseek.mtp(f));
+    return checked(f, new ModelSpec(c.name(), ModelSpec.Family.LLAMA, c.layers(), c.hidden(),
+        c.heads(), kv, moe.expertFfn(), c.vocab(), c.seq(), HfConfigReader.DEFAULT_BATCH,
+        c.dtype(), arch));
+  }
+
+  /** The spec, once its parameter count is known to fit in a long. */
+  private static ModelSpec checked(HfFields f, ModelSpec spec) {
     try {
       spec.parameterCount();
     } catch (ArithmeticException e) {

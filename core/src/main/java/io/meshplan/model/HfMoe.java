@@ -22,9 +22,6 @@ import io.meshplan.util.InputException;
  *       4). The released configs also carry OpenAI's own name {@code experts_per_token}, which
  *       transformers does not read; the two must agree.
  * </ul>
- *
- * meshplan prices one block for every layer, so a config that mixes dense and MoE layers is
- * refused.
  */
 final class HfMoe {
   /** The most experts read (real models have 8 to 384). */
@@ -54,9 +51,7 @@ final class HfMoe {
    */
   static MoeShape read(String type, HfFields f, int layers) {
     boolean qwen = type.equals("qwen3_moe");
-    if (qwen) {
-      requireAllSparse(f, layers);
-    }
+    java.util.List<Integer> dense = qwen ? denseLayers(f, layers) : java.util.List.of();
     String expertsKey = qwen ? "num_experts" : "num_local_experts";
     int experts = experts(f, expertsKey);
     int topK = f.positive("num_experts_per_tok");
@@ -71,7 +66,8 @@ final class HfMoe {
           + " is more than the " + experts + " experts (" + expertsKey + ")");
     }
     int expertFfn = f.positive(qwen ? "moe_intermediate_size" : "intermediate_size");
-    return new MoeShape(experts, topK, expertFfn, 0, type.equals("gpt_oss"));
+    MoeShape moe = new MoeShape(experts, topK, expertFfn, 0, type.equals("gpt_oss"));
+    return dense.isEmpty() ? moe : moe.withDenseLayers(dense, f.positive("intermediate_size"));
   }
 
   /** The expert count: a positive integer up to {@link #MAX_EXPERTS}; 0 is a dense model. */
@@ -91,35 +87,40 @@ final class HfMoe {
     return experts;
   }
 
-  /** Qwen3-MoE: refuses dense layers among the MoE ones. */
-  private static void requireAllSparse(HfFields f, int layers) {
+  /**
+   * Qwen3-MoE's dense blocks: those in {@code mlp_only_layers} and those where {@code (i + 1) %
+   * decoder_sparse_step != 0}.
+   */
+  private static java.util.List<Integer> denseLayers(HfFields f, int layers) {
     int step = f.positive("decoder_sparse_step", 1);
-    if (step != 1) {
-      throw new InputException(f.where() + ": field 'decoder_sparse_step' is " + step
-          + ": one layer in " + step + " is a mixture-of-experts layer, the others dense; mixed "
-          + "dense and MoE layers are not supported yet (meshplan prices one block for every "
-          + "layer)");
-    }
-    JsonNode only = f.root().get("mlp_only_layers");
-    if (only == null || only.isNull()) {
-      return;
-    }
-    if (!only.isArray()) {
-      throw new InputException(f.where() + ": field 'mlp_only_layers' must be a list of layer "
-          + "numbers, got " + only);
-    }
-    for (int i = 0; i < only.size(); i++) {
-      JsonNode e = only.get(i);
-      if (!e.isIntegralNumber() || !e.canConvertToInt() || e.asInt() < 0
-          || e.asInt() >= layers) {
-        throw new InputException(f.where() + ": mlp_only_layers[" + i + "] is " + e
-            + "; layers are numbered 0 to " + (layers - 1));
+    java.util.Set<Integer> only = new java.util.HashSet<>();
+    JsonNode list = f.root().get("mlp_only_layers");
+    if (list != null && !list.isNull()) {
+      if (!list.isArray()) {
+        throw new InputException(f.where() + ": field 'mlp_only_layers' must be a list of layer "
+            + "numbers, got " + list);
+      }
+      for (int i = 0; i < list.size(); i++) {
+        JsonNode e = list.get(i);
+        if (!e.isIntegralNumber() || !e.canConvertToInt() || e.asInt() < 0
+            || e.asInt() >= layers) {
+          throw new InputException(f.where() + ": mlp_only_layers[" + i + "] is " + e
+              + "; layers are numbered 0 to " + (layers - 1));
+        }
+        only.add(e.asInt());
       }
     }
-    if (only.size() > 0) {
-      throw new InputException(f.where() + ": field 'mlp_only_layers' makes " + only.size()
-          + " layers dense MLPs; mixed dense and MoE layers are not supported yet (meshplan "
-          + "prices one block for every layer)");
+    java.util.List<Integer> dense = new java.util.ArrayList<>();
+    for (int i = 0; i < layers; i++) {
+      if (only.contains(i) || (i + 1) % step != 0) {
+        dense.add(i);
+      }
     }
+    if (dense.size() == layers) {
+      throw new InputException(f.where() + ": no block routes to experts (decoder_sparse_step "
+          + step + ", mlp_only_layers " + list + ", " + layers + " blocks); without experts, "
+          + "use model_type qwen3");
+    }
+    return dense;
   }
 }

@@ -73,28 +73,53 @@ public final class ModelFlops {
   }
 
   /**
-   * The weights of one block's matrix multiplications (no biases, no norms).
+   * The weights of one block's matrix multiplications that one token passes through (no biases,
+   * no norms): the attention projections (or the latent attention's, {@link
+   * Mla#matmulParameters}) and the MLP, of a mixture-of-experts block the router and the {@code k}
+   * routed and the shared experts a token uses.
    *
    * @param spec the model
-   * @return {@code 2 h (a d) + 2 h (kv d) + (2 or 3) h f}
+   * @return {@code 2 h (a d) + 2 h (kv d) + (2 or 3) h f} for a dense model
    */
   public static long blockMatmulParameters(ModelSpec spec) {
+    return blockMatmul(spec, false);
+  }
+
+  /** As {@link #blockMatmulParameters}, of a listed dense block when {@code dense}. */
+  private static long blockMatmul(ModelSpec spec, boolean dense) {
     long h = spec.hidden();
+    Mla mla = spec.arch().attn().mla();
     long qd = (long) spec.heads() * spec.headDim();
     long kvd = (long) spec.kvHeads() * spec.headDim();
-    return 2 * h * qd + 2 * h * kvd + (spec.arch().mlp().gated() ? 3L : 2L) * h * spec.ffn();
+    long attn = mla.on() ? mla.matmulParameters(spec.hidden(), spec.heads())
+        : 2 * h * qd + 2 * h * kvd;
+    long gate = spec.arch().mlp().gated() ? 3L : 2L;
+    MoeShape moe = spec.arch().moe();
+    if (!moe.routed()) {
+      return attn + gate * h * spec.ffn();
+    }
+    if (dense) {
+      return attn + gate * h * moe.denseFfn();
+    }
+    return attn + h * moe.experts()
+        + gate * h * ((long) moe.topK() * moe.expertFfn() + moe.sharedFfn());
   }
 
   /**
-   * Forward FLOPs per token of one block: {@code 2 P_block + 4 s (a d)}.
+   * Forward FLOPs per token of one block: {@code 2 P_block + 2 s a (d_qk + d_v)}, which is {@code
+   * 2 P_block + 4 s (a d)} when queries and values have the same head size.
    *
    * @param spec the model
    * @param seq tokens per sequence
    * @return FLOPs
    */
   public static double blockForwardFlopsPerToken(ModelSpec spec, int seq) {
-    double attnWidth = (double) spec.heads() * spec.headDim();
-    return 2.0 * blockMatmulParameters(spec) + 4.0 * seq * attnWidth;
+    return 2.0 * blockMatmulParameters(spec) + attentionFlopsPerToken(spec, seq);
+  }
+
+  /** The attention core's forward FLOPs per token over the whole score matrix. */
+  private static double attentionFlopsPerToken(ModelSpec spec, int seq) {
+    return 2.0 * seq * spec.heads() * ((double) spec.headDim() + spec.valueHeadDim());
   }
 
   /**
@@ -119,13 +144,15 @@ public final class ModelFlops {
    */
   private static double blocksForwardFlopsPerToken(ModelSpec spec, int seq) {
     AttentionShape at = spec.arch().attn();
-    double whole = spec.layers() * blockForwardFlopsPerToken(spec, seq);
+    int dense = spec.denseBlocks();
+    double whole = spec.layers() * blockForwardFlopsPerToken(spec, seq)
+        + 2.0 * dense * (blockMatmul(spec, true) - blockMatmul(spec, false));
     if (at.window() == 0 || at.window() >= seq) {
       return whole;
     }
     double share = AttentionShape.causalPairs(seq, at.window())
         / AttentionShape.causalPairs(seq, 0);
-    double attention = 4.0 * seq * spec.heads() * spec.headDim();
+    double attention = attentionFlopsPerToken(spec, seq);
     for (int i = 0; i < spec.layers(); i++) {
       if (at.windowed(i)) {
         whole -= attention * (1 - share);
@@ -136,14 +163,27 @@ public final class ModelFlops {
 
   /**
    * Training FLOPs per token (forward and backward, no recomputation): {@code 3 (l (2 P_block + 4
-   * s a d) + 2 V h)}, the attention term of sliding-window blocks reduced to their window.
+   * s a d) + 2 V h)}, the attention term of sliding-window blocks reduced to their window, dense
+   * blocks of a mixture-of-experts model with their own MLP, and the multi-token prediction
+   * modules' forward added.
    *
    * @param spec the model
    * @param seq tokens per sequence
    * @return FLOPs per token
    */
   public static double trainingFlopsPerToken(ModelSpec spec, int seq) {
-    return 3 * (blocksForwardFlopsPerToken(spec, seq) + 2.0 * spec.vocab() * spec.hidden());
+    return 3 * (blocksForwardFlopsPerToken(spec, seq) + 2.0 * spec.vocab() * spec.hidden()
+        + mtpForwardFlopsPerToken(spec, seq));
+  }
+
+  /**
+   * Forward FLOPs per token of the multi-token prediction modules: each a block, its {@code 2h x
+   * h} input projection and the LM head again.
+   */
+  private static double mtpForwardFlopsPerToken(ModelSpec spec, int seq) {
+    double h = spec.hidden();
+    return spec.arch().mtpDepth() * (blockForwardFlopsPerToken(spec, seq) + 2.0 * 2 * h * h
+        + 2.0 * spec.vocab() * h);
   }
 
   /**

@@ -2,6 +2,7 @@ package io.meshplan.model;
 
 import io.meshplan.graph.DType;
 import io.meshplan.util.Require;
+import java.util.List;
 
 /**
  * The dimensions of a decoder-only transformer and its workload.
@@ -73,11 +74,16 @@ public record ModelSpec(
     Require.nonNull(dtype, "dtype");
     Require.nonNull(arch, "arch");
     if (family != Family.ALPA_MLP) {
-      Require.that(arch.attn().headDim() > 0 || hidden % heads == 0, "hidden size " + hidden
+      Require.that(arch.attn().headDim() > 0 || arch.attn().mla().on() || hidden % heads == 0,
+          "hidden size " + hidden
           + " must be a multiple of attention heads " + heads);
       Require.that(heads % kvHeads == 0, "attention heads " + heads + " must be a multiple of "
           + "key/value heads " + kvHeads);
     }
+    java.util.List<Integer> dense = arch.moe().denseLayers();
+    Require.that(dense.isEmpty() || dense.get(dense.size() - 1) < layers && dense.size() < layers,
+        "dense blocks " + dense + " must be among the " + layers + " blocks, and at least one "
+        + "block must route to experts");
     if (family == Family.LLAMA) {
       Require.that(arch.mlp().gated() && arch.norm() == Architecture.Norm.RMS
           && arch.positions() == Architecture.Positions.ROTARY,
@@ -108,24 +114,56 @@ public record ModelSpec(
   }
 
   /**
-   * The size of one attention head.
+   * The size of one attention head's queries and keys.
    *
-   * @return the architecture's explicit {@code head_dim}, else hidden / heads
+   * @return the latent attention's {@code d_n + d_r}, else the architecture's explicit {@code
+   *     head_dim}, else hidden / heads
    */
   public int headDim() {
+    Mla mla = arch.attn().mla();
+    if (mla.on()) {
+      return mla.qkDim();
+    }
     return arch.attn().headDim() > 0 ? arch.attn().headDim() : hidden / heads;
   }
 
   /**
-   * The parameters of one transformer block: Q, K, V and output projections (with their biases
-   * when the architecture has them, or Q, K and V biases alone), the q/k norms, the MLP matrices
-   * (and biases) or the mixture-of-experts layer ({@link MoeShape#parameters}), the attention
-   * sinks (one per head), and the block's two or four norms. Fused QKV or gate/up matrices
-   * (Phi-3) hold the same weights and count the same.
+   * The size of one attention head's values (and of the attention output per head).
+   *
+   * @return the latent attention's {@code d_v}, else {@link #headDim()}
+   */
+  public int valueHeadDim() {
+    Mla mla = arch.attn().mla();
+    return mla.on() ? mla.valueDim() : headDim();
+  }
+
+  /**
+   * The parameters of a mixture-of-experts block, or of every block of a dense model: see {@link
+   * #blockParameterCount(int)}.
    *
    * @return parameters per block (one dot layer, h x h, for {@link Family#ALPA_MLP})
    */
   public long blockParameterCount() {
+    return blockParameters(false);
+  }
+
+  /**
+   * The parameters of block {@code layer}: Q, K, V and output projections (with their biases
+   * when the architecture has them, or Q, K and V biases alone) or the latent attention's ({@link
+   * Mla#parameters}), the q/k norms, the MLP matrices (and biases) or the mixture-of-experts layer
+   * ({@link MoeShape#parameters}), the attention sinks (one per head), and the block's two or four
+   * norms. A listed dense block of a mixture-of-experts model has a dense MLP of {@link
+   * MoeShape#denseFfn}. Fused QKV or gate/up matrices (Phi-3) hold the same weights and count the
+   * same.
+   *
+   * @param layer the block, from 0
+   * @return parameters of the block
+   */
+  public long blockParameterCount(int layer) {
+    return blockParameters(arch.moe().denseLayer(layer));
+  }
+
+  private long blockParameters(boolean denseMlp) {
     long h = hidden;
     if (family == Family.ALPA_MLP) {
       return h * h;
@@ -133,10 +171,13 @@ public record ModelSpec(
     AttentionShape at = arch.attn();
     long qd = Math.multiplyExact((long) heads, headDim());
     long kv = Math.multiplyExact((long) kvHeads, headDim());
-    long attn = 2 * h * qd + 2 * h * kv;
+    long attn = at.mla().on() ? at.mla().parameters(hidden, heads) : 2 * h * qd + 2 * h * kv;
     MoeShape moe = arch.moe();
-    long mlp = moe.routed() ? moe.parameters(hidden) : (arch.mlp().gated() ? 3 : 2) * h * ffn;
-    long mlpBias = moe.routed() ? 0 : (arch.mlp().gated() ? 2L * ffn : ffn) + h;
+    boolean routed = moe.routed() && !denseMlp;
+    long f = moe.routed() ? (denseMlp ? moe.denseFfn() : moe.expertFfn()) : ffn;
+    long mlp = routed ? moe.parameters(hidden)
+        : Math.multiplyExact((arch.mlp().gated() ? 3 : 2) * h, f);
+    long mlpBias = routed ? 0 : (arch.mlp().gated() ? 2L * f : f) + h;
     long bias = arch.biases() ? qd + 2 * kv + h + mlpBias
         : at.qkvBias() ? qd + 2 * kv : 0;
     long qkNorm = switch (at.qkNorm()) {
@@ -145,8 +186,45 @@ public record ModelSpec(
       case WHOLE -> qd + kv;
     };
     long sinks = at.sinks() ? heads : 0;
-    return Math.addExact(attn + mlp + bias + qkNorm + sinks,
+    return Math.addExact(Math.addExact(attn, mlp) + bias + qkNorm + sinks,
         at.blockNorms() * arch.norm().parameters(hidden));
+  }
+
+  /**
+   * The blocks with a dense MLP among those of a mixture-of-experts model.
+   *
+   * @return the listed dense blocks, 0 for a dense model
+   */
+  public int denseBlocks() {
+    return arch.moe().denseIn(0, layers - 1);
+  }
+
+  /**
+   * One dense block of this mixture-of-experts model as a model of its own: the same attention,
+   * a dense MLP of {@link MoeShape#denseFfn}, no experts and no multi-token prediction. Its
+   * blocks price as this model's dense blocks.
+   *
+   * @return the spec
+   */
+  public ModelSpec denseBlockModel() {
+    Require.that(denseBlocks() > 0, "the model has no dense blocks among its expert blocks");
+    return new ModelSpec(name, family, layers, hidden, heads, kvHeads, arch.moe().denseFfn(),
+        vocab, seq, batch, dtype, arch.withMoe(MoeShape.DENSE).withMtp(0));
+  }
+
+  /**
+   * The parameters of the multi-token prediction modules: per module, the two input norms and
+   * the final norm ({@code 3 h} with RMSNorm), the projection {@code 2h x h} and one block (a
+   * mixture-of-experts block in a mixture-of-experts model); the embedding and LM head are the
+   * model's own, shared (DeepSeek-V3, section 2.2).
+   *
+   * @return parameters, 0 without multi-token prediction
+   */
+  public long mtpParameterCount() {
+    long h = hidden;
+    long module = Math.addExact(Math.addExact(3 * arch.norm().parameters(hidden), 2 * h * h),
+        blockParameters(false));
+    return Math.multiplyExact(module, arch.mtpDepth());
   }
 
   /**
@@ -177,23 +255,25 @@ public record ModelSpec(
 
   /**
    * All parameters: embeddings, position table, every block, the final norm and the LM head
-   * (counted once when tied).
+   * (counted once when tied), and the multi-token prediction modules.
    *
    * @return the number of weights
    */
   public long parameterCount() {
-    return Math.addExact(Math.addExact(embeddingParameterCount(),
-        Math.multiplyExact((long) layers, blockParameterCount())), headParameterCount());
+    return Math.addExact(Math.addExact(Math.addExact(embeddingParameterCount(),
+        blocksParameterCount()), headParameterCount()), mtpParameterCount());
   }
 
   /**
    * The parameters of all blocks, without embeddings and head (what this method's predecessor,
    * {@code parameterCount}, returned for LLaMA).
    *
-   * @return {@code layers * blockParameterCount()}
+   * @return the sum of {@link #blockParameterCount(int)} over the blocks
    */
   public long blocksParameterCount() {
-    return Math.multiplyExact((long) layers, blockParameterCount());
+    int dense = denseBlocks();
+    return Math.addExact(Math.multiplyExact((long) layers - dense, blockParameters(false)),
+        Math.multiplyExact((long) dense, blockParameters(true)));
   }
 
   /**
@@ -210,7 +290,8 @@ public record ModelSpec(
       return parameterCount();
     }
     long idle = moe.expertParameters(hidden) / moe.experts() * (moe.experts() - moe.topK());
-    return Math.subtractExact(parameterCount(), Math.multiplyExact((long) layers, idle));
+    long routedBlocks = (long) layers - denseBlocks() + arch.mtpDepth();
+    return Math.subtractExact(parameterCount(), Math.multiplyExact(routedBlocks, idle));
   }
 
   /**
@@ -250,13 +331,26 @@ public record ModelSpec(
   }
 
   /**
-   * This spec with another number of transformer blocks.
+   * This spec with another number of transformer blocks: the first {@code newLayers} of its
+   * blocks when it has dense blocks among its expert blocks (a dense model when all of those are
+   * dense).
    *
    * @param newLayers blocks
    * @return the spec
    */
   public ModelSpec withLayers(int newLayers) {
+    MoeShape moe = arch.moe();
+    if (moe.denseLayers().isEmpty()) {
+      return new ModelSpec(name, family, newLayers, hidden, heads, kvHeads, ffn, vocab, seq,
+          batch, dtype, arch);
+    }
+    // The first blocks keep their kinds; when all of them are dense blocks, the model is dense.
+    List<Integer> kept = moe.denseLayers().stream().filter(i -> i < newLayers).toList();
+    if (kept.size() == newLayers) {
+      return new ModelSpec(name, family, newLayers, hidden, heads, kvHeads, moe.denseFfn(), vocab,
+          seq, batch, dtype, arch.withMoe(MoeShape.DENSE));
+    }
     return new ModelSpec(name, family, newLayers, hidden, heads, kvHeads, ffn, vocab, seq, batch,
-        dtype, arch);
+        dtype, arch.withMoe(moe.withDenseLayers(kept, kept.isEmpty() ? 0 : moe.denseFfn())));
   }
 }

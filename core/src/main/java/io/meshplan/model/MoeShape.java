@@ -7,7 +7,8 @@ import io.meshplan.util.Require;
  * al., GShard, ICLR'21; Fedus et al., Switch Transformer, JMLR 2022): a router picks {@code topK}
  * of {@code experts} gated MLPs per token, and optional shared experts run on every token
  * (DeepSeekMoE, Dai et al. 2024). Every block of a model with this shape is a mixture-of-experts
- * block (Mixtral, Qwen3-MoE, GPT-OSS).
+ * block (Mixtral, Qwen3-MoE, GPT-OSS) except the listed dense blocks (DeepSeek-V3's first three,
+ * Qwen3-MoE's {@code mlp_only_layers}), whose MLP is a dense gated MLP of {@code denseFfn}.
  *
  * @param experts routed experts E; {@code 0} for a dense model
  * @param topK experts each token is routed to, k
@@ -21,11 +22,32 @@ import io.meshplan.util.Require;
  *     token kept, Megatron-Core's default)
  * @param imbalance the busiest GPU's expert rows over the balanced mean, at least 1; 1 assumes
  *     the load-balancing loss evens the load out. The pipeline waits for the busiest GPU.
+ * @param denseLayers the blocks (from 0, ascending) whose MLP is dense; empty when every block
+ *     routes to experts
+ * @param denseFfn the inner size of the dense blocks' MLP, elements; {@code 0} without dense
+ *     blocks
  */
 public record MoeShape(int experts, int topK, int expertFfn, int sharedFfn,
-    boolean expertBiases, double capacityFactor, double imbalance)
-    implements java.io.Serializable {
-  private static final long serialVersionUID = 1L;
+    boolean expertBiases, double capacityFactor, double imbalance,
+    java.util.List<Integer> denseLayers, int denseFfn) implements java.io.Serializable {
+  private static final long serialVersionUID = 2L;
+
+  /**
+   * A layer of every block (no dense blocks).
+   *
+   * @param experts routed experts E
+   * @param topK experts per token k
+   * @param expertFfn one expert's inner size
+   * @param sharedFfn the shared experts' inner size, 0 for none
+   * @param expertBiases whether experts and router have biases
+   * @param capacityFactor the capacity factor, 0 for dropless
+   * @param imbalance the busiest GPU's load over the mean
+   */
+  public MoeShape(int experts, int topK, int expertFfn, int sharedFfn, boolean expertBiases,
+      double capacityFactor, double imbalance) {
+    this(experts, topK, expertFfn, sharedFfn, expertBiases, capacityFactor, imbalance,
+        java.util.List.of(), 0);
+  }
 
   /** A dense model: no experts. */
   public static final MoeShape DENSE = new MoeShape(0, 0, 0, 0, false);
@@ -61,6 +83,57 @@ public record MoeShape(int experts, int topK, int expertFfn, int sharedFfn,
     Require.that(imbalance >= 1 && imbalance <= Math.max(1, experts),
         "the expert load imbalance must be between 1 and the " + experts + " experts (a GPU "
         + "cannot take more than every token's copies), got " + imbalance);
+    denseLayers = java.util.List.copyOf(Require.nonNull(denseLayers, "denseLayers"));
+    for (int i = 0; i < denseLayers.size(); i++) {
+      int l = denseLayers.get(i);
+      Require.that(l >= 0 && (i == 0 || l > denseLayers.get(i - 1)),
+          "dense layers must be ascending layer numbers from 0, got " + denseLayers);
+    }
+    Require.that(denseLayers.isEmpty() ? denseFfn == 0 : experts > 0 && denseFfn > 0,
+        "dense blocks among expert blocks need a positive inner size, and only they have one; "
+        + "got " + denseFfn);
+  }
+
+  /**
+   * These experts with dense blocks.
+   *
+   * @param layers the dense blocks, ascending
+   * @param ffn their MLP's inner size
+   * @return the shape
+   */
+  public MoeShape withDenseLayers(java.util.List<Integer> layers, int ffn) {
+    return new MoeShape(experts, topK, expertFfn, sharedFfn, expertBiases, capacityFactor,
+        imbalance, layers, ffn);
+  }
+
+  /**
+   * Whether block {@code layer} has a dense MLP.
+   *
+   * @param layer the block, from 0
+   * @return true for a listed dense block (always false for a dense model's shape, whose
+   *     blocks are all dense but not listed)
+   */
+  public boolean denseLayer(int layer) {
+    return java.util.Collections.binarySearch(denseLayers, layer) >= 0;
+  }
+
+  /**
+   * The dense blocks among {@code first..last}.
+   *
+   * @param first the first block, from 0
+   * @param last the last block, inclusive
+   * @return how many of them are listed dense blocks
+   */
+  public int denseIn(int first, int last) {
+    if (last < first) {
+      return 0;
+    }
+    return insertion(last + 1) - insertion(first);
+  }
+
+  private int insertion(int layer) {
+    int i = java.util.Collections.binarySearch(denseLayers, layer);
+    return i >= 0 ? i : -i - 1;
   }
 
   /**
@@ -72,7 +145,7 @@ public record MoeShape(int experts, int topK, int expertFfn, int sharedFfn,
    */
   public MoeShape withRouting(double newCapacity, double newImbalance) {
     return new MoeShape(experts, topK, expertFfn, sharedFfn, expertBiases, newCapacity,
-        newImbalance);
+        newImbalance, denseLayers, denseFfn);
   }
 
   /**
@@ -93,7 +166,7 @@ public record MoeShape(int experts, int topK, int expertFfn, int sharedFfn,
    */
   public MoeShape withExpertFfn(int newExpertFfn) {
     return new MoeShape(experts, topK, newExpertFfn, sharedFfn, expertBiases, capacityFactor,
-        imbalance);
+        imbalance, denseLayers, denseFfn);
   }
 
   /**

@@ -63,8 +63,18 @@ import java.util.Map;
  *
  * Presets other than the three LLaMA 2 ones and {@code alpa-mlp} default to bf16 and batch 8
  * (Megatron GPT: its Table 1 global batch). The {@code ffn} of a mixture-of-experts preset is its
- * expert's intermediate size, the same as {@link MoeShape#expertFfn}: its blocks have no dense
- * MLP.
+ * expert's intermediate size, the same as {@link MoeShape#expertFfn}; its dense blocks, where it
+ * has them, have their own size ({@link MoeShape#denseFfn}).
+ *
+ * <p>{@code deepseek-v3}: DeepSeek-AI 2024, "DeepSeek-V3 Technical Report" (arXiv:2412.19437),
+ * section 4.2, and the {@code config.json} of deepseek-ai/DeepSeek-V3: 61 blocks of hidden 7168,
+ * 128 heads of multi-head latent attention (query latent 1536, key/value latent 512, 128 + 64
+ * query/key and 128 value dimensions per head), the first 3 blocks dense (intermediate 18432),
+ * the other 58 with 256 routed experts of 2048, 8 per token, and one shared expert; vocabulary
+ * 129280, untied; one multi-token prediction module. 671,026,404,352 parameters in the main
+ * model (the report's 671B) and 11,610,067,968 in the module sharing its embedding and head
+ * (the report's 14B counts its own copies of them, 1,853,358,080 more); 37.6B active per token
+ * (the report's 37B). Sequence 4096 (the pre-training context).
  */
 public final class Presets {
   private static final Map<String, ModelSpec> PRESETS = new LinkedHashMap<>();
@@ -98,6 +108,7 @@ public final class Presets {
     qwen3Moe("qwen3-30b-a3b", 48, 2048, 32, 768);
     gptOss("gpt-oss-120b", 36, 128);
     gptOss("gpt-oss-20b", 24, 32);
+    deepseekV3();
     // Narayanan et al. SC'21, Table 1: name, hidden, layers, heads, global batch.
     megatron("gpt-1.7b", 2304, 24, 24, 512);
     megatron("gpt-3.6b", 3072, 30, 32, 512);
@@ -166,6 +177,17 @@ public final class Presets {
         new MoeShape(experts, 4, 2880, 0, true));
     put(new ModelSpec(name, ModelSpec.Family.LLAMA, layers, 2880, 64, 8, 2880, 201088, 4096, 8,
         DType.BF16, a));
+  }
+
+  /** DeepSeek-V3: see the class comment. */
+  private static void deepseekV3() {
+    Architecture a = new Architecture(Architecture.Mlp.SWIGLU, Architecture.Norm.RMS,
+        Architecture.Positions.ROTARY, 0, false, false,
+        AttentionShape.latent(new Mla(1536, 512, 128, 64, 128)),
+        new MoeShape(256, 8, 2048, 2048, false).withDenseLayers(java.util.List.of(0, 1, 2),
+            18432), 1);
+    put(new ModelSpec("deepseek-v3", ModelSpec.Family.LLAMA, 61, 7168, 128, 128, 2048, 129280,
+        4096, 8, DType.BF16, a));
   }
 
   private static void megatron(String name, int hidden, int layers, int heads, int globalBatch) {

@@ -3,6 +3,7 @@ package io.meshplan.model;
 import io.meshplan.graph.DType;
 import io.meshplan.graph.Opcode;
 import io.meshplan.graph.TensorShape;
+import io.meshplan.util.Require;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -64,7 +65,28 @@ public final class TrainingGraphBuilder {
           + (options.firstBlock() + options.blockCount() - 1) + " are outside the "
           + spec.layers() + " blocks of " + spec.name());
     }
-    return new Run(spec, options).build();
+    return new Run(spec, options, false).build();
+  }
+
+  /**
+   * Builds the training graph of one multi-token prediction module (DeepSeek-V3,
+   * arXiv:2412.19437, section 2.2; Megatron-Core's {@code MultiTokenPredictionLayer}): the last
+   * block's output (an {@link ParamRole#INPUT_ACTIVATION} parameter) and the embedding of the
+   * tokens one further ahead, each normed, concatenated and projected {@code 2h -> h}; one
+   * transformer block (a mixture-of-experts block in a mixture-of-experts model); the final norm,
+   * LM head and loss. Megatron-Core runs the module on the last pipeline stage, which holds a copy
+   * of the embedding table for it (as it holds the LM head), and shares the LM head with the
+   * model's own: the head weights here are the head layer's.
+   *
+   * @param spec the model, with multi-token prediction
+   * @param options the backward, optimizer, precision and workload of the step; its block range,
+   *     embedding and head are ignored
+   * @return the graph
+   */
+  public static TrainingGraph buildMtp(ModelSpec spec, TrainingOptions options) {
+    Require.that(spec.arch().mtpDepth() > 0, spec.name() + " has no multi-token prediction");
+    return new Run(spec, options.withBlocks(0, 0).withEmbedding(false).withHead(true), true)
+        .build();
   }
 
   /** One build. */
@@ -73,14 +95,16 @@ public final class TrainingGraphBuilder {
     private final TrainingOptions o;
     private final Tape t;
     private final DecoderForward fwd;
+    private final boolean mtp;
     private final List<WeightTensors> weights = new ArrayList<>();
     private final List<Integer> outputs = new ArrayList<>();
     private int input = -1;
     private int inputGradient = -1;
 
-    Run(ModelSpec spec, TrainingOptions o) {
+    Run(ModelSpec spec, TrainingOptions o, boolean mtp) {
       this.spec = spec;
       this.o = o;
+      this.mtp = mtp;
       this.t = new Tape(spec.name() + (o.backward() ? "_train" : "_forward"));
       this.fwd = new DecoderForward(t, spec, o);
     }
@@ -108,6 +132,9 @@ public final class TrainingGraphBuilder {
           t.recomputeRegion(start, t.size());
         }
       }
+      if (mtp) {
+        x = mtpModule(bsh, dt);
+      }
       int output = x;
       if (o.head()) {
         t.at(Phase.FORWARD, LayerRef.head(), "");
@@ -126,6 +153,21 @@ public final class TrainingGraphBuilder {
       weights.sort(java.util.Comparator.comparingInt(WeightTensors::weight));
       return new TrainingGraph(spec, o, t.b.build(), t.phases(), t.layers(), t.roles(), weights,
           input, output, outputGradient, o.embedding() ? -1 : inputGradient);
+    }
+
+    /** The module's input activation, input projection and block; returns the block's output. */
+    private int mtpModule(int[] bsh, DType dt) {
+      LayerRef module = LayerRef.block(spec.layers());
+      t.at(Phase.FORWARD, module, "input");
+      input = t.param(TensorShape.of(dt, bsh), ParamRole.INPUT_ACTIVATION);
+      fwd.keepInput(input);
+      t.at(Phase.FORWARD, module, "");
+      int start = t.size();
+      int x = fwd.keepInput(fwd.block(fwd.mtpInput(input)));
+      if (o.recompute() == Recompute.FULL) {
+        t.recomputeRegion(start, t.size());
+      }
+      return x;
     }
 
     private int backward(int output, int[] bsh, DType dt) {

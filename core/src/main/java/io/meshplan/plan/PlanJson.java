@@ -33,8 +33,11 @@ import java.util.List;
  * communicationBytesPerGpu} per stage, each an object with {@code tensorParallel}, {@code
  * dataParallel} and {@code pipeline} in bytes (see {@link AxisBytes}); and in the model's
  * {@code architecture}, written only for a model that has them, {@code moe} ({@code experts},
- * {@code expertsPerToken}, {@code expertFfn}, {@code sharedExpertFfn}, {@code expertBiases}; a
- * model without it is dense) and {@code attention.sinks}.
+ * {@code expertsPerToken}, {@code expertFfn}, {@code sharedExpertFfn}, {@code expertBiases}, and
+ * for a model with dense blocks among its expert blocks {@code denseLayers} and {@code denseFfn};
+ * a model without it is dense), {@code attention.sinks}, {@code attention.mla} ({@code
+ * qLoraRank}, {@code kvLoraRank}, {@code qkNopeHeadDim}, {@code qkRopeHeadDim}, {@code
+ * vHeadDim}) and {@code mtpLayers}.
  *
  * <p>The plan of an HLO module ({@link PlanSource.HloModule}) has a {@code source} object ({@code
  * kind} "hlo", the module's {@code path} and {@code sha256}) and the module's name and layers in
@@ -258,19 +261,10 @@ public final class PlanJson {
     a.put("tiedEmbeddings", m.arch().tiedEmbeddings());
     AttentionShape s = m.arch().attn();
     if (!s.equals(AttentionShape.PLAIN)) {
-      ObjectNode t = a.putObject("attention");
-      t.put("headDim", s.headDim());
-      t.put("qkvBias", s.qkvBias());
-      t.put("qkNorm", s.qkNorm().name().toLowerCase(java.util.Locale.ROOT));
-      t.put("blockNorms", s.blockNorms());
-      t.put("attentionSoftcap", s.attentionSoftcap());
-      t.put("finalSoftcap", s.finalSoftcap());
-      t.put("window", s.window());
-      t.put("globalEvery", s.globalEvery());
-      t.put("windowFrom", s.windowFrom());
-      if (s.sinks()) {
-        t.put("sinks", true);
-      }
+      attention(a.putObject("attention"), s);
+    }
+    if (m.arch().mtpDepth() > 0) {
+      a.put("mtpLayers", m.arch().mtpDepth());
     }
     MoeShape e = m.arch().moe();
     if (e.routed()) {
@@ -280,8 +274,37 @@ public final class PlanJson {
       x.put("expertFfn", e.expertFfn());
       x.put("sharedExpertFfn", e.sharedFfn());
       x.put("expertBiases", e.expertBiases());
+      if (!e.denseLayers().isEmpty()) {
+        ArrayNode dense = x.putArray("denseLayers");
+        e.denseLayers().forEach(dense::add);
+        x.put("denseFfn", e.denseFfn());
+      }
     }
     return o;
+  }
+
+  /** Writes the attention details of a Hugging Face family's model. */
+  private static void attention(ObjectNode t, AttentionShape s) {
+    t.put("headDim", s.headDim());
+    t.put("qkvBias", s.qkvBias());
+    t.put("qkNorm", s.qkNorm().name().toLowerCase(java.util.Locale.ROOT));
+    t.put("blockNorms", s.blockNorms());
+    t.put("attentionSoftcap", s.attentionSoftcap());
+    t.put("finalSoftcap", s.finalSoftcap());
+    t.put("window", s.window());
+    t.put("globalEvery", s.globalEvery());
+    t.put("windowFrom", s.windowFrom());
+    if (s.sinks()) {
+      t.put("sinks", true);
+    }
+    if (s.mla().on()) {
+      ObjectNode l = t.putObject("mla");
+      l.put("qLoraRank", s.mla().qLoraRank());
+      l.put("kvLoraRank", s.mla().kvLoraRank());
+      l.put("qkNopeHeadDim", s.mla().nopeDim());
+      l.put("qkRopeHeadDim", s.mla().ropeDim());
+      l.put("vHeadDim", s.mla().valueDim());
+    }
   }
 
   /** Reads a model's experts; a dense model, and a plan from before experts, has none. */
@@ -290,8 +313,10 @@ public final class PlanJson {
       return MoeShape.DENSE;
     }
     Fields x = a.object("moe");
-    return new MoeShape(x.integer("experts"), x.integer("expertsPerToken"),
+    MoeShape moe = new MoeShape(x.integer("experts"), x.integer("expertsPerToken"),
         x.integer("expertFfn"), x.integer("sharedExpertFfn"), x.bool("expertBiases"));
+    return x.has("denseLayers") ? moe.withDenseLayers(x.integers("denseLayers",
+        ModelSpec.MAX_LAYERS), x.integer("denseFfn")) : moe;
   }
 
   /** Reads the attention details a model of a Hugging Face family has; plain when absent. */
@@ -304,7 +329,13 @@ public final class PlanJson {
         enumOf(where, "qkNorm", AttentionShape.QkNorm.class, t.text("qkNorm")),
         t.integer("blockNorms"), t.number("attentionSoftcap"), t.number("finalSoftcap"),
         t.integer("window"), t.integer("globalEvery"), t.integer("windowFrom"),
-        t.has("sinks") && t.bool("sinks"));
+        t.has("sinks") && t.bool("sinks"), t.has("mla") ? readMla(t.object("mla"))
+            : io.meshplan.model.Mla.NONE);
+  }
+
+  private static io.meshplan.model.Mla readMla(Fields l) {
+    return new io.meshplan.model.Mla(l.integer("qLoraRank"), l.integer("kvLoraRank"),
+        l.integer("qkNopeHeadDim"), l.integer("qkRopeHeadDim"), l.integer("vHeadDim"));
   }
 
   /**
@@ -429,7 +460,7 @@ public final class PlanJson {
           enumOf(where, "model.architecture.positions", Architecture.Positions.class,
               a.text("positions")),
           a.integer("positionRows"), a.bool("biases"), a.bool("tiedEmbeddings"),
-          readAttention(where, a), readMoe(a));
+          readAttention(where, a), readMoe(a), a.has("mtpLayers") ? a.integer("mtpLayers") : 0);
       return new ModelSpec(m.text("name"), enumOf(where, "model.family", ModelSpec.Family.class,
           m.text("family")), m.integer("layers"), m.integer("hidden"), m.integer("heads"),
           m.integer("kvHeads"), m.integer("ffn"), m.integer("vocab"), m.integer("seq"), 1,
@@ -591,6 +622,24 @@ public final class PlanJson {
         throw new InputException(where + ": field '" + name + "' must be two integers");
       }
       return new int[] {v.get(0).intValue(), v.get(1).intValue()};
+    }
+
+    /** A list of at most {@code max} integers. */
+    List<Integer> integers(String name, int max) {
+      JsonNode v = get(name);
+      if (!v.isArray() || v.size() > max) {
+        throw new InputException(where + ": field '" + name + "' must be a list of at most "
+            + max + " integers");
+      }
+      List<Integer> out = new ArrayList<>(v.size());
+      for (JsonNode e : v) {
+        if (!e.isIntegralNumber() || !e.canConvertToInt()) {
+          throw new InputException(where + ": field '" + name + "' must hold integers, got "
+              + e);
+        }
+        out.add(e.intValue());
+      }
+      return out;
     }
 
     Fields object(String name) {

@@ -83,23 +83,23 @@ class MoeModelsCliTest {
             + "model has a mixture of 8 experts; it is planned by meshplan plan");
   }
 
-  /** Mixed dense and MoE layers, and DeepSeek, end in one line and exit 2 before planning. */
+  /** Configs without a routed block, and other families, end in one line and exit 2. */
   @Test
   void unsupportedMoeConfigsAreOneLineAndExit2(@TempDir Path dir) throws IOException {
     String qwen = Files.readString(Path.of(HF + "qwen3-30b-a3b.json"));
     Path step = dir.resolve("step.json");
     Files.writeString(step, qwen.replace("\"decoder_sparse_step\": 1",
-        "\"decoder_sparse_step\": 2"));
+        "\"decoder_sparse_step\": 64"));
     CliRun.of("plan", "--model", step.toString(), "--cluster", "1x8:h100-80gb")
-        .refusedInOneLine(2, "step.json: field 'decoder_sparse_step' is 2: one layer in 2 is a "
-            + "mixture-of-experts layer, the others dense; mixed dense and MoE layers are not "
-            + "supported yet");
+        .refusedInOneLine(2, "step.json: no block routes to experts (decoder_sparse_step 64, "
+            + "mlp_only_layers [], 48 blocks); without experts, use model_type qwen3");
     Path deepseek = dir.resolve("deepseek.json");
     Files.writeString(deepseek, qwen.replace("\"qwen3_moe\"", "\"deepseek_v2\""));
     CliRun.of("plan", "--model", deepseek.toString(), "--cluster", "1x8:h100-80gb")
         .refusedInOneLine(2, "deepseek.json: model_type 'deepseek_v2' is not supported; "
             + "supported: llama, mistral, gpt_neox, opt, qwen2, qwen3, gemma2, gemma3, "
-            + "gemma3_text, phi3, olmo2, granite, starcoder2, mixtral, qwen3_moe, gpt_oss");
+            + "gemma3_text, phi3, olmo2, granite, starcoder2, mixtral, qwen3_moe, gpt_oss, "
+            + "deepseek_v3");
     Path topK = dir.resolve("topk.json");
     Files.writeString(topK, qwen.replace("\"num_experts_per_tok\": 8",
         "\"num_experts_per_tok\": 129"));

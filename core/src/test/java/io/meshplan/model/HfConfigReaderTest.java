@@ -108,7 +108,7 @@ class HfConfigReaderTest {
         .isInstanceOf(InputException.class)
         .hasMessage("b.json: model_type 'bert' is not supported; supported: llama, mistral, "
             + "gpt_neox, opt, qwen2, qwen3, gemma2, gemma3, gemma3_text, phi3, olmo2, granite, "
-            + "starcoder2, mixtral, qwen3_moe, gpt_oss");
+            + "starcoder2, mixtral, qwen3_moe, gpt_oss, deepseek_v3");
   }
 
   @Test

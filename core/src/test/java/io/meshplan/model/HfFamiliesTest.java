@@ -87,7 +87,7 @@ class HfFamiliesTest {
     // Every family HfConfigReader reads beyond the four older ones keeps a list.
     assertThat(HfFamilies.KNOWN.keySet()).containsExactlyInAnyOrder("qwen2", "qwen3", "gemma2",
         "gemma3_text", "phi3", "olmo2", "granite", "starcoder2", "mixtral", "qwen3_moe",
-        "gpt_oss");
+        "gpt_oss", "deepseek_v3");
   }
 
   @Test

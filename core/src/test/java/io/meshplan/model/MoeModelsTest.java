@@ -132,21 +132,39 @@ class MoeModelsTest {
             + "ignored, and may change the model's cost");
   }
 
-  /** Layers that are not all MoE layers are refused, naming the field. */
+  /**
+   * Dense blocks among the expert blocks, as Qwen3-MoE's modeling file makes them. Qwen3-30B-A3B's
+   * dense block: attention 18,874,368 + q/k norms 256 + MLP 3*2048*6144 = 37,748,736 + norms
+   * 4096 = 56,627,456; its expert block 623,120,640; embedding and head 2*151936*2048 =
+   * 622,329,856 and final norm 2048: 622,331,904.
+   * decoder_sparse_step 2 routes blocks 1, 3, ..., 47: 24 * 623,120,640 + 24 * 56,627,456 +
+   * 622,331,904 = 16,936,286,208. mlp_only_layers [0, 47]: 46 * 623,120,640 + 2 * 56,627,456 +
+   * 622,331,904 = 29,399,136,256.
+   */
   @Test
-  void mixedDenseAndMoeLayersAreRefused() throws IOException {
+  void denseBlocksAmongExperts() throws IOException {
     String qwen = text("qwen3-30b-a3b.json");
-    assertRefused(qwen.replace("\"decoder_sparse_step\": 1", "\"decoder_sparse_step\": 2"),
-        "q.json: field 'decoder_sparse_step' is 2: one layer in 2 is a mixture-of-experts "
-            + "layer, the others dense; mixed dense and MoE layers are not supported yet "
-            + "(meshplan prices one block for every layer)");
-    assertRefused(qwen.replace("\"mlp_only_layers\": []", "\"mlp_only_layers\": [0, 47]"),
-        "q.json: field 'mlp_only_layers' makes 2 layers dense MLPs; mixed dense and MoE layers "
-            + "are not supported yet (meshplan prices one block for every layer)");
+    ModelSpec alternate = HfConfigReader.parse(qwen.replace("\"decoder_sparse_step\": 1",
+        "\"decoder_sparse_step\": 2"), "q.json", "q");
+    assertThat(alternate.denseBlocks()).isEqualTo(24);
+    assertThat(alternate.arch().moe().denseLayer(0)).isTrue();
+    assertThat(alternate.arch().moe().denseLayer(1)).isFalse();
+    assertThat(alternate.blockParameterCount(0)).isEqualTo(56_627_456L);
+    assertThat(alternate.blockParameterCount(1)).isEqualTo(623_120_640L);
+    assertThat(alternate.parameterCount()).isEqualTo(16_936_286_208L);
+    ModelSpec ends = HfConfigReader.parse(qwen.replace("\"mlp_only_layers\": []",
+        "\"mlp_only_layers\": [0, 47]"), "q.json", "q");
+    assertThat(ends.arch().moe().denseLayers()).containsExactly(0, 47);
+    assertThat(ends.arch().moe().denseIn(1, 46)).isZero();
+    assertThat(ends.arch().moe().denseIn(40, 47)).isEqualTo(1);
+    assertThat(ends.parameterCount()).isEqualTo(29_399_136_256L);
     assertRefused(qwen.replace("\"mlp_only_layers\": []", "\"mlp_only_layers\": [48]"),
         "q.json: mlp_only_layers[0] is 48; layers are numbered 0 to 47");
     assertRefused(qwen.replace("\"mlp_only_layers\": []", "\"mlp_only_layers\": 3"),
         "q.json: field 'mlp_only_layers' must be a list of layer numbers, got 3");
+    assertRefused(qwen.replace("\"decoder_sparse_step\": 1", "\"decoder_sparse_step\": 49"),
+        "q.json: no block routes to experts (decoder_sparse_step 49, mlp_only_layers [], 48 "
+            + "blocks); without experts, use model_type qwen3");
     // null and an absent field both mean no dense layers, as in transformers.
     assertThat(HfConfigReader.parse(qwen.replace("\"mlp_only_layers\": []",
         "\"mlp_only_layers\": null"), "q.json", "q").parameterCount())
@@ -178,15 +196,15 @@ class MoeModelsTest {
     assertRefused(huge, "q.json: the model's parameter count does not fit in a 64-bit integer");
   }
 
-  /** DeepSeek's MoE stays unsupported, and the refusal lists the three MoE families. */
+  /** An unknown family is refused with the supported list, the MoE families among them. */
   @Test
-  void deepseekIsRefusedWithTheSupportedList() throws IOException {
-    String deepseek = text("mixtral-8x7b-v0.1.json").replace("\"mixtral\"", "\"deepseek_v3\"");
-    assertThatThrownBy(() -> HfConfigReader.parse(deepseek, "d.json", "d"))
+  void unknownFamilyIsRefusedWithTheSupportedList() throws IOException {
+    String other = text("mixtral-8x7b-v0.1.json").replace("\"mixtral\"", "\"deepseek_v2\"");
+    assertThatThrownBy(() -> HfConfigReader.parse(other, "d.json", "d"))
         .isInstanceOf(InputException.class)
-        .hasMessage("d.json: model_type 'deepseek_v3' is not supported; supported: llama, "
+        .hasMessage("d.json: model_type 'deepseek_v2' is not supported; supported: llama, "
             + "mistral, gpt_neox, opt, qwen2, qwen3, gemma2, gemma3, gemma3_text, phi3, olmo2, "
-            + "granite, starcoder2, mixtral, qwen3_moe, gpt_oss");
+            + "granite, starcoder2, mixtral, qwen3_moe, gpt_oss, deepseek_v3");
   }
 
   /**

@@ -182,7 +182,7 @@ public final class IlpLayerCostModel implements LayerCostModel {
     for (boolean derived : new boolean[] {false, true}) {
       List<Callable<Optional<LayerCost>>> mine = new ArrayList<>();
       for (Key k : new java.util.LinkedHashSet<>(keys)) {
-        if (derived != (k.kind() == Kind.BLOCK
+        if (derived != (k.kind().block()
             && k.setting().recompute() == io.meshplan.model.Recompute.FULL)) {
           continue;
         }
@@ -225,7 +225,7 @@ public final class IlpLayerCostModel implements LayerCostModel {
 
   private LayerCost price(Key key) {
     LayerSetting s = key.setting();
-    if (key.kind() == Kind.BLOCK && s.recompute() == io.meshplan.model.Recompute.FULL) {
+    if (key.kind().block() && s.recompute() == io.meshplan.model.Recompute.FULL) {
       // Full recomputation re-runs the same sharded forward: derived from the plan without it.
       LayerCost none = cost(key.kind(), s.withRecompute(io.meshplan.model.Recompute.NONE));
       return none == null ? null : none.withFullRecompute();
@@ -235,16 +235,21 @@ public final class IlpLayerCostModel implements LayerCostModel {
 
   private LayerCost solve(Kind kind, LayerSetting s, boolean megatron) {
     int t = s.tensorParallel();
-    TrainingOptions opt = TrainingOptions.of(model).withComputeDtype(computeType)
+    // A dense block of a mixture-of-experts model prices as a block of the dense model it is.
+    ModelSpec m = kind == Kind.DENSE_BLOCK ? model.denseBlockModel() : model;
+    TrainingOptions opt = TrainingOptions.of(m).withComputeDtype(computeType)
         .withRecompute(s.recompute()).withOptimizer(false)
         .withWorkload(s.microBatch(), model.seq() / s.contextParallel()).withAttention(attention)
         .withExperts(s.experts()).withContextParallel(s.contextParallel());
     opt = switch (kind) {
       case EMBEDDING -> opt.withBlocks(0, 0).withEmbedding(true).withHead(false);
-      case BLOCK -> opt.withBlocks(0, 1).withEmbedding(false).withHead(false);
-      case HEAD -> opt.withBlocks(0, 0).withEmbedding(false).withHead(true);
+      // An expert block is built at the first block that routes to experts.
+      case BLOCK -> opt.withBlocks(firstRouted(m), 1).withEmbedding(false).withHead(false);
+      case DENSE_BLOCK -> opt.withBlocks(0, 1).withEmbedding(false).withHead(false);
+      case HEAD, MTP -> opt.withBlocks(0, 0).withEmbedding(false).withHead(true);
     };
-    TrainingGraph tg = TrainingGraphBuilder.build(model, opt);
+    TrainingGraph tg = kind == Kind.MTP ? TrainingGraphBuilder.buildMtp(m, opt)
+        : TrainingGraphBuilder.build(m, opt);
     Graph g = tg.graph();
     LogicalMesh mesh = LogicalMesh.of(1, t);
     MeshEnv env = MeshEnv.onCluster(cluster.gpu(), comm.apply(mesh), UNBOUNDED_MEMORY,
@@ -261,15 +266,25 @@ public final class IlpLayerCostModel implements LayerCostModel {
       return null;
     }
     LayerCost priced = price(tg, planned.plan(), env, t,
-        s.recompute() != io.meshplan.model.Recompute.NONE, s.sequenceParallel() && t > 1);
+        s.recompute() != io.meshplan.model.Recompute.NONE, s.sequenceParallel() && t > 1,
+        kind == Kind.MTP);
     LayerCost.Builder out = priced.toBuilder();
-    if (kind == Kind.BLOCK && model.arch().moe().routed()) {
+    if (kind.routed() && model.arch().moe().routed()) {
       out.experts(exchange(tg, planned.plan(), env, s));
     }
-    if (kind == Kind.BLOCK && s.contextParallel() > 1) {
+    if (kind.block() && s.contextParallel() > 1) {
       out.ring(ring(tg, planned.plan(), env, s));
     }
     return out.build();
+  }
+
+  /** The first block of a model that is not a listed dense block. */
+  private static int firstRouted(ModelSpec m) {
+    int i = 0;
+    while (m.arch().moe().denseLayer(i)) {
+      i++;
+    }
+    return i;
   }
 
   /**
@@ -448,8 +463,9 @@ public final class IlpLayerCostModel implements LayerCostModel {
     return -1;
   }
 
+  /** Latent attention's up-projections split by columns too; its down-projections are whole. */
   private static final java.util.Set<String> COLUMN = java.util.Set.of("wq", "wk", "wv", "wqkv",
-      "qkv", "w1", "w3", "fc1", "gate", "up", "lm_head", "head", "output");
+      "qkv", "w1", "w3", "fc1", "gate", "up", "lm_head", "head", "output", "wq_b", "wkv_b");
   private static final java.util.Set<String> ROW = java.util.Set.of("wo", "w2", "fc2", "proj",
       "down", "dense");
   private static final java.util.Set<String> VOCAB_ROWS = java.util.Set.of("embedding",
@@ -460,7 +476,7 @@ public final class IlpLayerCostModel implements LayerCostModel {
    * activations and working memory.
    */
   private LayerCost price(TrainingGraph tg, ShardingPlan plan, MeshEnv env, int t,
-      boolean recompute, boolean sequenceParallel) {
+      boolean recompute, boolean sequenceParallel, boolean sharedHead) {
     PhaseTotals p = PhaseAccountant.account(plan, rules(tg, recompute, sequenceParallel));
     // The replica's mesh is 1 x t: every byte it sends is on the tensor axis (axis 1).
     LayerCost.Builder cost = LayerCost.builder().tensorCommBytes(p.axis1Bytes())
@@ -469,7 +485,7 @@ public final class IlpLayerCostModel implements LayerCostModel {
         .tensorCommSeconds(p.commSeconds()).forwardCommSeconds(p.forwardCommSeconds())
         .modelFlops(p.modelFlops()).hardwareFlops(p.hardwareFlops())
         .accumulateSeconds(p.accumulateSeconds());
-    double params = addWeights(tg, plan, env, t, cost);
+    double params = addWeights(tg, plan, env, t, cost, sharedHead);
     addMemory(tg, plan, env, t, params, p.savedBytes(), cost);
     return cost.build();
   }
@@ -506,12 +522,14 @@ public final class IlpLayerCostModel implements LayerCostModel {
 
   /**
    * The weights and gradient accumulators one GPU holds, the all-gather of weights whose
-   * gradients are split more finely, and the weights' layouts, largest first.
+   * gradients are split more finely, and the weights' layouts, largest first. A multi-token
+   * prediction module's LM head is the head layer's, held and updated there: its weights are
+   * left out ({@code sharedHead}), their gradient's accumulation and the kernels stay.
    *
    * @return the weights one GPU holds, elements
    */
   private double addWeights(TrainingGraph tg, ShardingPlan plan, MeshEnv env, int t,
-      LayerCost.Builder cost) {
+      LayerCost.Builder cost, boolean sharedHead) {
     Graph g = tg.graph();
     double params = 0;
     double gradParams = 0;
@@ -523,6 +541,9 @@ public final class IlpLayerCostModel implements LayerCostModel {
     ws.sort(Comparator.comparingDouble((WeightTensors w) ->
         -g.get(w.weight()).tensorShape().elementCount()).thenComparing(WeightTensors::name));
     for (WeightTensors w : ws) {
+      if (sharedHead && w.name().startsWith("head/lm_head/")) {
+        continue;
+      }
       TensorShape shape = g.get(w.weight()).tensorShape();
       ShardingSpec spec = plan.spec(w.weight());
       int wTiles = spec.totalTiles(env.mesh());

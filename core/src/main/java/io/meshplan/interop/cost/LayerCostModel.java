@@ -12,10 +12,39 @@ public interface LayerCostModel {
   enum Kind {
     /** Token (and position) embedding, on the first stage. */
     EMBEDDING,
-    /** One transformer block. */
+    /** One transformer block (a mixture-of-experts block in a mixture-of-experts model). */
     BLOCK,
+    /**
+     * One of the blocks with a dense MLP of a mixture-of-experts model ({@link
+     * io.meshplan.model.MoeShape#denseLayers}).
+     */
+    DENSE_BLOCK,
     /** The final norm, the LM head and the softmax cross-entropy loss, on the last stage. */
-    HEAD
+    HEAD,
+    /**
+     * One multi-token prediction module ({@link io.meshplan.model.Architecture#mtpDepth}), after
+     * the head on the last stage.
+     */
+    MTP;
+
+    /**
+     * Whether recomputation applies to this kind: the transformer blocks and the multi-token
+     * prediction modules, which hold one.
+     *
+     * @return true for {@link #BLOCK}, {@link #DENSE_BLOCK} and {@link #MTP}
+     */
+    public boolean block() {
+      return this != EMBEDDING && this != HEAD;
+    }
+
+    /**
+     * Whether this kind holds routed experts in a mixture-of-experts model.
+     *
+     * @return true for {@link #BLOCK} and {@link #MTP}
+     */
+    public boolean routed() {
+      return this == BLOCK || this == MTP;
+    }
   }
 
   /**
@@ -43,12 +72,12 @@ public interface LayerCostModel {
     public Key {
       io.meshplan.util.Require.nonNull(kind, "kind");
       io.meshplan.util.Require.nonNull(setting, "setting");
-      if (kind != Kind.BLOCK && setting.recompute() != io.meshplan.model.Recompute.NONE) {
+      if (!kind.block() && setting.recompute() != io.meshplan.model.Recompute.NONE) {
         setting = setting.withRecompute(io.meshplan.model.Recompute.NONE);
       }
-      if (kind != Kind.BLOCK && (setting.expertParallel() != 1
+      if (!kind.routed() && (setting.expertParallel() != 1
           || setting.expertTensorParallel() != 1)) {
-        // The experts live in the blocks; embedding and head price alike under any layout.
+        // The experts live in the expert blocks; the other layers price alike under any layout.
         setting = new LayerSetting(setting.tensorParallel(), setting.microBatch(),
             setting.recompute(), setting.sequenceParallel(), setting.megatron(), 1, 1,
             setting.contextParallel(), setting.cpAllGather());

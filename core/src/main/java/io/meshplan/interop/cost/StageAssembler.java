@@ -44,39 +44,77 @@ public final class StageAssembler {
   }
 
   /**
-   * The layers of a stage: embedding when it starts the model, {@code count} blocks, head when it
-   * ends the model.
+   * The layers of the stage of blocks {@code first..last}: the embedding when it starts the
+   * model; its blocks, the dense ones of a mixture-of-experts model first ({@link
+   * LayerCostModel.Kind#DENSE_BLOCK}; the order does not change the stage's sums); and when it ends
+   * the model, the head and after it the multi-token prediction modules ({@link
+   * LayerCostModel.Kind#MTP}), which Megatron-Core places on the last stage.
    *
    * @param ls the layers' setting
-   * @param count blocks of the stage
-   * @param emb whether the stage starts with the embedding
-   * @param head whether the stage ends with the head
+   * @param first the stage's first block, from 0
+   * @param last its last block, inclusive
    * @return the list, or null when a layer cannot take the setting
    */
-  public List<LayerCost> stageLayers(LayerSetting ls, int count, boolean emb, boolean head) {
-    LayerCost block = layers.cost(LayerCostModel.Kind.BLOCK, ls);
-    if (block == null) {
+  public List<LayerCost> stageLayers(LayerSetting ls, int first, int last) {
+    io.meshplan.model.ModelSpec model = req.model();
+    Require.that(first >= 0 && first <= last && last < model.layers(), () -> "blocks " + first
+        + ".." + last + " are not a range of the model's " + model.layers());
+    int dense = model.arch().moe().denseIn(first, last);
+    int count = last - first + 1;
+    List<LayerCost> list = new ArrayList<>(count + 2);
+    if (first == 0 && !add(list, LayerCostModel.Kind.EMBEDDING, ls, 1)) {
       return null;
     }
-    List<LayerCost> list = new ArrayList<>(count + 2);
-    if (emb) {
-      LayerCost e = layers.cost(LayerCostModel.Kind.EMBEDDING, ls);
-      if (e == null) {
-        return null;
-      }
-      list.add(e);
+    if (!add(list, LayerCostModel.Kind.DENSE_BLOCK, ls, dense)
+        || !add(list, LayerCostModel.Kind.BLOCK, ls, count - dense)) {
+      return null;
     }
-    for (int i = 0; i < count; i++) {
-      list.add(block);
-    }
-    if (head) {
-      LayerCost h = layers.cost(LayerCostModel.Kind.HEAD, ls);
-      if (h == null) {
-        return null;
-      }
-      list.add(h);
+    if (last == model.layers() - 1 && (!add(list, LayerCostModel.Kind.HEAD, ls, 1)
+        || !add(list, LayerCostModel.Kind.MTP, ls, model.arch().mtpDepth()))) {
+      return null;
     }
     return list;
+  }
+
+  /**
+   * Whether a model has layers of a kind: dense blocks only among the experts of a
+   * mixture-of-experts model that lists them, multi-token prediction modules only when it trains
+   * them.
+   *
+   * @param model the model
+   * @param kind the kind
+   * @return true when some stage holds such a layer
+   */
+  public static boolean present(io.meshplan.model.ModelSpec model, LayerCostModel.Kind kind) {
+    return switch (kind) {
+      case DENSE_BLOCK -> model.denseBlocks() > 0;
+      case MTP -> model.arch().mtpDepth() > 0;
+      default -> true;
+    };
+  }
+
+  /**
+   * The model the stages hold.
+   *
+   * @return the request's model
+   */
+  public io.meshplan.model.ModelSpec model() {
+    return req.model();
+  }
+
+  /** Adds {@code n} layers of a kind; false when the kind cannot take the setting. */
+  private boolean add(List<LayerCost> list, LayerCostModel.Kind kind, LayerSetting ls, int n) {
+    if (n == 0) {
+      return true;
+    }
+    LayerCost c = layers.cost(kind, ls);
+    if (c == null) {
+      return false;
+    }
+    for (int i = 0; i < n; i++) {
+      list.add(c);
+    }
+    return true;
   }
 
   /**

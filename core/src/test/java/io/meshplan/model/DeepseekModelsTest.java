@@ -1,0 +1,188 @@
+package io.meshplan.model;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.meshplan.graph.DType;
+import io.meshplan.graph.Graph;
+import io.meshplan.graph.Instruction;
+import io.meshplan.graph.OpAttrs;
+import io.meshplan.graph.OpCost;
+import io.meshplan.graph.Opcode;
+import io.meshplan.util.InputException;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * DeepSeek-V3: multi-head latent attention, dense blocks among the expert blocks, multi-token
+ * prediction, the preset and the {@code deepseek_v3} config.
+ */
+class DeepseekModelsTest {
+  private static final Path CONFIG = Path.of("core/src/test/resources/hf/deepseek-v3.json");
+
+  /**
+   * Counts as sum(p.numel()), h 7168, a 128, V 129280:
+   *
+   * <ul>
+   *   <li>latent attention: queries 7168*1536 = 11,010,048 + norm 1536 + 1536*128*192 =
+   *       37,748,736; keys/values 7168*(512+64) = 4,128,768 + norm 512 + 512*128*(128+128) =
+   *       16,777,216; output 128*128*7168 = 117,440,512: 187,107,328;
+   *   <li>expert block: + router 7168*256 = 1,835,008 + 256 experts * 3*7168*2048 (44,040,192) =
+   *       11,274,289,152 + the shared expert 44,040,192 + 2 norms 14,336 = 11,507,286,016;
+   *   <li>dense block: 187,107,328 + 3*7168*18432 = 396,361,728 + 14,336 = 583,483,392;
+   *   <li>blocks: 58 * 11,507,286,016 + 3 * 583,483,392 = 669,173,039,104; embedding and head
+   *       2 * 926,679,040, final norm 7168: 671,026,404,352 (the report's 671B);
+   *   <li>the prediction module: 3 norms 21,504 + projection 2*7168*7168 = 102,760,448 + an expert
+   *       block: 11,610,067,968; in all 682,636,472,320;
+   *   <li>active: 248 idle experts (10,921,967,616) in each of 58 + 1 expert blocks fewer:
+   *       38,240,382,976 (37,552,282,624 without the module, the report's 37B).
+   * </ul>
+   */
+  @Test
+  void presetCounts() {
+    ModelSpec s = Presets.get("deepseek-v3");
+    assertThat(s.arch().attn().mla().parameters(7168, 128)).isEqualTo(187_107_328L);
+    assertThat(s.blockParameterCount(3)).isEqualTo(11_507_286_016L);
+    assertThat(s.blockParameterCount(2)).isEqualTo(583_483_392L);
+    assertThat(s.blocksParameterCount()).isEqualTo(669_173_039_104L);
+    assertThat(s.mtpParameterCount()).isEqualTo(11_610_067_968L);
+    assertThat(s.parameterCount()).isEqualTo(682_636_472_320L);
+    assertThat(s.parameterCount() - s.mtpParameterCount()).isEqualTo(671_026_404_352L);
+    assertThat(s.activeParameterCount()).isEqualTo(38_240_382_976L);
+    assertThat(s.denseBlocks()).isEqualTo(3);
+    assertThat(s.headDim()).isEqualTo(192);
+    assertThat(s.valueHeadDim()).isEqualTo(128);
+    assertThat(s.arch().beyondLlama()).containsExactly("a mixture of 256 experts",
+        "multi-head latent attention", "multi-token prediction");
+    ModelSpec dense = s.denseBlockModel();
+    assertThat(dense.arch().moe().routed()).isFalse();
+    assertThat(dense.ffn()).isEqualTo(18432);
+    assertThat(dense.blockParameterCount()).isEqualTo(583_483_392L);
+  }
+
+  /** The released config reads as the preset, and names no unknown field. */
+  @Test
+  void releasedConfigIsThePreset() {
+    HfConfigReader.HfConfig c = HfConfigReader.readConfig(CONFIG);
+    assertThat(c.warnings()).isEmpty();
+    ModelSpec read = c.spec();
+    ModelSpec p = Presets.get("deepseek-v3");
+    assertThat(read.seq()).isEqualTo(4096);
+    assertThat(new ModelSpec(p.name(), read.family(), read.layers(), read.hidden(), read.heads(),
+        read.kvHeads(), read.ffn(), read.vocab(), p.seq(), p.batch(), read.dtype(), read.arch()))
+        .isEqualTo(p);
+  }
+
+  /**
+   * Variants: uncompressed queries (q_lora_rank null: 7168*128*192 = 176,160,768 in place of
+   * 48,760,320, so the block grows by 127,400,448); moe_layer_freq 2 makes blocks 0-2 and the odd
+   * ones from 3 dense (3 + 29 = 32); no prediction module when num_nextn_predict_layers is
+   * absent.
+   */
+  @Test
+  void configVariants() throws IOException {
+    String json = Files.readString(CONFIG);
+    ModelSpec direct = HfConfigReader.parse(json.replace("\"q_lora_rank\": 1536",
+        "\"q_lora_rank\": null"), "d.json", "d");
+    assertThat(direct.arch().attn().mla().qLoraRank()).isZero();
+    assertThat(direct.blockParameterCount(3) - Presets.get("deepseek-v3").blockParameterCount(3))
+        .isEqualTo(176_160_768L - 48_760_320L);
+    ModelSpec every2 = HfConfigReader.parse(json.replace("\"moe_layer_freq\": 1",
+        "\"moe_layer_freq\": 2"), "d.json", "d");
+    assertThat(every2.denseBlocks()).isEqualTo(32);
+    assertThat(every2.arch().moe().denseLayer(4)).isFalse();
+    assertThat(every2.arch().moe().denseLayer(5)).isTrue();
+    ModelSpec noMtp = HfConfigReader.parse(json.replace("\"num_nextn_predict_layers\": 1,", ""),
+        "d.json", "d");
+    assertThat(noMtp.arch().mtpDepth()).isZero();
+    assertThat(noMtp.parameterCount()).isEqualTo(671_026_404_352L);
+  }
+
+  /** Impossible sizes are refused in one line naming the field. */
+  @Test
+  void badConfigsAreRefused() throws IOException {
+    String json = Files.readString(CONFIG);
+    refused(json.replace("\"qk_rope_head_dim\": 64", "\"qk_rope_head_dim\": 63"),
+        "d.json: field 'qk_rope_head_dim' must be even (rotary embeddings rotate pairs), got 63");
+    refused(json.replace("\"num_experts_per_tok\": 8", "\"num_experts_per_tok\": 300"),
+        "d.json: field 'num_experts_per_tok' 300 is more than the 256 experts (n_routed_experts)");
+    refused(json.replace("\"first_k_dense_replace\": 3", "\"first_k_dense_replace\": 61"),
+        "d.json: no block routes to experts (first_k_dense_replace 61, moe_layer_freq 1, 61 "
+            + "blocks)");
+    refused(json.replace("\"first_k_dense_replace\": 3", "\"first_k_dense_replace\": -1"),
+        "d.json: field 'first_k_dense_replace' must be a non-negative integer, got -1");
+    refused(json.replace("\"kv_lora_rank\": 512", "\"kv_lora_rank\": 0"),
+        "d.json: field 'kv_lora_rank' must be a positive integer below 2^31, got 0");
+    refused(json.replace("\"num_nextn_predict_layers\": 1", "\"num_nextn_predict_layers\": 99"),
+        "d.json: field 'num_nextn_predict_layers' must be at most 16, got 99");
+    refused(json.replace("\"attention_bias\": false", "\"attention_bias\": true"),
+        "d.json: field 'attention_bias' true is not supported");
+  }
+
+  private static void refused(String json, String message) {
+    assertThatThrownBy(() -> HfConfigReader.parse(json, "d.json", "d"))
+        .isInstanceOf(InputException.class)
+        .hasMessageStartingWith(message)
+        .satisfies(e -> assertThat(e.getMessage()).doesNotContain("\n"));
+  }
+
+  /**
+   * A small latent-attention block's fused attention: b 1, a 4, s 64, d_qk 16 + 8 = 24, d_v 16.
+   * Causal pairs times 2: 1*4*64*64 = 16,384. Forward 16,384 * (24 + 16) = 655,360; backward dQ
+   * 16,384 * (2*24 + 16) = 1,048,576, of which the rebuilt scores 16,384 * 24 = 393,216; dK
+   * 16,384 * 24 = 393,216; dV 16,384 * 16 = 262,144. The output is [1, 64, 4, 16].
+   */
+  @Test
+  void latentAttentionKernelFlops() {
+    Architecture arch = new Architecture(Architecture.Mlp.SWIGLU, Architecture.Norm.RMS,
+        Architecture.Positions.ROTARY, 0, false, false,
+        AttentionShape.latent(new Mla(32, 16, 16, 8, 16)), MoeShape.DENSE);
+    ModelSpec m = new ModelSpec("mla", ModelSpec.Family.LLAMA, 2, 64, 4, 4, 128, 256, 64, 1,
+        DType.BF16, arch);
+    TrainingGraph tg = TrainingGraphBuilder.build(m, TrainingOptions.oneBlock(m, 1, 64)
+        .withAttention(Attention.FLASH));
+    Graph g = tg.graph();
+    double[] byOutput = new double[4];
+    double recomputed = 0;
+    for (Instruction ins : g.instructions()) {
+      if (ins.opcode() == Opcode.FUSED_ATTENTION) {
+        byOutput[3] += OpCost.flops(g, ins);
+        assertThat(ins.tensorShape().dims()).containsExactly(1, 64, 4, 16);
+      } else if (ins.opcode() == Opcode.FUSED_ATTENTION_GRAD) {
+        byOutput[((OpAttrs.Attention) ins.attrs()).output()] += OpCost.flops(g, ins);
+        recomputed += OpCost.recomputedFlops(g, ins);
+      }
+    }
+    assertThat(byOutput).containsExactly(1_048_576, 393_216, 262_144, 655_360);
+    assertThat(recomputed).isEqualTo(393_216);
+    // The block's weights: the four latent projections, the output, two latent norms.
+    List<String> names = tg.weights().stream().map(WeightTensors::name)
+        .filter(n -> n.contains("/attention/")).sorted().toList();
+    assertThat(names).containsExactly("layer_0/attention/kv_a_norm", "layer_0/attention/q_a_norm",
+        "layer_0/attention/wkv_a", "layer_0/attention/wkv_b", "layer_0/attention/wo",
+        "layer_0/attention/wq_a", "layer_0/attention/wq_b");
+  }
+
+  /** The prediction module's graph: its own embedding copy and projection, the shared head. */
+  @Test
+  void predictionModuleGraph() {
+    ModelSpec s = Presets.get("deepseek-v3");
+    Architecture a = s.arch();
+    ModelSpec small = new ModelSpec("mtp", ModelSpec.Family.LLAMA, 4, 64, 4, 4, 32, 256, 32, 1,
+        DType.BF16, new Architecture(a.mlp(), a.norm(), a.positions(), 0, false, false,
+            AttentionShape.latent(new Mla(32, 16, 16, 8, 16)),
+            new MoeShape(4, 2, 32, 32, false).withDenseLayers(List.of(0), 96), 1));
+    TrainingGraph tg = TrainingGraphBuilder.buildMtp(small, TrainingOptions.of(small)
+        .withWorkload(1, 32).withAttention(Attention.FLASH).withOptimizer(false));
+    List<String> names = tg.weights().stream().map(WeightTensors::name).toList();
+    assertThat(names).contains("layer_4/mtp_embedding/table", "layer_4/mtp_projection/eh_proj",
+        "layer_4/mtp_enorm/scale", "layer_4/mtp_hnorm/scale", "head/lm_head/table",
+        "head/final_norm/scale", "layer_4/router/router");
+    assertThatThrownBy(() -> TrainingGraphBuilder.buildMtp(Presets.get("mixtral-8x7b"),
+        TrainingOptions.of(Presets.get("mixtral-8x7b"))))
+        .isInstanceOf(IllegalArgumentException.class);
+  }
+}
