@@ -52,4 +52,18 @@ public interface ComputeModel {
   default double attentionCost(double flops, double bytes, boolean backward) {
     return dotCost(flops, bytes);
   }
+
+  /**
+   * Time of a fused attention kernel whose heads have {@code headDim} elements; models that know
+   * how the head dimension moves the kernels' speed override this, the default ignores it.
+   *
+   * @param flops its matrix FLOPs
+   * @param bytes bytes it reads and writes
+   * @param backward whether it is the backward kernel
+   * @param headDim the elements of one head's query
+   * @return cost
+   */
+  default double attentionCost(double flops, double bytes, boolean backward, int headDim) {
+    return attentionCost(flops, bytes, backward);
+  }
 }

@@ -6,35 +6,79 @@ import java.util.Optional;
 
 /**
  * How fast fused attention kernels (FlashAttention-2/3, cuDNN) run on a GPU: the fraction of the
- * dense 16-bit peak their forward and their backward reach on long causal sequences at head
- * dimension 128, from the kernels' published benchmarks. The backward is slower: it recomputes
- * the scores and its five matrix products share each tile's softmax work.
+ * dense 16-bit peak their forward and their backward reach on long causal sequences, from the
+ * kernels' published benchmarks, at head dimension 128 and above and at head dimension 64 and
+ * below. The backward is slower: it recomputes the scores and its five matrix products share each
+ * tile's softmax work. A narrow head is slower per FLOP: each score costs the same softmax and
+ * masking work while its matrix products shrink with the head dimension. Between 64 and 128 the
+ * fraction is interpolated linearly; outside, the nearer end holds.
  *
  * <ul>
  *   <li>A100 (Ampere): FlashAttention-2 (Dao, arXiv:2307.08691, abstract and section 4.1) reaches
  *       50-73% of the A100's peak, the forward at the top of that range and the backward lower;
- *       0.70 forward and 0.55 backward.
+ *       0.70 forward and 0.55 backward. No kernel benchmark at head dimension 64 was at hand: the
+ *       same fractions at every head dimension.
  *   <li>H100 and H200 (Hopper, the same SMs and clocks): FlashAttention-3 (Shah et al.,
  *       arXiv:2407.08608) reaches 740 TFLOP/s, 75% of 989, at its best forward shape; PyTorch's
  *       operator benchmark measured FlashAttention-3's forward at head dimension 128 and 16k
  *       tokens per batch at 566 TFLOP/s for sequence 2048 and 614 for 8192 (pytorch/benchmark
  *       commit ff65cb6, 2024), 0.57-0.62 of 989; 0.60 forward. The paper's backward is 1.5-1.75x
- *       FlashAttention-2's, which runs at 0.30-0.35 of Hopper's peak; 0.50 backward.
+ *       FlashAttention-2's, which runs at 0.30-0.35 of Hopper's peak; 0.50 backward. cuDNN's own
+ *       training benchmark on an H200 with cuDNN 9.19.1 (NVIDIA/cudnn-frontend,
+ *       benchmark/sdpa_benchmark_training/results/h200_919_only_cudnn, March 2026) agrees at
+ *       head dimension 128 (Llama 3.1's 64 query and 8 key/value heads, causal, sequence 4096:
+ *       591 TFLOP/s forward, 474 backward, 0.60 and 0.48 of 989), and measured GPT-OSS's heads of
+ *       64 (64 query and 8 key/value heads, causal with a 1024-token window, sequence 4096,
+ *       batch 2) at 336 forward and 289 backward: 0.34 forward and 0.29 backward at head
+ *       dimension 64. Those were counted over the window's score pairs, so they include the
+ *       partly masked tiles at the band's edges.
  *   <li>B200: no published kernel benchmark was at hand; it takes Hopper's fractions of its own
  *       peak.
  *   <li>V100 (Volta): FlashAttention-2 needs Ampere or later; no fused kernel.
  * </ul>
  *
- * @param forwardEfficiency the forward's fraction of the dense peak, in (0, 1]
- * @param backwardEfficiency the backward's fraction of the dense peak, in (0, 1]
+ * @param forwardEfficiency the forward's fraction of the dense peak at head dimension 128 and
+ *     above, in (0, 1]
+ * @param backwardEfficiency the backward's fraction of the dense peak at head dimension 128 and
+ *     above, in (0, 1]
+ * @param narrowForwardEfficiency the forward's fraction at head dimension 64 and below, in (0, 1]
+ * @param narrowBackwardEfficiency the backward's fraction at head dimension 64 and below, in (0,
+ *     1]
  */
-public record FusedAttentionKernels(double forwardEfficiency, double backwardEfficiency) {
+public record FusedAttentionKernels(double forwardEfficiency, double backwardEfficiency,
+    double narrowForwardEfficiency, double narrowBackwardEfficiency) {
+  /** The head dimension, and above, at which the kernels run at their full fractions. */
+  public static final int WIDE_HEAD = 128;
+  /** The head dimension, and below, at which they run at their narrow fractions. */
+  public static final int NARROW_HEAD = 64;
+
   /** Checks the fractions. */
   public FusedAttentionKernels {
     Require.that(forwardEfficiency > 0 && forwardEfficiency <= 1,
         "forward efficiency must be in (0, 1]");
     Require.that(backwardEfficiency > 0 && backwardEfficiency <= 1,
         "backward efficiency must be in (0, 1]");
+    Require.that(narrowForwardEfficiency > 0 && narrowForwardEfficiency <= 1,
+        "narrow-head forward efficiency must be in (0, 1]");
+    Require.that(narrowBackwardEfficiency > 0 && narrowBackwardEfficiency <= 1,
+        "narrow-head backward efficiency must be in (0, 1]");
+  }
+
+  /**
+   * The fraction of the dense peak a kernel reaches at a head dimension: the narrow fraction at
+   * {@link #NARROW_HEAD} and below, the full one at {@link #WIDE_HEAD} and above, linear between.
+   *
+   * @param backward whether it is the backward kernel
+   * @param headDim the elements of one head's query, >= 1
+   * @return the fraction, in (0, 1]
+   */
+  public double efficiency(boolean backward, int headDim) {
+    Require.positive(headDim, "head dimension");
+    double wide = backward ? backwardEfficiency : forwardEfficiency;
+    double narrow = backward ? narrowBackwardEfficiency : narrowForwardEfficiency;
+    double t = (Math.min(Math.max(headDim, NARROW_HEAD), WIDE_HEAD) - NARROW_HEAD)
+        / (double) (WIDE_HEAD - NARROW_HEAD);
+    return narrow + (wide - narrow) * t;
   }
 
   /**
@@ -48,8 +92,9 @@ public record FusedAttentionKernels(double forwardEfficiency, double backwardEff
     if (gpu.peak(Precision.BF16).isEmpty()) {
       return Optional.empty();
     }
-    return Optional.of(gpu.nvlinkGeneration() <= 3 ? new FusedAttentionKernels(0.70, 0.55)
-        : new FusedAttentionKernels(0.60, 0.50));
+    return Optional.of(gpu.nvlinkGeneration() <= 3
+        ? new FusedAttentionKernels(0.70, 0.55, 0.70, 0.55)
+        : new FusedAttentionKernels(0.60, 0.50, 0.34, 0.29));
   }
 
   /**

@@ -179,17 +179,25 @@ public record KernelTimeModel(double peakFlops, double hbmBandwidth, double gemm
   }
 
   /**
-   * A fused attention kernel at its published fraction of the dense peak ({@link
-   * FusedAttentionKernels}), never faster than its memory traffic; priced as a matrix product on
-   * GPUs without the kernels.
+   * A fused attention kernel with heads of {@link FusedAttentionKernels#WIDE_HEAD} elements or
+   * more ({@link #attentionCost(double, double, boolean, int)}).
    */
   @Override
   public double attentionCost(double flops, double bytes, boolean backward) {
+    return attentionCost(flops, bytes, backward, FusedAttentionKernels.WIDE_HEAD);
+  }
+
+  /**
+   * A fused attention kernel at its published fraction of the dense peak for its head dimension
+   * ({@link FusedAttentionKernels#efficiency}), never faster than its memory traffic; priced as a
+   * matrix product on GPUs without the kernels.
+   */
+  @Override
+  public double attentionCost(double flops, double bytes, boolean backward, int headDim) {
     if (attention.isEmpty()) {
       return dotCost(flops, bytes);
     }
-    FusedAttentionKernels k = attention.get();
-    double eff = backward ? k.backwardEfficiency() : k.forwardEfficiency();
+    double eff = attention.get().efficiency(backward, headDim);
     return Math.max(flops / (peakFlops * eff), cost(0, bytes));
   }
 

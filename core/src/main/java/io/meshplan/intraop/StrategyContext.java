@@ -114,10 +114,19 @@ final class StrategyContext {
     double bytes = traffic()[ins.id()] / tiles;
     return switch (ins.opcode()) {
       case DOT -> c.dotCost(flops, bytes, operandPrecision(ins));
-      case FUSED_ATTENTION -> c.attentionCost(flops, bytes, false);
-      case FUSED_ATTENTION_GRAD -> c.attentionCost(flops, bytes, true);
+      case FUSED_ATTENTION -> c.attentionCost(flops, bytes, false, headDim(ins));
+      case FUSED_ATTENTION_GRAD -> c.attentionCost(flops, bytes, true, headDim(ins));
       default -> c.cost(flops, bytes);
     };
+  }
+
+  /**
+   * The head dimension of a fused attention kernel: the last dimension of its query, operand 0,
+   * laid out (batch, sequence, heads, head dimension) as {@link OpCost} reads it.
+   */
+  private int headDim(Instruction ins) {
+    TensorShape q = graph.get(ins.operand(0)).tensorShape();
+    return q.dim(q.rank() - 1);
   }
 
   /**
