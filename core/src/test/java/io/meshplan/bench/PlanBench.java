@@ -25,7 +25,12 @@ import java.util.Locale;
  *
  * <p>Run: {@code mvn -q -DskipTests package && mvn -q test-compile && java -Xmx4g
  * -XX:+UseSerialGC -cp core/target/test-classes:core/target/meshplan.jar:core/target/lib/* io.meshplan.bench.PlanBench
- * [CASE...]} with cases {@code 13b}, {@code 70b}, {@code 405b} (default: all).
+ * [CASE...]} with cases {@code 13b}, {@code 70b}, {@code 405b}, {@code moe}, {@code cp} and
+ * {@code deepseek} (default: all). DeepSeek-V3's row compares the plan with the DeepSeek-V3
+ * report's own configuration (section 3.2: PP 16, EP 64, ZeRO-1 over the data-parallel GPUs;
+ * 61 blocks as 3 + 14 x 4 + 2, full recomputation for the report's recomputed norms and
+ * up-projections, micro-batch 1) in place of the exhaustive grid, whose space on 2,048 GPUs with
+ * 256 experts is too large to enumerate here.
  */
 public final class PlanBench {
   private PlanBench() {}
@@ -49,7 +54,13 @@ public final class PlanBench {
       // parallelism in the search).
       new Case("moe", "mixtral-8x7b", "8x8:h100-80gb:ib-ndr400", 256, 4096),
       new Case("moe", "qwen3-30b-a3b", "2x8:h100-80gb:ib-ndr400", 1024, 4096),
-      new Case("cp", "llama3-8b", "2x8:h100-80gb:ib-ndr400", 16, 65536)};
+      new Case("cp", "llama3-8b", "2x8:h100-80gb:ib-ndr400", 16, 65536),
+      new Case("deepseek", "deepseek-v3", "256x8:h100-80gb:ib-ndr400", 4096, 4096)};
+
+  /** The DeepSeek-V3 report's configuration on the deepseek case's 2,048 GPUs. */
+  private static final io.meshplan.plan.ParallelConfig DEEPSEEK_REPORT =
+      new io.meshplan.plan.ParallelConfig(1, 16, 128, 1, 1, 4096,
+          io.meshplan.model.Recompute.FULL, false, 1, 3, 2, 64, 1);
 
   /**
    * Runs the benchmark.
@@ -93,6 +104,19 @@ public final class PlanBench {
       return;
     }
     var pred = planned.plan().prediction();
+    if (c.key().equals("deepseek")) {
+      var report = new io.meshplan.interop.PlanSimulator(priced.layers())
+          .simulate(priced.request(), DEEPSEEK_REPORT).orElseThrow().simulation();
+      System.out.printf(Locale.ROOT,
+          "%-14s %-27s %5d %7.1f %8.0f %7d %5d %-8s %9.3f %11.0f %5.1f%% %9.3f %11.0f %5.1f%% %7.3f%n",
+          c.preset(), c.cluster(), gb, seconds, heap, planned.stats().layerSolves(),
+          planned.stats().dpRuns(), "1f1b", pred.iterationSeconds(), pred.tokensPerSecond(),
+          100 * pred.mfu(), report.iterationSeconds(), report.tokensPerSecond(),
+          100 * report.mfu(), pred.iterationSeconds() / report.iterationSeconds());
+      System.out.printf(Locale.ROOT, "  report configuration: %s; peak %.1f GiB per GPU%n",
+          DEEPSEEK_REPORT, report.peakMemoryBytesPerGpu() / (1024.0 * 1024 * 1024));
+      return;
+    }
     var grid = new MegatronGrid(priced.layers()).best(priced.request());
     double gs = grid.map(g -> g.evaluated().simulation().iterationSeconds()).orElse(Double.NaN);
     double gt = grid.map(g -> g.evaluated().simulation().tokensPerSecond()).orElse(Double.NaN);

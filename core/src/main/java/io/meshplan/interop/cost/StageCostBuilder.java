@@ -63,8 +63,7 @@ public final class StageCostBuilder {
   private final CommModel stageComm;
   private final java.util.function.Function<io.meshplan.cluster.LogicalMesh, CommModel> meshComm;
   /** The expert and context-parallel meshes priced so far. */
-  private final java.util.Map<io.meshplan.cluster.LogicalMesh, CommModel> meshes =
-      new java.util.HashMap<>();
+  private final java.util.Map<List<Integer>, CommModel> meshes = new java.util.HashMap<>();
   private final double hbmBytesPerSecond;
   private final int weightBytes;
   private final Overlaps overlaps;
@@ -372,8 +371,8 @@ public final class StageCostBuilder {
     Require.that(d % cp == 0, () -> "context parallelism " + cp + " must divide the stage's "
         + d + " data-parallel GPUs");
     Require.nonNull(meshComm, "collective prices for the context-parallel mesh");
-    return meshes.computeIfAbsent(io.meshplan.cluster.LogicalMesh.of(d / cp, cp, t),
-        meshComm);
+    return meshes.computeIfAbsent(List.of(d / cp, cp, t), k -> meshComm.apply(
+        io.meshplan.cluster.LogicalMesh.of(d / cp, cp, t)));
   }
 
   /**
@@ -445,8 +444,9 @@ public final class StageCostBuilder {
     Require.that(gpus % ((long) ep * etp) == 0, () -> "expert parallelism " + ep + " x expert "
         + "tensor parallelism " + etp + " must divide the stage's " + gpus + " GPUs");
     Require.nonNull(meshComm, "collective prices for the expert mesh");
-    return meshes.computeIfAbsent(io.meshplan.cluster.LogicalMesh.of(
-        (int) (gpus / ((long) ep * etp)), ep, etp), meshComm);
+    int edp = (int) (gpus / ((long) ep * etp));
+    return meshes.computeIfAbsent(List.of(edp, ep, etp),
+        k -> meshComm.apply(io.meshplan.cluster.LogicalMesh.of(edp, ep, etp)));
   }
 
   /**
@@ -459,24 +459,31 @@ public final class StageCostBuilder {
    */
   private static void exchange(Tally s, List<LayerCost> layers, CommModel comm,
       boolean overlap) {
-    for (LayerCost l : layers) {
+    // A stage repeats a layer in runs: each run is priced once, times its length, in order.
+    for (int i = 0; i < layers.size(); ) {
+      LayerCost l = layers.get(i);
+      int n = 1;
+      while (i + n < layers.size() && layers.get(i + n) == l) {
+        n++;
+      }
+      i += n;
       ExpertExchange x = l.experts();
       if (!x.routed()) {
         continue;
       }
       if (overlap) {
-        exchangeUnder(s, l, comm);
+        exchangeUnder(s, l, comm, n);
         continue;
       }
       double pair = pairSeconds(x, comm);
-      double f = pair * x.forwardExchanges() / 2;
-      double bw = pair * x.backwardExchanges() / 2;
+      double f = n * pair * x.forwardExchanges() / 2;
+      double bw = n * pair * x.backwardExchanges() / 2;
       s.fwd += f;
       s.bwd += bw;
       s.comm += f + bw;
       s.exchange += f + bw;
-      s.dataBytesPerMicrobatch += pairBytes(x) * (x.forwardExchanges() + x.backwardExchanges())
-          / 2;
+      s.dataBytesPerMicrobatch += n * pairBytes(x)
+          * (x.forwardExchanges() + x.backwardExchanges()) / 2;
     }
   }
 
@@ -506,9 +513,9 @@ public final class StageCostBuilder {
    * block's compute of the same length of time in the other microbatch's pass, which the 1F1B
    * A2A overlap interleaves with it; what exceeds that compute, and the slowdown, stay exposed
    * ({@link Overlap#under}). The first and last microbatches, which have no partner, are not
-   * treated apart.
+   * treated apart. {@code n} such blocks run in the stage.
    */
-  private static void exchangeUnder(Tally s, LayerCost l, CommModel comm) {
+  private static void exchangeUnder(Tally s, LayerCost l, CommModel comm, int n) {
     ExpertExchange x = l.experts();
     double pair = pairSeconds(x, comm);
     double compute = Math.max(0, l.forwardSeconds() - l.forwardCommSeconds())
@@ -518,14 +525,14 @@ public final class StageCostBuilder {
     double total = fwd + bwd;
     Overlap o = Overlap.under(compute, total);
     double share = total > 0 ? fwd / total : 0;
-    s.fwd += o.addedSeconds() * share;
-    s.bwd += o.addedSeconds() * (1 - share);
-    s.comm += o.exposedSeconds();
-    s.hidden += o.hiddenSeconds();
-    s.slowdown += o.slowdownSeconds();
-    s.exchange += o.exposedSeconds();
-    s.dataBytesPerMicrobatch += pairBytes(x) * (x.forwardExchanges() + x.backwardExchanges())
-        / 2;
+    s.fwd += n * o.addedSeconds() * share;
+    s.bwd += n * o.addedSeconds() * (1 - share);
+    s.comm += n * o.exposedSeconds();
+    s.hidden += n * o.hiddenSeconds();
+    s.slowdown += n * o.slowdownSeconds();
+    s.exchange += n * o.exposedSeconds();
+    s.dataBytesPerMicrobatch += n * pairBytes(x)
+        * (x.forwardExchanges() + x.backwardExchanges()) / 2;
   }
 
   /** ZeRO stage 0: the gradients are all-reduced once per iteration. */
