@@ -123,16 +123,17 @@ public final class TorchtitanToml implements FrameworkWriter {
           + " it has no tensor parallelism without it");
     }
     int shard = TorchtitanContext.shardGroup(c);
-    if (shard > 1 && c.zeroStage() == 2) {
+    int zero = TorchtitanContext.pricedZero(c);
+    if (shard > 1 && zero == 2) {
       return Optional.of("torchtitan has no ZeRO-2: its FSDP keeps weights sharded between"
           + " microbatches even with fsdp_reshard_after_forward = \"never\" (that only skips the"
           + " reshard between a microbatch's forward and backward), so it gathers them every"
           + " microbatch");
     }
-    if (shard > 1 && c.zeroStage() != zeroStage(c)) {
-      return Optional.of(c.zeroStage() == 0 && c.contextParallel() > 1
+    if (shard > 1 && zero != zeroStage(c)) {
+      return Optional.of(zero == 0 && c.contextParallel() > 1
           ? TorchtitanContext.noReplicas(c)
-          : c.zeroStage() == 0
+          : zero == 0
           ? "torchtitan replicates weights (DDP, ZeRO-0) only when data parallelism is its only"
               + " parallelism (\"DDP has not supported > 1D parallelism\")"
           : c.pipelineParallel() > 1

@@ -77,14 +77,14 @@ class TorchtitanResimulateCliTest {
   }
 
   /**
-   * LLaMA 3 8B at 16k tokens with each sequence over 4 GPUs (all-gathered keys and values), with
+   * LLaMA 3 8B at 16k tokens with each sequence over 2 GPUs (all-gathered keys and values), with
    * and without a pipeline: simulated, exported as v0.2.2 TOML with {@code
-   * context_parallel_degree = 4}, re-simulated from the file to the same iteration.
+   * context_parallel_degree}, re-simulated from the file to the same iteration.
    */
   @Test
   void contextParallelTomlsResimulateToTheSameIteration() throws Exception {
     String[][] cases = {
-        {"--tp", "2", "--pp", "1", "--dp", "1", "--cp", "4", "--zero-stage", "3",
+        {"--tp", "2", "--pp", "1", "--dp", "2", "--cp", "2", "--zero-stage", "3",
             "--sequence-parallel"},
         {"--tp", "1", "--pp", "2", "--dp", "2", "--cp", "2", "--distributed-optimizer"}};
     for (String[] c : cases) {

@@ -74,6 +74,18 @@ class ContextRefusalTest {
   }
 
   @Test
+  void oneReplicaSplitOverContextRanksHasNoTorchtitanForm() {
+    // TP 2 x CP 8 x DP 1: meshplan prices a data-parallel size of 1 unsharded (PlanSimulator),
+    // whatever the ZeRO stage asked, but torchtitan shards over cp 8: no form, and none near.
+    ExportInput one = new ExportInput(LLAMA8B_32K, TWO_NODES, new ParallelConfig(2, 1, 1, 1, 1,
+        8, Recompute.SELECTIVE, true, 3, 0, 0, 1, 1, 8, true));
+    assertThat(new TorchtitanPython().missing(one).orElseThrow())
+        .contains("FSDP over its dp 1 x cp 8 = 8 ranks", "a data-parallel size of 1");
+    ExportResult r = new Exporter().export(ExportTarget.TORCHTITAN, one);
+    assertThat(((ExportResult.NotExpressible) r).nearest()).isEmpty();
+  }
+
+  @Test
   void v022AsksTheSequenceToDivideByTensorTimesTwiceContextAndMainAMicrobatch() {
     // 32,760 tokens split into 2 x 4 = 8 chunks (4,095 each), but not 2 x 8 = 16 (2,047.5):
     // v0.2.2's parallelize.py:69-74 refuses it; main divides a microbatch of 2 sequences,
