@@ -107,7 +107,8 @@ public final class Exporter {
    * A model with details the writers do not express (the Hugging Face families' q/k norms, QKV
    * biases, GeGLU, experts, ...) has no exact file and no nearest one: the framework would build
    * another model. Megatron-LM export also writes experts, head sizes and per-head q/k norms
-   * ({@link MegatronExpertArgs#unwritten}).
+   * ({@link MegatronExpertArgs#unwritten}); torchtitan main export writes the models of its Qwen3
+   * mixture-of-experts flavors ({@link TorchtitanQwen3Moe}).
    */
   private static Optional<ExportResult> unwritten(ExportTarget target, ModelSpec model) {
     boolean megatron = target == ExportTarget.MEGATRON;

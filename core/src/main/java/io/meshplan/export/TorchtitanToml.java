@@ -54,6 +54,12 @@ import java.util.Optional;
  * reshards them, so the next microbatch gathers them again: weights are sharded at rest, not
  * replicated as in ZeRO-2. Its nearest is the stage torchtitan has for the layout.
  *
+ * <p>Context parallelism is {@code context_parallel_degree} in the form {@link TorchtitanContext}
+ * states: keys and values all-gathered ({@code context_parallel_rotate_method = "allgather"}), the
+ * head-tail balance, FSDP over {@code dp_shard x cp}; the ring ({@code p2p}) is not expressible and
+ * its nearest is the same split all-gathered. v0.2.2 has no Qwen3 experts meshplan writes ({@link
+ * Exporter} refuses mixture-of-experts models for it).
+ *
  * The nearest expressible input keeps the layout and takes the ZeRO stage torchtitan has for it:
  * ZeRO-3 without a pipeline (unless ZeRO-0 can stay DDP), ZeRO-1 with one. With a data-parallel
  * size of 1 there is nothing to shard and both degrees are 1. Tensor parallelism without sequence
@@ -121,6 +127,14 @@ public final class TorchtitanToml implements FrameworkWriter {
     if (c.tensorParallel() > 1 && !c.sequenceParallel()) {
       return Optional.of("torchtitan always uses sequence parallelism with tensor parallelism;"
           + " it has no tensor parallelism without it");
+    }
+    if (input.model().kvHeads() % c.tensorParallel() != 0) {
+      // Main raises it (models/common/decoder.py:195-199); v0.2.2's attention views each rank's
+      // keys as whole heads (models/llama3/model/model.py:206-207, 253), which a split head fails.
+      return Optional.of("torchtitan needs the tensor degree " + c.tensorParallel()
+          + " to divide the " + input.model().kvHeads() + " key/value heads (torchtitan "
+          + TorchtitanMain.VERSION + " models/common/decoder.py:195-199); it does not replicate"
+          + " them");
     }
     int shard = TorchtitanContext.shardGroup(c);
     int zero = TorchtitanContext.pricedZero(c);
