@@ -107,10 +107,15 @@ public final class Exporter {
    * A model with details the writers do not express (the Hugging Face families' q/k norms, QKV
    * biases, GeGLU, experts, ...) has no exact file and no nearest one: the framework would build
    * another model. Megatron-LM export also writes experts, head sizes and per-head q/k norms
-   * ({@link MegatronExpertArgs#unwritten}).
+   * ({@link MegatronExpertArgs#unwritten}); torchtitan main export writes the models of its Qwen3
+   * mixture-of-experts flavors ({@link TorchtitanQwen3Moe}).
    */
   private static Optional<ExportResult> unwritten(ExportTarget target, ModelSpec model) {
     boolean megatron = target == ExportTarget.MEGATRON;
+    boolean qwen = TorchtitanQwen3Moe.flavor(model).isPresent();
+    if (target == ExportTarget.TORCHTITAN && qwen) {
+      return Optional.empty();
+    }
     java.util.List<String> details = megatron ? MegatronExpertArgs.unwritten(model)
         : model.arch().beyondLlama();
     if (details.isEmpty()) {
@@ -118,22 +123,29 @@ public final class Exporter {
     }
     return Optional.of(new ExportResult.NotExpressible(target.label() + " export writes "
         + "LLaMA- and GPT-style models" + (megatron ? " and Mixtral- and Qwen3-MoE-style experts"
-        : "") + "; " + model.name() + " has " + String.join(", ", details)
-        + ", which meshplan does not write" + nearestMoe(target, model), Optional.empty()));
+        : target == ExportTarget.TORCHTITAN ? " and torchtitan's Qwen3-MoE flavors" : "")
+        + "; " + model.name() + " has " + String.join(", ", details)
+        + ", which meshplan does not write" + nearestMoe(target, model, qwen),
+        Optional.empty()));
   }
 
   /**
-   * Where a torchtitan user finds experts: torchtitan's own mixture-of-experts models (main at
-   * b5bcd76, {@code torchtitan/models/}), none of which meshplan writes.
+   * Where a torchtitan user finds experts: its main branch's Qwen3 MoE flavors, which meshplan
+   * writes for main only ({@link TorchtitanQwen3Moe}); torchtitan's other mixture-of-experts
+   * models (main at b5bcd76, {@code torchtitan/models/}) are not written, and it has no Mixtral.
    */
-  private static String nearestMoe(ExportTarget target, ModelSpec model) {
+  private static String nearestMoe(ExportTarget target, ModelSpec model, boolean qwen) {
     boolean torchtitan = target == ExportTarget.TORCHTITAN || target
         == ExportTarget.TORCHTITAN_V022;
     if (!torchtitan || !model.arch().moe().routed()) {
       return "";
     }
-    return "; torchtitan's own mixture-of-experts models (qwen3's MoE flavors, deepseek_v3,"
-        + " gpt_oss, kimi_k2_7) are not written by meshplan"
+    if (qwen) {
+      return " for torchtitan " + TorchtitanV022.VERSION + "; its export for torchtitan's main"
+          + " branch writes this Qwen3 flavor";
+    }
+    return "; torchtitan's other mixture-of-experts models (deepseek_v3, gpt_oss, kimi_k2_7)"
+        + " are not written by meshplan, and torchtitan has no Mixtral model"
         + (MegatronExpertArgs.unwritten(model).isEmpty()
             ? "; its Megatron-LM export writes this model" : "");
   }

@@ -32,7 +32,10 @@ import java.util.Map;
  *       float32; activation checkpointing is {@code SelectiveAC.Config}, {@code FullAC.Config} or
  *       {@code None} ({@code distributed/activation_checkpoint.py:332-337}).
  *   <li>degrees: {@code ParallelDims._validate} ({@code distributed/parallel_dims.py:166}) wants
- *       {@code dp_replicate x dp_shard x cp x tp x pp} to be the world size.
+ *       {@code dp_replicate x dp_shard x cp x tp x pp} to be the world size (line 182), and
+ *       {@code ep} to divide {@code dp_shard x cp x tp} (lines 187-192).
+ *   <li>context parallelism: {@link TorchtitanContext}; the Qwen3 experts: {@link
+ *       TorchtitanQwen3Moe}.
  * </ul>
  */
 final class TorchtitanMain {
@@ -65,7 +68,32 @@ final class TorchtitanMain {
    * @throws java.util.NoSuchElementException when no flavor has them
    */
   static String recipe(ModelSpec m) {
+    if (TorchtitanQwen3Moe.flavor(m).isPresent()) {
+      return TorchtitanQwen3Moe.RECIPE;
+    }
     return RECIPES.get(TorchtitanV022.flavor(m).orElseThrow().name());
+  }
+
+  /**
+   * The model family a model is a flavor of, the package under {@code torchtitan/models/}.
+   *
+   * @param m a model with a flavor
+   * @return {@code qwen3} for a Qwen3 mixture-of-experts flavor, else {@code llama3}
+   */
+  static String family(ModelSpec m) {
+    return TorchtitanQwen3Moe.flavor(m).isPresent() ? "qwen3" : "llama3";
+  }
+
+  /**
+   * The flavor with a model's dimensions, in its family.
+   *
+   * @param m a model with a flavor
+   * @return for example {@code 70B} or {@code 30B-A3B}
+   * @throws java.util.NoSuchElementException when no flavor has them
+   */
+  static String flavorName(ModelSpec m) {
+    return TorchtitanQwen3Moe.flavor(m).map(TorchtitanQwen3Moe.Flavor::name)
+        .orElseGet(() -> TorchtitanV022.flavor(m).orElseThrow().name());
   }
 
   /**

@@ -27,6 +27,12 @@ import java.util.Optional;
  * num_pp_microbatches} = the pipeline's microbatches (the rank's whole share under a pipeline, so
  * no gradient accumulation there), {@code num_tokens_per_train_step} = global batch x sequence,
  * so that torchtitan's accumulation ({@link TorchtitanMain#accumulation}) is the plan's.
+ *
+ * <p>Context parallelism is written as {@code context_parallel_degree} in the form {@link
+ * TorchtitanContext} states (keys and values all-gathered, head-tail balance, FSDP over {@code
+ * dp_shard x cp}), for the llama3 and Qwen3 flavors alike. The Qwen3 mixture-of-experts flavors
+ * ({@link TorchtitanQwen3Moe}) are written from the qwen3 recipe with {@code
+ * expert_parallel_degree}; main has no other model meshplan writes experts for.
  */
 public final class TorchtitanPython implements FrameworkWriter {
   private final TorchtitanToml rules = new TorchtitanToml();
@@ -37,33 +43,54 @@ public final class TorchtitanPython implements FrameworkWriter {
   @Override
   public Optional<String> missing(ExportInput input) {
     ModelSpec m = input.model();
-    if (m.family() == ModelSpec.Family.LLAMA && TorchtitanV022.flavor(m).isEmpty()) {
+    boolean qwen = TorchtitanQwen3Moe.flavor(m).isPresent();
+    if (!qwen && m.family() == ModelSpec.Family.LLAMA && TorchtitanV022.flavor(m).isEmpty()) {
       return Optional.of("torchtitan has no flavor for " + ShellQuote.commentText(m.name())
           + ": its llama3 flavors with a recipe (8B, 70B, 405B; torchtitan "
           + TorchtitanMain.VERSION + " models/llama3/__init__.py:236-365) have other"
           + " dimensions (layers, hidden, heads, kv heads, ffn, vocab " + TorchtitanV022.VOCAB
           + "); the nearest is " + nearestFlavor(m));
     }
-    if (input.config().contextParallel() > 1 && TorchtitanV022.flavor(m).isPresent()) {
-      // models/common/decoder.py:173-183 refuses CP under SDPA or varlen attention; the
-      // FlexAttention path all-gathers keys and values (models/common/attention.py:797-798).
-      return Optional.of("meshplan writes context parallelism for Megatron-LM only: torchtitan "
-          + TorchtitanMain.VERSION + " runs it only under FlexAttention, all-gathering keys and"
-          + " values (models/common/decoder.py:173-183), not under the SDPA of the llama3"
-          + " recipes meshplan writes, and meshplan does not price that form");
+    Optional<String> lacking = qwen ? Optional.empty() : rules.missingModel(input);
+    if (lacking.isEmpty()) {
+      lacking = rules.missingLayout(input);
     }
-    Optional<String> lacking = rules.missing(input);
+    if (lacking.isEmpty() && qwen) {
+      lacking = qwenMissing(input);
+    }
     if (lacking.isPresent()) {
       return lacking;
     }
     ParallelConfig c = input.config();
-    int divisor = TorchtitanMain.tokenDivisor(c.tensorParallel(), c.sequenceParallel(), 1);
+    int divisor = TorchtitanMain.tokenDivisor(c.tensorParallel(), c.sequenceParallel(),
+        c.contextParallel());
     if ((long) c.microBatchSize() * input.model().seq() % divisor != 0) {
-      return Optional.of("torchtitan (" + TorchtitanMain.VERSION + " trainer.py:300-309) needs a"
+      return Optional.of("torchtitan (" + TorchtitanMain.VERSION + " trainer.py:296-308) needs a"
           + " microbatch's tokens (" + c.microBatchSize() + " x " + input.model().seq()
-          + ") to divide by the tensor degree " + divisor + " under sequence parallelism");
+          + ") to divide by " + divisor + (c.contextParallel() > 1
+              ? " (the tensor degree under sequence parallelism x 2 x the context degree)"
+              : ", the tensor degree under sequence parallelism"));
     }
     return Optional.empty();
+  }
+
+  /** What torchtitan main cannot run of a Qwen3 MoE input beyond the shared layout rules. */
+  private static Optional<String> qwenMissing(ExportInput input) {
+    if (Fp8Training.on(input.model().dtype())) {
+      return Optional.of("meshplan writes torchtitan's float8 training for its llama3 flavors"
+          + " only, not for the Qwen3 experts");
+    }
+    return TorchtitanQwen3Moe.missing(input, shardDegree(input.config()));
+  }
+
+  /** The {@code data_parallel_shard_degree} written: the replicas under FSDP, else 1. */
+  private static int shardDegree(ParallelConfig c) {
+    return fsdp(c) ? c.dataParallel() : 1;
+  }
+
+  /** Whether the file shards with FSDP: something to shard over, and a ZeRO stage above 0. */
+  private static boolean fsdp(ParallelConfig c) {
+    return TorchtitanContext.shardGroup(c) > 1 && c.zeroStage() > 0;
   }
 
   /**
@@ -91,7 +118,16 @@ public final class TorchtitanPython implements FrameworkWriter {
 
   @Override
   public Optional<ExportInput> nearest(ExportInput input) {
-    return rules.nearest(input);
+    if (TorchtitanQwen3Moe.flavor(input.model()).isEmpty()) {
+      return rules.nearest(input);
+    }
+    try {
+      return rules.nearestLayout(TorchtitanQwen3Moe.nearest(input)).map(
+          TorchtitanQwen3Moe::nearest);
+    } catch (io.meshplan.util.InputException e) {
+      // An expert tensor size the experts' width does not take.
+      return Optional.empty();
+    }
   }
 
   @Override
@@ -99,27 +135,17 @@ public final class TorchtitanPython implements FrameworkWriter {
     Require.that(missing(input).isEmpty(), missing(input).orElse(""));
     ParallelConfig c = input.config();
     ModelSpec m = input.model();
-    String flavor = TorchtitanV022.flavor(m).orElseThrow().name();
-    boolean fsdp = c.dataParallel() > 1 && c.zeroStage() > 0;
+    boolean fsdp = fsdp(c);
     StringBuilder sb = new StringBuilder();
-    appendHeader(sb, input, flavor, fsdp);
-    sb.append("from torchtitan.models.llama3 import model_registry\n");
-    sb.append("from torchtitan.models.llama3.config_registry import ")
-        .append(TorchtitanMain.recipe(m)).append('\n');
-    if (c.recompute() != Recompute.NONE) {
-      sb.append("from torchtitan.distributed.activation_checkpoint import ")
-          .append(c.recompute() == Recompute.FULL ? "FullAC" : "SelectiveAC").append('\n');
-    }
-    if (Fp8Training.on(m.dtype())) {
-      sb.append("from torchtitan.components.quantization import Float8LinearConverter\n");
-    }
-    sb.append("from torchtitan.trainer import Trainer\n\n\n");
+    appendHeader(sb, input, fsdp);
+    appendImports(sb, c, m);
     if (c.pipelineParallel() > 1) {
       sb.append("def _layers(first: int, end: int) -> list[str]:\n"
           + "    return [f\"layers.{i}\" for i in range(first, end)]\n\n\n");
     }
     sb.append("def ").append(TorchtitanMain.FUNCTION).append("() -> Trainer.Config:\n");
     sb.append("    config = ").append(TorchtitanMain.recipe(m)).append("()\n");
+    String flavor = TorchtitanMain.flavorName(m);
     if (Fp8Training.on(m.dtype())) {
       // torchao's tensorwise float8 Linear; the LM head stays bf16, as under Transformer Engine.
       sb.append("    config.model_spec = model_registry(\n        \"").append(flavor)
@@ -132,6 +158,9 @@ public final class TorchtitanPython implements FrameworkWriter {
     } else {
       sb.append("    config.model_spec = model_registry(\"").append(flavor).append("\")\n");
     }
+    TorchtitanQwen3Moe.flavor(m).filter(f -> !f.name().equals("30B-A3B")).ifPresent(f ->
+        // The recipe is the 30B one's: the same tokenizer and vocabulary, another directory.
+        sb.append("    config.hf_assets_path = \"").append(f.hfAssets()).append("\"\n"));
     for (String[] kv : assignments(c, m, fsdp, input.gpipe())) {
       sb.append("    config.").append(kv[0]).append(" = ").append(kv[1]).append('\n');
     }
@@ -142,6 +171,22 @@ public final class TorchtitanPython implements FrameworkWriter {
     }).append('\n');
     sb.append("    return config\n");
     return sb.toString();
+  }
+
+  /** The imports: the model family's registry and recipe, AC, float8 and the trainer. */
+  private static void appendImports(StringBuilder sb, ParallelConfig c, ModelSpec m) {
+    String family = TorchtitanMain.family(m);
+    sb.append("from torchtitan.models.").append(family).append(" import model_registry\n");
+    sb.append("from torchtitan.models.").append(family).append(".config_registry import ")
+        .append(TorchtitanMain.recipe(m)).append('\n');
+    if (c.recompute() != Recompute.NONE) {
+      sb.append("from torchtitan.distributed.activation_checkpoint import ")
+          .append(c.recompute() == Recompute.FULL ? "FullAC" : "SelectiveAC").append('\n');
+    }
+    if (Fp8Training.on(m.dtype())) {
+      sb.append("from torchtitan.components.quantization import Float8LinearConverter\n");
+    }
+    sb.append("from torchtitan.trainer import Trainer\n\n\n");
   }
 
   /** The fields set on the recipe's config, each as its dotted name and Python literal. */
@@ -157,7 +202,14 @@ public final class TorchtitanPython implements FrameworkWriter {
     }
     a.add(kv(p + "tensor_parallel_degree", c.tensorParallel()));
     a.add(new String[] {p + "enable_sequence_parallel", c.tensorParallel() > 1 ? "True" : "False"});
-    a.add(kv(p + "context_parallel_degree", 1));
+    a.add(kv(p + "context_parallel_degree", c.contextParallel()));
+    if (c.contextParallel() > 1) {
+      // Its default, stated: 2 x cp chunks, a head and a tail one per rank (TorchtitanContext).
+      a.add(new String[] {p + "context_parallel_load_balancer", "\"headtail\""});
+    }
+    if (m.arch().moe().routed()) {
+      a.add(kv(p + "expert_parallel_degree", c.expertParallel()));
+    }
     a.add(kv(p + "pipeline_parallel_degree", c.pipelineParallel()));
     int ppMicrobatches = 1;
     if (c.pipelineParallel() > 1) {
@@ -209,24 +261,32 @@ public final class TorchtitanPython implements FrameworkWriter {
   }
 
   /** The comment lines above the code: model, GPU split, data parallelism, launch, placeholders. */
-  private static void appendHeader(StringBuilder sb, ExportInput input, String flavor,
-      boolean fsdp) {
+  private static void appendHeader(StringBuilder sb, ExportInput input, boolean fsdp) {
     ParallelConfig c = input.config();
     ModelSpec m = input.model();
     ClusterSpec cl = input.cluster();
     sb.append("# torchtitan config written by meshplan export\n");
     sb.append("# model ").append(ShellQuote.commentText(m.name())).append(" on ")
         .append(cl.toShortString()).append(": torchtitan ").append(TorchtitanMain.VERSION)
-        .append(", llama3 flavor ").append(flavor).append(", from its recipe ")
+        .append(", ").append(TorchtitanMain.family(m)).append(" flavor ")
+        .append(TorchtitanMain.flavorName(m)).append(", from its recipe ")
         .append(TorchtitanMain.recipe(m)).append('\n');
-    sb.append("# ").append(c.gpus()).append(" GPUs = tensor ").append(c.tensorParallel())
-        .append(" x pipeline ").append(c.pipelineParallel()).append(" x data ")
-        .append(c.dataParallel()).append('\n');
-    if (c.dataParallel() > 1) {
+    sb.append("# ").append(c.gpus()).append(" GPUs = ").append(TorchtitanContext.split(c))
+        .append('\n');
+    if (TorchtitanContext.shardGroup(c) > 1) {
+      String over = c.contextParallel() > 1 ? " over " + TorchtitanContext.shardRanks(c) : "";
       sb.append(!fsdp ? "# data parallelism: DDP (ZeRO-0)\n"
           : c.pipelineParallel() > 1
-              ? "# data parallelism: FSDP under the pipeline schedule (ZeRO-1)\n"
-              : "# data parallelism: FSDP (ZeRO-3)\n");
+              ? "# data parallelism: FSDP" + over + " under the pipeline schedule (ZeRO-1)\n"
+              : "# data parallelism: FSDP" + over + " (ZeRO-3)\n");
+    }
+    if (m.arch().moe().routed()) {
+      io.meshplan.model.MoeShape moe = m.arch().moe();
+      long sparse = (long) shardDegree(c) * c.contextParallel() * c.tensorParallel();
+      sb.append("# experts: ").append(moe.experts()).append(", ").append(moe.topK())
+          .append(" per token, dropless; expert parallel ").append(c.expertParallel())
+          .append(" within dp_shard x cp x tp = ").append(sparse).append(" GPUs, expert FSDP ")
+          .append(sparse / c.expertParallel()).append('\n');
     }
     sb.append("# save as ").append(TorchtitanMain.MODULE).append(".py in a directory on every"
         + " node and run there, with NODE_RANK and MASTER_ADDR set:\n");

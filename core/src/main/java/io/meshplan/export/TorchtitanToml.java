@@ -54,6 +54,12 @@ import java.util.Optional;
  * reshards them, so the next microbatch gathers them again: weights are sharded at rest, not
  * replicated as in ZeRO-2. Its nearest is the stage torchtitan has for the layout.
  *
+ * <p>Context parallelism is {@code context_parallel_degree} in the form {@link TorchtitanContext}
+ * states: keys and values all-gathered ({@code context_parallel_rotate_method = "allgather"}), the
+ * head-tail balance, FSDP over {@code dp_shard x cp}; the ring ({@code p2p}) is not expressible and
+ * its nearest is the same split all-gathered. v0.2.2 has no Qwen3 experts meshplan writes ({@link
+ * Exporter} refuses mixture-of-experts models for it).
+ *
  * The nearest expressible input keeps the layout and takes the ZeRO stage torchtitan has for it:
  * ZeRO-3 without a pipeline (unless ZeRO-0 can stay DDP), ZeRO-1 with one. With a data-parallel
  * size of 1 there is nothing to shard and both degrees are 1. Tensor parallelism without sequence
@@ -68,7 +74,30 @@ public final class TorchtitanToml implements FrameworkWriter {
 
   @Override
   public Optional<String> missing(ExportInput input) {
+    Optional<String> lacking = missingModel(input);
+    if (lacking.isEmpty()) {
+      lacking = missingLayout(input);
+    }
+    if (lacking.isPresent()) {
+      return lacking;
+    }
     ParallelConfig c = input.config();
+    long divisor = TorchtitanV022.seqDivisor(c.tensorParallel(), c.contextParallel());
+    if (input.model().seq() % divisor != 0) {
+      return Optional.of("torchtitan " + TorchtitanV022.VERSION + " needs the sequence ("
+          + input.model().seq() + " tokens) to divide by tensor degree x 2 x context degree = "
+          + divisor + " (models/llama3/infra/parallelize.py:69-74)");
+    }
+    return Optional.empty();
+  }
+
+  /**
+   * Whether torchtitan has a llama3 flavor with the input's model.
+   *
+   * @param input the input
+   * @return why not, or empty when it has
+   */
+  Optional<String> missingModel(ExportInput input) {
     if (input.model().family() != ModelSpec.Family.LLAMA) {
       return Optional.of("torchtitan trains transformer language models; "
           + input.model().name() + " is not one");
@@ -76,26 +105,49 @@ public final class TorchtitanToml implements FrameworkWriter {
     if (TorchtitanV022.flavor(input.model()).isEmpty()) {
       return Optional.of(noFlavor(input.model()));
     }
+    return Optional.empty();
+  }
+
+  /**
+   * What torchtitan, in v0.2.2 and on main alike, cannot express about an input's precision and
+   * layout, for a model it has: f16, context parallelism without its all-gather, tensor without
+   * sequence parallelism, and the data parallelism it does not have.
+   *
+   * @param input the input, whose model has a torchtitan flavor
+   * @return the reason, or empty
+   */
+  Optional<String> missingLayout(ExportInput input) {
+    ParallelConfig c = input.config();
     if (input.model().dtype() == DType.F16 && !hasBf16(input)) {
       return Optional.of(noF16(input));
     }
-    if (c.contextParallel() > 1) {
-      return Optional.of("meshplan writes context parallelism for Megatron-LM only: torchtitan"
-          + " " + TorchtitanV022.VERSION + " splits sequences with PyTorch's experimental ring"
-          + " attention, whose key/value rotation meshplan does not price");
+    if (c.contextParallel() > 1 && !c.cpAllGather()) {
+      return Optional.of(TorchtitanContext.noRing());
     }
     if (c.tensorParallel() > 1 && !c.sequenceParallel()) {
       return Optional.of("torchtitan always uses sequence parallelism with tensor parallelism;"
           + " it has no tensor parallelism without it");
     }
-    if (c.dataParallel() > 1 && c.zeroStage() == 2) {
+    if (input.model().kvHeads() % c.tensorParallel() != 0) {
+      // Main raises it (models/common/decoder.py:195-199); v0.2.2's attention views each rank's
+      // keys as whole heads (models/llama3/model/model.py:206-207, 253), which a split head fails.
+      return Optional.of("torchtitan needs the tensor degree " + c.tensorParallel()
+          + " to divide the " + input.model().kvHeads() + " key/value heads (torchtitan "
+          + TorchtitanMain.VERSION + " models/common/decoder.py:195-199); it does not replicate"
+          + " them");
+    }
+    int shard = TorchtitanContext.shardGroup(c);
+    int zero = TorchtitanContext.pricedZero(c);
+    if (shard > 1 && zero == 2) {
       return Optional.of("torchtitan has no ZeRO-2: its FSDP keeps weights sharded between"
           + " microbatches even with fsdp_reshard_after_forward = \"never\" (that only skips the"
           + " reshard between a microbatch's forward and backward), so it gathers them every"
           + " microbatch");
     }
-    if (c.dataParallel() > 1 && c.zeroStage() != zeroStage(c)) {
-      return Optional.of(c.zeroStage() == 0
+    if (shard > 1 && zero != zeroStage(c)) {
+      return Optional.of(zero == 0 && c.contextParallel() > 1
+          ? TorchtitanContext.noReplicas(c)
+          : zero == 0
           ? "torchtitan replicates weights (DDP, ZeRO-0) only when data parallelism is its only"
               + " parallelism (\"DDP has not supported > 1D parallelism\")"
           : c.pipelineParallel() > 1
@@ -136,17 +188,33 @@ public final class TorchtitanToml implements FrameworkWriter {
   @Override
   public Optional<ExportInput> nearest(ExportInput input) {
     if (input.model().family() != ModelSpec.Family.LLAMA
-        || TorchtitanV022.flavor(input.model()).isEmpty()
-        || input.model().dtype() == DType.F16 && !hasBf16(input)) {
-      // No flavor has the model's dimensions, or f16 on a GPU without bf16: nothing near.
+        || TorchtitanV022.flavor(input.model()).isEmpty()) {
+      // No flavor has the model's dimensions: nothing near.
       return Optional.empty();
     }
-    ParallelConfig c = ContextFold.fold(input.config());
+    return nearestLayout(input);
+  }
+
+  /**
+   * The nearest input of {@link #missingLayout}: bf16 for f16 where the GPUs have it, the
+   * context split with its keys and values all-gathered, sequence parallelism with tensor
+   * parallelism, and the ZeRO stage torchtitan has for the layout; even stages only.
+   *
+   * @param input the input, whose model has a torchtitan flavor
+   * @return the input torchtitan can express, or empty when none is near
+   */
+  Optional<ExportInput> nearestLayout(ExportInput input) {
+    if (input.model().dtype() == DType.F16 && !hasBf16(input)) {
+      // f16 on a GPU without bf16: nothing near.
+      return Optional.empty();
+    }
+    ParallelConfig c = input.config();
     ModelSpec m = input.model();
+    int zero = TorchtitanContext.shardGroup(c) == 1 ? c.zeroStage() : zeroStage(c);
     ParallelConfig n = new ParallelConfig(c.tensorParallel(), c.pipelineParallel(),
         c.dataParallel(), c.virtualStages(), c.microBatchSize(), c.globalBatchSize(),
-        c.recompute(), c.tensorParallel() > 1, c.dataParallel() == 1 ? c.zeroStage()
-            : zeroStage(c));
+        c.recompute(), c.tensorParallel() > 1, zero, 0, 0, c.expertParallel(),
+        c.expertTensorParallel(), c.contextParallel(), c.contextParallel() > 1);
     if (m.layers() % (c.pipelineParallel() * c.virtualStages()) != 0) {
       // Uneven stages that no even split replaces.
       return Optional.empty();
@@ -158,7 +226,7 @@ public final class TorchtitanToml implements FrameworkWriter {
       return Optional.of(new ExportInput(nm, input.cluster(), n, input.attention(),
           input.overlaps(), input.gpipe()));
     } catch (io.meshplan.util.InputException e) {
-      // Context parallelism folded into a data-parallel size the global batch does not divide.
+      // A layout the model or the cluster does not take once changed.
       return Optional.empty();
     }
   }
@@ -168,8 +236,9 @@ public final class TorchtitanToml implements FrameworkWriter {
    * is alone and the configuration asks for no sharding, else FSDP, which is ZeRO-1 under a
    * pipeline schedule and ZeRO-3 without one.
    */
-  private static int zeroStage(ParallelConfig c) {
-    if (c.zeroStage() == 0 && c.tensorParallel() == 1 && c.pipelineParallel() == 1) {
+  static int zeroStage(ParallelConfig c) {
+    if (c.zeroStage() == 0 && c.tensorParallel() == 1 && c.pipelineParallel() == 1
+        && c.contextParallel() == 1 && c.expertParallel() == 1) {
       return 0;
     }
     return c.pipelineParallel() > 1 ? 1 : 3;
@@ -180,7 +249,7 @@ public final class TorchtitanToml implements FrameworkWriter {
     Require.that(missing(input).isEmpty(), missing(input).orElse(""));
     ParallelConfig c = input.config();
     ModelSpec m = input.model();
-    boolean fsdp = c.dataParallel() > 1 && c.zeroStage() > 0;
+    boolean fsdp = TorchtitanContext.shardGroup(c) > 1 && c.zeroStage() > 0;
     ObjectNode root = TOML.createObjectNode();
     putModel(root.putObject("model"), TorchtitanV022.flavor(m).orElseThrow());
     putParallelism(root.putObject("parallelism"), c, m, fsdp, input.gpipe());
@@ -218,7 +287,13 @@ public final class TorchtitanToml implements FrameworkWriter {
       p.put("fsdp_reshard_after_forward", c.pipelineParallel() > 1 ? "never" : "always");
     }
     p.put("tensor_parallel_degree", c.tensorParallel());
-    p.put("context_parallel_degree", 1);
+    p.put("context_parallel_degree", c.contextParallel());
+    if (c.contextParallel() > 1) {
+      // The defaults, stated: 2 x cp chunks, each rank a head and a tail one (Megatron-Core's
+      // causal balance), and the keys and values all-gathered (job_config.py:431, 446).
+      p.put("context_parallel_load_balancer", "headtail");
+      p.put("context_parallel_rotate_method", "allgather");
+    }
     p.put("pipeline_parallel_degree", c.pipelineParallel());
     if (c.pipelineParallel() > 1) {
       // PyTorch's pipelining schedule names, which torchtitan passes to get_schedule_class.
@@ -332,16 +407,17 @@ public final class TorchtitanToml implements FrameworkWriter {
         .append(input.cluster().toShortString()).append(": torchtitan ")
         .append(TorchtitanV022.VERSION).append(" (its last TOML release), llama3 flavor ")
         .append(TorchtitanV022.flavor(m).orElseThrow().name()).append("\n");
-    sb.append("# ").append(io.meshplan.util.Words.count(c.gpus(), "GPU")).append(" = tensor ").append(c.tensorParallel())
-        .append(" x pipeline ").append(c.pipelineParallel()).append(" x data ")
-        .append(c.dataParallel()).append("; launch with torchrun over all of them\n");
-    if (c.dataParallel() > 1) {
+    sb.append("# ").append(io.meshplan.util.Words.count(c.gpus(), "GPU")).append(" = ")
+        .append(TorchtitanContext.split(c)).append("; launch with torchrun over all of them\n");
+    int shard = TorchtitanContext.shardGroup(c);
+    if (shard > 1) {
+      String ranks = TorchtitanContext.shardRanks(c);
       sb.append(!fsdp ? "# data parallelism: DDP (ZeRO-0) over " + c.dataParallel()
           + " replicas\n"
-          : c.pipelineParallel() > 1 ? "# data parallelism: FSDP over " + c.dataParallel()
-              + " ranks under the pipeline schedule: weights gathered and gradients"
+          : c.pipelineParallel() > 1 ? "# data parallelism: FSDP over " + ranks
+              + " under the pipeline schedule: weights gathered and gradients"
               + " reduce-scattered once per step, optimizer state sharded (ZeRO-1)\n"
-          : "# data parallelism: FSDP (ZeRO-3) over " + c.dataParallel() + " ranks, weights"
+          : "# data parallelism: FSDP (ZeRO-3) over " + ranks + ", weights"
               + " gathered for every microbatch's forward and backward\n");
     }
     sb.append("# placeholders to edit: [training] steps and dataset, [checkpoint] folder and"

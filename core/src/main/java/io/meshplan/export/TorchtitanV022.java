@@ -22,6 +22,7 @@ import java.util.Optional;
  *       the first stage's and last stage's less-layers counting as layers there.
  *   <li>degrees: {@code ParallelDims._validate} ({@code torchtitan/distributed/parallel_dims.py:53})
  *       asserts that {@code dp_replicate * dp_shard * cp * tp * pp} is the world size.
+ *   <li>sequence: {@link #seqDivisor}; context parallelism as {@link TorchtitanContext} states it.
  * </ul>
  */
 final class TorchtitanV022 {
@@ -81,6 +82,20 @@ final class TorchtitanV022 {
    */
   static Optional<Flavor> flavor(ModelSpec m) {
     return FLAVORS.stream().filter(f -> f.matches(m)).findFirst();
+  }
+
+  /**
+   * The divisor {@code parallelize_llama} asks of the sequence ({@code
+   * models/llama3/infra/parallelize.py:69-74}, {@code ParallelDims.seq_len_divisor} at {@code
+   * distributed/parallel_dims.py:365-372}): the tensor degree times {@code 2 x cp}, with or
+   * without context parallelism.
+   *
+   * @param tp the tensor-parallel degree
+   * @param cp the context-parallel degree
+   * @return {@code tp x 2 cp}
+   */
+  static long seqDivisor(int tp, int cp) {
+    return (long) tp * 2 * cp;
   }
 
   /**

@@ -29,7 +29,7 @@ import org.junit.jupiter.api.io.TempDir;
  * read back into {@code simulate} flags (degrees, expert and context sizes, batch, recompute and
  * the model's dimensions, all taken from the file) and must simulate to the same iteration; the
  * same configurations saved as plan files re-simulate to the same iteration and export to the
- * same file. torchtitan and DeepSpeed refuse both (exit 3).
+ * same file. DeepSpeed refuses both (exit 3), torchtitan the Mixtral experts and the p2p ring.
  */
 class ExpertContextExportCliTest {
   /** Mixtral 8x7B, 4 stages of 16 GPUs, each stage's 8 experts one per GPU of 8. */
@@ -95,13 +95,37 @@ class ExpertContextExportCliTest {
       assertThat(r.code()).as(r.err()).isEqualTo(ExitCodes.INFEASIBLE);
       assertThat(r.err().strip()).doesNotContain("\n")
           .contains("mixtral-8x7b has a mixture of 8 experts, which meshplan does not write");
-      CliRun c = CliRun.of(concat(List.of("export", "--to", to), CP));
-      assertThat(c.code()).as(c.err()).isEqualTo(ExitCodes.INFEASIBLE);
-      assertThat(c.err().strip()).doesNotContain("\n").contains("context parallelism");
-      // The nearest folds each sequence's 4 GPUs into data parallelism: DP 2 x 4 = 8.
-      assertThat(c.out()).contains(" --tp 2 --pp 1 --dp 8 --micro-batch 1 --global-batch 16 ")
-          .doesNotContain("--cp");
     }
+    CliRun c = CliRun.of(concat(List.of("export", "--to", "deepspeed"), CP));
+    assertThat(c.code()).as(c.err()).isEqualTo(ExitCodes.INFEASIBLE);
+    assertThat(c.err().strip()).doesNotContain("\n").contains("context parallelism");
+    // The nearest folds each sequence's 4 GPUs into data parallelism: DP 2 x 4 = 8.
+    assertThat(c.out()).contains(" --tp 2 --pp 1 --dp 8 --micro-batch 1 --global-batch 16 ")
+        .doesNotContain("--cp");
+  }
+
+  /**
+   * torchtitan has the all-gather form only: the ring is refused in one line, and its nearest,
+   * the same split all-gathered with FSDP (torchtitan shards over dp x cp whenever cp is on),
+   * runs as printed and writes {@code context_parallel_degree = 4}.
+   */
+  @Test
+  void torchtitanRefusesTheRingAndWritesItsAllGatherNearest() {
+    CliRun c = CliRun.of(concat(List.of("export", "--to", "torchtitan"), CP));
+    assertThat(c.code()).as(c.err()).isEqualTo(ExitCodes.INFEASIBLE);
+    assertThat(c.err().lines()).hasSize(1);
+    assertThat(c.err()).startsWith("meshplan: infeasible: torchtitan cannot express this"
+        + " configuration: torchtitan all-gathers a sequence's keys and values over its"
+        + " context-parallel ranks");
+    String command = c.out().lines().filter(l -> l.startsWith("  meshplan export "))
+        .findFirst().orElseThrow().strip();
+    assertThat(command).contains(" --tp 2 --pp 1 --dp 2 --cp 4 --cp-comm-type all_gather ")
+        .contains(" --zero-stage 3 ");
+    CliRun nearest = CliRun.of(command.substring("meshplan ".length()).split(" "));
+    assertThat(nearest.code()).as(nearest.err()).isZero();
+    assertThat(nearest.out()).contains("    config.parallelism.context_parallel_degree = 4\n",
+        "# 16 GPUs = tensor 2 x pipeline 1 x context 4 x data 2\n",
+        "# data parallelism: FSDP over dp 2 x cp 4 = 8 ranks (ZeRO-3)\n");
   }
 
   /** GPipe's nearest (1F1B) keeps the experts' layout and capacity, and runs as printed. */

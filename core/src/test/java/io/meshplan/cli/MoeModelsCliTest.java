@@ -17,8 +17,8 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 /**
- * The mixture-of-experts models at the command line: torchtitan and DeepSpeed export refuse their
- * experts, and Megatron-LM export refuses GPT-OSS's sinks, expert biases and window (exit 3, no
+ * The mixture-of-experts models at the command line: torchtitan (but for its Qwen3 flavors on
+ * main) and DeepSpeed export refuse their experts, and Megatron-LM export refuses GPT-OSS's sinks, expert biases and window (exit 3, no
  * nearest configuration), from flags and from a plan; shard's LLaMA graph refuses them; configs
  * with mixed dense and MoE layers are refused in one line. Megatron-LM export of Mixtral and
  * Qwen3-MoE is {@code ExpertContextExportCliTest}'s.
@@ -30,8 +30,6 @@ class MoeModelsCliTest {
   @CsvSource({"megatron, gpt-oss-20b, 'attention sinks, expert biases, a 128-token sliding "
           + "window', none",
       "torchtitan, mixtral-8x7b, a mixture of 8 experts, megatron",
-      "torchtitan, " + HF + "qwen3-30b-a3b.json, 'a mixture of 128 experts, head_dim 128, q/k "
-          + "norms', megatron",
       "torchtitan, gpt-oss-20b, 'a mixture of 32 experts, head_dim 64, attention sinks', titan",
       "deepspeed, gpt-oss-20b, 'a mixture of 32 experts, head_dim 64, attention sinks', none"})
   void exportRefusesAnMoeModel(String target, String model, String details, String tail) {
@@ -42,14 +40,40 @@ class MoeModelsCliTest {
     String name = model.startsWith(HF) ? "qwen3-30b-a3b" : model;
     assertThat(r.err().strip()).isEqualTo("meshplan: infeasible: " + target + " cannot express "
         + "this configuration: " + target + " export writes LLaMA- and GPT-style models"
-        + (target.equals("megatron") ? " and Mixtral- and Qwen3-MoE-style experts" : "") + "; "
+        + (target.equals("megatron") ? " and Mixtral- and Qwen3-MoE-style experts"
+            : target.equals("torchtitan") ? " and torchtitan's Qwen3-MoE flavors" : "") + "; "
         + name
         + " has " + details + ", which meshplan does not write" + (tail.equals("none") ? ""
-        : "; torchtitan's own mixture-of-experts models (qwen3's MoE flavors, deepseek_v3,"
-            + " gpt_oss, kimi_k2_7) are not written by meshplan")
+        : "; torchtitan's other mixture-of-experts models (deepseek_v3, gpt_oss, kimi_k2_7) are"
+            + " not written by meshplan, and torchtitan has no Mixtral model")
         + (tail.equals("megatron") ? "; its Megatron-LM export writes this model" : ""));
     assertThat(r.out().strip()).isEqualTo("no configuration " + target
         + " can express is near it");
+  }
+
+  /**
+   * The Qwen3-30B-A3B Hugging Face config is torchtitan's qwen3 flavor 30B-A3B: its main-branch
+   * export writes it; the v0.2.2 TOML export refuses it in one line and points to main.
+   */
+  @Test
+  void torchtitanWritesTheQwen3ConfigForMainOnly() {
+    List<String> flags = List.of("--model", HF + "qwen3-30b-a3b.json", "--cluster",
+        "2x8:h100-80gb", "--tp", "1", "--pp", "1", "--dp", "16", "--ep", "8", "--zero-stage",
+        "3", "--global-batch", "64", "--micro-batch", "1", "--recompute", "full");
+    CliRun main = CliRun.of(ExportRoundTripCliTest.concat(List.of("export", "--to",
+        "torchtitan"), flags));
+    assertThat(main.code()).as(main.err()).isZero();
+    assertThat(main.out()).contains("    config = qwen3_30b_a3b()\n",
+        "    config.model_spec = model_registry(\"30B-A3B\")\n",
+        "    config.parallelism.expert_parallel_degree = 8\n");
+    CliRun old = CliRun.of(ExportRoundTripCliTest.concat(List.of("export", "--to",
+        "torchtitan", "--framework-version", "0.2.2"), flags));
+    assertThat(old.code()).as(old.err()).isEqualTo(ExitCodes.INFEASIBLE);
+    assertThat(old.err().strip()).isEqualTo("meshplan: infeasible: torchtitan cannot express"
+        + " this configuration: torchtitan export writes LLaMA- and GPT-style models;"
+        + " qwen3-30b-a3b has a mixture of 128 experts, head_dim 128, q/k norms, which meshplan"
+        + " does not write for torchtitan v0.2.2; its export for torchtitan's main branch writes"
+        + " this Qwen3 flavor");
   }
 
   /**

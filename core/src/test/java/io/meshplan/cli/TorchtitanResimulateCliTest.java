@@ -76,6 +76,35 @@ class TorchtitanResimulateCliTest {
     }
   }
 
+  /**
+   * LLaMA 3 8B at 16k tokens with each sequence over 2 GPUs (all-gathered keys and values), with
+   * and without a pipeline: simulated, exported as v0.2.2 TOML with {@code
+   * context_parallel_degree}, re-simulated from the file to the same iteration.
+   */
+  @Test
+  void contextParallelTomlsResimulateToTheSameIteration() throws Exception {
+    String[][] cases = {
+        {"--tp", "2", "--pp", "1", "--dp", "2", "--cp", "2", "--zero-stage", "3",
+            "--sequence-parallel"},
+        {"--tp", "1", "--pp", "2", "--dp", "2", "--cp", "2", "--distributed-optimizer"}};
+    for (String[] c : cases) {
+      String[] common = {"--model", "llama3-8b", "--seq", "16384", "--cluster", "1x8:h100-80gb",
+          "--micro-batch", "1", "--global-batch", "8", "--recompute", "full",
+          "--cp-comm-type", "all_gather"};
+      CliRun sim = CliRun.of(concat(new String[] {"simulate"}, common, c));
+      assertThat(sim.code()).as(sim.err()).isZero();
+      CliRun ex = CliRun.of(concat(new String[] {"export", "--to", "torchtitan",
+          "--framework-version", "0.2.2"}, common, c));
+      assertThat(ex.code()).as(ex.err()).isZero();
+      assertThat(new TomlMapper().readTree(ex.out()).at("/parallelism/context_parallel_degree")
+          .asInt()).isEqualTo(Integer.parseInt(c[7]));
+      CliRun again = simulate(ex.out(), "1x8:h100-80gb");
+      assertThat(again.code()).as(again.err()).isZero();
+      assertThat(line(again.out(), "iteration ")).as(String.join(" ", c))
+          .isEqualTo(line(sim.out(), "iteration "));
+    }
+  }
+
   /** simulate with the flags a torchtitan TOML states. */
   private static CliRun simulate(String toml, String cluster) throws Exception {
     return CliRun.of(simulateArgs(toml, cluster));
@@ -116,8 +145,15 @@ class TorchtitanResimulateCliTest {
     if (tp > 1) {
       f.add("--sequence-parallel");
     }
-    if (shard > 1) {
-      // FSDP: ZeRO-1 under a pipeline schedule, ZeRO-3 without one (TorchtitanToml).
+    int cp = p.path("context_parallel_degree").asInt(1);
+    if (cp > 1) {
+      // v0.2.2 trains with PyTorch's allgather rotation (job_config.py:446), the all_gather form.
+      assertThat(p.path("context_parallel_rotate_method").asText()).isEqualTo("allgather");
+      f.addAll(List.of("--cp", String.valueOf(cp), "--cp-comm-type", "all_gather"));
+    }
+    if (shard > 1 || cp > 1) {
+      // FSDP over dp_shard x cp (parallel_dims.py:334-335): ZeRO-1 under a pipeline schedule,
+      // ZeRO-3 without one (TorchtitanToml).
       f.addAll(pp > 1 ? List.of("--distributed-optimizer") : List.of("--zero-stage", "3"));
     }
     return f.toArray(String[]::new);

@@ -23,7 +23,7 @@ import java.util.regex.Pattern;
 public record TorchtitanPythonFile(String recipe, String flavor, boolean float8,
     Map<String, String> fields, List<List<String>> parts) {
   private static final Pattern RECIPE = Pattern.compile("(?m)^    config = (\\w+)\\(\\)$");
-  private static final Pattern FLAVOR = Pattern.compile("model_registry\\(\\s*\"(\\w+)\"");
+  private static final Pattern FLAVOR = Pattern.compile("model_registry\\(\\s*\"([\\w.-]+)\"");
   private static final Pattern FIELD = Pattern.compile("(?m)^    config\\.([\\w.]+) = (.+)$");
   private static final Pattern NAME = Pattern.compile("\"([\\w.]+)\"|_layers\\((\\d+), (\\d+)\\)");
 
