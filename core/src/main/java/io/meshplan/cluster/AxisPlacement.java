@@ -2,10 +2,6 @@ package io.meshplan.cluster;
 
 import io.meshplan.util.InputException;
 import io.meshplan.util.Require;
-import java.util.HashMap;
-import java.util.HashSet;
-import java.util.Map;
-import java.util.Set;
 
 /**
  * Where the device groups of one mesh axis land on a cluster. Mesh devices are numbered row-major
@@ -64,24 +60,36 @@ public record AxisPlacement(int groupSize, int nodesSpanned, int gpusPerNodeInGr
     int n = shape[axis];
     int bestNodes = 0;
     int bestPerNode = 0;
-    Map<Integer, Set<Integer>> groupsOnNode = new HashMap<>();
+    // A group's members d + i * stride rise with i, and so do their nodes: its nodes are runs.
+    int[] groupsOnNode = new int[cluster.nodeOf(mesh.deviceCount() - 1) + 1];
     for (int d = 0; d < mesh.deviceCount(); d++) {
       if ((d / stride) % n != 0) {
         continue; // d is not the first member of its group
       }
-      Map<Integer, Integer> perNode = new HashMap<>();
+      int nodes = 0;
+      int maxPer = 0;
+      int run = 0;
+      int node = -1;
       for (int i = 0; i < n; i++) {
-        int node = cluster.nodeOf(d + i * stride);
-        perNode.merge(node, 1, Integer::sum);
-        groupsOnNode.computeIfAbsent(node, k -> new HashSet<>()).add(d);
+        int at = cluster.nodeOf(d + i * stride);
+        if (at != node) {
+          node = at;
+          nodes++;
+          run = 0;
+          groupsOnNode[at]++;
+        }
+        run++;
+        maxPer = Math.max(maxPer, run);
       }
-      int maxPer = perNode.values().stream().mapToInt(Integer::intValue).max().orElse(1);
-      if (perNode.size() > bestNodes || (perNode.size() == bestNodes && maxPer > bestPerNode)) {
-        bestNodes = perNode.size();
+      if (nodes > bestNodes || (nodes == bestNodes && maxPer > bestPerNode)) {
+        bestNodes = nodes;
         bestPerNode = maxPer;
       }
     }
-    int groups = groupsOnNode.values().stream().mapToInt(Set::size).max().orElse(1);
+    int groups = 1;
+    for (int g : groupsOnNode) {
+      groups = Math.max(groups, g);
+    }
     return new AxisPlacement(n, bestNodes, bestPerNode, groups);
   }
 }

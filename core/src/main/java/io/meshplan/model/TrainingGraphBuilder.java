@@ -69,14 +69,14 @@ public final class TrainingGraphBuilder {
   }
 
   /**
-   * Builds the training graph of one multi-token prediction module (DeepSeek-V3,
+   * Builds the training graph of the input of one multi-token prediction module (DeepSeek-V3,
    * arXiv:2412.19437, section 2.2; Megatron-Core's {@code MultiTokenPredictionLayer}): the last
    * block's output (an {@link ParamRole#INPUT_ACTIVATION} parameter) and the embedding of the
-   * tokens one further ahead, each normed, concatenated and projected {@code 2h -> h}; one
-   * transformer block (a mixture-of-experts block in a mixture-of-experts model); the final norm,
-   * LM head and loss. Megatron-Core runs the module on the last pipeline stage, which holds a copy
-   * of the embedding table for it (as it holds the LM head), and shares the LM head with the
-   * model's own: the head weights here are the head layer's.
+   * tokens one further ahead, each normed, concatenated and projected {@code 2h -> h}; the output
+   * gradient of the projection is an {@link ParamRole#OUTPUT_GRADIENT} parameter. The rest of the
+   * module is a transformer block like the model's expert blocks and the final norm, LM head and
+   * loss like its head's, with the LM head shared; they are priced as such. Megatron-Core runs the
+   * module on the last pipeline stage, which holds a copy of the embedding table for it.
    *
    * @param spec the model, with multi-token prediction
    * @param options the backward, optimizer, precision and workload of the step; its block range,
@@ -136,7 +136,7 @@ public final class TrainingGraphBuilder {
         x = mtpModule(bsh, dt);
       }
       int output = x;
-      if (o.head()) {
+      if (o.head() && !mtp) {
         t.at(Phase.FORWARD, LayerRef.head(), "");
         output = fwd.head(x);
       }
@@ -163,7 +163,7 @@ public final class TrainingGraphBuilder {
       fwd.keepInput(input);
       t.at(Phase.FORWARD, module, "");
       int start = t.size();
-      int x = fwd.keepInput(fwd.block(fwd.mtpInput(input)));
+      int x = fwd.mtpInput(input);
       if (o.recompute() == Recompute.FULL) {
         t.recomputeRegion(start, t.size());
       }
@@ -178,7 +178,7 @@ public final class TrainingGraphBuilder {
       }
       Backprop bp = new Backprop(t, forwardEnd, differentiable);
       int outputGradient = -1;
-      if (o.head()) {
+      if (o.head() && !mtp) {
         t.at(Phase.BACKWARD, LayerRef.head(), "loss");
         bp.seed(output, t.constant(dt, 1.0));
       } else {

@@ -35,8 +35,9 @@ class LatentStageLayersTest {
 
   /**
    * One GPU, nothing sharded: each layer holds its whole weights. The stage of blocks 0..1 of a
-   * 2-block model is embedding, dense block, expert block, head, module; the module holds its
-   * own parameters and its copy of the token table (1024 * 256 = 262,144), not the LM head.
+   * 2-block model is embedding, dense block, expert block, head, and the module: its input, an
+   * expert block and its head. The module's input holds its copy of the token table (1024 * 256 =
+   * 262,144), its two norms and the projection; its head the final norm and not the LM head.
    */
   @Test
   void stageOfEveryKind() {
@@ -46,17 +47,24 @@ class LatentStageLayersTest {
     StageAssembler asm = new StageAssembler(req, layers);
     LayerSetting ls = new LayerSetting(1, 1, Recompute.NONE, false, false);
     List<LayerCost> stage = asm.stageLayers(ls, 0, 1);
+    LayerCost block = layers.cost(LayerCostModel.Kind.BLOCK, ls);
     assertThat(stage).containsExactly(layers.cost(LayerCostModel.Kind.EMBEDDING, ls),
-        layers.cost(LayerCostModel.Kind.DENSE_BLOCK, ls),
-        layers.cost(LayerCostModel.Kind.BLOCK, ls), layers.cost(LayerCostModel.Kind.HEAD, ls),
-        layers.cost(LayerCostModel.Kind.MTP, ls));
+        layers.cost(LayerCostModel.Kind.DENSE_BLOCK, ls), block,
+        layers.cost(LayerCostModel.Kind.HEAD, ls), layers.cost(LayerCostModel.Kind.MTP, ls),
+        block, layers.cost(LayerCostModel.Kind.MTP_HEAD, ls));
     assertThat(stage.get(1).parameters()).isEqualTo(m.blockParameterCount(0));
     assertThat(stage.get(2).parameters()).isEqualTo(m.blockParameterCount(1));
-    assertThat(stage.get(4).parameters()).isEqualTo(m.mtpParameterCount() + 1024.0 * 256);
-    assertThat(stage.get(4).experts().routed()).isTrue();
+    // Input: table 262,144 + norms 2 * 256 + projection 2 * 256 * 256 = 131,072; head: 256.
+    assertThat(stage.get(4).parameters()).isEqualTo(262_144 + 512 + 131_072);
+    assertThat(stage.get(6).parameters()).isEqualTo(256);
+    assertThat(stage.get(4).parameters() + stage.get(5).parameters()
+        + stage.get(6).parameters()).isEqualTo(m.mtpParameterCount() + 1024.0 * 256);
+    assertThat(stage.get(2).experts().routed()).isTrue();
     assertThat(stage.get(1).experts().routed()).isFalse();
+    // The module's head runs the head's kernels.
+    assertThat(stage.get(6).forwardSeconds()).isEqualTo(stage.get(3).forwardSeconds());
     // A stage of block 1 alone has no dense block, no embedding; blocks 0..0 no head.
-    assertThat(asm.stageLayers(ls, 1, 1)).hasSize(3);
+    assertThat(asm.stageLayers(ls, 1, 1)).hasSize(5);
     assertThat(asm.stageLayers(ls, 0, 0)).containsExactly(stage.get(0), stage.get(1));
     // The stage sums add up to the model: embedding + blocks + head + module parameters.
     double sum = stage.stream().mapToDouble(LayerCost::parameters).sum();

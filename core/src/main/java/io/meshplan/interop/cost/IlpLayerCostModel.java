@@ -246,7 +246,7 @@ public final class IlpLayerCostModel implements LayerCostModel {
       // An expert block is built at the first block that routes to experts.
       case BLOCK -> opt.withBlocks(firstRouted(m), 1).withEmbedding(false).withHead(false);
       case DENSE_BLOCK -> opt.withBlocks(0, 1).withEmbedding(false).withHead(false);
-      case HEAD, MTP -> opt.withBlocks(0, 0).withEmbedding(false).withHead(true);
+      case HEAD, MTP, MTP_HEAD -> opt.withBlocks(0, 0).withEmbedding(false).withHead(true);
     };
     TrainingGraph tg = kind == Kind.MTP ? TrainingGraphBuilder.buildMtp(m, opt)
         : TrainingGraphBuilder.build(m, opt);
@@ -267,7 +267,7 @@ public final class IlpLayerCostModel implements LayerCostModel {
     }
     LayerCost priced = price(tg, planned.plan(), env, t,
         s.recompute() != io.meshplan.model.Recompute.NONE, s.sequenceParallel() && t > 1,
-        kind == Kind.MTP);
+        kind == Kind.MTP_HEAD);
     LayerCost.Builder out = priced.toBuilder();
     if (kind.routed() && model.arch().moe().routed()) {
       out.experts(exchange(tg, planned.plan(), env, s));

@@ -22,28 +22,35 @@ public interface LayerCostModel {
     /** The final norm, the LM head and the softmax cross-entropy loss, on the last stage. */
     HEAD,
     /**
-     * One multi-token prediction module ({@link io.meshplan.model.Architecture#mtpDepth}), after
-     * the head on the last stage.
+     * The input of one multi-token prediction module ({@link
+     * io.meshplan.model.Architecture#mtpDepth}): its copy of the token table, two norms and the
+     * {@code 2h -> h} projection; the module's block is a {@link #BLOCK} and its head a {@link
+     * #MTP_HEAD}, all after the head on the last stage.
      */
-    MTP;
+    MTP,
+    /**
+     * A multi-token prediction module's final norm, LM head and loss: the head's kernels, without
+     * the LM head's weights, which the module shares with the model's head.
+     */
+    MTP_HEAD;
 
     /**
      * Whether recomputation applies to this kind: the transformer blocks and the multi-token
-     * prediction modules, which hold one.
+     * prediction modules' inputs.
      *
      * @return true for {@link #BLOCK}, {@link #DENSE_BLOCK} and {@link #MTP}
      */
     public boolean block() {
-      return this != EMBEDDING && this != HEAD;
+      return this == BLOCK || this == DENSE_BLOCK || this == MTP;
     }
 
     /**
      * Whether this kind holds routed experts in a mixture-of-experts model.
      *
-     * @return true for {@link #BLOCK} and {@link #MTP}
+     * @return true for {@link #BLOCK}
      */
     public boolean routed() {
-      return this == BLOCK || this == MTP;
+      return this == BLOCK;
     }
   }
 

@@ -47,8 +47,9 @@ public final class StageAssembler {
    * The layers of the stage of blocks {@code first..last}: the embedding when it starts the
    * model; its blocks, the dense ones of a mixture-of-experts model first ({@link
    * LayerCostModel.Kind#DENSE_BLOCK}; the order does not change the stage's sums); and when it ends
-   * the model, the head and after it the multi-token prediction modules ({@link
-   * LayerCostModel.Kind#MTP}), which Megatron-Core places on the last stage.
+   * the model, the head and after it the multi-token prediction modules, each its input ({@link
+   * LayerCostModel.Kind#MTP}), an expert block and its head ({@link
+   * LayerCostModel.Kind#MTP_HEAD}), which Megatron-Core places on the last stage.
    *
    * @param ls the layers' setting
    * @param first the stage's first block, from 0
@@ -69,9 +70,15 @@ public final class StageAssembler {
         || !add(list, LayerCostModel.Kind.BLOCK, ls, count - dense)) {
       return null;
     }
-    if (last == model.layers() - 1 && (!add(list, LayerCostModel.Kind.HEAD, ls, 1)
-        || !add(list, LayerCostModel.Kind.MTP, ls, model.arch().mtpDepth()))) {
+    if (last == model.layers() - 1 && !add(list, LayerCostModel.Kind.HEAD, ls, 1)) {
       return null;
+    }
+    for (int k = 0; last == model.layers() - 1 && k < model.arch().mtpDepth(); k++) {
+      if (!add(list, LayerCostModel.Kind.MTP, ls, 1)
+          || !add(list, LayerCostModel.Kind.BLOCK, ls, 1)
+          || !add(list, LayerCostModel.Kind.MTP_HEAD, ls, 1)) {
+        return null;
+      }
     }
     return list;
   }
@@ -88,7 +95,7 @@ public final class StageAssembler {
   public static boolean present(io.meshplan.model.ModelSpec model, LayerCostModel.Kind kind) {
     return switch (kind) {
       case DENSE_BLOCK -> model.denseBlocks() > 0;
-      case MTP -> model.arch().mtpDepth() > 0;
+      case MTP, MTP_HEAD -> model.arch().mtpDepth() > 0;
       default -> true;
     };
   }
