@@ -33,6 +33,8 @@ class MoeModelsCliTest {
       "torchtitan, " + HF + "qwen3-30b-a3b.json, 'a mixture of 128 experts, head_dim 128, q/k "
           + "norms', megatron",
       "torchtitan, gpt-oss-20b, 'a mixture of 32 experts, head_dim 64, attention sinks', titan",
+      "torchtitan, deepseek-v3, 'a mixture of 256 experts, multi-head latent attention, "
+          + "multi-token prediction', megatron",
       "deepspeed, gpt-oss-20b, 'a mixture of 32 experts, head_dim 64, attention sinks', none"})
   void exportRefusesAnMoeModel(String target, String model, String details, String tail) {
     CliRun r = CliRun.of("export", "--to", target, "--model", model, "--cluster",
@@ -42,8 +44,8 @@ class MoeModelsCliTest {
     String name = model.startsWith(HF) ? "qwen3-30b-a3b" : model;
     assertThat(r.err().strip()).isEqualTo("meshplan: infeasible: " + target + " cannot express "
         + "this configuration: " + target + " export writes LLaMA- and GPT-style models"
-        + (target.equals("megatron") ? " and Mixtral- and Qwen3-MoE-style experts" : "") + "; "
-        + name
+        + (target.equals("megatron")
+            ? " and Mixtral-, Qwen3-MoE- and DeepSeek-V3-style experts" : "") + "; " + name
         + " has " + details + ", which meshplan does not write" + (tail.equals("none") ? ""
         : "; torchtitan's own mixture-of-experts models (qwen3's MoE flavors, deepseek_v3,"
             + " gpt_oss, kimi_k2_7) are not written by meshplan")
