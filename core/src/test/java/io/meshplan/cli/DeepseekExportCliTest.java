@@ -85,6 +85,28 @@ class DeepseekExportCliTest {
   }
 
   /**
+   * A plan of the cut-down model from Megatron-LM's grid exports exactly, and its file read back
+   * simulates to the plan's own iteration.
+   */
+  @Test
+  void aSavedPlanExportsAndResimulates(@TempDir Path dir) throws Exception {
+    Path plan = dir.resolve("ds.json");
+    List<String> flags = new ArrayList<>(SMALL);
+    flags.addAll(List.of("--global-batch", "16", "--megatron-grid", "--out", plan.toString()));
+    CliRun p = CliRun.of(concat(List.of("plan"), flags));
+    assertThat(p.code()).as(p.err()).isZero();
+    CliRun ex = CliRun.of("export", "--to", "megatron", "--plan", plan.toString());
+    assertThat(ex.code()).as(ex.err()).isZero();
+    Map<String, String> a = ExportRoundTripCliTest.arguments(ex.out(), "MEGATRON_ARGS=(");
+    Path config = dir.resolve("from-plan.json");
+    Files.writeString(config, hfConfig(a, vocab(ex.out())));
+    CliRun again = CliRun.of(simulateFlags(a, config, "1x8:h100-80gb"));
+    assertThat(again.code()).as(again.err()).isZero();
+    assertThat(ExportRoundTripCliTest.line(again.out()))
+        .isEqualTo(ExportRoundTripCliTest.line(p.out()));
+  }
+
+  /**
    * 4 blocks, the first dense by {@code first_k_dense_replace} and every odd one by {@code
    * moe_layer_freq 2}: block 3, the last, is dense, and Megatron-LM would give the prediction
    * module a dense block.

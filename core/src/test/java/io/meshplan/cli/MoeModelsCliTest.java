@@ -21,7 +21,8 @@ import org.junit.jupiter.params.provider.CsvSource;
  * experts, and Megatron-LM export refuses GPT-OSS's sinks, expert biases and window (exit 3, no
  * nearest configuration), from flags and from a plan; shard's LLaMA graph refuses them; configs
  * with mixed dense and MoE layers are refused in one line. Megatron-LM export of Mixtral and
- * Qwen3-MoE is {@code ExpertContextExportCliTest}'s.
+ * Qwen3-MoE is {@code ExpertContextExportCliTest}'s, of DeepSeek-V3 {@code
+ * DeepseekExportCliTest}'s; torchtitan refuses DeepSeek-V3 and names that export.
  */
 class MoeModelsCliTest {
   private static final String HF = "core/src/test/resources/hf/";
