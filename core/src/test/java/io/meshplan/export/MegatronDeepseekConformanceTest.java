@@ -245,6 +245,28 @@ class MegatronDeepseekConformanceTest {
             + "# 1 multi-token prediction module on the last pipeline stage.\n");
   }
 
+  /**
+   * Qwen3-MoE's {@code mlp_only_layers} (here the first and last of 48 blocks, intermediate 6144)
+   * are dense blocks too; before this export wrote them, Megatron-LM would have built 48 expert
+   * blocks.
+   */
+  @Test
+  void qwen3MoeDenseLayersAreWrittenAsDenseBlocks() {
+    ModelSpec p = Presets.get("qwen3-30b-a3b").withSequence(4096);
+    ModelSpec m = new ModelSpec(p.name(), p.family(), p.layers(), p.hidden(), p.heads(),
+        p.kvHeads(), p.ffn(), p.vocab(), p.seq(), p.batch(), p.dtype(), p.arch().withMoe(
+            p.arch().moe().withDenseLayers(List.of(0, 47), 6144)));
+    ExportInput in = new ExportInput(m, ClusterSpec.parse("2x8:h100-80gb"),
+        new ParallelConfig(1, 2, 8, 1, 1, 64, Recompute.FULL, false, 1, 0, 0, 8, 1));
+    Map<String, String> a = MegatronMoeConformanceTest.args(in);
+    assertThat(a).containsEntry("--ffn-hidden-size", "6144")
+        .containsEntry("--moe-ffn-hidden-size", "768")
+        .containsEntry("--moe-layer-freq", "[0]*1+[1]*46+[0]*1")
+        .containsEntry("--kv-channels", "128").containsKey("--qk-layernorm")
+        .doesNotContainKey("--multi-latent-attention").doesNotContainKey("--mtp-num-layers");
+    MegatronMoeConformanceTest.check(in, a, new MegatronArgs().write(in));
+  }
+
   @Test
   void scatteredDenseBlocksAreOneRunEach() {
     // Blocks 0, 3, 4 and 7 of 9 dense: runs 1 dense, 2 expert, 2 dense, 2 expert, 1 dense, 1.
