@@ -106,9 +106,9 @@ public final class Exporter {
   /**
    * A model with details the writers do not express (the Hugging Face families' q/k norms, QKV
    * biases, GeGLU, experts, ...) has no exact file and no nearest one: the framework would build
-   * another model. Megatron-LM export also writes experts, head sizes and per-head q/k norms
-   * ({@link MegatronExpertArgs#unwritten}); torchtitan main export writes the models of its Qwen3
-   * mixture-of-experts flavors ({@link TorchtitanQwen3Moe}).
+   * another model. Megatron-LM export also writes experts, head sizes, per-head q/k norms, latent
+   * attention and multi-token prediction ({@link MegatronExpertArgs#unwritten}); torchtitan main
+   * export writes the models of its Qwen3 mixture-of-experts flavors ({@link TorchtitanQwen3Moe}).
    */
   private static Optional<ExportResult> unwritten(ExportTarget target, ModelSpec model) {
     boolean megatron = target == ExportTarget.MEGATRON;
@@ -122,7 +122,8 @@ public final class Exporter {
       return Optional.empty();
     }
     return Optional.of(new ExportResult.NotExpressible(target.label() + " export writes "
-        + "LLaMA- and GPT-style models" + (megatron ? " and Mixtral- and Qwen3-MoE-style experts"
+        + "LLaMA- and GPT-style models" + (megatron
+        ? " and Mixtral-, Qwen3-MoE- and DeepSeek-V3-style experts"
         : target == ExportTarget.TORCHTITAN ? " and torchtitan's Qwen3-MoE flavors" : "")
         + "; " + model.name() + " has " + String.join(", ", details)
         + ", which meshplan does not write" + nearestMoe(target, model, qwen),

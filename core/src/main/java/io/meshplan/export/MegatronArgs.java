@@ -125,6 +125,7 @@ public final class MegatronArgs implements FrameworkWriter {
           .append(" per ").append(c.tensorParallel() * c.dataParallel() * c.contextParallel())
           .append(" GPUs of a pipeline stage.\n");
     }
+    sb.append(blockLines(input.model()));
     if (c.zeroStage() >= 2) {
       sb.append("# ZeRO-").append(c.zeroStage()).append(" is Megatron-FSDP.\n");
     }
@@ -134,6 +135,23 @@ public final class MegatronArgs implements FrameworkWriter {
     sb.append(nodes == 1 ? "# Run on the node" : "# Run on each of the " + nodes + " nodes")
         .append(": set the variables megatron_launch checks, then bash this file\n# (or source it"
             + " and call megatron_launch); further arguments go to pretrain_gpt.py.\n");
+    return sb.toString();
+  }
+
+  /** The header's lines on dense blocks among expert blocks and multi-token prediction. */
+  private static String blockLines(ModelSpec m) {
+    StringBuilder sb = new StringBuilder();
+    int dense = m.denseBlocks();
+    if (dense > 0) {
+      sb.append("# ").append(dense).append(" of the ").append(m.layers())
+          .append(" blocks have a dense MLP of ").append(m.arch().moe().denseFfn())
+          .append(" (--moe-layer-freq).\n");
+    }
+    int mtp = m.arch().mtpDepth();
+    if (mtp > 0) {
+      sb.append("# ").append(io.meshplan.util.Words.count(mtp,
+          "multi-token prediction module")).append(" on the last pipeline stage.\n");
+    }
     return sb.toString();
   }
 
@@ -230,7 +248,7 @@ public final class MegatronArgs implements FrameworkWriter {
     }
     a.add(List.of("--num-layers", Integer.toString(m.layers())));
     a.add(List.of("--hidden-size", Integer.toString(m.hidden())));
-    a.add(List.of("--ffn-hidden-size", Integer.toString(m.ffn())));
+    a.add(List.of("--ffn-hidden-size", Integer.toString(MegatronDeepseekArgs.denseFfn(m))));
     a.add(List.of("--num-attention-heads", Integer.toString(m.heads())));
     a.add(List.of("--seq-length", Integer.toString(m.seq())));
     a.add(List.of("--max-position-embeddings", Integer.toString(
@@ -238,6 +256,7 @@ public final class MegatronArgs implements FrameworkWriter {
             : m.seq())));
     a.addAll(architecture(m));
     a.addAll(MegatronExpertArgs.arguments(input));
+    a.addAll(MegatronDeepseekArgs.mtp(m));
     // Megatron-Core's AttnBackend (flash, fused, unfused, local, auto; default auto): the kernel
     // the plan was priced with.
     a.add(List.of("--attention-backend", input.attention().label()));

@@ -50,8 +50,9 @@ final class MegatronExpertArgs {
   /**
    * The details of a model's architecture that Megatron-LM export does not write: the Hugging
    * Face families' details ({@link Architecture#beyondLlama}) less the mixture of experts, the head
-   * size ({@code --kv-channels}) and per-head q/k norms ({@code --qk-layernorm}), plus expert
-   * biases and a sliding window shorter than the sequence.
+   * size ({@code --kv-channels}), per-head q/k norms ({@code --qk-layernorm}), latent attention
+   * and multi-token prediction ({@link MegatronDeepseekArgs}), plus expert biases and a sliding
+   * window shorter than the sequence.
    *
    * @param m the model
    * @return the details in {@link Architecture#beyondLlama}'s order, empty when all are written
@@ -62,6 +63,8 @@ final class MegatronExpertArgs {
     List<String> out = new ArrayList<>(arch.beyondLlama());
     out.remove("a mixture of " + arch.moe().experts() + " experts");
     out.remove("head_dim " + attn.headDim());
+    out.remove("multi-head latent attention");
+    out.remove("multi-token prediction");
     if (attn.qkNorm() == AttentionShape.QkNorm.PER_HEAD) {
       out.remove("q/k norms");
     }
@@ -81,6 +84,10 @@ final class MegatronExpertArgs {
    * @return the reason, empty when it can
    */
   static Optional<String> missing(ExportInput input) {
+    Optional<String> blocks = MegatronDeepseekArgs.missing(input.model());
+    if (blocks.isPresent()) {
+      return blocks;
+    }
     MoeShape moe = input.model().arch().moe();
     ParallelConfig c = input.config();
     if (moe.routed() && input.model().arch().biases() && c.expertTensorParallel() > 1) {
@@ -92,7 +99,8 @@ final class MegatronExpertArgs {
   }
 
   /**
-   * The arguments of a model's head size, q/k norms and experts, in that order.
+   * The arguments of a model's head size, q/k norms, latent attention, experts and dense blocks,
+   * in that order.
    *
    * @param input an expressible input
    * @return the arguments, empty for a LLaMA-style dense model
@@ -107,6 +115,7 @@ final class MegatronExpertArgs {
     if (attn.qkNorm() == AttentionShape.QkNorm.PER_HEAD) {
       a.add(List.of("--qk-layernorm"));
     }
+    a.addAll(MegatronDeepseekArgs.attention(m));
     MoeShape moe = m.arch().moe();
     if (!moe.routed()) {
       return a;
@@ -118,6 +127,7 @@ final class MegatronExpertArgs {
       a.add(List.of("--moe-router-pre-softmax"));
     }
     a.add(List.of("--moe-ffn-hidden-size", Integer.toString(moe.expertFfn())));
+    a.addAll(MegatronDeepseekArgs.layerPattern(m));
     if (moe.sharedFfn() > 0) {
       a.add(List.of("--moe-shared-expert-intermediate-size", Integer.toString(moe.sharedFfn())));
     }

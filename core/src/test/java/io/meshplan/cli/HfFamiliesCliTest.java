@@ -92,8 +92,8 @@ class HfFamiliesCliTest {
         "1", "--global-batch", "64", "--micro-batch", "1");
     assertThat(export.code()).as(export.err()).isEqualTo(ExitCodes.INFEASIBLE);
     assertThat(export.err()).contains("megatron cannot express this configuration: megatron "
-        + "export writes LLaMA- and GPT-style models and Mixtral- and Qwen3-MoE-style experts; "
-        + "olmo-2-1124-7b has q/k norms, which meshplan does not write");
+        + "export writes LLaMA- and GPT-style models and Mixtral-, Qwen3-MoE- and DeepSeek-V3-style"
+        + " experts; olmo-2-1124-7b has q/k norms, which meshplan does not write");
     assertThat(export.out()).contains("no configuration megatron can express is near it");
     CliRun shard = CliRun.of("shard", "--model", HF + "gemma-2-9b.json", "--layers", "1",
         "--mesh", "2x2", "--alpha", "1,1", "--beta", "1,0.01", "--memory", "1000MB");

@@ -18,10 +18,12 @@ import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * The mixture-of-experts models at the command line: torchtitan (but for its Qwen3 flavors on
- * main) and DeepSpeed export refuse their experts, and Megatron-LM export refuses GPT-OSS's sinks, expert biases and window (exit 3, no
+ * main) and DeepSpeed export refuse their experts, and Megatron-LM export refuses GPT-OSS's
+ * sinks, expert biases and window (exit 3, no
  * nearest configuration), from flags and from a plan; shard's LLaMA graph refuses them; configs
  * with mixed dense and MoE layers are refused in one line. Megatron-LM export of Mixtral and
- * Qwen3-MoE is {@code ExpertContextExportCliTest}'s.
+ * Qwen3-MoE is {@code ExpertContextExportCliTest}'s, of DeepSeek-V3 {@code
+ * DeepseekExportCliTest}'s; torchtitan refuses DeepSeek-V3 and names that export.
  */
 class MoeModelsCliTest {
   private static final String HF = "core/src/test/resources/hf/";
@@ -31,6 +33,8 @@ class MoeModelsCliTest {
           + "window', none",
       "torchtitan, mixtral-8x7b, a mixture of 8 experts, megatron",
       "torchtitan, gpt-oss-20b, 'a mixture of 32 experts, head_dim 64, attention sinks', titan",
+      "torchtitan, deepseek-v3, 'a mixture of 256 experts, multi-head latent attention, "
+          + "multi-token prediction', megatron",
       "deepspeed, gpt-oss-20b, 'a mixture of 32 experts, head_dim 64, attention sinks', none"})
   void exportRefusesAnMoeModel(String target, String model, String details, String tail) {
     CliRun r = CliRun.of("export", "--to", target, "--model", model, "--cluster",
@@ -40,7 +44,8 @@ class MoeModelsCliTest {
     String name = model.startsWith(HF) ? "qwen3-30b-a3b" : model;
     assertThat(r.err().strip()).isEqualTo("meshplan: infeasible: " + target + " cannot express "
         + "this configuration: " + target + " export writes LLaMA- and GPT-style models"
-        + (target.equals("megatron") ? " and Mixtral- and Qwen3-MoE-style experts"
+        + (target.equals("megatron")
+            ? " and Mixtral-, Qwen3-MoE- and DeepSeek-V3-style experts"
             : target.equals("torchtitan") ? " and torchtitan's Qwen3-MoE flavors" : "") + "; "
         + name
         + " has " + details + ", which meshplan does not write" + (tail.equals("none") ? ""

@@ -67,7 +67,18 @@ class MegatronMoeConformanceTest {
       entry("--moe-grouped-gemm", "megatron/core/transformer/transformer_config.py:850"),
       entry("--moe-token-dispatcher-type", "megatron/core/transformer/transformer_config.py:891"),
       entry("--moe-expert-capacity-factor",
-          "megatron/core/transformer/transformer_config.py:917"));
+          "megatron/core/transformer/transformer_config.py:917"),
+      entry("--moe-layer-freq", "megatron/training/arguments.py:3520"),
+      entry("--multi-latent-attention", "megatron/core/transformer/transformer_config.py:288"),
+      entry("--q-lora-rank", "megatron/training/arguments.py:3548"),
+      entry("--kv-lora-rank", "megatron/training/arguments.py:3550"),
+      entry("--qk-head-dim", "megatron/training/arguments.py:3552"),
+      entry("--qk-pos-emb-head-dim", "megatron/training/arguments.py:3554"),
+      entry("--v-head-dim", "megatron/training/arguments.py:3556"),
+      entry("--rope-type", "megatron/training/arguments.py:2906"),
+      entry("--no-rope-fusion", "megatron/training/arguments.py:2902"),
+      entry("--mtp-num-layers", "megatron/core/transformer/transformer_config.py:68"),
+      entry("--mtp-loss-scaling-factor", "megatron/core/transformer/transformer_config.py:75"));
 
   private static final List<String> MODELS = List.of("mixtral-8x7b", "mixtral-8x22b",
       "qwen3-30b-a3b", "qwen3-235b-a22b", "llama3-8b");
@@ -134,7 +145,7 @@ class MegatronMoeConformanceTest {
   }
 
   /** The arguments as a map from option to value ("" for a switch). */
-  private static Map<String, String> args(ExportInput in) {
+  static Map<String, String> args(ExportInput in) {
     Map<String, String> a = new HashMap<>();
     for (List<String> opt : MegatronArgs.arguments(in)) {
       assertThat(a).as("written once").doesNotContainKey(opt.get(0));
@@ -143,7 +154,7 @@ class MegatronMoeConformanceTest {
     return a;
   }
 
-  private static void check(ExportInput in, Map<String, String> a, String text) {
+  static void check(ExportInput in, Map<String, String> a, String text) {
     ParallelConfig c = in.config();
     ModelSpec m = in.model();
     MoeShape moe = m.arch().moe();
