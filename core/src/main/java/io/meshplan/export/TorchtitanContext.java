@@ -51,14 +51,15 @@ final class TorchtitanContext {
   }
 
   /**
-   * The ZeRO stage meshplan prices a configuration with: its own above data-parallel size 1, and
-   * none at 1 ({@code PlanSimulator} shards nothing then, even over context-parallel GPUs).
+   * The ZeRO stage meshplan prices a configuration with: its own when the data x context-parallel
+   * group has more than one GPU, and none otherwise ({@code PlanSimulator} shards over that
+   * group).
    *
    * @param c the configuration
    * @return the ZeRO stage the simulation of {@code c} has
    */
   static int pricedZero(ParallelConfig c) {
-    return c.dataParallel() > 1 ? c.zeroStage() : 0;
+    return shardGroup(c) > 1 ? c.zeroStage() : 0;
   }
 
   /**
@@ -106,8 +107,6 @@ final class TorchtitanContext {
   static String noReplicas(ParallelConfig c) {
     return "torchtitan shards weights with FSDP over its " + shardRanks(c) + " whenever"
         + " context parallelism is on (fsdp_enabled, distributed/parallel_dims.py:644-645); it"
-        + " has no context parallelism with replicated weights (ZeRO-0)"
-        + (c.dataParallel() == 1 ? ", which is how meshplan prices a data-parallel size of 1"
-            + " whatever its ZeRO stage (use a data-parallel size above 1)" : "");
+        + " has no context parallelism with replicated weights (ZeRO-0)";
   }
 }

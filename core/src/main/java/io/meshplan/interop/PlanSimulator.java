@@ -63,7 +63,8 @@ public final class PlanSimulator {
     Require.that(!gpipe || c.virtualStages() == 1, "GPipe has no virtual stages");
     SearchRules.checkMicrobatches(c.microbatches());
     int chunks = c.pipelineParallel() * c.virtualStages();
-    int zero = c.dataParallel() > 1 ? c.zeroStage() : 0;
+    // The stages' data-parallel group is data x context-parallel GPUs: ZeRO shards over it.
+    int zero = (long) c.dataParallel() * c.contextParallel() > 1 ? c.zeroStage() : 0;
     LayerSetting ls = new LayerSetting(c.tensorParallel(), c.microBatchSize(), c.recompute(),
         c.sequenceParallel(), true, c.expertParallel(), c.expertTensorParallel(),
         c.contextParallel(), c.cpAllGather());

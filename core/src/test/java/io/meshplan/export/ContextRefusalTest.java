@@ -74,15 +74,19 @@ class ContextRefusalTest {
   }
 
   @Test
-  void oneReplicaSplitOverContextRanksHasNoTorchtitanForm() {
-    // TP 2 x CP 8 x DP 1: meshplan prices a data-parallel size of 1 unsharded (PlanSimulator),
-    // whatever the ZeRO stage asked, but torchtitan shards over cp 8: no form, and none near.
+  void oneReplicaSplitOverContextRanksShardsOverThem() {
+    // TP 2 x CP 8 x DP 1: ZeRO-3 shards over the 8 context-parallel GPUs, as meshplan prices it
+    // (PlanSimulator's data-parallel group is data x context) and torchtitan's FSDP runs it.
     ExportInput one = new ExportInput(LLAMA8B_32K, TWO_NODES, new ParallelConfig(2, 1, 1, 1, 1,
         8, Recompute.SELECTIVE, true, 3, 0, 0, 1, 1, 8, true));
-    assertThat(new TorchtitanPython().missing(one).orElseThrow())
-        .contains("FSDP over its dp 1 x cp 8 = 8 ranks", "a data-parallel size of 1");
-    ExportResult r = new Exporter().export(ExportTarget.TORCHTITAN, one);
-    assertThat(((ExportResult.NotExpressible) r).nearest()).isEmpty();
+    assertThat(new TorchtitanPython().missing(one)).isEmpty();
+    ExportInput replicated = new ExportInput(LLAMA8B_32K, TWO_NODES, one.config()
+        .withZeroStage(0));
+    assertThat(new TorchtitanPython().missing(replicated).orElseThrow())
+        .contains("FSDP over its dp 1 x cp 8 = 8 ranks", "replicated weights (ZeRO-0)");
+    ExportResult r = new Exporter().export(ExportTarget.TORCHTITAN, replicated);
+    assertThat(((ExportResult.NotExpressible) r).nearest().orElseThrow().config().zeroStage())
+        .isEqualTo(3);
   }
 
   @Test

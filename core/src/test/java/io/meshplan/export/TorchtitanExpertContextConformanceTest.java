@@ -121,8 +121,8 @@ class TorchtitanExpertContextConformanceTest {
 
   /** The ZeRO stage torchtitan has for a layout: DDP alone, else FSDP (ZeRO-1 under a pipeline). */
   private static boolean dataParallelOk(ParallelConfig c) {
-    // meshplan prices a data-parallel size of 1 unsharded, whatever its ZeRO stage.
-    int zero = c.dataParallel() > 1 ? c.zeroStage() : 0;
+    // meshplan shards over data x context-parallel GPUs; one GPU has nothing to shard over.
+    int zero = c.dataParallel() * c.contextParallel() > 1 ? c.zeroStage() : 0;
     if (c.dataParallel() * c.contextParallel() == 1) {
       return true;
     }

@@ -60,4 +60,30 @@ class ContextParallelTest {
     assertThat(block(4).modelFlops()).isCloseTo(block(1).modelFlops() / 4,
         within(1e-9 * block(1).modelFlops()));
   }
+
+  /**
+   * One replica split over 4 context-parallel GPUs is a data-parallel group of 4 to the stage:
+   * ZeRO-3 there shards the weights, gradients and optimizer state 4 ways, as it does for 4
+   * replicas (the simulation of flags once priced a data-parallel size of 1 unsharded).
+   */
+  @Test
+  void zeroShardsOverContextParallelGpus() {
+    io.meshplan.cluster.ClusterSpec cs = io.meshplan.cluster.ClusterSpec.parse(
+        "1x4:h100-80gb:ib-ndr400");
+    PlanRequest req = new PlanRequest(M, cs, 8, 0, cs.gpu().hbmBytes(), Pricing.catalog(), 2,
+        io.meshplan.model.Overlaps.NONE, true, Attention.FLASH);
+    IlpLayerCostModel layers = new IlpLayerCostModel(M, cs, req.comm(), DType.BF16,
+        Attention.FLASH, io.meshplan.intraop.SolverOptions.defaults(),
+        io.meshplan.exec.LocalExecutor.perProcessor());
+    io.meshplan.plan.ParallelConfig base = new io.meshplan.plan.ParallelConfig(1, 1, 1, 1, 1, 8,
+        Recompute.NONE, false, 0, 0, 0, 1, 1, 4, false);
+    var none = new PlanSimulator(layers).simulate(req, base).orElseThrow().simulation();
+    var zero3 = new PlanSimulator(layers).simulate(req, base.withZeroStage(3)).orElseThrow()
+        .simulation();
+    var m0 = none.stages().get(0).memory();
+    var m3 = zero3.stages().get(0).memory();
+    assertThat(m3.optimizerStateBytes()).isCloseTo(m0.optimizerStateBytes() / 4,
+        within(1e-6 * m0.optimizerStateBytes()));
+    assertThat(m3.weightsBytes()).isLessThan(m0.weightsBytes() / 2);
+  }
 }
