@@ -32,6 +32,9 @@ public record Mla(int qLoraRank, int kvLoraRank, int nopeDim, int ropeDim, int v
     implements java.io.Serializable {
   private static final long serialVersionUID = 1L;
 
+  /** The largest rank or head dimension taken (real models use 64 to 1536). */
+  public static final int MAX_SIZE = 1 << 16;
+
   /** No latent attention: the model's attention is multi-head or grouped-query attention. */
   public static final Mla NONE = new Mla(0, 0, 0, 0, 0);
 
@@ -46,6 +49,9 @@ public record Mla(int qLoraRank, int kvLoraRank, int nopeDim, int ropeDim, int v
         + "v_head_dim, got " + kvLoraRank + ", " + nopeDim + ", " + ropeDim + ", " + valueDim);
     Require.that(ropeDim % 2 == 0, "qk_rope_head_dim must be even (rotary embeddings rotate "
         + "pairs), got " + ropeDim);
+    Require.that(Math.max(Math.max(qLoraRank, kvLoraRank), Math.max(Math.max(nopeDim, ropeDim),
+        valueDim)) <= MAX_SIZE, "latent attention ranks and head sizes must be at most "
+        + MAX_SIZE);
   }
 
   /**

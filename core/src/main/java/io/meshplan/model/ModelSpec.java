@@ -79,6 +79,11 @@ public record ModelSpec(
           + " must be a multiple of attention heads " + heads);
       Require.that(heads % kvHeads == 0, "attention heads " + heads + " must be a multiple of "
           + "key/value heads " + kvHeads);
+      Mla mla = arch.attn().mla();
+      long perHead = mla.on() ? Math.max(mla.qkDim(), (long) mla.nopeDim() + mla.valueDim())
+          : arch.attn().headDim() > 0 ? arch.attn().headDim() : hidden / heads;
+      Require.that(heads * perHead <= Integer.MAX_VALUE, "attention heads " + heads + " x "
+          + perHead + " elements per head exceed 2^31 - 1 elements per token");
     }
     java.util.List<Integer> dense = arch.moe().denseLayers();
     Require.that(dense.isEmpty() || dense.get(dense.size() - 1) < layers && dense.size() < layers,

@@ -54,6 +54,23 @@ class DeepseekCliTest {
     String line = p.out().lines().filter(l -> l.startsWith("iteration ")).findFirst()
         .orElseThrow();
     assertThat(s.out()).contains(line);
+    // Hostile edits of the saved model: one line and exit 2 each, never an internal error.
+    String json = Files.readString(plan);
+    String[][] bad = {
+        {"\"kvLoraRank\" : 512", "\"kvLoraRank\" : 2147483647",
+            "latent attention ranks and head sizes must be at most 65536"},
+        {"\"heads\" : 8", "\"heads\" : 16777216",
+            "attention heads 16777216 x 256 elements per head exceed 2^31 - 1"},
+        {"\"qkRopeHeadDim\" : 64", "\"qkRopeHeadDim\" : 63", "qk_rope_head_dim must be even"},
+        {"\"mtpLayers\" : 1", "\"mtpLayers\" : 17", "multi-token prediction depth must be"},
+        {"\"denseFfn\" : 18432", "\"denseFfn\" : 0", "dense blocks among expert blocks need"}};
+    for (String[] b : bad) {
+      assertThat(json).contains(b[0]);
+      Path edited = dir.resolve("bad.json");
+      Files.writeString(edited, json.replace(b[0], b[1]));
+      CliRun.of("simulate", "--plan", edited.toString()).refusedInOneLine(2, b[2]);
+      assertThat(Files.readString(edited)).isEqualTo(json.replace(b[0], b[1]));
+    }
   }
 
   /** Cutting the model to its dense blocks leaves a dense model; EP then is refused. */
