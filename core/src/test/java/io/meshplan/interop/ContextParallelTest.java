@@ -22,14 +22,19 @@ class ContextParallelTest {
   private static final ModelSpec M = new ModelSpec("cp-small", ModelSpec.Family.LLAMA, 2, 512,
       8, 2, 1024, 1000, 8192, 8, DType.BF16, Architecture.llama());
 
-  private static LayerCost block(int cp) {
-    io.meshplan.cluster.ClusterSpec cs = io.meshplan.cluster.ClusterSpec.parse(
-        "1x8:h100-80gb:ib-ndr400");
-    PlanRequest req = new PlanRequest(M, cs, 8, 0, cs.gpu().hbmBytes(), Pricing.catalog(), 2,
+  private static PlanRequest request(String cluster) {
+    io.meshplan.cluster.ClusterSpec cs = io.meshplan.cluster.ClusterSpec.parse(cluster);
+    return new PlanRequest(M, cs, 8, 0, cs.gpu().hbmBytes(), Pricing.catalog(), 2,
         io.meshplan.model.Overlaps.NONE, true, Attention.FLASH);
-    IlpLayerCostModel layers = new IlpLayerCostModel(M, cs, req.comm(), DType.BF16,
-        Attention.FLASH, io.meshplan.intraop.SolverOptions.defaults(),
-        io.meshplan.exec.LocalExecutor.perProcessor());
+  }
+
+  private static IlpLayerCostModel layers(PlanRequest req) {
+    return new IlpLayerCostModel(M, req.cluster(), req.comm(), DType.BF16, Attention.FLASH,
+        io.meshplan.intraop.SolverOptions.defaults(), io.meshplan.exec.LocalExecutor.perProcessor());
+  }
+
+  private static LayerCost block(int cp) {
+    IlpLayerCostModel layers = layers(request("1x8:h100-80gb:ib-ndr400"));
     return layers.cost(LayerCostModel.Kind.BLOCK,
         new LayerSetting(1, 1, Recompute.NONE, false, false).withContext(cp, false));
   }
@@ -68,13 +73,8 @@ class ContextParallelTest {
    */
   @Test
   void zeroShardsOverContextParallelGpus() {
-    io.meshplan.cluster.ClusterSpec cs = io.meshplan.cluster.ClusterSpec.parse(
-        "1x4:h100-80gb:ib-ndr400");
-    PlanRequest req = new PlanRequest(M, cs, 8, 0, cs.gpu().hbmBytes(), Pricing.catalog(), 2,
-        io.meshplan.model.Overlaps.NONE, true, Attention.FLASH);
-    IlpLayerCostModel layers = new IlpLayerCostModel(M, cs, req.comm(), DType.BF16,
-        Attention.FLASH, io.meshplan.intraop.SolverOptions.defaults(),
-        io.meshplan.exec.LocalExecutor.perProcessor());
+    PlanRequest req = request("1x4:h100-80gb:ib-ndr400");
+    IlpLayerCostModel layers = layers(req);
     io.meshplan.plan.ParallelConfig base = new io.meshplan.plan.ParallelConfig(1, 1, 1, 1, 1, 8,
         Recompute.NONE, false, 0, 0, 0, 1, 1, 4, false);
     var none = new PlanSimulator(layers).simulate(req, base).orElseThrow().simulation();
