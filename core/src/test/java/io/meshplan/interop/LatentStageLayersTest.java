@@ -36,8 +36,9 @@ class LatentStageLayersTest {
   /**
    * One GPU, nothing sharded: each layer holds its whole weights. The stage of blocks 0..1 of a
    * 2-block model is embedding, dense block, expert block, head, and the module: its input, an
-   * expert block and its head. The module's input holds its copy of the token table (1024 * 256 =
-   * 262,144), its two norms and the projection; its head the final norm and not the LM head.
+   * expert block and its head. The module's input holds its two norms and the projection, and on a
+   * last stage that does not start the model its own copy of the token table (1024 * 256 =
+   * 262,144); its head the final norm and not the LM head.
    */
   @Test
   void stageOfEveryKind() {
@@ -50,25 +51,29 @@ class LatentStageLayersTest {
     LayerCost block = layers.cost(LayerCostModel.Kind.BLOCK, ls);
     assertThat(stage).containsExactly(layers.cost(LayerCostModel.Kind.EMBEDDING, ls),
         layers.cost(LayerCostModel.Kind.DENSE_BLOCK, ls), block,
-        layers.cost(LayerCostModel.Kind.HEAD, ls), layers.cost(LayerCostModel.Kind.MTP, ls),
-        block, layers.cost(LayerCostModel.Kind.MTP_HEAD, ls));
+        layers.cost(LayerCostModel.Kind.HEAD, ls),
+        layers.cost(LayerCostModel.Kind.MTP_FIRST_STAGE, ls), block,
+        layers.cost(LayerCostModel.Kind.MTP_HEAD, ls));
     assertThat(stage.get(1).parameters()).isEqualTo(m.blockParameterCount(0));
     assertThat(stage.get(2).parameters()).isEqualTo(m.blockParameterCount(1));
-    // Input: table 262,144 + norms 2 * 256 + projection 2 * 256 * 256 = 131,072; head: 256.
-    assertThat(stage.get(4).parameters()).isEqualTo(262_144 + 512 + 131_072);
+    // Input: norms 2 * 256 + projection 2 * 256 * 256 = 131,072; head: 256.
+    assertThat(stage.get(4).parameters()).isEqualTo(512 + 131_072);
     assertThat(stage.get(6).parameters()).isEqualTo(256);
     assertThat(stage.get(4).parameters() + stage.get(5).parameters()
-        + stage.get(6).parameters()).isEqualTo(m.mtpParameterCount() + 1024.0 * 256);
+        + stage.get(6).parameters()).isEqualTo(m.mtpParameterCount());
     assertThat(stage.get(2).experts().routed()).isTrue();
     assertThat(stage.get(1).experts().routed()).isFalse();
     // The module's head runs the head's kernels.
     assertThat(stage.get(6).forwardSeconds()).isEqualTo(stage.get(3).forwardSeconds());
-    // A stage of block 1 alone has no dense block, no embedding; blocks 0..0 no head.
-    assertThat(asm.stageLayers(ls, 1, 1)).hasSize(5);
+    // A stage of block 1 alone has no dense block, no embedding, and the module's own table.
+    List<LayerCost> last = asm.stageLayers(ls, 1, 1);
+    assertThat(last).hasSize(5);
+    assertThat(last.get(2).parameters()).isEqualTo(262_144 + 512 + 131_072);
+    // Blocks 0..0: no head.
     assertThat(asm.stageLayers(ls, 0, 0)).containsExactly(stage.get(0), stage.get(1));
-    // The stage sums add up to the model: embedding + blocks + head + module parameters.
+    // One stage holds the model once: embedding + blocks + head + module parameters.
     double sum = stage.stream().mapToDouble(LayerCost::parameters).sum();
-    assertThat(sum).isEqualTo(m.parameterCount() + 1024.0 * 256);
+    assertThat(sum).isEqualTo(m.parameterCount());
   }
 
   /**

@@ -246,9 +246,11 @@ public final class IlpLayerCostModel implements LayerCostModel {
       // An expert block is built at the first block that routes to experts.
       case BLOCK -> opt.withBlocks(firstRouted(m), 1).withEmbedding(false).withHead(false);
       case DENSE_BLOCK -> opt.withBlocks(0, 1).withEmbedding(false).withHead(false);
-      case HEAD, MTP, MTP_HEAD -> opt.withBlocks(0, 0).withEmbedding(false).withHead(true);
+      case HEAD, MTP, MTP_FIRST_STAGE, MTP_HEAD -> opt.withBlocks(0, 0).withEmbedding(false)
+          .withHead(true);
     };
-    TrainingGraph tg = kind == Kind.MTP ? TrainingGraphBuilder.buildMtp(m, opt)
+    TrainingGraph tg = kind == Kind.MTP || kind == Kind.MTP_FIRST_STAGE
+        ? TrainingGraphBuilder.buildMtp(m, opt)
         : TrainingGraphBuilder.build(m, opt);
     Graph g = tg.graph();
     LogicalMesh mesh = LogicalMesh.of(1, t);
@@ -267,7 +269,8 @@ public final class IlpLayerCostModel implements LayerCostModel {
     }
     LayerCost priced = price(tg, planned.plan(), env, t,
         s.recompute() != io.meshplan.model.Recompute.NONE, s.sequenceParallel() && t > 1,
-        kind == Kind.MTP_HEAD);
+        kind == Kind.MTP_HEAD ? "head/lm_head/" : kind == Kind.MTP_FIRST_STAGE
+            ? "layer_" + m.layers() + "/mtp_embedding/" : null);
     LayerCost.Builder out = priced.toBuilder();
     if (kind.routed() && model.arch().moe().routed()) {
       out.experts(exchange(tg, planned.plan(), env, s));
@@ -476,7 +479,7 @@ public final class IlpLayerCostModel implements LayerCostModel {
    * activations and working memory.
    */
   private LayerCost price(TrainingGraph tg, ShardingPlan plan, MeshEnv env, int t,
-      boolean recompute, boolean sequenceParallel, boolean sharedHead) {
+      boolean recompute, boolean sequenceParallel, String shared) {
     PhaseTotals p = PhaseAccountant.account(plan, rules(tg, recompute, sequenceParallel));
     // The replica's mesh is 1 x t: every byte it sends is on the tensor axis (axis 1).
     LayerCost.Builder cost = LayerCost.builder().tensorCommBytes(p.axis1Bytes())
@@ -485,7 +488,7 @@ public final class IlpLayerCostModel implements LayerCostModel {
         .tensorCommSeconds(p.commSeconds()).forwardCommSeconds(p.forwardCommSeconds())
         .modelFlops(p.modelFlops()).hardwareFlops(p.hardwareFlops())
         .accumulateSeconds(p.accumulateSeconds());
-    double params = addWeights(tg, plan, env, t, cost, sharedHead);
+    double params = addWeights(tg, plan, env, t, cost, shared);
     addMemory(tg, plan, env, t, params, p.savedBytes(), cost);
     return cost.build();
   }
@@ -524,12 +527,14 @@ public final class IlpLayerCostModel implements LayerCostModel {
    * The weights and gradient accumulators one GPU holds, the all-gather of weights whose
    * gradients are split more finely, and the weights' layouts, largest first. A multi-token
    * prediction module's LM head is the head layer's, held and updated there: its weights are
-   * left out ({@code sharedHead}), their gradient's accumulation and the kernels stay.
+   * left out, as is a prediction module's token table on a stage that holds the embedding's: the
+   * weights whose names start with {@code shared}, if not null. Their gradient's accumulation and
+   * the kernels stay.
    *
    * @return the weights one GPU holds, elements
    */
   private double addWeights(TrainingGraph tg, ShardingPlan plan, MeshEnv env, int t,
-      LayerCost.Builder cost, boolean sharedHead) {
+      LayerCost.Builder cost, String shared) {
     Graph g = tg.graph();
     double params = 0;
     double gradParams = 0;
@@ -541,7 +546,7 @@ public final class IlpLayerCostModel implements LayerCostModel {
     ws.sort(Comparator.comparingDouble((WeightTensors w) ->
         -g.get(w.weight()).tensorShape().elementCount()).thenComparing(WeightTensors::name));
     for (WeightTensors w : ws) {
-      if (sharedHead && w.name().startsWith("head/lm_head/")) {
+      if (shared != null && w.name().startsWith(shared)) {
         continue;
       }
       TensorShape shape = g.get(w.weight()).tensorShape();

@@ -29,6 +29,11 @@ public interface LayerCostModel {
      */
     MTP,
     /**
+     * {@link #MTP} on a stage that also holds the embedding (a one-stage pipeline): the token table
+     * is the embedding's, not a copy.
+     */
+    MTP_FIRST_STAGE,
+    /**
      * A multi-token prediction module's final norm, LM head and loss: the head's kernels, without
      * the LM head's weights, which the module shares with the model's head.
      */
@@ -38,10 +43,11 @@ public interface LayerCostModel {
      * Whether recomputation applies to this kind: the transformer blocks and the multi-token
      * prediction modules' inputs.
      *
-     * @return true for {@link #BLOCK}, {@link #DENSE_BLOCK} and {@link #MTP}
+     * @return true for {@link #BLOCK}, {@link #DENSE_BLOCK}, {@link #MTP} and {@link
+     *     #MTP_FIRST_STAGE}
      */
     public boolean block() {
-      return this == BLOCK || this == DENSE_BLOCK || this == MTP;
+      return this == BLOCK || this == DENSE_BLOCK || this == MTP || this == MTP_FIRST_STAGE;
     }
 
     /**

@@ -49,7 +49,9 @@ public final class StageAssembler {
    * LayerCostModel.Kind#DENSE_BLOCK}; the order does not change the stage's sums); and when it ends
    * the model, the head and after it the multi-token prediction modules, each its input ({@link
    * LayerCostModel.Kind#MTP}), an expert block and its head ({@link
-   * LayerCostModel.Kind#MTP_HEAD}), which Megatron-Core places on the last stage.
+   * LayerCostModel.Kind#MTP_HEAD}), which Megatron-Core places on the last stage; on a stage that
+   * also starts the model the module reads the embedding's own table ({@link
+   * LayerCostModel.Kind#MTP_FIRST_STAGE}).
    *
    * @param ls the layers' setting
    * @param first the stage's first block, from 0
@@ -74,7 +76,8 @@ public final class StageAssembler {
       return null;
     }
     for (int k = 0; last == model.layers() - 1 && k < model.arch().mtpDepth(); k++) {
-      if (!add(list, LayerCostModel.Kind.MTP, ls, 1)
+      if (!add(list, first == 0 ? LayerCostModel.Kind.MTP_FIRST_STAGE : LayerCostModel.Kind.MTP,
+          ls, 1)
           || !add(list, LayerCostModel.Kind.BLOCK, ls, 1)
           || !add(list, LayerCostModel.Kind.MTP_HEAD, ls, 1)) {
         return null;
@@ -95,7 +98,7 @@ public final class StageAssembler {
   public static boolean present(io.meshplan.model.ModelSpec model, LayerCostModel.Kind kind) {
     return switch (kind) {
       case DENSE_BLOCK -> model.denseBlocks() > 0;
-      case MTP, MTP_HEAD -> model.arch().mtpDepth() > 0;
+      case MTP, MTP_FIRST_STAGE, MTP_HEAD -> model.arch().mtpDepth() > 0;
       default -> true;
     };
   }
