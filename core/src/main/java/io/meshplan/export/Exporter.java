@@ -108,12 +108,14 @@ public final class Exporter {
    * biases, GeGLU, experts, ...) has no exact file and no nearest one: the framework would build
    * another model. Megatron-LM export also writes experts, head sizes, per-head q/k norms, latent
    * attention and multi-token prediction ({@link MegatronExpertArgs#unwritten}); torchtitan main
-   * export writes the models of its Qwen3 mixture-of-experts flavors ({@link TorchtitanQwen3Moe}).
+   * export writes the models of its Qwen3 mixture-of-experts flavors ({@link TorchtitanQwen3Moe})
+   * and of its DeepSeek-V3 flavor ({@link TorchtitanDeepseekV3}).
    */
   private static Optional<ExportResult> unwritten(ExportTarget target, ModelSpec model) {
     boolean megatron = target == ExportTarget.MEGATRON;
     boolean qwen = TorchtitanQwen3Moe.flavor(model).isPresent();
-    if (target == ExportTarget.TORCHTITAN && qwen) {
+    boolean deepseek = TorchtitanDeepseekV3.matches(model);
+    if (target == ExportTarget.TORCHTITAN && (qwen || deepseek)) {
       return Optional.empty();
     }
     java.util.List<String> details = megatron ? MegatronExpertArgs.unwritten(model)
@@ -124,28 +126,32 @@ public final class Exporter {
     return Optional.of(new ExportResult.NotExpressible(target.label() + " export writes "
         + "LLaMA- and GPT-style models" + (megatron
         ? " and Mixtral-, Qwen3-MoE- and DeepSeek-V3-style experts"
-        : target == ExportTarget.TORCHTITAN ? " and torchtitan's Qwen3-MoE flavors" : "")
+        : target == ExportTarget.TORCHTITAN
+            ? " and torchtitan's Qwen3-MoE and DeepSeek-V3 flavors" : "")
         + "; " + model.name() + " has " + String.join(", ", details)
-        + ", which meshplan does not write" + nearestMoe(target, model, qwen),
+        + ", which meshplan does not write" + nearestMoe(target, model, qwen ? "Qwen3" : deepseek ? "DeepSeek-V3" : ""),
         Optional.empty()));
   }
 
   /**
-   * Where a torchtitan user finds experts: its main branch's Qwen3 MoE flavors, which meshplan
-   * writes for main only ({@link TorchtitanQwen3Moe}); torchtitan's other mixture-of-experts
-   * models (main at b5bcd76, {@code torchtitan/models/}) are not written, and it has no Mixtral.
+   * Where a torchtitan user finds experts: its main branch's Qwen3 MoE and DeepSeek-V3 flavors,
+   * which meshplan writes for main only ({@link TorchtitanQwen3Moe}, {@link
+   * TorchtitanDeepseekV3}); torchtitan's other mixture-of-experts models (main at b5bcd76, {@code
+   * torchtitan/models/}) are not written, and it has no Mixtral.
+   *
+   * @param flavor the family of the main flavor the model is, empty when none
    */
-  private static String nearestMoe(ExportTarget target, ModelSpec model, boolean qwen) {
+  private static String nearestMoe(ExportTarget target, ModelSpec model, String flavor) {
     boolean torchtitan = target == ExportTarget.TORCHTITAN || target
         == ExportTarget.TORCHTITAN_V022;
     if (!torchtitan || !model.arch().moe().routed()) {
       return "";
     }
-    if (qwen) {
+    if (!flavor.isEmpty()) {
       return " for torchtitan " + TorchtitanV022.VERSION + "; its export for torchtitan's main"
-          + " branch writes this Qwen3 flavor";
+          + " branch writes this " + flavor + " flavor";
     }
-    return "; torchtitan's other mixture-of-experts models (deepseek_v3, gpt_oss, kimi_k2_7)"
+    return "; torchtitan's other mixture-of-experts models (gpt_oss, kimi_k2_7)"
         + " are not written by meshplan, and torchtitan has no Mixtral model"
         + (MegatronExpertArgs.unwritten(model).isEmpty()
             ? "; its Megatron-LM export writes this model" : "");

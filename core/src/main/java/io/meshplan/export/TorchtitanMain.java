@@ -34,8 +34,9 @@ import java.util.Map;
  *   <li>degrees: {@code ParallelDims._validate} ({@code distributed/parallel_dims.py:166}) wants
  *       {@code dp_replicate x dp_shard x cp x tp x pp} to be the world size (line 182), and
  *       {@code ep} to divide {@code dp_shard x cp x tp} (lines 187-192).
- *   <li>context parallelism: {@link TorchtitanContext}; the Qwen3 experts: {@link
- *       TorchtitanQwen3Moe}.
+ *   <li>context parallelism: {@link TorchtitanContext}; the experts: {@link TorchtitanExperts},
+ *       with the Qwen3 flavors in {@link TorchtitanQwen3Moe} and DeepSeek-V3's in {@link
+ *       TorchtitanDeepseekV3}.
  * </ul>
  */
 final class TorchtitanMain {
@@ -68,6 +69,9 @@ final class TorchtitanMain {
    * @throws java.util.NoSuchElementException when no flavor has them
    */
   static String recipe(ModelSpec m) {
+    if (TorchtitanDeepseekV3.matches(m)) {
+      return TorchtitanDeepseekV3.RECIPE;
+    }
     if (TorchtitanQwen3Moe.flavor(m).isPresent()) {
       return TorchtitanQwen3Moe.RECIPE;
     }
@@ -78,20 +82,25 @@ final class TorchtitanMain {
    * The model family a model is a flavor of, the package under {@code torchtitan/models/}.
    *
    * @param m a model with a flavor
-   * @return {@code qwen3} for a Qwen3 mixture-of-experts flavor, else {@code llama3}
+   * @return {@code deepseek_v3} for DeepSeek-V3, {@code qwen3} for a Qwen3 mixture-of-experts
+   *     flavor, else {@code llama3}
    */
   static String family(ModelSpec m) {
-    return TorchtitanQwen3Moe.flavor(m).isPresent() ? "qwen3" : "llama3";
+    return TorchtitanDeepseekV3.matches(m) ? "deepseek_v3"
+        : TorchtitanQwen3Moe.flavor(m).isPresent() ? "qwen3" : "llama3";
   }
 
   /**
    * The flavor with a model's dimensions, in its family.
    *
    * @param m a model with a flavor
-   * @return for example {@code 70B} or {@code 30B-A3B}
+   * @return for example {@code 70B}, {@code 30B-A3B} or {@code 671B}
    * @throws java.util.NoSuchElementException when no flavor has them
    */
   static String flavorName(ModelSpec m) {
+    if (TorchtitanDeepseekV3.matches(m)) {
+      return TorchtitanDeepseekV3.FLAVOR;
+    }
     return TorchtitanQwen3Moe.flavor(m).map(TorchtitanQwen3Moe.Flavor::name)
         .orElseGet(() -> TorchtitanV022.flavor(m).orElseThrow().name());
   }

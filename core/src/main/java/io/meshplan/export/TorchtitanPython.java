@@ -32,7 +32,9 @@ import java.util.Optional;
  * TorchtitanContext} states (keys and values all-gathered, head-tail balance, FSDP over {@code
  * dp_shard x cp}), for the llama3 and Qwen3 flavors alike. The Qwen3 mixture-of-experts flavors
  * ({@link TorchtitanQwen3Moe}) are written from the qwen3 recipe with {@code
- * expert_parallel_degree}; main has no other model meshplan writes experts for.
+ * expert_parallel_degree}, and so is DeepSeek-V3 from its 671B recipe ({@link
+ * TorchtitanDeepseekV3}), with its multi-token prediction modules and their loss; main has no
+ * other model meshplan writes experts for.
  */
 public final class TorchtitanPython implements FrameworkWriter {
   private final TorchtitanToml rules = new TorchtitanToml();
@@ -43,20 +45,20 @@ public final class TorchtitanPython implements FrameworkWriter {
   @Override
   public Optional<String> missing(ExportInput input) {
     ModelSpec m = input.model();
-    boolean qwen = TorchtitanQwen3Moe.flavor(m).isPresent();
-    if (!qwen && m.family() == ModelSpec.Family.LLAMA && TorchtitanV022.flavor(m).isEmpty()) {
+    boolean experts = expertFlavor(m);
+    if (!experts && m.family() == ModelSpec.Family.LLAMA && TorchtitanV022.flavor(m).isEmpty()) {
       return Optional.of("torchtitan has no flavor for " + ShellQuote.commentText(m.name())
           + ": its llama3 flavors with a recipe (8B, 70B, 405B; torchtitan "
           + TorchtitanMain.VERSION + " models/llama3/__init__.py:236-365) have other"
           + " dimensions (layers, hidden, heads, kv heads, ffn, vocab " + TorchtitanV022.VOCAB
           + "); the nearest is " + nearestFlavor(m));
     }
-    Optional<String> lacking = qwen ? Optional.empty() : rules.missingModel(input);
+    Optional<String> lacking = experts ? Optional.empty() : rules.missingModel(input);
     if (lacking.isEmpty()) {
       lacking = rules.missingLayout(input);
     }
-    if (lacking.isEmpty() && qwen) {
-      lacking = qwenMissing(input);
+    if (lacking.isEmpty() && experts) {
+      lacking = expertsMissing(input);
     }
     if (lacking.isPresent()) {
       return lacking;
@@ -74,13 +76,21 @@ public final class TorchtitanPython implements FrameworkWriter {
     return Optional.empty();
   }
 
-  /** What torchtitan main cannot run of a Qwen3 MoE input beyond the shared layout rules. */
-  private static Optional<String> qwenMissing(ExportInput input) {
+  /** Whether a model is one of main's mixture-of-experts flavors: Qwen3's or DeepSeek-V3's. */
+  private static boolean expertFlavor(ModelSpec m) {
+    return TorchtitanDeepseekV3.matches(m) || TorchtitanQwen3Moe.flavor(m).isPresent();
+  }
+
+  /** What torchtitan main cannot run of an expert flavor's input beyond the layout rules. */
+  private static Optional<String> expertsMissing(ExportInput input) {
+    boolean deepseek = TorchtitanDeepseekV3.matches(input.model());
     if (Fp8Training.on(input.model().dtype())) {
       return Optional.of("meshplan writes torchtitan's float8 training for its llama3 flavors"
-          + " only, not for the Qwen3 experts");
+          + " only, not for the " + (deepseek ? "DeepSeek-V3" : "Qwen3") + " experts");
     }
-    return TorchtitanQwen3Moe.missing(input, shardDegree(input.config()));
+    int shard = shardDegree(input.config());
+    return deepseek ? TorchtitanDeepseekV3.missing(input, shard)
+        : TorchtitanQwen3Moe.missing(input, shard);
   }
 
   /** The {@code data_parallel_shard_degree} written: the replicas under FSDP, else 1. */
@@ -118,12 +128,12 @@ public final class TorchtitanPython implements FrameworkWriter {
 
   @Override
   public Optional<ExportInput> nearest(ExportInput input) {
-    if (TorchtitanQwen3Moe.flavor(input.model()).isEmpty()) {
+    if (!expertFlavor(input.model())) {
       return rules.nearest(input);
     }
     try {
-      return rules.nearestLayout(TorchtitanQwen3Moe.nearest(input)).map(
-          TorchtitanQwen3Moe::nearest);
+      return rules.nearestLayout(TorchtitanExperts.nearest(input)).map(
+          TorchtitanExperts::nearest);
     } catch (io.meshplan.util.InputException e) {
       // An expert tensor size the experts' width does not take.
       return Optional.empty();
@@ -155,6 +165,13 @@ public final class TorchtitanPython implements FrameworkWriter {
               + "                    config.compile.enable and \"model\" in"
               + " config.compile.components\n                ),\n            ),\n"
               + "        ],\n    )\n");
+    } else if (TorchtitanDeepseekV3.matches(m)) {
+      sb.append("    config.model_spec = ").append(TorchtitanDeepseekV3.registry(m)).append('\n');
+      if (m.arch().mtpDepth() > 0) {
+        // config_registry.py:76-82: modules' outputs need MTPLoss, not the chunked loss.
+        sb.append("    config.loss = MTPLoss.Config(global_vocab_size=decoder_vocab_size("
+            + "config.model_spec))\n");
+      }
     } else {
       sb.append("    config.model_spec = model_registry(\"").append(flavor).append("\")\n");
     }
@@ -185,6 +202,10 @@ public final class TorchtitanPython implements FrameworkWriter {
     }
     if (Fp8Training.on(m.dtype())) {
       sb.append("from torchtitan.components.quantization import Float8LinearConverter\n");
+    }
+    if (TorchtitanDeepseekV3.matches(m) && m.arch().mtpDepth() > 0) {
+      sb.append("from torchtitan.models.common.config_utils import decoder_vocab_size\n");
+      sb.append("from torchtitan.models.deepseek_v3.mtp import MTPLoss\n");
     }
     sb.append("from torchtitan.trainer import Trainer\n\n\n");
   }
@@ -287,6 +308,11 @@ public final class TorchtitanPython implements FrameworkWriter {
           .append(" per token, dropless; expert parallel ").append(c.expertParallel())
           .append(" within dp_shard x cp x tp = ").append(sparse).append(" GPUs, expert FSDP ")
           .append(sparse / c.expertParallel()).append('\n');
+    }
+    if (m.arch().mtpDepth() > 0) {
+      sb.append("# multi-token prediction: ").append(m.arch().mtpDepth())
+          .append(m.arch().mtpDepth() == 1 ? " module" : " modules")
+          .append(" after the last block, trained with MTPLoss\n");
     }
     sb.append("# save as ").append(TorchtitanMain.MODULE).append(".py in a directory on every"
         + " node and run there, with NODE_RANK and MASTER_ADDR set:\n");

@@ -4,7 +4,6 @@ import io.meshplan.model.Architecture;
 import io.meshplan.model.AttentionShape;
 import io.meshplan.model.ModelSpec;
 import io.meshplan.model.MoeShape;
-import io.meshplan.plan.ParallelConfig;
 import java.util.List;
 import java.util.Optional;
 
@@ -25,16 +24,8 @@ import java.util.Optional;
  *       and loss) with its own model and {@code hf_assets_path}.
  *   <li>experts are dropless: {@code non_blocking_capacity_factor} is unset in the flavors
  *       ({@code __init__.py:147, 189}), so no token is dropped; a capacity factor has no form.
- *   <li>{@code num_experts % ep == 0} ({@code models/common/decoder.py:201-208}); {@code ep}
- *       divides {@code dp_shard x cp x tp} ({@code distributed/parallel_dims.py:187-192}); the
- *       experts' FSDP group is {@code efsdp = dp_shard x cp x tp / ep} ({@code
- *       config/configs.py:282-290}), kept even at size 1 ({@code parallel_dims.py:205-208}).
- *   <li>expert tensor parallelism: with {@code ep > 1} the routed experts are whole experts
- *       sharded over the EP ranks, and without EP they are tensor-parallel like the dense layers
- *       ({@code models/common/MOE_SHARDING.md}, table "Configurations"); main has no {@code
- *       expert_tensor_parallel_degree}. So meshplan's expert tensor size is 1 with EP and the
- *       tensor size without it.
- *   <li>the training sequence is at most the RoPE cache ({@code models/common/decoder.py:216-225}).
+ *   <li>the expert-parallel rules, the expert tensor size and the RoPE limit are main's for
+ *       every mixture-of-experts model: {@link TorchtitanExperts}.
  * </ul>
  */
 final class TorchtitanQwen3Moe {
@@ -93,69 +84,15 @@ final class TorchtitanQwen3Moe {
   }
 
   /**
-   * What torchtitan cannot run of a Qwen3 MoE input's experts and sequence.
+   * What torchtitan cannot run of a Qwen3 MoE input's experts and sequence ({@link
+   * TorchtitanExperts#missing}).
    *
    * @param input an input whose model has a flavor
    * @param shard the {@code data_parallel_shard_degree} written
    * @return the reason, or empty
    */
   static Optional<String> missing(ExportInput input, int shard) {
-    ParallelConfig c = input.config();
-    MoeShape moe = input.model().arch().moe();
-    String at = " (torchtitan " + TorchtitanMain.VERSION + " ";
-    if (moe.capacityFactor() > 0) {
-      return Optional.of("torchtitan's Qwen3 experts are dropless (no capacity factor is set in"
-          + " models/qwen3/__init__.py:147, 189); it has no capacity factor "
-          + moe.capacityFactor());
-    }
-    if (input.model().seq() > MAX_CONTEXT) {
-      return Optional.of("torchtitan's Qwen3 flavors hold RoPE for " + MAX_CONTEXT + " tokens"
-          + at + "models/common/decoder.py:216-225); the sequence is " + input.model().seq());
-    }
-    long sparse = (long) shard * c.contextParallel() * c.tensorParallel();
-    if (moe.experts() % c.expertParallel() != 0 || sparse % c.expertParallel() != 0) {
-      return Optional.of("torchtitan needs expert_parallel_degree " + c.expertParallel()
-          + " to divide the " + moe.experts() + " experts and dp_shard x cp x tp = " + sparse
-          + at + "models/common/decoder.py:201-208, distributed/parallel_dims.py:187-192)");
-    }
-    int etp = expertTensor(c);
-    if (c.expertTensorParallel() != etp) {
-      return Optional.of("torchtitan has no expert tensor-parallel degree" + at
-          + "models/common/MOE_SHARDING.md): its experts are "
-          + (c.expertParallel() > 1 ? "whole on each of the " + c.expertParallel()
-              + " expert-parallel ranks" : "tensor-parallel over the " + c.tensorParallel()
-              + " tensor ranks") + ", which is expert tensor size " + etp + ", not "
-          + c.expertTensorParallel());
-    }
-    return Optional.empty();
-  }
-
-  /**
-   * The expert tensor-parallel size torchtitan has for a layout.
-   *
-   * @param c the configuration
-   * @return 1 with expert parallelism, the tensor size without it
-   */
-  static int expertTensor(ParallelConfig c) {
-    return c.expertParallel() > 1 ? 1 : c.tensorParallel();
-  }
-
-  /**
-   * The model with its experts dropless, and the configuration with the expert tensor size
-   * torchtitan has, for the nearest input.
-   *
-   * @param input the input
-   * @return the input torchtitan's experts can run, or the input itself
-   */
-  static ExportInput nearest(ExportInput input) {
-    ModelSpec m = input.model();
-    MoeShape moe = m.arch().moe();
-    ModelSpec dropless = moe.capacityFactor() == 0 ? m : new ModelSpec(m.name(), m.family(),
-        m.layers(), m.hidden(), m.heads(), m.kvHeads(), m.ffn(), m.vocab(), m.seq(), m.batch(),
-        m.dtype(), m.arch().withMoe(new MoeShape(moe.experts(), moe.topK(), moe.expertFfn(),
-            moe.sharedFfn(), moe.expertBiases(), 0, moe.imbalance())));
-    ParallelConfig c = input.config();
-    return new ExportInput(dropless, input.cluster(), c.withExperts(c.expertParallel(),
-        expertTensor(c)), input.attention(), input.overlaps(), input.gpipe());
+    return TorchtitanExperts.missing(input, shard, "Qwen3", FLAVORS.size(), "models/qwen3/__init__.py:147, 189",
+        MAX_CONTEXT);
   }
 }

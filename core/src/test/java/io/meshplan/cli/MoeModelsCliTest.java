@@ -17,13 +17,14 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 /**
- * The mixture-of-experts models at the command line: torchtitan (but for its Qwen3 flavors on
- * main) and DeepSpeed export refuse their experts, and Megatron-LM export refuses GPT-OSS's
+ * The mixture-of-experts models at the command line: torchtitan (but for its Qwen3 and
+ * DeepSeek-V3 flavors on main) and DeepSpeed export refuse their experts, and Megatron-LM export refuses GPT-OSS's
  * sinks, expert biases and window (exit 3, no
  * nearest configuration), from flags and from a plan; shard's LLaMA graph refuses them; configs
  * with mixed dense and MoE layers are refused in one line. Megatron-LM export of Mixtral and
  * Qwen3-MoE is {@code ExpertContextExportCliTest}'s, of DeepSeek-V3 {@code
- * DeepseekExportCliTest}'s; torchtitan refuses DeepSeek-V3 and names that export.
+ * DeepseekExportCliTest}'s; torchtitan's v0.2.2 export refuses DeepSeek-V3 and names main's,
+ * which {@code TorchtitanDeepseekCliTest} runs.
  */
 class MoeModelsCliTest {
   private static final String HF = "core/src/test/resources/hf/";
@@ -33,8 +34,6 @@ class MoeModelsCliTest {
           + "window', none",
       "torchtitan, mixtral-8x7b, a mixture of 8 experts, megatron",
       "torchtitan, gpt-oss-20b, 'a mixture of 32 experts, head_dim 64, attention sinks', titan",
-      "torchtitan, deepseek-v3, 'a mixture of 256 experts, multi-head latent attention, "
-          + "multi-token prediction', megatron",
       "deepspeed, gpt-oss-20b, 'a mixture of 32 experts, head_dim 64, attention sinks', none"})
   void exportRefusesAnMoeModel(String target, String model, String details, String tail) {
     CliRun r = CliRun.of("export", "--to", target, "--model", model, "--cluster",
@@ -46,10 +45,11 @@ class MoeModelsCliTest {
         + "this configuration: " + target + " export writes LLaMA- and GPT-style models"
         + (target.equals("megatron")
             ? " and Mixtral-, Qwen3-MoE- and DeepSeek-V3-style experts"
-            : target.equals("torchtitan") ? " and torchtitan's Qwen3-MoE flavors" : "") + "; "
+            : target.equals("torchtitan")
+                ? " and torchtitan's Qwen3-MoE and DeepSeek-V3 flavors" : "") + "; "
         + name
         + " has " + details + ", which meshplan does not write" + (tail.equals("none") ? ""
-        : "; torchtitan's other mixture-of-experts models (deepseek_v3, gpt_oss, kimi_k2_7) are"
+        : "; torchtitan's other mixture-of-experts models (gpt_oss, kimi_k2_7) are"
             + " not written by meshplan, and torchtitan has no Mixtral model")
         + (tail.equals("megatron") ? "; its Megatron-LM export writes this model" : ""));
     assertThat(r.out().strip()).isEqualTo("no configuration " + target
@@ -79,6 +79,35 @@ class MoeModelsCliTest {
         + " qwen3-30b-a3b has a mixture of 128 experts, head_dim 128, q/k norms, which meshplan"
         + " does not write for torchtitan v0.2.2; its export for torchtitan's main branch writes"
         + " this Qwen3 flavor");
+  }
+
+  /**
+   * DeepSeek-V3 is torchtitan's deepseek_v3 flavor 671B: main's export writes it from its recipe;
+   * the v0.2.2 TOML export refuses it in one line and points to main.
+   */
+  @Test
+  void torchtitanWritesDeepseekV3ForMainOnly() {
+    // 256 experts 64 ways within dp_shard 1024: 1 x 1024 x 1 x 1 x 1 = 1024 GPUs
+    // (parallel_dims.py:182), 26.6 GiB per GPU as simulated.
+    List<String> flags = List.of("--model", "deepseek-v3", "--cluster",
+        "128x8:h100-80gb:ib-ndr400", "--tp", "1", "--pp", "1", "--dp", "1024", "--ep", "64",
+        "--zero-stage", "3", "--global-batch", "4096", "--micro-batch", "1", "--recompute",
+        "full");
+    CliRun main = CliRun.of(ExportRoundTripCliTest.concat(List.of("export", "--to",
+        "torchtitan"), flags));
+    assertThat(main.code()).as(main.err()).isZero();
+    assertThat(main.out()).contains("    config = deepseek_v3_671b()\n",
+        "    config.model_spec = model_registry(\"671B\", attn_backend=\"flex\","
+            + " num_mtp_layers=1)\n",
+        "    config.parallelism.expert_parallel_degree = 64\n");
+    CliRun old = CliRun.of(ExportRoundTripCliTest.concat(List.of("export", "--to",
+        "torchtitan", "--framework-version", "0.2.2"), flags));
+    assertThat(old.code()).as(old.err()).isEqualTo(ExitCodes.INFEASIBLE);
+    assertThat(old.err().strip()).isEqualTo("meshplan: infeasible: torchtitan cannot express"
+        + " this configuration: torchtitan export writes LLaMA- and GPT-style models;"
+        + " deepseek-v3 has a mixture of 256 experts, multi-head latent attention, multi-token"
+        + " prediction, which meshplan does not write for torchtitan v0.2.2; its export for"
+        + " torchtitan's main branch writes this DeepSeek-V3 flavor");
   }
 
   /**

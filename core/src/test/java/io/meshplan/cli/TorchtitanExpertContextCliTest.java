@@ -32,10 +32,12 @@ import org.junit.jupiter.api.io.TempDir;
  * the flags' iteration and export to the flags' file, byte for byte.
  */
 class TorchtitanExpertContextCliTest {
-  /** meshplan's presets of torchtitan's flavors (llama3 and qwen3 on main at b5bcd76). */
+  /**
+   * meshplan's presets of torchtitan's flavors (llama3, qwen3 and deepseek_v3 on main at b5bcd76).
+   */
   private static final Map<String, String> PRESET = Map.of("8B", "llama3-8b", "70B",
       "llama3-70b", "405B", "llama3.1-405b", "30B-A3B", "qwen3-30b-a3b", "235B-A22B",
-      "qwen3-235b-a22b");
+      "qwen3-235b-a22b", "671B", "deepseek-v3");
 
   /** LLaMA 3 8B at 16k tokens, each sequence over 2 GPUs, keys and values all-gathered. */
   private static final List<String> CP = List.of("--model", "llama3-8b", "--seq", "16384",

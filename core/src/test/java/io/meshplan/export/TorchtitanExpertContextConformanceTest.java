@@ -41,39 +41,51 @@ import org.junit.jupiter.api.Test;
  *   <li>main {@code models/common/MOE_SHARDING.md}: routed experts whole on EP ranks with EP,
  *       tensor-parallel without (meshplan's ETP 1, or TP); main {@code
  *       models/qwen3/__init__.py:516-595}: the Qwen3 MoE flavors hold RoPE for 40,960 tokens and
- *       route dropless.
+ *       route dropless;
+ *   <li>main {@code models/deepseek_v3/__init__.py:533-605}: the DeepSeek-V3 flavor 671B holds
+ *       RoPE for {@code 4096 x 4} = 16,384 tokens (line 577) and routes dropless; {@code
+ *       models/deepseek_v3/mtp.py:197-206}: with multi-token prediction modules ({@code
+ *       num_mtp_layers}) neither pipeline nor context parallelism; v0.2.2 export writes neither
+ *       model.
  * </ul>
  *
  * Each configuration's export must succeed exactly when the restated rules accept it, and the
  * file it writes must satisfy them and state the configuration's degrees and batch.
  */
 class TorchtitanExpertContextConformanceTest {
+  /** DeepSeek-V3 without its multi-token prediction module: the 671B flavor as it stands. */
+  private static final String NO_MTP = "deepseek-v3 without MTP";
+
   private static final String[] MODELS = {"llama3-8b", "llama3-70b", "qwen3-30b-a3b",
-      "qwen3-235b-a22b"};
+      "qwen3-235b-a22b", "deepseek-v3", NO_MTP};
   private static final int CASES = 1500;
 
   @Test
   void seededConfigurationsExportExactlyWhenTorchtitansRulesAcceptThem() throws Exception {
     Random rnd = new Random(24);
     int[] seen = new int[4];
+    int[] deepseek = new int[2];
     StringBuilder python = new StringBuilder();
     for (int i = 0; i < CASES; i++) {
       ExportInput in = randomInput(rnd);
       if (in == null) {
         continue;
       }
-      boolean qwen = in.model().name().startsWith("qwen3");
+      boolean llama = in.model().name().startsWith("llama3");
       boolean mainOk = mainAccepts(in);
       ExportResult r = new Exporter().export(ExportTarget.TORCHTITAN, in);
       assertThat(r instanceof ExportResult.Exported).as(describe(in) + " -> " + r)
           .isEqualTo(mainOk);
       seen[mainOk ? 0 : 1]++;
+      if (in.model().name().startsWith("deepseek")) {
+        deepseek[mainOk ? 0 : 1]++;
+      }
       if (r instanceof ExportResult.Exported e) {
         conformsToMain(in, TorchtitanPythonFile.parse(e.text()));
         python.append(e.text()).append('\n');
       }
       ExportResult t = new Exporter().export(ExportTarget.TORCHTITAN_V022, in);
-      boolean tomlOk = !qwen && v022Accepts(in);
+      boolean tomlOk = llama && v022Accepts(in);
       assertThat(t instanceof ExportResult.Exported).as("v0.2.2 " + describe(in) + " -> " + t)
           .isEqualTo(tomlOk);
       seen[tomlOk ? 2 : 3]++;
@@ -81,10 +93,13 @@ class TorchtitanExpertContextConformanceTest {
         conformsToV022(in, new TomlMapper().readTree(e.text()));
       }
     }
-    // Both outcomes, for both versions, many times over (seed 24: 136 main files, 816 main
-    // refusals, 104 TOMLs and 848 TOML refusals of the 952 inputs meshplan accepts).
+    // Both outcomes, for both versions, many times over (seed 24: 145 main files, 811 main
+    // refusals, 91 TOMLs and 865 TOML refusals of the 956 inputs meshplan accepts), and both for
+    // DeepSeek-V3 on main (16 files, 263 refusals).
     assertThat(java.util.Arrays.stream(seen).min().orElseThrow()).as(java.util.Arrays.toString(
         seen)).isGreaterThan(50);
+    assertThat(Math.min(deepseek[0], deepseek[1])).as(java.util.Arrays.toString(deepseek))
+        .isGreaterThan(10);
     pythonParses(python.toString());
   }
 
@@ -93,7 +108,7 @@ class TorchtitanExpertContextConformanceTest {
     String name = MODELS[rnd.nextInt(MODELS.length)];
     int[] seqs = name.startsWith("qwen3") ? new int[] {4096, 8192, 40960, 65536}
         : new int[] {4096, 8192, 16384, 24576};
-    ModelSpec m = Presets.get(name).withSequence(seqs[rnd.nextInt(seqs.length)]);
+    ModelSpec m = model(name).withSequence(seqs[rnd.nextInt(seqs.length)]);
     int nodes = 1 << rnd.nextInt(5);
     int tp = 1 << rnd.nextInt(4);
     int pp = 1 << rnd.nextInt(3);
@@ -103,6 +118,8 @@ class TorchtitanExpertContextConformanceTest {
       return null;
     }
     int dp = gpus / (tp * pp * cp);
+    // 61 blocks: the first stage takes what the others' equal share leaves (pp 8: 12 + 7 x 7).
+    int first = pp > 1 && m.layers() % pp != 0 ? m.layers() - (pp - 1) * (m.layers() / pp) : 0;
     int mb = 1 + rnd.nextInt(2);
     int gb = mb * dp * (1 << rnd.nextInt(4));
     boolean moe = m.arch().moe().routed();
@@ -110,13 +127,28 @@ class TorchtitanExpertContextConformanceTest {
     int etp = moe && rnd.nextBoolean() ? tp : 1;
     boolean sp = tp > 1 && rnd.nextInt(5) > 0;
     ParallelConfig c = new ParallelConfig(tp, pp, dp, 1, mb, gb,
-        Recompute.values()[rnd.nextInt(Recompute.values().length)], sp, rnd.nextInt(4), 0, 0,
-        ep, etp, cp, cp > 1 && rnd.nextInt(4) > 0);
+        Recompute.values()[rnd.nextInt(Recompute.values().length)], sp, rnd.nextInt(4), first,
+        0, ep, etp, cp, cp > 1 && rnd.nextInt(4) > 0);
     try {
       return new ExportInput(m, ClusterSpec.parse(nodes + "x8:h100-80gb"), c);
     } catch (InputException | IllegalArgumentException e) {
       return null;
     }
+  }
+
+  /** A model of the random space: a preset, or DeepSeek-V3 without its module. */
+  private static ModelSpec model(String name) {
+    if (!name.equals(NO_MTP)) {
+      return Presets.get(name);
+    }
+    ModelSpec d = Presets.get("deepseek-v3");
+    return new ModelSpec("deepseek-v3-no-mtp", d.family(), d.layers(), d.hidden(), d.heads(),
+        d.kvHeads(), d.ffn(), d.vocab(), d.seq(), d.batch(), d.dtype(), d.arch().withMtp(0));
+  }
+
+  /** The RoPE cache of a model's flavor: 40,960 (Qwen3 MoE), 16,384 (DeepSeek-V3), tokens. */
+  private static int ropeCache(ModelSpec m) {
+    return m.name().startsWith("deepseek") ? 4096 * 4 : 40960;
   }
 
   /** The ZeRO stage torchtitan has for a layout: DDP alone, else FSDP (ZeRO-1 under a pipeline). */
@@ -155,9 +187,13 @@ class TorchtitanExpertContextConformanceTest {
       int etp = c.expertParallel() > 1 ? 1 : c.tensorParallel();
       if (in.model().arch().moe().experts() % c.expertParallel() != 0
           || sparse % c.expertParallel() != 0 || c.expertTensorParallel() != etp
-          || in.model().seq() > 40960) {
+          || in.model().seq() > ropeCache(in.model())) {
         return false;
       }
+    }
+    if (in.model().arch().mtpDepth() > 0
+        && (c.pipelineParallel() > 1 || c.contextParallel() > 1)) {
+      return false;
     }
     long divisor = (c.sequenceParallel() ? c.tensorParallel() : 1)
         * (c.contextParallel() > 1 ? 2L * c.contextParallel() : 1);
@@ -191,7 +227,16 @@ class TorchtitanExpertContextConformanceTest {
       assertThat(ep).isEqualTo(c.expertParallel());
       assertThat(shard * cp * tp % ep).isZero();
       assertThat(in.model().arch().moe().experts() % ep).isZero();
-      assertThat(f.recipe()).isEqualTo("qwen3_30b_a3b");
+      boolean deepseek = in.model().name().startsWith("deepseek");
+      assertThat(f.recipe()).isEqualTo(deepseek ? "deepseek_v3_671b" : "qwen3_30b_a3b");
+      if (deepseek) {
+        // The flavor, with as many modules as the model (model_registry, __init__.py:616-629).
+        int mtp = in.model().arch().mtpDepth();
+        assertThat(f.flavor()).isEqualTo("671B");
+        assertThat(f.text("model_spec")).isEqualTo("model_registry(\"671B\","
+            + " attn_backend=\"flex\"" + (mtp > 0 ? ", num_mtp_layers=" + mtp : "") + ")");
+        assertThat(f.fields().containsKey("loss")).isEqualTo(mtp > 0);
+      }
     } else {
       assertThat(f.fields()).doesNotContainKey("parallelism.expert_parallel_degree");
     }
