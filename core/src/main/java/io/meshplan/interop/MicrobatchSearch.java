@@ -142,7 +142,8 @@ final class MicrobatchSearch {
   private final class Table implements StageCostTable {
     private final int microbatchSize;
     private final int microbatches;
-    private final Map<Long, List<StageOption>> memo = new HashMap<>();
+    /** Options by the stage's span and submesh: spans alike hold the same layers. */
+    private final Map<List<Object>, List<StageOption>> memo = new HashMap<>();
     final List<StageSetting> settings = new ArrayList<>();
     final StageAssembler assembler;
 
@@ -164,16 +165,10 @@ final class MicrobatchSearch {
 
     @Override
     public List<StageOption> options(int first, int last, int submesh) {
-      int count = last - first + 1;
-      boolean emb = first == 0;
-      boolean head = last == layers() - 1;
-      // Stages with as many blocks, dense blocks among them, and the same ends have the same
-      // layers.
-      long dense = req.model().arch().moe().denseIn(first, last);
-      List<SubmeshShape> shapes = space.shapes();
-      long key = (((long) count * 4 + (emb ? 2 : 0) + (head ? 1 : 0)) * (layers() + 1L) + dense)
-          * shapes.size() + submesh;
-      return memo.computeIfAbsent(key, k -> build(first, last, head, shapes.get(submesh)));
+      StageAssembler.Span span = assembler.span(first, last);
+      SubmeshShape shape = space.shapes().get(submesh);
+      return memo.computeIfAbsent(List.of(span, submesh),
+          k -> build(first, last, span.head(), shape));
     }
 
     /**

@@ -101,18 +101,12 @@ final class UniformPipeline {
     int dpCp = dataParallel * setting.contextParallel();
     StageCostBuilder builder = asm.builder(dpCp, tensorParallel);
     List<StageCost> out = new ArrayList<>(chunkLayers.length);
-    java.util.Map<Long, StageCost> memo = new java.util.HashMap<>();
-    int last = chunkLayers.length - 1;
+    java.util.Map<StageAssembler.Span, StageCost> memo = new java.util.HashMap<>();
     int first = 0;
-    io.meshplan.model.MoeShape moe = asm.model().arch().moe();
-    for (int k = 0; k < chunkLayers.length; k++) {
-      int count = chunkLayers[k];
-      boolean emb = k == 0;
-      boolean head = k == last;
-      long key = ((long) count * 4 + (emb ? 2 : 0) + (head ? 1 : 0)) * (1L << 20)
-          + moe.denseIn(first, first + count - 1);
+    for (int count : chunkLayers) {
       int from = first;
       first += count;
+      StageAssembler.Span key = asm.span(from, from + count - 1);
       StageCost c = memo.get(key);
       if (c == null) {
         List<LayerCost> layers = asm.stageLayers(setting, from, from + count - 1);
@@ -120,7 +114,7 @@ final class UniformPipeline {
           return null;
         }
         c = builder.build(layers, dpCp, tensorParallel, zeroStage,
-            setting.sequenceParallel(), head);
+            setting.sequenceParallel(), key.head());
         memo.put(key, c);
       }
       out.add(c);

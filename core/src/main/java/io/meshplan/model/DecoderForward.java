@@ -26,6 +26,10 @@ final class DecoderForward {
   private static final int KEEP_THRESHOLD = 230;
   private static final double DROPOUT = 0.1;
   private static final double EPS = 1e-5;
+  /** The tape part of the LM head's matrix product. */
+  static final String LM_HEAD_PART = "lm_head";
+  /** The tape part of a multi-token prediction module's token lookup. */
+  static final String MTP_TABLE_PART = "mtp_embedding";
 
   private final Tape t;
   private final ModelSpec spec;
@@ -118,7 +122,7 @@ final class DecoderForward {
    * x}, each RMS-normed, concatenated {@code [b, s, 2h]} and projected to {@code h}.
    */
   int mtpInput(int x) {
-    t.part("mtp_embedding");
+    t.part(MTP_TABLE_PART);
     int tokens = t.param(TensorShape.of(DType.S32, b, s), ParamRole.TOKENS);
     int e = t.gather(weight("table", spec.vocab(), h), tokens);
     t.part("mtp_enorm");
@@ -528,7 +532,7 @@ final class DecoderForward {
     int vocab = spec.vocab();
     t.part("final_norm");
     int xn = keep(norm(x), false);
-    t.part("lm_head");
+    t.part(LM_HEAD_PART);
     int table = spec.arch().tiedEmbeddings() && tokenTable >= 0 ? tokenTable
         : weight(spec.arch().tiedEmbeddings() ? "tied_table" : "table", vocab, h);
     int raw = t.dot(xn, table, new int[0], new int[] {2}, new int[0], new int[] {1});

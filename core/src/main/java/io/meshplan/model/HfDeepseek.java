@@ -44,17 +44,9 @@ final class HfDeepseek {
       throw new InputException(f.where() + ": field 'qk_rope_head_dim' must be even (rotary "
           + "embeddings rotate pairs), got " + rope);
     }
-    int limit = HfFamilies.MAX_HEAD_DIM;
-    int kvLora = f.positive("kv_lora_rank");
-    int nope = f.positive("qk_nope_head_dim");
-    int v = f.positive("v_head_dim");
-    for (int x : new int[] {qLora, kvLora, nope, rope, v}) {
-      if (x > limit) {
-        throw new InputException(f.where() + ": latent attention sizes must be at most " + limit
-            + ", got " + x);
-      }
-    }
-    return new Mla(qLora, kvLora, nope, rope, v);
+    // Mla bounds the sizes (HfConfigReader names the file on its refusal).
+    return new Mla(qLora, f.positive("kv_lora_rank"), f.positive("qk_nope_head_dim"), rope,
+        f.positive("v_head_dim"));
   }
 
   /**
@@ -65,16 +57,8 @@ final class HfDeepseek {
    * @return the layer's shape
    */
   static MoeShape moe(HfFields f, int layers) {
-    int experts = f.positive("n_routed_experts");
-    if (experts > HfMoe.MAX_EXPERTS) {
-      throw new InputException(f.where() + ": field 'n_routed_experts' must be at most "
-          + HfMoe.MAX_EXPERTS + ", got " + experts);
-    }
-    int topK = f.positive("num_experts_per_tok");
-    if (topK > experts) {
-      throw new InputException(f.where() + ": field 'num_experts_per_tok' " + topK
-          + " is more than the " + experts + " experts (n_routed_experts)");
-    }
+    int experts = HfMoe.experts(f, "n_routed_experts");
+    int topK = HfMoe.topK(f, experts, "n_routed_experts");
     int expertFfn = f.positive("moe_intermediate_size");
     JsonNode sharedNode = f.root().get("n_shared_experts");
     int shared = sharedNode != null && (sharedNode.isNull() || sharedNode.isIntegralNumber()

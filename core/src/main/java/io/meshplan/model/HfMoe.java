@@ -54,24 +54,43 @@ final class HfMoe {
     java.util.List<Integer> dense = qwen ? denseLayers(f, layers) : java.util.List.of();
     String expertsKey = qwen ? "num_experts" : "num_local_experts";
     int experts = experts(f, expertsKey);
-    int topK = f.positive("num_experts_per_tok");
+    int topK = topK(f, experts, expertsKey);
     if (type.equals("gpt_oss") && f.given("experts_per_token")
         && f.positive("experts_per_token") != topK) {
       throw new InputException(f.where() + ": field 'experts_per_token' "
           + f.positive("experts_per_token") + " disagrees with num_experts_per_tok " + topK
           + " (transformers reads num_experts_per_tok); make them equal");
     }
-    if (topK > experts) {
-      throw new InputException(f.where() + ": field 'num_experts_per_tok' " + topK
-          + " is more than the " + experts + " experts (" + expertsKey + ")");
-    }
     int expertFfn = f.positive(qwen ? "moe_intermediate_size" : "intermediate_size");
     MoeShape moe = new MoeShape(experts, topK, expertFfn, 0, type.equals("gpt_oss"));
     return dense.isEmpty() ? moe : moe.withDenseLayers(dense, f.positive("intermediate_size"));
   }
 
-  /** The expert count: a positive integer up to {@link #MAX_EXPERTS}; 0 is a dense model. */
-  private static int experts(HfFields f, String key) {
+  /**
+   * {@code num_experts_per_tok}: a positive integer up to the expert count.
+   *
+   * @param f the fields
+   * @param experts the routed experts
+   * @param expertsKey the field the experts were read from, for the message
+   * @return experts per token
+   */
+  static int topK(HfFields f, int experts, String expertsKey) {
+    int topK = f.positive("num_experts_per_tok");
+    if (topK > experts) {
+      throw new InputException(f.where() + ": field 'num_experts_per_tok' " + topK
+          + " is more than the " + experts + " experts (" + expertsKey + ")");
+    }
+    return topK;
+  }
+
+  /**
+   * The expert count: a positive integer up to {@link #MAX_EXPERTS}; 0 is a dense model.
+   *
+   * @param f the fields
+   * @param key the field
+   * @return the routed experts
+   */
+  static int experts(HfFields f, String key) {
     JsonNode n = f.root().get(key);
     if (n != null && !n.isNull() && n.isIntegralNumber() && n.canConvertToInt()
         && n.asInt() == 0) {

@@ -69,6 +69,27 @@ public final class TrainingGraphBuilder {
   }
 
   /**
+   * The prefix of the names of the LM head's weights in a graph with a head, which a multi-token
+   * prediction module shares with the model's head.
+   *
+   * @return the prefix
+   */
+  public static String lmHeadWeights() {
+    return LayerRef.head().scope() + "/" + DecoderForward.LM_HEAD_PART + "/";
+  }
+
+  /**
+   * The prefix of the names of a multi-token prediction module's token table in {@link
+   * #buildMtp}'s graph, the embedding's own where one stage holds both.
+   *
+   * @param spec the model
+   * @return the prefix
+   */
+  public static String mtpTableWeights(ModelSpec spec) {
+    return LayerRef.block(spec.layers()).scope() + "/" + DecoderForward.MTP_TABLE_PART + "/";
+  }
+
+  /**
    * Builds the training graph of the input of one multi-token prediction module (DeepSeek-V3,
    * arXiv:2412.19437, section 2.2; Megatron-Core's {@code MultiTokenPredictionLayer}): the last
    * block's output (an {@link ParamRole#INPUT_ACTIVATION} parameter) and the embedding of the

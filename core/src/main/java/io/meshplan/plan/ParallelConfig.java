@@ -366,11 +366,15 @@ public record ParallelConfig(
       return Math.multiplyExact(Math.multiplyExact(Math.multiplyExact(tensorParallel,
           pipelineParallel), dataParallel), contextParallel);
     } catch (ArithmeticException e) {
-      throw new InputException("tensor-parallel size " + tensorParallel
-          + " x pipeline-parallel size " + pipelineParallel + " x data-parallel size "
-          + dataParallel + (contextParallel > 1 ? " x context-parallel size " + contextParallel
-          : "") + " is too large");
+      throw new InputException(sizes() + " is too large");
     }
+  }
+
+  /** The sizes whose product is the GPU count, in words. */
+  private String sizes() {
+    return "tensor-parallel size " + tensorParallel + " x pipeline-parallel size "
+        + pipelineParallel + " x data-parallel size " + dataParallel
+        + (contextParallel > 1 ? " x context-parallel size " + contextParallel : "");
   }
 
   /**
@@ -393,10 +397,7 @@ public record ParallelConfig(
    */
   public void check(int gpus, int layers, int heads, int kvHeads) {
     if (gpus() != gpus) {
-      throw new InputException("tensor-parallel size " + tensorParallel
-          + " x pipeline-parallel size " + pipelineParallel + " x data-parallel size "
-          + dataParallel + (contextParallel > 1 ? " x context-parallel size " + contextParallel
-          : "") + " = " + gpus() + " GPUs, but the cluster has " + gpus
+      throw new InputException(sizes() + " = " + gpus() + " GPUs, but the cluster has " + gpus
           + "; make the product equal the cluster's GPU count");
     }
     long perStep = (long) microBatchSize * dataParallel;

@@ -12,6 +12,7 @@ import io.meshplan.plan.PipelinePlan;
 import io.meshplan.plan.PlanJson;
 import io.meshplan.planner.PlannerOptions;
 import io.meshplan.planner.PricedJob;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -180,13 +181,7 @@ class ExpertContextExportCliTest {
       ModelSpec m = new ModelSpec(p.name(), p.family(), p.layers(), p.hidden(), p.heads(),
           p.kvHeads(), p.ffn(), p.vocab(), Integer.parseInt(flags.get(3)), p.batch(), p.dtype(),
           p.arch());
-      PricedJob setup = JobFlags.priced(m, false, new ClusterOptions(),
-          Optional.of(Attention.FLASH), flags.get(5), e.getValue().globalBatchSize(), 0,
-          PlannerOptions.defaults());
-      PipelinePlan plan = new PlanSimulator(setup.layers()).simulate(setup.request(),
-          e.getValue()).orElseThrow().plan();
-      Path file = dir.resolve(flags.get(1) + ".json");
-      Files.writeString(file, PlanJson.write(plan));
+      Path file = savedPlan(m, flags.get(5), e.getValue(), dir.resolve(flags.get(1) + ".json"));
       CliRun sim = CliRun.of(concat(List.of("simulate"), flags));
       CliRun saved = CliRun.of("simulate", "--plan", file.toString());
       assertThat(saved.code()).as(saved.err()).isZero();
@@ -242,6 +237,26 @@ class ExpertContextExportCliTest {
       f.add("--distributed-optimizer");
     }
     return f.toArray(String[]::new);
+  }
+
+  /**
+   * Writes the plan of a configuration, as the simulation of its flags makes it, to a file.
+   *
+   * @param m the model
+   * @param cluster the cluster flag
+   * @param c the configuration
+   * @param file where to write it
+   * @return the file
+   */
+  static Path savedPlan(ModelSpec m, String cluster, ParallelConfig c, Path file)
+      throws IOException {
+    PricedJob setup = JobFlags.priced(m, false, new ClusterOptions(),
+        Optional.of(Attention.FLASH), cluster, c.globalBatchSize(), 0,
+        PlannerOptions.defaults());
+    PipelinePlan plan = new PlanSimulator(setup.layers()).simulate(setup.request(), c)
+        .orElseThrow().plan();
+    Files.writeString(file, PlanJson.write(plan));
+    return file;
   }
 
   private static String[] concat(List<String> a, List<String> b) {

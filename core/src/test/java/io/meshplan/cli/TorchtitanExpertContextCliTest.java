@@ -3,22 +3,16 @@ package io.meshplan.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.meshplan.export.TorchtitanPythonFile;
-import io.meshplan.interop.PlanSimulator;
 import io.meshplan.model.Attention;
 import io.meshplan.model.ModelSpec;
 import io.meshplan.model.Presets;
 import io.meshplan.model.Recompute;
 import io.meshplan.plan.ParallelConfig;
-import io.meshplan.plan.PipelinePlan;
-import io.meshplan.plan.PlanJson;
-import io.meshplan.planner.PlannerOptions;
-import io.meshplan.planner.PricedJob;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -111,13 +105,8 @@ class TorchtitanExpertContextCliTest {
     for (Map.Entry<List<String>, ParallelConfig> e : configs.entrySet()) {
       List<String> flags = e.getKey();
       ModelSpec m = Presets.get(flags.get(1)).withSequence(Integer.parseInt(flags.get(3)));
-      PricedJob setup = JobFlags.priced(m, false, new ClusterOptions(),
-          Optional.of(Attention.FLASH), flags.get(5), e.getValue().globalBatchSize(), 0,
-          PlannerOptions.defaults());
-      PipelinePlan plan = new PlanSimulator(setup.layers()).simulate(setup.request(),
-          e.getValue()).orElseThrow().plan();
-      Path file = dir.resolve(flags.get(1) + ".json");
-      Files.writeString(file, PlanJson.write(plan));
+      Path file = ExpertContextExportCliTest.savedPlan(m, flags.get(5), e.getValue(),
+          dir.resolve(flags.get(1) + ".json"));
       CliRun saved = CliRun.of("simulate", "--plan", file.toString());
       assertThat(saved.code()).as(saved.err()).isZero();
       assertThat(line(saved.out())).isEqualTo(line(CliRun.of(concat(List.of("simulate"),

@@ -176,20 +176,23 @@ class TorchtitanMainConformanceTest {
     }
   }
 
-  /** Python itself parses the file, where a python3 is on the PATH. */
-  private static void pythonParses(String text) throws IOException, InterruptedException {
+  /**
+   * Python itself parses the text (one or more files, each a module of its own), where a python3
+   * is on the PATH.
+   */
+  static void pythonParses(String text) throws IOException, InterruptedException {
     Process p;
     try {
       p = new ProcessBuilder("python3", "-c",
           "import ast, sys; ast.parse(sys.stdin.read())").redirectErrorStream(true).start();
     } catch (IOException e) {
-      Assumptions.abort("no python3 to parse the exported config: " + e.getMessage());
+      Assumptions.abort("no python3 to parse the exported configs: " + e.getMessage());
       return;
     }
     p.getOutputStream().write(text.getBytes(StandardCharsets.UTF_8));
     p.getOutputStream().close();
     String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-    assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
+    assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
     assertThat(p.exitValue()).as(out).isZero();
   }
 

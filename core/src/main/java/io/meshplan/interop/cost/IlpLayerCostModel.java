@@ -269,8 +269,8 @@ public final class IlpLayerCostModel implements LayerCostModel {
     }
     LayerCost priced = price(tg, planned.plan(), env, t,
         s.recompute() != io.meshplan.model.Recompute.NONE, s.sequenceParallel() && t > 1,
-        kind == Kind.MTP_HEAD ? "head/lm_head/" : kind == Kind.MTP_FIRST_STAGE
-            ? "layer_" + m.layers() + "/mtp_embedding/" : null);
+        kind == Kind.MTP_HEAD ? TrainingGraphBuilder.lmHeadWeights()
+            : kind == Kind.MTP_FIRST_STAGE ? TrainingGraphBuilder.mtpTableWeights(m) : null);
     LayerCost.Builder out = priced.toBuilder();
     if (kind.routed() && model.arch().moe().routed()) {
       out.experts(exchange(tg, planned.plan(), env, s));

@@ -87,6 +87,30 @@ public final class StageAssembler {
   }
 
   /**
+   * What decides the layers of a stage ({@link #stageLayers}): stages alike in it hold the same
+   * layers, whichever blocks they are.
+   *
+   * @param blocks the stage's blocks
+   * @param denseBlocks the dense blocks among them
+   * @param embedding whether the stage starts the model
+   * @param head whether it ends the model
+   */
+  public record Span(int blocks, int denseBlocks, boolean embedding, boolean head) {}
+
+  /**
+   * The span of the stage of blocks {@code first..last}.
+   *
+   * @param first the first block, from 0
+   * @param last the last block, inclusive
+   * @return the span
+   */
+  public Span span(int first, int last) {
+    io.meshplan.model.ModelSpec model = req.model();
+    return new Span(last - first + 1, model.arch().moe().denseIn(first, last), first == 0,
+        last == model.layers() - 1);
+  }
+
+  /**
    * Whether a model has layers of a kind: dense blocks only among the experts of a
    * mixture-of-experts model that lists them, multi-token prediction modules only when it trains
    * them.

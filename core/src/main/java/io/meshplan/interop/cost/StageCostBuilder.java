@@ -227,13 +227,9 @@ public final class StageCostBuilder {
      */
     Tally split(double expertParams, int weightBytes) {
       Tally e = new Tally();
-      double masterBytes = weightBytes == 4 ? 8.0 : 12.0;
       e.params = expertParams;
       e.gradParams = expertParams;
-      e.weights = expertParams * weightBytes;
-      e.grads = expertParams * 4.0;
-      e.optimizer = expertParams * masterBytes;
-      e.updated = expertParams;
+      e.state(weightBytes);
       e.fwdCompute = fwdCompute;
       e.bwdCompute = bwdCompute;
       params -= e.params;
@@ -286,6 +282,15 @@ public final class StageCostBuilder {
         flops += l.modelFlops();
         hw += l.hardwareFlops();
       }
+      state(weightBytes);
+    }
+
+    /**
+     * The unsharded model state of {@code params} weights and {@code gradParams} gradients: the
+     * weights in the compute type, fp32 gradients, and Adam's fp32 master and moments (the master
+     * is the weight itself in fp32 training).
+     */
+    private void state(int weightBytes) {
       double masterBytes = weightBytes == 4 ? 8.0 : 12.0;
       weights = params * weightBytes;
       grads = gradParams * 4.0;
@@ -471,17 +476,17 @@ public final class StageCostBuilder {
       if (!x.routed()) {
         continue;
       }
-      if (overlap) {
-        exchangeUnder(s, l, comm, n);
-        continue;
-      }
       double pair = pairSeconds(x, comm);
-      double f = n * pair * x.forwardExchanges() / 2;
-      double bw = n * pair * x.backwardExchanges() / 2;
-      s.fwd += f;
-      s.bwd += bw;
-      s.comm += f + bw;
-      s.exchange += f + bw;
+      double fwd = pair * x.forwardExchanges() / 2;
+      double bwd = pair * x.backwardExchanges() / 2;
+      if (overlap) {
+        exchangeUnder(s, l, fwd, bwd, n);
+      } else {
+        s.fwd += n * fwd;
+        s.bwd += n * bwd;
+        s.comm += n * (fwd + bwd);
+        s.exchange += n * (fwd + bwd);
+      }
       s.dataBytesPerMicrobatch += n * pairBytes(x)
           * (x.forwardExchanges() + x.backwardExchanges()) / 2;
     }
@@ -513,15 +518,12 @@ public final class StageCostBuilder {
    * block's compute of the same length of time in the other microbatch's pass, which the 1F1B
    * A2A overlap interleaves with it; what exceeds that compute, and the slowdown, stay exposed
    * ({@link Overlap#under}). The first and last microbatches, which have no partner, are not
-   * treated apart. {@code n} such blocks run in the stage.
+   * treated apart. {@code n} such blocks run in the stage, each exchanging {@code fwd} and {@code
+   * bwd} seconds in its passes.
    */
-  private static void exchangeUnder(Tally s, LayerCost l, CommModel comm, int n) {
-    ExpertExchange x = l.experts();
-    double pair = pairSeconds(x, comm);
+  private static void exchangeUnder(Tally s, LayerCost l, double fwd, double bwd, int n) {
     double compute = Math.max(0, l.forwardSeconds() - l.forwardCommSeconds())
         + Math.max(0, l.backwardSeconds() - (l.tensorCommSeconds() - l.forwardCommSeconds()));
-    double fwd = pair * x.forwardExchanges() / 2;
-    double bwd = pair * x.backwardExchanges() / 2;
     double total = fwd + bwd;
     Overlap o = Overlap.under(compute, total);
     double share = total > 0 ? fwd / total : 0;
@@ -531,8 +533,6 @@ public final class StageCostBuilder {
     s.hidden += n * o.hiddenSeconds();
     s.slowdown += n * o.slowdownSeconds();
     s.exchange += n * o.exposedSeconds();
-    s.dataBytesPerMicrobatch += n * pairBytes(x)
-        * (x.forwardExchanges() + x.backwardExchanges()) / 2;
   }
 
   /** ZeRO stage 0: the gradients are all-reduced once per iteration. */
