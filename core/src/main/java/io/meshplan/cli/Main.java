@@ -48,9 +48,9 @@ public final class Main {
       cl.setParameterExceptionHandler(
           (ex, a) -> {
             CommandLine c = ex.getCommandLine();
-            c.getErr().println("meshplan: error: " + ExceptionMapper.oneLine(ex.getMessage()));
-            c.getErr().println("Try '" + c.getCommandSpec().qualifiedName() + " --help' for "
-                + "usage.");
+            // One line, as every other failure: the usage hint rides on it.
+            c.getErr().println("meshplan: error: " + ExceptionMapper.oneLine(ex.getMessage())
+                + ". Try '" + c.getCommandSpec().qualifiedName() + " --help' for usage.");
             return ExitCodes.BAD_INPUT;
           });
       code = cl.execute(rest.toArray(String[]::new));

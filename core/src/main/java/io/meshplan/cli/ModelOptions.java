@@ -165,7 +165,9 @@ final class ModelOptions {
    */
   java.util.Map<String, Path> inputFiles() {
     Path file = model == null ? null : CliValues.existingFile(model);
-    return file == null ? java.util.Map.of() : java.util.Map.of("--model", file);
+    // A directory is read as the config.json inside it: that is the input to protect.
+    return file == null ? java.util.Map.of()
+        : java.util.Map.of("--model", io.meshplan.model.HfConfigReader.configFile(file));
   }
 
   /**

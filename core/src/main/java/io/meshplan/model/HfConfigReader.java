@@ -88,6 +88,17 @@ public final class HfConfigReader {
   }
 
   /**
+   * The file a path names as a model config: the {@code config.json} inside a directory, else
+   * the path itself. It is what {@link #readConfig} reads, and what outputs must never replace.
+   *
+   * @param path the {@code config.json} or its directory
+   * @return the file
+   */
+  public static Path configFile(Path path) {
+    return Files.isDirectory(path) ? path.resolve("config.json") : path;
+  }
+
+  /**
    * Reads a config file, or the {@code config.json} of a directory, with its warnings.
    *
    * @param path the {@code config.json} or its directory
@@ -95,7 +106,7 @@ public final class HfConfigReader {
    * @throws InputException naming the file and the missing, mistyped or unsupported field
    */
   public static HfConfig readConfig(Path path) {
-    Path file = Files.isDirectory(path) ? path.resolve("config.json") : path;
+    Path file = configFile(path);
     if (!Files.isRegularFile(file)) {
       throw new InputException(file + ": not a regular file (a Hugging Face config.json was "
           + "expected)");

@@ -150,4 +150,43 @@ class InputNeverOutputCliTest {
     // 28 rows x 3 spellings.
     assertThat(runs).isEqualTo(84);
   }
+
+  /**
+   * {@code --model DIR} reads {@code DIR/config.json}: that file, named directly or through a
+   * link, is an input no output may replace, even with {@code --force} (it was replaced before).
+   */
+  @Test
+  void aModelDirectorysConfigIsAnInput(@TempDir Path dir) throws IOException {
+    Path model = Files.createDirectory(dir.resolve("model"));
+    Path config = Files.copy(Path.of("core/src/test/resources/hf/llama-2-7b-hf.json"),
+        model.resolve("config.json"));
+    byte[] before = Files.readAllBytes(config);
+    String sim = " --tp 1 --pp 1 --dp 8 --micro-batch 1 --global-batch 8 --force";
+    for (String line : List.of(
+        "plan --model MODEL --layers 2 --cluster 1x8:h100-80gb --force --out OUT",
+        "simulate --model MODEL --layers 2 --cluster 1x8:h100-80gb --report OUT" + sim,
+        "export --to megatron --model MODEL --layers 2 --cluster 1x8:h100-80gb --out OUT"
+            + sim)) {
+      for (Path out : List.of(config, Files.createTempDirectory(dir, "l")
+          .resolve("link.json"))) {
+        if (!Files.exists(out, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+          Files.createSymbolicLink(out, config);
+        }
+        String[] args = line.replace("MODEL", model.toString()).replace("OUT", out.toString())
+            .split(" ");
+        CliRun r = CliRun.of(args);
+        r.refusedInOneLine(ExitCodes.BAD_INPUT, "input");
+        assertThat(Files.readAllBytes(config)).as(line).isEqualTo(before);
+      }
+    }
+  }
+
+  /** A flag the parser refuses (an int too large, an unknown option) is one line and exit 2. */
+  @Test
+  void parserRefusalsAreOneLine() {
+    CliRun.of("simulate", "--model", "llama2-7b", "--ep", "99999999999")
+        .refusedInOneLine(ExitCodes.BAD_INPUT, "'99999999999' is not an int. Try 'meshplan "
+            + "simulate --help' for usage.");
+    CliRun.of("plan", "--bogus-flag").refusedInOneLine(ExitCodes.BAD_INPUT, "--bogus-flag");
+  }
 }
