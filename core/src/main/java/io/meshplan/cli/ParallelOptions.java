@@ -2,6 +2,7 @@ package io.meshplan.cli;
 
 import io.meshplan.model.Recompute;
 import io.meshplan.plan.ParallelConfig;
+import io.meshplan.plan.SplitAccounting;
 import io.meshplan.util.InputException;
 import picocli.CommandLine.Option;
 
@@ -56,6 +57,16 @@ final class ParallelOptions {
       + " on the last pipeline stage (Megatron-LM's --decoder-last-pipeline-num-layers).")
   Integer lastStageLayers;
 
+  @Option(names = "--account-for-embedding-in-pipeline-split", description = "Count the"
+      + " embedding as a layer when splitting the layers over pipeline stages and model chunks:"
+      + " the first chunk holds one transformer layer fewer (as Megatron-LM's flag).")
+  boolean embeddingInSplit;
+
+  @Option(names = "--account-for-loss-in-pipeline-split", description = "Count the LM head and"
+      + " loss as a layer in the split: the last chunk holds one transformer layer fewer (as"
+      + " Megatron-LM's flag).")
+  boolean lossInSplit;
+
   @Option(names = "--ep", paramLabel = "N", description = "Expert-parallel size of a"
       + " mixture-of-experts model (Megatron-LM's --expert-model-parallel-size; default 1).")
   Integer ep;
@@ -92,6 +103,7 @@ final class ParallelOptions {
     return schedule != null || tp != null || pp != null || dp != null || vpp != null || microBatch != null
         || globalBatch != null || recompute != null || sequenceParallel || distributedOptimizer
         || zeroStage != null || firstStageLayers != null || lastStageLayers != null
+        || embeddingInSplit || lossInSplit
         || ep != null || etp != null || cp != null || cpCommType != null;
   }
 
@@ -122,7 +134,8 @@ final class ParallelOptions {
       return new ParallelConfig(tp, pp, dp, vpp == null ? 1 : vpp, microBatch, globalBatch, r,
           sequenceParallel, zero, firstStageLayers == null ? 0 : firstStageLayers,
           lastStageLayers == null ? 0 : lastStageLayers, ep == null ? 1 : ep,
-          etp == null ? 1 : etp, cp == null ? 1 : cp, allGather);
+          etp == null ? 1 : etp, cp == null ? 1 : cp, allGather,
+          new SplitAccounting(embeddingInSplit, lossInSplit));
     } catch (IllegalArgumentException e) {
       throw new InputException(FlagWords.reword(e.getMessage(), FlagWords.PARALLEL));
     }

@@ -264,7 +264,7 @@ public final class MegatronArgs implements FrameworkWriter {
     return a;
   }
 
-  /** Virtual stages and uneven first and last stages. */
+  /** Virtual stages, uneven first and last stages, and the embedding and loss in the split. */
   private static void pipelineStages(ParallelConfig c, ModelSpec m, List<List<String>> a) {
     if (c.virtualStages() > 1 && c.unevenStages()) {
       // arguments.py refuses uneven stages with --num-layers-per-virtual-pipeline-stage
@@ -281,6 +281,9 @@ public final class MegatronArgs implements FrameworkWriter {
     }
     if (c.lastStageLayers() > 0) {
       a.add(List.of("--decoder-last-pipeline-num-layers", Integer.toString(c.lastStageLayers())));
+    }
+    for (String flag : c.splitAccounting().megatronFlags()) {
+      a.add(List.of(flag));
     }
   }
 

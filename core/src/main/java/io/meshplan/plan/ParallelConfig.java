@@ -37,6 +37,8 @@ import io.meshplan.util.Require;
  * @param contextParallel the context-parallel size ({@code --context-parallel-size}): GPUs one
  *     sequence is split over, each a share of the data-parallel group's GPUs
  * @param cpAllGather Megatron-Core's {@code --cp-comm-type all_gather} rather than {@code p2p}
+ * @param splitAccounting whether the pipeline split counts the embedding and the loss as layers
+ *     ({@link SplitAccounting})
  */
 public record ParallelConfig(
     int tensorParallel,
@@ -53,7 +55,8 @@ public record ParallelConfig(
     int expertParallel,
     int expertTensorParallel,
     int contextParallel,
-    boolean cpAllGather) {
+    boolean cpAllGather,
+    SplitAccounting splitAccounting) {
 
   /** Validates the sizes on their own; see {@link #check} for the fit to a model and cluster. */
   public ParallelConfig {
@@ -73,6 +76,49 @@ public record ParallelConfig(
     Require.positive(expertParallel, "expert-parallel size");
     Require.positive(expertTensorParallel, "expert tensor-parallel size");
     Require.positive(contextParallel, "context-parallel size");
+    Require.nonNull(splitAccounting, "split accounting");
+  }
+
+  /**
+   * A configuration whose pipeline split counts only transformer layers.
+   *
+   * @param tensorParallel tensor-parallel size
+   * @param pipelineParallel pipeline-parallel size
+   * @param dataParallel data-parallel size
+   * @param virtualStages model chunks per pipeline stage
+   * @param microBatchSize sequences per microbatch on one replica
+   * @param globalBatchSize sequences per iteration
+   * @param recompute activation recomputation
+   * @param sequenceParallel sequence parallelism in the tensor-parallel group
+   * @param zeroStage the ZeRO stage
+   * @param firstStageLayers layers on the first stage, 0 for the even split
+   * @param lastStageLayers layers on the last stage, 0 for the even split
+   * @param expertParallel EP
+   * @param expertTensorParallel ETP
+   * @param contextParallel CP
+   * @param cpAllGather the {@code all_gather} form of CP
+   */
+  public ParallelConfig(int tensorParallel, int pipelineParallel, int dataParallel,
+      int virtualStages, int microBatchSize, int globalBatchSize, Recompute recompute,
+      boolean sequenceParallel, int zeroStage, int firstStageLayers, int lastStageLayers,
+      int expertParallel, int expertTensorParallel, int contextParallel, boolean cpAllGather) {
+    this(tensorParallel, pipelineParallel, dataParallel, virtualStages, microBatchSize,
+        globalBatchSize, recompute, sequenceParallel, zeroStage, firstStageLayers,
+        lastStageLayers, expertParallel, expertTensorParallel, contextParallel, cpAllGather,
+        SplitAccounting.NONE);
+  }
+
+  /**
+   * This configuration with the embedding and the loss counted in the pipeline split or not.
+   *
+   * @param split the accounting
+   * @return the configuration
+   */
+  public ParallelConfig withSplitAccounting(SplitAccounting split) {
+    return new ParallelConfig(tensorParallel, pipelineParallel, dataParallel, virtualStages,
+        microBatchSize, globalBatchSize, recompute, sequenceParallel, zeroStage,
+        firstStageLayers, lastStageLayers, expertParallel, expertTensorParallel, contextParallel,
+        cpAllGather, split);
   }
 
   /**
@@ -112,7 +158,7 @@ public record ParallelConfig(
     return new ParallelConfig(tensorParallel, pipelineParallel, dataParallel, virtualStages,
         microBatchSize, globalBatchSize, recompute, sequenceParallel, zeroStage,
         firstStageLayers, lastStageLayers, expertParallel, expertTensorParallel, cp,
-        allGather && cp > 1);
+        allGather && cp > 1, splitAccounting);
   }
 
   /**
@@ -185,7 +231,8 @@ public record ParallelConfig(
   public ParallelConfig withExperts(int ep, int etp) {
     return new ParallelConfig(tensorParallel, pipelineParallel, dataParallel, virtualStages,
         microBatchSize, globalBatchSize, recompute, sequenceParallel, zeroStage,
-        firstStageLayers, lastStageLayers, ep, etp, contextParallel, cpAllGather);
+        firstStageLayers, lastStageLayers, ep, etp, contextParallel, cpAllGather,
+        splitAccounting);
   }
 
   /**
@@ -305,7 +352,8 @@ public record ParallelConfig(
   public ParallelConfig withZeroStage(int stage) {
     return new ParallelConfig(tensorParallel, pipelineParallel, dataParallel, virtualStages,
         microBatchSize, globalBatchSize, recompute, sequenceParallel, stage, firstStageLayers,
-        lastStageLayers, expertParallel, expertTensorParallel, contextParallel, cpAllGather);
+        lastStageLayers, expertParallel, expertTensorParallel, contextParallel, cpAllGather,
+        splitAccounting);
   }
 
   /**
@@ -318,16 +366,17 @@ public record ParallelConfig(
   public ParallelConfig withStageLayers(int first, int last) {
     return new ParallelConfig(tensorParallel, pipelineParallel, dataParallel, virtualStages,
         microBatchSize, globalBatchSize, recompute, sequenceParallel, zeroStage, first, last,
-        expertParallel, expertTensorParallel, contextParallel, cpAllGather);
+        expertParallel, expertTensorParallel, contextParallel, cpAllGather, splitAccounting);
   }
 
   /**
-   * Whether the first or the last stage's layer count is stated.
+   * Whether the stages' layer counts are not the plain even split: the first or the last stage's
+   * count is stated, or the split counts the embedding or the loss.
    *
-   * @return true when either is set
+   * @return true when any is set
    */
   public boolean unevenStages() {
-    return firstStageLayers > 0 || lastStageLayers > 0;
+    return firstStageLayers > 0 || lastStageLayers > 0 || splitAccounting.any();
   }
 
   /**
@@ -335,12 +384,16 @@ public record ParallelConfig(
    * get_num_layers_to_build} in {@code megatron/core/transformer/transformer_block.py}): every
    * pipeline stage without a stated count holds (layers - stated) / (stages without one), each of
    * a stage's {@code virtualStages} chunks a 1/{@code virtualStages} share, and chunk {@code k}
-   * runs on stage {@code k mod pipelineParallel}.
+   * runs on stage {@code k mod pipelineParallel}; or as {@link SplitAccounting#chunkLayers} when
+   * the split counts the embedding or the loss.
    *
    * @param layers the model's transformer layers, already accepted by {@link #check}
    * @return blocks per chunk, {@code pipelineParallel * virtualStages} of them
    */
   public int[] chunkLayers(int layers) {
+    if (splitAccounting.any()) {
+      return splitAccounting.chunkLayers(layers, pipelineParallel, virtualStages);
+    }
     int rest = layers - firstStageLayers - lastStageLayers;
     int restStages = pipelineParallel - (firstStageLayers > 0 ? 1 : 0)
         - (lastStageLayers > 0 ? 1 : 0);
@@ -406,9 +459,11 @@ public record ParallelConfig(
           + "micro batch " + microBatchSize + " x data-parallel size " + dataParallel + " = "
           + perStep);
     }
-    if (unevenStages()) {
+    splitAccounting.check(layers, pipelineParallel, virtualStages,
+        firstStageLayers > 0 || lastStageLayers > 0);
+    if (firstStageLayers > 0 || lastStageLayers > 0) {
       checkUnevenStages(layers);
-    } else if (layers % ((long) pipelineParallel * virtualStages) != 0) {
+    } else if (!splitAccounting.any() && layers % ((long) pipelineParallel * virtualStages) != 0) {
       throw new InputException("the model's " + layers + " layers are not divisible by "
           + "pipeline-parallel size " + pipelineParallel
           + (virtualStages > 1 ? " x virtual stages " + virtualStages : "")

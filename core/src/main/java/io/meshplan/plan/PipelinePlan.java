@@ -255,11 +255,38 @@ public record PipelinePlan(
       return Optional.empty();
     }
     StagePlan s0 = stages.get(0);
-    int[] firstLast = unevenStageLayers().orElseThrow();
+    int[] firstLast = unevenStageLayers().orElse(new int[2]);
     return Optional.of(new ParallelConfig(s0.tensorParallel(), stages.size() / virtualStages,
         s0.dataParallel(), virtualStages, microBatchSize(s0), globalBatchSize, s0.recompute(),
         s0.sequenceParallel(), s0.zeroStage(), firstLast[0], firstLast[1], s0.expertParallel(),
-        s0.expertTensorParallel(), s0.contextParallel(), s0.cpAllGather()));
+        s0.expertTensorParallel(), s0.contextParallel(), s0.cpAllGather(),
+        unevenStageLayers().isPresent() ? SplitAccounting.NONE : splitAccounting().orElseThrow()));
+  }
+
+  /**
+   * The chunks' layer counts as Megatron-Core's split that counts the embedding or the loss as a
+   * layer ({@link SplitAccounting}): every chunk holds the same number of layers but the first,
+   * one fewer when the embedding is counted, and the last, one fewer when the loss is.
+   *
+   * @return the accounting, or empty when the counts are not of this form (or are even)
+   */
+  public Optional<SplitAccounting> splitAccounting() {
+    int n = stages.size();
+    if (n < 2) {
+      return Optional.empty();
+    }
+    int per = stages.get(1).layerCount();
+    for (int k = 1; k < n - 1; k++) {
+      if (stages.get(k).layerCount() != per) {
+        return Optional.empty();
+      }
+    }
+    int e = per - stages.get(0).layerCount();
+    int l = per - stages.get(n - 1).layerCount();
+    if (e < 0 || e > 1 || l < 0 || l > 1 || e + l == 0) {
+      return Optional.empty();
+    }
+    return Optional.of(new SplitAccounting(e == 1, l == 1));
   }
 
   /**
@@ -350,10 +377,10 @@ public record PipelinePlan(
             + "); the frameworks use one tensor and data-parallel size for all stages");
       }
     }
-    if (unevenStageLayers().isEmpty()) {
+    if (unevenStageLayers().isEmpty() && splitAccounting().isEmpty()) {
       return Optional.of("stages hold numbers of layers (" + layerCounts() + ") that are "
-          + "neither equal nor equal apart from the first and last stage, the only uneven "
-          + "split Megatron-LM states");
+          + "neither equal nor equal apart from the first and last stage, nor one fewer in the "
+          + "first or last chunk, the only uneven splits Megatron-LM states");
     }
     return Optional.empty();
   }

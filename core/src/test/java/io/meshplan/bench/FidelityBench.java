@@ -63,7 +63,12 @@ public final class FidelityBench {
 
   /** One run as published and as meshplan states it. */
   private record Run(String set, String name, ModelSpec model, String cluster, ParallelConfig c,
-      DType dtype, Attention attention, double measured, String unit) {}
+      DType dtype, Attention attention, double measured, String unit, boolean moeOverlap) {
+    Run(String set, String name, ModelSpec model, String cluster, ParallelConfig c, DType dtype,
+        Attention attention, double measured, String unit) {
+      this(set, name, model, cluster, c, dtype, attention, measured, unit, false);
+    }
+  }
 
   /** A run's prediction. */
   private record Result(Run run, double predicted, double peakGib, boolean fits) {
@@ -93,7 +98,8 @@ public final class FidelityBench {
       ParallelConfig c = r.c();
       System.out.printf(Locale.ROOT, "%-5s %-12s %-16s %-26s %9.1f %9.1f %+7.1f%% %9.1f %-5s%n",
           r.set(), r.name(), r.cluster(), c.tensorParallel() + "/" + c.pipelineParallel() + "/"
-              + c.dataParallel() + (c.contextParallel() > 1 ? " cp" + c.contextParallel() : "")
+              + c.dataParallel() + (c.virtualStages() > 1 ? " v" + c.virtualStages() : "")
+              + (c.contextParallel() > 1 ? " cp" + c.contextParallel() : "")
               + (c.expertParallel() > 1 ? " ep" + c.expertParallel() : "") + " "
               + c.microBatchSize() + " " + c.globalBatchSize() + " "
               + c.recompute().label(), r.measured(), res.predicted(), 100 * res.error(),
@@ -131,7 +137,7 @@ public final class FidelityBench {
       case "h100" -> new Overlaps(true, true, true, true, true);
       // Megatron-Bridge's recipes and Meta's stack overlap the gradient reduction and the
       // parameter gather (the distributed optimizer's defaults there) and fuse the accumulation.
-      case "moe", "cp" -> new Overlaps(true, true, false, true, true);
+      case "moe", "cp" -> new Overlaps(true, true, false, true, true, r.moeOverlap());
       default -> Overlaps.DEFAULTS;
     };
     TrainingJob job = TrainingJob.of(r.model(), cs).withGlobalBatch(r.c().globalBatchSize())
@@ -179,12 +185,14 @@ public final class FidelityBench {
       m = m.withSequence(seq).withTraining(batch, m.dtype());
       int tp = Integer.parseInt(f[7]);
       ParallelConfig c = new ParallelConfig(tp, Integer.parseInt(f[8]), Integer.parseInt(f[9]),
-          1, Integer.parseInt(f[6]), batch, Recompute.parse(f[15]), tp > 1,
+          Integer.parseInt(f[19]), Integer.parseInt(f[6]), batch, Recompute.parse(f[15]), tp > 1,
           Integer.parseInt(f[14]), Integer.parseInt(f[12]), Integer.parseInt(f[13]),
-          Integer.parseInt(f[11]), 1, Integer.parseInt(f[10]), false);
+          Integer.parseInt(f[11]), 1, Integer.parseInt(f[10]), false,
+          new io.meshplan.plan.SplitAccounting(f[20].contains("embedding"),
+              f[20].contains("loss")));
       DType dtype = io.meshplan.model.Fp8Training.parse(f[3]);
       out.add(new Run(f[0], f[1], m, Integer.parseInt(f[2]) / 8 + "x8:h100-80gb:ib-ndr400", c,
-          dtype, Attention.FLASH, Double.parseDouble(f[17]), f[18]));
+          dtype, Attention.FLASH, Double.parseDouble(f[17]), f[18], f[16].equals("yes")));
     }
     return out;
   }
