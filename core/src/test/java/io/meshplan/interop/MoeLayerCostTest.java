@@ -81,6 +81,12 @@ class MoeLayerCostTest {
     assertThat(c.experts().expertParameters()).isEqualTo(1_572_864.0);
     assertThat(c.experts().forwardExchanges()).isEqualTo(2);
     assertThat(c.experts().backwardExchanges()).isEqualTo(2);
+    // The experts' compute between dispatch and combine is part of the block's, and its backward
+    // (data and weight gradients of the three GEMMs) is longer than its forward.
+    assertThat(c.experts().expertForwardSeconds()).isPositive()
+        .isLessThan(c.forwardSeconds());
+    assertThat(c.experts().expertBackwardSeconds())
+        .isGreaterThan(c.experts().expertForwardSeconds()).isLessThan(c.backwardSeconds());
     // With CP 2 the GPU's share of each sequence is 64 tokens: half the rows, 131,072 bytes.
     IlpLayerCostModel flash = new IlpLayerCostModel(m, req.cluster(), req.comm(), DType.BF16,
         io.meshplan.model.Attention.FLASH, io.meshplan.intraop.SolverOptions.defaults(),

@@ -21,11 +21,32 @@ import io.meshplan.util.Require;
  * @param forwardExchanges all-to-alls in the forward pass of one microbatch
  * @param backwardExchanges all-to-alls in the backward pass of one microbatch, recomputation
  *     included
+ * @param expertForwardSeconds the compute between the dispatch and the combine in the forward
+ *     pass (the local experts' GEMMs and activation: Megatron-Core's {@code mlp} node), seconds
+ * @param expertBackwardSeconds the same compute's backward (data and weight gradients, what is
+ *     recomputed of it included), seconds
  */
 public record ExpertExchange(int expertParallel, int expertTensorParallel,
-    double expertParameters, double exchangeBytes, int forwardExchanges, int backwardExchanges) {
+    double expertParameters, double exchangeBytes, int forwardExchanges, int backwardExchanges,
+    double expertForwardSeconds, double expertBackwardSeconds) {
   /** A dense layer: nothing exchanged. */
   public static final ExpertExchange NONE = new ExpertExchange(1, 1, 0, 0, 0, 0);
+
+  /**
+   * An exchange whose experts' compute is not told apart from the rest of the block.
+   *
+   * @param expertParallel EP
+   * @param expertTensorParallel ETP
+   * @param expertParameters the routed experts' weights one GPU holds, elements
+   * @param exchangeBytes the buffer of one all-to-all on the busiest GPU, bytes
+   * @param forwardExchanges all-to-alls in the forward pass
+   * @param backwardExchanges all-to-alls in the backward pass
+   */
+  public ExpertExchange(int expertParallel, int expertTensorParallel, double expertParameters,
+      double exchangeBytes, int forwardExchanges, int backwardExchanges) {
+    this(expertParallel, expertTensorParallel, expertParameters, exchangeBytes, forwardExchanges,
+        backwardExchanges, 0, 0);
+  }
 
   /** Validates the numbers. */
   public ExpertExchange {
@@ -35,6 +56,8 @@ public record ExpertExchange(int expertParallel, int expertTensorParallel,
     Require.nonNegative(exchangeBytes, "exchange bytes");
     Require.that(forwardExchanges >= 0 && backwardExchanges >= 0, "exchange counts must not be "
         + "negative");
+    Require.nonNegative(expertForwardSeconds, "expert forward seconds");
+    Require.nonNegative(expertBackwardSeconds, "expert backward seconds");
   }
 
   /**
@@ -54,6 +77,7 @@ public record ExpertExchange(int expertParallel, int expertTensorParallel,
    */
   public ExpertExchange withFullRecompute() {
     return new ExpertExchange(expertParallel, expertTensorParallel, expertParameters,
-        exchangeBytes, forwardExchanges, backwardExchanges + forwardExchanges);
+        exchangeBytes, forwardExchanges, backwardExchanges + forwardExchanges,
+        expertForwardSeconds, expertBackwardSeconds + expertForwardSeconds);
   }
 }

@@ -340,8 +340,31 @@ public final class IlpLayerCostModel implements LayerCostModel {
         (long) s.microBatch() * (model.seq() / s.contextParallel())) * moe.load();
     double bytes = rows * model.hidden()
         * io.meshplan.model.Fp8Training.storage(computeType).bytes();
+    double[] compute = expertCompute(tg, plan);
     return new ExpertExchange(s.expertParallel(), s.expertTensorParallel(), expertParams, bytes,
-        2, 2);
+        2, 2, compute[0], compute[1]);
+  }
+
+  /**
+   * The compute of the block's local experts ({@link TrainingGraphBuilder#expertPart}), forward
+   * and backward (recomputation included), seconds.
+   */
+  private static double[] expertCompute(TrainingGraph tg, ShardingPlan plan) {
+    String suffix = "/" + TrainingGraphBuilder.expertPart();
+    double[] out = new double[2];
+    for (Instruction ins : tg.graph().instructions()) {
+      if (!ins.opName().endsWith(suffix)) {
+        continue;
+      }
+      io.meshplan.model.Phase p = tg.phase(ins.id());
+      if (p == io.meshplan.model.Phase.FORWARD) {
+        out[0] += plan.strategy(ins.id()).computeCost();
+      } else if (p == io.meshplan.model.Phase.BACKWARD
+          || p == io.meshplan.model.Phase.RECOMPUTE) {
+        out[1] += plan.strategy(ins.id()).computeCost();
+      }
+    }
+    return out;
   }
 
   /** Input and output activations (and their gradients) take the chaining layout. */

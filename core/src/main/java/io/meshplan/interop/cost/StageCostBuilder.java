@@ -514,25 +514,44 @@ public final class StageCostBuilder {
 
   /**
    * The exchange of one block under compute (Megatron-Core's {@code
-   * --overlap-moe-expert-parallel-comm}): each pass's all-to-alls and ETP gathers run under the
-   * block's compute of the same length of time in the other microbatch's pass, which the 1F1B
-   * A2A overlap interleaves with it; what exceeds that compute, and the slowdown, stay exposed
-   * ({@link Overlap#under}). The first and last microbatches, which have no partner, are not
-   * treated apart. {@code n} such blocks run in the stage, each exchanging {@code fwd} and {@code
-   * bwd} seconds in its passes.
+   * --overlap-moe-expert-parallel-comm}). Its combined 1F1B runs the forward of one microbatch's
+   * block beside the backward of another's in three steps, each a communication on one stream
+   * beside compute on the other ({@code TransformerLayerSchedulePlan.run} in {@code
+   * megatron/core/models/common/model_chunk_schedule_plan.py}, read at d98e8a6):
+   * <ol>
+   *   <li>the backward's combine beside the forward's compute before its dispatch (norms,
+   *       attention, router);
+   *   <li>the forward's and the backward's dispatch beside the experts' backward and forward
+   *       compute ({@link ExpertExchange#expertBackwardSeconds}, {@link
+   *       ExpertExchange#expertForwardSeconds});
+   *   <li>the forward's combine beside the backward's compute before the experts (attention,
+   *       norms and router backward).
+   * </ol>
+   * Each step is a window ({@link Overlap#under}): an all-to-all longer than the compute beside it
+   * stays exposed even when the block's compute as a whole is longer. Each pass's all-to-alls
+   * (and ETP gathers) are its dispatch and combine, of equal size. The first and last microbatches,
+   * which have no partner, are not treated apart. {@code n} such blocks run in the stage, each
+   * exchanging {@code fwd} and {@code bwd} seconds in its passes.
    */
   private static void exchangeUnder(Tally s, LayerCost l, double fwd, double bwd, int n) {
-    double compute = Math.max(0, l.forwardSeconds() - l.forwardCommSeconds())
-        + Math.max(0, l.backwardSeconds() - (l.tensorCommSeconds() - l.forwardCommSeconds()));
-    double total = fwd + bwd;
-    Overlap o = Overlap.under(compute, total);
-    double share = total > 0 ? fwd / total : 0;
-    s.fwd += n * o.addedSeconds() * share;
-    s.bwd += n * o.addedSeconds() * (1 - share);
-    s.comm += n * o.exposedSeconds();
-    s.hidden += n * o.hiddenSeconds();
-    s.slowdown += n * o.slowdownSeconds();
-    s.exchange += n * o.exposedSeconds();
+    ExpertExchange x = l.experts();
+    double fwdCompute = Math.max(0, l.forwardSeconds() - l.forwardCommSeconds());
+    double bwdCompute = Math.max(0, l.backwardSeconds()
+        - (l.tensorCommSeconds() - l.forwardCommSeconds()));
+    double expertFwd = Math.min(x.expertForwardSeconds(), fwdCompute);
+    double expertBwd = Math.min(x.expertBackwardSeconds(), bwdCompute);
+    Overlap combineBwd = Overlap.under(fwdCompute - expertFwd, bwd / 2);
+    Overlap dispatches = Overlap.under(expertFwd + expertBwd, (fwd + bwd) / 2);
+    Overlap combineFwd = Overlap.under(bwdCompute - expertBwd, fwd / 2);
+    double share = fwd + bwd > 0 ? fwd / (fwd + bwd) : 0;
+    s.fwd += n * (combineFwd.addedSeconds() + dispatches.addedSeconds() * share);
+    s.bwd += n * (combineBwd.addedSeconds() + dispatches.addedSeconds() * (1 - share));
+    for (Overlap o : new Overlap[] {combineBwd, dispatches, combineFwd}) {
+      s.comm += n * o.exposedSeconds();
+      s.hidden += n * o.hiddenSeconds();
+      s.slowdown += n * o.slowdownSeconds();
+      s.exchange += n * o.exposedSeconds();
+    }
   }
 
   /** ZeRO stage 0: the gradients are all-reduced once per iteration. */

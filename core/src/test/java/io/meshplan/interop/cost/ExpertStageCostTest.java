@@ -87,4 +87,37 @@ class ExpertStageCostTest {
     // (1/2) 2e6 1e-9 = 1e-3 s each. Forward: 2 x 5e-4 + 2e-3 = 3e-3 s.
     assertThat(c.forwardSeconds()).isCloseTo(0.01 + 3e-3, within(1e-12));
   }
+
+  /**
+   * Megatron-Core's combined 1F1B pairs each all-to-all with one piece of the other microbatch's
+   * compute, not with the whole block. A block of 0.001 s forward (0.0008 of it the experts) and
+   * 0.02 s backward (0.01 the experts); each all-to-all 7.5e-4 s; compute beside an all-to-all runs
+   * 18.9% slower (so it covers 1.189 times its length):
+   * <ol>
+   *   <li>the backward's combine beside the forward's 0.0002 s before its dispatch: covered
+   *       0.0002 x 1.189 = 2.378e-4 s, exposed 7.5e-4 - 2.378e-4 = 5.122e-4 s, slowdown
+   *       0.0002 x 0.189 = 3.78e-5 s (both to the backward, whose all-to-all it is);
+   *   <li>both dispatches, 1.5e-3 s, beside the experts' 0.0108 s: hidden, slowdown 1.5e-3 x
+   *       0.189 / 1.189 = 2.3844e-4 s, half to each pass;
+   *   <li>the forward's combine beside the backward's 0.01 s before its experts: hidden,
+   *       slowdown 7.5e-4 x 0.189 / 1.189 = 1.1922e-4 s (to the forward).
+   * </ol>
+   * The block's compute as a whole (0.021 s) would have hidden all four.
+   */
+  @Test
+  void overlappedAllToAllsArePairedAsMegatronsCombinedScheduleRunsThem() {
+    StageCostBuilder b = new StageCostBuilder(MESHES.apply(LogicalMesh.of(8, 1)), MESHES, 1e12,
+        2, new Overlaps(false, false, false, true, true, true));
+    LayerCost l = LayerCost.builder().forwardSeconds(0.001).backwardSeconds(0.02)
+        .parameters(4e6).gradientParameters(4e6).modelFlops(1e12).hardwareFlops(1e12)
+        .experts(new ExpertExchange(4, 1, 3e6, 1e6, 2, 2, 0.0008, 0.01)).build();
+    StageCost c = b.build(List.of(l), 8, 1, 0, false);
+    double sigma = io.meshplan.sim.Overlap.SLOWDOWN;
+    double step1 = (7.5e-4 - 0.0002 * (1 + sigma)) + 0.0002 * sigma;
+    double step2 = 1.5e-3 * sigma / (1 + sigma);
+    double step3 = 7.5e-4 * sigma / (1 + sigma);
+    assertThat(step1).isCloseTo(5.5e-4, within(1e-12));
+    assertThat(c.forwardSeconds()).isCloseTo(0.001 + step3 + step2 / 2, within(1e-12));
+    assertThat(c.backwardSeconds()).isCloseTo(0.02 + step1 + step2 / 2, within(1e-12));
+  }
 }
