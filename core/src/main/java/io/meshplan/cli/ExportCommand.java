@@ -243,7 +243,7 @@ final class ExportCommand implements Callable<Integer> {
     if (c.lastStageLayers() > 0) {
       w.addAll(List.of("--last-stage-layers", Integer.toString(c.lastStageLayers())));
     }
-    w.addAll(c.splitAccounting().megatronFlags());
+    c.split().megatronArgs().forEach(w::addAll);
     w.addAll(List.of("--micro-batch", Integer.toString(c.microBatchSize()),
         "--global-batch", Integer.toString(c.globalBatchSize()),
         "--recompute", c.recompute().label()));

@@ -2,6 +2,8 @@ package io.meshplan.cli;
 
 import io.meshplan.model.Recompute;
 import io.meshplan.plan.ParallelConfig;
+import io.meshplan.plan.PipelineLayout;
+import io.meshplan.plan.PipelineSplit;
 import io.meshplan.plan.SplitAccounting;
 import io.meshplan.util.InputException;
 import picocli.CommandLine.Option;
@@ -67,6 +69,13 @@ final class ParallelOptions {
       + " Megatron-LM's flag).")
   boolean lossInSplit;
 
+  @Option(names = "--pipeline-model-parallel-layout", paramLabel = "LAYOUT", description = "The"
+      + " layers of every model chunk, as Megatron-LM's flag of that name writes them: chunks in"
+      + " layer order separated by |, E the embedding, t a transformer layer, m a multi-token"
+      + " prediction module, L the loss; x*n and (...)*n repeat (e.g. 'Et|(tt|)*30mL'). The"
+      + " chunks over --pp give the virtual stages.")
+  String layout;
+
   @Option(names = "--ep", paramLabel = "N", description = "Expert-parallel size of a"
       + " mixture-of-experts model (Megatron-LM's --expert-model-parallel-size; default 1).")
   Integer ep;
@@ -103,7 +112,7 @@ final class ParallelOptions {
     return schedule != null || tp != null || pp != null || dp != null || vpp != null || microBatch != null
         || globalBatch != null || recompute != null || sequenceParallel || distributedOptimizer
         || zeroStage != null || firstStageLayers != null || lastStageLayers != null
-        || embeddingInSplit || lossInSplit
+        || embeddingInSplit || lossInSplit || layout != null
         || ep != null || etp != null || cp != null || cpCommType != null;
   }
 
@@ -131,14 +140,37 @@ final class ParallelOptions {
     positive("--cp", cp);
     boolean allGather = cpAllGather();
     try {
-      return new ParallelConfig(tp, pp, dp, vpp == null ? 1 : vpp, microBatch, globalBatch, r,
+      PipelineSplit split = split();
+      int chunks = split instanceof PipelineLayout l ? l.virtualStages(pp) : vpp == null ? 1 : vpp;
+      return new ParallelConfig(tp, pp, dp, chunks, microBatch, globalBatch, r,
           sequenceParallel, zero, firstStageLayers == null ? 0 : firstStageLayers,
           lastStageLayers == null ? 0 : lastStageLayers, ep == null ? 1 : ep,
-          etp == null ? 1 : etp, cp == null ? 1 : cp, allGather,
-          new SplitAccounting(embeddingInSplit, lossInSplit));
+          etp == null ? 1 : etp, cp == null ? 1 : cp, allGather, split);
     } catch (IllegalArgumentException e) {
       throw new InputException(FlagWords.reword(e.getMessage(), FlagWords.PARALLEL));
     }
+  }
+
+  /**
+   * The pipeline split: a layout (with no {@code --vpp} but the one it gives, and not with the
+   * counted split, as Megatron-LM's arguments.py asserts), or the counted split.
+   */
+  private PipelineSplit split() {
+    if (layout == null) {
+      return new SplitAccounting(embeddingInSplit, lossInSplit);
+    }
+    if (embeddingInSplit || lossInSplit) {
+      throw new InputException("--pipeline-model-parallel-layout cannot be given with "
+          + "--account-for-embedding-in-pipeline-split or --account-for-loss-in-pipeline-split,"
+          + " as in Megatron-LM");
+    }
+    PipelineLayout l = PipelineLayout.parse(layout, pp);
+    if (vpp != null && vpp != l.virtualStages(pp)) {
+      throw new InputException("--vpp " + vpp + " disagrees with --pipeline-model-parallel-layout"
+          + ", whose " + l.chunks().size() + " chunks over --pp " + pp + " give "
+          + l.virtualStages(pp) + "; drop --vpp");
+    }
+    return l;
   }
 
   /** {@code --cp-comm-type}: p2p (false) or all_gather (true); only with {@code --cp} above 1. */

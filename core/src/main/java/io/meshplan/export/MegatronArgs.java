@@ -266,6 +266,11 @@ public final class MegatronArgs implements FrameworkWriter {
 
   /** Virtual stages, uneven first and last stages, and the embedding and loss in the split. */
   private static void pipelineStages(ParallelConfig c, ModelSpec m, List<List<String>> a) {
+    if (c.split() instanceof io.meshplan.plan.PipelineLayout) {
+      // arguments.py: the layout states the chunks; no other virtual-stage argument may be set.
+      a.addAll(c.split().megatronArgs());
+      return;
+    }
     if (c.virtualStages() > 1 && c.unevenStages()) {
       // arguments.py refuses uneven stages with --num-layers-per-virtual-pipeline-stage
       // ("please use --num-virtual-stages-per-pipeline-rank ... when enable uneven pipeline").
@@ -282,9 +287,7 @@ public final class MegatronArgs implements FrameworkWriter {
     if (c.lastStageLayers() > 0) {
       a.add(List.of("--decoder-last-pipeline-num-layers", Integer.toString(c.lastStageLayers())));
     }
-    for (String flag : c.splitAccounting().megatronFlags()) {
-      a.add(List.of(flag));
-    }
+    a.addAll(c.split().megatronArgs());
   }
 
   /** The training precision. */

@@ -102,7 +102,8 @@ public final class PlanSimulator {
       LayerSetting ls = new LayerSetting(s.tensorParallel(), plan.microBatchSize(s),
           s.recompute(), s.sequenceParallel(), s.megatronLayouts(), s.expertParallel(),
           s.expertTensorParallel(), s.contextParallel(), s.cpAllGather());
-      List<LayerCost> list = asm.stageLayers(ls, s.firstLayer(), s.lastLayer());
+      List<LayerCost> list = asm.stageLayers(ls, s.firstLayer(), s.layerCount(), i == 0,
+          i == plan.stages().size() - 1);
       if (list == null) {
         throw new InputException("stage " + i + " cannot run with tensor-parallel size "
             + s.tensorParallel());

@@ -41,14 +41,15 @@ final class UniformPipeline {
    * @param setting the layers' setting
    * @param zeroStage the ZeRO stage over each group's replicas
    * @param chunkLayers blocks per chunk in layer order; a multiple of {@code depth} chunks, each
-   *     at least 1
+   *     at least 1 but the first (which may hold the embedding alone) and the last (the head alone)
    */
   UniformPipeline(int depth, int dataParallel, int tensorParallel, LayerSetting setting,
       int zeroStage, int[] chunkLayers) {
     Require.positive(depth, "pipeline depth");
     Require.that(chunkLayers.length % depth == 0, "chunks must split evenly over the stages");
-    for (int c : chunkLayers) {
-      Require.positive(c, "blocks per chunk");
+    for (int k = 0; k < chunkLayers.length; k++) {
+      boolean end = k == 0 || k == chunkLayers.length - 1;
+      Require.that(chunkLayers[k] >= (end ? 0 : 1), "chunk " + k + " holds no block");
     }
     this.depth = depth;
     this.dataParallel = dataParallel;
@@ -103,13 +104,15 @@ final class UniformPipeline {
     List<StageCost> out = new ArrayList<>(chunkLayers.length);
     java.util.Map<StageAssembler.Span, StageCost> memo = new java.util.HashMap<>();
     int first = 0;
-    for (int count : chunkLayers) {
+    for (int k = 0; k < chunkLayers.length; k++) {
       int from = first;
+      int count = chunkLayers[k];
       first += count;
-      StageAssembler.Span key = asm.span(from, from + count - 1);
+      StageAssembler.Span key = asm.span(from, count, k == 0, k == chunkLayers.length - 1);
       StageCost c = memo.get(key);
       if (c == null) {
-        List<LayerCost> layers = asm.stageLayers(setting, from, from + count - 1);
+        List<LayerCost> layers = asm.stageLayers(setting, from, count, key.embedding(),
+            key.head());
         if (layers == null) {
           return null;
         }
@@ -194,7 +197,8 @@ final class UniformPipeline {
       stages.add(new StagePlan(first, last, n, m, firstDevice[k], dataParallel, tensorParallel,
           setting.recompute(), setting.sequenceParallel(), zeroStage, setting.megatron(),
           sc.forwardSeconds(), sc.backwardSeconds(), sim.stages().get(g).memory().totalBytes(),
-          PlanFigures.largestTensors(asm.stageLayers(setting, first, last)),
+          PlanFigures.largestTensors(asm.stageLayers(setting, first, chunkLayers[k], k == 0,
+              k == chunkLayers.length - 1)),
           Optional.of(StageAssembler.axisBytes(sim.stages().get(g).commBytesPerGpu())),
           setting.expertParallel(), setting.expertTensorParallel(), setting.contextParallel(),
           setting.cpAllGather()));

@@ -37,8 +37,10 @@ import io.meshplan.util.Require;
  * @param contextParallel the context-parallel size ({@code --context-parallel-size}): GPUs one
  *     sequence is split over, each a share of the data-parallel group's GPUs
  * @param cpAllGather Megatron-Core's {@code --cp-comm-type all_gather} rather than {@code p2p}
- * @param splitAccounting whether the pipeline split counts the embedding and the loss as layers
- *     ({@link SplitAccounting})
+ * @param split how the layers are split over the stages and chunks beyond the even split and the
+ *     stated first and last stages: the embedding and loss counted as layers ({@link
+ *     SplitAccounting}) or a layout chunk by chunk ({@link PipelineLayout});
+ *     {@link SplitAccounting#NONE} for neither
  */
 public record ParallelConfig(
     int tensorParallel,
@@ -56,7 +58,7 @@ public record ParallelConfig(
     int expertTensorParallel,
     int contextParallel,
     boolean cpAllGather,
-    SplitAccounting splitAccounting) {
+    PipelineSplit split) {
 
   /** Validates the sizes on their own; see {@link #check} for the fit to a model and cluster. */
   public ParallelConfig {
@@ -76,7 +78,7 @@ public record ParallelConfig(
     Require.positive(expertParallel, "expert-parallel size");
     Require.positive(expertTensorParallel, "expert tensor-parallel size");
     Require.positive(contextParallel, "context-parallel size");
-    Require.nonNull(splitAccounting, "split accounting");
+    Require.nonNull(split, "pipeline split");
   }
 
   /**
@@ -109,12 +111,12 @@ public record ParallelConfig(
   }
 
   /**
-   * This configuration with the embedding and the loss counted in the pipeline split or not.
+   * This configuration with another pipeline split.
    *
-   * @param split the accounting
+   * @param split the split
    * @return the configuration
    */
-  public ParallelConfig withSplitAccounting(SplitAccounting split) {
+  public ParallelConfig withSplit(PipelineSplit split) {
     return new ParallelConfig(tensorParallel, pipelineParallel, dataParallel, virtualStages,
         microBatchSize, globalBatchSize, recompute, sequenceParallel, zeroStage,
         firstStageLayers, lastStageLayers, expertParallel, expertTensorParallel, contextParallel,
@@ -158,7 +160,7 @@ public record ParallelConfig(
     return new ParallelConfig(tensorParallel, pipelineParallel, dataParallel, virtualStages,
         microBatchSize, globalBatchSize, recompute, sequenceParallel, zeroStage,
         firstStageLayers, lastStageLayers, expertParallel, expertTensorParallel, cp,
-        allGather && cp > 1, splitAccounting);
+        allGather && cp > 1, split);
   }
 
   /**
@@ -232,7 +234,7 @@ public record ParallelConfig(
     return new ParallelConfig(tensorParallel, pipelineParallel, dataParallel, virtualStages,
         microBatchSize, globalBatchSize, recompute, sequenceParallel, zeroStage,
         firstStageLayers, lastStageLayers, ep, etp, contextParallel, cpAllGather,
-        splitAccounting);
+        split);
   }
 
   /**
@@ -353,7 +355,7 @@ public record ParallelConfig(
     return new ParallelConfig(tensorParallel, pipelineParallel, dataParallel, virtualStages,
         microBatchSize, globalBatchSize, recompute, sequenceParallel, stage, firstStageLayers,
         lastStageLayers, expertParallel, expertTensorParallel, contextParallel, cpAllGather,
-        splitAccounting);
+        split);
   }
 
   /**
@@ -366,7 +368,20 @@ public record ParallelConfig(
   public ParallelConfig withStageLayers(int first, int last) {
     return new ParallelConfig(tensorParallel, pipelineParallel, dataParallel, virtualStages,
         microBatchSize, globalBatchSize, recompute, sequenceParallel, zeroStage, first, last,
-        expertParallel, expertTensorParallel, contextParallel, cpAllGather, splitAccounting);
+        expertParallel, expertTensorParallel, contextParallel, cpAllGather, split);
+  }
+
+  /**
+   * Checks a layout's multi-token prediction modules against the model's (the rest of the split
+   * is checked by {@link #check}).
+   *
+   * @param mtpDepth the model's multi-token prediction modules
+   * @throws InputException when they differ
+   */
+  public void checkSplit(int mtpDepth) {
+    if (split instanceof PipelineLayout l) {
+      l.checkMtp(mtpDepth);
+    }
   }
 
   /**
@@ -376,7 +391,7 @@ public record ParallelConfig(
    * @return true when any is set
    */
   public boolean unevenStages() {
-    return firstStageLayers > 0 || lastStageLayers > 0 || splitAccounting.any();
+    return firstStageLayers > 0 || lastStageLayers > 0 || split.any();
   }
 
   /**
@@ -384,15 +399,15 @@ public record ParallelConfig(
    * get_num_layers_to_build} in {@code megatron/core/transformer/transformer_block.py}): every
    * pipeline stage without a stated count holds (layers - stated) / (stages without one), each of
    * a stage's {@code virtualStages} chunks a 1/{@code virtualStages} share, and chunk {@code k}
-   * runs on stage {@code k mod pipelineParallel}; or as {@link SplitAccounting#chunkLayers} when
-   * the split counts the embedding or the loss.
+   * runs on stage {@code k mod pipelineParallel}; or as {@link PipelineSplit#chunkLayers} when
+   * the split is another.
    *
    * @param layers the model's transformer layers, already accepted by {@link #check}
    * @return blocks per chunk, {@code pipelineParallel * virtualStages} of them
    */
   public int[] chunkLayers(int layers) {
-    if (splitAccounting.any()) {
-      return splitAccounting.chunkLayers(layers, pipelineParallel, virtualStages);
+    if (split.any()) {
+      return split.chunkLayers(layers, pipelineParallel, virtualStages);
     }
     int rest = layers - firstStageLayers - lastStageLayers;
     int restStages = pipelineParallel - (firstStageLayers > 0 ? 1 : 0)
@@ -459,11 +474,11 @@ public record ParallelConfig(
           + "micro batch " + microBatchSize + " x data-parallel size " + dataParallel + " = "
           + perStep);
     }
-    splitAccounting.check(layers, pipelineParallel, virtualStages,
+    split.check(layers, pipelineParallel, virtualStages,
         firstStageLayers > 0 || lastStageLayers > 0);
     if (firstStageLayers > 0 || lastStageLayers > 0) {
       checkUnevenStages(layers);
-    } else if (!splitAccounting.any() && layers % ((long) pipelineParallel * virtualStages) != 0) {
+    } else if (!split.any() && layers % ((long) pipelineParallel * virtualStages) != 0) {
       throw new InputException("the model's " + layers + " layers are not divisible by "
           + "pipeline-parallel size " + pipelineParallel
           + (virtualStages > 1 ? " x virtual stages " + virtualStages : "")

@@ -220,12 +220,15 @@ public record PipelinePlan(
   public String layersOf(int stage) {
     StringBuilder b = new StringBuilder();
     for (StagePlan c : chunksOf(stage)) {
+      if (c.layerCount() == 0) {
+        continue;
+      }
       if (b.length() > 0) {
         b.append(',');
       }
       b.append(c.firstLayer()).append('-').append(c.lastLayer());
     }
-    return b.toString();
+    return b.length() > 0 ? b.toString() : "none";
   }
 
   /**
@@ -260,7 +263,7 @@ public record PipelinePlan(
         s0.dataParallel(), virtualStages, microBatchSize(s0), globalBatchSize, s0.recompute(),
         s0.sequenceParallel(), s0.zeroStage(), firstLast[0], firstLast[1], s0.expertParallel(),
         s0.expertTensorParallel(), s0.contextParallel(), s0.cpAllGather(),
-        unevenStageLayers().isPresent() ? SplitAccounting.NONE : splitAccounting().orElseThrow()));
+        unevenStageLayers().isPresent() ? SplitAccounting.NONE : countedSplit().orElseThrow()));
   }
 
   /**
@@ -270,7 +273,7 @@ public record PipelinePlan(
    *
    * @return the accounting, or empty when the counts are not of this form (or are even)
    */
-  public Optional<SplitAccounting> splitAccounting() {
+  public Optional<SplitAccounting> countedSplit() {
     int n = stages.size();
     if (n < 2) {
       return Optional.empty();
@@ -377,7 +380,7 @@ public record PipelinePlan(
             + "); the frameworks use one tensor and data-parallel size for all stages");
       }
     }
-    if (unevenStageLayers().isEmpty() && splitAccounting().isEmpty()) {
+    if (unevenStageLayers().isEmpty() && countedSplit().isEmpty()) {
       return Optional.of("stages hold numbers of layers (" + layerCounts() + ") that are "
           + "neither equal nor equal apart from the first and last stage, nor one fewer in the "
           + "first or last chunk, the only uneven splits Megatron-LM states");

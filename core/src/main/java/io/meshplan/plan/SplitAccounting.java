@@ -16,28 +16,17 @@ import java.util.List;
  * @param embedding the embedding counts as a layer of the first chunk
  * @param loss the LM head and loss count as a layer of the last chunk
  */
-public record SplitAccounting(boolean embedding, boolean loss) {
+public record SplitAccounting(boolean embedding, boolean loss) implements PipelineSplit {
   /** Neither is counted: the default. */
   public static final SplitAccounting NONE = new SplitAccounting(false, false);
 
-  /**
-   * Whether either is counted.
-   *
-   * @return true when the split differs from the plain one
-   */
+  /** Whether either is counted. */
+  @Override
   public boolean any() {
     return embedding || loss;
   }
 
-  /**
-   * Transformer layers per model chunk, in layer order (chunk {@code k} on stage {@code k mod
-   * pipelineParallel}).
-   *
-   * @param layers the model's transformer layers, already accepted by {@link #check}
-   * @param pipelineParallel pipeline stages
-   * @param virtualStages model chunks per stage
-   * @return layers per chunk
-   */
+  @Override
   public int[] chunkLayers(int layers, int pipelineParallel, int virtualStages) {
     int chunks = pipelineParallel * virtualStages;
     int per = counted(layers) / chunks;
@@ -54,13 +43,8 @@ public record SplitAccounting(boolean embedding, boolean loss) {
    * by its model chunks. A chunk left without a transformer layer (one layer per chunk and the
    * embedding or loss in its place) is legal in Megatron-Core but not a stage meshplan can price,
    * and is refused.
-   *
-   * @param layers the model's transformer layers
-   * @param pipelineParallel pipeline stages
-   * @param virtualStages model chunks per stage
-   * @param statedStages whether first- or last-stage layers are also given
-   * @throws InputException naming the rule broken
    */
+  @Override
   public void check(int layers, int pipelineParallel, int virtualStages, boolean statedStages) {
     if (!any()) {
       return;
@@ -84,6 +68,11 @@ public record SplitAccounting(boolean embedding, boolean loss) {
       throw new InputException(flags() + " leave a model chunk with no transformer layer (one "
           + "layer per chunk); meshplan prices chunks that hold at least one");
     }
+  }
+
+  @Override
+  public List<List<String>> megatronArgs() {
+    return megatronFlags().stream().map(List::of).toList();
   }
 
   /** The layers the split runs over. */

@@ -61,8 +61,9 @@ public record StagePlan(
 
   /** Validates the fields. */
   public StagePlan {
-    Require.that(firstLayer >= 0 && lastLayer >= firstLayer, "stage layers must be a range, got ["
-        + firstLayer + ", " + lastLayer + "]");
+    // An empty range [f, f - 1]: a model chunk with the embedding or the head alone.
+    Require.that(firstLayer >= 0 && lastLayer >= firstLayer - 1, "stage layers must be a range, "
+        + "got [" + firstLayer + ", " + lastLayer + "]");
     Require.positive(submeshNodes, "submesh nodes");
     Require.positive(submeshGpus, "submesh GPUs");
     Require.positive(expertParallel, "expert-parallel size");

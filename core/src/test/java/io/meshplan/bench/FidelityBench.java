@@ -184,12 +184,15 @@ public final class FidelityBench {
       int batch = Integer.parseInt(f[5]);
       m = m.withSequence(seq).withTraining(batch, m.dtype());
       int tp = Integer.parseInt(f[7]);
-      ParallelConfig c = new ParallelConfig(tp, Integer.parseInt(f[8]), Integer.parseInt(f[9]),
+      int pp = Integer.parseInt(f[8]);
+      io.meshplan.plan.PipelineSplit split = f[20].startsWith("layout=")
+          ? io.meshplan.plan.PipelineLayout.parse(f[20].substring("layout=".length()), pp)
+          : new io.meshplan.plan.SplitAccounting(f[20].contains("embedding"),
+              f[20].contains("loss"));
+      ParallelConfig c = new ParallelConfig(tp, pp, Integer.parseInt(f[9]),
           Integer.parseInt(f[19]), Integer.parseInt(f[6]), batch, Recompute.parse(f[15]), tp > 1,
           Integer.parseInt(f[14]), Integer.parseInt(f[12]), Integer.parseInt(f[13]),
-          Integer.parseInt(f[11]), 1, Integer.parseInt(f[10]), false,
-          new io.meshplan.plan.SplitAccounting(f[20].contains("embedding"),
-              f[20].contains("loss")));
+          Integer.parseInt(f[11]), 1, Integer.parseInt(f[10]), false, split);
       DType dtype = io.meshplan.model.Fp8Training.parse(f[3]);
       out.add(new Run(f[0], f[1], m, Integer.parseInt(f[2]) / 8 + "x8:h100-80gb:ib-ndr400", c,
           dtype, Attention.FLASH, Double.parseDouble(f[17]), f[18], f[16].equals("yes")));

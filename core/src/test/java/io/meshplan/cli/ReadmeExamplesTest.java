@@ -22,7 +22,8 @@ import org.junit.jupiter.api.TestFactory;
  * fenced block whose first line starts with {@code $ ./meshplan}; the rest of the block is the
  * expected standard output. The command runs in-process, in README order (a later example may read
  * what an earlier one wrote), from the repository root as on a fresh clone; new examples for any
- * command are checked without changing this test.
+ * command are checked without changing this test. A word in single quotes loses them, as the
+ * shell takes it.
  *
  * <p>Comparison, line by line after trailing spaces are stripped: a line {@code ...} matches any
  * run of lines (also none); a line ending in {@code ...} matches any line that starts with the text
@@ -93,7 +94,11 @@ class ReadmeExamplesTest {
         "README.md:" + e.line() + ": " + e.command(), () -> {
           String[] words = e.command().split("\\s+");
           assertThat(words[0]).isEqualTo("./meshplan");
-          String[] args = java.util.Arrays.copyOfRange(words, 1, words.length);
+          // A word in single quotes is the shell's: the quotes keep '|' and '*' from it.
+          String[] args = java.util.Arrays.stream(words, 1, words.length)
+              .map(w -> w.length() >= 2 && w.startsWith("'") && w.endsWith("'")
+                  ? w.substring(1, w.length() - 1) : w)
+              .toArray(String[]::new);
           CliRun r = CliRun.of(args);
           assertThat(r.code()).as("exit code of %s; stderr: %s", e.command(), r.err()).isZero();
           List<String> actual = r.out().lines().map(String::stripTrailing).toList();

@@ -62,21 +62,40 @@ public final class StageAssembler {
     io.meshplan.model.ModelSpec model = req.model();
     Require.that(first >= 0 && first <= last && last < model.layers(), () -> "blocks " + first
         + ".." + last + " are not a range of the model's " + model.layers());
-    int dense = model.arch().moe().denseIn(first, last);
-    int count = last - first + 1;
+    return stageLayers(ls, first, last - first + 1, first == 0, last == model.layers() - 1);
+  }
+
+  /**
+   * The layers of a stage of {@code count} blocks from {@code first}, which may be none (a chunk
+   * that holds only the embedding, or only the head and what follows it), as {@link
+   * #stageLayers(LayerSetting, int, int)} lists them.
+   *
+   * @param ls the layers' setting
+   * @param first the stage's first block, from 0
+   * @param count its blocks, >= 0
+   * @param embedding whether it holds the embedding
+   * @param head whether it holds the head (and the multi-token prediction modules)
+   * @return the list, or null when a layer cannot take the setting
+   */
+  public List<LayerCost> stageLayers(LayerSetting ls, int first, int count, boolean embedding,
+      boolean head) {
+    io.meshplan.model.ModelSpec model = req.model();
+    Require.that(first >= 0 && count >= 0 && first + (long) count <= model.layers(),
+        () -> count + " blocks from " + first + " are not in the model's " + model.layers());
+    int dense = count == 0 ? 0 : model.arch().moe().denseIn(first, first + count - 1);
     List<LayerCost> list = new ArrayList<>(count + 2);
-    if (first == 0 && !add(list, LayerCostModel.Kind.EMBEDDING, ls, 1)) {
+    if (embedding && !add(list, LayerCostModel.Kind.EMBEDDING, ls, 1)) {
       return null;
     }
     if (!add(list, LayerCostModel.Kind.DENSE_BLOCK, ls, dense)
         || !add(list, LayerCostModel.Kind.BLOCK, ls, count - dense)) {
       return null;
     }
-    if (last == model.layers() - 1 && !add(list, LayerCostModel.Kind.HEAD, ls, 1)) {
+    if (head && !add(list, LayerCostModel.Kind.HEAD, ls, 1)) {
       return null;
     }
-    for (int k = 0; last == model.layers() - 1 && k < model.arch().mtpDepth(); k++) {
-      if (!add(list, first == 0 ? LayerCostModel.Kind.MTP_FIRST_STAGE : LayerCostModel.Kind.MTP,
+    for (int k = 0; head && k < model.arch().mtpDepth(); k++) {
+      if (!add(list, embedding ? LayerCostModel.Kind.MTP_FIRST_STAGE : LayerCostModel.Kind.MTP,
           ls, 1)
           || !add(list, LayerCostModel.Kind.BLOCK, ls, 1)
           || !add(list, LayerCostModel.Kind.MTP_HEAD, ls, 1)) {
@@ -105,9 +124,21 @@ public final class StageAssembler {
    * @return the span
    */
   public Span span(int first, int last) {
-    io.meshplan.model.ModelSpec model = req.model();
-    return new Span(last - first + 1, model.arch().moe().denseIn(first, last), first == 0,
-        last == model.layers() - 1);
+    return span(first, last - first + 1, first == 0, last == req.model().layers() - 1);
+  }
+
+  /**
+   * The span of a stage of {@code count} blocks from {@code first}, which may be none.
+   *
+   * @param first the first block, from 0
+   * @param count the blocks, >= 0
+   * @param embedding whether the stage holds the embedding
+   * @param head whether it holds the head
+   * @return the span
+   */
+  public Span span(int first, int count, boolean embedding, boolean head) {
+    return new Span(count, count == 0 ? 0
+        : req.model().arch().moe().denseIn(first, first + count - 1), embedding, head);
   }
 
   /**
