@@ -111,7 +111,19 @@ final class MegatronLog {
         a.integer("micro_batch_size"), global / dp, recompute, a.flag("sequence_parallel"),
         a.flag("use_distributed_optimizer") ? 1 : 0, a.flag("overlap_grad_reduce"),
         a.flag("overlap_param_gather"), a.flag("tp_comm_overlap"),
-        !"False".equals(a.args.get("gradient_accumulation_fusion")));
+        !"False".equals(a.args.get("gradient_accumulation_fusion")), split(a));
+  }
+
+  /**
+   * The pipeline split the arguments state: uneven first and last stages, the embedding and loss
+   * counted as layers, or a layout (printed as the string it was given).
+   */
+  private static RunSplit split(Args a) {
+    String layout = a.args.getOrDefault("pipeline_model_parallel_layout", "None");
+    return new RunSplit(a.optionalInt("decoder_first_pipeline_num_layers").orElse(0),
+        a.optionalInt("decoder_last_pipeline_num_layers").orElse(0),
+        a.flag("account_for_embedding_in_pipeline_split"),
+        a.flag("account_for_loss_in_pipeline_split"), layout.equals("None") ? "" : layout);
   }
 
   /** The arguments block, read with messages that name the log and the argument. */

@@ -21,13 +21,15 @@ import io.meshplan.util.Require;
  * @param tpCommOverlap Megatron-LM's {@code tp_comm_overlap}
  * @param gradAccumFusion gradient-accumulation fusion; Megatron-LM's {@code
  *     gradient_accumulation_fusion}, on unless the log says False
+ * @param split the pipeline split beyond the even one ({@link RunSplit#NONE} for none)
  */
 public record RunParallel(int tensorParallel, int pipelineParallel, int dataParallel,
     int virtualStages, int microBatch, int localBatch, String recompute, boolean sequenceParallel,
     int zeroStage, boolean overlapGradReduce, boolean overlapParamGather, boolean tpCommOverlap,
-    boolean gradAccumFusion) {
+    boolean gradAccumFusion, RunSplit split) {
   /** Validates the sizes. */
   public RunParallel {
+    Require.nonNull(split, "split");
     Require.positive(tensorParallel, "tensor-parallel size");
     Require.positive(pipelineParallel, "pipeline-parallel size");
     Require.that(dataParallel >= 0, "data-parallel size must be >= 0");
@@ -36,6 +38,32 @@ public record RunParallel(int tensorParallel, int pipelineParallel, int dataPara
     Require.positive(localBatch, "local batch");
     Require.that(recompute.equals("none") || recompute.equals("selective")
         || recompute.equals("full"), "recompute must be none, selective or full");
+  }
+
+  /**
+   * A run with the even pipeline split.
+   *
+   * @param tensorParallel tensor-parallel size
+   * @param pipelineParallel pipeline-parallel size
+   * @param dataParallel data-parallel size, or 0 for the world size's rest
+   * @param virtualStages model chunks per pipeline stage
+   * @param microBatch sequences per microbatch
+   * @param localBatch sequences per iteration on one replica
+   * @param recompute {@code none}, {@code selective} or {@code full}
+   * @param sequenceParallel sequence parallelism
+   * @param zeroStage 0, 1 or 3
+   * @param overlapGradReduce whether the gradient reduction overlaps the backward pass
+   * @param overlapParamGather Megatron-LM's {@code overlap_param_gather}
+   * @param tpCommOverlap Megatron-LM's {@code tp_comm_overlap}
+   * @param gradAccumFusion gradient-accumulation fusion
+   */
+  public RunParallel(int tensorParallel, int pipelineParallel, int dataParallel,
+      int virtualStages, int microBatch, int localBatch, String recompute,
+      boolean sequenceParallel, int zeroStage, boolean overlapGradReduce,
+      boolean overlapParamGather, boolean tpCommOverlap, boolean gradAccumFusion) {
+    this(tensorParallel, pipelineParallel, dataParallel, virtualStages, microBatch, localBatch,
+        recompute, sequenceParallel, zeroStage, overlapGradReduce, overlapParamGather,
+        tpCommOverlap, gradAccumFusion, RunSplit.NONE);
   }
 
   /**

@@ -66,12 +66,23 @@ record TrainRunSimulator(TrainingRun run, ClusterSpec cluster, ModelSpec model,
       ParallelConfig c = new ParallelConfig(p.tensorParallel(), p.pipelineParallel(), dp,
           p.virtualStages(), p.microBatch(), global, Recompute.valueOf(
               p.recompute().toUpperCase(java.util.Locale.ROOT)), p.sequenceParallel(),
-          p.zeroStage());
+          p.zeroStage()).withStageLayers(p.split().firstStageLayers(),
+              p.split().lastStageLayers()).withSplit(split(p));
       c.check(cs.gpuCount(), m.layers(), m.heads(), m.kvHeads());
+      c.checkSplit(m.arch().mtpDepth());
       return new TrainRunSimulator(run, cs, m, c);
     } catch (IllegalArgumentException e) {
       throw new InputException(run.source() + ": " + e.getMessage(), e);
     }
+  }
+
+  /** The run's split: its layout, or the embedding and loss counted, or neither. */
+  private static io.meshplan.plan.PipelineSplit split(RunParallel p) {
+    if (!p.split().layout().isEmpty()) {
+      return io.meshplan.plan.PipelineLayout.parse(p.split().layout(), p.pipelineParallel());
+    }
+    return new io.meshplan.plan.SplitAccounting(p.split().embeddingInSplit(),
+        p.split().lossInSplit());
   }
 
   private static ModelSpec model(RunModel rm, int global) {

@@ -29,7 +29,12 @@ class CalibrateTrainCliTest {
 
   /** A Megatron-LM log of a small LLaMA-style model with the given iteration times, ms. */
   static String megatronLog(double warmupMs, double[] ms) {
-    String[][] args = {{"bf16", "True"}, {"data_parallel_size", "2"}, {"ffn_hidden_size", "5632"},
+    return megatronLog(warmupMs, ms, java.util.Map.of());
+  }
+
+  /** The same log with some arguments set to other values (or added). */
+  static String megatronLog(double warmupMs, double[] ms, java.util.Map<String, String> set) {
+    String[][] base = {{"bf16", "True"}, {"data_parallel_size", "2"}, {"ffn_hidden_size", "5632"},
         {"global_batch_size", "128"}, {"group_query_attention", "True"}, {"hidden_size", "2048"},
         {"micro_batch_size", "2"}, {"num_attention_heads", "16"}, {"num_layers", "8"},
         {"num_query_groups", "8"}, {"overlap_grad_reduce", "False"},
@@ -38,6 +43,13 @@ class CalibrateTrainCliTest {
         {"swiglu", "True"}, {"tensor_model_parallel_size", "2"},
         {"use_distributed_optimizer", "True"}, {"attention_backend", "AttnBackend.flash"},
         {"virtual_pipeline_model_parallel_size", "None"}, {"world_size", "4"}};
+    java.util.Map<String, String> merged = new java.util.TreeMap<>();
+    for (String[] a : base) {
+      merged.put(a[0], a[1]);
+    }
+    merged.putAll(set);
+    String[][] args = merged.entrySet().stream()
+        .map(e -> new String[] {e.getKey(), e.getValue()}).toArray(String[][]::new);
     StringBuilder b = new StringBuilder("------------------------ arguments ------------------------\n");
     for (String[] a : args) {
       b.append("  ").append(a[0]).append(' ').append(".".repeat(48 - a[0].length())).append(' ')
@@ -87,6 +99,46 @@ class CalibrateTrainCliTest {
       assertThat(fittedScale(out, "a100-80gb")).as("case " + c)
           .isCloseTo(truth, within(1e-3 * truth));
       assertThat(run.out()).contains("compute scale a100 = ").contains("m" + c + ".log");
+    }
+  }
+
+  /**
+   * A run's pipeline split is read from its arguments and simulated as {@code simulate} states it:
+   * 7 layers on 2 stages with the embedding counted (3 and 4 layers), and a layout of 2 stages of 2
+   * chunks; each gives the iteration time of {@code simulate} with the same flags.
+   */
+  @Test
+  void megatronPipelineSplitsAreReadFromTheArguments() throws IOException {
+    java.util.Map<String, String[]> cases = java.util.Map.of(
+        "account_for_embedding_in_pipeline_split", new String[] {"True", "None",
+            "--account-for-embedding-in-pipeline-split"},
+        "pipeline_model_parallel_layout", new String[] {"Et|tt|tt|ttL", "2",
+            "--pipeline-model-parallel-layout", "Et|tt|tt|ttL"});
+    for (var c : cases.entrySet()) {
+      java.util.Map<String, String> set = new java.util.HashMap<>(java.util.Map.of(
+          "num_layers", "7", "pipeline_model_parallel_size", "2", "data_parallel_size", "1",
+          "virtual_pipeline_model_parallel_size", c.getValue()[1], c.getKey(),
+          c.getValue()[0]));
+      Path log = dir.resolve(c.getKey() + ".log");
+      Files.writeString(log, megatronLog(3000, new double[] {100, 100}, set));
+      TrainingRun r = TrainingLogs.read(log, Optional.empty());
+      assertThat(r.parallel().split().embeddingInSplit())
+          .isEqualTo(c.getKey().startsWith("account"));
+      assertThat(r.parallel().split().layout()).isEqualTo(c.getKey().startsWith("pipeline")
+          ? "Et|tt|tt|ttL" : "");
+      double t = simulatedSeconds(log, Optional.empty(), "1x4:a100-80gb", 1.0);
+      List<String> flags = new ArrayList<>(List.of("simulate", "--model", "llama2-7b",
+          "--layers", "7", "--hidden", "2048", "--heads", "16", "--kv-heads", "8", "--ffn",
+          "5632", "--vocab", "32000", "--seq", "2048", "--dtype", "bf16", "--cluster",
+          "1x4:a100-80gb", "--tp", "2", "--pp", "2", "--dp", "1", "--micro-batch", "2",
+          "--global-batch", "128", "--distributed-optimizer", "--attention", "flash",
+          "--no-fsdp-prefetch", "--json"));
+      flags.addAll(List.of(c.getValue()).subList(2, c.getValue().length));
+      CliRun sim = CliRun.of(flags.toArray(String[]::new));
+      assertThat(sim.code()).as(sim.err()).isZero();
+      double want = new com.fasterxml.jackson.databind.ObjectMapper().readTree(sim.out())
+          .get("iterationSeconds").asDouble();
+      assertThat(t).as(c.getKey()).isCloseTo(want, within(1e-9 * want));
     }
   }
 
