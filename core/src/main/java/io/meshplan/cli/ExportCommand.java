@@ -247,6 +247,10 @@ final class ExportCommand implements Callable<Integer> {
     w.addAll(List.of("--micro-batch", Integer.toString(c.microBatchSize()),
         "--global-batch", Integer.toString(c.globalBatchSize()),
         "--recompute", c.recompute().label()));
+    if (!c.recomputeModules().equals(io.meshplan.model.RecomputeModule.DEFAULT)) {
+      w.addAll(List.of("--recompute-modules",
+          io.meshplan.model.RecomputeModule.labels(c.recomputeModules())));
+    }
     if (c.sequenceParallel()) {
       w.add("--sequence-parallel");
     }

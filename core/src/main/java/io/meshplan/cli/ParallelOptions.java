@@ -1,6 +1,7 @@
 package io.meshplan.cli;
 
 import io.meshplan.model.Recompute;
+import io.meshplan.model.RecomputeModule;
 import io.meshplan.plan.ParallelConfig;
 import io.meshplan.plan.PipelineLayout;
 import io.meshplan.plan.PipelineSplit;
@@ -35,6 +36,12 @@ final class ParallelOptions {
 
   @Option(names = "--recompute", description = "none, selective or full (default none).")
   String recompute;
+
+  @Option(names = "--recompute-modules", paramLabel = "LIST", description = "With --recompute"
+      + " selective, the submodules recomputed, as Megatron-LM's --recompute-modules names them,"
+      + " comma-separated: core_attn (the default), moe_act, layernorm, mla_up_proj, mlp, moe,"
+      + " shared_experts.")
+  String recomputeModules;
 
   @Option(names = "--sequence-parallel", description = "Sequence parallelism in the "
       + "tensor-parallel group.")
@@ -110,7 +117,8 @@ final class ParallelOptions {
   /** Whether any of the flags was given. */
   boolean any() {
     return schedule != null || tp != null || pp != null || dp != null || vpp != null || microBatch != null
-        || globalBatch != null || recompute != null || sequenceParallel || distributedOptimizer
+        || globalBatch != null || recompute != null || recomputeModules != null || sequenceParallel
+        || distributedOptimizer
         || zeroStage != null || firstStageLayers != null || lastStageLayers != null
         || embeddingInSplit || lossInSplit || layout != null
         || ep != null || etp != null || cp != null || cpCommType != null;
@@ -145,7 +153,9 @@ final class ParallelOptions {
       return new ParallelConfig(tp, pp, dp, chunks, microBatch, globalBatch, r,
           sequenceParallel, zero, firstStageLayers == null ? 0 : firstStageLayers,
           lastStageLayers == null ? 0 : lastStageLayers, ep == null ? 1 : ep,
-          etp == null ? 1 : etp, cp == null ? 1 : cp, allGather, split);
+          etp == null ? 1 : etp, cp == null ? 1 : cp, allGather, split,
+          recomputeModules == null ? RecomputeModule.DEFAULT
+              : RecomputeModule.parseList(recomputeModules));
     } catch (IllegalArgumentException e) {
       throw new InputException(FlagWords.reword(e.getMessage(), FlagWords.PARALLEL));
     }

@@ -91,6 +91,11 @@ public final class DeepSpeedConfig implements FrameworkWriter {
     if (model.isPresent()) {
       return model;
     }
+    if (!c.recomputeModules().equals(io.meshplan.model.RecomputeModule.DEFAULT)) {
+      return Optional.of("DeepSpeed's activation checkpointing wraps whole layers the training "
+          + "script chooses; its configuration has no list of modules like --recompute-modules "
+          + io.meshplan.model.RecomputeModule.labels(c.recomputeModules()));
+    }
     if (Fp8Training.on(input.model().dtype())) {
       // Its configuration JSON switches fp16, bf16 and amp; FP8 GEMMs come only from
       // Transformer Engine modules in the model code, which a config cannot turn on.

@@ -228,6 +228,13 @@ public final class MegatronArgs implements FrameworkWriter {
     }
     if (c.recompute() == Recompute.SELECTIVE) {
       a.add(List.of("--recompute-granularity", "selective"));
+      if (!c.recomputeModules().equals(io.meshplan.model.RecomputeModule.DEFAULT)) {
+        // arguments.py: nargs='*', the module names one after another.
+        List<String> modules = new java.util.ArrayList<>(List.of("--recompute-modules"));
+        modules.addAll(List.of(io.meshplan.model.RecomputeModule.labels(c.recomputeModules())
+            .split(",")));
+        a.add(modules);
+      }
     } else if (c.recompute() == Recompute.FULL) {
       // Full recompute of every layer: keep each layer's input only (Korthikanti et al., sec. 5).
       a.add(List.of("--recompute-granularity", "full"));

@@ -118,6 +118,12 @@ public final class TorchtitanToml implements FrameworkWriter {
    */
   Optional<String> missingLayout(ExportInput input) {
     ParallelConfig c = input.config();
+    if (!c.recomputeModules().equals(io.meshplan.model.RecomputeModule.DEFAULT)) {
+      return Optional.of("torchtitan's selective activation checkpointing is by op or by layer "
+          + "(activation_checkpoint.selective_ac_option); it has no list of modules like "
+          + "--recompute-modules " + io.meshplan.model.RecomputeModule.labels(
+              c.recomputeModules()));
+    }
     if (input.model().dtype() == DType.F16 && !hasBf16(input)) {
       return Optional.of(noF16(input));
     }

@@ -67,7 +67,7 @@ public final class PlanSimulator {
     int zero = (long) c.dataParallel() * c.contextParallel() > 1 ? c.zeroStage() : 0;
     LayerSetting ls = new LayerSetting(c.tensorParallel(), c.microBatchSize(), c.recompute(),
         c.sequenceParallel(), true, c.expertParallel(), c.expertTensorParallel(),
-        c.contextParallel(), c.cpAllGather());
+        c.contextParallel(), c.cpAllGather(), c.recomputeModules());
     StageAssembler asm = new StageAssembler(req, layers);
     UniformPipeline pipeline = new UniformPipeline(c.pipelineParallel(), c.dataParallel(),
         c.tensorParallel(), ls, zero, c.unevenStages() ? c.chunkLayers(req.model().layers())

@@ -70,11 +70,23 @@ final class DecoderForward {
     return id;
   }
 
-  /** Keeps a value for the backward pass unless the recomputation mode recomputes it. */
-  int keep(int id, boolean attentionCore) {
+  /**
+   * Keeps a value for the backward pass unless the recomputation mode recomputes it: full
+   * recomputation everything in a block, selective recomputation what belongs to one of the
+   * recomputed modules ({@link TrainingOptions#recomputes}). A value not kept is computed again
+   * from what is kept when the backward needs it.
+   *
+   * @param id the value
+   * @param modules the recomputable modules it belongs to (none: kept but under full
+   *     recomputation)
+   * @return {@code id}
+   */
+  int keep(int id, RecomputeModule... modules) {
     boolean block = t.layer().kind() == LayerRef.Kind.BLOCK;
-    boolean drop = block && (o.recompute() == Recompute.FULL
-        || (o.recompute() == Recompute.SELECTIVE && attentionCore));
+    boolean drop = block && o.recompute() == Recompute.FULL;
+    for (RecomputeModule m : modules) {
+      drop |= block && o.recomputes(m);
+    }
     return drop ? id : t.keep(id);
   }
 
@@ -82,8 +94,8 @@ final class DecoderForward {
    * Keeps the input of a linear layer: the bf16 value, or under FP8 nothing here, since the
    * layer keeps the FP8 cast it multiplies instead (see {@link #fp8Linear}).
    */
-  int keepGemmInput(int id) {
-    return o.fp8() ? id : keep(id, false);
+  int keepGemmInput(int id, RecomputeModule... modules) {
+    return o.fp8() ? id : keep(id, modules);
   }
 
   /** A block's input is kept in every mode. */
@@ -139,7 +151,7 @@ final class DecoderForward {
   /** One transformer block on input {@code x}; returns its output. */
   int block(int x) {
     t.part("attention_norm");
-    int xn = keepGemmInput(norm(x));
+    int xn = keepGemmInput(norm(x), RecomputeModule.LAYERNORM);
     t.part("attention");
     int att = attention(xn);
     boolean post = spec.arch().attn().blockNorms() == 4;
@@ -147,9 +159,9 @@ final class DecoderForward {
       t.part("post_attention_norm");
       att = norm(att);
     }
-    x = keep(t.add(x, att), false);
+    x = keep(t.add(x, att));
     t.part("ffn_norm");
-    xn = keepGemmInput(norm(x));
+    xn = keepGemmInput(norm(x), RecomputeModule.LAYERNORM);
     t.part("feed_forward");
     int ff = mlp(xn);
     if (post) {
@@ -186,9 +198,9 @@ final class DecoderForward {
       q = rope(q);
       k = rope(k);
     }
-    keep(q, false);
-    keep(k, false);
-    keep(v, false);
+    keep(q);
+    keep(k);
+    keep(v);
     return core(q, k, v);
   }
 
@@ -214,13 +226,13 @@ final class DecoderForward {
       sc = softcap(sc, spec.arch().attn().attentionSoftcap());
     }
     sc = t.add(sc, t.broadcast(causalMask(), scores, 2, 3));
-    int p = keep(softmax(sc), true);
+    int p = keep(softmax(sc), RecomputeModule.CORE_ATTN);
     if (o.dropout()) {
-      p = keep(dropout(p, true), true);
+      p = keep(dropout(p, true), RecomputeModule.CORE_ATTN);
     }
     // ctx[b, n, i, e] = sum_j p[b, n, i, j] * v[b, j, n, e]
     int ctx = t.dot(p, vb, new int[] {0, 1}, new int[] {3}, new int[] {0, 2}, new int[] {1});
-    if (o.recompute() == Recompute.SELECTIVE) {
+    if (o.recomputes(RecomputeModule.CORE_ATTN)) {
       t.recomputeRegion(coreStart, ctx + 1);
     }
     ctx = keepGemmInput(t.reshape(t.transpose(ctx, 0, 2, 1, 3), b, s, a * dv));
@@ -262,7 +274,7 @@ final class DecoderForward {
    */
   private int flash(int q, int k, int v) {
     double work = windowWork(spec, o.seq() * o.contextParallel());
-    int out = keep(t.fusedAttention(q, k, v, work), false);
+    int out = keep(t.fusedAttention(q, k, v, work));
     t.customVjp(out, (bp, g) -> {
       Tape tp = bp.tape();
       int fq = bp.fwd(q);
@@ -310,28 +322,32 @@ final class DecoderForward {
   private int mlp(int xn) {
     MoeShape moe = spec.arch().moe();
     if (!moe.routed()) {
-      return denseMlp(xn, spec.ffn());
+      return denseMlp(xn, spec.ffn(), RecomputeModule.MLP);
     }
     if (moe.denseLayer(t.layer().index())) {
-      return denseMlp(xn, moe.denseFfn());
+      return denseMlp(xn, moe.denseFfn(), RecomputeModule.MLP);
     }
     return new MoeForward(t, spec, o, this).layer(xn);
   }
 
-  /** A dense MLP of inner size {@code f} on {@code xn}, in the tape's current part. */
-  int denseMlp(int xn, int f) {
+  /**
+   * A dense MLP of inner size {@code f} on {@code xn}, in the tape's current part; its values are
+   * recomputed when selective recomputation names {@code module} (the dense MLP, or the shared
+   * experts of a mixture-of-experts layer).
+   */
+  int denseMlp(int xn, int f, RecomputeModule module) {
     int act;
     if (spec.arch().mlp().gated()) {
-      int gate = keep(linear(xn, h, f, "w1"), false);
-      int up = keep(linear(xn, h, f, "w3"), false);
+      int gate = keep(linear(xn, h, f, "w1"), module);
+      int up = keep(linear(xn, h, f, "w3"), module);
       act = spec.arch().mlp() == Architecture.Mlp.GEGLU ? t.mul(gelu(gate), up)
           : t.mul(t.mul(gate, t.unary(Opcode.LOGISTIC, gate)), up);
     } else {
-      int pre = keep(linear(xn, h, f, "w1"), false);
+      int pre = keep(linear(xn, h, f, "w1"), module);
       act = spec.arch().mlp() == Architecture.Mlp.GELU ? gelu(pre)
           : t.binary(Opcode.MAXIMUM, pre, t.fill(t.shape(pre), 0.0));
     }
-    keepGemmInput(act);
+    keepGemmInput(act, module);
     int down = linear(act, f, h, "w2");
     if (o.dropout()) {
       down = dropout(down, false);
@@ -370,7 +386,7 @@ final class DecoderForward {
    * TE caches it across micro-batches.
    */
   private int fp8Linear(int x, int w) {
-    int x8 = fp8Casts.computeIfAbsent(x, k -> keep(t.convert(k, Fp8Training.FORWARD), false));
+    int x8 = fp8Casts.computeIfAbsent(x, k -> keep(t.convert(k, Fp8Training.FORWARD)));
     int w8 = t.convert(w, Fp8Training.FORWARD);
     int r = t.shape(x).rank();
     int[] none = {};
@@ -476,7 +492,8 @@ final class DecoderForward {
     TensorShape bits = xs.withDtype(DType.U8);
     int random = t.iota(bits, xs.rank() - 1);
     int keepMask = t.compare("LT", random, t.fill(bits, KEEP_THRESHOLD));
-    keep(keepMask, attentionCore);
+    keep(keepMask, attentionCore ? new RecomputeModule[] {RecomputeModule.CORE_ATTN}
+        : new RecomputeModule[0]);
     int scaled = t.mul(x, t.fill(xs, 1 / (1 - DROPOUT)));
     return t.select(keepMask, scaled, t.fill(xs, 0.0));
   }
@@ -531,13 +548,13 @@ final class DecoderForward {
   int head(int x) {
     int vocab = spec.vocab();
     t.part("final_norm");
-    int xn = keep(norm(x), false);
+    int xn = keep(norm(x));
     t.part(LM_HEAD_PART);
     int table = spec.arch().tiedEmbeddings() && tokenTable >= 0 ? tokenTable
         : weight(spec.arch().tiedEmbeddings() ? "tied_table" : "table", vocab, h);
     int raw = t.dot(xn, table, new int[0], new int[] {2}, new int[0], new int[] {1});
     double cap = spec.arch().attn().finalSoftcap();
-    int logits = keep(cap > 0 ? softcap(keep(raw, false), cap) : raw, false);
+    int logits = keep(cap > 0 ? softcap(keep(raw), cap) : raw);
     t.part("loss");
     int labels = t.param(TensorShape.of(DType.S32, b, s), ParamRole.LABELS);
     int[] bsv = {b, s, vocab};
@@ -545,7 +562,7 @@ final class DecoderForward {
         t.broadcast(labels, bsv, 0, 1));
     int max = t.reduce(logits, 2);
     int e = t.unary(Opcode.EXP, t.binary(Opcode.SUBTRACT, logits, t.broadcast(max, bsv, 0, 1)));
-    int lse = keep(t.add(t.unary(Opcode.LOG, t.reduce(e, 2)), max), false);
+    int lse = keep(t.add(t.unary(Opcode.LOG, t.reduce(e, 2)), max));
     int picked = t.reduce(t.select(onehot, logits, t.fill(t.shape(logits), 0.0)), 2);
     int tokenLoss = t.binary(Opcode.SUBTRACT, lse, picked);
     t.customVjp(tokenLoss, (bp, g) -> {

@@ -60,9 +60,9 @@ final class LatentAttention {
     int v = t.slice(kv, new int[] {0, 0, 0, nope}, new int[] {b, s, a, nope + dv});
     int shared = t.broadcast(t.reshape(kRope, b, s, rope), new int[] {b, s, a, rope}, 0, 1, 3);
     int k = t.concatenate(3, kNope, shared);
-    f.keep(q, false);
-    f.keep(k, false);
-    f.keep(v, false);
+    f.keep(q, RecomputeModule.MLA_UP_PROJ);
+    f.keep(k, RecomputeModule.MLA_UP_PROJ);
+    f.keep(v, RecomputeModule.MLA_UP_PROJ);
     return new int[] {q, k, v};
   }
 }

@@ -61,7 +61,7 @@ final class MoeForward {
     }
     int probs = f.softmax(logits);
     t.reduce(probs, 2);
-    int gates = f.keep(t.slice(probs, new int[3], new int[] {b, s, k}), false);
+    int gates = f.keep(t.slice(probs, new int[3], new int[] {b, s, k}), RecomputeModule.MOE);
     int usage = t.reduce(probs, 0, 1);
     int fraction = t.param(TensorShape.of(t.shape(usage).dtype(), e), ParamRole.CONSTANT);
     t.reduce(t.mul(usage, fraction), 0);
@@ -72,17 +72,17 @@ final class MoeForward {
     int xd = t.moeDispatch(xn, -1, groups, rows);
     t.customVjp(xd, (bp, g) -> bp.accumulate(xn, bp.tape().moeCombine(g, -1, b, s)));
     t.part(LOCAL_PART);
-    int gate = f.keep(grouped(xd, groups, h, fe, "w1"), false);
-    int up = f.keep(grouped(xd, groups, h, fe, "w3"), false);
+    int gate = f.keep(grouped(xd, groups, h, fe, "w1"), RecomputeModule.MOE);
+    int up = f.keep(grouped(xd, groups, h, fe, "w3"), RecomputeModule.MOE);
     int act = spec.arch().mlp() == Architecture.Mlp.GEGLU ? t.mul(f.gelu(gate), up)
         : t.mul(t.mul(gate, t.unary(Opcode.LOGISTIC, gate)), up);
-    f.keep(act, false);
-    int down = f.keep(grouped(act, groups, fe, h, "w2"), false);
+    f.keep(act, RecomputeModule.MOE, RecomputeModule.MOE_ACT);
+    int down = f.keep(grouped(act, groups, fe, h, "w2"), RecomputeModule.MOE);
     t.part("combine");
     int y = combine(down, gates, probs, fraction, groups, rows);
     if (moe.sharedFfn() > 0) {
       t.part("shared_experts");
-      y = t.add(y, f.denseMlp(xn, moe.sharedFfn()));
+      y = t.add(y, f.denseMlp(xn, moe.sharedFfn(), RecomputeModule.SHARED_EXPERTS));
     }
     return y;
   }

@@ -30,11 +30,14 @@ import io.meshplan.util.Require;
  * @param contextParallel CP, the GPUs one sequence is split over (Megatron-Core's context
  *     parallelism): {@code seq} is then one GPU's share, {@code s / CP} tokens, and each
  *     attention core reads the keys and values of the whole sequence, which the CP ring brings
+ * @param recomputeModules the submodules selective recomputation recomputes ({@link
+ *     RecomputeModule#DEFAULT}: the attention core); ignored by the other modes
  */
 public record TrainingOptions(
     Recompute recompute, DType computeDtype, int firstBlock, int blockCount, boolean embedding,
     boolean head, boolean backward, boolean optimizer, boolean dropout, int microbatch, int seq,
-    Attention attention, ExpertLayout experts, int contextParallel) {
+    Attention attention, ExpertLayout experts, int contextParallel,
+    java.util.Set<RecomputeModule> recomputeModules) {
 
   /** Validates the fields. */
   public TrainingOptions {
@@ -52,7 +55,55 @@ public record TrainingOptions(
     Require.nonNull(experts, "experts");
     Require.positive(contextParallel, "context-parallel size");
     Require.that(contextParallel == 1 || attention == Attention.FLASH, "context parallelism "
-        + "runs fused attention");
+        + "runs fused attention");    recomputeModules = java.util.Set.copyOf(recomputeModules);
+    Require.that(!recomputeModules.isEmpty(), "recompute modules must not be empty");
+  }
+
+  /**
+   * Options with the default recomputed modules (the attention core).
+   *
+   * @param recompute activation recomputation
+   * @param computeDtype element type of weights and activations
+   * @param firstBlock index of the first block built
+   * @param blockCount number of consecutive blocks built
+   * @param embedding whether the embedding is built
+   * @param head whether the head is built
+   * @param backward whether the backward pass is built
+   * @param optimizer whether the Adam update is built
+   * @param dropout whether dropout is built
+   * @param microbatch sequences per micro-batch
+   * @param seq tokens per sequence
+   * @param attention how the attention core runs
+   * @param experts how the experts are spread
+   * @param contextParallel CP
+   */
+  public TrainingOptions(Recompute recompute, DType computeDtype, int firstBlock, int blockCount,
+      boolean embedding, boolean head, boolean backward, boolean optimizer, boolean dropout,
+      int microbatch, int seq, Attention attention, ExpertLayout experts, int contextParallel) {
+    this(recompute, computeDtype, firstBlock, blockCount, embedding, head, backward, optimizer,
+        dropout, microbatch, seq, attention, experts, contextParallel, RecomputeModule.DEFAULT);
+  }
+
+  /**
+   * Whether selective recomputation recomputes a module.
+   *
+   * @param m the module
+   * @return true under {@link Recompute#SELECTIVE} with {@code m} among the modules
+   */
+  public boolean recomputes(RecomputeModule m) {
+    return recompute == Recompute.SELECTIVE && recomputeModules.contains(m);
+  }
+
+  /**
+   * These options with other recomputed modules.
+   *
+   * @param modules the modules
+   * @return the options
+   */
+  public TrainingOptions withRecomputeModules(java.util.Set<RecomputeModule> modules) {
+    return new TrainingOptions(recompute, computeDtype, firstBlock, blockCount, embedding, head,
+        backward, optimizer, dropout, microbatch, seq, attention, experts, contextParallel,
+        modules);
   }
 
   /**
@@ -108,7 +159,7 @@ public record TrainingOptions(
    */
   public TrainingOptions withRecompute(Recompute r) {
     return new TrainingOptions(r, computeDtype, firstBlock, blockCount, embedding, head,
-        backward, optimizer, dropout, microbatch, seq, attention, experts, contextParallel);
+        backward, optimizer, dropout, microbatch, seq, attention, experts, contextParallel, recomputeModules);
   }
 
   /**
@@ -119,7 +170,7 @@ public record TrainingOptions(
    */
   public TrainingOptions withComputeDtype(DType t) {
     return new TrainingOptions(recompute, t, firstBlock, blockCount, embedding, head, backward,
-        optimizer, dropout, microbatch, seq, attention, experts, contextParallel);
+        optimizer, dropout, microbatch, seq, attention, experts, contextParallel, recomputeModules);
   }
 
   /**
@@ -131,7 +182,7 @@ public record TrainingOptions(
    */
   public TrainingOptions withBlocks(int first, int count) {
     return new TrainingOptions(recompute, computeDtype, first, count, embedding, head, backward,
-        optimizer, dropout, microbatch, seq, attention, experts, contextParallel);
+        optimizer, dropout, microbatch, seq, attention, experts, contextParallel, recomputeModules);
   }
 
   /**
@@ -142,7 +193,7 @@ public record TrainingOptions(
    */
   public TrainingOptions withEmbedding(boolean on) {
     return new TrainingOptions(recompute, computeDtype, firstBlock, blockCount, on, head,
-        backward, optimizer, dropout, microbatch, seq, attention, experts, contextParallel);
+        backward, optimizer, dropout, microbatch, seq, attention, experts, contextParallel, recomputeModules);
   }
 
   /**
@@ -153,7 +204,7 @@ public record TrainingOptions(
    */
   public TrainingOptions withHead(boolean on) {
     return new TrainingOptions(recompute, computeDtype, firstBlock, blockCount, embedding, on,
-        backward, optimizer, dropout, microbatch, seq, attention, experts, contextParallel);
+        backward, optimizer, dropout, microbatch, seq, attention, experts, contextParallel, recomputeModules);
   }
 
   /**
@@ -164,7 +215,7 @@ public record TrainingOptions(
    */
   public TrainingOptions withBackward(boolean on) {
     return new TrainingOptions(recompute, computeDtype, firstBlock, blockCount, embedding, head,
-        on, optimizer && on, dropout, microbatch, seq, attention, experts, contextParallel);
+        on, optimizer && on, dropout, microbatch, seq, attention, experts, contextParallel, recomputeModules);
   }
 
   /**
@@ -175,7 +226,7 @@ public record TrainingOptions(
    */
   public TrainingOptions withOptimizer(boolean on) {
     return new TrainingOptions(recompute, computeDtype, firstBlock, blockCount, embedding, head,
-        backward, on, dropout, microbatch, seq, attention, experts, contextParallel);
+        backward, on, dropout, microbatch, seq, attention, experts, contextParallel, recomputeModules);
   }
 
   /**
@@ -186,7 +237,7 @@ public record TrainingOptions(
    */
   public TrainingOptions withDropout(boolean on) {
     return new TrainingOptions(recompute, computeDtype, firstBlock, blockCount, embedding, head,
-        backward, optimizer, on, microbatch, seq, attention, experts, contextParallel);
+        backward, optimizer, on, microbatch, seq, attention, experts, contextParallel, recomputeModules);
   }
 
   /**
@@ -198,7 +249,7 @@ public record TrainingOptions(
    */
   public TrainingOptions withWorkload(int b, int s) {
     return new TrainingOptions(recompute, computeDtype, firstBlock, blockCount, embedding, head,
-        backward, optimizer, dropout, b, s, attention, experts, contextParallel);
+        backward, optimizer, dropout, b, s, attention, experts, contextParallel, recomputeModules);
   }
 
   /**
@@ -209,7 +260,7 @@ public record TrainingOptions(
    */
   public TrainingOptions withContextParallel(int cp) {
     return new TrainingOptions(recompute, computeDtype, firstBlock, blockCount, embedding, head,
-        backward, optimizer, dropout, microbatch, seq, attention, experts, cp);
+        backward, optimizer, dropout, microbatch, seq, attention, experts, cp, recomputeModules);
   }
 
   /**
@@ -220,7 +271,7 @@ public record TrainingOptions(
    */
   public TrainingOptions withExperts(ExpertLayout e) {
     return new TrainingOptions(recompute, computeDtype, firstBlock, blockCount, embedding, head,
-        backward, optimizer, dropout, microbatch, seq, attention, e, contextParallel);
+        backward, optimizer, dropout, microbatch, seq, attention, e, contextParallel, recomputeModules);
   }
 
   /**
@@ -231,6 +282,6 @@ public record TrainingOptions(
    */
   public TrainingOptions withAttention(Attention a) {
     return new TrainingOptions(recompute, computeDtype, firstBlock, blockCount, embedding, head,
-        backward, optimizer, dropout, microbatch, seq, a, experts, contextParallel);
+        backward, optimizer, dropout, microbatch, seq, a, experts, contextParallel, recomputeModules);
   }
 }

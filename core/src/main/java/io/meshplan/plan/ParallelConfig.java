@@ -41,6 +41,9 @@ import io.meshplan.util.Require;
  *     stated first and last stages: the embedding and loss counted as layers ({@link
  *     SplitAccounting}) or a layout chunk by chunk ({@link PipelineLayout});
  *     {@link SplitAccounting#NONE} for neither
+ * @param recomputeModules the submodules selective recomputation recomputes (Megatron-Core's
+ *     {@code --recompute-modules}; {@link io.meshplan.model.RecomputeModule#DEFAULT}, the
+ *     attention core, unless stated)
  */
 public record ParallelConfig(
     int tensorParallel,
@@ -58,7 +61,8 @@ public record ParallelConfig(
     int expertTensorParallel,
     int contextParallel,
     boolean cpAllGather,
-    PipelineSplit split) {
+    PipelineSplit split,
+    java.util.Set<io.meshplan.model.RecomputeModule> recomputeModules) {
 
   /** Validates the sizes on their own; see {@link #check} for the fit to a model and cluster. */
   public ParallelConfig {
@@ -79,6 +83,53 @@ public record ParallelConfig(
     Require.positive(expertTensorParallel, "expert tensor-parallel size");
     Require.positive(contextParallel, "context-parallel size");
     Require.nonNull(split, "pipeline split");
+    recomputeModules = java.util.Set.copyOf(recomputeModules);
+    Require.that(!recomputeModules.isEmpty(), "recompute modules must not be empty");
+  }
+
+  /**
+   * A configuration whose selective recomputation recomputes the attention core.
+   *
+   * @param tensorParallel tensor-parallel size
+   * @param pipelineParallel pipeline-parallel size
+   * @param dataParallel data-parallel size
+   * @param virtualStages model chunks per pipeline stage
+   * @param microBatchSize sequences per microbatch on one replica
+   * @param globalBatchSize sequences per iteration
+   * @param recompute activation recomputation
+   * @param sequenceParallel sequence parallelism in the tensor-parallel group
+   * @param zeroStage the ZeRO stage
+   * @param firstStageLayers layers on the first stage, 0 for the even split
+   * @param lastStageLayers layers on the last stage, 0 for the even split
+   * @param expertParallel EP
+   * @param expertTensorParallel ETP
+   * @param contextParallel CP
+   * @param cpAllGather the {@code all_gather} form of CP
+   * @param split the pipeline split
+   */
+  public ParallelConfig(int tensorParallel, int pipelineParallel, int dataParallel,
+      int virtualStages, int microBatchSize, int globalBatchSize, Recompute recompute,
+      boolean sequenceParallel, int zeroStage, int firstStageLayers, int lastStageLayers,
+      int expertParallel, int expertTensorParallel, int contextParallel, boolean cpAllGather,
+      PipelineSplit split) {
+    this(tensorParallel, pipelineParallel, dataParallel, virtualStages, microBatchSize,
+        globalBatchSize, recompute, sequenceParallel, zeroStage, firstStageLayers,
+        lastStageLayers, expertParallel, expertTensorParallel, contextParallel, cpAllGather,
+        split, io.meshplan.model.RecomputeModule.DEFAULT);
+  }
+
+  /**
+   * This configuration with other recomputed modules.
+   *
+   * @param modules the modules
+   * @return the configuration
+   */
+  public ParallelConfig withRecomputeModules(
+      java.util.Set<io.meshplan.model.RecomputeModule> modules) {
+    return new ParallelConfig(tensorParallel, pipelineParallel, dataParallel, virtualStages,
+        microBatchSize, globalBatchSize, recompute, sequenceParallel, zeroStage,
+        firstStageLayers, lastStageLayers, expertParallel, expertTensorParallel, contextParallel,
+        cpAllGather, split, modules);
   }
 
   /**
@@ -120,7 +171,7 @@ public record ParallelConfig(
     return new ParallelConfig(tensorParallel, pipelineParallel, dataParallel, virtualStages,
         microBatchSize, globalBatchSize, recompute, sequenceParallel, zeroStage,
         firstStageLayers, lastStageLayers, expertParallel, expertTensorParallel, contextParallel,
-        cpAllGather, split);
+        cpAllGather, split, recomputeModules);
   }
 
   /**
@@ -160,7 +211,7 @@ public record ParallelConfig(
     return new ParallelConfig(tensorParallel, pipelineParallel, dataParallel, virtualStages,
         microBatchSize, globalBatchSize, recompute, sequenceParallel, zeroStage,
         firstStageLayers, lastStageLayers, expertParallel, expertTensorParallel, cp,
-        allGather && cp > 1, split);
+        allGather && cp > 1, split, recomputeModules);
   }
 
   /**
@@ -234,7 +285,7 @@ public record ParallelConfig(
     return new ParallelConfig(tensorParallel, pipelineParallel, dataParallel, virtualStages,
         microBatchSize, globalBatchSize, recompute, sequenceParallel, zeroStage,
         firstStageLayers, lastStageLayers, ep, etp, contextParallel, cpAllGather,
-        split);
+        split, recomputeModules);
   }
 
   /**
@@ -355,7 +406,7 @@ public record ParallelConfig(
     return new ParallelConfig(tensorParallel, pipelineParallel, dataParallel, virtualStages,
         microBatchSize, globalBatchSize, recompute, sequenceParallel, stage, firstStageLayers,
         lastStageLayers, expertParallel, expertTensorParallel, contextParallel, cpAllGather,
-        split);
+        split, recomputeModules);
   }
 
   /**
@@ -368,7 +419,8 @@ public record ParallelConfig(
   public ParallelConfig withStageLayers(int first, int last) {
     return new ParallelConfig(tensorParallel, pipelineParallel, dataParallel, virtualStages,
         microBatchSize, globalBatchSize, recompute, sequenceParallel, zeroStage, first, last,
-        expertParallel, expertTensorParallel, contextParallel, cpAllGather, split);
+        expertParallel, expertTensorParallel, contextParallel, cpAllGather, split,
+        recomputeModules);
   }
 
   /**
@@ -382,6 +434,17 @@ public record ParallelConfig(
     if (split instanceof PipelineLayout l) {
       l.checkMtp(mtpDepth);
     }
+  }
+
+  /**
+   * Megatron-Core's rules for the recomputed modules ({@link
+   * io.meshplan.model.RecomputeModule#check}).
+   *
+   * @param model the model
+   * @throws InputException naming the rule broken
+   */
+  public void checkRecomputeModules(io.meshplan.model.ModelSpec model) {
+    io.meshplan.model.RecomputeModule.check(recompute, recomputeModules, model);
   }
 
   /**

@@ -102,7 +102,7 @@ public final class FidelityBench {
               + (c.contextParallel() > 1 ? " cp" + c.contextParallel() : "")
               + (c.expertParallel() > 1 ? " ep" + c.expertParallel() : "") + " "
               + c.microBatchSize() + " " + c.globalBatchSize() + " "
-              + c.recompute().label(), r.measured(), res.predicted(), 100 * res.error(),
+              + recompute(c), r.measured(), res.predicted(), 100 * res.error(),
           res.peakGib(), res.fits() ? "yes" : "NO");
     }
     System.out.println();
@@ -124,6 +124,13 @@ public final class FidelityBench {
       System.out.printf(Locale.ROOT, "%-5s %2d runs (%s): MAPE %.1f%%, max %.1f%%, %d of %d fit "
           + "in memory%n", set, n, unit, 100 * sum / n, 100 * max, fit, n);
     }
+  }
+
+  /** The recomputation, with Megatron's modules where they are not the default. */
+  private static String recompute(ParallelConfig c) {
+    return c.recompute().label()
+        + (c.recomputeModules().equals(io.meshplan.model.RecomputeModule.DEFAULT) ? ""
+        : "(" + io.meshplan.model.RecomputeModule.labels(c.recomputeModules()) + ")");
   }
 
   private static Result simulate(Run r) {
@@ -189,10 +196,14 @@ public final class FidelityBench {
           ? io.meshplan.plan.PipelineLayout.parse(f[20].substring("layout=".length()), pp)
           : new io.meshplan.plan.SplitAccounting(f[20].contains("embedding"),
               f[20].contains("loss"));
+      // The recompute column: a mode, or selective=module+module (Megatron's recompute_modules).
+      String[] rc = f[15].split("=");
       ParallelConfig c = new ParallelConfig(tp, pp, Integer.parseInt(f[9]),
-          Integer.parseInt(f[19]), Integer.parseInt(f[6]), batch, Recompute.parse(f[15]), tp > 1,
+          Integer.parseInt(f[19]), Integer.parseInt(f[6]), batch, Recompute.parse(rc[0]), tp > 1,
           Integer.parseInt(f[14]), Integer.parseInt(f[12]), Integer.parseInt(f[13]),
-          Integer.parseInt(f[11]), 1, Integer.parseInt(f[10]), false, split);
+          Integer.parseInt(f[11]), 1, Integer.parseInt(f[10]), false, split,
+          rc.length > 1 ? io.meshplan.model.RecomputeModule.parseList(rc[1].replace('+', ','))
+              : io.meshplan.model.RecomputeModule.DEFAULT);
       DType dtype = io.meshplan.model.Fp8Training.parse(f[3]);
       out.add(new Run(f[0], f[1], m, Integer.parseInt(f[2]) / 8 + "x8:h100-80gb:ib-ndr400", c,
           dtype, Attention.FLASH, Double.parseDouble(f[17]), f[18], f[16].equals("yes")));

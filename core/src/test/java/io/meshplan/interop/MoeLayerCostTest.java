@@ -17,6 +17,7 @@ import io.meshplan.model.ExpertLayout;
 import io.meshplan.model.ModelSpec;
 import io.meshplan.model.MoeShape;
 import io.meshplan.model.Recompute;
+import io.meshplan.model.RecomputeModule;
 import io.meshplan.model.TrainingGraph;
 import io.meshplan.model.TrainingGraphBuilder;
 import io.meshplan.model.TrainingOptions;
@@ -99,5 +100,36 @@ class MoeLayerCostTest {
     assertThat(full.experts().backwardExchanges()).isEqualTo(4);
     // Dense weights of the block: attention 4 h^2 = 262,144, router h E = 4,096, two norms 512.
     assertThat(c.parameters() - c.experts().expertParameters()).isEqualTo(266_752.0);
+  }
+
+  /**
+   * Megatron-Core's recompute modules drop what they recompute from the saved activations: with
+   * T = 2 x 128 = 256 tokens, top-2 (512 rows) and f_e = 512, the experts' activation
+   * ({@code moe_act}) is 512 x 512 bf16 values, 524,288 bytes; the two norms' outputs
+   * ({@code layernorm}) are 2 x 256 x 256 bf16 values, 262,144 bytes; the whole layer
+   * ({@code moe}) drops more and dispatches and combines again in the backward.
+   */
+  @Test
+  void recomputedModulesLeaveTheSavedActivations() {
+    ModelSpec m = model(0);
+    PlanRequest req = Requests.of(m, "1x8:h100-80gb", 64, false);
+    IlpLayerCostModel layers = Requests.layers(req);
+    LayerSetting base = new LayerSetting(1, 2, Recompute.SELECTIVE, false, false, 1, 1);
+    LayerCost core = layers.cost(LayerCostModel.Kind.BLOCK, base);
+    LayerCost act = layers.cost(LayerCostModel.Kind.BLOCK, base.withRecomputeModules(
+        java.util.Set.of(RecomputeModule.CORE_ATTN, RecomputeModule.MOE_ACT)));
+    LayerCost norms = layers.cost(LayerCostModel.Kind.BLOCK, base.withRecomputeModules(
+        java.util.Set.of(RecomputeModule.CORE_ATTN, RecomputeModule.LAYERNORM)));
+    LayerCost moe = layers.cost(LayerCostModel.Kind.BLOCK, base.withRecomputeModules(
+        java.util.Set.of(RecomputeModule.CORE_ATTN, RecomputeModule.MOE)));
+    assertThat(core.savedActivationBytes() - act.savedActivationBytes()).isEqualTo(524_288.0);
+    assertThat(core.savedActivationBytes() - norms.savedActivationBytes())
+        .isEqualTo(262_144.0);
+    assertThat(moe.savedActivationBytes()).isLessThan(act.savedActivationBytes());
+    // Recomputing costs time: the backward runs the dropped forward values again.
+    assertThat(act.backwardSeconds()).isGreaterThan(core.backwardSeconds());
+    assertThat(moe.recomputeSeconds()).isGreaterThan(act.recomputeSeconds());
+    assertThat(core.experts().backwardExchanges()).isEqualTo(2);
+    assertThat(moe.experts().backwardExchanges()).isEqualTo(4);
   }
 }

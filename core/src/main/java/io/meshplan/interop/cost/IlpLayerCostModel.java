@@ -238,7 +238,8 @@ public final class IlpLayerCostModel implements LayerCostModel {
     // A dense block of a mixture-of-experts model prices as a block of the dense model it is.
     ModelSpec m = kind == Kind.DENSE_BLOCK ? model.denseBlockModel() : model;
     TrainingOptions opt = TrainingOptions.of(m).withComputeDtype(computeType)
-        .withRecompute(s.recompute()).withOptimizer(false)
+        .withRecompute(s.recompute()).withRecomputeModules(s.recomputeModules())
+        .withOptimizer(false)
         .withWorkload(s.microBatch(), model.seq() / s.contextParallel()).withAttention(attention)
         .withExperts(s.experts()).withContextParallel(s.contextParallel());
     opt = switch (kind) {
@@ -273,7 +274,9 @@ public final class IlpLayerCostModel implements LayerCostModel {
             : kind == Kind.MTP_FIRST_STAGE ? TrainingGraphBuilder.mtpTableWeights(m) : null);
     LayerCost.Builder out = priced.toBuilder();
     if (kind.routed() && model.arch().moe().routed()) {
-      out.experts(exchange(tg, planned.plan(), env, s));
+      // Recomputing the whole mixture-of-experts layer dispatches and combines again.
+      ExpertExchange x = exchange(tg, planned.plan(), env, s);
+      out.experts(s.recomputes(io.meshplan.model.RecomputeModule.MOE) ? x.withFullRecompute() : x);
     }
     if (kind.block() && s.contextParallel() > 1) {
       out.ring(ring(tg, planned.plan(), env, s));

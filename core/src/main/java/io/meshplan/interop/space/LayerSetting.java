@@ -20,11 +20,16 @@ import io.meshplan.util.Require;
  * @param cpAllGather whether context parallelism gathers the keys and values whole before the
  *     attention (Megatron-Core's {@code --cp-comm-type all_gather}) instead of passing them round
  *     a ring under it ({@code p2p}, the default)
+ * @param recomputeModules the submodules selective recomputation recomputes (Megatron-Core's
+ *     {@code --recompute-modules}; {@link io.meshplan.model.RecomputeModule#DEFAULT} the attention
+ *     core)
  */
 public record LayerSetting(int tensorParallel, int microBatch, Recompute recompute,
     boolean sequenceParallel, boolean megatron, int expertParallel, int expertTensorParallel,
-    int contextParallel, boolean cpAllGather) implements java.io.Serializable {
-  private static final long serialVersionUID = 3L;
+    int contextParallel, boolean cpAllGather,
+    java.util.Set<io.meshplan.model.RecomputeModule> recomputeModules)
+    implements java.io.Serializable {
+  private static final long serialVersionUID = 4L;
 
   /** Validates the fields. */
   public LayerSetting {
@@ -34,6 +39,50 @@ public record LayerSetting(int tensorParallel, int microBatch, Recompute recompu
     Require.positive(expertParallel, "expert-parallel size");
     Require.positive(expertTensorParallel, "expert tensor-parallel size");
     Require.positive(contextParallel, "context-parallel size");
+    recomputeModules = java.util.Set.copyOf(recomputeModules);
+  }
+
+  /**
+   * A setting whose selective recomputation recomputes the attention core.
+   *
+   * @param tensorParallel GPUs that share one replica of the layer
+   * @param microBatch sequences per microbatch on one replica
+   * @param recompute activation recomputation
+   * @param sequenceParallel sequence parallelism in the tensor-parallel group
+   * @param megatron weights fixed to Megatron-LM's layouts
+   * @param expertParallel EP
+   * @param expertTensorParallel ETP
+   * @param contextParallel CP
+   * @param cpAllGather the all-gather form of CP
+   */
+  public LayerSetting(int tensorParallel, int microBatch, Recompute recompute,
+      boolean sequenceParallel, boolean megatron, int expertParallel, int expertTensorParallel,
+      int contextParallel, boolean cpAllGather) {
+    this(tensorParallel, microBatch, recompute, sequenceParallel, megatron, expertParallel,
+        expertTensorParallel, contextParallel, cpAllGather,
+        io.meshplan.model.RecomputeModule.DEFAULT);
+  }
+
+  /**
+   * This setting with other recomputed modules.
+   *
+   * @param modules the modules
+   * @return the setting
+   */
+  public LayerSetting withRecomputeModules(java.util.Set<io.meshplan.model.RecomputeModule>
+      modules) {
+    return new LayerSetting(tensorParallel, microBatch, recompute, sequenceParallel, megatron,
+        expertParallel, expertTensorParallel, contextParallel, cpAllGather, modules);
+  }
+
+  /**
+   * Whether selective recomputation recomputes a module.
+   *
+   * @param m the module
+   * @return true under selective recomputation with {@code m} among the modules
+   */
+  public boolean recomputes(io.meshplan.model.RecomputeModule m) {
+    return recompute == Recompute.SELECTIVE && recomputeModules.contains(m);
   }
 
   /**
@@ -62,7 +111,7 @@ public record LayerSetting(int tensorParallel, int microBatch, Recompute recompu
    */
   public LayerSetting withContext(int cp, boolean allGather) {
     return new LayerSetting(tensorParallel, microBatch, recompute, sequenceParallel, megatron,
-        expertParallel, expertTensorParallel, cp, allGather && cp > 1);
+        expertParallel, expertTensorParallel, cp, allGather && cp > 1, recomputeModules);
   }
 
   /**
@@ -87,7 +136,7 @@ public record LayerSetting(int tensorParallel, int microBatch, Recompute recompu
    */
   public LayerSetting withRecompute(Recompute r) {
     return new LayerSetting(tensorParallel, microBatch, r, sequenceParallel, megatron,
-        expertParallel, expertTensorParallel, contextParallel, cpAllGather);
+        expertParallel, expertTensorParallel, contextParallel, cpAllGather, recomputeModules);
   }
 
   /**

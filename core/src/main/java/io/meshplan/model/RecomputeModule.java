@@ -1,0 +1,118 @@
+package io.meshplan.model;
+
+import io.meshplan.util.InputException;
+import java.util.EnumSet;
+import java.util.Locale;
+import java.util.Set;
+
+/**
+ * A submodule selective recomputation recomputes, as Megatron-Core's {@code --recompute-modules}
+ * names them ({@code TransformerConfig.recompute_modules} in {@code
+ * megatron/core/transformer/transformer_config.py}, read at d98e8a6). Its default is the attention
+ * core alone, which is meshplan's {@link Recompute#SELECTIVE}.
+ */
+public enum RecomputeModule {
+  /** The attention core: scores, softmax, dropout and the product with the values. */
+  CORE_ATTN,
+  /** The experts' activation function (output discarded, recomputed from its inputs). */
+  MOE_ACT,
+  /** The input norm and the pre-MLP norm (outputs discarded, recomputed from the block's input). */
+  LAYERNORM,
+  /** Multi-head latent attention's up-projections and rotary parts. */
+  MLA_UP_PROJ,
+  /** The dense MLP (of a dense model, or of a mixture-of-experts model's dense blocks). */
+  MLP,
+  /** The whole mixture-of-experts layer: router, dispatch, experts and combine. */
+  MOE,
+  /** The shared experts of a mixture-of-experts layer. */
+  SHARED_EXPERTS;
+
+  /** Megatron-Core's default: the attention core. */
+  public static final Set<RecomputeModule> DEFAULT = Set.copyOf(EnumSet.of(CORE_ATTN));
+
+  /**
+   * The name Megatron-LM uses.
+   *
+   * @return e.g. {@code core_attn}
+   */
+  public String label() {
+    return name().toLowerCase(Locale.ROOT);
+  }
+
+  /**
+   * Reads a list of module names, separated by commas or spaces.
+   *
+   * @param text the list
+   * @return the modules, at least one
+   * @throws InputException naming the unknown module and the known ones
+   */
+  public static Set<RecomputeModule> parseList(String text) {
+    EnumSet<RecomputeModule> out = EnumSet.noneOf(RecomputeModule.class);
+    for (String word : text.trim().split("[,\\s]+")) {
+      if (word.isEmpty()) {
+        continue;
+      }
+      RecomputeModule found = null;
+      for (RecomputeModule m : values()) {
+        if (m.label().equals(word.toLowerCase(Locale.ROOT))) {
+          found = m;
+        }
+      }
+      if (found == null) {
+        throw new InputException("--recompute-modules '" + word + "' is not a module meshplan "
+            + "recomputes; use " + labels(EnumSet.allOf(RecomputeModule.class)));
+      }
+      out.add(found);
+    }
+    if (out.isEmpty()) {
+      throw new InputException("--recompute-modules names no module");
+    }
+    return Set.copyOf(out);
+  }
+
+  /**
+   * The modules' names in declaration order, comma-separated.
+   *
+   * @param modules the modules
+   * @return e.g. {@code core_attn,moe_act}
+   */
+  public static String labels(Set<RecomputeModule> modules) {
+    return String.join(",", EnumSet.copyOf(modules).stream().map(RecomputeModule::label)
+        .toList());
+  }
+
+  /**
+   * Megatron-Core's rules for the recomputed modules ({@code TransformerConfig.__post_init__}):
+   * they are selective recomputation's, the experts' activation needs grouped expert GEMMs (a
+   * mixture-of-experts model), the latent up-projections multi-head latent attention, and under
+   * FP8's delayed scaling (meshplan's FP8 recipe) neither the experts' activation nor the norms
+   * may be recomputed.
+   *
+   * @param recompute the recomputation mode
+   * @param modules the modules
+   * @param model the model
+   * @throws InputException naming the rule broken
+   */
+  public static void check(Recompute recompute, Set<RecomputeModule> modules, ModelSpec model) {
+    if (modules.equals(DEFAULT)) {
+      return;
+    }
+    if (recompute != Recompute.SELECTIVE) {
+      throw new InputException("--recompute-modules needs --recompute selective (Megatron-LM's "
+          + "--recompute-granularity selective)");
+    }
+    if (modules.contains(MOE_ACT) && !model.arch().moe().routed()) {
+      throw new InputException("--recompute-modules moe_act needs a mixture-of-experts model "
+          + "(Megatron-LM runs it only with grouped expert GEMMs)");
+    }
+    if (modules.contains(MLA_UP_PROJ) && !model.arch().attn().mla().on()) {
+      throw new InputException("--recompute-modules mla_up_proj needs multi-head latent "
+          + "attention");
+    }
+    if (Fp8Training.on(model.dtype()) && (modules.contains(MOE_ACT)
+        || modules.contains(LAYERNORM))) {
+      throw new InputException("--recompute-modules moe_act or layernorm does not run with FP8's"
+          + " delayed scaling, meshplan's FP8 recipe, as in Megatron-LM");
+    }
+  }
+}
