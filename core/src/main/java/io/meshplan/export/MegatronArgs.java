@@ -226,21 +226,7 @@ public final class MegatronArgs implements FrameworkWriter {
     if (c.sequenceParallel()) {
       a.add(List.of("--sequence-parallel"));
     }
-    if (c.recompute() == Recompute.SELECTIVE) {
-      a.add(List.of("--recompute-granularity", "selective"));
-      if (!c.recomputeModules().equals(io.meshplan.model.RecomputeModule.DEFAULT)) {
-        // arguments.py: nargs='*', the module names one after another.
-        List<String> modules = new java.util.ArrayList<>(List.of("--recompute-modules"));
-        modules.addAll(List.of(io.meshplan.model.RecomputeModule.labels(c.recomputeModules())
-            .split(",")));
-        a.add(modules);
-      }
-    } else if (c.recompute() == Recompute.FULL) {
-      // Full recompute of every layer: keep each layer's input only (Korthikanti et al., sec. 5).
-      a.add(List.of("--recompute-granularity", "full"));
-      a.add(List.of("--recompute-method", "uniform"));
-      a.add(List.of("--recompute-num-layers", "1"));
-    }
+    recompute(c, a);
     overlaps(input, a);
     if (c.zeroStage() == 1) {
       a.add(List.of("--use-distributed-optimizer"));
@@ -269,6 +255,25 @@ public final class MegatronArgs implements FrameworkWriter {
     a.add(List.of("--attention-backend", input.attention().label()));
     precision(m, a);
     return a;
+  }
+
+  /** The recomputation: selective with its modules unless they are the default, or full. */
+  private static void recompute(ParallelConfig c, List<List<String>> a) {
+    if (c.recompute() == Recompute.SELECTIVE) {
+      a.add(List.of("--recompute-granularity", "selective"));
+      if (!c.recomputeModules().equals(io.meshplan.model.RecomputeModule.DEFAULT)) {
+        // arguments.py: nargs='*', the module names one after another.
+        List<String> modules = new java.util.ArrayList<>(List.of("--recompute-modules"));
+        modules.addAll(List.of(io.meshplan.model.RecomputeModule.labels(c.recomputeModules())
+            .split(",")));
+        a.add(modules);
+      }
+    } else if (c.recompute() == Recompute.FULL) {
+      // Full recompute of every layer: keep each layer's input only (Korthikanti et al., sec. 5).
+      a.add(List.of("--recompute-granularity", "full"));
+      a.add(List.of("--recompute-method", "uniform"));
+      a.add(List.of("--recompute-num-layers", "1"));
+    }
   }
 
   /** Virtual stages, uneven first and last stages, and the embedding and loss in the split. */
