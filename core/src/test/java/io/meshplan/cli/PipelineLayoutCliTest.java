@@ -76,6 +76,8 @@ class PipelineLayoutCliTest {
         "empty chunk 2");
     run("simulate", LAYOUT, "E(t|)*99999999999t").refusedInOneLine(ExitCodes.BAD_INPUT,
         "more than");
+    run("simulate", LAYOUT, "Et|tt|tt|mL", "--schedule", "gpipe").refusedInOneLine(
+        ExitCodes.BAD_INPUT, "--schedule gpipe has no virtual stages");
     run("export", "--to", "megatron", LAYOUT, "Et|tt|tt|mQ")
         .refusedInOneLine(ExitCodes.BAD_INPUT, "has 'Q', which is not a layer");
   }
