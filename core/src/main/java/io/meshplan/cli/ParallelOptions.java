@@ -111,11 +111,11 @@ final class ParallelOptions {
     if (vpp != null && vpp > 1) {
       throw new InputException("--schedule gpipe has no virtual stages; drop --vpp " + vpp);
     }
-    if (layout != null && pp != null && pp >= 1
-        && PipelineLayout.parse(layout, pp).virtualStages(pp) > 1) {
+    int chunks = layout != null && pp != null && pp >= 1
+        ? PipelineLayout.parse(layout, pp).virtualStages(pp) : 1;
+    if (chunks > 1) {
       throw new InputException("--schedule gpipe has no virtual stages, and the "
-          + "--pipeline-model-parallel-layout gives " + PipelineLayout.parse(layout, pp)
-          .virtualStages(pp) + " chunks per pipeline stage");
+          + "--pipeline-model-parallel-layout gives " + chunks + " chunks per pipeline stage");
     }
     return true;
   }

@@ -148,8 +148,7 @@ final class SimulateCommand implements Callable<Integer> {
         setup.model().layers(), setup.model().heads(), setup.model().kvHeads()));
     FlagWords.check(FlagWords.PARALLEL, () -> {
       c.checkExperts(setup.model().arch().moe());
-      c.checkSplit(setup.model().arch().mtpDepth());
-      c.checkRecomputeModules(setup.model());
+      c.checkModel(setup.model());
       c.checkContext(setup.model().seq(), setup.request().attention() == Attention.FLASH);
     });
     PlanSimulator.Evaluated e = Progress.during(spec.commandLine().getErr(), quiet,

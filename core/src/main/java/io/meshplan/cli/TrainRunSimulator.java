@@ -69,7 +69,7 @@ record TrainRunSimulator(TrainingRun run, ClusterSpec cluster, ModelSpec model,
           p.zeroStage()).withStageLayers(p.split().firstStageLayers(),
               p.split().lastStageLayers()).withSplit(split(p));
       c.check(cs.gpuCount(), m.layers(), m.heads(), m.kvHeads());
-      c.checkSplit(m.arch().mtpDepth());
+      c.checkModel(m);
       return new TrainRunSimulator(run, cs, m, c);
     } catch (IllegalArgumentException e) {
       throw new InputException(run.source() + ": " + e.getMessage(), e);

@@ -40,8 +40,7 @@ public record ExportInput(ModelSpec model, ClusterSpec cluster, ParallelConfig c
     cluster.gpu().requireTraining(model.dtype());
     config.check(cluster.gpuCount(), model.layers(), model.heads(), model.kvHeads());
     config.checkExperts(model.arch().moe());
-    config.checkSplit(model.arch().mtpDepth());
-    config.checkRecomputeModules(model);
+    config.checkModel(model);
     config.checkContext(model.seq(), attention == Attention.FLASH);
     Require.that(!gpipe || config.virtualStages() == 1, "the GPipe schedule has no virtual"
         + " stages; got " + config.virtualStages() + " per pipeline stage");

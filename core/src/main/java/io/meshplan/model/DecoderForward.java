@@ -123,7 +123,7 @@ final class DecoderForward {
     }
     if (o.dropout()) {
       t.part("dropout");
-      x = dropout(x, false);
+      x = dropout(x);
     }
     return x;
   }
@@ -228,7 +228,7 @@ final class DecoderForward {
     sc = t.add(sc, t.broadcast(causalMask(), scores, 2, 3));
     int p = keep(softmax(sc), RecomputeModule.CORE_ATTN);
     if (o.dropout()) {
-      p = keep(dropout(p, true), RecomputeModule.CORE_ATTN);
+      p = keep(dropout(p, RecomputeModule.CORE_ATTN), RecomputeModule.CORE_ATTN);
     }
     // ctx[b, n, i, e] = sum_j p[b, n, i, j] * v[b, j, n, e]
     int ctx = t.dot(p, vb, new int[] {0, 1}, new int[] {3}, new int[] {0, 2}, new int[] {1});
@@ -260,7 +260,7 @@ final class DecoderForward {
   private int project(int ctx, int width) {
     int out = linear(ctx, width, h, "wo");
     if (o.dropout()) {
-      out = dropout(out, false);
+      out = dropout(out);
     }
     return out;
   }
@@ -350,7 +350,7 @@ final class DecoderForward {
     keepGemmInput(act, module);
     int down = linear(act, f, h, "w2");
     if (o.dropout()) {
-      down = dropout(down, false);
+      down = dropout(down);
     }
     return down;
   }
@@ -487,13 +487,12 @@ final class DecoderForward {
   }
 
   /** Inverted dropout; keeps the mask (and, in attention, the output) as Megatron does. */
-  private int dropout(int x, boolean attentionCore) {
+  private int dropout(int x, RecomputeModule... modules) {
     TensorShape xs = t.shape(x);
     TensorShape bits = xs.withDtype(DType.U8);
     int random = t.iota(bits, xs.rank() - 1);
     int keepMask = t.compare("LT", random, t.fill(bits, KEEP_THRESHOLD));
-    keep(keepMask, attentionCore ? new RecomputeModule[] {RecomputeModule.CORE_ATTN}
-        : new RecomputeModule[0]);
+    keep(keepMask, modules);
     int scaled = t.mul(x, t.fill(xs, 1 / (1 - DROPOUT)));
     return t.select(keepMask, scaled, t.fill(xs, 0.0));
   }

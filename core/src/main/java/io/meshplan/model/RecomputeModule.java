@@ -31,6 +31,20 @@ public enum RecomputeModule {
   public static final Set<RecomputeModule> DEFAULT = Set.copyOf(EnumSet.of(CORE_ATTN));
 
   /**
+   * Whether a recomputation mode and module list recompute a module: selective recomputation
+   * with the module listed.
+   *
+   * @param recompute the mode
+   * @param modules the modules
+   * @param m the module
+   * @return true when {@code m} is recomputed selectively
+   */
+  public static boolean recomputes(Recompute recompute, Set<RecomputeModule> modules,
+      RecomputeModule m) {
+    return recompute == Recompute.SELECTIVE && modules.contains(m);
+  }
+
+  /**
    * The name Megatron-LM uses.
    *
    * @return e.g. {@code core_attn}

@@ -79,17 +79,6 @@ public final class TrainingGraphBuilder {
   }
 
   /**
-   * The part of a mixture-of-experts block's scope ({@code <layer>/<phase>/<part>}) that holds the
-   * compute between the token dispatch and the combine: the local experts' GEMMs and activation,
-   * forward and backward.
-   *
-   * @return the part's name
-   */
-  public static String expertPart() {
-    return MoeForward.LOCAL_PART;
-  }
-
-  /**
    * The prefix of the names of a multi-token prediction module's token table in {@link
    * #buildMtp}'s graph, the embedding's own where one stage holds both.
    *

@@ -91,7 +91,7 @@ public record TrainingOptions(
    * @return true under {@link Recompute#SELECTIVE} with {@code m} among the modules
    */
   public boolean recomputes(RecomputeModule m) {
-    return recompute == Recompute.SELECTIVE && recomputeModules.contains(m);
+    return RecomputeModule.recomputes(recompute, recomputeModules, m);
   }
 
   /**

@@ -88,37 +88,6 @@ public record ParallelConfig(
   }
 
   /**
-   * A configuration whose selective recomputation recomputes the attention core.
-   *
-   * @param tensorParallel tensor-parallel size
-   * @param pipelineParallel pipeline-parallel size
-   * @param dataParallel data-parallel size
-   * @param virtualStages model chunks per pipeline stage
-   * @param microBatchSize sequences per microbatch on one replica
-   * @param globalBatchSize sequences per iteration
-   * @param recompute activation recomputation
-   * @param sequenceParallel sequence parallelism in the tensor-parallel group
-   * @param zeroStage the ZeRO stage
-   * @param firstStageLayers layers on the first stage, 0 for the even split
-   * @param lastStageLayers layers on the last stage, 0 for the even split
-   * @param expertParallel EP
-   * @param expertTensorParallel ETP
-   * @param contextParallel CP
-   * @param cpAllGather the {@code all_gather} form of CP
-   * @param split the pipeline split
-   */
-  public ParallelConfig(int tensorParallel, int pipelineParallel, int dataParallel,
-      int virtualStages, int microBatchSize, int globalBatchSize, Recompute recompute,
-      boolean sequenceParallel, int zeroStage, int firstStageLayers, int lastStageLayers,
-      int expertParallel, int expertTensorParallel, int contextParallel, boolean cpAllGather,
-      PipelineSplit split) {
-    this(tensorParallel, pipelineParallel, dataParallel, virtualStages, microBatchSize,
-        globalBatchSize, recompute, sequenceParallel, zeroStage, firstStageLayers,
-        lastStageLayers, expertParallel, expertTensorParallel, contextParallel, cpAllGather,
-        split, io.meshplan.model.RecomputeModule.DEFAULT);
-  }
-
-  /**
    * This configuration with other recomputed modules.
    *
    * @param modules the modules
@@ -158,7 +127,7 @@ public record ParallelConfig(
     this(tensorParallel, pipelineParallel, dataParallel, virtualStages, microBatchSize,
         globalBatchSize, recompute, sequenceParallel, zeroStage, firstStageLayers,
         lastStageLayers, expertParallel, expertTensorParallel, contextParallel, cpAllGather,
-        SplitAccounting.NONE);
+        SplitAccounting.NONE, io.meshplan.model.RecomputeModule.DEFAULT);
   }
 
   /**
@@ -424,26 +393,17 @@ public record ParallelConfig(
   }
 
   /**
-   * Checks a layout's multi-token prediction modules against the model's (the rest of the split
-   * is checked by {@link #check}).
-   *
-   * @param mtpDepth the model's multi-token prediction modules
-   * @throws InputException when they differ
-   */
-  public void checkSplit(int mtpDepth) {
-    if (split instanceof PipelineLayout l) {
-      l.checkMtp(mtpDepth);
-    }
-  }
-
-  /**
-   * Megatron-Core's rules for the recomputed modules ({@link
-   * io.meshplan.model.RecomputeModule#check}).
+   * Checks what of this configuration depends on the model beyond its sizes ({@link #check}): a
+   * layout's multi-token prediction modules against the model's, and the recomputed modules by
+   * Megatron-Core's rules ({@link io.meshplan.model.RecomputeModule#check}).
    *
    * @param model the model
    * @throws InputException naming the rule broken
    */
-  public void checkRecomputeModules(io.meshplan.model.ModelSpec model) {
+  public void checkModel(io.meshplan.model.ModelSpec model) {
+    if (split instanceof PipelineLayout l) {
+      l.checkMtp(model.arch().mtpDepth());
+    }
     io.meshplan.model.RecomputeModule.check(recompute, recomputeModules, model);
   }
 

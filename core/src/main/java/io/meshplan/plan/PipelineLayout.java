@@ -215,9 +215,6 @@ public record PipelineLayout(String text, List<String> chunks) implements Pipeli
       }
     }
     String last = chunks.get(chunks.size() - 1);
-    if (!chunks.get(0).startsWith("E")) {
-      throw bad("must open its first chunk with the embedding");
-    }
     if (firstM >= 0 && last.chars().filter(c -> c == 'm').count() != mtpLayers()) {
       throw bad("places prediction modules m outside the last chunk; meshplan prices them with "
           + "the loss");

@@ -258,12 +258,13 @@ public record PipelinePlan(
       return Optional.empty();
     }
     StagePlan s0 = stages.get(0);
-    int[] firstLast = unevenStageLayers().orElse(new int[2]);
+    Optional<int[]> uneven = unevenStageLayers();
+    int[] firstLast = uneven.orElse(new int[2]);
     return Optional.of(new ParallelConfig(s0.tensorParallel(), stages.size() / virtualStages,
         s0.dataParallel(), virtualStages, microBatchSize(s0), globalBatchSize, s0.recompute(),
         s0.sequenceParallel(), s0.zeroStage(), firstLast[0], firstLast[1], s0.expertParallel(),
-        s0.expertTensorParallel(), s0.contextParallel(), s0.cpAllGather(),
-        unevenStageLayers().isPresent() ? SplitAccounting.NONE : countedSplit().orElseThrow()));
+        s0.expertTensorParallel(), s0.contextParallel(), s0.cpAllGather())
+        .withSplit(uneven.isPresent() ? SplitAccounting.NONE : countedSplit().orElseThrow()));
   }
 
   /**

@@ -275,7 +275,7 @@ public final class IlpLayerCostModel implements LayerCostModel {
     LayerCost.Builder out = priced.toBuilder();
     if (kind.routed() && model.arch().moe().routed()) {
       // Recomputing the whole mixture-of-experts layer dispatches and combines again.
-      ExpertExchange x = exchange(tg, planned.plan(), env, s);
+      ExpertExchange x = exchange(tg, planned.plan(), env, s, local);
       out.experts(s.recomputes(io.meshplan.model.RecomputeModule.MOE) ? x.withFullRecompute() : x);
     }
     if (kind.block() && s.contextParallel() > 1) {
@@ -326,7 +326,7 @@ public final class IlpLayerCostModel implements LayerCostModel {
    * load x T k / t} rows of {@code h} elements in the activations' type.
    */
   private ExpertExchange exchange(TrainingGraph tg, ShardingPlan plan, MeshEnv env,
-      LayerSetting s) {
+      LayerSetting s, java.util.BitSet expertOps) {
     double expertParams = 0;
     java.util.BitSet local = plan.local();
     for (WeightTensors w : tg.weights()) {
@@ -343,28 +343,25 @@ public final class IlpLayerCostModel implements LayerCostModel {
         (long) s.microBatch() * (model.seq() / s.contextParallel())) * moe.load();
     double bytes = rows * model.hidden()
         * io.meshplan.model.Fp8Training.storage(computeType).bytes();
-    double[] compute = expertCompute(tg, plan);
+    double[] compute = expertCompute(tg, plan, expertOps);
     return new ExpertExchange(s.expertParallel(), s.expertTensorParallel(), expertParams, bytes,
         2, 2, compute[0], compute[1]);
   }
 
   /**
-   * The compute of the block's local experts ({@link TrainingGraphBuilder#expertPart}), forward
-   * and backward (recomputation included), seconds.
+   * The compute of the block's local experts ({@link TrainingGraph#deviceLocal}: between the
+   * dispatch and the combine), forward and backward (recomputation included), seconds.
    */
-  private static double[] expertCompute(TrainingGraph tg, ShardingPlan plan) {
-    String suffix = "/" + TrainingGraphBuilder.expertPart();
+  private static double[] expertCompute(TrainingGraph tg, ShardingPlan plan,
+      java.util.BitSet expertOps) {
     double[] out = new double[2];
-    for (Instruction ins : tg.graph().instructions()) {
-      if (!ins.opName().endsWith(suffix)) {
-        continue;
-      }
-      io.meshplan.model.Phase p = tg.phase(ins.id());
+    for (int id = expertOps.nextSetBit(0); id >= 0; id = expertOps.nextSetBit(id + 1)) {
+      io.meshplan.model.Phase p = tg.phase(id);
       if (p == io.meshplan.model.Phase.FORWARD) {
-        out[0] += plan.strategy(ins.id()).computeCost();
+        out[0] += plan.strategy(id).computeCost();
       } else if (p == io.meshplan.model.Phase.BACKWARD
           || p == io.meshplan.model.Phase.RECOMPUTE) {
-        out[1] += plan.strategy(ins.id()).computeCost();
+        out[1] += plan.strategy(id).computeCost();
       }
     }
     return out;

@@ -82,7 +82,7 @@ public record LayerSetting(int tensorParallel, int microBatch, Recompute recompu
    * @return true under selective recomputation with {@code m} among the modules
    */
   public boolean recomputes(io.meshplan.model.RecomputeModule m) {
-    return recompute == Recompute.SELECTIVE && recomputeModules.contains(m);
+    return io.meshplan.model.RecomputeModule.recomputes(recompute, recomputeModules, m);
   }
 
   /**
