@@ -71,7 +71,8 @@ record TrainRunSimulator(TrainingRun run, ClusterSpec cluster, ModelSpec model,
       c.check(cs.gpuCount(), m.layers(), m.heads(), m.kvHeads());
       c.checkModel(m);
       return new TrainRunSimulator(run, cs, m, c);
-    } catch (IllegalArgumentException e) {
+    } catch (IllegalArgumentException | InputException e) {
+      // What the run's arguments break is the log's fault: name it.
       throw new InputException(run.source() + ": " + e.getMessage(), e);
     }
   }
@@ -79,7 +80,13 @@ record TrainRunSimulator(TrainingRun run, ClusterSpec cluster, ModelSpec model,
   /** The run's split: its layout, or the embedding and loss counted, or neither. */
   private static io.meshplan.plan.PipelineSplit split(RunParallel p) {
     if (!p.split().layout().isEmpty()) {
-      return io.meshplan.plan.PipelineLayout.parse(p.split().layout(), p.pipelineParallel());
+      try {
+        return io.meshplan.plan.PipelineLayout.parse(p.split().layout(), p.pipelineParallel());
+      } catch (InputException e) {
+        // The layout came from the log's arguments, not from a flag: say so.
+        throw new InputException("argument pipeline_model_parallel_layout: " + e.getMessage()
+            .replace("--pipeline-model-parallel-layout ", ""), e);
+      }
     }
     return new io.meshplan.plan.SplitAccounting(p.split().embeddingInSplit(),
         p.split().lossInSplit());

@@ -71,6 +71,28 @@ class CalibrateTrainHostileTest {
         .refusedInOneLine(ExitCodes.BAD_INPUT, "1 usable");
   }
 
+  /**
+   * A pipeline split the run's arguments state but meshplan cannot rebuild is the log's fault, and
+   * the line says so: a layout that expands past the cap, and one whose layers are not the
+   * model's.
+   */
+  @Test
+  void badPipelineSplitsInTheArgumentsNameTheLog() throws IOException {
+    java.util.Map<String, String> split = new java.util.HashMap<>(java.util.Map.of(
+        "num_layers", "7", "pipeline_model_parallel_size", "2", "data_parallel_size", "1",
+        "virtual_pipeline_model_parallel_size", "2", "pipeline_model_parallel_layout",
+        "Et|tt|tt|t*999999999999L"));
+    train(write("huge-layout.log", CalibrateTrainCliTest.megatronLog(3000,
+        new double[] {500, 500}, split))).refusedInOneLine(ExitCodes.BAD_INPUT,
+        "huge-layout.log: argument pipeline_model_parallel_layout: repeats 't' more than");
+    split.put("pipeline_model_parallel_layout", "Et|tt|tt|tttL");
+    train(write("layers.log", CalibrateTrainCliTest.megatronLog(3000, new double[] {500, 500},
+        split))).refusedInOneLine(ExitCodes.BAD_INPUT,
+        "layers.log: --pipeline-model-parallel-layout places 8 transformer layers, but the model "
+            + "has 7");
+    assertThat(Files.exists(dir.resolve("out.yaml"))).isFalse();
+  }
+
   @Test
   void hugeLogsAreRefused() throws IOException {
     Path f = dir.resolve("huge.log");
