@@ -262,7 +262,8 @@ public final class MegatronArgs implements FrameworkWriter {
     if (c.recompute() == Recompute.SELECTIVE) {
       a.add(List.of("--recompute-granularity", "selective"));
       if (!c.recomputeModules().equals(io.meshplan.model.RecomputeModule.DEFAULT)) {
-        // arguments.py: nargs='*', the module names one after another.
+        // TransformerConfig.recompute_modules is Optional[List[str]]: argument_utils.py makes it
+        // --recompute-modules with nargs '+', the module names one after another.
         List<String> modules = new java.util.ArrayList<>(List.of("--recompute-modules"));
         modules.addAll(List.of(io.meshplan.model.RecomputeModule.labels(c.recomputeModules())
             .split(",")));

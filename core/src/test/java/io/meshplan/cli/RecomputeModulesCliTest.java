@@ -50,7 +50,7 @@ class RecomputeModulesCliTest {
     CliRun r = run("export", "--to", "megatron", "--recompute", "selective",
         "--recompute-modules", "moe_act,layernorm");
     assertThat(r.code()).as(r.err()).isZero();
-    // arguments.py: --recompute-modules takes the names one after another (nargs='*').
+    // argument_utils.py turns TransformerConfig's List[str] into nargs '+': names one after another.
     assertThat(r.out()).contains("  --recompute-granularity selective\n"
         + "  --recompute-modules moe_act layernorm\n");
     String modules = r.out().lines().filter(l -> l.contains("--recompute-modules"))
