@@ -49,6 +49,13 @@ final class ClusterOptions {
       + "(Megatron-LM's --overlap-moe-expert-parallel-comm); off by default.")
   boolean overlapMoeComm;
 
+  @Option(names = "--fused-cross-entropy", description = "The cross-entropy loss as one fused "
+      + "kernel over the logits in the compute type (Transformer Engine's parallel cross-entropy,"
+      + " Megatron-Bridge's default; llm-foundry's fused_crossentropy); off by default: the "
+      + "logits are converted to fp32 and the loss runs on fp32 tensors, as Megatron-LM, "
+      + "torchtitan and Megatron-DeepSpeed run it.")
+  boolean lossFusion;
+
   @Option(names = "--no-fsdp-prefetch", description = "Under ZeRO-2 and ZeRO-3, gather each "
       + "layer's weights and reduce-scatter its gradients after the compute that needs them "
       + "instead of under the neighbouring layers' compute (FSDP and DeepSpeed prefetch by "
@@ -67,7 +74,7 @@ final class ClusterOptions {
    */
   boolean anyOverlapFlag() {
     return overlapGradReduce || overlapParamGather || tpCommOverlap || noFsdpPrefetch
-        || noGradAccumFusion || overlapMoeComm;
+        || noGradAccumFusion || overlapMoeComm || lossFusion;
   }
 
   /**
@@ -89,7 +96,7 @@ final class ClusterOptions {
     return new Overlaps(base.gradReduce() || overlapGradReduce,
         base.paramGather() || overlapParamGather, base.tensorComm() || tpCommOverlap,
         base.fsdpPrefetch() && !noFsdpPrefetch, base.gradAccumFusion() && !noGradAccumFusion,
-        base.moeComm() || overlapMoeComm);
+        base.moeComm() || overlapMoeComm, base.lossFusion() || lossFusion);
   }
 
   /**

@@ -267,6 +267,9 @@ final class ExportCommand implements Callable<Integer> {
           : overlaps.size() - 1, "--no-fsdp-prefetch");
     }
     w.addAll(overlaps);
+    if (in.overlaps().lossFusion()) {
+      w.add("--fused-cross-entropy");
+    }
     return ShellQuote.join(w);
   }
 
@@ -320,7 +323,7 @@ final class ExportCommand implements Callable<Integer> {
       PricedJob setup = JobFlags.priced(in.model(), true, clusterOptions,
           Optional.of(in.attention()),
           in.cluster().toShortString(), in.config().globalBatchSize(), 0,
-          PlannerOptions.defaults());
+          PlannerOptions.defaults(), in.overlaps());
       return new PlanSimulator(setup.layers())
           .simulate(setup.request().withOverlaps(in.overlaps()), in.config(), in.gpipe())
           .map(PlanSimulator.Evaluated::simulation)

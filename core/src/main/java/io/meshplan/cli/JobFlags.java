@@ -50,6 +50,29 @@ final class JobFlags {
   static PricedJob priced(ModelSpec m, boolean explicitDtype, ClusterOptions clusterOptions,
       java.util.Optional<io.meshplan.model.Attention> attention, String clusterFallback,
       int globalBatch, int microbatches, PlannerOptions options) {
+    return priced(m, explicitDtype, clusterOptions, attention, clusterFallback, globalBatch,
+        microbatches, options, clusterOptions.overlaps());
+  }
+
+  /**
+   * The job of a model already read, with overlaps and fusions of its own (a plan file's,
+   * changed by the flags).
+   *
+   * @param m the model
+   * @param explicitDtype whether the model's dtype is the training precision to use
+   * @param clusterOptions the cluster flags
+   * @param attention the attention, or empty for the default
+   * @param clusterFallback the cluster string when {@code --cluster} is absent
+   * @param globalBatch sequences per iteration
+   * @param microbatches fixed microbatches, or 0 for the planner's choice
+   * @param options the solver and threads
+   * @param overlaps the overlaps and fusions to price with
+   * @return the priced job
+   */
+  static PricedJob priced(ModelSpec m, boolean explicitDtype, ClusterOptions clusterOptions,
+      java.util.Optional<io.meshplan.model.Attention> attention, String clusterFallback,
+      int globalBatch, int microbatches, PlannerOptions options,
+      io.meshplan.model.Overlaps overlaps) {
     ClusterSpec cs = clusterOptions.spec(clusterFallback);
     TrainingJob job = FlagWords.call(FlagWords.JOB, () -> {
       TrainingJob defaults = TrainingJob.of(m, cs);
@@ -57,7 +80,7 @@ final class JobFlags {
       return (explicitDtype ? defaults.withDtype(m.dtype()) : defaults)
           .withGlobalBatch(globalBatch).withMicrobatches(microbatches)
           .withMemoryPerGpu(clusterOptions.memoryPerGpu(cs))
-          .withOverlaps(clusterOptions.overlaps());
+          .withOverlaps(overlaps);
     });
     return Planner.price(job, clusterOptions.pricing(), options);
   }

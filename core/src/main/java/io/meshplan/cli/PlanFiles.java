@@ -75,11 +75,12 @@ record PlanFiles(PipelinePlan plan, SimulationResult simulation, ClusterSpec clu
       return simulateModule(file, p, h, options, err);
     }
     checkDevices(file, p, options.spec(p.cluster()));
+    io.meshplan.model.Overlaps overlaps = options.overlaps(p.overlaps());
     PricedJob setup = JobFlags.priced(p.model(), true, options,
         java.util.Optional.of(attention.orElse(p.attention())), p.cluster(), p.globalBatchSize(),
-        0, PlannerOptions.defaults());
+        0, PlannerOptions.defaults(), overlaps);
     SimulationResult sim = new PlanSimulator(setup.layers())
-        .simulate(setup.request().withOverlaps(options.overlaps(p.overlaps())), p);
+        .simulate(setup.request().withOverlaps(overlaps), p);
     return new PlanFiles(p, sim, setup.cluster(), setup.request().memoryPerGpu());
   }
 

@@ -16,7 +16,9 @@ import java.util.Optional;
  * A100's 312 TFLOP/s on square GEMMs of size 4096 and up: NVIDIA's "Matrix Multiplication
  * Background User's Guide", and Narayanan et al. SC'21 report 52% of peak end to end on the largest
  * models), a 5 µs ramp (so a 1 GFLOP GEMM on an A100 takes about 10 µs, a third of peak), and 0.8
- * of HBM bandwidth for streaming kernels (STREAM-like copies reach 80-90%).
+ * of HBM bandwidth for streaming kernels (STREAM-like copies reach 80-90%). XLA's measured GEMM
+ * table confirms 0.8 and 5 us on H100 and puts B200's 16-bit GEMMs at 0.68 ({@link
+ * #gemmEfficiency}).
  *
  * @param peakFlops dense peak math throughput for the precision in use, FLOP/s
  * @param hbmBandwidth device memory bandwidth, bytes/s
@@ -32,6 +34,11 @@ public record KernelTimeModel(double peakFlops, double hbmBandwidth, double gemm
     implements ComputeModel {
   /** The default large-GEMM efficiency. */
   public static final double GEMM_EFFICIENCY = 0.8;
+  /**
+   * The large-GEMM fraction of a Blackwell GPU's 16-bit dense peak (XLA's measured B200 table,
+   * {@link #gemmEfficiency}).
+   */
+  public static final double BLACKWELL_16BIT_GEMM_EFFICIENCY = 0.68;
   /** The default ramp, seconds. */
   public static final double RAMP_SECONDS = 5e-6;
   /** The default streaming efficiency. */
@@ -69,8 +76,31 @@ public record KernelTimeModel(double peakFlops, double hbmBandwidth, double gemm
    * @return the model
    */
   public static KernelTimeModel of(GpuSpec gpu, Precision dots) {
-    return new KernelTimeModel(densePeak(gpu, dots), gpu.hbmBandwidth(), GEMM_EFFICIENCY,
+    return new KernelTimeModel(densePeak(gpu, dots), gpu.hbmBandwidth(), gemmEfficiency(gpu, dots),
         RAMP_SECONDS, MEMORY_EFFICIENCY, FusedAttentionKernels.of(gpu), Fp8Gemms.of(gpu));
+  }
+
+  /**
+   * The fraction of the dense peak a large GEMM reaches on a GPU: {@link #GEMM_EFFICIENCY}, except
+   * for 16-bit GEMMs on Blackwell (B200), which reach {@link #BLACKWELL_16BIT_GEMM_EFFICIENCY}.
+   *
+   * <p>XLA's measured GEMM tables ({@code xla/service/gpu/model/default_matmul_perf_table.txtpb},
+   * OpenXLA, 2026: one GPU's throughput for every {@code b x m x n x k} with {@code b} in 1, 2,
+   * 4 and {@code m, n, k} from 256 to 4,096) check the form: fitted by least squares on the
+   * logarithm over GEMMs of 10^11 FLOPs and more, H100's bf16 rows give 0.82 with a 7 us ramp
+   * and over all rows 0.79 with 5 us, where this model has 0.8 and 5 us (its mean error on the
+   * table is within a few percent, {@code GemmTableTest}); B200's bf16 rows give 0.68 with
+   * 5 us, well below the 0.8 that Hopper and Ampere reach, and its FP8 rows 0.78 with 8 us,
+   * where {@link Fp8Gemms} has 0.75.
+   *
+   * @param gpu the GPU
+   * @param dots the precision of the matrix products
+   * @return the fraction, in (0, 1]
+   */
+  public static double gemmEfficiency(GpuSpec gpu, Precision dots) {
+    boolean sixteenBit = dots == Precision.BF16 || dots == Precision.FP16;
+    return sixteenBit && gpu.nvlinkGeneration() >= 5 ? BLACKWELL_16BIT_GEMM_EFFICIENCY
+        : GEMM_EFFICIENCY;
   }
 
   /**

@@ -97,6 +97,16 @@ public record ExportInput(ModelSpec model, ClusterSpec cluster, ParallelConfig c
   }
 
   /**
+   * The same input with other overlaps and fusions.
+   *
+   * @param other the overlaps
+   * @return the input
+   */
+  public ExportInput withOverlaps(Overlaps other) {
+    return new ExportInput(model, cluster, config, attention, other, gpipe);
+  }
+
+  /**
    * The same input under another schedule.
    *
    * @param useGpipe true for GPipe, false for 1F1B

@@ -49,6 +49,10 @@ public final class Exporter {
       return details.get();
     }
     FrameworkWriter w = writer(target);
+    if (input.overlaps().lossFusion()) {
+      return new ExportResult.NotExpressible(fp32Loss(target), nearestOf(w,
+          input.withOverlaps(input.overlaps().withLossFusion(false))));
+    }
     Optional<String> missing = w.missing(input);
     if (missing.isEmpty()) {
       return new ExportResult.Exported(input, w.write(input));
@@ -155,6 +159,24 @@ public final class Exporter {
         + " are not written by meshplan, and torchtitan has no Mixtral model"
         + (MegatronExpertArgs.unwritten(model).isEmpty()
             ? "; its Megatron-LM export writes this model" : "");
+  }
+
+  /**
+   * Why a framework cannot run the plan's fused cross-entropy kernel: each computes the loss on
+   * logits converted to fp32.
+   */
+  private static String fp32Loss(ExportTarget target) {
+    String how = switch (target) {
+      case MEGATRON -> "Megatron-LM converts the logits to fp32 for the cross-entropy loss (its"
+          + " --cross-entropy-loss-fusion runs the same fp32 tensors, and validate_args refuses"
+          + " Transformer Engine's fused kernel, --cross-entropy-fusion-impl te)";
+      case TORCHTITAN, TORCHTITAN_V022 -> "torchtitan's cross_entropy_loss converts the logits"
+          + " to fp32 (pred.float()) before the loss";
+      case DEEPSPEED -> "Megatron-DeepSpeed's vocab_parallel_cross_entropy converts the logits"
+          + " to fp32";
+    };
+    return how + "; the plan prices one fused kernel over the logits in their own type"
+        + " (--fused-cross-entropy)";
   }
 
   private static Optional<ExportInput> nearestOf(FrameworkWriter w, ExportInput input) {

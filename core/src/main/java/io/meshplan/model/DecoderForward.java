@@ -542,6 +542,15 @@ final class DecoderForward {
    * Final norm, LM head (the token table when tied and built here) and mean softmax cross-entropy
    * over the tokens, with the fused backward {@code dlogits = (softmax - onehot) * g}.
    *
+   * <p>Frameworks compute the loss in fp32. Unfused ({@link TrainingOptions#fusedLoss} off), the
+   * logits are converted to fp32 first and the maximum, the exponentials, their sum and the
+   * gradient are fp32 tensors of the logits' size: Megatron's {@code
+   * _VocabParallelCrossEntropy.forward} runs {@code .float()}, {@code max}, an in-place subtract
+   * and {@code exp}, {@code sum} and an in-place divide, keeps the fp32 softmax for the backward,
+   * and the backward's fp32 gradient is converted back to the logits' type. Fused, one kernel
+   * reads the logits in their own type and writes the gradient in it, its fp32 arithmetic in
+   * registers.
+   *
    * @return the scalar loss
    */
   int head(int x) {
@@ -553,8 +562,11 @@ final class DecoderForward {
         : weight(spec.arch().tiedEmbeddings() ? "tied_table" : "table", vocab, h);
     int raw = t.dot(xn, table, new int[0], new int[] {2}, new int[0], new int[] {1});
     double cap = spec.arch().attn().finalSoftcap();
-    int logits = keep(cap > 0 ? softcap(keep(raw), cap) : raw);
+    boolean fused = o.fusedLoss();
+    DType lt = fused ? dt : DType.F32;
+    int out = cap > 0 ? softcap(keep(raw), cap) : raw;
     t.part("loss");
+    int logits = keep(fused ? out : t.convert(out, DType.F32));
     int labels = t.param(TensorShape.of(DType.S32, b, s), ParamRole.LABELS);
     int[] bsv = {b, s, vocab};
     int onehot = t.compare("EQ", t.iota(TensorShape.of(DType.S32, bsv), 2),
@@ -568,11 +580,14 @@ final class DecoderForward {
       Tape tp = bp.tape();
       int soft = tp.unary(Opcode.EXP, tp.binary(Opcode.SUBTRACT, bp.fwd(logits),
           tp.broadcast(bp.fwd(lse), bsv, 0, 1)));
-      int target = tp.convert(bp.fwd(onehot), dt);
-      bp.accumulate(logits, tp.mul(tp.binary(Opcode.SUBTRACT, soft, target),
-          tp.broadcast(g, bsv, 0, 1)));
+      int target = tp.convert(bp.fwd(onehot), lt);
+      int d = tp.mul(tp.binary(Opcode.SUBTRACT, soft, target), tp.broadcast(g, bsv, 0, 1));
+      bp.accumulate(out, fused ? d : tp.convert(d, dt));
     });
     int sum = t.reduce(tokenLoss, 0, 1);
+    if (!fused) {
+      sum = t.convert(sum, dt);
+    }
     return t.mul(sum, t.constant(dt, 1.0 / ((double) b * s)));
   }
 }

@@ -34,7 +34,14 @@ import java.io.Serializable;
  *       --overlap-moe-expert-parallel-comm}, the "1F1B A2A overlap" that interleaves one
  *       microbatch's forward with another's backward; off by default), which Megatron-Core
  *       refuses with full recomputation, without expert parallelism, and with pipeline
- *       parallelism but no virtual stages ({@code transformer_config.py}, {@code __post_init__}).
+ *       parallelism but no virtual stages ({@code transformer_config.py}, {@code __post_init__});
+ *   <li>{@code lossFusion}: the softmax cross-entropy as one fused kernel that reads the logits
+ *       in the compute type (Transformer Engine's parallel cross-entropy, which Megatron-Bridge's
+ *       recipes select with {@code cross_entropy_fusion_impl='te'}; llm-foundry's default {@code
+ *       fused_crossentropy}, FlashAttention's Triton kernel); off, the logits are converted to
+ *       fp32 and the loss runs on fp32 tensors, as Megatron-LM (whose {@code validate_args}
+ *       refuses the TE kernel), torchtitan ({@code pred.float()}) and Megatron-DeepSpeed run it
+ *       ({@link TrainingOptions#fusedLoss}).
  * </ul>
  *
  * @param gradReduce the gradient reduction under the backward pass
@@ -43,10 +50,12 @@ import java.io.Serializable;
  * @param fsdpPrefetch ZeRO-2/3 gathers and reduce-scatters under compute
  * @param gradAccumFusion gradient accumulation fused into the weight-gradient GEMMs
  * @param moeComm the expert-parallel all-to-alls under another microbatch's compute
+ * @param lossFusion the cross-entropy loss as one fused kernel
  */
 public record Overlaps(boolean gradReduce, boolean paramGather, boolean tensorComm,
-    boolean fsdpPrefetch, boolean gradAccumFusion, boolean moeComm) implements Serializable {
-  private static final long serialVersionUID = 2L;
+    boolean fsdpPrefetch, boolean gradAccumFusion, boolean moeComm, boolean lossFusion)
+    implements Serializable {
+  private static final long serialVersionUID = 3L;
 
   /** The frameworks' defaults: FSDP prefetch and gradient-accumulation fusion on, the rest off. */
   public static final Overlaps DEFAULTS = new Overlaps(false, false, false, true, true);
@@ -69,6 +78,21 @@ public record Overlaps(boolean gradReduce, boolean paramGather, boolean tensorCo
   }
 
   /**
+   * The switches with the loss unfused.
+   *
+   * @param gradReduce the gradient reduction under the backward pass
+   * @param paramGather the distributed optimizer's weight gather under the next forward pass
+   * @param tensorComm tensor-parallel communication under the GEMMs
+   * @param fsdpPrefetch ZeRO-2/3 gathers and reduce-scatters under compute
+   * @param gradAccumFusion gradient accumulation fused into the weight-gradient GEMMs
+   * @param moeComm the expert-parallel all-to-alls under another microbatch's compute
+   */
+  public Overlaps(boolean gradReduce, boolean paramGather, boolean tensorComm,
+      boolean fsdpPrefetch, boolean gradAccumFusion, boolean moeComm) {
+    this(gradReduce, paramGather, tensorComm, fsdpPrefetch, gradAccumFusion, moeComm, false);
+  }
+
+  /**
    * Checks Megatron-LM's rule that the parameter gather overlaps only with the gradient reduction
    * overlapped too.
    */
@@ -87,6 +111,17 @@ public record Overlaps(boolean gradReduce, boolean paramGather, boolean tensorCo
    */
   public Overlaps withGradReduce(boolean on) {
     return new Overlaps(on, paramGather && on, tensorComm, fsdpPrefetch, gradAccumFusion,
-        moeComm);
+        moeComm, lossFusion);
+  }
+
+  /**
+   * The same switches with the cross-entropy loss fused or not.
+   *
+   * @param on whether the loss is one fused kernel
+   * @return the switches
+   */
+  public Overlaps withLossFusion(boolean on) {
+    return new Overlaps(gradReduce, paramGather, tensorComm, fsdpPrefetch, gradAccumFusion,
+        moeComm, on);
   }
 }

@@ -32,12 +32,19 @@ import io.meshplan.util.Require;
  *     attention core reads the keys and values of the whole sequence, which the CP ring brings
  * @param recomputeModules the submodules selective recomputation recomputes ({@link
  *     RecomputeModule#DEFAULT}: the attention core); ignored by the other modes
+ * @param fusedLoss whether the softmax cross-entropy is one fused kernel that reads the logits in
+ *     the compute type and keeps its fp32 arithmetic in registers (Transformer Engine's parallel
+ *     cross-entropy, Megatron-Core's {@code cross_entropy_fusion_impl='te'}; FlashAttention's
+ *     Triton kernel); otherwise the logits are converted to fp32 and the loss runs on fp32
+ *     tensors, as Megatron's {@code vocab_parallel_cross_entropy} ({@code .float()}, and its
+ *     {@code 'native'} fusion of the same tensors) and PyTorch's {@code cross_entropy} on upcast
+ *     logits (torchtitan) run it
  */
 public record TrainingOptions(
     Recompute recompute, DType computeDtype, int firstBlock, int blockCount, boolean embedding,
     boolean head, boolean backward, boolean optimizer, boolean dropout, int microbatch, int seq,
     Attention attention, ExpertLayout experts, int contextParallel,
-    java.util.Set<RecomputeModule> recomputeModules) {
+    java.util.Set<RecomputeModule> recomputeModules, boolean fusedLoss) {
 
   /** Validates the fields. */
   public TrainingOptions {
@@ -55,7 +62,8 @@ public record TrainingOptions(
     Require.nonNull(experts, "experts");
     Require.positive(contextParallel, "context-parallel size");
     Require.that(contextParallel == 1 || attention == Attention.FLASH, "context parallelism "
-        + "runs fused attention");    recomputeModules = java.util.Set.copyOf(recomputeModules);
+        + "runs fused attention");
+    recomputeModules = java.util.Set.copyOf(recomputeModules);
     Require.that(!recomputeModules.isEmpty(), "recompute modules must not be empty");
   }
 
@@ -81,7 +89,8 @@ public record TrainingOptions(
       boolean embedding, boolean head, boolean backward, boolean optimizer, boolean dropout,
       int microbatch, int seq, Attention attention, ExpertLayout experts, int contextParallel) {
     this(recompute, computeDtype, firstBlock, blockCount, embedding, head, backward, optimizer,
-        dropout, microbatch, seq, attention, experts, contextParallel, RecomputeModule.DEFAULT);
+        dropout, microbatch, seq, attention, experts, contextParallel, RecomputeModule.DEFAULT,
+        false);
   }
 
   /**
@@ -103,7 +112,20 @@ public record TrainingOptions(
   public TrainingOptions withRecomputeModules(java.util.Set<RecomputeModule> modules) {
     return new TrainingOptions(recompute, computeDtype, firstBlock, blockCount, embedding, head,
         backward, optimizer, dropout, microbatch, seq, attention, experts, contextParallel,
-        modules);
+        modules, fusedLoss);
+  }
+
+  /**
+   * With the softmax cross-entropy run as one fused kernel or as the framework's unfused fp32
+   * kernels.
+   *
+   * @param on whether the loss is fused
+   * @return the options
+   */
+  public TrainingOptions withFusedLoss(boolean on) {
+    return new TrainingOptions(recompute, computeDtype, firstBlock, blockCount, embedding, head,
+        backward, optimizer, dropout, microbatch, seq, attention, experts, contextParallel,
+        recomputeModules, on);
   }
 
   /**
@@ -159,7 +181,8 @@ public record TrainingOptions(
    */
   public TrainingOptions withRecompute(Recompute r) {
     return new TrainingOptions(r, computeDtype, firstBlock, blockCount, embedding, head,
-        backward, optimizer, dropout, microbatch, seq, attention, experts, contextParallel, recomputeModules);
+        backward, optimizer, dropout, microbatch, seq, attention, experts, contextParallel, recomputeModules,
+        fusedLoss);
   }
 
   /**
@@ -170,7 +193,8 @@ public record TrainingOptions(
    */
   public TrainingOptions withComputeDtype(DType t) {
     return new TrainingOptions(recompute, t, firstBlock, blockCount, embedding, head, backward,
-        optimizer, dropout, microbatch, seq, attention, experts, contextParallel, recomputeModules);
+        optimizer, dropout, microbatch, seq, attention, experts, contextParallel, recomputeModules,
+        fusedLoss);
   }
 
   /**
@@ -182,7 +206,8 @@ public record TrainingOptions(
    */
   public TrainingOptions withBlocks(int first, int count) {
     return new TrainingOptions(recompute, computeDtype, first, count, embedding, head, backward,
-        optimizer, dropout, microbatch, seq, attention, experts, contextParallel, recomputeModules);
+        optimizer, dropout, microbatch, seq, attention, experts, contextParallel, recomputeModules,
+        fusedLoss);
   }
 
   /**
@@ -193,7 +218,8 @@ public record TrainingOptions(
    */
   public TrainingOptions withEmbedding(boolean on) {
     return new TrainingOptions(recompute, computeDtype, firstBlock, blockCount, on, head,
-        backward, optimizer, dropout, microbatch, seq, attention, experts, contextParallel, recomputeModules);
+        backward, optimizer, dropout, microbatch, seq, attention, experts, contextParallel, recomputeModules,
+        fusedLoss);
   }
 
   /**
@@ -204,7 +230,8 @@ public record TrainingOptions(
    */
   public TrainingOptions withHead(boolean on) {
     return new TrainingOptions(recompute, computeDtype, firstBlock, blockCount, embedding, on,
-        backward, optimizer, dropout, microbatch, seq, attention, experts, contextParallel, recomputeModules);
+        backward, optimizer, dropout, microbatch, seq, attention, experts, contextParallel, recomputeModules,
+        fusedLoss);
   }
 
   /**
@@ -215,7 +242,8 @@ public record TrainingOptions(
    */
   public TrainingOptions withBackward(boolean on) {
     return new TrainingOptions(recompute, computeDtype, firstBlock, blockCount, embedding, head,
-        on, optimizer && on, dropout, microbatch, seq, attention, experts, contextParallel, recomputeModules);
+        on, optimizer && on, dropout, microbatch, seq, attention, experts, contextParallel, recomputeModules,
+        fusedLoss);
   }
 
   /**
@@ -226,7 +254,8 @@ public record TrainingOptions(
    */
   public TrainingOptions withOptimizer(boolean on) {
     return new TrainingOptions(recompute, computeDtype, firstBlock, blockCount, embedding, head,
-        backward, on, dropout, microbatch, seq, attention, experts, contextParallel, recomputeModules);
+        backward, on, dropout, microbatch, seq, attention, experts, contextParallel, recomputeModules,
+        fusedLoss);
   }
 
   /**
@@ -237,7 +266,8 @@ public record TrainingOptions(
    */
   public TrainingOptions withDropout(boolean on) {
     return new TrainingOptions(recompute, computeDtype, firstBlock, blockCount, embedding, head,
-        backward, optimizer, on, microbatch, seq, attention, experts, contextParallel, recomputeModules);
+        backward, optimizer, on, microbatch, seq, attention, experts, contextParallel, recomputeModules,
+        fusedLoss);
   }
 
   /**
@@ -249,7 +279,8 @@ public record TrainingOptions(
    */
   public TrainingOptions withWorkload(int b, int s) {
     return new TrainingOptions(recompute, computeDtype, firstBlock, blockCount, embedding, head,
-        backward, optimizer, dropout, b, s, attention, experts, contextParallel, recomputeModules);
+        backward, optimizer, dropout, b, s, attention, experts, contextParallel, recomputeModules,
+        fusedLoss);
   }
 
   /**
@@ -260,7 +291,8 @@ public record TrainingOptions(
    */
   public TrainingOptions withContextParallel(int cp) {
     return new TrainingOptions(recompute, computeDtype, firstBlock, blockCount, embedding, head,
-        backward, optimizer, dropout, microbatch, seq, attention, experts, cp, recomputeModules);
+        backward, optimizer, dropout, microbatch, seq, attention, experts, cp, recomputeModules,
+        fusedLoss);
   }
 
   /**
@@ -271,7 +303,8 @@ public record TrainingOptions(
    */
   public TrainingOptions withExperts(ExpertLayout e) {
     return new TrainingOptions(recompute, computeDtype, firstBlock, blockCount, embedding, head,
-        backward, optimizer, dropout, microbatch, seq, attention, e, contextParallel, recomputeModules);
+        backward, optimizer, dropout, microbatch, seq, attention, e, contextParallel, recomputeModules,
+        fusedLoss);
   }
 
   /**
@@ -282,6 +315,7 @@ public record TrainingOptions(
    */
   public TrainingOptions withAttention(Attention a) {
     return new TrainingOptions(recompute, computeDtype, firstBlock, blockCount, embedding, head,
-        backward, optimizer, dropout, microbatch, seq, a, experts, contextParallel, recomputeModules);
+        backward, optimizer, dropout, microbatch, seq, a, experts, contextParallel, recomputeModules,
+        fusedLoss);
   }
 }

@@ -122,7 +122,10 @@ public final class PlanJson {
     return text(root);
   }
 
-  /** The overlaps a model plan was priced with; {@code moeComm} only when it is on. */
+  /**
+   * The overlaps a model plan was priced with; {@code moeComm} and {@code lossFusion} only when
+   * they are on.
+   */
   private static void putOverlaps(ObjectNode ov, Overlaps planned) {
     ov.put("gradReduce", planned.gradReduce());
     ov.put("paramGather", planned.paramGather());
@@ -131,6 +134,9 @@ public final class PlanJson {
     ov.put("gradAccumFusion", planned.gradAccumFusion());
     if (planned.moeComm()) {
       ov.put("moeComm", true);
+    }
+    if (planned.lossFusion()) {
+      ov.put("lossFusion", true);
     }
   }
 
@@ -386,7 +392,8 @@ public final class PlanJson {
           + " the parameter gather overlaps only with the gradient reduction overlapped");
     }
     return new Overlaps(gradReduce, paramGather, o.bool("tensorComm"), o.bool("fsdpPrefetch"),
-        o.bool("gradAccumFusion"), o.has("moeComm") && o.bool("moeComm"));
+        o.bool("gradAccumFusion"), o.has("moeComm") && o.bool("moeComm"),
+        o.has("lossFusion") && o.bool("lossFusion"));
   }
 
   /** Reads the plan of an HLO module ({@link #writeModule}). */

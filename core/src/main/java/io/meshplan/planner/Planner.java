@@ -60,7 +60,8 @@ public final class Planner {
     IlpLayerCostModel layers = options.sharedLayers()
         .map(cache -> cache.layers(req, options.solver()))
         .orElseGet(() -> new IlpLayerCostModel(model, job.cluster(), req.comm(), job.dtype(),
-            job.attention(), pricing.computeScale(job.cluster().gpu()), options.solver(),
+            job.attention(), job.overlaps().lossFusion(),
+            pricing.computeScale(job.cluster().gpu()), options.solver(),
             new LocalExecutor(options.threads())));
     return new PricedJob(job, pricing, req, layers);
   }

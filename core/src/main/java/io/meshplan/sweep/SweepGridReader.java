@@ -38,6 +38,7 @@ import java.util.regex.Pattern;
  * tpCommOverlap: [false]                        # optional
  * fsdpPrefetch: [true]                          # optional
  * gradientAccumulationFusion: [true]            # optional
+ * fusedCrossEntropy: [false]                    # optional
  * attention: [auto]                             # optional: auto, flash, unfused
  * dtype: [auto]                                 # optional: auto, bf16, f16, f32, fp8
  * </pre>
@@ -63,7 +64,8 @@ public final class SweepGridReader {
 
   private static final List<String> KEYS = List.of("models", "seq", "gpus", "fabrics",
       "clusters", "globalBatch", "microbatches", "overlapGradReduce", "overlapParamGather",
-      "tpCommOverlap", "fsdpPrefetch", "gradientAccumulationFusion", "attention", "dtype");
+      "tpCommOverlap", "fsdpPrefetch", "gradientAccumulationFusion", "fusedCrossEntropy",
+      "attention", "dtype");
   private static final Pattern SHAPE = Pattern.compile("(\\d{1,9})x(\\d{1,9})");
 
   private final String file;
@@ -298,14 +300,18 @@ public final class SweepGridReader {
         Overlaps.DEFAULTS.fsdpPrefetch());
     List<Boolean> ga = orDefault(values(root, "gradientAccumulationFusion", false, this::bool),
         Overlaps.DEFAULTS.gradAccumFusion());
+    List<Boolean> ce = orDefault(values(root, "fusedCrossEntropy", false, this::bool),
+        Overlaps.DEFAULTS.lossFusion());
     List<Overlaps> out = new java.util.ArrayList<>();
     for (boolean a : gr) {
       for (boolean b : pg) {
         for (boolean c : tc) {
           for (boolean d : fp) {
             for (boolean e : ga) {
-              if (!b || a) {
-                out.add(new Overlaps(a, b, c, d, e));
+              for (boolean f : ce) {
+                if (!b || a) {
+                  out.add(new Overlaps(a, b, c, d, e, false, f));
+                }
               }
             }
           }

@@ -49,6 +49,7 @@ public final class SweepJsonl {
       o.put("tpCommOverlap", p.overlaps().tensorComm());
       o.put("fsdpPrefetch", p.overlaps().fsdpPrefetch());
       o.put("gradientAccumulationFusion", p.overlaps().gradAccumFusion());
+      o.put("fusedCrossEntropy", p.overlaps().lossFusion());
       o.put("dtype", p.dtype());
       o.put("status", r.status().label());
       o.set("iterationSeconds", number(r.iterationSeconds(), 6));

@@ -137,15 +137,21 @@ public final class FidelityBench {
     ClusterSpec cs = ClusterSpec.parse(r.cluster());
     // SC'21 ran Megatron-LM of early 2021: no overlapped gradient reduction and no
     // gradient-accumulation fusion (added to Megatron-LM in February 2022, commit 83b1e42f30).
-    // llm-foundry runs PyTorch FSDP with its default prefetch: the frameworks' defaults.
-    // Megatron-Core's H100 weak scaling ran with every overlap it has.
+    // llm-foundry runs PyTorch FSDP with its default prefetch: the frameworks' defaults, and its
+    // MPT's default loss, fused_crossentropy (FlashAttention's fused kernel).
+    // Megatron-Core's H100 weak scaling (r0.8.0) ran with every overlap it has and Megatron's
+    // fp32 cross-entropy (cross_entropy_loss_fusion off by default).
     Overlaps overlaps = switch (r.set()) {
       case "sc21" -> Overlaps.NONE;
       case "h100" -> new Overlaps(true, true, true, true, true);
       // Megatron-Bridge's recipes and Meta's stack overlap the gradient reduction and the
-      // parameter gather (the distributed optimizer's defaults there) and fuse the accumulation.
-      case "moe", "cp" -> new Overlaps(true, true, false, true, true, r.moeOverlap());
-      default -> Overlaps.DEFAULTS;
+      // parameter gather (the distributed optimizer's defaults there) and fuse the accumulation;
+      // Megatron-Bridge's performance recipes run Transformer Engine's fused cross-entropy
+      // (cross_entropy_loss_fusion True, cross_entropy_fusion_impl 'te'); Meta's loss is not
+      // published, stated as the frameworks' fp32 default.
+      case "moe", "cp" -> new Overlaps(true, true, false, true, true, r.moeOverlap(),
+          r.set().equals("moe"));
+      default -> Overlaps.DEFAULTS.withLossFusion(true);
     };
     TrainingJob job = TrainingJob.of(r.model(), cs).withGlobalBatch(r.c().globalBatchSize())
         .withDtype(r.dtype()).withAttention(r.attention()).withOverlaps(overlaps);

@@ -104,4 +104,44 @@ class OverlapCliTest {
     CliRun.of("simulate", "--plan", plan.toString()).refusedInOneLine(2,
         "'paramGather' is true but 'gradReduce' is false");
   }
+
+  /**
+   * The fused cross-entropy kernel reads and writes 2-byte logits instead of fp32 tensors, so the
+   * iteration is shorter and the last stage keeps less; the plan file carries it, and no
+   * framework meshplan exports to runs it: each exits 3 with the same configuration in fp32 as
+   * the nearest.
+   */
+  @Test
+  void theFusedCrossEntropyIsFasterIsKeptInThePlanAndNoExportRunsIt() throws Exception {
+    CliRun fp32 = simulate("--json");
+    CliRun fused = simulate("--fused-cross-entropy", "--json");
+    assertThat(fused.code()).as(fused.err()).isZero();
+    JsonNode a = JSON.readTree(fp32.out());
+    JsonNode b = JSON.readTree(fused.out());
+    assertThat(b.get("iterationSeconds").asDouble())
+        .isLessThan(a.get("iterationSeconds").asDouble());
+    // The last stage holds the loss.
+    assertThat(b.get("stages").get(1).get("peakMemoryBytes").asDouble())
+        .isLessThan(a.get("stages").get(1).get("peakMemoryBytes").asDouble());
+    Path plan = dir.resolve("fused.json");
+    CliRun r = CliRun.of("plan", "--model", "llama2-7b", "--layers", "2", "--cluster",
+        "1x8:a100-80gb", "--global-batch", "16", "--megatron-grid", "--fused-cross-entropy",
+        "--out", plan.toString());
+    assertThat(r.code()).as(r.err()).isZero();
+    assertThat(JSON.readTree(Files.readString(plan)).get("overlaps").get("lossFusion")
+        .asBoolean()).isTrue();
+    CliRun same = CliRun.of("simulate", "--plan", plan.toString(), "--json");
+    assertThat(JSON.readTree(same.out()).get("iterationSeconds").asDouble()).isEqualTo(
+        JSON.readTree(Files.readString(plan)).get("iterationSeconds").asDouble());
+    for (String to : List.of("megatron", "torchtitan", "deepspeed")) {
+      CliRun export = CliRun.of("export", "--to", to, "--plan", plan.toString());
+      assertThat(export.code()).as(to + export.err()).isEqualTo(3);
+      assertThat(export.err().strip()).doesNotContain("\n").contains("fp32",
+          "--fused-cross-entropy");
+      // torchtitan has no flavor of a 2-layer Llama 2, so it names no nearest configuration.
+      export.out().lines().filter(l -> l.startsWith("  meshplan export"))
+          .forEach(nearest -> assertThat(nearest).doesNotContain("--fused-cross-entropy"));
+      assertThat(export.out().contains("  meshplan export")).isEqualTo(!to.equals("torchtitan"));
+    }
+  }
 }

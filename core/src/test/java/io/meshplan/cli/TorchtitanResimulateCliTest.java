@@ -33,7 +33,7 @@ class TorchtitanResimulateCliTest {
   void theGridPlansTomlResimulatesToThePlansIteration() throws Exception {
     Path plan = dir.resolve("grid.json");
     CliRun p = CliRun.of("plan", "--model", "llama3-8b", "--cluster", "2x8:h100-80gb",
-        "--global-batch", "32", "--megatron-grid", "--out", plan.toString());
+        "--global-batch", "64", "--megatron-grid", "--out", plan.toString());
     assertThat(p.code()).as(p.err()).isZero();
     CliRun ex = CliRun.of("export", "--to", "torchtitan", "--framework-version", "0.2.2",
         "--plan", plan.toString());

@@ -134,4 +134,26 @@ class SweepGridReaderTest {
     assertThat(r.status()).isEqualTo(PointStatus.REJECTED);
     assertThat(r.message()).contains("flash attention needs Ampere or later");
   }
+
+  /**
+   * {@code fusedCrossEntropy} is an overlap axis: absent, every point prices the frameworks' fp32
+   * loss; {@code [false, true]} doubles the points, and the fused point of an otherwise equal
+   * pair is the faster (1 of each other axis x 2 = 2 points).
+   */
+  @Test
+  void theFusedCrossEntropyIsAnAxis() {
+    String base = "models: opt-125m\nseq: 1024\ngpus: [a100-80gb]\nclusters: [1x8]\n"
+        + "globalBatch: 64\n";
+    assertThat(SweepGridReader.parse(base, "g.yaml").points()).extracting(
+        q -> q.overlaps().lossFusion()).containsExactly(false);
+    List<SweepPoint> p = SweepGridReader.parse(base + "fusedCrossEntropy: [false, true]\n",
+        "g.yaml").points();
+    assertThat(p).extracting(q -> q.overlaps().lossFusion()).containsExactly(false, true);
+    bad(base + "fusedCrossEntropy: [sometimes]\n", "fusedCrossEntropy");
+    PointEvaluator ev = new PointEvaluator(new io.meshplan.interop.cost.LayerCostCache(),
+        io.meshplan.intraop.SolverOptions.defaults());
+    PointResult fp32 = ev.evaluate(p.get(0), false, x -> { });
+    PointResult fused = ev.evaluate(p.get(1), false, x -> { });
+    assertThat(fused.iterationSeconds()).isLessThan(fp32.iterationSeconds());
+  }
 }

@@ -65,6 +65,7 @@ public final class IlpLayerCostModel implements LayerCostModel {
   private final SolverOptions solver;
   private final io.meshplan.exec.LocalExecutor pool;
   private final io.meshplan.model.Attention attention;
+  private final boolean fusedLoss;
   private final double computeScale;
   /** Each layer is solved once: a caller that finds a solve under way waits for its result. */
   private final Map<Key, java.util.concurrent.FutureTask<Optional<LayerCost>>> memo =
@@ -136,6 +137,28 @@ public final class IlpLayerCostModel implements LayerCostModel {
       Function<LogicalMesh, CommModel> comm, DType computeType,
       io.meshplan.model.Attention attention, double computeScale, SolverOptions solver,
       io.meshplan.exec.LocalExecutor pool) {
+    this(model, cluster, comm, computeType, attention, false, computeScale, solver, pool);
+  }
+
+  /**
+   * Creates the model with the loss run fused or unfused ({@link
+   * io.meshplan.model.TrainingOptions#fusedLoss}).
+   *
+   * @param model the model, with the sequence length trained
+   * @param cluster the cluster (its GPU prices kernels)
+   * @param comm collective prices on a logical mesh placed on the cluster, seconds
+   * @param computeType the compute precision (bf16, f16 or f32)
+   * @param attention fused (FlashAttention) or unfused
+   * @param fusedLoss whether the cross-entropy loss is one fused kernel
+   * @param computeScale divides every kernel time, > 0 (1 for the defaults)
+   * @param solver the ILP solver settings
+   * @param pool runs the layer solves of a prefetch
+   */
+  public IlpLayerCostModel(ModelSpec model, ClusterSpec cluster,
+      Function<LogicalMesh, CommModel> comm, DType computeType,
+      io.meshplan.model.Attention attention, boolean fusedLoss, double computeScale,
+      SolverOptions solver, io.meshplan.exec.LocalExecutor pool) {
+    this.fusedLoss = fusedLoss;
     Require.that(computeScale > 0 && Double.isFinite(computeScale),
         "compute scale must be > 0, got " + computeScale);
     this.computeScale = computeScale;
@@ -241,7 +264,7 @@ public final class IlpLayerCostModel implements LayerCostModel {
         .withRecompute(s.recompute()).withRecomputeModules(s.recomputeModules())
         .withOptimizer(false)
         .withWorkload(s.microBatch(), model.seq() / s.contextParallel()).withAttention(attention)
-        .withExperts(s.experts()).withContextParallel(s.contextParallel());
+        .withFusedLoss(fusedLoss).withExperts(s.experts()).withContextParallel(s.contextParallel());
     opt = switch (kind) {
       case EMBEDDING -> opt.withBlocks(0, 0).withEmbedding(true).withHead(false);
       // An expert block is built at the first block that routes to experts.

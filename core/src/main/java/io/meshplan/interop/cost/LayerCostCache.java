@@ -62,10 +62,11 @@ public final class LayerCostCache {
    * @param pricing the collective prices
    * @param solver the ILP settings
    * @param attention how the attention core runs
+   * @param fusedLoss whether the cross-entropy loss is one fused kernel
    */
   record Context(ModelSpec model, io.meshplan.cluster.GpuSpec gpu, int gpusPerNode,
       io.meshplan.cluster.Fabric fabric, DType dtype, io.meshplan.cluster.CommPricing pricing,
-      SolverOptions solver, io.meshplan.model.Attention attention) {}
+      SolverOptions solver, io.meshplan.model.Attention attention, boolean fusedLoss) {}
 
   /**
    * The shared layer model of a request's model on its cluster, with its pricing.
@@ -80,11 +81,12 @@ public final class LayerCostCache {
     ClusterSpec cluster = req.cluster();
     ModelSpec key = model.withTraining(1, model.dtype());
     Context c = new Context(key, cluster.gpu(), cluster.gpusPerNode(), cluster.fabric(),
-        model.dtype(), req.pricing(), solver, req.attention());
+        model.dtype(), req.pricing(), solver, req.attention(), req.overlaps().lossFusion());
     synchronized (models) {
       // IlpLayerCostModel solves each layer once, also when several points ask at the same time.
       return models.computeIfAbsent(c, k -> new IlpLayerCostModel(model, cluster, req.comm(),
-          model.dtype(), req.attention(), req.pricing().computeScale(cluster.gpu()), solver,
+          model.dtype(), req.attention(), req.overlaps().lossFusion(),
+          req.pricing().computeScale(cluster.gpu()), solver,
           new io.meshplan.exec.LocalExecutor(1)));
     }
   }
