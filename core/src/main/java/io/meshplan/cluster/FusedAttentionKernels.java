@@ -32,8 +32,12 @@ import java.util.Optional;
  *       batch 2) at 336 forward and 289 backward: 0.34 forward and 0.29 backward at head
  *       dimension 64. Those were counted over the window's score pairs, so they include the
  *       partly masked tiles at the band's edges.
- *   <li>B200: no published kernel benchmark was at hand; it takes Hopper's fractions of its own
- *       peak.
+ *   <li>B200: Hopper's fractions of its own peak. cuDNN's training benchmark on a GB200 (the same
+ *       Blackwell GPU at 2,500 TFLOP/s dense; NVIDIA/cudnn-frontend, {@code
+ *       benchmark/sdpa_benchmark_training/results/llama3.1/gb200}, cuDNN 9.22, April 2026)
+ *       measured Llama 3.1's heads, causal, batch 2, at 1,408 TFLOP/s forward and 1,148 backward
+ *       for sequence 4096 (0.56 and 0.46) and 1,574 and 1,332 for 8192 (0.63 and 0.53): within 7%
+ *       of Hopper's 0.60 and 0.50.
  *   <li>V100 (Volta): FlashAttention-2 needs Ampere or later; no fused kernel.
  * </ul>
  *

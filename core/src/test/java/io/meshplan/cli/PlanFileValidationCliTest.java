@@ -100,6 +100,14 @@ class PlanFileValidationCliTest {
     c.add(new Case("family gpt5", r -> ((ObjectNode) r.get("model")).put("family", "gpt5"),
         "model.family: "));
     c.add(new Case("attention fast", r -> r.put("attention", "fast"), "attention: "));
+    c.add(new Case("lossFusion as a string", r -> {
+      ObjectNode o = r.putObject("overlaps");
+      for (String f : List.of("gradReduce", "paramGather", "tensorComm", "gradAccumFusion")) {
+        o.put(f, false);
+      }
+      o.put("fsdpPrefetch", true);
+      o.put("lossFusion", "yes");
+    }, "overlaps: "));
     // 129 nodes: the stages leave the 8 GPUs of the last node unused.
     c.add(new Case("a cluster larger than the stages",
         r -> r.put("cluster", "129x8:h100-80gb:ib-ndr400"), "gpus: "));
