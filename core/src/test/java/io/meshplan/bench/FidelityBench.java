@@ -45,6 +45,9 @@ import java.util.Locale;
  *       by Megatron's formula of the time, {@code 72 B s l h^2 (1 + s/(6h) + V/(12 l h))}, which
  *       counts attention over the whole score matrix; the prediction is stated in the same count
  *       (the formula over the predicted iteration time), so the comparison is one of throughput.
+ *   <li>Dense Llama models in FP8 on H100 from NeMo's (24.07) and Megatron-Bridge's (25.11,
+ *       26.04.01) performance summaries, on tokens per second per GPU, stated with their recipes'
+ *       overlaps and loss (the data file's columns).
  *   <li>Mixture-of-experts runs of NVIDIA Megatron-Bridge's performance summary on H100 (GPT-OSS
  *       120B in bf16, Qwen3 30B-A3B and 235B-A22B in FP8) on tokens per second per GPU, with
  *       balanced routing as those benchmarks force it; and Llama 3 405B's 131,072-token
@@ -63,10 +66,10 @@ public final class FidelityBench {
 
   /** One run as published and as meshplan states it. */
   private record Run(String set, String name, ModelSpec model, String cluster, ParallelConfig c,
-      DType dtype, Attention attention, double measured, String unit, boolean moeOverlap) {
+      DType dtype, Attention attention, double measured, String unit, Overlaps recipe) {
     Run(String set, String name, ModelSpec model, String cluster, ParallelConfig c, DType dtype,
         Attention attention, double measured, String unit) {
-      this(set, name, model, cluster, c, dtype, attention, measured, unit, false);
+      this(set, name, model, cluster, c, dtype, attention, measured, unit, null);
     }
   }
 
@@ -87,7 +90,8 @@ public final class FidelityBench {
     List<Run> runs = new ArrayList<>(megatron());
     runs.addAll(mpt());
     runs.addAll(megatronH100());
-    runs.addAll(moeAndContext());
+    runs.addAll(recipeRuns("/fidelity/dense_fp8_h100.csv"));
+    runs.addAll(recipeRuns("/fidelity/moe_cp_h100.csv"));
     System.out.printf(Locale.ROOT, "%-5s %-12s %-16s %-26s %9s %9s %8s %9s %-5s%n", "set",
         "run", "cluster", "tp/pp/dp mb gb recompute", "measured", "predicted", "error",
         "peak GiB", "fits");
@@ -106,7 +110,7 @@ public final class FidelityBench {
           res.peakGib(), res.fits() ? "yes" : "NO");
     }
     System.out.println();
-    for (String set : List.of("sc21", "mpt", "h100", "moe", "cp")) {
+    for (String set : List.of("sc21", "mpt", "h100", "fp8", "moe", "cp")) {
       double sum = 0;
       double max = 0;
       int n = 0;
@@ -144,13 +148,8 @@ public final class FidelityBench {
     Overlaps overlaps = switch (r.set()) {
       case "sc21" -> Overlaps.NONE;
       case "h100" -> new Overlaps(true, true, true, true, true);
-      // Megatron-Bridge's recipes and Meta's stack overlap the gradient reduction and the
-      // parameter gather (the distributed optimizer's defaults there) and fuse the accumulation;
-      // Megatron-Bridge's performance recipes run Transformer Engine's fused cross-entropy
-      // (cross_entropy_loss_fusion True, cross_entropy_fusion_impl 'te'); Meta's loss is not
-      // published, stated as the frameworks' fp32 default.
-      case "moe", "cp" -> new Overlaps(true, true, false, true, true, r.moeOverlap(),
-          r.set().equals("moe"));
+      // The recipe rows state their overlaps and loss in their data file's columns.
+      case "fp8", "moe", "cp" -> r.recipe();
       default -> Overlaps.DEFAULTS.withLossFusion(true);
     };
     TrainingJob job = TrainingJob.of(r.model(), cs).withGlobalBatch(r.c().globalBatchSize())
@@ -186,22 +185,24 @@ public final class FidelityBench {
   }
 
   /**
-   * The mixture-of-experts rows of Megatron-Bridge's performance summary and Llama 3's
-   * context-parallel row, stated as the data file's header says.
+   * Runs stated as their recipes ran them (the dense FP8 rows of NeMo's and Megatron-Bridge's
+   * performance summaries, the mixture-of-experts rows of Megatron-Bridge's, Llama 3's
+   * context-parallel row), with the overlaps and loss their data file's columns give.
    */
-  private static List<Run> moeAndContext() throws IOException {
+  private static List<Run> recipeRuns(String resource) throws IOException {
     List<Run> out = new ArrayList<>();
-    for (String[] f : rows("/fidelity/moe_cp_h100.csv")) {
+    for (String[] f : rows(resource)) {
       ModelSpec m = Presets.get(f[1]);
       int seq = Integer.parseInt(f[4]);
       int batch = Integer.parseInt(f[5]);
       m = m.withSequence(seq).withTraining(batch, m.dtype());
       int tp = Integer.parseInt(f[7]);
       int pp = Integer.parseInt(f[8]);
-      io.meshplan.plan.PipelineSplit split = f[20].startsWith("layout=")
-          ? io.meshplan.plan.PipelineLayout.parse(f[20].substring("layout=".length()), pp)
-          : new io.meshplan.plan.SplitAccounting(f[20].contains("embedding"),
-              f[20].contains("loss"));
+      String splitText = f[20].replace("\"", "");
+      io.meshplan.plan.PipelineSplit split = splitText.startsWith("layout=")
+          ? io.meshplan.plan.PipelineLayout.parse(splitText.substring("layout=".length()), pp)
+          : new io.meshplan.plan.SplitAccounting(splitText.contains("embedding"),
+              splitText.contains("loss"));
       // The recompute column: a mode, or selective=module+module (Megatron's recompute_modules).
       String[] rc = f[15].split("=");
       ParallelConfig c = new ParallelConfig(tp, pp, Integer.parseInt(f[9]),
@@ -211,8 +212,13 @@ public final class FidelityBench {
           rc.length > 1 ? io.meshplan.model.RecomputeModule.parseList(rc[1].replace('+', ','))
               : io.meshplan.model.RecomputeModule.DEFAULT);
       DType dtype = io.meshplan.model.Fp8Training.parse(f[3]);
+      // The distributed optimizer's parameter gather overlaps with the gradient reduction under
+      // ZeRO-1; FSDP (ZeRO-3) prefetches its gathers instead.
+      boolean dp = f[21].equals("yes");
+      Overlaps recipe = new Overlaps(dp, dp && c.zeroStage() == 1, f[22].equals("yes"), true,
+          true, f[16].equals("yes"), f[23].equals("fused"));
       out.add(new Run(f[0], f[1], m, Integer.parseInt(f[2]) / 8 + "x8:h100-80gb:ib-ndr400", c,
-          dtype, Attention.FLASH, Double.parseDouble(f[17]), f[18], f[16].equals("yes")));
+          dtype, Attention.FLASH, Double.parseDouble(f[17]), f[18], recipe));
     }
     return out;
   }
