@@ -111,7 +111,7 @@ final class MegatronLog {
         a.integer("micro_batch_size"), global / dp, recompute, a.flag("sequence_parallel"),
         a.flag("use_distributed_optimizer") ? 1 : 0, a.flag("overlap_grad_reduce"),
         a.flag("overlap_param_gather"), a.flag("tp_comm_overlap"),
-        !"False".equals(a.args.get("gradient_accumulation_fusion")), split(a));
+        !"False".equals(a.args.get("gradient_accumulation_fusion")), split(a), false);
   }
 
   /**

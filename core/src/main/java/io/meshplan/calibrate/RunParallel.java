@@ -22,11 +22,14 @@ import io.meshplan.util.Require;
  * @param gradAccumFusion gradient-accumulation fusion; Megatron-LM's {@code
  *     gradient_accumulation_fusion}, on unless the log says False
  * @param split the pipeline split beyond the even one ({@link RunSplit#NONE} for none)
+ * @param lossFusion whether the cross-entropy loss ran as fused kernels over the logits in their
+ *     own type (torchtitan's loss compiled: {@code [compile] enable} with {@code "loss"} among
+ *     its {@code components}); Megatron-LM's runs convert the logits to fp32
  */
 public record RunParallel(int tensorParallel, int pipelineParallel, int dataParallel,
     int virtualStages, int microBatch, int localBatch, String recompute, boolean sequenceParallel,
     int zeroStage, boolean overlapGradReduce, boolean overlapParamGather, boolean tpCommOverlap,
-    boolean gradAccumFusion, RunSplit split) {
+    boolean gradAccumFusion, RunSplit split, boolean lossFusion) {
   /** Validates the sizes. */
   public RunParallel {
     Require.nonNull(split, "split");
@@ -63,7 +66,19 @@ public record RunParallel(int tensorParallel, int pipelineParallel, int dataPara
       boolean overlapParamGather, boolean tpCommOverlap, boolean gradAccumFusion) {
     this(tensorParallel, pipelineParallel, dataParallel, virtualStages, microBatch, localBatch,
         recompute, sequenceParallel, zeroStage, overlapGradReduce, overlapParamGather,
-        tpCommOverlap, gradAccumFusion, RunSplit.NONE);
+        tpCommOverlap, gradAccumFusion, RunSplit.NONE, false);
+  }
+
+  /**
+   * This run with its loss fused or not.
+   *
+   * @param on whether the loss ran fused
+   * @return the run
+   */
+  public RunParallel withLossFusion(boolean on) {
+    return new RunParallel(tensorParallel, pipelineParallel, dataParallel, virtualStages,
+        microBatch, localBatch, recompute, sequenceParallel, zeroStage, overlapGradReduce,
+        overlapParamGather, tpCommOverlap, gradAccumFusion, split, on);
   }
 
   /**

@@ -67,8 +67,11 @@ final class TorchtitanLog {
     String recompute = mode.equals("full") ? "full" : mode.equals("none") ? "none" : "selective";
     int micro = pp > 1 ? c.integer("parallelism.pipeline_parallel_microbatch_size", 1) : local;
     int dp = shard < 0 ? 0 : shard * replicate;
+    // job_config.py's Compile: off by default, components "model" and "loss" by default.
+    boolean compiledLoss = "true".equals(c.cfg.get("compile.enable"))
+        && c.cfg.getOrDefault("compile.components", "[\"loss\"]").contains("loss");
     RunParallel parallel = new RunParallel(tp, pp, dp, 1, micro, local, recompute, false,
-        shard == 1 ? 0 : 3, true);
+        shard == 1 ? 0 : 3, true).withLossFusion(compiledLoss);
     double seconds = (double) local * seq / (perGpu * tp * pp);
     return new TrainingRun(file, "torchtitan", new RunModel.Preset(preset(c), seq, "bf16", true),
         parallel, TrainingLogs.gpu(lines), seconds, tps.size() - 1);

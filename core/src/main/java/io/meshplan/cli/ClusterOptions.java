@@ -51,9 +51,10 @@ final class ClusterOptions {
 
   @Option(names = "--fused-cross-entropy", description = "The cross-entropy loss as one fused "
       + "kernel over the logits in the compute type (Transformer Engine's parallel cross-entropy,"
-      + " Megatron-Bridge's default; llm-foundry's fused_crossentropy); off by default: the "
-      + "logits are converted to fp32 and the loss runs on fp32 tensors, as Megatron-LM, "
-      + "torchtitan and Megatron-DeepSpeed run it.")
+      + " Megatron-Bridge's default; llm-foundry's fused_crossentropy; torchtitan with its loss "
+      + "compiled, which its export writes); off by default: the logits are converted to fp32 "
+      + "and the loss runs on fp32 tensors, as Megatron-LM, eager torchtitan and "
+      + "Megatron-DeepSpeed run it.")
   boolean lossFusion;
 
   @Option(names = "--no-fsdp-prefetch", description = "Under ZeRO-2 and ZeRO-3, gather each "

@@ -49,7 +49,8 @@ public final class Exporter {
       return details.get();
     }
     FrameworkWriter w = writer(target);
-    if (input.overlaps().lossFusion()) {
+    if (input.overlaps().lossFusion() && (target == ExportTarget.MEGATRON
+        || target == ExportTarget.DEEPSPEED)) {
       return new ExportResult.NotExpressible(fp32Loss(target), nearestOf(w,
           input.withOverlaps(input.overlaps().withLossFusion(false))));
     }
@@ -162,19 +163,15 @@ public final class Exporter {
   }
 
   /**
-   * Why a framework cannot run the plan's fused cross-entropy kernel: each computes the loss on
-   * logits converted to fp32.
+   * Why Megatron-LM and Megatron-DeepSpeed cannot run the plan's fused cross-entropy kernel: each
+   * computes the loss on logits converted to fp32 (torchtitan compiles its loss instead).
    */
   private static String fp32Loss(ExportTarget target) {
-    String how = switch (target) {
-      case MEGATRON -> "Megatron-LM converts the logits to fp32 for the cross-entropy loss (its"
-          + " --cross-entropy-loss-fusion runs the same fp32 tensors, and validate_args refuses"
-          + " Transformer Engine's fused kernel, --cross-entropy-fusion-impl te)";
-      case TORCHTITAN, TORCHTITAN_V022 -> "torchtitan's cross_entropy_loss converts the logits"
-          + " to fp32 (pred.float()) before the loss";
-      case DEEPSPEED -> "Megatron-DeepSpeed's vocab_parallel_cross_entropy converts the logits"
-          + " to fp32";
-    };
+    String how = target == ExportTarget.MEGATRON
+        ? "Megatron-LM converts the logits to fp32 for the cross-entropy loss (its"
+            + " --cross-entropy-loss-fusion runs the same fp32 tensors, and validate_args refuses"
+            + " Transformer Engine's fused kernel, --cross-entropy-fusion-impl te)"
+        : "Megatron-DeepSpeed's vocab_parallel_cross_entropy converts the logits to fp32";
     return how + "; the plan prices one fused kernel over the logits in their own type"
         + " (--fused-cross-entropy)";
   }

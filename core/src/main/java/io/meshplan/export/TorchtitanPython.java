@@ -181,6 +181,12 @@ public final class TorchtitanPython implements FrameworkWriter {
     for (String[] kv : assignments(c, m, fsdp, input.gpipe())) {
       sb.append("    config.").append(kv[0]).append(" = ").append(kv[1]).append('\n');
     }
+    if (input.overlaps().lossFusion()) {
+      // config/configs.py (CompileConfig) and components/loss.py (_maybe_compile): the loss alone
+      // compiled, its fp32 arithmetic fused by Inductor into kernels that read the bf16 logits.
+      sb.append("    config.compile.enable = True\n");
+      sb.append("    config.compile.components = [\"loss\"]\n");
+    }
     sb.append("    config.activation_checkpoint = ").append(switch (c.recompute()) {
       case NONE -> "None";
       case FULL -> "FullAC.Config()";

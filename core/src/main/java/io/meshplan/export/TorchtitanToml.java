@@ -264,6 +264,13 @@ public final class TorchtitanToml implements FrameworkWriter {
       putFloat8(root);
     }
     putCheckpoint(root.putObject("checkpoint"));
+    if (input.overlaps().lossFusion()) {
+      // job_config.py:721-727 and components/loss.py:33: the loss alone compiled, its fp32
+      // arithmetic fused by Inductor into kernels that read the bf16 logits.
+      ObjectNode compile = root.putObject("compile");
+      compile.put("enable", true);
+      compile.putArray("components").add("loss");
+    }
     ObjectNode ac = root.putObject("activation_checkpoint");
     ac.put("mode", c.recompute().label());
     if (c.recompute() == Recompute.SELECTIVE) {

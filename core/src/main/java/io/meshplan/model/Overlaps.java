@@ -38,9 +38,10 @@ import java.io.Serializable;
  *   <li>{@code lossFusion}: the softmax cross-entropy as one fused kernel that reads the logits
  *       in the compute type (Transformer Engine's parallel cross-entropy, which Megatron-Bridge's
  *       recipes select with {@code cross_entropy_fusion_impl='te'}; llm-foundry's default {@code
- *       fused_crossentropy}, FlashAttention's Triton kernel); off, the logits are converted to
- *       fp32 and the loss runs on fp32 tensors, as Megatron-LM (whose {@code validate_args}
- *       refuses the TE kernel), torchtitan ({@code pred.float()}) and Megatron-DeepSpeed run it
+ *       fused_crossentropy}, FlashAttention's Triton kernel; torchtitan's loss compiled alone,
+ *       {@code compile.components = ["loss"]}); off, the logits are converted to fp32 and the
+ *       loss runs on fp32 tensors, as Megatron-LM (whose {@code validate_args} refuses the TE
+ *       kernel), torchtitan in eager mode ({@code pred.float()}) and Megatron-DeepSpeed run it
  *       ({@link TrainingOptions#fusedLoss}).
  * </ul>
  *

@@ -70,6 +70,26 @@ class CalibrateTrainParseTest {
     assertThat(r.iterationSeconds()).isCloseTo(8192.0 / 6497, within(1e-12));
   }
 
+  /**
+   * A torchtitan config that compiles the loss ([compile] enable, "loss" among the components,
+   * or the components left to their default, which lists it) ran the fused loss; "model" alone,
+   * or compile off, the fp32 one.
+   */
+  @Test
+  void torchtitanCompiledLossIsTheFusedOne() throws IOException {
+    String base = Files.readString(example("torchtitan_llama3_8b.toml"));
+    String[][] cases = {{"enable = true\ncomponents = [\"model\", \"loss\"]", "true"},
+        {"enable = true", "true"}, {"enable = true\ncomponents = [\"model\"]", "false"},
+        {"enable = false\ncomponents = [\"loss\"]", "false"}};
+    for (String[] c : cases) {
+      Path cfg = dir.resolve("c.toml");
+      Files.writeString(cfg, base + "\n[compile]\n" + c[0] + "\n");
+      TrainingRun r = TrainingLogs.read(example("torchtitan_llama3_8b_h100.log"),
+          Optional.of(cfg));
+      assertThat(r.parallel().lossFusion()).as(c[0]).isEqualTo(Boolean.parseBoolean(c[1]));
+    }
+  }
+
   @Test
   void torchtitanOlderConfigKeys() {
     TrainingRun r = TrainingLogs.read(resource("torchtitan_llama3_70b_h100.log"),

@@ -133,15 +133,40 @@ class OverlapCliTest {
     CliRun same = CliRun.of("simulate", "--plan", plan.toString(), "--json");
     assertThat(JSON.readTree(same.out()).get("iterationSeconds").asDouble()).isEqualTo(
         JSON.readTree(Files.readString(plan)).get("iterationSeconds").asDouble());
-    for (String to : List.of("megatron", "torchtitan", "deepspeed")) {
+    for (String to : List.of("megatron", "deepspeed")) {
       CliRun export = CliRun.of("export", "--to", to, "--plan", plan.toString());
       assertThat(export.code()).as(to + export.err()).isEqualTo(3);
       assertThat(export.err().strip()).doesNotContain("\n").contains("fp32",
           "--fused-cross-entropy");
-      // torchtitan has no flavor of a 2-layer Llama 2, so it names no nearest configuration.
-      export.out().lines().filter(l -> l.startsWith("  meshplan export"))
-          .forEach(nearest -> assertThat(nearest).doesNotContain("--fused-cross-entropy"));
-      assertThat(export.out().contains("  meshplan export")).isEqualTo(!to.equals("torchtitan"));
+      String nearest = export.out().lines().filter(l -> l.startsWith("  meshplan export"))
+          .findFirst().orElseThrow();
+      assertThat(nearest).doesNotContain("--fused-cross-entropy");
     }
+  }
+
+  /**
+   * torchtitan runs the fused loss by compiling the loss alone (config/configs.py's
+   * CompileConfig, components/loss.py's _maybe_compile): both of its forms say so, and only
+   * with the flag.
+   */
+  @Test
+  void torchtitanCompilesTheLossForTheFusedCrossEntropy() {
+    String[] flags = {"--model", "llama3-8b", "--seq", "2048", "--cluster", "1x8:h100-80gb",
+        "--tp", "1", "--pp", "1", "--dp", "8", "--zero-stage", "3", "--micro-batch", "1",
+        "--global-batch", "16", "--recompute", "full"};
+    List<String> main = new ArrayList<>(List.of("export", "--to", "torchtitan"));
+    main.addAll(List.of(flags));
+    List<String> v022 = new ArrayList<>(main);
+    v022.addAll(List.of("--framework-version", "0.2.2"));
+    assertThat(CliRun.of(main.toArray(String[]::new)).out()).doesNotContain("compile");
+    main.add("--fused-cross-entropy");
+    v022.add("--fused-cross-entropy");
+    CliRun py = CliRun.of(main.toArray(String[]::new));
+    assertThat(py.code()).as(py.err()).isZero();
+    assertThat(py.out()).contains("    config.compile.enable = True\n"
+        + "    config.compile.components = [\"loss\"]\n");
+    CliRun toml = CliRun.of(v022.toArray(String[]::new));
+    assertThat(toml.code()).as(toml.err()).isZero();
+    assertThat(toml.out()).contains("[compile]\nenable = true\ncomponents = ['loss']\n");
   }
 }

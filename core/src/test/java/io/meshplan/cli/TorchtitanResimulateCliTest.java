@@ -61,7 +61,10 @@ class TorchtitanResimulateCliTest {
             "--sequence-parallel", "--recompute", "none"},
         {"--tp", "2", "--pp", "4", "--dp", "1", "--micro-batch", "1", "--global-batch", "8",
             "--sequence-parallel", "--recompute", "none", "--first-stage-layers", "7",
-            "--last-stage-layers", "7"}};
+            "--last-stage-layers", "7"},
+        // The fused loss: torchtitan compiles the loss alone ([compile] components = ["loss"]).
+        {"--tp", "1", "--pp", "1", "--dp", "8", "--micro-batch", "1", "--global-batch", "16",
+            "--zero-stage", "3", "--recompute", "selective", "--fused-cross-entropy"}};
     for (String[] c : cases) {
       String[] common = {"--model", "llama3-8b", "--seq", "2048", "--cluster", "1x8:h100-80gb"};
       CliRun sim = CliRun.of(concat(new String[] {"simulate"}, common, c));
@@ -155,6 +158,15 @@ class TorchtitanResimulateCliTest {
       // FSDP over dp_shard x cp (parallel_dims.py:334-335): ZeRO-1 under a pipeline schedule,
       // ZeRO-3 without one (TorchtitanToml).
       f.addAll(pp > 1 ? List.of("--distributed-optimizer") : List.of("--zero-stage", "3"));
+    }
+    // components/loss.py:33: the loss compiled when [compile] enables it and lists "loss".
+    JsonNode compile = t.path("compile");
+    boolean loss = false;
+    for (JsonNode c : compile.path("components")) {
+      loss |= c.asText().equals("loss");
+    }
+    if (compile.path("enable").asBoolean() && loss) {
+      f.add("--fused-cross-entropy");
     }
     return f.toArray(String[]::new);
   }

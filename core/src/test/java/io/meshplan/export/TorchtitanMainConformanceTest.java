@@ -69,9 +69,13 @@ class TorchtitanMainConformanceTest {
     inputs.add(new ExportInput(small, ClusterSpec.parse("1x8:h100-80gb"),
         new ParallelConfig(2, 4, 1, 1, 1, 8, Recompute.NONE, true, 0), Attention.FLASH,
         io.meshplan.model.Overlaps.DEFAULTS, true));
+    // The fused loss: the loss compiled alone.
+    inputs.add(new ExportInput(small, ClusterSpec.parse("1x8:h100-80gb"),
+        new ParallelConfig(2, 4, 1, 1, 1, 8, Recompute.NONE, true, 0), Attention.FLASH,
+        io.meshplan.model.Overlaps.DEFAULTS.withLossFusion(true), false));
     // pp 1: 1; pp 2, 4, 8: vpp 1, 2, 5 each (9); pp 5: 40 GPUs do not divide 128; pp 16: vpp 1
-    // and 5 (80 % 32 != 0): 12 layouts, and the 4 above.
-    assertThat(inputs).hasSize(16);
+    // and 5 (80 % 32 != 0): 12 layouts, and the 5 above.
+    assertThat(inputs).hasSize(17);
     for (ExportInput in : inputs) {
       ExportResult r = new Exporter().export(ExportTarget.TORCHTITAN, in);
       assertThat(r).as(in.config().toString()).isInstanceOf(ExportResult.Exported.class);
@@ -89,6 +93,9 @@ class TorchtitanMainConformanceTest {
       assertThat(switch (dotted[0]) {
         case "parallelism" -> PARALLELISM.contains(dotted[1]);
         case "training" -> TRAINING.contains(dotted[1]);
+        // config/configs.py's CompileConfig: the loss compiled for the fused cross-entropy.
+        case "compile" -> Set.of("enable", "components").contains(dotted[1])
+            && in.overlaps().lossFusion();
         default -> Set.of("model_spec", "activation_checkpoint").contains(name);
       }).as(name).isTrue();
     }
