@@ -114,7 +114,7 @@ public final class PlanBench {
           100 * pred.mfu(), report.iterationSeconds(), report.tokensPerSecond(),
           100 * report.mfu(), pred.iterationSeconds() / report.iterationSeconds());
       System.out.printf(Locale.ROOT, "  report configuration: %s; peak %.1f GiB per GPU%n",
-          DEEPSEEK_REPORT, report.peakMemoryBytesPerGpu() / (1024.0 * 1024 * 1024));
+          describe(DEEPSEEK_REPORT), report.peakMemoryBytesPerGpu() / (1024.0 * 1024 * 1024));
       return;
     }
     var grid = new MegatronGrid(priced.layers()).best(priced.request());
@@ -127,7 +127,31 @@ public final class PlanBench {
         planned.stats().dpRuns(), planned.plan().virtualStages() > 1
             ? "v=" + planned.plan().virtualStages() : "1f1b", pred.iterationSeconds(), pred.tokensPerSecond(),
         100 * pred.mfu(), gs, gt, 100 * gm, pred.iterationSeconds() / gs);
-    grid.ifPresent(g -> System.out.println("  best grid point: " + g.config()));
+    grid.ifPresent(g -> System.out.println("  best grid point: " + describe(g.config())));
+  }
+
+  /** A configuration in Megatron-LM's words: sizes, schedule, memory options, uneven stages. */
+  static String describe(io.meshplan.plan.ParallelConfig c) {
+    StringBuilder sb = new StringBuilder(String.format(Locale.ROOT, "tp %d pp %d dp %d",
+        c.tensorParallel(), c.pipelineParallel(), c.dataParallel()));
+    if (c.virtualStages() > 1) {
+      sb.append(" vpp ").append(c.virtualStages());
+    }
+    if (c.expertParallel() > 1) {
+      sb.append(" ep ").append(c.expertParallel()).append(" etp ")
+          .append(c.expertTensorParallel());
+    }
+    if (c.contextParallel() > 1) {
+      sb.append(" cp ").append(c.contextParallel());
+    }
+    sb.append(String.format(Locale.ROOT, ", micro-batch %d, recompute %s, %s, ZeRO-%d",
+        c.microBatchSize(), c.recompute().label(),
+        c.sequenceParallel() ? "sequence parallel" : "no sequence parallelism", c.zeroStage()));
+    if (c.firstStageLayers() > 0 || c.lastStageLayers() > 0) {
+      sb.append(String.format(Locale.ROOT, ", first/last stage layers %d/%d",
+          c.firstStageLayers(), c.lastStageLayers()));
+    }
+    return sb.toString();
   }
 
   static void resetPeaks() {
