@@ -187,11 +187,12 @@ public final class TorchtitanPython implements FrameworkWriter {
       sb.append("    config.compile.enable = True\n");
       sb.append("    config.compile.components = [\"loss\"]\n");
     }
-    sb.append("    config.activation_checkpoint = ").append(switch (c.recompute()) {
-      case NONE -> "None";
-      case FULL -> "FullAC.Config()";
-      case SELECTIVE -> "SelectiveAC.Config()";
-    }).append('\n');
+    if (c.recompute() == Recompute.SELECTIVE) {
+      TorchtitanToml.SELECTIVE_NOTE.forEach(l -> sb.append("    # ").append(l).append('\n'));
+    }
+    // TorchtitanToml.torchtitanMode: Megatron-LM's selective recomputation is none here.
+    sb.append("    config.activation_checkpoint = ")
+        .append(c.recompute() == Recompute.FULL ? "FullAC.Config()" : "None").append('\n');
     sb.append("    return config\n");
     return sb.toString();
   }
@@ -202,9 +203,8 @@ public final class TorchtitanPython implements FrameworkWriter {
     sb.append("from torchtitan.models.").append(family).append(" import model_registry\n");
     sb.append("from torchtitan.models.").append(family).append(".config_registry import ")
         .append(TorchtitanMain.recipe(m)).append('\n');
-    if (c.recompute() != Recompute.NONE) {
-      sb.append("from torchtitan.distributed.activation_checkpoint import ")
-          .append(c.recompute() == Recompute.FULL ? "FullAC" : "SelectiveAC").append('\n');
+    if (c.recompute() == Recompute.FULL) {
+      sb.append("from torchtitan.distributed.activation_checkpoint import FullAC\n");
     }
     if (Fp8Training.on(m.dtype())) {
       sb.append("from torchtitan.components.quantization import Float8LinearConverter\n");

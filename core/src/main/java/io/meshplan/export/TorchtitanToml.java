@@ -10,6 +10,7 @@ import io.meshplan.model.Recompute;
 import io.meshplan.plan.ParallelConfig;
 import io.meshplan.util.Require;
 import io.meshplan.util.ShellQuote;
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -272,10 +273,7 @@ public final class TorchtitanToml implements FrameworkWriter {
       compile.putArray("components").add("loss");
     }
     ObjectNode ac = root.putObject("activation_checkpoint");
-    ac.put("mode", c.recompute().label());
-    if (c.recompute() == Recompute.SELECTIVE) {
-      ac.put("selective_ac_option", "op");
-    }
+    ac.put("mode", torchtitanMode(c.recompute()));
     StringBuilder sb = new StringBuilder();
     appendHeader(sb, input, fsdp);
     // One table per section, written as [name] with its scalar keys below it; the TOML library
@@ -437,8 +435,33 @@ public final class TorchtitanToml implements FrameworkWriter {
         + " interval, [model] hf_assets_path (scripts/download_hf_assets.py fetches the"
         + " tokenizer)\n");
     if (c.recompute() == Recompute.SELECTIVE) {
-      sb.append("# selective: torchtitan's op-level policy keeps matmul outputs and recomputes"
-          + " the rest, close to Megatron-LM's attention-core recompute\n");
+      SELECTIVE_NOTE.forEach(l -> sb.append("# ").append(l).append('\n'));
     }
+  }
+
+  /**
+   * What a plan's selective recomputation is in torchtitan's words, as a comment: none of its
+   * activation checkpointing.
+   */
+  static final List<String> SELECTIVE_NOTE = List.of(
+      "recompute selective is Megatron-LM's (the attention core), which recomputes nothing",
+      "under torchtitan's fused attention: written as no activation checkpointing; torchtitan's",
+      "own selective mode (per op) keeps every other matmul output and recomputes the rest,",
+      "which the plan did not price");
+
+  /**
+   * torchtitan's activation-checkpointing mode for a recomputation: {@code full} for full, and
+   * {@code none} for none and for Megatron-LM's selective one. That one recomputes the attention
+   * core, which torchtitan always runs as one fused kernel (scaled_dot_product_attention) keeping
+   * no sequence x sequence value, so it recomputes nothing there, as meshplan prices it under
+   * fused attention; torchtitan's own selective mode is per op (distributed/activation_checkpoint
+   * .py, {@code _get_custom_policy}: the attention output and every other matmul output kept,
+   * everything else recomputed) and keeps less and computes more than the plan.
+   *
+   * @param r the recomputation
+   * @return {@code full} or {@code none}
+   */
+  static String torchtitanMode(Recompute r) {
+    return r == Recompute.FULL ? "full" : "none";
   }
 }

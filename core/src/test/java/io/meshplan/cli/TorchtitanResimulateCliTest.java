@@ -188,4 +188,29 @@ class TorchtitanResimulateCliTest {
   private static String line(String text, String prefix) {
     return text.lines().filter(l -> l.startsWith(prefix)).findFirst().orElseThrow();
   }
+
+  /**
+   * meshplan's selective recomputation is Megatron-LM's (the attention core): under torchtitan's
+   * fused attention it recomputes nothing, so both forms write no activation checkpointing, not
+   * torchtitan's per-op selective mode, which keeps every other matmul output; it re-simulates to
+   * the same iteration as selective.
+   */
+  @Test
+  void megatronsSelectiveRecomputationIsNoCheckpointingInTorchtitan() throws Exception {
+    String[] flags = {"--model", "llama3-8b", "--seq", "2048", "--cluster", "1x8:h100-80gb",
+        "--tp", "1", "--pp", "1", "--dp", "8", "--zero-stage", "3", "--micro-batch", "1",
+        "--global-batch", "16", "--recompute", "selective"};
+    CliRun toml = CliRun.of(concat(new String[] {"export", "--to", "torchtitan",
+        "--framework-version", "0.2.2"}, flags));
+    assertThat(toml.code()).as(toml.err()).isZero();
+    JsonNode ac = new TomlMapper().readTree(toml.out()).path("activation_checkpoint");
+    assertThat(ac.path("mode").asText()).isEqualTo("none");
+    assertThat(ac.has("selective_ac_option")).isFalse();
+    CliRun py = CliRun.of(concat(new String[] {"export", "--to", "torchtitan"}, flags));
+    assertThat(py.out()).contains("    config.activation_checkpoint = None\n")
+        .doesNotContain("SelectiveAC");
+    CliRun sim = CliRun.of(concat(new String[] {"simulate"}, flags));
+    assertThat(line(simulate(toml.out(), "1x8:h100-80gb").out(), "iteration "))
+        .isEqualTo(line(sim.out(), "iteration "));
+  }
 }
