@@ -86,6 +86,11 @@ public final class DeepSpeedConfig implements FrameworkWriter {
 
   @Override
   public Optional<String> missing(ExportInput input) {
+    Optional<String> loss = input.fusedLoss("Megatron-DeepSpeed's vocab_parallel_cross_entropy"
+        + " converts the logits to fp32");
+    if (loss.isPresent()) {
+      return loss;
+    }
     ParallelConfig c = input.config();
     Optional<String> model = missingModel(input.model());
     if (model.isPresent()) {
@@ -172,7 +177,8 @@ public final class DeepSpeedConfig implements FrameworkWriter {
   /**
    * The nearest expressible input: one model chunk per stage instead of the interleaved schedule,
    * 1F1B instead of GPipe, and, with a pipeline, ZeRO-1 instead of ZeRO-2 or ZeRO-3 (the layout stays; only the weights
-   * and gradients are no longer sharded); uneven stages become even ones when the layers divide.
+   * and gradients are no longer sharded); uneven stages become even ones when the layers divide;
+   * the loss is the fp32 one (the overlaps are rebuilt without its fusion).
    */
   @Override
   public Optional<ExportInput> nearest(ExportInput input) {

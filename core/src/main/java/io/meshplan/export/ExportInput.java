@@ -7,6 +7,7 @@ import io.meshplan.model.ModelSpec;
 import io.meshplan.model.Overlaps;
 import io.meshplan.plan.ParallelConfig;
 import io.meshplan.util.Require;
+import java.util.Optional;
 
 /**
  * What a framework configuration is written from: a model, the cluster it trains on, and a
@@ -104,6 +105,18 @@ public record ExportInput(ModelSpec model, ClusterSpec cluster, ParallelConfig c
    */
   public ExportInput withOverlaps(Overlaps other) {
     return new ExportInput(model, cluster, config, attention, other, gpipe);
+  }
+
+  /**
+   * Why a framework that converts the logits to fp32 cannot run this input's fused cross-entropy
+   * kernel ({@link Overlaps#lossFusion}), if it asks for one.
+   *
+   * @param how how the framework runs the loss
+   * @return the reason, or empty when the input's loss is the fp32 one
+   */
+  Optional<String> fusedLoss(String how) {
+    return overlaps.lossFusion() ? Optional.of(how + "; the plan prices one fused kernel over the"
+        + " logits in their own type (--fused-cross-entropy)") : Optional.empty();
   }
 
   /**

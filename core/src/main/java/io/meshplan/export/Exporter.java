@@ -49,11 +49,6 @@ public final class Exporter {
       return details.get();
     }
     FrameworkWriter w = writer(target);
-    if (input.overlaps().lossFusion() && (target == ExportTarget.MEGATRON
-        || target == ExportTarget.DEEPSPEED)) {
-      return new ExportResult.NotExpressible(fp32Loss(target), nearestOf(w,
-          input.withOverlaps(input.overlaps().withLossFusion(false))));
-    }
     Optional<String> missing = w.missing(input);
     if (missing.isEmpty()) {
       return new ExportResult.Exported(input, w.write(input));
@@ -160,20 +155,6 @@ public final class Exporter {
         + " are not written by meshplan, and torchtitan has no Mixtral model"
         + (MegatronExpertArgs.unwritten(model).isEmpty()
             ? "; its Megatron-LM export writes this model" : "");
-  }
-
-  /**
-   * Why Megatron-LM and Megatron-DeepSpeed cannot run the plan's fused cross-entropy kernel: each
-   * computes the loss on logits converted to fp32 (torchtitan compiles its loss instead).
-   */
-  private static String fp32Loss(ExportTarget target) {
-    String how = target == ExportTarget.MEGATRON
-        ? "Megatron-LM converts the logits to fp32 for the cross-entropy loss (its"
-            + " --cross-entropy-loss-fusion runs the same fp32 tensors, and validate_args refuses"
-            + " Transformer Engine's fused kernel, --cross-entropy-fusion-impl te)"
-        : "Megatron-DeepSpeed's vocab_parallel_cross_entropy converts the logits to fp32";
-    return how + "; the plan prices one fused kernel over the logits in their own type"
-        + " (--fused-cross-entropy)";
   }
 
   private static Optional<ExportInput> nearestOf(FrameworkWriter w, ExportInput input) {

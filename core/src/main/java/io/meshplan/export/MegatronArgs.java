@@ -52,6 +52,13 @@ public final class MegatronArgs implements FrameworkWriter {
 
   @Override
   public Optional<String> missing(ExportInput input) {
+    Optional<String> loss = input.fusedLoss("Megatron-LM converts the logits to fp32 for the"
+        + " cross-entropy loss (its --cross-entropy-loss-fusion runs the same fp32 tensors, and"
+        + " validate_args refuses Transformer Engine's fused kernel, --cross-entropy-fusion-impl"
+        + " te)");
+    if (loss.isPresent()) {
+      return loss;
+    }
     ModelSpec m = input.model();
     if (m.family() == ModelSpec.Family.ALPA_MLP) {
       return Optional.of("Megatron-LM trains transformer language models; " + m.name()
@@ -77,12 +84,13 @@ public final class MegatronArgs implements FrameworkWriter {
   }
 
   /**
-   * The nearest expressible input: the same configuration under 1F1B instead of GPipe, with
-   * expert tensor-parallel size 1 when the experts have biases.
+   * The nearest expressible input: the same configuration under 1F1B instead of GPipe, with the
+   * fp32 loss, with expert tensor-parallel size 1 when the experts have biases.
    */
   @Override
   public Optional<ExportInput> nearest(ExportInput input) {
-    ExportInput oneFOneB = input.withGpipe(false);
+    ExportInput oneFOneB = input.withGpipe(false)
+        .withOverlaps(input.overlaps().withLossFusion(false));
     if (input.model().arch().biases() && input.config().expertTensorParallel() > 1) {
       oneFOneB = oneFOneB.withConfig(input.config().withExperts(input.config().expertParallel(),
           1));

@@ -181,8 +181,8 @@ public record TrainingOptions(
    */
   public TrainingOptions withRecompute(Recompute r) {
     return new TrainingOptions(r, computeDtype, firstBlock, blockCount, embedding, head,
-        backward, optimizer, dropout, microbatch, seq, attention, experts, contextParallel, recomputeModules,
-        fusedLoss);
+        backward, optimizer, dropout, microbatch, seq, attention, experts, contextParallel,
+        recomputeModules, fusedLoss);
   }
 
   /**
@@ -218,8 +218,8 @@ public record TrainingOptions(
    */
   public TrainingOptions withEmbedding(boolean on) {
     return new TrainingOptions(recompute, computeDtype, firstBlock, blockCount, on, head,
-        backward, optimizer, dropout, microbatch, seq, attention, experts, contextParallel, recomputeModules,
-        fusedLoss);
+        backward, optimizer, dropout, microbatch, seq, attention, experts, contextParallel,
+        recomputeModules, fusedLoss);
   }
 
   /**
@@ -230,8 +230,8 @@ public record TrainingOptions(
    */
   public TrainingOptions withHead(boolean on) {
     return new TrainingOptions(recompute, computeDtype, firstBlock, blockCount, embedding, on,
-        backward, optimizer, dropout, microbatch, seq, attention, experts, contextParallel, recomputeModules,
-        fusedLoss);
+        backward, optimizer, dropout, microbatch, seq, attention, experts, contextParallel,
+        recomputeModules, fusedLoss);
   }
 
   /**
@@ -242,8 +242,8 @@ public record TrainingOptions(
    */
   public TrainingOptions withBackward(boolean on) {
     return new TrainingOptions(recompute, computeDtype, firstBlock, blockCount, embedding, head,
-        on, optimizer && on, dropout, microbatch, seq, attention, experts, contextParallel, recomputeModules,
-        fusedLoss);
+        on, optimizer && on, dropout, microbatch, seq, attention, experts, contextParallel,
+        recomputeModules, fusedLoss);
   }
 
   /**
@@ -254,8 +254,8 @@ public record TrainingOptions(
    */
   public TrainingOptions withOptimizer(boolean on) {
     return new TrainingOptions(recompute, computeDtype, firstBlock, blockCount, embedding, head,
-        backward, on, dropout, microbatch, seq, attention, experts, contextParallel, recomputeModules,
-        fusedLoss);
+        backward, on, dropout, microbatch, seq, attention, experts, contextParallel,
+        recomputeModules, fusedLoss);
   }
 
   /**
@@ -266,8 +266,8 @@ public record TrainingOptions(
    */
   public TrainingOptions withDropout(boolean on) {
     return new TrainingOptions(recompute, computeDtype, firstBlock, blockCount, embedding, head,
-        backward, optimizer, on, microbatch, seq, attention, experts, contextParallel, recomputeModules,
-        fusedLoss);
+        backward, optimizer, on, microbatch, seq, attention, experts, contextParallel,
+        recomputeModules, fusedLoss);
   }
 
   /**
@@ -303,8 +303,8 @@ public record TrainingOptions(
    */
   public TrainingOptions withExperts(ExpertLayout e) {
     return new TrainingOptions(recompute, computeDtype, firstBlock, blockCount, embedding, head,
-        backward, optimizer, dropout, microbatch, seq, attention, e, contextParallel, recomputeModules,
-        fusedLoss);
+        backward, optimizer, dropout, microbatch, seq, attention, e, contextParallel,
+        recomputeModules, fusedLoss);
   }
 
   /**
@@ -315,7 +315,7 @@ public record TrainingOptions(
    */
   public TrainingOptions withAttention(Attention a) {
     return new TrainingOptions(recompute, computeDtype, firstBlock, blockCount, embedding, head,
-        backward, optimizer, dropout, microbatch, seq, a, experts, contextParallel, recomputeModules,
-        fusedLoss);
+        backward, optimizer, dropout, microbatch, seq, a, experts, contextParallel,
+        recomputeModules, fusedLoss);
   }
 }

@@ -302,20 +302,29 @@ public final class SweepGridReader {
         Overlaps.DEFAULTS.gradAccumFusion());
     List<Boolean> ce = orDefault(values(root, "fusedCrossEntropy", false, this::bool),
         Overlaps.DEFAULTS.lossFusion());
-    List<Overlaps> out = new java.util.ArrayList<>();
-    for (boolean a : gr) {
-      for (boolean b : pg) {
-        for (boolean c : tc) {
-          for (boolean d : fp) {
-            for (boolean e : ga) {
-              for (boolean f : ce) {
-                if (!b || a) {
-                  out.add(new Overlaps(a, b, c, d, e, false, f));
-                }
-              }
-            }
-          }
+    // The product in key order, the last axis fastest.
+    List<List<Boolean>> points = List.of(List.of());
+    for (List<Boolean> axis : List.of(gr, pg, tc, fp, ga, ce)) {
+      // Each axis may repeat a value up to MAX_VALUES times: stop before the product outgrows
+      // what a grid may hold, instead of building it.
+      if ((long) points.size() * axis.size() > SweepGrid.MAX_POINTS) {
+        throw new InputException(file + ": the overlap fields give more than "
+            + SweepGrid.MAX_POINTS + " combinations; list each value once");
+      }
+      List<List<Boolean>> longer = new java.util.ArrayList<>();
+      for (List<Boolean> p : points) {
+        for (boolean v : axis) {
+          List<Boolean> q = new java.util.ArrayList<>(p);
+          q.add(v);
+          longer.add(q);
         }
+      }
+      points = longer;
+    }
+    List<Overlaps> out = new java.util.ArrayList<>();
+    for (List<Boolean> v : points) {
+      if (!v.get(1) || v.get(0)) {
+        out.add(new Overlaps(v.get(0), v.get(1), v.get(2), v.get(3), v.get(4), false, v.get(5)));
       }
     }
     if (out.isEmpty()) {

@@ -95,6 +95,25 @@ public record LayerCost(double forwardSeconds, double backwardSeconds, double re
   }
 
   /**
+   * The forward's compute: the forward without its tensor-parallel communication.
+   *
+   * @return seconds, >= 0
+   */
+  public double forwardComputeSeconds() {
+    return Math.max(0, forwardSeconds - forwardCommSeconds);
+  }
+
+  /**
+   * The backward's compute: the backward (recomputation included) without its tensor-parallel
+   * communication.
+   *
+   * @return seconds, >= 0
+   */
+  public double backwardComputeSeconds() {
+    return Math.max(0, backwardSeconds - (tensorCommSeconds - forwardCommSeconds));
+  }
+
+  /**
    * This layer with full recomputation (Chen et al. 2016; Korthikanti et al. MLSys'23): the
    * backward first runs the forward again with the same layouts, so it adds the forward's time,
    * communication (seconds and bytes) and FLOPs; only the input is kept between the passes, and

@@ -307,8 +307,8 @@ public final class StageCostBuilder {
       double acc = fuse ? l.accumulateSeconds() : 0;
       double fComm = l.forwardCommSeconds();
       double bComm = l.tensorCommSeconds() - fComm;
-      double fK = Math.max(0, l.forwardSeconds() - fComm);
-      double bK = Math.max(0, l.backwardSeconds() - bComm - acc);
+      double fK = l.forwardComputeSeconds();
+      double bK = Math.max(0, l.backwardComputeSeconds() - acc);
       fwdCompute += fK;
       bwdCompute += bK;
       rec += l.recomputeSeconds();
@@ -535,9 +535,8 @@ public final class StageCostBuilder {
    */
   private static void exchangeUnder(Tally s, LayerCost l, double fwd, double bwd, int n) {
     ExpertExchange x = l.experts();
-    double fwdCompute = Math.max(0, l.forwardSeconds() - l.forwardCommSeconds());
-    double bwdCompute = Math.max(0, l.backwardSeconds()
-        - (l.tensorCommSeconds() - l.forwardCommSeconds()));
+    double fwdCompute = l.forwardComputeSeconds();
+    double bwdCompute = l.backwardComputeSeconds();
     double expertFwd = Math.min(x.expertForwardSeconds(), fwdCompute);
     double expertBwd = Math.min(x.expertBackwardSeconds(), bwdCompute);
     Overlap combineBwd = Overlap.under(fwdCompute - expertFwd, bwd / 2);
