@@ -68,7 +68,7 @@ final class TorchtitanLog {
     int micro = pp > 1 ? c.integer("parallelism.pipeline_parallel_microbatch_size", 1) : local;
     int dp = shard < 0 ? 0 : shard * replicate;
     // job_config.py's Compile: off by default, components "model" and "loss" by default.
-    boolean compiledLoss = "true".equals(c.cfg.get("compile.enable"))
+    boolean compiledLoss = c.bool("compile.enable", false)
         && c.cfg.getOrDefault("compile.components", "[\"loss\"]").contains("loss");
     RunParallel parallel = new RunParallel(tp, pp, dp, 1, micro, local, recompute, false,
         shard == 1 ? 0 : 3, true).withLossFusion(compiledLoss);
@@ -100,6 +100,18 @@ final class TorchtitanLog {
       } catch (NumberFormatException e) {
         throw new InputException(file + ": " + key + " = " + v + " is not a whole number");
       }
+    }
+
+    boolean bool(String key, boolean fallback) {
+      String v = cfg.get(key);
+      if (v == null) {
+        return fallback;
+      }
+      if (!v.equals("true") && !v.equals("false")) {
+        throw new InputException(file + ": its --config has " + key + " = " + v
+            + ", not true or false");
+      }
+      return v.equals("true");
     }
   }
 }

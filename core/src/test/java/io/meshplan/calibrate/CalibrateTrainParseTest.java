@@ -88,6 +88,11 @@ class CalibrateTrainParseTest {
           Optional.of(cfg));
       assertThat(r.parallel().lossFusion()).as(c[0]).isEqualTo(Boolean.parseBoolean(c[1]));
     }
+    Path cfg = dir.resolve("c.toml");
+    Files.writeString(cfg, base + "\n[compile]\nenable = \"sometimes\"\n");
+    assertThatThrownBy(() -> TrainingLogs.read(example("torchtitan_llama3_8b_h100.log"),
+        Optional.of(cfg))).isInstanceOf(InputException.class)
+        .hasMessageEndingWith("its --config has compile.enable = sometimes, not true or false");
   }
 
   @Test
