@@ -36,11 +36,13 @@ import java.util.Locale;
  *       TP, DP = GPUs / MP, the published global batch, fp16, full recomputation, micro-batch 1 (not
  *       published; one rule for every row), unfused attention (2021). The paper's TFLOP/s count the
  *       FLOPs executed with recomputation: compared with the simulator's hardware TFLOP/s.
- *   <li>llm-foundry's MPT benchmarks on A100 80 GB: FSDP FULL_SHARD (ZeRO-3 over every GPU), bf16,
- *       the published micro-batch and global batch, activation checkpointing as published
- *       (full or none), FlashAttention as llm-foundry ran it. MPT has ALiBi, which meshplan does not model: the runs are stated with
- *       rotary positions, a few elementwise operations on Q and K, no parameters, as ALiBi has
- *       none. Compared on tokens per second per GPU.
+ *   <li>llm-foundry's MPT benchmarks on A100 80 GB (set {@code mpt}) and on H100 80 GB (set
+ *       {@code mpth}, the same models, sequences and stack): FSDP FULL_SHARD (ZeRO-3 over every
+ *       GPU), bf16, the published micro-batch and global batch, activation checkpointing as
+ *       published (full or none), fused attention as llm-foundry ran it. MPT has ALiBi, which
+ *       meshplan does not model: the runs are stated with rotary positions, a few elementwise
+ *       operations on Q and K, no parameters, as ALiBi has none. Compared on tokens per second
+ *       per GPU.
  *   <li>Megatron-Core's weak scaling on H100 (Megatron-LM README): published as model TFLOP/s
  *       by Megatron's formula of the time, {@code 72 B s l h^2 (1 + s/(6h) + V/(12 l h))}, which
  *       counts attention over the whole score matrix; the prediction is stated in the same count
@@ -88,7 +90,8 @@ public final class FidelityBench {
    */
   public static void main(String[] args) throws IOException {
     List<Run> runs = new ArrayList<>(megatron());
-    runs.addAll(mpt());
+    runs.addAll(mpt("mpt", "/fidelity/llmfoundry_mpt_a100.csv", "a100-80gb"));
+    runs.addAll(mpt("mpth", "/fidelity/llmfoundry_mpt_h100.csv", "h100-80gb"));
     runs.addAll(megatronH100());
     runs.addAll(recipeRuns("/fidelity/dense_fp8_h100.csv"));
     runs.addAll(recipeRuns("/fidelity/moe_cp_h100.csv"));
@@ -110,7 +113,7 @@ public final class FidelityBench {
           res.peakGib(), res.fits() ? "yes" : "NO");
     }
     System.out.println();
-    for (String set : List.of("sc21", "mpt", "h100", "fp8", "moe", "cp")) {
+    for (String set : List.of("sc21", "mpt", "mpth", "h100", "fp8", "moe", "cp")) {
       double sum = 0;
       double max = 0;
       int n = 0;
@@ -271,12 +274,14 @@ public final class FidelityBench {
     return out;
   }
 
-  /** llm-foundry's MPT table. */
-  private static List<Run> mpt() throws IOException {
+  /**
+   * One of llm-foundry's MPT tables, as set {@code set} on GPUs of catalog name {@code gpu}.
+   */
+  private static List<Run> mpt(String set, String resource, String gpu) throws IOException {
     List<Run> out = new ArrayList<>();
     Architecture arch = new Architecture(Architecture.Mlp.GELU, Architecture.Norm.LAYER,
         Architecture.Positions.ROTARY, 0, false, true);
-    for (String[] f : rows("/fidelity/llmfoundry_mpt_a100.csv")) {
+    for (String[] f : rows(resource)) {
       int hidden = Integer.parseInt(f[1]);
       int layers = Integer.parseInt(f[2]);
       int heads = Integer.parseInt(f[3]);
@@ -288,7 +293,7 @@ public final class FidelityBench {
           Integer.parseInt(f[6]), batch, DType.BF16, arch);
       Recompute rc = f[10].equals("full") ? Recompute.FULL : Recompute.NONE;
       ParallelConfig c = new ParallelConfig(1, 1, gpus, 1, micro, batch, rc, false, 3);
-      out.add(new Run("mpt", f[0] + "/" + f[6], m, gpus / 8 + "x8:a100-80gb", c, DType.BF16,
+      out.add(new Run(set, f[0] + "/" + f[6], m, gpus / 8 + "x8:" + gpu, c, DType.BF16,
           Attention.FLASH, Double.parseDouble(f[12]), "tokens/s per GPU"));
     }
     return out;
