@@ -13,7 +13,7 @@ import io.meshplan.util.Require;
  * @param microBatch sequences per microbatch on one replica
  * @param localBatch sequences per iteration on one data-parallel replica; the global batch is
  *     {@code localBatch * dataParallel}
- * @param recompute {@code none}, {@code selective} or {@code full}
+ * @param recompute {@code none}, {@code selective}, {@code full} or {@code op}
  * @param sequenceParallel Megatron-LM's sequence parallelism
  * @param zeroStage 0, 1 (distributed optimizer) or 3 (FSDP)
  * @param overlapGradReduce whether the gradient reduction overlaps the backward pass
@@ -40,7 +40,8 @@ public record RunParallel(int tensorParallel, int pipelineParallel, int dataPara
     Require.positive(microBatch, "micro batch");
     Require.positive(localBatch, "local batch");
     Require.that(recompute.equals("none") || recompute.equals("selective")
-        || recompute.equals("full"), "recompute must be none, selective or full");
+        || recompute.equals("full") || recompute.equals("op"),
+        "recompute must be none, selective, full or op");
   }
 
   /**
@@ -52,7 +53,7 @@ public record RunParallel(int tensorParallel, int pipelineParallel, int dataPara
    * @param virtualStages model chunks per pipeline stage
    * @param microBatch sequences per microbatch
    * @param localBatch sequences per iteration on one replica
-   * @param recompute {@code none}, {@code selective} or {@code full}
+   * @param recompute {@code none}, {@code selective}, {@code full} or {@code op}
    * @param sequenceParallel sequence parallelism
    * @param zeroStage 0, 1 or 3
    * @param overlapGradReduce whether the gradient reduction overlaps the backward pass
@@ -91,7 +92,7 @@ public record RunParallel(int tensorParallel, int pipelineParallel, int dataPara
    * @param virtualStages model chunks per pipeline stage
    * @param microBatch sequences per microbatch
    * @param localBatch sequences per iteration on one replica
-   * @param recompute {@code none}, {@code selective} or {@code full}
+   * @param recompute {@code none}, {@code selective}, {@code full} or {@code op}
    * @param sequenceParallel sequence parallelism
    * @param zeroStage 0, 1 or 3
    * @param overlapGradReduce whether the gradient reduction overlaps the backward pass

@@ -21,7 +21,7 @@ import java.util.regex.Pattern;
  * [model] name, flavor}; {@code [training] local_batch_size} (older releases: {@code batch_size}),
  * {@code seq_len}; {@code [parallelism] data_parallel_shard_degree, data_parallel_replicate_degree,
  * tensor_parallel_degree, pipeline_parallel_degree, pipeline_parallel_microbatch_size, 
- * context_parallel_degree}; {@code [activation_checkpoint] mode}.
+ * context_parallel_degree}; {@code [activation_checkpoint] mode} and {@code selective_ac_option}.
  */
 final class TorchtitanLog {
   private static final Pattern ANSI = Pattern.compile("\u001b\\[[0-9;]*m");
@@ -62,9 +62,7 @@ final class TorchtitanLog {
       throw new InputException(c.file + ": its --config has no positive [training] "
           + "local_batch_size (or batch_size) and seq_len");
     }
-    String mode = c.cfg.getOrDefault("activation_checkpoint.mode", "selective")
-        .toLowerCase(Locale.ROOT);
-    String recompute = mode.equals("full") ? "full" : mode.equals("none") ? "none" : "selective";
+    String recompute = recompute(c);
     int micro = pp > 1 ? c.integer("parallelism.pipeline_parallel_microbatch_size", 1) : local;
     int dp = shard < 0 ? 0 : shard * replicate;
     // job_config.py's Compile: off by default, components "model" and "loss" by default.
@@ -75,6 +73,35 @@ final class TorchtitanLog {
     double seconds = (double) local * seq / (perGpu * tp * pp);
     return new TrainingRun(file, "torchtitan", new RunModel.Preset(preset(c), seq, "bf16", true),
         parallel, TrainingLogs.gpu(lines), seconds, tps.size() - 1);
+  }
+
+  /**
+   * The recomputation of a torchtitan config (job_config.py's ActivationCheckpoint: mode {@code
+   * selective} by default, whose {@code selective_ac_option} is {@code "op"} for per-op
+   * checkpointing or an integer n, its default 2, for full checkpointing of every nth block):
+   * {@code none}, {@code full}, or {@code op} for the per-op mode. The layer-wise mode
+   * recomputes some blocks and not others, which one recomputation per stage cannot state, and
+   * the compiler's memory budget is not a policy meshplan knows; both are refused.
+   */
+  private static String recompute(Config c) {
+    String mode = c.cfg.getOrDefault("activation_checkpoint.mode", "selective")
+        .toLowerCase(Locale.ROOT);
+    return switch (mode) {
+      case "none", "full" -> mode;
+      case "selective" -> {
+        String option = c.cfg.getOrDefault("activation_checkpoint.selective_ac_option", "2");
+        if (!option.equals("op")) {
+          throw new InputException(c.file + ": [activation_checkpoint] mode = \"selective\" with"
+              + " selective_ac_option = \"" + option + "\" checkpoints one block in " + option
+              + " whole (torchtitan's layer-wise mode), which meshplan cannot state;"
+              + " use \"op\", or mode \"full\" or \"none\"");
+        }
+        yield "op";
+      }
+      default -> throw new InputException(c.file + ": [activation_checkpoint] mode = \"" + mode
+          + "\" is not one meshplan reads (none, full, or selective with selective_ac_option"
+          + " \"op\")");
+    };
   }
 
   /** torchtitan's llama3 flavors as meshplan presets (same dimensions). */

@@ -34,7 +34,8 @@ final class ParallelOptions {
   @Option(names = "--global-batch", description = "Sequences per iteration.")
   Integer globalBatch;
 
-  @Option(names = "--recompute", description = "none, selective or full (default none).")
+  @Option(names = "--recompute", description = "none, selective (Megatron-LM's), full, or op"
+      + " (torchtitan's per-op selective checkpointing) (default none).")
   String recompute;
 
   @Option(names = "--recompute-modules", paramLabel = "LIST", description = "With --recompute"

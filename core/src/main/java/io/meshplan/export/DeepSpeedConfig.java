@@ -91,6 +91,10 @@ public final class DeepSpeedConfig implements FrameworkWriter {
     if (loss.isPresent()) {
       return loss;
     }
+    Optional<String> op = input.perOpRecompute("DeepSpeed's activation checkpointing");
+    if (op.isPresent()) {
+      return op;
+    }
     ParallelConfig c = input.config();
     Optional<String> model = missingModel(input.model());
     if (model.isPresent()) {
@@ -178,7 +182,8 @@ public final class DeepSpeedConfig implements FrameworkWriter {
    * The nearest expressible input: one model chunk per stage instead of the interleaved schedule,
    * 1F1B instead of GPipe, and, with a pipeline, ZeRO-1 instead of ZeRO-2 or ZeRO-3 (the layout stays; only the weights
    * and gradients are no longer sharded); uneven stages become even ones when the layers divide;
-   * the loss is the fp32 one (the overlaps are rebuilt without its fusion).
+   * the loss is the fp32 one (the overlaps are rebuilt without its fusion); torchtitan's per-op
+   * recomputation becomes full recomputation.
    */
   @Override
   public Optional<ExportInput> nearest(ExportInput input) {
@@ -199,7 +204,8 @@ public final class DeepSpeedConfig implements FrameworkWriter {
           : m, input.cluster(), c, input.attention(), runnable, false);
       return Optional.of(input.withConfig(new ParallelConfig(
           c.tensorParallel(), c.pipelineParallel(), c.dataParallel(), 1, c.microBatchSize(),
-          c.globalBatchSize(), c.recompute(), c.sequenceParallel(), zero)));
+          c.globalBatchSize(), c.recompute() == io.meshplan.model.Recompute.OP
+              ? io.meshplan.model.Recompute.FULL : c.recompute(), c.sequenceParallel(), zero)));
     } catch (InputException e) {
       // Uneven stages whose layers do not split evenly over the pipeline, or a global batch that
       // the folded data-parallel size does not divide.

@@ -5,6 +5,7 @@ import io.meshplan.cluster.FusedAttentionKernels;
 import io.meshplan.model.Attention;
 import io.meshplan.model.ModelSpec;
 import io.meshplan.model.Overlaps;
+import io.meshplan.model.Recompute;
 import io.meshplan.plan.ParallelConfig;
 import io.meshplan.util.Require;
 import java.util.Optional;
@@ -105,6 +106,21 @@ public record ExportInput(ModelSpec model, ClusterSpec cluster, ParallelConfig c
    */
   public ExportInput withOverlaps(Overlaps other) {
     return new ExportInput(model, cluster, config, attention, other, gpipe);
+  }
+
+  /**
+   * Why a framework that recomputes whole layers or listed modules cannot run this input: its
+   * recomputation is torchtitan's per-op mode ({@link Recompute#OP}).
+   *
+   * @param framework the framework's name
+   * @return the reason, or empty
+   */
+  Optional<String> perOpRecompute(String framework) {
+    if (config.recompute() != Recompute.OP) {
+      return Optional.empty();
+    }
+    return Optional.of(framework + " recomputes whole layers or listed modules; it has no per-op"
+        + " checkpointing policy like torchtitan's (--recompute op)");
   }
 
   /**

@@ -59,6 +59,11 @@ public final class MegatronArgs implements FrameworkWriter {
     if (loss.isPresent()) {
       return loss;
     }
+    Optional<String> op = input.perOpRecompute("Megatron-LM (--recompute-granularity full or "
+        + "selective with --recompute-modules)");
+    if (op.isPresent()) {
+      return op;
+    }
     ModelSpec m = input.model();
     if (m.family() == ModelSpec.Family.ALPA_MLP) {
       return Optional.of("Megatron-LM trains transformer language models; " + m.name()
@@ -85,12 +90,17 @@ public final class MegatronArgs implements FrameworkWriter {
 
   /**
    * The nearest expressible input: the same configuration under 1F1B instead of GPipe, with the
-   * fp32 loss, with expert tensor-parallel size 1 when the experts have biases.
+   * fp32 loss, with expert tensor-parallel size 1 when the experts have biases, and with full
+   * recomputation instead of torchtitan's per-op mode (which keeps more, so what fits with it
+   * fits with full).
    */
   @Override
   public Optional<ExportInput> nearest(ExportInput input) {
     ExportInput oneFOneB = input.withGpipe(false)
         .withOverlaps(input.overlaps().withLossFusion(false));
+    if (input.config().recompute() == Recompute.OP) {
+      oneFOneB = oneFOneB.withConfig(input.config().withRecompute(Recompute.FULL));
+    }
     if (input.model().arch().biases() && input.config().expertTensorParallel() > 1) {
       oneFOneB = oneFOneB.withConfig(input.config().withExperts(input.config().expertParallel(),
           1));

@@ -29,10 +29,10 @@ import java.util.Map;
  *   <li>{@code trainer.py:170-176}: CUDA graphs (on by default) refuse pipeline parallelism unless
  *       {@code training.disable_cuda_graphs} is set.
  *   <li>precision: {@code config/configs.py:94}: {@code mixed_precision_param} is bfloat16 or
- *       float32; activation checkpointing is {@code FullAC.Config} or {@code None} ({@code
- *       distributed/activation_checkpoint.py:332-337}; a plan's selective recomputation is
- *       Megatron-LM's, none under torchtitan's fused attention: {@link
- *       TorchtitanToml#torchtitanMode}).
+ *       float32; activation checkpointing is {@code FullAC.Config}, {@code SelectiveAC.Config}
+ *       (per op, meshplan's {@code op}) or {@code None} ({@code
+ *       distributed/activation_checkpoint.py}; a plan's selective recomputation is Megatron-LM's,
+ *       none under torchtitan's fused attention: {@link TorchtitanToml#torchtitanMode}).
  *   <li>degrees: {@code ParallelDims._validate} ({@code distributed/parallel_dims.py:166}) wants
  *       {@code dp_replicate x dp_shard x cp x tp x pp} to be the world size (line 182), and
  *       {@code ep} to divide {@code dp_shard x cp x tp} (lines 187-192).

@@ -190,9 +190,13 @@ public final class TorchtitanPython implements FrameworkWriter {
     if (c.recompute() == Recompute.SELECTIVE) {
       TorchtitanToml.SELECTIVE_NOTE.forEach(l -> sb.append("    # ").append(l).append('\n'));
     }
-    // TorchtitanToml.torchtitanMode: Megatron-LM's selective recomputation is none here.
-    sb.append("    config.activation_checkpoint = ")
-        .append(c.recompute() == Recompute.FULL ? "FullAC.Config()" : "None").append('\n');
+    // TorchtitanToml.torchtitanMode: Megatron-LM's selective recomputation is none here;
+    // torchtitan's per-op mode is SelectiveAC (distributed/activation_checkpoint.py).
+    sb.append("    config.activation_checkpoint = ").append(switch (c.recompute()) {
+      case FULL -> "FullAC.Config()";
+      case OP -> "SelectiveAC.Config()";
+      case NONE, SELECTIVE -> "None";
+    }).append('\n');
     sb.append("    return config\n");
     return sb.toString();
   }
@@ -205,6 +209,8 @@ public final class TorchtitanPython implements FrameworkWriter {
         .append(TorchtitanMain.recipe(m)).append('\n');
     if (c.recompute() == Recompute.FULL) {
       sb.append("from torchtitan.distributed.activation_checkpoint import FullAC\n");
+    } else if (c.recompute() == Recompute.OP) {
+      sb.append("from torchtitan.distributed.activation_checkpoint import SelectiveAC\n");
     }
     if (Fp8Training.on(m.dtype())) {
       sb.append("from torchtitan.components.quantization import Float8LinearConverter\n");

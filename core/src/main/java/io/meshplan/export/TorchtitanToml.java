@@ -274,6 +274,11 @@ public final class TorchtitanToml implements FrameworkWriter {
     }
     ObjectNode ac = root.putObject("activation_checkpoint");
     ac.put("mode", torchtitanMode(c.recompute()));
+    if (c.recompute() == Recompute.OP) {
+      // job_config.py's ActivationCheckpoint: "op" for per-op checkpointing, an integer n for
+      // every nth layer (its default, "2").
+      ac.put("selective_ac_option", "op");
+    }
     StringBuilder sb = new StringBuilder();
     appendHeader(sb, input, fsdp);
     // One table per section, written as [name] with its scalar keys below it; the TOML library
@@ -447,21 +452,24 @@ public final class TorchtitanToml implements FrameworkWriter {
       "recompute selective is Megatron-LM's (the attention core), which recomputes nothing",
       "under torchtitan's fused attention: written as no activation checkpointing; torchtitan's",
       "own selective mode (per op) keeps every other matmul output and recomputes the rest,",
-      "which the plan did not price");
+      "which is meshplan's --recompute op");
 
   /**
-   * torchtitan's activation-checkpointing mode for a recomputation: {@code full} for full, and
-   * {@code none} for none and for Megatron-LM's selective one. That one recomputes the attention
-   * core, which torchtitan always runs as one fused kernel (scaled_dot_product_attention) keeping
-   * no sequence x sequence value, so it recomputes nothing there, as meshplan prices it under
-   * fused attention; torchtitan's own selective mode is per op (distributed/activation_checkpoint
-   * .py, {@code _get_custom_policy}: the attention output and every other matmul output kept,
-   * everything else recomputed) and keeps less and computes more than the plan.
+   * torchtitan's activation-checkpointing mode for a recomputation: {@code full} for full, {@code
+   * selective} (with {@code selective_ac_option = "op"}) for torchtitan's per-op mode, and {@code
+   * none} for none and for Megatron-LM's selective one. That one recomputes the attention core,
+   * which torchtitan always runs as one fused kernel (scaled_dot_product_attention) keeping no
+   * sequence x sequence value, so it recomputes nothing there, as meshplan prices it under fused
+   * attention.
    *
    * @param r the recomputation
-   * @return {@code full} or {@code none}
+   * @return {@code full}, {@code selective} or {@code none}
    */
   static String torchtitanMode(Recompute r) {
-    return r == Recompute.FULL ? "full" : "none";
+    return switch (r) {
+      case FULL -> "full";
+      case OP -> "selective";
+      case NONE, SELECTIVE -> "none";
+    };
   }
 }

@@ -120,15 +120,20 @@ final class Backprop {
 
   /**
    * Recomputes forward instructions {@code [from, to)} in order (a recompute region); operands
-   * from outside the range come through {@link #fwd}.
+   * from outside the range come through {@link #fwd}. A replayed region ({@link
+   * Tape#replayRegion}) reuses the values kept inside it.
    */
   void recompute(int from, int to) {
     Phase p = tape.phase();
     LayerRef l = tape.layer();
     String part = tape.part();
+    boolean reuse = tape.replays(to - 1);
     for (int id = from; id < to; id++) {
       Instruction ins = tape.ins(id);
-      if (ins.opcode() == Opcode.PARAMETER || recomputed.containsKey(id)) {
+      // A replay reuses the values its policy saved, not the region's output: that one is kept
+      // as the next block's input, and the replay computes it again from the saved values.
+      if (ins.opcode() == Opcode.PARAMETER || recomputed.containsKey(id)
+          || reuse && tape.kept(id) && id != to - 1) {
         continue;
       }
       int[] ops = new int[ins.operands().size()];

@@ -41,6 +41,8 @@ final class DecoderForward {
   private final Map<Integer, String> weightNames = new LinkedHashMap<>();
   private final Map<Integer, Integer> fp8Casts = new HashMap<>();
   private int mask = -1;
+  /** Matrix multiplications of linear layers so far in the current block. */
+  private int matmuls;
   private int cos = -1;
   private int sin = -1;
   private int tokenTable = -1;
@@ -83,7 +85,7 @@ final class DecoderForward {
    */
   int keep(int id, RecomputeModule... modules) {
     boolean block = t.layer().kind() == LayerRef.Kind.BLOCK;
-    boolean drop = block && o.recompute() == Recompute.FULL;
+    boolean drop = block && (o.recompute() == Recompute.FULL || o.recompute() == Recompute.OP);
     for (RecomputeModule m : modules) {
       drop |= block && o.recomputes(m);
     }
@@ -96,6 +98,16 @@ final class DecoderForward {
    */
   int keepGemmInput(int id, RecomputeModule... modules) {
     return o.fp8() ? id : keep(id, modules);
+  }
+
+  /**
+   * Keeps a value that torchtitan's per-op checkpointing policy saves ({@link Recompute#OP}): the
+   * output of a matrix multiplication or of the attention kernel, in a block; under the other
+   * modes nothing (the value's own {@link #keep} decides).
+   */
+  private int save(int id) {
+    return t.layer().kind() == LayerRef.Kind.BLOCK && o.recompute() == Recompute.OP ? t.keep(id)
+        : id;
   }
 
   /** A block's input is kept in every mode. */
@@ -150,6 +162,7 @@ final class DecoderForward {
 
   /** One transformer block on input {@code x}; returns its output. */
   int block(int x) {
+    matmuls = 0;
     t.part("attention_norm");
     int xn = keepGemmInput(norm(x), RecomputeModule.LAYERNORM);
     t.part("attention");
@@ -275,6 +288,7 @@ final class DecoderForward {
   private int flash(int q, int k, int v) {
     double work = windowWork(spec, o.seq() * o.contextParallel());
     int out = keep(t.fusedAttention(q, k, v, work));
+    save(out);
     t.customVjp(out, (bp, g) -> {
       Tape tp = bp.tape();
       int fq = bp.fwd(q);
@@ -358,6 +372,11 @@ final class DecoderForward {
   int linear(int x, int in, int out, String name) {
     int w = weight(name, in, out);
     int y = o.fp8() ? fp8Linear(x, w) : t.dot(x, w);
+    // torchtitan's per-op policy saves the 1st, 3rd, 5th... matrix multiplication of a block.
+    matmuls++;
+    if (matmuls % 2 == 1) {
+      save(y);
+    }
     boolean qkv = name.equals("wq") || name.equals("wk") || name.equals("wv");
     if (spec.arch().biases() || qkv && spec.arch().attn().qkvBias()) {
       TensorShape ys = t.shape(y);

@@ -34,6 +34,7 @@ public final class KorthikantiActivations {
    * @param recompute the recomputation mode
    * @param sequenceParallel whether sequence parallelism splits the non-tensor-parallel parts
    * @return bytes per layer per device
+   * @throws IllegalArgumentException for {@link Recompute#OP}, which the paper does not treat
    */
   public static double bytesPerLayer(long s, long b, long h, long a, int t, Recompute recompute,
       boolean sequenceParallel) {
@@ -50,6 +51,8 @@ public final class KorthikantiActivations {
       case SELECTIVE -> sequenceParallel ? 34 * sbh / t : sbh * (10 + 24.0 / t);
       case NONE -> sequenceParallel ? sbh * (34.0 / t + attention)
           : sbh * (10 + 24.0 / t + attention);
+      case OP -> throw new IllegalArgumentException("Korthikanti et al. give no closed form for "
+          + "torchtitan's per-op checkpointing");
     };
   }
 }

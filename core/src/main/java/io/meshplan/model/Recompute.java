@@ -10,12 +10,30 @@ public enum Recompute {
   /** Only the attention core (QK^T, softmax, dropout, attention over V) is recomputed. */
   SELECTIVE,
   /** Only each block's input is kept; the whole block forward runs again before its backward. */
-  FULL;
+  FULL,
+  /**
+   * torchtitan's per-op selective activation checkpointing ({@code activation_checkpoint.mode =
+   * "selective"} with {@code selective_ac_option = "op"}; {@code SelectiveAC} in {@code
+   * torchtitan/distributed/activation_checkpoint.py}): each block runs under a checkpoint whose
+   * policy saves the output of every matrix multiplication except every second one in the block
+   * (counted in forward order) and of the attention kernel, and recomputes everything else. The
+   * whole block forward is replayed before its backward (the checkpoint does not stop early),
+   * reusing the saved outputs, so the kept bytes are the block's input and the saved outputs,
+   * and the recomputation is every other operation of the block.
+   */
+  OP;
+
+  /**
+   * The modes {@code plan} searches: Megatron-LM's three, which every export target runs
+   * (torchtitan's per-op mode is stated, simulated and exported, not searched).
+   */
+  public static final java.util.List<Recompute> SEARCHED = java.util.List.of(NONE, SELECTIVE,
+      FULL);
 
   /**
    * The lower-case name used on the command line and in plan files.
    *
-   * @return {@code none}, {@code selective} or {@code full}
+   * @return {@code none}, {@code selective}, {@code full} or {@code op}
    */
   public String label() {
     return name().toLowerCase(java.util.Locale.ROOT);
@@ -24,7 +42,7 @@ public enum Recompute {
   /**
    * Parses a label.
    *
-   * @param text {@code none}, {@code selective} or {@code full} (any case)
+   * @param text {@code none}, {@code selective}, {@code full} or {@code op} (any case)
    * @return the value
    * @throws io.meshplan.util.InputException naming the valid values
    */
@@ -35,6 +53,6 @@ public enum Recompute {
       }
     }
     throw new io.meshplan.util.InputException("recompute '" + text
-        + "' is unknown; use none, selective or full");
+        + "' is unknown; use none, selective, full or op");
   }
 }

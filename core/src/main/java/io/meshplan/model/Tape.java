@@ -32,6 +32,8 @@ final class Tape {
   private final BitSet kept = new BitSet();
   private final Map<Integer, CustomVjp> custom = new HashMap<>();
   private final Map<Integer, Integer> regionStartByLast = new HashMap<>();
+  /** The last ids of regions whose replay reuses the values kept inside them. */
+  private final BitSet replays = new BitSet();
   private Phase phase = Phase.FORWARD;
   private LayerRef layer = LayerRef.embedding();
   private String part = "";
@@ -131,6 +133,21 @@ final class Tape {
    */
   void recomputeRegion(int from, int to) {
     regionStartByLast.put(to - 1, from);
+  }
+
+  /**
+   * Declares a region like {@link #recomputeRegion} whose replay reuses the values kept inside it
+   * instead of computing them again: a checkpoint whose policy saves some operations' outputs
+   * ({@link Recompute#OP}).
+   */
+  void replayRegion(int from, int to) {
+    recomputeRegion(from, to);
+    replays.set(to - 1);
+  }
+
+  /** Whether the region ending at {@code last} reuses its kept values ({@link #replayRegion}). */
+  boolean replays(int last) {
+    return replays.get(last);
   }
 
   /** The first id of the recompute region ending at {@code last}, or -1. */

@@ -151,6 +151,8 @@ public final class TrainingGraphBuilder {
         x = fwd.keepInput(fwd.block(x));
         if (o.recompute() == Recompute.FULL) {
           t.recomputeRegion(start, t.size());
+        } else if (o.recompute() == Recompute.OP) {
+          t.replayRegion(start, t.size());
         }
       }
       if (mtp) {
@@ -187,6 +189,8 @@ public final class TrainingGraphBuilder {
       int x = fwd.mtpInput(input);
       if (o.recompute() == Recompute.FULL) {
         t.recomputeRegion(start, t.size());
+      } else if (o.recompute() == Recompute.OP) {
+        t.replayRegion(start, t.size());
       }
       return x;
     }

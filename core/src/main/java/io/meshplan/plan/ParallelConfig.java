@@ -88,6 +88,19 @@ public record ParallelConfig(
   }
 
   /**
+   * This configuration with another recomputation mode (and its modules kept).
+   *
+   * @param r the mode
+   * @return the configuration
+   */
+  public ParallelConfig withRecompute(Recompute r) {
+    return new ParallelConfig(tensorParallel, pipelineParallel, dataParallel, virtualStages,
+        microBatchSize, globalBatchSize, r, sequenceParallel, zeroStage, firstStageLayers,
+        lastStageLayers, expertParallel, expertTensorParallel, contextParallel, cpAllGather, split,
+        recomputeModules);
+  }
+
+  /**
    * This configuration with other recomputed modules.
    *
    * @param modules the modules

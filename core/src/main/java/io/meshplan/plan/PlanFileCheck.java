@@ -204,8 +204,8 @@ public final class PlanFileCheck {
   }
 
   /**
-   * Refuses a stage's expert or context-parallel layout that its model cannot take, by the rules
-   * of {@code simulate}'s flags ({@link ParallelConfig#checkExperts(io.meshplan.model.MoeShape,
+   * Refuses a stage's expert or context-parallel layout, or recomputation, that its model cannot
+   * take, by the rules of {@code simulate}'s flags ({@link ParallelConfig#checkExperts(io.meshplan.model.MoeShape,
    * int, int, int, int, int, boolean)}, {@link ParallelConfig#checkContext(int, int, boolean)}),
    * named by the file's fields.
    */
@@ -223,6 +223,13 @@ public final class PlanFileCheck {
           plan.attention() == io.meshplan.model.Attention.FLASH);
     } catch (InputException e) {
       throw new InputException(at + "contextParallel: " + s.contextParallel() + ": "
+          + e.getMessage());
+    }
+    try {
+      io.meshplan.model.RecomputeModule.check(s.recompute(),
+          io.meshplan.model.RecomputeModule.DEFAULT, plan.model());
+    } catch (InputException e) {
+      throw new InputException(at + "recompute: " + s.recompute().label() + ": "
           + e.getMessage());
     }
   }

@@ -64,7 +64,8 @@ class CalibrateTrainParseTest {
     assertThat(r.gpu()).contains("h100");
     assertThat(r.model()).isEqualTo(new RunModel.Preset("llama3-8b", 8192, "bf16", true));
     // data_parallel_shard_degree = -1: left to the cluster (0 here), FSDP (ZeRO-3).
-    assertThat(r.parallel()).isEqualTo(new RunParallel(1, 1, 0, 1, 1, 1, "selective", false, 3,
+    // [activation_checkpoint] mode "selective" with selective_ac_option "op": per-op.
+    assertThat(r.parallel()).isEqualTo(new RunParallel(1, 1, 0, 1, 1, 1, "op", false, 3,
         true));
     // tps after step 1: 6402, 6511, 6497, 6538, 6489; median 6497; 1 * 8192 / 6497 s.
     assertThat(r.iterationSeconds()).isCloseTo(8192.0 / 6497, within(1e-12));
@@ -93,6 +94,39 @@ class CalibrateTrainParseTest {
     assertThatThrownBy(() -> TrainingLogs.read(example("torchtitan_llama3_8b_h100.log"),
         Optional.of(cfg))).isInstanceOf(InputException.class)
         .hasMessageEndingWith("its --config has compile.enable = sometimes, not true or false");
+  }
+
+  /**
+   * torchtitan's activation checkpointing as calibrate reads it (job_config.py's
+   * ActivationCheckpoint): mode "selective" with selective_ac_option "op" is meshplan's op;
+   * "full" and "none" are themselves; the layer-wise option (an integer, and the default "2" when
+   * the option is left out) checkpoints some blocks and not others and is refused in one line,
+   * as is a mode meshplan does not know.
+   */
+  @Test
+  void torchtitanActivationCheckpointing() throws IOException {
+    String base = Files.readString(example("torchtitan_llama3_8b.toml"));
+    String head = base.substring(0, base.indexOf("[activation_checkpoint]"));
+    String[][] read = {{"mode = \"selective\"\nselective_ac_option = \"op\"", "op"},
+        {"mode = \"full\"", "full"}, {"mode = \"none\"", "none"}};
+    for (String[] c : read) {
+      Path cfg = dir.resolve("ac.toml");
+      Files.writeString(cfg, head + "[activation_checkpoint]\n" + c[0] + "\n");
+      TrainingRun r = TrainingLogs.read(example("torchtitan_llama3_8b_h100.log"),
+          Optional.of(cfg));
+      assertThat(r.parallel().recompute()).as(c[0]).isEqualTo(c[1]);
+    }
+    String[][] refused = {{"mode = \"selective\"\nselective_ac_option = \"3\"",
+        "selective_ac_option = \"3\" checkpoints one block in 3 whole"},
+        {"mode = \"selective\"", "selective_ac_option = \"2\" checkpoints one block in 2"},
+        {"mode = \"memory_budget\"", "mode = \"memory_budget\" is not one meshplan reads"}};
+    for (String[] c : refused) {
+      Path cfg = dir.resolve("ac.toml");
+      Files.writeString(cfg, head + "[activation_checkpoint]\n" + c[0] + "\n");
+      assertThatThrownBy(() -> TrainingLogs.read(example("torchtitan_llama3_8b_h100.log"),
+          Optional.of(cfg))).as(c[0]).isInstanceOf(InputException.class)
+          .hasMessageContaining(c[1]).hasMessageNotContaining("\n");
+    }
   }
 
   @Test
@@ -197,7 +231,8 @@ class CalibrateTrainParseTest {
       double median = m % 2 == 1 ? rest[m / 2] : (rest[m / 2 - 1] + rest[m / 2]) / 2.0;
       TrainingRun r = TorchtitanLog.parse("gen", java.util.List.of(log.toString().split("\n")),
           java.util.Map.of("model.name", "llama3", "model.flavor", "8B",
-              "training.local_batch_size", "3", "training.seq_len", "1024"));
+              "training.local_batch_size", "3", "training.seq_len", "1024",
+              "activation_checkpoint.mode", "none"));
       assertThat(r.iterationSeconds()).as("case " + c).isCloseTo(3 * 1024 / median,
           within(1e-9 * r.iterationSeconds()));
     }

@@ -162,7 +162,7 @@ class ExportRoundTripCliTest {
         "--tp", String.valueOf(tp), "--pp", String.valueOf(pp), "--dp",
         String.valueOf(shard * t.integer("parallelism.data_parallel_replicate_degree")),
         "--recompute", ac.startsWith("FullAC") ? "full" : ac.startsWith("SelectiveAC")
-            ? "selective" : "none"));
+            ? "op" : "none"));
     if (pp > 1) {
       int parts = t.parts().size();
       if (parts > pp) {

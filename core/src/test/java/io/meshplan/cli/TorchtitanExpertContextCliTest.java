@@ -148,7 +148,7 @@ class TorchtitanExpertContextCliTest {
         "--global-batch", String.valueOf(f.integer("training.num_tokens_per_train_step") / seq),
         "--recompute", switch (f.text("activation_checkpoint")) {
           case "FullAC.Config()" -> "full";
-          case "SelectiveAC.Config()" -> "selective";
+          case "SelectiveAC.Config()" -> "op";
           default -> "none";
         }));
     if (cp > 1) {

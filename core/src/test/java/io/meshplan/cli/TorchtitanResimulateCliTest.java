@@ -62,6 +62,9 @@ class TorchtitanResimulateCliTest {
         {"--tp", "2", "--pp", "4", "--dp", "1", "--micro-batch", "1", "--global-batch", "8",
             "--sequence-parallel", "--recompute", "none", "--first-stage-layers", "7",
             "--last-stage-layers", "7"},
+        // torchtitan's per-op checkpointing: mode "selective", selective_ac_option "op".
+        {"--tp", "2", "--pp", "1", "--dp", "4", "--micro-batch", "1", "--global-batch", "8",
+            "--sequence-parallel", "--zero-stage", "3", "--recompute", "op"},
         // The fused loss: torchtitan compiles the loss alone ([compile] components = ["loss"]).
         {"--tp", "1", "--pp", "1", "--dp", "8", "--micro-batch", "1", "--global-batch", "16",
             "--zero-stage", "3", "--recompute", "selective", "--fused-cross-entropy"}};
@@ -108,6 +111,19 @@ class TorchtitanResimulateCliTest {
     }
   }
 
+  /**
+   * meshplan's recomputation of a v0.2.2 [activation_checkpoint] table: mode "selective" with
+   * selective_ac_option "op" is op; "full" and "none" are themselves.
+   */
+  private static String recompute(JsonNode ac) {
+    String mode = ac.path("mode").asText();
+    if (mode.equals("selective")) {
+      assertThat(ac.path("selective_ac_option").asText()).isEqualTo("op");
+      return "op";
+    }
+    return mode;
+  }
+
   /** simulate with the flags a torchtitan TOML states. */
   private static CliRun simulate(String toml, String cluster) throws Exception {
     return CliRun.of(simulateArgs(toml, cluster));
@@ -128,7 +144,7 @@ class TorchtitanResimulateCliTest {
         tr.path("mixed_precision_param").asText().equals("bfloat16") ? "bf16" : "f32",
         "--tp", String.valueOf(tp), "--pp", String.valueOf(pp), "--dp",
         String.valueOf(shard * p.path("data_parallel_replicate_degree").asInt()),
-        "--recompute", t.at("/activation_checkpoint/mode").asText()));
+        "--recompute", recompute(t.path("activation_checkpoint"))));
     JsonNode parts = p.path("module_fqns_per_model_part");
     if (parts.size() == pp) {
       // Uneven stages (one part per rank): the first and last parts' transformer layers.

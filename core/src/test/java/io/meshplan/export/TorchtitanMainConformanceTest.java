@@ -115,10 +115,14 @@ class TorchtitanMainConformanceTest {
       assertThat(Set.of("default", "always", "never"))
           .contains(f.text("parallelism.fsdp_reshard_after_forward"));
     }
-    // activation_checkpoint.py:332-337, and the plan's recompute: Megatron-LM's selective one
-    // recomputes nothing under torchtitan's fused attention, so it is none there.
-    assertThat(f.text("activation_checkpoint")).isEqualTo(
-        c.recompute() == Recompute.FULL ? "FullAC.Config()" : "None");
+    // activation_checkpoint.py's FullAC and SelectiveAC (per op), and the plan's recompute:
+    // Megatron-LM's selective one recomputes nothing under torchtitan's fused attention, so it
+    // is none there.
+    assertThat(f.text("activation_checkpoint")).isEqualTo(switch (c.recompute()) {
+      case FULL -> "FullAC.Config()";
+      case OP -> "SelectiveAC.Config()";
+      case NONE, SELECTIVE -> "None";
+    });
     String flavor = TorchtitanV022.flavor(in.model()).orElseThrow().name();
     assertThat(f.flavor()).isEqualTo(flavor);
     assertThat(f.recipe()).isEqualTo(TorchtitanMain.RECIPES.get(flavor));

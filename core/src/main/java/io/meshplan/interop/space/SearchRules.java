@@ -122,7 +122,7 @@ public final class SearchRules {
   public static List<LayerSetting> layerSettings(int t, int b) {
     boolean[] both = t > 1 ? new boolean[] {false, true} : new boolean[] {false};
     List<LayerSetting> out = new ArrayList<>();
-    for (Recompute rc : Recompute.values()) {
+    for (Recompute rc : Recompute.SEARCHED) {
       for (boolean sp : both) {
         for (boolean meg : both) {
           out.add(new LayerSetting(t, b, rc, sp, meg));

@@ -1,0 +1,114 @@
+package io.meshplan.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@code --recompute op}, torchtitan's per-op selective checkpointing, as a user states it:
+ * simulated between none and full (faster than full, keeping less than none), written by the
+ * torchtitan exports in both of their forms, and refused, in one line with full recomputation as
+ * the nearest, by the frameworks that recompute whole layers or listed modules.
+ */
+class PerOpRecomputeCliTest {
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final String[] FLAGS = {"--model", "llama3-8b", "--seq", "4096", "--cluster",
+      "1x8:h100-80gb", "--tp", "1", "--pp", "1", "--dp", "8", "--zero-stage", "3",
+      "--micro-batch", "1", "--global-batch", "16"};
+
+  private static JsonNode simulate(String recompute) throws Exception {
+    List<String> a = new ArrayList<>(List.of("simulate", "--json", "--recompute", recompute));
+    a.addAll(List.of(FLAGS));
+    CliRun r = CliRun.of(a.toArray(String[]::new));
+    assertThat(r.code()).as(r.err()).isZero();
+    return JSON.readTree(r.out());
+  }
+
+  @Test
+  void liesBetweenNoneAndFull() throws Exception {
+    JsonNode none = simulate("none");
+    JsonNode op = simulate("op");
+    JsonNode full = simulate("full");
+    double t = op.get("iterationSeconds").asDouble();
+    assertThat(t).isGreaterThan(none.get("iterationSeconds").asDouble())
+        .isLessThan(full.get("iterationSeconds").asDouble());
+    double m = op.get("peakMemoryBytesPerGpu").asDouble();
+    assertThat(m).isLessThan(none.get("peakMemoryBytesPerGpu").asDouble())
+        .isGreaterThan(full.get("peakMemoryBytesPerGpu").asDouble());
+  }
+
+  @Test
+  void torchtitanWritesItsPerOpMode() {
+    List<String> main = new ArrayList<>(List.of("export", "--to", "torchtitan", "--recompute",
+        "op"));
+    main.addAll(List.of(FLAGS));
+    CliRun py = CliRun.of(main.toArray(String[]::new));
+    assertThat(py.code()).as(py.err()).isZero();
+    assertThat(py.out()).contains(
+        "from torchtitan.distributed.activation_checkpoint import SelectiveAC\n",
+        "    config.activation_checkpoint = SelectiveAC.Config()\n");
+    main.addAll(List.of("--framework-version", "0.2.2"));
+    CliRun toml = CliRun.of(main.toArray(String[]::new));
+    assertThat(toml.code()).as(toml.err()).isZero();
+    assertThat(toml.out()).contains(
+        "[activation_checkpoint]\nmode = 'selective'\nselective_ac_option = 'op'\n");
+  }
+
+  @Test
+  void megatronAndDeepSpeedRefuseItWithFullAsTheNearest() {
+    for (String to : List.of("megatron", "deepspeed")) {
+      List<String> a = new ArrayList<>(List.of("export", "--to", to, "--recompute", "op"));
+      a.addAll(List.of(FLAGS));
+      a.set(a.indexOf("--zero-stage") + 1, "1");
+      CliRun r = CliRun.of(a.toArray(String[]::new));
+      assertThat(r.code()).as(to + r.err()).isEqualTo(3);
+      assertThat(r.err().strip()).doesNotContain("\n").contains("--recompute op");
+      String nearest = r.out().lines().filter(l -> l.startsWith("  meshplan export"))
+          .findFirst().orElseThrow();
+      assertThat(nearest).as(to).contains("--recompute full");
+    }
+  }
+
+  @Test
+  void aMixtureOfExpertsModelIsRefusedInOneLine() {
+    CliRun r = CliRun.of("simulate", "--model", "mixtral-8x7b", "--cluster", "1x8:h100-80gb",
+        "--tp", "1", "--pp", "1", "--dp", "8", "--ep", "8", "--zero-stage", "1",
+        "--micro-batch", "1", "--global-batch", "16", "--recompute", "op");
+    assertThat(r.code()).isEqualTo(2);
+    assertThat(r.err().strip()).doesNotContain("\n").contains("--recompute op",
+        "mixtral-8x7b");
+  }
+
+  /** A plan file whose mixture-of-experts stage says "op" is refused, naming the field. */
+  @Test
+  void aPlanFileCannotGiveItToAMixtureOfExpertsModel(@org.junit.jupiter.api.io.TempDir
+      java.nio.file.Path dir) throws Exception {
+    java.nio.file.Path plan = dir.resolve("mixtral.json");
+    CliRun p = CliRun.of("plan", "--model", "mixtral-8x7b", "--layers", "2", "--cluster",
+        "1x8:h100-80gb", "--global-batch", "16", "--megatron-grid", "--out", plan.toString());
+    assertThat(p.code()).as(p.err()).isZero();
+    com.fasterxml.jackson.databind.node.ObjectNode root =
+        (com.fasterxml.jackson.databind.node.ObjectNode) JSON.readTree(plan.toFile());
+    ((com.fasterxml.jackson.databind.node.ObjectNode) root.get("stages").get(0))
+        .put("recompute", "op");
+    java.nio.file.Path op = dir.resolve("mixtral-op.json");
+    JSON.writeValue(op.toFile(), root);
+    CliRun r = CliRun.of("simulate", "--plan", op.toString());
+    r.refusedInOneLine(ExitCodes.BAD_INPUT,
+        "meshplan: error: " + op + ": stages[0].recompute: op:");
+  }
+
+  @Test
+  void anUnknownModeNamesTheFour() {
+    List<String> a = new ArrayList<>(List.of("simulate", "--recompute", "ops"));
+    a.addAll(List.of(FLAGS));
+    CliRun r = CliRun.of(a.toArray(String[]::new));
+    assertThat(r.code()).isEqualTo(2);
+    assertThat(r.err().strip()).doesNotContain("\n")
+        .contains("use none, selective, full or op");
+  }
+}
