@@ -90,6 +90,11 @@ final class TorchtitanLog {
       case "none", "full" -> mode;
       case "selective" -> {
         String option = c.cfg.getOrDefault("activation_checkpoint.selective_ac_option", "2");
+        if (!option.equals("op") && !option.matches("[1-9][0-9]{0,8}")) {
+          throw new InputException(c.file + ": [activation_checkpoint] selective_ac_option = \""
+              + option + "\" is neither \"op\" nor a whole number of blocks, as torchtitan"
+              + " reads it");
+        }
         if (!option.equals("op")) {
           throw new InputException(c.file + ": [activation_checkpoint] mode = \"selective\" with"
               + " selective_ac_option = \"" + option + "\" checkpoints one block in " + option

@@ -119,7 +119,11 @@ class CalibrateTrainParseTest {
     String[][] refused = {{"mode = \"selective\"\nselective_ac_option = \"3\"",
         "selective_ac_option = \"3\" checkpoints one block in 3 whole"},
         {"mode = \"selective\"", "selective_ac_option = \"2\" checkpoints one block in 2"},
-        {"mode = \"memory_budget\"", "mode = \"memory_budget\" is not one meshplan reads"}};
+        {"mode = \"memory_budget\"", "mode = \"memory_budget\" is not one meshplan reads"},
+        {"mode = \"selective\"\nselective_ac_option = \"OP\"",
+            "selective_ac_option = \"OP\" is neither \"op\" nor a whole number"},
+        {"mode = \"selective\"\nselective_ac_option = \"-1\"",
+            "selective_ac_option = \"-1\" is neither \"op\" nor a whole number"}};
     for (String[] c : refused) {
       Path cfg = dir.resolve("ac.toml");
       Files.writeString(cfg, head + "[activation_checkpoint]\n" + c[0] + "\n");
