@@ -111,7 +111,18 @@ final class MegatronLog {
         a.integer("micro_batch_size"), global / dp, recompute, a.flag("sequence_parallel"),
         a.flag("use_distributed_optimizer") ? 1 : 0, a.flag("overlap_grad_reduce"),
         a.flag("overlap_param_gather"), a.flag("tp_comm_overlap"),
-        !"False".equals(a.args.get("gradient_accumulation_fusion")), split(a), false);
+        !"False".equals(a.args.get("gradient_accumulation_fusion")), split(a), false,
+        bf16GradReduce(a));
+  }
+
+  /**
+   * Whether a bf16 run reduced its gradients in bf16: {@code grad_reduce_in_bf16}, or {@code
+   * accumulate_allreduce_grads_in_fp32} False (Megatron-LM's validate_args sets it True for bf16
+   * unless {@code --grad-reduce-in-bf16}).
+   */
+  private static boolean bf16GradReduce(Args a) {
+    return a.flag("bf16") && (a.flag("grad_reduce_in_bf16")
+        || "False".equals(a.args.get("accumulate_allreduce_grads_in_fp32")));
   }
 
   /**

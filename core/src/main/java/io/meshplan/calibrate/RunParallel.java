@@ -25,11 +25,13 @@ import io.meshplan.util.Require;
  * @param lossFusion whether the cross-entropy loss ran as fused kernels over the logits in their
  *     own type (torchtitan's loss compiled: {@code [compile] enable} with {@code "loss"} among
  *     its {@code components}); Megatron-LM's runs convert the logits to fp32
+ * @param bf16GradReduce whether a bf16 run reduced its gradients in bf16 (Megatron-LM's {@code
+ *     grad_reduce_in_bf16}, or {@code accumulate_allreduce_grads_in_fp32} False)
  */
 public record RunParallel(int tensorParallel, int pipelineParallel, int dataParallel,
     int virtualStages, int microBatch, int localBatch, String recompute, boolean sequenceParallel,
     int zeroStage, boolean overlapGradReduce, boolean overlapParamGather, boolean tpCommOverlap,
-    boolean gradAccumFusion, RunSplit split, boolean lossFusion) {
+    boolean gradAccumFusion, RunSplit split, boolean lossFusion, boolean bf16GradReduce) {
   /** Validates the sizes. */
   public RunParallel {
     Require.nonNull(split, "split");
@@ -67,7 +69,7 @@ public record RunParallel(int tensorParallel, int pipelineParallel, int dataPara
       boolean overlapParamGather, boolean tpCommOverlap, boolean gradAccumFusion) {
     this(tensorParallel, pipelineParallel, dataParallel, virtualStages, microBatch, localBatch,
         recompute, sequenceParallel, zeroStage, overlapGradReduce, overlapParamGather,
-        tpCommOverlap, gradAccumFusion, RunSplit.NONE, false);
+        tpCommOverlap, gradAccumFusion, RunSplit.NONE, false, false);
   }
 
   /**
@@ -79,7 +81,19 @@ public record RunParallel(int tensorParallel, int pipelineParallel, int dataPara
   public RunParallel withLossFusion(boolean on) {
     return new RunParallel(tensorParallel, pipelineParallel, dataParallel, virtualStages,
         microBatch, localBatch, recompute, sequenceParallel, zeroStage, overlapGradReduce,
-        overlapParamGather, tpCommOverlap, gradAccumFusion, split, on);
+        overlapParamGather, tpCommOverlap, gradAccumFusion, split, on, bf16GradReduce);
+  }
+
+  /**
+   * This run with its gradients reduced in bf16 or not.
+   *
+   * @param on whether the reduction was in bf16
+   * @return the run
+   */
+  public RunParallel withBf16GradReduce(boolean on) {
+    return new RunParallel(tensorParallel, pipelineParallel, dataParallel, virtualStages,
+        microBatch, localBatch, recompute, sequenceParallel, zeroStage, overlapGradReduce,
+        overlapParamGather, tpCommOverlap, gradAccumFusion, split, lossFusion, on);
   }
 
   /**

@@ -57,6 +57,12 @@ final class ClusterOptions {
       + "Megatron-DeepSpeed run it.")
   boolean lossFusion;
 
+  @Option(names = "--grad-reduce-in-bf16", description = "bf16 training: reduce the gradients "
+      + "over the data-parallel group in bf16 instead of fp32 (Megatron-LM's "
+      + "--grad-reduce-in-bf16, which Megatron-Bridge's performance recipes set, its gradient "
+      + "buffer bf16 too under ZeRO-0/1); off by default.")
+  boolean bf16GradReduce;
+
   @Option(names = "--no-fsdp-prefetch", description = "Under ZeRO-2 and ZeRO-3, gather each "
       + "layer's weights and reduce-scatter its gradients after the compute that needs them "
       + "instead of under the neighbouring layers' compute (FSDP and DeepSpeed prefetch by "
@@ -75,7 +81,7 @@ final class ClusterOptions {
    */
   boolean anyOverlapFlag() {
     return overlapGradReduce || overlapParamGather || tpCommOverlap || noFsdpPrefetch
-        || noGradAccumFusion || overlapMoeComm || lossFusion;
+        || noGradAccumFusion || overlapMoeComm || lossFusion || bf16GradReduce;
   }
 
   /**
@@ -97,7 +103,8 @@ final class ClusterOptions {
     return new Overlaps(base.gradReduce() || overlapGradReduce,
         base.paramGather() || overlapParamGather, base.tensorComm() || tpCommOverlap,
         base.fsdpPrefetch() && !noFsdpPrefetch, base.gradAccumFusion() && !noGradAccumFusion,
-        base.moeComm() || overlapMoeComm, base.lossFusion() || lossFusion);
+        base.moeComm() || overlapMoeComm, base.lossFusion() || lossFusion,
+        base.bf16GradReduce() || bf16GradReduce);
   }
 
   /**

@@ -135,6 +135,6 @@ record TrainRunSimulator(TrainingRun run, ClusterSpec cluster, ModelSpec model,
   private static Overlaps overlaps(io.meshplan.calibrate.RunParallel p) {
     Overlaps d = Overlaps.DEFAULTS;
     return new Overlaps(p.overlapGradReduce(), p.overlapParamGather(), p.tpCommOverlap(),
-        d.fsdpPrefetch(), p.gradAccumFusion(), false, p.lossFusion());
+        d.fsdpPrefetch(), p.gradAccumFusion(), false, p.lossFusion(), p.bf16GradReduce());
   }
 }

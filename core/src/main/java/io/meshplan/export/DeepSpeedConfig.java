@@ -175,6 +175,11 @@ public final class DeepSpeedConfig implements FrameworkWriter {
       return Optional.of("Megatron-DeepSpeed has no tensor-parallel communication overlap; the"
           + " plan overlaps it with the GEMMs (--tp-comm-overlap)");
     }
+    if (o.bf16GradReduce()) {
+      return Optional.of("this export writes DeepSpeed's bf16 training with its fp32 gradient "
+          + "accumulation and reduction; the plan reduces gradients in bf16 "
+          + "(--grad-reduce-in-bf16)");
+    }
     return Optional.empty();
   }
 

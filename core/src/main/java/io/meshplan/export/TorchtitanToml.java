@@ -119,6 +119,12 @@ public final class TorchtitanToml implements FrameworkWriter {
    */
   Optional<String> missingLayout(ExportInput input) {
     ParallelConfig c = input.config();
+    if (input.overlaps().bf16GradReduce()) {
+      // config/configs.py (job_config.py in v0.2.2): mixed_precision_reduce: Literal["float32"].
+      return Optional.of("torchtitan reduces gradients in float32 only (its "
+          + "training.mixed_precision_reduce takes \"float32\"); the plan reduces them in bf16"
+          + " (--grad-reduce-in-bf16)");
+    }
     if (!c.recomputeModules().equals(io.meshplan.model.RecomputeModule.DEFAULT)) {
       return Optional.of("torchtitan's selective activation checkpointing is by op or by layer "
           + "(activation_checkpoint.selective_ac_option); it has no list of modules like "
@@ -205,7 +211,8 @@ public final class TorchtitanToml implements FrameworkWriter {
   /**
    * The nearest input of {@link #missingLayout}: bf16 for f16 where the GPUs have it, the
    * context split with its keys and values all-gathered, sequence parallelism with tensor
-   * parallelism, and the ZeRO stage torchtitan has for the layout; even stages only.
+   * parallelism, the ZeRO stage torchtitan has for the layout, and gradients reduced in fp32;
+   * even stages only.
    *
    * @param input the input, whose model has a torchtitan flavor
    * @return the input torchtitan can express, or empty when none is near
@@ -231,7 +238,7 @@ public final class TorchtitanToml implements FrameworkWriter {
         m.arch());
     try {
       return Optional.of(new ExportInput(nm, input.cluster(), n, input.attention(),
-          input.overlaps(), input.gpipe()));
+          input.overlaps().withBf16GradReduce(false), input.gpipe()));
     } catch (io.meshplan.util.InputException e) {
       // A layout the model or the cluster does not take once changed.
       return Optional.empty();

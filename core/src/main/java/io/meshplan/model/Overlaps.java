@@ -42,7 +42,17 @@ import java.io.Serializable;
  *       {@code compile.components = ["loss"]}); off, the logits are converted to fp32 and the
  *       loss runs on fp32 tensors, as Megatron-LM (whose {@code validate_args} refuses the TE
  *       kernel), torchtitan in eager mode ({@code pred.float()}) and Megatron-DeepSpeed run it
- *       ({@link TrainingOptions#fusedLoss}).
+ *       ({@link TrainingOptions#fusedLoss});
+ *   <li>{@code bf16GradReduce}: under bf16 training, the gradients are reduced over the
+ *       data-parallel group in bf16 instead of fp32, which halves the bytes of every gradient
+ *       reduction; Megatron-LM's {@code --grad-reduce-in-bf16} (off by default: its {@code
+ *       validate_args} sets {@code accumulate_allreduce_grads_in_fp32} for bf16), which
+ *       Megatron-Bridge's performance recipes turn on ({@code perf_recipes/_common.py}: {@code
+ *       ddp.grad_reduce_in_fp32 = False}). Under ZeRO stages 0 and 1 the gradient buffer it
+ *       reduces from is bf16 too, 2 bytes per parameter instead of 4; under ZeRO-2 and 3 the
+ *       kept gradient shard stays fp32 (FSDP casts the reduced shard back to the fp32
+ *       parameter's type) and only the reduction shrinks. torchtitan reduces in float32 only
+ *       ({@code training.mixed_precision_reduce} takes {@code "float32"}).
  * </ul>
  *
  * @param gradReduce the gradient reduction under the backward pass
@@ -52,11 +62,13 @@ import java.io.Serializable;
  * @param gradAccumFusion gradient accumulation fused into the weight-gradient GEMMs
  * @param moeComm the expert-parallel all-to-alls under another microbatch's compute
  * @param lossFusion the cross-entropy loss as one fused kernel
+ * @param bf16GradReduce the gradient reduction (and Megatron-LM's gradient buffer) in bf16
  */
 public record Overlaps(boolean gradReduce, boolean paramGather, boolean tensorComm,
-    boolean fsdpPrefetch, boolean gradAccumFusion, boolean moeComm, boolean lossFusion)
+    boolean fsdpPrefetch, boolean gradAccumFusion, boolean moeComm, boolean lossFusion,
+    boolean bf16GradReduce)
     implements Serializable {
-  private static final long serialVersionUID = 3L;
+  private static final long serialVersionUID = 4L;
 
   /** The frameworks' defaults: FSDP prefetch and gradient-accumulation fusion on, the rest off. */
   public static final Overlaps DEFAULTS = new Overlaps(false, false, false, true, true);
@@ -94,6 +106,23 @@ public record Overlaps(boolean gradReduce, boolean paramGather, boolean tensorCo
   }
 
   /**
+   * The switches with the gradients reduced in fp32.
+   *
+   * @param gradReduce the gradient reduction under the backward pass
+   * @param paramGather the distributed optimizer's weight gather under the next forward pass
+   * @param tensorComm tensor-parallel communication under the GEMMs
+   * @param fsdpPrefetch ZeRO-2/3 gathers and reduce-scatters under compute
+   * @param gradAccumFusion gradient accumulation fused into the weight-gradient GEMMs
+   * @param moeComm the expert-parallel all-to-alls under another microbatch's compute
+   * @param lossFusion the cross-entropy loss as one fused kernel
+   */
+  public Overlaps(boolean gradReduce, boolean paramGather, boolean tensorComm,
+      boolean fsdpPrefetch, boolean gradAccumFusion, boolean moeComm, boolean lossFusion) {
+    this(gradReduce, paramGather, tensorComm, fsdpPrefetch, gradAccumFusion, moeComm, lossFusion,
+        false);
+  }
+
+  /**
    * Checks Megatron-LM's rule that the parameter gather overlaps only with the gradient reduction
    * overlapped too.
    */
@@ -112,7 +141,7 @@ public record Overlaps(boolean gradReduce, boolean paramGather, boolean tensorCo
    */
   public Overlaps withGradReduce(boolean on) {
     return new Overlaps(on, paramGather && on, tensorComm, fsdpPrefetch, gradAccumFusion,
-        moeComm, lossFusion);
+        moeComm, lossFusion, bf16GradReduce);
   }
 
   /**
@@ -123,6 +152,17 @@ public record Overlaps(boolean gradReduce, boolean paramGather, boolean tensorCo
    */
   public Overlaps withLossFusion(boolean on) {
     return new Overlaps(gradReduce, paramGather, tensorComm, fsdpPrefetch, gradAccumFusion,
-        moeComm, on);
+        moeComm, on, bf16GradReduce);
+  }
+
+  /**
+   * The same switches with the gradients reduced in bf16 or in fp32.
+   *
+   * @param on whether the reduction is in bf16
+   * @return the switches
+   */
+  public Overlaps withBf16GradReduce(boolean on) {
+    return new Overlaps(gradReduce, paramGather, tensorComm, fsdpPrefetch, gradAccumFusion,
+        moeComm, lossFusion, on);
   }
 }

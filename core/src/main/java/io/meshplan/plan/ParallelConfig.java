@@ -547,7 +547,8 @@ public record ParallelConfig(
    * The overlap flags that apply to this configuration, as Megatron-LM spells them and meshplan
    * takes them: {@code --overlap-grad-reduce}; {@code --overlap-param-gather} with it under the
    * distributed optimizer; {@code --tp-comm-overlap} with sequence parallelism; {@code
-   * --no-gradient-accumulation-fusion} when the fusion is off (see {@link #checkOverlaps}).
+   * --grad-reduce-in-bf16}; {@code --no-gradient-accumulation-fusion} when the fusion is off
+   * (see {@link #checkOverlaps}).
    *
    * @param o the overlaps
    * @return the flags, in that order
@@ -562,6 +563,9 @@ public record ParallelConfig(
     }
     if (o.tensorComm() && sequenceParallel) {
       flags.add("--tp-comm-overlap");
+    }
+    if (o.bf16GradReduce()) {
+      flags.add("--grad-reduce-in-bf16");
     }
     if (!o.gradAccumFusion()) {
       flags.add("--no-gradient-accumulation-fusion");

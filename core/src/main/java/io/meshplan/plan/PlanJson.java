@@ -123,8 +123,8 @@ public final class PlanJson {
   }
 
   /**
-   * The overlaps a model plan was priced with; {@code moeComm} and {@code lossFusion} only when
-   * they are on.
+   * The overlaps a model plan was priced with; {@code moeComm}, {@code lossFusion} and {@code
+   * bf16GradReduce} only when they are on.
    */
   private static void putOverlaps(ObjectNode ov, Overlaps planned) {
     ov.put("gradReduce", planned.gradReduce());
@@ -137,6 +137,9 @@ public final class PlanJson {
     }
     if (planned.lossFusion()) {
       ov.put("lossFusion", true);
+    }
+    if (planned.bf16GradReduce()) {
+      ov.put("bf16GradReduce", true);
     }
   }
 
@@ -393,7 +396,8 @@ public final class PlanJson {
     }
     return new Overlaps(gradReduce, paramGather, o.bool("tensorComm"), o.bool("fsdpPrefetch"),
         o.bool("gradAccumFusion"), o.has("moeComm") && o.bool("moeComm"),
-        o.has("lossFusion") && o.bool("lossFusion"));
+        o.has("lossFusion") && o.bool("lossFusion"),
+        o.has("bf16GradReduce") && o.bool("bf16GradReduce"));
   }
 
   /** Reads the plan of an HLO module ({@link #writeModule}). */

@@ -50,6 +50,11 @@ public record TrainingJob(ModelSpec model, ClusterSpec cluster, int globalBatch,
       Fp8Gemms.require(cluster.gpu());
     }
     cluster.gpu().requireTraining(dtype);
+    if (overlaps != null && overlaps.bf16GradReduce() && Fp8Training.storage(dtype)
+        != DType.BF16) {
+      throw new InputException("--grad-reduce-in-bf16 needs bf16 training (or fp8, whose weights"
+          + " and gradients are bf16), not " + Fp8Training.word(dtype));
+    }
     if (globalBatch <= 0) {
       throw new InputException("the global batch must be positive, got " + globalBatch);
     }

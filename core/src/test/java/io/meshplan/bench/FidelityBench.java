@@ -219,7 +219,7 @@ public final class FidelityBench {
       // ZeRO-1; FSDP (ZeRO-3) prefetches its gathers instead.
       boolean dp = f[21].equals("yes");
       Overlaps recipe = new Overlaps(dp, dp && c.zeroStage() == 1, f[22].equals("yes"), true,
-          true, f[16].equals("yes"), f[23].equals("fused"));
+          true, f[16].equals("yes"), f[23].equals("fused"), f[24].equals("bf16"));
       out.add(new Run(f[0], f[1], m, Integer.parseInt(f[2]) / 8 + "x8:h100-80gb:ib-ndr400", c,
           dtype, Attention.FLASH, Double.parseDouble(f[17]), f[18], recipe));
     }

@@ -56,6 +56,28 @@ class CalibrateTrainParseTest {
     assertThat(r.parallel()).isEqualTo(new RunParallel(2, 1, 4, 1, 2, 16, "none", true, 1, true));
   }
 
+  /**
+   * A bf16 Megatron-LM run reduced its gradients in bf16 when its arguments say
+   * accumulate_allreduce_grads_in_fp32 False (what --grad-reduce-in-bf16 sets) or
+   * grad_reduce_in_bf16 True; the example's True is fp32.
+   */
+  @Test
+  void megatronGradientReductionType() throws IOException {
+    assertThat(TrainingLogs.read(example("megatron_a100_8gpu.log"), Optional.empty()).parallel()
+        .bf16GradReduce()).isFalse();
+    String log = Files.readString(example("megatron_a100_8gpu.log"));
+    String[] variants = {log.replace("accumulate_allreduce_grads_in_fp32 .............. True",
+        "accumulate_allreduce_grads_in_fp32 .............. False"),
+        log.replace("  bf16 ....", "  grad_reduce_in_bf16 ........................... True\n"
+            + "  bf16 ....")};
+    for (String v : variants) {
+      assertThat(v).isNotEqualTo(log);
+      Path f = dir.resolve("bf16-reduce.log");
+      Files.writeString(f, v);
+      assertThat(TrainingLogs.read(f, Optional.empty()).parallel().bf16GradReduce()).isTrue();
+    }
+  }
+
   @Test
   void torchtitanWithAnsiColoursAndThousandsSeparators() {
     TrainingRun r = TrainingLogs.read(example("torchtitan_llama3_8b_h100.log"),

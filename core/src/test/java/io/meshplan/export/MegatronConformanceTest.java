@@ -59,6 +59,7 @@ class MegatronConformanceTest {
       entry("--overlap-grad-reduce", "megatron/training/arguments.py:3121"),
       entry("--overlap-param-gather", "megatron/training/arguments.py:3148"),
       entry("--no-gradient-accumulation-fusion", "megatron/training/arguments.py:2944"),
+      entry("--grad-reduce-in-bf16", "megatron/training/arguments.py:3053"),
       entry("--use-distributed-optimizer", "megatron/training/arguments.py:3156"),
       entry("--use-megatron-fsdp", "megatron/training/config/common_config.py:92"),
       entry("--data-parallel-sharding-strategy", "megatron/training/arguments.py:3190"),
@@ -105,6 +106,12 @@ class MegatronConformanceTest {
             new ParallelConfig(8, 1, 128, 1, 1, 1024, Recompute.FULL, true, 3)),
         new ExportInput(Plans.LLAMA70B, Plans.CLUSTER,
             new ParallelConfig(8, 4, 32, 1, 1, 1024, Recompute.FULL, true, 1, 19, 19)),
+        // Gradients reduced in bf16, as Megatron-Bridge's performance recipes run.
+        new ExportInput(Plans.LLAMA70B, Plans.CLUSTER,
+            new ParallelConfig(8, 4, 32, 1, 1, 1024, Recompute.SELECTIVE, true, 1),
+            io.meshplan.model.Attention.FLASH,
+            io.meshplan.model.Overlaps.DEFAULTS.withGradReduce(true).withBf16GradReduce(true),
+            false),
         // 13B on 50 x 4 V100 (fp16, unfused attention): 4 x 5 x 10 = 200 GPUs.
         new ExportInput(Presets.get("llama2-13b").withTraining(1, io.meshplan.graph.DType.F16),
             v100, new ParallelConfig(4, 5, 10, 1, 1, 1000, Recompute.FULL, false, 0)));

@@ -153,7 +153,12 @@ public final class StageCostBuilder {
     Require.that(zeroStage >= 0 && zeroStage <= 3, "ZeRO stage must be 0, 1, 2 or 3");
     boolean fuse = overlaps.gradAccumFusion() && zeroStage <= 1;
     boolean overlapTensor = overlaps.tensorComm() && sequenceParallel && tensorParallel > 1;
-    Tally s = new Tally(layers, weightBytes, fuse, overlapTensor);
+    // bf16 gradient reduction (Overlaps#bf16GradReduce) halves the reduced bytes, and under
+    // Megatron-LM's buffers (ZeRO 0 and 1) the gradients kept too.
+    boolean bf16 = overlaps.bf16GradReduce() && weightBytes == 2;
+    double wire = bf16 ? 2.0 : 4.0;
+    double kept = bf16 && zeroStage <= 1 ? 2.0 : 4.0;
+    Tally s = new Tally(layers, weightBytes, kept, wire, fuse, overlapTensor);
     int d = dataParallel;
     ExpertExchange ex = routed(layers);
     Tally experts = null;
@@ -161,7 +166,7 @@ public final class StageCostBuilder {
     if (ex != null) {
       expertComm = expertComm(d, tensorParallel, ex);
       exchange(s, layers, expertComm, overlaps.moeComm());
-      experts = s.split(expertShare(layers), weightBytes);
+      experts = s.split(expertShare(layers));
     }
     RingExchange ring = ring(layers);
     if (ring != null) {
@@ -201,6 +206,8 @@ public final class StageCostBuilder {
     double tensorGatherBytes;
     double weights;
     double grads;
+    /** The gradient bytes a reduction moves over the whole replica's gradients. */
+    double gradWire;
     double optimizer;
     double updated;
     double gradSync;
@@ -216,6 +223,10 @@ public final class StageCostBuilder {
     double gradParams;
     /** The expert-parallel exchange inside {@code comm}, seconds per microbatch. */
     double exchange;
+    private int weightBytes;
+    /** Bytes of a kept gradient and of a reduced one. */
+    private double keptGradBytes;
+    private double wireGradBytes;
 
     private Tally() {
     }
@@ -225,17 +236,21 @@ public final class StageCostBuilder {
      * replica, with their gradients) out of this tally into a new one, which the compute windows
      * are shared with.
      */
-    Tally split(double expertParams, int weightBytes) {
+    Tally split(double expertParams) {
       Tally e = new Tally();
+      e.weightBytes = weightBytes;
+      e.keptGradBytes = keptGradBytes;
+      e.wireGradBytes = wireGradBytes;
       e.params = expertParams;
       e.gradParams = expertParams;
-      e.state(weightBytes);
+      e.state();
       e.fwdCompute = fwdCompute;
       e.bwdCompute = bwdCompute;
       params -= e.params;
       gradParams -= e.gradParams;
       weights -= e.weights;
       grads -= e.grads;
+      gradWire -= e.gradWire;
       optimizer -= e.optimizer;
       updated -= e.updated;
       return e;
@@ -247,6 +262,7 @@ public final class StageCostBuilder {
       gradParams += e.gradParams;
       weights += e.weights;
       grads += e.grads;
+      gradWire += e.gradWire;
       optimizer += e.optimizer;
       updated += e.updated;
       gradSync += e.gradSync;
@@ -265,11 +281,18 @@ public final class StageCostBuilder {
     /**
      * The layers' sums (the largest temporary), with unsharded model state.
      *
+     * @param weightBytes bytes of a weight
+     * @param keptGradBytes bytes of a kept gradient (4, or 2 in Megatron-LM's bf16 buffer)
+     * @param wireGradBytes bytes of a gradient as the data-parallel reduction moves it
      * @param fuse whether the gradient accumulation is fused into the weight-gradient GEMMs
      * @param overlapTensor whether each layer's tensor-parallel communication runs under its
      *     compute, pass by pass
      */
-    Tally(List<LayerCost> layers, int weightBytes, boolean fuse, boolean overlapTensor) {
+    Tally(List<LayerCost> layers, int weightBytes, double keptGradBytes, double wireGradBytes,
+        boolean fuse, boolean overlapTensor) {
+      this.weightBytes = weightBytes;
+      this.keptGradBytes = keptGradBytes;
+      this.wireGradBytes = wireGradBytes;
       for (LayerCost l : layers) {
         tensorBytes += l.tensorCommBytes();
         tensorGatherBytes += l.updateGatherBytes();
@@ -282,18 +305,20 @@ public final class StageCostBuilder {
         flops += l.modelFlops();
         hw += l.hardwareFlops();
       }
-      state(weightBytes);
+      state();
     }
 
     /**
      * The unsharded model state of {@code params} weights and {@code gradParams} gradients: the
-     * weights in the compute type, fp32 gradients, and Adam's fp32 master and moments (the master
-     * is the weight itself in fp32 training).
+     * weights in the compute type, fp32 gradients (bf16 in Megatron-LM's buffer when it reduces
+     * in bf16), and Adam's fp32 master and moments (the master is the weight itself in fp32
+     * training).
      */
-    private void state(int weightBytes) {
+    private void state() {
       double masterBytes = weightBytes == 4 ? 8.0 : 12.0;
       weights = params * weightBytes;
-      grads = gradParams * 4.0;
+      grads = gradParams * keptGradBytes;
+      gradWire = gradParams * wireGradBytes;
       optimizer = gradParams * masterBytes;
       updated = gradParams;
     }
@@ -555,8 +580,8 @@ public final class StageCostBuilder {
 
   /** ZeRO stage 0: the gradients are all-reduced once per iteration. */
   private void allReduceGradients(Tally s, CommModel comm, int d) {
-    s.gradSync = comm.allReduce(s.grads, 0);
-    s.dataBytes = BusBytesCommModel.bytesSent(Collective.ALL_REDUCE, s.grads, d);
+    s.gradSync = comm.allReduce(s.gradWire, 0);
+    s.dataBytes = BusBytesCommModel.bytesSent(Collective.ALL_REDUCE, s.gradWire, d);
   }
 
   /**
@@ -566,7 +591,7 @@ public final class StageCostBuilder {
    * pass; what it does not hide, and the compute it slows, stays in the iteration.
    */
   private void shardOptimizer(Tally s, CommModel comm, int d) {
-    s.gradSync = comm.reduceScatter(s.grads, 0);
+    s.gradSync = comm.reduceScatter(s.gradWire, 0);
     double paramGather = comm.allGather(s.weights, 0);
     if (overlaps.paramGather()) {
       Overlap o = Overlap.under(s.fwdCompute, paramGather);
@@ -575,7 +600,7 @@ public final class StageCostBuilder {
     } else {
       s.gather += paramGather;
     }
-    s.dataBytes = BusBytesCommModel.bytesSent(Collective.REDUCE_SCATTER, s.grads, d)
+    s.dataBytes = BusBytesCommModel.bytesSent(Collective.REDUCE_SCATTER, s.gradWire, d)
         + BusBytesCommModel.bytesSent(Collective.ALL_GATHER, s.weights, d);
     s.optimizer /= d;
     s.updated /= d;
@@ -593,7 +618,7 @@ public final class StageCostBuilder {
    * @param layers the stage's layers
    */
   private void shardGradients(Tally s, CommModel comm, int d, List<LayerCost> layers) {
-    double scatter = comm.reduceScatter(s.grads, 0);
+    double scatter = comm.reduceScatter(s.gradWire, 0);
     if (overlaps.fsdpPrefetch()) {
       double scatterFirst = s.gradParams > 0
           ? scatter * layers.get(0).gradientParameters() / s.gradParams : 0;
@@ -603,7 +628,8 @@ public final class StageCostBuilder {
       s.addBackward(Overlap.serial(0, scatter));
     }
     s.gather += comm.allGather(s.weights, 0);
-    s.dataBytesPerMicrobatch = BusBytesCommModel.bytesSent(Collective.REDUCE_SCATTER, s.grads, d);
+    s.dataBytesPerMicrobatch = BusBytesCommModel.bytesSent(Collective.REDUCE_SCATTER, s.gradWire,
+        d);
     s.dataBytes = BusBytesCommModel.bytesSent(Collective.ALL_GATHER, s.weights, d);
     s.grads /= d;
     s.optimizer /= d;
@@ -625,7 +651,7 @@ public final class StageCostBuilder {
    */
   private void shardAll(Tally s, CommModel comm, int d, List<LayerCost> layers) {
     double gatherOnce = comm.allGather(s.weights, 0);
-    double scatter = comm.reduceScatter(s.grads, 0);
+    double scatter = comm.reduceScatter(s.gradWire, 0);
     if (overlaps.fsdpPrefetch()) {
       LayerCost first = layers.get(0);
       double gatherFirst = s.params > 0 ? gatherOnce * first.parameters() / s.params : 0;
@@ -640,7 +666,7 @@ public final class StageCostBuilder {
       s.addBackward(Overlap.serial(0, gatherOnce + scatter));
     }
     s.dataBytesPerMicrobatch = 2 * BusBytesCommModel.bytesSent(Collective.ALL_GATHER,
-        s.weights, d) + BusBytesCommModel.bytesSent(Collective.REDUCE_SCATTER, s.grads, d);
+        s.weights, d) + BusBytesCommModel.bytesSent(Collective.REDUCE_SCATTER, s.gradWire, d);
     s.weights /= d;
     s.grads /= d;
     s.optimizer /= d;

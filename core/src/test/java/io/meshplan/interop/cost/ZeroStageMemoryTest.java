@@ -45,6 +45,38 @@ class ZeroStageMemoryTest {
     }
   }
 
+  /**
+   * Gradients reduced in bf16 ({@code --grad-reduce-in-bf16}): every reduction moves 2P = 2e6
+   * gradient bytes instead of 4e6, and under ZeRO-0 and 1 (Megatron-LM's buffer) the kept
+   * gradients are bf16 too, 2e6 B; under ZeRO-2 and 3 the kept shard stays fp32, 1e6 B.
+   */
+  @Test
+  void bf16GradientReductionHalvesTheBytesReduced() {
+    StageCostBuilder b = new StageCostBuilder(new AlphaBetaCommModel(LogicalMesh.of(4, 1),
+        new double[] {0, 0}, new double[] {1e-9, 0}), 1e12, 2,
+        io.meshplan.model.Overlaps.NONE.withBf16GradReduce(true));
+    LayerCost l = LayerCost.builder().forwardSeconds(0.001).backwardSeconds(0.002)
+        .parameters(P).gradientParameters(P).savedActivationBytes(1e6).temporaryBytes(2e6)
+        .boundaryBytes(4e5).modelFlops(1e12).hardwareFlops(1e12).build();
+    double[] kept = {2e6, 2e6, 1e6, 1e6};
+    for (int z = 0; z <= 3; z++) {
+      assertThat(b.build(List.of(l), 4, 1, z, false).memory().gradientsBytes()).as("ZeRO-" + z)
+          .isEqualTo(kept[z]);
+    }
+    // ZeRO-0: an all-reduce of 2e6 B over 4 sends 2 * (3/4) * 2e6 = 3e6 B, 0.003 s.
+    StageCost z0 = b.build(List.of(l), 4, 1, 0, false);
+    assertThat(z0.commBytes().dataPerIteration()).isCloseTo(3e6, within(1e-6));
+    assertThat(z0.gradSyncSeconds()).isCloseTo(0.003, within(1e-12));
+    // ZeRO-1: reduce-scatter (3/4) * 2e6 = 1.5e6 B plus the weight gather's 1.5e6 B, where fp32
+    // gradients send 3e6 + 1.5e6.
+    assertThat(b.build(List.of(l), 4, 1, 1, false).commBytes().dataPerIteration())
+        .isCloseTo(3e6, within(1e-6));
+    assertThat(stage(1).commBytes().dataPerIteration()).isCloseTo(4.5e6, within(1e-6));
+    // ZeRO-3 per microbatch: two weight gathers of 1.5e6 B and a reduce-scatter of 1.5e6 B.
+    assertThat(b.build(List.of(l), 4, 1, 3, false).commBytes().dataPerMicrobatch())
+        .isCloseTo(4.5e6, within(1e-6));
+  }
+
   @Test
   void zeroTwoReduceScattersEveryMicrobatchAndGathersWeightsOnce() {
     StageCost c = stage(2);
