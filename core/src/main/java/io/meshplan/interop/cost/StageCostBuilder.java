@@ -153,12 +153,10 @@ public final class StageCostBuilder {
     Require.that(zeroStage >= 0 && zeroStage <= 3, "ZeRO stage must be 0, 1, 2 or 3");
     boolean fuse = overlaps.gradAccumFusion() && zeroStage <= 1;
     boolean overlapTensor = overlaps.tensorComm() && sequenceParallel && tensorParallel > 1;
-    // bf16 gradient reduction (Overlaps#bf16GradReduce) halves the reduced bytes, and under
-    // Megatron-LM's buffers (ZeRO 0 and 1) the gradients kept too.
+    // Overlaps#bf16GradReduce: half the bytes reduced, and kept under ZeRO 0 and 1.
     boolean bf16 = overlaps.bf16GradReduce() && weightBytes == 2;
-    double wire = bf16 ? 2.0 : 4.0;
-    double kept = bf16 && zeroStage <= 1 ? 2.0 : 4.0;
-    Tally s = new Tally(layers, weightBytes, kept, wire, fuse, overlapTensor);
+    Tally s = new Tally(layers, weightBytes, bf16 && zeroStage <= 1 ? 2 : 4, bf16 ? 2 : 4, fuse,
+        overlapTensor);
     int d = dataParallel;
     ExpertExchange ex = routed(layers);
     Tally experts = null;
@@ -224,7 +222,6 @@ public final class StageCostBuilder {
     /** The expert-parallel exchange inside {@code comm}, seconds per microbatch. */
     double exchange;
     private int weightBytes;
-    /** Bytes of a kept gradient and of a reduced one. */
     private double keptGradBytes;
     private double wireGradBytes;
 
