@@ -18,7 +18,7 @@ public final class SweepCsv {
       "iteration_s", "tokens_per_s", "tflops_per_gpu", "mfu", "peak_memory_bytes_per_gpu",
       "needed_memory_bytes_per_gpu", "iteration_lower_bound_s", "usd_per_million_tokens",
       "layout", "message", "attention", "overlap_param_gather", "tp_comm_overlap", "fsdp_prefetch",
-      "gradient_accumulation_fusion", "dtype", "fused_cross_entropy");
+      "gradient_accumulation_fusion", "dtype", "fused_cross_entropy", "grad_reduce_in_bf16");
 
   /**
    * Writes the CSV.
@@ -44,7 +44,8 @@ public final class SweepCsv {
           Boolean.toString(p.overlaps().tensorComm()),
           Boolean.toString(p.overlaps().fsdpPrefetch()),
           Boolean.toString(p.overlaps().gradAccumFusion()), p.dtype(),
-          Boolean.toString(p.overlaps().lossFusion())};
+          Boolean.toString(p.overlaps().lossFusion()),
+          Boolean.toString(p.overlaps().bf16GradReduce())};
       for (int i = 0; i < f.length; i++) {
         if (i > 0) {
           sb.append(',');

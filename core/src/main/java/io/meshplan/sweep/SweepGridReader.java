@@ -39,6 +39,7 @@ import java.util.regex.Pattern;
  * fsdpPrefetch: [true]                          # optional
  * gradientAccumulationFusion: [true]            # optional
  * fusedCrossEntropy: [false]                    # optional
+ * gradReduceInBf16: [false]                     # optional; true needs bf16 or fp8 training
  * attention: [auto]                             # optional: auto, flash, unfused
  * dtype: [auto]                                 # optional: auto, bf16, f16, f32, fp8
  * </pre>
@@ -65,7 +66,7 @@ public final class SweepGridReader {
   private static final List<String> KEYS = List.of("models", "seq", "gpus", "fabrics",
       "clusters", "globalBatch", "microbatches", "overlapGradReduce", "overlapParamGather",
       "tpCommOverlap", "fsdpPrefetch", "gradientAccumulationFusion", "fusedCrossEntropy",
-      "attention", "dtype");
+      "gradReduceInBf16", "attention", "dtype");
   private static final Pattern SHAPE = Pattern.compile("(\\d{1,9})x(\\d{1,9})");
 
   private final String file;
@@ -302,9 +303,11 @@ public final class SweepGridReader {
         Overlaps.DEFAULTS.gradAccumFusion());
     List<Boolean> ce = orDefault(values(root, "fusedCrossEntropy", false, this::bool),
         Overlaps.DEFAULTS.lossFusion());
+    List<Boolean> bf = orDefault(values(root, "gradReduceInBf16", false, this::bool),
+        Overlaps.DEFAULTS.bf16GradReduce());
     // The product in key order, the last axis fastest.
     List<List<Boolean>> points = List.of(List.of());
-    for (List<Boolean> axis : List.of(gr, pg, tc, fp, ga, ce)) {
+    for (List<Boolean> axis : List.of(gr, pg, tc, fp, ga, ce, bf)) {
       // Each axis may repeat a value up to MAX_VALUES times: stop before the product outgrows
       // what a grid may hold, instead of building it.
       if ((long) points.size() * axis.size() > SweepGrid.MAX_POINTS) {
@@ -324,7 +327,8 @@ public final class SweepGridReader {
     List<Overlaps> out = new java.util.ArrayList<>();
     for (List<Boolean> v : points) {
       if (!v.get(1) || v.get(0)) {
-        out.add(new Overlaps(v.get(0), v.get(1), v.get(2), v.get(3), v.get(4), false, v.get(5)));
+        out.add(new Overlaps(v.get(0), v.get(1), v.get(2), v.get(3), v.get(4), false, v.get(5),
+            v.get(6)));
       }
     }
     if (out.isEmpty()) {

@@ -50,6 +50,7 @@ public final class SweepJsonl {
       o.put("fsdpPrefetch", p.overlaps().fsdpPrefetch());
       o.put("gradientAccumulationFusion", p.overlaps().gradAccumFusion());
       o.put("fusedCrossEntropy", p.overlaps().lossFusion());
+      o.put("gradReduceInBf16", p.overlaps().bf16GradReduce());
       o.put("dtype", p.dtype());
       o.put("status", r.status().label());
       o.set("iterationSeconds", number(r.iterationSeconds(), 6));

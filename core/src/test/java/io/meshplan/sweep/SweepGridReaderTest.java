@@ -162,4 +162,33 @@ class SweepGridReaderTest {
     PointResult fused = ev.evaluate(p.get(1), false, x -> { });
     assertThat(fused.iterationSeconds()).isLessThan(fp32.iterationSeconds());
   }
+
+  /**
+   * {@code gradReduceInBf16} is an axis too: absent, gradients reduce in fp32; {@code [false,
+   * true]} doubles the points, and on a GPU that trains in f16 only (V100) the bf16 point is
+   * rejected with the reason in its row, as {@code plan} refuses the flag there; on A100 it
+   * plans.
+   */
+  @Test
+  void theBf16GradientReductionIsAnAxis() {
+    String base = "models: opt-125m\nseq: 1024\ngpus: [a100-80gb, v100-32gb]\n"
+        + "clusters: [1x8]\nglobalBatch: 64\n";
+    assertThat(SweepGridReader.parse(base, "g.yaml").points()).extracting(
+        q -> q.overlaps().bf16GradReduce()).containsOnly(false);
+    List<SweepPoint> p = SweepGridReader.parse(base + "gradReduceInBf16: [false, true]\n",
+        "g.yaml").points();
+    assertThat(p).hasSize(4);
+    bad(base + "gradReduceInBf16: [maybe]\n", "gradReduceInBf16");
+    PointEvaluator ev = new PointEvaluator(new io.meshplan.interop.cost.LayerCostCache(),
+        io.meshplan.intraop.SolverOptions.defaults());
+    for (SweepPoint q : p) {
+      PointResult r = ev.evaluate(q, false, x -> { });
+      if (q.overlaps().bf16GradReduce() && q.gpu().equals("v100-32gb")) {
+        assertThat(r.status()).isEqualTo(PointStatus.REJECTED);
+        assertThat(r.message()).contains("--grad-reduce-in-bf16 needs bf16 training");
+      } else {
+        assertThat(r.status()).as(q.toString()).isEqualTo(PointStatus.OK);
+      }
+    }
+  }
 }
