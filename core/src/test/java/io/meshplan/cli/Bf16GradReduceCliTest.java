@@ -95,6 +95,28 @@ class Bf16GradReduceCliTest {
     }
   }
 
+  /** A V100 plan (f16) whose file says the gradients reduce in bf16 is refused by its field. */
+  @Test
+  void anF16PlanFileCannotSayIt() throws Exception {
+    Path plan = dir.resolve("v100.json");
+    CliRun p = CliRun.of("plan", "--model", "llama2-7b", "--layers", "2", "--cluster",
+        "1x8:v100-32gb", "--global-batch", "16", "--megatron-grid", "--out", plan.toString());
+    assertThat(p.code()).as(p.err()).isZero();
+    ObjectNode root = (ObjectNode) JSON.readTree(Files.readString(plan));
+    ((ObjectNode) root.get("overlaps")).put("bf16GradReduce", true);
+    Path f = dir.resolve("v100-bf16.json");
+    JSON.writeValue(f.toFile(), root);
+    for (String command : List.of("simulate", "export")) {
+      List<String> a = new ArrayList<>(List.of(command, "--plan", f.toString()));
+      if (command.equals("export")) {
+        a.addAll(List.of("--to", "megatron"));
+      }
+      CliRun r = CliRun.of(a.toArray(String[]::new));
+      r.refusedInOneLine(ExitCodes.BAD_INPUT, "meshplan: error: " + f
+          + ": overlaps: 'bf16GradReduce' is true, but the model trains in f16");
+    }
+  }
+
   @Test
   void needsBf16Training() {
     CliRun r = CliRun.of("simulate", "--model", "gpt-1.7b", "--cluster", "1x8:v100-32gb",
