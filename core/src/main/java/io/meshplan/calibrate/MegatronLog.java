@@ -81,7 +81,7 @@ final class MegatronLog {
     int ffn = a.optionalInt("ffn_hidden_size").orElse(4 * hidden);
     int vocab = a.optionalInt("padded_vocab_size").or(() -> a.optionalInt("vocab_size"))
         .orElseThrow(() -> a.missing("padded_vocab_size"));
-    String dtype = a.flag("bf16") ? "bf16" : a.flag("fp16") ? "f16" : "f32";
+    String dtype = fp8(a) ? "fp8" : a.flag("bf16") ? "bf16" : a.flag("fp16") ? "f16" : "f32";
     // Megatron-Core's AttnBackend: flash, fused (cuDNN) and auto (Transformer Engine picks one
     // of them) run one fused kernel; unfused and local do not.
     String backend = a.args.getOrDefault("attention_backend", "");
@@ -113,6 +113,30 @@ final class MegatronLog {
         a.flag("overlap_param_gather"), a.flag("tp_comm_overlap"),
         !"False".equals(a.args.get("gradient_accumulation_fusion")), split(a), false,
         bf16GradReduce(a));
+  }
+
+  /**
+   * Whether the run trained in FP8 through Transformer Engine: {@code fp8} (the format, printed
+   * from {@code --fp8-format}) is {@code e4m3} or {@code hybrid}, which meshplan prices alike
+   * (same operand bytes and rates), under the delayed or per-tensor current scaling recipe
+   * ({@code fp8_recipe}, TransformerConfig's {@code delayed} default or {@code tensorwise});
+   * Blackwell's MXFP8, block-wise and custom recipes are refused, as meshplan does not price
+   * them.
+   */
+  private static boolean fp8(Args a) {
+    String format = a.args.getOrDefault("fp8", "None");
+    if (format.equals("None")) {
+      return false;
+    }
+    if (!format.equals("e4m3") && !format.equals("hybrid")) {
+      throw a.bad("fp8", "is not an FP8 format Megatron-LM has (e4m3 or hybrid)");
+    }
+    String recipe = a.args.getOrDefault("fp8_recipe", "delayed");
+    if (!recipe.equals("delayed") && !recipe.equals("tensorwise")) {
+      throw a.bad("fp8_recipe", "is not a recipe meshplan prices (it prices Transformer Engine's"
+          + " delayed and per-tensor scaling, not mxfp8, blockwise or custom)");
+    }
+    return true;
   }
 
   /**

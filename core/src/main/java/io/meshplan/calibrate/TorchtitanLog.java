@@ -71,7 +71,7 @@ final class TorchtitanLog {
     RunParallel parallel = new RunParallel(tp, pp, dp, 1, micro, local, recompute, false,
         shard == 1 ? 0 : 3, true).withLossFusion(compiledLoss);
     double seconds = (double) local * seq / (perGpu * tp * pp);
-    return new TrainingRun(file, "torchtitan", new RunModel.Preset(preset(c), seq, "bf16", true),
+    return new TrainingRun(file, "torchtitan", new RunModel.Preset(preset(c), seq, dtype(c), true),
         parallel, TrainingLogs.gpu(lines), seconds, tps.size() - 1);
   }
 
@@ -106,6 +106,32 @@ final class TorchtitanLog {
       default -> throw new InputException(c.file + ": [activation_checkpoint] mode = \"" + mode
           + "\" is not one meshplan reads (none, full, or selective with selective_ac_option"
           + " \"op\")");
+    };
+  }
+
+  /**
+   * The training precision of a torchtitan config: {@code fp8} when its model converters swap
+   * the linear layers for torchao's Float8Linear ({@code "quantize.linear.float8"} in v0.2.2,
+   * {@code "float8"} before), else {@code training.mixed_precision_param} ({@code bfloat16} by
+   * default, or {@code float32}). The MX converters (Blackwell's MXFP8) are refused: meshplan does
+   * not price them.
+   */
+  private static String dtype(Config c) {
+    String converters = c.cfg.getOrDefault("model.converters", "");
+    if (converters.contains(".mx") || converters.matches(".*[\\[,\\s\"']mx[\"'].*")) {
+      throw new InputException(c.file + ": [model] converters = " + converters + " trains with "
+          + "MX formats, which meshplan does not price; it prices float8 (tensor-wise scaling)");
+    }
+    if (converters.contains("quantize.linear.float8")
+        || converters.matches(".*[\\[,\\s][\"']float8[\"'].*")) {
+      return "fp8";
+    }
+    String param = c.cfg.getOrDefault("training.mixed_precision_param", "bfloat16");
+    return switch (param) {
+      case "bfloat16" -> "bf16";
+      case "float32" -> "f32";
+      default -> throw new InputException(c.file + ": [training] mixed_precision_param = "
+          + param + " is not one torchtitan takes (bfloat16 or float32)");
     };
   }
 

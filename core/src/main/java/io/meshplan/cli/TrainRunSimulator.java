@@ -96,6 +96,7 @@ record TrainRunSimulator(TrainingRun run, ClusterSpec cluster, ModelSpec model,
     DType dtype = switch (rm.dtype()) {
       case "bf16" -> DType.BF16;
       case "f16" -> DType.F16;
+      case "fp8" -> io.meshplan.model.Fp8Training.RECIPE;
       default -> DType.F32;
     };
     if (rm instanceof RunModel.Preset p) {

@@ -78,6 +78,61 @@ class CalibrateTrainParseTest {
     }
   }
 
+  /**
+   * An FP8 run is read as one: Megatron-LM's {@code fp8} argument (e4m3 or hybrid) under the
+   * delayed or tensor-wise recipe; torchtitan's float8 converter ({@code quantize.linear.float8}
+   * in v0.2.2, {@code float8} before). Recipes and formats meshplan does not price (MXFP8,
+   * block-wise, torchtitan's MX converters) and an unknown format are refused in one line;
+   * torchtitan's float32 parameters are f32.
+   */
+  @Test
+  void fp8RunsAreReadAsFp8() throws IOException {
+    String log = Files.readString(example("megatron_a100_8gpu.log"));
+    String at = "  bf16 ....";
+    String[][] megatron = {{"  fp8 ............................................. hybrid\n",
+        "fp8"}, {"  fp8 ............................................. e4m3\n"
+        + "  fp8_recipe ...................................... tensorwise\n", "fp8"},
+        {"  fp8 ............................................. None\n", "bf16"}};
+    for (String[] c : megatron) {
+      Path f = dir.resolve("fp8.log");
+      Files.writeString(f, log.replace(at, c[0] + at));
+      assertThat(TrainingLogs.read(f, Optional.empty()).model().dtype()).as(c[0])
+          .isEqualTo(c[1]);
+    }
+    String[][] refused = {{"  fp8 ............................................. hybrid\n"
+        + "  fp8_recipe ...................................... mxfp8\n",
+        "argument fp8_recipe = mxfp8 is not a recipe meshplan prices"},
+        {"  fp8 ............................................. e5m2\n",
+            "argument fp8 = e5m2 is not an FP8 format Megatron-LM has"}};
+    for (String[] c : refused) {
+      Path f = dir.resolve("fp8.log");
+      Files.writeString(f, log.replace(at, c[0] + at));
+      assertThatThrownBy(() -> TrainingLogs.read(f, Optional.empty())).as(c[0])
+          .isInstanceOf(InputException.class).hasMessageContaining(c[1])
+          .hasMessageNotContaining("\n");
+    }
+    String toml = Files.readString(example("torchtitan_llama3_8b.toml"));
+    String[][] titan = {{"converters = [\"quantize.linear.float8\"]", "fp8"},
+        {"converters = [ \"float8\" ]", "fp8"}, {"converters = []", "bf16"}};
+    for (String[] c : titan) {
+      Path cfg = dir.resolve("fp8.toml");
+      Files.writeString(cfg, toml.replace("flavor = \"8B\"", "flavor = \"8B\"\n" + c[0]));
+      assertThat(TrainingLogs.read(example("torchtitan_llama3_8b_h100.log"), Optional.of(cfg))
+          .model().dtype()).as(c[0]).isEqualTo(c[1]);
+    }
+    Path mx = dir.resolve("mx.toml");
+    Files.writeString(mx, toml.replace("flavor = \"8B\"",
+        "flavor = \"8B\"\nconverters = [\"quantize.linear.mx\"]"));
+    assertThatThrownBy(() -> TrainingLogs.read(example("torchtitan_llama3_8b_h100.log"),
+        Optional.of(mx))).isInstanceOf(InputException.class)
+        .hasMessageContaining("MX formats, which meshplan does not price");
+    Path f32 = dir.resolve("f32.toml");
+    Files.writeString(f32, toml.replace("seq_len = 8192",
+        "seq_len = 8192\nmixed_precision_param = \"float32\""));
+    assertThat(TrainingLogs.read(example("torchtitan_llama3_8b_h100.log"), Optional.of(f32))
+        .model().dtype()).isEqualTo("f32");
+  }
+
   @Test
   void torchtitanWithAnsiColoursAndThousandsSeparators() {
     TrainingRun r = TrainingLogs.read(example("torchtitan_llama3_8b_h100.log"),

@@ -103,6 +103,33 @@ class CalibrateTrainCliTest {
   }
 
   /**
+   * An FP8 run (Megatron-LM's {@code fp8 hybrid}) is priced as FP8 on an H100, recovering its
+   * scale like a bf16 run, and refused in one line on an A100, which has no FP8 tensor cores; its
+   * bf16 twin is priced slower, so the reading changes the fit.
+   */
+  @Test
+  void fp8LogsArePricedAsFp8() throws IOException {
+    java.util.Map<String, String> fp8 = java.util.Map.of("fp8", "hybrid");
+    Path log = dir.resolve("fp8.log");
+    Files.writeString(log, megatronLog(3000, new double[] {100, 100}, fp8));
+    double t = simulatedSeconds(log, Optional.empty(), "1x4:h100-80gb", 0.7);
+    Path bf16 = dir.resolve("bf16.log");
+    Files.writeString(bf16, megatronLog(3000, new double[] {100, 100}));
+    assertThat(simulatedSeconds(bf16, Optional.empty(), "1x4:h100-80gb", 0.7)).isGreaterThan(t);
+    Files.writeString(log, megatronLog(3 * t * 1000, new double[] {t * 1000 + 0.05, t * 1000,
+        t * 1000 - 0.05}, fp8));
+    Path out = dir.resolve("fp8.yaml");
+    CliRun run = CliRun.of("calibrate", "--train", log.toString(), "--cluster", "1x4:h100-80gb",
+        "--out", out.toString());
+    assertThat(run.code()).as(run.err()).isZero();
+    assertThat(fittedScale(out, "h100-80gb")).isCloseTo(0.7, within(1e-3 * 0.7));
+    CliRun a100 = CliRun.of("calibrate", "--train", log.toString(), "--cluster",
+        "1x4:a100-80gb", "--out", dir.resolve("a100.yaml").toString());
+    a100.refusedInOneLine(ExitCodes.BAD_INPUT, "meshplan: error: fp8 training needs FP8 tensor"
+        + " cores, which the a100-80gb does not have");
+  }
+
+  /**
    * A run's pipeline split is read from its arguments and simulated as {@code simulate} states it:
    * 7 layers on 2 stages with the embedding counted (3 and 4 layers), and a layout of 2 stages of 2
    * chunks; each gives the iteration time of {@code simulate} with the same flags.
