@@ -90,18 +90,16 @@ final class TorchtitanLog {
       case "none", "full" -> mode;
       case "selective" -> {
         String option = c.cfg.getOrDefault("activation_checkpoint.selective_ac_option", "2");
-        if (!option.equals("op") && !option.matches("[1-9][0-9]{0,8}")) {
-          throw new InputException(c.file + ": [activation_checkpoint] selective_ac_option = \""
-              + option + "\" is neither \"op\" nor a whole number of blocks, as torchtitan"
-              + " reads it");
+        if (option.equals("op")) {
+          yield "op";
         }
-        if (!option.equals("op")) {
-          throw new InputException(c.file + ": [activation_checkpoint] mode = \"selective\" with"
-              + " selective_ac_option = \"" + option + "\" checkpoints one block in " + option
-              + " whole (torchtitan's layer-wise mode), which meshplan cannot state;"
-              + " use \"op\", or mode \"full\" or \"none\"");
-        }
-        yield "op";
+        throw new InputException(c.file + (option.matches("[1-9][0-9]{0,8}")
+            ? ": [activation_checkpoint] mode = \"selective\" with selective_ac_option = \""
+                + option + "\" checkpoints one block in " + option + " whole (torchtitan's"
+                + " layer-wise mode), which meshplan cannot state; use \"op\", or mode \"full\""
+                + " or \"none\""
+            : ": [activation_checkpoint] selective_ac_option = \"" + option + "\" is neither"
+                + " \"op\" nor a whole number of blocks, as torchtitan reads it"));
       }
       default -> throw new InputException(c.file + ": [activation_checkpoint] mode = \"" + mode
           + "\" is not one meshplan reads (none, full, or selective with selective_ac_option"

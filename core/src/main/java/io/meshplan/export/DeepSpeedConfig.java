@@ -209,8 +209,7 @@ public final class DeepSpeedConfig implements FrameworkWriter {
           : m, input.cluster(), c, input.attention(), runnable, false);
       return Optional.of(input.withConfig(new ParallelConfig(
           c.tensorParallel(), c.pipelineParallel(), c.dataParallel(), 1, c.microBatchSize(),
-          c.globalBatchSize(), c.recompute() == io.meshplan.model.Recompute.OP
-              ? io.meshplan.model.Recompute.FULL : c.recompute(), c.sequenceParallel(), zero)));
+          c.globalBatchSize(), c.recompute().layerwise(), c.sequenceParallel(), zero)));
     } catch (InputException e) {
       // Uneven stages whose layers do not split evenly over the pipeline, or a global batch that
       // the folded data-parallel size does not divide.

@@ -97,13 +97,11 @@ public final class MegatronArgs implements FrameworkWriter {
   @Override
   public Optional<ExportInput> nearest(ExportInput input) {
     ExportInput oneFOneB = input.withGpipe(false)
-        .withOverlaps(input.overlaps().withLossFusion(false));
-    if (input.config().recompute() == Recompute.OP) {
-      oneFOneB = oneFOneB.withConfig(input.config().withRecompute(Recompute.FULL));
-    }
+        .withOverlaps(input.overlaps().withLossFusion(false))
+        .withConfig(input.config().withRecompute(input.config().recompute().layerwise()));
     if (input.model().arch().biases() && input.config().expertTensorParallel() > 1) {
-      oneFOneB = oneFOneB.withConfig(input.config().withExperts(input.config().expertParallel(),
-          1));
+      oneFOneB = oneFOneB.withConfig(oneFOneB.config().withExperts(
+          oneFOneB.config().expertParallel(), 1));
     }
     return missing(oneFOneB).isEmpty() ? Optional.of(oneFOneB) : Optional.empty();
   }

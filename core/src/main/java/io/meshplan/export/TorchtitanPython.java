@@ -190,15 +190,25 @@ public final class TorchtitanPython implements FrameworkWriter {
     if (c.recompute() == Recompute.SELECTIVE) {
       TorchtitanToml.SELECTIVE_NOTE.forEach(l -> sb.append("    # ").append(l).append('\n'));
     }
-    // TorchtitanToml.torchtitanMode: Megatron-LM's selective recomputation is none here;
-    // torchtitan's per-op mode is SelectiveAC (distributed/activation_checkpoint.py).
-    sb.append("    config.activation_checkpoint = ").append(switch (c.recompute()) {
-      case FULL -> "FullAC.Config()";
-      case OP -> "SelectiveAC.Config()";
-      case NONE, SELECTIVE -> "None";
-    }).append('\n');
+    sb.append("    config.activation_checkpoint = ")
+        .append(checkpointClass(c.recompute()).map(n -> n + ".Config()").orElse("None"))
+        .append('\n');
     sb.append("    return config\n");
     return sb.toString();
+  }
+
+  /**
+   * torchtitan's activation-checkpointing class for a recomputation (distributed/
+   * activation_checkpoint.py): {@code FullAC} for full, {@code SelectiveAC} (per op) for
+   * torchtitan's per-op mode, none for none and for Megatron-LM's selective recomputation, which
+   * recomputes nothing under torchtitan's fused attention ({@link TorchtitanToml#torchtitanMode}).
+   */
+  private static Optional<String> checkpointClass(Recompute r) {
+    return switch (r) {
+      case FULL -> Optional.of("FullAC");
+      case OP -> Optional.of("SelectiveAC");
+      case NONE, SELECTIVE -> Optional.empty();
+    };
   }
 
   /** The imports: the model family's registry and recipe, AC, float8 and the trainer. */
@@ -207,11 +217,8 @@ public final class TorchtitanPython implements FrameworkWriter {
     sb.append("from torchtitan.models.").append(family).append(" import model_registry\n");
     sb.append("from torchtitan.models.").append(family).append(".config_registry import ")
         .append(TorchtitanMain.recipe(m)).append('\n');
-    if (c.recompute() == Recompute.FULL) {
-      sb.append("from torchtitan.distributed.activation_checkpoint import FullAC\n");
-    } else if (c.recompute() == Recompute.OP) {
-      sb.append("from torchtitan.distributed.activation_checkpoint import SelectiveAC\n");
-    }
+    checkpointClass(c.recompute()).ifPresent(n -> sb.append(
+        "from torchtitan.distributed.activation_checkpoint import ").append(n).append('\n'));
     if (Fp8Training.on(m.dtype())) {
       sb.append("from torchtitan.components.quantization import Float8LinearConverter\n");
     }

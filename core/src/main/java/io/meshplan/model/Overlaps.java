@@ -91,7 +91,7 @@ public record Overlaps(boolean gradReduce, boolean paramGather, boolean tensorCo
   }
 
   /**
-   * The switches with the loss unfused.
+   * The switches with the loss unfused and the gradients reduced in fp32.
    *
    * @param gradReduce the gradient reduction under the backward pass
    * @param paramGather the distributed optimizer's weight gather under the next forward pass
@@ -102,24 +102,19 @@ public record Overlaps(boolean gradReduce, boolean paramGather, boolean tensorCo
    */
   public Overlaps(boolean gradReduce, boolean paramGather, boolean tensorComm,
       boolean fsdpPrefetch, boolean gradAccumFusion, boolean moeComm) {
-    this(gradReduce, paramGather, tensorComm, fsdpPrefetch, gradAccumFusion, moeComm, false);
+    this(gradReduce, paramGather, tensorComm, fsdpPrefetch, gradAccumFusion, moeComm, false,
+        false);
   }
 
   /**
-   * The switches with the gradients reduced in fp32.
+   * Whether a training precision can reduce its gradients in bf16 ({@code bf16GradReduce}): bf16,
+   * or the FP8 recipe, whose weights and gradients are bf16.
    *
-   * @param gradReduce the gradient reduction under the backward pass
-   * @param paramGather the distributed optimizer's weight gather under the next forward pass
-   * @param tensorComm tensor-parallel communication under the GEMMs
-   * @param fsdpPrefetch ZeRO-2/3 gathers and reduce-scatters under compute
-   * @param gradAccumFusion gradient accumulation fused into the weight-gradient GEMMs
-   * @param moeComm the expert-parallel all-to-alls under another microbatch's compute
-   * @param lossFusion the cross-entropy loss as one fused kernel
+   * @param dtype the training precision
+   * @return true if it can
    */
-  public Overlaps(boolean gradReduce, boolean paramGather, boolean tensorComm,
-      boolean fsdpPrefetch, boolean gradAccumFusion, boolean moeComm, boolean lossFusion) {
-    this(gradReduce, paramGather, tensorComm, fsdpPrefetch, gradAccumFusion, moeComm, lossFusion,
-        false);
+  public static boolean bf16GradReduceRuns(io.meshplan.graph.DType dtype) {
+    return Fp8Training.storage(dtype) == io.meshplan.graph.DType.BF16;
   }
 
   /**

@@ -31,6 +31,17 @@ public enum Recompute {
       FULL);
 
   /**
+   * The mode nearest to this one that a framework recomputing whole layers or listed modules
+   * runs (Megatron-LM, DeepSpeed): full for torchtitan's per-op mode, which keeps more, so what
+   * fits with it fits with full; this mode otherwise.
+   *
+   * @return the mode
+   */
+  public Recompute layerwise() {
+    return this == OP ? FULL : this;
+  }
+
+  /**
    * The lower-case name used on the command line and in plan files.
    *
    * @return {@code none}, {@code selective}, {@code full} or {@code op}

@@ -149,11 +149,7 @@ public final class TrainingGraphBuilder {
         int start = t.size();
         t.at(Phase.FORWARD, LayerRef.block(i), "");
         x = fwd.keepInput(fwd.block(x));
-        if (o.recompute() == Recompute.FULL) {
-          t.recomputeRegion(start, t.size());
-        } else if (o.recompute() == Recompute.OP) {
-          t.replayRegion(start, t.size());
-        }
+        checkpoint(start);
       }
       if (mtp) {
         x = mtpModule(bsh, dt);
@@ -187,12 +183,20 @@ public final class TrainingGraphBuilder {
       t.at(Phase.FORWARD, module, "");
       int start = t.size();
       int x = fwd.mtpInput(input);
+      checkpoint(start);
+      return x;
+    }
+
+    /**
+     * Makes the block built from {@code start} on a checkpoint when the mode asks for one: full
+     * recomputation runs it all again, torchtitan's per-op mode replays it reusing what it saved.
+     */
+    private void checkpoint(int start) {
       if (o.recompute() == Recompute.FULL) {
         t.recomputeRegion(start, t.size());
       } else if (o.recompute() == Recompute.OP) {
         t.replayRegion(start, t.size());
       }
-      return x;
     }
 
     private int backward(int output, int[] bsh, DType dt) {

@@ -374,8 +374,7 @@ public final class PlanJson {
       }
     }
     Overlaps overlaps = f.has("overlaps") ? readOverlaps(f.object("overlaps")) : Overlaps.NONE;
-    if (overlaps.bf16GradReduce() && io.meshplan.model.Fp8Training.storage(model.dtype())
-        != io.meshplan.graph.DType.BF16) {
+    if (overlaps.bf16GradReduce() && !Overlaps.bf16GradReduceRuns(model.dtype())) {
       throw new InputException(where + ": overlaps: 'bf16GradReduce' is true, but the model "
           + "trains in " + io.meshplan.model.Fp8Training.word(model.dtype())
           + "; gradients reduce in bf16 only under bf16 (or fp8) training");

@@ -50,8 +50,8 @@ public record TrainingJob(ModelSpec model, ClusterSpec cluster, int globalBatch,
       Fp8Gemms.require(cluster.gpu());
     }
     cluster.gpu().requireTraining(dtype);
-    if (overlaps != null && overlaps.bf16GradReduce() && Fp8Training.storage(dtype)
-        != DType.BF16) {
+    Require.nonNull(overlaps, "overlaps");
+    if (overlaps.bf16GradReduce() && !Overlaps.bf16GradReduceRuns(dtype)) {
       throw new InputException("--grad-reduce-in-bf16 needs bf16 training (or fp8, whose weights"
           + " and gradients are bf16), not " + Fp8Training.word(dtype));
     }
@@ -67,7 +67,6 @@ public record TrainingJob(ModelSpec model, ClusterSpec cluster, int globalBatch,
           + memoryPerGpu);
     }
     Require.nonNull(attention, "attention");
-    Require.nonNull(overlaps, "overlaps");
     if (attention == Attention.FLASH) {
       FusedAttentionKernels.require(cluster.gpu());
     }

@@ -89,8 +89,7 @@ class Bf16GradReduceCliTest {
       CliRun r = run("export", "--to", to, "--grad-reduce-in-bf16");
       assertThat(r.code()).as(to + r.err()).isEqualTo(3);
       assertThat(r.err().strip()).doesNotContain("\n").contains("--grad-reduce-in-bf16");
-      String nearest = r.out().lines().filter(l -> l.startsWith("  meshplan export"))
-          .findFirst().orElseThrow();
+      String nearest = r.nearestExport();
       assertThat(nearest).as(to).doesNotContain("--grad-reduce-in-bf16");
     }
   }

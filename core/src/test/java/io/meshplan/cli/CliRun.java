@@ -25,6 +25,18 @@ record CliRun(int code, String out, String err) {
   }
 
   /**
+   * The command line of the nearest configuration an export that cannot express its input
+   * prints: its first line that starts {@code "  meshplan export"}.
+   *
+   * @return the line
+   * @throws java.util.NoSuchElementException when the run printed none
+   */
+  String nearestExport() {
+    return out().lines().filter(l -> l.startsWith("  meshplan export")).findFirst()
+        .orElseThrow();
+  }
+
+  /**
    * Checks a refusal: the exit code, one line on standard error containing a text, nothing on
    * standard output.
    *

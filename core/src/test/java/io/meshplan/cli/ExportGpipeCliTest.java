@@ -39,8 +39,7 @@ class ExportGpipeCliTest {
       CliRun r = export(to, true);
       assertThat(r.code()).as(r.err()).isEqualTo(3);
       assertThat(r.err().strip()).doesNotContain("\n").contains("has no GPipe schedule");
-      String nearest = r.out().lines().filter(l -> l.startsWith("  meshplan export"))
-          .findFirst().orElseThrow();
+      String nearest = r.nearestExport();
       assertThat(nearest).doesNotContain("--schedule")
           .contains("--tp 8 --pp 4 --dp 32", "--micro-batch 1 --global-batch 1024",
               "--recompute full --sequence-parallel --distributed-optimizer");

@@ -138,8 +138,7 @@ class OverlapCliTest {
       assertThat(export.code()).as(to + export.err()).isEqualTo(3);
       assertThat(export.err().strip()).doesNotContain("\n").contains("fp32",
           "--fused-cross-entropy");
-      String nearest = export.out().lines().filter(l -> l.startsWith("  meshplan export"))
-          .findFirst().orElseThrow();
+      String nearest = export.nearestExport();
       assertThat(nearest).doesNotContain("--fused-cross-entropy");
     }
   }

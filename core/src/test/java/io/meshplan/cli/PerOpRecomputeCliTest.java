@@ -67,8 +67,7 @@ class PerOpRecomputeCliTest {
       CliRun r = CliRun.of(a.toArray(String[]::new));
       assertThat(r.code()).as(to + r.err()).isEqualTo(3);
       assertThat(r.err().strip()).doesNotContain("\n").contains("--recompute op");
-      String nearest = r.out().lines().filter(l -> l.startsWith("  meshplan export"))
-          .findFirst().orElseThrow();
+      String nearest = r.nearestExport();
       assertThat(nearest).as(to).contains("--recompute full");
     }
   }

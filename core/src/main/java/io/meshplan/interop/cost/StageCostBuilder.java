@@ -204,8 +204,6 @@ public final class StageCostBuilder {
     double tensorGatherBytes;
     double weights;
     double grads;
-    /** The gradient bytes a reduction moves over the whole replica's gradients. */
-    double gradWire;
     double optimizer;
     double updated;
     double gradSync;
@@ -247,7 +245,6 @@ public final class StageCostBuilder {
       gradParams -= e.gradParams;
       weights -= e.weights;
       grads -= e.grads;
-      gradWire -= e.gradWire;
       optimizer -= e.optimizer;
       updated -= e.updated;
       return e;
@@ -259,7 +256,6 @@ public final class StageCostBuilder {
       gradParams += e.gradParams;
       weights += e.weights;
       grads += e.grads;
-      gradWire += e.gradWire;
       optimizer += e.optimizer;
       updated += e.updated;
       gradSync += e.gradSync;
@@ -315,7 +311,6 @@ public final class StageCostBuilder {
       double masterBytes = weightBytes == 4 ? 8.0 : 12.0;
       weights = params * weightBytes;
       grads = gradParams * keptGradBytes;
-      gradWire = gradParams * wireGradBytes;
       optimizer = gradParams * masterBytes;
       updated = gradParams;
     }
@@ -347,6 +342,11 @@ public final class StageCostBuilder {
       comm += f.exposedSeconds() + b.exposedSeconds();
       hidden += f.hiddenSeconds() + b.hiddenSeconds();
       slowdown += f.slowdownSeconds() + b.slowdownSeconds();
+    }
+
+    /** The bytes a reduction of this tally's whole gradients moves. */
+    double gradWire() {
+      return gradParams * wireGradBytes;
     }
 
     /** Adds a window of data-parallel communication to a pass: its exposed part and slowdown. */
@@ -577,8 +577,8 @@ public final class StageCostBuilder {
 
   /** ZeRO stage 0: the gradients are all-reduced once per iteration. */
   private void allReduceGradients(Tally s, CommModel comm, int d) {
-    s.gradSync = comm.allReduce(s.gradWire, 0);
-    s.dataBytes = BusBytesCommModel.bytesSent(Collective.ALL_REDUCE, s.gradWire, d);
+    s.gradSync = comm.allReduce(s.gradWire(), 0);
+    s.dataBytes = BusBytesCommModel.bytesSent(Collective.ALL_REDUCE, s.gradWire(), d);
   }
 
   /**
@@ -588,7 +588,7 @@ public final class StageCostBuilder {
    * pass; what it does not hide, and the compute it slows, stays in the iteration.
    */
   private void shardOptimizer(Tally s, CommModel comm, int d) {
-    s.gradSync = comm.reduceScatter(s.gradWire, 0);
+    s.gradSync = comm.reduceScatter(s.gradWire(), 0);
     double paramGather = comm.allGather(s.weights, 0);
     if (overlaps.paramGather()) {
       Overlap o = Overlap.under(s.fwdCompute, paramGather);
@@ -597,7 +597,7 @@ public final class StageCostBuilder {
     } else {
       s.gather += paramGather;
     }
-    s.dataBytes = BusBytesCommModel.bytesSent(Collective.REDUCE_SCATTER, s.gradWire, d)
+    s.dataBytes = BusBytesCommModel.bytesSent(Collective.REDUCE_SCATTER, s.gradWire(), d)
         + BusBytesCommModel.bytesSent(Collective.ALL_GATHER, s.weights, d);
     s.optimizer /= d;
     s.updated /= d;
@@ -615,7 +615,7 @@ public final class StageCostBuilder {
    * @param layers the stage's layers
    */
   private void shardGradients(Tally s, CommModel comm, int d, List<LayerCost> layers) {
-    double scatter = comm.reduceScatter(s.gradWire, 0);
+    double scatter = comm.reduceScatter(s.gradWire(), 0);
     if (overlaps.fsdpPrefetch()) {
       double scatterFirst = s.gradParams > 0
           ? scatter * layers.get(0).gradientParameters() / s.gradParams : 0;
@@ -625,8 +625,8 @@ public final class StageCostBuilder {
       s.addBackward(Overlap.serial(0, scatter));
     }
     s.gather += comm.allGather(s.weights, 0);
-    s.dataBytesPerMicrobatch = BusBytesCommModel.bytesSent(Collective.REDUCE_SCATTER, s.gradWire,
-        d);
+    s.dataBytesPerMicrobatch = BusBytesCommModel.bytesSent(Collective.REDUCE_SCATTER,
+        s.gradWire(), d);
     s.dataBytes = BusBytesCommModel.bytesSent(Collective.ALL_GATHER, s.weights, d);
     s.grads /= d;
     s.optimizer /= d;
@@ -648,7 +648,7 @@ public final class StageCostBuilder {
    */
   private void shardAll(Tally s, CommModel comm, int d, List<LayerCost> layers) {
     double gatherOnce = comm.allGather(s.weights, 0);
-    double scatter = comm.reduceScatter(s.gradWire, 0);
+    double scatter = comm.reduceScatter(s.gradWire(), 0);
     if (overlaps.fsdpPrefetch()) {
       LayerCost first = layers.get(0);
       double gatherFirst = s.params > 0 ? gatherOnce * first.parameters() / s.params : 0;
@@ -663,7 +663,7 @@ public final class StageCostBuilder {
       s.addBackward(Overlap.serial(0, gatherOnce + scatter));
     }
     s.dataBytesPerMicrobatch = 2 * BusBytesCommModel.bytesSent(Collective.ALL_GATHER,
-        s.weights, d) + BusBytesCommModel.bytesSent(Collective.REDUCE_SCATTER, s.gradWire, d);
+        s.weights, d) + BusBytesCommModel.bytesSent(Collective.REDUCE_SCATTER, s.gradWire(), d);
     s.weights /= d;
     s.grads /= d;
     s.optimizer /= d;
