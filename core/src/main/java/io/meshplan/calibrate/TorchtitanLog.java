@@ -67,7 +67,7 @@ final class TorchtitanLog {
     int dp = shard < 0 ? 0 : shard * replicate;
     // job_config.py's Compile: off by default, components "model" and "loss" by default.
     boolean compiledLoss = c.bool("compile.enable", false)
-        && c.cfg.getOrDefault("compile.components", "[\"loss\"]").contains("loss");
+        && c.names("compile.components", List.of("model", "loss")).contains("loss");
     RunParallel parallel = new RunParallel(tp, pp, dp, 1, micro, local, recompute, false,
         shard == 1 ? 0 : 3, true).withLossFusion(compiledLoss);
     double seconds = (double) local * seq / (perGpu * tp * pp);
@@ -115,13 +115,12 @@ final class TorchtitanLog {
    * not price them.
    */
   private static String dtype(Config c) {
-    String converters = c.cfg.getOrDefault("model.converters", "");
-    if (converters.contains(".mx") || converters.matches(".*[\\[,\\s\"']mx[\"'].*")) {
+    List<String> converters = c.names("model.converters", List.of());
+    if (converters.stream().anyMatch(n -> n.equals("mx") || n.contains(".mx"))) {
       throw new InputException(c.file + ": [model] converters = " + converters + " trains with "
           + "MX formats, which meshplan does not price; it prices float8 (tensor-wise scaling)");
     }
-    if (converters.contains("quantize.linear.float8")
-        || converters.matches(".*[\\[,\\s][\"']float8[\"'].*")) {
+    if (converters.contains("quantize.linear.float8") || converters.contains("float8")) {
       return "fp8";
     }
     String param = c.cfg.getOrDefault("training.mixed_precision_param", "bfloat16");
@@ -156,6 +155,48 @@ final class TorchtitanLog {
       } catch (NumberFormatException e) {
         throw new InputException(file + ": " + key + " = " + v + " is not a whole number");
       }
+    }
+
+    /**
+     * A list of names, as torchtitan's {@code list[str]} fields take it: a flat TOML array of
+     * quoted strings; anything else is refused in one line.
+     */
+    List<String> names(String key, List<String> fallback) {
+      String v = cfg.get(key);
+      if (v == null) {
+        return fallback;
+      }
+      String t = v.trim();
+      InputException bad = new InputException(file + ": its --config has " + key + " = " + t
+          + ", not a list of quoted names");
+      if (t.length() < 2 || t.charAt(0) != '[' || t.charAt(t.length() - 1) != ']') {
+        throw bad;
+      }
+      List<String> out = new ArrayList<>();
+      String body = t.substring(1, t.length() - 1);
+      int i = skipSpace(body, 0);
+      while (i < body.length()) {
+        char q = body.charAt(i);
+        int end = q == '"' || q == '\'' ? body.indexOf(q, i + 1) : -1;
+        if (end < 0 || q == '"' && body.substring(i + 1, end).indexOf('\\') >= 0) {
+          throw bad;
+        }
+        out.add(body.substring(i + 1, end));
+        i = skipSpace(body, end + 1);
+        if (i < body.length() && body.charAt(i) != ',') {
+          throw bad;
+        }
+        i = skipSpace(body, i + 1);
+      }
+      return out;
+    }
+
+    private static int skipSpace(String s, int from) {
+      int i = from;
+      while (i < s.length() && Character.isWhitespace(s.charAt(i))) {
+        i++;
+      }
+      return i;
     }
 
     boolean bool(String key, boolean fallback) {

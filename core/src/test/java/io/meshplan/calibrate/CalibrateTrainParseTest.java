@@ -120,6 +120,21 @@ class CalibrateTrainParseTest {
       assertThat(TrainingLogs.read(example("torchtitan_llama3_8b_h100.log"), Optional.of(cfg))
           .model().dtype()).as(c[0]).isEqualTo(c[1]);
     }
+    // torchtitan's converters are list[str]: a nested or unclosed list is refused in one line.
+    for (String bad : new String[] {"converters = [[\"quantize.linear.float8\"]]",
+        "converters = " + "[".repeat(10_000) + "]".repeat(10_000),
+        "converters = [\"float8\" \"mx\"]", "converters = \"float8\""}) {
+      Path cfg = dir.resolve("bad.toml");
+      Files.writeString(cfg, toml.replace("flavor = \"8B\"", "flavor = \"8B\"\n" + bad));
+      assertThatThrownBy(() -> TrainingLogs.read(example("torchtitan_llama3_8b_h100.log"),
+          Optional.of(cfg))).as(bad).isInstanceOf(InputException.class)
+          .hasMessageContaining("not a list of quoted names").hasMessageNotContaining("\n");
+    }
+    Path trailing = dir.resolve("trailing.toml");
+    Files.writeString(trailing, toml.replace("flavor = \"8B\"",
+        "flavor = \"8B\"\nconverters = [ 'float8', ]"));
+    assertThat(TrainingLogs.read(example("torchtitan_llama3_8b_h100.log"), Optional.of(trailing))
+        .model().dtype()).isEqualTo("fp8");
     Path mx = dir.resolve("mx.toml");
     Files.writeString(mx, toml.replace("flavor = \"8B\"",
         "flavor = \"8B\"\nconverters = [\"quantize.linear.mx\"]"));
