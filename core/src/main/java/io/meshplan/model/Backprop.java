@@ -131,9 +131,10 @@ final class Backprop {
     for (int id = from; id < to; id++) {
       Instruction ins = tape.ins(id);
       // A replay reuses the values its policy saved, not the region's output: that one is kept
-      // as the next block's input, and the replay computes it again from the saved values.
+      // as the next block's input, and the replay computes it again from the saved values. A
+      // value kept for what it feeds is computed again too, and its readers read the kept one.
       if (ins.opcode() == Opcode.PARAMETER || recomputed.containsKey(id)
-          || reuse && tape.kept(id) && id != to - 1) {
+          || reuse && tape.kept(id) && !tape.rerun(id) && id != to - 1) {
         continue;
       }
       int[] ops = new int[ins.operands().size()];

@@ -105,9 +105,21 @@ final class DecoderForward {
    * output of a matrix multiplication or of the attention kernel, in a block; under the other
    * modes nothing (the value's own {@link #keep} decides).
    */
-  private int save(int id) {
-    return t.layer().kind() == LayerRef.Kind.BLOCK && o.recompute() == Recompute.OP ? t.keep(id)
-        : id;
+  int save(int id) {
+    return perOp() ? t.keep(id) : id;
+  }
+
+  /**
+   * Keeps, under torchtitan's per-op checkpointing policy ({@link Recompute#OP}), the bytes of a
+   * saved value that this one feeds, while the block's replay still computes this one ({@link
+   * Tape#keepRerun}); under the other modes nothing.
+   */
+  int saveRerun(int id) {
+    return perOp() ? t.keepRerun(id) : id;
+  }
+
+  private boolean perOp() {
+    return t.layer().kind() == LayerRef.Kind.BLOCK && o.recompute() == Recompute.OP;
   }
 
   /** A block's input is kept in every mode. */

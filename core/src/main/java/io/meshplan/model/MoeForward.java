@@ -24,7 +24,11 @@ import io.meshplan.graph.TensorShape;
  * </ol>
  * The instructions between dispatch and combine form the part {@value #LOCAL_PART}: device-local
  * work whose rows differ from GPU to GPU, which the layer planner runs whole on each GPU. The
- * all-to-all itself is priced per stage, where the expert-parallel group is known.
+ * all-to-all itself is priced per stage, where the expert-parallel group is known. Under
+ * torchtitan's per-op checkpointing ({@link Recompute#OP}) with the experts on other GPUs, the
+ * dispatch's output and the combine's rows are what the policy keeps of the exchange, so the
+ * block's replay does not exchange again; the router's gate is a plain product, outside the
+ * policy's count.
  */
 final class MoeForward {
   /** The tape part of the device-local expert computation. */
@@ -71,6 +75,11 @@ final class MoeForward {
     t.part("dispatch");
     int xd = t.moeDispatch(xn, -1, groups, rows);
     t.customVjp(xd, (bp, g) -> bp.accumulate(xn, bp.tape().moeCombine(g, -1, b, s)));
+    boolean exchanged = layout.expertParallel() > 1;
+    if (exchanged) {
+      // torchtitan's per-op policy saves an all-to-all's output: the replay does not dispatch.
+      f.save(xd);
+    }
     t.part(LOCAL_PART);
     int gate = f.keep(grouped(xd, groups, h, fe, "w1"), RecomputeModule.MOE);
     int up = f.keep(grouped(xd, groups, h, fe, "w3"), RecomputeModule.MOE);
@@ -78,6 +87,11 @@ final class MoeForward {
         : t.mul(t.mul(gate, t.unary(Opcode.LOGISTIC, gate)), up);
     f.keep(act, RecomputeModule.MOE, RecomputeModule.MOE_ACT);
     int down = f.keep(grouped(act, groups, fe, h, "w2"), RecomputeModule.MOE);
+    if (exchanged) {
+      // ... and the combine's: its rows are the down projection's, which the replay computes
+      // again (a grouped GEMM is not among the operations the policy saves) and does not use.
+      f.saveRerun(down);
+    }
     t.part("combine");
     int y = combine(down, gates, probs, fraction, groups, rows);
     if (moe.sharedFfn() > 0) {

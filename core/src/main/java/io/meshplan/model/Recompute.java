@@ -19,7 +19,12 @@ public enum Recompute {
    * (counted in forward order) and of the attention kernel, and recomputes everything else. The
    * whole block forward is replayed before its backward (the checkpoint does not stop early),
    * reusing the saved outputs, so the kept bytes are the block's input and the saved outputs,
-   * and the recomputation is every other operation of the block.
+   * and the recomputation is every other operation of the block. In a mixture-of-experts block
+   * (torchtitan's MoE models, v0.2.2 {@code models/deepseek_v3/infra/parallelize.py}, {@code
+   * _op_sac_save_list}) the policy also saves the all-to-alls' outputs, the router's gate is
+   * recomputed and left out of the count ({@code per_op_sac_force_recompute_mm_shapes_by_fqns},
+   * default {@code ["moe.router.gate"]}), and the grouped expert GEMMs, not on the list, are
+   * recomputed.
    */
   OP;
 

@@ -100,9 +100,7 @@ public enum RecomputeModule {
    * they are selective recomputation's, the experts' activation needs grouped expert GEMMs (a
    * mixture-of-experts model), the latent up-projections multi-head latent attention, and under
    * FP8's delayed scaling (meshplan's FP8 recipe) neither the experts' activation nor the norms
-   * may be recomputed. torchtitan's per-op mode ({@link Recompute#OP}) is modelled for dense
-   * models with standard attention only: its policy's treatment of grouped expert GEMMs, the
-   * router and latent attention is not.
+   * may be recomputed.
    *
    * @param recompute the recomputation mode
    * @param modules the modules
@@ -110,12 +108,6 @@ public enum RecomputeModule {
    * @throws InputException naming the rule broken
    */
   public static void check(Recompute recompute, Set<RecomputeModule> modules, ModelSpec model) {
-    if (recompute == Recompute.OP && (model.arch().moe().routed()
-        || model.arch().attn().mla().on())) {
-      throw new InputException("--recompute op (torchtitan's per-op selective checkpointing) is "
-          + "modelled for dense models with standard attention, and " + model.name() + " is not"
-          + " one; use none, selective or full");
-    }
     if (modules.equals(DEFAULT)) {
       return;
     }

@@ -34,6 +34,7 @@ final class Tape {
   private final Map<Integer, Integer> regionStartByLast = new HashMap<>();
   /** The last ids of regions whose replay reuses the values kept inside them. */
   private final BitSet replays = new BitSet();
+  private final BitSet rerun = new BitSet();
   private Phase phase = Phase.FORWARD;
   private LayerRef layer = LayerRef.embedding();
   private String part = "";
@@ -115,6 +116,23 @@ final class Tape {
 
   boolean kept(int id) {
     return kept.get(id);
+  }
+
+  /**
+   * Marks a forward value as kept whose instruction a replayed region ({@link #replayRegion})
+   * nevertheless runs again: the region's policy saves what the value feeds (its bytes, held
+   * here as this value's) and recomputes the value itself, which the replay then discards, as
+   * torchtitan's per-op checkpointing does with the grouped GEMM whose output feeds a saved
+   * all-to-all ({@link Recompute#OP}).
+   */
+  int keepRerun(int id) {
+    rerun.set(id);
+    return keep(id);
+  }
+
+  /** Whether a replay runs a kept value's instruction again ({@link #keepRerun}). */
+  boolean rerun(int id) {
+    return rerun.get(id);
   }
 
   /** Attaches a custom vector-Jacobian product to a region's output. */

@@ -11,8 +11,9 @@ import org.junit.jupiter.api.Test;
 /**
  * {@code --recompute op}, torchtitan's per-op selective checkpointing, as a user states it:
  * simulated between none and full (faster than full, keeping less than none), written by the
- * torchtitan exports in both of their forms, and refused, in one line with full recomputation as
- * the nearest, by the frameworks that recompute whole layers or listed modules.
+ * torchtitan exports in both of their forms, taken by mixture-of-experts models as by dense
+ * ones, and refused, in one line with full recomputation as the nearest, by the frameworks that
+ * recompute whole layers or listed modules.
  */
 class PerOpRecomputeCliTest {
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -72,33 +73,49 @@ class PerOpRecomputeCliTest {
     }
   }
 
+  /**
+   * A mixture-of-experts model (Mixtral 8x7B cut to 4 blocks, its experts 8 ways) takes it too,
+   * between none and full in time and memory, from flags and from a plan file's stage.
+   */
   @Test
-  void aMixtureOfExpertsModelIsRefusedInOneLine() {
-    CliRun r = CliRun.of("simulate", "--model", "mixtral-8x7b", "--cluster", "1x8:h100-80gb",
-        "--tp", "1", "--pp", "1", "--dp", "8", "--ep", "8", "--zero-stage", "1",
-        "--micro-batch", "1", "--global-batch", "16", "--recompute", "op");
-    assertThat(r.code()).isEqualTo(2);
-    assertThat(r.err().strip()).doesNotContain("\n").contains("--recompute op",
-        "mixtral-8x7b");
-  }
+  void aMixtureOfExpertsModelTakesIt(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+      throws Exception {
+    String[] moe = {"--model", "mixtral-8x7b", "--layers", "4", "--seq", "4096", "--cluster",
+        "1x8:h100-80gb", "--tp", "1", "--pp", "1", "--dp", "8", "--ep", "8", "--zero-stage", "1",
+        "--micro-batch", "1", "--global-batch", "16"};
+    java.util.Map<String, JsonNode> runs = new java.util.HashMap<>();
+    for (String mode : List.of("none", "op", "full")) {
+      List<String> a = new ArrayList<>(List.of("simulate", "--json", "--recompute", mode));
+      a.addAll(List.of(moe));
+      CliRun r = CliRun.of(a.toArray(String[]::new));
+      assertThat(r.code()).as(r.err()).isZero();
+      runs.put(mode, JSON.readTree(r.out()));
+    }
+    double t = runs.get("op").get("iterationSeconds").asDouble();
+    assertThat(t).isGreaterThan(runs.get("none").get("iterationSeconds").asDouble())
+        .isLessThan(runs.get("full").get("iterationSeconds").asDouble());
+    double m = runs.get("op").get("peakMemoryBytesPerGpu").asDouble();
+    assertThat(m).isLessThan(runs.get("none").get("peakMemoryBytesPerGpu").asDouble())
+        .isGreaterThan(runs.get("full").get("peakMemoryBytesPerGpu").asDouble());
 
-  /** A plan file whose mixture-of-experts stage says "op" is refused, naming the field. */
-  @Test
-  void aPlanFileCannotGiveItToAMixtureOfExpertsModel(@org.junit.jupiter.api.io.TempDir
-      java.nio.file.Path dir) throws Exception {
     java.nio.file.Path plan = dir.resolve("mixtral.json");
     CliRun p = CliRun.of("plan", "--model", "mixtral-8x7b", "--layers", "2", "--cluster",
         "1x8:h100-80gb", "--global-batch", "16", "--megatron-grid", "--out", plan.toString());
     assertThat(p.code()).as(p.err()).isZero();
-    com.fasterxml.jackson.databind.node.ObjectNode root =
-        (com.fasterxml.jackson.databind.node.ObjectNode) JSON.readTree(plan.toFile());
-    ((com.fasterxml.jackson.databind.node.ObjectNode) root.get("stages").get(0))
-        .put("recompute", "op");
-    java.nio.file.Path op = dir.resolve("mixtral-op.json");
-    JSON.writeValue(op.toFile(), root);
-    CliRun r = CliRun.of("simulate", "--plan", op.toString());
-    r.refusedInOneLine(ExitCodes.BAD_INPUT,
-        "meshplan: error: " + op + ": stages[0].recompute: op:");
+    java.util.Map<String, Double> peaks = new java.util.HashMap<>();
+    for (String mode : List.of("none", "op", "full")) {
+      com.fasterxml.jackson.databind.node.ObjectNode root =
+          (com.fasterxml.jackson.databind.node.ObjectNode) JSON.readTree(plan.toFile());
+      for (JsonNode stage : root.get("stages")) {
+        ((com.fasterxml.jackson.databind.node.ObjectNode) stage).put("recompute", mode);
+      }
+      java.nio.file.Path file = dir.resolve("mixtral-" + mode + ".json");
+      JSON.writeValue(file.toFile(), root);
+      CliRun r = CliRun.of("simulate", "--json", "--plan", file.toString());
+      assertThat(r.code()).as(r.err()).isZero();
+      peaks.put(mode, JSON.readTree(r.out()).get("peakMemoryBytesPerGpu").asDouble());
+    }
+    assertThat(peaks.get("op")).isLessThan(peaks.get("none")).isGreaterThan(peaks.get("full"));
   }
 
   @Test

@@ -63,9 +63,18 @@ class TorchtitanExpertContextCliTest {
       "--cp-comm-type", "all_gather", "--ep", "16", "--etp", "1", "--zero-stage", "3",
       "--global-batch", "64", "--micro-batch", "1", "--recompute", "full");
 
+  /**
+   * The same 16 GPUs under torchtitan's per-op checkpointing, the default of its mixture-of-experts
+   * configs (deepseek_v3_16b.toml, qwen3_moe_debug.toml: selective, "op").
+   */
+  private static final List<String> EP_OP = List.of("--model", "qwen3-30b-a3b", "--seq", "4096",
+      "--cluster", "2x8:h100-80gb", "--tp", "1", "--pp", "1", "--dp", "16", "--ep", "8",
+      "--etp", "1", "--zero-stage", "3", "--global-batch", "64", "--micro-batch", "1",
+      "--recompute", "op");
+
   @Test
   void exportsResimulateFromTheFileToTheSameIteration() {
-    for (List<String> flags : List.of(CP, CP_PP, EP, EP_TP_PP, EP_CP)) {
+    for (List<String> flags : List.of(CP, CP_PP, EP, EP_TP_PP, EP_CP, EP_OP)) {
       CliRun sim = CliRun.of(concat(List.of("simulate"), flags));
       assertThat(sim.code()).as(sim.err()).isZero();
       CliRun ex = CliRun.of(concat(List.of("export", "--to", "torchtitan"), flags));

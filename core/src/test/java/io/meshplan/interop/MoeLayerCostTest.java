@@ -98,6 +98,14 @@ class MoeLayerCostTest {
     LayerCost full = layers.cost(LayerCostModel.Kind.BLOCK,
         new LayerSetting(1, 2, Recompute.FULL, false, false, 4, 1));
     assertThat(full.experts().backwardExchanges()).isEqualTo(4);
+    // torchtitan's per-op checkpointing keeps the all-to-alls' outputs: its replay recomputes
+    // the experts' GEMMs but exchanges nothing again.
+    LayerCost op = layers.cost(LayerCostModel.Kind.BLOCK,
+        new LayerSetting(1, 2, Recompute.OP, false, false, 4, 1));
+    assertThat(op.experts().backwardExchanges()).isEqualTo(2);
+    assertThat(op.recomputeSeconds()).isPositive().isLessThan(full.recomputeSeconds());
+    assertThat(op.experts().expertBackwardSeconds())
+        .isGreaterThan(c.experts().expertBackwardSeconds());
     // Dense weights of the block: attention 4 h^2 = 262,144, router h E = 4,096, two norms 512.
     assertThat(c.parameters() - c.experts().expertParameters()).isEqualTo(266_752.0);
   }
