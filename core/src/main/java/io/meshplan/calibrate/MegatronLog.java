@@ -77,6 +77,7 @@ final class MegatronLog {
   private static RunModel model(Args a) {
     int hidden = a.integer("hidden_size");
     int heads = a.integer("num_attention_heads");
+    dense(a, hidden, heads);
     int kv = a.flag("group_query_attention") ? a.integer("num_query_groups") : heads;
     int ffn = a.optionalInt("ffn_hidden_size").orElse(4 * hidden);
     int vocab = a.optionalInt("padded_vocab_size").or(() -> a.optionalInt("vocab_size"))
@@ -92,13 +93,40 @@ final class MegatronLog {
         a.integer("seq_length"), a.flag("swiglu"), dtype, flash);
   }
 
+  /**
+   * Refuses what {@link RunModel.Dims} cannot state, each in one line naming the argument: a
+   * mixture-of-experts model ({@code num_experts}), multi-head latent attention, multi-token
+   * prediction modules, and heads whose width ({@code kv_channels}, which validate_args sets to
+   * {@code hidden_size / num_attention_heads} when not given) is not the hidden size over the
+   * heads. Read as a dense decoder, such a run would be fitted to the wrong model.
+   */
+  private static void dense(Args a, int hidden, int heads) {
+    String rebuilds = "; calibrate --train rebuilds dense decoders of standard attention from a "
+        + "Megatron-LM log, which this run is not";
+    if (a.optionalInt("num_experts").isPresent()) {
+      throw a.bad("num_experts", "trains a mixture-of-experts model" + rebuilds);
+    }
+    if (a.flag("multi_latent_attention")) {
+      throw a.bad("multi_latent_attention", "trains multi-head latent attention" + rebuilds);
+    }
+    if (a.optionalInt("mtp_num_layers").isPresent()) {
+      throw a.bad("mtp_num_layers", "trains multi-token prediction modules" + rebuilds);
+    }
+    Optional<Integer> kv = a.optionalInt("kv_channels");
+    if (kv.isPresent() && (hidden % heads != 0 || kv.get() != hidden / heads)) {
+      throw a.bad("kv_channels", "is not hidden_size / num_attention_heads (" + hidden + " / "
+          + heads + ")" + rebuilds);
+    }
+  }
+
   private static RunParallel parallel(Args a) {
     int tp = a.integer("tensor_model_parallel_size");
     int pp = a.integer("pipeline_model_parallel_size");
+    int cp = a.optionalInt("context_parallel_size").orElse(1);
     int dp = a.optionalInt("data_parallel_size")
-        .orElseGet(() -> a.integer("world_size") / (tp * pp));
+        .orElseGet(() -> a.integer("world_size") / (tp * pp * cp));
     if (dp <= 0) {
-      throw a.bad("world_size", "smaller than tensor x pipeline parallel size");
+      throw a.bad("world_size", "smaller than tensor x pipeline x context parallel size");
     }
     int global = a.integer("global_batch_size");
     if (global % dp != 0) {
@@ -106,13 +134,93 @@ final class MegatronLog {
     }
     String rc = a.args.getOrDefault("recompute_granularity", "None");
     String recompute = rc.equals("full") ? "full" : rc.equals("selective") ? "selective" : "none";
-    return new RunParallel(tp, pp, dp,
-        a.optionalInt("virtual_pipeline_model_parallel_size").orElse(1),
+    int vpp = a.optionalInt("virtual_pipeline_model_parallel_size").orElse(1);
+    if (recompute.equals("full")) {
+      partialRecompute(a, pp * vpp);
+    }
+    List<String> modules = recompute.equals("selective") ? modules(a) : List.of();
+    return new RunParallel(tp, pp, dp, vpp,
         a.integer("micro_batch_size"), global / dp, recompute, a.flag("sequence_parallel"),
         a.flag("use_distributed_optimizer") ? 1 : 0, a.flag("overlap_grad_reduce"),
         a.flag("overlap_param_gather"), a.flag("tp_comm_overlap"),
         !"False".equals(a.args.get("gradient_accumulation_fusion")), split(a), false,
-        bf16GradReduce(a));
+        bf16GradReduce(a), 1, false, modules).withContext(cp, cp > 1 && allGather(a));
+  }
+
+  /**
+   * Refuses full recomputation of only some layers: {@code recompute_method block} recomputes the
+   * first {@code recompute_num_layers} layers of each model chunk and keeps the rest, which one
+   * recomputation per stage cannot state; {@code uniform} recomputes every layer, in groups of
+   * that many (the same work; only the kept group inputs differ).
+   */
+  private static void partialRecompute(Args a, int chunks) {
+    if (!"block".equals(a.args.get("recompute_method"))) {
+      return;
+    }
+    int layers = a.integer("num_layers");
+    int per = (layers + chunks - 1) / chunks;
+    int n = a.integer("recompute_num_layers");
+    if (n < per) {
+      throw a.bad("recompute_num_layers", "with recompute_method block recomputes " + n + " of "
+          + "each model chunk's " + per + " layers and keeps the rest, which calibrate cannot "
+          + "state (it states one recomputation for every layer); calibrate from a run with "
+          + "recompute_method uniform, or block over all of a chunk's layers");
+    }
+  }
+
+  /**
+   * What selective recomputation recomputed ({@code recompute_modules}, printed as a Python list
+   * such as {@code ['core_attn', 'mlp']}): empty for Megatron-Core's default, the attention core.
+   */
+  private static List<String> modules(Args a) {
+    List<String> names = listOf(a.args.getOrDefault("recompute_modules", "None"));
+    return names.isEmpty() || names.equals(List.of("core_attn")) ? List.of() : names;
+  }
+
+  /**
+   * Whether context parallelism all-gathered keys and values ({@code cp_comm_type}, a list, one
+   * entry for all layers or one per layer): {@code p2p} is the ring, {@code all_gather} (or
+   * {@code allgather}) the all-gather; Ulysses' {@code a2a} and {@code a2a+p2p}, and a mix over
+   * layers, are refused, as meshplan prices neither.
+   */
+  private static boolean allGather(Args a) {
+    List<String> types = listOf(a.args.getOrDefault("cp_comm_type", "p2p"));
+    java.util.Set<String> kinds = new java.util.HashSet<>();
+    for (String t : types) {
+      switch (t) {
+        case "p2p" -> kinds.add("p2p");
+        case "all_gather", "allgather" -> kinds.add("all_gather");
+        default -> throw a.bad("cp_comm_type", "is not a context-parallel exchange meshplan "
+            + "prices (p2p or all_gather)");
+      }
+    }
+    if (kinds.size() > 1) {
+      throw a.bad("cp_comm_type", "mixes exchanges over layers; meshplan prices one for all");
+    }
+    return kinds.contains("all_gather");
+  }
+
+  /** The items of a printed Python list of strings, or of one bare word; none for None. */
+  private static List<String> listOf(String printed) {
+    String t = printed.trim();
+    if (t.equals("None") || t.isEmpty() || t.equals("[]")) {
+      return List.of();
+    }
+    if (t.startsWith("[") && t.endsWith("]")) {
+      t = t.substring(1, t.length() - 1);
+    }
+    List<String> out = new ArrayList<>();
+    for (String item : t.split(",")) {
+      String w = item.trim();
+      if (w.length() >= 2 && (w.charAt(0) == '\'' || w.charAt(0) == '"')
+          && w.charAt(w.length() - 1) == w.charAt(0)) {
+        w = w.substring(1, w.length() - 1);
+      }
+      if (!w.isEmpty()) {
+        out.add(w);
+      }
+    }
+    return out;
   }
 
   /**

@@ -27,14 +27,25 @@ import io.meshplan.util.Require;
  *     its {@code components}); Megatron-LM's runs convert the logits to fp32
  * @param bf16GradReduce whether a bf16 run reduced its gradients in bf16 (Megatron-LM's {@code
  *     grad_reduce_in_bf16}, or {@code accumulate_allreduce_grads_in_fp32} False)
+ * @param contextParallel the GPUs each sequence was split over (Megatron-LM's {@code
+ *     context_parallel_size}, torchtitan's {@code context_parallel_degree}); the data-parallel
+ *     size does not count them, and the world is {@code tp x pp x cp x dp}
+ * @param cpAllGather whether context parallelism all-gathered the keys and values (Megatron-LM's
+ *     {@code cp_comm_type all_gather}, torchtitan's {@code allgather} rotation) rather than
+ *     passing them round a ring ({@code p2p})
+ * @param recomputeModules what selective recomputation recomputed, by Megatron-LM's names
+ *     ({@code recompute_modules}); empty for its default, the attention core
  */
 public record RunParallel(int tensorParallel, int pipelineParallel, int dataParallel,
     int virtualStages, int microBatch, int localBatch, String recompute, boolean sequenceParallel,
     int zeroStage, boolean overlapGradReduce, boolean overlapParamGather, boolean tpCommOverlap,
-    boolean gradAccumFusion, RunSplit split, boolean lossFusion, boolean bf16GradReduce) {
+    boolean gradAccumFusion, RunSplit split, boolean lossFusion, boolean bf16GradReduce,
+    int contextParallel, boolean cpAllGather, java.util.List<String> recomputeModules) {
   /** Validates the sizes. */
   public RunParallel {
     Require.nonNull(split, "split");
+    Require.positive(contextParallel, "context-parallel size");
+    recomputeModules = java.util.List.copyOf(recomputeModules);
     Require.positive(tensorParallel, "tensor-parallel size");
     Require.positive(pipelineParallel, "pipeline-parallel size");
     Require.that(dataParallel >= 0, "data-parallel size must be >= 0");
@@ -69,7 +80,7 @@ public record RunParallel(int tensorParallel, int pipelineParallel, int dataPara
       boolean overlapParamGather, boolean tpCommOverlap, boolean gradAccumFusion) {
     this(tensorParallel, pipelineParallel, dataParallel, virtualStages, microBatch, localBatch,
         recompute, sequenceParallel, zeroStage, overlapGradReduce, overlapParamGather,
-        tpCommOverlap, gradAccumFusion, RunSplit.NONE, false, false);
+        tpCommOverlap, gradAccumFusion, RunSplit.NONE, false, false, 1, false, java.util.List.of());
   }
 
   /**
@@ -81,7 +92,8 @@ public record RunParallel(int tensorParallel, int pipelineParallel, int dataPara
   public RunParallel withLossFusion(boolean on) {
     return new RunParallel(tensorParallel, pipelineParallel, dataParallel, virtualStages,
         microBatch, localBatch, recompute, sequenceParallel, zeroStage, overlapGradReduce,
-        overlapParamGather, tpCommOverlap, gradAccumFusion, split, on, bf16GradReduce);
+        overlapParamGather, tpCommOverlap, gradAccumFusion, split, on, bf16GradReduce,
+        contextParallel, cpAllGather, recomputeModules);
   }
 
   /**
@@ -93,7 +105,35 @@ public record RunParallel(int tensorParallel, int pipelineParallel, int dataPara
   public RunParallel withBf16GradReduce(boolean on) {
     return new RunParallel(tensorParallel, pipelineParallel, dataParallel, virtualStages,
         microBatch, localBatch, recompute, sequenceParallel, zeroStage, overlapGradReduce,
-        overlapParamGather, tpCommOverlap, gradAccumFusion, split, lossFusion, on);
+        overlapParamGather, tpCommOverlap, gradAccumFusion, split, lossFusion, on,
+        contextParallel, cpAllGather, recomputeModules);
+  }
+
+  /**
+   * This run with its sequences split over GPUs.
+   *
+   * @param cp the context-parallel size, >= 1
+   * @param allGather whether keys and values were all-gathered (else a ring)
+   * @return the run
+   */
+  public RunParallel withContext(int cp, boolean allGather) {
+    return new RunParallel(tensorParallel, pipelineParallel, dataParallel, virtualStages,
+        microBatch, localBatch, recompute, sequenceParallel, zeroStage, overlapGradReduce,
+        overlapParamGather, tpCommOverlap, gradAccumFusion, split, lossFusion, bf16GradReduce,
+        cp, allGather, recomputeModules);
+  }
+
+  /**
+   * This run with what its selective recomputation recomputed.
+   *
+   * @param modules Megatron-LM's module names; empty for its default
+   * @return the run
+   */
+  public RunParallel withRecomputeModules(java.util.List<String> modules) {
+    return new RunParallel(tensorParallel, pipelineParallel, dataParallel, virtualStages,
+        microBatch, localBatch, recompute, sequenceParallel, zeroStage, overlapGradReduce,
+        overlapParamGather, tpCommOverlap, gradAccumFusion, split, lossFusion, bf16GradReduce,
+        contextParallel, cpAllGather, modules);
   }
 
   /**

@@ -14,14 +14,15 @@ import java.util.regex.Pattern;
  * {@code step: 10  loss:  7.9317  memory: 30.52GiB(32.13%)  tps: 6,954  tflops: 403.05  mfu:
  * 40.75%} with ANSI colour codes between the fields and thousands separators in {@code tps}. Its
  * {@code tps} is tokens per second per GPU: the tokens of one data-parallel rank over the elapsed
- * time and the non-data-parallel GPUs (tensor x pipeline), so one step takes {@code localBatch *
- * seq / (tps * tp * pp)} seconds.
+ * time and the non-data-parallel GPUs (context x tensor x pipeline), so one step takes {@code
+ * localBatch * seq / (tps * cp * tp * pp)} seconds.
  *
  * <p>The job is read from the config (printed in the log only with {@code print_config}): {@code
  * [model] name, flavor}; {@code [training] local_batch_size} (older releases: {@code batch_size}),
  * {@code seq_len}; {@code [parallelism] data_parallel_shard_degree, data_parallel_replicate_degree,
- * tensor_parallel_degree, pipeline_parallel_degree, pipeline_parallel_microbatch_size, 
- * context_parallel_degree}; {@code [activation_checkpoint] mode} and {@code selective_ac_option}.
+ * tensor_parallel_degree, pipeline_parallel_degree, pipeline_parallel_microbatch_size,
+ * context_parallel_degree, context_parallel_rotate_method, fsdp_reshard_after_forward}; {@code
+ * [activation_checkpoint] mode} and {@code selective_ac_option}.
  */
 final class TorchtitanLog {
   private static final Pattern ANSI = Pattern.compile("\u001b\\[[0-9;]*m");
@@ -47,14 +48,15 @@ final class TorchtitanLog {
     }
     double perGpu = TrainingLogs.steadyMedian(file, tps, "'step: .. tps: ..'");
     Config c = new Config(file, cfg);
-    if (c.integer("parallelism.context_parallel_degree", 1) != 1) {
-      throw new InputException(file + ": context parallelism is not modelled by meshplan; "
-          + "calibrate from a run with context_parallel_degree = 1");
-    }
-    int tp = c.integer("parallelism.tensor_parallel_degree", 1);
-    int pp = c.integer("parallelism.pipeline_parallel_degree", 1);
+    int tp = c.positive("parallelism.tensor_parallel_degree", 1);
+    int pp = c.positive("parallelism.pipeline_parallel_degree", 1);
+    int cp = c.positive("parallelism.context_parallel_degree", 1);
     int shard = c.integer("parallelism.data_parallel_shard_degree", -1);
-    int replicate = c.integer("parallelism.data_parallel_replicate_degree", 1);
+    int replicate = c.positive("parallelism.data_parallel_replicate_degree", 1);
+    if (shard == 0 || shard < -1) {
+      throw new InputException(file + ": [parallelism] data_parallel_shard_degree = " + shard
+          + " is neither -1 (the rest of the GPUs) nor a positive degree");
+    }
     int local = c.cfg.containsKey("training.local_batch_size")
         ? c.integer("training.local_batch_size", 0) : c.integer("training.batch_size", 0);
     int seq = c.integer("training.seq_len", 0);
@@ -69,10 +71,69 @@ final class TorchtitanLog {
     boolean compiledLoss = c.bool("compile.enable", false)
         && c.names("compile.components", List.of("model", "loss")).contains("loss");
     RunParallel parallel = new RunParallel(tp, pp, dp, 1, micro, local, recompute, false,
-        shard == 1 ? 0 : 3, true).withLossFusion(compiledLoss);
-    double seconds = (double) local * seq / (perGpu * tp * pp);
+        zeroStage(c, shard, replicate, cp, pp), true).withLossFusion(compiledLoss)
+        .withContext(cp, cp > 1 && allGather(c));
+    // metrics.py: tps counts a data-parallel rank's tokens (the labels before the context split)
+    // over the non-data-parallel GPUs, cp x tp x pp.
+    double seconds = (double) local * seq / (perGpu * tp * pp * cp);
     return new TrainingRun(file, "torchtitan", new RunModel.Preset(preset(c), seq, dtype(c), true),
         parallel, TrainingLogs.gpu(lines), seconds, tps.size() - 1);
+  }
+
+  /**
+   * The ZeRO stage torchtitan's data parallelism amounts to, as meshplan's torchtitan export
+   * states it: DDP alone ({@code data_parallel_replicate_degree}, no shard or context group) is
+   * ZeRO-0; FSDP over {@code data_parallel_shard_degree x context_parallel_degree} is ZeRO-3 when
+   * it reshards after the forward pass and, under a pipeline, ZeRO-1 when it does not ({@code
+   * fsdp_reshard_after_forward}: {@code "default"} reshards unless a pipeline is enabled, {@code
+   * "always"} and {@code "never"} as they say; v0.2.2 {@code
+   * models/llama3/infra/parallelize.py:319-331}). Both FSDP and replication (HSDP) shard within
+   * groups, and FSDP without resharding and without a pipeline keeps weights sharded yet gathers
+   * once per microbatch: no ZeRO stage meshplan prices, refused.
+   */
+  private static int zeroStage(Config c, int shard, int replicate, int cp, int pp) {
+    boolean fsdp = shard != 1 || cp > 1;
+    if (!fsdp) {
+      return 0;
+    }
+    if (replicate > 1) {
+      throw new InputException(c.file + ": [parallelism] data_parallel_replicate_degree = "
+          + replicate + " with FSDP over the shard and context degrees is HSDP, which shards "
+          + "within groups; no ZeRO stage meshplan prices states it");
+    }
+    String policy = c.cfg.getOrDefault("parallelism.fsdp_reshard_after_forward", "default");
+    boolean reshard = switch (policy) {
+      case "default" -> pp == 1;
+      case "always" -> true;
+      case "never" -> false;
+      default -> throw new InputException(c.file + ": [parallelism] fsdp_reshard_after_forward"
+          + " = \"" + policy + "\" is not one torchtitan takes (default, always or never)");
+    };
+    if (reshard) {
+      return 3;
+    }
+    if (pp == 1) {
+      throw new InputException(c.file + ": [parallelism] fsdp_reshard_after_forward = \"never\""
+          + " without a pipeline keeps weights sharded and gathers them once per microbatch; "
+          + "no ZeRO stage meshplan prices states it");
+    }
+    return 1;
+  }
+
+  /**
+   * Whether context parallelism all-gathered keys and values: PyTorch's rotate method {@code
+   * allgather}, torchtitan's default ({@code context_parallel_rotate_method}); its {@code
+   * alltoall} rotation is not one meshplan prices, and is refused.
+   */
+  private static boolean allGather(Config c) {
+    String method = c.cfg.getOrDefault("parallelism.context_parallel_rotate_method",
+        "allgather");
+    if (!method.equals("allgather")) {
+      throw new InputException(c.file + ": [parallelism] context_parallel_rotate_method = \""
+          + method + "\" is not an exchange meshplan prices for torchtitan (it prices "
+          + "\"allgather\", torchtitan's default)");
+    }
+    return true;
   }
 
   /**
@@ -145,6 +206,14 @@ final class TorchtitanLog {
 
   /** The config, read with messages that name the file and the key. */
   private record Config(String file, Map<String, String> cfg) {
+    int positive(String key, int fallback) {
+      int v = integer(key, fallback);
+      if (v <= 0) {
+        throw new InputException(file + ": " + key + " = " + v + " is not a positive degree");
+      }
+      return v;
+    }
+
     int integer(String key, int fallback) {
       String v = cfg.get(key);
       if (v == null) {

@@ -47,7 +47,7 @@ record TrainRunSimulator(TrainingRun run, ClusterSpec cluster, ModelSpec model,
    */
   static TrainRunSimulator of(TrainingRun run, ClusterSpec base) {
     RunParallel p = run.parallel();
-    int mp = p.tensorParallel() * p.pipelineParallel();
+    int mp = p.tensorParallel() * p.pipelineParallel() * p.contextParallel();
     int dp = p.dataParallel() > 0 ? p.dataParallel() : base.gpuCount() / mp;
     int gpus = mp * dp;
     if (dp <= 0 || gpus > base.gpuCount()) {
@@ -67,7 +67,12 @@ record TrainRunSimulator(TrainingRun run, ClusterSpec cluster, ModelSpec model,
           p.virtualStages(), p.microBatch(), global, Recompute.valueOf(
               p.recompute().toUpperCase(java.util.Locale.ROOT)), p.sequenceParallel(),
           p.zeroStage()).withStageLayers(p.split().firstStageLayers(),
-              p.split().lastStageLayers()).withSplit(split(p));
+              p.split().lastStageLayers()).withSplit(split(p))
+          .withContext(p.contextParallel(), p.cpAllGather());
+      if (!p.recomputeModules().isEmpty()) {
+        c = c.withRecomputeModules(io.meshplan.model.RecomputeModule.parseList(
+            String.join(",", p.recomputeModules())));
+      }
       c.check(cs.gpuCount(), m.layers(), m.heads(), m.kvHeads());
       c.checkModel(m);
       return new TrainRunSimulator(run, cs, m, c);

@@ -230,9 +230,147 @@ class CalibrateTrainParseTest {
     TrainingRun r = TrainingLogs.read(resource("torchtitan_llama3_70b_h100.log"),
         Optional.of(resource("torchtitan_old_batch_size.toml")));
     assertThat(r.model()).isEqualTo(new RunModel.Preset("llama3-70b", 4096, "bf16", true));
-    assertThat(r.parallel()).isEqualTo(new RunParallel(8, 2, 4, 1, 1, 2, "full", false, 3, true));
+    // FSDP over 4 under a pipeline, fsdp_reshard_after_forward "default": no resharding after
+    // the forward pass when a pipeline is enabled (v0.2.2 parallelize.py:324-327), ZeRO-1.
+    assertThat(r.parallel()).isEqualTo(new RunParallel(8, 2, 4, 1, 1, 2, "full", false, 1, true));
     // tps median of 1180, 1204, 1196 is 1196 per GPU; 2 * 4096 / (1196 * 8 * 2) s.
     assertThat(r.iterationSeconds()).isCloseTo(2.0 * 4096 / (1196 * 16), within(1e-12));
+  }
+
+  /** A Megatron-LM log with some argument lines replaced or added. */
+  private Path megatronWith(String name, String... args) throws IOException {
+    String log = Files.readString(resource("megatron_gpt_interleaved.log"));
+    for (int i = 0; i < args.length; i += 2) {
+      String line = "  " + args[i] + " " + ".".repeat(48 - args[i].length()) + " " + args[i + 1];
+      String replaced = log.replaceAll("(?m)^  " + args[i] + " \\.+ .*$",
+          java.util.regex.Matcher.quoteReplacement(line));
+      log = replaced.equals(log) ? log.replace("  num_layers ", line + "\n  num_layers ")
+          : replaced;
+    }
+    Path f = dir.resolve(name);
+    Files.writeString(f, log);
+    return f;
+  }
+
+  /**
+   * Models a dense decoder cannot state are refused in one line naming the argument, not fitted
+   * as the dense model of the same sizes: experts, latent attention, prediction modules, heads
+   * narrower than hidden / heads (2048 / 16 = 128).
+   */
+  @Test
+  void megatronModelsBeyondADenseDecoderAreRefused() throws IOException {
+    String[][] cases = {{"num_experts", "8"}, {"multi_latent_attention", "True"},
+        {"mtp_num_layers", "1"}, {"kv_channels", "64"}};
+    for (String[] c : cases) {
+      Path f = megatronWith(c[0] + ".log", c[0], c[1]);
+      assertThatThrownBy(() -> TrainingLogs.read(f, Optional.empty())).as(c[0])
+          .isInstanceOf(InputException.class)
+          .hasMessageContaining("argument " + c[0] + " = " + c[1])
+          .hasMessageContaining("dense decoders").hasMessageNotContaining("\n");
+    }
+    // kv_channels as validate_args sets it, and the empty values, read as before.
+    for (String[] c : new String[][] {{"kv_channels", "128"}, {"num_experts", "None"},
+        {"multi_latent_attention", "False"}, {"mtp_num_layers", "None"}}) {
+      assertThat(TrainingLogs.read(megatronWith("ok.log", c[0], c[1]), Optional.empty())
+          .parallel().tensorParallel()).as(c[0]).isEqualTo(2);
+    }
+  }
+
+  /**
+   * Context parallelism: world 16 = tp 2 x pp 2 x cp 2 x dp 2, so without a data_parallel_size
+   * line the data-parallel size is 2 and the local batch 32 / 2 = 16; p2p is the ring and
+   * all_gather (or Megatron's help's allgather) the all-gather; a2a, a2a+p2p and a mix over
+   * layers are refused.
+   */
+  @Test
+  void megatronContextParallelism() throws IOException {
+    TrainingRun ring = TrainingLogs.read(megatronWith("cp.log", "context_parallel_size", "2",
+        "cp_comm_type", "['p2p']"), Optional.empty());
+    assertThat(ring.parallel()).isEqualTo(new RunParallel(2, 2, 2, 2, 1, 16, "full", false, 0,
+        false).withContext(2, false));
+    for (String allGather : new String[] {"['all_gather']", "allgather", "['all_gather', "
+        + "'all_gather']"}) {
+      assertThat(TrainingLogs.read(megatronWith("ag.log", "context_parallel_size", "2",
+          "cp_comm_type", allGather), Optional.empty()).parallel().cpAllGather()).as(allGather)
+          .isTrue();
+    }
+    for (String bad : new String[] {"['a2a']", "['a2a+p2p']", "['p2p', 'all_gather']"}) {
+      Path f = megatronWith("bad.log", "context_parallel_size", "2", "cp_comm_type", bad);
+      assertThatThrownBy(() -> TrainingLogs.read(f, Optional.empty())).as(bad)
+          .isInstanceOf(InputException.class).hasMessageContaining("argument cp_comm_type")
+          .hasMessageNotContaining("\n");
+    }
+  }
+
+  /**
+   * Full recomputation of some layers only (recompute_method block over fewer layers than a
+   * model chunk's: 24 layers over pp 2 x vpp 2 are chunks of 6) is refused; block over all six,
+   * and uniform, read as full. Selective recomputation carries its modules, the default
+   * (core_attn alone) as none listed.
+   */
+  @Test
+  void megatronRecomputationMethodsAndModules() throws IOException {
+    Path part = megatronWith("block.log", "recompute_method", "block", "recompute_num_layers",
+        "2");
+    assertThatThrownBy(() -> TrainingLogs.read(part, Optional.empty()))
+        .isInstanceOf(InputException.class).hasMessageContaining("recompute_num_layers = 2")
+        .hasMessageContaining("2 of each model chunk's 6 layers").hasMessageNotContaining("\n");
+    assertThat(TrainingLogs.read(megatronWith("whole.log", "recompute_method", "block",
+        "recompute_num_layers", "6"), Optional.empty()).parallel().recompute()).isEqualTo("full");
+    TrainingRun mlp = TrainingLogs.read(megatronWith("sel.log", "recompute_granularity",
+        "selective", "recompute_method", "None", "recompute_num_layers", "None",
+        "recompute_modules", "['core_attn', 'mlp']"), Optional.empty());
+    assertThat(mlp.parallel().recompute()).isEqualTo("selective");
+    assertThat(mlp.parallel().recomputeModules()).containsExactly("core_attn", "mlp");
+    assertThat(TrainingLogs.read(megatronWith("def.log", "recompute_granularity", "selective",
+        "recompute_method", "None", "recompute_num_layers", "None", "recompute_modules",
+        "['core_attn']"), Optional.empty()).parallel().recomputeModules()).isEmpty();
+  }
+
+  /**
+   * torchtitan's data and context parallelism: context_parallel_degree 2 with the default
+   * allgather rotation (FSDP over shard x cp, ZeRO-3 without a pipeline), a step of 1 x 8192 /
+   * (tps x cp) seconds; the alltoall rotation, HSDP (both data-parallel degrees above 1 under
+   * FSDP), fsdp_reshard_after_forward "never" without a pipeline, an unknown policy and a
+   * degree of 0 are refused in one line; "always" under a pipeline is ZeRO-3.
+   */
+  @Test
+  void torchtitanContextAndShardingForms() throws IOException {
+    String toml = Files.readString(example("torchtitan_llama3_8b.toml"));
+    Path cp = dir.resolve("cp.toml");
+    Files.writeString(cp, toml.replace("context_parallel_degree = 1",
+        "context_parallel_degree = 2"));
+    TrainingRun r = TrainingLogs.read(example("torchtitan_llama3_8b_h100.log"), Optional.of(cp));
+    assertThat(r.parallel().contextParallel()).isEqualTo(2);
+    assertThat(r.parallel().cpAllGather()).isTrue();
+    assertThat(r.parallel().zeroStage()).isEqualTo(3);
+    TrainingRun flat = TrainingLogs.read(example("torchtitan_llama3_8b_h100.log"),
+        Optional.of(example("torchtitan_llama3_8b.toml")));
+    assertThat(r.iterationSeconds()).isCloseTo(flat.iterationSeconds() / 2, within(1e-12));
+    String[][] refused = {
+        {"context_parallel_degree = 2\ncontext_parallel_rotate_method = \"alltoall\"",
+            "context_parallel_rotate_method = \"alltoall\""},
+        {"context_parallel_degree = 1\ndata_parallel_replicate_degree = 2",
+            "is HSDP"},
+        {"context_parallel_degree = 1\nfsdp_reshard_after_forward = \"never\"",
+            "without a pipeline"},
+        {"context_parallel_degree = 1\nfsdp_reshard_after_forward = \"sometimes\"",
+            "not one torchtitan takes"},
+        {"context_parallel_degree = 0", "is not a positive degree"}};
+    for (String[] c : refused) {
+      Path f = dir.resolve("bad.toml");
+      Files.writeString(f, toml.replace("data_parallel_replicate_degree = 1\n", "")
+          .replace("context_parallel_degree = 1", c[0]));
+      assertThatThrownBy(() -> TrainingLogs.read(example("torchtitan_llama3_8b_h100.log"),
+          Optional.of(f))).as(c[0]).isInstanceOf(InputException.class)
+          .hasMessageContaining(c[1]).hasMessageNotContaining("\n");
+    }
+    Path always = dir.resolve("always.toml");
+    Files.writeString(always, Files.readString(resource("torchtitan_old_batch_size.toml"))
+        .replace("pipeline_parallel_microbatch_size = 1", "pipeline_parallel_microbatch_size = 1"
+            + "\nfsdp_reshard_after_forward = \"always\""));
+    assertThat(TrainingLogs.read(resource("torchtitan_llama3_70b_h100.log"), Optional.of(always))
+        .parallel().zeroStage()).isEqualTo(3);
   }
 
   @Test

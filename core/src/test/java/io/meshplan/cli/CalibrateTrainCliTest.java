@@ -190,6 +190,52 @@ class CalibrateTrainCliTest {
     assertThat(run.out()).contains("\"architecture\" : \"h100\"").contains("\"afterSeconds\"");
   }
 
+  /**
+   * Context-parallel runs are rebuilt with their split: a Megatron-LM log of tp 2 x cp 2 x dp 2
+   * on 8 GPUs (keys and values all-gathered) and torchtitan's 8B config with each sequence over 2
+   * GPUs (FSDP over dp_shard 4 x cp 2) give back the scale they were written from. torchtitan's
+   * tps is per GPU of the context group as well: a step is 1 x 8192 / (tps x cp 2) seconds.
+   */
+  @Test
+  void contextParallelRunsAreRecovered() throws IOException {
+    double truth = 0.7;
+    Path log = dir.resolve("cp.log");
+    java.util.Map<String, String> cp = java.util.Map.of("context_parallel_size", "2",
+        "cp_comm_type", "['all_gather']", "world_size", "8", "seq_length", "8192",
+        "global_batch_size", "16");
+    Files.writeString(log, megatronLog(3000, new double[] {100, 100}, cp));
+    double t = simulatedSeconds(log, Optional.empty(), "1x8:h100-80gb", truth);
+    Files.writeString(log, megatronLog(3 * t * 1000, new double[] {t * 1000 + 0.05,
+        t * 1000, t * 1000 - 0.05}, cp));
+    Path out = dir.resolve("cp.yaml");
+    CliRun run = CliRun.of("calibrate", "--train", log.toString(), "--cluster", "1x8:h100-80gb",
+        "--out", out.toString());
+    assertThat(run.code()).as(run.err()).isZero();
+    assertThat(fittedScale(out, "h100-80gb")).isCloseTo(truth, within(1e-3 * truth));
+    // The same run without context parallelism is another job: another time at the same scale.
+    Path flat = dir.resolve("flat.log");
+    Files.writeString(flat, megatronLog(3000, new double[] {100, 100},
+        java.util.Map.of("world_size", "8", "data_parallel_size", "4", "seq_length", "8192",
+            "global_batch_size", "16")));
+    assertThat(simulatedSeconds(flat, Optional.empty(), "1x8:h100-80gb", truth))
+        .isNotCloseTo(t, within(1e-3 * t));
+
+    Path config = dir.resolve("cp.toml");
+    Files.writeString(config, Files.readString(EXAMPLES.resolve("torchtitan_llama3_8b.toml"))
+        .replace("context_parallel_degree = 1", "context_parallel_degree = 2"));
+    Path example = EXAMPLES.resolve("torchtitan_llama3_8b_h100.log");
+    double tt = simulatedSeconds(example, Optional.of(config), "1x8:h100-80gb", truth);
+    long tps = Math.round(8192 / (tt * 2));
+    Path titan = dir.resolve("titan-cp.log");
+    Files.writeString(titan, Files.readString(example).replaceAll("tps: [0-9,]+",
+        "tps: " + String.format(Locale.ROOT, "%,d", tps)));
+    Path out2 = dir.resolve("titan-cp.yaml");
+    CliRun r2 = CliRun.of("calibrate", "--train", titan.toString(), "--config",
+        config.toString(), "--cluster", "1x8:h100-80gb", "--out", out2.toString());
+    assertThat(r2.code()).as(r2.err()).isZero();
+    assertThat(fittedScale(out2, "h100-80gb")).isCloseTo(truth, within(1e-3 * truth));
+  }
+
   @Test
   void twoRunsOverdetermineTheScaleAndLeaveResiduals() throws IOException {
     // Two logs of one model measured 10% apart: no single scale fits both, so both residuals are
