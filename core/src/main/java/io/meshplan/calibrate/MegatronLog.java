@@ -89,28 +89,98 @@ final class MegatronLog {
     backend = backend.substring(backend.lastIndexOf('.') + 1);
     boolean flash = a.flag("use_flash_attn") || backend.equals("flash")
         || backend.equals("fused") || backend.equals("auto");
-    return new RunModel.Dims(a.integer("num_layers"), hidden, heads, kv, ffn, vocab,
-        a.integer("seq_length"), a.flag("swiglu"), dtype, flash);
+    int layers = a.integer("num_layers");
+    return new RunModel.Dims(layers, hidden, heads, kv, ffn, vocab, a.integer("seq_length"),
+        a.flag("swiglu"), dtype, flash, moe(a, layers, ffn));
   }
 
   /**
-   * Refuses what {@link RunModel.Dims} cannot state, each in one line naming the argument: a
-   * mixture-of-experts model ({@code num_experts}), multi-head latent attention, multi-token
-   * prediction modules, and heads whose width ({@code kv_channels}, which validate_args sets to
-   * {@code hidden_size / num_attention_heads} when not given) is not the hidden size over the
-   * heads. Read as a dense decoder, such a run would be fitted to the wrong model.
+   * The routed experts ({@code num_experts} set): {@code moe_router_topk} (2 by default), {@code
+   * moe_ffn_hidden_size} (the dense size by default), {@code moe_shared_expert_intermediate_size},
+   * {@code moe_expert_capacity_factor} (None: dropless) and {@code moe_layer_freq} (an integer n,
+   * one expert block in n starting with the first, or the 0/1 list it was expanded to). Only the
+   * all-to-all token dispatcher is priced: Megatron-Core's default {@code allgather} and the
+   * DeepEP/HybridEP {@code flex} dispatcher are refused, as their exchanges are not meshplan's.
+   */
+  private static RunModel.Moe moe(Args a, int layers, int ffn) {
+    Optional<Integer> experts = a.optionalInt("num_experts");
+    if (experts.isEmpty()) {
+      return RunModel.Moe.NONE;
+    }
+    if (!a.args.containsKey("moe_token_dispatcher_type")) {
+      throw new InputException(a.file() + ": argument moe_token_dispatcher_type is not in the "
+          + "arguments block, so the run used Megatron-Core's default, allgather, which is not "
+          + "the token dispatcher meshplan prices (alltoall)");
+    }
+    if (!a.args.get("moe_token_dispatcher_type").equals("alltoall")) {
+      throw a.bad("moe_token_dispatcher_type", "is not the token dispatcher meshplan prices "
+          + "(alltoall: one all-to-all to dispatch and one to combine)");
+    }
+    double capacity = 0;
+    String cf = a.args.getOrDefault("moe_expert_capacity_factor", "None");
+    if (!cf.equals("None")) {
+      try {
+        capacity = Double.parseDouble(cf);
+      } catch (NumberFormatException e) {
+        capacity = -1;
+      }
+      if (!(capacity > 0) || !Double.isFinite(capacity)) {
+        throw a.bad("moe_expert_capacity_factor", "is not a positive capacity factor");
+      }
+    }
+    return new RunModel.Moe(experts.get(), a.optionalInt("moe_router_topk").orElse(2),
+        a.optionalInt("moe_ffn_hidden_size").orElse(ffn),
+        a.optionalInt("moe_shared_expert_intermediate_size").orElse(0), capacity,
+        denseLayers(a, layers));
+  }
+
+  /** The blocks without experts by {@code moe_layer_freq}. */
+  private static List<Integer> denseLayers(Args a, int layers) {
+    String freq = a.args.getOrDefault("moe_layer_freq", "1").trim();
+    List<Integer> dense = new ArrayList<>();
+    if (freq.matches("[0-9]{1,9}")) {
+      int n = Integer.parseInt(freq);
+      if (n < 1) {
+        throw a.bad("moe_layer_freq", "is not a positive frequency");
+      }
+      for (int i = 0; i < layers; i++) {
+        if (i % n != 0) {
+          dense.add(i);
+        }
+      }
+      return dense;
+    }
+    List<String> flags = listOf(freq);
+    if (flags.size() != layers || !flags.stream().allMatch(f -> f.equals("0") || f.equals("1"))) {
+      throw a.bad("moe_layer_freq", "is neither a frequency nor a list of " + layers + " 0s and "
+          + "1s, one per layer");
+    }
+    for (int i = 0; i < layers; i++) {
+      if (flags.get(i).equals("0")) {
+        dense.add(i);
+      }
+    }
+    return dense;
+  }
+
+  /**
+   * Refuses what {@link RunModel.Dims} cannot state, each in one line naming the argument:
+   * multi-head latent attention, multi-token prediction modules, sliding-window attention ({@code
+   * window_size}), and heads whose width ({@code kv_channels}, which validate_args sets to {@code
+   * hidden_size / num_attention_heads} when not given) is not the hidden size over the heads.
+   * Read as a decoder of standard attention, such a run would be fitted to the wrong model.
    */
   private static void dense(Args a, int hidden, int heads) {
-    String rebuilds = "; calibrate --train rebuilds dense decoders of standard attention from a "
+    String rebuilds = "; calibrate --train rebuilds decoders of standard attention from a "
         + "Megatron-LM log, which this run is not";
-    if (a.optionalInt("num_experts").isPresent()) {
-      throw a.bad("num_experts", "trains a mixture-of-experts model" + rebuilds);
-    }
     if (a.flag("multi_latent_attention")) {
       throw a.bad("multi_latent_attention", "trains multi-head latent attention" + rebuilds);
     }
     if (a.optionalInt("mtp_num_layers").isPresent()) {
       throw a.bad("mtp_num_layers", "trains multi-token prediction modules" + rebuilds);
+    }
+    if (!a.args.getOrDefault("window_size", "None").equals("None")) {
+      throw a.bad("window_size", "trains sliding-window attention" + rebuilds);
     }
     Optional<Integer> kv = a.optionalInt("kv_channels");
     if (kv.isPresent() && (hidden % heads != 0 || kv.get() != hidden / heads)) {
@@ -139,12 +209,18 @@ final class MegatronLog {
       partialRecompute(a, pp * vpp);
     }
     List<String> modules = recompute.equals("selective") ? modules(a) : List.of();
-    return new RunParallel(tp, pp, dp, vpp,
+    RunParallel run = new RunParallel(tp, pp, dp, vpp,
         a.integer("micro_batch_size"), global / dp, recompute, a.flag("sequence_parallel"),
         a.flag("use_distributed_optimizer") ? 1 : 0, a.flag("overlap_grad_reduce"),
         a.flag("overlap_param_gather"), a.flag("tp_comm_overlap"),
         !"False".equals(a.args.get("gradient_accumulation_fusion")), split(a), false,
-        bf16GradReduce(a), 1, false, modules).withContext(cp, cp > 1 && allGather(a));
+        bf16GradReduce(a), 1, false, modules, 1, 1, false)
+        .withContext(cp, cp > 1 && allGather(a));
+    // Megatron-LM's validate_args sets the expert tensor size to the tensor size when not given.
+    return a.optionalInt("num_experts").isEmpty() ? run : run.withExperts(
+        a.optionalInt("expert_model_parallel_size").orElse(1),
+        a.optionalInt("expert_tensor_parallel_size").orElse(tp),
+        a.flag("overlap_moe_expert_parallel_comm"));
   }
 
   /**

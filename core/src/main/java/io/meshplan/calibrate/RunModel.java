@@ -48,11 +48,32 @@ public sealed interface RunModel permits RunModel.Preset, RunModel.Dims {
    * @param swiglu whether the MLP is SwiGLU ({@code swiglu}); LLaMA-style when true
    * @param dtype the compute precision word
    * @param flash whether attention was fused
+   * @param moe the routed experts, {@link Moe#NONE} for a dense decoder
    */
   record Dims(int layers, int hidden, int heads, int kvHeads, int ffn, int vocab, int seq,
-      boolean swiglu, String dtype, boolean flash) implements RunModel {
+      boolean swiglu, String dtype, boolean flash, Moe moe) implements RunModel {
+    /**
+     * A dense decoder.
+     *
+     * @param layers transformer blocks
+     * @param hidden hidden size
+     * @param heads attention heads
+     * @param kvHeads key/value heads
+     * @param ffn feed-forward size
+     * @param vocab padded vocabulary
+     * @param seq tokens per sequence
+     * @param swiglu whether the MLP is SwiGLU
+     * @param dtype the compute precision word
+     * @param flash whether attention was fused
+     */
+    public Dims(int layers, int hidden, int heads, int kvHeads, int ffn, int vocab, int seq,
+        boolean swiglu, String dtype, boolean flash) {
+      this(layers, hidden, heads, kvHeads, ffn, vocab, seq, swiglu, dtype, flash, Moe.NONE);
+    }
+
     /** Validates the sizes. */
     public Dims {
+      Require.nonNull(moe, "experts");
       Require.positive(layers, "layers");
       Require.positive(hidden, "hidden size");
       Require.positive(heads, "heads");
@@ -61,6 +82,37 @@ public sealed interface RunModel permits RunModel.Preset, RunModel.Dims {
       Require.positive(vocab, "vocabulary");
       Require.positive(seq, "sequence length");
       Require.nonNull(dtype, "dtype");
+    }
+  }
+
+  /**
+   * The routed experts of a mixture-of-experts run, as Megatron-LM's arguments state them.
+   *
+   * @param experts routed experts ({@code num_experts}); 0 for a dense decoder
+   * @param topK experts per token ({@code moe_router_topk})
+   * @param ffn one expert's feed-forward size ({@code moe_ffn_hidden_size})
+   * @param sharedFfn the shared experts' feed-forward size ({@code
+   *     moe_shared_expert_intermediate_size}), 0 for none
+   * @param capacityFactor {@code moe_expert_capacity_factor}, 0 for dropless
+   * @param denseLayers the blocks without experts ({@code moe_layer_freq}), 0-based
+   */
+  record Moe(int experts, int topK, int ffn, int sharedFfn, double capacityFactor,
+      java.util.List<Integer> denseLayers) {
+    /** No experts. */
+    public static final Moe NONE = new Moe(0, 0, 0, 0, 0, java.util.List.of());
+
+    /** Copies the list; the sizes are checked where the model is built. */
+    public Moe {
+      denseLayers = java.util.List.copyOf(denseLayers);
+    }
+
+    /**
+     * Whether the run routed tokens to experts.
+     *
+     * @return true for a mixture-of-experts run
+     */
+    public boolean routed() {
+      return experts > 0;
     }
   }
 }

@@ -35,15 +35,24 @@ import io.meshplan.util.Require;
  *     passing them round a ring ({@code p2p})
  * @param recomputeModules what selective recomputation recomputed, by Megatron-LM's names
  *     ({@code recompute_modules}); empty for its default, the attention core
+ * @param expertParallel the GPUs a mixture-of-experts layer's experts were spread over ({@code
+ *     expert_model_parallel_size}); 1 for a dense run
+ * @param expertTensorParallel the GPUs each expert was split over ({@code
+ *     expert_tensor_parallel_size})
+ * @param moeOverlap whether the expert all-to-alls ran under another microbatch's compute
+ *     ({@code overlap_moe_expert_parallel_comm})
  */
 public record RunParallel(int tensorParallel, int pipelineParallel, int dataParallel,
     int virtualStages, int microBatch, int localBatch, String recompute, boolean sequenceParallel,
     int zeroStage, boolean overlapGradReduce, boolean overlapParamGather, boolean tpCommOverlap,
     boolean gradAccumFusion, RunSplit split, boolean lossFusion, boolean bf16GradReduce,
-    int contextParallel, boolean cpAllGather, java.util.List<String> recomputeModules) {
+    int contextParallel, boolean cpAllGather, java.util.List<String> recomputeModules,
+    int expertParallel, int expertTensorParallel, boolean moeOverlap) {
   /** Validates the sizes. */
   public RunParallel {
     Require.nonNull(split, "split");
+    Require.positive(expertParallel, "expert-parallel size");
+    Require.positive(expertTensorParallel, "expert tensor-parallel size");
     Require.positive(contextParallel, "context-parallel size");
     recomputeModules = java.util.List.copyOf(recomputeModules);
     Require.positive(tensorParallel, "tensor-parallel size");
@@ -80,7 +89,7 @@ public record RunParallel(int tensorParallel, int pipelineParallel, int dataPara
       boolean overlapParamGather, boolean tpCommOverlap, boolean gradAccumFusion) {
     this(tensorParallel, pipelineParallel, dataParallel, virtualStages, microBatch, localBatch,
         recompute, sequenceParallel, zeroStage, overlapGradReduce, overlapParamGather,
-        tpCommOverlap, gradAccumFusion, RunSplit.NONE, false, false, 1, false, java.util.List.of());
+        tpCommOverlap, gradAccumFusion, RunSplit.NONE, false, false, 1, false, java.util.List.of(), 1, 1, false);
   }
 
   /**
@@ -93,7 +102,8 @@ public record RunParallel(int tensorParallel, int pipelineParallel, int dataPara
     return new RunParallel(tensorParallel, pipelineParallel, dataParallel, virtualStages,
         microBatch, localBatch, recompute, sequenceParallel, zeroStage, overlapGradReduce,
         overlapParamGather, tpCommOverlap, gradAccumFusion, split, on, bf16GradReduce,
-        contextParallel, cpAllGather, recomputeModules);
+        contextParallel, cpAllGather, recomputeModules, expertParallel, expertTensorParallel,
+        moeOverlap);
   }
 
   /**
@@ -106,7 +116,8 @@ public record RunParallel(int tensorParallel, int pipelineParallel, int dataPara
     return new RunParallel(tensorParallel, pipelineParallel, dataParallel, virtualStages,
         microBatch, localBatch, recompute, sequenceParallel, zeroStage, overlapGradReduce,
         overlapParamGather, tpCommOverlap, gradAccumFusion, split, lossFusion, on,
-        contextParallel, cpAllGather, recomputeModules);
+        contextParallel, cpAllGather, recomputeModules, expertParallel, expertTensorParallel,
+        moeOverlap);
   }
 
   /**
@@ -120,7 +131,7 @@ public record RunParallel(int tensorParallel, int pipelineParallel, int dataPara
     return new RunParallel(tensorParallel, pipelineParallel, dataParallel, virtualStages,
         microBatch, localBatch, recompute, sequenceParallel, zeroStage, overlapGradReduce,
         overlapParamGather, tpCommOverlap, gradAccumFusion, split, lossFusion, bf16GradReduce,
-        cp, allGather, recomputeModules);
+        cp, allGather, recomputeModules, expertParallel, expertTensorParallel, moeOverlap);
   }
 
   /**
@@ -133,7 +144,23 @@ public record RunParallel(int tensorParallel, int pipelineParallel, int dataPara
     return new RunParallel(tensorParallel, pipelineParallel, dataParallel, virtualStages,
         microBatch, localBatch, recompute, sequenceParallel, zeroStage, overlapGradReduce,
         overlapParamGather, tpCommOverlap, gradAccumFusion, split, lossFusion, bf16GradReduce,
-        contextParallel, cpAllGather, modules);
+        contextParallel, cpAllGather, modules, expertParallel, expertTensorParallel,
+        moeOverlap);
+  }
+
+  /**
+   * This run with its experts' split.
+   *
+   * @param ep the expert-parallel size, >= 1
+   * @param etp the expert tensor-parallel size, >= 1
+   * @param overlap whether the expert all-to-alls were overlapped
+   * @return the run
+   */
+  public RunParallel withExperts(int ep, int etp, boolean overlap) {
+    return new RunParallel(tensorParallel, pipelineParallel, dataParallel, virtualStages,
+        microBatch, localBatch, recompute, sequenceParallel, zeroStage, overlapGradReduce,
+        overlapParamGather, tpCommOverlap, gradAccumFusion, split, lossFusion, bf16GradReduce,
+        contextParallel, cpAllGather, recomputeModules, ep, etp, overlap);
   }
 
   /**

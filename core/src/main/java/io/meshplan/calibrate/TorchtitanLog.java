@@ -76,8 +76,9 @@ final class TorchtitanLog {
     // metrics.py: tps counts a data-parallel rank's tokens (the labels before the context split)
     // over the non-data-parallel GPUs, cp x tp x pp.
     double seconds = (double) local * seq / (perGpu * tp * pp * cp);
-    return new TrainingRun(file, "torchtitan", new RunModel.Preset(preset(c), seq, dtype(c), true),
-        parallel, TrainingLogs.gpu(lines), seconds, tps.size() - 1);
+    String preset = preset(c);
+    return new TrainingRun(file, "torchtitan", new RunModel.Preset(preset, seq, dtype(c), true),
+        experts(c, preset, parallel), TrainingLogs.gpu(lines), seconds, tps.size() - 1);
   }
 
   /**
@@ -193,15 +194,34 @@ final class TorchtitanLog {
     };
   }
 
-  /** torchtitan's llama3 flavors as meshplan presets (same dimensions). */
+  /**
+   * torchtitan's flavors that are meshplan presets (same dimensions): llama3 8B, 70B and 405B,
+   * and qwen3's mixture-of-experts flavors 30B-A3B and 235B-A22B (v0.2.2 {@code
+   * models/qwen3/__init__.py:145-191}: 128 experts of 768 and 1536, 8 per token, no shared
+   * expert, every block routed).
+   */
   private static String preset(Config c) {
     String name = c.cfg.getOrDefault("model.name", "");
     String flavor = c.cfg.getOrDefault("model.flavor", "");
-    if (name.equals("llama3") && List.of("8B", "70B", "405B").contains(flavor)) {
-      return "llama3-" + flavor.toLowerCase(Locale.ROOT);
+    if (name.equals("llama3") && List.of("8B", "70B", "405B").contains(flavor)
+        || name.equals("qwen3") && List.of("30B-A3B", "235B-A22B").contains(flavor)) {
+      return name + "-" + flavor.toLowerCase(Locale.ROOT);
     }
     throw new InputException(c.file + ": [model] name = \"" + name + "\", flavor = \"" + flavor
-        + "\" has no meshplan preset; calibrate reads llama3 8B, 70B and 405B");
+        + "\" has no meshplan preset; calibrate reads llama3 8B, 70B and 405B and qwen3 "
+        + "30B-A3B and 235B-A22B");
+  }
+
+  /**
+   * The experts' split of a mixture-of-experts flavor: {@code expert_parallel_degree} and {@code
+   * expert_tensor_parallel_degree} (1 and 1 by default), which a dense flavor does not use.
+   */
+  private static RunParallel experts(Config c, String preset, RunParallel run) {
+    if (!preset.startsWith("qwen3-")) {
+      return run;
+    }
+    return run.withExperts(c.positive("parallelism.expert_parallel_degree", 1),
+        c.positive("parallelism.expert_tensor_parallel_degree", 1), false);
   }
 
   /** The config, read with messages that name the file and the key. */

@@ -86,11 +86,17 @@ record TrainCalibration(ClusterSpec cluster, String clusterText, List<Path> logs
       TrainRunSimulator s = sims.get(i);
       b.append(String.format(Locale.ROOT, "%-32s %-10s %-10s %9.4fs %9.4fs %9.4fs %+7.1f%% "
           + "%+7.1f%%%n", Path.of(r.name()).getFileName(), s.run().framework(),
-          s.config().tensorParallel() + "/" + s.config().pipelineParallel() + "/"
-              + s.config().dataParallel(), r.measured(), r.before(), r.after(),
+          split(s.config()), r.measured(), r.before(), r.after(),
           percent(r.before() / r.measured() - 1), percent(r.error())));
     }
     return b.toString();
+  }
+
+  /** tp/pp/dp, with the context- and expert-parallel sizes where they are above 1. */
+  private static String split(io.meshplan.plan.ParallelConfig c) {
+    return c.tensorParallel() + "/" + c.pipelineParallel() + "/" + c.dataParallel()
+        + (c.contextParallel() > 1 ? " cp" + c.contextParallel() : "")
+        + (c.expertParallel() > 1 ? " ep" + c.expertParallel() : "");
   }
 
   /** A relative error in percent, with no "-0.0" for an error that rounds to zero. */

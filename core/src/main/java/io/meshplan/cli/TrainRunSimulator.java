@@ -68,13 +68,17 @@ record TrainRunSimulator(TrainingRun run, ClusterSpec cluster, ModelSpec model,
               p.recompute().toUpperCase(java.util.Locale.ROOT)), p.sequenceParallel(),
           p.zeroStage()).withStageLayers(p.split().firstStageLayers(),
               p.split().lastStageLayers()).withSplit(split(p))
-          .withContext(p.contextParallel(), p.cpAllGather());
+          .withContext(p.contextParallel(), p.cpAllGather())
+          .withExperts(p.expertParallel(), p.expertTensorParallel());
       if (!p.recomputeModules().isEmpty()) {
         c = c.withRecomputeModules(io.meshplan.model.RecomputeModule.parseList(
             String.join(",", p.recomputeModules())));
       }
       c.check(cs.gpuCount(), m.layers(), m.heads(), m.kvHeads());
       c.checkModel(m);
+      c.checkExperts(m.arch().moe());
+      c.checkContext(m.seq(), run.model().flash()
+          && io.meshplan.cluster.FusedAttentionKernels.of(cs.gpu()).isPresent());
       return new TrainRunSimulator(run, cs, m, c);
     } catch (IllegalArgumentException | InputException e) {
       // What the run's arguments break is the log's fault: name it.
@@ -108,9 +112,20 @@ record TrainRunSimulator(TrainingRun run, ClusterSpec cluster, ModelSpec model,
       return Presets.get(p.name()).withWorkload(p.seq(), global).withTraining(global, dtype);
     }
     RunModel.Dims d = (RunModel.Dims) rm;
-    return new ModelSpec("megatron-" + d.layers() + "x" + d.hidden(),
+    ModelSpec dense = new ModelSpec("megatron-" + d.layers() + "x" + d.hidden(),
         d.swiglu() ? ModelSpec.Family.LLAMA : ModelSpec.Family.GPT, d.layers(), d.hidden(),
         d.heads(), d.kvHeads(), d.ffn(), d.vocab(), d.seq(), global, dtype);
+    RunModel.Moe e = d.moe();
+    if (!e.routed()) {
+      return dense;
+    }
+    // As the presets state a mixture-of-experts model: its feed-forward size is an expert's,
+    // its dense blocks' size is the layer's (Megatron-LM's ffn_hidden_size).
+    io.meshplan.model.MoeShape moe = new io.meshplan.model.MoeShape(e.experts(), e.topK(),
+        e.ffn(), e.sharedFfn(), false, e.capacityFactor(), 1)
+        .withDenseLayers(e.denseLayers(), e.denseLayers().isEmpty() ? 0 : d.ffn());
+    return new ModelSpec(dense.name(), dense.family(), d.layers(), d.hidden(), d.heads(),
+        d.kvHeads(), e.ffn(), d.vocab(), d.seq(), global, dtype, dense.arch().withMoe(moe));
   }
 
   /**
@@ -141,6 +156,7 @@ record TrainRunSimulator(TrainingRun run, ClusterSpec cluster, ModelSpec model,
   private static Overlaps overlaps(io.meshplan.calibrate.RunParallel p) {
     Overlaps d = Overlaps.DEFAULTS;
     return new Overlaps(p.overlapGradReduce(), p.overlapParamGather(), p.tpCommOverlap(),
-        d.fsdpPrefetch(), p.gradAccumFusion(), false, p.lossFusion(), p.bf16GradReduce());
+        d.fsdpPrefetch(), p.gradAccumFusion(), p.moeOverlap(), p.lossFusion(),
+        p.bf16GradReduce());
   }
 }

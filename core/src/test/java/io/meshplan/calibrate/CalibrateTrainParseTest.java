@@ -253,27 +253,82 @@ class CalibrateTrainParseTest {
   }
 
   /**
-   * Models a dense decoder cannot state are refused in one line naming the argument, not fitted
-   * as the dense model of the same sizes: experts, latent attention, prediction modules, heads
-   * narrower than hidden / heads (2048 / 16 = 128).
+   * Models a decoder of standard attention cannot state are refused in one line naming the
+   * argument, not fitted as another model of the same sizes: latent attention, prediction
+   * modules, heads narrower than hidden / heads (2048 / 16 = 128), sliding windows.
    */
   @Test
   void megatronModelsBeyondADenseDecoderAreRefused() throws IOException {
-    String[][] cases = {{"num_experts", "8"}, {"multi_latent_attention", "True"},
-        {"mtp_num_layers", "1"}, {"kv_channels", "64"}};
+    String[][] cases = {{"multi_latent_attention", "True"}, {"mtp_num_layers", "1"},
+        {"kv_channels", "64"}, {"window_size", "(4096, 0)"}};
     for (String[] c : cases) {
       Path f = megatronWith(c[0] + ".log", c[0], c[1]);
       assertThatThrownBy(() -> TrainingLogs.read(f, Optional.empty())).as(c[0])
           .isInstanceOf(InputException.class)
           .hasMessageContaining("argument " + c[0] + " = " + c[1])
-          .hasMessageContaining("dense decoders").hasMessageNotContaining("\n");
+          .hasMessageContaining("decoders of standard attention")
+          .hasMessageNotContaining("\n");
     }
     // kv_channels as validate_args sets it, and the empty values, read as before.
     for (String[] c : new String[][] {{"kv_channels", "128"}, {"num_experts", "None"},
-        {"multi_latent_attention", "False"}, {"mtp_num_layers", "None"}}) {
+        {"multi_latent_attention", "False"}, {"mtp_num_layers", "None"},
+        {"window_size", "None"}}) {
       assertThat(TrainingLogs.read(megatronWith("ok.log", c[0], c[1]), Optional.empty())
           .parallel().tensorParallel()).as(c[0]).isEqualTo(2);
     }
+  }
+
+  /**
+   * A mixture-of-experts run (the 24-layer log with 8 experts of 4096, 2 per token, over EP 4
+   * with ETP 1, all-to-all dispatch) is read with its experts: moe_layer_freq 2 makes the odd
+   * blocks dense, a 0/1 list states them one by one, the capacity factor is kept (None is
+   * dropless); Megatron-Core's default allgather dispatcher, DeepEP's flex, a zero or non-numeric
+   * capacity and a list of the wrong length are refused in one line.
+   */
+  @Test
+  void megatronMixtureOfExperts() throws IOException {
+    String[] moe = {"num_experts", "8", "moe_router_topk", "2", "moe_ffn_hidden_size", "4096",
+        "moe_token_dispatcher_type", "alltoall", "expert_model_parallel_size", "4",
+        "expert_tensor_parallel_size", "1", "moe_layer_freq", "2",
+        "moe_expert_capacity_factor", "1.25", "overlap_moe_expert_parallel_comm", "True"};
+    TrainingRun r = TrainingLogs.read(megatronWith("moe.log", moe), Optional.empty());
+    RunModel.Dims d = (RunModel.Dims) r.model();
+    java.util.List<Integer> odd = java.util.stream.IntStream.range(0, 24).filter(i -> i % 2 == 1)
+        .boxed().toList();
+    assertThat(d.moe()).isEqualTo(new RunModel.Moe(8, 2, 4096, 0, 1.25, odd));
+    assertThat(d.ffn()).isEqualTo(8192);
+    assertThat(r.parallel().expertParallel()).isEqualTo(4);
+    assertThat(r.parallel().expertTensorParallel()).isEqualTo(1);
+    assertThat(r.parallel().moeOverlap()).isTrue();
+    String list = "[" + "0, ".repeat(3) + "1, ".repeat(20) + "1]";
+    String[] listed = moe.clone();
+    listed[13] = list;
+    listed[15] = "None";
+    RunModel.Moe l = ((RunModel.Dims) TrainingLogs.read(megatronWith("list.log", listed),
+        Optional.empty()).model()).moe();
+    assertThat(l.denseLayers()).containsExactly(0, 1, 2);
+    assertThat(l.capacityFactor()).isZero();
+    String[][] refused = {{"moe_token_dispatcher_type", "allgather"},
+        {"moe_token_dispatcher_type", "flex"}, {"moe_expert_capacity_factor", "0"},
+        {"moe_expert_capacity_factor", "big"}, {"moe_layer_freq", "[1, 0]"},
+        {"moe_layer_freq", "0"}};
+    for (String[] c : refused) {
+      String[] bad = moe.clone();
+      for (int i = 0; i < bad.length; i += 2) {
+        if (bad[i].equals(c[0])) {
+          bad[i + 1] = c[1];
+        }
+      }
+      Path f = megatronWith("bad-moe.log", bad);
+      assertThatThrownBy(() -> TrainingLogs.read(f, Optional.empty())).as(c[0] + " " + c[1])
+          .isInstanceOf(InputException.class).hasMessageContaining("argument " + c[0])
+          .hasMessageNotContaining("\n");
+    }
+    // Without the dispatcher's line the run used Megatron-Core's default, allgather.
+    String[] noDispatcher = java.util.Arrays.copyOf(moe, 2);
+    Path f = megatronWith("default-dispatcher.log", noDispatcher);
+    assertThatThrownBy(() -> TrainingLogs.read(f, Optional.empty()))
+        .hasMessageContaining("moe_token_dispatcher_type");
   }
 
   /**

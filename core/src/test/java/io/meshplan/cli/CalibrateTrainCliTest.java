@@ -236,6 +236,69 @@ class CalibrateTrainCliTest {
     assertThat(fittedScale(out2, "h100-80gb")).isCloseTo(truth, within(1e-3 * truth));
   }
 
+  /**
+   * A mixture-of-experts Megatron-LM run (the small LLaMA with 8 experts of 1408, 2 per token,
+   * over EP 2 on 4 GPUs, the all-to-all dispatcher, sequence parallelism as Megatron-LM requires
+   * with experts and TP) gives back the scale it was written from, and
+   * is priced as itself: its dense twin of the same sizes takes another time at that scale.
+   */
+  @Test
+  void mixtureOfExpertsRunIsRecovered() throws IOException {
+    double truth = 0.9;
+    java.util.Map<String, String> moe = java.util.Map.of("num_experts", "8", "moe_router_topk",
+        "2", "moe_ffn_hidden_size", "1408", "moe_token_dispatcher_type", "alltoall",
+        "expert_model_parallel_size", "2", "expert_tensor_parallel_size", "1",
+        "moe_grouped_gemm", "True", "sequence_parallel", "True");
+    Path log = dir.resolve("moe.log");
+    Files.writeString(log, megatronLog(3000, new double[] {100, 100}, moe));
+    double t = simulatedSeconds(log, Optional.empty(), "1x4:h100-80gb", truth);
+    Files.writeString(log, megatronLog(3 * t * 1000, new double[] {t * 1000 + 0.05,
+        t * 1000, t * 1000 - 0.05}, moe));
+    Path out = dir.resolve("moe.yaml");
+    CliRun run = CliRun.of("calibrate", "--train", log.toString(), "--cluster", "1x4:h100-80gb",
+        "--out", out.toString());
+    assertThat(run.code()).as(run.err()).isZero();
+    assertThat(fittedScale(out, "h100-80gb")).isCloseTo(truth, within(1e-3 * truth));
+    Path dense = dir.resolve("dense.log");
+    Files.writeString(dense, megatronLog(3000, new double[] {100, 100}));
+    assertThat(simulatedSeconds(dense, Optional.empty(), "1x4:h100-80gb", truth))
+        .isNotCloseTo(t, within(0.05 * t));
+    // Expert parallelism that does not divide the experts is the log's fault, in one line.
+    Path bad = dir.resolve("bad.log");
+    java.util.Map<String, String> three = new java.util.HashMap<>(moe);
+    three.put("expert_model_parallel_size", "3");
+    Files.writeString(bad, megatronLog(3000, new double[] {100, 100}, three));
+    CliRun refused = CliRun.of("calibrate", "--train", bad.toString(), "--cluster",
+        "1x4:h100-80gb", "--out", dir.resolve("bad.yaml").toString());
+    assertThat(refused.code()).isEqualTo(2);
+    assertThat(refused.err().strip()).doesNotContain("\n").contains("bad.log");
+  }
+
+  /**
+   * torchtitan's Qwen3 30B-A3B flavor (its MoE configs' per-op checkpointing, 128 experts over EP
+   * 8 on 16 GPUs) gives back the scale its log was written from; its split shows in the table.
+   */
+  @Test
+  void torchtitanMixtureOfExpertsRunIsRecovered() throws IOException {
+    double truth = 0.55;
+    Path config = dir.resolve("qwen3.toml");
+    Files.writeString(config, "[model]\nname = \"qwen3\"\nflavor = \"30B-A3B\"\n\n"
+        + "[training]\nlocal_batch_size = 1\nseq_len = 4096\n\n[parallelism]\n"
+        + "data_parallel_shard_degree = -1\nexpert_parallel_degree = 8\n\n"
+        + "[activation_checkpoint]\nmode = \"selective\"\nselective_ac_option = \"op\"\n");
+    Path example = EXAMPLES.resolve("torchtitan_llama3_8b_h100.log");
+    double t = simulatedSeconds(example, Optional.of(config), "2x8:h100-80gb", truth);
+    Path log = dir.resolve("qwen3.log");
+    Files.writeString(log, Files.readString(example).replaceAll("tps: [0-9,]+",
+        "tps: " + String.format(Locale.ROOT, "%,d", Math.round(4096 / t))));
+    Path out = dir.resolve("qwen3.yaml");
+    CliRun run = CliRun.of("calibrate", "--train", log.toString(), "--config", config.toString(),
+        "--cluster", "2x8:h100-80gb", "--out", out.toString());
+    assertThat(run.code()).as(run.err()).isZero();
+    assertThat(fittedScale(out, "h100-80gb")).isCloseTo(truth, within(1e-3 * truth));
+    assertThat(run.out()).contains("1/1/16 ep8");
+  }
+
   @Test
   void twoRunsOverdetermineTheScaleAndLeaveResiduals() throws IOException {
     // Two logs of one model measured 10% apart: no single scale fits both, so both residuals are
