@@ -194,7 +194,7 @@ final class MegatronLog {
     int pp = a.integer("pipeline_model_parallel_size");
     int cp = a.optionalInt("context_parallel_size").orElse(1);
     int dp = a.optionalInt("data_parallel_size")
-        .orElseGet(() -> a.integer("world_size") / (tp * pp * cp));
+        .orElseGet(() -> (int) (a.integer("world_size") / RunParallel.product(tp, pp, cp)));
     if (dp <= 0) {
       throw a.bad("world_size", "smaller than tensor x pipeline x context parallel size");
     }

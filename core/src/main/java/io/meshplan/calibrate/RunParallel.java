@@ -121,6 +121,23 @@ public record RunParallel(int tensorParallel, int pipelineParallel, int dataPara
   }
 
   /**
+   * {@code tp x pp x cp} for sizes read from a log (each up to 2^31 - 1), in long arithmetic
+   * that saturates at {@code Long.MAX_VALUE} instead of wrapping.
+   *
+   * @param tp tensor-parallel size
+   * @param pp pipeline-parallel size
+   * @param cp context-parallel size
+   * @return the product, or {@code Long.MAX_VALUE} past it
+   */
+  public static long product(int tp, int pp, int cp) {
+    try {
+      return Math.multiplyExact(Math.multiplyExact((long) tp, pp), cp);
+    } catch (ArithmeticException e) {
+      return Long.MAX_VALUE;
+    }
+  }
+
+  /**
    * This run with its sequences split over GPUs.
    *
    * @param cp the context-parallel size, >= 1

@@ -66,7 +66,12 @@ final class TorchtitanLog {
     }
     String recompute = recompute(c);
     int micro = pp > 1 ? c.integer("parallelism.pipeline_parallel_microbatch_size", 1) : local;
-    int dp = shard < 0 ? 0 : shard * replicate;
+    long dpL = shard < 0 ? 0 : (long) shard * replicate;
+    if (dpL > Integer.MAX_VALUE) {
+      throw new InputException(file + ": [parallelism] data_parallel_shard_degree x "
+          + "data_parallel_replicate_degree = " + dpL + " is past 2^31 - 1 GPUs");
+    }
+    int dp = (int) dpL;
     // job_config.py's Compile: off by default, components "model" and "loss" by default.
     boolean compiledLoss = c.bool("compile.enable", false)
         && c.names("compile.components", List.of("model", "loss")).contains("loss");

@@ -47,23 +47,32 @@ record TrainRunSimulator(TrainingRun run, ClusterSpec cluster, ModelSpec model,
    */
   static TrainRunSimulator of(TrainingRun run, ClusterSpec base) {
     RunParallel p = run.parallel();
-    int mp = p.tensorParallel() * p.pipelineParallel() * p.contextParallel();
-    int dp = p.dataParallel() > 0 ? p.dataParallel() : base.gpuCount() / mp;
-    int gpus = mp * dp;
+    // Sizes from a log are up to 2^31 - 1 each: their products are taken in long, saturating.
+    long mp = io.meshplan.calibrate.RunParallel.product(p.tensorParallel(),
+        p.pipelineParallel(), p.contextParallel());
+    long dp = p.dataParallel() > 0 ? p.dataParallel() : base.gpuCount() / mp;
+    long gpus = dp <= 0 ? mp : times(mp, dp);
     if (dp <= 0 || gpus > base.gpuCount()) {
-      throw new InputException(run.source() + ": the run used " + Math.max(gpus, mp) + " GPUs, "
-          + "more than --cluster " + base.toShortString() + " has (" + base.gpuCount() + ")");
+      throw new InputException(run.source() + ": the run used " + (gpus == Long.MAX_VALUE
+          ? "more than 2^63" : Long.toString(Math.max(gpus, mp))) + " GPUs, more than --cluster "
+          + base.toShortString() + " has (" + base.gpuCount() + ")");
     }
-    int perNode = Math.min(gpus, base.gpusPerNode());
+    // Now gpus and dp are at most the cluster's GPU count, an int.
+    int perNode = (int) Math.min(gpus, base.gpusPerNode());
     if (gpus % perNode != 0) {
       throw new InputException(run.source() + ": the run's " + gpus + " GPUs do not fill whole "
           + "nodes of " + base.gpusPerNode() + " GPUs");
     }
-    ClusterSpec cs = new ClusterSpec(gpus / perNode, perNode, base.gpu(), base.fabric());
-    int global = p.localBatch() * dp;
+    ClusterSpec cs = new ClusterSpec((int) (gpus / perNode), perNode, base.gpu(), base.fabric());
+    long globalBatch = (long) p.localBatch() * dp;
+    if (globalBatch > Integer.MAX_VALUE) {
+      throw new InputException(run.source() + ": the run's global batch, " + p.localBatch()
+          + " sequences on each of " + dp + " data-parallel replicas, is past 2^31 - 1");
+    }
+    int global = (int) globalBatch;
     try {
       ModelSpec m = model(run.model(), global);
-      ParallelConfig c = new ParallelConfig(p.tensorParallel(), p.pipelineParallel(), dp,
+      ParallelConfig c = new ParallelConfig(p.tensorParallel(), p.pipelineParallel(), (int) dp,
           p.virtualStages(), p.microBatch(), global, Recompute.valueOf(
               p.recompute().toUpperCase(java.util.Locale.ROOT)), p.sequenceParallel(),
           p.zeroStage()).withStageLayers(p.split().firstStageLayers(),
@@ -83,6 +92,15 @@ record TrainRunSimulator(TrainingRun run, ClusterSpec cluster, ModelSpec model,
     } catch (IllegalArgumentException | InputException e) {
       // What the run's arguments break is the log's fault: name it.
       throw new InputException(run.source() + ": " + e.getMessage(), e);
+    }
+  }
+
+  /** a x b for non-negative sizes, saturating at {@code Long.MAX_VALUE}. */
+  private static long times(long a, long b) {
+    try {
+      return Math.multiplyExact(a, b);
+    } catch (ArithmeticException e) {
+      return Long.MAX_VALUE;
     }
   }
 

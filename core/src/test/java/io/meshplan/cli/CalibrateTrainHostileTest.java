@@ -93,6 +93,38 @@ class CalibrateTrainHostileTest {
     assertThat(Files.exists(dir.resolve("out.yaml"))).isFalse();
   }
 
+  /**
+   * Sizes at the edge of an int multiply past it: tp 2 x cp 2^31 - 1 GPUs, and torchtitan's
+   * shard x replicate degrees, are refused in one line (no wrap into a small or negative count),
+   * as are the new readings' bad values: experts that EP does not divide, more experts per token
+   * than experts, and a mixture-of-experts run on Megatron-Core's default allgather dispatcher.
+   */
+  @Test
+  void sizesPastAnIntAndBadExpertArgumentsAreRefused() throws IOException {
+    train(write("cp.log", CalibrateTrainCliTest.megatronLog(3000, new double[] {500, 500},
+        java.util.Map.of("context_parallel_size", "2147483647", "data_parallel_size", "1"))))
+        .refusedInOneLine(ExitCodes.BAD_INPUT, "cp.log: the run used 4294967294 GPUs");
+    java.util.Map<String, String> moe = new java.util.HashMap<>(java.util.Map.of("num_experts",
+        "8", "moe_router_topk", "2", "moe_ffn_hidden_size", "1408", "moe_token_dispatcher_type",
+        "alltoall", "expert_model_parallel_size", "3", "sequence_parallel", "True"));
+    train(write("ep.log", CalibrateTrainCliTest.megatronLog(3000, new double[] {500, 500}, moe)))
+        .refusedInOneLine(ExitCodes.BAD_INPUT, "ep.log: expert-parallel size 3 does not divide");
+    moe.put("expert_model_parallel_size", "2");
+    moe.put("moe_router_topk", "9");
+    train(write("topk.log", CalibrateTrainCliTest.megatronLog(3000, new double[] {500, 500},
+        moe))).refusedInOneLine(ExitCodes.BAD_INPUT, "topk.log: experts per token must be");
+    moe.remove("moe_token_dispatcher_type");
+    train(write("dispatch.log", CalibrateTrainCliTest.megatronLog(3000, new double[] {500, 500},
+        moe))).refusedInOneLine(ExitCodes.BAD_INPUT, "Megatron-Core's default, allgather");
+    Path toml = write("hsdp.toml", Files.readString(Path.of(
+        "examples/calibrate/torchtitan_llama3_8b.toml"))
+        .replace("data_parallel_replicate_degree = 1", "data_parallel_replicate_degree = 2")
+        .replace("data_parallel_shard_degree = -1", "data_parallel_shard_degree = 2147483647"));
+    train(Path.of("examples/calibrate/torchtitan_llama3_8b_h100.log"), "--config",
+        toml.toString()).refusedInOneLine(ExitCodes.BAD_INPUT, "= 4294967294 is past 2^31 - 1");
+    assertThat(Files.exists(dir.resolve("out.yaml"))).isFalse();
+  }
+
   @Test
   void hugeLogsAreRefused() throws IOException {
     Path f = dir.resolve("huge.log");
