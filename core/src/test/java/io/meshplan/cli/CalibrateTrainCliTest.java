@@ -79,6 +79,29 @@ class CalibrateTrainCliTest {
         io.meshplan.cluster.GpuCatalog.find(gpu).orElseThrow());
   }
 
+  /**
+   * Writes the Megatron-LM log {@code name}.log of the base run with {@code set}, timed as
+   * meshplan simulates it at compute scale {@code truth} (printed to 0.1 ms, as the logs are),
+   * calibrates from it and checks that the scale comes back within 1e-3.
+   *
+   * @return the simulated iteration, seconds
+   */
+  private double recovered(String name, java.util.Map<String, String> set, String cluster,
+      double truth) throws IOException {
+    Path log = dir.resolve(name + ".log");
+    Files.writeString(log, megatronLog(3000, new double[] {100, 100}, set));
+    double t = simulatedSeconds(log, Optional.empty(), cluster, truth);
+    Files.writeString(log, megatronLog(3 * t * 1000, new double[] {t * 1000 + 0.05,
+        t * 1000, t * 1000 - 0.05}, set));
+    Path out = dir.resolve(name + ".yaml");
+    CliRun run = CliRun.of("calibrate", "--train", log.toString(), "--cluster", cluster,
+        "--out", out.toString());
+    assertThat(run.code()).as(run.err()).isZero();
+    String gpu = ClusterSpec.parse(cluster).gpu().name();
+    assertThat(fittedScale(out, gpu)).as(name).isCloseTo(truth, within(1e-3 * truth));
+    return t;
+  }
+
   @Test
   void megatronLogsFromAKnownScaleAreRecovered() throws IOException {
     Random rnd = new Random(7);
@@ -199,19 +222,9 @@ class CalibrateTrainCliTest {
   @Test
   void contextParallelRunsAreRecovered() throws IOException {
     double truth = 0.7;
-    Path log = dir.resolve("cp.log");
-    java.util.Map<String, String> cp = java.util.Map.of("context_parallel_size", "2",
-        "cp_comm_type", "['all_gather']", "world_size", "8", "seq_length", "8192",
-        "global_batch_size", "16");
-    Files.writeString(log, megatronLog(3000, new double[] {100, 100}, cp));
-    double t = simulatedSeconds(log, Optional.empty(), "1x8:h100-80gb", truth);
-    Files.writeString(log, megatronLog(3 * t * 1000, new double[] {t * 1000 + 0.05,
-        t * 1000, t * 1000 - 0.05}, cp));
-    Path out = dir.resolve("cp.yaml");
-    CliRun run = CliRun.of("calibrate", "--train", log.toString(), "--cluster", "1x8:h100-80gb",
-        "--out", out.toString());
-    assertThat(run.code()).as(run.err()).isZero();
-    assertThat(fittedScale(out, "h100-80gb")).isCloseTo(truth, within(1e-3 * truth));
+    double t = recovered("cp", java.util.Map.of("context_parallel_size", "2", "cp_comm_type",
+        "['all_gather']", "world_size", "8", "seq_length", "8192", "global_batch_size", "16"),
+        "1x8:h100-80gb", truth);
     // The same run without context parallelism is another job: another time at the same scale.
     Path flat = dir.resolve("flat.log");
     Files.writeString(flat, megatronLog(3000, new double[] {100, 100},
@@ -249,16 +262,7 @@ class CalibrateTrainCliTest {
         "2", "moe_ffn_hidden_size", "1408", "moe_token_dispatcher_type", "alltoall",
         "expert_model_parallel_size", "2", "expert_tensor_parallel_size", "1",
         "moe_grouped_gemm", "True", "sequence_parallel", "True");
-    Path log = dir.resolve("moe.log");
-    Files.writeString(log, megatronLog(3000, new double[] {100, 100}, moe));
-    double t = simulatedSeconds(log, Optional.empty(), "1x4:h100-80gb", truth);
-    Files.writeString(log, megatronLog(3 * t * 1000, new double[] {t * 1000 + 0.05,
-        t * 1000, t * 1000 - 0.05}, moe));
-    Path out = dir.resolve("moe.yaml");
-    CliRun run = CliRun.of("calibrate", "--train", log.toString(), "--cluster", "1x4:h100-80gb",
-        "--out", out.toString());
-    assertThat(run.code()).as(run.err()).isZero();
-    assertThat(fittedScale(out, "h100-80gb")).isCloseTo(truth, within(1e-3 * truth));
+    double t = recovered("moe", moe, "1x4:h100-80gb", truth);
     Path dense = dir.resolve("dense.log");
     Files.writeString(dense, megatronLog(3000, new double[] {100, 100}));
     assertThat(simulatedSeconds(dense, Optional.empty(), "1x4:h100-80gb", truth))
