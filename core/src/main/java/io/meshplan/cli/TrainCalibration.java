@@ -115,7 +115,11 @@ record TrainCalibration(ClusterSpec cluster, String clusterText, List<Path> logs
     com.fasterxml.jackson.databind.node.ArrayNode rows = root.putArray("runs");
     for (int i = 0; i < sims.size(); i++) {
       ComputeScaleFitter.Row r = fit.rows().get(i);
+      io.meshplan.plan.ParallelConfig c = sims.get(i).config();
       rows.addObject().put("log", r.name()).put("framework", sims.get(i).run().framework())
+          .put("tensorParallel", c.tensorParallel()).put("pipelineParallel", c.pipelineParallel())
+          .put("dataParallel", c.dataParallel()).put("contextParallel", c.contextParallel())
+          .put("expertParallel", c.expertParallel())
           .put("measuredSeconds", r.measured()).put("beforeSeconds", r.before())
           .put("afterSeconds", r.after()).put("error", r.error());
     }

@@ -301,6 +301,16 @@ class CalibrateTrainCliTest {
     assertThat(run.code()).as(run.err()).isZero();
     assertThat(fittedScale(out, "h100-80gb")).isCloseTo(truth, within(1e-3 * truth));
     assertThat(run.out()).contains("1/1/16 ep8");
+    // --json states the split by field.
+    CliRun json = CliRun.of("calibrate", "--train", log.toString(), "--config",
+        config.toString(), "--cluster", "2x8:h100-80gb", "--out", out.toString(), "--force",
+        "--json");
+    assertThat(json.code()).as(json.err()).isZero();
+    com.fasterxml.jackson.databind.JsonNode row = new com.fasterxml.jackson.databind
+        .ObjectMapper().readTree(json.out()).get("runs").get(0);
+    assertThat(row.get("dataParallel").asInt()).isEqualTo(16);
+    assertThat(row.get("expertParallel").asInt()).isEqualTo(8);
+    assertThat(row.get("contextParallel").asInt()).isEqualTo(1);
   }
 
   @Test
