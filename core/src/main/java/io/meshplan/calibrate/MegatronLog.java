@@ -1,5 +1,6 @@
 package io.meshplan.calibrate;
 
+import io.meshplan.util.Checked;
 import io.meshplan.util.InputException;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -116,22 +117,28 @@ final class MegatronLog {
       throw a.bad("moe_token_dispatcher_type", "is not the token dispatcher meshplan prices "
           + "(alltoall: one all-to-all to dispatch and one to combine)");
     }
-    double capacity = 0;
-    String cf = a.args.getOrDefault("moe_expert_capacity_factor", "None");
-    if (!cf.equals("None")) {
-      try {
-        capacity = Double.parseDouble(cf);
-      } catch (NumberFormatException e) {
-        capacity = -1;
-      }
-      if (!(capacity > 0) || !Double.isFinite(capacity)) {
-        throw a.bad("moe_expert_capacity_factor", "is not a positive capacity factor");
-      }
-    }
     return new RunModel.Moe(experts.get(), a.optionalInt("moe_router_topk").orElse(2),
         a.optionalInt("moe_ffn_hidden_size").orElse(ffn),
-        a.optionalInt("moe_shared_expert_intermediate_size").orElse(0), capacity,
+        a.optionalInt("moe_shared_expert_intermediate_size").orElse(0), capacity(a),
         denseLayers(a, layers));
+  }
+
+  /** {@code moe_expert_capacity_factor}: 0 for None (dropless), else a positive number. */
+  private static double capacity(Args a) {
+    String cf = a.args.getOrDefault("moe_expert_capacity_factor", "None");
+    if (cf.equals("None")) {
+      return 0;
+    }
+    double capacity = Double.NaN;
+    try {
+      capacity = Double.parseDouble(cf);
+    } catch (NumberFormatException e) {
+      // NaN: refused below, as a non-positive factor is.
+    }
+    if (!(capacity > 0) || !Double.isFinite(capacity)) {
+      throw a.bad("moe_expert_capacity_factor", "is not a positive capacity factor");
+    }
+    return capacity;
   }
 
   /** The blocks without experts by {@code moe_layer_freq}. */
@@ -194,7 +201,8 @@ final class MegatronLog {
     int pp = a.integer("pipeline_model_parallel_size");
     int cp = a.optionalInt("context_parallel_size").orElse(1);
     int dp = a.optionalInt("data_parallel_size")
-        .orElseGet(() -> (int) (a.integer("world_size") / RunParallel.product(tp, pp, cp)));
+        .orElseGet(() -> java.math.BigInteger.valueOf(a.integer("world_size"))
+            .divide(Checked.product(tp, pp, cp)).intValue());
     if (dp <= 0) {
       throw a.bad("world_size", "smaller than tensor x pipeline x context parallel size");
     }
@@ -209,18 +217,18 @@ final class MegatronLog {
       partialRecompute(a, pp * vpp);
     }
     List<String> modules = recompute.equals("selective") ? modules(a) : List.of();
-    RunParallel run = new RunParallel(tp, pp, dp, vpp,
+    // Experts' sizes only for a mixture-of-experts run; Megatron-LM's validate_args sets the
+    // expert tensor size to the tensor size when not given.
+    boolean routed = a.optionalInt("num_experts").isPresent();
+    return new RunParallel(tp, pp, dp, vpp,
         a.integer("micro_batch_size"), global / dp, recompute, a.flag("sequence_parallel"),
         a.flag("use_distributed_optimizer") ? 1 : 0, a.flag("overlap_grad_reduce"),
         a.flag("overlap_param_gather"), a.flag("tp_comm_overlap"),
         !"False".equals(a.args.get("gradient_accumulation_fusion")), split(a), false,
-        bf16GradReduce(a), 1, false, modules, 1, 1, false)
-        .withContext(cp, cp > 1 && allGather(a));
-    // Megatron-LM's validate_args sets the expert tensor size to the tensor size when not given.
-    return a.optionalInt("num_experts").isEmpty() ? run : run.withExperts(
-        a.optionalInt("expert_model_parallel_size").orElse(1),
-        a.optionalInt("expert_tensor_parallel_size").orElse(tp),
-        a.flag("overlap_moe_expert_parallel_comm"));
+        bf16GradReduce(a), cp, cp > 1 && allGather(a), modules,
+        routed ? a.optionalInt("expert_model_parallel_size").orElse(1) : 1,
+        routed ? a.optionalInt("expert_tensor_parallel_size").orElse(tp) : 1,
+        routed && a.flag("overlap_moe_expert_parallel_comm"));
   }
 
   /**

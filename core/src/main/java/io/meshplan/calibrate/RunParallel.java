@@ -89,52 +89,8 @@ public record RunParallel(int tensorParallel, int pipelineParallel, int dataPara
       boolean overlapParamGather, boolean tpCommOverlap, boolean gradAccumFusion) {
     this(tensorParallel, pipelineParallel, dataParallel, virtualStages, microBatch, localBatch,
         recompute, sequenceParallel, zeroStage, overlapGradReduce, overlapParamGather,
-        tpCommOverlap, gradAccumFusion, RunSplit.NONE, false, false, 1, false, java.util.List.of(), 1, 1, false);
-  }
-
-  /**
-   * This run with its loss fused or not.
-   *
-   * @param on whether the loss ran fused
-   * @return the run
-   */
-  public RunParallel withLossFusion(boolean on) {
-    return new RunParallel(tensorParallel, pipelineParallel, dataParallel, virtualStages,
-        microBatch, localBatch, recompute, sequenceParallel, zeroStage, overlapGradReduce,
-        overlapParamGather, tpCommOverlap, gradAccumFusion, split, on, bf16GradReduce,
-        contextParallel, cpAllGather, recomputeModules, expertParallel, expertTensorParallel,
-        moeOverlap);
-  }
-
-  /**
-   * This run with its gradients reduced in bf16 or not.
-   *
-   * @param on whether the reduction was in bf16
-   * @return the run
-   */
-  public RunParallel withBf16GradReduce(boolean on) {
-    return new RunParallel(tensorParallel, pipelineParallel, dataParallel, virtualStages,
-        microBatch, localBatch, recompute, sequenceParallel, zeroStage, overlapGradReduce,
-        overlapParamGather, tpCommOverlap, gradAccumFusion, split, lossFusion, on,
-        contextParallel, cpAllGather, recomputeModules, expertParallel, expertTensorParallel,
-        moeOverlap);
-  }
-
-  /**
-   * {@code tp x pp x cp} for sizes read from a log (each up to 2^31 - 1), in long arithmetic
-   * that saturates at {@code Long.MAX_VALUE} instead of wrapping.
-   *
-   * @param tp tensor-parallel size
-   * @param pp pipeline-parallel size
-   * @param cp context-parallel size
-   * @return the product, or {@code Long.MAX_VALUE} past it
-   */
-  public static long product(int tp, int pp, int cp) {
-    try {
-      return Math.multiplyExact(Math.multiplyExact((long) tp, pp), cp);
-    } catch (ArithmeticException e) {
-      return Long.MAX_VALUE;
-    }
+        tpCommOverlap, gradAccumFusion, RunSplit.NONE, false, false, 1, false,
+        java.util.List.of(), 1, 1, false);
   }
 
   /**
@@ -149,35 +105,6 @@ public record RunParallel(int tensorParallel, int pipelineParallel, int dataPara
         microBatch, localBatch, recompute, sequenceParallel, zeroStage, overlapGradReduce,
         overlapParamGather, tpCommOverlap, gradAccumFusion, split, lossFusion, bf16GradReduce,
         cp, allGather, recomputeModules, expertParallel, expertTensorParallel, moeOverlap);
-  }
-
-  /**
-   * This run with what its selective recomputation recomputed.
-   *
-   * @param modules Megatron-LM's module names; empty for its default
-   * @return the run
-   */
-  public RunParallel withRecomputeModules(java.util.List<String> modules) {
-    return new RunParallel(tensorParallel, pipelineParallel, dataParallel, virtualStages,
-        microBatch, localBatch, recompute, sequenceParallel, zeroStage, overlapGradReduce,
-        overlapParamGather, tpCommOverlap, gradAccumFusion, split, lossFusion, bf16GradReduce,
-        contextParallel, cpAllGather, modules, expertParallel, expertTensorParallel,
-        moeOverlap);
-  }
-
-  /**
-   * This run with its experts' split.
-   *
-   * @param ep the expert-parallel size, >= 1
-   * @param etp the expert tensor-parallel size, >= 1
-   * @param overlap whether the expert all-to-alls were overlapped
-   * @return the run
-   */
-  public RunParallel withExperts(int ep, int etp, boolean overlap) {
-    return new RunParallel(tensorParallel, pipelineParallel, dataParallel, virtualStages,
-        microBatch, localBatch, recompute, sequenceParallel, zeroStage, overlapGradReduce,
-        overlapParamGather, tpCommOverlap, gradAccumFusion, split, lossFusion, bf16GradReduce,
-        contextParallel, cpAllGather, recomputeModules, ep, etp, overlap);
   }
 
   /**

@@ -75,15 +75,20 @@ final class TorchtitanLog {
     // job_config.py's Compile: off by default, components "model" and "loss" by default.
     boolean compiledLoss = c.bool("compile.enable", false)
         && c.names("compile.components", List.of("model", "loss")).contains("loss");
+    String preset = preset(c);
+    // The experts' split of a mixture-of-experts flavor (expert_parallel_degree and
+    // expert_tensor_parallel_degree, 1 and 1 by default), which a dense flavor does not use.
+    boolean routed = preset.startsWith("qwen3-");
     RunParallel parallel = new RunParallel(tp, pp, dp, 1, micro, local, recompute, false,
-        zeroStage(c, shard, replicate, cp, pp), true).withLossFusion(compiledLoss)
-        .withContext(cp, cp > 1 && allGather(c));
+        zeroStage(c, shard, replicate, cp, pp), true, false, false, true, RunSplit.NONE,
+        compiledLoss, false, cp, cp > 1 && allGather(c), List.of(),
+        routed ? c.positive("parallelism.expert_parallel_degree", 1) : 1,
+        routed ? c.positive("parallelism.expert_tensor_parallel_degree", 1) : 1, false);
     // metrics.py: tps counts a data-parallel rank's tokens (the labels before the context split)
     // over the non-data-parallel GPUs, cp x tp x pp.
     double seconds = (double) local * seq / (perGpu * tp * pp * cp);
-    String preset = preset(c);
     return new TrainingRun(file, "torchtitan", new RunModel.Preset(preset, seq, dtype(c), true),
-        experts(c, preset, parallel), TrainingLogs.gpu(lines), seconds, tps.size() - 1);
+        parallel, TrainingLogs.gpu(lines), seconds, tps.size() - 1);
   }
 
   /**
@@ -215,18 +220,6 @@ final class TorchtitanLog {
     throw new InputException(c.file + ": [model] name = \"" + name + "\", flavor = \"" + flavor
         + "\" has no meshplan preset; calibrate reads llama3 8B, 70B and 405B and qwen3 "
         + "30B-A3B and 235B-A22B");
-  }
-
-  /**
-   * The experts' split of a mixture-of-experts flavor: {@code expert_parallel_degree} and {@code
-   * expert_tensor_parallel_degree} (1 and 1 by default), which a dense flavor does not use.
-   */
-  private static RunParallel experts(Config c, String preset, RunParallel run) {
-    if (!preset.startsWith("qwen3-")) {
-      return run;
-    }
-    return run.withExperts(c.positive("parallelism.expert_parallel_degree", 1),
-        c.positive("parallelism.expert_tensor_parallel_degree", 1), false);
   }
 
   /** The config, read with messages that name the file and the key. */

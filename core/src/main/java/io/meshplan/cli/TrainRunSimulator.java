@@ -19,6 +19,7 @@ import io.meshplan.planner.PlannerOptions;
 import io.meshplan.planner.PricedJob;
 import io.meshplan.planner.Pricing;
 import io.meshplan.planner.TrainingJob;
+import io.meshplan.util.Checked;
 import io.meshplan.util.InputException;
 import java.util.List;
 
@@ -47,23 +48,23 @@ record TrainRunSimulator(TrainingRun run, ClusterSpec cluster, ModelSpec model,
    */
   static TrainRunSimulator of(TrainingRun run, ClusterSpec base) {
     RunParallel p = run.parallel();
-    // Sizes from a log are up to 2^31 - 1 each: their products are taken in long, saturating.
-    long mp = io.meshplan.calibrate.RunParallel.product(p.tensorParallel(),
-        p.pipelineParallel(), p.contextParallel());
-    long dp = p.dataParallel() > 0 ? p.dataParallel() : base.gpuCount() / mp;
-    long gpus = dp <= 0 ? mp : times(mp, dp);
-    if (dp <= 0 || gpus > base.gpuCount()) {
-      throw new InputException(run.source() + ": the run used " + (gpus == Long.MAX_VALUE
-          ? "more than 2^63" : Long.toString(Math.max(gpus, mp))) + " GPUs, more than --cluster "
-          + base.toShortString() + " has (" + base.gpuCount() + ")");
+    // Sizes from a log are up to 2^31 - 1 each: their products are exact.
+    java.math.BigInteger mp = Checked.product(p.tensorParallel(), p.pipelineParallel(),
+        p.contextParallel());
+    java.math.BigInteger cluster = java.math.BigInteger.valueOf(base.gpuCount());
+    int dp = p.dataParallel() > 0 ? p.dataParallel() : cluster.divide(mp).intValue();
+    java.math.BigInteger used = dp <= 0 ? mp : mp.multiply(java.math.BigInteger.valueOf(dp));
+    if (dp <= 0 || used.compareTo(cluster) > 0) {
+      throw new InputException(run.source() + ": the run used " + used + " GPUs, more than "
+          + "--cluster " + base.toShortString() + " has (" + base.gpuCount() + ")");
     }
-    // Now gpus and dp are at most the cluster's GPU count, an int.
-    int perNode = (int) Math.min(gpus, base.gpusPerNode());
+    int gpus = used.intValue();
+    int perNode = Math.min(gpus, base.gpusPerNode());
     if (gpus % perNode != 0) {
       throw new InputException(run.source() + ": the run's " + gpus + " GPUs do not fill whole "
           + "nodes of " + base.gpusPerNode() + " GPUs");
     }
-    ClusterSpec cs = new ClusterSpec((int) (gpus / perNode), perNode, base.gpu(), base.fabric());
+    ClusterSpec cs = new ClusterSpec(gpus / perNode, perNode, base.gpu(), base.fabric());
     long globalBatch = (long) p.localBatch() * dp;
     if (globalBatch > Integer.MAX_VALUE) {
       throw new InputException(run.source() + ": the run's global batch, " + p.localBatch()
@@ -72,7 +73,7 @@ record TrainRunSimulator(TrainingRun run, ClusterSpec cluster, ModelSpec model,
     int global = (int) globalBatch;
     try {
       ModelSpec m = model(run.model(), global);
-      ParallelConfig c = new ParallelConfig(p.tensorParallel(), p.pipelineParallel(), (int) dp,
+      ParallelConfig c = new ParallelConfig(p.tensorParallel(), p.pipelineParallel(), dp,
           p.virtualStages(), p.microBatch(), global, Recompute.valueOf(
               p.recompute().toUpperCase(java.util.Locale.ROOT)), p.sequenceParallel(),
           p.zeroStage()).withStageLayers(p.split().firstStageLayers(),
@@ -92,15 +93,6 @@ record TrainRunSimulator(TrainingRun run, ClusterSpec cluster, ModelSpec model,
     } catch (IllegalArgumentException | InputException e) {
       // What the run's arguments break is the log's fault: name it.
       throw new InputException(run.source() + ": " + e.getMessage(), e);
-    }
-  }
-
-  /** a x b for non-negative sizes, saturating at {@code Long.MAX_VALUE}. */
-  private static long times(long a, long b) {
-    try {
-      return Math.multiplyExact(a, b);
-    } catch (ArithmeticException e) {
-      return Long.MAX_VALUE;
     }
   }
 

@@ -26,13 +26,25 @@ public final class Checked {
    * @throws InputException when it exceeds {@code max}, naming the exact value
    */
   public static int intProduct(String what, int max, int... factors) {
-    java.math.BigInteger p = java.math.BigInteger.ONE;
-    for (int f : factors) {
-      p = p.multiply(java.math.BigInteger.valueOf(f));
-    }
+    java.math.BigInteger p = product(factors);
     if (p.compareTo(java.math.BigInteger.valueOf(max)) > 0) {
       throw new InputException(what + " is " + p + ", more than the limit of " + max);
     }
     return p.intValueExact();
+  }
+
+  /**
+   * The exact product of factors, for sizes read from input that may multiply past a long (four
+   * degrees of 2^31 - 1 each).
+   *
+   * @param factors the factors
+   * @return the product
+   */
+  public static java.math.BigInteger product(int... factors) {
+    java.math.BigInteger p = java.math.BigInteger.ONE;
+    for (int f : factors) {
+      p = p.multiply(java.math.BigInteger.valueOf(f));
+    }
+    return p;
   }
 }
