@@ -1,0 +1,105 @@
+"""FLOP and byte counts behind every rate gpubench reports. Pure Python: no torch.
+
+Every function returns an exact integer count (FLOP or bytes), so a rate is count / seconds and the
+arithmetic can be pinned in tests. The conventions and their sources:
+
+* GEMM: 2 * M * N * K floating-point operations (one multiply and one add per multiply-accumulate),
+  as NVIDIA's "Matrix Multiplication Background User's Guide" (Deep Learning Performance
+  documentation) counts them.
+* Attention: FlashAttention-2's benchmark convention (Dao, "FlashAttention-2: Faster Attention with
+  Better Parallelism and Work Partitioning", 2023, section 4.1; flops() in
+  benchmarks/benchmark_flash_attention.py of Dao-AILab/flash-attention): forward
+  4 * batch * heads * seq^2 * head_dim, halved when causal; backward 2.5 times the forward;
+  forward and backward together 3.5 times the forward.
+* A transformer block: its matrix products (2 * tokens * in * out each) plus attention as above;
+  the backward pass of the matrix products costs twice their forward (Narayanan et al., "Efficient
+  Large-Scale Language Model Training on GPU Clusters Using Megatron-LM", SC'21, section 5.1).
+  Norms, RoPE and elementwise work are not counted, as model-FLOP utilisation does not count them
+  (Chowdhery et al., "PaLM", 2022, appendix B).
+* Bandwidth: the fewest bytes an operation must move through device memory, each input read once
+  and each output written once, as STREAM counts them (McCalpin, "Memory Bandwidth and Machine
+  Balance in Current High Performance Computers", 1995: copy moves 2 words per element, add 3).
+"""
+
+DTYPE_BYTES = {"bf16": 2, "fp16": 2, "fp32": 4, "fp8": 1}
+
+DIRECTIONS = ("fwd", "bwd", "fwd+bwd")
+
+
+def gemm_flops(m, n, k):
+    """FLOP of one [m, k] x [k, n] matrix product."""
+    _positive(m=m, n=n, k=k)
+    return 2 * m * n * k
+
+
+def attention_flops(batch, heads, seq, head_dim, causal=True, direction="fwd"):
+    """FLOP of scaled dot-product attention over seq queries and seq keys, FlashAttention-2's way.
+
+    The forward count is 4 * batch * heads * seq^2 * head_dim (two matrix products, QK^T and PV,
+    of 2 * seq^2 * head_dim each per head), halved when causal; the backward is 2.5 times that.
+    """
+    _positive(batch=batch, heads=heads, seq=seq, head_dim=head_dim)
+    forward = 4 * batch * heads * seq * seq * head_dim
+    if causal:
+        forward //= 2  # forward is a multiple of 4, so this is exact
+    return _by_direction(forward, direction, backward_num=5, backward_den=2)
+
+
+def block_matmul_flops_fwd(tokens, hidden, heads, kv_heads, head_dim, ffn, gated=True):
+    """FLOP of the forward matrix products of one LLaMA-style block (fused QKV with grouped KV
+    heads, output projection, a SwiGLU MLP of three matrices or a GeLU MLP of two)."""
+    _positive(tokens=tokens, hidden=hidden, heads=heads, kv_heads=kv_heads, head_dim=head_dim,
+              ffn=ffn)
+    qkv = hidden * (heads + 2 * kv_heads) * head_dim
+    out = heads * head_dim * hidden
+    mlp = (3 if gated else 2) * hidden * ffn
+    return 2 * tokens * (qkv + out + mlp)
+
+
+def block_flops(batch, seq, hidden, heads, kv_heads, head_dim, ffn, direction, gated=True):
+    """FLOP of one block: matrix products (backward twice the forward) plus causal attention."""
+    matmul = block_matmul_flops_fwd(batch * seq, hidden, heads, kv_heads, head_dim, ffn, gated)
+    attention_fwd = attention_flops(batch, heads, seq, head_dim, causal=True, direction="fwd")
+    if direction == "fwd":
+        return matmul + attention_fwd
+    if direction == "fwd+bwd":
+        return 3 * matmul + attention_fwd * 7 // 2
+    raise ValueError("direction must be 'fwd' or 'fwd+bwd', got %r" % (direction,))
+
+
+def rms_norm_bytes(tokens, hidden, dtype="bf16"):
+    """Bytes of an RMSNorm forward: read x [tokens, hidden] and the weight, write y."""
+    _positive(tokens=tokens, hidden=hidden)
+    return (2 * tokens * hidden + hidden) * DTYPE_BYTES[dtype]
+
+
+def layer_norm_bytes(tokens, hidden, dtype="bf16"):
+    """Bytes of a LayerNorm forward: read x, the weight and the bias, write y."""
+    _positive(tokens=tokens, hidden=hidden)
+    return (2 * tokens * hidden + 2 * hidden) * DTYPE_BYTES[dtype]
+
+
+def elementwise_bytes(op, elements, dtype="bf16"):
+    """Bytes of an elementwise op over `elements` values: add and SiLU(gate)*up read two tensors
+    and write one; copy reads one and writes one."""
+    _positive(elements=elements)
+    per_element = {"add": 3, "silu_mul": 3, "copy": 2}
+    if op not in per_element:
+        raise ValueError("op must be one of %s, got %r" % (sorted(per_element), op))
+    return per_element[op] * elements * DTYPE_BYTES[dtype]
+
+
+def _by_direction(forward, direction, backward_num, backward_den):
+    if direction == "fwd":
+        return forward
+    if direction == "bwd":
+        return forward * backward_num // backward_den
+    if direction == "fwd+bwd":
+        return forward * (backward_num + backward_den) // backward_den
+    raise ValueError("direction must be one of %s, got %r" % (DIRECTIONS, direction))
+
+
+def _positive(**values):
+    for key, value in values.items():
+        if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+            raise ValueError("%s must be a positive integer, got %r" % (key, value))
