@@ -17,6 +17,7 @@ import io.meshplan.export.Exporter;
 import io.meshplan.export.MegatronArgs;
 import io.meshplan.export.MegatronConnections;
 import io.meshplan.plan.PipelinePlan;
+import io.meshplan.util.AtomicFiles;
 import io.meshplan.util.InfeasibleException;
 import io.meshplan.util.InputException;
 import io.meshplan.util.InputFiles;
@@ -133,10 +134,11 @@ final class DeployCommand implements Callable<Integer> {
 
   @Option(names = "--out", paramLabel = "PATH", description = "Write here: a file, or a"
       + " directory for runai's two scripts, after which the runai command is printed (default:"
-      + " stdout).")
+      + " stdout)." + OutputPaths.DASH_IS_STDOUT + " A directory must not be a link, nor"
+      + " hold links in place of the files.")
   Path out;
 
-  @Option(names = "--force", description = "Replace output files that exist.")
+  @Option(names = "--force", description = ForceOption.DESCRIPTION)
   boolean force;
 
   @Parameters(paramLabel = "COMMAND", description = "The training command, after '--'.")
@@ -145,6 +147,7 @@ final class DeployCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     DeployTarget t = DeployTarget.parse(target);
+    out = OutputPaths.stdout(out);
     List<Path> inputs = new ArrayList<>();
     Optional<PipelinePlan> p = Optional.empty();
     if (plan != null) {
@@ -199,8 +202,9 @@ final class DeployCommand implements Callable<Integer> {
       throw new InputException(e.getMessage());
     }
     List<Artifact> files = deploy(t, ls, f);
-    warnWithoutNccl(t, f);
+    // The outputs are checked (and written) first, so that a refusal is the only line.
     emit(t, ls, files, inputs);
+    warnWithoutNccl(t, f);
     return ExitCodes.OK;
   }
 
@@ -333,19 +337,25 @@ final class DeployCommand implements Callable<Integer> {
       return;
     }
     if (Files.exists(out, LinkOption.NOFOLLOW_LINKS)
-        && !Files.isDirectory(out, LinkOption.NOFOLLOW_LINKS)) {
+        && !Files.isDirectory(out, LinkOption.NOFOLLOW_LINKS)
+        && !Files.isSymbolicLink(out)) {
       throw new InputException("--out " + out + ": " + target + " writes " + files.size()
           + " files; --out must name a directory");
     }
+    AtomicFiles.directoryProblem(out).ifPresent(why -> {
+      throw new InputException("--out " + out + ": " + why);
+    });
     for (Artifact a : files) {
       Path file = out.resolve(a.fileName());
-      ExportFiles.checkWritable(file, force, inputs);
+      if (Files.isDirectory(out, LinkOption.NOFOLLOW_LINKS)) {
+        ExportFiles.checkWritable(file, force, inputs);
+      }
     }
     try {
-      Files.createDirectories(out);
+      AtomicFiles.createDirectories(out);
     } catch (java.io.IOException e) {
-      throw new InputException("--out " + out + ": cannot create the directory ("
-          + e.getMessage() + ")");
+      throw new InputException("--out " + out + ": cannot create the directory: "
+          + InputFiles.describe(e));
     }
     for (Artifact a : files) {
       ExportFiles.write(out.resolve(a.fileName()), a.text(), a.executable());

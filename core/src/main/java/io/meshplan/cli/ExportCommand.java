@@ -90,15 +90,17 @@ final class ExportCommand implements Callable<Integer> {
           + " (its last TOML release).")
   String frameworkVersion;
 
-  @Option(names = "--out", paramLabel = "FILE", description = "Write here (default: stdout).")
+  @Option(names = "--out", paramLabel = "FILE", description = "Write here (default: stdout)."
+      + OutputPaths.DASH_IS_STDOUT)
   Path out;
 
-  @Option(names = "--force", description = "Replace --out if it exists.")
+  @Option(names = "--force", description = ForceOption.DESCRIPTION)
   boolean force;
 
   @Override
   public Integer call() {
     ExportTarget target = withFrameworkVersion(ExportTarget.parse(to), frameworkVersion);
+    out = OutputPaths.stdout(out);
     if (out != null) {
       List<Path> inputs = new ArrayList<>(clusterOptions.inputFiles().values());
       if (model != null) {

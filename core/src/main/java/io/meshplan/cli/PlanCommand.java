@@ -72,11 +72,13 @@ final class PlanCommand implements Callable<Integer> {
   boolean quiet;
 
   @Option(names = "--out", description = "Also write the plan as JSON to this file (for "
-      + "'simulate --plan', 'export --plan' and 'deploy --plan').")
+      + "'simulate --plan', 'export --plan' and 'deploy --plan'); --json prints it instead."
+      + OutputPaths.FILE_ONLY)
   Path out;
 
   @Option(names = "--report", description = "Also write a self-contained HTML report (cluster, "
-      + "pipeline timeline, memory, time breakdown, shardings) to this file.")
+      + "pipeline timeline, memory, time breakdown, shardings) to this file."
+      + OutputPaths.FILE_ONLY)
   Path report;
 
   @Mixin ExecutorOptions executor = new ExecutorOptions();

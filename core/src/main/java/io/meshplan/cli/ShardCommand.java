@@ -114,7 +114,8 @@ final class ShardCommand implements Callable<Integer> {
   String paramLiveness;
 
   @Option(names = "--dump-ilp", description = "Also write the ILP (node and edge costs, memory "
-      + "constraint) as versioned JSON to this file, to replay or compare solvers.")
+      + "constraint) as versioned JSON to this file, to replay or compare solvers."
+      + OutputPaths.FILE_ONLY)
   java.nio.file.Path dumpIlp;
 
   @Option(names = "--quiet", description = "Draw no progress line on standard error (none is"
@@ -135,7 +136,7 @@ final class ShardCommand implements Callable<Integer> {
   java.nio.file.Path hlo;
 
   @Option(names = "--out", description = "With --hlo: write the module back with sharding={...} "
-      + "on every instruction.")
+      + "on every instruction." + OutputPaths.FILE_ONLY)
   java.nio.file.Path outFile;
 
   @Option(names = "--keep-shardings", description = "With --hlo: keep the shardings already in "

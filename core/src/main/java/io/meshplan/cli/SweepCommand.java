@@ -48,15 +48,16 @@ final class SweepCommand implements Callable<Integer> {
       + "planner's plan.")
   boolean manual;
 
-  @Option(names = "--csv", paramLabel = "FILE", description = "Write the results as CSV.")
+  @Option(names = "--csv", paramLabel = "FILE", description = "Write the results as CSV."
+      + OutputPaths.FILE_ONLY)
   Path csv;
 
   @Option(names = "--jsonl", paramLabel = "FILE", description = "Write the results as JSON "
-      + "Lines.")
+      + "Lines." + OutputPaths.FILE_ONLY)
   Path jsonl;
 
   @Option(names = "--out", paramLabel = "DIR", description = "Write sweep.csv and sweep.jsonl "
-      + "into this existing directory.")
+      + "into this existing directory." + OutputPaths.FILE_ONLY)
   Path outDir;
 
   @Option(names = "--gpu-hour-price", paramLabel = "USD", description = "Price of one GPU for "
@@ -85,6 +86,10 @@ final class SweepCommand implements Callable<Integer> {
     Path outCsv = csv;
     Path outJsonl = jsonl;
     if (outDir != null) {
+      OutputPaths.refuseDash("--out", outDir);
+      io.meshplan.util.AtomicFiles.link(outDir).ifPresent(why -> {
+        throw new InputException("--out " + outDir + ": " + why);
+      });
       if (!Files.isDirectory(outDir)) {
         throw new InputException("--out " + outDir + ": not an existing directory");
       }
