@@ -42,6 +42,7 @@ public final class Main {
     try {
       CommandLine cl = new CommandLine(new MeshplanCommand());
       ModelOptions.describePresets(cl);
+      DebugOption.install(cl, debug);
       cl.setOut(out);
       cl.setErr(err);
       cl.setExecutionExceptionHandler(mapper);
