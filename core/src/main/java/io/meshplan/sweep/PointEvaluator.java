@@ -165,8 +165,8 @@ public final class PointEvaluator {
   static TrainingJob job(SweepPoint p) {
     ModelSpec base = Presets.get(p.model());
     ClusterSpec cs = new ClusterSpec(p.nodes(), p.gpusPerNode(),
-        GpuCatalog.find(p.gpu()).orElseThrow(() -> new InputException("unknown gpu '" + p.gpu()
-            + "'; valid: " + String.join(", ", GpuCatalog.names()))),
+        GpuCatalog.find(p.gpu()).orElseThrow(() -> new InputException(GpuCatalog.unknown(
+            p.gpu()))),
         FabricCatalog.find(p.fabric()).orElseThrow(() -> new InputException("unknown fabric '"
             + p.fabric() + "'; valid: " + String.join(", ", FabricCatalog.names()))));
     TrainingJob job = TrainingJob.of(base.withSequence(p.seq()), cs)

@@ -257,10 +257,8 @@ public final class SweepGridReader {
 
   private String gpu(JsonNode v, String at) {
     String s = text(v, at);
-    if (GpuCatalog.find(s).isEmpty()) {
-      throw bad(at, "unknown gpu '" + s + "'; valid: " + String.join(", ", GpuCatalog.names()));
-    }
-    return s;
+    // A short name (h100) stands for its catalog name in the results.
+    return GpuCatalog.find(s).orElseThrow(() -> bad(at, GpuCatalog.unknown(s))).name();
   }
 
   private String fabric(JsonNode v, String at) {
