@@ -170,6 +170,7 @@ final class ExportCommand implements Callable<Integer> {
   /** The flags' export, refused when the configuration does not fit in memory. */
   private ExportResult fromFlags(ExportTarget target) {
     ExportInput in = input();
+    model.printWarnings(spec.commandLine().getErr());
     clusterOptions.warnIfProfileForeign(in.cluster(), spec.commandLine().getErr());
     ExportResult result = new Exporter().export(target, in);
     if (result instanceof ExportResult.Exported) {

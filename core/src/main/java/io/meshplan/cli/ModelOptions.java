@@ -40,6 +40,9 @@ final class ModelOptions {
   /** The warnings of the last config.json read by {@link #spec()}: fields meshplan ignores. */
   private List<String> configWarnings = List.of();
 
+  /** Why the last config.json's default sequence is below its context, when it is. */
+  private java.util.Optional<String> sequenceNote = java.util.Optional.empty();
+
   @Option(names = "--moe-capacity-factor", paramLabel = "X", description = "Mixture-of-experts"
       + " models: each expert takes at most X times its even share of the tokens and drops the"
       + " rest (Megatron-LM's --moe-expert-capacity-factor); default dropless.")
@@ -266,19 +269,24 @@ final class ModelOptions {
     if (!Presets.contains(value) && (value.endsWith(".json") || Files.exists(path))) {
       HfConfigReader.HfConfig c = HfConfigReader.readConfig(path);
       configWarnings = c.warnings();
+      sequenceNote = c.sequenceNote();
       return c.spec();
     }
     return Presets.get(value);
   }
 
   /**
-   * Prints the warnings of the config.json {@link #spec()} read, one line each.
+   * Prints the warnings of the config.json {@link #spec()} read, one line each, and, without
+   * {@code --seq}, a note when its default sequence is below its context.
    *
    * @param err the error stream
    */
   void printWarnings(java.io.PrintWriter err) {
     for (String w : configWarnings) {
       err.println("meshplan: warning: " + w);
+    }
+    if (seq == null) {
+      sequenceNote.ifPresent(n -> err.println("meshplan: note: " + n));
     }
   }
 

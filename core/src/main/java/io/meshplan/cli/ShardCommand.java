@@ -269,6 +269,7 @@ final class ShardCommand implements Callable<Integer> {
 
   private Input buildPreset() {
     ModelSpec ms = model.spec();
+    model.printWarnings(spec.commandLine().getErr());
     checkGraphSize(ms);
     return new Input(ms.name(), build(ms), Map.of(), null, null);
   }

@@ -43,15 +43,17 @@ import java.nio.file.Path;
  *
  * A directory is read as the {@code config.json} inside it.
  *
- * The workload defaults to batch 8 and a sequence of {@code max_position_embeddings} capped at
- * {@link #DEFAULT_SEQ_CAP}; the element type comes from {@code torch_dtype} (default bf16).
+ * The workload defaults to batch 8 and the sequence the model was pre-trained on ({@link
+ * HfSequence}: the context before a RoPE extension where the config states it, else {@code
+ * max_position_embeddings}, capped at {@link #DEFAULT_SEQ_CAP}); the element type comes from
+ * {@code torch_dtype} (default bf16).
  * Files over {@link #MAX_BYTES} and non-regular files are refused.
  */
 public final class HfConfigReader {
   /** The largest config file read, bytes (real ones are under 2 KiB). */
   public static final int MAX_BYTES = 1 << 20;
-  /** The largest default sequence length, tokens. */
-  public static final int DEFAULT_SEQ_CAP = 4096;
+  /** The largest default sequence length, tokens ({@link HfSequence#CAP}). */
+  public static final int DEFAULT_SEQ_CAP = HfSequence.CAP;
   static final int DEFAULT_BATCH = 8;
   /** The {@code model_type}s read, for the message refusing another. */
   public static final java.util.List<String> SUPPORTED = java.util.List.of("llama", "mistral",
@@ -79,11 +81,25 @@ public final class HfConfigReader {
    * @param spec the model
    * @param warnings one line per field outside the family's known list, which may change the
    *     model's cost; empty for LLaMA, Mistral, GPT-NeoX and OPT
+   * @param sequenceNote why the default sequence is below {@code max_position_embeddings}
+   *     ({@link HfSequence}), when it is
    */
-  public record HfConfig(ModelSpec spec, java.util.List<String> warnings) {
+  public record HfConfig(ModelSpec spec, java.util.List<String> warnings,
+      java.util.Optional<String> sequenceNote) {
     /** Copies the warnings. */
     public HfConfig {
       warnings = java.util.List.copyOf(warnings);
+      sequenceNote = sequenceNote == null ? java.util.Optional.empty() : sequenceNote;
+    }
+
+    /**
+     * A model whose default sequence is its {@code max_position_embeddings}.
+     *
+     * @param spec the model
+     * @param warnings the unknown fields
+     */
+    public HfConfig(ModelSpec spec, java.util.List<String> warnings) {
+      this(spec, warnings, java.util.Optional.empty());
     }
   }
 
@@ -191,8 +207,8 @@ public final class HfConfigReader {
     int vocab = f.positive("vocab_size");
     int maxPos = f.positive("max_position_embeddings");
     DType dtype = dtype(top, root);
-    Common c = new Common(name, layers, hidden, heads, vocab, maxPos,
-        Math.min(maxPos, DEFAULT_SEQ_CAP), dtype);
+    HfSequence seq = HfSequence.of(text, where, maxPos);
+    Common c = new Common(name, layers, hidden, heads, vocab, maxPos, seq.tokens(), dtype);
     try {
       ModelSpec spec = switch (type) {
         case "llama", "mistral" -> llama(f, c);
@@ -200,7 +216,7 @@ public final class HfConfigReader {
         case "opt" -> opt(f, c);
         default -> HfFamilies.read(type, f, c);
       };
-      return new HfConfig(spec, warnings);
+      return new HfConfig(spec, warnings, seq.note());
     } catch (IllegalArgumentException e) {
       throw new InputException(where + ": " + e.getMessage(), e);
     } catch (ArithmeticException e) {

@@ -44,10 +44,14 @@ class HfFamiliesCliTest {
         + "qwen2.5-7b.json")).replaceFirst("\\{", "{\"attention_variant\": \"linear\", "));
     CliRun r = CliRun.of("plan", "--model", model.toString(), "--cluster", "1x8:h100-80gb");
     assertThat(r.code()).as(r.err()).isZero();
-    assertThat(r.out()).startsWith("plan for Qwen2.5-7B (7.6B parameters, 28 layers, seq 4096)");
+    // 131072 positions, capped at 8192 (HfSequence), which a note says.
+    assertThat(r.out()).startsWith("plan for Qwen2.5-7B (7.6B parameters, 28 layers, seq 8192)");
     assertThat(r.err().strip()).isEqualTo("meshplan: warning: " + model.resolve("config.json")
         + ": field 'attention_variant' is not one meshplan knows for model_type qwen2; it is "
-        + "ignored, and may change the model's cost");
+        + "ignored, and may change the model's cost\nmeshplan: note: "
+        + model.resolve("config.json") + ": planning sequences of 8192 tokens"
+        + " (max_position_embeddings 131072, capped at 8192, the longest pre-training sequence"
+        + " meshplan takes by default); give --seq for another length");
   }
 
   @Test
