@@ -175,7 +175,7 @@ final class DeployCommand implements Callable<Integer> {
     List<String> cmd = new ArrayList<>(command);
     if (megatronArgs) {
       ExportInput in = megatron(p.orElseThrow(() -> new InputException(
-          "--megatron-args needs --plan")), c);
+          "--megatron-args needs --plan")), c, plan);
       MegatronArgs.arguments(in).forEach(cmd::addAll);
       connections(MegatronConnections.of(in), envs);
     }
@@ -309,11 +309,12 @@ final class DeployCommand implements Callable<Integer> {
     }
   }
 
-  private static ExportInput megatron(PipelinePlan p, ClusterSpec c) {
+  private static ExportInput megatron(PipelinePlan p, ClusterSpec c, Path file) {
     ExportResult r = new Exporter().export(ExportTarget.MEGATRON, p, c);
     if (r instanceof ExportResult.NotExpressible n) {
       throw new InfeasibleException("--megatron-args: Megatron-LM cannot express the plan: "
-          + n.missing() + " (see 'meshplan export --to megatron --plan FILE' for the nearest"
+          + n.missing() + " (see 'meshplan export --to megatron --plan "
+          + io.meshplan.util.ShellQuote.quote(file.toString()) + "' for the nearest"
           + " configuration)");
     }
     return ((ExportResult.Exported) r).input();

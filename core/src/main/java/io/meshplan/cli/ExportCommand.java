@@ -129,10 +129,20 @@ final class ExportCommand implements Callable<Integer> {
     if (n.nearest().isEmpty()) {
       o.println("no configuration " + target.label() + " can express is near it");
     } else {
-      o.println("nearest configuration " + target.label() + " can express:");
-      o.println("  meshplan export --to " + target.label()
-          + (target == ExportTarget.TORCHTITAN_V022 ? " --framework-version 0.2.2 " : " ")
-          + flags(n.nearest().get()));
+      Optional<String> modelWord = modelWord(n.nearest().get().model());
+      if (modelWord.isPresent()) {
+        o.println("nearest configuration " + target.label() + " can express:");
+        o.println("  meshplan export --to " + target.label()
+            + (target == ExportTarget.TORCHTITAN_V022 ? " --framework-version 0.2.2 " : " ")
+            + flags(n.nearest().get(), modelWord.get()));
+      } else {
+        // No command line is printed that would not run: the plan does not say where its
+        // model's config.json is.
+        o.println("nearest configuration " + target.label() + " can express (the plan's model "
+            + n.nearest().get().model().name() + " is no preset: add --model with its"
+            + " config.json to these flags):");
+        o.println("  " + flags(n.nearest().get(), null));
+      }
       CostPredictor cost = predictor != null ? predictor : this::simulate;
       o.println(prediction(cost.predict(n.nearest().get())));
     }
@@ -220,11 +230,37 @@ final class ExportCommand implements Callable<Integer> {
         attention.chosen().orElseGet(() -> new ExportInput(m, c, pc).attention()), o, gpipe));
   }
 
-  /** The flags that reproduce an input on this command line. */
-  static String flags(ExportInput in) {
+  /**
+   * The {@code --model} value that rebuilds a model on this command line: the config.json path
+   * the user gave (a config's name is no preset), else the model's name where it is a preset.
+   *
+   * @param m the model of the nearest input
+   * @return the value, or empty for the plan of a config.json model (the plan has no path)
+   */
+  private Optional<String> modelWord(ModelSpec m) {
+    if (plan == null && model.model != null && !io.meshplan.model.Presets.contains(model.model)) {
+      return Optional.of(model.model);
+    }
+    return io.meshplan.model.Presets.contains(m.name()) ? Optional.of(m.name())
+        : Optional.empty();
+  }
+
+  /**
+   * The flags that reproduce an input on this command line, shell-quoted.
+   *
+   * @param in the input
+   * @param modelWord the {@code --model} value (a preset or a config.json path), or null to
+   *     leave {@code --model} out
+   * @return the flags
+   */
+  static String flags(ExportInput in, String modelWord) {
     ModelSpec m = in.model();
     ParallelConfig c = in.config();
-    List<String> w = new ArrayList<>(List.of("--model", m.name(),
+    List<String> w = new ArrayList<>();
+    if (modelWord != null) {
+      w.addAll(List.of("--model", modelWord));
+    }
+    w.addAll(List.of(
         "--layers", Integer.toString(m.layers()), "--hidden", Integer.toString(m.hidden()),
         "--heads", Integer.toString(m.heads()), "--kv-heads", Integer.toString(m.kvHeads()),
         "--ffn", Integer.toString(m.ffn()), "--vocab", Integer.toString(m.vocab()),

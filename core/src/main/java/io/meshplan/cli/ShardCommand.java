@@ -246,7 +246,7 @@ final class ShardCommand implements Callable<Integer> {
   private Input read(LogicalMesh lm, List<String> warnings) {
     Input in = hlo != null ? readHlo(lm, warnings) : buildPreset();
     if (in.graph().size() > MAX_INSTRUCTIONS) {
-      throw new InputException((hlo != null ? "--hlo " + hlo : "--model " + in.name()) + " has "
+      throw new InputException((hlo != null ? "--hlo " + hlo : "--model " + model.model) + " has "
           + in.graph().size() + " instructions after inlining, more than the limit of "
           + MAX_INSTRUCTIONS);
     }
@@ -361,13 +361,13 @@ final class ShardCommand implements Callable<Integer> {
       case ALPA_MLP -> AlpaMlpBuilder.build(ms.layers(), ms.batch(), ms.hidden(), ms.dtype());
       case LLAMA -> {
         if (!ms.arch().beyondLlama().isEmpty()) {
-          throw new InputException("--model " + ms.name() + ": shard builds LLaMA's forward "
+          throw new InputException("--model " + model.model + ": shard builds LLaMA's forward "
               + "graph, and this model has " + String.join(", ", ms.arch().beyondLlama())
               + "; it is planned by meshplan plan");
         }
         yield LlamaForwardBuilder.build(ms, forceReplicatedOutput);
       }
-      case GPT -> throw new InputException("--model " + ms.name() + ": shard plans the forward "
+      case GPT -> throw new InputException("--model " + model.model + ": shard plans the forward "
           + "graph of LLaMA-family models and alpa-mlp; GPT, OPT and GPT-NeoX models are "
           + "planned by meshplan plan");
     };
