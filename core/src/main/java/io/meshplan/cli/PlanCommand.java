@@ -111,9 +111,10 @@ final class PlanCommand implements Callable<Integer> {
     model.printWarnings(spec.commandLine().getErr());
     PlanResult r;
     try (TaskExecutor ex = executor.open();
-        Progress progress = executor.local()
-            ? Progress.start(spec.commandLine().getErr(), quiet, "planning", "%", 100)
-            : Progress.none()) {
+        Progress progress = !executor.local() ? Progress.none() : megatronGrid
+            // The grid's search tells no progress: the line shows the time spent.
+            ? Progress.start(spec.commandLine().getErr(), quiet, "planning", "", 0)
+            : Progress.start(spec.commandLine().getErr(), quiet, "planning", "%", 100)) {
       r = Planner.plan(setup, options.withExecutor(ex).withProgress(progress::update));
     }
     if (r instanceof PlanResult.Infeasible inf) {
