@@ -40,7 +40,8 @@ final class SweepCommand implements Callable<Integer> {
   boolean quiet;
 
   @Option(names = "--grid", required = true, paramLabel = "FILE",
-      description = "The YAML grid (see examples/sweep.yaml).")
+      description = "The YAML grid (see examples/sweep.yaml); its models are presets or"
+          + " config.json paths (absolute, or relative to the grid's directory).")
   Path grid;
 
   @Option(names = "--manual", description = "Each point's best Megatron-LM configuration "
@@ -102,11 +103,14 @@ final class SweepCommand implements Callable<Integer> {
     }
     String csvFlag = outDir != null ? "--out " + outDir + ": sweep.csv" : "--csv";
     String jsonlFlag = outDir != null ? "--out " + outDir + ": sweep.jsonl" : "--jsonl";
-    new OutputPaths().force(force.force).output(csvFlag, outCsv).output(jsonlFlag, outJsonl).input("--grid", grid)
-        .check();
     SweepGrid g = SweepGridReader.read(grid);
+    OutputPaths paths = new OutputPaths().force(force.force).output(csvFlag, outCsv)
+        .output(jsonlFlag, outJsonl).input("--grid", grid);
+    g.configModels().forEach((name, c) -> paths.input("the grid's model", c.file()));
+    paths.check();
     OptionalDouble usd = price == null ? OptionalDouble.empty() : OptionalDouble.of(price);
-    PointTask task = new PointTask(manual, pointTimeout == null ? 0 : pointTimeout);
+    PointTask task = new PointTask(manual, pointTimeout == null ? 0 : pointTimeout,
+        g.configSpecs());
     List<PointResult> results;
     try (TaskExecutor ex = executor.open();
         Progress progress = executor.local()
