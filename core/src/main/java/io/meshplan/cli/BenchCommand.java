@@ -38,7 +38,9 @@ final class BenchCommand implements Callable<Integer> {
   String cluster;
 
   @Option(names = "--launcher", paramLabel = "L", defaultValue = "mpirun",
-      description = "mpirun, srun or torchrun (default: ${DEFAULT-VALUE})")
+      completionCandidates = Choices.Launchers.class,
+      description = "how the benchmarks start, one of: ${COMPLETION-CANDIDATES} (default:"
+          + " ${DEFAULT-VALUE})")
   String launcher;
 
   @Mixin ForceOption force = new ForceOption();
@@ -68,13 +70,8 @@ final class BenchCommand implements Callable<Integer> {
 
   @Override
   public Integer call() {
-    Launcher l = switch (launcher.toLowerCase(Locale.ROOT)) {
-      case "mpirun" -> Launcher.MPIRUN;
-      case "srun" -> Launcher.SRUN;
-      case "torchrun" -> Launcher.TORCHRUN;
-      default -> throw new InputException("--launcher '" + launcher
-          + "': expected mpirun, srun or torchrun");
-    };
+    Launcher l = Launcher.valueOf(Choices.pick("--launcher", launcher,
+        new Choices.Launchers()).toUpperCase(Locale.ROOT));
     ClusterSpec cs = FlagWords.call(FlagWords.CLUSTER, () -> ClusterSpec.parse(cluster));
     BenchPlan plan = new BenchPlan(cs, l);
     PrintWriter stdout = spec.commandLine().getOut();

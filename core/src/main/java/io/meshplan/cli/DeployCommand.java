@@ -53,7 +53,8 @@ final class DeployCommand implements Callable<Integer> {
   @Spec CommandSpec spec;
 
   @Option(names = "--target", required = true, paramLabel = "T",
-      description = "kuberay, ray-k8s, pytorchjob, runai, dask or slurm.")
+      completionCandidates = Choices.DeployTargets.class,
+      description = "One of: ${COMPLETION-CANDIDATES}.")
   String target;
 
   @Option(names = "--plan", paramLabel = "FILE", description = "A plan written by 'plan --out';"
@@ -104,7 +105,8 @@ final class DeployCommand implements Callable<Integer> {
       description = "Kubernetes targets: default (NCCL on the pod's eth0, RDMA from the device"
       + " plugin), host (hostNetwork; the fabric's interface) or multus:NS/NAME[@IFACE] (the"
       + " k8s.v1.cni.cncf.io/networks annotation; NCCL on IFACE, net1 if none)."
-      + " Default: ${DEFAULT-VALUE}.")
+      + " Default: ${DEFAULT-VALUE}. One of: ${COMPLETION-CANDIDATES}.",
+      completionCandidates = Choices.PodNetworks.class)
   String podNetwork;
 
   @Option(names = "--network", hidden = true, description = "Replaced by --pod-network.")
@@ -114,7 +116,8 @@ final class DeployCommand implements Callable<Integer> {
       description = "kuberay, ray-k8s: torchrun (a driver starts torchrun on every node, one rank"
       + " per GPU) or native (the command is your own Ray driver, e.g. Alpa's, run once with"
       + " MESHPLAN_NUM_NODES, MESHPLAN_GPUS_PER_NODE and MESHPLAN_NUM_GPUS set)."
-      + " Default: ${DEFAULT-VALUE}.")
+      + " Default: ${DEFAULT-VALUE}. One of: ${COMPLETION-CANDIDATES}.",
+      completionCandidates = Choices.RayModes.class)
   String rayMode;
 
   @Option(names = "--node-script", description = "RunAI: where the per-node script is in the"

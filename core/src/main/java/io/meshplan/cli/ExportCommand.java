@@ -77,7 +77,8 @@ final class ExportCommand implements Callable<Integer> {
   @Mixin ClusterOptions clusterOptions = new ClusterOptions();
 
   @Option(names = "--to", required = true, paramLabel = "TARGET",
-      description = "megatron, torchtitan or deepspeed.")
+      completionCandidates = Choices.ExportTargets.class,
+      description = "One of: ${COMPLETION-CANDIDATES}.")
   String to;
 
   @Mixin ParallelOptions parallel = new ParallelOptions();
@@ -87,7 +88,8 @@ final class ExportCommand implements Callable<Integer> {
   @Option(names = "--framework-version", paramLabel = "VERSION",
       description = "The framework release the file is for; torchtitan only: main (default:"
           + " the Python config of its main branch, as of commit b5bcd76, 2026-08-21) or 0.2.2"
-          + " (its last TOML release).")
+          + " (its last TOML release). One of: ${COMPLETION-CANDIDATES}.",
+      completionCandidates = Choices.FrameworkVersions.class)
   String frameworkVersion;
 
   @Option(names = "--out", paramLabel = "FILE", description = "Write here (default: stdout)."
@@ -203,17 +205,10 @@ final class ExportCommand implements Callable<Integer> {
       throw new InputException("--framework-version applies to --to torchtitan only; "
           + target.label() + " is written for its current release");
     }
-    String v = version.strip().toLowerCase(java.util.Locale.ROOT);
-    if (List.of("0.2.2", "v0.2.2", "0.2").contains(v)) {
-      return ExportTarget.TORCHTITAN_V022;
-    }
-    if (List.of("main", "current", "b5bcd76").contains(v)) {
-      return ExportTarget.TORCHTITAN;
-    }
-    throw new InputException("--framework-version '" + version + "': meshplan writes"
-        + " torchtitan's main branch (main, the default: a Python config for --module/--config,"
-        + " as of commit b5bcd76, 2026-08-21) or v0.2.2 (0.2.2: its last release that reads"
-        + " TOML)");
+    // main: the Python config of torchtitan's main branch (--module/--config, as of commit
+    // b5bcd76, 2026-08-21); 0.2.2: v0.2.2, its last release that reads TOML.
+    return Choices.pick("--framework-version", version, new Choices.FrameworkVersions())
+        .equals("main") ? ExportTarget.TORCHTITAN : ExportTarget.TORCHTITAN_V022;
   }
 
   private ExportInput input() {

@@ -59,9 +59,10 @@ final class PlanCommand implements Callable<Integer> {
       + "megatron' expresses exactly; the plan is the fastest one that fits.")
   boolean megatronGrid;
 
-  @Option(names = "--schedule", defaultValue = "auto", description = "Pipeline schedule: auto "
+  @Option(names = "--schedule", defaultValue = "auto",
+      completionCandidates = Choices.PlanSchedules.class, description = "Pipeline schedule: auto "
       + "(1F1B, or interleaved 1F1B with several model chunks per stage when that is faster) or "
-      + "1f1b (default: ${DEFAULT-VALUE}).")
+      + "1f1b (default: ${DEFAULT-VALUE}). One of: ${COMPLETION-CANDIDATES}.")
   String schedule;
 
   @Option(names = "--json", description = "Print the plan as JSON.")
@@ -161,12 +162,7 @@ final class PlanCommand implements Callable<Integer> {
 
   /** {@code --schedule}: whether the plan may interleave. */
   private boolean interleaving() {
-    return switch (schedule.trim().toLowerCase(java.util.Locale.ROOT)) {
-      case "auto" -> true;
-      case "1f1b" -> false;
-      default -> throw new InputException("--schedule '" + schedule + "' is unknown; use auto "
-          + "or 1f1b");
-    };
+    return Choices.pick("--schedule", schedule, new Choices.PlanSchedules()).equals("auto");
   }
 
   /** Prints the plan (text or JSON) and writes the files the flags name. */
@@ -215,9 +211,7 @@ final class PlanCommand implements Callable<Integer> {
   private int planHlo() {
     refuseFlagsBesideHlo();
     int n = hloMicrobatches();
-    if (!"auto".equalsIgnoreCase(schedule.trim()) && !"1f1b".equalsIgnoreCase(schedule.trim())) {
-      throw new InputException("--schedule '" + schedule + "' is unknown; use auto or 1f1b");
-    }
+    Choices.pick("--schedule", schedule, new Choices.PlanSchedules());
     java.util.Map<String, Path> inputs = inputFiles();
     inputs.put("--hlo", hlo);
     ReportFiles.check(report, compare, out, null, inputs, force.force);

@@ -95,9 +95,11 @@ final class ShardCommand implements Callable<Integer> {
   boolean forceReplicatedOutput;
 
   @Option(names = "--solver", defaultValue = "reducing",
+      completionCandidates = Choices.Solvers.class,
       description = "reducing (exact reductions, then CP-SAT on the core), cpsat, or fast "
           + "(exact reductions, then local search on the core instead of CP-SAT: "
-          + "deterministic and quick on large modules) (default: ${DEFAULT-VALUE}).")
+          + "deterministic and quick on large modules) (default: ${DEFAULT-VALUE}). One of:"
+          + " ${COMPLETION-CANDIDATES}.")
   String solver;
 
   @Option(names = "--time-limit", defaultValue = "60",
@@ -109,8 +111,10 @@ final class ShardCommand implements Callable<Integer> {
   int workers;
 
   @Option(names = "--param-liveness", defaultValue = "resident",
+      completionCandidates = Choices.ParamLiveness.class,
       description = "resident: parameters occupy memory for the whole step (default); alpa: as "
-          + "in Alpa's prototype, from their position in the graph to their last use.")
+          + "in Alpa's prototype, from their position in the graph to their last use. One of:"
+          + " ${COMPLETION-CANDIDATES}.")
   String paramLiveness;
 
   @Option(names = "--dump-ilp", description = "Also write the ILP (node and edge costs, memory "
@@ -197,13 +201,8 @@ final class ShardCommand implements Callable<Integer> {
   }
 
   private SolverOptions.Kind solverKind() {
-    return switch (solver.toLowerCase(Locale.ROOT)) {
-      case "reducing" -> SolverOptions.Kind.REDUCING;
-      case "cpsat" -> SolverOptions.Kind.CPSAT;
-      case "fast" -> SolverOptions.Kind.FAST;
-      default -> throw new InputException("--solver '" + solver + "' is unknown; use reducing, "
-          + "cpsat or fast");
-    };
+    return SolverOptions.Kind.valueOf(Choices.pick("--solver", solver, new Choices.Solvers())
+        .toUpperCase(Locale.ROOT));
   }
 
   /** Checks the solver limits, the choice of input and the files to read and write. */
@@ -224,7 +223,7 @@ final class ShardCommand implements Callable<Integer> {
     }
     if (hlo == null && model.model == null) {
       throw new InputException("give --model M (one of " + String.join(", ",
-          io.meshplan.model.Presets.names()) + ") or --hlo FILE");
+          model.presets()) + ") or --hlo FILE");
     }
     if (hlo != null && model.overrides() != null) {
       throw new InputException(model.overrides() + " changes a --model preset; an --hlo module"
@@ -269,9 +268,11 @@ final class ShardCommand implements Callable<Integer> {
 
   private Input buildPreset() {
     ModelSpec ms = model.spec();
-    model.printWarnings(spec.commandLine().getErr());
     checkGraphSize(ms);
-    return new Input(ms.name(), build(ms), Map.of(), null, null);
+    Graph g = build(ms);
+    // After the model is known to be one shard builds, so that a refusal is the only line.
+    model.printWarnings(spec.commandLine().getErr());
+    return new Input(ms.name(), g, Map.of(), null, null);
   }
 
   /** The mesh environment: --alpha and --beta, or the cluster's catalog or --profile prices. */
@@ -293,12 +294,8 @@ final class ShardCommand implements Callable<Integer> {
   }
 
   private boolean residentParameters() {
-    return switch (paramLiveness.toLowerCase(Locale.ROOT)) {
-      case "resident" -> true;
-      case "alpa" -> false;
-      default -> throw new InputException("--param-liveness '" + paramLiveness
-          + "' is unknown; use resident or alpa");
-    };
+    return Choices.pick("--param-liveness", paramLiveness, new Choices.ParamLiveness())
+        .equals("resident");
   }
 
   /** The fix of each cause of infeasibility in this command's flags. */

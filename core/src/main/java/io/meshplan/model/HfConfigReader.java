@@ -55,10 +55,9 @@ public final class HfConfigReader {
   /** The largest default sequence length, tokens ({@link HfSequence#CAP}). */
   public static final int DEFAULT_SEQ_CAP = HfSequence.CAP;
   static final int DEFAULT_BATCH = 8;
-  /** The {@code model_type}s read, for the message refusing another. */
-  public static final java.util.List<String> SUPPORTED = java.util.List.of("llama", "mistral",
-      "gpt_neox", "opt", "qwen2", "qwen3", "gemma2", "gemma3", "gemma3_text", "phi3", "olmo2",
-      "granite", "starcoder2", "mixtral", "qwen3_moe", "gpt_oss", "deepseek_v3");
+  /** The {@code model_type}s read ({@link HfModelType#ALL}), for the message refusing another. */
+  public static final java.util.List<String> SUPPORTED = HfModelType.ALL.stream()
+      .map(HfModelType::name).toList();
   private static final ObjectMapper MAPPER = TreeReaders.json();
 
   private HfConfigReader() {}
@@ -122,6 +121,21 @@ public final class HfConfigReader {
    * @throws InputException naming the file and the missing, mistyped or unsupported field
    */
   public static HfConfig readConfig(Path path) {
+    return readConfig(path, SUPPORTED);
+  }
+
+  /**
+   * Reads a config file, or the {@code config.json} of a directory, for a caller that takes some
+   * of the types: a type the reader does not read is refused listing those. (A type it reads is
+   * read; the caller refuses what it cannot run, naming why.)
+   *
+   * @param path the {@code config.json} or its directory
+   * @param types the {@code model_type}s the caller takes, some of {@link #SUPPORTED}
+   * @return the model and the warnings
+   * @throws InputException naming the file and the missing, mistyped or unsupported field, and
+   *     listing {@code types} for a type the reader does not read
+   */
+  public static HfConfig readConfig(Path path, java.util.List<String> types) {
     Path file = configFile(path);
     if (!Files.isRegularFile(file)) {
       throw new InputException(file + ": not a regular file (a Hugging Face config.json was "
@@ -144,7 +158,13 @@ public final class HfConfigReader {
     String fallback = base.equals("config.json") && abs.getParent() != null
         && abs.getParent().getFileName() != null ? abs.getParent().getFileName() + ""
         : base.endsWith(".json") ? base.substring(0, base.length() - 5) : base;
-    return parseConfig(new String(bytes, StandardCharsets.UTF_8), file.toString(), fallback);
+    String json = new String(bytes, StandardCharsets.UTF_8);
+    String type = new HfFields(tree(json, file.toString()), file.toString()).string("model_type");
+    if (!SUPPORTED.contains(type)) {
+      throw new InputException(file + ": model_type '" + type + "' is not supported; supported: "
+          + String.join(", ", types));
+    }
+    return parseConfig(json, file.toString(), fallback);
   }
 
   /**

@@ -340,8 +340,9 @@ class HardeningTest {
     Path hlo = corpus("mlp_train_step.hlo");
     oneLineError(CliRun.of("shard", "--hlo", hlo.toString(), "--mesh", "2x2", "--layers", "4"),
         "--layers");
+    // shard plans one element type: not the FP8 training recipe.
     oneLineError(CliRun.of("shard", "--model", "alpa-mlp", "--mesh", "2x2", "--dtype", "s32"),
-        "f32, bf16, f16 or fp8");
+        "use f32, bf16 or f16");
     oneLineError(CliRun.of("shard", "--model", "alpa-mlp", "--mesh", "2x2", "--dtype", "fp8"),
         "shard plans a forward graph in one element type: use --dtype bf16");
     oneLineError(CliRun.of("shard", "--mesh", "2x2"), "--model", "--hlo");

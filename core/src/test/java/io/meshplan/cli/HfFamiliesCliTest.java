@@ -102,7 +102,9 @@ class HfFamiliesCliTest {
     CliRun shard = CliRun.of("shard", "--model", HF + "gemma-2-9b.json", "--layers", "1",
         "--mesh", "2x2", "--alpha", "1,1", "--beta", "1,0.01", "--memory", "1000MB");
     assertThat(shard.code()).isEqualTo(2);
-    assertThat(shard.err().strip()).isEqualTo("meshplan: error: --model gemma-2-9b: shard builds"
+    // The model as --model named it.
+    assertThat(shard.err().strip()).isEqualTo("meshplan: error: --model " + HF
+        + "gemma-2-9b.json: shard builds"
         + " LLaMA's forward graph, and this model has a GeGLU MLP, head_dim 256, 4 norms per "
         + "block, logit soft-capping; it is planned by meshplan plan");
   }
