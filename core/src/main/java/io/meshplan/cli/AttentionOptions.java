@@ -7,11 +7,12 @@ import picocli.CommandLine.Option;
 
 /** {@code --attention}, shared by {@code plan}, {@code simulate} and {@code export}. */
 final class AttentionOptions {
-  @Option(names = "--attention", defaultValue = "auto", description = "How the attention core "
+  @Option(names = "--attention", defaultValue = "auto",
+      completionCandidates = Choices.Attentions.class, description = "How the attention core "
       + "runs: flash (one fused kernel: FlashAttention-2/3 or cuDNN, which never stores the "
       + "sequence x sequence scores), unfused (scores, softmax and dropout in memory, as "
       + "frameworks ran before 2023), or auto: flash on A100 and later, unfused on V100 "
-      + "(default: ${DEFAULT-VALUE}).")
+      + "(default: ${DEFAULT-VALUE}). One of: ${COMPLETION-CANDIDATES}.")
   String attention = "auto";
 
   /**
@@ -21,14 +22,7 @@ final class AttentionOptions {
    * @throws InputException for an unknown value
    */
   Optional<Attention> chosen() {
-    if ("auto".equalsIgnoreCase(attention.trim())) {
-      return Optional.empty();
-    }
-    try {
-      return Optional.of(Attention.parse(attention));
-    } catch (IllegalArgumentException e) {
-      throw new InputException("--attention '" + attention + "' is unknown; use flash, unfused "
-          + "or auto");
-    }
+    String word = Choices.pick("--attention", attention, new Choices.Attentions());
+    return word.equals("auto") ? Optional.empty() : Optional.of(Attention.parse(word));
   }
 }

@@ -4,6 +4,7 @@ import io.meshplan.calibrate.BenchPlan;
 import io.meshplan.calibrate.BenchRun;
 import io.meshplan.calibrate.Launcher;
 import io.meshplan.cluster.ClusterSpec;
+import io.meshplan.util.AtomicFiles;
 import io.meshplan.util.InputException;
 import io.meshplan.util.InputFiles;
 import java.io.IOException;
@@ -37,13 +38,16 @@ final class BenchCommand implements Callable<Integer> {
   String cluster;
 
   @Option(names = "--launcher", paramLabel = "L", defaultValue = "mpirun",
-      description = "mpirun, srun or torchrun (default: ${DEFAULT-VALUE})")
+      completionCandidates = Choices.Launchers.class,
+      description = "how the benchmarks start, one of: ${COMPLETION-CANDIDATES} (default:"
+          + " ${DEFAULT-VALUE})")
   String launcher;
 
   @Mixin ForceOption force = new ForceOption();
 
   @Option(names = "--out", paramLabel = "DIR",
-      description = "directory for run_benchmarks.sh and commands.txt")
+      description = "directory for run_benchmarks.sh and commands.txt; '-' or none: print the"
+          + " script on standard output. Never a symbolic link, nor a path through one.")
   Path out;
 
   @Option(names = "--check-local",
@@ -66,16 +70,12 @@ final class BenchCommand implements Callable<Integer> {
 
   @Override
   public Integer call() {
-    Launcher l = switch (launcher.toLowerCase(Locale.ROOT)) {
-      case "mpirun" -> Launcher.MPIRUN;
-      case "srun" -> Launcher.SRUN;
-      case "torchrun" -> Launcher.TORCHRUN;
-      default -> throw new InputException("--launcher '" + launcher
-          + "': expected mpirun, srun or torchrun");
-    };
+    Launcher l = Launcher.valueOf(Choices.pick("--launcher", launcher,
+        new Choices.Launchers()).toUpperCase(Locale.ROOT));
     ClusterSpec cs = FlagWords.call(FlagWords.CLUSTER, () -> ClusterSpec.parse(cluster));
     BenchPlan plan = new BenchPlan(cs, l);
     PrintWriter stdout = spec.commandLine().getOut();
+    out = OutputPaths.stdout(out);
     if (checkLocal) {
       // Without --out the check's lines lead the printed script as comments, so it still runs.
       String prefix = out == null ? "# " : "";
@@ -95,8 +95,11 @@ final class BenchCommand implements Callable<Integer> {
       throw new InputException("--out " + out + ": exists and is not a directory; --out names a"
           + " directory for run_benchmarks.sh and commands.txt");
     }
+    AtomicFiles.directoryProblem(out).ifPresent(why -> {
+      throw new InputException("--out " + out + ": " + why);
+    });
     try {
-      Files.createDirectories(out);
+      AtomicFiles.createDirectories(out);
     } catch (IOException e) {
       throw new InputException("--out " + out + ": cannot create the directory: "
           + InputFiles.describe(e), e);
@@ -106,10 +109,7 @@ final class BenchCommand implements Callable<Integer> {
     new OutputPaths().force(force.force).output("--out (run_benchmarks.sh)", script)
         .output("--out (commands.txt)", list).input("--cluster", CliValues.existingFile(cluster))
         .check();
-    OutputPaths.write("--out", script, plan.script());
-    if (!script.toFile().setExecutable(true)) {
-      throw new InputException("--out " + out + ": cannot make " + script + " executable");
-    }
+    OutputPaths.write("--out", script, plan.script(), true);
     OutputPaths.write("--out", list, commands.toString());
     stdout.printf("wrote %s and %s (%d runs)%n", out.resolve("run_benchmarks.sh"),
         out.resolve("commands.txt"), plan.runs().size());

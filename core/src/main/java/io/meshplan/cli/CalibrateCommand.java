@@ -65,7 +65,8 @@ final class CalibrateCommand implements Callable<Integer> {
   @Mixin ForceOption force = new ForceOption();
 
   @Option(names = "--out", required = true, paramLabel = "PROFILE",
-      description = "profile to write (.json for JSON, otherwise YAML); never one of the inputs")
+      description = "profile to write (.json for JSON, otherwise YAML); never one of the inputs."
+          + OutputPaths.FILE_ONLY)
   Path out;
 
   @Option(names = "--json", description = "print every point with its fitted time as JSON")

@@ -17,6 +17,7 @@ import io.meshplan.export.Exporter;
 import io.meshplan.export.MegatronArgs;
 import io.meshplan.export.MegatronConnections;
 import io.meshplan.plan.PipelinePlan;
+import io.meshplan.util.AtomicFiles;
 import io.meshplan.util.InfeasibleException;
 import io.meshplan.util.InputException;
 import io.meshplan.util.InputFiles;
@@ -52,7 +53,8 @@ final class DeployCommand implements Callable<Integer> {
   @Spec CommandSpec spec;
 
   @Option(names = "--target", required = true, paramLabel = "T",
-      description = "kuberay, ray-k8s, pytorchjob, runai, dask or slurm.")
+      completionCandidates = Choices.DeployTargets.class,
+      description = "One of: ${COMPLETION-CANDIDATES}.")
   String target;
 
   @Option(names = "--plan", paramLabel = "FILE", description = "A plan written by 'plan --out';"
@@ -103,7 +105,8 @@ final class DeployCommand implements Callable<Integer> {
       description = "Kubernetes targets: default (NCCL on the pod's eth0, RDMA from the device"
       + " plugin), host (hostNetwork; the fabric's interface) or multus:NS/NAME[@IFACE] (the"
       + " k8s.v1.cni.cncf.io/networks annotation; NCCL on IFACE, net1 if none)."
-      + " Default: ${DEFAULT-VALUE}.")
+      + " Default: ${DEFAULT-VALUE}. One of: ${COMPLETION-CANDIDATES}.",
+      completionCandidates = Choices.PodNetworks.class)
   String podNetwork;
 
   @Option(names = "--network", hidden = true, description = "Replaced by --pod-network.")
@@ -113,7 +116,8 @@ final class DeployCommand implements Callable<Integer> {
       description = "kuberay, ray-k8s: torchrun (a driver starts torchrun on every node, one rank"
       + " per GPU) or native (the command is your own Ray driver, e.g. Alpa's, run once with"
       + " MESHPLAN_NUM_NODES, MESHPLAN_GPUS_PER_NODE and MESHPLAN_NUM_GPUS set)."
-      + " Default: ${DEFAULT-VALUE}.")
+      + " Default: ${DEFAULT-VALUE}. One of: ${COMPLETION-CANDIDATES}.",
+      completionCandidates = Choices.RayModes.class)
   String rayMode;
 
   @Option(names = "--node-script", description = "RunAI: where the per-node script is in the"
@@ -133,10 +137,11 @@ final class DeployCommand implements Callable<Integer> {
 
   @Option(names = "--out", paramLabel = "PATH", description = "Write here: a file, or a"
       + " directory for runai's two scripts, after which the runai command is printed (default:"
-      + " stdout).")
+      + " stdout)." + OutputPaths.DASH_IS_STDOUT + " A directory must not be a link, nor"
+      + " hold links in place of the files.")
   Path out;
 
-  @Option(names = "--force", description = "Replace output files that exist.")
+  @Option(names = "--force", description = ForceOption.DESCRIPTION)
   boolean force;
 
   @Parameters(paramLabel = "COMMAND", description = "The training command, after '--'.")
@@ -145,6 +150,7 @@ final class DeployCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     DeployTarget t = DeployTarget.parse(target);
+    out = OutputPaths.stdout(out);
     List<Path> inputs = new ArrayList<>();
     Optional<PipelinePlan> p = Optional.empty();
     if (plan != null) {
@@ -172,7 +178,7 @@ final class DeployCommand implements Callable<Integer> {
     List<String> cmd = new ArrayList<>(command);
     if (megatronArgs) {
       ExportInput in = megatron(p.orElseThrow(() -> new InputException(
-          "--megatron-args needs --plan")), c);
+          "--megatron-args needs --plan")), c, plan);
       MegatronArgs.arguments(in).forEach(cmd::addAll);
       connections(MegatronConnections.of(in), envs);
     }
@@ -199,8 +205,9 @@ final class DeployCommand implements Callable<Integer> {
       throw new InputException(e.getMessage());
     }
     List<Artifact> files = deploy(t, ls, f);
-    warnWithoutNccl(t, f);
+    // The outputs are checked (and written) first, so that a refusal is the only line.
     emit(t, ls, files, inputs);
+    warnWithoutNccl(t, f);
     return ExitCodes.OK;
   }
 
@@ -305,11 +312,12 @@ final class DeployCommand implements Callable<Integer> {
     }
   }
 
-  private static ExportInput megatron(PipelinePlan p, ClusterSpec c) {
+  private static ExportInput megatron(PipelinePlan p, ClusterSpec c, Path file) {
     ExportResult r = new Exporter().export(ExportTarget.MEGATRON, p, c);
     if (r instanceof ExportResult.NotExpressible n) {
       throw new InfeasibleException("--megatron-args: Megatron-LM cannot express the plan: "
-          + n.missing() + " (see 'meshplan export --to megatron --plan FILE' for the nearest"
+          + n.missing() + " (see 'meshplan export --to megatron --plan "
+          + io.meshplan.util.ShellQuote.quote(file.toString()) + "' for the nearest"
           + " configuration)");
     }
     return ((ExportResult.Exported) r).input();
@@ -333,19 +341,25 @@ final class DeployCommand implements Callable<Integer> {
       return;
     }
     if (Files.exists(out, LinkOption.NOFOLLOW_LINKS)
-        && !Files.isDirectory(out, LinkOption.NOFOLLOW_LINKS)) {
+        && !Files.isDirectory(out, LinkOption.NOFOLLOW_LINKS)
+        && !Files.isSymbolicLink(out)) {
       throw new InputException("--out " + out + ": " + target + " writes " + files.size()
           + " files; --out must name a directory");
     }
+    AtomicFiles.directoryProblem(out).ifPresent(why -> {
+      throw new InputException("--out " + out + ": " + why);
+    });
     for (Artifact a : files) {
       Path file = out.resolve(a.fileName());
-      ExportFiles.checkWritable(file, force, inputs);
+      if (Files.isDirectory(out, LinkOption.NOFOLLOW_LINKS)) {
+        ExportFiles.checkWritable(file, force, inputs);
+      }
     }
     try {
-      Files.createDirectories(out);
+      AtomicFiles.createDirectories(out);
     } catch (java.io.IOException e) {
-      throw new InputException("--out " + out + ": cannot create the directory ("
-          + e.getMessage() + ")");
+      throw new InputException("--out " + out + ": cannot create the directory: "
+          + InputFiles.describe(e));
     }
     for (Artifact a : files) {
       ExportFiles.write(out.resolve(a.fileName()), a.text(), a.executable());

@@ -17,8 +17,12 @@ final class ExecutorOptions {
 
   @Option(names = "--spark", paramLabel = "MASTER", description = "Run the tasks on Apache "
       + "Spark: local[*] (embedded), spark://HOST:7077 (standalone) or k8s://https://HOST:PORT; "
-      + "needs the meshplan-spark module (./meshplan-spark).")
+      + "needs the meshplan-spark module (./meshplan-spark). Spark's own log stays off"
+      + " standard error unless --debug is given.")
   String spark;
+
+  /** Whether the engine may log on standard error: {@code --debug} (set by {@link Main}). */
+  boolean engineLog;
 
   @Option(names = "--threads", paramLabel = "N", description = "Threads of the local executor "
       + "(default: one per processor; 1 runs the tasks one after another).")
@@ -60,6 +64,6 @@ final class ExecutorOptions {
     ExecutorProvider p = ExecutorProviders.find("spark").orElseThrow(() -> new InputException(
         "--spark " + spark + ": the meshplan-spark module is not on the class path; "
             + HOW_TO_RUN_SPARK));
-    return p.open(spark.trim(), Map.of());
+    return p.open(spark.trim(), Map.of(), engineLog);
   }
 }

@@ -77,7 +77,8 @@ final class ExportCommand implements Callable<Integer> {
   @Mixin ClusterOptions clusterOptions = new ClusterOptions();
 
   @Option(names = "--to", required = true, paramLabel = "TARGET",
-      description = "megatron, torchtitan or deepspeed.")
+      completionCandidates = Choices.ExportTargets.class,
+      description = "One of: ${COMPLETION-CANDIDATES}.")
   String to;
 
   @Mixin ParallelOptions parallel = new ParallelOptions();
@@ -87,18 +88,21 @@ final class ExportCommand implements Callable<Integer> {
   @Option(names = "--framework-version", paramLabel = "VERSION",
       description = "The framework release the file is for; torchtitan only: main (default:"
           + " the Python config of its main branch, as of commit b5bcd76, 2026-08-21) or 0.2.2"
-          + " (its last TOML release).")
+          + " (its last TOML release). One of: ${COMPLETION-CANDIDATES}.",
+      completionCandidates = Choices.FrameworkVersions.class)
   String frameworkVersion;
 
-  @Option(names = "--out", paramLabel = "FILE", description = "Write here (default: stdout).")
+  @Option(names = "--out", paramLabel = "FILE", description = "Write here (default: stdout)."
+      + OutputPaths.DASH_IS_STDOUT)
   Path out;
 
-  @Option(names = "--force", description = "Replace --out if it exists.")
+  @Option(names = "--force", description = ForceOption.DESCRIPTION)
   boolean force;
 
   @Override
   public Integer call() {
     ExportTarget target = withFrameworkVersion(ExportTarget.parse(to), frameworkVersion);
+    out = OutputPaths.stdout(out);
     if (out != null) {
       List<Path> inputs = new ArrayList<>(clusterOptions.inputFiles().values());
       if (model != null) {
@@ -127,10 +131,20 @@ final class ExportCommand implements Callable<Integer> {
     if (n.nearest().isEmpty()) {
       o.println("no configuration " + target.label() + " can express is near it");
     } else {
-      o.println("nearest configuration " + target.label() + " can express:");
-      o.println("  meshplan export --to " + target.label()
-          + (target == ExportTarget.TORCHTITAN_V022 ? " --framework-version 0.2.2 " : " ")
-          + flags(n.nearest().get()));
+      Optional<String> modelWord = modelWord(n.nearest().get().model());
+      if (modelWord.isPresent()) {
+        o.println("nearest configuration " + target.label() + " can express:");
+        o.println("  meshplan export --to " + target.label()
+            + (target == ExportTarget.TORCHTITAN_V022 ? " --framework-version 0.2.2 " : " ")
+            + flags(n.nearest().get(), modelWord.get()));
+      } else {
+        // No command line is printed that would not run: the plan does not say where its
+        // model's config.json is.
+        o.println("nearest configuration " + target.label() + " can express (the plan's model "
+            + n.nearest().get().model().name() + " is no preset: add --model with its"
+            + " config.json to these flags):");
+        o.println("  " + flags(n.nearest().get(), null));
+      }
       CostPredictor cost = predictor != null ? predictor : this::simulate;
       o.println(prediction(cost.predict(n.nearest().get())));
     }
@@ -168,6 +182,7 @@ final class ExportCommand implements Callable<Integer> {
   /** The flags' export, refused when the configuration does not fit in memory. */
   private ExportResult fromFlags(ExportTarget target) {
     ExportInput in = input();
+    model.printWarnings(spec.commandLine().getErr());
     clusterOptions.warnIfProfileForeign(in.cluster(), spec.commandLine().getErr());
     ExportResult result = new Exporter().export(target, in);
     if (result instanceof ExportResult.Exported) {
@@ -190,17 +205,10 @@ final class ExportCommand implements Callable<Integer> {
       throw new InputException("--framework-version applies to --to torchtitan only; "
           + target.label() + " is written for its current release");
     }
-    String v = version.strip().toLowerCase(java.util.Locale.ROOT);
-    if (List.of("0.2.2", "v0.2.2", "0.2").contains(v)) {
-      return ExportTarget.TORCHTITAN_V022;
-    }
-    if (List.of("main", "current", "b5bcd76").contains(v)) {
-      return ExportTarget.TORCHTITAN;
-    }
-    throw new InputException("--framework-version '" + version + "': meshplan writes"
-        + " torchtitan's main branch (main, the default: a Python config for --module/--config,"
-        + " as of commit b5bcd76, 2026-08-21) or v0.2.2 (0.2.2: its last release that reads"
-        + " TOML)");
+    // main: the Python config of torchtitan's main branch (--module/--config, as of commit
+    // b5bcd76, 2026-08-21); 0.2.2: v0.2.2, its last release that reads TOML.
+    return Choices.pick("--framework-version", version, new Choices.FrameworkVersions())
+        .equals("main") ? ExportTarget.TORCHTITAN : ExportTarget.TORCHTITAN_V022;
   }
 
   private ExportInput input() {
@@ -217,11 +225,37 @@ final class ExportCommand implements Callable<Integer> {
         attention.chosen().orElseGet(() -> new ExportInput(m, c, pc).attention()), o, gpipe));
   }
 
-  /** The flags that reproduce an input on this command line. */
-  static String flags(ExportInput in) {
+  /**
+   * The {@code --model} value that rebuilds a model on this command line: the config.json path
+   * the user gave (a config's name is no preset), else the model's name where it is a preset.
+   *
+   * @param m the model of the nearest input
+   * @return the value, or empty for the plan of a config.json model (the plan has no path)
+   */
+  private Optional<String> modelWord(ModelSpec m) {
+    if (plan == null && model.model != null && !io.meshplan.model.Presets.contains(model.model)) {
+      return Optional.of(model.model);
+    }
+    return io.meshplan.model.Presets.contains(m.name()) ? Optional.of(m.name())
+        : Optional.empty();
+  }
+
+  /**
+   * The flags that reproduce an input on this command line, shell-quoted.
+   *
+   * @param in the input
+   * @param modelWord the {@code --model} value (a preset or a config.json path), or null to
+   *     leave {@code --model} out
+   * @return the flags
+   */
+  static String flags(ExportInput in, String modelWord) {
     ModelSpec m = in.model();
     ParallelConfig c = in.config();
-    List<String> w = new ArrayList<>(List.of("--model", m.name(),
+    List<String> w = new ArrayList<>();
+    if (modelWord != null) {
+      w.addAll(List.of("--model", modelWord));
+    }
+    w.addAll(List.of(
         "--layers", Integer.toString(m.layers()), "--hidden", Integer.toString(m.hidden()),
         "--heads", Integer.toString(m.heads()), "--kv-heads", Integer.toString(m.kvHeads()),
         "--ffn", Integer.toString(m.ffn()), "--vocab", Integer.toString(m.vocab()),

@@ -2,18 +2,18 @@ package io.meshplan.cli;
 
 import io.meshplan.util.AtomicFiles;
 import io.meshplan.util.InputException;
+import io.meshplan.util.InputFiles;
 import java.io.IOException;
-import java.nio.file.FileSystems;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
 
 /**
  * Reads the input files and writes the output files of {@code export} and {@code deploy}: inputs
  * capped in size and read as UTF-8; outputs written atomically, never over an existing file
- * without {@code --force}, never over anything but a regular file, and never over an input.
+ * without {@code --force}, never over anything but a regular file, never through a symbolic
+ * link, and never over an input.
  */
 final class ExportFiles {
 
@@ -34,14 +34,12 @@ final class ExportFiles {
             + "; write the output to another file");
       }
     }
-    if (Files.exists(out, LinkOption.NOFOLLOW_LINKS)) {
-      if (!Files.isRegularFile(out, LinkOption.NOFOLLOW_LINKS)) {
-        throw new InputException("--out " + out + " exists and is not a regular file; it is"
-            + " never replaced");
-      }
-      if (!force) {
-        throw new InputException("--out " + out + " exists; add --force to replace it");
-      }
+    java.util.Optional<String> problem = AtomicFiles.problem(out);
+    if (problem.isPresent()) {
+      throw new InputException("--out " + out + ": " + problem.get());
+    }
+    if (Files.exists(out, LinkOption.NOFOLLOW_LINKS) && !force) {
+      throw new InputException("--out " + out + " exists; add --force to replace it");
     }
   }
 
@@ -52,30 +50,22 @@ final class ExportFiles {
    * @param text its content
    */
   static void write(Path out, String text) {
-    try {
-      AtomicFiles.writeString(out, text);
-    } catch (IOException e) {
-      throw new InputException("--out " + out + ": cannot write (" + e.getMessage() + ")");
-    }
+    write(out, text, false);
   }
 
   /**
-   * Writes a text file atomically and, for a script, makes it executable ({@code rwxr-xr-x}) where
-   * the file system has POSIX permissions.
+   * Writes a text file atomically and, for a script, makes it executable ({@code rwxr-xr-x})
+   * where the file system has POSIX permissions.
    *
    * @param out the file
    * @param text its content
    * @param executable whether it is a script
    */
   static void write(Path out, String text, boolean executable) {
-    write(out, text);
-    if (executable && FileSystems.getDefault().supportedFileAttributeViews().contains("posix")) {
-      try {
-        Files.setPosixFilePermissions(out, PosixFilePermissions.fromString("rwxr-xr-x"));
-      } catch (IOException e) {
-        throw new InputException("--out " + out + ": cannot make it executable ("
-            + e.getMessage() + ")");
-      }
+    try {
+      AtomicFiles.writeString(out, text, executable);
+    } catch (IOException e) {
+      throw new InputException("--out " + out + ": cannot write: " + InputFiles.describe(e));
     }
   }
 }

@@ -19,6 +19,21 @@ public final class Main {
   }
 
   /**
+   * The command line with what each command's help lists filled in: the presets, config.json
+   * model_types, GPUs and fabrics it takes, and {@code --debug}.
+   *
+   * @param debug whether {@code --debug} was given
+   * @return the command line
+   */
+  static CommandLine commandLine(boolean debug) {
+    CommandLine cl = new CommandLine(new MeshplanCommand());
+    ModelOptions.describePresets(cl);
+    ClusterHelp.describe(cl);
+    DebugOption.install(cl, debug);
+    return cl;
+  }
+
+  /**
    * Runs meshplan with the given writers; tests call this to capture output. {@code --debug}
    * anywhere on the command line makes errors print their stack trace.
    *
@@ -40,8 +55,7 @@ public final class Main {
     ExceptionMapper mapper = new ExceptionMapper(debug);
     int code;
     try {
-      CommandLine cl = new CommandLine(new MeshplanCommand());
-      ModelOptions.describePresets(cl);
+      CommandLine cl = commandLine(debug);
       cl.setOut(out);
       cl.setErr(err);
       cl.setExecutionExceptionHandler(mapper);

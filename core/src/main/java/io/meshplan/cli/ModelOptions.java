@@ -33,12 +33,15 @@ final class ModelOptions {
   private final Set<ModelSpec.Family> families;
 
   @Option(names = "--model", description = "Model preset (one of the model presets listed below) "
-      + "or the path of a Hugging Face config.json or its directory (LLaMA, Mistral, GPT-NeoX, OPT, "
-      + "Qwen2/2.5, Qwen3, Gemma 2/3, Phi-3/4, OLMo 2, Granite, StarCoder2).")
+      + "or the path of a Hugging Face config.json or its directory, of one of the model_types"
+      + " listed below.")
   String model;
 
   /** The warnings of the last config.json read by {@link #spec()}: fields meshplan ignores. */
   private List<String> configWarnings = List.of();
+
+  /** Why the last config.json's default sequence is below its context, when it is. */
+  private java.util.Optional<String> sequenceNote = java.util.Optional.empty();
 
   @Option(names = "--moe-capacity-factor", paramLabel = "X", description = "Mixture-of-experts"
       + " models: each expert takes at most X times its even share of the tokens and drops the"
@@ -75,9 +78,10 @@ final class ModelOptions {
   @Option(names = "--vocab", description = "Override the vocabulary size.")
   Integer vocab;
 
-  @Option(names = "--dtype", description = "Element type: f32, bf16, f16, or fp8 (Transformer Engine's hybrid "
-      + "recipe: linear-layer GEMMs in FP8, the rest bf16; H100, H200, B200) (default: "
-      + "preset's).")
+  @Option(names = "--dtype", completionCandidates = Choices.Dtypes.class,
+      description = "Element type: f32, bf16, f16, or fp8 (Transformer Engine's hybrid recipe:"
+      + " linear-layer GEMMs in FP8, the rest bf16; H100, H200, B200) (default: preset's). One"
+      + " of: ${COMPLETION-CANDIDATES}.")
   String dtype;
 
   /** Model flags for the transformer decoders ({@link #DECODERS}). */
@@ -113,8 +117,42 @@ final class ModelOptions {
   }
 
   /**
-   * Puts the presets each command runs at the head of its help's footer, so that the help lists
-   * exactly the presets the command takes.
+   * The Hugging Face {@code model_type}s the command takes: those of its families, and for shard
+   * only those whose blocks are LLaMA's ({@link io.meshplan.model.HfModelType}).
+   *
+   * @return the names
+   */
+  List<String> configTypes() {
+    return io.meshplan.model.HfModelType.names(families, families.equals(SHARD_FAMILIES));
+  }
+
+  /**
+   * The {@code --dtype} words the command takes: shard plans a forward graph in one element
+   * type, so not the FP8 training recipe.
+   *
+   * @return the words
+   */
+  List<String> dtypes() {
+    List<String> words = new ArrayList<>();
+    new Choices.Dtypes().forEach(words::add);
+    if (families.equals(SHARD_FAMILIES)) {
+      words.remove(Fp8Training.WORD);
+    }
+    return words;
+  }
+
+  /** Shard's {@code --dtype}: its own words and no word on FP8 training. */
+  private static void shardDtype(picocli.CommandLine.Model.CommandSpec spec, ModelOptions mo) {
+    picocli.CommandLine.Model.OptionSpec old = spec.findOption("--dtype");
+    spec.remove(old);
+    spec.addOption(picocli.CommandLine.Model.OptionSpec.builder(old)
+        .completionCandidates(mo.dtypes()).description("Element type of the forward graph"
+            + " (default: the preset's). One of: ${COMPLETION-CANDIDATES}.").build());
+  }
+
+  /**
+   * Puts the presets and the config.json model_types each command runs at the head of its
+   * help's footer, so that the help lists exactly what the command takes.
    *
    * @param root the meshplan command line
    */
@@ -125,19 +163,31 @@ final class ModelOptions {
       if (mixin == null || !(mixin.userObject() instanceof ModelOptions mo)) {
         continue;
       }
-      List<String> lines = new ArrayList<>(List.of("", "Model presets (--model):"));
-      StringBuilder line = new StringBuilder(" ");
-      for (String n : mo.presets()) {
-        if (line.length() + n.length() + 2 > 78) {
-          lines.add(line.toString().stripTrailing());
-          line = new StringBuilder(" ");
-        }
-        line.append(' ').append(n).append(',');
+      if (mo.families.equals(SHARD_FAMILIES)) {
+        shardDtype(spec, mo);
       }
-      lines.add(line.substring(0, line.length() - 1));
+      List<String> lines = new ArrayList<>(List.of("", "Model presets (--model):"));
+      lines.addAll(wrapped(mo.presets()));
+      lines.addAll(List.of("", "Hugging Face config.json model_types (--model PATH):"));
+      lines.addAll(wrapped(mo.configTypes()));
       lines.addAll(List.of(spec.usageMessage().footer()));
       spec.usageMessage().footer(lines.toArray(String[]::new));
     }
+  }
+
+  /** Names as comma-separated lines of at most 78 characters, indented by two spaces. */
+  static List<String> wrapped(List<String> names) {
+    List<String> lines = new ArrayList<>();
+    StringBuilder line = new StringBuilder(" ");
+    for (String n : names) {
+      if (line.length() + n.length() + 2 > 78) {
+        lines.add(line.toString().stripTrailing());
+        line = new StringBuilder(" ");
+      }
+      line.append(' ').append(n).append(',');
+    }
+    lines.add(line.substring(0, line.length() - 1));
+    return lines;
   }
 
   /**
@@ -184,12 +234,13 @@ final class ModelOptions {
     requireFamily(p);
     DType t = p.dtype();
     if (dtype != null) {
-      t = Fp8Training.parse(dtype);
-      // Training runs in floating point; integer or boolean weights would make every dot free.
-      if (t == null || !Fp8Training.trains(t)) {
-        throw new InputException("--dtype '" + dtype
-            + "' is not supported; use f32, bf16, f16 or fp8");
+      if (families.equals(SHARD_FAMILIES) && dtype.strip().equalsIgnoreCase(Fp8Training.WORD)) {
+        throw new InputException("--dtype fp8 is a training recipe (FP8 GEMMs in a bf16 step)"
+            + " that plan, simulate, export and sweep price; shard plans a forward graph in one"
+            + " element type: use --dtype bf16");
       }
+      // Training runs in floating point; integer or boolean weights would make every dot free.
+      t = Fp8Training.parse(Choices.pick("--dtype", dtype, dtypes()));
     }
     int h = pos("--hidden", hidden, p.hidden());
     int nh = pos("--heads", heads, p.heads());
@@ -261,24 +312,39 @@ final class ModelOptions {
     try {
       path = Path.of(value);
     } catch (InvalidPathException e) {
-      return Presets.get(value);
+      return preset(value);
     }
     if (!Presets.contains(value) && (value.endsWith(".json") || Files.exists(path))) {
-      HfConfigReader.HfConfig c = HfConfigReader.readConfig(path);
+      HfConfigReader.HfConfig c = HfConfigReader.readConfig(path, configTypes());
       configWarnings = c.warnings();
+      sequenceNote = c.sequenceNote();
       return c.spec();
+    }
+    return preset(value);
+  }
+
+  /** A preset, or a refusal listing the presets this command runs (not the whole catalog). */
+  private ModelSpec preset(String value) {
+    if (!Presets.contains(value)) {
+      throw new InputException("unknown model preset '" + value + "'; valid presets: "
+          + String.join(", ", presets()) + "; or the path of a config.json of model_type "
+          + String.join(", ", configTypes()));
     }
     return Presets.get(value);
   }
 
   /**
-   * Prints the warnings of the config.json {@link #spec()} read, one line each.
+   * Prints the warnings of the config.json {@link #spec()} read, one line each, and, without
+   * {@code --seq}, a note when its default sequence is below its context.
    *
    * @param err the error stream
    */
   void printWarnings(java.io.PrintWriter err) {
     for (String w : configWarnings) {
       err.println("meshplan: warning: " + w);
+    }
+    if (seq == null) {
+      sequenceNote.ifPresent(n -> err.println("meshplan: note: " + n));
     }
   }
 

@@ -13,11 +13,13 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * The one output-path check of every command that writes files, run before any work: each output
- * can be written (its directory exists, and it is absent or a regular file, never a device, FIFO
- * or directory), no two outputs name the same file, no output names an input (symbolic links
- * and {@code ..} resolved), and an output that exists is replaced only when the user gave {@code
- * --force}. Writes then go through {@link AtomicFiles}.
+ * The one output-path check of every command that writes files, run before any work: no output
+ * names an input (symbolic links and {@code ..} resolved), each output can be written (no part
+ * of its path is a symbolic link, its directory exists, and it is absent or a regular file,
+ * never a device, FIFO or directory), no two outputs name the same file, and an output that
+ * exists is replaced only when the user gave {@code --force}. An output named {@code -} is
+ * refused here: the options where {@code -} means standard output turn it into "no file" first
+ * ({@link #stdout}). Writes then go through {@link AtomicFiles}.
  */
 final class OutputPaths {
   private final Map<String, Path> outputs = new LinkedHashMap<>();
@@ -84,6 +86,13 @@ final class OutputPaths {
     for (int i = 0; i < outs.size(); i++) {
       String flag = outs.get(i).getKey();
       Path file = outs.get(i).getValue();
+      refuseDash(flag, file);
+      for (Map.Entry<String, Path> in : inputs.entrySet()) {
+        if (AtomicFiles.sameFile(file, in.getValue())) {
+          throw new InputException(flag + " " + file + " is also the input " + in.getKey()
+              + "; choose another file, meshplan never overwrites its inputs");
+        }
+      }
       Optional<String> problem = AtomicFiles.problem(file);
       if (problem.isPresent()) {
         throw new InputException(flag + " " + file + ": " + problem.get());
@@ -94,15 +103,41 @@ final class OutputPaths {
               + outs.get(j).getValue() + " name the same file; give each output its own file");
         }
       }
-      for (Map.Entry<String, Path> in : inputs.entrySet()) {
-        if (AtomicFiles.sameFile(file, in.getValue())) {
-          throw new InputException(flag + " " + file + " is also the input " + in.getKey()
-              + "; choose another file, meshplan never overwrites its inputs");
-        }
-      }
       if (!force && Files.exists(file)) {
         throw new InputException(flag + " " + file + " exists; add --force to replace it");
       }
+    }
+  }
+
+  /** The help's words for an output option that takes a file only. */
+  static final String FILE_ONLY = " Never '-' (standard output carries the command's own text)"
+      + " and never a symbolic link.";
+
+  /** The help's words for an output option where {@code -} is standard output. */
+  static final String DASH_IS_STDOUT = " '-' or none: standard output. Never a symbolic link.";
+
+  /**
+   * An output option where {@code -} means standard output, as leaving the option out does.
+   *
+   * @param file the option's value, or null
+   * @return null for {@code -} or null, else the file
+   */
+  static Path stdout(Path file) {
+    return file != null && file.toString().equals("-") ? null : file;
+  }
+
+  /**
+   * Refuses {@code -} for an output that goes to a file only: standard output carries the
+   * command's own text, and a file named {@code -} is what nobody means.
+   *
+   * @param flag the flag, for the message
+   * @param file the value, or null
+   * @throws InputException when the value is {@code -}
+   */
+  static void refuseDash(String flag, Path file) {
+    if (file != null && file.toString().equals("-")) {
+      throw new InputException(flag + " -: this output goes to a file only, as standard output "
+          + "carries the command's own text; name a file (./- for a file named '-')");
     }
   }
 
@@ -115,8 +150,21 @@ final class OutputPaths {
    * @throws InputException when the write fails (for example a full disk); nothing is replaced
    */
   static void write(String flag, Path file, String text) {
+    write(flag, file, text, false);
+  }
+
+  /**
+   * Writes one output atomically, as a script ({@code rwxr-xr-x}) or not.
+   *
+   * @param flag the flag, for messages
+   * @param file the target
+   * @param text the content
+   * @param executable whether it is a script
+   * @throws InputException when the write fails; nothing is replaced
+   */
+  static void write(String flag, Path file, String text, boolean executable) {
     try {
-      AtomicFiles.writeString(file, text);
+      AtomicFiles.writeString(file, text, executable);
     } catch (IOException e) {
       throw new InputException(flag + " " + file + ": cannot write: " + InputFiles.describe(e),
           e);

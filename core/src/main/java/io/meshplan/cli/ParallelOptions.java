@@ -24,8 +24,9 @@ final class ParallelOptions {
       + "default 1).")
   Integer vpp;
 
-  @Option(names = "--schedule", description = "1f1b (default), or gpipe (all forwards, then all "
-      + "backwards); --vpp above 1 selects interleaved 1F1B.")
+  @Option(names = "--schedule", completionCandidates = Choices.Schedules.class,
+      description = "1f1b (default), or gpipe (all forwards, then all backwards); --vpp above 1"
+      + " selects interleaved 1F1B. One of: ${COMPLETION-CANDIDATES}.")
   String schedule;
 
   @Option(names = "--micro-batch", description = "Sequences per microbatch per replica.")
@@ -34,14 +35,15 @@ final class ParallelOptions {
   @Option(names = "--global-batch", description = "Sequences per iteration.")
   Integer globalBatch;
 
-  @Option(names = "--recompute", description = "none, selective (Megatron-LM's), full, or op"
-      + " (torchtitan's per-op selective checkpointing) (default none).")
+  @Option(names = "--recompute", completionCandidates = Choices.Recomputes.class,
+      description = "none, selective (Megatron-LM's), full, or op (torchtitan's per-op selective"
+      + " checkpointing) (default none). One of: ${COMPLETION-CANDIDATES}.")
   String recompute;
 
-  @Option(names = "--recompute-modules", paramLabel = "LIST", description = "With --recompute"
+  @Option(names = "--recompute-modules", paramLabel = "LIST",
+      completionCandidates = Choices.RecomputeModules.class, description = "With --recompute"
       + " selective, the submodules recomputed, as Megatron-LM's --recompute-modules names them,"
-      + " comma-separated: core_attn (the default), moe_act, layernorm, mla_up_proj, mlp, moe,"
-      + " shared_experts.")
+      + " comma-separated (core_attn by default), each one of: ${COMPLETION-CANDIDATES}.")
   String recomputeModules;
 
   @Option(names = "--sequence-parallel", description = "Sequence parallelism in the "
@@ -96,9 +98,11 @@ final class ParallelOptions {
       + " sequence is split over (Megatron-LM's --context-parallel-size; default 1).")
   Integer cp;
 
-  @Option(names = "--cp-comm-type", paramLabel = "TYPE", description = "How context"
+  @Option(names = "--cp-comm-type", paramLabel = "TYPE",
+      completionCandidates = Choices.CpCommTypes.class, description = "How context"
       + " parallelism moves keys and values: p2p (a ring under the attention, the default) or"
-      + " all_gather (Megatron-LM's --cp-comm-type).")
+      + " all_gather (Megatron-LM's --cp-comm-type; allgather, torchtitan's name, is the same)."
+      + " One of: ${COMPLETION-CANDIDATES}.")
   String cpCommType;
 
   /** Whether {@code --schedule gpipe} was asked for. */
@@ -106,9 +110,7 @@ final class ParallelOptions {
     if (schedule == null || schedule.equalsIgnoreCase("1f1b")) {
       return false;
     }
-    if (!schedule.equalsIgnoreCase("gpipe")) {
-      throw new InputException("--schedule '" + schedule + "' is unknown; use 1f1b or gpipe");
-    }
+    Choices.pick("--schedule", schedule, new Choices.Schedules());
     if (vpp != null && vpp > 1) {
       throw new InputException("--schedule gpipe has no virtual stages; drop --vpp " + vpp);
     }
@@ -198,12 +200,8 @@ final class ParallelOptions {
     if (cp == null || cp == 1) {
       throw new InputException("--cp-comm-type needs --cp above 1");
     }
-    return switch (cpCommType) {
-      case "p2p" -> false;
-      case "all_gather", "allgather" -> true;
-      default -> throw new InputException("--cp-comm-type '" + cpCommType + "' is unknown; use "
-          + "p2p or all_gather");
-    };
+    return !Choices.pick("--cp-comm-type", cpCommType, new Choices.CpCommTypes())
+        .equals("p2p");
   }
 
   /** Megatron-Core refuses a stated stage of no layers ("must be larger than 0"). */

@@ -59,9 +59,10 @@ final class PlanCommand implements Callable<Integer> {
       + "megatron' expresses exactly; the plan is the fastest one that fits.")
   boolean megatronGrid;
 
-  @Option(names = "--schedule", defaultValue = "auto", description = "Pipeline schedule: auto "
+  @Option(names = "--schedule", defaultValue = "auto",
+      completionCandidates = Choices.PlanSchedules.class, description = "Pipeline schedule: auto "
       + "(1F1B, or interleaved 1F1B with several model chunks per stage when that is faster) or "
-      + "1f1b (default: ${DEFAULT-VALUE}).")
+      + "1f1b (default: ${DEFAULT-VALUE}). One of: ${COMPLETION-CANDIDATES}.")
   String schedule;
 
   @Option(names = "--json", description = "Print the plan as JSON.")
@@ -72,11 +73,13 @@ final class PlanCommand implements Callable<Integer> {
   boolean quiet;
 
   @Option(names = "--out", description = "Also write the plan as JSON to this file (for "
-      + "'simulate --plan', 'export --plan' and 'deploy --plan').")
+      + "'simulate --plan', 'export --plan' and 'deploy --plan'); --json prints it instead."
+      + OutputPaths.FILE_ONLY)
   Path out;
 
   @Option(names = "--report", description = "Also write a self-contained HTML report (cluster, "
-      + "pipeline timeline, memory, time breakdown, shardings) to this file.")
+      + "pipeline timeline, memory, time breakdown, shardings) to this file."
+      + OutputPaths.FILE_ONLY)
   Path report;
 
   @Mixin ExecutorOptions executor = new ExecutorOptions();
@@ -109,9 +112,10 @@ final class PlanCommand implements Callable<Integer> {
     model.printWarnings(spec.commandLine().getErr());
     PlanResult r;
     try (TaskExecutor ex = executor.open();
-        Progress progress = executor.local()
-            ? Progress.start(spec.commandLine().getErr(), quiet, "planning", "%", 100)
-            : Progress.none()) {
+        Progress progress = !executor.local() ? Progress.none() : megatronGrid
+            // The grid's search tells no progress: the line shows the time spent.
+            ? Progress.start(spec.commandLine().getErr(), quiet, "planning", "", 0)
+            : Progress.start(spec.commandLine().getErr(), quiet, "planning", "%", 100)) {
       r = Planner.plan(setup, options.withExecutor(ex).withProgress(progress::update));
     }
     if (r instanceof PlanResult.Infeasible inf) {
@@ -158,12 +162,7 @@ final class PlanCommand implements Callable<Integer> {
 
   /** {@code --schedule}: whether the plan may interleave. */
   private boolean interleaving() {
-    return switch (schedule.trim().toLowerCase(java.util.Locale.ROOT)) {
-      case "auto" -> true;
-      case "1f1b" -> false;
-      default -> throw new InputException("--schedule '" + schedule + "' is unknown; use auto "
-          + "or 1f1b");
-    };
+    return Choices.pick("--schedule", schedule, new Choices.PlanSchedules()).equals("auto");
   }
 
   /** Prints the plan (text or JSON) and writes the files the flags name. */
@@ -212,9 +211,7 @@ final class PlanCommand implements Callable<Integer> {
   private int planHlo() {
     refuseFlagsBesideHlo();
     int n = hloMicrobatches();
-    if (!"auto".equalsIgnoreCase(schedule.trim()) && !"1f1b".equalsIgnoreCase(schedule.trim())) {
-      throw new InputException("--schedule '" + schedule + "' is unknown; use auto or 1f1b");
-    }
+    Choices.pick("--schedule", schedule, new Choices.PlanSchedules());
     java.util.Map<String, Path> inputs = inputFiles();
     inputs.put("--hlo", hlo);
     ReportFiles.check(report, compare, out, null, inputs, force.force);

@@ -95,9 +95,11 @@ final class ShardCommand implements Callable<Integer> {
   boolean forceReplicatedOutput;
 
   @Option(names = "--solver", defaultValue = "reducing",
+      completionCandidates = Choices.Solvers.class,
       description = "reducing (exact reductions, then CP-SAT on the core), cpsat, or fast "
           + "(exact reductions, then local search on the core instead of CP-SAT: "
-          + "deterministic and quick on large modules) (default: ${DEFAULT-VALUE}).")
+          + "deterministic and quick on large modules) (default: ${DEFAULT-VALUE}). One of:"
+          + " ${COMPLETION-CANDIDATES}.")
   String solver;
 
   @Option(names = "--time-limit", defaultValue = "60",
@@ -109,12 +111,15 @@ final class ShardCommand implements Callable<Integer> {
   int workers;
 
   @Option(names = "--param-liveness", defaultValue = "resident",
+      completionCandidates = Choices.ParamLiveness.class,
       description = "resident: parameters occupy memory for the whole step (default); alpa: as "
-          + "in Alpa's prototype, from their position in the graph to their last use.")
+          + "in Alpa's prototype, from their position in the graph to their last use. One of:"
+          + " ${COMPLETION-CANDIDATES}.")
   String paramLiveness;
 
   @Option(names = "--dump-ilp", description = "Also write the ILP (node and edge costs, memory "
-      + "constraint) as versioned JSON to this file, to replay or compare solvers.")
+      + "constraint) as versioned JSON to this file, to replay or compare solvers."
+      + OutputPaths.FILE_ONLY)
   java.nio.file.Path dumpIlp;
 
   @Option(names = "--quiet", description = "Draw no progress line on standard error (none is"
@@ -135,7 +140,7 @@ final class ShardCommand implements Callable<Integer> {
   java.nio.file.Path hlo;
 
   @Option(names = "--out", description = "With --hlo: write the module back with sharding={...} "
-      + "on every instruction.")
+      + "on every instruction." + OutputPaths.FILE_ONLY)
   java.nio.file.Path outFile;
 
   @Option(names = "--keep-shardings", description = "With --hlo: keep the shardings already in "
@@ -196,13 +201,8 @@ final class ShardCommand implements Callable<Integer> {
   }
 
   private SolverOptions.Kind solverKind() {
-    return switch (solver.toLowerCase(Locale.ROOT)) {
-      case "reducing" -> SolverOptions.Kind.REDUCING;
-      case "cpsat" -> SolverOptions.Kind.CPSAT;
-      case "fast" -> SolverOptions.Kind.FAST;
-      default -> throw new InputException("--solver '" + solver + "' is unknown; use reducing, "
-          + "cpsat or fast");
-    };
+    return SolverOptions.Kind.valueOf(Choices.pick("--solver", solver, new Choices.Solvers())
+        .toUpperCase(Locale.ROOT));
   }
 
   /** Checks the solver limits, the choice of input and the files to read and write. */
@@ -223,7 +223,7 @@ final class ShardCommand implements Callable<Integer> {
     }
     if (hlo == null && model.model == null) {
       throw new InputException("give --model M (one of " + String.join(", ",
-          io.meshplan.model.Presets.names()) + ") or --hlo FILE");
+          model.presets()) + ") or --hlo FILE");
     }
     if (hlo != null && model.overrides() != null) {
       throw new InputException(model.overrides() + " changes a --model preset; an --hlo module"
@@ -245,7 +245,7 @@ final class ShardCommand implements Callable<Integer> {
   private Input read(LogicalMesh lm, List<String> warnings) {
     Input in = hlo != null ? readHlo(lm, warnings) : buildPreset();
     if (in.graph().size() > MAX_INSTRUCTIONS) {
-      throw new InputException((hlo != null ? "--hlo " + hlo : "--model " + in.name()) + " has "
+      throw new InputException((hlo != null ? "--hlo " + hlo : "--model " + model.model) + " has "
           + in.graph().size() + " instructions after inlining, more than the limit of "
           + MAX_INSTRUCTIONS);
     }
@@ -269,7 +269,10 @@ final class ShardCommand implements Callable<Integer> {
   private Input buildPreset() {
     ModelSpec ms = model.spec();
     checkGraphSize(ms);
-    return new Input(ms.name(), build(ms), Map.of(), null, null);
+    Graph g = build(ms);
+    // After the model is known to be one shard builds, so that a refusal is the only line.
+    model.printWarnings(spec.commandLine().getErr());
+    return new Input(ms.name(), g, Map.of(), null, null);
   }
 
   /** The mesh environment: --alpha and --beta, or the cluster's catalog or --profile prices. */
@@ -291,12 +294,8 @@ final class ShardCommand implements Callable<Integer> {
   }
 
   private boolean residentParameters() {
-    return switch (paramLiveness.toLowerCase(Locale.ROOT)) {
-      case "resident" -> true;
-      case "alpa" -> false;
-      default -> throw new InputException("--param-liveness '" + paramLiveness
-          + "' is unknown; use resident or alpa");
-    };
+    return Choices.pick("--param-liveness", paramLiveness, new Choices.ParamLiveness())
+        .equals("resident");
   }
 
   /** The fix of each cause of infeasibility in this command's flags. */
@@ -359,13 +358,13 @@ final class ShardCommand implements Callable<Integer> {
       case ALPA_MLP -> AlpaMlpBuilder.build(ms.layers(), ms.batch(), ms.hidden(), ms.dtype());
       case LLAMA -> {
         if (!ms.arch().beyondLlama().isEmpty()) {
-          throw new InputException("--model " + ms.name() + ": shard builds LLaMA's forward "
+          throw new InputException("--model " + model.model + ": shard builds LLaMA's forward "
               + "graph, and this model has " + String.join(", ", ms.arch().beyondLlama())
               + "; it is planned by meshplan plan");
         }
         yield LlamaForwardBuilder.build(ms, forceReplicatedOutput);
       }
-      case GPT -> throw new InputException("--model " + ms.name() + ": shard plans the forward "
+      case GPT -> throw new InputException("--model " + model.model + ": shard plans the forward "
           + "graph of LLaMA-family models and alpa-mlp; GPT, OPT and GPT-NeoX models are "
           + "planned by meshplan plan");
     };

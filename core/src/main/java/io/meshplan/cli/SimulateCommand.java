@@ -58,7 +58,8 @@ final class SimulateCommand implements Callable<Integer> {
   boolean json;
 
   @Option(names = "--report", description = "Also write a self-contained HTML report (cluster, "
-      + "pipeline timeline, memory, time breakdown, shardings) to this file.")
+      + "pipeline timeline, memory, time breakdown, shardings) to this file."
+      + OutputPaths.FILE_ONLY)
   Path report;
 
   @Option(names = "--compare", description = "A plan file (from 'plan --out') to draw beside "

@@ -40,7 +40,8 @@ final class SweepCommand implements Callable<Integer> {
   boolean quiet;
 
   @Option(names = "--grid", required = true, paramLabel = "FILE",
-      description = "The YAML grid (see examples/sweep.yaml).")
+      description = "The YAML grid (see examples/sweep.yaml); its models are presets or"
+          + " config.json paths (absolute, or relative to the grid's directory).")
   Path grid;
 
   @Option(names = "--manual", description = "Each point's best Megatron-LM configuration "
@@ -48,15 +49,16 @@ final class SweepCommand implements Callable<Integer> {
       + "planner's plan.")
   boolean manual;
 
-  @Option(names = "--csv", paramLabel = "FILE", description = "Write the results as CSV.")
+  @Option(names = "--csv", paramLabel = "FILE", description = "Write the results as CSV."
+      + OutputPaths.FILE_ONLY)
   Path csv;
 
   @Option(names = "--jsonl", paramLabel = "FILE", description = "Write the results as JSON "
-      + "Lines.")
+      + "Lines." + OutputPaths.FILE_ONLY)
   Path jsonl;
 
   @Option(names = "--out", paramLabel = "DIR", description = "Write sweep.csv and sweep.jsonl "
-      + "into this existing directory.")
+      + "into this existing directory." + OutputPaths.FILE_ONLY)
   Path outDir;
 
   @Option(names = "--gpu-hour-price", paramLabel = "USD", description = "Price of one GPU for "
@@ -85,6 +87,10 @@ final class SweepCommand implements Callable<Integer> {
     Path outCsv = csv;
     Path outJsonl = jsonl;
     if (outDir != null) {
+      OutputPaths.refuseDash("--out", outDir);
+      io.meshplan.util.AtomicFiles.link(outDir).ifPresent(why -> {
+        throw new InputException("--out " + outDir + ": " + why);
+      });
       if (!Files.isDirectory(outDir)) {
         throw new InputException("--out " + outDir + ": not an existing directory");
       }
@@ -97,11 +103,14 @@ final class SweepCommand implements Callable<Integer> {
     }
     String csvFlag = outDir != null ? "--out " + outDir + ": sweep.csv" : "--csv";
     String jsonlFlag = outDir != null ? "--out " + outDir + ": sweep.jsonl" : "--jsonl";
-    new OutputPaths().force(force.force).output(csvFlag, outCsv).output(jsonlFlag, outJsonl).input("--grid", grid)
-        .check();
     SweepGrid g = SweepGridReader.read(grid);
+    OutputPaths paths = new OutputPaths().force(force.force).output(csvFlag, outCsv)
+        .output(jsonlFlag, outJsonl).input("--grid", grid);
+    g.configModels().forEach((name, c) -> paths.input("the grid's model", c.file()));
+    paths.check();
     OptionalDouble usd = price == null ? OptionalDouble.empty() : OptionalDouble.of(price);
-    PointTask task = new PointTask(manual, pointTimeout == null ? 0 : pointTimeout);
+    PointTask task = new PointTask(manual, pointTimeout == null ? 0 : pointTimeout,
+        g.configSpecs());
     List<PointResult> results;
     try (TaskExecutor ex = executor.open();
         Progress progress = executor.local()

@@ -96,8 +96,7 @@ public record ClusterSpec(int nodes, int gpusPerNode, GpuSpec gpu, Fabric fabric
   static ClusterSpec fromParts(String where, int nodes, int gpusPerNode, String gpuName,
       String fabricName) {
     GpuSpec gpu = GpuCatalog.find(gpuName).orElseThrow(() -> new InputException(
-        "cluster '" + where + "': unknown gpu '" + gpuName + "'; valid: "
-            + String.join(", ", GpuCatalog.names())));
+        "cluster '" + where + "': " + GpuCatalog.unknown(gpuName)));
     String fname = fabricName == null ? GpuCatalog.defaultFabric(gpu) : fabricName;
     Fabric fabric = FabricCatalog.find(fname).orElseThrow(() -> new InputException(
         "cluster '" + where + "': unknown fabric '" + fname + "'; valid: "

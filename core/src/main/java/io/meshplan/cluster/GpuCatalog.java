@@ -83,18 +83,61 @@ public final class GpuCatalog {
   }
 
   /**
-   * Looks a GPU up by its catalog name (case-insensitive). {@code h200} is accepted for {@code
-   * h200-141gb}.
+   * Short names for the catalog GPUs that one part answers to: NVIDIA sells the H100 as SXM
+   * (80 GB, the catalog's {@code h100-80gb}), PCIe (80 GB) and NVL (94 GB), and "H100" alone
+   * means the SXM part of its datasheet's first column; the H200's SXM part is the catalog's
+   * {@code h200-141gb}. The V100 (16 and 32 GB) and the A100 (40 and 80 GB) have two catalog
+   * entries each, so their short names are refused naming both; {@code b200} is its own name.
+   */
+  private static final Map<String, String> ALIASES = Map.of("h100", "h100-80gb", "h200",
+      "h200-141gb");
+
+  /** Short names that fit several catalog GPUs, each with the names it could mean. */
+  private static final Map<String, List<String>> AMBIGUOUS = Map.of(
+      "v100", List.of("v100-16gb", "v100-32gb"), "a100", List.of("a100-40gb", "a100-80gb"));
+
+  /**
+   * Looks a GPU up by its catalog name or its short name (case-insensitive): {@code h100} is
+   * {@code h100-80gb} and {@code h200} is {@code h200-141gb} (see {@link #ALIASES}).
    *
    * @param name the name
    * @return the spec, or empty
    */
   public static Optional<GpuSpec> find(String name) {
     String key = name.toLowerCase(java.util.Locale.ROOT);
-    if (key.equals("h200")) {
-      key = "h200-141gb";
+    return Optional.ofNullable(GPUS.get(ALIASES.getOrDefault(key, key)));
+  }
+
+  /**
+   * Every name {@link #find} accepts, sorted: the catalog names and the short names.
+   *
+   * @return the names
+   */
+  public static List<String> acceptedNames() {
+    return java.util.stream.Stream.concat(GPUS.keySet().stream(), ALIASES.keySet().stream())
+        .sorted().toList();
+  }
+
+  /**
+   * Why a name is not a GPU, in words, listing the accepted names.
+   *
+   * @param name the name {@link #find} did not know
+   * @return e.g. {@code unknown gpu 'a100': it is a100-40gb or a100-80gb; valid: ...}
+   */
+  public static String unknown(String name) {
+    List<String> could = AMBIGUOUS.get(name.toLowerCase(java.util.Locale.ROOT));
+    StringBuilder b = new StringBuilder("unknown gpu '").append(name).append("'");
+    if (could != null) {
+      b.append(": it is ").append(String.join(" or ", could));
     }
-    return Optional.ofNullable(GPUS.get(key));
+    b.append("; valid: ");
+    List<String> words = new java.util.ArrayList<>();
+    for (String n : names()) {
+      String alias = ALIASES.entrySet().stream().filter(e -> e.getValue().equals(n))
+          .map(Map.Entry::getKey).findFirst().orElse(null);
+      words.add(alias == null ? n : n + " (or " + alias + ")");
+    }
+    return b.append(String.join(", ", words)).toString();
   }
 
   /**

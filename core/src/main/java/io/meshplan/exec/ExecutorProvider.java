@@ -24,4 +24,17 @@ public interface ExecutorProvider {
    * @return the executor; the caller closes it
    */
   TaskExecutor open(String master, Map<String, String> settings);
+
+  /**
+   * Opens an executor, with or without the engine's own log on standard error. An engine's log
+   * stays off standard error by default, so that a failure ends in meshplan's one line.
+   *
+   * @param master where the engine runs
+   * @param settings engine settings added to its defaults
+   * @param engineLog whether the engine may log its warnings and errors on standard error
+   * @return the executor; the caller closes it
+   */
+  default TaskExecutor open(String master, Map<String, String> settings, boolean engineLog) {
+    return open(master, settings);
+  }
 }

@@ -62,7 +62,7 @@ public enum ExportTarget {
         return t;
       }
     }
-    throw new InputException("export target '" + text
-        + "' is unknown; use megatron, torchtitan or deepspeed");
+    throw new InputException("export target '" + text + "' is unknown; use " + String.join(
+        ", ", java.util.Arrays.stream(values()).map(ExportTarget::label).distinct().toList()));
   }
 }

@@ -87,17 +87,19 @@ public final class InterOpPlanner {
   public PlanResult plan(PlanRequest req) {
     SearchSpace space = SearchSpace.of(req);
     List<Integer> micro = SearchRules.microbatchSizes(req, space.shapes());
-    if (executor.inProcess()) {
-      // Tasks that run here share this model: solve its layers first, on the executor's threads.
-      prefetch(layerKeys(req, space.shapes(), micro));
-    }
+    List<LayerCostModel.Key> keys = executor.inProcess() ? layerKeys(req, space.shapes(), micro)
+        : List.of();
+    SearchProgress told = new SearchProgress(progress, (long) keys.size() + micro.size()
+        + (req.interleave() ? micro.size() : 0));
+    // Tasks that run here share this model: solve its layers first, on the executor's threads.
+    prefetch(keys, told);
     List<MicrobatchOutcome> outcomes = executor.map("plan", micro,
-        new SearchTask.OneFOneB(req, solver, layers),
-        n -> progress.accept(n * 100 / micro.size()));
+        new SearchTask.OneFOneB(req, solver, layers), told.phase());
+    told.finish(micro.size());
     dpRuns += micro.size();
     count(outcomes);
     if (req.interleave()) {
-      outcomes = interleaveAll(req, outcomes);
+      outcomes = interleaveAll(req, outcomes, told);
     }
     MicrobatchOutcome best = null;
     double leastNeeded = Double.POSITIVE_INFINITY;
@@ -113,7 +115,7 @@ public final class InterOpPlanner {
         best = o;
       }
     }
-    progress.accept(100);
+    told.done();
     if (best == null) {
       return infeasible(req, leastNeeded);
     }
@@ -128,7 +130,7 @@ public final class InterOpPlanner {
    * threads bound the solver's. Blocks with full recomputation are derived from the plan without
    * it, so they come second: each graph is then solved exactly once, and the count is repeatable.
    */
-  private void prefetch(List<LayerCostModel.Key> keys) {
+  private void prefetch(List<LayerCostModel.Key> keys, SearchProgress told) {
     for (boolean derived : new boolean[] {false, true}) {
       List<LayerCostModel.Key> round = new ArrayList<>();
       for (LayerCostModel.Key k : keys) {
@@ -137,7 +139,11 @@ public final class InterOpPlanner {
           round.add(k);
         }
       }
-      executor.map("price-layers", round, new LayerTask(layers), n -> { });
+      if (round.isEmpty()) {
+        continue;
+      }
+      executor.map("price-layers", round, new LayerTask(layers), told.phase());
+      told.finish(round.size());
     }
   }
 
@@ -177,10 +183,11 @@ public final class InterOpPlanner {
    * finds the plan that bounding each by its own 1F1B plan would, with fewer simulations.
    *
    * @param outcomes the first round's outcome per size, in size order
+   * @param told where the interleaved searches count their progress
    * @return the outcomes with the interleaved plans in place
    */
   private List<MicrobatchOutcome> interleaveAll(PlanRequest req,
-      List<MicrobatchOutcome> outcomes) {
+      List<MicrobatchOutcome> outcomes, SearchProgress told) {
     double beat = Double.POSITIVE_INFINITY;
     List<Integer> planned = new ArrayList<>();
     for (MicrobatchOutcome o : outcomes) {
@@ -193,7 +200,8 @@ public final class InterOpPlanner {
       return outcomes;
     }
     List<MicrobatchOutcome> found = executor.map("interleave", planned,
-        new SearchTask.Interleaved(req, solver, layers, beat), n -> { });
+        new SearchTask.Interleaved(req, solver, layers, beat), told.phase());
+    told.finish(planned.size());
     count(found);
     Map<Integer, MicrobatchOutcome> bySize = new HashMap<>();
     for (MicrobatchOutcome o : found) {

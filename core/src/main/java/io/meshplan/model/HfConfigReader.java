@@ -43,20 +43,21 @@ import java.nio.file.Path;
  *
  * A directory is read as the {@code config.json} inside it.
  *
- * The workload defaults to batch 8 and a sequence of {@code max_position_embeddings} capped at
- * {@link #DEFAULT_SEQ_CAP}; the element type comes from {@code torch_dtype} (default bf16).
+ * The workload defaults to batch 8 and the sequence the model was pre-trained on ({@link
+ * HfSequence}: the context before a RoPE extension where the config states it, else {@code
+ * max_position_embeddings}, capped at {@link #DEFAULT_SEQ_CAP}); the element type comes from
+ * {@code torch_dtype} (default bf16).
  * Files over {@link #MAX_BYTES} and non-regular files are refused.
  */
 public final class HfConfigReader {
   /** The largest config file read, bytes (real ones are under 2 KiB). */
   public static final int MAX_BYTES = 1 << 20;
-  /** The largest default sequence length, tokens. */
-  public static final int DEFAULT_SEQ_CAP = 4096;
+  /** The largest default sequence length, tokens ({@link HfSequence#CAP}). */
+  public static final int DEFAULT_SEQ_CAP = HfSequence.CAP;
   static final int DEFAULT_BATCH = 8;
-  /** The {@code model_type}s read, for the message refusing another. */
-  public static final java.util.List<String> SUPPORTED = java.util.List.of("llama", "mistral",
-      "gpt_neox", "opt", "qwen2", "qwen3", "gemma2", "gemma3", "gemma3_text", "phi3", "olmo2",
-      "granite", "starcoder2", "mixtral", "qwen3_moe", "gpt_oss", "deepseek_v3");
+  /** The {@code model_type}s read ({@link HfModelType#ALL}), for the message refusing another. */
+  public static final java.util.List<String> SUPPORTED = HfModelType.ALL.stream()
+      .map(HfModelType::name).toList();
   private static final ObjectMapper MAPPER = TreeReaders.json();
 
   private HfConfigReader() {}
@@ -79,11 +80,25 @@ public final class HfConfigReader {
    * @param spec the model
    * @param warnings one line per field outside the family's known list, which may change the
    *     model's cost; empty for LLaMA, Mistral, GPT-NeoX and OPT
+   * @param sequenceNote why the default sequence is below {@code max_position_embeddings}
+   *     ({@link HfSequence}), when it is
    */
-  public record HfConfig(ModelSpec spec, java.util.List<String> warnings) {
+  public record HfConfig(ModelSpec spec, java.util.List<String> warnings,
+      java.util.Optional<String> sequenceNote) {
     /** Copies the warnings. */
     public HfConfig {
       warnings = java.util.List.copyOf(warnings);
+      sequenceNote = sequenceNote == null ? java.util.Optional.empty() : sequenceNote;
+    }
+
+    /**
+     * A model whose default sequence is its {@code max_position_embeddings}.
+     *
+     * @param spec the model
+     * @param warnings the unknown fields
+     */
+    public HfConfig(ModelSpec spec, java.util.List<String> warnings) {
+      this(spec, warnings, java.util.Optional.empty());
     }
   }
 
@@ -106,6 +121,21 @@ public final class HfConfigReader {
    * @throws InputException naming the file and the missing, mistyped or unsupported field
    */
   public static HfConfig readConfig(Path path) {
+    return readConfig(path, SUPPORTED);
+  }
+
+  /**
+   * Reads a config file, or the {@code config.json} of a directory, for a caller that takes some
+   * of the types: a type the reader does not read is refused listing those. (A type it reads is
+   * read; the caller refuses what it cannot run, naming why.)
+   *
+   * @param path the {@code config.json} or its directory
+   * @param types the {@code model_type}s the caller takes, some of {@link #SUPPORTED}
+   * @return the model and the warnings
+   * @throws InputException naming the file and the missing, mistyped or unsupported field, and
+   *     listing {@code types} for a type the reader does not read
+   */
+  public static HfConfig readConfig(Path path, java.util.List<String> types) {
     Path file = configFile(path);
     if (!Files.isRegularFile(file)) {
       throw new InputException(file + ": not a regular file (a Hugging Face config.json was "
@@ -128,7 +158,13 @@ public final class HfConfigReader {
     String fallback = base.equals("config.json") && abs.getParent() != null
         && abs.getParent().getFileName() != null ? abs.getParent().getFileName() + ""
         : base.endsWith(".json") ? base.substring(0, base.length() - 5) : base;
-    return parseConfig(new String(bytes, StandardCharsets.UTF_8), file.toString(), fallback);
+    String json = new String(bytes, StandardCharsets.UTF_8);
+    String type = new HfFields(tree(json, file.toString()), file.toString()).string("model_type");
+    if (!SUPPORTED.contains(type)) {
+      throw new InputException(file + ": model_type '" + type + "' is not supported; supported: "
+          + String.join(", ", types));
+    }
+    return parseConfig(json, file.toString(), fallback);
   }
 
   /**
@@ -191,8 +227,8 @@ public final class HfConfigReader {
     int vocab = f.positive("vocab_size");
     int maxPos = f.positive("max_position_embeddings");
     DType dtype = dtype(top, root);
-    Common c = new Common(name, layers, hidden, heads, vocab, maxPos,
-        Math.min(maxPos, DEFAULT_SEQ_CAP), dtype);
+    HfSequence seq = HfSequence.of(text, where, maxPos);
+    Common c = new Common(name, layers, hidden, heads, vocab, maxPos, seq.tokens(), dtype);
     try {
       ModelSpec spec = switch (type) {
         case "llama", "mistral" -> llama(f, c);
@@ -200,7 +236,7 @@ public final class HfConfigReader {
         case "opt" -> opt(f, c);
         default -> HfFamilies.read(type, f, c);
       };
-      return new HfConfig(spec, warnings);
+      return new HfConfig(spec, warnings, seq.note());
     } catch (IllegalArgumentException e) {
       throw new InputException(where + ": " + e.getMessage(), e);
     } catch (ArithmeticException e) {

@@ -40,16 +40,44 @@ import java.util.function.IntConsumer;
 public final class PointEvaluator {
   private final LayerCostCache cache;
   private final SolverOptions solver;
+  private final java.util.Map<String, ModelSpec> configModels;
+
+  /**
+   * Creates the evaluator of points that name presets.
+   *
+   * @param cache the shared layer prices
+   * @param solver the intra-op ILP settings
+   */
+  public PointEvaluator(LayerCostCache cache, SolverOptions solver) {
+    this(cache, solver, java.util.Map.of());
+  }
 
   /**
    * Creates the evaluator.
    *
    * @param cache the shared layer prices
    * @param solver the intra-op ILP settings
+   * @param configModels the grid's config.json models by the name the points carry; a point
+   *     whose model is not here names a preset
    */
-  public PointEvaluator(LayerCostCache cache, SolverOptions solver) {
+  public PointEvaluator(LayerCostCache cache, SolverOptions solver,
+      java.util.Map<String, ModelSpec> configModels) {
     this.cache = Require.nonNull(cache, "cache");
     this.solver = Require.nonNull(solver, "solver");
+    this.configModels = java.util.Map.copyOf(configModels);
+  }
+
+  /**
+   * The model of a point: a config.json model of the grid, else the preset it names.
+   *
+   * @param p the point
+   * @param configModels the grid's config.json models by name
+   * @return the model, at its own sequence
+   * @throws InputException when the name is neither
+   */
+  static ModelSpec model(SweepPoint p, java.util.Map<String, ModelSpec> configModels) {
+    ModelSpec m = configModels.get(p.model());
+    return m != null ? m : Presets.get(p.model());
   }
 
   /**
@@ -68,7 +96,8 @@ public final class PointEvaluator {
     PlannerOptions options = PlannerOptions.defaults().withThreads(1).withSolver(solver)
         .withSharedLayers(cache).withProgress(progress);
     try {
-      PricedJob priced = Planner.price(job(p), Pricing.catalog(), options);
+      PricedJob priced = Planner.price(job(p, model(p, configModels)), Pricing.catalog(),
+          options);
       return manual ? manual(p, priced.request(), priced.layers())
           : planned(p, Planner.plan(priced, options));
     } catch (InputException e) {
@@ -144,7 +173,19 @@ public final class PointEvaluator {
    * @return seconds
    */
   public static double lowerBoundSeconds(SweepPoint p) {
-    TrainingJob job = job(p);
+    return lowerBoundSeconds(p, Presets.get(p.model()));
+  }
+
+  /**
+   * A lower bound on a point's iteration time (see {@link #lowerBoundSeconds(SweepPoint)}) for
+   * the model the point names.
+   *
+   * @param p the point
+   * @param base its model
+   * @return seconds
+   */
+  static double lowerBoundSeconds(SweepPoint p, ModelSpec base) {
+    TrainingJob job = job(p, base);
     double flops = ModelFlops.trainingFlopsPerToken(job.trainedModel(), p.seq())
         * (double) p.tokensPerIteration();
     // FP8 GEMMs may run up to the FP8 peak, above the bf16 one.
@@ -159,14 +200,14 @@ public final class PointEvaluator {
    * sequence, cluster, batch and microbatches.
    *
    * @param p the point
+   * @param base the point's model
    * @return the job
    * @throws InputException when a name is not in its catalog
    */
-  static TrainingJob job(SweepPoint p) {
-    ModelSpec base = Presets.get(p.model());
+  static TrainingJob job(SweepPoint p, ModelSpec base) {
     ClusterSpec cs = new ClusterSpec(p.nodes(), p.gpusPerNode(),
-        GpuCatalog.find(p.gpu()).orElseThrow(() -> new InputException("unknown gpu '" + p.gpu()
-            + "'; valid: " + String.join(", ", GpuCatalog.names()))),
+        GpuCatalog.find(p.gpu()).orElseThrow(() -> new InputException(GpuCatalog.unknown(
+            p.gpu()))),
         FabricCatalog.find(p.fabric()).orElseThrow(() -> new InputException("unknown fabric '"
             + p.fabric() + "'; valid: " + String.join(", ", FabricCatalog.names()))));
     TrainingJob job = TrainingJob.of(base.withSequence(p.seq()), cs)

@@ -3,6 +3,7 @@ package io.meshplan.sweep;
 import io.meshplan.exec.TaskFunction;
 import io.meshplan.interop.cost.LayerCostCache;
 import io.meshplan.intraop.SolverOptions;
+import io.meshplan.model.ModelSpec;
 import io.meshplan.util.Require;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.FutureTask;
@@ -17,15 +18,29 @@ import java.util.concurrent.TimeoutException;
  *
  * @param manual whether to search Megatron-LM configurations instead of planning
  * @param timeoutSeconds the time limit per point, seconds, or 0 for none
+ * @param configModels the grid's config.json models by the name the points carry ({@link
+ *     SweepGrid#configModels}); a point whose model is not here names a preset
  */
-public record PointTask(boolean manual, double timeoutSeconds)
+public record PointTask(boolean manual, double timeoutSeconds,
+    java.util.Map<String, ModelSpec> configModels)
     implements TaskFunction<SweepPoint, PointResult> {
-  private static final long serialVersionUID = 1L;
+  private static final long serialVersionUID = 2L;
 
-  /** Validates the limit. */
+  /** Validates the limit and copies the models. */
   public PointTask {
     Require.that(timeoutSeconds >= 0 && Double.isFinite(timeoutSeconds),
         "the point time limit must be >= 0 seconds, got " + timeoutSeconds);
+    configModels = java.util.Map.copyOf(configModels);
+  }
+
+  /**
+   * The task of a grid of presets only.
+   *
+   * @param manual whether to search Megatron-LM configurations instead of planning
+   * @param timeoutSeconds the time limit per point, seconds, or 0 for none
+   */
+  public PointTask(boolean manual, double timeoutSeconds) {
+    this(manual, timeoutSeconds, java.util.Map.of());
   }
 
   /** Thrown from the planner's progress callback to stop a point past its limit. */
@@ -40,7 +55,7 @@ public record PointTask(boolean manual, double timeoutSeconds)
   @Override
   public PointResult apply(SweepPoint p) {
     PointEvaluator ev = new PointEvaluator(LayerCostCache.processWide(),
-        SolverOptions.defaults());
+        SolverOptions.defaults(), configModels);
     if (timeoutSeconds == 0) {
       return ev.evaluate(p, manual, pct -> { });
     }
@@ -75,7 +90,7 @@ public record PointTask(boolean manual, double timeoutSeconds)
   }
 
   private PointResult timedOut(SweepPoint p) {
-    double bound = PointEvaluator.lowerBoundSeconds(p);
+    double bound = PointEvaluator.lowerBoundSeconds(p, PointEvaluator.model(p, configModels));
     return PointResult.failed(p, PointStatus.TIMED_OUT, Double.NaN, bound, String.format(
         java.util.Locale.ROOT, "no result within %s s; no plan can beat %.4f s per iteration "
             + "(the model FLOPs at the GPUs' dense peak)", trim(timeoutSeconds), bound));

@@ -11,7 +11,8 @@ import java.util.List;
  * the order of the axes as listed here, the last axis varying fastest: model, sequence length,
  * GPU type, fabric, cluster shape, global batch, microbatches, gradient-reduction overlap.
  *
- * @param models model preset names
+ * @param models model preset names, and the names of the config.json models (as the grid wrote
+ *     their paths), which {@code configModels} holds
  * @param seqs tokens per sequence
  * @param gpus GPU catalog names
  * @param fabrics fabric catalog names; empty for each GPU's default fabric
@@ -22,11 +23,59 @@ import java.util.List;
  * @param attention how attention runs: {@code auto}, {@code flash}, {@code unfused}
  * @param dtypes training precisions: {@code auto} (each preset's), {@code bf16}, {@code f16},
  *     {@code f32}, {@code fp8}
+ * @param configModels the models of {@code models} read from a config.json, by their name there
  */
 public record SweepGrid(List<String> models, List<Integer> seqs, List<String> gpus,
     List<String> fabrics, List<Shape> clusters, List<Integer> globalBatches,
     List<Integer> microbatches, List<Overlaps> overlaps, List<String> attention,
-    List<String> dtypes) {
+    List<String> dtypes, java.util.Map<String, ConfigModel> configModels) {
+  /**
+   * A model of the grid read from a Hugging Face config.json.
+   *
+   * @param file the file read
+   * @param spec the model
+   */
+  public record ConfigModel(java.nio.file.Path file, io.meshplan.model.ModelSpec spec) {
+    /** Checks the fields. */
+    public ConfigModel {
+      Require.nonNull(file, "file");
+      Require.nonNull(spec, "spec");
+    }
+  }
+
+  /**
+   * A grid of presets.
+   *
+   * @param models preset names
+   * @param seqs tokens per sequence
+   * @param gpus GPU catalog names
+   * @param fabrics fabric catalog names; empty for each GPU's default fabric
+   * @param clusters cluster shapes
+   * @param globalBatches sequences per iteration
+   * @param microbatches microbatches per iteration, 0 for the planner's choice
+   * @param overlaps what the framework overlaps and fuses
+   * @param attention how attention runs
+   * @param dtypes training precisions
+   */
+  public SweepGrid(List<String> models, List<Integer> seqs, List<String> gpus,
+      List<String> fabrics, List<Shape> clusters, List<Integer> globalBatches,
+      List<Integer> microbatches, List<Overlaps> overlaps, List<String> attention,
+      List<String> dtypes) {
+    this(models, seqs, gpus, fabrics, clusters, globalBatches, microbatches, overlaps,
+        attention, dtypes, java.util.Map.of());
+  }
+
+  /**
+   * The config.json models by name, for the points' task.
+   *
+   * @return name to model
+   */
+  public java.util.Map<String, io.meshplan.model.ModelSpec> configSpecs() {
+    java.util.Map<String, io.meshplan.model.ModelSpec> out = new java.util.TreeMap<>();
+    configModels.forEach((name, c) -> out.put(name, c.spec()));
+    return out;
+  }
+
   /**
    * A grid in each preset's precision.
    *
@@ -76,6 +125,9 @@ public record SweepGrid(List<String> models, List<Integer> seqs, List<String> gp
     overlaps = List.copyOf(overlaps);
     attention = List.copyOf(attention);
     dtypes = List.copyOf(dtypes);
+    configModels = java.util.Map.copyOf(configModels);
+    Require.that(models.containsAll(configModels.keySet()),
+        "every config.json model of a grid is one of its models");
     long n = 1;
     for (int size : new int[] {models.size(), seqs.size(), gpus.size(),
         Math.max(1, fabrics.size()), clusters.size(), globalBatches.size(), microbatches.size(),

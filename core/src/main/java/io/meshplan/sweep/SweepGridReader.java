@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.meshplan.cluster.FabricCatalog;
 import io.meshplan.cluster.GpuCatalog;
 import io.meshplan.model.Fp8Training;
+import io.meshplan.model.HfConfigReader;
 import io.meshplan.model.ModelSpec;
 import io.meshplan.model.Overlaps;
 import io.meshplan.model.Presets;
@@ -26,7 +27,7 @@ import java.util.regex.Pattern;
  * Reads a sweep grid from YAML. Every axis takes one value or a list:
  *
  * <pre>
- * models: [llama2-7b, llama2-13b, llama2-70b]   # presets
+ * models: [llama2-7b, llama2-13b, llama2-70b]   # presets or config.json paths (see below)
  * seq: [2048, 4096]                             # tokens per sequence
  * gpus: [h100-80gb]                             # GPU catalog names
  * fabrics: [ib-ndr400]                          # optional; each GPU's default otherwise
@@ -43,6 +44,11 @@ import java.util.regex.Pattern;
  * attention: [auto]                             # optional: auto, flash, unfused
  * dtype: [auto]                                 # optional: auto, bf16, f16, f32, fp8
  * </pre>
+ *
+ * <p>A model is a preset, or the path of a Hugging Face {@code config.json} or its directory,
+ * absolute or relative to the grid file's directory, read as {@code --model} reads it ({@link
+ * HfConfigReader}; the grid's {@code seq} sets its sequence); its results carry the path as the
+ * grid wrote it.
  *
  * <p>Every value is checked, and the first bad one is reported in one line naming the file, the
  * field and its position.
@@ -70,9 +76,13 @@ public final class SweepGridReader {
   private static final Pattern SHAPE = Pattern.compile("(\\d{1,9})x(\\d{1,9})");
 
   private final String file;
+  private final Path baseDir;
+  private final java.util.Map<String, SweepGrid.ConfigModel> configs =
+      new java.util.LinkedHashMap<>();
 
-  private SweepGridReader(String file) {
+  private SweepGridReader(String file, Path baseDir) {
     this.file = file;
+    this.baseDir = baseDir;
   }
 
   /**
@@ -84,7 +94,7 @@ public final class SweepGridReader {
    */
   public static SweepGrid read(Path path) {
     String text = InputFiles.readString(path, MAX_BYTES, "sweep grid");
-    return parse(text, path.toString());
+    return parse(text, path.toString(), path.toAbsolutePath().getParent());
   }
 
   /**
@@ -96,7 +106,20 @@ public final class SweepGridReader {
    * @throws InputException one line naming the file and the bad field
    */
   public static SweepGrid parse(String text, String name) {
-    SweepGridReader r = new SweepGridReader(name);
+    return parse(text, name, null);
+  }
+
+  /**
+   * Parses grid text whose config.json paths are relative to a directory.
+   *
+   * @param text the YAML
+   * @param name the file name, for messages
+   * @param baseDir the directory relative model paths start from, or null for the working one
+   * @return the grid
+   * @throws InputException one line naming the file and the bad field
+   */
+  public static SweepGrid parse(String text, String name, Path baseDir) {
+    SweepGridReader r = new SweepGridReader(name, baseDir);
     JsonNode root = tree(text, name);
     List<String> models = r.values(root, "models", true, r::model);
     List<Integer> seqs = r.values(root, "seq", true, (v, at) -> r.integer(v, at, 1, MAX_SEQ));
@@ -114,7 +137,7 @@ public final class SweepGridReader {
       return new SweepGrid(models, seqs, gpus, fabrics, clusters, batches,
           micro.isEmpty() ? List.of(0) : micro, overlaps,
           attention.isEmpty() ? List.of("auto") : attention,
-          dtypes.isEmpty() ? List.of("auto") : dtypes);
+          dtypes.isEmpty() ? List.of("auto") : dtypes, r.configs);
     } catch (InputException e) {
       throw new InputException(name + ": " + e.getMessage(), e);
     }
@@ -247,20 +270,44 @@ public final class SweepGridReader {
 
   private String model(JsonNode v, String at) {
     String s = text(v, at);
+    Path config = Presets.contains(s) ? null : configPath(s);
+    if (config != null) {
+      try {
+        configs.putIfAbsent(s, new SweepGrid.ConfigModel(HfConfigReader.configFile(config),
+            HfConfigReader.readConfig(config).spec()));
+      } catch (InputException e) {
+        throw bad(at, e.getMessage());
+      }
+      return s;
+    }
     if (!Presets.contains(s) || Presets.get(s).family() == ModelSpec.Family.ALPA_MLP) {
       throw bad(at, (Presets.contains(s) ? "model '" + s + "' is Alpa's MLP test step, not a "
           + "transformer decoder (a model for meshplan shard)" : "unknown model '" + s + "'")
-          + "; valid presets: " + String.join(", ", decoderPresets()));
+          + "; valid presets: " + String.join(", ", decoderPresets())
+          + "; or the path of a config.json, absolute or relative to the grid's directory");
     }
     return s;
   }
 
+  /**
+   * The config.json a model value names, as {@code --model} decides: a value that is no preset
+   * and ends in {@code .json} or names an existing path; relative to the grid's directory.
+   */
+  private Path configPath(String s) {
+    Path p;
+    try {
+      p = Path.of(s);
+    } catch (java.nio.file.InvalidPathException e) {
+      return null;
+    }
+    Path resolved = p.isAbsolute() || baseDir == null ? p : baseDir.resolve(p);
+    return s.endsWith(".json") || java.nio.file.Files.exists(resolved) ? resolved : null;
+  }
+
   private String gpu(JsonNode v, String at) {
     String s = text(v, at);
-    if (GpuCatalog.find(s).isEmpty()) {
-      throw bad(at, "unknown gpu '" + s + "'; valid: " + String.join(", ", GpuCatalog.names()));
-    }
-    return s;
+    // A short name (h100) stands for its catalog name in the results.
+    return GpuCatalog.find(s).orElseThrow(() -> bad(at, GpuCatalog.unknown(s))).name();
   }
 
   private String fabric(JsonNode v, String at) {

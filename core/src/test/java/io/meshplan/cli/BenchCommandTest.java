@@ -47,6 +47,6 @@ class BenchCommandTest {
     int code = run(new StringWriter(), err, "bench", "--cluster", "2x8:h100-80gb", "--launcher",
         "pdsh");
     assertThat(code).isEqualTo(ExitCodes.BAD_INPUT);
-    assertThat(err.toString()).contains("expected mpirun, srun or torchrun");
+    assertThat(err.toString()).contains("'pdsh' is unknown; use mpirun, srun or torchrun");
   }
 }

@@ -37,7 +37,7 @@ class Fp8CliTest {
           SMALL)).refusedInOneLine(2, line);
     }
     CliRun.of("plan", "--model", "llama2-7b", "--cluster", "1x8:h100-80gb", "--dtype", "fp9")
-        .refusedInOneLine(2, "--dtype 'fp9' is not supported; use f32, bf16, f16 or fp8");
+        .refusedInOneLine(2, "--dtype 'fp9' is unknown; use f32, bf16, f16 or fp8");
   }
 
   private static double computeSeconds(String dtype) throws Exception {

@@ -14,15 +14,23 @@ import org.junit.jupiter.params.provider.MethodSource;
 /**
  * What each command's help promises holds: every model preset a help lists runs through that
  * command (an answer, exit 0 or 3 for "does not fit"/"cannot express", never a refusal of the
- * model or an internal error), and what a command cannot run it does not list.
+ * model or an internal error), and what a command cannot run it does not list. The same for every
+ * other list of names a help or a refusal shows: the config.json model_types, the GPUs and
+ * fabrics of --cluster, and the words of every option that takes one of a fixed set ({@link
+ * HelpListsCliTest}).
  */
 class HelpTruthCliTest {
   /** The presets under "Model presets (--model):" in a command's help. */
   static List<String> listedPresets(String command) {
+    return listed(command, "Model presets (--model):");
+  }
+
+  /** The names in the indented lines under a heading of a command's help. */
+  static List<String> listed(String command, String heading) {
     CliRun help = CliRun.of(command, "--help");
     assertThat(help.code()).isZero();
     List<String> lines = help.out().lines().toList();
-    int at = lines.indexOf("Model presets (--model):");
+    int at = lines.indexOf(heading);
     assertThat(at).as(help.out()).isNotNegative();
     List<String> names = new ArrayList<>();
     for (int i = at + 1; i < lines.size() && lines.get(i).startsWith("  "); i++) {

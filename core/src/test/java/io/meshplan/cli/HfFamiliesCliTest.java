@@ -44,10 +44,14 @@ class HfFamiliesCliTest {
         + "qwen2.5-7b.json")).replaceFirst("\\{", "{\"attention_variant\": \"linear\", "));
     CliRun r = CliRun.of("plan", "--model", model.toString(), "--cluster", "1x8:h100-80gb");
     assertThat(r.code()).as(r.err()).isZero();
-    assertThat(r.out()).startsWith("plan for Qwen2.5-7B (7.6B parameters, 28 layers, seq 4096)");
+    // 131072 positions, capped at 8192 (HfSequence), which a note says.
+    assertThat(r.out()).startsWith("plan for Qwen2.5-7B (7.6B parameters, 28 layers, seq 8192)");
     assertThat(r.err().strip()).isEqualTo("meshplan: warning: " + model.resolve("config.json")
         + ": field 'attention_variant' is not one meshplan knows for model_type qwen2; it is "
-        + "ignored, and may change the model's cost");
+        + "ignored, and may change the model's cost\nmeshplan: note: "
+        + model.resolve("config.json") + ": planning sequences of 8192 tokens"
+        + " (max_position_embeddings 131072, capped at 8192, the longest pre-training sequence"
+        + " meshplan takes by default); give --seq for another length");
   }
 
   @Test
@@ -98,7 +102,9 @@ class HfFamiliesCliTest {
     CliRun shard = CliRun.of("shard", "--model", HF + "gemma-2-9b.json", "--layers", "1",
         "--mesh", "2x2", "--alpha", "1,1", "--beta", "1,0.01", "--memory", "1000MB");
     assertThat(shard.code()).isEqualTo(2);
-    assertThat(shard.err().strip()).isEqualTo("meshplan: error: --model gemma-2-9b: shard builds"
+    // The model as --model named it.
+    assertThat(shard.err().strip()).isEqualTo("meshplan: error: --model " + HF
+        + "gemma-2-9b.json: shard builds"
         + " LLaMA's forward graph, and this model has a GeGLU MLP, head_dim 256, 4 norms per "
         + "block, logit soft-capping; it is planned by meshplan plan");
   }

@@ -62,8 +62,8 @@ class MoeModelsCliTest {
    */
   @Test
   void torchtitanWritesTheQwen3ConfigForMainOnly() {
-    List<String> flags = List.of("--model", HF + "qwen3-30b-a3b.json", "--cluster",
-        "2x8:h100-80gb", "--tp", "1", "--pp", "1", "--dp", "16", "--ep", "8", "--zero-stage",
+    List<String> flags = List.of("--model", HF + "qwen3-30b-a3b.json", "--seq", "4096",
+        "--cluster", "2x8:h100-80gb", "--tp", "1", "--pp", "1", "--dp", "16", "--ep", "8", "--zero-stage",
         "3", "--global-batch", "64", "--micro-batch", "1", "--recompute", "full");
     CliRun main = CliRun.of(ExportRoundTripCliTest.concat(List.of("export", "--to",
         "torchtitan"), flags));

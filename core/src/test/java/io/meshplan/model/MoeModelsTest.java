@@ -101,15 +101,17 @@ class MoeModelsTest {
 
   /** Each published config reads as its preset, name and workload aside. */
   @ParameterizedTest
-  @CsvSource({"mixtral-8x7b-v0.1.json, mixtral-8x7b", "mixtral-8x22b-v0.1.json, mixtral-8x22b",
-      "qwen3-235b-a22b.json, qwen3-235b-a22b", "qwen3-30b-a3b.json, qwen3-30b-a3b",
-      "gpt-oss-120b.json, gpt-oss-120b", "gpt-oss-20b.json, gpt-oss-20b"})
-  void publishedConfigsAreThePresets(String file, String preset) {
+  @CsvSource({"mixtral-8x7b-v0.1.json, mixtral-8x7b, 8192",
+      "mixtral-8x22b-v0.1.json, mixtral-8x22b, 8192",
+      "qwen3-235b-a22b.json, qwen3-235b-a22b, 8192", "qwen3-30b-a3b.json, qwen3-30b-a3b, 8192",
+      "gpt-oss-120b.json, gpt-oss-120b, 4096", "gpt-oss-20b.json, gpt-oss-20b, 4096"})
+  void publishedConfigsAreThePresets(String file, String preset, int seq) {
     ModelSpec p = Presets.get(preset);
     ModelSpec read = HfConfigReader.read(fixture(file));
     assertThat(read.name()).isEqualTo(file.substring(0, file.length() - 5));
-    // The reader's workload is batch 8 and max_position_embeddings capped at 4096.
-    assertThat(read.seq()).isEqualTo(4096);
+    // The reader's workload is batch 8 and the pre-training sequence (HfSequence): gpt-oss's
+    // YaRN original of 4096; Mixtral's 32768/65536 and Qwen3's 40960 positions capped at 8192.
+    assertThat(read.seq()).isEqualTo(seq);
     assertThat(read.batch()).isEqualTo(8);
     assertThat(new ModelSpec(preset, read.family(), read.layers(), read.hidden(), read.heads(),
         read.kvHeads(), read.ffn(), read.vocab(), p.seq(), p.batch(), read.dtype(), read.arch()))

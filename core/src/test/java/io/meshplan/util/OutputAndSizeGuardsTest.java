@@ -17,7 +17,7 @@ class OutputAndSizeGuardsTest {
   @TempDir Path dir;
 
   @Test
-  void onlyRegularFilesAreReplacedAndLinksAreFollowed() throws Exception {
+  void onlyRegularFilesAreReplacedAndNeverThroughALink() throws Exception {
     Path fifo = dir.resolve("fifo");
     Process mk = new ProcessBuilder("mkfifo", fifo.toString()).start();
     assertThat(mk.waitFor(30, TimeUnit.SECONDS)).isTrue();
@@ -29,14 +29,39 @@ class OutputAndSizeGuardsTest {
         .contains("directory"));
     assertThat(AtomicFiles.problem(dir.resolve("no/such/dir/f"))).isPresent();
     assertThat(AtomicFiles.problem(dir.resolve("new.txt"))).isEmpty();
-    // A link to a file that is not there yet: the write creates that file and keeps the link.
+    // No write goes through a link: a dangling one (the write would create what it names), one
+    // to a file, and one in a directory above the target. Each is refused before and at the
+    // write, and what the links name is untouched.
     Path target = dir.resolve("target.txt");
     Path link = Files.createSymbolicLink(dir.resolve("link.txt"), target);
-    AtomicFiles.writeString(link, "one");
+    assertThat(AtomicFiles.problem(link)).hasValueSatisfying(m -> assertThat(m)
+        .startsWith("is a symbolic link (to " + target + ")"));
+    assertThatThrownBy(() -> AtomicFiles.writeString(link, "one"))
+        .isInstanceOf(IOException.class).hasMessageContaining("never writes through");
+    assertThat(target).doesNotExist();
+    Files.writeString(target, "old");
+    assertThatThrownBy(() -> AtomicFiles.writeString(link, "two"))
+        .isInstanceOf(IOException.class);
+    assertThat(Files.readString(target)).isEqualTo("old");
     assertThat(Files.isSymbolicLink(link)).isTrue();
-    assertThat(Files.readString(target)).isEqualTo("one");
-    AtomicFiles.writeString(link, "two");
-    assertThat(Files.readString(target)).isEqualTo("two");
+    Path sub = Files.createDirectory(dir.resolve("sub"));
+    Path subLink = Files.createSymbolicLink(dir.resolve("sub-link"), sub);
+    assertThat(AtomicFiles.problem(subLink.resolve("f.txt"))).hasValueSatisfying(m ->
+        assertThat(m).startsWith("passes through the symbolic link " + subLink));
+    assertThatThrownBy(() -> AtomicFiles.writeString(subLink.resolve("f.txt"), "x"))
+        .isInstanceOf(IOException.class);
+    assertThat(sub.resolve("f.txt")).doesNotExist();
+    assertThat(AtomicFiles.directoryProblem(subLink)).isPresent();
+    assertThatThrownBy(() -> AtomicFiles.createDirectories(subLink.resolve("a/b")))
+        .isInstanceOf(IOException.class);
+    assertThat(sub.resolve("a")).doesNotExist();
+    AtomicFiles.createDirectories(sub.resolve("a/b"));
+    assertThat(sub.resolve("a/b")).isDirectory();
+    // The real path is written, as a script where asked.
+    AtomicFiles.writeString(sub.resolve("run.sh"), "#!/bin/sh\n", true);
+    assertThat(Files.getPosixFilePermissions(sub.resolve("run.sh")))
+        .isEqualTo(java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+    // Comparing paths still follows links: a link names its target.
     assertThat(AtomicFiles.sameFile(link, target)).isTrue();
     assertThat(AtomicFiles.sameFile(dir.resolve("a/../target.txt"), target)).isTrue();
     assertThat(AtomicFiles.sameFile(dir.resolve("other.txt"), target)).isFalse();

@@ -28,7 +28,27 @@ public final class SparkExecutor implements TaskExecutor {
   public SparkExecutor(SparkConf conf) {
     Require.nonNull(conf, "conf");
     this.master = conf.get("spark.master");
-    this.context = new JavaSparkContext(conf);
+    this.context = start(conf, master);
+  }
+
+  /**
+   * Starts the context; a master Spark cannot run (one it cannot parse, or a cluster that refuses
+   * the application) is bad input, reported in one line with Spark's own reason.
+   */
+  private static JavaSparkContext start(SparkConf conf, String master) {
+    try {
+      return new JavaSparkContext(conf);
+    } catch (Exception e) {
+      // Scala code throws SparkException, a checked exception, without declaring it.
+      Throwable root = e;
+      while (root.getCause() != null && root.getCause() != root) {
+        root = root.getCause();
+      }
+      String why = root.getMessage() == null ? root.getClass().getSimpleName()
+          : root.getMessage().strip().lines().findFirst().orElse("");
+      throw new InputException("Spark master " + master + ": Spark could not start (" + why
+          + "); check the master and that it accepts this application", e);
+    }
   }
 
   /**

@@ -10,8 +10,9 @@ import org.apache.spark.SparkConf;
  * Opens {@link SparkExecutor}s for {@code --spark MASTER}. Defaults: the application name
  * {@code meshplan}, a task tried up to {@value #MAX_FAILURES} times (also in local mode, whose
  * master becomes {@code local[N,4]}), no web UI, the console progress bar on, a connect
- * timeout of {@link MasterProbe#CONNECT_TIMEOUT} (a standalone master that accepts no connection
- * is refused before the context opens). Configuration given
+ * timeout of {@link MasterProbe#CONNECT_TIMEOUT} (a standalone or Kubernetes master that accepts
+ * no connection is refused before the context opens), and Spark's own log off unless asked for
+ * ({@link SparkLogging}). Configuration given
  * as {@code spark.*} Java system properties or by {@code spark-submit} wins over these defaults,
  * and {@code settings} win over both.
  */
@@ -26,7 +27,19 @@ public final class SparkExecutorProvider implements ExecutorProvider {
 
   @Override
   public TaskExecutor open(String master, Map<String, String> settings) {
+    return open(master, settings, false);
+  }
+
+  /**
+   * Opens an executor after checking the master: its form, a cluster manager that serves it
+   * ({@link ClusterManagers}) and, for a standalone or Kubernetes master, a connection ({@link
+   * MasterProbe}); a context that still fails to start is refused in one line as well.
+   */
+  @Override
+  public TaskExecutor open(String master, Map<String, String> settings, boolean engineLog) {
+    SparkLogging.route(engineLog);
     SparkConf conf = conf(master, settings);
+    ClusterManagers.require(conf.get("spark.master"));
     MasterProbe.requireReachable(conf.get("spark.master"), MasterProbe.CONNECT_TIMEOUT);
     return new SparkExecutor(conf);
   }

@@ -55,10 +55,28 @@ class MasterProbeTest {
   }
 
   @Test
-  void localAndClusterManagerMastersAreNotProbed() {
-    for (String m : new String[] {"local[2]", "yarn", "k8s://https://127.0.0.1:1"}) {
+  void localAndYarnMastersAreNotProbed() {
+    for (String m : new String[] {"local[2]", "yarn"}) {
       assertThatCode(() -> MasterProbe.requireReachable(m, MasterProbe.CONNECT_TIMEOUT))
           .doesNotThrowAnyException();
     }
+  }
+
+  @Test
+  void aKubernetesMasterIsProbedAtItsApiServer() throws IOException {
+    // Spark reads k8s://HOST:PORT as https, and a URL without a port at the scheme's port.
+    assertThat(MasterProbe.kubernetesApi("k8s://https://10.0.0.1:6443")).isEqualTo("10.0.0.1:6443");
+    assertThat(MasterProbe.kubernetesApi("k8s://10.0.0.1:6443")).isEqualTo("10.0.0.1:6443");
+    assertThat(MasterProbe.kubernetesApi("k8s://https://api.example.org"))
+        .isEqualTo("api.example.org:443");
+    assertThat(MasterProbe.kubernetesApi("k8s://http://api.example.org"))
+        .isEqualTo("api.example.org:80");
+    for (String bad : new String[] {"k8s://ftp://x", "k8s://https://", "k8s://:::"}) {
+      assertThatThrownBy(() -> MasterProbe.kubernetesApi(bad)).as(bad)
+          .isInstanceOf(InputException.class).hasMessageContaining("k8s://https://HOST:PORT");
+    }
+    String master = "k8s://https://127.0.0.1:" + closedPort();
+    assertThatThrownBy(() -> MasterProbe.requireReachable(master, MasterProbe.CONNECT_TIMEOUT))
+        .isInstanceOf(InputException.class).hasMessageContaining("is not reachable within 5 s");
   }
 }
