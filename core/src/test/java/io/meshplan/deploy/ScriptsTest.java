@@ -111,9 +111,11 @@ class ScriptsTest {
     assertThat(fake.argv()).containsExactly("torchrun", "--nproc-per-node=8", "--nnodes=128",
         "--node-rank=5", "--rdzv-endpoint=10.1.2.3:23456", "--rdzv-backend=c10d",
         "--max-restarts=0", "pretrain_gpt.py", "--data-path", "/data/corpus");
-    // The doctor chose GID index 9 on this node; the script finds the same one at run time.
+    // The doctor chose GID index 9 on this node; the script finds the same one, and the same
+    // port, in a pod that sees this node's tree.
     assertThat(fake.environment()).containsAllEntriesOf(Llama70b.onNet1(Llama70b.roce().env()))
-        .containsEntry("NCCL_IB_GID_INDEX", "9");
+        .containsEntry("NCCL_IB_GID_INDEX", "9").containsEntry("NCCL_IB_HCA", "=mlx5_bond_0:1")
+        .containsEntry("UCX_NET_DEVICES", "mlx5_bond_0:1");
   }
 
   @Test
