@@ -119,6 +119,27 @@ class ScriptsTest {
   }
 
   @Test
+  void theFabricScriptOfEveryKubernetesTargetPassesBashAndShellcheck() throws Exception {
+    int linted = 0;
+    for (FabricEnv fabric : List.of(Llama70b.ib(), Llama70b.roce())) {
+      for (DeployTarget t : List.of(DeployTarget.KUBERAY, DeployTarget.RAY_K8S,
+          DeployTarget.PYTORCHJOB)) {
+        String yaml = deployer.deploy(t, Llama70b.spec(), fabric).get(0).text();
+        for (var doc : CrdSchemas.YAML.readValues(CrdSchemas.YAML.createParser(yaml),
+            com.fasterxml.jackson.databind.JsonNode.class).readAll()) {
+          var script = doc.path("data").path(FabricLookupScript.FILE);
+          if (!script.isMissingNode()) {
+            lint(new Artifact(FabricLookupScript.FILE, script.asText(), true));
+            linted++;
+          }
+        }
+      }
+    }
+    // 2 fabrics x 3 targets, one ConfigMap each on the Multus network of Llama70b.spec().
+    assertThat(linted).isEqualTo(6);
+  }
+
+  @Test
   void theRunaiCommandShownAfterWritingIsTheOneTheSubmitScriptRuns() {
     String submit = deployer.deploy(DeployTarget.RUNAI, Llama70b.spec(), Llama70b.ib()).get(0)
         .text();
