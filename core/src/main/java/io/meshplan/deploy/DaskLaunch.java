@@ -73,7 +73,7 @@ public final class DaskLaunch {
       s.comment("rdmacm is off: " + spec.ipoibInterface() + " is not an IPoIB interface nor the"
           + " RoCE netdev of the fabric's ports, and rdmacm needs one; UCX connects over TCP.");
     }
-    ProcessFabric.nodeNote(fabric).ifPresent(s::comment);
+    ProcessFabric.nodeNote(fabric).forEach(s::comment);
     s.line("set -euo pipefail")
         .line("")
         .exports(env)

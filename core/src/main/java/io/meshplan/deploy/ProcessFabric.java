@@ -53,17 +53,16 @@ record ProcessFabric(SortedMap<String, String> env, List<FabricVariable> foundAt
    * The comment a script run on the nodes carries about the node's variables it sets.
    *
    * @param fabric the fabric
-   * @return the sentence, or empty when no variable of the doctor's names a node's own things
+   * @return two comment lines, or none when no variable of the doctor's names a node's own things
    */
-  static Optional<String> nodeNote(FabricEnv fabric) {
+  static List<String> nodeNote(FabricEnv fabric) {
     List<String> names = fabric.fromNode().stream().filter(n -> FabricVariable.named(n)
         .map(FabricVariable::hostSpecific).orElse(false)).toList();
     if (names.isEmpty()) {
-      return Optional.empty();
+      return List.of();
     }
-    return Optional.of(String.join(", ", names) + " are the values 'meshplan doctor' read on a"
-        + " node; each process here runs in its node's own network and RDMA namespaces, where"
-        + " they hold on nodes set up alike.");
+    return List.of(String.join(", ", names) + ": as 'meshplan doctor' read them on a node.",
+        "Each process runs in its node's own network and RDMA namespaces: they hold on nodes alike.");
   }
 
   /**

@@ -31,7 +31,7 @@ public final class SlurmScript {
     s.comment("Written by meshplan deploy: " + io.meshplan.util.Words.count(spec.nodes(), "node") + " x "
             + io.meshplan.util.Words.count(spec.gpusPerNode(), "GPU") + " = "
             + io.meshplan.util.Words.count(spec.worldSize(), "training process") + ".");
-    ProcessFabric.nodeNote(fabric).ifPresent(s::comment);
+    ProcessFabric.nodeNote(fabric).forEach(s::comment);
     s.line("set -euo pipefail")
         .line("")
         .exports(ProcessFabric.onNode(fabric).env())

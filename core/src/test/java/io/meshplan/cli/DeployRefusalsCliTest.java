@@ -50,6 +50,17 @@ class DeployRefusalsCliTest {
     assertThat(out).doesNotExist();
   }
 
+  @Test
+  void anEnvValueWithAControlCharacterIsRefusedAndMetacharactersAreQuoted() {
+    run(List.of("deploy", "--target", "slurm", "--cluster", CLUSTER, "--env",
+        "NCCL_DEBUG=INFO\nrm -rf /")).refusedInOneLine(2, "--env: the value of NCCL_DEBUG holds"
+            + " the control character U+000A");
+    CliRun quoted = run(List.of("deploy", "--target", "slurm", "--cluster", CLUSTER, "--env",
+        "NCCL_DEBUG_FILE=/tmp/$(id)'x'.log"));
+    assertThat(quoted.code()).as(quoted.err()).isZero();
+    assertThat(quoted.out()).contains("export NCCL_DEBUG_FILE='/tmp/$(id)'\\''x'\\''.log'\n");
+  }
+
   /** An option, a value for it, and the targets that use it (all others refuse it). */
   private record Column(String option, String value, List<DeployTarget> targets) {}
 
