@@ -46,6 +46,8 @@ import picocli.CommandLine.Spec;
           + " per-node script, Dask over UCX, or a Slurm sbatch script. The NCCL/UCX environment"
           + " comes from 'doctor --json' (--fabric) and --env.",
       "The training command follows '--': meshplan deploy ... -- pretrain_gpt.py --flag ...",
+      "An option for other targets than the one chosen is refused (each option's help names"
+          + " its targets).",
       "Exit codes: 0 written, 2 bad input, 3 the plan is not a Megatron-LM configuration"
           + " (--megatron-args)."
     })
@@ -66,7 +68,10 @@ final class DeployCommand implements Callable<Integer> {
   String cluster;
 
   @Option(names = "--fabric", paramLabel = "FILE", description = "Output of 'meshplan doctor"
-      + " --json' on a node: the NCCL/UCX environment and the RDMA ports.")
+      + " --json' on a node: the NCCL/UCX environment and the RDMA ports. Only the variables"
+      + " doctor writes, with values of its forms, are accepted. In a pod with its own network"
+      + " (--pod-network default or multus:...) the ports and the RoCE GID index are found when"
+      + " the pod starts; the node's hold on the host network, Slurm and Dask.")
   Path fabric;
 
   @Option(names = "--env", paramLabel = "NAME=VALUE", description = "An environment variable for"
@@ -78,27 +83,29 @@ final class DeployCommand implements Callable<Integer> {
   String image;
 
   @Option(names = "--namespace", defaultValue = "default", paramLabel = "NS",
-      description = "Kubernetes namespace, or RunAI project. Default: ${DEFAULT-VALUE}.")
+      description = "kuberay, ray-k8s, pytorchjob: the Kubernetes namespace; runai: the project."
+      + " Default: ${DEFAULT-VALUE}.")
   String namespace;
 
   @Option(names = "--name", defaultValue = "meshplan-train", description = "Job name (a DNS"
       + " label). Default: ${DEFAULT-VALUE}.")
   String name;
 
-  @Option(names = "--rdma-resource", defaultValue = "rdma/ib", description = "Extended resource"
-      + " of the RDMA device, e.g. rdma/ib, rdma/hca, rdma/rdma. Default: ${DEFAULT-VALUE}.")
+  @Option(names = "--rdma-resource", defaultValue = "rdma/ib", description = "kuberay, ray-k8s,"
+      + " pytorchjob, runai: the extended resource of the RDMA device, e.g. rdma/ib, rdma/hca,"
+      + " rdma/rdma. Default: ${DEFAULT-VALUE}.")
   String rdmaResource;
 
-  @Option(names = "--rdma-count", defaultValue = "1", description = "RDMA resources per pod."
-      + " Default: ${DEFAULT-VALUE}.")
+  @Option(names = "--rdma-count", defaultValue = "1", description = "kuberay, ray-k8s,"
+      + " pytorchjob, runai: RDMA resources per pod. Default: ${DEFAULT-VALUE}.")
   int rdmaCount;
 
-  @Option(names = "--shm-size", description = "Size limit of the memory-backed /dev/shm, e.g."
-      + " 64Gi (default: none).")
+  @Option(names = "--shm-size", description = "kuberay, ray-k8s, pytorchjob: size limit of the"
+      + " memory-backed /dev/shm, a quantity of bytes such as 64Gi (default: none).")
   String shmSize;
 
-  @Option(names = "--master-port", defaultValue = "29500", description = "torchrun rendezvous"
-      + " port (Slurm, Ray's torchrun mode). Default: ${DEFAULT-VALUE}.")
+  @Option(names = "--master-port", defaultValue = "29500", description = "slurm; kuberay and"
+      + " ray-k8s in torchrun mode: torchrun's rendezvous port. Default: ${DEFAULT-VALUE}.")
   int masterPort;
 
   @Option(names = "--pod-network", defaultValue = "default", paramLabel = "NET",
@@ -120,19 +127,20 @@ final class DeployCommand implements Callable<Integer> {
       completionCandidates = Choices.RayModes.class)
   String rayMode;
 
-  @Option(names = "--node-script", description = "RunAI: where the per-node script is in the"
+  @Option(names = "--node-script", description = "runai: where the per-node script is in the"
       + " pod (default /workspace/NAME-node.sh).")
   String nodeScript;
 
-  @Option(names = "--interface", description = "Dask: the IPoIB interface (default: the"
-      + " fabric's NCCL_SOCKET_IFNAME, else ib0).")
+  @Option(names = "--interface", description = "dask: the interface Dask listens on (default:"
+      + " the fabric's NCCL_SOCKET_IFNAME, else ib0); rdmacm is enabled only when it is an IPoIB"
+      + " interface or the RoCE netdev of the fabric's ports.")
   String iface;
 
-  @Option(names = "--partition", description = "Slurm partition.")
+  @Option(names = "--partition", description = "slurm: the partition.")
   String partition;
 
-  @Option(names = "--megatron-args", description = "Append the plan's Megatron-LM arguments to"
-      + " the training command (needs --plan).")
+  @Option(names = "--megatron-args", description = "All targets but dask: append the plan's"
+      + " Megatron-LM arguments to the training command (needs --plan).")
   boolean megatronArgs;
 
   @Option(names = "--out", paramLabel = "PATH", description = "Write here: a file, or a"
@@ -150,6 +158,7 @@ final class DeployCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     DeployTarget t = DeployTarget.parse(target);
+    DeployOptionScope.check(spec.commandLine().getParseResult(), t, parseRayMode());
     out = OutputPaths.stdout(out);
     List<Path> inputs = new ArrayList<>();
     Optional<PipelinePlan> p = Optional.empty();
@@ -200,7 +209,7 @@ final class DeployCommand implements Callable<Integer> {
           c.gpusPerNode(), cmd, rdmaResource, rdmaCount, Optional.ofNullable(shmSize), masterPort, podNetwork(t),
           nodeScript != null ? nodeScript : "/workspace/" + name + "-node.sh",
           iface != null ? iface : f.socketInterface().orElse("ib0"),
-          Optional.ofNullable(partition), rayMode(t));
+          Optional.ofNullable(partition), rayMode());
     } catch (IllegalArgumentException e) {
       throw new InputException(e.getMessage());
     }
@@ -236,23 +245,21 @@ final class DeployCommand implements Callable<Integer> {
       return FabricEnv.of(new TreeMap<>());
     }
     inputs.add(fabric);
-    return DoctorFabric.read(fabric.toString(), InputFiles.readString(fabric,
-        InputFiles.FABRIC_MAX_BYTES, "doctor JSON report"));
+    String text = InputFiles.readString(fabric, InputFiles.FABRIC_MAX_BYTES, "doctor JSON report");
+    return FlagWords.call(FlagWords.FABRIC, () -> DoctorFabric.read(fabric.toString(), text));
   }
 
-  /** The Ray mode, refused on targets without Ray and with Megatron-LM's arguments if native. */
-  private RayMode rayMode(DeployTarget t) {
-    RayMode m;
+  private RayMode parseRayMode() {
     try {
-      m = RayMode.parse(rayMode);
+      return RayMode.parse(rayMode);
     } catch (IllegalArgumentException e) {
       throw new InputException("--ray-mode: " + e.getMessage());
     }
-    boolean ray = t == DeployTarget.KUBERAY || t == DeployTarget.RAY_K8S;
-    if (m != RayMode.TORCHRUN && !ray) {
-      throw new InputException("--ray-mode " + m.label() + " is for --target kuberay or ray-k8s,"
-          + " not " + t.label());
-    }
+  }
+
+  /** The Ray mode (given only for Ray targets), refused with Megatron-LM's arguments if native. */
+  private RayMode rayMode() {
+    RayMode m = parseRayMode();
     if (m == RayMode.NATIVE && megatronArgs) {
       throw new InputException("--megatron-args needs torchrun's ranks; use --ray-mode torchrun"
           + " (native runs your own Ray driver once)");

@@ -19,7 +19,8 @@ import picocli.CommandLine.Model.CommandSpec;
     description = {
       "Reads RDMA ports (InfiniBand or RoCE) and network interfaces from sysfs, picks the RoCE v2"
           + " IPv4 GID index, and prints the NCCL_IB_HCA, NCCL_IB_GID_INDEX, NCCL_SOCKET_IFNAME,"
-          + " UCX_NET_DEVICES and UCX_TLS to export, with warnings.",
+          + " UCX_NET_DEVICES and UCX_TLS to export, with warnings. On InfiniBand the socket"
+          + " interface is the port's IPoIB interface.",
       "Exit codes: 0 report produced (even with warnings), 2 bad --sysfs-root."
     })
 final class DoctorCommand implements Callable<Integer> {

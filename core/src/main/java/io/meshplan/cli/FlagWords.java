@@ -55,6 +55,10 @@ final class FlagWords {
   /** A sysfs tree ({@link io.meshplan.doctor.SysfsReader}) at a message's start. */
   static final Map<String, String> SYSFS = Map.of("^sysfs root ", "--sysfs-root ");
 
+  /** A doctor report read as a launch's fabric ({@link io.meshplan.deploy.DoctorFabric}). */
+  static final Map<String, String> FABRIC = Map.of("for the launch instead",
+      "with --env NAME=VALUE instead");
+
   private FlagWords() {}
 
   private static Map<String, String> union(Map<String, String> a, Map<String, String> b) {

@@ -24,8 +24,17 @@ import java.util.TreeMap;
  * scheduler and client get {@code DASK_DISTRIBUTED_UCXX__CREATE_CUDA_CONTEXT=True}, the transport
  * switches as {@code DASK_DISTRIBUTED_UCXX__*} and an RMM pool; the workers the same switches as
  * {@code --enable-*} flags and {@code --rmm-pool-size}; a hand-set {@code UCX_TLS} always holds
- * {@code tcp} ("required for very small transfers"), and rdmacm is enabled on InfiniBand only
- * ("will not work if InfiniBand is disabled").
+ * {@code tcp} ("required for very small transfers").
+ *
+ * <p>rdmacm, UCX's RDMA connection manager, resolves the peers' IP addresses to RDMA ports, so
+ * it needs the interface Dask listens on to be one that RDMA ports sit behind: an IPoIB interface,
+ * or the RoCE netdev of the fabric's ports ({@link FabricEnv#rdmacmInterfaces()}). dask-cuda's
+ * guide gives {@code --interface ib0} "to ensure RDMACM is used" and says that where RDMACM is not
+ * required the interface may be another ({@code docs/source/examples/ucx.rst}); rdmacm "will not
+ * work if InfiniBand is disabled" ({@code docs/source/ucx.rst}), and {@code --enable-rdmacm}
+ * "requires {@code --enable-infiniband}" ({@code dask_cuda/cli.py}), all at rapidsai/dask-cuda
+ * 63a1ea97. So the script enables rdmacm only with UCX's RDMA transport on such an interface, and
+ * otherwise disables it, which leaves UCX its TCP connection manager, with a comment saying why.
  */
 public final class DaskLaunch {
   /** The scheduler's port. */
@@ -46,7 +55,8 @@ public final class DaskLaunch {
    */
   public static Artifact write(LaunchSpec spec, FabricEnv fabric) {
     boolean ib = !fabric.ports().isEmpty() && !fabric.roce();
-    TreeMap<String, String> env = environment(fabric, ib);
+    boolean rdmaInterface = fabric.rdmacmInterfaces().contains(spec.ipoibInterface());
+    TreeMap<String, String> env = environment(fabric, ib, rdmaInterface);
     String iface = ShellQuote.quote(spec.ipoibInterface());
     ScriptText s = ScriptText.bash()
         .comment("Dask over UCX on " + spec.ipoibInterface() + ", written by meshplan deploy: "
@@ -58,8 +68,13 @@ public final class DaskLaunch {
             + spec.nodes() + " nodes; ADDRESS is the scheduler's " + spec.ipoibInterface()
             + " address)")
         .comment("       " + spec.name() + "-dask.sh client ADDRESS     (runs the training"
-            + " command)")
-        .line("set -euo pipefail")
+            + " command)");
+    if (env.get("DASK_DISTRIBUTED_UCXX__INFINIBAND").equals("True") && !rdmaInterface) {
+      s.comment("rdmacm is off: " + spec.ipoibInterface() + " is not an IPoIB interface nor the"
+          + " RoCE netdev of the fabric's ports, and rdmacm needs one; UCX connects over TCP.");
+    }
+    ProcessFabric.nodeNote(fabric).forEach(s::comment);
+    s.line("set -euo pipefail")
         .line("")
         .exports(env)
         .line("")
@@ -94,9 +109,11 @@ public final class DaskLaunch {
 
   /**
    * The environment of every role: the fabric's, {@code UCX_TLS} with {@code tcp}, and the
-   * dask-cuda switches that the scheduler and the client read from the environment.
+   * dask-cuda switches that the scheduler and the client read from the environment; rdmacm only
+   * with RDMA on an interface it can use.
    */
-  private static TreeMap<String, String> environment(FabricEnv fabric, boolean ib) {
+  private static TreeMap<String, String> environment(FabricEnv fabric, boolean ib,
+      boolean rdmaInterface) {
     TreeMap<String, String> env = new TreeMap<>(fabric.env());
     Set<String> tls = new LinkedHashSet<>(List.of(env.getOrDefault("UCX_TLS",
         "rc,cuda_copy,cuda_ipc").split(",")));
@@ -113,7 +130,8 @@ public final class DaskLaunch {
     env.put("DASK_DISTRIBUTED_UCXX__TCP", "True");
     env.put("DASK_DISTRIBUTED_UCXX__NVLINK", "True");
     env.put("DASK_DISTRIBUTED_UCXX__INFINIBAND", tls.contains("rc") ? "True" : "False");
-    env.put("DASK_DISTRIBUTED_UCXX__RDMACM", ib ? "True" : "False");
+    env.put("DASK_DISTRIBUTED_UCXX__RDMACM", tls.contains("rc") && rdmaInterface ? "True"
+        : "False");
     return env;
   }
 

@@ -1,7 +1,9 @@
 package io.meshplan.deploy;
 
 import io.meshplan.util.Require;
+import java.util.EnumSet;
 import java.util.List;
+import java.util.Set;
 
 /**
  * Writes the launch files of a target for a launch and a fabric. Kubernetes manifests are typed
@@ -9,6 +11,16 @@ import java.util.List;
  * serialized with Jackson; scripts quote every outside value with {@code util.ShellQuote}.
  */
 public final class Deployer {
+  /**
+   * The targets whose objects are named by the job name under DNS-1035 rules (a letter first):
+   * KubeRay's RayJob (KubeRay v1.7.0 {@code controllers/ray/utils/validation.go}), the training
+   * operator's PyTorchJob (kubeflow/training-operator 06f6008e {@code
+   * pkg/webhooks/pytorch/pytorchjob_webhook.go}), and ray-k8s's Service {@code NAME-ray-head}
+   * (Kubernetes names Services by DNS-1035 labels).
+   */
+  private static final Set<DeployTarget> NAMED_BY_DNS1035 = EnumSet.of(DeployTarget.KUBERAY,
+      DeployTarget.RAY_K8S, DeployTarget.PYTORCHJOB);
+
   /** Creates the deployer; it holds no state. */
   public Deployer() {}
 
@@ -19,8 +31,8 @@ public final class Deployer {
    * @param spec the launch
    * @param fabric the environment
    * @return the files, in the order to use them
-   * @throws IllegalArgumentException if a Kubernetes or RunAI target has no image, or the name
-   *     is one KubeRay refuses
+   * @throws IllegalArgumentException if a Kubernetes or RunAI target has no image, the name is one
+   *     the target's objects cannot have, or torchrun's port on Ray is one of Ray's
    */
   public List<Artifact> deploy(DeployTarget target, LaunchSpec spec, FabricEnv fabric) {
     Require.nonNull(target, "target");
@@ -28,6 +40,16 @@ public final class Deployer {
     Require.nonNull(fabric, "fabric");
     Require.that(!target.kubernetes() || spec.image().isPresent(), target.label()
         + " runs containers and needs an image");
+    Require.that(!NAMED_BY_DNS1035.contains(target) || KubeNames.dns1035Label(spec.name()),
+        "job name '" + spec.name() + "' must start with a letter for " + target.label()
+        + " (a DNS-1035 label: KubeRay's RayJob, the training operator's PyTorchJob and the"
+        + " Service of Ray's head all are)");
+    boolean torchrunOnRay = (target == DeployTarget.KUBERAY || target == DeployTarget.RAY_K8S)
+        && spec.rayMode() == RayMode.TORCHRUN;
+    Require.that(!torchrunOnRay || !RayEntrypoint.HEAD_PORTS.contains(spec.masterPort()), "torchrun's master"
+        + " port " + spec.masterPort() + " is one Ray's head listens on (GCS "
+        + RayEntrypoint.GCS_PORT + ", dashboard " + RayEntrypoint.DASHBOARD_PORT + ", client "
+        + RayEntrypoint.CLIENT_PORT + "); choose another");
     return switch (target) {
       case KUBERAY -> List.of(RayJobManifest.write(spec, fabric));
       case RAY_K8S -> List.of(RayOnK8sManifest.write(spec, fabric));

@@ -3,21 +3,35 @@ package io.meshplan.deploy;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.meshplan.doctor.FabricVariable;
+import io.meshplan.doctor.Printable;
+import io.meshplan.doctor.SysfsNames;
 import io.meshplan.util.InputException;
 import io.meshplan.util.JsonErrors;
 import io.meshplan.util.TreeReaders;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.TreeMap;
+import java.util.TreeSet;
 
 /**
  * Reads the output of {@code meshplan doctor --json} (see {@code doctor.DoctorJson}): the {@code env}
- * map becomes the launch environment, and the {@code selected} ports of {@code devices[].ports[]}
- * the RDMA ports, RoCE when their {@code linkLayer} is {@code Ethernet}.
+ * map becomes the launch environment, the {@code selected} ports of {@code devices[].ports[]} the
+ * RDMA ports, RoCE when their {@code linkLayer} is {@code Ethernet}, and the up IPoIB interfaces
+ * of {@code interfaces[]} with the ports' {@code netdev}s the interfaces rdmacm can use.
+ *
+ * <p>The report is an input that reaches every launch file, so it may carry only what the doctor
+ * writes: the variables of {@link FabricVariable}, each with a value of its form and consistent
+ * with the selected ports ({@link FabricVariable#inconsistency}). Anything else ({@code
+ * LD_PRELOAD}, {@code NCCL_DEBUG}, a value with a shell metacharacter) is refused, naming the
+ * variable; a variable of one's own is given for the launch, not in the report.
  */
 public final class DoctorFabric {
   private static final ObjectMapper JSON = TreeReaders.json();
+  /** The {@code type} of an IPoIB interface in {@code interfaces[]} (ARPHRD_INFINIBAND). */
+  private static final int IPOIB = 32;
 
   private DoctorFabric() {}
 
@@ -42,14 +56,9 @@ public final class DoctorFabric {
       throw new InputException(where + ": not doctor JSON (expected an object with 'devices' and"
           + " 'env'); write it with 'meshplan doctor --json'");
     }
-    TreeMap<String, String> env = new TreeMap<>();
-    for (Map.Entry<String, JsonNode> e : root.get("env").properties()) {
-      if (!e.getValue().isTextual()) {
-        throw new InputException(where + ": env." + e.getKey() + " must be a string");
-      }
-      env.put(e.getKey(), e.getValue().asText());
-    }
+    TreeMap<String, String> env = environment(where, root.get("env"));
     List<String> ports = new ArrayList<>();
+    TreeSet<String> rdmacm = new TreeSet<>();
     boolean roce = false;
     JsonNode devices = root.get("devices");
     for (int d = 0; d < devices.size(); d++) {
@@ -59,19 +68,77 @@ public final class DoctorFabric {
       for (int p = 0; p < ps.size(); p++) {
         JsonNode port = ps.get(p);
         if (port.path("selected").asBoolean(false)) {
-          if (!port.path("port").canConvertToInt() || name.isEmpty()) {
-            throw new InputException(where + ": devices[" + d + "].ports[" + p
-                + "] needs a device name and an integer 'port'");
+          String at = where + ": devices[" + d + "].ports[" + p + "]";
+          if (!port.path("port").canConvertToInt() || !SysfsNames.device(name)) {
+            throw new InputException(at + " needs a device name (letters, digits, '_', '.', '-')"
+                + " and an integer 'port'");
           }
           ports.add(name + ":" + port.get("port").asInt());
           roce |= "Ethernet".equals(port.path("linkLayer").asText(""));
+          netdev(at, port).ifPresent(rdmacm::add);
         }
       }
     }
+    rdmacm.addAll(ipoibInterfaces(where, root.path("interfaces")));
+    FabricVariable.inconsistency(env, ports, roce).ifPresent(why -> {
+      throw new InputException(where + ": " + why + "; meshplan doctor writes no such report"
+          + " (write it again with 'meshplan doctor --json')");
+    });
     try {
-      return new FabricEnv(env, ports, roce);
+      return new FabricEnv(env, ports, roce, new TreeSet<>(env.keySet()), rdmacm);
     } catch (IllegalArgumentException e) {
       throw new InputException(where + ": " + e.getMessage());
     }
+  }
+
+  /** The {@code env} object: only the doctor's variables, each of its form. */
+  private static TreeMap<String, String> environment(String where, JsonNode node) {
+    TreeMap<String, String> env = new TreeMap<>();
+    for (Map.Entry<String, JsonNode> e : node.properties()) {
+      String key = e.getKey();
+      FabricVariable v = FabricVariable.named(key).orElseThrow(() -> new InputException(where
+          + ": env." + Printable.escape(key) + " is not a variable meshplan doctor writes (it"
+          + " writes " + FabricVariable.names() + "); set a variable of your own for the launch instead"));
+      if (!e.getValue().isTextual()) {
+        throw new InputException(where + ": env." + key + " must be a string");
+      }
+      String value = e.getValue().asText();
+      if (!v.accepts(value)) {
+        throw new InputException(where + ": env." + key + " is '" + Printable.escape(value)
+            + "', not a value"
+            + " meshplan doctor writes (" + v.form() + ")");
+      }
+      env.put(key, value);
+    }
+    return env;
+  }
+
+  private static Optional<String> netdev(String at, JsonNode port) {
+    JsonNode n = port.path("netdev");
+    if (n.isMissingNode() || n.isNull() || n.asText("").isEmpty()) {
+      return Optional.empty();
+    }
+    if (!n.isTextual() || !SysfsNames.netInterface(n.asText())) {
+      throw new InputException(at + ".netdev is not an interface name (1 to 15 letters, digits,"
+          + " '_', '.' or '-')");
+    }
+    return Optional.of(n.asText());
+  }
+
+  /** The up interfaces of type IPoIB; older reports without {@code interfaces} have none. */
+  private static List<String> ipoibInterfaces(String where, JsonNode interfaces) {
+    List<String> out = new ArrayList<>();
+    for (int i = 0; i < interfaces.size(); i++) {
+      JsonNode n = interfaces.get(i);
+      if (n.path("type").asInt(-1) == IPOIB && "up".equals(n.path("operstate").asText(""))) {
+        String name = n.path("name").asText("");
+        if (!SysfsNames.netInterface(name)) {
+          throw new InputException(where + ": interfaces[" + i + "].name is not an interface"
+              + " name (1 to 15 letters, digits, '_', '.' or '-')");
+        }
+        out.add(name);
+      }
+    }
+    return out;
   }
 }

@@ -2,6 +2,8 @@ package io.meshplan.deploy;
 
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.ContainerBuilder;
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.ContainerPort;
 import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.PodTemplateSpec;
@@ -14,14 +16,19 @@ import io.fabric8.kubernetes.api.model.VolumeBuilder;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
+import java.util.SortedMap;
 import java.util.TreeMap;
+import java.util.stream.Collectors;
 
 /**
  * The pod template every Kubernetes target shares: one container with all the node's GPUs
  * ({@code nvidia.com/gpu}) and the RDMA resource, the {@code IPC_LOCK} capability (RDMA pins
  * memory), a memory-backed {@code /dev/shm} (NCCL and the data loaders use shared memory), and the
- * fabric's environment.
+ * fabric's environment as the pod sees it ({@link ProcessFabric}): on the host network the node's,
+ * else with the pod's interface, and the ports and GID index found by {@link FabricLookupScript}
+ * when the container starts. Two annotations say which: {@value #RDMA_NAMESPACE_ANNOTATION}
+ * ({@code node} or {@code pod}) and {@value #FOUND_AT_START_ANNOTATION} (the variables found at
+ * start).
  */
 final class KubePods {
   /** The resource name of NVIDIA's device plugin. */
@@ -32,6 +39,12 @@ final class KubePods {
   static final String IPC_LOCK = "IPC_LOCK";
   /** The DNS policy of a {@code hostNetwork} pod that still resolves Services. */
   static final String HOST_DNS_POLICY = "ClusterFirstWithHostNet";
+  /** Whose network and RDMA namespaces the pod's fabric variables hold in: node or pod. */
+  static final String RDMA_NAMESPACE_ANNOTATION = "meshplan.io/rdma-namespace";
+  /** The fabric variables the pod finds itself when it starts, comma-separated. */
+  static final String FOUND_AT_START_ANNOTATION = "meshplan.io/found-at-start";
+  /** The name of the volume of the ConfigMap mounted at {@link FabricLookupScript#MOUNT}. */
+  static final String MESHPLAN_VOLUME = "meshplan-driver";
 
   private KubePods() {}
 
@@ -43,12 +56,17 @@ final class KubePods {
    * @param role the pod's role label (head, worker, master)
    * @param containerName the container's name (the operators require some, e.g. {@code pytorch})
    * @param command the container command as Kubernetes reads it: literal words already passed
-   *     through {@link KubeYaml#literal}, {@code $(VAR)} only where a variable is meant
+   *     through {@link KubeYaml#literal}, {@code $(VAR)} only where a variable is meant; empty
+   *     where the operator writes it (KubeRay), which then runs the fabric script first from the
+   *     container's {@code args}
    * @param ports the container ports, may be empty
-   * @return the template
+   * @return the template; when the pod finds variables at start, its command runs {@link
+   *     FabricLookupScript#PATH} first, and the caller mounts the script's ConfigMap ({@link
+   *     #mount})
    */
   static PodTemplateSpec template(LaunchSpec spec, FabricEnv fabric, String role,
       String containerName, List<String> command, List<ContainerPort> ports) {
+    ProcessFabric pod = ProcessFabric.inPod(spec, fabric);
     Map<String, Quantity> resources = new TreeMap<>();
     resources.put(GPU_RESOURCE, new Quantity(Integer.toString(spec.gpusPerNode())));
     resources.put(spec.rdmaResource(), new Quantity(Integer.toString(spec.rdmaCount())));
@@ -57,8 +75,10 @@ final class KubePods {
     Container c = new ContainerBuilder()
         .withName(containerName)
         .withImage(spec.image().orElseThrow())
-        .withCommand(command)
-        .withEnv(env(podFabric(spec, fabric)))
+        .withCommand(started(pod, command))
+        .withArgs(pod.foundAtStart().isEmpty() || !command.isEmpty() ? List.of()
+            : List.of(". " + FabricLookupScript.PATH))
+        .withEnv(env(pod.env()))
         .withPorts(ports)
         .withResources(req)
         .withNewSecurityContext().withNewCapabilities().withAdd(IPC_LOCK).endCapabilities()
@@ -72,8 +92,13 @@ final class KubePods {
         : shm.withNewEmptyDir().withMedium("Memory").endEmptyDir().build();
     PodTemplateSpecBuilder b = new PodTemplateSpecBuilder()
         .withNewMetadata().addToLabels(JOB_LABEL, spec.name()).addToLabels("meshplan.io/role", role)
+        .addToAnnotations(RDMA_NAMESPACE_ANNOTATION, pod.ownNamespace() ? "pod" : "node")
         .endMetadata()
         .withNewSpec().withContainers(c).withVolumes(v).endSpec();
+    if (!pod.foundAtStart().isEmpty()) {
+      b.editMetadata().addToAnnotations(FOUND_AT_START_ANNOTATION, pod.foundAtStart().stream()
+          .map(Enum::name).collect(Collectors.joining(","))).endMetadata();
+    }
     if (spec.podNetwork() instanceof PodNetwork.Multus m) {
       b.editMetadata().addToAnnotations(PodNetwork.MULTUS_ANNOTATION, m.annotation()).endMetadata();
     }
@@ -84,41 +109,55 @@ final class KubePods {
     return b.build();
   }
 
-  /**
-   * The fabric as the pod sees it: {@code NCCL_SOCKET_IFNAME} (and {@code GLOO_SOCKET_IFNAME}
-   * when set) name the interface the pod network gives the pod, or are dropped when it leaves
-   * the choice to NCCL.
-   *
-   * @param spec the launch, with its pod network
-   * @param fabric the host's environment
-   * @return the pod's environment
-   */
-  static FabricEnv podFabric(LaunchSpec spec, FabricEnv fabric) {
-    if (spec.podNetwork() instanceof PodNetwork.Host) {
-      return fabric;
+  /** The command, run by the fabric script when the pod finds variables at start. */
+  private static List<String> started(ProcessFabric pod, List<String> command) {
+    if (pod.foundAtStart().isEmpty() || command.isEmpty()) {
+      return command;
     }
-    TreeMap<String, String> env = new TreeMap<>(fabric.env());
-    Optional<String> iface = spec.podNetwork().socketInterface(fabric.socketInterface());
-    for (String k : List.of("NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME")) {
-      if (iface.isEmpty()) {
-        env.remove(k);
-      } else if (k.startsWith("NCCL") || env.containsKey(k)) {
-        env.put(k, iface.get());
-      }
-    }
-    return new FabricEnv(env, fabric.ports(), fabric.roce());
+    List<String> c = new ArrayList<>(List.of("bash", FabricLookupScript.PATH));
+    c.addAll(command);
+    return c;
   }
 
   /**
-   * The fabric's environment as container variables, sorted by name.
+   * Environment variables as container variables, sorted by name.
    *
-   * @param fabric the environment
+   * @param env the variables
    * @return the variables, values escaped for Kubernetes
    */
-  static List<EnvVar> env(FabricEnv fabric) {
+  static List<EnvVar> env(SortedMap<String, String> env) {
     List<EnvVar> out = new ArrayList<>();
-    fabric.env().forEach((k, v) -> out.add(new EnvVar(k, KubeYaml.literal(v), null)));
+    env.forEach((k, v) -> out.add(new EnvVar(k, KubeYaml.literal(v), null)));
     return out;
+  }
+
+  /**
+   * A pod template with a ConfigMap mounted read-only at {@link FabricLookupScript#MOUNT}.
+   *
+   * @param t the pod
+   * @param configMap the ConfigMap's name
+   * @return a new template
+   */
+  static PodTemplateSpec mount(PodTemplateSpec t, String configMap) {
+    return new PodTemplateSpecBuilder(t).editSpec()
+        .addNewVolume().withName(MESHPLAN_VOLUME).withNewConfigMap()
+        .withName(configMap).endConfigMap().endVolume()
+        .editFirstContainer().addNewVolumeMount().withName(MESHPLAN_VOLUME)
+        .withMountPath(FabricLookupScript.MOUNT).withReadOnly(true).endVolumeMount()
+        .endContainer().endSpec().build();
+  }
+
+  /**
+   * A ConfigMap holding the fabric script, for a target without one of its own.
+   *
+   * @param spec the launch
+   * @param pod the pod's view of the fabric; it finds variables at start
+   * @return {@code NAME-fabric} in the job's namespace
+   */
+  static ConfigMap fabricConfigMap(LaunchSpec spec, ProcessFabric pod) {
+    return new ConfigMapBuilder().withNewMetadata().withName(spec.name() + "-fabric")
+        .withNamespace(spec.namespace()).addToLabels(JOB_LABEL, spec.name()).endMetadata()
+        .addToData(FabricLookupScript.FILE, FabricLookupScript.file(pod)).build();
   }
 
   /**

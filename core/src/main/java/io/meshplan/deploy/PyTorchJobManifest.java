@@ -62,11 +62,10 @@ public final class PyTorchJobManifest {
         "--master-port=$(MASTER_PORT)"));
     spec.command().forEach(w -> cmd.add(KubeYaml.literal(w)));
     Map<String, ReplicaSpec> replicas = new LinkedHashMap<>();
-    replicas.put("Master", new ReplicaSpec(1, "OnFailure",
-        KubePods.template(spec, fabric, "master", "pytorch", cmd, List.of())));
+    replicas.put("Master", new ReplicaSpec(1, "OnFailure", pod(spec, fabric, "master", cmd)));
     if (spec.nodes() > 1) {
       replicas.put("Worker", new ReplicaSpec(spec.nodes() - 1, "OnFailure",
-          KubePods.template(spec, fabric, "worker", "pytorch", cmd, List.of())));
+          pod(spec, fabric, "worker", cmd)));
     }
     ObjectMeta meta = new ObjectMetaBuilder().withName(spec.name())
         .withNamespace(spec.namespace()).addToLabels(KubePods.JOB_LABEL, spec.name()).build();
@@ -75,14 +74,26 @@ public final class PyTorchJobManifest {
   }
 
   /**
-   * Writes the manifest.
+   * Writes the manifest: the PyTorchJob, then, when the pods find fabric variables at start, the
+   * ConfigMap of {@link FabricLookupScript}.
    *
    * @param spec the launch
    * @param fabric the environment
    * @return the YAML file
    */
   public static Artifact write(LaunchSpec spec, FabricEnv fabric) {
-    return new Artifact(spec.name() + "-pytorchjob.yaml",
-        KubeYaml.write(List.of(build(spec, fabric))), false);
+    List<Object> docs = new ArrayList<>(List.of(build(spec, fabric)));
+    ProcessFabric pod = ProcessFabric.inPod(spec, fabric);
+    if (!pod.foundAtStart().isEmpty()) {
+      docs.add(KubePods.fabricConfigMap(spec, pod));
+    }
+    return new Artifact(spec.name() + "-pytorchjob.yaml", KubeYaml.write(docs), false);
+  }
+
+  private static PodTemplateSpec pod(LaunchSpec spec, FabricEnv fabric, String role,
+      List<String> cmd) {
+    PodTemplateSpec t = KubePods.template(spec, fabric, role, "pytorch", cmd, List.of());
+    return ProcessFabric.inPod(spec, fabric).foundAtStart().isEmpty() ? t
+        : KubePods.mount(t, spec.name() + "-fabric");
   }
 }

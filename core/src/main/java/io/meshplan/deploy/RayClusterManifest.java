@@ -67,7 +67,6 @@ public final class RayClusterManifest {
               List.of(), List.of()), spec)));
     }
     return new Spec(new HeadGroupSpec(head, RayEntrypoint.pod(KubePods.template(spec, fabric,
-        "head", "ray-head", List.of(), List.of(KubePods.port("gcs", 6379),
-            KubePods.port("dashboard", 8265), KubePods.port("client", 10001))), spec)), workers);
+        "head", "ray-head", List.of(), RayEntrypoint.headPorts()), spec)), workers);
   }
 }

@@ -4,10 +4,11 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
+import io.fabric8.kubernetes.api.model.ContainerPort;
 import io.fabric8.kubernetes.api.model.PodTemplateSpec;
-import io.fabric8.kubernetes.api.model.PodTemplateSpecBuilder;
 import java.io.UncheckedIOException;
 import java.util.List;
+import java.util.Set;
 import java.util.regex.Pattern;
 
 /**
@@ -29,6 +30,15 @@ final class RayEntrypoint {
   static final String MOUNT = "/meshplan";
   /** The command's file name inside the ConfigMap. */
   static final String COMMAND_FILE = "command.json";
+  /** Ray's GCS port on the head (the {@code ray start --head} default). */
+  static final int GCS_PORT = 6379;
+  /** The Ray dashboard's port, where {@code ray job submit} talks to the job API. */
+  static final int DASHBOARD_PORT = 8265;
+  /** The Ray client server's port. */
+  static final int CLIENT_PORT = 10001;
+  /** The ports the head pod declares and listens on. */
+  static final Set<Integer> HEAD_PORTS = Set.of(GCS_PORT, DASHBOARD_PORT,
+      CLIENT_PORT);
 
   private static final Pattern PLAIN = Pattern.compile("[A-Za-z0-9/._-]+");
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -55,12 +65,14 @@ final class RayEntrypoint {
   }
 
   /**
-   * The ConfigMap: the mode's driver and the command's words as a JSON array.
+   * The ConfigMap: the mode's driver, the command's words as a JSON array, and the fabric script
+   * when the pods find variables at start ({@link FabricLookupScript}).
    *
    * @param spec the launch
+   * @param fabric the fabric
    * @return {@code NAME-ray-driver} in the job's namespace
    */
-  static ConfigMap configMap(LaunchSpec spec) {
+  static ConfigMap configMap(LaunchSpec spec, FabricEnv fabric) {
     String driver = spec.rayMode() == RayMode.TORCHRUN ? RayTorchrunDriver.FILE
         : RayNativeDriver.FILE;
     String program = spec.rayMode() == RayMode.TORCHRUN ? RayTorchrunDriver.PROGRAM
@@ -71,9 +83,14 @@ final class RayEntrypoint {
     } catch (JsonProcessingException e) {
       throw new UncheckedIOException(e);
     }
-    return new ConfigMapBuilder().withNewMetadata().withName(configMapName(spec))
+    ConfigMapBuilder b = new ConfigMapBuilder().withNewMetadata().withName(configMapName(spec))
         .withNamespace(spec.namespace()).addToLabels(KubePods.JOB_LABEL, spec.name())
-        .endMetadata().addToData(COMMAND_FILE, command).addToData(driver, program).build();
+        .endMetadata().addToData(COMMAND_FILE, command).addToData(driver, program);
+    ProcessFabric pod = ProcessFabric.inPod(spec, fabric);
+    if (!pod.foundAtStart().isEmpty()) {
+      b.addToData(FabricLookupScript.FILE, FabricLookupScript.file(pod));
+    }
+    return b.build();
   }
 
   /**
@@ -84,12 +101,17 @@ final class RayEntrypoint {
    * @return a new template
    */
   static PodTemplateSpec pod(PodTemplateSpec t, LaunchSpec spec) {
-    return new PodTemplateSpecBuilder(t).editSpec()
-        .addNewVolume().withName("meshplan-driver").withNewConfigMap()
-        .withName(configMapName(spec)).endConfigMap().endVolume()
-        .editFirstContainer().addNewVolumeMount().withName("meshplan-driver")
-        .withMountPath(MOUNT).withReadOnly(true).endVolumeMount().endContainer()
-        .endSpec().build();
+    return KubePods.mount(t, configMapName(spec));
+  }
+
+  /**
+   * The head pod's container ports, named.
+   *
+   * @return gcs, dashboard and client
+   */
+  static List<ContainerPort> headPorts() {
+    return List.of(KubePods.port("gcs", GCS_PORT), KubePods.port("dashboard", DASHBOARD_PORT),
+        KubePods.port("client", CLIENT_PORT));
   }
 
   private static String configMapName(LaunchSpec spec) {

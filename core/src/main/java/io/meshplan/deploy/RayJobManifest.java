@@ -2,7 +2,6 @@ package io.meshplan.deploy;
 
 import io.fabric8.kubernetes.api.model.ObjectMeta;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
-import io.meshplan.util.Require;
 import io.meshplan.util.ShellQuote;
 import java.util.List;
 
@@ -54,7 +53,7 @@ public final class RayJobManifest {
    */
   public static Artifact write(LaunchSpec spec, FabricEnv fabric) {
     return new Artifact(spec.name() + "-rayjob.yaml", KubeYaml.write(List.of(build(spec, fabric),
-        RayEntrypoint.configMap(spec))), false);
+        RayEntrypoint.configMap(spec, fabric))), false);
   }
 
   /**
@@ -63,11 +62,8 @@ public final class RayJobManifest {
    * @param spec the launch
    * @param fabric the environment
    * @return the RayJob
-   * @throws IllegalArgumentException if the name does not start with a letter (KubeRay's rule)
    */
   public static RayJob build(LaunchSpec spec, FabricEnv fabric) {
-    Require.that(Character.isLetter(spec.name().charAt(0)), "job name '" + spec.name()
-        + "' must start with a letter for KubeRay (a RayJob name is a DNS-1035 label)");
     ObjectMeta meta = new ObjectMetaBuilder().withName(spec.name())
         .withNamespace(spec.namespace())
         .addToLabels(KubePods.JOB_LABEL, spec.name())

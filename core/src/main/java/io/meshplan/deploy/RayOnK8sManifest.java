@@ -40,15 +40,16 @@ public final class RayOnK8sManifest {
     String address = head + "." + spec.namespace() + ".svc.cluster.local";
     String gpus = "--num-gpus=" + spec.gpusPerNode();
     List<String> submit = new ArrayList<>(List.of("ray", "job", "submit", "--address",
-        "http://" + address + ":8265"));
+        "http://" + address + ":" + RayEntrypoint.DASHBOARD_PORT));
     submit.add("--");
     submit.addAll(RayEntrypoint.words(spec));
     List<HasMetadata> out = new ArrayList<>();
     out.add(deployment(spec, fabric, head, "head", 1,
-        List.of("ray", "start", "--head", "--port=6379", "--dashboard-host=0.0.0.0", gpus,
+        List.of("ray", "start", "--head", "--port=" + RayEntrypoint.GCS_PORT, "--dashboard-host=0.0.0.0", gpus,
             "--block"), ShellQuote.join(submit)));
-    List<ServicePort> ports = List.of(svcPort("gcs", 6379), svcPort("dashboard", 8265),
-        svcPort("client", 10001));
+    List<ServicePort> ports = List.of(svcPort("gcs", RayEntrypoint.GCS_PORT),
+        svcPort("dashboard", RayEntrypoint.DASHBOARD_PORT),
+        svcPort("client", RayEntrypoint.CLIENT_PORT));
     Service svc = new ServiceBuilder()
         .withNewMetadata().withName(head).withNamespace(spec.namespace())
         .addToLabels(KubePods.JOB_LABEL, spec.name()).endMetadata()
@@ -59,9 +60,9 @@ public final class RayOnK8sManifest {
     out.add(svc);
     if (spec.nodes() > 1) {
       out.add(deployment(spec, fabric, spec.name() + "-ray-worker", "worker", spec.nodes() - 1,
-          List.of("ray", "start", "--address=" + address + ":6379", gpus, "--block"), null));
+          List.of("ray", "start", "--address=" + address + ":" + RayEntrypoint.GCS_PORT, gpus, "--block"), null));
     }
-    out.add(RayEntrypoint.configMap(spec));
+    out.add(RayEntrypoint.configMap(spec, fabric));
     return out;
   }
 
@@ -90,8 +91,7 @@ public final class RayOnK8sManifest {
         .addToMatchLabels("meshplan.io/role", role).endSelector()
         .withTemplate(RayEntrypoint.pod(KubePods.template(spec, fabric, role,
             "ray-" + role, command.stream().map(KubeYaml::literal).toList(),
-            role.equals("head") ? List.of(KubePods.port("gcs", 6379),
-                KubePods.port("dashboard", 8265), KubePods.port("client", 10001)) : List.of()),
+            role.equals("head") ? RayEntrypoint.headPorts() : List.of()),
             spec))
         .endSpec()
         .build();

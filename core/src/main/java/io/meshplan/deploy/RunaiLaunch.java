@@ -4,15 +4,16 @@ import io.meshplan.util.Require;
 import io.meshplan.util.ShellQuote;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.TreeMap;
+import java.util.stream.Collectors;
 
 /**
  * RunAI's {@code runai submit-dist pytorch} (as in {@code seeds/002}): a submit script that asks
  * for {@code nodes - 1} workers (RunAI adds the master), all GPUs of a node per pod, the RDMA
  * extended resource, the {@code IPC_LOCK} capability (RDMA registers, that is pins, memory), the
- * Multus network annotation ({@code NS/NAME@IFACE}, under {@code --pod-network multus:...}) and a large {@code /dev/shm}; and the per-node script every pod
- * runs. On RoCE the per-node script finds the GID index on the node at run time with {@link
- * GidLookupScript} (the doctor's rule) and exports {@code NCCL_IB_GID_INDEX}; it then checks
+ * Multus network annotation ({@code NS/NAME@IFACE}, under {@code --pod-network multus:...}) and
+ * a large {@code /dev/shm}; and the per-node script every pod runs. A RunAI pod has its own
+ * network and RDMA namespaces, so the per-node script finds its RDMA ports and, on RoCE, its GID
+ * index when it starts ({@link FabricLookupScript}, the doctor's rules); it then checks
  * RunAI's {@code WORLD_SIZE} (pods) and starts {@code torchrun} with one process per GPU over c10d
  * at {@code MASTER_ADDR:MASTER_PORT}.
  *
@@ -40,7 +41,7 @@ public final class RunaiLaunch {
   public static List<Artifact> write(LaunchSpec spec, FabricEnv fabric) {
     Require.that(!(spec.podNetwork() instanceof PodNetwork.Host), "runai submit-dist pytorch"
         + " writes no host network; use the default pod network or a multus one");
-    return List.of(submit(spec), node(spec, KubePods.podFabric(spec, fabric)));
+    return List.of(submit(spec), node(spec, ProcessFabric.inPod(spec, fabric)));
   }
 
   /**
@@ -97,45 +98,36 @@ public final class RunaiLaunch {
     return new Artifact(spec.name() + "-submit.sh", s.text(), true);
   }
 
-  private static Artifact node(LaunchSpec spec, FabricEnv fabric) {
-    TreeMap<String, String> env = new TreeMap<>(fabric.env());
-    boolean lookup = fabric.roce() && !fabric.ports().isEmpty();
-    if (lookup) {
-      env.remove("NCCL_IB_GID_INDEX");
-    }
+  private static Artifact node(LaunchSpec spec, ProcessFabric fabric) {
+    boolean lookup = !fabric.foundAtStart().isEmpty();
     ScriptText s = ScriptText.bash()
         .comment("Per-node launch for runai submit-dist pytorch, written by meshplan deploy.")
         .comment("RunAI sets WORLD_SIZE (pods, not GPUs), RANK (this pod), MASTER_ADDR and"
-            + " MASTER_PORT.")
-        .line("set -euo pipefail")
-        .line("")
-        .line(GidLookupScript.FUNCTION.stripTrailing())
-        .line("")
-        .line("main() {")
+            + " MASTER_PORT.");
+    if (lookup) {
+      s.comment("The pod has its own network and RDMA namespaces, so meshplan_fabric finds its "
+          + fabric.foundAtStart().stream().map(Enum::name).collect(Collectors.joining(", "))
+          + " when it starts.");
+    }
+    s.line("set -euo pipefail").line("");
+    if (lookup) {
+      s.line(FabricLookupScript.functions(fabric).stripTrailing()).line("");
+    }
+    s.line("main() {")
         .line("  echo \"START TIME: $(date)\"");
     StringBuilder exports = new StringBuilder();
-    env.forEach((k, v) -> exports.append("  export ").append(k).append('=')
+    fabric.env().forEach((k, v) -> exports.append("  export ").append(k).append('=')
         .append(ShellQuote.quote(v)).append('\n'));
     s.line(exports.toString().stripTrailing().isEmpty() ? "  :" : exports.toString()
         .stripTrailing());
-    if (lookup) {
-      String port = fabric.ports().get(0);
-      int colon = port.lastIndexOf(':');
-      String dev = port.substring(0, colon);
-      String num = port.substring(colon + 1);
-      s.line("  local gid")
-          .line("  if ! gid=\"$(meshplan_gid_index " + ShellQuote.quote(dev) + " " + num + ")\";"
-              + " then")
-          .line("    echo \"meshplan: no usable RoCE GID on " + dev + " port " + num + "\" >&2")
-          .line("    exit 1")
-          .line("  fi")
-          .line("  export NCCL_IB_GID_INDEX=\"$gid\"");
-    }
     s.line("  if [[ \"${WORLD_SIZE:-}\" != " + spec.nodes() + " ]]; then")
         .line("    echo \"meshplan: this job needs " + io.meshplan.util.Words.count(spec.nodes(), "pod") + ", RunAI started"
             + " ${WORLD_SIZE:-none}\" >&2")
         .line("    exit 1")
         .line("  fi");
+    if (lookup) {
+      s.line("  meshplan_fabric || exit 1");
+    }
     List<String> parts = new ArrayList<>(List.of(
         "torchrun",
         "--nproc-per-node=" + spec.gpusPerNode(),

@@ -30,10 +30,11 @@ public final class SlurmScript {
     spec.partition().ifPresent(p -> s.line("#SBATCH --partition=" + p));
     s.comment("Written by meshplan deploy: " + io.meshplan.util.Words.count(spec.nodes(), "node") + " x "
             + io.meshplan.util.Words.count(spec.gpusPerNode(), "GPU") + " = "
-            + io.meshplan.util.Words.count(spec.worldSize(), "training process") + ".")
-        .line("set -euo pipefail")
+            + io.meshplan.util.Words.count(spec.worldSize(), "training process") + ".");
+    ProcessFabric.nodeNote(fabric).forEach(s::comment);
+    s.line("set -euo pipefail")
         .line("")
-        .exports(fabric.env())
+        .exports(ProcessFabric.onNode(fabric).env())
         .line("")
         .line("if [[ \"${SLURM_NNODES:-}\" != " + spec.nodes() + " ]]; then")
         .line("  echo \"meshplan: this job needs " + io.meshplan.util.Words.count(spec.nodes(), "node") + ", Slurm gave"

@@ -21,12 +21,12 @@ public final class DoctorText {
    * Renders the report.
    *
    * @param report the report
-   * @param sysfsRoot the root that was read, shown in the first line
+   * @param sysfsRoot the root that was read, shown (control characters escaped) in the first line
    * @return the text, ending with a newline
    */
   public static String format(DoctorReport report, String sysfsRoot) {
     StringBuilder sb = new StringBuilder();
-    sb.append("sysfs root: ").append(sysfsRoot).append('\n').append('\n');
+    sb.append("sysfs root: ").append(Printable.escape(sysfsRoot)).append('\n').append('\n');
     List<String[]> rows = new ArrayList<>();
     rows.add(HEADER);
     for (DeviceReport d : report.devices()) {

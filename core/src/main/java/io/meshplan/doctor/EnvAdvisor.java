@@ -83,12 +83,13 @@ public final class EnvAdvisor {
       Map<String, Optional<GidChoice>> gids, Map<String, String> netdevs,
       Map<String, NetInterface> ifaces, List<NetInterface> interfaces, List<String> warnings) {
     String ids = selected.stream().map(PortInfo::id).collect(Collectors.joining(","));
-    env.put("NCCL_IB_HCA", "=" + ids);
-    env.put("UCX_NET_DEVICES", ids);
-    env.put("UCX_TLS", UCX_TLS_RDMA);
-    gidIndex(selected, gids, warnings).ifPresent(i -> env.put("NCCL_IB_GID_INDEX", i));
+    put(env, FabricVariable.NCCL_IB_HCA, "=" + ids);
+    put(env, FabricVariable.UCX_NET_DEVICES, ids);
+    put(env, FabricVariable.UCX_TLS, UCX_TLS_RDMA);
+    gidIndex(selected, gids, warnings).ifPresent(i -> put(env, FabricVariable.NCCL_IB_GID_INDEX,
+        i));
     socketFromPorts(selected, netdevs, ifaces, interfaces, warnings)
-        .ifPresent(i -> env.put("NCCL_SOCKET_IFNAME", i));
+        .ifPresent(i -> put(env, FabricVariable.NCCL_SOCKET_IFNAME, i));
   }
 
   /** The environment without an active RDMA port: TCP over the first usable interface. */
@@ -103,15 +104,26 @@ public final class EnvAdvisor {
     warnings.add(why + ": NCCL will fall back to TCP sockets" + over
         + " (NCCL_IB_DISABLE=1), typically 5-10x slower between nodes;"
         + " check the RDMA driver and that the container was given the RDMA device");
-    env.put("NCCL_IB_DISABLE", "1");
-    env.put("UCX_TLS", UCX_TLS_TCP);
+    put(env, FabricVariable.NCCL_IB_DISABLE, "1");
+    put(env, FabricVariable.UCX_TLS, UCX_TLS_TCP);
     if (fallback.isPresent()) {
-      env.put("NCCL_SOCKET_IFNAME", fallback.get().name());
-      env.put("UCX_NET_DEVICES", fallback.get().name());
+      put(env, FabricVariable.NCCL_SOCKET_IFNAME, fallback.get().name());
+      put(env, FabricVariable.UCX_NET_DEVICES, fallback.get().name());
     } else {
       warnings.add("no up network interface other than lo, docker*, veth*, virbr*, br-*:"
           + " NCCL_SOCKET_IFNAME not set");
     }
+  }
+
+  /**
+   * Sets a variable; every value goes through its {@link FabricVariable}'s form, the contract a
+   * reader of the report checks.
+   */
+  private static void put(Map<String, String> env, FabricVariable v, String value) {
+    if (!v.accepts(value)) {
+      throw new IllegalStateException(v + "=" + value + " is not of the form " + v.form());
+    }
+    env.put(v.name(), value);
   }
 
   private static List<DeviceReport> deviceReports(SysfsSnapshot snapshot,
@@ -165,7 +177,12 @@ public final class EnvAdvisor {
     return kind.preferred() ? kind.label() : "fallback: " + kind.label() + " (no RoCE v2 IPv4 GID)";
   }
 
-  /** The chosen GID's netdev, else any GID's, else the interface whose device is this one. */
+  /**
+   * The chosen GID's netdev, else any GID's, else an interface tied to the port: one whose {@code
+   * device/infiniband} names the device (on its {@code dev_port}), or an IPoIB interface whose
+   * hardware address carries one of the port's GIDs (a container's or a copied tree often lacks
+   * the {@code device} link); an up one first.
+   */
   private static String netdevOf(PortInfo p, Optional<GidChoice> gid, List<NetInterface> ifaces) {
     if (gid.isPresent() && !gid.get().netdev().isEmpty()) {
       return gid.get().netdev();
@@ -176,8 +193,9 @@ public final class EnvAdvisor {
       }
     }
     List<NetInterface> mapped = ifaces.stream()
-        .filter(i -> i.rdmaDevices().contains(p.device()))
-        .filter(i -> i.devPort() < 0 || i.devPort() + 1 == p.port())
+        .filter(i -> (i.rdmaDevices().contains(p.device())
+            && (i.devPort() < 0 || i.devPort() + 1 == p.port()))
+            || p.gids().stream().anyMatch(g -> i.carriesGid(g.address())))
         .toList();
     return mapped.stream().filter(NetInterface::up).findFirst()
         .or(() -> mapped.stream().findFirst())
@@ -269,8 +287,20 @@ public final class EnvAdvisor {
         return Optional.of(name);
       }
     }
-    Optional<NetInterface> fallback = fallbackInterface(all);
     String ids = selected.stream().map(PortInfo::id).collect(Collectors.joining(", "));
+    if (selected.stream().noneMatch(PortInfo::roce)) {
+      // On InfiniBand the IP traffic beside the RDMA ports (NCCL's bootstrap, rdmacm) belongs on
+      // IPoIB, not on the first Ethernet interface that sorts before it.
+      Optional<NetInterface> ipoib = all.stream().filter(NetInterface::up)
+          .filter(i -> i.type() == NetInterface.TYPE_INFINIBAND).findFirst();
+      if (ipoib.isPresent()) {
+        warnings.add(ids + ": no netdev is tied to the RDMA ports (no device/infiniband link, no"
+            + " port GID in an IPoIB address); NCCL_SOCKET_IFNAME uses the up IPoIB interface "
+            + ipoib.get().name());
+        return Optional.of(ipoib.get().name());
+      }
+    }
+    Optional<NetInterface> fallback = fallbackInterface(all);
     warnings.add(ids + ": no netdev found behind the RDMA ports; NCCL_SOCKET_IFNAME "
         + fallback.map(i -> "falls back to " + i.name()).orElse("not set"));
     return fallback.map(NetInterface::name);

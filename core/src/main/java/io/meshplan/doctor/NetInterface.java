@@ -41,6 +41,20 @@ public record NetInterface(
   }
 
   /**
+   * Whether this is an IPoIB interface whose hardware address carries a GID: the kernel writes
+   * the port's GID 0 into bytes 4 to 19 of an IPoIB interface's 20-byte address, after the queue
+   * pair number ({@code drivers/infiniband/ulp/ipoib/ipoib_main.c}, {@code ipoib_parent_init}).
+   *
+   * @param gid a GID as sysfs writes it, eight groups of four hex digits
+   * @return true when the address ends with that GID
+   */
+  public boolean carriesGid(String gid) {
+    String hex = address.replace(":", "").toLowerCase(java.util.Locale.ROOT);
+    String g = gid.replace(":", "").toLowerCase(java.util.Locale.ROOT);
+    return type == TYPE_INFINIBAND && hex.length() == 40 && g.length() == 32 && hex.endsWith(g);
+  }
+
+  /**
    * Whether the interface is up.
    *
    * @return true when {@code operstate} is {@code up}

@@ -44,22 +44,22 @@ public final class SysfsReader {
     Require.nonNull(root, "sysfs root");
     if (!Files.exists(root)) {
       throw new InputException(
-          "sysfs root " + root + ": no such directory; pass the sysfs mount point (default /sys)");
+          "sysfs root " + shown(root) + ": no such directory; pass the sysfs mount point (default /sys)");
     }
     if (!Files.isDirectory(root)) {
       throw new InputException(
-          "sysfs root " + root + ": not a directory; pass the sysfs mount point (default /sys)");
+          "sysfs root " + shown(root) + ": not a directory; pass the sysfs mount point (default /sys)");
     }
     for (String sub : new String[] {"class/infiniband", "class/net"}) {
       Path d = root.resolve(sub);
       if (Files.exists(d) && !Files.isDirectory(d)) {
-        throw new InputException("sysfs root " + root + ": " + sub + " is not a directory;"
+        throw new InputException("sysfs root " + shown(root) + ": " + sub + " is not a directory;"
             + " this is not a sysfs tree (default /sys)");
       }
     }
     if (!Files.isDirectory(root.resolve("class/net"))
         && !Files.isDirectory(root.resolve("class/infiniband"))) {
-      throw new InputException("sysfs root " + root + ": neither class/net nor"
+      throw new InputException("sysfs root " + shown(root) + ": neither class/net nor"
           + " class/infiniband is there, so this is not a sysfs tree; pass the sysfs mount point"
           + " (default /sys)");
     }
@@ -76,14 +76,16 @@ public final class SysfsReader {
     List<DeviceInfo> devices = new ArrayList<>();
     Path ib = root.resolve("class/infiniband");
     if (Files.isDirectory(ib)) {
-      for (String dev : listDirs(ib, "class/infiniband", problems)) {
+      for (String dev : named(listDirs(ib, "class/infiniband", problems), ib, "class/infiniband",
+          true, problems)) {
         devices.add(readDevice(dev, ib.resolve(dev), problems));
       }
     }
     List<NetInterface> interfaces = new ArrayList<>();
     Path net = root.resolve("class/net");
     if (Files.isDirectory(net)) {
-      for (String name : listDirs(net, "class/net", problems)) {
+      for (String name : named(listDirs(net, "class/net", problems), net, "class/net", false,
+          problems)) {
         interfaces.add(readInterface(name, net.resolve(name), problems));
       }
     }
@@ -159,7 +161,13 @@ public final class SysfsReader {
             + "' (expected 'IB/RoCE v1' or 'RoCE v2'); GID " + i + " skipped"));
         continue;
       }
-      String netdev = readOptional(portDir.resolve("gid_attrs/ndevs").resolve(i)).orElse("");
+      Path ndev = portDir.resolve("gid_attrs/ndevs").resolve(i);
+      String netdev = readOptional(ndev).orElse("");
+      if (!netdev.isEmpty() && !SysfsNames.netInterface(netdev)) {
+        problems.add(new ReadProblem(id, rel(ndev), "interface name '" + netdev + "' is not"
+            + " 1 to 15 letters, digits, '_', '.' or '-'; GID " + i + " has no netdev"));
+        netdev = "";
+      }
       gids.add(new GidEntry(index, address.get().strip(), kind, type.get(), netdev));
     }
     return gids;
@@ -175,7 +183,7 @@ public final class SysfsReader {
     List<String> rdma = new ArrayList<>();
     Path ibDir = dir.resolve("device/infiniband");
     if (Files.isDirectory(ibDir)) {
-      rdma.addAll(listDirs(ibDir, name, problems));
+      rdma.addAll(named(listDirs(ibDir, name, problems), ibDir, name, true, problems));
     }
     int devPort = readOptional(dir.resolve("dev_port"))
         .filter(s -> NUMBERED.matcher(s).matches()).map(Integer::parseInt).orElse(-1);
@@ -223,7 +231,27 @@ public final class SysfsReader {
   }
 
   /**
-   * Reads one attribute: only a regular file (a FIFO or device in its place would block or never
+   * Keeps the names that are RDMA device names ({@code device}) or interface names, as {@link
+   * SysfsNames} accepts them; each other one is a problem, shown escaped, and skipped, so no name
+   * that reaches the report, the environment or a script needs quoting or can steer a terminal.
+   */
+  private List<String> named(List<String> names, Path dir, String subject, boolean device,
+      List<ReadProblem> problems) {
+    List<String> kept = new ArrayList<>();
+    for (String n : names) {
+      if (device ? SysfsNames.device(n) : SysfsNames.netInterface(n)) {
+        kept.add(n);
+      } else {
+        problems.add(new ReadProblem(subject, rel(dir) + "/" + Printable.escape(n),
+            (device ? "RDMA device name is not 1 to 63" : "interface name is not 1 to 15")
+                + " letters, digits, '_', '.' or '-'; skipped"));
+      }
+    }
+    return kept;
+  }
+
+  /**
+   * Reads one attribute (control characters escaped by {@link Printable}): only a regular file (a FIFO or device in its place would block or never
    * end) and at most {@link InputFiles#SYSFS_MAX_BYTES}, since the kernel serves one page.
    */
   private static String readAttribute(Path file) throws IOException {
@@ -239,7 +267,7 @@ public final class SysfsReader {
         throw new IOException(file + ": larger than "
             + Units.formatBytes(InputFiles.SYSFS_MAX_BYTES) + ", not a sysfs attribute");
       }
-      return new String(b, StandardCharsets.UTF_8).strip();
+      return Printable.escape(new String(b, StandardCharsets.UTF_8).strip());
     }
   }
 
@@ -279,6 +307,10 @@ public final class SysfsReader {
       m = m.substring(m.lastIndexOf(": ") + 2);
     }
     return m == null || m.isBlank() ? cls : m;
+  }
+
+  private static String shown(Path root) {
+    return Printable.escape(root.toString());
   }
 
   private String rel(Path p) {

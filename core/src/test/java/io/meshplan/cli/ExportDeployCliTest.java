@@ -140,7 +140,7 @@ class ExportDeployCliTest {
     Files.writeString(plan, Files.readString(plan).replace("\"version\" : 1",
         "\"version\" : 99"));
     CliRun version = CliRun.of("deploy", "--target", "slurm", "--plan", plan.toString(),
-        "--image", "img", "--", "train.py");
+        "--", "train.py");
     assertThat(version.code()).isEqualTo(ExitCodes.BAD_INPUT);
     assertThat(version.err()).contains("plan format version 99 is not supported");
 
@@ -181,9 +181,9 @@ class ExportDeployCliTest {
     assertThat(r.code()).isEqualTo(ExitCodes.BAD_INPUT);
     assertThat(r.err()).contains("names the input");
     Path fabric = dir.resolve("doctor.json");
-    Files.writeString(fabric, "{\"devices\": [], \"env\": {\"NCCL_DEBUG\": \"WARN\"}}");
+    Files.writeString(fabric, "{\"devices\": [], \"env\": {\"NCCL_IB_DISABLE\": \"1\"}}");
     CliRun d = CliRun.of("deploy", "--target", "slurm", "--cluster", "2x8:h100-80gb",
-        "--fabric", fabric.toString(), "--image", "img", "--out",
+        "--fabric", fabric.toString(), "--out",
         dir.resolve(".").resolve("doctor.json").toString(), "--force", "--", "train.py");
     assertThat(d.code()).isEqualTo(ExitCodes.BAD_INPUT);
     assertThat(d.err()).contains("names the input");
@@ -224,7 +224,8 @@ class ExportDeployCliTest {
         "--out", out.toString(), "--", "pretrain_gpt.py", "--data-path", "/data/my corpus");
     assertThat(r.code()).as(r.err()).isZero();
     String node = Files.readString(out.resolve("llama70b-node.sh"));
-    assertThat(node).contains("meshplan_gid_index mlx5_bond_0 1",
+    // The pod finds its own ports and GID index when it starts, not the node's mlx5_bond_0 / 9.
+    assertThat(node).contains("  meshplan_fabric || exit 1\n",
         "pretrain_gpt.py --data-path '/data/my corpus' --tensor-model-parallel-size 8"
             + " --pipeline-model-parallel-size 4 --micro-batch-size 1 --global-batch-size 1024");
     assertThat(Files.isExecutable(out.resolve("llama70b-node.sh"))).isTrue();
@@ -264,15 +265,14 @@ class ExportDeployCliTest {
     Path fabric = dir.resolve("doctor.json");
     Files.writeString(fabric, "[1, 2");
     CliRun f = CliRun.of("deploy", "--target", "slurm", "--cluster", "2x8:h100-80gb",
-        "--fabric", fabric.toString(), "--image", "img", "--", "train.py");
+        "--fabric", fabric.toString(), "--", "train.py");
     assertThat(f.code()).isEqualTo(ExitCodes.BAD_INPUT);
     assertThat(f.err()).contains("doctor.json: not doctor JSON");
     CliRun env = CliRun.of("deploy", "--target", "slurm", "--cluster", "2x8:h100-80gb",
-        "--env", "1BAD=x", "--image", "img", "--", "train.py");
+        "--env", "1BAD=x", "--", "train.py");
     assertThat(env.code()).isEqualTo(ExitCodes.BAD_INPUT);
     assertThat(env.err()).contains("is not a shell identifier");
-    CliRun noCmd = CliRun.of("deploy", "--target", "slurm", "--cluster", "2x8:h100-80gb",
-        "--image", "img");
+    CliRun noCmd = CliRun.of("deploy", "--target", "slurm", "--cluster", "2x8:h100-80gb");
     assertThat(noCmd.code()).isEqualTo(ExitCodes.BAD_INPUT);
     assertThat(noCmd.err()).contains("training command is missing");
     CliRun noFabric = CliRun.of("deploy", "--target", "slurm", "--cluster", "2x8:h100-80gb",

@@ -130,14 +130,17 @@ class Llama70bPlanCliTest {
         e.getValue().asText()));
     assertThat(expected).containsKey("NCCL_IB_HCA");
     // Under the default pod network NCCL's socket interface is the pod's own, eth0, not the
-    // host's (NCCL treats a set NCCL_SOCKET_IFNAME as find-or-fail).
+    // host's (NCCL treats a set NCCL_SOCKET_IFNAME as find-or-fail); the node's RDMA ports are
+    // not the pod's either: the pod finds its own when it starts (/meshplan/fabric.sh).
     expected.put("NCCL_SOCKET_IFNAME", "eth0");
+    expected.keySet().removeAll(java.util.List.of("NCCL_IB_HCA", "UCX_NET_DEVICES"));
     for (String role : new String[] {"Master", "Worker"}) {
       JsonNode c = job.at("/spec/pytorchReplicaSpecs/" + role + "/template/spec/containers/0");
       Map<String, String> env = new TreeMap<>();
       c.path("env").forEach(e -> env.put(e.path("name").asText(), e.path("value").asText()));
       assertThat(env).as(role).isEqualTo(expected);
-      assertThat(c.path("command").toString()).contains("\"--nnodes=128\"",
+      assertThat(c.path("command").toString()).contains("\"/meshplan/fabric.sh\"",
+          "\"--nnodes=128\"",
           "\"--nproc-per-node=8\"");
     }
     // Megatron-LM cannot take the plan's own layout, so appending its arguments is refused.

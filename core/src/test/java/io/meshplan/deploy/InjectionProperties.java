@@ -18,11 +18,12 @@ import java.util.TreeMap;
 import org.junit.jupiter.api.Test;
 
 /**
- * Names and values with spaces, quotes, {@code $}, backticks, backslashes and newlines never break
- * the generated files or inject a command: every script still parses, and, run against stand-in
- * launchers, passes exactly the given words and values; every manifest parses back to the same
- * words and values (after Kubernetes' {@code $$} unescaping); names that are not DNS labels are
- * refused.
+ * Words and values with spaces, quotes, {@code $}, backticks and backslashes (and, in words,
+ * newlines and tabs) never break the generated files or inject a command: every script still
+ * parses, and, run against stand-in launchers, passes exactly the given words and values; every
+ * manifest parses back to the same words and values (after Kubernetes' {@code $$} unescaping);
+ * names that are not DNS labels are refused. A variable's value is one line of printable text: one
+ * with a control character (a newline, a tab) is refused.
  */
 class InjectionProperties {
   /** The characters of hostile text: shell syntax, quotes, blanks, and a, b and c. */
@@ -66,13 +67,22 @@ class InjectionProperties {
   static List<Launch> launchEdges() {
     return List.of(new Launch(List.of(""), ""),
         new Launch(List.of("", "", "", ""), "$(a)`b`${c}\\"),
-        new Launch(List.of(HOSTILE.substring(0, 13), HOSTILE.substring(13)), "'\"\n"),
-        new Launch(List.of("-", "'".repeat(16)), HOSTILE.substring(0, 13)),
-        new Launch(List.of("\\".repeat(16)), HOSTILE.substring(13)));
+        new Launch(List.of(HOSTILE.substring(0, 13), HOSTILE.substring(13)), "'\"\\"),
+        new Launch(List.of("-", "'".repeat(16)), HOSTILE.substring(0, 13).replace("\n", "")),
+        new Launch(List.of("\\".repeat(16)), HOSTILE.substring(13).replace("\t", "")));
   }
 
   static Launch launch(Gen gen) {
-    return new Launch(words(gen), hostile(gen));
+    return new Launch(words(gen), hostile(gen).replaceAll("[\n\t]", "_"));
+  }
+
+  @Test
+  void aValueWithAControlCharacterIsRefused() {
+    for (String value : List.of("'\"\n", "a\tb", "x\u001b[31m", "\u009b")) {
+      assertThatThrownBy(() -> Llama70b.ib().with(new TreeMap<>(Map.of("MESHPLAN_TEST_VALUE",
+          value)))).as(value).isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("the value of MESHPLAN_TEST_VALUE holds the control character");
+    }
   }
 
   @Test
@@ -119,8 +129,10 @@ class InjectionProperties {
 
     Artifact node = d.deploy(DeployTarget.RUNAI, spec, fabric).get(1);
     assertThat(Shell.syntax(node.text()).code()).isZero();
+    // The pod finds its InfiniBand ports at start: here in the ib-hdr node's tree.
+    String sysfs = Path.of("core/src/test/resources/sysfs/ib-hdr").toAbsolutePath().toString();
     r = Shell.bash(Shell.temp(node.text()), List.of(), fake.env(Map.of("WORLD_SIZE", "128",
-        "RANK", "0", "MASTER_ADDR", "m", "MASTER_PORT", "1")), null);
+        "RANK", "0", "MASTER_ADDR", "m", "MASTER_PORT", "1", "MESHPLAN_SYSFS_ROOT", sysfs)), null);
     assertThat(r.code()).as(r.err()).isZero();
     assertThat(tail(fake.argv(), command.size())).isEqualTo(command);
     assertThat(fake.environment()).containsEntry("MESHPLAN_TEST_VALUE", value);

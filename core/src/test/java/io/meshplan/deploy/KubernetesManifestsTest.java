@@ -70,7 +70,12 @@ class KubernetesManifestsTest {
       assertThat(cm.getData().get("command.json"))
           .isEqualTo("[\"pretrain_gpt.py\",\"--data-path\",\"/data/corpus\"]\n");
       String file = mode == RayMode.TORCHRUN ? RayTorchrunDriver.FILE : RayNativeDriver.FILE;
-      assertThat(cm.getData()).containsOnlyKeys("command.json", file);
+      // On a Multus network the pods find their own ports at start with fabric.sh.
+      assertThat(cm.getData()).containsOnlyKeys("command.json", file, FabricLookupScript.FILE);
+      // KubeRay writes the container's command itself and runs the args first
+      // (ray-operator/controllers/ray/common/pod.go, BuildPod, v1.7.0).
+      assertThat(template(cluster.at("/headGroupSpec/template")).getSpec().getContainers().get(0)
+          .getArgs()).containsExactly(". /meshplan/fabric.sh");
       assertThat(rj.at("/spec/entrypoint").asText()).isEqualTo(mode == RayMode.TORCHRUN
           ? "python /meshplan/ray_torchrun.py --nodes 128 --gpus-per-node 8 --master-port 29500"
               + " --command-file /meshplan/command.json"
@@ -134,12 +139,18 @@ class KubernetesManifestsTest {
       Container c = t.getSpec().getContainers().get(0);
       assertThat(c.getName()).isEqualTo("pytorch");
       // 128 nodes x 8 processes = world size 1024.
-      assertThat(c.getCommand()).containsExactly("torchrun", "--nnodes=128", "--nproc-per-node=8",
+      assertThat(c.getCommand()).containsExactly("bash", "/meshplan/fabric.sh",
+          "torchrun", "--nnodes=128", "--nproc-per-node=8",
           "--node-rank=$(RANK)", "--master-addr=$(MASTER_ADDR)", "--master-port=$(MASTER_PORT)",
           "pretrain_gpt.py", "--data-path", "/data/corpus");
     }
-    assertThat(envOf(template(specs.at("/Master/template")))).containsEntry("NCCL_IB_GID_INDEX",
-        "9");
+    // The node's GID index 9 is not the pod's: the pod finds its own when it starts.
+    PodTemplateSpec master = template(specs.at("/Master/template"));
+    assertThat(envOf(master)).doesNotContainKeys("NCCL_IB_GID_INDEX", "NCCL_IB_HCA");
+    assertThat(master.getMetadata().getAnnotations())
+        .containsEntry(KubePods.RDMA_NAMESPACE_ANNOTATION, "pod")
+        .containsEntry(KubePods.FOUND_AT_START_ANNOTATION,
+            "NCCL_IB_HCA,UCX_NET_DEVICES,NCCL_IB_GID_INDEX");
   }
 
   @Test
@@ -152,7 +163,8 @@ class KubernetesManifestsTest {
     Service svc = strict(docs[1], Service.class);
     Deployment worker = strict(docs[2], Deployment.class);
     ConfigMap driver = strict(docs[3], ConfigMap.class);
-    assertThat(driver.getData()).containsOnlyKeys(RayTorchrunDriver.FILE, "command.json");
+    assertThat(driver.getData()).containsOnlyKeys(RayTorchrunDriver.FILE, "command.json",
+        FabricLookupScript.FILE);
     assertThat(head.getSpec().getReplicas()).isEqualTo(1);
     assertThat(worker.getSpec().getReplicas()).isEqualTo(127);
     assertThat(head.getSpec().getSelector().getMatchLabels())
@@ -166,10 +178,10 @@ class KubernetesManifestsTest {
     checkPod(head.getSpec().getTemplate(), Llama70b.ib());
     checkPod(worker.getSpec().getTemplate(), Llama70b.ib());
     assertThat(head.getSpec().getTemplate().getSpec().getContainers().get(0).getCommand())
-        .containsExactly("ray", "start", "--head", "--port=6379", "--dashboard-host=0.0.0.0",
+        .containsExactly("bash", "/meshplan/fabric.sh", "ray", "start", "--head", "--port=6379", "--dashboard-host=0.0.0.0",
             "--num-gpus=8", "--block");
     assertThat(worker.getSpec().getTemplate().getSpec().getContainers().get(0).getCommand())
-        .containsExactly("ray", "start",
+        .containsExactly("bash", "/meshplan/fabric.sh", "ray", "start",
             "--address=llama2-70b-ray-head.train.svc.cluster.local:6379", "--num-gpus=8",
             "--block");
   }

@@ -35,12 +35,14 @@ final class Llama70b {
   }
 
   /**
-   * The environment a pod on {@code kube-system/roce@net1} must see: the fabric's, with NCCL's
-   * socket on {@code net1}, the interface the annotation names.
+   * The environment a pod on {@code kube-system/roce@net1} is given in its manifest: the fabric's,
+   * with NCCL's socket on {@code net1}, the interface the annotation names, and without the
+   * node's ports and GID index, which the pod finds itself when it starts.
    */
   static Map<String, String> onNet1(Map<String, String> env) {
     Map<String, String> m = new TreeMap<>(env);
     m.put("NCCL_SOCKET_IFNAME", "net1");
+    m.keySet().removeAll(List.of("NCCL_IB_HCA", "UCX_NET_DEVICES", "NCCL_IB_GID_INDEX"));
     return m;
   }
 

@@ -111,9 +111,32 @@ class ScriptsTest {
     assertThat(fake.argv()).containsExactly("torchrun", "--nproc-per-node=8", "--nnodes=128",
         "--node-rank=5", "--rdzv-endpoint=10.1.2.3:23456", "--rdzv-backend=c10d",
         "--max-restarts=0", "pretrain_gpt.py", "--data-path", "/data/corpus");
-    // The doctor chose GID index 9 on this node; the script finds the same one at run time.
+    // The doctor chose GID index 9 on this node; the script finds the same one, and the same
+    // port, in a pod that sees this node's tree.
     assertThat(fake.environment()).containsAllEntriesOf(Llama70b.onNet1(Llama70b.roce().env()))
-        .containsEntry("NCCL_IB_GID_INDEX", "9");
+        .containsEntry("NCCL_IB_GID_INDEX", "9").containsEntry("NCCL_IB_HCA", "=mlx5_bond_0:1")
+        .containsEntry("UCX_NET_DEVICES", "mlx5_bond_0:1");
+  }
+
+  @Test
+  void theFabricScriptOfEveryKubernetesTargetPassesBashAndShellcheck() throws Exception {
+    int linted = 0;
+    for (FabricEnv fabric : List.of(Llama70b.ib(), Llama70b.roce())) {
+      for (DeployTarget t : List.of(DeployTarget.KUBERAY, DeployTarget.RAY_K8S,
+          DeployTarget.PYTORCHJOB)) {
+        String yaml = deployer.deploy(t, Llama70b.spec(), fabric).get(0).text();
+        for (var doc : CrdSchemas.YAML.readValues(CrdSchemas.YAML.createParser(yaml),
+            com.fasterxml.jackson.databind.JsonNode.class).readAll()) {
+          var script = doc.path("data").path(FabricLookupScript.FILE);
+          if (!script.isMissingNode()) {
+            lint(new Artifact(FabricLookupScript.FILE, script.asText(), true));
+            linted++;
+          }
+        }
+      }
+    }
+    // 2 fabrics x 3 targets, one ConfigMap each on the Multus network of Llama70b.spec().
+    assertThat(linted).isEqualTo(6);
   }
 
   @Test
