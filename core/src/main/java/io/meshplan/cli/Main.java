@@ -45,6 +45,10 @@ public final class Main {
     try {
       CommandLine cl = new CommandLine(new MeshplanCommand());
       ModelOptions.describePresets(cl);
+      cl.registerConverter(Integer.class, CliValues::wholeInt);
+      cl.registerConverter(Integer.TYPE, CliValues::wholeInt);
+      cl.registerConverter(Long.class, CliValues::wholeLong);
+      cl.registerConverter(Long.TYPE, CliValues::wholeLong);
       cl.setOut(out);
       cl.setErr(err);
       cl.setExecutionExceptionHandler(mapper);
