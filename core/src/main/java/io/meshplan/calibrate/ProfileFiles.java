@@ -44,8 +44,13 @@ import java.util.Optional;
  * compute:                         # optional: scales from training logs (calibrate --train)
  *   h100:                          # GPU architecture (the catalog name before its first '-')
  *     scale: 0.93                  # kernel speed-up: compute seconds are divided by it
+ *                                  # (1/16 to ComputeScale.bound, where kernels reach the peak)
  *     runs: 2                      # training runs it was fitted to
  * </pre>
+ *
+ * <p>Read back, a profile must describe what its cluster could measure: times above 0 and at
+ * most {@link #MAX_SECONDS}, alpha at most {@link #MAX_ALPHA}, and rates at most {@link
+ * PhysicalBandwidth}'s bound of the cluster it names; anything else is refused at its entry.
  *
  * <p>The {@code compute} section was added without a version change: version 1 files without it
  * read as before (scale 1 everywhere), and a reader that predates it ignores it.
