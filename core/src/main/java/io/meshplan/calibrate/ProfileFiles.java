@@ -222,8 +222,8 @@ public final class ProfileFiles {
       }
       if (scale.scale() < ComputeScaleFitter.MIN) {
         throw new InputException(String.format(Locale.ROOT, "%s: compute.%s.scale %s is below "
-            + "%s, the slowest scale calibrate --train fits (kernels 16 times slower than "
-            + "modelled); a slower run points at the log, not the kernels", file, arch,
+            + "%s, the slowest scale meshplan fits to a training log (kernels 16 times slower "
+            + "than modelled); a slower run points at the log, not the kernels", file, arch,
             o.get("scale").asText(), ComputeScaleFitter.MIN));
       }
       out.put(arch, scale);
