@@ -41,9 +41,13 @@ final class TerminalWriter extends PrintWriter {
    */
   static void printVerbatim(PrintWriter w, String text) {
     if (w instanceof TerminalWriter t) {
-      t.flush();
-      t.target.print(text);
-      t.target.flush();
+      // Under the writer's lock, as its own prints are, so a redraw from the progress thread
+      // never lands inside a line.
+      synchronized (t.lock) {
+        t.flush();
+        t.target.print(text);
+        t.target.flush();
+      }
     } else {
       w.print(text);
       w.flush();
