@@ -32,8 +32,8 @@ final class CliValues {
   static Integer wholeInt(String text) {
     long v = wholeLong(text);
     if (v < Integer.MIN_VALUE || v > Integer.MAX_VALUE) {
-      throw new picocli.CommandLine.TypeConversionException("'" + text + "' is out of range"
-          + " (at most " + Integer.MAX_VALUE + ")");
+      // picocli's own words for an int out of range.
+      throw new picocli.CommandLine.TypeConversionException("'" + text + "' is not an int");
     }
     return (int) v;
   }
@@ -52,8 +52,7 @@ final class CliValues {
     try {
       return AsciiDigits.parseLong(text);
     } catch (NumberFormatException e) {
-      throw new picocli.CommandLine.TypeConversionException("'" + text + "' is out of range"
-          + " (at most " + Long.MAX_VALUE + ")");
+      throw new picocli.CommandLine.TypeConversionException("'" + text + "' is not a long");
     }
   }
 
