@@ -41,7 +41,8 @@ class HostileTreeTest {
           assertThat(r.err()).contains("nesting depth above " + TreeReaders.MAX_DEPTH);
         } else {
           // Refused at the first anchor, before any alias could be expanded.
-          assertThat(r.err()).contains("line 1, column 5: YAML anchor '&l0' is not accepted");
+          assertThat(r.err()).contains("line 1, column ").contains("YAML anchor '&l0' is not "
+              + "accepted");
         }
       }
     }
