@@ -1,6 +1,7 @@
 package io.meshplan.calibrate;
 
 import io.meshplan.cluster.Collective;
+import io.meshplan.util.AsciiDigits;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -118,7 +119,7 @@ public final class AlpaProfileParser implements LogParser {
           return null;
         }
         try {
-          g.add(Integer.parseInt(s));
+          g.add(AsciiDigits.parseInt(s));
         } catch (NumberFormatException e) {
           return null;
         }

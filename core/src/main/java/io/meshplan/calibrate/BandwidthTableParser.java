@@ -1,6 +1,7 @@
 package io.meshplan.calibrate;
 
 import io.meshplan.cluster.Collective;
+import io.meshplan.util.AsciiDigits;
 import io.meshplan.util.Units;
 import java.util.ArrayList;
 import java.util.List;
@@ -228,7 +229,7 @@ public final class BandwidthTableParser implements LogParser {
       double alg) {
     int n;
     try {
-      n = Integer.parseInt(keyText);
+      n = AsciiDigits.parseInt(keyText);
     } catch (NumberFormatException e) {
       n = -1;
     }
@@ -253,7 +254,7 @@ public final class BandwidthTableParser implements LogParser {
     Integer r = null;
     while (m.find()) {
       try {
-        r = Integer.parseInt(m.group(1));
+        r = AsciiDigits.parseInt(m.group(1));
       } catch (NumberFormatException e) {
         r = null;
       }

@@ -20,6 +20,32 @@ public record ComputeScale(double scale, int runs) implements java.io.Serializab
   }
 
   /**
+   * The largest meaningful scale of an architecture: the loosest {@link
+   * io.meshplan.cluster.KernelTimeModel#maxScale} of its catalog GPUs over the precisions they
+   * train in, the scale at which the fastest modelled kernel (a large GEMM at 0.8 of the dense
+   * peak, 0.68 for Blackwell's 16-bit GEMMs, or a fused attention kernel) reaches the dense
+   * peak. A scale above it claims kernels faster than the hardware: 1 / 0.68 = 1.47 is the
+   * largest over the whole catalog.
+   *
+   * @param architecture the architecture key ({@link #architecture})
+   * @return the bound, or empty when no catalog GPU has the architecture
+   */
+  public static java.util.OptionalDouble bound(String architecture) {
+    java.util.OptionalDouble max = java.util.OptionalDouble.empty();
+    for (String name : io.meshplan.cluster.GpuCatalog.names()) {
+      io.meshplan.cluster.GpuSpec g = io.meshplan.cluster.GpuCatalog.find(name).orElseThrow();
+      if (!architecture(g.name()).equals(architecture)) {
+        continue;
+      }
+      for (int bytes : new int[] {2, 4}) {
+        double m = io.meshplan.cluster.KernelTimeModel.of(g, bytes).maxScale();
+        max = java.util.OptionalDouble.of(Math.max(m, max.orElse(0)));
+      }
+    }
+    return max;
+  }
+
+  /**
    * The architecture a GPU catalog name belongs to: the part before the first {@code -} ({@code
    * a100-80gb} and {@code a100-40gb} are both {@code a100}), lower case. The kernels, and so the
    * scale, are those of the chip, not of its memory size.

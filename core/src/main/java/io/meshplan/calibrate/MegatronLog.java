@@ -1,5 +1,6 @@
 package io.meshplan.calibrate;
 
+import io.meshplan.util.AsciiDigits;
 import io.meshplan.util.Checked;
 import io.meshplan.util.InputException;
 import java.util.ArrayList;
@@ -36,7 +37,7 @@ final class MegatronLog {
   }
 
   static TrainingRun parse(String file, List<String> lines) {
-    Args a = new Args(file, arguments(lines));
+    Args a = new Args(file, arguments(file, lines));
     RunModel model = model(a);
     RunParallel parallel = parallel(a);
     List<Double> ms = new ArrayList<>();
@@ -57,17 +58,37 @@ final class MegatronLog {
         seconds, ms.size() - 1);
   }
 
-  private static Map<String, String> arguments(List<String> lines) {
+  /**
+   * The arguments block. Megatron-LM prints it once, one line per argument, so a second block (a
+   * restarted job appended to the same log) or an argument printed twice (with the same value
+   * or not) means the log does not state one run; each is refused at its line.
+   */
+  private static Map<String, String> arguments(String file, List<String> lines) {
     Map<String, String> args = new HashMap<>();
-    boolean in = false;
-    for (String l : lines) {
+    Map<String, Integer> at = new HashMap<>();
+    int start = -1;
+    boolean ended = false;
+    for (int i = 0; i < lines.size(); i++) {
+      String l = lines.get(i);
       if (l.contains("-------- arguments --------")) {
-        in = true;
-      } else if (l.contains("end of arguments")) {
-        break;
-      } else if (in) {
+        if (start >= 0) {
+          throw new InputException(file + ":" + (i + 1) + ": a second '---- arguments ----' "
+              + "block (the first is at line " + (start + 1) + "); calibrate reads one run per "
+              + "log, so split the log at each start-up");
+        }
+        start = i;
+      } else if (start >= 0 && l.contains("end of arguments")) {
+        ended = true;
+      } else if (start >= 0 && !ended) {
         Matcher m = ARG.matcher(l);
         if (m.matches()) {
+          Integer first = at.putIfAbsent(m.group(1), i + 1);
+          if (first != null) {
+            throw new InputException(file + ":" + (i + 1) + ": argument " + m.group(1)
+                + " is printed twice in the arguments block (first at line " + first + ", = "
+                + args.get(m.group(1)) + "; here = " + m.group(2).trim() + "); Megatron-LM "
+                + "prints each argument once, so this log does not state one run");
+          }
           args.put(m.group(1), m.group(2).trim());
         }
       }
@@ -146,7 +167,7 @@ final class MegatronLog {
     String freq = a.args.getOrDefault("moe_layer_freq", "1").trim();
     List<Integer> dense = new ArrayList<>();
     if (freq.matches("[0-9]{1,9}")) {
-      int n = Integer.parseInt(freq);
+      int n = AsciiDigits.parseInt(freq);
       if (n < 1) {
         throw a.bad("moe_layer_freq", "is not a positive frequency");
       }
@@ -361,7 +382,7 @@ final class MegatronLog {
         return Optional.empty();
       }
       try {
-        int n = Integer.parseInt(v);
+        int n = AsciiDigits.parseInt(v);
         if (n <= 0) {
           throw bad(name, "must be positive");
         }

@@ -6,6 +6,8 @@ import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.meshplan.cluster.Collective;
+import io.meshplan.util.InputException;
+import io.meshplan.util.JsonErrors;
 import io.meshplan.util.TreeReaders;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -56,6 +58,10 @@ public final class NcclTestsJsonParser implements LogParser {
       root = MAPPER.readTree(text);
       resultLines = resultLines(text);
     } catch (IOException e) {
+      if (JsonErrors.isAmbiguous(e)) {
+        throw new InputException(file + ": not valid nccl-tests JSON (" + JsonErrors.describe(e)
+            + ")", e);
+      }
       warnings.add(invalidJson(file, e));
       return new ParseResult(points, warnings);
     }

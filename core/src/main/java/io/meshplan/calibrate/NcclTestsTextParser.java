@@ -1,6 +1,7 @@
 package io.meshplan.calibrate;
 
 import io.meshplan.cluster.Collective;
+import io.meshplan.util.AsciiDigits;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
@@ -120,9 +121,9 @@ public final class NcclTestsTextParser implements LogParser {
         if (run.hasRows) {
           run = startNewRun(file, run, points, warnings, gpusPerNode, fromLog, fromFile);
         }
-        run.threadGpus = Integer.parseInt(m.group(1)) * Integer.parseInt(m.group(2));
+        run.threadGpus = AsciiDigits.parseInt(m.group(1)) * AsciiDigits.parseInt(m.group(2));
       } else if ((m = RANK.matcher(l)).matches()) {
-        run.ranks.add(Integer.parseInt(m.group(1)));
+        run.ranks.add(AsciiDigits.parseInt(m.group(1)));
         String group = m.group(2) == null ? "0" : m.group(2);
         run.groups.add(group);
         if (group.equals("0")) {
@@ -221,7 +222,7 @@ public final class NcclTestsTextParser implements LogParser {
 
   private static Long parseLong(String s) {
     try {
-      long v = Long.parseLong(s);
+      long v = AsciiDigits.parseLong(s);
       return v >= 0 ? v : null;
     } catch (NumberFormatException e) {
       return null;

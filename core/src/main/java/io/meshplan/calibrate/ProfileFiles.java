@@ -8,11 +8,13 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import com.fasterxml.jackson.dataformat.yaml.YAMLGenerator;
+import io.meshplan.cluster.ClusterSpec;
 import io.meshplan.cluster.Collective;
 import io.meshplan.cluster.LinkLevel;
 import io.meshplan.util.InputException;
 import io.meshplan.util.InputFiles;
 import io.meshplan.util.JsonErrors;
+import io.meshplan.util.Require;
 import io.meshplan.util.TreeReaders;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -42,13 +44,31 @@ import java.util.Optional;
  * compute:                         # optional: scales from training logs (calibrate --train)
  *   h100:                          # GPU architecture (the catalog name before its first '-')
  *     scale: 0.93                  # kernel speed-up: compute seconds are divided by it
+ *                                  # (1/16 to ComputeScale.bound, where kernels reach the peak)
  *     runs: 2                      # training runs it was fitted to
  * </pre>
+ *
+ * <p>Read back, a profile must describe what its cluster could measure: times above 0 and at
+ * most {@link #MAX_SECONDS}, alpha at most {@link #MAX_ALPHA}, and rates at most {@link
+ * PhysicalBandwidth}'s bound of the cluster it names; anything else is refused at its entry.
  *
  * <p>The {@code compute} section was added without a version change: version 1 files without it
  * read as before (scale 1 everywhere), and a reader that predates it ignores it.
  */
 public final class ProfileFiles {
+  /**
+   * The largest alpha, seconds: one second, the bound a cluster file puts on a fabric's latency
+   * (far above any network's microseconds).
+   */
+  public static final double MAX_ALPHA = 1.0;
+  /**
+   * The largest time, or time per byte, a profile may state: 1e30 s, the bound shard puts on its
+   * cost factors for the same reason: costs are summed over up to millions of operations, and
+   * 1e30 keeps every such sum far inside the double range (1.8e308), where 1e308 would make it
+   * infinite.
+   */
+  public static final double MAX_SECONDS = 1e30;
+
   private ProfileFiles() {}
 
   private static ObjectMapper mapperFor(Path file) {
@@ -157,10 +177,11 @@ public final class ProfileFiles {
           + " (re-run meshplan calibrate)");
     }
     String cluster = root.path("cluster").asText("");
+    Optional<ClusterSpec> measured = measuredOn(cluster);
     List<ProfileEntry> entries = new ArrayList<>();
     JsonNode list = root.path("entries");
     for (int i = 0; i < list.size(); i++) {
-      entries.add(entry(file, i, list.get(i)));
+      entries.add(entry(file, i, list.get(i), measured));
     }
     try {
       return new Profile(version, cluster, entries, compute(file, root.path("compute")));
@@ -181,17 +202,38 @@ public final class ProfileFiles {
     for (java.util.Iterator<String> it = node.fieldNames(); it.hasNext(); ) {
       String arch = it.next();
       JsonNode o = node.get(arch);
+      ComputeScale scale;
       try {
-        out.put(arch, new ComputeScale(number(o, "scale"), o.path("runs").asInt(0)));
+        scale = new ComputeScale(number(o, "scale"), o.path("runs").asInt(0));
       } catch (IllegalArgumentException e) {
         throw new InputException(file + ": compute." + arch + ": " + e.getMessage(), e);
       }
+      java.util.OptionalDouble bound = ComputeScale.bound(arch);
+      if (bound.isEmpty()) {
+        throw new InputException(file + ": compute." + arch + ": no GPU of meshplan's catalog "
+            + "has the architecture '" + arch + "' (the catalog name before its first '-', such "
+            + "as a100 or h100)");
+      }
+      if (scale.scale() > bound.getAsDouble()) {
+        throw new InputException(String.format(Locale.ROOT, "%s: compute.%s.scale %s is above "
+            + "%.4g, the scale at which %s's fastest modelled kernel reaches the dense peak; a "
+            + "compute scale divides kernel times, and no kernel runs faster than the hardware",
+            file, arch, o.get("scale").asText(), bound.getAsDouble(), arch));
+      }
+      if (scale.scale() < ComputeScaleFitter.MIN) {
+        throw new InputException(String.format(Locale.ROOT, "%s: compute.%s.scale %s is below "
+            + "%s, the slowest scale meshplan fits to a training log (kernels 16 times slower "
+            + "than modelled); a slower run points at the log, not the kernels", file, arch,
+            o.get("scale").asText(), ComputeScaleFitter.MIN));
+      }
+      out.put(arch, scale);
     }
     return out;
   }
 
-  private static ProfileEntry entry(Path file, int i, JsonNode o) {
+  private static ProfileEntry entry(Path file, int i, JsonNode o, Optional<ClusterSpec> measured) {
     String where = file + ": entries[" + i + "]";
+    ProfileEntry e;
     try {
       Collective c = CollectiveNames.of(o.path("collective").asText(""));
       String lv = o.path("level").asText("");
@@ -201,26 +243,64 @@ public final class ProfileFiles {
         default -> throw new IllegalArgumentException("level '" + lv
             + "' must be intra-node or inter-node");
       };
-      AlphaBeta ab = new AlphaBeta(number(o, "alpha"), number(o, "beta"));
-      Optional<MonotoneCurve> curve = Optional.empty();
-      if (o.has("curve")) {
-        JsonNode pts = o.get("curve");
-        double[] b = new double[pts.size()];
-        double[] s = new double[pts.size()];
-        for (int k = 0; k < pts.size(); k++) {
-          JsonNode p = pts.get(k);
-          if (p.size() != 2 || !p.get(0).isNumber() || !p.get(1).isNumber()) {
-            throw new IllegalArgumentException("curve[" + k + "] must be [bytes, seconds]");
-          }
-          b[k] = p.get(0).asDouble();
-          s[k] = p.get(1).asDouble();
-        }
-        curve = Optional.of(new MonotoneCurve(b, s, number(o, "tailSlope")));
-      }
-      return new ProfileEntry(c, level, o.path("gpus").asInt(0), ab, o.path("points").asInt(0),
+      double alpha = number(o, "alpha");
+      Require.that(alpha <= MAX_ALPHA, () -> "alpha " + alpha + " s is above " + MAX_ALPHA
+          + " s, far above any network's microseconds of latency");
+      AlphaBeta ab = new AlphaBeta(alpha, time(number(o, "beta"), "beta", false));
+      Optional<MonotoneCurve> curve = o.has("curve") ? Optional.of(curve(o)) : Optional.empty();
+      e = new ProfileEntry(c, level, o.path("gpus").asInt(0), ab, o.path("points").asInt(0),
           curve);
-    } catch (IllegalArgumentException e) {
-      throw new InputException(where + ": " + e.getMessage(), e);
+    } catch (IllegalArgumentException ex) {
+      throw new InputException(where + ": " + ex.getMessage(), ex);
+    }
+    String impossible = measured.map(m -> PhysicalBandwidth.impossible(e, m)).orElse(null);
+    if (impossible != null) {
+      throw new InputException(where + ": " + impossible);
+    }
+    return e;
+  }
+
+  /** The curve of an entry: [bytes, seconds] points, each time above 0 and at most MAX_SECONDS. */
+  private static MonotoneCurve curve(JsonNode o) {
+    JsonNode pts = o.get("curve");
+    double[] b = new double[pts.size()];
+    double[] s = new double[pts.size()];
+    for (int k = 0; k < pts.size(); k++) {
+      JsonNode p = pts.get(k);
+      if (p.size() != 2 || !p.get(0).isNumber() || !p.get(1).isNumber()) {
+        throw new IllegalArgumentException("curve[" + k + "] must be [bytes, seconds]");
+      }
+      b[k] = p.get(0).asDouble();
+      s[k] = time(p.get(1).asDouble(), "curve[" + k + "] time", true);
+    }
+    return new MonotoneCurve(b, s, time(number(o, "tailSlope"), "tailSlope", false));
+  }
+
+  /**
+   * A time (or a time per byte) of a profile: finite, not negative, above 0 where it is one
+   * operation's time, and at most {@link #MAX_SECONDS}.
+   */
+  private static double time(double v, String what, boolean positive) {
+    Require.that(Double.isFinite(v) && (positive ? v > 0 : v >= 0) && v <= MAX_SECONDS,
+        () -> what + " " + v + " must be " + (positive ? "above 0" : "at least 0") + " and at "
+            + "most " + MAX_SECONDS + " seconds (a collective of zero time would be infinitely "
+            + "fast)");
+    return v;
+  }
+
+  /**
+   * The cluster a profile names, when it is a cluster string ({@code 2x8:h100-80gb:ib-ndr400},
+   * which calibrate writes); empty for a path or a name meshplan does not know, whose rates then
+   * go unchecked against the catalog.
+   */
+  private static Optional<ClusterSpec> measuredOn(String cluster) {
+    if (!cluster.matches("[0-9]+x[0-9]+:[A-Za-z0-9._:-]+")) {
+      return Optional.empty();
+    }
+    try {
+      return Optional.of(ClusterSpec.parse(cluster));
+    } catch (InputException | IllegalArgumentException e) {
+      return Optional.empty();
     }
   }
 

@@ -8,7 +8,7 @@ import java.util.Map;
  * The part of TOML that torchtitan's job configs use for the keys calibrate reads: {@code
  * [table]} headers and {@code key = value} lines whose value is a quoted string, a number or a
  * boolean, with {@code #} comments. Other values (arrays, inline tables) are kept as their text;
- * calibrate never reads them.
+ * calibrate never reads them. A key or a table given twice is refused, as TOML refuses it.
  */
 final class TomlSubset {
   private TomlSubset() {}
@@ -22,7 +22,9 @@ final class TomlSubset {
    */
   static Map<String, String> parse(String file, String text) {
     Map<String, String> out = new HashMap<>();
+    Map<String, Integer> firstLine = new HashMap<>();
     String table = "";
+    boolean arrayTable = false;
     String[] lines = text.split("\r?\n", -1);
     for (int i = 0; i < lines.length; i++) {
       String l = stripComment(lines[i]).trim();
@@ -33,7 +35,12 @@ final class TomlSubset {
         if (!l.endsWith("]")) {
           throw new InputException(file + ":" + (i + 1) + ": unclosed table header '" + l + "'");
         }
+        // An array of tables ([[name]]) may repeat; calibrate reads none of its keys.
+        arrayTable = l.startsWith("[[");
         table = l.substring(1, l.length() - 1).trim();
+        if (!arrayTable) {
+          once(file, firstLine, "[" + table + "]", "table", i);
+        }
         continue;
       }
       int eq = l.indexOf('=');
@@ -47,9 +54,28 @@ final class TomlSubset {
           || value.startsWith("'") && value.endsWith("'"))) {
         value = value.substring(1, value.length() - 1);
       }
-      out.put(table.isEmpty() ? key : table + "." + key, value);
+      if (arrayTable) {
+        continue;
+      }
+      String full = table.isEmpty() ? key : table + "." + key;
+      once(file, firstLine, full, "key", i);
+      out.put(full, value);
     }
     return out;
+  }
+
+  /**
+   * Refuses a key or a table defined twice, which TOML forbids (toml.io, v1.0.0, sections Keys
+   * and Table: each key, and each table, is defined once); a reader that kept either value would
+   * calibrate from a job that the file states two ways.
+   */
+  private static void once(String file, Map<String, Integer> firstLine, String name, String what,
+      int line) {
+    Integer first = firstLine.putIfAbsent(name, line + 1);
+    if (first != null) {
+      throw new InputException(file + ":" + (line + 1) + ": " + what + " '" + name + "' is "
+          + "defined twice (first at line " + first + "); TOML allows each " + what + " once");
+    }
   }
 
   private static String stripComment(String line) {

@@ -1,5 +1,6 @@
 package io.meshplan.calibrate;
 
+import io.meshplan.util.AsciiDigits;
 import io.meshplan.util.InputException;
 import java.util.ArrayList;
 import java.util.List;
@@ -238,7 +239,7 @@ final class TorchtitanLog {
         return fallback;
       }
       try {
-        return Integer.parseInt(v);
+        return AsciiDigits.parseInt(v);
       } catch (NumberFormatException e) {
         throw new InputException(file + ": " + key + " = " + v + " is not a whole number");
       }

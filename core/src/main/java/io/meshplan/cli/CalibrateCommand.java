@@ -118,15 +118,8 @@ final class CalibrateCommand implements Callable<Integer> {
       points.addAll(r.points());
       warnings.addAll(r.warnings());
     }
-    // A log measured on more GPUs or nodes than --cluster has was taken on another cluster.
-    java.util.Set<String> contradicted = new java.util.HashSet<>();
-    for (MeasuredPoint p : points) {
-      if ((p.gpus() > c.gpuCount() || p.nodes() > c.nodes()) && contradicted.add(p.file())) {
-        warnings.add(new ParseWarning(p.file(), p.line(), "measured on " + p.gpus() + " GPUs on "
-            + p.nodes() + " node(s), more than --cluster " + c.toShortString() + " has ("
-            + c.gpuCount() + " GPUs on " + c.nodes() + " node(s)); is it from another cluster?"));
-      }
-    }
+    // Rows --cluster could not have produced: groups larger than it, bandwidths above its links.
+    points = io.meshplan.calibrate.PhysicalBandwidth.screen(points, c, warnings);
     for (ParseWarning w : warnings) {
       stderr.println("meshplan: warning: " + w);
     }

@@ -1,5 +1,6 @@
 package io.meshplan.cli;
 
+import io.meshplan.util.AsciiDigits;
 import io.meshplan.util.InputException;
 import java.util.Locale;
 import java.util.regex.Matcher;
@@ -17,6 +18,43 @@ final class CliValues {
   static final double MAX_COST_FACTOR = 1e30;
 
   private CliValues() {}
+
+  /**
+   * Converts an integer flag's value, in place of picocli's own converter, which reads every
+   * Unicode decimal digit ({@code --global-batch} with a fullwidth eight read as 8): only an
+   * optional sign and ASCII digits are taken ({@link AsciiDigits}).
+   *
+   * @param text the value
+   * @return the int
+   * @throws picocli.CommandLine.TypeConversionException naming the value, which picocli prefixes
+   *     with the flag
+   */
+  static Integer wholeInt(String text) {
+    long v = wholeLong(text);
+    if (v < Integer.MIN_VALUE || v > Integer.MAX_VALUE) {
+      // picocli's own words for an int out of range.
+      throw new picocli.CommandLine.TypeConversionException("'" + text + "' is not an int");
+    }
+    return (int) v;
+  }
+
+  /**
+   * Converts a long flag's value: see {@link #wholeInt}.
+   *
+   * @param text the value
+   * @return the long
+   */
+  static Long wholeLong(String text) {
+    if (!AsciiDigits.isWhole(text)) {
+      throw new picocli.CommandLine.TypeConversionException("'" + text + "' is not a whole "
+          + "number written in ASCII digits 0-9");
+    }
+    try {
+      return AsciiDigits.parseLong(text);
+    } catch (NumberFormatException e) {
+      throw new picocli.CommandLine.TypeConversionException("'" + text + "' is not a long");
+    }
+  }
 
   /**
    * Parses a mesh shape such as {@code 50x4} or {@code 2x2x2}.
@@ -115,7 +153,7 @@ final class CliValues {
 
   private static int positiveInt(String flag, String whole, String part) {
     try {
-      int v = Integer.parseInt(part.trim());
+      int v = AsciiDigits.parseInt(part.trim());
       if (v <= 0) {
         throw new InputException(flag + " '" + whole + "': every size must be positive, got "
             + v);

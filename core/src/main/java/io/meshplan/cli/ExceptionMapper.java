@@ -2,6 +2,7 @@ package io.meshplan.cli;
 
 import io.meshplan.util.InfeasibleException;
 import io.meshplan.util.InputException;
+import io.meshplan.util.TerminalText;
 import java.io.PrintWriter;
 import picocli.CommandLine;
 
@@ -73,7 +74,8 @@ final class ExceptionMapper implements CommandLine.IExecutionExceptionHandler {
 
   /**
    * A message as one line: its first line, at most {@link #MAX_LINE} characters, so that a
-   * flag's value of any length echoed back in it stays readable.
+   * flag's value of any length echoed back in it stays readable, with the control characters of
+   * the values it quotes escaped ({@link TerminalText}).
    *
    * @param s the message, or null
    * @return the line
@@ -84,7 +86,7 @@ final class ExceptionMapper implements CommandLine.IExecutionExceptionHandler {
     }
     String t = s.strip();
     int nl = t.indexOf('\n');
-    String line = nl < 0 ? t : t.substring(0, nl).strip() + " ...";
+    String line = TerminalText.escape(nl < 0 ? t : t.substring(0, nl).strip() + " ...");
     return line.length() <= MAX_LINE ? line : line.substring(0, MAX_LINE) + " ... ("
         + (line.length() - MAX_LINE) + " more characters)";
   }

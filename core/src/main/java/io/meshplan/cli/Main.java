@@ -30,6 +30,10 @@ public final class Main {
     ModelOptions.describePresets(cl);
     ClusterHelp.describe(cl);
     DebugOption.install(cl, debug);
+    cl.registerConverter(Integer.class, CliValues::wholeInt);
+    cl.registerConverter(Integer.TYPE, CliValues::wholeInt);
+    cl.registerConverter(Long.class, CliValues::wholeLong);
+    cl.registerConverter(Long.TYPE, CliValues::wholeLong);
     return cl;
   }
 
@@ -37,12 +41,15 @@ public final class Main {
    * Runs meshplan with the given writers; tests call this to capture output. {@code --debug}
    * anywhere on the command line makes errors print their stack trace.
    *
-   * @param out standard output
-   * @param err standard error
+   * @param rawOut standard output
+   * @param rawErr standard error
    * @param args the command line
    * @return the exit code (see {@link ExitCodes})
    */
-  public static int run(PrintWriter out, PrintWriter err, String... args) {
+  public static int run(PrintWriter rawOut, PrintWriter rawErr, String... args) {
+    // Every character an input can smuggle into a message is escaped on the way out.
+    PrintWriter out = TerminalWriter.of(rawOut);
+    PrintWriter err = TerminalWriter.of(rawErr);
     List<String> rest = new ArrayList<>();
     boolean debug = false;
     for (String a : args) {

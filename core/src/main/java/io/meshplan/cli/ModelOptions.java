@@ -246,8 +246,9 @@ final class ModelOptions {
     int nh = pos("--heads", heads, p.heads());
     int kv = pos("--kv-heads", kvHeads, kvHeads == null && heads != null ? nh : p.kvHeads());
     // The generic GPT keeps Megatron's 4h feed-forward when only the hidden size is overridden.
+    // 4h saturates: a --hidden past ModelSpec.MAX_HIDDEN is refused below by its own name.
     int ffnDefault = p.name().equals("gpt") && p.family() == ModelSpec.Family.GPT
-        ? Math.multiplyExact(4, h) : p.ffn();
+        ? (int) Math.min(Integer.MAX_VALUE, 4L * h) : p.ffn();
     int s = pos("--seq", seq, p.seq());
     int f = pos("--ffn", ffn, ffnDefault);
     Architecture arch = p.arch().forSequence(s);

@@ -15,6 +15,7 @@ import io.meshplan.planner.PlannerOptions;
 import io.meshplan.planner.PricedJob;
 import io.meshplan.report.ReportSide;
 import io.meshplan.sim.SimulationResult;
+import io.meshplan.util.AsciiDigits;
 import io.meshplan.util.InfeasibleException;
 import io.meshplan.util.InputException;
 import io.meshplan.util.Words;
@@ -141,7 +142,7 @@ final class PlanCommand implements Callable<Integer> {
     }
     int fixed;
     try {
-      fixed = Integer.parseInt(microbatches.trim());
+      fixed = AsciiDigits.parseInt(microbatches.trim());
     } catch (NumberFormatException e) {
       fixed = -1;
     }
@@ -265,7 +266,7 @@ final class PlanCommand implements Callable<Integer> {
     }
     int n;
     try {
-      n = Integer.parseInt(microbatches.trim());
+      n = AsciiDigits.parseInt(microbatches.trim());
     } catch (NumberFormatException e) {
       n = -1;
     }

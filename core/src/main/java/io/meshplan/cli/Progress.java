@@ -121,8 +121,8 @@ final class Progress implements AutoCloseable {
       return;
     }
     String line = ProgressLine.render(phase, done, total, unit, nanos.getAsLong() - start);
-    err.print("\r" + line + " ".repeat(Math.max(0, drawnWidth - line.length())));
-    err.flush();
+    TerminalWriter.printVerbatim(err,
+        "\r" + line + " ".repeat(Math.max(0, drawnWidth - line.length())));
     drawnWidth = line.length();
   }
 
@@ -133,8 +133,7 @@ final class Progress implements AutoCloseable {
       ticker.shutdownNow();
     }
     if (terminal && drawnWidth > 0) {
-      err.print("\r" + " ".repeat(drawnWidth) + "\r");
-      err.flush();
+      TerminalWriter.printVerbatim(err, "\r" + " ".repeat(drawnWidth) + "\r");
       drawnWidth = 0;
     }
   }

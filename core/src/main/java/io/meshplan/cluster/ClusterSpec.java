@@ -1,5 +1,6 @@
 package io.meshplan.cluster;
 
+import io.meshplan.util.AsciiDigits;
 import io.meshplan.util.Checked;
 import io.meshplan.util.InputException;
 import io.meshplan.util.InputFiles;
@@ -72,7 +73,7 @@ public record ClusterSpec(int nodes, int gpusPerNode, GpuSpec gpu, Fabric fabric
 
   private static int parseCount(String text, String digits, String what) {
     try {
-      int v = Integer.parseInt(digits);
+      int v = AsciiDigits.parseInt(digits);
       if (v > 0) {
         return v;
       }

@@ -175,6 +175,14 @@ public record KernelTimeModel(double peakFlops, double hbmBandwidth, double gemm
    */
   public KernelTimeModel scaled(double scale) {
     Require.that(scale > 0 && Double.isFinite(scale), "compute scale must be > 0, got " + scale);
+    // A profile's scale is bounded for its architecture when read; this precision's kernel model
+    // may reach the peak sooner (Blackwell's 16-bit GEMMs against its fp32 ones).
+    if (scale > maxScale() * (1 + 1e-12)) {
+      throw new io.meshplan.util.InputException(String.format(java.util.Locale.ROOT,
+          "compute scale %s would run the fastest kernel above the dense peak; at most %.4g in "
+          + "this precision (1 / %.3g, the largest fraction of the peak the kernel model gives a "
+          + "kernel)", scale, maxScale(), 1 / maxScale()));
+    }
     if (scale == 1) {
       return this;
     }

@@ -1,5 +1,6 @@
 package io.meshplan.doctor;
 
+import io.meshplan.util.AsciiDigits;
 import java.util.Locale;
 import java.util.regex.Pattern;
 
@@ -43,7 +44,7 @@ public enum GidAddressKind {
     if (text.startsWith("0000:0000:0000:0000:0000:ffff:")) {
       return IPV4_MAPPED;
     }
-    int firstGroup = Integer.parseInt(text.substring(0, 4), 16);
+    int firstGroup = AsciiDigits.parseInt(text.substring(0, 4), 16);
     if ((firstGroup & 0xffc0) == 0xfe80) {
       return IPV6_LINK_LOCAL;
     }

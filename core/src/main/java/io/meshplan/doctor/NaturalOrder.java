@@ -1,5 +1,6 @@
 package io.meshplan.doctor;
 
+import io.meshplan.util.AsciiDigits;
 import java.util.Comparator;
 
 /**
@@ -18,7 +19,7 @@ final class NaturalOrder implements Comparator<String> {
     while (i < a.length() && j < b.length()) {
       char ca = a.charAt(i);
       char cb = b.charAt(j);
-      if (Character.isDigit(ca) && Character.isDigit(cb)) {
+      if (AsciiDigits.isDigit(ca) && AsciiDigits.isDigit(cb)) {
         int ei = digitsEnd(a, i);
         int ej = digitsEnd(b, j);
         String na = stripZeros(a.substring(i, ei));
@@ -43,7 +44,7 @@ final class NaturalOrder implements Comparator<String> {
 
   private static int digitsEnd(String s, int from) {
     int k = from;
-    while (k < s.length() && Character.isDigit(s.charAt(k))) {
+    while (k < s.length() && AsciiDigits.isDigit(s.charAt(k))) {
       k++;
     }
     return k;

@@ -1,5 +1,6 @@
 package io.meshplan.doctor;
 
+import io.meshplan.util.AsciiDigits;
 import io.meshplan.util.InputException;
 import io.meshplan.util.InputFiles;
 import io.meshplan.util.Units;
@@ -97,7 +98,7 @@ public final class SysfsReader {
     Path portsDir = dir.resolve("ports");
     if (Files.isDirectory(portsDir)) {
       for (String p : numbered(listDirs(portsDir, dev, problems))) {
-        ports.add(readPort(dev, Integer.parseInt(p), portsDir.resolve(p), problems));
+        ports.add(readPort(dev, AsciiDigits.parseInt(p), portsDir.resolve(p), problems));
       }
     } else {
       problems.add(new ReadProblem(dev, rel(portsDir), "directory missing; device has no ports"));
@@ -134,7 +135,7 @@ public final class SysfsReader {
       return gids;
     }
     for (String i : numbered(listFiles(gidsDir, id, problems))) {
-      int index = Integer.parseInt(i);
+      int index = AsciiDigits.parseInt(i);
       Optional<String> address = readRequired(id, gidsDir.resolve(i), problems, "GID " + i + " skipped");
       if (address.isEmpty()) {
         continue;
@@ -186,13 +187,13 @@ public final class SysfsReader {
       rdma.addAll(named(listDirs(ibDir, name, problems), ibDir, name, true, problems));
     }
     int devPort = readOptional(dir.resolve("dev_port"))
-        .filter(s -> NUMBERED.matcher(s).matches()).map(Integer::parseInt).orElse(-1);
+        .filter(s -> NUMBERED.matcher(s).matches()).map(AsciiDigits::parseInt).orElse(-1);
     return new NetInterface(name, operstate, type, mtu, address, rdma, devPort);
   }
 
   private int parseInt(String subject, Path file, String text, List<ReadProblem> problems) {
     if (NUMBERED.matcher(text).matches()) {
-      return Integer.parseInt(text);
+      return AsciiDigits.parseInt(text);
     }
     problems.add(new ReadProblem(subject, rel(file), "not a number: '" + text + "'"));
     return -1;
@@ -295,7 +296,7 @@ public final class SysfsReader {
   private static List<String> numbered(List<String> names) {
     return names.stream()
         .filter(n -> NUMBERED.matcher(n).matches() && n.length() < 9)
-        .sorted((a, b) -> Integer.compare(Integer.parseInt(a), Integer.parseInt(b)))
+        .sorted((a, b) -> Integer.compare(AsciiDigits.parseInt(a), AsciiDigits.parseInt(b)))
         .toList();
   }
 

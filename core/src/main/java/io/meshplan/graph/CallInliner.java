@@ -1,5 +1,6 @@
 package io.meshplan.graph;
 
+import io.meshplan.util.AsciiDigits;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -44,7 +45,7 @@ public final class CallInliner {
    */
   public static long repeat(Instruction ins) {
     String r = ins.rawAttributes().get(REPEAT_KEY);
-    return r == null ? 1 : Long.parseLong(r);
+    return r == null ? 1 : AsciiDigits.parseLong(r);
   }
 
   private CallInliner() {}
@@ -178,7 +179,7 @@ public final class CallInliner {
           java.util.regex.Matcher tc = TRIP_COUNT.matcher(
               ins.rawAttributes().getOrDefault("backend_config", ""));
           if (tc.find()) {
-            times = Math.multiplyExact(repeat, Math.max(1L, Long.parseLong(tc.group(1))));
+            times = Math.multiplyExact(repeat, Math.max(1L, AsciiDigits.parseLong(tc.group(1))));
           }
         }
         int[] inner = emit(module, called, args, prefix + ins.name() + "/", out, loopCarried,

@@ -1,5 +1,6 @@
 package io.meshplan.graph;
 
+import io.meshplan.util.AsciiDigits;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.LinkedHashMap;
@@ -190,7 +191,7 @@ final class HloAttributeReader {
       String index = p.raw.get("output_index");
       if (index != null && index.matches("[012]")) {
         p.opcode = Opcode.FUSED_ATTENTION_GRAD;
-        p.attrs = new OpAttrs.Attention(Integer.parseInt(index), 1);
+        p.attrs = new OpAttrs.Attention(AsciiDigits.parseInt(index), 1);
         p.raw.remove("custom_call_target");
         p.raw.remove("output_index");
       }

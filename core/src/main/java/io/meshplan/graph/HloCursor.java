@@ -1,5 +1,6 @@
 package io.meshplan.graph;
 
+import io.meshplan.util.AsciiDigits;
 import io.meshplan.util.InputException;
 import java.util.ArrayList;
 import java.util.List;
@@ -114,7 +115,7 @@ final class HloCursor {
     skipSpace();
     int start = pos;
     long v = 0;
-    while (pos < text.length() && Character.isDigit(text.charAt(pos))
+    while (pos < text.length() && AsciiDigits.isDigit(text.charAt(pos))
         && text.charAt(pos) < 128) {
       v = v * 10 + (text.charAt(pos) - '0');
       if (v > Integer.MAX_VALUE) {

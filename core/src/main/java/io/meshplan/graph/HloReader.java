@@ -1,5 +1,6 @@
 package io.meshplan.graph;
 
+import io.meshplan.util.AsciiDigits;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -162,7 +163,7 @@ final class HloReader {
       while (p < c.text.length() && (c.text.charAt(p) == ' ' || c.text.charAt(p) == '\t')) {
         p++;
       }
-      if (p >= c.text.length() || !Character.isDigit(c.text.charAt(p))) {
+      if (p >= c.text.length() || !AsciiDigits.isDigit(c.text.charAt(p))) {
         break;
       }
       int next = c.text.indexOf('\n', p);

@@ -1,5 +1,6 @@
 package io.meshplan.graph;
 
+import io.meshplan.util.AsciiDigits;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashSet;
@@ -95,7 +96,7 @@ public final class LayerScopes {
     for (int i = 0; i < parts.size(); i++) {
       String p = parts.get(i);
       int digits = p.length();
-      while (digits > 0 && Character.isDigit(p.charAt(digits - 1))) {
+      while (digits > 0 && AsciiDigits.isDigit(p.charAt(digits - 1))) {
         digits--;
       }
       if (digits > 0 && digits < p.length() && digits >= p.length() - 9) {
@@ -115,7 +116,7 @@ public final class LayerScopes {
 
   private static LayerKey key(List<String> path, String word, String index) {
     String stack = path.isEmpty() ? word : String.join("/", path) + "/" + word;
-    return new LayerKey(stack, Integer.parseInt(index));
+    return new LayerKey(stack, AsciiDigits.parseInt(index));
   }
 
   private static boolean isIndex(String s) {
@@ -123,7 +124,7 @@ public final class LayerScopes {
       return false;
     }
     for (int i = 0; i < s.length(); i++) {
-      if (!Character.isDigit(s.charAt(i)) || s.charAt(i) > '9') {
+      if (!AsciiDigits.isDigit(s.charAt(i)) || s.charAt(i) > '9') {
         return false;
       }
     }

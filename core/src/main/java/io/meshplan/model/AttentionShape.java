@@ -114,9 +114,13 @@ public record AttentionShape(
     WHOLE
   }
 
+  /** The largest explicit head size (real models use 64 to 256; the Hugging Face reader's bound). */
+  public static final int MAX_HEAD_DIM = 1 << 16;
+
   /** Validates the fields. */
   public AttentionShape {
-    Require.that(headDim >= 0, "head_dim must be positive, got " + headDim);
+    Require.that(headDim >= 0 && headDim <= MAX_HEAD_DIM, "head_dim must be from 1 to "
+        + MAX_HEAD_DIM + ", got " + headDim);
     Require.nonNull(qkNorm, "qkNorm");
     Require.that(blockNorms == 2 || blockNorms == 4, "a block has 2 or 4 norms, not "
         + blockNorms);

@@ -69,7 +69,11 @@ public record ExpertLayout(int expertParallel, int expertTensorParallel, int ten
     double rows = (double) tokens * moe.topK() * expertTensorParallel * moe.load()
         / tensorParallel / localExperts(moe);
     double up = Math.ceil(rows - 1e-9);
-    Require.that(up <= Integer.MAX_VALUE, "rows per expert overflow: " + rows);
+    if (up > Integer.MAX_VALUE) {
+      throw new io.meshplan.util.InputException(String.format(java.util.Locale.ROOT,
+          "the busiest expert would take %.0f token rows per microbatch, more than 2^31 - 1 in "
+          + "one matrix product; use smaller microbatches or sequences", up));
+    }
     return (int) Math.max(1, up);
   }
 

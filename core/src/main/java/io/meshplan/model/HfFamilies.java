@@ -16,8 +16,8 @@ import java.util.TreeSet;
  * list may change the model's cost, so the reader names it in a warning.
  */
 final class HfFamilies {
-  /** The largest {@code head_dim} read (real models use 64 to 256). */
-  static final int MAX_HEAD_DIM = 1 << 16;
+  /** The largest {@code head_dim} read ({@link AttentionShape#MAX_HEAD_DIM}). */
+  static final int MAX_HEAD_DIM = AttentionShape.MAX_HEAD_DIM;
 
   /** Fields that never change parameters, FLOPs or memory (ids, initialization, inference). */
   static final Set<String> NEUTRAL = Set.of("architectures", "model_type", "_name_or_path",

@@ -24,8 +24,8 @@ import io.meshplan.util.InputException;
  * </ul>
  */
 final class HfMoe {
-  /** The most experts read (real models have 8 to 384). */
-  static final int MAX_EXPERTS = 1 << 16;
+  /** The most experts read ({@link MoeShape#MAX_EXPERTS}). */
+  static final int MAX_EXPERTS = MoeShape.MAX_EXPERTS;
 
   private HfMoe() {}
 

@@ -57,6 +57,27 @@ public record ModelSpec(
    */
   public static final int MAX_LAYERS = 1 << 17;
 
+  /**
+   * The widest hidden size: 2^20 = 1,048,576, 40 x the 25,600 of the widest preset (gpt-1t,
+   * Narayanan et al. SC'21, Table 1). With {@link #MAX_FFN} and {@link #MAX_VOCAB} it keeps every
+   * weight matrix (h x f, V x h) at most 2^46 elements, inside the 2^50-byte tensor limit of
+   * {@link io.meshplan.util.Checked#MAX_TENSOR_BYTES} in any element type, so sizes multiply in
+   * a long without wrapping.
+   */
+  public static final int MAX_HIDDEN = 1 << 20;
+  /** The largest feed-forward size: 2^22 = 4,194,304, 40 x gpt-1t's 4h = 102,400. */
+  public static final int MAX_FFN = 1 << 22;
+  /** The most attention heads: 2^16 = 65,536, 400 x gpt-1t's 160. */
+  public static final int MAX_HEADS = 1 << 16;
+  /** The largest vocabulary: 2^24 = 16,777,216, 83 x gpt-oss's 201,088 (the largest preset). */
+  public static final int MAX_VOCAB = 1 << 24;
+  /**
+   * The longest sequence: 2^24 = 16,777,216 tokens, 2,048 x the 8,192 of the longest preset;
+   * one head's s x s attention scores then hold at most 2^48 elements, exact in a double and far
+   * inside a long.
+   */
+  public static final int MAX_SEQ = 1 << 24;
+
   /** Validates sizes. */
   public ModelSpec {
     Require.nonNull(name, "name");
@@ -64,12 +85,13 @@ public record ModelSpec(
     Require.positive(layers, "layers");
     Require.that(layers <= MAX_LAYERS, "layers must be at most " + MAX_LAYERS + ", got "
         + layers);
-    Require.positive(hidden, "hidden size");
-    Require.positive(heads, "attention heads");
-    Require.positive(kvHeads, "key/value heads");
-    Require.positive(ffn, "feed-forward size");
-    Require.positive(vocab, "vocabulary");
-    Require.positive(seq, "sequence length");
+    bounded(hidden, MAX_HIDDEN, "hidden size");
+    bounded(heads, MAX_HEADS, "attention heads");
+    bounded(kvHeads, MAX_HEADS, "key/value heads");
+    bounded(ffn, MAX_FFN, "feed-forward size");
+    bounded(vocab, MAX_VOCAB, "vocabulary");
+    bounded(seq, MAX_SEQ, "sequence length");
+    // The batch is bounded where it meets the cluster (microbatches per iteration, tensors).
     Require.positive(batch, "batch");
     Require.nonNull(dtype, "dtype");
     Require.nonNull(arch, "arch");
@@ -85,6 +107,9 @@ public record ModelSpec(
       Require.that(heads * perHead <= Integer.MAX_VALUE, "attention heads " + heads + " x "
           + perHead + " elements per head exceed 2^31 - 1 elements per token");
     }
+    Require.that(arch.positions() != Architecture.Positions.LEARNED || seq <= arch.positionRows(),
+        () -> "sequence length " + seq + " exceeds the " + arch.positionRows() + " rows of the "
+            + "learned position table");
     java.util.List<Integer> dense = arch.moe().denseLayers();
     Require.that(dense.isEmpty() || dense.get(dense.size() - 1) < layers && dense.size() < layers,
         "dense blocks " + dense + " must be among the " + layers + " blocks, and at least one "
@@ -94,6 +119,11 @@ public record ModelSpec(
           && arch.positions() == Architecture.Positions.ROTARY,
           "a LLaMA-family model needs SwiGLU, RMSNorm and rotary positions, got " + arch);
     }
+  }
+
+  private static void bounded(int value, int max, String what) {
+    Require.positive(value, what);
+    Require.that(value <= max, () -> what + " must be at most " + max + ", got " + value);
   }
 
   /**

@@ -65,18 +65,23 @@ public record MoeShape(int experts, int topK, int expertFfn, int sharedFfn,
     this(experts, topK, expertFfn, sharedFfn, expertBiases, 0, 1);
   }
 
+  /** The most routed experts (real models have 8 to 384; the Hugging Face reader's bound). */
+  public static final int MAX_EXPERTS = 1 << 16;
+
   /** Validates the fields. */
   public MoeShape {
-    Require.that(experts >= 0, "the number of experts must not be negative, got " + experts);
+    Require.that(experts >= 0 && experts <= MAX_EXPERTS, "the number of experts must be from 0"
+        + " to " + MAX_EXPERTS + ", got " + experts);
     if (experts == 0) {
       Require.that(topK == 0 && expertFfn == 0 && sharedFfn == 0 && !expertBiases,
           "a dense model has no expert sizes");
     } else {
       Require.that(topK >= 1 && topK <= experts, "experts per token must be between 1 and the "
           + experts + " experts, got " + topK);
-      Require.positive(expertFfn, "expert intermediate size");
-      Require.that(sharedFfn >= 0, "the shared experts' size must not be negative, got "
-          + sharedFfn);
+      Require.that(expertFfn > 0 && expertFfn <= ModelSpec.MAX_FFN, "expert intermediate size "
+          + "must be from 1 to " + ModelSpec.MAX_FFN + ", got " + expertFfn);
+      Require.that(sharedFfn >= 0 && sharedFfn <= ModelSpec.MAX_FFN, "the shared experts' size "
+          + "must be from 0 to " + ModelSpec.MAX_FFN + ", got " + sharedFfn);
     }
     Require.that(capacityFactor == 0 || capacityFactor > 0 && Double.isFinite(capacityFactor),
         "the expert capacity factor must be > 0 (or 0 for dropless), got " + capacityFactor);
@@ -89,6 +94,8 @@ public record MoeShape(int experts, int topK, int expertFfn, int sharedFfn,
       Require.that(l >= 0 && (i == 0 || l > denseLayers.get(i - 1)),
           "dense layers must be ascending layer numbers from 0, got " + denseLayers);
     }
+    Require.that(denseFfn <= ModelSpec.MAX_FFN, "the dense blocks' inner size must be at most "
+        + ModelSpec.MAX_FFN + ", got " + denseFfn);
     Require.that(denseLayers.isEmpty() ? denseFfn == 0 : experts > 0 && denseFfn > 0,
         "dense blocks among expert blocks need a positive inner size, and only they have one; "
         + "got " + denseFfn);

@@ -1,5 +1,6 @@
 package io.meshplan.plan;
 
+import io.meshplan.util.AsciiDigits;
 import io.meshplan.util.InputException;
 import java.util.ArrayList;
 import java.util.List;
@@ -117,7 +118,7 @@ public record PipelineLayout(String text, List<String> chunks) implements Pipeli
     }
     int j = at + 1;
     long n = 0;
-    while (j < s.length() && Character.isDigit(s.charAt(j))) {
+    while (j < s.length() && AsciiDigits.isDigit(s.charAt(j))) {
       n = n * 10 + (s.charAt(j) - '0');
       if (n > MAX_EXPANDED) {
         throw bad("repeats " + what + " more than " + MAX_EXPANDED + " times");

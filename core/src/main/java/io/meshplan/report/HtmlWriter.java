@@ -1,5 +1,6 @@
 package io.meshplan.report;
 
+import io.meshplan.util.TerminalText;
 import java.util.Locale;
 
 /**
@@ -14,10 +15,14 @@ final class HtmlWriter {
   /**
    * Escapes text for an element body or a double-quoted attribute.
    *
-   * @param s any text
-   * @return the text with {@code & < > " '} replaced by entities
+   * @param text any text
+   * @return the text with {@code & < > " '} replaced by entities, and control and format
+   *     characters by their escapes ({@link TerminalText#escapeKeepingLines})
    */
-  static String escape(String s) {
+  static String escape(String text) {
+    // Controls and bidirectional overrides from an input (a model name in the title) are shown
+    // as their escapes, as on a terminal; XML 1.0 could not carry most of them anyway.
+    String s = TerminalText.escapeKeepingLines(text);
     StringBuilder b = new StringBuilder(s.length() + 8);
     for (int i = 0; i < s.length(); i++) {
       char c = s.charAt(i);
@@ -27,14 +32,7 @@ final class HtmlWriter {
         case '>' -> b.append("&gt;");
         case '"' -> b.append("&quot;");
         case '\'' -> b.append("&#39;");
-        default -> {
-          // Control characters other than tab and newline are not allowed in XML 1.0.
-          if (c < 0x20 && c != '\n' && c != '\t') {
-            b.append(' ');
-          } else {
-            b.append(c);
-          }
-        }
+        default -> b.append(c);
       }
     }
     return b.toString();

@@ -1,6 +1,7 @@
 package io.meshplan.sharding;
 
 import io.meshplan.cluster.LogicalMesh;
+import io.meshplan.util.AsciiDigits;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -245,7 +246,7 @@ public final class HloShardingText {
       if (parts[i].isEmpty() || parts[i].length() > 9) {
         return null;
       }
-      out[i] = Integer.parseInt(parts[i]);
+      out[i] = AsciiDigits.parseInt(parts[i]);
     }
     return out;
   }

@@ -10,6 +10,7 @@ import io.meshplan.model.HfConfigReader;
 import io.meshplan.model.ModelSpec;
 import io.meshplan.model.Overlaps;
 import io.meshplan.model.Presets;
+import io.meshplan.util.AsciiDigits;
 import io.meshplan.util.InputException;
 import io.meshplan.util.InputFiles;
 import io.meshplan.util.JsonErrors;
@@ -412,8 +413,8 @@ public final class SweepGridReader {
     if (!v.isTextual() || !m.matches()) {
       throw bad(at, "expected NODESxGPUS_PER_NODE such as 128x8, got '" + v.asText() + "'");
     }
-    long nodes = Long.parseLong(m.group(1));
-    long per = Long.parseLong(m.group(2));
+    long nodes = AsciiDigits.parseLong(m.group(1));
+    long per = AsciiDigits.parseLong(m.group(2));
     if (nodes < 1 || per < 1 || per > MAX_GPUS_PER_NODE || nodes * per > MAX_GPUS) {
       throw bad(at, "'" + v.asText() + "' needs 1 to " + MAX_GPUS_PER_NODE + " GPUs per node "
           + "and at most " + MAX_GPUS + " GPUs in all");

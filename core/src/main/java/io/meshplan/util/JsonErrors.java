@@ -29,7 +29,7 @@ public final class JsonErrors {
     }
     if (e instanceof JsonProcessingException j) {
       String msg = j.getOriginalMessage();
-      String head = msg == null ? "malformed" : firstLine(msg);
+      String head = msg == null ? "malformed" : reword(firstLine(msg));
       JsonLocation loc = j.getLocation();
       if (loc != null && loc.getLineNr() > 0) {
         return "line " + loc.getLineNr() + ", column " + loc.getColumnNr() + ": " + head;
@@ -38,6 +38,41 @@ public final class JsonErrors {
     }
     return InputFiles.describe(e);
   }
+
+  /**
+   * Whether a read error is a refusal of a well-formed file that says two things: a key given
+   * twice, or more after the document. A reader that forgives a cut-off file (an nccl-tests log
+   * of a run that died) still refuses these.
+   *
+   * @param e the error from a {@link TreeReaders} mapper
+   * @return true for a duplicate key or trailing content
+   */
+  public static boolean isAmbiguous(IOException e) {
+    if (!(e instanceof JsonProcessingException j) || j.getOriginalMessage() == null) {
+      return false;
+    }
+    String head = firstLine(j.getOriginalMessage());
+    return DUPLICATE.matcher(head).lookingAt() || head.startsWith("Trailing token");
+  }
+
+  /**
+   * Jackson's words for the refusals {@link TreeReaders} sets up, in the user's terms: a key given
+   * twice, and text after the document.
+   */
+  private static String reword(String head) {
+    java.util.regex.Matcher dup = DUPLICATE.matcher(head);
+    if (dup.lookingAt()) {
+      return "key '" + dup.group(1) + "' is given twice in one mapping; give each key once";
+    }
+    if (head.startsWith("Trailing token")) {
+      return "more follows the end of the document; a file holds one JSON value or one YAML "
+          + "document";
+    }
+    return head;
+  }
+
+  private static final java.util.regex.Pattern DUPLICATE =
+      java.util.regex.Pattern.compile("Duplicate (?:field|Object property) [\"'](.*)[\"']");
 
   private static String firstLine(String s) {
     String t = s.strip();

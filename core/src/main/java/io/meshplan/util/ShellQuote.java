@@ -50,17 +50,15 @@ public final class ShellQuote {
   }
 
   /**
-   * Makes text safe to put after a comment marker ({@code #}) in a script or a TOML file: control
-   * characters (newlines among them), which could end the comment and start a command, become
-   * {@code ?}.
+   * Makes text safe to put after a comment marker ({@code #}) in a script, a YAML or a TOML file:
+   * control and format characters (newlines among them, which could end the comment and start a
+   * command, and escape sequences a terminal would obey when the file is shown) are written as
+   * their escapes ({@link TerminalText#escape}).
    *
    * @param text any text
    * @return the text on one line
    */
   public static String commentText(String text) {
-    StringBuilder sb = new StringBuilder(text.length());
-    text.codePoints().forEach(c -> sb.appendCodePoint(
-        Character.isISOControl(c) || c == 0x2028 || c == 0x2029 ? '?' : c));
-    return sb.toString();
+    return TerminalText.escape(text);
   }
 }

@@ -2,7 +2,9 @@ package io.meshplan.util;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.StreamReadConstraints;
+import com.fasterxml.jackson.core.StreamReadFeature;
 import com.fasterxml.jackson.core.exc.StreamConstraintsException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import org.yaml.snakeyaml.LoaderOptions;
@@ -17,17 +19,21 @@ import org.yaml.snakeyaml.LoaderOptions;
  *       input, a plan file, nests 5 levels (plan, stages, stage, mesh, axis list); a Hugging Face
  *       config with a nested {@code rope_scaling} 3. A deeper file is hostile or broken, and
  *       refusing it early keeps every later tree walk shallow.</li>
- *   <li>YAML aliases: at most {@link #MAX_YAML_ALIASES} aliases to collections. Jackson reports an
- *       alias as its anchor name and never expands it, so a "billion laughs" file cannot grow in
- *       memory; the limit is set as well so that the loader refuses such a file even if a later
- *       Jackson expands aliases.</li>
+ *   <li>One value per key: a key given twice in one mapping (JSON or YAML) is refused at its
+ *       line, since the readers would otherwise keep the last one silently and a file could say
+ *       two things at once.</li>
+ *   <li>One document: text after the first JSON value (or a second YAML document) is refused;
+ *       a file with something appended is not the file its writer made.</li>
+ *   <li>Plain YAML: anchors, aliases and tags are refused ({@link PlainYamlFactory}), which also
+ *       ends "billion laughs" documents at their first anchor. The SnakeYAML loader's alias limit
+ *       ({@link #MAX_YAML_ALIASES}) is kept as a second guard.</li>
  *   <li>YAML size: at most {@link #MAX_YAML_CODE_POINTS} code points, above every byte cap in
  *       {@link InputFiles} so the byte caps stay the ones users meet.</li>
  * </ul>
  *
- * <p>A file past a limit fails with a {@link StreamConstraintsException}; {@link JsonErrors}
- * names the limit in its message, so each reader's usual "not a valid ... file" line says which
- * limit was met.
+ * <p>A file past a limit fails with a {@link StreamConstraintsException} or a parse error at its
+ * position; {@link JsonErrors} names the limit in its message, so each reader's usual "not a
+ * valid ... file" line says which limit was met and where.
  */
 public final class TreeReaders {
   /** The deepest nesting of objects and arrays a JSON or YAML input may have, in levels. */
@@ -39,9 +45,10 @@ public final class TreeReaders {
 
   private static final StreamReadConstraints LIMITS =
       StreamReadConstraints.builder().maxNestingDepth(MAX_DEPTH).build();
-  private static final ObjectMapper JSON =
-      new ObjectMapper(JsonFactory.builder().streamReadConstraints(LIMITS).build());
-  private static final ObjectMapper YAML = new ObjectMapper(yamlFactory());
+  private static final ObjectMapper JSON = strict(new ObjectMapper(JsonFactory.builder()
+      .streamReadConstraints(LIMITS).enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
+      .build()));
+  private static final ObjectMapper YAML = strict(new ObjectMapper(yamlFactory()));
 
   private TreeReaders() {}
 
@@ -69,6 +76,12 @@ public final class TreeReaders {
     loader.setAllowRecursiveKeys(false);
     loader.setCodePointLimit(MAX_YAML_CODE_POINTS);
     loader.setNestingDepthLimit(MAX_DEPTH);
-    return YAMLFactory.builder().loaderOptions(loader).streamReadConstraints(LIMITS).build();
+    loader.setAllowDuplicateKeys(false);
+    return new PlainYamlFactory(YAMLFactory.builder().loaderOptions(loader)
+        .streamReadConstraints(LIMITS).enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION));
+  }
+
+  private static ObjectMapper strict(ObjectMapper m) {
+    return m.enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
   }
 }

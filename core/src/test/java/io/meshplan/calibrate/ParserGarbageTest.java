@@ -87,7 +87,16 @@ class ParserGarbageTest {
   void randomLinesNeverThrow() {
     Cases.check(31, 500, logEdges(), ParserGarbageTest::log, lines -> {
       String text = String.join("\n", lines);
-      ParseResult r = new BenchmarkLogReader(8).parse("g.log", text);
+      ParseResult r;
+      try {
+        r = new BenchmarkLogReader(8).parse("g.log", text);
+      } catch (io.meshplan.util.InputException e) {
+        // Only a JSON log that says two things (a key twice, more after the document) is
+        // refused outright, in one line naming the log.
+        assertThat(e.getMessage()).startsWith("g.log: not valid nccl-tests JSON (line ")
+            .doesNotContain("\n");
+        return;
+      }
       int count = Math.max(1, text.split("\r?\n|\r", -1).length);
       assertThat(r.warnings()).allSatisfy(w -> {
         assertThat(w.file()).isEqualTo("g.log");

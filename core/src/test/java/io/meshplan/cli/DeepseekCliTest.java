@@ -60,7 +60,7 @@ class DeepseekCliTest {
         {"\"kvLoraRank\" : 512", "\"kvLoraRank\" : 2147483647",
             "latent attention ranks and head sizes must be at most 65536"},
         {"\"heads\" : 8", "\"heads\" : 16777216",
-            "attention heads 16777216 x 256 elements per head exceed 2^31 - 1"},
+            "attention heads must be at most 65536, got 16777216"},
         {"\"qkRopeHeadDim\" : 64", "\"qkRopeHeadDim\" : 63", "qk_rope_head_dim must be even"},
         {"\"mtpLayers\" : 1", "\"mtpLayers\" : 17", "multi-token prediction depth must be"},
         {"\"denseFfn\" : 18432", "\"denseFfn\" : 0", "dense blocks among expert blocks need"}};

@@ -122,9 +122,10 @@ class HardeningTest {
     // 65536 * 65536 = 2^32 = 4294967296 wraps to 0 in an int (the old division by zero).
     oneLineError(CliRun.of("shard", "--model", "alpa-mlp", "--mesh", "65536x65536"),
         "4294967296");
-    // f32[2147483647,2147483647] is (2^31 - 1)^2 * 4 = 18446744056529682436 bytes > 2^63.
+    // A hidden size of 2^31 - 1 (whose f32 weight would be (2^31 - 1)^2 * 4 > 2^63 bytes) is
+    // past ModelSpec.MAX_HIDDEN = 2^20 and refused by its flag before any tensor is sized.
     oneLineError(CliRun.of("shard", "--model", "alpa-mlp", "--mesh", "2x2", "--hidden",
-        "2147483647"), "18446744056529682436");
+        "2147483647"), "--hidden must be at most 1048576, got 2147483647");
     // 2147483647 nodes * 8 GPUs = 17179869176 processes (the old 'mpirun -np -8').
     oneLineError(CliRun.of("bench", "--cluster", "2147483647x8:h100-80gb"), "17179869176");
     oneLineError(CliRun.of("shard", "--model", "alpa-mlp", "--mesh", "4x4",
@@ -351,12 +352,16 @@ class HardeningTest {
         "--keep-shardings");
     assertThat(kept.code()).as(kept.err()).isZero();
     assertThat(kept.err()).doesNotContain("tuple.64");
-    // A 16-GPU inter-node log with a one-node cluster, and a file given twice: warnings.
+    // A 16-GPU inter-node log with a one-node cluster, and a file given twice: warnings, and
+    // the rows the cluster could not have measured are left out of the fit (#36).
     String log16 = calibrateLog("all_reduce_perf_16gpu_2node_tagged.log");
-    CliRun cal = CliRun.of("calibrate", log16, log16, "--cluster", "1x8:a100-80gb", "--out",
+    CliRun cal = CliRun.of("calibrate", log16, log16, calibrateLog(
+        "all_reduce_perf_8gpu_a100.log"), "--cluster", "1x8:a100-80gb", "--out",
         dir.resolve("p.yaml").toString());
     assertThat(cal.code()).as(cal.err()).isZero();
-    assertThat(cal.err()).contains("more than once").contains("another cluster");
+    assertThat(cal.err()).contains("more than once").contains("another cluster")
+        .contains("skipped");
+    assertThat(cal.out()).contains("1 entry").doesNotContain("inter-node");
     // A profile measured on another cluster.
     Path profile = dir.resolve("a100.yaml");
     assertThat(CliRun.of("calibrate", "examples/alpa_profile_communication_4x8_a100.txt",

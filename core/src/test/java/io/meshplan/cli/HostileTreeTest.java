@@ -39,6 +39,10 @@ class HostileTreeTest {
             .startsWith("meshplan: error: " + f).doesNotContain("\tat ");
         if (f == deep) {
           assertThat(r.err()).contains("nesting depth above " + TreeReaders.MAX_DEPTH);
+        } else {
+          // Refused at the first anchor, before any alias could be expanded.
+          assertThat(r.err()).contains("line 1, column ").contains("YAML anchor '&l0' is not "
+              + "accepted");
         }
       }
     }

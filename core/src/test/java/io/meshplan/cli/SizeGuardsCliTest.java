@@ -68,8 +68,10 @@ class SizeGuardsCliTest {
         row(new String[] {"plan", "--model", "llama2-7b"}, 2,
             "is 17179869176, more than the limit of 1048576", "--cluster",
             INT_MAX + "x8:h100-80gb"),
-        // A tensor of 8 x (2^31 - 1) x 32000 s32 = 2,199,023,254,528,000 B > 2^50 B.
-        row(PLAN, 2, "more than the limit of 1125899906842624 (1 PiB)", "--seq", INT_MAX),
+        // ModelSpec.MAX_SEQ = 2^24 = 16,777,216 tokens (#36: before it, a tensor of 8 x
+        // (2^31 - 1) x 32000 s32 = 2,199,023,254,528,000 B > 2^50 B refused it later).
+        row(PLAN, 2, "--seq must be at most 16777216, got " + INT_MAX, "--seq", INT_MAX),
+        row(PLAN, 2, "--seq must be at most 16777216, got 16777217", "--seq", "16777217"),
         // --vpp 2^31 - 1 chunks: 32 layers do not split into 8 x (2^31 - 1) chunks.
         row(new String[] {"simulate", "--model", "llama2-7b", "--cluster", "1x8:h100-80gb",
             "--tp", "1", "--pp", "8", "--dp", "1", "--micro-batch", "1", "--global-batch", "8"},

@@ -72,8 +72,10 @@ class HfFamiliesTest {
   @Test
   void unknownFieldsAreNamed() throws IOException {
     String qwen = Files.readString(fixture("qwen3-8b.json"));
-    String extra = qwen.replaceFirst("\\{", "{\"attention_variant\": \"linear\", "
-        + "\"quantization_config\": {\"bits\": 4}, \"rope_scaling\": {\"factor\": 4.0}, ");
+    // rope_scaling (null in the file) is replaced, not given twice: a key twice is refused.
+    String extra = qwen.replace("\"rope_scaling\": null,", "\"rope_scaling\": {\"factor\": 4.0},")
+        .replaceFirst("\\{", "{\"attention_variant\": \"linear\", "
+        + "\"quantization_config\": {\"bits\": 4}, ");
     HfConfigReader.HfConfig c = HfConfigReader.parseConfig(extra, "q.json", "q");
     assertThat(c.warnings()).containsExactly(
         "q.json: field 'attention_variant' is not one meshplan knows for model_type qwen3; it is "

@@ -191,11 +191,16 @@ class MoeModelsTest {
     assertRefused(text("gpt-oss-20b.json").replace("\"experts_per_token\": 4",
         "\"experts_per_token\": 2"), "q.json: field 'experts_per_token' 2 disagrees with "
         + "num_experts_per_tok 4 (transformers reads num_experts_per_tok); make them equal");
-    // 65536 experts of 2^31 - 1 at hidden 2^20: 3 h f alone is 6.8e15, times 65536 overflows.
+    // Experts of 2^31 - 1 are past ModelSpec.MAX_FFN = 2^22 (#36). Within the bounds the
+    // parameter count still refuses 65536 experts of 2^22 at hidden 2^20: 3 h f = 3 x 2^42 =
+    // 1.3e13 per expert, x 65536 = 8.6e17 per block, x 32 blocks = 2.8e19 > 2^63 - 1 = 9.2e18.
     String huge = mixtral.replace("\"num_local_experts\": 8", "\"num_local_experts\": 65536")
         .replace("\"intermediate_size\": 14336", "\"intermediate_size\": 2147483647")
         .replace("\"hidden_size\": 4096", "\"hidden_size\": 1048576");
-    assertRefused(huge, "q.json: the model's parameter count does not fit in a 64-bit integer");
+    assertRefused(huge, "q.json: expert intermediate size must be from 1 to 4194304, got "
+        + "2147483647");
+    assertRefused(huge.replace("2147483647", "4194304"), "q.json: the model's parameter count "
+        + "does not fit in a 64-bit integer");
   }
 
   /** An unknown family is refused with the supported list, the MoE families among them. */

@@ -73,7 +73,7 @@ class SweepGridReaderTest {
     bad(base + "models: opt-125m\ncolour: red\n", "unknown field 'colour'");
     bad(base + "models: []\n", "field 'models': needs at least one value");
     bad(base, "field 'models' is required");
-    bad(base + "models: opt-125m\nmodels: opt-350m\n", "Duplicate field 'models'");
+    bad(base + "models: opt-125m\nmodels: opt-350m\n", "key 'models' is given twice");
     bad("[1, 2]", "expected a YAML mapping");
     bad("models: [opt-125m\n", "not a valid YAML sweep grid: line");
     bad(base.replace("globalBatch: 64", "globalBatch: 99999999999") + "models: opt-125m\n",

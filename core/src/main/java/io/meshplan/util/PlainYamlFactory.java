@@ -1,0 +1,100 @@
+package io.meshplan.util;
+
+import com.fasterxml.jackson.core.JsonParseException;
+import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.core.io.IOContext;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactoryBuilder;
+import com.fasterxml.jackson.dataformat.yaml.YAMLParser;
+import java.io.CharArrayReader;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.Reader;
+import org.yaml.snakeyaml.events.AliasEvent;
+import org.yaml.snakeyaml.events.CollectionStartEvent;
+import org.yaml.snakeyaml.events.Event;
+import org.yaml.snakeyaml.events.NodeEvent;
+import org.yaml.snakeyaml.events.ScalarEvent;
+
+/**
+ * A YAML factory whose parsers read plain YAML only: a mapping, sequence or scalar with an
+ * anchor ({@code &name}), an alias ({@code *name}) or an explicit tag ({@code !!java.net.URL},
+ * {@code !<tag:...>}, {@code !local}) is refused at its line and column.
+ *
+ * <p>No file meshplan reads (cluster, profile, sweep grid) needs any of them, and each is a way
+ * in for hostile input: aliases build "billion laughs" documents (which a loader that expands
+ * them grows exponentially), and Jackson reports an alias as its anchor's name, so {@code
+ * gpus: *x} would otherwise read as the text {@code x}; tags name types or constructors that a
+ * binding loader instantiates (SnakeYAML's global Java tags), and Jackson drops them silently,
+ * reading something else than the file says.
+ */
+final class PlainYamlFactory extends YAMLFactory {
+  private static final long serialVersionUID = 1L;
+
+  /**
+   * A factory from a configured builder.
+   *
+   * @param b the builder with the loader options and read constraints
+   */
+  PlainYamlFactory(YAMLFactoryBuilder b) {
+    super(b);
+  }
+
+  @Override
+  protected YAMLParser _createParser(InputStream in, IOContext ctxt) throws IOException {
+    return new PlainParser(ctxt, this, _createReader(in, null, ctxt));
+  }
+
+  @Override
+  protected YAMLParser _createParser(Reader r, IOContext ctxt) throws IOException {
+    return new PlainParser(ctxt, this, r);
+  }
+
+  @Override
+  protected YAMLParser _createParser(char[] data, int offset, int len, IOContext ctxt,
+      boolean recyclable) throws IOException {
+    return new PlainParser(ctxt, this, new CharArrayReader(data, offset, len));
+  }
+
+  @Override
+  protected YAMLParser _createParser(byte[] data, int offset, int len, IOContext ctxt)
+      throws IOException {
+    return new PlainParser(ctxt, this, _createReader(data, offset, len, null, ctxt));
+  }
+
+  /** The parser that refuses anchors, aliases and tags as it meets them. */
+  private static final class PlainParser extends YAMLParser {
+    PlainParser(IOContext ctxt, PlainYamlFactory f, Reader r) {
+      super(ctxt, f._parserFeatures, f._yamlParserFeatures, f._loaderOptions, f._objectCodec, r);
+    }
+
+    @Override
+    public JsonToken nextToken() throws IOException {
+      JsonToken t = super.nextToken();
+      // Every token comes from one SnakeYAML event (a scalar, a collection's start or an
+      // alias); its anchor and tag are read there, where Jackson keeps them all.
+      Event e = _lastEvent;
+      if (t == null || e == null) {
+        return t;
+      }
+      if (e instanceof AliasEvent a) {
+        throw refusal("YAML alias '*" + a.getAnchor() + "' is not accepted", "; write the "
+            + "value out");
+      }
+      if (e instanceof NodeEvent n && n.getAnchor() != null) {
+        throw refusal("YAML anchor '&" + n.getAnchor() + "' is not accepted", "");
+      }
+      String tag = e instanceof ScalarEvent s ? s.getTag()
+          : e instanceof CollectionStartEvent c ? c.getTag() : null;
+      if (tag != null) {
+        throw refusal("YAML tag '" + tag + "' is not accepted", "");
+      }
+      return t;
+    }
+
+    private JsonParseException refusal(String what, String fix) {
+      return new JsonParseException(this, what + ": meshplan reads plain YAML, without anchors, "
+          + "aliases or tags" + fix);
+    }
+  }
+}
