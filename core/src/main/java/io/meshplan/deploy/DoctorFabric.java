@@ -1,10 +1,10 @@
 package io.meshplan.deploy;
 
+import io.meshplan.util.TerminalText;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.meshplan.doctor.FabricVariable;
-import io.meshplan.doctor.Printable;
 import io.meshplan.doctor.SysfsNames;
 import io.meshplan.util.InputException;
 import io.meshplan.util.JsonErrors;
@@ -97,14 +97,14 @@ public final class DoctorFabric {
     for (Map.Entry<String, JsonNode> e : node.properties()) {
       String key = e.getKey();
       FabricVariable v = FabricVariable.named(key).orElseThrow(() -> new InputException(where
-          + ": env." + Printable.escape(key) + " is not a variable meshplan doctor writes (it"
+          + ": env." + TerminalText.escape(key) + " is not a variable meshplan doctor writes (it"
           + " writes " + FabricVariable.names() + "); set a variable of your own for the launch instead"));
       if (!e.getValue().isTextual()) {
         throw new InputException(where + ": env." + key + " must be a string");
       }
       String value = e.getValue().asText();
       if (!v.accepts(value)) {
-        throw new InputException(where + ": env." + key + " is '" + Printable.escape(value)
+        throw new InputException(where + ": env." + key + " is '" + TerminalText.escape(value)
             + "', not a value"
             + " meshplan doctor writes (" + v.form() + ")");
       }

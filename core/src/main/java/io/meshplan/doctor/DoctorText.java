@@ -1,5 +1,6 @@
 package io.meshplan.doctor;
 
+import io.meshplan.util.TerminalText;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -26,7 +27,7 @@ public final class DoctorText {
    */
   public static String format(DoctorReport report, String sysfsRoot) {
     StringBuilder sb = new StringBuilder();
-    sb.append("sysfs root: ").append(Printable.escape(sysfsRoot)).append('\n').append('\n');
+    sb.append("sysfs root: ").append(TerminalText.escape(sysfsRoot)).append('\n').append('\n');
     List<String[]> rows = new ArrayList<>();
     rows.add(HEADER);
     for (DeviceReport d : report.devices()) {

@@ -1,5 +1,6 @@
 package io.meshplan.doctor;
 
+import io.meshplan.util.TerminalText;
 import io.meshplan.util.AsciiDigits;
 import io.meshplan.util.InputException;
 import io.meshplan.util.InputFiles;
@@ -243,7 +244,7 @@ public final class SysfsReader {
       if (device ? SysfsNames.device(n) : SysfsNames.netInterface(n)) {
         kept.add(n);
       } else {
-        problems.add(new ReadProblem(subject, rel(dir) + "/" + Printable.escape(n),
+        problems.add(new ReadProblem(subject, rel(dir) + "/" + TerminalText.escape(n),
             (device ? "RDMA device name is not 1 to 63" : "interface name is not 1 to 15")
                 + " letters, digits, '_', '.' or '-'; skipped"));
       }
@@ -252,7 +253,7 @@ public final class SysfsReader {
   }
 
   /**
-   * Reads one attribute (control characters escaped by {@link Printable}): only a regular file (a FIFO or device in its place would block or never
+   * Reads one attribute (control characters escaped by {@link TerminalText}): only a regular file (a FIFO or device in its place would block or never
    * end) and at most {@link InputFiles#SYSFS_MAX_BYTES}, since the kernel serves one page.
    */
   private static String readAttribute(Path file) throws IOException {
@@ -268,7 +269,7 @@ public final class SysfsReader {
         throw new IOException(file + ": larger than "
             + Units.formatBytes(InputFiles.SYSFS_MAX_BYTES) + ", not a sysfs attribute");
       }
-      return Printable.escape(new String(b, StandardCharsets.UTF_8).strip());
+      return TerminalText.escape(new String(b, StandardCharsets.UTF_8).strip());
     }
   }
 
@@ -311,7 +312,7 @@ public final class SysfsReader {
   }
 
   private static String shown(Path root) {
-    return Printable.escape(root.toString());
+    return TerminalText.escape(root.toString());
   }
 
   private String rel(Path p) {

@@ -12,7 +12,7 @@ import org.junit.jupiter.api.io.TempDir;
  * A sysfs tree with terminal control characters in interface and device names and in attribute
  * contents: doctor's text, its JSON and the scripts built from that JSON carry none of them raw.
  * A name outside letters, digits, '_', '.' and '-' is skipped with a warning that shows it
- * escaped; contents are shown escaped ({@code \x1b}).
+ * escaped; contents are shown escaped (as every message escapes them: ESC is <code>&#92;u001b</code>).
  */
 class DoctorControlCharsCliTest {
   @TempDir Path dir;
@@ -63,15 +63,15 @@ class DoctorControlCharsCliTest {
     printable("text", text.out());
     printable("json", json.out());
     assertThat(text.out())
-        .contains("class/net/ev\\x1b[31mil: interface name is not 1 to 15 letters, digits, '_',"
+        .contains("class/net/ev\\u001b[31mil: interface name is not 1 to 15 letters, digits, '_',"
             + " '.' or '-'; skipped")
-        .contains("class/infiniband/mlx5_\\x1b[2J: RDMA device name is not 1 to 63 letters,"
+        .contains("class/infiniband/mlx5_\\u001b[2J: RDMA device name is not 1 to 63 letters,"
             + " digits, '_', '.' or '-'; skipped")
         .contains("class/infiniband/mlx5_0/ports/1/gid_attrs/ndevs/3: interface name"
-            + " 'net1\\x1b]0;owned\\x07' is not 1 to 15 letters")
-        .contains("phys state Link\\x1b[31mUp, expected LinkUp")
+            + " 'net1\\u001b]0;owned\\u0007' is not 1 to 15 letters")
+        .contains("phys state Link\\u001b[31mUp, expected LinkUp")
         .contains("export NCCL_IB_GID_INDEX=3\n");
-    assertThat(json.out()).contains("52:54:00\\\\x9b31m:12:34:56");
+    assertThat(json.out()).contains("52:54:00\\\\u009b31m:12:34:56");
     // The report is one deploy reads: what it writes into a script is plain too.
     Path report = dir.resolve("doctor.json");
     Files.writeString(report, json.out());
@@ -84,7 +84,7 @@ class DoctorControlCharsCliTest {
   @Test
   void aControlCharacterInTheSysfsRootIsEscapedInTheRefusal() {
     CliRun r = CliRun.of("doctor", "--sysfs-root", dir.resolve("no" + ESC + "[31msys").toString());
-    r.refusedInOneLine(2, "no\\x1b[31msys: no such directory");
+    r.refusedInOneLine(2, "no\\u001b[31msys: no such directory");
     printable("stderr", r.err());
   }
 }
