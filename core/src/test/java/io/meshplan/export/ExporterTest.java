@@ -204,6 +204,10 @@ class ExporterTest {
     var plan = Plans.plan(new int[][] {{0, 19, 32, 32, 8}, {20, 39, 32, 32, 8},
         {40, 59, 32, 32, 8}, {60, 79, 32, 32, 8}});
     for (ExportTarget t : ExportTarget.values()) {
+      if (t == ExportTarget.ALPA) {
+        // Alpa runs the plan's stages as they are, not as one configuration (AlpaExportTest).
+        continue;
+      }
       ExportResult r = exporter.export(t, plan, Plans.CLUSTER);
       assertThat(r).isEqualTo(exporter.export(t, Plans.input(1, Recompute.FULL, true, true)));
     }
