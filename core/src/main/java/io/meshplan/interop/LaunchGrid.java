@@ -125,17 +125,18 @@ final class LaunchGrid {
     }
     List<Found> out = new ArrayList<>();
     for (int i = 0; i < runtimes.size(); i++) {
-      if (best[i] != null) {
-        Candidate b = best[i];
-        out.add(new Found(Optional.of(new PlanSimulator.Evaluated(b.pipeline().plan(req, asm,
-            b.costs(), bestSim[i], b.config().globalBatchSize(), b.config().microbatches()),
-            bestSim[i])), ""));
-      } else {
-        out.add(new Found(Optional.empty(), whyNone(req, all.isEmpty(), refusals.get(i),
-            leastPeak[i])));
-      }
+      out.add(best[i] != null ? found(req, asm, best[i], bestSim[i])
+          : new Found(Optional.empty(), whyNone(req, all.isEmpty(), refusals.get(i),
+              leastPeak[i])));
     }
     return out;
+  }
+
+  /** A runtime's best configuration written out as a plan (only the winners are). */
+  private static Found found(PlanRequest req, StageAssembler asm, Candidate b,
+      SimulationResult sim) {
+    return new Found(Optional.of(new PlanSimulator.Evaluated(b.pipeline().plan(req, asm,
+        b.costs(), sim, b.config().globalBatchSize(), b.config().microbatches()), sim)), "");
   }
 
   /**
