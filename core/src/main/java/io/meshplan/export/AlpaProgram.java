@@ -28,8 +28,10 @@ import java.util.Optional;
  * benchmark/alpa/benchmark_one_case_gpt_bert.py}). Adam (optax) with an fp32 master copy of 16-bit
  * weights: Alpa's own {@code TrainState} ({@code alpa/model/model_util.py}, {@code
  * use_master_copy}) for fp16, which casts the updated weights to fp16, and the same scheme written
- * out for bf16. The state is created on the cluster by {@code alpa.CreateStateParallel} ({@code
- * tests/runtime/test_create_state.py}), so no process holds the whole model.
+ * out for bf16, with the learning rate {@code LR} (default 3e-4, LLaMA 2's peak rate for its 7B
+ * and 13B models, Touvron et al. 2023, Table 1). The state is created on the cluster by {@code
+ * alpa.CreateStateParallel} ({@code tests/runtime/test_create_state.py}), so no process holds the
+ * whole model.
  *
  * <p>A stage that recomputes everything wraps its blocks in {@code flax.linen.remat} ({@code
  * jax.checkpoint}, what {@code ManualLayerOption(remat_layer=True)} applies to every layer); a
@@ -130,7 +132,8 @@ final class AlpaProgram {
             + "#   python3 meshplan_alpa.py\n"
             + "# TOKENS_FILE: a .npy file of token ids (one 1-D array) to train on; without it"
             + " the program\n# trains on random tokens, which times the plan. TRAIN_ITERS"
-            + " (default 20) iterations, LR (default 3e-4).\n");
+            + " (default 20) iterations, LR (default 3e-4,\n# LLaMA 2's peak learning rate for 7B"
+            + " and 13B).\n");
     if (model.dtype() == DType.F16) {
       sb.append("# fp16 without loss scaling, as Alpa's GPT benchmark trains: add a dynamic"
           + " loss scale for long runs.\n");
