@@ -48,8 +48,8 @@ class LayeringTest {
         .whereLayer("planner").mayOnlyBeAccessedByLayers("cli", "sweep")
         .whereLayer("interop").mayOnlyBeAccessedByLayers("cli", "sweep", "planner")
         .whereLayer("sim").mayOnlyBeAccessedByLayers("cli", "sweep", "interop", "report")
-        .whereLayer("plan").mayOnlyBeAccessedByLayers("cli", "sweep", "interop", "export",
-            "deploy", "report")
+        .whereLayer("plan").mayOnlyBeAccessedByLayers("cli", "sweep", "planner", "interop",
+            "export", "deploy", "report")
         .whereLayer("intraop").mayOnlyBeAccessedByLayers("cli", "sweep", "planner", "interop")
         .whereLayer("model").mayOnlyBeAccessedByLayers("cli", "sweep", "planner", "interop", "plan",
             "intraop", "export", "deploy", "report")

@@ -36,9 +36,12 @@ import picocli.CommandLine.Spec;
     name = "export",
     mixinStandardHelpOptions = true,
     description = {
-      "Writes a Megatron-LM argument file, a torchtitan config or a DeepSpeed launch file (its"
-          + " JSON and the Megatron-DeepSpeed arguments) for a plan"
+      "Writes a Megatron-LM argument file, a torchtitan config, a DeepSpeed launch file (its"
+          + " JSON and the Megatron-DeepSpeed arguments) or an Alpa training program for a plan"
           + " (--plan) or for the flags simulate takes.",
+      "Alpa (--to alpa) runs a plan's stages as planned, each on its own submesh with its own"
+          + " setting: alpa.PipeshardParallel with a ManualStageOption, on a Ray cluster; 'plan"
+          + " --for alpa' plans only what it runs.",
       "torchtitan's config is by default its main branch's form (--framework-version main):"
           + " a Python module whose function returns a Trainer.Config, run with torchrun -m"
           + " torchtitan.train --module/--config; --framework-version 0.2.2 writes the job TOML"
@@ -115,11 +118,14 @@ final class ExportCommand implements Callable<Integer> {
     }
     ExportResult result = plan != null ? fromPlan(target) : fromFlags(target);
     PrintWriter o = spec.commandLine().getOut();
-    if (result instanceof ExportResult.Exported e) {
+    Optional<String> text = result instanceof ExportResult.Exported e ? Optional.of(e.text())
+        : result instanceof ExportResult.PlanExported p ? Optional.of(p.text())
+        : Optional.empty();
+    if (text.isPresent()) {
       if (out != null) {
-        ExportFiles.write(out, e.text());
+        ExportFiles.write(out, text.get());
       } else {
-        o.print(e.text());
+        o.print(text.get());
       }
       o.flush();
       return ExitCodes.OK;
@@ -170,7 +176,7 @@ final class ExportCommand implements Callable<Integer> {
     PlanFiles.checkDevices(plan, p, c);
     clusterOptions.warnIfProfileForeign(c, spec.commandLine().getErr());
     ExportResult result = new Exporter().export(target, p, c);
-    if (result instanceof ExportResult.Exported) {
+    if (!(result instanceof ExportResult.NotExpressible)) {
       PlanFiles saved = PlanFiles.simulate(plan, clusterOptions, Optional.empty(),
           spec.commandLine().getErr());
       requireFits(saved.plan().source().title(), saved.cluster(), saved.simulation(),

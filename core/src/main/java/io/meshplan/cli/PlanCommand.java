@@ -1,6 +1,10 @@
 package io.meshplan.cli;
 
 import io.meshplan.exec.TaskExecutor;
+import io.meshplan.export.ExportTarget;
+import io.meshplan.export.LaunchChecks;
+import io.meshplan.interop.RuntimeBest;
+import io.meshplan.plan.LaunchCheck;
 import io.meshplan.cluster.ClusterSpec;
 import io.meshplan.interop.hlo.HloLayering;
 import io.meshplan.interop.hlo.HloPipelinePlanner;
@@ -21,6 +25,8 @@ import io.meshplan.util.InputException;
 import io.meshplan.util.Words;
 import java.io.PrintWriter;
 import java.nio.file.Path;
+import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -59,6 +65,13 @@ final class PlanCommand implements Callable<Integer> {
       + "(equal stages, Megatron's column/row layouts, one ZeRO stage), which 'export --to "
       + "megatron' expresses exactly; the plan is the fastest one that fits.")
   boolean megatronGrid;
+
+  @Option(names = "--for", paramLabel = "FRAMEWORK", completionCandidates =
+      Choices.ExportTargets.class, description = "Plan only what this framework launches (one "
+      + "of: ${COMPLETION-CANDIDATES}): its stage layouts, settings, schedules and kernels, as "
+      + "'export --to FRAMEWORK' writes them, so that the plan exports. Without it the plan is "
+      + "the fastest of all, and the best plan each framework launches is shown beside it.")
+  String forFramework;
 
   @Option(names = "--schedule", defaultValue = "auto",
       completionCandidates = Choices.PlanSchedules.class, description = "Pipeline schedule: auto "
@@ -111,21 +124,64 @@ final class PlanCommand implements Callable<Integer> {
         options);
     cluster.warnIfProfileForeign(setup.cluster(), spec.commandLine().getErr());
     model.printWarnings(spec.commandLine().getErr());
+    Optional<LaunchCheck> runtime = runtime(setup.cluster());
+    if (runtime.isPresent()) {
+      setup = withRuntimeAttention(setup, runtime.get(), options);
+    }
     PlanResult r;
+    List<RuntimeBest> bests = List.of();
     try (TaskExecutor ex = executor.open();
         Progress progress = !executor.local() ? Progress.none() : megatronGrid
             // The grid's search tells no progress: the line shows the time spent.
             ? Progress.start(spec.commandLine().getErr(), quiet, "planning", "", 0)
             : Progress.start(spec.commandLine().getErr(), quiet, "planning", "%", 100)) {
-      r = Planner.plan(setup, options.withExecutor(ex).withProgress(progress::update));
+      PlannerOptions run = options.withExecutor(ex).withProgress(progress::update);
+      r = runtime.isPresent() ? Planner.planFor(setup, run, runtime.get())
+          : Planner.plan(setup, run);
+      if (r instanceof PlanResult.Planned p && runtime.isEmpty() && !megatronGrid) {
+        bests = Planner.bests(setup, run.withProgress(pct -> { }), Optional.of(p),
+            LaunchChecks.all(setup.cluster()));
+      }
     }
     if (r instanceof PlanResult.Infeasible inf) {
       throw new InfeasibleException(inf.message());
     }
     PlanResult.Planned planned = (PlanResult.Planned) r;
-    render(planned.plan(), planned.simulation(), searchLine(planned.stats()), setup.cluster(),
+    String search = searchLine(planned.stats()) + (bests.isEmpty() ? ""
+        : RuntimeBests.text(planned.plan(), bests));
+    String planJson = RuntimeBests.json(PlanJson.write(planned.plan()), planned.plan(), bests,
+        runtime.map(LaunchCheck::label).orElse(null));
+    render(planned.plan(), planned.simulation(), search, planJson, setup.cluster(),
         setup.request().memoryPerGpu());
     return ExitCodes.OK;
+  }
+
+  /** {@code --for}: the framework's launch check on the cluster, refused beside the grid. */
+  private Optional<LaunchCheck> runtime(ClusterSpec cs) {
+    if (forFramework == null) {
+      return Optional.empty();
+    }
+    if (megatronGrid) {
+      throw new InputException("give --for or --megatron-grid, not both (--for megatron also "
+          + "plans Megatron-LM's uneven stages and ZeRO stages 2 and 3)");
+    }
+    ExportTarget t = ExportTarget.parse(Choices.pick("--for", forFramework,
+        new Choices.ExportTargets()));
+    return Optional.of(LaunchChecks.of(t, cs));
+  }
+
+  /**
+   * The job priced again with an attention kernel the framework runs, when the attention was
+   * not given and the cluster's default is not one (Alpa has no fused attention).
+   */
+  private PricedJob withRuntimeAttention(PricedJob setup, LaunchCheck runtime,
+      PlannerOptions options) {
+    io.meshplan.model.Attention a = Planner.attentionFor(setup.job().attention(),
+        runtime.space());
+    if (attention.chosen().isPresent() || a == setup.job().attention()) {
+      return setup;
+    }
+    return Planner.price(setup.job().withAttention(a), setup.pricing(), options);
   }
 
   /** The files the model and cluster flags read. */
@@ -169,7 +225,12 @@ final class PlanCommand implements Callable<Integer> {
   /** Prints the plan (text or JSON) and writes the files the flags name. */
   private void render(PipelinePlan plan, SimulationResult sim, String search,
       ClusterSpec cs, double memoryPerGpu) {
-    String planJson = PlanJson.write(plan);
+    render(plan, sim, search, PlanJson.write(plan), cs, memoryPerGpu);
+  }
+
+  /** Prints the plan (text or the given JSON) and writes the files the flags name. */
+  private void render(PipelinePlan plan, SimulationResult sim, String search, String planJson,
+      ClusterSpec cs, double memoryPerGpu) {
     PrintWriter w = spec.commandLine().getOut();
     if (json) {
       w.print(planJson);
@@ -200,12 +261,19 @@ final class PlanCommand implements Callable<Integer> {
       return "search: " + Words.count(stats.layerSolves(), "layer solve")
           + ", the Megatron-LM grid\n";
     }
+    if (forFramework != null && stats.dpRuns() == 0) {
+      return "search: " + Words.count(stats.layerSolves(), "layer solve") + ", "
+          + Words.count(stats.simulations(), "simulation") + " of the configurations "
+          + forFramework.trim().toLowerCase(java.util.Locale.ROOT) + " launches\n";
+    }
     return "search: " + Words.count(stats.layerSolves(), "layer solve") + ", "
         + Words.count(stats.dpRuns(), "stage DP run") + ", "
         + Words.count(stats.simulations(), "simulation")
         + (stats.nodeGranule() > 1 ? "; stages in multiples of " + stats.nodeGranule() + " nodes"
             : "")
-        + (stats.layerGroup() > 1 ? "; layers in groups of " + stats.layerGroup() : "") + "\n";
+        + (stats.layerGroup() > 1 ? "; layers in groups of " + stats.layerGroup() : "")
+        + (forFramework != null ? "; only what " + forFramework.trim().toLowerCase(
+            java.util.Locale.ROOT) + " runs" : "") + "\n";
   }
 
   /** Plans an HLO training step: its batch is one microbatch, so the batch flags do not apply. */
@@ -248,6 +316,7 @@ final class PlanCommand implements Callable<Integer> {
     given.put("--global-batch", spec.commandLine().getParseResult()
         .hasMatchedOption("--global-batch"));
     given.put("--megatron-grid", megatronGrid);
+    given.put("--for", forFramework != null);
     given.put("--spark", !executor.local());
     given.put("--attention", attention.chosen().isPresent());
     for (var flag : given.entrySet()) {

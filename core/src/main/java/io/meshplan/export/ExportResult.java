@@ -20,6 +20,19 @@ public sealed interface ExportResult {
   }
 
   /**
+   * The target runs a plan exactly as it was planned, stage by stage, where no one configuration
+   * stands for it (Alpa's own submesh and setting per stage).
+   *
+   * @param text the file's content
+   */
+  record PlanExported(String text) implements ExportResult {
+    /** Validates the fields. */
+    public PlanExported {
+      Require.nonNull(text, "text");
+    }
+  }
+
+  /**
    * The target cannot express the configuration.
    *
    * @param missing one sentence naming what the target lacks

@@ -21,7 +21,12 @@ public enum ExportTarget {
    * A bash file to source: the DeepSpeed configuration JSON, written as a heredoc, and the
    * Megatron-DeepSpeed arguments that give DeepSpeed its tensor and pipeline sizes.
    */
-  DEEPSPEED("deepspeed", "ds_launch.sh");
+  DEEPSPEED("deepspeed", "ds_launch.sh"),
+  /**
+   * An Alpa training program on Ray ({@link AlpaPipeshard}): a plan's stages as they were planned,
+   * each on its own submesh with its own setting.
+   */
+  ALPA("alpa", "meshplan_alpa.py");
 
   private final String label;
   private final String fileName;
@@ -52,7 +57,8 @@ public enum ExportTarget {
   /**
    * Parses a target name; {@code torchtitan} is its current form ({@link #TORCHTITAN}).
    *
-   * @param text {@code megatron}, {@code torchtitan} or {@code deepspeed} (any case)
+   * @param text {@code megatron}, {@code torchtitan}, {@code deepspeed} or {@code alpa} (any
+   *     case)
    * @return the target
    * @throws InputException listing the valid names
    */

@@ -31,6 +31,7 @@ public final class Exporter {
       case TORCHTITAN -> new TorchtitanPython();
       case TORCHTITAN_V022 -> new TorchtitanToml();
       case DEEPSPEED -> new DeepSpeedConfig();
+      case ALPA -> new AlpaPipeshard();
     };
   }
 
@@ -80,6 +81,9 @@ public final class Exporter {
       throw new InputException("the plan uses " + plan.gpus() + " GPUs but the cluster "
           + cluster.toShortString() + " has " + cluster.gpuCount());
     }
+    if (target == ExportTarget.ALPA) {
+      return alpa(plan, cluster);
+    }
     ModelSpec model = plan.model();
     Optional<ExportResult> details = unwritten(target, model);
     if (details.isPresent()) {
@@ -101,6 +105,50 @@ public final class Exporter {
         .map(c -> new ExportInput(model, cluster, c, plan.attention(), plan.overlaps()))
         .flatMap(in -> nearestOf(w, in));
     return new ExportResult.NotExpressible(why.orElseThrow(), nearest);
+  }
+
+  /**
+   * Why a target cannot express a configuration, without looking for the nearest one it can.
+   *
+   * @param target the framework
+   * @param input the model, cluster and configuration
+   * @return one sentence, or empty when the target writes the input exactly
+   */
+  public static Optional<String> missing(ExportTarget target, ExportInput input) {
+    Optional<ExportResult> details = unwritten(target, input.model());
+    if (details.isPresent()) {
+      return Optional.of(((ExportResult.NotExpressible) details.get()).missing());
+    }
+    return writer(target).missing(input);
+  }
+
+  /**
+   * Why a target cannot train a model in any layout: the model details its writer does not
+   * express, and for Alpa also the precision, attention and overlaps.
+   *
+   * @param target the framework
+   * @param model the model in its training precision
+   * @param attention how the attention core runs
+   * @param overlaps what the plan overlaps and fuses
+   * @return one sentence, or empty when some layout may do
+   */
+  public static Optional<String> missingJob(ExportTarget target, ModelSpec model,
+      io.meshplan.model.Attention attention, io.meshplan.model.Overlaps overlaps) {
+    if (target == ExportTarget.ALPA) {
+      return AlpaPipeshard.missingJob(model, attention, overlaps);
+    }
+    return unwritten(target, model).map(r -> ((ExportResult.NotExpressible) r).missing());
+  }
+
+  /** Alpa runs a plan's stages as they are; what it cannot run it names, with no nearest. */
+  private static ExportResult alpa(PipelinePlan plan, ClusterSpec cluster) {
+    AlpaPipeshard w = new AlpaPipeshard();
+    Optional<String> missing = w.missing(plan, cluster);
+    if (missing.isPresent()) {
+      return new ExportResult.NotExpressible(missing.get() + "; 'plan --for alpa' plans only"
+          + " what Alpa runs", Optional.empty());
+    }
+    return new ExportResult.PlanExported(w.write(plan, cluster));
   }
 
   /**

@@ -7,7 +7,7 @@ import java.util.Optional;
  * cannot express. Implementations are pure: no files, no printing.
  */
 public sealed interface FrameworkWriter permits MegatronArgs, TorchtitanPython, TorchtitanToml,
-    DeepSpeedConfig {
+    DeepSpeedConfig, AlpaPipeshard {
   /**
    * What the framework cannot express about an input.
    *

@@ -161,7 +161,7 @@ final class Interleaver {
             && StageAssembler.simulationFits(microbatches, v * depth); v++) {
           int[] chunks = UniformPipeline.evenChunks(layers, v * depth);
           for (LayerSetting ls : settings) {
-            for (int zero : SearchRules.zeroStages(d)) {
+            for (int zero : SearchRules.zeroStages(req, d)) {
               UniformPipeline p = new UniformPipeline(depth, d / ls.contextParallel(), t, ls,
                   zero, chunks);
               List<StageCost> costs = p.costs(asm);

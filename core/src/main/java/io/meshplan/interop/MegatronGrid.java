@@ -96,7 +96,7 @@ public final class MegatronGrid {
    * dp / CP} replicas of {@code CP} GPUs) and, for a mixture-of-experts model, each expert layout
    * ({@link io.meshplan.interop.space.SearchRules#expertLayouts}).
    */
-  private static java.util.List<ParallelConfig> expertAndContext(PlanRequest req,
+  static java.util.List<ParallelConfig> expertAndContext(PlanRequest req,
       ParallelConfig c) {
     java.util.List<ParallelConfig> out = new java.util.ArrayList<>();
     io.meshplan.model.MoeShape moe = req.model().arch().moe();

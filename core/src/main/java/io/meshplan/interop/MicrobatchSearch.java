@@ -186,7 +186,7 @@ final class MicrobatchSearch {
           if (stageLayers == null) {
             continue;
           }
-          for (int zero : SearchRules.zeroStages(d)) {
+          for (int zero : SearchRules.zeroStages(req, d)) {
             StageCost c = builder.build(stageLayers, d, t, zero, ls.sequenceParallel(), head);
             int tag = settings.size();
             settings.add(new StageSetting(d, t, zero, ls));

@@ -62,16 +62,8 @@ public final class PlanSimulator {
   public Optional<Evaluated> simulate(PlanRequest req, ParallelConfig c, boolean gpipe) {
     Require.that(!gpipe || c.virtualStages() == 1, "GPipe has no virtual stages");
     SearchRules.checkMicrobatches(c.microbatches());
-    int chunks = c.pipelineParallel() * c.virtualStages();
-    // The stages' data-parallel group is data x context-parallel GPUs: ZeRO shards over it.
-    int zero = (long) c.dataParallel() * c.contextParallel() > 1 ? c.zeroStage() : 0;
-    LayerSetting ls = new LayerSetting(c.tensorParallel(), c.microBatchSize(), c.recompute(),
-        c.sequenceParallel(), true, c.expertParallel(), c.expertTensorParallel(),
-        c.contextParallel(), c.cpAllGather(), c.recomputeModules());
     StageAssembler asm = new StageAssembler(req, layers);
-    UniformPipeline pipeline = new UniformPipeline(c.pipelineParallel(), c.dataParallel(),
-        c.tensorParallel(), ls, zero, c.unevenStages() ? c.chunkLayers(req.model().layers())
-            : UniformPipeline.evenChunks(req.model().layers(), chunks));
+    UniformPipeline pipeline = pipeline(req, c);
     List<StageCost> costs = pipeline.costs(asm);
     if (costs == null) {
       return Optional.empty();
@@ -80,6 +72,26 @@ public final class PlanSimulator {
         : gpipe ? new Schedule.GPipe() : new Schedule.OneFOneB();
     return Optional.of(pipeline.evaluate(req, asm, costs, c.globalBatchSize(), c.microbatches(),
         schedule));
+  }
+
+  /**
+   * The pipeline of a Megatron-LM configuration: its stages' devices, setting (Megatron-LM's
+   * layouts) and chunks.
+   *
+   * @param req the model, cluster and prices
+   * @param c the configuration, already checked against the model and cluster
+   * @return the pipeline
+   */
+  static UniformPipeline pipeline(PlanRequest req, ParallelConfig c) {
+    int chunks = c.pipelineParallel() * c.virtualStages();
+    // The stages' data-parallel group is data x context-parallel GPUs: ZeRO shards over it.
+    int zero = (long) c.dataParallel() * c.contextParallel() > 1 ? c.zeroStage() : 0;
+    LayerSetting ls = new LayerSetting(c.tensorParallel(), c.microBatchSize(), c.recompute(),
+        c.sequenceParallel(), true, c.expertParallel(), c.expertTensorParallel(),
+        c.contextParallel(), c.cpAllGather(), c.recomputeModules());
+    return new UniformPipeline(c.pipelineParallel(), c.dataParallel(),
+        c.tensorParallel(), ls, zero, c.unevenStages() ? c.chunkLayers(req.model().layers())
+            : UniformPipeline.evenChunks(req.model().layers(), chunks));
   }
 
   /**

@@ -33,6 +33,25 @@ public record PipelineLayout(String text, List<String> chunks) implements Pipeli
   }
 
   /**
+   * The layout of given chunk sizes: the embedding in the first chunk, the prediction modules and
+   * the loss in the last, each chunk's transformer layers written out ({@code "Ett|ttt|ttL"}).
+   *
+   * @param chunkLayers transformer layers per chunk in layer order, each at least 1
+   * @param mtpDepth the model's multi-token prediction modules
+   * @return the layout
+   */
+  public static PipelineLayout of(int[] chunkLayers, int mtpDepth) {
+    io.meshplan.util.Require.that(chunkLayers.length > 0, "a layout has chunks");
+    List<String> chunks = new ArrayList<>();
+    for (int k = 0; k < chunkLayers.length; k++) {
+      io.meshplan.util.Require.that(chunkLayers[k] >= 1, "chunk " + k + " holds no layer");
+      chunks.add((k == 0 ? "E" : "") + "t".repeat(chunkLayers[k])
+          + (k == chunkLayers.length - 1 ? "m".repeat(mtpDepth) + "L" : ""));
+    }
+    return new PipelineLayout(String.join("|", chunks), chunks);
+  }
+
+  /**
    * Reads a layout.
    *
    * @param text Megatron-Core's layout string

@@ -247,7 +247,8 @@ public record PipelinePlan(
   /**
    * The Megatron-LM configuration this plan is, if it is one: every stage has the same logical
    * mesh and the same recomputation, sequence parallelism and ZeRO stage, and the stages' layer
-   * counts are equal or Megatron-Core's uneven split ({@link #unevenStageLayers}). Whether a
+   * counts are equal, Megatron-Core's uneven split ({@link #unevenStageLayers}), its counted split
+   * ({@link #countedSplit}) or else its layout chunk by chunk ({@link #layoutSplit}). Whether a
    * framework can express that configuration (ZeRO-3, say) is the framework's
    * question, not the plan's.
    *
@@ -264,7 +265,26 @@ public record PipelinePlan(
         s0.dataParallel(), virtualStages, microBatchSize(s0), globalBatchSize, s0.recompute(),
         s0.sequenceParallel(), s0.zeroStage(), firstLast[0], firstLast[1], s0.expertParallel(),
         s0.expertTensorParallel(), s0.contextParallel(), s0.cpAllGather())
-        .withSplit(uneven.isPresent() ? SplitAccounting.NONE : countedSplit().orElseThrow()));
+        .withSplit(uneven.isPresent() ? SplitAccounting.NONE : countedSplit()
+            .<PipelineSplit>map(x -> x).orElseGet(() -> layoutSplit().orElseThrow())));
+  }
+
+  /**
+   * The chunks' layer counts written out as Megatron-Core's {@code
+   * --pipeline-model-parallel-layout} ({@link PipelineLayout#of}), which states any split whose
+   * chunks each hold a layer.
+   *
+   * @return the layout, or empty when a chunk holds no layer
+   */
+  public Optional<PipelineLayout> layoutSplit() {
+    int[] counts = new int[stages.size()];
+    for (int k = 0; k < counts.length; k++) {
+      counts[k] = stages.get(k).layerCount();
+      if (counts[k] < 1) {
+        return Optional.empty();
+      }
+    }
+    return Optional.of(PipelineLayout.of(counts, model().arch().mtpDepth()));
   }
 
   /**
@@ -381,10 +401,11 @@ public record PipelinePlan(
             + "); the frameworks use one tensor and data-parallel size for all stages");
       }
     }
-    if (unevenStageLayers().isEmpty() && countedSplit().isEmpty()) {
+    if (unevenStageLayers().isEmpty() && countedSplit().isEmpty() && layoutSplit().isEmpty()) {
       return Optional.of("stages hold numbers of layers (" + layerCounts() + ") that are "
           + "neither equal nor equal apart from the first and last stage, nor one fewer in the "
-          + "first or last chunk, the only uneven splits Megatron-LM states");
+          + "first or last chunk, nor a layout whose every chunk holds a layer, the only uneven"
+          + " splits Megatron-LM states");
     }
     return Optional.empty();
   }

@@ -6,6 +6,14 @@ import io.meshplan.interop.cost.IlpLayerCostModel;
 import io.meshplan.interop.InterOpPlanner;
 import io.meshplan.interop.space.PlanRequest;
 import io.meshplan.interop.PlanResult;
+import io.meshplan.interop.RuntimeBest;
+import io.meshplan.interop.RuntimePlanner;
+import io.meshplan.model.Attention;
+import io.meshplan.plan.LaunchCheck;
+import io.meshplan.plan.RuntimeSpace;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
 import io.meshplan.model.ModelSpec;
 import io.meshplan.util.Require;
 
@@ -64,6 +72,93 @@ public final class Planner {
             pricing.computeScale(job.cluster().gpu()), options.solver(),
             new LocalExecutor(options.threads())));
     return new PricedJob(job, pricing, req, layers);
+  }
+
+  /**
+   * Plans a priced job within what one runtime launches ({@link RuntimePlanner}), with the job's
+   * attention: a runtime without that kernel launches nothing ({@link #attentionFor} gives one it
+   * has).
+   *
+   * @param priced the job with its prices
+   * @param options the search
+   * @param runtime the runtime's launch check on the job's cluster
+   * @return the fastest plan the runtime launches, or why it launches none that fits
+   */
+  public static PlanResult planFor(PricedJob priced, PlannerOptions options,
+      LaunchCheck runtime) {
+    Require.nonNull(priced, "priced job");
+    Require.nonNull(options, "options");
+    Require.nonNull(runtime, "runtime");
+    PlanRequest req = priced.request().withInterleaving(options.interleave());
+    return withExecutor(options, ex -> new RuntimePlanner(priced.layers(), options.progress(),
+        ex).plan(req, runtime));
+  }
+
+  /**
+   * The fastest plan each runtime launches, beside the job's best plan: a runtime that has not the
+   * job's attention kernel is planned with one it has, on prices of their own.
+   *
+   * @param priced the job with its prices
+   * @param options the search
+   * @param best the job's best plan, which a runtime that launches it as it is takes as its own
+   * @param runtimes the runtimes' launch checks on the job's cluster
+   * @return one result per runtime, in their order
+   */
+  public static List<RuntimeBest> bests(PricedJob priced, PlannerOptions options,
+      java.util.Optional<PlanResult.Planned> best, List<LaunchCheck> runtimes) {
+    Require.nonNull(priced, "priced job");
+    Require.nonNull(options, "options");
+    RuntimeBest[] out = new RuntimeBest[runtimes.size()];
+    Map<Attention, List<Integer>> byAttention = new java.util.TreeMap<>();
+    for (int i = 0; i < runtimes.size(); i++) {
+      byAttention.computeIfAbsent(attentionFor(priced.job().attention(),
+          runtimes.get(i).space()), a -> new ArrayList<>()).add(i);
+    }
+    for (Map.Entry<Attention, List<Integer>> group : byAttention.entrySet()) {
+      boolean own = group.getKey() == priced.job().attention();
+      PricedJob job = own ? priced : price(priced.job().withAttention(group.getKey()),
+          priced.pricing(), options);
+      List<LaunchCheck> checks = new ArrayList<>();
+      group.getValue().forEach(i -> checks.add(runtimes.get(i)));
+      PlanRequest req = job.request().withInterleaving(options.interleave());
+      List<RuntimeBest> found = withExecutor(options, ex -> new RuntimePlanner(job.layers(),
+          options.progress(), ex).bests(req, own ? best : java.util.Optional.empty(), checks));
+      for (int k = 0; k < checks.size(); k++) {
+        out[group.getValue().get(k)] = found.get(k);
+      }
+    }
+    return List.of(out);
+  }
+
+  /**
+   * The attention a runtime's plan uses: the job's when the runtime has that kernel, else the
+   * first it has.
+   *
+   * @param jobs the job's attention
+   * @param space what the runtime runs
+   * @return the attention
+   */
+  public static Attention attentionFor(Attention jobs, RuntimeSpace space) {
+    if (space.attention().contains(jobs)) {
+      return jobs;
+    }
+    for (Attention a : Attention.values()) {
+      if (space.attention().contains(a)) {
+        return a;
+      }
+    }
+    return jobs;
+  }
+
+  /** Runs on the options' executor, or on this process's threads. */
+  private static <T> T withExecutor(PlannerOptions options,
+      java.util.function.Function<io.meshplan.exec.TaskExecutor, T> search) {
+    if (options.executor().isPresent()) {
+      return search.apply(options.executor().get());
+    }
+    try (LocalExecutor local = new LocalExecutor(options.threads())) {
+      return search.apply(local);
+    }
   }
 
   /**

@@ -33,13 +33,18 @@ class ExportDeployCliTest {
 
   /** Four stages with layer counts {@code counts}, each on 32 nodes as a 32 x 8 mesh. */
   private Path planFile(int... counts) throws Exception {
+    return planFile(Recompute.FULL, counts);
+  }
+
+  /** A plan whose stage 1 recomputes as {@code second} says, the others fully. */
+  private Path planFile(Recompute second, int... counts) throws Exception {
     ModelSpec m = new ModelSpec("llama2-70b", ModelSpec.Family.LLAMA, 80, 8192, 64, 8, 28672,
         32000, 4096, 1, DType.BF16);
     List<StagePlan> stages = new ArrayList<>();
     int first = 0;
     for (int i = 0; i < counts.length; i++) {
       stages.add(new StagePlan(first, first + counts[i] - 1, 32, 8, i * 256, 32, 8,
-          Recompute.FULL, true, 1, true, 0.1, 0.2, 1e9, List.of()));
+          i == 1 ? second : Recompute.FULL, true, 1, true, 0.1, 0.2, 1e9, List.of()));
       first += counts[i];
     }
     // Planned on H100s, so with fused attention, as the flags default to there.
@@ -76,13 +81,22 @@ class ExportDeployCliTest {
   }
 
   @Test
+  void aPlanOfUnequalStagesExportsMegatronCoresLayout() throws Exception {
+    // 20, 22, 18, 20: no even or first/last split, so the layout states each chunk.
+    CliRun r = CliRun.of("export", "--to", "megatron", "--plan",
+        planFile(20, 22, 18, 20).toString());
+    assertThat(r.code()).as(r.err()).isZero();
+    assertThat(r.out()).contains("--pipeline-model-parallel-layout 'E" + "t".repeat(20) + "|");
+  }
+
+  @Test
   void aNonUniformPlanExitsThreeNamingWhatIsMissingAndTheNearestConfiguration()
       throws Exception {
-    Path plan = planFile(20, 22, 18, 20);
+    Path plan = planFile(Recompute.SELECTIVE, 20, 20, 20, 20);
     CliRun r = CliRun.of("export", "--to", "megatron", "--plan", plan.toString());
     assertThat(r.code()).isEqualTo(ExitCodes.INFEASIBLE);
     assertThat(r.err()).startsWith("meshplan: infeasible: megatron cannot express this"
-        + " configuration: stages hold numbers of layers (20 22 18 20) that are neither equal");
+        + " configuration: stages use different recomputation");
     assertThat(r.err().lines()).hasSize(1);
     assertThat(r.out()).contains("nearest configuration megatron can express:",
         "--tp 8 --pp 4 --dp 32 --micro-batch 1 --global-batch 1024 --recompute full"

@@ -22,6 +22,12 @@ import org.junit.jupiter.api.Test;
 class ExporterTest {
   private final Exporter exporter = new Exporter();
 
+  private String exported(ExportTarget t, io.meshplan.plan.PipelinePlan plan) {
+    ExportResult r = exporter.export(t, plan, Plans.CLUSTER);
+    assertThat(r).isInstanceOf(ExportResult.Exported.class);
+    return ((ExportResult.Exported) r).text();
+  }
+
   private String exported(ExportTarget t, ExportInput in) {
     ExportResult r = exporter.export(t, in);
     assertThat(r).isInstanceOf(ExportResult.Exported.class);
@@ -198,19 +204,46 @@ class ExporterTest {
     var plan = Plans.plan(new int[][] {{0, 19, 32, 32, 8}, {20, 39, 32, 32, 8},
         {40, 59, 32, 32, 8}, {60, 79, 32, 32, 8}});
     for (ExportTarget t : ExportTarget.values()) {
+      if (t == ExportTarget.ALPA) {
+        // Alpa runs the plan's stages as they are, not as one configuration (AlpaExportTest).
+        continue;
+      }
       ExportResult r = exporter.export(t, plan, Plans.CLUSTER);
       assertThat(r).isEqualTo(exporter.export(t, Plans.input(1, Recompute.FULL, true, true)));
     }
   }
 
   @Test
-  void unequalStagesAreNotExpressibleAndTheNearestKeepsTheMeshAndStageCount() {
-    // Layer counts 20, 22, 18, 20: Megatron-LM gives every stage the same number.
+  void unequalStagesExportAsMegatronCoresLayoutChunkByChunk() {
+    // Layer counts 20, 22, 18, 20 are neither equal nor equal between the first and the last
+    // stage; Megatron-Core's --pipeline-model-parallel-layout states them chunk by chunk.
     var plan = Plans.plan(new int[][] {{0, 19, 32, 32, 8}, {20, 41, 32, 32, 8},
         {42, 59, 32, 32, 8}, {60, 79, 32, 32, 8}});
+    String layout = "E" + "t".repeat(20) + "|" + "t".repeat(22) + "|" + "t".repeat(18) + "|"
+        + "t".repeat(20) + "L";
+    assertThat(plan.asParallelConfig().orElseThrow().split())
+        .isEqualTo(io.meshplan.plan.PipelineLayout.parse(layout, 4));
+    assertThat(exported(ExportTarget.MEGATRON, plan))
+        .contains("  --pipeline-model-parallel-layout '" + layout + "'\n");
+  }
+
+  @Test
+  void stagesOfDifferentSettingsAreNotExpressibleAndTheNearestKeepsTheMeshAndStageCount() {
+    // Stage 2 recomputes selectively, the others fully: Megatron-LM has one setting for all.
+    var p = Plans.plan(new int[][] {{0, 19, 32, 32, 8}, {20, 39, 32, 32, 8},
+        {40, 59, 32, 32, 8}, {60, 79, 32, 32, 8}});
+    var stages = new java.util.ArrayList<>(p.stages());
+    var s2 = stages.get(2);
+    stages.set(2, new io.meshplan.plan.StagePlan(s2.firstLayer(), s2.lastLayer(),
+        s2.submeshNodes(), s2.submeshGpus(), s2.firstDevice(), s2.dataParallel(),
+        s2.tensorParallel(), Recompute.SELECTIVE, s2.sequenceParallel(), s2.zeroStage(),
+        s2.megatronLayouts(), s2.forwardSeconds(), s2.backwardSeconds(), s2.peakMemoryBytes(),
+        s2.tensors()));
+    var plan = new io.meshplan.plan.PipelinePlan(p.source(), p.cluster(), p.globalBatchSize(),
+        p.microbatchSequences(), p.microbatches(), 1, stages, p.prediction());
     ExportResult.NotExpressible n = notExpressible(exporter.export(ExportTarget.MEGATRON, plan,
         Plans.CLUSTER));
-    assertThat(n.missing()).contains("numbers of layers (20 22 18 20) that are neither equal");
+    assertThat(n.missing()).contains("stages use different recomputation");
     assertThat(n.nearest().orElseThrow().config())
         .isEqualTo(Plans.config(1, Recompute.FULL, true, true));
   }

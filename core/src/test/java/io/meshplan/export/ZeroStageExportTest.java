@@ -269,6 +269,10 @@ class ZeroStageExportTest {
     PipelinePlan mixed = fourStages(1, 3, 1, 1);
     ParallelConfig layout = new ParallelConfig(8, 4, 32, 1, 1, 1024, Recompute.FULL, true, 0);
     for (ExportTarget t : ExportTarget.values()) {
+      if (t == ExportTarget.ALPA) {
+        // Alpa gives each stage its own ZeRO stage; it refuses ZeRO-3 itself (AlpaExportTest).
+        continue;
+      }
       ExportResult.NotExpressible n = notExpressible(t, mixed);
       assertThat(n.missing()).as(t.label()).contains("optimizer sharding settings");
       assertThat(n.nearest().orElseThrow().config()).as(t.label())

@@ -8,6 +8,7 @@ import io.meshplan.cluster.SendRecvModel;
 import io.meshplan.model.Attention;
 import io.meshplan.model.ModelSpec;
 import io.meshplan.model.Overlaps;
+import io.meshplan.plan.RuntimeSpace;
 import io.meshplan.util.Require;
 import java.io.Serializable;
 import java.util.function.Function;
@@ -26,11 +27,35 @@ import java.util.function.Function;
  * @param overlaps what the framework overlaps and fuses
  * @param interleave whether the plan may use the interleaved 1F1B schedule (otherwise 1F1B)
  * @param attention how the attention core runs: fused (FlashAttention) or unfused
+ * @param runtime what the runtime the plan is for can run ({@link RuntimeSpace#ANY} for none in
+ *     particular): the search gives stages only the settings it holds
  */
 public record PlanRequest(ModelSpec model, ClusterSpec cluster, int globalBatch,
     int fixedMicrobatches, double memoryPerGpu, CommPricing pricing, int weightBytes,
-    Overlaps overlaps, boolean interleave, Attention attention) implements Serializable {
-  private static final long serialVersionUID = 5L;
+    Overlaps overlaps, boolean interleave, Attention attention, RuntimeSpace runtime)
+    implements Serializable {
+  private static final long serialVersionUID = 6L;
+
+  /**
+   * A request for no runtime in particular.
+   *
+   * @param model the model, with the sequence length to train
+   * @param cluster the cluster
+   * @param globalBatch sequences per iteration
+   * @param fixedMicrobatches microbatches per iteration, or 0 to let the planner choose
+   * @param memoryPerGpu memory available on one GPU, bytes
+   * @param pricing where collective and send/recv prices come from
+   * @param weightBytes bytes of one weight in the compute precision
+   * @param overlaps what the framework overlaps and fuses
+   * @param interleave whether the plan may use the interleaved 1F1B schedule
+   * @param attention how the attention core runs
+   */
+  public PlanRequest(ModelSpec model, ClusterSpec cluster, int globalBatch,
+      int fixedMicrobatches, double memoryPerGpu, CommPricing pricing, int weightBytes,
+      Overlaps overlaps, boolean interleave, Attention attention) {
+    this(model, cluster, globalBatch, fixedMicrobatches, memoryPerGpu, pricing, weightBytes,
+        overlaps, interleave, attention, RuntimeSpace.ANY);
+  }
 
   /**
    * A request with unfused attention and nothing overlapped but, when asked, the gradient
@@ -82,6 +107,19 @@ public record PlanRequest(ModelSpec model, ClusterSpec cluster, int globalBatch,
     Require.nonNull(pricing, "pricing");
     Require.nonNull(attention, "attention");
     Require.nonNull(overlaps, "overlaps");
+    Require.nonNull(runtime, "runtime");
+  }
+
+  /**
+   * The same request for a runtime that runs only what {@code space} holds; the interleaved
+   * schedule stays allowed only where the space has it.
+   *
+   * @param space what the runtime can run
+   * @return the request
+   */
+  public PlanRequest withRuntime(RuntimeSpace space) {
+    return new PlanRequest(model, cluster, globalBatch, fixedMicrobatches, memoryPerGpu, pricing,
+        weightBytes, overlaps, interleave && space.interleaved(), attention, space);
   }
 
   /**
@@ -92,7 +130,7 @@ public record PlanRequest(ModelSpec model, ClusterSpec cluster, int globalBatch,
    */
   public PlanRequest withOverlaps(Overlaps o) {
     return new PlanRequest(model, cluster, globalBatch, fixedMicrobatches, memoryPerGpu, pricing,
-        weightBytes, o, interleave, attention);
+        weightBytes, o, interleave, attention, runtime);
   }
 
   /**
@@ -103,7 +141,7 @@ public record PlanRequest(ModelSpec model, ClusterSpec cluster, int globalBatch,
    */
   public PlanRequest withAttention(Attention a) {
     return new PlanRequest(model, cluster, globalBatch, fixedMicrobatches, memoryPerGpu, pricing,
-        weightBytes, overlaps, interleave, a);
+        weightBytes, overlaps, interleave, a, runtime);
   }
 
   /**
@@ -114,7 +152,7 @@ public record PlanRequest(ModelSpec model, ClusterSpec cluster, int globalBatch,
    */
   public PlanRequest withInterleaving(boolean allowed) {
     return new PlanRequest(model, cluster, globalBatch, fixedMicrobatches, memoryPerGpu, pricing,
-        weightBytes, overlaps, allowed, attention);
+        weightBytes, overlaps, allowed, attention, runtime);
   }
 
   /**
@@ -125,7 +163,7 @@ public record PlanRequest(ModelSpec model, ClusterSpec cluster, int globalBatch,
    */
   public PlanRequest withMicrobatches(int microbatches) {
     return new PlanRequest(model, cluster, globalBatch, microbatches, memoryPerGpu, pricing,
-        weightBytes, overlaps, interleave, attention);
+        weightBytes, overlaps, interleave, attention, runtime);
   }
 
   /**
@@ -136,7 +174,7 @@ public record PlanRequest(ModelSpec model, ClusterSpec cluster, int globalBatch,
    */
   public PlanRequest withMemoryPerGpu(double bytes) {
     return new PlanRequest(model, cluster, globalBatch, fixedMicrobatches, bytes, pricing,
-        weightBytes, overlaps, interleave, attention);
+        weightBytes, overlaps, interleave, attention, runtime);
   }
 
   /**

@@ -168,7 +168,7 @@ public final class SearchRules {
    * {@code g} sequences: for each context-parallel size {@code CP} ({@link #contextDegrees}) the
    * stage holds {@code d / CP} replicas of {@code CP x t} GPUs, each taking {@code g / (d / CP)}
    * sequences of 1, 2, 4 or 8, with the settings of {@link #layerSettings(PlanRequest, int,
-   * int, int)}.
+   * int, int)} that the request's runtime can run ({@link PlanRequest#runtime}).
    *
    * @param req the request
    * @param d GPUs per tensor-parallel rank of the stage (data times context parallelism)
@@ -184,7 +184,10 @@ public final class SearchRules {
         continue;
       }
       for (LayerSetting ls : layerSettings(req, d, t, b)) {
-        out.add(ls.withContext(cp, false));
+        if (req.runtime().refused(t, ls.recompute(), ls.sequenceParallel(), ls.megatron(), cp,
+            ls.expertParallel()).isEmpty()) {
+          out.add(ls.withContext(cp, false));
+        }
       }
     }
     return out;
@@ -256,6 +259,17 @@ public final class SearchRules {
    */
   public static int[] zeroStages(int d) {
     return d > 1 ? ZERO_STAGES.clone() : NO_ZERO.clone();
+  }
+
+  /**
+   * The ZeRO stages of {@link #zeroStages(int)} that the request's runtime can run.
+   *
+   * @param req the request
+   * @param d data-parallel replicas
+   * @return the stages, ascending
+   */
+  public static int[] zeroStages(PlanRequest req, int d) {
+    return java.util.Arrays.stream(zeroStages(d)).filter(req.runtime()::allowsZero).toArray();
   }
 
   /**

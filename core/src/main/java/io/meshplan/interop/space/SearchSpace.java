@@ -7,7 +7,9 @@ import java.util.List;
 
 /**
  * The stages a request's search considers: Alpa's submesh shapes in multiples of {@code granule}
- * nodes ({@link SubmeshShape#nodeGranule}), and layer ranges that start and end on multiples of
+ * nodes ({@link SubmeshShape#nodeGranule}), whole nodes only where the request's runtime cannot
+ * place smaller submeshes ({@link io.meshplan.plan.RuntimeSpace#subNodeSubmeshes}), and layer
+ * ranges that start and end on multiples of
  * {@code group} layers ({@link SubmeshShape#layerGroup}).
  *
  * @param granule stages use multiples of this many nodes (1: any Alpa shape)
@@ -36,6 +38,10 @@ public record SearchSpace(int granule, List<SubmeshShape> shapes, int group) {
         model.layers());
     List<SubmeshShape> shapes = SubmeshShape.shapes(cluster.nodes(), cluster.gpusPerNode(),
         granule);
+    if (!req.runtime().subNodeSubmeshes(cluster.gpusPerNode())) {
+      // The runtime cannot place submeshes smaller than a node on nodes of this size.
+      shapes = shapes.stream().filter(s -> s.devices() >= cluster.gpusPerNode()).toList();
+    }
     // layers^2 x shapes in a double: at layers 2^31-1 and 52 shapes it is 2.4e20, past a long.
     double cells = (double) model.layers() * model.layers() * shapes.size();
     if (cells > MAX_TABLE_CELLS) {

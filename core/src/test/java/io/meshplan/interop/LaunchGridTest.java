@@ -1,0 +1,116 @@
+package io.meshplan.interop;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.meshplan.graph.DType;
+import io.meshplan.interop.cost.IlpLayerCostModel;
+import io.meshplan.interop.space.PlanRequest;
+import io.meshplan.model.Attention;
+import io.meshplan.model.ModelSpec;
+import io.meshplan.model.Overlaps;
+import io.meshplan.plan.LaunchCheck;
+import io.meshplan.plan.ParallelConfig;
+import io.meshplan.plan.PipelinePlan;
+import io.meshplan.plan.RuntimeSpace;
+import io.meshplan.sim.MemoryFit;
+import java.util.List;
+import java.util.Optional;
+import java.util.function.Predicate;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link LaunchGrid}: the splits it searches, and that each runtime gets the fastest
+ * configuration its check accepts, as simulating every configuration would find (the bound only
+ * skips what cannot win).
+ */
+class LaunchGridTest {
+  /** A runtime that launches the configurations a predicate accepts, and says so otherwise. */
+  private record Check(String label, Predicate<ParallelConfig> accepts, String why)
+      implements LaunchCheck {
+    @Override
+    public RuntimeSpace space() {
+      return RuntimeSpace.ANY;
+    }
+
+    @Override
+    public Optional<String> missing(ModelSpec model, Attention attention, Overlaps overlaps) {
+      return Optional.empty();
+    }
+
+    @Override
+    public Optional<String> missing(ModelSpec model, ParallelConfig config, Attention attention,
+        Overlaps overlaps) {
+      return accepts.test(config) ? Optional.empty() : Optional.of(why);
+    }
+
+    @Override
+    public Optional<String> missing(PipelinePlan plan) {
+      return Optional.empty();
+    }
+  }
+
+  @Test
+  void unevenSplitsGiveTheFirstStageTheSmallerHalfOfWhatTheMiddleLeaves() {
+    // 40 layers on 25 stages: 23 middle stages of 1 leave 17, split 8 + 9; a middle share of 2
+    // would leave 40 - 46 < 0.
+    assertThat(LaunchGrid.stageSplits(40, 25)).containsExactly(new int[] {8, 9});
+    // 40 on 4: the even split only (a middle share of 10 leaves 10 + 10).
+    assertThat(LaunchGrid.stageSplits(40, 4)).containsExactly(new int[] {0, 0});
+    // 41 on 4: middle 10 leaves 21 = 10 + 11; middle 11 leaves 19 = 9 + 10.
+    assertThat(LaunchGrid.stageSplits(41, 4)).containsExactly(new int[] {10, 11},
+        new int[] {9, 10});
+    // 7 on 2: only the first stage is stated; the last takes the rest.
+    assertThat(LaunchGrid.stageSplits(7, 2)).containsExactly(new int[] {3, 0});
+  }
+
+  @Test
+  void aLayoutSpreadsTheExtraLayersOverTheChunksAfterTheFirst() {
+    // 40 on 25: 1 each and 15 extra, on chunks 1 to 15 (evenChunks).
+    String layout = LaunchGrid.layout(40, 25, 0).orElseThrow().text();
+    assertThat(layout).startsWith("Et|tt|").endsWith("|t|tL");
+    assertThat(layout.split("\\|")).hasSize(25);
+    assertThat(layout.chars().filter(c -> c == 't').count()).isEqualTo(40);
+    // 10 on 4 is 2, 3, 3, 2: uneven first and last stages state it, so no layout.
+    assertThat(LaunchGrid.layout(10, 4, 0)).isEmpty();
+    // 9 on 4 is 2, 3, 2, 2; multi-token prediction modules sit before the loss in the last chunk.
+    assertThat(LaunchGrid.layout(9, 4, 1).orElseThrow().text()).isEqualTo("Ett|ttt|tt|ttmL");
+    // Three stages have one middle stage: uneven first and last stages state every split.
+    assertThat(LaunchGrid.layout(7, 3, 0)).isEmpty();
+    assertThat(LaunchGrid.layout(40, 4, 0)).isEmpty();
+  }
+
+  @Test
+  void eachRuntimeGetsTheFastestConfigurationItAcceptsAsSimulatingAllWouldFind() {
+    ModelSpec m = Requests.training(new ModelSpec("tiny", ModelSpec.Family.LLAMA, 6, 512, 8, 8,
+        1376, 1024, 256, 1, DType.BF16), 16, DType.BF16);
+    PlanRequest req = Requests.of(m, "2x4:a100-80gb", 16, false);
+    IlpLayerCostModel layers = Requests.layers(req);
+    List<LaunchCheck> runtimes = List.of(new Check("all", c -> true, ""),
+        new Check("no-sp", c -> !c.sequenceParallel(), "no sequence parallelism"),
+        new Check("pp2", c -> c.pipelineParallel() == 2, "pipelines of 2 only"),
+        new Check("none", c -> false, "launches nothing"));
+    List<LaunchGrid.Found> found = new LaunchGrid(layers).search(req, runtimes);
+    PlanSimulator sim = new PlanSimulator(layers);
+    for (int i = 0; i < 3; i++) {
+      double best = Double.POSITIVE_INFINITY;
+      for (ParallelConfig c : LaunchGrid.configurations(req)) {
+        if (runtimes.get(i).missing(m, c, req.attention(), req.overlaps()).isPresent()) {
+          continue;
+        }
+        Optional<PlanSimulator.Evaluated> e = sim.simulate(req, c);
+        if (e.isPresent() && MemoryFit.fits(e.get().simulation().peakMemoryBytesPerGpu(),
+            req.memoryPerGpu())) {
+          best = Math.min(best, e.get().simulation().iterationSeconds());
+        }
+      }
+      assertThat(best).as(runtimes.get(i).label()).isFinite();
+      PlanSimulator.Evaluated e = found.get(i).best().orElseThrow();
+      assertThat(e.simulation().iterationSeconds()).as(runtimes.get(i).label())
+          .isEqualTo(best);
+      assertThat(runtimes.get(i).missing(m, e.plan().asParallelConfig().orElseThrow(),
+          req.attention(), req.overlaps())).as(runtimes.get(i).label()).isEmpty();
+    }
+    assertThat(found.get(3).best()).isEmpty();
+    assertThat(found.get(3).whyNone()).isEqualTo("launches nothing");
+  }
+}
