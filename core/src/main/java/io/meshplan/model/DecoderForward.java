@@ -145,7 +145,7 @@ final class DecoderForward {
       int used = t.slice(pos, new int[] {0, 0}, new int[] {s, h});
       x = t.add(x, t.broadcast(used, bsh(), 1, 2));
     }
-    if (o.dropout()) {
+    if (hiddenDropout()) {
       t.part("dropout");
       x = dropout(x);
     }
@@ -252,7 +252,7 @@ final class DecoderForward {
     }
     sc = t.add(sc, t.broadcast(causalMask(), scores, 2, 3));
     int p = keep(softmax(sc), RecomputeModule.CORE_ATTN);
-    if (o.dropout()) {
+    if (o.dropout() && spec.arch().numerics().attentionDropout() > 0) {
       p = keep(dropout(p, RecomputeModule.CORE_ATTN), RecomputeModule.CORE_ATTN);
     }
     // ctx[b, n, i, e] = sum_j p[b, n, i, j] * v[b, j, n, e]
@@ -284,7 +284,7 @@ final class DecoderForward {
   /** The output projection of the attention context {@code ctx} {@code [b, s, width]}. */
   private int project(int ctx, int width) {
     int out = linear(ctx, width, h, "wo");
-    if (o.dropout()) {
+    if (hiddenDropout()) {
       out = dropout(out);
     }
     return out;
@@ -375,7 +375,7 @@ final class DecoderForward {
     }
     keepGemmInput(act, module);
     int down = linear(act, f, h, "w2");
-    if (o.dropout()) {
+    if (hiddenDropout()) {
       down = dropout(down);
     }
     return down;
@@ -515,6 +515,14 @@ final class DecoderForward {
     int inner = t.add(x, t.mul(cube, t.fill(xs, 0.044715)));
     int th = t.unary(Opcode.TANH, t.mul(inner, t.fill(xs, Math.sqrt(2 / Math.PI))));
     return t.mul(t.mul(x, t.fill(xs, 0.5)), t.add(th, t.fill(xs, 1.0)));
+  }
+
+  /**
+   * Whether dropout follows the embedding and each sublayer's output: the options build dropout
+   * and the model trains with a hidden dropout probability above 0.
+   */
+  private boolean hiddenDropout() {
+    return o.dropout() && spec.arch().numerics().hiddenDropout() > 0;
   }
 
   /** Inverted dropout; keeps the mask (and, in attention, the output) as Megatron does. */

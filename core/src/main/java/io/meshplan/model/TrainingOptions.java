@@ -130,14 +130,15 @@ public record TrainingOptions(
 
   /**
    * The whole model's step: every block, embedding, head, backward and Adam, no recomputation,
-   * bf16, dropout for the GPT family, the spec's batch and sequence.
+   * bf16, dropout where the model trains with it ({@link Numerics#dropout}), the spec's batch and
+   * sequence.
    *
    * @param spec the model
    * @return the options
    */
   public static TrainingOptions of(ModelSpec spec) {
     return new TrainingOptions(Recompute.NONE, DType.BF16, 0, spec.layers(), true, true, true,
-        true, spec.family() == ModelSpec.Family.GPT, spec.batch(), spec.seq(),
+        true, spec.arch().numerics().dropout(), spec.batch(), spec.seq(),
         Attention.UNFUSED, ExpertLayout.NONE, 1);
   }
 
