@@ -77,6 +77,11 @@ public final class TorchtitanToml implements FrameworkWriter {
   public Optional<String> missing(ExportInput input) {
     Optional<String> lacking = missingModel(input);
     if (lacking.isEmpty()) {
+      ModelSpec m = input.model();
+      lacking = TorchtitanNumerics.missing(m, TorchtitanNumerics.LLAMA3, "llama3 flavor "
+          + TorchtitanV022.flavor(m).orElseThrow().name(), false);
+    }
+    if (lacking.isEmpty()) {
       lacking = missingLayout(input);
     }
     if (lacking.isPresent()) {
@@ -124,6 +129,11 @@ public final class TorchtitanToml implements FrameworkWriter {
       return Optional.of("torchtitan reduces gradients in float32 only (its "
           + "training.mixed_precision_reduce takes \"float32\"); the plan reduces them in bf16"
           + " (--grad-reduce-in-bf16)");
+    }
+    if (input.overlaps().moeComm()) {
+      return Optional.of("torchtitan has no overlap of the expert-parallel all-to-alls with"
+          + " another microbatch's compute (the plan's --overlap-moe-expert-parallel-comm,"
+          + " Megatron-Core's)");
     }
     if (!c.recomputeModules().equals(io.meshplan.model.RecomputeModule.DEFAULT)) {
       return Optional.of("torchtitan's selective activation checkpointing is by op or by layer "
@@ -238,7 +248,7 @@ public final class TorchtitanToml implements FrameworkWriter {
         m.arch());
     try {
       return Optional.of(new ExportInput(nm, input.cluster(), n, input.attention(),
-          input.overlaps().withBf16GradReduce(false), input.gpipe()));
+          input.overlaps().withBf16GradReduce(false).withMoeComm(false), input.gpipe()));
     } catch (io.meshplan.util.InputException e) {
       // A layout the model or the cluster does not take once changed.
       return Optional.empty();

@@ -53,7 +53,7 @@ class TorchtitanExpertContextConformanceTest {
   /** DeepSeek-V3 without its multi-token prediction module: the 671B flavor as it stands. */
   private static final String NO_MTP = "deepseek-v3 without MTP";
 
-  private static final String[] MODELS = {"llama3-8b", "llama3-70b", "qwen3-30b-a3b",
+  private static final String[] MODELS = {"llama3.1-8b", "llama3.1-70b", "qwen3-30b-a3b",
       "qwen3-235b-a22b", "deepseek-v3", NO_MTP};
   private static final int CASES = 1500;
 
