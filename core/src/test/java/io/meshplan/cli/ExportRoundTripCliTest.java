@@ -126,7 +126,8 @@ class ExportRoundTripCliTest {
         "--tp", String.valueOf(tp), "--pp", String.valueOf(pp), "--dp",
         String.valueOf(gpus / (tp * pp)), "--micro-batch", a.get("--micro-batch-size"),
         "--global-batch", a.get("--global-batch-size"), "--dtype",
-        a.containsKey("--fp16") ? "f16" : a.containsKey("--fp8-format") ? "fp8" : "bf16",
+        a.containsKey("--fp16") ? "f16" : a.containsKey("--fp8-format") ? "fp8"
+            : a.containsKey("--bf16") ? "bf16" : "f32",
         "--recompute", a.getOrDefault("--recompute-granularity", "none")));
     if (a.containsKey("--num-layers-per-virtual-pipeline-stage")) {
       int perChunk = Integer.parseInt(a.get("--num-layers-per-virtual-pipeline-stage"));
