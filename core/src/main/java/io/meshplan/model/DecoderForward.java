@@ -223,6 +223,13 @@ final class DecoderForward {
       q = rope(q);
       k = rope(k);
     }
+    if (o.kvReplicas() > 1) {
+      // Megatron-Core gathers the whole query/key/value output, queries too, and each rank
+      // takes its own query heads back out of it.
+      q = replicas(q, 1);
+      k = replicas(k, o.kvReplicas());
+      v = replicas(v, o.kvReplicas());
+    }
     keep(q);
     keep(k);
     keep(v);
@@ -555,10 +562,44 @@ final class DecoderForward {
         3)));
   }
 
+  /**
+   * Queries, keys or values {@code [b, s, g, d]} with each head repeated {@code r} times, {@code
+   * [b, s, g r, d]}, as Megatron-Core runs attention when the tensor size {@code t} exceeds the
+   * {@code g} key/value groups ({@code megatron/core/transformer/attention.py} at
+   * NVIDIA/Megatron-LM d98e8a6, lines 349-367 and 1850-1880): the query/key/value projection
+   * stays split evenly over the {@code t} ranks, its whole output is all-gathered over them, and
+   * each rank takes its {@code a / t} query heads and its group's whole key and value head back
+   * out of it, keeps them, and attends. Each of q ({@code r = 1}), k and v passes through here:
+   * the product below needs its input whole on every rank (the all-gather; in the backward pass
+   * the reduce-scatter of the gradients, summing the key/value repeats of ranks that share a
+   * group), and its pinned layout ({@link TrainingOptions#KV_REPLICAS}) leaves each rank its own
+   * heads. Norms and rotary positions run before the gather, where Megatron-Core runs them after
+   * it on each rank's heads: the same work on queries, and {@code r} times less on keys, a few
+   * elementwise operations per key element.
+   */
+  private int replicas(int x, int r) {
+    TensorShape sh = t.shape(x);
+    int g = sh.dim(2);
+    int d = sh.dim(3);
+    String was = t.part();
+    t.part(TrainingOptions.KV_REPLICAS);
+    // The repeat as a product with a 0/1 matrix e [g, g r] (e[j, h] = 1 where h / r == j), whose
+    // columns the Megatron-LM solve pins split over the ranks: each rank computes and keeps its
+    // own heads, which a broadcast's layout could not split (8 heads over 16 ranks), and the
+    // product needs its input whole on every rank, which is Megatron-Core's all-gather (and, in
+    // the backward pass, its reduce-scatter).
+    int e = t.param(TensorShape.of(dt, g, g * r), ParamRole.CONSTANT);
+    // y[b, i, e, h] = sum_j x[b, i, j, e] e[j, h]
+    int y = t.dot(x, e, new int[0], new int[] {2}, new int[0], new int[] {0});
+    int out = t.transpose(y, 0, 1, 3, 2);
+    t.part(was);
+    return out;
+  }
+
   /** Repeats key/value heads for grouped-query attention. */
   private int heads(int x) {
     int a = spec.heads();
-    int kvh = spec.kvHeads();
+    int kvh = t.shape(x).dim(2);
     if (kvh == a) {
       return x;
     }
