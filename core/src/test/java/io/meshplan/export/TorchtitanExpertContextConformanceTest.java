@@ -237,6 +237,20 @@ class TorchtitanExpertContextConformanceTest {
     } else {
       assertThat(f.fields()).doesNotContainKey("parallelism.expert_parallel_degree");
     }
+    // trainer.py:168-199 (Trainer.Config._validate_cuda_graphs): CUDA graphs, on unless
+    // training.disable_cuda_graphs, refuse a pipeline, and expert parallelism whose token
+    // dispatcher synchronises with the CPU: the flavors' moe_comm_backend "standard" builds
+    // AllToAllTokenDispatcher (models/common/config_utils.py:416-420), neither MinimalAsyncEP nor
+    // HybridEP with a capacity. The DeepSeek-V3 recipe turns them off itself
+    // (models/deepseek_v3/config_registry.py:227-231); the Qwen3 one does not.
+    long ep = in.model().arch().moe().routed()
+        ? f.integer("parallelism.expert_parallel_degree") : 1;
+    boolean graphsOff = f.fields().containsKey("training.disable_cuda_graphs")
+        ? f.text("training.disable_cuda_graphs").equals("True")
+        : f.recipe().equals("deepseek_v3_671b");
+    if (pp > 1 || ep > 1) {
+      assertThat(graphsOff).as("CUDA graphs under pp " + pp + ", ep " + ep).isTrue();
+    }
     long seq = f.integer("training.max_context_length");
     long perMicrobatch = f.integer("training.num_tokens_per_microbatch_per_dp_rank");
     boolean sp = f.text("parallelism.enable_sequence_parallel").equals("True");
