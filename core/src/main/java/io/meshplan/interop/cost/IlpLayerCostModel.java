@@ -265,7 +265,7 @@ public final class IlpLayerCostModel implements LayerCostModel {
         .withOptimizer(false)
         .withWorkload(s.microBatch(), model.seq() / s.contextParallel()).withAttention(attention)
         .withFusedLoss(fusedLoss).withExperts(s.experts()).withContextParallel(s.contextParallel())
-        .withKvReplicas(kvReplicas(m, t, megatron));
+        .withKvReplicas(KvReplicas.of(m, t, megatron));
     opt = switch (kind) {
       case EMBEDDING -> opt.withBlocks(0, 0).withEmbedding(true).withHead(false);
       // An expert block is built at the first block that routes to experts.
@@ -287,7 +287,7 @@ public final class IlpLayerCostModel implements LayerCostModel {
     if (megatron && t > 1 && !fixMegatron(tg, t, fixed, local)) {
       return null;
     }
-    fixKvReplicas(tg, fixed);
+    KvReplicas.fix(tg, fixed);
     solves.incrementAndGet();
     IntraOpResult r = new AutoSharding(env, solver, true).solve(g, fixed, local);
     if (!(r instanceof IntraOpResult.Planned planned) || !planned.plan().notKept().isEmpty()) {
@@ -307,19 +307,6 @@ public final class IlpLayerCostModel implements LayerCostModel {
       out.ring(ring(tg, planned.plan(), env, s));
     }
     return out.build();
-  }
-
-  /**
-   * How many tensor ranks hold each key/value head under Megatron-LM's layouts: tensor size /
-   * key/value heads when the tensor size is a multiple of them ({@link
-   * TrainingOptions#kvReplicas}, Megatron-Core's rule since 0.16), else 1. Latent attention has
-   * no key/value heads to repeat.
-   */
-  static int kvReplicas(ModelSpec m, int t, boolean megatron) {
-    int g = m.kvHeads();
-    boolean repeat = megatron && t > g && t % g == 0 && !m.arch().attn().mla().on()
-        && m.family() != ModelSpec.Family.ALPA_MLP;
-    return repeat ? t / g : 1;
   }
 
   /** The first block of a model that is not a listed dense block. */
@@ -481,25 +468,6 @@ public final class IlpLayerCostModel implements LayerCostModel {
   private static boolean inputSized(Graph g, int id, TensorShape x) {
     return g.get(id).shape() instanceof TensorShape y && y.elementCount() == x.elementCount()
         && y.rank() >= 2 && y.dim(y.rank() - 1) == x.dim(2);
-  }
-
-  /**
-   * The repeat of Megatron-Core's key/value heads over more tensor ranks than groups ({@link
-   * TrainingOptions#KV_REPLICAS}): its 0/1 matrix {@code [g, g r]} split by columns, one repeated
-   * head per rank, as each rank keeps its group's head.
-   */
-  private static void fixKvReplicas(TrainingGraph tg, Map<Integer, ShardingSpec> fixed) {
-    if (tg.options().kvReplicas() == 1) {
-      return;
-    }
-    for (Instruction ins : tg.graph().instructions()) {
-      if (tg.role(ins.id()).orElse(null) == ParamRole.CONSTANT
-          && ins.shape() instanceof TensorShape sh && sh.rank() == 2
-          && java.util.Arrays.asList(ins.opName().split("/"))
-              .contains(TrainingOptions.KV_REPLICAS)) {
-        fixed.put(ins.id(), ShardingSpec.split(2, 1, 1));
-      }
-    }
   }
 
   /** Megatron-LM's layouts by weight name; false when a weight cannot be split evenly. */

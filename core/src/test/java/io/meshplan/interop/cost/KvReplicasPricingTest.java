@@ -45,8 +45,8 @@ class KvReplicasPricingTest {
     LayerCost tp8 = block(8, 8);
     LayerCost tp16 = block(8, 16);
     LayerCost twin16 = block(16, 16);
-    assertThat(IlpLayerCostModel.kvReplicas(Presets.get("llama3-8b"), 16, true)).isEqualTo(2);
-    assertThat(IlpLayerCostModel.kvReplicas(Presets.get("llama3-8b"), 8, true)).isEqualTo(1);
+    assertThat(KvReplicas.of(Presets.get("llama3-8b"), 16, true)).isEqualTo(2);
+    assertThat(KvReplicas.of(Presets.get("llama3-8b"), 8, true)).isEqualTo(1);
     // Weights: the projection is column-parallel over all 16 ranks, nothing repeated, so a rank
     // holds half of what it holds at tp 8: 27,271,168 / 2 = 13,639,680 elements.
     assertThat(tp8.parameters()).isEqualTo(27_271_168);
