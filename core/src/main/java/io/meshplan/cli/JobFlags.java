@@ -73,8 +73,31 @@ final class JobFlags {
       java.util.Optional<io.meshplan.model.Attention> attention, String clusterFallback,
       int globalBatch, int microbatches, PlannerOptions options,
       io.meshplan.model.Overlaps overlaps) {
+    TrainingJob job = job(m, explicitDtype, clusterOptions, attention, clusterFallback,
+        globalBatch, microbatches, overlaps);
+    return Planner.price(job, clusterOptions.pricing(), options);
+  }
+
+  /**
+   * The training job the flags describe, before pricing: the one resolution of the training
+   * precision (the model's with {@code --dtype}, else the GPU's), the attention and the overlaps
+   * that {@code simulate} prices and {@code export} writes.
+   *
+   * @param m the model
+   * @param explicitDtype whether the model's dtype is the training precision to use
+   * @param clusterOptions the cluster flags
+   * @param attention the attention, or empty for the GPU's default
+   * @param clusterFallback the cluster string when {@code --cluster} is absent
+   * @param globalBatch sequences per iteration
+   * @param microbatches fixed microbatches, or 0 for the planner's choice
+   * @param overlaps the overlaps and fusions
+   * @return the job
+   */
+  static TrainingJob job(ModelSpec m, boolean explicitDtype, ClusterOptions clusterOptions,
+      java.util.Optional<io.meshplan.model.Attention> attention, String clusterFallback,
+      int globalBatch, int microbatches, io.meshplan.model.Overlaps overlaps) {
     ClusterSpec cs = clusterOptions.spec(clusterFallback);
-    TrainingJob job = FlagWords.call(FlagWords.JOB, () -> {
+    return FlagWords.call(FlagWords.JOB, () -> {
       TrainingJob defaults = TrainingJob.of(m, cs);
       defaults = defaults.withAttention(attention.orElse(defaults.attention()));
       return (explicitDtype ? defaults.withDtype(m.dtype()) : defaults)
@@ -82,6 +105,5 @@ final class JobFlags {
           .withMemoryPerGpu(clusterOptions.memoryPerGpu(cs))
           .withOverlaps(overlaps);
     });
-    return Planner.price(job, clusterOptions.pricing(), options);
   }
 }

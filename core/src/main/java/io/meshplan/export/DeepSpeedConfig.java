@@ -100,6 +100,10 @@ public final class DeepSpeedConfig implements FrameworkWriter {
     if (model.isPresent()) {
       return model;
     }
+    Optional<String> split = MegatronDeepSpeedArgs.missingSplit(input);
+    if (split.isPresent()) {
+      return split;
+    }
     if (!c.recomputeModules().equals(io.meshplan.model.RecomputeModule.DEFAULT)) {
       return Optional.of("DeepSpeed's activation checkpointing wraps whole layers the training "
           + "script chooses; its configuration has no list of modules like --recompute-modules "

@@ -160,6 +160,20 @@ public final class Exporter {
    * and of its DeepSeek-V3 flavor ({@link TorchtitanDeepseekV3}).
    */
   private static Optional<ExportResult> unwritten(ExportTarget target, ModelSpec model) {
+    Optional<ExportResult> details = unwrittenDetails(target, model);
+    if (details.isPresent()) {
+      return details;
+    }
+    // The model's numbers and window, which Megatron-LM and Megatron-DeepSpeed state or lack
+    // (torchtitan's flavors check theirs in its writers).
+    Optional<String> fields = target == ExportTarget.MEGATRON ? MegatronModelArgs.missing(model)
+        : target == ExportTarget.DEEPSPEED ? MegatronDeepSpeedArgs.missingModel(model)
+        : Optional.empty();
+    return fields.map(f -> new ExportResult.NotExpressible(f, Optional.empty()));
+  }
+
+  /** The layer details the target's writer does not write, as a refusal. */
+  private static Optional<ExportResult> unwrittenDetails(ExportTarget target, ModelSpec model) {
     boolean megatron = target == ExportTarget.MEGATRON;
     boolean qwen = TorchtitanQwen3Moe.flavor(model).isPresent();
     boolean deepseek = TorchtitanDeepseekV3.matches(model);

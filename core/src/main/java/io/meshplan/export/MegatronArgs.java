@@ -79,6 +79,17 @@ public final class MegatronArgs implements FrameworkWriter {
           + m.name() + " has " + m.arch().positionRows() + " rows for " + m.seq()
           + " positions");
     }
+    Optional<String> vocab = MegatronModelArgs.vocabMissing(input);
+    if (vocab.isPresent()) {
+      return vocab;
+    }
+    if (input.config().zeroStage() >= 2 && !input.overlaps().fsdpPrefetch()) {
+      // megatron_fsdp.py:327-333 (megatron/core/distributed/fsdp/src/megatron_fsdp/): with
+      // gradients sharded it sets overlap_grad_reduce, and overlap_param_gather with weights too.
+      return Optional.of("Megatron-FSDP always overlaps its weight gathers and gradient"
+          + " reduce-scatters with compute when it shards gradients (megatron_fsdp.py:327-333);"
+          + " the plan prices them exposed (--no-fsdp-prefetch)");
+    }
     if (input.gpipe()) {
       // megatron/core/pipeline_parallel/schedules.py get_forward_backward_func: no pipelining,
       // 1F1B, or interleaved 1F1B; nothing runs every forward before the first backward.
@@ -90,14 +101,15 @@ public final class MegatronArgs implements FrameworkWriter {
 
   /**
    * The nearest expressible input: the same configuration under 1F1B instead of GPipe, with the
-   * fp32 loss, with expert tensor-parallel size 1 when the experts have biases, and with full
+   * fp32 loss, with Megatron-FSDP's overlapped gathers under ZeRO-2/3, with expert tensor-parallel size 1 when the experts have biases, and with full
    * recomputation instead of torchtitan's per-op mode (which keeps more, so what fits with it
    * fits with full).
    */
   @Override
   public Optional<ExportInput> nearest(ExportInput input) {
     ExportInput oneFOneB = input.withGpipe(false)
-        .withOverlaps(input.overlaps().withLossFusion(false))
+        .withOverlaps(input.overlaps().withLossFusion(false).withFsdpPrefetch(
+            input.overlaps().fsdpPrefetch() || input.config().zeroStage() >= 2))
         .withConfig(input.config().withRecompute(input.config().recompute().layerwise()));
     if (input.model().arch().biases() && input.config().expertTensorParallel() > 1) {
       oneFOneB = oneFOneB.withConfig(oneFOneB.config().withExperts(
@@ -145,8 +157,8 @@ public final class MegatronArgs implements FrameworkWriter {
     if (c.zeroStage() >= 2) {
       sb.append("# ZeRO-").append(c.zeroStage()).append(" is Megatron-FSDP.\n");
     }
-    sb.append("# The vocabulary (").append(input.model().vocab())
-        .append(") comes from your tokenizer.\n");
+    sb.append("# The vocabulary is the ").append(input.model().vocab())
+        .append(" rows priced (--padded-vocab-size): use a tokenizer of at most as many.\n");
     int nodes = input.cluster().nodes();
     sb.append(nodes == 1 ? "# Run on the node" : "# Run on each of the " + nodes + " nodes")
         .append(": set the variables megatron_launch checks, then bash this file\n# (or source it"
@@ -263,7 +275,7 @@ public final class MegatronArgs implements FrameworkWriter {
     a.add(List.of("--max-position-embeddings", Integer.toString(
         m.arch().positions() == Architecture.Positions.LEARNED ? m.arch().positionRows()
             : m.seq())));
-    a.addAll(architecture(m));
+    a.addAll(MegatronModelArgs.arguments(m));
     a.addAll(MegatronExpertArgs.arguments(input));
     a.addAll(MegatronDeepseekArgs.mtp(m));
     // Megatron-Core's AttnBackend (flash, fused, unfused, local, auto; default auto): the kernel
@@ -337,45 +349,5 @@ public final class MegatronArgs implements FrameworkWriter {
     }
   }
 
-  /**
-   * The architecture arguments of a model: the one place that maps {@link Architecture} to
-   * Megatron-LM's switches. Megatron-LM's defaults are GeLU, LayerNorm, learned absolute positions,
-   * biases and tied embeddings; each difference is a flag.
-   *
-   * @param m the model
-   * @return the arguments
-   */
-  static List<List<String>> architecture(ModelSpec m) {
-    Architecture arch = m.arch();
-    List<List<String>> a = new ArrayList<>();
-    if (arch.mlp() == Architecture.Mlp.SWIGLU) {
-      a.add(List.of("--swiglu"));
-    }
-    if (arch.norm() == Architecture.Norm.RMS) {
-      a.add(List.of("--normalization", "RMSNorm"));
-    }
-    if (arch.positions() == Architecture.Positions.ROTARY) {
-      a.add(List.of("--position-embedding-type", "rope"));
-    } else {
-      a.add(List.of("--position-embedding-type", "learned_absolute"));
-    }
-    if (!arch.tiedEmbeddings()) {
-      a.add(List.of("--untie-embeddings-and-output-weights"));
-    }
-    if (!arch.biases()) {
-      a.add(List.of("--disable-bias-linear"));
-    }
-    if (m.kvHeads() < m.heads()) {
-      a.add(List.of("--group-query-attention"));
-      a.add(List.of("--num-query-groups", Integer.toString(m.kvHeads())));
-    }
-    if (m.family() == ModelSpec.Family.LLAMA) {
-      // LLaMA trains without dropout; TransformerConfig's attention_dropout and hidden_dropout
-      // default to 0.1 (megatron/core/transformer/transformer_config.py).
-      a.add(List.of("--attention-dropout", "0"));
-      a.add(List.of("--hidden-dropout", "0"));
-    }
-    return a;
-  }
 
 }

@@ -4,12 +4,15 @@ import io.meshplan.graph.DType;
 import io.meshplan.model.Architecture;
 import io.meshplan.model.Attention;
 import io.meshplan.model.ModelSpec;
+import io.meshplan.model.Numerics;
 import io.meshplan.model.Recompute;
+import io.meshplan.model.RopeScaling;
 import io.meshplan.model.TrainingGraphBuilder;
 import io.meshplan.plan.ParallelConfig;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
 
 /**
  * The Megatron-DeepSpeed arguments (deepspeedai/Megatron-DeepSpeed, {@code megatron/arguments.py}
@@ -69,7 +72,7 @@ final class MegatronDeepSpeedArgs {
     a.add(List.of("--num-attention-heads", Integer.toString(m.heads())));
     a.add(List.of("--num-key-value-heads", Integer.toString(m.kvHeads())));
     a.add(List.of("--seq-length", Integer.toString(m.seq())));
-    a.addAll(architecture(m));
+    a.addAll(architecture(m, c.tensorParallel()));
     if (input.attention() == Attention.FLASH) {
       a.add(List.of("--use-flash-attn-v2"));
     }
@@ -93,21 +96,32 @@ final class MegatronDeepSpeedArgs {
 
   /**
    * The block's shape in Megatron-DeepSpeed's words ({@code megatron/arguments.py}): {@code
-   * --swiglu} (670), {@code --normalization rmsnorm} (647, choices layernorm and rmsnorm), rotary
-   * positions as {@code --use-rotary-position-embeddings} with the learned table off ({@code
-   * --no-position-embedding}, 633 and 640), else the learned table's rows as {@code
-   * --max-position-embeddings} (630), {@code --untie-embeddings-and-output-weights} (680) and
-   * {@code --disable-bias-linear} (937); LLaMA without dropout ({@code --attention-dropout},
-   * {@code --hidden-dropout}).
+   * --swiglu} (670), {@code --normalization rmsnorm} (647, choices layernorm and rmsnorm) and its
+   * {@code --layernorm-epsilon} (652, default 1e-5), rotary positions as {@code
+   * --use-rotary-position-embeddings} with the learned table off ({@code --no-position-embedding},
+   * 633 and 640), their base {@code --rotary-position-embeddings-theta} (635, an integer,
+   * default 10,000) and {@code --rotary-percent} (638), else the learned table's rows as {@code
+   * --max-position-embeddings} (630), {@code --untie-embeddings-and-output-weights} (680), {@code
+   * --disable-bias-linear} (937), the dropout probabilities {@code --attention-dropout} and
+   * {@code --hidden-dropout} (768 and 770, default 0.1), always stated, and the vocabulary: {@code
+   * _vocab_size_with_padding} ({@code megatron/tokenizer/tokenizer.py:58-71}) pads the
+   * tokenizer's size up to a multiple of {@code --make-vocab-size-divisible-by} x TP, so that
+   * multiple is written as the priced vocabulary itself ({@code V / TP} x TP): any tokenizer of at
+   * most V tokens pads to exactly V rows.
    */
-  private static List<List<String>> architecture(ModelSpec m) {
+  private static List<List<String>> architecture(ModelSpec m, int tp) {
     Architecture arch = m.arch();
+    Numerics n = arch.numerics();
     List<List<String>> a = new ArrayList<>();
     boolean rotary = arch.positions() == Architecture.Positions.ROTARY;
     a.add(List.of("--max-position-embeddings",
         Integer.toString(rotary ? m.seq() : arch.positionRows())));
     if (rotary) {
       a.add(List.of("--use-rotary-position-embeddings", "--no-position-embedding"));
+      a.add(List.of("--rotary-position-embeddings-theta", Long.toString((long) n.ropeTheta())));
+      if (n.rotaryFraction() < 1) {
+        a.add(List.of("--rotary-percent", number(n.rotaryFraction())));
+      }
     }
     if (arch.mlp() == Architecture.Mlp.SWIGLU) {
       a.add(List.of("--swiglu"));
@@ -115,17 +129,82 @@ final class MegatronDeepSpeedArgs {
     if (arch.norm() == Architecture.Norm.RMS) {
       a.add(List.of("--normalization", "rmsnorm"));
     }
+    a.add(List.of("--layernorm-epsilon", number(n.normEps())));
     if (!arch.tiedEmbeddings()) {
       a.add(List.of("--untie-embeddings-and-output-weights"));
     }
     if (!arch.biases()) {
       a.add(List.of("--disable-bias-linear"));
     }
-    if (m.family() == ModelSpec.Family.LLAMA) {
-      // LLaMA trains without dropout; Megatron-DeepSpeed's defaults are 0.1 (768 and 770).
-      a.add(List.of("--attention-dropout", "0.0", "--hidden-dropout", "0.0"));
-    }
+    a.add(List.of("--attention-dropout", number(n.attentionDropout()),
+        "--hidden-dropout", number(n.hiddenDropout())));
+    a.add(List.of("--make-vocab-size-divisible-by", Integer.toString(m.vocab() / tp)));
     return a;
+  }
+
+  /**
+   * What Megatron-DeepSpeed's GPT model cannot build of a model's numbers and attention: a
+   * sliding window (its {@code ParallelAttention} has none), a RoPE scaling (its {@code
+   * RotaryEmbedding} takes only a base, {@code megatron/model/language_model.py:430-437}), a base
+   * that is not an integer, a parallel residual, and multipliers.
+   *
+   * @param m the model
+   * @return one sentence naming the missing feature, empty when every field is written
+   */
+  static Optional<String> missingModel(ModelSpec m) {
+    Numerics n = m.arch().numerics();
+    String who = m.name() + " has ";
+    if (m.arch().attn().window() > 0) {
+      return Optional.of("Megatron-DeepSpeed has no sliding-window attention; " + who + "a "
+          + m.arch().attn().window() + "-token window");
+    }
+    if (n.parallelResidual()) {
+      return Optional.of("Megatron-DeepSpeed's GPT blocks add attention and MLP to the residual"
+          + " one after the other; " + who + "a parallel residual (use_parallel_residual)");
+    }
+    if (!n.multipliers().equals(Numerics.Multipliers.NONE)) {
+      return Optional.of("Megatron-DeepSpeed has no fixed embedding, residual, attention and"
+          + " logit multipliers; " + who + n.multipliers().words());
+    }
+    if (m.arch().positions() != Architecture.Positions.ROTARY) {
+      return Optional.empty();
+    }
+    if (!(n.ropeScaling() instanceof RopeScaling.None)) {
+      return Optional.of("Megatron-DeepSpeed's rotary embedding takes only a base"
+          + " (megatron/model/language_model.py:430-437), no RoPE scaling; " + m.name()
+          + " scales RoPE as " + n.ropeScaling().words());
+    }
+    if (n.ropeTheta() != Math.rint(n.ropeTheta())) {
+      return Optional.of("Megatron-DeepSpeed's --rotary-position-embeddings-theta takes an"
+          + " integer (megatron/arguments.py:635); " + who + "rope_theta "
+          + RopeScaling.num(n.ropeTheta()));
+    }
+    return Optional.empty();
+  }
+
+  /**
+   * What Megatron-DeepSpeed's tensor parallelism cannot split of a model: its {@code
+   * ParallelAttention} divides the key/value heads by the tensor size ({@code
+   * megatron/model/transformer.py:566-567}, {@code core.utils.divide} asserts), and its
+   * vocabulary-parallel embedding the vocabulary.
+   *
+   * @param input the input
+   * @return the reason, or empty
+   */
+  static Optional<String> missingSplit(ExportInput input) {
+    int tp = input.config().tensorParallel();
+    ModelSpec m = input.model();
+    if (m.kvHeads() % tp != 0) {
+      return Optional.of("Megatron-DeepSpeed divides the " + m.kvHeads() + " key/value heads by"
+          + " tensor-parallel size " + tp + " (megatron/model/transformer.py:566-567); it does"
+          + " not replicate them over more ranks than groups as Megatron-Core does");
+    }
+    if (m.vocab() % tp != 0) {
+      return Optional.of("Megatron-DeepSpeed splits the vocabulary over the tensor-parallel"
+          + " ranks; the model's " + m.vocab() + " rows do not divide by tensor-parallel size "
+          + tp + " (meshplan prices exactly those rows, unpadded)");
+    }
+    return Optional.empty();
   }
 
   /** A number as Python's float() reads it: whole values as {@code 1.0}, others as {@code 1.0e-8}. */

@@ -30,13 +30,15 @@ import java.util.Optional;
  *       up-projections become layer-norm linears, {@code
  *       megatron/core/models/gpt/gpt_layer_specs.py:244-255}); without it they are identities, and
  *       {@link Mla#parameters} counts the two norms.
- *   <li>positions: meshplan prices plain rotary embeddings, as DeepSeek-V3 was pre-trained (YaRN
- *       extended its context only after pre-training, section 4.3). MLA's default rope type is
- *       {@code yarn} ({@code transformer_config.py:3306}), so {@code --rope-type rope} ({@code
- *       arguments.py:2906-2909}) is written, and with it {@code --no-rope-fusion}: the fused MLA
- *       rope works only with YaRN ({@code transformer_config.py:3345-3346}). The softmax scale is
- *       then {@code 1 / sqrt(d_n + d_r)}: YaRN's mscale is 1 at the default scaling factor 1 ({@code
- *       multi_latent_attention.py:177-178}).
+ *   <li>positions: the model's own RoPE. With YaRN (DeepSeek-V3's {@code config.json}: factor
+ *       40, original length 4096, betas 32 and 1, mscale 1, mscale_all_dim 1) it is MLA's default
+ *       rope type, stated as {@code --rope-type yarn} ({@code arguments.py:2906-2909}) with {@code
+ *       --rotary-scaling-factor}, {@code --mscale} and {@code --mscale-all-dim} ({@code
+ *       arguments.py:3558-3563}); the original length and the betas are {@code
+ *       MLATransformerConfig}'s defaults, 4096, 32 and 1 ({@code transformer_config.py:3318-3325}),
+ *       which no argument sets, so another YaRN is refused ({@link MegatronModelArgs#missing}).
+ *       Plain RoPE is {@code --rope-type rope} with {@code --no-rope-fusion}: the fused MLA rope
+ *       works only with YaRN ({@code transformer_config.py:3345-3346}).
  *   <li>{@code --kv-channels} is written only when the hidden size is not a multiple of the
  *       heads, which {@code arguments.py:1331-1333} asserts when it is unset; latent attention
  *       sets its own head sizes ({@code multi_latent_attention.py:163-169}), so the value (the
@@ -124,8 +126,15 @@ final class MegatronDeepseekArgs {
     a.add(List.of("--qk-pos-emb-head-dim", Integer.toString(mla.ropeDim())));
     a.add(List.of("--v-head-dim", Integer.toString(mla.valueDim())));
     a.add(List.of("--qk-layernorm"));
-    a.add(List.of("--rope-type", "rope"));
-    a.add(List.of("--no-rope-fusion"));
+    if (m.arch().numerics().ropeScaling() instanceof io.meshplan.model.RopeScaling.Yarn y) {
+      a.add(List.of("--rope-type", "yarn"));
+      a.add(List.of("--rotary-scaling-factor", io.meshplan.model.RopeScaling.num(y.factor())));
+      a.add(List.of("--mscale", io.meshplan.model.RopeScaling.num(y.mscale())));
+      a.add(List.of("--mscale-all-dim", io.meshplan.model.RopeScaling.num(y.mscaleAllDim())));
+    } else {
+      a.add(List.of("--rope-type", "rope"));
+      a.add(List.of("--no-rope-fusion"));
+    }
     if (m.hidden() % m.heads() != 0) {
       a.add(List.of("--kv-channels", Integer.toString(mla.valueDim())));
     }

@@ -50,9 +50,12 @@ final class MegatronExpertArgs {
   /**
    * The details of a model's architecture that Megatron-LM export does not write: the Hugging
    * Face families' details ({@link Architecture#beyondLlama}) less the mixture of experts, the head
-   * size ({@code --kv-channels}), per-head q/k norms ({@code --qk-layernorm}), latent attention
-   * and multi-token prediction ({@link MegatronDeepseekArgs}), plus expert biases and a sliding
-   * window shorter than the sequence.
+   * size ({@code --kv-channels}), QKV-only biases ({@code --add-qkv-bias}, {@link
+   * MegatronModelArgs}), q/k norms (per head {@code --qk-layernorm}; over all heads refused by
+   * {@link MegatronModelArgs#missing}), latent attention and
+   * multi-token prediction ({@link MegatronDeepseekArgs}), plus expert biases (gpt-oss's, whose
+   * experts also clamp their SwiGLU, which meshplan does not model). Sliding windows are written
+   * ({@link MegatronModelArgs#window}).
    *
    * @param m the model
    * @return the details in {@link Architecture#beyondLlama}'s order, empty when all are written
@@ -65,14 +68,12 @@ final class MegatronExpertArgs {
     out.remove("head_dim " + attn.headDim());
     out.remove("multi-head latent attention");
     out.remove("multi-token prediction");
-    if (attn.qkNorm() == AttentionShape.QkNorm.PER_HEAD) {
-      out.remove("q/k norms");
-    }
+    out.remove("QKV biases");
+    // Per-head q/k norms are --qk-layernorm; norms over all heads are refused by name
+    // (MegatronModelArgs#missing).
+    out.remove("q/k norms");
     if (arch.moe().expertBiases()) {
       out.add("expert biases");
-    }
-    if (attn.window() > 0 && attn.window() < m.seq()) {
-      out.add("a " + attn.window() + "-token sliding window");
     }
     return out;
   }

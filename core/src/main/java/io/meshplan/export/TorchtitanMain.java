@@ -26,8 +26,10 @@ import java.util.Map;
  *       dp)}, which must divide exactly; {@code trainer.py:296-309}: the tokens of a microbatch
  *       divide by the tensor degree under sequence parallelism (times {@code 2 cp} with context
  *       parallelism).
- *   <li>{@code trainer.py:170-176}: CUDA graphs (on by default) refuse pipeline parallelism unless
- *       {@code training.disable_cuda_graphs} is set.
+ *   <li>{@code trainer.py:168-199}: CUDA graphs (on by default) refuse pipeline parallelism, and
+ *       expert parallelism whose token dispatcher synchronises with the CPU (every flavor's
+ *       all-to-all one), unless {@code training.disable_cuda_graphs} is set ({@link
+ *       TorchtitanPython#cudaGraphsRefused}).
  *   <li>precision: {@code config/configs.py:94}: {@code mixed_precision_param} is bfloat16 or
  *       float32; activation checkpointing is {@code FullAC.Config}, {@code SelectiveAC.Config}
  *       (per op, meshplan's {@code op}) or {@code None} ({@code

@@ -55,6 +55,10 @@ public final class TorchtitanPython implements FrameworkWriter {
     }
     Optional<String> lacking = experts ? Optional.empty() : rules.missingModel(input);
     if (lacking.isEmpty()) {
+      lacking = TorchtitanNumerics.missing(m, flavorNumerics(m), TorchtitanMain.family(m)
+          + " flavor " + TorchtitanMain.flavorName(m), true);
+    }
+    if (lacking.isEmpty()) {
       lacking = rules.missingLayout(input);
     }
     if (lacking.isEmpty() && experts) {
@@ -74,6 +78,21 @@ public final class TorchtitanPython implements FrameworkWriter {
               : ", the tensor degree under sequence parallelism"));
     }
     return Optional.empty();
+  }
+
+  /**
+   * The RoPE and norm numbers of the flavor a model is ({@link TorchtitanNumerics}).
+   *
+   * @param m a model with a flavor
+   * @return the flavor's numbers
+   */
+  static io.meshplan.model.Numerics flavorNumerics(ModelSpec m) {
+    if (TorchtitanDeepseekV3.matches(m)) {
+      return TorchtitanNumerics.DEEPSEEK_V3;
+    }
+    return TorchtitanQwen3Moe.flavor(m).map(f -> f.name().equals("30B-A3B")
+        ? TorchtitanNumerics.QWEN3_30B : TorchtitanNumerics.QWEN3_235B)
+        .orElse(TorchtitanNumerics.LLAMA3);
   }
 
   /** Whether a model is one of main's mixture-of-experts flavors: Qwen3's or DeepSeek-V3's. */
@@ -175,6 +194,7 @@ public final class TorchtitanPython implements FrameworkWriter {
     } else {
       sb.append("    config.model_spec = model_registry(\"").append(flavor).append("\")\n");
     }
+    sb.append(TorchtitanNumerics.overrides(m, flavorNumerics(m)));
     TorchtitanQwen3Moe.flavor(m).filter(f -> !f.name().equals("30B-A3B")).ifPresent(f ->
         // The recipe is the 30B one's: the same tokenizer and vocabulary, another directory.
         sb.append("    config.hf_assets_path = \"").append(f.hfAssets()).append("\"\n"));
@@ -222,6 +242,13 @@ public final class TorchtitanPython implements FrameworkWriter {
     if (Fp8Training.on(m.dtype())) {
       sb.append("from torchtitan.components.quantization import Float8LinearConverter\n");
     }
+    String overrides = TorchtitanNumerics.overrides(m, flavorNumerics(m));
+    if (!overrides.isEmpty()) {
+      sb.append("from torchtitan.models.common import ")
+          .append(overrides.contains("RoPE.Config") && overrides.contains("RMSNorm.Config")
+              ? "RMSNorm, RoPE" : overrides.contains("RoPE.Config") ? "RoPE" : "RMSNorm")
+          .append('\n');
+    }
     if (TorchtitanDeepseekV3.matches(m) && m.arch().mtpDepth() > 0) {
       sb.append("from torchtitan.models.common.config_utils import decoder_vocab_size\n");
       sb.append("from torchtitan.models.deepseek_v3.mtp import MTPLoss\n");
@@ -258,7 +285,8 @@ public final class TorchtitanPython implements FrameworkWriter {
           ? "\"Interleaved1F1B\"" : gpipe ? "\"GPipe\"" : "\"1F1B\""});
       a.add(new String[] {p + "module_fqns_per_model_part", modelParts(c, m)});
       a.add(kv(p + "num_pp_microbatches", ppMicrobatches));
-      // trainer.py:170-176: CUDA graphs refuse a pipeline unless turned off.
+    }
+    if (cudaGraphsRefused(c)) {
       a.add(new String[] {"training.disable_cuda_graphs", "True"});
     }
     a.add(kv("training.num_tokens_per_microbatch_per_dp_rank",
@@ -268,6 +296,23 @@ public final class TorchtitanPython implements FrameworkWriter {
     a.add(new String[] {"training.mixed_precision_param",
         m.dtype() == io.meshplan.graph.DType.F32 ? "\"float32\"" : "\"bfloat16\""});
     return a;
+  }
+
+  /**
+   * Whether torchtitan's CUDA graphs (on by default) refuse a layout, so that the file must turn
+   * them off ({@code Trainer.Config._validate_cuda_graphs}, {@code trainer.py:168-199} at {@link
+   * TorchtitanMain#COMMIT}): a pipeline (lines 172-176), or expert parallelism whose token
+   * dispatcher synchronises with the CPU (lines 178-199). The flavors meshplan writes build
+   * their dispatchers with {@code moe_comm_backend="standard"}, the all-to-all one ({@code
+   * models/common/config_utils.py:416-420}), which is neither MinimalAsyncEP nor HybridEP with
+   * a capacity, so every expert-parallel file turns them off, as torchtitan's own DeepSeek-V3
+   * recipe does ({@code models/deepseek_v3/config_registry.py:227-231}).
+   *
+   * @param c the configuration
+   * @return true under a pipeline or expert parallelism
+   */
+  static boolean cudaGraphsRefused(ParallelConfig c) {
+    return c.pipelineParallel() > 1 || c.expertParallel() > 1;
   }
 
   private static String[] kv(String name, long value) {

@@ -77,6 +77,11 @@ public final class TorchtitanToml implements FrameworkWriter {
   public Optional<String> missing(ExportInput input) {
     Optional<String> lacking = missingModel(input);
     if (lacking.isEmpty()) {
+      ModelSpec m = input.model();
+      lacking = TorchtitanNumerics.missing(m, TorchtitanNumerics.LLAMA3, "llama3 flavor "
+          + TorchtitanV022.flavor(m).orElseThrow().name(), false);
+    }
+    if (lacking.isEmpty()) {
       lacking = missingLayout(input);
     }
     if (lacking.isPresent()) {
@@ -119,17 +124,9 @@ public final class TorchtitanToml implements FrameworkWriter {
    */
   Optional<String> missingLayout(ExportInput input) {
     ParallelConfig c = input.config();
-    if (input.overlaps().bf16GradReduce()) {
-      // config/configs.py (job_config.py in v0.2.2): mixed_precision_reduce: Literal["float32"].
-      return Optional.of("torchtitan reduces gradients in float32 only (its "
-          + "training.mixed_precision_reduce takes \"float32\"); the plan reduces them in bf16"
-          + " (--grad-reduce-in-bf16)");
-    }
-    if (!c.recomputeModules().equals(io.meshplan.model.RecomputeModule.DEFAULT)) {
-      return Optional.of("torchtitan's selective activation checkpointing is by op or by layer "
-          + "(activation_checkpoint.selective_ac_option); it has no list of modules like "
-          + "--recompute-modules " + io.meshplan.model.RecomputeModule.labels(
-              c.recomputeModules()));
+    Optional<String> feature = missingFeature(input);
+    if (feature.isPresent()) {
+      return feature;
     }
     if (input.model().dtype() == DType.F16 && !hasBf16(input)) {
       return Optional.of(noF16(input));
@@ -173,6 +170,32 @@ public final class TorchtitanToml implements FrameworkWriter {
     if (input.model().dtype() == DType.F16) {
       return Optional.of("torchtitan's mixed_precision_param is bfloat16 or float32, not"
           + " float16 (torchtitan " + TorchtitanV022.VERSION + " config/job_config.py:282)");
+    }
+    return Optional.empty();
+  }
+
+  /**
+   * What torchtitan lacks of an input's overlaps and recomputation: gradients reduced in bf16,
+   * the expert all-to-alls under other compute, a list of recomputed modules.
+   */
+  private static Optional<String> missingFeature(ExportInput input) {
+    ParallelConfig c = input.config();
+    if (input.overlaps().bf16GradReduce()) {
+      // config/configs.py (job_config.py in v0.2.2): mixed_precision_reduce: Literal["float32"].
+      return Optional.of("torchtitan reduces gradients in float32 only (its "
+          + "training.mixed_precision_reduce takes \"float32\"); the plan reduces them in bf16"
+          + " (--grad-reduce-in-bf16)");
+    }
+    if (input.overlaps().moeComm()) {
+      return Optional.of("torchtitan has no overlap of the expert-parallel all-to-alls with"
+          + " another microbatch's compute (the plan's --overlap-moe-expert-parallel-comm,"
+          + " Megatron-Core's)");
+    }
+    if (!c.recomputeModules().equals(io.meshplan.model.RecomputeModule.DEFAULT)) {
+      return Optional.of("torchtitan's selective activation checkpointing is by op or by layer "
+          + "(activation_checkpoint.selective_ac_option); it has no list of modules like "
+          + "--recompute-modules " + io.meshplan.model.RecomputeModule.labels(
+              c.recomputeModules()));
     }
     return Optional.empty();
   }
@@ -238,7 +261,7 @@ public final class TorchtitanToml implements FrameworkWriter {
         m.arch());
     try {
       return Optional.of(new ExportInput(nm, input.cluster(), n, input.attention(),
-          input.overlaps().withBf16GradReduce(false), input.gpipe()));
+          input.overlaps().withBf16GradReduce(false).withMoeComm(false), input.gpipe()));
     } catch (io.meshplan.util.InputException e) {
       // A layout the model or the cluster does not take once changed.
       return Optional.empty();

@@ -25,15 +25,36 @@ import io.meshplan.util.Require;
  *     arXiv:2412.19437, section 2.2: module {@code k} norms the previous depth's hidden state
  *     and the embedding of token {@code i + k}, projects their concatenation {@code 2h -> h},
  *     runs one transformer block and the shared LM head and loss); {@code 0} for none
+ * @param numerics the rotary base and scaling, norm epsilon, dropout and the other numbers that
+ *     change what the model computes but not its price ({@link Numerics})
  */
 public record Architecture(
     Mlp mlp, Norm norm, Positions positions, int positionRows, boolean biases,
-    boolean tiedEmbeddings, AttentionShape attn, MoeShape moe, int mtpDepth)
+    boolean tiedEmbeddings, AttentionShape attn, MoeShape moe, int mtpDepth, Numerics numerics)
     implements java.io.Serializable {
-  private static final long serialVersionUID = 4L;
+  private static final long serialVersionUID = 5L;
 
   /** The most multi-token prediction modules (DeepSeek-V3 trains 1). */
   public static final int MAX_MTP_DEPTH = 16;
+
+  /**
+   * An architecture with {@link Numerics#DEFAULT}'s numbers.
+   *
+   * @param mlp the feed-forward design
+   * @param norm the normalization
+   * @param positions how positions enter the model
+   * @param positionRows learned position rows (0 with rotary positions)
+   * @param biases whether every linear layer has a bias
+   * @param tiedEmbeddings whether the LM head is the token table
+   * @param attn the attention details
+   * @param moe the mixture-of-experts layer
+   * @param mtpDepth the multi-token prediction modules
+   */
+  public Architecture(Mlp mlp, Norm norm, Positions positions, int positionRows, boolean biases,
+      boolean tiedEmbeddings, AttentionShape attn, MoeShape moe, int mtpDepth) {
+    this(mlp, norm, positions, positionRows, biases, tiedEmbeddings, attn, moe, mtpDepth,
+        Numerics.DEFAULT);
+  }
 
   /**
    * An architecture without multi-token prediction.
@@ -140,6 +161,7 @@ public record Architecture(
     Require.nonNull(positions, "positions");
     Require.nonNull(attn, "attn");
     Require.nonNull(moe, "moe");
+    Require.nonNull(numerics, "numerics");
     Require.that(positions == Positions.ROTARY ? positionRows == 0 : positionRows > 0,
         "learned positions need a positive number of rows, rotary ones none; got " + positionRows);
     Require.that(mtpDepth >= 0 && mtpDepth <= MAX_MTP_DEPTH, "multi-token prediction depth "
@@ -168,8 +190,18 @@ public record Architecture(
    * @return the architecture
    */
   public static Architecture megatronGpt(int positionRows) {
-    return new Architecture(Mlp.GELU, Norm.LAYER, Positions.LEARNED, positionRows, true, true);
+    return new Architecture(Mlp.GELU, Norm.LAYER, Positions.LEARNED, positionRows, true, true)
+        .withNumerics(MEGATRON_GPT);
   }
+
+  /**
+   * The numbers of a GPT trained by Megatron-LM with its defaults (Narayanan et al. SC'21 set no
+   * others): LayerNorm epsilon 1e-5 and dropout 0.1 on the attention probabilities and the
+   * hidden states ({@code megatron/core/transformer/transformer_config.py} at NVIDIA/Megatron-LM
+   * d98e8a6: {@code layernorm_epsilon}, {@code attention_dropout}, {@code hidden_dropout}).
+   */
+  private static final Numerics MEGATRON_GPT = Numerics.rotary(10_000, 1e-5)
+      .withDropout(0.1, 0.1);
 
   /**
    * OPT: ReLU MLP, LayerNorm, learned positions with OPT's offset of 2 rows, biases, tied
@@ -179,8 +211,10 @@ public record Architecture(
    * @return the architecture
    */
   public static Architecture opt(int maxPositions) {
+    // facebook/opt-*/config.json: dropout 0.1, attention_dropout 0.0; LayerNorm's default 1e-5.
     return new Architecture(Mlp.RELU, Norm.LAYER, Positions.LEARNED,
-        Math.addExact(maxPositions, 2), true, true);
+        Math.addExact(maxPositions, 2), true, true).withNumerics(Numerics.rotary(10_000, 1e-5)
+        .withDropout(0, 0.1));
   }
 
   /**
@@ -190,7 +224,10 @@ public record Architecture(
    * @return the architecture
    */
   public static Architecture neox() {
-    return new Architecture(Mlp.GELU, Norm.LAYER, Positions.ROTARY, 0, true, false);
+    // transformers' GPTNeoXConfig defaults (configuration_gpt_neox.py at 008e574): rotary_pct
+    // 0.25, use_parallel_residual true, layer_norm_eps 1e-5, no dropout.
+    return new Architecture(Mlp.GELU, Norm.LAYER, Positions.ROTARY, 0, true, false)
+        .withNumerics(Numerics.rotary(10_000, 1e-5).withRotary(0.25, true));
   }
 
   /**
@@ -233,7 +270,7 @@ public record Architecture(
    */
   public Architecture withMoe(MoeShape newMoe) {
     return new Architecture(mlp, norm, positions, positionRows, biases, tiedEmbeddings, attn,
-        newMoe, mtpDepth);
+        newMoe, mtpDepth, numerics);
   }
 
   /**
@@ -244,7 +281,29 @@ public record Architecture(
    */
   public Architecture withMtp(int depth) {
     return new Architecture(mlp, norm, positions, positionRows, biases, tiedEmbeddings, attn,
-        moe, depth);
+        moe, depth, numerics);
+  }
+
+  /**
+   * This architecture with other attention details.
+   *
+   * @param a the attention details
+   * @return the architecture
+   */
+  public Architecture withAttention(AttentionShape a) {
+    return new Architecture(mlp, norm, positions, positionRows, biases, tiedEmbeddings, a, moe,
+        mtpDepth, numerics);
+  }
+
+  /**
+   * This architecture with other numbers.
+   *
+   * @param n the rotary base and scaling, norm epsilon, dropout, ...
+   * @return the architecture
+   */
+  public Architecture withNumerics(Numerics n) {
+    return new Architecture(mlp, norm, positions, positionRows, biases, tiedEmbeddings, attn,
+        moe, mtpDepth, n);
   }
 
   /**
@@ -256,6 +315,6 @@ public record Architecture(
   public Architecture withPositionRows(int rows) {
     return positions == Positions.ROTARY ? this
         : new Architecture(mlp, norm, positions, rows, biases, tiedEmbeddings, attn, moe,
-            mtpDepth);
+            mtpDepth, numerics);
   }
 }

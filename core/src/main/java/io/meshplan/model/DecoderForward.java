@@ -145,7 +145,7 @@ final class DecoderForward {
       int used = t.slice(pos, new int[] {0, 0}, new int[] {s, h});
       x = t.add(x, t.broadcast(used, bsh(), 1, 2));
     }
-    if (o.dropout()) {
+    if (hiddenDropout()) {
       t.part("dropout");
       x = dropout(x);
     }
@@ -223,6 +223,13 @@ final class DecoderForward {
       q = rope(q);
       k = rope(k);
     }
+    if (o.kvReplicas() > 1) {
+      // Megatron-Core gathers the whole query/key/value output, queries too, and each rank
+      // takes its own query heads back out of it.
+      q = replicas(q, 1);
+      k = replicas(k, o.kvReplicas());
+      v = replicas(v, o.kvReplicas());
+    }
     keep(q);
     keep(k);
     keep(v);
@@ -252,7 +259,7 @@ final class DecoderForward {
     }
     sc = t.add(sc, t.broadcast(causalMask(), scores, 2, 3));
     int p = keep(softmax(sc), RecomputeModule.CORE_ATTN);
-    if (o.dropout()) {
+    if (o.dropout() && spec.arch().numerics().attentionDropout() > 0) {
       p = keep(dropout(p, RecomputeModule.CORE_ATTN), RecomputeModule.CORE_ATTN);
     }
     // ctx[b, n, i, e] = sum_j p[b, n, i, j] * v[b, j, n, e]
@@ -284,7 +291,7 @@ final class DecoderForward {
   /** The output projection of the attention context {@code ctx} {@code [b, s, width]}. */
   private int project(int ctx, int width) {
     int out = linear(ctx, width, h, "wo");
-    if (o.dropout()) {
+    if (hiddenDropout()) {
       out = dropout(out);
     }
     return out;
@@ -375,7 +382,7 @@ final class DecoderForward {
     }
     keepGemmInput(act, module);
     int down = linear(act, f, h, "w2");
-    if (o.dropout()) {
+    if (hiddenDropout()) {
       down = dropout(down);
     }
     return down;
@@ -517,6 +524,14 @@ final class DecoderForward {
     return t.mul(t.mul(x, t.fill(xs, 0.5)), t.add(th, t.fill(xs, 1.0)));
   }
 
+  /**
+   * Whether dropout follows the embedding and each sublayer's output: the options build dropout
+   * and the model trains with a hidden dropout probability above 0.
+   */
+  private boolean hiddenDropout() {
+    return o.dropout() && spec.arch().numerics().hiddenDropout() > 0;
+  }
+
   /** Inverted dropout; keeps the mask (and, in attention, the output) as Megatron does. */
   private int dropout(int x, RecomputeModule... modules) {
     TensorShape xs = t.shape(x);
@@ -547,10 +562,44 @@ final class DecoderForward {
         3)));
   }
 
+  /**
+   * Queries, keys or values {@code [b, s, g, d]} with each head repeated {@code r} times, {@code
+   * [b, s, g r, d]}, as Megatron-Core runs attention when the tensor size {@code t} exceeds the
+   * {@code g} key/value groups ({@code megatron/core/transformer/attention.py} at
+   * NVIDIA/Megatron-LM d98e8a6, lines 349-367 and 1850-1880): the query/key/value projection
+   * stays split evenly over the {@code t} ranks, its whole output is all-gathered over them, and
+   * each rank takes its {@code a / t} query heads and its group's whole key and value head back
+   * out of it, keeps them, and attends. Each of q ({@code r = 1}), k and v passes through here:
+   * the product below needs its input whole on every rank (the all-gather; in the backward pass
+   * the reduce-scatter of the gradients, summing the key/value repeats of ranks that share a
+   * group), and its pinned layout ({@link TrainingOptions#KV_REPLICAS}) leaves each rank its own
+   * heads. Norms and rotary positions run before the gather, where Megatron-Core runs them after
+   * it on each rank's heads: the same work on queries, and {@code r} times less on keys, a few
+   * elementwise operations per key element.
+   */
+  private int replicas(int x, int r) {
+    TensorShape sh = t.shape(x);
+    int g = sh.dim(2);
+    int d = sh.dim(3);
+    String was = t.part();
+    t.part(TrainingOptions.KV_REPLICAS);
+    // The repeat as a product with a 0/1 matrix e [g, g r] (e[j, h] = 1 where h / r == j), whose
+    // columns the Megatron-LM solve pins split over the ranks: each rank computes and keeps its
+    // own heads, which a broadcast's layout could not split (8 heads over 16 ranks), and the
+    // product needs its input whole on every rank, which is Megatron-Core's all-gather (and, in
+    // the backward pass, its reduce-scatter).
+    int e = t.param(TensorShape.of(dt, g, g * r), ParamRole.CONSTANT);
+    // y[b, i, e, h] = sum_j x[b, i, j, e] e[j, h]
+    int y = t.dot(x, e, new int[0], new int[] {2}, new int[0], new int[] {0});
+    int out = t.transpose(y, 0, 1, 3, 2);
+    t.part(was);
+    return out;
+  }
+
   /** Repeats key/value heads for grouped-query attention. */
   private int heads(int x) {
     int a = spec.heads();
-    int kvh = spec.kvHeads();
+    int kvh = t.shape(x).dim(2);
     if (kvh == a) {
       return x;
     }

@@ -268,11 +268,13 @@ public final class HfConfigReader {
     int kv = root.has("num_key_value_heads") && !root.get("num_key_value_heads").isNull()
         ? f.positive("num_key_value_heads") : c.heads();
     boolean tied = f.bool("tie_word_embeddings", false);
+    String type = f.string("model_type");
     return new ModelSpec(c.name(), ModelSpec.Family.LLAMA, c.layers(), c.hidden(), c.heads(), kv,
         f.positive("intermediate_size"), c.vocab(), c.seq(), DEFAULT_BATCH, c.dtype(),
         new Architecture(Architecture.Mlp.SWIGLU, Architecture.Norm.RMS,
             Architecture.Positions.ROTARY, 0, false, tied,
-            HfWindows.of(f.string("model_type"), f, c.layers(), AttentionShape.PLAIN)));
+            HfWindows.of(type, f, c.layers(), AttentionShape.PLAIN))
+            .withNumerics(HfNumerics.read(type, f)));
   }
 
   /** GPT-NeoX (Pythia): GELU, LayerNorm, rotary positions, biases. */
@@ -281,7 +283,8 @@ public final class HfConfigReader {
     return new ModelSpec(c.name(), ModelSpec.Family.GPT, c.layers(), c.hidden(), c.heads(),
         c.heads(), f.positive("intermediate_size"), c.vocab(), c.seq(), DEFAULT_BATCH, c.dtype(),
         new Architecture(Architecture.Mlp.GELU, Architecture.Norm.LAYER,
-            Architecture.Positions.ROTARY, 0, true, tied));
+            Architecture.Positions.ROTARY, 0, true, tied)
+            .withNumerics(HfNumerics.read("gpt_neox", f)));
   }
 
   /** OPT: learned positions; embedding projections (opt-350m) are refused. */
@@ -296,7 +299,8 @@ public final class HfConfigReader {
     Architecture a = Architecture.opt(c.maxPos());
     return new ModelSpec(c.name(), ModelSpec.Family.GPT, c.layers(), c.hidden(), c.heads(),
         c.heads(), f.positive("ffn_dim"), c.vocab(), c.seq(), DEFAULT_BATCH, c.dtype(),
-        new Architecture(a.mlp(), a.norm(), a.positions(), a.positionRows(), true, tied));
+        new Architecture(a.mlp(), a.norm(), a.positions(), a.positionRows(), true, tied)
+            .withNumerics(HfNumerics.read("opt", f)));
   }
 
   private static DType dtype(HfFields f, JsonNode root) {

@@ -25,7 +25,8 @@ final class HfFamilies {
       "pad_token_id", "use_cache", "initializer_range", "rms_norm_eps", "rope_theta",
       "rope_scaling", "attention_dropout", "hidden_act", "tie_word_embeddings", "vocab_size",
       "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
-      "num_key_value_heads", "max_position_embeddings", "auto_map");
+      "num_key_value_heads", "max_position_embeddings", "auto_map", "rope_parameters",
+      "partial_rotary_factor");
 
   /** The families, by {@code model_type}. */
   static final Map<String, Set<String>> KNOWN = Map.ofEntries(
@@ -197,7 +198,8 @@ final class HfFamilies {
     boolean starcoder = type.equals("starcoder2");
     Architecture arch = new Architecture(mlp, starcoder ? Architecture.Norm.LAYER
         : Architecture.Norm.RMS, Architecture.Positions.ROTARY, 0,
-        starcoder && f.bool("use_bias", true) || attentionBias, tied, shape, moe);
+        starcoder && f.bool("use_bias", true) || attentionBias, tied, shape, moe, 0,
+        HfNumerics.read(type, f));
     return checked(f, new ModelSpec(c.name(), starcoder ? ModelSpec.Family.GPT
         : ModelSpec.Family.LLAMA, c.layers(), c.hidden(), c.heads(), kv, ffn, c.vocab(),
         c.seq(), HfConfigReader.DEFAULT_BATCH, c.dtype(), arch));
@@ -210,7 +212,8 @@ final class HfFamilies {
     MoeShape moe = HfDeepseek.moe(f, c.layers());
     Architecture arch = new Architecture(Architecture.Mlp.SWIGLU, Architecture.Norm.RMS,
         Architecture.Positions.ROTARY, 0, false, f.bool("tie_word_embeddings", false),
-        AttentionShape.latent(HfDeepseek.mla(f)), moe, HfDeepseek.mtp(f));
+        AttentionShape.latent(HfDeepseek.mla(f)), moe, HfDeepseek.mtp(f),
+        HfNumerics.read("deepseek_v3", f));
     return checked(f, new ModelSpec(c.name(), ModelSpec.Family.LLAMA, c.layers(), c.hidden(),
         c.heads(), kv, moe.expertFfn(), c.vocab(), c.seq(), HfConfigReader.DEFAULT_BATCH,
         c.dtype(), arch));

@@ -151,6 +151,28 @@ public record Overlaps(boolean gradReduce, boolean paramGather, boolean tensorCo
   }
 
   /**
+   * The same switches with the expert-parallel all-to-alls under other compute or not.
+   *
+   * @param on whether they overlap
+   * @return the switches
+   */
+  public Overlaps withMoeComm(boolean on) {
+    return new Overlaps(gradReduce, paramGather, tensorComm, fsdpPrefetch, gradAccumFusion, on,
+        lossFusion, bf16GradReduce);
+  }
+
+  /**
+   * The same switches with the ZeRO-2/3 gathers and reduce-scatters under compute or not.
+   *
+   * @param on whether they overlap
+   * @return the switches
+   */
+  public Overlaps withFsdpPrefetch(boolean on) {
+    return new Overlaps(gradReduce, paramGather, tensorComm, on, gradAccumFusion, moeComm,
+        lossFusion, bf16GradReduce);
+  }
+
+  /**
    * The same switches with the gradients reduced in bf16 or in fp32.
    *
    * @param on whether the reduction is in bf16

@@ -66,6 +66,10 @@ import java.util.Map;
  * expert's intermediate size, the same as {@link MoeShape#expertFfn}; its dense blocks, where it
  * has them, have their own size ({@link MoeShape#denseFfn}).
  *
+ * <p>Each preset's rotary base, RoPE scaling, norm epsilon and sliding window are those of the
+ * released {@code config.json} it names ({@link Numerics}; the constants below cite each file);
+ * the GPT and OPT presets keep Megatron-LM's and OPT's dropout of 0.1.
+ *
  * <p>{@code deepseek-v3}: DeepSeek-AI 2024, "DeepSeek-V3 Technical Report" (arXiv:2412.19437),
  * section 4.2, and the {@code config.json} of deepseek-ai/DeepSeek-V3: 61 blocks of hidden 7168,
  * 128 heads of multi-head latent attention (query latent 1536, key/value latent 512, 128 + 64
@@ -82,26 +86,52 @@ public final class Presets {
   private static final int MEGATRON_SEQ = 2048;
   private static final int OPT_VOCAB = 50272;
 
+  /**
+   * meta-llama/Llama-2-7b-hf (and 13b, 70b) {@code config.json}: {@code rms_norm_eps} 1e-5, no
+   * {@code rope_theta} (transformers' 10,000); mistralai/Mistral-7B-v0.1 has the same numbers.
+   */
+  private static final Numerics LLAMA2 = Numerics.rotary(10_000, 1e-5);
+
+  /** huggyllama/llama-7b (and 13b, 30b, 65b) {@code config.json}: {@code rms_norm_eps} 1e-6. */
+  private static final Numerics LLAMA1 = Numerics.rotary(10_000, 1e-6);
+
+  /**
+   * meta-llama/Meta-Llama-3-8B and -70B {@code config.json}: {@code rope_theta} 500000, {@code
+   * rms_norm_eps} 1e-5, no {@code rope_scaling}.
+   */
+  private static final Numerics LLAMA3 = Numerics.rotary(500_000, 1e-5);
+
+  /**
+   * meta-llama/Llama-3.1-8B, -70B and -405B {@code config.json}: Llama 3's numbers and {@code
+   * rope_scaling} {@code {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+   * "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}}.
+   */
+  private static final Numerics LLAMA31 = LLAMA3.withScaling(
+      new RopeScaling.Llama3(8, 1, 4, 8192));
+
   static {
     put(new ModelSpec("llama2-7b", ModelSpec.Family.LLAMA, 32, 4096, 32, 32, 11008, 32000, 1024,
-        8, DType.F32));
+        8, DType.F32, Architecture.llama().withNumerics(LLAMA2)));
     put(new ModelSpec("llama2-13b", ModelSpec.Family.LLAMA, 40, 5120, 40, 40, 13824, 32000, 1024,
-        8, DType.F32));
+        8, DType.F32, Architecture.llama().withNumerics(LLAMA2)));
     put(new ModelSpec("llama2-70b", ModelSpec.Family.LLAMA, 80, 8192, 64, 8, 28672, 32000, 1024,
-        8, DType.F32));
+        8, DType.F32, Architecture.llama().withNumerics(LLAMA2)));
     put(new ModelSpec("alpa-mlp", ModelSpec.Family.ALPA_MLP, 2, 128, 1, 1, 128, 1, 1, 1024,
         DType.F32));
-    llama("llama-7b", 32, 4096, 32, 32, 11008, 32000, 2048);
-    llama("llama-13b", 40, 5120, 40, 40, 13824, 32000, 2048);
-    llama("llama-33b", 60, 6656, 52, 52, 17920, 32000, 2048);
-    llama("llama-65b", 80, 8192, 64, 64, 22016, 32000, 2048);
-    llama("llama3-8b", 32, 4096, 32, 8, 14336, 128256, 8192);
-    llama("llama3-70b", 80, 8192, 64, 8, 28672, 128256, 8192);
-    llama("llama3.1-8b", 32, 4096, 32, 8, 14336, 128256, 8192);
-    llama("llama3.1-70b", 80, 8192, 64, 8, 28672, 128256, 8192);
-    llama("llama3.1-405b", 126, 16384, 128, 8, 53248, 128256, 8192);
-    llama("llama3-405b", 126, 16384, 128, 8, 53248, 128256, 8192);
-    llama("mistral-7b", 32, 4096, 32, 8, 14336, 32000, 8192);
+    llama("llama-7b", 32, 4096, 32, 32, 11008, 32000, 2048, LLAMA1);
+    llama("llama-13b", 40, 5120, 40, 40, 13824, 32000, 2048, LLAMA1);
+    llama("llama-33b", 60, 6656, 52, 52, 17920, 32000, 2048, LLAMA1);
+    llama("llama-65b", 80, 8192, 64, 64, 22016, 32000, 2048, LLAMA1);
+    llama("llama3-8b", 32, 4096, 32, 8, 14336, 128256, 8192, LLAMA3);
+    llama("llama3-70b", 80, 8192, 64, 8, 28672, 128256, 8192, LLAMA3);
+    llama("llama3.1-8b", 32, 4096, 32, 8, 14336, 128256, 8192, LLAMA31);
+    llama("llama3.1-70b", 80, 8192, 64, 8, 28672, 128256, 8192, LLAMA31);
+    llama("llama3.1-405b", 126, 16384, 128, 8, 53248, 128256, 8192, LLAMA31);
+    llama("llama3-405b", 126, 16384, 128, 8, 53248, 128256, 8192, LLAMA31);
+    // mistralai/Mistral-7B-v0.1 config.json: sliding_window 4096 on every layer.
+    put(new ModelSpec("mistral-7b", ModelSpec.Family.LLAMA, 32, 4096, 32, 8, 14336, 32000, 8192,
+        8, DType.BF16, Architecture.llama().withNumerics(LLAMA2).withAttention(
+            AttentionShape.PLAIN.withWindow(4096, 0, 0))));
     mixtral("mixtral-8x7b", 32, 4096, 32, 14336, 32000);
     mixtral("mixtral-8x22b", 56, 6144, 48, 16384, 32000);
     qwen3Moe("qwen3-235b-a22b", 94, 4096, 64, 1536);
@@ -141,9 +171,9 @@ public final class Presets {
   }
 
   private static void llama(String name, int layers, int hidden, int heads, int kvHeads, int ffn,
-      int vocab, int seq) {
+      int vocab, int seq, Numerics numerics) {
     put(new ModelSpec(name, ModelSpec.Family.LLAMA, layers, hidden, heads, kvHeads, ffn, vocab,
-        seq, 8, DType.BF16, Architecture.llama()));
+        seq, 8, DType.BF16, Architecture.llama().withNumerics(numerics)));
   }
 
   /** Mixtral: LLaMA's block with 8 SwiGLU experts, 2 per token, and 8 key/value heads. */
@@ -151,7 +181,10 @@ public final class Presets {
       int vocab) {
     Architecture a = new Architecture(Architecture.Mlp.SWIGLU, Architecture.Norm.RMS,
         Architecture.Positions.ROTARY, 0, false, false, AttentionShape.PLAIN,
-        new MoeShape(8, 2, expertFfn, 0, false));
+        new MoeShape(8, 2, expertFfn, 0, false), 0,
+        // mistralai/Mixtral-8x7B-v0.1 and -8x22B-v0.1 config.json: rope_theta 1e6, rms_norm_eps
+        // 1e-5, sliding_window null.
+        Numerics.rotary(1_000_000, 1e-5));
     put(new ModelSpec(name, ModelSpec.Family.LLAMA, layers, hidden, heads, 8, expertFfn, vocab,
         32768, 8, DType.BF16, a));
   }
@@ -161,7 +194,10 @@ public final class Presets {
     Architecture a = new Architecture(Architecture.Mlp.SWIGLU, Architecture.Norm.RMS,
         Architecture.Positions.ROTARY, 0, false, false,
         new AttentionShape(128, false, AttentionShape.QkNorm.PER_HEAD, 2, 0, 0, 0, 0, 0),
-        new MoeShape(128, 8, expertFfn, 0, false));
+        new MoeShape(128, 8, expertFfn, 0, false), 0,
+        // Qwen/Qwen3-235B-A22B and Qwen/Qwen3-30B-A3B config.json: rope_theta 1e6, rms_norm_eps
+        // 1e-6, no rope_scaling.
+        Numerics.rotary(1_000_000, 1e-6));
     put(new ModelSpec(name, ModelSpec.Family.LLAMA, layers, hidden, heads, 4, expertFfn, 151936,
         4096, 8, DType.BF16, a));
   }
@@ -174,7 +210,12 @@ public final class Presets {
     Architecture a = new Architecture(Architecture.Mlp.SWIGLU, Architecture.Norm.RMS,
         Architecture.Positions.ROTARY, 0, true, false,
         new AttentionShape(64, false, AttentionShape.QkNorm.NONE, 2, 0, 0, 128, 2, 0, true),
-        new MoeShape(experts, 4, 2880, 0, true));
+        new MoeShape(experts, 4, 2880, 0, true), 0,
+        // openai/gpt-oss-120b and -20b config.json: rope_theta 150000, rms_norm_eps 1e-5,
+        // rope_scaling yarn (factor 32, original_max_position_embeddings 4096, beta_fast 32,
+        // beta_slow 1, truncate false).
+        Numerics.rotary(150_000, 1e-5).withScaling(
+            new RopeScaling.Yarn(32, 4096, 32, 1, 1, 0, false)));
     put(new ModelSpec(name, ModelSpec.Family.LLAMA, layers, 2880, 64, 8, 2880, 201088, 4096, 8,
         DType.BF16, a));
   }
@@ -185,7 +226,12 @@ public final class Presets {
         Architecture.Positions.ROTARY, 0, false, false,
         AttentionShape.latent(new Mla(1536, 512, 128, 64, 128)),
         new MoeShape(256, 8, 2048, 2048, false).withDenseLayers(java.util.List.of(0, 1, 2),
-            18432), 1);
+            18432), 1,
+        // deepseek-ai/DeepSeek-V3 config.json: rope_theta 10000, rms_norm_eps 1e-6, rope_scaling
+        // yarn (factor 40, original_max_position_embeddings 4096, beta_fast 32, beta_slow 1,
+        // mscale 1, mscale_all_dim 1).
+        Numerics.rotary(10_000, 1e-6).withScaling(
+            new RopeScaling.Yarn(40, 4096, 32, 1, 1, 1, true)));
     put(new ModelSpec("deepseek-v3", ModelSpec.Family.LLAMA, 61, 7168, 128, 128, 2048, 129280,
         4096, 8, DType.BF16, a));
   }

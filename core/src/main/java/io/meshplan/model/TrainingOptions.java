@@ -39,12 +39,22 @@ import io.meshplan.util.Require;
  *     tensors, as Megatron's {@code vocab_parallel_cross_entropy} ({@code .float()}, and its
  *     {@code 'native'} fusion of the same tensors) and PyTorch's {@code cross_entropy} on upcast
  *     logits (torchtitan) run it
+ * @param kvReplicas how many tensor-parallel GPUs hold each key/value head: 1, or tensor size /
+ *     key/value heads when the tensor size exceeds the groups (Megatron-Core since 0.16, {@link
+ *     DecoderForward}); the attention core then sees {@code kvHeads x kvReplicas} key/value heads
  */
 public record TrainingOptions(
     Recompute recompute, DType computeDtype, int firstBlock, int blockCount, boolean embedding,
     boolean head, boolean backward, boolean optimizer, boolean dropout, int microbatch, int seq,
     Attention attention, ExpertLayout experts, int contextParallel,
-    java.util.Set<RecomputeModule> recomputeModules, boolean fusedLoss) {
+    java.util.Set<RecomputeModule> recomputeModules, boolean fusedLoss, int kvReplicas) {
+
+  /**
+   * The part name of the repeated keys and values {@code [b, s, g r, d]} of {@link #kvReplicas},
+   * which Megatron-LM's layouts split by heads over the tensor ranks: each rank holds its group's
+   * one head.
+   */
+  public static final String KV_REPLICAS = "kv_replicas";
 
   /** Validates the fields. */
   public TrainingOptions {
@@ -65,6 +75,7 @@ public record TrainingOptions(
         + "runs fused attention");
     recomputeModules = java.util.Set.copyOf(recomputeModules);
     Require.that(!recomputeModules.isEmpty(), "recompute modules must not be empty");
+    Require.positive(kvReplicas, "key/value replicas");
   }
 
   /**
@@ -90,7 +101,7 @@ public record TrainingOptions(
       int microbatch, int seq, Attention attention, ExpertLayout experts, int contextParallel) {
     this(recompute, computeDtype, firstBlock, blockCount, embedding, head, backward, optimizer,
         dropout, microbatch, seq, attention, experts, contextParallel, RecomputeModule.DEFAULT,
-        false);
+        false, 1);
   }
 
   /**
@@ -112,7 +123,7 @@ public record TrainingOptions(
   public TrainingOptions withRecomputeModules(java.util.Set<RecomputeModule> modules) {
     return new TrainingOptions(recompute, computeDtype, firstBlock, blockCount, embedding, head,
         backward, optimizer, dropout, microbatch, seq, attention, experts, contextParallel,
-        modules, fusedLoss);
+        modules, fusedLoss, kvReplicas);
   }
 
   /**
@@ -125,19 +136,20 @@ public record TrainingOptions(
   public TrainingOptions withFusedLoss(boolean on) {
     return new TrainingOptions(recompute, computeDtype, firstBlock, blockCount, embedding, head,
         backward, optimizer, dropout, microbatch, seq, attention, experts, contextParallel,
-        recomputeModules, on);
+        recomputeModules, on, kvReplicas);
   }
 
   /**
    * The whole model's step: every block, embedding, head, backward and Adam, no recomputation,
-   * bf16, dropout for the GPT family, the spec's batch and sequence.
+   * bf16, dropout where the model trains with it ({@link Numerics#dropout}), the spec's batch and
+   * sequence.
    *
    * @param spec the model
    * @return the options
    */
   public static TrainingOptions of(ModelSpec spec) {
     return new TrainingOptions(Recompute.NONE, DType.BF16, 0, spec.layers(), true, true, true,
-        true, spec.family() == ModelSpec.Family.GPT, spec.batch(), spec.seq(),
+        true, spec.arch().numerics().dropout(), spec.batch(), spec.seq(),
         Attention.UNFUSED, ExpertLayout.NONE, 1);
   }
 
@@ -182,7 +194,7 @@ public record TrainingOptions(
   public TrainingOptions withRecompute(Recompute r) {
     return new TrainingOptions(r, computeDtype, firstBlock, blockCount, embedding, head,
         backward, optimizer, dropout, microbatch, seq, attention, experts, contextParallel,
-        recomputeModules, fusedLoss);
+        recomputeModules, fusedLoss, kvReplicas);
   }
 
   /**
@@ -194,7 +206,7 @@ public record TrainingOptions(
   public TrainingOptions withComputeDtype(DType t) {
     return new TrainingOptions(recompute, t, firstBlock, blockCount, embedding, head, backward,
         optimizer, dropout, microbatch, seq, attention, experts, contextParallel, recomputeModules,
-        fusedLoss);
+        fusedLoss, kvReplicas);
   }
 
   /**
@@ -207,7 +219,7 @@ public record TrainingOptions(
   public TrainingOptions withBlocks(int first, int count) {
     return new TrainingOptions(recompute, computeDtype, first, count, embedding, head, backward,
         optimizer, dropout, microbatch, seq, attention, experts, contextParallel, recomputeModules,
-        fusedLoss);
+        fusedLoss, kvReplicas);
   }
 
   /**
@@ -219,7 +231,7 @@ public record TrainingOptions(
   public TrainingOptions withEmbedding(boolean on) {
     return new TrainingOptions(recompute, computeDtype, firstBlock, blockCount, on, head,
         backward, optimizer, dropout, microbatch, seq, attention, experts, contextParallel,
-        recomputeModules, fusedLoss);
+        recomputeModules, fusedLoss, kvReplicas);
   }
 
   /**
@@ -231,7 +243,7 @@ public record TrainingOptions(
   public TrainingOptions withHead(boolean on) {
     return new TrainingOptions(recompute, computeDtype, firstBlock, blockCount, embedding, on,
         backward, optimizer, dropout, microbatch, seq, attention, experts, contextParallel,
-        recomputeModules, fusedLoss);
+        recomputeModules, fusedLoss, kvReplicas);
   }
 
   /**
@@ -243,7 +255,7 @@ public record TrainingOptions(
   public TrainingOptions withBackward(boolean on) {
     return new TrainingOptions(recompute, computeDtype, firstBlock, blockCount, embedding, head,
         on, optimizer && on, dropout, microbatch, seq, attention, experts, contextParallel,
-        recomputeModules, fusedLoss);
+        recomputeModules, fusedLoss, kvReplicas);
   }
 
   /**
@@ -255,7 +267,7 @@ public record TrainingOptions(
   public TrainingOptions withOptimizer(boolean on) {
     return new TrainingOptions(recompute, computeDtype, firstBlock, blockCount, embedding, head,
         backward, on, dropout, microbatch, seq, attention, experts, contextParallel,
-        recomputeModules, fusedLoss);
+        recomputeModules, fusedLoss, kvReplicas);
   }
 
   /**
@@ -267,7 +279,7 @@ public record TrainingOptions(
   public TrainingOptions withDropout(boolean on) {
     return new TrainingOptions(recompute, computeDtype, firstBlock, blockCount, embedding, head,
         backward, optimizer, on, microbatch, seq, attention, experts, contextParallel,
-        recomputeModules, fusedLoss);
+        recomputeModules, fusedLoss, kvReplicas);
   }
 
   /**
@@ -280,7 +292,7 @@ public record TrainingOptions(
   public TrainingOptions withWorkload(int b, int s) {
     return new TrainingOptions(recompute, computeDtype, firstBlock, blockCount, embedding, head,
         backward, optimizer, dropout, b, s, attention, experts, contextParallel, recomputeModules,
-        fusedLoss);
+        fusedLoss, kvReplicas);
   }
 
   /**
@@ -292,7 +304,7 @@ public record TrainingOptions(
   public TrainingOptions withContextParallel(int cp) {
     return new TrainingOptions(recompute, computeDtype, firstBlock, blockCount, embedding, head,
         backward, optimizer, dropout, microbatch, seq, attention, experts, cp, recomputeModules,
-        fusedLoss);
+        fusedLoss, kvReplicas);
   }
 
   /**
@@ -304,7 +316,7 @@ public record TrainingOptions(
   public TrainingOptions withExperts(ExpertLayout e) {
     return new TrainingOptions(recompute, computeDtype, firstBlock, blockCount, embedding, head,
         backward, optimizer, dropout, microbatch, seq, attention, e, contextParallel,
-        recomputeModules, fusedLoss);
+        recomputeModules, fusedLoss, kvReplicas);
   }
 
   /**
@@ -316,6 +328,22 @@ public record TrainingOptions(
   public TrainingOptions withAttention(Attention a) {
     return new TrainingOptions(recompute, computeDtype, firstBlock, blockCount, embedding, head,
         backward, optimizer, dropout, microbatch, seq, a, experts, contextParallel,
-        recomputeModules, fusedLoss);
+        recomputeModules, fusedLoss, kvReplicas);
+  }
+
+  /**
+   * With the key/value heads replicated over more tensor-parallel GPUs than there are groups, as
+   * Megatron-Core runs them ({@link DecoderForward}): each group's keys and values are repeated
+   * {@code r} times before the attention core, so that the core splits by query heads over the
+   * tensor ranks.
+   *
+   * @param r the replicas of each key/value head, tensor-parallel size / key/value heads; 1 for
+   *     none
+   * @return the options
+   */
+  public TrainingOptions withKvReplicas(int r) {
+    return new TrainingOptions(recompute, computeDtype, firstBlock, blockCount, embedding, head,
+        backward, optimizer, dropout, microbatch, seq, attention, experts, contextParallel,
+        recomputeModules, fusedLoss, r);
   }
 }

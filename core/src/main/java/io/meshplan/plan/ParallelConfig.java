@@ -547,7 +547,8 @@ public record ParallelConfig(
    * The overlap flags that apply to this configuration, as Megatron-LM spells them and meshplan
    * takes them: {@code --overlap-grad-reduce}; {@code --overlap-param-gather} with it under the
    * distributed optimizer; {@code --tp-comm-overlap} with sequence parallelism; {@code
-   * --grad-reduce-in-bf16}; {@code --no-gradient-accumulation-fusion} when the fusion is off
+   * --grad-reduce-in-bf16}; {@code --overlap-moe-expert-parallel-comm}; {@code
+   * --no-gradient-accumulation-fusion} when the fusion is off
    * (see {@link #checkOverlaps}).
    *
    * @param o the overlaps
@@ -566,6 +567,9 @@ public record ParallelConfig(
     }
     if (o.bf16GradReduce()) {
       flags.add("--grad-reduce-in-bf16");
+    }
+    if (o.moeComm()) {
+      flags.add("--overlap-moe-expert-parallel-comm");
     }
     if (!o.gradAccumFusion()) {
       flags.add("--no-gradient-accumulation-fusion");

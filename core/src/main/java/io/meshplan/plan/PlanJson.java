@@ -275,6 +275,7 @@ public final class PlanJson {
     if (m.arch().mtpDepth() > 0) {
       a.put("mtpLayers", m.arch().mtpDepth());
     }
+    NumericsJson.write(a, m.arch().numerics());
     MoeShape e = m.arch().moe();
     if (e.routed()) {
       ObjectNode x = a.putObject("moe");
@@ -470,15 +471,17 @@ public final class PlanJson {
   private static ModelSpec readModel(String where, Fields m) {
     try {
       Fields a = m.object("architecture");
+      ModelSpec.Family family = enumOf(where, "model.family", ModelSpec.Family.class,
+          m.text("family"));
       Architecture arch = new Architecture(
           enumOf(where, "model.architecture.mlp", Architecture.Mlp.class, a.text("mlp")),
           enumOf(where, "model.architecture.norm", Architecture.Norm.class, a.text("norm")),
           enumOf(where, "model.architecture.positions", Architecture.Positions.class,
               a.text("positions")),
           a.integer("positionRows"), a.bool("biases"), a.bool("tiedEmbeddings"),
-          readAttention(where, a), readMoe(a), a.has("mtpLayers") ? a.integer("mtpLayers") : 0);
-      return new ModelSpec(m.text("name"), enumOf(where, "model.family", ModelSpec.Family.class,
-          m.text("family")), m.integer("layers"), m.integer("hidden"), m.integer("heads"),
+          readAttention(where, a), readMoe(a), a.has("mtpLayers") ? a.integer("mtpLayers") : 0,
+          NumericsJson.read(a.where(), a.node(), m.text("name"), family));
+      return new ModelSpec(m.text("name"), family, m.integer("layers"), m.integer("hidden"), m.integer("heads"),
           m.integer("kvHeads"), m.integer("ffn"), m.integer("vocab"), m.integer("seq"), 1,
           dtype(where, m.text("dtype")), arch);
     } catch (IllegalArgumentException e) {

@@ -32,7 +32,7 @@ class DeepseekExportCliTest {
   private static final List<String> SMALL = List.of("--model", "deepseek-v3", "--layers", "5",
       "--hidden", "1024", "--heads", "8", "--seq", "1024", "--cluster", "1x8:h100-80gb");
   private static final Pattern VOCAB = Pattern.compile(
-      "\n# The vocabulary \\((\\d+)\\) comes from your tokenizer\\.\n");
+      "\n# The vocabulary is the (\\d+) rows priced \\(--padded-vocab-size\\)");
 
   @Test
   void theReportConfigurationExports() {
@@ -49,7 +49,11 @@ class DeepseekExportCliTest {
             + "  --decoder-last-pipeline-num-layers 2\n")
         .contains("\n  --multi-latent-attention\n  --q-lora-rank 1536\n  --kv-lora-rank 512\n"
             + "  --qk-head-dim 128\n  --qk-pos-emb-head-dim 64\n  --v-head-dim 128\n"
-            + "  --qk-layernorm\n  --rope-type rope\n  --no-rope-fusion\n")
+            + "  --qk-layernorm\n  --rope-type yarn\n  --rotary-scaling-factor 40\n"
+            + "  --mscale 1\n  --mscale-all-dim 1\n")
+        // deepseek-ai/DeepSeek-V3's config.json: rope_theta 10000, rms_norm_eps 1e-6.
+        .contains("\n  --norm-epsilon 1e-6\n  --position-embedding-type rope\n"
+            + "  --rotary-base 10000\n")
         .contains("\n  --moe-ffn-hidden-size 2048\n  --moe-layer-freq '[0]*3+[1]*58'\n"
             + "  --moe-shared-expert-intermediate-size 2048\n")
         .contains("\n  --mtp-num-layers 1\n  --mtp-loss-scaling-factor 0.1\n")
@@ -136,7 +140,7 @@ class DeepseekExportCliTest {
     assertThat(a).containsKeys("--multi-latent-attention", "--swiglu",
         "--untie-embeddings-and-output-weights", "--disable-bias-linear", "--qk-layernorm")
         .containsEntry("--normalization", "RMSNorm")
-        .containsEntry("--position-embedding-type", "rope").containsEntry("--rope-type", "rope")
+        .containsEntry("--position-embedding-type", "rope").containsEntry("--rope-type", "yarn")
         .containsKey("--bf16");
     int layers = Integer.parseInt(a.get("--num-layers"));
     int expertFfn = Integer.parseInt(a.get("--moe-ffn-hidden-size"));
@@ -171,6 +175,18 @@ class DeepseekExportCliTest {
     c.put("tie_word_embeddings", false);
     c.put("hidden_act", "silu");
     c.put("torch_dtype", "bfloat16");
+    // The RoPE and norms as the file states them; the YaRN betas and original length are
+    // MLATransformerConfig's defaults, which the file relies on (MegatronModelArgs).
+    c.put("rope_theta", Integer.parseInt(a.get("--rotary-base")));
+    c.put("rms_norm_eps", Double.parseDouble(a.get("--norm-epsilon")));
+    ObjectNode yarn = c.putObject("rope_scaling");
+    yarn.put("type", "yarn");
+    yarn.put("factor", Double.parseDouble(a.get("--rotary-scaling-factor")));
+    yarn.put("original_max_position_embeddings", 4096);
+    yarn.put("beta_fast", 32);
+    yarn.put("beta_slow", 1);
+    yarn.put("mscale", Double.parseDouble(a.get("--mscale")));
+    yarn.put("mscale_all_dim", Double.parseDouble(a.get("--mscale-all-dim")));
     return c.toPrettyString();
   }
 

@@ -24,7 +24,7 @@ class ExportGpipeCliTest {
     a.addAll(List.of(FLAGS));
     if (to.equals("torchtitan")) {
       // torchtitan has llama3 flavors only: the same layout on Llama 3 70B.
-      a.set(a.indexOf("llama2-70b"), "llama3-70b");
+      a.set(a.indexOf("llama2-70b"), "llama3.1-70b");
     }
     if (gpipe) {
       a.addAll(List.of("--schedule", "gpipe"));

@@ -122,9 +122,10 @@ class Fp8CliTest {
     assertThat(m.out()).contains("  --bf16\n  --transformer-impl transformer_engine\n"
         + "  --fp8-format hybrid\n  --fp8-recipe delayed\n  --fp8-amax-history-len 1024\n"
         + "  --fp8-amax-compute-algo max\n");
-    // torchtitan trains only its llama3 flavors: the same layout on LLaMA3-8B (flavor 8B).
+    // torchtitan trains only its llama3 flavors: the same layout on Llama 3.1 8B (flavor 8B, whose
+    // RoPE scaling v0.2.2's TOML cannot remove).
     String[] llama3 = SMALL.clone();
-    llama3[1] = "llama3-8b";
+    llama3[1] = "llama3.1-8b";
     CliRun t = CliRun.of(with(new String[] {"export", "--to", "torchtitan", "--framework-version",
         "0.2.2", "--cluster", "1x8:h100-80gb"}, with(llama3, "--sequence-parallel", "--zero-stage",
         "3")));

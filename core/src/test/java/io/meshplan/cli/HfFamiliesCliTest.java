@@ -95,9 +95,9 @@ class HfFamiliesCliTest {
         HF + "olmo-2-1124-7b.json", "--cluster", "1x8:h100-80gb", "--tp", "8", "--pp", "1", "--dp",
         "1", "--global-batch", "64", "--micro-batch", "1");
     assertThat(export.code()).as(export.err()).isEqualTo(ExitCodes.INFEASIBLE);
-    assertThat(export.err()).contains("megatron cannot express this configuration: megatron "
-        + "export writes LLaMA- and GPT-style models and Mixtral-, Qwen3-MoE- and DeepSeek-V3-style"
-        + " experts; olmo-2-1124-7b has q/k norms, which meshplan does not write");
+    assertThat(export.err()).contains("megatron cannot express this configuration: Megatron-LM's"
+        + " --qk-layernorm norms each head; olmo-2-1124-7b has q/k norms over all heads together"
+        + " (OLMo 2)");
     assertThat(export.out()).contains("no configuration megatron can express is near it");
     CliRun shard = CliRun.of("shard", "--model", HF + "gemma-2-9b.json", "--layers", "1",
         "--mesh", "2x2", "--alpha", "1,1", "--beta", "1,0.01", "--memory", "1000MB");

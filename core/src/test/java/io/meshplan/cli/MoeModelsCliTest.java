@@ -30,8 +30,7 @@ class MoeModelsCliTest {
   private static final String HF = "core/src/test/resources/hf/";
 
   @ParameterizedTest
-  @CsvSource({"megatron, gpt-oss-20b, 'attention sinks, expert biases, a 128-token sliding "
-          + "window', none",
+  @CsvSource({"megatron, gpt-oss-20b, 'attention sinks, expert biases', none",
       "torchtitan, mixtral-8x7b, a mixture of 8 experts, megatron",
       "torchtitan, gpt-oss-20b, 'a mixture of 32 experts, head_dim 64, attention sinks', titan",
       "deepspeed, gpt-oss-20b, 'a mixture of 32 experts, head_dim 64, attention sinks', none"})

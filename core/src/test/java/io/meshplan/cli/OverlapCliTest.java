@@ -150,7 +150,7 @@ class OverlapCliTest {
    */
   @Test
   void torchtitanCompilesTheLossForTheFusedCrossEntropy() {
-    String[] flags = {"--model", "llama3-8b", "--seq", "2048", "--cluster", "1x8:h100-80gb",
+    String[] flags = {"--model", "llama3.1-8b", "--seq", "2048", "--cluster", "1x8:h100-80gb",
         "--tp", "1", "--pp", "1", "--dp", "8", "--zero-stage", "3", "--micro-batch", "1",
         "--global-batch", "16", "--recompute", "full"};
     List<String> main = new ArrayList<>(List.of("export", "--to", "torchtitan"));

@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
  */
 class PerOpRecomputeCliTest {
   private static final ObjectMapper JSON = new ObjectMapper();
-  private static final String[] FLAGS = {"--model", "llama3-8b", "--seq", "4096", "--cluster",
+  private static final String[] FLAGS = {"--model", "llama3.1-8b", "--seq", "4096", "--cluster",
       "1x8:h100-80gb", "--tp", "1", "--pp", "1", "--dp", "8", "--zero-stage", "3",
       "--micro-batch", "1", "--global-batch", "16"};
 
@@ -65,6 +65,8 @@ class PerOpRecomputeCliTest {
       List<String> a = new ArrayList<>(List.of("export", "--to", to, "--recompute", "op"));
       a.addAll(List.of(FLAGS));
       a.set(a.indexOf("--zero-stage") + 1, "1");
+      // Llama 3, whose unscaled RoPE both build (Megatron-DeepSpeed has no RoPE scaling).
+      a.set(a.indexOf("llama3.1-8b"), "llama3-8b");
       CliRun r = CliRun.of(a.toArray(String[]::new));
       assertThat(r.code()).as(to + r.err()).isEqualTo(3);
       assertThat(r.err().strip()).doesNotContain("\n").contains("--recompute op");

@@ -23,28 +23,28 @@ class TorchtitanExportCliTest {
   @Test
   void frameworkVersionChoosesMainsPythonConfigOrTheLastTomlRelease() {
     CliRun plain = CliRun.of(with(new String[] {"export", "--to", "torchtitan", "--model",
-        "llama3-8b"}, LAYOUT));
+        "llama3.1-8b"}, LAYOUT));
     assertThat(plain.code()).as(plain.err()).isZero();
     assertThat(plain.out()).contains("torchtitan main@b5bcd76 (2026-08-21), llama3 flavor 8B,"
         + " from its recipe llama3_8b\n", "-m torchtitan.train --module meshplan_torchtitan"
         + " --config meshplan_plan\n", "def meshplan_plan() -> Trainer.Config:\n"
         + "    config = llama3_8b()\n    config.model_spec = model_registry(\"8B\")\n");
     CliRun main = CliRun.of(with(new String[] {"export", "--to", "torchtitan", "--model",
-        "llama3-8b", "--framework-version", "main"}, LAYOUT));
+        "llama3.1-8b", "--framework-version", "main"}, LAYOUT));
     assertThat(main.code()).as(main.err()).isZero();
     assertThat(main.out()).isEqualTo(plain.out());
     CliRun v = CliRun.of(with(new String[] {"export", "--to", "torchtitan", "--model",
-        "llama3-8b", "--framework-version", "0.2.2"}, LAYOUT));
+        "llama3.1-8b", "--framework-version", "0.2.2"}, LAYOUT));
     assertThat(v.code()).as(v.err()).isZero();
     assertThat(v.out()).contains("torchtitan v0.2.2 (its last TOML release), llama3 flavor"
         + " 8B\n", "[model]\nname = 'llama3'\nflavor = '8B'\n");
     CliRun old = CliRun.of(with(new String[] {"export", "--to", "torchtitan", "--model",
-        "llama3-8b", "--framework-version", "0.1.0"}, LAYOUT));
+        "llama3.1-8b", "--framework-version", "0.1.0"}, LAYOUT));
     assertThat(old.code()).isEqualTo(2);
     assertThat(old.err().lines()).hasSize(1);
     assertThat(old.err()).contains("--framework-version '0.1.0' is unknown; use main or 0.2.2");
     CliRun megatron = CliRun.of(with(new String[] {"export", "--to", "megatron", "--model",
-        "llama3-8b", "--framework-version", "0.2.2"}, LAYOUT));
+        "llama3.1-8b", "--framework-version", "0.2.2"}, LAYOUT));
     assertThat(megatron.code()).isEqualTo(2);
     assertThat(megatron.err()).contains("applies to --to torchtitan only");
   }
@@ -67,7 +67,7 @@ class TorchtitanExportCliTest {
 
   @Test
   void f16OnAV100SuggestsNoBf16() {
-    CliRun r = CliRun.of("export", "--to", "torchtitan", "--model", "llama3-8b", "--dtype",
+    CliRun r = CliRun.of("export", "--to", "torchtitan", "--model", "llama3.1-8b", "--dtype",
         "f16", "--seq", "2048", "--cluster", "4x8:v100-32gb", "--tp", "8", "--pp", "2", "--dp",
         "2", "--micro-batch", "1", "--global-batch", "64", "--sequence-parallel",
         "--distributed-optimizer");

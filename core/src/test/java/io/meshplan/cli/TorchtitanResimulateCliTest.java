@@ -21,9 +21,9 @@ import org.junit.jupiter.api.io.TempDir;
  * of them per rank.
  */
 class TorchtitanResimulateCliTest {
-  /** torchtitan v0.2.2's llama3 flavors and meshplan's presets of the same dimensions. */
-  private static final Map<String, String> PRESET = Map.of("8B", "llama3-8b", "70B", "llama3-70b",
-      "405B", "llama3.1-405b");
+  /** torchtitan v0.2.2's llama3 flavors and meshplan's presets of the same model (Llama 3.1). */
+  private static final Map<String, String> PRESET = Map.of("8B", "llama3.1-8b", "70B",
+      "llama3.1-70b", "405B", "llama3.1-405b");
   private static final Map<String, Integer> LAYERS = Map.of("8B", 32, "70B", 80, "405B", 126);
 
   @TempDir Path dir;
@@ -32,7 +32,7 @@ class TorchtitanResimulateCliTest {
   @Test
   void theGridPlansTomlResimulatesToThePlansIteration() throws Exception {
     Path plan = dir.resolve("grid.json");
-    CliRun p = CliRun.of("plan", "--model", "llama3-8b", "--cluster", "2x8:h100-80gb",
+    CliRun p = CliRun.of("plan", "--model", "llama3.1-8b", "--cluster", "2x8:h100-80gb",
         "--global-batch", "64", "--megatron-grid", "--out", plan.toString());
     assertThat(p.code()).as(p.err()).isZero();
     CliRun ex = CliRun.of("export", "--to", "torchtitan", "--framework-version", "0.2.2",
@@ -69,7 +69,7 @@ class TorchtitanResimulateCliTest {
         {"--tp", "1", "--pp", "1", "--dp", "8", "--micro-batch", "1", "--global-batch", "16",
             "--zero-stage", "3", "--recompute", "selective", "--fused-cross-entropy"}};
     for (String[] c : cases) {
-      String[] common = {"--model", "llama3-8b", "--seq", "2048", "--cluster", "1x8:h100-80gb"};
+      String[] common = {"--model", "llama3.1-8b", "--seq", "2048", "--cluster", "1x8:h100-80gb"};
       CliRun sim = CliRun.of(concat(new String[] {"simulate"}, common, c));
       assertThat(sim.code()).as(sim.err()).isZero();
       CliRun ex = CliRun.of(concat(new String[] {"export", "--to", "torchtitan",
@@ -94,7 +94,7 @@ class TorchtitanResimulateCliTest {
             "--sequence-parallel"},
         {"--tp", "1", "--pp", "2", "--dp", "2", "--cp", "2", "--distributed-optimizer"}};
     for (String[] c : cases) {
-      String[] common = {"--model", "llama3-8b", "--seq", "16384", "--cluster", "1x8:h100-80gb",
+      String[] common = {"--model", "llama3.1-8b", "--seq", "16384", "--cluster", "1x8:h100-80gb",
           "--micro-batch", "1", "--global-batch", "8", "--recompute", "full",
           "--cp-comm-type", "all_gather"};
       CliRun sim = CliRun.of(concat(new String[] {"simulate"}, common, c));
@@ -213,7 +213,7 @@ class TorchtitanResimulateCliTest {
    */
   @Test
   void megatronsSelectiveRecomputationIsNoCheckpointingInTorchtitan() throws Exception {
-    String[] flags = {"--model", "llama3-8b", "--seq", "2048", "--cluster", "1x8:h100-80gb",
+    String[] flags = {"--model", "llama3.1-8b", "--seq", "2048", "--cluster", "1x8:h100-80gb",
         "--tp", "1", "--pp", "1", "--dp", "8", "--zero-stage", "3", "--micro-batch", "1",
         "--global-batch", "16", "--recompute", "selective"};
     CliRun toml = CliRun.of(concat(new String[] {"export", "--to", "torchtitan",

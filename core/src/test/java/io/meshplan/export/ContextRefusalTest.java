@@ -20,10 +20,10 @@ import org.junit.jupiter.api.Test;
  * that meshplan prices: its nearest runs each sequence's GPUs as data-parallel replicas.
  */
 class ContextRefusalTest {
-  private static final ModelSpec LLAMA8B_32K = Presets.get("llama3-8b").withSequence(32768);
+  private static final ModelSpec LLAMA8B_32K = Presets.get("llama3.1-8b").withSequence(32768);
   private static final ClusterSpec TWO_NODES = ClusterSpec.parse("2x8:h100-80gb");
 
-  /** LLaMA 3 8B at 32k tokens on 16 H100s: TP 2 x CP 4 x DP 2, ZeRO-3, the p2p ring. */
+  /** Llama 3.1 8B at 32k tokens on 16 H100s: TP 2 x CP 4 x DP 2, ZeRO-3, the p2p ring. */
   private static final ExportInput CP = new ExportInput(LLAMA8B_32K, TWO_NODES,
       new ParallelConfig(2, 1, 2, 1, 1, 16, Recompute.SELECTIVE, true, 3, 0, 0, 1, 1, 4, false));
 

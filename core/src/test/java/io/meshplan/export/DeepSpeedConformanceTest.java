@@ -72,6 +72,8 @@ class DeepSpeedConformanceTest {
       Map.entry("--normalization", 647), Map.entry("--untie-embeddings-and-output-weights", 680),
       Map.entry("--disable-bias-linear", 937), Map.entry("--attention-dropout", 768),
       Map.entry("--hidden-dropout", 770),
+      Map.entry("--rotary-position-embeddings-theta", 635), Map.entry("--rotary-percent", 638),
+      Map.entry("--layernorm-epsilon", 652), Map.entry("--make-vocab-size-divisible-by", 644),
       Map.entry("--use-flash-attn-v2", 930), Map.entry("--no-gradient-accumulation-fusion", 986),
       Map.entry("--fp16", 1111), Map.entry("--bf16", 1113), Map.entry("--zero-stage", 1487),
       Map.entry("--optimizer", 940), Map.entry("--adam-beta1", 783),

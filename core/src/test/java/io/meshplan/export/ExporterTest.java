@@ -71,10 +71,12 @@ class ExporterTest {
         "--recompute-granularity", "selective", "--use-distributed-optimizer",
         "--num-layers", "80", "--hidden-size", "8192", "--ffn-hidden-size", "28672",
         "--num-attention-heads", "64", "--seq-length", "4096", "--max-position-embeddings", "4096",
-        "--swiglu", "--normalization", "RMSNorm", "--position-embedding-type", "rope",
+        "--swiglu", "--normalization", "RMSNorm", "--norm-epsilon", "1e-5",
+        "--position-embedding-type", "rope", "--rotary-base", "500000",
         "--untie-embeddings-and-output-weights", "--disable-bias-linear",
         "--group-query-attention", "--num-query-groups", "8", "--attention-dropout", "0",
-        "--hidden-dropout", "0", "--attention-backend", "flash", "--bf16");
+        "--hidden-dropout", "0", "--padded-vocab-size", "128256", "--attention-backend",
+        "flash", "--bf16");
   }
 
   @Test
@@ -92,7 +94,8 @@ class ExporterTest {
   void torchtitanTomlReadsBackAsThePlan() throws Exception {
     // ZeRO-1 under a pipeline is FSDP over the 32 data-parallel ranks (shard 32, replicate 1)
     // that keeps the weights gathered through the step.
-    String text = exported(ExportTarget.TORCHTITAN_V022, Plans.input(2, Recompute.FULL, true, 1));
+    String text = exported(ExportTarget.TORCHTITAN_V022,
+        Plans.titan(Plans.input(2, Recompute.FULL, true, 1)));
     JsonNode t = new TomlMapper().readTree(text);
     JsonNode p = t.path("parallelism");
     assertThat(p.path("data_parallel_replicate_degree").asInt()).isEqualTo(1);
@@ -116,7 +119,7 @@ class ExporterTest {
   @Test
   void torchtitanWithoutAPipelineAccumulatesMicrobatches() throws Exception {
     // tp 8 x pp 1 x dp 128 = 1024 GPUs; 1024 / (2 x 128) = 4 accumulation steps of 2 sequences.
-    var in = new ExportInput(Plans.LLAMA70B, Plans.CLUSTER,
+    var in = new ExportInput(Plans.LLAMA31_70B, Plans.CLUSTER,
         new ParallelConfig(8, 1, 128, 1, 2, 1024, Recompute.FULL, true, 3));
     JsonNode t = new TomlMapper().readTree(exported(ExportTarget.TORCHTITAN_V022, in));
     assertThat(t.at("/training/local_batch_size").asInt()).isEqualTo(2);
@@ -131,7 +134,7 @@ class ExporterTest {
   @Test
   void torchtitanCannotShardOnlyTheOptimizerNorSkipSequenceParallelism() {
     ExportResult.NotExpressible n = notExpressible(exporter.export(ExportTarget.TORCHTITAN_V022,
-        Plans.input(1, Recompute.SELECTIVE, false, true)));
+        Plans.titan(Plans.input(1, Recompute.SELECTIVE, false, true))));
     assertThat(n.missing()).contains("sequence parallelism");
     ParallelConfig near = n.nearest().orElseThrow().config();
     assertThat(near).isEqualTo(Plans.config(1, Recompute.SELECTIVE, true, true));
@@ -141,13 +144,13 @@ class ExporterTest {
     ParallelConfig noPipeline = new ParallelConfig(8, 1, 128, 1, 1, 1024, Recompute.SELECTIVE,
         true, 1);
     ExportResult.NotExpressible z = notExpressible(exporter.export(ExportTarget.TORCHTITAN_V022,
-        new ExportInput(Plans.LLAMA70B, Plans.CLUSTER, noPipeline)));
+        new ExportInput(Plans.LLAMA31_70B, Plans.CLUSTER, noPipeline)));
     assertThat(z.missing()).contains("no optimizer-only sharding (ZeRO-1) without pipeline");
     assertThat(z.nearest().orElseThrow().config()).isEqualTo(noPipeline.withZeroStage(3));
     // Under a pipeline it is ZeRO-3 that torchtitan lacks: the schedule keeps FSDP's weights
     // and gradients whole until the last microbatch.
     ExportResult.NotExpressible z3 = notExpressible(exporter.export(ExportTarget.TORCHTITAN_V022,
-        Plans.input(1, Recompute.SELECTIVE, true, 3)));
+        Plans.titan(Plans.input(1, Recompute.SELECTIVE, true, 3))));
     assertThat(z3.missing()).contains("no ZeRO-3 with pipeline parallelism");
     assertThat(z3.nearest().orElseThrow().config())
         .isEqualTo(Plans.config(1, Recompute.SELECTIVE, true, true));
@@ -158,11 +161,11 @@ class ExporterTest {
     // ZeRO-0 beside tp 8 x pp 4: torchtitan's parallelize.py refuses DDP with other parallelism;
     // the nearest is its FSDP under the pipeline, ZeRO-1.
     ExportResult.NotExpressible n = notExpressible(exporter.export(ExportTarget.TORCHTITAN_V022,
-        Plans.input(1, Recompute.SELECTIVE, true, 0)));
+        Plans.titan(Plans.input(1, Recompute.SELECTIVE, true, 0))));
     assertThat(n.missing()).contains("DDP has not supported > 1D parallelism");
     assertThat(n.nearest().orElseThrow().config().zeroStage()).isEqualTo(1);
     // 1 node x 8 GPUs, data parallel only: DDP over 8 replicas, no sharding.
-    var ddp = new ExportInput(Plans.LLAMA70B, io.meshplan.cluster.ClusterSpec.parse(
+    var ddp = new ExportInput(Plans.LLAMA31_70B, io.meshplan.cluster.ClusterSpec.parse(
         "1x8:h100-80gb"), new ParallelConfig(1, 1, 8, 1, 1, 64, Recompute.FULL, false, 0));
     JsonNode t = new TomlMapper().readTree(exported(ExportTarget.TORCHTITAN_V022, ddp));
     assertThat(t.at("/parallelism/data_parallel_replicate_degree").asInt()).isEqualTo(8);
@@ -269,8 +272,10 @@ class ExporterTest {
     assertThat(firstOnly.asParallelConfig().orElseThrow().lastStageLayers()).isZero();
     // torchtitan v0.2.2 states the split as module_fqns_per_model_part (job_config.py:367):
     // 19, 21, 21, 19 layers, the embedding on the first part and the norm and head on the last.
-    String toml = ((ExportResult.Exported) exporter.export(ExportTarget.TORCHTITAN_V022, plan,
-        Plans.CLUSTER)).text();
+    var titanPlan = Plans.titanPlan(new int[][] {{0, 18, 32, 32, 8}, {19, 39, 32, 32, 8},
+        {40, 60, 32, 32, 8}, {61, 79, 32, 32, 8}});
+    String toml = ((ExportResult.Exported) exporter.export(ExportTarget.TORCHTITAN_V022,
+        titanPlan, Plans.CLUSTER)).text();
     assertThat(toml).contains("module_fqns_per_model_part = [['tok_embeddings', 'layers.0', ",
         "'layers.18'], ['layers.19', ", "'layers.60'], ['layers.61', ",
         "'layers.79', 'norm', 'output']]\n").doesNotContain("layers_per_stage");
@@ -316,11 +321,15 @@ class ExporterTest {
   @Test
   void megatronArchitectureFlagsFollowTheModel() {
     // A Megatron GPT (GeLU, LayerNorm, learned positions, biases, tied embeddings) needs no
-    // architecture switch but the position type; OPT's ReLU MLP has no Megatron-LM form.
+    // architecture switch but the position type; its numbers (epsilon 1e-5, dropout 0.1) and
+    // vocabulary are stated all the same. OPT's ReLU MLP has no Megatron-LM form.
     var gpt = new io.meshplan.model.ModelSpec("gpt", io.meshplan.model.ModelSpec.Family.GPT, 24,
         2048, 16, 16, 8192, 51200, 2048, 1, io.meshplan.graph.DType.BF16);
-    assertThat(MegatronArgs.architecture(gpt))
-        .containsExactly(List.of("--position-embedding-type", "learned_absolute"));
+    assertThat(MegatronModelArgs.arguments(gpt)).containsExactly(
+        List.of("--norm-epsilon", "1e-5"),
+        List.of("--position-embedding-type", "learned_absolute"),
+        List.of("--attention-dropout", "0.1"), List.of("--hidden-dropout", "0.1"),
+        List.of("--padded-vocab-size", "51200"));
     var opt = new io.meshplan.model.ModelSpec("opt", io.meshplan.model.ModelSpec.Family.GPT, 24,
         2048, 16, 16, 8192, 50272, 2048, 1, io.meshplan.graph.DType.BF16,
         new io.meshplan.model.Architecture(io.meshplan.model.Architecture.Mlp.RELU,

@@ -92,7 +92,24 @@ class MegatronConformanceTest {
       entry("--tokenizer-model", "megatron/training/config/training_config.py:714"),
       entry("--save", "megatron/training/config/training_config.py:395"),
       entry("--save-interval", "megatron/training/config/training_config.py:398"),
-      entry("--load", "megatron/training/config/training_config.py:430"));
+      entry("--load", "megatron/training/config/training_config.py:430"),
+      // The model fields of MegatronModelArgs.
+      entry("--norm-epsilon", "megatron/core/transformer/transformer_config.py:201-203"),
+      entry("--add-qkv-bias", "megatron/core/transformer/transformer_config.py:218"),
+      entry("--window-size", "megatron/training/arguments.py:2384"),
+      entry("--window-attn-skip-freq", "megatron/training/arguments.py:2387"),
+      entry("--yarn-original-max-position-embeddings", "megatron/training/arguments.py:2400"),
+      entry("--yarn-beta-fast", "megatron/training/arguments.py:2402"),
+      entry("--yarn-beta-slow", "megatron/training/arguments.py:2404"),
+      entry("--no-yarn-correction-range-round-to-int", "megatron/training/arguments.py:2408"),
+      entry("--rotary-base", "megatron/training/arguments.py:2418"),
+      entry("--rotary-percent", "megatron/training/arguments.py:2420"),
+      entry("--use-rope-scaling", "megatron/training/arguments.py:2424"),
+      entry("--rotary-scaling-factor", "megatron/training/arguments.py:3558"),
+      entry("--mscale", "megatron/training/arguments.py:3560"),
+      entry("--mscale-all-dim", "megatron/training/arguments.py:3562"),
+      entry("--padded-vocab-size", "megatron/training/config/training_config.py:682"),
+      entry("--overlap-moe-expert-parallel-comm", "megatron/core/model_parallel_config.py:343"));
 
   @TempDir Path dir;
 

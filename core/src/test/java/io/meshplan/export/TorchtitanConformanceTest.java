@@ -139,9 +139,9 @@ class TorchtitanConformanceTest {
 
   @Test
   void f16OnGpusWithoutBf16HasNoTorchtitanFormAndNoBf16Nearest() {
-    ModelSpec m = Presets.get("llama3-8b");
+    ModelSpec m = Presets.get("llama3.1-8b");
     ModelSpec f16 = new ModelSpec(m.name(), m.family(), m.layers(), m.hidden(), m.heads(),
-        m.kvHeads(), m.ffn(), m.vocab(), 2048, 1, DType.F16);
+        m.kvHeads(), m.ffn(), m.vocab(), 2048, 1, DType.F16, m.arch());
     ParallelConfig c = new ParallelConfig(8, 2, 2, 1, 1, 64, Recompute.NONE, true, 1);
     ExportResult v100 = new Exporter().export(ExportTarget.TORCHTITAN_V022,
         new ExportInput(f16, ClusterSpec.parse("4x8:v100-32gb"), c));

@@ -53,7 +53,7 @@ class TorchtitanExpertContextConformanceTest {
   /** DeepSeek-V3 without its multi-token prediction module: the 671B flavor as it stands. */
   private static final String NO_MTP = "deepseek-v3 without MTP";
 
-  private static final String[] MODELS = {"llama3-8b", "llama3-70b", "qwen3-30b-a3b",
+  private static final String[] MODELS = {"llama3.1-8b", "llama3.1-70b", "qwen3-30b-a3b",
       "qwen3-235b-a22b", "deepseek-v3", NO_MTP};
   private static final int CASES = 1500;
 
@@ -236,6 +236,20 @@ class TorchtitanExpertContextConformanceTest {
       }
     } else {
       assertThat(f.fields()).doesNotContainKey("parallelism.expert_parallel_degree");
+    }
+    // trainer.py:168-199 (Trainer.Config._validate_cuda_graphs): CUDA graphs, on unless
+    // training.disable_cuda_graphs, refuse a pipeline, and expert parallelism whose token
+    // dispatcher synchronises with the CPU: the flavors' moe_comm_backend "standard" builds
+    // AllToAllTokenDispatcher (models/common/config_utils.py:416-420), neither MinimalAsyncEP nor
+    // HybridEP with a capacity. The DeepSeek-V3 recipe turns them off itself
+    // (models/deepseek_v3/config_registry.py:227-231); the Qwen3 one does not.
+    long ep = in.model().arch().moe().routed()
+        ? f.integer("parallelism.expert_parallel_degree") : 1;
+    boolean graphsOff = f.fields().containsKey("training.disable_cuda_graphs")
+        ? f.text("training.disable_cuda_graphs").equals("True")
+        : f.recipe().equals("deepseek_v3_671b");
+    if (pp > 1 || ep > 1) {
+      assertThat(graphsOff).as("CUDA graphs under pp " + pp + ", ep " + ep).isTrue();
     }
     long seq = f.integer("training.max_context_length");
     long perMicrobatch = f.integer("training.num_tokens_per_microbatch_per_dp_rank");

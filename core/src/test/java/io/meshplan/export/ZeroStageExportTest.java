@@ -30,6 +30,17 @@ class ZeroStageExportTest {
         {60, 79, 32, 32, 8}}, zero);
   }
 
+  /**
+   * A plan of {@link Plans#LLAMA31_70B} (torchtitan's flavor, RoPE included) with the stages of
+   * {@code plan}.
+   */
+  private static PipelinePlan titan(PipelinePlan plan) {
+    int[][] stages = plan.stages().stream().map(s -> new int[] {s.firstLayer(), s.lastLayer(),
+        s.submeshNodes(), s.dataParallel(), s.tensorParallel()}).toArray(int[][]::new);
+    return Plans.plan(Plans.LLAMA31_70B, stages, plan.stages().stream()
+        .mapToInt(io.meshplan.plan.StagePlan::zeroStage).toArray());
+  }
+
   private String exported(ExportTarget t, PipelinePlan plan) {
     ExportResult r = exporter.export(t, plan, Plans.CLUSTER);
     assertThat(r).isInstanceOf(ExportResult.Exported.class);
@@ -81,13 +92,16 @@ class ZeroStageExportTest {
           --max-position-embeddings 4096
           --swiglu
           --normalization RMSNorm
+          --norm-epsilon 1e-5
           --position-embedding-type rope
+          --rotary-base 500000
           --untie-embeddings-and-output-weights
           --disable-bias-linear
           --group-query-attention
           --num-query-groups 8
           --attention-dropout 0
           --hidden-dropout 0
+          --padded-vocab-size 128256
           --attention-backend flash
           --bf16
         )
@@ -97,9 +111,9 @@ class ZeroStageExportTest {
   @Test
   void torchtitanWritesFsdpOverTheDataParallelRanksForZero3() {
     // local batch: no pipeline, so the microbatch (1); 1024 / (1 x 128) = 8 accumulation steps.
-    assertThat(exported(ExportTarget.TORCHTITAN_V022, zero3OneStage())).isEqualTo("""
+    assertThat(exported(ExportTarget.TORCHTITAN_V022, titan(zero3OneStage()))).isEqualTo("""
         # torchtitan job configuration written by meshplan export
-        # model llama3-70b (layers 80, hidden 8192, heads 64, kv heads 8, ffn 28672, vocab \
+        # model llama3.1-70b (layers 80, hidden 8192, heads 64, kv heads 8, ffn 28672, vocab \
         128256) on 128x8:h100-80gb:ib-ndr400: torchtitan v0.2.2 (its last TOML release), llama3 \
         flavor 70B
         # 1024 GPUs = tensor 8 x pipeline 1 x data 128; launch with torchrun over all of them
@@ -251,10 +265,10 @@ class ZeroStageExportTest {
     // torchtitan neither: under the pipeline schedule its FSDP is ZeRO-1, which it writes for
     // the ZeRO-1 plan.
     ExportResult.NotExpressible t = notExpressible(ExportTarget.TORCHTITAN_V022,
-        fourStages(3, 3, 3, 3));
+        titan(fourStages(3, 3, 3, 3)));
     assertThat(t.nearest().orElseThrow().config())
         .isEqualTo(new ParallelConfig(8, 4, 32, 1, 1, 1024, Recompute.FULL, true, 1));
-    assertThat(exported(ExportTarget.TORCHTITAN_V022, fourStages(1, 1, 1, 1))).contains(
+    assertThat(exported(ExportTarget.TORCHTITAN_V022, titan(fourStages(1, 1, 1, 1)))).contains(
         "data_parallel_replicate_degree = 1\ndata_parallel_shard_degree = 32\n"
             + "fsdp_reshard_after_forward = 'never'\n", "pipeline_parallel_degree = 4\n",
         "# data parallelism: FSDP over 32 ranks under the pipeline schedule: weights gathered"
@@ -273,7 +287,8 @@ class ZeroStageExportTest {
         // Alpa gives each stage its own ZeRO stage; it refuses ZeRO-3 itself (AlpaExportTest).
         continue;
       }
-      ExportResult.NotExpressible n = notExpressible(t, mixed);
+      boolean titan = t == ExportTarget.TORCHTITAN || t == ExportTarget.TORCHTITAN_V022;
+      ExportResult.NotExpressible n = notExpressible(t, titan ? titan(mixed) : mixed);
       assertThat(n.missing()).as(t.label()).contains("optimizer sharding settings");
       assertThat(n.nearest().orElseThrow().config()).as(t.label())
           .isEqualTo(layout.withZeroStage(t == ExportTarget.MEGATRON ? 3 : 1));
@@ -319,7 +334,8 @@ class ZeroStageExportTest {
 
   @Test
   void torchtitanHasNoZero2() {
-    ExportResult.NotExpressible n = notExpressible(ExportTarget.TORCHTITAN_V022, zero2OneStage());
+    ExportResult.NotExpressible n = notExpressible(ExportTarget.TORCHTITAN_V022,
+        titan(zero2OneStage()));
     assertThat(n.missing()).startsWith("torchtitan has no ZeRO-2");
     // Without a pipeline torchtitan's FSDP is ZeRO-3.
     assertThat(n.nearest().orElseThrow().config().zeroStage()).isEqualTo(3);

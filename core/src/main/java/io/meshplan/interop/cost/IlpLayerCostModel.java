@@ -264,7 +264,8 @@ public final class IlpLayerCostModel implements LayerCostModel {
         .withRecompute(s.recompute()).withRecomputeModules(s.recomputeModules())
         .withOptimizer(false)
         .withWorkload(s.microBatch(), model.seq() / s.contextParallel()).withAttention(attention)
-        .withFusedLoss(fusedLoss).withExperts(s.experts()).withContextParallel(s.contextParallel());
+        .withFusedLoss(fusedLoss).withExperts(s.experts()).withContextParallel(s.contextParallel())
+        .withKvReplicas(KvReplicas.of(m, t, megatron));
     opt = switch (kind) {
       case EMBEDDING -> opt.withBlocks(0, 0).withEmbedding(true).withHead(false);
       // An expert block is built at the first block that routes to experts.
@@ -286,6 +287,7 @@ public final class IlpLayerCostModel implements LayerCostModel {
     if (megatron && t > 1 && !fixMegatron(tg, t, fixed, local)) {
       return null;
     }
+    KvReplicas.fix(tg, fixed);
     solves.incrementAndGet();
     IntraOpResult r = new AutoSharding(env, solver, true).solve(g, fixed, local);
     if (!(r instanceof IntraOpResult.Planned planned) || !planned.plan().notKept().isEmpty()) {
