@@ -186,11 +186,40 @@ public final class AlpaPipeshard implements FrameworkWriter {
           + " positions; " + m.name() + " is GPT-NeoX-style (rotary on part of each head, a"
           + " parallel residual), which meshplan's model does not state");
     }
+    io.meshplan.model.Numerics n = a.numerics();
+    if (!(n.ropeScaling() instanceof io.meshplan.model.RopeScaling.None)
+        || n.rotaryFraction() != 1 || n.dropout() || n.parallelResidual()
+        || !n.multipliers().equals(io.meshplan.model.Numerics.Multipliers.NONE)) {
+      return Optional.of("meshplan's Alpa export writes plain rotary positions on whole heads,"
+          + " no dropout, sequential residuals and no multipliers; " + m.name() + " has "
+          + alpaMissingNumerics(n) + ", which it does not write");
+    }
     if (m.hidden() % m.heads() != 0 || m.heads() % m.kvHeads() != 0) {
       return Optional.of(m.name() + "'s " + m.heads() + " heads do not split its hidden size "
           + m.hidden() + " or share its " + m.kvHeads() + " key/value heads evenly");
     }
     return Optional.empty();
+  }
+
+  /** The numbers of {@code n} that the Alpa program does not write, in words. */
+  private static String alpaMissingNumerics(io.meshplan.model.Numerics n) {
+    List<String> out = new java.util.ArrayList<>();
+    if (!(n.ropeScaling() instanceof io.meshplan.model.RopeScaling.None)) {
+      out.add("RoPE scaling");
+    }
+    if (n.rotaryFraction() != 1) {
+      out.add("rotary positions on " + n.rotaryFraction() + " of each head");
+    }
+    if (n.dropout()) {
+      out.add("dropout");
+    }
+    if (n.parallelResidual()) {
+      out.add("a parallel residual");
+    }
+    if (!n.multipliers().equals(io.meshplan.model.Numerics.Multipliers.NONE)) {
+      out.add(n.multipliers().words());
+    }
+    return String.join(", ", out);
   }
 
   /** Why Alpa cannot run one setting of a stage, as its code at b8078a9 shows. */

@@ -21,8 +21,8 @@ import java.util.Optional;
  * pipeline layer per transformer block, and the training loop.
  *
  * <p>The model: token embedding (and a learned position table for GPT-style models), blocks of
- * pre-norm attention and MLP (RMSNorm or LayerNorm in fp32, rotary positions with the base
- * {@link #ROPE_THETA}, grouped key/value heads repeated over their queries, a causal softmax in
+ * pre-norm attention and MLP (RMSNorm or LayerNorm in fp32, rotary positions with the model's
+ * base ({@code Numerics.ropeTheta}), grouped key/value heads repeated over their queries, a causal softmax in
  * fp32, SwiGLU, GeLU or ReLU), a final norm and the LM head (the token table when tied); the loss
  * on fp32 logits, as Alpa's GPT benchmark computes it ({@code
  * benchmark/alpa/benchmark_one_case_gpt_bert.py}). Adam (optax) with an fp32 master copy of 16-bit
@@ -39,18 +39,6 @@ import java.util.Optional;
  * meshplan's selective mode).
  */
 final class AlpaProgram {
-  /**
-   * The rotary base written: 10,000, LLaMA and LLaMA 2's {@code rope_theta} (Touvron et al. 2023;
-   * the Hugging Face default of {@code LlamaConfig}); meshplan's model states no other base.
-   */
-  static final double ROPE_THETA = 10_000.0;
-
-  /**
-   * The norm epsilon written: 1e-5, LLaMA 2's {@code rms_norm_eps} and LayerNorm's default in
-   * Megatron-LM ({@code --norm-epsilon}); meshplan's model states no other.
-   */
-  static final double NORM_EPS = 1e-5;
-
   private final ModelSpec model;
   private final ClusterSpec cluster;
   private final List<AlpaStages.Stage> stages;
@@ -157,12 +145,12 @@ final class AlpaProgram {
     line(sb, "HEAD_DIM", Integer.toString(model.hidden() / model.heads()));
     line(sb, "FFN", Integer.toString(model.ffn()));
     line(sb, "NORM", a.norm() == Architecture.Norm.RMS ? "\"rms\"" : "\"layer\"");
-    line(sb, "NORM_EPS", Double.toString(NORM_EPS));
+    line(sb, "NORM_EPS", Double.toString(a.numerics().normEps()));
     line(sb, "MLP", "\"" + a.mlp().name().toLowerCase(Locale.ROOT) + "\"");
     line(sb, "POSITIONS", a.positions() == Architecture.Positions.ROTARY ? "\"rotary\""
         : "\"learned\"");
     line(sb, "POSITION_ROWS", Integer.toString(a.positionRows()));
-    line(sb, "ROPE_THETA", Double.toString(ROPE_THETA));
+    line(sb, "ROPE_THETA", Double.toString(a.numerics().ropeTheta()));
     line(sb, "BIASES", a.biases() ? "True" : "False");
     line(sb, "TIED_EMBEDDINGS", a.tiedEmbeddings() ? "True" : "False");
     line(sb, "PRECISION", "\"" + precision() + "\"");
