@@ -90,7 +90,7 @@ final class KubeNames {
     if (suffix.startsWith("e") || suffix.startsWith("E")) {
       int exp;
       try {
-        exp = Integer.parseInt(suffix.substring(1));
+        exp = io.meshplan.util.AsciiDigits.parseInt(suffix.substring(1));
       } catch (NumberFormatException e) {
         return Optional.empty();
       }
