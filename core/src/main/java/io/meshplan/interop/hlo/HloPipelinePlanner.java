@@ -7,12 +7,13 @@ import io.meshplan.exec.LocalExecutor;
 import io.meshplan.interop.cost.StageAssembler;
 import io.meshplan.interop.dp.Stage;
 import io.meshplan.interop.dp.StageCostTable;
-import io.meshplan.interop.dp.StageDp;
+import io.meshplan.interop.dp.PackedStageDp;
 import io.meshplan.interop.dp.StageDpProblem;
 import io.meshplan.interop.dp.StageDpResult;
 import io.meshplan.interop.dp.StageOption;
 import io.meshplan.interop.space.SearchRules;
 import io.meshplan.interop.space.SearchSpace;
+import io.meshplan.interop.space.SubmeshPlacement;
 import io.meshplan.interop.space.SubmeshShape;
 import io.meshplan.intraop.MeshEnv;
 import io.meshplan.model.Recompute;
@@ -40,8 +41,9 @@ import java.util.function.IntConsumer;
 /**
  * Plans the pipeline of an HLO training step (Alpa, OSDI'22, section 5): the step's layers
  * ({@link HloLayering}), each priced on every logical mesh by the intra-operator ILP ({@link
- * HloLayerPricer}), then the stage DP over layer ranges and submeshes ({@link StageDp}) with the
- * 1F1B memory check, and the chosen plan simulated event by event under 1F1B.
+ * HloLayerPricer}), then the stage DP over layer ranges and submeshes ({@link PackedStageDp})
+ * with the 1F1B memory check, the chosen plan's submeshes placed inside nodes or on whole nodes
+ * ({@link SubmeshPlacement}), and the plan simulated event by event under 1F1B.
  *
  * <p>The module's batch is one microbatch; an iteration runs {@code microbatches} of them. A
  * stage's logical meshes are {@code d x t} with {@code t} dividing the GPUs per node (tensor
@@ -200,8 +202,8 @@ public final class HloPipelinePlanner {
     List<HloLayerGraph> graphs = graphs(lay);
     HloLayerCost[][] cost = price(graphs, sr.meshes());
     StageCostTable table = new Table(cost, sr.of());
-    StageDpResult r = new StageDp(new StageDpProblem(sr.shapes(), cluster.nodes(),
-        cluster.gpusPerNode(), table, memoryPerGpu, microbatches)).solve();
+    StageDpResult r = PackedStageDp.solve(new StageDpProblem(sr.shapes(), cluster.nodes(),
+        cluster.gpusPerNode(), table, memoryPerGpu, microbatches));
     if (r instanceof StageDpResult.Infeasible inf) {
       throw infeasible(lay.graph().name(), microbatches, inf, cost, sr);
     }
@@ -213,7 +215,10 @@ public final class HloPipelinePlanner {
           cost[st.tag()]));
     }
     long distinct = graphs.stream().map(HloLayerGraph::fingerprint).distinct().count();
-    return assemble(lay, module, graphs, placed, microbatches, new HloPlanResult.Stats(
+    int[] firstDevice = SubmeshPlacement.place(PackedStageDp.submeshes(f.plan()),
+        cluster.nodes(), cluster.gpusPerNode()).orElseThrow();
+    return assemble(lay, module, graphs, placed, firstDevice, microbatches,
+        new HloPlanResult.Stats(
         (int) distinct, sr.meshes().size(), pricer.solves(), f.latenciesTried()));
   }
 
@@ -256,7 +261,9 @@ public final class HloPipelinePlanner {
           new SubmeshShape(s.submeshNodes(), s.submeshGpus()), s.dataParallel(),
           s.tensorParallel(), cost));
     }
-    return assemble(lay, module, graphs, placed, saved.microbatches(),
+    // The saved devices, which the plan file's check found inside nodes or on whole nodes.
+    int[] firstDevice = saved.stages().stream().mapToInt(StagePlan::firstDevice).toArray();
+    return assemble(lay, module, graphs, placed, firstDevice, saved.microbatches(),
         HloPlanResult.Stats.NONE);
   }
 
@@ -269,12 +276,10 @@ public final class HloPipelinePlanner {
 
   /** The stages' costs, the simulation of the pipeline under 1F1B, and the plan. */
   private HloPlanResult assemble(HloLayering lay, PlanSource.HloModule module,
-      List<HloLayerGraph> graphs, List<Placed> placed, int microbatches,
+      List<HloLayerGraph> graphs, List<Placed> placed, int[] firstDevice, int microbatches,
       HloPlanResult.Stats stats) {
     double[][] cut = lay.boundaryBytes();
     List<StageCost> costs = new ArrayList<>();
-    int device = 0;
-    int[] firstDevice = new int[placed.size()];
     for (int i = 0; i < placed.size(); i++) {
       Placed st = placed.get(i);
       boolean last = i == placed.size() - 1;
@@ -282,8 +287,6 @@ public final class HloPipelinePlanner {
           / ((double) st.d() * st.t());
       StageCost sc = stageCost(st.cost(), st.first(), st.last(), st.d(), st.t(), send);
       costs.add(sc);
-      firstDevice[i] = device;
-      device += sc.devices();
     }
     StageAssembler.checkSimulationSize(microbatches, costs.size());
     SimulationResult sim = new PipelineSimulator(new SimulationInput(costs,
