@@ -33,6 +33,12 @@ public final class GridPlanner {
    * @return the fastest Megatron-LM configuration as a plan, or why none fits
    */
   public PlanResult plan(PlanRequest req) {
+    // What the request's arithmetic rules out for any plan rules out every grid point.
+    Optional<PlanResult.Infeasible> hopeless = RequestBounds.memory(req)
+        .or(() -> RequestBounds.batch(req));
+    if (hopeless.isPresent()) {
+      return hopeless.get();
+    }
     Optional<MegatronGrid.Point> best = new MegatronGrid(layers).best(req);
     int solves = layers instanceof IlpLayerCostModel ilp ? ilp.solves() : 0;
     if (best.isEmpty()) {
