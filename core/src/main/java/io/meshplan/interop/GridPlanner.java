@@ -45,10 +45,10 @@ public final class GridPlanner {
       return new PlanResult.Infeasible(0, req.cluster().nodes(), "no Megatron-LM "
           + "configuration of " + req.model().name() + " (tensor x pipeline x data-parallel "
           + "sizes that divide the GPUs, stages inside one node or on whole nodes, pipeline sizes "
-          + "that divide the " + req.model().layers() + " layers, micro batches of 1, 2, 4 or 8 that divide the global batch of "
-          + req.globalBatch() + ") fits on " + req.cluster().toShortString() + " within "
-          + Units.formatBytes(req.memoryPerGpu()) + " per GPU; plan without the Megatron-LM "
-          + "restriction for uneven stages");
+          + "that divide the " + req.model().layers() + " layers, micro batches of 1, 2, 4 or 8 "
+          + "that divide the global batch of " + req.globalBatch() + ") fits on "
+          + req.cluster().toShortString() + " within " + Units.formatBytes(req.memoryPerGpu())
+          + " per GPU; plan without the Megatron-LM restriction for uneven stages");
     }
     PipelinePlan plan = best.get().evaluated().plan();
     return new PlanResult.Planned(plan, best.get().evaluated().simulation(),

@@ -78,8 +78,9 @@ public final class InterOpPlanner {
   /**
    * Plans: a request that its arithmetic rules out is answered before any layer is priced ({@link
    * RequestBounds}); then one task per microbatch size whose stages can cover the cluster runs its
-   * stage DP and simulates the 1F1B pipeline it finds; then, unless the request allows 1F1B only, one task per planned size looks for an
-   * interleaved pipeline faster than the best 1F1B plan of all sizes. The outcomes come back in
+   * stage DP and simulates the 1F1B pipeline it finds; then, unless the request allows 1F1B only,
+   * one task per planned size looks for an interleaved pipeline faster than the best 1F1B plan of
+   * all sizes. The outcomes come back in
    * the order of the sizes, so the choice does not depend on where or in which order they ran.
    *
    * @param req the model, cluster and batch

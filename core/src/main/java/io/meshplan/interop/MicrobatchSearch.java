@@ -6,10 +6,10 @@ import io.meshplan.interop.cost.LayerCostModel;
 import io.meshplan.interop.cost.StageAssembler;
 import io.meshplan.interop.cost.StageCostBuilder;
 import io.meshplan.interop.dp.GroupedStageCostTable;
+import io.meshplan.interop.dp.PackedStageDp;
 import io.meshplan.interop.dp.ParetoFilter;
 import io.meshplan.interop.dp.Stage;
 import io.meshplan.interop.dp.StageCostTable;
-import io.meshplan.interop.dp.PackedStageDp;
 import io.meshplan.interop.dp.StageDpProblem;
 import io.meshplan.interop.dp.StageDpResult;
 import io.meshplan.interop.dp.StageOption;
@@ -37,9 +37,10 @@ import java.util.Optional;
 
 /**
  * The search of one microbatch size, the unit of work of {@link InterOpPlanner}'s tasks: the stage
- * cost table of that size built from planned layers, the {@link PackedStageDp} over it and the 1F1B
- * simulation of its partition ({@link #oneFOneB}), or the {@link Interleaver}'s search for an
- * interleaved pipeline that beats a given iteration ({@link #interleaved}).
+ * cost table of that size built from planned layers, the {@link PackedStageDp} over it and the
+ * 1F1B simulation of its partition placed on the nodes ({@link #oneFOneB}), or the {@link
+ * Interleaver}'s search for an interleaved pipeline that beats a given iteration ({@link
+ * #interleaved}).
  */
 final class MicrobatchSearch {
   private final PlanRequest req;

@@ -68,8 +68,10 @@ class SizeGuardsCliTest {
         row(new String[] {"plan", "--model", "llama2-7b"}, 2,
             "is 17179869176, more than the limit of 1048576", "--cluster",
             INT_MAX + "x8:h100-80gb"),
-        // A tensor of 8 x (2^31 - 1) x 32000 s32 = 2,199,023,254,528,000 B > 2^50 B.
-        row(PLAN, 2, "more than the limit of 1125899906842624 (1 PiB)", "--seq", INT_MAX),
+        // One sequence's layer input, (2^31 - 1) x 4,096 x 2 B over 8 GPUs = 2.00 TiB per GPU,
+        // is refused before any layer graph is built (exit 3); the graph's logits tensor, 8 x
+        // (2^31 - 1) x 32000 s32 = 2,199,023,254,528,000 B > 2^50 B, answered before.
+        row(PLAN, 3, "one sequence's input to a layer takes 2.00TiB per GPU", "--seq", INT_MAX),
         // --vpp 2^31 - 1 chunks: 32 layers do not split into 8 x (2^31 - 1) chunks.
         row(new String[] {"simulate", "--model", "llama2-7b", "--cluster", "1x8:h100-80gb",
             "--tp", "1", "--pp", "8", "--dp", "1", "--micro-batch", "1", "--global-batch", "8"},
@@ -100,7 +102,8 @@ class SizeGuardsCliTest {
     assertThat(run.code()).as(run.err()).isEqualTo(r.code());
     List<String> lines = run.err().lines().filter(l -> !l.startsWith("Try '")).toList();
     assertThat(lines).as(run.err()).hasSize(1);
-    assertThat(lines.get(0)).startsWith("meshplan: error: ").contains(r.says());
+    assertThat(lines.get(0)).startsWith(r.code() == 3 ? "meshplan: infeasible: "
+        : "meshplan: error: ").contains(r.says());
     assertThat(run.out()).isEmpty();
   }
 }

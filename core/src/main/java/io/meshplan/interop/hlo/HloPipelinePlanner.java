@@ -5,9 +5,9 @@ import io.meshplan.cluster.KernelTimeModel;
 import io.meshplan.cluster.SendRecvModel;
 import io.meshplan.exec.LocalExecutor;
 import io.meshplan.interop.cost.StageAssembler;
+import io.meshplan.interop.dp.PackedStageDp;
 import io.meshplan.interop.dp.Stage;
 import io.meshplan.interop.dp.StageCostTable;
-import io.meshplan.interop.dp.PackedStageDp;
 import io.meshplan.interop.dp.StageDpProblem;
 import io.meshplan.interop.dp.StageDpResult;
 import io.meshplan.interop.dp.StageOption;
@@ -218,8 +218,8 @@ public final class HloPipelinePlanner {
     int[] firstDevice = SubmeshPlacement.place(PackedStageDp.submeshes(f.plan()),
         cluster.nodes(), cluster.gpusPerNode()).orElseThrow();
     return assemble(lay, module, graphs, placed, firstDevice, microbatches,
-        new HloPlanResult.Stats(
-        (int) distinct, sr.meshes().size(), pricer.solves(), f.latenciesTried()));
+        new HloPlanResult.Stats((int) distinct, sr.meshes().size(), pricer.solves(),
+            f.latenciesTried()));
   }
 
   /**
