@@ -33,16 +33,22 @@ public final class GridPlanner {
    * @return the fastest Megatron-LM configuration as a plan, or why none fits
    */
   public PlanResult plan(PlanRequest req) {
+    // What the request's arithmetic rules out for any plan rules out every grid point.
+    Optional<PlanResult.Infeasible> hopeless = RequestBounds.memory(req)
+        .or(() -> RequestBounds.batch(req));
+    if (hopeless.isPresent()) {
+      return hopeless.get();
+    }
     Optional<MegatronGrid.Point> best = new MegatronGrid(layers).best(req);
     int solves = layers instanceof IlpLayerCostModel ilp ? ilp.solves() : 0;
     if (best.isEmpty()) {
       return new PlanResult.Infeasible(0, req.cluster().nodes(), "no Megatron-LM "
           + "configuration of " + req.model().name() + " (tensor x pipeline x data-parallel "
-          + "sizes that divide the GPUs, pipeline sizes that divide the " + req.model().layers()
-          + " layers, micro batches of 1, 2, 4 or 8 that divide the global batch of "
-          + req.globalBatch() + ") fits on " + req.cluster().toShortString() + " within "
-          + Units.formatBytes(req.memoryPerGpu()) + " per GPU; plan without the Megatron-LM "
-          + "restriction for uneven stages");
+          + "sizes that divide the GPUs, stages inside one node or on whole nodes, pipeline sizes "
+          + "that divide the " + req.model().layers() + " layers, micro batches of 1, 2, 4 or 8 "
+          + "that divide the global batch of " + req.globalBatch() + ") fits on "
+          + req.cluster().toShortString() + " within " + Units.formatBytes(req.memoryPerGpu())
+          + " per GPU; plan without the Megatron-LM restriction for uneven stages");
     }
     PipelinePlan plan = best.get().evaluated().plan();
     return new PlanResult.Planned(plan, best.get().evaluated().simulation(),

@@ -76,9 +76,11 @@ public final class InterOpPlanner {
   }
 
   /**
-   * Plans: one task per microbatch size runs its stage DP and simulates the 1F1B pipeline it
-   * finds; then, unless the request allows 1F1B only, one task per planned size looks for an
-   * interleaved pipeline faster than the best 1F1B plan of all sizes. The outcomes come back in
+   * Plans: a request that its arithmetic rules out is answered before any layer is priced ({@link
+   * RequestBounds}); then one task per microbatch size whose stages can cover the cluster runs its
+   * stage DP and simulates the 1F1B pipeline it finds; then, unless the request allows 1F1B only,
+   * one task per planned size looks for an interleaved pipeline faster than the best 1F1B plan of
+   * all sizes. The outcomes come back in
    * the order of the sizes, so the choice does not depend on where or in which order they ran.
    *
    * @param req the model, cluster and batch
@@ -86,7 +88,16 @@ public final class InterOpPlanner {
    */
   public PlanResult plan(PlanRequest req) {
     SearchSpace space = SearchSpace.of(req);
-    List<Integer> micro = SearchRules.microbatchSizes(req, space.shapes());
+    java.util.Optional<PlanResult.Infeasible> hopeless = RequestBounds.memory(req)
+        .or(() -> RequestBounds.batch(req));
+    if (hopeless.isPresent()) {
+      return hopeless.get();
+    }
+    List<Integer> sizes = SearchRules.microbatchSizes(req, space.shapes());
+    List<Integer> micro = RequestBounds.coverable(req, space, sizes);
+    if (micro.isEmpty()) {
+      return RequestBounds.uncovered(req, space, sizes);
+    }
     List<LayerCostModel.Key> keys = executor.inProcess() ? layerKeys(req, space.shapes(), micro)
         : List.of();
     SearchProgress told = new SearchProgress(progress, (long) keys.size() + micro.size()

@@ -18,7 +18,8 @@ import java.util.Optional;
  * evenly (Megatron-LM's {@code --num-layers-per-virtual-pipeline-stage}; the microbatches must be a
  * multiple of the pipeline size; not when the request allows 1F1B only), micro batches of 1, 2, 4
  * and 8 sequences, each recomputation mode, sequence parallelism on and off, and the distributed
- * optimizer on and off. A point whose peak memory exceeds the GPU's is skipped. Ties go to the
+ * optimizer on and off. A point whose stages would cross a node they do not fill ({@link
+ * UniformPipeline#checkNodes}) or whose peak memory exceeds the GPU's is skipped. Ties go to the
  * earlier point in that order.
  */
 public final class MegatronGrid {
@@ -147,6 +148,7 @@ public final class MegatronGrid {
                       c.check(gpus, m.layers(), m.heads(), m.kvHeads());
                       c.checkExperts(m.arch().moe());
                       c.checkContext(m.seq(), req.attention() == io.meshplan.model.Attention.FLASH);
+                      UniformPipeline.checkNodes(c.gpus() / pp, pp, req.cluster());
                       out.add(c);
                     } catch (InputException | IllegalArgumentException e) {
                       // Not a configuration Megatron-LM accepts here.

@@ -6,10 +6,10 @@ import io.meshplan.interop.cost.LayerCostModel;
 import io.meshplan.interop.cost.StageAssembler;
 import io.meshplan.interop.cost.StageCostBuilder;
 import io.meshplan.interop.dp.GroupedStageCostTable;
+import io.meshplan.interop.dp.PackedStageDp;
 import io.meshplan.interop.dp.ParetoFilter;
 import io.meshplan.interop.dp.Stage;
 import io.meshplan.interop.dp.StageCostTable;
-import io.meshplan.interop.dp.StageDp;
 import io.meshplan.interop.dp.StageDpProblem;
 import io.meshplan.interop.dp.StageDpResult;
 import io.meshplan.interop.dp.StageOption;
@@ -19,6 +19,7 @@ import io.meshplan.interop.space.PlanRequest;
 import io.meshplan.interop.space.SearchRules;
 import io.meshplan.interop.space.SearchSpace;
 import io.meshplan.interop.space.StageSetting;
+import io.meshplan.interop.space.SubmeshPlacement;
 import io.meshplan.interop.space.SubmeshShape;
 import io.meshplan.model.ModelSpec;
 import io.meshplan.plan.PipelinePlan;
@@ -36,9 +37,10 @@ import java.util.Optional;
 
 /**
  * The search of one microbatch size, the unit of work of {@link InterOpPlanner}'s tasks: the stage
- * cost table of that size built from planned layers, the {@link StageDp} over it and the 1F1B
- * simulation of its partition ({@link #oneFOneB}), or the {@link Interleaver}'s search for an
- * interleaved pipeline that beats a given iteration ({@link #interleaved}).
+ * cost table of that size built from planned layers, the {@link PackedStageDp} over it and the
+ * 1F1B simulation of its partition placed on the nodes ({@link #oneFOneB}), or the {@link
+ * Interleaver}'s search for an interleaved pipeline that beats a given iteration ({@link
+ * #interleaved}).
  */
 final class MicrobatchSearch {
   private final PlanRequest req;
@@ -67,8 +69,8 @@ final class MicrobatchSearch {
     ClusterSpec cluster = req.cluster();
     Table table = new Table(g);
     GroupedStageCostTable grouped = new GroupedStageCostTable(table, space.group());
-    StageDpResult r = new StageDp(new StageDpProblem(space.shapes(), cluster.nodes(),
-        cluster.gpusPerNode(), grouped, req.memoryPerGpu(), req.globalBatch() / g)).solve();
+    StageDpResult r = PackedStageDp.solve(new StageDpProblem(space.shapes(), cluster.nodes(),
+        cluster.gpusPerNode(), grouped, req.memoryPerGpu(), req.globalBatch() / g));
     if (r instanceof StageDpResult.Feasible f) {
       return MicrobatchOutcome.planned(g, toPlan(table, grouped.ungroup(f.plan()), g), 1);
     }
@@ -98,8 +100,9 @@ final class MicrobatchSearch {
     List<StageCost> costs = new ArrayList<>();
     List<StageSetting> settings = new ArrayList<>();
     List<List<LayerCost>> stageLayers = new ArrayList<>();
-    int[] firstDevice = new int[dp.stages().size()];
-    int device = 0;
+    // PackedStageDp returns only partitions that can be placed.
+    int[] firstDevice = SubmeshPlacement.place(PackedStageDp.submeshes(dp), cluster.nodes(),
+        cluster.gpusPerNode()).orElseThrow();
     int last = model.layers() - 1;
     for (int i = 0; i < dp.stages().size(); i++) {
       Stage s = dp.stages().get(i);
@@ -111,8 +114,6 @@ final class MicrobatchSearch {
           s.lastLayer() == last));
       settings.add(st);
       stageLayers.add(ls);
-      firstDevice[i] = device;
-      device += s.submesh().devices();
     }
     int b = req.globalBatch() / g;
     SimulationResult sim = table.assembler.simulate(costs, firstDevice, req.globalBatch(), b,
@@ -180,8 +181,10 @@ final class MicrobatchSearch {
       int devices = shape.devices();
       for (int t : SearchRules.tensorDegrees(req, devices)) {
         int d = devices / t;
-        StageCostBuilder builder = assembler.builder(d, t);
-        for (LayerSetting ls : SearchRules.stageSettings(req, d, t, microbatchSize)) {
+        List<LayerSetting> lss = SearchRules.stageSettings(req, d, t, microbatchSize);
+        // Only a mesh some setting runs on is priced: its collectives' placement scans the mesh.
+        StageCostBuilder builder = lss.isEmpty() ? null : assembler.builder(d, t);
+        for (LayerSetting ls : lss) {
           List<LayerCost> stageLayers = assembler.stageLayers(ls, first, last);
           if (stageLayers == null) {
             continue;

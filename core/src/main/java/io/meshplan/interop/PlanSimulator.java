@@ -58,10 +58,14 @@ public final class PlanSimulator {
    * @param c the configuration, already checked against the model and cluster
    * @param gpipe whether to use GPipe (not with virtual stages)
    * @return the simulation, or empty when a layer cannot take Megatron's layouts at this size
+   * @throws InputException when a stage would cross a node it does not fill ({@link
+   *     UniformPipeline#checkNodes})
    */
   public Optional<Evaluated> simulate(PlanRequest req, ParallelConfig c, boolean gpipe) {
     Require.that(!gpipe || c.virtualStages() == 1, "GPipe has no virtual stages");
     SearchRules.checkMicrobatches(c.microbatches());
+    UniformPipeline.checkNodes(c.gpus() / c.pipelineParallel(), c.pipelineParallel(),
+        req.cluster());
     StageAssembler asm = new StageAssembler(req, layers);
     UniformPipeline pipeline = pipeline(req, c);
     List<StageCost> costs = pipeline.costs(asm);

@@ -1,5 +1,6 @@
 package io.meshplan.interop;
 
+import io.meshplan.cluster.ClusterSpec;
 import io.meshplan.interop.cost.LayerCost;
 import io.meshplan.interop.cost.StageAssembler;
 import io.meshplan.interop.cost.StageCostBuilder;
@@ -11,6 +12,7 @@ import io.meshplan.plan.StagePlan;
 import io.meshplan.sim.Schedule;
 import io.meshplan.sim.SimulationResult;
 import io.meshplan.sim.StageCost;
+import io.meshplan.util.InputException;
 import io.meshplan.util.Require;
 import java.util.ArrayList;
 import java.util.List;
@@ -157,6 +159,39 @@ final class UniformPipeline {
     Require.that(schedule.chunks() == chunksPerStage(), "the schedule runs "
         + schedule.chunks() + " chunks per stage, the pipeline has " + chunksPerStage());
     return asm.simulate(costs, firstDevices(), globalBatch, microbatches, schedule);
+  }
+
+  /**
+   * Refuses device groups that cross a node they do not fill. Megatron-LM numbers ranks tensor,
+   * then context, then data-parallel fastest and gives pipeline stage {@code k} the ranks {@code
+   * k * g} to {@code (k + 1) * g - 1} of {@code g = TP x CP x DP}; a stage is priced inside one
+   * node or on whole nodes (its logical mesh placed from a node boundary), which holds for every
+   * stage exactly when {@code g} divides the GPUs per node or is a multiple of them. Otherwise some
+   * stage would straddle two nodes and run its collectives over the network, slower than priced.
+   *
+   * @param groupDevices GPUs of one stage, {@code TP x CP x DP}
+   * @param depth pipeline stages
+   * @param cluster the cluster
+   * @throws InputException naming the first stage that crosses a node
+   */
+  static void checkNodes(int groupDevices, int depth, ClusterSpec cluster) {
+    int m = cluster.gpusPerNode();
+    if (groupDevices % m == 0 || m % groupDevices == 0) {
+      return;
+    }
+    for (long k = 0; k < depth; k++) {
+      long first = k * groupDevices;
+      long last = first + groupDevices - 1;
+      boolean crosses = groupDevices < m ? first / m != last / m : first % m != 0
+          || (last + 1) % m != 0;
+      if (crosses) {
+        throw new InputException("pipeline stage " + k + "'s " + groupDevices + " GPUs (tensor"
+            + " x context x data-parallel size) take devices " + first + "-" + last + ", across"
+            + " nodes " + first / m + " to " + last / m + " of " + cluster.toShortString()
+            + "; meshplan prices a stage inside one node or on whole nodes: choose sizes whose"
+            + " product per stage divides " + m + " or is a multiple of it");
+      }
+    }
   }
 
   /** The first device of each chunk's group: groups follow one another on the cluster. */

@@ -145,7 +145,8 @@ public final class PlanFileCheck {
   /**
    * Checks that a plan's device groups tile a cluster: each group's GPUs ({@code firstDevice} to
    * {@code firstDevice + devices - 1}, as the planner numbers them, row-major over nodes) lie on
-   * the cluster, no two groups share a GPU, and together they use every GPU. Sums are taken in
+   * the cluster, inside one node or on whole nodes, no two groups share a GPU, and together they
+   * use every GPU. Sums are taken in
    * {@code long}, so a {@code firstDevice} near 2^31 cannot wrap.
    *
    * @param file the file name, for messages
@@ -178,6 +179,7 @@ public final class PlanFileCheck {
             + s.devices() + " GPUs end at device " + (end - 1) + ", beyond the last device "
             + (total - 1) + " of " + cluster);
       }
+      inNodes(at, s, gpusPerNode, cluster);
       order[k] = k;
     }
     List<StagePlan> st = plan.stages();
@@ -200,6 +202,31 @@ public final class PlanFileCheck {
     if (covered != total) {
       throw new InputException(file + ": gpus: the stages use " + covered + " GPUs, but "
           + cluster + " has " + total + "; plan again for this cluster");
+    }
+  }
+
+  /**
+   * Refuses a stage whose GPUs cross a node they do not fill: a submesh of fewer than {@code M}
+   * GPUs must lie inside one node and one of whole nodes must start on a node boundary, as the
+   * planner places them and as a stage is priced (one node over NVLink, or whole nodes; Alpa's
+   * runtime slices its cluster so, {@code get_sliced_virtual_submeshes}).
+   */
+  private static void inNodes(String at, StagePlan s, int gpusPerNode, String cluster) {
+    long first = s.firstDevice();
+    long last = first + s.devices() - 1;
+    if (s.submeshNodes() > 1 && s.submeshGpus() < gpusPerNode) {
+      throw new InputException(at + "submesh: " + s.submeshNodes() + "x" + s.submeshGpus()
+          + " takes part of " + s.submeshNodes() + " nodes of " + cluster + "; a submesh of"
+          + " several nodes uses all " + gpusPerNode + " GPUs of each");
+    }
+    boolean whole = s.submeshGpus() == gpusPerNode;
+    if (whole ? first % gpusPerNode != 0 : first / gpusPerNode != last / gpusPerNode) {
+      throw new InputException(at + "firstDevice: " + first + " puts the stage's "
+          + s.submeshNodes() + "x" + s.submeshGpus() + " submesh on devices " + first + "-"
+          + last + ", across nodes " + first / gpusPerNode + " to " + last / gpusPerNode
+          + " of " + cluster + "; a submesh of fewer than " + gpusPerNode + " GPUs lies inside"
+          + " one node and one of whole nodes starts at a multiple of " + gpusPerNode
+          + " (plan again, or move the stages)");
     }
   }
 

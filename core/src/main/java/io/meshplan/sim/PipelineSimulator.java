@@ -385,6 +385,7 @@ public final class PipelineSimulator {
     private GroupTiming timing(int g, double iteration) {
       double tensor = 0;
       double exchange = 0;
+      double shard = 0;
       double recompute = 0;
       double optimizer = 0;
       double hidden = 0;
@@ -393,6 +394,7 @@ public final class PipelineSimulator {
         StageCost s = stages.get(c * groups + g);
         tensor += s.tensorCommSeconds() * micro;
         exchange += s.exchangeSeconds() * micro;
+        shard += s.shardSeconds() * micro;
         recompute += s.recomputeSeconds() * micro;
         optimizer += s.optimizerSeconds();
         hidden += s.hidden().perMicrobatchSeconds() * micro + s.hidden().perIterationSeconds();
@@ -401,13 +403,16 @@ public final class PipelineSimulator {
       double computeEnd = free[g];
       tensor = Math.min(tensor, busy[g]);
       exchange = Math.min(exchange, tensor);
-      double dataParallel = Math.max(0.0, groupEnd[g] - computeEnd - optimizer);
+      // ZeRO-2/3's per-microbatch gathers and reduce-scatters run inside the passes, but on the
+      // data-parallel axis: they count there, not as tensor-parallel communication.
+      shard = Math.min(shard, tensor - exchange);
+      double tail = Math.max(0.0, groupEnd[g] - computeEnd - optimizer);
       double pipeline = Math.min(p2pWait[g], idle[g]);
       double bubble = Math.max(0.0, idle[g] - pipeline) + (iteration - groupEnd[g]);
       double compute = busy[g] - tensor;
-      TimeBreakdown breakdown = new TimeBreakdown(compute, tensor + pipeline + dataParallel,
-          bubble, optimizer, Math.min(recompute, compute), tensor - exchange, pipeline,
-          dataParallel, hidden, Math.min(slowdown, compute), exchange);
+      TimeBreakdown breakdown = new TimeBreakdown(compute, tensor + pipeline + tail,
+          bubble, optimizer, Math.min(recompute, compute), tensor - exchange - shard, pipeline,
+          tail + shard, hidden, Math.min(slowdown, compute), exchange);
       int[] inflight = new int[1];
       double peakBytes = activationPeak(g, inflight);
       return new GroupTiming(g, busy[g], computeEnd, groupEnd[g], breakdown, inflight[0],

@@ -16,8 +16,9 @@ import io.meshplan.util.Require;
  * @param backwardSeconds backward pass of one microbatch, seconds, including recomputation and its
  *     exposed tensor-parallel communication
  * @param recomputeSeconds the recomputation inside {@code backwardSeconds}, seconds
- * @param tensorCommSeconds the exposed tensor-parallel communication inside forward plus backward
- *     of one microbatch, seconds
+ * @param tensorCommSeconds the exposed communication inside forward plus backward of one
+ *     microbatch: tensor-parallel collectives, and the parts named by {@code exchangeSeconds} and
+ *     {@code shardSeconds}, seconds
  * @param sendBytes activation bytes one GPU sends to the next stage per microbatch; the gradient of
  *     the same size flows back in the backward pass
  * @param gradSyncSeconds data-parallel gradient reduction (all-reduce or reduce-scatter) per
@@ -37,18 +38,25 @@ import io.meshplan.util.Require;
  *     seconds), per iteration the part hidden under the next iteration's first forward
  * @param exchangeSeconds the part of {@code tensorCommSeconds} that is the expert-parallel
  *     all-to-alls of mixture-of-experts blocks and the context-parallel K/V exchange, seconds
+ * @param shardSeconds the part of {@code tensorCommSeconds} that is data-parallel work run every
+ *     microbatch: ZeRO-2's gradient reduce-scatter, ZeRO-3's weight gathers and reduce-scatter
+ *     (exposed), seconds; the breakdown counts it as data-parallel communication
  */
 public record StageCost(int devices, int dataParallel, int tensorParallel, double forwardSeconds,
     double backwardSeconds, double recomputeSeconds, double tensorCommSeconds, double sendBytes,
     double gradSyncSeconds, boolean gradSyncOverlappable, double paramGatherSeconds,
     double optimizerSeconds, double modelFlopsPerMicrobatch, double hardwareFlopsPerMicrobatch,
-    MemoryBreakdown memory, StageCommBytes commBytes, HiddenComm hidden, double exchangeSeconds) {
+    MemoryBreakdown memory, StageCommBytes commBytes, HiddenComm hidden, double exchangeSeconds,
+    double shardSeconds) {
 
   /** Checks every number and the relations between them. */
   public StageCost {
     Require.that(exchangeSeconds >= 0 && exchangeSeconds <= tensorCommSeconds * (1 + 1e-12)
         + 1e-15, () -> "exchangeSeconds (" + exchangeSeconds + ") must be part of "
         + "tensorCommSeconds (" + tensorCommSeconds + ")");
+    Require.that(shardSeconds >= 0 && exchangeSeconds + shardSeconds <= tensorCommSeconds
+        * (1 + 1e-12) + 1e-15, () -> "shardSeconds (" + shardSeconds + ") and exchangeSeconds ("
+        + exchangeSeconds + ") must be parts of tensorCommSeconds (" + tensorCommSeconds + ")");
     Require.positive(devices, "devices");
     Require.positive(dataParallel, "dataParallel");
     Require.positive(tensorParallel, "tensorParallel");
@@ -77,6 +85,40 @@ public record StageCost(int devices, int dataParallel, int tensorParallel, doubl
         "hardwareFlopsPerMicrobatch (" + hardwareFlopsPerMicrobatch
             + ") includes recomputation and cannot be below modelFlopsPerMicrobatch ("
             + modelFlopsPerMicrobatch + ")");
+  }
+
+  /**
+   * A stage cost with no per-microbatch data-parallel work ({@code shardSeconds} 0).
+   *
+   * @param devices GPUs of the stage
+   * @param dataParallel data-parallel replicas
+   * @param tensorParallel GPUs per replica
+   * @param forwardSeconds forward of one microbatch, seconds
+   * @param backwardSeconds backward of one microbatch, seconds
+   * @param recomputeSeconds recomputation inside the backward, seconds
+   * @param tensorCommSeconds exposed communication inside the passes, seconds
+   * @param sendBytes activation bytes sent on per microbatch
+   * @param gradSyncSeconds gradient reduction per iteration, seconds
+   * @param gradSyncOverlappable whether the reduction overlaps the backward pass
+   * @param paramGatherSeconds parameter gather per iteration, seconds
+   * @param optimizerSeconds optimizer step per iteration, seconds
+   * @param modelFlopsPerMicrobatch model FLOPs of one microbatch
+   * @param hardwareFlopsPerMicrobatch hardware FLOPs of one microbatch
+   * @param memory memory per GPU
+   * @param commBytes bytes sent per GPU
+   * @param hidden communication under compute
+   * @param exchangeSeconds the expert and context-parallel exchange inside the passes, seconds
+   */
+  public StageCost(int devices, int dataParallel, int tensorParallel, double forwardSeconds,
+      double backwardSeconds, double recomputeSeconds, double tensorCommSeconds, double sendBytes,
+      double gradSyncSeconds, boolean gradSyncOverlappable, double paramGatherSeconds,
+      double optimizerSeconds, double modelFlopsPerMicrobatch, double hardwareFlopsPerMicrobatch,
+      MemoryBreakdown memory, StageCommBytes commBytes, HiddenComm hidden,
+      double exchangeSeconds) {
+    this(devices, dataParallel, tensorParallel, forwardSeconds, backwardSeconds, recomputeSeconds,
+        tensorCommSeconds, sendBytes, gradSyncSeconds, gradSyncOverlappable, paramGatherSeconds,
+        optimizerSeconds, modelFlopsPerMicrobatch, hardwareFlopsPerMicrobatch, memory, commBytes,
+        hidden, exchangeSeconds, 0);
   }
 
   /**

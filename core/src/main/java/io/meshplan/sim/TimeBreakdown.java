@@ -10,16 +10,17 @@ import io.meshplan.util.Require;
  *
  * @param computeSeconds forward and backward passes, without their exposed tensor-parallel
  *     communication, seconds
- * @param exposedCommunicationSeconds communication nothing else hides: tensor-parallel collectives
- *     inside the passes, waits for a pipeline transfer in flight, and the gradient reduction and
- *     parameter all-gather after the last backward, seconds
+ * @param exposedCommunicationSeconds communication nothing else hides: collectives inside the
+ *     passes, waits for a pipeline transfer in flight, and the gradient reduction and parameter
+ *     all-gather after the last backward, seconds
  * @param bubbleSeconds idle time: waiting for another stage's compute, and after this group is done
  *     until the slowest group finishes, seconds
  * @param optimizerSeconds optimizer steps, seconds
  * @param recomputeSeconds the recomputation inside {@code computeSeconds}, seconds
  * @param tensorParallelSeconds exposed tensor-parallel communication, seconds
  * @param pipelineSeconds exposed pipeline send/receive, seconds
- * @param dataParallelSeconds exposed gradient reduction and parameter gather, seconds
+ * @param dataParallelSeconds exposed gradient reduction and parameter gather: after the last
+ *     backward, and under ZeRO-2 and ZeRO-3 also inside every microbatch's passes, seconds
  * @param hiddenCommunicationSeconds communication that ran under the passes' compute, and the
  *     parameter gather under the next iteration's first forward; not part of the iteration's
  *     partition ({@link Overlap}), seconds

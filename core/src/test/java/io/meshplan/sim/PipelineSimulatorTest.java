@@ -198,6 +198,26 @@ class PipelineSimulatorTest {
     assertThat(r.breakdown().recomputeSeconds()).isCloseTo(1.0, EPS);
   }
 
+  /**
+   * ZeRO-2/3's per-microbatch gathers and reduce-scatters run inside the passes but count as
+   * data-parallel communication: f = 1, b = 2 with 0.75 s of exposed communication per
+   * microbatch, 0.5 s of it the shard work; a 0.25 s gradient reduction after the last backward;
+   * m = 2, one stage: T = 2 * 3 + 0.25 = 6.25 s, compute 6 - 1.5 = 4.5 s, tensor 2 * 0.25 = 0.5
+   * s, data 2 * 0.5 + 0.25 = 1.25 s, exposed 0.5 + 1.25 = 1.75 s.
+   */
+  @Test
+  void zeroShardWorkCountsAsDataParallel() {
+    StageCost s = Stages.builder(1, 2).tensorComm(0.75).shard(0.5).gradSync(0.25, false)
+        .build();
+    SimulationResult r = Stages.run(List.of(s), new Schedule.OneFOneB(), 2, P2pCost.free());
+    assertThat(r.iterationSeconds()).isCloseTo(6.25, EPS);
+    assertThat(r.breakdown().computeSeconds()).isCloseTo(4.5, EPS);
+    assertThat(r.breakdown().tensorParallelSeconds()).isCloseTo(0.5, EPS);
+    assertThat(r.breakdown().dataParallelSeconds()).isCloseTo(1.25, EPS);
+    assertThat(r.breakdown().exposedCommunicationSeconds()).isCloseTo(1.75, EPS);
+    assertThat(r.breakdown().totalSeconds()).isCloseTo(6.25, EPS);
+  }
+
   @Test
   void interleavingNeedsMicrobatchesMultipleOfTheDepth() {
     Schedule s = new Schedule.Interleaved(2);

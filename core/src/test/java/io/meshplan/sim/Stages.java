@@ -46,6 +46,7 @@ final class Stages {
     private int tp = 1;
     private double recompute;
     private double tensorComm;
+    private double shard;
     private double sendBytes;
     private double gradSync;
     private boolean overlap;
@@ -73,6 +74,12 @@ final class Stages {
 
     Builder tensorComm(double s) {
       this.tensorComm = s;
+      return this;
+    }
+
+    /** Of the tensor communication, the part that is ZeRO-2/3's per-microbatch work. */
+    Builder shard(double s) {
+      this.shard = s;
       return this;
     }
 
@@ -117,7 +124,8 @@ final class Stages {
 
     StageCost build() {
       return new StageCost(dp * tp, dp, tp, forward, backward, recompute, tensorComm, sendBytes,
-          gradSync, overlap, gather, optimizer, modelFlops, hardwareFlops, memory, commBytes);
+          gradSync, overlap, gather, optimizer, modelFlops, hardwareFlops, memory, commBytes,
+          HiddenComm.NONE, 0, shard);
     }
   }
 }

@@ -41,6 +41,17 @@ import java.util.List;
  * The optimizer step streams 30 bytes per parameter it updates (reads gradient, master weight and
  * both moments, 16 bytes; writes master, moments and the 16-bit copy, 14 bytes) at the HBM rate of
  * the kernel model.
+ *
+ * <p>Stages 2 and 3 are priced as they run under a pipeline too, every microbatch: Megatron-FSDP
+ * (v1), which the Megatron-LM export writes for them ({@code optim_grads}, {@code
+ * optim_grads_params}), reduce-scatters sharded gradients even inside the schedules' {@code
+ * no_sync} ({@code megatron_fsdp.py}, "For grads shard mode there will actually always be gradient
+ * sync happening", NVIDIA/Megatron-LM at d98e8a6), and its argument check refuses pipelines only
+ * for {@code --use-torch-fsdp2} ({@code megatron/training/arguments.py}:1034-1035); DeepSpeed's
+ * pipeline engine refuses both stages ({@code deepspeed/runtime/pipe/engine.py}:76-77 at
+ * edaa722), so its export does. That per-microbatch work is data-parallel communication inside
+ * the passes: {@link StageCost#shardSeconds}, which the simulator's breakdown counts on the
+ * data-parallel axis, not as tensor-parallel communication.
  */
 public final class StageCostBuilder {
   /** Bytes of Adam's memory traffic per updated parameter in mixed precision. */
@@ -155,11 +166,11 @@ public final class StageCostBuilder {
     boolean overlapTensor = overlaps.tensorComm() && sequenceParallel && tensorParallel > 1;
     // Overlaps#bf16GradReduce: half the bytes reduced, and kept under ZeRO 0 and 1.
     boolean bf16 = overlaps.bf16GradReduce() && weightBytes == 2;
-    Tally s = new Tally(layers, weightBytes, bf16 && zeroStage <= 1 ? 2 : 4, bf16 ? 2 : 4, fuse,
-        overlapTensor);
+    StageTally s = new StageTally(layers, weightBytes, bf16 && zeroStage <= 1 ? 2 : 4,
+        bf16 ? 2 : 4, fuse, overlapTensor);
     int d = dataParallel;
     ExpertExchange ex = routed(layers);
-    Tally experts = null;
+    StageTally experts = null;
     CommModel expertComm = null;
     if (ex != null) {
       expertComm = expertComm(d, tensorParallel, ex);
@@ -183,192 +194,12 @@ public final class StageCostBuilder {
         new MemoryBreakdown(s.weights, s.grads, s.optimizer, s.saved, s.temp),
         new StageCommBytes(s.tensorBytes, s.tensorGatherBytes, s.dataBytesPerMicrobatch,
             s.dataBytes), new HiddenComm(s.hidden, s.slowdown, s.hiddenIteration),
-        Math.min(s.exchange, s.comm));
-  }
-
-  /**
-   * A stage's figures on one GPU as the build goes: first its layers' sums for one replica, then
-   * with the data-parallel work of its ZeRO stage. Units as in {@link StageCost}.
-   */
-  private static final class Tally {
-    double fwd;
-    double bwd;
-    double rec;
-    double comm;
-    double gather;
-    double saved;
-    double temp;
-    double flops;
-    double hw;
-    double tensorBytes;
-    double tensorGatherBytes;
-    double weights;
-    double grads;
-    double optimizer;
-    double updated;
-    double gradSync;
-    double dataBytes;
-    double dataBytesPerMicrobatch;
-    /** Forward and backward compute alone, without communication, seconds per microbatch. */
-    double fwdCompute;
-    double bwdCompute;
-    double hidden;
-    double slowdown;
-    double hiddenIteration;
-    double params;
-    double gradParams;
-    /** The expert-parallel exchange inside {@code comm}, seconds per microbatch. */
-    double exchange;
-    private int weightBytes;
-    private double keptGradBytes;
-    private double wireGradBytes;
-
-    private Tally() {
-    }
-
-    /**
-     * Moves the model state of {@code expertParams} weights (held whole by each GPU of the
-     * replica, with their gradients) out of this tally into a new one, which the compute windows
-     * are shared with.
-     */
-    Tally split(double expertParams) {
-      Tally e = new Tally();
-      e.weightBytes = weightBytes;
-      e.keptGradBytes = keptGradBytes;
-      e.wireGradBytes = wireGradBytes;
-      e.params = expertParams;
-      e.gradParams = expertParams;
-      e.state();
-      e.fwdCompute = fwdCompute;
-      e.bwdCompute = bwdCompute;
-      params -= e.params;
-      gradParams -= e.gradParams;
-      weights -= e.weights;
-      grads -= e.grads;
-      optimizer -= e.optimizer;
-      updated -= e.updated;
-      return e;
-    }
-
-    /** Adds the model state and data-parallel work of another part of the stage. */
-    void merge(Tally e) {
-      params += e.params;
-      gradParams += e.gradParams;
-      weights += e.weights;
-      grads += e.grads;
-      optimizer += e.optimizer;
-      updated += e.updated;
-      gradSync += e.gradSync;
-      gather += e.gather;
-      dataBytes += e.dataBytes;
-      dataBytesPerMicrobatch += e.dataBytesPerMicrobatch;
-      fwd += e.fwd;
-      bwd += e.bwd;
-      comm += e.comm;
-      hidden += e.hidden;
-      slowdown += e.slowdown;
-      hiddenIteration += e.hiddenIteration;
-      temp += e.temp;
-    }
-
-    /**
-     * The layers' sums (the largest temporary), with unsharded model state.
-     *
-     * @param weightBytes bytes of a weight
-     * @param keptGradBytes bytes of a kept gradient (4, or 2 in Megatron-LM's bf16 buffer)
-     * @param wireGradBytes bytes of a gradient as the data-parallel reduction moves it
-     * @param fuse whether the gradient accumulation is fused into the weight-gradient GEMMs
-     * @param overlapTensor whether each layer's tensor-parallel communication runs under its
-     *     compute, pass by pass
-     */
-    Tally(List<LayerCost> layers, int weightBytes, double keptGradBytes, double wireGradBytes,
-        boolean fuse, boolean overlapTensor) {
-      this.weightBytes = weightBytes;
-      this.keptGradBytes = keptGradBytes;
-      this.wireGradBytes = wireGradBytes;
-      for (LayerCost l : layers) {
-        tensorBytes += l.tensorCommBytes();
-        tensorGatherBytes += l.updateGatherBytes();
-        addPasses(l, fuse, overlapTensor);
-        params += l.parameters();
-        gradParams += l.gradientParameters();
-        gather += l.updateGatherSeconds();
-        saved += l.savedActivationBytes();
-        temp = Math.max(temp, l.temporaryBytes());
-        flops += l.modelFlops();
-        hw += l.hardwareFlops();
-      }
-      state();
-    }
-
-    /**
-     * The unsharded model state of {@code params} weights and {@code gradParams} gradients: the
-     * weights in the compute type, fp32 gradients (bf16 in Megatron-LM's buffer when it reduces
-     * in bf16), and Adam's fp32 master and moments (the master is the weight itself in fp32
-     * training).
-     */
-    private void state() {
-      double masterBytes = weightBytes == 4 ? 8.0 : 12.0;
-      weights = params * weightBytes;
-      grads = gradParams * keptGradBytes;
-      optimizer = gradParams * masterBytes;
-      updated = gradParams;
-    }
-
-    /**
-     * Adds a layer's forward and backward: serial, or with its tensor-parallel communication
-     * under the same pass's compute ({@link Overlap#under}); without the separate gradient
-     * accumulation when it is fused.
-     */
-    private void addPasses(LayerCost l, boolean fuse, boolean overlapTensor) {
-      double acc = fuse ? l.accumulateSeconds() : 0;
-      double fComm = l.forwardCommSeconds();
-      double bComm = l.tensorCommSeconds() - fComm;
-      double fK = l.forwardComputeSeconds();
-      double bK = Math.max(0, l.backwardComputeSeconds() - acc);
-      fwdCompute += fK;
-      bwdCompute += bK;
-      rec += l.recomputeSeconds();
-      if (!overlapTensor) {
-        fwd += l.forwardSeconds();
-        bwd += l.backwardSeconds() - acc;
-        comm += l.tensorCommSeconds();
-        return;
-      }
-      Overlap f = Overlap.under(fK, fComm);
-      Overlap b = Overlap.under(bK, Math.max(0, bComm));
-      fwd += f.seconds();
-      bwd += b.seconds();
-      comm += f.exposedSeconds() + b.exposedSeconds();
-      hidden += f.hiddenSeconds() + b.hiddenSeconds();
-      slowdown += f.slowdownSeconds() + b.slowdownSeconds();
-    }
-
-    /** The bytes a reduction of this tally's whole gradients moves. */
-    double gradWire() {
-      return gradParams * wireGradBytes;
-    }
-
-    /** Adds a window of data-parallel communication to a pass: its exposed part and slowdown. */
-    void addForward(Overlap o) {
-      fwd += o.addedSeconds();
-      count(o);
-    }
-
-    void addBackward(Overlap o) {
-      bwd += o.addedSeconds();
-      count(o);
-    }
-
-    private void count(Overlap o) {
-      comm += o.exposedSeconds();
-      hidden += o.hiddenSeconds();
-      slowdown += o.slowdownSeconds();
-    }
+        Math.min(s.exchange, s.comm), Math.max(0, Math.min(s.shard, s.comm - s.exchange)));
   }
 
   /** Shards the model state of {@code s} over {@code d} GPUs by the ZeRO stage. */
-  private void shardState(Tally s, CommModel comm, int d, int zeroStage, List<LayerCost> layers) {
+  private void shardState(StageTally s, CommModel comm, int d, int zeroStage,
+      List<LayerCost> layers) {
     if (d > 1) {
       switch (zeroStage) {
         case 0 -> allReduceGradients(s, comm, d);
@@ -411,7 +242,7 @@ public final class StageCostBuilder {
    * recomputation runs the forward's exchange again in the backward. Bytes count on the
    * data-parallel axis, which the CP group is carved from.
    */
-  private static void ring(Tally s, List<LayerCost> layers, CommModel comm) {
+  private static void ring(StageTally s, List<LayerCost> layers, CommModel comm) {
     for (LayerCost l : layers) {
       RingExchange r = l.ring();
       if (!r.split()) {
@@ -484,7 +315,7 @@ public final class StageCostBuilder {
    * over the ETP axis. The bytes count on the data-parallel axis: the expert-parallel group is
    * made of GPUs of different replicas.
    */
-  private static void exchange(Tally s, List<LayerCost> layers, CommModel comm,
+  private static void exchange(StageTally s, List<LayerCost> layers, CommModel comm,
       boolean overlap) {
     // A stage repeats a layer in runs: each run is priced once, times its length, in order.
     for (int i = 0; i < layers.size(); ) {
@@ -555,7 +386,7 @@ public final class StageCostBuilder {
    * which have no partner, are not treated apart. {@code n} such blocks run in the stage, each
    * exchanging {@code fwd} and {@code bwd} seconds in its passes.
    */
-  private static void exchangeUnder(Tally s, LayerCost l, double fwd, double bwd, int n) {
+  private static void exchangeUnder(StageTally s, LayerCost l, double fwd, double bwd, int n) {
     ExpertExchange x = l.experts();
     double fwdCompute = l.forwardComputeSeconds();
     double bwdCompute = l.backwardComputeSeconds();
@@ -576,7 +407,7 @@ public final class StageCostBuilder {
   }
 
   /** ZeRO stage 0: the gradients are all-reduced once per iteration. */
-  private void allReduceGradients(Tally s, CommModel comm, int d) {
+  private void allReduceGradients(StageTally s, CommModel comm, int d) {
     s.gradSync = comm.allReduce(s.gradWire(), 0);
     s.dataBytes = BusBytesCommModel.bytesSent(Collective.ALL_REDUCE, s.gradWire(), d);
   }
@@ -587,7 +418,7 @@ public final class StageCostBuilder {
    * {@code --overlap-param-gather}), the gather runs under the next iteration's first forward
    * pass; what it does not hide, and the compute it slows, stays in the iteration.
    */
-  private void shardOptimizer(Tally s, CommModel comm, int d) {
+  private void shardOptimizer(StageTally s, CommModel comm, int d) {
     s.gradSync = comm.reduceScatter(s.gradWire(), 0);
     double paramGather = comm.allGather(s.weights, 0);
     if (overlaps.paramGather()) {
@@ -614,15 +445,15 @@ public final class StageCostBuilder {
    *
    * @param layers the stage's layers
    */
-  private void shardGradients(Tally s, CommModel comm, int d, List<LayerCost> layers) {
+  private void shardGradients(StageTally s, CommModel comm, int d, List<LayerCost> layers) {
     double scatter = comm.reduceScatter(s.gradWire(), 0);
     if (overlaps.fsdpPrefetch()) {
       double scatterFirst = s.gradParams > 0
           ? scatter * layers.get(0).gradientParameters() / s.gradParams : 0;
-      s.addBackward(Overlap.serial(0, scatterFirst).plus(
+      s.shardBackward(Overlap.serial(0, scatterFirst).plus(
           Overlap.under(s.bwdCompute, Math.max(0, scatter - scatterFirst))));
     } else {
-      s.addBackward(Overlap.serial(0, scatter));
+      s.shardBackward(Overlap.serial(0, scatter));
     }
     s.gather += comm.allGather(s.weights, 0);
     s.dataBytesPerMicrobatch = BusBytesCommModel.bytesSent(Collective.REDUCE_SCATTER,
@@ -646,7 +477,7 @@ public final class StageCostBuilder {
    *
    * @param layers the stage's layers
    */
-  private void shardAll(Tally s, CommModel comm, int d, List<LayerCost> layers) {
+  private void shardAll(StageTally s, CommModel comm, int d, List<LayerCost> layers) {
     double gatherOnce = comm.allGather(s.weights, 0);
     double scatter = comm.reduceScatter(s.gradWire(), 0);
     if (overlaps.fsdpPrefetch()) {
@@ -654,13 +485,13 @@ public final class StageCostBuilder {
       double gatherFirst = s.params > 0 ? gatherOnce * first.parameters() / s.params : 0;
       double scatterFirst = s.gradParams > 0
           ? scatter * first.gradientParameters() / s.gradParams : 0;
-      s.addForward(Overlap.serial(0, gatherFirst).plus(
+      s.shardForward(Overlap.serial(0, gatherFirst).plus(
           Overlap.under(s.fwdCompute, Math.max(0, gatherOnce - gatherFirst))));
-      s.addBackward(Overlap.serial(0, scatterFirst).plus(
+      s.shardBackward(Overlap.serial(0, scatterFirst).plus(
           Overlap.under(s.bwdCompute, Math.max(0, gatherOnce + scatter - scatterFirst))));
     } else {
-      s.addForward(Overlap.serial(0, gatherOnce));
-      s.addBackward(Overlap.serial(0, gatherOnce + scatter));
+      s.shardForward(Overlap.serial(0, gatherOnce));
+      s.shardBackward(Overlap.serial(0, gatherOnce + scatter));
     }
     s.dataBytesPerMicrobatch = 2 * BusBytesCommModel.bytesSent(Collective.ALL_GATHER,
         s.weights, d) + BusBytesCommModel.bytesSent(Collective.REDUCE_SCATTER, s.gradWire(), d);

@@ -5,14 +5,15 @@ import io.meshplan.cluster.KernelTimeModel;
 import io.meshplan.cluster.SendRecvModel;
 import io.meshplan.exec.LocalExecutor;
 import io.meshplan.interop.cost.StageAssembler;
+import io.meshplan.interop.dp.PackedStageDp;
 import io.meshplan.interop.dp.Stage;
 import io.meshplan.interop.dp.StageCostTable;
-import io.meshplan.interop.dp.StageDp;
 import io.meshplan.interop.dp.StageDpProblem;
 import io.meshplan.interop.dp.StageDpResult;
 import io.meshplan.interop.dp.StageOption;
 import io.meshplan.interop.space.SearchRules;
 import io.meshplan.interop.space.SearchSpace;
+import io.meshplan.interop.space.SubmeshPlacement;
 import io.meshplan.interop.space.SubmeshShape;
 import io.meshplan.intraop.MeshEnv;
 import io.meshplan.model.Recompute;
@@ -40,12 +41,15 @@ import java.util.function.IntConsumer;
 /**
  * Plans the pipeline of an HLO training step (Alpa, OSDI'22, section 5): the step's layers
  * ({@link HloLayering}), each priced on every logical mesh by the intra-operator ILP ({@link
- * HloLayerPricer}), then the stage DP over layer ranges and submeshes ({@link StageDp}) with the
- * 1F1B memory check, and the chosen plan simulated event by event under 1F1B.
+ * HloLayerPricer}), then the stage DP over layer ranges and submeshes ({@link PackedStageDp})
+ * with the 1F1B memory check, the chosen plan's submeshes placed inside nodes or on whole nodes
+ * ({@link SubmeshPlacement}), and the plan simulated event by event under 1F1B.
  *
  * <p>The module's batch is one microbatch; an iteration runs {@code microbatches} of them. A
  * stage's logical meshes are {@code d x t} with {@code t} dividing the GPUs per node (tensor
- * parallelism stays on NVLink) and {@code d t} the submesh's GPUs.
+ * parallelism stays on NVLink) and {@code d t} the submesh's GPUs. Every layer is solved on every
+ * mesh; when that is more than {@link #MAX_SOLVES} solves (a cluster of hundreds of nodes), the
+ * submeshes of whole nodes are Alpa's powers of two.
  */
 public final class HloPipelinePlanner {
   /**
@@ -53,6 +57,16 @@ public final class HloPipelinePlanner {
    * DP is given: it keeps every one, and 2^21 of them take a few hundred MiB.
    */
   static final long MAX_CANDIDATES = 1L << 21;
+
+  /**
+   * The most layer solves (distinct layers times logical meshes) the search runs on Alpa's shapes
+   * ({@link SubmeshShape#shapes}); beyond it, it takes Alpa's power-of-two space ({@link
+   * SubmeshShape#powerOfTwoShapes}), and beyond that it refuses. Measured on the 4-block GPT of
+   * {@code examples/gpt_train_step.hlo}: on 16 x 8 GPUs its 210 solves (3 distinct layers on 70
+   * meshes) took 25 s of CPU time, on 64 x 8 its 786 took 55 s; on 131,072 x 8 Alpa's shapes would
+   * need 49,152. The limit keeps a plan to about half a minute of CPU time at that layer size.
+   */
+  static final long MAX_SOLVES = 256;
 
   private final ClusterSpec cluster;
   private final HloLayerPricer pricer;
@@ -141,7 +155,7 @@ public final class HloPipelinePlanner {
    */
   private record Search(List<SubmeshShape> shapes, List<int[]> meshes, List<List<Integer>> of) {}
 
-  private Search search(int layers) {
+  private Search search(int layers, long distinct) {
     int nodes = cluster.nodes();
     int m = cluster.gpusPerNode();
     int granule = SubmeshShape.nodeGranule(nodes, m, layers);
@@ -152,6 +166,24 @@ public final class HloPipelinePlanner {
       throw new InputException("the stage table of " + layers + " layers on " + nodes + " x " + m
           + " GPUs is too large; plan the module on fewer nodes or with fewer layer scopes");
     }
+    Search all = meshes(layers, shapes);
+    if (distinct * all.meshes().size() <= MAX_SOLVES) {
+      return all;
+    }
+    Search few = meshes(layers, SubmeshShape.powerOfTwoShapes(nodes, m, granule));
+    if (distinct * few.meshes().size() > MAX_SOLVES) {
+      throw new InputException("planning the module on " + nodes + " x " + m + " GPUs takes "
+          + distinct * few.meshes().size() + " layer solves (" + distinct + " distinct layers on "
+          + few.meshes().size() + " logical meshes), more than the limit of " + MAX_SOLVES
+          + "; plan it on fewer nodes or with fewer distinct layer scopes");
+    }
+    return few;
+  }
+
+  /** The logical meshes of the shapes, with the stage table's size checked. */
+  private Search meshes(int layers, List<SubmeshShape> shapes) {
+    int nodes = cluster.nodes();
+    int m = cluster.gpusPerNode();
     List<int[]> meshes = new ArrayList<>();
     java.util.Map<Long, Integer> index = new java.util.HashMap<>();
     List<List<Integer>> of = new ArrayList<>();
@@ -196,12 +228,13 @@ public final class HloPipelinePlanner {
     SearchRules.checkMicrobatches(microbatches);
     Require.that(module.layerNames().equals(lay.names()), "the module's layers are the step's");
     int layers = lay.layers();
-    Search sr = search(layers);
     List<HloLayerGraph> graphs = graphs(lay);
+    long distinct = graphs.stream().map(HloLayerGraph::fingerprint).distinct().count();
+    Search sr = search(layers, distinct);
     HloLayerCost[][] cost = price(graphs, sr.meshes());
     StageCostTable table = new Table(cost, sr.of());
-    StageDpResult r = new StageDp(new StageDpProblem(sr.shapes(), cluster.nodes(),
-        cluster.gpusPerNode(), table, memoryPerGpu, microbatches)).solve();
+    StageDpResult r = PackedStageDp.solve(new StageDpProblem(sr.shapes(), cluster.nodes(),
+        cluster.gpusPerNode(), table, memoryPerGpu, microbatches));
     if (r instanceof StageDpResult.Infeasible inf) {
       throw infeasible(lay.graph().name(), microbatches, inf, cost, sr);
     }
@@ -212,9 +245,11 @@ public final class HloPipelinePlanner {
       placed.add(new Placed(st.firstLayer(), st.lastLayer(), st.submesh(), dt[0], dt[1],
           cost[st.tag()]));
     }
-    long distinct = graphs.stream().map(HloLayerGraph::fingerprint).distinct().count();
-    return assemble(lay, module, graphs, placed, microbatches, new HloPlanResult.Stats(
-        (int) distinct, sr.meshes().size(), pricer.solves(), f.latenciesTried()));
+    int[] firstDevice = SubmeshPlacement.place(PackedStageDp.submeshes(f.plan()),
+        cluster.nodes(), cluster.gpusPerNode()).orElseThrow();
+    return assemble(lay, module, graphs, placed, firstDevice, microbatches,
+        new HloPlanResult.Stats((int) distinct, sr.meshes().size(), pricer.solves(),
+            f.latenciesTried()));
   }
 
   /**
@@ -256,7 +291,9 @@ public final class HloPipelinePlanner {
           new SubmeshShape(s.submeshNodes(), s.submeshGpus()), s.dataParallel(),
           s.tensorParallel(), cost));
     }
-    return assemble(lay, module, graphs, placed, saved.microbatches(),
+    // The saved devices, which the plan file's check found inside nodes or on whole nodes.
+    int[] firstDevice = saved.stages().stream().mapToInt(StagePlan::firstDevice).toArray();
+    return assemble(lay, module, graphs, placed, firstDevice, saved.microbatches(),
         HloPlanResult.Stats.NONE);
   }
 
@@ -269,12 +306,10 @@ public final class HloPipelinePlanner {
 
   /** The stages' costs, the simulation of the pipeline under 1F1B, and the plan. */
   private HloPlanResult assemble(HloLayering lay, PlanSource.HloModule module,
-      List<HloLayerGraph> graphs, List<Placed> placed, int microbatches,
+      List<HloLayerGraph> graphs, List<Placed> placed, int[] firstDevice, int microbatches,
       HloPlanResult.Stats stats) {
     double[][] cut = lay.boundaryBytes();
     List<StageCost> costs = new ArrayList<>();
-    int device = 0;
-    int[] firstDevice = new int[placed.size()];
     for (int i = 0; i < placed.size(); i++) {
       Placed st = placed.get(i);
       boolean last = i == placed.size() - 1;
@@ -282,8 +317,6 @@ public final class HloPipelinePlanner {
           / ((double) st.d() * st.t());
       StageCost sc = stageCost(st.cost(), st.first(), st.last(), st.d(), st.t(), send);
       costs.add(sc);
-      firstDevice[i] = device;
-      device += sc.devices();
     }
     StageAssembler.checkSimulationSize(microbatches, costs.size());
     SimulationResult sim = new PipelineSimulator(new SimulationInput(costs,

@@ -140,6 +140,29 @@ public record SubmeshShape(int n, int m) {
     return List.copyOf(shapes);
   }
 
+  /**
+   * Alpa's {@code "power_of_two"} submesh space ({@code get_submesh_choices} in {@code
+   * alpa/pipeline_parallel/stage_construction.py}, alpa-projects/alpa at b8078a9): the one-node
+   * shapes of {@link #alpaShapes}, then whole-node shapes of 2, 4, 8, ... granules of {@code
+   * granule} nodes, so that a large cluster has few shapes (any node count is a sum of them).
+   *
+   * @param nodes nodes N
+   * @param gpusPerNode GPUs per node M
+   * @param granule u, a divisor of N (from {@link #nodeGranule})
+   * @return the shapes, by size
+   */
+  public static List<SubmeshShape> powerOfTwoShapes(int nodes, int gpusPerNode, int granule) {
+    List<SubmeshShape> all = shapes(nodes, gpusPerNode, granule);
+    List<SubmeshShape> out = new ArrayList<>();
+    for (SubmeshShape s : all) {
+      int k = s.n() / granule;
+      if (s.m() < gpusPerNode || (s.n() % granule == 0 && Integer.bitCount(k) == 1)) {
+        out.add(s);
+      }
+    }
+    return List.copyOf(out);
+  }
+
   @Override
   public String toString() {
     return n + "x" + m;

@@ -76,6 +76,33 @@ class StageCostBuilderTest {
     // One layer's whole weights are gathered at a time: 2e6 B beside the 2e6 B of temporaries.
     assertThat(c.memory().temporaryBytes()).isEqualTo(4e6);
     assertThat(c.gradSyncSeconds()).isZero();
+    // The per-microbatch gathers and reduce-scatter, 0.0015 + 0.0015 + 0.003 = 0.006 s, are
+    // data-parallel work inside the passes, beside the layer's 0.0001 s of tensor communication.
+    assertThat(c.shardSeconds()).isCloseTo(0.006, within(1e-12));
+    assertThat(c.tensorCommSeconds()).isCloseTo(0.0001 + 0.006, within(1e-12));
+  }
+
+  /**
+   * ZeRO-2 (as DeepSpeed's stage 2 and Megatron-FSDP's {@code optim_grads} run it): gradients and
+   * optimizer state sharded over the 4 replicas, weights whole; each microbatch's backward
+   * reduce-scatters its 4e6 gradient bytes, (3/4) * 4e6 * 1e-9 = 0.003 s, which counts as
+   * data-parallel work; the 2e6 updated weight bytes are gathered once per iteration, 0.0015 s.
+   */
+  @Test
+  void zeroTwoReduceScattersEveryMicrobatchOnTheDataParallelAxis() {
+    StageCost c = BUILDER.build(List.of(layer(1e6)), 4, 2, 2, false);
+    assertThat(c.memory().weightsBytes()).isEqualTo(2e6);
+    assertThat(c.memory().gradientsBytes()).isEqualTo(1e6);
+    assertThat(c.memory().optimizerStateBytes()).isEqualTo(3e6);
+    assertThat(c.forwardSeconds()).isCloseTo(0.001, within(1e-12));
+    assertThat(c.backwardSeconds()).isCloseTo(0.002 + 0.003, within(1e-12));
+    assertThat(c.shardSeconds()).isCloseTo(0.003, within(1e-12));
+    assertThat(c.tensorCommSeconds()).isCloseTo(0.0001 + 0.003, within(1e-12));
+    assertThat(c.paramGatherSeconds()).isCloseTo(0.0015, within(1e-12));
+    assertThat(c.gradSyncSeconds()).isZero();
+    // ZeRO 0 and 1 reduce once per iteration, after the passes: nothing per microbatch.
+    assertThat(BUILDER.build(List.of(layer(1e6)), 4, 2, 0, false).shardSeconds()).isZero();
+    assertThat(BUILDER.build(List.of(layer(1e6)), 4, 2, 1, false).shardSeconds()).isZero();
   }
 
   private static StageCostBuilder with(Overlaps o) {

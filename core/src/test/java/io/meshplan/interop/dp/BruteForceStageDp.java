@@ -11,12 +11,22 @@ import java.util.OptionalDouble;
  */
 final class BruteForceStageDp {
   private final StageDpProblem problem;
+  private final boolean placeableOnly;
   private double bestObjective = Double.POSITIVE_INFINITY;
   private List<Stage> bestStages;
   private double leastMemory = Double.POSITIVE_INFINITY;
 
   BruteForceStageDp(StageDpProblem problem) {
+    this(problem, false);
+  }
+
+  /**
+   * The reference over partitions whose submeshes can also be placed on the nodes ({@link
+   * io.meshplan.interop.space.SubmeshPlacement}), when asked.
+   */
+  BruteForceStageDp(StageDpProblem problem, boolean placeableOnly) {
     this.problem = problem;
+    this.placeableOnly = placeableOnly;
   }
 
   /** The least objective over plans that fit in memory, or empty. */
@@ -61,6 +71,9 @@ final class BruteForceStageDp {
   }
 
   private void score(List<Stage> stages) {
+    if (placeableOnly && !PackedStageDp.placeable(problem, StagePartition.of(stages, 1))) {
+      return;
+    }
     int b = problem.microbatches();
     double worst = 0;
     boolean fits = true;

@@ -138,7 +138,7 @@ class StageDpTest {
   }
 
   /** Latencies are whole seconds so that every sum is exact in binary floating point. */
-  private static StageCostTable randomTable(Random rnd, int layers, int shapes) {
+  static StageCostTable randomTable(Random rnd, int layers, int shapes) {
     ArrayStageCostTable.Builder b = ArrayStageCostTable.builder(layers, shapes);
     int tag = 0;
     for (int k = 0; k < layers; k++) {

@@ -222,6 +222,32 @@ class HloPipelineTest {
     }
   }
 
+  /**
+   * On 131,072 x 8 GPUs Alpa's shapes would be 4,096 whole-node shapes of 32-node granules (4
+   * layers: 16 x 4,096^2 cells stay under the DP's 1e9), 16,384 logical meshes and 49,152 solves
+   * of the 3 distinct layers; past 256 solves the search takes the power-of-two granule counts 1,
+   * 2, 4, ..., 4,096: 13 shapes, 4 meshes each (TP 1, 2, 4, 8), 52 meshes, 156 solves.
+   */
+  @Test
+  void aHugeClusterTakesPowerOfTwoSubmeshes() {
+    ModelSpec base = Presets.get("llama2-7b");
+    ModelSpec m = new ModelSpec(base.name(), base.family(), 4, 256, 4, 4, 688, 1000, 64, 2,
+        DType.BF16, base.arch().forSequence(64));
+    Graph g = text(new HloPrinter().print(TrainingGraphBuilder.build(m, TrainingOptions.of(m)
+        .withComputeDtype(DType.BF16).withWorkload(2, 64)).graph()));
+    HloLayering lay = HloLayering.of(g, "llama");
+    String cluster = "131072x8:h100-80gb";
+    try (LocalExecutor pool = new LocalExecutor(2)) {
+      HloPlanResult plan = planner(cluster, pricer(cluster, 2), pool).plan(lay, module(lay), 2);
+      assertThat(plan.stats().meshes()).isEqualTo(52);
+      assertThat(plan.stats().layerSolves()).isEqualTo(156);
+      for (io.meshplan.plan.StagePlan s : plan.plan().stages()) {
+        assertThat(Integer.bitCount(s.submeshNodes() / 32)).isEqualTo(1);
+        assertThat(s.firstDevice() % 8).isZero();
+      }
+    }
+  }
+
   @Test
   void nothingFitsSaysTheMemoryNeeded() throws IOException {
     HloLayering lay = HloLayering.of(resource("mlp_train_step.hlo"), "mlp");
