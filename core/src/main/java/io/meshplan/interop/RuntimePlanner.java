@@ -101,8 +101,14 @@ public final class RuntimePlanner {
 
   /** The whole-cluster search within a runtime's space, its plan checked by the runtime. */
   private RuntimeBest ownStages(PlanRequest req, LaunchCheck r) {
-    PlanResult res = new InterOpPlanner(layers, progress, executor)
-        .plan(req.withRuntime(r.space()));
+    PlanResult res;
+    try {
+      res = new InterOpPlanner(layers, progress, executor).plan(req.withRuntime(r.space()));
+    } catch (io.meshplan.util.InputException e) {
+      // The runtime's smaller space can refuse a request the whole search took (no batch split
+      // on the submeshes it allows): that is this runtime's answer, not the command's.
+      return new RuntimeBest(r.label(), Optional.empty(), e.getMessage());
+    }
     if (res instanceof PlanResult.Infeasible inf) {
       return new RuntimeBest(r.label(), Optional.empty(), inf.message());
     }

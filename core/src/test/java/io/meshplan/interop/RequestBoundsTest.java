@@ -79,23 +79,23 @@ class RequestBoundsTest {
   }
 
   /**
-   * LLaMA-3 8B with sequences of 2^27 tokens on 8 GPUs: a stage keeps at least one layer input of
-   * one sequence, 2^27 x 4,096 x 2 bytes, split at most 8 ways (tensor and context parallelism
-   * on the cluster's 8 GPUs): 2^37 bytes, 128 GiB per GPU, above the 80 GB of an H100. Context
-   * parallelism could split it further on more GPUs. No layer is priced.
+   * LLaMA-3 70B with sequences of 2^24 tokens (ModelSpec's longest) on 2 GPUs: a stage keeps at
+   * least one layer input of one sequence, 2^24 x 8,192 x 2 bytes, split at most 2 ways (tensor
+   * and context parallelism on the cluster's 2 GPUs): 2^37 bytes, 128 GiB per GPU, above the 80
+   * GB of an H100. Context parallelism could split it further on more GPUs. No layer is priced.
    */
   @Test
   void aSequenceWhoseLayerInputAloneExceedsTheMemoryIsAnsweredAtOnce() {
-    ModelSpec m = Presets.get("llama3-8b").withSequence(1 << 27);
+    ModelSpec m = Presets.get("llama3-70b").withSequence(1 << 24);
     PlanRequest req = new PlanRequest(m, io.meshplan.cluster.ClusterSpec.parse(
-        "1x8:h100-80gb"), 1024, 0, 80e9, io.meshplan.planner.Pricing.catalog(), 2,
+        "1x2:h100-80gb"), 1024, 0, 80e9, io.meshplan.planner.Pricing.catalog(), 2,
         io.meshplan.model.Overlaps.NONE, true, io.meshplan.model.Attention.FLASH);
     PlanResult r;
     try (LocalExecutor one = new LocalExecutor(1)) {
       r = new InterOpPlanner(NEVER, p -> { }, one).plan(req);
     }
     assertThat(((PlanResult.Infeasible) r).message()).contains("one sequence's input to a layer"
-        + " takes 128GiB per GPU even split over 8 GPUs by tensor and context parallelism",
+        + " takes 128GiB per GPU even split over 2 GPUs by tensor and context parallelism",
         "train a shorter sequence, or use more GPUs");
   }
 
