@@ -135,7 +135,9 @@ final class ExportCommand implements Callable<Integer> {
         + " cannot express this configuration: " + n.missing());
     spec.commandLine().getErr().flush();
     if (n.nearest().isEmpty()) {
-      o.println("no configuration " + target.label() + " can express is near it");
+      o.println("no configuration " + target.label() + " can express is near it"
+          + (plan != null ? "; plan again with the plan's flags and --for " + target.label()
+              + ", which searches only what " + target.label() + " launches" : ""));
     } else {
       Optional<String> modelWord = modelWord(n.nearest().get().model());
       if (modelWord.isPresent()) {

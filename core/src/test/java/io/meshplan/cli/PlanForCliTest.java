@@ -138,6 +138,33 @@ class PlanForCliTest {
     assertThat(text.out()).contains("best plan each framework launches, against this plan's ");
   }
 
+  /**
+   * The README's journey on a small heterogeneous plan: 7 layers on 3 x 4 A100s plan as a 1x4
+   * stage of 3 layers and a 2x4 stage of 4 (data-parallel 4 and 8), which Megatron-LM cannot
+   * run (one data-parallel size for all stages); the refusal names the way on, {@code --for
+   * megatron}, whose plan then exports.
+   */
+  @Test
+  void anUnlaunchablePlanFilesRefusalNamesPlanFor() throws Exception {
+    List<String> job = List.of("--model", "llama2-7b", "--layers", "7", "--hidden", "1024",
+        "--heads", "8", "--kv-heads", "8", "--ffn", "2752", "--vocab", "1024", "--seq", "512",
+        "--cluster", "3x4:a100-80gb", "--global-batch", "40");
+    Path free = dir.resolve("free.json");
+    CliRun p = CliRun.of(args("plan", job, "--quiet", "--out", free.toString()));
+    assertThat(p.code()).as(p.err()).isZero();
+    assertThat(p.out()).contains("1x4     0-3       4x1", "2x4     4-11      8x1");
+    CliRun e = CliRun.of("export", "--plan", free.toString(), "--to", "megatron");
+    assertThat(e.code()).isEqualTo(3);
+    assertThat(e.err()).contains("stages use different logical meshes (4x1 and 8x1)");
+    assertThat(e.out()).contains("plan again with the plan's flags and --for megatron");
+    Path forMegatron = dir.resolve("megatron.json");
+    CliRun f = CliRun.of(args("plan", job, "--quiet", "--for", "megatron", "--out",
+        forMegatron.toString()));
+    assertThat(f.code()).as(f.err()).isZero();
+    CliRun ok = CliRun.of("export", "--plan", forMegatron.toString(), "--to", "megatron");
+    assertThat(ok.code()).as(ok.err()).isZero();
+  }
+
   @Test
   void badForValuesAndCombinationsAreRefusedInOneLine() {
     List<String> job = List.of("--model", "llama2-7b", "--layers", "2", "--cluster",
