@@ -79,6 +79,9 @@ final class ExportCommand implements Callable<Integer> {
 
   @Mixin ClusterOptions clusterOptions = new ClusterOptions();
 
+  /** Whether the plan file's model, attention and overlaps are ones the target runs. */
+  private boolean planForHelps;
+
   @Option(names = "--to", required = true, paramLabel = "TARGET",
       completionCandidates = Choices.ExportTargets.class,
       description = "One of: ${COMPLETION-CANDIDATES}.")
@@ -136,7 +139,7 @@ final class ExportCommand implements Callable<Integer> {
     spec.commandLine().getErr().flush();
     if (n.nearest().isEmpty()) {
       o.println("no configuration " + target.label() + " can express is near it"
-          + (plan != null ? "; plan again with the plan's flags and --for " + target.label()
+          + (planForHelps ? "; plan again with the plan's flags and --for " + target.label()
               + ", which searches only what " + target.label() + " launches" : ""));
     } else {
       Optional<String> modelWord = modelWord(n.nearest().get().model());
@@ -178,6 +181,9 @@ final class ExportCommand implements Callable<Integer> {
     PlanFiles.checkDevices(plan, p, c);
     clusterOptions.warnIfProfileForeign(c, spec.commandLine().getErr());
     ExportResult result = new Exporter().export(target, p, c);
+    // Planning again for the target helps when the target runs this model at all.
+    planForHelps = io.meshplan.export.LaunchChecks.of(target, c)
+        .missing(p.model(), p.attention(), p.overlaps()).isEmpty();
     if (!(result instanceof ExportResult.NotExpressible)) {
       PlanFiles saved = PlanFiles.simulate(plan, clusterOptions, Optional.empty(),
           spec.commandLine().getErr());

@@ -166,9 +166,14 @@ public final class Exporter {
     }
     // The model's numbers and window, which Megatron-LM and Megatron-DeepSpeed state or lack
     // (torchtitan's flavors check theirs in its writers).
-    Optional<String> fields = target == ExportTarget.MEGATRON ? MegatronModelArgs.missing(model)
-        : target == ExportTarget.DEEPSPEED ? MegatronDeepSpeedArgs.missingModel(model)
-        : Optional.empty();
+    Optional<String> fields = switch (target) {
+      case MEGATRON -> MegatronModelArgs.missing(model);
+      case DEEPSPEED -> MegatronDeepSpeedArgs.missingModel(model);
+      // torchtitan builds only its flavors' models, whatever the layout.
+      case TORCHTITAN -> TorchtitanPython.missingModel(model);
+      case TORCHTITAN_V022 -> TorchtitanToml.missingModel(model);
+      default -> Optional.empty();
+    };
     return fields.map(f -> new ExportResult.NotExpressible(f, Optional.empty()));
   }
 

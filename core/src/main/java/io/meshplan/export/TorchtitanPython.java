@@ -42,18 +42,32 @@ public final class TorchtitanPython implements FrameworkWriter {
   /** Creates the writer; it holds no state. */
   public TorchtitanPython() {}
 
-  @Override
-  public Optional<String> missing(ExportInput input) {
-    ModelSpec m = input.model();
-    boolean experts = expertFlavor(m);
-    if (!experts && m.family() == ModelSpec.Family.LLAMA && TorchtitanV022.flavor(m).isEmpty()) {
+  /**
+   * Whether torchtitan main has a model of this one's dimensions at all (a llama3 flavor, or
+   * the Qwen3 MoE and DeepSeek-V3 flavors meshplan writes), whatever the layout.
+   *
+   * @param m the model
+   * @return why not, or empty when it has
+   */
+  static Optional<String> missingModel(ModelSpec m) {
+    if (expertFlavor(m)) {
+      return Optional.empty();
+    }
+    if (m.family() == ModelSpec.Family.LLAMA && TorchtitanV022.flavor(m).isEmpty()) {
       return Optional.of("torchtitan has no flavor for " + ShellQuote.commentText(m.name())
           + ": its llama3 flavors with a recipe (8B, 70B, 405B; torchtitan "
           + TorchtitanMain.VERSION + " models/llama3/__init__.py:236-365) have other"
           + " dimensions (layers, hidden, heads, kv heads, ffn, vocab " + TorchtitanV022.VOCAB
           + "); the nearest is " + nearestFlavor(m));
     }
-    Optional<String> lacking = experts ? Optional.empty() : rules.missingModel(input);
+    return TorchtitanToml.missingModel(m);
+  }
+
+  @Override
+  public Optional<String> missing(ExportInput input) {
+    ModelSpec m = input.model();
+    boolean experts = expertFlavor(m);
+    Optional<String> lacking = missingModel(m);
     if (lacking.isEmpty()) {
       lacking = TorchtitanNumerics.missing(m, flavorNumerics(m), TorchtitanMain.family(m)
           + " flavor " + TorchtitanMain.flavorName(m), true);

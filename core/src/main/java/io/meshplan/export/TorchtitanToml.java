@@ -104,12 +104,22 @@ public final class TorchtitanToml implements FrameworkWriter {
    * @return why not, or empty when it has
    */
   Optional<String> missingModel(ExportInput input) {
-    if (input.model().family() != ModelSpec.Family.LLAMA) {
-      return Optional.of("torchtitan trains transformer language models; "
-          + input.model().name() + " is not one");
+    return missingModel(input.model());
+  }
+
+  /**
+   * Whether torchtitan has a llama3 flavor with a model's dimensions, whatever the layout.
+   *
+   * @param m the model
+   * @return why not, or empty when it has
+   */
+  static Optional<String> missingModel(ModelSpec m) {
+    if (m.family() != ModelSpec.Family.LLAMA) {
+      return Optional.of("torchtitan trains transformer language models; " + m.name()
+          + " is not one");
     }
-    if (TorchtitanV022.flavor(input.model()).isEmpty()) {
-      return Optional.of(noFlavor(input.model()));
+    if (TorchtitanV022.flavor(m).isEmpty()) {
+      return Optional.of(noFlavor(m));
     }
     return Optional.empty();
   }

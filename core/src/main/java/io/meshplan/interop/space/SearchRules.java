@@ -170,6 +170,15 @@ public final class SearchRules {
    * sequences of 1, 2, 4 or 8, with the settings of {@link #layerSettings(PlanRequest, int,
    * int, int)} that the request's runtime can run ({@link PlanRequest#runtime}).
    *
+   * <p>With context parallelism a replica takes one sequence: {@code CP > 1} with {@code b > 1}
+   * sequences is dominated by {@code CP / 2} with {@code b / 2}, which the same stage and
+   * microbatch also allow. Both hold {@code b s / CP} tokens of each layer per GPU (the same
+   * matrix products and activations) and compute {@code b (s / CP) s / 2} query-key pairs per GPU;
+   * but a GPU of the first receives the keys and values of {@code b} whole sequences from {@code
+   * CP - 1} others, {@code b s (1 - 1/CP)} tokens' worth, and one of the second {@code (b/2) s (1
+   * - 2/CP)}, less than half; the gradient reduction spans the same {@code d} GPUs. Megatron-Core's
+   * long-context recipes run context parallelism with micro-batch size 1 likewise.
+   *
    * @param req the request
    * @param d GPUs per tensor-parallel rank of the stage (data times context parallelism)
    * @param t tensor-parallel size
@@ -180,7 +189,7 @@ public final class SearchRules {
     List<LayerSetting> out = new ArrayList<>();
     for (int cp : contextDegrees(req, d)) {
       int b = replicaMicrobatch(g, d / cp);
-      if (b == 0) {
+      if (b == 0 || cp > 1 && b > 1) {
         continue;
       }
       for (LayerSetting ls : layerSettings(req, d, t, b)) {
@@ -202,9 +211,19 @@ public final class SearchRules {
   public static final int CONTEXT_PARALLEL_FROM = 32_768;
 
   /**
+   * The fewest tokens in each of a context-parallel rank's two chunks: 128, the query rows of
+   * one tile of the fused attention kernels (FlashAttention-2's {@code B_r} blocks, Dao,
+   * arXiv:2307.08691, section 3.3, and FlashAttention-3's 128-row tiles, Shah et al.,
+   * arXiv:2407.08608, section 3). A smaller chunk leaves the kernel's tiles partly empty while
+   * each ring step still moves a chunk's keys and values, so finer splits are not searched.
+   */
+  public static final int CONTEXT_CHUNK_FLOOR = 128;
+
+  /**
    * The context-parallel sizes a stage may use: 1, and from {@link #CONTEXT_PARALLEL_FROM} tokens
    * with fused attention every power of two dividing the stage's {@code d} GPUs per tensor rank
-   * whose {@code 2 x CP} chunks split the sequence evenly (Megatron-Core's load balance).
+   * whose {@code 2 x CP} chunks split the sequence evenly (Megatron-Core's load balance) into
+   * chunks of at least {@link #CONTEXT_CHUNK_FLOOR} tokens.
    *
    * @param req the request
    * @param d GPUs per tensor-parallel rank of the stage
@@ -217,7 +236,7 @@ public final class SearchRules {
       return out;
     }
     for (int cp = 2; cp <= d; cp *= 2) {
-      if (d % cp == 0 && seq % (2L * cp) == 0) {
+      if (d % cp == 0 && seq % (2L * cp) == 0 && seq / (2L * cp) >= CONTEXT_CHUNK_FLOOR) {
         out.add(cp);
       }
     }
