@@ -80,9 +80,16 @@ final class Choices {
 
   /** {@code export --framework-version}: torchtitan's main branch and its v0.2.2 release. */
   static final class FrameworkVersions extends Words {
+    /** The words of torchtitan's main branch, the first its name. */
+    static final List<String> MAIN = List.of("main", "current", "b5bcd76");
+    /** The words of torchtitan v0.2.2, the first its name. */
+    static final List<String> V022 = List.of("0.2.2", "v0.2.2", "0.2");
+
     @Override
     List<String> words() {
-      return List.of("main", "0.2.2");
+      List<String> w = new ArrayList<>(MAIN);
+      w.addAll(V022);
+      return w;
     }
   }
 

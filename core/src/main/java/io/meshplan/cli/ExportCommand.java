@@ -92,9 +92,10 @@ final class ExportCommand implements Callable<Integer> {
   @Mixin AttentionOptions attention = new AttentionOptions();
 
   @Option(names = "--framework-version", paramLabel = "VERSION",
-      description = "The framework release the file is for; torchtitan only: main (default:"
-          + " the Python config of its main branch, as of commit b5bcd76, 2026-08-21) or 0.2.2"
-          + " (its last TOML release). One of: ${COMPLETION-CANDIDATES}.",
+      description = "The framework release the file is for; torchtitan only: main (default;"
+          + " also current or b5bcd76: the Python config of its main branch, as of commit"
+          + " b5bcd76, 2026-08-21) or 0.2.2 (also v0.2.2 or 0.2: its last TOML release)."
+          + " One of: ${COMPLETION-CANDIDATES}.",
       completionCandidates = Choices.FrameworkVersions.class)
   String frameworkVersion;
 
@@ -221,8 +222,8 @@ final class ExportCommand implements Callable<Integer> {
     }
     // main: the Python config of torchtitan's main branch (--module/--config, as of commit
     // b5bcd76, 2026-08-21); 0.2.2: v0.2.2, its last release that reads TOML.
-    return Choices.pick("--framework-version", version, new Choices.FrameworkVersions())
-        .equals("main") ? ExportTarget.TORCHTITAN : ExportTarget.TORCHTITAN_V022;
+    return Choices.FrameworkVersions.MAIN.contains(Choices.pick("--framework-version", version,
+        new Choices.FrameworkVersions())) ? ExportTarget.TORCHTITAN : ExportTarget.TORCHTITAN_V022;
   }
 
   private ExportInput input() {
