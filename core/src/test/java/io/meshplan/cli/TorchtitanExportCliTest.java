@@ -42,7 +42,15 @@ class TorchtitanExportCliTest {
         "llama3.1-8b", "--framework-version", "0.1.0"}, LAYOUT));
     assertThat(old.code()).isEqualTo(2);
     assertThat(old.err().lines()).hasSize(1);
-    assertThat(old.err()).contains("--framework-version '0.1.0' is unknown; use main or 0.2.2");
+    assertThat(old.err()).contains("--framework-version '0.1.0' is unknown; use main, current,"
+        + " b5bcd76, 0.2.2, v0.2.2 or 0.2");
+    // The synonyms name the same releases.
+    CliRun v2 = CliRun.of(with(new String[] {"export", "--to", "torchtitan", "--model",
+        "llama3.1-8b", "--framework-version", "v0.2.2"}, LAYOUT));
+    assertThat(v2.out()).isEqualTo(v.out());
+    CliRun current = CliRun.of(with(new String[] {"export", "--to", "torchtitan", "--model",
+        "llama3.1-8b", "--framework-version", "current"}, LAYOUT));
+    assertThat(current.out()).isEqualTo(plain.out());
     CliRun megatron = CliRun.of(with(new String[] {"export", "--to", "megatron", "--model",
         "llama3.1-8b", "--framework-version", "0.2.2"}, LAYOUT));
     assertThat(megatron.code()).isEqualTo(2);
