@@ -1,0 +1,114 @@
+package io.meshplan.planner;
+
+import io.meshplan.cluster.ClusterSpec;
+import io.meshplan.cluster.LogicalMesh;
+import io.meshplan.graph.Graph;
+import io.meshplan.intraop.SolverOptions;
+import io.meshplan.sharding.ShardingSpec;
+import io.meshplan.util.Require;
+import java.util.Arrays;
+import java.util.Map;
+
+/**
+ * One computation to shard on one logical mesh ({@code meshplan shard}), as the command line
+ * parsed it; {@link Planner#shard} prices and solves it.
+ *
+ * @param graph the computation (a preset's forward graph, or an HLO module's entry, inlined)
+ * @param mesh the logical mesh
+ * @param prices how the mesh's collectives are priced
+ * @param memoryPerDevice memory budget of one device, bytes
+ * @param solver how to solve the ILP
+ * @param residentParameters true when parameters occupy memory for the whole step; false for
+ *     Alpa's liveness from their position to their last use
+ * @param fixed required result layouts by instruction id (shardings kept from a module)
+ */
+public record ShardJob(Graph graph, LogicalMesh mesh, Prices prices, double memoryPerDevice,
+    SolverOptions solver, boolean residentParameters, Map<Integer, ShardingSpec> fixed) {
+  /**
+   * The memory budget of one device priced in abstract units, when none is given: 32 GiB, the
+   * default {@code meshplan shard --memory} has always documented for a mesh without a cluster
+   * (on a cluster the budget is the GPU's memory).
+   */
+  public static final double UNITS_MEMORY_BYTES = 32.0 * (1L << 30);
+
+  /** Validates the job. */
+  public ShardJob {
+    Require.nonNull(graph, "graph");
+    Require.nonNull(mesh, "mesh");
+    Require.nonNull(prices, "prices");
+    Require.that(memoryPerDevice > 0 && !Double.isInfinite(memoryPerDevice),
+        "memory per device must be a positive number of bytes");
+    Require.nonNull(solver, "solver");
+    fixed = Map.copyOf(fixed);
+  }
+
+  /** Where the mesh's prices come from. */
+  public sealed interface Prices permits Units, OnCluster {}
+
+  /**
+   * Alpa's abstract alpha-beta units, one latency and inverse bandwidth per mesh axis; no
+   * kernel times.
+   *
+   * @param alpha latency per axis
+   * @param beta inverse bandwidth per axis
+   */
+  public record Units(double[] alpha, double[] beta) implements Prices {
+    /** Copies the values. */
+    public Units {
+      alpha = alpha.clone();
+      beta = beta.clone();
+    }
+
+    /**
+     * One unit of latency and inverse bandwidth on every axis, Alpa's default.
+     *
+     * @param axes the mesh's axes
+     * @return the units
+     */
+    public static Units ones(int axes) {
+      double[] d = new double[axes];
+      Arrays.fill(d, 1.0);
+      return new Units(d, d);
+    }
+
+    @Override
+    public double[] alpha() {
+      return alpha.clone();
+    }
+
+    @Override
+    public double[] beta() {
+      return beta.clone();
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof Units u && Arrays.equals(alpha, u.alpha)
+          && Arrays.equals(beta, u.beta);
+    }
+
+    @Override
+    public int hashCode() {
+      return 31 * Arrays.hashCode(alpha) + Arrays.hashCode(beta);
+    }
+
+    @Override
+    public String toString() {
+      return "Units[alpha=" + Arrays.toString(alpha) + ", beta=" + Arrays.toString(beta) + "]";
+    }
+  }
+
+  /**
+   * A cluster's GPU and fabric with a {@link Pricing}, the mesh placed on its first devices.
+   *
+   * @param cluster the cluster
+   * @param pricing the catalog's or a profile's prices
+   */
+  public record OnCluster(ClusterSpec cluster, Pricing pricing) implements Prices {
+    /** Validates the fields. */
+    public OnCluster {
+      Require.nonNull(cluster, "cluster");
+      Require.nonNull(pricing, "pricing");
+    }
+  }
+}
