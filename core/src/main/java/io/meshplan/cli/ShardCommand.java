@@ -149,8 +149,8 @@ final class ShardCommand implements Callable<Integer> {
     long t0 = System.nanoTime();
     int[] shape = CliValues.mesh("--mesh", mesh);
     LogicalMesh lm = new LogicalMesh(shape);
-    double[] a = alpha == null ? ShardJob.Units.ones(shape.length).alpha() : CliValues.numbers("--alpha", alpha);
-    double[] b = beta == null ? ShardJob.Units.ones(shape.length).beta() : CliValues.numbers("--beta", beta);
+    double[] a = alpha == null ? ones(shape.length) : CliValues.numbers("--alpha", alpha);
+    double[] b = beta == null ? ones(shape.length) : CliValues.numbers("--beta", beta);
     ClusterSpec cs = checkPricing(shape, lm, a, b);
     double mem = memory != null
         ? cs != null ? CliValues.memoryOf(memory, cs.gpu()) : CliValues.bytes("--memory", memory)
@@ -275,7 +275,7 @@ final class ShardCommand implements Callable<Integer> {
   /** The mesh's prices: --alpha and --beta, or the cluster's catalog or --profile prices. */
   private ShardJob.Prices prices(ClusterSpec cs, double[] a, double[] b, List<String> warnings) {
     if (cs == null) {
-      return new ShardJob.Units(a, b);
+      return ShardJob.Units.of(a, b);
     }
     io.meshplan.calibrate.Profile prof = null;
     if (profile != null) {
@@ -382,5 +382,10 @@ final class ShardCommand implements Callable<Integer> {
 
   private static void write(String flag, java.nio.file.Path file, String text) {
     OutputPaths.write(flag, file, text);
+  }
+
+  /** shard's default alpha or beta: the library's, one unit per axis. */
+  private static double[] ones(int axes) {
+    return ShardJob.Units.ones(axes).alphas();
   }
 }

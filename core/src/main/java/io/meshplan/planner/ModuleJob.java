@@ -24,7 +24,7 @@ public record ModuleJob(Graph graph, ClusterSpec cluster, Pricing pricing, doubl
     Require.nonNull(graph, "graph");
     Require.nonNull(cluster, "cluster");
     Require.nonNull(pricing, "pricing");
-    Require.that(memoryPerGpu > 0 && !Double.isInfinite(memoryPerGpu),
+    Require.that(memoryPerGpu > 0 && memoryPerGpu < Double.POSITIVE_INFINITY,
         "memory per GPU must be a positive number of bytes");
   }
 }

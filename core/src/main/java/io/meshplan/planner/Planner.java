@@ -169,7 +169,7 @@ public final class Planner {
    */
   private static MeshEnv meshEnv(ShardJob job) {
     if (job.prices() instanceof ShardJob.Units u) {
-      return MeshEnv.abstractUnits(job.mesh(), u.alpha(), u.beta(), job.memoryPerDevice());
+      return MeshEnv.abstractUnits(job.mesh(), u.alphas(), u.betas(), job.memoryPerDevice());
     }
     ShardJob.OnCluster c = (ShardJob.OnCluster) job.prices();
     return MeshEnv.onCluster(c.cluster().gpu(), c.pricing().collectives(c.cluster(), job.mesh()),

@@ -7,6 +7,7 @@ import io.meshplan.intraop.SolverOptions;
 import io.meshplan.sharding.ShardingSpec;
 import io.meshplan.util.Require;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -36,8 +37,8 @@ public record ShardJob(Graph graph, LogicalMesh mesh, Prices prices, double memo
     Require.nonNull(graph, "graph");
     Require.nonNull(mesh, "mesh");
     Require.nonNull(prices, "prices");
-    Require.that(memoryPerDevice > 0 && !Double.isInfinite(memoryPerDevice),
-        "memory per device must be a positive number of bytes");
+    Require.that(memoryPerDevice > 0 && memoryPerDevice < Double.POSITIVE_INFINITY,
+        "the memory of one device must be a positive, finite number of bytes");
     Require.nonNull(solver, "solver");
     fixed = Map.copyOf(fixed);
   }
@@ -52,11 +53,23 @@ public record ShardJob(Graph graph, LogicalMesh mesh, Prices prices, double memo
    * @param alpha latency per axis
    * @param beta inverse bandwidth per axis
    */
-  public record Units(double[] alpha, double[] beta) implements Prices {
+  public record Units(List<Double> alpha, List<Double> beta) implements Prices {
     /** Copies the values. */
     public Units {
-      alpha = alpha.clone();
-      beta = beta.clone();
+      alpha = List.copyOf(alpha);
+      beta = List.copyOf(beta);
+    }
+
+    /**
+     * Units from per-axis arrays.
+     *
+     * @param alpha latency per axis
+     * @param beta inverse bandwidth per axis
+     * @return the units
+     */
+    public static Units of(double[] alpha, double[] beta) {
+      return new Units(Arrays.stream(alpha).boxed().toList(),
+          Arrays.stream(beta).boxed().toList());
     }
 
     /**
@@ -66,35 +79,26 @@ public record ShardJob(Graph graph, LogicalMesh mesh, Prices prices, double memo
      * @return the units
      */
     public static Units ones(int axes) {
-      double[] d = new double[axes];
-      Arrays.fill(d, 1.0);
+      List<Double> d = java.util.Collections.nCopies(axes, 1.0);
       return new Units(d, d);
     }
 
-    @Override
-    public double[] alpha() {
-      return alpha.clone();
+    /**
+     * The latencies as an array.
+     *
+     * @return alpha per axis
+     */
+    public double[] alphas() {
+      return alpha.stream().mapToDouble(Double::doubleValue).toArray();
     }
 
-    @Override
-    public double[] beta() {
-      return beta.clone();
-    }
-
-    @Override
-    public boolean equals(Object o) {
-      return o instanceof Units u && Arrays.equals(alpha, u.alpha)
-          && Arrays.equals(beta, u.beta);
-    }
-
-    @Override
-    public int hashCode() {
-      return 31 * Arrays.hashCode(alpha) + Arrays.hashCode(beta);
-    }
-
-    @Override
-    public String toString() {
-      return "Units[alpha=" + Arrays.toString(alpha) + ", beta=" + Arrays.toString(beta) + "]";
+    /**
+     * The inverse bandwidths as an array.
+     *
+     * @return beta per axis
+     */
+    public double[] betas() {
+      return beta.stream().mapToDouble(Double::doubleValue).toArray();
     }
   }
 

@@ -111,7 +111,7 @@ public final class ShardBench {
       // shard's defaults for a mesh without a cluster: one unit of alpha and beta per axis.
       io.meshplan.planner.ShardJob.Units ones = io.meshplan.planner.ShardJob.Units.ones(
           dims.length);
-      MeshEnv env = MeshEnv.abstractUnits(LogicalMesh.of(dims), ones.alpha(), ones.beta(),
+      MeshEnv env = MeshEnv.abstractUnits(LogicalMesh.of(dims), ones.alphas(), ones.betas(),
           io.meshplan.planner.ShardJob.UNITS_MEMORY_BYTES);
       AutoSharding planner = new AutoSharding(env, SolverOptions.defaults(), true);
       double[] wall = new double[3];
