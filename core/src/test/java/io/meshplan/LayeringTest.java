@@ -109,6 +109,26 @@ class LayeringTest {
         .hasMessageContaining("io.meshplan.cluster.KernelTimeModel");
   }
 
+  /**
+   * The sweep plans each point through the planner's entry points ({@code Planner.plan}, {@code
+   * Planner.megatronGrid}): it prices nothing itself and calls no search below the planner.
+   */
+  @Test
+  void theSweepPlansThroughThePlanner() {
+    noClasses().that().resideInAPackage("io.meshplan.sweep..")
+        .should().dependOnClassesThat().areAssignableTo(io.meshplan.cluster.CommModel.class)
+        .orShould().dependOnClassesThat().areAssignableTo(io.meshplan.cluster.ComputeModel.class)
+        .orShould().dependOnClassesThat().belongToAnyOf(io.meshplan.cluster.KernelTimeModel.class,
+            io.meshplan.interop.cost.IlpLayerCostModel.class,
+            io.meshplan.interop.cost.LayerCostModel.class, io.meshplan.interop.InterOpPlanner.class,
+            io.meshplan.interop.GridPlanner.class, io.meshplan.interop.RuntimePlanner.class)
+        // Its results (PlanSimulator.Evaluated) may be read; the simulator is the planner's.
+        .orShould().dependOnClassesThat().haveFullyQualifiedName(
+            "io.meshplan.interop.PlanSimulator")
+        .because("the sweep always plans through Planner (docs/ARCHITECTURE.md)")
+        .check(CLASSES);
+  }
+
   private static final com.tngtech.archunit.lang.ArchRule PRICING_STAYS_IN_PLANNER =
       noClasses().that().resideInAPackage("io.meshplan.cli..")
           .should().dependOnClassesThat().resideInAnyPackage("io.meshplan.interop.cost..")
@@ -124,6 +144,8 @@ class LayeringTest {
               io.meshplan.interop.hlo.HloPipelinePlanner.class,
               io.meshplan.interop.hlo.HloLayerPricer.class,
               io.meshplan.interop.MegatronGrid.class, io.meshplan.interop.GridPlanner.class)
+          .orShould().dependOnClassesThat().haveFullyQualifiedName(
+              "io.meshplan.interop.PlanSimulator")
           .because("the command line never chooses pricing or assembles a cost model: "
               + "planner does (docs/ARCHITECTURE.md)");
 
