@@ -47,13 +47,14 @@ class LayeringTest {
         .whereLayer("sweep").mayOnlyBeAccessedByLayers("cli")
         .whereLayer("planner").mayOnlyBeAccessedByLayers("cli", "sweep")
         .whereLayer("interop").mayOnlyBeAccessedByLayers("cli", "sweep", "planner")
-        .whereLayer("sim").mayOnlyBeAccessedByLayers("cli", "sweep", "interop", "report")
+        .whereLayer("sim").mayOnlyBeAccessedByLayers("cli", "sweep", "planner", "interop",
+            "report")
         .whereLayer("plan").mayOnlyBeAccessedByLayers("cli", "sweep", "planner", "interop",
             "export", "deploy", "report")
         .whereLayer("intraop").mayOnlyBeAccessedByLayers("cli", "sweep", "planner", "interop")
         .whereLayer("model").mayOnlyBeAccessedByLayers("cli", "sweep", "planner", "interop", "plan",
             "intraop", "export", "deploy", "report")
-        .whereLayer("sharding").mayOnlyBeAccessedByLayers("cli", "interop", "intraop")
+        .whereLayer("sharding").mayOnlyBeAccessedByLayers("cli", "planner", "interop", "intraop")
         .whereLayer("calibrate").mayOnlyBeAccessedByLayers("cli", "planner")
         .whereLayer("doctor").mayOnlyBeAccessedByLayers("cli", "export", "deploy")
         .whereLayer("cluster").mayOnlyBeAccessedByLayers("cli", "sweep", "planner", "interop",
@@ -85,6 +86,68 @@ class LayeringTest {
         .check(CLASSES);
     slices().matching("io.meshplan.interop.(*)..").should().beFreeOfCycles().check(CLASSES);
   }
+
+  /**
+   * Pricing is chosen once, in {@code planner}: the command line parses flags and prints, and
+   * never names a cost model, a kernel time model, a profile's prices, a layer cost or the
+   * mesh environment a solve is priced in; it hands requests to the planner's entry points.
+   */
+  @Test
+  void onlyThePlannerChoosesPricing() {
+    PRICING_STAYS_IN_PLANNER.check(CLASSES);
+  }
+
+  /** The rule above fails on a command-line class that prices collectives itself. */
+  @Test
+  void thePricingRuleCatchesACommandThatPrices() {
+    JavaClasses pricer = new ClassFileImporter().importClasses(
+        io.meshplan.cli.PricingCommandFixture.class);
+    org.assertj.core.api.Assertions.assertThatThrownBy(
+        () -> PRICING_STAYS_IN_PLANNER.check(pricer))
+        .isInstanceOf(AssertionError.class)
+        .hasMessageContaining("io.meshplan.cluster.ClusterCommModels")
+        .hasMessageContaining("io.meshplan.cluster.KernelTimeModel");
+  }
+
+  /**
+   * The sweep plans each point through the planner's entry points ({@code Planner.plan}, {@code
+   * Planner.megatronGrid}): it prices nothing itself and calls no search below the planner.
+   */
+  @Test
+  void theSweepPlansThroughThePlanner() {
+    noClasses().that().resideInAPackage("io.meshplan.sweep..")
+        .should().dependOnClassesThat().areAssignableTo(io.meshplan.cluster.CommModel.class)
+        .orShould().dependOnClassesThat().areAssignableTo(io.meshplan.cluster.ComputeModel.class)
+        .orShould().dependOnClassesThat().belongToAnyOf(io.meshplan.cluster.KernelTimeModel.class,
+            io.meshplan.interop.cost.IlpLayerCostModel.class,
+            io.meshplan.interop.cost.LayerCostModel.class, io.meshplan.interop.InterOpPlanner.class,
+            io.meshplan.interop.GridPlanner.class, io.meshplan.interop.RuntimePlanner.class)
+        // Its results (PlanSimulator.Evaluated) may be read; the simulator is the planner's.
+        .orShould().dependOnClassesThat().haveFullyQualifiedName(
+            "io.meshplan.interop.PlanSimulator")
+        .because("the sweep always plans through Planner (docs/ARCHITECTURE.md)")
+        .check(CLASSES);
+  }
+
+  private static final com.tngtech.archunit.lang.ArchRule PRICING_STAYS_IN_PLANNER =
+      noClasses().that().resideInAPackage("io.meshplan.cli..")
+          .should().dependOnClassesThat().resideInAnyPackage("io.meshplan.interop.cost..")
+          .orShould().dependOnClassesThat().areAssignableTo(io.meshplan.cluster.CommModel.class)
+          .orShould().dependOnClassesThat().areAssignableTo(
+              io.meshplan.cluster.ComputeModel.class)
+          .orShould().dependOnClassesThat().areAssignableTo(
+              io.meshplan.cluster.SendRecvModel.class)
+          .orShould().dependOnClassesThat().belongToAnyOf(io.meshplan.cluster.CommPricing.class,
+              io.meshplan.cluster.ClusterCommModels.class,
+              io.meshplan.calibrate.ProfileCommModel.class, io.meshplan.intraop.MeshEnv.class,
+              io.meshplan.intraop.AutoSharding.class,
+              io.meshplan.interop.hlo.HloPipelinePlanner.class,
+              io.meshplan.interop.hlo.HloLayerPricer.class,
+              io.meshplan.interop.MegatronGrid.class, io.meshplan.interop.GridPlanner.class)
+          .orShould().dependOnClassesThat().haveFullyQualifiedName(
+              "io.meshplan.interop.PlanSimulator")
+          .because("the command line never chooses pricing or assembles a cost model: "
+              + "planner does (docs/ARCHITECTURE.md)");
 
   @Test
   void executorSeamDependsOnlyOnUtil() {

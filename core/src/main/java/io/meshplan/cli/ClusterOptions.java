@@ -2,14 +2,10 @@ package io.meshplan.cli;
 
 import io.meshplan.calibrate.ProfileFiles;
 import io.meshplan.cluster.ClusterSpec;
-import io.meshplan.cluster.CommModel;
-import io.meshplan.cluster.LogicalMesh;
-import io.meshplan.cluster.SendRecvModel;
 import io.meshplan.calibrate.Profile;
 import io.meshplan.model.Overlaps;
 import io.meshplan.planner.Pricing;
 import java.nio.file.Path;
-import java.util.function.Function;
 import picocli.CommandLine.Option;
 
 /** The cluster and its prices, shared by {@code plan}, {@code simulate} and {@code export}. */
@@ -164,26 +160,11 @@ final class ClusterOptions {
   }
 
   /**
-   * The prices the flags ask for: the profile's, else the catalog's.
+   * The prices the flags ask for ({@link Pricing#of}): the profile's, else the catalog's.
    *
    * @return the pricing
    */
   Pricing pricing() {
-    Profile p = profile();
-    return p == null ? Pricing.catalog() : Pricing.calibrated(p);
-  }
-
-  Function<LogicalMesh, CommModel> comm(ClusterSpec cs) {
-    Pricing p = pricing();
-    return mesh -> p.collectives(cs, mesh);
-  }
-
-  /** The profile's measured compute scale for the cluster's GPU, 1 without a profile. */
-  double computeScale(ClusterSpec cs) {
-    return pricing().computeScale(cs.gpu());
-  }
-
-  SendRecvModel p2p(ClusterSpec cs) {
-    return pricing().sendRecv(cs);
+    return Pricing.of(java.util.Optional.ofNullable(profile()));
   }
 }

@@ -10,6 +10,7 @@ import io.meshplan.interop.PlanSimulator;
 import io.meshplan.model.ModelSpec;
 import io.meshplan.plan.ParallelConfig;
 import io.meshplan.plan.PipelinePlan;
+import io.meshplan.planner.Planner;
 import io.meshplan.planner.PlannerOptions;
 import io.meshplan.planner.PricedJob;
 import io.meshplan.sim.MemoryFit;
@@ -355,8 +356,7 @@ final class ExportCommand implements Callable<Integer> {
   private void requireFits(ExportInput in) {
     PricedJob setup = JobFlags.priced(model, clusterOptions, attention, null,
         in.config().globalBatchSize(), 0, PlannerOptions.defaults());
-    Optional<PlanSimulator.Evaluated> e = new PlanSimulator(setup.layers())
-        .simulate(setup.request(), in.config(), in.gpipe());
+    Optional<PlanSimulator.Evaluated> e = Planner.simulate(setup, in.config(), in.gpipe());
     if (e.isPresent()) {
       requireFits(in.model().name(), setup.cluster(), e.get().simulation(),
           setup.request().memoryPerGpu());
@@ -378,8 +378,7 @@ final class ExportCommand implements Callable<Integer> {
           Optional.of(in.attention()),
           in.cluster().toShortString(), in.config().globalBatchSize(), 0,
           PlannerOptions.defaults(), in.overlaps());
-      return new PlanSimulator(setup.layers())
-          .simulate(setup.request().withOverlaps(in.overlaps()), in.config(), in.gpipe())
+      return Planner.simulate(setup, in.config(), in.gpipe())
           .map(PlanSimulator.Evaluated::simulation)
           .map(r -> new PipelinePlan.Prediction(r.iterationSeconds(), r.tokensPerSecond(),
               r.tflopsPerGpu(), r.mfu(), r.peakMemoryBytesPerGpu()));

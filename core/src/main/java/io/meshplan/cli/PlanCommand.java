@@ -7,13 +7,14 @@ import io.meshplan.interop.RuntimeBest;
 import io.meshplan.plan.LaunchCheck;
 import io.meshplan.cluster.ClusterSpec;
 import io.meshplan.interop.hlo.HloLayering;
-import io.meshplan.interop.hlo.HloPipelinePlanner;
 import io.meshplan.interop.hlo.HloPlanResult;
 import io.meshplan.interop.PlanResult;
 import io.meshplan.interop.PlanText;
 import io.meshplan.plan.PipelinePlan;
 import io.meshplan.plan.PlanJson;
 import io.meshplan.plan.PlanSource;
+import io.meshplan.planner.ModuleJob;
+import io.meshplan.planner.ModulePlanner;
 import io.meshplan.planner.Planner;
 import io.meshplan.planner.PlannerOptions;
 import io.meshplan.planner.PricedJob;
@@ -292,12 +293,13 @@ final class PlanCommand implements Callable<Integer> {
         in.sha256(), lay.names());
     HloPlanResult p;
     double memory = cluster.memoryPerGpu(cs);
-    try (io.meshplan.exec.LocalExecutor pool = (io.meshplan.exec.LocalExecutor) executor.open();
-        Progress progress = Progress.start(spec.commandLine().getErr(), quiet,
+    ModuleJob job = new ModuleJob(in.graph(), cs, cluster.pricing(), memory,
+        cluster.overlapGradReduce);
+    int threads = executor.threads();
+    try (Progress progress = Progress.start(spec.commandLine().getErr(), quiet,
             "planning: layer solves", "%", 100)) {
-      p = HloPipelinePlanner.of(in.graph(), cs, cluster.comm(cs), cluster.computeScale(cs),
-          memory, cluster.p2p(cs), cluster.overlapGradReduce, pool, progress::update)
-          .plan(lay, module, n);
+      p = ModulePlanner.plan(job, lay, module, n,
+          PlannerOptions.defaults().withThreads(threads).withProgress(progress::update));
     }
     HloPlanResult.Stats st = p.stats();
     String search = "search: " + Words.count(st.layerSolves(), "layer solve") + " ("

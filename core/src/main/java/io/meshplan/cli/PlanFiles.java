@@ -1,14 +1,14 @@
 package io.meshplan.cli;
 
 import io.meshplan.cluster.ClusterSpec;
-import io.meshplan.exec.LocalExecutor;
-import io.meshplan.interop.PlanSimulator;
 import io.meshplan.interop.hlo.HloLayering;
-import io.meshplan.interop.hlo.HloPipelinePlanner;
 import io.meshplan.plan.PipelinePlan;
 import io.meshplan.plan.PlanFileCheck;
 import io.meshplan.plan.PlanJson;
 import io.meshplan.plan.PlanSource;
+import io.meshplan.planner.ModuleJob;
+import io.meshplan.planner.ModulePlanner;
+import io.meshplan.planner.Planner;
 import io.meshplan.planner.PlannerOptions;
 import io.meshplan.planner.PricedJob;
 import io.meshplan.sim.SimulationResult;
@@ -79,8 +79,7 @@ record PlanFiles(PipelinePlan plan, SimulationResult simulation, ClusterSpec clu
     PricedJob setup = JobFlags.priced(p.model(), true, options,
         java.util.Optional.of(attention.orElse(p.attention())), p.cluster(), p.globalBatchSize(),
         0, PlannerOptions.defaults(), overlaps);
-    SimulationResult sim = new PlanSimulator(setup.layers())
-        .simulate(setup.request().withOverlaps(overlaps), p);
+    SimulationResult sim = Planner.simulate(setup, p);
     return new PlanFiles(p, sim, setup.cluster(), setup.request().memoryPerGpu());
   }
 
@@ -102,13 +101,9 @@ record PlanFiles(PipelinePlan plan, SimulationResult simulation, ClusterSpec clu
     ClusterSpec cs = options.spec(p.cluster());
     checkDevices(file, p, cs);
     double memory = options.memoryPerGpu(cs);
-    // Only the stages' meshes are priced, one layer after another: no pool threads are needed.
-    try (LocalExecutor pool = new LocalExecutor(1)) {
-      SimulationResult sim = HloPipelinePlanner.of(in.graph(), cs, options.comm(cs),
-          options.computeScale(cs), memory, options.p2p(cs), options.overlapGradReduce, pool,
-          percent -> { }).simulate(lay, p).simulation();
-      return new PlanFiles(p, sim, cs, memory);
-    }
+    SimulationResult sim = ModulePlanner.simulate(new ModuleJob(in.graph(), cs,
+        options.pricing(), memory, options.overlapGradReduce), lay, p);
+    return new PlanFiles(p, sim, cs, memory);
   }
 
   /**

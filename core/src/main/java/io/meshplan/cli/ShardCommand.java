@@ -1,10 +1,7 @@
 package io.meshplan.cli;
 
-import io.meshplan.calibrate.ProfileCommModel;
 import io.meshplan.calibrate.ProfileFiles;
-import io.meshplan.cluster.ClusterCommModels;
 import io.meshplan.cluster.ClusterSpec;
-import io.meshplan.cluster.CommModel;
 import io.meshplan.cluster.LogicalMesh;
 import io.meshplan.graph.CallInliner;
 import io.meshplan.graph.Graph;
@@ -12,12 +9,9 @@ import io.meshplan.graph.HloModule;
 import io.meshplan.graph.HloParser;
 import io.meshplan.graph.HloPrinter;
 import io.meshplan.graph.Instruction;
-import io.meshplan.intraop.AutoSharding;
 import io.meshplan.intraop.IntraOpPlanJson;
 import io.meshplan.intraop.IntraOpPlanText;
 import io.meshplan.intraop.IntraOpResult;
-import io.meshplan.intraop.MeshEnv;
-import io.meshplan.intraop.ShardRequest;
 import io.meshplan.intraop.ShardResult;
 import io.meshplan.intraop.ShardingPlan;
 import io.meshplan.intraop.SolverOptions;
@@ -25,6 +19,9 @@ import io.meshplan.intraop.ilp.IlpProblemJson;
 import io.meshplan.model.AlpaMlpBuilder;
 import io.meshplan.model.LlamaForwardBuilder;
 import io.meshplan.model.ModelSpec;
+import io.meshplan.planner.Planner;
+import io.meshplan.planner.Pricing;
+import io.meshplan.planner.ShardJob;
 import io.meshplan.sharding.KeptShardings;
 import io.meshplan.sharding.ShardingSpec;
 import io.meshplan.util.InfeasibleException;
@@ -157,15 +154,15 @@ final class ShardCommand implements Callable<Integer> {
     ClusterSpec cs = checkPricing(shape, lm, a, b);
     double mem = memory != null
         ? cs != null ? CliValues.memoryOf(memory, cs.gpu()) : CliValues.bytes("--memory", memory)
-        : cs != null ? cs.gpu().hbmBytes() : 32.0 * (1L << 30);
+        : cs != null ? cs.gpu().hbmBytes() : ShardJob.UNITS_MEMORY_BYTES;
     SolverOptions.Kind kind = solverKind();
     checkSolverAndInputs(cs);
     List<String> warnings = new ArrayList<>();
     Input in = read(lm, warnings);
-    MeshEnv env = env(cs, lm, a, b, mem, in.graph(), warnings);
+    ShardJob job = new ShardJob(in.graph(), lm, prices(cs, a, b, warnings), mem,
+        new SolverOptions(kind, timeLimit, workers), residentParameters(), in.fixed());
     ShardResult result = Progress.during(spec.commandLine().getErr(), quiet, "shard: solving",
-        () -> AutoSharding.shard(new ShardRequest(in.graph(), env,
-            new SolverOptions(kind, timeLimit, workers), residentParameters(), in.fixed())));
+        () -> Planner.shard(job));
     if (result instanceof ShardResult.Infeasible inf) {
       throw new InfeasibleException(message(inf.reason()));
     }
@@ -275,22 +272,17 @@ final class ShardCommand implements Callable<Integer> {
     return new Input(ms.name(), g, Map.of(), null, null);
   }
 
-  /** The mesh environment: --alpha and --beta, or the cluster's catalog or --profile prices. */
-  private MeshEnv env(ClusterSpec cs, LogicalMesh lm, double[] a, double[] b, double mem,
-      Graph graph, List<String> warnings) {
+  /** The mesh's prices: --alpha and --beta, or the cluster's catalog or --profile prices. */
+  private ShardJob.Prices prices(ClusterSpec cs, double[] a, double[] b, List<String> warnings) {
     if (cs == null) {
-      return MeshEnv.abstractUnits(lm, a, b, mem);
+      return ShardJob.Units.of(a, b);
     }
-    CommModel comm;
-    if (profile == null) {
-      comm = ClusterCommModels.catalog(cs, lm);
-    } else {
-      io.meshplan.calibrate.Profile prof = ProfileFiles.read(profile);
+    io.meshplan.calibrate.Profile prof = null;
+    if (profile != null) {
+      prof = ProfileFiles.read(profile);
       prof.measuredElsewhere(profile.toString(), cs.toShortString()).ifPresent(warnings::add);
-      comm = new ProfileCommModel(cs, lm, prof);
     }
-    return MeshEnv.onCluster(cs.gpu(), comm, mem, io.meshplan.cluster.KernelTimeModel
-        .xlaPrecision(cs.gpu(), MeshEnv.computeElementBytes(graph)), 1);
+    return new ShardJob.OnCluster(cs, Pricing.of(java.util.Optional.ofNullable(prof)));
   }
 
   private boolean residentParameters() {
@@ -392,9 +384,8 @@ final class ShardCommand implements Callable<Integer> {
     OutputPaths.write(flag, file, text);
   }
 
-  private static double[] ones(int n) {
-    double[] d = new double[n];
-    java.util.Arrays.fill(d, 1.0);
-    return d;
+  /** shard's default alpha or beta: the library's, one unit per axis. */
+  private static double[] ones(int axes) {
+    return ShardJob.Units.ones(axes).alphas();
   }
 }

@@ -5,6 +5,7 @@ import io.meshplan.interop.PlanSimulator;
 import io.meshplan.model.Attention;
 import io.meshplan.plan.ParallelConfig;
 import io.meshplan.plan.PipelinePlan;
+import io.meshplan.planner.Planner;
 import io.meshplan.planner.PlannerOptions;
 import io.meshplan.planner.PricedJob;
 import io.meshplan.report.ReportSide;
@@ -154,7 +155,7 @@ final class SimulateCommand implements Callable<Integer> {
     });
     PlanSimulator.Evaluated e = Progress.during(spec.commandLine().getErr(), quiet,
         "simulate: pricing the layers",
-        () -> new PlanSimulator(setup.layers()).simulate(setup.request(), c, parallel.gpipe()))
+        () -> Planner.simulate(setup, c, parallel.gpipe()))
         .orElseThrow(() -> new InputException("--tp " + c.tensorParallel() + " cannot split "
             + "this model's layers evenly (Megatron-LM needs heads, key/value heads, the "
             + "feed-forward size and the vocabulary divisible by it)"));

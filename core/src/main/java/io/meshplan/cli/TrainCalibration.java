@@ -7,6 +7,7 @@ import io.meshplan.calibrate.ProfileFiles;
 import io.meshplan.calibrate.TrainingLogs;
 import io.meshplan.calibrate.TrainingRun;
 import io.meshplan.cluster.ClusterSpec;
+import io.meshplan.planner.TrainRunSimulator;
 import io.meshplan.util.InputException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
@@ -59,8 +60,7 @@ record TrainCalibration(ClusterSpec cluster, String clusterText, List<Path> logs
     }
     double max = Double.MAX_VALUE;
     for (TrainRunSimulator s : sims) {
-      max = Math.min(max, io.meshplan.cluster.KernelTimeModel.of(cluster.gpu(),
-          s.model().dtype().bytes()).maxScale());
+      max = Math.min(max, s.maxScale());
     }
     ComputeScaleFitter.Fit fit = new ComputeScaleFitter(max).fit(arch, runs);
     Profile p = new Profile(Profile.VERSION, cluster.toShortString(), List.of())

@@ -1,6 +1,17 @@
 package io.meshplan.planner;
 
+import io.meshplan.cluster.KernelTimeModel;
 import io.meshplan.exec.LocalExecutor;
+import io.meshplan.interop.MegatronGrid;
+import io.meshplan.interop.PlanSimulator;
+import io.meshplan.intraop.AutoSharding;
+import io.meshplan.intraop.MeshEnv;
+import io.meshplan.intraop.ShardRequest;
+import io.meshplan.intraop.ShardResult;
+import io.meshplan.plan.ParallelConfig;
+import io.meshplan.plan.PipelinePlan;
+import io.meshplan.sim.SimulationResult;
+import java.util.Optional;
 import io.meshplan.interop.GridPlanner;
 import io.meshplan.interop.cost.IlpLayerCostModel;
 import io.meshplan.interop.InterOpPlanner;
@@ -20,7 +31,11 @@ import io.meshplan.util.Require;
 /**
  * meshplan's entry point: plans a training job on its cluster. The command line, the sweep and
  * the Spark executors all plan through here, so the training policy ({@link TrainingJob#of}), the
- * pricing ({@link Pricing}) and the search ({@link PlannerOptions}) are applied in one place.
+ * pricing ({@link Pricing}) and the search ({@link PlannerOptions}) are applied in one place. The
+ * other jobs enter here too: simulating a configuration or a saved plan ({@link #simulate}), the
+ * grid of Megatron-LM configurations ({@link #megatronGrid}), sharding one computation ({@link
+ * #shard}); an HLO module is planned by {@link ModulePlanner}, and a training run of {@code
+ * calibrate --train} simulated by {@link TrainRunSimulator}, both beside this class.
  *
  * <p>Example: LLaMA2-13B on the Alpa simulation study's 50 x 4 V100-32GB cluster, global batch
  * 1,024, catalog prices:
@@ -72,6 +87,94 @@ public final class Planner {
             pricing.computeScale(job.cluster().gpu()), options.solver(),
             new LocalExecutor(options.threads())));
     return new PricedJob(job, pricing, req, layers);
+  }
+
+  /**
+   * Simulates one Megatron-LM style configuration of a priced job ({@code simulate} of flags,
+   * and the prediction {@code export} writes), on the job's layer prices.
+   *
+   * @param priced the job with its prices
+   * @param config the configuration, already checked against the model and cluster
+   * @param gpipe whether to use the GPipe schedule instead of 1F1B (not with virtual stages)
+   * @return the plan of the configuration and its simulation, or empty when a layer cannot take
+   *     Megatron's layouts at this tensor-parallel size
+   * @throws io.meshplan.util.InputException when a stage would cross a node it does not fill
+   */
+  public static Optional<PlanSimulator.Evaluated> simulate(PricedJob priced,
+      ParallelConfig config, boolean gpipe) {
+    Require.nonNull(priced, "priced job");
+    Require.nonNull(config, "configuration");
+    return new PlanSimulator(priced.layers()).simulate(priced.request(), config, gpipe);
+  }
+
+  /**
+   * Simulates a saved plan of a model again, on the job's layer prices ({@code simulate --plan},
+   * {@code --compare}); stored stage times are not replayed.
+   *
+   * @param priced the plan's job with its prices
+   * @param saved the plan
+   * @return its simulation
+   */
+  public static SimulationResult simulate(PricedJob priced, PipelinePlan saved) {
+    Require.nonNull(priced, "priced job");
+    Require.nonNull(saved, "plan");
+    return new PlanSimulator(priced.layers()).simulate(priced.request(), saved);
+  }
+
+  /**
+   * Searches every Megatron-LM configuration of a priced job ({@code sweep --manual}) and keeps
+   * the fastest that fits, on the job's layer prices.
+   *
+   * @param priced the job with its prices
+   * @return the best configuration, or the least memory any needs
+   */
+  public static MegatronGrid.Search megatronGrid(PricedJob priced) {
+    Require.nonNull(priced, "priced job");
+    return new MegatronGrid(priced.layers()).search(priced.request());
+  }
+
+  /**
+   * The dense peak one GPU of the job reaches in its training precision, FLOP/s: the FP8 peak
+   * for FP8 training (its GEMMs may run there), else the kernel model's dense peak of the
+   * precision's element size ({@link KernelTimeModel#densePeak}).
+   *
+   * @param job the job
+   * @return FLOP/s
+   */
+  public static double densePeakFlopsPerGpu(TrainingJob job) {
+    Require.nonNull(job, "job");
+    return io.meshplan.model.Fp8Training.on(job.dtype())
+        ? io.meshplan.cluster.Fp8Gemms.of(job.cluster().gpu()).orElseThrow().peakFlops()
+        : KernelTimeModel.densePeak(job.cluster().gpu(), job.dtype().bytes());
+  }
+
+  /**
+   * Shards one computation on one logical mesh ({@code meshplan shard}): prices the mesh (Alpa's
+   * abstract units, or the cluster's GPU kernels in the computation's precision and the
+   * pricing's collectives) and solves Alpa's intra-operator ILP ({@link AutoSharding}).
+   *
+   * @param job the computation, the mesh and its prices
+   * @return the sharding, or why none fits
+   */
+  public static ShardResult shard(ShardJob job) {
+    Require.nonNull(job, "job");
+    return AutoSharding.shard(new ShardRequest(job.graph(), meshEnv(job), job.solver(),
+        job.residentParameters(), job.fixed()));
+  }
+
+  /**
+   * The mesh environment of a shard job. On a cluster the kernels run in the computation's own
+   * precision ({@link KernelTimeModel#xlaPrecision}) and unscaled: {@code shard} has always
+   * priced a profile's collectives but not its compute scale.
+   */
+  private static MeshEnv meshEnv(ShardJob job) {
+    if (job.prices() instanceof ShardJob.Units u) {
+      return MeshEnv.abstractUnits(job.mesh(), u.alphas(), u.betas(), job.memoryPerDevice());
+    }
+    ShardJob.OnCluster c = (ShardJob.OnCluster) job.prices();
+    return MeshEnv.onCluster(c.cluster().gpu(), c.pricing().collectives(c.cluster(), job.mesh()),
+        job.memoryPerDevice(), KernelTimeModel.xlaPrecision(c.cluster().gpu(),
+            MeshEnv.computeElementBytes(job.graph())), 1);
   }
 
   /**

@@ -17,6 +17,17 @@ import io.meshplan.util.Require;
  */
 public sealed interface Pricing extends CommPricing permits Pricing.Catalog, Pricing.Calibrated {
   /**
+   * The prices a job asks for: a calibration profile's when it gives one, else the catalog's.
+   * This is the one place the choice is made ({@code --profile} on every command).
+   *
+   * @param profile the profile, if any
+   * @return the pricing
+   */
+  static Pricing of(java.util.Optional<Profile> profile) {
+    return profile.<Pricing>map(Pricing::calibrated).orElseGet(Pricing::catalog);
+  }
+
+  /**
    * The catalog's prices.
    *
    * @return the pricing

@@ -3,9 +3,7 @@ package io.meshplan.sweep;
 import io.meshplan.cluster.ClusterSpec;
 import io.meshplan.cluster.FabricCatalog;
 import io.meshplan.cluster.GpuCatalog;
-import io.meshplan.cluster.KernelTimeModel;
 import io.meshplan.interop.cost.LayerCostCache;
-import io.meshplan.interop.cost.LayerCostModel;
 import io.meshplan.interop.MegatronGrid;
 import io.meshplan.interop.space.PlanRequest;
 import io.meshplan.interop.PlanResult;
@@ -98,7 +96,7 @@ public final class PointEvaluator {
     try {
       PricedJob priced = Planner.price(job(p, model(p, configModels)), Pricing.catalog(),
           options);
-      return manual ? manual(p, priced.request(), priced.layers())
+      return manual ? manual(p, priced)
           : planned(p, Planner.plan(priced, options));
     } catch (InputException e) {
       return PointResult.failed(p, PointStatus.REJECTED, Double.NaN, Double.NaN, e.getMessage());
@@ -118,8 +116,9 @@ public final class PointEvaluator {
         stages(plan), "");
   }
 
-  private static PointResult manual(SweepPoint p, PlanRequest req, LayerCostModel layers) {
-    MegatronGrid.Search s = new MegatronGrid(layers).search(req);
+  private static PointResult manual(SweepPoint p, PricedJob priced) {
+    MegatronGrid.Search s = Planner.megatronGrid(priced);
+    PlanRequest req = priced.request();
     if (s.best().isEmpty()) {
       return PointResult.failed(p, PointStatus.INFEASIBLE, s.leastPeakBytesPerGpu(), Double.NaN,
           "no Megatron-LM configuration of " + p.model() + " fits on " + p.cluster()
@@ -189,10 +188,7 @@ public final class PointEvaluator {
     double flops = ModelFlops.trainingFlopsPerToken(job.trainedModel(), p.seq())
         * (double) p.tokensPerIteration();
     // FP8 GEMMs may run up to the FP8 peak, above the bf16 one.
-    double peak = io.meshplan.model.Fp8Training.on(job.dtype())
-        ? io.meshplan.cluster.Fp8Gemms.of(job.cluster().gpu()).orElseThrow().peakFlops()
-        : KernelTimeModel.densePeak(job.cluster().gpu(), job.dtype().bytes());
-    return flops / (p.gpus() * peak);
+    return flops / (p.gpus() * Planner.densePeakFlopsPerGpu(job));
   }
 
   /**

@@ -2,7 +2,6 @@ package io.meshplan.bench;
 
 import io.meshplan.cluster.ClusterSpec;
 import io.meshplan.graph.DType;
-import io.meshplan.interop.PlanSimulator;
 import io.meshplan.model.Architecture;
 import io.meshplan.model.Attention;
 import io.meshplan.model.ModelSpec;
@@ -159,7 +158,7 @@ public final class FidelityBench {
         .withDtype(r.dtype()).withAttention(r.attention()).withOverlaps(overlaps);
     PricedJob priced = Planner.price(job, Pricing.catalog(), PlannerOptions.defaults());
     r.c().check(cs.gpuCount(), r.model().layers(), r.model().heads(), r.model().kvHeads());
-    SimulationResult s = new PlanSimulator(priced.layers()).simulate(priced.request(), r.c())
+    SimulationResult s = Planner.simulate(priced, r.c(), false)
         .orElseThrow().simulation();
     double predicted = switch (r.set()) {
       case "sc21" -> s.hardwareTflopsPerGpu();

@@ -4,8 +4,6 @@ import io.meshplan.cluster.ClusterCommModels;
 import io.meshplan.cluster.ClusterSpec;
 import io.meshplan.cluster.CommModel;
 import io.meshplan.cluster.LogicalMesh;
-import io.meshplan.cluster.SendRecvModel;
-import io.meshplan.exec.LocalExecutor;
 import io.meshplan.graph.CallInliner;
 import io.meshplan.graph.DType;
 import io.meshplan.graph.Graph;
@@ -14,7 +12,6 @@ import io.meshplan.graph.HloParser;
 import io.meshplan.graph.HloPrinter;
 import io.meshplan.interop.hlo.HloLayering;
 import io.meshplan.interop.hlo.HloPlanResult;
-import io.meshplan.interop.hlo.HloPipelinePlanner;
 import io.meshplan.interop.cost.IlpLayerCostModel;
 import io.meshplan.interop.InterOpPlanner;
 import io.meshplan.interop.space.PlanRequest;
@@ -104,11 +101,10 @@ public final class HloPlanBench {
     long t1 = System.nanoTime();
     HloLayering lay = HloLayering.of(g, name);
     HloPlanResult plan;
-    try (LocalExecutor pool = LocalExecutor.perProcessor()) {
-      plan = HloPipelinePlanner.of(g, cs, comm, 0.95 * cs.gpu().hbmBytes(),
-          SendRecvModel.catalog(cs), false, pool, x -> { }).plan(lay, new io.meshplan.plan.PlanSource.HloModule(
-              g.name(), name, "0".repeat(64), lay.names()), c.microbatches());
-    }
+    plan = io.meshplan.planner.ModulePlanner.plan(new io.meshplan.planner.ModuleJob(g, cs,
+        io.meshplan.planner.Pricing.catalog(), cs.gpu().usableMemoryBytes(), false), lay,
+        new io.meshplan.plan.PlanSource.HloModule(g.name(), name, "0".repeat(64), lay.names()),
+        c.microbatches(), io.meshplan.planner.PlannerOptions.defaults());
     double seconds = (System.nanoTime() - t1) / 1e9;
     double heap = PlanBench.peakHeap() / (1024.0 * 1024);
     double modelIter = Double.NaN;

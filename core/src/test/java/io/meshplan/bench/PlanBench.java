@@ -88,8 +88,8 @@ public final class PlanBench {
     }
     int gb = c.globalBatch();
     ClusterSpec cs = ClusterSpec.parse(c.cluster());
-    TrainingJob job = TrainingJob.of(p, cs).withGlobalBatch(gb).withDtype(cs.gpu().trainingType())
-        .withMemoryPerGpu(0.95 * cs.gpu().hbmBytes());
+    // The product's defaults (TrainingJob.of): the GPU's training precision, 95% of its memory.
+    TrainingJob job = TrainingJob.of(p, cs).withGlobalBatch(gb);
     PlannerOptions options = PlannerOptions.defaults();
     System.gc();
     resetPeaks();
@@ -105,8 +105,7 @@ public final class PlanBench {
     }
     var pred = planned.plan().prediction();
     if (c.key().equals("deepseek")) {
-      var report = new io.meshplan.interop.PlanSimulator(priced.layers())
-          .simulate(priced.request(), DEEPSEEK_REPORT).orElseThrow().simulation();
+      var report = Planner.simulate(priced, DEEPSEEK_REPORT, false).orElseThrow().simulation();
       System.out.printf(Locale.ROOT,
           "%-14s %-27s %5d %7.1f %8.0f %7d %5d %-8s %9.3f %11.0f %5.1f%% %9.3f %11.0f %5.1f%% %7.3f%n",
           c.preset(), c.cluster(), gb, seconds, heap, planned.stats().layerSolves(),
@@ -117,7 +116,7 @@ public final class PlanBench {
           describe(DEEPSEEK_REPORT), report.peakMemoryBytesPerGpu() / (1024.0 * 1024 * 1024));
       return;
     }
-    var grid = new MegatronGrid(priced.layers()).best(priced.request());
+    var grid = Planner.megatronGrid(priced).best();
     double gs = grid.map(g -> g.evaluated().simulation().iterationSeconds()).orElse(Double.NaN);
     double gt = grid.map(g -> g.evaluated().simulation().tokensPerSecond()).orElse(Double.NaN);
     double gm = grid.map(g -> g.evaluated().simulation().mfu()).orElse(Double.NaN);

@@ -108,10 +108,11 @@ public final class ShardBench {
         "mesh", "nodes", "core", "build s", "median s", "cpu s", "status", "objective", "bound");
     for (String m : meshes) {
       int[] dims = java.util.Arrays.stream(m.split("x")).mapToInt(Integer::parseInt).toArray();
-      double[] ones = new double[dims.length];
-      java.util.Arrays.fill(ones, 1);
-      MeshEnv env = new MeshEnv(new AlphaBetaCommModel(LogicalMesh.of(dims), ones, ones),
-          32.0 * (1L << 30), Optional.empty());
+      // shard's defaults for a mesh without a cluster: one unit of alpha and beta per axis.
+      io.meshplan.planner.ShardJob.Units ones = io.meshplan.planner.ShardJob.Units.ones(
+          dims.length);
+      MeshEnv env = MeshEnv.abstractUnits(LogicalMesh.of(dims), ones.alphas(), ones.betas(),
+          io.meshplan.planner.ShardJob.UNITS_MEMORY_BYTES);
       AutoSharding planner = new AutoSharding(env, SolverOptions.defaults(), true);
       double[] wall = new double[3];
       double[] cpu = new double[3];

@@ -7,6 +7,7 @@ import io.meshplan.calibrate.ProfileFiles;
 import io.meshplan.calibrate.TrainingLogs;
 import io.meshplan.calibrate.TrainingRun;
 import io.meshplan.cluster.ClusterSpec;
+import io.meshplan.planner.TrainRunSimulator;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -8,7 +8,11 @@ import io.meshplan.intraop.SolverOptions;
 import io.meshplan.model.ModelSpec;
 import io.meshplan.planner.Pricing;
 
-/** Planning requests priced by the catalog, as the command line builds them. */
+/**
+ * Planning requests priced by the catalog, for the search's own tests: the GPU's whole memory and
+ * the model's precision, not the product's defaults (a job built as the command line builds it is
+ * {@code TrainingJob.of} priced by {@code Planner.price}).
+ */
 final class Requests {
   private Requests() {}
 

@@ -10,7 +10,6 @@ import io.meshplan.cluster.GpuSpec;
 import io.meshplan.cluster.KernelTimeModel;
 import io.meshplan.cluster.Precision;
 import io.meshplan.graph.DType;
-import io.meshplan.interop.PlanSimulator;
 import io.meshplan.model.Architecture;
 import io.meshplan.model.Attention;
 import io.meshplan.model.Fp8Training;
@@ -69,7 +68,7 @@ class PeakBoundTest {
     PricedJob priced = Planner.price(job, Pricing.catalog(), PlannerOptions.defaults());
     ParallelConfig c = new ParallelConfig(tp, 1, dp, 1, micro, global, rc, tp > 1 && r.nextBoolean(),
         r.nextInt(4));
-    return new PlanSimulator(priced.layers()).simulate(priced.request(), c).orElseThrow()
+    return Planner.simulate(priced, c, false).orElseThrow()
         .simulation();
   }
 

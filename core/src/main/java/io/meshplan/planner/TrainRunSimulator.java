@@ -1,4 +1,4 @@
-package io.meshplan.cli;
+package io.meshplan.planner;
 
 import io.meshplan.calibrate.ComputeScale;
 import io.meshplan.calibrate.Profile;
@@ -14,11 +14,6 @@ import io.meshplan.model.ModelSpec;
 import io.meshplan.model.Presets;
 import io.meshplan.model.Recompute;
 import io.meshplan.plan.ParallelConfig;
-import io.meshplan.planner.Planner;
-import io.meshplan.planner.PlannerOptions;
-import io.meshplan.planner.PricedJob;
-import io.meshplan.planner.Pricing;
-import io.meshplan.planner.TrainingJob;
 import io.meshplan.util.Checked;
 import io.meshplan.util.InputException;
 import java.util.List;
@@ -27,15 +22,15 @@ import java.util.List;
  * A training run read from a log, stated as {@code meshplan simulate --tp .. --pp ..} states a
  * job, and simulated exactly as {@code simulate} does ({@link Planner#price}, {@link
  * PlanSimulator}) with the GPU's kernels scaled through a calibration profile ({@link
- * Pricing#calibrated}). It lives beside {@code SimulateCommand} because it needs the same layers
- * (model, plan, interop, planner, calibrate) that only the command line may see together.
+ * Pricing#calibrated}): the training-run simulation of {@code calibrate --train}, priced here in
+ * the planner as every other job is, so that the command line only reads logs and prints.
  *
  * @param run the run
  * @param cluster the cluster it ran on: --cluster's GPU and fabric, as many GPUs as the run used
  * @param model the meshplan model
  * @param config the parallel configuration
  */
-record TrainRunSimulator(TrainingRun run, ClusterSpec cluster, ModelSpec model,
+public record TrainRunSimulator(TrainingRun run, ClusterSpec cluster, ModelSpec model,
     ParallelConfig config) {
 
   /**
@@ -46,7 +41,7 @@ record TrainRunSimulator(TrainingRun run, ClusterSpec cluster, ModelSpec model,
    * @return the job to simulate
    * @throws InputException when the run does not fit --cluster or meshplan's model
    */
-  static TrainRunSimulator of(TrainingRun run, ClusterSpec base) {
+  public static TrainRunSimulator of(TrainingRun run, ClusterSpec base) {
     RunParallel p = run.parallel();
     // Sizes from a log are up to 2^31 - 1 each: their products are exact.
     java.math.BigInteger mp = Checked.product(p.tensorParallel(), p.pipelineParallel(),
@@ -144,7 +139,7 @@ record TrainRunSimulator(TrainingRun run, ClusterSpec cluster, ModelSpec model,
    * @param scale the compute scale, > 0
    * @return seconds
    */
-  double iterationSeconds(double scale) {
+  public double iterationSeconds(double scale) {
     Profile profile = new Profile(Profile.VERSION, cluster.toShortString(), List.of(),
         new java.util.TreeMap<>(java.util.Map.of(
             ComputeScale.architecture(cluster.gpu().name()), new ComputeScale(scale, 1))));
@@ -156,10 +151,22 @@ record TrainRunSimulator(TrainingRun run, ClusterSpec cluster, ModelSpec model,
         .withOverlaps(overlaps(run.parallel()));
     PricedJob priced = Planner.price(job, Pricing.calibrated(profile),
         PlannerOptions.defaults());
-    return new PlanSimulator(priced.layers()).simulate(priced.request(), config)
+    return Planner.simulate(priced, config, false)
         .orElseThrow(() -> new InputException(run.source() + ": tensor-parallel size "
             + config.tensorParallel() + " cannot split this model's layers evenly"))
         .simulation().iterationSeconds();
+  }
+
+  /**
+   * The largest compute scale the fit may give the run's GPU: past it the scaled kernels would
+   * beat the GPU's dense peak in the run's precision ({@link
+   * io.meshplan.cluster.KernelTimeModel#maxScale}).
+   *
+   * @return the scale bound, > 0
+   */
+  public double maxScale() {
+    return io.meshplan.cluster.KernelTimeModel.of(cluster.gpu(), model.dtype().bytes())
+        .maxScale();
   }
 
   /** The overlaps the run's framework ran with, on top of the frameworks' defaults. */
