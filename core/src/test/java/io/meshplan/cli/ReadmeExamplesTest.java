@@ -193,6 +193,15 @@ class ReadmeExamplesTest {
   }
 
   @Test
+  void everyMarkdownPageUnderDocsIsRunAfterTheReadme() throws IOException {
+    List<String> pages = pages().stream().map(p -> p.toString().replace('\\', '/')).toList();
+    assertThat(pages.get(0)).isEqualTo("README.md");
+    assertThat(pages).contains("docs/planning.md", "docs/exporting-and-launching.md",
+        "docs/recipes/add-a-gpu.md", "docs/reference/meshplan-plan.md");
+    assertThat(pages.subList(1, pages.size())).isSorted().allMatch(p -> p.startsWith("docs/"));
+  }
+
+  @Test
   void theMatcherIsStrictWhereItShouldBe() {
     List<String> actual = List.of("a", "b", "c", "time: total 1.234 s");
     assertThat(matches(List.of("a", "...", "time: total 9.9 s"), 0, actual, 0)).isTrue();
