@@ -15,7 +15,8 @@ import org.junit.jupiter.api.Test;
 /**
  * The documentation a newcomer reads holds together: the README fits on a screen's worth of
  * reading (at most 25 KB), its two commands are the ones CI runs, every relative link of the README
- * and of docs/ reaches a file, and docs/README.md links every page under docs/.
+ * and of docs/ reaches a file (and a heading of it, when the link names one), and docs/README.md
+ * links every page under docs/.
  */
 class DocsLayoutTest {
   private static final Path README = Path.of("README.md");
@@ -53,15 +54,18 @@ class DocsLayoutTest {
       Matcher m = LINK.matcher(Files.readString(page));
       while (m.find()) {
         String target = m.group(1);
-        if (target.startsWith("http://") || target.startsWith("https://")
-            || target.startsWith("#")) {
+        if (target.startsWith("http://") || target.startsWith("https://")) {
           continue;
         }
         int hash = target.indexOf('#');
         String file = hash < 0 ? target : target.substring(0, hash);
-        if (!Files.exists(page.getParent() == null ? Path.of(file)
-            : page.getParent().resolve(file))) {
+        Path to = file.isEmpty() ? page
+            : page.getParent() == null ? Path.of(file) : page.getParent().resolve(file);
+        if (!Files.exists(to)) {
           broken.add(page + ": " + target);
+        } else if (hash >= 0 && to.toString().endsWith(".md")
+            && !anchors(to).contains(target.substring(hash + 1))) {
+          broken.add(page + ": " + target + " (no such heading)");
         }
       }
     }
@@ -83,6 +87,38 @@ class DocsLayoutTest {
     assertThat(missing).isEmpty();
     assertThat(index).contains("](reference/README.md)", "](recipes/README.md)",
         "](ARCHITECTURE.md)");
+  }
+
+  /**
+   * The anchors GitHub gives a page's headings: the heading in lower case, without what is
+   * neither a letter, a digit, a space, {@code -} nor {@code _}, spaces made {@code -}.
+   */
+  static java.util.Set<String> anchors(Path page) throws IOException {
+    java.util.Set<String> out = new java.util.HashSet<>();
+    boolean fence = false;
+    for (String line : Files.readAllLines(page)) {
+      if (line.strip().startsWith("```")) {
+        fence = !fence;
+      } else if (!fence && line.matches("#{1,6} .*")) {
+        out.add(line.replaceFirst("^#+ ", "").strip().toLowerCase(java.util.Locale.ROOT)
+            .replaceAll("[^\\p{L}\\p{N} _-]", "").replace(' ', '-'));
+      }
+    }
+    return out;
+  }
+
+  @Test
+  void anchorsAreGitHubs() throws IOException {
+    Path p = Files.createTempFile("anchors", ".md");
+    try {
+      Files.writeString(p, "# A\n## From the plan to a launch: `plan --for` and `export --to alpa`\n"
+          + "```\n# not a heading\n```\n### Export: the framework's configuration\n");
+      assertThat(anchors(p)).containsExactlyInAnyOrder("a",
+          "from-the-plan-to-a-launch-plan---for-and-export---to-alpa",
+          "export-the-frameworks-configuration");
+    } finally {
+      Files.delete(p);
+    }
   }
 
   private static List<Path> pages() throws IOException {
