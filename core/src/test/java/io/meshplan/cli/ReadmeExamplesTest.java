@@ -13,29 +13,34 @@ import java.util.Set;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DynamicContainer;
+import org.junit.jupiter.api.DynamicNode;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestFactory;
 
 /**
- * Every example in README.md runs as written and prints what the README shows. An example is a
- * fenced block whose first line starts with {@code $ ./meshplan}; the rest of the block is the
- * expected standard output. The command runs in-process, in README order (a later example may read
- * what an earlier one wrote), from the repository root as on a fresh clone; new examples for any
- * command are checked without changing this test. A word in single quotes loses them, as the
- * shell takes it.
+ * Every example in README.md and in the Markdown pages under docs/ runs as written and prints what
+ * the page shows. An example is a fenced block whose first line starts with {@code $ ./meshplan};
+ * the rest of the block is the expected standard output. The command runs in-process from the
+ * repository root as on a fresh clone; new examples for any command, and new pages, are checked
+ * without changing this test. A word in single quotes loses them, as the shell takes it.
+ *
+ * <p>Pages run one after another (README.md first, then docs/ in path order), each page's examples
+ * in page order: a later example may read what an earlier one of the same page wrote. After each
+ * page, the files and directories its examples created in the repository root are removed, so every
+ * page starts from a clean checkout and no page depends on another or on the order of pages.
  *
  * <p>Comparison, line by line after trailing spaces are stripped: a line {@code ...} matches any
  * run of lines (also none); a line ending in {@code ...} matches any line that starts with the text
  * before it; on lines that report wall time only (starting with {@code time:}) every number matches
- * any number. Files and directories the examples create in the repository root are removed
- * afterwards.
+ * any number.
  */
 class ReadmeExamplesTest {
   private static final Path ROOT = Path.of("").toAbsolutePath();
   private static Set<Path> before;
 
-  /** One README example. */
+  /** One example of a page. */
   record Example(int line, String command, List<String> expected) {}
 
   @BeforeAll
@@ -47,6 +52,11 @@ class ReadmeExamplesTest {
 
   @AfterAll
   static void cleanUp() throws IOException {
+    removeCreated();
+  }
+
+  /** Removes what the examples created in the repository root since {@link #snapshot}. */
+  private static void removeCreated() throws IOException {
     List<Path> created;
     try (Stream<Path> s = Files.list(ROOT)) {
       created = s.filter(p -> !before.contains(p)).toList();
@@ -58,6 +68,24 @@ class ReadmeExamplesTest {
         }
       }
     }
+  }
+
+  /**
+   * The pages whose examples run: README.md, then every Markdown file under docs/ in path order.
+   *
+   * @return the pages, relative to the repository root
+   * @throws IOException when docs/ cannot be listed
+   */
+  static List<Path> pages() throws IOException {
+    List<Path> pages = new ArrayList<>();
+    pages.add(Path.of("README.md"));
+    try (Stream<Path> s = Files.walk(ROOT.resolve("docs"))) {
+      s.filter(p -> p.toString().endsWith(".md") && Files.isRegularFile(p))
+          .map(p -> ROOT.relativize(p))
+          .sorted(Comparator.comparing(p -> p.toString().replace('\\', '/')))
+          .forEach(pages::add);
+    }
+    return pages;
   }
 
   static List<Example> examples(List<String> readme) {
@@ -87,27 +115,49 @@ class ReadmeExamplesTest {
   }
 
   @TestFactory
-  Stream<DynamicTest> everyReadmeExampleRunsAsShown() throws IOException {
-    List<Example> examples = examples(Files.readAllLines(ROOT.resolve("README.md")));
-    assertThat(examples).hasSizeGreaterThanOrEqualTo(6);
-    return examples.stream().map(e -> DynamicTest.dynamicTest(
-        "README.md:" + e.line() + ": " + e.command(), () -> {
-          String[] words = e.command().split("\\s+");
-          assertThat(words[0]).isEqualTo("./meshplan");
-          // A word in single quotes is the shell's: the quotes keep '|' and '*' from it.
-          String[] args = java.util.Arrays.stream(words, 1, words.length)
-              .map(w -> w.length() >= 2 && w.startsWith("'") && w.endsWith("'")
-                  ? w.substring(1, w.length() - 1) : w)
-              .toArray(String[]::new);
-          CliRun r = CliRun.of(args);
-          assertThat(r.code()).as("exit code of %s; stderr: %s", e.command(), r.err()).isZero();
-          List<String> actual = r.out().lines().map(String::stripTrailing).toList();
-          List<String> expected = e.expected().stream().map(String::stripTrailing).toList();
-          assertThat(matches(expected, 0, actual, 0))
-              .as("README.md:%d output of %s%n--- README ---%n%s%n--- actual ---%n%s", e.line(),
-                  e.command(), String.join("\n", expected), r.out())
-              .isTrue();
-        }));
+  Stream<DynamicNode> everyExampleRunsAsShown() throws IOException {
+    List<DynamicNode> nodes = new ArrayList<>();
+    int total = 0;
+    for (Path page : pages()) {
+      String name = page.toString().replace('\\', '/');
+      List<Example> examples = examples(Files.readAllLines(ROOT.resolve(page)));
+      total += examples.size();
+      if (examples.isEmpty()) {
+        continue;
+      }
+      List<DynamicTest> tests = new ArrayList<>();
+      for (Example e : examples) {
+        tests.add(DynamicTest.dynamicTest(name + ":" + e.line() + ": " + e.command(),
+            () -> runs(name, e)));
+      }
+      // Dynamic tests of one container run in order; this one leaves a clean checkout behind.
+      tests.add(DynamicTest.dynamicTest(name + ": remove what its examples wrote",
+          ReadmeExamplesTest::removeCreated));
+      nodes.add(DynamicContainer.dynamicContainer(name, tests));
+    }
+    // The one-page README had 51 examples; the pages hold all of them and the README's tour.
+    assertThat(total).isGreaterThanOrEqualTo(54);
+    assertThat(examples(Files.readAllLines(ROOT.resolve("README.md"))))
+        .hasSizeGreaterThanOrEqualTo(3);
+    return nodes.stream();
+  }
+
+  private static void runs(String page, Example e) {
+    String[] words = e.command().split("\\s+");
+    assertThat(words[0]).isEqualTo("./meshplan");
+    // A word in single quotes is the shell's: the quotes keep '|' and '*' from it.
+    String[] args = java.util.Arrays.stream(words, 1, words.length)
+        .map(w -> w.length() >= 2 && w.startsWith("'") && w.endsWith("'")
+            ? w.substring(1, w.length() - 1) : w)
+        .toArray(String[]::new);
+    CliRun r = CliRun.of(args);
+    assertThat(r.code()).as("exit code of %s; stderr: %s", e.command(), r.err()).isZero();
+    List<String> actual = r.out().lines().map(String::stripTrailing).toList();
+    List<String> expected = e.expected().stream().map(String::stripTrailing).toList();
+    assertThat(matches(expected, 0, actual, 0))
+        .as("%s:%d output of %s%n--- page ---%n%s%n--- actual ---%n%s", page, e.line(),
+            e.command(), String.join("\n", expected), r.out())
+        .isTrue();
   }
 
   /** Whether expected[i..] matches actual[j..] (see the class comment). */
@@ -140,6 +190,15 @@ class ReadmeExamplesTest {
 
   private static String mask(String line) {
     return line.replaceAll("[0-9]+(\\.[0-9]+)?", "#");
+  }
+
+  @Test
+  void everyMarkdownPageUnderDocsIsRunAfterTheReadme() throws IOException {
+    List<String> pages = pages().stream().map(p -> p.toString().replace('\\', '/')).toList();
+    assertThat(pages.get(0)).isEqualTo("README.md");
+    assertThat(pages).contains("docs/planning.md", "docs/exporting-and-launching.md",
+        "docs/recipes/add-a-gpu.md", "docs/reference/meshplan-plan.md");
+    assertThat(pages.subList(1, pages.size())).isSorted().allMatch(p -> p.startsWith("docs/"));
   }
 
   @Test

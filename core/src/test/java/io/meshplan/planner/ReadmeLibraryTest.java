@@ -17,8 +17,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The README's "Use meshplan as a library" snippet, compiled and run as it stands there: at most
- * 15 lines, and it prints what the README shows.
+ * The "Use meshplan as a library" snippet of docs/planning.md (the README's until the README was
+ * split into guides), compiled and run as it stands there: at most 15 lines, and it prints what the
+ * page shows.
  */
 class ReadmeLibraryTest {
   private static final String SECTION = "## Use meshplan as a library";
@@ -26,7 +27,7 @@ class ReadmeLibraryTest {
   @Test
   void theReadmeSnippetCompilesRunsAndPrintsWhatTheReadmeShows(@TempDir Path dir)
       throws Exception {
-    String readme = Files.readString(Path.of("README.md"));
+    String readme = Files.readString(Path.of("docs/planning.md"));
     String section = readme.substring(readme.indexOf(SECTION));
     section = section.substring(0, section.indexOf("\n## ", SECTION.length()));
     String code = block(section, "```java\n");
