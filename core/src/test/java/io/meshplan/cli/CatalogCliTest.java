@@ -123,4 +123,24 @@ class CatalogCliTest {
     assertThat(r.code()).as(r.err()).isEqualTo(2);
     assertThat(Files.readString(c)).isEqualTo(before);
   }
+
+  /** A plan made on a catalog GPU is simulated and exported again with the same catalog. */
+  @Test
+  void aPlanOnACatalogGpuIsReadAgainWithTheCatalog() throws Exception {
+    Path c = catalog(GPU);
+    Path plan = dir.resolve("plan.json");
+    CliRun made = CliRun.of("plan", "--catalog", c.toString(), "--model", "llama2-7b",
+        "--layers", "4", "--cluster", "2x8:x100-64gb", "--global-batch", "64", "--out",
+        plan.toString());
+    assertThat(made.code()).as(made.err()).isZero();
+    CliRun again = CliRun.of("simulate", "--catalog", c.toString(), "--plan", plan.toString());
+    assertThat(again.code()).as(again.err()).isZero();
+    assertThat(again.out()).contains("iteration");
+    CliRun export = CliRun.of("export", "--catalog", c.toString(), "--plan", plan.toString(),
+        "--to", "megatron");
+    assertThat(export.code()).as(export.err()).isZero();
+    assertThat(export.out()).contains("on 2x8:x100-64gb:roce-400");
+    CliRun.of("simulate", "--plan", plan.toString()).refusedInOneLine(2,
+        "unknown gpu 'x100-64gb'");
+  }
 }
