@@ -43,6 +43,8 @@ final class BenchCommand implements Callable<Integer> {
           + " ${DEFAULT-VALUE})")
   String launcher;
 
+  @Mixin CatalogOption catalog = new CatalogOption();
+
   @Mixin ForceOption force = new ForceOption();
 
   @Option(names = "--out", paramLabel = "DIR",
@@ -72,7 +74,7 @@ final class BenchCommand implements Callable<Integer> {
   public Integer call() {
     Launcher l = Launcher.valueOf(Choices.pick("--launcher", launcher,
         new Choices.Launchers()).toUpperCase(Locale.ROOT));
-    ClusterSpec cs = FlagWords.call(FlagWords.CLUSTER, () -> ClusterSpec.parse(cluster));
+    ClusterSpec cs = catalog.cluster(cluster);
     BenchPlan plan = new BenchPlan(cs, l);
     PrintWriter stdout = spec.commandLine().getOut();
     out = OutputPaths.stdout(out);
@@ -108,6 +110,7 @@ final class BenchCommand implements Callable<Integer> {
     Path list = out.resolve("commands.txt");
     new OutputPaths().force(force.force).output("--out (run_benchmarks.sh)", script)
         .output("--out (commands.txt)", list).input("--cluster", CliValues.existingFile(cluster))
+        .input("--catalog", catalog.file)
         .check();
     OutputPaths.write("--out", script, plan.script(), true);
     OutputPaths.write("--out", list, commands.toString());

@@ -62,6 +62,8 @@ final class CalibrateCommand implements Callable<Integer> {
       description = "NODESxGPUS:gpu[:fabric], e.g. 4x8:a100-80gb, or a YAML cluster file")
   String cluster;
 
+  @Mixin CatalogOption catalog = new CatalogOption();
+
   @Mixin ForceOption force = new ForceOption();
 
   @Option(names = "--out", required = true, paramLabel = "PROFILE",
@@ -82,7 +84,7 @@ final class CalibrateCommand implements Callable<Integer> {
     if (json && report) {
       throw new InputException("use --json or --report, not both (--json is for machines)");
     }
-    ClusterSpec c = FlagWords.call(FlagWords.CLUSTER, () -> ClusterSpec.parse(cluster));
+    ClusterSpec c = catalog.cluster(cluster);
     if (!train.isEmpty() && !files.isEmpty()) {
       throw new InputException("--train reads training logs and FILE benchmark logs; give one "
           + "kind per run of calibrate (got " + files.size() + " FILE and " + train.size()
@@ -107,7 +109,7 @@ final class CalibrateCommand implements Callable<Integer> {
     for (Path f : files) {
       paths.input("input", f);
     }
-    paths.input("--cluster", CliValues.existingFile(cluster)).check();
+    paths.input("--cluster", CliValues.existingFile(cluster)).input("--catalog", catalog.file).check();
     List<Path> unique = uniqueFiles(stderr);
     BenchmarkLogReader reader = new BenchmarkLogReader(c.gpusPerNode());
     List<MeasuredPoint> points = new ArrayList<>();

@@ -14,6 +14,8 @@ final class ClusterOptions {
       + "128x8:h100-80gb:ib-ndr400) or a YAML cluster file.")
   String cluster;
 
+  @picocli.CommandLine.Mixin CatalogOption catalog = new CatalogOption();
+
   @Option(names = "--profile", description = "A calibration profile from 'meshplan calibrate';"
       + " its measured collectives and send/recv replace catalog prices.")
   Path profile;
@@ -117,6 +119,9 @@ final class ClusterOptions {
     if (file != null) {
       files.put("--cluster", file);
     }
+    if (catalog.file != null) {
+      files.put("--catalog", catalog.file);
+    }
     return files;
   }
 
@@ -127,7 +132,7 @@ final class ClusterOptions {
       throw new io.meshplan.util.InputException("--cluster is required, e.g. --cluster "
           + "128x8:h100-80gb:ib-ndr400");
     }
-    return FlagWords.call(FlagWords.CLUSTER, () -> ClusterSpec.parse(text));
+    return catalog.cluster(text);
   }
 
   double memoryPerGpu(ClusterSpec cs) {

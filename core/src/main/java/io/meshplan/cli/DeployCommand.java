@@ -67,6 +67,8 @@ final class DeployCommand implements Callable<Integer> {
       + " YAML cluster file.")
   String cluster;
 
+  @picocli.CommandLine.Mixin CatalogOption catalog = new CatalogOption();
+
   @Option(names = "--fabric", paramLabel = "FILE", description = "Output of 'meshplan doctor"
       + " --json' on a node: the NCCL/UCX environment and the RDMA ports. Only the variables"
       + " doctor writes, with values of its forms, are accepted. In a pod with its own network"
@@ -170,10 +172,13 @@ final class DeployCommand implements Callable<Integer> {
       throw new InputException("give --cluster or --plan");
     }
     String text = cluster != null ? cluster : p.get().cluster();
-    ClusterSpec c = FlagWords.call(FlagWords.CLUSTER, () -> ClusterSpec.parse(text));
+    ClusterSpec c = catalog.cluster(text);
     Path clusterFile = cluster == null ? null : CliValues.existingFile(cluster);
     if (clusterFile != null) {
       inputs.add(clusterFile);
+    }
+    if (catalog.file != null) {
+      inputs.add(catalog.file);
     }
     if (p.isPresent() && p.get().gpus() != c.gpuCount()) {
       throw new InputException("--plan uses " + p.get().gpus() + " GPUs but --cluster "

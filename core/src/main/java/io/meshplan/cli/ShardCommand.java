@@ -60,6 +60,8 @@ final class ShardCommand implements Callable<Integer> {
     model.batch = sequences;
   }
 
+  @Mixin CatalogOption catalog = new CatalogOption();
+
   @Mixin ForceOption force = new ForceOption();
 
   @Option(names = "--mesh", required = true, description = "Logical mesh shape, e.g. 50x4 or 4.")
@@ -189,7 +191,7 @@ final class ShardCommand implements Callable<Integer> {
       throw new InputException("--profile needs --cluster C to place the mesh on the nodes");
     }
     ClusterSpec cs = cluster == null ? null
-        : FlagWords.call(FlagWords.CLUSTER, () -> ClusterSpec.parse(cluster));
+        : catalog.cluster(cluster);
     if (cs != null && lm.deviceCount() > cs.gpuCount()) {
       throw new InputException("--mesh " + mesh + " needs " + lm.deviceCount()
           + " GPUs but --cluster " + cluster + " has " + cs.gpuCount());
@@ -235,7 +237,8 @@ final class ShardCommand implements Callable<Integer> {
     }
     new OutputPaths().force(force.force).output("--out", outFile).output("--dump-ilp", dumpIlp)
         .input("--hlo", hlo).input("--profile", profile)
-        .input("--cluster", cs == null ? null : CliValues.existingFile(cluster)).check();
+        .input("--cluster", cs == null ? null : CliValues.existingFile(cluster))
+        .input("--catalog", catalog.file).check();
   }
 
   /** The graph of --hlo or of the --model preset, within the size limit. */

@@ -18,7 +18,8 @@ import java.util.Set;
  * <pre>
  * nodes: 4
  * gpusPerNode: 8
- * gpu: a100-80gb
+ * gpu: a100-80gb             # a catalog name, or one GPU entry inline (a mapping with the
+ *                            #   fields of a catalog.yaml entry, see HardwareCatalog)
  * fabric: ib-hdr200          # optional; the GPU's default otherwise
  * nvlinkBandwidth: 240GB/s   # optional overrides; numbers are bytes/s,
  * hbmBandwidth: 2039GB/s     #   or text with units (GB/s, Gbps, ...)
@@ -40,7 +41,7 @@ final class ClusterFileReader {
 
   private ClusterFileReader() {}
 
-  static ClusterSpec read(Path file) {
+  static ClusterSpec read(Path file, HardwareCatalog catalog) {
     JsonNode root;
     try {
       root = TreeReaders.yaml().readTree(
@@ -62,12 +63,18 @@ final class ClusterFileReader {
     int nodes = intField(file, root, "nodes");
     int gpus = intField(file, root, "gpusPerNode");
     JsonNode gpu = root.get("gpu");
-    if (gpu == null || !gpu.isTextual()) {
-      throw new InputException(file + ": field 'gpu' is required, e.g. gpu: a100-80gb");
+    HardwareCatalog hardware = catalog;
+    if (gpu != null && gpu.isObject()) {
+      GpuEntry inline = CatalogReader.gpu(gpu, file + ": gpu");
+      hardware = catalog.with(inline, file.toString());
+      gpu = gpu.get("name");
+    } else if (gpu == null || !gpu.isTextual()) {
+      throw new InputException(file + ": field 'gpu' is required, e.g. gpu: a100-80gb, or a "
+          + "GPU entry inline in the catalog's form");
     }
     JsonNode fabric = root.get("fabric");
     ClusterSpec c = ClusterSpec.fromParts(file.toString(), nodes, gpus, gpu.asText(),
-        fabric == null ? null : fabric.asText());
+        fabric == null ? null : fabric.asText(), hardware);
     GpuSpec g = c.gpu();
     Fabric f = c.fabric();
     OptionalDouble nv = bandwidth(file, root, "nvlinkBandwidth");

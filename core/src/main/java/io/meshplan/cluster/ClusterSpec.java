@@ -39,18 +39,33 @@ public record ClusterSpec(int nodes, int gpusPerNode, GpuSpec gpu, Fabric fabric
   /**
    * Parses {@code NODESxGPUS:gpu[:fabric]} (e.g. {@code 50x4:a100-40gb}, {@code
    * 128x8:h100-80gb:ib-ndr400}) or, if the text is not of that form, reads it as the path of a YAML
-   * cluster file (see {@link ClusterFileReader}).
+   * cluster file (see {@link ClusterFileReader}), with the GPUs and fabrics of meshplan's own
+   * catalog ({@link HardwareCatalog#shipped}).
    *
    * @param text the cluster string or file path
    * @return the cluster
    * @throws InputException naming the bad part and listing the valid names
    */
   public static ClusterSpec parse(String text) {
+    return parse(text, HardwareCatalog.shipped());
+  }
+
+  /**
+   * Parses a cluster string or file as {@link #parse(String)} does, naming the GPUs and fabrics
+   * of a catalog.
+   *
+   * @param text the cluster string or file path
+   * @param catalog the hardware it may name
+   * @return the cluster
+   * @throws InputException naming the bad part and listing the valid names
+   */
+  public static ClusterSpec parse(String text, HardwareCatalog catalog) {
     Require.nonNull(text, "cluster");
+    Require.nonNull(catalog, "catalog");
     Matcher m = SHORT.matcher(text.trim());
     if (m.matches()) {
       return fromParts(text, parseCount(text, m.group(1), "node count"),
-          parseCount(text, m.group(2), "GPUs per node"), m.group(3), m.group(4));
+          parseCount(text, m.group(2), "GPUs per node"), m.group(3), m.group(4), catalog);
     }
     Path p;
     try {
@@ -60,7 +75,7 @@ public record ClusterSpec(int nodes, int gpusPerNode, GpuSpec gpu, Fabric fabric
     }
     if (p != null && Files.exists(p)) {
       InputFiles.checkRegular(p, "YAML cluster file");
-      return ClusterFileReader.read(p);
+      return ClusterFileReader.read(p, catalog);
     }
     String t = text.trim();
     if (t.contains("/") || t.endsWith(".yaml") || t.endsWith(".yml") || t.endsWith(".json")) {
@@ -92,17 +107,17 @@ public record ClusterSpec(int nodes, int gpusPerNode, GpuSpec gpu, Fabric fabric
    * @param gpusPerNode GPUs per node
    * @param gpuName catalog GPU name
    * @param fabricName catalog fabric name, or null for the GPU's default
+   * @param catalog the hardware the names are looked up in
    * @return the cluster
    */
   static ClusterSpec fromParts(String where, int nodes, int gpusPerNode, String gpuName,
-      String fabricName) {
-    GpuSpec gpu = GpuCatalog.find(gpuName).orElseThrow(() -> new InputException(
-        "cluster '" + where + "': " + GpuCatalog.unknown(gpuName)));
-    String fname = fabricName == null ? GpuCatalog.defaultFabric(gpu) : fabricName;
-    Fabric fabric = FabricCatalog.find(fname).orElseThrow(() -> new InputException(
-        "cluster '" + where + "': unknown fabric '" + fname + "'; valid: "
-            + String.join(", ", FabricCatalog.names())));
-    return new ClusterSpec(nodes, gpusPerNode, gpu, fabric);
+      String fabricName, HardwareCatalog catalog) {
+    GpuEntry gpu = catalog.gpu(gpuName).orElseThrow(() -> new InputException(
+        "cluster '" + where + "': " + catalog.unknownGpu(gpuName)));
+    String fname = fabricName == null ? gpu.defaultFabric() : fabricName;
+    Fabric fabric = catalog.fabric(fname).orElseThrow(() -> new InputException(
+        "cluster '" + where + "': " + catalog.unknownFabric(fname)));
+    return new ClusterSpec(nodes, gpusPerNode, gpu.spec(), fabric);
   }
 
   /**

@@ -37,13 +37,16 @@ public record Fp8Gemms(double peakFlops, double efficiency) {
   }
 
   /**
-   * The FP8 GEMMs of a GPU, if its datasheet states an FP8 peak (Hopper and later).
+   * The FP8 GEMMs of a GPU, if its architecture has FP8 tensor cores (Hopper and later, {@link
+   * Architecture#fp8GemmEfficiency}) and its datasheet states an FP8 peak.
    *
    * @param gpu the GPU
    * @return its FP8 GEMMs, or empty
    */
   public static Optional<Fp8Gemms> of(GpuSpec gpu) {
-    return gpu.peak(Precision.FP8).map(p -> new Fp8Gemms(p, EFFICIENCY));
+    java.util.OptionalDouble e = gpu.architecture().fp8GemmEfficiency();
+    return e.isEmpty() ? Optional.empty()
+        : gpu.peak(Precision.FP8).map(p -> new Fp8Gemms(p, e.getAsDouble()));
   }
 
   /**

@@ -55,6 +55,15 @@ public record FusedAttentionKernels(double forwardEfficiency, double backwardEff
   public static final int WIDE_HEAD = 128;
   /** The head dimension, and below, at which they run at their narrow fractions. */
   public static final int NARROW_HEAD = 64;
+  /** Ampere's kernels (FlashAttention-2 on the A100, above): 0.70 forward, 0.55 backward. */
+  public static final FusedAttentionKernels AMPERE =
+      new FusedAttentionKernels(0.70, 0.55, 0.70, 0.55);
+  /**
+   * Hopper's kernels, which Blackwell's match (FlashAttention-3 and cuDNN on the H100, H200 and
+   * GB200, above): 0.60 and 0.50 at head dimension 128, 0.34 and 0.29 at 64.
+   */
+  public static final FusedAttentionKernels HOPPER =
+      new FusedAttentionKernels(0.60, 0.50, 0.34, 0.29);
 
   /** Checks the fractions. */
   public FusedAttentionKernels {
@@ -86,19 +95,14 @@ public record FusedAttentionKernels(double forwardEfficiency, double backwardEff
   }
 
   /**
-   * The fused attention kernels of a GPU, if it has any: GPUs with bf16 tensor cores (Ampere and
-   * later).
+   * The fused attention kernels of a GPU, if it has any: those of its architecture ({@link
+   * Architecture#attention}), Ampere and later.
    *
    * @param gpu the GPU
    * @return the kernels' efficiencies, or empty on GPUs FlashAttention-2 does not run on
    */
   public static Optional<FusedAttentionKernels> of(GpuSpec gpu) {
-    if (gpu.peak(Precision.BF16).isEmpty()) {
-      return Optional.empty();
-    }
-    return Optional.of(gpu.nvlinkGeneration() <= 3
-        ? new FusedAttentionKernels(0.70, 0.55, 0.70, 0.55)
-        : new FusedAttentionKernels(0.60, 0.50, 0.34, 0.29));
+    return gpu.architecture().attention();
   }
 
   /**

@@ -8,24 +8,29 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * One GPU model as its datasheet describes it. All throughputs are dense (no 2:4 sparsity).
+ * One GPU model as its datasheet describes it, what meshplan prices with. All throughputs are
+ * dense (no 2:4 sparsity). Catalog entries ({@link GpuEntry}, read by {@link CatalogReader} from
+ * the shipped {@code catalog.yaml}, a user's catalog or a cluster file) hold one each.
  *
  * @param name catalog name, lower case, e.g. {@code a100-40gb}
+ * @param architecture the GPU architecture, which chooses every kernel-efficiency table
  * @param peakFlops peak dense math throughput per precision, in FLOP/s; a precision the GPU does
- *     not support is absent
+ *     not support is absent, and one its architecture lacks may not be present
  * @param hbmBytes device memory, in bytes
  * @param hbmBandwidth device memory bandwidth, in bytes/s
- * @param nvlinkGeneration NVLink generation (2 for V100, 3 for A100, 4 for H100/H200, 5 for B200)
+ * @param nvlinkDomain the GPUs one NVLink domain joins (8 on HGX and DGX boards); meshplan's
+ *     communication models take each node as one NVLink domain
  * @param nvlinkBandwidth NVLink bandwidth per GPU in one direction, in bytes/s (half the
  *     bidirectional total printed on the datasheet); this is what nccl-tests' bus bandwidth is
  *     compared against
  */
 public record GpuSpec(
     String name,
+    Architecture architecture,
     Map<Precision, Double> peakFlops,
     long hbmBytes,
     double hbmBandwidth,
-    int nvlinkGeneration,
+    int nvlinkDomain,
     double nvlinkBandwidth) implements java.io.Serializable {
   private static final long serialVersionUID = 1L;
 
@@ -33,19 +38,22 @@ public record GpuSpec(
   public GpuSpec {
     Require.nonNull(name, "gpu name");
     Require.that(!name.isBlank(), "gpu name must not be blank");
+    Require.nonNull(architecture, "gpu architecture");
     Require.nonNull(peakFlops, "peak FLOP/s");
     Require.that(peakFlops.containsKey(Precision.FP32), "gpu " + name + " needs an FP32 peak");
     EnumMap<Precision, Double> copy = new EnumMap<>(Precision.class);
     for (Map.Entry<Precision, Double> e : peakFlops.entrySet()) {
       Require.that(e.getValue() != null && e.getValue() > 0 && Double.isFinite(e.getValue()),
           "gpu " + name + ": peak " + e.getKey() + " must be positive, got " + e.getValue());
+      Require.that(architecture.has(e.getKey()), "gpu " + name + ": " + architecture.word()
+          + " has no " + e.getKey() + " math");
       copy.put(e.getKey(), e.getValue());
     }
     peakFlops = Collections.unmodifiableMap(copy);
     Require.positive(hbmBytes, "gpu " + name + " HBM bytes");
     Require.that(hbmBandwidth > 0 && Double.isFinite(hbmBandwidth),
         "gpu " + name + " HBM bandwidth must be positive, got " + hbmBandwidth);
-    Require.that(nvlinkGeneration >= 0, "NVLink generation must be >= 0");
+    Require.positive(nvlinkDomain, "gpu " + name + " NVLink domain");
     Require.that(nvlinkBandwidth > 0 && Double.isFinite(nvlinkBandwidth),
         "gpu " + name + " NVLink bandwidth must be positive, got " + nvlinkBandwidth);
   }
@@ -121,7 +129,8 @@ public record GpuSpec(
    * @return the new spec
    */
   public GpuSpec withNvlinkBandwidth(double bytesPerSecond) {
-    return new GpuSpec(name, peakFlops, hbmBytes, hbmBandwidth, nvlinkGeneration, bytesPerSecond);
+    return new GpuSpec(name, architecture, peakFlops, hbmBytes, hbmBandwidth, nvlinkDomain,
+        bytesPerSecond);
   }
 
   /**
@@ -131,6 +140,7 @@ public record GpuSpec(
    * @return the new spec
    */
   public GpuSpec withHbmBandwidth(double bytesPerSecond) {
-    return new GpuSpec(name, peakFlops, hbmBytes, bytesPerSecond, nvlinkGeneration, nvlinkBandwidth);
+    return new GpuSpec(name, architecture, peakFlops, hbmBytes, bytesPerSecond, nvlinkDomain,
+        nvlinkBandwidth);
   }
 }

@@ -81,8 +81,9 @@ public record KernelTimeModel(double peakFlops, double hbmBandwidth, double gemm
   }
 
   /**
-   * The fraction of the dense peak a large GEMM reaches on a GPU: {@link #GEMM_EFFICIENCY}, except
-   * for 16-bit GEMMs on Blackwell (B200), which reach {@link #BLACKWELL_16BIT_GEMM_EFFICIENCY}.
+   * The fraction of the dense peak a large GEMM reaches on a GPU, by its architecture ({@link
+   * Architecture#gemmEfficiency}): {@link #GEMM_EFFICIENCY}, except for 16-bit GEMMs on Blackwell
+   * (B200), which reach {@link #BLACKWELL_16BIT_GEMM_EFFICIENCY}.
    *
    * <p>XLA's measured GEMM tables ({@code xla/service/gpu/model/default_matmul_perf_table.txtpb},
    * OpenXLA, 2026: one GPU's throughput for every {@code b x m x n x k} with {@code b} in 1, 2,
@@ -98,9 +99,7 @@ public record KernelTimeModel(double peakFlops, double hbmBandwidth, double gemm
    * @return the fraction, in (0, 1]
    */
   public static double gemmEfficiency(GpuSpec gpu, Precision dots) {
-    boolean sixteenBit = dots == Precision.BF16 || dots == Precision.FP16;
-    return sixteenBit && gpu.nvlinkGeneration() >= 5 ? BLACKWELL_16BIT_GEMM_EFFICIENCY
-        : GEMM_EFFICIENCY;
+    return gpu.architecture().gemmEfficiency(dots);
   }
 
   /**

@@ -19,9 +19,8 @@ import io.meshplan.plan.ParallelConfig;
  *   <li>otherwise (no tensor parallelism, or Blackwell and later) it asks nothing.
  * </ul>
  *
- * <p>A GPU is taken as
- * Blackwell or later when it has NVLink 5 (B200's generation, {@code GpuCatalog}); a GPU without
- * NVLink is taken as older, where setting the variable is what Megatron-LM asks.
+ * <p>The compute capability is the one of the GPU's catalog architecture ({@code
+ * cluster.Architecture#computeCapabilityMajor}).
  */
 public enum MegatronConnections {
   /** {@code validate_args} asserts {@code CUDA_DEVICE_MAX_CONNECTIONS=1}. */
@@ -31,8 +30,8 @@ public enum MegatronConnections {
   /** {@code validate_args} does not look at the variable. */
   ANY;
 
-  /** The first NVLink generation of Blackwell GPUs (CUDA compute capability 10). */
-  private static final int BLACKWELL_NVLINK = 5;
+  /** The compute capability of Blackwell GPUs, from which Megatron-LM asks nothing. */
+  private static final int BLACKWELL_CAPABILITY = 10;
 
   /**
    * What Megatron-LM requires of {@code CUDA_DEVICE_MAX_CONNECTIONS} for an input.
@@ -45,7 +44,8 @@ public enum MegatronConnections {
     if (c.zeroStage() >= 2) {
       return NOT_ONE;
     }
-    boolean beforeBlackwell = input.cluster().gpu().nvlinkGeneration() < BLACKWELL_NVLINK;
+    boolean beforeBlackwell = input.cluster().gpu().architecture().computeCapabilityMajor()
+        < BLACKWELL_CAPABILITY;
     return (c.tensorParallel() > 1 || c.contextParallel() > 1) && beforeBlackwell ? ONE : ANY;
   }
 

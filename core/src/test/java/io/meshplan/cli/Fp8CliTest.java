@@ -11,6 +11,21 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** {@code --dtype fp8}: refusals, its speed against bf16, the plan file and the exports. */
 class Fp8CliTest {
+  /**
+   * The catalog GPUs whose architecture has FP8 tensor cores, which the refusal lists: b200,
+   * h100-80gb and h200-141gb among them, and more as catalog.yaml grows.
+   */
+  private static final String WITH_FP8 = fp8Gpus();
+
+  private static String fp8Gpus() {
+    java.util.List<String> names = io.meshplan.cluster.GpuCatalog.names().stream()
+        .filter(n -> io.meshplan.cluster.GpuCatalog.find(n).orElseThrow().architecture()
+            .has(io.meshplan.cluster.Precision.FP8)).toList();
+    org.assertj.core.api.Assertions.assertThat(names).contains("b200", "h100-80gb",
+        "h200-141gb").doesNotContain("v100-32gb", "a100-80gb");
+    return String.join(", ", names);
+  }
+
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final String[] SMALL = {"--model", "llama2-7b", "--tp", "2", "--pp", "1",
       "--dp", "4", "--micro-batch", "1", "--global-batch", "8", "--dtype", "fp8"};
@@ -28,7 +43,7 @@ class Fp8CliTest {
     for (String gpu : new String[] {"v100-32gb", "a100-80gb"}) {
       String line = "--dtype fp8 needs FP8 tensor cores, which the " + gpu + " does not have;"
           + " use --dtype " + (gpu.startsWith("v100") ? "f16" : "bf16")
-          + ", or a GPU that has them: b200, h100-80gb, h200-141gb";
+          + ", or a GPU that has them: " + WITH_FP8;
       CliRun.of("plan", "--model", "llama2-7b", "--cluster", "1x8:" + gpu, "--dtype", "fp8")
           .refusedInOneLine(2, line);
       CliRun.of(with(new String[] {"simulate", "--cluster", "1x8:" + gpu}, SMALL))

@@ -8,6 +8,21 @@ import org.junit.jupiter.api.Test;
 
 /** GEMMs with FP8 operands at the FP8 peak and their own efficiency, and GPUs without them. */
 class Fp8GemmPricingTest {
+  /**
+   * The catalog GPUs whose architecture has FP8 tensor cores, which the refusal lists: b200,
+   * h100-80gb and h200-141gb among them, and more as catalog.yaml grows.
+   */
+  private static final String WITH_FP8 = fp8Gpus();
+
+  private static String fp8Gpus() {
+    java.util.List<String> names = io.meshplan.cluster.GpuCatalog.names().stream()
+        .filter(n -> io.meshplan.cluster.GpuCatalog.find(n).orElseThrow().architecture()
+            .has(io.meshplan.cluster.Precision.FP8)).toList();
+    org.assertj.core.api.Assertions.assertThat(names).contains("b200", "h100-80gb",
+        "h200-141gb").doesNotContain("v100-32gb", "a100-80gb");
+    return String.join(", ", names);
+  }
+
   private static GpuSpec gpu(String name) {
     return GpuCatalog.find(name).orElseThrow();
   }
@@ -46,7 +61,7 @@ class Fp8GemmPricingTest {
       assertThatThrownBy(() -> Fp8Gemms.require(gpu(n))).isInstanceOf(InputException.class)
           .hasMessage("fp8 training needs FP8 tensor cores, which the " + n + " does not have;"
               + " use " + (n.startsWith("v100") ? "f16" : "bf16")
-              + ", or a GPU that has them: b200, h100-80gb, h200-141gb");
+              + ", or a GPU that has them: " + WITH_FP8);
     }
     // B200: 4,500e12 * 0.75.
     assertThat(Fp8Gemms.of(gpu("b200")).orElseThrow().peakFlops()).isEqualTo(4500e12);

@@ -191,7 +191,7 @@ class MegatronMoeConformanceTest {
       assertThat(m.seq() % (2 * cp)).as(at).isZero();
       assertThat(a.get("--cp-comm-type")).isEqualTo(c.cpAllGather() ? "all_gather" : "p2p");
       assertThat(text.contains("\nexport CUDA_DEVICE_MAX_CONNECTIONS=1\n"))
-          .isEqualTo(c.zeroStage() < 2 && in.cluster().gpu().nvlinkGeneration() < 5);
+          .isEqualTo(c.zeroStage() < 2 && in.cluster().gpu().architecture().computeCapabilityMajor() < 10);
     } else {
       assertThat(a).doesNotContainKey("--cp-comm-type");
     }

@@ -1,0 +1,292 @@
+package io.meshplan.cluster;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.meshplan.util.InputException;
+import io.meshplan.util.JsonErrors;
+import io.meshplan.util.TreeReaders;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.OptionalDouble;
+import java.util.Set;
+import java.util.regex.Pattern;
+
+/**
+ * Reads hardware catalog YAML (the shipped {@code catalog.yaml}, whose header describes every
+ * field, a user's {@code --catalog} file, or one GPU given inline in a cluster file) with the
+ * project's strict readers ({@link TreeReaders}: no anchors, aliases or tags, no key given twice,
+ * nesting and size limits). Every figure is a number in the unit its field names, within bounds
+ * no real part comes near; anything else is refused in one line naming the file, the entry and
+ * the field.
+ */
+final class CatalogReader {
+  private static final Set<String> TOP_KEYS = Set.of("gpus", "fabrics");
+  private static final Set<String> GPU_KEYS = Set.of("name", "aliases", "architecture",
+      "peakTflops", "memoryGiB", "hbmGBps", "nvlinkDomain", "nvlinkGBpsPerDirection", "powerW",
+      "boostClockMHz", "defaultFabric", "source");
+  private static final Set<String> FABRIC_KEYS = Set.of("name", "kind", "nicGbps", "nicsPerNode",
+      "latencySeconds", "source");
+  private static final Pattern NAME = Pattern.compile("[a-z0-9][a-z0-9._-]{0,63}");
+  /** The most entries one list of a catalog may have. */
+  static final int MAX_ENTRIES = 1024;
+  private static final double TERA = 1e12;
+  private static final double GIGA = 1e9;
+  private static final double GBIT = 1e9 / 8;
+  private static final long GIB = 1L << 30;
+  /** The largest peak, TFLOP/s: 10^6 (an exaFLOP/s per GPU). */
+  private static final double MAX_TFLOPS = 1e6;
+  /** The largest memory, GiB: 2^16 (64 TiB per GPU). */
+  private static final double MAX_GIB = 1 << 16;
+  /** The largest bandwidth, GB/s: 10^6 (1 PB/s, {@link ClusterFileReader#MAX_BANDWIDTH}). */
+  private static final double MAX_GBPS = ClusterFileReader.MAX_BANDWIDTH / GIGA;
+  /** The largest NVLink domain, GPUs. */
+  private static final int MAX_DOMAIN = 1 << 16;
+
+  private CatalogReader() {}
+
+  /** The entries of one catalog text, in file order. */
+  record Entries(List<GpuEntry> gpus, List<FabricEntry> fabrics) {}
+
+  /**
+   * Reads catalog text.
+   *
+   * @param text the YAML
+   * @param where the file, for messages
+   * @return its entries
+   * @throws InputException naming the file and what is wrong
+   */
+  static Entries read(String text, String where) {
+    JsonNode root;
+    try {
+      root = TreeReaders.yaml().readTree(text);
+    } catch (IOException e) {
+      throw new InputException(where + ": not a valid YAML catalog: " + JsonErrors.describe(e),
+          e);
+    }
+    if (root == null || !root.isObject()) {
+      throw new InputException(where + ": expected a YAML mapping with gpus: and fabrics: lists");
+    }
+    checkKeys(root, TOP_KEYS, where);
+    List<GpuEntry> gpus = new ArrayList<>();
+    for (JsonNode n : list(root, "gpus", where)) {
+      gpus.add(gpu(n, where + ": gpus[" + gpus.size() + "]"));
+    }
+    List<FabricEntry> fabrics = new ArrayList<>();
+    for (JsonNode n : list(root, "fabrics", where)) {
+      fabrics.add(fabric(n, where + ": fabrics[" + fabrics.size() + "]"));
+    }
+    return new Entries(gpus, fabrics);
+  }
+
+  private static List<JsonNode> list(JsonNode root, String key, String where) {
+    JsonNode l = root.get(key);
+    if (l == null) {
+      return List.of();
+    }
+    if (!l.isArray() || l.size() > MAX_ENTRIES) {
+      throw new InputException(where + ": '" + key + "' must be a list of at most " + MAX_ENTRIES
+          + " entries");
+    }
+    List<JsonNode> out = new ArrayList<>();
+    l.forEach(out::add);
+    return out;
+  }
+
+  /**
+   * Reads one GPU entry.
+   *
+   * @param n the entry's mapping
+   * @param where the file and entry, for messages
+   * @return the entry
+   */
+  static GpuEntry gpu(JsonNode n, String where) {
+    String name = name(n, where);
+    String at = where + " '" + name + "'";
+    checkKeys(n, GPU_KEYS, at);
+    Architecture arch = architecture(n, at);
+    Map<Precision, Double> peaks = peaks(n.get("peakTflops"), arch, at);
+    long bytes = memory(n, at);
+    double hbm = number(n, "hbmGBps", MAX_GBPS, at) * GIGA;
+    int domain = (int) integer(n, "nvlinkDomain", MAX_DOMAIN, at);
+    double nvlink = number(n, "nvlinkGBpsPerDirection", MAX_GBPS, at) * GIGA;
+    GpuSpec spec = new GpuSpec(name, arch, peaks, bytes, hbm, domain, nvlink);
+    return new GpuEntry(spec, aliases(n, at), word(n, "defaultFabric", at),
+        optional(n, "powerW", 1e5, at), optional(n, "boostClockMHz", 1e5, at),
+        text(n, "source", at));
+  }
+
+  /**
+   * Reads one fabric entry.
+   *
+   * @param n the entry's mapping
+   * @param where the file and entry, for messages
+   * @return the entry
+   */
+  static FabricEntry fabric(JsonNode n, String where) {
+    String name = name(n, where);
+    String at = where + " '" + name + "'";
+    checkKeys(n, FABRIC_KEYS, at);
+    String k = word(n, "kind", at);
+    FabricKind kind;
+    try {
+      kind = FabricKind.valueOf(k.toUpperCase(Locale.ROOT));
+    } catch (IllegalArgumentException e) {
+      throw new InputException(at + ": unknown kind '" + k + "'; valid: infiniband, roce,"
+          + " ethernet");
+    }
+    double nic = number(n, "nicGbps", MAX_GBPS * 8, at) * GBIT;
+    int nics = (int) integer(n, "nicsPerNode", ClusterFileReader.MAX_NICS, at);
+    JsonNode l = n.get("latencySeconds");
+    if (l == null || !l.isNumber() || !(l.asDouble() >= 0)
+        || l.asDouble() > ClusterFileReader.MAX_LATENCY) {
+      throw new InputException(at + ": 'latencySeconds' must be a number of seconds from 0 to "
+          + ClusterFileReader.MAX_LATENCY + ", got " + shown(l));
+    }
+    return new FabricEntry(new Fabric(name, kind, nic, nics, l.asDouble()),
+        text(n, "source", at));
+  }
+
+  private static String name(JsonNode n, String where) {
+    if (n == null || !n.isObject()) {
+      throw new InputException(where + ": expected a mapping with name: and the entry's fields");
+    }
+    String name = word(n, "name", where);
+    if (!NAME.matcher(name).matches()) {
+      throw new InputException(where + ": name '" + name + "' must be 1 to 64 lower-case "
+          + "letters, digits, '.', '_' or '-', starting with a letter or digit");
+    }
+    return name;
+  }
+
+  private static Architecture architecture(JsonNode n, String at) {
+    String a = word(n, "architecture", at);
+    try {
+      return Architecture.parse(a);
+    } catch (InputException e) {
+      throw new InputException(at + ": " + e.getMessage());
+    }
+  }
+
+  private static Map<Precision, Double> peaks(JsonNode p, Architecture arch, String at) {
+    if (p == null || !p.isObject()) {
+      throw new InputException(at + ": 'peakTflops' must be a mapping of precision to dense "
+          + "TFLOP/s, e.g. {fp32: 67, bf16: 989.5}");
+    }
+    Map<Precision, Double> m = new EnumMap<>(Precision.class);
+    for (Iterator<String> it = p.fieldNames(); it.hasNext(); ) {
+      String k = it.next();
+      Precision q = precision(k, at);
+      if (!arch.has(q)) {
+        throw new InputException(at + ": " + arch.word() + " has no " + k + " math; leave its "
+            + "peak out");
+      }
+      m.put(q, number(p, k, MAX_TFLOPS, at + ": peakTflops") * TERA);
+    }
+    if (!m.containsKey(Precision.FP32)) {
+      throw new InputException(at + ": 'peakTflops' needs an fp32 peak");
+    }
+    return m;
+  }
+
+  private static Precision precision(String k, String at) {
+    for (Precision q : Precision.values()) {
+      if (q.name().toLowerCase(Locale.ROOT).equals(k)) {
+        return q;
+      }
+    }
+    throw new InputException(at + ": unknown precision '" + k + "' in peakTflops; valid: fp32,"
+        + " tf32, bf16, fp16, fp8");
+  }
+
+  private static long memory(JsonNode n, String at) {
+    double gib = number(n, "memoryGiB", MAX_GIB, at);
+    JsonNode m = n.get("memoryGiB");
+    return m.isIntegralNumber() ? m.asLong() * GIB : Math.round(gib * GIB);
+  }
+
+  private static List<String> aliases(JsonNode n, String at) {
+    JsonNode a = n.get("aliases");
+    if (a == null) {
+      return List.of();
+    }
+    if (!a.isArray() || a.size() > MAX_ENTRIES) {
+      throw new InputException(at + ": 'aliases' must be a list of short names, e.g. [h100]");
+    }
+    List<String> out = new ArrayList<>();
+    for (JsonNode s : a) {
+      if (!s.isTextual() || !NAME.matcher(s.asText()).matches()) {
+        throw new InputException(at + ": alias " + shown(s) + " must be 1 to 64 lower-case "
+            + "letters, digits, '.', '_' or '-'");
+      }
+      out.add(s.asText());
+    }
+    return out;
+  }
+
+  private static double number(JsonNode n, String key, double max, String at) {
+    JsonNode v = n.get(key);
+    if (v == null || !v.isNumber() || !(v.asDouble() > 0) || v.asDouble() > max) {
+      throw new InputException(at + ": '" + key + "' must be a number above 0 and at most "
+          + String.format(Locale.ROOT, "%.0f", max) + ", got " + shown(v));
+    }
+    return v.asDouble();
+  }
+
+  private static long integer(JsonNode n, String key, long max, String at) {
+    JsonNode v = n.get(key);
+    if (v == null || !v.isIntegralNumber() || !v.canConvertToLong() || v.asLong() < 1
+        || v.asLong() > max) {
+      throw new InputException(at + ": '" + key + "' must be a whole number from 1 to " + max
+          + ", got " + shown(v));
+    }
+    return v.asLong();
+  }
+
+  private static OptionalDouble optional(JsonNode n, String key, double max, String at) {
+    return n.has(key) ? OptionalDouble.of(number(n, key, max, at)) : OptionalDouble.empty();
+  }
+
+  private static String word(JsonNode n, String key, String at) {
+    JsonNode v = n.get(key);
+    if (v == null || !v.isTextual() || v.asText().isBlank() || v.asText().length() > 64) {
+      throw new InputException(at + ": '" + key + "' must be a word, got " + shown(v));
+    }
+    return v.asText();
+  }
+
+  private static String text(JsonNode n, String key, String at) {
+    JsonNode v = n.get(key);
+    if (v == null || !v.isTextual() || v.asText().isBlank() || v.asText().length() > 4096) {
+      throw new InputException(at + ": '" + key + "' must be text citing where the numbers "
+          + "come from (a datasheet, a paper), got " + shown(v));
+    }
+    return v.asText().strip();
+  }
+
+  private static void checkKeys(JsonNode n, Set<String> keys, String at) {
+    for (Iterator<String> it = n.fieldNames(); it.hasNext(); ) {
+      String k = it.next();
+      if (!keys.contains(k)) {
+        throw new InputException(at + ": unknown field '" + shorter(k) + "'; valid: "
+            + String.join(", ", keys.stream().sorted().toList()));
+      }
+    }
+  }
+
+  private static String shown(JsonNode v) {
+    if (v == null) {
+      return "nothing";
+    }
+    return v.isContainerNode() ? "a " + (v.isArray() ? "list" : "mapping")
+        : "'" + shorter(v.asText()) + "'";
+  }
+
+  private static String shorter(String s) {
+    String one = s.replaceAll("[\\p{Cntrl}]", "?");
+    return one.length() > 64 ? one.substring(0, 64) + "..." : one;
+  }
+}
