@@ -92,8 +92,13 @@ class HelpListsCliTest {
         }
       }
       // shard builds LLaMA's blocks only; the others take every type.
+      // (The registry's LLaMA-block types: llama, mistral, phi3, granite and any added later.)
+      List<String> llamaBlocks = io.meshplan.model.HfModelType.ALL.stream()
+          .filter(io.meshplan.model.HfModelType::llamaBlocks)
+          .map(io.meshplan.model.HfModelType::name).toList();
+      assertThat(llamaBlocks).containsSubsequence("llama", "mistral", "phi3", "granite");
       assertThat(listed).as(command).isEqualTo(command.equals("shard")
-          ? List.of("llama", "mistral", "phi3", "granite") : HfConfigReader.SUPPORTED);
+          ? llamaBlocks : HfConfigReader.SUPPORTED);
     }
   }
 
