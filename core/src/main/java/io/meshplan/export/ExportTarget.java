@@ -28,6 +28,7 @@ public enum ExportTarget {
    * Megatron-DeepSpeed arguments that give DeepSpeed its tensor and pipeline sizes.
    */
   DEEPSPEED("deepspeed", "ds_launch.sh", DeepSpeedConfig::new),
+  ACCELERATE("accelerate", "accelerate_fsdp.yaml", AccelerateFsdp::new),
   /**
    * An Alpa training program on Ray ({@link AlpaPipeshard}): a plan's stages as they were planned,
    * each on its own submesh with its own setting.
