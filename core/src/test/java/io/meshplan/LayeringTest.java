@@ -39,6 +39,7 @@ class LayeringTest {
         .layer("cluster").definedBy("io.meshplan.cluster..")
         .layer("graph").definedBy("io.meshplan.graph..")
         .layer("exec").definedBy("io.meshplan.exec..")
+        .layer("framework").definedBy("io.meshplan.framework..")
         .layer("util").definedBy("io.meshplan.util..")
         .whereLayer("cli").mayNotBeAccessedByAnyLayer()
         .whereLayer("report").mayOnlyBeAccessedByLayers("cli")
@@ -63,6 +64,8 @@ class LayeringTest {
         .whereLayer("graph").mayOnlyBeAccessedByLayers("cli", "sweep", "planner", "interop", "plan",
             "intraop", "model", "sharding", "cluster", "calibrate", "export", "deploy")
         .whereLayer("exec").mayOnlyBeAccessedByLayers("cli", "sweep", "planner", "interop")
+        .whereLayer("framework").mayOnlyBeAccessedByLayers("cli", "plan", "export", "deploy",
+            "calibrate")
         .check(CLASSES);
   }
 

@@ -1,5 +1,6 @@
 package io.meshplan.calibrate;
 
+import io.meshplan.framework.MegatronArg;
 import io.meshplan.util.AsciiDigits;
 import io.meshplan.util.Checked;
 import io.meshplan.util.InputException;
@@ -97,23 +98,23 @@ final class MegatronLog {
   }
 
   private static RunModel model(Args a) {
-    int hidden = a.integer("hidden_size");
-    int heads = a.integer("num_attention_heads");
+    int hidden = a.integer(MegatronArg.HIDDEN_SIZE.dest());
+    int heads = a.integer(MegatronArg.NUM_ATTENTION_HEADS.dest());
     dense(a, hidden, heads);
-    int kv = a.flag("group_query_attention") ? a.integer("num_query_groups") : heads;
-    int ffn = a.optionalInt("ffn_hidden_size").orElse(4 * hidden);
-    int vocab = a.optionalInt("padded_vocab_size").or(() -> a.optionalInt("vocab_size"))
-        .orElseThrow(() -> a.missing("padded_vocab_size"));
-    String dtype = fp8(a) ? "fp8" : a.flag("bf16") ? "bf16" : a.flag("fp16") ? "f16" : "f32";
+    int kv = a.flag(MegatronArg.GROUP_QUERY_ATTENTION.dest()) ? a.integer(MegatronArg.NUM_QUERY_GROUPS.dest()) : heads;
+    int ffn = a.optionalInt(MegatronArg.FFN_HIDDEN_SIZE.dest()).orElse(4 * hidden);
+    int vocab = a.optionalInt(MegatronArg.PADDED_VOCAB_SIZE.dest()).or(() -> a.optionalInt(MegatronArg.VOCAB_SIZE.dest()))
+        .orElseThrow(() -> a.missing(MegatronArg.PADDED_VOCAB_SIZE.dest()));
+    String dtype = fp8(a) ? "fp8" : a.flag(MegatronArg.BF16.dest()) ? "bf16" : a.flag(MegatronArg.FP16.dest()) ? "f16" : "f32";
     // Megatron-Core's AttnBackend: flash, fused (cuDNN) and auto (Transformer Engine picks one
     // of them) run one fused kernel; unfused and local do not.
-    String backend = a.args.getOrDefault("attention_backend", "");
+    String backend = a.args.getOrDefault(MegatronArg.ATTENTION_BACKEND.dest(), "");
     backend = backend.substring(backend.lastIndexOf('.') + 1);
-    boolean flash = a.flag("use_flash_attn") || backend.equals("flash")
+    boolean flash = a.flag(MegatronArg.USE_FLASH_ATTN.dest()) || backend.equals("flash")
         || backend.equals("fused") || backend.equals("auto");
-    int layers = a.integer("num_layers");
-    return new RunModel.Dims(layers, hidden, heads, kv, ffn, vocab, a.integer("seq_length"),
-        a.flag("swiglu"), dtype, flash, moe(a, layers, ffn));
+    int layers = a.integer(MegatronArg.NUM_LAYERS.dest());
+    return new RunModel.Dims(layers, hidden, heads, kv, ffn, vocab, a.integer(MegatronArg.SEQ_LENGTH.dest()),
+        a.flag(MegatronArg.SWIGLU.dest()), dtype, flash, moe(a, layers, ffn));
   }
 
   /**
@@ -125,28 +126,28 @@ final class MegatronLog {
    * DeepEP/HybridEP {@code flex} dispatcher are refused, as their exchanges are not meshplan's.
    */
   private static RunModel.Moe moe(Args a, int layers, int ffn) {
-    Optional<Integer> experts = a.optionalInt("num_experts");
+    Optional<Integer> experts = a.optionalInt(MegatronArg.NUM_EXPERTS.dest());
     if (experts.isEmpty()) {
       return RunModel.Moe.NONE;
     }
-    if (!a.args.containsKey("moe_token_dispatcher_type")) {
+    if (!a.args.containsKey(MegatronArg.MOE_TOKEN_DISPATCHER_TYPE.dest())) {
       throw new InputException(a.file() + ": argument moe_token_dispatcher_type is not in the "
           + "arguments block, so the run used Megatron-Core's default, allgather, which is not "
           + "the token dispatcher meshplan prices (alltoall)");
     }
-    if (!a.args.get("moe_token_dispatcher_type").equals("alltoall")) {
-      throw a.bad("moe_token_dispatcher_type", "is not the token dispatcher meshplan prices "
+    if (!a.args.get(MegatronArg.MOE_TOKEN_DISPATCHER_TYPE.dest()).equals("alltoall")) {
+      throw a.bad(MegatronArg.MOE_TOKEN_DISPATCHER_TYPE.dest(), "is not the token dispatcher meshplan prices "
           + "(alltoall: one all-to-all to dispatch and one to combine)");
     }
-    return new RunModel.Moe(experts.get(), a.optionalInt("moe_router_topk").orElse(2),
-        a.optionalInt("moe_ffn_hidden_size").orElse(ffn),
-        a.optionalInt("moe_shared_expert_intermediate_size").orElse(0), capacity(a),
+    return new RunModel.Moe(experts.get(), a.optionalInt(MegatronArg.MOE_ROUTER_TOPK.dest()).orElse(2),
+        a.optionalInt(MegatronArg.MOE_FFN_HIDDEN_SIZE.dest()).orElse(ffn),
+        a.optionalInt(MegatronArg.MOE_SHARED_EXPERT_INTERMEDIATE_SIZE.dest()).orElse(0), capacity(a),
         denseLayers(a, layers));
   }
 
   /** {@code moe_expert_capacity_factor}: 0 for None (dropless), else a positive number. */
   private static double capacity(Args a) {
-    String cf = a.args.getOrDefault("moe_expert_capacity_factor", "None");
+    String cf = a.args.getOrDefault(MegatronArg.MOE_EXPERT_CAPACITY_FACTOR.dest(), "None");
     if (cf.equals("None")) {
       return 0;
     }
@@ -157,19 +158,19 @@ final class MegatronLog {
       // NaN: refused below, as a non-positive factor is.
     }
     if (!(capacity > 0) || !Double.isFinite(capacity)) {
-      throw a.bad("moe_expert_capacity_factor", "is not a positive capacity factor");
+      throw a.bad(MegatronArg.MOE_EXPERT_CAPACITY_FACTOR.dest(), "is not a positive capacity factor");
     }
     return capacity;
   }
 
   /** The blocks without experts by {@code moe_layer_freq}. */
   private static List<Integer> denseLayers(Args a, int layers) {
-    String freq = a.args.getOrDefault("moe_layer_freq", "1").trim();
+    String freq = a.args.getOrDefault(MegatronArg.MOE_LAYER_FREQ.dest(), "1").trim();
     List<Integer> dense = new ArrayList<>();
     if (freq.matches("[0-9]{1,9}")) {
       int n = AsciiDigits.parseInt(freq);
       if (n < 1) {
-        throw a.bad("moe_layer_freq", "is not a positive frequency");
+        throw a.bad(MegatronArg.MOE_LAYER_FREQ.dest(), "is not a positive frequency");
       }
       for (int i = 0; i < layers; i++) {
         if (i % n != 0) {
@@ -180,7 +181,7 @@ final class MegatronLog {
     }
     List<String> flags = listOf(freq);
     if (flags.size() != layers || !flags.stream().allMatch(f -> f.equals("0") || f.equals("1"))) {
-      throw a.bad("moe_layer_freq", "is neither a frequency nor a list of " + layers + " 0s and "
+      throw a.bad(MegatronArg.MOE_LAYER_FREQ.dest(), "is neither a frequency nor a list of " + layers + " 0s and "
           + "1s, one per layer");
     }
     for (int i = 0; i < layers; i++) {
@@ -201,55 +202,55 @@ final class MegatronLog {
   private static void dense(Args a, int hidden, int heads) {
     String rebuilds = "; calibrate --train rebuilds decoders of standard attention from a "
         + "Megatron-LM log, which this run is not";
-    if (a.flag("multi_latent_attention")) {
-      throw a.bad("multi_latent_attention", "trains multi-head latent attention" + rebuilds);
+    if (a.flag(MegatronArg.MULTI_LATENT_ATTENTION.dest())) {
+      throw a.bad(MegatronArg.MULTI_LATENT_ATTENTION.dest(), "trains multi-head latent attention" + rebuilds);
     }
-    if (a.optionalInt("mtp_num_layers").isPresent()) {
-      throw a.bad("mtp_num_layers", "trains multi-token prediction modules" + rebuilds);
+    if (a.optionalInt(MegatronArg.MTP_NUM_LAYERS.dest()).isPresent()) {
+      throw a.bad(MegatronArg.MTP_NUM_LAYERS.dest(), "trains multi-token prediction modules" + rebuilds);
     }
-    if (!a.args.getOrDefault("window_size", "None").equals("None")) {
-      throw a.bad("window_size", "trains sliding-window attention" + rebuilds);
+    if (!a.args.getOrDefault(MegatronArg.WINDOW_SIZE.dest(), "None").equals("None")) {
+      throw a.bad(MegatronArg.WINDOW_SIZE.dest(), "trains sliding-window attention" + rebuilds);
     }
-    Optional<Integer> kv = a.optionalInt("kv_channels");
+    Optional<Integer> kv = a.optionalInt(MegatronArg.KV_CHANNELS.dest());
     if (kv.isPresent() && (hidden % heads != 0 || kv.get() != hidden / heads)) {
-      throw a.bad("kv_channels", "is not hidden_size / num_attention_heads (" + hidden + " / "
+      throw a.bad(MegatronArg.KV_CHANNELS.dest(), "is not hidden_size / num_attention_heads (" + hidden + " / "
           + heads + ")" + rebuilds);
     }
   }
 
   private static RunParallel parallel(Args a) {
-    int tp = a.integer("tensor_model_parallel_size");
-    int pp = a.integer("pipeline_model_parallel_size");
-    int cp = a.optionalInt("context_parallel_size").orElse(1);
-    int dp = a.optionalInt("data_parallel_size")
-        .orElseGet(() -> java.math.BigInteger.valueOf(a.integer("world_size"))
+    int tp = a.integer(MegatronArg.TENSOR_MODEL_PARALLEL_SIZE.dest());
+    int pp = a.integer(MegatronArg.PIPELINE_MODEL_PARALLEL_SIZE.dest());
+    int cp = a.optionalInt(MegatronArg.CONTEXT_PARALLEL_SIZE.dest()).orElse(1);
+    int dp = a.optionalInt(MegatronArg.DATA_PARALLEL_SIZE.dest())
+        .orElseGet(() -> java.math.BigInteger.valueOf(a.integer(MegatronArg.WORLD_SIZE.dest()))
             .divide(Checked.product(tp, pp, cp)).intValue());
     if (dp <= 0) {
-      throw a.bad("world_size", "smaller than tensor x pipeline x context parallel size");
+      throw a.bad(MegatronArg.WORLD_SIZE.dest(), "smaller than tensor x pipeline x context parallel size");
     }
-    int global = a.integer("global_batch_size");
+    int global = a.integer(MegatronArg.GLOBAL_BATCH_SIZE.dest());
     if (global % dp != 0) {
-      throw a.bad("global_batch_size", "not a multiple of the data-parallel size " + dp);
+      throw a.bad(MegatronArg.GLOBAL_BATCH_SIZE.dest(), "not a multiple of the data-parallel size " + dp);
     }
-    String rc = a.args.getOrDefault("recompute_granularity", "None");
+    String rc = a.args.getOrDefault(MegatronArg.RECOMPUTE_GRANULARITY.dest(), "None");
     String recompute = rc.equals("full") ? "full" : rc.equals("selective") ? "selective" : "none";
-    int vpp = a.optionalInt("virtual_pipeline_model_parallel_size").orElse(1);
+    int vpp = a.optionalInt(MegatronArg.VIRTUAL_PIPELINE_MODEL_PARALLEL_SIZE.dest()).orElse(1);
     if (recompute.equals("full")) {
       partialRecompute(a, pp * vpp);
     }
     List<String> modules = recompute.equals("selective") ? modules(a) : List.of();
     // Experts' sizes only for a mixture-of-experts run; Megatron-LM's validate_args sets the
     // expert tensor size to the tensor size when not given.
-    boolean routed = a.optionalInt("num_experts").isPresent();
+    boolean routed = a.optionalInt(MegatronArg.NUM_EXPERTS.dest()).isPresent();
     return new RunParallel(tp, pp, dp, vpp,
-        a.integer("micro_batch_size"), global / dp, recompute, a.flag("sequence_parallel"),
-        a.flag("use_distributed_optimizer") ? 1 : 0, a.flag("overlap_grad_reduce"),
-        a.flag("overlap_param_gather"), a.flag("tp_comm_overlap"),
-        !"False".equals(a.args.get("gradient_accumulation_fusion")), split(a), false,
+        a.integer(MegatronArg.MICRO_BATCH_SIZE.dest()), global / dp, recompute, a.flag(MegatronArg.SEQUENCE_PARALLEL.dest()),
+        a.flag(MegatronArg.USE_DISTRIBUTED_OPTIMIZER.dest()) ? 1 : 0, a.flag(MegatronArg.OVERLAP_GRAD_REDUCE.dest()),
+        a.flag(MegatronArg.OVERLAP_PARAM_GATHER.dest()), a.flag(MegatronArg.TP_COMM_OVERLAP.dest()),
+        !"False".equals(a.args.get(MegatronArg.NO_GRADIENT_ACCUMULATION_FUSION.dest())), split(a), false,
         bf16GradReduce(a), cp, cp > 1 && allGather(a), modules,
-        routed ? a.optionalInt("expert_model_parallel_size").orElse(1) : 1,
-        routed ? a.optionalInt("expert_tensor_parallel_size").orElse(tp) : 1,
-        routed && a.flag("overlap_moe_expert_parallel_comm"));
+        routed ? a.optionalInt(MegatronArg.EXPERT_MODEL_PARALLEL_SIZE.dest()).orElse(1) : 1,
+        routed ? a.optionalInt(MegatronArg.EXPERT_TENSOR_PARALLEL_SIZE.dest()).orElse(tp) : 1,
+        routed && a.flag(MegatronArg.OVERLAP_MOE_EXPERT_PARALLEL_COMM.dest()));
   }
 
   /**
@@ -259,14 +260,14 @@ final class MegatronLog {
    * that many (the same work; only the kept group inputs differ).
    */
   private static void partialRecompute(Args a, int chunks) {
-    if (!"block".equals(a.args.get("recompute_method"))) {
+    if (!"block".equals(a.args.get(MegatronArg.RECOMPUTE_METHOD.dest()))) {
       return;
     }
-    int layers = a.integer("num_layers");
+    int layers = a.integer(MegatronArg.NUM_LAYERS.dest());
     int per = (layers + chunks - 1) / chunks;
-    int n = a.integer("recompute_num_layers");
+    int n = a.integer(MegatronArg.RECOMPUTE_NUM_LAYERS.dest());
     if (n < per) {
-      throw a.bad("recompute_num_layers", "with recompute_method block recomputes " + n + " of "
+      throw a.bad(MegatronArg.RECOMPUTE_NUM_LAYERS.dest(), "with recompute_method block recomputes " + n + " of "
           + "each model chunk's " + per + " layers and keeps the rest, which calibrate cannot "
           + "state (it states one recomputation for every layer); calibrate from a run with "
           + "recompute_method uniform, or block over all of a chunk's layers");
@@ -278,7 +279,7 @@ final class MegatronLog {
    * such as {@code ['core_attn', 'mlp']}): empty for Megatron-Core's default, the attention core.
    */
   private static List<String> modules(Args a) {
-    List<String> names = listOf(a.args.getOrDefault("recompute_modules", "None"));
+    List<String> names = listOf(a.args.getOrDefault(MegatronArg.RECOMPUTE_MODULES.dest(), "None"));
     return names.isEmpty() || names.equals(List.of("core_attn")) ? List.of() : names;
   }
 
@@ -289,18 +290,18 @@ final class MegatronLog {
    * layers, are refused, as meshplan prices neither.
    */
   private static boolean allGather(Args a) {
-    List<String> types = listOf(a.args.getOrDefault("cp_comm_type", "p2p"));
+    List<String> types = listOf(a.args.getOrDefault(MegatronArg.CP_COMM_TYPE.dest(), "p2p"));
     java.util.Set<String> kinds = new java.util.HashSet<>();
     for (String t : types) {
       switch (t) {
         case "p2p" -> kinds.add("p2p");
         case "all_gather", "allgather" -> kinds.add("all_gather");
-        default -> throw a.bad("cp_comm_type", "is not a context-parallel exchange meshplan "
+        default -> throw a.bad(MegatronArg.CP_COMM_TYPE.dest(), "is not a context-parallel exchange meshplan "
             + "prices (p2p or all_gather)");
       }
     }
     if (kinds.size() > 1) {
-      throw a.bad("cp_comm_type", "mixes exchanges over layers; meshplan prices one for all");
+      throw a.bad(MegatronArg.CP_COMM_TYPE.dest(), "mixes exchanges over layers; meshplan prices one for all");
     }
     return kinds.contains("all_gather");
   }
@@ -337,16 +338,16 @@ final class MegatronLog {
    * them.
    */
   private static boolean fp8(Args a) {
-    String format = a.args.getOrDefault("fp8", "None");
+    String format = a.args.getOrDefault(MegatronArg.FP8_FORMAT.dest(), "None");
     if (format.equals("None")) {
       return false;
     }
     if (!format.equals("e4m3") && !format.equals("hybrid")) {
-      throw a.bad("fp8", "is not an FP8 format Megatron-LM has (e4m3 or hybrid)");
+      throw a.bad(MegatronArg.FP8_FORMAT.dest(), "is not an FP8 format Megatron-LM has (e4m3 or hybrid)");
     }
-    String recipe = a.args.getOrDefault("fp8_recipe", "delayed");
+    String recipe = a.args.getOrDefault(MegatronArg.FP8_RECIPE.dest(), "delayed");
     if (!recipe.equals("delayed") && !recipe.equals("tensorwise")) {
-      throw a.bad("fp8_recipe", "is not a recipe meshplan prices (it prices Transformer Engine's"
+      throw a.bad(MegatronArg.FP8_RECIPE.dest(), "is not a recipe meshplan prices (it prices Transformer Engine's"
           + " delayed and per-tensor scaling, not mxfp8, blockwise or custom)");
     }
     return true;
@@ -358,8 +359,8 @@ final class MegatronLog {
    * unless {@code --grad-reduce-in-bf16}).
    */
   private static boolean bf16GradReduce(Args a) {
-    return a.flag("bf16") && (a.flag("grad_reduce_in_bf16")
-        || "False".equals(a.args.get("accumulate_allreduce_grads_in_fp32")));
+    return a.flag(MegatronArg.BF16.dest()) && (a.flag(MegatronArg.GRAD_REDUCE_IN_BF16.dest())
+        || "False".equals(a.args.get(MegatronArg.ACCUMULATE_ALLREDUCE_GRADS_IN_FP32.dest())));
   }
 
   /**
@@ -367,11 +368,11 @@ final class MegatronLog {
    * counted as layers, or a layout (printed as the string it was given).
    */
   private static RunSplit split(Args a) {
-    String layout = a.args.getOrDefault("pipeline_model_parallel_layout", "None");
-    return new RunSplit(a.optionalInt("decoder_first_pipeline_num_layers").orElse(0),
-        a.optionalInt("decoder_last_pipeline_num_layers").orElse(0),
-        a.flag("account_for_embedding_in_pipeline_split"),
-        a.flag("account_for_loss_in_pipeline_split"), layout.equals("None") ? "" : layout);
+    String layout = a.args.getOrDefault(MegatronArg.PIPELINE_MODEL_PARALLEL_LAYOUT.dest(), "None");
+    return new RunSplit(a.optionalInt(MegatronArg.DECODER_FIRST_PIPELINE_NUM_LAYERS.dest()).orElse(0),
+        a.optionalInt(MegatronArg.DECODER_LAST_PIPELINE_NUM_LAYERS.dest()).orElse(0),
+        a.flag(MegatronArg.ACCOUNT_FOR_EMBEDDING_IN_PIPELINE_SPLIT.dest()),
+        a.flag(MegatronArg.ACCOUNT_FOR_LOSS_IN_PIPELINE_SPLIT.dest()), layout.equals("None") ? "" : layout);
   }
 
   /** The arguments block, read with messages that name the log and the argument. */

@@ -1,5 +1,6 @@
 package io.meshplan.calibrate;
 
+import io.meshplan.framework.TorchtitanKey;
 import io.meshplan.util.AsciiDigits;
 import io.meshplan.util.InputException;
 import java.util.ArrayList;
@@ -49,24 +50,24 @@ final class TorchtitanLog {
     }
     double perGpu = TrainingLogs.steadyMedian(file, tps, "'step: .. tps: ..'");
     Config c = new Config(file, cfg);
-    int tp = c.positive("parallelism.tensor_parallel_degree", 1);
-    int pp = c.positive("parallelism.pipeline_parallel_degree", 1);
-    int cp = c.positive("parallelism.context_parallel_degree", 1);
-    int shard = c.integer("parallelism.data_parallel_shard_degree", -1);
-    int replicate = c.positive("parallelism.data_parallel_replicate_degree", 1);
+    int tp = c.positive(TorchtitanKey.TENSOR_PARALLEL_DEGREE.path(), 1);
+    int pp = c.positive(TorchtitanKey.PIPELINE_PARALLEL_DEGREE.path(), 1);
+    int cp = c.positive(TorchtitanKey.CONTEXT_PARALLEL_DEGREE.path(), 1);
+    int shard = c.integer(TorchtitanKey.DATA_PARALLEL_SHARD_DEGREE.path(), -1);
+    int replicate = c.positive(TorchtitanKey.DATA_PARALLEL_REPLICATE_DEGREE.path(), 1);
     if (shard == 0 || shard < -1) {
       throw new InputException(file + ": [parallelism] data_parallel_shard_degree = " + shard
           + " is neither -1 (the rest of the GPUs) nor a positive degree");
     }
-    int local = c.cfg.containsKey("training.local_batch_size")
-        ? c.integer("training.local_batch_size", 0) : c.integer("training.batch_size", 0);
-    int seq = c.integer("training.seq_len", 0);
+    int local = c.cfg.containsKey(TorchtitanKey.LOCAL_BATCH_SIZE.path())
+        ? c.integer(TorchtitanKey.LOCAL_BATCH_SIZE.path(), 0) : c.integer(TorchtitanKey.BATCH_SIZE.path(), 0);
+    int seq = c.integer(TorchtitanKey.SEQ_LEN.path(), 0);
     if (local <= 0 || seq <= 0) {
       throw new InputException(c.file + ": its --config has no positive [training] "
           + "local_batch_size (or batch_size) and seq_len");
     }
     String recompute = recompute(c);
-    int micro = pp > 1 ? c.integer("parallelism.pipeline_parallel_microbatch_size", 1) : local;
+    int micro = pp > 1 ? c.integer(TorchtitanKey.PIPELINE_PARALLEL_MICROBATCH_SIZE.path(), 1) : local;
     long dpL = shard < 0 ? 0 : (long) shard * replicate;
     if (dpL > Integer.MAX_VALUE) {
       throw new InputException(file + ": [parallelism] data_parallel_shard_degree x "
@@ -74,8 +75,8 @@ final class TorchtitanLog {
     }
     int dp = (int) dpL;
     // job_config.py's Compile: off by default, components "model" and "loss" by default.
-    boolean compiledLoss = c.bool("compile.enable", false)
-        && c.names("compile.components", List.of("model", "loss")).contains("loss");
+    boolean compiledLoss = c.bool(TorchtitanKey.COMPILE_ENABLE.path(), false)
+        && c.names(TorchtitanKey.COMPILE_COMPONENTS.path(), List.of("model", "loss")).contains("loss");
     String preset = preset(c);
     // The experts' split of a mixture-of-experts flavor (expert_parallel_degree and
     // expert_tensor_parallel_degree, 1 and 1 by default), which a dense flavor does not use.
@@ -83,8 +84,8 @@ final class TorchtitanLog {
     RunParallel parallel = new RunParallel(tp, pp, dp, 1, micro, local, recompute, false,
         zeroStage(c, shard, replicate, cp, pp), true, false, false, true, RunSplit.NONE,
         compiledLoss, false, cp, cp > 1 && allGather(c), List.of(),
-        routed ? c.positive("parallelism.expert_parallel_degree", 1) : 1,
-        routed ? c.positive("parallelism.expert_tensor_parallel_degree", 1) : 1, false);
+        routed ? c.positive(TorchtitanKey.EXPERT_PARALLEL_DEGREE.path(), 1) : 1,
+        routed ? c.positive(TorchtitanKey.EXPERT_TENSOR_PARALLEL_DEGREE.path(), 1) : 1, false);
     // metrics.py: tps counts a data-parallel rank's tokens (the labels before the context split)
     // over the non-data-parallel GPUs, cp x tp x pp.
     double seconds = (double) local * seq / (perGpu * tp * pp * cp);
@@ -113,7 +114,7 @@ final class TorchtitanLog {
           + replicate + " with FSDP over the shard and context degrees is HSDP, which shards "
           + "within groups; no ZeRO stage meshplan prices states it");
     }
-    String policy = c.cfg.getOrDefault("parallelism.fsdp_reshard_after_forward", "default");
+    String policy = c.cfg.getOrDefault(TorchtitanKey.FSDP_RESHARD_AFTER_FORWARD.path(), "default");
     boolean reshard = switch (policy) {
       case "default" -> pp == 1;
       case "always" -> true;
@@ -138,7 +139,7 @@ final class TorchtitanLog {
    * alltoall} rotation is not one meshplan prices, and is refused.
    */
   private static boolean allGather(Config c) {
-    String method = c.cfg.getOrDefault("parallelism.context_parallel_rotate_method",
+    String method = c.cfg.getOrDefault(TorchtitanKey.CONTEXT_PARALLEL_ROTATE_METHOD.path(),
         "allgather");
     if (!method.equals("allgather")) {
       throw new InputException(c.file + ": [parallelism] context_parallel_rotate_method = \""
@@ -157,12 +158,12 @@ final class TorchtitanLog {
    * the compiler's memory budget is not a policy meshplan knows; both are refused.
    */
   private static String recompute(Config c) {
-    String mode = c.cfg.getOrDefault("activation_checkpoint.mode", "selective")
+    String mode = c.cfg.getOrDefault(TorchtitanKey.ACTIVATION_CHECKPOINT_MODE.path(), "selective")
         .toLowerCase(Locale.ROOT);
     return switch (mode) {
       case "none", "full" -> mode;
       case "selective" -> {
-        String option = c.cfg.getOrDefault("activation_checkpoint.selective_ac_option", "2");
+        String option = c.cfg.getOrDefault(TorchtitanKey.SELECTIVE_AC_OPTION.path(), "2");
         if (option.equals("op")) {
           yield "op";
         }
@@ -188,7 +189,7 @@ final class TorchtitanLog {
    * not price them.
    */
   private static String dtype(Config c) {
-    List<String> converters = c.names("model.converters", List.of());
+    List<String> converters = c.names(TorchtitanKey.MODEL_CONVERTERS.path(), List.of());
     if (converters.stream().anyMatch(n -> n.equals("mx") || n.contains(".mx"))) {
       throw new InputException(c.file + ": [model] converters = " + converters + " trains with "
           + "MX formats, which meshplan does not price; it prices float8 (tensor-wise scaling)");
@@ -196,7 +197,7 @@ final class TorchtitanLog {
     if (converters.contains("quantize.linear.float8") || converters.contains("float8")) {
       return "fp8";
     }
-    String param = c.cfg.getOrDefault("training.mixed_precision_param", "bfloat16");
+    String param = c.cfg.getOrDefault(TorchtitanKey.MIXED_PRECISION_PARAM.path(), "bfloat16");
     return switch (param) {
       case "bfloat16" -> "bf16";
       case "float32" -> "f32";
@@ -212,8 +213,8 @@ final class TorchtitanLog {
    * expert, every block routed).
    */
   private static String preset(Config c) {
-    String name = c.cfg.getOrDefault("model.name", "");
-    String flavor = c.cfg.getOrDefault("model.flavor", "");
+    String name = c.cfg.getOrDefault(TorchtitanKey.MODEL_NAME.path(), "");
+    String flavor = c.cfg.getOrDefault(TorchtitanKey.MODEL_FLAVOR.path(), "");
     if (name.equals("llama3") && List.of("8B", "70B", "405B").contains(flavor)
         || name.equals("qwen3") && List.of("30B-A3B", "235B-A22B").contains(flavor)) {
       return name + "-" + flavor.toLowerCase(Locale.ROOT);

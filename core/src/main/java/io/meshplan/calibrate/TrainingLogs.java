@@ -42,20 +42,56 @@ public final class TrainingLogs {
   public static TrainingRun read(Path file, Optional<Path> config) {
     List<String> lines = lines(file, InputFiles.readString(file, MAX_BYTES, "training log"));
     String name = file.toString();
-    if (MegatronLog.recognizes(lines)) {
-      return MegatronLog.parse(name, lines);
-    }
-    if (TorchtitanLog.recognizes(lines)) {
-      if (config.isEmpty()) {
-        throw new InputException(name + ": a torchtitan log does not state its job; give its "
-            + "TOML job config with --config");
+    for (Reader r : READERS) {
+      if (r.recognizes().test(lines)) {
+        return r.parser().parse(name, lines, config);
       }
-      String toml = InputFiles.readString(config.get(), InputFiles.CLUSTER_MAX_BYTES,
-          "torchtitan job config");
-      return TorchtitanLog.parse(name, lines, TomlSubset.parse(config.get().toString(), toml));
     }
-    throw new InputException(name + ": neither a Megatron-LM log (no '---- arguments ----' "
-        + "block) nor a torchtitan log (no 'step: N ... tps: N' lines)");
+    throw new InputException(name + ": neither " + String.join(" nor ",
+        READERS.stream().map(Reader::unlike).toList()));
+  }
+
+  /**
+   * One framework's log reader: how its logs are told apart and read.
+   *
+   * @param framework the framework's name, as {@link TrainingRun#framework} says it
+   * @param recognizes whether a log's lines are the framework's
+   * @param parser reads the run from the lines, with the job config when one was given
+   * @param unlike what a log that is not the framework's lacks, for the refusal of an unknown log
+   */
+  record Reader(String framework, java.util.function.Predicate<List<String>> recognizes,
+      Parser parser, String unlike) {}
+
+  /** Reads one run from a log's lines. */
+  @FunctionalInterface
+  interface Parser {
+    /**
+     * Reads the run.
+     *
+     * @param file the log's name for messages
+     * @param lines its lines
+     * @param config the job config given with it, if any
+     * @return the run
+     */
+    TrainingRun parse(String file, List<String> lines, Optional<Path> config);
+  }
+
+  /** The log readers, registered once, tried in this order. */
+  static final List<Reader> READERS = List.of(
+      new Reader("megatron", MegatronLog::recognizes, (f, l, c) -> MegatronLog.parse(f, l),
+          "a Megatron-LM log (no '---- arguments ----' block)"),
+      new Reader("torchtitan", TorchtitanLog::recognizes, TrainingLogs::torchtitan,
+          "a torchtitan log (no 'step: N ... tps: N' lines)"));
+
+  /** A torchtitan log, read with its TOML job config, which the log does not restate. */
+  private static TrainingRun torchtitan(String name, List<String> lines, Optional<Path> config) {
+    if (config.isEmpty()) {
+      throw new InputException(name + ": a torchtitan log does not state its job; give its "
+          + "TOML job config with --config");
+    }
+    String toml = InputFiles.readString(config.get(), InputFiles.CLUSTER_MAX_BYTES,
+        "torchtitan job config");
+    return TorchtitanLog.parse(name, lines, TomlSubset.parse(config.get().toString(), toml));
   }
 
   /** The text's lines, refused when one is longer than {@link #MAX_LINE}. */

@@ -2,38 +2,56 @@ package io.meshplan.export;
 
 import io.meshplan.util.InputException;
 import java.util.Locale;
+import java.util.function.Supplier;
 
-/** The training frameworks whose configuration {@link Exporter} writes. */
+/**
+ * The training frameworks whose configuration {@link Exporter} writes, registered once: each
+ * target's name on the command line, its output file and its writer. A new target is one {@link
+ * FrameworkWriter} and one line here; {@code export --to} and {@code plan --for} list and parse
+ * the targets from this enum.
+ */
 public enum ExportTarget {
   /** Megatron-LM command-line arguments, as a bash array to source. */
-  MEGATRON("megatron", "megatron-args.sh"),
+  MEGATRON("megatron", "megatron-args.sh", MegatronArgs::new),
   /**
    * A torchtitan config in its main branch's form: a Python module whose function returns a
    * {@code Trainer.Config} ({@link TorchtitanPython}); {@code --to torchtitan}'s default.
    */
-  TORCHTITAN("torchtitan", "meshplan_torchtitan.py"),
+  TORCHTITAN("torchtitan", "meshplan_torchtitan.py", TorchtitanPython::new),
   /**
    * A torchtitan job TOML for its release v0.2.2, the last that reads TOML ({@link
    * TorchtitanToml}).
    */
-  TORCHTITAN_V022("torchtitan", "torchtitan.toml"),
+  TORCHTITAN_V022("torchtitan", "torchtitan.toml", TorchtitanToml::new),
   /**
    * A bash file to source: the DeepSpeed configuration JSON, written as a heredoc, and the
    * Megatron-DeepSpeed arguments that give DeepSpeed its tensor and pipeline sizes.
    */
-  DEEPSPEED("deepspeed", "ds_launch.sh"),
+  DEEPSPEED("deepspeed", "ds_launch.sh", DeepSpeedConfig::new),
+  ACCELERATE("accelerate", "accelerate_fsdp.yaml", AccelerateFsdp::new),
   /**
    * An Alpa training program on Ray ({@link AlpaPipeshard}): a plan's stages as they were planned,
    * each on its own submesh with its own setting.
    */
-  ALPA("alpa", "meshplan_alpa.py");
+  ALPA("alpa", "meshplan_alpa.py", AlpaPipeshard::new);
 
   private final String label;
   private final String fileName;
+  private final Supplier<FrameworkWriter> writer;
 
-  ExportTarget(String label, String fileName) {
+  ExportTarget(String label, String fileName, Supplier<FrameworkWriter> writer) {
     this.label = label;
     this.fileName = fileName;
+    this.writer = writer;
+  }
+
+  /**
+   * The target's writer.
+   *
+   * @return a new writer (writers hold no state)
+   */
+  public FrameworkWriter writer() {
+    return writer.get();
   }
 
   /**

@@ -26,13 +26,7 @@ public final class Exporter {
    * @return its writer
    */
   public static FrameworkWriter writer(ExportTarget target) {
-    return switch (target) {
-      case MEGATRON -> new MegatronArgs();
-      case TORCHTITAN -> new TorchtitanPython();
-      case TORCHTITAN_V022 -> new TorchtitanToml();
-      case DEEPSPEED -> new DeepSpeedConfig();
-      case ALPA -> new AlpaPipeshard();
-    };
+    return target.writer();
   }
 
   /**

@@ -4,10 +4,11 @@ import java.util.Optional;
 
 /**
  * Writes one framework's configuration for a parallel configuration, and says what the framework
- * cannot express. Implementations are pure: no files, no printing.
+ * cannot express. Implementations are pure: no files, no printing. The writers are registered
+ * with their targets in {@link ExportTarget}, the one list of them; the interface is open so that
+ * a new target is its writer and that one line.
  */
-public sealed interface FrameworkWriter permits MegatronArgs, TorchtitanPython, TorchtitanToml,
-    DeepSpeedConfig, AlpaPipeshard {
+public interface FrameworkWriter {
   /**
    * What the framework cannot express about an input.
    *

@@ -1,5 +1,6 @@
 package io.meshplan.export;
 
+import io.meshplan.framework.MegatronArg;
 import io.meshplan.graph.DType;
 import io.meshplan.model.Fp8Training;
 import io.meshplan.model.Architecture;
@@ -241,38 +242,38 @@ public final class MegatronArgs implements FrameworkWriter {
     ParallelConfig c = input.config();
     ModelSpec m = input.model();
     List<List<String>> a = new ArrayList<>();
-    a.add(List.of("--tensor-model-parallel-size", Integer.toString(c.tensorParallel())));
-    a.add(List.of("--pipeline-model-parallel-size", Integer.toString(c.pipelineParallel())));
+    a.add(List.of(MegatronArg.TENSOR_MODEL_PARALLEL_SIZE.flag(), Integer.toString(c.tensorParallel())));
+    a.add(List.of(MegatronArg.PIPELINE_MODEL_PARALLEL_SIZE.flag(), Integer.toString(c.pipelineParallel())));
     pipelineStages(c, m, a);
     if (c.contextParallel() > 1) {
       // Megatron-LM's data-parallel size is world / (TP x PP x CP) (arguments.py:424-448).
-      a.add(List.of("--context-parallel-size", Integer.toString(c.contextParallel())));
-      a.add(List.of("--cp-comm-type", c.cpAllGather() ? "all_gather" : "p2p"));
+      a.add(List.of(MegatronArg.CONTEXT_PARALLEL_SIZE.flag(), Integer.toString(c.contextParallel())));
+      a.add(List.of(MegatronArg.CP_COMM_TYPE.flag(), c.cpAllGather() ? "all_gather" : "p2p"));
     }
-    a.add(List.of("--micro-batch-size", Integer.toString(c.microBatchSize())));
-    a.add(List.of("--global-batch-size", Integer.toString(c.globalBatchSize())));
+    a.add(List.of(MegatronArg.MICRO_BATCH_SIZE.flag(), Integer.toString(c.microBatchSize())));
+    a.add(List.of(MegatronArg.GLOBAL_BATCH_SIZE.flag(), Integer.toString(c.globalBatchSize())));
     if (c.sequenceParallel()) {
-      a.add(List.of("--sequence-parallel"));
+      a.add(List.of(MegatronArg.SEQUENCE_PARALLEL.flag()));
     }
     recompute(c, a);
     overlaps(input, a);
     if (c.zeroStage() == 1) {
-      a.add(List.of("--use-distributed-optimizer"));
+      a.add(List.of(MegatronArg.USE_DISTRIBUTED_OPTIMIZER.flag()));
     } else if (c.zeroStage() >= 2) {
       // Megatron-FSDP v1 runs on the distributed optimizer and sets it when it is missing.
-      a.add(List.of("--use-distributed-optimizer"));
-      a.add(List.of("--use-megatron-fsdp"));
-      a.add(List.of("--data-parallel-sharding-strategy",
+      a.add(List.of(MegatronArg.USE_DISTRIBUTED_OPTIMIZER.flag()));
+      a.add(List.of(MegatronArg.USE_MEGATRON_FSDP.flag()));
+      a.add(List.of(MegatronArg.DATA_PARALLEL_SHARDING_STRATEGY.flag(),
           c.zeroStage() == 2 ? "optim_grads" : "optim_grads_params"));
-      a.add(List.of("--ckpt-format", "fsdp_dtensor"));
-      a.add(List.of("--init-model-with-meta-device"));
+      a.add(List.of(MegatronArg.CKPT_FORMAT.flag(), "fsdp_dtensor"));
+      a.add(List.of(MegatronArg.INIT_MODEL_WITH_META_DEVICE.flag()));
     }
-    a.add(List.of("--num-layers", Integer.toString(m.layers())));
-    a.add(List.of("--hidden-size", Integer.toString(m.hidden())));
-    a.add(List.of("--ffn-hidden-size", Integer.toString(MegatronDeepseekArgs.denseFfn(m))));
-    a.add(List.of("--num-attention-heads", Integer.toString(m.heads())));
-    a.add(List.of("--seq-length", Integer.toString(m.seq())));
-    a.add(List.of("--max-position-embeddings", Integer.toString(
+    a.add(List.of(MegatronArg.NUM_LAYERS.flag(), Integer.toString(m.layers())));
+    a.add(List.of(MegatronArg.HIDDEN_SIZE.flag(), Integer.toString(m.hidden())));
+    a.add(List.of(MegatronArg.FFN_HIDDEN_SIZE.flag(), Integer.toString(MegatronDeepseekArgs.denseFfn(m))));
+    a.add(List.of(MegatronArg.NUM_ATTENTION_HEADS.flag(), Integer.toString(m.heads())));
+    a.add(List.of(MegatronArg.SEQ_LENGTH.flag(), Integer.toString(m.seq())));
+    a.add(List.of(MegatronArg.MAX_POSITION_EMBEDDINGS.flag(), Integer.toString(
         m.arch().positions() == Architecture.Positions.LEARNED ? m.arch().positionRows()
             : m.seq())));
     a.addAll(MegatronModelArgs.arguments(m));
@@ -280,7 +281,7 @@ public final class MegatronArgs implements FrameworkWriter {
     a.addAll(MegatronDeepseekArgs.mtp(m));
     // Megatron-Core's AttnBackend (flash, fused, unfused, local, auto; default auto): the kernel
     // the plan was priced with.
-    a.add(List.of("--attention-backend", input.attention().label()));
+    a.add(List.of(MegatronArg.ATTENTION_BACKEND.flag(), input.attention().label()));
     precision(m, a);
     return a;
   }
@@ -288,20 +289,20 @@ public final class MegatronArgs implements FrameworkWriter {
   /** The recomputation: selective with its modules unless they are the default, or full. */
   private static void recompute(ParallelConfig c, List<List<String>> a) {
     if (c.recompute() == Recompute.SELECTIVE) {
-      a.add(List.of("--recompute-granularity", "selective"));
+      a.add(List.of(MegatronArg.RECOMPUTE_GRANULARITY.flag(), "selective"));
       if (!c.recomputeModules().equals(io.meshplan.model.RecomputeModule.DEFAULT)) {
         // TransformerConfig.recompute_modules is Optional[List[str]]: argument_utils.py makes it
         // --recompute-modules with nargs '+', the module names one after another.
-        List<String> modules = new java.util.ArrayList<>(List.of("--recompute-modules"));
+        List<String> modules = new java.util.ArrayList<>(List.of(MegatronArg.RECOMPUTE_MODULES.flag()));
         modules.addAll(List.of(io.meshplan.model.RecomputeModule.labels(c.recomputeModules())
             .split(",")));
         a.add(modules);
       }
     } else if (c.recompute() == Recompute.FULL) {
       // Full recompute of every layer: keep each layer's input only (Korthikanti et al., sec. 5).
-      a.add(List.of("--recompute-granularity", "full"));
-      a.add(List.of("--recompute-method", "uniform"));
-      a.add(List.of("--recompute-num-layers", "1"));
+      a.add(List.of(MegatronArg.RECOMPUTE_GRANULARITY.flag(), "full"));
+      a.add(List.of(MegatronArg.RECOMPUTE_METHOD.flag(), "uniform"));
+      a.add(List.of(MegatronArg.RECOMPUTE_NUM_LAYERS.flag(), "1"));
     }
   }
 
@@ -315,18 +316,18 @@ public final class MegatronArgs implements FrameworkWriter {
     if (c.virtualStages() > 1 && c.unevenStages()) {
       // arguments.py refuses uneven stages with --num-layers-per-virtual-pipeline-stage
       // ("please use --num-virtual-stages-per-pipeline-rank ... when enable uneven pipeline").
-      a.add(List.of("--num-virtual-stages-per-pipeline-rank",
+      a.add(List.of(MegatronArg.NUM_VIRTUAL_STAGES_PER_PIPELINE_RANK.flag(),
           Integer.toString(c.virtualStages())));
     } else if (c.virtualStages() > 1) {
-      a.add(List.of("--num-layers-per-virtual-pipeline-stage",
+      a.add(List.of(MegatronArg.NUM_LAYERS_PER_VIRTUAL_PIPELINE_STAGE.flag(),
           Integer.toString(m.layers() / (c.pipelineParallel() * c.virtualStages()))));
     }
     if (c.firstStageLayers() > 0) {
-      a.add(List.of("--decoder-first-pipeline-num-layers",
+      a.add(List.of(MegatronArg.DECODER_FIRST_PIPELINE_NUM_LAYERS.flag(),
           Integer.toString(c.firstStageLayers())));
     }
     if (c.lastStageLayers() > 0) {
-      a.add(List.of("--decoder-last-pipeline-num-layers", Integer.toString(c.lastStageLayers())));
+      a.add(List.of(MegatronArg.DECODER_LAST_PIPELINE_NUM_LAYERS.flag(), Integer.toString(c.lastStageLayers())));
     }
     a.addAll(c.split().megatronArgs());
   }
@@ -336,16 +337,16 @@ public final class MegatronArgs implements FrameworkWriter {
     if (Fp8Training.on(m.dtype())) {
       // Transformer Engine's DelayedScaling with its own defaults (Megatron-Core's are an amax
       // history of 1, most_recent); FP8 needs TE's layers, Megatron's default implementation.
-      a.add(List.of("--bf16"));
-      a.add(List.of("--transformer-impl", "transformer_engine"));
-      a.add(List.of("--fp8-format", "hybrid"));
-      a.add(List.of("--fp8-recipe", "delayed"));
-      a.add(List.of("--fp8-amax-history-len", "1024"));
-      a.add(List.of("--fp8-amax-compute-algo", "max"));
+      a.add(List.of(MegatronArg.BF16.flag()));
+      a.add(List.of(MegatronArg.TRANSFORMER_IMPL.flag(), "transformer_engine"));
+      a.add(List.of(MegatronArg.FP8_FORMAT.flag(), "hybrid"));
+      a.add(List.of(MegatronArg.FP8_RECIPE.flag(), "delayed"));
+      a.add(List.of(MegatronArg.FP8_AMAX_HISTORY_LEN.flag(), "1024"));
+      a.add(List.of(MegatronArg.FP8_AMAX_COMPUTE_ALGO.flag(), "max"));
     } else if (m.dtype() == DType.BF16) {
-      a.add(List.of("--bf16"));
+      a.add(List.of(MegatronArg.BF16.flag()));
     } else if (m.dtype() == DType.F16) {
-      a.add(List.of("--fp16"));
+      a.add(List.of(MegatronArg.FP16.flag()));
     }
   }
 

@@ -1,5 +1,6 @@
 package io.meshplan.export;
 
+import io.meshplan.framework.MegatronArg;
 import io.meshplan.graph.DType;
 import io.meshplan.model.Architecture;
 import io.meshplan.model.Attention;
@@ -53,34 +54,34 @@ final class MegatronDeepSpeedArgs {
     ParallelConfig c = input.config();
     ModelSpec m = input.model();
     List<List<String>> a = new ArrayList<>();
-    a.add(List.of("--tensor-model-parallel-size", Integer.toString(c.tensorParallel())));
-    a.add(List.of("--pipeline-model-parallel-size", Integer.toString(c.pipelineParallel())));
+    a.add(List.of(MegatronArg.TENSOR_MODEL_PARALLEL_SIZE.flag(), Integer.toString(c.tensorParallel())));
+    a.add(List.of(MegatronArg.PIPELINE_MODEL_PARALLEL_SIZE.flag(), Integer.toString(c.pipelineParallel())));
     if (c.pipelineParallel() == 1) {
       a.add(List.of("--no-pipeline-parallel"));
     }
-    a.add(List.of("--micro-batch-size", Integer.toString(c.microBatchSize())));
-    a.add(List.of("--global-batch-size", Integer.toString(c.globalBatchSize())));
+    a.add(List.of(MegatronArg.MICRO_BATCH_SIZE.flag(), Integer.toString(c.microBatchSize())));
+    a.add(List.of(MegatronArg.GLOBAL_BATCH_SIZE.flag(), Integer.toString(c.globalBatchSize())));
     if (c.sequenceParallel()) {
-      a.add(List.of("--sequence-parallel"));
+      a.add(List.of(MegatronArg.SEQUENCE_PARALLEL.flag()));
     }
     if (c.recompute() != Recompute.NONE) {
-      a.add(List.of("--recompute-granularity", c.recompute().label()));
+      a.add(List.of(MegatronArg.RECOMPUTE_GRANULARITY.flag(), c.recompute().label()));
     }
-    a.add(List.of("--num-layers", Integer.toString(m.layers())));
-    a.add(List.of("--hidden-size", Integer.toString(m.hidden())));
-    a.add(List.of("--ffn-hidden-size", Integer.toString(m.ffn())));
-    a.add(List.of("--num-attention-heads", Integer.toString(m.heads())));
+    a.add(List.of(MegatronArg.NUM_LAYERS.flag(), Integer.toString(m.layers())));
+    a.add(List.of(MegatronArg.HIDDEN_SIZE.flag(), Integer.toString(m.hidden())));
+    a.add(List.of(MegatronArg.FFN_HIDDEN_SIZE.flag(), Integer.toString(m.ffn())));
+    a.add(List.of(MegatronArg.NUM_ATTENTION_HEADS.flag(), Integer.toString(m.heads())));
     a.add(List.of("--num-key-value-heads", Integer.toString(m.kvHeads())));
-    a.add(List.of("--seq-length", Integer.toString(m.seq())));
+    a.add(List.of(MegatronArg.SEQ_LENGTH.flag(), Integer.toString(m.seq())));
     a.addAll(architecture(m, c.tensorParallel()));
     if (input.attention() == Attention.FLASH) {
       a.add(List.of("--use-flash-attn-v2"));
     }
     if (!input.overlaps().gradAccumFusion()) {
-      a.add(List.of("--no-gradient-accumulation-fusion"));
+      a.add(List.of(MegatronArg.NO_GRADIENT_ACCUMULATION_FUSION.flag()));
     }
     if (m.dtype() == DType.F16 || m.dtype() == DType.BF16) {
-      a.add(List.of(m.dtype() == DType.F16 ? "--fp16" : "--bf16"));
+      a.add(List.of(m.dtype() == DType.F16 ? MegatronArg.FP16.flag() : MegatronArg.BF16.flag()));
     }
     a.add(List.of("--zero-stage", Integer.toString(c.zeroStage())));
     a.add(List.of("--optimizer", "adam", "--adam-beta1", number(TrainingGraphBuilder.BETA1),
@@ -114,30 +115,30 @@ final class MegatronDeepSpeedArgs {
     Numerics n = arch.numerics();
     List<List<String>> a = new ArrayList<>();
     boolean rotary = arch.positions() == Architecture.Positions.ROTARY;
-    a.add(List.of("--max-position-embeddings",
+    a.add(List.of(MegatronArg.MAX_POSITION_EMBEDDINGS.flag(),
         Integer.toString(rotary ? m.seq() : arch.positionRows())));
     if (rotary) {
       a.add(List.of("--use-rotary-position-embeddings", "--no-position-embedding"));
       a.add(List.of("--rotary-position-embeddings-theta", Long.toString((long) n.ropeTheta())));
       if (n.rotaryFraction() < 1) {
-        a.add(List.of("--rotary-percent", number(n.rotaryFraction())));
+        a.add(List.of(MegatronArg.ROTARY_PERCENT.flag(), number(n.rotaryFraction())));
       }
     }
     if (arch.mlp() == Architecture.Mlp.SWIGLU) {
-      a.add(List.of("--swiglu"));
+      a.add(List.of(MegatronArg.SWIGLU.flag()));
     }
     if (arch.norm() == Architecture.Norm.RMS) {
-      a.add(List.of("--normalization", "rmsnorm"));
+      a.add(List.of(MegatronArg.NORMALIZATION.flag(), "rmsnorm"));
     }
     a.add(List.of("--layernorm-epsilon", number(n.normEps())));
     if (!arch.tiedEmbeddings()) {
-      a.add(List.of("--untie-embeddings-and-output-weights"));
+      a.add(List.of(MegatronArg.UNTIE_EMBEDDINGS_AND_OUTPUT_WEIGHTS.flag()));
     }
     if (!arch.biases()) {
-      a.add(List.of("--disable-bias-linear"));
+      a.add(List.of(MegatronArg.DISABLE_BIAS_LINEAR.flag()));
     }
-    a.add(List.of("--attention-dropout", number(n.attentionDropout()),
-        "--hidden-dropout", number(n.hiddenDropout())));
+    a.add(List.of(MegatronArg.ATTENTION_DROPOUT.flag(), number(n.attentionDropout()),
+        MegatronArg.HIDDEN_DROPOUT.flag(), number(n.hiddenDropout())));
     a.add(List.of("--make-vocab-size-divisible-by", Integer.toString(m.vocab() / tp)));
     return a;
   }

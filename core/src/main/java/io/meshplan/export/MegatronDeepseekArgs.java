@@ -1,5 +1,6 @@
 package io.meshplan.export;
 
+import io.meshplan.framework.MegatronArg;
 import io.meshplan.model.Mla;
 import io.meshplan.model.ModelSpec;
 import io.meshplan.model.MoeShape;
@@ -117,26 +118,26 @@ final class MegatronDeepseekArgs {
     if (!mla.on()) {
       return a;
     }
-    a.add(List.of("--multi-latent-attention"));
+    a.add(List.of(MegatronArg.MULTI_LATENT_ATTENTION.flag()));
     if (mla.qLoraRank() > 0) {
-      a.add(List.of("--q-lora-rank", Integer.toString(mla.qLoraRank())));
+      a.add(List.of(MegatronArg.Q_LORA_RANK.flag(), Integer.toString(mla.qLoraRank())));
     }
-    a.add(List.of("--kv-lora-rank", Integer.toString(mla.kvLoraRank())));
-    a.add(List.of("--qk-head-dim", Integer.toString(mla.nopeDim())));
-    a.add(List.of("--qk-pos-emb-head-dim", Integer.toString(mla.ropeDim())));
-    a.add(List.of("--v-head-dim", Integer.toString(mla.valueDim())));
-    a.add(List.of("--qk-layernorm"));
+    a.add(List.of(MegatronArg.KV_LORA_RANK.flag(), Integer.toString(mla.kvLoraRank())));
+    a.add(List.of(MegatronArg.QK_HEAD_DIM.flag(), Integer.toString(mla.nopeDim())));
+    a.add(List.of(MegatronArg.QK_POS_EMB_HEAD_DIM.flag(), Integer.toString(mla.ropeDim())));
+    a.add(List.of(MegatronArg.V_HEAD_DIM.flag(), Integer.toString(mla.valueDim())));
+    a.add(List.of(MegatronArg.QK_LAYERNORM.flag()));
     if (m.arch().numerics().ropeScaling() instanceof io.meshplan.model.RopeScaling.Yarn y) {
-      a.add(List.of("--rope-type", "yarn"));
-      a.add(List.of("--rotary-scaling-factor", io.meshplan.model.RopeScaling.num(y.factor())));
-      a.add(List.of("--mscale", io.meshplan.model.RopeScaling.num(y.mscale())));
-      a.add(List.of("--mscale-all-dim", io.meshplan.model.RopeScaling.num(y.mscaleAllDim())));
+      a.add(List.of(MegatronArg.ROPE_TYPE.flag(), "yarn"));
+      a.add(List.of(MegatronArg.ROTARY_SCALING_FACTOR.flag(), io.meshplan.model.RopeScaling.num(y.factor())));
+      a.add(List.of(MegatronArg.MSCALE.flag(), io.meshplan.model.RopeScaling.num(y.mscale())));
+      a.add(List.of(MegatronArg.MSCALE_ALL_DIM.flag(), io.meshplan.model.RopeScaling.num(y.mscaleAllDim())));
     } else {
-      a.add(List.of("--rope-type", "rope"));
-      a.add(List.of("--no-rope-fusion"));
+      a.add(List.of(MegatronArg.ROPE_TYPE.flag(), "rope"));
+      a.add(List.of(MegatronArg.NO_ROPE_FUSION.flag()));
     }
     if (m.hidden() % m.heads() != 0) {
-      a.add(List.of("--kv-channels", Integer.toString(mla.valueDim())));
+      a.add(List.of(MegatronArg.KV_CHANNELS.flag(), Integer.toString(mla.valueDim())));
     }
     return a;
   }
@@ -152,7 +153,7 @@ final class MegatronDeepseekArgs {
     if (!moe.routed() || moe.denseLayers().isEmpty()) {
       return List.of();
     }
-    return List.of(List.of("--moe-layer-freq", pattern(moe, m.layers())));
+    return List.of(List.of(MegatronArg.MOE_LAYER_FREQ.flag(), pattern(moe, m.layers())));
   }
 
   /**
@@ -188,7 +189,7 @@ final class MegatronDeepseekArgs {
     if (depth == 0) {
       return List.of();
     }
-    return List.of(List.of("--mtp-num-layers", Integer.toString(depth)),
-        List.of("--mtp-loss-scaling-factor", MTP_LOSS_SCALE));
+    return List.of(List.of(MegatronArg.MTP_NUM_LAYERS.flag(), Integer.toString(depth)),
+        List.of(MegatronArg.MTP_LOSS_SCALING_FACTOR.flag(), MTP_LOSS_SCALE));
   }
 }

@@ -1,6 +1,7 @@
 package io.meshplan.export;
 
 import io.meshplan.cluster.FusedAttentionKernels;
+import io.meshplan.framework.MegatronArg;
 import io.meshplan.model.Architecture;
 import io.meshplan.model.AttentionShape;
 import io.meshplan.model.ModelSpec;
@@ -111,10 +112,10 @@ final class MegatronExpertArgs {
     AttentionShape attn = m.arch().attn();
     List<List<String>> a = new ArrayList<>();
     if (attn.headDim() > 0) {
-      a.add(List.of("--kv-channels", Integer.toString(attn.headDim())));
+      a.add(List.of(MegatronArg.KV_CHANNELS.flag(), Integer.toString(attn.headDim())));
     }
     if (attn.qkNorm() == AttentionShape.QkNorm.PER_HEAD) {
-      a.add(List.of("--qk-layernorm"));
+      a.add(List.of(MegatronArg.QK_LAYERNORM.flag()));
     }
     a.addAll(MegatronDeepseekArgs.attention(m));
     MoeShape moe = m.arch().moe();
@@ -122,26 +123,26 @@ final class MegatronExpertArgs {
       return a;
     }
     ParallelConfig c = input.config();
-    a.add(List.of("--num-experts", Integer.toString(moe.experts())));
-    a.add(List.of("--moe-router-topk", Integer.toString(moe.topK())));
+    a.add(List.of(MegatronArg.NUM_EXPERTS.flag(), Integer.toString(moe.experts())));
+    a.add(List.of(MegatronArg.MOE_ROUTER_TOPK.flag(), Integer.toString(moe.topK())));
     if (moe.topK() == 1) {
-      a.add(List.of("--moe-router-pre-softmax"));
+      a.add(List.of(MegatronArg.MOE_ROUTER_PRE_SOFTMAX.flag()));
     }
-    a.add(List.of("--moe-ffn-hidden-size", Integer.toString(moe.expertFfn())));
+    a.add(List.of(MegatronArg.MOE_FFN_HIDDEN_SIZE.flag(), Integer.toString(moe.expertFfn())));
     a.addAll(MegatronDeepseekArgs.layerPattern(m));
     if (moe.sharedFfn() > 0) {
-      a.add(List.of("--moe-shared-expert-intermediate-size", Integer.toString(moe.sharedFfn())));
+      a.add(List.of(MegatronArg.MOE_SHARED_EXPERT_INTERMEDIATE_SIZE.flag(), Integer.toString(moe.sharedFfn())));
     }
-    a.add(List.of("--expert-model-parallel-size", Integer.toString(c.expertParallel())));
-    a.add(List.of("--expert-tensor-parallel-size", Integer.toString(c.expertTensorParallel())));
-    a.add(List.of("--moe-token-dispatcher-type", "alltoall"));
-    a.add(List.of("--moe-router-load-balancing-type", "aux_loss"));
-    a.add(List.of("--moe-aux-loss-coeff", AUX_LOSS_COEFF));
+    a.add(List.of(MegatronArg.EXPERT_MODEL_PARALLEL_SIZE.flag(), Integer.toString(c.expertParallel())));
+    a.add(List.of(MegatronArg.EXPERT_TENSOR_PARALLEL_SIZE.flag(), Integer.toString(c.expertTensorParallel())));
+    a.add(List.of(MegatronArg.MOE_TOKEN_DISPATCHER_TYPE.flag(), "alltoall"));
+    a.add(List.of(MegatronArg.MOE_ROUTER_LOAD_BALANCING_TYPE.flag(), "aux_loss"));
+    a.add(List.of(MegatronArg.MOE_AUX_LOSS_COEFF.flag(), AUX_LOSS_COEFF));
     if (moe.capacityFactor() > 0) {
-      a.add(List.of("--moe-expert-capacity-factor", number(moe.capacityFactor())));
+      a.add(List.of(MegatronArg.MOE_EXPERT_CAPACITY_FACTOR.flag(), number(moe.capacityFactor())));
     }
     if (FusedAttentionKernels.of(input.cluster().gpu()).isPresent()) {
-      a.add(List.of("--moe-grouped-gemm"));
+      a.add(List.of(MegatronArg.MOE_GROUPED_GEMM.flag()));
     }
     return a;
   }

@@ -1,5 +1,6 @@
 package io.meshplan.export;
 
+import io.meshplan.framework.MegatronArg;
 import io.meshplan.model.Architecture;
 import io.meshplan.model.AttentionShape;
 import io.meshplan.model.ModelSpec;
@@ -147,31 +148,31 @@ final class MegatronModelArgs {
     Architecture arch = m.arch();
     List<List<String>> a = new ArrayList<>();
     if (arch.mlp() == Architecture.Mlp.SWIGLU) {
-      a.add(List.of("--swiglu"));
+      a.add(List.of(MegatronArg.SWIGLU.flag()));
     }
     if (arch.norm() == Architecture.Norm.RMS) {
-      a.add(List.of("--normalization", "RMSNorm"));
+      a.add(List.of(MegatronArg.NORMALIZATION.flag(), "RMSNorm"));
     }
-    a.add(List.of("--norm-epsilon", RopeScaling.num(arch.numerics().normEps())));
+    a.add(List.of(MegatronArg.NORM_EPSILON.flag(), RopeScaling.num(arch.numerics().normEps())));
     positions(m, a);
     if (!arch.tiedEmbeddings()) {
-      a.add(List.of("--untie-embeddings-and-output-weights"));
+      a.add(List.of(MegatronArg.UNTIE_EMBEDDINGS_AND_OUTPUT_WEIGHTS.flag()));
     }
     if (!arch.biases()) {
-      a.add(List.of("--disable-bias-linear"));
+      a.add(List.of(MegatronArg.DISABLE_BIAS_LINEAR.flag()));
       if (arch.attn().qkvBias()) {
-        a.add(List.of("--add-qkv-bias"));
+        a.add(List.of(MegatronArg.ADD_QKV_BIAS.flag()));
       }
     }
     if (m.kvHeads() < m.heads()) {
-      a.add(List.of("--group-query-attention"));
-      a.add(List.of("--num-query-groups", Integer.toString(m.kvHeads())));
+      a.add(List.of(MegatronArg.GROUP_QUERY_ATTENTION.flag()));
+      a.add(List.of(MegatronArg.NUM_QUERY_GROUPS.flag(), Integer.toString(m.kvHeads())));
     }
     a.addAll(window(m));
     // TransformerConfig's attention_dropout and hidden_dropout default to 0.1.
-    a.add(List.of("--attention-dropout", RopeScaling.num(arch.numerics().attentionDropout())));
-    a.add(List.of("--hidden-dropout", RopeScaling.num(arch.numerics().hiddenDropout())));
-    a.add(List.of("--padded-vocab-size", Integer.toString(m.vocab())));
+    a.add(List.of(MegatronArg.ATTENTION_DROPOUT.flag(), RopeScaling.num(arch.numerics().attentionDropout())));
+    a.add(List.of(MegatronArg.HIDDEN_DROPOUT.flag(), RopeScaling.num(arch.numerics().hiddenDropout())));
+    a.add(List.of(MegatronArg.PADDED_VOCAB_SIZE.flag(), Integer.toString(m.vocab())));
     return a;
   }
 
@@ -179,31 +180,31 @@ final class MegatronModelArgs {
   private static void positions(ModelSpec m, List<List<String>> a) {
     Architecture arch = m.arch();
     if (arch.positions() != Architecture.Positions.ROTARY) {
-      a.add(List.of("--position-embedding-type", "learned_absolute"));
+      a.add(List.of(MegatronArg.POSITION_EMBEDDING_TYPE.flag(), "learned_absolute"));
       return;
     }
     Numerics n = arch.numerics();
     RopeScaling s = n.ropeScaling();
     boolean yarn = s instanceof RopeScaling.Yarn && !arch.attn().mla().on();
-    a.add(List.of("--position-embedding-type", yarn ? "yarn" : "rope"));
-    a.add(List.of("--rotary-base", Long.toString((long) n.ropeTheta())));
+    a.add(List.of(MegatronArg.POSITION_EMBEDDING_TYPE.flag(), yarn ? "yarn" : "rope"));
+    a.add(List.of(MegatronArg.ROTARY_BASE.flag(), Long.toString((long) n.ropeTheta())));
     if (n.rotaryFraction() < 1) {
-      a.add(List.of("--rotary-percent", RopeScaling.num(n.rotaryFraction())));
+      a.add(List.of(MegatronArg.ROTARY_PERCENT.flag(), RopeScaling.num(n.rotaryFraction())));
     }
     if (s instanceof RopeScaling.Llama3) {
-      a.add(List.of("--use-rope-scaling"));
+      a.add(List.of(MegatronArg.USE_ROPE_SCALING.flag()));
     }
     if (yarn) {
       RopeScaling.Yarn y = (RopeScaling.Yarn) s;
-      a.add(List.of("--rotary-scaling-factor", RopeScaling.num(y.factor())));
-      a.add(List.of("--yarn-original-max-position-embeddings",
+      a.add(List.of(MegatronArg.ROTARY_SCALING_FACTOR.flag(), RopeScaling.num(y.factor())));
+      a.add(List.of(MegatronArg.YARN_ORIGINAL_MAX_POSITION_EMBEDDINGS.flag(),
           Integer.toString(y.originalMax())));
-      a.add(List.of("--yarn-beta-fast", RopeScaling.num(y.betaFast())));
-      a.add(List.of("--yarn-beta-slow", RopeScaling.num(y.betaSlow())));
-      a.add(List.of("--mscale", RopeScaling.num(y.mscale())));
-      a.add(List.of("--mscale-all-dim", RopeScaling.num(y.mscaleAllDim())));
+      a.add(List.of(MegatronArg.YARN_BETA_FAST.flag(), RopeScaling.num(y.betaFast())));
+      a.add(List.of(MegatronArg.YARN_BETA_SLOW.flag(), RopeScaling.num(y.betaSlow())));
+      a.add(List.of(MegatronArg.MSCALE.flag(), RopeScaling.num(y.mscale())));
+      a.add(List.of(MegatronArg.MSCALE_ALL_DIM.flag(), RopeScaling.num(y.mscaleAllDim())));
       if (!y.truncate()) {
-        a.add(List.of("--no-yarn-correction-range-round-to-int"));
+        a.add(List.of(MegatronArg.NO_YARN_CORRECTION_RANGE_ROUND_TO_INT.flag()));
       }
     }
   }
@@ -215,11 +216,11 @@ final class MegatronModelArgs {
       return List.of();
     }
     List<List<String>> a = new ArrayList<>();
-    a.add(List.of("--window-size", (at.window() - 1) + ",0"));
+    a.add(List.of(MegatronArg.WINDOW_SIZE.flag(), (at.window() - 1) + ",0"));
     if (at.windowFrom() > 0) {
-      a.add(List.of("--window-attn-skip-freq", pattern(at, m.layers())));
+      a.add(List.of(MegatronArg.WINDOW_ATTN_SKIP_FREQ.flag(), pattern(at, m.layers())));
     } else if (at.globalEvery() > 0) {
-      a.add(List.of("--window-attn-skip-freq", Integer.toString(at.globalEvery())));
+      a.add(List.of(MegatronArg.WINDOW_ATTN_SKIP_FREQ.flag(), Integer.toString(at.globalEvery())));
     }
     return a;
   }

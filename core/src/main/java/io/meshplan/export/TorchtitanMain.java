@@ -73,13 +73,7 @@ final class TorchtitanMain {
    * @throws java.util.NoSuchElementException when no flavor has them
    */
   static String recipe(ModelSpec m) {
-    if (TorchtitanDeepseekV3.matches(m)) {
-      return TorchtitanDeepseekV3.RECIPE;
-    }
-    if (TorchtitanQwen3Moe.flavor(m).isPresent()) {
-      return TorchtitanQwen3Moe.RECIPE;
-    }
-    return RECIPES.get(TorchtitanV022.flavor(m).orElseThrow().name());
+    return TorchtitanFlavors.of(m).orElseThrow().recipe();
   }
 
   /**
@@ -90,8 +84,7 @@ final class TorchtitanMain {
    *     flavor, else {@code llama3}
    */
   static String family(ModelSpec m) {
-    return TorchtitanDeepseekV3.matches(m) ? "deepseek_v3"
-        : TorchtitanQwen3Moe.flavor(m).isPresent() ? "qwen3" : "llama3";
+    return TorchtitanFlavors.of(m).map(TorchtitanFlavors.Flavor::model).orElse("llama3");
   }
 
   /**
@@ -102,11 +95,7 @@ final class TorchtitanMain {
    * @throws java.util.NoSuchElementException when no flavor has them
    */
   static String flavorName(ModelSpec m) {
-    if (TorchtitanDeepseekV3.matches(m)) {
-      return TorchtitanDeepseekV3.FLAVOR;
-    }
-    return TorchtitanQwen3Moe.flavor(m).map(TorchtitanQwen3Moe.Flavor::name)
-        .orElseGet(() -> TorchtitanV022.flavor(m).orElseThrow().name());
+    return TorchtitanFlavors.of(m).orElseThrow().name();
   }
 
   /**

@@ -3,6 +3,7 @@ package io.meshplan.export;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.dataformat.toml.TomlMapper;
+import io.meshplan.framework.TorchtitanKey;
 import io.meshplan.graph.DType;
 import io.meshplan.model.Fp8Training;
 import io.meshplan.model.ModelSpec;
@@ -317,7 +318,7 @@ public final class TorchtitanToml implements FrameworkWriter {
     if (c.recompute() == Recompute.OP) {
       // job_config.py's ActivationCheckpoint: "op" for per-op checkpointing, an integer n for
       // every nth layer (its default, "2").
-      ac.put("selective_ac_option", "op");
+      ac.put(TorchtitanKey.SELECTIVE_AC_OPTION.key(), "op");
     }
     StringBuilder sb = new StringBuilder();
     appendHeader(sb, input, fsdp);
@@ -337,20 +338,20 @@ public final class TorchtitanToml implements FrameworkWriter {
   /** The {@code [parallelism]} table: data-parallel flavour, degrees and pipeline schedule. */
   private static void putParallelism(ObjectNode p, ParallelConfig c, ModelSpec m, boolean fsdp,
       boolean gpipe) {
-    p.put("data_parallel_replicate_degree", fsdp ? 1 : c.dataParallel());
-    p.put("data_parallel_shard_degree", fsdp ? c.dataParallel() : 1);
+    p.put(TorchtitanKey.DATA_PARALLEL_REPLICATE_DEGREE.key(), fsdp ? 1 : c.dataParallel());
+    p.put(TorchtitanKey.DATA_PARALLEL_SHARD_DEGREE.key(), fsdp ? c.dataParallel() : 1);
     if (fsdp) {
-      p.put("fsdp_reshard_after_forward", c.pipelineParallel() > 1 ? "never" : "always");
+      p.put(TorchtitanKey.FSDP_RESHARD_AFTER_FORWARD.key(), c.pipelineParallel() > 1 ? "never" : "always");
     }
-    p.put("tensor_parallel_degree", c.tensorParallel());
-    p.put("context_parallel_degree", c.contextParallel());
+    p.put(TorchtitanKey.TENSOR_PARALLEL_DEGREE.key(), c.tensorParallel());
+    p.put(TorchtitanKey.CONTEXT_PARALLEL_DEGREE.key(), c.contextParallel());
     if (c.contextParallel() > 1) {
       // The defaults, stated: 2 x cp chunks, each rank a head and a tail one (Megatron-Core's
       // causal balance), and the keys and values all-gathered (job_config.py:431, 446).
       p.put("context_parallel_load_balancer", "headtail");
-      p.put("context_parallel_rotate_method", "allgather");
+      p.put(TorchtitanKey.CONTEXT_PARALLEL_ROTATE_METHOD.key(), "allgather");
     }
-    p.put("pipeline_parallel_degree", c.pipelineParallel());
+    p.put(TorchtitanKey.PIPELINE_PARALLEL_DEGREE.key(), c.pipelineParallel());
     if (c.pipelineParallel() > 1) {
       // PyTorch's pipelining schedule names, which torchtitan passes to get_schedule_class.
       p.put("pipeline_parallel_schedule", c.virtualStages() > 1 ? "Interleaved1F1B"
@@ -366,7 +367,7 @@ public final class TorchtitanToml implements FrameworkWriter {
         p.put("pipeline_parallel_layers_per_stage",
             m.layers() / (c.pipelineParallel() * c.virtualStages()));
       }
-      p.put("pipeline_parallel_microbatch_size", c.microBatchSize());
+      p.put(TorchtitanKey.PIPELINE_PARALLEL_MICROBATCH_SIZE.key(), c.microBatchSize());
     }
   }
 
@@ -429,11 +430,11 @@ public final class TorchtitanToml implements FrameworkWriter {
     // torchtitan accumulates gradients over global / (local * dp) steps. With a pipeline, the
     // local batch is the rank's whole share, split into microbatches by the schedule; without
     // one, the local batch is the microbatch and accumulation supplies the rest.
-    t.put("local_batch_size", c.pipelineParallel() > 1
+    t.put(TorchtitanKey.LOCAL_BATCH_SIZE.key(), c.pipelineParallel() > 1
         ? c.globalBatchSize() / c.dataParallel() : c.microBatchSize());
     t.put("global_batch_size", c.globalBatchSize());
-    t.put("seq_len", m.seq());
-    t.put("mixed_precision_param", m.dtype() == DType.BF16 || Fp8Training.on(m.dtype())
+    t.put(TorchtitanKey.SEQ_LEN.key(), m.seq());
+    t.put(TorchtitanKey.MIXED_PRECISION_PARAM.key(), m.dtype() == DType.BF16 || Fp8Training.on(m.dtype())
         ? "bfloat16" : "float32");
     // Placeholders to edit, as torchtitan v0.2.2's own llama3 train configs set them
     // (models/llama3/train_configs/llama3_70b.toml:35-36; job_config.py:244, 267).

@@ -230,12 +230,7 @@ public final class HfConfigReader {
     HfSequence seq = HfSequence.of(text, where, maxPos);
     Common c = new Common(name, layers, hidden, heads, vocab, maxPos, seq.tokens(), dtype);
     try {
-      ModelSpec spec = switch (type) {
-        case "llama", "mistral" -> llama(f, c);
-        case "gpt_neox" -> gptNeox(f, c);
-        case "opt" -> opt(f, c);
-        default -> HfFamilies.read(type, f, c);
-      };
+      ModelSpec spec = HfRegistry.find(type).orElseThrow().reader().read(type, f, c);
       return new HfConfig(spec, warnings, seq.note());
     } catch (IllegalArgumentException e) {
       throw new InputException(where + ": " + e.getMessage(), e);
@@ -263,12 +258,11 @@ public final class HfConfigReader {
   }
 
   /** Llama and Mistral: SwiGLU, RMSNorm, rotary positions, grouped-query attention. */
-  private static ModelSpec llama(HfFields f, Common c) {
+  static ModelSpec llama(String type, HfFields f, Common c) {
     JsonNode root = f.root();
     int kv = root.has("num_key_value_heads") && !root.get("num_key_value_heads").isNull()
         ? f.positive("num_key_value_heads") : c.heads();
     boolean tied = f.bool("tie_word_embeddings", false);
-    String type = f.string("model_type");
     return new ModelSpec(c.name(), ModelSpec.Family.LLAMA, c.layers(), c.hidden(), c.heads(), kv,
         f.positive("intermediate_size"), c.vocab(), c.seq(), DEFAULT_BATCH, c.dtype(),
         new Architecture(Architecture.Mlp.SWIGLU, Architecture.Norm.RMS,
@@ -278,7 +272,7 @@ public final class HfConfigReader {
   }
 
   /** GPT-NeoX (Pythia): GELU, LayerNorm, rotary positions, biases. */
-  private static ModelSpec gptNeox(HfFields f, Common c) {
+  static ModelSpec gptNeox(HfFields f, Common c) {
     boolean tied = f.bool("tie_word_embeddings", false);
     return new ModelSpec(c.name(), ModelSpec.Family.GPT, c.layers(), c.hidden(), c.heads(),
         c.heads(), f.positive("intermediate_size"), c.vocab(), c.seq(), DEFAULT_BATCH, c.dtype(),
@@ -288,7 +282,7 @@ public final class HfConfigReader {
   }
 
   /** OPT: learned positions; embedding projections (opt-350m) are refused. */
-  private static ModelSpec opt(HfFields f, Common c) {
+  static ModelSpec opt(HfFields f, Common c) {
     int proj = f.positive("word_embed_proj_dim");
     if (proj != c.hidden()) {
       throw new InputException(f.where() + ": word_embed_proj_dim " + proj

@@ -9,10 +9,9 @@ import java.util.Set;
 import java.util.TreeSet;
 
 /**
- * The Hugging Face decoder families {@link HfConfigReader} reads besides LLaMA, Mistral, GPT-NeoX
- * and OPT: for each, the defaults of its transformers configuration class ({@code
- * models/<family>/configuration_<family>.py}) for the fields {@code config.json} may leave out,
- * the layer design its modeling file builds, and the fields meshplan knows. A field outside that
+ * The reader of the Hugging Face decoder families {@link HfConfigReader} reads besides LLaMA,
+ * Mistral, GPT-NeoX and OPT: the layer design each modeling file builds. Their defaults and the
+ * fields meshplan knows are registered with each family ({@link HfRegistry}); a field outside that
  * list may change the model's cost, so the reader names it in a warning.
  */
 final class HfFamilies {
@@ -28,55 +27,11 @@ final class HfFamilies {
       "num_key_value_heads", "max_position_embeddings", "auto_map", "rope_parameters",
       "partial_rotary_factor");
 
-  /** The families, by {@code model_type}. */
-  static final Map<String, Set<String>> KNOWN = Map.ofEntries(
-      Map.entry("qwen2", Set.of("use_sliding_window", "sliding_window", "max_window_layers",
-          "layer_types", "use_mrope")),
-      Map.entry("qwen3", Set.of("head_dim", "attention_bias", "use_sliding_window",
-          "sliding_window", "max_window_layers", "layer_types")),
-      Map.entry("gemma2", Set.of("head_dim", "hidden_activation", "attention_bias",
-          "query_pre_attn_scalar", "sliding_window", "sliding_window_size",
-          "final_logit_softcapping", "attn_logit_softcapping", "cache_implementation",
-          "layer_types")),
-      Map.entry("gemma3_text", Set.of("head_dim", "hidden_activation", "attention_bias",
-          "query_pre_attn_scalar", "sliding_window", "sliding_window_pattern", "layer_types",
-          "final_logit_softcapping", "attn_logit_softcapping", "rope_local_base_freq",
-          "cache_implementation")),
-      Map.entry("phi3", Set.of("attention_bias", "resid_pdrop", "embd_pdrop", "sliding_window",
-          "original_max_position_embeddings")),
-      Map.entry("olmo2", Set.of("attention_bias")),
-      Map.entry("granite", Set.of("attention_bias", "mlp_bias", "embedding_multiplier",
-          "logits_scaling", "residual_multiplier", "attention_multiplier")),
-      Map.entry("starcoder2", Set.of("use_bias", "sliding_window", "norm_epsilon",
-          "layer_norm_epsilon", "residual_dropout", "embedding_dropout", "norm_type",
-          "mlp_type")),
-      // The router's auxiliary loss and jitter cost a few operations per token and expert.
-      Map.entry("mixtral", Set.of("head_dim", "sliding_window", "num_local_experts",
-          "num_experts_per_tok", "output_router_logits", "router_aux_loss_coef",
-          "router_jitter_noise")),
-      // max_window_layers is in the released configs but the Qwen3-MoE modeling file does not
-      // read it; norm_topk_prob rescales k weights per token.
-      Map.entry("qwen3_moe", Set.of("head_dim", "attention_bias", "use_sliding_window",
-          "sliding_window", "max_window_layers", "num_experts", "num_experts_per_tok",
-          "moe_intermediate_size", "decoder_sparse_step", "mlp_only_layers", "norm_topk_prob",
-          "output_router_logits", "router_aux_loss_coef")),
-      // swiglu_limit clamps the experts' gate and up values; initial_context_length is the
-      // rotary table's length before YaRN.
-      Map.entry("gpt_oss", Set.of("head_dim", "attention_bias", "sliding_window", "layer_types",
-          "num_local_experts", "num_experts_per_tok", "experts_per_token",
-          "output_router_logits", "router_aux_loss_coef", "swiglu_limit",
-          "initial_context_length")),
-      // The router's scoring (sigmoid, group-limited top-k, balancing bias) and scaling cost a
-      // few operations per token and expert; head_dim is transformers' name for the rotary
-      // part; quantization_config and ep_size describe the released checkpoint and its
-      // inference, not the model trained.
-      Map.entry("deepseek_v3", Set.of("attention_bias", "q_lora_rank", "kv_lora_rank",
-          "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "head_dim", "n_routed_experts",
-          "n_shared_experts", "num_experts_per_tok", "moe_intermediate_size",
-          "first_k_dense_replace", "moe_layer_freq", "num_nextn_predict_layers",
-          "routed_scaling_factor", "n_group", "topk_group", "topk_method", "scoring_func",
-          "norm_topk_prob", "aux_loss_alpha", "seq_aux", "ep_size", "rope_interleave",
-          "quantization_config", "pretraining_tp")));
+  /** The families' own known fields, by {@code model_type} ({@link HfFamily#known}). */
+  static final Map<String, Set<String>> KNOWN = HfRegistry.ALL.stream()
+      .filter(f -> f.known().isPresent())
+      .collect(java.util.stream.Collectors.toUnmodifiableMap(HfFamily::modelType,
+          f -> f.known().orElseThrow()));
 
   private HfFamilies() {}
 
@@ -84,59 +39,10 @@ final class HfFamilies {
    * The transformers defaults of a family's size fields, for fields the config leaves out.
    *
    * @param type the {@code model_type}
-   * @return field to default
+   * @return field to default ({@link HfFamily#defaults})
    */
   static Map<String, Object> defaults(String type) {
-    return switch (type) {
-      case "qwen2", "qwen3" -> Map.of("vocab_size", 151936, "hidden_size", 4096,
-          "intermediate_size", 22016, "num_hidden_layers", 32, "num_attention_heads", 32,
-          "max_position_embeddings", 32768, "head_dim", 128, "sliding_window", 4096,
-          "max_window_layers", 28, "num_key_value_heads", 32);
-      case "gemma2" -> Map.of("vocab_size", 256000, "hidden_size", 2304, "intermediate_size",
-          9216, "num_hidden_layers", 26, "num_attention_heads", 8, "num_key_value_heads", 4,
-          "head_dim", 256, "max_position_embeddings", 8192, "sliding_window", 4096,
-          "tie_word_embeddings", true);
-      case "gemma3_text" -> Map.of("vocab_size", 262208, "hidden_size", 2304,
-          "intermediate_size", 9216, "num_hidden_layers", 26, "num_attention_heads", 8,
-          "num_key_value_heads", 4, "head_dim", 256, "max_position_embeddings", 131072,
-          "sliding_window", 4096, "tie_word_embeddings", true);
-      case "phi3" -> Map.of("vocab_size", 32064, "hidden_size", 3072, "intermediate_size", 8192,
-          "num_hidden_layers", 32, "num_attention_heads", 32, "max_position_embeddings", 4096);
-      case "olmo2", "granite" -> Map.of("vocab_size", type.equals("olmo2") ? 50304 : 32000,
-          "hidden_size", 4096, "intermediate_size", 11008, "num_hidden_layers", 32,
-          "num_attention_heads", 32, "max_position_embeddings", 2048);
-      case "starcoder2" -> Map.of("vocab_size", 49152, "hidden_size", 3072, "intermediate_size",
-          12288, "num_hidden_layers", 30, "num_attention_heads", 24, "num_key_value_heads", 2,
-          "max_position_embeddings", 4096, "tie_word_embeddings", true);
-      case "mixtral" -> Map.of("vocab_size", 32000, "hidden_size", 4096, "intermediate_size",
-          14336, "num_hidden_layers", 32, "num_attention_heads", 32, "num_key_value_heads", 8,
-          "max_position_embeddings", 4096 * 32, "num_local_experts", 8, "num_experts_per_tok",
-          2);
-      case "qwen3_moe" -> Map.ofEntries(Map.entry("vocab_size", 151936),
-          Map.entry("hidden_size", 2048), Map.entry("intermediate_size", 6144),
-          Map.entry("num_hidden_layers", 24), Map.entry("num_attention_heads", 32),
-          Map.entry("num_key_value_heads", 4), Map.entry("max_position_embeddings", 32768),
-          Map.entry("sliding_window", 4096), Map.entry("moe_intermediate_size", 768),
-          Map.entry("num_experts_per_tok", 8), Map.entry("num_experts", 128),
-          Map.entry("decoder_sparse_step", 1));
-      case "gpt_oss" -> Map.ofEntries(Map.entry("num_hidden_layers", 36),
-          Map.entry("num_local_experts", 128), Map.entry("vocab_size", 201088),
-          Map.entry("hidden_size", 2880), Map.entry("intermediate_size", 2880),
-          Map.entry("head_dim", 64), Map.entry("num_attention_heads", 64),
-          Map.entry("num_key_value_heads", 8), Map.entry("sliding_window", 128),
-          Map.entry("max_position_embeddings", 131072), Map.entry("num_experts_per_tok", 4),
-          Map.entry("attention_bias", true));
-      case "deepseek_v3" -> Map.ofEntries(Map.entry("vocab_size", 129280),
-          Map.entry("hidden_size", 7168), Map.entry("intermediate_size", 18432),
-          Map.entry("moe_intermediate_size", 2048), Map.entry("num_hidden_layers", 61),
-          Map.entry("num_attention_heads", 128), Map.entry("num_key_value_heads", 128),
-          Map.entry("n_shared_experts", 1), Map.entry("n_routed_experts", 256),
-          Map.entry("kv_lora_rank", 512), Map.entry("q_lora_rank", 1536),
-          Map.entry("qk_rope_head_dim", 64), Map.entry("v_head_dim", 128),
-          Map.entry("qk_nope_head_dim", 128), Map.entry("num_experts_per_tok", 8),
-          Map.entry("first_k_dense_replace", 3), Map.entry("max_position_embeddings", 4096));
-      default -> Map.of();
-    };
+    return HfRegistry.find(type).map(HfFamily::defaults).orElse(Map.of());
   }
 
   /**

@@ -154,9 +154,7 @@ class MoeModelsCliTest {
     Files.writeString(deepseek, qwen.replace("\"qwen3_moe\"", "\"deepseek_v2\""));
     CliRun.of("plan", "--model", deepseek.toString(), "--cluster", "1x8:h100-80gb")
         .refusedInOneLine(2, "deepseek.json: model_type 'deepseek_v2' is not supported; "
-            + "supported: llama, mistral, gpt_neox, opt, qwen2, qwen3, gemma2, gemma3, "
-            + "gemma3_text, phi3, olmo2, granite, starcoder2, mixtral, qwen3_moe, gpt_oss, "
-            + "deepseek_v3");
+            + "supported: " + String.join(", ", io.meshplan.model.HfConfigReader.SUPPORTED));
     Path topK = dir.resolve("topk.json");
     Files.writeString(topK, qwen.replace("\"num_experts_per_tok\": 8",
         "\"num_experts_per_tok\": 129"));
