@@ -2,7 +2,7 @@ package io.meshplan.cli;
 
 import io.meshplan.cluster.ClusterSpec;
 import io.meshplan.interop.PlanSimulator;
-import io.meshplan.model.Attention;
+import io.meshplan.plan.BoundConfig;
 import io.meshplan.plan.ParallelConfig;
 import io.meshplan.plan.PipelinePlan;
 import io.meshplan.planner.PlannerOptions;
@@ -140,21 +140,13 @@ final class SimulateCommand implements Callable<Integer> {
   }
 
   private Simulated fromFlags() {
-    ParallelConfig c = parallel.config();
-    c.checkOverlaps(cluster.overlaps());
-    PricedJob setup = JobFlags.priced(model, cluster, attention, null, c.globalBatchSize(), 0,
-        PlannerOptions.defaults());
+    BoundConfig bound = JobFlags.bind(model, cluster, attention, parallel);
+    ParallelConfig c = bound.parallel();
+    PricedJob setup = JobFlags.priced(bound, cluster, PlannerOptions.defaults());
     model.printWarnings(spec.commandLine().getErr());
-    FlagWords.check(FlagWords.PARALLEL, () -> c.check(setup.cluster().gpuCount(),
-        setup.model().layers(), setup.model().heads(), setup.model().kvHeads()));
-    FlagWords.check(FlagWords.PARALLEL, () -> {
-      c.checkExperts(setup.model().arch().moe());
-      c.checkModel(setup.model());
-      c.checkContext(setup.model().seq(), setup.request().attention() == Attention.FLASH);
-    });
     PlanSimulator.Evaluated e = Progress.during(spec.commandLine().getErr(), quiet,
         "simulate: pricing the layers",
-        () -> new PlanSimulator(setup.layers()).simulate(setup.request(), c, parallel.gpipe()))
+        () -> new PlanSimulator(setup.layers()).simulate(setup.request(), c, bound.gpipe()))
         .orElseThrow(() -> new InputException("--tp " + c.tensorParallel() + " cannot split "
             + "this model's layers evenly (Megatron-LM needs heads, key/value heads, the "
             + "feed-forward size and the vocabulary divisible by it)"));

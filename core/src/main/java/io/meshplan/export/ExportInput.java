@@ -6,14 +6,15 @@ import io.meshplan.model.Attention;
 import io.meshplan.model.ModelSpec;
 import io.meshplan.model.Overlaps;
 import io.meshplan.model.Recompute;
+import io.meshplan.plan.BoundConfig;
 import io.meshplan.plan.ParallelConfig;
 import io.meshplan.util.Require;
 import java.util.Optional;
 
 /**
  * What a framework configuration is written from: a model, the cluster it trains on, and a
- * Megatron-style parallel configuration that {@link ParallelConfig#check}, {@link
- * ParallelConfig#checkExperts} and {@link ParallelConfig#checkContext} accept for them.
+ * Megatron-style parallel configuration bound to them by the rules of {@link BoundConfig}, the
+ * same that {@code simulate} prices by.
  *
  * @param model the model (dimensions, sequence length, element type)
  * @param cluster the cluster
@@ -26,26 +27,28 @@ import java.util.Optional;
  */
 public record ExportInput(ModelSpec model, ClusterSpec cluster, ParallelConfig config,
     Attention attention, Overlaps overlaps, boolean gpipe) {
-  /** Validates the fields and checks the configuration against the model and the cluster. */
+  /** Validates the fields and binds the configuration to the model and the cluster. */
   public ExportInput {
     Require.nonNull(model, "model");
     Require.nonNull(cluster, "cluster");
     Require.nonNull(config, "config");
     Require.nonNull(attention, "attention");
     Require.nonNull(overlaps, "overlaps");
-    if (attention == Attention.FLASH) {
-      FusedAttentionKernels.require(cluster.gpu());
-    }
-    if (io.meshplan.model.Fp8Training.on(model.dtype())) {
-      io.meshplan.cluster.Fp8Gemms.require(cluster.gpu());
-    }
-    cluster.gpu().requireTraining(model.dtype());
-    config.check(cluster.gpuCount(), model.layers(), model.heads(), model.kvHeads());
-    config.checkExperts(model.arch().moe());
-    config.checkModel(model);
-    config.checkContext(model.seq(), attention == Attention.FLASH);
-    Require.that(!gpipe || config.virtualStages() == 1, "the GPipe schedule has no virtual"
-        + " stages; got " + config.virtualStages() + " per pipeline stage");
+    // The one binding of a training configuration runs every rule (BoundConfig).
+    new BoundConfig(model, cluster, Optional.of(config), gpipe, config.globalBatchSize(), 0,
+        model.dtype(), attention, overlaps);
+  }
+
+  /**
+   * The input of a bound training configuration with a stated layout: what {@code simulate}
+   * prices for it, in the framework's words.
+   *
+   * @param b the bound configuration
+   * @return the input
+   */
+  public static ExportInput of(BoundConfig b) {
+    return new ExportInput(b.trainingModel(), b.cluster(), b.parallel(), b.attention(),
+        b.overlaps(), b.gpipe());
   }
 
   /**
