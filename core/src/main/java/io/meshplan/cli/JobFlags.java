@@ -3,7 +3,6 @@ package io.meshplan.cli;
 import io.meshplan.cluster.ClusterSpec;
 import io.meshplan.model.ModelSpec;
 import io.meshplan.plan.BoundConfig;
-import io.meshplan.plan.ParallelConfig;
 import io.meshplan.plan.TrainingConfig;
 import io.meshplan.planner.Planner;
 import io.meshplan.planner.PlannerOptions;
@@ -139,9 +138,7 @@ final class JobFlags {
       AttentionOptions attention, ParallelOptions parallel) {
     ModelSpec m = model.spec();
     ClusterSpec cs = clusterOptions.spec(null);
-    ParallelConfig c = parallel.config();
-    boolean gpipe = parallel.gpipe();
-    TrainingConfig config = TrainingConfig.of(c, gpipe).withAttention(attention.chosen())
+    TrainingConfig config = parallel.training().withAttention(attention.chosen())
         .withOverlaps(clusterOptions.overlaps());
     return bind(m, model.dtype != null, cs, config);
   }

@@ -6,6 +6,7 @@ import io.meshplan.plan.ParallelConfig;
 import io.meshplan.plan.PipelineLayout;
 import io.meshplan.plan.PipelineSplit;
 import io.meshplan.plan.SplitAccounting;
+import io.meshplan.plan.TrainingConfig;
 import io.meshplan.util.InputException;
 import picocli.CommandLine.Option;
 
@@ -131,6 +132,19 @@ final class ParallelOptions {
         || zeroStage != null || firstStageLayers != null || lastStageLayers != null
         || embeddingInSplit || lossInSplit || layout != null
         || ep != null || etp != null || cp != null || cpCommType != null;
+  }
+
+  /**
+   * The training configuration these flags state: the layout ({@link #config}) and its schedule
+   * ({@link #gpipe}), in the frameworks' default overlaps and the GPU's precision and attention
+   * until the other flags say otherwise. A training option of the layout's flags is added here
+   * and in {@link TrainingConfig} only.
+   *
+   * @return the configuration, not yet bound
+   */
+  TrainingConfig training() {
+    ParallelConfig c = config();
+    return TrainingConfig.of(c, gpipe());
   }
 
   /** The configuration; every size flag is required. */

@@ -32,35 +32,34 @@ import java.util.Optional;
  * </ol>
  *
  * <p>Megatron-Core's counterpart runs its rules in {@code ModelParallelConfig.__post_init__} and
- * {@code TransformerConfig.__post_init__} (megatron/core/model_parallel_config.py,
- * megatron/core/transformer/transformer_config.py at NVIDIA/Megatron-LM d98e8a6).
+ * {@code TransformerConfig.__post_init__} (NVIDIA/Megatron-LM
+ * megatron/core/model_parallel_config.py at 02aa3ee,
+ * megatron/core/transformer/transformer_config.py at d98e8a6): one place, run when the
+ * configuration is made.
  *
+ * @param config the configuration, with its precision and attention filled in
  * @param model the model as given, with the sequence length it trains
  * @param cluster the cluster
- * @param layout the parallel layout, or empty for a planner to search
- * @param gpipe whether the schedule is GPipe
- * @param globalBatch sequences per iteration
- * @param microbatches a fixed microbatch count for a searched layout, or 0
- * @param dtype the training precision
- * @param attention the attention kernel
- * @param overlaps what the framework overlaps and fuses
  */
-public record BoundConfig(ModelSpec model, ClusterSpec cluster, Optional<ParallelConfig> layout,
-    boolean gpipe, int globalBatch, int microbatches, DType dtype, Attention attention,
-    Overlaps overlaps) {
+public record BoundConfig(TrainingConfig config, ModelSpec model, ClusterSpec cluster) {
 
-  /** Runs every rule, in the order of the class comment. */
+  /** Fills in the cluster's defaults and runs every rule, in the order of the class comment. */
   public BoundConfig {
+    Require.nonNull(config, "config");
     Require.nonNull(model, "model");
     Require.nonNull(cluster, "cluster");
-    Require.nonNull(layout, "layout");
-    Require.nonNull(dtype, "training precision");
-    Require.nonNull(attention, "attention");
-    Require.nonNull(overlaps, "overlaps");
-    layout.ifPresent(l -> l.checkOverlaps(overlaps));
-    checkJob(cluster, globalBatch, microbatches, dtype, attention, overlaps);
+    DType dtype = config.dtype().orElseGet(() -> TrainingConfig.defaultDtype(cluster));
+    Attention attention = config.attention()
+        .orElseGet(() -> TrainingConfig.defaultAttention(cluster));
+    config = config.withDtype(dtype).withAttention(Optional.of(attention));
+    Optional<ParallelConfig> layout = config.layout();
     if (layout.isPresent()) {
-      checkLayout(model, cluster, layout.get(), attention, gpipe);
+      layout.get().checkOverlaps(config.overlaps());
+    }
+    checkJob(cluster, config.globalBatch(), config.microbatches(), dtype, attention,
+        config.overlaps());
+    if (layout.isPresent()) {
+      checkLayout(model, cluster, layout.get(), attention, config.gpipe());
     }
   }
 
@@ -143,8 +142,8 @@ public record BoundConfig(ModelSpec model, ClusterSpec cluster, Optional<Paralle
   public static boolean accepts(ModelSpec model, ClusterSpec cluster, ParallelConfig c,
       DType dtype, Attention attention, Overlaps overlaps) {
     try {
-      new BoundConfig(model, cluster, Optional.of(c), false, c.globalBatchSize(), 0, dtype,
-          attention, overlaps);
+      TrainingConfig.of(c, false).withDtype(dtype).withAttention(Optional.of(attention))
+          .withOverlaps(overlaps).bind(model, cluster);
       return true;
     } catch (InputException | IllegalArgumentException e) {
       // Not a configuration Megatron-LM accepts for this model and cluster.
@@ -159,7 +158,70 @@ public record BoundConfig(ModelSpec model, ClusterSpec cluster, Optional<Paralle
    * @throws IllegalStateException when the layout is searched
    */
   public ParallelConfig parallel() {
-    return layout.orElseThrow(() -> new IllegalStateException("the layout is searched"));
+    return config.layout().orElseThrow(() -> new IllegalStateException("the layout is searched"));
+  }
+
+  /**
+   * The parallel layout, or empty when a planner searches it.
+   *
+   * @return the layout
+   */
+  public Optional<ParallelConfig> layout() {
+    return config.layout();
+  }
+
+  /**
+   * The training precision: the configuration's, or the GPU's.
+   *
+   * @return the precision
+   */
+  public DType dtype() {
+    return config.dtype().orElseThrow();
+  }
+
+  /**
+   * The attention kernel: the configuration's, or the GPU's.
+   *
+   * @return the kernel
+   */
+  public Attention attention() {
+    return config.attention().orElseThrow();
+  }
+
+  /**
+   * What the framework overlaps and fuses.
+   *
+   * @return the overlaps
+   */
+  public Overlaps overlaps() {
+    return config.overlaps();
+  }
+
+  /**
+   * Whether the schedule is GPipe.
+   *
+   * @return true for GPipe
+   */
+  public boolean gpipe() {
+    return config.gpipe();
+  }
+
+  /**
+   * Sequences per iteration.
+   *
+   * @return the global batch
+   */
+  public int globalBatch() {
+    return config.globalBatch();
+  }
+
+  /**
+   * A fixed microbatch count of a searched layout, or 0.
+   *
+   * @return the count
+   */
+  public int microbatches() {
+    return config.microbatches();
   }
 
   /**
@@ -168,6 +230,16 @@ public record BoundConfig(ModelSpec model, ClusterSpec cluster, Optional<Paralle
    * @return the model
    */
   public ModelSpec trainingModel() {
-    return model.withTraining(model.batch(), dtype);
+    return model.withTraining(model.batch(), dtype());
+  }
+
+  /**
+   * This binding with another configuration on the same model and cluster, bound again.
+   *
+   * @param other the configuration
+   * @return the bound configuration
+   */
+  public BoundConfig with(TrainingConfig other) {
+    return other.bind(model, cluster);
   }
 }

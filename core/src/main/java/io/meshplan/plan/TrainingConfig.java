@@ -19,11 +19,11 @@ import java.util.Optional;
  *
  * <p>Nothing here is checked against a model or a cluster: {@link #bind} does that in one step,
  * as Megatron-Core's {@code ModelParallelConfig} and {@code TransformerConfig} check themselves in
- * their {@code __post_init__} (megatron/core/model_parallel_config.py and
- * megatron/core/transformer/transformer_config.py at NVIDIA/Megatron-LM d98e8a6). Every command
- * that trains a job ({@code plan}, {@code simulate}, {@code export}, {@code deploy}, {@code
- * sweep}, {@code calibrate --train}) binds one of these, so each gets the same defaults and the
- * same refusal.
+ * their {@code __post_init__} (NVIDIA/Megatron-LM megatron/core/model_parallel_config.py at
+ * 02aa3ee, which refuses sequence parallelism without tensor parallelism among others, and
+ * megatron/core/transformer/transformer_config.py at d98e8a6). Every command that trains a job
+ * ({@code plan}, {@code simulate}, {@code export}, {@code deploy}, {@code sweep}, {@code
+ * calibrate --train}) binds one of these, so each gets the same defaults and the same refusal.
  *
  * @param layout the parallel layout, or empty for a planner to search
  * @param gpipe whether the pipeline runs GPipe (all forwards, then all backwards) instead of 1F1B;
@@ -108,6 +108,28 @@ public record TrainingConfig(Optional<ParallelConfig> layout, boolean gpipe, int
   }
 
   /**
+   * This configuration with another stated layout, whose batch becomes the job's.
+   *
+   * @param l the layout
+   * @return the configuration
+   */
+  public TrainingConfig withLayout(ParallelConfig l) {
+    return new TrainingConfig(Optional.of(l), gpipe, l.globalBatchSize(), 0, dtype, attention,
+        overlaps);
+  }
+
+  /**
+   * This configuration under another schedule.
+   *
+   * @param useGpipe true for GPipe, false for 1F1B
+   * @return the configuration
+   */
+  public TrainingConfig withGpipe(boolean useGpipe) {
+    return new TrainingConfig(layout, useGpipe, globalBatch, microbatches, dtype, attention,
+        overlaps);
+  }
+
+  /**
    * Binds this configuration to a model and a cluster: fills in the cluster's defaults and runs
    * every rule once ({@link BoundConfig}).
    *
@@ -119,9 +141,7 @@ public record TrainingConfig(Optional<ParallelConfig> layout, boolean gpipe, int
   public BoundConfig bind(ModelSpec model, ClusterSpec cluster) {
     Require.nonNull(model, "model");
     Require.nonNull(cluster, "cluster");
-    return new BoundConfig(model, cluster, layout, gpipe, globalBatch, microbatches,
-        dtype.orElseGet(() -> defaultDtype(cluster)),
-        attention.orElseGet(() -> defaultAttention(cluster)), overlaps);
+    return new BoundConfig(this, model, cluster);
   }
 
   /**
