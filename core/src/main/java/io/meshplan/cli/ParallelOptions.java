@@ -106,6 +106,11 @@ final class ParallelOptions {
       + " One of: ${COMPLETION-CANDIDATES}.")
   String cpCommType;
 
+  @Option(names = "--train-tokens", paramLabel = "N", description = "Tokens the whole run"
+      + " trains on: simulate prints the run's iterations and time, and the exports set their"
+      + " iterations (Megatron-LM's --train-iters, torchtitan's training.steps) to cover them.")
+  Long trainTokens;
+
   /** Whether {@code --schedule gpipe} was asked for. */
   boolean gpipe() {
     if (schedule == null || schedule.equalsIgnoreCase("1f1b")) {
@@ -131,7 +136,8 @@ final class ParallelOptions {
         || distributedOptimizer
         || zeroStage != null || firstStageLayers != null || lastStageLayers != null
         || embeddingInSplit || lossInSplit || layout != null
-        || ep != null || etp != null || cp != null || cpCommType != null;
+        || ep != null || etp != null || cp != null || cpCommType != null
+        || trainTokens != null;
   }
 
   /**
@@ -144,7 +150,10 @@ final class ParallelOptions {
    */
   TrainingConfig training() {
     ParallelConfig c = config();
-    return TrainingConfig.of(c, gpipe());
+    if (trainTokens != null && trainTokens < 1) {
+      throw new InputException("--train-tokens must be at least 1, got " + trainTokens);
+    }
+    return TrainingConfig.of(c, gpipe()).withTrainTokens(trainTokens == null ? 0 : trainTokens);
   }
 
   /** The configuration; every size flag is required. */

@@ -34,9 +34,13 @@ import java.util.Optional;
  * @param dtype the training precision, or empty for the GPU's ({@link #defaultDtype})
  * @param attention the attention kernel, or empty for the GPU's ({@link #defaultAttention})
  * @param overlaps what the framework overlaps and fuses
+ * @param trainTokens the tokens the whole run trains on, or 0 when not stated; the run is
+ *     {@link #iterations} iterations of the global batch (Megatron-LM's {@code --train-iters},
+ *     torchtitan's {@code training.steps})
  */
 public record TrainingConfig(Optional<ParallelConfig> layout, boolean gpipe, int globalBatch,
-    int microbatches, Optional<DType> dtype, Optional<Attention> attention, Overlaps overlaps) {
+    int microbatches, Optional<DType> dtype, Optional<Attention> attention, Overlaps overlaps,
+    long trainTokens) {
 
   /** Validates what needs no model: a stated layout's batch is the job's. */
   public TrainingConfig {
@@ -47,6 +51,7 @@ public record TrainingConfig(Optional<ParallelConfig> layout, boolean gpipe, int
     Require.that(!gpipe || layout.isPresent(), "the GPipe schedule needs a stated layout");
     layout.ifPresent(l -> Require.that(l.globalBatchSize() == globalBatch && microbatches == 0,
         "a stated layout carries its own global batch and microbatches"));
+    Require.that(trainTokens >= 0, "the training tokens must be positive, got " + trainTokens);
   }
 
   /**
@@ -60,7 +65,7 @@ public record TrainingConfig(Optional<ParallelConfig> layout, boolean gpipe, int
   public static TrainingConfig of(ParallelConfig layout, boolean gpipe) {
     Require.nonNull(layout, "layout");
     return new TrainingConfig(Optional.of(layout), gpipe, layout.globalBatchSize(), 0,
-        Optional.empty(), Optional.empty(), Overlaps.DEFAULTS);
+        Optional.empty(), Optional.empty(), Overlaps.DEFAULTS, 0);
   }
 
   /**
@@ -73,7 +78,7 @@ public record TrainingConfig(Optional<ParallelConfig> layout, boolean gpipe, int
    */
   public static TrainingConfig searched(int globalBatch, int microbatches) {
     return new TrainingConfig(Optional.empty(), false, globalBatch, microbatches,
-        Optional.empty(), Optional.empty(), Overlaps.DEFAULTS);
+        Optional.empty(), Optional.empty(), Overlaps.DEFAULTS, 0);
   }
 
   /**
@@ -84,7 +89,7 @@ public record TrainingConfig(Optional<ParallelConfig> layout, boolean gpipe, int
    */
   public TrainingConfig withDtype(DType t) {
     return new TrainingConfig(layout, gpipe, globalBatch, microbatches, Optional.of(t),
-        attention, overlaps);
+        attention, overlaps, trainTokens);
   }
 
   /**
@@ -94,7 +99,8 @@ public record TrainingConfig(Optional<ParallelConfig> layout, boolean gpipe, int
    * @return the configuration
    */
   public TrainingConfig withAttention(Optional<Attention> a) {
-    return new TrainingConfig(layout, gpipe, globalBatch, microbatches, dtype, a, overlaps);
+    return new TrainingConfig(layout, gpipe, globalBatch, microbatches, dtype, a, overlaps,
+        trainTokens);
   }
 
   /**
@@ -104,7 +110,8 @@ public record TrainingConfig(Optional<ParallelConfig> layout, boolean gpipe, int
    * @return the configuration
    */
   public TrainingConfig withOverlaps(Overlaps o) {
-    return new TrainingConfig(layout, gpipe, globalBatch, microbatches, dtype, attention, o);
+    return new TrainingConfig(layout, gpipe, globalBatch, microbatches, dtype, attention, o,
+        trainTokens);
   }
 
   /**
@@ -115,7 +122,7 @@ public record TrainingConfig(Optional<ParallelConfig> layout, boolean gpipe, int
    */
   public TrainingConfig withLayout(ParallelConfig l) {
     return new TrainingConfig(Optional.of(l), gpipe, l.globalBatchSize(), 0, dtype, attention,
-        overlaps);
+        overlaps, trainTokens);
   }
 
   /**
@@ -126,7 +133,34 @@ public record TrainingConfig(Optional<ParallelConfig> layout, boolean gpipe, int
    */
   public TrainingConfig withGpipe(boolean useGpipe) {
     return new TrainingConfig(layout, useGpipe, globalBatch, microbatches, dtype, attention,
-        overlaps);
+        overlaps, trainTokens);
+  }
+
+  /**
+   * This configuration for a run of a stated length.
+   *
+   * @param tokens the tokens the run trains on, or 0 for unstated
+   * @return the configuration
+   */
+  public TrainingConfig withTrainTokens(long tokens) {
+    return new TrainingConfig(layout, gpipe, globalBatch, microbatches, dtype, attention,
+        overlaps, tokens);
+  }
+
+  /**
+   * The iterations of the run: the stated tokens over the tokens of one iteration (the global
+   * batch's sequences of {@code seq} tokens), rounded up so that the run trains on at least the
+   * stated tokens.
+   *
+   * @param seq tokens per sequence
+   * @return the iterations, or empty when the run's length is not stated
+   */
+  public java.util.OptionalLong iterations(int seq) {
+    if (trainTokens == 0) {
+      return java.util.OptionalLong.empty();
+    }
+    long perIteration = (long) globalBatch * seq; // both below 2^31: exact
+    return java.util.OptionalLong.of((trainTokens + perIteration - 1) / perIteration);
   }
 
   /**
