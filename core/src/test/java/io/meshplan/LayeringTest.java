@@ -59,7 +59,7 @@ class LayeringTest {
         .whereLayer("calibrate").mayOnlyBeAccessedByLayers("cli", "planner")
         .whereLayer("doctor").mayOnlyBeAccessedByLayers("cli", "export", "deploy")
         .whereLayer("cluster").mayOnlyBeAccessedByLayers("cli", "sweep", "planner", "interop",
-            "intraop",
+            "intraop", "plan",
             "sharding", "calibrate", "export", "deploy", "report")
         .whereLayer("graph").mayOnlyBeAccessedByLayers("cli", "sweep", "planner", "interop", "plan",
             "intraop", "model", "sharding", "cluster", "calibrate", "export", "deploy")

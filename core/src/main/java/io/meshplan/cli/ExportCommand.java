@@ -231,19 +231,10 @@ final class ExportCommand implements Callable<Integer> {
     if (clusterOptions.cluster == null) {
       throw new InputException("--cluster is required without --plan");
     }
-    ModelSpec spec = model.spec();
-    ClusterSpec c = clusterOptions.spec(null);
-    ParallelConfig pc = parallel.config();
-    io.meshplan.model.Overlaps o = clusterOptions.overlaps();
-    pc.checkOverlaps(o);
-    boolean gpipe = parallel.gpipe();
-    // The file states what simulate prices for the same flags: the job's training precision
-    // (the GPU's bf16 or fp16 unless --dtype says otherwise), attention and overlaps.
-    io.meshplan.planner.TrainingJob job = JobFlags.job(spec, model.dtype != null,
-        clusterOptions, attention.chosen(), null, pc.globalBatchSize(), 0, o);
-    ModelSpec m = spec.withTraining(spec.batch(), job.dtype());
-    return FlagWords.call(FlagWords.EXPORT, () -> new ExportInput(m, c, pc, job.attention(),
-        job.overlaps(), gpipe));
+    // The file states what simulate prices for the same flags: the one binding of the job's
+    // training precision (the GPU's bf16 or fp16 unless --dtype says otherwise), attention,
+    // overlaps and layout.
+    return ExportInput.of(JobFlags.bind(model, clusterOptions, attention, parallel));
   }
 
   /**

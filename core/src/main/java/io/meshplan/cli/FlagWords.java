@@ -49,6 +49,13 @@ final class FlagWords {
   static final Map<String, String> EXPORT = union(union(union(PARALLEL, ATTENTION), FP8),
       PRECISION);
 
+  /**
+   * A training configuration bound to a model and a cluster ({@link
+   * io.meshplan.plan.BoundConfig}): its layout's, job's and export's words, one map for every
+   * command that binds one.
+   */
+  static final Map<String, String> CONFIG = union(EXPORT, JOB);
+
   /** A cluster string ({@link io.meshplan.cluster.ClusterSpec#parse}) at a message's start. */
   static final Map<String, String> CLUSTER = Map.of("^cluster '", "--cluster '");
 

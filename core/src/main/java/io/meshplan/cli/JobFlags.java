@@ -2,6 +2,8 @@ package io.meshplan.cli;
 
 import io.meshplan.cluster.ClusterSpec;
 import io.meshplan.model.ModelSpec;
+import io.meshplan.plan.BoundConfig;
+import io.meshplan.plan.TrainingConfig;
 import io.meshplan.planner.Planner;
 import io.meshplan.planner.PlannerOptions;
 import io.meshplan.planner.PricedJob;
@@ -97,13 +99,61 @@ final class JobFlags {
       java.util.Optional<io.meshplan.model.Attention> attention, String clusterFallback,
       int globalBatch, int microbatches, io.meshplan.model.Overlaps overlaps) {
     ClusterSpec cs = clusterOptions.spec(clusterFallback);
-    return FlagWords.call(FlagWords.JOB, () -> {
-      TrainingJob defaults = TrainingJob.of(m, cs);
-      defaults = defaults.withAttention(attention.orElse(defaults.attention()));
-      return (explicitDtype ? defaults.withDtype(m.dtype()) : defaults)
-          .withGlobalBatch(globalBatch).withMicrobatches(microbatches)
-          .withMemoryPerGpu(clusterOptions.memoryPerGpu(cs))
-          .withOverlaps(overlaps);
-    });
+    BoundConfig b = bind(m, explicitDtype, cs, TrainingConfig.searched(globalBatch, microbatches)
+        .withAttention(attention).withOverlaps(overlaps));
+    return FlagWords.call(FlagWords.JOB,
+        () -> TrainingJob.of(b).withMemoryPerGpu(clusterOptions.memoryPerGpu(cs)));
+  }
+
+  /**
+   * Binds a training configuration to a model and a cluster ({@link TrainingConfig#bind}), with
+   * the refusal in the flags' words: the one binding of {@code plan}, {@code simulate} and
+   * {@code export}.
+   *
+   * @param m the model
+   * @param explicitDtype whether the model's dtype is the training precision to use (else the
+   *     GPU's)
+   * @param cs the cluster
+   * @param config the configuration
+   * @return the bound configuration
+   */
+  static BoundConfig bind(ModelSpec m, boolean explicitDtype, ClusterSpec cs,
+      TrainingConfig config) {
+    return FlagWords.call(FlagWords.CONFIG,
+        () -> (explicitDtype ? config.withDtype(m.dtype()) : config).bind(m, cs));
+  }
+
+  /**
+   * The training configuration of the model, cluster, attention and parallel flags, bound: what
+   * {@code simulate} prices and {@code export} writes. The flags are read in one order (model,
+   * cluster, layout, schedule, overlaps) and the rules run once ({@link BoundConfig}).
+   *
+   * @param model the model flags
+   * @param clusterOptions the cluster flags
+   * @param attention the attention flag
+   * @param parallel the parallel flags
+   * @return the bound configuration
+   */
+  static BoundConfig bind(ModelOptions model, ClusterOptions clusterOptions,
+      AttentionOptions attention, ParallelOptions parallel) {
+    ModelSpec m = model.spec();
+    ClusterSpec cs = clusterOptions.spec(null);
+    TrainingConfig config = parallel.training().withAttention(attention.chosen())
+        .withOverlaps(clusterOptions.overlaps());
+    return bind(m, model.dtype != null, cs, config);
+  }
+
+  /**
+   * A bound configuration priced for simulation, with the cluster flags' memory and pricing.
+   *
+   * @param b the bound configuration
+   * @param clusterOptions the cluster flags
+   * @param options the solver and threads
+   * @return the priced job
+   */
+  static PricedJob priced(BoundConfig b, ClusterOptions clusterOptions, PlannerOptions options) {
+    TrainingJob job = FlagWords.call(FlagWords.JOB,
+        () -> TrainingJob.of(b).withMemoryPerGpu(clusterOptions.memoryPerGpu(b.cluster())));
+    return Planner.price(job, clusterOptions.pricing(), options);
   }
 }

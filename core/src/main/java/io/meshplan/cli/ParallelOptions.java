@@ -6,6 +6,7 @@ import io.meshplan.plan.ParallelConfig;
 import io.meshplan.plan.PipelineLayout;
 import io.meshplan.plan.PipelineSplit;
 import io.meshplan.plan.SplitAccounting;
+import io.meshplan.plan.TrainingConfig;
 import io.meshplan.util.InputException;
 import picocli.CommandLine.Option;
 
@@ -105,6 +106,11 @@ final class ParallelOptions {
       + " One of: ${COMPLETION-CANDIDATES}.")
   String cpCommType;
 
+  @Option(names = "--train-tokens", paramLabel = "N", description = "Tokens the whole run"
+      + " trains on: simulate prints the run's iterations and time, and the exports set their"
+      + " iterations (Megatron-LM's --train-iters, torchtitan's training.steps) to cover them.")
+  Long trainTokens;
+
   /** Whether {@code --schedule gpipe} was asked for. */
   boolean gpipe() {
     if (schedule == null || schedule.equalsIgnoreCase("1f1b")) {
@@ -130,7 +136,24 @@ final class ParallelOptions {
         || distributedOptimizer
         || zeroStage != null || firstStageLayers != null || lastStageLayers != null
         || embeddingInSplit || lossInSplit || layout != null
-        || ep != null || etp != null || cp != null || cpCommType != null;
+        || ep != null || etp != null || cp != null || cpCommType != null
+        || trainTokens != null;
+  }
+
+  /**
+   * The training configuration these flags state: the layout ({@link #config}) and its schedule
+   * ({@link #gpipe}), in the frameworks' default overlaps and the GPU's precision and attention
+   * until the other flags say otherwise. A training option of the layout's flags is added here
+   * and in {@link TrainingConfig} only.
+   *
+   * @return the configuration, not yet bound
+   */
+  TrainingConfig training() {
+    ParallelConfig c = config();
+    if (trainTokens != null && trainTokens < 1) {
+      throw new InputException("--train-tokens must be at least 1, got " + trainTokens);
+    }
+    return TrainingConfig.of(c, gpipe()).withTrainTokens(trainTokens == null ? 0 : trainTokens);
   }
 
   /** The configuration; every size flag is required. */

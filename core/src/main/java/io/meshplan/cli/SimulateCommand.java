@@ -2,7 +2,7 @@ package io.meshplan.cli;
 
 import io.meshplan.cluster.ClusterSpec;
 import io.meshplan.interop.PlanSimulator;
-import io.meshplan.model.Attention;
+import io.meshplan.plan.BoundConfig;
 import io.meshplan.plan.ParallelConfig;
 import io.meshplan.plan.PipelinePlan;
 import io.meshplan.planner.Planner;
@@ -77,9 +77,11 @@ final class SimulateCommand implements Callable<Integer> {
    * @param cluster the cluster
    * @param memoryPerGpu the memory one GPU may use, bytes
    * @param stagesStated whether the flags stated the first or last stage's layers
+   * @param iterations the run's iterations for --train-tokens, or empty
    */
   private record Simulated(SimulationResult sim, PipelinePlan plan, String subject, String title,
-      ClusterSpec cluster, double memoryPerGpu, boolean stagesStated) {}
+      ClusterSpec cluster, double memoryPerGpu, boolean stagesStated,
+      java.util.OptionalLong iterations) {}
 
   @Override
   public Integer call() {
@@ -96,6 +98,14 @@ final class SimulateCommand implements Callable<Integer> {
         : SimulationText.write(sim, module ? "microbatches" : "tokens", Optional.of(fit)));
     if (!json && s.stagesStated()) {
       w.println(stageLayers(s.plan()));
+    }
+    if (!json && s.iterations().isPresent()) {
+      // The run: its iterations at the simulated iteration time.
+      double hours = s.iterations().getAsLong() * sim.iterationSeconds() / 3600;
+      w.println(String.format(java.util.Locale.ROOT, "training run: %d iterations (--train-tokens"
+          + " over %d tokens per iteration), %.1f h at this iteration time",
+          s.iterations().getAsLong(), Math.round(sim.tokensPerSecond() * sim.iterationSeconds()),
+          hours));
     }
     ReportFiles.write(report, compare, new ReportSide("meshplan simulate: " + s.title(),
         Optional.of(s.plan()), sim), s.cluster(), s.memoryPerGpu(), new ClusterOptions(),
@@ -137,31 +147,24 @@ final class SimulateCommand implements Callable<Integer> {
         spec.commandLine().getErr());
     return new Simulated(saved.simulation(), saved.plan(), saved.plan().source().title(),
         saved.title() + " (plan " + plan.getFileName() + ")", saved.cluster(),
-        saved.memoryPerGpu(), false);
+        saved.memoryPerGpu(), false, java.util.OptionalLong.empty());
   }
 
   private Simulated fromFlags() {
-    ParallelConfig c = parallel.config();
-    c.checkOverlaps(cluster.overlaps());
-    PricedJob setup = JobFlags.priced(model, cluster, attention, null, c.globalBatchSize(), 0,
-        PlannerOptions.defaults());
+    BoundConfig bound = JobFlags.bind(model, cluster, attention, parallel);
+    ParallelConfig c = bound.parallel();
+    PricedJob setup = JobFlags.priced(bound, cluster, PlannerOptions.defaults());
     model.printWarnings(spec.commandLine().getErr());
-    FlagWords.check(FlagWords.PARALLEL, () -> c.check(setup.cluster().gpuCount(),
-        setup.model().layers(), setup.model().heads(), setup.model().kvHeads()));
-    FlagWords.check(FlagWords.PARALLEL, () -> {
-      c.checkExperts(setup.model().arch().moe());
-      c.checkModel(setup.model());
-      c.checkContext(setup.model().seq(), setup.request().attention() == Attention.FLASH);
-    });
     PlanSimulator.Evaluated e = Progress.during(spec.commandLine().getErr(), quiet,
         "simulate: pricing the layers",
-        () -> Planner.simulate(setup, c, parallel.gpipe()))
+        () -> Planner.simulate(setup, c, bound.gpipe()))
         .orElseThrow(() -> new InputException("--tp " + c.tensorParallel() + " cannot split "
             + "this model's layers evenly (Megatron-LM needs heads, key/value heads, the "
             + "feed-forward size and the vocabulary divisible by it)"));
     return new Simulated(e.simulation(), e.plan(), setup.model().name(),
         setup.model().name() + " on " + setup.cluster().toShortString(), setup.cluster(),
-        setup.request().memoryPerGpu(), c.unevenStages());
+        setup.request().memoryPerGpu(), c.unevenStages(),
+        bound.config().iterations(bound.model().seq()));
   }
 
   /** The layers of each pipeline stage, for a configuration with stated first or last stages. */

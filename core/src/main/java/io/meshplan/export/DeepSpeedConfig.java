@@ -242,7 +242,10 @@ public final class DeepSpeedConfig implements FrameworkWriter {
         + "#   deepspeed --hostfile HOSTFILE --num_nodes ").append(input.cluster().nodes())
         .append(" --num_gpus ").append(input.cluster().gpusPerNode())
         .append(" pretrain_gpt.py \"${DS_ARGS[@]}\" <tokenizer and data arguments>\n");
-    sb.append(": \"${TRAIN_ITERS:?set TRAIN_ITERS, the iterations to train}\"\n");
+    java.util.OptionalLong iterations = input.bound().config().iterations(input.model().seq());
+    sb.append(iterations.isPresent() ? ": \"${TRAIN_ITERS:=" + iterations.getAsLong()
+        + "}\"  # --train-tokens over the global batch's tokens\n"
+        : ": \"${TRAIN_ITERS:?set TRAIN_ITERS, the iterations to train}\"\n");
     sb.append(": \"${LR:?set LR, the peak learning rate}\"\n");
     sb.append("WARMUP_ITERS=${WARMUP_ITERS:-").append(DEFAULT_WARMUP_ITERS).append("}\n");
     sb.append("DS_CONFIG=${DS_CONFIG:-ds_config.json}\n");

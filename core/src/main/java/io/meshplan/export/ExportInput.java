@@ -6,46 +6,119 @@ import io.meshplan.model.Attention;
 import io.meshplan.model.ModelSpec;
 import io.meshplan.model.Overlaps;
 import io.meshplan.model.Recompute;
+import io.meshplan.plan.BoundConfig;
 import io.meshplan.plan.ParallelConfig;
+import io.meshplan.plan.TrainingConfig;
 import io.meshplan.util.Require;
 import java.util.Optional;
 
 /**
- * What a framework configuration is written from: a model, the cluster it trains on, and a
- * Megatron-style parallel configuration that {@link ParallelConfig#check}, {@link
- * ParallelConfig#checkExperts} and {@link ParallelConfig#checkContext} accept for them.
+ * What a framework configuration is written from: a training configuration bound to a model and
+ * the cluster it trains on ({@link BoundConfig}, by the same rules that {@code simulate} prices
+ * by), with a stated Megatron-style layout. Every option of the configuration reaches the
+ * writers through {@link #bound}.
  *
- * @param model the model (dimensions, sequence length, element type)
- * @param cluster the cluster
- * @param config the parallel configuration
- * @param attention how the attention core runs (Megatron-LM's {@code --attention-backend})
- * @param overlaps what the framework overlaps and fuses; each writer states those that apply to
- *     the configuration
- * @param gpipe whether the pipeline runs the GPipe schedule (Huang et al., NeurIPS'19: every
- *     microbatch's forward, then every backward) instead of 1F1B; it has no virtual stages
+ * @param bound the bound configuration; its layout is stated, and its model is in the training
+ *     precision
  */
-public record ExportInput(ModelSpec model, ClusterSpec cluster, ParallelConfig config,
-    Attention attention, Overlaps overlaps, boolean gpipe) {
-  /** Validates the fields and checks the configuration against the model and the cluster. */
+public record ExportInput(BoundConfig bound) {
+  /** Validates that the layout is stated. */
   public ExportInput {
+    Require.nonNull(bound, "bound configuration");
+    Require.that(bound.layout().isPresent(), "an export needs a stated parallel layout");
+  }
+
+  /**
+   * An input of its parts, bound by the rules of {@link BoundConfig}.
+   *
+   * @param model the model (dimensions, sequence length, element type: the training precision)
+   * @param cluster the cluster
+   * @param config the parallel configuration
+   * @param attention how the attention core runs (Megatron-LM's {@code --attention-backend})
+   * @param overlaps what the framework overlaps and fuses; each writer states those that apply
+   *     to the configuration
+   * @param gpipe whether the pipeline runs the GPipe schedule (Huang et al., NeurIPS'19: every
+   *     microbatch's forward, then every backward) instead of 1F1B; it has no virtual stages
+   */
+  public ExportInput(ModelSpec model, ClusterSpec cluster, ParallelConfig config,
+      Attention attention, Overlaps overlaps, boolean gpipe) {
+    this(bind(model, cluster, config, attention, overlaps, gpipe));
+  }
+
+  private static BoundConfig bind(ModelSpec model, ClusterSpec cluster, ParallelConfig config,
+      Attention attention, Overlaps overlaps, boolean gpipe) {
     Require.nonNull(model, "model");
     Require.nonNull(cluster, "cluster");
     Require.nonNull(config, "config");
     Require.nonNull(attention, "attention");
     Require.nonNull(overlaps, "overlaps");
-    if (attention == Attention.FLASH) {
-      FusedAttentionKernels.require(cluster.gpu());
-    }
-    if (io.meshplan.model.Fp8Training.on(model.dtype())) {
-      io.meshplan.cluster.Fp8Gemms.require(cluster.gpu());
-    }
-    cluster.gpu().requireTraining(model.dtype());
-    config.check(cluster.gpuCount(), model.layers(), model.heads(), model.kvHeads());
-    config.checkExperts(model.arch().moe());
-    config.checkModel(model);
-    config.checkContext(model.seq(), attention == Attention.FLASH);
-    Require.that(!gpipe || config.virtualStages() == 1, "the GPipe schedule has no virtual"
-        + " stages; got " + config.virtualStages() + " per pipeline stage");
+    return TrainingConfig.of(config, gpipe).withDtype(model.dtype())
+        .withAttention(Optional.of(attention)).withOverlaps(overlaps).bind(model, cluster);
+  }
+
+  /**
+   * The input of a bound training configuration with a stated layout: what {@code simulate}
+   * prices for it, in the framework's words, every option of the configuration kept.
+   *
+   * @param b the bound configuration
+   * @return the input
+   */
+  public static ExportInput of(BoundConfig b) {
+    return new ExportInput(b.config().bind(b.trainingModel(), b.cluster()));
+  }
+
+  /**
+   * The model, in the training precision.
+   *
+   * @return the model
+   */
+  public ModelSpec model() {
+    return bound.model();
+  }
+
+  /**
+   * The cluster.
+   *
+   * @return the cluster
+   */
+  public ClusterSpec cluster() {
+    return bound.cluster();
+  }
+
+  /**
+   * The parallel configuration.
+   *
+   * @return the layout
+   */
+  public ParallelConfig config() {
+    return bound.parallel();
+  }
+
+  /**
+   * How the attention core runs.
+   *
+   * @return the kernel
+   */
+  public Attention attention() {
+    return bound.attention();
+  }
+
+  /**
+   * What the framework overlaps and fuses.
+   *
+   * @return the overlaps
+   */
+  public Overlaps overlaps() {
+    return bound.overlaps();
+  }
+
+  /**
+   * Whether the pipeline runs the GPipe schedule.
+   *
+   * @return true for GPipe
+   */
+  public boolean gpipe() {
+    return bound.gpipe();
   }
 
   /**
@@ -95,7 +168,7 @@ public record ExportInput(ModelSpec model, ClusterSpec cluster, ParallelConfig c
    * @return the input
    */
   public ExportInput withConfig(ParallelConfig other) {
-    return new ExportInput(model, cluster, other, attention, overlaps, gpipe);
+    return new ExportInput(bound.with(bound.config().withLayout(other)));
   }
 
   /**
@@ -105,7 +178,7 @@ public record ExportInput(ModelSpec model, ClusterSpec cluster, ParallelConfig c
    * @return the input
    */
   public ExportInput withOverlaps(Overlaps other) {
-    return new ExportInput(model, cluster, config, attention, other, gpipe);
+    return new ExportInput(bound.with(bound.config().withOverlaps(other)));
   }
 
   /**
@@ -116,7 +189,7 @@ public record ExportInput(ModelSpec model, ClusterSpec cluster, ParallelConfig c
    * @return the reason, or empty
    */
   Optional<String> perOpRecompute(String framework) {
-    if (config.recompute() != Recompute.OP) {
+    if (config().recompute() != Recompute.OP) {
       return Optional.empty();
     }
     return Optional.of(framework + " recomputes whole layers or listed modules; it has no per-op"
@@ -131,7 +204,7 @@ public record ExportInput(ModelSpec model, ClusterSpec cluster, ParallelConfig c
    * @return the reason, or empty when the input's loss is the fp32 one
    */
   Optional<String> fusedLoss(String how) {
-    return overlaps.lossFusion() ? Optional.of(how + "; the plan prices one fused kernel over the"
+    return overlaps().lossFusion() ? Optional.of(how + "; the plan prices one fused kernel over the"
         + " logits in their own type (--fused-cross-entropy)") : Optional.empty();
   }
 
@@ -142,7 +215,7 @@ public record ExportInput(ModelSpec model, ClusterSpec cluster, ParallelConfig c
    * @return the input
    */
   public ExportInput withGpipe(boolean useGpipe) {
-    return new ExportInput(model, cluster, config, attention, overlaps, useGpipe);
+    return new ExportInput(bound.with(bound.config().withGpipe(useGpipe)));
   }
 
   /**
@@ -151,6 +224,6 @@ public record ExportInput(ModelSpec model, ClusterSpec cluster, ParallelConfig c
    * @return global batch / (micro batch * data-parallel size)
    */
   public int microbatches() {
-    return config.microbatches();
+    return config().microbatches();
   }
 }

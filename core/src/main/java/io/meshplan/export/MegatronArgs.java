@@ -130,7 +130,8 @@ public final class MegatronArgs implements FrameworkWriter {
       sb.append("  ").append(ShellQuote.join(a)).append('\n');
     }
     sb.append(")\n");
-    sb.append(launcher(input.cluster()));
+    sb.append(launcher(input.cluster(),
+        input.bound().config().iterations(input.model().seq())));
     return sb.toString();
   }
 
@@ -192,7 +193,8 @@ public final class MegatronArgs implements FrameworkWriter {
    * megatron/training/arguments.py} and {@code megatron/training/config/training_config.py},
    * restated in {@code MegatronConformanceTest}).
    */
-  private static String launcher(io.meshplan.cluster.ClusterSpec cluster) {
+  private static String launcher(io.meshplan.cluster.ClusterSpec cluster,
+      java.util.OptionalLong iterations) {
     return "\nmegatron_launch() {\n"
         + "  : \"${MEGATRON_LM:?set MEGATRON_LM to your Megatron-LM checkout (it holds"
         + " pretrain_gpt.py)}\"\n"
@@ -203,7 +205,9 @@ public final class MegatronArgs implements FrameworkWriter {
         + " path}\"\n"
         + "  : \"${DATA_PATH:?set DATA_PATH to the prefix of your preprocessed .bin/.idx data}\"\n"
         + "  : \"${LR:?set LR to the peak learning rate}\"\n"
-        + "  : \"${TRAIN_ITERS:?set TRAIN_ITERS to the number of training iterations}\"\n"
+        + (iterations.isPresent() ? "  : \"${TRAIN_ITERS:=" + iterations.getAsLong()
+            + "}\"  # --train-tokens over the global batch's tokens\n"
+            : "  : \"${TRAIN_ITERS:?set TRAIN_ITERS to the number of training iterations}\"\n")
         + "  : \"${CHECKPOINT_DIR:?set CHECKPOINT_DIR to where checkpoints are saved and"
         + " loaded}\"\n"
         + "  : \"${SAVE_INTERVAL:?set SAVE_INTERVAL to the iterations between checkpoints}\"\n"

@@ -212,7 +212,10 @@ public final class TorchtitanPython implements FrameworkWriter {
     TorchtitanQwen3Moe.flavor(m).filter(f -> !f.name().equals("30B-A3B")).ifPresent(f ->
         // The recipe is the 30B one's: the same tokenizer and vocabulary, another directory.
         sb.append("    config.hf_assets_path = \"").append(f.hfAssets()).append("\"\n"));
-    for (String[] kv : assignments(c, m, fsdp, input.gpipe())) {
+    List<String[]> fields = assignments(c, m, fsdp, input.gpipe());
+    input.bound().config().iterations(m.seq())
+        .ifPresent(n -> fields.add(kv("training.steps", n)));
+    for (String[] kv : fields) {
       sb.append("    config.").append(kv[0]).append(" = ").append(kv[1]).append('\n');
     }
     if (input.overlaps().lossFusion()) {
@@ -401,7 +404,8 @@ public final class TorchtitanPython implements FrameworkWriter {
         .append(TorchtitanMain.MODULE).append(" --config ").append(TorchtitanMain.FUNCTION)
         .append('\n');
     sb.append("# placeholders the recipe sets, to edit: hf_assets_path (scripts/"
-        + "download_hf_assets.py fetches the tokenizer), dataloader, optimizer, training.steps,"
+        + "download_hf_assets.py fetches the tokenizer), dataloader, optimizer,"
+        + (input.bound().config().trainTokens() > 0 ? "" : " training.steps,")
         + " checkpoint\n\n");
   }
 }

@@ -301,7 +301,9 @@ public final class TorchtitanToml implements FrameworkWriter {
     ObjectNode root = TOML.createObjectNode();
     putModel(root.putObject("model"), TorchtitanV022.flavor(m).orElseThrow());
     putParallelism(root.putObject("parallelism"), c, m, fsdp, input.gpipe());
-    putTraining(root.putObject("training"), c, m);
+    ObjectNode training = root.putObject("training");
+    putTraining(training, c, m);
+    input.bound().config().iterations(m.seq()).ifPresent(n -> training.put("steps", n));
     if (Fp8Training.on(m.dtype())) {
       putFloat8(root);
     }
@@ -477,7 +479,9 @@ public final class TorchtitanToml implements FrameworkWriter {
           : "# data parallelism: FSDP (ZeRO-3) over " + ranks + ", weights"
               + " gathered for every microbatch's forward and backward\n");
     }
-    sb.append("# placeholders to edit: [training] steps and dataset, [checkpoint] folder and"
+    sb.append("# placeholders to edit: [training] "
+        + (input.bound().config().trainTokens() > 0 ? "" : "steps and ")
+        + "dataset, [checkpoint] folder and"
         + " interval, [model] hf_assets_path (scripts/download_hf_assets.py fetches the"
         + " tokenizer)\n");
     if (c.recompute() == Recompute.SELECTIVE) {

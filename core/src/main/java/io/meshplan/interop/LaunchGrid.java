@@ -350,12 +350,11 @@ final class LaunchGrid {
 
   /** Whether the model and the cluster take a configuration, with a microbatch count asked. */
   private static boolean accepted(PlanRequest req, ModelSpec m, ParallelConfig c) {
+    if (!io.meshplan.plan.BoundConfig.accepts(m, req.cluster(), c, m.dtype(), req.attention(),
+        req.overlaps())) {
+      return false;
+    }
     try {
-      c.check(req.cluster().gpuCount(), m.layers(), m.heads(), m.kvHeads());
-      c.checkExperts(m.arch().moe());
-      c.checkModel(m);
-      c.checkContext(m.seq(), req.attention() == io.meshplan.model.Attention.FLASH);
-      c.checkOverlaps(req.overlaps());
       SearchRules.checkMicrobatches(c.microbatches());
     } catch (InputException | IllegalArgumentException e) {
       // Not a configuration Megatron-Core accepts for this model and cluster.

@@ -144,14 +144,8 @@ public final class MegatronGrid {
                   ParallelConfig base = new ParallelConfig(tp, pp, dp, vpp, mb,
                       req.globalBatch(), rc, sp, dist);
                   for (ParallelConfig c : expertAndContext(req, base)) {
-                    try {
-                      c.check(gpus, m.layers(), m.heads(), m.kvHeads());
-                      c.checkExperts(m.arch().moe());
-                      c.checkContext(m.seq(), req.attention() == io.meshplan.model.Attention.FLASH);
-                      UniformPipeline.checkNodes(c.gpus() / pp, pp, req.cluster());
+                    if (accepts(req, c)) {
                       out.add(c);
-                    } catch (InputException | IllegalArgumentException e) {
-                      // Not a configuration Megatron-LM accepts here.
                     }
                   }
                 }
@@ -162,5 +156,26 @@ public final class MegatronGrid {
       }
     }
     return out;
+  }
+
+  /**
+   * Whether a grid configuration binds on the request's model and cluster with its precision,
+   * attention and overlaps ({@link io.meshplan.plan.BoundConfig#accepts}, the rules every
+   * command binds by) and its stages' submeshes fit the nodes.
+   */
+  static boolean accepts(PlanRequest req, ParallelConfig c) {
+    ModelSpec m = req.model();
+    if (!io.meshplan.plan.BoundConfig.accepts(m, req.cluster(), c, m.dtype(), req.attention(),
+        req.overlaps())) {
+      return false;
+    }
+    try {
+      UniformPipeline.checkNodes(c.gpus() / c.pipelineParallel(), c.pipelineParallel(),
+          req.cluster());
+      return true;
+    } catch (InputException | IllegalArgumentException e) {
+      // Megatron-LM accepts it, but its stages do not fit the nodes.
+      return false;
+    }
   }
 }

@@ -66,8 +66,17 @@ public record TrainRunSimulator(TrainingRun run, ClusterSpec cluster, ModelSpec 
           + " sequences on each of " + dp + " data-parallel replicas, is past 2^31 - 1");
     }
     int global = (int) globalBatch;
+    ModelSpec m;
     try {
-      ModelSpec m = model(run.model(), global);
+      m = model(run.model(), global);
+    } catch (IllegalArgumentException | InputException e) {
+      throw new InputException(run.source() + ": " + e.getMessage(), e);
+    }
+    // What --cluster's GPU cannot train (fp8 without FP8 tensor cores) is --cluster's refusal,
+    // not the log's: the job's rules of the binding, run first without the log's name.
+    io.meshplan.plan.BoundConfig.checkJob(cs, global, 0, m.dtype(), attention(run, cs),
+        overlaps(p));
+    try {
       ParallelConfig c = new ParallelConfig(p.tensorParallel(), p.pipelineParallel(), dp,
           p.virtualStages(), p.microBatch(), global, Recompute.valueOf(
               p.recompute().toUpperCase(java.util.Locale.ROOT)), p.sequenceParallel(),
@@ -79,12 +88,11 @@ public record TrainRunSimulator(TrainingRun run, ClusterSpec cluster, ModelSpec 
         c = c.withRecomputeModules(io.meshplan.model.RecomputeModule.parseList(
             String.join(",", p.recomputeModules())));
       }
-      c.check(cs.gpuCount(), m.layers(), m.heads(), m.kvHeads());
-      c.checkModel(m);
-      c.checkExperts(m.arch().moe());
-      c.checkContext(m.seq(), run.model().flash()
-          && io.meshplan.cluster.FusedAttentionKernels.of(cs.gpu()).isPresent());
-      return new TrainRunSimulator(run, cs, m, c);
+      // The run's layout, bound as every command binds one (BoundConfig).
+      io.meshplan.plan.BoundConfig b = io.meshplan.plan.TrainingConfig.of(c, false)
+          .withDtype(m.dtype()).withAttention(java.util.Optional.of(attention(run, cs)))
+          .withOverlaps(overlaps(p)).bind(m, cs);
+      return new TrainRunSimulator(run, cs, m, b.parallel());
     } catch (IllegalArgumentException | InputException e) {
       // What the run's arguments break is the log's fault: name it.
       throw new InputException(run.source() + ": " + e.getMessage(), e);
@@ -143,12 +151,9 @@ public record TrainRunSimulator(TrainingRun run, ClusterSpec cluster, ModelSpec 
     Profile profile = new Profile(Profile.VERSION, cluster.toShortString(), List.of(),
         new java.util.TreeMap<>(java.util.Map.of(
             ComputeScale.architecture(cluster.gpu().name()), new ComputeScale(scale, 1))));
-    Attention attention = run.model().flash()
-        && io.meshplan.cluster.FusedAttentionKernels.of(cluster.gpu()).isPresent()
-        ? Attention.FLASH : Attention.UNFUSED;
-    TrainingJob job = TrainingJob.of(model, cluster).withGlobalBatch(config.globalBatchSize())
-        .withDtype(model.dtype()).withAttention(attention)
-        .withOverlaps(overlaps(run.parallel()));
+    TrainingJob job = TrainingJob.of(io.meshplan.plan.TrainingConfig.of(config, false)
+        .withDtype(model.dtype()).withAttention(java.util.Optional.of(attention(run, cluster)))
+        .withOverlaps(overlaps(run.parallel())).bind(model, cluster));
     PricedJob priced = Planner.price(job, Pricing.calibrated(profile),
         PlannerOptions.defaults());
     return Planner.simulate(priced, config, false)
@@ -167,6 +172,13 @@ public record TrainRunSimulator(TrainingRun run, ClusterSpec cluster, ModelSpec 
   public double maxScale() {
     return io.meshplan.cluster.KernelTimeModel.of(cluster.gpu(), model.dtype().bytes())
         .maxScale();
+  }
+
+  /** The attention the run ran: fused when its log says so and the GPU has the kernels. */
+  private static Attention attention(TrainingRun run, ClusterSpec cs) {
+    return run.model().flash()
+        && io.meshplan.cluster.FusedAttentionKernels.of(cs.gpu()).isPresent()
+        ? Attention.FLASH : Attention.UNFUSED;
   }
 
   /** The overlaps the run's framework ran with, on top of the frameworks' defaults. */

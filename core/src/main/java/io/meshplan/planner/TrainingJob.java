@@ -1,10 +1,9 @@
 package io.meshplan.planner;
 
 import io.meshplan.cluster.ClusterSpec;
-import io.meshplan.cluster.Fp8Gemms;
 import io.meshplan.graph.DType;
-import io.meshplan.model.Fp8Training;
-import io.meshplan.cluster.FusedAttentionKernels;
+import io.meshplan.plan.BoundConfig;
+import io.meshplan.plan.TrainingConfig;
 import io.meshplan.model.Attention;
 import io.meshplan.model.ModelSpec;
 import io.meshplan.model.Overlaps;
@@ -22,7 +21,7 @@ import java.io.Serializable;
  * @param cluster the cluster
  * @param globalBatch sequences per iteration
  * @param microbatches microbatches per iteration, or 0 to let the planner choose
- * @param dtype the training precision: bf16, f16, f32 or {@link Fp8Training#RECIPE} (fp8, on
+ * @param dtype the training precision: bf16, f16, f32 or {@link io.meshplan.model.Fp8Training#RECIPE} (fp8, on
  *     GPUs with FP8 tensor cores)
  * @param memoryPerGpu memory a plan may use on one GPU, bytes
  * @param overlaps what the framework overlaps and fuses ({@link Overlaps}): the gradient
@@ -42,34 +41,26 @@ public record TrainingJob(ModelSpec model, ClusterSpec cluster, int globalBatch,
     Require.nonNull(model, "model");
     Require.nonNull(cluster, "cluster");
     Require.nonNull(dtype, "training precision");
-    if (!Fp8Training.trains(dtype)) {
-      throw new InputException("the training precision " + dtype.hloName() + " cannot train; "
-          + "use bf16, f16, f32 or fp8");
-    }
-    if (Fp8Training.on(dtype)) {
-      Fp8Gemms.require(cluster.gpu());
-    }
-    cluster.gpu().requireTraining(dtype);
     Require.nonNull(overlaps, "overlaps");
-    if (overlaps.bf16GradReduce() && !Overlaps.bf16GradReduceRuns(dtype)) {
-      throw new InputException("--grad-reduce-in-bf16 needs bf16 training (or fp8, whose weights"
-          + " and gradients are bf16), not " + Fp8Training.word(dtype));
-    }
-    if (globalBatch <= 0) {
-      throw new InputException("the global batch must be positive, got " + globalBatch);
-    }
-    if (microbatches < 0 || (microbatches > 0 && globalBatch % microbatches != 0)) {
-      throw new InputException("the global batch " + globalBatch + " is not a multiple of "
-          + microbatches + " microbatches");
-    }
+    Require.nonNull(attention, "attention");
+    BoundConfig.checkJob(cluster, globalBatch, microbatches, dtype, attention, overlaps);
     if (!(memoryPerGpu > 0) || Double.isInfinite(memoryPerGpu)) {
       throw new InputException("the memory per GPU must be a positive number of bytes, got "
           + memoryPerGpu);
     }
-    Require.nonNull(attention, "attention");
-    if (attention == Attention.FLASH) {
-      FusedAttentionKernels.require(cluster.gpu());
-    }
+  }
+
+  /**
+   * The job of a bound training configuration ({@link BoundConfig}): its model, cluster, batch,
+   * precision, attention and overlaps, with the GPU's usable memory.
+   *
+   * @param b the bound configuration
+   * @return the job
+   */
+  public static TrainingJob of(BoundConfig b) {
+    Require.nonNull(b, "bound configuration");
+    return new TrainingJob(b.model(), b.cluster(), b.globalBatch(), b.microbatches(), b.dtype(),
+        b.cluster().gpu().usableMemoryBytes(), b.overlaps(), b.attention());
   }
 
   /**
@@ -80,8 +71,7 @@ public record TrainingJob(ModelSpec model, ClusterSpec cluster, int globalBatch,
    * @return {@link Attention#FLASH} on Ampere and later, {@link Attention#UNFUSED} before
    */
   public static Attention defaultAttention(ClusterSpec cluster) {
-    return FusedAttentionKernels.of(cluster.gpu()).isPresent() ? Attention.FLASH
-        : Attention.UNFUSED;
+    return TrainingConfig.defaultAttention(cluster);
   }
 
   /**
@@ -111,8 +101,7 @@ public record TrainingJob(ModelSpec model, ClusterSpec cluster, int globalBatch,
   public static TrainingJob of(ModelSpec model, ClusterSpec cluster) {
     Require.nonNull(model, "model");
     Require.nonNull(cluster, "cluster");
-    return new TrainingJob(model, cluster, model.batch(), 0, cluster.gpu().trainingType(),
-        cluster.gpu().usableMemoryBytes(), Overlaps.DEFAULTS, defaultAttention(cluster));
+    return of(TrainingConfig.searched(model.batch(), 0).bind(model, cluster));
   }
 
   /**

@@ -14,6 +14,7 @@ import io.meshplan.model.Presets;
 import io.meshplan.plan.ParallelConfig;
 import io.meshplan.plan.PipelinePlan;
 import io.meshplan.plan.StagePlan;
+import io.meshplan.plan.TrainingConfig;
 import io.meshplan.planner.Planner;
 import io.meshplan.planner.PlannerOptions;
 import io.meshplan.planner.PricedJob;
@@ -87,10 +88,6 @@ public final class PointEvaluator {
    * @return the result; a combination the planner refuses is {@link PointStatus#REJECTED}
    */
   public PointResult evaluate(SweepPoint p, boolean manual, IntConsumer progress) {
-    if (p.microbatches() > 0 && p.globalBatch() % p.microbatches() != 0) {
-      return PointResult.failed(p, PointStatus.REJECTED, Double.NaN, Double.NaN, "the global batch "
-          + p.globalBatch() + " is not a multiple of " + p.microbatches() + " microbatches");
-    }
     PlannerOptions options = PlannerOptions.defaults().withThreads(1).withSolver(solver)
         .withSharedLayers(cache).withProgress(progress);
     try {
@@ -192,8 +189,9 @@ public final class PointEvaluator {
   }
 
   /**
-   * The training job of a point: {@code plan}'s defaults ({@link TrainingJob#of}) for its model,
-   * sequence, cluster, batch and microbatches.
+   * The training job of a point: its configuration ({@link TrainingConfig}: batch, microbatches,
+   * overlaps, and the precision and attention, each the GPU's default for "auto") bound to its
+   * model at its sequence and its cluster, as every command binds one.
    *
    * @param p the point
    * @param base the point's model
@@ -206,13 +204,13 @@ public final class PointEvaluator {
             p.gpu()))),
         FabricCatalog.find(p.fabric()).orElseThrow(() -> new InputException("unknown fabric '"
             + p.fabric() + "'; valid: " + String.join(", ", FabricCatalog.names()))));
-    TrainingJob job = TrainingJob.of(base.withSequence(p.seq()), cs)
-        .withGlobalBatch(p.globalBatch()).withMicrobatches(p.microbatches())
-        .withOverlaps(p.overlaps());
+    TrainingConfig config = TrainingConfig.searched(p.globalBatch(), p.microbatches())
+        .withOverlaps(p.overlaps()).withAttention("auto".equals(p.attention())
+            ? java.util.Optional.empty()
+            : java.util.Optional.of(io.meshplan.model.Attention.parse(p.attention())));
     if (!"auto".equals(p.dtype())) {
-      job = job.withDtype(io.meshplan.model.Fp8Training.parse(p.dtype()));
+      config = config.withDtype(io.meshplan.model.Fp8Training.parse(p.dtype()));
     }
-    return "auto".equals(p.attention()) ? job
-        : job.withAttention(io.meshplan.model.Attention.parse(p.attention()));
+    return TrainingJob.of(config.bind(base.withSequence(p.seq()), cs));
   }
 }
