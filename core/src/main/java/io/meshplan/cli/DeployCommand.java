@@ -171,22 +171,7 @@ final class DeployCommand implements Callable<Integer> {
     if (cluster == null && p.isEmpty()) {
       throw new InputException("give --cluster or --plan");
     }
-    String text = cluster != null ? cluster : p.get().cluster();
-    ClusterSpec c = catalog.cluster(text);
-    Path clusterFile = cluster == null ? null : CliValues.existingFile(cluster);
-    if (clusterFile != null) {
-      inputs.add(clusterFile);
-    }
-    if (catalog.file != null) {
-      inputs.add(catalog.file);
-    }
-    if (p.isPresent() && p.get().gpus() != c.gpuCount()) {
-      throw new InputException("--plan uses " + p.get().gpus() + " GPUs but --cluster "
-          + c.toShortString() + " has " + c.gpuCount());
-    }
-    if (p.isPresent()) {
-      PlanFiles.checkDevices(plan, p.get(), c);
-    }
+    ClusterSpec c = cluster(p, inputs);
     FabricEnv f = readFabric(inputs);
     TreeMap<String, String> envs = envFlags();
     List<String> cmd = new ArrayList<>(command);
@@ -223,6 +208,30 @@ final class DeployCommand implements Callable<Integer> {
     emit(t, ls, files, inputs);
     warnWithoutNccl(t, f);
     return ExitCodes.OK;
+  }
+
+  /**
+   * The cluster the launch files are for: {@code --cluster}, else the plan's, checked against the
+   * plan's GPUs and devices; the cluster and catalog files join the inputs no output may name.
+   */
+  private ClusterSpec cluster(Optional<PipelinePlan> p, List<Path> inputs) {
+    String text = cluster != null ? cluster : p.get().cluster();
+    ClusterSpec c = catalog.cluster(text);
+    Path clusterFile = cluster == null ? null : CliValues.existingFile(cluster);
+    if (clusterFile != null) {
+      inputs.add(clusterFile);
+    }
+    if (catalog.file != null) {
+      inputs.add(catalog.file);
+    }
+    if (p.isPresent() && p.get().gpus() != c.gpuCount()) {
+      throw new InputException("--plan uses " + p.get().gpus() + " GPUs but --cluster "
+          + c.toShortString() + " has " + c.gpuCount());
+    }
+    if (p.isPresent()) {
+      PlanFiles.checkDevices(plan, p.get(), c);
+    }
+    return c;
   }
 
   /** The files; a name KubeRay refuses is bad input. */

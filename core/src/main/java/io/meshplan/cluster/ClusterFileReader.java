@@ -42,24 +42,7 @@ final class ClusterFileReader {
   private ClusterFileReader() {}
 
   static ClusterSpec read(Path file, HardwareCatalog catalog) {
-    JsonNode root;
-    try {
-      root = TreeReaders.yaml().readTree(
-          InputFiles.readString(file, InputFiles.CLUSTER_MAX_BYTES, "YAML cluster file"));
-    } catch (IOException e) {
-      throw new InputException(file + ": not a valid YAML cluster file: "
-          + JsonErrors.describe(e), e);
-    }
-    if (root == null || !root.isObject()) {
-      throw new InputException(file + ": expected a YAML mapping with nodes, gpusPerNode, gpu");
-    }
-    for (Iterator<String> it = root.fieldNames(); it.hasNext(); ) {
-      String k = it.next();
-      if (!KEYS.contains(k)) {
-        throw new InputException(file + ": unknown field '" + k + "'; valid: "
-            + String.join(", ", KEYS.stream().sorted().toList()));
-      }
-    }
+    JsonNode root = mapping(file);
     int nodes = intField(file, root, "nodes");
     int gpus = intField(file, root, "gpusPerNode");
     JsonNode gpu = root.get("gpu");
@@ -105,6 +88,29 @@ final class ClusterFileReader {
       f = f.withLatency(l.asDouble());
     }
     return new ClusterSpec(nodes, gpus, g, f);
+  }
+
+  /** The file's top-level mapping, every key one a cluster file may have. */
+  private static JsonNode mapping(Path file) {
+    JsonNode root;
+    try {
+      root = TreeReaders.yaml().readTree(
+          InputFiles.readString(file, InputFiles.CLUSTER_MAX_BYTES, "YAML cluster file"));
+    } catch (IOException e) {
+      throw new InputException(file + ": not a valid YAML cluster file: "
+          + JsonErrors.describe(e), e);
+    }
+    if (root == null || !root.isObject()) {
+      throw new InputException(file + ": expected a YAML mapping with nodes, gpusPerNode, gpu");
+    }
+    for (Iterator<String> it = root.fieldNames(); it.hasNext(); ) {
+      String k = it.next();
+      if (!KEYS.contains(k)) {
+        throw new InputException(file + ": unknown field '" + k + "'; valid: "
+            + String.join(", ", KEYS.stream().sorted().toList()));
+      }
+    }
+    return root;
   }
 
   private static int intField(Path file, JsonNode root, String key) {
