@@ -41,7 +41,8 @@ final class SweepCommand implements Callable<Integer> {
 
   @Option(names = "--grid", required = true, paramLabel = "FILE",
       description = "The YAML grid (see examples/sweep.yaml); its models are presets or"
-          + " config.json paths (absolute, or relative to the grid's directory).")
+          + " config.json paths (absolute, or relative to the grid's directory); its gpus and"
+          + " fabrics are names of meshplan's catalog or of --catalog's.")
   Path grid;
 
   @Option(names = "--manual", description = "Each point's best Megatron-LM configuration "
@@ -74,6 +75,8 @@ final class SweepCommand implements Callable<Integer> {
 
   @Mixin ForceOption force = new ForceOption();
 
+  @Mixin CatalogOption catalog = new CatalogOption();
+
   @Override
   public Integer call() {
     if (price != null && !(price >= 0 && price <= MAX_PRICE)) {
@@ -103,14 +106,14 @@ final class SweepCommand implements Callable<Integer> {
     }
     String csvFlag = outDir != null ? "--out " + outDir + ": sweep.csv" : "--csv";
     String jsonlFlag = outDir != null ? "--out " + outDir + ": sweep.jsonl" : "--jsonl";
-    SweepGrid g = SweepGridReader.read(grid);
+    SweepGrid g = SweepGridReader.read(grid, catalog.catalog());
     OutputPaths paths = new OutputPaths().force(force.force).output(csvFlag, outCsv)
-        .output(jsonlFlag, outJsonl).input("--grid", grid);
+        .output(jsonlFlag, outJsonl).input("--grid", grid).input("--catalog", catalog.file);
     g.configModels().forEach((name, c) -> paths.input("the grid's model", c.file()));
     paths.check();
     OptionalDouble usd = price == null ? OptionalDouble.empty() : OptionalDouble.of(price);
     PointTask task = new PointTask(manual, pointTimeout == null ? 0 : pointTimeout,
-        g.configSpecs());
+        g.configSpecs(), g.hardware());
     List<PointResult> results;
     try (TaskExecutor ex = executor.open();
         Progress progress = executor.local()

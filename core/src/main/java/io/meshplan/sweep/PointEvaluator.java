@@ -1,8 +1,6 @@
 package io.meshplan.sweep;
 
 import io.meshplan.cluster.ClusterSpec;
-import io.meshplan.cluster.FabricCatalog;
-import io.meshplan.cluster.GpuCatalog;
 import io.meshplan.interop.cost.LayerCostCache;
 import io.meshplan.interop.MegatronGrid;
 import io.meshplan.interop.space.PlanRequest;
@@ -40,6 +38,7 @@ public final class PointEvaluator {
   private final LayerCostCache cache;
   private final SolverOptions solver;
   private final java.util.Map<String, ModelSpec> configModels;
+  private final SweepHardware hardware;
 
   /**
    * Creates the evaluator of points that name presets.
@@ -61,9 +60,24 @@ public final class PointEvaluator {
    */
   public PointEvaluator(LayerCostCache cache, SolverOptions solver,
       java.util.Map<String, ModelSpec> configModels) {
+    this(cache, solver, configModels, SweepHardware.SHIPPED);
+  }
+
+  /**
+   * Creates the evaluator of points whose GPUs and fabrics are those of a catalog.
+   *
+   * @param cache the shared layer prices
+   * @param solver the intra-op ILP settings
+   * @param configModels the grid's config.json models by the name the points carry; a point
+   *     whose model is not here names a preset
+   * @param hardware the GPUs and fabrics the points name ({@link SweepGrid#hardware})
+   */
+  public PointEvaluator(LayerCostCache cache, SolverOptions solver,
+      java.util.Map<String, ModelSpec> configModels, SweepHardware hardware) {
     this.cache = Require.nonNull(cache, "cache");
     this.solver = Require.nonNull(solver, "solver");
     this.configModels = java.util.Map.copyOf(configModels);
+    this.hardware = Require.nonNull(hardware, "hardware");
   }
 
   /**
@@ -91,8 +105,8 @@ public final class PointEvaluator {
     PlannerOptions options = PlannerOptions.defaults().withThreads(1).withSolver(solver)
         .withSharedLayers(cache).withProgress(progress);
     try {
-      PricedJob priced = Planner.price(job(p, model(p, configModels)), Pricing.catalog(),
-          options);
+      PricedJob priced = Planner.price(job(p, model(p, configModels), hardware),
+          Pricing.catalog(), options);
       return manual ? manual(p, priced)
           : planned(p, Planner.plan(priced, options));
     } catch (InputException e) {
@@ -169,7 +183,7 @@ public final class PointEvaluator {
    * @return seconds
    */
   public static double lowerBoundSeconds(SweepPoint p) {
-    return lowerBoundSeconds(p, Presets.get(p.model()));
+    return lowerBoundSeconds(p, Presets.get(p.model()), SweepHardware.SHIPPED);
   }
 
   /**
@@ -178,10 +192,11 @@ public final class PointEvaluator {
    *
    * @param p the point
    * @param base its model
+   * @param hardware the GPUs and fabrics the point names
    * @return seconds
    */
-  static double lowerBoundSeconds(SweepPoint p, ModelSpec base) {
-    TrainingJob job = job(p, base);
+  static double lowerBoundSeconds(SweepPoint p, ModelSpec base, SweepHardware hardware) {
+    TrainingJob job = job(p, base, hardware);
     double flops = ModelFlops.trainingFlopsPerToken(job.trainedModel(), p.seq())
         * (double) p.tokensPerIteration();
     // FP8 GEMMs may run up to the FP8 peak, above the bf16 one.
@@ -195,15 +210,13 @@ public final class PointEvaluator {
    *
    * @param p the point
    * @param base the point's model
+   * @param hardware the GPUs and fabrics the point names
    * @return the job
    * @throws InputException when a name is not in its catalog
    */
-  static TrainingJob job(SweepPoint p, ModelSpec base) {
-    ClusterSpec cs = new ClusterSpec(p.nodes(), p.gpusPerNode(),
-        GpuCatalog.find(p.gpu()).orElseThrow(() -> new InputException(GpuCatalog.unknown(
-            p.gpu()))),
-        FabricCatalog.find(p.fabric()).orElseThrow(() -> new InputException("unknown fabric '"
-            + p.fabric() + "'; valid: " + String.join(", ", FabricCatalog.names()))));
+  static TrainingJob job(SweepPoint p, ModelSpec base, SweepHardware hardware) {
+    ClusterSpec cs = new ClusterSpec(p.nodes(), p.gpusPerNode(), hardware.gpu(p.gpu()),
+        hardware.fabric(p.fabric()));
     TrainingConfig config = TrainingConfig.searched(p.globalBatch(), p.microbatches())
         .withOverlaps(p.overlaps()).withAttention("auto".equals(p.attention())
             ? java.util.Optional.empty()

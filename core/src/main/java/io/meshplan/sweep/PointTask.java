@@ -20,17 +20,32 @@ import java.util.concurrent.TimeoutException;
  * @param timeoutSeconds the time limit per point, seconds, or 0 for none
  * @param configModels the grid's config.json models by the name the points carry ({@link
  *     SweepGrid#configModels}); a point whose model is not here names a preset
+ * @param hardware the GPUs and fabrics the points name ({@link SweepGrid#hardware}), resolved, so
+ *     that a user's catalog travels with the task to the process that plans the point
  */
 public record PointTask(boolean manual, double timeoutSeconds,
-    java.util.Map<String, ModelSpec> configModels)
+    java.util.Map<String, ModelSpec> configModels, SweepHardware hardware)
     implements TaskFunction<SweepPoint, PointResult> {
-  private static final long serialVersionUID = 2L;
+  private static final long serialVersionUID = 3L;
 
   /** Validates the limit and copies the models. */
   public PointTask {
     Require.that(timeoutSeconds >= 0 && Double.isFinite(timeoutSeconds),
         "the point time limit must be >= 0 seconds, got " + timeoutSeconds);
     configModels = java.util.Map.copyOf(configModels);
+    Require.nonNull(hardware, "hardware");
+  }
+
+  /**
+   * The task of points on meshplan's own catalog.
+   *
+   * @param manual whether to search Megatron-LM configurations instead of planning
+   * @param timeoutSeconds the time limit per point, seconds, or 0 for none
+   * @param configModels the grid's config.json models by the name the points carry
+   */
+  public PointTask(boolean manual, double timeoutSeconds,
+      java.util.Map<String, ModelSpec> configModels) {
+    this(manual, timeoutSeconds, configModels, SweepHardware.SHIPPED);
   }
 
   /**
@@ -55,7 +70,7 @@ public record PointTask(boolean manual, double timeoutSeconds,
   @Override
   public PointResult apply(SweepPoint p) {
     PointEvaluator ev = new PointEvaluator(LayerCostCache.processWide(),
-        SolverOptions.defaults(), configModels);
+        SolverOptions.defaults(), configModels, hardware);
     if (timeoutSeconds == 0) {
       return ev.evaluate(p, manual, pct -> { });
     }
@@ -90,7 +105,8 @@ public record PointTask(boolean manual, double timeoutSeconds,
   }
 
   private PointResult timedOut(SweepPoint p) {
-    double bound = PointEvaluator.lowerBoundSeconds(p, PointEvaluator.model(p, configModels));
+    double bound = PointEvaluator.lowerBoundSeconds(p, PointEvaluator.model(p, configModels),
+        hardware);
     return PointResult.failed(p, PointStatus.TIMED_OUT, Double.NaN, bound, String.format(
         java.util.Locale.ROOT, "no result within %s s; no plan can beat %.4f s per iteration "
             + "(the model FLOPs at the GPUs' dense peak)", trim(timeoutSeconds), bound));

@@ -24,11 +24,36 @@ import java.util.List;
  * @param dtypes training precisions: {@code auto} (each preset's), {@code bf16}, {@code f16},
  *     {@code f32}, {@code fp8}
  * @param configModels the models of {@code models} read from a config.json, by their name there
+ * @param hardware the catalog {@code gpus} and {@code fabrics} name
  */
 public record SweepGrid(List<String> models, List<Integer> seqs, List<String> gpus,
     List<String> fabrics, List<Shape> clusters, List<Integer> globalBatches,
     List<Integer> microbatches, List<Overlaps> overlaps, List<String> attention,
-    List<String> dtypes, java.util.Map<String, ConfigModel> configModels) {
+    List<String> dtypes, java.util.Map<String, ConfigModel> configModels,
+    SweepHardware hardware) {
+  /**
+   * A grid on meshplan's own catalog.
+   *
+   * @param models model preset names and config.json model names
+   * @param seqs tokens per sequence
+   * @param gpus GPU catalog names
+   * @param fabrics fabric catalog names; empty for each GPU's default fabric
+   * @param clusters cluster shapes
+   * @param globalBatches sequences per iteration
+   * @param microbatches microbatches per iteration, 0 for the planner's choice
+   * @param overlaps what the framework overlaps and fuses
+   * @param attention how attention runs
+   * @param dtypes training precisions
+   * @param configModels the config.json models by name
+   */
+  public SweepGrid(List<String> models, List<Integer> seqs, List<String> gpus,
+      List<String> fabrics, List<Shape> clusters, List<Integer> globalBatches,
+      List<Integer> microbatches, List<Overlaps> overlaps, List<String> attention,
+      List<String> dtypes, java.util.Map<String, ConfigModel> configModels) {
+    this(models, seqs, gpus, fabrics, clusters, globalBatches, microbatches, overlaps,
+        attention, dtypes, configModels, SweepHardware.SHIPPED);
+  }
+
   /**
    * A model of the grid read from a Hugging Face config.json.
    *
@@ -126,6 +151,7 @@ public record SweepGrid(List<String> models, List<Integer> seqs, List<String> gp
     attention = List.copyOf(attention);
     dtypes = List.copyOf(dtypes);
     configModels = java.util.Map.copyOf(configModels);
+    Require.nonNull(hardware, "hardware");
     Require.that(models.containsAll(configModels.keySet()),
         "every config.json model of a grid is one of its models");
     long n = 1;
@@ -162,7 +188,7 @@ public record SweepGrid(List<String> models, List<Integer> seqs, List<String> gp
     for (String m : models) {
       for (int s : seqs) {
         for (String g : gpus) {
-          List<String> fs = fabrics.isEmpty() ? List.of(defaultFabric(g)) : fabrics;
+          List<String> fs = fabrics.isEmpty() ? List.of(hardware.defaultFabric(g)) : fabrics;
           for (String f : fs) {
             for (Shape c : clusters) {
               for (int gb : globalBatches) {
@@ -183,11 +209,5 @@ public record SweepGrid(List<String> models, List<Integer> seqs, List<String> gp
       }
     }
     return out;
-  }
-
-  private static String defaultFabric(String gpu) {
-    return io.meshplan.cluster.GpuCatalog.find(gpu)
-        .map(io.meshplan.cluster.GpuCatalog::defaultFabric)
-        .orElseThrow(() -> new InputException("unknown gpu '" + gpu + "'"));
   }
 }

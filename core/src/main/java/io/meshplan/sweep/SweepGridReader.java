@@ -3,8 +3,7 @@ package io.meshplan.sweep;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.meshplan.cluster.FabricCatalog;
-import io.meshplan.cluster.GpuCatalog;
+import io.meshplan.cluster.HardwareCatalog;
 import io.meshplan.model.Fp8Training;
 import io.meshplan.model.HfConfigReader;
 import io.meshplan.model.ModelSpec;
@@ -51,6 +50,10 @@ import java.util.regex.Pattern;
  * HfConfigReader}; the grid's {@code seq} sets its sequence); its results carry the path as the
  * grid wrote it.
  *
+ * <p>GPU and fabric names are looked up in the {@link HardwareCatalog} the reader is given
+ * (meshplan's own, or one a user's catalog file extends), which the grid carries to its points
+ * ({@link SweepGrid#hardware}).
+ *
  * <p>Every value is checked, and the first bad one is reported in one line naming the file, the
  * field and its position.
  */
@@ -78,12 +81,14 @@ public final class SweepGridReader {
 
   private final String file;
   private final Path baseDir;
+  private final HardwareCatalog catalog;
   private final java.util.Map<String, SweepGrid.ConfigModel> configs =
       new java.util.LinkedHashMap<>();
 
-  private SweepGridReader(String file, Path baseDir) {
+  private SweepGridReader(String file, Path baseDir, HardwareCatalog catalog) {
     this.file = file;
     this.baseDir = baseDir;
+    this.catalog = io.meshplan.util.Require.nonNull(catalog, "catalog");
   }
 
   /**
@@ -94,8 +99,20 @@ public final class SweepGridReader {
    * @throws InputException one line naming the file and the bad field
    */
   public static SweepGrid read(Path path) {
+    return read(path, HardwareCatalog.shipped());
+  }
+
+  /**
+   * Reads a grid file whose GPUs and fabrics are those of a catalog.
+   *
+   * @param path the YAML file
+   * @param catalog the hardware its {@code gpus} and {@code fabrics} may name
+   * @return the grid
+   * @throws InputException one line naming the file and the bad field
+   */
+  public static SweepGrid read(Path path, HardwareCatalog catalog) {
     String text = InputFiles.readString(path, MAX_BYTES, "sweep grid");
-    return parse(text, path.toString(), path.toAbsolutePath().getParent());
+    return parse(text, path.toString(), path.toAbsolutePath().getParent(), catalog);
   }
 
   /**
@@ -120,7 +137,22 @@ public final class SweepGridReader {
    * @throws InputException one line naming the file and the bad field
    */
   public static SweepGrid parse(String text, String name, Path baseDir) {
-    SweepGridReader r = new SweepGridReader(name, baseDir);
+    return parse(text, name, baseDir, HardwareCatalog.shipped());
+  }
+
+  /**
+   * Parses grid text whose GPUs and fabrics are those of a catalog.
+   *
+   * @param text the YAML
+   * @param name the file name, for messages
+   * @param baseDir the directory relative model paths start from, or null for the working one
+   * @param catalog the hardware its {@code gpus} and {@code fabrics} may name
+   * @return the grid
+   * @throws InputException one line naming the file and the bad field
+   */
+  public static SweepGrid parse(String text, String name, Path baseDir,
+      HardwareCatalog catalog) {
+    SweepGridReader r = new SweepGridReader(name, baseDir, catalog);
     JsonNode root = tree(text, name);
     List<String> models = r.values(root, "models", true, r::model);
     List<Integer> seqs = r.values(root, "seq", true, (v, at) -> r.integer(v, at, 1, MAX_SEQ));
@@ -133,12 +165,12 @@ public final class SweepGridReader {
     List<Overlaps> overlaps = r.overlaps(root);
     List<String> attention = r.values(root, "attention", false, r::attention);
     List<String> dtypes = r.values(root, "dtype", false, r::dtype);
-    checkPrecisions(name, gpus, dtypes);
+    r.checkPrecisions(gpus, dtypes);
     try {
       return new SweepGrid(models, seqs, gpus, fabrics, clusters, batches,
           micro.isEmpty() ? List.of(0) : micro, overlaps,
           attention.isEmpty() ? List.of("auto") : attention,
-          dtypes.isEmpty() ? List.of("auto") : dtypes, r.configs);
+          dtypes.isEmpty() ? List.of("auto") : dtypes, r.configs, SweepHardware.of(catalog));
     } catch (InputException e) {
       throw new InputException(name + ": " + e.getMessage(), e);
     }
@@ -150,7 +182,7 @@ public final class SweepGridReader {
    * its points could plan. A precision that only some of the GPUs lack stays, as the grid is a
    * cross product: those points are rejected with the reason in their row.
    */
-  private static void checkPrecisions(String name, List<String> gpus, List<String> dtypes) {
+  private void checkPrecisions(List<String> gpus, List<String> dtypes) {
     for (String d : dtypes) {
       if (d.equals("auto")) {
         continue;
@@ -158,7 +190,7 @@ public final class SweepGridReader {
       InputException last = null;
       for (String g : gpus) {
         try {
-          GpuCatalog.find(g).orElseThrow().requireTraining(Fp8Training.parse(d));
+          catalog.gpu(g).orElseThrow().spec().requireTraining(Fp8Training.parse(d));
           last = null;
           break;
         } catch (InputException e) {
@@ -166,7 +198,7 @@ public final class SweepGridReader {
         }
       }
       if (last != null) {
-        throw new InputException(name + ": key 'dtype': no GPU of the grid trains in " + d + "; "
+        throw new InputException(file + ": key 'dtype': no GPU of the grid trains in " + d + "; "
             + last.getMessage(), last);
       }
     }
@@ -308,14 +340,13 @@ public final class SweepGridReader {
   private String gpu(JsonNode v, String at) {
     String s = text(v, at);
     // A short name (h100) stands for its catalog name in the results.
-    return GpuCatalog.find(s).orElseThrow(() -> bad(at, GpuCatalog.unknown(s))).name();
+    return catalog.gpu(s).orElseThrow(() -> bad(at, catalog.unknownGpu(s))).name();
   }
 
   private String fabric(JsonNode v, String at) {
     String s = text(v, at);
-    if (FabricCatalog.find(s).isEmpty()) {
-      throw bad(at, "unknown fabric '" + s + "'; valid: "
-          + String.join(", ", FabricCatalog.names()));
+    if (catalog.fabric(s).isEmpty()) {
+      throw bad(at, catalog.unknownFabric(s));
     }
     return s;
   }

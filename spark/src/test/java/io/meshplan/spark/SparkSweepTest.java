@@ -45,6 +45,35 @@ class SparkSweepTest {
         .isEqualTo(out1.toString());
   }
 
+  /**
+   * sweep --spark --catalog: a GPU only the user's catalog has travels with the tasks to the
+   * executors, which write the local executor's bytes.
+   */
+  @Test
+  void aCatalogGpuSweepsOnSparkAsLocally() throws IOException {
+    Path catalog = dir.resolve("catalog.yaml");
+    Files.writeString(catalog, "gpus:\n  - name: x100-64gb\n    architecture: hopper\n"
+        + "    peakTflops: {fp32: 50, bf16: 800, fp16: 800, fp8: 1600}\n    memoryGiB: 64\n"
+        + "    hbmGBps: 3000\n    nvlinkDomain: 8\n    nvlinkGBpsPerDirection: 400\n"
+        + "    defaultFabric: roce-400\n    source: a made-up part for a test\n");
+    Path grid = dir.resolve("catalog-grid.yaml");
+    Files.writeString(grid, "models: opt-125m\nseq: 512\ngpus: x100-64gb\n"
+        + "clusters: [1x2, 2x2]\nglobalBatch: 16\n");
+    StringWriter err1 = new StringWriter();
+    int local = run(new StringWriter(), err1, "sweep", "--grid", grid.toString(), "--catalog",
+        catalog.toString(), "--threads", "1", "--csv", dir.resolve("local.csv").toString());
+    StringWriter err2 = new StringWriter();
+    int spark = run(new StringWriter(), err2, "sweep", "--grid", grid.toString(), "--catalog",
+        catalog.toString(), "--spark", "local[2]", "--csv", dir.resolve("spark.csv").toString());
+    assertThat(local).as(err1.toString()).isZero();
+    assertThat(spark).as(err2.toString()).isZero();
+    assertThat(Files.readString(dir.resolve("spark.csv")))
+        .isEqualTo(Files.readString(dir.resolve("local.csv")));
+    assertThat(Files.readAllLines(dir.resolve("spark.csv"))).hasSize(3)
+        .allSatisfy(row -> assertThat(row).matches("(index,.*|\\d,opt-125m,512,x100-64gb,"
+            + "roce-400,.*,ok,.*)"));
+  }
+
   /** plan --spark: the plan JSON is byte-identical to the local planner's. */
   @Test
   void planOnSparkMatchesLocal() {
