@@ -11,7 +11,8 @@ final class CatalogOption {
       + "whose GPUs and fabrics add to meshplan's own, or replace an entry of the same name "
       + "(the form of the shipped catalog.yaml: gpus: and fabrics: lists, each GPU with name, "
       + "architecture, peakTflops, memoryGiB, hbmGBps, nvlinkDomain, nvlinkGBpsPerDirection, "
-      + "defaultFabric and source); --cluster may then name them.")
+      + "defaultFabric and source); --cluster, or a sweep grid's gpus and fabrics, may then "
+      + "name them.")
   Path file;
 
   private HardwareCatalog loaded;
