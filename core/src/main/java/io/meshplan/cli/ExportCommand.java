@@ -110,6 +110,11 @@ final class ExportCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     ExportTarget target = withFrameworkVersion(ExportTarget.parse(to), frameworkVersion);
+    attention.kernel().ifPresent(k -> {
+      throw new InfeasibleException("export cannot write --attention " + k.word() + " yet: no "
+          + "exporter states a named attention kernel in the framework's configuration; use "
+          + "--attention flash (each framework's own fused kernel)");
+    });
     out = OutputPaths.stdout(out);
     if (out != null) {
       List<Path> inputs = new ArrayList<>(clusterOptions.inputFiles().values());

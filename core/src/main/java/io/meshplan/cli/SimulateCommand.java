@@ -153,7 +153,7 @@ final class SimulateCommand implements Callable<Integer> {
   private Simulated fromFlags() {
     BoundConfig bound = JobFlags.bind(model, cluster, attention, parallel);
     ParallelConfig c = bound.parallel();
-    PricedJob setup = JobFlags.priced(bound, cluster, PlannerOptions.defaults());
+    PricedJob setup = JobFlags.priced(bound, cluster, attention, PlannerOptions.defaults());
     model.printWarnings(spec.commandLine().getErr());
     PlanSimulator.Evaluated e = Progress.during(spec.commandLine().getErr(), quiet,
         "simulate: pricing the layers",
