@@ -68,4 +68,27 @@ class AttentionKernelCliTest {
         "--micro-batch", "1", "--attention", "flash2").refusedInOneLine(3,
         "export cannot write --attention flash2 yet");
   }
+
+  /** Simulate's JSON names a named kernel; plan files, which cannot record one yet, refuse it. */
+  @Test
+  void jsonNamesTheKernelAndPlanFilesRefuseIt() throws Exception {
+    List<String> a = new ArrayList<>(List.of("simulate", "--model", "llama3-8b", "--cluster",
+        "1x8:h100-80gb", "--tp", "4", "--pp", "1", "--dp", "2", "--global-batch", "16",
+        "--micro-batch", "1", "--json"));
+    CliRun plain = CliRun.of(a.toArray(String[]::new));
+    assertThat(plain.code()).as(plain.err()).isZero();
+    assertThat(plain.out()).doesNotContain("attentionKernel");
+    a.addAll(List.of("--attention", "flash2"));
+    CliRun named = CliRun.of(a.toArray(String[]::new));
+    com.fasterxml.jackson.databind.JsonNode j =
+        new com.fasterxml.jackson.databind.ObjectMapper().readTree(named.out());
+    assertThat(j.get("attentionKernel").asText()).isEqualTo("flash2");
+    assertThat(j.get("iterationSeconds").asDouble()).isBetween(1.98625, 1.98635);
+    CliRun.of("plan", "--model", "llama2-7b", "--cluster", "1x8:h100-80gb", "--attention",
+        "flash2", "--out", "never-written.json").refusedInOneLine(2,
+        "plan files do not record an attention kernel yet");
+    assertThat(java.nio.file.Files.exists(java.nio.file.Path.of("never-written.json"))).isFalse();
+    CliRun.of("simulate", "--plan", "never-read.json", "--attention", "triton")
+        .refusedInOneLine(2, "plan files do not record an attention kernel yet");
+  }
 }
