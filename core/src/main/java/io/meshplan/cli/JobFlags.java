@@ -54,7 +54,20 @@ final class JobFlags {
    */
   static Pricing pricing(ClusterOptions clusterOptions, AttentionOptions attention,
       ClusterSpec cs) {
-    java.util.Optional<AttentionKernel> kernel = attention.kernel();
+    return pricing(clusterOptions, attention.kernel(), cs);
+  }
+
+  /**
+   * The prices the cluster flags ask for, with a named attention kernel checked against the GPU.
+   *
+   * @param clusterOptions the cluster flags
+   * @param kernel the kernel, or empty for the architecture's default
+   * @param cs the cluster
+   * @return the pricing
+   * @throws io.meshplan.util.InputException when the kernel is not priced on the cluster's GPU
+   */
+  static Pricing pricing(ClusterOptions clusterOptions, java.util.Optional<AttentionKernel> kernel,
+      ClusterSpec cs) {
     FusedAttentionKernels.of(cs.gpu(), kernel);
     Pricing base = clusterOptions.pricing();
     return kernel.map(base::withAttentionKernel).orElse(base);

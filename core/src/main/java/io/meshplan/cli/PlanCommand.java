@@ -112,10 +112,6 @@ final class PlanCommand implements Callable<Integer> {
     if (hlo != null) {
       return planHlo();
     }
-    if (out != null && attention.kernel().isPresent()) {
-      throw new InputException("plan files do not record an attention kernel yet: plan "
-          + "--attention " + attention.kernel().get().word() + " without --out");
-    }
     int fixed = fixedMicrobatches();
     boolean interleave = interleaving();
     ReportFiles.check(report, compare, out, null, inputFiles(), force.force);

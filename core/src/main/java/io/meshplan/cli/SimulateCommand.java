@@ -95,7 +95,8 @@ final class SimulateCommand implements Callable<Integer> {
     PrintWriter w = spec.commandLine().getOut();
     boolean module = s.plan().hloModule().isPresent();
     w.print(json ? SimulationJson.write(sim, false, fit,
-        attention.kernel().map(io.meshplan.cluster.AttentionKernel::word))
+        (plan != null && attention.chosen().isEmpty() ? s.plan().attentionKernel()
+            : attention.kernel()).map(io.meshplan.cluster.AttentionKernel::word))
         : SimulationText.write(sim, module ? "microbatches" : "tokens", Optional.of(fit)));
     if (!json && s.stagesStated()) {
       w.println(stageLayers(s.plan()));
@@ -144,11 +145,7 @@ final class SimulateCommand implements Callable<Integer> {
       throw new InputException("--plan carries the model and the parallel sizes; drop --model"
           + " and --tp/--pp/--dp/--vpp/--micro-batch/--global-batch");
     }
-    attention.kernel().ifPresent(k -> {
-      throw new InputException("plan files do not record an attention kernel yet: simulate "
-          + "--attention " + k.word() + " with the model and parallel flags, not --plan");
-    });
-    PlanFiles saved = PlanFiles.simulate(plan, cluster, attention.chosen(),
+    PlanFiles saved = PlanFiles.simulate(plan, cluster, attention.chosen(), attention.kernel(),
         spec.commandLine().getErr());
     return new Simulated(saved.simulation(), saved.plan(), saved.plan().source().title(),
         saved.title() + " (plan " + plan.getFileName() + ")", saved.cluster(),

@@ -2,12 +2,21 @@ package io.meshplan.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** {@code --attention} naming the fused kernel a run used: its prices and its refusals. */
 class AttentionKernelCliTest {
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  @TempDir Path dir;
+
   private static CliRun simulate(String cluster, String attention) {
     List<String> a = new ArrayList<>(List.of("simulate", "--model", "llama3-8b", "--cluster",
         cluster, "--tp", "4", "--pp", "1", "--dp", "2", "--global-batch", "16",
@@ -69,9 +78,12 @@ class AttentionKernelCliTest {
         "export cannot write --attention flash2 yet");
   }
 
-  /** Simulate's JSON names a named kernel; plan files, which cannot record one yet, refuse it. */
+  /**
+   * Simulate's JSON names a named kernel; a plan file records it, re-simulates with it, and
+   * export refuses it in one line.
+   */
   @Test
-  void jsonNamesTheKernelAndPlanFilesRefuseIt() throws Exception {
+  void theKernelTravelsThroughJsonAndPlanFiles() throws Exception {
     List<String> a = new ArrayList<>(List.of("simulate", "--model", "llama3-8b", "--cluster",
         "1x8:h100-80gb", "--tp", "4", "--pp", "1", "--dp", "2", "--global-batch", "16",
         "--micro-batch", "1", "--json"));
@@ -80,15 +92,43 @@ class AttentionKernelCliTest {
     assertThat(plain.out()).doesNotContain("attentionKernel");
     a.addAll(List.of("--attention", "flash2"));
     CliRun named = CliRun.of(a.toArray(String[]::new));
-    com.fasterxml.jackson.databind.JsonNode j =
-        new com.fasterxml.jackson.databind.ObjectMapper().readTree(named.out());
+    JsonNode j = JSON.readTree(named.out());
     assertThat(j.get("attentionKernel").asText()).isEqualTo("flash2");
     assertThat(j.get("iterationSeconds").asDouble()).isBetween(1.98625, 1.98635);
-    CliRun.of("plan", "--model", "llama2-7b", "--cluster", "1x8:h100-80gb", "--attention",
-        "flash2", "--out", "never-written.json").refusedInOneLine(2,
-        "plan files do not record an attention kernel yet");
-    assertThat(java.nio.file.Files.exists(java.nio.file.Path.of("never-written.json"))).isFalse();
-    CliRun.of("simulate", "--plan", "never-read.json", "--attention", "triton")
-        .refusedInOneLine(2, "plan files do not record an attention kernel yet");
+
+    Path plan = dir.resolve("p.json");
+    CliRun p = CliRun.of("plan", "--model", "llama3-8b", "--layers", "4", "--cluster",
+        "1x8:h100-80gb", "--global-batch", "16", "--attention", "flash2", "--out",
+        plan.toString(), "--json");
+    assertThat(p.code()).as(p.err()).isZero();
+    JsonNode file = JSON.readTree(Files.readString(plan));
+    assertThat(file.get("attention").asText()).isEqualTo("flash");
+    assertThat(file.get("attentionKernel").asText()).isEqualTo("flash2");
+    CliRun again = CliRun.of("simulate", "--plan", plan.toString(), "--json");
+    assertThat(again.code()).as(again.err()).isZero();
+    JsonNode s = JSON.readTree(again.out());
+    assertThat(s.get("attentionKernel").asText()).isEqualTo("flash2");
+    assertThat(s.get("iterationSeconds").asDouble())
+        .isEqualTo(file.get("iterationSeconds").asDouble());
+    // --attention flash re-prices the same plan with the default kernel (cuDNN): faster.
+    CliRun flash = CliRun.of("simulate", "--plan", plan.toString(), "--json", "--attention",
+        "flash");
+    assertThat(JSON.readTree(flash.out()).get("iterationSeconds").asDouble())
+        .isLessThan(s.get("iterationSeconds").asDouble());
+    assertThat(flash.out()).doesNotContain("attentionKernel");
+    CliRun.of("export", "--to", "megatron", "--plan", plan.toString())
+        .refusedInOneLine(3, "export cannot write --attention flash2 yet");
+
+    // A file whose kernel is unknown, or named beside unfused attention, is refused in one line.
+    Path bad = dir.resolve("bad.json");
+    Files.writeString(bad, Files.readString(plan).replace("\"flash2\"", "\"flash9\""));
+    CliRun.of("simulate", "--plan", bad.toString()).refusedInOneLine(2,
+        "attentionKernel: attention kernel 'flash9' is unknown");
+    Path unfused = dir.resolve("unfused.json");
+    Files.writeString(unfused, Files.readString(plan)
+        .replace("\"attention\" : \"flash\",\n  \"attentionKernel\"",
+            "\"attention\" : \"unfused\",\n  \"attentionKernel\""));
+    CliRun.of("simulate", "--plan", unfused.toString()).refusedInOneLine(2,
+        "an attention kernel needs fused attention");
   }
 }
