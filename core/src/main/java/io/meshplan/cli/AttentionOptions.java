@@ -1,5 +1,6 @@
 package io.meshplan.cli;
 
+import io.meshplan.cluster.AttentionKernel;
 import io.meshplan.model.Attention;
 import io.meshplan.util.InputException;
 import java.util.Optional;
@@ -11,8 +12,12 @@ final class AttentionOptions {
       completionCandidates = Choices.Attentions.class, description = "How the attention core "
       + "runs: flash (one fused kernel: FlashAttention-2/3 or cuDNN, which never stores the "
       + "sequence x sequence scores), unfused (scores, softmax and dropout in memory, as "
-      + "frameworks ran before 2023), or auto: flash on A100 and later, unfused on V100 "
-      + "(default: ${DEFAULT-VALUE}). One of: ${COMPLETION-CANDIDATES}.")
+      + "frameworks ran before 2023), or auto: flash on A100 and later, unfused on V100; "
+      + "or the fused kernel a run used, priced from its published benchmarks: flash2 "
+      + "(FlashAttention-2), flash3 (FlashAttention-3, Hopper only), cudnn (cuDNN, as "
+      + "Transformer Engine runs it), triton (the FlashAttention-2 kernel in Triton, priced as "
+      + "flash2); flash is the GPU's default kernel: flash2 on Ampere, cudnn on Hopper and "
+      + "Blackwell (default: ${DEFAULT-VALUE}). One of: ${COMPLETION-CANDIDATES}.")
   String attention = "auto";
 
   /**
@@ -23,6 +28,21 @@ final class AttentionOptions {
    */
   Optional<Attention> chosen() {
     String word = Choices.pick("--attention", attention, new Choices.Attentions());
-    return word.equals("auto") ? Optional.empty() : Optional.of(Attention.parse(word));
+    if (word.equals("auto")) {
+      return Optional.empty();
+    }
+    return Optional.of(kernel().isPresent() ? Attention.FLASH : Attention.parse(word));
+  }
+
+  /**
+   * The fused kernel asked for by name.
+   *
+   * @return the kernel, or empty for auto, flash (the GPU's default kernel) and unfused
+   * @throws InputException for an unknown value
+   */
+  Optional<AttentionKernel> kernel() {
+    String word = Choices.pick("--attention", attention, new Choices.Attentions());
+    return AttentionKernel.words().contains(word) ? Optional.of(AttentionKernel.parse(word))
+        : Optional.empty();
   }
 }

@@ -163,6 +163,7 @@ final class Choices {
     List<String> words() {
       List<String> w = new ArrayList<>(List.of("auto"));
       Arrays.stream(Attention.values()).map(Attention::label).forEach(w::add);
+      w.addAll(io.meshplan.cluster.AttentionKernel.words());
       return w;
     }
   }

@@ -110,6 +110,7 @@ final class ExportCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     ExportTarget target = withFrameworkVersion(ExportTarget.parse(to), frameworkVersion);
+    attention.kernel().ifPresent(ExportCommand::refuseKernel);
     out = OutputPaths.stdout(out);
     if (out != null) {
       List<Path> inputs = new ArrayList<>(clusterOptions.inputFiles().values());
@@ -165,6 +166,13 @@ final class ExportCommand implements Callable<Integer> {
     return ExitCodes.INFEASIBLE;
   }
 
+  /** A named attention kernel, which no writer states yet: refused in one line. */
+  private static void refuseKernel(io.meshplan.cluster.AttentionKernel k) {
+    throw new InfeasibleException("export cannot write --attention " + k.word() + " yet: no "
+        + "exporter states a named attention kernel in the framework's configuration; use "
+        + "--attention flash (each framework's own fused kernel)");
+  }
+
   /** The plan file's export, refused when the plan does not fit its cluster's memory. */
   private ExportResult fromPlan(ExportTarget target) {
     if (model.model != null || parallel.any()) {
@@ -179,6 +187,7 @@ final class ExportCommand implements Callable<Integer> {
           + "overlap flags");
     }
     PipelinePlan p = PlanFiles.read(plan);
+    p.attentionKernel().ifPresent(ExportCommand::refuseKernel);
     ClusterSpec c = clusterOptions.spec(p.cluster());
     PlanFiles.checkDevices(plan, p, c);
     clusterOptions.warnIfProfileForeign(c, spec.commandLine().getErr());

@@ -1,11 +1,14 @@
 package io.meshplan.cli;
 
+import io.meshplan.cluster.AttentionKernel;
 import io.meshplan.cluster.ClusterSpec;
+import io.meshplan.cluster.FusedAttentionKernels;
 import io.meshplan.model.ModelSpec;
 import io.meshplan.plan.BoundConfig;
 import io.meshplan.plan.TrainingConfig;
 import io.meshplan.planner.Planner;
 import io.meshplan.planner.PlannerOptions;
+import io.meshplan.planner.Pricing;
 import io.meshplan.planner.PricedJob;
 import io.meshplan.planner.TrainingJob;
 
@@ -33,8 +36,41 @@ final class JobFlags {
   static PricedJob priced(ModelOptions modelOptions, ClusterOptions clusterOptions,
       AttentionOptions attention, String clusterFallback, int globalBatch, int microbatches,
       PlannerOptions options) {
-    return priced(modelOptions.spec(), modelOptions.dtype != null, clusterOptions,
-        attention.chosen(), clusterFallback, globalBatch, microbatches, options);
+    Pricing pricing = pricing(clusterOptions, attention, clusterOptions.spec(clusterFallback));
+    TrainingJob job = job(modelOptions.spec(), modelOptions.dtype != null, clusterOptions,
+        attention.chosen(), clusterFallback, globalBatch, microbatches, clusterOptions.overlaps());
+    return Planner.price(job, pricing, options);
+  }
+
+  /**
+   * The prices the cluster flags ask for, with the attention kernel {@code --attention} names,
+   * checked against the GPU before anything is bound.
+   *
+   * @param clusterOptions the cluster flags
+   * @param attention the attention flag
+   * @param cs the cluster
+   * @return the pricing
+   * @throws io.meshplan.util.InputException when the kernel is not priced on the cluster's GPU
+   */
+  static Pricing pricing(ClusterOptions clusterOptions, AttentionOptions attention,
+      ClusterSpec cs) {
+    return pricing(clusterOptions, attention.kernel(), cs);
+  }
+
+  /**
+   * The prices the cluster flags ask for, with a named attention kernel checked against the GPU.
+   *
+   * @param clusterOptions the cluster flags
+   * @param kernel the kernel, or empty for the architecture's default
+   * @param cs the cluster
+   * @return the pricing
+   * @throws io.meshplan.util.InputException when the kernel is not priced on the cluster's GPU
+   */
+  static Pricing pricing(ClusterOptions clusterOptions, java.util.Optional<AttentionKernel> kernel,
+      ClusterSpec cs) {
+    FusedAttentionKernels.of(cs.gpu(), kernel);
+    Pricing base = clusterOptions.pricing();
+    return kernel.map(base::withAttentionKernel).orElse(base);
   }
 
   /**
@@ -138,6 +174,7 @@ final class JobFlags {
       AttentionOptions attention, ParallelOptions parallel) {
     ModelSpec m = model.spec();
     ClusterSpec cs = clusterOptions.spec(null);
+    pricing(clusterOptions, attention, cs);
     TrainingConfig config = parallel.training().withAttention(attention.chosen())
         .withOverlaps(clusterOptions.overlaps());
     return bind(m, model.dtype != null, cs, config);
@@ -148,12 +185,14 @@ final class JobFlags {
    *
    * @param b the bound configuration
    * @param clusterOptions the cluster flags
+   * @param attention the attention flag, whose kernel prices the attention core
    * @param options the solver and threads
    * @return the priced job
    */
-  static PricedJob priced(BoundConfig b, ClusterOptions clusterOptions, PlannerOptions options) {
+  static PricedJob priced(BoundConfig b, ClusterOptions clusterOptions,
+      AttentionOptions attention, PlannerOptions options) {
     TrainingJob job = FlagWords.call(FlagWords.JOB,
         () -> TrainingJob.of(b).withMemoryPerGpu(clusterOptions.memoryPerGpu(b.cluster())));
-    return Planner.price(job, clusterOptions.pricing(), options);
+    return Planner.price(job, pricing(clusterOptions, attention, b.cluster()), options);
   }
 }

@@ -66,6 +66,24 @@ record PlanFiles(PipelinePlan plan, SimulationResult simulation, ClusterSpec clu
    */
   static PlanFiles simulate(Path file, ClusterOptions options,
       java.util.Optional<io.meshplan.model.Attention> attention, PrintWriter err) {
+    return simulate(file, options, attention, java.util.Optional.empty(), err);
+  }
+
+  /**
+   * Reads a plan file and prices it again, with the attention kernel given beside the attention
+   * (a given attention replaces the plan's kernel too; else the plan's own kernel prices it).
+   *
+   * @param file the plan file
+   * @param options the cluster flags (the plan's cluster when {@code --cluster} is absent)
+   * @param attention the attention to price a model's plan with, or empty for the plan's own
+   * @param kernel the kernel named with that attention, or empty for the default
+   * @param err standard error, for the HLO parser's warnings
+   * @return the plan and its simulation
+   * @throws InputException when the file is not a plan, or its module is missing or changed
+   */
+  static PlanFiles simulate(Path file, ClusterOptions options,
+      java.util.Optional<io.meshplan.model.Attention> attention,
+      java.util.Optional<io.meshplan.cluster.AttentionKernel> kernel, PrintWriter err) {
     PipelinePlan p = read(file);
     if (p.source() instanceof PlanSource.HloModule h) {
       if (attention.isPresent()) {
@@ -76,9 +94,12 @@ record PlanFiles(PipelinePlan plan, SimulationResult simulation, ClusterSpec clu
     }
     checkDevices(file, p, options.spec(p.cluster()));
     io.meshplan.model.Overlaps overlaps = options.overlaps(p.overlaps());
-    PricedJob setup = JobFlags.priced(p.model(), true, options,
+    ClusterSpec cs = options.spec(p.cluster());
+    io.meshplan.planner.Pricing pricing = JobFlags.pricing(options,
+        attention.isPresent() ? kernel : p.attentionKernel(), cs);
+    PricedJob setup = io.meshplan.planner.Planner.price(JobFlags.job(p.model(), true, options,
         java.util.Optional.of(attention.orElse(p.attention())), p.cluster(), p.globalBatchSize(),
-        0, PlannerOptions.defaults(), overlaps);
+        0, overlaps), pricing, PlannerOptions.defaults());
     SimulationResult sim = Planner.simulate(setup, p);
     return new PlanFiles(p, sim, setup.cluster(), setup.request().memoryPerGpu());
   }

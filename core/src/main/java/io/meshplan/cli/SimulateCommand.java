@@ -94,7 +94,9 @@ final class SimulateCommand implements Callable<Integer> {
     MemoryFit fit = MemoryFit.of(sim, s.memoryPerGpu());
     PrintWriter w = spec.commandLine().getOut();
     boolean module = s.plan().hloModule().isPresent();
-    w.print(json ? SimulationJson.write(sim, false, fit)
+    w.print(json ? SimulationJson.write(sim, false, fit,
+        (plan != null && attention.chosen().isEmpty() ? s.plan().attentionKernel()
+            : attention.kernel()).map(io.meshplan.cluster.AttentionKernel::word))
         : SimulationText.write(sim, module ? "microbatches" : "tokens", Optional.of(fit)));
     if (!json && s.stagesStated()) {
       w.println(stageLayers(s.plan()));
@@ -143,7 +145,7 @@ final class SimulateCommand implements Callable<Integer> {
       throw new InputException("--plan carries the model and the parallel sizes; drop --model"
           + " and --tp/--pp/--dp/--vpp/--micro-batch/--global-batch");
     }
-    PlanFiles saved = PlanFiles.simulate(plan, cluster, attention.chosen(),
+    PlanFiles saved = PlanFiles.simulate(plan, cluster, attention.chosen(), attention.kernel(),
         spec.commandLine().getErr());
     return new Simulated(saved.simulation(), saved.plan(), saved.plan().source().title(),
         saved.title() + " (plan " + plan.getFileName() + ")", saved.cluster(),
@@ -153,7 +155,7 @@ final class SimulateCommand implements Callable<Integer> {
   private Simulated fromFlags() {
     BoundConfig bound = JobFlags.bind(model, cluster, attention, parallel);
     ParallelConfig c = bound.parallel();
-    PricedJob setup = JobFlags.priced(bound, cluster, PlannerOptions.defaults());
+    PricedJob setup = JobFlags.priced(bound, cluster, attention, PlannerOptions.defaults());
     model.printWarnings(spec.commandLine().getErr());
     PlanSimulator.Evaluated e = Progress.during(spec.commandLine().getErr(), quiet,
         "simulate: pricing the layers",

@@ -21,7 +21,9 @@ import java.util.Set;
  *       tables, cited at {@link KernelTimeModel#gemmEfficiency}).
  *   <li>Fused attention: none on Volta (FlashAttention-2 needs Ampere or later), {@link
  *       FusedAttentionKernels#AMPERE} on Ampere, {@link FusedAttentionKernels#HOPPER} on Hopper
- *       and Blackwell (the benchmarks are cited at {@link FusedAttentionKernels}).
+ *       and Blackwell (the benchmarks are cited at {@link FusedAttentionKernels}): the prices of
+ *       the architecture's default kernel ({@link AttentionKernel#defaultFor}); a named kernel
+ *       is priced by {@link FusedAttentionKernels#of(Architecture, AttentionKernel)}.
  *   <li>FP8 GEMMs: {@link Fp8Gemms#EFFICIENCY} of the FP8 peak on Hopper and Blackwell, the
  *       first architectures with FP8 tensor cores (NVIDIA H100 and B200 datasheets).
  *   <li>Tensor-core precisions: Volta has FP16 only (Tesla V100 datasheet); Ampere adds TF32 and

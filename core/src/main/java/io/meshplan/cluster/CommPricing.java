@@ -38,4 +38,14 @@ public interface CommPricing extends Serializable {
   default double computeScale(GpuSpec gpu) {
     return 1;
   }
+
+  /**
+   * The fused attention kernel runs are priced as ({@link FusedAttentionKernels#of(GpuSpec,
+   * java.util.Optional)}).
+   *
+   * @return the kernel, or empty for each architecture's default
+   */
+  default java.util.Optional<AttentionKernel> attentionKernel() {
+    return java.util.Optional.empty();
+  }
 }

@@ -41,6 +41,32 @@ import java.util.Optional;
  *   <li>V100 (Volta): FlashAttention-2 needs Ampere or later; no fused kernel.
  * </ul>
  *
+ * <p>Those are the prices of each architecture's default kernel ({@link
+ * AttentionKernel#defaultFor}: FlashAttention-2 on Ampere, cuDNN on Hopper and Blackwell). A run
+ * may name the kernel it used ({@link #of(Architecture, AttentionKernel)}):
+ *
+ * <ul>
+ *   <li>FlashAttention-2 on Hopper: {@link #HOPPER_FLASH2}. The FlashAttention-3 paper
+ *       (arXiv:2407.08608, abstract) puts FlashAttention-2 at 35% of the H100's peak; 0.35
+ *       forward. Its backward on Hopper is the paper's FlashAttention-3 backward divided by the
+ *       1.5-1.75x the paper reports between them: 0.50 / 1.75 to 0.50 / 1.5 is 0.29-0.33; 0.30
+ *       backward. No FlashAttention-2 benchmark at head dimension 64 on Hopper was at hand: the
+ *       same fractions at every head dimension, as on Ampere.
+ *   <li>FlashAttention-3 on Hopper: the Hopper fractions above (its paper and PyTorch's operator
+ *       benchmark). FlashAttention-3 is written for Hopper only (the paper's title GPU, and the
+ *       {@code flash-attn} repository's "Requirements: H100 / H800 GPU"); no published
+ *       FlashAttention-3 kernel for Ampere, Volta or Blackwell was found, so it is refused there.
+ *   <li>cuDNN on Hopper and Blackwell: the fractions above (NVIDIA/cudnn-frontend's H200 and
+ *       GB200 results). No published cuDNN attention benchmark on Ampere was at hand: refused
+ *       there.
+ *   <li>Triton (the FlashAttention-2 algorithm in Triton, as llm-foundry ran it under PyTorch
+ *       2.0): no published kernel-level figure for that kernel on a named GPU was found (the
+ *       Triton tutorial's current tables do not name their GPU or the 2023 kernel), so it is
+ *       priced as FlashAttention-2 on the same GPU. FlashAttention-2's paper reports its kernel
+ *       faster than the Triton one, so this is a lower bound on the Triton kernel's time.
+ *   <li>FlashAttention-2 and Triton on Blackwell: no published benchmark was at hand; refused.
+ * </ul>
+ *
  * @param forwardEfficiency the forward's fraction of the dense peak at head dimension 128 and
  *     above, in (0, 1]
  * @param backwardEfficiency the backward's fraction of the dense peak at head dimension 128 and
@@ -64,6 +90,11 @@ public record FusedAttentionKernels(double forwardEfficiency, double backwardEff
    */
   public static final FusedAttentionKernels HOPPER =
       new FusedAttentionKernels(0.60, 0.50, 0.34, 0.29);
+  /**
+   * FlashAttention-2 on Hopper (above): 0.35 forward, 0.30 backward, at every head dimension.
+   */
+  public static final FusedAttentionKernels HOPPER_FLASH2 =
+      new FusedAttentionKernels(0.35, 0.30, 0.35, 0.30);
 
   /** Checks the fractions. */
   public FusedAttentionKernels {
@@ -103,6 +134,71 @@ public record FusedAttentionKernels(double forwardEfficiency, double backwardEff
    */
   public static Optional<FusedAttentionKernels> of(GpuSpec gpu) {
     return gpu.architecture().attention();
+  }
+
+  /**
+   * The prices of a named kernel on an architecture (the table above).
+   *
+   * @param architecture the GPU's architecture
+   * @param kernel the kernel the run used
+   * @return the kernel's efficiencies
+   * @throws InputException when the kernel does not run there, or meshplan has no published
+   *     figure for it there
+   */
+  public static FusedAttentionKernels of(Architecture architecture, AttentionKernel kernel) {
+    return table(architecture, kernel).orElseThrow(() -> refusal(architecture, kernel));
+  }
+
+  /** The table: empty where the kernel does not run or has no published figure. */
+  private static Optional<FusedAttentionKernels> table(Architecture architecture,
+      AttentionKernel kernel) {
+    return switch (architecture) {
+      case VOLTA -> Optional.empty();
+      case AMPERE -> kernel == AttentionKernel.FLASH2 || kernel == AttentionKernel.TRITON
+          ? Optional.of(AMPERE) : Optional.empty();
+      case HOPPER -> Optional.of(kernel == AttentionKernel.FLASH2
+          || kernel == AttentionKernel.TRITON ? HOPPER_FLASH2 : HOPPER);
+      case BLACKWELL -> kernel == AttentionKernel.CUDNN ? Optional.of(HOPPER) : Optional.empty();
+    };
+  }
+
+  /** Why a kernel is not priced on an architecture, and what is. */
+  private static InputException refusal(Architecture architecture, AttentionKernel kernel) {
+    String on = " on " + architecture.word();
+    java.util.List<String> priced = java.util.Arrays.stream(AttentionKernel.values())
+        .filter(k -> table(architecture, k).isPresent()).map(AttentionKernel::word).toList();
+    String use = priced.isEmpty() ? "; use unfused attention"
+        : "; use " + String.join(", ", priced) + " or unfused";
+    if (kernel == AttentionKernel.FLASH3) {
+      return new InputException("flash3 attention (FlashAttention-3) runs on Hopper GPUs only"
+          + " (H100, H200), not" + on + use);
+    }
+    if (architecture == Architecture.VOLTA) {
+      return new InputException("no fused attention kernel runs" + on
+          + " (FlashAttention-2 needs Ampere or later)" + use);
+    }
+    return new InputException("meshplan has no published " + kernel.word() + " attention "
+        + "benchmark" + on + " to price it with" + use);
+  }
+
+  /**
+   * The prices of a named kernel on a GPU, or of its architecture's default kernel.
+   *
+   * @param gpu the GPU
+   * @param kernel the kernel the run used, or empty for the architecture's default
+   * @return the kernels' efficiencies, or empty on GPUs without fused kernels when none is named
+   * @throws InputException when the named kernel does not run on the GPU, or is not priced there
+   */
+  public static Optional<FusedAttentionKernels> of(GpuSpec gpu,
+      Optional<AttentionKernel> kernel) {
+    if (kernel.isEmpty()) {
+      return of(gpu);
+    }
+    try {
+      return Optional.of(of(gpu.architecture(), kernel.get()));
+    } catch (InputException e) {
+      throw new InputException(gpu.name() + ": " + e.getMessage());
+    }
   }
 
   /**

@@ -76,8 +76,23 @@ public record KernelTimeModel(double peakFlops, double hbmBandwidth, double gemm
    * @return the model
    */
   public static KernelTimeModel of(GpuSpec gpu, Precision dots) {
+    return of(gpu, dots, Optional.empty());
+  }
+
+  /**
+   * The default model of a GPU whose matrix products run in a precision and whose attention runs
+   * a named fused kernel ({@link FusedAttentionKernels#of(GpuSpec, Optional)}).
+   *
+   * @param gpu the GPU
+   * @param dots the precision of the matrix products; the GPU must have it
+   * @param kernel the attention kernel, or empty for the architecture's default
+   * @return the model
+   * @throws io.meshplan.util.InputException when the kernel is not priced on the GPU
+   */
+  public static KernelTimeModel of(GpuSpec gpu, Precision dots,
+      Optional<AttentionKernel> kernel) {
     return new KernelTimeModel(densePeak(gpu, dots), gpu.hbmBandwidth(), gemmEfficiency(gpu, dots),
-        RAMP_SECONDS, MEMORY_EFFICIENCY, FusedAttentionKernels.of(gpu), Fp8Gemms.of(gpu));
+        RAMP_SECONDS, MEMORY_EFFICIENCY, FusedAttentionKernels.of(gpu, kernel), Fp8Gemms.of(gpu));
   }
 
   /**

@@ -133,7 +133,8 @@ final class MicrobatchSearch {
           st.layer().expertParallel(), st.layer().expertTensorParallel(),
           st.layer().contextParallel(), st.layer().cpAllGather()));
     }
-    PipelinePlan plan = new PipelinePlan(new PlanSource.Preset(model, req.attention(), req.overlaps()),
+    PipelinePlan plan = new PipelinePlan(PlanSource.Preset.of(model, req.attention(), req.overlaps(),
+        req.pricing().attentionKernel()),
         cluster.toShortString(), req.globalBatch(), g, b,
         1, stages, StageAssembler.prediction(sim));
     return new PlanResult.Planned(plan, sim, PlanResult.SearchStats.NONE);

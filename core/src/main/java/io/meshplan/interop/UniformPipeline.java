@@ -239,7 +239,8 @@ final class UniformPipeline {
           setting.cpAllGather()));
       first = last + 1;
     }
-    return new PipelinePlan(new PlanSource.Preset(req.model(), req.attention(), req.overlaps()),
+    return new PipelinePlan(PlanSource.Preset.of(req.model(), req.attention(),
+        req.overlaps(), req.pricing().attentionKernel()),
         req.cluster().toShortString(), globalBatch,
         setting.microBatch() * dataParallel, microbatches, chunksPerStage(), stages,
         StageAssembler.prediction(sim));

@@ -94,8 +94,25 @@ public record MeshEnv(CommModel comm, double memoryPerDevice, Optional<ComputeMo
    */
   public static MeshEnv onCluster(io.meshplan.cluster.GpuSpec gpu, CommModel comm,
       double memoryPerDevice, io.meshplan.cluster.Precision dots, double computeScale) {
+    return onCluster(gpu, comm, memoryPerDevice, dots, computeScale, Optional.empty());
+  }
+
+  /**
+   * A real cluster's environment whose attention runs a named fused kernel.
+   *
+   * @param gpu the GPU model
+   * @param comm the collective prices on the logical mesh, seconds
+   * @param memoryPerDevice memory budget of one device, bytes
+   * @param dots the precision of the matrix products
+   * @param computeScale the measured speed-up of the GPU's kernels, > 0 (1 for none)
+   * @param kernel the attention kernel, or empty for the architecture's default
+   * @return the environment
+   */
+  public static MeshEnv onCluster(io.meshplan.cluster.GpuSpec gpu, CommModel comm,
+      double memoryPerDevice, io.meshplan.cluster.Precision dots, double computeScale,
+      Optional<io.meshplan.cluster.AttentionKernel> kernel) {
     return new MeshEnv(comm, memoryPerDevice, Optional.of(
-        io.meshplan.cluster.KernelTimeModel.of(gpu, dots).scaled(computeScale)));
+        io.meshplan.cluster.KernelTimeModel.of(gpu, dots, kernel).scaled(computeScale)));
   }
 
   /**

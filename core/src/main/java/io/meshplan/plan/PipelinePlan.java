@@ -167,6 +167,16 @@ public record PipelinePlan(
   }
 
   /**
+   * The fused attention kernel the plan was priced as, when one was named.
+   *
+   * @return the kernel, or empty for the architecture's default (or no fused attention)
+   */
+  public java.util.Optional<io.meshplan.cluster.AttentionKernel> attentionKernel() {
+    return source instanceof PlanSource.Preset p ? java.util.Optional.ofNullable(p.kernel())
+        : java.util.Optional.empty();
+  }
+
+  /**
    * What the framework overlaps and fuses, as the plan was priced: a model's own; for an HLO
    * module nothing beyond what its operations say.
    *

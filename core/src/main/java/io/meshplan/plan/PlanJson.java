@@ -83,6 +83,7 @@ public final class PlanJson {
     root.put("schedule", plan.virtualStages() > 1 ? "interleaved-1f1b" : "1f1b");
     root.put("virtualStages", plan.virtualStages());
     root.put("attention", plan.attention().label());
+    plan.attentionKernel().ifPresent(k -> root.put("attentionKernel", k.word()));
     putOverlaps(root.putObject("overlaps"), plan.overlaps());
     putPrediction(root, plan, "tokensPerSecond");
     ArrayNode stages = root.putArray("stages");
@@ -374,6 +375,14 @@ public final class PlanJson {
         throw new InputException(where + ": attention: " + e.getMessage());
       }
     }
+    io.meshplan.cluster.AttentionKernel kernel = null;
+    if (f.has("attentionKernel")) {
+      try {
+        kernel = io.meshplan.cluster.AttentionKernel.parse(f.text("attentionKernel"));
+      } catch (InputException e) {
+        throw new InputException(where + ": attentionKernel: " + e.getMessage());
+      }
+    }
     Overlaps overlaps = f.has("overlaps") ? readOverlaps(f.object("overlaps")) : Overlaps.NONE;
     if (overlaps.bf16GradReduce() && !Overlaps.bf16GradReduceRuns(model.dtype())) {
       throw new InputException(where + ": overlaps: 'bf16GradReduce' is true, but the model "
@@ -381,7 +390,7 @@ public final class PlanJson {
           + "; gradients reduce in bf16 only under bf16 (or fp8) training");
     }
     try {
-      return new PipelinePlan(new PlanSource.Preset(model, attention, overlaps), f.text("cluster"), f.integer("globalBatch"),
+      return new PipelinePlan(new PlanSource.Preset(model, attention, overlaps, kernel), f.text("cluster"), f.integer("globalBatch"),
           f.integer("microbatchSequences"), f.integer("microbatches"), f.integer("virtualStages"),
           stages,
           new PipelinePlan.Prediction(f.number("iterationSeconds"), f.number("tokensPerSecond"),

@@ -43,13 +43,44 @@ public sealed interface PlanSource permits PlanSource.Preset, PlanSource.HloModu
    * @param model the model, with the sequence length trained
    * @param attention how its attention core runs
    * @param overlaps what the framework the plan was priced for overlaps and fuses
+   * @param kernel the fused attention kernel it was priced as, or null for the architecture's
+   *     default (and for unfused attention)
    */
-  record Preset(ModelSpec model, Attention attention, Overlaps overlaps) implements PlanSource {
+  record Preset(ModelSpec model, Attention attention, Overlaps overlaps,
+      io.meshplan.cluster.AttentionKernel kernel) implements PlanSource {
     /** Checks the fields. */
     public Preset {
       Require.nonNull(model, "model");
       Require.nonNull(attention, "attention");
       Require.nonNull(overlaps, "overlaps");
+      Require.that(kernel == null || attention == Attention.FLASH,
+          "an attention kernel needs fused attention");
+    }
+
+    /**
+     * A model priced with its architecture's default attention kernel.
+     *
+     * @param model the model
+     * @param attention how its attention core runs
+     * @param overlaps what the framework overlaps and fuses
+     */
+    public Preset(ModelSpec model, Attention attention, Overlaps overlaps) {
+      this(model, attention, overlaps, null);
+    }
+
+    /**
+     * A model priced with a named attention kernel, kept only where the attention is fused.
+     *
+     * @param model the model
+     * @param attention how its attention core runs
+     * @param overlaps what the framework overlaps and fuses
+     * @param kernel the named kernel, or empty for the default
+     * @return the source
+     */
+    public static Preset of(ModelSpec model, Attention attention, Overlaps overlaps,
+        java.util.Optional<io.meshplan.cluster.AttentionKernel> kernel) {
+      return new Preset(model, attention, overlaps,
+          attention == Attention.FLASH ? kernel.orElse(null) : null);
     }
 
     /**

@@ -84,7 +84,8 @@ public final class Planner {
         .map(cache -> cache.layers(req, options.solver()))
         .orElseGet(() -> new IlpLayerCostModel(model, job.cluster(), req.comm(), job.dtype(),
             job.attention(), job.overlaps().lossFusion(),
-            pricing.computeScale(job.cluster().gpu()), options.solver(),
+            pricing.computeScale(job.cluster().gpu()), pricing.attentionKernel(),
+            options.solver(),
             new LocalExecutor(options.threads())));
     return new PricedJob(job, pricing, req, layers);
   }

@@ -2,6 +2,7 @@ package io.meshplan.planner;
 
 import io.meshplan.calibrate.Profile;
 import io.meshplan.calibrate.ProfileCommModel;
+import io.meshplan.cluster.AttentionKernel;
 import io.meshplan.cluster.ClusterCommModels;
 import io.meshplan.cluster.ClusterSpec;
 import io.meshplan.cluster.CommModel;
@@ -9,6 +10,7 @@ import io.meshplan.cluster.CommPricing;
 import io.meshplan.cluster.LogicalMesh;
 import io.meshplan.cluster.SendRecvModel;
 import io.meshplan.util.Require;
+import java.util.Optional;
 
 /**
  * How a plan prices collectives and stage-to-stage transfers: the catalog values of the GPU and
@@ -47,11 +49,38 @@ public sealed interface Pricing extends CommPricing permits Pricing.Catalog, Pri
   }
 
   /**
+   * These prices with the attention core priced as a named fused kernel ({@link
+   * io.meshplan.cluster.FusedAttentionKernels#of(io.meshplan.cluster.Architecture,
+   * AttentionKernel)}) instead of the architecture's default.
+   *
+   * @param kernel the kernel
+   * @return the pricing
+   */
+  Pricing withAttentionKernel(AttentionKernel kernel);
+
+  /**
    * The GPU's and fabric's datasheet values ({@link ClusterCommModels#catalog}, {@link
    * SendRecvModel#catalog}).
+   *
+   * @param kernel the attention kernel runs price, or null for each architecture's default
    */
-  record Catalog() implements Pricing {
+  record Catalog(AttentionKernel kernel) implements Pricing {
     private static final long serialVersionUID = 1L;
+
+    /** The catalog with each architecture's default attention kernel. */
+    public Catalog() {
+      this(null);
+    }
+
+    @Override
+    public Optional<AttentionKernel> attentionKernel() {
+      return Optional.ofNullable(kernel);
+    }
+
+    @Override
+    public Pricing withAttentionKernel(AttentionKernel k) {
+      return new Catalog(Require.nonNull(k, "attention kernel"));
+    }
 
     @Override
     public CommModel collectives(ClusterSpec cluster, LogicalMesh mesh) {
@@ -69,13 +98,33 @@ public sealed interface Pricing extends CommPricing permits Pricing.Catalog, Pri
    * compute scales.
    *
    * @param profile the profile
+   * @param kernel the attention kernel runs price, or null for each architecture's default
    */
-  record Calibrated(Profile profile) implements Pricing {
+  record Calibrated(Profile profile, AttentionKernel kernel) implements Pricing {
     private static final long serialVersionUID = 1L;
 
     /** Validates the profile. */
     public Calibrated {
       Require.nonNull(profile, "profile");
+    }
+
+    /**
+     * A profile's prices with each architecture's default attention kernel.
+     *
+     * @param profile the profile
+     */
+    public Calibrated(Profile profile) {
+      this(profile, null);
+    }
+
+    @Override
+    public Optional<AttentionKernel> attentionKernel() {
+      return Optional.ofNullable(kernel);
+    }
+
+    @Override
+    public Pricing withAttentionKernel(AttentionKernel k) {
+      return new Calibrated(profile, Require.nonNull(k, "attention kernel"));
     }
 
     @Override

@@ -106,7 +106,24 @@ public final class SimulationJson {
    * @return pretty-printed JSON, without a trailing newline
    */
   public static String write(SimulationResult result, boolean withEvents, MemoryFit fit) {
+    return write(result, withEvents, fit, java.util.Optional.empty());
+  }
+
+  /**
+   * Renders the result and its {@code fits} object ({@link #write(SimulationResult, boolean,
+   * MemoryFit)}), with {@code attentionKernel}, the fused attention kernel the run was priced
+   * as, when one was named.
+   *
+   * @param result the result
+   * @param withEvents whether to include every timeline event
+   * @param fit the peak against the memory a GPU may use
+   * @param attentionKernel the named kernel's word, e.g. {@code flash2}, or empty for none
+   * @return pretty-printed JSON, without a trailing newline
+   */
+  public static String write(SimulationResult result, boolean withEvents, MemoryFit fit,
+      java.util.Optional<String> attentionKernel) {
     ObjectNode top = tree(result, withEvents);
+    attentionKernel.ifPresent(k -> top.put("attentionKernel", k));
     ObjectNode n = top.putObject("fits");
     n.put("fits", fit.fits());
     n.put("needBytes", bytes(fit.needBytes()));

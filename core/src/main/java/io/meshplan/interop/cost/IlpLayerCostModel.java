@@ -67,6 +67,7 @@ public final class IlpLayerCostModel implements LayerCostModel {
   private final io.meshplan.model.Attention attention;
   private final boolean fusedLoss;
   private final double computeScale;
+  private final java.util.Optional<io.meshplan.cluster.AttentionKernel> kernel;
   /** Each layer is solved once: a caller that finds a solve under way waits for its result. */
   private final Map<Key, java.util.concurrent.FutureTask<Optional<LayerCost>>> memo =
       new ConcurrentHashMap<>();
@@ -137,7 +138,8 @@ public final class IlpLayerCostModel implements LayerCostModel {
       Function<LogicalMesh, CommModel> comm, DType computeType,
       io.meshplan.model.Attention attention, double computeScale, SolverOptions solver,
       io.meshplan.exec.LocalExecutor pool) {
-    this(model, cluster, comm, computeType, attention, false, computeScale, solver, pool);
+    this(model, cluster, comm, computeType, attention, false, computeScale,
+        java.util.Optional.empty(), solver, pool);
   }
 
   /**
@@ -151,14 +153,17 @@ public final class IlpLayerCostModel implements LayerCostModel {
    * @param attention fused (FlashAttention) or unfused
    * @param fusedLoss whether the cross-entropy loss is one fused kernel
    * @param computeScale divides every kernel time, > 0 (1 for the defaults)
+   * @param kernel the fused attention kernel, or empty for the architecture's default
    * @param solver the ILP solver settings
    * @param pool runs the layer solves of a prefetch
    */
   public IlpLayerCostModel(ModelSpec model, ClusterSpec cluster,
       Function<LogicalMesh, CommModel> comm, DType computeType,
       io.meshplan.model.Attention attention, boolean fusedLoss, double computeScale,
-      SolverOptions solver, io.meshplan.exec.LocalExecutor pool) {
+      java.util.Optional<io.meshplan.cluster.AttentionKernel> kernel, SolverOptions solver,
+      io.meshplan.exec.LocalExecutor pool) {
     this.fusedLoss = fusedLoss;
+    this.kernel = Require.nonNull(kernel, "attention kernel");
     Require.that(computeScale > 0 && Double.isFinite(computeScale),
         "compute scale must be > 0, got " + computeScale);
     this.computeScale = computeScale;
@@ -280,7 +285,8 @@ public final class IlpLayerCostModel implements LayerCostModel {
     Graph g = tg.graph();
     LogicalMesh mesh = LogicalMesh.of(1, t);
     MeshEnv env = MeshEnv.onCluster(cluster.gpu(), comm.apply(mesh), UNBOUNDED_MEMORY,
-        io.meshplan.model.Fp8Training.storage(computeType).bytes(), computeScale);
+        io.meshplan.cluster.KernelTimeModel.trainingPrecision(cluster.gpu(),
+            io.meshplan.model.Fp8Training.storage(computeType).bytes()), computeScale, kernel);
     Map<Integer, ShardingSpec> fixed = new HashMap<>();
     fixBoundary(tg, s, fixed);
     java.util.BitSet local = tg.deviceLocal();

@@ -86,7 +86,7 @@ public final class LayerCostCache {
       // IlpLayerCostModel solves each layer once, also when several points ask at the same time.
       return models.computeIfAbsent(c, k -> new IlpLayerCostModel(model, cluster, req.comm(),
           model.dtype(), req.attention(), req.overlaps().lossFusion(),
-          req.pricing().computeScale(cluster.gpu()), solver,
+          req.pricing().computeScale(cluster.gpu()), req.pricing().attentionKernel(), solver,
           new io.meshplan.exec.LocalExecutor(1)));
     }
   }

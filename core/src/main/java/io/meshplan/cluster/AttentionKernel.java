@@ -1,0 +1,82 @@
+package io.meshplan.cluster;
+
+import io.meshplan.util.InputException;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+
+/**
+ * Which fused attention kernel a run used: the software that runs the attention core, priced by
+ * GPU architecture and head dimension in {@link FusedAttentionKernels#of(Architecture,
+ * AttentionKernel)}. Where no kernel is named, a GPU runs its architecture's default ({@link
+ * #defaultFor}), the kernel today's stacks run there.
+ */
+public enum AttentionKernel {
+  /**
+   * FlashAttention-2 (Dao, arXiv:2307.08691), the CUDA kernels of the {@code flash-attn} 2.x
+   * package; Ampere and Hopper.
+   */
+  FLASH2,
+  /** FlashAttention-3 (Shah et al., arXiv:2407.08608): written for Hopper only. */
+  FLASH3,
+  /** cuDNN's fused scaled-dot-product attention, which Transformer Engine calls. */
+  CUDNN,
+  /**
+   * A FlashAttention-2-era kernel written in Triton, as PyTorch 2.0-era stacks (llm-foundry's
+   * {@code attn_impl: triton}) ran it.
+   */
+  TRITON;
+
+  /**
+   * The word on the command line and in plan files.
+   *
+   * @return e.g. {@code flash2}
+   */
+  public String word() {
+    return name().toLowerCase(Locale.ROOT);
+  }
+
+  /**
+   * The words, in declaration order.
+   *
+   * @return {@code flash2, flash3, cudnn, triton}
+   */
+  public static List<String> words() {
+    return Arrays.stream(values()).map(AttentionKernel::word).toList();
+  }
+
+  /**
+   * Reads a word, case-insensitive.
+   *
+   * @param word the word
+   * @return the kernel
+   * @throws InputException naming the word and the kernels
+   */
+  public static AttentionKernel parse(String word) {
+    String w = word == null ? "" : word.trim().toLowerCase(Locale.ROOT);
+    for (AttentionKernel k : values()) {
+      if (k.word().equals(w)) {
+        return k;
+      }
+    }
+    throw new InputException("attention kernel '" + word + "' is unknown; use one of "
+        + String.join(", ", words()));
+  }
+
+  /**
+   * The kernel today's stacks run on an architecture, whose prices are meshplan's default
+   * fused-attention prices there: FlashAttention-2 on Ampere, cuDNN (through Transformer
+   * Engine) on Hopper and Blackwell, none on Volta.
+   *
+   * @param architecture the GPU's architecture
+   * @return the kernel, or empty where there are no fused kernels
+   */
+  public static Optional<AttentionKernel> defaultFor(Architecture architecture) {
+    return switch (architecture) {
+      case VOLTA -> Optional.empty();
+      case AMPERE -> Optional.of(FLASH2);
+      case HOPPER, BLACKWELL -> Optional.of(CUDNN);
+    };
+  }
+}
