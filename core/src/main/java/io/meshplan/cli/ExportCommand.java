@@ -166,11 +166,14 @@ final class ExportCommand implements Callable<Integer> {
     return ExitCodes.INFEASIBLE;
   }
 
-  /** A named attention kernel, which no writer states yet: refused in one line. */
+  /**
+   * A named attention kernel, which no writer states (each writes its framework's own fused
+   * kernel, the one {@code --attention flash} prices): refused in one line.
+   */
   private static void refuseKernel(io.meshplan.cluster.AttentionKernel k) {
-    throw new InfeasibleException("export cannot write --attention " + k.word() + " yet: no "
-        + "exporter states a named attention kernel in the framework's configuration; use "
-        + "--attention flash (each framework's own fused kernel)");
+    throw new InfeasibleException("export writes no named attention kernel (--attention "
+        + k.word() + "): each export states its framework's own fused kernel, which "
+        + "--attention flash prices; give --attention flash");
   }
 
   /** The plan file's export, refused when the plan does not fit its cluster's memory. */

@@ -75,7 +75,7 @@ class AttentionKernelCliTest {
     CliRun.of("export", "--to", "megatron", "--model", "llama3-8b", "--cluster",
         "1x8:h100-80gb", "--tp", "4", "--pp", "1", "--dp", "2", "--global-batch", "16",
         "--micro-batch", "1", "--attention", "flash2").refusedInOneLine(3,
-        "export cannot write --attention flash2 yet");
+        "export writes no named attention kernel (--attention flash2)");
   }
 
   /**
@@ -117,7 +117,7 @@ class AttentionKernelCliTest {
         .isLessThan(s.get("iterationSeconds").asDouble());
     assertThat(flash.out()).doesNotContain("attentionKernel");
     CliRun.of("export", "--to", "megatron", "--plan", plan.toString())
-        .refusedInOneLine(3, "export cannot write --attention flash2 yet");
+        .refusedInOneLine(3, "export writes no named attention kernel (--attention flash2)");
 
     // A file whose kernel is unknown, or named beside unfused attention, is refused in one line.
     Path bad = dir.resolve("bad.json");
