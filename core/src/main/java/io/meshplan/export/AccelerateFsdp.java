@@ -87,10 +87,7 @@ public final class AccelerateFsdp implements FrameworkWriter {
 
   @Override
   public String write(ExportInput input) {
-    Optional<String> why = missing(input);
-    if (why.isPresent()) {
-      throw new IllegalArgumentException(why.get());
-    }
+    requireExpressible(input);
     ParallelConfig c = input.config();
     var cluster = input.cluster();
     int accumulation = c.globalBatchSize() / (c.dataParallel() * c.microBatchSize());

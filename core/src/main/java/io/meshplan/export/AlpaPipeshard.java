@@ -13,7 +13,6 @@ import io.meshplan.plan.PipelinePlan;
 import io.meshplan.plan.RuntimeSpace;
 import io.meshplan.plan.StagePlan;
 import io.meshplan.util.InputException;
-import io.meshplan.util.Require;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Optional;
@@ -283,7 +282,7 @@ public final class AlpaPipeshard implements FrameworkWriter {
 
   @Override
   public String write(ExportInput input) {
-    Require.that(missing(input).isEmpty(), missing(input).orElse(""));
+    requireExpressible(input);
     ParallelConfig c = input.config();
     ClusterSpec cl = input.cluster();
     List<AlpaStages.Stage> stages = AlpaStages.of(c, input.model().layers(), cl.gpusPerNode())
@@ -301,7 +300,9 @@ public final class AlpaPipeshard implements FrameworkWriter {
    * @return the Python file's content, ending in a newline
    */
   public String write(PipelinePlan plan, ClusterSpec cluster) {
-    Require.that(missing(plan, cluster).isEmpty(), missing(plan, cluster).orElse(""));
+    missing(plan, cluster).ifPresent(why -> {
+      throw new IllegalArgumentException(why);
+    });
     return new AlpaProgram(plan.model(), cluster, AlpaStages.of(plan), plan.globalBatchSize(),
         plan.microbatches(), false, "meshplan's plan of " + plan.stages().size() + " stages",
         Optional.of(plan.prediction())).text();

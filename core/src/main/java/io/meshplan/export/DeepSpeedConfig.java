@@ -13,7 +13,6 @@ import io.meshplan.model.Overlaps;
 import io.meshplan.model.TrainingGraphBuilder;
 import io.meshplan.plan.ParallelConfig;
 import io.meshplan.util.InputException;
-import io.meshplan.util.Require;
 import io.meshplan.util.ShellQuote;
 import java.util.List;
 import java.util.Optional;
@@ -223,7 +222,7 @@ public final class DeepSpeedConfig implements FrameworkWriter {
 
   @Override
   public String write(ExportInput input) {
-    Require.that(missing(input).isEmpty(), missing(input).orElse(""));
+    requireExpressible(input);
     ParallelConfig c = input.config();
     StringBuilder sb = new StringBuilder();
     sb.append("# DeepSpeed configuration and Megatron-DeepSpeed arguments written by meshplan"

@@ -34,4 +34,16 @@ public interface FrameworkWriter {
    * @throws IllegalArgumentException if the framework cannot express the input
    */
   String write(ExportInput input);
+
+  /**
+   * Checks, once, that the framework expresses an input: the guard at the head of {@link #write}.
+   *
+   * @param input the model, cluster and configuration
+   * @throws IllegalArgumentException naming the missing feature
+   */
+  default void requireExpressible(ExportInput input) {
+    missing(input).ifPresent(why -> {
+      throw new IllegalArgumentException(why);
+    });
+  }
 }

@@ -7,7 +7,6 @@ import io.meshplan.model.Architecture;
 import io.meshplan.model.ModelSpec;
 import io.meshplan.model.Recompute;
 import io.meshplan.plan.ParallelConfig;
-import io.meshplan.util.Require;
 import io.meshplan.util.ShellQuote;
 import java.util.ArrayList;
 import java.util.List;
@@ -121,7 +120,7 @@ public final class MegatronArgs implements FrameworkWriter {
 
   @Override
   public String write(ExportInput input) {
-    Require.that(missing(input).isEmpty(), missing(input).orElse(""));
+    requireExpressible(input);
     StringBuilder sb = new StringBuilder(header(input));
     sb.append(MegatronConnections.of(input).bashLines());
     sb.append("# shellcheck disable=SC2034\n");

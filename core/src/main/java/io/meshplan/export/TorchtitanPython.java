@@ -5,7 +5,6 @@ import io.meshplan.model.Fp8Training;
 import io.meshplan.model.ModelSpec;
 import io.meshplan.model.Recompute;
 import io.meshplan.plan.ParallelConfig;
-import io.meshplan.util.Require;
 import io.meshplan.util.ShellQuote;
 import java.util.ArrayList;
 import java.util.List;
@@ -175,7 +174,7 @@ public final class TorchtitanPython implements FrameworkWriter {
 
   @Override
   public String write(ExportInput input) {
-    Require.that(missing(input).isEmpty(), missing(input).orElse(""));
+    requireExpressible(input);
     ParallelConfig c = input.config();
     ModelSpec m = input.model();
     boolean fsdp = fsdp(c);

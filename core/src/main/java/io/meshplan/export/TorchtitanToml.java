@@ -9,7 +9,6 @@ import io.meshplan.model.Fp8Training;
 import io.meshplan.model.ModelSpec;
 import io.meshplan.model.Recompute;
 import io.meshplan.plan.ParallelConfig;
-import io.meshplan.util.Require;
 import io.meshplan.util.ShellQuote;
 import java.util.List;
 import java.util.Optional;
@@ -294,7 +293,7 @@ public final class TorchtitanToml implements FrameworkWriter {
 
   @Override
   public String write(ExportInput input) {
-    Require.that(missing(input).isEmpty(), missing(input).orElse(""));
+    requireExpressible(input);
     ParallelConfig c = input.config();
     ModelSpec m = input.model();
     boolean fsdp = TorchtitanContext.shardGroup(c) > 1 && c.zeroStage() > 0;
