@@ -160,7 +160,9 @@ public record TrainingConfig(Optional<ParallelConfig> layout, boolean gpipe, int
       return java.util.OptionalLong.empty();
     }
     long perIteration = (long) globalBatch * seq; // both below 2^31: exact
-    return java.util.OptionalLong.of((trainTokens + perIteration - 1) / perIteration);
+    // Rounded up without forming trainTokens + perIteration, which passes 2^63 near Long.MAX_VALUE.
+    return java.util.OptionalLong.of(trainTokens / perIteration
+        + (trainTokens % perIteration == 0 ? 0 : 1));
   }
 
   /**

@@ -58,6 +58,19 @@ class TrainTokensCliTest {
   }
 
   @Test
+  void theLargestTokenCountRoundsUpWithoutOverflow() {
+    // (2^63 - 1) / 65,536 = 140,737,488,355,327 remainder 65,535, so 140,737,488,355,328
+    // iterations: positive, where adding 65,535 before dividing would pass 2^63 and go negative.
+    List<String> flags = new ArrayList<>(LLAMA2.subList(0, LLAMA2.size() - 2));
+    flags.addAll(List.of("--train-tokens", Long.toString(Long.MAX_VALUE)));
+    CliRun sim = CliRun.of(with(List.of("simulate"), flags));
+    assertThat(sim.code()).as(sim.err()).isZero();
+    assertThat(sim.out()).contains("training run: 140737488355328 iterations");
+    CliRun m = CliRun.of(with(List.of("export", "--to", "megatron"), flags));
+    assertThat(m.out()).contains("  : \"${TRAIN_ITERS:=140737488355328}\"");
+  }
+
+  @Test
   void withoutItTheFilesAskForTheIterationsAsBefore() {
     List<String> flags = new ArrayList<>(LLAMA2.subList(0, LLAMA2.size() - 2));
     CliRun m = CliRun.of(with(List.of("export", "--to", "megatron"), flags));
