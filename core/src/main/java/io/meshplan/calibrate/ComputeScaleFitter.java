@@ -26,6 +26,7 @@ public final class ComputeScaleFitter {
   public static final double TOLERANCE = 1e-7;
 
   private final double max;
+  private final double tolerance;
 
   /**
    * Creates the fitter.
@@ -34,8 +35,20 @@ public final class ComputeScaleFitter {
    *     GPU's dense peak ({@code KernelTimeModel.maxScale})
    */
   public ComputeScaleFitter(double max) {
+    this(max, TOLERANCE);
+  }
+
+  /**
+   * Creates the fitter with its own tolerance.
+   *
+   * @param max the largest scale searched, > {@link #MIN}
+   * @param tolerance the width of the final bracket on {@code ln s}, in (0, 0.01]
+   */
+  public ComputeScaleFitter(double max, double tolerance) {
     Require.that(max > MIN && Double.isFinite(max), "largest scale must be > " + MIN);
+    Require.that(tolerance > 0 && tolerance <= 0.01, "tolerance must be in (0, 0.01]");
     this.max = max;
+    this.tolerance = tolerance;
   }
 
   /**
@@ -106,6 +119,29 @@ public final class ComputeScaleFitter {
             + "x slower than modelled; check the log's configuration and --cluster");
       }
     }
+    double scale = search(runs);
+    List<Row> rows = new ArrayList<>();
+    for (Run r : runs) {
+      rows.add(new Row(r.name(), r.measured(), r.predict().applyAsDouble(1),
+          r.predict().applyAsDouble(scale)));
+    }
+    return new Fit(scale, rows);
+  }
+
+  /**
+   * The least-squares scale of runs that need not each lie within the searched range: published
+   * runs whose residuals are part of what a fit is scored on. The scale is the minimizer in
+   * [{@link #MIN}, max].
+   *
+   * @param runs at least one run
+   * @return the scale
+   */
+  public double fitLoose(List<Run> runs) {
+    Require.that(!runs.isEmpty(), "no runs to fit");
+    return search(runs);
+  }
+
+  private double search(List<Run> runs) {
     double lo = Math.log(MIN);
     double hi = Math.log(max);
     double g = (Math.sqrt(5) - 1) / 2;
@@ -113,7 +149,7 @@ public final class ComputeScaleFitter {
     double b = lo + g * (hi - lo);
     double fa = loss(runs, a);
     double fb = loss(runs, b);
-    while (hi - lo > TOLERANCE) {
+    while (hi - lo > tolerance) {
       if (fa <= fb) {
         hi = b;
         b = a;
@@ -128,21 +164,18 @@ public final class ComputeScaleFitter {
         fb = loss(runs, b);
       }
     }
-    double scale = Math.exp((lo + hi) / 2);
-    List<Row> rows = new ArrayList<>();
-    for (Run r : runs) {
-      rows.add(new Row(r.name(), r.measured(), r.predict().applyAsDouble(1),
-          r.predict().applyAsDouble(scale)));
-    }
-    return new Fit(scale, rows);
+    return Math.exp((lo + hi) / 2);
   }
 
   private static double loss(List<Run> runs, double lnScale) {
     double s = Math.exp(lnScale);
+    // Runs are simulated in parallel; the sum is taken in input order, so it does not depend on
+    // the threads.
+    double[] d = runs.parallelStream().mapToDouble(r -> Math.log(r.predict().applyAsDouble(s))
+        - Math.log(r.measured())).toArray();
     double sum = 0;
-    for (Run r : runs) {
-      double d = Math.log(r.predict().applyAsDouble(s)) - Math.log(r.measured());
-      sum += d * d;
+    for (double x : d) {
+      sum += x * x;
     }
     return sum;
   }

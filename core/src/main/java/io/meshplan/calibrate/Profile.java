@@ -12,8 +12,9 @@ import java.util.List;
  * @param version the file format version, {@link #VERSION}
  * @param cluster the cluster string the profile was measured on
  * @param entries one per (collective, level, group size), sorted by collective, level, gpus
- * @param compute measured compute scales by GPU architecture ({@link ComputeScale#architecture}),
- *     sorted by key; empty in profiles fitted to collective benchmarks only
+ * @param compute fitted compute scales by GPU architecture word ({@link
+ *     io.meshplan.cluster.Architecture#word}), sorted by key; empty in profiles fitted to
+ *     collective benchmarks only
  */
 public record Profile(int version, String cluster, List<ProfileEntry> entries,
     java.util.SortedMap<String, ComputeScale> compute) implements java.io.Serializable {
@@ -53,6 +54,10 @@ public record Profile(int version, String cluster, List<ProfileEntry> entries,
     Require.nonNull(cluster, "cluster");
     compute = java.util.Collections.unmodifiableSortedMap(
         new java.util.TreeMap<>(Require.nonNull(compute, "compute")));
+    for (String key : compute.keySet()) {
+      Require.that(ComputeScale.architecture(key).word().equals(key),
+          "compute scales are keyed by architecture word, got " + key);
+    }
     entries = entries.stream()
         .sorted(Comparator.comparing(ProfileEntry::collective)
             .thenComparing(ProfileEntry::level).thenComparingInt(ProfileEntry::gpus))
@@ -73,20 +78,29 @@ public record Profile(int version, String cluster, List<ProfileEntry> entries,
    * @return the scale, > 0
    */
   public double computeScale(io.meshplan.cluster.GpuSpec gpu) {
-    ComputeScale c = compute.get(ComputeScale.architecture(gpu.name()));
-    return c == null ? 1 : c.scale();
+    return compute(gpu).map(ComputeScale::scale).orElse(1.0);
+  }
+
+  /**
+   * The fitted compute scale of a GPU's architecture.
+   *
+   * @param gpu the GPU
+   * @return the scale, or empty when the profile has none for the architecture
+   */
+  public java.util.Optional<ComputeScale> compute(io.meshplan.cluster.GpuSpec gpu) {
+    return java.util.Optional.ofNullable(compute.get(gpu.architecture().word()));
   }
 
   /**
    * This profile with a compute scale set for one architecture.
    *
-   * @param architecture the key, e.g. {@code h100}
+   * @param architecture the architecture
    * @param scale the scale
    * @return the new profile
    */
-  public Profile withCompute(String architecture, ComputeScale scale) {
+  public Profile withCompute(io.meshplan.cluster.Architecture architecture, ComputeScale scale) {
     java.util.TreeMap<String, ComputeScale> m = new java.util.TreeMap<>(compute);
-    m.put(architecture, scale);
+    m.put(architecture.word(), scale);
     return new Profile(version, cluster, entries, m);
   }
 

@@ -41,11 +41,18 @@ import java.util.Optional;
  *   busbwGBps: 454.5               # 1e-9 / beta, for people
  *   tailSlope: 3.9E-12             # seconds per byte beyond the largest size
  *   curve: [[8, 2.2E-5], ...]      # [bytes, seconds], sizes increasing, times non-decreasing
- * compute:                         # optional: scales from training logs (calibrate --train)
- *   h100:                          # GPU architecture (the catalog name before its first '-')
- *     scale: 0.93                  # kernel speed-up: compute seconds are divided by it
- *                                  # (1/16 to ComputeScale.bound, where kernels reach the peak)
+ * compute:                         # optional: fitted by calibrate --train
+ *   hopper:                        # GPU architecture (or, in older files, a catalog GPU name
+ *                                  # before its first '-', such as h100)
+ *     scale: 0.93                  # compute throughput factor: compute seconds are divided by
+ *                                  # it (1/16 to ComputeScale.bound, at most 1.2)
  *     runs: 2                      # training runs it was fitted to
+ *     folds: [llm-foundry, nemo]   # optional: the public folds those runs came from
+ *     band:                        # optional: the 90% interval of its predictions (ErrorBand)
+ *       low: 0.9                   #   factor on the predicted time at the low end
+ *       high: 1.11                 #   and at the high end
+ *       residuals: 30              #   residuals it was taken from
+ *       basis: leave-one-stack-out #   or in-sample
  * </pre>
  *
  * <p>Read back, a profile must describe what its cluster could measure: times above 0 and at
@@ -119,8 +126,15 @@ public final class ProfileFiles {
       ObjectNode compute = root.putObject("compute");
       for (java.util.Map.Entry<String, ComputeScale> e : profile.compute().entrySet()) {
         ObjectNode o = compute.putObject(e.getKey());
-        o.put("scale", e.getValue().scale());
-        o.put("runs", e.getValue().runs());
+        ComputeScale c = e.getValue();
+        o.put("scale", c.scale());
+        o.put("runs", c.runs());
+        if (!c.folds().isEmpty()) {
+          ArrayNode folds = o.putArray("folds");
+          c.folds().forEach(folds::add);
+        }
+        c.errorBand().ifPresent(b -> o.putObject("band").put("low", b.low())
+            .put("high", b.high()).put("residuals", b.residuals()).put("basis", b.basis()));
       }
     }
     try {
@@ -159,8 +173,20 @@ public final class ProfileFiles {
    * @throws InputException naming the file and the bad field
    */
   public static Profile read(Path file) {
+    return parse(file, InputFiles.readString(file, InputFiles.PROFILE_MAX_BYTES,
+        "calibration profile"));
+  }
+
+  /**
+   * Reads a profile's text.
+   *
+   * @param file the name it came from, for messages and its format (JSON or YAML)
+   * @param text the text
+   * @return the profile
+   * @throws InputException naming the file and the bad field
+   */
+  public static Profile parse(Path file, String text) {
     JsonNode root;
-    String text = InputFiles.readString(file, InputFiles.PROFILE_MAX_BYTES, "calibration profile");
     try {
       root = (isJson(file) ? TreeReaders.json() : TreeReaders.yaml()).readTree(text);
     } catch (IOException e) {
@@ -200,35 +226,70 @@ public final class ProfileFiles {
           + "{scale, runs}");
     }
     for (java.util.Iterator<String> it = node.fieldNames(); it.hasNext(); ) {
-      String arch = it.next();
-      JsonNode o = node.get(arch);
+      String key = it.next();
+      JsonNode o = node.get(key);
+      io.meshplan.cluster.Architecture arch;
       ComputeScale scale;
       try {
-        scale = new ComputeScale(number(o, "scale"), o.path("runs").asInt(0));
-      } catch (IllegalArgumentException e) {
-        throw new InputException(file + ": compute." + arch + ": " + e.getMessage(), e);
+        arch = ComputeScale.architecture(key);
+        scale = new ComputeScale(number(o, "scale"), o.path("runs").asInt(0), folds(o),
+            band(o.path("band")));
+      } catch (IllegalArgumentException | InputException e) {
+        throw new InputException(file + ": compute." + key + ": " + e.getMessage(), e);
       }
       java.util.OptionalDouble bound = ComputeScale.bound(arch);
       if (bound.isEmpty()) {
-        throw new InputException(file + ": compute." + arch + ": no GPU of meshplan's catalog "
-            + "has the architecture '" + arch + "' (the catalog name before its first '-', such "
-            + "as a100 or h100)");
+        throw new InputException(file + ": compute." + key + ": no GPU of meshplan's catalog "
+            + "is of the " + arch.word() + " architecture");
       }
       if (scale.scale() > bound.getAsDouble()) {
         throw new InputException(String.format(Locale.ROOT, "%s: compute.%s.scale %s is above "
-            + "%.4g, the scale at which %s's fastest modelled kernel reaches the dense peak; a "
-            + "compute scale divides kernel times, and no kernel runs faster than the hardware",
-            file, arch, o.get("scale").asText(), bound.getAsDouble(), arch));
+            + "%.4g: kernels faster than their kernel-level price by more than that point at a "
+            + "run stated wrongly, and no kernel runs faster than the hardware's peak", file, key,
+            o.get("scale").asText(), bound.getAsDouble()));
       }
       if (scale.scale() < ComputeScaleFitter.MIN) {
         throw new InputException(String.format(Locale.ROOT, "%s: compute.%s.scale %s is below "
             + "%s, the slowest scale meshplan fits to a training log (kernels 16 times slower "
-            + "than modelled); a slower run points at the log, not the kernels", file, arch,
+            + "than modelled); a slower run points at the log, not the kernels", file, key,
             o.get("scale").asText(), ComputeScaleFitter.MIN));
       }
-      out.put(arch, scale);
+      if (out.put(arch.word(), scale) != null) {
+        throw new InputException(file + ": compute." + key + ": a second scale for the "
+            + arch.word() + " architecture");
+      }
     }
     return out;
+  }
+
+  private static List<String> folds(JsonNode o) {
+    JsonNode f = o.path("folds");
+    if (f.isMissingNode() || f.isNull()) {
+      return List.of();
+    }
+    if (!f.isArray() || f.size() > 64) {
+      throw new IllegalArgumentException("folds must be a list of at most 64 fold names");
+    }
+    List<String> out = new ArrayList<>();
+    for (JsonNode n : f) {
+      if (!n.isTextual() || !n.asText().matches("[a-z0-9][a-z0-9._-]{0,63}")) {
+        throw new IllegalArgumentException("a fold name is lower-case letters, digits, '.', '_'"
+            + " and '-', at most 64 characters");
+      }
+      out.add(n.asText());
+    }
+    return out;
+  }
+
+  private static ErrorBand band(JsonNode b) {
+    if (b.isMissingNode() || b.isNull()) {
+      return null;
+    }
+    if (!b.isObject()) {
+      throw new IllegalArgumentException("band must be a mapping of low, high, residuals, basis");
+    }
+    return new ErrorBand(number(b, "low"), number(b, "high"), b.path("residuals").asInt(0),
+        b.path("basis").asText(""));
   }
 
   private static ProfileEntry entry(Path file, int i, JsonNode o, Optional<ClusterSpec> measured) {

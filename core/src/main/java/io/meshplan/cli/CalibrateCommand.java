@@ -41,7 +41,13 @@ import picocli.CommandLine.Model.CommandSpec;
           + " communication unchanged) so that predicted matches measured iteration time (least"
           + " squares on log time), then writes it to the profile's compute section; that profile"
           + " has no collective entries, so collectives keep catalog prices. A log is at most"
-          + " 64 MiB with lines of at most 65536 characters, and must be a regular file."
+          + " 64 MiB with lines of at most 65536 characters, and must be a regular file.",
+      "With --train --folds public (or fold names) it fits the compute factor of each GPU"
+          + " architecture to the published runs meshplan ships, one fold per software stack,"
+          + " and scores it leave-one-stack-out: each fold predicted by a factor fitted without"
+          + " it. A factor is kept only where that beats kernel-level prices. The profile it"
+          + " writes records each factor's folds and its 90% band; the profile meshplan ships"
+          + " was written by this command."
     })
 final class CalibrateCommand implements Callable<Integer> {
   @Spec CommandSpec spec;
@@ -49,16 +55,22 @@ final class CalibrateCommand implements Callable<Integer> {
   @Parameters(arity = "0..*", paramLabel = "FILE", description = "benchmark logs")
   List<Path> files = new ArrayList<>();
 
-  @Option(names = "--train", arity = "1..*", paramLabel = "LOG",
-      description = "Megatron-LM or torchtitan training logs to fit the compute scale to")
-  List<Path> train = new ArrayList<>();
+  @Option(names = "--train", arity = "0..*", paramLabel = "LOG",
+      description = "Megatron-LM or torchtitan training logs to fit the compute scale to (none "
+          + "with --folds)")
+  List<Path> train;
+
+  @Option(names = "--folds", split = ",", paramLabel = "FOLD",
+      description = "with --train: fit on meshplan's public folds instead of logs: public (all),"
+          + " or some of sc21, llm-foundry, megatron-core, nemo, meta")
+  List<String> folds;
 
   @Option(names = "--config", paramLabel = "TOML",
       description = "torchtitan's job config (TOML) for its --train logs, which do not state the"
           + " job unless print_config was on")
   Path config;
 
-  @Option(names = "--cluster", required = true, paramLabel = "C",
+  @Option(names = "--cluster", paramLabel = "C",
       description = "NODESxGPUS:gpu[:fabric], e.g. 4x8:a100-80gb, or a YAML cluster file")
   String cluster;
 
@@ -83,6 +95,23 @@ final class CalibrateCommand implements Callable<Integer> {
     PrintWriter stderr = spec.commandLine().getErr();
     if (json && report) {
       throw new InputException("use --json or --report, not both (--json is for machines)");
+    }
+    if (folds != null) {
+      if (train == null || !train.isEmpty() || !files.isEmpty() || config != null
+          || cluster != null || report) {
+        throw new InputException("--folds fits to the public runs meshplan ships: give it with a "
+            + "bare --train and --out, without logs, FILE, --config, --cluster or --report (each "
+            + "run states its own cluster)");
+      }
+      return new FoldTraining(folds, out, force.force, json).run(stdout);
+    }
+    if (train == null) {
+      train = new ArrayList<>();
+    } else if (train.isEmpty() && config == null) {
+      throw new InputException("--train needs training logs (--train LOG...) or --folds");
+    }
+    if (cluster == null) {
+      throw new InputException("Missing required option: '--cluster=C'");
     }
     ClusterSpec c = catalog.cluster(cluster);
     if (!train.isEmpty() && !files.isEmpty()) {

@@ -20,6 +20,25 @@ final class CliValues {
   private CliValues() {}
 
   /**
+   * Reads {@code --prices}.
+   *
+   * @param prices the value, or null when not given
+   * @return whether kernel-level prices were asked for
+   * @throws io.meshplan.util.InputException for a value other than public or kernel
+   */
+  static boolean kernelPrices(String prices) {
+    if (prices == null) {
+      return false;
+    }
+    String w = prices.trim().toLowerCase(java.util.Locale.ROOT);
+    if (!w.equals("kernel") && !w.equals("public")) {
+      throw new io.meshplan.util.InputException("--prices '" + prices + "' is unknown; use "
+          + "public (the shipped fitted factors, the default) or kernel (kernel-level prices)");
+    }
+    return w.equals("kernel");
+  }
+
+  /**
    * Converts an integer flag's value, in place of picocli's own converter, which reads every
    * Unicode decimal digit ({@code --global-batch} with a fullwidth eight read as 8): only an
    * optional sign and ASCII digits are taken ({@link AsciiDigits}).

@@ -17,8 +17,16 @@ final class ClusterOptions {
   @picocli.CommandLine.Mixin CatalogOption catalog = new CatalogOption();
 
   @Option(names = "--profile", description = "A calibration profile from 'meshplan calibrate';"
-      + " its measured collectives and send/recv replace catalog prices.")
+      + " its measured collectives and send/recv replace catalog prices, and its compute scales "
+      + "(calibrate --train) replace the shipped ones.")
   Path profile;
+
+  @Option(names = "--prices", paramLabel = "public|kernel", description = "Compute prices "
+      + "without --profile: public (default) multiplies each GPU architecture's kernel throughput"
+      + " by the factor meshplan ships, fitted on published runs by 'meshplan calibrate --train "
+      + "--folds public' (Hopper; other architectures keep kernel-level prices); kernel uses the "
+      + "kernel-level prices alone (published kernel benchmarks and datasheets).")
+  String prices;
 
   @Option(names = "--memory", description = "Memory capacity per GPU, e.g. 70GiB: what a "
       + "configuration may use (plan searches within it; simulate and export judge whether a "
@@ -170,6 +178,11 @@ final class ClusterOptions {
    * @return the pricing
    */
   Pricing pricing() {
-    return Pricing.of(java.util.Optional.ofNullable(profile()));
+    boolean kernel = CliValues.kernelPrices(prices);
+    if (prices != null && profile != null) {
+      throw new io.meshplan.util.InputException("--prices and --profile both choose the "
+          + "compute prices; give one (a profile's compute scales replace the shipped ones)");
+    }
+    return Pricing.of(java.util.Optional.ofNullable(profile()), kernel);
   }
 }

@@ -50,6 +50,11 @@ final class SweepCommand implements Callable<Integer> {
       + "planner's plan.")
   boolean manual;
 
+  @Option(names = "--prices", paramLabel = "public|kernel", description = "Compute prices: "
+      + "public (default), each GPU architecture's kernel throughput times the factor meshplan "
+      + "ships, fitted on published runs; kernel, the kernel-level prices alone.")
+  String prices;
+
   @Option(names = "--csv", paramLabel = "FILE", description = "Write the results as CSV."
       + OutputPaths.FILE_ONLY)
   Path csv;
@@ -112,8 +117,9 @@ final class SweepCommand implements Callable<Integer> {
     g.configModels().forEach((name, c) -> paths.input("the grid's model", c.file()));
     paths.check();
     OptionalDouble usd = price == null ? OptionalDouble.empty() : OptionalDouble.of(price);
+    boolean kernelPrices = CliValues.kernelPrices(prices);
     PointTask task = new PointTask(manual, pointTimeout == null ? 0 : pointTimeout,
-        g.configSpecs(), g.hardware());
+        g.configSpecs(), g.hardware(), kernelPrices);
     List<PointResult> results;
     try (TaskExecutor ex = executor.open();
         Progress progress = executor.local()
@@ -122,6 +128,8 @@ final class SweepCommand implements Callable<Integer> {
       results = new Sweep(ex, task).run(g, progress::update);
     }
     PrintWriter w = spec.commandLine().getOut();
+    w.println(kernelPrices ? "prices: kernel-level (--prices kernel)"
+        : io.meshplan.planner.PublicPrices.summary());
     w.print(SweepText.write(results, usd));
     if (outCsv != null) {
       OutputPaths.write(csvFlag, outCsv, SweepCsv.write(results, usd));

@@ -42,11 +42,12 @@ record TrainCalibration(ClusterSpec cluster, String clusterText, List<Path> logs
     }
     paths.input("--config", config).input("--cluster", CliValues.existingFile(clusterText))
         .check();
-    String arch = ComputeScale.architecture(cluster.gpu().name());
+    io.meshplan.cluster.Architecture architecture = cluster.gpu().architecture();
+    String arch = architecture.word();
     List<TrainRunSimulator> sims = new ArrayList<>();
     for (Path f : logs) {
       TrainingRun r = TrainingLogs.read(f, Optional.ofNullable(config));
-      if (r.gpu().isPresent() && !r.gpu().get().equals(arch)) {
+      if (r.gpu().isPresent() && ComputeScale.architecture(r.gpu().get()) != architecture) {
         throw new InputException(f + ": the log ran on " + r.gpu().get() + " GPUs but --cluster "
             + "has " + cluster.gpu().name() + "; calibrate one architecture at a time, with its "
             + "own --cluster");
@@ -64,10 +65,18 @@ record TrainCalibration(ClusterSpec cluster, String clusterText, List<Path> logs
     }
     ComputeScaleFitter.Fit fit = new ComputeScaleFitter(max).fit(arch, runs);
     Profile p = new Profile(Profile.VERSION, cluster.toShortString(), List.of())
-        .withCompute(arch, new ComputeScale(round(fit.scale()), runs.size()));
+        .withCompute(architecture, new ComputeScale(round(fit.scale()), runs.size(), List.of(),
+            band(fit)));
     ProfileFiles.write(out, p);
     stdout.print(json ? json(arch, fit, sims) : text(arch, fit, sims));
     return ExitCodes.OK;
+  }
+
+  /** The 90% band of the fit's own residuals, where there are enough of them. */
+  private static io.meshplan.calibrate.ErrorBand band(ComputeScaleFitter.Fit fit) {
+    return io.meshplan.calibrate.ErrorBand.of(fit.rows().stream()
+        .map(r -> r.measured() / r.after()).toList(), io.meshplan.calibrate.ErrorBand.IN_SAMPLE)
+        .orElse(null);
   }
 
   /** Six significant digits: the fit's own tolerance is 1e-7 in log scale. */

@@ -17,7 +17,8 @@ import java.util.Optional;
  * fabric, or a calibration profile measured on the cluster ({@code meshplan calibrate}). Plain
  * serializable data, so a planning task that carries it prices alike in any process.
  */
-public sealed interface Pricing extends CommPricing permits Pricing.Catalog, Pricing.Calibrated {
+public sealed interface Pricing extends CommPricing permits Pricing.Catalog, Pricing.Calibrated,
+    Pricing.Fitted {
   /**
    * The prices a job asks for: a calibration profile's when it gives one, else the catalog's.
    * This is the one place the choice is made ({@code --profile} on every command).
@@ -27,6 +28,71 @@ public sealed interface Pricing extends CommPricing permits Pricing.Catalog, Pri
    */
   static Pricing of(java.util.Optional<Profile> profile) {
     return profile.<Pricing>map(Pricing::calibrated).orElseGet(Pricing::catalog);
+  }
+
+  /**
+   * The prices a job asks for: a calibration profile's when it gives one; else the compute
+   * factors meshplan ships, fitted on the public folds ({@link #shipped}), unless {@code kernel}
+   * asks for kernel-level prices.
+   *
+   * @param profile the user's profile, if any
+   * @param kernel whether {@code --prices kernel} was given
+   * @return the pricing
+   */
+  static Pricing of(java.util.Optional<Profile> profile, boolean kernel) {
+    if (profile.isPresent()) {
+      return calibrated(profile.get());
+    }
+    return kernel ? catalog() : fitted(PublicPrices.shipped());
+  }
+
+  /**
+   * The shipped calibration: the catalog's collectives with the compute factors that {@code
+   * meshplan calibrate --train --folds public} fitted ({@link PublicPrices}).
+   *
+   * @return the pricing
+   */
+  static Pricing shipped() {
+    return fitted(PublicPrices.shipped());
+  }
+
+  /**
+   * The catalog's collectives with a profile's compute scales.
+   *
+   * @param compute the profile whose compute scales price kernels (its collective entries are
+   *     not read)
+   * @return the pricing
+   */
+  static Pricing fitted(Profile compute) {
+    return new Fitted(compute, null);
+  }
+
+  /**
+   * Where this pricing's numbers come from, in one line for a GPU: for example {@code prices:
+   * hopper compute x0.812, fitted on 30 public runs of 4 stacks}.
+   *
+   * @param gpu the GPU priced
+   * @return the line, without a newline
+   */
+  String describe(io.meshplan.cluster.GpuSpec gpu);
+
+  /**
+   * The word JSON output names these prices by: {@code public}, {@code kernel} or {@code
+   * profile}.
+   *
+   * @return the word
+   */
+  String source();
+
+  /**
+   * The fitted compute scale that prices a GPU's kernels.
+   *
+   * @param gpu the GPU
+   * @return the scale, or empty at kernel-level prices
+   */
+  default java.util.Optional<io.meshplan.calibrate.ComputeScale> fittedCompute(
+      io.meshplan.cluster.GpuSpec gpu) {
+    return java.util.Optional.empty();
   }
 
   /**
@@ -83,6 +149,17 @@ public sealed interface Pricing extends CommPricing permits Pricing.Catalog, Pri
     }
 
     @Override
+    public String describe(io.meshplan.cluster.GpuSpec gpu) {
+      return "prices: kernel-level (--prices kernel): published kernel benchmarks and datasheets,"
+          + " nothing fitted";
+    }
+
+    @Override
+    public String source() {
+      return "kernel";
+    }
+
+    @Override
     public CommModel collectives(ClusterSpec cluster, LogicalMesh mesh) {
       return ClusterCommModels.catalog(cluster, mesh);
     }
@@ -128,6 +205,26 @@ public sealed interface Pricing extends CommPricing permits Pricing.Catalog, Pri
     }
 
     @Override
+    public String describe(io.meshplan.cluster.GpuSpec gpu) {
+      String collectives = profile.entries().isEmpty() ? "catalog collectives"
+          : profile.entries().size() + " measured collective entries";
+      return "prices: --profile: " + profile.compute(gpu).map(c -> PublicPrices.words(gpu, c))
+          .orElse(gpu.architecture().word() + " compute at kernel-level prices (the profile "
+              + "has no " + gpu.architecture().word() + " scale)") + "; " + collectives;
+    }
+
+    @Override
+    public String source() {
+      return "profile";
+    }
+
+    @Override
+    public java.util.Optional<io.meshplan.calibrate.ComputeScale> fittedCompute(
+        io.meshplan.cluster.GpuSpec gpu) {
+      return profile.compute(gpu);
+    }
+
+    @Override
     public CommModel collectives(ClusterSpec cluster, LogicalMesh mesh) {
       return new ProfileCommModel(cluster, mesh, profile);
     }
@@ -141,6 +238,65 @@ public sealed interface Pricing extends CommPricing permits Pricing.Catalog, Pri
     @Override
     public double computeScale(io.meshplan.cluster.GpuSpec gpu) {
       return profile.computeScale(gpu);
+    }
+  }
+
+  /**
+   * The catalog's collectives and send/recv, with compute scales fitted to end-to-end runs: the
+   * shipped calibration ({@link PublicPrices}), or a fold's fit while it is scored.
+   *
+   * @param compute the profile whose compute scales price kernels
+   * @param kernel the attention kernel runs price, or null for each architecture's default
+   */
+  record Fitted(Profile compute, AttentionKernel kernel) implements Pricing {
+    private static final long serialVersionUID = 1L;
+
+    /** Validates the profile. */
+    public Fitted {
+      Require.nonNull(compute, "compute");
+    }
+
+    @Override
+    public Optional<AttentionKernel> attentionKernel() {
+      return Optional.ofNullable(kernel);
+    }
+
+    @Override
+    public Pricing withAttentionKernel(AttentionKernel k) {
+      return new Fitted(compute, Require.nonNull(k, "attention kernel"));
+    }
+
+    @Override
+    public CommModel collectives(ClusterSpec cluster, LogicalMesh mesh) {
+      return ClusterCommModels.catalog(cluster, mesh);
+    }
+
+    @Override
+    public SendRecvModel sendRecv(ClusterSpec cluster) {
+      return SendRecvModel.catalog(cluster);
+    }
+
+    @Override
+    public double computeScale(io.meshplan.cluster.GpuSpec gpu) {
+      return compute.computeScale(gpu);
+    }
+
+    @Override
+    public java.util.Optional<io.meshplan.calibrate.ComputeScale> fittedCompute(
+        io.meshplan.cluster.GpuSpec gpu) {
+      return compute.compute(gpu);
+    }
+
+    @Override
+    public String describe(io.meshplan.cluster.GpuSpec gpu) {
+      return "prices: " + compute.compute(gpu).map(c -> PublicPrices.words(gpu, c))
+          .orElse("kernel-level: no public run on a " + gpu.architecture().word() + " GPU to fit "
+              + "a compute factor to") + " (--prices kernel for kernel-level prices)";
+    }
+
+    @Override
+    public String source() {
+      return "public";
     }
   }
 }

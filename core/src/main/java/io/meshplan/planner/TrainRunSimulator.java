@@ -148,9 +148,8 @@ public record TrainRunSimulator(TrainingRun run, ClusterSpec cluster, ModelSpec 
    * @return seconds
    */
   public double iterationSeconds(double scale) {
-    Profile profile = new Profile(Profile.VERSION, cluster.toShortString(), List.of(),
-        new java.util.TreeMap<>(java.util.Map.of(
-            ComputeScale.architecture(cluster.gpu().name()), new ComputeScale(scale, 1))));
+    Profile profile = new Profile(Profile.VERSION, cluster.toShortString(), List.of())
+        .withCompute(cluster.gpu().architecture(), new ComputeScale(scale, 1));
     TrainingJob job = TrainingJob.of(io.meshplan.plan.TrainingConfig.of(config, false)
         .withDtype(model.dtype()).withAttention(java.util.Optional.of(attention(run, cluster)))
         .withOverlaps(overlaps(run.parallel())).bind(model, cluster));
@@ -170,8 +169,8 @@ public record TrainRunSimulator(TrainingRun run, ClusterSpec cluster, ModelSpec 
    * @return the scale bound, > 0
    */
   public double maxScale() {
-    return io.meshplan.cluster.KernelTimeModel.of(cluster.gpu(), model.dtype().bytes())
-        .maxScale();
+    return Math.min(ComputeScale.MAX, io.meshplan.cluster.KernelTimeModel.of(cluster.gpu(),
+        model.dtype().bytes()).maxScale());
   }
 
   /** The attention the run ran: fused when its log says so and the GPU has the kernels. */

@@ -39,6 +39,7 @@ public final class PointEvaluator {
   private final SolverOptions solver;
   private final java.util.Map<String, ModelSpec> configModels;
   private final SweepHardware hardware;
+  private final Pricing pricing;
 
   /**
    * Creates the evaluator of points that name presets.
@@ -74,6 +75,22 @@ public final class PointEvaluator {
    */
   public PointEvaluator(LayerCostCache cache, SolverOptions solver,
       java.util.Map<String, ModelSpec> configModels, SweepHardware hardware) {
+    this(cache, solver, configModels, hardware, Pricing.shipped());
+  }
+
+  /**
+   * Creates the evaluator with its prices.
+   *
+   * @param cache the shared layer prices
+   * @param solver the intra-op ILP settings
+   * @param configModels the grid's config.json models by the name the points carry
+   * @param hardware the GPUs and fabrics the points name
+   * @param pricing the prices: the shipped fitted factors, or kernel-level ({@code --prices
+   *     kernel})
+   */
+  public PointEvaluator(LayerCostCache cache, SolverOptions solver,
+      java.util.Map<String, ModelSpec> configModels, SweepHardware hardware, Pricing pricing) {
+    this.pricing = Require.nonNull(pricing, "pricing");
     this.cache = Require.nonNull(cache, "cache");
     this.solver = Require.nonNull(solver, "solver");
     this.configModels = java.util.Map.copyOf(configModels);
@@ -106,7 +123,7 @@ public final class PointEvaluator {
         .withSharedLayers(cache).withProgress(progress);
     try {
       PricedJob priced = Planner.price(job(p, model(p, configModels), hardware),
-          Pricing.catalog(), options);
+          pricing, options);
       return manual ? manual(p, priced)
           : planned(p, Planner.plan(priced, options));
     } catch (InputException e) {

@@ -22,11 +22,13 @@ import java.util.concurrent.TimeoutException;
  *     SweepGrid#configModels}); a point whose model is not here names a preset
  * @param hardware the GPUs and fabrics the points name ({@link SweepGrid#hardware}), resolved, so
  *     that a user's catalog travels with the task to the process that plans the point
+ * @param kernelPrices whether points are priced at kernel-level prices ({@code --prices kernel})
+ *     instead of with the shipped fitted factors
  */
 public record PointTask(boolean manual, double timeoutSeconds,
-    java.util.Map<String, ModelSpec> configModels, SweepHardware hardware)
+    java.util.Map<String, ModelSpec> configModels, SweepHardware hardware, boolean kernelPrices)
     implements TaskFunction<SweepPoint, PointResult> {
-  private static final long serialVersionUID = 3L;
+  private static final long serialVersionUID = 4L;
 
   /** Validates the limit and copies the models. */
   public PointTask {
@@ -45,7 +47,20 @@ public record PointTask(boolean manual, double timeoutSeconds,
    */
   public PointTask(boolean manual, double timeoutSeconds,
       java.util.Map<String, ModelSpec> configModels) {
-    this(manual, timeoutSeconds, configModels, SweepHardware.SHIPPED);
+    this(manual, timeoutSeconds, configModels, SweepHardware.SHIPPED, false);
+  }
+
+  /**
+   * The task of points on a grid's hardware, with the shipped fitted factors.
+   *
+   * @param manual whether to search Megatron-LM configurations instead of planning
+   * @param timeoutSeconds the time limit per point, seconds, or 0 for none
+   * @param configModels the grid's config.json models by the name the points carry
+   * @param hardware the GPUs and fabrics the points name
+   */
+  public PointTask(boolean manual, double timeoutSeconds,
+      java.util.Map<String, ModelSpec> configModels, SweepHardware hardware) {
+    this(manual, timeoutSeconds, configModels, hardware, false);
   }
 
   /**
@@ -70,7 +85,8 @@ public record PointTask(boolean manual, double timeoutSeconds,
   @Override
   public PointResult apply(SweepPoint p) {
     PointEvaluator ev = new PointEvaluator(LayerCostCache.processWide(),
-        SolverOptions.defaults(), configModels, hardware);
+        SolverOptions.defaults(), configModels, hardware, kernelPrices
+            ? io.meshplan.planner.Pricing.catalog() : io.meshplan.planner.Pricing.shipped());
     if (timeoutSeconds == 0) {
       return ev.evaluate(p, manual, pct -> { });
     }

@@ -451,7 +451,7 @@ class CalibrateTrainParseTest {
   @Test
   void profileComputeSectionRoundTripsAndOldProfilesReadAsOne() {
     Profile p = new Profile(Profile.VERSION, "1x8:h100-80gb", java.util.List.of())
-        .withCompute("h100", new ComputeScale(0.75, 2));
+        .withCompute(io.meshplan.cluster.Architecture.HOPPER, new ComputeScale(0.75, 2, java.util.List.of("nemo"), new io.meshplan.calibrate.ErrorBand(0.9, 1.1, 5, "in-sample")));
     for (String name : new String[] {"p.yaml", "p.json"}) {
       Path f = dir.resolve(name);
       ProfileFiles.write(f, p);
@@ -468,7 +468,7 @@ class CalibrateTrainParseTest {
   void profileWithComputeSurvivesJavaSerialization() throws Exception {
     // A planning task carries its pricing to another process by Java serialization.
     Profile p = new Profile(Profile.VERSION, "1x8:a100-80gb", java.util.List.of())
-        .withCompute("a100", new ComputeScale(0.8125, 3));
+        .withCompute(io.meshplan.cluster.Architecture.AMPERE, new ComputeScale(0.8125, 3, java.util.List.of("sc21"), new io.meshplan.calibrate.ErrorBand(0.9, 1.1, 5, "in-sample")));
     java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
     try (java.io.ObjectOutputStream o = new java.io.ObjectOutputStream(bytes)) {
       o.writeObject(p);

@@ -1,0 +1,252 @@
+package io.meshplan.planner;
+
+import io.meshplan.cluster.AttentionKernel;
+import io.meshplan.cluster.ClusterSpec;
+import io.meshplan.graph.DType;
+import io.meshplan.model.Architecture;
+import io.meshplan.model.Attention;
+import io.meshplan.model.ModelSpec;
+import io.meshplan.model.Overlaps;
+import io.meshplan.model.Presets;
+import io.meshplan.model.Recompute;
+import io.meshplan.plan.ParallelConfig;
+import io.meshplan.util.InputException;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+
+/**
+ * The public runs meshplan ships, in folds: one fold per software stack, since runs of one
+ * stack share its kernels, overlaps and host overheads and so err together. A factor fitted on
+ * some folds is scored on the others ({@link FoldCalibration}). The data files, with each row's
+ * source, are resources beside this class ({@code folds/*.csv}).
+ *
+ * <ul>
+ *   <li>{@code sc21}: Narayanan et al., SC'21, Table 1 (Megatron-LM of 2021 on A100 80 GB):
+ *       TP = min(MP, 8), PP = MP / TP, DP = GPUs / MP, the published global batch, fp16, full
+ *       recomputation, micro-batch 1 (not published; one rule for every row), unfused attention,
+ *       no overlaps (none existed in 2021). Hardware TFLOP/s, recomputation counted.
+ *   <li>{@code llm-foundry}: llm-foundry's MPT benchmarks on A100 80 GB and H100 80 GB: FSDP
+ *       FULL_SHARD (ZeRO-3 over every GPU), bf16, the published micro and global batch,
+ *       activation checkpointing as published, the PyTorch 2.0-era Triton FlashAttention-2 kernel
+ *       ({@code attn_impl: triton}), fused cross-entropy. MPT's ALiBi is stated as rotary
+ *       positions (a few elementwise operations on Q and K, no parameters, as ALiBi has none).
+ *       Tokens per second per GPU.
+ *   <li>{@code megatron-core}: Megatron-Core's weak scaling on H100 (Megatron-LM README): GPT
+ *       with LayerNorm, GeLU and a 4h feed-forward, cuDNN fused attention through Transformer
+ *       Engine, sequence parallelism with TP, the distributed optimizer, micro-batch 1, no
+ *       recomputation, every overlap; model TFLOP/s by Megatron's formula.
+ *   <li>{@code nemo}: NeMo's (24.07) and Megatron-Bridge's (25.11, 26.04.01) performance
+ *       summaries on H100: dense Llama in FP8 and mixture-of-experts models (GPT-OSS 120B in
+ *       bf16, Qwen3 30B-A3B and 235B-A22B in FP8, DeepSeek-V3) with balanced routing, each with
+ *       its recipe's overlaps and loss (the data files' columns). Tokens per second per GPU.
+ *   <li>{@code meta}: Llama 3 405B's 131,072-token context-parallel row (Dubey et al. 2024,
+ *       Table 4), TFLOP/s in the PaLM count Meta states.
+ * </ul>
+ */
+public final class PublicFolds {
+  /** The folds, in the order tables print them. */
+  public static final List<String> NAMES = List.of("sc21", "llm-foundry", "megatron-core",
+      "nemo", "meta");
+
+  private static final String DIR = "folds/";
+
+  private PublicFolds() {}
+
+  /**
+   * Every shipped run, in fold order.
+   *
+   * @return the runs
+   */
+  public static List<PublicRun> all() {
+    List<PublicRun> out = new ArrayList<>(sc21());
+    out.addAll(mpt("mpt", "llmfoundry_mpt_a100.csv", "a100-80gb"));
+    out.addAll(mpt("mpth", "llmfoundry_mpt_h100.csv", "h100-80gb"));
+    out.addAll(megatronCore());
+    out.addAll(recipes("dense_fp8_h100.csv"));
+    out.addAll(recipes("moe_cp_h100.csv"));
+    return List.copyOf(out);
+  }
+
+  /**
+   * The runs of named folds.
+   *
+   * @param folds fold names ({@link #NAMES}), or {@code public} for all of them
+   * @return the runs, in fold order
+   * @throws InputException naming a fold that is unknown or names no runs
+   */
+  public static List<PublicRun> of(List<String> folds) {
+    if (folds.isEmpty()) {
+      throw new InputException("--folds names no fold; give public or some of "
+          + String.join(", ", NAMES));
+    }
+    java.util.Set<String> wanted = new java.util.LinkedHashSet<>();
+    for (String f : folds) {
+      String w = f.trim().toLowerCase(Locale.ROOT);
+      if (w.equals("public")) {
+        wanted.addAll(NAMES);
+      } else if (NAMES.contains(w)) {
+        wanted.add(w);
+      } else {
+        throw new InputException("fold '" + f + "' is not a public fold; use public or some of "
+            + String.join(", ", NAMES));
+      }
+    }
+    List<PublicRun> out = all().stream().filter(r -> wanted.contains(r.fold())).toList();
+    for (String w : wanted) {
+      if (out.stream().noneMatch(r -> r.fold().equals(w))) {
+        throw new InputException("fold " + w + " names no runs");
+      }
+    }
+    return out;
+  }
+
+  /** SC'21 Table 1. */
+  private static List<PublicRun> sc21() {
+    List<PublicRun> out = new ArrayList<>();
+    ModelSpec gpt = Presets.get("gpt-1.7b");
+    for (String[] f : rows("megatron_sc21_table1.csv")) {
+      int hidden = Integer.parseInt(f[2]);
+      int layers = Integer.parseInt(f[3]);
+      int heads = Integer.parseInt(f[4]);
+      int mp = Integer.parseInt(f[5]);
+      int gpus = Integer.parseInt(f[6]);
+      int batch = Integer.parseInt(f[7]);
+      ModelSpec m = new ModelSpec("gpt-" + f[0], gpt.family(), layers, hidden, heads, heads,
+          4 * hidden, gpt.vocab(), 2048, batch, DType.F16, gpt.arch());
+      int tp = Math.min(mp, 8);
+      ParallelConfig c = new ParallelConfig(tp, mp / tp, gpus / mp, 1, 1, batch, Recompute.FULL,
+          false, false);
+      out.add(new PublicRun("sc21", "sc21", f[0], m, ClusterSpec.parse(gpus / 8 + "x8:a100-80gb"),
+          c, DType.F16, Attention.UNFUSED, Optional.empty(), Overlaps.NONE,
+          Double.parseDouble(f[8]), PublicRun.Figure.HARDWARE_TFLOPS));
+    }
+    return out;
+  }
+
+  /** Megatron-Core's weak scaling on H100. */
+  private static List<PublicRun> megatronCore() {
+    List<PublicRun> out = new ArrayList<>();
+    ModelSpec gpt = Presets.get("gpt-1.7b");
+    for (String[] f : rows("megatron_h100_weak_scaling.csv")) {
+      int heads = Integer.parseInt(f[1]);
+      int hidden = Integer.parseInt(f[2]);
+      int layers = Integer.parseInt(f[3]);
+      int tp = Integer.parseInt(f[4]);
+      int pp = Integer.parseInt(f[5]);
+      int dp = Integer.parseInt(f[6]);
+      int gpus = Integer.parseInt(f[7]);
+      int batch = Integer.parseInt(f[8]);
+      ModelSpec m = new ModelSpec("gpt-" + f[0], gpt.family(), layers, hidden, heads, heads,
+          4 * hidden, 131072, 4096, batch, DType.BF16, gpt.arch().forSequence(4096));
+      ParallelConfig c = new ParallelConfig(tp, pp, dp, 1, 1, batch, Recompute.NONE, tp > 1, 1);
+      // Megatron-Core r0.8.0 ran with every overlap it has and Megatron's fp32 cross-entropy
+      // (cross_entropy_loss_fusion off by default).
+      out.add(new PublicRun("megatron-core", "h100", f[0], m,
+          ClusterSpec.parse(gpus / 8 + "x8:h100-80gb:ib-ndr400"), c, DType.BF16, Attention.FLASH,
+          Optional.of(AttentionKernel.CUDNN), new Overlaps(true, true, true, true, true),
+          Double.parseDouble(f[9]), PublicRun.Figure.MEGATRON_MODEL_TFLOPS));
+    }
+    return out;
+  }
+
+  /** One of llm-foundry's MPT tables, as set {@code set} on GPUs of catalog name {@code gpu}. */
+  private static List<PublicRun> mpt(String set, String resource, String gpu) {
+    List<PublicRun> out = new ArrayList<>();
+    Architecture arch = new Architecture(Architecture.Mlp.GELU, Architecture.Norm.LAYER,
+        Architecture.Positions.ROTARY, 0, false, true);
+    for (String[] f : rows(resource)) {
+      int hidden = Integer.parseInt(f[1]);
+      int layers = Integer.parseInt(f[2]);
+      int heads = Integer.parseInt(f[3]);
+      int gpus = Integer.parseInt(f[7]);
+      int micro = Integer.parseInt(f[8]);
+      int batch = Integer.parseInt(f[9]);
+      ModelSpec m = new ModelSpec(f[0].toLowerCase(Locale.ROOT), ModelSpec.Family.GPT, layers,
+          hidden, heads, heads, Integer.parseInt(f[4]), Integer.parseInt(f[5]),
+          Integer.parseInt(f[6]), batch, DType.BF16, arch);
+      Recompute rc = f[10].equals("full") ? Recompute.FULL : Recompute.NONE;
+      ParallelConfig c = new ParallelConfig(1, 1, gpus, 1, micro, batch, rc, false, 3);
+      // PyTorch FSDP with its default prefetch, and MPT's default loss, fused_crossentropy.
+      out.add(new PublicRun("llm-foundry", set, f[0] + "/" + f[6], m,
+          ClusterSpec.parse(gpus / 8 + "x8:" + gpu), c, DType.BF16, Attention.FLASH,
+          Optional.of(AttentionKernel.TRITON), Overlaps.DEFAULTS.withLossFusion(true),
+          Double.parseDouble(f[12]), PublicRun.Figure.TOKENS_PER_GPU));
+    }
+    return out;
+  }
+
+  /**
+   * Runs stated as their recipes ran them, with the overlaps and loss their data file's columns
+   * give: NeMo's and Megatron-Bridge's rows (fold {@code nemo}) and Llama 3's context-parallel
+   * row (fold {@code meta}).
+   */
+  private static List<PublicRun> recipes(String resource) {
+    List<PublicRun> out = new ArrayList<>();
+    for (String[] f : rows(resource)) {
+      ModelSpec m = Presets.get(f[1]);
+      int seq = Integer.parseInt(f[4]);
+      int batch = Integer.parseInt(f[5]);
+      m = m.withSequence(seq).withTraining(batch, m.dtype());
+      int tp = Integer.parseInt(f[7]);
+      int pp = Integer.parseInt(f[8]);
+      String splitText = f[20].replace("\"", "");
+      io.meshplan.plan.PipelineSplit split = splitText.startsWith("layout=")
+          ? io.meshplan.plan.PipelineLayout.parse(splitText.substring("layout=".length()), pp)
+          : new io.meshplan.plan.SplitAccounting(splitText.contains("embedding"),
+              splitText.contains("loss"));
+      // The recompute column: a mode, or selective=module+module (Megatron's recompute_modules).
+      String[] rc = f[15].split("=");
+      ParallelConfig c = new ParallelConfig(tp, pp, Integer.parseInt(f[9]),
+          Integer.parseInt(f[19]), Integer.parseInt(f[6]), batch, Recompute.parse(rc[0]), tp > 1,
+          Integer.parseInt(f[14]), Integer.parseInt(f[12]), Integer.parseInt(f[13]),
+          Integer.parseInt(f[11]), 1, Integer.parseInt(f[10]), false, split,
+          rc.length > 1 ? io.meshplan.model.RecomputeModule.parseList(rc[1].replace('+', ','))
+              : io.meshplan.model.RecomputeModule.DEFAULT);
+      DType dtype = io.meshplan.model.Fp8Training.parse(f[3]);
+      // The distributed optimizer's parameter gather overlaps with the gradient reduction under
+      // ZeRO-1; FSDP (ZeRO-3) prefetches its gathers instead.
+      boolean dp = f[21].equals("yes");
+      Overlaps recipe = new Overlaps(dp, dp && c.zeroStage() == 1, f[22].equals("yes"), true,
+          true, f[16].equals("yes"), f[23].equals("fused"), f[24].equals("bf16"));
+      boolean meta = f[0].equals("cp");
+      out.add(new PublicRun(meta ? "meta" : "nemo", f[0], f[1], m,
+          ClusterSpec.parse(Integer.parseInt(f[2]) / 8 + "x8:h100-80gb:ib-ndr400"), c, dtype,
+          Attention.FLASH, Optional.empty(), recipe, Double.parseDouble(f[17]),
+          meta ? PublicRun.Figure.PALM_TFLOPS : PublicRun.Figure.TOKENS_PER_GPU));
+    }
+    return out;
+  }
+
+  /** The data rows of a shipped CSV file: no comments, no header, quoted commas kept. */
+  private static List<String[]> rows(String resource) {
+    List<String[]> out = new ArrayList<>();
+    try (InputStream in = PublicFolds.class.getResourceAsStream(DIR + resource)) {
+      if (in == null) {
+        throw new IllegalStateException("missing resource " + DIR + resource);
+      }
+      BufferedReader r = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8));
+      boolean header = true;
+      for (String line = r.readLine(); line != null; line = r.readLine()) {
+        if (line.startsWith("#") || line.isBlank()) {
+          continue;
+        }
+        if (header) {
+          header = false;
+          continue;
+        }
+        out.add(line.split(",(?=(?:[^\"]*\"[^\"]*\")*[^\"]*$)", -1));
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return out;
+  }
+}
