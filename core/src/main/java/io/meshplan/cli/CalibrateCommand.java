@@ -46,7 +46,7 @@ import picocli.CommandLine.Model.CommandSpec;
           + " architecture to the published runs meshplan ships, one fold per software stack,"
           + " and scores it leave-one-stack-out: each fold predicted by a factor fitted without"
           + " it. A factor is kept only where that beats kernel-level prices. The profile it"
-          + " writes records each factor's folds and its 90% band; the profile meshplan ships"
+          + " writes records each factor's folds and its 90%% band; the profile meshplan ships"
           + " was written by this command."
     })
 final class CalibrateCommand implements Callable<Integer> {

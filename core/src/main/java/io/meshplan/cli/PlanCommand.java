@@ -233,10 +233,15 @@ final class PlanCommand implements Callable<Integer> {
   private void render(PipelinePlan plan, SimulationResult sim, String search, String planJson,
       ClusterSpec cs, double memoryPerGpu) {
     PrintWriter w = spec.commandLine().getOut();
+    io.meshplan.planner.Pricing pricing = cluster.pricing();
+    planJson = PriceReport.json(planJson, pricing, cs.gpu(), plan.hloModule().isPresent()
+        ? "module" : io.meshplan.model.Fp8Training.word(plan.model().dtype()),
+        sim.iterationSeconds());
     if (json) {
       w.print(planJson);
     } else {
-      w.print(PlanText.write(plan, sim));
+      w.print(PlanText.write(plan, sim, PriceReport.band(pricing, cs.gpu())));
+      w.println(pricing.describe(cs.gpu()));
       w.print(search);
     }
     if (out != null) {

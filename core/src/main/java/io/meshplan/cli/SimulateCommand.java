@@ -94,10 +94,18 @@ final class SimulateCommand implements Callable<Integer> {
     MemoryFit fit = MemoryFit.of(sim, s.memoryPerGpu());
     PrintWriter w = spec.commandLine().getOut();
     boolean module = s.plan().hloModule().isPresent();
-    w.print(json ? SimulationJson.write(sim, false, fit,
+    io.meshplan.planner.Pricing pricing = cluster.pricing();
+    io.meshplan.cluster.GpuSpec gpu = s.cluster().gpu();
+    w.print(json ? PriceReport.json(SimulationJson.write(sim, false, fit,
         (plan != null && attention.chosen().isEmpty() ? s.plan().attentionKernel()
-            : attention.kernel()).map(io.meshplan.cluster.AttentionKernel::word))
-        : SimulationText.write(sim, module ? "microbatches" : "tokens", Optional.of(fit)));
+            : attention.kernel()).map(io.meshplan.cluster.AttentionKernel::word)), pricing, gpu,
+        module ? "module" : io.meshplan.model.Fp8Training.word(s.plan().model().dtype()),
+        sim.iterationSeconds())
+        : SimulationText.write(sim, module ? "microbatches" : "tokens", Optional.of(fit),
+            PriceReport.band(pricing, gpu)));
+    if (!json) {
+      w.println(pricing.describe(gpu));
+    }
     if (!json && s.stagesStated()) {
       w.println(stageLayers(s.plan()));
     }

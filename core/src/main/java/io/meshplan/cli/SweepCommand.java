@@ -128,9 +128,9 @@ final class SweepCommand implements Callable<Integer> {
       results = new Sweep(ex, task).run(g, progress::update);
     }
     PrintWriter w = spec.commandLine().getOut();
+    w.print(SweepText.write(results, usd));
     w.println(kernelPrices ? "prices: kernel-level (--prices kernel)"
         : io.meshplan.planner.PublicPrices.summary());
-    w.print(SweepText.write(results, usd));
     if (outCsv != null) {
       OutputPaths.write(csvFlag, outCsv, SweepCsv.write(results, usd));
       w.println("wrote " + outCsv);

@@ -31,8 +31,21 @@ public final class PlanText {
    * @return lines ending with a newline
    */
   public static String write(PipelinePlan plan, SimulationResult sim) {
+    return write(plan, sim, java.util.Optional.empty());
+  }
+
+  /**
+   * Renders a plan and its simulation, with the 90% interval of its predicted iteration time.
+   *
+   * @param plan the plan
+   * @param sim the simulation of the plan
+   * @param band the interval, or empty where the prices give none
+   * @return lines ending with a newline
+   */
+  public static String write(PipelinePlan plan, SimulationResult sim,
+      java.util.Optional<io.meshplan.sim.PredictionBand> band) {
     if (plan.source() instanceof PlanSource.HloModule h) {
-      return writeModule(plan, h, sim);
+      return writeModule(plan, h, sim, band);
     }
     StringBuilder out = new StringBuilder();
     var m = plan.model();
@@ -84,7 +97,7 @@ public final class PlanText {
         + "GPUs");
     weights(out, plan, "  %-30s %-22s %-32s %s");
     out.append('\n');
-    out.append(SimulationText.write(sim));
+    out.append(SimulationText.write(sim, "tokens", java.util.Optional.empty(), band));
     return out.toString();
   }
 
@@ -100,7 +113,8 @@ public final class PlanText {
    * (calls of the module).
    */
   private static String writeModule(PipelinePlan plan, PlanSource.HloModule h,
-      SimulationResult sim) {
+      SimulationResult sim,
+      java.util.Optional<io.meshplan.sim.PredictionBand> band) {
     StringBuilder out = new StringBuilder();
     line(out, "plan for HLO module %s (%s) on %s, %s", h.module(),
         Words.count(h.layers(), "layer"), plan.cluster(), Words.count(plan.gpus(), "GPU"));
@@ -134,7 +148,7 @@ public final class PlanText {
     line(out, "largest weights and their layouts over each stage's mesh:");
     weights(out, plan, "  %-36s %-18s %-48s %s");
     out.append('\n');
-    out.append(SimulationText.write(sim, "microbatches"));
+    out.append(SimulationText.write(sim, "microbatches", java.util.Optional.empty(), band));
     return out.toString();
   }
 

@@ -150,8 +150,7 @@ public sealed interface Pricing extends CommPricing permits Pricing.Catalog, Pri
 
     @Override
     public String describe(io.meshplan.cluster.GpuSpec gpu) {
-      return "prices: kernel-level (--prices kernel): published kernel benchmarks and datasheets,"
-          + " nothing fitted";
+      return "prices: kernel-level (--prices kernel): kernel benchmarks and datasheets, no band";
     }
 
     @Override
@@ -209,8 +208,8 @@ public sealed interface Pricing extends CommPricing permits Pricing.Catalog, Pri
       String collectives = profile.entries().isEmpty() ? "catalog collectives"
           : profile.entries().size() + " measured collective entries";
       return "prices: --profile: " + profile.compute(gpu).map(c -> PublicPrices.words(gpu, c))
-          .orElse(gpu.architecture().word() + " compute at kernel-level prices (the profile "
-              + "has no " + gpu.architecture().word() + " scale)") + "; " + collectives;
+          .orElse(gpu.architecture().word() + " compute at kernel-level prices") + "; "
+          + collectives;
     }
 
     @Override
@@ -289,9 +288,9 @@ public sealed interface Pricing extends CommPricing permits Pricing.Catalog, Pri
 
     @Override
     public String describe(io.meshplan.cluster.GpuSpec gpu) {
-      return "prices: " + compute.compute(gpu).map(c -> PublicPrices.words(gpu, c))
-          .orElse("kernel-level: no public run on a " + gpu.architecture().word() + " GPU to fit "
-              + "a compute factor to") + " (--prices kernel for kernel-level prices)";
+      return compute.compute(gpu).map(c -> "prices: " + PublicPrices.words(gpu, c))
+          .orElse("prices: " + gpu.architecture().word() + " compute at kernel-level prices (no "
+              + "public run on this architecture; no band)");
     }
 
     @Override

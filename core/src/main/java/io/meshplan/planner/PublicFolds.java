@@ -10,6 +10,7 @@ import io.meshplan.model.Overlaps;
 import io.meshplan.model.Presets;
 import io.meshplan.model.Recompute;
 import io.meshplan.plan.ParallelConfig;
+import io.meshplan.util.AsciiDigits;
 import io.meshplan.util.InputException;
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -113,12 +114,12 @@ public final class PublicFolds {
     List<PublicRun> out = new ArrayList<>();
     ModelSpec gpt = Presets.get("gpt-1.7b");
     for (String[] f : rows("megatron_sc21_table1.csv")) {
-      int hidden = Integer.parseInt(f[2]);
-      int layers = Integer.parseInt(f[3]);
-      int heads = Integer.parseInt(f[4]);
-      int mp = Integer.parseInt(f[5]);
-      int gpus = Integer.parseInt(f[6]);
-      int batch = Integer.parseInt(f[7]);
+      int hidden = AsciiDigits.parseInt(f[2]);
+      int layers = AsciiDigits.parseInt(f[3]);
+      int heads = AsciiDigits.parseInt(f[4]);
+      int mp = AsciiDigits.parseInt(f[5]);
+      int gpus = AsciiDigits.parseInt(f[6]);
+      int batch = AsciiDigits.parseInt(f[7]);
       ModelSpec m = new ModelSpec("gpt-" + f[0], gpt.family(), layers, hidden, heads, heads,
           4 * hidden, gpt.vocab(), 2048, batch, DType.F16, gpt.arch());
       int tp = Math.min(mp, 8);
@@ -136,14 +137,14 @@ public final class PublicFolds {
     List<PublicRun> out = new ArrayList<>();
     ModelSpec gpt = Presets.get("gpt-1.7b");
     for (String[] f : rows("megatron_h100_weak_scaling.csv")) {
-      int heads = Integer.parseInt(f[1]);
-      int hidden = Integer.parseInt(f[2]);
-      int layers = Integer.parseInt(f[3]);
-      int tp = Integer.parseInt(f[4]);
-      int pp = Integer.parseInt(f[5]);
-      int dp = Integer.parseInt(f[6]);
-      int gpus = Integer.parseInt(f[7]);
-      int batch = Integer.parseInt(f[8]);
+      int heads = AsciiDigits.parseInt(f[1]);
+      int hidden = AsciiDigits.parseInt(f[2]);
+      int layers = AsciiDigits.parseInt(f[3]);
+      int tp = AsciiDigits.parseInt(f[4]);
+      int pp = AsciiDigits.parseInt(f[5]);
+      int dp = AsciiDigits.parseInt(f[6]);
+      int gpus = AsciiDigits.parseInt(f[7]);
+      int batch = AsciiDigits.parseInt(f[8]);
       ModelSpec m = new ModelSpec("gpt-" + f[0], gpt.family(), layers, hidden, heads, heads,
           4 * hidden, 131072, 4096, batch, DType.BF16, gpt.arch().forSequence(4096));
       ParallelConfig c = new ParallelConfig(tp, pp, dp, 1, 1, batch, Recompute.NONE, tp > 1, 1);
@@ -163,15 +164,15 @@ public final class PublicFolds {
     Architecture arch = new Architecture(Architecture.Mlp.GELU, Architecture.Norm.LAYER,
         Architecture.Positions.ROTARY, 0, false, true);
     for (String[] f : rows(resource)) {
-      int hidden = Integer.parseInt(f[1]);
-      int layers = Integer.parseInt(f[2]);
-      int heads = Integer.parseInt(f[3]);
-      int gpus = Integer.parseInt(f[7]);
-      int micro = Integer.parseInt(f[8]);
-      int batch = Integer.parseInt(f[9]);
+      int hidden = AsciiDigits.parseInt(f[1]);
+      int layers = AsciiDigits.parseInt(f[2]);
+      int heads = AsciiDigits.parseInt(f[3]);
+      int gpus = AsciiDigits.parseInt(f[7]);
+      int micro = AsciiDigits.parseInt(f[8]);
+      int batch = AsciiDigits.parseInt(f[9]);
       ModelSpec m = new ModelSpec(f[0].toLowerCase(Locale.ROOT), ModelSpec.Family.GPT, layers,
-          hidden, heads, heads, Integer.parseInt(f[4]), Integer.parseInt(f[5]),
-          Integer.parseInt(f[6]), batch, DType.BF16, arch);
+          hidden, heads, heads, AsciiDigits.parseInt(f[4]), AsciiDigits.parseInt(f[5]),
+          AsciiDigits.parseInt(f[6]), batch, DType.BF16, arch);
       Recompute rc = f[10].equals("full") ? Recompute.FULL : Recompute.NONE;
       ParallelConfig c = new ParallelConfig(1, 1, gpus, 1, micro, batch, rc, false, 3);
       // PyTorch FSDP with its default prefetch, and MPT's default loss, fused_crossentropy.
@@ -192,11 +193,11 @@ public final class PublicFolds {
     List<PublicRun> out = new ArrayList<>();
     for (String[] f : rows(resource)) {
       ModelSpec m = Presets.get(f[1]);
-      int seq = Integer.parseInt(f[4]);
-      int batch = Integer.parseInt(f[5]);
+      int seq = AsciiDigits.parseInt(f[4]);
+      int batch = AsciiDigits.parseInt(f[5]);
       m = m.withSequence(seq).withTraining(batch, m.dtype());
-      int tp = Integer.parseInt(f[7]);
-      int pp = Integer.parseInt(f[8]);
+      int tp = AsciiDigits.parseInt(f[7]);
+      int pp = AsciiDigits.parseInt(f[8]);
       String splitText = f[20].replace("\"", "");
       io.meshplan.plan.PipelineSplit split = splitText.startsWith("layout=")
           ? io.meshplan.plan.PipelineLayout.parse(splitText.substring("layout=".length()), pp)
@@ -204,10 +205,10 @@ public final class PublicFolds {
               splitText.contains("loss"));
       // The recompute column: a mode, or selective=module+module (Megatron's recompute_modules).
       String[] rc = f[15].split("=");
-      ParallelConfig c = new ParallelConfig(tp, pp, Integer.parseInt(f[9]),
-          Integer.parseInt(f[19]), Integer.parseInt(f[6]), batch, Recompute.parse(rc[0]), tp > 1,
-          Integer.parseInt(f[14]), Integer.parseInt(f[12]), Integer.parseInt(f[13]),
-          Integer.parseInt(f[11]), 1, Integer.parseInt(f[10]), false, split,
+      ParallelConfig c = new ParallelConfig(tp, pp, AsciiDigits.parseInt(f[9]),
+          AsciiDigits.parseInt(f[19]), AsciiDigits.parseInt(f[6]), batch, Recompute.parse(rc[0]), tp > 1,
+          AsciiDigits.parseInt(f[14]), AsciiDigits.parseInt(f[12]), AsciiDigits.parseInt(f[13]),
+          AsciiDigits.parseInt(f[11]), 1, AsciiDigits.parseInt(f[10]), false, split,
           rc.length > 1 ? io.meshplan.model.RecomputeModule.parseList(rc[1].replace('+', ','))
               : io.meshplan.model.RecomputeModule.DEFAULT);
       DType dtype = io.meshplan.model.Fp8Training.parse(f[3]);
@@ -218,7 +219,7 @@ public final class PublicFolds {
           true, f[16].equals("yes"), f[23].equals("fused"), f[24].equals("bf16"));
       boolean meta = f[0].equals("cp");
       out.add(new PublicRun(meta ? "meta" : "nemo", f[0], f[1], m,
-          ClusterSpec.parse(Integer.parseInt(f[2]) / 8 + "x8:h100-80gb:ib-ndr400"), c, dtype,
+          ClusterSpec.parse(AsciiDigits.parseInt(f[2]) / 8 + "x8:h100-80gb:ib-ndr400"), c, dtype,
           Attention.FLASH, Optional.empty(), recipe, Double.parseDouble(f[17]),
           meta ? PublicRun.Figure.PALM_TFLOPS : PublicRun.Figure.TOKENS_PER_GPU));
     }

@@ -50,8 +50,8 @@ public final class PublicPrices {
 
   /**
    * The shipped factors in one line, for commands that price several GPUs (sweep): for example
-   * {@code prices: hopper compute x0.811 (30 public runs of 4 stacks); other architectures at
-   * kernel-level prices}.
+   * {@code prices: hopper compute x0.811 (fitted on public runs); others at kernel-level
+   * prices}.
    *
    * @return the line, without a newline
    */
@@ -59,35 +59,36 @@ public final class PublicPrices {
     List<String> fitted = new java.util.ArrayList<>();
     SHIPPED.compute().forEach((arch, c) -> {
       if (!c.kernelLevel()) {
-        fitted.add(String.format(Locale.ROOT, "%s compute x%.3f (%d public runs of %d stacks)",
-            arch, c.scale(), c.runs(), c.folds().size()));
+        fitted.add(String.format(Locale.ROOT, "%s compute x%.3f", arch, c.scale()));
       }
     });
     return "prices: " + (fitted.isEmpty() ? "kernel-level everywhere"
-        : String.join(", ", fitted) + "; other architectures at kernel-level prices")
-        + " (--prices kernel for kernel-level prices)";
+        : String.join(", ", fitted) + " (fitted on public runs); others at kernel-level prices");
   }
 
   /**
-   * A fitted scale in words: {@code hopper compute x0.812, fitted on 30 public runs of 4 stacks}
-   * (or {@code on 3 runs} for a fit to a user's logs), with its 90% band where it has one.
+   * A fitted scale in words: {@code hopper compute x0.811 (fitted on 30 public runs, 4 stacks)},
+   * or a fit to a user's logs, or kernel-level prices checked on public runs; with its 90% band
+   * where it has one.
    *
    * @param gpu the GPU priced
    * @param c the scale of its architecture
    * @return the words
    */
   public static String words(GpuSpec gpu, ComputeScale c) {
-    String runs = c.folds().isEmpty() ? c.runs() + (c.runs() == 1 ? " run" : " runs")
-        : c.runs() + " public runs of " + c.folds().size()
-            + (c.folds().size() == 1 ? " stack" : " stacks");
-    String band = c.errorBand().map(b -> String.format(Locale.ROOT, "; 90%% band %.0f%%/+%.0f%%"
-        + " (%s)", 100 * (b.low() - 1), 100 * (b.high() - 1), b.basis())).orElse("");
-    if (c.kernelLevel()) {
-      return String.format(Locale.ROOT, "%s compute at kernel-level prices, checked on %s (a "
-          + "factor fitted on some stacks did not predict the others better)%s",
-          gpu.architecture().word(), runs, band);
+    String a = gpu.architecture().word();
+    String band = c.errorBand().map(b -> String.format(Locale.ROOT, "; 90%% band %.0f%%/+%.0f%%",
+        100 * (b.low() - 1), 100 * (b.high() - 1))).orElse("");
+    if (c.folds().isEmpty()) {
+      return String.format(Locale.ROOT, "%s compute x%.3f (fitted to %d logged runs)%s", a,
+          c.scale(), c.runs(), band);
     }
-    return String.format(Locale.ROOT, "%s compute x%.3f, fitted on %s%s",
-        gpu.architecture().word(), c.scale(), runs, band);
+    if (c.kernelLevel()) {
+      return String.format(Locale.ROOT, "%s compute at kernel-level prices (checked on %d public "
+          + "runs, %d stacks)%s", a, c.runs(), c.folds().size(), band);
+    }
+    return String.format(Locale.ROOT, "%s compute x%.3f (fitted on %d public runs, %d stacks)%s",
+        a, c.scale(), c.runs(), c.folds().size(), band);
   }
+
 }

@@ -45,8 +45,23 @@ public final class SimulationText {
    */
   public static String write(SimulationResult result, String unit,
       java.util.Optional<MemoryFit> fit) {
+    return write(result, unit, fit, java.util.Optional.empty());
+  }
+
+  /**
+   * Renders the result with the memory verdict and, on the iteration line, the 90% interval of
+   * the predicted time and throughput.
+   *
+   * @param result the result; its {@code tokensPerSecond} counts the unit
+   * @param unit what the throughput counts, e.g. {@code tokens} or {@code microbatches}
+   * @param fit the peak against the memory a GPU may use, or empty to leave the verdict out
+   * @param band the interval, or empty where the prices give none
+   * @return lines ending with a newline
+   */
+  public static String write(SimulationResult result, String unit,
+      java.util.Optional<MemoryFit> fit, java.util.Optional<PredictionBand> band) {
     StringBuilder out = new StringBuilder();
-    boolean overlapped = summary(out, result, unit);
+    boolean overlapped = summary(out, result, unit, band);
     MemoryUse m = result.memory();
     line(out, "peak memory per GPU (stage %d): %.2f GiB = weights %.2f + gradients %.2f +"
         + " optimizer state %.2f%n  + activations %.2f + temporaries %.2f GiB", result.memoryGroup(),
@@ -58,14 +73,17 @@ public final class SimulationText {
   }
 
   /** The schedule, throughput, time breakdown and overlap lines; whether anything overlapped. */
-  private static boolean summary(StringBuilder out, SimulationResult result, String unit) {
+  private static boolean summary(StringBuilder out, SimulationResult result, String unit,
+      java.util.Optional<PredictionBand> band) {
     double t = result.iterationSeconds();
     line(out, "schedule %s, %s, %s", result.schedule(),
         Words.count(result.microbatches(), "microbatch"), Words.count(result.stages().size(),
             "stage"));
-    line(out, "iteration %.4f s, %.0f " + unit.replace("%", "%%") + "/s, %.1f TFLOP/s per GPU "
-        + "(hardware %.1f), MFU %.1f%%", t, result.tokensPerSecond(), result.tflopsPerGpu(),
-        result.hardwareTflopsPerGpu(), 100 * result.mfu());
+    String interval = band.map(b -> String.format(Locale.ROOT, " (%.3g-%.3g s, 90%%)",
+        t * b.low(), t * b.high())).orElse("");
+    line(out, "iteration %.4f s%s, %.0f " + unit.replace("%", "%%") + "/s, %.1f TFLOP/s per "
+        + "GPU (hardware %.1f), MFU %.1f%%", t, interval, result.tokensPerSecond(),
+        result.tflopsPerGpu(), result.hardwareTflopsPerGpu(), 100 * result.mfu());
     TimeBreakdown b = result.breakdown();
     line(out, "time (stage %d): compute %.4f s (%.1f%%, recompute %.4f s), bubble %.4f s"
         + " (%.1f%%), optimizer %.4f s (%.1f%%)", result.criticalGroup(), b.computeSeconds(),

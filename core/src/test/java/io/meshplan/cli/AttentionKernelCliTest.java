@@ -20,7 +20,7 @@ class AttentionKernelCliTest {
   private static CliRun simulate(String cluster, String attention) {
     List<String> a = new ArrayList<>(List.of("simulate", "--model", "llama3-8b", "--cluster",
         cluster, "--tp", "4", "--pp", "1", "--dp", "2", "--global-batch", "16",
-        "--micro-batch", "1"));
+        "--micro-batch", "1", "--prices", "kernel"));
     if (attention != null) {
       a.addAll(List.of("--attention", attention));
     }
@@ -86,7 +86,7 @@ class AttentionKernelCliTest {
   void theKernelTravelsThroughJsonAndPlanFiles() throws Exception {
     List<String> a = new ArrayList<>(List.of("simulate", "--model", "llama3-8b", "--cluster",
         "1x8:h100-80gb", "--tp", "4", "--pp", "1", "--dp", "2", "--global-batch", "16",
-        "--micro-batch", "1", "--json"));
+        "--micro-batch", "1", "--json", "--prices", "kernel"));
     CliRun plain = CliRun.of(a.toArray(String[]::new));
     assertThat(plain.code()).as(plain.err()).isZero();
     assertThat(plain.out()).doesNotContain("attentionKernel");

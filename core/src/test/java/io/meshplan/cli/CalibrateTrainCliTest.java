@@ -122,7 +122,7 @@ class CalibrateTrainCliTest {
       assertThat(run.code()).as(run.err()).isZero();
       assertThat(fittedScale(out, "a100-80gb")).as("case " + c)
           .isCloseTo(truth, within(1e-3 * truth));
-      assertThat(run.out()).contains("compute scale a100 = ").contains("m" + c + ".log");
+      assertThat(run.out()).contains("compute scale ampere = ").contains("m" + c + ".log");
     }
   }
 
@@ -211,7 +211,7 @@ class CalibrateTrainCliTest {
         "--cluster", "1x8:h100-80gb", "--out", out.toString(), "--json");
     assertThat(run.code()).as(run.err()).isZero();
     assertThat(fittedScale(out, "h100-80gb")).isCloseTo(truth, within(1e-3 * truth));
-    assertThat(run.out()).contains("\"architecture\" : \"h100\"").contains("\"afterSeconds\"");
+    assertThat(run.out()).contains("\"architecture\" : \"hopper\"").contains("\"afterSeconds\"");
   }
 
   /**

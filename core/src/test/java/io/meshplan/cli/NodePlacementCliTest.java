@@ -28,7 +28,7 @@ class NodePlacementCliTest {
   static void planTheIssuesExample() {
     issuePlan = dir.resolve("llama3-70b-4x8.json");
     CliRun p = CliRun.of("plan", "--model", "llama3-70b", "--seq", "4096", "--cluster",
-        "4x8:h100-80gb:ib-ndr400", "--out", issuePlan.toString());
+        "4x8:h100-80gb:ib-ndr400", "--prices", "kernel", "--out", issuePlan.toString());
     assertThat(p.code()).as(p.err()).isZero();
   }
 
@@ -52,7 +52,8 @@ class NodePlacementCliTest {
         assertThat(first % m).as(where).isZero();
       }
     }
-    CliRun sim = CliRun.of("simulate", "--plan", plan.toString(), "--json");
+    CliRun sim = CliRun.of("simulate", "--plan", plan.toString(), "--json", "--prices",
+        "kernel");
     assertThat(sim.code()).as(sim.err()).isZero();
     assertThat(JSON.readTree(sim.out()).get("iterationSeconds").asDouble())
         .isEqualTo(root.get("iterationSeconds").asDouble());

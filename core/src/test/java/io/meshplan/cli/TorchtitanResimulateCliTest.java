@@ -33,12 +33,16 @@ class TorchtitanResimulateCliTest {
   void theGridPlansTomlResimulatesToThePlansIteration() throws Exception {
     Path plan = dir.resolve("grid.json");
     CliRun p = CliRun.of("plan", "--model", "llama3.1-8b", "--cluster", "2x8:h100-80gb",
-        "--global-batch", "64", "--megatron-grid", "--out", plan.toString());
+        "--global-batch", "64", "--megatron-grid", "--prices", "kernel", "--out",
+        plan.toString());
     assertThat(p.code()).as(p.err()).isZero();
     CliRun ex = CliRun.of("export", "--to", "torchtitan", "--framework-version", "0.2.2",
         "--plan", plan.toString());
     assertThat(ex.code()).as(ex.err()).isZero();
-    CliRun again = simulate(ex.out(), "2x8:h100-80gb");
+    List<String> args = new java.util.ArrayList<>(List.of(simulateArgs(ex.out(),
+        "2x8:h100-80gb")));
+    args.addAll(List.of("--prices", "kernel"));
+    CliRun again = CliRun.of(args.toArray(String[]::new));
     assertThat(again.code()).as(again.err()).isZero();
     assertThat(line(again.out(), "iteration ")).isEqualTo(line(p.out(), "iteration "));
   }

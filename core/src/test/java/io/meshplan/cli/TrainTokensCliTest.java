@@ -14,7 +14,7 @@ import org.junit.jupiter.api.Test;
 class TrainTokensCliTest {
   private static final List<String> LLAMA2 = List.of("--model", "llama2-7b", "--cluster",
       "2x8:h100-80gb", "--tp", "2", "--pp", "2", "--dp", "4", "--micro-batch", "1",
-      "--global-batch", "64", "--train-tokens", "1000000000");
+      "--global-batch", "64", "--prices", "kernel", "--train-tokens", "1000000000");
   private static final List<String> LLAMA31 = List.of("--model", "llama3.1-8b", "--seq", "2048",
       "--cluster", "1x8:h100-80gb", "--tp", "2", "--pp", "1", "--dp", "4", "--micro-batch", "1",
       "--global-batch", "16", "--zero-stage", "3", "--sequence-parallel", "--train-tokens",

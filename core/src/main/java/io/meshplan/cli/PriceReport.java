@@ -1,0 +1,79 @@
+package io.meshplan.cli;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.meshplan.calibrate.ComputeScale;
+import io.meshplan.cluster.GpuSpec;
+import io.meshplan.planner.Pricing;
+import io.meshplan.sim.PredictionBand;
+import java.util.Optional;
+
+/**
+ * What {@code plan}, {@code simulate} and {@code export} say of their prices: one line of text
+ * ({@link Pricing#describe}), the 90% band of the prediction where the prices have one, and the
+ * same in JSON.
+ */
+final class PriceReport {
+  private static final ObjectMapper MAPPER = new ObjectMapper()
+      .enable(SerializationFeature.INDENT_OUTPUT);
+
+  private PriceReport() {}
+
+  /**
+   * The band of a GPU's predictions under some prices: the fitted scale's error band.
+   *
+   * @param pricing the prices
+   * @param gpu the GPU
+   * @return the band, or empty at kernel-level prices or where the fit has none
+   */
+  static Optional<PredictionBand> band(Pricing pricing, GpuSpec gpu) {
+    return pricing.fittedCompute(gpu).flatMap(ComputeScale::errorBand)
+        .map(b -> new PredictionBand(b.low(), b.high()));
+  }
+
+  /**
+   * Adds the prices to a JSON object: {@code prices} (source, the line, the architecture's scale,
+   * its folds and band), the {@code dtype} priced, and {@code iterationSecondsBand} where there is
+   * a band.
+   *
+   * @param json the JSON text of an object
+   * @param pricing the prices
+   * @param gpu the GPU priced
+   * @param dtype the training precision priced, e.g. {@code bf16}
+   * @param iterationSeconds the predicted iteration time
+   * @return the JSON text, ending in a newline
+   */
+  static String json(String json, Pricing pricing, GpuSpec gpu, String dtype,
+      double iterationSeconds) {
+    try {
+      ObjectNode root = (ObjectNode) MAPPER.readTree(json);
+      ObjectNode p = root.putObject("prices");
+      p.put("source", pricing.source());
+      p.put("line", pricing.describe(gpu));
+      p.put("architecture", gpu.architecture().word());
+      p.put("dtype", dtype);
+      pricing.attentionKernel().ifPresent(k -> p.put("attentionKernel", k.word()));
+      p.put("computeScale", pricing.computeScale(gpu));
+      pricing.fittedCompute(gpu).ifPresent(c -> {
+        p.put("kernelLevel", c.kernelLevel());
+        p.put("runs", c.runs());
+        c.folds().forEach(p.putArray("folds")::add);
+        c.errorBand().ifPresent(b -> p.putObject("band").put("low", b.low())
+            .put("high", b.high()).put("residuals", b.residuals()).put("basis", b.basis()));
+      });
+      band(pricing, gpu).ifPresent(b -> {
+        double[] s = b.seconds(iterationSeconds);
+        root.putArray("iterationSecondsBand").add(s[0]).add(s[1]);
+        if (root.has("tokensPerSecond")) {
+          double tps = root.get("tokensPerSecond").asDouble();
+          root.putArray("tokensPerSecondBand").add(tps / b.high()).add(tps / b.low());
+        }
+      });
+      return MAPPER.writeValueAsString(root) + "\n";
+    } catch (JsonProcessingException e) {
+      throw new IllegalStateException("cannot add the prices to the JSON", e);
+    }
+  }
+}
