@@ -173,7 +173,20 @@ final class ClusterOptions {
   }
 
   /**
-   * The prices the flags ask for ({@link Pricing#of}): the profile's, else the catalog's.
+   * Takes the prices a plan file was planned at when the flags name none: {@code kernel} for a
+   * plan planned with {@code --prices kernel}; any other plan is simulated at the defaults.
+   *
+   * @param planSource the plan's {@code prices.source}, if it has one
+   */
+  void defaultPrices(java.util.Optional<String> planSource) {
+    if (prices == null && profile == null && planSource.filter("kernel"::equals).isPresent()) {
+      prices = "kernel";
+    }
+  }
+
+  /**
+   * The prices the flags ask for ({@link Pricing#of}): the profile's, else the shipped fitted
+   * factors, or kernel-level prices with {@code --prices kernel}.
    *
    * @return the pricing
    */

@@ -42,6 +42,25 @@ record PlanFiles(PipelinePlan plan, SimulationResult simulation, ClusterSpec clu
   }
 
   /**
+   * The prices a plan file says it was planned at: its {@code prices.source} ({@code public},
+   * {@code kernel} or {@code profile}; plan files written before prices were recorded have none).
+   *
+   * @param file the plan file
+   * @return the word, or empty
+   */
+  static java.util.Optional<String> pricesSource(Path file) {
+    try {
+      com.fasterxml.jackson.databind.JsonNode n = io.meshplan.util.TreeReaders.json().readTree(
+          InputFiles.readString(file, InputFiles.PLAN_MAX_BYTES, "plan file"))
+          .path("prices").path("source");
+      return n.isTextual() ? java.util.Optional.of(n.asText()) : java.util.Optional.empty();
+    } catch (java.io.IOException e) {
+      // PlanJson.read reports the file's faults in its own words.
+      return java.util.Optional.empty();
+    }
+  }
+
+  /**
    * Refuses a plan whose stages do not tile the cluster it is used on.
    *
    * @param file the plan file

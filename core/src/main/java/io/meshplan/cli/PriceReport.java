@@ -71,6 +71,11 @@ final class PriceReport {
           root.putArray("tokensPerSecondBand").add(tps / b.high()).add(tps / b.low());
         }
       });
+      // The memory verdict stays the last field, as it was before prices were added.
+      com.fasterxml.jackson.databind.JsonNode fits = root.remove("fits");
+      if (fits != null) {
+        root.set("fits", fits);
+      }
       return MAPPER.writeValueAsString(root) + "\n";
     } catch (JsonProcessingException e) {
       throw new IllegalStateException("cannot add the prices to the JSON", e);

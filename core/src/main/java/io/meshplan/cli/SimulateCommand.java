@@ -153,6 +153,8 @@ final class SimulateCommand implements Callable<Integer> {
       throw new InputException("--plan carries the model and the parallel sizes; drop --model"
           + " and --tp/--pp/--dp/--vpp/--micro-batch/--global-batch");
     }
+    // A plan planned at kernel-level prices is simulated at them unless the flags say otherwise.
+    cluster.defaultPrices(PlanFiles.pricesSource(plan));
     PlanFiles saved = PlanFiles.simulate(plan, cluster, attention.chosen(), attention.kernel(),
         spec.commandLine().getErr());
     return new Simulated(saved.simulation(), saved.plan(), saved.plan().source().title(),

@@ -52,8 +52,7 @@ class NodePlacementCliTest {
         assertThat(first % m).as(where).isZero();
       }
     }
-    CliRun sim = CliRun.of("simulate", "--plan", plan.toString(), "--json", "--prices",
-        "kernel");
+    CliRun sim = CliRun.of("simulate", "--plan", plan.toString(), "--json");
     assertThat(sim.code()).as(sim.err()).isZero();
     assertThat(JSON.readTree(sim.out()).get("iterationSeconds").asDouble())
         .isEqualTo(root.get("iterationSeconds").asDouble());
