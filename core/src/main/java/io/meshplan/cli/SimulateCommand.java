@@ -48,6 +48,8 @@ final class SimulateCommand implements Callable<Integer> {
 
   @Mixin ForceOption force = new ForceOption();
 
+  @Mixin TimeToTrainOptions timeToTrain = new TimeToTrainOptions();
+
   @Option(names = "--plan", description = "A plan file written by 'meshplan plan --out'.")
   Path plan;
 
@@ -96,11 +98,19 @@ final class SimulateCommand implements Callable<Integer> {
     boolean module = s.plan().hloModule().isPresent();
     io.meshplan.planner.Pricing pricing = cluster.pricing();
     io.meshplan.cluster.GpuSpec gpu = s.cluster().gpu();
-    w.print(json ? PriceReport.json(SimulationJson.write(sim, false, fit,
+    if (timeToTrain.any() && s.iterations().isEmpty()) {
+      throw new InputException("--checkpoint-bandwidth and the other time-to-train flags need "
+          + "--train-tokens");
+    }
+    String timeText = s.iterations().isEmpty() ? "" : timeToTrain.text(
+        s.iterations().getAsLong(), sim.iterationSeconds(), s.plan().model().parameterCount(),
+        s.plan().model().dtype() == io.meshplan.graph.DType.F32, s.cluster().gpuCount(),
+        s.cluster().nodes());
+    w.print(json ? withTimeToTrain(PriceReport.json(SimulationJson.write(sim, false, fit,
         (plan != null && attention.chosen().isEmpty() ? s.plan().attentionKernel()
             : attention.kernel()).map(io.meshplan.cluster.AttentionKernel::word)), pricing, gpu,
         module ? "module" : io.meshplan.model.Fp8Training.word(s.plan().model().dtype()),
-        sim.iterationSeconds())
+        sim.iterationSeconds()), s, sim)
         : SimulationText.write(sim, module ? "microbatches" : "tokens", Optional.of(fit),
             PriceReport.band(pricing, gpu)));
     if (!json) {
@@ -116,6 +126,7 @@ final class SimulateCommand implements Callable<Integer> {
           + " over %d tokens per iteration), %.1f h at this iteration time",
           s.iterations().getAsLong(), Math.round(sim.tokensPerSecond() * sim.iterationSeconds()),
           hours));
+      w.print(timeText);
     }
     ReportFiles.write(report, compare, new ReportSide("meshplan simulate: " + s.title(),
         Optional.of(s.plan()), sim), s.cluster(), s.memoryPerGpu(), new ClusterOptions(),
@@ -146,6 +157,30 @@ final class SimulateCommand implements Callable<Integer> {
     return subject + " does not fit on " + cs.toShortString() + ": " + fit.words()
         + " (plan it with 'meshplan plan', or use more GPUs, a smaller micro batch or"
         + " recomputation)";
+  }
+
+  /** The simulation's JSON with {@code timeToTrain} where --train-tokens was given. */
+  private String withTimeToTrain(String json, Simulated s, SimulationResult sim) {
+    if (s.iterations().isEmpty()) {
+      return json;
+    }
+    try {
+      com.fasterxml.jackson.databind.ObjectMapper m = new com.fasterxml.jackson.databind
+          .ObjectMapper().enable(com.fasterxml.jackson.databind.SerializationFeature.INDENT_OUTPUT);
+      com.fasterxml.jackson.databind.node.ObjectNode root =
+          (com.fasterxml.jackson.databind.node.ObjectNode) m.readTree(json);
+      timeToTrain.json(root.putObject("timeToTrain"), s.iterations().getAsLong(),
+          sim.iterationSeconds(), s.plan().model().parameterCount(),
+          s.plan().model().dtype() == io.meshplan.graph.DType.F32, s.cluster().gpuCount(),
+          s.cluster().nodes());
+      com.fasterxml.jackson.databind.JsonNode fits = root.remove("fits");
+      if (fits != null) {
+        root.set("fits", fits);
+      }
+      return m.writeValueAsString(root) + "\n";
+    } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+      throw new IllegalStateException("cannot add the time to train to the JSON", e);
+    }
   }
 
   private Simulated fromPlan() {

@@ -1,0 +1,237 @@
+package io.meshplan.cli;
+
+import io.meshplan.cluster.FailureRates;
+import io.meshplan.sim.Goodput;
+import io.meshplan.util.InputException;
+import java.nio.file.Path;
+import java.util.Locale;
+import picocli.CommandLine.Option;
+
+/**
+ * The flags of the time to train with interruptions: where checkpoints go and how fast, how often
+ * the job is interrupted, how long a restart takes, and what a GPU-hour costs. They apply with
+ * {@code --train-tokens}; the arithmetic is {@link Goodput}'s.
+ */
+final class TimeToTrainOptions {
+  /** The largest bandwidth accepted, GB/s: far above any storage system. */
+  static final double MAX_GBPS = 1e9;
+  /** The longest restart or MTBF accepted, hours: a century. */
+  static final double MAX_HOURS = 876_600;
+
+  @Option(names = "--checkpoint-bandwidth", paramLabel = "GBPS", description = "With "
+      + "--train-tokens: the storage's aggregate write (and read) bandwidth for checkpoints, GB/s;"
+      + " with it, the expected time to train with interruptions is printed.")
+  Double aggregateGbps;
+
+  @Option(names = "--checkpoint-bandwidth-per-node", paramLabel = "GBPS", description = "As "
+      + "--checkpoint-bandwidth, per node (times the nodes).")
+  Double perNodeGbps;
+
+  @Option(names = "--checkpoint-interval", paramLabel = "ITERATIONS", description = "Iterations"
+      + " between checkpoints (default: the interval that minimizes the expected time).")
+  Long interval;
+
+  @Option(names = "--mtbf-node", paramLabel = "HOURS", description = "Mean time between "
+      + "interruptions of one node, hours (default: Meta's Llama 3 record, 466 interruptions in 54"
+      + " days on 16,384 GPUs, Dubey et al. 2024 Table 5).")
+  Double mtbfNodeHours;
+
+  @Option(names = "--failure-rates", paramLabel = "FILE", description = "Interruption counts by "
+      + "cause over an exposure (YAML: source, gpus, days, causes: {name: count}), in place of "
+      + "the default.")
+  Path failureRates;
+
+  @Option(names = "--restart-minutes", paramLabel = "MIN", description = "Time from an "
+      + "interruption to training again, before the checkpoint is read back (default: 10, the "
+      + "restart of Daly's worked examples).")
+  Double restartMinutes;
+
+  @Option(names = "--gpu-hour-price", paramLabel = "USD", description = "Price of one GPU for "
+      + "one hour: the run's cost.")
+  Double gpuHourPrice;
+
+  /** Whether any flag was given. */
+  boolean any() {
+    return aggregateGbps != null || perNodeGbps != null || interval != null
+        || mtbfNodeHours != null || failureRates != null || restartMinutes != null
+        || gpuHourPrice != null;
+  }
+
+  /**
+   * The time to train, in lines of text.
+   *
+   * @param iterations the run's iterations
+   * @param iterationSeconds one iteration without interruptions, seconds
+   * @param parameters the model's parameters
+   * @param fp32 whether the run trains in fp32 (no separate master weights)
+   * @param gpus the job's GPUs
+   * @param nodes the job's nodes
+   * @return the lines, each ending in a newline
+   */
+  String text(long iterations, double iterationSeconds, long parameters, boolean fp32,
+      long gpus, int nodes) {
+    Result r = compute(iterations, iterationSeconds, parameters, fp32, gpus, nodes);
+    StringBuilder b = new StringBuilder();
+    double hours = r.goodput == null ? iterations * iterationSeconds / 3600
+        : r.wallSeconds / 3600;
+    if (r.goodput == null) {
+      b.append(String.format(Locale.ROOT, "time to train: %.1f days without interruptions "
+          + "(--checkpoint-bandwidth for the expected time with them)%n", hours / 24));
+    } else {
+      Goodput g = r.goodput;
+      b.append(String.format(Locale.ROOT, "interruptions: one per %.2f h on %d GPUs (%s)%n",
+          g.mtbfSeconds() / 3600, gpus, r.source));
+      b.append(String.format(Locale.ROOT, "checkpoint: %s (%s per GPU), %.1f s to write and read; "
+          + "every %d iterations (%.1f min; Young %.1f, Daly %.1f)%n", bytes(r.checkpointBytes),
+          bytes(r.checkpointBytes / gpus), g.checkpointSeconds(), r.interval,
+          r.interval * iterationSeconds / 60, g.youngSeconds() / 60, g.dalySeconds() / 60));
+      if (Double.isInfinite(r.wallSeconds)) {
+        b.append("expected wall-clock: unbounded: interruptions come faster than a segment "
+            + "between checkpoints completes\n");
+      } else {
+        double prod = g.productiveSeconds();
+        double ckpt = r.segments * g.checkpointSeconds();
+        b.append(String.format(Locale.ROOT, "expected wall-clock: %.2f days (productive %.2f,"
+            + " checkpoints %.2f, lost work and restarts %.2f), %.0f interruptions, ETTR %.1f%%%n",
+            r.wallSeconds / 86400, prod / 86400, ckpt / 86400,
+            (r.wallSeconds - prod - ckpt) / 86400, g.interruptions(r.wallSeconds),
+            100 * prod / r.wallSeconds));
+      }
+    }
+    if (!Double.isInfinite(hours)) {
+      double gpuHours = hours * gpus;
+      b.append(String.format(Locale.ROOT, "GPU-hours: %.4g%s%n", gpuHours, gpuHourPrice == null
+          ? "" : String.format(Locale.ROOT, ", cost $%.4g at $%s per GPU-hour",
+              gpuHours * gpuHourPrice, gpuHourPrice)));
+    }
+    return b.toString();
+  }
+
+  /**
+   * The same as JSON fields.
+   *
+   * @param o the object to add to
+   * @param iterations the run's iterations
+   * @param iterationSeconds one iteration, seconds
+   * @param parameters the model's parameters
+   * @param fp32 whether the run trains in fp32
+   * @param gpus the job's GPUs
+   * @param nodes the job's nodes
+   */
+  void json(com.fasterxml.jackson.databind.node.ObjectNode o, long iterations,
+      double iterationSeconds, long parameters, boolean fp32, long gpus, int nodes) {
+    Result r = compute(iterations, iterationSeconds, parameters, fp32, gpus, nodes);
+    o.put("iterations", iterations);
+    o.put("productiveSeconds", iterations * iterationSeconds);
+    if (r.goodput != null) {
+      Goodput g = r.goodput;
+      o.put("failureSource", r.source);
+      o.put("mtbfSeconds", g.mtbfSeconds());
+      o.put("checkpointBytes", r.checkpointBytes);
+      o.put("checkpointSeconds", g.checkpointSeconds());
+      o.put("restartSeconds", g.restartSeconds());
+      o.put("checkpointIntervalIterations", r.interval);
+      o.put("youngSeconds", g.youngSeconds());
+      o.put("dalySeconds", g.dalySeconds());
+      if (Double.isFinite(r.wallSeconds)) {
+        o.put("expectedSeconds", r.wallSeconds);
+        o.put("expectedInterruptions", g.interruptions(r.wallSeconds));
+        o.put("ettr", g.productiveSeconds() / r.wallSeconds);
+      } else {
+        o.putNull("expectedSeconds");
+      }
+    }
+    double wall = r.goodput == null ? iterations * iterationSeconds : r.wallSeconds;
+    if (Double.isFinite(wall)) {
+      o.put("gpuHours", wall / 3600 * gpus);
+      if (gpuHourPrice != null) {
+        o.put("costUsd", wall / 3600 * gpus * gpuHourPrice);
+      }
+    }
+  }
+
+  /** The numbers both renderings print. */
+  private record Result(Goodput goodput, String source, double checkpointBytes, long interval,
+      long segments, double wallSeconds) {}
+
+  private Result compute(long iterations, double iterationSeconds, long parameters,
+      boolean fp32, long gpus, int nodes) {
+    check();
+    if (aggregateGbps == null && perNodeGbps == null) {
+      if (interval != null || mtbfNodeHours != null || failureRates != null
+          || restartMinutes != null) {
+        throw new InputException("--checkpoint-interval, --mtbf-node, --failure-rates and "
+            + "--restart-minutes price interruptions, which need --checkpoint-bandwidth or "
+            + "--checkpoint-bandwidth-per-node");
+      }
+      return new Result(null, "", 0, 0, 0, iterations * iterationSeconds);
+    }
+    // Mixed-precision Adam keeps, once across data-parallel replicas (distributed checkpoints
+    // save each shard once): the weights in the training type (2 bytes), fp32 master weights and
+    // two fp32 moments (12 bytes); fp32 training has no separate master (4 + 8 bytes).
+    double checkpointBytes = (double) parameters * (fp32 ? 12 : 14);
+    double gbps = aggregateGbps != null ? aggregateGbps : perNodeGbps * nodes;
+    double seconds = checkpointBytes / (gbps * 1e9);
+    double mtbf;
+    String source;
+    if (mtbfNodeHours != null) {
+      mtbf = mtbfNodeHours * 3600 / nodes;
+      source = String.format(Locale.ROOT, "--mtbf-node %s h over %d nodes", mtbfNodeHours, nodes);
+    } else {
+      FailureRates rates = failureRates != null ? FailureRates.read(failureRates)
+          : FailureRates.llama3();
+      mtbf = rates.jobMtbfSeconds(gpus);
+      source = failureRates != null ? String.valueOf(failureRates)
+          : "Llama 3's record: Dubey et al. 2024, Table 5";
+    }
+    double restart = (restartMinutes == null ? 10 : restartMinutes) * 60 + seconds;
+    Goodput g = new Goodput(iterationSeconds, iterations, mtbf, seconds, restart);
+    long k = interval != null ? interval : g.optimalInterval();
+    if (k > iterations) {
+      throw new InputException("--checkpoint-interval " + k + " is longer than the run's "
+          + iterations + " iterations");
+    }
+    long segments = iterations / k + (iterations % k > 0 ? 1 : 0);
+    return new Result(g, source, checkpointBytes, k, segments, g.expectedSeconds(k));
+  }
+
+  /** Refuses values no run has. */
+  private void check() {
+    positive("--checkpoint-bandwidth", aggregateGbps, MAX_GBPS);
+    positive("--checkpoint-bandwidth-per-node", perNodeGbps, MAX_GBPS);
+    positive("--mtbf-node", mtbfNodeHours, MAX_HOURS);
+    if (restartMinutes != null && !(restartMinutes >= 0 && restartMinutes <= MAX_HOURS * 60)) {
+      throw new InputException("--restart-minutes must be a number from 0 to " + MAX_HOURS * 60
+          + ", got " + restartMinutes);
+    }
+    positive("--gpu-hour-price", gpuHourPrice, 1e9);
+    if (interval != null && interval < 1) {
+      throw new InputException("--checkpoint-interval must be at least 1, got " + interval);
+    }
+    if (aggregateGbps != null && perNodeGbps != null) {
+      throw new InputException("give --checkpoint-bandwidth or --checkpoint-bandwidth-per-node, "
+          + "not both");
+    }
+    if (mtbfNodeHours != null && failureRates != null) {
+      throw new InputException("give --mtbf-node or --failure-rates, not both");
+    }
+  }
+
+  private static void positive(String flag, Double v, double max) {
+    if (v != null && !(v > 0 && v <= max)) {
+      throw new InputException(flag + " must be a number above 0 and at most " + max + ", got "
+          + v);
+    }
+  }
+
+  /** Bytes in decimal units. */
+  private static String bytes(double b) {
+    String[] units = {"B", "kB", "MB", "GB", "TB", "PB", "EB"};
+    int u = 0;
+    while (b >= 1000 && u < units.length - 1) {
+      b /= 1000;
+      u++;
+    }
+    return String.format(Locale.ROOT, "%.3g %s", b, units[u]);
+  }
+}

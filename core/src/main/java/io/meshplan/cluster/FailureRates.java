@@ -1,0 +1,150 @@
+package io.meshplan.cluster;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.meshplan.util.InputException;
+import io.meshplan.util.InputFiles;
+import io.meshplan.util.JsonErrors;
+import io.meshplan.util.TreeReaders;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.Collections;
+import java.util.Iterator;
+import java.util.SortedMap;
+import java.util.TreeMap;
+
+/**
+ * How often a synchronous training job is interrupted: counts of interruptions by cause over an
+ * exposure of GPU-days, as a fleet publishes them. Any interruption stops every GPU of the job,
+ * so a job of {@code G} GPUs is interrupted at {@code G} times the rate per GPU, and its mean
+ * time between interruptions is {@code 1 / (G * rate)} (failures independent across GPUs, a
+ * Poisson process: the model of Young 1974 and Daly 2006). The default is Meta's record of
+ * Llama 3 405B's pre-training ({@code failures.yaml} beside this class: Dubey et al. 2024,
+ * section 3.3.4, Table 5).
+ *
+ * @param source where the counts come from, for output
+ * @param causes interruptions by cause, each >= 0, sorted by name
+ * @param gpuDays the exposure the counts were observed over, GPU-days, > 0
+ */
+public record FailureRates(String source, SortedMap<String, Double> causes, double gpuDays) {
+  /** The most causes a file may list. */
+  public static final int MAX_CAUSES = 256;
+  /** The largest file read: a list of causes is a few kilobytes. */
+  public static final long MAX_BYTES = 1L << 20;
+  private static final String RESOURCE = "failures.yaml";
+
+  /** Validates and copies. */
+  public FailureRates {
+    io.meshplan.util.Require.nonNull(source, "source");
+    causes = Collections.unmodifiableSortedMap(new TreeMap<>(causes));
+    io.meshplan.util.Require.that(gpuDays > 0 && Double.isFinite(gpuDays),
+        "exposure must be > 0 GPU-days");
+    double total = 0;
+    for (double c : causes.values()) {
+      io.meshplan.util.Require.that(c >= 0 && Double.isFinite(c),
+          "an interruption count must be >= 0");
+      total += c;
+    }
+    io.meshplan.util.Require.that(total > 0, "failure rates must count at least one interruption");
+  }
+
+  /**
+   * Meta's Llama 3 record (Dubey et al. 2024, Table 5): 466 interruptions over 54 days on
+   * 16,384 GPUs.
+   *
+   * @return the rates
+   */
+  public static FailureRates llama3() {
+    try (InputStream in = FailureRates.class.getResourceAsStream(RESOURCE)) {
+      if (in == null) {
+        throw new IllegalStateException("missing resource " + RESOURCE);
+      }
+      return parse(RESOURCE, new String(in.readNBytes((int) MAX_BYTES), StandardCharsets.UTF_8));
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /**
+   * Reads a failure-rates file (YAML: {@code source}, {@code gpus}, {@code days}, {@code causes:
+   * {name: count}}), the layout of {@code failures.yaml}.
+   *
+   * @param file the file
+   * @return the rates
+   * @throws InputException naming the file and the bad field
+   */
+  public static FailureRates read(Path file) {
+    return parse(file.toString(), InputFiles.readString(file, MAX_BYTES, "failure-rates file"));
+  }
+
+  private static FailureRates parse(String where, String text) {
+    JsonNode root;
+    try {
+      root = TreeReaders.yaml().readTree(text);
+    } catch (IOException e) {
+      throw new InputException(where + ": not a failure-rates file (" + JsonErrors.describe(e)
+          + ")", e);
+    }
+    if (root == null || !root.isObject()) {
+      throw new InputException(where + ": a failure-rates file is a mapping with gpus, days and "
+          + "causes");
+    }
+    double gpus = positive(root, "gpus", where);
+    double days = positive(root, "days", where);
+    JsonNode causes = root.path("causes");
+    if (!causes.isObject() || causes.size() == 0 || causes.size() > MAX_CAUSES) {
+      throw new InputException(where + ": causes must map 1 to " + MAX_CAUSES + " cause names "
+          + "to interruption counts");
+    }
+    TreeMap<String, Double> out = new TreeMap<>();
+    for (Iterator<String> it = causes.fieldNames(); it.hasNext(); ) {
+      String name = it.next();
+      JsonNode v = causes.get(name);
+      if (!v.isNumber() || !(v.asDouble() >= 0) || !Double.isFinite(v.asDouble())) {
+        throw new InputException(where + ": causes." + name + " must be a count >= 0, got " + v);
+      }
+      out.put(name, v.asDouble());
+    }
+    try {
+      return new FailureRates(root.path("source").asText(where), out, gpus * days);
+    } catch (IllegalArgumentException e) {
+      throw new InputException(where + ": " + e.getMessage(), e);
+    }
+  }
+
+  private static double positive(JsonNode root, String key, String where) {
+    JsonNode n = root.get(key);
+    if (n == null || !n.isNumber() || !(n.asDouble() > 0) || !Double.isFinite(n.asDouble())
+        || n.asDouble() > 1e12) {
+      throw new InputException(where + ": " + key + " must be a number above 0 (at most 1e12), "
+          + "got " + n);
+    }
+    return n.asDouble();
+  }
+
+  /**
+   * All interruptions per GPU-day.
+   *
+   * @return the rate
+   */
+  public double perGpuDay() {
+    double total = 0;
+    for (double c : causes.values()) {
+      total += c;
+    }
+    return total / gpuDays;
+  }
+
+  /**
+   * The mean time between interruptions of a job of some GPUs.
+   *
+   * @param gpus the job's GPUs, >= 1
+   * @return seconds
+   */
+  public double jobMtbfSeconds(long gpus) {
+    io.meshplan.util.Require.that(gpus >= 1, "gpus must be >= 1");
+    return 86400.0 / (perGpuDay() * gpus);
+  }
+}
