@@ -101,6 +101,13 @@ final class PlanCommand implements Callable<Integer> {
 
   @Mixin ForceOption force = new ForceOption();
 
+  @Option(names = "--train-tokens", paramLabel = "N", description = "Tokens the whole run trains"
+      + " on: the plan's iterations and time to train are printed (with --checkpoint-bandwidth, "
+      + "with interruptions).")
+  Long trainTokens;
+
+  @Mixin TimeToTrainOptions timeToTrain = new TimeToTrainOptions();
+
   @Mixin AttentionOptions attention = new AttentionOptions();
 
   @Option(names = "--compare", description = "A plan file (from 'plan --out') to draw beside "
@@ -109,7 +116,18 @@ final class PlanCommand implements Callable<Integer> {
 
   @Override
   public Integer call() {
+    if (trainTokens != null && trainTokens < 1) {
+      throw new InputException("--train-tokens must be at least 1, got " + trainTokens);
+    }
+    if (trainTokens == null && timeToTrain.any()) {
+      throw new InputException("--checkpoint-bandwidth and the other time-to-train flags need "
+          + "--train-tokens");
+    }
     if (hlo != null) {
+      if (trainTokens != null) {
+        throw new InputException("--train-tokens counts a model's tokens; an --hlo module "
+            + "counts microbatches");
+      }
       return planHlo();
     }
     int fixed = fixedMicrobatches();
@@ -237,11 +255,36 @@ final class PlanCommand implements Callable<Integer> {
     planJson = PriceReport.json(planJson, pricing, cs.gpu(), plan.hloModule().isPresent()
         ? "module" : io.meshplan.model.Fp8Training.word(plan.model().dtype()),
         sim.iterationSeconds());
+    String timeText = "";
+    if (trainTokens != null) {
+      long iterations = io.meshplan.plan.TrainingConfig.iterations(trainTokens,
+          plan.globalBatchSize(), plan.model().seq());
+      boolean fp32 = plan.model().dtype() == io.meshplan.graph.DType.F32;
+      timeText = String.format(java.util.Locale.ROOT, "training run: %d iterations (--train-tokens"
+          + " over %d tokens per iteration), %.1f h at this iteration time%n", iterations,
+          (long) plan.globalBatchSize() * plan.model().seq(),
+          iterations * sim.iterationSeconds() / 3600) + timeToTrain.text(iterations,
+              sim.iterationSeconds(), plan.model().parameterCount(), fp32, cs.gpuCount(),
+              cs.nodes());
+      try {
+        com.fasterxml.jackson.databind.ObjectMapper m = new com.fasterxml.jackson.databind
+            .ObjectMapper().enable(
+                com.fasterxml.jackson.databind.SerializationFeature.INDENT_OUTPUT);
+        com.fasterxml.jackson.databind.node.ObjectNode root =
+            (com.fasterxml.jackson.databind.node.ObjectNode) m.readTree(planJson);
+        timeToTrain.json(root.putObject("timeToTrain"), iterations, sim.iterationSeconds(),
+            plan.model().parameterCount(), fp32, cs.gpuCount(), cs.nodes());
+        planJson = m.writeValueAsString(root) + "\n";
+      } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+        throw new IllegalStateException("cannot add the time to train to the plan", e);
+      }
+    }
     if (json) {
       w.print(planJson);
     } else {
       w.print(PlanText.write(plan, sim, PriceReport.band(pricing, cs.gpu())));
       w.println(pricing.describe(cs.gpu()));
+      w.print(timeText);
       w.print(search);
     }
     if (out != null) {

@@ -159,10 +159,23 @@ public record TrainingConfig(Optional<ParallelConfig> layout, boolean gpipe, int
     if (trainTokens == 0) {
       return java.util.OptionalLong.empty();
     }
+    return java.util.OptionalLong.of(iterations(trainTokens, globalBatch, seq));
+  }
+
+  /**
+   * The iterations that train on at least some tokens.
+   *
+   * @param tokens the tokens, >= 1
+   * @param globalBatch sequences per iteration, >= 1
+   * @param seq tokens per sequence, >= 1
+   * @return the iterations, rounded up
+   */
+  public static long iterations(long tokens, int globalBatch, int seq) {
+    Require.that(tokens >= 1 && globalBatch >= 1 && seq >= 1, "tokens, batch and sequence must "
+        + "be positive");
     long perIteration = (long) globalBatch * seq; // both below 2^31: exact
-    // Rounded up without forming trainTokens + perIteration, which passes 2^63 near Long.MAX_VALUE.
-    return java.util.OptionalLong.of(trainTokens / perIteration
-        + (trainTokens % perIteration == 0 ? 0 : 1));
+    // Rounded up without forming tokens + perIteration, which passes 2^63 near Long.MAX_VALUE.
+    return tokens / perIteration + (tokens % perIteration == 0 ? 0 : 1);
   }
 
   /**

@@ -103,6 +103,23 @@ class TimeToTrainCliTest {
   }
 
   @Test
+  void planPricesTheTimeToTrainOfItsPlan() throws Exception {
+    CliRun p = CliRun.of("plan", "--model", "llama2-7b", "--layers", "4", "--seq", "4096",
+        "--cluster", "1x8:h100-80gb", "--global-batch", "16", "--train-tokens", "1000000000",
+        "--checkpoint-bandwidth", "10", "--json");
+    assertThat(p.code()).as(p.err()).isZero();
+    JsonNode root = JSON.readTree(p.out());
+    // 1e9 tokens / (16 sequences * 4,096 tokens) = 15,258.8: 15,259 iterations.
+    assertThat(root.at("/timeToTrain/iterations").asLong()).isEqualTo(15259);
+    assertThat(root.at("/timeToTrain/productiveSeconds").asDouble()).isCloseTo(
+        15259 * root.get("iterationSeconds").asDouble(), within(1e-6));
+    CliRun.of("plan", "--model", "llama2-7b", "--cluster", "1x8:h100-80gb",
+        "--checkpoint-bandwidth", "10").refusedInOneLine(2, "need --train-tokens");
+    CliRun.of("plan", "--model", "llama2-7b", "--cluster", "1x8:h100-80gb", "--train-tokens",
+        "0").refusedInOneLine(2, "--train-tokens must be at least 1");
+  }
+
+  @Test
   void aFileOfRatesReplacesTheDefault() throws Exception {
     Path rates = dir.resolve("rates.yaml");
     // 16 interruptions over 16 GPUs * 100 days: 0.01 per GPU-day; 16 GPUs: 6.25 days = 540,000 s.
