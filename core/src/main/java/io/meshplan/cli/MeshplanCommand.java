@@ -19,7 +19,7 @@ import picocli.CommandLine.Spec;
         "'meshplan help COMMAND' or 'meshplan COMMAND --help' shows a command's options."},
     subcommands = {PlanCommand.class, SimulateCommand.class, SweepCommand.class, ShardCommand.class,
         CalibrateCommand.class, BenchCommand.class, DoctorCommand.class, ExportCommand.class,
-        DeployCommand.class, HelpCommand.class})
+        DeployCommand.class, ReplanCommand.class, HelpCommand.class})
 final class MeshplanCommand implements Callable<Integer> {
   @Spec CommandSpec spec;
 

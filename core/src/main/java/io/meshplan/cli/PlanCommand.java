@@ -108,6 +108,11 @@ final class PlanCommand implements Callable<Integer> {
 
   @Mixin TimeToTrainOptions timeToTrain = new TimeToTrainOptions();
 
+  @Option(names = "--fallbacks", paramLabel = "K", description = "Also plan the job on the "
+      + "cluster minus 1 to K nodes (the layer prices shared), and save those plans in the plan "
+      + "file for 'meshplan replan --lost-nodes'; at most " + Fallbacks.MAX + ".")
+  Integer fallbacks;
+
   @Mixin AttentionOptions attention = new AttentionOptions();
 
   @Option(names = "--compare", description = "A plan file (from 'plan --out') to draw beside "
@@ -124,6 +129,10 @@ final class PlanCommand implements Callable<Integer> {
           + "--train-tokens");
     }
     if (hlo != null) {
+      if (fallbacks != null) {
+        throw new InputException("--fallbacks plans a model on fewer nodes; an --hlo module's "
+            + "plan has none");
+      }
       if (trainTokens != null) {
         throw new InputException("--train-tokens counts a model's tokens; an --hlo module "
             + "counts microbatches");
@@ -170,6 +179,12 @@ final class PlanCommand implements Callable<Integer> {
         : RuntimeBests.text(planned.plan(), bests));
     String planJson = RuntimeBests.json(PlanJson.write(planned.plan()), planned.plan(), bests,
         runtime.map(LaunchCheck::label).orElse(null));
+    if (fallbacks != null) {
+      Fallbacks f = Fallbacks.plan(setup, options.withThreads(executor.threads()), fallbacks,
+          this::runtime);
+      planJson = f.addTo(planJson);
+      search = search + f.text(planned.plan());
+    }
     render(planned.plan(), planned.simulation(), search, planJson, setup.cluster(),
         setup.request().memoryPerGpu());
     return ExitCodes.OK;

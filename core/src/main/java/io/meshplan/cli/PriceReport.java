@@ -63,6 +63,12 @@ final class PriceReport {
         c.errorBand().ifPresent(b -> p.putObject("band").put("low", b.low())
             .put("high", b.high()).put("residuals", b.residuals()).put("basis", b.basis()));
       });
+      // Fallback plans are priced alike: each carries the same prices for simulate --plan.
+      for (com.fasterxml.jackson.databind.JsonNode f : root.path("fallbacks")) {
+        if (f.path("plan").isObject()) {
+          ((ObjectNode) f.get("plan")).set("prices", p.deepCopy());
+        }
+      }
       band(pricing, gpu).ifPresent(b -> {
         double[] s = b.seconds(iterationSeconds);
         root.putArray("iterationSecondsBand").add(s[0]).add(s[1]);

@@ -105,6 +105,17 @@ public record TrainingJob(ModelSpec model, ClusterSpec cluster, int globalBatch,
   }
 
   /**
+   * The same job on another cluster of the same GPUs: a fallback when nodes are lost.
+   *
+   * @param other the cluster
+   * @return the job
+   */
+  public TrainingJob withCluster(ClusterSpec other) {
+    return new TrainingJob(model, other, globalBatch, microbatches, dtype, memoryPerGpu, overlaps,
+        attention);
+  }
+
+  /**
    * The same job with another global batch.
    *
    * @param sequences sequences per iteration

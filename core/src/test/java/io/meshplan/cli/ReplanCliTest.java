@@ -1,0 +1,89 @@
+package io.meshplan.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code plan --fallbacks} and {@code replan}: the fallbacks are whole plans of the cluster
+ * minus 1 and 2 nodes, planned for the same framework as the main plan ({@code --for}), replan picks the fastest that fits the nodes left without planning, and
+ * the plan it writes simulates to the iteration time it states and exports.
+ */
+class ReplanCliTest {
+  private static final ObjectMapper JSON = new ObjectMapper();
+  @TempDir static Path dir;
+  private static Path planFile;
+
+  @BeforeAll
+  static void planWithFallbacks() {
+    planFile = dir.resolve("p.json");
+    CliRun p = CliRun.of("plan", "--model", "llama2-7b", "--layers", "8", "--cluster",
+        "4x8:a100-80gb", "--global-batch", "64", "--for", "megatron", "--fallbacks", "2",
+        "--out", planFile.toString());
+    assertThat(p.code()).as(p.err()).isZero();
+    assertThat(p.out()).contains("fallback, 1 node lost: 3x8:a100-80gb")
+        .contains("fallback, 2 nodes lost: 2x8:a100-80gb");
+  }
+
+  @Test
+  void theFallbacksAreWholePlansOfTheSmallerClusters() throws Exception {
+    JsonNode root = JSON.readTree(Files.readString(planFile));
+    assertThat(root.path("fallbacks")).hasSize(2);
+    for (JsonNode f : root.get("fallbacks")) {
+      int lost = f.get("lostNodes").asInt();
+      assertThat(f.at("/plan/cluster").asText()).startsWith((4 - lost) + "x8:a100-80gb");
+      assertThat(f.at("/plan/prices/source").asText()).isEqualTo("public");
+    }
+  }
+
+  @Test
+  void replanPicksTheFastestFallbackThatFitsAndItSimulatesAsStated() throws Exception {
+    Path out = dir.resolve("one.json");
+    CliRun r = CliRun.of("replan", "--plan", planFile.toString(), "--lost-nodes", "1", "--out",
+        out.toString());
+    assertThat(r.code()).as(r.err()).isZero();
+    JsonNode root = JSON.readTree(Files.readString(planFile));
+    double best = Double.MAX_VALUE;
+    for (JsonNode f : root.get("fallbacks")) {
+      best = Math.min(best, f.at("/plan/iterationSeconds").asDouble());
+    }
+    JsonNode chosen = JSON.readTree(Files.readString(out));
+    assertThat(chosen.get("iterationSeconds").asDouble()).isEqualTo(best);
+    CliRun sim = CliRun.of("simulate", "--plan", out.toString(), "--json");
+    assertThat(sim.code()).as(sim.err()).isZero();
+    assertThat(JSON.readTree(sim.out()).get("iterationSeconds").asDouble()).isEqualTo(best);
+    CliRun ex = CliRun.of("export", "--to", "megatron", "--plan", out.toString(), "--out", "-");
+    assertThat(ex.code()).as(ex.err()).isZero();
+    // Two lost nodes leave only the 2-node fallback.
+    JsonNode two = JSON.readTree(CliRun.of("replan", "--plan", planFile.toString(),
+        "--lost-nodes", "2", "--json").out());
+    assertThat(two.get("cluster").asText()).startsWith("2x8:a100-80gb");
+  }
+
+  @Test
+  void badRequestsAreRefusedInOneLine() throws Exception {
+    for (String m : new String[] {"0", "4", "-1"}) {
+      CliRun.of("replan", "--plan", planFile.toString(), "--lost-nodes", m)
+          .refusedInOneLine(2, "--lost-nodes " + m + ": the plan's cluster");
+    }
+    CliRun.of("replan", "--plan", planFile.toString(), "--lost-nodes", "3")
+        .refusedInOneLine(2, "has no fallback that runs on 1 nodes or fewer");
+    Path plain = dir.resolve("plain.json");
+    assertThat(CliRun.of("plan", "--model", "llama2-7b", "--layers", "2", "--cluster",
+        "2x8:a100-80gb", "--global-batch", "16", "--out", plain.toString()).code()).isZero();
+    CliRun.of("replan", "--plan", plain.toString(), "--lost-nodes", "1")
+        .refusedInOneLine(2, "has no fallbacks");
+    for (String k : new String[] {"0", "17", "2"}) {
+      CliRun.of("plan", "--model", "llama2-7b", "--layers", "2", "--cluster", "2x8:a100-80gb",
+          "--global-batch", "16", "--fallbacks", k).refusedInOneLine(2, "--fallbacks");
+    }
+    CliRun.of("replan", "--plan", planFile.toString(), "--lost-nodes", "1", "--out",
+        planFile.toString()).refusedInOneLine(2, "--out");
+  }
+}
