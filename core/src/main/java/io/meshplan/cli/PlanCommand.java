@@ -108,6 +108,8 @@ final class PlanCommand implements Callable<Integer> {
 
   @Mixin TimeToTrainOptions timeToTrain = new TimeToTrainOptions();
 
+  @Mixin TimeToTrainOptions.Price gpuHourPrice = new TimeToTrainOptions.Price();
+
   @Option(names = "--fallbacks", paramLabel = "K", description = "Also plan the job on the "
       + "cluster minus 1 to K nodes (the layer prices shared), and save those plans in the plan "
       + "file for 'meshplan replan --lost-nodes'; at most " + Fallbacks.MAX + ".")
@@ -121,6 +123,7 @@ final class PlanCommand implements Callable<Integer> {
 
   @Override
   public Integer call() {
+    timeToTrain.gpuHourPrice = gpuHourPrice.usd;
     if (trainTokens != null && trainTokens < 1) {
       throw new InputException("--train-tokens must be at least 1, got " + trainTokens);
     }

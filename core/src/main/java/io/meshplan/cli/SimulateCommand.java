@@ -50,6 +50,8 @@ final class SimulateCommand implements Callable<Integer> {
 
   @Mixin TimeToTrainOptions timeToTrain = new TimeToTrainOptions();
 
+  @Mixin TimeToTrainOptions.Price gpuHourPrice = new TimeToTrainOptions.Price();
+
   @Option(names = "--plan", description = "A plan file written by 'meshplan plan --out'.")
   Path plan;
 
@@ -87,6 +89,7 @@ final class SimulateCommand implements Callable<Integer> {
 
   @Override
   public Integer call() {
+    timeToTrain.gpuHourPrice = gpuHourPrice.usd;
     java.util.Map<String, Path> inputs = new java.util.LinkedHashMap<>(model.inputFiles());
     inputs.putAll(cluster.inputFiles());
     ReportFiles.check(report, compare, null, plan, inputs, force.force);

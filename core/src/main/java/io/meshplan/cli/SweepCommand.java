@@ -55,6 +55,14 @@ final class SweepCommand implements Callable<Integer> {
       + "ships, fitted on published runs; kernel, the kernel-level prices alone.")
   String prices;
 
+  @Option(names = "--train-tokens", paramLabel = "N", description = "Tokens the whole run "
+      + "trains on: every planned point gets its iterations, days to train (with interruptions "
+      + "when a checkpoint bandwidth is given) and cost, and the text a Pareto front of days to "
+      + "train against GPUs.")
+  Long trainTokens;
+
+  @picocli.CommandLine.Mixin TimeToTrainOptions timeToTrain = new TimeToTrainOptions();
+
   @Option(names = "--csv", paramLabel = "FILE", description = "Write the results as CSV."
       + OutputPaths.FILE_ONLY)
   Path csv;
@@ -117,6 +125,14 @@ final class SweepCommand implements Callable<Integer> {
     g.configModels().forEach((name, c) -> paths.input("the grid's model", c.file()));
     paths.check();
     OptionalDouble usd = price == null ? OptionalDouble.empty() : OptionalDouble.of(price);
+    if (trainTokens != null && trainTokens < 1) {
+      throw new InputException("--train-tokens must be at least 1, got " + trainTokens);
+    }
+    if (trainTokens == null && timeToTrain.any()) {
+      throw new InputException("--checkpoint-bandwidth and the other time-to-train flags need "
+          + "--train-tokens");
+    }
+    timeToTrain.check();
     boolean kernelPrices = CliValues.kernelPrices(prices);
     PointTask task = new PointTask(manual, pointTimeout == null ? 0 : pointTimeout,
         g.configSpecs(), g.hardware(), kernelPrices);
@@ -127,16 +143,30 @@ final class SweepCommand implements Callable<Integer> {
             : Progress.none()) {
       results = new Sweep(ex, task).run(g, progress::update);
     }
+    java.util.Map<Integer, io.meshplan.sweep.TrainingOutcome> runs = new java.util.HashMap<>();
+    if (trainTokens != null) {
+      for (PointResult r : results) {
+        if (r.status() != io.meshplan.sweep.PointStatus.OK) {
+          continue;
+        }
+        io.meshplan.sweep.SweepPoint p = r.point();
+        io.meshplan.model.ModelSpec m = io.meshplan.sweep.PointEvaluator.model(p,
+            g.configSpecs());
+        runs.put(p.index(), timeToTrain.outcome(io.meshplan.plan.TrainingConfig.iterations(
+            trainTokens, p.globalBatch(), p.seq()), r.iterationSeconds(), m.parameterCount(),
+            "f32".equals(p.dtype()), p.gpus(), p.nodes()));
+      }
+    }
     PrintWriter w = spec.commandLine().getOut();
-    w.print(SweepText.write(results, usd));
+    w.print(SweepText.write(results, usd, runs));
     w.println(kernelPrices ? "prices: kernel-level (--prices kernel)"
         : io.meshplan.planner.PublicPrices.summary());
     if (outCsv != null) {
-      OutputPaths.write(csvFlag, outCsv, SweepCsv.write(results, usd));
+      OutputPaths.write(csvFlag, outCsv, SweepCsv.write(results, usd, runs));
       w.println("wrote " + outCsv);
     }
     if (outJsonl != null) {
-      OutputPaths.write(jsonlFlag, outJsonl, SweepJsonl.write(results, usd));
+      OutputPaths.write(jsonlFlag, outJsonl, SweepJsonl.write(results, usd, runs));
       w.println("wrote " + outJsonl);
     }
     return ExitCodes.OK;

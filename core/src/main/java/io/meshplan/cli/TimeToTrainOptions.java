@@ -46,15 +46,40 @@ final class TimeToTrainOptions {
       + "restart of Daly's worked examples).")
   Double restartMinutes;
 
-  @Option(names = "--gpu-hour-price", paramLabel = "USD", description = "Price of one GPU for "
-      + "one hour: the run's cost.")
+  /** {@code --gpu-hour-price}, which sweep declares itself; set by the commands that use it. */
   Double gpuHourPrice;
+
+  /** {@code --gpu-hour-price} for plan and simulate. */
+  static final class Price {
+    @Option(names = "--gpu-hour-price", paramLabel = "USD", description = "Price of one GPU for "
+        + "one hour: the run's cost (with --train-tokens).")
+    Double usd;
+  }
 
   /** Whether any flag was given. */
   boolean any() {
     return aggregateGbps != null || perNodeGbps != null || interval != null
         || mtbfNodeHours != null || failureRates != null || restartMinutes != null
         || gpuHourPrice != null;
+  }
+
+  /**
+   * A sweep point's run: its expected wall-clock time and ETTR ({@link #text}'s numbers).
+   *
+   * @param iterations the run's iterations
+   * @param iterationSeconds one iteration, seconds
+   * @param parameters the model's parameters
+   * @param fp32 whether it trains in fp32
+   * @param gpus the point's GPUs
+   * @param nodes the point's nodes
+   * @return the outcome
+   */
+  io.meshplan.sweep.TrainingOutcome outcome(long iterations, double iterationSeconds,
+      long parameters, boolean fp32, long gpus, int nodes) {
+    Result r = compute(iterations, iterationSeconds, parameters, fp32, gpus, nodes);
+    return new io.meshplan.sweep.TrainingOutcome(iterations, r.wallSeconds,
+        r.goodput == null || !Double.isFinite(r.wallSeconds) ? Double.NaN
+            : r.goodput.productiveSeconds() / r.wallSeconds);
   }
 
   /**
@@ -158,12 +183,6 @@ final class TimeToTrainOptions {
       boolean fp32, long gpus, int nodes) {
     check();
     if (aggregateGbps == null && perNodeGbps == null) {
-      if (interval != null || mtbfNodeHours != null || failureRates != null
-          || restartMinutes != null) {
-        throw new InputException("--checkpoint-interval, --mtbf-node, --failure-rates and "
-            + "--restart-minutes price interruptions, which need --checkpoint-bandwidth or "
-            + "--checkpoint-bandwidth-per-node");
-      }
       return new Result(null, "", 0, 0, 0, iterations * iterationSeconds);
     }
     // Mixed-precision Adam keeps, once across data-parallel replicas (distributed checkpoints
@@ -195,8 +214,14 @@ final class TimeToTrainOptions {
     return new Result(g, source, checkpointBytes, k, segments, g.expectedSeconds(k));
   }
 
-  /** Refuses values no run has. */
-  private void check() {
+  /** Refuses values no run has, and flags that need a checkpoint bandwidth without one. */
+  void check() {
+    if (aggregateGbps == null && perNodeGbps == null && (interval != null
+        || mtbfNodeHours != null || failureRates != null || restartMinutes != null)) {
+      throw new InputException("--checkpoint-interval, --mtbf-node, --failure-rates and "
+          + "--restart-minutes price interruptions, which need --checkpoint-bandwidth or "
+          + "--checkpoint-bandwidth-per-node");
+    }
     positive("--checkpoint-bandwidth", aggregateGbps, MAX_GBPS);
     positive("--checkpoint-bandwidth-per-node", perNodeGbps, MAX_GBPS);
     positive("--mtbf-node", mtbfNodeHours, MAX_HOURS);

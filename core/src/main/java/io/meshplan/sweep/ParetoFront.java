@@ -21,6 +21,19 @@ public final class ParetoFront {
    * @return for each "model, seq N" group, its front ordered by GPU count
    */
   public static Map<String, List<PointResult>> of(List<PointResult> results) {
+    return of(results, PointResult::tokensPerSecond);
+  }
+
+  /**
+   * The fronts of another figure, one per (model, sequence length) in grid order: the points no
+   * point of as many GPUs or fewer beats on it.
+   *
+   * @param results the sweep's results
+   * @param better the figure, higher is better (NaN never on the front)
+   * @return for each "model, seq N" group, its front ordered by GPU count
+   */
+  public static Map<String, List<PointResult>> of(List<PointResult> results,
+      java.util.function.ToDoubleFunction<PointResult> better) {
     Map<String, List<PointResult>> groups = new LinkedHashMap<>();
     for (PointResult r : results) {
       if (r.status() == PointStatus.OK) {
@@ -32,14 +45,15 @@ public final class ParetoFront {
     for (Map.Entry<String, List<PointResult>> e : groups.entrySet()) {
       List<PointResult> sorted = new ArrayList<>(e.getValue());
       sorted.sort(Comparator.comparingInt((PointResult r) -> r.point().gpus())
-          .thenComparing(Comparator.comparingDouble(PointResult::tokensPerSecond).reversed())
+          .thenComparing(Comparator.comparingDouble(better).reversed())
           .thenComparingInt(r -> r.point().index()));
       List<PointResult> front = new ArrayList<>();
       double best = Double.NEGATIVE_INFINITY;
       for (PointResult r : sorted) {
-        if (r.tokensPerSecond() > best) {
+        double v = better.applyAsDouble(r);
+        if (v > best) {
           front.add(r);
-          best = r.tokensPerSecond();
+          best = v;
         }
       }
       out.put(e.getKey(), front);

@@ -105,7 +105,7 @@ public final class PointEvaluator {
    * @return the model, at its own sequence
    * @throws InputException when the name is neither
    */
-  static ModelSpec model(SweepPoint p, java.util.Map<String, ModelSpec> configModels) {
+  public static ModelSpec model(SweepPoint p, java.util.Map<String, ModelSpec> configModels) {
     ModelSpec m = configModels.get(p.model());
     return m != null ? m : Presets.get(p.model());
   }

@@ -18,7 +18,8 @@ public final class SweepCsv {
       "iteration_s", "tokens_per_s", "tflops_per_gpu", "mfu", "peak_memory_bytes_per_gpu",
       "needed_memory_bytes_per_gpu", "iteration_lower_bound_s", "usd_per_million_tokens",
       "layout", "message", "attention", "overlap_param_gather", "tp_comm_overlap", "fsdp_prefetch",
-      "gradient_accumulation_fusion", "dtype", "fused_cross_entropy", "grad_reduce_in_bf16");
+      "gradient_accumulation_fusion", "dtype", "fused_cross_entropy", "grad_reduce_in_bf16",
+      "train_iterations", "train_days", "ettr", "usd_to_train");
 
   /**
    * Writes the CSV.
@@ -28,6 +29,19 @@ public final class SweepCsv {
    * @return the CSV text, lines ending in LF
    */
   public static String write(List<PointResult> results, OptionalDouble usdPerGpuHour) {
+    return write(results, usdPerGpuHour, java.util.Map.of());
+  }
+
+  /**
+   * Writes the CSV with each planned point's run of {@code --train-tokens}.
+   *
+   * @param results the results in grid order
+   * @param usdPerGpuHour the GPU-hour price, or empty to leave the cost columns empty
+   * @param runs the runs by point index; a point without one leaves the run's columns empty
+   * @return the CSV text, lines ending in LF
+   */
+  public static String write(List<PointResult> results, OptionalDouble usdPerGpuHour,
+      java.util.Map<Integer, TrainingOutcome> runs) {
     StringBuilder sb = new StringBuilder(String.join(",", HEADER)).append('\n');
     for (PointResult r : results) {
       SweepPoint p = r.point();
@@ -45,7 +59,12 @@ public final class SweepCsv {
           Boolean.toString(p.overlaps().fsdpPrefetch()),
           Boolean.toString(p.overlaps().gradAccumFusion()), p.dtype(),
           Boolean.toString(p.overlaps().lossFusion()),
-          Boolean.toString(p.overlaps().bf16GradReduce())};
+          Boolean.toString(p.overlaps().bf16GradReduce()),
+          runs.containsKey(p.index()) ? Long.toString(runs.get(p.index()).iterations()) : "",
+          runs.containsKey(p.index()) ? fixed(runs.get(p.index()).days(), 4) : "",
+          runs.containsKey(p.index()) ? fixed(runs.get(p.index()).ettr(), 4) : "",
+          runs.containsKey(p.index()) && usdPerGpuHour.isPresent()
+              ? fixed(runs.get(p.index()).usd(p.gpus(), usdPerGpuHour.getAsDouble()), 2) : ""};
       for (int i = 0; i < f.length; i++) {
         if (i > 0) {
           sb.append(',');

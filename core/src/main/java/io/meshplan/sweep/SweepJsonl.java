@@ -25,6 +25,20 @@ public final class SweepJsonl {
    * @return the text, one line per point, each ending in LF
    */
   public static String write(List<PointResult> results, OptionalDouble usdPerGpuHour) {
+    return write(results, usdPerGpuHour, java.util.Map.of());
+  }
+
+  /**
+   * Writes the lines with each planned point's run of {@code --train-tokens} ({@code
+   * trainIterations}, {@code trainDays}, {@code ettr}, {@code usdToTrain}).
+   *
+   * @param results the results in grid order
+   * @param usdPerGpuHour the GPU-hour price, or empty for null costs
+   * @param runs the runs by point index
+   * @return the text, one line per point, each ending in LF
+   */
+  public static String write(List<PointResult> results, OptionalDouble usdPerGpuHour,
+      java.util.Map<Integer, TrainingOutcome> runs) {
     StringBuilder sb = new StringBuilder();
     for (PointResult r : results) {
       SweepPoint p = r.point();
@@ -63,6 +77,14 @@ public final class SweepJsonl {
       o.set("usdPerMillionTokens", number(SweepCsv.cost(r, usdPerGpuHour), 6));
       o.put("layout", r.layout());
       o.put("message", r.message());
+      TrainingOutcome run = runs.get(p.index());
+      if (run != null) {
+        o.put("trainIterations", run.iterations());
+        o.set("trainDays", number(run.days(), 4));
+        o.set("ettr", number(run.ettr(), 4));
+        o.set("usdToTrain", number(usdPerGpuHour.isPresent()
+            ? run.usd(p.gpus(), usdPerGpuHour.getAsDouble()) : Double.NaN, 2));
+      }
       try {
         sb.append(MAPPER.writeValueAsString(o)).append('\n');
       } catch (JsonProcessingException e) {

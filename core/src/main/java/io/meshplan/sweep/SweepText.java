@@ -21,6 +21,20 @@ public final class SweepText {
    * @return the text
    */
   public static String write(List<PointResult> results, OptionalDouble usdPerGpuHour) {
+    return write(results, usdPerGpuHour, Map.of());
+  }
+
+  /**
+   * Writes the summary, and with runs of {@code --train-tokens} the front of days to train
+   * against GPUs.
+   *
+   * @param results the results in grid order
+   * @param usdPerGpuHour the GPU-hour price, or empty to leave out the cost column
+   * @param runs the runs by point index
+   * @return the text
+   */
+  public static String write(List<PointResult> results, OptionalDouble usdPerGpuHour,
+      Map<Integer, TrainingOutcome> runs) {
     Map<PointStatus, Integer> counts = new EnumMap<>(PointStatus.class);
     for (PointStatus s : PointStatus.values()) {
       counts.put(s, 0);
@@ -44,6 +58,28 @@ public final class SweepText {
             p.index(), p.gpus(), p.cluster(), p.globalBatch(), r.tokensPerSecond(),
             r.iterationSeconds(), 100 * r.mfu(), usdPerGpuHour.isPresent()
                 ? String.format(Locale.ROOT, " %12.4f", SweepCsv.cost(r, usdPerGpuHour)) : ""));
+      }
+    }
+    if (!runs.isEmpty()) {
+      java.util.function.ToDoubleFunction<PointResult> faster = r -> {
+        TrainingOutcome o = runs.get(r.point().index());
+        return o == null || !Double.isFinite(o.wallSeconds()) ? Double.NaN : -o.wallSeconds();
+      };
+      for (Map.Entry<String, List<PointResult>> e : ParetoFront.of(results, faster).entrySet()) {
+        sb.append(String.format(Locale.ROOT, "%nPareto front of days to train against GPUs, %s:%n",
+            e.getKey()));
+        sb.append(String.format(Locale.ROOT, "%6s %6s  %-28s %7s %10s %10s %7s%s%n", "point",
+            "gpus", "cluster", "batch", "iterations", "days", "ETTR",
+            usdPerGpuHour.isPresent() ? String.format(Locale.ROOT, " %12s", "USD") : ""));
+        for (PointResult r : e.getValue()) {
+          SweepPoint p = r.point();
+          TrainingOutcome o = runs.get(p.index());
+          sb.append(String.format(Locale.ROOT, "%6d %6d  %-28s %7d %10d %10.2f %7s%s%n",
+              p.index(), p.gpus(), p.cluster(), p.globalBatch(), o.iterations(), o.days(),
+              Double.isNaN(o.ettr()) ? "-" : String.format(Locale.ROOT, "%.1f%%", 100 * o.ettr()),
+              usdPerGpuHour.isPresent() ? String.format(Locale.ROOT, " %12.4g",
+                  o.usd(p.gpus(), usdPerGpuHour.getAsDouble())) : ""));
+        }
       }
     }
     return sb.toString();

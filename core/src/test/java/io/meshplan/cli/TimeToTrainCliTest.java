@@ -120,6 +120,35 @@ class TimeToTrainCliTest {
   }
 
   @Test
+  void theSweepGivesEveryPlannedPointItsRunAndAFrontOfDaysToTrain() throws Exception {
+    Path grid = dir.resolve("grid.yaml");
+    Files.writeString(grid, "models: [opt-125m]\nseq: [512]\ngpus: [a100-80gb]\n"
+        + "clusters: [1x4, 1x8]\nglobalBatch: [32]\n");
+    Path jsonl = dir.resolve("s.jsonl");
+    CliRun r = CliRun.of("sweep", "--grid", grid.toString(), "--quiet", "--train-tokens",
+        "1000000000", "--checkpoint-bandwidth-per-node", "5", "--gpu-hour-price", "2",
+        "--jsonl", jsonl.toString());
+    assertThat(r.code()).as(r.err()).isZero();
+    assertThat(r.out()).contains("Pareto front of days to train against GPUs, opt-125m, seq 512");
+    for (String line : Files.readAllLines(jsonl)) {
+      JsonNode o = JSON.readTree(line);
+      // 1e9 tokens / (32 * 512) = 61,035.2: 61,036 iterations.
+      assertThat(o.get("trainIterations").asLong()).isEqualTo(61036);
+      double days = o.get("trainDays").asDouble();
+      assertThat(days).isGreaterThanOrEqualTo(61036 * o.get("iterationSeconds").asDouble()
+          / 86400 - 1e-4);
+      assertThat(o.get("usdToTrain").asDouble()).isCloseTo(days * 24 * o.get("gpus").asInt()
+          * 2, within(0.02 + 1e-3 * days * 24 * o.get("gpus").asInt() * 2));
+      assertThat(o.get("ettr").asDouble()).isGreaterThan(0.9).isLessThanOrEqualTo(1.0);
+    }
+    CliRun.of("sweep", "--grid", grid.toString(), "--quiet", "--checkpoint-bandwidth-per-node",
+        "5").refusedInOneLine(2, "need --train-tokens");
+    CliRun.of("sweep", "--grid", grid.toString(), "--quiet", "--train-tokens", "10",
+        "--checkpoint-bandwidth-per-node", "0").refusedInOneLine(2,
+        "--checkpoint-bandwidth-per-node must be a number above 0");
+  }
+
+  @Test
   void aFileOfRatesReplacesTheDefault() throws Exception {
     Path rates = dir.resolve("rates.yaml");
     // 16 interruptions over 16 GPUs * 100 days: 0.01 per GPU-day; 16 GPUs: 6.25 days = 540,000 s.
