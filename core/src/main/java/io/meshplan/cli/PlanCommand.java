@@ -272,7 +272,7 @@ final class PlanCommand implements Callable<Integer> {
     io.meshplan.planner.Pricing pricing = cluster.pricing();
     planJson = PriceReport.json(planJson, pricing, cs.gpu(), plan.hloModule().isPresent()
         ? "module" : io.meshplan.model.Fp8Training.word(plan.model().dtype()),
-        sim.iterationSeconds());
+        sim.iterationSeconds(), Optional.of(plan));
     String timeText = "";
     if (trainTokens != null) {
       long iterations = io.meshplan.plan.TrainingConfig.iterations(trainTokens,

@@ -47,6 +47,23 @@ final class PriceReport {
    */
   static String json(String json, Pricing pricing, GpuSpec gpu, String dtype,
       double iterationSeconds) {
+    return json(json, pricing, gpu, dtype, iterationSeconds, Optional.empty());
+  }
+
+  /**
+   * As {@link #json(String, Pricing, GpuSpec, String, double)}, naming the attention priced: a
+   * fused kernel (the one named, else the architecture's default) or {@code unfused}.
+   *
+   * @param json the JSON text of an object
+   * @param pricing the prices
+   * @param gpu the GPU priced
+   * @param dtype the training precision priced
+   * @param iterationSeconds the predicted iteration time
+   * @param plan the plan priced, whose attention and kernel are named, or empty
+   * @return the JSON text, ending in a newline
+   */
+  static String json(String json, Pricing pricing, GpuSpec gpu, String dtype,
+      double iterationSeconds, Optional<io.meshplan.plan.PipelinePlan> plan) {
     try {
       ObjectNode root = (ObjectNode) MAPPER.readTree(json);
       ObjectNode p = root.putObject("prices");
@@ -55,6 +72,11 @@ final class PriceReport {
       p.put("architecture", gpu.architecture().word());
       p.put("dtype", dtype);
       pricing.attentionKernel().ifPresent(k -> p.put("attentionKernel", k.word()));
+      plan.filter(pl -> pl.hloModule().isEmpty()).ifPresent(pl -> p.put("attention",
+          pl.attention() == io.meshplan.model.Attention.UNFUSED ? "unfused"
+              : pl.attentionKernel().or(() -> io.meshplan.cluster.AttentionKernel.defaultFor(
+                  gpu.architecture())).map(io.meshplan.cluster.AttentionKernel::word)
+                  .orElse("unfused")));
       p.put("computeScale", pricing.computeScale(gpu));
       pricing.fittedCompute(gpu).ifPresent(c -> {
         p.put("kernelLevel", c.kernelLevel());

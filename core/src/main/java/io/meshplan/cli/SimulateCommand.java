@@ -113,7 +113,7 @@ final class SimulateCommand implements Callable<Integer> {
         (plan != null && attention.chosen().isEmpty() ? s.plan().attentionKernel()
             : attention.kernel()).map(io.meshplan.cluster.AttentionKernel::word)), pricing, gpu,
         module ? "module" : io.meshplan.model.Fp8Training.word(s.plan().model().dtype()),
-        sim.iterationSeconds()), s, sim)
+        sim.iterationSeconds(), Optional.of(s.plan())), s, sim)
         : SimulationText.write(sim, module ? "microbatches" : "tokens", Optional.of(fit),
             PriceReport.band(pricing, gpu)));
     if (!json) {

@@ -43,6 +43,10 @@ class PricesCliTest {
     assertThat(fitted.at("/prices/source").asText()).isEqualTo("public");
     assertThat(fitted.at("/prices/computeScale").asDouble()).isEqualTo(0.8107);
     assertThat(fitted.at("/prices/dtype").asText()).isEqualTo("bf16");
+    // Hopper's default fused kernel, cuDNN's (AttentionKernel.defaultFor).
+    assertThat(fitted.at("/prices/attention").asText()).isEqualTo("cudnn");
+    assertThat(JSON.readTree(run(H100, "--json", "--attention", "flash2").out())
+        .at("/prices/attention").asText()).isEqualTo("flash2");
     assertThat(fitted.at("/prices/folds").size()).isEqualTo(4);
     double t = fitted.get("iterationSeconds").asDouble();
     // The band is the shipped factors x0.7778 and x1.286 of the predicted time.
