@@ -23,7 +23,8 @@ import picocli.CommandLine.Spec;
 /**
  * {@code meshplan replan}: the plan to run on after losing nodes, taken from the fallbacks a
  * plan file carries ({@code plan --fallbacks K}) without planning again: the fastest fallback
- * that fits in the nodes left (a plan for fewer nodes leaves the rest idle).
+ * that fits in the nodes left (a plan for fewer nodes leaves the rest idle). When none fits, the
+ * main plan's job is planned on the nodes left (this solves its layers again).
  */
 @Command(
     name = "replan",
@@ -31,8 +32,9 @@ import picocli.CommandLine.Spec;
     description = {
       "Picks the plan to run on after losing --lost-nodes nodes from the fallbacks of a plan "
           + "file written by 'meshplan plan --fallbacks K --out FILE', without planning again: "
-          + "the fastest fallback that fits in the nodes left. --out writes it as a plan file "
-          + "that simulate --plan and export --plan take."
+          + "the fastest fallback that fits in the nodes left; when none fits, it plans the "
+          + "main plan's job on the nodes left. --out writes it as a plan file that simulate "
+          + "--plan and export --plan take."
     })
 final class ReplanCommand implements Callable<Integer> {
   @Spec picocli.CommandLine.Model.CommandSpec spec;
@@ -72,10 +74,6 @@ final class ReplanCommand implements Callable<Integer> {
           + (cs.nodes() - 1));
     }
     JsonNode fallbacks = root.path("fallbacks");
-    if (!fallbacks.isArray() || fallbacks.isEmpty()) {
-      throw new InputException(plan + " has no fallbacks; plan it with 'meshplan plan "
-          + "--fallbacks K --out FILE'");
-    }
     JsonNode best = null;
     PipelinePlan bestPlan = null;
     int most = 0;
@@ -93,17 +91,32 @@ final class ReplanCommand implements Callable<Integer> {
         bestPlan = p;
       }
     }
-    if (bestPlan == null) {
-      throw new InputException(plan + " has no fallback that runs on " + (cs.nodes() - lostNodes)
-          + " nodes or fewer (its fallbacks cover 1 to " + most + " lost nodes, and none of those"
-          + " that fit planned); plan the smaller cluster with 'meshplan plan'");
-    }
+    boolean plannedNow = bestPlan == null;
     String chosen;
-    try {
-      chosen = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT)
-          .writeValueAsString(best.get("plan")) + "\n";
-    } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
-      throw new IllegalStateException("cannot write the fallback", e);
+    if (plannedNow) {
+      // No stored fallback fits: plan the cluster left, as plan would, with the main plan's
+      // job (model, batch, precision, attention, overlaps, prices and framework).
+      bestPlan = planLeft(main, root, new ClusterSpec(cs.nodes() - lostNodes, cs.gpusPerNode(),
+          cs.gpu(), cs.fabric()));
+      chosen = PlanJson.write(bestPlan);
+      if (root.path("prices").isObject()) {
+        try {
+          ObjectMapper m = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+          com.fasterxml.jackson.databind.node.ObjectNode o =
+              (com.fasterxml.jackson.databind.node.ObjectNode) m.readTree(chosen);
+          o.set("prices", root.get("prices").deepCopy());
+          chosen = m.writeValueAsString(o) + "\n";
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+          throw new IllegalStateException("cannot write the plan", e);
+        }
+      }
+    } else {
+      try {
+        chosen = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT)
+            .writeValueAsString(best.get("plan")) + "\n";
+      } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+        throw new IllegalStateException("cannot write the fallback", e);
+      }
     }
     PrintWriter w = spec.commandLine().getOut();
     if (out != null) {
@@ -117,8 +130,10 @@ final class ReplanCommand implements Callable<Integer> {
     ClusterSpec used = ClusterSpec.parse(bestPlan.cluster());
     double t = main.prediction().iterationSeconds();
     double f = bestPlan.prediction().iterationSeconds();
-    w.printf(Locale.ROOT, "%d node%s lost of %s: run the fallback planned for %s%s%n", lostNodes,
-        lostNodes == 1 ? "" : "s", cs.toShortString(), used.toShortString(),
+    w.printf(Locale.ROOT, "%d node%s lost of %s: run the %s for %s%s%n", lostNodes,
+        lostNodes == 1 ? "" : "s", cs.toShortString(), plannedNow
+            ? "plan made now (no stored fallback fits: " + most + " stored)" : "fallback planned",
+        used.toShortString(),
         used.nodes() < left ? " (" + (left - used.nodes()) + " of the " + left + " nodes left "
             + "idle: faster than the plan for all of them)" : "");
     w.printf(Locale.ROOT, "iteration %.4f s (%+.1f%% against %.4f s on %d nodes), %d stage%s, "
@@ -128,5 +143,31 @@ final class ReplanCommand implements Callable<Integer> {
       w.println("wrote " + out);
     }
     return ExitCodes.OK;
+  }
+
+  /** The main plan's job planned on the cluster left; refused in one line when nothing fits. */
+  private PipelinePlan planLeft(PipelinePlan main, JsonNode root, ClusterSpec left) {
+    if (main.hloModule().isPresent()) {
+      throw new InputException(plan + " is the plan of an HLO module, which has no fallbacks; "
+          + "plan the module on the smaller cluster with 'meshplan plan --hlo'");
+    }
+    ClusterOptions options = new ClusterOptions();
+    options.defaultPrices(PlanFiles.pricesSource(plan));
+    io.meshplan.model.Overlaps overlaps = options.overlaps(main.overlaps());
+    io.meshplan.planner.Pricing pricing = JobFlags.pricing(options, main.attentionKernel(), left);
+    io.meshplan.planner.PlannerOptions opts = io.meshplan.planner.PlannerOptions.defaults();
+    io.meshplan.planner.PricedJob setup = io.meshplan.planner.Planner.price(JobFlags.job(
+        main.model(), true, options, java.util.Optional.of(main.attention()),
+        left.toShortString(), main.globalBatchSize(), 0, overlaps), pricing, opts);
+    String forLabel = root.path("for").asText("");
+    io.meshplan.interop.PlanResult r = forLabel.isEmpty()
+        ? io.meshplan.planner.Planner.plan(setup, opts)
+        : io.meshplan.planner.Planner.planFor(setup, opts, io.meshplan.export.LaunchChecks.of(
+            io.meshplan.export.ExportTarget.parse(forLabel), left));
+    if (r instanceof io.meshplan.interop.PlanResult.Infeasible inf) {
+      throw new io.meshplan.util.InfeasibleException("nothing fits on the " + left.nodes()
+          + " nodes left: " + inf.message());
+    }
+    return ((io.meshplan.interop.PlanResult.Planned) r).plan();
   }
 }

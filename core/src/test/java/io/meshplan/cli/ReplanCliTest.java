@@ -67,18 +67,33 @@ class ReplanCliTest {
   }
 
   @Test
+  void aLossPastTheStoredFallbacksIsPlannedNow() throws Exception {
+    // Three of four nodes lost: no stored fallback (1 and 2 lost) fits on one node, so the main
+    // plan's job (for Megatron-LM) is planned on 1x8 and written as a plan file.
+    Path out = dir.resolve("three.json");
+    CliRun r = CliRun.of("replan", "--plan", planFile.toString(), "--lost-nodes", "3", "--out",
+        out.toString());
+    assertThat(r.code()).as(r.err()).isZero();
+    assertThat(r.out()).contains("run the plan made now (no stored fallback fits: 2 stored) for "
+        + "1x8:a100-80gb");
+    JsonNode p = JSON.readTree(Files.readString(out));
+    assertThat(p.get("cluster").asText()).startsWith("1x8:a100-80gb");
+    assertThat(p.at("/prices/source").asText()).isEqualTo("public");
+    CliRun ex = CliRun.of("export", "--to", "megatron", "--plan", out.toString(), "--out", "-");
+    assertThat(ex.code()).as(ex.err()).isZero();
+  }
+
+  @Test
   void badRequestsAreRefusedInOneLine() throws Exception {
     for (String m : new String[] {"0", "4", "-1"}) {
       CliRun.of("replan", "--plan", planFile.toString(), "--lost-nodes", m)
           .refusedInOneLine(2, "--lost-nodes " + m + ": the plan's cluster");
     }
-    CliRun.of("replan", "--plan", planFile.toString(), "--lost-nodes", "3")
-        .refusedInOneLine(2, "has no fallback that runs on 1 nodes or fewer");
     Path plain = dir.resolve("plain.json");
     assertThat(CliRun.of("plan", "--model", "llama2-7b", "--layers", "2", "--cluster",
         "2x8:a100-80gb", "--global-batch", "16", "--out", plain.toString()).code()).isZero();
-    CliRun.of("replan", "--plan", plain.toString(), "--lost-nodes", "1")
-        .refusedInOneLine(2, "has no fallbacks");
+    CliRun.of("replan", "--plan", plain.toString(), "--lost-nodes", "1", "--memory", "1GiB")
+        .refusedInOneLine(2, "Unknown option");
     for (String k : new String[] {"0", "17", "2"}) {
       CliRun.of("plan", "--model", "llama2-7b", "--layers", "2", "--cluster", "2x8:a100-80gb",
           "--global-batch", "16", "--fallbacks", k).refusedInOneLine(2, "--fallbacks");
