@@ -312,7 +312,12 @@ final class PlanCommand implements Callable<Integer> {
       }
     }
     ReportFiles.write(report, compare, new ReportSide("meshplan plan: " + plan.source().title()
-        + " on " + plan.cluster(), java.util.Optional.of(plan), sim), cs, memoryPerGpu,
+        + " on " + plan.cluster(), java.util.Optional.of(plan), sim).withRun(
+            trainTokens == null || report == null ? Optional.empty() : timeToTrain.run(
+                io.meshplan.plan.TrainingConfig.iterations(trainTokens, plan.globalBatchSize(),
+                    plan.model().seq()), sim.iterationSeconds(), plan.model().parameterCount(),
+                plan.model().dtype() == io.meshplan.graph.DType.F32, cs.gpuCount(),
+                cs.nodes())), cs, memoryPerGpu,
         new ClusterOptions(), spec.commandLine().getErr());
     if (report != null && !json) {
       w.println("wrote " + report);

@@ -132,7 +132,12 @@ final class SimulateCommand implements Callable<Integer> {
       w.print(timeText);
     }
     ReportFiles.write(report, compare, new ReportSide("meshplan simulate: " + s.title(),
-        Optional.of(s.plan()), sim), s.cluster(), s.memoryPerGpu(), new ClusterOptions(),
+        Optional.of(s.plan()), sim).withRun(s.iterations().isEmpty() || report == null
+            ? Optional.empty() : timeToTrain.run(s.iterations().getAsLong(),
+                sim.iterationSeconds(), s.plan().model().parameterCount(),
+                s.plan().model().dtype() == io.meshplan.graph.DType.F32,
+                s.cluster().gpuCount(), s.cluster().nodes())), s.cluster(), s.memoryPerGpu(),
+        new ClusterOptions(),
         spec.commandLine().getErr());
     if (report != null && !json) {
       w.println("wrote " + report);

@@ -117,9 +117,10 @@ final class TimeToTrainOptions {
         double prod = g.productiveSeconds();
         double ckpt = r.segments * g.checkpointSeconds();
         b.append(String.format(Locale.ROOT, "expected wall-clock: %.2f days (productive %.2f,"
-            + " checkpoints %.2f, lost work and restarts %.2f), %.0f interruptions, ETTR %.1f%%%n",
+            + " checkpoints %.2f, lost work and restarts %.2f), %.0f interruption%s, ETTR %.1f%%%n",
             r.wallSeconds / 86400, prod / 86400, ckpt / 86400,
             (r.wallSeconds - prod - ckpt) / 86400, g.interruptions(r.wallSeconds),
+            Math.round(g.interruptions(r.wallSeconds)) == 1 ? "" : "s",
             100 * prod / r.wallSeconds));
       }
     }
@@ -173,6 +174,24 @@ final class TimeToTrainOptions {
         o.put("costUsd", wall / 3600 * gpus * gpuHourPrice);
       }
     }
+  }
+
+  /**
+   * The run for the report, where interruptions are priced.
+   *
+   * @param iterations the run's iterations
+   * @param iterationSeconds one iteration, seconds
+   * @param parameters the model's parameters
+   * @param fp32 whether it trains in fp32
+   * @param gpus the job's GPUs
+   * @param nodes the job's nodes
+   * @return the run, or empty without a checkpoint bandwidth
+   */
+  java.util.Optional<io.meshplan.report.TrainingRun> run(long iterations,
+      double iterationSeconds, long parameters, boolean fp32, int gpus, int nodes) {
+    Result r = compute(iterations, iterationSeconds, parameters, fp32, gpus, nodes);
+    return r.goodput == null ? java.util.Optional.empty() : java.util.Optional.of(
+        new io.meshplan.report.TrainingRun(r.goodput, r.interval, gpus, perNodeGbps != null));
   }
 
   /** The numbers both renderings print. */

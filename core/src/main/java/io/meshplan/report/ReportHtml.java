@@ -194,6 +194,44 @@ public final class ReportHtml {
     w.element("h2", "5. Sharding of the largest tensors");
     shardingTables(w, s.plan());
     w.close("section");
+    s.run().ifPresent(run -> timeToTrain(w, run, prefix));
+  }
+
+  /** The time to train with interruptions, and its ETTR against cluster size. */
+  private static void timeToTrain(HtmlWriter w, TrainingRun run, String prefix) {
+    io.meshplan.sim.Goodput g = run.goodput();
+    double wall = g.expectedSeconds(run.interval());
+    long segments = g.iterations() / run.interval()
+        + (g.iterations() % run.interval() > 0 ? 1 : 0);
+    double prod = g.productiveSeconds();
+    double ckpt = segments * g.checkpointSeconds();
+    w.open("section", "id", prefix + "time-to-train");
+    w.element("h2", "6. Time to train, with interruptions");
+    w.open("table");
+    String[][] rows = {
+      {"iterations", Long.toString(g.iterations())},
+      {"mean time between interruptions", fmt("%.2f h", g.mtbfSeconds() / 3600)},
+      {"checkpoint", fmt("every %d iterations, %.1f s to write (Young %.1f min, Daly %.1f min)",
+          run.interval(), g.checkpointSeconds(), g.youngSeconds() / 60, g.dalySeconds() / 60)},
+      {"productive", fmt("%.2f days", prod / 86400)},
+      {"checkpoints", fmt("%.2f days", ckpt / 86400)},
+      {"lost work and restarts", Double.isFinite(wall)
+          ? fmt("%.2f days", (wall - prod - ckpt) / 86400) : "unbounded"},
+      {"expected wall-clock", Double.isFinite(wall) ? fmt("%.2f days", wall / 86400)
+          : "unbounded"},
+      {"expected interruptions", Double.isFinite(wall) ? fmt("%.0f", g.interruptions(wall))
+          : "unbounded"},
+      {"effective training time ratio", Double.isFinite(wall) ? fmt("%.1f%%", 100 * prod / wall)
+          : "0"},
+    };
+    for (String[] r : rows) {
+      w.open("tr").element("th", r[0]).element("td", r[1]).close("tr");
+    }
+    w.close("table");
+    w.element("p", "The same run on other cluster sizes, the iteration time scaled ideally "
+        + "(interruptions alone):", "class", "small");
+    EttrChart.draw(w, run, prefix + "ettr");
+    w.close("section");
   }
 
   private static void stageTable(HtmlWriter w, ReportSide s) {

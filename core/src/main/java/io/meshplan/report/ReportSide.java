@@ -13,15 +13,39 @@ import java.util.Optional;
  *     (the interleaved schedule), in which case the cluster view assumes each device group takes
  *     the next block of GPUs in device order, as Megatron-LM places pipeline ranks
  * @param simulation the simulator's run of it, with its events
+ * @param run its whole training run with interruptions, or empty when none was asked for
  */
-public record ReportSide(String title, Optional<PipelinePlan> plan, SimulationResult simulation) {
+public record ReportSide(String title, Optional<PipelinePlan> plan, SimulationResult simulation,
+    Optional<TrainingRun> run) {
   /** Validates the fields. */
   public ReportSide {
     Require.nonNull(title, "title");
     Require.nonNull(plan, "plan");
     Require.nonNull(simulation, "simulation");
+    Require.nonNull(run, "run");
     plan.ifPresent(p -> Require.that(p.pipelineStages() == simulation.stages().size(),
         "the plan has " + p.pipelineStages() + " stages but the simulation "
             + simulation.stages().size() + " groups"));
+  }
+
+  /**
+   * A plan without a training run.
+   *
+   * @param title the heading
+   * @param plan the plan, or empty
+   * @param simulation the simulation
+   */
+  public ReportSide(String title, Optional<PipelinePlan> plan, SimulationResult simulation) {
+    this(title, plan, simulation, Optional.empty());
+  }
+
+  /**
+   * This side with its training run.
+   *
+   * @param r the run, or empty
+   * @return the side
+   */
+  public ReportSide withRun(Optional<TrainingRun> r) {
+    return new ReportSide(title, plan, simulation, r);
   }
 }

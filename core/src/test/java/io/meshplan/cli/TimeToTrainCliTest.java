@@ -149,6 +149,30 @@ class TimeToTrainCliTest {
   }
 
   @Test
+  void theReportDrawsTheRunAndItsEttrAgainstClusterSize() throws Exception {
+    Path report = dir.resolve("r.html");
+    JsonNode t = JSON.readTree(run(SMALL, "--checkpoint-bandwidth", "20", "--json", "--report",
+        report.toString()).out()).get("timeToTrain");
+    String html = Files.readString(report);
+    assertThat(html).contains("6. Time to train, with interruptions");
+    java.util.regex.Matcher m = java.util.regex.Pattern.compile(
+        "data-gpus=\"(\\d+)\" data-ettr=\"([0-9.]+)\"").matcher(html);
+    double previous = 1;
+    boolean own = false;
+    while (m.find()) {
+      double e = Double.parseDouble(m.group(2));
+      // More GPUs are interrupted more often: the ratio never rises with the cluster.
+      assertThat(e).isLessThanOrEqualTo(previous + 1e-12);
+      previous = e;
+      if (m.group(1).equals("16")) {
+        own = true;
+        assertThat(e).isCloseTo(t.get("ettr").asDouble(), within(1e-6));
+      }
+    }
+    assertThat(own).isTrue();
+  }
+
+  @Test
   void aFileOfRatesReplacesTheDefault() throws Exception {
     Path rates = dir.resolve("rates.yaml");
     // 16 interruptions over 16 GPUs * 100 days: 0.01 per GPU-day; 16 GPUs: 6.25 days = 540,000 s.
