@@ -110,6 +110,12 @@ final class PlanCommand implements Callable<Integer> {
 
   @Mixin TimeToTrainOptions.Price gpuHourPrice = new TimeToTrainOptions.Price();
 
+  @Option(names = "--spare-nodes", paramLabel = "K", description = "Hold K of the cluster's "
+      + "nodes back as spares and plan on the rest; with --train-tokens, a checkpoint bandwidth "
+      + "and --node-repair-hours, also plan all the nodes without spares and compare the expected"
+      + " time to train.")
+  Integer spareNodes;
+
   @Option(names = "--fallbacks", paramLabel = "K", description = "Also plan the job on the "
       + "cluster minus 1 to K nodes (the layer prices shared), and save those plans in the plan "
       + "file for 'meshplan replan --lost-nodes'; at most " + Fallbacks.MAX + ".")
@@ -132,6 +138,10 @@ final class PlanCommand implements Callable<Integer> {
           + "--train-tokens");
     }
     if (hlo != null) {
+      if (spareNodes != null) {
+        throw new InputException("--spare-nodes plans a model on fewer nodes; plan an --hlo "
+            + "module on the cluster you mean");
+      }
       if (fallbacks != null) {
         throw new InputException("--fallbacks plans a model on fewer nodes; an --hlo module's "
             + "plan has none");
@@ -153,6 +163,18 @@ final class PlanCommand implements Callable<Integer> {
             ? PlannerOptions.Search.MEGATRON_GRID : PlannerOptions.Search.ALPA);
     PricedJob setup = JobFlags.priced(model, cluster, attention, null, globalBatch, fixed,
         options);
+    PricedJob allNodes = null;
+    if (spareNodes != null) {
+      ClusterSpec cs = setup.cluster();
+      if (spareNodes < 1 || spareNodes >= cs.nodes()) {
+        throw new InputException("--spare-nodes must be from 1 to " + (cs.nodes() - 1) + " on "
+            + cs.toShortString() + ", got " + spareNodes);
+      }
+      allNodes = setup;
+      setup = Planner.price(setup.job().withCluster(new ClusterSpec(cs.nodes() - spareNodes,
+          cs.gpusPerNode(), cs.gpu(), cs.fabric())), setup.pricing(), options);
+      timeToTrain.spareNodes = spareNodes;
+    }
     cluster.warnIfProfileForeign(setup.cluster(), spec.commandLine().getErr());
     model.printWarnings(spec.commandLine().getErr());
     Optional<LaunchCheck> runtime = runtime(setup.cluster());
@@ -182,6 +204,9 @@ final class PlanCommand implements Callable<Integer> {
         : RuntimeBests.text(planned.plan(), bests));
     String planJson = RuntimeBests.json(PlanJson.write(planned.plan()), planned.plan(), bests,
         runtime.map(LaunchCheck::label).orElse(null));
+    if (allNodes != null) {
+      search = search + spares(allNodes, planned.plan(), options);
+    }
     if (fallbacks != null) {
       Fallbacks f = Fallbacks.plan(setup, options.withThreads(executor.threads()), fallbacks,
           this::runtime);
@@ -191,6 +216,43 @@ final class PlanCommand implements Callable<Integer> {
     render(planned.plan(), planned.simulation(), search, planJson, setup.cluster(),
         setup.request().memoryPerGpu());
     return ExitCodes.OK;
+  }
+
+  /**
+   * What the spares buy: the line that says how many were held back, and with a run of
+   * --train-tokens priced with --node-repair-hours, the same job planned on all the nodes
+   * without spares (each node loss waiting for its repair) against the plan with them.
+   */
+  private String spares(PricedJob allNodes, PipelinePlan withSpares, PlannerOptions options) {
+    ClusterSpec all = allNodes.cluster();
+    String held = String.format(java.util.Locale.ROOT, "spares: %d of %d nodes held back, the "
+        + "plan above runs on %d%n", spareNodes, all.nodes(), all.nodes() - spareNodes);
+    if (trainTokens == null || timeToTrain.repairHours == null
+        || (timeToTrain.aggregateGbps == null && timeToTrain.perNodeGbps == null)) {
+      return held + "  (--train-tokens, a checkpoint bandwidth and --node-repair-hours price "
+          + "what they buy)\n";
+    }
+    PlanResult r = runtime(all).isPresent()
+        ? Planner.planFor(allNodes, options, runtime(all).get()) : Planner.plan(allNodes, options);
+    if (!(r instanceof PlanResult.Planned p)) {
+      return held + "  without spares nothing fits on all " + all.nodes() + " nodes\n";
+    }
+    long iterations = io.meshplan.plan.TrainingConfig.iterations(trainTokens,
+        withSpares.globalBatchSize(), withSpares.model().seq());
+    boolean fp32 = withSpares.model().dtype() == io.meshplan.graph.DType.F32;
+    long params = withSpares.model().parameterCount();
+    ClusterSpec left = ClusterSpec.parse(withSpares.cluster());
+    io.meshplan.sweep.TrainingOutcome with = timeToTrain.outcome(iterations,
+        withSpares.prediction().iterationSeconds(), params, fp32, left.gpuCount(), left.nodes());
+    timeToTrain.spareNodes = 0;
+    io.meshplan.sweep.TrainingOutcome without = timeToTrain.outcome(iterations,
+        p.plan().prediction().iterationSeconds(), params, fp32, all.gpuCount(), all.nodes());
+    timeToTrain.spareNodes = spareNodes;
+    return held + String.format(java.util.Locale.ROOT, "  with them: %.2f days, ETTR %.1f%%%n"
+        + "  without, on all %d nodes: %.4f s per iteration, %.2f days, ETTR %.1f%% (a lost node "
+        + "waits %s h)%n", with.days(), 100 * with.ettr(), all.nodes(),
+        p.plan().prediction().iterationSeconds(), without.days(), 100 * without.ettr(),
+        timeToTrain.repairHours);
   }
 
   /** {@code --for}: the framework's launch check on the cluster, refused beside the grid. */

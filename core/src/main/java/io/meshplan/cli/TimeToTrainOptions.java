@@ -46,6 +46,15 @@ final class TimeToTrainOptions {
       + "restart of Daly's worked examples).")
   Double restartMinutes;
 
+  @Option(names = "--node-repair-hours", paramLabel = "HOURS", description = "Time to repair or "
+      + "replace a node that an interruption takes out of service (the failure rates' nodeLoss "
+      + "causes; every interruption with --mtbf-node): the job waits that long unless a spare "
+      + "node stands in (plan --spare-nodes). Default: replaced within the restart.")
+  Double repairHours;
+
+  /** Nodes held back as spares ({@code plan --spare-nodes}); 0 elsewhere. */
+  int spareNodes;
+
   /** {@code --gpu-hour-price}, which sweep declares itself; set by the commands that use it. */
   Double gpuHourPrice;
 
@@ -60,7 +69,7 @@ final class TimeToTrainOptions {
   boolean any() {
     return aggregateGbps != null || perNodeGbps != null || interval != null
         || mtbfNodeHours != null || failureRates != null || restartMinutes != null
-        || gpuHourPrice != null;
+        || gpuHourPrice != null || repairHours != null;
   }
 
   /**
@@ -106,6 +115,7 @@ final class TimeToTrainOptions {
       Goodput g = r.goodput;
       b.append(String.format(Locale.ROOT, "interruptions: one per %.2f h on %d GPUs (%s)%n",
           g.mtbfSeconds() / 3600, gpus, r.source));
+      b.append(r.waits);
       b.append(String.format(Locale.ROOT, "checkpoint: %s (%s per GPU), %.1f s to write and read; "
           + "every %d iterations (%.1f min; Young %.1f, Daly %.1f)%n", bytes(r.checkpointBytes),
           bytes(r.checkpointBytes / gpus), g.checkpointSeconds(), r.interval,
@@ -156,6 +166,7 @@ final class TimeToTrainOptions {
       o.put("checkpointBytes", r.checkpointBytes);
       o.put("checkpointSeconds", g.checkpointSeconds());
       o.put("restartSeconds", g.restartSeconds());
+      o.put("downtimeSeconds", g.downtimeSeconds());
       o.put("checkpointIntervalIterations", r.interval);
       o.put("youngSeconds", g.youngSeconds());
       o.put("dalySeconds", g.dalySeconds());
@@ -196,13 +207,13 @@ final class TimeToTrainOptions {
 
   /** The numbers both renderings print. */
   private record Result(Goodput goodput, String source, double checkpointBytes, long interval,
-      long segments, double wallSeconds) {}
+      long segments, double wallSeconds, String waits) {}
 
   private Result compute(long iterations, double iterationSeconds, long parameters,
       boolean fp32, long gpus, int nodes) {
     check();
     if (aggregateGbps == null && perNodeGbps == null) {
-      return new Result(null, "", 0, 0, 0, iterations * iterationSeconds);
+      return new Result(null, "", 0, 0, 0, iterations * iterationSeconds, "");
     }
     // Mixed-precision Adam keeps, once across data-parallel replicas (distributed checkpoints
     // save each shard once): the weights in the training type (2 bytes), fp32 master weights and
@@ -212,35 +223,66 @@ final class TimeToTrainOptions {
     double seconds = checkpointBytes / (gbps * 1e9);
     double mtbf;
     String source;
+    double nodeLoss;
     if (mtbfNodeHours != null) {
       mtbf = mtbfNodeHours * 3600 / nodes;
       source = String.format(Locale.ROOT, "--mtbf-node %s h over %d nodes", mtbfNodeHours, nodes);
+      nodeLoss = 1;
     } else {
       FailureRates rates = failureRates != null ? FailureRates.read(failureRates)
           : FailureRates.llama3();
       mtbf = rates.jobMtbfSeconds(gpus);
       source = failureRates != null ? String.valueOf(failureRates)
           : "Llama 3's record: Dubey et al. 2024, Table 5";
+      nodeLoss = rates.nodeLossFraction();
     }
     double restart = (restartMinutes == null ? 10 : restartMinutes) * 60 + seconds;
-    Goodput g = new Goodput(iterationSeconds, iterations, mtbf, seconds, restart);
+    double downtime = 0;
+    String waits = "";
+    if (repairHours != null) {
+      // Nodes in repair at a random moment: Poisson with mean (node losses per second) x (repair
+      // time), the occupancy of an M/G/infinity queue (Takacs 1962). A node loss waits for its
+      // repair only when every spare is out; charged the whole repair (an upper bound).
+      double repair = repairHours * 3600;
+      double inRepair = nodeLoss / mtbf * repair;
+      double allOut = spareNodes == 0 ? 1 : poissonAtLeast(inRepair, spareNodes);
+      downtime = nodeLoss * repair * allOut;
+      waits = String.format(Locale.ROOT, "node losses: %.0f%% of interruptions, each waiting %s h"
+          + " for repair%s%n", 100 * nodeLoss, repairHours, spareNodes == 0 ? " (no spare)"
+          : String.format(Locale.ROOT, " only when all %d spares are out (P = %.2g)", spareNodes,
+              allOut));
+    }
+    Goodput g = new Goodput(iterationSeconds, iterations, mtbf, seconds, restart, downtime);
     long k = interval != null ? interval : g.optimalInterval();
     if (k > iterations) {
       throw new InputException("--checkpoint-interval " + k + " is longer than the run's "
           + iterations + " iterations");
     }
     long segments = iterations / k + (iterations % k > 0 ? 1 : 0);
-    return new Result(g, source, checkpointBytes, k, segments, g.expectedSeconds(k));
+    return new Result(g, source, checkpointBytes, k, segments, g.expectedSeconds(k), waits);
+  }
+
+  /** {@code P(X >= k)} for X Poisson with mean {@code mean}. */
+  static double poissonAtLeast(double mean, int k) {
+    double term = Math.exp(-mean);
+    double below = 0;
+    for (int i = 0; i < k; i++) {
+      below += term;
+      term *= mean / (i + 1);
+    }
+    return Math.max(0, 1 - below);
   }
 
   /** Refuses values no run has, and flags that need a checkpoint bandwidth without one. */
   void check() {
     if (aggregateGbps == null && perNodeGbps == null && (interval != null
-        || mtbfNodeHours != null || failureRates != null || restartMinutes != null)) {
-      throw new InputException("--checkpoint-interval, --mtbf-node, --failure-rates and "
-          + "--restart-minutes price interruptions, which need --checkpoint-bandwidth or "
-          + "--checkpoint-bandwidth-per-node");
+        || mtbfNodeHours != null || failureRates != null || restartMinutes != null
+        || repairHours != null)) {
+      throw new InputException("--checkpoint-interval, --mtbf-node, --failure-rates, "
+          + "--restart-minutes and --node-repair-hours price interruptions, which need "
+          + "--checkpoint-bandwidth or --checkpoint-bandwidth-per-node");
     }
+    positive("--node-repair-hours", repairHours, MAX_HOURS);
     positive("--checkpoint-bandwidth", aggregateGbps, MAX_GBPS);
     positive("--checkpoint-bandwidth-per-node", perNodeGbps, MAX_GBPS);
     positive("--mtbf-node", mtbfNodeHours, MAX_HOURS);

@@ -12,6 +12,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.Collections;
 import java.util.Iterator;
+import java.util.Map;
 import java.util.SortedMap;
 import java.util.TreeMap;
 
@@ -24,11 +25,17 @@ import java.util.TreeMap;
  * Llama 3 405B's pre-training ({@code failures.yaml} beside this class: Dubey et al. 2024,
  * section 3.3.4, Table 5).
  *
+ * <p>A file may also name, under {@code nodeLoss}, the causes that take a node out of service
+ * until it is repaired; spare nodes stand in for those ({@code plan --spare-nodes}).
+ *
  * @param source where the counts come from, for output
  * @param causes interruptions by cause, each >= 0, sorted by name
  * @param gpuDays the exposure the counts were observed over, GPU-days, > 0
+ * @param nodeLoss the causes that take a node out of service until repaired (a spare can stand
+ *     in), each one of {@code causes}
  */
-public record FailureRates(String source, SortedMap<String, Double> causes, double gpuDays) {
+public record FailureRates(String source, SortedMap<String, Double> causes, double gpuDays,
+    java.util.SortedSet<String> nodeLoss) {
   /** The most causes a file may list. */
   public static final int MAX_CAUSES = 256;
   /** The largest file read: a list of causes is a few kilobytes. */
@@ -48,6 +55,26 @@ public record FailureRates(String source, SortedMap<String, Double> causes, doub
       total += c;
     }
     io.meshplan.util.Require.that(total > 0, "failure rates must count at least one interruption");
+    nodeLoss = Collections.unmodifiableSortedSet(new java.util.TreeSet<>(nodeLoss));
+    for (String c : nodeLoss) {
+      io.meshplan.util.Require.that(causes.containsKey(c), "nodeLoss names '" + c
+          + "', which is not one of the causes");
+    }
+  }
+
+  /**
+   * The share of interruptions that take a node out of service.
+   *
+   * @return in [0, 1]
+   */
+  public double nodeLossFraction() {
+    double total = 0;
+    double lost = 0;
+    for (Map.Entry<String, Double> e : causes.entrySet()) {
+      total += e.getValue();
+      lost += nodeLoss.contains(e.getKey()) ? e.getValue() : 0;
+    }
+    return lost / total;
   }
 
   /**
@@ -107,8 +134,19 @@ public record FailureRates(String source, SortedMap<String, Double> causes, doub
       }
       out.put(name, v.asDouble());
     }
+    java.util.TreeSet<String> loss = new java.util.TreeSet<>();
+    JsonNode nl = root.path("nodeLoss");
+    if (!nl.isMissingNode()) {
+      if (!nl.isArray() || nl.size() > MAX_CAUSES) {
+        throw new InputException(where + ": nodeLoss must be a list of at most " + MAX_CAUSES
+            + " cause names");
+      }
+      for (JsonNode n : nl) {
+        loss.add(n.asText());
+      }
+    }
     try {
-      return new FailureRates(root.path("source").asText(where), out, gpus * days);
+      return new FailureRates(root.path("source").asText(where), out, gpus * days, loss);
     } catch (IllegalArgumentException e) {
       throw new InputException(where + ": " + e.getMessage(), e);
     }

@@ -32,7 +32,8 @@ public record TrainingRun(Goodput goodput, long interval, int gpus, boolean chec
     Goodput g = goodput;
     double ckpt = checkpointPerNode ? g.checkpointSeconds() / factor : g.checkpointSeconds();
     Goodput s = new Goodput(g.iterationSeconds() / factor, g.iterations(),
-        g.mtbfSeconds() / factor, ckpt, g.restartSeconds() - g.checkpointSeconds() + ckpt);
+        g.mtbfSeconds() / factor, ckpt, g.restartSeconds() - g.checkpointSeconds() + ckpt,
+        g.downtimeSeconds());
     return s.productiveSeconds() / s.expectedSeconds(s.optimalInterval());
   }
 }

@@ -11,8 +11,10 @@ import io.meshplan.util.Require;
  * checkpoint blocks training for {@code delta} seconds and may itself be interrupted.
  *
  * <p>A segment of {@code L = k t + delta} seconds (k iterations of t seconds and their
- * checkpoint) completes, in expectation, after {@code M e^{R/M} (e^{L/M} - 1)} seconds (Daly's
- * equation 13 per segment: the first attempt needs L, every later one R + L). The run is its
+ * checkpoint) completes, in expectation, after {@code (M + D) e^{R/M} (e^{L/M} - 1)} seconds
+ * (Daly's equation 13 per segment: the first attempt needs L, every later one R + L; with a
+ * downtime D after each interruption during which no other strikes, the renewal argument adds D
+ * to each of the expected M e^{R/M} (e^{L/M} - 1) / M interruptions). The run is its
  * full segments and a last one of the remaining iterations, each checkpointed. The interval that
  * minimizes the expected time is searched over whole iterations; Young's first-order interval
  * {@code sqrt(2 delta M)} (Young, "A first order approximation to the optimum checkpoint interval",
@@ -23,9 +25,11 @@ import io.meshplan.util.Require;
  * @param mtbfSeconds the job's mean time between interruptions, seconds, > 0
  * @param checkpointSeconds the time a checkpoint blocks training, seconds, >= 0
  * @param restartSeconds the time from an interruption to training again, seconds, >= 0
+ * @param downtimeSeconds the mean time an interruption also waits before the restart with no
+ *     further interruption possible (a lost node's repair when no spare stands by), seconds, >= 0
  */
 public record Goodput(double iterationSeconds, long iterations, double mtbfSeconds,
-    double checkpointSeconds, double restartSeconds) {
+    double checkpointSeconds, double restartSeconds, double downtimeSeconds) {
 
   /** Validates the inputs. */
   public Goodput {
@@ -37,6 +41,22 @@ public record Goodput(double iterationSeconds, long iterations, double mtbfSecon
         "checkpoint time must be >= 0");
     Require.that(restartSeconds >= 0 && Double.isFinite(restartSeconds),
         "restart time must be >= 0");
+    Require.that(downtimeSeconds >= 0 && Double.isFinite(downtimeSeconds),
+        "downtime must be >= 0");
+  }
+
+  /**
+   * A run without downtime.
+   *
+   * @param iterationSeconds one iteration, seconds
+   * @param iterations the run's iterations
+   * @param mtbfSeconds the mean time between interruptions, seconds
+   * @param checkpointSeconds the checkpoint's blocking time, seconds
+   * @param restartSeconds the restart, seconds
+   */
+  public Goodput(double iterationSeconds, long iterations, double mtbfSeconds,
+      double checkpointSeconds, double restartSeconds) {
+    this(iterationSeconds, iterations, mtbfSeconds, checkpointSeconds, restartSeconds, 0);
   }
 
   /**
@@ -52,11 +72,11 @@ public record Goodput(double iterationSeconds, long iterations, double mtbfSecon
    * The expected time to complete one segment of L seconds.
    *
    * @param seconds L
-   * @return {@code M e^{R/M} (e^{L/M} - 1)}, or infinity past double range
+   * @return {@code (M + D) e^{R/M} (e^{L/M} - 1)}, or infinity past double range
    */
   public double segmentSeconds(double seconds) {
     double m = mtbfSeconds;
-    return m * Math.exp(restartSeconds / m) * Math.expm1(seconds / m);
+    return (m + downtimeSeconds) * Math.exp(restartSeconds / m) * Math.expm1(seconds / m);
   }
 
   /**

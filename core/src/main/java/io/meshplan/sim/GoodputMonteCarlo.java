@@ -6,8 +6,8 @@ import java.util.SplittableRandom;
 /**
  * A seeded simulation of the process {@link Goodput} describes, to check its closed form: for
  * every segment, interruptions arrive with exponential gaps of mean M; an attempt that an
- * interruption cuts costs the time until it, and every later attempt needs the restart and the
- * whole segment again.
+ * interruption cuts costs the time until it and the downtime, and every later attempt needs the
+ * restart and the whole segment again.
  */
 public final class GoodputMonteCarlo {
   private GoodputMonteCarlo() {}
@@ -43,10 +43,10 @@ public final class GoodputMonteCarlo {
     for (int r = 0; r < runs; r++) {
       double t = 0;
       for (long s = 0; s < full; s++) {
-        t += segment(rnd, fullLen, g.mtbfSeconds(), g.restartSeconds());
+        t += segment(rnd, fullLen, g.mtbfSeconds(), g.restartSeconds(), g.downtimeSeconds());
       }
       if (rest > 0) {
-        t += segment(rnd, restLen, g.mtbfSeconds(), g.restartSeconds());
+        t += segment(rnd, restLen, g.mtbfSeconds(), g.restartSeconds(), g.downtimeSeconds());
       }
       sum += t;
       sumSq += t * t;
@@ -58,7 +58,7 @@ public final class GoodputMonteCarlo {
 
   /** One segment: attempts until one runs its whole length without an interruption. */
   private static double segment(SplittableRandom rnd, double length, double mtbf,
-      double restart) {
+      double restart, double downtime) {
     double t = 0;
     double need = length;
     while (true) {
@@ -66,7 +66,9 @@ public final class GoodputMonteCarlo {
       if (gap >= need) {
         return t + need;
       }
-      t += gap;
+      // The interruption, then its downtime (nothing strikes then), then the restart and the
+      // whole segment again.
+      t += gap + downtime;
       need = restart + length;
     }
   }

@@ -173,6 +173,27 @@ class TimeToTrainCliTest {
   }
 
   @Test
+  void sparesArePricedAgainstAllNodesWaitingForRepairs() {
+    CliRun p = CliRun.of("plan", "--model", "llama2-7b", "--layers", "4", "--seq", "4096",
+        "--cluster", "4x8:a100-80gb", "--global-batch", "32", "--spare-nodes", "1",
+        "--train-tokens", "100000000000", "--checkpoint-bandwidth", "10", "--mtbf-node", "200",
+        "--node-repair-hours", "48");
+    assertThat(p.code()).as(p.err()).isZero();
+    // 3 nodes at 200 h each: one interruption per 66.67 h; every one loses a node (--mtbf-node).
+    // Nodes in repair: Poisson with mean (1 / 66.67 h) x 48 h = 0.72; one spare is out with
+    // P(X >= 1) = 1 - e^-0.72 = 0.51.
+    assertThat(p.out()).contains("interruptions: one per 66.67 h on 24 GPUs")
+        .contains("each waiting 48.0 h for repair only when all 1 spares are out (P = 0.51)")
+        .contains("spares: 1 of 4 nodes held back, the plan above runs on 3")
+        .contains("without, on all 4 nodes:");
+    CliRun.of("plan", "--model", "llama2-7b", "--layers", "4", "--cluster", "4x8:a100-80gb",
+        "--spare-nodes", "4").refusedInOneLine(2, "--spare-nodes must be from 1 to 3");
+    CliRun.of("plan", "--model", "llama2-7b", "--layers", "4", "--cluster", "4x8:a100-80gb",
+        "--train-tokens", "100", "--node-repair-hours", "5").refusedInOneLine(2,
+        "need --checkpoint-bandwidth");
+  }
+
+  @Test
   void aFileOfRatesReplacesTheDefault() throws Exception {
     Path rates = dir.resolve("rates.yaml");
     // 16 interruptions over 16 GPUs * 100 days: 0.01 per GPU-day; 16 GPUs: 6.25 days = 540,000 s.

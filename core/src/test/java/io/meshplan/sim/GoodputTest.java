@@ -16,6 +16,9 @@ class GoodputTest {
     // A restart of 1000 s multiplies it by e^(R/M) = e: 4670.77 s.
     assertThat(new Goodput(1000, 1, 1000, 0, 1000).expectedSeconds(1))
         .isCloseTo(4670.7743, within(1e-3));
+    // A downtime of 500 s after each interruption: (1000 + 500) (e - 1) = 2577.42 s.
+    assertThat(new Goodput(1000, 1, 1000, 0, 0, 500).expectedSeconds(1))
+        .isCloseTo(2577.4227, within(1e-3));
   }
 
   @Test
@@ -61,7 +64,9 @@ class GoodputTest {
     FailureRates r = FailureRates.llama3();
     SplittableRandom seeds = new SplittableRandom(41);
     for (long gpus : new long[] {1, 8, 64, 512, 2048, 16384}) {
-      Goodput g = new Goodput(10, 20_000, r.jobMtbfSeconds(gpus), 30, 600);
+      // Every other case waits an hour of downtime after each interruption.
+      double downtime = gpus % 2 == 0 && gpus > 8 ? 3600 : 0;
+      Goodput g = new Goodput(10, 20_000, r.jobMtbfSeconds(gpus), 30, 600, downtime);
       long k = g.optimalInterval();
       double exact = g.expectedSeconds(k);
       GoodputMonteCarlo.Estimate mc = GoodputMonteCarlo.simulate(g, k, 400, seeds.nextLong());
