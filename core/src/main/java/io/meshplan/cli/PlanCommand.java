@@ -225,6 +225,7 @@ final class PlanCommand implements Callable<Integer> {
    */
   private String spares(PricedJob allNodes, PipelinePlan withSpares, PlannerOptions options) {
     ClusterSpec all = allNodes.cluster();
+    timeToTrain.gpu = all.gpu();
     String held = String.format(java.util.Locale.ROOT, "spares: %d of %d nodes held back, the "
         + "plan above runs on %d%n", spareNodes, all.nodes(), all.nodes() - spareNodes);
     if (trainTokens == null || timeToTrain.repairHours == null
@@ -335,6 +336,7 @@ final class PlanCommand implements Callable<Integer> {
     planJson = PriceReport.json(planJson, pricing, cs.gpu(), plan.hloModule().isPresent()
         ? "module" : io.meshplan.model.Fp8Training.word(plan.model().dtype()),
         sim.iterationSeconds(), Optional.of(plan));
+    timeToTrain.gpu = cs.gpu();
     String timeText = "";
     if (trainTokens != null) {
       long iterations = io.meshplan.plan.TrainingConfig.iterations(trainTokens,

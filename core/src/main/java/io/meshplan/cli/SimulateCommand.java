@@ -105,6 +105,7 @@ final class SimulateCommand implements Callable<Integer> {
       throw new InputException("--checkpoint-bandwidth and the other time-to-train flags need "
           + "--train-tokens");
     }
+    timeToTrain.gpu = gpu;
     String timeText = s.iterations().isEmpty() ? "" : timeToTrain.text(
         s.iterations().getAsLong(), sim.iterationSeconds(), s.plan().model().parameterCount(),
         s.plan().model().dtype() == io.meshplan.graph.DType.F32, s.cluster().gpuCount(),

@@ -152,6 +152,7 @@ final class SweepCommand implements Callable<Integer> {
         io.meshplan.sweep.SweepPoint p = r.point();
         io.meshplan.model.ModelSpec m = io.meshplan.sweep.PointEvaluator.model(p,
             g.configSpecs());
+        timeToTrain.gpu = g.hardware().gpu(p.gpu());
         runs.put(p.index(), timeToTrain.outcome(io.meshplan.plan.TrainingConfig.iterations(
             trainTokens, p.globalBatch(), p.seq()), r.iterationSeconds(), m.parameterCount(),
             "f32".equals(p.dtype()), p.gpus(), p.nodes()));

@@ -52,8 +52,17 @@ final class TimeToTrainOptions {
       + "node stands in (plan --spare-nodes). Default: replaced within the restart.")
   Double repairHours;
 
+  @Option(names = "--async-checkpoint", description = "Checkpoints are written in the "
+      + "background (PyTorch DCP async_save, Megatron-LM --async-save): training stops only for "
+      + "the copy of each GPU's shard to host memory over PCIe; a checkpoint counts once written, "
+      + "so an interruption also loses the write's time, and the next checkpoint waits for it.")
+  boolean asyncCheckpoint;
+
   /** Nodes held back as spares ({@code plan --spare-nodes}); 0 elsewhere. */
   int spareNodes;
+
+  /** The GPU of the job, for the host link of --async-checkpoint; set by the commands. */
+  io.meshplan.cluster.GpuSpec gpu;
 
   /** {@code --gpu-hour-price}, which sweep declares itself; set by the commands that use it. */
   Double gpuHourPrice;
@@ -69,7 +78,7 @@ final class TimeToTrainOptions {
   boolean any() {
     return aggregateGbps != null || perNodeGbps != null || interval != null
         || mtbfNodeHours != null || failureRates != null || restartMinutes != null
-        || gpuHourPrice != null || repairHours != null;
+        || gpuHourPrice != null || repairHours != null || asyncCheckpoint;
   }
 
   /**
@@ -116,9 +125,10 @@ final class TimeToTrainOptions {
       b.append(String.format(Locale.ROOT, "interruptions: one per %.2f h on %d GPUs (%s)%n",
           g.mtbfSeconds() / 3600, gpus, r.source));
       b.append(r.waits);
-      b.append(String.format(Locale.ROOT, "checkpoint: %s (%s per GPU), %.1f s to write and read; "
+      b.append(String.format(Locale.ROOT, "checkpoint: %s (%s per GPU), %.3g s %s; "
           + "every %d iterations (%.1f min; Young %.1f, Daly %.1f)%n", bytes(r.checkpointBytes),
-          bytes(r.checkpointBytes / gpus), g.checkpointSeconds(), r.interval,
+          bytes(r.checkpointBytes / gpus), g.checkpointSeconds(), asyncCheckpoint
+              ? "blocking (to host; written in the background)" : "to write and read", r.interval,
           r.interval * iterationSeconds / 60, g.youngSeconds() / 60, g.dalySeconds() / 60));
       if (Double.isInfinite(r.wallSeconds)) {
         b.append("expected wall-clock: unbounded: interruptions come faster than a segment "
@@ -237,6 +247,16 @@ final class TimeToTrainOptions {
       nodeLoss = rates.nodeLossFraction();
     }
     double restart = (restartMinutes == null ? 10 : restartMinutes) * 60 + seconds;
+    double blocking = seconds;
+    long fewest = 1;
+    if (asyncCheckpoint) {
+      // Training stops for the device-to-host copy of each GPU's shard; the write to storage
+      // follows in the background. An interruption during it falls back one checkpoint further:
+      // charged as the write's time on every restart. The next checkpoint starts after it ends.
+      blocking = checkpointBytes / gpus / hostBytesPerSecond(gpu);
+      restart += seconds;
+      fewest = Math.max(1, (long) Math.ceil(seconds / iterationSeconds));
+    }
     double downtime = 0;
     String waits = "";
     if (repairHours != null) {
@@ -252,14 +272,37 @@ final class TimeToTrainOptions {
           : String.format(Locale.ROOT, " only when all %d spares are out (P = %.2g)", spareNodes,
               allOut));
     }
-    Goodput g = new Goodput(iterationSeconds, iterations, mtbf, seconds, restart, downtime);
-    long k = interval != null ? interval : g.optimalInterval();
+    Goodput g = new Goodput(iterationSeconds, iterations, mtbf, blocking, restart, downtime);
+    // The expected time is quasi-convex in the interval: below a floor, the floor is best.
+    long k = interval != null ? interval : Math.min(iterations,
+        Math.max(fewest, g.optimalInterval()));
     if (k > iterations) {
       throw new InputException("--checkpoint-interval " + k + " is longer than the run's "
           + iterations + " iterations");
     }
+    if (k < fewest) {
+      throw new InputException("--checkpoint-interval " + k + " is shorter than the background "
+          + "write of a checkpoint (" + fewest + " iterations)");
+    }
     long segments = iterations / k + (iterations % k > 0 ? 1 : 0);
     return new Result(g, source, checkpointBytes, k, segments, g.expectedSeconds(k), waits);
+  }
+
+  /**
+   * The host link a GPU's checkpoint shard is copied over, bytes/s: one PCIe x16 link per
+   * direction, 15.75 GB/s for Gen3 (V100), 31.5 for Gen4 (A100) and 63 for Gen5 (H100, H200,
+   * B200), the PCI Express Base Specification's per-lane rates (8, 16, 32 GT/s, 128b/130b) and
+   * the generation each NVIDIA datasheet gives its GPU's host interface.
+   */
+  static double hostBytesPerSecond(io.meshplan.cluster.GpuSpec gpu) {
+    if (gpu == null) {
+      throw new IllegalStateException("the job's GPU was not set");
+    }
+    return switch (gpu.architecture()) {
+      case VOLTA -> 15.75e9;
+      case AMPERE -> 31.5e9;
+      case HOPPER, BLACKWELL -> 63e9;
+    };
   }
 
   /** {@code P(X >= k)} for X Poisson with mean {@code mean}. */
@@ -277,10 +320,10 @@ final class TimeToTrainOptions {
   void check() {
     if (aggregateGbps == null && perNodeGbps == null && (interval != null
         || mtbfNodeHours != null || failureRates != null || restartMinutes != null
-        || repairHours != null)) {
+        || repairHours != null || asyncCheckpoint)) {
       throw new InputException("--checkpoint-interval, --mtbf-node, --failure-rates, "
-          + "--restart-minutes and --node-repair-hours price interruptions, which need "
-          + "--checkpoint-bandwidth or --checkpoint-bandwidth-per-node");
+          + "--restart-minutes, --node-repair-hours and --async-checkpoint price interruptions, "
+          + "which need --checkpoint-bandwidth or --checkpoint-bandwidth-per-node");
     }
     positive("--node-repair-hours", repairHours, MAX_HOURS);
     positive("--checkpoint-bandwidth", aggregateGbps, MAX_GBPS);
