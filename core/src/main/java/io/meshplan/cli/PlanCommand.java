@@ -130,12 +130,11 @@ final class PlanCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     timeToTrain.gpuHourPrice = gpuHourPrice.usd;
-    if (trainTokens != null && trainTokens < 1) {
-      throw new InputException("--train-tokens must be at least 1, got " + trainTokens);
-    }
-    if (trainTokens == null && timeToTrain.any()) {
+    boolean timed = trainTokens != null || timeToTrain.trainIterations != null;
+    timeToTrain.iterations(trainTokens, 1, 1);
+    if (!timed && timeToTrain.any()) {
       throw new InputException("--checkpoint-bandwidth and the other time-to-train flags need "
-          + "--train-tokens");
+          + "--train-tokens or --train-iterations");
     }
     if (hlo != null) {
       if (spareNodes != null) {
@@ -146,9 +145,9 @@ final class PlanCommand implements Callable<Integer> {
         throw new InputException("--fallbacks plans a model on fewer nodes; an --hlo module's "
             + "plan has none");
       }
-      if (trainTokens != null) {
-        throw new InputException("--train-tokens counts a model's tokens; an --hlo module "
-            + "counts microbatches");
+      if (timed) {
+        throw new InputException("--train-tokens and --train-iterations time a model's run; an "
+            + "--hlo module counts microbatches");
       }
       return planHlo();
     }
@@ -228,7 +227,8 @@ final class PlanCommand implements Callable<Integer> {
     timeToTrain.gpu = all.gpu();
     String held = String.format(java.util.Locale.ROOT, "spares: %d of %d nodes held back, the "
         + "plan above runs on %d%n", spareNodes, all.nodes(), all.nodes() - spareNodes);
-    if (trainTokens == null || timeToTrain.repairHours == null
+    if ((trainTokens == null && timeToTrain.trainIterations == null)
+        || timeToTrain.repairHours == null
         || (timeToTrain.aggregateGbps == null && timeToTrain.perNodeGbps == null)) {
       return held + "  (--train-tokens, a checkpoint bandwidth and --node-repair-hours price "
           + "what they buy)\n";
@@ -238,8 +238,8 @@ final class PlanCommand implements Callable<Integer> {
     if (!(r instanceof PlanResult.Planned p)) {
       return held + "  without spares nothing fits on all " + all.nodes() + " nodes\n";
     }
-    long iterations = io.meshplan.plan.TrainingConfig.iterations(trainTokens,
-        withSpares.globalBatchSize(), withSpares.model().seq());
+    long iterations = timeToTrain.iterations(trainTokens, withSpares.globalBatchSize(),
+        withSpares.model().seq()).getAsLong();
     boolean fp32 = withSpares.model().dtype() == io.meshplan.graph.DType.F32;
     long params = withSpares.model().parameterCount();
     ClusterSpec left = ClusterSpec.parse(withSpares.cluster());
@@ -338,14 +338,18 @@ final class PlanCommand implements Callable<Integer> {
         sim.iterationSeconds(), Optional.of(plan));
     timeToTrain.gpu = cs.gpu();
     String timeText = "";
-    if (trainTokens != null) {
-      long iterations = io.meshplan.plan.TrainingConfig.iterations(trainTokens,
-          plan.globalBatchSize(), plan.model().seq());
+    java.util.OptionalLong runIterations = plan.hloModule().isPresent()
+        ? java.util.OptionalLong.empty()
+        : timeToTrain.iterations(trainTokens, plan.globalBatchSize(), plan.model().seq());
+    if (runIterations.isPresent()) {
+      long iterations = runIterations.getAsLong();
       boolean fp32 = plan.model().dtype() == io.meshplan.graph.DType.F32;
-      timeText = String.format(java.util.Locale.ROOT, "training run: %d iterations (--train-tokens"
-          + " over %d tokens per iteration), %.1f h at this iteration time%n", iterations,
-          (long) plan.globalBatchSize() * plan.model().seq(),
-          iterations * sim.iterationSeconds() / 3600) + timeToTrain.text(iterations,
+      timeText = (trainTokens == null ? String.format(java.util.Locale.ROOT, "training run: %d "
+          + "iterations (--train-iterations), %.1f h at this iteration time%n", iterations,
+          iterations * sim.iterationSeconds() / 3600) : String.format(java.util.Locale.ROOT,
+          "training run: %d iterations (--train-tokens over %d tokens per iteration), %.1f h at "
+          + "this iteration time%n", iterations, (long) plan.globalBatchSize() * plan.model().seq(),
+          iterations * sim.iterationSeconds() / 3600)) + timeToTrain.text(iterations,
               sim.iterationSeconds(), plan.model().parameterCount(), fp32, cs.gpuCount(),
               cs.nodes());
       try {
@@ -377,9 +381,8 @@ final class PlanCommand implements Callable<Integer> {
     }
     ReportFiles.write(report, compare, new ReportSide("meshplan plan: " + plan.source().title()
         + " on " + plan.cluster(), java.util.Optional.of(plan), sim).withRun(
-            trainTokens == null || report == null ? Optional.empty() : timeToTrain.run(
-                io.meshplan.plan.TrainingConfig.iterations(trainTokens, plan.globalBatchSize(),
-                    plan.model().seq()), sim.iterationSeconds(), plan.model().parameterCount(),
+            runIterations.isEmpty() || report == null ? Optional.empty() : timeToTrain.run(
+                runIterations.getAsLong(), sim.iterationSeconds(), plan.model().parameterCount(),
                 plan.model().dtype() == io.meshplan.graph.DType.F32, cs.gpuCount(),
                 cs.nodes())), cs, memoryPerGpu,
         new ClusterOptions(), spec.commandLine().getErr());

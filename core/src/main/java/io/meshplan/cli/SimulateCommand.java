@@ -94,6 +94,13 @@ final class SimulateCommand implements Callable<Integer> {
     inputs.putAll(cluster.inputFiles());
     ReportFiles.check(report, compare, null, plan, inputs, force.force);
     Simulated s = plan != null ? fromPlan() : fromFlags();
+    if (timeToTrain.trainIterations != null) {
+      if (s.iterations().isPresent()) {
+        throw new InputException("give --train-tokens or --train-iterations, not both");
+      }
+      s = new Simulated(s.sim(), s.plan(), s.subject(), s.title(), s.cluster(), s.memoryPerGpu(),
+          s.stagesStated(), timeToTrain.iterations(null, 1, 1));
+    }
     cluster.warnIfProfileForeign(s.cluster(), spec.commandLine().getErr());
     SimulationResult sim = s.sim();
     MemoryFit fit = MemoryFit.of(sim, s.memoryPerGpu());
@@ -103,7 +110,7 @@ final class SimulateCommand implements Callable<Integer> {
     io.meshplan.cluster.GpuSpec gpu = s.cluster().gpu();
     if (timeToTrain.any() && s.iterations().isEmpty()) {
       throw new InputException("--checkpoint-bandwidth and the other time-to-train flags need "
-          + "--train-tokens");
+          + "--train-tokens or --train-iterations");
     }
     timeToTrain.gpu = gpu;
     String timeText = s.iterations().isEmpty() ? "" : timeToTrain.text(
@@ -126,10 +133,12 @@ final class SimulateCommand implements Callable<Integer> {
     if (!json && s.iterations().isPresent()) {
       // The run: its iterations at the simulated iteration time.
       double hours = s.iterations().getAsLong() * sim.iterationSeconds() / 3600;
-      w.println(String.format(java.util.Locale.ROOT, "training run: %d iterations (--train-tokens"
-          + " over %d tokens per iteration), %.1f h at this iteration time",
-          s.iterations().getAsLong(), Math.round(sim.tokensPerSecond() * sim.iterationSeconds()),
-          hours));
+      w.println(timeToTrain.trainIterations != null ? String.format(java.util.Locale.ROOT,
+          "training run: %d iterations (--train-iterations), %.1f h at this iteration time",
+          s.iterations().getAsLong(), hours) : String.format(java.util.Locale.ROOT,
+          "training run: %d iterations (--train-tokens over %d tokens per iteration), %.1f h at "
+          + "this iteration time", s.iterations().getAsLong(),
+          Math.round(sim.tokensPerSecond() * sim.iterationSeconds()), hours));
       w.print(timeText);
     }
     ReportFiles.write(report, compare, new ReportSide("meshplan simulate: " + s.title(),

@@ -125,12 +125,11 @@ final class SweepCommand implements Callable<Integer> {
     g.configModels().forEach((name, c) -> paths.input("the grid's model", c.file()));
     paths.check();
     OptionalDouble usd = price == null ? OptionalDouble.empty() : OptionalDouble.of(price);
-    if (trainTokens != null && trainTokens < 1) {
-      throw new InputException("--train-tokens must be at least 1, got " + trainTokens);
-    }
-    if (trainTokens == null && timeToTrain.any()) {
+    boolean timed = trainTokens != null || timeToTrain.trainIterations != null;
+    timeToTrain.iterations(trainTokens, 1, 1);
+    if (!timed && timeToTrain.any()) {
       throw new InputException("--checkpoint-bandwidth and the other time-to-train flags need "
-          + "--train-tokens");
+          + "--train-tokens or --train-iterations");
     }
     timeToTrain.check();
     boolean kernelPrices = CliValues.kernelPrices(prices);
@@ -144,7 +143,7 @@ final class SweepCommand implements Callable<Integer> {
       results = new Sweep(ex, task).run(g, progress::update);
     }
     java.util.Map<Integer, io.meshplan.sweep.TrainingOutcome> runs = new java.util.HashMap<>();
-    if (trainTokens != null) {
+    if (timed) {
       for (PointResult r : results) {
         if (r.status() != io.meshplan.sweep.PointStatus.OK) {
           continue;
@@ -153,8 +152,8 @@ final class SweepCommand implements Callable<Integer> {
         io.meshplan.model.ModelSpec m = io.meshplan.sweep.PointEvaluator.model(p,
             g.configSpecs());
         timeToTrain.gpu = g.hardware().gpu(p.gpu());
-        runs.put(p.index(), timeToTrain.outcome(io.meshplan.plan.TrainingConfig.iterations(
-            trainTokens, p.globalBatch(), p.seq()), r.iterationSeconds(), m.parameterCount(),
+        runs.put(p.index(), timeToTrain.outcome(timeToTrain.iterations(trainTokens,
+            p.globalBatch(), p.seq()).getAsLong(), r.iterationSeconds(), m.parameterCount(),
             "f32".equals(p.dtype()), p.gpus(), p.nodes()));
       }
     }

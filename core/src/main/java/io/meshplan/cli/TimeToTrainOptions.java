@@ -58,6 +58,39 @@ final class TimeToTrainOptions {
       + "so an interruption also loses the write's time, and the next checkpoint waits for it.")
   boolean asyncCheckpoint;
 
+  @Option(names = "--train-iterations", paramLabel = "N", description = "Iterations the whole "
+      + "run trains for, in place of --train-tokens.")
+  Long trainIterations;
+
+  /**
+   * The run's iterations: {@code --train-iterations}, or the iterations that train on {@code
+   * --train-tokens} (rounded up), or empty when neither was given.
+   *
+   * @param trainTokens --train-tokens, or null
+   * @param globalBatch sequences per iteration
+   * @param seq tokens per sequence
+   * @return the iterations
+   */
+  java.util.OptionalLong iterations(Long trainTokens, int globalBatch, int seq) {
+    if (trainIterations != null && trainTokens != null) {
+      throw new InputException("give --train-tokens or --train-iterations, not both");
+    }
+    if (trainIterations != null) {
+      if (trainIterations < 1) {
+        throw new InputException("--train-iterations must be at least 1, got " + trainIterations);
+      }
+      return java.util.OptionalLong.of(trainIterations);
+    }
+    if (trainTokens == null) {
+      return java.util.OptionalLong.empty();
+    }
+    if (trainTokens < 1) {
+      throw new InputException("--train-tokens must be at least 1, got " + trainTokens);
+    }
+    return java.util.OptionalLong.of(io.meshplan.plan.TrainingConfig.iterations(trainTokens,
+        globalBatch, seq));
+  }
+
   /** Nodes held back as spares ({@code plan --spare-nodes}); 0 elsewhere. */
   int spareNodes;
 

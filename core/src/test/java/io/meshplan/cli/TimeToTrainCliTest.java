@@ -213,6 +213,21 @@ class TimeToTrainCliTest {
   }
 
   @Test
+  void iterationsMayBeGivenInsteadOfTokens() throws Exception {
+    List<String> base = new ArrayList<>(SMALL.subList(0, SMALL.size() - 2));
+    JsonNode t = JSON.readTree(run(base, "--train-iterations", "1234", "--json").out())
+        .get("timeToTrain");
+    assertThat(t.get("iterations").asLong()).isEqualTo(1234);
+    run(SMALL, "--train-iterations", "5").refusedInOneLine(2,
+        "give --train-tokens or --train-iterations, not both");
+    run(base, "--train-iterations", "0").refusedInOneLine(2,
+        "--train-iterations must be at least 1");
+    CliRun p = CliRun.of("plan", "--model", "llama2-7b", "--layers", "4", "--cluster",
+        "1x8:h100-80gb", "--global-batch", "16", "--train-iterations", "777", "--json");
+    assertThat(JSON.readTree(p.out()).at("/timeToTrain/iterations").asLong()).isEqualTo(777);
+  }
+
+  @Test
   void aFileOfRatesReplacesTheDefault() throws Exception {
     Path rates = dir.resolve("rates.yaml");
     // 16 interruptions over 16 GPUs * 100 days: 0.01 per GPU-day; 16 GPUs: 6.25 days = 540,000 s.
