@@ -83,6 +83,9 @@ final class ExportCommand implements Callable<Integer> {
   /** Whether the plan file's model, attention and overlaps are ones the target runs. */
   private boolean planForHelps;
 
+  /** The cluster the export prices (its GPU names the prices line of a prediction). */
+  private ClusterSpec priced;
+
   @Option(names = "--to", required = true, paramLabel = "TARGET",
       completionCandidates = Choices.ExportTargets.class,
       description = "One of: ${COMPLETION-CANDIDATES}.")
@@ -161,6 +164,9 @@ final class ExportCommand implements Callable<Integer> {
       }
       CostPredictor cost = predictor != null ? predictor : this::simulate;
       o.println(prediction(cost.predict(n.nearest().get())));
+      if (priced != null) {
+        o.println(clusterOptions.pricing().describe(priced.gpu()));
+      }
     }
     o.flush();
     return ExitCodes.INFEASIBLE;
@@ -194,6 +200,7 @@ final class ExportCommand implements Callable<Integer> {
     ClusterSpec c = clusterOptions.spec(p.cluster());
     PlanFiles.checkDevices(plan, p, c);
     clusterOptions.warnIfProfileForeign(c, spec.commandLine().getErr());
+    priced = c;
     ExportResult result = new Exporter().export(target, p, c);
     // Planning again for the target helps when the target runs this model at all.
     planForHelps = io.meshplan.export.LaunchChecks.of(target, c)
@@ -212,6 +219,7 @@ final class ExportCommand implements Callable<Integer> {
     ExportInput in = input();
     model.printWarnings(spec.commandLine().getErr());
     clusterOptions.warnIfProfileForeign(in.cluster(), spec.commandLine().getErr());
+    priced = in.cluster();
     ExportResult result = new Exporter().export(target, in);
     if (result instanceof ExportResult.Exported) {
       requireFits(in);
