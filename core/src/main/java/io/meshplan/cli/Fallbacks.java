@@ -1,8 +1,5 @@
 package io.meshplan.cli;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.meshplan.cluster.ClusterSpec;
@@ -78,24 +75,19 @@ record Fallbacks(List<Entry> entries) {
 
   /** The plan JSON with a {@code fallbacks} array. */
   String addTo(String planJson) {
-    ObjectMapper m = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
-    try {
-      ObjectNode root = (ObjectNode) m.readTree(planJson);
+    return JsonEdit.edit(planJson, root -> {
       ArrayNode a = root.putArray("fallbacks");
       for (Entry e : entries) {
         ObjectNode o = a.addObject();
         o.put("lostNodes", e.lostNodes());
         o.put("cluster", e.cluster().toShortString());
         if (e.plan().isPresent()) {
-          o.set("plan", m.readTree(PlanJson.write(e.plan().get())));
+          o.set("plan", JsonEdit.tree(PlanJson.write(e.plan().get())));
         } else {
           o.put("infeasible", e.why());
         }
       }
-      return m.writeValueAsString(root) + "\n";
-    } catch (JsonProcessingException e) {
-      throw new IllegalStateException("cannot add the fallbacks to the plan", e);
-    }
+    });
   }
 
   /** One line per fallback, against the main plan's iteration time. */

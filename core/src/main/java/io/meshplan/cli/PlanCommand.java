@@ -129,10 +129,10 @@ final class PlanCommand implements Callable<Integer> {
 
   @Override
   public Integer call() {
-    timeToTrain.gpuHourPrice = gpuHourPrice.usd;
     boolean timed = trainTokens != null || timeToTrain.trainIterations != null;
     timeToTrain.iterations(trainTokens, 1, 1);
-    if (!timed && timeToTrain.any()) {
+    gpuHourPrice.checked();
+    if (!timed && (timeToTrain.any() || gpuHourPrice.usd != null)) {
       throw new InputException("--checkpoint-bandwidth and the other time-to-train flags need "
           + "--train-tokens or --train-iterations");
     }
@@ -172,7 +172,6 @@ final class PlanCommand implements Callable<Integer> {
       allNodes = setup;
       setup = Planner.price(setup.job().withCluster(new ClusterSpec(cs.nodes() - spareNodes,
           cs.gpusPerNode(), cs.gpu(), cs.fabric())), setup.pricing(), options);
-      timeToTrain.spareNodes = spareNodes;
     }
     cluster.warnIfProfileForeign(setup.cluster(), spec.commandLine().getErr());
     model.printWarnings(spec.commandLine().getErr());
@@ -224,7 +223,6 @@ final class PlanCommand implements Callable<Integer> {
    */
   private String spares(PricedJob allNodes, PipelinePlan withSpares, PlannerOptions options) {
     ClusterSpec all = allNodes.cluster();
-    timeToTrain.gpu = all.gpu();
     String held = String.format(java.util.Locale.ROOT, "spares: %d of %d nodes held back, the "
         + "plan above runs on %d%n", spareNodes, all.nodes(), all.nodes() - spareNodes);
     if ((trainTokens == null && timeToTrain.trainIterations == null)
@@ -240,15 +238,11 @@ final class PlanCommand implements Callable<Integer> {
     }
     long iterations = timeToTrain.iterations(trainTokens, withSpares.globalBatchSize(),
         withSpares.model().seq()).getAsLong();
-    boolean fp32 = withSpares.model().dtype() == io.meshplan.graph.DType.F32;
-    long params = withSpares.model().parameterCount();
-    ClusterSpec left = ClusterSpec.parse(withSpares.cluster());
-    io.meshplan.sweep.TrainingOutcome with = timeToTrain.outcome(iterations,
-        withSpares.prediction().iterationSeconds(), params, fp32, left.gpuCount(), left.nodes());
-    timeToTrain.spareNodes = 0;
-    io.meshplan.sweep.TrainingOutcome without = timeToTrain.outcome(iterations,
-        p.plan().prediction().iterationSeconds(), params, fp32, all.gpuCount(), all.nodes());
-    timeToTrain.spareNodes = spareNodes;
+    io.meshplan.sweep.TrainingOutcome with = timeToTrain.outcome(TimeToTrainOptions.Run.of(
+        iterations, withSpares.prediction().iterationSeconds(), withSpares.model(),
+        ClusterSpec.parse(withSpares.cluster())).withSpares(spareNodes));
+    io.meshplan.sweep.TrainingOutcome without = timeToTrain.outcome(TimeToTrainOptions.Run.of(
+        iterations, p.plan().prediction().iterationSeconds(), withSpares.model(), all));
     return held + String.format(java.util.Locale.ROOT, "  with them: %.2f days, ETTR %.1f%%%n"
         + "  without, on all %d nodes: %.4f s per iteration, %.2f days, ETTR %.1f%% (a lost node "
         + "waits %s h)%n", with.days(), 100 * with.ettr(), all.nodes(),
@@ -288,6 +282,7 @@ final class PlanCommand implements Callable<Integer> {
   private java.util.Map<String, Path> inputFiles() {
     java.util.Map<String, Path> files = new java.util.LinkedHashMap<>(model.inputFiles());
     files.putAll(cluster.inputFiles());
+    files.putAll(timeToTrain.inputFiles());
     return files;
   }
 
@@ -336,34 +331,19 @@ final class PlanCommand implements Callable<Integer> {
     planJson = PriceReport.json(planJson, pricing, cs.gpu(), plan.hloModule().isPresent()
         ? "module" : io.meshplan.model.Fp8Training.word(plan.model().dtype()),
         sim.iterationSeconds(), Optional.of(plan));
-    timeToTrain.gpu = cs.gpu();
     String timeText = "";
     java.util.OptionalLong runIterations = plan.hloModule().isPresent()
         ? java.util.OptionalLong.empty()
         : timeToTrain.iterations(trainTokens, plan.globalBatchSize(), plan.model().seq());
-    if (runIterations.isPresent()) {
-      long iterations = runIterations.getAsLong();
-      boolean fp32 = plan.model().dtype() == io.meshplan.graph.DType.F32;
-      timeText = (trainTokens == null ? String.format(java.util.Locale.ROOT, "training run: %d "
-          + "iterations (--train-iterations), %.1f h at this iteration time%n", iterations,
-          iterations * sim.iterationSeconds() / 3600) : String.format(java.util.Locale.ROOT,
-          "training run: %d iterations (--train-tokens over %d tokens per iteration), %.1f h at "
-          + "this iteration time%n", iterations, (long) plan.globalBatchSize() * plan.model().seq(),
-          iterations * sim.iterationSeconds() / 3600)) + timeToTrain.text(iterations,
-              sim.iterationSeconds(), plan.model().parameterCount(), fp32, cs.gpuCount(),
-              cs.nodes());
-      try {
-        com.fasterxml.jackson.databind.ObjectMapper m = new com.fasterxml.jackson.databind
-            .ObjectMapper().enable(
-                com.fasterxml.jackson.databind.SerializationFeature.INDENT_OUTPUT);
-        com.fasterxml.jackson.databind.node.ObjectNode root =
-            (com.fasterxml.jackson.databind.node.ObjectNode) m.readTree(planJson);
-        timeToTrain.json(root.putObject("timeToTrain"), iterations, sim.iterationSeconds(),
-            plan.model().parameterCount(), fp32, cs.gpuCount(), cs.nodes());
-        planJson = m.writeValueAsString(root) + "\n";
-      } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
-        throw new IllegalStateException("cannot add the time to train to the plan", e);
-      }
+    Optional<TimeToTrainOptions.Run> run = runIterations.isEmpty() ? Optional.empty()
+        : Optional.of(TimeToTrainOptions.Run.of(runIterations.getAsLong(),
+            sim.iterationSeconds(), plan.model(), cs).withSpares(spareNodes == null ? 0
+                : spareNodes));
+    if (run.isPresent()) {
+      timeText = timeToTrain.runLine(run.get(), (long) plan.globalBatchSize()
+          * plan.model().seq()) + timeToTrain.text(run.get(), gpuHourPrice.usd);
+      planJson = JsonEdit.edit(planJson, root -> timeToTrain.json(root.putObject("timeToTrain"),
+          run.get(), gpuHourPrice.usd));
     }
     if (json) {
       w.print(planJson);
@@ -381,10 +361,8 @@ final class PlanCommand implements Callable<Integer> {
     }
     ReportFiles.write(report, compare, new ReportSide("meshplan plan: " + plan.source().title()
         + " on " + plan.cluster(), java.util.Optional.of(plan), sim).withRun(
-            runIterations.isEmpty() || report == null ? Optional.empty() : timeToTrain.run(
-                runIterations.getAsLong(), sim.iterationSeconds(), plan.model().parameterCount(),
-                plan.model().dtype() == io.meshplan.graph.DType.F32, cs.gpuCount(),
-                cs.nodes())), cs, memoryPerGpu,
+            report == null ? Optional.empty() : run.flatMap(timeToTrain::report)), cs,
+        memoryPerGpu,
         new ClusterOptions(), spec.commandLine().getErr());
     if (report != null && !json) {
       w.println("wrote " + report);

@@ -1,8 +1,5 @@
 package io.meshplan.cli;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.meshplan.calibrate.ComputeScale;
 import io.meshplan.cluster.GpuSpec;
@@ -16,8 +13,6 @@ import java.util.Optional;
  * same in JSON.
  */
 final class PriceReport {
-  private static final ObjectMapper MAPPER = new ObjectMapper()
-      .enable(SerializationFeature.INDENT_OUTPUT);
 
   private PriceReport() {}
 
@@ -64,8 +59,7 @@ final class PriceReport {
    */
   static String json(String json, Pricing pricing, GpuSpec gpu, String dtype,
       double iterationSeconds, Optional<io.meshplan.plan.PipelinePlan> plan) {
-    try {
-      ObjectNode root = (ObjectNode) MAPPER.readTree(json);
+    return JsonEdit.edit(json, root -> {
       ObjectNode p = root.putObject("prices");
       p.put("source", pricing.source());
       p.put("line", pricing.describe(gpu));
@@ -99,14 +93,6 @@ final class PriceReport {
           root.putArray("tokensPerSecondBand").add(tps / b.high()).add(tps / b.low());
         }
       });
-      // The memory verdict stays the last field, as it was before prices were added.
-      com.fasterxml.jackson.databind.JsonNode fits = root.remove("fits");
-      if (fits != null) {
-        root.set("fits", fits);
-      }
-      return MAPPER.writeValueAsString(root) + "\n";
-    } catch (JsonProcessingException e) {
-      throw new IllegalStateException("cannot add the prices to the JSON", e);
-    }
+    });
   }
 }

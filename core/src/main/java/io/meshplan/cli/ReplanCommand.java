@@ -1,8 +1,6 @@
 package io.meshplan.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.SerializationFeature;
 import io.meshplan.cluster.ClusterSpec;
 import io.meshplan.plan.PipelinePlan;
 import io.meshplan.plan.PlanJson;
@@ -98,25 +96,11 @@ final class ReplanCommand implements Callable<Integer> {
       // job (model, batch, precision, attention, overlaps, prices and framework).
       bestPlan = planLeft(main, root, new ClusterSpec(cs.nodes() - lostNodes, cs.gpusPerNode(),
           cs.gpu(), cs.fabric()));
-      chosen = PlanJson.write(bestPlan);
-      if (root.path("prices").isObject()) {
-        try {
-          ObjectMapper m = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
-          com.fasterxml.jackson.databind.node.ObjectNode o =
-              (com.fasterxml.jackson.databind.node.ObjectNode) m.readTree(chosen);
-          o.set("prices", root.get("prices").deepCopy());
-          chosen = m.writeValueAsString(o) + "\n";
-        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
-          throw new IllegalStateException("cannot write the plan", e);
-        }
-      }
+      JsonNode prices = root.path("prices");
+      chosen = prices.isObject() ? JsonEdit.edit(PlanJson.write(bestPlan),
+          o -> o.set("prices", prices.deepCopy())) : PlanJson.write(bestPlan);
     } else {
-      try {
-        chosen = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT)
-            .writeValueAsString(best.get("plan")) + "\n";
-      } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
-        throw new IllegalStateException("cannot write the fallback", e);
-      }
+      chosen = JsonEdit.write(best.get("plan"));
     }
     PrintWriter w = spec.commandLine().getOut();
     if (out != null) {

@@ -1,8 +1,5 @@
 package io.meshplan.cli;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.meshplan.interop.PlanResult;
 import io.meshplan.interop.RuntimeBest;
@@ -19,8 +16,6 @@ import java.util.Locale;
  * the plan's, minus 1) and {@code samePlan}, or the {@code reason} it has none).
  */
 final class RuntimeBests {
-  private static final ObjectMapper MAPPER = new ObjectMapper()
-      .enable(SerializationFeature.INDENT_OUTPUT);
 
   private RuntimeBests() {}
 
@@ -90,8 +85,7 @@ final class RuntimeBests {
     if (bests.isEmpty() && forLabel == null) {
       return planJson;
     }
-    try {
-      ObjectNode root = (ObjectNode) MAPPER.readTree(planJson);
+    return JsonEdit.edit(planJson, root -> {
       if (forLabel != null) {
         root.put("for", forLabel);
       }
@@ -101,10 +95,7 @@ final class RuntimeBests {
           put(fw.putObject(b.label()), plan, b);
         }
       }
-      return MAPPER.writeValueAsString(root) + "\n";
-    } catch (JsonProcessingException e) {
-      throw new IllegalStateException("cannot extend the plan JSON", e);
-    }
+    });
   }
 
   private static void put(ObjectNode o, PipelinePlan plan, RuntimeBest b) {

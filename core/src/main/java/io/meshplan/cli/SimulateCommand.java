@@ -89,9 +89,10 @@ final class SimulateCommand implements Callable<Integer> {
 
   @Override
   public Integer call() {
-    timeToTrain.gpuHourPrice = gpuHourPrice.usd;
+    gpuHourPrice.checked();
     java.util.Map<String, Path> inputs = new java.util.LinkedHashMap<>(model.inputFiles());
     inputs.putAll(cluster.inputFiles());
+    inputs.putAll(timeToTrain.inputFiles());
     ReportFiles.check(report, compare, null, plan, inputs, force.force);
     Simulated s = plan != null ? fromPlan() : fromFlags();
     if (timeToTrain.trainIterations != null) {
@@ -108,20 +109,25 @@ final class SimulateCommand implements Callable<Integer> {
     boolean module = s.plan().hloModule().isPresent();
     io.meshplan.planner.Pricing pricing = cluster.pricing();
     io.meshplan.cluster.GpuSpec gpu = s.cluster().gpu();
-    if (timeToTrain.any() && s.iterations().isEmpty()) {
+    if ((timeToTrain.any() || gpuHourPrice.usd != null) && s.iterations().isEmpty()) {
       throw new InputException("--checkpoint-bandwidth and the other time-to-train flags need "
           + "--train-tokens or --train-iterations");
     }
-    timeToTrain.gpu = gpu;
-    String timeText = s.iterations().isEmpty() ? "" : timeToTrain.text(
-        s.iterations().getAsLong(), sim.iterationSeconds(), s.plan().model().parameterCount(),
-        s.plan().model().dtype() == io.meshplan.graph.DType.F32, s.cluster().gpuCount(),
-        s.cluster().nodes());
+    if (module && s.iterations().isPresent()) {
+      throw new InputException("--train-iterations times a model's run; the plan of an HLO "
+          + "module counts microbatches");
+    }
+    Optional<TimeToTrainOptions.Run> run = s.iterations().isEmpty() ? Optional.empty()
+        : Optional.of(TimeToTrainOptions.Run.of(s.iterations().getAsLong(),
+            sim.iterationSeconds(), s.plan().model(), s.cluster()));
+    // Priced before anything is printed, so that a refusal is the only output.
+    String timeText = run.map(r -> timeToTrain.runLine(r, Math.round(sim.tokensPerSecond()
+        * sim.iterationSeconds())) + timeToTrain.text(r, gpuHourPrice.usd)).orElse("");
     w.print(json ? withTimeToTrain(PriceReport.json(SimulationJson.write(sim, false, fit,
         (plan != null && attention.chosen().isEmpty() ? s.plan().attentionKernel()
             : attention.kernel()).map(io.meshplan.cluster.AttentionKernel::word)), pricing, gpu,
         module ? "module" : io.meshplan.model.Fp8Training.word(s.plan().model().dtype()),
-        sim.iterationSeconds(), Optional.of(s.plan())), s, sim)
+        sim.iterationSeconds(), Optional.of(s.plan())), run)
         : SimulationText.write(sim, module ? "microbatches" : "tokens", Optional.of(fit),
             PriceReport.band(pricing, gpu)));
     if (!json) {
@@ -130,25 +136,14 @@ final class SimulateCommand implements Callable<Integer> {
     if (!json && s.stagesStated()) {
       w.println(stageLayers(s.plan()));
     }
-    if (!json && s.iterations().isPresent()) {
+    if (!json) {
       // The run: its iterations at the simulated iteration time.
-      double hours = s.iterations().getAsLong() * sim.iterationSeconds() / 3600;
-      w.println(timeToTrain.trainIterations != null ? String.format(java.util.Locale.ROOT,
-          "training run: %d iterations (--train-iterations), %.1f h at this iteration time",
-          s.iterations().getAsLong(), hours) : String.format(java.util.Locale.ROOT,
-          "training run: %d iterations (--train-tokens over %d tokens per iteration), %.1f h at "
-          + "this iteration time", s.iterations().getAsLong(),
-          Math.round(sim.tokensPerSecond() * sim.iterationSeconds()), hours));
       w.print(timeText);
     }
     ReportFiles.write(report, compare, new ReportSide("meshplan simulate: " + s.title(),
-        Optional.of(s.plan()), sim).withRun(s.iterations().isEmpty() || report == null
-            ? Optional.empty() : timeToTrain.run(s.iterations().getAsLong(),
-                sim.iterationSeconds(), s.plan().model().parameterCount(),
-                s.plan().model().dtype() == io.meshplan.graph.DType.F32,
-                s.cluster().gpuCount(), s.cluster().nodes())), s.cluster(), s.memoryPerGpu(),
-        new ClusterOptions(),
-        spec.commandLine().getErr());
+        Optional.of(s.plan()), sim).withRun(report == null ? Optional.empty()
+            : run.flatMap(timeToTrain::report)), s.cluster(), s.memoryPerGpu(),
+        new ClusterOptions(), spec.commandLine().getErr());
     if (report != null && !json) {
       w.println("wrote " + report);
     }
@@ -177,28 +172,10 @@ final class SimulateCommand implements Callable<Integer> {
         + " recomputation)";
   }
 
-  /** The simulation's JSON with {@code timeToTrain} where --train-tokens was given. */
-  private String withTimeToTrain(String json, Simulated s, SimulationResult sim) {
-    if (s.iterations().isEmpty()) {
-      return json;
-    }
-    try {
-      com.fasterxml.jackson.databind.ObjectMapper m = new com.fasterxml.jackson.databind
-          .ObjectMapper().enable(com.fasterxml.jackson.databind.SerializationFeature.INDENT_OUTPUT);
-      com.fasterxml.jackson.databind.node.ObjectNode root =
-          (com.fasterxml.jackson.databind.node.ObjectNode) m.readTree(json);
-      timeToTrain.json(root.putObject("timeToTrain"), s.iterations().getAsLong(),
-          sim.iterationSeconds(), s.plan().model().parameterCount(),
-          s.plan().model().dtype() == io.meshplan.graph.DType.F32, s.cluster().gpuCount(),
-          s.cluster().nodes());
-      com.fasterxml.jackson.databind.JsonNode fits = root.remove("fits");
-      if (fits != null) {
-        root.set("fits", fits);
-      }
-      return m.writeValueAsString(root) + "\n";
-    } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
-      throw new IllegalStateException("cannot add the time to train to the JSON", e);
-    }
+  /** The simulation's JSON with {@code timeToTrain} where a run length was given. */
+  private String withTimeToTrain(String json, Optional<TimeToTrainOptions.Run> run) {
+    return run.isEmpty() ? json : JsonEdit.edit(json, root -> timeToTrain.json(
+        root.putObject("timeToTrain"), run.get(), gpuHourPrice.usd));
   }
 
   private Simulated fromPlan() {

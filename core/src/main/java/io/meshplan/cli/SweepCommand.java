@@ -121,7 +121,8 @@ final class SweepCommand implements Callable<Integer> {
     String jsonlFlag = outDir != null ? "--out " + outDir + ": sweep.jsonl" : "--jsonl";
     SweepGrid g = SweepGridReader.read(grid, catalog.catalog());
     OutputPaths paths = new OutputPaths().force(force.force).output(csvFlag, outCsv)
-        .output(jsonlFlag, outJsonl).input("--grid", grid).input("--catalog", catalog.file);
+        .output(jsonlFlag, outJsonl).input("--grid", grid).input("--catalog", catalog.file)
+        .inputs(timeToTrain.inputFiles());
     g.configModels().forEach((name, c) -> paths.input("the grid's model", c.file()));
     paths.check();
     OptionalDouble usd = price == null ? OptionalDouble.empty() : OptionalDouble.of(price);
@@ -151,10 +152,10 @@ final class SweepCommand implements Callable<Integer> {
         io.meshplan.sweep.SweepPoint p = r.point();
         io.meshplan.model.ModelSpec m = io.meshplan.sweep.PointEvaluator.model(p,
             g.configSpecs());
-        timeToTrain.gpu = g.hardware().gpu(p.gpu());
-        runs.put(p.index(), timeToTrain.outcome(timeToTrain.iterations(trainTokens,
-            p.globalBatch(), p.seq()).getAsLong(), r.iterationSeconds(), m.parameterCount(),
-            "f32".equals(p.dtype()), p.gpus(), p.nodes()));
+        runs.put(p.index(), timeToTrain.outcome(new TimeToTrainOptions.Run(
+            timeToTrain.iterations(trainTokens, p.globalBatch(), p.seq()).getAsLong(),
+            r.iterationSeconds(), m.parameterCount(), "f32".equals(p.dtype()), p.gpus(),
+            p.nodes(), g.hardware().gpu(p.gpu()), 0)));
       }
     }
     PrintWriter w = spec.commandLine().getOut();

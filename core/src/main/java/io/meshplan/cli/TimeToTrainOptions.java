@@ -91,44 +91,103 @@ final class TimeToTrainOptions {
         globalBatch, seq));
   }
 
-  /** Nodes held back as spares ({@code plan --spare-nodes}); 0 elsewhere. */
-  int spareNodes;
-
-  /** The GPU of the job, for the host link of --async-checkpoint; set by the commands. */
-  io.meshplan.cluster.GpuSpec gpu;
-
-  /** {@code --gpu-hour-price}, which sweep declares itself; set by the commands that use it. */
-  Double gpuHourPrice;
-
-  /** {@code --gpu-hour-price} for plan and simulate. */
+  /** {@code --gpu-hour-price} for plan and simulate (sweep declares its own). */
   static final class Price {
     @Option(names = "--gpu-hour-price", paramLabel = "USD", description = "Price of one GPU for "
         + "one hour: the run's cost (with --train-tokens).")
     Double usd;
+
+    /** The price, refused in one line when it is no price. */
+    Double checked() {
+      positive("--gpu-hour-price", usd, 1e9);
+      return usd;
+    }
+  }
+
+  /**
+   * One run to price: its length and iteration time, the model's size and precision, the
+   * cluster, and the spares held back ({@code plan --spare-nodes}).
+   *
+   * @param iterations the run's iterations, >= 1
+   * @param iterationSeconds one iteration without interruptions, seconds
+   * @param parameters the model's parameters
+   * @param fp32 whether it trains in fp32 (no separate master weights)
+   * @param gpus the job's GPUs
+   * @param nodes the job's nodes
+   * @param gpu the job's GPU (its host link prices --async-checkpoint)
+   * @param spares nodes held back as spares, 0 for none
+   */
+  record Run(long iterations, double iterationSeconds, long parameters, boolean fp32, long gpus,
+      int nodes, io.meshplan.cluster.GpuSpec gpu, int spares) {
+    /**
+     * A model's run on a cluster, without spares.
+     *
+     * @param iterations the run's iterations
+     * @param iterationSeconds one iteration, seconds
+     * @param m the model, at its training precision
+     * @param cs the cluster it runs on
+     * @return the run
+     */
+    static Run of(long iterations, double iterationSeconds, io.meshplan.model.ModelSpec m,
+        io.meshplan.cluster.ClusterSpec cs) {
+      return new Run(iterations, iterationSeconds, m.parameterCount(),
+          m.dtype() == io.meshplan.graph.DType.F32, cs.gpuCount(), cs.nodes(), cs.gpu(), 0);
+    }
+
+    /** This run with spares held back. */
+    Run withSpares(int k) {
+      return new Run(iterations, iterationSeconds, parameters, fp32, gpus, nodes, gpu, k);
+    }
+  }
+
+  /** Each run's numbers, computed once (a command prints, writes and draws the same run). */
+  private final java.util.Map<Run, Result> results = new java.util.HashMap<>();
+  /** --failure-rates or the default, read once. */
+  private FailureRates rates;
+
+  /**
+   * The run's first line: its iterations, where they come from, and its hours without
+   * interruptions.
+   *
+   * @param run the run
+   * @param tokensPerIteration the tokens of one iteration
+   * @return the line, ending in a newline
+   */
+  String runLine(Run run, long tokensPerIteration) {
+    double hours = run.iterations() * run.iterationSeconds() / 3600;
+    return trainIterations != null ? String.format(Locale.ROOT, "training run: %d iterations "
+        + "(--train-iterations), %.1f h at this iteration time%n", run.iterations(), hours)
+        : String.format(Locale.ROOT, "training run: %d iterations (--train-tokens over %d tokens "
+            + "per iteration), %.1f h at this iteration time%n", run.iterations(),
+            tokensPerIteration, hours);
+  }
+
+  /**
+   * The files these flags read, which no output may name.
+   *
+   * @return {@code --failure-rates} by flag, if given
+   */
+  java.util.Map<String, Path> inputFiles() {
+    return failureRates == null ? java.util.Map.of() : java.util.Map.of("--failure-rates",
+        failureRates);
   }
 
   /** Whether any flag was given. */
   boolean any() {
     return aggregateGbps != null || perNodeGbps != null || interval != null
         || mtbfNodeHours != null || failureRates != null || restartMinutes != null
-        || gpuHourPrice != null || repairHours != null || asyncCheckpoint;
+        || repairHours != null || asyncCheckpoint;
   }
 
   /**
-   * A sweep point's run: its expected wall-clock time and ETTR ({@link #text}'s numbers).
+   * A run's expected wall-clock time and ETTR ({@link #text}'s numbers).
    *
-   * @param iterations the run's iterations
-   * @param iterationSeconds one iteration, seconds
-   * @param parameters the model's parameters
-   * @param fp32 whether it trains in fp32
-   * @param gpus the point's GPUs
-   * @param nodes the point's nodes
+   * @param run the run
    * @return the outcome
    */
-  io.meshplan.sweep.TrainingOutcome outcome(long iterations, double iterationSeconds,
-      long parameters, boolean fp32, long gpus, int nodes) {
-    Result r = compute(iterations, iterationSeconds, parameters, fp32, gpus, nodes);
-    return new io.meshplan.sweep.TrainingOutcome(iterations, r.wallSeconds,
+  io.meshplan.sweep.TrainingOutcome outcome(Run run) {
+    Result r = compute(run);
+    return new io.meshplan.sweep.TrainingOutcome(run.iterations(), r.wallSeconds,
         r.goodput == null || !Double.isFinite(r.wallSeconds) ? Double.NaN
             : r.goodput.productiveSeconds() / r.wallSeconds);
   }
@@ -136,17 +195,15 @@ final class TimeToTrainOptions {
   /**
    * The time to train, in lines of text.
    *
-   * @param iterations the run's iterations
-   * @param iterationSeconds one iteration without interruptions, seconds
-   * @param parameters the model's parameters
-   * @param fp32 whether the run trains in fp32 (no separate master weights)
-   * @param gpus the job's GPUs
-   * @param nodes the job's nodes
+   * @param run the run
+   * @param gpuHourPrice the price of a GPU-hour, or null
    * @return the lines, each ending in a newline
    */
-  String text(long iterations, double iterationSeconds, long parameters, boolean fp32,
-      long gpus, int nodes) {
-    Result r = compute(iterations, iterationSeconds, parameters, fp32, gpus, nodes);
+  String text(Run run, Double gpuHourPrice) {
+    Result r = compute(run);
+    long iterations = run.iterations();
+    double iterationSeconds = run.iterationSeconds();
+    long gpus = run.gpus();
     StringBuilder b = new StringBuilder();
     double hours = r.goodput == null ? iterations * iterationSeconds / 3600
         : r.wallSeconds / 3600;
@@ -190,16 +247,14 @@ final class TimeToTrainOptions {
    * The same as JSON fields.
    *
    * @param o the object to add to
-   * @param iterations the run's iterations
-   * @param iterationSeconds one iteration, seconds
-   * @param parameters the model's parameters
-   * @param fp32 whether the run trains in fp32
-   * @param gpus the job's GPUs
-   * @param nodes the job's nodes
+   * @param run the run
+   * @param gpuHourPrice the price of a GPU-hour, or null
    */
-  void json(com.fasterxml.jackson.databind.node.ObjectNode o, long iterations,
-      double iterationSeconds, long parameters, boolean fp32, long gpus, int nodes) {
-    Result r = compute(iterations, iterationSeconds, parameters, fp32, gpus, nodes);
+  void json(com.fasterxml.jackson.databind.node.ObjectNode o, Run run, Double gpuHourPrice) {
+    Result r = compute(run);
+    long iterations = run.iterations();
+    double iterationSeconds = run.iterationSeconds();
+    long gpus = run.gpus();
     o.put("iterations", iterations);
     o.put("productiveSeconds", iterations * iterationSeconds);
     if (r.goodput != null) {
@@ -233,35 +288,38 @@ final class TimeToTrainOptions {
   /**
    * The run for the report, where interruptions are priced.
    *
-   * @param iterations the run's iterations
-   * @param iterationSeconds one iteration, seconds
-   * @param parameters the model's parameters
-   * @param fp32 whether it trains in fp32
-   * @param gpus the job's GPUs
-   * @param nodes the job's nodes
-   * @return the run, or empty without a checkpoint bandwidth
+   * @param run the run
+   * @return the report's run, or empty without a checkpoint bandwidth
    */
-  java.util.Optional<io.meshplan.report.TrainingRun> run(long iterations,
-      double iterationSeconds, long parameters, boolean fp32, int gpus, int nodes) {
-    Result r = compute(iterations, iterationSeconds, parameters, fp32, gpus, nodes);
+  java.util.Optional<io.meshplan.report.TrainingRun> report(Run run) {
+    Result r = compute(run);
     return r.goodput == null ? java.util.Optional.empty() : java.util.Optional.of(
-        new io.meshplan.report.TrainingRun(r.goodput, r.interval, gpus, perNodeGbps != null));
+        new io.meshplan.report.TrainingRun(r.goodput, r.interval, (int) run.gpus(),
+            perNodeGbps != null));
   }
 
   /** The numbers both renderings print. */
   private record Result(Goodput goodput, String source, double checkpointBytes, long interval,
       long segments, double wallSeconds, String waits) {}
 
-  private Result compute(long iterations, double iterationSeconds, long parameters,
-      boolean fp32, long gpus, int nodes) {
+  private Result compute(Run run) {
     check();
+    return results.computeIfAbsent(run, this::result);
+  }
+
+  private Result result(Run run) {
+    long iterations = run.iterations();
+    double iterationSeconds = run.iterationSeconds();
+    long gpus = run.gpus();
+    int nodes = run.nodes();
+    int spareNodes = run.spares();
     if (aggregateGbps == null && perNodeGbps == null) {
       return new Result(null, "", 0, 0, 0, iterations * iterationSeconds, "");
     }
     // Mixed-precision Adam keeps, once across data-parallel replicas (distributed checkpoints
     // save each shard once): the weights in the training type (2 bytes), fp32 master weights and
     // two fp32 moments (12 bytes); fp32 training has no separate master (4 + 8 bytes).
-    double checkpointBytes = (double) parameters * (fp32 ? 12 : 14);
+    double checkpointBytes = (double) run.parameters() * (run.fp32() ? 12 : 14);
     double gbps = aggregateGbps != null ? aggregateGbps : perNodeGbps * nodes;
     double seconds = checkpointBytes / (gbps * 1e9);
     double mtbf;
@@ -272,8 +330,9 @@ final class TimeToTrainOptions {
       source = String.format(Locale.ROOT, "--mtbf-node %s h over %d nodes", mtbfNodeHours, nodes);
       nodeLoss = 1;
     } else {
-      FailureRates rates = failureRates != null ? FailureRates.read(failureRates)
-          : FailureRates.llama3();
+      if (rates == null) {
+        rates = failureRates != null ? FailureRates.read(failureRates) : FailureRates.llama3();
+      }
       mtbf = rates.jobMtbfSeconds(gpus);
       source = failureRates != null ? String.valueOf(failureRates)
           : "Llama 3's record: Dubey et al. 2024, Table 5";
@@ -286,7 +345,7 @@ final class TimeToTrainOptions {
       // Training stops for the device-to-host copy of each GPU's shard; the write to storage
       // follows in the background. An interruption during it falls back one checkpoint further:
       // charged as the write's time on every restart. The next checkpoint starts after it ends.
-      blocking = checkpointBytes / gpus / hostBytesPerSecond(gpu);
+      blocking = checkpointBytes / gpus / hostBytesPerSecond(run.gpu());
       restart += seconds;
       fewest = Math.max(1, (long) Math.ceil(seconds / iterationSeconds));
     }
@@ -328,9 +387,6 @@ final class TimeToTrainOptions {
    * the generation each NVIDIA datasheet gives its GPU's host interface.
    */
   static double hostBytesPerSecond(io.meshplan.cluster.GpuSpec gpu) {
-    if (gpu == null) {
-      throw new IllegalStateException("the job's GPU was not set");
-    }
     return switch (gpu.architecture()) {
       case VOLTA -> 15.75e9;
       case AMPERE -> 31.5e9;
@@ -366,7 +422,6 @@ final class TimeToTrainOptions {
       throw new InputException("--restart-minutes must be a number from 0 to " + MAX_HOURS * 60
           + ", got " + restartMinutes);
     }
-    positive("--gpu-hour-price", gpuHourPrice, 1e9);
     if (interval != null && interval < 1) {
       throw new InputException("--checkpoint-interval must be at least 1, got " + interval);
     }

@@ -228,6 +228,25 @@ class TimeToTrainCliTest {
   }
 
   @Test
+  void noOutputMayNameTheFailureRatesAndAModulesPlanHasNoRunLength() throws Exception {
+    Path rates = dir.resolve("rates.yaml");
+    String text = "gpus: 8\ndays: 10\ncauses:\n  gpu: 3\n";
+    Files.writeString(rates, text);
+    CliRun.of("plan", "--model", "llama2-7b", "--layers", "2", "--cluster", "1x8:a100-80gb",
+        "--global-batch", "8", "--train-tokens", "100000", "--checkpoint-bandwidth", "10",
+        "--failure-rates", rates.toString(), "--out", rates.toString(), "--force")
+        .refusedInOneLine(2, "--failure-rates");
+    run(SMALL, "--checkpoint-bandwidth", "10", "--failure-rates", rates.toString(), "--report",
+        rates.toString(), "--force").refusedInOneLine(2, "--failure-rates");
+    assertThat(Files.readString(rates)).isEqualTo(text);
+    Path hlo = dir.resolve("hlo.json");
+    assertThat(CliRun.of("plan", "--hlo", "examples/train_step.hlo", "--cluster", "1x2:a100-80gb",
+        "--microbatches", "1", "--out", hlo.toString()).code()).isZero();
+    CliRun.of("simulate", "--plan", hlo.toString(), "--train-iterations", "5")
+        .refusedInOneLine(2, "the plan of an HLO module counts microbatches");
+  }
+
+  @Test
   void aFileOfRatesReplacesTheDefault() throws Exception {
     Path rates = dir.resolve("rates.yaml");
     // 16 interruptions over 16 GPUs * 100 days: 0.01 per GPU-day; 16 GPUs: 6.25 days = 540,000 s.
