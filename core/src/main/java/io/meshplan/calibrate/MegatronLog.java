@@ -121,9 +121,9 @@ final class MegatronLog {
    * The routed experts ({@code num_experts} set): {@code moe_router_topk} (2 by default), {@code
    * moe_ffn_hidden_size} (the dense size by default), {@code moe_shared_expert_intermediate_size},
    * {@code moe_expert_capacity_factor} (None: dropless) and {@code moe_layer_freq} (an integer n,
-   * one expert block in n starting with the first, or the 0/1 list it was expanded to). Only the
-   * all-to-all token dispatcher is priced: Megatron-Core's default {@code allgather} and the
-   * DeepEP/HybridEP {@code flex} dispatcher are refused, as their exchanges are not meshplan's.
+   * one expert block in n starting with the first, or the 0/1 list it was expanded to). The
+   * all-to-all dispatcher and the {@code flex} dispatcher with DeepEP or Hybrid-EP are priced
+   * ({@link #dispatcher}); Megatron-Core's default {@code allgather} is refused.
    */
   private static RunModel.Moe moe(Args a, int layers, int ffn) {
     Optional<Integer> experts = a.optionalInt(MegatronArg.NUM_EXPERTS.dest());
@@ -135,14 +135,33 @@ final class MegatronLog {
           + "arguments block, so the run used Megatron-Core's default, allgather, which is not "
           + "the token dispatcher meshplan prices (alltoall)");
     }
-    if (!a.args.get(MegatronArg.MOE_TOKEN_DISPATCHER_TYPE.dest()).equals("alltoall")) {
-      throw a.bad(MegatronArg.MOE_TOKEN_DISPATCHER_TYPE.dest(), "is not the token dispatcher meshplan prices "
-          + "(alltoall: one all-to-all to dispatch and one to combine)");
-    }
+    dispatcher(a);
     return new RunModel.Moe(experts.get(), a.optionalInt(MegatronArg.MOE_ROUTER_TOPK.dest()).orElse(2),
         a.optionalInt(MegatronArg.MOE_FFN_HIDDEN_SIZE.dest()).orElse(ffn),
         a.optionalInt(MegatronArg.MOE_SHARED_EXPERT_INTERMEDIATE_SIZE.dest()).orElse(0), capacity(a),
         denseLayers(a, layers));
+  }
+
+  /**
+   * The token dispatcher: {@code alltoall}, or the {@code flex} dispatcher's backend when it is
+   * DeepEP or Hybrid-EP ({@code moe_flex_dispatcher_backend}, Megatron-Core's default {@code
+   * deepep}); {@code allgather} and NCCL-EP ({@code ncclep}) are refused.
+   */
+  private static String dispatcher(Args a) {
+    String type = a.args.get(MegatronArg.MOE_TOKEN_DISPATCHER_TYPE.dest());
+    if (type.equals("alltoall")) {
+      return type;
+    }
+    if (!type.equals("flex")) {
+      throw a.bad(MegatronArg.MOE_TOKEN_DISPATCHER_TYPE.dest(), "is not a token dispatcher "
+          + "meshplan prices (alltoall, or flex with deepep or hybridep)");
+    }
+    String backend = a.args.getOrDefault(MegatronArg.MOE_FLEX_DISPATCHER_BACKEND.dest(), "deepep");
+    if (!backend.equals("deepep") && !backend.equals("hybridep")) {
+      throw a.bad(MegatronArg.MOE_FLEX_DISPATCHER_BACKEND.dest(), "is not a flex backend meshplan "
+          + "prices (deepep or hybridep)");
+    }
+    return backend;
   }
 
   /** {@code moe_expert_capacity_factor}: 0 for None (dropless), else a positive number. */
@@ -250,7 +269,8 @@ final class MegatronLog {
         bf16GradReduce(a), cp, cp > 1 && allGather(a), modules,
         routed ? a.optionalInt(MegatronArg.EXPERT_MODEL_PARALLEL_SIZE.dest()).orElse(1) : 1,
         routed ? a.optionalInt(MegatronArg.EXPERT_TENSOR_PARALLEL_SIZE.dest()).orElse(tp) : 1,
-        routed && a.flag(MegatronArg.OVERLAP_MOE_EXPERT_PARALLEL_COMM.dest()));
+        routed && a.flag(MegatronArg.OVERLAP_MOE_EXPERT_PARALLEL_COMM.dest()),
+        routed ? dispatcher(a) : "alltoall");
   }
 
   /**

@@ -5,6 +5,7 @@ import io.meshplan.cluster.ClusterSpec;
 import io.meshplan.calibrate.Profile;
 import io.meshplan.model.Overlaps;
 import io.meshplan.planner.Pricing;
+import io.meshplan.util.InputException;
 import java.nio.file.Path;
 import picocli.CommandLine.Option;
 
@@ -55,6 +56,14 @@ final class ClusterOptions {
       + "(Megatron-LM's --overlap-moe-expert-parallel-comm); off by default.")
   boolean overlapMoeComm;
 
+  @Option(names = "--moe-dispatcher", paramLabel = "NAME", description = "Mixture-of-experts "
+      + "models: the token dispatcher, priced by its published bandwidths: alltoall (NCCL "
+      + "all-to-alls of every routed copy, Megatron-LM's --moe-token-dispatcher-type alltoall; "
+      + "the default), deepep or hybridep (a token sent once per destination node and forwarded "
+      + "over NVLink; Megatron-LM's --moe-token-dispatcher-type flex with "
+      + "--moe-flex-dispatcher-backend deepep or hybridep; Hopper and Blackwell only).")
+  String moeDispatcher;
+
   @Option(names = "--fused-cross-entropy", description = "The cross-entropy loss as one fused "
       + "kernel over the logits in the compute type (Transformer Engine's parallel cross-entropy,"
       + " Megatron-Bridge's default; llm-foundry's fused_crossentropy; torchtitan with its loss "
@@ -87,7 +96,8 @@ final class ClusterOptions {
    */
   boolean anyOverlapFlag() {
     return overlapGradReduce || overlapParamGather || tpCommOverlap || noFsdpPrefetch
-        || noGradAccumFusion || overlapMoeComm || lossFusion || bf16GradReduce;
+        || noGradAccumFusion || overlapMoeComm || lossFusion || bf16GradReduce
+        || moeDispatcher != null;
   }
 
   /**
@@ -110,7 +120,22 @@ final class ClusterOptions {
         base.paramGather() || overlapParamGather, base.tensorComm() || tpCommOverlap,
         base.fsdpPrefetch() && !noFsdpPrefetch, base.gradAccumFusion() && !noGradAccumFusion,
         base.moeComm() || overlapMoeComm, base.lossFusion() || lossFusion,
-        base.bf16GradReduce() || bf16GradReduce);
+        base.bf16GradReduce() || bf16GradReduce, dispatcher().orElse(base.dispatcher()));
+  }
+
+  /**
+   * The dispatcher {@code --moe-dispatcher} names.
+   *
+   * @return it, or empty without the flag
+   */
+  java.util.Optional<io.meshplan.model.ExpertDispatcher> dispatcher() {
+    if (moeDispatcher == null) {
+      return java.util.Optional.empty();
+    }
+    return java.util.Optional.of(io.meshplan.model.ExpertDispatcher.of(moeDispatcher)
+        .orElseThrow(() -> new InputException("--moe-dispatcher must be one of "
+            + io.meshplan.model.ExpertDispatcher.words() + ", got '"
+            + moeDispatcher + "'")));
   }
 
   /**

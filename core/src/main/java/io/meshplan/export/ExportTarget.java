@@ -48,10 +48,12 @@ public enum ExportTarget {
   /**
    * The target's writer.
    *
-   * @return a new writer (writers hold no state)
+   * @return a new writer (writers hold no state); all but Megatron-LM's write only the
+   *     all-to-all token dispatcher ({@link AllToAllDispatch})
    */
   public FrameworkWriter writer() {
-    return writer.get();
+    FrameworkWriter w = writer.get();
+    return this == MEGATRON ? w : new AllToAllDispatch(w, label);
   }
 
   /**

@@ -135,7 +135,19 @@ final class MegatronExpertArgs {
     }
     a.add(List.of(MegatronArg.EXPERT_MODEL_PARALLEL_SIZE.flag(), Integer.toString(c.expertParallel())));
     a.add(List.of(MegatronArg.EXPERT_TENSOR_PARALLEL_SIZE.flag(), Integer.toString(c.expertTensorParallel())));
-    a.add(List.of(MegatronArg.MOE_TOKEN_DISPATCHER_TYPE.flag(), "alltoall"));
+    // DeepEP and Hybrid-EP exchange tokens between the GPUs of an expert-parallel group; without
+    // one (EP 1) nothing is exchanged and the all-to-all dispatcher runs (Megatron-Core's DeepEP
+    // manager asserts TP x EP > 1: token_dispatcher.py:1836 at d98e8a6).
+    boolean flex = input.overlaps().dispatcher().deduplicates() && c.expertParallel() > 1;
+    io.meshplan.model.ExpertDispatcher d = input.overlaps().dispatcher();
+    a.add(List.of(MegatronArg.MOE_TOKEN_DISPATCHER_TYPE.flag(), flex ? "flex" : "alltoall"));
+    if (flex) {
+      a.add(List.of(MegatronArg.MOE_FLEX_DISPATCHER_BACKEND.flag(), d.word()));
+    }
+    if (moe.groups() > 1) {
+      a.add(List.of(MegatronArg.MOE_ROUTER_NUM_GROUPS.flag(), Integer.toString(moe.groups())));
+      a.add(List.of(MegatronArg.MOE_ROUTER_GROUP_TOPK.flag(), Integer.toString(moe.groupTopK())));
+    }
     a.add(List.of(MegatronArg.MOE_ROUTER_LOAD_BALANCING_TYPE.flag(), "aux_loss"));
     a.add(List.of(MegatronArg.MOE_AUX_LOSS_COEFF.flag(), AUX_LOSS_COEFF));
     if (moe.capacityFactor() > 0) {

@@ -75,8 +75,16 @@ final class HfDeepseek {
       throw new InputException(f.where() + ": no block routes to experts (first_k_dense_replace "
           + firstMoe + ", moe_layer_freq " + every + ", " + layers + " blocks)");
     }
+    int groups = f.positive("n_group", 1);
+    int topGroups = f.positive("topk_group", 1);
+    if (groups > 1 && (experts % groups != 0 || topGroups > groups
+        || (long) topGroups * (experts / groups) < topK)) {
+      throw new InputException(f.where() + ": n_group " + groups + " and topk_group "
+          + topGroups + " do not route " + topK + " of " + experts + " experts");
+    }
     MoeShape moe = new MoeShape(experts, topK, expertFfn,
-        Math.multiplyExact(shared, expertFfn), false);
+        Math.multiplyExact(shared, expertFfn), false)
+        .withGroupLimit(groups, groups == 1 ? 1 : topGroups);
     return dense.isEmpty() ? moe : moe.withDenseLayers(dense, f.positive("intermediate_size"));
   }
 

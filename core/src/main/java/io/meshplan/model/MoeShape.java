@@ -26,11 +26,39 @@ import io.meshplan.util.Require;
  *     routes to experts
  * @param denseFfn the inner size of the dense blocks' MLP, elements; {@code 0} without dense
  *     blocks
+ * @param groups the router's expert groups for group-limited routing (DeepSeek-V3's {@code
+ *     n_group}, Megatron-Core's {@code moe_router_num_groups}): the experts split into this many
+ *     equal groups in order; 1 for none
+ * @param groupTopK the groups each token's experts may come from ({@code topk_group},
+ *     Megatron-Core's {@code moe_router_group_topk}); 1 without groups. DeepSeek-V3 places a
+ *     group on a node and so sends each token to at most 4 nodes (DeepSeek-AI 2024, "DeepSeek-V3
+ *     Technical Report", arXiv:2412.19437, section 2.1.2, node-limited routing)
  */
 public record MoeShape(int experts, int topK, int expertFfn, int sharedFfn,
     boolean expertBiases, double capacityFactor, double imbalance,
-    java.util.List<Integer> denseLayers, int denseFfn) implements java.io.Serializable {
-  private static final long serialVersionUID = 2L;
+    java.util.List<Integer> denseLayers, int denseFfn, int groups, int groupTopK)
+    implements java.io.Serializable {
+  private static final long serialVersionUID = 3L;
+
+  /**
+   * A layer routed without group limits.
+   *
+   * @param experts routed experts E
+   * @param topK experts per token k
+   * @param expertFfn one expert's inner size
+   * @param sharedFfn the shared experts' inner size, 0 for none
+   * @param expertBiases whether experts and router have biases
+   * @param capacityFactor the capacity factor, 0 for dropless
+   * @param imbalance the busiest GPU's load over the mean, at least 1
+   * @param denseLayers the dense blocks, ascending
+   * @param denseFfn their MLP's inner size, 0 without dense blocks
+   */
+  public MoeShape(int experts, int topK, int expertFfn, int sharedFfn, boolean expertBiases,
+      double capacityFactor, double imbalance, java.util.List<Integer> denseLayers,
+      int denseFfn) {
+    this(experts, topK, expertFfn, sharedFfn, expertBiases, capacityFactor, imbalance,
+        denseLayers, denseFfn, 1, 1);
+  }
 
   /**
    * A layer of every block (no dense blocks).
@@ -99,6 +127,93 @@ public record MoeShape(int experts, int topK, int expertFfn, int sharedFfn,
     Require.that(denseLayers.isEmpty() ? denseFfn == 0 : experts > 0 && denseFfn > 0,
         "dense blocks among expert blocks need a positive inner size, and only they have one; "
         + "got " + denseFfn);
+    Require.that(groups >= 1 && groupTopK >= 1 && groupTopK <= groups
+        && (groups == 1 || experts % groups == 0 && (long) groupTopK * (experts / groups) >= topK),
+        () -> "router groups must divide the " + experts + " experts, and the groups a token "
+        + "may use must hold its " + topK + " experts; got " + groupTopK + " of " + groups);
+  }
+
+  /**
+   * These experts routed within {@code topGroups} of {@code count} groups.
+   *
+   * @param count expert groups, 1 for none
+   * @param topGroups the groups a token's experts may come from
+   * @return the shape
+   */
+  public MoeShape withGroupLimit(int count, int topGroups) {
+    return new MoeShape(experts, topK, expertFfn, sharedFfn, expertBiases, capacityFactor,
+        imbalance, denseLayers, denseFfn, count, topGroups);
+  }
+
+  /**
+   * The expected number of distinct parts a token's {@code k} experts fall in, when the experts
+   * are split in order into {@code parts} equal parts (the GPUs or nodes of an expert-parallel
+   * group) and routing is uniform, as under Megatron-Core's {@code
+   * moe_router_force_load_balancing} (random router logits): part {@code p} holds {@code E/P}
+   * experts, and a token misses it with probability {@code C(S - E/P, k) / C(S, k)} among the
+   * {@code S} experts it may choose from. With group-limited routing a token first picks {@code
+   * M} of the {@code G} groups at random, so {@code S = M E / G}: when each part holds {@code G/P}
+   * whole groups, the number {@code j} of its groups picked is hypergeometric and the part holds
+   * {@code j E / G} of the {@code S}; when a group spans {@code P/G} parts, each part's group is
+   * picked with probability {@code M / G}; parts that split the groups otherwise are counted
+   * without the limit, an upper bound. DeepEP and Hybrid-EP send a token once to each
+   * destination node this counts (DeepEP, {@code tests/test_internode.py}: {@code
+   * num_rdma_token_sent} counts a token once per node it reaches).
+   *
+   * @param parts P, which divides the experts
+   * @return the expected distinct parts, between 1 and {@code min(P, k)}
+   */
+  public double expectedParts(int parts) {
+    Require.that(routed() && parts >= 1 && experts % parts == 0, () -> "the " + experts
+        + " experts cannot be split into " + parts + " equal parts");
+    int perPart = experts / parts;
+    int choose = groupTopK * (experts / groups);
+    double touched = 0;
+    if (groups == 1) {
+      touched = 1 - missProbability(choose, perPart, topK);
+    } else if (groups % parts == 0) {
+      int held = groups / parts;
+      int perGroup = experts / groups;
+      for (int j = 0; j <= Math.min(held, groupTopK); j++) {
+        double pick = hypergeometric(groups, held, groupTopK, j);
+        touched += pick * (1 - missProbability(choose, j * perGroup, topK));
+      }
+    } else if (parts % groups == 0) {
+      touched = (double) groupTopK / groups * (1 - missProbability(choose, perPart, topK));
+    } else {
+      // Parts that split the groups unevenly: the limit is left out, which can only add
+      // destinations (an upper bound).
+      touched = 1 - missProbability(experts, perPart, topK);
+    }
+    return parts * touched;
+  }
+
+  /** C(n - m, k) / C(n, k): the chance that k of n draws without replacement miss m marked. */
+  private static double missProbability(int n, int m, int k) {
+    double p = 1;
+    for (int i = 0; i < k; i++) {
+      if (n - m - i <= 0) {
+        return 0;
+      }
+      p *= (double) (n - m - i) / (n - i);
+    }
+    return p;
+  }
+
+  /** P(j marked among k draws without replacement from n holding m marked). */
+  private static double hypergeometric(int n, int m, int k, int j) {
+    return Math.exp(logChoose(m, j) + logChoose(n - m, k - j) - logChoose(n, k));
+  }
+
+  private static double logChoose(int n, int k) {
+    if (k < 0 || k > n) {
+      return Double.NEGATIVE_INFINITY;
+    }
+    double s = 0;
+    for (int i = 0; i < k; i++) {
+      s += Math.log(n - i) - Math.log(i + 1);
+    }
+    return s;
   }
 
   /**
@@ -110,7 +225,7 @@ public record MoeShape(int experts, int topK, int expertFfn, int sharedFfn,
    */
   public MoeShape withDenseLayers(java.util.List<Integer> layers, int ffn) {
     return new MoeShape(experts, topK, expertFfn, sharedFfn, expertBiases, capacityFactor,
-        imbalance, layers, ffn);
+        imbalance, layers, ffn, groups, groupTopK);
   }
 
   /**
@@ -152,7 +267,7 @@ public record MoeShape(int experts, int topK, int expertFfn, int sharedFfn,
    */
   public MoeShape withRouting(double newCapacity, double newImbalance) {
     return new MoeShape(experts, topK, expertFfn, sharedFfn, expertBiases, newCapacity,
-        newImbalance, denseLayers, denseFfn);
+        newImbalance, denseLayers, denseFfn, groups, groupTopK);
   }
 
   /**
@@ -173,7 +288,7 @@ public record MoeShape(int experts, int topK, int expertFfn, int sharedFfn,
    */
   public MoeShape withExpertFfn(int newExpertFfn) {
     return new MoeShape(experts, topK, newExpertFfn, sharedFfn, expertBiases, capacityFactor,
-        imbalance, denseLayers, denseFfn);
+        imbalance, denseLayers, denseFfn, groups, groupTopK);
   }
 
   /**

@@ -63,12 +63,34 @@ import java.io.Serializable;
  * @param moeComm the expert-parallel all-to-alls under another microbatch's compute
  * @param lossFusion the cross-entropy loss as one fused kernel
  * @param bf16GradReduce the gradient reduction (and Megatron-LM's gradient buffer) in bf16
+ * @param dispatcher the kernels that exchange a mixture-of-experts block's tokens ({@link
+ *     ExpertDispatcher}; Megatron-Core's {@code --moe-token-dispatcher-type} and {@code
+ *     --moe-flex-dispatcher-backend})
  */
 public record Overlaps(boolean gradReduce, boolean paramGather, boolean tensorComm,
     boolean fsdpPrefetch, boolean gradAccumFusion, boolean moeComm, boolean lossFusion,
-    boolean bf16GradReduce)
+    boolean bf16GradReduce, ExpertDispatcher dispatcher)
     implements Serializable {
-  private static final long serialVersionUID = 4L;
+  private static final long serialVersionUID = 5L;
+
+  /**
+   * The switches with Megatron-Core's all-to-all token dispatcher.
+   *
+   * @param gradReduce the gradient reduction under the backward pass
+   * @param paramGather the distributed optimizer's weight gather under the next forward pass
+   * @param tensorComm tensor-parallel communication under the GEMMs
+   * @param fsdpPrefetch ZeRO-2/3 gathers and reduce-scatters under compute
+   * @param gradAccumFusion gradient accumulation fused into the weight-gradient GEMMs
+   * @param moeComm the expert-parallel all-to-alls under another microbatch's compute
+   * @param lossFusion the cross-entropy loss as one fused kernel
+   * @param bf16GradReduce the gradient reduction in bf16
+   */
+  public Overlaps(boolean gradReduce, boolean paramGather, boolean tensorComm,
+      boolean fsdpPrefetch, boolean gradAccumFusion, boolean moeComm, boolean lossFusion,
+      boolean bf16GradReduce) {
+    this(gradReduce, paramGather, tensorComm, fsdpPrefetch, gradAccumFusion, moeComm, lossFusion,
+        bf16GradReduce, ExpertDispatcher.ALLTOALL);
+  }
 
   /** The frameworks' defaults: FSDP prefetch and gradient-accumulation fusion on, the rest off. */
   public static final Overlaps DEFAULTS = new Overlaps(false, false, false, true, true);
@@ -122,6 +144,7 @@ public record Overlaps(boolean gradReduce, boolean paramGather, boolean tensorCo
    * overlapped too.
    */
   public Overlaps {
+    java.util.Objects.requireNonNull(dispatcher, "dispatcher");
     if (paramGather && !gradReduce) {
       throw new InputException("--overlap-param-gather needs --overlap-grad-reduce, as in "
           + "Megatron-LM");
@@ -136,7 +159,7 @@ public record Overlaps(boolean gradReduce, boolean paramGather, boolean tensorCo
    */
   public Overlaps withGradReduce(boolean on) {
     return new Overlaps(on, paramGather && on, tensorComm, fsdpPrefetch, gradAccumFusion,
-        moeComm, lossFusion, bf16GradReduce);
+        moeComm, lossFusion, bf16GradReduce, dispatcher);
   }
 
   /**
@@ -147,7 +170,7 @@ public record Overlaps(boolean gradReduce, boolean paramGather, boolean tensorCo
    */
   public Overlaps withLossFusion(boolean on) {
     return new Overlaps(gradReduce, paramGather, tensorComm, fsdpPrefetch, gradAccumFusion,
-        moeComm, on, bf16GradReduce);
+        moeComm, on, bf16GradReduce, dispatcher);
   }
 
   /**
@@ -158,7 +181,7 @@ public record Overlaps(boolean gradReduce, boolean paramGather, boolean tensorCo
    */
   public Overlaps withMoeComm(boolean on) {
     return new Overlaps(gradReduce, paramGather, tensorComm, fsdpPrefetch, gradAccumFusion, on,
-        lossFusion, bf16GradReduce);
+        lossFusion, bf16GradReduce, dispatcher);
   }
 
   /**
@@ -169,7 +192,7 @@ public record Overlaps(boolean gradReduce, boolean paramGather, boolean tensorCo
    */
   public Overlaps withFsdpPrefetch(boolean on) {
     return new Overlaps(gradReduce, paramGather, tensorComm, on, gradAccumFusion, moeComm,
-        lossFusion, bf16GradReduce);
+        lossFusion, bf16GradReduce, dispatcher);
   }
 
   /**
@@ -180,6 +203,17 @@ public record Overlaps(boolean gradReduce, boolean paramGather, boolean tensorCo
    */
   public Overlaps withBf16GradReduce(boolean on) {
     return new Overlaps(gradReduce, paramGather, tensorComm, fsdpPrefetch, gradAccumFusion,
-        moeComm, lossFusion, on);
+        moeComm, lossFusion, on, dispatcher);
+  }
+
+  /**
+   * The switches with another token dispatcher.
+   *
+   * @param d the dispatcher
+   * @return the switches
+   */
+  public Overlaps withDispatcher(ExpertDispatcher d) {
+    return new Overlaps(gradReduce, paramGather, tensorComm, fsdpPrefetch, gradAccumFusion,
+        moeComm, lossFusion, bf16GradReduce, d);
   }
 }

@@ -226,7 +226,7 @@ public final class Presets {
         Architecture.Positions.ROTARY, 0, false, false,
         AttentionShape.latent(new Mla(1536, 512, 128, 64, 128)),
         new MoeShape(256, 8, 2048, 2048, false).withDenseLayers(java.util.List.of(0, 1, 2),
-            18432), 1,
+            18432).withGroupLimit(8, 4), 1,
         // deepseek-ai/DeepSeek-V3 config.json: rope_theta 10000, rms_norm_eps 1e-6, rope_scaling
         // yarn (factor 40, original_max_position_embeddings 4096, beta_fast 32, beta_slow 1,
         // mscale 1, mscale_all_dim 1).

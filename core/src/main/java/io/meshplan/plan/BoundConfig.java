@@ -101,6 +101,10 @@ public record BoundConfig(TrainingConfig config, ModelSpec model, ClusterSpec cl
       throw new InputException("--grad-reduce-in-bf16 needs bf16 training (or fp8, whose weights"
           + " and gradients are bf16), not " + Fp8Training.word(dtype));
     }
+    if (overlaps.dispatcher().deduplicates()) {
+      io.meshplan.cluster.ExpertDispatchBandwidth.check(overlaps.dispatcher().word(),
+          cluster.gpu());
+    }
   }
 
   /**

@@ -571,6 +571,7 @@ public record ParallelConfig(
     if (o.moeComm()) {
       flags.add("--overlap-moe-expert-parallel-comm");
     }
+
     if (!o.gradAccumFusion()) {
       flags.add("--no-gradient-accumulation-fusion");
     }

@@ -34,8 +34,9 @@ import java.util.List;
  * dataParallel} and {@code pipeline} in bytes (see {@link AxisBytes}); and in the model's
  * {@code architecture}, written only for a model that has them, {@code moe} ({@code experts},
  * {@code expertsPerToken}, {@code expertFfn}, {@code sharedExpertFfn}, {@code expertBiases}, and
- * for a model with dense blocks among its expert blocks {@code denseLayers} and {@code denseFfn};
- * a model without it is dense), {@code attention.sinks}, {@code attention.mla} ({@code
+ * for a model with dense blocks among its expert blocks {@code denseLayers} and {@code denseFfn},
+ * for group-limited routing {@code routerGroups} and {@code routerGroupTopK}; a model without it
+ * is dense), {@code attention.sinks}, {@code attention.mla} ({@code
  * qLoraRank}, {@code kvLoraRank}, {@code qkNopeHeadDim}, {@code qkRopeHeadDim}, {@code
  * vHeadDim}) and {@code mtpLayers}.
  *
@@ -125,7 +126,7 @@ public final class PlanJson {
 
   /**
    * The overlaps a model plan was priced with; {@code moeComm}, {@code lossFusion} and {@code
-   * bf16GradReduce} only when they are on.
+   * bf16GradReduce} only when they are on, {@code moeDispatcher} only for DeepEP or Hybrid-EP.
    */
   private static void putOverlaps(ObjectNode ov, Overlaps planned) {
     ov.put("gradReduce", planned.gradReduce());
@@ -141,6 +142,9 @@ public final class PlanJson {
     }
     if (planned.bf16GradReduce()) {
       ov.put("bf16GradReduce", true);
+    }
+    if (planned.dispatcher().deduplicates()) {
+      ov.put("moeDispatcher", planned.dispatcher().word());
     }
   }
 
@@ -290,6 +294,10 @@ public final class PlanJson {
         e.denseLayers().forEach(dense::add);
         x.put("denseFfn", e.denseFfn());
       }
+      if (e.groups() > 1) {
+        x.put("routerGroups", e.groups());
+        x.put("routerGroupTopK", e.groupTopK());
+      }
     }
     return o;
   }
@@ -326,8 +334,12 @@ public final class PlanJson {
     Fields x = a.object("moe");
     MoeShape moe = new MoeShape(x.integer("experts"), x.integer("expertsPerToken"),
         x.integer("expertFfn"), x.integer("sharedExpertFfn"), x.bool("expertBiases"));
-    return x.has("denseLayers") ? moe.withDenseLayers(x.integers("denseLayers",
-        ModelSpec.MAX_LAYERS), x.integer("denseFfn")) : moe;
+    if (x.has("denseLayers")) {
+      moe = moe.withDenseLayers(x.integers("denseLayers", ModelSpec.MAX_LAYERS),
+          x.integer("denseFfn"));
+    }
+    return x.has("routerGroups") ? moe.withGroupLimit(x.integer("routerGroups"),
+        x.integer("routerGroupTopK")) : moe;
   }
 
   /** Reads the attention details a model of a Hugging Face family has; plain when absent. */
@@ -412,7 +424,16 @@ public final class PlanJson {
     return new Overlaps(gradReduce, paramGather, o.bool("tensorComm"), o.bool("fsdpPrefetch"),
         o.bool("gradAccumFusion"), o.has("moeComm") && o.bool("moeComm"),
         o.has("lossFusion") && o.bool("lossFusion"),
-        o.has("bf16GradReduce") && o.bool("bf16GradReduce"));
+        o.has("bf16GradReduce") && o.bool("bf16GradReduce"),
+        o.has("moeDispatcher") ? dispatcher(o.where(), o.text("moeDispatcher"))
+            : io.meshplan.model.ExpertDispatcher.ALLTOALL);
+  }
+
+  /** Reads a dispatcher's name. */
+  private static io.meshplan.model.ExpertDispatcher dispatcher(String where, String word) {
+    return io.meshplan.model.ExpertDispatcher.of(word).orElseThrow(() -> new InputException(
+        where + ": 'moeDispatcher' must be one of " + io.meshplan.model.ExpertDispatcher.words()
+        + ", got '" + word + "'"));
   }
 
   /** Reads the plan of an HLO module ({@link #writeModule}). */

@@ -216,7 +216,9 @@ public final class PublicFolds {
       // ZeRO-1; FSDP (ZeRO-3) prefetches its gathers instead.
       boolean dp = f[21].equals("yes");
       Overlaps recipe = new Overlaps(dp, dp && c.zeroStage() == 1, f[22].equals("yes"), true,
-          true, f[16].equals("yes"), f[23].equals("fused"), f[24].equals("bf16"));
+          true, f[16].equals("yes"), f[23].equals("fused"), f[24].equals("bf16"),
+          io.meshplan.model.ExpertDispatcher.of(f[25]).orElseThrow(
+              () -> new IllegalStateException(resource + ": unknown dispatcher " + f[25])));
       boolean meta = f[0].equals("cp");
       out.add(new PublicRun(meta ? "meta" : "nemo", f[0], f[1], m,
           ClusterSpec.parse(AsciiDigits.parseInt(f[2]) / 8 + "x8:h100-80gb:ib-ndr400"), c, dtype,

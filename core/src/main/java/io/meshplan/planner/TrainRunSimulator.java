@@ -185,6 +185,6 @@ public record TrainRunSimulator(TrainingRun run, ClusterSpec cluster, ModelSpec 
     Overlaps d = Overlaps.DEFAULTS;
     return new Overlaps(p.overlapGradReduce(), p.overlapParamGather(), p.tpCommOverlap(),
         d.fsdpPrefetch(), p.gradAccumFusion(), p.moeOverlap(), p.lossFusion(),
-        p.bf16GradReduce());
+        p.bf16GradReduce(), io.meshplan.model.ExpertDispatcher.of(p.dispatcher()).orElseThrow());
   }
 }

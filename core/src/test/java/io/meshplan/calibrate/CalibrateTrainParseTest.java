@@ -282,8 +282,9 @@ class CalibrateTrainParseTest {
    * A mixture-of-experts run (the 24-layer log with 8 experts of 4096, 2 per token, over EP 4
    * with ETP 1, all-to-all dispatch) is read with its experts: moe_layer_freq 2 makes the odd
    * blocks dense, a 0/1 list states them one by one, the capacity factor is kept (None is
-   * dropless); Megatron-Core's default allgather dispatcher, DeepEP's flex, a zero or non-numeric
-   * capacity and a list of the wrong length are refused in one line.
+   * dropless); the flex dispatcher is read with its backend (DeepEP by default, Hybrid-EP);
+   * Megatron-Core's default allgather dispatcher, NCCL-EP, a zero or non-numeric capacity and a
+   * list of the wrong length are refused in one line.
    */
   @Test
   void megatronMixtureOfExperts() throws IOException {
@@ -308,8 +309,25 @@ class CalibrateTrainParseTest {
         Optional.empty()).model()).moe();
     assertThat(l.denseLayers()).containsExactly(0, 1, 2);
     assertThat(l.capacityFactor()).isZero();
+    assertThat(r.parallel().dispatcher()).isEqualTo("alltoall");
+    // The flex dispatcher with Hybrid-EP, and with Megatron-Core's default backend, DeepEP.
+    String[] flex = java.util.Arrays.copyOf(moe, moe.length + 2);
+    flex[7] = "flex";
+    flex[moe.length] = "moe_flex_dispatcher_backend";
+    flex[moe.length + 1] = "hybridep";
+    assertThat(TrainingLogs.read(megatronWith("flex.log", flex), Optional.empty()).parallel()
+        .dispatcher()).isEqualTo("hybridep");
+    String[] deep = moe.clone();
+    deep[7] = "flex";
+    assertThat(TrainingLogs.read(megatronWith("deepep.log", deep), Optional.empty()).parallel()
+        .dispatcher()).isEqualTo("deepep");
+    flex[moe.length + 1] = "ncclep";
+    Path nccl = megatronWith("ncclep.log", flex);
+    assertThatThrownBy(() -> TrainingLogs.read(nccl, Optional.empty()))
+        .isInstanceOf(InputException.class)
+        .hasMessageContaining("argument moe_flex_dispatcher_backend").hasMessageNotContaining("\n");
     String[][] refused = {{"moe_token_dispatcher_type", "allgather"},
-        {"moe_token_dispatcher_type", "flex"}, {"moe_expert_capacity_factor", "0"},
+        {"moe_token_dispatcher_type", "ncclep"}, {"moe_expert_capacity_factor", "0"},
         {"moe_expert_capacity_factor", "big"}, {"moe_layer_freq", "[1, 0]"},
         {"moe_layer_freq", "0"}};
     for (String[] c : refused) {

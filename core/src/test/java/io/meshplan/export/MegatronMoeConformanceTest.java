@@ -66,6 +66,10 @@ class MegatronMoeConformanceTest {
       entry("--moe-router-pre-softmax", "megatron/core/transformer/transformer_config.py:799"),
       entry("--moe-grouped-gemm", "megatron/core/transformer/transformer_config.py:850"),
       entry("--moe-token-dispatcher-type", "megatron/core/transformer/transformer_config.py:891"),
+      entry("--moe-flex-dispatcher-backend",
+          "megatron/core/transformer/transformer_config.py:898"),
+      entry("--moe-router-num-groups", "megatron/core/transformer/transformer_config.py:780"),
+      entry("--moe-router-group-topk", "megatron/core/transformer/transformer_config.py:796"),
       entry("--moe-expert-capacity-factor",
           "megatron/core/transformer/transformer_config.py:917"),
       entry("--moe-layer-freq", "megatron/training/arguments.py:3520"),
@@ -81,7 +85,7 @@ class MegatronMoeConformanceTest {
       entry("--mtp-loss-scaling-factor", "megatron/core/transformer/transformer_config.py:75"));
 
   private static final List<String> MODELS = List.of("mixtral-8x7b", "mixtral-8x22b",
-      "qwen3-30b-a3b", "qwen3-235b-a22b", "llama3-8b");
+      "qwen3-30b-a3b", "qwen3-235b-a22b", "llama3-8b", "deepseek-v3");
 
   @Test
   void seededRandomExportsKeepMegatronsRules() {
@@ -136,9 +140,13 @@ class MegatronMoeConformanceTest {
     int etp = moe.routed() ? 1 << rnd.nextInt(2) : 1;
     ParallelConfig c = new ParallelConfig(tp, pp, dp, 1, 1, dp * (1 + rnd.nextInt(4)),
         Recompute.FULL, tp > 1, rnd.nextInt(4), 0, 0, ep, etp, cp, rnd.nextBoolean());
+    // DeepEP and Hybrid-EP only where meshplan has their published bandwidths (Hopper).
+    io.meshplan.model.ExpertDispatcher d = ep > 1 && cluster.gpu().name().startsWith("h100")
+        ? io.meshplan.model.ExpertDispatcher.values()[rnd.nextInt(3)]
+        : io.meshplan.model.ExpertDispatcher.ALLTOALL;
     try {
       return new ExportInput(m, cluster, c, v100 ? Attention.UNFUSED : Attention.FLASH,
-          Overlaps.DEFAULTS);
+          Overlaps.DEFAULTS.withDispatcher(d));
     } catch (InputException e) {
       return null;
     }
@@ -183,6 +191,27 @@ class MegatronMoeConformanceTest {
       }
       assertThat(a.containsKey("--moe-grouped-gemm"))
           .isEqualTo(!in.cluster().gpu().name().startsWith("v100"));
+      // transformer_config.py:891 and 898: the dispatcher is allgather, alltoall or flex, and
+      // flex's backend deepep, hybridep or ncclep (meshplan writes the first two).
+      String type = a.get("--moe-token-dispatcher-type");
+      assertThat(type).as(at).isIn("alltoall", "flex");
+      assertThat(type).isEqualTo(in.overlaps().dispatcher().deduplicates() && ep > 1 ? "flex"
+          : "alltoall");
+      // token_dispatcher.py:1836: DeepEP needs TP x EP above 1.
+      assertThat(type.equals("flex") && tp * ep < 2).as(at).isFalse();
+      if (type.equals("flex")) {
+        assertThat(a.get("--moe-flex-dispatcher-backend")).as(at).isIn("deepep", "hybridep");
+      } else {
+        assertThat(a).doesNotContainKey("--moe-flex-dispatcher-backend");
+      }
+      // transformer_config.py:2671-2690: a group top-k needs the number of groups, which
+      // divides the experts, and is at most that number.
+      if (a.containsKey("--moe-router-group-topk")) {
+        int groups = Integer.parseInt(a.get("--moe-router-num-groups"));
+        assertThat(moe.experts() % groups).as(at).isZero();
+        assertThat(Integer.parseInt(a.get("--moe-router-group-topk"))).isLessThanOrEqualTo(groups);
+      }
+      assertThat(a.containsKey("--moe-router-num-groups")).isEqualTo(moe.groups() > 1);
     } else {
       assertThat(a.keySet()).noneMatch(k -> k.startsWith("--moe-") || k.contains("expert"));
     }

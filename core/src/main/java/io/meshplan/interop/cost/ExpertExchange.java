@@ -1,5 +1,6 @@
 package io.meshplan.interop.cost;
 
+import io.meshplan.model.MoeShape;
 import io.meshplan.util.Require;
 
 /**
@@ -25,10 +26,13 @@ import io.meshplan.util.Require;
  *     pass (the local experts' GEMMs and activation: Megatron-Core's {@code mlp} node), seconds
  * @param expertBackwardSeconds the same compute's backward (data and weight gradients, what is
  *     recomputed of it included), seconds
+ * @param routing the layer's experts and routing, which say how many destinations a token's
+ *     copies reach ({@link MoeShape#expectedParts}); {@link MoeShape#DENSE} when only the
+ *     all-to-all dispatcher prices the exchange
  */
 public record ExpertExchange(int expertParallel, int expertTensorParallel,
     double expertParameters, double exchangeBytes, int forwardExchanges, int backwardExchanges,
-    double expertForwardSeconds, double expertBackwardSeconds) {
+    double expertForwardSeconds, double expertBackwardSeconds, MoeShape routing) {
   /** A dense layer: nothing exchanged. */
   public static final ExpertExchange NONE = new ExpertExchange(1, 1, 0, 0, 0, 0);
 
@@ -45,7 +49,26 @@ public record ExpertExchange(int expertParallel, int expertTensorParallel,
   public ExpertExchange(int expertParallel, int expertTensorParallel, double expertParameters,
       double exchangeBytes, int forwardExchanges, int backwardExchanges) {
     this(expertParallel, expertTensorParallel, expertParameters, exchangeBytes, forwardExchanges,
-        backwardExchanges, 0, 0);
+        backwardExchanges, 0, 0, MoeShape.DENSE);
+  }
+
+  /**
+   * An exchange without its routing, priced only by the all-to-all dispatcher.
+   *
+   * @param expertParallel EP
+   * @param expertTensorParallel ETP
+   * @param expertParameters the routed experts' weights one GPU holds, elements
+   * @param exchangeBytes the buffer of one all-to-all on the busiest GPU, bytes
+   * @param forwardExchanges all-to-alls in the forward pass
+   * @param backwardExchanges all-to-alls in the backward pass
+   * @param expertForwardSeconds the experts' forward compute, seconds
+   * @param expertBackwardSeconds the experts' backward compute, seconds
+   */
+  public ExpertExchange(int expertParallel, int expertTensorParallel, double expertParameters,
+      double exchangeBytes, int forwardExchanges, int backwardExchanges,
+      double expertForwardSeconds, double expertBackwardSeconds) {
+    this(expertParallel, expertTensorParallel, expertParameters, exchangeBytes, forwardExchanges,
+        backwardExchanges, expertForwardSeconds, expertBackwardSeconds, MoeShape.DENSE);
   }
 
   /** Validates the numbers. */
@@ -58,6 +81,7 @@ public record ExpertExchange(int expertParallel, int expertTensorParallel,
         + "negative");
     Require.nonNegative(expertForwardSeconds, "expert forward seconds");
     Require.nonNegative(expertBackwardSeconds, "expert backward seconds");
+    Require.nonNull(routing, "routing");
   }
 
   /**
@@ -78,6 +102,6 @@ public record ExpertExchange(int expertParallel, int expertTensorParallel,
   public ExpertExchange withFullRecompute() {
     return new ExpertExchange(expertParallel, expertTensorParallel, expertParameters,
         exchangeBytes, forwardExchanges, backwardExchanges + forwardExchanges,
-        expertForwardSeconds, expertBackwardSeconds + expertForwardSeconds);
+        expertForwardSeconds, expertBackwardSeconds + expertForwardSeconds, routing);
   }
 }

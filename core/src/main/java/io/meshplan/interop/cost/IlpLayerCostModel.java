@@ -376,7 +376,7 @@ public final class IlpLayerCostModel implements LayerCostModel {
         * io.meshplan.model.Fp8Training.storage(computeType).bytes();
     double[] compute = expertCompute(tg, plan, expertOps);
     return new ExpertExchange(s.expertParallel(), s.expertTensorParallel(), expertParams, bytes,
-        2, 2, compute[0], compute[1]);
+        2, 2, compute[0], compute[1], moe);
   }
 
   /**

@@ -238,8 +238,8 @@ public final class StageAssembler {
     CommModel comm = req.comm().apply(LogicalMesh.of(d, t));
     KernelTimeModel k = KernelTimeModel.of(req.cluster().gpu(), req.weightBytes())
         .scaled(req.pricing().computeScale(req.cluster().gpu()));
-    return new StageCostBuilder(comm, req.comm(), k.hbmBandwidth() * k.memoryEfficiency(),
-        req.weightBytes(), req.overlaps());
+    return new StageCostBuilder(comm, req.comm(), req.cluster(),
+        k.hbmBandwidth() * k.memoryEfficiency(), req.weightBytes(), req.overlaps());
   }
 
   /**

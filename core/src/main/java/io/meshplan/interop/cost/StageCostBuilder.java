@@ -1,6 +1,12 @@
 package io.meshplan.interop.cost;
 
+import io.meshplan.cluster.AxisPlacement;
 import io.meshplan.cluster.BusBytesCommModel;
+import io.meshplan.cluster.ClusterSpec;
+import io.meshplan.cluster.ExpertDispatchBandwidth;
+import io.meshplan.cluster.LogicalMesh;
+import io.meshplan.model.ExpertDispatcher;
+import io.meshplan.model.MoeShape;
 import io.meshplan.cluster.Collective;
 import io.meshplan.sim.StageCommBytes;
 import io.meshplan.cluster.CommModel;
@@ -78,6 +84,7 @@ public final class StageCostBuilder {
   private final double hbmBytesPerSecond;
   private final int weightBytes;
   private final Overlaps overlaps;
+  private final ClusterSpec cluster;
 
   /**
    * Creates the builder with nothing overlapped but, when asked, the gradient reduction.
@@ -120,7 +127,26 @@ public final class StageCostBuilder {
   public StageCostBuilder(CommModel stageComm,
       java.util.function.Function<io.meshplan.cluster.LogicalMesh, CommModel> meshComm,
       double hbmBytesPerSecond, int weightBytes, Overlaps overlaps) {
+    this(stageComm, meshComm, null, hbmBytesPerSecond, weightBytes, overlaps);
+  }
+
+  /**
+   * Creates a builder that prices the expert-parallel work of mixture-of-experts stages with
+   * any dispatcher.
+   *
+   * @param stageComm collective prices on the stage's logical mesh (axis 0 data-parallel), seconds
+   * @param meshComm collective prices on any logical mesh placed as the stage's, seconds
+   * @param cluster the cluster the meshes are placed on, whose placement DeepEP's and
+   *     Hybrid-EP's prices need; null when only the all-to-all dispatcher runs
+   * @param hbmBytesPerSecond the HBM bandwidth a streaming kernel reaches, bytes/s
+   * @param weightBytes bytes of a weight in the compute precision (2 for bf16/fp16, 4 for fp32)
+   * @param overlaps what the framework overlaps and fuses, and its dispatcher
+   */
+  public StageCostBuilder(CommModel stageComm,
+      java.util.function.Function<io.meshplan.cluster.LogicalMesh, CommModel> meshComm,
+      ClusterSpec cluster, double hbmBytesPerSecond, int weightBytes, Overlaps overlaps) {
     this.meshComm = meshComm;
+    this.cluster = cluster;
     this.overlaps = Require.nonNull(overlaps, "overlaps");
     this.stageComm = Require.nonNull(stageComm, "stage communication model");
     Require.that(hbmBytesPerSecond > 0, "HBM bandwidth must be > 0");
@@ -174,7 +200,8 @@ public final class StageCostBuilder {
     CommModel expertComm = null;
     if (ex != null) {
       expertComm = expertComm(d, tensorParallel, ex);
-      exchange(s, layers, expertComm, overlaps.moeComm());
+      exchange(s, layers, exchangePrices(expertComm, d, tensorParallel, ex),
+          overlaps.moeComm());
       experts = s.split(expertShare(layers));
     }
     RingExchange ring = ring(layers);
@@ -315,7 +342,7 @@ public final class StageCostBuilder {
    * over the ETP axis. The bytes count on the data-parallel axis: the expert-parallel group is
    * made of GPUs of different replicas.
    */
-  private static void exchange(StageTally s, List<LayerCost> layers, CommModel comm,
+  private static void exchange(StageTally s, List<LayerCost> layers, PairPrices prices,
       boolean overlap) {
     // A stage repeats a layer in runs: each run is priced once, times its length, in order.
     for (int i = 0; i < layers.size(); ) {
@@ -329,7 +356,7 @@ public final class StageCostBuilder {
       if (!x.routed()) {
         continue;
       }
-      double pair = pairSeconds(x, comm);
+      double pair = prices.seconds(x);
       double fwd = pair * x.forwardExchanges() / 2;
       double bwd = pair * x.backwardExchanges() / 2;
       if (overlap) {
@@ -340,9 +367,89 @@ public final class StageCostBuilder {
         s.comm += n * (fwd + bwd);
         s.exchange += n * (fwd + bwd);
       }
-      s.dataBytesPerMicrobatch += n * pairBytes(x)
+      s.dataBytesPerMicrobatch += n * prices.bytes(x)
           * (x.forwardExchanges() + x.backwardExchanges()) / 2;
     }
+  }
+
+  /** The seconds and bus bytes of one dispatch and its combine, for a stage's expert mesh. */
+  private interface PairPrices {
+    double seconds(ExpertExchange x);
+
+    double bytes(ExpertExchange x);
+  }
+
+  /**
+   * The prices of the stage's dispatches and combines under the overlaps' dispatcher: NCCL
+   * all-to-alls ({@link #pairSeconds}), or DeepEP's or Hybrid-EP's kernels ({@link
+   * #deduplicatedSeconds}).
+   */
+  private PairPrices exchangePrices(CommModel comm, int d, int t, ExpertExchange ex) {
+    ExpertDispatcher dispatcher = overlaps.dispatcher();
+    if (!dispatcher.deduplicates()) {
+      return new PairPrices() {
+        @Override
+        public double seconds(ExpertExchange x) {
+          return pairSeconds(x, comm);
+        }
+
+        @Override
+        public double bytes(ExpertExchange x) {
+          return pairBytes(x);
+        }
+      };
+    }
+    Require.nonNull(cluster, "the cluster, to price the " + dispatcher.word() + " dispatcher");
+    LogicalMesh mesh = comm.mesh();
+    AxisPlacement p = AxisPlacement.of(cluster, mesh, 1);
+    int nodes = p.nodesSpanned();
+    double fabric = cluster.nodeNetworkBandwidth() / p.groupsPerNode() / p.gpusPerNodeInGroup();
+    boolean hybrid = dispatcher == ExpertDispatcher.HYBRIDEP;
+    double dispatch = ExpertDispatchBandwidth.of(hybrid, false, cluster, nodes, fabric);
+    double combine = ExpertDispatchBandwidth.of(hybrid, true, cluster, nodes, fabric);
+    int parts = nodes == 1 ? ex.expertParallel() : nodes;
+    return new PairPrices() {
+      @Override
+      public double seconds(ExpertExchange x) {
+        return deduplicatedSeconds(x, comm, parts, dispatch, combine);
+      }
+
+      @Override
+      public double bytes(ExpertExchange x) {
+        return 2 * deduplicatedBytes(x, parts)
+            + (x.expertTensorParallel() > 1 ? 2 * BusBytesCommModel.bytesSent(
+                Collective.ALL_GATHER, x.exchangeBytes() * x.expertTensorParallel(),
+                x.expertTensorParallel()) : 0);
+      }
+    };
+  }
+
+  /**
+   * The bytes one DeepEP or Hybrid-EP dispatch moves from a GPU as their benchmarks count them
+   * ({@link ExpertDispatchBandwidth}): each token once per destination, {@code T U h b}, where
+   * {@code T h b = exchangeBytes / k} (the all-to-all buffer holds {@code k} copies of each
+   * token) and {@code U} is the expected number of distinct destinations among {@code parts}
+   * (nodes, or the GPUs of a group inside one node) a token's experts fall in.
+   */
+  private static double deduplicatedBytes(ExpertExchange x, int parts) {
+    MoeShape moe = x.routing();
+    Require.that(moe.routed(), "a deduplicating dispatcher needs the layer's routing");
+    return x.exchangeBytes() / moe.topK() * moe.expectedParts(parts);
+  }
+
+  /**
+   * One dispatch and its combine by DeepEP or Hybrid-EP: {@link #deduplicatedBytes} at the
+   * published dispatch bandwidth, then the same bytes back at the combine bandwidth; with
+   * expert tensor parallelism the ETP group's all-gather and reduce-scatter as in {@link
+   * #pairSeconds}, seconds.
+   */
+  private static double deduplicatedSeconds(ExpertExchange x, CommModel comm, int parts,
+      double dispatch, double combine) {
+    double bytes = deduplicatedBytes(x, parts);
+    int etp = x.expertTensorParallel();
+    double b = x.exchangeBytes();
+    return bytes / dispatch + bytes / combine
+        + (etp > 1 ? comm.allGather(b * etp, 2) + comm.reduceScatter(b * etp, 2) : 0);
   }
 
   /**
