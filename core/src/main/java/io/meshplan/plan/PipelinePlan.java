@@ -406,9 +406,9 @@ public record PipelinePlan(
           || s.expertParallel() != s0.expertParallel()
           || s.expertTensorParallel() != s0.expertTensorParallel()
           || s.contextParallel() != s0.contextParallel()) {
-        return Optional.of("stages use different logical meshes (" + s0.dataParallel() + "x"
-            + s0.tensorParallel() + " and " + s.dataParallel() + "x" + s.tensorParallel()
-            + "); the frameworks use one tensor and data-parallel size for all stages");
+        return Optional.of("stages use different logical meshes (" + mesh(s0) + " and "
+            + mesh(s) + "); the frameworks use one tensor, data, expert and context-parallel "
+            + "size for all stages");
       }
     }
     if (unevenStageLayers().isEmpty() && countedSplit().isEmpty() && layoutSplit().isEmpty()) {
@@ -418,6 +418,17 @@ public record PipelinePlan(
           + " splits Megatron-LM states");
     }
     return Optional.empty();
+  }
+
+  /**
+   * A stage's logical mesh, data-parallel x tensor-parallel, with its expert and context
+   * parallelism where they are above 1: e.g. {@code 8x1 EP 4}.
+   */
+  private static String mesh(StagePlan s) {
+    return s.dataParallel() + "x" + s.tensorParallel()
+        + (s.expertParallel() > 1 ? " EP " + s.expertParallel() : "")
+        + (s.expertTensorParallel() > 1 ? " ETP " + s.expertTensorParallel() : "")
+        + (s.contextParallel() > 1 ? " CP " + s.contextParallel() : "");
   }
 
   /** The chunks' layer counts, space-separated. */
