@@ -98,6 +98,15 @@ final class MegatronLog {
   }
 
   private static RunModel model(Args a) {
+    // Per-document attention depends on the documents' lengths, which a log does not hold: the
+    // run cannot be priced as it ran (meshplan's --mean-doc-len and --packed-seqs state them).
+    for (String packed : new String[] {MegatronArg.DATALOADER_INTER_DOCUMENT_MASKING.dest(),
+        "reset_attention_mask", "sft"}) {
+      if (a.flag(packed)) {
+        throw a.bad(packed, "masks attention by document, whose lengths the log does not give; "
+            + "meshplan calibrates runs on whole sequences");
+      }
+    }
     int hidden = a.integer(MegatronArg.HIDDEN_SIZE.dest());
     int heads = a.integer(MegatronArg.NUM_ATTENTION_HEADS.dest());
     dense(a, hidden, heads);

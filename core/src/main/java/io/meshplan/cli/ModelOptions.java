@@ -78,6 +78,17 @@ final class ModelOptions {
   @Option(names = "--vocab", description = "Override the vocabulary size.")
   Integer vocab;
 
+  @Option(names = "--mean-doc-len", paramLabel = "TOKENS", description = "Documents of TOKENS "
+      + "tokens packed into each sequence, each attending only within itself (packed "
+      + "fine-tuning; Megatron-LM's --dataloader-inter-document-masking; torchtitan's document "
+      + "masking): fused attention computes the documents' squares, not the sequence's.")
+  Integer meanDocLen;
+
+  @Option(names = "--packed-seqs", paramLabel = "FILE", description = "As --mean-doc-len, with "
+      + "the document lengths of FILE: one length in tokens per line, or a length and a count "
+      + "(# starts a comment).")
+  Path packedSeqs;
+
   @Option(names = "--dtype", completionCandidates = Choices.Dtypes.class,
       description = "Element type: f32, bf16, f16, or fp8 (Transformer Engine's hybrid recipe:"
       + " linear-layer GEMMs in FP8, the rest bf16; H100, H200, B200) (default: preset's). One"
@@ -215,9 +226,59 @@ final class ModelOptions {
    */
   java.util.Map<String, Path> inputFiles() {
     Path file = model == null ? null : CliValues.existingFile(model);
-    // A directory is read as the config.json inside it: that is the input to protect.
-    return file == null ? java.util.Map.of()
-        : java.util.Map.of("--model", io.meshplan.model.HfConfigReader.configFile(file));
+    java.util.Map<String, Path> files = new java.util.LinkedHashMap<>();
+    if (file != null) {
+      // A directory is read as the config.json inside it: that is the input to protect.
+      files.put("--model", io.meshplan.model.HfConfigReader.configFile(file));
+    }
+    if (packedSeqs != null) {
+      files.put("--packed-seqs", packedSeqs);
+    }
+    return files;
+  }
+
+  /**
+   * The model flags given, by name: with {@code --plan}, which carries its model, each is
+   * refused rather than ignored.
+   *
+   * @return the flags given, in declaration order
+   */
+  List<String> given() {
+    List<String> g = new java.util.ArrayList<>();
+    Object[][] flags = {{"--model", model}, {"--moe-capacity-factor", capacityFactor},
+        {"--moe-imbalance", imbalance}, {"--layers", layers}, {"--seq", seq}, {"--hidden", hidden}, {"--heads", heads}, {"--kv-heads", kvHeads},
+        {"--ffn", ffn}, {"--vocab", vocab}, {"--mean-doc-len", meanDocLen},
+        {"--packed-seqs", packedSeqs}, {"--dtype", dtype}};
+    for (Object[] f : flags) {
+      if (f[1] != null) {
+        g.add((String) f[0]);
+      }
+    }
+    return g;
+  }
+
+  /**
+   * The documents packed into each sequence: {@code --mean-doc-len} or {@code --packed-seqs}.
+   *
+   * @return the packing, {@link io.meshplan.model.Packing#NONE} without either flag
+   */
+  io.meshplan.model.Packing packing() {
+    if (meanDocLen != null && packedSeqs != null) {
+      throw new InputException("give --mean-doc-len or --packed-seqs, not both");
+    }
+    if (meanDocLen != null) {
+      if (meanDocLen <= 0) {
+        throw new InputException("--mean-doc-len must be a positive number of tokens, got "
+            + meanDocLen);
+      }
+      return io.meshplan.model.Packing.meanLength(meanDocLen);
+    }
+    if (packedSeqs != null) {
+      String text = io.meshplan.util.InputFiles.readString(packedSeqs,
+          io.meshplan.model.PackingText.MAX_BYTES, "document-length file");
+      return io.meshplan.model.PackingText.parse(packedSeqs.toString(), text);
+    }
+    return io.meshplan.model.Packing.NONE;
   }
 
   /**
@@ -262,7 +323,7 @@ final class ModelOptions {
           pos("--vocab", vocab, p.vocab()), s, pos("--batch", batch, p.batch()), t, arch);
       // --layers keeps the first blocks, with their kinds where dense blocks mix in.
       int l = pos("--layers", layers, p.layers());
-      return l == p.layers() ? m : m.withLayers(l);
+      return (l == p.layers() ? m : m.withLayers(l)).withPacking(packing());
     } catch (IllegalArgumentException | ArithmeticException e) {
       throw new InputException(FlagWords.reword(e.getMessage(), FlagWords.MODEL));
     }

@@ -179,9 +179,10 @@ final class SimulateCommand implements Callable<Integer> {
   }
 
   private Simulated fromPlan() {
-    if (parallel.any() || model.model != null) {
-      throw new InputException("--plan carries the model and the parallel sizes; drop --model"
-          + " and --tp/--pp/--dp/--vpp/--micro-batch/--global-batch");
+    if (parallel.any() || !model.given().isEmpty()) {
+      throw new InputException("--plan carries the model and the parallel sizes; drop "
+          + (model.given().isEmpty() ? "" : String.join("/", model.given()) + " and ")
+          + "--tp/--pp/--dp/--vpp/--micro-batch/--global-batch");
     }
     // A plan planned at kernel-level prices is simulated at them unless the flags say otherwise.
     cluster.defaultPrices(PlanFiles.pricesSource(plan));

@@ -172,6 +172,16 @@ public record ExportInput(BoundConfig bound) {
   }
 
   /**
+   * The same cluster, configuration, attention and overlaps with another model.
+   *
+   * @param other the model
+   * @return the input
+   */
+  public ExportInput withModel(ModelSpec other) {
+    return new ExportInput(other, cluster(), config(), attention(), overlaps(), gpipe());
+  }
+
+  /**
    * The same input with other overlaps and fusions.
    *
    * @param other the overlaps

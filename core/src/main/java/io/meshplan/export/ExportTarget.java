@@ -49,11 +49,12 @@ public enum ExportTarget {
    * The target's writer.
    *
    * @return a new writer (writers hold no state); all but Megatron-LM's write only the
-   *     all-to-all token dispatcher ({@link AllToAllDispatch})
+   *     all-to-all token dispatcher, and only Megatron-LM's and torchtitan main's mask attention
+   *     by document ({@link UnwrittenFeatures})
    */
   public FrameworkWriter writer() {
     FrameworkWriter w = writer.get();
-    return this == MEGATRON ? w : new AllToAllDispatch(w, label);
+    return this == MEGATRON ? w : new UnwrittenFeatures(w, label, this == TORCHTITAN);
   }
 
   /**

@@ -276,6 +276,12 @@ public final class MegatronArgs implements FrameworkWriter {
     a.add(List.of(MegatronArg.FFN_HIDDEN_SIZE.flag(), Integer.toString(MegatronDeepseekArgs.denseFfn(m))));
     a.add(List.of(MegatronArg.NUM_ATTENTION_HEADS.flag(), Integer.toString(m.heads())));
     a.add(List.of(MegatronArg.SEQ_LENGTH.flag(), Integer.toString(m.seq())));
+    if (m.packing().packed()) {
+      // Packed documents: the dataloader hands the attention kernel each document's bounds
+      // (cu_seqlens, arguments.py:3326) and restarts positions at each (3321).
+      a.add(List.of(MegatronArg.DATALOADER_INTER_DOCUMENT_MASKING.flag()));
+      a.add(List.of(MegatronArg.RESET_POSITION_IDS.flag()));
+    }
     a.add(List.of(MegatronArg.MAX_POSITION_EMBEDDINGS.flag(), Integer.toString(
         m.arch().positions() == Architecture.Positions.LEARNED ? m.arch().positionRows()
             : m.seq())));

@@ -324,7 +324,8 @@ final class DecoderForward {
   /**
    * The causal query-key pairs a block's fused attention computes, as a fraction of the whole
    * sequence's, averaged over the model's layers: a windowed layer computes {@link
-   * AttentionShape#causalPairs} of its window, a global one all of them. meshplan prices one
+   * AttentionShape#causalPairs} of its window, a global one all of them, each only within the
+   * documents packed into the sequence ({@link Packing#work}). meshplan prices one
    * block for every layer, so a model that interleaves windowed and global layers (Gemma 2 and 3,
    * GPT-OSS) is priced at their mean: exact over the model and over any stage whose layers mix
    * them in the model's proportion, off by a fraction of one layer's attention elsewhere.
@@ -335,16 +336,17 @@ final class DecoderForward {
    */
   static double windowWork(ModelSpec spec, int seq) {
     AttentionShape at = spec.arch().attn();
+    Packing p = spec.packing();
+    double global = p.work(seq, 0);
     if (at.window() == 0 || at.window() >= seq) {
-      return 1;
+      return global;
     }
-    double full = AttentionShape.causalPairs(seq, 0);
-    double windowed = AttentionShape.causalPairs(seq, at.window());
+    double windowed = p.work(seq, at.window());
     double sum = 0;
     for (int i = 0; i < spec.layers(); i++) {
-      sum += at.windowed(i) ? windowed : full;
+      sum += at.windowed(i) ? windowed : global;
     }
-    return sum / spec.layers() / full;
+    return sum / spec.layers();
   }
 
   /**

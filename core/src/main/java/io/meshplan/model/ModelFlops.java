@@ -125,7 +125,8 @@ public final class ModelFlops {
   /**
    * The FLOPs of one sequence's causal attention scores {@code Q K^T} on block {@code layer}: a
    * multiply-add per query-key pair and head dimension, {@code 2 a d} times {@link
-   * AttentionShape#causalPairs} with the sliding window on the layers that have it.
+   * AttentionShape#causalPairs} with the sliding window on the layers that have it, within each
+   * packed document ({@link Packing#work}).
    *
    * @param spec the model
    * @param layer the block, from 0
@@ -134,8 +135,9 @@ public final class ModelFlops {
    */
   public static double causalScoreFlops(ModelSpec spec, int layer, int seq) {
     AttentionShape at = spec.arch().attn();
-    long window = at.windowed(layer) ? at.window() : 0;
-    return 2.0 * spec.heads() * spec.headDim() * AttentionShape.causalPairs(seq, window);
+    int window = at.windowed(layer) ? at.window() : 0;
+    return 2.0 * spec.heads() * spec.headDim() * AttentionShape.causalPairs(seq, 0)
+        * spec.packing().work(seq, window);
   }
 
   /**
@@ -147,16 +149,18 @@ public final class ModelFlops {
     int dense = spec.denseBlocks();
     double whole = spec.layers() * blockForwardFlopsPerToken(spec, seq)
         + 2.0 * dense * (blockMatmul(spec, true) - blockMatmul(spec, false));
-    if (at.window() == 0 || at.window() >= seq) {
+    boolean windows = at.window() > 0 && at.window() < seq;
+    Packing packing = spec.packing();
+    if (!windows && !packing.packed()) {
       return whole;
     }
-    double share = AttentionShape.causalPairs(seq, at.window())
-        / AttentionShape.causalPairs(seq, 0);
+    // Each block's attention term scaled by the pairs it computes: its window's and its packed
+    // documents' share of the whole sequence's (Packing#work).
+    double global = packing.work(seq, 0);
+    double windowed = windows ? packing.work(seq, at.window()) : global;
     double attention = attentionFlopsPerToken(spec, seq);
     for (int i = 0; i < spec.layers(); i++) {
-      if (at.windowed(i)) {
-        whole -= attention * (1 - share);
-      }
+      whole -= attention * (1 - (windows && at.windowed(i) ? windowed : global));
     }
     return whole;
   }

@@ -19,6 +19,8 @@ import java.util.List;
  * @param batch batch size of the workload, sequences
  * @param dtype element type of weights and activations in forward graphs
  * @param arch the layer design (MLP, norm, positions, biases, tied embeddings)
+ * @param packing the documents packed into each sequence, whose attention stays within each
+ *     document ({@link Packing}); {@link Packing#NONE} for one document per sequence
  */
 public record ModelSpec(
     String name,
@@ -32,8 +34,31 @@ public record ModelSpec(
     int seq,
     int batch,
     DType dtype,
-    Architecture arch) implements java.io.Serializable {
-  private static final long serialVersionUID = 1L;
+    Architecture arch,
+    Packing packing) implements java.io.Serializable {
+  private static final long serialVersionUID = 2L;
+
+  /**
+   * A model trained on sequences of one document each.
+   *
+   * @param name a name for reports
+   * @param family the family
+   * @param layers L
+   * @param hidden h
+   * @param heads a
+   * @param kvHeads key/value heads
+   * @param ffn f
+   * @param vocab V
+   * @param seq tokens per sequence
+   * @param batch sequences
+   * @param dtype element type
+   * @param arch the block's design
+   */
+  public ModelSpec(String name, Family family, int layers, int hidden, int heads, int kvHeads,
+      int ffn, int vocab, int seq, int batch, DType dtype, Architecture arch) {
+    this(name, family, layers, hidden, heads, kvHeads, ffn, vocab, seq, batch, dtype, arch,
+        Packing.NONE);
+  }
 
   /** The model families. */
   public enum Family {
@@ -95,6 +120,7 @@ public record ModelSpec(
     Require.positive(batch, "batch");
     Require.nonNull(dtype, "dtype");
     Require.nonNull(arch, "arch");
+    Require.nonNull(packing, "packing");
     if (family != Family.ALPA_MLP) {
       Require.that(arch.attn().headDim() > 0 || arch.attn().mla().on() || hidden % heads == 0,
           "hidden size " + hidden
@@ -244,7 +270,7 @@ public record ModelSpec(
   public ModelSpec denseBlockModel() {
     Require.that(denseBlocks() > 0, "the model has no dense blocks among its expert blocks");
     return new ModelSpec(name, family, layers, hidden, heads, kvHeads, arch.moe().denseFfn(),
-        vocab, seq, batch, dtype, arch.withMoe(MoeShape.DENSE).withMtp(0));
+        vocab, seq, batch, dtype, arch.withMoe(MoeShape.DENSE).withMtp(0), packing);
   }
 
   /**
@@ -338,7 +364,7 @@ public record ModelSpec(
    */
   public ModelSpec withWorkload(int newSeq, int newBatch) {
     return new ModelSpec(name, family, layers, hidden, heads, kvHeads, ffn, vocab, newSeq,
-        newBatch, dtype, arch);
+        newBatch, dtype, arch, packing);
   }
 
   /**
@@ -350,7 +376,7 @@ public record ModelSpec(
    */
   public ModelSpec withTraining(int newBatch, DType newDtype) {
     return new ModelSpec(name, family, layers, hidden, heads, kvHeads, ffn, vocab, seq, newBatch,
-        newDtype, arch);
+        newDtype, arch, packing);
   }
 
   /**
@@ -362,7 +388,7 @@ public record ModelSpec(
    */
   public ModelSpec withSequence(int newSeq) {
     return new ModelSpec(name, family, layers, hidden, heads, kvHeads, ffn, vocab, newSeq, batch,
-        dtype, arch.forSequence(newSeq));
+        dtype, arch.forSequence(newSeq), packing);
   }
 
   /**
@@ -377,15 +403,27 @@ public record ModelSpec(
     MoeShape moe = arch.moe();
     if (moe.denseLayers().isEmpty()) {
       return new ModelSpec(name, family, newLayers, hidden, heads, kvHeads, ffn, vocab, seq,
-          batch, dtype, arch);
+          batch, dtype, arch, packing);
     }
     // The first blocks keep their kinds; when all of them are dense blocks, the model is dense.
     List<Integer> kept = moe.denseLayers().stream().filter(i -> i < newLayers).toList();
     if (kept.size() == newLayers) {
       return new ModelSpec(name, family, newLayers, hidden, heads, kvHeads, moe.denseFfn(), vocab,
-          seq, batch, dtype, arch.withMoe(MoeShape.DENSE));
+          seq, batch, dtype, arch.withMoe(MoeShape.DENSE), packing);
     }
     return new ModelSpec(name, family, newLayers, hidden, heads, kvHeads, ffn, vocab, seq, batch,
-        dtype, arch.withMoe(moe.withDenseLayers(kept, kept.isEmpty() ? 0 : moe.denseFfn())));
+        dtype, arch.withMoe(moe.withDenseLayers(kept, kept.isEmpty() ? 0 : moe.denseFfn())),
+        packing);
+  }
+
+  /**
+   * This spec trained on packed documents.
+   *
+   * @param p the documents, or {@link Packing#NONE}
+   * @return the spec
+   */
+  public ModelSpec withPacking(Packing p) {
+    return new ModelSpec(name, family, layers, hidden, heads, kvHeads, ffn, vocab, seq, batch,
+        dtype, arch, p);
   }
 }

@@ -266,6 +266,17 @@ public final class PlanJson {
     o.put("dtype", io.meshplan.model.Fp8Training.word(m.dtype()));
     // As sum(p.numel()) over the model's parameters: LM head included, tied weights once.
     o.put("parameters", m.parameterCount());
+    if (m.packing().packed()) {
+      ObjectNode pk = o.putObject("packing");
+      ArrayNode lengths = pk.putArray("lengths");
+      for (int l : m.packing().lengths()) {
+        lengths.add(l);
+      }
+      ArrayNode counts = pk.putArray("counts");
+      for (long c : m.packing().counts()) {
+        counts.add(c);
+      }
+    }
     ObjectNode a = o.putObject("architecture");
     a.put("mlp", m.arch().mlp().name().toLowerCase(java.util.Locale.ROOT));
     a.put("norm", m.arch().norm().name().toLowerCase(java.util.Locale.ROOT));
@@ -513,10 +524,32 @@ public final class PlanJson {
           NumericsJson.read(a.where(), a.node(), m.text("name"), family));
       return new ModelSpec(m.text("name"), family, m.integer("layers"), m.integer("hidden"), m.integer("heads"),
           m.integer("kvHeads"), m.integer("ffn"), m.integer("vocab"), m.integer("seq"), 1,
-          dtype(where, m.text("dtype")), arch);
+          dtype(where, m.text("dtype")), arch,
+          m.has("packing") ? readPacking(m.object("packing")) : io.meshplan.model.Packing.NONE);
     } catch (IllegalArgumentException e) {
       throw new InputException(where + ": field 'model': " + e.getMessage());
     }
+  }
+
+  /** Reads the packed documents' histogram: {@code lengths} and their {@code counts}. */
+  private static io.meshplan.model.Packing readPacking(Fields p) {
+    List<Integer> lengths = p.integers("lengths", io.meshplan.model.Packing.MAX_LENGTHS);
+    JsonNode counts = p.node().get("counts");
+    if (counts == null || !counts.isArray() || counts.size() != lengths.size()) {
+      throw new InputException(p.where() + ": field 'counts' must be a list of as many integers "
+          + "as 'lengths'");
+    }
+    int[] l = new int[lengths.size()];
+    long[] c = new long[lengths.size()];
+    for (int i = 0; i < l.length; i++) {
+      JsonNode n = counts.get(i);
+      if (!n.isIntegralNumber() || !n.canConvertToLong()) {
+        throw new InputException(p.where() + ": field 'counts' must hold integers, got " + n);
+      }
+      l[i] = lengths.get(i);
+      c[i] = n.longValue();
+    }
+    return new io.meshplan.model.Packing(l, c);
   }
 
   private static List<StagePlan> readStages(String where, JsonNode arr, boolean module) {

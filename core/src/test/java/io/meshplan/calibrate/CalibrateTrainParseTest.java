@@ -342,6 +342,17 @@ class CalibrateTrainParseTest {
           .isInstanceOf(InputException.class).hasMessageContaining("argument " + c[0])
           .hasMessageNotContaining("\n");
     }
+    // Attention masked by document (its lengths not in the log) is refused, whichever flag did it.
+    for (String packed : new String[] {"dataloader_inter_document_masking",
+        "reset_attention_mask", "sft"}) {
+      String[] docs = java.util.Arrays.copyOf(moe, moe.length + 2);
+      docs[moe.length] = packed;
+      docs[moe.length + 1] = "True";
+      Path f = megatronWith("packed.log", docs);
+      assertThatThrownBy(() -> TrainingLogs.read(f, Optional.empty())).as(packed)
+          .isInstanceOf(InputException.class).hasMessageContaining("argument " + packed)
+          .hasMessageContaining("by document").hasMessageNotContaining("\n");
+    }
     // Without the dispatcher's line the run used Megatron-Core's default, allgather.
     String[] noDispatcher = java.util.Arrays.copyOf(moe, 2);
     Path f = megatronWith("default-dispatcher.log", noDispatcher);

@@ -24,7 +24,7 @@ class ExportTargetRegistryTest {
     for (ExportTarget t : ExportTarget.values()) {
       assertThat(Exporter.writer(t)).as(t.name()).isInstanceOf(t.writer().getClass());
       // Every writer but Megatron-LM's writes only NCCL's all-to-all dispatcher.
-      assertThat(t.writer() instanceof AllToAllDispatch).as(t.name())
+      assertThat(t.writer() instanceof UnwrittenFeatures).as(t.name())
           .isEqualTo(t != ExportTarget.MEGATRON);
       if (expected.containsKey(t)) {
         assertThat(own(t)).as(t.name()).isExactlyInstanceOf(expected.get(t));
@@ -39,7 +39,7 @@ class ExportTargetRegistryTest {
   /** The target's own writer, inside the all-to-all wrapper. */
   private static FrameworkWriter own(ExportTarget t) {
     FrameworkWriter w = t.writer();
-    return w instanceof AllToAllDispatch a ? a.inner() : w;
+    return w instanceof UnwrittenFeatures a ? a.inner() : w;
   }
 
   @Test

@@ -86,6 +86,8 @@ class MegatronConformanceTest {
       entry("--swiglu", "megatron/training/arguments.py:2450"),
       entry("--untie-embeddings-and-output-weights", "megatron/training/arguments.py:2460"),
       entry("--seq-length", "megatron/training/arguments.py:3305"),
+      entry("--reset-position-ids", "megatron/training/arguments.py:3321"),
+      entry("--dataloader-inter-document-masking", "megatron/training/arguments.py:3326"),
       entry("--data-path", "megatron/training/arguments.py:3255"),
       entry("--lr", "megatron/training/arguments.py:2984"),
       entry("--tokenizer-type", "megatron/training/config/training_config.py:698"),
@@ -131,7 +133,10 @@ class MegatronConformanceTest {
             false),
         // 13B on 50 x 4 V100 (fp16, unfused attention): 4 x 5 x 10 = 200 GPUs.
         new ExportInput(Presets.get("llama2-13b").withTraining(1, io.meshplan.graph.DType.F16),
-            v100, new ParallelConfig(4, 5, 10, 1, 1, 1000, Recompute.FULL, false, 0)));
+            v100, new ParallelConfig(4, 5, 10, 1, 1, 1000, Recompute.FULL, false, 0)),
+        // Packed documents of 1,024 tokens: masked per document by the dataloader's cu_seqlens.
+        new ExportInput(Plans.LLAMA70B.withPacking(io.meshplan.model.Packing.meanLength(1024)),
+            Plans.CLUSTER, new ParallelConfig(8, 4, 32, 1, 1, 1024, Recompute.FULL, true, 1)));
   }
 
   /** Runs the file as a user would, with every variable set, and returns torchrun's words. */
@@ -186,6 +191,12 @@ class MegatronConformanceTest {
       assertThat(text.contains("\nexport CUDA_DEVICE_MAX_CONNECTIONS=1\n")).isEqualTo(one);
       assertThat(text.contains("\nunset CUDA_DEVICE_MAX_CONNECTIONS\n"))
           .isEqualTo(c.zeroStage() >= 2);
+      // Packed documents: per-document attention by the dataloader's cu_seqlens (arguments.py:
+      // 3326), which pretrain_gpt.py hands the attention kernel as PackedSeqParams; positions
+      // restart at each document (3321). Neither without packing.
+      boolean packed = in.model().packing().packed();
+      assertThat(megatron.contains("--dataloader-inter-document-masking")).isEqualTo(packed);
+      assertThat(megatron.contains("--reset-position-ids")).isEqualTo(packed);
       // LLaMA trains without dropout; Megatron-LM's defaults are 0.1 (transformer_config.py:188).
       assertThat(String.join(" ", megatron)).contains("--attention-dropout 0 --hidden-dropout 0");
     }

@@ -1,0 +1,62 @@
+package io.meshplan.export;
+
+import io.meshplan.model.ExpertDispatcher;
+import io.meshplan.model.Packing;
+import io.meshplan.util.Require;
+import java.util.Optional;
+
+/**
+ * A framework writer that lacks features other writers have, said before its own checks:
+ * <ul>
+ *   <li>DeepEP and Hybrid-EP ({@link ExpertDispatcher#deduplicates}): only Megatron-LM's export
+ *       writes the flex dispatcher's backends ({@link MegatronExpertArgs}), so every other
+ *       writer is wrapped; its nearest input runs NCCL's all-to-all;
+ *   <li>packed documents ({@link Packing}): Megatron-LM's export writes the dataloader's
+ *       per-document masking and torchtitan main masks by document always ({@code
+ *       models/common/config_utils.py}, {@code get_attention_config}: "Language models always use
+ *       block_causal masking"); the others do not state it, and their nearest input trains on
+ *       whole sequences.
+ * </ul>
+ *
+ * @param inner the framework's writer
+ * @param label the framework's name, for messages
+ * @param writesPacking whether the framework masks attention by document
+ */
+record UnwrittenFeatures(FrameworkWriter inner, String label, boolean writesPacking)
+    implements FrameworkWriter {
+  /** Validates the fields. */
+  UnwrittenFeatures {
+    Require.nonNull(inner, "writer");
+    Require.nonNull(label, "label");
+  }
+
+  @Override
+  public Optional<String> missing(ExportInput input) {
+    ExpertDispatcher d = input.overlaps().dispatcher();
+    if (d.deduplicates()) {
+      return Optional.of(label + " export writes the all-to-all token dispatcher only, not "
+          + d.word() + " (export --to megatron writes it)");
+    }
+    if (!writesPacking && input.model().packing().packed()) {
+      return Optional.of(label + " export does not mask attention by document (--mean-doc-len, "
+          + "--packed-seqs); export --to megatron or --to torchtitan does");
+    }
+    return inner.missing(input);
+  }
+
+  @Override
+  public Optional<ExportInput> nearest(ExportInput input) {
+    ExportInput plain = input.withOverlaps(input.overlaps()
+        .withDispatcher(ExpertDispatcher.ALLTOALL));
+    if (!writesPacking && plain.model().packing().packed()) {
+      plain = plain.withModel(plain.model().withPacking(Packing.NONE));
+    }
+    return inner.missing(plain).isEmpty() ? Optional.of(plain) : inner.nearest(plain);
+  }
+
+  @Override
+  public String write(ExportInput input) {
+    requireExpressible(input);
+    return inner.write(input);
+  }
+}
