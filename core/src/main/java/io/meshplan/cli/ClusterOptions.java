@@ -12,7 +12,8 @@ import picocli.CommandLine.Option;
 /** The cluster and its prices, shared by {@code plan}, {@code simulate} and {@code export}. */
 final class ClusterOptions {
   @Option(names = "--cluster", description = "NODESxGPUS:gpu[:fabric] (e.g. 50x4:v100-32gb, "
-      + "128x8:h100-80gb:ib-ndr400) or a YAML cluster file.")
+      + "128x8:h100-80gb:ib-ndr400), RACKSxnvlGPUS:gpu[:fabric] for NVLink domains across hosts "
+      + "(e.g. 8xnvl72:gb200), or a YAML cluster file.")
   String cluster;
 
   @picocli.CommandLine.Mixin CatalogOption catalog = new CatalogOption();

@@ -217,6 +217,13 @@ final class DeployCommand implements Callable<Integer> {
   private ClusterSpec cluster(Optional<PipelinePlan> p, List<Path> inputs) {
     String text = cluster != null ? cluster : p.get().cluster();
     ClusterSpec c = catalog.cluster(text);
+    if (c.rackScale()) {
+      // A rack-wide NVLink job needs the rack's IMEX channels (NVIDIA's DRA driver's
+      // ComputeDomain) in every manifest, which meshplan does not write yet.
+      throw new InputException("deploy does not write launch files for NVLink domains of "
+          + c.gpusPerNode() + " GPUs across " + c.gpusPerNode() / c.hostGpus() + " hosts ("
+          + c.toShortString() + ") yet; plan, simulate and export run on it");
+    }
     Path clusterFile = cluster == null ? null : CliValues.existingFile(cluster);
     if (clusterFile != null) {
       inputs.add(clusterFile);

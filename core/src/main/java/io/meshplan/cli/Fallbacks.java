@@ -52,8 +52,7 @@ record Fallbacks(List<Entry> entries) {
     }
     List<Entry> out = new ArrayList<>();
     for (int lost = 1; lost <= k; lost++) {
-      ClusterSpec left = new ClusterSpec(cs.nodes() - lost, cs.gpusPerNode(), cs.gpu(),
-          cs.fabric());
+      ClusterSpec left = cs.withNodes(cs.nodes() - lost);
       try {
         PricedJob job = Planner.price(setup.job().withCluster(left), setup.pricing(), options);
         // The framework's launch rules of the smaller cluster (its GPU count).

@@ -170,8 +170,7 @@ final class PlanCommand implements Callable<Integer> {
             + cs.toShortString() + ", got " + spareNodes);
       }
       allNodes = setup;
-      setup = Planner.price(setup.job().withCluster(new ClusterSpec(cs.nodes() - spareNodes,
-          cs.gpusPerNode(), cs.gpu(), cs.fabric())), setup.pricing(), options);
+      setup = Planner.price(setup.job().withCluster(cs.withNodes(cs.nodes() - spareNodes)), setup.pricing(), options);
     }
     cluster.warnIfProfileForeign(setup.cluster(), spec.commandLine().getErr());
     model.printWarnings(spec.commandLine().getErr());

@@ -94,8 +94,7 @@ final class ReplanCommand implements Callable<Integer> {
     if (plannedNow) {
       // No stored fallback fits: plan the cluster left, as plan would, with the main plan's
       // job (model, batch, precision, attention, overlaps, prices and framework).
-      bestPlan = planLeft(main, root, new ClusterSpec(cs.nodes() - lostNodes, cs.gpusPerNode(),
-          cs.gpu(), cs.fabric()));
+      bestPlan = planLeft(main, root, cs.withNodes(cs.nodes() - lostNodes));
       JsonNode prices = root.path("prices");
       chosen = prices.isObject() ? JsonEdit.edit(PlanJson.write(bestPlan),
           o -> o.set("prices", prices.deepCopy())) : PlanJson.write(bestPlan);

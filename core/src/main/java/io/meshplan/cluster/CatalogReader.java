@@ -27,7 +27,7 @@ final class CatalogReader {
   private static final Set<String> TOP_KEYS = Set.of("gpus", "fabrics");
   private static final Set<String> GPU_KEYS = Set.of("name", "aliases", "architecture",
       "peakTflops", "memoryGiB", "hbmGBps", "nvlinkDomain", "nvlinkGBpsPerDirection", "powerW",
-      "boostClockMHz", "defaultFabric", "source");
+      "boostClockMHz", "defaultFabric", "source", "hostGpus");
   private static final Set<String> FABRIC_KEYS = Set.of("name", "kind", "nicGbps", "nicsPerNode",
       "latencySeconds", "source");
   private static final Pattern NAME = Pattern.compile("[a-z0-9][a-z0-9._-]{0,63}");
@@ -114,9 +114,13 @@ final class CatalogReader {
     int domain = (int) integer(n, "nvlinkDomain", MAX_DOMAIN, at);
     double nvlink = number(n, "nvlinkGBpsPerDirection", MAX_GBPS, at) * GIGA;
     GpuSpec spec = new GpuSpec(name, arch, peaks, bytes, hbm, domain, nvlink);
+    int host = n.has("hostGpus") ? (int) integer(n, "hostGpus", MAX_DOMAIN, at) : domain;
+    if (domain % host != 0) {
+      throw new InputException(at + ": hostGpus " + host + " must divide nvlinkDomain " + domain);
+    }
     return new GpuEntry(spec, aliases(n, at), word(n, "defaultFabric", at),
         optional(n, "powerW", 1e5, at), optional(n, "boostClockMHz", 1e5, at),
-        text(n, "source", at));
+        text(n, "source", at), host);
   }
 
   /**

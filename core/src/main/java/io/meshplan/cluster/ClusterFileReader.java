@@ -87,7 +87,7 @@ final class ClusterFileReader {
       }
       f = f.withLatency(l.asDouble());
     }
-    return new ClusterSpec(nodes, gpus, g, f);
+    return new ClusterSpec(c.nodes(), c.gpusPerNode(), g, f, c.hostGpus());
   }
 
   /** The file's top-level mapping, every key one a cluster file may have. */

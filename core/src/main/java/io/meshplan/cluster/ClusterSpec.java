@@ -11,20 +11,27 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * A homogeneous GPU cluster: {@code nodes} nodes of {@code gpusPerNode} GPUs each, joined by one
- * fabric. Device ids run node by node: GPU {@code j} of node {@code i} is device {@code
- * i*gpusPerNode + j}.
+ * A homogeneous GPU cluster: {@code nodes} NVLink domains of {@code gpusPerNode} GPUs each, joined
+ * by one fabric. On boards whose NVLink stops at the board (HGX, DGX) a domain is one host; on
+ * rack-scale systems (GB200 and GB300 NVL72: 18 compute trays of 4 GPUs behind NVLink switches)
+ * it is {@code gpusPerNode / hostGpus} hosts of {@code hostGpus} GPUs, and meshplan plans and
+ * prices it as one node: collectives inside it run over NVLink, and its hosts' NICs together carry
+ * its traffic into the fabric. Device ids run node by node: GPU {@code j} of node {@code i} is
+ * device {@code i*gpusPerNode + j}.
  *
- * @param nodes number of nodes
- * @param gpusPerNode GPUs in each node
+ * @param nodes number of NVLink domains (hosts, when a domain is one host)
+ * @param gpusPerNode GPUs in each domain
  * @param gpu the GPU model
  * @param fabric the inter-node fabric
+ * @param hostGpus GPUs one host (one operating system, one launcher process group) holds; it
+ *     divides {@code gpusPerNode}, and equals it when NVLink stops at the host
  */
-public record ClusterSpec(int nodes, int gpusPerNode, GpuSpec gpu, Fabric fabric) implements java.io.Serializable {
-  private static final long serialVersionUID = 1L;
+public record ClusterSpec(int nodes, int gpusPerNode, GpuSpec gpu, Fabric fabric, int hostGpus)
+    implements java.io.Serializable {
+  private static final long serialVersionUID = 2L;
 
-  private static final Pattern SHORT =
-      Pattern.compile("([0-9]+)x([0-9]+):([A-Za-z0-9._-]+?)(?::([A-Za-z0-9._-]+))?");
+  private static final Pattern SHORT = Pattern.compile(
+      "([0-9]+)x(nvl)?([0-9]+):([A-Za-z0-9._-]+?)(?::([A-Za-z0-9._-]+))?");
 
   /** Validates the counts. */
   public ClusterSpec {
@@ -34,6 +41,48 @@ public record ClusterSpec(int nodes, int gpusPerNode, GpuSpec gpu, Fabric fabric
     Require.nonNull(fabric, "fabric");
     Checked.intProduct("the GPU count of cluster " + nodes + "x" + gpusPerNode,
         Checked.MAX_DEVICES, nodes, gpusPerNode);
+    Require.that(hostGpus > 0 && gpusPerNode % hostGpus == 0, "GPUs per host must divide the "
+        + gpusPerNode + " GPUs of an NVLink domain, got " + hostGpus);
+  }
+
+  /**
+   * A cluster whose NVLink stops at the host: each node one host.
+   *
+   * @param nodes number of nodes
+   * @param gpusPerNode GPUs in each node
+   * @param gpu the GPU model
+   * @param fabric the inter-node fabric
+   */
+  public ClusterSpec(int nodes, int gpusPerNode, GpuSpec gpu, Fabric fabric) {
+    this(nodes, gpusPerNode, gpu, fabric, gpusPerNode);
+  }
+
+  /**
+   * Whether an NVLink domain spans several hosts (an NVL72 rack).
+   *
+   * @return {@code hostGpus < gpusPerNode}
+   */
+  public boolean rackScale() {
+    return hostGpus < gpusPerNode;
+  }
+
+  /**
+   * The hosts of the cluster: what a launcher starts one process group on.
+   *
+   * @return {@code nodes * gpusPerNode / hostGpus}
+   */
+  public int hosts() {
+    return nodes * (gpusPerNode / hostGpus);
+  }
+
+  /**
+   * The same cluster with another number of NVLink domains (nodes).
+   *
+   * @param n domains
+   * @return the cluster
+   */
+  public ClusterSpec withNodes(int n) {
+    return new ClusterSpec(n, gpusPerNode, gpu, fabric, hostGpus);
   }
 
   /**
@@ -64,8 +113,10 @@ public record ClusterSpec(int nodes, int gpusPerNode, GpuSpec gpu, Fabric fabric
     Require.nonNull(catalog, "catalog");
     Matcher m = SHORT.matcher(text.trim());
     if (m.matches()) {
-      return fromParts(text, parseCount(text, m.group(1), "node count"),
-          parseCount(text, m.group(2), "GPUs per node"), m.group(3), m.group(4), catalog);
+      int count = parseCount(text, m.group(1), "node count");
+      int per = parseCount(text, m.group(3), m.group(2) != null ? "NVLink domain size"
+          : "GPUs per node");
+      return fromParts(text, count, per, m.group(2) != null, m.group(4), m.group(5), catalog);
     }
     Path p;
     try {
@@ -112,12 +163,57 @@ public record ClusterSpec(int nodes, int gpusPerNode, GpuSpec gpu, Fabric fabric
    */
   static ClusterSpec fromParts(String where, int nodes, int gpusPerNode, String gpuName,
       String fabricName, HardwareCatalog catalog) {
+    return fromParts(where, nodes, gpusPerNode, false, gpuName, fabricName, catalog);
+  }
+
+  /**
+   * Builds a cluster from catalog names: {@code count} hosts of {@code per} GPUs, or with {@code
+   * domains} set, {@code count} NVLink domains of {@code per} GPUs ({@code NxnvlD}). On a
+   * rack-scale GPU (its catalog's {@code hostGpus} below its {@code nvlinkDomain}) hosts are
+   * grouped into domains of {@code nvlinkDomain} GPUs, or of all of them when they are fewer;
+   * hosts that do not fill whole domains are refused, and so is a domain larger than a host on a
+   * GPU whose NVLink stops at the host.
+   */
+  static ClusterSpec fromParts(String where, int count, int per, boolean domains, String gpuName,
+      String fabricName, HardwareCatalog catalog) {
     GpuEntry gpu = catalog.gpu(gpuName).orElseThrow(() -> new InputException(
         "cluster '" + where + "': " + catalog.unknownGpu(gpuName)));
     String fname = fabricName == null ? gpu.defaultFabric() : fabricName;
     Fabric fabric = catalog.fabric(fname).orElseThrow(() -> new InputException(
         "cluster '" + where + "': " + catalog.unknownFabric(fname)));
-    return new ClusterSpec(nodes, gpusPerNode, gpu.spec(), fabric);
+    int host = gpu.hostGpus();
+    int domain = gpu.spec().nvlinkDomain();
+    if (host >= domain) {
+      if (domains && per > domain) {
+        throw new InputException("cluster '" + where + "': " + gpu.name() + "'s NVLink joins "
+            + domain + " GPUs of one host; an NVLink domain of " + per + " needs a rack-scale "
+            + "system (gb200, gb300)");
+      }
+      return new ClusterSpec(count, per, gpu.spec(), fabric);
+    }
+    if (!domains) {
+      // count hosts of per GPUs: each must be the GPU's host, and the hosts fill domains.
+      if (per != host) {
+        throw new InputException("cluster '" + where + "': a " + gpu.name() + " host holds "
+            + host + " GPUs; give HOSTSx" + host + ":" + gpu.name() + " or DOMAINSxnvl"
+            + domain + ":" + gpu.name());
+      }
+      long gpus = (long) count * per;
+      if (gpus <= domain) {
+        return new ClusterSpec(1, (int) gpus, gpu.spec(), fabric, host);
+      }
+      if (gpus % domain != 0) {
+        throw new InputException("cluster '" + where + "': " + gpus + " GPUs do not fill whole "
+            + "NVLink domains of " + domain + " (" + gpu.name() + "); give a multiple of "
+            + domain / host + " hosts");
+      }
+      return new ClusterSpec((int) (gpus / domain), domain, gpu.spec(), fabric, host);
+    }
+    if (per > domain || per % host != 0) {
+      throw new InputException("cluster '" + where + "': an NVLink domain of " + per + " "
+          + gpu.name() + " GPUs must be whole hosts of " + host + " and at most " + domain);
+    }
+    return new ClusterSpec(count, per, gpu.spec(), fabric, host);
   }
 
   /**
@@ -140,12 +236,13 @@ public record ClusterSpec(int nodes, int gpusPerNode, GpuSpec gpu, Fabric fabric
   }
 
   /**
-   * The NICs a node uses for GPU traffic: the fabric's count, but never more than one per GPU.
+   * The NICs a node uses for GPU traffic: the fabric's count per host, but never more than one
+   * per GPU, times the hosts of an NVLink domain.
    *
-   * @return NICs per node
+   * @return NICs per node (per NVLink domain)
    */
   public int nicsInUse() {
-    return Math.min(fabric.nicsPerNode(), gpusPerNode);
+    return Math.min(fabric.nicsPerNode(), hostGpus) * (gpusPerNode / hostGpus);
   }
 
   /**
@@ -163,6 +260,7 @@ public record ClusterSpec(int nodes, int gpusPerNode, GpuSpec gpu, Fabric fabric
    * @return the string (overridden bandwidths are not shown)
    */
   public String toShortString() {
-    return nodes + "x" + gpusPerNode + ":" + gpu.name() + ":" + fabric.name();
+    return nodes + "x" + (rackScale() ? "nvl" : "") + gpusPerNode + ":" + gpu.name() + ":"
+        + fabric.name();
   }
 }

@@ -17,10 +17,28 @@ import java.util.OptionalDouble;
  * @param source where the numbers come from, in words
  */
 public record GpuEntry(GpuSpec spec, List<String> aliases, String defaultFabric,
-    OptionalDouble powerWatts, OptionalDouble boostClockMhz, String source) {
+    OptionalDouble powerWatts, OptionalDouble boostClockMhz, String source, int hostGpus) {
+  /**
+   * An entry whose host holds its whole NVLink domain.
+   *
+   * @param spec the GPU
+   * @param aliases short names
+   * @param defaultFabric the fabric a cluster string naming none gets
+   * @param powerWatts the board power, if given
+   * @param boostClockMhz the boost clock, if given
+   * @param source where the figures come from
+   */
+  public GpuEntry(GpuSpec spec, List<String> aliases, String defaultFabric,
+      OptionalDouble powerWatts, OptionalDouble boostClockMhz, String source) {
+    this(spec, aliases, defaultFabric, powerWatts, boostClockMhz, source, spec.nvlinkDomain());
+  }
+
   /** Checks the fields and freezes the aliases. */
   public GpuEntry {
     Require.nonNull(spec, "gpu spec");
+    Require.that(hostGpus > 0 && spec.nvlinkDomain() % hostGpus == 0, "gpu " + spec.name()
+        + ": GPUs per host must divide the NVLink domain of " + spec.nvlinkDomain() + ", got "
+        + hostGpus);
     aliases = List.copyOf(aliases);
     Require.nonNull(defaultFabric, "default fabric");
     Require.nonNull(powerWatts, "power");

@@ -118,7 +118,7 @@ public final class AccelerateFsdp implements FrameworkWriter {
         .append("machine_rank: 0\n")
         .append("main_training_function: main\n")
         .append("mixed_precision: ").append(precision(input.model().dtype())).append('\n')
-        .append("num_machines: ").append(cluster.nodes()).append('\n')
+        .append("num_machines: ").append(cluster.hosts()).append('\n')
         .append("num_processes: ").append(cluster.gpuCount()).append('\n')
         .append("rdzv_backend: static\n")
         .append("same_network: true\n")

@@ -73,6 +73,12 @@ public final class AlpaPipeshard implements FrameworkWriter {
     if (job.isPresent()) {
       return job;
     }
+    if (input.cluster().rackScale()) {
+      // Alpa's device meshes are Ray hosts of GPUs; an NVLink domain across hosts is not one.
+      return Optional.of("Alpa meshes hosts of GPUs, and an NVLink domain of "
+          + input.cluster().gpusPerNode() + " GPUs spans " + input.cluster().gpusPerNode()
+          / input.cluster().hostGpus() + " hosts");
+    }
     ParallelConfig c = input.config();
     Optional<RuntimeSpace.Feature> f = SPACE.refused(c.tensorParallel(), c.recompute(),
         c.sequenceParallel(), false, c.contextParallel(), c.expertParallel());
@@ -108,6 +114,11 @@ public final class AlpaPipeshard implements FrameworkWriter {
     Optional<String> job = missingJob(plan.model(), plan.attention(), plan.overlaps());
     if (job.isPresent()) {
       return job;
+    }
+    if (cluster.rackScale()) {
+      return Optional.of("Alpa meshes hosts of GPUs, and an NVLink domain of "
+          + cluster.gpusPerNode() + " GPUs spans " + cluster.gpusPerNode() / cluster.hostGpus()
+          + " hosts");
     }
     if (plan.virtualStages() > 1) {
       return Optional.of(noInterleaving());

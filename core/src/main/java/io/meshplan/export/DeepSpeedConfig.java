@@ -238,8 +238,8 @@ public final class DeepSpeedConfig implements FrameworkWriter {
             + " DS_ARGS; with the JSON alone it would take ").append(c.gpus() == 1 ? "the"
             : "all").append(" ").append(io.meshplan.util.Words.count(c.gpus(), "GPU")).append(" as data parallel.\n");
     sb.append("# Use: export TRAIN_ITERS=... LR=... [WARMUP_ITERS=...]; source this file; then\n"
-        + "#   deepspeed --hostfile HOSTFILE --num_nodes ").append(input.cluster().nodes())
-        .append(" --num_gpus ").append(input.cluster().gpusPerNode())
+        + "#   deepspeed --hostfile HOSTFILE --num_nodes ").append(input.cluster().hosts())
+        .append(" --num_gpus ").append(input.cluster().hostGpus())
         .append(" pretrain_gpt.py \"${DS_ARGS[@]}\" <tokenizer and data arguments>\n");
     java.util.OptionalLong iterations = input.bound().config().iterations(input.model().seq());
     sb.append(iterations.isPresent() ? ": \"${TRAIN_ITERS:=" + iterations.getAsLong()

@@ -160,7 +160,7 @@ public final class MegatronArgs implements FrameworkWriter {
     }
     sb.append("# The vocabulary is the ").append(input.model().vocab())
         .append(" rows priced (--padded-vocab-size): use a tokenizer of at most as many.\n");
-    int nodes = input.cluster().nodes();
+    int nodes = input.cluster().hosts();
     sb.append(nodes == 1 ? "# Run on the node" : "# Run on each of the " + nodes + " nodes")
         .append(": set the variables megatron_launch checks, then bash this file\n# (or source it"
             + " and call megatron_launch); further arguments go to pretrain_gpt.py.\n");
@@ -198,7 +198,7 @@ public final class MegatronArgs implements FrameworkWriter {
         + "  : \"${MEGATRON_LM:?set MEGATRON_LM to your Megatron-LM checkout (it holds"
         + " pretrain_gpt.py)}\"\n"
         + "  : \"${MASTER_ADDR:?set MASTER_ADDR to the address of node 0}\"\n"
-        + "  : \"${NODE_RANK:?set NODE_RANK to the index of this node, 0 to " + (cluster.nodes() - 1)
+        + "  : \"${NODE_RANK:?set NODE_RANK to the index of this node, 0 to " + (cluster.hosts() - 1)
         + "}\"\n"
         + "  : \"${TOKENIZER_MODEL:?set TOKENIZER_MODEL to a Hugging Face tokenizer name or"
         + " path}\"\n"
@@ -210,7 +210,7 @@ public final class MegatronArgs implements FrameworkWriter {
         + "  : \"${CHECKPOINT_DIR:?set CHECKPOINT_DIR to where checkpoints are saved and"
         + " loaded}\"\n"
         + "  : \"${SAVE_INTERVAL:?set SAVE_INTERVAL to the iterations between checkpoints}\"\n"
-        + "  torchrun --nnodes " + cluster.nodes() + " --nproc-per-node " + cluster.gpusPerNode()
+        + "  torchrun --nnodes " + cluster.hosts() + " --nproc-per-node " + cluster.hostGpus()
         + " --node-rank \"$NODE_RANK\" \\\n"
         + "    --master-addr \"$MASTER_ADDR\" --master-port \"${MASTER_PORT:-29500}\" \\\n"
         + "    \"$MEGATRON_LM/pretrain_gpt.py\" \"${MEGATRON_ARGS[@]}\" \\\n"

@@ -396,8 +396,8 @@ public final class TorchtitanPython implements FrameworkWriter {
     }
     sb.append("# save as ").append(TorchtitanMain.MODULE).append(".py in a directory on every"
         + " node and run there, with NODE_RANK and MASTER_ADDR set:\n");
-    sb.append("#   PYTHONPATH=\"$PWD:$PYTHONPATH\" torchrun --nnodes ").append(cl.nodes())
-        .append(" --nproc-per-node ").append(cl.gpusPerNode())
+    sb.append("#   PYTHONPATH=\"$PWD:$PYTHONPATH\" torchrun --nnodes ").append(cl.hosts())
+        .append(" --nproc-per-node ").append(cl.hostGpus())
         .append(" --node-rank \"$NODE_RANK\" --master-addr \"$MASTER_ADDR\"")
         .append(" --master-port 29500 -m torchtitan.train --module ")
         .append(TorchtitanMain.MODULE).append(" --config ").append(TorchtitanMain.FUNCTION)

@@ -232,6 +232,10 @@ public final class PointEvaluator {
    * @throws InputException when a name is not in its catalog
    */
   static TrainingJob job(SweepPoint p, ModelSpec base, SweepHardware hardware) {
+    if (hardware.rackScale(p.gpu())) {
+      throw new InputException("sweep does not plan GPUs whose NVLink domain spans hosts ("
+          + p.gpu() + ") yet; plan or simulate them with --cluster RACKSxnvlGPUS:" + p.gpu());
+    }
     ClusterSpec cs = new ClusterSpec(p.nodes(), p.gpusPerNode(), hardware.gpu(p.gpu()),
         hardware.fabric(p.fabric()));
     TrainingConfig config = TrainingConfig.searched(p.globalBatch(), p.microbatches())

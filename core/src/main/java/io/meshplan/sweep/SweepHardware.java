@@ -32,16 +32,20 @@ public sealed interface SweepHardware extends Serializable {
     }
     Map<String, GpuSpec> gpus = new TreeMap<>();
     Map<String, String> defaults = new TreeMap<>();
+    java.util.Set<String> racks = new java.util.TreeSet<>();
     for (String n : catalog.acceptedGpuNames()) {
       io.meshplan.cluster.GpuEntry e = catalog.gpu(n).orElseThrow();
       gpus.put(n, e.spec());
       defaults.put(n, e.defaultFabric());
+      if (e.hostGpus() < e.spec().nvlinkDomain()) {
+        racks.add(n);
+      }
     }
     Map<String, Fabric> fabrics = new TreeMap<>();
     for (String n : catalog.fabricNames()) {
       fabrics.put(n, catalog.fabric(n).orElseThrow());
     }
-    return new Given(gpus, defaults, fabrics);
+    return new Given(gpus, defaults, fabrics, racks);
   }
 
   /**
@@ -71,6 +75,15 @@ public sealed interface SweepHardware extends Serializable {
    */
   String defaultFabric(String gpu);
 
+  /**
+   * Whether a GPU's NVLink domain spans hosts (GB200 and GB300 NVL72), which a sweep's grid of
+   * nodes and GPUs per node does not describe yet.
+   *
+   * @param gpu the GPU's name
+   * @return true for a rack-scale GPU
+   */
+  boolean rackScale(String gpu);
+
   /** meshplan's own catalog, looked up in the process that plans the point. */
   record Shipped() implements SweepHardware {
     private static final long serialVersionUID = 1L;
@@ -92,6 +105,12 @@ public sealed interface SweepHardware extends Serializable {
       return HardwareCatalog.shipped().gpu(gpu).orElseThrow(
           () -> new InputException("unknown gpu '" + gpu + "'")).defaultFabric();
     }
+
+    @Override
+    public boolean rackScale(String gpu) {
+      return HardwareCatalog.shipped().gpu(gpu).map(e -> e.hostGpus() < e.spec().nvlinkDomain())
+          .orElse(false);
+    }
   }
 
   /**
@@ -100,16 +119,18 @@ public sealed interface SweepHardware extends Serializable {
    * @param gpus every name the catalog accepts for a GPU (lower case), to its GPU
    * @param defaultFabrics the same names, to the GPU's default fabric
    * @param fabrics fabric names (lower case), to the fabric
+   * @param racks the names of rack-scale GPUs ({@link #rackScale})
    */
   record Given(Map<String, GpuSpec> gpus, Map<String, String> defaultFabrics,
-      Map<String, Fabric> fabrics) implements SweepHardware {
-    private static final long serialVersionUID = 1L;
+      Map<String, Fabric> fabrics, java.util.Set<String> racks) implements SweepHardware {
+    private static final long serialVersionUID = 2L;
 
     /** Freezes the maps; every GPU has a default fabric of the catalog. */
     public Given {
       gpus = Map.copyOf(gpus);
       defaultFabrics = Map.copyOf(defaultFabrics);
       fabrics = Map.copyOf(fabrics);
+      racks = java.util.Set.copyOf(racks);
       io.meshplan.util.Require.that(defaultFabrics.keySet().equals(gpus.keySet())
           && fabrics.keySet().containsAll(defaultFabrics.values()),
           "every GPU of a sweep's hardware has a default fabric of it");
@@ -142,6 +163,11 @@ public sealed interface SweepHardware extends Serializable {
         throw new InputException("unknown gpu '" + gpu + "'");
       }
       return f;
+    }
+
+    @Override
+    public boolean rackScale(String gpu) {
+      return racks.contains(gpu.toLowerCase(Locale.ROOT));
     }
   }
 }

@@ -25,8 +25,8 @@ import java.util.Locale;
  *
  * <p>Run: {@code mvn -q -DskipTests package && mvn -q test-compile && java -Xmx4g
  * -XX:+UseSerialGC -cp core/target/test-classes:core/target/meshplan.jar:core/target/lib/* io.meshplan.bench.PlanBench
- * [CASE...]} with cases {@code 13b}, {@code 70b}, {@code 405b}, {@code moe}, {@code cp} and
- * {@code deepseek} (default: all). DeepSeek-V3's row compares the plan with the DeepSeek-V3
+ * [CASE...]} with cases {@code 13b}, {@code 70b}, {@code 405b}, {@code moe}, {@code cp},
+ * {@code deepseek} and {@code racks} (default: all). DeepSeek-V3's row compares the plan with the DeepSeek-V3
  * report's own configuration (section 3.2: PP 16, EP 64, ZeRO-1 over the data-parallel GPUs;
  * 61 blocks as 3 + 14 x 4 + 2, full recomputation for the report's recomputed norms and
  * up-projections, micro-batch 1) in place of the exhaustive grid, whose space on 2,048 GPUs with
@@ -55,7 +55,12 @@ public final class PlanBench {
       new Case("moe", "mixtral-8x7b", "8x8:h100-80gb:ib-ndr400", 256, 4096),
       new Case("moe", "qwen3-30b-a3b", "2x8:h100-80gb:ib-ndr400", 1024, 4096),
       new Case("cp", "llama3-8b", "2x8:h100-80gb:ib-ndr400", 16, 65536),
-      new Case("deepseek", "deepseek-v3", "256x8:h100-80gb:ib-ndr400", 4096, 4096)};
+      new Case("deepseek", "deepseek-v3", "256x8:h100-80gb:ib-ndr400", 4096, 4096),
+      // Rack-scale NVLink: 8 GB200 NVL72 racks against the same GPUs in 8-GPU NVLink domains,
+      // and racks run with 64 of their 72 GPUs.
+      new Case("racks", "deepseek-v3", "8xnvl72:gb200", 4608, 4096),
+      new Case("racks", "deepseek-v3", "72xnvl8:gb200", 4608, 4096),
+      new Case("racks", "deepseek-v3", "8xnvl64:gb200", 4096, 4096)};
 
   /** The DeepSeek-V3 report's configuration on the deepseek case's 2,048 GPUs. */
   private static final io.meshplan.plan.ParallelConfig DEEPSEEK_REPORT =
@@ -114,6 +119,28 @@ public final class PlanBench {
           100 * report.mfu(), pred.iterationSeconds() / report.iterationSeconds());
       System.out.printf(Locale.ROOT, "  report configuration: %s; peak %.1f GiB per GPU%n",
           describe(DEEPSEEK_REPORT), report.peakMemoryBytesPerGpu() / (1024.0 * 1024 * 1024));
+      return;
+    }
+    if (c.key().equals("racks")) {
+      // No grid: its space on 576 GPUs with 256 experts is too large to enumerate here.
+      System.out.printf(Locale.ROOT,
+          "%-14s %-27s %5d %7.1f %8.0f %7d %5d %-8s %9.3f %11.0f %5.1f%%%n",
+          c.preset(), c.cluster(), gb, seconds, heap, planned.stats().layerSolves(),
+          planned.stats().dpRuns(), planned.plan().virtualStages() > 1
+              ? "v=" + planned.plan().virtualStages() : "1f1b", pred.iterationSeconds(),
+          pred.tokensPerSecond(), 100 * pred.mfu());
+      int domain = cs.gpusPerNode();
+      StringBuilder stages = new StringBuilder();
+      boolean inside = true;
+      for (var st : planned.plan().stages()) {
+        int group = st.expertParallel() * st.expertTensorParallel();
+        // The stage's expert groups are runs of EP x ETP devices from its first device
+        // (Megatron-Core's expert rank order): each lies in one domain when they tile it.
+        inside &= domain % group == 0 && st.firstDevice() % group == 0;
+        stages.append(stages.length() == 0 ? "" : " ").append(st.expertParallel());
+      }
+      System.out.printf(Locale.ROOT, "  stages' EP: %s; every expert group inside one NVLink "
+          + "domain of %d: %s%n", stages, domain, inside ? "yes" : "no");
       return;
     }
     var grid = Planner.megatronGrid(priced).best();

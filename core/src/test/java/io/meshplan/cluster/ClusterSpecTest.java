@@ -51,9 +51,9 @@ class ClusterSpecTest {
         .isInstanceOf(InputException.class)
         .hasMessageContaining("unknown gpu 'a200'")
         .hasMessageContaining("a100-40gb, a100-80gb, b200");
-    assertThatThrownBy(() -> ClusterSpec.parse("2x8:a100-80gb:ib-xdr800"))
+    assertThatThrownBy(() -> ClusterSpec.parse("2x8:a100-80gb:ib-zdr1600"))
         .isInstanceOf(InputException.class)
-        .hasMessageContaining("unknown fabric 'ib-xdr800'")
+        .hasMessageContaining("unknown fabric 'ib-zdr1600'")
         .hasMessageContaining("ib-ndr400");
     assertThatThrownBy(() -> ClusterSpec.parse("0x8:a100-80gb"))
         .hasMessageContaining("node count '0'");

@@ -50,7 +50,9 @@ class GpuAliasesTest {
     }
     assertThat(listed).containsExactlyInAnyOrderElementsOf(GpuCatalog.acceptedNames());
     for (String name : listed) {
-      GpuSpec g = ClusterSpec.parse("1x8:" + name).gpu();
+      // One host of a rack-scale GPU (4 of GB200's 72), one board of any other.
+      GpuEntry e = HardwareCatalog.shipped().gpu(name).orElseThrow();
+      GpuSpec g = ClusterSpec.parse("1x" + Math.min(8, e.hostGpus()) + ":" + name).gpu();
       assertThat(GpuCatalog.find(name.toUpperCase(Locale.ROOT))).contains(g);
     }
     // Every catalog GPU, checked for a short name: the part before the memory size, accepted

@@ -82,7 +82,9 @@ class HardwareCatalogTest {
         new Fabric("roce-100", FabricKind.ROCE, 100 * gbit, 8, 8e-6),
         new Fabric("roce-200", FabricKind.ROCE, 200 * gbit, 8, 8e-6),
         new Fabric("roce-400", FabricKind.ROCE, 400 * gbit, 8, 8e-6),
-        new Fabric("tcp-25", FabricKind.ETHERNET, 25 * gbit, 1, 50e-6));
+        new Fabric("tcp-25", FabricKind.ETHERNET, 25 * gbit, 1, 50e-6),
+        // Added since: InfiniBand XDR, ConnectX-8 (GB300 NVL72's NICs).
+        new Fabric("ib-xdr800", FabricKind.INFINIBAND, 800 * gbit, 8, 5e-6));
     for (Fabric f : before) {
       assertThat(FabricCatalog.find(f.name())).as(f.name()).contains(f);
     }
@@ -172,7 +174,7 @@ class HardwareCatalogTest {
         new String[] {ENTRY.replace("fp8: 1600", "fp4: 3200"), "unknown precision 'fp4'"},
         new String[] {ENTRY.replace("hopper", "ampere"), "ampere has no fp8 math"},
         new String[] {ENTRY.replace("fp32: 50, ", ""), "needs an fp32 peak"},
-        new String[] {ENTRY.replace("roce-200", "ib-xdr800"), "defaultFabric 'ib-xdr800'"},
+        new String[] {ENTRY.replace("roce-200", "ib-zdr1600"), "defaultFabric 'ib-zdr1600'"},
         new String[] {ENTRY.replace("    source: a made-up part for a test\n", ""), "'source'"},
         new String[] {ENTRY + "    tdp: 500\n", "unknown field 'tdp'"},
         new String[] {ENTRY + ENTRY.substring("gpus:\n".length()), "gpu x9-48gb is given twice"},

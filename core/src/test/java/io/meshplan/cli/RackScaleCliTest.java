@@ -1,0 +1,63 @@
+package io.meshplan.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.withinPercentage;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * GB200 racks as a user meets them: DeepSeek-V3's blocks planned on two racks of 64 GPUs keep
+ * each expert group inside a rack's NVLink, the plan simulates and exports with one launcher per
+ * 4-GPU host, and deploy, which does not write a rack's NVLink setup yet, says so in one line.
+ */
+class RackScaleCliTest {
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  @TempDir Path dir;
+
+  @Test
+  void expertGroupsStayInsideARack() throws Exception {
+    Path plan = dir.resolve("plan.json");
+    CliRun p = CliRun.of("plan", "--model", "deepseek-v3", "--layers", "8", "--cluster",
+        "2xnvl64:gb200", "--global-batch", "256", "--out", plan.toString());
+    assertThat(p.code()).as(p.err()).isZero();
+    JsonNode saved = JSON.readTree(Files.readString(plan));
+    assertThat(saved.get("cluster").asText()).isEqualTo("2xnvl64:gb200:ib-ndr400");
+    int experts = 0;
+    for (JsonNode st : saved.get("stages")) {
+      int group = st.path("expertParallel").asInt(1) * st.path("expertTensorParallel").asInt(1);
+      experts = Math.max(experts, group);
+      // Megatron-Core's expert groups are runs of EP x ETP devices from the stage's first: each
+      // lies in one 64-GPU domain when they tile it.
+      assertThat(64 % group).isZero();
+      assertThat(st.get("firstDevice").asInt() % group).isZero();
+    }
+    // The experts do spread over GPUs, past one 4-GPU host.
+    assertThat(experts).isGreaterThan(4);
+    CliRun s = CliRun.of("simulate", "--plan", plan.toString(), "--json");
+    assertThat(s.code()).as(s.err()).isZero();
+    assertThat(JSON.readTree(s.out()).get("iterationSeconds").asDouble())
+        .isCloseTo(saved.get("iterationSeconds").asDouble(), withinPercentage(0.01));
+    CliRun d = CliRun.of("deploy", "--plan", plan.toString(), "--target", "kuberay");
+    d.refusedInOneLine(2, "deploy does not write launch files for NVLink domains of 64 GPUs "
+        + "across 16 hosts");
+  }
+
+  @Test
+  void exportsLaunchOneProcessGroupPerHost() throws Exception {
+    Path plan = dir.resolve("dense.json");
+    CliRun p = CliRun.of("plan", "--model", "llama3-8b", "--cluster", "2xnvl64:gb200", "--for",
+        "megatron", "--out", plan.toString());
+    assertThat(p.code()).as(p.err()).isZero();
+    CliRun m = CliRun.of("export", "--plan", plan.toString(), "--to", "megatron");
+    assertThat(m.code()).as(m.err()).isZero();
+    // 2 racks x 64 GPUs = 32 hosts of 4 GPUs.
+    assertThat(m.out()).contains("torchrun --nnodes 32 --nproc-per-node 4")
+        .contains("0 to 31");
+  }
+}
