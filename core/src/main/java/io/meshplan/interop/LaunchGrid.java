@@ -266,7 +266,9 @@ final class LaunchGrid {
         continue;
       }
       for (int pp = 1; pp <= m.layers() && (long) tp * pp <= gpus; pp++) {
-        if (gpus % ((long) tp * pp) != 0) {
+        // Stages that would straddle nodes (96 GPUs on racks of 72, 25 on hosts of 4) are not
+        // priced as they would run (UniformPipeline#checkNodes), nor can a plan file hold them.
+        if (gpus % ((long) tp * pp) != 0 || !UniformPipeline.fitsNodes(gpus / pp, req.cluster())) {
           continue;
         }
         int dp = gpus / (tp * pp);

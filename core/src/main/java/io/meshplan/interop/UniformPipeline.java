@@ -176,7 +176,7 @@ final class UniformPipeline {
    */
   static void checkNodes(int groupDevices, int depth, ClusterSpec cluster) {
     int m = cluster.gpusPerNode();
-    if (groupDevices % m == 0 || m % groupDevices == 0) {
+    if (fitsNodes(groupDevices, cluster)) {
       return;
     }
     for (long k = 0; k < depth; k++) {
@@ -192,6 +192,20 @@ final class UniformPipeline {
             + " product per stage divides " + m + " or is a multiple of it");
       }
     }
+  }
+
+  /**
+   * Whether stages of {@code groupDevices} GPUs, laid one after another from device 0, each lie
+   * inside one node or on whole nodes ({@link #checkNodes} refuses the others): the stage size
+   * divides the node or is a multiple of it.
+   *
+   * @param groupDevices GPUs of one stage
+   * @param cluster the cluster
+   * @return true when no stage crosses a node boundary
+   */
+  static boolean fitsNodes(int groupDevices, ClusterSpec cluster) {
+    int m = cluster.gpusPerNode();
+    return groupDevices % m == 0 || m % groupDevices == 0;
   }
 
   /** The first device of each chunk's group: groups follow one another on the cluster. */

@@ -79,6 +79,27 @@ class LaunchGridTest {
     assertThat(LaunchGrid.layout(40, 4, 0)).isEmpty();
   }
 
+  /**
+   * On 3 hosts of 4 GPUs (12), pipelines of 3 give stages of 4 GPUs, one per host, but pipelines
+   * of 2 give stages of 6 that would straddle hosts 1 and 2: no configuration offers them
+   * (UniformPipeline#checkNodes refuses them when stated, and a plan file cannot hold them). The
+   * same on racks of 72: 576 GPUs in pipelines of 6 would give stages of 96.
+   */
+  @Test
+  void noConfigurationStraddlesANode() {
+    ModelSpec m = Requests.training(new ModelSpec("tiny", ModelSpec.Family.LLAMA, 6, 512, 8, 8,
+        1376, 1024, 256, 1, DType.BF16), 24, DType.BF16);
+    PlanRequest req = Requests.of(m, "3x4:a100-80gb", 24, false);
+    List<ParallelConfig> all = LaunchGrid.configurations(req);
+    assertThat(all).isNotEmpty();
+    assertThat(all).noneMatch(c -> c.pipelineParallel() == 2 && c.tensorParallel() == 1);
+    assertThat(all).anyMatch(c -> c.pipelineParallel() == 3);
+    for (ParallelConfig c : all) {
+      int stage = 12 / c.pipelineParallel();
+      assertThat(stage % 4 == 0 || 4 % stage == 0).as(c.toString()).isTrue();
+    }
+  }
+
   @Test
   void eachRuntimeGetsTheFastestConfigurationItAcceptsAsSimulatingAllWouldFind() {
     ModelSpec m = Requests.training(new ModelSpec("tiny", ModelSpec.Family.LLAMA, 6, 512, 8, 8,
