@@ -193,13 +193,22 @@ final class DeployCommand implements Callable<Integer> {
     if (t.kubernetes() && image == null) {
       throw new InputException("--image is required for --target " + t.label());
     }
+    if (c.rackScale() && t != DeployTarget.SLURM) {
+      // A rack-wide NVLink job on Kubernetes needs the rack's IMEX channels (NVIDIA's DRA
+      // driver's ComputeDomain) in its manifests, which meshplan does not write yet.
+      throw new InputException("deploy --target " + t.label() + " does not write a rack's "
+          + "IMEX channels for NVLink domains of " + c.gpusPerNode() + " GPUs across "
+          + c.gpusPerNode() / c.hostGpus() + " hosts (" + c.toShortString() + ") yet; "
+          + "--target slurm does");
+    }
     LaunchSpec ls;
     try {
-      ls = new LaunchSpec(name, namespace, Optional.ofNullable(image), c.nodes(),
-          c.gpusPerNode(), cmd, rdmaResource, rdmaCount, Optional.ofNullable(shmSize), masterPort, podNetwork(t),
+      // One task per host: a rack's trays are its nodes to the launcher.
+      ls = new LaunchSpec(name, namespace, Optional.ofNullable(image), c.hosts(),
+          c.hostGpus(), cmd, rdmaResource, rdmaCount, Optional.ofNullable(shmSize), masterPort, podNetwork(t),
           nodeScript != null ? nodeScript : "/workspace/" + name + "-node.sh",
           iface != null ? iface : f.socketInterface().orElse("ib0"),
-          Optional.ofNullable(partition), rayMode());
+          Optional.ofNullable(partition), rayMode(), c.gpusPerNode() / c.hostGpus());
     } catch (IllegalArgumentException e) {
       throw new InputException(e.getMessage());
     }
@@ -217,13 +226,6 @@ final class DeployCommand implements Callable<Integer> {
   private ClusterSpec cluster(Optional<PipelinePlan> p, List<Path> inputs) {
     String text = cluster != null ? cluster : p.get().cluster();
     ClusterSpec c = catalog.cluster(text);
-    if (c.rackScale()) {
-      // A rack-wide NVLink job needs the rack's IMEX channels (NVIDIA's DRA driver's
-      // ComputeDomain) in every manifest, which meshplan does not write yet.
-      throw new InputException("deploy does not write launch files for NVLink domains of "
-          + c.gpusPerNode() + " GPUs across " + c.gpusPerNode() / c.hostGpus() + " hosts ("
-          + c.toShortString() + ") yet; plan, simulate and export run on it");
-    }
     Path clusterFile = cluster == null ? null : CliValues.existingFile(cluster);
     if (clusterFile != null) {
       inputs.add(clusterFile);

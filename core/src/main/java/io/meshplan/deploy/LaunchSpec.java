@@ -33,6 +33,9 @@ import java.util.regex.Pattern;
  * @param ipoibInterface the IPoIB interface Dask's UCX listens on
  * @param partition the Slurm partition, or empty
  * @param rayMode how the Ray targets run the training (the other targets ignore it)
+ * @param nvlinkHosts the hosts (nodes) of one NVLink domain that spans hosts (16 or 18 of an
+ *     NVL72 rack's compute trays), whose tasks must land in one rack; 1 where NVLink stops at
+ *     the host
  */
 public record LaunchSpec(
     String name,
@@ -49,14 +52,44 @@ public record LaunchSpec(
     String nodeScriptPath,
     String ipoibInterface,
     Optional<String> partition,
-    RayMode rayMode) {
+    RayMode rayMode,
+    int nvlinkHosts) {
   /** The longest job name: room for the operators' suffixes ({@code -worker-127}) in 63. */
   static final int NAME_MAX = 40;
   private static final Pattern PATH = Pattern.compile("(/[A-Za-z0-9._-]+)+");
   private static final Pattern PARTITION = Pattern.compile("[A-Za-z0-9_.,-]{1,200}");
 
+  /**
+   * A launch whose NVLink stops at the host.
+   *
+   * @param name the job name
+   * @param namespace the Kubernetes namespace
+   * @param image the container image, or empty
+   * @param nodes the nodes
+   * @param gpusPerNode the GPUs per node
+   * @param command the training command
+   * @param rdmaResource the RDMA extended resource
+   * @param rdmaCount how many of it each pod requests
+   * @param shmSize the {@code /dev/shm} limit, or empty
+   * @param masterPort the rendezvous port
+   * @param podNetwork the pods' network
+   * @param nodeScriptPath the RunAI per-node script's path
+   * @param ipoibInterface the IPoIB interface
+   * @param partition the Slurm partition, or empty
+   * @param rayMode how the Ray targets run the training
+   */
+  public LaunchSpec(String name, String namespace, Optional<String> image, int nodes,
+      int gpusPerNode, List<String> command, String rdmaResource, int rdmaCount,
+      Optional<String> shmSize, int masterPort, PodNetwork podNetwork, String nodeScriptPath,
+      String ipoibInterface, Optional<String> partition, RayMode rayMode) {
+    this(name, namespace, image, nodes, gpusPerNode, command, rdmaResource, rdmaCount, shmSize,
+        masterPort, podNetwork, nodeScriptPath, ipoibInterface, partition, rayMode, 1);
+  }
+
   /** Validates every field; messages quote the bad value. */
   public LaunchSpec {
+    Require.that(nvlinkHosts >= 1 && nodes % nvlinkHosts == 0, "the " + nodes + " nodes must "
+        + "be whole NVLink domains of " + nvlinkHosts);
     Require.nonNull(name, "name");
     Require.that(name.length() <= NAME_MAX && KubeNames.dns1123Label(name), "job name '" + name
         + "' must be a DNS-1123 label of at most " + NAME_MAX + " characters (lower-case"

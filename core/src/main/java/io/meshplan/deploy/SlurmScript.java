@@ -27,11 +27,24 @@ public final class SlurmScript {
         .line("#SBATCH --gpus-per-node=" + spec.gpusPerNode())
         .line("#SBATCH --exclusive")
         .line("#SBATCH --output=" + spec.name() + "-%j.out");
+    if (spec.nvlinkHosts() > 1) {
+      // Slurm's topology/block plugin (24.11 and later) allocates a job in segments of this
+      // many nodes, each inside one block (sbatch --segment); with one block per NVLink domain
+      // each segment is one rack's trays.
+      s.line("#SBATCH --segment=" + spec.nvlinkHosts());
+    }
     spec.partition().ifPresent(p -> s.line("#SBATCH --partition=" + p));
     s.comment("Written by meshplan deploy: " + io.meshplan.util.Words.count(spec.nodes(), "node") + " x "
             + io.meshplan.util.Words.count(spec.gpusPerNode(), "GPU") + " = "
             + io.meshplan.util.Words.count(spec.worldSize(), "training process") + ".");
     ProcessFabric.nodeNote(fabric).forEach(s::comment);
+    if (spec.nvlinkHosts() > 1) {
+      s.comment("Each " + spec.nvlinkHosts() + " nodes share one NVLink domain: the cluster's"
+          + " topology.conf must hold");
+      s.comment("one block per rack (TopologyPlugin=topology/block), and its IMEX channels come"
+          + " from Slurm's");
+      s.comment("switch/nvidia_imex plugin or the site's IMEX prolog.");
+    }
     s.line("set -euo pipefail")
         .line("")
         .exports(ProcessFabric.onNode(fabric).env())

@@ -43,9 +43,17 @@ class RackScaleCliTest {
     assertThat(s.code()).as(s.err()).isZero();
     assertThat(JSON.readTree(s.out()).get("iterationSeconds").asDouble())
         .isCloseTo(saved.get("iterationSeconds").asDouble(), withinPercentage(0.01));
-    CliRun d = CliRun.of("deploy", "--plan", plan.toString(), "--target", "kuberay");
-    d.refusedInOneLine(2, "deploy does not write launch files for NVLink domains of 64 GPUs "
-        + "across 16 hosts");
+    CliRun d = CliRun.of("deploy", "--plan", plan.toString(), "--target", "kuberay", "--image",
+        "nvcr.io/nvidia/pytorch:24.05-py3", "--", "train.py");
+    d.refusedInOneLine(2, "deploy --target kuberay does not write a rack's IMEX channels for "
+        + "NVLink domains of 64 GPUs across 16 hosts");
+    // Slurm: one task per tray, 32 trays in segments of 16 (one rack's 64 GPUs), each segment
+    // inside one topology block (sbatch --segment, Slurm's topology/block plugin).
+    CliRun slurm = CliRun.of("deploy", "--plan", plan.toString(), "--target", "slurm", "--",
+        "pretrain_gpt.py");
+    assertThat(slurm.code()).as(slurm.err()).isZero();
+    assertThat(slurm.out()).contains("#SBATCH --nodes=32\n").contains("#SBATCH --gpus-per-node=4\n")
+        .contains("#SBATCH --segment=16\n").contains("--nnodes=32").contains("--nproc-per-node=4");
   }
 
   @Test
