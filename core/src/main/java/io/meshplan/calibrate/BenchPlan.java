@@ -100,10 +100,14 @@ public final class BenchPlan {
   public List<BenchRun> runs() {
     List<BenchRun> out = new ArrayList<>();
     int g = cluster.gpusPerNode();
+    // A node is an NVLink domain; the launchers start processes on its hosts (a rack's trays).
+    int host = cluster.hostGpus();
+    int hostsPer = g / host;
     for (int n : nodeCounts()) {
       if (launcher == Launcher.TORCHRUN) {
         String log = "all_reduce_bench_" + n + "n" + g + "g.md";
-        String cmd = "python -u -m torch.distributed.run --nproc_per_node " + g + " --nnodes " + n
+        String cmd = "python -u -m torch.distributed.run --nproc_per_node " + host + " --nnodes "
+            + n * hostsPer
             + " --node_rank \"${NODE_RANK:?set NODE_RANK on each node}\""
             + " --rdzv_endpoint \"${MASTER_ADDR:?}:${MASTER_PORT:-6000}\" --rdzv_backend c10d"
             + " \"${ALL_REDUCE_BENCH:-all_reduce_bench.py}\" 2>&1 | tee \"$LOG_DIR/" + log + "\"";
@@ -115,9 +119,10 @@ public final class BenchPlan {
         String log = bin + "_" + n + "n" + g + "g.log";
         String test = "\"$NCCL_TESTS/build/" + bin + "\" -b 8 -e " + maxBytesFlag() + " -f 2 -g 1";
         String cmd = switch (launcher) {
-          case MPIRUN -> "mpirun -np " + n * g + " --map-by ppr:" + g + ":node --bind-to numa"
+          case MPIRUN -> "mpirun -np " + n * g + " --map-by ppr:" + host + ":node --bind-to numa"
               + " --hostfile \"$HOSTFILE\"" + mpiEnv() + " " + test;
-          case SRUN -> "srun --nodes=" + n + " --ntasks-per-node=" + g + " --gpus-per-node=" + g
+          case SRUN -> "srun --nodes=" + n * hostsPer + " --ntasks-per-node=" + host
+              + " --gpus-per-node=" + host + (hostsPer > 1 ? " --segment=" + hostsPer : "")
               + " --mpi=pmix " + test;
           case TORCHRUN -> throw new IllegalStateException("handled above");
         };
@@ -153,11 +158,15 @@ public final class BenchPlan {
     sb.append("# Collective benchmarks for ").append(c).append(", written by meshplan bench.\n");
     switch (launcher) {
       case MPIRUN -> sb.append("# Needs nccl-tests built with MPI=1 in $NCCL_TESTS and an Open MPI"
-          + " host file in $HOSTFILE\n# (one line per node, 'slots=").append(cluster.gpusPerNode())
-          .append("'); the single-node runs use its first host.\n");
-      case SRUN -> sb.append("# Run inside an allocation of ").append(cluster.nodes())
-          .append(" node(s): salloc --nodes=").append(cluster.nodes()).append(" --gpus-per-node=")
-          .append(cluster.gpusPerNode()).append("; nccl-tests built with MPI=1 in $NCCL_TESTS.\n");
+          + " host file in $HOSTFILE\n# (one line per host, 'slots=").append(cluster.hostGpus())
+          .append("'); the single-node runs use its first ")
+          .append(cluster.rackScale() ? (cluster.gpusPerNode() / cluster.hostGpus())
+              + " hosts, one NVLink domain.\n" : "host.\n");
+      case SRUN -> sb.append("# Run inside an allocation of ").append(cluster.hosts())
+          .append(" node(s): salloc --nodes=").append(cluster.hosts()).append(" --gpus-per-node=")
+          .append(cluster.hostGpus())
+          .append(cluster.rackScale() ? " --segment=" + cluster.gpusPerNode() / cluster.hostGpus()
+              : "").append("; nccl-tests built with MPI=1 in $NCCL_TESTS.\n");
       case TORCHRUN -> sb.append("# torchrun cannot start nccl-tests: this runs all_reduce_bench.py"
           + " (stas00/ml-engineering, network/benchmarks)\n# on EVERY node at once, with NODE_RANK,"
           + " MASTER_ADDR and MASTER_PORT set. Only all-reduce is measured.\n");

@@ -75,10 +75,6 @@ final class BenchCommand implements Callable<Integer> {
     Launcher l = Launcher.valueOf(Choices.pick("--launcher", launcher,
         new Choices.Launchers()).toUpperCase(Locale.ROOT));
     ClusterSpec cs = catalog.cluster(cluster);
-    if (cs.rackScale()) {
-      throw new InputException("bench does not write nccl-tests runs for NVLink domains of "
-          + cs.gpusPerNode() + " GPUs across hosts (" + cs.toShortString() + ") yet");
-    }
     BenchPlan plan = new BenchPlan(cs, l);
     PrintWriter stdout = spec.commandLine().getOut();
     out = OutputPaths.stdout(out);

@@ -79,4 +79,26 @@ class BenchPlanTest {
     assertThat(runs.get(2).command()).contains("--nproc_per_node 8 --nnodes 4")
         .contains("NODE_RANK");
   }
+
+  /**
+   * On two GB200 racks a node is a rack: the one-node runs cover its 72 GPUs on its 18 trays
+   * (mpirun 72 ranks, 4 per host; srun 18 hosts in one segment), logged as 1 node of 72 GPUs so
+   * that calibrate reads them as the NVLink level; the two-node runs cover both racks.
+   */
+  @Test
+  void aRackIsOneNodeOfItsTrays() {
+    ClusterSpec racks = ClusterSpec.parse("2xnvl72:gb200");
+    List<BenchRun> mpi = new BenchPlan(racks, Launcher.MPIRUN).runs();
+    assertThat(mpi.get(0).command()).startsWith("mpirun -np 72 --map-by ppr:4:node ")
+        .contains("all_reduce_perf_1n72g.log");
+    assertThat(mpi).anyMatch(r -> r.nodes() == 2 && r.command().startsWith("mpirun -np 144 "));
+    List<BenchRun> srun = new BenchPlan(racks, Launcher.SRUN).runs();
+    assertThat(srun.get(0).command()).startsWith("srun --nodes=18 --ntasks-per-node=4 "
+        + "--gpus-per-node=4 --segment=18 ");
+    assertThat(new BenchPlan(racks, Launcher.SRUN).script())
+        .contains("salloc --nodes=36 --gpus-per-node=4 --segment=18");
+    // A board whose NVLink stops at the host: nothing changes.
+    assertThat(new BenchPlan(ClusterSpec.parse("2x8:h100"), Launcher.SRUN).runs().get(0)
+        .command()).startsWith("srun --nodes=1 --ntasks-per-node=8 --gpus-per-node=8 --mpi=pmix");
+  }
 }

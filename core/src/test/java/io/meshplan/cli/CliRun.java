@@ -25,6 +25,19 @@ record CliRun(int code, String out, String err) {
   }
 
   /**
+   * Runs meshplan in-process on a base command line with more words after it.
+   *
+   * @param base the command line's first words
+   * @param more the words after them
+   * @return what it printed and returned
+   */
+  static CliRun of(java.util.List<String> base, String... more) {
+    java.util.List<String> a = new java.util.ArrayList<>(base);
+    a.addAll(java.util.List.of(more));
+    return of(a.toArray(String[]::new));
+  }
+
+  /**
    * The command line of the nearest configuration an export that cannot express its input
    * prints: its first line that starts {@code "  meshplan export"}.
    *

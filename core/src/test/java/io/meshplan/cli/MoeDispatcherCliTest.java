@@ -27,9 +27,7 @@ class MoeDispatcherCliTest {
   @TempDir Path dir;
 
   private static CliRun run(List<String> base, String... more) {
-    List<String> a = new ArrayList<>(base);
-    a.addAll(List.of(more));
-    return CliRun.of(a.toArray(String[]::new));
+    return CliRun.of(base, more);
   }
 
   /**
