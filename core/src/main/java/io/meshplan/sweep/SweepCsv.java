@@ -19,7 +19,7 @@ public final class SweepCsv {
       "needed_memory_bytes_per_gpu", "iteration_lower_bound_s", "usd_per_million_tokens",
       "layout", "message", "attention", "overlap_param_gather", "tp_comm_overlap", "fsdp_prefetch",
       "gradient_accumulation_fusion", "dtype", "fused_cross_entropy", "grad_reduce_in_bf16",
-      "train_iterations", "train_days", "ettr", "usd_to_train");
+      "train_iterations", "train_days", "ettr", "usd_to_train", "moe_dispatcher");
 
   /**
    * Writes the CSV.
@@ -64,7 +64,8 @@ public final class SweepCsv {
           runs.containsKey(p.index()) ? fixed(runs.get(p.index()).days(), 4) : "",
           runs.containsKey(p.index()) ? fixed(runs.get(p.index()).ettr(), 4) : "",
           runs.containsKey(p.index()) && usdPerGpuHour.isPresent()
-              ? fixed(runs.get(p.index()).usd(p.gpus(), usdPerGpuHour.getAsDouble()), 2) : ""};
+              ? fixed(runs.get(p.index()).usd(p.gpus(), usdPerGpuHour.getAsDouble()), 2) : "",
+          p.overlaps().dispatcher().word()};
       for (int i = 0; i < f.length; i++) {
         if (i > 0) {
           sb.append(',');

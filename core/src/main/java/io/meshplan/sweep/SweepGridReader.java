@@ -43,6 +43,7 @@ import java.util.regex.Pattern;
  * gradReduceInBf16: [false]                     # optional; true needs bf16 or fp8 training
  * attention: [auto]                             # optional: auto, flash, unfused
  * dtype: [auto]                                 # optional: auto, bf16, f16, f32, fp8
+ * moeDispatcher: [alltoall]                     # optional: alltoall, deepep, hybridep
  * </pre>
  *
  * <p>A model is a preset, or the path of a Hugging Face {@code config.json} or its directory,
@@ -76,7 +77,7 @@ public final class SweepGridReader {
   private static final List<String> KEYS = List.of("models", "seq", "gpus", "fabrics",
       "clusters", "globalBatch", "microbatches", "overlapGradReduce", "overlapParamGather",
       "tpCommOverlap", "fsdpPrefetch", "gradientAccumulationFusion", "fusedCrossEntropy",
-      "gradReduceInBf16", "attention", "dtype");
+      "gradReduceInBf16", "attention", "dtype", "moeDispatcher");
   private static final Pattern SHAPE = Pattern.compile("(\\d{1,9})x(\\d{1,9})");
 
   private final String file;
@@ -403,11 +404,23 @@ public final class SweepGridReader {
       }
       points = longer;
     }
+    List<io.meshplan.model.ExpertDispatcher> dispatchers = values(root, "moeDispatcher", false,
+        this::dispatcher);
+    if (dispatchers.isEmpty()) {
+      dispatchers = List.of(Overlaps.DEFAULTS.dispatcher());
+    }
+    if ((long) points.size() * dispatchers.size() > SweepGrid.MAX_POINTS) {
+      throw new InputException(file + ": the overlap fields give more than "
+          + SweepGrid.MAX_POINTS + " combinations; list each value once");
+    }
     List<Overlaps> out = new java.util.ArrayList<>();
     for (List<Boolean> v : points) {
       if (!v.get(1) || v.get(0)) {
-        out.add(new Overlaps(v.get(0), v.get(1), v.get(2), v.get(3), v.get(4), false, v.get(5),
-            v.get(6)));
+        // The dispatcher varies fastest, after the overlap axes.
+        for (io.meshplan.model.ExpertDispatcher d : dispatchers) {
+          out.add(new Overlaps(v.get(0), v.get(1), v.get(2), v.get(3), v.get(4), false, v.get(5),
+              v.get(6), d));
+        }
       }
     }
     if (out.isEmpty()) {
@@ -427,6 +440,15 @@ public final class SweepGridReader {
       throw bad(at, "expected auto, flash or unfused, got '" + v.asText() + "'");
     }
     return s;
+  }
+
+  private io.meshplan.model.ExpertDispatcher dispatcher(JsonNode v, String at) {
+    if (!v.isTextual()) {
+      throw bad(at, "expected " + io.meshplan.model.ExpertDispatcher.words() + ", got '"
+          + v.asText() + "'");
+    }
+    return io.meshplan.model.ExpertDispatcher.of(v.asText().trim()).orElseThrow(() -> bad(at,
+        "expected " + io.meshplan.model.ExpertDispatcher.words() + ", got '" + v.asText() + "'"));
   }
 
   private String dtype(JsonNode v, String at) {

@@ -65,6 +65,7 @@ public final class SweepJsonl {
       o.put("gradientAccumulationFusion", p.overlaps().gradAccumFusion());
       o.put("fusedCrossEntropy", p.overlaps().lossFusion());
       o.put("gradReduceInBf16", p.overlaps().bf16GradReduce());
+      o.put("moeDispatcher", p.overlaps().dispatcher().word());
       o.put("dtype", p.dtype());
       o.put("status", r.status().label());
       o.set("iterationSeconds", number(r.iterationSeconds(), 6));

@@ -37,6 +37,29 @@ class SweepGridReaderTest {
     assertThat(p.get(23).cluster()).isEqualTo("4x8:h100-80gb:ib-ndr400");
   }
 
+  /**
+   * The dispatcher axis varies fastest after the overlap axes: two dispatchers double the points,
+   * each point says its own in the CSV's last column and in JSON Lines, and a name no dispatcher
+   * has is refused in one line naming its position.
+   */
+  @Test
+  void dispatchersAreAnAxis() {
+    SweepGrid g = SweepGridReader.parse(OK + "moeDispatcher: [alltoall, hybridep]\n", "g.yaml");
+    assertThat(g.size()).isEqualTo(48);
+    List<SweepPoint> p = g.points();
+    assertThat(p.get(0).overlaps().dispatcher())
+        .isEqualTo(io.meshplan.model.ExpertDispatcher.ALLTOALL);
+    assertThat(p.get(1).overlaps().dispatcher())
+        .isEqualTo(io.meshplan.model.ExpertDispatcher.HYBRIDEP);
+    // Without the field every point keeps NCCL's all-to-all.
+    assertThat(SweepGridReader.parse(OK, "g.yaml").points()).allMatch(q ->
+        q.overlaps().dispatcher() == io.meshplan.model.ExpertDispatcher.ALLTOALL);
+    bad(OK + "moeDispatcher: [alltoall, nccl]\n", "field 'moeDispatcher[1]': expected alltoall, "
+        + "deepep, hybridep, got 'nccl'");
+    bad(OK + "moeDispatcher: [3]\n", "field 'moeDispatcher[0]'");
+    assertThat(SweepCsv.HEADER.get(SweepCsv.HEADER.size() - 1)).isEqualTo("moe_dispatcher");
+  }
+
   @Test
   void examplesParse() {
     assertThat(SweepGridReader.read(Path.of("examples/sweep.yaml")).size()).isEqualTo(12);
