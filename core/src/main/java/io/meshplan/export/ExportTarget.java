@@ -12,49 +12,65 @@ import java.util.function.Supplier;
  */
 public enum ExportTarget {
   /** Megatron-LM command-line arguments, as a bash array to source. */
-  MEGATRON("megatron", "megatron-args.sh", MegatronArgs::new),
+  MEGATRON("megatron", "megatron-args.sh", MegatronArgs::new, true, true),
   /**
    * A torchtitan config in its main branch's form: a Python module whose function returns a
    * {@code Trainer.Config} ({@link TorchtitanPython}); {@code --to torchtitan}'s default.
    */
-  TORCHTITAN("torchtitan", "meshplan_torchtitan.py", TorchtitanPython::new),
+  TORCHTITAN("torchtitan", "meshplan_torchtitan.py", TorchtitanPython::new, false, true),
   /**
    * A torchtitan job TOML for its release v0.2.2, the last that reads TOML ({@link
    * TorchtitanToml}).
    */
-  TORCHTITAN_V022("torchtitan", "torchtitan.toml", TorchtitanToml::new),
+  TORCHTITAN_V022("torchtitan", "torchtitan.toml", TorchtitanToml::new, false, false),
   /**
    * A bash file to source: the DeepSpeed configuration JSON, written as a heredoc, and the
    * Megatron-DeepSpeed arguments that give DeepSpeed its tensor and pipeline sizes.
    */
-  DEEPSPEED("deepspeed", "ds_launch.sh", DeepSpeedConfig::new),
-  ACCELERATE("accelerate", "accelerate_fsdp.yaml", AccelerateFsdp::new),
+  DEEPSPEED("deepspeed", "ds_launch.sh", DeepSpeedConfig::new, false, false),
+  ACCELERATE("accelerate", "accelerate_fsdp.yaml", AccelerateFsdp::new, false, false),
   /**
    * An Alpa training program on Ray ({@link AlpaPipeshard}): a plan's stages as they were planned,
    * each on its own submesh with its own setting.
    */
-  ALPA("alpa", "meshplan_alpa.py", AlpaPipeshard::new);
+  ALPA("alpa", "meshplan_alpa.py", AlpaPipeshard::new, false, false);
 
   private final String label;
   private final String fileName;
   private final Supplier<FrameworkWriter> writer;
+  private final boolean flexDispatchers;
+  private final boolean documentMasking;
 
-  ExportTarget(String label, String fileName, Supplier<FrameworkWriter> writer) {
+  /**
+   * A target.
+   *
+   * @param label the name on the command line
+   * @param fileName the output's conventional name
+   * @param writer its writer
+   * @param flexDispatchers whether it writes DeepEP and Hybrid-EP ({@link
+   *     io.meshplan.model.ExpertDispatcher#deduplicates}); Megatron-LM's flex dispatcher only
+   * @param documentMasking whether it masks attention by document ({@link
+   *     io.meshplan.model.Packing}): Megatron-LM's dataloader and torchtitan main
+   */
+  ExportTarget(String label, String fileName, Supplier<FrameworkWriter> writer,
+      boolean flexDispatchers, boolean documentMasking) {
     this.label = label;
     this.fileName = fileName;
     this.writer = writer;
+    this.flexDispatchers = flexDispatchers;
+    this.documentMasking = documentMasking;
   }
 
   /**
    * The target's writer.
    *
-   * @return a new writer (writers hold no state); all but Megatron-LM's write only the
-   *     all-to-all token dispatcher, and only Megatron-LM's and torchtitan main's mask attention
-   *     by document ({@link UnwrittenFeatures})
+   * @return a new writer (writers hold no state), which says what of the target's flags it
+   *     lacks ({@link UnwrittenFeatures})
    */
   public FrameworkWriter writer() {
     FrameworkWriter w = writer.get();
-    return this == MEGATRON ? w : new UnwrittenFeatures(w, label, this == TORCHTITAN);
+    return flexDispatchers && documentMasking ? w
+        : new UnwrittenFeatures(w, label, flexDispatchers, documentMasking);
   }
 
   /**

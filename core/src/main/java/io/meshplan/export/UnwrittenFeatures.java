@@ -6,11 +6,12 @@ import io.meshplan.util.Require;
 import java.util.Optional;
 
 /**
- * A framework writer that lacks features other writers have, said before its own checks:
+ * A framework writer that lacks features other writers have ({@link ExportTarget}'s flags), said
+ * before its own checks:
  * <ul>
  *   <li>DeepEP and Hybrid-EP ({@link ExpertDispatcher#deduplicates}): only Megatron-LM's export
- *       writes the flex dispatcher's backends ({@link MegatronExpertArgs}), so every other
- *       writer is wrapped; its nearest input runs NCCL's all-to-all;
+ *       writes the flex dispatcher's backends ({@link MegatronExpertArgs}); without them the
+ *       nearest input runs NCCL's all-to-all;
  *   <li>packed documents ({@link Packing}): Megatron-LM's export writes the dataloader's
  *       per-document masking and torchtitan main masks by document always ({@code
  *       models/common/config_utils.py}, {@code get_attention_config}: "Language models always use
@@ -20,10 +21,11 @@ import java.util.Optional;
  *
  * @param inner the framework's writer
  * @param label the framework's name, for messages
+ * @param writesDispatchers whether the framework writes DeepEP and Hybrid-EP
  * @param writesPacking whether the framework masks attention by document
  */
-record UnwrittenFeatures(FrameworkWriter inner, String label, boolean writesPacking)
-    implements FrameworkWriter {
+record UnwrittenFeatures(FrameworkWriter inner, String label, boolean writesDispatchers,
+    boolean writesPacking) implements FrameworkWriter {
   /** Validates the fields. */
   UnwrittenFeatures {
     Require.nonNull(inner, "writer");
@@ -33,7 +35,7 @@ record UnwrittenFeatures(FrameworkWriter inner, String label, boolean writesPack
   @Override
   public Optional<String> missing(ExportInput input) {
     ExpertDispatcher d = input.overlaps().dispatcher();
-    if (d.deduplicates()) {
+    if (!writesDispatchers && d.deduplicates()) {
       return Optional.of(label + " export writes the all-to-all token dispatcher only, not "
           + d.word() + " (export --to megatron writes it)");
     }
@@ -46,7 +48,7 @@ record UnwrittenFeatures(FrameworkWriter inner, String label, boolean writesPack
 
   @Override
   public Optional<ExportInput> nearest(ExportInput input) {
-    ExportInput plain = input.withOverlaps(input.overlaps()
+    ExportInput plain = writesDispatchers ? input : input.withOverlaps(input.overlaps()
         .withDispatcher(ExpertDispatcher.ALLTOALL));
     if (!writesPacking && plain.model().packing().packed()) {
       plain = plain.withModel(plain.model().withPacking(Packing.NONE));

@@ -96,6 +96,17 @@ public sealed interface Pricing extends CommPricing permits Pricing.Catalog, Pri
   }
 
   /**
+   * The fitted compute scale's factor ({@link #fittedCompute}), 1 at kernel-level prices.
+   *
+   * @param gpu the GPU
+   * @return the scale, > 0
+   */
+  @Override
+  default double computeScale(io.meshplan.cluster.GpuSpec gpu) {
+    return fittedCompute(gpu).map(io.meshplan.calibrate.ComputeScale::scale).orElse(1.0);
+  }
+
+  /**
    * The catalog's prices.
    *
    * @return the pricing
@@ -232,12 +243,6 @@ public sealed interface Pricing extends CommPricing permits Pricing.Catalog, Pri
     public SendRecvModel sendRecv(ClusterSpec cluster) {
       return new ProfileCommModel(cluster, LogicalMesh.of(cluster.gpuCount()), profile);
     }
-
-    /** The profile's measured scale for the GPU's architecture ({@link Profile#computeScale}). */
-    @Override
-    public double computeScale(io.meshplan.cluster.GpuSpec gpu) {
-      return profile.computeScale(gpu);
-    }
   }
 
   /**
@@ -273,11 +278,6 @@ public sealed interface Pricing extends CommPricing permits Pricing.Catalog, Pri
     @Override
     public SendRecvModel sendRecv(ClusterSpec cluster) {
       return SendRecvModel.catalog(cluster);
-    }
-
-    @Override
-    public double computeScale(io.meshplan.cluster.GpuSpec gpu) {
-      return compute.computeScale(gpu);
     }
 
     @Override

@@ -81,6 +81,8 @@ public final class StageCostBuilder {
   private final java.util.function.Function<io.meshplan.cluster.LogicalMesh, CommModel> meshComm;
   /** The expert and context-parallel meshes priced so far. */
   private final java.util.Map<List<Integer>, CommModel> meshes = new java.util.HashMap<>();
+  /** DeepEP's or Hybrid-EP's prices on each expert mesh priced so far. */
+  private final java.util.Map<LogicalMesh, PairPrices> pairs = new java.util.HashMap<>();
   private final double hbmBytesPerSecond;
   private final int weightBytes;
   private final Overlaps overlaps;
@@ -200,8 +202,7 @@ public final class StageCostBuilder {
     CommModel expertComm = null;
     if (ex != null) {
       expertComm = expertComm(d, tensorParallel, ex);
-      exchange(s, layers, exchangePrices(expertComm, d, tensorParallel, ex),
-          overlaps.moeComm());
+      exchange(s, layers, exchangePrices(expertComm), overlaps.moeComm());
       experts = s.split(expertShare(layers));
     }
     RingExchange ring = ring(layers);
@@ -372,104 +373,100 @@ public final class StageCostBuilder {
     }
   }
 
-  /** The seconds and bus bytes of one dispatch and its combine, for a stage's expert mesh. */
-  private interface PairPrices {
-    double seconds(ExpertExchange x);
+  /**
+   * The seconds and bus bytes of one dispatch and its combine on a stage's expert mesh {@code
+   * comm}: the expert-parallel exchange its dispatcher prices, then with expert tensor
+   * parallelism an all-gather (after the dispatch) and a reduce-scatter (before the combine) of
+   * the ETP times larger received rows over the ETP axis (2).
+   */
+  private sealed interface PairPrices permits AllToAllPair, DeduplicatedPair {
+    /** The expert mesh's collective prices. */
+    CommModel comm();
 
-    double bytes(ExpertExchange x);
+    /** The expert-parallel exchange alone, seconds. */
+    double exchangeSeconds(ExpertExchange x);
+
+    /** The bus bytes one GPU sends in {@link #exchangeSeconds}. */
+    double exchangeBytes(ExpertExchange x);
+
+    default double seconds(ExpertExchange x) {
+      double b = x.exchangeBytes();
+      int etp = x.expertTensorParallel();
+      return exchangeSeconds(x)
+          + (etp > 1 ? comm().allGather(b * etp, 2) + comm().reduceScatter(b * etp, 2) : 0);
+    }
+
+    default double bytes(ExpertExchange x) {
+      double b = x.exchangeBytes();
+      int etp = x.expertTensorParallel();
+      return exchangeBytes(x)
+          + (etp > 1 ? 2 * BusBytesCommModel.bytesSent(Collective.ALL_GATHER, b * etp, etp) : 0);
+    }
+  }
+
+  /** NCCL's all-to-all dispatcher: two all-to-alls of the buffer over the EP axis (1). */
+  private record AllToAllPair(CommModel comm) implements PairPrices {
+    @Override
+    public double exchangeSeconds(ExpertExchange x) {
+      return 2 * comm.allToAll(x.exchangeBytes(), 1);
+    }
+
+    @Override
+    public double exchangeBytes(ExpertExchange x) {
+      return 2 * BusBytesCommModel.bytesSent(Collective.ALL_TO_ALL, x.exchangeBytes(),
+          x.expertParallel());
+    }
   }
 
   /**
-   * The prices of the stage's dispatches and combines under the overlaps' dispatcher: NCCL
-   * all-to-alls ({@link #pairSeconds}), or DeepEP's or Hybrid-EP's kernels ({@link
-   * #deduplicatedSeconds}).
+   * DeepEP's or Hybrid-EP's dispatch and combine ({@link ExpertDispatchBandwidth}): each token
+   * once per destination, {@code T U h b}, where {@code T h b = exchangeBytes / k} (the
+   * all-to-all buffer holds {@code k} copies of each token) and {@code U} is the expected number
+   * of distinct destinations among {@code parts} (nodes, or the GPUs of a group inside one node)
+   * a token's experts fall in; out at the published dispatch bandwidth and back at the combine
+   * bandwidth, bytes/s.
    */
-  private PairPrices exchangePrices(CommModel comm, int d, int t, ExpertExchange ex) {
+  private record DeduplicatedPair(CommModel comm, int parts, double dispatch, double combine)
+      implements PairPrices {
+    @Override
+    public double exchangeSeconds(ExpertExchange x) {
+      double bytes = tokenBytes(x);
+      return bytes / dispatch + bytes / combine;
+    }
+
+    @Override
+    public double exchangeBytes(ExpertExchange x) {
+      return 2 * tokenBytes(x);
+    }
+
+    private double tokenBytes(ExpertExchange x) {
+      MoeShape moe = x.routing();
+      Require.that(moe.routed(), "a deduplicating dispatcher needs the layer's routing");
+      return x.exchangeBytes() / moe.topK() * moe.expectedParts(parts);
+    }
+  }
+
+  /**
+   * The prices of the stage's dispatches and combines under the overlaps' dispatcher, made once
+   * per expert mesh: NCCL's all-to-alls, or DeepEP's or Hybrid-EP's kernels priced where the
+   * expert-parallel axis lies on the cluster.
+   */
+  private PairPrices exchangePrices(CommModel comm) {
     ExpertDispatcher dispatcher = overlaps.dispatcher();
     if (!dispatcher.deduplicates()) {
-      return new PairPrices() {
-        @Override
-        public double seconds(ExpertExchange x) {
-          return pairSeconds(x, comm);
-        }
-
-        @Override
-        public double bytes(ExpertExchange x) {
-          return pairBytes(x);
-        }
-      };
+      return new AllToAllPair(comm);
     }
-    Require.nonNull(cluster, "the cluster, to price the " + dispatcher.word() + " dispatcher");
-    LogicalMesh mesh = comm.mesh();
-    AxisPlacement p = AxisPlacement.of(cluster, mesh, 1);
-    int nodes = p.nodesSpanned();
-    double fabric = cluster.nodeNetworkBandwidth() / p.groupsPerNode() / p.gpusPerNodeInGroup();
-    boolean hybrid = dispatcher == ExpertDispatcher.HYBRIDEP;
-    double dispatch = ExpertDispatchBandwidth.of(hybrid, false, cluster, nodes, fabric);
-    double combine = ExpertDispatchBandwidth.of(hybrid, true, cluster, nodes, fabric);
-    int parts = nodes == 1 ? ex.expertParallel() : nodes;
-    return new PairPrices() {
-      @Override
-      public double seconds(ExpertExchange x) {
-        return deduplicatedSeconds(x, comm, parts, dispatch, combine);
-      }
-
-      @Override
-      public double bytes(ExpertExchange x) {
-        return 2 * deduplicatedBytes(x, parts)
-            + (x.expertTensorParallel() > 1 ? 2 * BusBytesCommModel.bytesSent(
-                Collective.ALL_GATHER, x.exchangeBytes() * x.expertTensorParallel(),
-                x.expertTensorParallel()) : 0);
-      }
-    };
-  }
-
-  /**
-   * The bytes one DeepEP or Hybrid-EP dispatch moves from a GPU as their benchmarks count them
-   * ({@link ExpertDispatchBandwidth}): each token once per destination, {@code T U h b}, where
-   * {@code T h b = exchangeBytes / k} (the all-to-all buffer holds {@code k} copies of each
-   * token) and {@code U} is the expected number of distinct destinations among {@code parts}
-   * (nodes, or the GPUs of a group inside one node) a token's experts fall in.
-   */
-  private static double deduplicatedBytes(ExpertExchange x, int parts) {
-    MoeShape moe = x.routing();
-    Require.that(moe.routed(), "a deduplicating dispatcher needs the layer's routing");
-    return x.exchangeBytes() / moe.topK() * moe.expectedParts(parts);
-  }
-
-  /**
-   * One dispatch and its combine by DeepEP or Hybrid-EP: {@link #deduplicatedBytes} at the
-   * published dispatch bandwidth, then the same bytes back at the combine bandwidth; with
-   * expert tensor parallelism the ETP group's all-gather and reduce-scatter as in {@link
-   * #pairSeconds}, seconds.
-   */
-  private static double deduplicatedSeconds(ExpertExchange x, CommModel comm, int parts,
-      double dispatch, double combine) {
-    double bytes = deduplicatedBytes(x, parts);
-    int etp = x.expertTensorParallel();
-    double b = x.exchangeBytes();
-    return bytes / dispatch + bytes / combine
-        + (etp > 1 ? comm.allGather(b * etp, 2) + comm.reduceScatter(b * etp, 2) : 0);
-  }
-
-  /**
-   * One dispatch and its combine: two all-to-alls of the buffer over the EP axis (1), and with
-   * expert tensor parallelism an all-gather and a reduce-scatter of the ETP times larger rows over
-   * the ETP axis (2), seconds.
-   */
-  private static double pairSeconds(ExpertExchange x, CommModel comm) {
-    double b = x.exchangeBytes();
-    int etp = x.expertTensorParallel();
-    return 2 * comm.allToAll(b, 1)
-        + (etp > 1 ? comm.allGather(b * etp, 2) + comm.reduceScatter(b * etp, 2) : 0);
-  }
-
-  /** The bus bytes one GPU sends in {@link #pairSeconds}'s collectives. */
-  private static double pairBytes(ExpertExchange x) {
-    double b = x.exchangeBytes();
-    int etp = x.expertTensorParallel();
-    return 2 * BusBytesCommModel.bytesSent(Collective.ALL_TO_ALL, b, x.expertParallel())
-        + (etp > 1 ? 2 * BusBytesCommModel.bytesSent(Collective.ALL_GATHER, b * etp, etp) : 0);
+    return pairs.computeIfAbsent(comm.mesh(), mesh -> {
+      Require.nonNull(cluster, "the cluster, to price the " + dispatcher.word() + " dispatcher");
+      AxisPlacement p = AxisPlacement.of(cluster, mesh, 1);
+      int nodes = p.nodesSpanned();
+      double fabric = cluster.nodeNetworkBandwidth() / p.groupsPerNode()
+          / p.gpusPerNodeInGroup();
+      boolean hybrid = dispatcher == ExpertDispatcher.HYBRIDEP;
+      return new DeduplicatedPair(comm, nodes == 1 ? mesh.size(1) : nodes,
+          ExpertDispatchBandwidth.of(hybrid, false, cluster, nodes, fabric),
+          ExpertDispatchBandwidth.of(hybrid, true, cluster, nodes, fabric));
+    });
   }
 
   /**
