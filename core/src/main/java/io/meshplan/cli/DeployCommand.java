@@ -193,9 +193,7 @@ final class DeployCommand implements Callable<Integer> {
     if (t.kubernetes() && image == null) {
       throw new InputException("--image is required for --target " + t.label());
     }
-    if (c.rackScale() && t != DeployTarget.SLURM) {
-      // A rack-wide NVLink job on Kubernetes needs the rack's IMEX channels (NVIDIA's DRA
-      // driver's ComputeDomain) in its manifests, which meshplan does not write yet.
+    if (c.rackScale() && !t.nvlinkDomains()) {
       throw new InputException("deploy --target " + t.label() + " does not write a rack's "
           + "IMEX channels for NVLink domains of " + c.gpusPerNode() + " GPUs across "
           + c.gpusPerNode() / c.hostGpus() + " hosts (" + c.toShortString() + ") yet; "
