@@ -180,8 +180,10 @@ public final class BenchPlan {
     }
     sb.append("LOG_DIR=\"${LOG_DIR:-logs}\"\nmkdir -p \"$LOG_DIR\"\n");
     for (BenchRun r : runs()) {
+      // A node of a rack-scale cluster is an NVLink domain of several hosts.
       sb.append("\n# ").append(CollectiveNames.label(r.collective())).append(", ")
-          .append(r.nodes()).append(" node(s) x ").append(r.gpusPerNode()).append(" GPU(s)\n");
+          .append(r.nodes()).append(cluster.rackScale() ? " NVLink domain(s) x " : " node(s) x ")
+          .append(r.gpusPerNode()).append(" GPU(s)\n");
       sb.append(r.command()).append('\n');
     }
     String ext = launcher == Launcher.TORCHRUN ? "md" : "log";

@@ -198,7 +198,9 @@ public record ClusterSpec(int nodes, int gpusPerNode, GpuSpec gpu, Fabric fabric
             + host + " GPUs; give HOSTSx" + host + ":" + gpu.name() + " or DOMAINSxnvl"
             + domain + ":" + gpu.name());
       }
-      long gpus = (long) count * per;
+      // The limit first: a count too large for any cluster has no whole racks to advise.
+      long gpus = Checked.intProduct("the GPU count of cluster " + count + "x" + per,
+          Checked.MAX_DEVICES, count, per);
       if (gpus <= domain) {
         return new ClusterSpec(1, (int) gpus, gpu.spec(), fabric, host);
       }
