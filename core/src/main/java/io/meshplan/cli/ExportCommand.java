@@ -297,6 +297,11 @@ final class ExportCommand implements Callable<Integer> {
         "--tp", Integer.toString(c.tensorParallel()),
         "--pp", Integer.toString(c.pipelineParallel()),
         "--dp", Integer.toString(c.dataParallel())));
+    if (m.lora().on()) {
+      w.addAll(List.of("--finetune", "lora", "--lora-rank", Integer.toString(m.lora().rank()),
+          "--lora-alpha", Double.toString(m.lora().alpha()), "--lora-targets",
+          m.lora().targets()));
+    }
     if (c.virtualStages() > 1) {
       w.addAll(List.of("--vpp", Integer.toString(c.virtualStages())));
     }

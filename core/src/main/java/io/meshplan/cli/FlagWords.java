@@ -17,7 +17,8 @@ final class FlagWords {
   /** The fields of a model spec ({@link io.meshplan.model.ModelSpec}). */
   static final Map<String, String> MODEL = Map.of("layers", "--layers", "hidden size", "--hidden",
       "attention heads", "--heads", "key/value heads", "--kv-heads", "feed-forward size", "--ffn",
-      "vocabulary", "--vocab", "sequence length", "--seq", "batch", "--batch");
+      "vocabulary", "--vocab", "sequence length", "--seq", "batch", "--batch", "LoRA rank",
+      "--lora-rank", "LoRA target", "--lora-targets");
 
   /** The fields of a Megatron-LM configuration ({@link io.meshplan.plan.ParallelConfig}). */
   static final Map<String, String> PARALLEL = Map.ofEntries(

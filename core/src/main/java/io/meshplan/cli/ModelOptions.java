@@ -89,6 +89,27 @@ final class ModelOptions {
       + "(# starts a comment).")
   Path packedSeqs;
 
+  @Option(names = "--finetune", paramLabel = "MODE", description = "full (default: every "
+      + "weight trained) or lora: the weights frozen, low-rank adapters trained beside the "
+      + "projections of --lora-targets (no gradients, fp32 accumulators or Adam state for the "
+      + "frozen weights, no weight-gradient GEMMs for them).")
+  String finetune;
+
+  @Option(names = "--lora-rank", paramLabel = "R", description = "--finetune lora: the "
+      + "adapters' rank, 1 to the hidden size (default 16).")
+  Integer loraRank;
+
+  @Option(names = "--lora-alpha", paramLabel = "A", description = "--finetune lora: the "
+      + "adapters' scale numerator, output times A/R (default 2R).")
+  Double loraAlpha;
+
+  @Option(names = "--lora-targets", paramLabel = "LIST", description = "--finetune lora: the "
+      + "projections adapted, comma-separated: q_proj, k_proj, v_proj, o_proj, gate_proj, "
+      + "up_proj, down_proj (each its own adapter); linear_qkv, linear_fc1 (one adapter over "
+      + "the fused projections, Megatron-Core), linear_proj, linear_fc2; wq, wkv, wo, w1, w2, w3"
+      + ", wqkv (torchtitan); attention, mlp, all-linear (default).")
+  String loraTargets;
+
   @Option(names = "--dtype", completionCandidates = Choices.Dtypes.class,
       description = "Element type: f32, bf16, f16, or fp8 (Transformer Engine's hybrid recipe:"
       + " linear-layer GEMMs in FP8, the rest bf16; H100, H200, B200) (default: preset's). One"
@@ -248,7 +269,8 @@ final class ModelOptions {
     Object[][] flags = {{"--model", model}, {"--moe-capacity-factor", capacityFactor},
         {"--moe-imbalance", imbalance}, {"--layers", layers}, {"--seq", seq}, {"--hidden", hidden}, {"--heads", heads}, {"--kv-heads", kvHeads},
         {"--ffn", ffn}, {"--vocab", vocab}, {"--mean-doc-len", meanDocLen},
-        {"--packed-seqs", packedSeqs}, {"--dtype", dtype}};
+        {"--packed-seqs", packedSeqs}, {"--finetune", finetune}, {"--lora-rank", loraRank},
+        {"--lora-alpha", loraAlpha}, {"--lora-targets", loraTargets}, {"--dtype", dtype}};
     for (Object[] f : flags) {
       if (f[1] != null) {
         g.add((String) f[0]);
@@ -282,6 +304,35 @@ final class ModelOptions {
   }
 
   /**
+   * The adapters of {@code --finetune lora}.
+   *
+   * @param gated whether the model's MLP is gated
+   * @return the adapters, {@link io.meshplan.model.Lora#NONE} for full fine-tuning
+   */
+  io.meshplan.model.Lora lora(boolean gated) {
+    String mode = finetune == null ? "full" : Choices.pick("--finetune", finetune,
+        List.of("full", "lora"));
+    if (mode.equals("full")) {
+      String stray = loraRank != null ? "--lora-rank" : loraAlpha != null ? "--lora-alpha"
+          : loraTargets != null ? "--lora-targets" : null;
+      if (stray != null) {
+        throw new InputException(stray + " needs --finetune lora");
+      }
+      return io.meshplan.model.Lora.NONE;
+    }
+    int r = loraRank == null ? 16 : loraRank;
+    if (r < 1) {
+      throw new InputException("--lora-rank must be at least 1, got " + r);
+    }
+    double a = loraAlpha == null ? 2.0 * r : loraAlpha;
+    if (!Double.isFinite(a) || a <= 0) {
+      throw new InputException("--lora-alpha must be a positive number, got " + loraAlpha);
+    }
+    return io.meshplan.model.Lora.of(r, a, loraTargets == null ? "all-linear" : loraTargets,
+        gated);
+  }
+
+  /**
    * The preset with the overrides applied.
    *
    * @return the model spec
@@ -290,6 +341,16 @@ final class ModelOptions {
     if (model == null) {
       throw new InputException("--model is required; valid presets: "
           + String.join(", ", presets()));
+    }
+    if (families.equals(SHARD_FAMILIES)) {
+      // shard builds one forward graph: documents and frozen weights change a training step.
+      for (String flag : given()) {
+        if (List.of("--mean-doc-len", "--packed-seqs", "--finetune", "--lora-rank",
+            "--lora-alpha", "--lora-targets").contains(flag)) {
+          throw new InputException(flag + " prices a training step, which shard does not build "
+              + "(it shards one forward graph); use plan or simulate");
+        }
+      }
     }
     ModelSpec p = base(model);
     requireFamily(p);
@@ -323,7 +384,8 @@ final class ModelOptions {
           pos("--vocab", vocab, p.vocab()), s, pos("--batch", batch, p.batch()), t, arch);
       // --layers keeps the first blocks, with their kinds where dense blocks mix in.
       int l = pos("--layers", layers, p.layers());
-      return (l == p.layers() ? m : m.withLayers(l)).withPacking(packing());
+      return (l == p.layers() ? m : m.withLayers(l)).withPacking(packing())
+          .withLora(lora(arch.mlp().gated()));
     } catch (IllegalArgumentException | ArithmeticException e) {
       throw new InputException(FlagWords.reword(e.getMessage(), FlagWords.MODEL));
     }

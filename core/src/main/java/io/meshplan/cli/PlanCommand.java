@@ -349,6 +349,9 @@ final class PlanCommand implements Callable<Integer> {
     } else {
       w.print(PlanText.write(plan, sim, PriceReport.band(pricing, cs.gpu())));
       w.println(pricing.describe(cs.gpu()));
+      if (plan.hloModule().isEmpty()) {
+        PriceReport.finetuneLine(plan.model()).ifPresent(w::println);
+      }
       w.print(timeText);
       w.print(search);
     }

@@ -132,6 +132,9 @@ final class SimulateCommand implements Callable<Integer> {
             PriceReport.band(pricing, gpu)));
     if (!json) {
       w.println(pricing.describe(gpu));
+      if (!module) {
+        PriceReport.finetuneLine(s.plan().model()).ifPresent(w::println);
+      }
     }
     if (!json && s.stagesStated()) {
       w.println(stageLayers(s.plan()));

@@ -12,34 +12,36 @@ import java.util.function.Supplier;
  */
 public enum ExportTarget {
   /** Megatron-LM command-line arguments, as a bash array to source. */
-  MEGATRON("megatron", "megatron-args.sh", MegatronArgs::new, true, true),
+  MEGATRON("megatron", "megatron-args.sh", MegatronArgs::new, true, true, false),
   /**
    * A torchtitan config in its main branch's form: a Python module whose function returns a
    * {@code Trainer.Config} ({@link TorchtitanPython}); {@code --to torchtitan}'s default.
    */
-  TORCHTITAN("torchtitan", "meshplan_torchtitan.py", TorchtitanPython::new, false, true),
+  TORCHTITAN("torchtitan", "meshplan_torchtitan.py", TorchtitanPython::new, false, true,
+      true),
   /**
    * A torchtitan job TOML for its release v0.2.2, the last that reads TOML ({@link
    * TorchtitanToml}).
    */
-  TORCHTITAN_V022("torchtitan", "torchtitan.toml", TorchtitanToml::new, false, false),
+  TORCHTITAN_V022("torchtitan", "torchtitan.toml", TorchtitanToml::new, false, false, false),
   /**
    * A bash file to source: the DeepSpeed configuration JSON, written as a heredoc, and the
    * Megatron-DeepSpeed arguments that give DeepSpeed its tensor and pipeline sizes.
    */
-  DEEPSPEED("deepspeed", "ds_launch.sh", DeepSpeedConfig::new, false, false),
-  ACCELERATE("accelerate", "accelerate_fsdp.yaml", AccelerateFsdp::new, false, false),
+  DEEPSPEED("deepspeed", "ds_launch.sh", DeepSpeedConfig::new, false, false, false),
+  ACCELERATE("accelerate", "accelerate_fsdp.yaml", AccelerateFsdp::new, false, false, false),
   /**
    * An Alpa training program on Ray ({@link AlpaPipeshard}): a plan's stages as they were planned,
    * each on its own submesh with its own setting.
    */
-  ALPA("alpa", "meshplan_alpa.py", AlpaPipeshard::new, false, false);
+  ALPA("alpa", "meshplan_alpa.py", AlpaPipeshard::new, false, false, false);
 
   private final String label;
   private final String fileName;
   private final Supplier<FrameworkWriter> writer;
   private final boolean flexDispatchers;
   private final boolean documentMasking;
+  private final boolean lora;
 
   /**
    * A target.
@@ -51,14 +53,18 @@ public enum ExportTarget {
    *     io.meshplan.model.ExpertDispatcher#deduplicates}); Megatron-LM's flex dispatcher only
    * @param documentMasking whether it masks attention by document ({@link
    *     io.meshplan.model.Packing}): Megatron-LM's dataloader and torchtitan main
+   * @param lora whether it trains LoRA adapters on frozen weights ({@link
+   *     io.meshplan.model.Lora}): torchtitan main's {@code LoRAConverter} only (Megatron-LM's
+   *     {@code pretrain_gpt.py} trains every weight)
    */
   ExportTarget(String label, String fileName, Supplier<FrameworkWriter> writer,
-      boolean flexDispatchers, boolean documentMasking) {
+      boolean flexDispatchers, boolean documentMasking, boolean lora) {
     this.label = label;
     this.fileName = fileName;
     this.writer = writer;
     this.flexDispatchers = flexDispatchers;
     this.documentMasking = documentMasking;
+    this.lora = lora;
   }
 
   /**
@@ -69,8 +75,8 @@ public enum ExportTarget {
    */
   public FrameworkWriter writer() {
     FrameworkWriter w = writer.get();
-    return flexDispatchers && documentMasking ? w
-        : new UnwrittenFeatures(w, label, flexDispatchers, documentMasking);
+    return flexDispatchers && documentMasking && lora ? w
+        : new UnwrittenFeatures(w, label, flexDispatchers, documentMasking, lora);
   }
 
   /**

@@ -68,6 +68,10 @@ public final class TorchtitanPython implements FrameworkWriter {
     boolean experts = expertFlavor(m);
     Optional<String> lacking = missingModel(m);
     if (lacking.isEmpty()) {
+      // The model's adapters: every configuration of it is refused alike.
+      lacking = TorchtitanLora.missing(m);
+    }
+    if (lacking.isEmpty()) {
       lacking = TorchtitanNumerics.missing(m, flavorNumerics(m), TorchtitanMain.family(m)
           + " flavor " + TorchtitanMain.flavorName(m), true);
     }
@@ -160,6 +164,10 @@ public final class TorchtitanPython implements FrameworkWriter {
 
   @Override
   public Optional<ExportInput> nearest(ExportInput input) {
+    if (TorchtitanLora.missing(input.model()).isPresent()) {
+      ExportInput adapted = input.withModel(TorchtitanLora.nearest(input.model()));
+      return missing(adapted).isEmpty() ? Optional.of(adapted) : nearest(adapted);
+    }
     if (!expertFlavor(input.model())) {
       return rules.nearest(input);
     }
@@ -188,15 +196,22 @@ public final class TorchtitanPython implements FrameworkWriter {
     sb.append("def ").append(TorchtitanMain.FUNCTION).append("() -> Trainer.Config:\n");
     sb.append("    config = ").append(TorchtitanMain.recipe(m)).append("()\n");
     String flavor = TorchtitanMain.flavorName(m);
-    if (Fp8Training.on(m.dtype())) {
-      // torchao's tensorwise float8 Linear; the LM head stays bf16, as under Transformer Engine.
+    if (Fp8Training.on(m.dtype()) || m.lora().on()) {
       sb.append("    config.model_spec = model_registry(\n        \"").append(flavor)
-          .append("\",\n        converters=[\n            Float8LinearConverter.Config(\n"
-              + "                filter_fqns=[\"lm_head\"],\n"
-              + "                model_compile_enabled=(\n"
-              + "                    config.compile.enable and \"model\" in"
-              + " config.compile.components\n                ),\n            ),\n"
-              + "        ],\n    )\n");
+          .append("\",\n        converters=[\n");
+      if (Fp8Training.on(m.dtype())) {
+        // torchao's tensorwise float8 Linear; the LM head stays bf16, as under Transformer
+        // Engine. Quantization converters come before LoRA's (validate_converter_order).
+        sb.append("            Float8LinearConverter.Config(\n"
+            + "                filter_fqns=[\"lm_head\"],\n"
+            + "                model_compile_enabled=(\n"
+            + "                    config.compile.enable and \"model\" in"
+            + " config.compile.components\n                ),\n            ),\n");
+      }
+      if (m.lora().on()) {
+        sb.append(TorchtitanLora.converter(m));
+      }
+      sb.append("        ],\n    )\n");
     } else if (TorchtitanDeepseekV3.matches(m)) {
       sb.append("    config.model_spec = ").append(TorchtitanDeepseekV3.registry(m)).append('\n');
       if (m.arch().mtpDepth() > 0) {
@@ -255,6 +270,9 @@ public final class TorchtitanPython implements FrameworkWriter {
         .append(TorchtitanMain.recipe(m)).append('\n');
     checkpointClass(c.recompute()).ifPresent(n -> sb.append(
         "from torchtitan.distributed.activation_checkpoint import ").append(n).append('\n'));
+    if (m.lora().on()) {
+      sb.append("from torchtitan.components.lora import LoRAConverter\n");
+    }
     if (Fp8Training.on(m.dtype())) {
       sb.append("from torchtitan.components.quantization import Float8LinearConverter\n");
     }

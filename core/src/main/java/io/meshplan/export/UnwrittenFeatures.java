@@ -1,6 +1,7 @@
 package io.meshplan.export;
 
 import io.meshplan.model.ExpertDispatcher;
+import io.meshplan.model.Lora;
 import io.meshplan.model.Packing;
 import io.meshplan.util.Require;
 import java.util.Optional;
@@ -16,16 +17,20 @@ import java.util.Optional;
  *       per-document masking and torchtitan main masks by document always ({@code
  *       models/common/config_utils.py}, {@code get_attention_config}: "Language models always use
  *       block_causal masking"); the others do not state it, and their nearest input trains on
- *       whole sequences.
+ *       whole sequences;
+ *   <li>LoRA's adapters on frozen weights ({@link Lora}): torchtitan main's export writes its
+ *       {@code LoRAConverter}; the others train every weight, and their nearest input is the
+ *       full fine-tuning of the same model.
  * </ul>
  *
  * @param inner the framework's writer
  * @param label the framework's name, for messages
  * @param writesDispatchers whether the framework writes DeepEP and Hybrid-EP
  * @param writesPacking whether the framework masks attention by document
+ * @param writesLora whether the framework trains LoRA adapters
  */
 record UnwrittenFeatures(FrameworkWriter inner, String label, boolean writesDispatchers,
-    boolean writesPacking) implements FrameworkWriter {
+    boolean writesPacking, boolean writesLora) implements FrameworkWriter {
   /** Validates the fields. */
   UnwrittenFeatures {
     Require.nonNull(inner, "writer");
@@ -43,6 +48,10 @@ record UnwrittenFeatures(FrameworkWriter inner, String label, boolean writesDisp
       return Optional.of(label + " export does not mask attention by document (--mean-doc-len, "
           + "--packed-seqs); export --to megatron or --to torchtitan does");
     }
+    if (!writesLora && input.model().lora().on()) {
+      return Optional.of(label + " export trains every weight: it writes no LoRA adapters "
+          + "(--finetune lora); export --to torchtitan does");
+    }
     return inner.missing(input);
   }
 
@@ -52,6 +61,9 @@ record UnwrittenFeatures(FrameworkWriter inner, String label, boolean writesDisp
         .withDispatcher(ExpertDispatcher.ALLTOALL));
     if (!writesPacking && plain.model().packing().packed()) {
       plain = plain.withModel(plain.model().withPacking(Packing.NONE));
+    }
+    if (!writesLora && plain.model().lora().on()) {
+      plain = plain.withModel(plain.model().withLora(Lora.NONE));
     }
     return inner.missing(plain).isEmpty() ? Optional.of(plain) : inner.nearest(plain);
   }

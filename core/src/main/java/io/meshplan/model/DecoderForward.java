@@ -40,6 +40,10 @@ final class DecoderForward {
   private final int h;
   private final Map<Integer, String> weightNames = new LinkedHashMap<>();
   private final Map<Integer, Integer> fp8Casts = new HashMap<>();
+  /** The LoRA adapters' trainable weights ({@link Lora}). */
+  private final java.util.Set<Integer> adapterWeights = new java.util.LinkedHashSet<>();
+  /** A fused adapter's down-projection {@code x A}, by adapter and input. */
+  private final Map<String, Integer> loraDown = new HashMap<>();
   private int mask = -1;
   /** Matrix multiplications of linear layers so far in the current block. */
   private int matmuls;
@@ -60,6 +64,16 @@ final class DecoderForward {
   /** The weights created so far and their names, in creation order. */
   Map<Integer, String> weightNames() {
     return weightNames;
+  }
+
+  /**
+   * The weights the step trains: every weight, or the LoRA adapters' alone when the model
+   * freezes its weights ({@link Lora}).
+   *
+   * @return weight ids
+   */
+  java.util.Set<Integer> trainedWeights() {
+    return spec.lora().on() ? adapterWeights : weightNames.keySet();
   }
 
   private int[] bsh() {
@@ -398,12 +412,41 @@ final class DecoderForward {
     if (matmuls % 2 == 1) {
       save(y);
     }
+    java.util.Optional<Lora.Adapter> adapter = t.layer().kind() == LayerRef.Kind.BLOCK
+        ? spec.lora().adapterOf(name) : java.util.Optional.empty();
+    if (adapter.isPresent()) {
+      y = t.add(y, adapted(x, in, out, name, adapter.get()));
+    }
     boolean qkv = name.equals("wq") || name.equals("wk") || name.equals("wv");
     if (spec.arch().biases() || qkv && spec.arch().attn().qkvBias()) {
       TensorShape ys = t.shape(y);
       y = t.add(y, t.broadcast(weight(name + "_bias", out), ys.dims(), ys.rank() - 1));
     }
     return y;
+  }
+
+  /**
+   * A LoRA adapter's path {@code (alpha / r) (x A) B} for projection {@code name} ({@link Lora}),
+   * in the compute type (the adapters are plain linear layers beside an FP8 base, as torchtitan's
+   * {@code LoRALinear} builds them): the down-projection {@code x A} is made once per adapter and
+   * input, shared by the projections of a fused adapter, and kept for {@code B}'s weight
+   * gradient; {@code A}'s weight gradient reads {@code x}.
+   */
+  private int adapted(int x, int in, int out, String name, Lora.Adapter a) {
+    Lora lora = spec.lora();
+    int r = lora.rank();
+    String key = a.name() + "@" + x;
+    Integer down = loraDown.get(key);
+    if (down == null) {
+      int wa = weight(a.name() + "_lora_a", in, r);
+      adapterWeights.add(wa);
+      down = keep(t.dot(x, wa));
+      loraDown.put(key, down);
+    }
+    int wb = weight(name + "_lora_b", r, out);
+    adapterWeights.add(wb);
+    int up = t.dot(down, wb);
+    return t.mul(up, t.broadcast(t.constant(dt, lora.alpha() / r), t.shape(up).dims()));
   }
 
   /**

@@ -21,6 +21,8 @@ import java.util.List;
  * @param arch the layer design (MLP, norm, positions, biases, tied embeddings)
  * @param packing the documents packed into each sequence, whose attention stays within each
  *     document ({@link Packing}); {@link Packing#NONE} for one document per sequence
+ * @param lora the low-rank adapters trained on frozen weights ({@link Lora}); {@link Lora#NONE}
+ *     when every weight is trained
  */
 public record ModelSpec(
     String name,
@@ -35,8 +37,32 @@ public record ModelSpec(
     int batch,
     DType dtype,
     Architecture arch,
-    Packing packing) implements java.io.Serializable {
-  private static final long serialVersionUID = 2L;
+    Packing packing,
+    Lora lora) implements java.io.Serializable {
+  private static final long serialVersionUID = 3L;
+
+  /**
+   * A model whose every weight is trained.
+   *
+   * @param name a name for reports
+   * @param family the family
+   * @param layers L
+   * @param hidden h
+   * @param heads a
+   * @param kvHeads key/value heads
+   * @param ffn f
+   * @param vocab V
+   * @param seq tokens per sequence
+   * @param batch sequences
+   * @param dtype element type
+   * @param arch the block's design
+   * @param packing the documents packed into each sequence
+   */
+  public ModelSpec(String name, Family family, int layers, int hidden, int heads, int kvHeads,
+      int ffn, int vocab, int seq, int batch, DType dtype, Architecture arch, Packing packing) {
+    this(name, family, layers, hidden, heads, kvHeads, ffn, vocab, seq, batch, dtype, arch,
+        packing, Lora.NONE);
+  }
 
   /**
    * A model trained on sequences of one document each.
@@ -121,6 +147,7 @@ public record ModelSpec(
     Require.nonNull(dtype, "dtype");
     Require.nonNull(arch, "arch");
     Require.nonNull(packing, "packing");
+    Require.nonNull(lora, "lora");
     if (family != Family.ALPA_MLP) {
       Require.that(arch.attn().headDim() > 0 || arch.attn().mla().on() || hidden % heads == 0,
           "hidden size " + hidden
@@ -145,6 +172,7 @@ public record ModelSpec(
           && arch.positions() == Architecture.Positions.ROTARY,
           "a LLaMA-family model needs SwiGLU, RMSNorm and rotary positions, got " + arch);
     }
+    lora.check(name, family, hidden, arch);
   }
 
   private static void bounded(int value, int max, String what) {
@@ -270,7 +298,7 @@ public record ModelSpec(
   public ModelSpec denseBlockModel() {
     Require.that(denseBlocks() > 0, "the model has no dense blocks among its expert blocks");
     return new ModelSpec(name, family, layers, hidden, heads, kvHeads, arch.moe().denseFfn(),
-        vocab, seq, batch, dtype, arch.withMoe(MoeShape.DENSE).withMtp(0), packing);
+        vocab, seq, batch, dtype, arch.withMoe(MoeShape.DENSE).withMtp(0), packing, lora);
   }
 
   /**
@@ -364,7 +392,7 @@ public record ModelSpec(
    */
   public ModelSpec withWorkload(int newSeq, int newBatch) {
     return new ModelSpec(name, family, layers, hidden, heads, kvHeads, ffn, vocab, newSeq,
-        newBatch, dtype, arch, packing);
+        newBatch, dtype, arch, packing, lora);
   }
 
   /**
@@ -376,7 +404,7 @@ public record ModelSpec(
    */
   public ModelSpec withTraining(int newBatch, DType newDtype) {
     return new ModelSpec(name, family, layers, hidden, heads, kvHeads, ffn, vocab, seq, newBatch,
-        newDtype, arch, packing);
+        newDtype, arch, packing, lora);
   }
 
   /**
@@ -388,7 +416,7 @@ public record ModelSpec(
    */
   public ModelSpec withSequence(int newSeq) {
     return new ModelSpec(name, family, layers, hidden, heads, kvHeads, ffn, vocab, newSeq, batch,
-        dtype, arch.forSequence(newSeq), packing);
+        dtype, arch.forSequence(newSeq), packing, lora);
   }
 
   /**
@@ -403,17 +431,17 @@ public record ModelSpec(
     MoeShape moe = arch.moe();
     if (moe.denseLayers().isEmpty()) {
       return new ModelSpec(name, family, newLayers, hidden, heads, kvHeads, ffn, vocab, seq,
-          batch, dtype, arch, packing);
+          batch, dtype, arch, packing, lora);
     }
     // The first blocks keep their kinds; when all of them are dense blocks, the model is dense.
     List<Integer> kept = moe.denseLayers().stream().filter(i -> i < newLayers).toList();
     if (kept.size() == newLayers) {
       return new ModelSpec(name, family, newLayers, hidden, heads, kvHeads, moe.denseFfn(), vocab,
-          seq, batch, dtype, arch.withMoe(MoeShape.DENSE), packing);
+          seq, batch, dtype, arch.withMoe(MoeShape.DENSE), packing, lora);
     }
     return new ModelSpec(name, family, newLayers, hidden, heads, kvHeads, ffn, vocab, seq, batch,
         dtype, arch.withMoe(moe.withDenseLayers(kept, kept.isEmpty() ? 0 : moe.denseFfn())),
-        packing);
+        packing, lora);
   }
 
   /**
@@ -424,6 +452,28 @@ public record ModelSpec(
    */
   public ModelSpec withPacking(Packing p) {
     return new ModelSpec(name, family, layers, hidden, heads, kvHeads, ffn, vocab, seq, batch,
-        dtype, arch, p);
+        dtype, arch, p, lora);
+  }
+
+  /**
+   * This spec fine-tuned through low-rank adapters on its frozen weights.
+   *
+   * @param l the adapters, or {@link Lora#NONE} to train every weight
+   * @return the spec
+   * @throws IllegalArgumentException when the model cannot take the adapters ({@link Lora})
+   */
+  public ModelSpec withLora(Lora l) {
+    return new ModelSpec(name, family, layers, hidden, heads, kvHeads, ffn, vocab, seq, batch,
+        dtype, arch, packing, l);
+  }
+
+  /**
+   * The parameters that are trained: every parameter, or the adapters' alone under {@link Lora}.
+   *
+   * @return trainable parameters
+   */
+  public long trainableParameterCount() {
+    return lora.on() ? Math.multiplyExact(lora.blockParameters(this), (long) layers)
+        : parameterCount();
   }
 }

@@ -201,7 +201,7 @@ public final class TrainingGraphBuilder {
 
     private int backward(int output, int[] bsh, DType dt) {
       int forwardEnd = t.size();
-      Set<Integer> differentiable = new HashSet<>(fwd.weightNames().keySet());
+      Set<Integer> differentiable = new HashSet<>(fwd.trainedWeights());
       if (!o.embedding()) {
         differentiable.add(input);
       }
@@ -224,6 +224,14 @@ public final class TrainingGraphBuilder {
           update(names.get(parameter), parameter, gradient);
         }
       });
+      // Frozen weights (LoRA's base): held, read by the forward and backward passes, and neither
+      // differentiated nor updated.
+      for (Map.Entry<Integer, String> e : names.entrySet()) {
+        if (!differentiable.contains(e.getKey())) {
+          weights.add(new WeightTensors(e.getValue(), t.layerOf(e.getKey()), e.getKey(), -1, -1,
+              -1, -1, -1, -1, -1, -1, -1, -1, -1));
+        }
+      }
       return outputGradient;
     }
 

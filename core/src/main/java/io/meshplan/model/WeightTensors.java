@@ -3,8 +3,9 @@ package io.meshplan.model;
 import io.meshplan.util.Require;
 
 /**
- * The tensors of one trained weight in a training graph, by instruction id ({@code -1} when the
- * graph has none: no optimizer, or fp32 compute without master copies). Each of weight, master,
+ * The tensors of one weight in a training graph, by instruction id ({@code -1} when the graph has
+ * none: no optimizer, or fp32 compute without master copies; a frozen weight, which LoRA does not
+ * train ({@link Lora}), has only its weight). Each of weight, master,
  * Adam moments and accumulator is a separate parameter, so the intra-op ILP can shard each over the
  * data-parallel mesh axis (ZeRO, Rajbhandari et al. SC'20) independently of the others.
  *
@@ -33,5 +34,14 @@ public record WeightTensors(
     Require.nonNull(name, "name");
     Require.nonNull(layer, "layer");
     Require.that(weight >= 0, "a weight needs its parameter id");
+  }
+
+  /**
+   * Whether the weight is trained: it has a gradient.
+   *
+   * @return false for a frozen weight
+   */
+  public boolean trained() {
+    return gradient >= 0;
   }
 }

@@ -277,6 +277,14 @@ public final class PlanJson {
         counts.add(c);
       }
     }
+    if (m.lora().on()) {
+      // The trained parameters: the adapters alone; the frozen weights are in 'parameters'.
+      ObjectNode lo = o.putObject("lora");
+      lo.put("rank", m.lora().rank());
+      lo.put("alpha", m.lora().alpha());
+      lo.put("targets", m.lora().targets());
+      lo.put("trainableParameters", m.trainableParameterCount());
+    }
     ObjectNode a = o.putObject("architecture");
     a.put("mlp", m.arch().mlp().name().toLowerCase(java.util.Locale.ROOT));
     a.put("norm", m.arch().norm().name().toLowerCase(java.util.Locale.ROOT));
@@ -525,10 +533,18 @@ public final class PlanJson {
       return new ModelSpec(m.text("name"), family, m.integer("layers"), m.integer("hidden"), m.integer("heads"),
           m.integer("kvHeads"), m.integer("ffn"), m.integer("vocab"), m.integer("seq"), 1,
           dtype(where, m.text("dtype")), arch,
-          m.has("packing") ? readPacking(m.object("packing")) : io.meshplan.model.Packing.NONE);
+          m.has("packing") ? readPacking(m.object("packing")) : io.meshplan.model.Packing.NONE,
+          m.has("lora") ? readLora(m.object("lora"), arch.mlp().gated())
+              : io.meshplan.model.Lora.NONE);
     } catch (IllegalArgumentException e) {
       throw new InputException(where + ": field 'model': " + e.getMessage());
     }
+  }
+
+  /** Reads the LoRA adapters: {@code rank}, {@code alpha} and {@code targets}. */
+  private static io.meshplan.model.Lora readLora(Fields l, boolean gated) {
+    return io.meshplan.model.Lora.of(l.integer("rank"), l.number("alpha"), l.text("targets"),
+        gated);
   }
 
   /** Reads the packed documents' histogram: {@code lengths} and their {@code counts}. */

@@ -507,6 +507,16 @@ public final class IlpLayerCostModel implements LayerCostModel {
   static int megatronDim(String name, int rank) {
     String leaf = name.substring(name.lastIndexOf('/') + 1).toLowerCase(java.util.Locale.ROOT);
     boolean bias = rank == 1;
+    if (leaf.endsWith(LORA_A) || leaf.endsWith(LORA_B)) {
+      // A LoRA adapter beside a column-parallel projection keeps A whole and splits B's output
+      // columns as the projection's; beside a row-parallel one it splits A's input rows and keeps
+      // B whole, so the adapter's output is partial like the projection's (torchtitan
+      // components/lora.py at b5bcd76, _lora_adapter_sharding).
+      boolean down = leaf.endsWith(LORA_A);
+      String adapted = leaf.substring(0, leaf.length() - LORA_A.length());
+      boolean column = COLUMN.contains(adapted) || LORA_COLUMN.contains(adapted);
+      return column ? (down ? -1 : rank - 1) : (down ? 0 : -1);
+    }
     String base = leaf.replaceFirst("[._]?bias$", "");
     if (COLUMN.contains(base)) {
       return bias ? 0 : rank - 1;
@@ -523,6 +533,11 @@ public final class IlpLayerCostModel implements LayerCostModel {
   /** Latent attention's up-projections split by columns too; its down-projections are whole. */
   private static final java.util.Set<String> COLUMN = java.util.Set.of("wq", "wk", "wv", "wqkv",
       "qkv", "w1", "w3", "fc1", "gate", "up", "lm_head", "head", "output", "wq_b", "wkv_b");
+  private static final String LORA_A = "_lora_a";
+  private static final String LORA_B = "_lora_b";
+  /** The LoRA adapters' names ({@link io.meshplan.model.Lora}) beside column-parallel layers. */
+  private static final java.util.Set<String> LORA_COLUMN = java.util.Set.of("q_proj", "k_proj",
+      "v_proj", "gate_proj", "up_proj", "linear_qkv", "linear_fc1");
   private static final java.util.Set<String> ROW = java.util.Set.of("wo", "w2", "fc2", "proj",
       "down", "dense");
   private static final java.util.Set<String> VOCAB_ROWS = java.util.Set.of("embedding",
@@ -609,8 +624,10 @@ public final class IlpLayerCostModel implements LayerCostModel {
       params += shape.elementCount() / (double) wTiles;
       int gTiles = w.accumulator() >= 0 ? plan.spec(w.accumulator()).totalTiles(env.mesh())
           : wTiles;
-      gradParams += shape.elementCount() / (double) gTiles;
-      if (gTiles > wTiles) {
+      if (w.trained()) {
+        gradParams += shape.elementCount() / (double) gTiles;
+      }
+      if (w.trained() && gTiles > wTiles) {
         double gathered = shape.elementCount() * (double) io.meshplan.model.Fp8Training.storage(computeType).bytes() / wTiles;
         gather += env.comm().allGather(gathered, 1);
         gatherBytes += io.meshplan.cluster.BusBytesCommModel.bytesSent(

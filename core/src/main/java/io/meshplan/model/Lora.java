@@ -1,0 +1,295 @@
+package io.meshplan.model;
+
+import io.meshplan.util.Require;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * Low-rank adaptation (Hu et al., LoRA, arXiv:2106.09685, section 4.1): the base weights are
+ * frozen and each adapted projection {@code y = x W} gains a trainable path {@code (alpha / r) (x
+ * A) B}, {@code A} of {@code in x r} and {@code B} of {@code r x out}. Only the adapters have
+ * gradients, fp32 accumulators and Adam state; the frozen weights have none, the data-parallel
+ * reduction moves the adapters' gradients alone, and the backward pass computes no weight
+ * gradient of a frozen weight (it still carries the activations' gradient through it).
+ *
+ * <p>An adapter adapts one projection, or several projections of one input at once, as the
+ * frameworks fuse them: Megatron-Core's {@code linear_qkv} (the query, key and value projections)
+ * and {@code linear_fc1} (gate and up) take one {@code A} and one {@code B} over their joined
+ * outputs (Megatron-Bridge's {@code LoRA}, {@code peft/lora.py}); Hugging Face PEFT's {@code
+ * q_proj} ... {@code down_proj} and torchtitan main's {@code wq}, {@code wkv}, {@code wo}, {@code
+ * w1}, {@code w2}, {@code w3} ({@code components/lora.py} at b5bcd76, {@code LoRAConverter}, which
+ * gives {@code wkv}'s two built projections an adapter each) adapt each projection on its own.
+ * A fused adapter is one {@code A} shared by its projections and one {@code B} per projection: the
+ * same parameters and FLOPs as one {@code B} over the joined outputs.
+ *
+ * @param rank r, the adapters' inner size; 0 for no adapters (every weight trained)
+ * @param alpha the scale's numerator: the adapters' output is multiplied by {@code alpha / r}
+ * @param adapters the adapters, in the order the targets named them
+ */
+public record Lora(int rank, double alpha, List<Adapter> adapters)
+    implements java.io.Serializable {
+  private static final long serialVersionUID = 1L;
+
+  /** No adapters: every weight is trained. */
+  public static final Lora NONE = new Lora(0, 0, List.of());
+
+  /** The most adapters a model has: the seven projections of a block. */
+  private static final int MAX_ADAPTERS = 7;
+
+  /** The projections of a block, as {@link DecoderForward} names their weights. */
+  public static final List<String> PROJECTIONS = List.of("wq", "wk", "wv", "wo", "w1", "w3",
+      "w2");
+
+  /**
+   * One adapter: a shared {@code A} and a {@code B} per projection.
+   *
+   * @param name its target word ({@code q_proj}, {@code linear_qkv}, ...)
+   * @param projections the projections it adapts, weight names of {@link #PROJECTIONS}
+   */
+  public record Adapter(String name, List<String> projections) implements java.io.Serializable {
+    private static final long serialVersionUID = 1L;
+
+    /** Validates the fields. */
+    public Adapter {
+      Require.nonNull(name, "adapter name");
+      projections = List.copyOf(projections);
+      Require.that(!projections.isEmpty(), "an adapter adapts at least one projection");
+      for (String p : projections) {
+        Require.that(PROJECTIONS.contains(p), "unknown projection " + p);
+      }
+    }
+  }
+
+  /** Validates the fields. */
+  public Lora {
+    Require.nonNull(adapters, "adapters");
+    adapters = List.copyOf(adapters);
+    Require.that(rank >= 0, "LoRA rank must be positive, got " + rank);
+    Require.that((rank == 0) == adapters.isEmpty(),
+        "a LoRA rank needs targets, and targets a rank");
+    Require.that(rank == 0 || Double.isFinite(alpha) && alpha > 0,
+        () -> "LoRA alpha must be a positive number, got " + alpha);
+    Require.that(adapters.size() <= MAX_ADAPTERS, "at most " + MAX_ADAPTERS + " LoRA adapters");
+    Set<String> seen = new LinkedHashSet<>();
+    for (Adapter a : adapters) {
+      for (String p : a.projections()) {
+        Require.that(seen.add(p), () -> "LoRA targets adapt " + word(p) + " twice");
+      }
+    }
+  }
+
+  /**
+   * Adapters from a list of target words (comma-separated): Hugging Face PEFT's {@code q_proj},
+   * {@code k_proj}, {@code v_proj}, {@code o_proj}, {@code gate_proj}, {@code up_proj}, {@code
+   * down_proj}; Megatron-Core's {@code linear_qkv}, {@code linear_proj}, {@code linear_fc1},
+   * {@code linear_fc2}; torchtitan's {@code wqkv} (its llama3 flavors' fused projection, as
+   * {@code linear_qkv}), {@code wq}, {@code wkv}, {@code wo}, {@code w1}, {@code w2}, {@code
+   * w3}; and the groups {@code all-linear} (PEFT's word: every projection of a block,
+   * each on its own), {@code attention} and {@code mlp}. {@code up_proj} and {@code linear_fc1}
+   * of a model without a gated MLP name its one input projection.
+   *
+   * @param rank r, at least 1
+   * @param alpha the scale's numerator
+   * @param targets the words
+   * @param gated whether the model's MLP is gated (has gate and up projections)
+   * @return the adapters
+   * @throws IllegalArgumentException for an unknown word, a projection named twice, or a gate
+   *     projection of an MLP without one
+   */
+  public static Lora of(int rank, double alpha, String targets, boolean gated) {
+    Require.that(rank >= 1, "LoRA rank must be at least 1, got " + rank);
+    Require.nonNull(targets, "targets");
+    Map<String, Adapter> out = new LinkedHashMap<>();
+    for (String raw : targets.split(",", -1)) {
+      String w = raw.strip().toLowerCase(Locale.ROOT);
+      Require.that(!w.isEmpty(), "LoRA targets must be a comma-separated list of names, got an "
+          + "empty name");
+      for (Adapter a : expand(w, gated)) {
+        Require.that(out.put(a.name(), a) == null, () -> "LoRA targets adapt " + a.name()
+            + " twice");
+      }
+    }
+    return new Lora(rank, alpha, new ArrayList<>(out.values()));
+  }
+
+  private static List<Adapter> expand(String w, boolean gated) {
+    // A model without a gated MLP has one input projection, w1, which PEFT calls up_proj.
+    Adapter up = gated ? new Adapter("up_proj", List.of("w3")) : new Adapter("up_proj",
+        List.of("w1"));
+    Adapter gate = new Adapter("gate_proj", List.of("w1"));
+    Adapter downProj = new Adapter("down_proj", List.of("w2"));
+    List<Adapter> mlp = gated ? List.of(gate, up, downProj) : List.of(up, downProj);
+    List<Adapter> attention = List.of(new Adapter("q_proj", List.of("wq")),
+        new Adapter("k_proj", List.of("wk")), new Adapter("v_proj", List.of("wv")),
+        new Adapter("o_proj", List.of("wo")));
+    return switch (w) {
+      case "all-linear" -> {
+        List<Adapter> all = new ArrayList<>(attention);
+        all.addAll(mlp);
+        yield all;
+      }
+      case "attention" -> attention;
+      case "mlp" -> mlp;
+      case "q_proj", "wq" -> List.of(attention.get(0));
+      case "k_proj", "wk" -> List.of(attention.get(1));
+      case "v_proj", "wv" -> List.of(attention.get(2));
+      case "wkv" -> attention.subList(1, 3);
+      case "o_proj", "wo", "linear_proj" -> List.of(attention.get(3));
+      case "down_proj", "w2", "linear_fc2" -> List.of(downProj);
+      case "up_proj" -> List.of(up);
+      case "w1" -> List.of(gated ? gate : up);
+      case "gate_proj", "w3" -> {
+        Require.that(gated, "LoRA target " + w + ": the model's MLP has no gate projection "
+            + "(its input projection is up_proj)");
+        yield List.of(w.equals("w3") ? up : gate);
+      }
+      case "linear_qkv", "wqkv" -> List.of(new Adapter("linear_qkv", List.of("wq", "wk", "wv")));
+      case "linear_fc1" -> List.of(gated ? new Adapter("linear_fc1", List.of("w1", "w3"))
+          : new Adapter("linear_fc1", List.of("w1")));
+      default -> throw new IllegalArgumentException("unknown LoRA target '"
+          + io.meshplan.util.TerminalText.escape(w.length() > 40 ? w.substring(0, 40) + "..." : w)
+          + "'; use q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj, linear_qkv, "
+          + "linear_proj, linear_fc1, linear_fc2, wq, wkv, wqkv, wo, w1, w2, w3, attention, "
+          + "mlp or all-linear");
+    };
+  }
+
+  /** Hugging Face PEFT's word for a projection (of a gated MLP for w1 and w3). */
+  private static String word(String projection) {
+    return switch (projection) {
+      case "wq" -> "q_proj";
+      case "wk" -> "k_proj";
+      case "wv" -> "v_proj";
+      case "wo" -> "o_proj";
+      case "w1" -> "gate_proj";
+      case "w3" -> "up_proj";
+      default -> "down_proj";
+    };
+  }
+
+  /**
+   * Whether the model trains adapters (and freezes its weights).
+   *
+   * @return true with a rank
+   */
+  public boolean on() {
+    return rank > 0;
+  }
+
+  /**
+   * The adapter of a projection.
+   *
+   * @param projection a weight name of {@link #PROJECTIONS}
+   * @return its adapter, empty when it is not adapted
+   */
+  public Optional<Adapter> adapterOf(String projection) {
+    for (Adapter a : adapters) {
+      if (a.projections().contains(projection)) {
+        return Optional.of(a);
+      }
+    }
+    return Optional.empty();
+  }
+
+  /**
+   * The target words that give these adapters back through {@link #of}: the adapters' names.
+   *
+   * @return the words joined by commas, empty for {@link #NONE}
+   */
+  public String targets() {
+    return String.join(",", adapters.stream().map(Adapter::name).toList());
+  }
+
+  /**
+   * Checks the adapters against a model: a decoder whose blocks have the adapted projections,
+   * dense (LoRA on routed experts and on latent attention is not modelled), without
+   * multi-token prediction, and a rank of at most its hidden size.
+   *
+   * @param name the model's name
+   * @param family its family
+   * @param hidden its hidden size
+   * @param arch its layer design
+   * @throws IllegalArgumentException when the model cannot take them
+   */
+  void check(String name, ModelSpec.Family family, int hidden, Architecture arch) {
+    if (!on()) {
+      return;
+    }
+    Require.that(family != ModelSpec.Family.ALPA_MLP, "LoRA adapts transformer decoders");
+    Require.that(rank <= hidden, () -> "LoRA rank " + rank + " exceeds the model's hidden width "
+        + hidden);
+    Require.that(!arch.moe().routed(), () -> "LoRA on a mixture-of-experts model (" + name
+        + ") is not modelled: its experts' frozen weights and adapters are not priced");
+    Require.that(!arch.attn().mla().on(), () -> "LoRA on latent attention (" + name
+        + ") is not modelled");
+    Require.that(arch.mtpDepth() == 0, "LoRA with multi-token prediction is not modelled");
+    for (Adapter a : adapters) {
+      Require.that(arch.mlp().gated() || !a.projections().contains("w3"), () -> "LoRA target "
+          + a.name() + ": " + name + "'s MLP has no gate projection");
+    }
+  }
+
+  /**
+   * A projection's input and output sizes in a block of the model.
+   *
+   * @param spec the model
+   * @param projection a weight name of {@link #PROJECTIONS}
+   * @return {in, out}
+   */
+  static long[] dims(ModelSpec spec, String projection) {
+    long h = spec.hidden();
+    long q = (long) spec.heads() * spec.headDim();
+    long kv = (long) spec.kvHeads() * spec.headDim();
+    long v = (long) spec.kvHeads() * spec.valueHeadDim();
+    long o = (long) spec.heads() * spec.valueHeadDim();
+    long f = spec.ffn();
+    return switch (projection) {
+      case "wq" -> new long[] {h, q};
+      case "wk" -> new long[] {h, kv};
+      case "wv" -> new long[] {h, v};
+      case "wo" -> new long[] {o, h};
+      case "w1", "w3" -> new long[] {h, f};
+      default -> new long[] {f, h};
+    };
+  }
+
+  /**
+   * The trainable parameters of one block: {@code r (in + sum out)} per adapter, its shared
+   * {@code A} and a {@code B} per projection.
+   *
+   * @param spec the model
+   * @return parameters, 0 without adapters
+   */
+  public long blockParameters(ModelSpec spec) {
+    long n = 0;
+    for (Adapter a : adapters) {
+      long in = dims(spec, a.projections().get(0))[0];
+      long out = 0;
+      for (String p : a.projections()) {
+        out += dims(spec, p)[1];
+      }
+      n = Math.addExact(n, Math.multiplyExact((long) rank, in + out));
+    }
+    return n;
+  }
+
+  /**
+   * Words for reports: {@code rank 16, alpha 32, q_proj,k_proj,...}.
+   *
+   * @return the words, {@code full} without adapters
+   */
+  public String words() {
+    if (!on()) {
+      return "full";
+    }
+    return "LoRA rank " + rank + ", alpha " + (alpha == Math.rint(alpha) && Math.abs(alpha) < 1e15
+        ? Long.toString((long) alpha) : Double.toString(alpha)) + ", targets "
+        + targets();
+  }
+}
