@@ -43,13 +43,17 @@ import io.meshplan.util.Require;
  *     ({@code overlap_moe_expert_parallel_comm})
  * @param dispatcher the token dispatcher: {@code alltoall}, or {@code deepep} or {@code hybridep}
  *     for Megatron-Core's {@code flex} dispatcher with that {@code moe_flex_dispatcher_backend}
+ * @param shardReplicas under ZeRO-3, the replicas of the sharded state: 1 for FSDP over the
+ *     whole data-parallel group, {@code r > 1} for hybrid sharding (HSDP), the shard group
+ *     being the data-parallel size over {@code r}
  */
 public record RunParallel(int tensorParallel, int pipelineParallel, int dataParallel,
     int virtualStages, int microBatch, int localBatch, String recompute, boolean sequenceParallel,
     int zeroStage, boolean overlapGradReduce, boolean overlapParamGather, boolean tpCommOverlap,
     boolean gradAccumFusion, RunSplit split, boolean lossFusion, boolean bf16GradReduce,
     int contextParallel, boolean cpAllGather, java.util.List<String> recomputeModules,
-    int expertParallel, int expertTensorParallel, boolean moeOverlap, String dispatcher) {
+    int expertParallel, int expertTensorParallel, boolean moeOverlap, String dispatcher,
+    int shardReplicas) {
   /** The dispatchers a run may state: Megatron-Core's alltoall, or flex's deepep or hybridep. */
   public static final java.util.List<String> DISPATCHERS = java.util.List.of("alltoall", "deepep",
       "hybridep");
@@ -94,8 +98,66 @@ public record RunParallel(int tensorParallel, int pipelineParallel, int dataPara
         "alltoall");
   }
 
+  /**
+   * A run whose ZeRO state, if sharded, is sharded over its whole data-parallel group.
+   *
+   * @param tensorParallel tensor-parallel size
+   * @param pipelineParallel pipeline-parallel size
+   * @param dataParallel data-parallel size, or 0 for the world size's rest
+   * @param virtualStages model chunks per pipeline stage
+   * @param microBatch sequences per microbatch
+   * @param localBatch sequences per iteration on one replica
+   * @param recompute {@code none}, {@code selective}, {@code full} or {@code op}
+   * @param sequenceParallel sequence parallelism
+   * @param zeroStage 0, 1 or 3
+   * @param overlapGradReduce the gradient reduction's overlap
+   * @param overlapParamGather the parameter gather's overlap
+   * @param tpCommOverlap the tensor-parallel overlap
+   * @param gradAccumFusion gradient-accumulation fusion
+   * @param split the pipeline split
+   * @param lossFusion the fused loss
+   * @param bf16GradReduce gradients reduced in bf16
+   * @param contextParallel the context-parallel size
+   * @param cpAllGather keys and values all-gathered
+   * @param recomputeModules selectively recomputed modules
+   * @param expertParallel expert-parallel size
+   * @param expertTensorParallel expert tensor-parallel size
+   * @param moeOverlap the expert all-to-alls' overlap
+   * @param dispatcher the token dispatcher
+   */
+  public RunParallel(int tensorParallel, int pipelineParallel, int dataParallel,
+      int virtualStages, int microBatch, int localBatch, String recompute,
+      boolean sequenceParallel, int zeroStage, boolean overlapGradReduce,
+      boolean overlapParamGather, boolean tpCommOverlap, boolean gradAccumFusion, RunSplit split,
+      boolean lossFusion, boolean bf16GradReduce, int contextParallel, boolean cpAllGather,
+      java.util.List<String> recomputeModules, int expertParallel, int expertTensorParallel,
+      boolean moeOverlap, String dispatcher) {
+    this(tensorParallel, pipelineParallel, dataParallel, virtualStages, microBatch, localBatch,
+        recompute, sequenceParallel, zeroStage, overlapGradReduce, overlapParamGather,
+        tpCommOverlap, gradAccumFusion, split, lossFusion, bf16GradReduce, contextParallel,
+        cpAllGather, recomputeModules, expertParallel, expertTensorParallel, moeOverlap,
+        dispatcher, 1);
+  }
+
+  /**
+   * This run with its ZeRO-3 state sharded inside groups and replicated across {@code r} of
+   * them (HSDP: torchtitan's {@code data_parallel_replicate_degree} beside FSDP).
+   *
+   * @param r the replicas of the sharded state
+   * @return the run
+   */
+  public RunParallel withShardReplicas(int r) {
+    return new RunParallel(tensorParallel, pipelineParallel, dataParallel, virtualStages,
+        microBatch, localBatch, recompute, sequenceParallel, zeroStage, overlapGradReduce,
+        overlapParamGather, tpCommOverlap, gradAccumFusion, split, lossFusion, bf16GradReduce,
+        contextParallel, cpAllGather, recomputeModules, expertParallel, expertTensorParallel,
+        moeOverlap, dispatcher, r);
+  }
+
   /** Validates the sizes. */
   public RunParallel {
+    Require.positive(shardReplicas, "replicas of the sharded state");
+    Require.that(shardReplicas == 1 || zeroStage == 3, "hybrid sharding is ZeRO-3's");
     Require.that(DISPATCHERS.contains(dispatcher), "unknown token dispatcher " + dispatcher);
     Require.nonNull(split, "split");
     Require.positive(expertParallel, "expert-parallel size");

@@ -86,6 +86,10 @@ final class TorchtitanLog {
         compiledLoss, false, cp, cp > 1 && allGather(c), List.of(),
         routed ? c.positive(TorchtitanKey.EXPERT_PARALLEL_DEGREE.path(), 1) : 1,
         routed ? c.positive(TorchtitanKey.EXPERT_TENSOR_PARALLEL_DEGREE.path(), 1) : 1, false);
+    if (replicate > 1 && (shard != 1 || cp > 1)) {
+      // HSDP: FSDP inside dp_shard, the sharded state replicated across dp_replicate.
+      parallel = parallel.withShardReplicas(replicate);
+    }
     // metrics.py: tps counts a data-parallel rank's tokens (the labels before the context split)
     // over the non-data-parallel GPUs, cp x tp x pp.
     double seconds = (double) local * seq / (perGpu * tp * pp * cp);
@@ -100,19 +104,21 @@ final class TorchtitanLog {
    * it reshards after the forward pass and, under a pipeline, ZeRO-1 when it does not ({@code
    * fsdp_reshard_after_forward}: {@code "default"} reshards unless a pipeline is enabled, {@code
    * "always"} and {@code "never"} as they say; v0.2.2 {@code
-   * models/llama3/infra/parallelize.py:319-331}). Both FSDP and replication (HSDP) shard within
-   * groups, and FSDP without resharding and without a pipeline keeps weights sharded yet gathers
-   * once per microbatch: no ZeRO stage meshplan prices, refused.
+   * models/llama3/infra/parallelize.py:319-331}). Both FSDP and replication is HSDP: ZeRO-3
+   * inside each {@code data_parallel_shard_degree} group, replicated across {@code
+   * data_parallel_replicate_degree} of them ({@link RunParallel#shardReplicas}), priced without
+   * context or pipeline parallelism. FSDP without resharding and without a pipeline keeps weights
+   * sharded yet gathers once per microbatch: no ZeRO stage meshplan prices, refused.
    */
   private static int zeroStage(Config c, int shard, int replicate, int cp, int pp) {
     boolean fsdp = shard != 1 || cp > 1;
     if (!fsdp) {
       return 0;
     }
-    if (replicate > 1) {
+    if (replicate > 1 && (cp > 1 || pp > 1)) {
       throw new InputException(c.file + ": [parallelism] data_parallel_replicate_degree = "
-          + replicate + " with FSDP over the shard and context degrees is HSDP, which shards "
-          + "within groups; no ZeRO stage meshplan prices states it");
+          + replicate + " with FSDP is HSDP, which meshplan prices without context or pipeline"
+          + " parallelism");
     }
     String policy = c.cfg.getOrDefault(TorchtitanKey.FSDP_RESHARD_AFTER_FORWARD.path(), "default");
     boolean reshard = switch (policy) {
@@ -124,6 +130,11 @@ final class TorchtitanLog {
     };
     if (reshard) {
       return 3;
+    }
+    if (replicate > 1) {
+      throw new InputException(c.file + ": [parallelism] fsdp_reshard_after_forward = \"never\""
+          + " with HSDP keeps weights sharded and gathers them once per microbatch; no ZeRO stage"
+          + " meshplan prices states it");
     }
     if (pp == 1) {
       throw new InputException(c.file + ": [parallelism] fsdp_reshard_after_forward = \"never\""

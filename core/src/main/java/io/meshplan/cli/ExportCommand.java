@@ -331,6 +331,9 @@ final class ExportCommand implements Callable<Integer> {
     } else if (c.zeroStage() >= 2) {
       w.addAll(List.of("--zero-stage", Integer.toString(c.zeroStage())));
     }
+    if (c.shardGroup() > 0) {
+      w.addAll(List.of("--shard-group", Integer.toString(c.shardGroup())));
+    }
     w.addAll(List.of("--attention", in.attention().label()));
     List<String> overlaps = c.megatronOverlapFlags(in.overlaps());
     if (!in.overlaps().fsdpPrefetch()) {

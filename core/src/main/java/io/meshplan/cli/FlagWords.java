@@ -29,7 +29,7 @@ final class FlagWords {
       Map.entry("first-stage layers", "--first-stage-layers"),
       Map.entry("last-stage layers", "--last-stage-layers"),
       Map.entry("context-parallel size", "--cp"), Map.entry("expert-parallel size", "--ep"),
-      Map.entry("expert tensor-parallel size", "--etp"));
+      Map.entry("expert tensor-parallel size", "--etp"), Map.entry("shard group", "--shard-group"));
 
   /** The refusal of {@link io.meshplan.cluster.FusedAttentionKernels#require}. */
   static final Map<String, String> ATTENTION = Map.of("^flash attention", "--attention flash",

@@ -61,6 +61,13 @@ final class ParallelOptions {
       + " (weights, gradients and optimizer state, as FSDP).")
   Integer zeroStage;
 
+  @Option(names = "--shard-group", paramLabel = "G", description = "With --zero-stage 3: shard"
+      + " the model state inside groups of G consecutive data-parallel GPUs and replicate it"
+      + " across the --dp/G groups (hybrid sharding, HSDP: torchtitan's"
+      + " data_parallel_shard_degree, Megatron-FSDP's --num-distributed-optimizer-instances"
+      + " --dp/G); G divides --dp, 1 < G < --dp.")
+  Integer shardGroup;
+
   @Option(names = "--first-stage-layers", paramLabel = "N", description = "Transformer layers"
       + " on the first pipeline stage (Megatron-LM's --decoder-first-pipeline-num-layers); the"
       + " other stages share the rest evenly.")
@@ -134,7 +141,8 @@ final class ParallelOptions {
     return schedule != null || tp != null || pp != null || dp != null || vpp != null || microBatch != null
         || globalBatch != null || recompute != null || recomputeModules != null || sequenceParallel
         || distributedOptimizer
-        || zeroStage != null || firstStageLayers != null || lastStageLayers != null
+        || zeroStage != null || shardGroup != null || firstStageLayers != null
+        || lastStageLayers != null
         || embeddingInSplit || lossInSplit || layout != null
         || ep != null || etp != null || cp != null || cpCommType != null
         || trainTokens != null;
@@ -172,6 +180,10 @@ final class ParallelOptions {
       throw new InputException("--distributed-optimizer is ZeRO stage 1 but --zero-stage is "
           + zeroStage + "; give one of them");
     }
+    if (shardGroup != null && (zeroStage == null || zeroStage != 3)) {
+      throw new InputException("--shard-group shards the whole model state inside groups: it "
+          + "needs --zero-stage 3");
+    }
     positive("--first-stage-layers", firstStageLayers);
     positive("--last-stage-layers", lastStageLayers);
     int zero = zeroStage != null ? zeroStage : distributedOptimizer ? 1 : 0;
@@ -187,7 +199,7 @@ final class ParallelOptions {
           lastStageLayers == null ? 0 : lastStageLayers, ep == null ? 1 : ep,
           etp == null ? 1 : etp, cp == null ? 1 : cp, allGather, split,
           recomputeModules == null ? RecomputeModule.DEFAULT
-              : RecomputeModule.parseList(recomputeModules));
+              : RecomputeModule.parseList(recomputeModules), shardGroup == null ? 0 : shardGroup);
     } catch (IllegalArgumentException e) {
       throw new InputException(FlagWords.reword(e.getMessage(), FlagWords.PARALLEL));
     }

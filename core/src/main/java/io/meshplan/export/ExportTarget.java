@@ -12,29 +12,31 @@ import java.util.function.Supplier;
  */
 public enum ExportTarget {
   /** Megatron-LM command-line arguments, as a bash array to source. */
-  MEGATRON("megatron", "megatron-args.sh", MegatronArgs::new, true, true, false),
+  MEGATRON("megatron", "megatron-args.sh", MegatronArgs::new, true, true, false, false),
   /**
    * A torchtitan config in its main branch's form: a Python module whose function returns a
    * {@code Trainer.Config} ({@link TorchtitanPython}); {@code --to torchtitan}'s default.
    */
   TORCHTITAN("torchtitan", "meshplan_torchtitan.py", TorchtitanPython::new, false, true,
-      true),
+      true, true),
   /**
    * A torchtitan job TOML for its release v0.2.2, the last that reads TOML ({@link
    * TorchtitanToml}).
    */
-  TORCHTITAN_V022("torchtitan", "torchtitan.toml", TorchtitanToml::new, false, false, false),
+  TORCHTITAN_V022("torchtitan", "torchtitan.toml", TorchtitanToml::new, false, false, false,
+      true),
   /**
    * A bash file to source: the DeepSpeed configuration JSON, written as a heredoc, and the
    * Megatron-DeepSpeed arguments that give DeepSpeed its tensor and pipeline sizes.
    */
-  DEEPSPEED("deepspeed", "ds_launch.sh", DeepSpeedConfig::new, false, false, false),
-  ACCELERATE("accelerate", "accelerate_fsdp.yaml", AccelerateFsdp::new, false, false, false),
+  DEEPSPEED("deepspeed", "ds_launch.sh", DeepSpeedConfig::new, false, false, false, false),
+  ACCELERATE("accelerate", "accelerate_fsdp.yaml", AccelerateFsdp::new, false, false, false,
+      false),
   /**
    * An Alpa training program on Ray ({@link AlpaPipeshard}): a plan's stages as they were planned,
    * each on its own submesh with its own setting.
    */
-  ALPA("alpa", "meshplan_alpa.py", AlpaPipeshard::new, false, false, false);
+  ALPA("alpa", "meshplan_alpa.py", AlpaPipeshard::new, false, false, false, false);
 
   private final String label;
   private final String fileName;
@@ -42,6 +44,7 @@ public enum ExportTarget {
   private final boolean flexDispatchers;
   private final boolean documentMasking;
   private final boolean lora;
+  private final boolean hybridSharding;
 
   /**
    * A target.
@@ -56,15 +59,21 @@ public enum ExportTarget {
    * @param lora whether it trains LoRA adapters on frozen weights ({@link
    *     io.meshplan.model.Lora}): torchtitan main's {@code LoRAConverter} only (Megatron-LM's
    *     {@code pretrain_gpt.py} trains every weight)
+   * @param hybridSharding whether it writes hybrid sharding ({@link
+   *     io.meshplan.plan.ParallelConfig#shardGroup}) as meshplan prices it, the replicas'
+   *     gradients all-reduced every microbatch: torchtitan's FSDP2 (Megatron-FSDP reduces across
+   *     its replicas on the last microbatch only, {@code megatron_fsdp.py}, {@code
+   *     is_last_microbatch}, which meshplan does not price)
    */
   ExportTarget(String label, String fileName, Supplier<FrameworkWriter> writer,
-      boolean flexDispatchers, boolean documentMasking, boolean lora) {
+      boolean flexDispatchers, boolean documentMasking, boolean lora, boolean hybridSharding) {
     this.label = label;
     this.fileName = fileName;
     this.writer = writer;
     this.flexDispatchers = flexDispatchers;
     this.documentMasking = documentMasking;
     this.lora = lora;
+    this.hybridSharding = hybridSharding;
   }
 
   /**
@@ -75,8 +84,9 @@ public enum ExportTarget {
    */
   public FrameworkWriter writer() {
     FrameworkWriter w = writer.get();
-    return flexDispatchers && documentMasking && lora ? w
-        : new UnwrittenFeatures(w, label, flexDispatchers, documentMasking, lora);
+    return flexDispatchers && documentMasking && lora && hybridSharding ? w
+        : new UnwrittenFeatures(w, label, flexDispatchers, documentMasking, lora,
+            hybridSharding);
   }
 
   /**

@@ -131,7 +131,7 @@ public final class TorchtitanPython implements FrameworkWriter {
 
   /** The {@code data_parallel_shard_degree} written: the replicas under FSDP, else 1. */
   private static int shardDegree(ParallelConfig c) {
-    return fsdp(c) ? c.dataParallel() : 1;
+    return fsdp(c) ? c.dataParallel() / c.shardReplicas() : 1;
   }
 
   /** Whether the file shards with FSDP: something to shard over, and a ZeRO stage above 0. */
@@ -295,8 +295,9 @@ public final class TorchtitanPython implements FrameworkWriter {
       boolean gpipe) {
     List<String[]> a = new ArrayList<>();
     String p = "parallelism.";
-    a.add(kv(p + "data_parallel_replicate_degree", fsdp ? 1 : c.dataParallel()));
-    a.add(kv(p + "data_parallel_shard_degree", fsdp ? c.dataParallel() : 1));
+    // Hybrid sharding: FSDP inside dp_shard, replicas across dp_replicate (HSDP).
+    a.add(kv(p + "data_parallel_replicate_degree", fsdp ? c.shardReplicas() : c.dataParallel()));
+    a.add(kv(p + "data_parallel_shard_degree", fsdp ? c.dataParallel() / c.shardReplicas() : 1));
     if (fsdp) {
       a.add(new String[] {p + "fsdp_reshard_after_forward",
           c.pipelineParallel() > 1 ? "\"never\"" : "\"always\""});
@@ -397,6 +398,9 @@ public final class TorchtitanPython implements FrameworkWriter {
       sb.append(!fsdp ? "# data parallelism: DDP (ZeRO-0)\n"
           : c.pipelineParallel() > 1
               ? "# data parallelism: FSDP" + over + " under the pipeline schedule (ZeRO-1)\n"
+              : c.shardGroup() > 0 ? "# data parallelism: HSDP, FSDP (ZeRO-3) inside each of "
+                  + c.shardReplicas() + " groups of " + c.shardGroup() + " ranks, replicated"
+                  + " across them\n"
               : "# data parallelism: FSDP" + over + " (ZeRO-3)\n");
     }
     if (m.arch().moe().routed()) {

@@ -339,8 +339,11 @@ public final class TorchtitanToml implements FrameworkWriter {
   /** The {@code [parallelism]} table: data-parallel flavour, degrees and pipeline schedule. */
   private static void putParallelism(ObjectNode p, ParallelConfig c, ModelSpec m, boolean fsdp,
       boolean gpipe) {
-    p.put(TorchtitanKey.DATA_PARALLEL_REPLICATE_DEGREE.key(), fsdp ? 1 : c.dataParallel());
-    p.put(TorchtitanKey.DATA_PARALLEL_SHARD_DEGREE.key(), fsdp ? c.dataParallel() : 1);
+    // Hybrid sharding: FSDP inside dp_shard, replicas across dp_replicate (HSDP).
+    p.put(TorchtitanKey.DATA_PARALLEL_REPLICATE_DEGREE.key(), fsdp ? c.shardReplicas()
+        : c.dataParallel());
+    p.put(TorchtitanKey.DATA_PARALLEL_SHARD_DEGREE.key(), fsdp ? c.dataParallel()
+        / c.shardReplicas() : 1);
     if (fsdp) {
       p.put(TorchtitanKey.FSDP_RESHARD_AFTER_FORWARD.key(), c.pipelineParallel() > 1 ? "never" : "always");
     }
@@ -475,6 +478,9 @@ public final class TorchtitanToml implements FrameworkWriter {
           : c.pipelineParallel() > 1 ? "# data parallelism: FSDP over " + ranks
               + " under the pipeline schedule: weights gathered and gradients"
               + " reduce-scattered once per step, optimizer state sharded (ZeRO-1)\n"
+          : c.shardGroup() > 0 ? "# data parallelism: HSDP, FSDP (ZeRO-3) inside each of "
+              + c.shardReplicas() + " groups of " + c.shardGroup() + " ranks, the groups'"
+              + " gradients all-reduced across them every microbatch\n"
           : "# data parallelism: FSDP (ZeRO-3) over " + ranks + ", weights"
               + " gathered for every microbatch's forward and backward\n");
     }

@@ -20,7 +20,11 @@ import java.util.Optional;
  *       whole sequences;
  *   <li>LoRA's adapters on frozen weights ({@link Lora}): torchtitan main's export writes its
  *       {@code LoRAConverter}; the others train every weight, and their nearest input is the
- *       full fine-tuning of the same model.
+ *       full fine-tuning of the same model;
+ *   <li>hybrid sharding ({@link io.meshplan.plan.ParallelConfig#shardGroup}): torchtitan's
+ *       exports write its {@code data_parallel_shard_degree} and {@code
+ *       data_parallel_replicate_degree}; the others' nearest input shards over the whole
+ *       data-parallel group.
  * </ul>
  *
  * @param inner the framework's writer
@@ -28,9 +32,10 @@ import java.util.Optional;
  * @param writesDispatchers whether the framework writes DeepEP and Hybrid-EP
  * @param writesPacking whether the framework masks attention by document
  * @param writesLora whether the framework trains LoRA adapters
+ * @param writesHybrid whether the framework writes hybrid sharding as meshplan prices it
  */
 record UnwrittenFeatures(FrameworkWriter inner, String label, boolean writesDispatchers,
-    boolean writesPacking, boolean writesLora) implements FrameworkWriter {
+    boolean writesPacking, boolean writesLora, boolean writesHybrid) implements FrameworkWriter {
   /** Validates the fields. */
   UnwrittenFeatures {
     Require.nonNull(inner, "writer");
@@ -52,6 +57,11 @@ record UnwrittenFeatures(FrameworkWriter inner, String label, boolean writesDisp
       return Optional.of(label + " export trains every weight: it writes no LoRA adapters "
           + "(--finetune lora); export --to torchtitan does");
     }
+    if (!writesHybrid && input.config().shardGroup() > 0) {
+      return Optional.of(label + " export shards ZeRO state over the whole data-parallel group: "
+          + "it writes no hybrid sharding with the replicas' gradients all-reduced every "
+          + "microbatch (--shard-group); export --to torchtitan does");
+    }
     return inner.missing(input);
   }
 
@@ -64,6 +74,9 @@ record UnwrittenFeatures(FrameworkWriter inner, String label, boolean writesDisp
     }
     if (!writesLora && plain.model().lora().on()) {
       plain = plain.withModel(plain.model().withLora(Lora.NONE));
+    }
+    if (!writesHybrid && plain.config().shardGroup() > 0) {
+      plain = plain.withConfig(plain.config().withShardGroup(0));
     }
     return inner.missing(plain).isEmpty() ? Optional.of(plain) : inner.nearest(plain);
   }

@@ -110,8 +110,8 @@ final class MicrobatchSearch {
       List<LayerCost> ls = table.assembler.stageLayers(st.layer(), s.firstLayer(),
           s.lastLayer());
       costs.add(table.assembler.builder(st.dataParallel(), st.tensorParallel()).build(ls,
-          st.dataParallel(), st.tensorParallel(), st.zeroStage(), st.layer().sequenceParallel(),
-          s.lastLayer() == last));
+          st.dataParallel(), st.tensorParallel(), st.zeroStage(), st.shardGroup(),
+          st.layer().sequenceParallel(), s.lastLayer() == last));
       settings.add(st);
       stageLayers.add(ls);
     }
@@ -131,7 +131,7 @@ final class MicrobatchSearch {
           sim.stages().get(i).memory().totalBytes(), PlanFigures.largestTensors(stageLayers.get(i)),
           Optional.of(StageAssembler.axisBytes(sim.stages().get(i).commBytesPerGpu())),
           st.layer().expertParallel(), st.layer().expertTensorParallel(),
-          st.layer().contextParallel(), st.layer().cpAllGather()));
+          st.layer().contextParallel(), st.layer().cpAllGather(), st.shardGroup()));
     }
     PipelinePlan plan = new PipelinePlan(PlanSource.Preset.of(model, req.attention(), req.overlaps(),
         req.pricing().attentionKernel()),
@@ -191,18 +191,31 @@ final class MicrobatchSearch {
             continue;
           }
           for (int zero : SearchRules.zeroStages(req, d)) {
-            StageCost c = builder.build(stageLayers, d, t, zero, ls.sequenceParallel(), head);
-            int tag = settings.size();
-            settings.add(new StageSetting(d, t, zero, ls));
-            all.add(new StageOption(c.forwardSeconds() + c.backwardSeconds()
-                    + StageCostBuilder.iterationTail(c) / microbatches,
-                c.memory().weightsBytes() + c.memory().gradientsBytes()
-                    + c.memory().optimizerStateBytes() + c.memory().temporaryBytes(),
-                c.memory().activationBytesPerMicrobatch(), tag));
+            add(all, builder, stageLayers, new StageSetting(d, t, zero, ls), head);
+            // Hybrid sharding only where no context or expert group is carved from the replicas.
+            if (zero == 3 && ls.contextParallel() == 1 && ls.expertParallel() == 1) {
+              for (int g : SearchRules.shardGroups(req, d, t)) {
+                add(all, builder, stageLayers, new StageSetting(d, t, zero, ls, g), head);
+              }
+            }
           }
         }
       }
       return ParetoFilter.nonDominated(all);
+    }
+
+    /** Prices one setting of a stage and adds it as an option. */
+    private void add(List<StageOption> all, StageCostBuilder builder,
+        List<LayerCost> stageLayers, StageSetting st, boolean head) {
+      StageCost c = builder.build(stageLayers, st.dataParallel(), st.tensorParallel(),
+          st.zeroStage(), st.shardGroup(), st.layer().sequenceParallel(), head);
+      int tag = settings.size();
+      settings.add(st);
+      all.add(new StageOption(c.forwardSeconds() + c.backwardSeconds()
+              + StageCostBuilder.iterationTail(c) / microbatches,
+          c.memory().weightsBytes() + c.memory().gradientsBytes()
+              + c.memory().optimizerStateBytes() + c.memory().temporaryBytes(),
+          c.memory().activationBytesPerMicrobatch(), tag));
     }
   }
 

@@ -95,7 +95,8 @@ public final class PlanSimulator {
         c.contextParallel(), c.cpAllGather(), c.recomputeModules());
     return new UniformPipeline(c.pipelineParallel(), c.dataParallel(),
         c.tensorParallel(), ls, zero, c.unevenStages() ? c.chunkLayers(req.model().layers())
-            : UniformPipeline.evenChunks(req.model().layers(), chunks));
+            : UniformPipeline.evenChunks(req.model().layers(), chunks))
+        .withShardGroup(c.shardGroup());
   }
 
   /**
@@ -126,7 +127,7 @@ public final class PlanSimulator {
       }
       int dpCp = s.dataParallel() * s.contextParallel();
       StageCostBuilder b = asm.builder(dpCp, s.tensorParallel());
-      costs.add(b.build(list, dpCp, s.tensorParallel(), s.zeroStage(),
+      costs.add(b.build(list, dpCp, s.tensorParallel(), s.zeroStage(), s.shardGroup(),
           s.sequenceParallel(), i == plan.stages().size() - 1));
       firstDevice[i] = s.firstDevice();
     }

@@ -66,19 +66,22 @@ public final class PlanText {
     String head = "%-5s %-" + width + "s %-7s %-9s %-6s %-3s %-9s %-3s %-4s %-9s %-9s %-8s";
     line(out, head, "stage", "layers", "submesh", "devices", "mesh", "mb", "recompute", "sp",
         "zero", "fwd ms", "bwd ms", "peak GiB");
-    String row = "%-5d %-" + width + "s %-7s %-9s %-6s %-3d %-9s %-3s %-4d %-9.2f %-9.2f %-8.2f";
+    String row = "%-5d %-" + width + "s %-7s %-9s %-6s %-3d %-9s %-3s %-4s %-9.2f %-9.2f %-8.2f";
     for (int i = 0; i < plan.pipelineStages(); i++) {
       StagePlan s = plan.stages().get(i);
       double[] fb = forwardBackward(plan, i);
       line(out, row, i, plan.layersOf(i), s.submeshNodes() + "x" + s.submeshGpus(),
           devices(s), mesh(s), plan.microBatchSize(s),
-          s.recompute().label(), s.sequenceParallel() ? "on" : "off", s.zeroStage(),
+          s.recompute().label(), s.sequenceParallel() ? "on" : "off",
+          s.zeroStage() + (s.shardGroup() > 0 ? "/" + s.shardGroup() : ""),
           1e3 * fb[0], 1e3 * fb[1], s.peakMemoryBytes() / GIB);
     }
     StagePlan s0 = plan.stages().get(0);
     line(out, "(mesh: data-parallel x %stensor-parallel; mb: sequences per microbatch per replica;",
         s0.contextParallel() > 1 ? "context-parallel x " : "");
-    line(out, " fwd/bwd: one microbatch; zero: ZeRO stage over the data-parallel group)");
+    boolean hybrid = plan.stages().stream().anyMatch(st -> st.shardGroup() > 0);
+    line(out, " fwd/bwd: one microbatch; zero: ZeRO stage over the data-parallel group%s)",
+        hybrid ? ";\n 3/G: sharded inside groups of G replicas, replicated across them (HSDP)" : "");
     if (s0.contextParallel() > 1) {
       line(out, "context parallelism: each sequence split over %d GPUs, keys and values %s",
           s0.contextParallel(), s0.cpAllGather() ? "all-gathered before the attention"

@@ -33,6 +33,8 @@ final class UniformPipeline {
   private final LayerSetting setting;
   private final int zeroStage;
   private final int[] chunkLayers;
+  /** Under ZeRO-3, the replicas each copy of the state is sharded over; 0 for all of them. */
+  private final int shardGroup;
 
   /**
    * Describes the pipeline.
@@ -47,6 +49,11 @@ final class UniformPipeline {
    */
   UniformPipeline(int depth, int dataParallel, int tensorParallel, LayerSetting setting,
       int zeroStage, int[] chunkLayers) {
+    this(depth, dataParallel, tensorParallel, setting, zeroStage, chunkLayers, 0);
+  }
+
+  private UniformPipeline(int depth, int dataParallel, int tensorParallel, LayerSetting setting,
+      int zeroStage, int[] chunkLayers, int shardGroup) {
     Require.positive(depth, "pipeline depth");
     Require.that(chunkLayers.length % depth == 0, "chunks must split evenly over the stages");
     for (int k = 0; k < chunkLayers.length; k++) {
@@ -59,6 +66,19 @@ final class UniformPipeline {
     this.setting = Require.nonNull(setting, "setting");
     this.zeroStage = zeroStage;
     this.chunkLayers = chunkLayers.clone();
+    this.shardGroup = shardGroup;
+  }
+
+  /**
+   * This pipeline with its ZeRO-3 state sharded inside groups of {@code g} replicas (hybrid
+   * sharding, {@link io.meshplan.plan.ParallelConfig#shardGroup}).
+   *
+   * @param g the shard group, 0 for all the replicas
+   * @return the pipeline
+   */
+  UniformPipeline withShardGroup(int g) {
+    return new UniformPipeline(depth, dataParallel, tensorParallel, setting, zeroStage,
+        chunkLayers, g);
   }
 
   /**
@@ -118,7 +138,7 @@ final class UniformPipeline {
         if (layers == null) {
           return null;
         }
-        c = builder.build(layers, dpCp, tensorParallel, zeroStage,
+        c = builder.build(layers, dpCp, tensorParallel, zeroStage, shardGroup,
             setting.sequenceParallel(), key.head());
         memo.put(key, c);
       }
@@ -250,7 +270,7 @@ final class UniformPipeline {
               k == chunkLayers.length - 1)),
           Optional.of(StageAssembler.axisBytes(sim.stages().get(g).commBytesPerGpu())),
           setting.expertParallel(), setting.expertTensorParallel(), setting.contextParallel(),
-          setting.cpAllGather()));
+          setting.cpAllGather(), shardGroup));
       first = last + 1;
     }
     return new PipelinePlan(PlanSource.Preset.of(req.model(), req.attention(),

@@ -44,6 +44,12 @@ import io.meshplan.util.Require;
  * @param recomputeModules the submodules selective recomputation recomputes (Megatron-Core's
  *     {@code --recompute-modules}; {@link io.meshplan.model.RecomputeModule#DEFAULT}, the
  *     attention core, unless stated)
+ * @param shardGroup under ZeRO-3, the data-parallel GPUs each copy of the model state is
+ *     sharded over: 0 for all of them (FSDP), or a divisor {@code g} of the data-parallel size,
+ *     {@code 1 < g < d}, for hybrid sharding (HSDP: FSDP inside each group of {@code g}
+ *     consecutive data-parallel ranks, {@code d / g} replicas of the sharded state across the
+ *     groups; torchtitan's {@code data_parallel_shard_degree} and {@code
+ *     data_parallel_replicate_degree}, Megatron-FSDP's {@code --num-distributed-optimizer-instances})
  */
 public record ParallelConfig(
     int tensorParallel,
@@ -62,7 +68,8 @@ public record ParallelConfig(
     int contextParallel,
     boolean cpAllGather,
     PipelineSplit split,
-    java.util.Set<io.meshplan.model.RecomputeModule> recomputeModules) {
+    java.util.Set<io.meshplan.model.RecomputeModule> recomputeModules,
+    int shardGroup) {
 
   /** Validates the sizes on their own; see {@link #check} for the fit to a model and cluster. */
   public ParallelConfig {
@@ -85,6 +92,70 @@ public record ParallelConfig(
     Require.nonNull(split, "pipeline split");
     recomputeModules = java.util.Set.copyOf(recomputeModules);
     Require.that(!recomputeModules.isEmpty(), "recompute modules must not be empty");
+    if (shardGroup != 0) {
+      Require.that(zeroStage == 3, () -> "a shard group (hybrid sharding) shards the whole model "
+          + "state: it needs ZeRO stage 3, got " + zeroStage);
+      Require.that(shardGroup > 1 && shardGroup < dataParallel
+          && dataParallel % shardGroup == 0, () -> "shard group " + shardGroup + " must divide "
+          + "data-parallel size " + dataParallel + " and lie strictly between 1 and it");
+      Require.that(contextParallel == 1 && expertParallel == 1, "hybrid sharding with context "
+          + "or expert parallelism is not modelled");
+    }
+  }
+
+  /**
+   * A configuration that shards its ZeRO state over the whole data-parallel group.
+   *
+   * @param tensorParallel tensor-parallel size
+   * @param pipelineParallel pipeline-parallel size
+   * @param dataParallel data-parallel size
+   * @param virtualStages model chunks per pipeline stage
+   * @param microBatchSize sequences per microbatch on one replica
+   * @param globalBatchSize sequences per iteration
+   * @param recompute activation recomputation
+   * @param sequenceParallel sequence parallelism in the tensor-parallel group
+   * @param zeroStage the ZeRO stage
+   * @param firstStageLayers layers on the first stage, 0 for the even split
+   * @param lastStageLayers layers on the last stage, 0 for the even split
+   * @param expertParallel EP
+   * @param expertTensorParallel ETP
+   * @param contextParallel CP
+   * @param cpAllGather the all-gather context exchange
+   * @param split the pipeline split
+   * @param recomputeModules the recomputed modules
+   */
+  public ParallelConfig(int tensorParallel, int pipelineParallel, int dataParallel,
+      int virtualStages, int microBatchSize, int globalBatchSize, Recompute recompute,
+      boolean sequenceParallel, int zeroStage, int firstStageLayers, int lastStageLayers,
+      int expertParallel, int expertTensorParallel, int contextParallel, boolean cpAllGather,
+      PipelineSplit split, java.util.Set<io.meshplan.model.RecomputeModule> recomputeModules) {
+    this(tensorParallel, pipelineParallel, dataParallel, virtualStages, microBatchSize,
+        globalBatchSize, recompute, sequenceParallel, zeroStage, firstStageLayers,
+        lastStageLayers, expertParallel, expertTensorParallel, contextParallel, cpAllGather,
+        split, recomputeModules, 0);
+  }
+
+  /**
+   * This configuration sharding its ZeRO-3 state inside groups of {@code g} data-parallel GPUs.
+   *
+   * @param g the shard group, or 0 for the whole data-parallel group
+   * @return the configuration
+   * @throws IllegalArgumentException when {@code g} does not fit ({@link ParallelConfig})
+   */
+  public ParallelConfig withShardGroup(int g) {
+    return new ParallelConfig(tensorParallel, pipelineParallel, dataParallel, virtualStages,
+        microBatchSize, globalBatchSize, recompute, sequenceParallel, zeroStage,
+        firstStageLayers, lastStageLayers, expertParallel, expertTensorParallel, contextParallel,
+        cpAllGather, split, recomputeModules, g);
+  }
+
+  /**
+   * The replicas of the sharded state under hybrid sharding.
+   *
+   * @return {@code d / g}, 1 without a shard group
+   */
+  public int shardReplicas() {
+    return shardGroup == 0 ? 1 : dataParallel / shardGroup;
   }
 
   /**
@@ -97,7 +168,7 @@ public record ParallelConfig(
     return new ParallelConfig(tensorParallel, pipelineParallel, dataParallel, virtualStages,
         microBatchSize, globalBatchSize, r, sequenceParallel, zeroStage, firstStageLayers,
         lastStageLayers, expertParallel, expertTensorParallel, contextParallel, cpAllGather, split,
-        recomputeModules);
+        recomputeModules, shardGroup);
   }
 
   /**
@@ -111,7 +182,7 @@ public record ParallelConfig(
     return new ParallelConfig(tensorParallel, pipelineParallel, dataParallel, virtualStages,
         microBatchSize, globalBatchSize, recompute, sequenceParallel, zeroStage,
         firstStageLayers, lastStageLayers, expertParallel, expertTensorParallel, contextParallel,
-        cpAllGather, split, modules);
+        cpAllGather, split, modules, shardGroup);
   }
 
   /**
@@ -153,7 +224,7 @@ public record ParallelConfig(
     return new ParallelConfig(tensorParallel, pipelineParallel, dataParallel, virtualStages,
         microBatchSize, globalBatchSize, recompute, sequenceParallel, zeroStage,
         firstStageLayers, lastStageLayers, expertParallel, expertTensorParallel, contextParallel,
-        cpAllGather, split, recomputeModules);
+        cpAllGather, split, recomputeModules, shardGroup);
   }
 
   /**
@@ -193,7 +264,7 @@ public record ParallelConfig(
     return new ParallelConfig(tensorParallel, pipelineParallel, dataParallel, virtualStages,
         microBatchSize, globalBatchSize, recompute, sequenceParallel, zeroStage,
         firstStageLayers, lastStageLayers, expertParallel, expertTensorParallel, cp,
-        allGather && cp > 1, split, recomputeModules);
+        allGather && cp > 1, split, recomputeModules, shardGroup);
   }
 
   /**
@@ -267,7 +338,7 @@ public record ParallelConfig(
     return new ParallelConfig(tensorParallel, pipelineParallel, dataParallel, virtualStages,
         microBatchSize, globalBatchSize, recompute, sequenceParallel, zeroStage,
         firstStageLayers, lastStageLayers, ep, etp, contextParallel, cpAllGather,
-        split, recomputeModules);
+        split, recomputeModules, shardGroup);
   }
 
   /**
@@ -388,7 +459,7 @@ public record ParallelConfig(
     return new ParallelConfig(tensorParallel, pipelineParallel, dataParallel, virtualStages,
         microBatchSize, globalBatchSize, recompute, sequenceParallel, stage, firstStageLayers,
         lastStageLayers, expertParallel, expertTensorParallel, contextParallel, cpAllGather,
-        split, recomputeModules);
+        split, recomputeModules, stage == 3 ? shardGroup : 0);
   }
 
   /**
@@ -402,7 +473,7 @@ public record ParallelConfig(
     return new ParallelConfig(tensorParallel, pipelineParallel, dataParallel, virtualStages,
         microBatchSize, globalBatchSize, recompute, sequenceParallel, zeroStage, first, last,
         expertParallel, expertTensorParallel, contextParallel, cpAllGather, split,
-        recomputeModules);
+        recomputeModules, shardGroup);
   }
 
   /**

@@ -276,7 +276,8 @@ public record PipelinePlan(
         s0.sequenceParallel(), s0.zeroStage(), firstLast[0], firstLast[1], s0.expertParallel(),
         s0.expertTensorParallel(), s0.contextParallel(), s0.cpAllGather())
         .withSplit(uneven.isPresent() ? SplitAccounting.NONE : countedSplit()
-            .<PipelineSplit>map(x -> x).orElseGet(() -> layoutSplit().orElseThrow())));
+            .<PipelineSplit>map(x -> x).orElseGet(() -> layoutSplit().orElseThrow()))
+        .withShardGroup(s0.shardGroup()));
   }
 
   /**
@@ -398,7 +399,7 @@ public record PipelinePlan(
             + " DeepSpeed have");
       }
       if (s.recompute() != s0.recompute() || s.sequenceParallel() != s0.sequenceParallel()
-          || s.zeroStage() != s0.zeroStage()) {
+          || s.zeroStage() != s0.zeroStage() || s.shardGroup() != s0.shardGroup()) {
         return Optional.of("stages use different recomputation, sequence-parallel or optimizer "
             + "sharding settings; the frameworks apply one setting to every stage");
       }

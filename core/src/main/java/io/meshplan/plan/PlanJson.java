@@ -106,6 +106,9 @@ public final class PlanJson {
       o.put("recompute", s.recompute().label());
       o.put("sequenceParallel", s.sequenceParallel());
       o.put("zeroStage", s.zeroStage());
+      if (s.shardGroup() > 0) {
+        o.put("shardGroup", s.shardGroup());
+      }
       o.put("layouts", s.megatronLayouts() ? "megatron" : "ilp");
       if (s.expertParallel() > 1 || s.expertTensorParallel() > 1) {
         o.put("expertParallel", s.expertParallel());
@@ -601,7 +604,8 @@ public final class PlanJson {
           s.has("expertParallel") ? s.integer("expertParallel") : 1,
           s.has("expertTensorParallel") ? s.integer("expertTensorParallel") : 1,
           s.has("contextParallel") ? s.integer("contextParallel") : 1,
-          s.has("cpCommType") && cpAllGather(where, s.text("cpCommType")));
+          s.has("cpCommType") && cpAllGather(where, s.text("cpCommType")),
+          s.has("shardGroup") ? s.integer("shardGroup") : 0);
     } catch (IllegalArgumentException e) {
       throw new InputException(where + ": " + e.getMessage());
     }

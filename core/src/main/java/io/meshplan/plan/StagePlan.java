@@ -36,6 +36,9 @@ import java.util.Optional;
  *     {@code contextParallel x tensorParallel} GPUs that split its sequences
  * @param cpAllGather whether context parallelism all-gathers the keys and values rather than
  *     passing them round a ring
+ * @param shardGroup under ZeRO-3, the data-parallel replicas each copy of the state is sharded
+ *     over: 0 for all of them, else a divisor of {@code dataParallel} (hybrid sharding, {@link
+ *     ParallelConfig#shardGroup})
  */
 public record StagePlan(
     int firstLayer,
@@ -57,7 +60,8 @@ public record StagePlan(
     int expertParallel,
     int expertTensorParallel,
     int contextParallel,
-    boolean cpAllGather) {
+    boolean cpAllGather,
+    int shardGroup) {
 
   /** Validates the fields. */
   public StagePlan {
@@ -84,6 +88,46 @@ public record StagePlan(
     Require.nonNegative(peakMemoryBytes, "peak memory bytes");
     tensors = List.copyOf(tensors);
     Require.nonNull(commBytesPerGpu, "communication bytes");
+    Require.that(shardGroup == 0 || zeroStage == 3 && shardGroup > 1
+        && shardGroup < dataParallel && dataParallel % shardGroup == 0,
+        () -> "shard group " + shardGroup + " needs ZeRO stage 3 and must divide the stage's "
+            + dataParallel + " data-parallel replicas");
+  }
+
+  /**
+   * A stage that shards its ZeRO state over its whole data-parallel group.
+   *
+   * @param firstLayer first layer
+   * @param lastLayer last layer
+   * @param submeshNodes submesh nodes
+   * @param submeshGpus submesh GPUs per node
+   * @param firstDevice first device
+   * @param dataParallel data-parallel size
+   * @param tensorParallel tensor-parallel size
+   * @param recompute recomputation
+   * @param sequenceParallel sequence parallelism
+   * @param zeroStage the ZeRO stage
+   * @param megatronLayouts Megatron-LM's layouts
+   * @param forwardSeconds forward seconds
+   * @param backwardSeconds backward seconds
+   * @param peakMemoryBytes peak memory
+   * @param tensors the largest tensors
+   * @param commBytesPerGpu bytes per GPU by axis
+   * @param expertParallel EP
+   * @param expertTensorParallel ETP
+   * @param contextParallel CP
+   * @param cpAllGather the all-gather context exchange
+   */
+  public StagePlan(int firstLayer, int lastLayer, int submeshNodes, int submeshGpus,
+      int firstDevice, int dataParallel, int tensorParallel,
+      io.meshplan.model.Recompute recompute, boolean sequenceParallel, int zeroStage,
+      boolean megatronLayouts, double forwardSeconds, double backwardSeconds,
+      double peakMemoryBytes, List<TensorSharding> tensors, Optional<AxisBytes> commBytesPerGpu,
+      int expertParallel, int expertTensorParallel, int contextParallel, boolean cpAllGather) {
+    this(firstLayer, lastLayer, submeshNodes, submeshGpus, firstDevice, dataParallel,
+        tensorParallel, recompute, sequenceParallel, zeroStage, megatronLayouts, forwardSeconds,
+        backwardSeconds, peakMemoryBytes, tensors, commBytesPerGpu, expertParallel,
+        expertTensorParallel, contextParallel, cpAllGather, 0);
   }
   /**
    * A stage without expert parallelism.

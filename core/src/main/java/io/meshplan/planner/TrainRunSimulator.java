@@ -84,6 +84,13 @@ public record TrainRunSimulator(TrainingRun run, ClusterSpec cluster, ModelSpec 
               p.split().lastStageLayers()).withSplit(split(p))
           .withContext(p.contextParallel(), p.cpAllGather())
           .withExperts(p.expertParallel(), p.expertTensorParallel());
+      if (p.shardReplicas() > 1) {
+        if (dp % p.shardReplicas() != 0) {
+          throw new InputException("data_parallel_replicate_degree " + p.shardReplicas()
+              + " does not divide the data-parallel size " + dp);
+        }
+        c = c.withShardGroup(dp / p.shardReplicas());
+      }
       if (!p.recomputeModules().isEmpty()) {
         c = c.withRecomputeModules(io.meshplan.model.RecomputeModule.parseList(
             String.join(",", p.recomputeModules())));

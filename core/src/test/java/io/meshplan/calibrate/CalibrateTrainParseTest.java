@@ -9,6 +9,7 @@ import java.io.IOException;
 import java.net.URISyntaxException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -434,8 +435,10 @@ class CalibrateTrainParseTest {
     String[][] refused = {
         {"context_parallel_degree = 2\ncontext_parallel_rotate_method = \"alltoall\"",
             "context_parallel_rotate_method = \"alltoall\""},
-        {"context_parallel_degree = 1\ndata_parallel_replicate_degree = 2",
-            "is HSDP"},
+        {"context_parallel_degree = 2\ndata_parallel_replicate_degree = 2",
+            "is HSDP, which meshplan prices without context or pipeline parallelism"},
+        {"context_parallel_degree = 1\ndata_parallel_replicate_degree = 2\n"
+            + "fsdp_reshard_after_forward = \"never\"", "with HSDP keeps weights sharded"},
         {"context_parallel_degree = 1\nfsdp_reshard_after_forward = \"never\"",
             "without a pipeline"},
         {"context_parallel_degree = 1\nfsdp_reshard_after_forward = \"sometimes\"",
@@ -449,6 +452,13 @@ class CalibrateTrainParseTest {
           Optional.of(f))).as(c[0]).isInstanceOf(InputException.class)
           .hasMessageContaining(c[1]).hasMessageNotContaining("\n");
     }
+    // HSDP: FSDP inside the shard degree (the rest of the GPUs), replicated across 2.
+    Path hsdp = dir.resolve("hsdp.toml");
+    Files.writeString(hsdp, toml.replace("data_parallel_replicate_degree = 1",
+        "data_parallel_replicate_degree = 2"));
+    RunParallel h = TrainingLogs.read(example("torchtitan_llama3_8b_h100.log"), Optional.of(hsdp))
+        .parallel();
+    assertThat(List.of(h.zeroStage(), h.shardReplicas())).containsExactly(3, 2);
     Path always = dir.resolve("always.toml");
     Files.writeString(always, Files.readString(resource("torchtitan_old_batch_size.toml"))
         .replace("pipeline_parallel_microbatch_size = 1", "pipeline_parallel_microbatch_size = 1"

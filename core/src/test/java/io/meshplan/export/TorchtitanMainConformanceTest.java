@@ -73,9 +73,13 @@ class TorchtitanMainConformanceTest {
     inputs.add(new ExportInput(small, ClusterSpec.parse("1x8:h100-80gb"),
         new ParallelConfig(2, 4, 1, 1, 1, 8, Recompute.NONE, true, 0), Attention.FLASH,
         io.meshplan.model.Overlaps.DEFAULTS.withLossFusion(true), false));
+    // Hybrid sharding: FSDP inside each node's 8 replicas, 4 replicas of the state.
+    inputs.add(new ExportInput(small, ClusterSpec.parse("4x8:h100-80gb"),
+        new ParallelConfig(1, 1, 32, 1, 1, 128, Recompute.FULL, false, 3).withShardGroup(8),
+        Attention.FLASH, io.meshplan.model.Overlaps.DEFAULTS, false));
     // pp 1: 1; pp 2, 4, 8: vpp 1, 2, 5 each (9); pp 5: 40 GPUs do not divide 128; pp 16: vpp 1
-    // and 5 (80 % 32 != 0): 12 layouts, and the 5 above.
-    assertThat(inputs).hasSize(17);
+    // and 5 (80 % 32 != 0): 12 layouts, and the 6 above.
+    assertThat(inputs).hasSize(18);
     for (ExportInput in : inputs) {
       ExportResult r = new Exporter().export(ExportTarget.TORCHTITAN, in);
       assertThat(r).as(in.config().toString()).isInstanceOf(ExportResult.Exported.class);
@@ -108,6 +112,12 @@ class TorchtitanMainConformanceTest {
         .isEqualTo(in.cluster().gpuCount());
     assertThat(List.of(tp, pp, rep * shard)).containsExactly((long) c.tensorParallel(),
         (long) c.pipelineParallel(), (long) c.dataParallel());
+    // parallel_dims.py: FSDP over dp_shard, replicas across dp_replicate (HSDP when both > 1);
+    // the shard group is the plan's.
+    if (c.shardGroup() > 0) {
+      assertThat(List.of(shard, rep)).containsExactly((long) c.shardGroup(),
+          (long) c.shardReplicas());
+    }
     // configs.py:94, 145.
     assertThat(Set.of("bfloat16", "float32"))
         .contains(f.text("training.mixed_precision_param"));

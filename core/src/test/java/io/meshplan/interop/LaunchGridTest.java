@@ -100,6 +100,31 @@ class LaunchGridTest {
     }
   }
 
+  /**
+   * Hybrid sharding is searched where the state would be sharded over more than a node: on 4
+   * nodes of 4 GPUs, one node's replicas form a shard group, 4 of them at tensor size 1 (so with
+   * 8 or 16 replicas per stage) and 2 at tensor size 2, each beside the same configuration
+   * sharded over all; never without ZeRO-3, and every group divides its data-parallel size.
+   */
+  @Test
+  void hybridShardingIsSearchedInsideANode() {
+    ModelSpec m = Requests.training(new ModelSpec("tiny", ModelSpec.Family.LLAMA, 8, 512, 8, 8,
+        1376, 1024, 256, 1, DType.BF16), 32, DType.BF16);
+    PlanRequest req = Requests.of(m, "4x4:a100-80gb", 32, false);
+    List<ParallelConfig> all = LaunchGrid.configurations(req);
+    List<ParallelConfig> hybrid = all.stream().filter(c -> c.shardGroup() > 0).toList();
+    assertThat(hybrid).isNotEmpty();
+    for (ParallelConfig c : hybrid) {
+      assertThat(c.zeroStage()).isEqualTo(3);
+      assertThat(c.shardGroup()).isEqualTo(4 / c.tensorParallel());
+      assertThat(c.dataParallel() % c.shardGroup()).isZero();
+      assertThat(c.dataParallel()).isGreaterThan(c.shardGroup());
+      assertThat(all).contains(c.withShardGroup(0));
+    }
+    assertThat(hybrid).anyMatch(c -> c.tensorParallel() == 1 && c.dataParallel() == 16)
+        .anyMatch(c -> c.tensorParallel() == 2 && c.shardGroup() == 2);
+  }
+
   @Test
   void eachRuntimeGetsTheFastestConfigurationItAcceptsAsSimulatingAllWouldFind() {
     ModelSpec m = Requests.training(new ModelSpec("tiny", ModelSpec.Family.LLAMA, 6, 512, 8, 8,

@@ -188,7 +188,31 @@ public final class StageCostBuilder {
    */
   public StageCost build(List<LayerCost> layers, int dataParallel, int tensorParallel,
       int zeroStage, boolean sequenceParallel, boolean lastStage) {
+    return build(layers, dataParallel, tensorParallel, zeroStage, 0, sequenceParallel,
+        lastStage);
+  }
+
+  /**
+   * Builds a stage whose ZeRO-3 state may be sharded inside groups of its data-parallel GPUs
+   * (hybrid sharding, {@link #shardHybrid}).
+   *
+   * @param layers the stage's layers in order, each planned for one replica
+   * @param dataParallel the data-parallel degree (axis 0 of the logical mesh)
+   * @param tensorParallel the tensor-parallel degree (axis 1)
+   * @param zeroStage 0, 1, 2 or 3, as in the class comment
+   * @param shardGroup under ZeRO-3, the data-parallel GPUs each copy of the state is sharded
+   *     over: 0 for all of them, else a divisor of {@code dataParallel}
+   * @param sequenceParallel whether the stage's layers use sequence parallelism
+   * @param lastStage whether this is the pipeline's last stage (it sends nothing on)
+   * @return the stage cost
+   */
+  public StageCost build(List<LayerCost> layers, int dataParallel, int tensorParallel,
+      int zeroStage, int shardGroup, boolean sequenceParallel, boolean lastStage) {
     Require.that(!layers.isEmpty(), "a stage needs at least one layer");
+    Require.that(shardGroup == 0 || zeroStage == 3 && shardGroup > 1
+        && shardGroup < dataParallel && dataParallel % shardGroup == 0,
+        () -> "shard group " + shardGroup + " needs ZeRO-3 and must divide the stage's "
+            + dataParallel + " data-parallel GPUs");
     Require.that(zeroStage >= 0 && zeroStage <= 3, "ZeRO stage must be 0, 1, 2 or 3");
     boolean fuse = overlaps.gradAccumFusion() && zeroStage <= 1;
     boolean overlapTensor = overlaps.tensorComm() && sequenceParallel && tensorParallel > 1;
@@ -209,7 +233,11 @@ public final class StageCostBuilder {
     if (ring != null) {
       ring(s, layers, contextComm(d, tensorParallel, ring.contextParallel()));
     }
-    shardState(s, stageComm, d, zeroStage, layers);
+    if (shardGroup > 0) {
+      shardHybrid(s, hybridComm(d, shardGroup, tensorParallel), shardGroup, layers);
+    } else {
+      shardState(s, stageComm, d, zeroStage, layers);
+    }
     if (experts != null) {
       shardState(experts, expertComm, expertComm.mesh().size(0), zeroStage, layers);
       s.merge(experts);
@@ -236,6 +264,19 @@ public final class StageCostBuilder {
         default -> shardAll(s, comm, d, layers);
       }
     }
+  }
+
+  /**
+   * Collective prices on the mesh {@code (d / g) x g x TP} of a stage whose {@code d}
+   * data-parallel GPUs per tensor rank are {@code d / g} replicas of {@code g}-GPU shard groups
+   * of consecutive data-parallel ranks (torchtitan's {@code dp_replicate x dp_shard} mesh,
+   * Megatron-Core's distributed-optimizer instances): axis 1 the shard group, axis 0 the
+   * replicas.
+   */
+  private CommModel hybridComm(int d, int g, int t) {
+    Require.nonNull(meshComm, "collective prices for the hybrid-sharded mesh");
+    return meshes.computeIfAbsent(List.of(d / g, g, t), k -> meshComm.apply(
+        io.meshplan.cluster.LogicalMesh.of(d / g, g, t)));
   }
 
   /** The context-parallel exchange of the stage's blocks, or null without it. */
@@ -604,6 +645,47 @@ public final class StageCostBuilder {
     s.optimizer /= d;
     s.updated /= d;
     // FSDP keeps one layer's gathered weights at a time.
+    s.temp += maxLayerWeights(layers) * weightBytes;
+  }
+
+  /**
+   * Hybrid sharding (HSDP: Zhao et al., PyTorch FSDP, VLDB 2023, section 3.2.3): ZeRO-3 inside
+   * each shard group of {@code g} GPUs (axis 1 of {@code comm}), the sharded state replicated
+   * across the {@code d / g} groups (axis 0). Every microbatch gathers the weights over the group
+   * for its forward and again for its backward, reduce-scatters its gradients over the group, and
+   * all-reduces the group's shard of them, {@code 1/g} of the gradients, across the replicas:
+   * FSDP2 reduces on every backward that syncs gradients, and torchtitan syncs on each
+   * microbatch (it never turns gradient synchronisation off). With FSDP's prefetch the first
+   * layer's forward gather and its reduction, the last of the backward, are exposed and the
+   * rest runs under compute, as under {@link #shardAll}. Model state per GPU is {@code 1/g} of
+   * the replica's.
+   *
+   * @param layers the stage's layers
+   */
+  private void shardHybrid(StageTally s, CommModel comm, int g, List<LayerCost> layers) {
+    double gatherOnce = comm.allGather(s.weights, 1);
+    double reduce = comm.reduceScatter(s.gradWire(), 1) + comm.allReduce(s.gradWire() / g, 0);
+    int r = comm.mesh().size(0);
+    if (overlaps.fsdpPrefetch()) {
+      LayerCost first = layers.get(0);
+      double gatherFirst = s.params > 0 ? gatherOnce * first.parameters() / s.params : 0;
+      double reduceFirst = s.gradParams > 0
+          ? reduce * first.gradientParameters() / s.gradParams : 0;
+      s.shardForward(Overlap.serial(0, gatherFirst).plus(
+          Overlap.under(s.fwdCompute, Math.max(0, gatherOnce - gatherFirst))));
+      s.shardBackward(Overlap.serial(0, reduceFirst).plus(
+          Overlap.under(s.bwdCompute, Math.max(0, gatherOnce + reduce - reduceFirst))));
+    } else {
+      s.shardForward(Overlap.serial(0, gatherOnce));
+      s.shardBackward(Overlap.serial(0, gatherOnce + reduce));
+    }
+    s.dataBytesPerMicrobatch = 2 * BusBytesCommModel.bytesSent(Collective.ALL_GATHER,
+        s.weights, g) + BusBytesCommModel.bytesSent(Collective.REDUCE_SCATTER, s.gradWire(), g)
+        + BusBytesCommModel.bytesSent(Collective.ALL_REDUCE, s.gradWire() / g, r);
+    s.weights /= g;
+    s.grads /= g;
+    s.optimizer /= g;
+    s.updated /= g;
     s.temp += maxLayerWeights(layers) * weightBytes;
   }
 

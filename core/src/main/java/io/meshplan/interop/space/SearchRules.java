@@ -292,6 +292,27 @@ public final class SearchRules {
   }
 
   /**
+   * The shard groups of hybrid sharding a ZeRO-3 stage of {@code d} replicas of {@code t} GPUs
+   * may use besides sharding over all of them: one node's replicas, {@code gpusPerNode / t}, when
+   * that divides {@code d} and lies strictly between 1 and it: FSDP over the node's NVLink,
+   * replicas across the fabric, as torchtitan's HSDP and DeepSpeed's MiCS are run. Other group
+   * sizes are priced ({@code simulate --shard-group}) but not searched.
+   *
+   * @param req the request
+   * @param d data-parallel replicas
+   * @param t tensor-parallel size
+   * @return the groups, empty or one
+   */
+  public static int[] shardGroups(PlanRequest req, int d, int t) {
+    int node = req.cluster().gpusPerNode();
+    if (!req.runtime().allowsZero(3) || node % t != 0) {
+      return new int[0];
+    }
+    int g = node / t;
+    return g > 1 && g < d && d % g == 0 ? new int[] {g} : new int[0];
+  }
+
+  /**
    * The per-replica microbatch when {@code d} replicas share {@code g} sequences.
    *
    * @param g sequences per microbatch over the replicas
