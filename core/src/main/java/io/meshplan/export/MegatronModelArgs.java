@@ -77,6 +77,15 @@ final class MegatronModelArgs {
       return Optional.of("Megatron-LM has no fixed embedding, residual, attention and logit"
           + " multipliers; " + who + n.multipliers().words());
     }
+    if (a.attn().chunked()) {
+      return Optional.of("Megatron-LM's --window-size slides a window; " + who + "chunked "
+          + "attention (chunks of " + a.attn().window() + " tokens, Llama 4), which it does not "
+          + "write");
+    }
+    if (a.attn().qkNorm() == AttentionShape.QkNorm.L2) {
+      return Optional.of("meshplan's Megatron-LM export writes --qk-layernorm (an RMSNorm with a "
+          + "weight per head); " + who + "weightless L2 q/k norms (Llama 4)");
+    }
     if (a.attn().qkNorm() == AttentionShape.QkNorm.WHOLE) {
       return Optional.of("Megatron-LM's --qk-layernorm norms each head; " + who
           + "q/k norms over all heads together (OLMo 2)");

@@ -29,11 +29,70 @@ import io.meshplan.util.Require;
  *     share of the probability mass without a value, {@code heads} parameters per block
  * @param mla the multi-head latent attention of DeepSeek-V2 and V3, or {@link Mla#NONE}; with
  *     it, {@code headDim} is 0 and the head sizes are the latent attention's
+ * @param chunked whether the windowed layers attend within fixed chunks of {@code window}
+ *     tokens (block-diagonal causal attention: Llama 4's {@code attention_chunk_size}, a query
+ *     sees the earlier tokens of its own chunk only) rather than over a sliding window
  */
 public record AttentionShape(
     int headDim, boolean qkvBias, QkNorm qkNorm, int blockNorms, double attentionSoftcap,
-    double finalSoftcap, int window, int globalEvery, int windowFrom, boolean sinks, Mla mla)
+    double finalSoftcap, int window, int globalEvery, int windowFrom, boolean sinks, Mla mla,
+    boolean chunked)
     implements java.io.Serializable {
+
+  /**
+   * A shape whose windowed layers, if any, slide their window.
+   *
+   * @param headDim explicit head size, 0 for hidden / heads
+   * @param qkvBias biases on Q, K and V only
+   * @param qkNorm query and key normalization
+   * @param blockNorms 2 or 4
+   * @param attentionSoftcap the attention soft cap, 0 for none
+   * @param finalSoftcap the final logit soft cap, 0 for none
+   * @param window the sliding window, tokens, 0 for none
+   * @param globalEvery the global layer period with a window, 0 for none
+   * @param windowFrom the first windowed layer
+   * @param sinks whether each head has an attention sink
+   * @param mla the latent attention's sizes, or {@link Mla#NONE}
+   */
+  public AttentionShape(int headDim, boolean qkvBias, QkNorm qkNorm, int blockNorms,
+      double attentionSoftcap, double finalSoftcap, int window, int globalEvery,
+      int windowFrom, boolean sinks, Mla mla) {
+    this(headDim, qkvBias, qkNorm, blockNorms, attentionSoftcap, finalSoftcap, window,
+        globalEvery, windowFrom, sinks, mla, false);
+  }
+
+  /**
+   * This shape with chunked attention on its windowed layers: chunks of {@code chunk} tokens,
+   * every {@code globalEvery}-th layer global (Llama 4: chunks of 8192, the NoPE layers, every
+   * fourth, global).
+   *
+   * @param chunk tokens per chunk
+   * @param newGlobalEvery the global layer period, 0 for none
+   * @return the shape
+   */
+  public AttentionShape withChunks(int chunk, int newGlobalEvery) {
+    return new AttentionShape(headDim, qkvBias, qkNorm, blockNorms, attentionSoftcap,
+        finalSoftcap, chunk, newGlobalEvery, 0, sinks, mla, true);
+  }
+
+  /**
+   * The causal query-key pairs of a sequence attending within fixed chunks: {@code q} whole
+   * chunks of {@code C} tokens and a last one of {@code r}, {@code q C^2 / 2 + r^2 / 2}, the
+   * work a fused kernel does with a block-diagonal causal mask (FlexAttention's chunked mask, as
+   * Llama 4's training runs it).
+   *
+   * @param seq tokens
+   * @param chunk tokens per chunk
+   * @return pairs
+   */
+  public static double chunkedPairs(long seq, long chunk) {
+    Require.positive(seq, "sequence length");
+    Require.positive(chunk, "chunk");
+    double q = seq / chunk;
+    double r = seq % chunk;
+    double c = chunk;
+    return q * c * c / 2 + r * r / 2;
+  }
   private static final long serialVersionUID = 3L;
 
   /** LLaMA, GPT, OPT, GPT-NeoX: nothing of the above. */
@@ -101,7 +160,8 @@ public record AttentionShape(
    */
   public AttentionShape withWindow(int newWindow, int newGlobalEvery, int newWindowFrom) {
     return new AttentionShape(headDim, qkvBias, qkNorm, blockNorms, attentionSoftcap,
-        finalSoftcap, newWindow, newGlobalEvery, newWindowFrom, sinks, mla);
+        finalSoftcap, newWindow, newGlobalEvery, newWindowFrom, sinks, mla,
+        chunked && newWindow > 0);
   }
 
   /** Query and key normalizations. */
@@ -111,7 +171,12 @@ public record AttentionShape(
     /** An RMSNorm over each head's {@code d} elements, shared by the heads (Qwen3, Gemma 3). */
     PER_HEAD,
     /** An RMSNorm over all query heads and one over all key heads (OLMo 2). */
-    WHOLE
+    WHOLE,
+    /**
+     * An L2 normalization of each head's {@code d} elements without a weight (Llama 4's {@code
+     * use_qk_norm}, on its rotary layers): no parameters.
+     */
+    L2
   }
 
   /** The largest explicit head size (real models use 64 to 256; the Hugging Face reader's bound). */
@@ -134,6 +199,8 @@ public record AttentionShape(
     Require.that(windowFrom >= 0, "the first windowed layer must not be negative, got "
         + windowFrom);
     Require.nonNull(mla, "mla");
+    Require.that(!chunked || window > 0 && windowFrom == 0, "chunked attention needs a chunk "
+        + "size and chunks every layer from the first that is not global");
     Require.that(!mla.on() || headDim == 0 && qkNorm == QkNorm.NONE && !qkvBias,
         "latent attention sets its own head sizes and has no q/k norms or QKV biases");
   }
@@ -166,6 +233,9 @@ public record AttentionShape(
     }
     if (mla.on()) {
       out.add("multi-head latent attention");
+    }
+    if (chunked) {
+      out.add("chunked attention");
     }
     return out;
   }

@@ -229,9 +229,10 @@ final class DecoderForward {
     int q = t.reshape(ql, b, s, a, d);
     int k = t.reshape(kl, b, s, kvh, d);
     int v = t.reshape(linear(xn, h, kvh * d, "wv"), b, s, kvh, d);
-    if (qkNorm == AttentionShape.QkNorm.PER_HEAD) {
-      q = rmsLast(q, "q_norm");
-      k = rmsLast(k, "k_norm");
+    if (qkNorm == AttentionShape.QkNorm.PER_HEAD || qkNorm == AttentionShape.QkNorm.L2) {
+      boolean weighted = qkNorm == AttentionShape.QkNorm.PER_HEAD;
+      q = rmsLast(q, "q_norm", weighted);
+      k = rmsLast(k, "k_norm", weighted);
     }
     if (spec.arch().positions() == Architecture.Positions.ROTARY) {
       q = rope(q);
@@ -355,7 +356,7 @@ final class DecoderForward {
     if (at.window() == 0 || at.window() >= seq) {
       return global;
     }
-    double windowed = p.work(seq, at.window());
+    double windowed = spec.windowedWork(seq);
     double sum = 0;
     for (int i = 0; i < spec.layers(); i++) {
       sum += at.windowed(i) ? windowed : global;
@@ -481,10 +482,16 @@ final class DecoderForward {
       for (int i = 0; i < rows.length; i++) {
         rows[i] = i;
       }
-      // dx[..., in] = sum_out g8[..., out] * w8[in, out]
-      bp.accumulate(x, tp.dot(g8, bp.fwd(w8), none, new int[] {r - 1}, none, new int[] {1}, dt));
-      // dw[in, out] = sum over the rows of x8[..., in] * g8[..., out]
-      bp.accumulate(w, tp.dot(bp.fwd(x8), g8, none, rows, none, rows, dt));
+      // Each GEMM only where its gradient is needed: a frozen weight (LoRA) has none.
+      if (bp.needsGrad(x)) {
+        // dx[..., in] = sum_out g8[..., out] * w8[in, out]
+        bp.accumulate(x, tp.dot(g8, bp.fwd(w8), none, new int[] {r - 1}, none, new int[] {1},
+            dt));
+      }
+      if (bp.needsGrad(w)) {
+        // dw[in, out] = sum over the rows of x8[..., in] * g8[..., out]
+        bp.accumulate(w, tp.dot(bp.fwd(x8), g8, none, rows, none, rows, dt));
+      }
     });
     return y;
   }
@@ -513,6 +520,14 @@ final class DecoderForward {
    * (per head) and of OLMo 2 (over all heads).
    */
   int rmsLast(int x, String name) {
+    return rmsLast(x, name, true);
+  }
+
+  /**
+   * An RMS normalization over the last dimension, with a learned weight or without one (Llama
+   * 4's L2 q/k norm: {@code x / sqrt(mean(x^2) + eps)}, the mean form of its {@code L2Norm}).
+   */
+  private int rmsLast(int x, String name, boolean weighted) {
     TensorShape xs = t.shape(x);
     int last = xs.rank() - 1;
     int n = xs.dim(last);
@@ -525,7 +540,7 @@ final class DecoderForward {
     int ms = t.mul(t.reduce(t.mul(x, x), last), t.broadcast(t.constant(dt, 1.0 / n), rowDims));
     int r = t.unary(Opcode.RSQRT, t.add(ms, t.broadcast(t.constant(dt, EPS), rowDims)));
     int y = t.mul(x, t.broadcast(r, dims, rows));
-    return t.mul(y, t.broadcast(weight(name, n), dims, last));
+    return weighted ? t.mul(y, t.broadcast(weight(name, n), dims, last)) : y;
   }
 
   /** Soft-capping {@code c tanh(x / c)} (Gemma 2), elementwise. */

@@ -32,6 +32,8 @@ import java.nio.file.Path;
  *       extra rows), {@code word_embed_proj_dim} (must equal {@code hidden_size}: the projection
  *       of OPT-350m is not modelled), {@code tie_word_embeddings} (default true). LayerNorm,
  *       learned positions, ReLU, biases.
+ *   <li>{@code llama4} (its {@code text_config}), {@code llama4_text}: Llama 4 Scout and
+ *       Maverick;
  *   <li>{@code qwen2}, {@code qwen3}, {@code gemma2}, {@code gemma3} (its {@code text_config}),
  *       {@code gemma3_text}, {@code phi3}, {@code olmo2}, {@code granite}, {@code starcoder2}:
  *       see {@link HfFamilies}, with the defaults of their transformers configuration classes.
@@ -195,13 +197,13 @@ public final class HfConfigReader {
     String type = top.string("model_type");
     JsonNode text = root;
     java.util.List<String> warnings = new java.util.ArrayList<>();
-    if (type.equals("gemma3")) {
+    if (type.equals("gemma3") || type.equals("llama4")) {
       text = root.get("text_config");
       if (text == null || !text.isObject()) {
-        throw new InputException(where + ": a gemma3 config needs its text model in the object "
-            + "'text_config'");
+        throw new InputException(where + ": a " + type + " config needs its text model in the "
+            + "object 'text_config'");
       }
-      type = "gemma3_text";
+      type = type + "_text";
       if (root.has("vision_config")) {
         warnings.add(where + ": the vision tower (vision_config) is neither counted nor planned; "
             + "meshplan plans the text model");

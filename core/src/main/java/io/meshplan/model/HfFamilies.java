@@ -90,6 +90,8 @@ final class HfFamilies {
     AttentionShape.QkNorm qk = switch (type) {
       case "qwen3", "qwen3_moe", "gemma3_text" -> AttentionShape.QkNorm.PER_HEAD;
       case "olmo2" -> AttentionShape.QkNorm.WHOLE;
+      case "llama4_text" -> f.bool("use_qk_norm", true) ? AttentionShape.QkNorm.L2
+          : AttentionShape.QkNorm.NONE;
       default -> AttentionShape.QkNorm.NONE;
     };
     boolean gemma2 = type.equals("gemma2");
@@ -145,7 +147,7 @@ final class HfFamilies {
   private static int headDim(HfFields f, String type, HfConfigReader.Common c) {
     boolean optional = type.equals("qwen3_moe") || type.equals("mixtral");
     if (!type.equals("qwen3") && !type.startsWith("gemma") && !type.equals("gpt_oss")
-        && !optional) {
+        && !type.equals("llama4_text") && !optional) {
       return 0;
     }
     JsonNode n = f.root().get("head_dim");

@@ -36,7 +36,54 @@ final class HfMoe {
    * @return true for {@code mixtral}, {@code qwen3_moe} and {@code gpt_oss}
    */
   static boolean routed(String type) {
-    return type.equals("mixtral") || type.equals("qwen3_moe") || type.equals("gpt_oss");
+    return type.equals("mixtral") || type.equals("qwen3_moe") || type.equals("gpt_oss")
+        || type.equals("llama4_text");
+  }
+
+  /**
+   * Llama 4's experts: {@code num_local_experts} of {@code intermediate_size}, a shared expert
+   * of the same size, on the blocks of {@code moe_layers} (or every {@code
+   * interleave_moe_layer_step}-th block, from block {@code step - 1}, as transformers'
+   * Llama4TextConfig lays them out); the other blocks dense with {@code intermediate_size_mlp}.
+   */
+  private static MoeShape llama4(HfFields f, int layers) {
+    int experts = experts(f, "num_local_experts");
+    int topK = topK(f, experts, "num_local_experts");
+    int ffn = f.positive("intermediate_size");
+    java.util.Set<Integer> routed = new java.util.HashSet<>();
+    JsonNode list = f.root().get("moe_layers");
+    if (list != null && !list.isNull()) {
+      if (!list.isArray()) {
+        throw new InputException(f.where() + ": field 'moe_layers' must be a list of layer "
+            + "numbers, got " + list);
+      }
+      for (int i = 0; i < list.size(); i++) {
+        JsonNode e = list.get(i);
+        if (!e.isIntegralNumber() || !e.canConvertToInt() || e.asInt() < 0
+            || e.asInt() >= layers) {
+          throw new InputException(f.where() + ": moe_layers[" + i + "] is " + e
+              + "; layers are numbered 0 to " + (layers - 1));
+        }
+        routed.add(e.asInt());
+      }
+    } else {
+      int step = f.positive("interleave_moe_layer_step");
+      for (int i = step - 1; i < layers; i += step) {
+        routed.add(i);
+      }
+    }
+    if (routed.isEmpty()) {
+      throw new InputException(f.where() + ": no block routes to experts (moe_layers, "
+          + "interleave_moe_layer_step); meshplan reads Llama 4 configs with experts");
+    }
+    java.util.List<Integer> dense = new java.util.ArrayList<>();
+    for (int i = 0; i < layers; i++) {
+      if (!routed.contains(i)) {
+        dense.add(i);
+      }
+    }
+    MoeShape moe = new MoeShape(experts, topK, ffn, ffn, false);
+    return dense.isEmpty() ? moe : moe.withDenseLayers(dense, f.positive("intermediate_size_mlp"));
   }
 
   /**
@@ -50,6 +97,9 @@ final class HfMoe {
    *     expert counts are inconsistent
    */
   static MoeShape read(String type, HfFields f, int layers) {
+    if (type.equals("llama4_text")) {
+      return llama4(f, layers);
+    }
     boolean qwen = type.equals("qwen3_moe");
     java.util.List<Integer> dense = qwen ? denseLayers(f, layers) : java.util.List.of();
     String expertsKey = qwen ? "num_experts" : "num_local_experts";

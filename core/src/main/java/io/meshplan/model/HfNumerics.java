@@ -30,7 +30,7 @@ final class HfNumerics {
       Map.entry("mistral", 1e-6), Map.entry("qwen2", 1e-6), Map.entry("qwen3", 1e-6),
       Map.entry("qwen3_moe", 1e-6), Map.entry("gemma2", 1e-6), Map.entry("gemma3_text", 1e-6),
       Map.entry("granite", 1e-6), Map.entry("deepseek_v3", 1e-6), Map.entry("mixtral", 1e-5),
-      Map.entry("phi3", 1e-5), Map.entry("olmo2", 1e-5), Map.entry("gpt_oss", 1e-5),
+      Map.entry("phi3", 1e-5), Map.entry("olmo2", 1e-5), Map.entry("gpt_oss", 1e-5), Map.entry("llama4_text", 1e-5),
       Map.entry("starcoder2", 1e-5), Map.entry("gpt_neox", 1e-5), Map.entry("opt", 1e-5));
 
   private HfNumerics() {}
@@ -54,6 +54,7 @@ final class HfNumerics {
         : number(f, f.root(), "rope_theta", switch (type) {
           case "mixtral", "gemma3_text" -> 1_000_000;
           case "gpt_oss" -> 150_000;
+          case "llama4_text" -> 500_000;
           default -> 10_000;
         });
     double eps = number(f, f.root(), type.equals("gpt_neox") ? "layer_norm_eps"

@@ -84,6 +84,18 @@ final class HfRegistry {
           "max_window_layers", "num_experts", "num_experts_per_tok", "moe_intermediate_size",
           "decoder_sparse_step", "mlp_only_layers", "norm_topk_prob", "output_router_logits",
           "router_aux_loss_coef")), HfFamilies::read, Optional.of("qwen3")),
+      // Llama 4's config holds its text model in text_config, read as llama4_text. Its
+      // attention temperature tuning (attn_temperature_tuning, floor_scale, attn_scale) scales
+      // the NoPE layers' queries, a few operations per element.
+      new HfFamily("llama4", "Llama 4 (its text_config)", LLAMA, false, Map.of(),
+          Optional.empty(), HfFamilies::read, NO_TORCHTITAN),
+      new HfFamily("llama4_text", "Llama 4", LLAMA, false, llama4(), Optional.of(Set.of(
+          "head_dim", "attention_bias", "use_qk_norm", "attention_chunk_size", "no_rope_layers",
+          "no_rope_layer_interval", "interleave_moe_layer_step", "moe_layers",
+          "intermediate_size_mlp", "num_local_experts", "num_experts_per_tok",
+          "output_router_logits", "router_aux_loss_coef", "router_jitter_noise",
+          "attn_temperature_tuning", "floor_scale", "attn_scale", "for_llm_compressor")),
+          HfFamilies::read, NO_TORCHTITAN),
       // swiglu_limit clamps the experts' gate and up values; initial_context_length is the
       // rotary table's length before YaRN.
       new HfFamily("gpt_oss", "GPT-OSS", LLAMA, false, gptOss(), Optional.of(Set.of("head_dim",
@@ -149,6 +161,17 @@ final class HfRegistry {
         Map.entry("max_position_embeddings", 32768), Map.entry("sliding_window", 4096),
         Map.entry("moe_intermediate_size", 768), Map.entry("num_experts_per_tok", 8),
         Map.entry("num_experts", 128), Map.entry("decoder_sparse_step", 1));
+  }
+
+  /** transformers' Llama4TextConfig defaults (Llama 4 Scout's sizes). */
+  private static Map<String, Object> llama4() {
+    return Map.ofEntries(Map.entry("vocab_size", 202048), Map.entry("hidden_size", 5120),
+        Map.entry("intermediate_size", 8192), Map.entry("intermediate_size_mlp", 16384),
+        Map.entry("num_hidden_layers", 48), Map.entry("num_attention_heads", 40),
+        Map.entry("num_key_value_heads", 8), Map.entry("head_dim", 128),
+        Map.entry("max_position_embeddings", 4096 * 32), Map.entry("num_experts_per_tok", 1),
+        Map.entry("num_local_experts", 16), Map.entry("interleave_moe_layer_step", 1),
+        Map.entry("no_rope_layer_interval", 4), Map.entry("attention_chunk_size", 8192));
   }
 
   private static Map<String, Object> gptOss() {

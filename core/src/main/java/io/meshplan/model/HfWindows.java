@@ -45,10 +45,52 @@ final class HfWindows {
           ? with(base, f.positive("sliding_window"), 0, 0) : base;
       case "gpt_oss" -> f.root().path("sliding_window").isNull() ? base
           : with(base, f.positive("sliding_window"), 2, 0);
+      case "llama4_text" -> llama4(f, layers, base);
       case "mistral", "mixtral", "phi3", "starcoder2" -> f.given("sliding_window")
           ? with(base, f.positive("sliding_window"), 0, 0) : base;
       default -> base;
     };
+  }
+
+  /**
+   * Llama 4's attention: chunks of {@code attention_chunk_size} tokens on its rotary layers and
+   * global attention on the others, the NoPE layers ({@code no_rope_layers}, 1 for a rotary
+   * layer, or every {@code no_rope_layer_interval}-th layer without), as transformers'
+   * Llama4TextConfig lays them out; no chunking when the chunk size is null.
+   */
+  private static AttentionShape llama4(HfFields f, int layers, AttentionShape base) {
+    if (f.root().has("attention_chunk_size") && f.root().get("attention_chunk_size").isNull()) {
+      return base;
+    }
+    int chunk = f.positive("attention_chunk_size");
+    int every = f.positive("no_rope_layer_interval");
+    JsonNode list = f.root().get("no_rope_layers");
+    if (list == null || list.isNull() || list.isArray() && list.isEmpty()) {
+      return base.withChunks(chunk, every);
+    }
+    if (!list.isArray() || list.size() != layers) {
+      throw new InputException(f.where() + ": field 'no_rope_layers' must list 1 (rotary) or 0 "
+          + "(no rotary positions) for each of the " + layers + " layers");
+    }
+    boolean[] rotary = new boolean[layers];
+    int nope = -1;
+    for (int i = 0; i < layers; i++) {
+      JsonNode e = list.get(i);
+      if (!e.isIntegralNumber() || e.asInt() != 0 && e.asInt() != 1) {
+        throw new InputException(f.where() + ": no_rope_layers[" + i + "] is " + e
+            + "; it must be 1 (rotary, chunked attention) or 0 (no rotary positions, global)");
+      }
+      rotary[i] = e.asInt() == 1;
+      if (!rotary[i] && nope < 0) {
+        nope = i;
+      }
+    }
+    AttentionShape s = base.withChunks(chunk, nope < 0 ? 0 : nope + 1);
+    if (!matches(s, rotary)) {
+      throw new InputException(f.where() + ": the pattern of no_rope_layers is not supported; "
+          + "meshplan models a global layer without rotary positions every k layers");
+    }
+    return s;
   }
 
   private static AttentionShape with(AttentionShape b, int window, int every, int from) {

@@ -135,9 +135,9 @@ public final class ModelFlops {
    */
   public static double causalScoreFlops(ModelSpec spec, int layer, int seq) {
     AttentionShape at = spec.arch().attn();
-    int window = at.windowed(layer) ? at.window() : 0;
+    boolean windowed = at.windowed(layer) && at.window() < seq;
     return 2.0 * spec.heads() * spec.headDim() * AttentionShape.causalPairs(seq, 0)
-        * spec.packing().work(seq, window);
+        * (windowed ? spec.windowedWork(seq) : spec.packing().work(seq, 0));
   }
 
   /**
@@ -157,7 +157,7 @@ public final class ModelFlops {
     // Each block's attention term scaled by the pairs it computes: its window's and its packed
     // documents' share of the whole sequence's (Packing#work).
     double global = packing.work(seq, 0);
-    double windowed = windows ? packing.work(seq, at.window()) : global;
+    double windowed = windows ? spec.windowedWork(seq) : global;
     double attention = attentionFlopsPerToken(spec, seq);
     for (int i = 0; i < spec.layers(); i++) {
       whole -= attention * (1 - (windows && at.windowed(i) ? windowed : global));

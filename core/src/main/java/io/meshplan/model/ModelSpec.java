@@ -148,6 +148,8 @@ public record ModelSpec(
     Require.nonNull(arch, "arch");
     Require.nonNull(packing, "packing");
     Require.nonNull(lora, "lora");
+    Require.that(!arch.attn().chunked() || !packing.packed(), "packed documents with chunked "
+        + "attention are not modelled");
     if (family != Family.ALPA_MLP) {
       Require.that(arch.attn().headDim() > 0 || arch.attn().mla().on() || hidden % heads == 0,
           "hidden size " + hidden
@@ -270,7 +272,7 @@ public record ModelSpec(
     long bias = arch.biases() ? qd + 2 * kv + h + mlpBias
         : at.qkvBias() ? qd + 2 * kv : 0;
     long qkNorm = switch (at.qkNorm()) {
-      case NONE -> 0;
+      case NONE, L2 -> 0;
       case PER_HEAD -> 2L * headDim();
       case WHOLE -> qd + kv;
     };
@@ -453,6 +455,22 @@ public record ModelSpec(
   public ModelSpec withPacking(Packing p) {
     return new ModelSpec(name, family, layers, hidden, heads, kvHeads, ffn, vocab, seq, batch,
         dtype, arch, p, lora);
+  }
+
+  /**
+   * The causal query-key pairs a windowed block computes, as a share of a whole sequence's:
+   * within its sliding window and its packed documents ({@link Packing#work}), or within its
+   * chunks ({@link AttentionShape#chunkedPairs}; packed documents are not modelled with chunks).
+   *
+   * @param seq tokens per sequence
+   * @return the share, in (0, 1]
+   */
+  public double windowedWork(int seq) {
+    AttentionShape at = arch.attn();
+    if (at.chunked()) {
+      return AttentionShape.chunkedPairs(seq, at.window()) / AttentionShape.causalPairs(seq, 0);
+    }
+    return packing.work(seq, at.window());
   }
 
   /**

@@ -48,6 +48,14 @@ import java.util.Map;
  *       untied); OpenAI, "gpt-oss-120b and gpt-oss-20b Model Card" (2025). Sequence 4096, the
  *       rotary context before YaRN ({@code initial_context_length}). The experts' clamped SwiGLU
  *       has the matrices of {@link Architecture.Mlp#SWIGLU}.
+ *   <li>{@code llama4-scout}, {@code llama4-maverick}: the {@code text_config} of
+ *       meta-llama/Llama-4-Scout-17B-16E and meta-llama/Llama-4-Maverick-17B-128E (hidden 5120,
+ *       48 layers, 40 heads and 8 key/value heads of 128, {@code use_qk_norm}, {@code
+ *       attention_chunk_size} 8192, {@code no_rope_layer_interval} 4, 16/128 experts of {@code
+ *       intermediate_size} 8192 of which 1 per token with a shared expert of the same size, {@code
+ *       interleave_moe_layer_step} 1/2 with {@code intermediate_size_mlp} 16384 on the dense
+ *       blocks, vocabulary 202048, untied); Meta, "The Llama 4 herd" (April 2025): 17B active
+ *       parameters, 109B and 400B in all with the vision encoder. Sequence 8192.
  *   <li>{@code gpt-1.7b} ... {@code gpt-1t}: Narayanan et al. SC'21, Table 1 (hidden, layers,
  *       heads; vocabulary 51200, sequence 2048, ffn 4h, tied embeddings, learned positions). The
  *       default batch is the row's global batch size.
@@ -138,6 +146,8 @@ public final class Presets {
     qwen3Moe("qwen3-30b-a3b", 48, 2048, 32, 768);
     gptOss("gpt-oss-120b", 36, 128);
     gptOss("gpt-oss-20b", 24, 32);
+    llama4("llama4-scout", 16, 1);
+    llama4("llama4-maverick", 128, 2);
     deepseekV3();
     // Narayanan et al. SC'21, Table 1: name, hidden, layers, heads, global batch.
     megatron("gpt-1.7b", 2304, 24, 24, 512);
@@ -200,6 +210,38 @@ public final class Presets {
         Numerics.rotary(1_000_000, 1e-6));
     put(new ModelSpec(name, ModelSpec.Family.LLAMA, layers, hidden, heads, 4, expertFfn, 151936,
         4096, 8, DType.BF16, a));
+  }
+
+  /**
+   * Llama 4's text model: 48 blocks of hidden 5120, 40 heads and 8 key/value heads of 128, a
+   * weightless L2 norm on the queries and keys, chunked attention (8192 tokens) on three blocks of
+   * four and global attention without rotary positions on every fourth, and experts of 8192 of
+   * which one per token beside a shared expert of 8192 on every {@code step}-th block, the other
+   * blocks dense with an MLP of 16384.
+   */
+  private static void llama4(String name, int experts, int step) {
+    MoeShape moe = new MoeShape(experts, 1, 8192, 8192, false);
+    if (step > 1) {
+      // transformers' Llama4TextConfig: moe_layers = range(step - 1, layers, step).
+      java.util.List<Integer> dense = new java.util.ArrayList<>();
+      for (int i = 0; i < 48; i++) {
+        if ((i + 1) % step != 0) {
+          dense.add(i);
+        }
+      }
+      moe = moe.withDenseLayers(dense, 16384);
+    }
+    Architecture a = new Architecture(Architecture.Mlp.SWIGLU, Architecture.Norm.RMS,
+        Architecture.Positions.ROTARY, 0, false, false,
+        new AttentionShape(128, false, AttentionShape.QkNorm.L2, 2, 0, 0, 0, 0, 0)
+            .withChunks(8192, 4),
+        moe, 0,
+        // meta-llama/Llama-4-Scout-17B-16E and -Maverick-17B-128E config.json text_config:
+        // rope_theta 500000, rms_norm_eps 1e-5 (their RoPE scaling prices nothing and is read
+        // from a config.json given as --model).
+        Numerics.rotary(500_000, 1e-5));
+    put(new ModelSpec(name, ModelSpec.Family.LLAMA, 48, 5120, 40, 8, 8192, 202048, 8192, 8,
+        DType.BF16, a));
   }
 
   /**

@@ -338,6 +338,9 @@ public final class PlanJson {
     if (s.sinks()) {
       t.put("sinks", true);
     }
+    if (s.chunked()) {
+      t.put("chunked", true);
+    }
     if (s.mla().on()) {
       ObjectNode l = t.putObject("mla");
       l.put("qLoraRank", s.mla().qLoraRank());
@@ -375,7 +378,7 @@ public final class PlanJson {
         t.integer("blockNorms"), t.number("attentionSoftcap"), t.number("finalSoftcap"),
         t.integer("window"), t.integer("globalEvery"), t.integer("windowFrom"),
         t.has("sinks") && t.bool("sinks"), t.has("mla") ? readMla(t.object("mla"))
-            : io.meshplan.model.Mla.NONE);
+            : io.meshplan.model.Mla.NONE, t.has("chunked") && t.bool("chunked"));
   }
 
   private static io.meshplan.model.Mla readMla(Fields l) {

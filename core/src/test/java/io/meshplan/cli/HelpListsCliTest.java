@@ -42,16 +42,21 @@ class HelpListsCliTest {
       Map.entry("qwen3_moe", "qwen3-30b-a3b.json"), Map.entry("gpt_oss", "gpt-oss-20b.json"),
       Map.entry("deepseek_v3", "deepseek-v3.json"));
 
-  /** The fixture of a type; gemma3_text is Gemma 3's text_config on its own. */
+  /**
+   * The fixture of a type; gemma3_text and llama4_text are Gemma 3's and Llama 4's text_config
+   * on its own.
+   */
   private static Path fixture(String type, Path dir) throws IOException {
-    if (!type.equals("gemma3_text")) {
+    String outer = type.equals("gemma3_text") ? "gemma-3-4b-pt.json"
+        : type.equals("llama4_text") ? "llama-4-scout-17b-16e.json" : null;
+    if (outer == null) {
       return FIXTURE.containsKey(type) ? Path.of(HF + FIXTURE.get(type)) : published(type);
     }
     var mapper = new com.fasterxml.jackson.databind.ObjectMapper();
     var text = (com.fasterxml.jackson.databind.node.ObjectNode) mapper.readTree(
-        Path.of(HF + "gemma-3-4b-pt.json").toFile()).get("text_config");
-    text.put("model_type", "gemma3_text");
-    Path p = dir.resolve("gemma3-text.json");
+        Path.of(HF + outer).toFile()).get("text_config");
+    text.put("model_type", type);
+    Path p = dir.resolve(type + ".json");
     Files.writeString(p, mapper.writeValueAsString(text));
     return p;
   }

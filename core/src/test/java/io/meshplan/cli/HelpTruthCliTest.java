@@ -72,13 +72,14 @@ class HelpTruthCliTest {
 
   @Test
   void eachHelpListsExactlyTheFamiliesItsCommandRuns() {
-    // 14 LLaMA presets + alpa-mlp for shard, whose LLaMA graph has no experts; 14 LLaMA + 7
-    // mixture-of-experts + 19 GPT/OPT presets for the rest.
+    // 14 LLaMA presets + alpa-mlp for shard, whose LLaMA graph has no experts; 14 LLaMA + 9
+    // mixture-of-experts (Llama 4's two among them) + 19 GPT/OPT presets for the rest.
     assertThat(listedPresets("shard")).hasSize(15).contains("alpa-mlp", "llama3.1-405b")
         .doesNotContain("gpt", "opt-125m", "gpt3-175b", "mixtral-8x7b", "gpt-oss-20b");
     for (String c : List.of("plan", "simulate", "export")) {
-      assertThat(listedPresets(c)).as(c).hasSize(41).contains("gpt", "opt-125m", "llama2-7b",
-          "mixtral-8x7b", "qwen3-235b-a22b", "gpt-oss-120b", "deepseek-v3")
+      assertThat(listedPresets(c)).as(c).hasSize(43).contains("gpt", "opt-125m", "llama2-7b",
+          "mixtral-8x7b", "qwen3-235b-a22b", "gpt-oss-120b", "llama4-scout", "llama4-maverick",
+          "deepseek-v3")
           .doesNotContain("alpa-mlp");
     }
   }
