@@ -372,6 +372,12 @@ final class ModelOptions {
     int ffnDefault = p.name().equals("gpt") && p.family() == ModelSpec.Family.GPT
         ? (int) Math.min(Integer.MAX_VALUE, 4L * h) : p.ffn();
     int s = pos("--seq", seq, p.seq());
+    if (meanDocLen != null && meanDocLen > s) {
+      // Documents longer than the sequence fill every sequence with a piece of one: no packing.
+      throw new InputException("--mean-doc-len " + meanDocLen + " exceeds the sequence length "
+          + s + ": each sequence would hold a piece of one document, which trains as without "
+          + "packing; give a shorter length or drop --mean-doc-len");
+    }
     int f = pos("--ffn", ffn, ffnDefault);
     Architecture arch = p.arch().forSequence(s);
     try {

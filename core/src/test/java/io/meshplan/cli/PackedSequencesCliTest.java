@@ -88,7 +88,8 @@ class PackedSequencesCliTest {
     String[][] cases = {{"--packed-seqs", docs.toString(), "docs.txt:2: 'lots' is not a length"},
         {"--packed-seqs", dir.toString(), "not a regular file"},
         {"--packed-seqs", dir.resolve("none.txt").toString(), "none.txt"},
-        {"--mean-doc-len", "0", "--mean-doc-len must be a positive number of tokens"}};
+        {"--mean-doc-len", "0", "--mean-doc-len must be a positive number of tokens"},
+        {"--mean-doc-len", "8193", "--mean-doc-len 8193 exceeds the sequence length 8192"}};
     for (String[] c : cases) {
       List<String> args = new ArrayList<>(a);
       args.addAll(List.of(c[0], c[1]));
