@@ -270,9 +270,18 @@ final class MegatronLog {
     // Experts' sizes only for a mixture-of-experts run; Megatron-LM's validate_args sets the
     // expert tensor size to the tensor size when not given.
     boolean routed = a.optionalInt(MegatronArg.NUM_EXPERTS.dest()).isPresent();
-    return new RunParallel(tp, pp, dp, vpp,
+    int zero = zeroStage(a);
+    int instances = a.optionalInt(MegatronArg.NUM_DISTRIBUTED_OPTIMIZER_INSTANCES.dest())
+        .orElse(1);
+    if (instances > 1 && zero != 3) {
+      throw new InputException(a.file + ": num_distributed_optimizer_instances " + instances
+          + " shards the optimizer inside partial data-parallel groups, which meshplan prices "
+          + "only as Megatron-FSDP's hybrid sharding (data_parallel_sharding_strategy "
+          + "optim_grads_params)");
+    }
+    RunParallel run = new RunParallel(tp, pp, dp, vpp,
         a.integer(MegatronArg.MICRO_BATCH_SIZE.dest()), global / dp, recompute, a.flag(MegatronArg.SEQUENCE_PARALLEL.dest()),
-        a.flag(MegatronArg.USE_DISTRIBUTED_OPTIMIZER.dest()) ? 1 : 0, a.flag(MegatronArg.OVERLAP_GRAD_REDUCE.dest()),
+        zero, a.flag(MegatronArg.OVERLAP_GRAD_REDUCE.dest()),
         a.flag(MegatronArg.OVERLAP_PARAM_GATHER.dest()), a.flag(MegatronArg.TP_COMM_OVERLAP.dest()),
         !"False".equals(a.args.get(MegatronArg.NO_GRADIENT_ACCUMULATION_FUSION.dest())), split(a), false,
         bf16GradReduce(a), cp, cp > 1 && allGather(a), modules,
@@ -280,6 +289,32 @@ final class MegatronLog {
         routed ? a.optionalInt(MegatronArg.EXPERT_TENSOR_PARALLEL_SIZE.dest()).orElse(tp) : 1,
         routed && a.flag(MegatronArg.OVERLAP_MOE_EXPERT_PARALLEL_COMM.dest()),
         routed ? dispatcher(a) : "alltoall");
+    // Megatron-FSDP's hybrid sharding: FSDP inside dp / instances, instances replicas.
+    return instances > 1 ? run.withShardReplicas(instances) : run;
+  }
+
+  /**
+   * The ZeRO stage of a run: Megatron-FSDP's ({@code use_megatron_fsdp}, the older {@code
+   * use_custom_fsdp}) by its {@code data_parallel_sharding_strategy} (no_shard 0, optim 1,
+   * optim_grads 2, optim_grads_params 3, the default), else 1 with the distributed optimizer
+   * and 0 without (Megatron-FSDP v1 sets use_distributed_optimizer too, so it is read first).
+   */
+  private static int zeroStage(Args a) {
+    boolean fsdp = a.flag(MegatronArg.USE_MEGATRON_FSDP.dest()) || a.flag("use_custom_fsdp");
+    if (!fsdp) {
+      return a.flag(MegatronArg.USE_DISTRIBUTED_OPTIMIZER.dest()) ? 1 : 0;
+    }
+    String strategy = a.args.getOrDefault(MegatronArg.DATA_PARALLEL_SHARDING_STRATEGY.dest(),
+        "optim_grads_params");
+    return switch (strategy) {
+      case "no_shard" -> 0;
+      case "optim" -> 1;
+      case "optim_grads" -> 2;
+      case "optim_grads_params" -> 3;
+      default -> throw new InputException(a.file + ": data_parallel_sharding_strategy "
+          + strategy + " is not one Megatron-LM takes (no_shard, optim, optim_grads, "
+          + "optim_grads_params)");
+    };
   }
 
   /**

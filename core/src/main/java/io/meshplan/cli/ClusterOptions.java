@@ -79,6 +79,12 @@ final class ClusterOptions {
       + "buffer bf16 too under ZeRO-0/1); off by default.")
   boolean bf16GradReduce;
 
+  @Option(names = "--hsdp-step-reduce", description = "With --shard-group: all-reduce the "
+      + "shard groups' gradients across the replicas once per step, on the last microbatch, as "
+      + "Megatron-FSDP does (--num-distributed-optimizer-instances), instead of every microbatch,"
+      + " as torchtitan's FSDP2 does.")
+  boolean hsdpStepReduce;
+
   @Option(names = "--no-fsdp-prefetch", description = "Under ZeRO-2 and ZeRO-3, gather each "
       + "layer's weights and reduce-scatter its gradients after the compute that needs them "
       + "instead of under the neighbouring layers' compute (FSDP and DeepSpeed prefetch by "
@@ -98,7 +104,7 @@ final class ClusterOptions {
   boolean anyOverlapFlag() {
     return overlapGradReduce || overlapParamGather || tpCommOverlap || noFsdpPrefetch
         || noGradAccumFusion || overlapMoeComm || lossFusion || bf16GradReduce
-        || moeDispatcher != null;
+        || moeDispatcher != null || hsdpStepReduce;
   }
 
   /**
@@ -121,7 +127,8 @@ final class ClusterOptions {
         base.paramGather() || overlapParamGather, base.tensorComm() || tpCommOverlap,
         base.fsdpPrefetch() && !noFsdpPrefetch, base.gradAccumFusion() && !noGradAccumFusion,
         base.moeComm() || overlapMoeComm, base.lossFusion() || lossFusion,
-        base.bf16GradReduce() || bf16GradReduce, dispatcher().orElse(base.dispatcher()));
+        base.bf16GradReduce() || bf16GradReduce, dispatcher().orElse(base.dispatcher()),
+        base.hsdpStepReduce() || hsdpStepReduce);
   }
 
   /**

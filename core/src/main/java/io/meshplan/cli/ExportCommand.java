@@ -333,6 +333,9 @@ final class ExportCommand implements Callable<Integer> {
     }
     if (c.shardGroup() > 0) {
       w.addAll(List.of("--shard-group", Integer.toString(c.shardGroup())));
+      if (in.overlaps().hsdpStepReduce()) {
+        w.add("--hsdp-step-reduce");
+      }
     }
     w.addAll(List.of("--attention", in.attention().label()));
     List<String> overlaps = c.megatronOverlapFlags(in.overlaps());

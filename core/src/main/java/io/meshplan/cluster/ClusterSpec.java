@@ -192,30 +192,53 @@ public record ClusterSpec(int nodes, int gpusPerNode, GpuSpec gpu, Fabric fabric
       return new ClusterSpec(count, per, gpu.spec(), fabric);
     }
     if (!domains) {
-      // count hosts of per GPUs: each must be the GPU's host, and the hosts fill domains.
-      if (per != host) {
-        throw new InputException("cluster '" + where + "': a " + gpu.name() + " host holds "
-            + host + " GPUs; give HOSTSx" + host + ":" + gpu.name() + " or DOMAINSxnvl"
-            + domain + ":" + gpu.name());
-      }
-      // The limit first: a count too large for any cluster has no whole racks to advise.
-      long gpus = Checked.intProduct("the GPU count of cluster " + count + "x" + per,
-          Checked.MAX_DEVICES, count, per);
-      if (gpus <= domain) {
-        return new ClusterSpec(1, (int) gpus, gpu.spec(), fabric, host);
-      }
-      if (gpus % domain != 0) {
-        throw new InputException("cluster '" + where + "': " + gpus + " GPUs do not fill whole "
-            + "NVLink domains of " + domain + " (" + gpu.name() + "); give a multiple of "
-            + domain / host + " hosts");
-      }
-      return new ClusterSpec((int) (gpus / domain), domain, gpu.spec(), fabric, host);
+      return ofHosts(where, count, per, gpu.spec(), host, fabric);
     }
     if (per > domain || per % host != 0) {
       throw new InputException("cluster '" + where + "': an NVLink domain of " + per + " "
           + gpu.name() + " GPUs must be whole hosts of " + host + " and at most " + domain);
     }
     return new ClusterSpec(count, per, gpu.spec(), fabric, host);
+  }
+
+  /**
+   * A cluster of {@code hosts} hosts of {@code perHost} GPUs: one NVLink domain per host where
+   * the GPU's NVLink stops at the host, else hosts of the GPU's {@code hostGpus} grouped into
+   * NVLink domains of its {@code nvlinkDomain} GPUs (or one domain of all of them when they are
+   * fewer); hosts of another size, or that do not fill whole domains, are refused.
+   *
+   * @param where the cluster's text, for messages
+   * @param hosts hosts
+   * @param perHost GPUs per host
+   * @param gpu the GPU
+   * @param hostGpus the GPUs one of its hosts holds
+   * @param fabric the fabric
+   * @return the cluster
+   * @throws InputException naming what does not fit
+   */
+  public static ClusterSpec ofHosts(String where, int hosts, int perHost, GpuSpec gpu,
+      int hostGpus, Fabric fabric) {
+    int domain = gpu.nvlinkDomain();
+    if (hostGpus >= domain) {
+      return new ClusterSpec(hosts, perHost, gpu, fabric);
+    }
+    if (perHost != hostGpus) {
+      throw new InputException("cluster '" + where + "': a " + gpu.name() + " host holds "
+          + hostGpus + " GPUs; give HOSTSx" + hostGpus + ":" + gpu.name() + " or DOMAINSxnvl"
+          + domain + ":" + gpu.name());
+    }
+    // The limit first: a count too large for any cluster has no whole racks to advise.
+    long gpus = Checked.intProduct("the GPU count of cluster " + hosts + "x" + perHost,
+        Checked.MAX_DEVICES, hosts, perHost);
+    if (gpus <= domain) {
+      return new ClusterSpec(1, (int) gpus, gpu, fabric, hostGpus);
+    }
+    if (gpus % domain != 0) {
+      throw new InputException("cluster '" + where + "': " + gpus + " GPUs do not fill whole "
+          + "NVLink domains of " + domain + " (" + gpu.name() + "); give a multiple of "
+          + domain / hostGpus + " hosts");
+    }
+    return new ClusterSpec((int) (gpus / domain), domain, gpu, fabric, hostGpus);
   }
 
   /**

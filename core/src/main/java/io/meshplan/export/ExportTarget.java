@@ -12,7 +12,7 @@ import java.util.function.Supplier;
  */
 public enum ExportTarget {
   /** Megatron-LM command-line arguments, as a bash array to source. */
-  MEGATRON("megatron", "megatron-args.sh", MegatronArgs::new, true, true, false, false),
+  MEGATRON("megatron", "megatron-args.sh", MegatronArgs::new, true, true, false, true),
   /**
    * A torchtitan config in its main branch's form: a Python module whose function returns a
    * {@code Trainer.Config} ({@link TorchtitanPython}); {@code --to torchtitan}'s default.
@@ -60,10 +60,9 @@ public enum ExportTarget {
    *     io.meshplan.model.Lora}): torchtitan main's {@code LoRAConverter} only (Megatron-LM's
    *     {@code pretrain_gpt.py} trains every weight)
    * @param hybridSharding whether it writes hybrid sharding ({@link
-   *     io.meshplan.plan.ParallelConfig#shardGroup}) as meshplan prices it, the replicas'
-   *     gradients all-reduced every microbatch: torchtitan's FSDP2 (Megatron-FSDP reduces across
-   *     its replicas on the last microbatch only, {@code megatron_fsdp.py}, {@code
-   *     is_last_microbatch}, which meshplan does not price)
+   *     io.meshplan.plan.ParallelConfig#shardGroup}): torchtitan's FSDP2, the replicas reduced
+   *     every microbatch, and Megatron-FSDP, once per step ({@link
+   *     io.meshplan.model.Overlaps#hsdpStepReduce}); each writer checks the cadence
    */
   ExportTarget(String label, String fileName, Supplier<FrameworkWriter> writer,
       boolean flexDispatchers, boolean documentMasking, boolean lora, boolean hybridSharding) {

@@ -90,6 +90,12 @@ public final class MegatronArgs implements FrameworkWriter {
           + " reduce-scatters with compute when it shards gradients (megatron_fsdp.py:327-333);"
           + " the plan prices them exposed (--no-fsdp-prefetch)");
     }
+    if (input.config().shardGroup() > 0 && !input.overlaps().hsdpStepReduce()) {
+      // megatron_fsdp.py: outer_fsdp_group_grad_reduce only when is_last_microbatch.
+      return Optional.of("Megatron-FSDP all-reduces its hybrid sharding's replicas once per step,"
+          + " on the last microbatch (megatron_fsdp.py, outer_fsdp_group_grad_reduce); the plan"
+          + " prices it every microbatch, as FSDP2 does (plan it with --hsdp-step-reduce)");
+    }
     if (input.gpipe()) {
       // megatron/core/pipeline_parallel/schedules.py get_forward_backward_func: no pipelining,
       // 1F1B, or interleaved 1F1B; nothing runs every forward before the first backward.
@@ -109,7 +115,9 @@ public final class MegatronArgs implements FrameworkWriter {
   public Optional<ExportInput> nearest(ExportInput input) {
     ExportInput oneFOneB = input.withGpipe(false)
         .withOverlaps(input.overlaps().withLossFusion(false).withFsdpPrefetch(
-            input.overlaps().fsdpPrefetch() || input.config().zeroStage() >= 2))
+            input.overlaps().fsdpPrefetch() || input.config().zeroStage() >= 2)
+            .withHsdpStepReduce(input.overlaps().hsdpStepReduce()
+                || input.config().shardGroup() > 0))
         .withConfig(input.config().withRecompute(input.config().recompute().layerwise()));
     if (input.model().arch().biases() && input.config().expertTensorParallel() > 1) {
       oneFOneB = oneFOneB.withConfig(oneFOneB.config().withExperts(
@@ -270,6 +278,13 @@ public final class MegatronArgs implements FrameworkWriter {
           c.zeroStage() == 2 ? "optim_grads" : "optim_grads_params"));
       a.add(List.of(MegatronArg.CKPT_FORMAT.flag(), "fsdp_dtensor"));
       a.add(List.of(MegatronArg.INIT_MODEL_WITH_META_DEVICE.flag()));
+      if (c.shardGroup() > 0) {
+        // Hybrid sharding: FSDP inside dp / instances consecutive ranks (parallel_state.py,
+        // intra_partial_data_parallel_size), the instances replicas (mcore_fsdp_adapter.py:
+        // enable_hsdp when num_distributed_optimizer_instances > 1).
+        a.add(List.of(MegatronArg.NUM_DISTRIBUTED_OPTIMIZER_INSTANCES.flag(),
+            Integer.toString(c.shardReplicas())));
+      }
     }
     a.add(List.of(MegatronArg.NUM_LAYERS.flag(), Integer.toString(m.layers())));
     a.add(List.of(MegatronArg.HIDDEN_SIZE.flag(), Integer.toString(m.hidden())));

@@ -156,6 +156,10 @@ public final class TorchtitanToml implements FrameworkWriter {
           + TorchtitanMain.VERSION + " models/common/decoder.py:195-199); it does not replicate"
           + " them");
     }
+    if (c.shardGroup() > 0 && input.overlaps().hsdpStepReduce()) {
+      return Optional.of("torchtitan's FSDP2 all-reduces hybrid sharding's replicas on every "
+          + "microbatch; the plan prices it once per step (drop --hsdp-step-reduce)");
+    }
     int shard = TorchtitanContext.shardGroup(c);
     int zero = TorchtitanContext.pricedZero(c);
     if (shard > 1 && zero == 2) {
@@ -262,6 +266,9 @@ public final class TorchtitanToml implements FrameworkWriter {
         c.dataParallel(), c.virtualStages(), c.microBatchSize(), c.globalBatchSize(),
         c.recompute(), c.tensorParallel() > 1, zero, 0, 0, c.expertParallel(),
         c.expertTensorParallel(), c.contextParallel(), c.contextParallel() > 1);
+    if (c.shardGroup() > 0 && zero == 3) {
+      n = n.withShardGroup(c.shardGroup());
+    }
     if (m.layers() % (c.pipelineParallel() * c.virtualStages()) != 0) {
       // Uneven stages that no even split replaces.
       return Optional.empty();
@@ -271,7 +278,8 @@ public final class TorchtitanToml implements FrameworkWriter {
         m.arch());
     try {
       return Optional.of(new ExportInput(nm, input.cluster(), n, input.attention(),
-          input.overlaps().withBf16GradReduce(false).withMoeComm(false), input.gpipe()));
+          input.overlaps().withBf16GradReduce(false).withMoeComm(false)
+              .withHsdpStepReduce(false), input.gpipe()));
     } catch (io.meshplan.util.InputException e) {
       // A layout the model or the cluster does not take once changed.
       return Optional.empty();

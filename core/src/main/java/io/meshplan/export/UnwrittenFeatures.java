@@ -23,7 +23,8 @@ import java.util.Optional;
  *       full fine-tuning of the same model;
  *   <li>hybrid sharding ({@link io.meshplan.plan.ParallelConfig#shardGroup}): torchtitan's
  *       exports write its {@code data_parallel_shard_degree} and {@code
- *       data_parallel_replicate_degree}; the others' nearest input shards over the whole
+ *       data_parallel_replicate_degree}, Megatron-LM's its {@code
+ *       --num-distributed-optimizer-instances}; the others' nearest input shards over the whole
  *       data-parallel group.
  * </ul>
  *
@@ -59,8 +60,8 @@ record UnwrittenFeatures(FrameworkWriter inner, String label, boolean writesDisp
     }
     if (!writesHybrid && input.config().shardGroup() > 0) {
       return Optional.of(label + " export shards ZeRO state over the whole data-parallel group: "
-          + "it writes no hybrid sharding with the replicas' gradients all-reduced every "
-          + "microbatch (--shard-group); export --to torchtitan does");
+          + "it writes no hybrid sharding (--shard-group); export --to torchtitan or --to "
+          + "megatron does");
     }
     return inner.missing(input);
   }

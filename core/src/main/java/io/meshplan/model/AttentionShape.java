@@ -93,7 +93,7 @@ public record AttentionShape(
     double c = chunk;
     return q * c * c / 2 + r * r / 2;
   }
-  private static final long serialVersionUID = 3L;
+  private static final long serialVersionUID = 4L;
 
   /** LLaMA, GPT, OPT, GPT-NeoX: nothing of the above. */
   public static final AttentionShape PLAIN =

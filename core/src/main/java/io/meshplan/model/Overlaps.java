@@ -66,12 +66,48 @@ import java.io.Serializable;
  * @param dispatcher the kernels that exchange a mixture-of-experts block's tokens ({@link
  *     ExpertDispatcher}; Megatron-Core's {@code --moe-token-dispatcher-type} and {@code
  *     --moe-flex-dispatcher-backend})
+ * @param hsdpStepReduce under hybrid sharding, the shard groups' gradients all-reduced across
+ *     the replicas once per step, on the last microbatch (Megatron-FSDP: {@code
+ *     megatron_fsdp.py}, {@code outer_fsdp_group_grad_reduce} only when {@code
+ *     is_last_microbatch}), rather than on every microbatch (FSDP2, as torchtitan runs it)
  */
 public record Overlaps(boolean gradReduce, boolean paramGather, boolean tensorComm,
     boolean fsdpPrefetch, boolean gradAccumFusion, boolean moeComm, boolean lossFusion,
-    boolean bf16GradReduce, ExpertDispatcher dispatcher)
+    boolean bf16GradReduce, ExpertDispatcher dispatcher, boolean hsdpStepReduce)
     implements Serializable {
-  private static final long serialVersionUID = 5L;
+  private static final long serialVersionUID = 6L;
+
+  /**
+   * The switches with the replicas of hybrid sharding reduced every microbatch.
+   *
+   * @param gradReduce the gradient reduction under the backward pass
+   * @param paramGather the distributed optimizer's weight gather under the next forward pass
+   * @param tensorComm tensor-parallel communication under the GEMMs
+   * @param fsdpPrefetch ZeRO-2/3 gathers and reduce-scatters under compute
+   * @param gradAccumFusion gradient accumulation fused into the weight-gradient GEMMs
+   * @param moeComm the expert-parallel all-to-alls under another microbatch's compute
+   * @param lossFusion the cross-entropy loss as one fused kernel
+   * @param bf16GradReduce the gradient reduction in bf16
+   * @param dispatcher the token dispatcher
+   */
+  public Overlaps(boolean gradReduce, boolean paramGather, boolean tensorComm,
+      boolean fsdpPrefetch, boolean gradAccumFusion, boolean moeComm, boolean lossFusion,
+      boolean bf16GradReduce, ExpertDispatcher dispatcher) {
+    this(gradReduce, paramGather, tensorComm, fsdpPrefetch, gradAccumFusion, moeComm, lossFusion,
+        bf16GradReduce, dispatcher, false);
+  }
+
+  /**
+   * The same switches with hybrid sharding's replicas reduced once per step or every
+   * microbatch.
+   *
+   * @param on whether once per step
+   * @return the switches
+   */
+  public Overlaps withHsdpStepReduce(boolean on) {
+    return new Overlaps(gradReduce, paramGather, tensorComm, fsdpPrefetch, gradAccumFusion,
+        moeComm, lossFusion, bf16GradReduce, dispatcher, on);
+  }
 
   /**
    * The switches with Megatron-Core's all-to-all token dispatcher.
@@ -159,7 +195,7 @@ public record Overlaps(boolean gradReduce, boolean paramGather, boolean tensorCo
    */
   public Overlaps withGradReduce(boolean on) {
     return new Overlaps(on, paramGather && on, tensorComm, fsdpPrefetch, gradAccumFusion,
-        moeComm, lossFusion, bf16GradReduce, dispatcher);
+        moeComm, lossFusion, bf16GradReduce, dispatcher, hsdpStepReduce);
   }
 
   /**
@@ -170,7 +206,7 @@ public record Overlaps(boolean gradReduce, boolean paramGather, boolean tensorCo
    */
   public Overlaps withLossFusion(boolean on) {
     return new Overlaps(gradReduce, paramGather, tensorComm, fsdpPrefetch, gradAccumFusion,
-        moeComm, on, bf16GradReduce, dispatcher);
+        moeComm, on, bf16GradReduce, dispatcher, hsdpStepReduce);
   }
 
   /**
@@ -181,7 +217,7 @@ public record Overlaps(boolean gradReduce, boolean paramGather, boolean tensorCo
    */
   public Overlaps withMoeComm(boolean on) {
     return new Overlaps(gradReduce, paramGather, tensorComm, fsdpPrefetch, gradAccumFusion, on,
-        lossFusion, bf16GradReduce, dispatcher);
+        lossFusion, bf16GradReduce, dispatcher, hsdpStepReduce);
   }
 
   /**
@@ -192,7 +228,7 @@ public record Overlaps(boolean gradReduce, boolean paramGather, boolean tensorCo
    */
   public Overlaps withFsdpPrefetch(boolean on) {
     return new Overlaps(gradReduce, paramGather, tensorComm, on, gradAccumFusion, moeComm,
-        lossFusion, bf16GradReduce, dispatcher);
+        lossFusion, bf16GradReduce, dispatcher, hsdpStepReduce);
   }
 
   /**
@@ -203,7 +239,7 @@ public record Overlaps(boolean gradReduce, boolean paramGather, boolean tensorCo
    */
   public Overlaps withBf16GradReduce(boolean on) {
     return new Overlaps(gradReduce, paramGather, tensorComm, fsdpPrefetch, gradAccumFusion,
-        moeComm, lossFusion, on, dispatcher);
+        moeComm, lossFusion, on, dispatcher, hsdpStepReduce);
   }
 
   /**
@@ -214,6 +250,6 @@ public record Overlaps(boolean gradReduce, boolean paramGather, boolean tensorCo
    */
   public Overlaps withDispatcher(ExpertDispatcher d) {
     return new Overlaps(gradReduce, paramGather, tensorComm, fsdpPrefetch, gradAccumFusion,
-        moeComm, lossFusion, bf16GradReduce, d);
+        moeComm, lossFusion, bf16GradReduce, d, hsdpStepReduce);
   }
 }

@@ -149,6 +149,9 @@ public final class PlanJson {
     if (planned.dispatcher().deduplicates()) {
       ov.put("moeDispatcher", planned.dispatcher().word());
     }
+    if (planned.hsdpStepReduce()) {
+      ov.put("hsdpStepReduce", true);
+    }
   }
 
   /**
@@ -451,7 +454,8 @@ public final class PlanJson {
         o.has("lossFusion") && o.bool("lossFusion"),
         o.has("bf16GradReduce") && o.bool("bf16GradReduce"),
         o.has("moeDispatcher") ? dispatcher(o.where(), o.text("moeDispatcher"))
-            : io.meshplan.model.ExpertDispatcher.ALLTOALL);
+            : io.meshplan.model.ExpertDispatcher.ALLTOALL,
+        o.has("hsdpStepReduce") && o.bool("hsdpStepReduce"));
   }
 
   /** Reads a dispatcher's name. */

@@ -75,7 +75,7 @@ public record TrainRunSimulator(TrainingRun run, ClusterSpec cluster, ModelSpec 
     // What --cluster's GPU cannot train (fp8 without FP8 tensor cores) is --cluster's refusal,
     // not the log's: the job's rules of the binding, run first without the log's name.
     io.meshplan.plan.BoundConfig.checkJob(cs, global, 0, m.dtype(), attention(run, cs),
-        overlaps(p));
+        overlaps(run));
     try {
       ParallelConfig c = new ParallelConfig(p.tensorParallel(), p.pipelineParallel(), dp,
           p.virtualStages(), p.microBatch(), global, Recompute.valueOf(
@@ -98,7 +98,7 @@ public record TrainRunSimulator(TrainingRun run, ClusterSpec cluster, ModelSpec 
       // The run's layout, bound as every command binds one (BoundConfig).
       io.meshplan.plan.BoundConfig b = io.meshplan.plan.TrainingConfig.of(c, false)
           .withDtype(m.dtype()).withAttention(java.util.Optional.of(attention(run, cs)))
-          .withOverlaps(overlaps(p)).bind(m, cs);
+          .withOverlaps(overlaps(run)).bind(m, cs);
       return new TrainRunSimulator(run, cs, m, b.parallel());
     } catch (IllegalArgumentException | InputException e) {
       // What the run's arguments break is the log's fault: name it.
@@ -159,7 +159,7 @@ public record TrainRunSimulator(TrainingRun run, ClusterSpec cluster, ModelSpec 
         .withCompute(cluster.gpu().architecture(), new ComputeScale(scale, 1));
     TrainingJob job = TrainingJob.of(io.meshplan.plan.TrainingConfig.of(config, false)
         .withDtype(model.dtype()).withAttention(java.util.Optional.of(attention(run, cluster)))
-        .withOverlaps(overlaps(run.parallel())).bind(model, cluster));
+        .withOverlaps(overlaps(run)).bind(model, cluster));
     PricedJob priced = Planner.price(job, Pricing.calibrated(profile),
         PlannerOptions.defaults());
     return Planner.simulate(priced, config, false)
@@ -187,11 +187,16 @@ public record TrainRunSimulator(TrainingRun run, ClusterSpec cluster, ModelSpec 
         ? Attention.FLASH : Attention.UNFUSED;
   }
 
-  /** The overlaps the run's framework ran with, on top of the frameworks' defaults. */
-  private static Overlaps overlaps(io.meshplan.calibrate.RunParallel p) {
+  /**
+   * The overlaps the run's framework ran with, on top of the frameworks' defaults; Megatron-FSDP
+   * reduces hybrid sharding's replicas once per step ({@link Overlaps#hsdpStepReduce}).
+   */
+  private static Overlaps overlaps(TrainingRun run) {
+    io.meshplan.calibrate.RunParallel p = run.parallel();
     Overlaps d = Overlaps.DEFAULTS;
     return new Overlaps(p.overlapGradReduce(), p.overlapParamGather(), p.tpCommOverlap(),
         d.fsdpPrefetch(), p.gradAccumFusion(), p.moeOverlap(), p.lossFusion(),
-        p.bf16GradReduce(), io.meshplan.model.ExpertDispatcher.of(p.dispatcher()).orElseThrow());
+        p.bf16GradReduce(), io.meshplan.model.ExpertDispatcher.of(p.dispatcher()).orElseThrow(),
+        p.shardReplicas() > 1 && run.framework().equals("megatron"));
   }
 }

@@ -232,11 +232,10 @@ public final class PointEvaluator {
    * @throws InputException when a name is not in its catalog
    */
   static TrainingJob job(SweepPoint p, ModelSpec base, SweepHardware hardware) {
-    if (hardware.rackScale(p.gpu())) {
-      throw new InputException("sweep does not plan GPUs whose NVLink domain spans hosts ("
-          + p.gpu() + ") yet; plan or simulate them with --cluster RACKSxnvlGPUS:" + p.gpu());
-    }
-    ClusterSpec cs = new ClusterSpec(p.nodes(), p.gpusPerNode(), hardware.gpu(p.gpu()),
+    // A grid names hosts; on rack-scale GPUs (GB200, GB300) they are grouped into their NVLink
+    // domains, as --cluster HOSTSx4:gb200 groups them.
+    ClusterSpec cs = ClusterSpec.ofHosts(p.nodes() + "x" + p.gpusPerNode() + ":" + p.gpu(),
+        p.nodes(), p.gpusPerNode(), hardware.gpu(p.gpu()), hardware.hostGpus(p.gpu()),
         hardware.fabric(p.fabric()));
     TrainingConfig config = TrainingConfig.searched(p.globalBatch(), p.microbatches())
         .withOverlaps(p.overlaps()).withAttention("auto".equals(p.attention())

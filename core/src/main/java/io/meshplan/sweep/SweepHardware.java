@@ -1,5 +1,6 @@
 package io.meshplan.sweep;
 
+import io.meshplan.cluster.ClusterSpec;
 import io.meshplan.cluster.Fabric;
 import io.meshplan.cluster.GpuSpec;
 import io.meshplan.cluster.HardwareCatalog;
@@ -32,20 +33,18 @@ public sealed interface SweepHardware extends Serializable {
     }
     Map<String, GpuSpec> gpus = new TreeMap<>();
     Map<String, String> defaults = new TreeMap<>();
-    java.util.Set<String> racks = new java.util.TreeSet<>();
+    Map<String, Integer> hosts = new TreeMap<>();
     for (String n : catalog.acceptedGpuNames()) {
       io.meshplan.cluster.GpuEntry e = catalog.gpu(n).orElseThrow();
       gpus.put(n, e.spec());
       defaults.put(n, e.defaultFabric());
-      if (e.hostGpus() < e.spec().nvlinkDomain()) {
-        racks.add(n);
-      }
+      hosts.put(n, e.hostGpus());
     }
     Map<String, Fabric> fabrics = new TreeMap<>();
     for (String n : catalog.fabricNames()) {
       fabrics.put(n, catalog.fabric(n).orElseThrow());
     }
-    return new Given(gpus, defaults, fabrics, racks);
+    return new Given(gpus, defaults, fabrics, hosts);
   }
 
   /**
@@ -76,13 +75,14 @@ public sealed interface SweepHardware extends Serializable {
   String defaultFabric(String gpu);
 
   /**
-   * Whether a GPU's NVLink domain spans hosts (GB200 and GB300 NVL72), which a sweep's grid of
-   * nodes and GPUs per node does not describe yet.
+   * The GPUs one host of a GPU holds: its NVLink domain where NVLink stops at the host, fewer on
+   * rack-scale systems (GB200 and GB300 NVL72: 4 per compute tray), whose hosts a grid's nodes
+   * name and whose NVLink domains {@link ClusterSpec#ofHosts} groups them into.
    *
    * @param gpu the GPU's name
-   * @return true for a rack-scale GPU
+   * @return GPUs per host
    */
-  boolean rackScale(String gpu);
+  int hostGpus(String gpu);
 
   /** meshplan's own catalog, looked up in the process that plans the point. */
   record Shipped() implements SweepHardware {
@@ -107,9 +107,9 @@ public sealed interface SweepHardware extends Serializable {
     }
 
     @Override
-    public boolean rackScale(String gpu) {
-      return HardwareCatalog.shipped().gpu(gpu).map(e -> e.hostGpus() < e.spec().nvlinkDomain())
-          .orElse(false);
+    public int hostGpus(String gpu) {
+      return HardwareCatalog.shipped().gpu(gpu).orElseThrow(
+          () -> new InputException("unknown gpu '" + gpu + "'")).hostGpus();
     }
   }
 
@@ -119,18 +119,18 @@ public sealed interface SweepHardware extends Serializable {
    * @param gpus every name the catalog accepts for a GPU (lower case), to its GPU
    * @param defaultFabrics the same names, to the GPU's default fabric
    * @param fabrics fabric names (lower case), to the fabric
-   * @param racks the names of rack-scale GPUs ({@link #rackScale})
+   * @param hostGpus the same names, to the GPUs one host holds ({@link #hostGpus})
    */
   record Given(Map<String, GpuSpec> gpus, Map<String, String> defaultFabrics,
-      Map<String, Fabric> fabrics, java.util.Set<String> racks) implements SweepHardware {
-    private static final long serialVersionUID = 2L;
+      Map<String, Fabric> fabrics, Map<String, Integer> hostGpus) implements SweepHardware {
+    private static final long serialVersionUID = 3L;
 
     /** Freezes the maps; every GPU has a default fabric of the catalog. */
     public Given {
       gpus = Map.copyOf(gpus);
       defaultFabrics = Map.copyOf(defaultFabrics);
       fabrics = Map.copyOf(fabrics);
-      racks = java.util.Set.copyOf(racks);
+      hostGpus = Map.copyOf(hostGpus);
       io.meshplan.util.Require.that(defaultFabrics.keySet().equals(gpus.keySet())
           && fabrics.keySet().containsAll(defaultFabrics.values()),
           "every GPU of a sweep's hardware has a default fabric of it");
@@ -166,8 +166,12 @@ public sealed interface SweepHardware extends Serializable {
     }
 
     @Override
-    public boolean rackScale(String gpu) {
-      return racks.contains(gpu.toLowerCase(Locale.ROOT));
+    public int hostGpus(String gpu) {
+      Integer h = hostGpus.get(gpu.toLowerCase(Locale.ROOT));
+      if (h == null) {
+        throw new InputException("unknown gpu '" + gpu + "'");
+      }
+      return h;
     }
   }
 }

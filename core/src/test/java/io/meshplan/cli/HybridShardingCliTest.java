@@ -82,11 +82,36 @@ class HybridShardingCliTest {
     assertThat(v022.code()).as(v022.err()).isZero();
     assertThat(v022.out()).contains("data_parallel_replicate_degree = 4\n")
         .contains("data_parallel_shard_degree = 8\n");
-    // Megatron-FSDP all-reduces across its replicas on the last microbatch only: not as priced.
+    // Megatron-FSDP all-reduces across its replicas on the last microbatch only: priced so with
+    // --hsdp-step-reduce, which its export needs and torchtitan's refuses.
     CliRun m = run(export, "--to", "megatron", "--shard-group", "8");
     assertThat(m.code()).isEqualTo(3);
-    assertThat(m.err()).contains("writes no hybrid sharding");
-    assertThat(m.out()).contains("--zero-stage 3").doesNotContain("--shard-group");
+    assertThat(m.err()).contains("once per step");
+    assertThat(m.out()).contains("--shard-group 8 --hsdp-step-reduce");
+    CliRun mf = run(export, "--to", "megatron", "--shard-group", "8", "--hsdp-step-reduce");
+    assertThat(mf.code()).as(mf.err()).isZero();
+    assertThat(mf.out()).contains("--use-megatron-fsdp\n")
+        .contains("--data-parallel-sharding-strategy optim_grads_params\n")
+        .contains("--num-distributed-optimizer-instances 4\n");
+    CliRun ts = run(export, "--to", "torchtitan", "--shard-group", "8", "--hsdp-step-reduce");
+    assertThat(ts.code()).isEqualTo(3);
+    assertThat(ts.err()).contains("every microbatch");
+    // Accelerate's export writes no hybrid sharding and offers ZeRO-3 over all.
+    CliRun d = run(export, "--to", "accelerate", "--shard-group", "8");
+    assertThat(d.code()).isEqualTo(3);
+    assertThat(d.err()).contains("writes no hybrid sharding");
+  }
+
+  /**
+   * Once per step, the replicas' all-reduce leaves the microbatches: 4 x (28,105,914,368 +
+   * 28,105,914,368) + 6,022,695,936 = 230,870,010,880 bytes per GPU per iteration.
+   */
+  @Test
+  void megatronFsdpReducesTheReplicasOncePerStep() throws Exception {
+    CliRun h = run(SIM, "--shard-group", "8", "--hsdp-step-reduce", "--json");
+    assertThat(h.code()).as(h.err()).isZero();
+    assertThat(JSON.readTree(h.out()).at("/stages/0/communicationBytesPerGpu/dataParallel")
+        .asDouble()).isEqualTo(230_870_010_880.0);
   }
 
   @Test

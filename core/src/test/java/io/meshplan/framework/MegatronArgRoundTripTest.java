@@ -87,6 +87,26 @@ class MegatronArgRoundTripTest {
     assertThat(checked).isGreaterThanOrEqualTo(20);
   }
 
+  /**
+   * Megatron-FSDP's ZeRO stages and hybrid sharding come back as exported: ZeRO-3 over all 128
+   * replicas, and inside groups of 8 replicated 16 times ({@code
+   * --num-distributed-optimizer-instances 16}), which Megatron-FSDP reduces once per step.
+   */
+  @Test
+  void megatronFsdpAndItsHybridShardingAreReadBack() throws IOException {
+    ModelSpec model = Presets.get("llama2-70b");
+    ParallelConfig fsdp = new ParallelConfig(8, 1, 128, 1, 1, 1024, Recompute.FULL, true, 3);
+    for (ParallelConfig c : List.of(fsdp, fsdp.withShardGroup(8))) {
+      ExportInput in = new ExportInput(model, CLUSTER, c, io.meshplan.model.Attention.FLASH,
+          io.meshplan.model.Overlaps.DEFAULTS.withHsdpStepReduce(c.shardGroup() > 0), false);
+      assertThat(Exporter.missing(ExportTarget.MEGATRON, in)).as(c.toString()).isEmpty();
+      Map<MegatronArg, List<String>> written = written(MegatronArgs.arguments(in));
+      RunParallel p = TrainingLogs.read(log(written, model, c), Optional.empty()).parallel();
+      assertThat(p.zeroStage()).isEqualTo(3);
+      assertThat(p.shardReplicas()).isEqualTo(c.shardGroup() > 0 ? 16 : 1);
+    }
+  }
+
   @Test
   void flagsAndDestinationsFollowArgparse() {
     assertThat(MegatronArg.TENSOR_MODEL_PARALLEL_SIZE.flag())

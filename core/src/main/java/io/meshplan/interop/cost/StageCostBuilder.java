@@ -655,7 +655,8 @@ public final class StageCostBuilder {
    * for its forward and again for its backward, reduce-scatters its gradients over the group, and
    * all-reduces the group's shard of them, {@code 1/g} of the gradients, across the replicas:
    * FSDP2 reduces on every backward that syncs gradients, and torchtitan syncs on each
-   * microbatch (it never turns gradient synchronisation off). With FSDP's prefetch the first
+   * microbatch (it never turns gradient synchronisation off); Megatron-FSDP all-reduces across
+   * the replicas on the last microbatch only ({@link Overlaps#hsdpStepReduce}). With FSDP's prefetch the first
    * layer's forward gather and its reduction, the last of the backward, are exposed and the
    * rest runs under compute, as under {@link #shardAll}. Model state per GPU is {@code 1/g} of
    * the replica's.
@@ -664,8 +665,16 @@ public final class StageCostBuilder {
    */
   private void shardHybrid(StageTally s, CommModel comm, int g, List<LayerCost> layers) {
     double gatherOnce = comm.allGather(s.weights, 1);
-    double reduce = comm.reduceScatter(s.gradWire(), 1) + comm.allReduce(s.gradWire() / g, 0);
+    double replicas = comm.allReduce(s.gradWire() / g, 0);
+    boolean onceAStep = overlaps.hsdpStepReduce();
+    // Megatron-FSDP: the replicas' all-reduce once per step, with the last microbatch's
+    // reduce-scatters, as the gradient reduction of ZeRO-0 runs ({@link #iterationTail}).
+    double reduce = comm.reduceScatter(s.gradWire(), 1) + (onceAStep ? 0 : replicas);
     int r = comm.mesh().size(0);
+    if (onceAStep) {
+      s.gradSync = replicas;
+      s.dataBytes = BusBytesCommModel.bytesSent(Collective.ALL_REDUCE, s.gradWire() / g, r);
+    }
     if (overlaps.fsdpPrefetch()) {
       LayerCost first = layers.get(0);
       double gatherFirst = s.params > 0 ? gatherOnce * first.parameters() / s.params : 0;
@@ -681,7 +690,8 @@ public final class StageCostBuilder {
     }
     s.dataBytesPerMicrobatch = 2 * BusBytesCommModel.bytesSent(Collective.ALL_GATHER,
         s.weights, g) + BusBytesCommModel.bytesSent(Collective.REDUCE_SCATTER, s.gradWire(), g)
-        + BusBytesCommModel.bytesSent(Collective.ALL_REDUCE, s.gradWire() / g, r);
+        + (onceAStep ? 0 : BusBytesCommModel.bytesSent(Collective.ALL_REDUCE, s.gradWire() / g,
+            r));
     s.weights /= g;
     s.grads /= g;
     s.optimizer /= g;
