@@ -398,6 +398,10 @@ public final class ReportHtml {
     if (p.source() instanceof io.meshplan.plan.PlanSource.HloModule h) {
       return h.title() + " (" + h.path() + "), " + h.layers() + " layers";
     }
-    return p.model().name() + ", " + p.model().layers() + " layers, sequence " + p.model().seq();
+    io.meshplan.model.ModelSpec m = p.model();
+    return m.name() + ", " + m.layers() + " layers, sequence " + m.seq()
+        + (m.lora().on() ? ", fine-tuned with " + m.lora().words() + " ("
+            + String.format(java.util.Locale.ROOT, "%,d", m.trainableParameterCount())
+            + " trainable parameters)" : "");
   }
 }
