@@ -177,6 +177,12 @@ final class JobFlags {
     pricing(clusterOptions, attention, cs);
     TrainingConfig config = parallel.training().withAttention(attention.chosen())
         .withOverlaps(clusterOptions.overlaps());
+    if (clusterOptions.hsdpStepReduce
+        && config.layout().map(c -> c.shardGroup() == 0).orElse(false)) {
+      // A stated layout without hybrid sharding has no replicas' reduction to time.
+      throw new io.meshplan.util.InputException("--hsdp-step-reduce times hybrid sharding's replica reduction; "
+          + "give --zero-stage 3 --shard-group G, or drop it");
+    }
     return bind(m, model.dtype != null, cs, config);
   }
 

@@ -223,14 +223,19 @@ final class ModelOptions {
   }
 
   /**
-   * The first override flag given, for refusing overrides where no preset is used.
+   * The first flag given that changes a preset's model or its training (sizes, routing,
+   * packed documents, LoRA), for refusing them where no preset is used.
    *
    * @return e.g. "--layers", or null when none was given
    */
   String overrides() {
-    Object[] values = {layers, batch, seq, hidden, heads, kvHeads, ffn, vocab, dtype};
+    Object[] values = {layers, batch, seq, hidden, heads, kvHeads, ffn, vocab, dtype,
+        capacityFactor, imbalance, meanDocLen, packedSeqs, finetune, loraRank, loraAlpha,
+        loraTargets};
     String[] flags = {"--layers", "--batch", "--seq", "--hidden", "--heads", "--kv-heads",
-        "--ffn", "--vocab", "--dtype"};
+        "--ffn", "--vocab", "--dtype", "--moe-capacity-factor", "--moe-imbalance",
+        "--mean-doc-len", "--packed-seqs", "--finetune", "--lora-rank", "--lora-alpha",
+        "--lora-targets"};
     for (int i = 0; i < values.length; i++) {
       if (values[i] != null) {
         return flags[i];

@@ -180,6 +180,10 @@ final class ParallelOptions {
       throw new InputException("--distributed-optimizer is ZeRO stage 1 but --zero-stage is "
           + zeroStage + "; give one of them");
     }
+    if (shardGroup != null && shardGroup < 2) {
+      throw new InputException("--shard-group must be at least 2 GPUs, got " + shardGroup
+          + " (without it, ZeRO-3 shards over the whole data-parallel group)");
+    }
     if (shardGroup != null && (zeroStage == null || zeroStage != 3)) {
       throw new InputException("--shard-group shards the whole model state inside groups: it "
           + "needs --zero-stage 3");

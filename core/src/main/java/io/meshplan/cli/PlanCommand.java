@@ -439,6 +439,7 @@ final class PlanCommand implements Callable<Integer> {
     given.put("--for", forFramework != null);
     given.put("--spark", !executor.local());
     given.put("--attention", attention.chosen().isPresent());
+    given.put("--hsdp-step-reduce", cluster.hsdpStepReduce);
     for (var flag : given.entrySet()) {
       if (flag.getValue()) {
         throw new InputException(flag.getKey() + " cannot be used with --hlo: the module fixes "

@@ -52,11 +52,13 @@ record UnwrittenFeatures(FrameworkWriter inner, String label, boolean writesDisp
     }
     if (!writesPacking && input.model().packing().packed()) {
       return Optional.of(label + " export does not mask attention by document (--mean-doc-len, "
-          + "--packed-seqs); export --to megatron or --to torchtitan does");
+          + "--packed-seqs); export --to megatron or --to torchtitan (main, not "
+          + "--framework-version 0.2.2) does");
     }
     if (!writesLora && input.model().lora().on()) {
       return Optional.of(label + " export trains every weight: it writes no LoRA adapters "
-          + "(--finetune lora); export --to torchtitan does");
+          + "(--finetune lora); export --to torchtitan (main, not --framework-version 0.2.2) "
+          + "does");
     }
     if (!writesHybrid && input.config().shardGroup() > 0) {
       return Optional.of(label + " export shards ZeRO state over the whole data-parallel group: "

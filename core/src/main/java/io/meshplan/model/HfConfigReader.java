@@ -225,6 +225,11 @@ public final class HfConfigReader {
         ? root.path("_name_or_path").asText() : fallbackName;
     int hidden = f.positive("hidden_size");
     int layers = f.positive("num_hidden_layers");
+    if (layers > ModelSpec.MAX_LAYERS) {
+      // Refused before any per-layer list (MoE layers, window patterns) is built.
+      throw new InputException(where + ": field 'num_hidden_layers' must be at most "
+          + ModelSpec.MAX_LAYERS + ", got " + layers);
+    }
     int heads = f.positive("num_attention_heads");
     int vocab = f.positive("vocab_size");
     int maxPos = f.positive("max_position_embeddings");

@@ -55,7 +55,7 @@ final class HfMoe {
     if (list != null && !list.isNull()) {
       if (!list.isArray()) {
         throw new InputException(f.where() + ": field 'moe_layers' must be a list of layer "
-            + "numbers, got " + list);
+            + "numbers, got " + shown(list));
       }
       for (int i = 0; i < list.size(); i++) {
         JsonNode e = list.get(i);
@@ -124,6 +124,12 @@ final class HfMoe {
    * @param expertsKey the field the experts were read from, for the message
    * @return experts per token
    */
+  /** A value for a message, cut at 40 characters (a config may hold anything there). */
+  private static String shown(JsonNode n) {
+    String t = n.toString();
+    return t.length() > 40 ? t.substring(0, 40) + "..." : t;
+  }
+
   static int topK(HfFields f, int experts, String expertsKey) {
     int topK = f.positive("num_experts_per_tok");
     if (topK > experts) {
@@ -167,7 +173,7 @@ final class HfMoe {
     if (list != null && !list.isNull()) {
       if (!list.isArray()) {
         throw new InputException(f.where() + ": field 'mlp_only_layers' must be a list of layer "
-            + "numbers, got " + list);
+            + "numbers, got " + shown(list));
       }
       for (int i = 0; i < list.size(); i++) {
         JsonNode e = list.get(i);

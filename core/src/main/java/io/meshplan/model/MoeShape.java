@@ -119,8 +119,10 @@ public record MoeShape(int experts, int topK, int expertFfn, int sharedFfn,
     denseLayers = java.util.List.copyOf(Require.nonNull(denseLayers, "denseLayers"));
     for (int i = 0; i < denseLayers.size(); i++) {
       int l = denseLayers.get(i);
+      int at = i;
+      // The message is made only on failure, naming the entry: the list may hold 2^17 layers.
       Require.that(l >= 0 && (i == 0 || l > denseLayers.get(i - 1)),
-          "dense layers must be ascending layer numbers from 0, got " + denseLayers);
+          () -> "dense layers must be ascending layer numbers from 0; entry " + at + " is " + l);
     }
     Require.that(denseFfn <= ModelSpec.MAX_FFN, "the dense blocks' inner size must be at most "
         + ModelSpec.MAX_FFN + ", got " + denseFfn);

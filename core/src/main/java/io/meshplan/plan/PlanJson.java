@@ -405,6 +405,7 @@ public final class PlanJson {
       return readModule(where, f, root);
     }
     ModelSpec model = readModel(where, f.object("model"));
+    checkFinetune(where, f, model);
     PlanFileCheck.structure(where, root, false, model.layers());
     List<StagePlan> stages = readStages(where, root.get("stages"), false);
     Attention attention = Attention.UNFUSED;
@@ -548,6 +549,24 @@ public final class PlanJson {
               : io.meshplan.model.Lora.NONE);
     } catch (IllegalArgumentException e) {
       throw new InputException(where + ": field 'model': " + e.getMessage());
+    }
+  }
+
+  /**
+   * The {@code finetune} summary a plan's JSON carries beside its model (written by {@code
+   * plan}, derived from {@code model.lora}): when present it must say what the model trains.
+   */
+  private static void checkFinetune(String where, Fields f, ModelSpec model) {
+    if (!f.has("finetune")) {
+      return;
+    }
+    Fields ft = f.object("finetune");
+    String mode = ft.text("mode");
+    String want = model.lora().on() ? "lora" : "full";
+    if (!mode.equals(want)) {
+      throw new InputException(where + ": field 'finetune.mode' is '"
+          + io.meshplan.util.TerminalText.escape(mode.length() > 40 ? mode.substring(0, 40)
+              + "..." : mode) + "' but model.lora makes it '" + want + "'");
     }
   }
 

@@ -150,7 +150,15 @@ class HybridShardingCliTest {
     run(SIM, "--shard-group", "5").refusedInOneLine(2, "--shard-group 5 must divide --dp 32 and "
         + "lie strictly between 1 and it");
     run(SIM, "--shard-group", "32").refusedInOneLine(2, "--shard-group 32 must divide");
-    run(SIM, "--shard-group", "1").refusedInOneLine(2, "--shard-group 1 must divide");
+    run(SIM, "--shard-group", "1").refusedInOneLine(2, "--shard-group must be at least 2");
+    run(SIM, "--shard-group", "0").refusedInOneLine(2, "--shard-group must be at least 2");
+    // The replicas' cadence without replicas to reduce is refused, not ignored.
+    run(SIM, "--hsdp-step-reduce").refusedInOneLine(2, "--hsdp-step-reduce times hybrid "
+        + "sharding's replica reduction");
+    List<String> export = new ArrayList<>(SIM);
+    export.set(0, "export");
+    run(export, "--to", "torchtitan", "--hsdp-step-reduce").refusedInOneLine(2,
+        "--hsdp-step-reduce times");
     List<String> zero1 = new ArrayList<>(SIM);
     zero1.set(zero1.indexOf("--zero-stage") + 1, "1");
     run(zero1, "--shard-group", "8").refusedInOneLine(2, "--shard-group shards the whole model "

@@ -156,6 +156,15 @@ class LoraCliTest {
         "lora").refusedInOneLine(2, "--finetune prices a training step");
     CliRun.of("shard", "--model", "llama2-7b", "--mesh", "1x8", "--layers", "1",
         "--mean-doc-len", "512").refusedInOneLine(2, "--mean-doc-len prices a training step");
+    // An HLO module fixes its model: the training-step flags are refused beside --hlo too.
+    CliRun.of("shard", "--hlo", "core/src/test/resources/hlo/softmax_fused.hlo", "--mesh", "2x4",
+        "--finetune", "lora").refusedInOneLine(2, "--finetune changes a --model preset");
+    CliRun.of("plan", "--hlo", "examples/gpt_train_step.hlo", "--microbatches", "2", "--cluster",
+        "1x8:h100-80gb", "--lora-rank", "8").refusedInOneLine(2,
+        "--lora-rank cannot be used with --hlo");
+    CliRun.of("plan", "--hlo", "examples/gpt_train_step.hlo", "--microbatches", "2", "--cluster",
+        "1x8:h100-80gb", "--mean-doc-len", "100").refusedInOneLine(2,
+        "--mean-doc-len cannot be used with --hlo");
     // A plan carries its adapters: the flags are refused beside --plan, and a plan file whose
     // adapters are broken is refused by name.
     Path plan = dir.resolve("plan.json");
@@ -167,5 +176,18 @@ class LoraCliTest {
     Path bad = dir.resolve("bad.json");
     Files.writeString(bad, text.replaceFirst("\"rank\" : 16", "\"rank\" : 0"));
     CliRun.of("simulate", "--plan", bad.toString()).refusedInOneLine(2, "at least 1");
+    // The plan's own summary must agree with its model.
+    com.fasterxml.jackson.databind.node.ObjectNode root =
+        (com.fasterxml.jackson.databind.node.ObjectNode) JSON.readTree(text);
+    assertThat(root.at("/finetune/mode").asText()).isEqualTo("lora");
+    root.putObject("finetune").put("mode", "full");
+    Files.writeString(bad, JSON.writeValueAsString(root));
+    CliRun.of("simulate", "--plan", bad.toString()).refusedInOneLine(2,
+        "field 'finetune.mode' is 'full' but model.lora makes it 'lora'");
+    // torchtitan 0.2.2 writes no adapters, and names the form that does.
+    CliRun v022 = CliRun.of("export", "--plan", plan.toString(), "--to", "torchtitan",
+        "--framework-version", "0.2.2");
+    assertThat(v022.code()).isEqualTo(3);
+    assertThat(v022.err()).contains("(main, not --framework-version 0.2.2)");
   }
 }

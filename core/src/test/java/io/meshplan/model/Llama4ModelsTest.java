@@ -102,6 +102,16 @@ class Llama4ModelsTest {
         "\"no_rope_layers\": [" + String.join(", ", irregular) + "]"), "scout.json", "scout"))
         .isInstanceOf(InputException.class).hasMessageContaining("no_rope_layers")
         .hasMessageNotContaining("\n");
+    // A layer count past the limit is refused before any per-layer list is made; one under it
+    // reads (its dense-block list checked once per entry).
+    assertThatThrownBy(() -> HfConfigReader.parseConfig(text.replace("\"num_hidden_layers\": 48",
+        "\"num_hidden_layers\": 200000"), "scout.json", "scout"))
+        .isInstanceOf(InputException.class)
+        .hasMessage("scout.json: field 'num_hidden_layers' must be at most 131072, got 200000");
+    String maverick = Files.readString(HF.resolve("llama-4-maverick-17b-128e.json"));
+    ModelSpec deep = HfConfigReader.parseConfig(maverick.replace("\"num_hidden_layers\": 48",
+        "\"num_hidden_layers\": 100000"), "m.json", "m").spec();
+    assertThat(deep.denseBlocks()).isEqualTo(50_000);
     // Without a chunk size every block attends globally.
     ModelSpec global = HfConfigReader.parseConfig(text.replace("\"attention_chunk_size\": 8192",
         "\"attention_chunk_size\": null"), "scout.json", "scout").spec();
