@@ -50,23 +50,9 @@ final class HfMoe {
     int experts = experts(f, "num_local_experts");
     int topK = topK(f, experts, "num_local_experts");
     int ffn = f.positive("intermediate_size");
-    java.util.Set<Integer> routed = new java.util.HashSet<>();
-    JsonNode list = f.root().get("moe_layers");
-    if (list != null && !list.isNull()) {
-      if (!list.isArray()) {
-        throw new InputException(f.where() + ": field 'moe_layers' must be a list of layer "
-            + "numbers, got " + shown(list));
-      }
-      for (int i = 0; i < list.size(); i++) {
-        JsonNode e = list.get(i);
-        if (!e.isIntegralNumber() || !e.canConvertToInt() || e.asInt() < 0
-            || e.asInt() >= layers) {
-          throw new InputException(f.where() + ": moe_layers[" + i + "] is " + e
-              + "; layers are numbered 0 to " + (layers - 1));
-        }
-        routed.add(e.asInt());
-      }
-    } else {
+    java.util.Set<Integer> routed = layerSet(f, "moe_layers", layers);
+    JsonNode given = f.root().get("moe_layers");
+    if (given == null || given.isNull()) {
       int step = f.positive("interleave_moe_layer_step");
       for (int i = step - 1; i < layers; i += step) {
         routed.add(i);
@@ -124,6 +110,35 @@ final class HfMoe {
    * @param expertsKey the field the experts were read from, for the message
    * @return experts per token
    */
+  /**
+   * The layer numbers a config's list field holds ({@code mlp_only_layers}, {@code moe_layers}),
+   * each from 0 to {@code layers - 1}.
+   *
+   * @return the numbers, empty when the field is absent or null
+   * @throws InputException naming the field or entry that is not a layer number
+   */
+  private static java.util.Set<Integer> layerSet(HfFields f, String key, int layers) {
+    java.util.Set<Integer> out = new java.util.HashSet<>();
+    JsonNode list = f.root().get(key);
+    if (list == null || list.isNull()) {
+      return out;
+    }
+    if (!list.isArray()) {
+      throw new InputException(f.where() + ": field '" + key + "' must be a list of layer "
+          + "numbers, got " + shown(list));
+    }
+    for (int i = 0; i < list.size(); i++) {
+      JsonNode e = list.get(i);
+      if (!e.isIntegralNumber() || !e.canConvertToInt() || e.asInt() < 0
+          || e.asInt() >= layers) {
+        throw new InputException(f.where() + ": " + key + "[" + i + "] is " + shown(e)
+            + "; layers are numbered 0 to " + (layers - 1));
+      }
+      out.add(e.asInt());
+    }
+    return out;
+  }
+
   /** A value for a message, cut at 40 characters (a config may hold anything there). */
   private static String shown(JsonNode n) {
     String t = n.toString();
@@ -168,23 +183,8 @@ final class HfMoe {
    */
   private static java.util.List<Integer> denseLayers(HfFields f, int layers) {
     int step = f.positive("decoder_sparse_step", 1);
-    java.util.Set<Integer> only = new java.util.HashSet<>();
+    java.util.Set<Integer> only = layerSet(f, "mlp_only_layers", layers);
     JsonNode list = f.root().get("mlp_only_layers");
-    if (list != null && !list.isNull()) {
-      if (!list.isArray()) {
-        throw new InputException(f.where() + ": field 'mlp_only_layers' must be a list of layer "
-            + "numbers, got " + shown(list));
-      }
-      for (int i = 0; i < list.size(); i++) {
-        JsonNode e = list.get(i);
-        if (!e.isIntegralNumber() || !e.canConvertToInt() || e.asInt() < 0
-            || e.asInt() >= layers) {
-          throw new InputException(f.where() + ": mlp_only_layers[" + i + "] is " + e
-              + "; layers are numbered 0 to " + (layers - 1));
-        }
-        only.add(e.asInt());
-      }
-    }
     java.util.List<Integer> dense = new java.util.ArrayList<>();
     for (int i = 0; i < layers; i++) {
       if (only.contains(i) || (i + 1) % step != 0) {
@@ -193,7 +193,8 @@ final class HfMoe {
     }
     if (dense.size() == layers) {
       throw new InputException(f.where() + ": no block routes to experts (decoder_sparse_step "
-          + step + ", mlp_only_layers " + list + ", " + layers + " blocks); without experts, "
+          + step + ", mlp_only_layers " + (list == null ? "null" : shown(list)) + ", " + layers
+          + " blocks); without experts, "
           + "use model_type qwen3");
     }
     return dense;

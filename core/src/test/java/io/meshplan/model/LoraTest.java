@@ -5,9 +5,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.meshplan.graph.DType;
 import io.meshplan.graph.Graph;
-import io.meshplan.graph.Instruction;
-import io.meshplan.graph.OpCost;
-import io.meshplan.graph.Opcode;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
@@ -135,14 +132,7 @@ class LoraTest {
   }
 
   private static double dotFlops(TrainingGraph tg, Phase phase) {
-    double f = 0;
-    Graph g = tg.graph();
-    for (Instruction ins : g.instructions()) {
-      if (ins.opcode() == Opcode.DOT && tg.phase(ins.id()) == phase) {
-        f += OpCost.flops(g, ins);
-      }
-    }
-    return f;
+    return TrainingGraphBuilderTest.dotFlops(tg, phase);
   }
 
   /**

@@ -30,7 +30,7 @@ class TrainingGraphBuilderTest {
   private static final ModelSpec LLAMA = new ModelSpec("llama-small", ModelSpec.Family.LLAMA, 2,
       256, 8, 2, 688, 1000, 128, 2, DType.BF16);
 
-  private static double dotFlops(TrainingGraph tg, Phase phase) {
+  static double dotFlops(TrainingGraph tg, Phase phase) {
     double f = 0;
     Graph g = tg.graph();
     for (Instruction ins : g.instructions()) {

@@ -625,56 +625,23 @@ public final class StageCostBuilder {
   private void shardAll(StageTally s, CommModel comm, int d, List<LayerCost> layers) {
     double gatherOnce = comm.allGather(s.weights, 0);
     double scatter = comm.reduceScatter(s.gradWire(), 0);
-    if (overlaps.fsdpPrefetch()) {
-      LayerCost first = layers.get(0);
-      double gatherFirst = s.params > 0 ? gatherOnce * first.parameters() / s.params : 0;
-      double scatterFirst = s.gradParams > 0
-          ? scatter * first.gradientParameters() / s.gradParams : 0;
-      s.shardForward(Overlap.serial(0, gatherFirst).plus(
-          Overlap.under(s.fwdCompute, Math.max(0, gatherOnce - gatherFirst))));
-      s.shardBackward(Overlap.serial(0, scatterFirst).plus(
-          Overlap.under(s.bwdCompute, Math.max(0, gatherOnce + scatter - scatterFirst))));
-    } else {
-      s.shardForward(Overlap.serial(0, gatherOnce));
-      s.shardBackward(Overlap.serial(0, gatherOnce + scatter));
-    }
+    gatherAndReduce(s, gatherOnce, scatter, layers);
     s.dataBytesPerMicrobatch = 2 * BusBytesCommModel.bytesSent(Collective.ALL_GATHER,
         s.weights, d) + BusBytesCommModel.bytesSent(Collective.REDUCE_SCATTER, s.gradWire(), d);
-    s.weights /= d;
-    s.grads /= d;
-    s.optimizer /= d;
-    s.updated /= d;
-    // FSDP keeps one layer's gathered weights at a time.
-    s.temp += maxLayerWeights(layers) * weightBytes;
+    shardStateOver(s, d, layers);
   }
 
   /**
-   * Hybrid sharding (HSDP: Zhao et al., PyTorch FSDP, VLDB 2023, section 3.2.3): ZeRO-3 inside
-   * each shard group of {@code g} GPUs (axis 1 of {@code comm}), the sharded state replicated
-   * across the {@code d / g} groups (axis 0). Every microbatch gathers the weights over the group
-   * for its forward and again for its backward, reduce-scatters its gradients over the group, and
-   * all-reduces the group's shard of them, {@code 1/g} of the gradients, across the replicas:
-   * FSDP2 reduces on every backward that syncs gradients, and torchtitan syncs on each
-   * microbatch (it never turns gradient synchronisation off); Megatron-FSDP all-reduces across
-   * the replicas on the last microbatch only ({@link Overlaps#hsdpStepReduce}). With FSDP's prefetch the first
-   * layer's forward gather and its reduction, the last of the backward, are exposed and the
-   * rest runs under compute, as under {@link #shardAll}. Model state per GPU is {@code 1/g} of
-   * the replica's.
+   * Every microbatch's ZeRO-3 passes: the weights gathered for the forward and again for the
+   * backward, the gradients reduced after it. With FSDP's prefetch only the first layer's
+   * gather and its reduction, the last of the backward, are exposed and the rest runs under the
+   * pass's compute ({@link Overlap#under}); without it all is serial.
    *
-   * @param layers the stage's layers
+   * @param gatherOnce one gather of all the stage's weights, seconds
+   * @param reduce the reduction of all its gradients, seconds
    */
-  private void shardHybrid(StageTally s, CommModel comm, int g, List<LayerCost> layers) {
-    double gatherOnce = comm.allGather(s.weights, 1);
-    double replicas = comm.allReduce(s.gradWire() / g, 0);
-    boolean onceAStep = overlaps.hsdpStepReduce();
-    // Megatron-FSDP: the replicas' all-reduce once per step, with the last microbatch's
-    // reduce-scatters, as the gradient reduction of ZeRO-0 runs ({@link #iterationTail}).
-    double reduce = comm.reduceScatter(s.gradWire(), 1) + (onceAStep ? 0 : replicas);
-    int r = comm.mesh().size(0);
-    if (onceAStep) {
-      s.gradSync = replicas;
-      s.dataBytes = BusBytesCommModel.bytesSent(Collective.ALL_REDUCE, s.gradWire() / g, r);
-    }
+  private void gatherAndReduce(StageTally s, double gatherOnce, double reduce,
+      List<LayerCost> layers) {
     if (overlaps.fsdpPrefetch()) {
       LayerCost first = layers.get(0);
       double gatherFirst = s.params > 0 ? gatherOnce * first.parameters() / s.params : 0;
@@ -688,15 +655,50 @@ public final class StageCostBuilder {
       s.shardForward(Overlap.serial(0, gatherOnce));
       s.shardBackward(Overlap.serial(0, gatherOnce + reduce));
     }
+  }
+
+  /** ZeRO-3's model state per GPU, sharded over {@code n} GPUs, and one layer gathered. */
+  private void shardStateOver(StageTally s, int n, List<LayerCost> layers) {
+    s.weights /= n;
+    s.grads /= n;
+    s.optimizer /= n;
+    s.updated /= n;
+    // FSDP keeps one layer's gathered weights at a time.
+    s.temp += maxLayerWeights(layers) * weightBytes;
+  }
+
+  /**
+   * Hybrid sharding (HSDP: Zhao et al., PyTorch FSDP, VLDB 2023, section 3.2.3): ZeRO-3 inside
+   * each shard group of {@code g} GPUs (axis 1 of {@code comm}), the sharded state replicated
+   * across the {@code d / g} groups (axis 0). Every microbatch gathers the weights over the group
+   * for its forward and again for its backward, reduce-scatters its gradients over the group, and
+   * all-reduces the group's shard of them, {@code 1/g} of the gradients, across the replicas:
+   * FSDP2 reduces on every backward that syncs gradients, and torchtitan syncs on each
+   * microbatch (it never turns gradient synchronisation off); Megatron-FSDP all-reduces across
+   * the replicas on the last microbatch only ({@link Overlaps#hsdpStepReduce}). The passes
+   * overlap as ZeRO-3's do ({@link #gatherAndReduce}); model state per GPU is {@code 1/g} of
+   * the replica's.
+   *
+   * @param layers the stage's layers
+   */
+  private void shardHybrid(StageTally s, CommModel comm, int g, List<LayerCost> layers) {
+    double gatherOnce = comm.allGather(s.weights, 1);
+    double replicas = comm.allReduce(s.gradWire() / g, 0);
+    boolean onceAStep = overlaps.hsdpStepReduce();
+    // Megatron-FSDP: the replicas' all-reduce once per step, with the last microbatch's
+    // reduce-scatters, timed as ZeRO-0's gradient reduction is (iterationTail).
+    double reduce = comm.reduceScatter(s.gradWire(), 1) + (onceAStep ? 0 : replicas);
+    int r = comm.mesh().size(0);
+    if (onceAStep) {
+      s.gradSync = replicas;
+      s.dataBytes = BusBytesCommModel.bytesSent(Collective.ALL_REDUCE, s.gradWire() / g, r);
+    }
+    gatherAndReduce(s, gatherOnce, reduce, layers);
     s.dataBytesPerMicrobatch = 2 * BusBytesCommModel.bytesSent(Collective.ALL_GATHER,
         s.weights, g) + BusBytesCommModel.bytesSent(Collective.REDUCE_SCATTER, s.gradWire(), g)
         + (onceAStep ? 0 : BusBytesCommModel.bytesSent(Collective.ALL_REDUCE, s.gradWire() / g,
             r));
-    s.weights /= g;
-    s.grads /= g;
-    s.optimizer /= g;
-    s.updated /= g;
-    s.temp += maxLayerWeights(layers) * weightBytes;
+    shardStateOver(s, g, layers);
   }
 
   /**
