@@ -279,7 +279,8 @@ final class MegatronLog {
           + "only as Megatron-FSDP's hybrid sharding (data_parallel_sharding_strategy "
           + "optim_grads_params)");
     }
-    RunParallel run = new RunParallel(tp, pp, dp, vpp,
+    // Megatron-FSDP's hybrid sharding: FSDP inside dp / instances, instances replicas.
+    return new RunParallel(tp, pp, dp, vpp,
         a.integer(MegatronArg.MICRO_BATCH_SIZE.dest()), global / dp, recompute, a.flag(MegatronArg.SEQUENCE_PARALLEL.dest()),
         zero, a.flag(MegatronArg.OVERLAP_GRAD_REDUCE.dest()),
         a.flag(MegatronArg.OVERLAP_PARAM_GATHER.dest()), a.flag(MegatronArg.TP_COMM_OVERLAP.dest()),
@@ -288,9 +289,7 @@ final class MegatronLog {
         routed ? a.optionalInt(MegatronArg.EXPERT_MODEL_PARALLEL_SIZE.dest()).orElse(1) : 1,
         routed ? a.optionalInt(MegatronArg.EXPERT_TENSOR_PARALLEL_SIZE.dest()).orElse(tp) : 1,
         routed && a.flag(MegatronArg.OVERLAP_MOE_EXPERT_PARALLEL_COMM.dest()),
-        routed ? dispatcher(a) : "alltoall");
-    // Megatron-FSDP's hybrid sharding: FSDP inside dp / instances, instances replicas.
-    return instances > 1 ? run.withShardReplicas(instances) : run;
+        routed ? dispatcher(a) : "alltoall", instances);
   }
 
   /**

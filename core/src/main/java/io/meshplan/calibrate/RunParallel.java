@@ -95,48 +95,7 @@ public record RunParallel(int tensorParallel, int pipelineParallel, int dataPara
         recompute, sequenceParallel, zeroStage, overlapGradReduce, overlapParamGather,
         tpCommOverlap, gradAccumFusion, split, lossFusion, bf16GradReduce, contextParallel,
         cpAllGather, recomputeModules, expertParallel, expertTensorParallel, moeOverlap,
-        "alltoall");
-  }
-
-  /**
-   * A run whose ZeRO state, if sharded, is sharded over its whole data-parallel group.
-   *
-   * @param tensorParallel tensor-parallel size
-   * @param pipelineParallel pipeline-parallel size
-   * @param dataParallel data-parallel size, or 0 for the world size's rest
-   * @param virtualStages model chunks per pipeline stage
-   * @param microBatch sequences per microbatch
-   * @param localBatch sequences per iteration on one replica
-   * @param recompute {@code none}, {@code selective}, {@code full} or {@code op}
-   * @param sequenceParallel sequence parallelism
-   * @param zeroStage 0, 1 or 3
-   * @param overlapGradReduce the gradient reduction's overlap
-   * @param overlapParamGather the parameter gather's overlap
-   * @param tpCommOverlap the tensor-parallel overlap
-   * @param gradAccumFusion gradient-accumulation fusion
-   * @param split the pipeline split
-   * @param lossFusion the fused loss
-   * @param bf16GradReduce gradients reduced in bf16
-   * @param contextParallel the context-parallel size
-   * @param cpAllGather keys and values all-gathered
-   * @param recomputeModules selectively recomputed modules
-   * @param expertParallel expert-parallel size
-   * @param expertTensorParallel expert tensor-parallel size
-   * @param moeOverlap the expert all-to-alls' overlap
-   * @param dispatcher the token dispatcher
-   */
-  public RunParallel(int tensorParallel, int pipelineParallel, int dataParallel,
-      int virtualStages, int microBatch, int localBatch, String recompute,
-      boolean sequenceParallel, int zeroStage, boolean overlapGradReduce,
-      boolean overlapParamGather, boolean tpCommOverlap, boolean gradAccumFusion, RunSplit split,
-      boolean lossFusion, boolean bf16GradReduce, int contextParallel, boolean cpAllGather,
-      java.util.List<String> recomputeModules, int expertParallel, int expertTensorParallel,
-      boolean moeOverlap, String dispatcher) {
-    this(tensorParallel, pipelineParallel, dataParallel, virtualStages, microBatch, localBatch,
-        recompute, sequenceParallel, zeroStage, overlapGradReduce, overlapParamGather,
-        tpCommOverlap, gradAccumFusion, split, lossFusion, bf16GradReduce, contextParallel,
-        cpAllGather, recomputeModules, expertParallel, expertTensorParallel, moeOverlap,
-        dispatcher, 1);
+        "alltoall", 1);
   }
 
   /**
@@ -214,7 +173,7 @@ public record RunParallel(int tensorParallel, int pipelineParallel, int dataPara
         microBatch, localBatch, recompute, sequenceParallel, zeroStage, overlapGradReduce,
         overlapParamGather, tpCommOverlap, gradAccumFusion, split, lossFusion, bf16GradReduce,
         cp, allGather, recomputeModules, expertParallel, expertTensorParallel, moeOverlap,
-        dispatcher);
+        dispatcher, shardReplicas);
   }
 
   /**

@@ -229,19 +229,7 @@ final class ModelOptions {
    * @return e.g. "--layers", or null when none was given
    */
   String overrides() {
-    Object[] values = {layers, batch, seq, hidden, heads, kvHeads, ffn, vocab, dtype,
-        capacityFactor, imbalance, meanDocLen, packedSeqs, finetune, loraRank, loraAlpha,
-        loraTargets};
-    String[] flags = {"--layers", "--batch", "--seq", "--hidden", "--heads", "--kv-heads",
-        "--ffn", "--vocab", "--dtype", "--moe-capacity-factor", "--moe-imbalance",
-        "--mean-doc-len", "--packed-seqs", "--finetune", "--lora-rank", "--lora-alpha",
-        "--lora-targets"};
-    for (int i = 0; i < values.length; i++) {
-      if (values[i] != null) {
-        return flags[i];
-      }
-    }
-    return null;
+    return given().stream().filter(f -> !f.equals("--model")).findFirst().orElse(null);
   }
 
   /**
@@ -272,7 +260,8 @@ final class ModelOptions {
   List<String> given() {
     List<String> g = new java.util.ArrayList<>();
     Object[][] flags = {{"--model", model}, {"--moe-capacity-factor", capacityFactor},
-        {"--moe-imbalance", imbalance}, {"--layers", layers}, {"--seq", seq}, {"--hidden", hidden}, {"--heads", heads}, {"--kv-heads", kvHeads},
+        {"--moe-imbalance", imbalance}, {"--layers", layers}, {"--batch", batch}, {"--seq", seq},
+        {"--hidden", hidden}, {"--heads", heads}, {"--kv-heads", kvHeads},
         {"--ffn", ffn}, {"--vocab", vocab}, {"--mean-doc-len", meanDocLen},
         {"--packed-seqs", packedSeqs}, {"--finetune", finetune}, {"--lora-rank", loraRank},
         {"--lora-alpha", loraAlpha}, {"--lora-targets", loraTargets}, {"--dtype", dtype}};

@@ -12,39 +12,36 @@ import java.util.function.Supplier;
  */
 public enum ExportTarget {
   /** Megatron-LM command-line arguments, as a bash array to source. */
-  MEGATRON("megatron", "megatron-args.sh", MegatronArgs::new, true, true, false, true),
+  MEGATRON("megatron", "megatron-args.sh", MegatronArgs::new, ExportFeature.FLEX_DISPATCHERS,
+      ExportFeature.DOCUMENT_MASKING, ExportFeature.HYBRID_SHARDING),
   /**
    * A torchtitan config in its main branch's form: a Python module whose function returns a
    * {@code Trainer.Config} ({@link TorchtitanPython}); {@code --to torchtitan}'s default.
    */
-  TORCHTITAN("torchtitan", "meshplan_torchtitan.py", TorchtitanPython::new, false, true,
-      true, true),
+  TORCHTITAN("torchtitan", "meshplan_torchtitan.py", TorchtitanPython::new,
+      ExportFeature.DOCUMENT_MASKING, ExportFeature.LORA, ExportFeature.HYBRID_SHARDING),
   /**
    * A torchtitan job TOML for its release v0.2.2, the last that reads TOML ({@link
    * TorchtitanToml}).
    */
-  TORCHTITAN_V022("torchtitan", "torchtitan.toml", TorchtitanToml::new, false, false, false,
-      true),
+  TORCHTITAN_V022("torchtitan", "torchtitan.toml", TorchtitanToml::new,
+      ExportFeature.HYBRID_SHARDING),
   /**
    * A bash file to source: the DeepSpeed configuration JSON, written as a heredoc, and the
    * Megatron-DeepSpeed arguments that give DeepSpeed its tensor and pipeline sizes.
    */
-  DEEPSPEED("deepspeed", "ds_launch.sh", DeepSpeedConfig::new, false, false, false, false),
-  ACCELERATE("accelerate", "accelerate_fsdp.yaml", AccelerateFsdp::new, false, false, false,
-      false),
+  DEEPSPEED("deepspeed", "ds_launch.sh", DeepSpeedConfig::new),
+  ACCELERATE("accelerate", "accelerate_fsdp.yaml", AccelerateFsdp::new),
   /**
    * An Alpa training program on Ray ({@link AlpaPipeshard}): a plan's stages as they were planned,
    * each on its own submesh with its own setting.
    */
-  ALPA("alpa", "meshplan_alpa.py", AlpaPipeshard::new, false, false, false, false);
+  ALPA("alpa", "meshplan_alpa.py", AlpaPipeshard::new);
 
   private final String label;
   private final String fileName;
   private final Supplier<FrameworkWriter> writer;
-  private final boolean flexDispatchers;
-  private final boolean documentMasking;
-  private final boolean lora;
-  private final boolean hybridSharding;
+  private final java.util.Set<ExportFeature> written;
 
   /**
    * A target.
@@ -52,27 +49,18 @@ public enum ExportTarget {
    * @param label the name on the command line
    * @param fileName the output's conventional name
    * @param writer its writer
-   * @param flexDispatchers whether it writes DeepEP and Hybrid-EP ({@link
-   *     io.meshplan.model.ExpertDispatcher#deduplicates}); Megatron-LM's flex dispatcher only
-   * @param documentMasking whether it masks attention by document ({@link
-   *     io.meshplan.model.Packing}): Megatron-LM's dataloader and torchtitan main
-   * @param lora whether it trains LoRA adapters on frozen weights ({@link
-   *     io.meshplan.model.Lora}): torchtitan main's {@code LoRAConverter} only (Megatron-LM's
-   *     {@code pretrain_gpt.py} trains every weight)
-   * @param hybridSharding whether it writes hybrid sharding ({@link
-   *     io.meshplan.plan.ParallelConfig#shardGroup}): torchtitan's FSDP2, the replicas reduced
-   *     every microbatch, and Megatron-FSDP, once per step ({@link
-   *     io.meshplan.model.Overlaps#hsdpStepReduce}); each writer checks the cadence
+   * @param written the features only some exports write that this one writes ({@link
+   *     ExportFeature}): Megatron-LM's flex dispatchers; document masking by Megatron-LM's
+   *     dataloader and torchtitan main; LoRA by torchtitan main's {@code LoRAConverter}
+   *     (Megatron-LM's {@code pretrain_gpt.py} trains every weight); hybrid sharding by
+   *     torchtitan's FSDP2 and Megatron-FSDP
    */
   ExportTarget(String label, String fileName, Supplier<FrameworkWriter> writer,
-      boolean flexDispatchers, boolean documentMasking, boolean lora, boolean hybridSharding) {
+      ExportFeature... written) {
     this.label = label;
     this.fileName = fileName;
     this.writer = writer;
-    this.flexDispatchers = flexDispatchers;
-    this.documentMasking = documentMasking;
-    this.lora = lora;
-    this.hybridSharding = hybridSharding;
+    this.written = java.util.Set.of(written);
   }
 
   /**
@@ -83,9 +71,8 @@ public enum ExportTarget {
    */
   public FrameworkWriter writer() {
     FrameworkWriter w = writer.get();
-    return flexDispatchers && documentMasking && lora && hybridSharding ? w
-        : new UnwrittenFeatures(w, label, flexDispatchers, documentMasking, lora,
-            hybridSharding);
+    return written.size() == ExportFeature.values().length ? w
+        : new UnwrittenFeatures(w, label, written);
   }
 
   /**

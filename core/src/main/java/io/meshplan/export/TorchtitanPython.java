@@ -131,7 +131,7 @@ public final class TorchtitanPython implements FrameworkWriter {
 
   /** The {@code data_parallel_shard_degree} written: the replicas under FSDP, else 1. */
   private static int shardDegree(ParallelConfig c) {
-    return fsdp(c) ? c.dataParallel() / c.shardReplicas() : 1;
+    return fsdp(c) ? c.shardWidth() : 1;
   }
 
   /** Whether the file shards with FSDP: something to shard over, and a ZeRO stage above 0. */
@@ -297,7 +297,7 @@ public final class TorchtitanPython implements FrameworkWriter {
     String p = "parallelism.";
     // Hybrid sharding: FSDP inside dp_shard, replicas across dp_replicate (HSDP).
     a.add(kv(p + "data_parallel_replicate_degree", fsdp ? c.shardReplicas() : c.dataParallel()));
-    a.add(kv(p + "data_parallel_shard_degree", fsdp ? c.dataParallel() / c.shardReplicas() : 1));
+    a.add(kv(p + "data_parallel_shard_degree", fsdp ? c.shardWidth() : 1));
     if (fsdp) {
       a.add(new String[] {p + "fsdp_reshard_after_forward",
           c.pipelineParallel() > 1 ? "\"never\"" : "\"always\""});

@@ -350,8 +350,7 @@ public final class TorchtitanToml implements FrameworkWriter {
     // Hybrid sharding: FSDP inside dp_shard, replicas across dp_replicate (HSDP).
     p.put(TorchtitanKey.DATA_PARALLEL_REPLICATE_DEGREE.key(), fsdp ? c.shardReplicas()
         : c.dataParallel());
-    p.put(TorchtitanKey.DATA_PARALLEL_SHARD_DEGREE.key(), fsdp ? c.dataParallel()
-        / c.shardReplicas() : 1);
+    p.put(TorchtitanKey.DATA_PARALLEL_SHARD_DEGREE.key(), fsdp ? c.shardWidth() : 1);
     if (fsdp) {
       p.put(TorchtitanKey.FSDP_RESHARD_AFTER_FORWARD.key(), c.pipelineParallel() > 1 ? "never" : "always");
     }

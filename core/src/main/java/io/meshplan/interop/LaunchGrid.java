@@ -343,13 +343,11 @@ final class LaunchGrid {
               if (accepted(req, m, c)) {
                 out.add(c);
               }
-              // Hybrid sharding inside a node, where no context or expert group is carved out.
-              if (zero == 3 && c.contextParallel() == 1 && c.expertParallel() == 1) {
-                for (int g : SearchRules.shardGroups(req, dp, tp)) {
-                  ParallelConfig h = c.withShardGroup(g);
-                  if (accepted(req, m, h)) {
-                    out.add(h);
-                  }
+              for (int g : SearchRules.shardGroups(req, dp, tp, zero, c.contextParallel(),
+                  c.expertParallel())) {
+                ParallelConfig h = c.withShardGroup(g);
+                if (accepted(req, m, h)) {
+                  out.add(h);
                 }
               }
             }

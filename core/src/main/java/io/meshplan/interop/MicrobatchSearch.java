@@ -192,11 +192,9 @@ final class MicrobatchSearch {
           }
           for (int zero : SearchRules.zeroStages(req, d)) {
             add(all, builder, stageLayers, new StageSetting(d, t, zero, ls), head);
-            // Hybrid sharding only where no context or expert group is carved from the replicas.
-            if (zero == 3 && ls.contextParallel() == 1 && ls.expertParallel() == 1) {
-              for (int g : SearchRules.shardGroups(req, d, t)) {
-                add(all, builder, stageLayers, new StageSetting(d, t, zero, ls, g), head);
-              }
+            for (int g : SearchRules.shardGroups(req, d, t, zero, ls.contextParallel(),
+                ls.expertParallel())) {
+              add(all, builder, stageLayers, new StageSetting(d, t, zero, ls, g), head);
             }
           }
         }

@@ -141,8 +141,7 @@ final class HfMoe {
 
   /** A value for a message, cut at 40 characters (a config may hold anything there). */
   private static String shown(JsonNode n) {
-    String t = n.toString();
-    return t.length() > 40 ? t.substring(0, 40) + "..." : t;
+    return io.meshplan.util.Words.clipped(n.toString());
   }
 
   static int topK(HfFields f, int experts, String expertsKey) {

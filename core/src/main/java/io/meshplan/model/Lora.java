@@ -153,7 +153,7 @@ public record Lora(int rank, double alpha, List<Adapter> adapters)
       case "linear_fc1" -> List.of(gated ? new Adapter("linear_fc1", List.of("w1", "w3"))
           : new Adapter("linear_fc1", List.of("w1")));
       default -> throw new IllegalArgumentException("unknown LoRA target '"
-          + io.meshplan.util.TerminalText.escape(w.length() > 40 ? w.substring(0, 40) + "..." : w)
+          + io.meshplan.util.TerminalText.escape(io.meshplan.util.Words.clipped(w))
           + "'; use q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj, linear_qkv, "
           + "linear_proj, linear_fc1, linear_fc2, wq, wkv, wqkv, wo, w1, w2, w3, attention, "
           + "mlp or all-linear");

@@ -79,6 +79,6 @@ public final class PackingText {
 
   /** At most 40 characters of a line, for a message. */
   private static String shown(String line) {
-    return line.length() <= 40 ? line : line.substring(0, 40) + "...";
+    return io.meshplan.util.Words.clipped(line);
   }
 }

@@ -159,6 +159,15 @@ public record ParallelConfig(
   }
 
   /**
+   * The data-parallel GPUs one copy of the ZeRO state is sharded over.
+   *
+   * @return the shard group, or the whole data-parallel size without one
+   */
+  public int shardWidth() {
+    return shardGroup == 0 ? dataParallel : shardGroup;
+  }
+
+  /**
    * This configuration with another recomputation mode (and its modules kept).
    *
    * @param r the mode

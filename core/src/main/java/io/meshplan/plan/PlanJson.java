@@ -565,8 +565,7 @@ public final class PlanJson {
     String want = model.lora().on() ? "lora" : "full";
     if (!mode.equals(want)) {
       throw new InputException(where + ": field 'finetune.mode' is '"
-          + io.meshplan.util.TerminalText.escape(mode.length() > 40 ? mode.substring(0, 40)
-              + "..." : mode) + "' but model.lora makes it '" + want + "'");
+          + io.meshplan.util.TerminalText.escape(io.meshplan.util.Words.clipped(mode)) + "' but model.lora makes it '" + want + "'");
     }
   }
 

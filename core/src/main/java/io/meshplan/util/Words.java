@@ -19,6 +19,17 @@ public final class Words {
   }
 
   /**
+   * At most 40 characters of a value a message quotes (a flag's, a file's), and {@code ...}
+   * where it was cut: a value may be of any length.
+   *
+   * @param value the value
+   * @return the value, or its first 40 characters and {@code ...}
+   */
+  public static String clipped(String value) {
+    return value.length() <= 40 ? value : value.substring(0, 40) + "...";
+  }
+
+  /**
    * The English plural of a noun meshplan counts: {@code -ies} for a consonant and y ({@code
    * entry}), {@code -es} after s, x, z, ch and sh, else {@code -s} ({@code GPU} to {@code GPUs}).
    *

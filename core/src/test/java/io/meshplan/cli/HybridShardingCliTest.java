@@ -33,12 +33,6 @@ class HybridShardingCliTest {
 
   @TempDir Path dir;
 
-  private static CliRun run(List<String> base, String... more) {
-    List<String> a = new ArrayList<>(base);
-    a.addAll(List.of(more));
-    return CliRun.of(a.toArray(String[]::new));
-  }
-
   /**
    * Llama 3.1 8B (N = 8,030,261,248 parameters) on 32 GPUs, sharded inside groups of 8 (one
    * node each) and replicated across 4: weights N x 2 / 8 = 2,007,565,312 bytes, fp32 gradients
@@ -51,7 +45,7 @@ class HybridShardingCliTest {
    */
   @Test
   void hybridShardingIsPricedAsItsCollectives() throws Exception {
-    CliRun h = run(SIM, "--shard-group", "8", "--json");
+    CliRun h = CliRun.of(SIM, "--shard-group", "8", "--json");
     assertThat(h.code()).as(h.err()).isZero();
     JsonNode s = JSON.readTree(h.out()).at("/stages/0");
     assertThat(s.at("/memory/weights").asDouble()).isEqualTo(2_007_565_312.0);
@@ -60,11 +54,11 @@ class HybridShardingCliTest {
     assertThat(s.at("/communicationBytesPerGpu/dataParallel").asDouble())
         .isEqualTo(248_938_098_688.0);
     // FSDP over all 32 holds a quarter of that state.
-    CliRun f = run(SIM, "--json");
+    CliRun f = CliRun.of(SIM, "--json");
     assertThat(JSON.readTree(f.out()).at("/stages/0/memory/weights").asDouble())
         .isEqualTo(16_060_522_496.0 / 32);
     // The text names the groups.
-    CliRun text = run(SIM, "--shard-group", "8");
+    CliRun text = CliRun.of(SIM, "--shard-group", "8");
     assertThat(text.code()).as(text.err()).isZero();
   }
 
@@ -72,32 +66,32 @@ class HybridShardingCliTest {
   void torchtitanWritesTheGroupsAndOthersSayTheyCannot() {
     List<String> export = new ArrayList<>(SIM);
     export.set(0, "export");
-    CliRun t = run(export, "--to", "torchtitan", "--shard-group", "8");
+    CliRun t = CliRun.of(export, "--to", "torchtitan", "--shard-group", "8");
     assertThat(t.code()).as(t.err()).isZero();
     assertThat(t.out()).contains("config.parallelism.data_parallel_replicate_degree = 4\n")
         .contains("config.parallelism.data_parallel_shard_degree = 8\n")
         .contains("HSDP, FSDP (ZeRO-3) inside each of 4 groups of 8 ranks");
-    CliRun v022 = run(export, "--to", "torchtitan", "--framework-version", "0.2.2",
+    CliRun v022 = CliRun.of(export, "--to", "torchtitan", "--framework-version", "0.2.2",
         "--shard-group", "8");
     assertThat(v022.code()).as(v022.err()).isZero();
     assertThat(v022.out()).contains("data_parallel_replicate_degree = 4\n")
         .contains("data_parallel_shard_degree = 8\n");
     // Megatron-FSDP all-reduces across its replicas on the last microbatch only: priced so with
     // --hsdp-step-reduce, which its export needs and torchtitan's refuses.
-    CliRun m = run(export, "--to", "megatron", "--shard-group", "8");
+    CliRun m = CliRun.of(export, "--to", "megatron", "--shard-group", "8");
     assertThat(m.code()).isEqualTo(3);
     assertThat(m.err()).contains("once per step");
     assertThat(m.out()).contains("--shard-group 8 --hsdp-step-reduce");
-    CliRun mf = run(export, "--to", "megatron", "--shard-group", "8", "--hsdp-step-reduce");
+    CliRun mf = CliRun.of(export, "--to", "megatron", "--shard-group", "8", "--hsdp-step-reduce");
     assertThat(mf.code()).as(mf.err()).isZero();
     assertThat(mf.out()).contains("--use-megatron-fsdp\n")
         .contains("--data-parallel-sharding-strategy optim_grads_params\n")
         .contains("--num-distributed-optimizer-instances 4\n");
-    CliRun ts = run(export, "--to", "torchtitan", "--shard-group", "8", "--hsdp-step-reduce");
+    CliRun ts = CliRun.of(export, "--to", "torchtitan", "--shard-group", "8", "--hsdp-step-reduce");
     assertThat(ts.code()).isEqualTo(3);
     assertThat(ts.err()).contains("every microbatch");
     // Accelerate's export writes no hybrid sharding and offers ZeRO-3 over all.
-    CliRun d = run(export, "--to", "accelerate", "--shard-group", "8");
+    CliRun d = CliRun.of(export, "--to", "accelerate", "--shard-group", "8");
     assertThat(d.code()).isEqualTo(3);
     assertThat(d.err()).contains("writes no hybrid sharding");
   }
@@ -108,7 +102,7 @@ class HybridShardingCliTest {
    */
   @Test
   void megatronFsdpReducesTheReplicasOncePerStep() throws Exception {
-    CliRun h = run(SIM, "--shard-group", "8", "--hsdp-step-reduce", "--json");
+    CliRun h = CliRun.of(SIM, "--shard-group", "8", "--hsdp-step-reduce", "--json");
     assertThat(h.code()).as(h.err()).isZero();
     assertThat(JSON.readTree(h.out()).at("/stages/0/communicationBytesPerGpu/dataParallel")
         .asDouble()).isEqualTo(230_870_010_880.0);
@@ -147,23 +141,23 @@ class HybridShardingCliTest {
 
   @Test
   void badShardGroupsAreRefusedInOneLine() {
-    run(SIM, "--shard-group", "5").refusedInOneLine(2, "--shard-group 5 must divide --dp 32 and "
+    CliRun.of(SIM, "--shard-group", "5").refusedInOneLine(2, "--shard-group 5 must divide --dp 32 and "
         + "lie strictly between 1 and it");
-    run(SIM, "--shard-group", "32").refusedInOneLine(2, "--shard-group 32 must divide");
-    run(SIM, "--shard-group", "1").refusedInOneLine(2, "--shard-group must be at least 2");
-    run(SIM, "--shard-group", "0").refusedInOneLine(2, "--shard-group must be at least 2");
+    CliRun.of(SIM, "--shard-group", "32").refusedInOneLine(2, "--shard-group 32 must divide");
+    CliRun.of(SIM, "--shard-group", "1").refusedInOneLine(2, "--shard-group must be at least 2");
+    CliRun.of(SIM, "--shard-group", "0").refusedInOneLine(2, "--shard-group must be at least 2");
     // The replicas' cadence without replicas to reduce is refused, not ignored.
-    run(SIM, "--hsdp-step-reduce").refusedInOneLine(2, "--hsdp-step-reduce times hybrid "
+    CliRun.of(SIM, "--hsdp-step-reduce").refusedInOneLine(2, "--hsdp-step-reduce times hybrid "
         + "sharding's replica reduction");
     List<String> export = new ArrayList<>(SIM);
     export.set(0, "export");
-    run(export, "--to", "torchtitan", "--hsdp-step-reduce").refusedInOneLine(2,
+    CliRun.of(export, "--to", "torchtitan", "--hsdp-step-reduce").refusedInOneLine(2,
         "--hsdp-step-reduce times");
     List<String> zero1 = new ArrayList<>(SIM);
     zero1.set(zero1.indexOf("--zero-stage") + 1, "1");
-    run(zero1, "--shard-group", "8").refusedInOneLine(2, "--shard-group shards the whole model "
+    CliRun.of(zero1, "--shard-group", "8").refusedInOneLine(2, "--shard-group shards the whole model "
         + "state inside groups: it needs --zero-stage 3");
-    run(SIM, "--shard-group", "8", "--cp", "2", "--attention", "flash")
+    CliRun.of(SIM, "--shard-group", "8", "--cp", "2", "--attention", "flash")
         .refusedInOneLine(2, "not modelled");
   }
 

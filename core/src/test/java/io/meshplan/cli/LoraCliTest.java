@@ -27,9 +27,7 @@ class LoraCliTest {
   @TempDir Path dir;
 
   private static JsonNode run(List<String> base, String... more) throws Exception {
-    List<String> a = new ArrayList<>(base);
-    a.addAll(List.of(more));
-    CliRun r = CliRun.of(a.toArray(String[]::new));
+    CliRun r = CliRun.of(base, more);
     assertThat(r.code()).as(r.err()).isZero();
     return JSON.readTree(r.out());
   }

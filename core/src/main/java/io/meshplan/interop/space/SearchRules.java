@@ -298,14 +298,20 @@ public final class SearchRules {
    * replicas across the fabric, as torchtitan's HSDP and DeepSpeed's MiCS are run. Other group
    * sizes are priced ({@code simulate --shard-group}) but not searched.
    *
+   * Only ZeRO-3 shards in groups, and only where no context or expert group is carved from the
+   * replicas.
+   *
    * @param req the request
    * @param d data-parallel replicas
    * @param t tensor-parallel size
+   * @param zero the ZeRO stage
+   * @param cp the context-parallel size
+   * @param ep the expert-parallel size
    * @return the groups, empty or one
    */
-  public static int[] shardGroups(PlanRequest req, int d, int t) {
+  public static int[] shardGroups(PlanRequest req, int d, int t, int zero, int cp, int ep) {
     int node = req.cluster().gpusPerNode();
-    if (!req.runtime().allowsZero(3) || node % t != 0) {
+    if (zero != 3 || cp != 1 || ep != 1 || !req.runtime().allowsZero(3) || node % t != 0) {
       return new int[0];
     }
     int g = node / t;

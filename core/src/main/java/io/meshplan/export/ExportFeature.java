@@ -1,0 +1,116 @@
+package io.meshplan.export;
+
+import io.meshplan.model.ExpertDispatcher;
+import io.meshplan.model.Lora;
+import io.meshplan.model.Packing;
+
+/**
+ * Features of a training configuration that only some frameworks' exports write ({@link
+ * ExportTarget} names the ones each writes; {@link UnwrittenFeatures} says the others): each
+ * knows whether an input uses it, what a framework without it says, and the nearest input
+ * without it.
+ */
+enum ExportFeature {
+  /**
+   * DeepEP and Hybrid-EP ({@link ExpertDispatcher#deduplicates}): only Megatron-LM's export
+   * writes the flex dispatcher's backends ({@link MegatronExpertArgs}); without them the nearest
+   * input runs NCCL's all-to-all.
+   */
+  FLEX_DISPATCHERS {
+    @Override
+    boolean usedBy(ExportInput in) {
+      return in.overlaps().dispatcher().deduplicates();
+    }
+
+    @Override
+    String refusal(String label, ExportInput in) {
+      return label + " export writes the all-to-all token dispatcher only, not "
+          + in.overlaps().dispatcher().word() + " (export --to megatron writes it)";
+    }
+
+    @Override
+    ExportInput without(ExportInput in) {
+      return in.withOverlaps(in.overlaps().withDispatcher(ExpertDispatcher.ALLTOALL));
+    }
+  },
+  /**
+   * Packed documents ({@link Packing}): Megatron-LM's export writes the dataloader's
+   * per-document masking and torchtitan main masks by document always ({@code
+   * models/common/config_utils.py}, {@code get_attention_config}: "Language models always use
+   * block_causal masking"); without it the nearest input trains on whole sequences.
+   */
+  DOCUMENT_MASKING {
+    @Override
+    boolean usedBy(ExportInput in) {
+      return in.model().packing().packed();
+    }
+
+    @Override
+    String refusal(String label, ExportInput in) {
+      return label + " export does not mask attention by document (--mean-doc-len, "
+          + "--packed-seqs); export --to megatron or --to torchtitan (main, not "
+          + "--framework-version 0.2.2) does";
+    }
+
+    @Override
+    ExportInput without(ExportInput in) {
+      return in.withModel(in.model().withPacking(Packing.NONE));
+    }
+  },
+  /**
+   * LoRA's adapters on frozen weights ({@link Lora}): torchtitan main's export writes its {@code
+   * LoRAConverter}; without it the nearest input is the full fine-tuning of the same model.
+   */
+  LORA {
+    @Override
+    boolean usedBy(ExportInput in) {
+      return in.model().lora().on();
+    }
+
+    @Override
+    String refusal(String label, ExportInput in) {
+      return label + " export trains every weight: it writes no LoRA adapters "
+          + "(--finetune lora); export --to torchtitan (main, not --framework-version 0.2.2) "
+          + "does";
+    }
+
+    @Override
+    ExportInput without(ExportInput in) {
+      return in.withModel(in.model().withLora(Lora.NONE));
+    }
+  },
+  /**
+   * Hybrid sharding ({@link io.meshplan.plan.ParallelConfig#shardGroup}): torchtitan's exports
+   * write its {@code data_parallel_shard_degree} and {@code data_parallel_replicate_degree},
+   * Megatron-LM's its {@code --num-distributed-optimizer-instances} (each writer checks the
+   * replicas' cadence, {@link io.meshplan.model.Overlaps#hsdpStepReduce}); without it the
+   * nearest input shards over the whole data-parallel group.
+   */
+  HYBRID_SHARDING {
+    @Override
+    boolean usedBy(ExportInput in) {
+      return in.config().shardGroup() > 0;
+    }
+
+    @Override
+    String refusal(String label, ExportInput in) {
+      return label + " export shards ZeRO state over the whole data-parallel group: "
+          + "it writes no hybrid sharding (--shard-group); export --to torchtitan or --to "
+          + "megatron does";
+    }
+
+    @Override
+    ExportInput without(ExportInput in) {
+      return in.withConfig(in.config().withShardGroup(0));
+    }
+  };
+
+  /** Whether the input uses the feature. */
+  abstract boolean usedBy(ExportInput in);
+
+  /** What a framework without the feature says of an input that uses it. */
+  abstract String refusal(String label, ExportInput in);
+
+  /** The input without the feature. */
+  abstract ExportInput without(ExportInput in);
+}
