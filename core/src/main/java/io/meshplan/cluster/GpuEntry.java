@@ -15,6 +15,8 @@ import java.util.OptionalDouble;
  * @param powerWatts the board power limit, W, when the datasheet gives it
  * @param boostClockMhz the boost clock, MHz, when NVIDIA publishes it
  * @param source where the numbers come from, in words
+ * @param hostGpus the GPUs one host (one operating system, one launcher) holds: the NVLink
+ *     domain where NVLink stops at the host, 4 per compute tray on GB200 and GB300 NVL72
  */
 public record GpuEntry(GpuSpec spec, List<String> aliases, String defaultFabric,
     OptionalDouble powerWatts, OptionalDouble boostClockMhz, String source, int hostGpus) {

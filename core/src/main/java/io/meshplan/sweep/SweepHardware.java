@@ -102,14 +102,17 @@ public sealed interface SweepHardware extends Serializable {
 
     @Override
     public String defaultFabric(String gpu) {
-      return HardwareCatalog.shipped().gpu(gpu).orElseThrow(
-          () -> new InputException("unknown gpu '" + gpu + "'")).defaultFabric();
+      return entry(gpu).defaultFabric();
     }
 
     @Override
     public int hostGpus(String gpu) {
+      return entry(gpu).hostGpus();
+    }
+
+    private static io.meshplan.cluster.GpuEntry entry(String gpu) {
       return HardwareCatalog.shipped().gpu(gpu).orElseThrow(
-          () -> new InputException("unknown gpu '" + gpu + "'")).hostGpus();
+          () -> new InputException("unknown gpu '" + gpu + "'"));
     }
   }
 
@@ -158,20 +161,20 @@ public sealed interface SweepHardware extends Serializable {
 
     @Override
     public String defaultFabric(String gpu) {
-      String f = defaultFabrics.get(gpu.toLowerCase(Locale.ROOT));
-      if (f == null) {
-        throw new InputException("unknown gpu '" + gpu + "'");
-      }
-      return f;
+      return ofGpu(defaultFabrics, gpu);
     }
 
     @Override
     public int hostGpus(String gpu) {
-      Integer h = hostGpus.get(gpu.toLowerCase(Locale.ROOT));
-      if (h == null) {
+      return ofGpu(hostGpus, gpu);
+    }
+
+    private static <T> T ofGpu(Map<String, T> byGpu, String gpu) {
+      T v = byGpu.get(gpu.toLowerCase(Locale.ROOT));
+      if (v == null) {
         throw new InputException("unknown gpu '" + gpu + "'");
       }
-      return h;
+      return v;
     }
   }
 }
