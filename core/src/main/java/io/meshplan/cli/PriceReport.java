@@ -46,19 +46,6 @@ final class PriceReport {
         trainable, all, 100.0 * trainable / all, m.parameterCount()));
   }
 
-  /** Adds {@code finetune}: the mode, and LoRA's rank, alpha, targets and parameter counts. */
-  private static void finetune(ObjectNode root, io.meshplan.model.ModelSpec m) {
-    ObjectNode f = root.putObject("finetune");
-    f.put("mode", m.lora().on() ? "lora" : "full");
-    if (m.lora().on()) {
-      f.put("rank", m.lora().rank());
-      f.put("alpha", m.lora().alpha());
-      f.put("targets", m.lora().targets());
-    }
-    f.put("trainableParameters", m.trainableParameterCount());
-    f.put("frozenParameters", m.lora().on() ? m.parameterCount() : 0);
-  }
-
   /**
    * Adds the prices to a JSON object: {@code prices} (source, the line, the architecture's scale,
    * its folds and band), the {@code dtype} priced, and {@code iterationSecondsBand} where there is
@@ -102,7 +89,8 @@ final class PriceReport {
               : pl.attentionKernel().or(() -> io.meshplan.cluster.AttentionKernel.defaultFor(
                   gpu.architecture())).map(io.meshplan.cluster.AttentionKernel::word)
                   .orElse("unfused")));
-      plan.filter(pl -> pl.hloModule().isEmpty()).ifPresent(pl -> finetune(root, pl.model()));
+      plan.filter(pl -> pl.hloModule().isEmpty()).ifPresent(pl -> root.set("finetune",
+            io.meshplan.plan.PlanJson.finetuneSummary(pl.model())));
       p.put("computeScale", pricing.computeScale(gpu));
       pricing.fittedCompute(gpu).ifPresent(c -> {
         p.put("kernelLevel", c.kernelLevel());

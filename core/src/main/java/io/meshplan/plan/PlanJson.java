@@ -284,12 +284,7 @@ public final class PlanJson {
       }
     }
     if (m.lora().on()) {
-      // The trained parameters: the adapters alone; the frozen weights are in 'parameters'.
-      ObjectNode lo = o.putObject("lora");
-      lo.put("rank", m.lora().rank());
-      lo.put("alpha", m.lora().alpha());
-      lo.put("targets", m.lora().targets());
-      lo.put("trainableParameters", m.trainableParameterCount());
+      o.set("lora", loraNode(m));
     }
     ObjectNode a = o.putObject("architecture");
     a.put("mlp", m.arch().mlp().name().toLowerCase(java.util.Locale.ROOT));
@@ -405,7 +400,7 @@ public final class PlanJson {
       return readModule(where, f, root);
     }
     ModelSpec model = readModel(where, f.object("model"));
-    checkFinetune(where, f, model);
+    checkDerived(where, f, model);
     PlanFileCheck.structure(where, root, false, model.layers());
     List<StagePlan> stages = readStages(where, root.get("stages"), false);
     Attention attention = Attention.UNFUSED;
@@ -553,20 +548,86 @@ public final class PlanJson {
   }
 
   /**
-   * The {@code finetune} summary a plan's JSON carries beside its model (written by {@code
-   * plan}, derived from {@code model.lora}): when present it must say what the model trains.
+   * A model's LoRA adapters as its JSON holds them: rank, alpha, targets and the trained
+   * parameters (the adapters alone; the frozen weights are the model's {@code parameters}).
    */
-  private static void checkFinetune(String where, Fields f, ModelSpec model) {
-    if (!f.has("finetune")) {
-      return;
+  private static ObjectNode loraNode(ModelSpec m) {
+    ObjectNode lo = MAPPER.createObjectNode();
+    lo.put("rank", m.lora().rank());
+    lo.put("alpha", m.lora().alpha());
+    lo.put("targets", m.lora().targets());
+    lo.put("trainableParameters", m.trainableParameterCount());
+    return lo;
+  }
+
+  /**
+   * The {@code finetune} summary a plan's JSON carries beside its model: the mode, LoRA's rank,
+   * alpha and targets, and the trained and frozen parameter counts, all derived from the model.
+   *
+   * @param m the model
+   * @return the summary
+   */
+  public static ObjectNode finetuneSummary(ModelSpec m) {
+    ObjectNode f = MAPPER.createObjectNode();
+    f.put("mode", m.lora().on() ? "lora" : "full");
+    if (m.lora().on()) {
+      f.put("rank", m.lora().rank());
+      f.put("alpha", m.lora().alpha());
+      f.put("targets", m.lora().targets());
     }
-    Fields ft = f.object("finetune");
-    String mode = ft.text("mode");
-    String want = model.lora().on() ? "lora" : "full";
-    if (!mode.equals(want)) {
-      throw new InputException(where + ": field 'finetune.mode' is '"
-          + io.meshplan.util.TerminalText.escape(io.meshplan.util.Words.clipped(mode)) + "' but model.lora makes it '" + want + "'");
+    f.put("trainableParameters", m.trainableParameterCount());
+    f.put("frozenParameters", m.lora().on() ? m.parameterCount() : 0);
+    return f;
+  }
+
+  /**
+   * The summaries a plan's JSON derives from its model ({@code finetune}, and {@code
+   * model.lora.trainableParameters}): every field given must be what the model makes it.
+   */
+  private static void checkDerived(String where, Fields f, ModelSpec model) {
+    if (f.has("finetune")) {
+      agrees(where, "finetune", f.object("finetune").node(), finetuneSummary(model), model);
     }
+    JsonNode lora = f.node().path("model").path("lora");
+    if (model.lora().on() && lora.isObject()) {
+      agrees(where, "model.lora", lora, loraNode(model), model);
+    }
+  }
+
+  /**
+   * Refuses the first field of {@code given} that {@code derived} holds with another value:
+   * numbers by value, LoRA targets by the adapters they name (so {@code all-linear} agrees with
+   * its projections), the rest as written.
+   */
+  private static void agrees(String where, String field, JsonNode given, ObjectNode derived,
+      ModelSpec model) {
+    for (var e : derived.properties()) {
+      JsonNode g = given.get(e.getKey());
+      JsonNode d = e.getValue();
+      if (g == null || (g.isNumber() && d.isNumber()
+          ? g.decimalValue().compareTo(d.decimalValue()) == 0
+          : e.getKey().equals("targets") ? sameTargets(g, model) : g.equals(d))) {
+        continue;
+      }
+      throw new InputException(where + ": field '" + field + "." + e.getKey() + "' is "
+          + shown(g) + " but model.lora makes it " + shown(d));
+    }
+  }
+
+  private static boolean sameTargets(JsonNode given, ModelSpec model) {
+    try {
+      return given.isTextual() && io.meshplan.model.Lora.of(1, 1, given.asText(),
+          model.arch().mlp().gated()).targets().equals(model.lora().targets());
+    } catch (IllegalArgumentException e) {
+      return false;
+    }
+  }
+
+  private static String shown(JsonNode n) {
+    return n.isTextual()
+        ? "'" + io.meshplan.util.TerminalText.escape(io.meshplan.util.Words.clipped(n.asText()))
+            + "'"
+        : io.meshplan.util.TerminalText.escape(io.meshplan.util.Words.clipped(n.toString()));
   }
 
   /** Reads the LoRA adapters: {@code rank}, {@code alpha} and {@code targets}. */

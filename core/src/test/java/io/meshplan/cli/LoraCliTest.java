@@ -182,6 +182,40 @@ class LoraCliTest {
     Files.writeString(bad, JSON.writeValueAsString(root));
     CliRun.of("simulate", "--plan", bad.toString()).refusedInOneLine(2,
         "field 'finetune.mode' is 'full' but model.lora makes it 'lora'");
+    // Every derived count and setting too: the rank, the frozen weights, the adapters' size
+    // (8,030,261,248 frozen; r16 on all seven projections of 32 layers: 32 x 16 x (2 x (4096 +
+    // 4096) + 2 x (4096 + 1024) + 3 x (4096 + 14336)) = 41,943,040 trained).
+    root = (com.fasterxml.jackson.databind.node.ObjectNode) JSON.readTree(text);
+    ((com.fasterxml.jackson.databind.node.ObjectNode) root.get("finetune"))
+        .put("rank", 1L << 40);
+    Files.writeString(bad, JSON.writeValueAsString(root));
+    CliRun.of("simulate", "--plan", bad.toString()).refusedInOneLine(2,
+        "field 'finetune.rank' is 1099511627776 but model.lora makes it 16");
+    root = (com.fasterxml.jackson.databind.node.ObjectNode) JSON.readTree(text);
+    assertThat(root.at("/finetune/frozenParameters").asLong()).isEqualTo(8_030_261_248L);
+    ((com.fasterxml.jackson.databind.node.ObjectNode) root.get("finetune"))
+        .put("frozenParameters", 7);
+    Files.writeString(bad, JSON.writeValueAsString(root));
+    CliRun.of("simulate", "--plan", bad.toString()).refusedInOneLine(2,
+        "field 'finetune.frozenParameters' is 7 but model.lora makes it 8030261248");
+    root = (com.fasterxml.jackson.databind.node.ObjectNode) JSON.readTree(text);
+    assertThat(root.at("/model/lora/trainableParameters").asLong()).isEqualTo(41_943_040L);
+    ((com.fasterxml.jackson.databind.node.ObjectNode) root.at("/model/lora"))
+        .put("trainableParameters", 1);
+    Files.writeString(bad, JSON.writeValueAsString(root));
+    CliRun.of("simulate", "--plan", bad.toString()).refusedInOneLine(2,
+        "field 'model.lora.trainableParameters' is 1 but model.lora makes it 41943040");
+    // Targets agree by the adapters they name, not by spelling.
+    root = (com.fasterxml.jackson.databind.node.ObjectNode) JSON.readTree(text);
+    ((com.fasterxml.jackson.databind.node.ObjectNode) root.get("finetune"))
+        .put("targets", "All-Linear");
+    Files.writeString(bad, JSON.writeValueAsString(root));
+    assertThat(CliRun.of("simulate", "--plan", bad.toString()).code()).isZero();
+    ((com.fasterxml.jackson.databind.node.ObjectNode) root.get("finetune"))
+        .put("targets", "q_proj,\u001b[2J");
+    Files.writeString(bad, JSON.writeValueAsString(root));
+    CliRun.of("simulate", "--plan", bad.toString()).refusedInOneLine(2,
+        "field 'finetune.targets' is 'q_proj,\\u001b[2J' but model.lora makes it 'q_proj,k_proj,");
     // torchtitan 0.2.2 writes no adapters, and names the form that does.
     CliRun v022 = CliRun.of("export", "--plan", plan.toString(), "--to", "torchtitan",
         "--framework-version", "0.2.2");
