@@ -47,7 +47,10 @@ import java.util.Optional;
  *   <li>{@code nemo}: NeMo's (24.07) and Megatron-Bridge's (25.11, 26.04.01) performance
  *       summaries on H100: dense Llama in FP8 and mixture-of-experts models (GPT-OSS 120B in
  *       bf16, Qwen3 30B-A3B and 235B-A22B in FP8, DeepSeek-V3) with balanced routing, each with
- *       its recipe's overlaps and loss (the data files' columns). Tokens per second per GPU.
+ *       its recipe's overlaps and loss (the data files' columns); and Megatron-Bridge's FP8 rows
+ *       on B200, GB200 and GB300 (dense Llama, each row's cluster in its file), the one stack
+ *       with published Blackwell runs, which therefore keeps kernel-level prices. Tokens per
+ *       second per GPU.
  *   <li>{@code meta}: Llama 3 405B's 131,072-token context-parallel row (Dubey et al. 2024,
  *       Table 4), TFLOP/s in the PaLM count Meta states.
  * </ul>
@@ -73,6 +76,7 @@ public final class PublicFolds {
     out.addAll(megatronCore());
     out.addAll(recipes("dense_fp8_h100.csv"));
     out.addAll(recipes("moe_cp_h100.csv"));
+    out.addAll(recipes("dense_fp8_blackwell.csv"));
     return List.copyOf(out);
   }
 
@@ -221,11 +225,25 @@ public final class PublicFolds {
               () -> new IllegalStateException(resource + ": unknown dispatcher " + f[25])));
       boolean meta = f[0].equals("cp");
       out.add(new PublicRun(meta ? "meta" : "nemo", f[0], f[1], m,
-          ClusterSpec.parse(AsciiDigits.parseInt(f[2]) / 8 + "x8:h100-80gb:ib-ndr400"), c, dtype,
+          cluster(f), c, dtype,
           Attention.FLASH, Optional.empty(), recipe, Double.parseDouble(f[17]),
           meta ? PublicRun.Figure.PALM_TFLOPS : PublicRun.Figure.TOKENS_PER_GPU));
     }
     return out;
+  }
+
+  /**
+   * A recipe row's cluster: its {@code cluster} column where the file has one (Blackwell's
+   * rows), else DGX H100 nodes.
+   */
+  private static ClusterSpec cluster(String[] f) {
+    ClusterSpec c = f.length > 26 ? ClusterSpec.parse(f[26])
+        : ClusterSpec.parse(AsciiDigits.parseInt(f[2]) / 8 + "x8:h100-80gb:ib-ndr400");
+    if (c.gpuCount() != AsciiDigits.parseInt(f[2])) {
+      throw new IllegalStateException("row " + f[1] + ": cluster " + c.toShortString()
+          + " is not " + f[2] + " GPUs");
+    }
+    return c;
   }
 
   /** The data rows of a shipped CSV file: no comments, no header, quoted commas kept. */

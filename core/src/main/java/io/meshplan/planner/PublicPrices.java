@@ -85,10 +85,14 @@ public final class PublicPrices {
     }
     if (c.kernelLevel()) {
       return String.format(Locale.ROOT, "%s compute at kernel-level prices (checked on %d public "
-          + "runs, %d stacks)%s", a, c.runs(), c.folds().size(), band);
+          + "runs, %s)%s", a, c.runs(), stacks(c.folds().size()), band);
     }
-    return String.format(Locale.ROOT, "%s compute x%.3f (fitted on %d public runs, %d stacks)%s",
-        a, c.scale(), c.runs(), c.folds().size(), band);
+    return String.format(Locale.ROOT, "%s compute x%.3f (fitted on %d public runs, %s)%s",
+        a, c.scale(), c.runs(), stacks(c.folds().size()), band);
+  }
+
+  private static String stacks(int n) {
+    return n == 1 ? "1 stack" : n + " stacks";
   }
 
 }

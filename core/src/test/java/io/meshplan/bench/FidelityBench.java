@@ -70,21 +70,31 @@ public final class FidelityBench {
             "x%.3f-x%.3f of the predicted time (%s, %d residuals)", b.low(), b.high(),
             b.basis(), b.residuals())).orElse("none")));
     System.out.println();
-    System.out.printf(Locale.ROOT, "%-18s %5s %9s %9s %9s %9s %8s %6s%n", "fold or table",
+    System.out.printf(Locale.ROOT, "%-24s %5s %9s %9s %9s %9s %8s %6s%n", "fold or table",
         "runs", "kernel", "in-smpl", "l-o-s-o", "max loso", "in band", "fit");
+    // A fold with runs on several architectures is scored per architecture: each has its own
+    // factor and protocol.
+    java.util.Map<String, Set<String>> archs = new java.util.HashMap<>();
+    for (Row r : rows) {
+      archs.computeIfAbsent(r.s().run().fold(), f -> new java.util.TreeSet<>()).add(arch(r));
+    }
+    java.util.function.Function<Row, String> fold = r -> "fold " + r.s().run().fold()
+        + (archs.get(r.s().run().fold()).size() > 1 ? "/" + arch(r) : "");
     Set<String> groups = new LinkedHashSet<>();
     for (Row r : rows) {
-      groups.add("fold " + r.s().run().fold());
+      groups.add(fold.apply(r));
     }
     for (Row r : rows) {
       groups.add("table " + r.s().run().set());
     }
+    for (Row r : rows) {
+      groups.add("arch " + arch(r));
+    }
     groups.add("all");
     for (String g : groups) {
-      List<Row> in = rows.stream().filter(r -> g.equals("all")
-          || g.equals("fold " + r.s().run().fold()) || g.equals("table " + r.s().run().set()))
-          .toList();
-      System.out.printf(Locale.ROOT, "%-18s %5d %8.1f%% %8.1f%% %8.1f%% %8.1f%% %5d/%-2d %3d/%-2d"
+      List<Row> in = rows.stream().filter(r -> g.equals("all") || g.equals(fold.apply(r))
+          || g.equals("table " + r.s().run().set()) || g.equals("arch " + arch(r))).toList();
+      System.out.printf(Locale.ROOT, "%-24s %5d %8.1f%% %8.1f%% %8.1f%% %8.1f%% %5d/%-2d %3d/%-2d"
           + "%n", g, in.size(), mape(in, Column.KERNEL), mape(in, Column.IN_SAMPLE),
           mape(in, Column.LOSO), 100 * in.stream().mapToDouble(r -> Math.abs(r.s().error(
               r.s().leaveOut()))).max().orElse(0), in.stream().filter(Row::inBand).count(),
@@ -96,6 +106,10 @@ public final class FidelityBench {
   }
 
   private enum Column { KERNEL, IN_SAMPLE, LOSO }
+
+  private static String arch(Row r) {
+    return r.s().run().cluster().gpu().architecture().word();
+  }
 
   private record Row(FoldCalibration.Scored s, boolean inBand, boolean fits) {}
 
