@@ -193,12 +193,6 @@ final class DeployCommand implements Callable<Integer> {
     if (t.kubernetes() && image == null) {
       throw new InputException("--image is required for --target " + t.label());
     }
-    if (c.rackScale() && !t.nvlinkDomains()) {
-      throw new InputException("deploy --target " + t.label() + " does not write a rack's "
-          + "IMEX channels for NVLink domains of " + c.gpusPerNode() + " GPUs across "
-          + c.gpusPerNode() / c.hostGpus() + " hosts (" + c.toShortString() + ") yet; "
-          + "--target slurm does");
-    }
     LaunchSpec ls;
     try {
       // One task per host: a rack's trays are its nodes to the launcher.

@@ -32,7 +32,8 @@ public final class Deployer {
    * @param fabric the environment
    * @return the files, in the order to use them
    * @throws IllegalArgumentException if a Kubernetes or RunAI target has no image, the name is one
-   *     the target's objects cannot have, or torchrun's port on Ray is one of Ray's
+   *     the target's objects cannot have, torchrun's port on Ray is one of Ray's, or the target
+   *     cannot place the launch's NVLink domains ({@link DeployTarget#nvlinkDomains})
    */
   public List<Artifact> deploy(DeployTarget target, LaunchSpec spec, FabricEnv fabric) {
     Require.nonNull(target, "target");
@@ -50,6 +51,7 @@ public final class Deployer {
         + " port " + spec.masterPort() + " is one Ray's head listens on (GCS "
         + RayEntrypoint.GCS_PORT + ", dashboard " + RayEntrypoint.DASHBOARD_PORT + ", client "
         + RayEntrypoint.CLIENT_PORT + "); choose another");
+    racks(target, spec);
     return switch (target) {
       case KUBERAY -> List.of(RayJobManifest.write(spec, fabric));
       case RAY_K8S -> List.of(RayOnK8sManifest.write(spec, fabric));
@@ -58,5 +60,35 @@ public final class Deployer {
       case DASK -> List.of(DaskLaunch.write(spec, fabric));
       case SLURM -> List.of(SlurmScript.write(spec, fabric));
     };
+  }
+
+  /**
+   * Refuses NVLink domains across hosts on a target that cannot place them: RunAI's {@code
+   * submit-dist pytorch} has no flag for a pod's resource claims (run-ai/docs 106c5007, {@code
+   * docs/Researcher/cli-reference/runai-submit-dist-pytorch.md}), so its pods cannot claim a
+   * rack's IMEX channel; Dask's workers are started on hosts meshplan does not choose; a
+   * PyTorchJob's Workers share one pod template, so their pods cannot be split rack by rack.
+   */
+  private static void racks(DeployTarget target, LaunchSpec spec) {
+    if (spec.nvlinkHosts() == 1) {
+      return;
+    }
+    int domains = ComputeDomains.count(spec);
+    String why = switch (target.nvlinkDomains()) {
+      case NONE -> target == DeployTarget.RUNAI
+          ? "runai submit-dist pytorch has no flag for the pods' claim of a rack's IMEX channel"
+              + " (NVIDIA's DRA driver's ComputeDomain)"
+          : "dask's launch does not place its workers rack by rack";
+      case ONE -> domains == 1 ? null : "a PyTorchJob's Workers share one pod template, so its"
+          + " pods cannot be pinned rack by rack";
+      case EACH_PINNED -> null;
+    };
+    if (why != null) {
+      throw new IllegalArgumentException(target.label() + " cannot launch on "
+          + io.meshplan.util.Words.count(domains, "NVLink domain") + " of "
+          + spec.nvlinkHosts() + " hosts x " + spec.gpusPerNode() + " GPUs: " + why
+          + "; kuberay, ray-k8s and slurm pin each domain's hosts together"
+          + (target.nvlinkDomains() == DeployTarget.Racks.ONE ? "" : ", pytorchjob one domain's"));
+    }
   }
 }

@@ -3,6 +3,7 @@ package io.meshplan.deploy;
 import io.fabric8.kubernetes.api.model.ObjectMeta;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.api.model.PodTemplateSpec;
+import io.meshplan.util.Require;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -14,7 +15,8 @@ import java.util.Map;
  * {@code MASTER_ADDR}, {@code MASTER_PORT}, {@code WORLD_SIZE} (pods) and {@code RANK} (the pod's
  * index); the container runs {@code torchrun} with the node count and processes per node written
  * out, and the pod's rank and the master's address taken from those variables through
- * Kubernetes' {@code $(VAR)} expansion.
+ * Kubernetes' {@code $(VAR)} expansion. On a rack the job is one NVLink domain: a ComputeDomain
+ * whose IMEX channel every pod claims, all pods on one clique ({@link ComputeDomains}).
  */
 public final class PyTorchJobManifest {
   /**
@@ -74,15 +76,20 @@ public final class PyTorchJobManifest {
   }
 
   /**
-   * Writes the manifest: the PyTorchJob, then, when the pods find fabric variables at start, the
-   * ConfigMap of {@link FabricLookupScript}.
+   * Writes the manifest: on a rack (NVLink across hosts) its ComputeDomain first, then the
+   * PyTorchJob, then, when the pods find fabric variables at start, the ConfigMap of {@link
+   * FabricLookupScript}.
    *
-   * @param spec the launch
+   * @param spec the launch; on a rack, one NVLink domain ({@link DeployTarget.Racks#ONE})
    * @param fabric the environment
    * @return the YAML file
    */
   public static Artifact write(LaunchSpec spec, FabricEnv fabric) {
-    List<Object> docs = new ArrayList<>(List.of(build(spec, fabric)));
+    List<Object> docs = new ArrayList<>();
+    if (ComputeDomains.needed(spec)) {
+      docs.addAll(ComputeDomains.all(spec));
+    }
+    docs.add(build(spec, fabric));
     ProcessFabric pod = ProcessFabric.inPod(spec, fabric);
     if (!pod.foundAtStart().isEmpty()) {
       docs.add(KubePods.fabricConfigMap(spec, pod));
@@ -93,6 +100,11 @@ public final class PyTorchJobManifest {
   private static PodTemplateSpec pod(LaunchSpec spec, FabricEnv fabric, String role,
       List<String> cmd) {
     PodTemplateSpec t = KubePods.template(spec, fabric, role, "pytorch", cmd, List.of());
+    if (ComputeDomains.needed(spec)) {
+      // One domain: Master and Workers all claim its channel and share its clique.
+      Require.that(ComputeDomains.count(spec) == 1, "a PyTorchJob pins one NVLink domain");
+      t = ComputeDomains.join(t, spec, 0);
+    }
     return ProcessFabric.inPod(spec, fabric).foundAtStart().isEmpty() ? t
         : KubePods.mount(t, spec.name() + "-fabric");
   }

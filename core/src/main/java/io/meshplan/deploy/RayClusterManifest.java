@@ -11,7 +11,10 @@ import java.util.TreeMap;
  * The KubeRay {@code ray.io/v1} RayCluster spec that {@link RayJobManifest}'s RayJob embeds as
  * {@code rayClusterSpec}: one head pod and {@code nodes - 1} worker pods, each with all of its
  * node's GPUs (as in {@code seeds/000}, where the head computes too), so the cluster has exactly
- * the plan's GPUs. KubeRay writes each pod's {@code ray start} from {@code rayStartParams}.
+ * the plan's GPUs. KubeRay writes each pod's {@code ray start} from {@code rayStartParams}. On a
+ * rack (NVLink across hosts) there is a worker group per NVLink domain, {@code gpu-workers-K},
+ * whose pods claim domain K's IMEX channel and share one clique ({@link ComputeDomains}); the head
+ * is domain 0's first host, so that group has one worker fewer.
  */
 public final class RayClusterManifest {
   /**
@@ -51,7 +54,8 @@ public final class RayClusterManifest {
    *
    * @param spec the launch
    * @param fabric the environment
-   * @return the head group and, with more than one node, one worker group
+   * @return the head group and, with more than one node, one worker group, or one per NVLink
+   *     domain on a rack
    */
   public static Spec build(LaunchSpec spec, FabricEnv fabric) {
     Map<String, String> head = new TreeMap<>();
@@ -59,14 +63,24 @@ public final class RayClusterManifest {
     head.put("num-gpus", Integer.toString(spec.gpusPerNode()));
     Map<String, String> worker = new TreeMap<>();
     worker.put("num-gpus", Integer.toString(spec.gpusPerNode()));
+    PodTemplateSpec workerPod = RayEntrypoint.pod(KubePods.template(spec, fabric, "worker",
+        "ray-worker", List.of(), List.of()), spec);
+    PodTemplateSpec headPod = RayEntrypoint.pod(KubePods.template(spec, fabric, "head",
+        "ray-head", List.of(), RayEntrypoint.headPorts()), spec);
     List<WorkerGroupSpec> workers = new ArrayList<>();
-    if (spec.nodes() > 1) {
-      int n = spec.nodes() - 1;
-      workers.add(new WorkerGroupSpec("gpu-workers", n, n, n, worker,
-          RayEntrypoint.pod(KubePods.template(spec, fabric, "worker", "ray-worker",
-              List.of(), List.of()), spec)));
+    if (!ComputeDomains.needed(spec)) {
+      if (spec.nodes() > 1) {
+        int n = spec.nodes() - 1;
+        workers.add(new WorkerGroupSpec("gpu-workers", n, n, n, worker, workerPod));
+      }
+      return new Spec(new HeadGroupSpec(head, headPod), workers);
     }
-    return new Spec(new HeadGroupSpec(head, RayEntrypoint.pod(KubePods.template(spec, fabric,
-        "head", "ray-head", List.of(), RayEntrypoint.headPorts()), spec)), workers);
+    // A rack: the head computes in domain 0, so that domain's group has one worker fewer.
+    for (int k = 0; k < ComputeDomains.count(spec); k++) {
+      int n = k == 0 ? spec.nvlinkHosts() - 1 : spec.nvlinkHosts();
+      workers.add(new WorkerGroupSpec("gpu-workers-" + k, n, n, n, worker,
+          ComputeDomains.join(workerPod, spec, k)));
+    }
+    return new Spec(new HeadGroupSpec(head, ComputeDomains.join(headPod, spec, 0)), workers);
   }
 }

@@ -3,6 +3,7 @@ package io.meshplan.deploy;
 import io.fabric8.kubernetes.api.model.ObjectMeta;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.meshplan.util.ShellQuote;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -45,15 +46,21 @@ public final class RayJobManifest {
   private RayJobManifest() {}
 
   /**
-   * Writes the manifest: the RayJob, then the ConfigMap with the driver and the command.
+   * Writes the manifest: on a rack (NVLink across hosts) its ComputeDomains first, then the
+   * RayJob, then the ConfigMap with the driver and the command.
    *
    * @param spec the launch
    * @param fabric the environment
    * @return the YAML file
    */
   public static Artifact write(LaunchSpec spec, FabricEnv fabric) {
-    return new Artifact(spec.name() + "-rayjob.yaml", KubeYaml.write(List.of(build(spec, fabric),
-        RayEntrypoint.configMap(spec, fabric))), false);
+    List<Object> docs = new ArrayList<>();
+    if (ComputeDomains.needed(spec)) {
+      docs.addAll(ComputeDomains.all(spec));
+    }
+    docs.add(build(spec, fabric));
+    docs.add(RayEntrypoint.configMap(spec, fabric));
+    return new Artifact(spec.name() + "-rayjob.yaml", KubeYaml.write(docs), false);
   }
 
   /**

@@ -18,7 +18,10 @@ import java.util.List;
  * each container runs {@code ray start} itself. Without an operator nothing submits the job: the
  * {@code ray job submit} command line is written in the head Deployment's annotation {@value
  * #SUBMIT_ANNOTATION}, its entrypoint {@link RayEntrypoint}'s by {@link RayMode}, and a ConfigMap
- * after the Deployments holds the mode's driver and the command.
+ * after the Deployments holds the mode's driver and the command. On a rack (NVLink across hosts)
+ * there is a worker Deployment per NVLink domain, {@code NAME-ray-worker-K}, whose pods claim
+ * domain K's IMEX channel and share one clique ({@link ComputeDomains}); the head is domain 0's
+ * first host, so that Deployment has one replica fewer.
  */
 public final class RayOnK8sManifest {
   /** The annotation holding the {@code ray job submit} command line. */
@@ -32,8 +35,8 @@ public final class RayOnK8sManifest {
    * @param spec the launch
    * @param fabric the environment
    * @return the Kubernetes objects, in apply order: the head {@link Deployment}, its {@link
-   *     Service}, the worker {@link Deployment} when there is more than one node, and the
-   *     ConfigMap of the driver and the command
+   *     Service}, the worker {@link Deployment} when there is more than one node (one per NVLink
+   *     domain on a rack), and the ConfigMap of the driver and the command
    */
   public static List<HasMetadata> build(LaunchSpec spec, FabricEnv fabric) {
     String head = spec.name() + "-ray-head";
@@ -44,9 +47,10 @@ public final class RayOnK8sManifest {
     submit.add("--");
     submit.addAll(RayEntrypoint.words(spec));
     List<HasMetadata> out = new ArrayList<>();
-    out.add(deployment(spec, fabric, head, "head", 1,
+    Deployment headDeployment = deployment(spec, fabric, head, "head", 1,
         List.of("ray", "start", "--head", "--port=" + RayEntrypoint.GCS_PORT, "--dashboard-host=0.0.0.0", gpus,
-            "--block"), ShellQuote.join(submit)));
+            "--block"), ShellQuote.join(submit));
+    out.add(ComputeDomains.needed(spec) ? inDomain(headDeployment, spec, 0) : headDeployment);
     List<ServicePort> ports = List.of(svcPort("gcs", RayEntrypoint.GCS_PORT),
         svcPort("dashboard", RayEntrypoint.DASHBOARD_PORT),
         svcPort("client", RayEntrypoint.CLIENT_PORT));
@@ -58,23 +62,49 @@ public final class RayOnK8sManifest {
         .endSpec()
         .build();
     out.add(svc);
-    if (spec.nodes() > 1) {
+    List<String> join = List.of("ray", "start", "--address=" + address + ":"
+        + RayEntrypoint.GCS_PORT, gpus, "--block");
+    if (!ComputeDomains.needed(spec) && spec.nodes() > 1) {
       out.add(deployment(spec, fabric, spec.name() + "-ray-worker", "worker", spec.nodes() - 1,
-          List.of("ray", "start", "--address=" + address + ":" + RayEntrypoint.GCS_PORT, gpus, "--block"), null));
+          join, null));
+    }
+    // A rack: a worker Deployment per NVLink domain; the head is domain 0's first host.
+    for (int k = 0; ComputeDomains.needed(spec) && k < ComputeDomains.count(spec); k++) {
+      int n = k == 0 ? spec.nvlinkHosts() - 1 : spec.nvlinkHosts();
+      out.add(inDomain(deployment(spec, fabric, spec.name() + "-ray-worker-" + k, "worker", n,
+          join, null), spec, k));
     }
     out.add(RayEntrypoint.configMap(spec, fabric));
     return out;
   }
 
   /**
-   * Writes the manifest.
+   * Writes the manifest: on a rack (NVLink across hosts) its ComputeDomains first, then {@link
+   * #build}'s objects.
    *
    * @param spec the launch
    * @param fabric the environment
    * @return the YAML file
    */
   public static Artifact write(LaunchSpec spec, FabricEnv fabric) {
-    return new Artifact(spec.name() + "-ray.yaml", KubeYaml.write(build(spec, fabric)), false);
+    List<Object> docs = new ArrayList<>();
+    if (ComputeDomains.needed(spec)) {
+      docs.addAll(ComputeDomains.all(spec));
+    }
+    docs.addAll(build(spec, fabric));
+    return new Artifact(spec.name() + "-ray.yaml", KubeYaml.write(docs), false);
+  }
+
+  /**
+   * A Deployment whose pods are one NVLink domain's ({@link ComputeDomains#join}), its selector
+   * naming the domain too, so that each domain's Deployment owns only its own pods.
+   */
+  private static Deployment inDomain(Deployment d, LaunchSpec spec, int k) {
+    return new DeploymentBuilder(d).editSpec()
+        .editSelector().addToMatchLabels(ComputeDomains.DOMAIN_LABEL, Integer.toString(k))
+        .endSelector()
+        .withTemplate(ComputeDomains.join(d.getSpec().getTemplate(), spec, k))
+        .endSpec().build();
   }
 
   private static Deployment deployment(LaunchSpec spec, FabricEnv fabric, String name,

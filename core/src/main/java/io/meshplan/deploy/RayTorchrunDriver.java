@@ -1,5 +1,6 @@
 package io.meshplan.deploy;
 
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -7,7 +8,11 @@ import java.util.List;
  * one placement-group bundle of all a node's GPUs on each node ({@code STRICT_SPREAD}, so no two
  * on one node), and runs {@code torchrun --nnodes=N --nproc-per-node=G --node-rank=I} in a task
  * on bundle I, with node 0's address as the master. So the job starts N x G ranks, one per GPU,
- * and the training script sees the whole world size.
+ * and the training script sees the whole world size. On a rack each pod holds its NVLink domain
+ * in {@code MESHPLAN_NVLINK_DOMAIN} ({@link ComputeDomains}); the driver reads it on every
+ * bundle's node and gives node ranks domain by domain, so that each domain's hosts hold the
+ * consecutive ranks the plan puts in one NVLink domain, and stops if the domains do not hold
+ * {@code --nvlink-hosts} nodes each.
  *
  * <p>The driver is a fixed Python file, shipped with the training command in {@link
  * RayEntrypoint}'s ConfigMap; the shape reaches it as arguments and the command as a JSON list
@@ -26,6 +31,7 @@ public final class RayTorchrunDriver {
       \"\"\"Runs torchrun once per Ray node, one process per GPU (written by meshplan deploy).\"\"\"
       import argparse
       import json
+      import os
       import subprocess
       import sys
 
@@ -35,8 +41,9 @@ public final class RayTorchrunDriver {
 
 
       @ray.remote(num_cpus=1)
-      def node_ip():
-          return ray.util.get_node_ip_address()
+      def place():
+          domain = int(os.environ.get("MESHPLAN_NVLINK_DOMAIN", "0"))
+          return ray.util.get_node_ip_address(), domain
 
 
       @ray.remote(num_cpus=1)
@@ -53,6 +60,7 @@ public final class RayTorchrunDriver {
           p.add_argument("--gpus-per-node", type=int, required=True)
           p.add_argument("--master-port", type=int, required=True)
           p.add_argument("--command-file", required=True)
+          p.add_argument("--nvlink-hosts", type=int, default=1)
           a = p.parse_args()
           with open(a.command_file, encoding="utf-8") as f:
               command = json.load(f)
@@ -67,10 +75,19 @@ public final class RayTorchrunDriver {
               return PlacementGroupSchedulingStrategy(
                   placement_group=pg, placement_group_bundle_index=i)
 
-          addr = ray.get(node_ip.options(scheduling_strategy=on(0)).remote())
+          places = ray.get([place.options(scheduling_strategy=on(i)).remote()
+                            for i in range(a.nodes)])
+          # Node ranks follow NVLink domains: each domain's hosts hold consecutive ranks.
+          order = sorted(range(a.nodes), key=lambda i: (places[i][1], i))
+          held = [places[i][1] for i in order]
+          if a.nvlink_hosts > 1 and held != [r // a.nvlink_hosts for r in range(a.nodes)]:
+              counts = {d: held.count(d) for d in sorted(set(held))}
+              sys.exit(f"meshplan: the Ray nodes per NVLink domain are {counts}; each of the"
+                       f" {a.nodes // a.nvlink_hosts} domains needs {a.nvlink_hosts}")
+          addr = places[order[0]][0]
           runs = [torchrun.options(scheduling_strategy=on(i), num_gpus=a.gpus_per_node).remote(
-              a.nodes, a.gpus_per_node, i, addr, a.master_port, command)
-              for i in range(a.nodes)]
+              a.nodes, a.gpus_per_node, rank, addr, a.master_port, command)
+              for rank, i in enumerate(order)]
           codes = ray.get(runs)
           bad = [c for c in codes if c != 0]
           sys.exit(bad[0] if bad else 0)
@@ -90,9 +107,13 @@ public final class RayTorchrunDriver {
    * @return the words, all plain (letters, digits, {@code /._-})
    */
   static List<String> entrypoint(LaunchSpec spec, String commandFile) {
-    return List.of("python", RayEntrypoint.MOUNT + "/" + FILE,
+    List<String> w = new ArrayList<>(List.of("python", RayEntrypoint.MOUNT + "/" + FILE,
         "--nodes", Integer.toString(spec.nodes()),
         "--gpus-per-node", Integer.toString(spec.gpusPerNode()),
-        "--master-port", Integer.toString(spec.masterPort()), "--command-file", commandFile);
+        "--master-port", Integer.toString(spec.masterPort()), "--command-file", commandFile));
+    if (spec.nvlinkHosts() > 1) {
+      w.addAll(List.of("--nvlink-hosts", Integer.toString(spec.nvlinkHosts())));
+    }
+    return List.copyOf(w);
   }
 }

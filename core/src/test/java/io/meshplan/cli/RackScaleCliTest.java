@@ -13,7 +13,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * GB200 racks as a user meets them: DeepSeek-V3's blocks planned on two racks of 64 GPUs keep
  * each expert group inside a rack's NVLink, the plan simulates and exports with one launcher per
- * 4-GPU host, and deploy, which does not write a rack's NVLink setup yet, says so in one line.
+ * 4-GPU host, and deploy writes a ComputeDomain (NVIDIA's DRA driver) per rack for the
+ * Kubernetes targets that can pin each rack's pods, refusing in one line those that cannot.
  */
 class RackScaleCliTest {
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -43,10 +44,19 @@ class RackScaleCliTest {
     assertThat(s.code()).as(s.err()).isZero();
     assertThat(JSON.readTree(s.out()).get("iterationSeconds").asDouble())
         .isCloseTo(saved.get("iterationSeconds").asDouble(), withinPercentage(0.01));
+    // KubeRay: one ComputeDomain per rack of 16 trays, a worker group per rack.
     CliRun d = CliRun.of("deploy", "--plan", plan.toString(), "--target", "kuberay", "--image",
         "nvcr.io/nvidia/pytorch:24.05-py3", "--", "train.py");
-    d.refusedInOneLine(2, "deploy --target kuberay does not write a rack's IMEX channels for "
-        + "NVLink domains of 64 GPUs across 16 hosts");
+    assertThat(d.code()).as(d.err()).isZero();
+    assertThat(d.out().split("kind: ComputeDomain\n", -1)).hasSize(3);
+    assertThat(d.out()).contains("numNodes: 16").contains("groupName: gpu-workers-1")
+        .contains("--nodes 32 --gpus-per-node 4").contains("--nvlink-hosts 16");
+    // A PyTorchJob cannot pin two racks' pods apart: refused, and nothing is written.
+    Path out = dir.resolve("job.yaml");
+    CliRun pj = CliRun.of("deploy", "--plan", plan.toString(), "--target", "pytorchjob",
+        "--image", "nvcr.io/nvidia/pytorch:24.05-py3", "--out", out.toString(), "--", "train.py");
+    pj.refusedInOneLine(2, "pytorchjob cannot launch on 2 NVLink domains of 16 hosts x 4 GPUs");
+    assertThat(out).doesNotExist();
     // Slurm: one task per tray, 32 trays in segments of 16 (one rack's 64 GPUs), each segment
     // inside one topology block (sbatch --segment, Slurm's topology/block plugin).
     CliRun slurm = CliRun.of("deploy", "--plan", plan.toString(), "--target", "slurm", "--",
@@ -54,6 +64,23 @@ class RackScaleCliTest {
     assertThat(slurm.code()).as(slurm.err()).isZero();
     assertThat(slurm.out()).contains("#SBATCH --nodes=32\n").contains("#SBATCH --gpus-per-node=4\n")
         .contains("#SBATCH --segment=16\n").contains("--nnodes=32").contains("--nproc-per-node=4");
+  }
+
+  @Test
+  void sixtyFourGpusOfOneRackDeployAsOneComputeDomainOfSixteenTrays() throws Exception {
+    // 16 trays of 4 GPUs: one NVLink domain of 64 GPUs, the layout of NVIDIA's GB200 runs.
+    for (String target : java.util.List.of("pytorchjob", "kuberay", "ray-k8s")) {
+      CliRun d = CliRun.of("deploy", "--cluster", "16x4:gb200", "--target", target, "--image",
+          "nvcr.io/nvidia/pytorch:24.05-py3", "--name", "gb", "--", "train.py");
+      assertThat(d.code()).as(d.err()).isZero();
+      assertThat(d.out()).as(target).startsWith("apiVersion: resource.nvidia.com/v1beta1\n"
+          + "kind: ComputeDomain\n").contains("  numNodes: 16\n")
+          .contains("resourceClaimTemplateName: gb-nvlink-0-channel")
+          .contains("topologyKey: nvidia.com/gpu.clique");
+    }
+    CliRun runai = CliRun.of("deploy", "--cluster", "16x4:gb200", "--target", "runai",
+        "--image", "nvcr.io/nvidia/pytorch:24.05-py3", "--", "train.py");
+    runai.refusedInOneLine(2, "runai cannot launch on 1 NVLink domain of 16 hosts x 4 GPUs");
   }
 
   @Test

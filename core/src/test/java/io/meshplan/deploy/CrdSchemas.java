@@ -21,8 +21,9 @@ import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * The OpenAPI v3 schemas of the KubeRay and Kubeflow CRDs (test resources under {@code crd/}),
- * turned into JSON Schema draft 4, which OpenAPI v3's schema object is a dialect of:
+ * The OpenAPI v3 schemas of the KubeRay, Kubeflow and NVIDIA DRA driver CRDs (test resources
+ * under {@code crd/}), turned into JSON Schema draft 4, which OpenAPI v3's schema object is a
+ * dialect of:
  * {@code nullable} becomes a null type, {@code x-kubernetes-int-or-string} an integer-or-string,
  * other {@code x-kubernetes-*} keys are dropped, and an object with {@code properties} rejects
  * fields it does not list (what {@code kubectl apply --validate=strict} does), unless it preserves

@@ -38,6 +38,10 @@ class RayTorchrunDriverTest {
               s = self.opts.get("scheduling_strategy")
               _log("tasks", {"task": self.f.__name__, "num_gpus": self.opts.get("num_gpus", 0),
                              "bundle": s.placement_group_bundle_index if s else None})
+              # FAKE_DOMAINS: the NVLink domain of each bundle's node, as its pod would hold it.
+              if s and os.environ.get("FAKE_DOMAINS"):
+                  os.environ["MESHPLAN_NVLINK_DOMAIN"] = os.environ["FAKE_DOMAINS"].split(",")[
+                      s.placement_group_bundle_index]
               return self.f(*args)
       def remote(**opts):
           return lambda f: _Remote(f, opts)
@@ -107,6 +111,12 @@ class RayTorchrunDriverTest {
    * line with {@code shell=True}.
    */
   static String runAsRay(Path run, String text, Map<String, String> env) throws Exception {
+    return runAsRay(run, text, env, 0);
+  }
+
+  /** {@link #runAsRay(Path, String, Map)}, expecting the exit status {@code code}. */
+  static String runAsRay(Path run, String text, Map<String, String> env, int code)
+      throws Exception {
     List<JsonNode> docs = CrdSchemas.YAML.readValues(CrdSchemas.YAML.createParser(text),
         JsonNode.class).readAll();
     for (JsonNode doc : docs) {
@@ -125,7 +135,7 @@ class RayTorchrunDriverTest {
     pb.environment().putAll(env);
     Process p = pb.start();
     String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-    assertThat(p.waitFor()).as(out).isZero();
+    assertThat(p.waitFor()).as(out).isEqualTo(code);
     return out;
   }
 
@@ -160,7 +170,37 @@ class RayTorchrunDriverTest {
     }
   }
 
+  @Test
+  void onRacksNodeRanksFollowTheNvlinkDomainsOfTheBundlesNodes() throws Exception {
+    // 2 racks of 3 trays: Ray may give bundle i any node, so the driver reads each bundle's
+    // domain and gives ranks 0-2 to domain 0's bundles (1, 3, 4) and 3-5 to domain 1's (0, 2, 5).
+    LaunchSpec spec = ComputeDomainManifestsTest.rack(2, 3, new PodNetwork.Default(),
+        RayMode.TORCHRUN);
+    for (DeployTarget t : List.of(DeployTarget.KUBERAY, DeployTarget.RAY_K8S)) {
+      Path run = Files.createDirectories(dir.resolve("racks-" + t.label()));
+      String text = new Deployer().deploy(t, spec, Llama70b.ib()).get(0).text();
+      List<String> torchruns = runDriver(run, text, "1,0,1,0,0,1", 0);
+      assertThat(torchruns).extracting(l -> List.of(l.split(" ")).stream()
+          .filter(w -> w.startsWith("--node-rank=")).findFirst().orElseThrow())
+          .containsExactly("--node-rank=0", "--node-rank=1", "--node-rank=2", "--node-rank=3",
+              "--node-rank=4", "--node-rank=5");
+      List<String> bundles = Files.readAllLines(run.resolve("log/tasks")).stream()
+          .filter(l -> l.contains("\"torchrun\"")).map(l -> l.replaceAll(".*\"bundle\": ", "")
+              .replace("}", "")).toList();
+      assertThat(bundles).as(t.label()).containsExactly("1", "3", "4", "0", "2", "5");
+      // A Ray cluster whose nodes are not 3 per domain is refused before any torchrun.
+      Path bad = Files.createDirectories(dir.resolve("bad-" + t.label()));
+      runDriver(bad, text, "0,0,0,0,1,1", 1);
+      assertThat(bad.resolve("log/torchrun")).doesNotExist();
+    }
+  }
+
   private List<String> runDriver(Path run, String text) throws Exception {
+    return runDriver(run, text, "", 0);
+  }
+
+  private List<String> runDriver(Path run, String text, String domains, int code)
+      throws Exception {
     Files.createDirectories(run.resolve("ray/util"));
     Files.createDirectories(run.resolve("bin"));
     Files.createDirectories(run.resolve("log"));
@@ -172,8 +212,14 @@ class RayTorchrunDriverTest {
     Files.writeString(torchrun, "#!/usr/bin/env bash\necho \"$*\" >> \"$LOG/torchrun\"\n"
         + "printf '%s\\0' \"$@\" > \"$LOG/last\"\n");
     assertThat(torchrun.toFile().setExecutable(true)).isTrue();
-    runAsRay(run, text, Map.of("PYTHONPATH", run.toString(), "LOG", run.resolve("log").toString(),
-        "PATH", run.resolve("bin") + ":" + System.getenv("PATH")));
+    String out = runAsRay(run, text, Map.of("PYTHONPATH", run.toString(), "LOG",
+        run.resolve("log").toString(), "PATH", run.resolve("bin") + ":" + System.getenv("PATH"),
+        "FAKE_DOMAINS", domains), code);
+    if (code != 0) {
+      assertThat(out).contains("meshplan: the Ray nodes per NVLink domain are {0: 4, 1: 2};"
+          + " each of the 2 domains needs 3");
+      return List.of();
+    }
     return new ArrayList<>(Files.readAllLines(run.resolve("log/torchrun")));
   }
 }
