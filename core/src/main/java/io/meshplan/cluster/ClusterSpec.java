@@ -183,7 +183,13 @@ public record ClusterSpec(int nodes, int gpusPerNode, GpuSpec gpu, Fabric fabric
         "cluster '" + where + "': " + catalog.unknownFabric(fname)));
     int host = gpu.hostGpus();
     int domain = gpu.spec().nvlinkDomain();
-    if (domains && gpu.spec().architecture().vendor() == Architecture.Vendor.AMD) {
+    boolean amd = gpu.spec().architecture().vendor() == Architecture.Vendor.AMD;
+    if (amd && !domains && per > domain) {
+      throw new InputException("cluster '" + where + "': a node of " + per + " " + gpu.name()
+          + " GPUs is more than the " + domain + " that AMD Infinity Fabric joins; give "
+          + "NODESx" + domain + ":" + gpu.name());
+    }
+    if (domains && amd) {
       throw new InputException("cluster '" + where + "': the " + gpu.name() + " has no NVLink: "
           + "AMD Infinity Fabric joins the " + domain + " GPUs of one host and no more; give "
           + "NODESx" + domain + ":" + gpu.name());

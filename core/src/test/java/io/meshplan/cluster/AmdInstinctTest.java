@@ -133,6 +133,11 @@ class AmdInstinctTest {
               + "joins the 8 GPUs of one host and no more; give NODESx8:" + g);
     }
     assertThat(ClusterSpec.parse("2x8:mi300x").gpusPerNode()).isEqualTo(8);
+    assertThat(ClusterSpec.parse("2x4:mi300x").gpusPerNode()).isEqualTo(4);
+    // Nodes larger than the Infinity Fabric mesh would price 16 GPUs as one fabric.
+    assertThatThrownBy(() -> ClusterSpec.parse("1x16:mi325x")).isInstanceOf(InputException.class)
+        .hasMessage("cluster '1x16:mi325x': a node of 16 mi325x GPUs is more than the 8 that AMD"
+            + " Infinity Fabric joins; give NODESx8:mi325x");
   }
 
   @Test
