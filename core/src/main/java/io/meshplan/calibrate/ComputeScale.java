@@ -76,7 +76,8 @@ public record ComputeScale(double scale, int runs, List<String> folds, ErrorBand
    * peak).
    *
    * @param architecture the architecture
-   * @return the bound, or empty when no catalog GPU has the architecture
+   * @return the bound, or empty when no catalog GPU has the architecture or meshplan prices none
+   *     of its precisions (CDNA 4)
    */
   public static java.util.OptionalDouble bound(Architecture architecture) {
     java.util.OptionalDouble max = java.util.OptionalDouble.empty();
@@ -86,6 +87,9 @@ public record ComputeScale(double scale, int runs, List<String> folds, ErrorBand
         continue;
       }
       for (int bytes : new int[] {2, 4}) {
+        if (!architecture.prices(io.meshplan.cluster.KernelTimeModel.trainingPrecision(g, bytes))) {
+          continue;
+        }
         double m = io.meshplan.cluster.KernelTimeModel.of(g, bytes).maxScale();
         max = java.util.OptionalDouble.of(Math.max(m, max.orElse(0)));
       }

@@ -181,6 +181,11 @@ final class DeployCommand implements Callable<Integer> {
       MegatronArgs.arguments(in).forEach(cmd::addAll);
       connections(MegatronConnections.of(in), envs);
     }
+    boolean rocm = c.gpu().architecture().vendor() == io.meshplan.cluster.Architecture.Vendor.AMD;
+    if (rocm) {
+      refuseOnRocm(t, c);
+      io.meshplan.deploy.RocmLaunch.env().forEach(envs::putIfAbsent);
+    }
     try {
       f = f.with(envs);
     } catch (IllegalArgumentException e) {
@@ -200,7 +205,7 @@ final class DeployCommand implements Callable<Integer> {
           c.hostGpus(), cmd, rdmaResource, rdmaCount, Optional.ofNullable(shmSize), masterPort, podNetwork(t),
           nodeScript != null ? nodeScript : "/workspace/" + name + "-node.sh",
           iface != null ? iface : f.socketInterface().orElse("ib0"),
-          Optional.ofNullable(partition), rayMode(), c.gpusPerNode() / c.hostGpus());
+          Optional.ofNullable(partition), rayMode(), c.gpusPerNode() / c.hostGpus(), rocm);
     } catch (IllegalArgumentException e) {
       throw new InputException(e.getMessage());
     }
@@ -209,6 +214,23 @@ final class DeployCommand implements Callable<Integer> {
     emit(t, ls, files, inputs);
     warnWithoutNccl(t, f);
     return ExitCodes.OK;
+  }
+
+  /**
+   * The targets that do not run on AMD GPUs: Dask's workers are dask-cuda's, which need CUDA
+   * (rapidsai/dask-cuda); meshplan's Run:ai file requests GPUs through Run:ai's {@code --gpu},
+   * whose AMD support meshplan has not checked.
+   */
+  private static void refuseOnRocm(DeployTarget t, ClusterSpec c) {
+    String on = " on the " + c.gpu().name() + " (AMD, ROCm)";
+    if (t == DeployTarget.DASK) {
+      throw new InputException("--target dask runs dask-cuda workers, which need CUDA, not"
+          + on + "; use --target slurm, kuberay or pytorchjob");
+    }
+    if (t == DeployTarget.RUNAI) {
+      throw new InputException("--target runai is written for NVIDIA GPUs and not checked" + on
+          + "; use --target slurm, kuberay or pytorchjob");
+    }
   }
 
   /**

@@ -383,14 +383,15 @@ final class TimeToTrainOptions {
   /**
    * The host link a GPU's checkpoint shard is copied over, bytes/s: one PCIe x16 link per
    * direction, 15.75 GB/s for Gen3 (V100), 31.5 for Gen4 (A100) and 63 for Gen5 (H100, H200,
-   * B200), the PCI Express Base Specification's per-lane rates (8, 16, 32 GT/s, 128b/130b) and
-   * the generation each NVIDIA datasheet gives its GPU's host interface.
+   * B200, and AMD's MI300X, MI325X and MI355X), the PCI Express Base Specification's per-lane
+   * rates (8, 16, 32 GT/s, 128b/130b) and the generation each datasheet gives its GPU's host
+   * interface (the AMD Instinct datasheets: "PCIe 5.0 x16").
    */
   static double hostBytesPerSecond(io.meshplan.cluster.GpuSpec gpu) {
     return switch (gpu.architecture()) {
       case VOLTA -> 15.75e9;
       case AMPERE -> 31.5e9;
-      case HOPPER, BLACKWELL -> 63e9;
+      case HOPPER, BLACKWELL, CDNA3, CDNA4 -> 63e9;
     };
   }
 

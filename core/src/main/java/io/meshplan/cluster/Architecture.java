@@ -29,33 +29,66 @@ import java.util.Set;
  *   <li>Tensor-core precisions: Volta has FP16 only (Tesla V100 datasheet); Ampere adds TF32 and
  *       BF16 (A100 datasheet); Hopper and Blackwell add FP8 (H100, B200 datasheets). A catalog
  *       entry may not state a peak for a precision its architecture lacks.
- *   <li>CUDA compute capability major version: 7, 8, 9 and 10 (NVIDIA's CUDA C++ Programming
- *       Guide, "Compute Capabilities"); Megatron-LM's launch checks compare it with 10.
+ *   <li>Device capability major version, as PyTorch reports it ({@code
+ *       torch.cuda.get_device_capability()}): on NVIDIA the CUDA compute capability, 7, 8, 9 and
+ *       10 (NVIDIA's CUDA C++ Programming Guide, "Compute Capabilities"); on AMD the major number
+ *       of the gfx target, 9 for gfx942 (CDNA 3) and gfx950 (CDNA 4), which HIP reports as the
+ *       device's {@code major} ({@link #CDNA3}). Megatron-LM's launch checks compare it with 10.
+ *   <li>AMD Instinct: CDNA 3 (MI300X, MI325X: gfx942) and CDNA 4 (MI355X: gfx950). Their 16-bit
+ *       GEMM fraction is measured ({@link #CDNA3}); no published fused-attention or FP8 GEMM
+ *       kernel benchmark on them was found, so those are not priced there and are refused in one
+ *       line; CDNA 4 has no published kernel figure meshplan uses, and is refused for pricing
+ *       ({@link #requirePriced}) while its catalog entry still reads and lists.
  * </ul>
  */
 public enum Architecture {
   /** Volta (V100): compute capability 7.0. */
-  VOLTA(7, KernelTimeModel.GEMM_EFFICIENCY, null, false,
+  VOLTA(Vendor.NVIDIA, 7, KernelTimeModel.GEMM_EFFICIENCY, null, false,
       EnumSet.of(Precision.FP32, Precision.FP16)),
   /** Ampere (A100): compute capability 8.0. */
-  AMPERE(8, KernelTimeModel.GEMM_EFFICIENCY, FusedAttentionKernels.AMPERE, false,
+  AMPERE(Vendor.NVIDIA, 8, KernelTimeModel.GEMM_EFFICIENCY, FusedAttentionKernels.AMPERE, false,
       EnumSet.of(Precision.FP32, Precision.TF32, Precision.BF16, Precision.FP16)),
   /** Hopper (H100, H200): compute capability 9.0. */
-  HOPPER(9, KernelTimeModel.GEMM_EFFICIENCY, FusedAttentionKernels.HOPPER, true,
+  HOPPER(Vendor.NVIDIA, 9, KernelTimeModel.GEMM_EFFICIENCY, FusedAttentionKernels.HOPPER, true,
       EnumSet.allOf(Precision.class)),
   /** Blackwell (B200): compute capability 10.0. */
-  BLACKWELL(10, KernelTimeModel.BLACKWELL_16BIT_GEMM_EFFICIENCY, FusedAttentionKernels.HOPPER,
-      true, EnumSet.allOf(Precision.class));
+  BLACKWELL(Vendor.NVIDIA, 10, KernelTimeModel.BLACKWELL_16BIT_GEMM_EFFICIENCY,
+      FusedAttentionKernels.HOPPER, true, EnumSet.allOf(Precision.class)),
+  /**
+   * AMD CDNA 3 (MI300X, MI325X; gfx942, which HIP and PyTorch report as capability 9.4). Matrix
+   * cores in FP32, TF32, BF16, FP16 and FP8 (AMD CDNA 3 white paper; MI300X datasheet). Large
+   * 16-bit GEMMs: {@link KernelTimeModel#CDNA3_16BIT_GEMM_EFFICIENCY}. No fused attention or FP8
+   * GEMM prices, and no FP32/TF32 GEMM figure: those are refused on it.
+   */
+  CDNA3(Vendor.AMD, 9, KernelTimeModel.CDNA3_16BIT_GEMM_EFFICIENCY, null, false,
+      EnumSet.allOf(Precision.class)),
+  /**
+   * AMD CDNA 4 (MI355X; gfx950, capability 9.5). Matrix cores in FP32, BF16, FP16 and FP8 (and
+   * FP6/FP4, which meshplan has no precision for); no TF32 math (hipBLASLt emulates it there:
+   * ROCm/hipBLASLt release notes, rocm-7.0.0, "Added TF32 emulation on gfx950"). Not priced.
+   */
+  CDNA4(Vendor.AMD, 9, Double.NaN, null, false,
+      EnumSet.of(Precision.FP32, Precision.BF16, Precision.FP16, Precision.FP8));
 
-  private final int computeCapabilityMajor;
+  /** Who makes the GPUs of an architecture: it chooses the launch files' device names. */
+  public enum Vendor {
+    /** NVIDIA: CUDA, NCCL, {@code nvidia.com/gpu}. */
+    NVIDIA,
+    /** AMD: ROCm, RCCL, {@code amd.com/gpu}. */
+    AMD
+  }
+
+  private final Vendor vendor;
+  private final int capabilityMajor;
   private final double gemm16Efficiency;
   private final FusedAttentionKernels attention;
   private final boolean fp8Gemms;
   private final Set<Precision> precisions;
 
-  Architecture(int computeCapabilityMajor, double gemm16Efficiency,
+  Architecture(Vendor vendor, int capabilityMajor, double gemm16Efficiency,
       FusedAttentionKernels attention, boolean fp8Gemms, Set<Precision> precisions) {
-    this.computeCapabilityMajor = computeCapabilityMajor;
+    this.vendor = vendor;
+    this.capabilityMajor = capabilityMajor;
     this.gemm16Efficiency = gemm16Efficiency;
     this.attention = attention;
     this.fp8Gemms = fp8Gemms;
@@ -63,13 +96,61 @@ public enum Architecture {
   }
 
   /**
-   * The CUDA compute capability's major version (Megatron-LM's {@code
-   * get_device_arch_version()}).
+   * The device capability's major version as PyTorch reports it, which Megatron-LM's {@code
+   * get_device_arch_version()} returns: the CUDA compute capability on NVIDIA, the gfx target's
+   * major number on AMD (HIP's {@code hipDeviceProp_t.major}).
    *
-   * @return 7 for Volta up to 10 for Blackwell
+   * @return 7 for Volta up to 10 for Blackwell; 9 for CDNA 3 and CDNA 4
    */
   public int computeCapabilityMajor() {
-    return computeCapabilityMajor;
+    return capabilityMajor;
+  }
+
+  /**
+   * Who makes this architecture's GPUs.
+   *
+   * @return NVIDIA or AMD
+   */
+  public Vendor vendor() {
+    return vendor;
+  }
+
+  /**
+   * Whether meshplan has the kernel figures to price this architecture at all.
+   *
+   * @return false for CDNA 4
+   */
+  public boolean priced() {
+    return !Double.isNaN(gemm16Efficiency);
+  }
+
+  /**
+   * Whether meshplan prices matrix products in a precision on this architecture: every precision
+   * it has on NVIDIA; on CDNA 3 the 16-bit ones only (the only published GEMM figure); none on
+   * CDNA 4.
+   *
+   * @param dots the precision
+   * @return true when {@link #gemmEfficiency} answers for it
+   */
+  public boolean prices(Precision dots) {
+    if (!priced() || !has(dots)) {
+      return false;
+    }
+    return vendor == Vendor.NVIDIA || dots == Precision.BF16 || dots == Precision.FP16;
+  }
+
+  /**
+   * Refuses an architecture meshplan has no kernel figures for.
+   *
+   * @param gpu the GPU, for the message
+   * @throws InputException naming the GPU, the architecture and why
+   */
+  public void requirePriced(String gpu) {
+    if (!priced()) {
+      throw new InputException("the " + gpu + " (" + word() + ") cannot be priced: meshplan has "
+          + "no published " + word() + " GEMM, fused-attention and FP8 kernel benchmark to take "
+          + "its kernel efficiencies from, and does not guess them");
+    }
   }
 
   /**
@@ -77,8 +158,15 @@ public enum Architecture {
    *
    * @param dots the precision of the matrix products
    * @return the fraction, in (0, 1]
+   * @throws InputException where the architecture has no published figure for the precision
+   *     ({@link #prices})
    */
   public double gemmEfficiency(Precision dots) {
+    requirePriced(word());
+    if (!prices(dots)) {
+      throw new InputException("meshplan has no published " + dots.word() + " GEMM benchmark on "
+          + word() + " to price " + dots.word() + " matrix products with; train in bf16");
+    }
     boolean sixteenBit = dots == Precision.BF16 || dots == Precision.FP16;
     return sixteenBit ? gemm16Efficiency : KernelTimeModel.GEMM_EFFICIENCY;
   }
@@ -134,7 +222,10 @@ public enum Architecture {
       }
     }
     throw new InputException("unknown architecture '" + word + "': meshplan has kernel "
-        + "efficiencies for " + String.join(", ", Arrays.stream(values()).map(Architecture::word)
-            .toList()) + " only, and does not guess them for another");
+        + "efficiencies for " + String.join(", ", Arrays.stream(values())
+            .filter(Architecture::priced).map(Architecture::word).toList()) + " only (and reads "
+        + String.join(", ", Arrays.stream(values()).filter(a -> !a.priced())
+            .map(Architecture::word).toList()) + " without pricing it), and does not guess them "
+        + "for another");
   }
 }

@@ -67,7 +67,7 @@ public enum AttentionKernel {
   /**
    * The kernel today's stacks run on an architecture, whose prices are meshplan's default
    * fused-attention prices there: FlashAttention-2 on Ampere, cuDNN (through Transformer
-   * Engine) on Hopper and Blackwell, none on Volta.
+   * Engine) on Hopper and Blackwell, none on Volta and on AMD's CDNA (no priced kernel).
    *
    * @param architecture the GPU's architecture
    * @return the kernel, or empty where there are no fused kernels
@@ -77,6 +77,7 @@ public enum AttentionKernel {
       case VOLTA -> Optional.empty();
       case AMPERE -> Optional.of(FLASH2);
       case HOPPER, BLACKWELL -> Optional.of(CUDNN);
+      case CDNA3, CDNA4 -> Optional.empty();
     };
   }
 }

@@ -27,7 +27,7 @@ final class CatalogReader {
   private static final Set<String> TOP_KEYS = Set.of("gpus", "fabrics");
   private static final Set<String> GPU_KEYS = Set.of("name", "aliases", "architecture",
       "peakTflops", "memoryGiB", "hbmGBps", "nvlinkDomain", "nvlinkGBpsPerDirection", "powerW",
-      "boostClockMHz", "defaultFabric", "source", "hostGpus");
+      "boostClockMHz", "defaultFabric", "source", "hostGpus", "meshLinkGBpsPerDirection");
   private static final Set<String> FABRIC_KEYS = Set.of("name", "kind", "nicGbps", "nicsPerNode",
       "latencySeconds", "source");
   private static final Pattern NAME = Pattern.compile("[a-z0-9][a-z0-9._-]{0,63}");
@@ -113,14 +113,37 @@ final class CatalogReader {
     double hbm = number(n, "hbmGBps", MAX_GBPS, at) * GIGA;
     int domain = (int) integer(n, "nvlinkDomain", MAX_DOMAIN, at);
     double nvlink = number(n, "nvlinkGBpsPerDirection", MAX_GBPS, at) * GIGA;
-    GpuSpec spec = new GpuSpec(name, arch, peaks, bytes, hbm, domain, nvlink);
+    double link = n.has("meshLinkGBpsPerDirection")
+        ? number(n, "meshLinkGBpsPerDirection", MAX_GBPS, at) * GIGA : 0;
     int host = n.has("hostGpus") ? (int) integer(n, "hostGpus", MAX_DOMAIN, at) : domain;
     if (domain % host != 0) {
       throw new InputException(at + ": hostGpus " + host + " must divide nvlinkDomain " + domain);
     }
+    mesh(arch, domain, host, nvlink, link, at);
+    GpuSpec spec = new GpuSpec(name, arch, peaks, bytes, hbm, domain, nvlink, link);
     return new GpuEntry(spec, aliases(n, at), word(n, "defaultFabric", at),
         optional(n, "powerW", 1e5, at), optional(n, "boostClockMHz", 1e5, at),
         text(n, "source", at), host);
+  }
+
+  /**
+   * The rules of a GPU's links inside its node: an AMD GPU has no NVLink, its Infinity Fabric
+   * stops at the host (hostGpus, if given, is the whole nvlinkDomain); a fully connected mesh
+   * joins each pair of the domain's GPUs by one link, so a GPU's total is at most its domain's
+   * other GPUs times the link.
+   */
+  private static void mesh(Architecture arch, int domain, int host, double nvlink, double link,
+      String at) {
+    if (arch.vendor() == Architecture.Vendor.AMD && host != domain) {
+      throw new InputException(at + ": " + arch.word() + " GPUs have no NVLink: Infinity Fabric "
+          + "joins the GPUs of one host only, so hostGpus " + host + " must equal nvlinkDomain "
+          + domain);
+    }
+    if (link > 0 && (domain < 2 || nvlink > (domain - 1) * link * (1 + 1e-9))) {
+      throw new InputException(at + ": a mesh of " + domain + " GPUs gives each GPU at most "
+          + (domain - 1) + " links of meshLinkGBpsPerDirection, less than its "
+          + "nvlinkGBpsPerDirection");
+    }
   }
 
   /**

@@ -172,7 +172,7 @@ public record ClusterSpec(int nodes, int gpusPerNode, GpuSpec gpu, Fabric fabric
    * rack-scale GPU (its catalog's {@code hostGpus} below its {@code nvlinkDomain}) hosts are
    * grouped into domains of {@code nvlinkDomain} GPUs, or of all of them when they are fewer;
    * hosts that do not fill whole domains are refused, and so is a domain larger than a host on a
-   * GPU whose NVLink stops at the host.
+   * GPU whose NVLink stops at the host, and any NVLink domain on an AMD GPU, which has none.
    */
   static ClusterSpec fromParts(String where, int count, int per, boolean domains, String gpuName,
       String fabricName, HardwareCatalog catalog) {
@@ -183,6 +183,17 @@ public record ClusterSpec(int nodes, int gpusPerNode, GpuSpec gpu, Fabric fabric
         "cluster '" + where + "': " + catalog.unknownFabric(fname)));
     int host = gpu.hostGpus();
     int domain = gpu.spec().nvlinkDomain();
+    boolean amd = gpu.spec().architecture().vendor() == Architecture.Vendor.AMD;
+    if (amd && !domains && per > domain) {
+      throw new InputException("cluster '" + where + "': a node of " + per + " " + gpu.name()
+          + " GPUs is more than the " + domain + " that AMD Infinity Fabric joins; give "
+          + "NODESx" + domain + ":" + gpu.name());
+    }
+    if (domains && amd) {
+      throw new InputException("cluster '" + where + "': the " + gpu.name() + " has no NVLink: "
+          + "AMD Infinity Fabric joins the " + domain + " GPUs of one host and no more; give "
+          + "NODESx" + domain + ":" + gpu.name());
+    }
     if (host >= domain) {
       if (domains && per > domain) {
         throw new InputException("cluster '" + where + "': " + gpu.name() + "'s NVLink joins "

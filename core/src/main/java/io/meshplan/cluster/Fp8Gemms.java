@@ -56,6 +56,12 @@ public record Fp8Gemms(double peakFlops, double efficiency) {
    * @throws InputException naming the GPU and those that have them
    */
   public static void require(GpuSpec gpu) {
+    if (of(gpu).isEmpty() && gpu.peak(Precision.FP8).isPresent()) {
+      throw new InputException("fp8 training is not priced on the " + gpu.name() + " ("
+          + gpu.architecture().word() + "): it has FP8 math, but meshplan has no published FP8 "
+          + "GEMM benchmark there to price it with; use " + gpu.trainingType().hloName()
+          + ", or a GPU that has them: " + String.join(", ", withFp8()));
+    }
     if (of(gpu).isEmpty()) {
       throw new InputException("fp8 training needs FP8 tensor cores, which the " + gpu.name()
           + " does not have; use " + gpu.trainingType().hloName() + ", or a GPU that has them: " + String.join(", ", withFp8()));

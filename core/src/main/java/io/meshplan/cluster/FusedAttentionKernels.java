@@ -39,6 +39,10 @@ import java.util.Optional;
  *       for sequence 4096 (0.56 and 0.46) and 1,574 and 1,332 for 8192 (0.63 and 0.53): within 7%
  *       of Hopper's 0.60 and 0.50.
  *   <li>V100 (Volta): FlashAttention-2 needs Ampere or later; no fused kernel.
+ *   <li>AMD CDNA 3 and CDNA 4 (MI300X, MI325X, MI355X): the fused kernels there (Composable
+ *       Kernel's and AITER's FlashAttention) have no kernel-level forward and backward benchmark
+ *       on a named CDNA 3 GPU that meshplan could cite, so none is priced: fused attention is
+ *       refused on them in one line, and their plans use unfused attention.
  * </ul>
  *
  * <p>Those are the prices of each architecture's default kernel ({@link
@@ -159,6 +163,7 @@ public record FusedAttentionKernels(double forwardEfficiency, double backwardEff
       case HOPPER -> Optional.of(kernel == AttentionKernel.FLASH2
           || kernel == AttentionKernel.TRITON ? HOPPER_FLASH2 : HOPPER);
       case BLACKWELL -> kernel == AttentionKernel.CUDNN ? Optional.of(HOPPER) : Optional.empty();
+      case CDNA3, CDNA4 -> Optional.empty();
     };
   }
 
@@ -208,6 +213,11 @@ public record FusedAttentionKernels(double forwardEfficiency, double backwardEff
    * @throws InputException naming the GPU when it has none
    */
   public static void require(GpuSpec gpu) {
+    if (of(gpu).isEmpty() && gpu.architecture().vendor() == Architecture.Vendor.AMD) {
+      throw new InputException("flash attention is not priced on the " + gpu.name() + " ("
+          + gpu.architecture().word() + "): meshplan has no published fused-attention kernel "
+          + "benchmark there; use unfused attention");
+    }
     if (of(gpu).isEmpty()) {
       throw new InputException("flash attention needs Ampere or later, and the " + gpu.name()
           + " has no bf16 tensor cores; use unfused attention");

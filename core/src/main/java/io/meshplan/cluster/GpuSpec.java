@@ -22,7 +22,12 @@ import java.util.Optional;
  *     communication models take each node as one NVLink domain
  * @param nvlinkBandwidth NVLink bandwidth per GPU in one direction, in bytes/s (half the
  *     bidirectional total printed on the datasheet); this is what nccl-tests' bus bandwidth is
- *     compared against
+ *     compared against; on a fully connected mesh ({@code meshLinkBandwidth > 0}) the sum of its
+ *     links, what a collective over the whole node can use
+ * @param meshLinkBandwidth 0 where a switch (NVSwitch) joins the node's GPUs, so any group of them
+ *     has the full {@link #nvlinkBandwidth}; else the bandwidth per direction of the one
+ *     point-to-point link that joins each pair of GPUs (AMD Infinity Fabric on MI300X, MI325X
+ *     and MI355X boards: each of the 8 GPUs links directly to the other 7), bytes/s
  */
 public record GpuSpec(
     String name,
@@ -31,7 +36,8 @@ public record GpuSpec(
     long hbmBytes,
     double hbmBandwidth,
     int nvlinkDomain,
-    double nvlinkBandwidth) implements java.io.Serializable {
+    double nvlinkBandwidth,
+    double meshLinkBandwidth) implements java.io.Serializable {
   private static final long serialVersionUID = 1L;
 
   /** Validates the numbers and freezes the throughput map. */
@@ -56,6 +62,51 @@ public record GpuSpec(
     Require.positive(nvlinkDomain, "gpu " + name + " NVLink domain");
     Require.that(nvlinkBandwidth > 0 && Double.isFinite(nvlinkBandwidth),
         "gpu " + name + " NVLink bandwidth must be positive, got " + nvlinkBandwidth);
+    Require.that(meshLinkBandwidth >= 0 && Double.isFinite(meshLinkBandwidth),
+        "gpu " + name + " mesh link bandwidth must be 0 or positive, got " + meshLinkBandwidth);
+  }
+
+  /**
+   * A GPU whose node's GPUs are joined by a switch (every NVIDIA board).
+   *
+   * @param name catalog name
+   * @param architecture the architecture
+   * @param peakFlops dense peaks, FLOP/s
+   * @param hbmBytes device memory, bytes
+   * @param hbmBandwidth device memory bandwidth, bytes/s
+   * @param nvlinkDomain GPUs per NVLink domain
+   * @param nvlinkBandwidth NVLink bandwidth per GPU per direction, bytes/s
+   */
+  public GpuSpec(String name, Architecture architecture, Map<Precision, Double> peakFlops,
+      long hbmBytes, double hbmBandwidth, int nvlinkDomain, double nvlinkBandwidth) {
+    this(name, architecture, peakFlops, hbmBytes, hbmBandwidth, nvlinkDomain, nvlinkBandwidth, 0);
+  }
+
+  /**
+   * Whether the node's GPUs are joined pairwise by direct links rather than a switch.
+   *
+   * @return true on AMD's Infinity Fabric mesh
+   */
+  public boolean meshed() {
+    return meshLinkBandwidth > 0;
+  }
+
+  /**
+   * The bandwidth per direction one GPU has towards the other GPUs of a group inside its node: the
+   * whole {@link #nvlinkBandwidth} behind a switch; on a fully connected mesh only the links to
+   * the group's other {@code gpus - 1} members carry its traffic (RCCL's rings and all-to-all run
+   * over the direct links; a pair of GPUs has one link), so {@code (gpus - 1)} links, never more
+   * than the GPU's total.
+   *
+   * @param gpus the GPUs of the group inside the node, >= 1
+   * @return bytes/s
+   */
+  public double intraNodeBandwidth(int gpus) {
+    Require.positive(gpus, "GPUs in the group");
+    if (!meshed()) {
+      return nvlinkBandwidth;
+    }
+    return Math.min(nvlinkBandwidth, Math.max(1, gpus - 1) * meshLinkBandwidth);
   }
 
   /**
@@ -123,14 +174,15 @@ public record GpuSpec(
   }
 
   /**
-   * A copy with another NVLink bandwidth (a cluster file may override the datasheet).
+   * A copy with another NVLink bandwidth (a cluster file may override the datasheet); on a mesh
+   * each link scales with it.
    *
    * @param bytesPerSecond per-GPU unidirectional NVLink bandwidth, bytes/s
    * @return the new spec
    */
   public GpuSpec withNvlinkBandwidth(double bytesPerSecond) {
     return new GpuSpec(name, architecture, peakFlops, hbmBytes, hbmBandwidth, nvlinkDomain,
-        bytesPerSecond);
+        bytesPerSecond, meshed() ? meshLinkBandwidth * bytesPerSecond / nvlinkBandwidth : 0);
   }
 
   /**
@@ -141,6 +193,6 @@ public record GpuSpec(
    */
   public GpuSpec withHbmBandwidth(double bytesPerSecond) {
     return new GpuSpec(name, architecture, peakFlops, hbmBytes, bytesPerSecond, nvlinkDomain,
-        nvlinkBandwidth);
+        nvlinkBandwidth, meshLinkBandwidth);
   }
 }

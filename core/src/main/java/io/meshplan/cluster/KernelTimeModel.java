@@ -39,6 +39,18 @@ public record KernelTimeModel(double peakFlops, double hbmBandwidth, double gemm
    * {@link #gemmEfficiency}).
    */
   public static final double BLACKWELL_16BIT_GEMM_EFFICIENCY = 0.68;
+  /**
+   * The large-GEMM fraction of an AMD CDNA 3 GPU's (MI300X, MI325X) 16-bit dense peak: the
+   * "Maximum Achievable Matmul FLOPS" table of stas00/ml-engineering ({@code
+   * compute/accelerator/README.md} at b9e29720eebd4aa946fa9678975385efbc90a777, BF16, mean of 100
+   * iterations of the best shape a brute-force search found through {@code torch.matmul}) measured
+   * the MI300X at 668.4 TFLOP/s (10240x15360x8192, torch 2.5.1 on ROCm 6.3, TunableOp on): 668.4 /
+   * 1,307.4 = 0.511 of the datasheet's dense peak. The same table's MI325X (same peaks, 1,000 W)
+   * reached 784.9 (0.600); the MI300X's figure is the architecture's, so MI325X plans err slow
+   * by up to 15% in their GEMMs. The same table on NVIDIA agrees with {@link #GEMM_EFFICIENCY}
+   * (H100 SXM 794.5 of 989, 0.80).
+   */
+  public static final double CDNA3_16BIT_GEMM_EFFICIENCY = 0.51;
   /** The default ramp, seconds. */
   public static final double RAMP_SECONDS = 5e-6;
   /** The default streaming efficiency. */
@@ -91,6 +103,7 @@ public record KernelTimeModel(double peakFlops, double hbmBandwidth, double gemm
    */
   public static KernelTimeModel of(GpuSpec gpu, Precision dots,
       Optional<AttentionKernel> kernel) {
+    gpu.architecture().requirePriced(gpu.name());
     return new KernelTimeModel(densePeak(gpu, dots), gpu.hbmBandwidth(), gemmEfficiency(gpu, dots),
         RAMP_SECONDS, MEMORY_EFFICIENCY, FusedAttentionKernels.of(gpu, kernel), Fp8Gemms.of(gpu));
   }

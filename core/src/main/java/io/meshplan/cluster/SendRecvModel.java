@@ -30,7 +30,8 @@ public interface SendRecvModel {
         return 0.0;
       }
       if (level == LinkLevel.INTRA_NODE) {
-        return CatalogCommModel.NVLINK_LATENCY_SECONDS + bytes / cluster.gpu().nvlinkBandwidth();
+        return CatalogCommModel.NVLINK_LATENCY_SECONDS
+            + bytes / cluster.gpu().intraNodeBandwidth(2);
       }
       int pairs = Math.max(1, pairsPerNode);
       double perPair = Math.min(cluster.fabric().nicBandwidth(),

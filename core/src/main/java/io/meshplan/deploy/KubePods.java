@@ -22,7 +22,7 @@ import java.util.stream.Collectors;
 
 /**
  * The pod template every Kubernetes target shares: one container with all the node's GPUs
- * ({@code nvidia.com/gpu}) and the RDMA resource, the {@code IPC_LOCK} capability (RDMA pins
+ * ({@code nvidia.com/gpu}, or {@code amd.com/gpu} on AMD: {@link RocmLaunch}) and the RDMA resource, the {@code IPC_LOCK} capability (RDMA pins
  * memory), a memory-backed {@code /dev/shm} (NCCL and the data loaders use shared memory), and the
  * fabric's environment as the pod sees it ({@link ProcessFabric}): on the host network the node's,
  * else with the pod's interface, and the ports and GID index found by {@link FabricLookupScript}
@@ -68,7 +68,7 @@ final class KubePods {
       String containerName, List<String> command, List<ContainerPort> ports) {
     ProcessFabric pod = ProcessFabric.inPod(spec, fabric);
     Map<String, Quantity> resources = new TreeMap<>();
-    resources.put(GPU_RESOURCE, new Quantity(Integer.toString(spec.gpusPerNode())));
+    resources.put(spec.gpuResource(), new Quantity(Integer.toString(spec.gpusPerNode())));
     resources.put(spec.rdmaResource(), new Quantity(Integer.toString(spec.rdmaCount())));
     ResourceRequirements req = new ResourceRequirementsBuilder()
         .withLimits(resources).withRequests(resources).build();

@@ -36,6 +36,8 @@ import java.util.regex.Pattern;
  * @param nvlinkHosts the hosts (nodes) of one NVLink domain that spans hosts (16 or 18 of an
  *     NVL72 rack's compute trays), whose tasks must land in one rack; 1 where NVLink stops at
  *     the host
+ * @param rocm whether the GPUs are AMD's, run by ROCm and RCCL: the pods request {@link
+ *     RocmLaunch#GPU_RESOURCE} instead of {@code nvidia.com/gpu}
  */
 public record LaunchSpec(
     String name,
@@ -53,7 +55,8 @@ public record LaunchSpec(
     String ipoibInterface,
     Optional<String> partition,
     RayMode rayMode,
-    int nvlinkHosts) {
+    int nvlinkHosts,
+    boolean rocm) {
   /** The longest job name: room for the operators' suffixes ({@code -worker-127}) in 63. */
   static final int NAME_MAX = 40;
   private static final Pattern PATH = Pattern.compile("(/[A-Za-z0-9._-]+)+");
@@ -83,7 +86,45 @@ public record LaunchSpec(
       Optional<String> shmSize, int masterPort, PodNetwork podNetwork, String nodeScriptPath,
       String ipoibInterface, Optional<String> partition, RayMode rayMode) {
     this(name, namespace, image, nodes, gpusPerNode, command, rdmaResource, rdmaCount, shmSize,
-        masterPort, podNetwork, nodeScriptPath, ipoibInterface, partition, rayMode, 1);
+        masterPort, podNetwork, nodeScriptPath, ipoibInterface, partition, rayMode, 1, false);
+  }
+
+  /**
+   * A launch on NVIDIA GPUs.
+   *
+   * @param name the job name
+   * @param namespace the Kubernetes namespace
+   * @param image the container image, or empty
+   * @param nodes the nodes
+   * @param gpusPerNode the GPUs per node
+   * @param command the training command
+   * @param rdmaResource the RDMA extended resource
+   * @param rdmaCount how many of it each pod requests
+   * @param shmSize the {@code /dev/shm} limit, or empty
+   * @param masterPort the rendezvous port
+   * @param podNetwork the pods' network
+   * @param nodeScriptPath the RunAI per-node script's path
+   * @param ipoibInterface the IPoIB interface
+   * @param partition the Slurm partition, or empty
+   * @param rayMode how the Ray targets run the training
+   * @param nvlinkHosts the hosts of one NVLink domain
+   */
+  public LaunchSpec(String name, String namespace, Optional<String> image, int nodes,
+      int gpusPerNode, List<String> command, String rdmaResource, int rdmaCount,
+      Optional<String> shmSize, int masterPort, PodNetwork podNetwork, String nodeScriptPath,
+      String ipoibInterface, Optional<String> partition, RayMode rayMode, int nvlinkHosts) {
+    this(name, namespace, image, nodes, gpusPerNode, command, rdmaResource, rdmaCount, shmSize,
+        masterPort, podNetwork, nodeScriptPath, ipoibInterface, partition, rayMode, nvlinkHosts,
+        false);
+  }
+
+  /**
+   * The Kubernetes resource of the GPUs: {@code nvidia.com/gpu}, or {@code amd.com/gpu}.
+   *
+   * @return the extended resource name
+   */
+  public String gpuResource() {
+    return rocm ? RocmLaunch.GPU_RESOURCE : KubePods.GPU_RESOURCE;
   }
 
   /** Validates every field; messages quote the bad value. */
@@ -114,7 +155,8 @@ public record LaunchSpec(
     Require.that(KubeNames.extendedResource(rdmaResource), "RDMA resource '" + rdmaResource
         + "' is not an extended resource name (DOMAIN/NAME outside kubernetes.io, such as"
         + " rdma/ib or rdma/hca)");
-    Require.that(!rdmaResource.equals(KubePods.GPU_RESOURCE), "RDMA resource '" + rdmaResource
+    Require.that(!rdmaResource.equals(KubePods.GPU_RESOURCE)
+        && !rdmaResource.equals(RocmLaunch.GPU_RESOURCE), "RDMA resource '" + rdmaResource
         + "' is the GPU resource itself; name the RDMA device plugin's, such as rdma/ib");
     Require.positive(rdmaCount, "RDMA resource count");
     Require.nonNull(shmSize, "shm size");

@@ -168,6 +168,7 @@ public final class MegatronArgs implements FrameworkWriter {
     }
     sb.append("# The vocabulary is the ").append(input.model().vocab())
         .append(" rows priced (--padded-vocab-size): use a tokenizer of at most as many.\n");
+    sb.append(rocmNote(input));
     int nodes = input.cluster().hosts();
     sb.append(nodes == 1 ? "# Run on the node" : "# Run on each of the " + nodes + " nodes")
         .append(": set the variables megatron_launch checks, then bash this file\n# (or source it"
@@ -375,4 +376,22 @@ public final class MegatronArgs implements FrameworkWriter {
   }
 
 
+
+  /**
+   * On AMD GPUs, where ROCm's fork of Megatron-LM differs from the upstream Megatron-LM these
+   * arguments are checked against: at ROCm/Megatron-LM 2b855bafe238ab0949d49609131d2da87fb09000
+   * (its default branch), {@code megatron/training/arguments.py} defines neither {@code
+   * --attention-backend} nor {@code --padded-vocab-size}, which this file passes; every other
+   * argument it writes is defined there, and that fork asserts {@code
+   * CUDA_DEVICE_MAX_CONNECTIONS=1} with sequence parallelism on any GPU, which the file sets
+   * whenever it uses tensor parallelism on a GPU before Blackwell (CDNA reports capability 9).
+   */
+  static String rocmNote(ExportInput input) {
+    if (input.cluster().gpu().architecture().vendor()
+        != io.meshplan.cluster.Architecture.Vendor.AMD) {
+      return "";
+    }
+    return "# AMD GPUs: these are upstream Megatron-LM's arguments; ROCm's fork (ROCm/Megatron-LM at"
+        + " 2b855baf)\n# lacks --attention-backend and --padded-vocab-size.\n";
+  }
 }

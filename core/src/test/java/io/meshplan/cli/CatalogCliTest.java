@@ -82,7 +82,8 @@ class CatalogCliTest {
   void anUnknownArchitectureIsRefusedInOneLineByEveryCommand() throws Exception {
     Path c = catalog(GPU.replace("hopper", "rubin"));
     String line = "my-catalog.yaml: gpus[0] 'x100-64gb': unknown architecture 'rubin': meshplan"
-        + " has kernel efficiencies for volta, ampere, hopper, blackwell only";
+        + " has kernel efficiencies for volta, ampere, hopper, blackwell, cdna3 only (and reads cdna4"
+        + " without pricing it)";
     String before = Files.readString(c);
     CliRun.of(args("simulate", c)).refusedInOneLine(2, line);
     CliRun.of(args("export", c, "--to", "megatron", "--out", dir.resolve("o").toString()))

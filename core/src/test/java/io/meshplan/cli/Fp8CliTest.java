@@ -20,9 +20,10 @@ class Fp8CliTest {
   private static String fp8Gpus() {
     java.util.List<String> names = io.meshplan.cluster.GpuCatalog.names().stream()
         .filter(n -> io.meshplan.cluster.GpuCatalog.find(n).orElseThrow().architecture()
-            .has(io.meshplan.cluster.Precision.FP8)).toList();
+            .prices(io.meshplan.cluster.Precision.FP8)).toList();
+    // mi300x has FP8 math but no published FP8 GEMM figure: not offered as a GPU that trains fp8.
     org.assertj.core.api.Assertions.assertThat(names).contains("b200", "h100-80gb",
-        "h200-141gb").doesNotContain("v100-32gb", "a100-80gb");
+        "h200-141gb").doesNotContain("v100-32gb", "a100-80gb", "mi300x", "mi355x");
     return String.join(", ", names);
   }
 

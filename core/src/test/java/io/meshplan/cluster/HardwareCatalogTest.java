@@ -152,8 +152,8 @@ class HardwareCatalogTest {
     assertThatThrownBy(() -> withFile(ENTRY.replace("hopper", "turing")))
         .isInstanceOf(InputException.class)
         .hasMessageEndingWith("catalog.yaml: gpus[0] 'x9-48gb': unknown architecture 'turing':"
-            + " meshplan has kernel efficiencies for volta, ampere, hopper, blackwell only, and"
-            + " does not guess them for another")
+            + " meshplan has kernel efficiencies for volta, ampere, hopper, blackwell, cdna3 only"
+            + " (and reads cdna4 without pricing it), and does not guess them for another")
         .hasMessageNotContaining("\n");
   }
 

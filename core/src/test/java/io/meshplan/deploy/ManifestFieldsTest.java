@@ -76,6 +76,37 @@ class ManifestFieldsTest {
   }
 
   /**
+   * AMD (ROCm) launches: the same manifests pass the same CRD schemas and field rules, and every
+   * pod requests {@code amd.com/gpu} (ROCm/k8s-device-plugin, {@link RocmLaunch}) and never
+   * {@code nvidia.com/gpu}.
+   */
+  @Test
+  void rocmManifestsPassTheSameChecksAndRequestAmdGpus() throws Exception {
+    int objects = 0;
+    for (String golden : List.of("ib-hdr", "roce-bond-gid9", "no-rdma")) {
+      FabricEnv fabric = DoctorFabric.read(golden,
+          Llama70b.resource("/doctor-golden/" + golden + ".json")).with(RocmLaunch.env());
+      for (String net : NETWORKS) {
+        LaunchSpec spec = new LaunchSpec("llama3-8b", "train",
+            Optional.of("rocm/megatron-lm:v25.5_py312"), 2, 8, Llama70b.COMMAND, "rdma/ib", 1,
+            Optional.of("64Gi"), 29500, PodNetwork.parse(net), "/workspace/node.sh", "ib0",
+            Optional.empty(), RayMode.TORCHRUN, 1, true);
+        for (DeployTarget t : List.of(DeployTarget.KUBERAY, DeployTarget.RAY_K8S,
+            DeployTarget.PYTORCHJOB)) {
+          String yaml = new Deployer().deploy(t, spec, fabric).get(0).text();
+          String what = "rocm " + golden + " " + net + " " + t.label();
+          objects += check(t, yaml, what);
+          assertThat(yaml).as(what).contains("amd.com/gpu: \"8\"")
+              .doesNotContain("nvidia.com/gpu").contains("HSA_FORCE_FINE_GRAIN_PCIE");
+        }
+      }
+    }
+    // Per fabric and network: kuberay 2 + ray-k8s 4 + pytorchjob 1 = 7, + the pytorchjob's
+    // ConfigMap where a pod finds its ports (2 RDMA fabrics x 3 networks): 3 x 4 x 7 + 6 = 90.
+    assertThat(objects).isEqualTo(90);
+  }
+
+  /**
    * Seeded: launch fields drawn from valid values and near misses. Each launch is refused by
    * {@link LaunchSpec} or {@link Deployer} with an {@link IllegalArgumentException}, or its
    * manifests pass every rule.

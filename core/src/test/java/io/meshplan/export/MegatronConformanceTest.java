@@ -134,6 +134,10 @@ class MegatronConformanceTest {
         // 13B on 50 x 4 V100 (fp16, unfused attention): 4 x 5 x 10 = 200 GPUs.
         new ExportInput(Presets.get("llama2-13b").withTraining(1, io.meshplan.graph.DType.F16),
             v100, new ParallelConfig(4, 5, 10, 1, 1, 1000, Recompute.FULL, false, 0)),
+        // AMD MI300X (ROCm): 2 x 8 GPUs, bf16, unfused attention (no fused kernel priced).
+        new ExportInput(Presets.get("llama3-8b"), ClusterSpec.parse("2x8:mi300x"),
+            new ParallelConfig(8, 1, 2, 1, 4, 1024, Recompute.NONE, true, 0),
+            io.meshplan.model.Attention.UNFUSED, io.meshplan.model.Overlaps.DEFAULTS, false),
         // Packed documents of 1,024 tokens: masked per document by the dataloader's cu_seqlens.
         new ExportInput(Plans.LLAMA70B.withPacking(io.meshplan.model.Packing.meanLength(1024)),
             Plans.CLUSTER, new ParallelConfig(8, 4, 32, 1, 1, 1024, Recompute.FULL, true, 1)));

@@ -1,0 +1,164 @@
+package io.meshplan.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.meshplan.util.InputException;
+import java.util.Optional;
+import java.util.Random;
+import org.assertj.core.data.Offset;
+import org.junit.jupiter.api.Test;
+
+/** AMD Instinct: the catalog's MI300X, MI325X and MI355X, CDNA 3 prices and the refusals. */
+class AmdInstinctTest {
+  private static GpuSpec gpu(String name) {
+    return GpuCatalog.find(name).orElseThrow();
+  }
+
+  @Test
+  void theCatalogHoldsTheDatasheetFigures() {
+    GpuSpec m = gpu("mi300x");
+    assertThat(m.architecture()).isEqualTo(Architecture.CDNA3);
+    assertThat(m.peak(Precision.FP32)).contains(163.4e12);
+    assertThat(m.peak(Precision.TF32)).contains(653.7e12);
+    assertThat(m.peak(Precision.BF16)).contains(1307.4e12);
+    assertThat(m.peak(Precision.FP8)).contains(2614.9e12);
+    assertThat(m.hbmBytes()).isEqualTo(192L << 30);
+    assertThat(m.hbmBandwidth()).isEqualTo(5.3e12);
+    // 7 Infinity Fabric links of 128 GB/s bidirectional: 64 GB/s per direction, 448 together.
+    assertThat(m.nvlinkBandwidth()).isEqualTo(448e9);
+    assertThat(m.meshLinkBandwidth()).isEqualTo(64e9);
+    GpuSpec x = gpu("mi325x");
+    assertThat(x.peakFlops()).isEqualTo(m.peakFlops());
+    assertThat(x.hbmBytes()).isEqualTo(256L << 30);
+    assertThat(x.hbmBandwidth()).isEqualTo(6e12);
+    GpuSpec y = gpu("mi355x");
+    assertThat(y.architecture()).isEqualTo(Architecture.CDNA4);
+    assertThat(y.peak(Precision.BF16)).contains(2516.6e12);
+    assertThat(y.peak(Precision.TF32)).isEmpty();
+    assertThat(y.hbmBytes()).isEqualTo(288L << 30);
+    assertThat(y.meshLinkBandwidth()).isEqualTo(76.8e9);
+    for (String n : new String[] {"mi300x", "mi325x", "mi355x"}) {
+      GpuEntry e = HardwareCatalog.shipped().gpu(n).orElseThrow();
+      assertThat(e.defaultFabric()).isEqualTo("roce-400");
+      assertThat(e.hostGpus()).isEqualTo(8);
+    }
+    assertThat(HardwareCatalog.shipped().gpu("mi300x").orElseThrow().powerWatts().getAsDouble())
+        .isEqualTo(750);
+    assertThat(HardwareCatalog.shipped().gpu("mi355x").orElseThrow().powerWatts().getAsDouble())
+        .isEqualTo(1400);
+  }
+
+  @Test
+  void cdna3Prices16BitGemmsAtTheMeasuredFraction() {
+    KernelTimeModel k = KernelTimeModel.of(gpu("mi300x"), 2);
+    // MAMF table: 668.4 of 1,307.4 TFLOP/s, 0.511.
+    assertThat(k.gemmEfficiency()).isEqualTo(0.51);
+    assertThat(k.peakFlops()).isEqualTo(1307.4e12);
+    // 1e15 FLOPs: (1e15 + 1307.4e12 * 5e-6) / (1307.4e12 * 0.51) = 1.5097 s.
+    assertThat(k.dotCost(1e15, 0)).isCloseTo((1e15 + 1307.4e12 * 5e-6) / (1307.4e12 * 0.51),
+        Offset.offset(1e-12));
+    assertThat(k.attention()).isEmpty();
+    assertThat(k.fp8()).isEmpty();
+    assertThat(Architecture.CDNA3.computeCapabilityMajor()).isEqualTo(9);
+    assertThat(Architecture.CDNA4.computeCapabilityMajor()).isEqualTo(9);
+    assertThat(Architecture.CDNA3.vendor()).isEqualTo(Architecture.Vendor.AMD);
+  }
+
+  @Test
+  void whatHasNoPublishedFigureIsRefusedInOneLine() {
+    assertThatThrownBy(() -> KernelTimeModel.of(gpu("mi300x"), 4))
+        .isInstanceOf(InputException.class)
+        .hasMessage("meshplan has no published f32 GEMM benchmark on cdna3 to price f32 matrix "
+            + "products with; train in bf16");
+    assertThatThrownBy(() -> KernelTimeModel.of(gpu("mi355x"), 2))
+        .isInstanceOf(InputException.class)
+        .hasMessage("the mi355x (cdna4) cannot be priced: meshplan has no published cdna4 GEMM,"
+            + " fused-attention and FP8 kernel benchmark to take its kernel efficiencies from,"
+            + " and does not guess them");
+    assertThatThrownBy(() -> Fp8Gemms.require(gpu("mi300x"))).isInstanceOf(InputException.class)
+        .hasMessageStartingWith("fp8 training is not priced on the mi300x (cdna3): it has FP8 "
+            + "math, but meshplan has no published FP8 GEMM benchmark there")
+        .hasMessageEndingWith("; use bf16, or a GPU that has them: b200, b300, gb200, gb300,"
+            + " h100-80gb, h100-96gb-hbm2e, h200-141gb");
+    assertThatThrownBy(() -> FusedAttentionKernels.require(gpu("mi325x")))
+        .isInstanceOf(InputException.class)
+        .hasMessage("flash attention is not priced on the mi325x (cdna3): meshplan has no "
+            + "published fused-attention kernel benchmark there; use unfused attention");
+    assertThatThrownBy(() -> KernelTimeModel.of(gpu("mi300x"), Precision.BF16,
+        Optional.of(AttentionKernel.FLASH2))).isInstanceOf(InputException.class)
+        .hasMessageNotContaining("\n");
+    assertThat(AttentionKernel.defaultFor(Architecture.CDNA3)).isEmpty();
+    assertThat(Architecture.CDNA4.priced()).isFalse();
+    assertThat(Architecture.CDNA3.prices(Precision.BF16)).isTrue();
+    assertThat(Architecture.CDNA3.prices(Precision.FP32)).isFalse();
+    assertThat(Architecture.HOPPER.prices(Precision.FP32)).isTrue();
+  }
+
+  @Test
+  void aMeshGivesAGroupOnlyItsOwnLinks() {
+    GpuSpec m = gpu("mi300x");
+    // One link per peer: 2 GPUs 64 GB/s, 4 GPUs 3 x 64, 8 GPUs 7 x 64 = 448.
+    assertThat(m.intraNodeBandwidth(2)).isEqualTo(64e9);
+    assertThat(m.intraNodeBandwidth(4)).isEqualTo(192e9);
+    assertThat(m.intraNodeBandwidth(8)).isEqualTo(448e9);
+    assertThat(m.intraNodeBandwidth(1)).isEqualTo(64e9);
+    // Behind NVSwitch every group has the GPU's whole NVLink.
+    assertThat(gpu("h100-80gb").intraNodeBandwidth(2)).isEqualTo(450e9);
+    // An all-reduce of 1 GB over a tensor-parallel pair inside an MI300X node:
+    // 3 us + 2(2-1)/2 * 1e9 / 64e9 = 15.628 ms.
+    ClusterSpec c = ClusterSpec.parse("1x8:mi300x");
+    CatalogCommModel pair = new CatalogCommModel(c, new LogicalMesh(new int[] {4, 2}));
+    assertThat(pair.cost(Collective.ALL_REDUCE, 1e9, 1)).isCloseTo(3e-6 + 1e9 / 64e9,
+        Offset.offset(1e-12));
+    // Over all 8: 3 us + 2 * 7/8 * 1e9 / 448e9.
+    CatalogCommModel all = new CatalogCommModel(c, new LogicalMesh(new int[] {1, 8}));
+    assertThat(all.cost(Collective.ALL_REDUCE, 1e9, 1)).isCloseTo(3e-6 + 1.75e9 / 448e9,
+        Offset.offset(1e-12));
+    // A cluster file's NVLink override scales each link: 224 GB/s total, 32 per link.
+    assertThat(m.withNvlinkBandwidth(224e9).intraNodeBandwidth(2)).isEqualTo(32e9);
+  }
+
+  /** Seeded: any NVLink domain named on an AMD GPU is refused in one line. */
+  @Test
+  void nvlinkDomainsOnAmdGpusAreRefused() {
+    Random rnd = new Random(39);
+    String[] gpus = {"mi300x", "mi325x", "mi355x"};
+    for (int i = 0; i < 40; i++) {
+      String g = gpus[rnd.nextInt(gpus.length)];
+      String text = (1 + rnd.nextInt(16)) + "xnvl" + (1 + rnd.nextInt(144)) + ":" + g;
+      assertThatThrownBy(() -> ClusterSpec.parse(text)).as(text)
+          .isInstanceOf(InputException.class)
+          .hasMessage("cluster '" + text + "': the " + g + " has no NVLink: AMD Infinity Fabric "
+              + "joins the 8 GPUs of one host and no more; give NODESx8:" + g);
+    }
+    assertThat(ClusterSpec.parse("2x8:mi300x").gpusPerNode()).isEqualTo(8);
+    assertThat(ClusterSpec.parse("2x4:mi300x").gpusPerNode()).isEqualTo(4);
+    // Nodes larger than the Infinity Fabric mesh would price 16 GPUs as one fabric.
+    assertThatThrownBy(() -> ClusterSpec.parse("1x16:mi325x")).isInstanceOf(InputException.class)
+        .hasMessage("cluster '1x16:mi325x': a node of 16 mi325x GPUs is more than the 8 that AMD"
+            + " Infinity Fabric joins; give NODESx8:mi325x");
+  }
+
+  @Test
+  void aCatalogCannotGiveAnAmdGpuAnNvlinkDomainBeyondItsHost() {
+    String entry = "gpus:\n  - name: mi-test\n    architecture: cdna3\n"
+        + "    peakTflops: {fp32: 163.4, bf16: 1307.4}\n    memoryGiB: 192\n"
+        + "    hbmGBps: 5300\n    nvlinkDomain: 72\n    hostGpus: 8\n"
+        + "    nvlinkGBpsPerDirection: 448\n    defaultFabric: roce-400\n    source: a test\n";
+    assertThatThrownBy(() -> CatalogReader.read(entry, "c.yaml"))
+        .isInstanceOf(InputException.class)
+        .hasMessage("c.yaml: gpus[0] 'mi-test': cdna3 GPUs have no NVLink: Infinity Fabric "
+            + "joins the GPUs of one host only, so hostGpus 8 must equal nvlinkDomain 72");
+    String thin = entry.replace("nvlinkDomain: 72\n    hostGpus: 8\n", "nvlinkDomain: 8\n")
+        .replace("defaultFabric", "meshLinkGBpsPerDirection: 32\n    defaultFabric");
+    // 7 links of 32 GB/s are 224 GB/s, less than the 448 stated.
+    assertThatThrownBy(() -> CatalogReader.read(thin, "c.yaml"))
+        .isInstanceOf(InputException.class)
+        .hasMessage("c.yaml: gpus[0] 'mi-test': a mesh of 8 GPUs gives each GPU at most 7 links"
+            + " of meshLinkGBpsPerDirection, less than its nvlinkGBpsPerDirection");
+    String ok = thin.replace("meshLinkGBpsPerDirection: 32", "meshLinkGBpsPerDirection: 64");
+    assertThat(CatalogReader.read(ok, "c.yaml").gpus().get(0).spec().intraNodeBandwidth(3))
+        .isEqualTo(128e9);
+  }
+}
