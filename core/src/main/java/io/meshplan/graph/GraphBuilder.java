@@ -80,6 +80,10 @@ public final class GraphBuilder {
       case FORCE_REPLICATED -> "force-replicated";
       case FUSED_ATTENTION -> "fused-attention";
       case FUSED_ATTENTION_GRAD -> "fused-attention-grad";
+      case SSD_SCAN -> "ssd-scan";
+      case SSD_SCAN_GRAD -> "ssd-scan-grad";
+      case GDN_SCAN -> "gdn-scan";
+      case GDN_SCAN_GRAD -> "gdn-scan-grad";
       case MOE_DISPATCH -> "moe-dispatch";
       case MOE_COMBINE -> "moe-combine";
       default -> op.hloName();
@@ -548,6 +552,111 @@ public final class GraphBuilder {
       case 1 -> shape(k);
       default -> shape(v);
     }, List.of(q, k, v, o, dO), new OpAttrs.Attention(output, work));
+  }
+
+  /**
+   * The SSD scan of a Mamba-2 layer, forward ({@link Opcode#SSD_SCAN}).
+   *
+   * @param x the inputs {@code [b, s, H, P]}
+   * @param dt the step sizes {@code [b, s, H, 1]}
+   * @param adt the step sizes times the heads' decay, {@code [b, s, H, 1]}
+   * @param b the state inputs {@code [b, s, G, N]}, {@code G} dividing {@code H}
+   * @param c the state outputs, the shape of {@code b}
+   * @param chunk the chunk length Q, dividing {@code s}
+   * @return the id of the output, shaped as {@code x}
+   */
+  public int ssdScan(int x, int dt, int adt, int b, int c, int chunk) {
+    checkScan(x, dt, adt, b, c, chunk);
+    return add(Opcode.SSD_SCAN, shape(x), List.of(x, dt, adt, b, c),
+        new OpAttrs.Scan(-1, chunk));
+  }
+
+  /**
+   * One gradient of the SSD scan ({@link Opcode#SSD_SCAN_GRAD}).
+   *
+   * @param output the operand whose gradient it yields: 0 X, 1 dt, 2 A dt, 3 B, 4 C
+   * @param x the forward's inputs
+   * @param dt its step sizes
+   * @param adt its decays
+   * @param b its state inputs
+   * @param c its state outputs
+   * @param dY the gradient of its output
+   * @param chunk the chunk length
+   * @return the id of the gradient, shaped as the operand
+   */
+  public int ssdScanGrad(int output, int x, int dt, int adt, int b, int c, int dY, int chunk) {
+    checkScan(x, dt, adt, b, c, chunk);
+    io.meshplan.util.Require.that(shape(dY).equals(shape(x)), "the output's gradient takes X's "
+        + "shape");
+    int[] ops = {x, dt, adt, b, c};
+    io.meshplan.util.Require.that(output >= 0 && output < ops.length, "an SSD scan has 5 "
+        + "gradients, not " + output);
+    return add(Opcode.SSD_SCAN_GRAD, shape(ops[output]), List.of(x, dt, adt, b, c, dY),
+        new OpAttrs.Scan(output, chunk));
+  }
+
+  /**
+   * The gated delta rule of a Gated DeltaNet layer, forward ({@link Opcode#GDN_SCAN}).
+   *
+   * @param q the queries {@code [b, s, H, d_k]}
+   * @param k the keys, the shape of {@code q}
+   * @param v the values {@code [b, s, H, d_v]}
+   * @param g the decays {@code [b, s, H, 1]}
+   * @param beta the write strengths, the shape of {@code g}
+   * @param chunk the chunk length, dividing {@code s}
+   * @return the id of the output, shaped as {@code v}
+   */
+  public int gdnScan(int q, int k, int v, int g, int beta, int chunk) {
+    checkDelta(q, k, v, g, beta, chunk);
+    return add(Opcode.GDN_SCAN, shape(v), List.of(q, k, v, g, beta), new OpAttrs.Scan(-1, chunk));
+  }
+
+  /**
+   * One gradient of the gated delta rule ({@link Opcode#GDN_SCAN_GRAD}).
+   *
+   * @param output the operand whose gradient it yields: 0 Q, 1 K, 2 V, 3 g, 4 beta
+   * @param q the forward's queries
+   * @param k its keys
+   * @param v its values
+   * @param g its decays
+   * @param beta its write strengths
+   * @param dO the gradient of its output
+   * @param chunk the chunk length
+   * @return the id of the gradient, shaped as the operand
+   */
+  public int gdnScanGrad(int output, int q, int k, int v, int g, int beta, int dO, int chunk) {
+    checkDelta(q, k, v, g, beta, chunk);
+    io.meshplan.util.Require.that(shape(dO).equals(shape(v)), "the output's gradient takes V's "
+        + "shape");
+    int[] ops = {q, k, v, g, beta};
+    io.meshplan.util.Require.that(output >= 0 && output < ops.length, "the gated delta rule has"
+        + " 5 gradients, not " + output);
+    return add(Opcode.GDN_SCAN_GRAD, shape(ops[output]), List.of(q, k, v, g, beta, dO),
+        new OpAttrs.Scan(output, chunk));
+  }
+
+  private void checkDelta(int q, int k, int v, int g, int beta, int chunk) {
+    TensorShape qs = shape(q);
+    TensorShape vs = shape(v);
+    TensorShape gs = shape(g);
+    io.meshplan.util.Require.that(qs.rank() == 4 && qs.equals(shape(k)) && vs.rank() == 4
+        && gs.rank() == 4 && gs.equals(shape(beta)) && vs.dim(0) == qs.dim(0)
+        && vs.dim(1) == qs.dim(1) && vs.dim(2) == qs.dim(2) && gs.dim(0) == qs.dim(0)
+        && gs.dim(1) == qs.dim(1) && gs.dim(2) == qs.dim(2) && gs.dim(3) == 1 && chunk > 0
+        && qs.dim(1) % chunk == 0, "the gated delta rule takes Q and K [b, s, H, d_k], V [b, s,"
+        + " H, d_v], g and beta [b, s, H, 1], and a chunk dividing s");
+  }
+
+  private void checkScan(int x, int dt, int adt, int b, int c, int chunk) {
+    TensorShape xs = shape(x);
+    TensorShape ds = shape(dt);
+    TensorShape bs = shape(b);
+    io.meshplan.util.Require.that(xs.rank() == 4 && ds.rank() == 4 && bs.rank() == 4
+        && ds.equals(shape(adt)) && bs.equals(shape(c)) && ds.dim(0) == xs.dim(0)
+        && ds.dim(1) == xs.dim(1) && ds.dim(2) == xs.dim(2) && ds.dim(3) == 1
+        && bs.dim(0) == xs.dim(0) && bs.dim(1) == xs.dim(1) && xs.dim(2) % bs.dim(2) == 0
+        && chunk > 0 && xs.dim(1) % chunk == 0, "an SSD scan takes X [b, s, H, P], dt and A dt "
+        + "[b, s, H, 1], B and C [b, s, G, N] with G dividing H, and a chunk dividing s");
   }
 
   private void checkAttention(int q, int k, int v) {

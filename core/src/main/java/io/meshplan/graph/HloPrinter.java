@@ -224,6 +224,18 @@ public final class HloPrinter {
           .append(HloText.quote(HloAttributeReader.FUSED_ATTENTION_GRAD_TARGET))
           .append(", output_index=").append(((OpAttrs.Attention) ins.attrs()).output());
     }
+    if (ins.opcode().kind() == OpKind.SCAN && !raw.containsKey("custom_call_target")) {
+      String target = switch (ins.opcode()) {
+        case SSD_SCAN -> "meshplan$ssdScan";
+        case SSD_SCAN_GRAD -> "meshplan$ssdScanBackward";
+        case GDN_SCAN -> "meshplan$gdnScan";
+        default -> "meshplan$gdnScanBackward";
+      };
+      sb.append(", custom_call_target=").append(HloText.quote(target));
+      if (((OpAttrs.Scan) ins.attrs()).output() >= 0) {
+        sb.append(", output_index=").append(((OpAttrs.Scan) ins.attrs()).output());
+      }
+    }
     if ((ins.opcode() == Opcode.MOE_DISPATCH || ins.opcode() == Opcode.MOE_COMBINE)
         && !raw.containsKey("custom_call_target")) {
       sb.append(", custom_call_target=").append(HloText.quote(ins.opcode() == Opcode.MOE_DISPATCH

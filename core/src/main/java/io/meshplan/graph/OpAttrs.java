@@ -93,6 +93,22 @@ public sealed interface OpAttrs {
   record Index(int index) implements OpAttrs {}
 
   /**
+   * A fused SSD scan ({@link Opcode#SSD_SCAN} and {@link Opcode#SSD_SCAN_GRAD}).
+   *
+   * @param output which operand's gradient a backward kernel yields (0 X, 1 dt, 2 A dt, 3 B, 4
+   *     C), -1 for the forward
+   * @param chunk the chunk length Q, tokens, dividing the sequence
+   */
+  record Scan(int output, int chunk) implements OpAttrs {
+    /** Validates the fields. */
+    public Scan {
+      io.meshplan.util.Require.that(output >= -1 && output <= 4, "an SSD scan has 5 gradients, "
+          + "not " + output);
+      io.meshplan.util.Require.positive(chunk, "chunk");
+    }
+  }
+
+  /**
    * A fused attention kernel ({@link Opcode#FUSED_ATTENTION} and {@link
    * Opcode#FUSED_ATTENTION_GRAD}).
    *

@@ -30,6 +30,72 @@ public final class OpCost {
       case REDUCE -> graph.get(ins.operand(0)).shape() instanceof TensorShape t
           ? t.elementCount() : 0;
       case FUSED_ATTENTION -> attentionFlops(graph, ins);
+      case SCAN -> scanFlops(graph, ins);
+      default -> 0;
+    };
+  }
+
+  /**
+   * The matrix FLOPs of the chunkwise gated delta rule (Yang et al., "Parallelizing Linear
+   * Transformers with the Delta Rule over Sequence Length", arXiv:2406.06484, section 3.3; with
+   * the decay of Gated DeltaNet, arXiv:2412.06464, section 3.3) on Q, K {@code [b, s, H, d_k]}
+   * and V {@code [b, s, H, d_v]} in chunks of C tokens, per chunk and head: {@code K K^T} ({@code
+   * 2 C^2 d_k}), the triangular solve for {@code T} ({@code 2 C^3 / 3}), {@code W = T K} and
+   * {@code U = T V} ({@code 2 C^2 (d_k + d_v)}), {@code W S} and {@code Q S} ({@code 4 C d_k d_v}),
+   * {@code Q K^T} and its masked product with {@code U - W S} ({@code 2 C^2 (d_k + d_v)}), and
+   * the state's update {@code K^T (U - W S)} ({@code 2 C d_k d_v}). The backward's products are
+   * twice the forward's, split between V's gradient (half) and Q's and K's (a quarter each).
+   */
+  private static double deltaFlops(Graph graph, Instruction ins) {
+    TensorShape q = graph.get(ins.operand(0)).tensorShape();
+    TensorShape v = graph.get(ins.operand(2)).tensorShape();
+    double tokens = (double) q.dim(0) * q.dim(1);
+    double heads = q.dim(2);
+    double dk = q.dim(3);
+    double dv = v.dim(3);
+    OpAttrs.Scan a = (OpAttrs.Scan) ins.attrs();
+    double c = a.chunk();
+    double perToken = 2 * c * (3 * dk + 2 * dv) + 6 * dk * dv + 2 * c * c / 3;
+    double forward = tokens * heads * perToken;
+    return switch (a.output()) {
+      case -1 -> forward;
+      case 2 -> forward;
+      case 0, 1 -> forward / 2;
+      default -> 0;
+    };
+  }
+
+  /**
+   * The matrix FLOPs of the SSD scan (Dao and Gu, arXiv:2405.21060, section 6 and listing 1) on
+   * X {@code [b, s, H, P]} and B, C {@code [b, s, G, N]} in chunks of Q tokens: inside each chunk
+   * {@code C B^T} per group ({@code 2 b s Q N G}) and its decay-masked product with X ({@code 2 b
+   * s Q P H}; whole Q x Q blocks, as the kernels compute them); each chunk's final state {@code
+   * B^T X} ({@code 2 b s N P H}); each position's output from the state entering its chunk,
+   * {@code C h} ({@code 2 b s N P H}); the states passed from chunk to chunk, {@code 2 b (s/Q) H
+   * P N}. The backward's products are twice the forward's (each product has two gradients),
+   * split between X's gradient (half) and B's and C's (a quarter each); the step sizes' gradients
+   * are reductions, priced by their bytes.
+   */
+  private static double scanFlops(Graph graph, Instruction ins) {
+    if (ins.opcode() == Opcode.GDN_SCAN || ins.opcode() == Opcode.GDN_SCAN_GRAD) {
+      return deltaFlops(graph, ins);
+    }
+    TensorShape x = graph.get(ins.operand(0)).tensorShape();
+    TensorShape bc = graph.get(ins.operand(3)).tensorShape();
+    double b = x.dim(0);
+    double s = x.dim(1);
+    double heads = x.dim(2);
+    double p = x.dim(3);
+    double g = bc.dim(2);
+    double n = bc.dim(3);
+    OpAttrs.Scan a = (OpAttrs.Scan) ins.attrs();
+    double q = a.chunk();
+    double forward = 2 * b * s * (q * n * g + heads * (q * p + 2 * n * p))
+        + 2 * b * (s / q) * heads * p * n;
+    return switch (a.output()) {
+      case -1 -> forward;
+      case 0 -> forward;
+      case 3, 4 -> forward / 2;
       default -> 0;
     };
   }
@@ -47,6 +113,7 @@ public final class OpCost {
     return switch (ins.opcode()) {
       case DOT -> flops(graph, ins);
       case FUSED_ATTENTION, FUSED_ATTENTION_GRAD -> flops(graph, ins) - recomputedFlops(graph, ins);
+      case SSD_SCAN, SSD_SCAN_GRAD, GDN_SCAN, GDN_SCAN_GRAD -> flops(graph, ins);
       default -> 0;
     };
   }

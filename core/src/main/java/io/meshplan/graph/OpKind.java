@@ -32,6 +32,11 @@ public enum OpKind {
    */
   FUSED_ATTENTION,
   /**
+   * A fused state-space scan (Mamba-2's SSD): the operands and the output split together over
+   * batch and heads (or the heads' groups), never over the sequence, which the scan runs along.
+   */
+  SCAN,
+  /**
    * Mixture-of-experts token dispatch and combine: each device moves its own tokens to and from
    * its local experts' rows; the exchange between devices (expert parallelism's all-to-all) is
    * priced outside the layer's plan.

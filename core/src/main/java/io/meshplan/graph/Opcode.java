@@ -119,6 +119,34 @@ public enum Opcode {
    */
   FUSED_ATTENTION_GRAD("custom-call", OpKind.FUSED_ATTENTION),
   /**
+   * The chunked state-space scan of a Mamba-2 layer (SSD: Dao and Gu, arXiv:2405.21060, section
+   * 6), forward: operands X {@code [b, s, H, P]}, the step sizes {@code dt} and their products
+   * with the heads' decay {@code A dt}, each {@code [b, s, H, 1]}, B and C {@code [b, s, G, N]};
+   * the output takes X's shape ({@link OpAttrs.Scan}). Printed as {@code
+   * custom_call_target="meshplan$ssdScan"}.
+   */
+  SSD_SCAN("custom-call", OpKind.SCAN),
+  /**
+   * One gradient of the SSD scan: operands the forward's five and the output's gradient; the
+   * {@link OpAttrs.Scan} says which operand's gradient it yields (0 to 4). Printed as {@code
+   * custom_call_target="meshplan$ssdScanBackward"} with {@code output_index=N}.
+   */
+  SSD_SCAN_GRAD("custom-call", OpKind.SCAN),
+  /**
+   * The chunked gated delta rule of a Gated DeltaNet layer (Yang, Kautz and Hatamizadeh,
+   * arXiv:2412.06464), forward: operands Q and K {@code [b, s, H, d_k]} (the key heads repeated
+   * to the value heads), V {@code [b, s, H, d_v]}, the decays {@code g} and the write strengths
+   * {@code beta}, each {@code [b, s, H, 1]}; the output takes V's shape. Printed as {@code
+   * custom_call_target="meshplan$gdnScan"}.
+   */
+  GDN_SCAN("custom-call", OpKind.SCAN),
+  /**
+   * One gradient of the gated delta rule: operands the forward's five and the output's
+   * gradient; the {@link OpAttrs.Scan} says which operand's gradient it yields (0 to 4). Printed
+   * as {@code custom_call_target="meshplan$gdnScanBackward"} with {@code output_index=N}.
+   */
+  GDN_SCAN_GRAD("custom-call", OpKind.SCAN),
+  /**
    * Mixture-of-experts token dispatch on one device: operand 0 the tokens {@code [b, s, ...]} in
    * whatever layout they have, an optional operand 1 the routing weights {@code [b, s, k]} that
    * scale each copy; the result {@code [G, C, ...]} holds the rows this device's {@code G} local

@@ -116,6 +116,8 @@ final class StrategyContext {
       case DOT -> c.dotCost(flops, bytes, operandPrecision(ins));
       case FUSED_ATTENTION -> c.attentionCost(flops, bytes, false, headDim(ins));
       case FUSED_ATTENTION_GRAD -> c.attentionCost(flops, bytes, true, headDim(ins));
+      // The scan's chunk products run on tensor cores: priced as matrix products.
+      case SSD_SCAN, SSD_SCAN_GRAD, GDN_SCAN, GDN_SCAN_GRAD -> c.dotCost(flops, bytes);
       default -> c.cost(flops, bytes);
     };
   }

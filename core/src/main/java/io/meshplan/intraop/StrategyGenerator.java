@@ -117,6 +117,7 @@ public final class StrategyGenerator {
       case GET_TUPLE_ELEMENT -> followers.getTupleElement(ins, done);
       case FORCE_REPLICATED -> forceReplicated(ins);
       case FUSED_ATTENTION -> attention(ins);
+      case SCAN -> scan(ins);
       case TOKEN_EXCHANGE -> exchange(ins);
       case OPAQUE -> switch (ins.opcode()) {
         case DYNAMIC_SLICE, PAD -> followers.windowed(ins, done, ins.id());
@@ -148,6 +149,32 @@ public final class StrategyGenerator {
       java.util.Arrays.fill(ops, s);
       list.add(new Strategy(s.toString(), s, ops, ctx.computeCost(ins, s.totalTiles(mesh)), 0.0,
           s.localBytes(out, mesh)));
+    }
+    return list.isEmpty() ? ctx.opaque(ins) : new StrategySet(list, -1, false);
+  }
+
+  /**
+   * The SSD scan splits every operand and its output together over the batch (dim 0) and the
+   * heads, or the heads' groups (dim 2), as Megatron-Core's tensor parallelism splits a Mamba
+   * layer's heads and groups; never over the sequence, which the scan runs along, or within a
+   * head. The split must divide the groups of B and C too. Its work divides evenly over the
+   * tiles; it communicates nothing.
+   */
+  private StrategySet scan(Instruction ins) {
+    TensorShape x = graph.get(ins.operand(0)).tensorShape();
+    TensorShape bc = graph.get(ins.operand(3)).tensorShape();
+    TensorShape out = ins.tensorShape();
+    List<Strategy> list = new ArrayList<>();
+    for (ShardingSpec s : ctx.layouts(x)) {
+      if (s.axes(1) != 0 || s.axes(3) != 0 || !s.even(x, mesh) || !s.even(bc, mesh)) {
+        continue;
+      }
+      ShardingSpec[] ops = new ShardingSpec[ins.operands().size()];
+      java.util.Arrays.fill(ops, s);
+      int output = ((io.meshplan.graph.OpAttrs.Scan) ins.attrs()).output();
+      ShardingSpec result = output >= 0 ? ops[output] : s;
+      list.add(new Strategy(s.toString(), result, ops, ctx.computeCost(ins, s.totalTiles(mesh)),
+          0.0, result.localBytes(out, mesh)));
     }
     return list.isEmpty() ? ctx.opaque(ins) : new StrategySet(list, -1, false);
   }

@@ -27,15 +27,39 @@ import io.meshplan.util.Require;
  *     runs one transformer block and the shared LM head and loss); {@code 0} for none
  * @param numerics the rotary base and scaling, norm epsilon, dropout and the other numbers that
  *     change what the model computes but not its price ({@link Numerics})
+ * @param hybrid the layer pattern of a hybrid state-space model (Nemotron-H: Mamba-2, attention
+ *     and MLP layers, each its own residual sublayer); {@link HybridPattern#NONE} for an ordinary
+ *     decoder, whose every block holds attention and an MLP
  */
 public record Architecture(
     Mlp mlp, Norm norm, Positions positions, int positionRows, boolean biases,
-    boolean tiedEmbeddings, AttentionShape attn, MoeShape moe, int mtpDepth, Numerics numerics)
+    boolean tiedEmbeddings, AttentionShape attn, MoeShape moe, int mtpDepth, Numerics numerics,
+    HybridPattern hybrid)
     implements java.io.Serializable {
-  private static final long serialVersionUID = 5L;
+  private static final long serialVersionUID = 6L;
 
   /** The most multi-token prediction modules (DeepSeek-V3 trains 1). */
   public static final int MAX_MTP_DEPTH = 16;
+
+  /**
+   * An ordinary decoder's architecture: no hybrid layer pattern.
+   *
+   * @param mlp the feed-forward design
+   * @param norm the normalization
+   * @param positions how positions enter the model
+   * @param positionRows learned position rows (0 with rotary positions)
+   * @param biases whether every linear layer has a bias
+   * @param tiedEmbeddings whether the LM head is the token table
+   * @param attn the attention details
+   * @param moe the mixture-of-experts layer
+   * @param mtpDepth the multi-token prediction modules
+   * @param numerics the numbers that do not change the price
+   */
+  public Architecture(Mlp mlp, Norm norm, Positions positions, int positionRows, boolean biases,
+      boolean tiedEmbeddings, AttentionShape attn, MoeShape moe, int mtpDepth, Numerics numerics) {
+    this(mlp, norm, positions, positionRows, biases, tiedEmbeddings, attn, moe, mtpDepth,
+        numerics, HybridPattern.NONE);
+  }
 
   /**
    * An architecture with {@link Numerics#DEFAULT}'s numbers.
@@ -116,7 +140,12 @@ public record Architecture(
      */
     GEGLU,
     /** Two matrices with ReLU in between (OPT). */
-    RELU;
+    RELU,
+    /**
+     * Two matrices with squared ReLU in between, {@code relu(x)^2} (So et al., Primer, 2021;
+     * Nemotron-H's {@code mlp_hidden_act: relu2}; Megatron-LM's {@code --squared-relu}).
+     */
+    RELU2;
 
     /**
      * Whether the MLP has a gate matrix.
@@ -151,7 +180,13 @@ public record Architecture(
     /** Rotary embeddings applied to queries and keys (Su et al. 2021); no parameters. */
     ROTARY,
     /** A learned table added to the token embeddings. */
-    LEARNED
+    LEARNED,
+    /**
+     * None: the attention layers of a hybrid model see no position encoding, the state-space
+     * layers carry order (Nemotron-H: Megatron-Bridge's bridge sets {@code
+     * position_embedding_type} "none").
+     */
+    NONE
   }
 
   /** Validates the fields. */
@@ -162,7 +197,10 @@ public record Architecture(
     Require.nonNull(attn, "attn");
     Require.nonNull(moe, "moe");
     Require.nonNull(numerics, "numerics");
-    Require.that(positions == Positions.ROTARY ? positionRows == 0 : positionRows > 0,
+    Require.nonNull(hybrid, "hybrid");
+    Require.that(!hybrid.on() || mtpDepth == 0 && !attn.mla().on(), "a hybrid layer pattern is "
+        + "priced without multi-token prediction and latent attention");
+    Require.that(positions != Positions.LEARNED ? positionRows == 0 : positionRows > 0,
         "learned positions need a positive number of rows, rotary ones none; got " + positionRows);
     Require.that(mtpDepth >= 0 && mtpDepth <= MAX_MTP_DEPTH, "multi-token prediction depth "
         + "must be between 0 and " + MAX_MTP_DEPTH + ", got " + mtpDepth);
@@ -242,6 +280,13 @@ public record Architecture(
     if (mlp == Mlp.GEGLU) {
       out.add(0, "a GeGLU MLP");
     }
+    if (mlp == Mlp.RELU2) {
+      out.add(0, "a squared-ReLU MLP");
+    }
+    if (hybrid.on()) {
+      out.add(0, "a hybrid layer pattern" + (hybrid.mamba() != null ? " with Mamba-2 layers"
+          : ""));
+    }
     if (moe.routed()) {
       out.add(0, "a mixture of " + moe.experts() + " experts");
     }
@@ -270,7 +315,7 @@ public record Architecture(
    */
   public Architecture withMoe(MoeShape newMoe) {
     return new Architecture(mlp, norm, positions, positionRows, biases, tiedEmbeddings, attn,
-        newMoe, mtpDepth, numerics);
+        newMoe, mtpDepth, numerics, hybrid);
   }
 
   /**
@@ -281,7 +326,7 @@ public record Architecture(
    */
   public Architecture withMtp(int depth) {
     return new Architecture(mlp, norm, positions, positionRows, biases, tiedEmbeddings, attn,
-        moe, depth, numerics);
+        moe, depth, numerics, hybrid);
   }
 
   /**
@@ -292,7 +337,7 @@ public record Architecture(
    */
   public Architecture withAttention(AttentionShape a) {
     return new Architecture(mlp, norm, positions, positionRows, biases, tiedEmbeddings, a, moe,
-        mtpDepth, numerics);
+        mtpDepth, numerics, hybrid);
   }
 
   /**
@@ -303,7 +348,7 @@ public record Architecture(
    */
   public Architecture withNumerics(Numerics n) {
     return new Architecture(mlp, norm, positions, positionRows, biases, tiedEmbeddings, attn,
-        moe, mtpDepth, n);
+        moe, mtpDepth, n, hybrid);
   }
 
   /**
@@ -313,8 +358,19 @@ public record Architecture(
    * @return the architecture
    */
   public Architecture withPositionRows(int rows) {
-    return positions == Positions.ROTARY ? this
+    return positions != Positions.LEARNED ? this
         : new Architecture(mlp, norm, positions, rows, biases, tiedEmbeddings, attn, moe,
-            mtpDepth, numerics);
+            mtpDepth, numerics, hybrid);
+  }
+
+  /**
+   * This architecture with another hybrid layer pattern.
+   *
+   * @param h the pattern, {@link HybridPattern#NONE} for an ordinary decoder
+   * @return the architecture
+   */
+  public Architecture withHybrid(HybridPattern h) {
+    return new Architecture(mlp, norm, positions, positionRows, biases, tiedEmbeddings, attn,
+        moe, mtpDepth, numerics, h);
   }
 }

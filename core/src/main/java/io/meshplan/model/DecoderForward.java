@@ -45,6 +45,8 @@ final class DecoderForward {
   /** A fused adapter's down-projection {@code x A}, by adapter and input. */
   private final Map<String, Integer> loraDown = new HashMap<>();
   private int mask = -1;
+  /** The output gate of the attention being built, -1 without one (Qwen3-Next's). */
+  private int outputGate = -1;
   /** Matrix multiplications of linear layers so far in the current block. */
   private int matmuls;
   private int cos = -1;
@@ -189,6 +191,9 @@ final class DecoderForward {
   /** One transformer block on input {@code x}; returns its output. */
   int block(int x) {
     matmuls = 0;
+    if (spec.arch().hybrid().on()) {
+      return hybridLayer(x);
+    }
     t.part("attention_norm");
     int xn = keepGemmInput(norm(x), RecomputeModule.LAYERNORM);
     t.part("attention");
@@ -208,6 +213,43 @@ final class DecoderForward {
       ff = norm(ff);
     }
     return t.add(x, ff);
+  }
+
+  /**
+   * One layer of a hybrid model ({@link HybridPattern}): its norm, its one sublayer (a Mamba-2
+   * mixer, self-attention, a dense MLP or a mixture-of-experts MLP) and the residual add.
+   */
+  private int hybridLayer(int x) {
+    char symbol = spec.arch().hybrid().at(t.layer().index());
+    t.part("norm");
+    int xn = keepGemmInput(norm(x), RecomputeModule.LAYERNORM);
+    int y = switch (symbol) {
+      case HybridPattern.MAMBA -> {
+        t.part("mixer");
+        yield new Mamba2Mixer(t, spec, o, this).layer(xn);
+      }
+      case HybridPattern.GDN -> {
+        t.part("mixer");
+        yield new GdnMixer(t, spec, o, this).layer(xn);
+      }
+      case HybridPattern.ATTENTION -> {
+        t.part("attention");
+        if (spec.arch().hybrid().attentionGate()) {
+          // The output gate's matrix is the second half of Qwen3-Next's doubled q_proj.
+          outputGate = linear(xn, h, spec.heads() * spec.headDim(), "wq_gate");
+        }
+        yield attention(xn);
+      }
+      case HybridPattern.MOE -> {
+        t.part("feed_forward");
+        yield new MoeForward(t, spec, o, this).layer(xn);
+      }
+      default -> {
+        t.part("feed_forward");
+        yield denseMlp(xn, spec.ffn(), RecomputeModule.MLP);
+      }
+    };
+    return t.add(x, y);
   }
 
   /** Self-attention on the normed input {@code xn}; returns the projected output (dropped out). */
@@ -305,6 +347,10 @@ final class DecoderForward {
 
   /** The output projection of the attention context {@code ctx} {@code [b, s, width]}. */
   private int project(int ctx, int width) {
+    if (outputGate >= 0) {
+      ctx = t.mul(ctx, t.unary(Opcode.LOGISTIC, outputGate));
+      outputGate = -1;
+    }
     int out = linear(ctx, width, h, "wo");
     if (hiddenDropout()) {
       out = dropout(out);
@@ -396,6 +442,9 @@ final class DecoderForward {
       int pre = keep(linear(xn, h, f, "w1"), module);
       act = spec.arch().mlp() == Architecture.Mlp.GELU ? gelu(pre)
           : t.binary(Opcode.MAXIMUM, pre, t.fill(t.shape(pre), 0.0));
+      if (spec.arch().mlp() == Architecture.Mlp.RELU2) {
+        act = t.mul(act, act);
+      }
     }
     keepGemmInput(act, module);
     int down = linear(act, f, h, "w2");

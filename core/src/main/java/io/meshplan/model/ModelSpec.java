@@ -165,6 +165,13 @@ public record ModelSpec(
     Require.that(arch.positions() != Architecture.Positions.LEARNED || seq <= arch.positionRows(),
         () -> "sequence length " + seq + " exceeds the " + arch.positionRows() + " rows of the "
             + "learned position table");
+    Require.that(!arch.hybrid().on() || !arch.biases(), "a hybrid model's attention and MLP "
+        + "layers are priced without biases (its Mamba projections' are the mixer's own)");
+    Require.that(!arch.hybrid().on() || arch.hybrid().symbols().length() == layers
+        && arch.moe().denseLayers().isEmpty()
+        && arch.moe().routed() == (arch.hybrid().first(HybridPattern.MOE) >= 0),
+        () -> "a hybrid pattern names each of the " + layers + " layers, its MLP layers are '-'"
+        + " and its mixture-of-experts layers 'E' (and only a model with experts has them)");
     java.util.List<Integer> dense = arch.moe().denseLayers();
     Require.that(dense.isEmpty() || dense.get(dense.size() - 1) < layers && dense.size() < layers,
         "dense blocks " + dense + " must be among the " + layers + " blocks, and at least one "
@@ -251,6 +258,9 @@ public record ModelSpec(
    * @return parameters of the block
    */
   public long blockParameterCount(int layer) {
+    if (arch.hybrid().on()) {
+      return hybridLayerParameters(arch.hybrid().at(layer));
+    }
     return blockParameters(arch.moe().denseLayer(layer));
   }
 
@@ -259,26 +269,64 @@ public record ModelSpec(
     if (family == Family.ALPA_MLP) {
       return h * h;
     }
+    return Math.addExact(Math.addExact(attentionParameters(), mlpParameters(denseMlp)),
+        arch.attn().blockNorms() * arch.norm().parameters(hidden));
+  }
+
+  /**
+   * The parameters of one attention sublayer: the projections or the latent attention's, their
+   * biases, the q/k norms and the sinks; no norm.
+   */
+  private long attentionParameters() {
+    long h = hidden;
     AttentionShape at = arch.attn();
     long qd = Math.multiplyExact((long) heads, headDim());
     long kv = Math.multiplyExact((long) kvHeads, headDim());
     long attn = at.mla().on() ? at.mla().parameters(hidden, heads) : 2 * h * qd + 2 * h * kv;
-    MoeShape moe = arch.moe();
-    boolean routed = moe.routed() && !denseMlp;
-    long f = moe.routed() ? (denseMlp ? moe.denseFfn() : moe.expertFfn()) : ffn;
-    long mlp = routed ? moe.parameters(hidden)
-        : Math.multiplyExact((arch.mlp().gated() ? 3 : 2) * h, f);
-    long mlpBias = routed ? 0 : (arch.mlp().gated() ? 2L * f : f) + h;
-    long bias = arch.biases() ? qd + 2 * kv + h + mlpBias
-        : at.qkvBias() ? qd + 2 * kv : 0;
+    long bias = arch.biases() ? qd + 2 * kv + h : at.qkvBias() ? qd + 2 * kv : 0;
     long qkNorm = switch (at.qkNorm()) {
       case NONE, L2 -> 0;
       case PER_HEAD -> 2L * headDim();
       case WHOLE -> qd + kv;
     };
     long sinks = at.sinks() ? heads : 0;
-    return Math.addExact(Math.addExact(attn, mlp) + bias + qkNorm + sinks,
-        at.blockNorms() * arch.norm().parameters(hidden));
+    return Math.addExact(attn, bias + qkNorm + sinks);
+  }
+
+  /**
+   * The parameters of one MLP sublayer: the mixture-of-experts layer, or a dense MLP (of {@link
+   * MoeShape#denseFfn} in a listed dense block of a mixture-of-experts model) with its biases; no
+   * norm.
+   */
+  private long mlpParameters(boolean denseMlp) {
+    long h = hidden;
+    MoeShape moe = arch.moe();
+    if (moe.routed() && !denseMlp) {
+      return moe.parameters(hidden, arch.mlp().gated());
+    }
+    long f = moe.routed() ? moe.denseFfn() : ffn;
+    long mlp = Math.multiplyExact((arch.mlp().gated() ? 3 : 2) * h, f);
+    long bias = arch.biases() ? (arch.mlp().gated() ? 2L * f : f) + h : 0;
+    return Math.addExact(mlp, bias);
+  }
+
+  /**
+   * The parameters of one layer of a hybrid model ({@link HybridPattern}): its pre-norm and its
+   * Mamba-2 mixer ({@link MambaShape#parameters}), attention, dense MLP of {@code ffn}, or
+   * mixture-of-experts layer.
+   */
+  private long hybridLayerParameters(char symbol) {
+    long norm = arch.norm().parameters(hidden);
+    HybridPattern hp = arch.hybrid();
+    return Math.addExact(norm, switch (symbol) {
+      case HybridPattern.MAMBA -> hp.mamba().parameters(hidden);
+      case HybridPattern.GDN -> hp.gdn().parameters(hidden);
+      case HybridPattern.ATTENTION -> Math.addExact(attentionParameters(), hp.attentionGate()
+          ? Math.multiplyExact((long) hidden, Math.multiplyExact((long) heads, headDim())) : 0);
+      case HybridPattern.MOE -> arch.moe().parameters(hidden, arch.mlp().gated());
+      default -> Math.addExact(Math.multiplyExact((arch.mlp().gated() ? 3L : 2L) * hidden, ffn),
+          arch.biases() ? (arch.mlp().gated() ? 2L * ffn : ffn) + hidden : 0);
+    });
   }
 
   /**
@@ -362,6 +410,13 @@ public record ModelSpec(
    * @return the sum of {@link #blockParameterCount(int)} over the blocks
    */
   public long blocksParameterCount() {
+    if (arch.hybrid().on()) {
+      long sum = 0;
+      for (int i = 0; i < layers; i++) {
+        sum = Math.addExact(sum, blockParameterCount(i));
+      }
+      return sum;
+    }
     int dense = denseBlocks();
     return Math.addExact(Math.multiplyExact((long) layers - dense, blockParameters(false)),
         Math.multiplyExact((long) dense, blockParameters(true)));
@@ -380,8 +435,11 @@ public record ModelSpec(
     if (!moe.routed()) {
       return parameterCount();
     }
-    long idle = moe.expertParameters(hidden) / moe.experts() * (moe.experts() - moe.topK());
-    long routedBlocks = (long) layers - denseBlocks() + arch.mtpDepth();
+    long idle = moe.expertParameters(hidden, arch.mlp().gated()) / moe.experts()
+        * (moe.experts() - moe.topK());
+    long routedBlocks = arch.hybrid().on()
+        ? arch.hybrid().count(HybridPattern.MOE, 0, layers - 1)
+        : (long) layers - denseBlocks() + arch.mtpDepth();
     return Math.subtractExact(parameterCount(), Math.multiplyExact(routedBlocks, idle));
   }
 
@@ -430,6 +488,18 @@ public record ModelSpec(
    * @return the spec
    */
   public ModelSpec withLayers(int newLayers) {
+    if (arch.hybrid().on()) {
+      if (newLayers > layers) {
+        throw new io.meshplan.util.InputException(name + "'s " + layers + " layers follow its "
+            + "hybrid pattern; " + newLayers + " layers would need a pattern for the others");
+      }
+      HybridPattern kept = arch.hybrid().truncated(newLayers);
+      // Its first layers may hold no experts: the shorter model is then a dense one.
+      Architecture a = kept.first(HybridPattern.MOE) >= 0 ? arch.withHybrid(kept)
+          : arch.withMoe(MoeShape.DENSE).withHybrid(kept);
+      return new ModelSpec(name, family, newLayers, hidden, heads, kvHeads, ffn, vocab, seq,
+          batch, dtype, a, packing, lora);
+    }
     MoeShape moe = arch.moe();
     if (moe.denseLayers().isEmpty()) {
       return new ModelSpec(name, family, newLayers, hidden, heads, kvHeads, ffn, vocab, seq,
@@ -444,6 +514,33 @@ public record ModelSpec(
     return new ModelSpec(name, family, newLayers, hidden, heads, kvHeads, ffn, vocab, seq, batch,
         dtype, arch.withMoe(moe.withDenseLayers(kept, kept.isEmpty() ? 0 : moe.denseFfn())),
         packing, lora);
+  }
+
+  /**
+   * Refuses a layout a hybrid model's Mamba or Gated DeltaNet layers cannot take: a
+   * tensor-parallel size that does not split their heads and groups ({@link
+   * MambaShape#checkTensorParallel}, {@link GdnShape#checkTensorParallel}), or context
+   * parallelism, whose head-parallel all-to-alls over the scan (Megatron-Core's {@code
+   * mamba_context_parallel.py}, {@code gated_delta_net/common.py}) meshplan does not price.
+   *
+   * @param tp the tensor-parallel size
+   * @param cp the context-parallel size
+   * @throws io.meshplan.util.InputException naming what does not fit
+   */
+  public void checkHybridLayout(int tp, int cp) {
+    MambaShape mamba = arch.hybrid().mamba();
+    GdnShape gdn = arch.hybrid().gdn();
+    if (mamba != null) {
+      mamba.checkTensorParallel(tp, name);
+    }
+    if (gdn != null) {
+      gdn.checkTensorParallel(tp, name);
+    }
+    if (cp > 1 && (mamba != null || gdn != null)) {
+      throw new io.meshplan.util.InputException(name + " has " + (mamba != null ? "Mamba"
+          : "Gated DeltaNet") + " layers, whose context parallelism (all-to-alls from sequence "
+          + "to heads around each scan) meshplan does not price; use --cp 1");
+    }
   }
 
   /**

@@ -82,9 +82,19 @@ final class MoeForward {
     }
     t.part(LOCAL_PART);
     int gate = f.keep(grouped(xd, groups, h, fe, "w1"), RecomputeModule.MOE);
-    int up = f.keep(grouped(xd, groups, h, fe, "w3"), RecomputeModule.MOE);
-    int act = spec.arch().mlp() == Architecture.Mlp.GEGLU ? t.mul(f.gelu(gate), up)
-        : t.mul(t.mul(gate, t.unary(Opcode.LOGISTIC, gate)), up);
+    int act;
+    if (spec.arch().mlp().gated()) {
+      int up = f.keep(grouped(xd, groups, h, fe, "w3"), RecomputeModule.MOE);
+      act = spec.arch().mlp() == Architecture.Mlp.GEGLU ? t.mul(f.gelu(gate), up)
+          : t.mul(t.mul(gate, t.unary(Opcode.LOGISTIC, gate)), up);
+    } else {
+      // Experts of the model's two-matrix MLP: squared ReLU (Nemotron 3), ReLU or GeLU.
+      act = spec.arch().mlp() == Architecture.Mlp.GELU ? f.gelu(gate)
+          : t.binary(Opcode.MAXIMUM, gate, t.fill(t.shape(gate), 0.0));
+      if (spec.arch().mlp() == Architecture.Mlp.RELU2) {
+        act = t.mul(act, act);
+      }
+    }
     f.keep(act, RecomputeModule.MOE, RecomputeModule.MOE_ACT);
     int down = f.keep(grouped(act, groups, fe, h, "w2"), RecomputeModule.MOE);
     if (exchanged) {
@@ -96,7 +106,13 @@ final class MoeForward {
     int y = combine(down, gates, probs, fraction, groups, rows);
     if (moe.sharedFfn() > 0) {
       t.part("shared_experts");
-      y = t.add(y, f.denseMlp(xn, moe.sharedFfn(), RecomputeModule.SHARED_EXPERTS));
+      int shared = f.denseMlp(xn, moe.sharedFfn(), RecomputeModule.SHARED_EXPERTS);
+      if (moe.sharedGate()) {
+        // Qwen3-Next: sigmoid(x w) scales each token's shared-expert output.
+        int scale = t.unary(Opcode.LOGISTIC, t.dot(xn, f.weight("shared_gate", h, 1)));
+        shared = t.mul(shared, t.broadcast(t.reshape(scale, b, s), t.shape(shared).dims(), 0, 1));
+      }
+      y = t.add(y, shared);
     }
     return y;
   }

@@ -33,12 +33,37 @@ import io.meshplan.util.Require;
  *     Megatron-Core's {@code moe_router_group_topk}); 1 without groups. DeepSeek-V3 places a
  *     group on a node and so sends each token to at most 4 nodes (DeepSeek-AI 2024, "DeepSeek-V3
  *     Technical Report", arXiv:2412.19437, section 2.1.2, node-limited routing)
+ * @param sharedGate whether the shared experts' output is scaled per token by {@code sigmoid(x
+ *     w)}, one {@code h}-vector of weights (Qwen3-Next's {@code shared_expert_gate})
  */
 public record MoeShape(int experts, int topK, int expertFfn, int sharedFfn,
     boolean expertBiases, double capacityFactor, double imbalance,
-    java.util.List<Integer> denseLayers, int denseFfn, int groups, int groupTopK)
+    java.util.List<Integer> denseLayers, int denseFfn, int groups, int groupTopK,
+    boolean sharedGate)
     implements java.io.Serializable {
-  private static final long serialVersionUID = 3L;
+  private static final long serialVersionUID = 4L;
+
+  /**
+   * A layer without a shared-expert gate.
+   *
+   * @param experts routed experts E
+   * @param topK experts per token k
+   * @param expertFfn one expert's inner size
+   * @param sharedFfn the shared experts' inner size, 0 for none
+   * @param expertBiases whether experts and router have biases
+   * @param capacityFactor the capacity factor, 0 for dropless
+   * @param imbalance the busiest GPU's load over the mean, at least 1
+   * @param denseLayers the dense blocks, ascending
+   * @param denseFfn their MLP's inner size, 0 without dense blocks
+   * @param groups the router's expert groups, 1 for none
+   * @param groupTopK the groups a token's experts may come from, 1 without groups
+   */
+  public MoeShape(int experts, int topK, int expertFfn, int sharedFfn, boolean expertBiases,
+      double capacityFactor, double imbalance, java.util.List<Integer> denseLayers,
+      int denseFfn, int groups, int groupTopK) {
+    this(experts, topK, expertFfn, sharedFfn, expertBiases, capacityFactor, imbalance,
+        denseLayers, denseFfn, groups, groupTopK, false);
+  }
 
   /**
    * A layer routed without group limits.
@@ -144,7 +169,7 @@ public record MoeShape(int experts, int topK, int expertFfn, int sharedFfn,
    */
   public MoeShape withGroupLimit(int count, int topGroups) {
     return new MoeShape(experts, topK, expertFfn, sharedFfn, expertBiases, capacityFactor,
-        imbalance, denseLayers, denseFfn, count, topGroups);
+        imbalance, denseLayers, denseFfn, count, topGroups, sharedGate);
   }
 
   /**
@@ -227,7 +252,7 @@ public record MoeShape(int experts, int topK, int expertFfn, int sharedFfn,
    */
   public MoeShape withDenseLayers(java.util.List<Integer> layers, int ffn) {
     return new MoeShape(experts, topK, expertFfn, sharedFfn, expertBiases, capacityFactor,
-        imbalance, layers, ffn, groups, groupTopK);
+        imbalance, layers, ffn, groups, groupTopK, sharedGate);
   }
 
   /**
@@ -269,7 +294,7 @@ public record MoeShape(int experts, int topK, int expertFfn, int sharedFfn,
    */
   public MoeShape withRouting(double newCapacity, double newImbalance) {
     return new MoeShape(experts, topK, expertFfn, sharedFfn, expertBiases, newCapacity,
-        newImbalance, denseLayers, denseFfn, groups, groupTopK);
+        newImbalance, denseLayers, denseFfn, groups, groupTopK, sharedGate);
   }
 
   /**
@@ -290,7 +315,7 @@ public record MoeShape(int experts, int topK, int expertFfn, int sharedFfn,
    */
   public MoeShape withExpertFfn(int newExpertFfn) {
     return new MoeShape(experts, topK, newExpertFfn, sharedFfn, expertBiases, capacityFactor,
-        imbalance, denseLayers, denseFfn, groups, groupTopK);
+        imbalance, denseLayers, denseFfn, groups, groupTopK, sharedGate);
   }
 
   /**
@@ -311,12 +336,23 @@ public record MoeShape(int experts, int topK, int expertFfn, int sharedFfn,
    * @return parameters, elements
    */
   public long parameters(int hidden) {
+    return parameters(hidden, true);
+  }
+
+  /**
+   * The layer's parameters, with experts (routed and shared) that are gated MLPs of three
+   * matrices, or two-matrix MLPs (Nemotron 3's squared-ReLU experts): the model's MLP kind.
+   *
+   * @param hidden the hidden size h
+   * @param gated whether the experts have a gate matrix
+   * @return the router, the routed experts and the shared experts' parameters
+   */
+  public long parameters(int hidden, boolean gated) {
     long h = hidden;
     long router = Math.addExact(Math.multiplyExact(h, experts), expertBiases ? experts : 0);
-    long expert = Math.addExact(Math.multiplyExact(3 * h, expertFfn),
-        expertBiases ? 2L * expertFfn + h : 0);
-    long shared = Math.multiplyExact(3 * h, sharedFfn);
-    return Math.addExact(Math.addExact(router, Math.multiplyExact(expert, experts)), shared);
+    long shared = Math.addExact(Math.multiplyExact((gated ? 3 : 2) * h, sharedFfn),
+        sharedGate ? h : 0);
+    return Math.addExact(Math.addExact(router, expertParameters(hidden, gated)), shared);
   }
 
   /**
@@ -326,9 +362,31 @@ public record MoeShape(int experts, int topK, int expertFfn, int sharedFfn,
    * @return {@code E (3 h f_e + biases)}, elements
    */
   public long expertParameters(int hidden) {
+    return expertParameters(hidden, true);
+  }
+
+  /**
+   * The routed experts' parameters, gated (three matrices) or not (two).
+   *
+   * @param hidden the hidden size h
+   * @param gated whether each expert has a gate matrix
+   * @return {@code E ((3 or 2) h f_e + biases)}, elements
+   */
+  public long expertParameters(int hidden, boolean gated) {
     long h = hidden;
-    long expert = Math.addExact(Math.multiplyExact(3 * h, expertFfn),
-        expertBiases ? 2L * expertFfn + h : 0);
+    long expert = Math.addExact(Math.multiplyExact((gated ? 3 : 2) * h, expertFfn),
+        expertBiases ? (gated ? 2L : 1L) * expertFfn + h : 0);
     return Math.multiplyExact(expert, experts);
+  }
+
+  /**
+   * This layer with its shared experts' output gated per token (Qwen3-Next).
+   *
+   * @return the layer
+   */
+  public MoeShape withSharedGate() {
+    Require.that(sharedFfn > 0, "a shared-expert gate needs shared experts");
+    return new MoeShape(experts, topK, expertFfn, sharedFfn, expertBiases, capacityFactor,
+        imbalance, denseLayers, denseFfn, groups, groupTopK, true);
   }
 }

@@ -149,6 +149,9 @@ public final class Presets {
     llama4("llama4-scout", 16, 1);
     llama4("llama4-maverick", 128, 2);
     deepseekV3();
+    nemotronH8b();
+    nemotron3Nano();
+    qwen3Next();
     // Narayanan et al. SC'21, Table 1: name, hidden, layers, heads, global batch.
     megatron("gpt-1.7b", 2304, 24, 24, 512);
     megatron("gpt-3.6b", 3072, 30, 32, 512);
@@ -276,6 +279,69 @@ public final class Presets {
             new RopeScaling.Yarn(40, 4096, 32, 1, 1, 1, true)));
     put(new ModelSpec("deepseek-v3", ModelSpec.Family.LLAMA, 61, 7168, 128, 128, 2048, 129280,
         4096, 8, DType.BF16, a));
+  }
+
+  /**
+   * Nemotron-H 8B (nvidia/Nemotron-H-8B-Base-8K config.json, as Megatron-Bridge's bridge test
+   * states it: tests/unit_tests/models/nemotronh/test_nemotron_h_bridge.py at ebdef7c1): 52
+   * layers of {@code hybrid_override_pattern} (24 Mamba-2, 4 attention, 24 MLP), hidden 4096,
+   * Mamba-2 with 128 heads of 64, state 128, 8 groups, a 4-tap convolution with bias, chunks of
+   * 128, the gated norm over groups of 1024 channels ({@code d_inner / n_groups}); attention of
+   * 32 heads of 128 and 8 key/value heads, no position encoding; a squared-ReLU MLP of 21504;
+   * no linear biases; RMSNorm (eps 1e-5); vocabulary 131072, untied. Sequence 8192.
+   */
+  private static void nemotronH8b() {
+    MambaShape mamba = new MambaShape(128, 64, 128, 8, 4, 128, 8, true, false);
+    Architecture a = new Architecture(Architecture.Mlp.RELU2, Architecture.Norm.RMS,
+        Architecture.Positions.NONE, 0, false, false,
+        new AttentionShape(128, false, AttentionShape.QkNorm.NONE, 2, 0, 0, 0, 0, 0),
+        MoeShape.DENSE, 0, Numerics.rotary(10_000, 1e-5),
+        new HybridPattern("M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M-", mamba));
+    put(new ModelSpec("nemotron-h-8b", ModelSpec.Family.GPT, 52, 4096, 32, 8, 21504, 131072,
+        8192, 8, DType.BF16, a));
+  }
+
+  /**
+   * Nemotron 3 Nano 30B-A3B (Megatron-Bridge's {@code Nemotron3NanoProvider}, nemotron_h_provider.py
+   * at 38b4a06b): 52 layers of a hybrid pattern (23 Mamba-2, 23 mixture-of-experts, 6 attention),
+   * hidden 2688; Mamba-2 with 64 heads of 64, state 128, 8 groups (Megatron-Core's default
+   * 4-tap convolution with bias and chunks of 128); attention of 32 heads of 128 and 2 key/value
+   * heads, no position encoding; 128 squared-ReLU experts of 1856, 6 per token, beside a shared
+   * squared-ReLU expert of 3712; vocabulary 131072, untied. Sequence 8192, its performance
+   * recipes'. Megatron-Bridge's model page: "3.5B active parameters and 30B parameters in total".
+   */
+  private static void nemotron3Nano() {
+    MambaShape mamba = new MambaShape(64, 64, 128, 8, 4, 128, 8, true, false);
+    Architecture a = new Architecture(Architecture.Mlp.RELU2, Architecture.Norm.RMS,
+        Architecture.Positions.NONE, 0, false, false,
+        new AttentionShape(128, false, AttentionShape.QkNorm.NONE, 2, 0, 0, 0, 0, 0),
+        new MoeShape(128, 6, 1856, 3712, false), 0, Numerics.rotary(10_000, 1e-5),
+        new HybridPattern("MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME", mamba));
+    put(new ModelSpec("nemotron-3-nano-30b-a3b", ModelSpec.Family.GPT, 52, 2688, 32, 2, 1856,
+        131072, 8192, 8, DType.BF16, a));
+  }
+
+  /**
+   * Qwen3-Next-80B-A3B (transformers' {@code Qwen3NextConfig} defaults at 249ef81, "similar to
+   * Qwen3-Next-80B-A3B-Instruct", and the release's config.json): 48 layers, each a mixer and a
+   * mixture-of-experts MLP, written as 96 sublayers ({@code GE} three times, then {@code *E}, as
+   * {@code full_attention_interval} 4 places the attention); hidden 2048; Gated DeltaNet of 16
+   * key heads and 32 value heads of 128, a 4-tap convolution, chunks of 64; gated attention of 16
+   * heads of 256 and 2 key/value heads, per-head q/k RMSNorms, rotary positions on a quarter of
+   * each head (theta 10^7); 512 SwiGLU experts of 512, 10 per token, beside a gated shared expert
+   * of 512; vocabulary 151936, untied. Sequence 4096. The model card: "80B total parameters, only
+   * 3B active" (its multi-token prediction weights ship apart and are not counted).
+   */
+  private static void qwen3Next() {
+    GdnShape gdn = new GdnShape(16, 32, 128, 128, 4, 64);
+    Architecture a = new Architecture(Architecture.Mlp.SWIGLU, Architecture.Norm.RMS,
+        Architecture.Positions.ROTARY, 0, false, false,
+        new AttentionShape(256, false, AttentionShape.QkNorm.PER_HEAD, 2, 0, 0, 0, 0, 0),
+        new MoeShape(512, 10, 512, 512, false).withSharedGate(), 0,
+        Numerics.rotary(10_000_000, 1e-6).withRotary(0.25, false),
+        HybridPattern.parse("GEGEGE*E".repeat(12), 96, null, gdn, true));
+    put(new ModelSpec("qwen3-next-80b-a3b", ModelSpec.Family.LLAMA, 96, 2048, 16, 2, 512,
+        151936, 4096, 8, DType.BF16, a));
   }
 
   private static void megatron(String name, int hidden, int layers, int heads, int globalBatch) {

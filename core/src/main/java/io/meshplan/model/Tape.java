@@ -255,6 +255,22 @@ final class Tape {
     return tag(b.fusedAttention(q, k, v, work));
   }
 
+  int ssdScan(int x, int dt, int adt, int bIn, int cIn, int chunk) {
+    return tag(b.ssdScan(x, dt, adt, bIn, cIn, chunk));
+  }
+
+  int ssdScanGrad(int output, int x, int dt, int adt, int bIn, int cIn, int dY, int chunk) {
+    return tag(b.ssdScanGrad(output, x, dt, adt, bIn, cIn, dY, chunk));
+  }
+
+  int gdnScan(int q, int k, int v, int g, int beta, int chunk) {
+    return tag(b.gdnScan(q, k, v, g, beta, chunk));
+  }
+
+  int gdnScanGrad(int output, int q, int k, int v, int g, int beta, int dO, int chunk) {
+    return tag(b.gdnScanGrad(output, q, k, v, g, beta, dO, chunk));
+  }
+
   int fusedAttentionGrad(int output, int q, int k, int v, int o, int dO, double work) {
     return tag(b.fusedAttentionGrad(output, q, k, v, o, dO, work));
   }

@@ -318,8 +318,79 @@ public final class PlanJson {
         x.put("routerGroups", e.groups());
         x.put("routerGroupTopK", e.groupTopK());
       }
+      if (e.sharedGate()) {
+        x.put("sharedExpertGate", true);
+      }
+    }
+    io.meshplan.model.HybridPattern hp = m.arch().hybrid();
+    if (hp.on()) {
+      ObjectNode y = a.putObject("hybrid");
+      y.put("pattern", hp.symbols());
+      io.meshplan.model.MambaShape mm = hp.mamba();
+      if (mm != null) {
+        ObjectNode z = y.putObject("mamba");
+        z.put("heads", mm.heads());
+        z.put("headDim", mm.headDim());
+        z.put("state", mm.state());
+        z.put("groups", mm.groups());
+        z.put("convKernel", mm.convKernel());
+        z.put("chunk", mm.chunk());
+        z.put("normGroups", mm.normGroups());
+        z.put("convBias", mm.convBias());
+        z.put("projBias", mm.projBias());
+      }
+      io.meshplan.model.GdnShape gd = hp.gdn();
+      if (gd != null) {
+        ObjectNode z = y.putObject("gatedDeltaNet");
+        z.put("keyHeads", gd.keyHeads());
+        z.put("valueHeads", gd.valueHeads());
+        z.put("keyHeadDim", gd.keyHeadDim());
+        z.put("valueHeadDim", gd.valueHeadDim());
+        z.put("convKernel", gd.convKernel());
+        z.put("chunk", gd.chunk());
+      }
+      if (hp.attentionGate()) {
+        y.put("attentionGate", true);
+      }
     }
     return o;
+  }
+
+  /**
+   * Reads a hybrid model's layer pattern and Mamba-2 mixer; an ordinary decoder, and a plan from
+   * before hybrids, has none.
+   */
+  private static io.meshplan.model.HybridPattern readHybrid(Fields a, int layers) {
+    if (!a.has("hybrid")) {
+      return io.meshplan.model.HybridPattern.NONE;
+    }
+    Fields y = a.object("hybrid");
+    io.meshplan.model.MambaShape mamba = null;
+    if (y.has("mamba")) {
+      Fields z = y.object("mamba");
+      mamba = new io.meshplan.model.MambaShape(z.integer("heads"), z.integer("headDim"),
+          z.integer("state"), z.integer("groups"), z.integer("convKernel"), z.integer("chunk"),
+          z.integer("normGroups"), z.bool("convBias"), z.bool("projBias"));
+    }
+    io.meshplan.model.GdnShape gdn = null;
+    if (y.has("gatedDeltaNet")) {
+      Fields z = y.object("gatedDeltaNet");
+      gdn = new io.meshplan.model.GdnShape(z.integer("keyHeads"), z.integer("valueHeads"),
+          z.integer("keyHeadDim"), z.integer("valueHeadDim"), z.integer("convKernel"),
+          z.integer("chunk"));
+    }
+    String pattern = y.text("pattern");
+    if (mamba != null && pattern.indexOf(io.meshplan.model.HybridPattern.MAMBA) < 0
+        || gdn != null && pattern.indexOf(io.meshplan.model.HybridPattern.GDN) < 0) {
+      throw new InputException(y.where() + ": a mixer is given for layers the pattern does not "
+          + "have (mamba needs M layers, gatedDeltaNet G layers)");
+    }
+    try {
+      return io.meshplan.model.HybridPattern.parse(pattern, layers, mamba, gdn,
+          y.has("attentionGate") && y.bool("attentionGate"));
+    } catch (InputException e) {
+      throw new InputException(y.where() + ": " + e.getMessage());
+    }
   }
 
   /** Writes the attention details of a Hugging Face family's model. */
@@ -361,8 +432,9 @@ public final class PlanJson {
       moe = moe.withDenseLayers(x.integers("denseLayers", ModelSpec.MAX_LAYERS),
           x.integer("denseFfn"));
     }
-    return x.has("routerGroups") ? moe.withGroupLimit(x.integer("routerGroups"),
+    moe = x.has("routerGroups") ? moe.withGroupLimit(x.integer("routerGroups"),
         x.integer("routerGroupTopK")) : moe;
+    return x.has("sharedExpertGate") && x.bool("sharedExpertGate") ? moe.withSharedGate() : moe;
   }
 
   /** Reads the attention details a model of a Hugging Face family has; plain when absent. */
@@ -535,7 +607,8 @@ public final class PlanJson {
               a.text("positions")),
           a.integer("positionRows"), a.bool("biases"), a.bool("tiedEmbeddings"),
           readAttention(where, a), readMoe(a), a.has("mtpLayers") ? a.integer("mtpLayers") : 0,
-          NumericsJson.read(a.where(), a.node(), m.text("name"), family));
+          NumericsJson.read(a.where(), a.node(), m.text("name"), family))
+          .withHybrid(readHybrid(a, m.integer("layers")));
       return new ModelSpec(m.text("name"), family, m.integer("layers"), m.integer("hidden"), m.integer("heads"),
           m.integer("kvHeads"), m.integer("ffn"), m.integer("vocab"), m.integer("seq"), 1,
           dtype(where, m.text("dtype")), arch,

@@ -105,6 +105,8 @@ public final class Planner {
       ParallelConfig config, boolean gpipe) {
     Require.nonNull(priced, "priced job");
     Require.nonNull(config, "configuration");
+    priced.request().model().checkHybridLayout(config.tensorParallel(),
+        config.contextParallel());
     return new PlanSimulator(priced.layers()).simulate(priced.request(), config, gpipe);
   }
 
@@ -119,6 +121,9 @@ public final class Planner {
   public static SimulationResult simulate(PricedJob priced, PipelinePlan saved) {
     Require.nonNull(priced, "priced job");
     Require.nonNull(saved, "plan");
+    for (io.meshplan.plan.StagePlan st : saved.stages()) {
+      priced.request().model().checkHybridLayout(st.tensorParallel(), st.contextParallel());
+    }
     return new PlanSimulator(priced.layers()).simulate(priced.request(), saved);
   }
 

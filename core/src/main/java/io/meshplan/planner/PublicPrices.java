@@ -92,7 +92,7 @@ public final class PublicPrices {
   }
 
   private static String stacks(int n) {
-    return n == 1 ? "1 stack" : n + " stacks";
+    return io.meshplan.util.Words.count(n, "stack");
   }
 
 }

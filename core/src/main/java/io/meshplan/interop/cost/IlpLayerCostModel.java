@@ -263,6 +263,12 @@ public final class IlpLayerCostModel implements LayerCostModel {
 
   private LayerCost solve(Kind kind, LayerSetting s, boolean megatron) {
     int t = s.tensorParallel();
+    io.meshplan.model.MambaShape mamba = model.arch().hybrid().mamba();
+    io.meshplan.model.GdnShape gdn = model.arch().hybrid().gdn();
+    if (kind == Kind.MAMBA && (!mamba.splits(t) || s.contextParallel() > 1)
+        || kind == Kind.GDN_LAYER && (!gdn.splits(t) || s.contextParallel() > 1)) {
+      return null; // Megatron-Core's split of heads and groups; no context parallelism priced
+    }
     // A dense block of a mixture-of-experts model prices as a block of the dense model it is.
     ModelSpec m = kind == Kind.DENSE_BLOCK ? model.denseBlockModel() : model;
     TrainingOptions opt = TrainingOptions.of(m).withComputeDtype(computeType)
@@ -274,7 +280,11 @@ public final class IlpLayerCostModel implements LayerCostModel {
     opt = switch (kind) {
       case EMBEDDING -> opt.withBlocks(0, 0).withEmbedding(true).withHead(false);
       // An expert block is built at the first block that routes to experts.
-      case BLOCK -> opt.withBlocks(firstRouted(m), 1).withEmbedding(false).withHead(false);
+      case BLOCK -> opt.withBlocks(m.arch().hybrid().on()
+          ? m.arch().hybrid().first(io.meshplan.model.HybridPattern.MOE) : firstRouted(m), 1)
+          .withEmbedding(false).withHead(false);
+      case MAMBA, GDN_LAYER, ATTENTION_LAYER, MLP_LAYER -> opt.withBlocks(m.arch().hybrid().first(
+          symbol(kind)), 1).withEmbedding(false).withHead(false);
       case DENSE_BLOCK -> opt.withBlocks(0, 1).withEmbedding(false).withHead(false);
       case HEAD, MTP, MTP_FIRST_STAGE, MTP_HEAD -> opt.withBlocks(0, 0).withEmbedding(false)
           .withHead(true);
@@ -313,6 +323,16 @@ public final class IlpLayerCostModel implements LayerCostModel {
       out.ring(ring(tg, planned.plan(), env, s));
     }
     return out.build();
+  }
+
+  /** The hybrid pattern's symbol of a hybrid layer kind. */
+  private static char symbol(Kind kind) {
+    return switch (kind) {
+      case MAMBA -> io.meshplan.model.HybridPattern.MAMBA;
+      case GDN_LAYER -> io.meshplan.model.HybridPattern.GDN;
+      case ATTENTION_LAYER -> io.meshplan.model.HybridPattern.ATTENTION;
+      default -> io.meshplan.model.HybridPattern.MLP;
+    };
   }
 
   /** The first block of a model that is not a listed dense block. */
@@ -517,6 +537,9 @@ public final class IlpLayerCostModel implements LayerCostModel {
       boolean column = COLUMN.contains(adapted) || LORA_COLUMN.contains(adapted);
       return column ? (down ? -1 : rank - 1) : (down ? 0 : -1);
     }
+    if (CHANNELS.contains(leaf.replaceFirst("_bias$", ""))) {
+      return 0;
+    }
     String base = leaf.replaceFirst("[._]?bias$", "");
     if (COLUMN.contains(base)) {
       return bias ? 0 : rank - 1;
@@ -532,14 +555,25 @@ public final class IlpLayerCostModel implements LayerCostModel {
 
   /** Latent attention's up-projections split by columns too; its down-projections are whole. */
   private static final java.util.Set<String> COLUMN = java.util.Set.of("wq", "wk", "wv", "wqkv",
-      "qkv", "w1", "w3", "fc1", "gate", "up", "lm_head", "head", "output", "wq_b", "wkv_b");
+      "qkv", "w1", "w3", "fc1", "gate", "up", "lm_head", "head", "output", "wq_b", "wkv_b",
+      "in_z", "in_x", "in_b", "in_c", "in_dt", "in_q", "in_k", "in_v", "in_a", "wq_gate");
+  /**
+   * The Mamba-2 and Gated DeltaNet mixers' per-channel and per-head weights ({@link
+   * io.meshplan.model.MambaShape}, {@link io.meshplan.model.GdnShape}),
+   * split on their first dimension with the heads and groups: Megatron-Core's {@code
+   * mamba_mixer.py} shards {@code conv1d}, {@code dt_bias}, {@code A_log}, {@code D} and the
+   * gated norm's weight on dimension 0, and its {@code in_proj} (here {@code in_z} ... {@code
+   * in_dt}) by columns and {@code out_proj} by rows.
+   */
+  private static final java.util.Set<String> CHANNELS = java.util.Set.of("conv_x", "conv_b",
+      "conv_c", "dt", "a_log", "d", "norm", "conv_q", "conv_k", "conv_v");
   private static final String LORA_A = "_lora_a";
   private static final String LORA_B = "_lora_b";
   /** The LoRA adapters' names ({@link io.meshplan.model.Lora}) beside column-parallel layers. */
   private static final java.util.Set<String> LORA_COLUMN = java.util.Set.of("q_proj", "k_proj",
       "v_proj", "gate_proj", "up_proj", "linear_qkv", "linear_fc1");
   private static final java.util.Set<String> ROW = java.util.Set.of("wo", "w2", "fc2", "proj",
-      "down", "dense");
+      "down", "dense", "out_proj");
   private static final java.util.Set<String> VOCAB_ROWS = java.util.Set.of("embedding",
       "tok_embeddings", "wte", "word_embeddings");
 

@@ -22,6 +22,18 @@ public interface LayerCostModel {
     /** The final norm, the LM head and the softmax cross-entropy loss, on the last stage. */
     HEAD,
     /**
+     * A Mamba-2 layer of a hybrid model ({@link io.meshplan.model.HybridPattern}, symbol {@code
+     * M}): its norm and mixer; a hybrid's mixture-of-experts layers ({@code E}) are {@link
+     * #BLOCK}s.
+     */
+    MAMBA,
+    /** A Gated DeltaNet layer of a hybrid model (symbol {@code G}): its norm and mixer. */
+    GDN_LAYER,
+    /** A self-attention layer of a hybrid model (symbol {@code *}): its norm and attention. */
+    ATTENTION_LAYER,
+    /** A dense MLP layer of a hybrid model (symbol {@code -}): its norm and MLP. */
+    MLP_LAYER,
+    /**
      * The input of one multi-token prediction module ({@link
      * io.meshplan.model.Architecture#mtpDepth}): its copy of the token table, two norms and the
      * {@code 2h -> h} projection; the module's block is a {@link #BLOCK} and its head a {@link
@@ -43,11 +55,12 @@ public interface LayerCostModel {
      * Whether recomputation applies to this kind: the transformer blocks and the multi-token
      * prediction modules' inputs.
      *
-     * @return true for {@link #BLOCK}, {@link #DENSE_BLOCK}, {@link #MTP} and {@link
-     *     #MTP_FIRST_STAGE}
+     * @return true for {@link #BLOCK}, {@link #DENSE_BLOCK}, {@link #MTP}, {@link
+     *     #MTP_FIRST_STAGE} and a hybrid's layers
      */
     public boolean block() {
-      return this == BLOCK || this == DENSE_BLOCK || this == MTP || this == MTP_FIRST_STAGE;
+      return this == BLOCK || this == DENSE_BLOCK || this == MTP || this == MTP_FIRST_STAGE
+          || this == MAMBA || this == GDN_LAYER || this == ATTENTION_LAYER || this == MLP_LAYER;
     }
 
     /**

@@ -82,13 +82,20 @@ public final class StageAssembler {
     io.meshplan.model.ModelSpec model = req.model();
     Require.that(first >= 0 && count >= 0 && first + (long) count <= model.layers(),
         () -> count + " blocks from " + first + " are not in the model's " + model.layers());
-    int dense = count == 0 ? 0 : model.arch().moe().denseIn(first, first + count - 1);
     List<LayerCost> list = new ArrayList<>(count + 2);
     if (embedding && !add(list, LayerCostModel.Kind.EMBEDDING, ls, 1)) {
       return null;
     }
-    if (!add(list, LayerCostModel.Kind.DENSE_BLOCK, ls, dense)
-        || !add(list, LayerCostModel.Kind.BLOCK, ls, count - dense)) {
+    Span span = span(first, count, embedding, head);
+    int dense = span.denseBlocks();
+    int hybrid = span.mambaBlocks() + span.gdnBlocks() + span.attentionBlocks();
+    boolean hp = model.arch().hybrid().on();
+    if (!add(list, LayerCostModel.Kind.MAMBA, ls, span.mambaBlocks())
+        || !add(list, LayerCostModel.Kind.GDN_LAYER, ls, span.gdnBlocks())
+        || !add(list, LayerCostModel.Kind.ATTENTION_LAYER, ls, span.attentionBlocks())
+        || !add(list, hp ? LayerCostModel.Kind.MLP_LAYER : LayerCostModel.Kind.DENSE_BLOCK, ls,
+            dense)
+        || !add(list, LayerCostModel.Kind.BLOCK, ls, count - dense - hybrid)) {
       return null;
     }
     if (head && !add(list, LayerCostModel.Kind.HEAD, ls, 1)) {
@@ -110,11 +117,15 @@ public final class StageAssembler {
    * layers, whichever blocks they are.
    *
    * @param blocks the stage's blocks
-   * @param denseBlocks the dense blocks among them
+   * @param denseBlocks the dense blocks among them (a hybrid's MLP layers)
+   * @param mambaBlocks a hybrid's Mamba layers among them
+   * @param gdnBlocks a hybrid's Gated DeltaNet layers among them
+   * @param attentionBlocks a hybrid's attention layers among them
    * @param embedding whether the stage starts the model
    * @param head whether it ends the model
    */
-  public record Span(int blocks, int denseBlocks, boolean embedding, boolean head) {}
+  public record Span(int blocks, int denseBlocks, int mambaBlocks, int gdnBlocks,
+      int attentionBlocks, boolean embedding, boolean head) {}
 
   /**
    * The span of the stage of blocks {@code first..last}.
@@ -137,8 +148,16 @@ public final class StageAssembler {
    * @return the span
    */
   public Span span(int first, int count, boolean embedding, boolean head) {
-    return new Span(count, count == 0 ? 0
-        : req.model().arch().moe().denseIn(first, first + count - 1), embedding, head);
+    io.meshplan.model.HybridPattern hp = req.model().arch().hybrid();
+    int last = first + count - 1;
+    if (hp.on()) {
+      return new Span(count, hp.count(io.meshplan.model.HybridPattern.MLP, first, last),
+          hp.count(io.meshplan.model.HybridPattern.MAMBA, first, last),
+          hp.count(io.meshplan.model.HybridPattern.GDN, first, last),
+          hp.count(io.meshplan.model.HybridPattern.ATTENTION, first, last), embedding, head);
+    }
+    return new Span(count, count == 0 ? 0 : req.model().arch().moe().denseIn(first, last), 0, 0,
+        0, embedding, head);
   }
 
   /**
@@ -151,8 +170,14 @@ public final class StageAssembler {
    * @return true when some stage holds such a layer
    */
   public static boolean present(io.meshplan.model.ModelSpec model, LayerCostModel.Kind kind) {
+    io.meshplan.model.HybridPattern hp = model.arch().hybrid();
     return switch (kind) {
-      case DENSE_BLOCK -> model.denseBlocks() > 0;
+      case MAMBA -> hp.first(io.meshplan.model.HybridPattern.MAMBA) >= 0;
+      case GDN_LAYER -> hp.first(io.meshplan.model.HybridPattern.GDN) >= 0;
+      case ATTENTION_LAYER -> hp.first(io.meshplan.model.HybridPattern.ATTENTION) >= 0;
+      case MLP_LAYER -> hp.first(io.meshplan.model.HybridPattern.MLP) >= 0;
+      case BLOCK -> !hp.on() || hp.first(io.meshplan.model.HybridPattern.MOE) >= 0;
+      case DENSE_BLOCK -> !hp.on() && model.denseBlocks() > 0;
       case MTP, MTP_FIRST_STAGE, MTP_HEAD -> model.arch().mtpDepth() > 0;
       default -> true;
     };

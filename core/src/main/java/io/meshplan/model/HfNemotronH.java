@@ -1,0 +1,70 @@
+package io.meshplan.model;
+
+import io.meshplan.util.InputException;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * Nemotron-H ({@code model_type} {@code nemotron_h}): a hybrid of Mamba-2, attention and MLP
+ * layers, one per symbol of {@code hybrid_override_pattern} ({@link HybridPattern}), as
+ * transformers' {@code modeling_nemotron_h.py} (at 897753a) and Megatron-Core's hybrid stack
+ * build them. The Mamba-2 mixer ({@link MambaShape}) has {@code mamba_num_heads} heads of {@code
+ * mamba_head_dim}, a state of {@code ssm_state_size}, {@code n_groups} groups (its gated norm
+ * normalizes each group's {@code inner / n_groups} channels), a convolution of {@code
+ * conv_kernel} taps (with a bias when {@code use_conv_bias}) and chunks of {@code chunk_size};
+ * attention has {@code attention_head_dim} per head and no position encoding; the MLP is two
+ * matrices with squared ReLU ({@code mlp_hidden_act} {@code relu2}); norms are RMSNorm.
+ *
+ * <p>Refused, each in one line: a mixture-of-experts layer ({@code E}, Nemotron 3's non-gated
+ * experts are not modelled), an MLP activation other than {@code relu2}, and attention or MLP
+ * biases (the released configs have none).
+ */
+final class HfNemotronH {
+  /** The family: no defaults (every size is required), and its own fields. */
+  static final HfFamily FAMILY = new HfFamily("nemotron_h", "Nemotron-H", ModelSpec.Family.GPT,
+      false, Map.of(), Optional.of(Set.of("hybrid_override_pattern", "mamba_num_heads",
+          "mamba_head_dim", "ssm_state_size", "n_groups", "conv_kernel", "chunk_size", "expand",
+          "use_conv_bias", "use_bias", "mamba_proj_bias", "mlp_bias", "attention_bias",
+          "mlp_hidden_act", "hidden_act", "mamba_hidden_act", "attention_head_dim", "head_dim",
+          "layer_norm_epsilon", "residual_in_fp32", "rescale_prenorm_residual", "time_step_min", "time_step_max", "time_step_floor",
+          "time_step_limit", "mamba_dt_rank", "n_routed_experts", "num_logits_to_keep",
+          "sliding_window", "attention_dropout", "hidden_dropout", "use_mamba_kernels")),
+      HfNemotronH::read, Optional.empty());
+
+  private HfNemotronH() {}
+
+  private static ModelSpec read(String type, HfFields f, HfConfigReader.Common c) {
+    String act = f.given("mlp_hidden_act") ? f.string("mlp_hidden_act") : "relu2";
+    if (!act.equals("relu2")) {
+      throw new InputException(f.where() + ": field 'mlp_hidden_act' is "
+          + io.meshplan.util.Words.clipped(act) + "; Nemotron-H's MLP layers are read with "
+          + "relu2 (squared ReLU) only");
+    }
+    if (f.bool("attention_bias", false) || f.bool("mlp_bias", false)) {
+      throw new InputException(f.where() + ": attention_bias or mlp_bias is true; meshplan "
+          + "reads Nemotron-H's attention and MLP layers without biases (as released)");
+    }
+    MambaShape mamba = new MambaShape(f.positive("mamba_num_heads"), f.positive("mamba_head_dim"),
+        f.positive("ssm_state_size"), f.positive("n_groups"), f.positive("conv_kernel"),
+        f.positive("chunk_size"), f.positive("n_groups"), f.bool("use_conv_bias", true),
+        f.bool("use_bias", false) || f.bool("mamba_proj_bias", false));
+    HybridPattern hp = HybridPattern.parse(f.string("hybrid_override_pattern"), c.layers(),
+        mamba);
+    if (hp.first(HybridPattern.MOE) >= 0) {
+      throw new InputException(f.where() + ": hybrid_override_pattern has mixture-of-experts "
+          + "layers (E), which meshplan does not read for Nemotron-H");
+    }
+    int kv = f.positive("num_key_value_heads", c.heads());
+    int headDim = f.positive("attention_head_dim", f.positive("head_dim", 0 < c.heads()
+        && c.hidden() % c.heads() == 0 ? c.hidden() / c.heads() : 1));
+    double eps = f.positiveOrOff("layer_norm_epsilon");
+    Architecture arch = new Architecture(Architecture.Mlp.RELU2, Architecture.Norm.RMS,
+        Architecture.Positions.NONE, 0, false, f.bool("tie_word_embeddings", false),
+        new AttentionShape(headDim, false, AttentionShape.QkNorm.NONE, 2, 0, 0, 0, 0, 0),
+        MoeShape.DENSE, 0, Numerics.rotary(10_000, eps > 0 ? eps : 1e-5), hp);
+    return new ModelSpec(c.name(), ModelSpec.Family.GPT, c.layers(), c.hidden(), c.heads(), kv,
+        f.positive("intermediate_size"), c.vocab(), c.seq(), HfConfigReader.DEFAULT_BATCH,
+        c.dtype(), arch);
+  }
+}

@@ -1,0 +1,169 @@
+package io.meshplan.model;
+
+import io.meshplan.util.InputException;
+import io.meshplan.util.Require;
+
+/**
+ * The layers of a hybrid model as Megatron-Core's hybrid stack lays them out ({@code
+ * megatron/core/ssm/mamba_hybrid_layer_allocation.py}; Hugging Face's {@code
+ * hybrid_override_pattern} of Nemotron-H): one symbol per layer, each layer one pre-normed
+ * residual sublayer: {@code M} a Mamba-2 mixer ({@link MambaShape}), {@code G} a Gated DeltaNet
+ * mixer ({@link GdnShape}), {@code *} self-attention, {@code -} a dense MLP, {@code E} a
+ * mixture-of-experts MLP. A model whose layers each hold a mixer and an MLP (Qwen3-Next) is
+ * written as two sublayers per layer ({@code GE}), as Megatron-Core's hybrid stack counts them.
+ * A model without a pattern is an ordinary decoder, whose every block holds attention and an
+ * MLP.
+ *
+ * @param symbols one symbol per layer, or empty for an ordinary decoder
+ * @param mamba the Mamba-2 mixer of the {@code M} layers, or null without them
+ * @param gdn the Gated DeltaNet mixer of the {@code G} layers, or null without them
+ * @param attentionGate whether the attention layers gate their output per channel, {@code o
+ *     sigmoid(x W_g)}, with the gate's matrix beside the queries' (Qwen3-Next's doubled {@code
+ *     q_proj})
+ */
+public record HybridPattern(String symbols, MambaShape mamba, GdnShape gdn,
+    boolean attentionGate) implements java.io.Serializable {
+  private static final long serialVersionUID = 1L;
+
+  /** An ordinary decoder: no pattern. */
+  public static final HybridPattern NONE = new HybridPattern("", null);
+
+  /** A Mamba-2 layer. */
+  public static final char MAMBA = 'M';
+  /** A Gated DeltaNet layer. */
+  public static final char GDN = 'G';
+  /** A self-attention layer. */
+  public static final char ATTENTION = '*';
+  /** A dense MLP layer. */
+  public static final char MLP = '-';
+  /** A mixture-of-experts MLP layer. */
+  public static final char MOE = 'E';
+
+  /** Validates the symbols and that Mamba layers have a mixer. */
+  public HybridPattern {
+    Require.nonNull(symbols, "symbols");
+    for (int i = 0; i < symbols.length(); i++) {
+      char c = symbols.charAt(i);
+      Require.that(known(c), "hybrid layer " + i + " is '" + c + "'; the symbols are M "
+          + "(Mamba), G (Gated DeltaNet), * (attention), - (MLP) and E (mixture of experts)");
+    }
+    Require.that(symbols.indexOf(MAMBA) < 0 == (mamba == null), "Mamba layers need a mixer "
+        + "shape, and a mixer shape Mamba layers");
+    Require.that(symbols.indexOf(GDN) < 0 == (gdn == null), "Gated DeltaNet layers need a mixer"
+        + " shape, and a mixer shape Gated DeltaNet layers");
+  }
+
+  /**
+   * A pattern of Mamba-2, attention and MLP layers.
+   *
+   * @param symbols one symbol per layer
+   * @param mamba the Mamba-2 mixer, or null without {@code M} layers
+   */
+  public HybridPattern(String symbols, MambaShape mamba) {
+    this(symbols, mamba, null, false);
+  }
+
+  private static boolean known(char c) {
+    return c == MAMBA || c == GDN || c == ATTENTION || c == MLP || c == MOE;
+  }
+
+  /**
+   * Reads a pattern as Hugging Face and Megatron-Core write it.
+   *
+   * @param text the symbols, e.g. {@code M-M-M*-}
+   * @param layers the model's layers, which the pattern must name one by one
+   * @param mamba the mixer of its Mamba layers
+   * @return the pattern
+   * @throws InputException naming a symbol or length that is wrong
+   */
+  public static HybridPattern parse(String text, int layers, MambaShape mamba) {
+    HybridPattern p = parse(text, layers, mamba, null, false);
+    return p;
+  }
+
+  /**
+   * Reads a pattern with every kind of mixer.
+   *
+   * @param text the symbols
+   * @param layers the model's layers (sublayers), which the pattern must name one by one
+   * @param mamba the mixer of its Mamba layers, kept only when it has some
+   * @param gdn the mixer of its Gated DeltaNet layers, kept only when it has some
+   * @param attentionGate whether its attention gates its output
+   * @return the pattern
+   * @throws InputException naming a symbol or length that is wrong
+   */
+  public static HybridPattern parse(String text, int layers, MambaShape mamba, GdnShape gdn,
+      boolean attentionGate) {
+    if (text.length() != layers) {
+      throw new InputException("hybrid_override_pattern names " + text.length() + " layers, "
+          + "not the model's " + layers);
+    }
+    for (int i = 0; i < text.length(); i++) {
+      char c = text.charAt(i);
+      if (!known(c)) {
+        throw new InputException("hybrid_override_pattern's layer " + i + " is "
+            + String.format(java.util.Locale.ROOT, "U+%04X", (int) c) + "; the symbols are M, G,"
+            + " *, - and E");
+      }
+    }
+    return new HybridPattern(text, text.indexOf(MAMBA) >= 0 ? mamba : null,
+        text.indexOf(GDN) >= 0 ? gdn : null, attentionGate);
+  }
+
+  /**
+   * Whether the model is a hybrid.
+   *
+   * @return true when it has a pattern
+   */
+  public boolean on() {
+    return !symbols.isEmpty();
+  }
+
+  /**
+   * The symbol of a layer.
+   *
+   * @param layer the layer, from 0
+   * @return its symbol
+   */
+  public char at(int layer) {
+    return symbols.charAt(layer);
+  }
+
+  /**
+   * The layers of one symbol among {@code first..last}.
+   *
+   * @param symbol the symbol
+   * @param first the first layer
+   * @param last the last layer, inclusive
+   * @return how many
+   */
+  public int count(char symbol, int first, int last) {
+    int n = 0;
+    for (int i = Math.max(first, 0); i <= last && i < symbols.length(); i++) {
+      n += symbols.charAt(i) == symbol ? 1 : 0;
+    }
+    return n;
+  }
+
+  /**
+   * The first layer of a symbol.
+   *
+   * @param symbol the symbol
+   * @return its index, or -1 when the pattern has none
+   */
+  public int first(char symbol) {
+    return symbols.indexOf(symbol);
+  }
+
+  /**
+   * The same pattern cut to its first {@code layers} layers (a shorter model for tests).
+   *
+   * @param layers the layers kept
+   * @return the pattern
+   */
+  public HybridPattern truncated(int layers) {
+    String s = symbols.substring(0, Math.min(layers, symbols.length()));
+    return new HybridPattern(s, s.indexOf(MAMBA) >= 0 ? mamba : null,
+        s.indexOf(GDN) >= 0 ? gdn : null, attentionGate);
+  }
+}

@@ -1,0 +1,156 @@
+package io.meshplan.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.withinPercentage;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Nemotron-H as a user meets it: from its preset or its {@code config.json}, it plans and
+ * simulates on 8 H100s, its plan file keeps its layer pattern and Mamba-2 mixer, the exports say
+ * they do not write Mamba layers, and the layouts Megatron-Core's Mamba layers refuse are refused.
+ */
+class HybridCliTest {
+  private static final ObjectMapper JSON = new ObjectMapper();
+  /** nvidia/Nemotron-H-8B-Base-8K's config.json fields (Megatron-Bridge's bridge test, ebdef7c1). */
+  private static final String CONFIG = """
+      {"model_type": "nemotron_h", "hidden_size": 4096, "num_hidden_layers": 52,
+       "hybrid_override_pattern": "M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M-",
+       "mamba_num_heads": 128, "mamba_head_dim": 64, "ssm_state_size": 128, "n_groups": 8,
+       "conv_kernel": 4, "expand": 2, "chunk_size": 128, "num_attention_heads": 32,
+       "num_key_value_heads": 8, "attention_head_dim": 128, "intermediate_size": 21504,
+       "vocab_size": 131072, "tie_word_embeddings": false, "hidden_act": "relu2",
+       "mlp_hidden_act": "relu2", "mamba_hidden_act": "silu", "use_bias": false,
+       "mlp_bias": false, "attention_bias": false, "use_conv_bias": true,
+       "layer_norm_epsilon": 1e-5, "residual_in_fp32": false, "max_position_embeddings": 8192,
+       "torch_dtype": "bfloat16"}
+      """;
+
+  @TempDir Path dir;
+
+  @Test
+  void nemotronHPlansSimulatesAndItsPlanFileKeepsItsLayers() throws Exception {
+    Path plan = dir.resolve("plan.json");
+    CliRun p = CliRun.of("plan", "--model", "nemotron-h-8b", "--cluster", "1x8:h100-80gb",
+        "--out", plan.toString());
+    assertThat(p.code()).as(p.err()).isZero();
+    assertThat(p.out()).contains("nemotron-h-8b (8.1B parameters, 52 layers");
+    JsonNode saved = JSON.readTree(Files.readString(plan));
+    assertThat(saved.at("/model/parameters").asLong()).isEqualTo(8_100_852_736L);
+    assertThat(saved.at("/model/architecture/hybrid/pattern").asText())
+        .isEqualTo("M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M-");
+    assertThat(saved.at("/model/architecture/hybrid/mamba/groups").asInt()).isEqualTo(8);
+    CliRun s = CliRun.of("simulate", "--plan", plan.toString(), "--json");
+    assertThat(s.code()).as(s.err()).isZero();
+    assertThat(JSON.readTree(s.out()).get("iterationSeconds").asDouble())
+        .isCloseTo(saved.get("iterationSeconds").asDouble(), withinPercentage(0.01));
+    for (String to : new String[] {"megatron", "torchtitan", "deepspeed"}) {
+      CliRun x = CliRun.of("export", "--plan", plan.toString(), "--to", to);
+      assertThat(x.code()).as(to).isEqualTo(3);
+      assertThat(x.err()).as(to).contains("Mamba-2 layers").doesNotContain("\tat ");
+    }
+  }
+
+  @Test
+  void theConfigJsonReadsAsThePresetAndBadConfigsAreRefused() throws Exception {
+    Path cfg = dir.resolve("config.json");
+    Files.writeString(cfg, CONFIG);
+    CliRun ok = CliRun.of("simulate", "--model", cfg.toString(), "--cluster", "1x8:h100-80gb",
+        "--tp", "2", "--pp", "1", "--dp", "4", "--global-batch", "64", "--micro-batch", "1",
+        "--distributed-optimizer", "--json");
+    assertThat(ok.code()).as(ok.err()).isZero();
+    CliRun preset = CliRun.of("simulate", "--model", "nemotron-h-8b", "--seq", "8192",
+        "--cluster", "1x8:h100-80gb", "--tp", "2", "--pp", "1", "--dp", "4", "--global-batch",
+        "64", "--micro-batch", "1", "--distributed-optimizer", "--json");
+    assertThat(JSON.readTree(ok.out()).get("iterationSeconds").asDouble())
+        .isEqualTo(JSON.readTree(preset.out()).get("iterationSeconds").asDouble());
+    ObjectNode base = (ObjectNode) JSON.readTree(CONFIG);
+    String[][] bad = {
+        {"hybrid_override_pattern", "\"M-M\"", "names 3 layers, not the model's 52"},
+        {"hybrid_override_pattern", null, "missing field 'hybrid_override_pattern'"},
+        {"mlp_hidden_act", "\"silu\"", "relu2"},
+        {"n_groups", "3", "must divide its 128 heads"},
+        {"mamba_num_heads", "0", "mamba_num_heads"},
+        {"attention_bias", "true", "without biases"}};
+    for (String[] b : bad) {
+      ObjectNode c = base.deepCopy();
+      if (b[1] == null) {
+        c.remove(b[0]);
+      } else {
+        c.set(b[0], JSON.readTree(b[1]));
+      }
+      Files.writeString(cfg, c.toString());
+      byte[] before = Files.readAllBytes(cfg);
+      CliRun r = CliRun.of("simulate", "--model", cfg.toString(), "--cluster", "1x8:h100-80gb",
+          "--tp", "1", "--pp", "1", "--dp", "8", "--global-batch", "64", "--micro-batch", "1");
+      assertThat(r.code()).as(b[0]).isEqualTo(2);
+      assertThat(r.err().strip().lines().count()).as(r.err()).isEqualTo(1);
+      assertThat(r.err()).as(b[0]).contains(b[2]);
+      assertThat(Files.readAllBytes(cfg)).isEqualTo(before);
+    }
+    ObjectNode moe = base.deepCopy();
+    moe.put("hybrid_override_pattern", "E-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M-");
+    Files.writeString(cfg, moe.toString());
+    CliRun r = CliRun.of("simulate", "--model", cfg.toString(), "--cluster", "1x8:h100-80gb",
+        "--tp", "1", "--pp", "1", "--dp", "8", "--global-batch", "64", "--micro-batch", "1");
+    assertThat(r.code()).isEqualTo(2);
+    assertThat(r.err()).contains("mixture-of-experts layers (E)");
+  }
+
+  @Test
+  void layoutsTheMambaLayersCannotTakeAreRefusedInOneLine() {
+    // 128 heads in 8 groups: TP 16 divides the heads, not the groups (mamba_mixer.py asserts
+    // ngroups % tp_size == 0).
+    CliRun tp = CliRun.of("simulate", "--model", "nemotron-h-8b", "--cluster", "2x8:h100-80gb",
+        "--tp", "16", "--pp", "1", "--dp", "1", "--global-batch", "16", "--micro-batch", "1");
+    assertThat(tp.code()).isEqualTo(2);
+    assertThat(tp.err().strip().lines().count()).isEqualTo(1);
+    assertThat(tp.err()).contains("128 heads in 8 groups; tensor parallelism of 16 must divide"
+        + " both");
+    CliRun cp = CliRun.of("simulate", "--model", "nemotron-h-8b", "--cluster", "1x8:h100-80gb",
+        "--tp", "1", "--cp", "2", "--pp", "1", "--dp", "4", "--global-batch", "16",
+        "--micro-batch", "1");
+    assertThat(cp.code()).isEqualTo(2);
+    assertThat(cp.err()).contains("context parallelism");
+  }
+
+  @Test
+  void brokenHybridFieldsOfAPlanFileAreRefusedInOneLine() throws Exception {
+    Path plan = dir.resolve("plan.json");
+    CliRun p = CliRun.of("plan", "--model", "nemotron-h-8b", "--layers", "8", "--seq", "1024",
+        "--cluster", "1x1:h100-80gb", "--global-batch", "1", "--out", plan.toString());
+    assertThat(p.code()).as(p.err()).isZero();
+    ObjectNode saved = (ObjectNode) JSON.readTree(Files.readString(plan));
+    assertThat(saved.at("/model/architecture/hybrid/pattern").asText()).isEqualTo("M-M-M-M*");
+    String[][] bad = {
+        {"/pattern", "\"M-M\"", "names 3 layers, not the model's 8"},
+        {"/pattern", "\"X-M-M-M*\"", "U+0058"},
+        {"/pattern", "5", "must be a string"},
+        {"/mamba/heads", "0", "Mamba sizes must be 1 to 65536"},
+        {"/mamba/groups", "3", "must divide its 128 heads"},
+        {"/mamba/headDim", "2147483647", "Mamba sizes must be 1 to 65536"},
+        {"/gatedDeltaNet", "{\"keyHeads\": 1, \"valueHeads\": 1, \"keyHeadDim\": 8, "
+            + "\"valueHeadDim\": 8, \"convKernel\": 4, \"chunk\": 8}", "does not have"}};
+    for (String[] b : bad) {
+      ObjectNode d = saved.deepCopy();
+      String at = "/model/architecture/hybrid" + b[0];
+      String parent = at.substring(0, at.lastIndexOf('/'));
+      ((ObjectNode) d.at(parent)).set(at.substring(at.lastIndexOf('/') + 1),
+          JSON.readTree(b[1]));
+      Path broken = dir.resolve("broken.json");
+      Files.writeString(broken, d.toString());
+      byte[] before = Files.readAllBytes(broken);
+      CliRun r = CliRun.of("simulate", "--plan", broken.toString());
+      assertThat(r.code()).as(b[0] + " " + r.err()).isEqualTo(2);
+      assertThat(r.err().strip().lines().count()).as(r.err()).isEqualTo(1);
+      assertThat(r.err()).as(b[0]).contains(b[2]);
+      assertThat(Files.readAllBytes(broken)).isEqualTo(before);
+    }
+  }
+}

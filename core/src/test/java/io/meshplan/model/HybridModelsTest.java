@@ -1,0 +1,152 @@
+package io.meshplan.model;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.meshplan.graph.DType;
+import io.meshplan.graph.Graph;
+import io.meshplan.graph.Instruction;
+import io.meshplan.graph.OpCost;
+import io.meshplan.graph.Opcode;
+import io.meshplan.util.InputException;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+
+class HybridModelsTest {
+  @Test
+  void nemotronH8bHasItsExactParameterCount() {
+    ModelSpec m = Presets.get("nemotron-h-8b");
+    // One Mamba-2 layer (inner 128 x 64 = 8192; x, B, C channels 8192 + 2 x 8 x 128 = 10240):
+    // in_proj 4096 x (2 x 8192 + 2 x 8 x 128 + 128) = 76,021,760; conv 10240 x 4 + 10240 bias =
+    // 51,200; dt_bias, A_log, D 3 x 128 = 384; gated norm 8192; out_proj 8192 x 4096 =
+    // 33,554,432; pre-norm 4096: 109,640,064.
+    assertThat(m.blockParameterCount(0)).isEqualTo(109_640_064L);
+    // One MLP layer: up and down 2 x 4096 x 21504 = 176,160,768, norm 4096: 176,164,864.
+    assertThat(m.blockParameterCount(1)).isEqualTo(176_164_864L);
+    // One attention layer (layer 7): q and o 2 x 4096 x 4096, k and v 2 x 4096 x 1024, norm
+    // 4096: 41,947,136.
+    assertThat(m.arch().hybrid().at(7)).isEqualTo('*');
+    assertThat(m.blockParameterCount(7)).isEqualTo(41_947_136L);
+    // 24 Mamba, 24 MLP and 4 attention layers: 2,631,361,536 + 4,227,956,736 + 167,788,544 =
+    // 7,027,106,816; the token table and the untied head 2 x 131072 x 4096 = 1,073,741,824;
+    // the final norm 4096. Total 8,100,852,736 (model card: "8B").
+    assertThat(m.arch().hybrid().count('M', 0, 51)).isEqualTo(24);
+    assertThat(m.arch().hybrid().count('-', 0, 51)).isEqualTo(24);
+    assertThat(m.arch().hybrid().count('*', 0, 51)).isEqualTo(4);
+    assertThat(m.parameterCount()).isEqualTo(8_100_852_736L);
+    assertThat(m.activeParameterCount()).isEqualTo(m.parameterCount());
+  }
+
+  @Test
+  void qwen3NextAndNemotron3NanoHaveTheirExactParameterCounts() {
+    ModelSpec q = Presets.get("qwen3-next-80b-a3b");
+    // Gated DeltaNet mixer (key width 16 x 128 = 2048, value width 32 x 128 = 4096):
+    // in_proj_qkvz 2048 x 12288 = 25,165,824; in_proj_ba 2048 x 64 = 131,072; conv 8192 x 4 =
+    // 32,768; dt_bias and A_log 64; norm 128; out_proj 4096 x 2048 = 8,388,608: 33,718,464.
+    assertThat(q.arch().hybrid().gdn().parameters(2048)).isEqualTo(33_718_464L);
+    // Gated attention: q with its gate 2048 x 8192, k and v 2 x 2048 x 512, o 4096 x 2048, q/k
+    // norms 2 x 256: 27,263,488. Experts: router 2048 x 512 = 1,048,576; 512 x 3 x 2048 x 512 =
+    // 1,610,612,736; shared 3 x 2048 x 512 = 3,145,728; its gate 2048: 1,614,809,088. With a
+    // norm of 2048 per sublayer: 36 x 33,720,512 + 12 x 27,265,536 + 48 x 1,614,811,136 =
+    // 79,052,059,392; the token table and the untied head 2 x 151936 x 2048 = 622,329,856; the
+    // final norm 2048. Total 79,674,391,296 (the card: "80B total parameters").
+    assertThat(q.parameterCount()).isEqualTo(79_674_391_296L);
+    // Active: each of 48 layers idles 502 experts of 3,145,728: 75,799,461,888 fewer, 3,874,929,408
+    // (the card: "only 3B active", without the table and head: 3,252,599,552).
+    assertThat(q.activeParameterCount()).isEqualTo(3_874_929_408L);
+    ModelSpec n = Presets.get("nemotron-3-nano-30b-a3b");
+    // Mamba (inner 4096, 2 G N 2048): in_proj 2688 x 10304 = 27,697,152; conv 6144 x 4 + 6144;
+    // 3 x 64; norm 4096; out_proj 4096 x 2688 = 11,010,048; pre-norm 2688: 38,744,896.
+    assertThat(n.blockParameterCount(0)).isEqualTo(38_744_896L);
+    // Squared-ReLU experts, two matrices each: router 2688 x 128 = 344,064; 128 x 2 x 2688 x
+    // 1856 = 1,277,165,568; shared 2 x 2688 x 3712 = 19,955,712; norm 2688: 1,297,468,032.
+    assertThat(n.blockParameterCount(1)).isEqualTo(1_297_468_032L);
+    // 23 x 38,744,896 + 6 x 23,399,040 + 23 x 1,297,468,032 + 2 x 131072 x 2688 + 2688 =
+    // 31,577,937,344 (Megatron-Bridge: "30B parameters in total"); active 3,580,073,408 ("3.5B").
+    assertThat(n.parameterCount()).isEqualTo(31_577_937_344L);
+    assertThat(n.activeParameterCount()).isEqualTo(3_580_073_408L);
+    // 16 key heads and 32 value heads: TP 32 divides the value heads only.
+    assertThatThrownBy(() -> q.checkHybridLayout(32, 1)).isInstanceOf(InputException.class)
+        .hasMessageContaining("16 key heads and 32 value heads; tensor parallelism of 32");
+    q.checkHybridLayout(16, 1);
+  }
+
+  @Test
+  void theTrainingGraphHoldsExactlyTheModelsParametersOnSeededRandomHybrids() {
+    Random rnd = new Random(20261129L);
+    String symbols = "M*-G";
+    for (int c = 0; c < 12; c++) {
+      int layers = 1 + rnd.nextInt(5);
+      StringBuilder pattern = new StringBuilder();
+      for (int i = 0; i < layers; i++) {
+        pattern.append(symbols.charAt(rnd.nextInt(4)));
+      }
+      int groups = 1 + rnd.nextInt(2);
+      int heads = groups * (1 + rnd.nextInt(3));
+      MambaShape mamba = new MambaShape(heads, 8 * (1 + rnd.nextInt(2)), 4 + 4 * rnd.nextInt(2),
+          groups, 2 + rnd.nextInt(3), 8, groups, rnd.nextBoolean(), rnd.nextBoolean());
+      String p = pattern.toString();
+      GdnShape gdn = new GdnShape(1 + rnd.nextInt(2), 2, 8, 8 * (1 + rnd.nextInt(2)),
+          2 + rnd.nextInt(3), 8);
+      HybridPattern hp = HybridPattern.parse(p, layers, mamba, gdn, rnd.nextBoolean());
+      Architecture a = new Architecture(Architecture.Mlp.RELU2, Architecture.Norm.RMS,
+          Architecture.Positions.NONE, 0, false, rnd.nextBoolean(),
+          new AttentionShape(16, false, AttentionShape.QkNorm.NONE, 2, 0, 0, 0, 0, 0),
+          MoeShape.DENSE, 0, Numerics.rotary(10_000, 1e-5), hp);
+      ModelSpec m = new ModelSpec("h" + c, ModelSpec.Family.GPT, layers, 64, 4, 2,
+          96 + 32 * rnd.nextInt(3), 200, 32, 2, DType.BF16, a);
+      TrainingGraph tg = TrainingGraphBuilder.build(m, TrainingOptions.of(m));
+      Graph g = tg.graph();
+      long held = 0;
+      for (WeightTensors w : tg.weights()) {
+        held += g.get(w.weight()).tensorShape().elementCount();
+      }
+      assertThat(held).as(p + " " + mamba).isEqualTo(m.parameterCount());
+      // Each Mamba layer runs one SSD scan forward, each Gated DeltaNet layer one delta rule.
+      long scans = g.instructions().stream().filter(i -> i.opcode() == Opcode.SSD_SCAN).count();
+      assertThat(scans).as(p).isEqualTo(hp.count('M', 0, layers - 1));
+      long deltas = g.instructions().stream().filter(i -> i.opcode() == Opcode.GDN_SCAN).count();
+      assertThat(deltas).as(p).isEqualTo(hp.count('G', 0, layers - 1));
+    }
+  }
+
+  @Test
+  void theScanCountsTheSsdAlgorithmsMatrixProducts() {
+    // Nemotron-H 8B's mixer on one sequence of 8192: b 1, s 8192, H 128, P 64, G 8, N 128, Q 128.
+    // Inside the chunks 2 s (Q N G + H Q P) = 2 x 8192 x (131,072 + 1,048,576) = 19,327,352,832;
+    // states and outputs 2 s H (2 N P) = 2 x 8192 x 128 x 16,384 = 34,359,738,368; between
+    // chunks 2 (s/Q) H P N = 2 x 64 x 128 x 8192 = 134,217,728. Forward 53,821,308,928 FLOPs:
+    // 6.57 MFLOP per token, 4% of the layer's 152 MFLOP in_proj.
+    ModelSpec m = Presets.get("nemotron-h-8b").withLayers(1).withWorkload(8192, 1);
+    TrainingGraph tg = TrainingGraphBuilder.build(m, TrainingOptions.of(m).withWorkload(1, 8192));
+    Graph g = tg.graph();
+    Instruction scan = g.instructions().stream().filter(i -> i.opcode() == Opcode.SSD_SCAN)
+        .findFirst().orElseThrow();
+    assertThat(OpCost.flops(g, scan)).isEqualTo(53_821_308_928.0);
+    double backward = g.instructions().stream().filter(i -> i.opcode() == Opcode.SSD_SCAN_GRAD)
+        .mapToDouble(i -> OpCost.flops(g, i)).sum();
+    // X's gradient takes the forward's products, B's and C's half each: twice the forward.
+    assertThat(backward).isEqualTo(2 * 53_821_308_928.0);
+  }
+
+  @Test
+  void badPatternsAndLayoutsAreRefusedInOneLine() {
+    MambaShape mamba = new MambaShape(128, 64, 128, 8, 4, 128, 8, true, false);
+    assertThatThrownBy(() -> HybridPattern.parse("M-*", 4, mamba))
+        .isInstanceOf(InputException.class).hasMessageContaining("names 3 layers, not the model's 4");
+    assertThatThrownBy(() -> HybridPattern.parse("M\u001b*", 3, mamba))
+        .isInstanceOf(InputException.class).hasMessageContaining("U+001B");
+    ModelSpec m = Presets.get("nemotron-h-8b");
+    // 128 heads in 8 groups: tensor parallelism of 16 divides the heads but not the groups.
+    assertThatThrownBy(() -> m.checkHybridLayout(16, 1)).isInstanceOf(InputException.class)
+        .hasMessageContaining("128 heads in 8 groups; tensor parallelism of 16 must divide both");
+    assertThatThrownBy(() -> m.checkHybridLayout(3, 1)).isInstanceOf(InputException.class);
+    assertThatThrownBy(() -> m.checkHybridLayout(2, 2)).isInstanceOf(InputException.class)
+        .hasMessageContaining("context parallelism");
+    m.checkHybridLayout(8, 1);
+    assertThatThrownBy(() -> m.withLayers(53)).isInstanceOf(InputException.class);
+    assertThat(m.withLayers(8).arch().hybrid().symbols()).isEqualTo("M-M-M-M*");
+    assertThatThrownBy(() -> new MambaShape(6, 64, 128, 4, 4, 128, 4, true, false))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("must divide its 6");
+  }
+}
