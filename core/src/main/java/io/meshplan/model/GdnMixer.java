@@ -1,7 +1,6 @@
 package io.meshplan.model;
 
 import io.meshplan.graph.Opcode;
-import io.meshplan.graph.TensorShape;
 
 /**
  * The Gated DeltaNet mixer of a hybrid model's {@code G} layers ({@link GdnShape}), as
@@ -60,7 +59,7 @@ final class GdnMixer {
     int a = t.add(f.linear(xn, h, hv, "in_a"),
         t.broadcast(f.weight("dt_bias", hv), perHead, 2));
     int decay = t.unary(Opcode.NEGATE, t.unary(Opcode.EXP, f.weight("a_log", hv)));
-    int g = t.mul(softplus(a), t.broadcast(decay, perHead, 2));
+    int g = t.mul(FusedScans.softplus(t, a), t.broadcast(decay, perHead, 2));
     int[] one = {b, s, hv, 1};
     int o = scan(heads(q), heads(k), t.reshape(v, b, s, hv, m.valueHeadDim()),
         f.keep(t.reshape(g, one)), f.keep(t.reshape(beta, one)));
@@ -84,26 +83,8 @@ final class GdnMixer {
   /** The fused gated delta rule, with its backward. */
   private int scan(int q, int k, int v, int g, int beta) {
     int y = t.gdnScan(q, k, v, g, beta, chunk);
-    int[] ins = {q, k, v, g, beta};
-    t.customVjp(y, (bp, dy) -> {
-      Tape tp = bp.tape();
-      int[] fwd = new int[ins.length];
-      for (int i = 0; i < ins.length; i++) {
-        fwd[i] = bp.fwd(ins[i]);
-      }
-      for (int i = 0; i < ins.length; i++) {
-        if (bp.needsGrad(ins[i])) {
-          bp.accumulate(ins[i], tp.gdnScanGrad(i, fwd[0], fwd[1], fwd[2], fwd[3], fwd[4], dy,
-              chunk));
-        }
-      }
-    });
+    FusedScans.differentiate(t, y, new int[] {q, k, v, g, beta}, (tp, i, fwd, dy) ->
+        tp.gdnScanGrad(i, fwd[0], fwd[1], fwd[2], fwd[3], fwd[4], dy, chunk));
     return y;
-  }
-
-  /** {@code log(1 + exp(x))}. */
-  private int softplus(int x) {
-    TensorShape xs = t.shape(x);
-    return t.unary(Opcode.LOG, t.add(t.unary(Opcode.EXP, x), t.fill(xs, 1.0)));
   }
 }

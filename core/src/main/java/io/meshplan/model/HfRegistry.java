@@ -64,6 +64,7 @@ final class HfRegistry {
           HfFamilies::read, NO_TORCHTITAN),
       InternLm2.FAMILY,
       HfNemotronH.FAMILY,
+      HfQwen3Next.FAMILY,
       new HfFamily("starcoder2", "StarCoder2", GPT, false, Map.of("vocab_size", 49152,
           "hidden_size", 3072, "intermediate_size", 12288, "num_hidden_layers", 30,
           "num_attention_heads", 24, "num_key_value_heads", 2, "max_position_embeddings", 4096,

@@ -73,7 +73,7 @@ final class Mamba2Mixer {
     int x = conv(f.keep(projection(xn, h, inner, "in_x")), inner, "conv_x");
     int bb = conv(f.keep(projection(xn, h, gn, "in_b")), gn, "conv_b");
     int cc = conv(f.keep(projection(xn, h, gn, "in_c")), gn, "conv_c");
-    int step = f.keep(softplus(t.add(projection(xn, h, m.heads(), "in_dt"),
+    int step = f.keep(FusedScans.softplus(t, t.add(projection(xn, h, m.heads(), "in_dt"),
         t.broadcast(f.weight("dt_bias", m.heads()), new int[] {b, s, m.heads()}, 2))));
     int y = f.keep(scan(x, bb, cc, step));
     int gated = t.mul(y, silu(z));
@@ -114,19 +114,8 @@ final class Mamba2Mixer {
     int b4 = t.reshape(bIn, b, s, m.groups(), m.state());
     int c4 = t.reshape(cIn, b, s, m.groups(), m.state());
     int y = t.ssdScan(x4, dt4, adt, b4, c4, q);
-    int[] ins = {x4, dt4, adt, b4, c4};
-    t.customVjp(y, (bp, g) -> {
-      Tape tp = bp.tape();
-      int[] fwd = new int[ins.length];
-      for (int i = 0; i < ins.length; i++) {
-        fwd[i] = bp.fwd(ins[i]);
-      }
-      for (int i = 0; i < ins.length; i++) {
-        if (bp.needsGrad(ins[i])) {
-          bp.accumulate(ins[i], tp.ssdScanGrad(i, fwd[0], fwd[1], fwd[2], fwd[3], fwd[4], g, q));
-        }
-      }
-    });
+    FusedScans.differentiate(t, y, new int[] {x4, dt4, adt, b4, c4}, (tp, i, fwd, dy) ->
+        tp.ssdScanGrad(i, fwd[0], fwd[1], fwd[2], fwd[3], fwd[4], dy, q));
     int skip = t.mul(x4, t.broadcast(f.weight("d", heads), new int[] {b, s, heads, p}, 2));
     return t.reshape(t.add(y, skip), b, s, heads * p);
   }
@@ -153,9 +142,4 @@ final class Mamba2Mixer {
     return t.mul(x, t.unary(Opcode.LOGISTIC, x));
   }
 
-  /** {@code log(1 + exp(x))}. */
-  private int softplus(int x) {
-    TensorShape xs = t.shape(x);
-    return t.unary(Opcode.LOG, t.add(t.unary(Opcode.EXP, x), t.fill(xs, 1.0)));
-  }
 }

@@ -72,6 +72,22 @@ class HybridModelsTest {
   }
 
   @Test
+  void theConfigJsonFixturesReadAsThePresetsWithoutWarnings() throws Exception {
+    java.nio.file.Path hf = java.nio.file.Path.of("core/src/test/resources/hf");
+    ModelSpec next = HfConfigReader.read(hf.resolve("qwen3-next-80b-a3b.json"));
+    assertThat(next.parameterCount()).isEqualTo(79_674_391_296L);
+    assertThat(next.activeParameterCount()).isEqualTo(3_874_929_408L);
+    assertThat(next.arch().hybrid()).isEqualTo(Presets.get("qwen3-next-80b-a3b").arch().hybrid());
+    assertThat(HfConfigReader.readConfig(hf.resolve("qwen3-next-80b-a3b.json")).warnings())
+        .isEmpty();
+    ModelSpec h = HfConfigReader.read(hf.resolve("nemotron-h-8b-base-8k.json"));
+    assertThat(h.parameterCount()).isEqualTo(8_100_852_736L);
+    assertThat(h.arch().hybrid()).isEqualTo(Presets.get("nemotron-h-8b").arch().hybrid());
+    assertThat(HfConfigReader.readConfig(hf.resolve("nemotron-h-8b-base-8k.json")).warnings())
+        .isEmpty();
+  }
+
+  @Test
   void theTrainingGraphHoldsExactlyTheModelsParametersOnSeededRandomHybrids() {
     Random rnd = new Random(20261129L);
     String symbols = "M*-G";
