@@ -84,6 +84,8 @@ public final class GraphBuilder {
       case SSD_SCAN_GRAD -> "ssd-scan-grad";
       case GDN_SCAN -> "gdn-scan";
       case GDN_SCAN_GRAD -> "gdn-scan-grad";
+      case SELECTIVE_SCAN -> "selective-scan";
+      case SELECTIVE_SCAN_GRAD -> "selective-scan-grad";
       case MOE_DISPATCH -> "moe-dispatch";
       case MOE_COMBINE -> "moe-combine";
       default -> op.hloName();
@@ -633,6 +635,55 @@ public final class GraphBuilder {
         + " 5 gradients, not " + output);
     return add(Opcode.GDN_SCAN_GRAD, shape(ops[output]), List.of(q, k, v, g, beta, dO),
         new OpAttrs.Scan(output, chunk));
+  }
+
+  /**
+   * The selective scan of a Mamba-1 layer, forward ({@link Opcode#SELECTIVE_SCAN}).
+   *
+   * @param u the inputs {@code [b, s, D]}
+   * @param delta the step sizes, the shape of {@code u}
+   * @param a the decays {@code [D, N]}
+   * @param b the selection inputs {@code [b, s, N]}
+   * @param c the selection outputs, the shape of {@code b}
+   * @return the id of the output, shaped as {@code u}
+   */
+  public int selectiveScan(int u, int delta, int a, int b, int c) {
+    checkSelective(u, delta, a, b, c);
+    return add(Opcode.SELECTIVE_SCAN, shape(u), List.of(u, delta, a, b, c),
+        new OpAttrs.Scan(-1, 1));
+  }
+
+  /**
+   * One gradient of the selective scan ({@link Opcode#SELECTIVE_SCAN_GRAD}).
+   *
+   * @param output the operand whose gradient it yields: 0 u, 1 delta, 2 A, 3 B, 4 C
+   * @param u the forward's inputs
+   * @param delta its step sizes
+   * @param a its decays
+   * @param b its selection inputs
+   * @param c its selection outputs
+   * @param dY the gradient of its output
+   * @return the id of the gradient, shaped as the operand
+   */
+  public int selectiveScanGrad(int output, int u, int delta, int a, int b, int c, int dY) {
+    checkSelective(u, delta, a, b, c);
+    io.meshplan.util.Require.that(shape(dY).equals(shape(u)), "the output's gradient takes u's "
+        + "shape");
+    int[] ops = {u, delta, a, b, c};
+    io.meshplan.util.Require.that(output >= 0 && output < ops.length, "the selective scan has 5"
+        + " gradients, not " + output);
+    return add(Opcode.SELECTIVE_SCAN_GRAD, shape(ops[output]), List.of(u, delta, a, b, c, dY),
+        new OpAttrs.Scan(output, 1));
+  }
+
+  private void checkSelective(int u, int delta, int a, int b, int c) {
+    TensorShape us = shape(u);
+    TensorShape as = shape(a);
+    TensorShape bs = shape(b);
+    io.meshplan.util.Require.that(us.rank() == 3 && us.equals(shape(delta)) && as.rank() == 2
+        && as.dim(0) == us.dim(2) && bs.rank() == 3 && bs.equals(shape(c))
+        && bs.dim(0) == us.dim(0) && bs.dim(1) == us.dim(1) && bs.dim(2) == as.dim(1),
+        "the selective scan takes u and delta [b, s, D], A [D, N], B and C [b, s, N]");
   }
 
   private void checkDelta(int q, int k, int v, int g, int beta, int chunk) {

@@ -229,7 +229,9 @@ public final class HloPrinter {
         case SSD_SCAN -> "meshplan$ssdScan";
         case SSD_SCAN_GRAD -> "meshplan$ssdScanBackward";
         case GDN_SCAN -> "meshplan$gdnScan";
-        default -> "meshplan$gdnScanBackward";
+        case GDN_SCAN_GRAD -> "meshplan$gdnScanBackward";
+        case SELECTIVE_SCAN -> "meshplan$selectiveScan";
+        default -> "meshplan$selectiveScanBackward";
       };
       sb.append(", custom_call_target=").append(HloText.quote(target));
       if (((OpAttrs.Scan) ins.attrs()).output() >= 0) {

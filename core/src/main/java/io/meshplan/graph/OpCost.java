@@ -36,6 +36,26 @@ public final class OpCost {
   }
 
   /**
+   * The FLOPs of the selective scan (Gu and Dao, arXiv:2312.00752, section 3.3: the recurrence
+   * {@code h_t = exp(delta A) h_{t-1} + delta B_t u_t}, {@code y_t = C_t h_t}) on {@code [b, s, D]}
+   * inputs with a state of N per channel: per token, channel and state an exponential and a
+   * multiply for the decay, two multiplies for the input, a multiply-add for the state and a
+   * multiply-add for the output, 8 FLOPs, none of them on tensor cores. The backward, which
+   * recomputes the states, is priced at twice the forward, split between u's, delta's and A's
+   * gradients (half, a quarter, a quarter) and B's and C's (none: reductions, priced by bytes).
+   */
+  private static double selectiveFlops(Graph graph, Instruction ins) {
+    TensorShape u = graph.get(ins.operand(0)).tensorShape();
+    TensorShape a = graph.get(ins.operand(2)).tensorShape();
+    double forward = 8.0 * u.dim(0) * u.dim(1) * u.dim(2) * a.dim(1);
+    return switch (((OpAttrs.Scan) ins.attrs()).output()) {
+      case -1, 0 -> forward;
+      case 1, 2 -> forward / 2;
+      default -> 0;
+    };
+  }
+
+  /**
    * The matrix FLOPs of the chunkwise gated delta rule (Yang et al., "Parallelizing Linear
    * Transformers with the Delta Rule over Sequence Length", arXiv:2406.06484, section 3.3; with
    * the decay of Gated DeltaNet, arXiv:2412.06464, section 3.3) on Q, K {@code [b, s, H, d_k]}
@@ -80,6 +100,9 @@ public final class OpCost {
     if (ins.opcode() == Opcode.GDN_SCAN || ins.opcode() == Opcode.GDN_SCAN_GRAD) {
       return deltaFlops(graph, ins);
     }
+    if (ins.opcode() == Opcode.SELECTIVE_SCAN || ins.opcode() == Opcode.SELECTIVE_SCAN_GRAD) {
+      return selectiveFlops(graph, ins);
+    }
     TensorShape x = graph.get(ins.operand(0)).tensorShape();
     TensorShape bc = graph.get(ins.operand(3)).tensorShape();
     double b = x.dim(0);
@@ -114,6 +137,7 @@ public final class OpCost {
       case DOT -> flops(graph, ins);
       case FUSED_ATTENTION, FUSED_ATTENTION_GRAD -> flops(graph, ins) - recomputedFlops(graph, ins);
       case SSD_SCAN, SSD_SCAN_GRAD, GDN_SCAN, GDN_SCAN_GRAD -> flops(graph, ins);
+      // The selective scan's are elementwise, not counted, as elementwise work is not.
       default -> 0;
     };
   }

@@ -147,6 +147,19 @@ public enum Opcode {
    */
   GDN_SCAN_GRAD("custom-call", OpKind.SCAN),
   /**
+   * The selective scan of a Mamba-1 layer (Gu and Dao, arXiv:2312.00752, section 3.3), forward:
+   * operands the inputs {@code u} and step sizes {@code delta} {@code [b, s, D]}, the decays
+   * {@code A} {@code [D, N]}, and the selection inputs {@code B} and {@code C} {@code [b, s, N]};
+   * the output takes {@code u}'s shape ({@link OpAttrs.Scan}, its chunk 1). Printed as {@code
+   * custom_call_target="meshplan$selectiveScan"}.
+   */
+  SELECTIVE_SCAN("custom-call", OpKind.SCAN),
+  /**
+   * One gradient of the selective scan: operands the forward's five and the output's gradient;
+   * the {@link OpAttrs.Scan} says which operand's gradient it yields (0 to 4).
+   */
+  SELECTIVE_SCAN_GRAD("custom-call", OpKind.SCAN),
+  /**
    * Mixture-of-experts token dispatch on one device: operand 0 the tokens {@code [b, s, ...]} in
    * whatever layout they have, an optional operand 1 the routing weights {@code [b, s, k]} that
    * scale each copy; the result {@code [G, C, ...]} holds the rows this device's {@code G} local

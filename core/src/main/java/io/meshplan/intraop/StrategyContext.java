@@ -118,6 +118,7 @@ final class StrategyContext {
       case FUSED_ATTENTION_GRAD -> c.attentionCost(flops, bytes, true, headDim(ins));
       // The scan's chunk products run on tensor cores: priced as matrix products.
       case SSD_SCAN, SSD_SCAN_GRAD, GDN_SCAN, GDN_SCAN_GRAD -> c.dotCost(flops, bytes);
+      // Mamba-1's scan runs on the vector units and is bound by its bytes.
       default -> c.cost(flops, bytes);
     };
   }

@@ -161,6 +161,10 @@ public final class StrategyGenerator {
    * tiles; it communicates nothing.
    */
   private StrategySet scan(Instruction ins) {
+    if (ins.opcode() == io.meshplan.graph.Opcode.SELECTIVE_SCAN
+        || ins.opcode() == io.meshplan.graph.Opcode.SELECTIVE_SCAN_GRAD) {
+      return selective(ins);
+    }
     TensorShape x = graph.get(ins.operand(0)).tensorShape();
     TensorShape bc = graph.get(ins.operand(3)).tensorShape();
     TensorShape out = ins.tensorShape();
@@ -171,6 +175,39 @@ public final class StrategyGenerator {
       }
       ShardingSpec[] ops = new ShardingSpec[ins.operands().size()];
       java.util.Arrays.fill(ops, s);
+      int output = ((io.meshplan.graph.OpAttrs.Scan) ins.attrs()).output();
+      ShardingSpec result = output >= 0 ? ops[output] : s;
+      list.add(new Strategy(s.toString(), result, ops, ctx.computeCost(ins, s.totalTiles(mesh)),
+          0.0, result.localBytes(out, mesh)));
+    }
+    return list.isEmpty() ? ctx.opaque(ins) : new StrategySet(list, -1, false);
+  }
+
+  /**
+   * Mamba-1's selective scan splits its inputs, step sizes and output over the batch (dim 0)
+   * and the channels (dim 2), and {@code A} over its channels with them; {@code B} and {@code
+   * C}, which every channel reads, follow the batch's split and are whole on the channels'. Never
+   * over the sequence, which the scan runs along.
+   */
+  private StrategySet selective(Instruction ins) {
+    TensorShape u = graph.get(ins.operand(0)).tensorShape();
+    TensorShape out = ins.tensorShape();
+    List<Strategy> list = new ArrayList<>();
+    for (ShardingSpec s : ctx.layouts(u)) {
+      if (s.axes(1) != 0 || !s.even(u, mesh)) {
+        continue;
+      }
+      ShardingSpec a = ShardingSpec.of(new int[] {s.axes(2), 0});
+      ShardingSpec bc = ShardingSpec.of(new int[] {s.axes(0), 0, 0});
+      ShardingSpec[] ops = new ShardingSpec[ins.operands().size()];
+      ops[0] = s;
+      ops[1] = s;
+      ops[2] = a;
+      ops[3] = bc;
+      ops[4] = bc;
+      if (ops.length > 5) {
+        ops[5] = s;
+      }
       int output = ((io.meshplan.graph.OpAttrs.Scan) ins.attrs()).output();
       ShardingSpec result = output >= 0 ? ops[output] : s;
       list.add(new Strategy(s.toString(), result, ops, ctx.computeCost(ins, s.totalTiles(mesh)),

@@ -209,6 +209,7 @@ final class Backprop {
           ((io.meshplan.graph.OpAttrs.Scan) ins.attrs()).chunk());
       case GDN_SCAN -> tape.gdnScan(ops[0], ops[1], ops[2], ops[3], ops[4],
           ((io.meshplan.graph.OpAttrs.Scan) ins.attrs()).chunk());
+      case SELECTIVE_SCAN -> tape.selectiveScan(ops[0], ops[1], ops[2], ops[3], ops[4]);
       case MOE_DISPATCH -> tape.moeDispatch(ops[0], ops.length > 1 ? ops[1] : -1, shape.dim(0),
           shape.dim(1));
       case MOE_COMBINE -> tape.moeCombine(ops[0], ops.length > 1 ? ops[1] : -1, shape.dim(0),

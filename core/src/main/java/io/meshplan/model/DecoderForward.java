@@ -228,6 +228,10 @@ final class DecoderForward {
         t.part("mixer");
         yield new Mamba2Mixer(t, spec, o, this).layer(xn);
       }
+      case HybridPattern.SELECTIVE -> {
+        t.part("mixer");
+        yield new Mamba1Mixer(t, spec, o, this).layer(xn);
+      }
       case HybridPattern.GDN -> {
         t.part("mixer");
         yield new GdnMixer(t, spec, o, this).layer(xn);

@@ -65,6 +65,7 @@ final class HfRegistry {
       InternLm2.FAMILY,
       HfNemotronH.FAMILY,
       HfQwen3Next.FAMILY,
+      HfJamba.FAMILY,
       new HfFamily("starcoder2", "StarCoder2", GPT, false, Map.of("vocab_size", 49152,
           "hidden_size", 3072, "intermediate_size", 12288, "num_hidden_layers", 30,
           "num_attention_heads", 24, "num_key_value_heads", 2, "max_position_embeddings", 4096,

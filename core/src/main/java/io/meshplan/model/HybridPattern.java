@@ -8,7 +8,8 @@ import io.meshplan.util.Require;
  * megatron/core/ssm/mamba_hybrid_layer_allocation.py}; Hugging Face's {@code
  * hybrid_override_pattern} of Nemotron-H): one symbol per layer, each layer one pre-normed
  * residual sublayer: {@code M} a Mamba-2 mixer ({@link MambaShape}), {@code G} a Gated DeltaNet
- * mixer ({@link GdnShape}), {@code *} self-attention, {@code -} a dense MLP, {@code E} a
+ * mixer ({@link GdnShape}), {@code S} a Mamba-1 mixer ({@link Mamba1Shape}; meshplan's symbol,
+ * Megatron-Core has no Mamba-1 layer), {@code *} self-attention, {@code -} a dense MLP, {@code E} a
  * mixture-of-experts MLP. A model whose layers each hold a mixer and an MLP (Qwen3-Next) is
  * written as two sublayers per layer ({@code GE}), as Megatron-Core's hybrid stack counts them.
  * A model without a pattern is an ordinary decoder, whose every block holds attention and an
@@ -20,9 +21,10 @@ import io.meshplan.util.Require;
  * @param attentionGate whether the attention layers gate their output per channel, {@code o
  *     sigmoid(x W_g)}, with the gate's matrix beside the queries' (Qwen3-Next's doubled {@code
  *     q_proj})
+ * @param mamba1 the Mamba-1 mixer of the {@code S} layers, or null without them
  */
 public record HybridPattern(String symbols, MambaShape mamba, GdnShape gdn,
-    boolean attentionGate) implements java.io.Serializable {
+    boolean attentionGate, Mamba1Shape mamba1) implements java.io.Serializable {
   private static final long serialVersionUID = 1L;
 
   /** An ordinary decoder: no pattern. */
@@ -30,6 +32,8 @@ public record HybridPattern(String symbols, MambaShape mamba, GdnShape gdn,
 
   /** A Mamba-2 layer. */
   public static final char MAMBA = 'M';
+  /** A Mamba-1 (selective scan) layer. */
+  public static final char SELECTIVE = 'S';
   /** A Gated DeltaNet layer. */
   public static final char GDN = 'G';
   /** A self-attention layer. */
@@ -45,12 +49,15 @@ public record HybridPattern(String symbols, MambaShape mamba, GdnShape gdn,
     for (int i = 0; i < symbols.length(); i++) {
       char c = symbols.charAt(i);
       Require.that(known(c), "hybrid layer " + i + " is '" + c + "'; the symbols are M "
-          + "(Mamba), G (Gated DeltaNet), * (attention), - (MLP) and E (mixture of experts)");
+          + "(Mamba-2), S (Mamba-1), G (Gated DeltaNet), * (attention), - (MLP) and E (mixture "
+          + "of experts)");
     }
     Require.that(symbols.indexOf(MAMBA) < 0 == (mamba == null), "Mamba layers need a mixer "
         + "shape, and a mixer shape Mamba layers");
     Require.that(symbols.indexOf(GDN) < 0 == (gdn == null), "Gated DeltaNet layers need a mixer"
         + " shape, and a mixer shape Gated DeltaNet layers");
+    Require.that(symbols.indexOf(SELECTIVE) < 0 == (mamba1 == null), "Mamba-1 layers need a "
+        + "mixer shape, and a mixer shape Mamba-1 layers");
   }
 
   /**
@@ -60,11 +67,11 @@ public record HybridPattern(String symbols, MambaShape mamba, GdnShape gdn,
    * @param mamba the Mamba-2 mixer, or null without {@code M} layers
    */
   public HybridPattern(String symbols, MambaShape mamba) {
-    this(symbols, mamba, null, false);
+    this(symbols, mamba, null, false, null);
   }
 
   private static boolean known(char c) {
-    return c == MAMBA || c == GDN || c == ATTENTION || c == MLP || c == MOE;
+    return c == MAMBA || c == GDN || c == SELECTIVE || c == ATTENTION || c == MLP || c == MOE;
   }
 
   /**
@@ -77,8 +84,7 @@ public record HybridPattern(String symbols, MambaShape mamba, GdnShape gdn,
    * @throws InputException naming a symbol or length that is wrong
    */
   public static HybridPattern parse(String text, int layers, MambaShape mamba) {
-    HybridPattern p = parse(text, layers, mamba, null, false);
-    return p;
+    return parse(text, layers, mamba, null, false);
   }
 
   /**
@@ -94,6 +100,23 @@ public record HybridPattern(String symbols, MambaShape mamba, GdnShape gdn,
    */
   public static HybridPattern parse(String text, int layers, MambaShape mamba, GdnShape gdn,
       boolean attentionGate) {
+    return parse(text, layers, mamba, gdn, attentionGate, null);
+  }
+
+  /**
+   * Reads a pattern with every kind of mixer, Mamba-1 too.
+   *
+   * @param text the symbols
+   * @param layers the model's layers (sublayers), which the pattern must name one by one
+   * @param mamba the mixer of its Mamba-2 layers, kept only when it has some
+   * @param gdn the mixer of its Gated DeltaNet layers, kept only when it has some
+   * @param attentionGate whether its attention gates its output
+   * @param mamba1 the mixer of its Mamba-1 layers, kept only when it has some
+   * @return the pattern
+   * @throws InputException naming a symbol or length that is wrong
+   */
+  public static HybridPattern parse(String text, int layers, MambaShape mamba, GdnShape gdn,
+      boolean attentionGate, Mamba1Shape mamba1) {
     if (text.length() != layers) {
       throw new InputException("hybrid_override_pattern names " + text.length() + " layers, "
           + "not the model's " + layers);
@@ -102,12 +125,13 @@ public record HybridPattern(String symbols, MambaShape mamba, GdnShape gdn,
       char c = text.charAt(i);
       if (!known(c)) {
         throw new InputException("hybrid_override_pattern's layer " + i + " is "
-            + String.format(java.util.Locale.ROOT, "U+%04X", (int) c) + "; the symbols are M, G,"
-            + " *, - and E");
+            + String.format(java.util.Locale.ROOT, "U+%04X", (int) c) + "; the symbols are M, S,"
+            + " G, *, - and E");
       }
     }
     return new HybridPattern(text, text.indexOf(MAMBA) >= 0 ? mamba : null,
-        text.indexOf(GDN) >= 0 ? gdn : null, attentionGate);
+        text.indexOf(GDN) >= 0 ? gdn : null, attentionGate,
+        text.indexOf(SELECTIVE) >= 0 ? mamba1 : null);
   }
 
   /**
@@ -164,6 +188,7 @@ public record HybridPattern(String symbols, MambaShape mamba, GdnShape gdn,
   public HybridPattern truncated(int layers) {
     String s = symbols.substring(0, Math.min(layers, symbols.length()));
     return new HybridPattern(s, s.indexOf(MAMBA) >= 0 ? mamba : null,
-        s.indexOf(GDN) >= 0 ? gdn : null, attentionGate);
+        s.indexOf(GDN) >= 0 ? gdn : null, attentionGate,
+        s.indexOf(SELECTIVE) >= 0 ? mamba1 : null);
   }
 }

@@ -321,6 +321,7 @@ public record ModelSpec(
     return Math.addExact(norm, switch (symbol) {
       case HybridPattern.MAMBA -> hp.mamba().parameters(hidden);
       case HybridPattern.GDN -> hp.gdn().parameters(hidden);
+      case HybridPattern.SELECTIVE -> hp.mamba1().parameters(hidden);
       case HybridPattern.ATTENTION -> Math.addExact(attentionParameters(), hp.attentionGate()
           ? Math.multiplyExact((long) hidden, Math.multiplyExact((long) heads, headDim())) : 0);
       case HybridPattern.MOE -> arch.moe().parameters(hidden, arch.mlp().gated());
@@ -536,9 +537,13 @@ public record ModelSpec(
     if (gdn != null) {
       gdn.checkTensorParallel(tp, name);
     }
-    if (cp > 1 && (mamba != null || gdn != null)) {
+    Mamba1Shape mamba1 = arch.hybrid().mamba1();
+    if (mamba1 != null) {
+      mamba1.checkTensorParallel(tp, name);
+    }
+    if (cp > 1 && (mamba != null || gdn != null || mamba1 != null)) {
       throw new io.meshplan.util.InputException(name + " has " + (mamba != null ? "Mamba"
-          : "Gated DeltaNet") + " layers, whose context parallelism (all-to-alls from sequence "
+          : mamba1 != null ? "Mamba-1" : "Gated DeltaNet") + " layers, whose context parallelism (all-to-alls from sequence "
           + "to heads around each scan) meshplan does not price; use --cp 1");
     }
   }

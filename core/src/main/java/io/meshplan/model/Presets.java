@@ -152,6 +152,7 @@ public final class Presets {
     nemotronH8b();
     nemotron3Nano();
     qwen3Next();
+    jamba();
     // Narayanan et al. SC'21, Table 1: name, hidden, layers, heads, global batch.
     megatron("gpt-1.7b", 2304, 24, 24, 512);
     megatron("gpt-3.6b", 3072, 30, 32, 512);
@@ -342,6 +343,33 @@ public final class Presets {
         HybridPattern.parse("GEGEGE*E".repeat(12), 96, null, gdn, true));
     put(new ModelSpec("qwen3-next-80b-a3b", ModelSpec.Family.LLAMA, 96, 2048, 16, 2, 512,
         151936, 4096, 8, DType.BF16, a));
+  }
+
+  /**
+   * Jamba v0.1 (transformers' {@code JambaConfig} defaults at 161d2be, "similar to Jamba-v0.1";
+   * AI21 Jamba 1.5 Mini has the same architecture): 32 layers, each a mixer (attention on layers
+   * 4, 12, 20, 28 by {@code attn_layer_period} 8 and {@code attn_layer_offset} 4, Mamba-1
+   * elsewhere) and an MLP (16 SwiGLU experts of 14336, 2 per token, on the odd layers by {@code
+   * expert_layer_period} 2 and {@code expert_layer_offset} 1, a dense SwiGLU MLP of 14336 on the
+   * even ones), written as 64 sublayers; hidden 4096; Mamba-1 of inner 8192 ({@code
+   * mamba_expand} 2), state 16, a 4-tap convolution with bias, dt rank 256, Jamba's inner norms;
+   * attention of 32 heads of 128 and 8 key/value heads without positions; vocabulary 65536,
+   * untied. Sequence 4096. AI21: "12B active parameters and an overall of 52B parameters".
+   */
+  private static void jamba() {
+    StringBuilder p = new StringBuilder();
+    for (int i = 0; i < 32; i++) {
+      p.append(i % 8 == 4 ? HybridPattern.ATTENTION : HybridPattern.SELECTIVE)
+          .append(i % 2 == 1 ? HybridPattern.MOE : HybridPattern.MLP);
+    }
+    Architecture a = new Architecture(Architecture.Mlp.SWIGLU, Architecture.Norm.RMS,
+        Architecture.Positions.NONE, 0, false, false,
+        new AttentionShape(128, false, AttentionShape.QkNorm.NONE, 2, 0, 0, 0, 0, 0),
+        new MoeShape(16, 2, 14336, 0, false), 0, Numerics.rotary(10_000, 1e-6),
+        HybridPattern.parse(p.toString(), 64, null, null, false,
+            new Mamba1Shape(8192, 16, 4, 256, true, false, true)));
+    put(new ModelSpec("jamba-v0.1", ModelSpec.Family.GPT, 64, 4096, 32, 8, 14336, 65536, 4096, 8,
+        DType.BF16, a));
   }
 
   private static void megatron(String name, int hidden, int layers, int heads, int globalBatch) {

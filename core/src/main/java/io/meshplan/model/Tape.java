@@ -263,6 +263,14 @@ final class Tape {
     return tag(b.ssdScanGrad(output, x, dt, adt, bIn, cIn, dY, chunk));
   }
 
+  int selectiveScan(int u, int delta, int a, int bIn, int cIn) {
+    return tag(b.selectiveScan(u, delta, a, bIn, cIn));
+  }
+
+  int selectiveScanGrad(int output, int u, int delta, int a, int bIn, int cIn, int dY) {
+    return tag(b.selectiveScanGrad(output, u, delta, a, bIn, cIn, dY));
+  }
+
   int gdnScan(int q, int k, int v, int g, int beta, int chunk) {
     return tag(b.gdnScan(q, k, v, g, beta, chunk));
   }

@@ -349,6 +349,17 @@ public final class PlanJson {
         z.put("convKernel", gd.convKernel());
         z.put("chunk", gd.chunk());
       }
+      io.meshplan.model.Mamba1Shape m1 = hp.mamba1();
+      if (m1 != null) {
+        ObjectNode z = y.putObject("mamba1");
+        z.put("inner", m1.inner());
+        z.put("state", m1.state());
+        z.put("convKernel", m1.convKernel());
+        z.put("dtRank", m1.dtRank());
+        z.put("convBias", m1.convBias());
+        z.put("projBias", m1.projBias());
+        z.put("innerNorms", m1.innerNorms());
+      }
       if (hp.attentionGate()) {
         y.put("attentionGate", true);
       }
@@ -379,15 +390,23 @@ public final class PlanJson {
           z.integer("keyHeadDim"), z.integer("valueHeadDim"), z.integer("convKernel"),
           z.integer("chunk"));
     }
+    io.meshplan.model.Mamba1Shape mamba1 = null;
+    if (y.has("mamba1")) {
+      Fields z = y.object("mamba1");
+      mamba1 = new io.meshplan.model.Mamba1Shape(z.integer("inner"), z.integer("state"),
+          z.integer("convKernel"), z.integer("dtRank"), z.bool("convBias"), z.bool("projBias"),
+          z.bool("innerNorms"));
+    }
     String pattern = y.text("pattern");
     if (mamba != null && pattern.indexOf(io.meshplan.model.HybridPattern.MAMBA) < 0
-        || gdn != null && pattern.indexOf(io.meshplan.model.HybridPattern.GDN) < 0) {
+        || gdn != null && pattern.indexOf(io.meshplan.model.HybridPattern.GDN) < 0
+        || mamba1 != null && pattern.indexOf(io.meshplan.model.HybridPattern.SELECTIVE) < 0) {
       throw new InputException(y.where() + ": a mixer is given for layers the pattern does not "
-          + "have (mamba needs M layers, gatedDeltaNet G layers)");
+          + "have (mamba needs M layers, mamba1 S layers, gatedDeltaNet G layers)");
     }
     try {
       return io.meshplan.model.HybridPattern.parse(pattern, layers, mamba, gdn,
-          y.has("attentionGate") && y.bool("attentionGate"));
+          y.has("attentionGate") && y.bool("attentionGate"), mamba1);
     } catch (InputException e) {
       throw new InputException(y.where() + ": " + e.getMessage());
     }

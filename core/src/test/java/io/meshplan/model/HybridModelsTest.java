@@ -65,6 +65,21 @@ class HybridModelsTest {
     // 31,577,937,344 (Megatron-Bridge: "30B parameters in total"); active 3,580,073,408 ("3.5B").
     assertThat(n.parameterCount()).isEqualTo(31_577_937_344L);
     assertThat(n.activeParameterCount()).isEqualTo(3_580_073_408L);
+    ModelSpec j = Presets.get("jamba-v0.1");
+    // Mamba-1 (inner 8192, state 16, dt rank 256): in_proj 2 x 8192 x 4096 = 67,108,864; conv
+    // 8192 x 4 + 8192 = 40,960; x_proj 8192 x 288 = 2,359,296; dt_proj 256 x 8192 + 8192 =
+    // 2,105,344; A_log 8192 x 16 = 131,072; D 8192; out_proj 33,554,432; Jamba's norms 256 + 16 +
+    // 16 = 288: 105,308,448 (+ its norm 4096).
+    assertThat(j.arch().hybrid().mamba1().parameters(4096)).isEqualTo(105_308_448L);
+    // 28 Mamba-1 layers of 105,312,544 with their norm (2,948,751,232), 4 attention layers of
+    // 41,947,136 (167,788,544), 16 dense SwiGLU MLPs of 3 x 4096 x 14336 + 4096 = 176,164,864
+    // (2,818,637,824) and 16 expert layers of 65,536 + 16 x 176,160,768 + 4096 = 2,818,641,920
+    // (45,098,270,720): 51,033,448,320; the table and the untied head 2 x 65536 x 4096 =
+    // 536,870,912 and the final norm 4096: 51,570,323,328 (AI21: "52B").
+    assertThat(j.parameterCount()).isEqualTo(51_570_323_328L);
+    // Active: 16 expert layers idle 14 experts of 176,160,768: 39,460,012,032 fewer,
+    // 12,110,311,296 (AI21: "12B active").
+    assertThat(j.activeParameterCount()).isEqualTo(12_110_311_296L);
     // 16 key heads and 32 value heads: TP 32 divides the value heads only.
     assertThatThrownBy(() -> q.checkHybridLayout(32, 1)).isInstanceOf(InputException.class)
         .hasMessageContaining("16 key heads and 32 value heads; tensor parallelism of 32");
@@ -80,6 +95,10 @@ class HybridModelsTest {
     assertThat(next.arch().hybrid()).isEqualTo(Presets.get("qwen3-next-80b-a3b").arch().hybrid());
     assertThat(HfConfigReader.readConfig(hf.resolve("qwen3-next-80b-a3b.json")).warnings())
         .isEmpty();
+    ModelSpec jamba = HfConfigReader.read(hf.resolve("jamba-v0.1.json"));
+    assertThat(jamba.parameterCount()).isEqualTo(51_570_323_328L);
+    assertThat(jamba.arch().hybrid()).isEqualTo(Presets.get("jamba-v0.1").arch().hybrid());
+    assertThat(HfConfigReader.readConfig(hf.resolve("jamba-v0.1.json")).warnings()).isEmpty();
     ModelSpec h = HfConfigReader.read(hf.resolve("nemotron-h-8b-base-8k.json"));
     assertThat(h.parameterCount()).isEqualTo(8_100_852_736L);
     assertThat(h.arch().hybrid()).isEqualTo(Presets.get("nemotron-h-8b").arch().hybrid());
@@ -90,12 +109,12 @@ class HybridModelsTest {
   @Test
   void theTrainingGraphHoldsExactlyTheModelsParametersOnSeededRandomHybrids() {
     Random rnd = new Random(20261129L);
-    String symbols = "M*-G";
-    for (int c = 0; c < 12; c++) {
+    String symbols = "M*-GS";
+    for (int c = 0; c < 14; c++) {
       int layers = 1 + rnd.nextInt(5);
       StringBuilder pattern = new StringBuilder();
       for (int i = 0; i < layers; i++) {
-        pattern.append(symbols.charAt(rnd.nextInt(4)));
+        pattern.append(symbols.charAt(rnd.nextInt(5)));
       }
       int groups = 1 + rnd.nextInt(2);
       int heads = groups * (1 + rnd.nextInt(3));
@@ -104,7 +123,9 @@ class HybridModelsTest {
       String p = pattern.toString();
       GdnShape gdn = new GdnShape(1 + rnd.nextInt(2), 2, 8, 8 * (1 + rnd.nextInt(2)),
           2 + rnd.nextInt(3), 8);
-      HybridPattern hp = HybridPattern.parse(p, layers, mamba, gdn, rnd.nextBoolean());
+      Mamba1Shape mamba1 = new Mamba1Shape(16 * (1 + rnd.nextInt(2)), 4, 2 + rnd.nextInt(3),
+          4 + rnd.nextInt(4), rnd.nextBoolean(), rnd.nextBoolean(), rnd.nextBoolean());
+      HybridPattern hp = HybridPattern.parse(p, layers, mamba, gdn, rnd.nextBoolean(), mamba1);
       Architecture a = new Architecture(Architecture.Mlp.RELU2, Architecture.Norm.RMS,
           Architecture.Positions.NONE, 0, false, rnd.nextBoolean(),
           new AttentionShape(16, false, AttentionShape.QkNorm.NONE, 2, 0, 0, 0, 0, 0),
@@ -123,6 +144,9 @@ class HybridModelsTest {
       assertThat(scans).as(p).isEqualTo(hp.count('M', 0, layers - 1));
       long deltas = g.instructions().stream().filter(i -> i.opcode() == Opcode.GDN_SCAN).count();
       assertThat(deltas).as(p).isEqualTo(hp.count('G', 0, layers - 1));
+      long selective = g.instructions().stream()
+          .filter(i -> i.opcode() == Opcode.SELECTIVE_SCAN).count();
+      assertThat(selective).as(p).isEqualTo(hp.count('S', 0, layers - 1));
     }
   }
 

@@ -266,7 +266,9 @@ public final class IlpLayerCostModel implements LayerCostModel {
     io.meshplan.model.MambaShape mamba = model.arch().hybrid().mamba();
     io.meshplan.model.GdnShape gdn = model.arch().hybrid().gdn();
     if (kind == Kind.MAMBA && (!mamba.splits(t) || s.contextParallel() > 1)
-        || kind == Kind.GDN_LAYER && (!gdn.splits(t) || s.contextParallel() > 1)) {
+        || kind == Kind.GDN_LAYER && (!gdn.splits(t) || s.contextParallel() > 1)
+        || kind == Kind.MAMBA1 && (!model.arch().hybrid().mamba1().splits(t)
+            || s.contextParallel() > 1)) {
       return null; // Megatron-Core's split of heads and groups; no context parallelism priced
     }
     // A dense block of a mixture-of-experts model prices as a block of the dense model it is.
@@ -283,7 +285,8 @@ public final class IlpLayerCostModel implements LayerCostModel {
       case BLOCK -> opt.withBlocks(m.arch().hybrid().on()
           ? m.arch().hybrid().first(io.meshplan.model.HybridPattern.MOE) : firstRouted(m), 1)
           .withEmbedding(false).withHead(false);
-      case MAMBA, GDN_LAYER, ATTENTION_LAYER, MLP_LAYER -> opt.withBlocks(m.arch().hybrid().first(
+      case MAMBA, MAMBA1, GDN_LAYER, ATTENTION_LAYER, MLP_LAYER -> opt.withBlocks(
+          m.arch().hybrid().first(
           symbol(kind)), 1).withEmbedding(false).withHead(false);
       case DENSE_BLOCK -> opt.withBlocks(0, 1).withEmbedding(false).withHead(false);
       case HEAD, MTP, MTP_FIRST_STAGE, MTP_HEAD -> opt.withBlocks(0, 0).withEmbedding(false)
@@ -330,6 +333,7 @@ public final class IlpLayerCostModel implements LayerCostModel {
     return switch (kind) {
       case MAMBA -> io.meshplan.model.HybridPattern.MAMBA;
       case GDN_LAYER -> io.meshplan.model.HybridPattern.GDN;
+      case MAMBA1 -> io.meshplan.model.HybridPattern.SELECTIVE;
       case ATTENTION_LAYER -> io.meshplan.model.HybridPattern.ATTENTION;
       default -> io.meshplan.model.HybridPattern.MLP;
     };
@@ -556,7 +560,8 @@ public final class IlpLayerCostModel implements LayerCostModel {
   /** Latent attention's up-projections split by columns too; its down-projections are whole. */
   private static final java.util.Set<String> COLUMN = java.util.Set.of("wq", "wk", "wv", "wqkv",
       "qkv", "w1", "w3", "fc1", "gate", "up", "lm_head", "head", "output", "wq_b", "wkv_b",
-      "in_z", "in_x", "in_b", "in_c", "in_dt", "in_q", "in_k", "in_v", "in_a", "wq_gate");
+      "in_z", "in_x", "in_b", "in_c", "in_dt", "in_q", "in_k", "in_v", "in_a", "wq_gate",
+      "dt_proj");
   /**
    * The Mamba-2 and Gated DeltaNet mixers' per-channel and per-head weights ({@link
    * io.meshplan.model.MambaShape}, {@link io.meshplan.model.GdnShape}),
@@ -573,7 +578,7 @@ public final class IlpLayerCostModel implements LayerCostModel {
   private static final java.util.Set<String> LORA_COLUMN = java.util.Set.of("q_proj", "k_proj",
       "v_proj", "gate_proj", "up_proj", "linear_qkv", "linear_fc1");
   private static final java.util.Set<String> ROW = java.util.Set.of("wo", "w2", "fc2", "proj",
-      "down", "dense", "out_proj");
+      "down", "dense", "out_proj", "x_proj");
   private static final java.util.Set<String> VOCAB_ROWS = java.util.Set.of("embedding",
       "tok_embeddings", "wte", "word_embeddings");
 

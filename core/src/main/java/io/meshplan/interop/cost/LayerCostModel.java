@@ -29,6 +29,8 @@ public interface LayerCostModel {
     MAMBA,
     /** A Gated DeltaNet layer of a hybrid model (symbol {@code G}): its norm and mixer. */
     GDN_LAYER,
+    /** A Mamba-1 layer of a hybrid model (symbol {@code S}): its norm and mixer. */
+    MAMBA1,
     /** A self-attention layer of a hybrid model (symbol {@code *}): its norm and attention. */
     ATTENTION_LAYER,
     /** A dense MLP layer of a hybrid model (symbol {@code -}): its norm and MLP. */
@@ -60,7 +62,8 @@ public interface LayerCostModel {
      */
     public boolean block() {
       return this == BLOCK || this == DENSE_BLOCK || this == MTP || this == MTP_FIRST_STAGE
-          || this == MAMBA || this == GDN_LAYER || this == ATTENTION_LAYER || this == MLP_LAYER;
+          || this == MAMBA || this == MAMBA1 || this == GDN_LAYER || this == ATTENTION_LAYER
+          || this == MLP_LAYER;
     }
 
     /**

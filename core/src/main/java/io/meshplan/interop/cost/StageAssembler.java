@@ -88,9 +88,11 @@ public final class StageAssembler {
     }
     Span span = span(first, count, embedding, head);
     int dense = span.denseBlocks();
-    int hybrid = span.mambaBlocks() + span.gdnBlocks() + span.attentionBlocks();
+    int hybrid = span.mambaBlocks() + span.mamba1Blocks() + span.gdnBlocks()
+        + span.attentionBlocks();
     boolean hp = model.arch().hybrid().on();
     if (!add(list, LayerCostModel.Kind.MAMBA, ls, span.mambaBlocks())
+        || !add(list, LayerCostModel.Kind.MAMBA1, ls, span.mamba1Blocks())
         || !add(list, LayerCostModel.Kind.GDN_LAYER, ls, span.gdnBlocks())
         || !add(list, LayerCostModel.Kind.ATTENTION_LAYER, ls, span.attentionBlocks())
         || !add(list, hp ? LayerCostModel.Kind.MLP_LAYER : LayerCostModel.Kind.DENSE_BLOCK, ls,
@@ -118,14 +120,15 @@ public final class StageAssembler {
    *
    * @param blocks the stage's blocks
    * @param denseBlocks the dense blocks among them (a hybrid's MLP layers)
-   * @param mambaBlocks a hybrid's Mamba layers among them
+   * @param mambaBlocks a hybrid's Mamba-2 layers among them
+   * @param mamba1Blocks a hybrid's Mamba-1 layers among them
    * @param gdnBlocks a hybrid's Gated DeltaNet layers among them
    * @param attentionBlocks a hybrid's attention layers among them
    * @param embedding whether the stage starts the model
    * @param head whether it ends the model
    */
-  public record Span(int blocks, int denseBlocks, int mambaBlocks, int gdnBlocks,
-      int attentionBlocks, boolean embedding, boolean head) {}
+  public record Span(int blocks, int denseBlocks, int mambaBlocks, int mamba1Blocks,
+      int gdnBlocks, int attentionBlocks, boolean embedding, boolean head) {}
 
   /**
    * The span of the stage of blocks {@code first..last}.
@@ -153,11 +156,12 @@ public final class StageAssembler {
     if (hp.on()) {
       return new Span(count, hp.count(io.meshplan.model.HybridPattern.MLP, first, last),
           hp.count(io.meshplan.model.HybridPattern.MAMBA, first, last),
+          hp.count(io.meshplan.model.HybridPattern.SELECTIVE, first, last),
           hp.count(io.meshplan.model.HybridPattern.GDN, first, last),
           hp.count(io.meshplan.model.HybridPattern.ATTENTION, first, last), embedding, head);
     }
     return new Span(count, count == 0 ? 0 : req.model().arch().moe().denseIn(first, last), 0, 0,
-        0, embedding, head);
+        0, 0, embedding, head);
   }
 
   /**
@@ -174,6 +178,7 @@ public final class StageAssembler {
     return switch (kind) {
       case MAMBA -> hp.first(io.meshplan.model.HybridPattern.MAMBA) >= 0;
       case GDN_LAYER -> hp.first(io.meshplan.model.HybridPattern.GDN) >= 0;
+      case MAMBA1 -> hp.first(io.meshplan.model.HybridPattern.SELECTIVE) >= 0;
       case ATTENTION_LAYER -> hp.first(io.meshplan.model.HybridPattern.ATTENTION) >= 0;
       case MLP_LAYER -> hp.first(io.meshplan.model.HybridPattern.MLP) >= 0;
       case BLOCK -> !hp.on() || hp.first(io.meshplan.model.HybridPattern.MOE) >= 0;
