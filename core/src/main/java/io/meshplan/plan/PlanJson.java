@@ -684,6 +684,15 @@ public final class PlanJson {
     if (model.lora().on() && lora.isObject()) {
       agrees(where, "model.lora", lora, loraNode(model), model);
     }
+    // The parameter count the writer derived from the model: a file whose layers or mixers were
+    // edited, or whose count was, is refused rather than read as a model of another size.
+    JsonNode params = f.node().path("model").path("parameters");
+    if (!params.isMissingNode() && !(params.isIntegralNumber()
+        && params.decimalValue().compareTo(java.math.BigDecimal.valueOf(model.parameterCount()))
+        == 0)) {
+      throw new InputException(where + ": field 'model.parameters' is " + shown(params)
+          + " but the model's fields make it " + model.parameterCount());
+    }
   }
 
   /**

@@ -136,10 +136,17 @@ class HybridCliTest {
         {"/mamba/groups", "3", "must divide its 128 heads"},
         {"/mamba/headDim", "2147483647", "Mamba sizes must be 1 to 65536"},
         {"/gatedDeltaNet", "{\"keyHeads\": 1, \"valueHeads\": 1, \"keyHeadDim\": 8, "
-            + "\"valueHeadDim\": 8, \"convKernel\": 4, \"chunk\": 8}", "does not have"}};
+            + "\"valueHeadDim\": 8, \"convKernel\": 4, \"chunk\": 8}", "does not have"},
+        {"/model/parameters", "2082747905", "but the model's fields make it 2082747904"},
+        {"/model/parameters", "\"2082747904\"", "but the model's fields make it"}};
+    // The parameter count the writer derived must be the model's: 8 layers of M-M-M-M* are 4
+    // Mamba layers of 109,640,064, 3 MLP layers of 176,164,864 and one attention layer of
+    // 41,947,136 (1,009,001,984), with the table, the head and the final norm 1,073,745,920:
+    // 2,082,747,904.
+    assertThat(saved.at("/model/parameters").asLong()).isEqualTo(2_082_747_904L);
     for (String[] b : bad) {
       ObjectNode d = saved.deepCopy();
-      String at = "/model/architecture/hybrid" + b[0];
+      String at = b[0].startsWith("/model") ? b[0] : "/model/architecture/hybrid" + b[0];
       String parent = at.substring(0, at.lastIndexOf('/'));
       ((ObjectNode) d.at(parent)).set(at.substring(at.lastIndexOf('/') + 1),
           JSON.readTree(b[1]));
