@@ -117,6 +117,58 @@ public final class ModelFlops {
     return 2.0 * blockMatmulParameters(spec) + attentionFlopsPerToken(spec, seq);
   }
 
+  /**
+   * Forward FLOPs per token of one sublayer of a hybrid model ({@link HybridPattern}), as for a
+   * block: twice its matrix parameters (a mixture-of-experts layer's router, its {@code k}
+   * routed experts and its shared experts), with the attention core over the whole score matrix,
+   * the SSD scan's chunk products ({@link io.meshplan.graph.OpCost}'s count) and the gated delta
+   * rule's; the Mamba-1 scan's elementwise work is not counted, as no elementwise work is.
+   */
+  private static double hybridLayerForwardFlopsPerToken(ModelSpec spec, char symbol, int seq) {
+    double h = spec.hidden();
+    HybridPattern hp = spec.arch().hybrid();
+    double gate = spec.arch().mlp().gated() ? 3 : 2;
+    switch (symbol) {
+      case HybridPattern.MAMBA -> {
+        MambaShape m = hp.mamba();
+        double q = Math.min(m.chunk(), seq);
+        double heads = m.heads();
+        double p = m.headDim();
+        double n = m.state();
+        return 2 * (h * m.inProjWidth() + (double) m.inner() * h)
+            + 2 * (q * n * m.groups() + heads * (q * p + 2 * n * p)) + 2 * heads * p * n / q;
+      }
+      case HybridPattern.SELECTIVE -> {
+        Mamba1Shape m = hp.mamba1();
+        double d = m.inner();
+        return 2 * (3 * d * h + d * (m.dtRank() + 2.0 * m.state()) + m.dtRank() * d);
+      }
+      case HybridPattern.GDN -> {
+        GdnShape g = hp.gdn();
+        double c = Math.min(g.chunk(), seq);
+        double dk = g.keyHeadDim();
+        double dv = g.valueHeadDim();
+        return 2 * (h * (2 * g.keyWidth() + 2 * g.valueWidth() + 2.0 * g.valueHeads())
+            + g.valueWidth() * h)
+            + g.valueHeads() * (2 * c * (3 * dk + 2 * dv) + 6 * dk * dv + 2 * c * c / 3);
+      }
+      case HybridPattern.ATTENTION -> {
+        double qd = (double) spec.heads() * spec.headDim();
+        double kvd = (double) spec.kvHeads() * spec.headDim();
+        return 2 * (2 * h * qd + 2 * h * kvd + (hp.attentionGate() ? h * qd : 0))
+            + attentionFlopsPerToken(spec, seq);
+      }
+      case HybridPattern.MOE -> {
+        MoeShape moe = spec.arch().moe();
+        return 2 * (h * moe.experts() + moe.topK() * gate * h * moe.expertFfn()
+            + gate * h * moe.sharedFfn() + (moe.sharedGate() ? h : 0));
+      }
+      default -> {
+        return 2 * gate * h * spec.ffn();
+      }
+    }
+  }
+
   /** The attention core's forward FLOPs per token over the whole score matrix. */
   private static double attentionFlopsPerToken(ModelSpec spec, int seq) {
     return 2.0 * seq * spec.heads() * ((double) spec.headDim() + spec.valueHeadDim());
@@ -145,6 +197,13 @@ public final class ModelFlops {
    * attention term of a windowed block scaled by its share of a global block's causal pairs.
    */
   private static double blocksForwardFlopsPerToken(ModelSpec spec, int seq) {
+    if (spec.arch().hybrid().on()) {
+      double sum = 0;
+      for (int i = 0; i < spec.layers(); i++) {
+        sum += hybridLayerForwardFlopsPerToken(spec, spec.arch().hybrid().at(i), seq);
+      }
+      return sum;
+    }
     AttentionShape at = spec.arch().attn();
     int dense = spec.denseBlocks();
     double whole = spec.layers() * blockForwardFlopsPerToken(spec, seq)

@@ -170,6 +170,35 @@ class HybridModelsTest {
   }
 
   @Test
+  void theClosedFormFlopsOfAHybridAreItsGraphsForwardProducts() {
+    // A hybrid of every mixer without attention (whose closed form counts the whole score matrix
+    // where the fused kernel computes its causal half): Mamba-2, experts, Gated DeltaNet, a dense
+    // MLP, Mamba-1. Its training FLOPs per token are 3 x the forward's matrix products per token:
+    // the graph's forward dots and scans (Mamba-1's elementwise scan aside) and the LM head.
+    MambaShape mamba = new MambaShape(8, 16, 8, 2, 4, 16, 2, true, false);
+    GdnShape gdn = new GdnShape(2, 4, 16, 16, 4, 16);
+    Mamba1Shape mamba1 = new Mamba1Shape(128, 8, 4, 8, true, false, true);
+    Architecture a = new Architecture(Architecture.Mlp.SWIGLU, Architecture.Norm.RMS,
+        Architecture.Positions.NONE, 0, false, false,
+        new AttentionShape(16, false, AttentionShape.QkNorm.NONE, 2, 0, 0, 0, 0, 0),
+        new MoeShape(4, 2, 96, 64, false).withSharedGate(), 0, Numerics.rotary(10_000, 1e-5),
+        HybridPattern.parse("MEG-S", 5, mamba, gdn, false, mamba1));
+    ModelSpec m = new ModelSpec("h", ModelSpec.Family.GPT, 5, 64, 4, 2, 96, 200, 64, 2,
+        DType.BF16, a);
+    TrainingGraph tg = TrainingGraphBuilder.build(m, TrainingOptions.of(m));
+    Graph g = tg.graph();
+    double forward = 0;
+    for (Instruction ins : g.instructions()) {
+      if (tg.phase(ins.id()) == Phase.FORWARD) {
+        forward += OpCost.modelFlops(g, ins);
+      }
+    }
+    double tokens = 2.0 * 64;
+    assertThat(ModelFlops.trainingFlopsPerToken(m, 64) / 3)
+        .isCloseTo(forward / tokens, org.assertj.core.api.Assertions.withinPercentage(0.5));
+  }
+
+  @Test
   void badPatternsAndLayoutsAreRefusedInOneLine() {
     MambaShape mamba = new MambaShape(128, 64, 128, 8, 4, 128, 8, true, false);
     assertThatThrownBy(() -> HybridPattern.parse("M-*", 4, mamba))
