@@ -99,4 +99,16 @@ public record GdnShape(int keyHeads, int valueHeads, int keyHeadDim, int valueHe
           + "divide both (Megatron-Core splits them over the ranks)");
     }
   }
+
+  /**
+   * The elements per token one GPU's two all-to-alls move under context parallelism: in, its
+   * share of the queries, keys, values, gate, write strengths and decays; out, its share of the
+   * delta rule's output.
+   *
+   * @param tp the tensor-parallel size
+   * @return elements per token
+   */
+  public double swapElementsPerToken(int tp) {
+    return (2.0 * keyWidth() + 2.0 * valueWidth() + 2.0 * valueHeads + valueWidth()) / tp;
+  }
 }

@@ -111,6 +111,23 @@ public record MambaShape(int heads, int headDim, int state, int groups, int conv
   }
 
   /**
+   * Refuses a context-parallel size the mixer cannot take ({@link #splitsContext}).
+   *
+   * @param tp the tensor-parallel size
+   * @param cp the context-parallel size
+   * @param where the model, for the message
+   * @throws io.meshplan.util.InputException naming the sizes
+   */
+  public void checkContextParallel(int tp, int cp, String where) {
+    if (!splitsContext(tp, cp)) {
+      throw new io.meshplan.util.InputException(where + "'s Mamba layers hold " + heads / tp
+          + " heads in " + groups / tp + " groups per tensor rank; context parallelism of " + cp
+          + " must divide the heads, and divide the groups or be a multiple of them "
+          + "(Megatron-Core's mamba_context_parallel.py)");
+    }
+  }
+
+  /**
    * Whether a tensor-parallel size splits the mixer as Megatron-Core does.
    *
    * @param tp the tensor-parallel size
@@ -118,5 +135,35 @@ public record MambaShape(int heads, int headDim, int state, int groups, int conv
    */
   public boolean splits(int tp) {
     return tp > 0 && heads % tp == 0 && groups % tp == 0;
+  }
+
+  /**
+   * Whether a context-parallel size splits the mixer as Megatron-Core's Mamba context
+   * parallelism does ({@code mamba_context_parallel.py}): the heads of a tensor rank evenly, and
+   * its groups evenly, or {@code CP} a multiple of them (B and C then repeated).
+   *
+   * @param tp the tensor-parallel size, which {@link #splits}
+   * @param cp the context-parallel size
+   * @return true when it splits
+   */
+  public boolean splitsContext(int tp, int cp) {
+    int groupsLocal = groups / tp;
+    return cp > 0 && groupsLocal > 0 && heads / tp % cp == 0
+        && (groupsLocal < cp ? cp % groupsLocal == 0 : groupsLocal % cp == 0);
+  }
+
+  /**
+   * The elements per token one GPU's two all-to-alls move under context parallelism: in, its
+   * share of {@code z}, {@code x}, {@code B}, {@code C} (repeated to {@code CP} groups when it
+   * holds fewer) and {@code dt}; out, its share of the scan's output.
+   *
+   * @param tp the tensor-parallel size
+   * @param cp the context-parallel size
+   * @return elements per token
+   */
+  public double swapElementsPerToken(int tp, int cp) {
+    double groupsMoved = Math.max((double) groups / tp, cp);
+    return 2.0 * inner() / tp + 2.0 * state * groupsMoved + (double) heads / tp
+        + (double) inner() / tp;
   }
 }

@@ -518,11 +518,12 @@ public record ModelSpec(
   }
 
   /**
-   * Refuses a layout a hybrid model's Mamba or Gated DeltaNet layers cannot take: a
-   * tensor-parallel size that does not split their heads and groups ({@link
-   * MambaShape#checkTensorParallel}, {@link GdnShape#checkTensorParallel}), or context
-   * parallelism, whose head-parallel all-to-alls over the scan (Megatron-Core's {@code
-   * mamba_context_parallel.py}, {@code gated_delta_net/common.py}) meshplan does not price.
+   * Refuses a layout a hybrid model's mixers cannot take: a tensor-parallel size that does not
+   * split their heads and groups ({@link MambaShape#checkTensorParallel}, {@link
+   * GdnShape#checkTensorParallel}, {@link Mamba1Shape#checkTensorParallel}), or a
+   * context-parallel size Megatron-Core's head-parallel all-to-alls cannot split them by ({@link
+   * MambaShape#checkContextParallel}; Gated DeltaNet's heads by TP x CP); Mamba-1 layers take no
+   * context parallelism.
    *
    * @param tp the tensor-parallel size
    * @param cp the context-parallel size
@@ -533,18 +534,24 @@ public record ModelSpec(
     GdnShape gdn = arch.hybrid().gdn();
     if (mamba != null) {
       mamba.checkTensorParallel(tp, name);
+      mamba.checkContextParallel(tp, cp, name);
     }
     if (gdn != null) {
       gdn.checkTensorParallel(tp, name);
+      if (!gdn.splits(tp * cp)) {
+        throw new io.meshplan.util.InputException(name + "'s Gated DeltaNet layers have "
+            + gdn.keyHeads() + " key heads and " + gdn.valueHeads() + " value heads; tensor x "
+            + "context parallelism of " + tp + " x " + cp + " must divide both (Megatron-Core's"
+            + " transformer_config.py)");
+      }
     }
     Mamba1Shape mamba1 = arch.hybrid().mamba1();
     if (mamba1 != null) {
       mamba1.checkTensorParallel(tp, name);
-    }
-    if (cp > 1 && (mamba != null || gdn != null || mamba1 != null)) {
-      throw new io.meshplan.util.InputException(name + " has " + (mamba != null ? "Mamba"
-          : mamba1 != null ? "Mamba-1" : "Gated DeltaNet") + " layers, whose context parallelism (all-to-alls from sequence "
-          + "to heads around each scan) meshplan does not price; use --cp 1");
+      if (cp > 1) {
+        throw new io.meshplan.util.InputException(name + " has Mamba-1 layers, whose context "
+            + "parallelism no framework meshplan knows implements; use --cp 1");
+      }
     }
   }
 

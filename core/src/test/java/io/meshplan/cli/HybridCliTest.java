@@ -113,11 +113,31 @@ class HybridCliTest {
     assertThat(tp.err().strip().lines().count()).isEqualTo(1);
     assertThat(tp.err()).contains("128 heads in 8 groups; tensor parallelism of 16 must divide"
         + " both");
-    CliRun cp = CliRun.of("simulate", "--model", "nemotron-h-8b", "--cluster", "1x8:h100-80gb",
-        "--tp", "1", "--cp", "2", "--pp", "1", "--dp", "4", "--global-batch", "16",
+    CliRun cp = CliRun.of("simulate", "--model", "jamba-v0.1", "--cluster", "2x8:h100-80gb",
+        "--tp", "1", "--cp", "2", "--pp", "1", "--dp", "8", "--ep", "8", "--global-batch", "16",
         "--micro-batch", "1");
     assertThat(cp.code()).isEqualTo(2);
-    assertThat(cp.err()).contains("context parallelism");
+    assertThat(cp.err().strip().lines().count()).isEqualTo(1);
+    assertThat(cp.err()).contains("Mamba-1 layers, whose context parallelism");
+  }
+
+  @Test
+  void contextParallelismOverMambaLayersIsPricedAsTheirAllToAlls() throws Exception {
+    java.util.List<String> base = java.util.List.of("simulate", "--model", "nemotron-h-8b", "--cluster", "2x8:h100-80gb",
+        "--tp", "2", "--pp", "1", "--global-batch", "64", "--micro-batch", "1", "--seq",
+        "8192", "--distributed-optimizer", "--sequence-parallel", "--json");
+    CliRun one = CliRun.of(base, "--cp", "1", "--dp", "8");
+    CliRun two = CliRun.of(base, "--cp", "2", "--dp", "4");
+    assertThat(one.code()).as(one.err()).isZero();
+    assertThat(two.code()).as(two.err()).isZero();
+    // The same GPUs and tokens: CP 2 adds the Mamba layers' all-to-alls (and the attention
+    // layers' ring) to the data-parallel axis's bytes, which CP is carved from.
+    JsonNode a = JSON.readTree(one.out());
+    JsonNode b = JSON.readTree(two.out());
+    assertThat(b.at("/communicationBytes/dataParallel").asDouble())
+        .isGreaterThan(a.at("/communicationBytes/dataParallel").asDouble());
+    assertThat(a.at("/breakdown/expertAndContextExchange").asDouble()).isZero();
+    assertThat(b.at("/breakdown/expertAndContextExchange").asDouble()).isPositive();
   }
 
   @Test

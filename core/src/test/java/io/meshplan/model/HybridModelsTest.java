@@ -84,6 +84,10 @@ class HybridModelsTest {
     assertThatThrownBy(() -> q.checkHybridLayout(32, 1)).isInstanceOf(InputException.class)
         .hasMessageContaining("16 key heads and 32 value heads; tensor parallelism of 32");
     q.checkHybridLayout(16, 1);
+    // TP x CP must divide the 16 key heads too.
+    assertThatThrownBy(() -> q.checkHybridLayout(8, 4)).isInstanceOf(InputException.class)
+        .hasMessageContaining("tensor x context parallelism of 8 x 4");
+    q.checkHybridLayout(4, 4);
   }
 
   @Test
@@ -210,9 +214,23 @@ class HybridModelsTest {
     assertThatThrownBy(() -> m.checkHybridLayout(16, 1)).isInstanceOf(InputException.class)
         .hasMessageContaining("128 heads in 8 groups; tensor parallelism of 16 must divide both");
     assertThatThrownBy(() -> m.checkHybridLayout(3, 1)).isInstanceOf(InputException.class);
-    assertThatThrownBy(() -> m.checkHybridLayout(2, 2)).isInstanceOf(InputException.class)
-        .hasMessageContaining("context parallelism");
+    // Context parallelism splits each tensor rank's heads (128 / 8 = 16: CP 32 does not) and its
+    // groups, or is a multiple of them (8 / 8 = 1 group: any CP), as mamba_context_parallel.py
+    // asserts; CP 3 divides neither 128 heads nor 8 groups.
+    assertThatThrownBy(() -> m.checkHybridLayout(8, 32)).isInstanceOf(InputException.class)
+        .hasMessageContaining("context parallelism of 32 must divide the heads");
+    assertThatThrownBy(() -> m.checkHybridLayout(1, 3)).isInstanceOf(InputException.class);
+    m.checkHybridLayout(2, 2);
+    m.checkHybridLayout(8, 16);
     m.checkHybridLayout(8, 1);
+    // TP 2, CP 2: in, z and x 2 x 8192 / 2, B and C 2 x 128 x max(8 / 2, 2) groups, dt 128 / 2;
+    // out, 8192 / 2: 8192 + 1024 + 64 + 4096 = 13,376 elements per token. TP 8, CP 16: B and C
+    // repeated to 16 groups: 2048 + 2 x 128 x 16 + 16 + 1024 = 7,184.
+    assertThat(m.arch().hybrid().mamba().swapElementsPerToken(2, 2)).isEqualTo(13_376.0);
+    assertThat(m.arch().hybrid().mamba().swapElementsPerToken(8, 16)).isEqualTo(7_184.0);
+    // Mamba-1 layers take no context parallelism (no framework implements it).
+    assertThatThrownBy(() -> Presets.get("jamba-v0.1").checkHybridLayout(1, 2))
+        .isInstanceOf(InputException.class).hasMessageContaining("Mamba-1");
     assertThatThrownBy(() -> m.withLayers(53)).isInstanceOf(InputException.class);
     assertThat(m.withLayers(8).arch().hybrid().symbols()).isEqualTo("M-M-M-M*");
     assertThatThrownBy(() -> new MambaShape(6, 64, 128, 4, 4, 128, 4, true, false))

@@ -265,11 +265,11 @@ public final class IlpLayerCostModel implements LayerCostModel {
     int t = s.tensorParallel();
     io.meshplan.model.MambaShape mamba = model.arch().hybrid().mamba();
     io.meshplan.model.GdnShape gdn = model.arch().hybrid().gdn();
-    if (kind == Kind.MAMBA && (!mamba.splits(t) || s.contextParallel() > 1)
-        || kind == Kind.GDN_LAYER && (!gdn.splits(t) || s.contextParallel() > 1)
-        || kind == Kind.MAMBA1 && (!model.arch().hybrid().mamba1().splits(t)
-            || s.contextParallel() > 1)) {
-      return null; // Megatron-Core's split of heads and groups; no context parallelism priced
+    int cp = s.contextParallel();
+    if (kind == Kind.MAMBA && (!mamba.splits(t) || !mamba.splitsContext(t, cp))
+        || kind == Kind.GDN_LAYER && !gdn.splits(t * cp)
+        || kind == Kind.MAMBA1 && (!model.arch().hybrid().mamba1().splits(t) || cp > 1)) {
+      return null; // Megatron-Core's splits of heads and groups over TP and CP
     }
     // A dense block of a mixture-of-experts model prices as a block of the dense model it is.
     ModelSpec m = kind == Kind.DENSE_BLOCK ? model.denseBlockModel() : model;
@@ -322,7 +322,11 @@ public final class IlpLayerCostModel implements LayerCostModel {
       ExpertExchange x = exchange(tg, planned.plan(), env, s, local);
       out.experts(s.recomputes(io.meshplan.model.RecomputeModule.MOE) ? x.withFullRecompute() : x);
     }
-    if (kind.block() && s.contextParallel() > 1) {
+    if (kind == Kind.MAMBA || kind == Kind.GDN_LAYER) {
+      if (s.contextParallel() > 1) {
+        out.ring(headSwap(kind, m, s, tg.options().storageDtype().bytes()));
+      }
+    } else if (kind.block() && s.contextParallel() > 1) {
       out.ring(ring(tg, planned.plan(), env, s));
     }
     return out.build();
@@ -337,6 +341,20 @@ public final class IlpLayerCostModel implements LayerCostModel {
       case ATTENTION_LAYER -> io.meshplan.model.HybridPattern.ATTENTION;
       default -> io.meshplan.model.HybridPattern.MLP;
     };
+  }
+
+  /**
+   * The head-parallel all-to-alls of a Mamba-2 or Gated DeltaNet layer under context
+   * parallelism ({@link RingExchange#headSwap}): one GPU's share of the mixer's tensors, for its
+   * microbatch's share of the sequence.
+   */
+  private static RingExchange headSwap(Kind kind, ModelSpec m, LayerSetting s, int bytes) {
+    int t = s.tensorParallel();
+    int cp = s.contextParallel();
+    double perToken = kind == Kind.MAMBA ? m.arch().hybrid().mamba().swapElementsPerToken(t, cp)
+        : m.arch().hybrid().gdn().swapElementsPerToken(t);
+    double tokens = (double) s.microBatch() * m.seq() / cp;
+    return new RingExchange(cp, false, tokens * perToken * bytes, 0, 0, 1, true);
   }
 
   /** The first block of a model that is not a listed dense block. */

@@ -13,19 +13,43 @@ import io.meshplan.util.Require;
  *   <li>{@code all_gather}: K and V are all-gathered before the attention and their gradients
  *       reduce-scattered after it, nothing overlapped.
  * </ul>
+ * A hybrid model's Mamba-2 and Gated DeltaNet layers ({@link #headSwap}) exchange otherwise
+ * (Megatron-Core's {@code mamba_context_parallel.py} and {@code gated_delta_net/common.py}): an
+ * all-to-all turns each GPU's share of the sequence for all its heads into the whole sequence for
+ * {@code 1/CP} of them before the convolution and scan, and another turns the output back before
+ * the output projection; the backward pass runs both again for the gradients; nothing overlapped.
  * Priced by the stage ({@link StageCostBuilder}), where the CP group lies.
  *
  * @param contextParallel CP
  * @param allGather the {@code all_gather} form rather than the ring
- * @param kvBytes the keys and values one GPU holds for its share of the sequence, bytes
+ * @param kvBytes the keys and values one GPU holds for its share of the sequence, bytes; for a
+ *     head swap, the bytes one GPU holds of the tensors both all-to-alls move
  * @param attentionForwardSeconds the attention kernels of the forward pass, seconds
  * @param attentionBackwardSeconds the attention kernels of the backward pass, seconds
  * @param passes forward passes whose exchange the block runs (2 with full recomputation)
+ * @param headSwap a hybrid mixer's head-parallel all-to-alls rather than attention's exchange
  */
 public record RingExchange(int contextParallel, boolean allGather, double kvBytes,
-    double attentionForwardSeconds, double attentionBackwardSeconds, int passes) {
+    double attentionForwardSeconds, double attentionBackwardSeconds, int passes,
+    boolean headSwap) {
   /** No context parallelism. */
-  public static final RingExchange NONE = new RingExchange(1, false, 0, 0, 0, 1);
+  public static final RingExchange NONE = new RingExchange(1, false, 0, 0, 0, 1, false);
+
+  /**
+   * Attention's exchange.
+   *
+   * @param contextParallel CP
+   * @param allGather the {@code all_gather} form rather than the ring
+   * @param kvBytes the keys and values one GPU holds for its share of the sequence, bytes
+   * @param attentionForwardSeconds the attention kernels of the forward pass, seconds
+   * @param attentionBackwardSeconds the attention kernels of the backward pass, seconds
+   * @param passes forward passes whose exchange the block runs
+   */
+  public RingExchange(int contextParallel, boolean allGather, double kvBytes,
+      double attentionForwardSeconds, double attentionBackwardSeconds, int passes) {
+    this(contextParallel, allGather, kvBytes, attentionForwardSeconds, attentionBackwardSeconds,
+        passes, false);
+  }
 
   /** Validates the numbers. */
   public RingExchange {
@@ -52,6 +76,6 @@ public record RingExchange(int contextParallel, boolean allGather, double kvByte
    */
   public RingExchange withFullRecompute() {
     return new RingExchange(contextParallel, allGather, kvBytes, attentionForwardSeconds,
-        attentionBackwardSeconds, passes + 1);
+        attentionBackwardSeconds, passes + 1, headSwap);
   }
 }

@@ -318,6 +318,20 @@ public final class StageCostBuilder {
         continue;
       }
       int cp = r.contextParallel();
+      if (r.headSwap()) {
+        // Two all-to-alls of the mixer's tensors each way, forward and backward, serially.
+        Overlap swap = Overlap.serial(0, comm.allToAll(r.kvBytes(), 1));
+        s.addForward(swap);
+        s.addBackward(swap);
+        s.exchange += 2 * swap.exposedSeconds();
+        for (int p = 1; p < r.passes(); p++) {
+          s.addBackward(swap);
+          s.exchange += swap.exposedSeconds();
+        }
+        s.dataBytesPerMicrobatch += BusBytesCommModel.bytesSent(Collective.ALL_TO_ALL,
+            r.kvBytes(), cp) * (1 + r.passes());
+        continue;
+      }
       double whole = r.kvBytes() * cp;
       double gather = comm.allGather(whole, 1);
       Overlap f;
