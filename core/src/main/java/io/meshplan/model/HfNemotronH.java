@@ -16,8 +16,11 @@ import java.util.Set;
  * attention has {@code attention_head_dim} per head and no position encoding; the MLP is two
  * matrices with squared ReLU ({@code mlp_hidden_act} {@code relu2}); norms are RMSNorm.
  *
- * <p>Refused, each in one line: a mixture-of-experts layer ({@code E}, Nemotron 3's non-gated
- * experts are not modelled), an MLP activation other than {@code relu2}, and attention or MLP
+ * <p>Nemotron 3's mixture-of-experts layers ({@code E}) are read from {@code n_routed_experts}
+ * squared-ReLU experts of {@code moe_intermediate_size}, {@code num_experts_per_tok} per token,
+ * beside a shared expert of {@code moe_shared_expert_intermediate_size}, routed within {@code
+ * topk_group} of {@code n_group} groups. Refused, each in one line: {@code E} layers without
+ * {@code n_routed_experts}, an MLP activation other than {@code relu2}, and attention or MLP
  * biases (the released configs have none).
  */
 final class HfNemotronH {
@@ -29,7 +32,9 @@ final class HfNemotronH {
           "mlp_hidden_act", "hidden_act", "mamba_hidden_act", "attention_head_dim", "head_dim",
           "layer_norm_epsilon", "residual_in_fp32", "rescale_prenorm_residual", "time_step_min", "time_step_max", "time_step_floor",
           "time_step_limit", "mamba_dt_rank", "n_routed_experts", "num_logits_to_keep",
-          "sliding_window", "attention_dropout", "hidden_dropout", "use_mamba_kernels")),
+          "sliding_window", "attention_dropout", "hidden_dropout", "use_mamba_kernels",
+          "moe_intermediate_size", "moe_shared_expert_intermediate_size", "num_experts_per_tok",
+          "n_group", "topk_group", "routed_scaling_factor", "norm_topk_prob")),
       HfNemotronH::read, Optional.empty());
 
   private HfNemotronH() {}
@@ -51,9 +56,23 @@ final class HfNemotronH {
         f.bool("use_bias", false) || f.bool("mamba_proj_bias", false));
     HybridPattern hp = HybridPattern.parse(f.string("hybrid_override_pattern"), c.layers(),
         mamba);
+    MoeShape moe = MoeShape.DENSE;
     if (hp.first(HybridPattern.MOE) >= 0) {
-      throw new InputException(f.where() + ": hybrid_override_pattern has mixture-of-experts "
-          + "layers (E), which meshplan does not read for Nemotron-H");
+      // Nemotron 3's expert layers (Megatron-Bridge's bridge: n_routed_experts,
+      // moe_intermediate_size, moe_shared_expert_intermediate_size, num_experts_per_tok,
+      // n_group and topk_group), squared-ReLU experts of two matrices as its MLP layers.
+      if (!f.given("n_routed_experts")) {
+        throw new InputException(f.where() + ": hybrid_override_pattern has mixture-of-experts"
+            + " layers (E) but n_routed_experts is absent");
+      }
+      moe = new MoeShape(f.positive("n_routed_experts"), f.positive("num_experts_per_tok"),
+          f.positive("moe_intermediate_size"),
+          f.given("moe_shared_expert_intermediate_size")
+              ? f.positive("moe_shared_expert_intermediate_size") : 0, false);
+      int groups = f.positive("n_group", 1);
+      if (groups > 1) {
+        moe = moe.withGroupLimit(groups, f.positive("topk_group", 1));
+      }
     }
     int kv = f.positive("num_key_value_heads", c.heads());
     int headDim = f.positive("attention_head_dim", f.positive("head_dim", 0 < c.heads()
@@ -62,9 +81,10 @@ final class HfNemotronH {
     Architecture arch = new Architecture(Architecture.Mlp.RELU2, Architecture.Norm.RMS,
         Architecture.Positions.NONE, 0, false, f.bool("tie_word_embeddings", false),
         new AttentionShape(headDim, false, AttentionShape.QkNorm.NONE, 2, 0, 0, 0, 0, 0),
-        MoeShape.DENSE, 0, Numerics.rotary(10_000, eps > 0 ? eps : 1e-5), hp);
+        moe, 0, Numerics.rotary(10_000, eps > 0 ? eps : 1e-5), hp);
     return new ModelSpec(c.name(), ModelSpec.Family.GPT, c.layers(), c.hidden(), c.heads(), kv,
-        f.positive("intermediate_size"), c.vocab(), c.seq(), HfConfigReader.DEFAULT_BATCH,
+        moe.routed() ? moe.expertFfn() : f.positive("intermediate_size"), c.vocab(), c.seq(),
+        HfConfigReader.DEFAULT_BATCH,
         c.dtype(), arch);
   }
 }

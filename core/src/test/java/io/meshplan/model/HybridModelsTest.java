@@ -103,6 +103,12 @@ class HybridModelsTest {
     assertThat(jamba.parameterCount()).isEqualTo(51_570_323_328L);
     assertThat(jamba.arch().hybrid()).isEqualTo(Presets.get("jamba-v0.1").arch().hybrid());
     assertThat(HfConfigReader.readConfig(hf.resolve("jamba-v0.1.json")).warnings()).isEmpty();
+    ModelSpec nano = HfConfigReader.read(hf.resolve("nemotron-3-nano-30b-a3b.json"));
+    assertThat(nano.parameterCount()).isEqualTo(31_577_937_344L);
+    assertThat(nano.activeParameterCount()).isEqualTo(3_580_073_408L);
+    assertThat(nano.arch().moe()).isEqualTo(Presets.get("nemotron-3-nano-30b-a3b").arch().moe());
+    assertThat(HfConfigReader.readConfig(hf.resolve("nemotron-3-nano-30b-a3b.json")).warnings())
+        .isEmpty();
     ModelSpec h = HfConfigReader.read(hf.resolve("nemotron-h-8b-base-8k.json"));
     assertThat(h.parameterCount()).isEqualTo(8_100_852_736L);
     assertThat(h.arch().hybrid()).isEqualTo(Presets.get("nemotron-h-8b").arch().hybrid());
