@@ -458,6 +458,19 @@ final class DecoderForward {
     return down;
   }
 
+  /**
+   * A linear layer with a bias of its own when {@code bias} (a hybrid mixer's {@code use_bias}),
+   * whatever the architecture's biases.
+   */
+  int linear(int x, int in, int out, String name, boolean bias) {
+    int y = linear(x, in, out, name);
+    if (!bias) {
+      return y;
+    }
+    TensorShape ys = t.shape(y);
+    return t.add(y, t.broadcast(weight(name + "_bias", out), ys.dims(), ys.rank() - 1));
+  }
+
   int linear(int x, int in, int out, String name) {
     int w = weight(name, in, out);
     int y = o.fp8() ? fp8Linear(x, w) : t.dot(x, w);

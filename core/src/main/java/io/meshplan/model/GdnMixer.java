@@ -70,7 +70,10 @@ final class GdnMixer {
     return f.linear(gated, vw, h, "out_proj");
   }
 
-  /** Queries or keys {@code [b, s, H_k d_k]} repeated to the value heads {@code [b, s, H_v, d_k]}. */
+  /**
+   * Queries or keys {@code [b, s, H_k d_k]} repeated to the value heads {@code [b, s, H_v,
+   * d_k]}.
+   */
   private int heads(int x) {
     int hk = m.keyHeads();
     int r = m.valueHeads() / hk;

@@ -7,9 +7,9 @@ import java.util.Optional;
 import java.util.Set;
 
 /**
- * Qwen3-Next ({@code model_type} {@code qwen3_next}; transformers' {@code configuration_qwen3_next.py}
- * at 249ef81 and {@code modeling_qwen3_next.py} at 7515843): each layer a mixer, Gated DeltaNet
- * ({@link GdnShape}) or gated full attention on every {@code full_attention_interval}-th layer (or
+ * Qwen3-Next ({@code model_type} {@code qwen3_next}; transformers' {@code
+ * configuration_qwen3_next.py} at 249ef81 and {@code modeling_qwen3_next.py} at 7515843): each
+ * layer a mixer, Gated DeltaNet ({@link GdnShape}) or gated full attention on every {@code full_attention_interval}-th layer (or
  * as {@code layer_types} lists them), and a mixture of {@code num_experts} SwiGLU experts of
  * {@code moe_intermediate_size}, {@code num_experts_per_tok} per token, beside a shared expert of
  * {@code shared_expert_intermediate_size} scaled by its sigmoid gate. Read as two sublayers per

@@ -1,7 +1,6 @@
 package io.meshplan.model;
 
 import io.meshplan.graph.Opcode;
-import io.meshplan.graph.TensorShape;
 
 /**
  * The Mamba-1 mixer of a hybrid model's {@code S} layers ({@link Mamba1Shape}), as Jamba runs it
@@ -45,9 +44,9 @@ final class Mamba1Mixer {
     int d = m.inner();
     int n = m.state();
     int r = m.dtRank();
-    int z = f.keep(projection(xn, h, d, "in_z"));
-    int u = f.keep(CausalConv.apply(t, f, f.keep(projection(xn, h, d, "in_x")), m.convKernel(),
-        m.convBias(), "conv_x"));
+    int z = f.keep(f.linear(xn, h, d, "in_z", m.projBias()));
+    int x = f.keep(f.linear(xn, h, d, "in_x", m.projBias()));
+    int u = f.keep(CausalConv.apply(t, f, x, m.convKernel(), m.convBias(), "conv_x"));
     int xdbl = f.linear(u, d, r + 2 * n, "x_proj");
     int dtIn = norm(t.slice(xdbl, new int[3], new int[] {b, s, r}), "dt_norm");
     int bIn = f.keep(norm(t.slice(xdbl, new int[] {0, 0, r}, new int[] {b, s, r + n}),
@@ -65,21 +64,11 @@ final class Mamba1Mixer {
     int skip = t.mul(u, t.broadcast(f.weight("d", d), bsd, 2));
     int gated = f.keepGemmInput(t.mul(f.keep(t.add(y, skip)),
         t.mul(z, t.unary(Opcode.LOGISTIC, z))));
-    return projection(gated, d, h, "out_proj");
+    return f.linear(gated, d, h, "out_proj", m.projBias());
   }
 
   /** Jamba's RMSNorm of the step input, B or C, or nothing without inner norms. */
   private int norm(int x, String name) {
     return m.innerNorms() ? f.rmsLast(x, name) : x;
-  }
-
-  /** A projection of the mixer, with its bias when the shape has one ({@code mamba_proj_bias}). */
-  private int projection(int x, int in, int out, String name) {
-    int y = f.linear(x, in, out, name);
-    if (!m.projBias()) {
-      return y;
-    }
-    TensorShape ys = t.shape(y);
-    return t.add(y, t.broadcast(f.weight(name + "_bias", out), ys.dims(), ys.rank() - 1));
   }
 }

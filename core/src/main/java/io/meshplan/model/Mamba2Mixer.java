@@ -2,7 +2,6 @@ package io.meshplan.model;
 
 import io.meshplan.graph.DType;
 import io.meshplan.graph.Opcode;
-import io.meshplan.graph.TensorShape;
 
 /**
  * The Mamba-2 mixer of a hybrid model's {@code M} layers ({@link MambaShape}), as kernels run it:
@@ -69,26 +68,17 @@ final class Mamba2Mixer {
   int layer(int xn) {
     int inner = m.inner();
     int gn = m.groups() * m.state();
-    int z = f.keep(projection(xn, h, inner, "in_z"));
-    int x = conv(f.keep(projection(xn, h, inner, "in_x")), inner, "conv_x");
-    int bb = conv(f.keep(projection(xn, h, gn, "in_b")), gn, "conv_b");
-    int cc = conv(f.keep(projection(xn, h, gn, "in_c")), gn, "conv_c");
-    int step = f.keep(FusedScans.softplus(t, t.add(projection(xn, h, m.heads(), "in_dt"),
+    int z = f.keep(f.linear(xn, h, inner, "in_z", m.projBias()));
+    int x = conv(f.keep(f.linear(xn, h, inner, "in_x", m.projBias())), inner, "conv_x");
+    int bb = conv(f.keep(f.linear(xn, h, gn, "in_b", m.projBias())), gn, "conv_b");
+    int cc = conv(f.keep(f.linear(xn, h, gn, "in_c", m.projBias())), gn, "conv_c");
+    int dtIn = f.linear(xn, h, m.heads(), "in_dt", m.projBias());
+    int step = f.keep(FusedScans.softplus(t, t.add(dtIn,
         t.broadcast(f.weight("dt_bias", m.heads()), new int[] {b, s, m.heads()}, 2))));
     int y = f.keep(scan(x, bb, cc, step));
     int gated = t.mul(y, silu(z));
     int normed = f.keepGemmInput(gatedNorm(gated));
-    return projection(normed, inner, h, "out_proj");
-  }
-
-  /** A projection of the mixer, with its bias when the shape has one ({@code use_bias}). */
-  private int projection(int x, int in, int out, String name) {
-    int y = f.linear(x, in, out, name);
-    if (!m.projBias()) {
-      return y;
-    }
-    TensorShape ys = t.shape(y);
-    return t.add(y, t.broadcast(f.weight(name + "_bias", out), ys.dims(), ys.rank() - 1));
+    return f.linear(normed, inner, h, "out_proj", m.projBias());
   }
 
   /** The causal convolution of {@code x}, with SiLU ({@link CausalConv}). */

@@ -303,8 +303,8 @@ public final class Presets {
   }
 
   /**
-   * Nemotron 3 Nano 30B-A3B (Megatron-Bridge's {@code Nemotron3NanoProvider}, nemotron_h_provider.py
-   * at 38b4a06b): 52 layers of a hybrid pattern (23 Mamba-2, 23 mixture-of-experts, 6 attention),
+   * Nemotron 3 Nano 30B-A3B (Megatron-Bridge's {@code Nemotron3NanoProvider},
+   * nemotron_h_provider.py at 38b4a06b): 52 layers of a hybrid pattern (23 Mamba-2, 23 mixture-of-experts, 6 attention),
    * hidden 2688; Mamba-2 with 64 heads of 64, state 128, 8 groups (Megatron-Core's default
    * 4-tap convolution with bias and chunks of 128); attention of 32 heads of 128 and 2 key/value
    * heads, no position encoding; 128 squared-ReLU experts of 1856, 6 per token, beside a shared
