@@ -557,157 +557,82 @@ public final class GraphBuilder {
   }
 
   /**
-   * The SSD scan of a Mamba-2 layer, forward ({@link Opcode#SSD_SCAN}).
+   * A fused scan's forward ({@link OpKind#SCAN}): the SSD scan of a Mamba-2 layer ({@link
+   * Opcode#SSD_SCAN}: X {@code [b, s, H, P]}, dt and A dt {@code [b, s, H, 1]}, B and C {@code
+   * [b, s, G, N]} with G dividing H; the output shaped as X), the gated delta rule of a Gated
+   * DeltaNet layer ({@link Opcode#GDN_SCAN}: Q and K {@code [b, s, H, d_k]}, V {@code [b, s, H,
+   * d_v]}, g and beta {@code [b, s, H, 1]}; shaped as V) or the selective scan of a Mamba-1 layer
+   * ({@link Opcode#SELECTIVE_SCAN}: u and delta {@code [b, s, D]}, A {@code [D, N]}, B and C
+   * {@code [b, s, N]}; shaped as u).
    *
-   * @param x the inputs {@code [b, s, H, P]}
-   * @param dt the step sizes {@code [b, s, H, 1]}
-   * @param adt the step sizes times the heads' decay, {@code [b, s, H, 1]}
-   * @param b the state inputs {@code [b, s, G, N]}, {@code G} dividing {@code H}
-   * @param c the state outputs, the shape of {@code b}
-   * @param chunk the chunk length Q, dividing {@code s}
-   * @return the id of the output, shaped as {@code x}
+   * @param op the forward opcode
+   * @param chunk the chunk length, dividing the sequence (1 for the selective scan)
+   * @param operands the five operands, in the order above
+   * @return the id of the output
    */
-  public int ssdScan(int x, int dt, int adt, int b, int c, int chunk) {
-    checkScan(x, dt, adt, b, c, chunk);
-    return add(Opcode.SSD_SCAN, shape(x), List.of(x, dt, adt, b, c),
+  public int scan(Opcode op, int chunk, int... operands) {
+    checkScan(op, chunk, operands);
+    return add(op, shape(operands[op == Opcode.GDN_SCAN ? 2 : 0]), boxed(operands),
         new OpAttrs.Scan(-1, chunk));
   }
 
   /**
-   * One gradient of the SSD scan ({@link Opcode#SSD_SCAN_GRAD}).
+   * One gradient kernel of a fused scan: the gradient of operand {@code output} from the
+   * forward's operands and the output's gradient {@code dY}.
    *
-   * @param output the operand whose gradient it yields: 0 X, 1 dt, 2 A dt, 3 B, 4 C
-   * @param x the forward's inputs
-   * @param dt its step sizes
-   * @param adt its decays
-   * @param b its state inputs
-   * @param c its state outputs
-   * @param dY the gradient of its output
-   * @param chunk the chunk length
+   * @param op the forward opcode
+   * @param output the operand whose gradient it yields, 0 to 4
+   * @param chunk the forward's chunk length
+   * @param dY the gradient of the forward's output
+   * @param operands the forward's five operands
    * @return the id of the gradient, shaped as the operand
    */
-  public int ssdScanGrad(int output, int x, int dt, int adt, int b, int c, int dY, int chunk) {
-    checkScan(x, dt, adt, b, c, chunk);
-    io.meshplan.util.Require.that(shape(dY).equals(shape(x)), "the output's gradient takes X's "
-        + "shape");
-    int[] ops = {x, dt, adt, b, c};
-    io.meshplan.util.Require.that(output >= 0 && output < ops.length, "an SSD scan has 5 "
+  public int scanGrad(Opcode op, int output, int chunk, int dY, int... operands) {
+    checkScan(op, chunk, operands);
+    io.meshplan.util.Require.that(output >= 0 && output < operands.length, "a scan has 5 "
         + "gradients, not " + output);
-    return add(Opcode.SSD_SCAN_GRAD, shape(ops[output]), List.of(x, dt, adt, b, c, dY),
-        new OpAttrs.Scan(output, chunk));
+    io.meshplan.util.Require.that(shape(dY).equals(shape(operands[op == Opcode.GDN_SCAN ? 2
+        : 0])), "the output's gradient takes the output's shape");
+    List<Integer> ops = new ArrayList<>(boxed(operands));
+    ops.add(dY);
+    Opcode grad = switch (op) {
+      case SSD_SCAN -> Opcode.SSD_SCAN_GRAD;
+      case GDN_SCAN -> Opcode.GDN_SCAN_GRAD;
+      default -> Opcode.SELECTIVE_SCAN_GRAD;
+    };
+    return add(grad, shape(operands[output]), ops, new OpAttrs.Scan(output, chunk));
   }
 
-  /**
-   * The gated delta rule of a Gated DeltaNet layer, forward ({@link Opcode#GDN_SCAN}).
-   *
-   * @param q the queries {@code [b, s, H, d_k]}
-   * @param k the keys, the shape of {@code q}
-   * @param v the values {@code [b, s, H, d_v]}
-   * @param g the decays {@code [b, s, H, 1]}
-   * @param beta the write strengths, the shape of {@code g}
-   * @param chunk the chunk length, dividing {@code s}
-   * @return the id of the output, shaped as {@code v}
-   */
-  public int gdnScan(int q, int k, int v, int g, int beta, int chunk) {
-    checkDelta(q, k, v, g, beta, chunk);
-    return add(Opcode.GDN_SCAN, shape(v), List.of(q, k, v, g, beta), new OpAttrs.Scan(-1, chunk));
-  }
-
-  /**
-   * One gradient of the gated delta rule ({@link Opcode#GDN_SCAN_GRAD}).
-   *
-   * @param output the operand whose gradient it yields: 0 Q, 1 K, 2 V, 3 g, 4 beta
-   * @param q the forward's queries
-   * @param k its keys
-   * @param v its values
-   * @param g its decays
-   * @param beta its write strengths
-   * @param dO the gradient of its output
-   * @param chunk the chunk length
-   * @return the id of the gradient, shaped as the operand
-   */
-  public int gdnScanGrad(int output, int q, int k, int v, int g, int beta, int dO, int chunk) {
-    checkDelta(q, k, v, g, beta, chunk);
-    io.meshplan.util.Require.that(shape(dO).equals(shape(v)), "the output's gradient takes V's "
-        + "shape");
-    int[] ops = {q, k, v, g, beta};
-    io.meshplan.util.Require.that(output >= 0 && output < ops.length, "the gated delta rule has"
-        + " 5 gradients, not " + output);
-    return add(Opcode.GDN_SCAN_GRAD, shape(ops[output]), List.of(q, k, v, g, beta, dO),
-        new OpAttrs.Scan(output, chunk));
-  }
-
-  /**
-   * The selective scan of a Mamba-1 layer, forward ({@link Opcode#SELECTIVE_SCAN}).
-   *
-   * @param u the inputs {@code [b, s, D]}
-   * @param delta the step sizes, the shape of {@code u}
-   * @param a the decays {@code [D, N]}
-   * @param b the selection inputs {@code [b, s, N]}
-   * @param c the selection outputs, the shape of {@code b}
-   * @return the id of the output, shaped as {@code u}
-   */
-  public int selectiveScan(int u, int delta, int a, int b, int c) {
-    checkSelective(u, delta, a, b, c);
-    return add(Opcode.SELECTIVE_SCAN, shape(u), List.of(u, delta, a, b, c),
-        new OpAttrs.Scan(-1, 1));
-  }
-
-  /**
-   * One gradient of the selective scan ({@link Opcode#SELECTIVE_SCAN_GRAD}).
-   *
-   * @param output the operand whose gradient it yields: 0 u, 1 delta, 2 A, 3 B, 4 C
-   * @param u the forward's inputs
-   * @param delta its step sizes
-   * @param a its decays
-   * @param b its selection inputs
-   * @param c its selection outputs
-   * @param dY the gradient of its output
-   * @return the id of the gradient, shaped as the operand
-   */
-  public int selectiveScanGrad(int output, int u, int delta, int a, int b, int c, int dY) {
-    checkSelective(u, delta, a, b, c);
-    io.meshplan.util.Require.that(shape(dY).equals(shape(u)), "the output's gradient takes u's "
-        + "shape");
-    int[] ops = {u, delta, a, b, c};
-    io.meshplan.util.Require.that(output >= 0 && output < ops.length, "the selective scan has 5"
-        + " gradients, not " + output);
-    return add(Opcode.SELECTIVE_SCAN_GRAD, shape(ops[output]), List.of(u, delta, a, b, c, dY),
-        new OpAttrs.Scan(output, 1));
-  }
-
-  private void checkSelective(int u, int delta, int a, int b, int c) {
-    TensorShape us = shape(u);
-    TensorShape as = shape(a);
-    TensorShape bs = shape(b);
-    io.meshplan.util.Require.that(us.rank() == 3 && us.equals(shape(delta)) && as.rank() == 2
-        && as.dim(0) == us.dim(2) && bs.rank() == 3 && bs.equals(shape(c))
-        && bs.dim(0) == us.dim(0) && bs.dim(1) == us.dim(1) && bs.dim(2) == as.dim(1),
-        "the selective scan takes u and delta [b, s, D], A [D, N], B and C [b, s, N]");
-  }
-
-  private void checkDelta(int q, int k, int v, int g, int beta, int chunk) {
-    TensorShape qs = shape(q);
-    TensorShape vs = shape(v);
-    TensorShape gs = shape(g);
-    io.meshplan.util.Require.that(qs.rank() == 4 && qs.equals(shape(k)) && vs.rank() == 4
-        && gs.rank() == 4 && gs.equals(shape(beta)) && vs.dim(0) == qs.dim(0)
-        && vs.dim(1) == qs.dim(1) && vs.dim(2) == qs.dim(2) && gs.dim(0) == qs.dim(0)
-        && gs.dim(1) == qs.dim(1) && gs.dim(2) == qs.dim(2) && gs.dim(3) == 1 && chunk > 0
-        && qs.dim(1) % chunk == 0, "the gated delta rule takes Q and K [b, s, H, d_k], V [b, s,"
-        + " H, d_v], g and beta [b, s, H, 1], and a chunk dividing s");
-  }
-
-  private void checkScan(int x, int dt, int adt, int b, int c, int chunk) {
-    TensorShape xs = shape(x);
-    TensorShape ds = shape(dt);
-    TensorShape bs = shape(b);
-    io.meshplan.util.Require.that(xs.rank() == 4 && ds.rank() == 4 && bs.rank() == 4
-        && ds.equals(shape(adt)) && bs.equals(shape(c)) && ds.dim(0) == xs.dim(0)
-        && ds.dim(1) == xs.dim(1) && ds.dim(2) == xs.dim(2) && ds.dim(3) == 1
-        && bs.dim(0) == xs.dim(0) && bs.dim(1) == xs.dim(1) && xs.dim(2) % bs.dim(2) == 0
-        && chunk > 0 && xs.dim(1) % chunk == 0, "an SSD scan takes X [b, s, H, P], dt and A dt "
-        + "[b, s, H, 1], B and C [b, s, G, N] with G dividing H, and a chunk dividing s");
+  private void checkScan(Opcode op, int chunk, int[] o) {
+    io.meshplan.util.Require.that(o.length == 5 && chunk > 0, "a scan takes five operands and a"
+        + " positive chunk");
+    TensorShape a = shape(o[0]);
+    TensorShape d = shape(o[op == Opcode.GDN_SCAN ? 3 : 1]);
+    TensorShape c = shape(o[4]);
+    boolean fits = switch (op) {
+      case SSD_SCAN -> a.rank() == 4 && d.rank() == 4 && c.rank() == 4
+          && d.equals(shape(o[2])) && c.equals(shape(o[3])) && d.dim(0) == a.dim(0)
+          && d.dim(1) == a.dim(1) && d.dim(2) == a.dim(2) && d.dim(3) == 1
+          && c.dim(0) == a.dim(0) && c.dim(1) == a.dim(1) && a.dim(2) % c.dim(2) == 0
+          && a.dim(1) % chunk == 0;
+      case GDN_SCAN -> {
+        TensorShape v = shape(o[2]);
+        yield a.rank() == 4 && a.equals(shape(o[1])) && v.rank() == 4 && d.rank() == 4
+            && d.equals(c) && v.dim(0) == a.dim(0) && v.dim(1) == a.dim(1)
+            && v.dim(2) == a.dim(2) && d.dim(0) == a.dim(0) && d.dim(1) == a.dim(1)
+            && d.dim(2) == a.dim(2) && d.dim(3) == 1 && a.dim(1) % chunk == 0;
+      }
+      case SELECTIVE_SCAN -> {
+        TensorShape decay = shape(o[2]);
+        yield a.rank() == 3 && a.equals(d) && decay.rank() == 2 && decay.dim(0) == a.dim(2)
+            && c.rank() == 3 && c.equals(shape(o[3])) && c.dim(0) == a.dim(0)
+            && c.dim(1) == a.dim(1) && c.dim(2) == decay.dim(1);
+      }
+      default -> false;
+    };
+    io.meshplan.util.Require.that(fits, () -> op + " does not take operands " + java.util.Arrays
+        .stream(o).mapToObj(x -> shape(x).toString()).toList() + " with chunk " + chunk
+        + " (see GraphBuilder.scan)");
   }
 
   private void checkAttention(int q, int k, int v) {

@@ -36,92 +36,93 @@ public final class OpCost {
   }
 
   /**
-   * The FLOPs of the selective scan (Gu and Dao, arXiv:2312.00752, section 3.3: the recurrence
-   * {@code h_t = exp(delta A) h_{t-1} + delta B_t u_t}, {@code y_t = C_t h_t}) on {@code [b, s, D]}
-   * inputs with a state of N per channel: per token, channel and state an exponential and a
-   * multiply for the decay, two multiplies for the input, a multiply-add for the state and a
-   * multiply-add for the output, 8 FLOPs, none of them on tensor cores. The backward, which
-   * recomputes the states, is priced at twice the forward, split between u's, delta's and A's
-   * gradients (half, a quarter, a quarter) and B's and C's (none: reductions, priced by bytes).
-   */
-  private static double selectiveFlops(Graph graph, Instruction ins) {
-    TensorShape u = graph.get(ins.operand(0)).tensorShape();
-    TensorShape a = graph.get(ins.operand(2)).tensorShape();
-    double forward = 8.0 * u.dim(0) * u.dim(1) * u.dim(2) * a.dim(1);
-    return switch (((OpAttrs.Scan) ins.attrs()).output()) {
-      case -1, 0 -> forward;
-      case 1, 2 -> forward / 2;
-      default -> 0;
-    };
-  }
-
-  /**
-   * The matrix FLOPs of the chunkwise gated delta rule (Yang et al., "Parallelizing Linear
-   * Transformers with the Delta Rule over Sequence Length", arXiv:2406.06484, section 3.3; with
-   * the decay of Gated DeltaNet, arXiv:2412.06464, section 3.3) on Q, K {@code [b, s, H, d_k]}
-   * and V {@code [b, s, H, d_v]} in chunks of C tokens, per chunk and head: {@code K K^T} ({@code
-   * 2 C^2 d_k}), the triangular solve for {@code T} ({@code 2 C^3 / 3}), {@code W = T K} and
-   * {@code U = T V} ({@code 2 C^2 (d_k + d_v)}), {@code W S} and {@code Q S} ({@code 4 C d_k d_v}),
-   * {@code Q K^T} and its masked product with {@code U - W S} ({@code 2 C^2 (d_k + d_v)}), and
-   * the state's update {@code K^T (U - W S)} ({@code 2 C d_k d_v}). The backward's products are
-   * twice the forward's, split between V's gradient (half) and Q's and K's (a quarter each).
-   */
-  private static double deltaFlops(Graph graph, Instruction ins) {
-    TensorShape q = graph.get(ins.operand(0)).tensorShape();
-    TensorShape v = graph.get(ins.operand(2)).tensorShape();
-    double tokens = (double) q.dim(0) * q.dim(1);
-    double heads = q.dim(2);
-    double dk = q.dim(3);
-    double dv = v.dim(3);
-    OpAttrs.Scan a = (OpAttrs.Scan) ins.attrs();
-    double c = a.chunk();
-    double perToken = 2 * c * (3 * dk + 2 * dv) + 6 * dk * dv + 2 * c * c / 3;
-    double forward = tokens * heads * perToken;
-    return switch (a.output()) {
-      case -1 -> forward;
-      case 2 -> forward;
-      case 0, 1 -> forward / 2;
-      default -> 0;
-    };
-  }
-
-  /**
-   * The matrix FLOPs of the SSD scan (Dao and Gu, arXiv:2405.21060, section 6 and listing 1) on
-   * X {@code [b, s, H, P]} and B, C {@code [b, s, G, N]} in chunks of Q tokens: inside each chunk
-   * {@code C B^T} per group ({@code 2 b s Q N G}) and its decay-masked product with X ({@code 2 b
-   * s Q P H}; whole Q x Q blocks, as the kernels compute them); each chunk's final state {@code
-   * B^T X} ({@code 2 b s N P H}); each position's output from the state entering its chunk,
-   * {@code C h} ({@code 2 b s N P H}); the states passed from chunk to chunk, {@code 2 b (s/Q) H
-   * P N}. The backward's products are twice the forward's (each product has two gradients),
-   * split between X's gradient (half) and B's and C's (a quarter each); the step sizes' gradients
-   * are reductions, priced by their bytes.
+   * The FLOPs of a fused scan ({@link OpKind#SCAN}): its forward's, per token times the tokens,
+   * or a backward kernel's share of the backward, which computes twice the forward's products
+   * (each product has two gradients): the operand the scan maps to its output takes half, the two
+   * it contracts with a quarter each, the rest (step sizes and decays, reductions) none, priced
+   * by their bytes ({@link #scanGradientShare}).
    */
   private static double scanFlops(Graph graph, Instruction ins) {
-    if (ins.opcode() == Opcode.GDN_SCAN || ins.opcode() == Opcode.GDN_SCAN_GRAD) {
-      return deltaFlops(graph, ins);
-    }
-    if (ins.opcode() == Opcode.SELECTIVE_SCAN || ins.opcode() == Opcode.SELECTIVE_SCAN_GRAD) {
-      return selectiveFlops(graph, ins);
-    }
-    TensorShape x = graph.get(ins.operand(0)).tensorShape();
-    TensorShape bc = graph.get(ins.operand(3)).tensorShape();
-    double b = x.dim(0);
-    double s = x.dim(1);
-    double heads = x.dim(2);
-    double p = x.dim(3);
-    double g = bc.dim(2);
-    double n = bc.dim(3);
+    TensorShape first = graph.get(ins.operand(0)).tensorShape();
+    double tokens = (double) first.dim(0) * first.dim(1);
     OpAttrs.Scan a = (OpAttrs.Scan) ins.attrs();
-    double q = a.chunk();
-    double forward = 2 * b * s * (q * n * g + heads * (q * p + 2 * n * p))
-        + 2 * b * (s / q) * heads * p * n;
-    return switch (a.output()) {
-      case -1 -> forward;
-      case 0 -> forward;
-      case 3, 4 -> forward / 2;
-      default -> 0;
+    double forward = tokens * switch (ins.opcode()) {
+      case SSD_SCAN, SSD_SCAN_GRAD -> {
+        TensorShape bc = graph.get(ins.operand(3)).tensorShape();
+        yield ssdFlopsPerToken(first.dim(2), first.dim(3), bc.dim(2), bc.dim(3), a.chunk());
+      }
+      case GDN_SCAN, GDN_SCAN_GRAD -> deltaFlopsPerToken(first.dim(2), first.dim(3),
+          graph.get(ins.operand(2)).tensorShape().dim(3), a.chunk());
+      default -> 8.0 * first.dim(2) * graph.get(ins.operand(2)).tensorShape().dim(1);
     };
+    return a.output() < 0 ? forward : 2 * forward * scanGradientShare(ins.opcode(), a.output());
   }
+
+  /**
+   * The share of a scan's backward products that the gradient of one operand takes: the SSD
+   * scan's X (operand 0) half and B and C (3, 4) a quarter each; the delta rule's V (2) half and
+   * Q and K (0, 1) a quarter each; the selective scan's u (0) half and delta and A (1, 2) a
+   * quarter each.
+   */
+  private static double scanGradientShare(Opcode op, int output) {
+    int half = op == Opcode.GDN_SCAN_GRAD ? 2 : 0;
+    boolean quarter = switch (op) {
+      case SSD_SCAN_GRAD -> output == 3 || output == 4;
+      case GDN_SCAN_GRAD -> output == 0 || output == 1;
+      default -> output == 1 || output == 2;
+    };
+    return output == half ? 0.5 : quarter ? 0.25 : 0;
+  }
+
+  /**
+   * The matrix FLOPs per token of the SSD scan's forward (Dao and Gu, arXiv:2405.21060, section
+   * 6 and listing 1) on {@code H} heads of {@code P} channels and {@code G} groups of state
+   * {@code N}, in chunks of {@code Q} tokens: inside each chunk {@code C B^T} per group ({@code 2
+   * Q N G}) and its decay-masked product with X ({@code 2 Q P H}; whole Q x Q blocks, as the
+   * kernels compute them); each chunk's final state {@code B^T X} and each position's output from
+   * the state entering its chunk, {@code C h} ({@code 2 N P H} each); the states passed from
+   * chunk to chunk ({@code 2 H P N / Q}).
+   *
+   * @param heads H
+   * @param headDim P
+   * @param groups G
+   * @param state N
+   * @param chunk Q, tokens
+   * @return FLOPs per token
+   */
+  public static double ssdFlopsPerToken(double heads, double headDim, double groups,
+      double state, double chunk) {
+    return 2 * (chunk * state * groups + heads * (chunk * headDim + 2 * state * headDim))
+        + 2 * heads * headDim * state / chunk;
+  }
+
+  /**
+   * The matrix FLOPs per token of the chunkwise gated delta rule's forward (Yang et al.,
+   * "Parallelizing Linear Transformers with the Delta Rule over Sequence Length",
+   * arXiv:2406.06484, section 3.3; with the decay of Gated DeltaNet, arXiv:2412.06464, section
+   * 3.3) on {@code H} heads of queries and keys of {@code d_k} and values of {@code d_v}, in
+   * chunks of C tokens, per chunk and head: {@code K K^T} ({@code 2 C^2 d_k}), the triangular
+   * solve for {@code T} ({@code 2 C^3 / 3}), {@code W = T K} and {@code U = T V} ({@code 2 C^2
+   * (d_k + d_v)}), {@code W S} and {@code Q S} ({@code 4 C d_k d_v}), {@code Q K^T} and its
+   * masked product with {@code U - W S} ({@code 2 C^2 (d_k + d_v)}), and the state's update
+   * {@code K^T (U - W S)} ({@code 2 C d_k d_v}).
+   *
+   * @param heads H
+   * @param keyDim d_k
+   * @param valueDim d_v
+   * @param chunk C, tokens
+   * @return FLOPs per token
+   */
+  public static double deltaFlopsPerToken(double heads, double keyDim, double valueDim,
+      double chunk) {
+    return heads * (2 * chunk * (3 * keyDim + 2 * valueDim) + 6 * keyDim * valueDim
+        + 2 * chunk * chunk / 3);
+  }
+
+  // The selective scan (Gu and Dao, arXiv:2312.00752, section 3.3: h_t = exp(delta A) h_{t-1} +
+  // delta B_t u_t, y_t = C_t h_t) takes per token, channel and state an exponential and a
+  // multiply for the decay, two multiplies for the input, a multiply-add for the state and one
+  // for the output: 8 FLOPs, none on tensor cores (scanFlops' default).
 
   /**
    * The model FLOPs of an instruction: those of the training algorithm, as MFU counts them (Chowdhery

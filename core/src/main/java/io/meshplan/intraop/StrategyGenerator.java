@@ -134,51 +134,45 @@ public final class StrategyGenerator {
    * Fused attention splits its operands and its output together over the batch (dim 0) and the
    * heads (dim 2), as Megatron-LM's tensor parallelism splits heads; never over the sequence or
    * the head dimension, since a device must hold whole rows of scores. The split must divide the
-   * key/value heads too. Its work divides evenly over the tiles; it communicates nothing.
+   * key/value heads too ({@link #headSplit}).
    */
   private StrategySet attention(Instruction ins) {
-    TensorShape q = graph.get(ins.operand(0)).tensorShape();
-    TensorShape kv = graph.get(ins.operand(1)).tensorShape();
-    TensorShape out = ins.tensorShape();
-    List<Strategy> list = new ArrayList<>();
-    for (ShardingSpec s : ctx.layouts(q)) {
-      if (s.axes(1) != 0 || s.axes(3) != 0 || !s.even(q, mesh) || !s.even(kv, mesh)) {
-        continue;
-      }
-      ShardingSpec[] ops = new ShardingSpec[ins.operands().size()];
-      java.util.Arrays.fill(ops, s);
-      list.add(new Strategy(s.toString(), s, ops, ctx.computeCost(ins, s.totalTiles(mesh)), 0.0,
-          s.localBytes(out, mesh)));
-    }
-    return list.isEmpty() ? ctx.opaque(ins) : new StrategySet(list, -1, false);
+    return headSplit(ins, 1);
   }
 
   /**
-   * The SSD scan splits every operand and its output together over the batch (dim 0) and the
-   * heads, or the heads' groups (dim 2), as Megatron-Core's tensor parallelism splits a Mamba
-   * layer's heads and groups; never over the sequence, which the scan runs along, or within a
-   * head. The split must divide the groups of B and C too. Its work divides evenly over the
-   * tiles; it communicates nothing.
+   * The SSD scan and the gated delta rule split like fused attention ({@link #headSplit}): over
+   * the batch and the heads, or the heads' groups (dim 2), as Megatron-Core's tensor parallelism
+   * splits a Mamba-2 or Gated DeltaNet layer; never over the sequence, which the scan runs along,
+   * or within a head. The split must divide the SSD scan's groups of B and C (operand 3) too.
+   * Mamba-1's selective scan splits its own way ({@link #selective}).
    */
   private StrategySet scan(Instruction ins) {
     if (ins.opcode() == io.meshplan.graph.Opcode.SELECTIVE_SCAN
         || ins.opcode() == io.meshplan.graph.Opcode.SELECTIVE_SCAN_GRAD) {
       return selective(ins);
     }
-    TensorShape x = graph.get(ins.operand(0)).tensorShape();
-    TensorShape bc = graph.get(ins.operand(3)).tensorShape();
+    return headSplit(ins, 3);
+  }
+
+  /**
+   * A kernel whose rank-4 operands and output split together over the batch (dim 0) and the
+   * heads (dim 2), and over nothing else, where the split divides operand {@code other} too.
+   * Its work divides evenly over the tiles; it communicates nothing.
+   */
+  private StrategySet headSplit(Instruction ins, int other) {
+    TensorShape first = graph.get(ins.operand(0)).tensorShape();
+    TensorShape second = graph.get(ins.operand(other)).tensorShape();
     TensorShape out = ins.tensorShape();
     List<Strategy> list = new ArrayList<>();
-    for (ShardingSpec s : ctx.layouts(x)) {
-      if (s.axes(1) != 0 || s.axes(3) != 0 || !s.even(x, mesh) || !s.even(bc, mesh)) {
+    for (ShardingSpec s : ctx.layouts(first)) {
+      if (s.axes(1) != 0 || s.axes(3) != 0 || !s.even(first, mesh) || !s.even(second, mesh)) {
         continue;
       }
       ShardingSpec[] ops = new ShardingSpec[ins.operands().size()];
       java.util.Arrays.fill(ops, s);
-      int output = ((io.meshplan.graph.OpAttrs.Scan) ins.attrs()).output();
-      ShardingSpec result = output >= 0 ? ops[output] : s;
-      list.add(new Strategy(s.toString(), result, ops, ctx.computeCost(ins, s.totalTiles(mesh)),
-          0.0, result.localBytes(out, mesh)));
+      list.add(new Strategy(s.toString(), s, ops, ctx.computeCost(ins, s.totalTiles(mesh)), 0.0,
+          s.localBytes(out, mesh)));
     }
     return list.isEmpty() ? ctx.opaque(ins) : new StrategySet(list, -1, false);
   }

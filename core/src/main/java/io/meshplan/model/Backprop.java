@@ -205,11 +205,8 @@ final class Backprop {
       case GATHER -> tape.gather(ops[0], ops[1]);
       case FUSED_ATTENTION -> tape.fusedAttention(ops[0], ops[1], ops[2],
           ((io.meshplan.graph.OpAttrs.Attention) ins.attrs()).work());
-      case SSD_SCAN -> tape.ssdScan(ops[0], ops[1], ops[2], ops[3], ops[4],
-          ((io.meshplan.graph.OpAttrs.Scan) ins.attrs()).chunk());
-      case GDN_SCAN -> tape.gdnScan(ops[0], ops[1], ops[2], ops[3], ops[4],
-          ((io.meshplan.graph.OpAttrs.Scan) ins.attrs()).chunk());
-      case SELECTIVE_SCAN -> tape.selectiveScan(ops[0], ops[1], ops[2], ops[3], ops[4]);
+      case SSD_SCAN, GDN_SCAN, SELECTIVE_SCAN -> tape.scan(ins.opcode(),
+          ((io.meshplan.graph.OpAttrs.Scan) ins.attrs()).chunk(), ops);
       case MOE_DISPATCH -> tape.moeDispatch(ops[0], ops.length > 1 ? ops[1] : -1, shape.dim(0),
           shape.dim(1));
       case MOE_COMBINE -> tape.moeCombine(ops[0], ops.length > 1 ? ops[1] : -1, shape.dim(0),

@@ -5,37 +5,25 @@ import io.meshplan.graph.TensorShape;
 
 /**
  * What the fused scans of the hybrid mixers share ({@link Mamba2Mixer}'s SSD scan, {@link
- * GdnMixer}'s gated delta rule): a backward that yields each of the five operands' gradients
- * from the kept operands and the output's gradient, one backward kernel each and only where a
- * gradient is needed, and the step sizes' softplus.
+ * GdnMixer}'s gated delta rule, {@link Mamba1Mixer}'s selective scan): a backward that yields
+ * each of the five operands' gradients from the kept operands and the output's gradient, one
+ * backward kernel each and only where a gradient is needed, and the step sizes' softplus.
  */
 final class FusedScans {
   private FusedScans() {}
 
-  /** One gradient kernel of a scan. */
-  @FunctionalInterface
-  interface Gradient {
-    /**
-     * Adds the kernel.
-     *
-     * @param tp the backward's tape
-     * @param output the operand whose gradient it yields
-     * @param fwd the forward operands as the backward reads them
-     * @param dy the output's gradient
-     * @return the gradient's id
-     */
-    int of(Tape tp, int output, int[] fwd, int dy);
-  }
-
   /**
-   * Gives the scan {@code y} of operands {@code ins} its backward.
+   * A fused scan ({@link Tape#scan}) with its backward: one gradient kernel per operand that
+   * needs a gradient, each reading the kept operands and the output's gradient.
    *
    * @param t the tape
-   * @param y the scan's output
-   * @param ins its operands
-   * @param gradient the backward kernel
+   * @param op the forward opcode
+   * @param chunk the chunk length
+   * @param ins the scan's five operands
+   * @return the scan's output
    */
-  static void differentiate(Tape t, int y, int[] ins, Gradient gradient) {
+  static int scan(Tape t, Opcode op, int chunk, int... ins) {
+    int y = t.scan(op, chunk, ins);
     t.customVjp(y, (bp, dy) -> {
       int[] fwd = new int[ins.length];
       for (int i = 0; i < ins.length; i++) {
@@ -43,10 +31,11 @@ final class FusedScans {
       }
       for (int i = 0; i < ins.length; i++) {
         if (bp.needsGrad(ins[i])) {
-          bp.accumulate(ins[i], gradient.of(bp.tape(), i, fwd, dy));
+          bp.accumulate(ins[i], bp.tape().scanGrad(op, i, chunk, dy, fwd));
         }
       }
     });
+    return y;
   }
 
   /**

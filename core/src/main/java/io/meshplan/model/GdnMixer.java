@@ -61,8 +61,9 @@ final class GdnMixer {
     int decay = t.unary(Opcode.NEGATE, t.unary(Opcode.EXP, f.weight("a_log", hv)));
     int g = t.mul(FusedScans.softplus(t, a), t.broadcast(decay, perHead, 2));
     int[] one = {b, s, hv, 1};
-    int o = scan(heads(q), heads(k), t.reshape(v, b, s, hv, m.valueHeadDim()),
-        f.keep(t.reshape(g, one)), f.keep(t.reshape(beta, one)));
+    int o = FusedScans.scan(t, Opcode.GDN_SCAN, chunk, heads(q), heads(k),
+        t.reshape(v, b, s, hv, m.valueHeadDim()), f.keep(t.reshape(g, one)),
+        f.keep(t.reshape(beta, one)));
     int normed = f.rmsLast(f.keep(o), "head_norm");
     int z4 = t.reshape(z, b, s, hv, m.valueHeadDim());
     int gated = f.keepGemmInput(t.reshape(t.mul(normed, t.mul(z4,
@@ -83,11 +84,4 @@ final class GdnMixer {
     return f.keep(t.reshape(rep, b, s, hk * r, d));
   }
 
-  /** The fused gated delta rule, with its backward. */
-  private int scan(int q, int k, int v, int g, int beta) {
-    int y = t.gdnScan(q, k, v, g, beta, chunk);
-    FusedScans.differentiate(t, y, new int[] {q, k, v, g, beta}, (tp, i, fwd, dy) ->
-        tp.gdnScanGrad(i, fwd[0], fwd[1], fwd[2], fwd[3], fwd[4], dy, chunk));
-    return y;
-  }
 }

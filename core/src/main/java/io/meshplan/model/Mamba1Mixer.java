@@ -58,9 +58,7 @@ final class Mamba1Mixer {
     int delta = f.keep(FusedScans.softplus(t, t.add(dtLin,
         t.broadcast(f.weight("dt_proj_bias", d), bsd, 2))));
     int a = t.unary(Opcode.NEGATE, t.unary(Opcode.EXP, f.weight("a_log", d, n)));
-    int y = t.selectiveScan(u, delta, a, bIn, cIn);
-    FusedScans.differentiate(t, y, new int[] {u, delta, a, bIn, cIn}, (tp, i, fwd, dy) ->
-        tp.selectiveScanGrad(i, fwd[0], fwd[1], fwd[2], fwd[3], fwd[4], dy));
+    int y = FusedScans.scan(t, Opcode.SELECTIVE_SCAN, 1, u, delta, a, bIn, cIn);
     int skip = t.mul(u, t.broadcast(f.weight("d", d), bsd, 2));
     int gated = f.keepGemmInput(t.mul(f.keep(t.add(y, skip)),
         t.mul(z, t.unary(Opcode.LOGISTIC, z))));

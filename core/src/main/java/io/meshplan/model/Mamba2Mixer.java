@@ -103,9 +103,7 @@ final class Mamba2Mixer {
     int x4 = t.reshape(x, b, s, heads, p);
     int b4 = t.reshape(bIn, b, s, m.groups(), m.state());
     int c4 = t.reshape(cIn, b, s, m.groups(), m.state());
-    int y = t.ssdScan(x4, dt4, adt, b4, c4, q);
-    FusedScans.differentiate(t, y, new int[] {x4, dt4, adt, b4, c4}, (tp, i, fwd, dy) ->
-        tp.ssdScanGrad(i, fwd[0], fwd[1], fwd[2], fwd[3], fwd[4], dy, q));
+    int y = FusedScans.scan(t, Opcode.SSD_SCAN, q, x4, dt4, adt, b4, c4);
     int skip = t.mul(x4, t.broadcast(f.weight("d", heads), new int[] {b, s, heads, p}, 2));
     return t.reshape(t.add(y, skip), b, s, heads * p);
   }

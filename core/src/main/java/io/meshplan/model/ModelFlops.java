@@ -121,8 +121,9 @@ public final class ModelFlops {
    * Forward FLOPs per token of one sublayer of a hybrid model ({@link HybridPattern}), as for a
    * block: twice its matrix parameters (a mixture-of-experts layer's router, its {@code k}
    * routed experts and its shared experts), with the attention core over the whole score matrix,
-   * the SSD scan's chunk products ({@link io.meshplan.graph.OpCost}'s count) and the gated delta
-   * rule's; the Mamba-1 scan's elementwise work is not counted, as no elementwise work is.
+   * the SSD scan's and the gated delta rule's chunk products ({@link
+   * io.meshplan.graph.OpCost#ssdFlopsPerToken}, {@link io.meshplan.graph.OpCost#deltaFlopsPerToken},
+   * the kernels' own counts); the Mamba-1 scan's elementwise work is not counted, as no elementwise work is.
    */
   private static double hybridLayerForwardFlopsPerToken(ModelSpec spec, char symbol, int seq) {
     double h = spec.hidden();
@@ -131,12 +132,9 @@ public final class ModelFlops {
     switch (symbol) {
       case HybridPattern.MAMBA -> {
         MambaShape m = hp.mamba();
-        double q = Math.min(m.chunk(), seq);
-        double heads = m.heads();
-        double p = m.headDim();
-        double n = m.state();
         return 2 * (h * m.inProjWidth() + (double) m.inner() * h)
-            + 2 * (q * n * m.groups() + heads * (q * p + 2 * n * p)) + 2 * heads * p * n / q;
+            + io.meshplan.graph.OpCost.ssdFlopsPerToken(m.heads(), m.headDim(), m.groups(),
+                m.state(), Mamba2Mixer.chunk(m.chunk(), seq));
       }
       case HybridPattern.SELECTIVE -> {
         Mamba1Shape m = hp.mamba1();
@@ -145,12 +143,10 @@ public final class ModelFlops {
       }
       case HybridPattern.GDN -> {
         GdnShape g = hp.gdn();
-        double c = Math.min(g.chunk(), seq);
-        double dk = g.keyHeadDim();
-        double dv = g.valueHeadDim();
         return 2 * (h * (2 * g.keyWidth() + 2 * g.valueWidth() + 2.0 * g.valueHeads())
             + g.valueWidth() * h)
-            + g.valueHeads() * (2 * c * (3 * dk + 2 * dv) + 6 * dk * dv + 2 * c * c / 3);
+            + io.meshplan.graph.OpCost.deltaFlopsPerToken(g.valueHeads(), g.keyHeadDim(),
+                g.valueHeadDim(), Mamba2Mixer.chunk(g.chunk(), seq));
       }
       case HybridPattern.ATTENTION -> {
         double qd = (double) spec.heads() * spec.headDim();

@@ -255,28 +255,12 @@ final class Tape {
     return tag(b.fusedAttention(q, k, v, work));
   }
 
-  int ssdScan(int x, int dt, int adt, int bIn, int cIn, int chunk) {
-    return tag(b.ssdScan(x, dt, adt, bIn, cIn, chunk));
+  int scan(Opcode op, int chunk, int... operands) {
+    return tag(b.scan(op, chunk, operands));
   }
 
-  int ssdScanGrad(int output, int x, int dt, int adt, int bIn, int cIn, int dY, int chunk) {
-    return tag(b.ssdScanGrad(output, x, dt, adt, bIn, cIn, dY, chunk));
-  }
-
-  int selectiveScan(int u, int delta, int a, int bIn, int cIn) {
-    return tag(b.selectiveScan(u, delta, a, bIn, cIn));
-  }
-
-  int selectiveScanGrad(int output, int u, int delta, int a, int bIn, int cIn, int dY) {
-    return tag(b.selectiveScanGrad(output, u, delta, a, bIn, cIn, dY));
-  }
-
-  int gdnScan(int q, int k, int v, int g, int beta, int chunk) {
-    return tag(b.gdnScan(q, k, v, g, beta, chunk));
-  }
-
-  int gdnScanGrad(int output, int q, int k, int v, int g, int beta, int dO, int chunk) {
-    return tag(b.gdnScanGrad(output, q, k, v, g, beta, dO, chunk));
+  int scanGrad(Opcode op, int output, int chunk, int dY, int... operands) {
+    return tag(b.scanGrad(op, output, chunk, dY, operands));
   }
 
   int fusedAttentionGrad(int output, int q, int k, int v, int o, int dO, double work) {
