@@ -299,14 +299,17 @@ public record ModelSpec(
    * norm.
    */
   private long mlpParameters(boolean denseMlp) {
-    long h = hidden;
     MoeShape moe = arch.moe();
     if (moe.routed() && !denseMlp) {
       return moe.parameters(hidden, arch.mlp().gated());
     }
-    long f = moe.routed() ? moe.denseFfn() : ffn;
-    long mlp = Math.multiplyExact((arch.mlp().gated() ? 3 : 2) * h, f);
-    long bias = arch.biases() ? (arch.mlp().gated() ? 2L * f : f) + h : 0;
+    return denseMlpParameters(moe.routed() ? moe.denseFfn() : ffn);
+  }
+
+  /** A dense MLP of inner size {@code f}: its two or three matrices and their biases. */
+  private long denseMlpParameters(long f) {
+    long mlp = Math.multiplyExact((arch.mlp().gated() ? 3L : 2L) * hidden, f);
+    long bias = arch.biases() ? (arch.mlp().gated() ? 2L * f : f) + hidden : 0;
     return Math.addExact(mlp, bias);
   }
 
@@ -325,8 +328,7 @@ public record ModelSpec(
       case HybridPattern.ATTENTION -> Math.addExact(attentionParameters(), hp.attentionGate()
           ? Math.multiplyExact((long) hidden, Math.multiplyExact((long) heads, headDim())) : 0);
       case HybridPattern.MOE -> arch.moe().parameters(hidden, arch.mlp().gated());
-      default -> Math.addExact(Math.multiplyExact((arch.mlp().gated() ? 3L : 2L) * hidden, ffn),
-          arch.biases() ? (arch.mlp().gated() ? 2L * ffn : ffn) + hidden : 0);
+      default -> denseMlpParameters(ffn);
     });
   }
 

@@ -328,9 +328,8 @@ public record MoeShape(int experts, int topK, int expertFfn, int sharedFfn,
   }
 
   /**
-   * The parameters of one block's mixture-of-experts layer: the router ({@code h x E}, plus its
-   * bias), every routed expert's gate, up and down matrices ({@code 3 h f_e}, plus {@code 2 f_e +
-   * h} of biases), and the shared experts' {@code 3 h f_s}.
+   * The parameters of one block's mixture-of-experts layer of gated experts ({@link
+   * #parameters(int, boolean)}).
    *
    * @param hidden the hidden size h
    * @return parameters, elements
@@ -340,12 +339,15 @@ public record MoeShape(int experts, int topK, int expertFfn, int sharedFfn,
   }
 
   /**
-   * The layer's parameters, with experts (routed and shared) that are gated MLPs of three
-   * matrices, or two-matrix MLPs (Nemotron 3's squared-ReLU experts): the model's MLP kind.
+   * The parameters of one block's mixture-of-experts layer: the router ({@code h x E}, plus its
+   * bias), every routed expert's matrices ({@code 3 h f_e} gated, plus {@code 2 f_e + h} of
+   * biases; {@code 2 h f_e} and {@code f_e + h} for two-matrix experts, Nemotron 3's squared
+   * ReLU), the shared experts' ({@code 3 h f_s} or {@code 2 h f_s}) and their gate's {@code h}.
+   * The experts are MLPs of the model's kind.
    *
    * @param hidden the hidden size h
    * @param gated whether the experts have a gate matrix
-   * @return the router, the routed experts and the shared experts' parameters
+   * @return parameters, elements
    */
   public long parameters(int hidden, boolean gated) {
     long h = hidden;

@@ -281,13 +281,11 @@ public final class IlpLayerCostModel implements LayerCostModel {
         .withKvReplicas(KvReplicas.of(m, t, megatron));
     opt = switch (kind) {
       case EMBEDDING -> opt.withBlocks(0, 0).withEmbedding(true).withHead(false);
-      // An expert block is built at the first block that routes to experts.
-      case BLOCK -> opt.withBlocks(m.arch().hybrid().on()
-          ? m.arch().hybrid().first(io.meshplan.model.HybridPattern.MOE) : firstRouted(m), 1)
+      // An expert block is built at the first block that routes to experts; a hybrid's layer
+      // of a kind at the first layer of its symbol.
+      case BLOCK, MAMBA, MAMBA1, GDN_LAYER, ATTENTION_LAYER, MLP_LAYER -> opt.withBlocks(
+          m.arch().hybrid().on() ? m.arch().hybrid().first(kind.symbol()) : firstRouted(m), 1)
           .withEmbedding(false).withHead(false);
-      case MAMBA, MAMBA1, GDN_LAYER, ATTENTION_LAYER, MLP_LAYER -> opt.withBlocks(
-          m.arch().hybrid().first(
-          symbol(kind)), 1).withEmbedding(false).withHead(false);
       case DENSE_BLOCK -> opt.withBlocks(0, 1).withEmbedding(false).withHead(false);
       case HEAD, MTP, MTP_FIRST_STAGE, MTP_HEAD -> opt.withBlocks(0, 0).withEmbedding(false)
           .withHead(true);
@@ -330,17 +328,6 @@ public final class IlpLayerCostModel implements LayerCostModel {
       out.ring(ring(tg, planned.plan(), env, s));
     }
     return out.build();
-  }
-
-  /** The hybrid pattern's symbol of a hybrid layer kind. */
-  private static char symbol(Kind kind) {
-    return switch (kind) {
-      case MAMBA -> io.meshplan.model.HybridPattern.MAMBA;
-      case GDN_LAYER -> io.meshplan.model.HybridPattern.GDN;
-      case MAMBA1 -> io.meshplan.model.HybridPattern.SELECTIVE;
-      case ATTENTION_LAYER -> io.meshplan.model.HybridPattern.ATTENTION;
-      default -> io.meshplan.model.HybridPattern.MLP;
-    };
   }
 
   /**

@@ -12,8 +12,11 @@ public interface LayerCostModel {
   enum Kind {
     /** Token (and position) embedding, on the first stage. */
     EMBEDDING,
-    /** One transformer block (a mixture-of-experts block in a mixture-of-experts model). */
-    BLOCK,
+    /**
+     * One transformer block (a mixture-of-experts block in a mixture-of-experts model; a hybrid's
+     * mixture-of-experts layer, symbol {@code E}).
+     */
+    BLOCK(io.meshplan.model.HybridPattern.MOE),
     /**
      * One of the blocks with a dense MLP of a mixture-of-experts model ({@link
      * io.meshplan.model.MoeShape#denseLayers}).
@@ -26,15 +29,15 @@ public interface LayerCostModel {
      * M}): its norm and mixer; a hybrid's mixture-of-experts layers ({@code E}) are {@link
      * #BLOCK}s.
      */
-    MAMBA,
+    MAMBA(io.meshplan.model.HybridPattern.MAMBA),
     /** A Gated DeltaNet layer of a hybrid model (symbol {@code G}): its norm and mixer. */
-    GDN_LAYER,
+    GDN_LAYER(io.meshplan.model.HybridPattern.GDN),
     /** A Mamba-1 layer of a hybrid model (symbol {@code S}): its norm and mixer. */
-    MAMBA1,
+    MAMBA1(io.meshplan.model.HybridPattern.SELECTIVE),
     /** A self-attention layer of a hybrid model (symbol {@code *}): its norm and attention. */
-    ATTENTION_LAYER,
+    ATTENTION_LAYER(io.meshplan.model.HybridPattern.ATTENTION),
     /** A dense MLP layer of a hybrid model (symbol {@code -}): its norm and MLP. */
-    MLP_LAYER,
+    MLP_LAYER(io.meshplan.model.HybridPattern.MLP),
     /**
      * The input of one multi-token prediction module ({@link
      * io.meshplan.model.Architecture#mtpDepth}): its copy of the token table, two norms and the
@@ -53,6 +56,30 @@ public interface LayerCostModel {
      */
     MTP_HEAD;
 
+    /** The block kinds of a stage, in the order a stage lists them. */
+    static final java.util.List<Kind> BLOCKS = java.util.List.of(MAMBA, MAMBA1, GDN_LAYER,
+        ATTENTION_LAYER, MLP_LAYER, DENSE_BLOCK, BLOCK);
+
+    private final char symbol;
+
+    Kind() {
+      this('\0');
+    }
+
+    Kind(char symbol) {
+      this.symbol = symbol;
+    }
+
+    /**
+     * The hybrid pattern's symbol of the layers of this kind ({@link
+     * io.meshplan.model.HybridPattern}).
+     *
+     * @return the symbol, or {@code 0} for a kind no pattern names
+     */
+    public char symbol() {
+      return symbol;
+    }
+
     /**
      * Whether recomputation applies to this kind: the transformer blocks and the multi-token
      * prediction modules' inputs.
@@ -61,9 +88,7 @@ public interface LayerCostModel {
      *     #MTP_FIRST_STAGE} and a hybrid's layers
      */
     public boolean block() {
-      return this == BLOCK || this == DENSE_BLOCK || this == MTP || this == MTP_FIRST_STAGE
-          || this == MAMBA || this == MAMBA1 || this == GDN_LAYER || this == ATTENTION_LAYER
-          || this == MLP_LAYER;
+      return BLOCKS.contains(this) || this == MTP || this == MTP_FIRST_STAGE;
     }
 
     /**

@@ -86,19 +86,11 @@ public final class StageAssembler {
     if (embedding && !add(list, LayerCostModel.Kind.EMBEDDING, ls, 1)) {
       return null;
     }
-    Span span = span(first, count, embedding, head);
-    int dense = span.denseBlocks();
-    int hybrid = span.mambaBlocks() + span.mamba1Blocks() + span.gdnBlocks()
-        + span.attentionBlocks();
-    boolean hp = model.arch().hybrid().on();
-    if (!add(list, LayerCostModel.Kind.MAMBA, ls, span.mambaBlocks())
-        || !add(list, LayerCostModel.Kind.MAMBA1, ls, span.mamba1Blocks())
-        || !add(list, LayerCostModel.Kind.GDN_LAYER, ls, span.gdnBlocks())
-        || !add(list, LayerCostModel.Kind.ATTENTION_LAYER, ls, span.attentionBlocks())
-        || !add(list, hp ? LayerCostModel.Kind.MLP_LAYER : LayerCostModel.Kind.DENSE_BLOCK, ls,
-            dense)
-        || !add(list, LayerCostModel.Kind.BLOCK, ls, count - dense - hybrid)) {
-      return null;
+    List<Integer> counts = span(first, count, embedding, head).blockCounts();
+    for (int k = 0; k < counts.size(); k++) {
+      if (!add(list, LayerCostModel.Kind.BLOCKS.get(k), ls, counts.get(k))) {
+        return null;
+      }
     }
     if (head && !add(list, LayerCostModel.Kind.HEAD, ls, 1)) {
       return null;
@@ -119,16 +111,16 @@ public final class StageAssembler {
    * layers, whichever blocks they are.
    *
    * @param blocks the stage's blocks
-   * @param denseBlocks the dense blocks among them (a hybrid's MLP layers)
-   * @param mambaBlocks a hybrid's Mamba-2 layers among them
-   * @param mamba1Blocks a hybrid's Mamba-1 layers among them
-   * @param gdnBlocks a hybrid's Gated DeltaNet layers among them
-   * @param attentionBlocks a hybrid's attention layers among them
+   * @param blockCounts how many of them are of each kind of {@link LayerCostModel.Kind#BLOCKS}
    * @param embedding whether the stage starts the model
    * @param head whether it ends the model
    */
-  public record Span(int blocks, int denseBlocks, int mambaBlocks, int mamba1Blocks,
-      int gdnBlocks, int attentionBlocks, boolean embedding, boolean head) {}
+  public record Span(int blocks, List<Integer> blockCounts, boolean embedding, boolean head) {
+    /** Copies the counts. */
+    public Span {
+      blockCounts = List.copyOf(blockCounts);
+    }
+  }
 
   /**
    * The span of the stage of blocks {@code first..last}.
@@ -151,17 +143,31 @@ public final class StageAssembler {
    * @return the span
    */
   public Span span(int first, int count, boolean embedding, boolean head) {
-    io.meshplan.model.HybridPattern hp = req.model().arch().hybrid();
-    int last = first + count - 1;
-    if (hp.on()) {
-      return new Span(count, hp.count(io.meshplan.model.HybridPattern.MLP, first, last),
-          hp.count(io.meshplan.model.HybridPattern.MAMBA, first, last),
-          hp.count(io.meshplan.model.HybridPattern.SELECTIVE, first, last),
-          hp.count(io.meshplan.model.HybridPattern.GDN, first, last),
-          hp.count(io.meshplan.model.HybridPattern.ATTENTION, first, last), embedding, head);
+    io.meshplan.model.ModelSpec model = req.model();
+    List<Integer> counts = new ArrayList<>(LayerCostModel.Kind.BLOCKS.size());
+    for (LayerCostModel.Kind k : LayerCostModel.Kind.BLOCKS) {
+      counts.add(count(model, k, first, first + count - 1));
     }
-    return new Span(count, count == 0 ? 0 : req.model().arch().moe().denseIn(first, last), 0, 0,
-        0, 0, embedding, head);
+    return new Span(count, counts, embedding, head);
+  }
+
+  /**
+   * The blocks of one kind among {@code first..last}: a hybrid's layers of the kind's pattern
+   * symbol; an ordinary decoder's listed dense blocks ({@link LayerCostModel.Kind#DENSE_BLOCK})
+   * and the others ({@link LayerCostModel.Kind#BLOCK}).
+   */
+  private static int count(io.meshplan.model.ModelSpec model, LayerCostModel.Kind kind,
+      int first, int last) {
+    io.meshplan.model.HybridPattern hp = model.arch().hybrid();
+    if (hp.on()) {
+      return kind.symbol() == 0 ? 0 : hp.count(kind.symbol(), first, last);
+    }
+    int dense = last < first ? 0 : model.arch().moe().denseIn(first, last);
+    return switch (kind) {
+      case DENSE_BLOCK -> dense;
+      case BLOCK -> last - first + 1 - dense;
+      default -> 0;
+    };
   }
 
   /**
@@ -174,15 +180,10 @@ public final class StageAssembler {
    * @return true when some stage holds such a layer
    */
   public static boolean present(io.meshplan.model.ModelSpec model, LayerCostModel.Kind kind) {
-    io.meshplan.model.HybridPattern hp = model.arch().hybrid();
+    if (LayerCostModel.Kind.BLOCKS.contains(kind)) {
+      return count(model, kind, 0, model.layers() - 1) > 0;
+    }
     return switch (kind) {
-      case MAMBA -> hp.first(io.meshplan.model.HybridPattern.MAMBA) >= 0;
-      case GDN_LAYER -> hp.first(io.meshplan.model.HybridPattern.GDN) >= 0;
-      case MAMBA1 -> hp.first(io.meshplan.model.HybridPattern.SELECTIVE) >= 0;
-      case ATTENTION_LAYER -> hp.first(io.meshplan.model.HybridPattern.ATTENTION) >= 0;
-      case MLP_LAYER -> hp.first(io.meshplan.model.HybridPattern.MLP) >= 0;
-      case BLOCK -> !hp.on() || hp.first(io.meshplan.model.HybridPattern.MOE) >= 0;
-      case DENSE_BLOCK -> !hp.on() && model.denseBlocks() > 0;
       case MTP, MTP_FIRST_STAGE, MTP_HEAD -> model.arch().mtpDepth() > 0;
       default -> true;
     };
