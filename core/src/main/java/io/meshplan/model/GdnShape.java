@@ -1,6 +1,5 @@
 package io.meshplan.model;
 
-import io.meshplan.util.InputException;
 import io.meshplan.util.Require;
 
 /**
@@ -83,21 +82,6 @@ public record GdnShape(int keyHeads, int valueHeads, int keyHeadDim, int valueHe
    */
   public boolean splits(int tp) {
     return tp > 0 && keyHeads % tp == 0 && valueHeads % tp == 0;
-  }
-
-  /**
-   * Refuses a tensor-parallel size that does not split the mixer ({@link #splits}).
-   *
-   * @param tp the tensor-parallel size
-   * @param where the model, for the message
-   * @throws InputException naming the sizes
-   */
-  public void checkTensorParallel(int tp, String where) {
-    if (!splits(tp)) {
-      throw new InputException(where + "'s Gated DeltaNet layers have " + keyHeads + " key "
-          + "heads and " + valueHeads + " value heads; tensor parallelism of " + tp + " must "
-          + "divide both (Megatron-Core splits them over the ranks)");
-    }
   }
 
   /**

@@ -1,6 +1,5 @@
 package io.meshplan.model;
 
-import io.meshplan.util.InputException;
 import io.meshplan.util.Require;
 
 /**
@@ -76,17 +75,4 @@ public record Mamba1Shape(int inner, int state, int convKernel, int dtRank, bool
     return tp > 0 && inner % tp == 0;
   }
 
-  /**
-   * Refuses a tensor-parallel size that does not split the channels ({@link #splits}).
-   *
-   * @param tp the tensor-parallel size
-   * @param where the model, for the message
-   * @throws InputException naming the sizes
-   */
-  public void checkTensorParallel(int tp, String where) {
-    if (!splits(tp)) {
-      throw new InputException(where + "'s Mamba-1 layers have " + inner + " channels; tensor "
-          + "parallelism of " + tp + " must divide them");
-    }
-  }
 }

@@ -16,7 +16,7 @@ import io.meshplan.graph.Opcode;
  * plot, without numbers), so it is priced at the GPU's matrix-product rate, never faster than
  * its memory traffic.
  *
- * <p>Tensor parallelism splits heads and groups ({@link MambaShape#checkTensorParallel}); each of
+ * <p>Tensor parallelism splits heads and groups ({@link MambaShape#splits}); each of
  * {@code z}, {@code x}, {@code B}, {@code C} and {@code dt} is its own column-parallel projection,
  * the parts of Megatron-Core's one {@code in_proj} that each rank holds.
  */

@@ -95,39 +95,6 @@ public record MambaShape(int heads, int headDim, int state, int groups, int conv
   }
 
   /**
-   * Refuses a tensor-parallel size that does not split the mixer as Megatron-Core splits it:
-   * heads and groups evenly over the ranks ({@code mamba_mixer.py} asserts both divisible).
-   *
-   * @param tp the tensor-parallel size
-   * @param where the model, for the message
-   * @throws io.meshplan.util.InputException naming the sizes
-   */
-  public void checkTensorParallel(int tp, String where) {
-    if (!splits(tp)) {
-      throw new io.meshplan.util.InputException(where + "'s Mamba layers have " + heads
-          + " heads in " + groups + " groups; tensor parallelism of " + tp + " must divide both"
-          + " (Megatron-Core splits heads and groups over the ranks)");
-    }
-  }
-
-  /**
-   * Refuses a context-parallel size the mixer cannot take ({@link #splitsContext}).
-   *
-   * @param tp the tensor-parallel size
-   * @param cp the context-parallel size
-   * @param where the model, for the message
-   * @throws io.meshplan.util.InputException naming the sizes
-   */
-  public void checkContextParallel(int tp, int cp, String where) {
-    if (!splitsContext(tp, cp)) {
-      throw new io.meshplan.util.InputException(where + "'s Mamba layers hold " + heads / tp
-          + " heads in " + groups / tp + " groups per tensor rank; context parallelism of " + cp
-          + " must divide the heads, and divide the groups or be a multiple of them "
-          + "(Megatron-Core's mamba_context_parallel.py)");
-    }
-  }
-
-  /**
    * Whether a tensor-parallel size splits the mixer as Megatron-Core does.
    *
    * @param tp the tensor-parallel size

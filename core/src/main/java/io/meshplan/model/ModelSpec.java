@@ -520,41 +520,61 @@ public record ModelSpec(
   }
 
   /**
-   * Refuses a layout a hybrid model's mixers cannot take: a tensor-parallel size that does not
-   * split their heads and groups ({@link MambaShape#checkTensorParallel}, {@link
-   * GdnShape#checkTensorParallel}, {@link Mamba1Shape#checkTensorParallel}), or a
-   * context-parallel size Megatron-Core's head-parallel all-to-alls cannot split them by ({@link
-   * MambaShape#checkContextParallel}; Gated DeltaNet's heads by TP x CP); Mamba-1 layers take no
-   * context parallelism.
+   * Refuses a layout a hybrid model's mixers cannot take ({@link #hybridLayoutProblem}).
    *
    * @param tp the tensor-parallel size
    * @param cp the context-parallel size
    * @throws io.meshplan.util.InputException naming what does not fit
    */
   public void checkHybridLayout(int tp, int cp) {
+    hybridLayoutProblem(tp, cp).ifPresent(p -> {
+      throw new io.meshplan.util.InputException(p);
+    });
+  }
+
+  /**
+   * What a hybrid model's mixers cannot take of a layout, as Megatron-Core splits them: a
+   * tensor-parallel size that does not divide the Mamba-2 heads and groups ({@link
+   * MambaShape#splits}: {@code mamba_mixer.py} asserts both), the Gated DeltaNet key and value
+   * heads ({@link GdnShape#splits}, by TP x CP: {@code transformer_config.py}) or the Mamba-1
+   * channels; a context-parallel size that does not split each tensor rank's Mamba-2 heads and
+   * groups ({@link MambaShape#splitsContext}: {@code mamba_context_parallel.py}); any context
+   * parallelism over Mamba-1 layers, which no framework implements.
+   *
+   * @param tp the tensor-parallel size
+   * @param cp the context-parallel size
+   * @return the sentence, or empty when the layout fits (and for an ordinary decoder)
+   */
+  public java.util.Optional<String> hybridLayoutProblem(int tp, int cp) {
     MambaShape mamba = arch.hybrid().mamba();
     GdnShape gdn = arch.hybrid().gdn();
-    if (mamba != null) {
-      mamba.checkTensorParallel(tp, name);
-      mamba.checkContextParallel(tp, cp, name);
-    }
-    if (gdn != null) {
-      gdn.checkTensorParallel(tp, name);
-      if (!gdn.splits(tp * cp)) {
-        throw new io.meshplan.util.InputException(name + "'s Gated DeltaNet layers have "
-            + gdn.keyHeads() + " key heads and " + gdn.valueHeads() + " value heads; tensor x "
-            + "context parallelism of " + tp + " x " + cp + " must divide both (Megatron-Core's"
-            + " transformer_config.py)");
-      }
-    }
     Mamba1Shape mamba1 = arch.hybrid().mamba1();
-    if (mamba1 != null) {
-      mamba1.checkTensorParallel(tp, name);
-      if (cp > 1) {
-        throw new io.meshplan.util.InputException(name + " has Mamba-1 layers, whose context "
-            + "parallelism no framework meshplan knows implements; use --cp 1");
-      }
+    String why = null;
+    if (mamba != null && !mamba.splits(tp)) {
+      why = "'s Mamba layers have " + mamba.heads() + " heads in " + mamba.groups() + " groups;"
+          + " tensor parallelism of " + tp + " must divide both (Megatron-Core splits heads and"
+          + " groups over the ranks)";
+    } else if (mamba != null && !mamba.splitsContext(tp, cp)) {
+      why = "'s Mamba layers hold " + mamba.heads() / tp + " heads in " + mamba.groups() / tp
+          + " groups per tensor rank; context parallelism of " + cp + " must divide the heads, "
+          + "and divide the groups or be a multiple of them (Megatron-Core's "
+          + "mamba_context_parallel.py)";
+    } else if (gdn != null && !gdn.splits(tp)) {
+      why = "'s Gated DeltaNet layers have " + gdn.keyHeads() + " key heads and "
+          + gdn.valueHeads() + " value heads; tensor parallelism of " + tp + " must divide both"
+          + " (Megatron-Core splits them over the ranks)";
+    } else if (gdn != null && !gdn.splits(tp * cp)) {
+      why = "'s Gated DeltaNet layers have " + gdn.keyHeads() + " key heads and "
+          + gdn.valueHeads() + " value heads; tensor x context parallelism of " + tp + " x " + cp
+          + " must divide both (Megatron-Core's transformer_config.py)";
+    } else if (mamba1 != null && !mamba1.splits(tp)) {
+      why = "'s Mamba-1 layers have " + mamba1.inner() + " channels; tensor parallelism of " + tp
+          + " must divide them";
+    } else if (mamba1 != null && cp > 1) {
+      why = " has Mamba-1 layers, whose context parallelism no framework meshplan knows "
+          + "implements; use --cp 1";
     }
+    return java.util.Optional.ofNullable(why).map(w -> name + w);
   }
 
   /**

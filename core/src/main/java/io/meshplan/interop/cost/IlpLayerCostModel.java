@@ -263,12 +263,8 @@ public final class IlpLayerCostModel implements LayerCostModel {
 
   private LayerCost solve(Kind kind, LayerSetting s, boolean megatron) {
     int t = s.tensorParallel();
-    io.meshplan.model.MambaShape mamba = model.arch().hybrid().mamba();
-    io.meshplan.model.GdnShape gdn = model.arch().hybrid().gdn();
-    int cp = s.contextParallel();
-    if (kind == Kind.MAMBA && (!mamba.splits(t) || !mamba.splitsContext(t, cp))
-        || kind == Kind.GDN_LAYER && !gdn.splits(t * cp)
-        || kind == Kind.MAMBA1 && (!model.arch().hybrid().mamba1().splits(t) || cp > 1)) {
+    boolean mixer = kind == Kind.MAMBA || kind == Kind.MAMBA1 || kind == Kind.GDN_LAYER;
+    if (mixer && model.hybridLayoutProblem(t, s.contextParallel()).isPresent()) {
       return null; // Megatron-Core's splits of heads and groups over TP and CP
     }
     // A dense block of a mixture-of-experts model prices as a block of the dense model it is.
