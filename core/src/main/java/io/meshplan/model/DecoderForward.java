@@ -45,8 +45,6 @@ final class DecoderForward {
   /** A fused adapter's down-projection {@code x A}, by adapter and input. */
   private final Map<String, Integer> loraDown = new HashMap<>();
   private int mask = -1;
-  /** The output gate of the attention being built, -1 without one (Qwen3-Next's). */
-  private int outputGate = -1;
   /** Matrix multiplications of linear layers so far in the current block. */
   private int matmuls;
   private int cos = -1;
@@ -197,7 +195,7 @@ final class DecoderForward {
     t.part("attention_norm");
     int xn = keepGemmInput(norm(x), RecomputeModule.LAYERNORM);
     t.part("attention");
-    int att = attention(xn);
+    int att = attention(xn, -1);
     boolean post = spec.arch().attn().blockNorms() == 4;
     if (post) {
       t.part("post_attention_norm");
@@ -238,11 +236,9 @@ final class DecoderForward {
       }
       case HybridPattern.ATTENTION -> {
         t.part("attention");
-        if (spec.arch().hybrid().attentionGate()) {
-          // The output gate's matrix is the second half of Qwen3-Next's doubled q_proj.
-          outputGate = linear(xn, h, spec.heads() * spec.headDim(), "wq_gate");
-        }
-        yield attention(xn);
+        // The output gate's matrix is the second half of Qwen3-Next's doubled q_proj.
+        yield attention(xn, spec.arch().hybrid().attentionGate()
+            ? linear(xn, h, spec.heads() * spec.headDim(), "wq_gate") : -1);
       }
       case HybridPattern.MOE -> {
         t.part("feed_forward");
@@ -256,11 +252,15 @@ final class DecoderForward {
     return t.add(x, y);
   }
 
-  /** Self-attention on the normed input {@code xn}; returns the projected output (dropped out). */
-  private int attention(int xn) {
+  /**
+   * Self-attention on the normed input {@code xn}; returns the projected output (dropped out),
+   * gated per channel by {@code sigmoid(gate)} before the projection when {@code gate} is a
+   * value (Qwen3-Next's output gate), not when it is -1.
+   */
+  private int attention(int xn, int gate) {
     if (spec.arch().attn().mla().on()) {
       int[] qkv = new LatentAttention(t, spec, o, this).queriesKeysValues(xn);
-      return core(qkv[0], qkv[1], qkv[2]);
+      return core(qkv[0], qkv[1], qkv[2], gate);
     }
     int a = spec.heads();
     int kvh = spec.kvHeads();
@@ -294,19 +294,19 @@ final class DecoderForward {
     keep(q);
     keep(k);
     keep(v);
-    return core(q, k, v);
+    return core(q, k, v, gate);
   }
 
   /**
    * The attention core on queries {@code [b, s, a, d]}, keys {@code [b, s, g, d]} and values
    * {@code [b, s, g, d_v]}, and the output projection; returns the projected output.
    */
-  private int core(int q, int k, int v) {
+  private int core(int q, int k, int v, int gate) {
     int a = spec.heads();
     int d = spec.headDim();
     int dv = spec.valueHeadDim();
     if (o.attention() == Attention.FLASH) {
-      return project(t.reshape(flash(q, ring(k), ring(v)), b, s, a * dv), a * dv);
+      return project(t.reshape(flash(q, ring(k), ring(v)), b, s, a * dv), a * dv, gate);
     }
     int kb = heads(k);
     int vb = heads(v);
@@ -329,7 +329,7 @@ final class DecoderForward {
       t.recomputeRegion(coreStart, ctx + 1);
     }
     ctx = keepGemmInput(t.reshape(t.transpose(ctx, 0, 2, 1, 3), b, s, a * dv));
-    return project(ctx, a * dv);
+    return project(ctx, a * dv, gate);
   }
 
   /**
@@ -349,11 +349,13 @@ final class DecoderForward {
     return t.concatenate(1, parts);
   }
 
-  /** The output projection of the attention context {@code ctx} {@code [b, s, width]}. */
-  private int project(int ctx, int width) {
-    if (outputGate >= 0) {
-      ctx = t.mul(ctx, t.unary(Opcode.LOGISTIC, outputGate));
-      outputGate = -1;
+  /**
+   * The output projection of the attention context {@code ctx} {@code [b, s, width]}, after
+   * its gate when {@code gate} is not -1.
+   */
+  private int project(int ctx, int width, int gate) {
+    if (gate >= 0) {
+      ctx = t.mul(ctx, t.unary(Opcode.LOGISTIC, gate));
     }
     int out = linear(ctx, width, h, "wo");
     if (hiddenDropout()) {
