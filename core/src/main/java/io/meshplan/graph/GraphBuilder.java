@@ -1,5 +1,6 @@
 package io.meshplan.graph;
 
+import io.meshplan.util.Require;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.EnumMap;
@@ -543,11 +544,11 @@ public final class GraphBuilder {
    */
   public int fusedAttentionGrad(int output, int q, int k, int v, int o, int dO, double work) {
     checkAttention(q, k, v);
-    io.meshplan.util.Require.that(output >= 0 && output <= 2, "fused attention has 3 gradients, not " + output);
+    Require.that(output >= 0 && output <= 2, "fused attention has 3 gradients, not " + output);
     TensorShape qs = shape(q);
     TensorShape os = TensorShape.of(qs.dtype(), qs.dim(0), qs.dim(1), qs.dim(2),
         shape(v).dim(3));
-    io.meshplan.util.Require.that(shape(o).equals(os) && shape(dO).equals(os),
+    Require.that(shape(o).equals(os) && shape(dO).equals(os),
         "the output and its gradient take the queries' shape with the values' head size");
     return add(Opcode.FUSED_ATTENTION_GRAD, switch (output) {
       case 0 -> qs;
@@ -572,8 +573,12 @@ public final class GraphBuilder {
    */
   public int scan(Opcode op, int chunk, int... operands) {
     checkScan(op, chunk, operands);
-    return add(op, shape(operands[op == Opcode.GDN_SCAN ? 2 : 0]), boxed(operands),
-        new OpAttrs.Scan(-1, chunk));
+    return add(op, scanOutputShape(op, operands), boxed(operands), new OpAttrs.Scan(-1, chunk));
+  }
+
+  /** The forward output's shape: the values' for Gated DeltaNet, the inputs' otherwise. */
+  private TensorShape scanOutputShape(Opcode op, int[] operands) {
+    return shape(operands[op == Opcode.GDN_SCAN ? 2 : 0]);
   }
 
   /**
@@ -589,10 +594,10 @@ public final class GraphBuilder {
    */
   public int scanGrad(Opcode op, int output, int chunk, int dY, int... operands) {
     checkScan(op, chunk, operands);
-    io.meshplan.util.Require.that(output >= 0 && output < operands.length, "a scan has 5 "
+    Require.that(output >= 0 && output < operands.length, "a scan has 5 "
         + "gradients, not " + output);
-    io.meshplan.util.Require.that(shape(dY).equals(shape(operands[op == Opcode.GDN_SCAN ? 2
-        : 0])), "the output's gradient takes the output's shape");
+    Require.that(shape(dY).equals(scanOutputShape(op, operands)),
+        "the output's gradient takes the output's shape");
     List<Integer> ops = new ArrayList<>(boxed(operands));
     ops.add(dY);
     Opcode grad = switch (op) {
@@ -604,7 +609,7 @@ public final class GraphBuilder {
   }
 
   private void checkScan(Opcode op, int chunk, int[] o) {
-    io.meshplan.util.Require.that(o.length == 5 && chunk > 0, "a scan takes five operands and a"
+    Require.that(o.length == 5 && chunk > 0, "a scan takes five operands and a"
         + " positive chunk");
     TensorShape a = shape(o[0]);
     TensorShape d = shape(o[op == Opcode.GDN_SCAN ? 3 : 1]);
@@ -630,7 +635,7 @@ public final class GraphBuilder {
       }
       default -> false;
     };
-    io.meshplan.util.Require.that(fits, () -> op + " does not take operands " + java.util.Arrays
+    Require.that(fits, () -> op + " does not take operands " + Arrays
         .stream(o).mapToObj(x -> shape(x).toString()).toList() + " with chunk " + chunk
         + " (see GraphBuilder.scan)");
   }
@@ -639,7 +644,7 @@ public final class GraphBuilder {
     TensorShape qs = shape(q);
     TensorShape ks = shape(k);
     TensorShape vs = shape(v);
-    io.meshplan.util.Require.that(qs.rank() == 4 && ks.rank() == 4 && vs.rank() == 4
+    Require.that(qs.rank() == 4 && ks.rank() == 4 && vs.rank() == 4
         && vs.dim(0) == ks.dim(0) && vs.dim(1) == ks.dim(1) && vs.dim(2) == ks.dim(2)
         && qs.dim(0) == ks.dim(0) && ks.dim(1) % qs.dim(1) == 0 && qs.dim(3) == ks.dim(3)
         && qs.dim(2) % ks.dim(2) == 0, "fused attention takes Q [b, s, a, d], K [b, c s, g, d]"
