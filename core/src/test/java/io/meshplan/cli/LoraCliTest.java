@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.withinPercentage;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -40,6 +41,14 @@ class LoraCliTest {
    * holds 8,030,261,248 x 4 bytes of gradients (and does not fit); LoRA's step is faster (no weight-gradient GEMMs)
    * and its data-parallel traffic is the adapters' gradients alone.
    */
+  /** Writes the plan {@code text} to {@code bad} with one field of the object at {@code at} set. */
+  private static void withField(String text, Path bad, String at, String field, Object value)
+      throws Exception {
+    JsonNode root = JSON.readTree(text);
+    ((ObjectNode) root.at(at)).set(field, JSON.valueToTree(value));
+    Files.writeString(bad, JSON.writeValueAsString(root));
+  }
+
   @Test
   void adaptersAloneCarryGradientsAndOptimizerState() throws Exception {
     JsonNode lora = run(SIM, "--finetune", "lora", "--lora-rank", "16", "--lora-targets",
@@ -175,8 +184,7 @@ class LoraCliTest {
     Files.writeString(bad, text.replaceFirst("\"rank\" : 16", "\"rank\" : 0"));
     CliRun.of("simulate", "--plan", bad.toString()).refusedInOneLine(2, "at least 1");
     // The plan's own summary must agree with its model.
-    com.fasterxml.jackson.databind.node.ObjectNode root =
-        (com.fasterxml.jackson.databind.node.ObjectNode) JSON.readTree(text);
+    ObjectNode root = (ObjectNode) JSON.readTree(text);
     assertThat(root.at("/finetune/mode").asText()).isEqualTo("lora");
     root.putObject("finetune").put("mode", "full");
     Files.writeString(bad, JSON.writeValueAsString(root));
@@ -185,35 +193,23 @@ class LoraCliTest {
     // Every derived count and setting too: the rank, the frozen weights, the adapters' size
     // (8,030,261,248 frozen; r16 on all seven projections of 32 layers: 32 x 16 x (2 x (4096 +
     // 4096) + 2 x (4096 + 1024) + 3 x (4096 + 14336)) = 41,943,040 trained).
-    root = (com.fasterxml.jackson.databind.node.ObjectNode) JSON.readTree(text);
-    ((com.fasterxml.jackson.databind.node.ObjectNode) root.get("finetune"))
-        .put("rank", 1L << 40);
-    Files.writeString(bad, JSON.writeValueAsString(root));
+    withField(text, bad, "/finetune", "rank", 1L << 40);
     CliRun.of("simulate", "--plan", bad.toString()).refusedInOneLine(2,
         "field 'finetune.rank' is 1099511627776 but model.lora makes it 16");
-    root = (com.fasterxml.jackson.databind.node.ObjectNode) JSON.readTree(text);
-    assertThat(root.at("/finetune/frozenParameters").asLong()).isEqualTo(8_030_261_248L);
-    ((com.fasterxml.jackson.databind.node.ObjectNode) root.get("finetune"))
-        .put("frozenParameters", 7);
-    Files.writeString(bad, JSON.writeValueAsString(root));
+    assertThat(JSON.readTree(text).at("/finetune/frozenParameters").asLong())
+        .isEqualTo(8_030_261_248L);
+    withField(text, bad, "/finetune", "frozenParameters", 7);
     CliRun.of("simulate", "--plan", bad.toString()).refusedInOneLine(2,
         "field 'finetune.frozenParameters' is 7 but model.lora makes it 8030261248");
-    root = (com.fasterxml.jackson.databind.node.ObjectNode) JSON.readTree(text);
-    assertThat(root.at("/model/lora/trainableParameters").asLong()).isEqualTo(41_943_040L);
-    ((com.fasterxml.jackson.databind.node.ObjectNode) root.at("/model/lora"))
-        .put("trainableParameters", 1);
-    Files.writeString(bad, JSON.writeValueAsString(root));
+    assertThat(JSON.readTree(text).at("/model/lora/trainableParameters").asLong())
+        .isEqualTo(41_943_040L);
+    withField(text, bad, "/model/lora", "trainableParameters", 1);
     CliRun.of("simulate", "--plan", bad.toString()).refusedInOneLine(2,
         "field 'model.lora.trainableParameters' is 1 but model.lora makes it 41943040");
     // Targets agree by the adapters they name, not by spelling.
-    root = (com.fasterxml.jackson.databind.node.ObjectNode) JSON.readTree(text);
-    ((com.fasterxml.jackson.databind.node.ObjectNode) root.get("finetune"))
-        .put("targets", "All-Linear");
-    Files.writeString(bad, JSON.writeValueAsString(root));
+    withField(text, bad, "/finetune", "targets", "All-Linear");
     assertThat(CliRun.of("simulate", "--plan", bad.toString()).code()).isZero();
-    ((com.fasterxml.jackson.databind.node.ObjectNode) root.get("finetune"))
-        .put("targets", "q_proj,\u001b[2J");
-    Files.writeString(bad, JSON.writeValueAsString(root));
+    withField(text, bad, "/finetune", "targets", "q_proj,\u001b[2J");
     CliRun.of("simulate", "--plan", bad.toString()).refusedInOneLine(2,
         "field 'finetune.targets' is 'q_proj,\\u001b[2J' but model.lora makes it 'q_proj,k_proj,");
     // torchtitan 0.2.2 writes no adapters, and names the form that does.
