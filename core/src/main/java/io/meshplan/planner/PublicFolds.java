@@ -49,8 +49,9 @@ import java.util.Optional;
  *       bf16, Qwen3 30B-A3B and 235B-A22B in FP8, DeepSeek-V3) with balanced routing, each with
  *       its recipe's overlaps and loss (the data files' columns); and Megatron-Bridge's FP8 rows
  *       on B200, GB200 and GB300 (dense Llama, each row's cluster in its file), the one stack
- *       with published Blackwell runs, which therefore keeps kernel-level prices. Tokens per
- *       second per GPU.
+ *       with published Blackwell runs, which therefore keeps kernel-level prices; and
+ *       Megatron-Bridge's Llama 3 70B fine-tuning rows (SFT and LoRA on packed sequences, FP8, on
+ *       H100, GB200 and GB300). Tokens per second per GPU.
  *   <li>{@code meta}: Llama 3 405B's 131,072-token context-parallel row (Dubey et al. 2024,
  *       Table 4), TFLOP/s in the PaLM count Meta states.
  * </ul>
@@ -77,6 +78,7 @@ public final class PublicFolds {
     out.addAll(recipes("dense_fp8_h100.csv"));
     out.addAll(recipes("moe_cp_h100.csv"));
     out.addAll(recipes("dense_fp8_blackwell.csv"));
+    out.addAll(recipes("finetune_llama3_70b.csv"));
     return List.copyOf(out);
   }
 
@@ -199,7 +201,7 @@ public final class PublicFolds {
       ModelSpec m = Presets.get(f[1]);
       int seq = AsciiDigits.parseInt(f[4]);
       int batch = AsciiDigits.parseInt(f[5]);
-      m = m.withSequence(seq).withTraining(batch, m.dtype());
+      m = fineTuning(m.withSequence(seq).withTraining(batch, m.dtype()), f);
       int tp = AsciiDigits.parseInt(f[7]);
       int pp = AsciiDigits.parseInt(f[8]);
       String splitText = f[20].replace("\"", "");
@@ -228,6 +230,32 @@ public final class PublicFolds {
           cluster(f), c, dtype,
           Attention.FLASH, Optional.empty(), recipe, Double.parseDouble(f[17]),
           meta ? PublicRun.Figure.PALM_TFLOPS : PublicRun.Figure.TOKENS_PER_GPU));
+    }
+    return out;
+  }
+
+  /**
+   * A recipe row's fine-tuning columns, where the file has them: {@code full} or {@code
+   * lora=rank/alpha/targets}, then {@code none} or {@code mean=tokens} for documents of that
+   * length packed into each sequence.
+   */
+  private static ModelSpec fineTuning(ModelSpec m, String[] f) {
+    if (f.length <= 27) {
+      return m;
+    }
+    ModelSpec out = m;
+    if (f[27].startsWith("lora=")) {
+      String[] l = f[27].substring("lora=".length()).split("/", 3);
+      out = out.withLora(io.meshplan.model.Lora.of(AsciiDigits.parseInt(l[0]),
+          Double.parseDouble(l[1]), l[2], m.arch().mlp().gated()));
+    } else if (!f[27].equals("full")) {
+      throw new IllegalStateException("row " + f[1] + ": unknown fine-tuning " + f[27]);
+    }
+    if (f[28].startsWith("mean=")) {
+      out = out.withPacking(io.meshplan.model.Packing.meanLength(
+          AsciiDigits.parseInt(f[28].substring("mean=".length()))));
+    } else if (!f[28].equals("none")) {
+      throw new IllegalStateException("row " + f[1] + ": unknown packing " + f[28]);
     }
     return out;
   }
