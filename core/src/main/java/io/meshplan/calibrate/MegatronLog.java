@@ -114,7 +114,9 @@ final class MegatronLog {
     int ffn = a.optionalInt(MegatronArg.FFN_HIDDEN_SIZE.dest()).orElse(4 * hidden);
     int vocab = a.optionalInt(MegatronArg.PADDED_VOCAB_SIZE.dest()).or(() -> a.optionalInt(MegatronArg.VOCAB_SIZE.dest()))
         .orElseThrow(() -> a.missing(MegatronArg.PADDED_VOCAB_SIZE.dest()));
-    String dtype = fp8(a) ? "fp8" : a.flag(MegatronArg.BF16.dest()) ? "bf16" : a.flag(MegatronArg.FP16.dest()) ? "f16" : "f32";
+    // FP8 under current scaling is "fp8:tensorwise": it may recompute what delayed scaling may not.
+    String dtype = fp8(a) ? (a.args.getOrDefault(MegatronArg.FP8_RECIPE.dest(), "delayed")
+        .equals("tensorwise") ? "fp8:tensorwise" : "fp8") : a.flag(MegatronArg.BF16.dest()) ? "bf16" : a.flag(MegatronArg.FP16.dest()) ? "f16" : "f32";
     // Megatron-Core's AttnBackend: flash, fused (cuDNN) and auto (Transformer Engine picks one
     // of them) run one fused kernel; unfused and local do not.
     String backend = a.args.getOrDefault(MegatronArg.ATTENTION_BACKEND.dest(), "");

@@ -206,7 +206,8 @@ final class TorchtitanLog {
           + "MX formats, which meshplan does not price; it prices float8 (tensor-wise scaling)");
     }
     if (converters.contains("quantize.linear.float8") || converters.contains("float8")) {
-      return "fp8";
+      // torchao's float8 scales each tensor by its amax in the step: current scaling.
+      return "fp8:tensorwise";
     }
     String param = c.cfg.getOrDefault(TorchtitanKey.MIXED_PRECISION_PARAM.path(), "bfloat16");
     return switch (param) {

@@ -297,6 +297,10 @@ final class ExportCommand implements Callable<Integer> {
         "--tp", Integer.toString(c.tensorParallel()),
         "--pp", Integer.toString(c.pipelineParallel()),
         "--dp", Integer.toString(c.dataParallel())));
+    if (io.meshplan.model.Fp8Training.on(m.dtype())
+        && m.fp8Scaling() != io.meshplan.model.Fp8Scaling.DELAYED) {
+      w.addAll(List.of("--fp8-recipe", m.fp8Scaling().word()));
+    }
     if (m.lora().on()) {
       w.addAll(List.of("--finetune", "lora", "--lora-rank", Integer.toString(m.lora().rank()),
           "--lora-alpha", Double.toString(m.lora().alpha()), "--lora-targets",

@@ -116,6 +116,13 @@ final class ModelOptions {
       + " of: ${COMPLETION-CANDIDATES}.")
   String dtype;
 
+  @Option(names = "--fp8-recipe", paramLabel = "RECIPE", description = "--dtype fp8: how each "
+      + "tensor is scaled, Megatron-LM's --fp8-recipe: delayed (default; Transformer Engine's "
+      + "DelayedScaling, from earlier steps' amax) or tensorwise (Float8CurrentScaling, from "
+      + "this step's amax; Megatron-Bridge's fp8_cs). Under delayed scaling Megatron-Core refuses"
+      + " to recompute norms or the experts' activation; the two are priced alike.")
+  String fp8Recipe;
+
   /** Model flags for the transformer decoders ({@link #DECODERS}). */
   ModelOptions() {
     this(DECODERS);
@@ -264,7 +271,8 @@ final class ModelOptions {
         {"--hidden", hidden}, {"--heads", heads}, {"--kv-heads", kvHeads},
         {"--ffn", ffn}, {"--vocab", vocab}, {"--mean-doc-len", meanDocLen},
         {"--packed-seqs", packedSeqs}, {"--finetune", finetune}, {"--lora-rank", loraRank},
-        {"--lora-alpha", loraAlpha}, {"--lora-targets", loraTargets}, {"--dtype", dtype}};
+        {"--lora-alpha", loraAlpha}, {"--lora-targets", loraTargets}, {"--dtype", dtype},
+        {"--fp8-recipe", fp8Recipe}};
     for (Object[] f : flags) {
       if (f[1] != null) {
         g.add((String) f[0]);
@@ -327,6 +335,25 @@ final class ModelOptions {
   }
 
   /**
+   * The FP8 scaling of {@code --fp8-recipe}, which needs the FP8 training precision.
+   *
+   * @param t the training precision
+   * @return the scaling, delayed without the flag
+   */
+  private io.meshplan.model.Fp8Scaling fp8Scaling(DType t) {
+    if (fp8Recipe == null) {
+      return io.meshplan.model.Fp8Scaling.DELAYED;
+    }
+    if (!Fp8Training.on(t)) {
+      throw new InputException("--fp8-recipe scales FP8 training; it needs --dtype fp8, and the "
+          + "precision is " + Fp8Training.word(t));
+    }
+    return io.meshplan.model.Fp8Scaling.parse(fp8Recipe.strip()).orElseThrow(
+        () -> new InputException("--fp8-recipe must be delayed or tensorwise, got '"
+            + fp8Recipe + "'"));
+  }
+
+  /**
    * The preset with the overrides applied.
    *
    * @return the model spec
@@ -340,7 +367,7 @@ final class ModelOptions {
       // shard builds one forward graph: documents and frozen weights change a training step.
       for (String flag : given()) {
         if (List.of("--mean-doc-len", "--packed-seqs", "--finetune", "--lora-rank",
-            "--lora-alpha", "--lora-targets").contains(flag)) {
+            "--lora-alpha", "--lora-targets", "--fp8-recipe").contains(flag)) {
           throw new InputException(flag + " prices a training step, which shard does not build "
               + "(it shards one forward graph); use plan or simulate");
         }
@@ -385,7 +412,7 @@ final class ModelOptions {
       // --layers keeps the first blocks, with their kinds where dense blocks mix in.
       int l = pos("--layers", layers, p.layers());
       return (l == p.layers() ? m : m.withLayers(l)).withPacking(packing())
-          .withLora(lora(arch.mlp().gated()));
+          .withLora(lora(arch.mlp().gated())).withFp8Scaling(fp8Scaling(t));
     } catch (IllegalArgumentException | ArithmeticException e) {
       throw new InputException(FlagWords.reword(e.getMessage(), FlagWords.MODEL));
     }

@@ -360,14 +360,17 @@ public final class MegatronArgs implements FrameworkWriter {
   /** The training precision. */
   private static void precision(ModelSpec m, List<List<String>> a) {
     if (Fp8Training.on(m.dtype())) {
-      // Transformer Engine's DelayedScaling with its own defaults (Megatron-Core's are an amax
-      // history of 1, most_recent); FP8 needs TE's layers, Megatron's default implementation.
+      // FP8 needs TE's layers, Megatron's default implementation.
       a.add(List.of(MegatronArg.BF16.flag()));
       a.add(List.of(MegatronArg.TRANSFORMER_IMPL.flag(), "transformer_engine"));
       a.add(List.of(MegatronArg.FP8_FORMAT.flag(), "hybrid"));
-      a.add(List.of(MegatronArg.FP8_RECIPE.flag(), "delayed"));
-      a.add(List.of(MegatronArg.FP8_AMAX_HISTORY_LEN.flag(), "1024"));
-      a.add(List.of(MegatronArg.FP8_AMAX_COMPUTE_ALGO.flag(), "max"));
+      a.add(List.of(MegatronArg.FP8_RECIPE.flag(), m.fp8Scaling().word()));
+      if (m.fp8Scaling() == io.meshplan.model.Fp8Scaling.DELAYED) {
+        // Transformer Engine's DelayedScaling with its own defaults (Megatron-Core's are an amax
+        // history of 1, most_recent); current scaling keeps no history.
+        a.add(List.of(MegatronArg.FP8_AMAX_HISTORY_LEN.flag(), "1024"));
+        a.add(List.of(MegatronArg.FP8_AMAX_COMPUTE_ALGO.flag(), "max"));
+      }
     } else if (m.dtype() == DType.BF16) {
       a.add(List.of(MegatronArg.BF16.flag()));
     } else if (m.dtype() == DType.F16) {

@@ -23,6 +23,8 @@ import java.util.List;
  *     document ({@link Packing}); {@link Packing#NONE} for one document per sequence
  * @param lora the low-rank adapters trained on frozen weights ({@link Lora}); {@link Lora#NONE}
  *     when every weight is trained
+ * @param fp8Scaling how FP8 training scales its tensors ({@link Fp8Scaling}); read only when
+ *     {@code dtype} is the FP8 recipe
  */
 public record ModelSpec(
     String name,
@@ -38,8 +40,9 @@ public record ModelSpec(
     DType dtype,
     Architecture arch,
     Packing packing,
-    Lora lora) implements java.io.Serializable {
-  private static final long serialVersionUID = 3L;
+    Lora lora,
+    Fp8Scaling fp8Scaling) implements java.io.Serializable {
+  private static final long serialVersionUID = 4L;
 
   /**
    * A model whose every weight is trained.
@@ -61,7 +64,33 @@ public record ModelSpec(
   public ModelSpec(String name, Family family, int layers, int hidden, int heads, int kvHeads,
       int ffn, int vocab, int seq, int batch, DType dtype, Architecture arch, Packing packing) {
     this(name, family, layers, hidden, heads, kvHeads, ffn, vocab, seq, batch, dtype, arch,
-        packing, Lora.NONE);
+        packing, Lora.NONE, Fp8Scaling.DELAYED);
+  }
+
+  /**
+   * A model trained with FP8's default scaling, delayed ({@link Fp8Scaling#DELAYED}), when its
+   * precision is FP8.
+   *
+   * @param name a name for reports
+   * @param family the family
+   * @param layers L
+   * @param hidden h
+   * @param heads a
+   * @param kvHeads key/value heads
+   * @param ffn f
+   * @param vocab V
+   * @param seq tokens per sequence
+   * @param batch sequences
+   * @param dtype element type
+   * @param arch the block's design
+   * @param packing the documents packed into each sequence
+   * @param lora the adapters, or {@link Lora#NONE}
+   */
+  public ModelSpec(String name, Family family, int layers, int hidden, int heads, int kvHeads,
+      int ffn, int vocab, int seq, int batch, DType dtype, Architecture arch, Packing packing,
+      Lora lora) {
+    this(name, family, layers, hidden, heads, kvHeads, ffn, vocab, seq, batch, dtype, arch,
+        packing, lora, Fp8Scaling.DELAYED);
   }
 
   /**
@@ -148,6 +177,7 @@ public record ModelSpec(
     Require.nonNull(arch, "arch");
     Require.nonNull(packing, "packing");
     Require.nonNull(lora, "lora");
+    Require.nonNull(fp8Scaling, "fp8Scaling");
     Require.that(!arch.attn().chunked() || !packing.packed(), "packed documents with chunked "
         + "attention are not modelled");
     if (family != Family.ALPA_MLP) {
@@ -351,7 +381,8 @@ public record ModelSpec(
   public ModelSpec denseBlockModel() {
     Require.that(denseBlocks() > 0, "the model has no dense blocks among its expert blocks");
     return new ModelSpec(name, family, layers, hidden, heads, kvHeads, arch.moe().denseFfn(),
-        vocab, seq, batch, dtype, arch.withMoe(MoeShape.DENSE).withMtp(0), packing, lora);
+        vocab, seq, batch, dtype, arch.withMoe(MoeShape.DENSE).withMtp(0), packing, lora,
+        fp8Scaling);
   }
 
   /**
@@ -455,7 +486,7 @@ public record ModelSpec(
    */
   public ModelSpec withWorkload(int newSeq, int newBatch) {
     return new ModelSpec(name, family, layers, hidden, heads, kvHeads, ffn, vocab, newSeq,
-        newBatch, dtype, arch, packing, lora);
+        newBatch, dtype, arch, packing, lora, fp8Scaling);
   }
 
   /**
@@ -467,7 +498,7 @@ public record ModelSpec(
    */
   public ModelSpec withTraining(int newBatch, DType newDtype) {
     return new ModelSpec(name, family, layers, hidden, heads, kvHeads, ffn, vocab, seq, newBatch,
-        newDtype, arch, packing, lora);
+        newDtype, arch, packing, lora, fp8Scaling);
   }
 
   /**
@@ -479,7 +510,7 @@ public record ModelSpec(
    */
   public ModelSpec withSequence(int newSeq) {
     return new ModelSpec(name, family, layers, hidden, heads, kvHeads, ffn, vocab, newSeq, batch,
-        dtype, arch.forSequence(newSeq), packing, lora);
+        dtype, arch.forSequence(newSeq), packing, lora, fp8Scaling);
   }
 
   /**
@@ -501,22 +532,23 @@ public record ModelSpec(
       Architecture a = kept.first(HybridPattern.MOE) >= 0 ? arch.withHybrid(kept)
           : arch.withMoe(MoeShape.DENSE).withHybrid(kept);
       return new ModelSpec(name, family, newLayers, hidden, heads, kvHeads, ffn, vocab, seq,
-          batch, dtype, a, packing, lora);
+          batch, dtype, a, packing, lora, fp8Scaling);
     }
     MoeShape moe = arch.moe();
     if (moe.denseLayers().isEmpty()) {
       return new ModelSpec(name, family, newLayers, hidden, heads, kvHeads, ffn, vocab, seq,
-          batch, dtype, arch, packing, lora);
+          batch, dtype, arch, packing, lora, fp8Scaling);
     }
     // The first blocks keep their kinds; when all of them are dense blocks, the model is dense.
     List<Integer> kept = moe.denseLayers().stream().filter(i -> i < newLayers).toList();
     if (kept.size() == newLayers) {
       return new ModelSpec(name, family, newLayers, hidden, heads, kvHeads, moe.denseFfn(), vocab,
-          seq, batch, dtype, arch.withMoe(MoeShape.DENSE), packing, lora);
+          seq, batch, dtype, arch.withMoe(MoeShape.DENSE), packing, lora,
+          fp8Scaling);
     }
     return new ModelSpec(name, family, newLayers, hidden, heads, kvHeads, ffn, vocab, seq, batch,
         dtype, arch.withMoe(moe.withDenseLayers(kept, kept.isEmpty() ? 0 : moe.denseFfn())),
-        packing, lora);
+        packing, lora, fp8Scaling);
   }
 
   /**
@@ -585,7 +617,7 @@ public record ModelSpec(
    */
   public ModelSpec withPacking(Packing p) {
     return new ModelSpec(name, family, layers, hidden, heads, kvHeads, ffn, vocab, seq, batch,
-        dtype, arch, p, lora);
+        dtype, arch, p, lora, fp8Scaling);
   }
 
   /**
@@ -613,7 +645,18 @@ public record ModelSpec(
    */
   public ModelSpec withLora(Lora l) {
     return new ModelSpec(name, family, layers, hidden, heads, kvHeads, ffn, vocab, seq, batch,
-        dtype, arch, packing, l);
+        dtype, arch, packing, l, fp8Scaling);
+  }
+
+  /**
+   * This model trained with another FP8 scaling.
+   *
+   * @param s the scaling; read only when the precision is FP8
+   * @return the model
+   */
+  public ModelSpec withFp8Scaling(Fp8Scaling s) {
+    return new ModelSpec(name, family, layers, hidden, heads, kvHeads, ffn, vocab, seq, batch,
+        dtype, arch, packing, lora, s);
   }
 
   /**

@@ -99,8 +99,8 @@ public enum RecomputeModule {
    * Megatron-Core's rules for the recomputed modules ({@code TransformerConfig.__post_init__}):
    * they are selective recomputation's, the experts' activation needs grouped expert GEMMs (a
    * mixture-of-experts model), the latent up-projections multi-head latent attention, and under
-   * FP8's delayed scaling (meshplan's FP8 recipe) neither the experts' activation nor the norms
-   * may be recomputed.
+   * FP8's delayed scaling ({@link Fp8Scaling#DELAYED}) neither the experts' activation nor the
+   * norms may be recomputed.
    *
    * @param recompute the recomputation mode
    * @param modules the modules
@@ -123,10 +123,11 @@ public enum RecomputeModule {
       throw new InputException("--recompute-modules mla_up_proj needs multi-head latent "
           + "attention");
     }
-    if (Fp8Training.on(model.dtype()) && (modules.contains(MOE_ACT)
-        || modules.contains(LAYERNORM))) {
+    if (Fp8Training.on(model.dtype()) && model.fp8Scaling() == Fp8Scaling.DELAYED
+        && (modules.contains(MOE_ACT) || modules.contains(LAYERNORM))) {
       throw new InputException("--recompute-modules moe_act or layernorm does not run with FP8's"
-          + " delayed scaling, meshplan's FP8 recipe, as in Megatron-LM");
+          + " delayed scaling, as in Megatron-LM; current scaling (--fp8-recipe tensorwise) runs"
+          + " them");
     }
   }
 }

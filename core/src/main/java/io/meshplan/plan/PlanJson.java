@@ -270,6 +270,9 @@ public final class PlanJson {
     o.put("vocab", m.vocab());
     o.put("seq", m.seq());
     o.put("dtype", io.meshplan.model.Fp8Training.word(m.dtype()));
+    if (io.meshplan.model.Fp8Training.on(m.dtype())) {
+      o.put("fp8Recipe", m.fp8Scaling().word());
+    }
     // As sum(p.numel()) over the model's parameters: LM head included, tied weights once.
     o.put("parameters", m.parameterCount());
     if (m.packing().packed()) {
@@ -633,7 +636,7 @@ public final class PlanJson {
           dtype(where, m.text("dtype")), arch,
           m.has("packing") ? readPacking(m.object("packing")) : io.meshplan.model.Packing.NONE,
           m.has("lora") ? readLora(m.object("lora"), arch.mlp().gated())
-              : io.meshplan.model.Lora.NONE);
+              : io.meshplan.model.Lora.NONE, fp8Scaling(where, m));
     } catch (IllegalArgumentException e) {
       throw new InputException(where + ": field 'model': " + e.getMessage());
     }
@@ -830,6 +833,23 @@ public final class PlanJson {
     }
     throw new InputException(where + ": " + field + ": is '" + name + "'; expected one of "
         + java.util.Arrays.toString(type.getEnumConstants()).toLowerCase(java.util.Locale.ROOT));
+  }
+
+  /**
+   * A plan's FP8 scaling: its {@code model.fp8Recipe}, which only an FP8 plan may carry; delayed
+   * when absent (plans written before the field).
+   */
+  private static io.meshplan.model.Fp8Scaling fp8Scaling(String where, Fields m) {
+    if (!m.has("fp8Recipe")) {
+      return io.meshplan.model.Fp8Scaling.DELAYED;
+    }
+    String w = m.text("fp8Recipe");
+    if (!io.meshplan.model.Fp8Training.on(dtype(where, m.text("dtype")))) {
+      throw new InputException(where + ": model.fp8Recipe: is '" + w + "', but model.dtype is '"
+          + m.text("dtype") + "', not fp8");
+    }
+    return io.meshplan.model.Fp8Scaling.parse(w).orElseThrow(() -> new InputException(where
+        + ": model.fp8Recipe: is '" + w + "'; expected delayed or tensorwise"));
   }
 
   private static DType dtype(String where, String name) {

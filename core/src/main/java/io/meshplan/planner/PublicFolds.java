@@ -51,7 +51,8 @@ import java.util.Optional;
  *       on B200, GB200 and GB300 (dense Llama, each row's cluster in its file), the one stack
  *       with published Blackwell runs, which therefore keeps kernel-level prices; and
  *       Megatron-Bridge's Llama 3 70B fine-tuning rows (SFT and LoRA on packed sequences, FP8, on
- *       H100, GB200 and GB300). Tokens per second per GPU.
+ *       H100, GB200 and GB300) and its Nemotron 3 Nano row (a hybrid of Mamba-2, attention and
+ *       experts, FP8 with current scaling, on H100). Tokens per second per GPU.
  *   <li>{@code meta}: Llama 3 405B's 131,072-token context-parallel row (Dubey et al. 2024,
  *       Table 4), TFLOP/s in the PaLM count Meta states.
  * </ul>
@@ -79,6 +80,7 @@ public final class PublicFolds {
     out.addAll(recipes("moe_cp_h100.csv"));
     out.addAll(recipes("dense_fp8_blackwell.csv"));
     out.addAll(recipes("finetune_llama3_70b.csv"));
+    out.addAll(recipes("hybrid_h100.csv"));
     return List.copyOf(out);
   }
 
@@ -217,7 +219,13 @@ public final class PublicFolds {
           AsciiDigits.parseInt(f[11]), 1, AsciiDigits.parseInt(f[10]), false, split,
           rc.length > 1 ? io.meshplan.model.RecomputeModule.parseList(rc[1].replace('+', ','))
               : io.meshplan.model.RecomputeModule.DEFAULT);
-      DType dtype = io.meshplan.model.Fp8Training.parse(f[3]);
+      // fp8 is Transformer Engine's delayed scaling; fp8:tensorwise its current scaling.
+      String[] precision = f[3].split(":");
+      DType dtype = io.meshplan.model.Fp8Training.parse(precision[0]);
+      if (precision.length > 1) {
+        m = m.withFp8Scaling(io.meshplan.model.Fp8Scaling.parse(precision[1]).orElseThrow(
+            () -> new IllegalStateException(resource + ": unknown FP8 recipe " + f[3])));
+      }
       // The distributed optimizer's parameter gather overlaps with the gradient reduction under
       // ZeRO-1; FSDP (ZeRO-3) prefetches its gathers instead.
       boolean dp = f[21].equals("yes");

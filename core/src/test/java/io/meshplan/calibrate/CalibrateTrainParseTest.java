@@ -81,7 +81,8 @@ class CalibrateTrainParseTest {
 
   /**
    * An FP8 run is read as one: Megatron-LM's {@code fp8} argument (e4m3 or hybrid) under the
-   * delayed or tensor-wise recipe; torchtitan's float8 converter ({@code quantize.linear.float8}
+   * delayed or tensor-wise recipe (read as {@code fp8:tensorwise}, current scaling, as is
+   * torchtitan's float8); torchtitan's float8 converter ({@code quantize.linear.float8}
    * in v0.2.2, {@code float8} before). Recipes and formats meshplan does not price (MXFP8,
    * block-wise, torchtitan's MX converters) and an unknown format are refused in one line;
    * torchtitan's float32 parameters are f32.
@@ -92,7 +93,7 @@ class CalibrateTrainParseTest {
     String at = "  bf16 ....";
     String[][] megatron = {{"  fp8 ............................................. hybrid\n",
         "fp8"}, {"  fp8 ............................................. e4m3\n"
-        + "  fp8_recipe ...................................... tensorwise\n", "fp8"},
+        + "  fp8_recipe ...................................... tensorwise\n", "fp8:tensorwise"},
         {"  fp8 ............................................. None\n", "bf16"}};
     for (String[] c : megatron) {
       Path f = dir.resolve("fp8.log");
@@ -113,8 +114,9 @@ class CalibrateTrainParseTest {
           .hasMessageNotContaining("\n");
     }
     String toml = Files.readString(example("torchtitan_llama3_8b.toml"));
-    String[][] titan = {{"converters = [\"quantize.linear.float8\"]", "fp8"},
-        {"converters = [ \"float8\" ]", "fp8"}, {"converters = []", "bf16"}};
+    // torchao's float8 scales by each tensor's amax in the step: current scaling.
+    String[][] titan = {{"converters = [\"quantize.linear.float8\"]", "fp8:tensorwise"},
+        {"converters = [ \"float8\" ]", "fp8:tensorwise"}, {"converters = []", "bf16"}};
     for (String[] c : titan) {
       Path cfg = dir.resolve("fp8.toml");
       Files.writeString(cfg, toml.replace("flavor = \"8B\"", "flavor = \"8B\"\n" + c[0]));
@@ -135,7 +137,7 @@ class CalibrateTrainParseTest {
     Files.writeString(trailing, toml.replace("flavor = \"8B\"",
         "flavor = \"8B\"\nconverters = [ 'float8', ]"));
     assertThat(TrainingLogs.read(example("torchtitan_llama3_8b_h100.log"), Optional.of(trailing))
-        .model().dtype()).isEqualTo("fp8");
+        .model().dtype()).isEqualTo("fp8:tensorwise");
     Path mx = dir.resolve("mx.toml");
     Files.writeString(mx, toml.replace("flavor = \"8B\"",
         "flavor = \"8B\"\nconverters = [\"quantize.linear.mx\"]"));

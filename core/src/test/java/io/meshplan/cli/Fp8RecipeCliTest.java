@@ -1,0 +1,108 @@
+package io.meshplan.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code --fp8-recipe}: FP8 training with current scaling ({@code tensorwise}, Megatron-Bridge's
+ * {@code fp8_cs}) runs the norm and experts'-activation recomputation that Megatron-Core refuses
+ * under delayed scaling ({@code transformer_config.py} at d98e8a6, {@code __post_init__}), is
+ * priced as delayed scaling is, is kept in the plan file and is written to Megatron-LM's {@code
+ * --fp8-recipe}.
+ */
+class Fp8RecipeCliTest {
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final List<String> SIM = List.of("simulate", "--model", "llama3-8b",
+      "--cluster", "1x8:h100-80gb", "--tp", "2", "--pp", "1", "--dp", "4", "--micro-batch", "1",
+      "--global-batch", "32", "--seq", "4096", "--zero-stage", "1", "--dtype", "fp8", "--json");
+
+  @TempDir Path dir;
+
+  @Test
+  void currentScalingRecomputesNormsAndIsPricedAsDelayedScaling() throws Exception {
+    String[] norms = {"--recompute", "selective", "--recompute-modules", "core_attn,layernorm"};
+    CliRun delayed = CliRun.of(SIM, norms);
+    assertThat(delayed.code()).isEqualTo(2);
+    assertThat(delayed.err()).hasLineCount(1).contains("delayed scaling")
+        .contains("--fp8-recipe tensorwise");
+    CliRun current = CliRun.of(SIM, "--recompute", "selective", "--recompute-modules",
+        "core_attn,layernorm", "--fp8-recipe", "tensorwise");
+    assertThat(current.code()).as(current.err()).isZero();
+    // Without the norms recomputed the two recipes price the same step: the amax pass of
+    // current scaling is not priced.
+    double a = JSON.readTree(CliRun.of(SIM).out()).get("iterationSeconds").asDouble();
+    double b = JSON.readTree(CliRun.of(SIM, "--fp8-recipe", "tensorwise").out())
+        .get("iterationSeconds").asDouble();
+    assertThat(b).isEqualTo(a);
+    // Under FP8 each linear keeps its own FP8 copy of the norm's output (Transformer Engine
+    // saves the cast input), so the recomputed norms free no activation and cost no time here.
+    assertThat(JSON.readTree(current.out()).get("iterationSeconds").asDouble()).isEqualTo(a);
+  }
+
+  @Test
+  void badRecipesAreRefusedInOneLine() {
+    CliRun bf16 = CliRun.of("simulate", "--model", "llama3-8b", "--cluster", "1x8:h100-80gb",
+        "--tp", "1", "--pp", "1", "--dp", "8", "--global-batch", "32", "--seq", "4096", "--dtype",
+        "bf16",
+        "--fp8-recipe", "tensorwise");
+    assertThat(bf16.code()).isEqualTo(2);
+    assertThat(bf16.err()).hasLineCount(1).contains("--fp8-recipe").contains("--dtype fp8");
+    for (String w : List.of("mxfp8", "", "delayed,tensorwise", "TENSOR")) {
+      CliRun r = CliRun.of(SIM, "--fp8-recipe", w);
+      assertThat(r.code()).as(w).isEqualTo(2);
+      assertThat(r.err()).as(w).hasLineCount(1).contains("delayed or tensorwise");
+    }
+    // Any case of a valid word is the word.
+    assertThat(CliRun.of(SIM, "--fp8-recipe", "TensorWise").code()).isZero();
+  }
+
+  @Test
+  void thePlanKeepsTheRecipeAndMegatronLmIsToldIt() throws Exception {
+    List<String> flags = List.of("--model", "llama3-8b", "--cluster", "1x8:h100-80gb", "--tp",
+        "2", "--pp", "1", "--dp", "4", "--micro-batch", "1", "--global-batch", "32", "--seq",
+        "4096", "--zero-stage", "1", "--dtype", "fp8");
+    CliRun t = CliRun.of(java.util.stream.Stream.concat(java.util.stream.Stream.of("export"),
+        flags.stream()).toList(), "--to", "megatron", "--fp8-recipe", "tensorwise");
+    assertThat(t.code()).as(t.err()).isZero();
+    assertThat(t.out()).contains("--fp8-recipe tensorwise").doesNotContain("--fp8-amax");
+    CliRun d = CliRun.of(java.util.stream.Stream.concat(java.util.stream.Stream.of("export"),
+        flags.stream()).toList(), "--to", "megatron");
+    assertThat(d.code()).as(d.err()).isZero();
+    assertThat(d.out()).contains("--fp8-recipe delayed").contains("--fp8-amax-history-len 1024");
+
+    Path plan = dir.resolve("plan.json");
+    CliRun p = CliRun.of("plan", "--model", "llama3-8b", "--layers", "4", "--cluster",
+        "1x8:h100-80gb", "--global-batch", "32", "--seq", "4096", "--dtype", "fp8", "--fp8-recipe",
+        "tensorwise",
+        "--out", plan.toString());
+    assertThat(p.code()).as(p.err()).isZero();
+    String text = Files.readString(plan);
+    assertThat(JSON.readTree(text).at("/model/fp8Recipe").asText()).isEqualTo("tensorwise");
+    CliRun e = CliRun.of("export", "--plan", plan.toString(), "--to", "megatron");
+    assertThat(e.code()).as(e.err()).isZero();
+    assertThat(e.out()).contains("--fp8-recipe tensorwise");
+
+    // A recipe the reader does not know, or one on a plan that does not train in FP8: one line,
+    // exit 2, the file untouched.
+    for (Object[] bad : new Object[][] {{"fp8Recipe", "bogus", "expected delayed or tensorwise"},
+        {"dtype", "bf16", "not fp8"}, {"fp8Recipe", 3, "fp8Recipe"}}) {
+      Path f = dir.resolve("bad-" + bad[0] + ".json");
+      JsonNode root = JSON.readTree(text);
+      ((ObjectNode) root.at("/model")).set((String) bad[0], JSON.valueToTree(bad[1]));
+      String written = JSON.writeValueAsString(root);
+      Files.writeString(f, written);
+      CliRun r = CliRun.of("simulate", "--plan", f.toString());
+      assertThat(r.code()).as(r.err()).isEqualTo(2);
+      assertThat(r.err()).hasLineCount(1).contains((String) bad[2]);
+      assertThat(Files.readString(f)).isEqualTo(written);
+    }
+  }
+}
