@@ -331,7 +331,11 @@ final class DeployCommand implements Callable<Integer> {
       if (eq <= 0) {
         throw new InputException("--env '" + e + "' is not NAME=VALUE");
       }
-      m.put(e.substring(0, eq), e.substring(eq + 1));
+      // Two values for one variable: which the user meant is not for meshplan to guess.
+      if (m.put(e.substring(0, eq), e.substring(eq + 1)) != null) {
+        throw new InputException("--env " + e.substring(0, eq) + " is given twice; give each "
+            + "variable once");
+      }
     }
     return m;
   }

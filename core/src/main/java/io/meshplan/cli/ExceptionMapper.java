@@ -69,13 +69,20 @@ final class ExceptionMapper implements CommandLine.IExecutionExceptionHandler {
     }
   }
 
-  /** The longest error line printed, characters; a value echoed back is cut beyond it. */
+  /** The longest message printed, characters; a longer one loses part of its middle. */
   static final int MAX_LINE = 1000;
 
+  /** How much of an over-long line's end is kept: the reason that follows an echoed value. */
+  private static final int TAIL = 400;
+
   /**
-   * A message as one line: its first line, at most {@link #MAX_LINE} characters, so that a
-   * flag's value of any length echoed back in it stays readable, with the control characters of
-   * the values it quotes escaped ({@link TerminalText}).
+   * A message as one line that keeps all it says: a line break or tab inside it (a flag's value,
+   * a file's name or content echoed back, a parser's second line) is written as its escape
+   * ({@code \n}, {@code \r}, {@code \t}) and every other control or format character as
+   * {@link TerminalText} writes it, so nothing after the break is lost and nothing reaches the
+   * terminal raw. A line over {@link #MAX_LINE} characters keeps its start and its last
+   * {@link #TAIL} characters, where the reason after a long echoed value stands, and says how
+   * much of the middle it left out.
    *
    * @param s the message, or null
    * @return the line
@@ -84,10 +91,17 @@ final class ExceptionMapper implements CommandLine.IExecutionExceptionHandler {
     if (s == null) {
       return "";
     }
-    String t = s.strip();
-    int nl = t.indexOf('\n');
-    String line = TerminalText.escape(nl < 0 ? t : t.substring(0, nl).strip() + " ...");
-    return line.length() <= MAX_LINE ? line : line.substring(0, MAX_LINE) + " ... ("
-        + (line.length() - MAX_LINE) + " more characters)";
+    String line = TerminalText.escape(s.strip().replace("\r", "\\r").replace("\n", "\\n")
+        .replace("\t", "\\t"));
+    if (line.length() <= MAX_LINE) {
+      return line;
+    }
+    int head = MAX_LINE - TAIL;
+    int tail = line.length() - TAIL;
+    // A cut never splits a character written as two UTF-16 units.
+    head -= Character.isHighSurrogate(line.charAt(head - 1)) ? 1 : 0;
+    tail += Character.isLowSurrogate(line.charAt(tail)) ? 1 : 0;
+    return line.substring(0, head) + " ... (" + (tail - head) + " more characters) ... "
+        + line.substring(tail);
   }
 }

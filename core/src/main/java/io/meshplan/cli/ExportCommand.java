@@ -140,8 +140,8 @@ final class ExportCommand implements Callable<Integer> {
       return ExitCodes.OK;
     }
     ExportResult.NotExpressible n = (ExportResult.NotExpressible) result;
-    spec.commandLine().getErr().println("meshplan: infeasible: " + target.label()
-        + " cannot express this configuration: " + n.missing());
+    spec.commandLine().getErr().println("meshplan: infeasible: " + ExceptionMapper.oneLine(
+        target.label() + " cannot express this configuration: " + n.missing()));
     spec.commandLine().getErr().flush();
     if (n.nearest().isEmpty()) {
       o.println("no configuration " + target.label() + " can express is near it"

@@ -153,7 +153,7 @@ final class SimulateCommand implements Callable<Integer> {
     if (!fit.fits()) {
       w.flush();
       spec.commandLine().getErr().println("meshplan: infeasible: "
-          + doesNotFit(s.subject(), s.cluster(), fit));
+          + ExceptionMapper.oneLine(doesNotFit(s.subject(), s.cluster(), fit)));
       return ExitCodes.INFEASIBLE;
     }
     return ExitCodes.OK;

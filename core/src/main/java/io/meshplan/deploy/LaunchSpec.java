@@ -144,6 +144,9 @@ public record LaunchSpec(
       throw new IllegalArgumentException("image '" + i + "' is not an OCI image reference: "
           + why + " (e.g. nvcr.io/nvidia/pytorch:24.05-py3)");
     }));
+    image.flatMap(i -> ImageVendor.mismatch(i, rocm)).ifPresent(why -> {
+      throw new IllegalArgumentException(why);
+    });
     Require.positive(nodes, "nodes");
     Require.positive(gpusPerNode, "GPUs per node");
     command = List.copyOf(command);

@@ -79,4 +79,35 @@ final class OciReference {
     }
     return Optional.empty();
   }
+  /**
+   * The repository a valid reference names, with its registry written out as a container runtime
+   * resolves it ({@code normalize.go}, {@code splitDockerDomain}): the first part is a registry
+   * only when it holds a '.' or ':', is {@code localhost}, or has an upper-case letter; else the
+   * registry is Docker Hub, {@code docker.io} (also for its old name {@code index.docker.io}),
+   * where a one-part path is an official image under {@code library/}. The registry is
+   * lower-cased, since host names are compared without case.
+   *
+   * @param image a reference {@link #problem} accepts
+   * @return e.g. {@code docker.io/rocm/pytorch} for {@code rocm/pytorch:latest}
+   */
+  static String normalizedName(String image) {
+    Matcher m = REFERENCE.matcher(image);
+    if (!m.matches()) {
+      throw new IllegalArgumentException("not an image reference: " + image);
+    }
+    String name = m.group(1);
+    int slash = name.indexOf('/');
+    String first = slash < 0 ? "" : name.substring(0, slash);
+    boolean registry = slash >= 0 && (first.contains(".") || first.contains(":")
+        || first.equals("localhost") || !first.toLowerCase(Locale.ROOT).equals(first));
+    String domain = registry ? first.toLowerCase(Locale.ROOT) : "docker.io";
+    String path = registry ? name.substring(slash + 1) : name;
+    if (domain.equals("index.docker.io")) {
+      domain = "docker.io";
+    }
+    if (domain.equals("docker.io") && path.indexOf('/') < 0) {
+      path = "library/" + path;
+    }
+    return domain + "/" + path;
+  }
 }

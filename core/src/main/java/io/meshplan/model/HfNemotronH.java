@@ -55,8 +55,12 @@ final class HfNemotronH {
         f.positive("ssm_state_size"), f.positive("n_groups"), f.positive("conv_kernel"),
         f.positive("chunk_size"), f.positive("n_groups"), f.bool("use_conv_bias", true),
         f.bool("use_bias", false) || f.bool("mamba_proj_bias", false));
-    HybridPattern hp = HybridPattern.parse(f.string("hybrid_override_pattern"), c.layers(),
-        mamba);
+    HybridPattern hp;
+    try {
+      hp = HybridPattern.parse(f.string("hybrid_override_pattern"), c.layers(), mamba);
+    } catch (InputException e) {
+      throw new InputException(f.where() + ": " + e.getMessage(), e);
+    }
     MoeShape moe = MoeShape.DENSE;
     if (hp.first(HybridPattern.MOE) >= 0) {
       // Nemotron 3's expert layers (Megatron-Bridge's bridge: n_routed_experts,

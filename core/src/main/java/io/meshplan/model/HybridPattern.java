@@ -70,21 +70,76 @@ public record HybridPattern(String symbols, MambaShape mamba, GdnShape gdn,
     this(symbols, mamba, null, false, null);
   }
 
+  /** Every symbol of a pattern meshplan builds or reads. */
+  private static final String ALL_SYMBOLS = "MSG*-E";
+
   private static boolean known(char c) {
-    return c == MAMBA || c == GDN || c == SELECTIVE || c == ATTENTION || c == MLP || c == MOE;
+    return ALL_SYMBOLS.indexOf(c) >= 0;
   }
 
   /**
-   * Reads a pattern as Hugging Face and Megatron-Core write it.
+   * The symbols of Nemotron-H's {@code hybrid_override_pattern}: Mamba-2, attention, MLP and
+   * mixture of experts. transformers' {@code configuration_nemotron_h.py} names {@code M}, {@code
+   * *} and {@code -} in its check of the pattern (the fork Knarf04/transformers at 8b8d091),
+   * NVIDIA's Nemotron 3 code of the same file adds {@code E} ("M: Mamba2, *: Attention, -: MLP,
+   * E: MoE"), and huggingface/transformers at cfeb552 maps {@code M}, {@code E} and {@code *} to
+   * its layer types. {@code S} and {@code G} are meshplan's own symbols for the Jamba and
+   * Qwen3-Next layouts it builds, never a Nemotron-H config's.
+   */
+  public static final String NEMOTRON_H_SYMBOLS = "M*-E";
+
+  /**
+   * Reads Nemotron-H's {@code hybrid_override_pattern}, with the symbols its config may hold
+   * ({@link #NEMOTRON_H_SYMBOLS}).
    *
    * @param text the symbols, e.g. {@code M-M-M*-}
    * @param layers the model's layers, which the pattern must name one by one
    * @param mamba the mixer of its Mamba layers
    * @return the pattern
-   * @throws InputException naming a symbol or length that is wrong
+   * @throws InputException naming a symbol, among those Nemotron-H's pattern takes, or a length
+   *     that is wrong
    */
   public static HybridPattern parse(String text, int layers, MambaShape mamba) {
+    check(text, layers, NEMOTRON_H_SYMBOLS);
     return parse(text, layers, mamba, null, false);
+  }
+
+  /**
+   * Checks a pattern's length and that each symbol is one of {@code accepted}, whose names the
+   * refusal lists.
+   */
+  private static void check(String text, int layers, String accepted) {
+    if (text.length() != layers) {
+      throw new InputException("hybrid_override_pattern names " + text.length() + " layers, "
+          + "not the model's " + layers);
+    }
+    for (int i = 0; i < text.length(); i++) {
+      char c = text.charAt(i);
+      if (accepted.indexOf(c) < 0) {
+        StringBuilder names = new StringBuilder();
+        for (int k = 0; k < accepted.length(); k++) {
+          names.append(k == 0 ? "" : k == accepted.length() - 1 ? " and " : ", ")
+              .append(accepted.charAt(k)).append(" (").append(name(accepted.charAt(k)))
+              .append(')');
+        }
+        // A printable character as itself; any other as its code point, never raw.
+        String shown = c > ' ' && c < 0x7f ? "'" + c + "'"
+            : String.format(java.util.Locale.ROOT, "U+%04X", (int) c);
+        throw new InputException("hybrid_override_pattern's layer " + i + " is " + shown
+            + "; the symbols are " + names);
+      }
+    }
+  }
+
+  private static String name(char symbol) {
+    return switch (symbol) {
+      case MAMBA -> "Mamba-2";
+      case SELECTIVE -> "Mamba-1";
+      case GDN -> "Gated DeltaNet";
+      case ATTENTION -> "attention";
+      case MLP -> "MLP";
+      default -> "mixture of experts";
+    };
   }
 
   /**
@@ -117,18 +172,7 @@ public record HybridPattern(String symbols, MambaShape mamba, GdnShape gdn,
    */
   public static HybridPattern parse(String text, int layers, MambaShape mamba, GdnShape gdn,
       boolean attentionGate, Mamba1Shape mamba1) {
-    if (text.length() != layers) {
-      throw new InputException("hybrid_override_pattern names " + text.length() + " layers, "
-          + "not the model's " + layers);
-    }
-    for (int i = 0; i < text.length(); i++) {
-      char c = text.charAt(i);
-      if (!known(c)) {
-        throw new InputException("hybrid_override_pattern's layer " + i + " is "
-            + String.format(java.util.Locale.ROOT, "U+%04X", (int) c) + "; the symbols are M, S,"
-            + " G, *, - and E");
-      }
-    }
+    check(text, layers, ALL_SYMBOLS);
     return new HybridPattern(text, text.indexOf(MAMBA) >= 0 ? mamba : null,
         text.indexOf(GDN) >= 0 ? gdn : null, attentionGate,
         text.indexOf(SELECTIVE) >= 0 ? mamba1 : null);

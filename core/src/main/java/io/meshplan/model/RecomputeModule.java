@@ -58,7 +58,7 @@ public enum RecomputeModule {
    *
    * @param text the list
    * @return the modules, at least one
-   * @throws InputException naming the unknown module and the known ones
+   * @throws InputException naming the unknown module and the known ones, or a module named twice
    */
   public static Set<RecomputeModule> parseList(String text) {
     EnumSet<RecomputeModule> out = EnumSet.noneOf(RecomputeModule.class);
@@ -76,7 +76,10 @@ public enum RecomputeModule {
         throw new InputException("--recompute-modules '" + word + "' is not a module meshplan "
             + "recomputes; use " + labels(EnumSet.allOf(RecomputeModule.class)));
       }
-      out.add(found);
+      if (!out.add(found)) {
+        throw new InputException("--recompute-modules names " + found.label() + " twice; give "
+            + "each module once");
+      }
     }
     if (out.isEmpty()) {
       throw new InputException("--recompute-modules names no module");

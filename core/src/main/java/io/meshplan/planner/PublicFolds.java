@@ -89,7 +89,8 @@ public final class PublicFolds {
    *
    * @param folds fold names ({@link #NAMES}), or {@code public} for all of them
    * @return the runs, in fold order
-   * @throws InputException naming a fold that is unknown or names no runs
+   * @throws InputException naming a fold that is unknown, named twice (public counts as every
+   *     fold) or names no runs
    */
   public static List<PublicRun> of(List<String> folds) {
     if (folds.isEmpty()) {
@@ -99,13 +100,17 @@ public final class PublicFolds {
     java.util.Set<String> wanted = new java.util.LinkedHashSet<>();
     for (String f : folds) {
       String w = f.trim().toLowerCase(Locale.ROOT);
-      if (w.equals("public")) {
+      if (w.equals("public") && folds.size() > 1) {
+        throw new InputException("--folds public already holds every fold (" + String.join(", ",
+            NAMES) + "); give public alone, or fold names, each once");
+      } else if (w.equals("public")) {
         wanted.addAll(NAMES);
-      } else if (NAMES.contains(w)) {
-        wanted.add(w);
-      } else {
+      } else if (!NAMES.contains(w)) {
         throw new InputException("fold '" + f + "' is not a public fold; use public or some of "
             + String.join(", ", NAMES));
+      } else if (!wanted.add(w)) {
+        // A fold named twice would be fitted once: the user meant something else.
+        throw new InputException("--folds names " + w + " twice; give each fold once");
       }
     }
     List<PublicRun> out = all().stream().filter(r -> wanted.contains(r.fold())).toList();

@@ -92,8 +92,10 @@ public record TrainRunSimulator(TrainingRun run, ClusterSpec cluster, ModelSpec 
         c = c.withShardGroup(dp / p.shardReplicas());
       }
       if (!p.recomputeModules().isEmpty()) {
+        // A log's module named twice is harmless: Megatron-LM only asks whether a module is in
+        // its --recompute-modules list (megatron/core/transformer/transformer_config.py).
         c = c.withRecomputeModules(io.meshplan.model.RecomputeModule.parseList(
-            String.join(",", p.recomputeModules())));
+            String.join(",", p.recomputeModules().stream().distinct().toList())));
       }
       // The run's layout, bound as every command binds one (BoundConfig).
       io.meshplan.plan.BoundConfig b = io.meshplan.plan.TrainingConfig.of(c, false)

@@ -251,8 +251,16 @@ public final class SweepGridReader {
       if (n.size() > MAX_VALUES) {
         throw bad(key, "has " + n.size() + " values, more than " + MAX_VALUES);
       }
+      java.util.Set<T> seen = new java.util.HashSet<>();
       for (int i = 0; i < n.size(); i++) {
-        out.add(f.read(n.get(i), key + "[" + i + "]"));
+        T v = f.read(n.get(i), key + "[" + i + "]");
+        // A value listed twice would plan every point it is in twice: a slip, not a request.
+        if (!seen.add(v)) {
+          JsonNode raw = n.get(i);
+          throw bad(key + "[" + i + "]", "'" + io.meshplan.util.Words.clipped(raw.isTextual()
+              ? raw.asText() : raw.toString()) + "' repeats an earlier value; list each once");
+        }
+        out.add(v);
       }
     } else {
       out.add(f.read(n, key));
@@ -385,15 +393,10 @@ public final class SweepGridReader {
         Overlaps.DEFAULTS.lossFusion());
     List<Boolean> bf = orDefault(values(root, "gradReduceInBf16", false, this::bool),
         Overlaps.DEFAULTS.bf16GradReduce());
-    // The product in key order, the last axis fastest.
+    // The product in key order, the last axis fastest; values refuses a value listed twice, so
+    // it is at most 2^7 = 128 combinations, times the dispatchers.
     List<List<Boolean>> points = List.of(List.of());
     for (List<Boolean> axis : List.of(gr, pg, tc, fp, ga, ce, bf)) {
-      // Each axis may repeat a value up to MAX_VALUES times: stop before the product outgrows
-      // what a grid may hold, instead of building it.
-      if ((long) points.size() * axis.size() > SweepGrid.MAX_POINTS) {
-        throw new InputException(file + ": the overlap fields give more than "
-            + SweepGrid.MAX_POINTS + " combinations; list each value once");
-      }
       List<List<Boolean>> longer = new java.util.ArrayList<>();
       for (List<Boolean> p : points) {
         for (boolean v : axis) {
@@ -408,10 +411,6 @@ public final class SweepGridReader {
         this::dispatcher);
     if (dispatchers.isEmpty()) {
       dispatchers = List.of(Overlaps.DEFAULTS.dispatcher());
-    }
-    if ((long) points.size() * dispatchers.size() > SweepGrid.MAX_POINTS) {
-      throw new InputException(file + ": the overlap fields give more than "
-          + SweepGrid.MAX_POINTS + " combinations; list each value once");
     }
     List<Overlaps> out = new java.util.ArrayList<>();
     for (List<Boolean> v : points) {

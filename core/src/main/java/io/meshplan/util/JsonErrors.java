@@ -29,7 +29,7 @@ public final class JsonErrors {
     }
     if (e instanceof JsonProcessingException j) {
       String msg = j.getOriginalMessage();
-      String head = msg == null ? "malformed" : reword(firstLine(msg));
+      String head = msg == null ? "malformed" : reword(yamlProblem(j).orElse(head(msg)));
       JsonLocation loc = j.getLocation();
       if (loc != null && loc.getLineNr() > 0) {
         return "line " + loc.getLineNr() + ", column " + loc.getColumnNr() + ": " + head;
@@ -51,7 +51,7 @@ public final class JsonErrors {
     if (!(e instanceof JsonProcessingException j) || j.getOriginalMessage() == null) {
       return false;
     }
-    String head = firstLine(j.getOriginalMessage());
+    String head = head(j.getOriginalMessage());
     return DUPLICATE.matcher(head).lookingAt() || head.startsWith("Trailing token");
   }
 
@@ -71,14 +71,35 @@ public final class JsonErrors {
     return head;
   }
 
-  private static final java.util.regex.Pattern DUPLICATE =
-      java.util.regex.Pattern.compile("Duplicate (?:field|Object property) [\"'](.*)[\"']");
+  private static final java.util.regex.Pattern DUPLICATE = java.util.regex.Pattern.compile(
+      "Duplicate (?:field|Object property) [\"'](.*)[\"']", java.util.regex.Pattern.DOTALL);
 
-  private static String firstLine(String s) {
-    String t = s.strip();
-    int nl = t.indexOf('\n');
-    String line = nl < 0 ? t : t.substring(0, nl).strip();
-    // Jackson appends a hint about the source reference; it names no line the user can find.
+  /**
+   * A YAML syntax error in one phrase: SnakeYAML's message spans several lines (what it was
+   * reading, where that began with the line quoted and a caret under it, then the problem and
+   * where it was found, quoted likewise); the phrase keeps the two sentences and drops the quoted
+   * lines, whose place {@link #describe} gives as line and column.
+   *
+   * @param e the error
+   * @return e.g. "while parsing a flow sequence: expected ',' or ']', but got :", or empty when
+   *     the error is not one of SnakeYAML's marked errors
+   */
+  private static java.util.Optional<String> yamlProblem(JsonProcessingException e) {
+    if (!(e.getCause() instanceof org.yaml.snakeyaml.error.MarkedYAMLException m)
+        || m.getProblem() == null) {
+      return java.util.Optional.empty();
+    }
+    String context = m.getContext() == null ? "" : m.getContext().strip() + ": ";
+    return java.util.Optional.of(context + m.getProblem().strip());
+  }
+
+  /**
+   * Jackson's message without the source reference it may append, which names no line the user
+   * can find. A line break inside it (a key or value quoted from the file) is kept for the one
+   * line the command line prints to escape, so nothing after it is lost.
+   */
+  private static String head(String s) {
+    String line = s.strip();
     int src = line.indexOf(" at [Source");
     return src < 0 ? line : line.substring(0, src);
   }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -91,5 +92,62 @@ class AmdInstinctCliTest {
         .refusedInOneLine(2, "--target runai is written for NVIDIA GPUs and not checked on the "
             + "mi300x");
     assertThat(dir.resolve("x")).doesNotExist();
+  }
+  /**
+   * An image recognizably built for the other vendor's GPUs is refused before anything is
+   * written, under any spelling a container runtime resolves to the same repository (Docker
+   * Hub's default registry and its old name, a registry host in capitals, a tag or a digest);
+   * an image whose name says nothing of its GPU stack is taken.
+   */
+  @Test
+  void anImageOfTheOtherVendorIsRefused() throws Exception {
+    String amd = dir.resolve("amd.json").toString();
+    String nv = dir.resolve("nv.json").toString();
+    assertThat(CliRun.of("plan", "--model", "llama3-8b", "--cluster", "2x8:mi300x", "--out",
+        amd).code()).isZero();
+    assertThat(CliRun.of("plan", "--model", "llama3-8b", "--cluster", "2x8:h100-80gb", "--out",
+        nv).code()).isZero();
+    String digest = "@sha256:" + "ab".repeat(32);
+    List<String> cuda = List.of("nvcr.io/nvidia/pytorch:24.05-py3", "NVCR.IO/nvidia/nemo:24.07",
+        "nvidia/cuda:12.4.1-devel-ubuntu22.04", "docker.io/nvidia/cuda", "index.docker.io/nvidia/"
+        + "cudagl:11.4.2-base", "nvcr.io/nvidia/pytorch" + digest);
+    List<String> rocm = List.of("rocm/megatron-lm:v25.5_py312", "docker.io/rocm/pytorch:latest",
+        "index.docker.io/rocm/vllm" + digest);
+    List<String> neither = List.of("myorg/train:1", "nvcr.io/nim/meta/llama:1",
+        "registry.local:5000/rocm/pytorch:1", "ghcr.io/nvidia/cuda:1", "nvidia/pytorch-mirror:1",
+        "rocmx/pytorch:1", "library/ubuntu:22.04");
+    for (String t : List.of("kuberay", "pytorchjob", "ray-k8s", "runai")) {
+      for (String img : cuda) {
+        Path out = dir.resolve("cuda-" + t);
+        CliRun r = CliRun.of("deploy", "--plan", amd, "--target", t, "--image", img, "--out",
+            out.toString(), "--", "pretrain_gpt.py");
+        if (t.equals("runai")) {
+          // RunAI is refused on AMD GPUs whatever the image.
+          assertThat(r.code()).as(r.err()).isEqualTo(2);
+          continue;
+        }
+        r.refusedInOneLine(2, "image '" + img + "' is one of NVIDIA's CUDA images, which do not"
+            + " run on the cluster's AMD GPUs; give a ROCm image, such as AMD's rocm/pytorch or"
+            + " rocm/megatron-lm");
+        assertThat(Files.exists(out)).as(img).isFalse();
+      }
+      for (String img : rocm) {
+        Path out = dir.resolve("rocm-" + t);
+        CliRun.of("deploy", "--plan", nv, "--target", t, "--image", img, "--out",
+            out.toString(), "--", "pretrain_gpt.py").refusedInOneLine(2, "image '" + img
+            + "' is one of AMD's ROCm images, which do not run on the cluster's NVIDIA GPUs; "
+            + "give a CUDA image, such as nvcr.io/nvidia/pytorch");
+        assertThat(Files.exists(out)).as(img).isFalse();
+      }
+    }
+    for (String img : neither) {
+      for (String plan : List.of(amd, nv)) {
+        Path out = dir.resolve("ok-" + Math.abs((img + plan).hashCode()));
+        CliRun r = CliRun.of("deploy", "--plan", plan, "--target", "pytorchjob", "--image", img,
+            "--out", out.toString(), "--", "pretrain_gpt.py");
+        assertThat(r.code()).as(img + r.err()).isZero();
+        assertThat(Files.readString(out)).contains("image: " + img);
+      }
+    }
   }
 }

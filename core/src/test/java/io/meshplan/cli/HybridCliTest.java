@@ -150,7 +150,9 @@ class HybridCliTest {
     assertThat(saved.at("/model/architecture/hybrid/pattern").asText()).isEqualTo("M-M-M-M*");
     String[][] bad = {
         {"/pattern", "\"M-M\"", "names 3 layers, not the model's 8"},
-        {"/pattern", "\"X-M-M-M*\"", "U+0058"},
+        // A plan file's pattern is meshplan's own, which takes every symbol meshplan builds.
+        {"/pattern", "\"X-M-M-M*\"", "layer 0 is 'X'; the symbols are M (Mamba-2), S "
+            + "(Mamba-1), G (Gated DeltaNet), * (attention), - (MLP) and E (mixture of experts)"},
         {"/pattern", "5", "must be a string"},
         {"/mamba/heads", "0", "Mamba sizes must be 1 to 65536"},
         {"/mamba/groups", "3", "must divide its 128 heads"},

@@ -116,12 +116,12 @@ class SweepGridReaderTest {
     }
     bad("models: opt-125m\ngpus: h100-80gb\nclusters: 1x8\n" + seq + "]\n" + gb + "]\n",
         "more than 100000 points");
-    // Three overlap fields of 5,000 repeated values: 1.25e11 combinations, refused before any is
-    // built (5,000 x 5,000 = 2.5e7 > 100,000 at the second of them).
+    // Three overlap fields of 5,000 repeated values would be 1.25e11 combinations; the first
+    // repeat is refused before any is built.
     String many = "[true" + ", true".repeat(4999) + "]";
     bad("models: opt-125m\nseq: 512\ngpus: h100-80gb\nclusters: 1x8\nglobalBatch: 64\n"
         + "overlapGradReduce: " + many + "\ntpCommOverlap: " + many + "\nfsdpPrefetch: " + many
-        + "\n", "more than 100000 combinations");
+        + "\n", "field 'overlapGradReduce[1]': 'true' repeats an earlier value; list each once");
   }
 
   /** Any text is a grid or one line of bad input, never another exception. */
