@@ -103,7 +103,7 @@ public final class MegatronArgs implements FrameworkWriter {
       return Optional.of("Megatron-LM has no GPipe schedule (its pipeline schedules are 1F1B and"
           + " interleaved 1F1B)");
     }
-    Optional<String> hybrid = MegatronHybridArgs.missing(input);
+    Optional<String> hybrid = MegatronHybridArgs.missingModel(m);
     return hybrid.isPresent() ? hybrid : MegatronExpertArgs.missing(input);
   }
 

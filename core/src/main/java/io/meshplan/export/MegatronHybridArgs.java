@@ -170,22 +170,6 @@ final class MegatronHybridArgs {
   }
 
   /**
-   * What Megatron-LM cannot run of a hybrid input: its model ({@link #missingModel}), or a layout
-   * its mixers do not split ({@link ModelSpec#hybridLayoutProblem}).
-   *
-   * @param input the input
-   * @return one sentence, or empty
-   */
-  static Optional<String> missing(ExportInput input) {
-    Optional<String> model = missingModel(input.model());
-    if (model.isPresent()) {
-      return model;
-    }
-    ParallelConfig c = input.config();
-    return input.model().hybridLayoutProblem(c.tensorParallel(), c.contextParallel());
-  }
-
-  /**
    * The pattern with each model chunk's layers as one {@code |}-separated segment, in layer
    * order; without separators when there is one chunk.
    *

@@ -151,6 +151,15 @@ class HybridCliTest {
     assertThat(tp.err().strip().lines().count()).isEqualTo(1);
     assertThat(tp.err()).contains("128 heads in 8 groups; tensor parallelism of 16 must divide"
         + " both");
+    // export binds the same layout and refuses it the same way, writing nothing.
+    Path out = dir.resolve("tp16.sh");
+    CliRun ex = CliRun.of("export", "--to", "megatron", "--model", "nemotron-h-8b", "--cluster",
+        "2x8:h100-80gb", "--tp", "16", "--pp", "1", "--dp", "1", "--global-batch", "16",
+        "--micro-batch", "1", "--out", out.toString());
+    assertThat(ex.code()).as(ex.err()).isEqualTo(2);
+    assertThat(ex.err().strip().lines().count()).isEqualTo(1);
+    assertThat(ex.err()).contains("128 heads in 8 groups; tensor parallelism of 16 must divide");
+    assertThat(out).doesNotExist();
     CliRun cp = CliRun.of("simulate", "--model", "jamba-v0.1", "--cluster", "2x8:h100-80gb",
         "--tp", "1", "--cp", "2", "--pp", "1", "--dp", "8", "--ep", "8", "--global-batch", "16",
         "--micro-batch", "1");

@@ -461,12 +461,13 @@ class MegatronHybridConformanceTest {
         MegatronHybridArgs.segments(qwen.arch().hybrid().symbols(), new int[] {20, 28, 28, 20}))
         .doesNotContainKey("--pipeline-model-parallel-layout");
     // Nemotron 3 Nano's 64 Mamba heads in 8 groups: TP 16 divides the heads (4 each), not the
-    // groups (mamba_mixer.py:270).
+    // groups (mamba_mixer.py:270): bad input, refused when the layout is bound (exit 2), as
+    // simulate refuses it.
     ModelSpec nano = Presets.get("nemotron-3-nano-30b-a3b");
-    ExportInput tp16 = new ExportInput(nano, cluster(16), new ParallelConfig(16, 1, 1, 1, 1, 64,
-        Recompute.FULL, true, 1));
-    assertThat(Exporter.missing(ExportTarget.MEGATRON, tp16)).hasValueSatisfying(w ->
-        assertThat(w).contains("64 heads in 8 groups; tensor parallelism of 16 must divide"));
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> new ExportInput(nano, cluster(16),
+        new ParallelConfig(16, 1, 1, 1, 1, 64, Recompute.FULL, true, 1)))
+        .isInstanceOf(InputException.class)
+        .hasMessageContaining("64 heads in 8 groups; tensor parallelism of 16 must divide");
   }
 
   private static ModelSpec withHybrid(ModelSpec m, HybridPattern p) {
