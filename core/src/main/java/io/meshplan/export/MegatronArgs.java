@@ -17,8 +17,8 @@ import java.util.Optional;
  * MLSys'23) for a parallel configuration, written as a bash array {@code MEGATRON_ARGS} and a
  * function {@code megatron_launch} that runs {@code torchrun ... pretrain_gpt.py
  * "${MEGATRON_ARGS[@]}"} ({@code pretrain_hybrid.py} for a hybrid model, whose layer pattern
- * states its stages: {@link MegatronHybridArgs}) with the data, tokenizer, learning rate, iterations and checkpoints the
- * user names in variables. The data-parallel size is not
+ * states its stages: {@link MegatronHybridArgs}) with the data, tokenizer, learning rate,
+ * iterations and checkpoints the user names in variables. The data-parallel size is not
  * an argument: Megatron-LM derives it as world size / (tensor * pipeline), so the launcher's world
  * size must be the configuration's GPU count.
  *

@@ -41,14 +41,16 @@ import java.util.Optional;
  *       without them under PP above 1 is the deprecated split, {@code
  *       hybrid_layer_allocation.py:385-400}).
  *   <li>Mamba-2: {@code --mamba-state-dim}, {@code --mamba-head-dim}, {@code --mamba-num-groups},
- *       {@code --mamba-num-heads} ({@code megatron/core/transformer/transformer_config.py:1259-1268}).
- *       {@code MambaLayer} passes the mixer only the hidden size ({@code
- *       megatron/core/ssm/mamba_layer.py:89-97}), so the convolution's 4 taps, its bias, the
- *       projections without bias and the chunks of 128 are {@code MambaMixer}'s defaults ({@code
+ *       {@code --mamba-num-heads} ({@code
+ *       megatron/core/transformer/transformer_config.py:1259-1268}). {@code MambaLayer} passes
+ *       the mixer only the hidden size ({@code megatron/core/ssm/mamba_layer.py:89-97}), so
+ *       the convolution's 4 taps, its bias, the projections without bias and the chunks of 128
+ *       are {@code MambaMixer}'s defaults ({@code
  *       megatron/core/ssm/mamba_mixer.py:179, 191-194}; bias and conv bias asserted at 276-277),
  *       and its gated norm normalizes each group's channels ({@code group_size = d_inner /
- *       ngroups}, 427): another mixer is refused. TP divides heads and groups (262, 270); under
- *       FP8 the projection's width is a multiple of 16 (253-257).
+ *       ngroups}, 427): another mixer is refused. TP divides heads and groups (262, 270: checked
+ *       when the layout is bound, {@link ModelSpec#checkHybridLayout}); under FP8 the
+ *       projection's width is a multiple of 16 (253-257).
  *   <li>Gated DeltaNet: {@code --linear-conv-kernel-dim}, {@code --linear-key-head-dim}, {@code
  *       --linear-value-head-dim}, {@code --linear-num-key-heads}, {@code --linear-num-value-heads}
  *       ({@code transformer_config.py:370-382}); the {@code G} layer is built whatever {@code
