@@ -16,8 +16,9 @@ import java.util.Optional;
  * Megatron-LM arguments (Shoeybi et al. 2019; Narayanan et al., SC'21; Korthikanti et al.,
  * MLSys'23) for a parallel configuration, written as a bash array {@code MEGATRON_ARGS} and a
  * function {@code megatron_launch} that runs {@code torchrun ... pretrain_gpt.py
- * "${MEGATRON_ARGS[@]}"} with the data, tokenizer, learning rate, iterations and checkpoints the
- * user names in variables. The data-parallel size is not
+ * "${MEGATRON_ARGS[@]}"} ({@code pretrain_hybrid.py} for a hybrid model, whose layer pattern
+ * states its stages: {@link MegatronHybridArgs}) with the data, tokenizer, learning rate,
+ * iterations and checkpoints the user names in variables. The data-parallel size is not
  * an argument: Megatron-LM derives it as world size / (tensor * pipeline), so the launcher's world
  * size must be the configuration's GPU count.
  *
@@ -102,7 +103,8 @@ public final class MegatronArgs implements FrameworkWriter {
       return Optional.of("Megatron-LM has no GPipe schedule (its pipeline schedules are 1F1B and"
           + " interleaved 1F1B)");
     }
-    return MegatronExpertArgs.missing(input);
+    Optional<String> hybrid = MegatronHybridArgs.missingModel(m);
+    return hybrid.isPresent() ? hybrid : MegatronExpertArgs.missing(input);
   }
 
   /**
@@ -138,7 +140,8 @@ public final class MegatronArgs implements FrameworkWriter {
     }
     sb.append(")\n");
     sb.append(launcher(input.cluster(),
-        input.bound().config().iterations(input.model().seq())));
+        input.bound().config().iterations(input.model().seq()),
+        MegatronHybridArgs.script(input.model())));
     return sb.toString();
   }
 
@@ -172,7 +175,8 @@ public final class MegatronArgs implements FrameworkWriter {
     int nodes = input.cluster().hosts();
     sb.append(nodes == 1 ? "# Run on the node" : "# Run on each of the " + nodes + " nodes")
         .append(": set the variables megatron_launch checks, then bash this file\n# (or source it"
-            + " and call megatron_launch); further arguments go to pretrain_gpt.py.\n");
+            + " and call megatron_launch); further arguments go to ")
+        .append(MegatronHybridArgs.script(input.model())).append(".\n");
     return sb.toString();
   }
 
@@ -184,6 +188,11 @@ public final class MegatronArgs implements FrameworkWriter {
       sb.append("# ").append(dense).append(" of the ").append(m.layers())
           .append(" blocks have a dense MLP of ").append(m.arch().moe().denseFfn())
           .append(" (--moe-layer-freq).\n");
+    }
+    if (m.arch().hybrid().on()) {
+      sb.append("# A hybrid model: --hybrid-layer-pattern gives each layer (M Mamba-2, G Gated"
+          + " DeltaNet,\n# * attention, - MLP, E experts) and each model chunk (| between"
+          + " chunks).\n");
     }
     int mtp = m.arch().mtpDepth();
     if (mtp > 0) {
@@ -202,10 +211,10 @@ public final class MegatronArgs implements FrameworkWriter {
    * restated in {@code MegatronConformanceTest}).
    */
   private static String launcher(io.meshplan.cluster.ClusterSpec cluster,
-      java.util.OptionalLong iterations) {
+      java.util.OptionalLong iterations, String script) {
     return "\nmegatron_launch() {\n"
-        + "  : \"${MEGATRON_LM:?set MEGATRON_LM to your Megatron-LM checkout (it holds"
-        + " pretrain_gpt.py)}\"\n"
+        + "  : \"${MEGATRON_LM:?set MEGATRON_LM to your Megatron-LM checkout (it holds "
+        + script + ")}\"\n"
         + "  : \"${MASTER_ADDR:?set MASTER_ADDR to the address of node 0}\"\n"
         + "  : \"${NODE_RANK:?set NODE_RANK to the index of this node, 0 to " + (cluster.hosts() - 1)
         + "}\"\n"
@@ -222,7 +231,7 @@ public final class MegatronArgs implements FrameworkWriter {
         + "  torchrun --nnodes " + cluster.hosts() + " --nproc-per-node " + cluster.hostGpus()
         + " --node-rank \"$NODE_RANK\" \\\n"
         + "    --master-addr \"$MASTER_ADDR\" --master-port \"${MASTER_PORT:-29500}\" \\\n"
-        + "    \"$MEGATRON_LM/pretrain_gpt.py\" \"${MEGATRON_ARGS[@]}\" \\\n"
+        + "    \"$MEGATRON_LM/" + script + "\" \"${MEGATRON_ARGS[@]}\" \\\n"
         + "    --tokenizer-type HuggingFaceTokenizer --tokenizer-model \"$TOKENIZER_MODEL\" \\\n"
         + "    --data-path \"$DATA_PATH\" --lr \"$LR\" --train-iters \"$TRAIN_ITERS\" \\\n"
         + "    --save \"$CHECKPOINT_DIR\" --load \"$CHECKPOINT_DIR\""
@@ -256,7 +265,12 @@ public final class MegatronArgs implements FrameworkWriter {
     List<List<String>> a = new ArrayList<>();
     a.add(List.of(MegatronArg.TENSOR_MODEL_PARALLEL_SIZE.flag(), Integer.toString(c.tensorParallel())));
     a.add(List.of(MegatronArg.PIPELINE_MODEL_PARALLEL_SIZE.flag(), Integer.toString(c.pipelineParallel())));
-    pipelineStages(c, m, a);
+    if (m.arch().hybrid().on()) {
+      // The pattern's segments state every stage and chunk (MegatronHybridArgs).
+      a.addAll(MegatronHybridArgs.layers(input));
+    } else {
+      pipelineStages(c, m, a);
+    }
     if (c.contextParallel() > 1) {
       // Megatron-LM's data-parallel size is world / (TP x PP x CP) (arguments.py:424-448).
       a.add(List.of(MegatronArg.CONTEXT_PARALLEL_SIZE.flag(), Integer.toString(c.contextParallel())));
@@ -269,6 +283,40 @@ public final class MegatronArgs implements FrameworkWriter {
     }
     recompute(c, a);
     overlaps(input, a);
+    sharding(c, a);
+    if (!m.arch().hybrid().on()) {
+      // A hybrid's layers are its pattern's (arguments.py:787-797).
+      a.add(List.of(MegatronArg.NUM_LAYERS.flag(), Integer.toString(m.layers())));
+    }
+    a.add(List.of(MegatronArg.HIDDEN_SIZE.flag(), Integer.toString(m.hidden())));
+    a.add(List.of(MegatronArg.FFN_HIDDEN_SIZE.flag(), Integer.toString(MegatronDeepseekArgs.denseFfn(m))));
+    a.add(List.of(MegatronArg.NUM_ATTENTION_HEADS.flag(), Integer.toString(m.heads())));
+    a.add(List.of(MegatronArg.SEQ_LENGTH.flag(), Integer.toString(m.seq())));
+    if (m.packing().packed()) {
+      // Packed documents: the dataloader hands the attention kernel each document's bounds
+      // (cu_seqlens, arguments.py:3326) and restarts positions at each (3321).
+      a.add(List.of(MegatronArg.DATALOADER_INTER_DOCUMENT_MASKING.flag()));
+      a.add(List.of(MegatronArg.RESET_POSITION_IDS.flag()));
+    }
+    a.add(List.of(MegatronArg.MAX_POSITION_EMBEDDINGS.flag(), Integer.toString(
+        m.arch().positions() == Architecture.Positions.LEARNED ? m.arch().positionRows()
+            : m.seq())));
+    a.addAll(MegatronModelArgs.arguments(m));
+    a.addAll(MegatronExpertArgs.arguments(input));
+    a.addAll(MegatronHybridArgs.mixers(m));
+    a.addAll(MegatronDeepseekArgs.mtp(m));
+    // Megatron-Core's AttnBackend (flash, fused, unfused, local, auto; default auto): the kernel
+    // the plan was priced with.
+    a.add(List.of(MegatronArg.ATTENTION_BACKEND.flag(), input.attention().label()));
+    precision(m, a);
+    return a;
+  }
+
+  /**
+   * The optimizer-state sharding: the distributed optimizer under ZeRO-1, Megatron-FSDP under
+   * ZeRO-2 and ZeRO-3 (with its replicas under hybrid sharding).
+   */
+  private static void sharding(ParallelConfig c, List<List<String>> a) {
     if (c.zeroStage() == 1) {
       a.add(List.of(MegatronArg.USE_DISTRIBUTED_OPTIMIZER.flag()));
     } else if (c.zeroStage() >= 2) {
@@ -287,28 +335,6 @@ public final class MegatronArgs implements FrameworkWriter {
             Integer.toString(c.shardReplicas())));
       }
     }
-    a.add(List.of(MegatronArg.NUM_LAYERS.flag(), Integer.toString(m.layers())));
-    a.add(List.of(MegatronArg.HIDDEN_SIZE.flag(), Integer.toString(m.hidden())));
-    a.add(List.of(MegatronArg.FFN_HIDDEN_SIZE.flag(), Integer.toString(MegatronDeepseekArgs.denseFfn(m))));
-    a.add(List.of(MegatronArg.NUM_ATTENTION_HEADS.flag(), Integer.toString(m.heads())));
-    a.add(List.of(MegatronArg.SEQ_LENGTH.flag(), Integer.toString(m.seq())));
-    if (m.packing().packed()) {
-      // Packed documents: the dataloader hands the attention kernel each document's bounds
-      // (cu_seqlens, arguments.py:3326) and restarts positions at each (3321).
-      a.add(List.of(MegatronArg.DATALOADER_INTER_DOCUMENT_MASKING.flag()));
-      a.add(List.of(MegatronArg.RESET_POSITION_IDS.flag()));
-    }
-    a.add(List.of(MegatronArg.MAX_POSITION_EMBEDDINGS.flag(), Integer.toString(
-        m.arch().positions() == Architecture.Positions.LEARNED ? m.arch().positionRows()
-            : m.seq())));
-    a.addAll(MegatronModelArgs.arguments(m));
-    a.addAll(MegatronExpertArgs.arguments(input));
-    a.addAll(MegatronDeepseekArgs.mtp(m));
-    // Megatron-Core's AttnBackend (flash, fused, unfused, local, auto; default auto): the kernel
-    // the plan was priced with.
-    a.add(List.of(MegatronArg.ATTENTION_BACKEND.flag(), input.attention().label()));
-    precision(m, a);
-    return a;
   }
 
   /** The recomputation: selective with its modules unless they are the default, or full. */

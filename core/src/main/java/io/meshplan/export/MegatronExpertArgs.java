@@ -54,7 +54,9 @@ final class MegatronExpertArgs {
    * size ({@code --kv-channels}), QKV-only biases ({@code --add-qkv-bias}, {@link
    * MegatronModelArgs}), q/k norms (per head {@code --qk-layernorm}; over all heads refused by
    * {@link MegatronModelArgs#missing}), latent attention and
-   * multi-token prediction ({@link MegatronDeepseekArgs}), plus expert biases (gpt-oss's, whose
+   * multi-token prediction ({@link MegatronDeepseekArgs}), a squared-ReLU MLP ({@code
+   * --squared-relu}) and a hybrid layer pattern ({@link MegatronHybridArgs}), plus expert biases
+   * (gpt-oss's, whose
    * experts also clamp their SwiGLU, which meshplan does not model). Sliding windows are written
    * ({@link MegatronModelArgs#window}).
    *
@@ -73,6 +75,10 @@ final class MegatronExpertArgs {
     // Per-head q/k norms are --qk-layernorm; norms over all heads are refused by name
     // (MegatronModelArgs#missing).
     out.remove("q/k norms");
+    // Megatron-LM writes squared ReLU (--squared-relu) and hybrid layer patterns
+    // (MegatronHybridArgs, which refuses the mixers it cannot build).
+    out.remove("a squared-ReLU MLP");
+    out.removeIf(d -> d.startsWith("a hybrid layer pattern"));
     if (arch.moe().expertBiases()) {
       out.add("expert biases");
     }
@@ -129,9 +135,16 @@ final class MegatronExpertArgs {
       a.add(List.of(MegatronArg.MOE_ROUTER_PRE_SOFTMAX.flag()));
     }
     a.add(List.of(MegatronArg.MOE_FFN_HIDDEN_SIZE.flag(), Integer.toString(moe.expertFfn())));
-    a.addAll(MegatronDeepseekArgs.layerPattern(m));
+    if (!m.arch().hybrid().on()) {
+      // A hybrid's expert layers are its pattern's E symbols (MegatronHybridArgs).
+      a.addAll(MegatronDeepseekArgs.layerPattern(m));
+    }
     if (moe.sharedFfn() > 0) {
       a.add(List.of(MegatronArg.MOE_SHARED_EXPERT_INTERMEDIATE_SIZE.flag(), Integer.toString(moe.sharedFfn())));
+      if (moe.sharedGate()) {
+        // transformer_config.py:713; shared_experts.py:139, 203-206: sigmoid(x w), w one h-vector.
+        a.add(List.of(MegatronArg.MOE_SHARED_EXPERT_GATE.flag()));
+      }
     }
     a.add(List.of(MegatronArg.EXPERT_MODEL_PARALLEL_SIZE.flag(), Integer.toString(c.expertParallel())));
     a.add(List.of(MegatronArg.EXPERT_TENSOR_PARALLEL_SIZE.flag(), Integer.toString(c.expertTensorParallel())));

@@ -53,6 +53,10 @@ import java.util.Optional;
  *       over the tensor ranks, so it must divide by TP.
  * </ul>
  *
+ * <p>A squared-ReLU MLP is {@code --squared-relu} ({@code arguments.py:2448}), no position
+ * encoding {@code --position-embedding-type none} (Nemotron-H); a hybrid's layers are {@link
+ * MegatronHybridArgs}'.
+ *
  * <p>Megatron-LM has no parallel residual (GPT-NeoX), no multipliers of Granite's kind, and no
  * norms over all query or key heads together (OLMo 2): models with them are refused.
  */
@@ -69,6 +73,10 @@ final class MegatronModelArgs {
     Architecture a = m.arch();
     Numerics n = a.numerics();
     String who = m.name() + " has ";
+    Optional<String> hybrid = MegatronHybridArgs.missingModel(m);
+    if (hybrid.isPresent()) {
+      return hybrid;
+    }
     if (n.parallelResidual()) {
       return Optional.of("Megatron-LM's GPT blocks add attention and MLP to the residual one after"
           + " the other; " + who + "a parallel residual (use_parallel_residual)");
@@ -158,6 +166,9 @@ final class MegatronModelArgs {
     List<List<String>> a = new ArrayList<>();
     if (arch.mlp() == Architecture.Mlp.SWIGLU) {
       a.add(List.of(MegatronArg.SWIGLU.flag()));
+    } else if (arch.mlp() == Architecture.Mlp.RELU2) {
+      // arguments.py:2448; argument_utils.py:320-322 makes every MLP and expert squared ReLU.
+      a.add(List.of(MegatronArg.SQUARED_RELU.flag()));
     }
     if (arch.norm() == Architecture.Norm.RMS) {
       a.add(List.of(MegatronArg.NORMALIZATION.flag(), "RMSNorm"));
@@ -189,7 +200,9 @@ final class MegatronModelArgs {
   private static void positions(ModelSpec m, List<List<String>> a) {
     Architecture arch = m.arch();
     if (arch.positions() != Architecture.Positions.ROTARY) {
-      a.add(List.of(MegatronArg.POSITION_EMBEDDING_TYPE.flag(), "learned_absolute"));
+      // arguments.py:2397-2398: choices learned_absolute, rope, yarn, mrope, relative, none.
+      a.add(List.of(MegatronArg.POSITION_EMBEDDING_TYPE.flag(),
+          arch.positions() == Architecture.Positions.NONE ? "none" : "learned_absolute"));
       return;
     }
     Numerics n = arch.numerics();

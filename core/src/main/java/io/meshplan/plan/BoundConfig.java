@@ -28,7 +28,9 @@ import java.util.Optional;
  *       with PP, sequence parallelism with TP, the expert layout ({@link
  *       ParallelConfig#checkExperts}), the layout's prediction modules and the recomputed
  *       modules ({@link ParallelConfig#checkModel}), the sequence by {@code 2 x CP} with fused
- *       attention ({@link ParallelConfig#checkContext}), and GPipe without virtual stages.
+ *       attention ({@link ParallelConfig#checkContext}), a hybrid's mixers split by the tensor
+ *       and context sizes ({@link ModelSpec#checkHybridLayout}), and GPipe without virtual
+ *       stages.
  * </ol>
  *
  * <p>Megatron-Core's counterpart runs its rules in {@code ModelParallelConfig.__post_init__} and
@@ -124,6 +126,7 @@ public record BoundConfig(TrainingConfig config, ModelSpec model, ClusterSpec cl
     c.checkExperts(model.arch().moe());
     c.checkModel(model);
     c.checkContext(model.seq(), attention == Attention.FLASH);
+    model.checkHybridLayout(c.tensorParallel(), c.contextParallel());
     if (gpipe && c.virtualStages() != 1) {
       throw new InputException("the GPipe schedule has no virtual stages; got "
           + c.virtualStages() + " per pipeline stage");

@@ -13,8 +13,10 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Nemotron-H as a user meets it: from its preset or its {@code config.json}, it plans and
- * simulates on 8 H100s, its plan file keeps its layer pattern and Mamba-2 mixer, the exports say
- * they do not write Mamba layers, and the layouts Megatron-Core's Mamba layers refuse are refused.
+ * simulates on 8 H100s, its plan file keeps its layer pattern and Mamba-2 mixer, Megatron-LM's
+ * export writes it and the other exports say they do not write Mamba layers, Jamba's Mamba-1
+ * layers are refused by Megatron-LM's export, and the layouts Megatron-Core's Mamba layers refuse
+ * are refused.
  */
 class HybridCliTest {
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -50,11 +52,47 @@ class HybridCliTest {
     assertThat(s.code()).as(s.err()).isZero();
     assertThat(JSON.readTree(s.out()).get("iterationSeconds").asDouble())
         .isCloseTo(saved.get("iterationSeconds").asDouble(), withinPercentage(0.01));
-    for (String to : new String[] {"megatron", "torchtitan", "deepspeed"}) {
+    // Megatron-LM runs it (pretrain_hybrid.py, the pattern cut at the plan's stages); the other
+    // frameworks have no Mamba layer.
+    Path args = dir.resolve("megatron.sh");
+    CliRun m = CliRun.of("export", "--plan", plan.toString(), "--to", "megatron", "--out",
+        args.toString());
+    assertThat(m.code()).as(m.err()).isZero();
+    assertThat(Files.readString(args)).contains("pretrain_hybrid.py", "--hybrid-layer-pattern '");
+    for (String to : new String[] {"torchtitan", "deepspeed"}) {
       CliRun x = CliRun.of("export", "--plan", plan.toString(), "--to", to);
       assertThat(x.code()).as(to).isEqualTo(3);
       assertThat(x.err()).as(to).contains("Mamba-2 layers").doesNotContain("\tat ");
     }
+  }
+
+  @Test
+  void aJambaPlanIsRefusedByMegatronInOneLineAndNothingIsWritten() throws Exception {
+    // Jamba v0.1's 64 sublayers on 8 H100s: 2 stages of 32, each 4-way data parallel, its 16
+    // experts 4-way expert parallel (4 x 2 = 8 GPUs; 4 microbatches of 4 sequences).
+    io.meshplan.model.ModelSpec jamba = io.meshplan.model.Presets.get("jamba-v0.1");
+    java.util.List<io.meshplan.plan.StagePlan> stages = new java.util.ArrayList<>();
+    for (int k = 0; k < 2; k++) {
+      stages.add(new io.meshplan.plan.StagePlan(32 * k, 32 * k + 31, 1, 4, 4 * k, 4, 1,
+          io.meshplan.model.Recompute.FULL, false, 1, true, 0.1, 0.2, 1e9,
+          java.util.List.of(), java.util.Optional.empty(), 4, 1, 1, false));
+    }
+    Path plan = dir.resolve("jamba.json");
+    Files.writeString(plan, io.meshplan.plan.PlanJson.write(new io.meshplan.plan.PipelinePlan(
+        new io.meshplan.plan.PlanSource.Preset(jamba, io.meshplan.model.Attention.FLASH),
+        "1x8:h100-80gb", 16, 4, 4, 1, stages,
+        new io.meshplan.plan.PipelinePlan.Prediction(10, 1000, 100, 0.3, 5e10))));
+    byte[] before = Files.readAllBytes(plan);
+    Path out = dir.resolve("megatron.sh");
+    CliRun r = CliRun.of("export", "--plan", plan.toString(), "--to", "megatron", "--out",
+        out.toString());
+    assertThat(r.code()).as(r.err()).isEqualTo(3);
+    assertThat(r.err().strip().lines().count()).as(r.err()).isEqualTo(1);
+    // 32 layers' mixers: attention on 4 (attn_layer_period 8), Mamba-1 on the other 28.
+    assertThat(r.err()).contains("Megatron-LM has no Mamba-1 layer", "jamba-v0.1 has 28 "
+        + "Mamba-1 (S) layers").doesNotContain("\tat ");
+    assertThat(out).doesNotExist();
+    assertThat(Files.readAllBytes(plan)).isEqualTo(before);
   }
 
   @Test
@@ -113,6 +151,15 @@ class HybridCliTest {
     assertThat(tp.err().strip().lines().count()).isEqualTo(1);
     assertThat(tp.err()).contains("128 heads in 8 groups; tensor parallelism of 16 must divide"
         + " both");
+    // export binds the same layout and refuses it the same way, writing nothing.
+    Path out = dir.resolve("tp16.sh");
+    CliRun ex = CliRun.of("export", "--to", "megatron", "--model", "nemotron-h-8b", "--cluster",
+        "2x8:h100-80gb", "--tp", "16", "--pp", "1", "--dp", "1", "--global-batch", "16",
+        "--micro-batch", "1", "--out", out.toString());
+    assertThat(ex.code()).as(ex.err()).isEqualTo(2);
+    assertThat(ex.err().strip().lines().count()).isEqualTo(1);
+    assertThat(ex.err()).contains("128 heads in 8 groups; tensor parallelism of 16 must divide");
+    assertThat(out).doesNotExist();
     CliRun cp = CliRun.of("simulate", "--model", "jamba-v0.1", "--cluster", "2x8:h100-80gb",
         "--tp", "1", "--cp", "2", "--pp", "1", "--dp", "8", "--ep", "8", "--global-batch", "16",
         "--micro-batch", "1");
