@@ -92,18 +92,20 @@ final class ModelOptions {
   @Option(names = "--finetune", paramLabel = "MODE", description = "full (default: every "
       + "weight trained) or lora: the weights frozen, low-rank adapters trained beside the "
       + "projections of --lora-targets (no gradients, fp32 accumulators or Adam state for the "
-      + "frozen weights, no weight-gradient GEMMs for them).")
+      + "frozen weights, no weight-gradient GEMMs for them), or qlora: lora on a base whose "
+      + "block projections are stored in 4-bit NF4 with double quantization and dequantized "
+      + "to bf16 for each GEMM (QLoRA; bf16 only, no tensor parallelism).")
   String finetune;
 
-  @Option(names = "--lora-rank", paramLabel = "R", description = "--finetune lora: the "
+  @Option(names = "--lora-rank", paramLabel = "R", description = "--finetune lora or qlora: the "
       + "adapters' rank, 1 to the hidden size (default 16).")
   Integer loraRank;
 
-  @Option(names = "--lora-alpha", paramLabel = "A", description = "--finetune lora: the "
+  @Option(names = "--lora-alpha", paramLabel = "A", description = "--finetune lora or qlora: the "
       + "adapters' scale numerator, output times A/R (default 2R).")
   Double loraAlpha;
 
-  @Option(names = "--lora-targets", paramLabel = "LIST", description = "--finetune lora: the "
+  @Option(names = "--lora-targets", paramLabel = "LIST", description = "--finetune lora or qlora: the "
       + "projections adapted, comma-separated: q_proj, k_proj, v_proj, o_proj, gate_proj, "
       + "up_proj, down_proj (each its own adapter); linear_qkv, linear_fc1 (one adapter over "
       + "the fused projections, Megatron-Core), linear_proj, linear_fc2; wq, wkv, wo, w1, w2, w3"
@@ -306,19 +308,19 @@ final class ModelOptions {
   }
 
   /**
-   * The adapters of {@code --finetune lora}.
+   * The adapters of {@code --finetune lora}, on a quantized base under {@code qlora}.
    *
    * @param gated whether the model's MLP is gated
    * @return the adapters, {@link io.meshplan.model.Lora#NONE} for full fine-tuning
    */
   io.meshplan.model.Lora lora(boolean gated) {
     String mode = finetune == null ? "full" : Choices.pick("--finetune", finetune,
-        List.of("full", "lora"));
+        List.of("full", "lora", "qlora"));
     if (mode.equals("full")) {
       String stray = loraRank != null ? "--lora-rank" : loraAlpha != null ? "--lora-alpha"
           : loraTargets != null ? "--lora-targets" : null;
       if (stray != null) {
-        throw new InputException(stray + " needs --finetune lora");
+        throw new InputException(stray + " needs --finetune lora or qlora");
       }
       return io.meshplan.model.Lora.NONE;
     }
@@ -330,8 +332,9 @@ final class ModelOptions {
     if (!Double.isFinite(a) || a <= 0) {
       throw new InputException("--lora-alpha must be a positive number, got " + loraAlpha);
     }
-    return io.meshplan.model.Lora.of(r, a, loraTargets == null ? "all-linear" : loraTargets,
-        gated);
+    io.meshplan.model.Lora l = io.meshplan.model.Lora.of(r, a,
+        loraTargets == null ? "all-linear" : loraTargets, gated);
+    return mode.equals("qlora") ? l.withQuantizedBase() : l;
   }
 
   /**

@@ -58,6 +58,33 @@ enum ExportFeature {
     }
   },
   /**
+   * QLoRA's 4-bit base ({@link Lora#quantized}, {@link io.meshplan.model.Nf4}): no export writes
+   * it. The base is bitsandbytes' {@code Linear4bit}, which the model loader makes
+   * (transformers' {@code BitsAndBytesConfig}); Megatron-LM (d98e8a64) and torchtitan (b5bcd76)
+   * have no bitsandbytes or NF4 layer, and accelerate's config file (16cb6eb8) has no field
+   * for quantization: its {@code BnbQuantizationConfig} is an object of the training script.
+   * Without it the nearest input is LoRA with the same adapters on a bf16 base.
+   */
+  QLORA {
+    @Override
+    boolean usedBy(ExportInput in) {
+      return in.model().lora().quantized();
+    }
+
+    @Override
+    String refusal(String label, ExportInput in) {
+      return label + " export writes no 4-bit base (--finetune qlora): QLoRA's NF4 weights "
+          + "are bitsandbytes' Linear4bit, which the model loader makes, not a framework "
+          + "setting; --finetune lora states the same adapters on a bf16 base";
+    }
+
+    @Override
+    ExportInput without(ExportInput in) {
+      Lora l = in.model().lora();
+      return in.withModel(in.model().withLora(new Lora(l.rank(), l.alpha(), l.adapters())));
+    }
+  },
+  /**
    * LoRA's adapters on frozen weights ({@link Lora}): torchtitan main's export writes its {@code
    * LoRAConverter}; without it the nearest input is the full fine-tuning of the same model.
    */

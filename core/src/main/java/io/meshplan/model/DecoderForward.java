@@ -87,6 +87,24 @@ final class DecoderForward {
   }
 
   /**
+   * {@code x . w} on a QLoRA base projection ({@link Nf4#linear}): its packed 4-bit codes, its
+   * 8-bit block constants and their fp32 constants are frozen weights of their own types.
+   */
+  private int nf4Linear(int x, String name, int in, int out) {
+    int groups = Nf4.groups((long) in * out);
+    int codes = typedWeight(name + "_nf4", DType.U8, groups, Nf4.GROUP, Nf4.BLOCK / 2);
+    int absmax = typedWeight(name + "_absmax", DType.U8, groups, Nf4.GROUP);
+    int absmax2 = typedWeight(name + "_absmax2", DType.F32, groups);
+    return Nf4.linear(t, dt, x, new int[] {codes, absmax, absmax2}, in, out);
+  }
+
+  private int typedWeight(String name, DType type, int... dims) {
+    int id = t.param(TensorShape.of(type, dims), ParamRole.WEIGHT);
+    weightNames.put(id, t.layer().scope() + "/" + t.part() + "/" + name);
+    return id;
+  }
+
+  /**
    * Keeps a value for the backward pass unless the recomputation mode recomputes it: full
    * recomputation everything in a block, selective recomputation what belongs to one of the
    * recomputed modules ({@link TrainingOptions#recomputes}). A value not kept is computed again
@@ -474,15 +492,21 @@ final class DecoderForward {
   }
 
   int linear(int x, int in, int out, String name) {
-    int w = weight(name, in, out);
-    int y = o.fp8() ? fp8Linear(x, w) : t.dot(x, w);
+    boolean block = t.layer().kind() == LayerRef.Kind.BLOCK;
+    int y;
+    if (block && spec.lora().quantizes(name)) {
+      y = nf4Linear(x, name, in, out);
+    } else {
+      int w = weight(name, in, out);
+      y = o.fp8() ? fp8Linear(x, w) : t.dot(x, w);
+    }
     // torchtitan's per-op policy saves the 1st, 3rd, 5th... matrix multiplication of a block.
     matmuls++;
     if (matmuls % 2 == 1) {
       save(y);
     }
-    java.util.Optional<Lora.Adapter> adapter = t.layer().kind() == LayerRef.Kind.BLOCK
-        ? spec.lora().adapterOf(name) : java.util.Optional.empty();
+    java.util.Optional<Lora.Adapter> adapter = block ? spec.lora().adapterOf(name)
+        : java.util.Optional.empty();
     if (adapter.isPresent()) {
       y = t.add(y, adapted(x, in, out, name, adapter.get()));
     }

@@ -28,16 +28,39 @@ import java.util.Set;
  * A fused adapter is one {@code A} shared by its projections and one {@code B} per projection: the
  * same parameters and FLOPs as one {@code B} over the joined outputs.
  *
+ * <p>QLoRA (Dettmers et al., arXiv:2305.14314, sections 2 and 3) keeps the same adapters on a
+ * base whose linear layers are stored in 4-bit NormalFloat with double quantization ({@link
+ * Nf4}), as transformers' bitsandbytes 4-bit loader does ({@code
+ * integrations/bitsandbytes.py}, {@code replace_with_bnb_linear}, huggingface/transformers
+ * f6cf875a): every {@code nn.Linear} of the blocks becomes a {@code Linear4bit} whether or not it
+ * has an adapter, while the embeddings, the norms and the LM head ({@code
+ * get_keys_to_not_convert}: the output embedding) stay in bf16. bitsandbytes' {@code MatMul4Bit}
+ * ({@code autograd/_functions.py} at 60a0d8a5) dequantizes the weight to the compute type before
+ * the forward GEMM and again in the backward pass for the input's gradient; it keeps only the
+ * quantized weight and computes no weight gradient.
+ *
  * @param rank r, the adapters' inner size; 0 for no adapters (every weight trained)
  * @param alpha the scale's numerator: the adapters' output is multiplied by {@code alpha / r}
  * @param adapters the adapters, in the order the targets named them
+ * @param quantized whether the frozen base's block projections are stored in NF4 (QLoRA)
  */
-public record Lora(int rank, double alpha, List<Adapter> adapters)
+public record Lora(int rank, double alpha, List<Adapter> adapters, boolean quantized)
     implements java.io.Serializable {
   private static final long serialVersionUID = 1L;
 
   /** No adapters: every weight is trained. */
   public static final Lora NONE = new Lora(0, 0, List.of());
+
+  /**
+   * Adapters on a base kept in the training precision (LoRA).
+   *
+   * @param rank r
+   * @param alpha the scale's numerator
+   * @param adapters the adapters
+   */
+  public Lora(int rank, double alpha, List<Adapter> adapters) {
+    this(rank, alpha, adapters, false);
+  }
 
   /** The most adapters a model has: the seven projections of a block. */
   private static final int MAX_ADAPTERS = 7;
@@ -76,6 +99,7 @@ public record Lora(int rank, double alpha, List<Adapter> adapters)
     Require.that(rank == 0 || Double.isFinite(alpha) && alpha > 0,
         () -> "LoRA alpha must be a positive number, got " + alpha);
     Require.that(adapters.size() <= MAX_ADAPTERS, "at most " + MAX_ADAPTERS + " LoRA adapters");
+    Require.that(!quantized || rank > 0, "a quantized base (QLoRA) needs LoRA adapters");
     Set<String> seen = new LinkedHashSet<>();
     for (Adapter a : adapters) {
       for (String p : a.projections()) {
@@ -174,6 +198,26 @@ public record Lora(int rank, double alpha, List<Adapter> adapters)
   }
 
   /**
+   * The same adapters on a base stored in NF4 (QLoRA).
+   *
+   * @return adapters with {@link #quantized}
+   */
+  public Lora withQuantizedBase() {
+    return new Lora(rank, alpha, adapters, true);
+  }
+
+  /**
+   * Whether a block weight is stored in NF4: under QLoRA every projection of {@link
+   * #PROJECTIONS}, adapted or not.
+   *
+   * @param projection a weight name
+   * @return true when quantized
+   */
+  public boolean quantizes(String projection) {
+    return quantized && PROJECTIONS.contains(projection);
+  }
+
+  /**
    * Whether the model trains adapters (and freezes its weights).
    *
    * @return true with a rank
@@ -221,6 +265,8 @@ public record Lora(int rank, double alpha, List<Adapter> adapters)
     if (!on()) {
       return;
     }
+    Require.that(!quantized || !arch.hybrid().on(), () -> "QLoRA on a hybrid model (" + name
+        + ") is not modelled: its mixers' 4-bit projections are not priced");
     Require.that(family != ModelSpec.Family.ALPA_MLP, "LoRA adapts transformer decoders");
     Require.that(rank <= hidden, () -> "LoRA rank " + rank + " exceeds the model's hidden width "
         + hidden);
@@ -280,7 +326,8 @@ public record Lora(int rank, double alpha, List<Adapter> adapters)
   }
 
   /**
-   * Words for reports: {@code rank 16, alpha 32, q_proj,k_proj,...}.
+   * Words for reports: {@code LoRA rank 16, alpha 32, targets q_proj,k_proj,...}, {@code QLoRA
+   * (NF4 base) rank 16, ...} on a quantized base.
    *
    * @return the words, {@code full} without adapters
    */
@@ -288,7 +335,7 @@ public record Lora(int rank, double alpha, List<Adapter> adapters)
     if (!on()) {
       return "full";
     }
-    return "LoRA rank " + rank + ", alpha " + (alpha == Math.rint(alpha) && Math.abs(alpha) < 1e15
+    return (quantized ? "QLoRA (NF4 base) rank " : "LoRA rank ") + rank + ", alpha " + (alpha == Math.rint(alpha) && Math.abs(alpha) < 1e15
         ? Long.toString((long) alpha) : Double.toString(alpha)) + ", targets "
         + targets();
   }

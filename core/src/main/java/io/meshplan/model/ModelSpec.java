@@ -212,6 +212,10 @@ public record ModelSpec(
           "a LLaMA-family model needs SwiGLU, RMSNorm and rotary positions, got " + arch);
     }
     lora.check(name, family, hidden, arch);
+    // QLoRA's published recipes compute in bf16 (bnb_4bit_compute_dtype), the paper's setting.
+    Require.that(!lora.quantized() || dtype == DType.BF16, () -> "QLoRA trains in bf16 (its "
+        + "4-bit base is dequantized to bf16 for each GEMM); the training precision is "
+        + Fp8Training.word(dtype));
   }
 
   private static void bounded(int value, int max, String what) {
@@ -562,6 +566,24 @@ public record ModelSpec(
     hybridLayoutProblem(tp, cp).ifPresent(p -> {
       throw new io.meshplan.util.InputException(p);
     });
+  }
+
+  /**
+   * What a QLoRA base cannot take of a layout: tensor parallelism. bitsandbytes' 4-bit weights
+   * are whole {@code Linear4bit} layers with per-block constants over the flattened weight, and
+   * the frameworks that load them (transformers, PEFT, accelerate, TRL) run them data-parallel,
+   * with DDP, FSDP (Answer.AI's FSDP+QLoRA: {@code bnb_4bit_quant_storage} of a floating type
+   * lets FSDP shard them, accelerate's {@code fsdp_utils.py} at 16cb6eb8) or DeepSpeed ZeRO;
+   * Megatron-LM and torchtitan, which split layers over tensor ranks, do not load them.
+   *
+   * @param tp the tensor-parallel size
+   * @return the sentence, or empty when the layout fits (and without QLoRA)
+   */
+  public java.util.Optional<String> quantizedLayoutProblem(int tp) {
+    return lora.quantized() && tp > 1 ? java.util.Optional.of("QLoRA's 4-bit base runs "
+        + "data-parallel only (bitsandbytes' Linear4bit under DDP, FSDP or ZeRO); tensor "
+        + "parallelism of " + tp + " is not run by any framework that loads it")
+        : java.util.Optional.empty();
   }
 
   /**

@@ -127,6 +127,9 @@ public record BoundConfig(TrainingConfig config, ModelSpec model, ClusterSpec cl
     c.checkModel(model);
     c.checkContext(model.seq(), attention == Attention.FLASH);
     model.checkHybridLayout(c.tensorParallel(), c.contextParallel());
+    model.quantizedLayoutProblem(c.tensorParallel()).ifPresent(p -> {
+      throw new InputException(p);
+    });
     if (gpipe && c.virtualStages() != 1) {
       throw new InputException("the GPipe schedule has no virtual stages; got "
           + c.virtualStages() + " per pipeline stage");

@@ -651,6 +651,9 @@ public final class PlanJson {
     lo.put("rank", m.lora().rank());
     lo.put("alpha", m.lora().alpha());
     lo.put("targets", m.lora().targets());
+    if (m.lora().quantized()) {
+      lo.put("base", NF4);
+    }
     lo.put("trainableParameters", m.trainableParameterCount());
     return lo;
   }
@@ -664,7 +667,7 @@ public final class PlanJson {
    */
   public static ObjectNode finetuneSummary(ModelSpec m) {
     ObjectNode f = MAPPER.createObjectNode();
-    f.put("mode", m.lora().on() ? "lora" : "full");
+    f.put("mode", m.lora().quantized() ? "qlora" : m.lora().on() ? "lora" : "full");
     if (m.lora().on()) {
       f.put("rank", m.lora().rank());
       f.put("alpha", m.lora().alpha());
@@ -734,10 +737,26 @@ public final class PlanJson {
         : io.meshplan.util.TerminalText.escape(io.meshplan.util.Words.clipped(n.toString()));
   }
 
-  /** Reads the LoRA adapters: {@code rank}, {@code alpha} and {@code targets}. */
+  /** The word of a QLoRA base in {@code model.lora.base} ({@link io.meshplan.model.Nf4}). */
+  private static final String NF4 = "nf4";
+
+  /**
+   * Reads the LoRA adapters: {@code rank}, {@code alpha}, {@code targets} and, for QLoRA, {@code
+   * base}: {@code nf4} (absent: the base in the training precision).
+   */
   private static io.meshplan.model.Lora readLora(Fields l, boolean gated) {
-    return io.meshplan.model.Lora.of(l.integer("rank"), l.number("alpha"), l.text("targets"),
-        gated);
+    io.meshplan.model.Lora lora = io.meshplan.model.Lora.of(l.integer("rank"),
+        l.number("alpha"), l.text("targets"), gated);
+    if (!l.has("base")) {
+      return lora;
+    }
+    String base = l.text("base");
+    if (!base.equals(NF4)) {
+      throw new IllegalArgumentException("field 'model.lora.base' must be " + NF4 + " (QLoRA's 4-bit "
+          + "base), got '" + io.meshplan.util.TerminalText.escape(io.meshplan.util.Words.clipped(
+          base)) + "'");
+    }
+    return lora.withQuantizedBase();
   }
 
   /** Reads the packed documents' histogram: {@code lengths} and their {@code counts}. */

@@ -147,7 +147,7 @@ class LoraCliTest {
             + "'lm_head'"},
         {"--finetune", "lora", "--lora-targets", "q_proj,linear_qkv", "adapt q_proj twice"},
         {"--finetune", "lora", "--lora-alpha", "-1", "--lora-alpha must be a positive number"},
-        {"--finetune", "qlora", "--finetune 'qlora' is unknown"},
+        {"--finetune", "qlora2", "--finetune 'qlora2' is unknown"},
         {"--lora-rank", "8", "--lora-rank needs --finetune lora"}};
     for (String[] c : cases) {
       List<String> args = new ArrayList<>(base);

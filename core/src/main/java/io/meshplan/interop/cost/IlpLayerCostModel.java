@@ -267,6 +267,9 @@ public final class IlpLayerCostModel implements LayerCostModel {
     if (mixer && model.hybridLayoutProblem(t, s.contextParallel()).isPresent()) {
       return null; // Megatron-Core's splits of heads and groups over TP and CP
     }
+    if (model.quantizedLayoutProblem(t).isPresent()) {
+      return null; // QLoRA's 4-bit base runs data-parallel only
+    }
     // A dense block of a mixture-of-experts model prices as a block of the dense model it is.
     ModelSpec m = kind == Kind.DENSE_BLOCK ? model.denseBlockModel() : model;
     TrainingOptions opt = TrainingOptions.of(m).withComputeDtype(computeType)
@@ -640,7 +643,8 @@ public final class IlpLayerCostModel implements LayerCostModel {
    * weights whose names start with {@code shared}, if not null. Their gradient's accumulation and
    * the kernels stay.
    *
-   * @return the weights one GPU holds, elements
+   * @return the weights one GPU holds, elements of the storage type (a QLoRA base's 4-bit
+   *     weights by their bytes, {@link #storageElements})
    */
   private double addWeights(TrainingGraph tg, ShardingPlan plan, MeshEnv env, int t,
       LayerCost.Builder cost, String shared) {
@@ -661,7 +665,7 @@ public final class IlpLayerCostModel implements LayerCostModel {
       TensorShape shape = g.get(w.weight()).tensorShape();
       ShardingSpec spec = plan.spec(w.weight());
       int wTiles = spec.totalTiles(env.mesh());
-      params += shape.elementCount() / (double) wTiles;
+      params += storageElements(shape) / wTiles;
       int gTiles = w.accumulator() >= 0 ? plan.spec(w.accumulator()).totalTiles(env.mesh())
           : wTiles;
       if (w.trained()) {
@@ -680,6 +684,18 @@ public final class IlpLayerCostModel implements LayerCostModel {
     cost.parameters(params).gradientParameters(gradParams).updateGatherSeconds(gather)
         .updateGatherBytes(gatherBytes).tensors(tensors);
     return params;
+  }
+
+  /**
+   * A weight's size in elements of the storage type: its elements, or for a weight held in
+   * another type (the packed codes and constants of a QLoRA base, {@link
+   * io.meshplan.model.Nf4}) its bytes over the storage type's, so that memory and the
+   * all-gathers of sharded weights move its true bytes.
+   */
+  private double storageElements(TensorShape shape) {
+    io.meshplan.graph.DType storage = io.meshplan.model.Fp8Training.storage(computeType);
+    return shape.dtype() == storage ? shape.elementCount()
+        : shape.byteSize() / (double) storage.bytes();
   }
 
   /**
