@@ -97,15 +97,18 @@ final class ModelOptions {
       + "to bf16 for each GEMM (QLoRA; bf16 only, no tensor parallelism).")
   String finetune;
 
-  @Option(names = "--lora-rank", paramLabel = "R", description = "--finetune lora or qlora: the "
+  @Option(names = "--lora-rank", paramLabel = "R", description = "--finetune lora or "
+      + "qlora: the "
       + "adapters' rank, 1 to the hidden size (default 16).")
   Integer loraRank;
 
-  @Option(names = "--lora-alpha", paramLabel = "A", description = "--finetune lora or qlora: the "
+  @Option(names = "--lora-alpha", paramLabel = "A", description = "--finetune lora or "
+      + "qlora: the "
       + "adapters' scale numerator, output times A/R (default 2R).")
   Double loraAlpha;
 
-  @Option(names = "--lora-targets", paramLabel = "LIST", description = "--finetune lora or qlora: the "
+  @Option(names = "--lora-targets", paramLabel = "LIST", description = "--finetune lora or "
+      + "qlora: the "
       + "projections adapted, comma-separated: q_proj, k_proj, v_proj, o_proj, gate_proj, "
       + "up_proj, down_proj (each its own adapter); linear_qkv, linear_fc1 (one adapter over "
       + "the fused projections, Megatron-Core), linear_proj, linear_fc2; wq, wkv, wo, w1, w2, w3"

@@ -335,8 +335,10 @@ public record Lora(int rank, double alpha, List<Adapter> adapters, boolean quant
     if (!on()) {
       return "full";
     }
-    return (quantized ? "QLoRA (NF4 base) rank " : "LoRA rank ") + rank + ", alpha " + (alpha == Math.rint(alpha) && Math.abs(alpha) < 1e15
-        ? Long.toString((long) alpha) : Double.toString(alpha)) + ", targets "
+    String a = alpha == Math.rint(alpha) && Math.abs(alpha) < 1e15
+        ? Long.toString((long) alpha) : Double.toString(alpha);
+    return (quantized ? "QLoRA (NF4 base) rank " : "LoRA rank ") + rank + ", alpha " + a
+        + ", targets "
         + targets();
   }
 }

@@ -752,9 +752,9 @@ public final class PlanJson {
     }
     String base = l.text("base");
     if (!base.equals(NF4)) {
-      throw new IllegalArgumentException("field 'model.lora.base' must be " + NF4 + " (QLoRA's 4-bit "
-          + "base), got '" + io.meshplan.util.TerminalText.escape(io.meshplan.util.Words.clipped(
-          base)) + "'");
+      String shown = io.meshplan.util.TerminalText.escape(io.meshplan.util.Words.clipped(base));
+      throw new IllegalArgumentException("field 'model.lora.base' must be " + NF4 + " (QLoRA's "
+          + "4-bit base), got '" + shown + "'");
     }
     return lora.withQuantizedBase();
   }
