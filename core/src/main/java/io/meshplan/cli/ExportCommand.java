@@ -302,8 +302,7 @@ final class ExportCommand implements Callable<Integer> {
       w.addAll(List.of("--fp8-recipe", m.fp8Scaling().word()));
     }
     if (m.lora().on()) {
-      w.addAll(List.of("--finetune", m.lora().quantized() ? "qlora" : "lora", "--lora-rank",
-          Integer.toString(m.lora().rank()),
+      w.addAll(List.of("--finetune", "lora", "--lora-rank", Integer.toString(m.lora().rank()),
           "--lora-alpha", Double.toString(m.lora().alpha()), "--lora-targets",
           m.lora().targets()));
     }
