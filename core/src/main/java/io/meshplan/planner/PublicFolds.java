@@ -211,7 +211,7 @@ public final class PublicFolds {
   private static List<PublicRun> recipes(String resource) {
     List<PublicRun> out = new ArrayList<>();
     for (String[] f : rows(resource)) {
-      ModelSpec m = Presets.get(f[1]);
+      ModelSpec m = withoutMtp(Presets.get(f[1]), f);
       int seq = AsciiDigits.parseInt(f[4]);
       int batch = AsciiDigits.parseInt(f[5]);
       m = fineTuning(m.withSequence(seq).withTraining(batch, m.dtype()), f);
@@ -284,6 +284,22 @@ public final class PublicFolds {
       throw new IllegalStateException("row " + f[1] + ": unknown packing " + f[28]);
     }
     return out;
+  }
+
+  /**
+   * A recipe row's model as its stack built it: a file with an {@code mtp} column says where the
+   * stack built no multi-token-prediction module ({@code none}) though the preset has one.
+   */
+  private static ModelSpec withoutMtp(ModelSpec m, String[] f) {
+    if (f.length <= 31 || f[31].equals("preset")) {
+      return m;
+    }
+    if (!f[31].equals("none")) {
+      throw new IllegalStateException("row " + f[1] + ": unknown mtp " + f[31]);
+    }
+    return new ModelSpec(m.name(), m.family(), m.layers(), m.hidden(), m.heads(), m.kvHeads(),
+        m.ffn(), m.vocab(), m.seq(), m.batch(), m.dtype(), m.arch().withMtp(0), m.packing(),
+        m.lora(), m.fp8Scaling());
   }
 
   /**

@@ -28,12 +28,13 @@ class PublicAutomodelFoldTest {
     List<PublicRun> rows = rows();
     assertThat(rows).extracting(PublicRun::name).containsExactly("qwen3-30b-a3b", "gpt-oss-20b",
         "nemotron-3-nano-30b-a3b", "llama3.1-70b", "llama3.1-8b", "llama3.1-70b",
-        "llama3.1-70b");
+        "llama3.1-70b", "deepseek-v3");
     assertThat(PublicFolds.NAMES).contains("automodel");
-    assertThat(PublicFolds.of(List.of("automodel"))).hasSize(7);
+    assertThat(PublicFolds.of(List.of("automodel"))).hasSize(8);
     for (PublicRun r : rows) {
       assertThat(r.dtype()).isEqualTo(DType.BF16);
-      assertThat(r.config().zeroStage()).isEqualTo(3);
+      // FSDP2 without a pipeline: ZeRO-3; under one, gathered once a step (see the last test).
+      assertThat(r.config().zeroStage()).isEqualTo(r.config().pipelineParallel() > 1 ? 1 : 3);
       assertThat(r.config().shardGroup()).isZero();
       assertThat(r.overlaps().bf16GradReduce()).isFalse();
       assertThat(r.overlaps().lossFusion()).isFalse();
@@ -48,7 +49,8 @@ class PublicAutomodelFoldTest {
         Optional.of(AttentionKernel.CUDNN), Optional.of(AttentionKernel.TRITON),
         Optional.of(AttentionKernel.FLASH2), Optional.of(AttentionKernel.FLASH2),
         Optional.of(AttentionKernel.FLASH2), Optional.of(AttentionKernel.FLASH2),
-        Optional.of(AttentionKernel.FLASH2));
+        Optional.of(AttentionKernel.FLASH2), Optional.of(AttentionKernel.CUDNN));
+    assertThat(rows.get(7).overlaps().dispatcher()).isEqualTo(ExpertDispatcher.DEEPEP);
     for (PublicRun r : rows.subList(0, 3)) {
       assertThat(r.overlaps().dispatcher()).isEqualTo(ExpertDispatcher.DEEPEP);
       assertThat(r.config().expertParallel()).isEqualTo(8);
@@ -103,5 +105,26 @@ class PublicAutomodelFoldTest {
       assertThat(r.simulate(Optional.empty()).peakMemoryBytesPerGpu())
           .isLessThan(r.cluster().gpu().hbmBytes());
     }
+  }
+
+  @Test
+  void deepSeekRunsAutoPipelinesSplitWithoutPredictionModuleGatheringOnceAStep() {
+    PublicRun r = rows().get(7);
+    // AutoModel's DeepseekV3ForCausalLM has no multi-token-prediction module: the preset's
+    // count less the module's, the model card's 671B.
+    assertThat(r.model().arch().mtpDepth()).isZero();
+    assertThat(r.model().parameterCount()).isEqualTo(671_026_404_352L);
+    assertThat(r.model().parameterCount()).isLessThan(
+        io.meshplan.model.Presets.get("deepseek-v3").parameterCount());
+    // ceil(61 / 2) + 1 = 32 stages over PP 4: 8 virtual stages a rank.
+    assertThat(r.config().pipelineParallel()).isEqualTo(4);
+    assertThat(r.config().virtualStages()).isEqualTo(8);
+    assertThat(r.config().dataParallel()).isEqualTo(64);
+    assertThat(r.config().expertParallel()).isEqualTo(64);
+    // torch's pipeline stage gathers weights and reduce-scatters gradients once a step.
+    assertThat(r.config().zeroStage()).isEqualTo(1);
+    SimulationResult s = r.simulate(Optional.empty());
+    // 512 x 4,096 = 2,097,152 tokens at 1,002 tokens/s on each of 256 GPUs: 8.176 s.
+    assertThat(r.measuredSeconds(s)).isBetween(8.17, 8.18);
   }
 }
