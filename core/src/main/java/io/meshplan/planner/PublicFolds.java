@@ -55,12 +55,17 @@ import java.util.Optional;
  *       experts, FP8 with current scaling, on H100). Tokens per second per GPU.
  *   <li>{@code meta}: Llama 3 405B's 131,072-token context-parallel row (Dubey et al. 2024,
  *       Table 4), TFLOP/s in the PaLM count Meta states.
+ *   <li>{@code automodel}: NVIDIA NeMo AutoModel's performance summary on H100 (PyTorch FSDP2
+ *       over Hugging Face models with Transformer Engine kernels, bf16): Qwen3 30B-A3B, GPT-OSS
+ *       20B and Nemotron 3 Nano with DeepEP, Llama 3.1 70B with context parallelism, and LoRA
+ *       on every projection of Llama 3.1 8B and 70B; each row with the attention kernel and
+ *       recomputation its recipe ran (the data file's columns). Tokens per second per GPU.
  * </ul>
  */
 public final class PublicFolds {
   /** The folds, in the order tables print them. */
   public static final List<String> NAMES = List.of("sc21", "llm-foundry", "megatron-core",
-      "nemo", "meta");
+      "nemo", "meta", "automodel");
 
   private static final String DIR = "folds/";
 
@@ -81,6 +86,7 @@ public final class PublicFolds {
     out.addAll(recipes("dense_fp8_blackwell.csv"));
     out.addAll(recipes("finetune_llama3_70b.csv"));
     out.addAll(recipes("hybrid_h100.csv"));
+    out.addAll(recipes("automodel_h100.csv"));
     return List.copyOf(out);
   }
 
@@ -205,7 +211,7 @@ public final class PublicFolds {
   private static List<PublicRun> recipes(String resource) {
     List<PublicRun> out = new ArrayList<>();
     for (String[] f : rows(resource)) {
-      ModelSpec m = Presets.get(f[1]);
+      ModelSpec m = withoutMtp(Presets.get(f[1]), f);
       int seq = AsciiDigits.parseInt(f[4]);
       int batch = AsciiDigits.parseInt(f[5]);
       m = fineTuning(m.withSequence(seq).withTraining(batch, m.dtype()), f);
@@ -218,10 +224,14 @@ public final class PublicFolds {
               splitText.contains("loss"));
       // The recompute column: a mode, or selective=module+module (Megatron's recompute_modules).
       String[] rc = f[15].split("=");
+      // The cp column: a size, or size/allgather where keys and values are all-gathered
+      // (Megatron-Core's all_gather form) rather than passed round a ring.
+      String[] cp = f[10].split("/");
       ParallelConfig c = new ParallelConfig(tp, pp, AsciiDigits.parseInt(f[9]),
           AsciiDigits.parseInt(f[19]), AsciiDigits.parseInt(f[6]), batch, Recompute.parse(rc[0]), tp > 1,
           AsciiDigits.parseInt(f[14]), AsciiDigits.parseInt(f[12]), AsciiDigits.parseInt(f[13]),
-          AsciiDigits.parseInt(f[11]), 1, AsciiDigits.parseInt(f[10]), false, split,
+          AsciiDigits.parseInt(f[11]), 1, AsciiDigits.parseInt(cp[0]),
+          cp.length > 1 && cp[1].equals("allgather"), split,
           rc.length > 1 ? io.meshplan.model.RecomputeModule.parseList(rc[1].replace('+', ','))
               : io.meshplan.model.RecomputeModule.DEFAULT);
       // fp8 is Transformer Engine's delayed scaling; fp8:tensorwise its current scaling.
@@ -238,11 +248,14 @@ public final class PublicFolds {
           true, f[16].equals("yes"), f[23].equals("fused"), f[24].equals("bf16"),
           io.meshplan.model.ExpertDispatcher.of(f[25]).orElseThrow(
               () -> new IllegalStateException(resource + ": unknown dispatcher " + f[25])));
-      boolean meta = f[0].equals("cp");
-      out.add(new PublicRun(meta ? "meta" : "nemo", f[0], f[1], m,
-          cluster(f), c, dtype,
-          Attention.FLASH, Optional.empty(), recipe, Double.parseDouble(f[17]),
-          meta ? PublicRun.Figure.PALM_TFLOPS : PublicRun.Figure.TOKENS_PER_GPU));
+      // A file with a fold column names its stack and the attention kernel its rows ran;
+      // the others are NeMo's and Megatron-Bridge's, and Meta's context-parallel row.
+      String fold = f.length > 29 ? f[29] : f[0].equals("cp") ? "meta" : "nemo";
+      Optional<AttentionKernel> kernel = f.length > 30 ? Optional.of(AttentionKernel.parse(f[30]))
+          : Optional.empty();
+      out.add(new PublicRun(fold, f[0], f[1], m, cluster(f), c, dtype, Attention.FLASH, kernel,
+          recipe, Double.parseDouble(f[17]), f[18].startsWith("TFLOP/s")
+              ? PublicRun.Figure.PALM_TFLOPS : PublicRun.Figure.TOKENS_PER_GPU));
     }
     return out;
   }
@@ -271,6 +284,22 @@ public final class PublicFolds {
       throw new IllegalStateException("row " + f[1] + ": unknown packing " + f[28]);
     }
     return out;
+  }
+
+  /**
+   * A recipe row's model as its stack built it: a file with an {@code mtp} column says where the
+   * stack built no multi-token-prediction module ({@code none}) though the preset has one.
+   */
+  private static ModelSpec withoutMtp(ModelSpec m, String[] f) {
+    if (f.length <= 31 || f[31].equals("preset")) {
+      return m;
+    }
+    if (!f[31].equals("none")) {
+      throw new IllegalStateException("row " + f[1] + ": unknown mtp " + f[31]);
+    }
+    return new ModelSpec(m.name(), m.family(), m.layers(), m.hidden(), m.heads(), m.kvHeads(),
+        m.ffn(), m.vocab(), m.seq(), m.batch(), m.dtype(), m.arch().withMtp(0), m.packing(),
+        m.lora(), m.fp8Scaling());
   }
 
   /**

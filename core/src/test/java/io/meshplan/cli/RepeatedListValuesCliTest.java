@@ -19,7 +19,7 @@ class RepeatedListValuesCliTest {
   @TempDir Path dir;
 
   private static final List<String> FOLDS = List.of("sc21", "llm-foundry", "megatron-core",
-      "nemo", "meta");
+      "nemo", "meta", "automodel");
 
   /** A word in a random mix of cases: the options read names case-insensitively. */
   private static String anyCase(SplittableRandom r, String w) {
@@ -57,7 +57,8 @@ class RepeatedListValuesCliTest {
     for (String f : List.of("public,nemo", "meta,public", "public,public")) {
       CliRun.of("calibrate", "--train", "--folds", f, "--out", dir.resolve("q.yaml").toString())
           .refusedInOneLine(2, "--folds public already holds every fold (sc21, llm-foundry, "
-              + "megatron-core, nemo, meta); give public alone, or fold names, each once");
+              + "megatron-core, nemo, meta, automodel); give public alone, or fold names, each "
+              + "once");
     }
   }
 

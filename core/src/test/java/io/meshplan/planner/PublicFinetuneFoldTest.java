@@ -15,7 +15,8 @@ import org.junit.jupiter.api.Test;
  */
 class PublicFinetuneFoldTest {
   private static List<PublicRun> rows() {
-    return PublicFolds.all().stream().filter(r -> r.set().equals("ft")).toList();
+    return PublicFolds.all().stream().filter(r -> r.set().equals("ft")
+        && r.fold().equals("nemo")).toList();
   }
 
   @Test

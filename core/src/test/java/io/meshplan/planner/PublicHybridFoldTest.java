@@ -21,7 +21,8 @@ import org.junit.jupiter.api.Test;
 class PublicHybridFoldTest {
   @Test
   void theNanoRowRunsAsItsRecipeRanAndFits() {
-    List<PublicRun> rows = PublicFolds.all().stream().filter(r -> r.set().equals("hyb"))
+    List<PublicRun> rows = PublicFolds.all().stream().filter(r -> r.set().equals("hyb")
+        && r.fold().equals("nemo"))
         .toList();
     assertThat(rows).hasSize(1);
     PublicRun r = rows.get(0);
