@@ -56,10 +56,11 @@ import java.util.Optional;
  *   <li>{@code meta}: Llama 3 405B's 131,072-token context-parallel row (Dubey et al. 2024,
  *       Table 4), TFLOP/s in the PaLM count Meta states.
  *   <li>{@code automodel}: NVIDIA NeMo AutoModel's performance summary on H100 (PyTorch FSDP2
- *       over Hugging Face models with Transformer Engine kernels, bf16): Qwen3 30B-A3B, GPT-OSS
- *       20B and Nemotron 3 Nano with DeepEP, Llama 3.1 70B with context parallelism, and LoRA
- *       on every projection of Llama 3.1 8B and 70B; each row with the attention kernel and
- *       recomputation its recipe ran (the data file's columns). Tokens per second per GPU.
+ *       over Hugging Face models with Transformer Engine kernels, bf16): Llama 3.1 70B with
+ *       context parallelism, and LoRA on every projection of Llama 3.1 8B and 70B; each row with
+ *       the attention kernel and recomputation its recipe ran (the data file's columns). Its
+ *       mixture-of-experts rows, whose optimizer keeps no fp32 state, are not stated. Tokens per
+ *       second per GPU.
  * </ul>
  */
 public final class PublicFolds {
