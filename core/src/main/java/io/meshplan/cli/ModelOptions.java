@@ -498,10 +498,10 @@ final class ModelOptions {
    */
   void printWarnings(java.io.PrintWriter err) {
     for (String w : configWarnings) {
-      err.println("meshplan: warning: " + w);
+      err.println("meshplan: warning: " + ExceptionMapper.oneLine(w));
     }
     if (seq == null) {
-      sequenceNote.ifPresent(n -> err.println("meshplan: note: " + n));
+      sequenceNote.ifPresent(n -> err.println("meshplan: note: " + ExceptionMapper.oneLine(n)));
     }
   }
 

@@ -110,6 +110,29 @@ class OneLineMessagesCliTest {
   }
 
   @Test
+  void aWarningQuotingAPathWithALineBreakIsOneLine() throws Exception {
+    // calibrate warns of a log named twice; the warning names the file, whatever it holds.
+    byte[] log = Files.readAllBytes(Path.of("core/src/test/resources/calibrate/"
+        + "all_reduce_perf_8gpu_a100.log"));
+    for (String v : hostileValues("log", true).subList(0, CLASSES.size())) {
+      Path f = Files.createDirectories(dir.resolve("w" + Integer.toHexString(v.hashCode())))
+          .resolve(v + ".log");
+      Files.write(f, log);
+      Path out = f.resolveSibling("p.yaml");
+      CliRun r = CliRun.of("calibrate", f.toString(), f.toString(), "--cluster", "1x8:a100-80gb",
+          "--out", out.toString());
+      String what = escaped(v) + " -> " + escaped(r.err());
+      assertThat(r.code()).as(what).isZero();
+      List<String> warnings = r.err().lines().filter(l -> l.contains("given more than once"))
+          .toList();
+      assertThat(warnings).as(what).hasSize(1);
+      assertThat(r.err().lines()).as(what).allMatch(l -> l.startsWith("meshplan: "));
+      assertThat(escaped(warnings.get(0))).as(what).isEqualTo(warnings.get(0));
+      assertThat(warnings.get(0)).as(what).contains(escaped(v));
+    }
+  }
+
+  @Test
   void picocliEchoingAnOptionKeepsTheUsageHint() {
     for (String v : hostileValues("--flag", false)) {
       oneLine(CliRun.of("plan", "--model", "llama3-8b", v), 2, v,
