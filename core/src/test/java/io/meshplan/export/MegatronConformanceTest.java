@@ -145,6 +145,15 @@ class MegatronConformanceTest {
 
   /** Runs the file as a user would, with every variable set, and returns torchrun's words. */
   private List<String> launched(String text) throws Exception {
+    return launched(dir, text, "meta-llama/Llama-2-70b-hf");
+  }
+
+  /**
+   * Runs a Megatron-LM launch file under bash in {@code dir} with a stand-in {@code torchrun} that
+   * prints its arguments, every variable the file reads set ({@code TOKENIZER_MODEL} to {@code
+   * tokenizer}), and returns torchrun's words; the file must exit 0.
+   */
+  static List<String> launched(Path dir, String text, String tokenizer) throws Exception {
     Path bin = Files.createDirectories(dir.resolve("bin"));
     Path torchrun = bin.resolve("torchrun");
     Files.writeString(torchrun, "#!/bin/sh\nprintf '%s\\n' \"$@\"\n");
@@ -155,7 +164,7 @@ class MegatronConformanceTest {
     Map<String, String> env = pb.environment();
     env.put("PATH", bin + ":" + env.get("PATH"));
     env.putAll(Map.of("MEGATRON_LM", "/opt/Megatron-LM", "MASTER_ADDR", "10.0.0.1",
-        "NODE_RANK", "0", "TOKENIZER_MODEL", "meta-llama/Llama-2-70b-hf", "DATA_PATH",
+        "NODE_RANK", "0", "TOKENIZER_MODEL", tokenizer, "DATA_PATH",
         "/data/corpus_text_document", "LR", "3e-4", "TRAIN_ITERS", "1000", "CHECKPOINT_DIR",
         "/ckpt", "SAVE_INTERVAL", "100"));
     Process p = pb.start();

@@ -20,8 +20,6 @@ import io.meshplan.plan.PipelineLayout;
 import io.meshplan.plan.PipelinePlan;
 import io.meshplan.plan.StagePlan;
 import io.meshplan.util.InputException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -94,23 +92,7 @@ class MegatronHybridConformanceTest {
 
   /** Runs the file with every variable set; returns torchrun's words. */
   private List<String> launched(String text) throws Exception {
-    Path bin = Files.createDirectories(dir.resolve("bin"));
-    Path torchrun = bin.resolve("torchrun");
-    Files.writeString(torchrun, "#!/bin/sh\nprintf '%s\\n' \"$@\"\n");
-    assertThat(torchrun.toFile().setExecutable(true)).isTrue();
-    Path f = dir.resolve("megatron.sh");
-    Files.writeString(f, text);
-    ProcessBuilder pb = new ProcessBuilder("bash", f.toString()).redirectErrorStream(true);
-    Map<String, String> env = pb.environment();
-    env.put("PATH", bin + ":" + env.get("PATH"));
-    env.putAll(Map.of("MEGATRON_LM", "/opt/Megatron-LM", "MASTER_ADDR", "10.0.0.1",
-        "NODE_RANK", "0", "TOKENIZER_MODEL", "nvidia/Nemotron-H-8B-Base-8K", "DATA_PATH",
-        "/data/corpus_text_document", "LR", "3e-4", "TRAIN_ITERS", "1000", "CHECKPOINT_DIR",
-        "/ckpt", "SAVE_INTERVAL", "100"));
-    Process p = pb.start();
-    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-    assertThat(p.waitFor()).as(out).isZero();
-    return new ArrayList<>(out.lines().toList());
+    return MegatronConformanceTest.launched(dir, text, "nvidia/Nemotron-H-8B-Base-8K");
   }
 
   private static String value(List<String> words, String flag) {
