@@ -152,7 +152,7 @@ final class CalibrateCommand implements Callable<Integer> {
     // Rows --cluster could not have produced: groups larger than it, bandwidths above its links.
     points = io.meshplan.calibrate.PhysicalBandwidth.screen(points, c, warnings);
     for (ParseWarning w : warnings) {
-      stderr.println("meshplan: warning: " + ExceptionMapper.oneLine(w.toString()));
+      stderr.println(ExceptionMapper.warning(w.toString()));
     }
     if (points.isEmpty()) {
       throw new InputException("no measurements found in " + files.size() + " file(s) ("
@@ -160,7 +160,7 @@ final class CalibrateCommand implements Callable<Integer> {
     }
     Calibration cal = new ProfileFitter(c.toShortString()).fit(points);
     for (String d : CatalogBandwidthCheck.doubts(cal.profile(), c)) {
-      stderr.println("meshplan: warning: " + ExceptionMapper.oneLine(d));
+      stderr.println(ExceptionMapper.warning(d));
     }
     ProfileFiles.write(out, cal.profile());
     if (json) {
@@ -187,7 +187,7 @@ final class CalibrateCommand implements Callable<Integer> {
       if (seen.add(io.meshplan.util.AtomicFiles.canonical(f))) {
         unique.add(f);
       } else {
-        stderr.println("meshplan: warning: " + ExceptionMapper.oneLine(f + " is given more than once; read once"));
+        stderr.println(ExceptionMapper.warning(f + " is given more than once; read once"));
       }
     }
     return unique;

@@ -201,7 +201,7 @@ final class ClusterOptions {
     Profile p = profile();
     if (p != null) {
       p.measuredElsewhere(profile.toString(), cs.toShortString())
-          .ifPresent(w -> err.println("meshplan: warning: " + ExceptionMapper.oneLine(w)));
+          .ifPresent(w -> err.println(ExceptionMapper.warning(w)));
     }
   }
 

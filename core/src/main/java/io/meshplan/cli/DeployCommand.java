@@ -270,9 +270,9 @@ final class DeployCommand implements Callable<Integer> {
   private void warnWithoutNccl(DeployTarget t, FabricEnv f) {
     if (f.env().keySet().stream().noneMatch(k -> k.startsWith("NCCL_"))
         && t != DeployTarget.DASK) {
-      spec.commandLine().getErr().println("meshplan: warning: no NCCL variables are set; NCCL"
-          + " will pick interfaces itself. Give --fabric (the output of 'meshplan doctor --json'"
-          + " on a node) or --env NCCL_IB_HCA=...");
+      spec.commandLine().getErr().println(ExceptionMapper.warning("no NCCL variables are set;"
+          + " NCCL will pick interfaces itself. Give --fabric (the output of 'meshplan doctor"
+          + " --json' on a node) or --env NCCL_IB_HCA=..."));
     }
   }
 

@@ -76,6 +76,28 @@ final class ExceptionMapper implements CommandLine.IExecutionExceptionHandler {
   private static final int TAIL = 400;
 
   /**
+   * A warning as the CLI prints it on standard error: {@code meshplan: warning: } and the
+   * message as one line ({@link #oneLine}).
+   *
+   * @param message the warning
+   * @return the line
+   */
+  static String warning(String message) {
+    return "meshplan: warning: " + oneLine(message);
+  }
+
+  /**
+   * A note as the CLI prints it on standard error: {@code meshplan: note: } and the message as
+   * one line ({@link #oneLine}).
+   *
+   * @param message the note
+   * @return the line
+   */
+  static String note(String message) {
+    return "meshplan: note: " + oneLine(message);
+  }
+
+  /**
    * A message as one line that keeps all it says: a line break or tab inside it (a flag's value,
    * a file's name or content echoed back, a parser's second line) is written as its escape
    * ({@code \n}, {@code \r}, {@code \t}) and every other control or format character as

@@ -43,7 +43,7 @@ record HloInput(Graph graph, String sha256) {
           + "after inlining, more than the limit of " + ShardCommand.MAX_INSTRUCTIONS);
     }
     for (String warning : module.warnings()) {
-      err.println("meshplan: warning: " + ExceptionMapper.oneLine(warning));
+      err.println(ExceptionMapper.warning(warning));
     }
     err.flush();
     return new HloInput(graph, sha256(bytes));

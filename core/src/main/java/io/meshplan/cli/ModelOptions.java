@@ -498,10 +498,10 @@ final class ModelOptions {
    */
   void printWarnings(java.io.PrintWriter err) {
     for (String w : configWarnings) {
-      err.println("meshplan: warning: " + ExceptionMapper.oneLine(w));
+      err.println(ExceptionMapper.warning(w));
     }
     if (seq == null) {
-      sequenceNote.ifPresent(n -> err.println("meshplan: note: " + ExceptionMapper.oneLine(n)));
+      sequenceNote.ifPresent(n -> err.println(ExceptionMapper.note(n)));
     }
   }
 

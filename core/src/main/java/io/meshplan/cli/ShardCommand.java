@@ -321,7 +321,7 @@ final class ShardCommand implements Callable<Integer> {
     double total = (System.nanoTime() - t0) / 1e9;
     PrintWriter err = spec.commandLine().getErr();
     for (String w : warnings) {
-      err.println("meshplan: warning: " + ExceptionMapper.oneLine(w));
+      err.println(ExceptionMapper.warning(w));
     }
     err.flush();
     if (json) {
