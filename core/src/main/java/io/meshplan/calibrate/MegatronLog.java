@@ -114,9 +114,8 @@ final class MegatronLog {
     int ffn = a.optionalInt(MegatronArg.FFN_HIDDEN_SIZE.dest()).orElse(4 * hidden);
     int vocab = a.optionalInt(MegatronArg.PADDED_VOCAB_SIZE.dest()).or(() -> a.optionalInt(MegatronArg.VOCAB_SIZE.dest()))
         .orElseThrow(() -> a.missing(MegatronArg.PADDED_VOCAB_SIZE.dest()));
-    // FP8 under current scaling is "fp8:tensorwise": it may recompute what delayed scaling may not.
-    String dtype = fp8(a) ? (a.args.getOrDefault(MegatronArg.FP8_RECIPE.dest(), "delayed")
-        .equals("tensorwise") ? "fp8:tensorwise" : "fp8") : a.flag(MegatronArg.BF16.dest()) ? "bf16" : a.flag(MegatronArg.FP16.dest()) ? "f16" : "f32";
+    String dtype = fp8(a).orElse(a.flag(MegatronArg.BF16.dest()) ? "bf16"
+        : a.flag(MegatronArg.FP16.dest()) ? "f16" : "f32");
     // Megatron-Core's AttnBackend: flash, fused (cuDNN) and auto (Transformer Engine picks one
     // of them) run one fused kernel; unfused and local do not.
     String backend = a.args.getOrDefault(MegatronArg.ATTENTION_BACKEND.dest(), "");
@@ -395,17 +394,20 @@ final class MegatronLog {
   }
 
   /**
-   * Whether the run trained in FP8 through Transformer Engine: {@code fp8} (the format, printed
-   * from {@code --fp8-format}) is {@code e4m3} or {@code hybrid}, which meshplan prices alike
-   * (same operand bytes and rates), under the delayed or per-tensor current scaling recipe
-   * ({@code fp8_recipe}, TransformerConfig's {@code delayed} default or {@code tensorwise});
-   * Blackwell's MXFP8, block-wise and custom recipes are refused, as meshplan does not price
-   * them.
+   * The FP8 precision the run trained in through Transformer Engine, if any: {@code fp8} (the
+   * format, printed from {@code --fp8-format}) is {@code e4m3} or {@code hybrid}, which meshplan
+   * prices alike (same operand bytes and rates), under the delayed or per-tensor current scaling
+   * recipe ({@code fp8_recipe}, TransformerConfig's {@code delayed} default or {@code
+   * tensorwise}); Blackwell's MXFP8, block-wise and custom recipes are refused, as meshplan does
+   * not price them.
+   *
+   * @return {@code fp8} (delayed scaling), {@code fp8:tensorwise} (current scaling, which may
+   *     recompute what delayed scaling may not), or empty when the run did not train in FP8
    */
-  private static boolean fp8(Args a) {
+  private static java.util.Optional<String> fp8(Args a) {
     String format = a.args.getOrDefault(MegatronArg.FP8_FORMAT.dest(), "None");
     if (format.equals("None")) {
-      return false;
+      return java.util.Optional.empty();
     }
     if (!format.equals("e4m3") && !format.equals("hybrid")) {
       throw a.bad(MegatronArg.FP8_FORMAT.dest(), "is not an FP8 format Megatron-LM has (e4m3 or hybrid)");
@@ -415,7 +417,7 @@ final class MegatronLog {
       throw a.bad(MegatronArg.FP8_RECIPE.dest(), "is not a recipe meshplan prices (it prices Transformer Engine's"
           + " delayed and per-tensor scaling, not mxfp8, blockwise or custom)");
     }
-    return true;
+    return java.util.Optional.of(recipe.equals("tensorwise") ? "fp8:tensorwise" : "fp8");
   }
 
   /**

@@ -55,4 +55,32 @@ public enum Fp8Scaling {
     String l = w.toLowerCase(Locale.ROOT);
     return Arrays.stream(values()).filter(s -> s.word.equals(l)).findFirst();
   }
+
+  /**
+   * The scaling a precision word names, as training logs and the public folds write FP8 runs:
+   * {@code fp8:tensorwise} (or {@code :delayed}) after the precision, else delayed.
+   *
+   * @param precision a precision word, e.g. {@code bf16}, {@code fp8}, {@code fp8:tensorwise}
+   * @return the scaling
+   * @throws IllegalArgumentException for a recipe after the colon that is neither
+   */
+  public static Fp8Scaling ofPrecision(String precision) {
+    int colon = precision.indexOf(':');
+    if (colon < 0) {
+      return DELAYED;
+    }
+    String w = precision.substring(colon + 1);
+    return parse(w).orElseThrow(() -> new IllegalArgumentException("unknown FP8 recipe " + w));
+  }
+
+  /**
+   * The precision a word names before its recipe: {@code fp8} of {@code fp8:tensorwise}.
+   *
+   * @param precision a precision word
+   * @return the word without its recipe
+   */
+  public static String stripRecipe(String precision) {
+    int colon = precision.indexOf(':');
+    return colon < 0 ? precision : precision.substring(0, colon);
+  }
 }

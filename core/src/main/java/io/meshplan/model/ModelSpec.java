@@ -671,6 +671,17 @@ public record ModelSpec(
   }
 
   /**
+   * This model with another layer design, every other field kept.
+   *
+   * @param a the architecture
+   * @return the model
+   */
+  public ModelSpec withArchitecture(Architecture a) {
+    return new ModelSpec(name, family, layers, hidden, heads, kvHeads, ffn, vocab, seq, batch,
+        dtype, a, packing, lora, fp8Scaling);
+  }
+
+  /**
    * This model trained with another FP8 scaling.
    *
    * @param s the scaling; read only when the precision is FP8

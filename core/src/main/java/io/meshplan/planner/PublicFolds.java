@@ -211,52 +211,51 @@ public final class PublicFolds {
    */
   private static List<PublicRun> recipes(String resource) {
     List<PublicRun> out = new ArrayList<>();
-    for (String[] f : rows(resource)) {
-      ModelSpec m = withoutMtp(Presets.get(f[1]), f);
-      int seq = AsciiDigits.parseInt(f[4]);
-      int batch = AsciiDigits.parseInt(f[5]);
-      m = fineTuning(m.withSequence(seq).withTraining(batch, m.dtype()), f);
-      int tp = AsciiDigits.parseInt(f[7]);
-      int pp = AsciiDigits.parseInt(f[8]);
-      String splitText = f[20].replace("\"", "");
+    for (Row r : namedRows(resource)) {
+      int batch = r.integer("global_batch");
+      ModelSpec m = withoutMtp(Presets.get(r.get("model")), r);
+      m = fineTuning(m.withSequence(r.integer("seq")).withTraining(batch, m.dtype()), r);
+      int tp = r.integer("tp");
+      int pp = r.integer("pp");
+      String splitText = r.get("split").replace("\"", "");
       io.meshplan.plan.PipelineSplit split = splitText.startsWith("layout=")
           ? io.meshplan.plan.PipelineLayout.parse(splitText.substring("layout=".length()), pp)
           : new io.meshplan.plan.SplitAccounting(splitText.contains("embedding"),
               splitText.contains("loss"));
       // The recompute column: a mode, or selective=module+module (Megatron's recompute_modules).
-      String[] rc = f[15].split("=");
+      String[] rc = r.get("recompute").split("=");
       // The cp column: a size, or size/allgather where keys and values are all-gathered
       // (Megatron-Core's all_gather form) rather than passed round a ring.
-      String[] cp = f[10].split("/");
-      ParallelConfig c = new ParallelConfig(tp, pp, AsciiDigits.parseInt(f[9]),
-          AsciiDigits.parseInt(f[19]), AsciiDigits.parseInt(f[6]), batch, Recompute.parse(rc[0]), tp > 1,
-          AsciiDigits.parseInt(f[14]), AsciiDigits.parseInt(f[12]), AsciiDigits.parseInt(f[13]),
-          AsciiDigits.parseInt(f[11]), 1, AsciiDigits.parseInt(cp[0]),
-          cp.length > 1 && cp[1].equals("allgather"), split,
+      String[] cp = r.get("cp").split("/");
+      ParallelConfig c = new ParallelConfig(tp, pp, r.integer("dp"), r.integer("vpp"),
+          r.integer("micro_batch"), batch, Recompute.parse(rc[0]), tp > 1, r.integer("zero"),
+          r.integer("first"), r.integer("last"), r.integer("ep"), 1,
+          AsciiDigits.parseInt(cp[0]), cp.length > 1 && cp[1].equals("allgather"), split,
           rc.length > 1 ? io.meshplan.model.RecomputeModule.parseList(rc[1].replace('+', ','))
               : io.meshplan.model.RecomputeModule.DEFAULT);
       // fp8 is Transformer Engine's delayed scaling; fp8:tensorwise its current scaling.
-      String[] precision = f[3].split(":");
-      DType dtype = io.meshplan.model.Fp8Training.parse(precision[0]);
-      if (precision.length > 1) {
-        m = m.withFp8Scaling(io.meshplan.model.Fp8Scaling.parse(precision[1]).orElseThrow(
-            () -> new IllegalStateException(resource + ": unknown FP8 recipe " + f[3])));
-      }
+      String precision = r.get("dtype");
+      DType dtype = io.meshplan.model.Fp8Training.parse(
+          io.meshplan.model.Fp8Scaling.stripRecipe(precision));
+      m = m.withFp8Scaling(io.meshplan.model.Fp8Scaling.ofPrecision(precision));
       // The distributed optimizer's parameter gather overlaps with the gradient reduction under
       // ZeRO-1; FSDP (ZeRO-3) prefetches its gathers instead.
-      boolean dp = f[21].equals("yes");
-      Overlaps recipe = new Overlaps(dp, dp && c.zeroStage() == 1, f[22].equals("yes"), true,
-          true, f[16].equals("yes"), f[23].equals("fused"), f[24].equals("bf16"),
-          io.meshplan.model.ExpertDispatcher.of(f[25]).orElseThrow(
-              () -> new IllegalStateException(resource + ": unknown dispatcher " + f[25])));
+      boolean dp = r.get("dp_overlap").equals("yes");
+      String dispatcher = r.get("dispatcher");
+      Overlaps recipe = new Overlaps(dp, dp && c.zeroStage() == 1,
+          r.get("tp_overlap").equals("yes"), true, true, r.get("moe_overlap").equals("yes"),
+          r.get("loss").equals("fused"), r.get("grad_reduce").equals("bf16"),
+          io.meshplan.model.ExpertDispatcher.of(dispatcher).orElseThrow(
+              () -> new IllegalStateException(resource + ": unknown dispatcher " + dispatcher)));
       // A file with a fold column names its stack and the attention kernel its rows ran;
       // the others are NeMo's and Megatron-Bridge's, and Meta's context-parallel row.
-      String fold = f.length > 29 ? f[29] : f[0].equals("cp") ? "meta" : "nemo";
-      Optional<AttentionKernel> kernel = f.length > 30 ? Optional.of(AttentionKernel.parse(f[30]))
-          : Optional.empty();
-      out.add(new PublicRun(fold, f[0], f[1], m, cluster(f), c, dtype, Attention.FLASH, kernel,
-          recipe, Double.parseDouble(f[17]), f[18].startsWith("TFLOP/s")
-              ? PublicRun.Figure.PALM_TFLOPS : PublicRun.Figure.TOKENS_PER_GPU));
+      String set = r.get("set");
+      String fold = r.optional("fold").orElse(set.equals("cp") ? "meta" : "nemo");
+      Optional<AttentionKernel> kernel = r.optional("attention").map(AttentionKernel::parse);
+      out.add(new PublicRun(fold, set, r.get("model"), m, cluster(r), c, dtype, Attention.FLASH,
+          kernel, recipe, Double.parseDouble(r.get("measured")),
+          r.get("unit").startsWith("TFLOP/s") ? PublicRun.Figure.PALM_TFLOPS
+              : PublicRun.Figure.TOKENS_PER_GPU));
     }
     return out;
   }
@@ -266,23 +265,23 @@ public final class PublicFolds {
    * lora=rank/alpha/targets}, then {@code none} or {@code mean=tokens} for documents of that
    * length packed into each sequence.
    */
-  private static ModelSpec fineTuning(ModelSpec m, String[] f) {
-    if (f.length <= 27) {
-      return m;
-    }
+  private static ModelSpec fineTuning(ModelSpec m, Row r) {
     ModelSpec out = m;
-    if (f[27].startsWith("lora=")) {
-      String[] l = f[27].substring("lora=".length()).split("/", 3);
+    String finetune = r.optional("finetune").orElse("full");
+    if (finetune.startsWith("lora=")) {
+      String[] l = finetune.substring("lora=".length()).split("/", 3);
       out = out.withLora(io.meshplan.model.Lora.of(AsciiDigits.parseInt(l[0]),
           Double.parseDouble(l[1]), l[2], m.arch().mlp().gated()));
-    } else if (!f[27].equals("full")) {
-      throw new IllegalStateException("row " + f[1] + ": unknown fine-tuning " + f[27]);
+    } else if (!finetune.equals("full")) {
+      throw new IllegalStateException("row " + r.get("model") + ": unknown fine-tuning "
+          + finetune);
     }
-    if (f[28].startsWith("mean=")) {
+    String packing = r.optional("packing").orElse("none");
+    if (packing.startsWith("mean=")) {
       out = out.withPacking(io.meshplan.model.Packing.meanLength(
-          AsciiDigits.parseInt(f[28].substring("mean=".length()))));
-    } else if (!f[28].equals("none")) {
-      throw new IllegalStateException("row " + f[1] + ": unknown packing " + f[28]);
+          AsciiDigits.parseInt(packing.substring("mean=".length()))));
+    } else if (!packing.equals("none")) {
+      throw new IllegalStateException("row " + r.get("model") + ": unknown packing " + packing);
     }
     return out;
   }
@@ -291,50 +290,79 @@ public final class PublicFolds {
    * A recipe row's model as its stack built it: a file with an {@code mtp} column says where the
    * stack built no multi-token-prediction module ({@code none}) though the preset has one.
    */
-  private static ModelSpec withoutMtp(ModelSpec m, String[] f) {
-    if (f.length <= 31 || f[31].equals("preset")) {
+  private static ModelSpec withoutMtp(ModelSpec m, Row r) {
+    String mtp = r.optional("mtp").orElse("preset");
+    if (mtp.equals("preset")) {
       return m;
     }
-    if (!f[31].equals("none")) {
-      throw new IllegalStateException("row " + f[1] + ": unknown mtp " + f[31]);
+    if (!mtp.equals("none")) {
+      throw new IllegalStateException("row " + r.get("model") + ": unknown mtp " + mtp);
     }
-    return new ModelSpec(m.name(), m.family(), m.layers(), m.hidden(), m.heads(), m.kvHeads(),
-        m.ffn(), m.vocab(), m.seq(), m.batch(), m.dtype(), m.arch().withMtp(0), m.packing(),
-        m.lora(), m.fp8Scaling());
+    return m.withArchitecture(m.arch().withMtp(0));
   }
 
   /**
    * A recipe row's cluster: its {@code cluster} column where the file has one (Blackwell's
    * rows), else DGX H100 nodes.
    */
-  private static ClusterSpec cluster(String[] f) {
-    ClusterSpec c = f.length > 26 ? ClusterSpec.parse(f[26])
-        : ClusterSpec.parse(AsciiDigits.parseInt(f[2]) / 8 + "x8:h100-80gb:ib-ndr400");
-    if (c.gpuCount() != AsciiDigits.parseInt(f[2])) {
-      throw new IllegalStateException("row " + f[1] + ": cluster " + c.toShortString()
-          + " is not " + f[2] + " GPUs");
+  private static ClusterSpec cluster(Row r) {
+    int gpus = r.integer("gpus");
+    ClusterSpec c = ClusterSpec.parse(r.optional("cluster")
+        .orElse(gpus / 8 + "x8:h100-80gb:ib-ndr400"));
+    if (c.gpuCount() != gpus) {
+      throw new IllegalStateException("row " + r.get("model") + ": cluster "
+          + c.toShortString() + " is not " + gpus + " GPUs");
     }
     return c;
   }
 
   /** The data rows of a shipped CSV file: no comments, no header, quoted commas kept. */
   private static List<String[]> rows(String resource) {
+    List<String[]> lines = lines(resource);
+    return lines.subList(1, lines.size());
+  }
+
+  /**
+   * The data rows of a shipped CSV file, each with the file's header so that its columns are
+   * read by name; the columns a file lacks (the later files add some) read as absent.
+   */
+  private static List<Row> namedRows(String resource) {
+    List<String[]> lines = lines(resource);
+    List<String> header = List.of(lines.get(0));
+    return lines.subList(1, lines.size()).stream().map(f -> new Row(header, f)).toList();
+  }
+
+  /** One data row of a recipe file, its values read by the header's column names. */
+  private record Row(List<String> header, String[] values) {
+    /** The value of a column every recipe file has. */
+    String get(String column) {
+      return optional(column).orElseThrow(
+          () -> new IllegalStateException("row " + values[1] + ": no column " + column));
+    }
+
+    int integer(String column) {
+      return AsciiDigits.parseInt(get(column));
+    }
+
+    /** The value of a column, if the row's file has it. */
+    Optional<String> optional(String column) {
+      int i = header.indexOf(column);
+      return i < 0 || i >= values.length ? Optional.empty() : Optional.of(values[i]);
+    }
+  }
+
+  /** The header and data lines of a shipped CSV file: no comments, quoted commas kept. */
+  private static List<String[]> lines(String resource) {
     List<String[]> out = new ArrayList<>();
     try (InputStream in = PublicFolds.class.getResourceAsStream(DIR + resource)) {
       if (in == null) {
         throw new IllegalStateException("missing resource " + DIR + resource);
       }
       BufferedReader r = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8));
-      boolean header = true;
       for (String line = r.readLine(); line != null; line = r.readLine()) {
-        if (line.startsWith("#") || line.isBlank()) {
-          continue;
+        if (!line.startsWith("#") && !line.isBlank()) {
+          out.add(line.split(",(?=(?:[^\"]*\"[^\"]*\")*[^\"]*$)", -1));
         }
-        if (header) {
-          header = false;
-          continue;
-        }
-        out.add(line.split(",(?=(?:[^\"]*\"[^\"]*\")*[^\"]*$)", -1));
       }
     } catch (IOException e) {
       throw new UncheckedIOException(e);

@@ -124,16 +124,14 @@ public record TrainRunSimulator(TrainingRun run, ClusterSpec cluster, ModelSpec 
   }
 
   private static ModelSpec model(RunModel rm, int global) {
-    io.meshplan.model.Fp8Scaling scaling = rm.dtype().equals("fp8:tensorwise")
-        ? io.meshplan.model.Fp8Scaling.TENSORWISE : io.meshplan.model.Fp8Scaling.DELAYED;
-    return dims(rm, global).withFp8Scaling(scaling);
+    return dims(rm, global).withFp8Scaling(io.meshplan.model.Fp8Scaling.ofPrecision(rm.dtype()));
   }
 
   private static ModelSpec dims(RunModel rm, int global) {
-    DType dtype = switch (rm.dtype()) {
+    DType dtype = switch (io.meshplan.model.Fp8Scaling.stripRecipe(rm.dtype())) {
       case "bf16" -> DType.BF16;
       case "f16" -> DType.F16;
-      case "fp8", "fp8:tensorwise" -> io.meshplan.model.Fp8Training.RECIPE;
+      case "fp8" -> io.meshplan.model.Fp8Training.RECIPE;
       default -> DType.F32;
     };
     if (rm instanceof RunModel.Preset p) {
