@@ -182,6 +182,11 @@ final class DeployCommand implements Callable<Integer> {
       connections(MegatronConnections.of(in), envs);
     }
     boolean rocm = c.gpu().architecture().vendor() == io.meshplan.cluster.Architecture.Vendor.AMD;
+    if (fabric != null) {
+      f.gpuMismatch(rocm).ifPresent(why -> {
+        throw new InputException("--fabric: " + why);
+      });
+    }
     if (rocm) {
       refuseOnRocm(t, c);
       io.meshplan.deploy.RocmLaunch.env().forEach(envs::putIfAbsent);

@@ -108,4 +108,23 @@ public record FabricEnv(SortedMap<String, String> env, List<String> ports, boole
     }
     return Optional.of(v);
   }
+
+  /**
+   * Why this environment does not suit the cluster's GPUs: a doctor report's {@code UCX_TLS}
+   * names the GPU transports of the node it was written on ({@link
+   * io.meshplan.doctor.GpuVendor}), and CUDA's transports leave UCX nothing for an AMD GPU's
+   * memory, nor ROCm's for an NVIDIA one's.
+   *
+   * @param rocm whether the cluster's GPUs are AMD's
+   * @return the reason, or empty when the transports match or none is named
+   */
+  public Optional<String> gpuMismatch(boolean rocm) {
+    String tls = env.get("UCX_TLS");
+    io.meshplan.doctor.GpuVendor want = rocm ? io.meshplan.doctor.GpuVendor.AMD
+        : io.meshplan.doctor.GpuVendor.NVIDIA;
+    return io.meshplan.doctor.FabricVariable.ucxGpus(tls).filter(g -> g != want)
+        .map(g -> "UCX_TLS is " + tls + ", the transports of " + g + " GPUs, but the cluster's"
+            + " GPUs are " + want + "'s (UCX needs " + want.ucxTransports() + "); run meshplan"
+            + " doctor on a node of this cluster");
+  }
 }

@@ -21,7 +21,9 @@ import java.util.TreeMap;
  *       NCCL_IB_GID_INDEX} (default -1, RCCL picks a GID itself) and {@code
  *       NCCL_IB_ROCE_VERSION_NUM} (default 2) in the same file, {@code NCCL_SOCKET_IFNAME} ({@code
  *       src/misc/socket.cc}), {@code NCCL_IB_DISABLE}. So {@code doctor}'s advice, which picks a
- *       RoCE v2 GID and writes it to {@code NCCL_IB_GID_INDEX}, holds for RCCL unchanged.
+ *       RoCE v2 GID and writes it to {@code NCCL_IB_GID_INDEX}, holds for RCCL unchanged; on an
+ *       AMD node its {@code UCX_TLS} names ROCm's transports ({@link
+ *       io.meshplan.doctor.GpuVendor}).
  *   <li>It differs in one variable a launch must set: RCCL warns at every init that a missing
  *       {@code HSA_FORCE_FINE_GRAIN_PCIE=1} "can lead to low RCCL performance, system instability
  *       or hang" ({@code src/init.cc}, {@code ncclInit}; {@code docs/install/installation.rst}:

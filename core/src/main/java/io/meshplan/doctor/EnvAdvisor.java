@@ -28,13 +28,28 @@ import java.util.stream.Collectors;
  *       {@code ndevs} entry, else the interface whose {@code device/infiniband} names the device).
  *       Without RDMA it is the first up interface that is not loopback, docker, veth or a bridge.
  *   <li>Without an active RDMA port: {@code NCCL_IB_DISABLE=1} and TCP transports for UCX.
+ *   <li>UCX's GPU transports are those of the node's GPUs ({@link GpuVendor}): ROCm's when every
+ *       GPU on the PCI bus is AMD's, CUDA's otherwise (also when none is seen, as in a container
+ *       without {@code /sys/bus/pci}); GPUs of both makers get CUDA's and a warning.
  * </ul>
  */
 public final class EnvAdvisor {
-  /** UCX transports when RDMA ports are active. */
+  /** UCX transports when RDMA ports are active, on NVIDIA GPUs. */
   public static final String UCX_TLS_RDMA = "rc,cuda_copy,cuda_ipc";
-  /** UCX transports without RDMA. */
+  /** UCX transports without RDMA, on NVIDIA GPUs. */
   public static final String UCX_TLS_TCP = "tcp,cuda_copy,cuda_ipc";
+
+  /**
+   * The UCX transports the doctor writes: the network's ({@code rc} over RDMA ports, else {@code
+   * tcp}) and the GPUs' ({@link GpuVendor#ucxTransports}).
+   *
+   * @param rdma whether RDMA ports are selected
+   * @param gpus the GPUs' maker
+   * @return for example {@code rc,rocm_copy,rocm_ipc}
+   */
+  public static String ucxTls(boolean rdma, GpuVendor gpus) {
+    return (rdma ? "rc," : "tcp,") + gpus.ucxTransports();
+  }
 
   private static final List<String> EXCLUDED_PREFIXES = List.of("docker", "veth", "virbr", "br-");
 
@@ -74,6 +89,8 @@ public final class EnvAdvisor {
     } else {
       putTcpEnv(env, ports, snapshot.interfaces(), warnings);
     }
+    put(env, FabricVariable.UCX_TLS, ucxTls(!selected.isEmpty(), vendor(snapshot.gpus(),
+        warnings)));
     return new DoctorReport(deviceReports(snapshot, gids, netdevs, selected),
         snapshot.interfaces(), env, warnings);
   }
@@ -85,7 +102,6 @@ public final class EnvAdvisor {
     String ids = selected.stream().map(PortInfo::id).collect(Collectors.joining(","));
     put(env, FabricVariable.NCCL_IB_HCA, "=" + ids);
     put(env, FabricVariable.UCX_NET_DEVICES, ids);
-    put(env, FabricVariable.UCX_TLS, UCX_TLS_RDMA);
     gidIndex(selected, gids, warnings).ifPresent(i -> put(env, FabricVariable.NCCL_IB_GID_INDEX,
         i));
     socketFromPorts(selected, netdevs, ifaces, interfaces, warnings)
@@ -105,7 +121,6 @@ public final class EnvAdvisor {
         + " (NCCL_IB_DISABLE=1), typically 5-10x slower between nodes;"
         + " check the RDMA driver and that the container was given the RDMA device");
     put(env, FabricVariable.NCCL_IB_DISABLE, "1");
-    put(env, FabricVariable.UCX_TLS, UCX_TLS_TCP);
     if (fallback.isPresent()) {
       put(env, FabricVariable.NCCL_SOCKET_IFNAME, fallback.get().name());
       put(env, FabricVariable.UCX_NET_DEVICES, fallback.get().name());
@@ -113,6 +128,17 @@ public final class EnvAdvisor {
       warnings.add("no up network interface other than lo, docker*, veth*, virbr*, br-*:"
           + " NCCL_SOCKET_IFNAME not set");
     }
+  }
+
+  /** The GPUs' maker: AMD when every GPU seen is AMD's, NVIDIA otherwise. */
+  private static GpuVendor vendor(List<GpuVendor> gpus, List<String> warnings) {
+    TreeSet<GpuVendor> makers = new TreeSet<>(gpus);
+    if (makers.size() > 1) {
+      warnings.add("GPUs of both NVIDIA and AMD on the PCI bus: UCX_TLS names CUDA's transports;"
+          + " a process on the AMD GPUs needs rocm_copy,rocm_ipc in their place");
+      return GpuVendor.NVIDIA;
+    }
+    return makers.isEmpty() ? GpuVendor.NVIDIA : makers.first();
   }
 
   /**

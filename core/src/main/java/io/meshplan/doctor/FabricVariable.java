@@ -28,8 +28,12 @@ public enum FabricVariable {
   UCX_NET_DEVICES(true, "DEVICE:PORT[,DEVICE:PORT...] or one interface name"),
   /** {@code 1}: no active RDMA port, so NCCL uses sockets. */
   NCCL_IB_DISABLE(false, "1"),
-  /** UCX's transports: {@value EnvAdvisor#UCX_TLS_RDMA} or {@value EnvAdvisor#UCX_TLS_TCP}. */
-  UCX_TLS(false, EnvAdvisor.UCX_TLS_RDMA + " or " + EnvAdvisor.UCX_TLS_TCP);
+  /**
+   * UCX's transports: {@code rc} or {@code tcp}, then the GPUs' ({@link GpuVendor}), as {@link
+   * EnvAdvisor#ucxTls} writes them.
+   */
+  UCX_TLS(false, "rc or tcp, then cuda_copy,cuda_ipc or rocm_copy,rocm_ipc (e.g. "
+      + EnvAdvisor.UCX_TLS_RDMA + ")");
 
   private static final Pattern GID_INDEX = Pattern.compile("0|[1-9][0-9]{0,7}");
 
@@ -77,8 +81,20 @@ public enum FabricVariable {
       case NCCL_SOCKET_IFNAME -> SysfsNames.netInterface(value);
       case UCX_NET_DEVICES -> portList(value) || SysfsNames.netInterface(value);
       case NCCL_IB_DISABLE -> value.equals("1");
-      case UCX_TLS -> value.equals(EnvAdvisor.UCX_TLS_RDMA) || value.equals(EnvAdvisor.UCX_TLS_TCP);
+      case UCX_TLS -> ucxGpus(value).isPresent();
     };
+  }
+
+  /**
+   * The GPUs' maker a {@code UCX_TLS} value of the doctor's names through its GPU transports.
+   *
+   * @param tls the value
+   * @return the maker, or empty for a value the doctor does not write
+   */
+  public static Optional<GpuVendor> ucxGpus(String tls) {
+    return Arrays.stream(GpuVendor.values()).filter(g -> tls != null
+        && (tls.equals(EnvAdvisor.ucxTls(true, g)) || tls.equals(EnvAdvisor.ucxTls(false, g))))
+        .findFirst();
   }
 
   /**
@@ -123,7 +139,7 @@ public enum FabricVariable {
       if (ucx != null && !SysfsNames.netInterface(ucx)) {
         return Optional.of("UCX_NET_DEVICES lists RDMA ports but no port is selected");
       }
-      if (tls != null && !tls.equals(EnvAdvisor.UCX_TLS_TCP)) {
+      if (tls != null && !tls.startsWith("tcp,")) {
         return Optional.of("UCX_TLS is " + tls + " but no RDMA port is selected");
       }
     } else {
@@ -136,7 +152,7 @@ public enum FabricVariable {
       if (env.containsKey(NCCL_IB_DISABLE.name())) {
         return Optional.of("NCCL_IB_DISABLE is set although ports are selected");
       }
-      if (tls != null && !tls.equals(EnvAdvisor.UCX_TLS_RDMA)) {
+      if (tls != null && !tls.startsWith("rc,")) {
         return Optional.of("UCX_TLS is " + tls + " although RDMA ports are selected");
       }
     }

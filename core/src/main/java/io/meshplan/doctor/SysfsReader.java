@@ -15,6 +15,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalDouble;
+import java.util.OptionalInt;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
@@ -24,7 +25,8 @@ import java.util.stream.Stream;
  *
  * <p>Reads {@code class/infiniband/<dev>/ports/<p>/{state,phys_state,rate,link_layer}}, the GID table
  * ({@code gids/<i>}, {@code gid_attrs/types/<i>}, {@code gid_attrs/ndevs/<i>}) and {@code
- * class/net/<if>/{operstate,type,mtu,address,dev_port,device/infiniband/<dev>}}. A file that cannot
+ * class/net/<if>/{operstate,type,mtu,address,dev_port,device/infiniband/<dev>}}, and the GPUs'
+ * makers from {@code bus/pci/devices/<address>/{class,vendor}}. A file that cannot
  * be read is recorded as a {@link ReadProblem} and skipped, because some reads fail by design on
  * real systems. Expected failures stay silent: the types of zero (unused) GIDs are not read at all,
  * and {@code gid_attrs/ndevs/<i>} (EINVAL on InfiniBand) and {@code dev_port} are optional.
@@ -32,6 +34,9 @@ import java.util.stream.Stream;
 public final class SysfsReader {
   private static final Pattern RATE = Pattern.compile("^\\s*([0-9]+(?:\\.[0-9]+)?)\\s*Gb/sec.*");
   private static final Pattern NUMBERED = Pattern.compile("[0-9]+");
+  private static final Pattern PCI_ADDRESS =
+      Pattern.compile("[0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}\\.[0-7]");
+  private static final Pattern HEX = Pattern.compile("0x[0-9a-fA-F]{1,6}");
 
   private final Path root;
 
@@ -91,7 +96,52 @@ public final class SysfsReader {
         interfaces.add(readInterface(name, net.resolve(name), problems));
       }
     }
-    return new SysfsSnapshot(devices, interfaces, problems);
+    return new SysfsSnapshot(devices, interfaces, problems, readGpus(problems));
+  }
+
+  /**
+   * The GPUs on the PCI bus ({@code bus/pci/devices/<address>/{vendor,class}}): the devices of a
+   * GPU class ({@link GpuVendor#gpuClass}) from NVIDIA or AMD, in address order. A tree without
+   * {@code bus/pci} has none; an entry whose name is not a PCI address, or whose files are
+   * unreadable or not hexadecimal, is skipped as a problem.
+   */
+  private List<GpuVendor> readGpus(List<ReadProblem> problems) {
+    List<GpuVendor> gpus = new ArrayList<>();
+    Path pci = root.resolve("bus/pci/devices");
+    if (!Files.isDirectory(pci)) {
+      return gpus;
+    }
+    for (String a : listDirs(pci, "bus/pci/devices", problems)) {
+      if (!PCI_ADDRESS.matcher(a).matches()) {
+        problems.add(new ReadProblem("bus/pci/devices", rel(pci) + "/" + TerminalText.escape(a),
+            "not a PCI address such as 0000:0c:00.0; skipped"));
+        continue;
+      }
+      Path dir = pci.resolve(a);
+      OptionalInt cls = hex(a, dir.resolve("class"), problems);
+      if (cls.isEmpty() || !GpuVendor.gpuClass(cls.getAsInt())) {
+        continue;
+      }
+      OptionalInt vendor = hex(a, dir.resolve("vendor"), problems);
+      if (vendor.isPresent()) {
+        GpuVendor.ofPci(vendor.getAsInt()).ifPresent(gpus::add);
+      }
+    }
+    return gpus;
+  }
+
+  /** A hexadecimal attribute such as {@code 0x10de} or {@code 0x030200}. */
+  private OptionalInt hex(String subject, Path file, List<ReadProblem> problems) {
+    Optional<String> text = readRequired(subject, file, problems, "device skipped");
+    if (text.isEmpty()) {
+      return OptionalInt.empty();
+    }
+    if (!HEX.matcher(text.get()).matches()) {
+      problems.add(new ReadProblem(subject, rel(file), "not a hexadecimal number: '"
+          + text.get() + "'; device skipped"));
+      return OptionalInt.empty();
+    }
+    return OptionalInt.of(Integer.parseInt(text.get().substring(2), 16));
   }
 
   private DeviceInfo readDevice(String dev, Path dir, List<ReadProblem> problems) {
