@@ -124,8 +124,10 @@ final class ModelOptions {
   @Option(names = "--fp8-recipe", paramLabel = "RECIPE", description = "--dtype fp8: how each "
       + "tensor is scaled, Megatron-LM's --fp8-recipe: delayed (default; Transformer Engine's "
       + "DelayedScaling, from earlier steps' amax) or tensorwise (Float8CurrentScaling, from "
-      + "this step's amax; Megatron-Bridge's fp8_cs). Under delayed scaling Megatron-Core refuses"
-      + " to recompute norms or the experts' activation; the two are priced alike.")
+      + "this step's amax; Megatron-Bridge's fp8_cs) or mxfp8 (MXFP8BlockScaling, one scale per "
+      + "32 elements; Blackwell only; Megatron-Bridge's fp8_mx). Under delayed scaling "
+      + "Megatron-Core refuses to recompute norms or the experts' activation; the three are "
+      + "priced alike.")
   String fp8Recipe;
 
   /** Model flags for the transformer decoders ({@link #DECODERS}). */
@@ -355,8 +357,8 @@ final class ModelOptions {
           + "precision is " + Fp8Training.word(t));
     }
     return io.meshplan.model.Fp8Scaling.parse(fp8Recipe.strip()).orElseThrow(
-        () -> new InputException("--fp8-recipe must be delayed or tensorwise, got '"
-            + fp8Recipe + "'"));
+        () -> new InputException("--fp8-recipe must be "
+            + io.meshplan.model.Fp8Scaling.words() + ", got '" + fp8Recipe + "'"));
   }
 
   /**

@@ -85,6 +85,29 @@ enum ExportFeature {
     }
   },
   /**
+   * MXFP8 block scaling ({@link io.meshplan.model.Fp8Scaling#MXFP8}): Megatron-LM's export writes
+   * {@code --fp8-recipe mxfp8}; the others write per-tensor FP8 or none, so without it the
+   * nearest input scales per tensor in the current step, the recipe priced alike.
+   */
+  MXFP8 {
+    @Override
+    boolean usedBy(ExportInput in) {
+      return io.meshplan.model.Fp8Training.on(in.model().dtype())
+          && in.model().fp8Scaling() == io.meshplan.model.Fp8Scaling.MXFP8;
+    }
+
+    @Override
+    String refusal(String label, ExportInput in) {
+      return label + " export writes no MXFP8 block scaling (--fp8-recipe mxfp8); export --to"
+          + " megatron writes it";
+    }
+
+    @Override
+    ExportInput without(ExportInput in) {
+      return in.withModel(in.model().withFp8Scaling(io.meshplan.model.Fp8Scaling.TENSORWISE));
+    }
+  },
+  /**
    * LoRA's adapters on frozen weights ({@link Lora}): torchtitan main's export writes its {@code
    * LoRAConverter}; without it the nearest input is the full fine-tuning of the same model.
    */

@@ -389,7 +389,11 @@ public final class MegatronArgs implements FrameworkWriter {
       // FP8 needs TE's layers, Megatron's default implementation.
       a.add(List.of(MegatronArg.BF16.flag()));
       a.add(List.of(MegatronArg.TRANSFORMER_IMPL.flag(), "transformer_engine"));
-      a.add(List.of(MegatronArg.FP8_FORMAT.flag(), "hybrid"));
+      // MXFP8 in E4M3 throughout, as Megatron-Bridge's bf16_with_mxfp8_mixed sets it
+      // (training/mixed_precision.py at 067f987: fp8 "e4m3", fp8_recipe "mxfp8"); the
+      // per-tensor recipes in the hybrid format (E5M2 gradients).
+      a.add(List.of(MegatronArg.FP8_FORMAT.flag(),
+          m.fp8Scaling() == io.meshplan.model.Fp8Scaling.MXFP8 ? "e4m3" : "hybrid"));
       a.add(List.of(MegatronArg.FP8_RECIPE.flag(), m.fp8Scaling().word()));
       if (m.fp8Scaling() == io.meshplan.model.Fp8Scaling.DELAYED) {
         // Transformer Engine's DelayedScaling with its own defaults (Megatron-Core's are an amax

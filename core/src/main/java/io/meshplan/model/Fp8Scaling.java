@@ -8,27 +8,40 @@ import java.util.Optional;
  * How FP8 training ({@link Fp8Training}) chooses each tensor's scale, in Megatron-Core's words
  * ({@code TransformerConfig.fp8_recipe}, {@code --fp8-recipe}; NVIDIA/Megatron-LM {@code
  * megatron/core/transformer/transformer_config.py} at d98e8a6, whose default is {@code delayed}).
- * Both scale a whole tensor by one factor and run the same E4M3/E5M2 GEMMs:
+ * The first two scale a whole tensor by one factor; the third scales blocks of 32 elements. All
+ * three run E4M3/E5M2 GEMMs at the FP8 tensor-core rate:
  *
  * <ul>
  *   <li>{@link #DELAYED}: Transformer Engine's {@code DelayedScaling}, the scale taken from a
  *       history of earlier steps' amax values;
  *   <li>{@link #TENSORWISE}: {@code Float8CurrentScaling}, the scale from the tensor's own amax in
  *       the current step (Megatron-Bridge's {@code fp8_cs} precision, which its performance recipes
- *       run).
+ *       run);
+ *   <li>{@link #MXFP8}: {@code MXFP8BlockScaling}, OCP's microscaling format: one power-of-two
+ *       (E8M0) scale per 32 consecutive elements, which Blackwell's tensor cores apply inside the
+ *       GEMM ("'mxfp8' for Blackwell architecture only", Megatron-Core's {@code fp8_recipe};
+ *       Megatron-Bridge's {@code fp8_mx} precision, the MXFP8 rows of its performance tables).
+ *       Its GEMMs run at the FP8 rate (torchtitan {@code
+ *       torchtitan/components/quantization/mxfp8.md} at b5bcd76c: MXFP8 GEMMs "up to 2x" over
+ *       bf16 on B200, the FP8 to 16-bit peak ratio), priced as the other two.
  * </ul>
  *
  * <p>They differ where Megatron-Core's rules differ: under delayed scaling the norms and the
  * experts' activation may not be recomputed ({@code __post_init__}: "Delayed scaling does not
  * support moe_act and layernorm recompute for fp8"); current scaling allows both. Their prices are
- * the same: current scaling's amax is one more read of each cast tensor, which meshplan does not
- * price (the cast kernels are a few per cent of a step).
+ * the same: current scaling's amax is one more read of each cast tensor, and MXFP8's scales one
+ * byte more per 32 cast elements (3% of a cast's output), which meshplan does not price (the cast
+ * kernels are a few per cent of a step). On Megatron-Bridge's Llama 3 70B fine-tuning rows, run
+ * alike in both on GB300 (26.06: TP 1, PP 2, VP 20), MXFP8 measured 0.5% (LoRA) and 10.5% (SFT)
+ * below current scaling, a gap this pricing does not show.
  */
 public enum Fp8Scaling {
   /** Scales from the amax history of earlier steps (Megatron-Core's default). */
   DELAYED("delayed"),
   /** Scales from each tensor's amax in the current step. */
-  TENSORWISE("tensorwise");
+  TENSORWISE("tensorwise"),
+  /** One E8M0 scale per block of 32 elements (Blackwell and later). */
+  MXFP8("mxfp8");
 
   private final String word;
 
@@ -39,10 +52,31 @@ public enum Fp8Scaling {
   /**
    * The word Megatron-LM's {@code --fp8-recipe} takes.
    *
-   * @return {@code delayed} or {@code tensorwise}
+   * @return {@code delayed}, {@code tensorwise} or {@code mxfp8}
    */
   public String word() {
     return word;
+  }
+
+  /**
+   * The recipe words, for messages.
+   *
+   * @return {@code delayed, tensorwise or mxfp8}
+   */
+  public static String words() {
+    return "delayed, tensorwise or mxfp8";
+  }
+
+  /**
+   * Whether the recipe runs on a GPU of a compute capability: block scaling needs Blackwell's
+   * tensor cores (capability 10 and later; Transformer Engine's {@code check_mxfp8_support}:
+   * "Device compute capability 10.0 or higher required for MXFP8 execution").
+   *
+   * @param computeCapabilityMajor the GPU's major compute capability (NVIDIA)
+   * @return true where it runs
+   */
+  public boolean runsOn(int computeCapabilityMajor) {
+    return this != MXFP8 || computeCapabilityMajor >= 10;
   }
 
   /**

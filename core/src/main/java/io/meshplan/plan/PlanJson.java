@@ -868,7 +868,8 @@ public final class PlanJson {
           + m.text("dtype") + "', not fp8");
     }
     return io.meshplan.model.Fp8Scaling.parse(w).orElseThrow(() -> new InputException(where
-        + ": model.fp8Recipe: is '" + w + "'; expected delayed or tensorwise"));
+        + ": model.fp8Recipe: is '" + w + "'; expected "
+        + io.meshplan.model.Fp8Scaling.words()));
   }
 
   private static DType dtype(String where, String name) {

@@ -55,10 +55,10 @@ class Fp8RecipeCliTest {
         "--fp8-recipe", "tensorwise");
     assertThat(bf16.code()).isEqualTo(2);
     assertThat(bf16.err()).hasLineCount(1).contains("--fp8-recipe").contains("--dtype fp8");
-    for (String w : List.of("mxfp8", "", "delayed,tensorwise", "TENSOR")) {
+    for (String w : List.of("blockwise", "", "delayed,tensorwise", "TENSOR", "mx\nfp8")) {
       CliRun r = CliRun.of(SIM, "--fp8-recipe", w);
       assertThat(r.code()).as(w).isEqualTo(2);
-      assertThat(r.err()).as(w).hasLineCount(1).contains("delayed or tensorwise");
+      assertThat(r.err()).as(w).hasLineCount(1).contains("delayed, tensorwise or mxfp8");
     }
     // Any case of a valid word is the word.
     assertThat(CliRun.of(SIM, "--fp8-recipe", "TensorWise").code()).isZero();
@@ -92,7 +92,7 @@ class Fp8RecipeCliTest {
 
     // A recipe the reader does not know, or one on a plan that does not train in FP8: one line,
     // exit 2, the file untouched.
-    for (Object[] bad : new Object[][] {{"fp8Recipe", "bogus", "expected delayed or tensorwise"},
+    for (Object[] bad : new Object[][] {{"fp8Recipe", "bogus", "expected delayed, tensorwise or mxfp8"},
         {"dtype", "bf16", "not fp8"}, {"fp8Recipe", 3, "fp8Recipe"}}) {
       Path f = dir.resolve("bad-" + bad[0] + ".json");
       JsonNode root = JSON.readTree(text);
@@ -104,5 +104,50 @@ class Fp8RecipeCliTest {
       assertThat(r.err()).hasLineCount(1).contains((String) bad[2]);
       assertThat(Files.readString(f)).isEqualTo(written);
     }
+  }
+
+  /**
+   * MXFP8 block scaling runs on Blackwell only (Megatron-Core {@code transformer_config.py} at
+   * d98e8a6: "'mxfp8' for Blackwell architecture only"), is priced as the per-tensor recipes
+   * (its GEMMs at the FP8 rate), is kept in the plan, is written to Megatron-LM in E4M3 as
+   * Megatron-Bridge's {@code bf16_with_mxfp8_mixed} runs it, and is refused by the exports that
+   * write per-tensor FP8 or none (exit 3, nothing written).
+   */
+  @Test
+  void mxfp8RunsOnBlackwellOnlyIsPricedAsTensorwiseAndOnlyMegatronWritesIt() throws Exception {
+    List<String> gb200 = List.of("simulate", "--model", "llama3-8b", "--cluster", "1xnvl8:gb200",
+        "--tp", "1", "--pp", "1", "--dp", "8", "--micro-batch", "2", "--global-batch", "128",
+        "--seq", "8192", "--dtype", "fp8", "--zero-stage", "1", "--json");
+    CliRun mx = CliRun.of(gb200, "--fp8-recipe", "mxfp8");
+    assertThat(mx.code()).as(mx.err()).isZero();
+    double tw = JSON.readTree(CliRun.of(gb200, "--fp8-recipe", "tensorwise").out())
+        .get("iterationSeconds").asDouble();
+    assertThat(JSON.readTree(mx.out()).get("iterationSeconds").asDouble()).isEqualTo(tw);
+    for (String cluster : List.of("1x8:h100-80gb", "1x8:h200-141gb")) {
+      CliRun r = CliRun.of(SIM.stream().map(a -> a.equals("1x8:h100-80gb") ? cluster : a)
+          .toList(), "--fp8-recipe", "mxfp8");
+      assertThat(r.code()).as(cluster).isEqualTo(2);
+      assertThat(r.err()).hasLineCount(1).contains("runs on Blackwell GPUs only")
+          .contains("(hopper)");
+    }
+    Path plan = dir.resolve("mx.json");
+    CliRun p = CliRun.of("plan", "--model", "llama3-8b", "--layers", "4", "--cluster",
+        "1xnvl8:gb200", "--global-batch", "32", "--seq", "4096", "--dtype", "fp8",
+        "--fp8-recipe", "mxfp8", "--out", plan.toString());
+    assertThat(p.code()).as(p.err()).isZero();
+    assertThat(JSON.readTree(Files.readString(plan)).at("/model/fp8Recipe").asText())
+        .isEqualTo("mxfp8");
+    CliRun e = CliRun.of("export", "--plan", plan.toString(), "--to", "megatron");
+    assertThat(e.code()).as(e.err()).isZero();
+    // Megatron-Core's choices (transformer_config.py at d98e8a6): fp8 'e4m3' or 'hybrid' (lines
+    // 587-592), fp8_recipe one of 'tensorwise', 'delayed', 'mxfp8', 'blockwise', 'custom' (594).
+    assertThat(e.out()).contains("--fp8-format e4m3").contains("--fp8-recipe mxfp8")
+        .doesNotContain("--fp8-amax");
+    Path out = dir.resolve("ds.sh");
+    CliRun ds = CliRun.of("export", "--plan", plan.toString(), "--to", "deepspeed", "--out",
+        out.toString());
+    assertThat(ds.code()).isEqualTo(3);
+    assertThat(ds.err()).hasLineCount(1).contains("writes no MXFP8 block scaling");
+    assertThat(out).doesNotExist();
   }
 }
