@@ -22,12 +22,16 @@ class PublicFinetuneFoldTest {
   @Test
   void theRowsJoinTheNemoStackWithTheirRecipesFineTuningAndPacking() {
     List<PublicRun> ft = rows();
-    // H100, GB200 and GB300, one SFT and one LoRA row each.
-    assertThat(ft).hasSize(6).allMatch(r -> r.fold().equals("nemo"));
+    // H100, GB200 and GB300 in FP8 with current scaling, GB200 and GB300 in MXFP8: one SFT and
+    // one LoRA row each.
+    assertThat(ft).hasSize(10).allMatch(r -> r.fold().equals("nemo"));
+    assertThat(ft.stream().filter(r -> r.model().fp8Scaling() == io.meshplan.model.Fp8Scaling.MXFP8))
+        .hasSize(4).allMatch(r -> r.cluster().gpu().architecture()
+            == io.meshplan.cluster.Architecture.BLACKWELL);
     assertThat(ft).allMatch(r -> r.model().packing().equals(Packing.meanLength(256))
         && r.model().seq() == 4096 && r.config().globalBatchSize() == 32);
     List<PublicRun> lora = ft.stream().filter(r -> r.model().lora().on()).toList();
-    assertThat(lora).hasSize(3).allMatch(r -> r.cluster().gpuCount() == 8);
+    assertThat(lora).hasSize(5).allMatch(r -> r.cluster().gpuCount() == 8);
     for (PublicRun r : lora) {
       Lora l = r.model().lora();
       assertThat(l.rank()).isEqualTo(16);
