@@ -238,6 +238,11 @@ public final class PublicFolds {
       DType dtype = io.meshplan.model.Fp8Training.parse(
           io.meshplan.model.Fp8Scaling.stripRecipe(precision));
       m = m.withFp8Scaling(io.meshplan.model.Fp8Scaling.ofPrecision(precision));
+      // The optimizer column, where a file has it: fp32 (mixed-precision Adam) or bf16 (the
+      // bf16 weights as Adam's own); rows without it are fp32.
+      String optimizer = r.optional("optimizer").orElse("fp32");
+      m = m.withOptimizerState(io.meshplan.model.OptimizerState.parse(optimizer).orElseThrow(
+          () -> new IllegalStateException(resource + ": unknown optimizer " + optimizer)));
       // The distributed optimizer's parameter gather overlaps with the gradient reduction under
       // ZeRO-1; FSDP (ZeRO-3) prefetches its gathers instead.
       boolean dp = r.get("dp_overlap").equals("yes");

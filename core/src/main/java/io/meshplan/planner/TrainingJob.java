@@ -44,6 +44,7 @@ public record TrainingJob(ModelSpec model, ClusterSpec cluster, int globalBatch,
     Require.nonNull(overlaps, "overlaps");
     Require.nonNull(attention, "attention");
     BoundConfig.checkJob(cluster, globalBatch, microbatches, dtype, attention, overlaps);
+    BoundConfig.checkOptimizerState(model, dtype);
     if (!(memoryPerGpu > 0) || Double.isInfinite(memoryPerGpu)) {
       throw new InputException("the memory per GPU must be a positive number of bytes, got "
           + memoryPerGpu);
