@@ -301,6 +301,9 @@ final class ExportCommand implements Callable<Integer> {
         && m.fp8Scaling() != io.meshplan.model.Fp8Scaling.DELAYED) {
       w.addAll(List.of("--fp8-recipe", m.fp8Scaling().word()));
     }
+    if (m.optimizerState() != io.meshplan.model.OptimizerState.FP32) {
+      w.addAll(List.of("--optimizer-state", m.optimizerState().word()));
+    }
     if (m.lora().on()) {
       w.addAll(List.of("--finetune", "lora", "--lora-rank", Integer.toString(m.lora().rank()),
           "--lora-alpha", Double.toString(m.lora().alpha()), "--lora-targets",

@@ -130,6 +130,14 @@ final class ModelOptions {
       + "priced alike.")
   String fp8Recipe;
 
+  @Option(names = "--optimizer-state", paramLabel = "PRECISION", description = "What Adam "
+      + "keeps: fp32 (default; mixed precision: an fp32 master copy of each trained weight, "
+      + "fp32 moments and gradients, 16 bytes a parameter with its bf16 weight) or bf16 (the "
+      + "bf16 weights are the optimizer's own, as torch.optim.Adam keeps a bf16 model: bf16 "
+      + "moments and gradients, 8 bytes a parameter; NeMo AutoModel's MoE recipes). Needs bf16 "
+      + "or fp8 training.")
+  String optimizerState;
+
   /** Model flags for the transformer decoders ({@link #DECODERS}). */
   ModelOptions() {
     this(DECODERS);
@@ -279,7 +287,7 @@ final class ModelOptions {
         {"--ffn", ffn}, {"--vocab", vocab}, {"--mean-doc-len", meanDocLen},
         {"--packed-seqs", packedSeqs}, {"--finetune", finetune}, {"--lora-rank", loraRank},
         {"--lora-alpha", loraAlpha}, {"--lora-targets", loraTargets}, {"--dtype", dtype},
-        {"--fp8-recipe", fp8Recipe}};
+        {"--fp8-recipe", fp8Recipe}, {"--optimizer-state", optimizerState}};
     for (Object[] f : flags) {
       if (f[1] != null) {
         g.add((String) f[0]);
@@ -343,6 +351,27 @@ final class ModelOptions {
   }
 
   /**
+   * The optimizer state of {@code --optimizer-state}, whose bf16 needs bf16 weights.
+   *
+   * @param t the training precision
+   * @return the precision, fp32 without the flag
+   */
+  private io.meshplan.model.OptimizerState optimizerState(DType t) {
+    if (optimizerState == null) {
+      return io.meshplan.model.OptimizerState.FP32;
+    }
+    // The word exactly, in any case: a value with a line break or a space names nothing.
+    io.meshplan.model.OptimizerState s = io.meshplan.model.OptimizerState.parse(
+        optimizerState).orElseThrow(() -> new InputException("--optimizer-state must "
+            + "be fp32 or bf16, got '" + optimizerState + "'"));
+    if (!s.heldBy(t)) {
+      throw new InputException("--optimizer-state bf16 is the bf16 weights themselves; it needs "
+          + "--dtype bf16 or fp8, and the precision is " + Fp8Training.word(t));
+    }
+    return s;
+  }
+
+  /**
    * The FP8 scaling of {@code --fp8-recipe}, which needs the FP8 training precision.
    *
    * @param t the training precision
@@ -375,7 +404,8 @@ final class ModelOptions {
       // shard builds one forward graph: documents and frozen weights change a training step.
       for (String flag : given()) {
         if (List.of("--mean-doc-len", "--packed-seqs", "--finetune", "--lora-rank",
-            "--lora-alpha", "--lora-targets", "--fp8-recipe").contains(flag)) {
+            "--lora-alpha", "--lora-targets", "--fp8-recipe", "--optimizer-state")
+            .contains(flag)) {
           throw new InputException(flag + " prices a training step, which shard does not build "
               + "(it shards one forward graph); use plan or simulate");
         }
@@ -420,7 +450,8 @@ final class ModelOptions {
       // --layers keeps the first blocks, with their kinds where dense blocks mix in.
       int l = pos("--layers", layers, p.layers());
       return (l == p.layers() ? m : m.withLayers(l)).withPacking(packing())
-          .withLora(lora(arch.mlp().gated())).withFp8Scaling(fp8Scaling(t));
+          .withLora(lora(arch.mlp().gated())).withFp8Scaling(fp8Scaling(t))
+          .withOptimizerState(optimizerState(t));
     } catch (IllegalArgumentException | ArithmeticException e) {
       throw new InputException(FlagWords.reword(e.getMessage(), FlagWords.MODEL));
     }

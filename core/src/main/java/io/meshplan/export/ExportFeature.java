@@ -108,6 +108,36 @@ enum ExportFeature {
     }
   },
   /**
+   * Bf16 optimizer state ({@link io.meshplan.model.OptimizerState#BF16}: the bf16 weights as
+   * Adam's own, bf16 moments and gradients): no export writes it. Megatron-LM's precision-aware
+   * optimizer ({@code --use-precision-aware-optimizer}, only with the distributed optimizer and
+   * Transformer Engine's FusedAdam) takes {@code --exp-avg-dtype} and {@code --exp-avg-sq-dtype}
+   * bf16 and {@code --main-grads-dtype} bf16, but its {@code --main-params-dtype} takes fp32 or
+   * fp16 only ({@code megatron/training/arguments.py} at d98e8a6, the precision-aware optimizer's
+   * arguments; {@code megatron/core/optimizer/__init__.py}): a master copy is always kept, which
+   * is not this state. The other writers set their frameworks up with mixed-precision Adam (fp32
+   * master weights and moments), which is what they write for every input. Without it the nearest
+   * input keeps fp32 state.
+   */
+  BF16_OPTIMIZER_STATE {
+    @Override
+    boolean usedBy(ExportInput in) {
+      return in.model().optimizerState() != io.meshplan.model.OptimizerState.FP32;
+    }
+
+    @Override
+    String refusal(String label, ExportInput in) {
+      return label + " export keeps an fp32 master copy: it cannot state bf16 optimizer "
+          + "state (--optimizer-state bf16; Megatron-LM's --main-params-dtype takes fp32 or "
+          + "fp16 only); --optimizer-state fp32 states the same job with mixed-precision Adam";
+    }
+
+    @Override
+    ExportInput without(ExportInput in) {
+      return in.withModel(in.model().withOptimizerState(io.meshplan.model.OptimizerState.FP32));
+    }
+  },
+  /**
    * LoRA's adapters on frozen weights ({@link Lora}): torchtitan main's export writes its {@code
    * LoRAConverter}; without it the nearest input is the full fine-tuning of the same model.
    */

@@ -271,9 +271,9 @@ public final class InterOpPlanner {
     ModelSpec model = req.model();
     ClusterSpec c = req.cluster();
     // Model state alone (16-bit weights, fp32 gradients, fp32 master and moments: 18 bytes per
-    // parameter) spread over every GPU of n nodes must fit in 90% of the memory, and so must the
-    // best layout's total need.
-    double state = 18.0 * model.parameterCount();
+    // parameter; 8 under bf16 optimizer state) spread over every GPU of n nodes must fit in 90% of
+    // the memory, and so must the best layout's total need.
+    double state = model.optimizerState().modelStateBytes() * model.parameterCount();
     double perNode = 0.9 * req.memoryPerGpu() * c.gpusPerNode();
     long nodes = (long) Math.ceil(state / perNode);
     if (Double.isFinite(leastNeeded)) {

@@ -25,6 +25,8 @@ import java.util.List;
  *     when every weight is trained
  * @param fp8Scaling how FP8 training scales its tensors ({@link Fp8Scaling}); read only when
  *     {@code dtype} is the FP8 recipe
+ * @param optimizerState the precision of Adam's weights, moments and gradients ({@link
+ *     OptimizerState}); bf16 needs bf16 weights
  */
 public record ModelSpec(
     String name,
@@ -41,8 +43,9 @@ public record ModelSpec(
     Architecture arch,
     Packing packing,
     Lora lora,
-    Fp8Scaling fp8Scaling) implements java.io.Serializable {
-  private static final long serialVersionUID = 4L;
+    Fp8Scaling fp8Scaling,
+    OptimizerState optimizerState) implements java.io.Serializable {
+  private static final long serialVersionUID = 5L;
 
   /**
    * A model whose every weight is trained.
@@ -64,7 +67,7 @@ public record ModelSpec(
   public ModelSpec(String name, Family family, int layers, int hidden, int heads, int kvHeads,
       int ffn, int vocab, int seq, int batch, DType dtype, Architecture arch, Packing packing) {
     this(name, family, layers, hidden, heads, kvHeads, ffn, vocab, seq, batch, dtype, arch,
-        packing, Lora.NONE, Fp8Scaling.DELAYED);
+        packing, Lora.NONE, Fp8Scaling.DELAYED, OptimizerState.FP32);
   }
 
   /**
@@ -90,7 +93,7 @@ public record ModelSpec(
       int ffn, int vocab, int seq, int batch, DType dtype, Architecture arch, Packing packing,
       Lora lora) {
     this(name, family, layers, hidden, heads, kvHeads, ffn, vocab, seq, batch, dtype, arch,
-        packing, lora, Fp8Scaling.DELAYED);
+        packing, lora, Fp8Scaling.DELAYED, OptimizerState.FP32);
   }
 
   /**
@@ -178,6 +181,8 @@ public record ModelSpec(
     Require.nonNull(packing, "packing");
     Require.nonNull(lora, "lora");
     Require.nonNull(fp8Scaling, "fp8Scaling");
+    Require.that(Require.nonNull(optimizerState, "optimizerState").heldBy(dtype), () -> "bf16 "
+        + "optimizer state needs bf16 weights; the precision is " + Fp8Training.word(dtype));
     Require.that(!arch.attn().chunked() || !packing.packed(), "packed documents with chunked "
         + "attention are not modelled");
     if (family != Family.ALPA_MLP) {
@@ -386,7 +391,7 @@ public record ModelSpec(
     Require.that(denseBlocks() > 0, "the model has no dense blocks among its expert blocks");
     return new ModelSpec(name, family, layers, hidden, heads, kvHeads, arch.moe().denseFfn(),
         vocab, seq, batch, dtype, arch.withMoe(MoeShape.DENSE).withMtp(0), packing, lora,
-        fp8Scaling);
+        fp8Scaling, optimizerState);
   }
 
   /**
@@ -490,7 +495,7 @@ public record ModelSpec(
    */
   public ModelSpec withWorkload(int newSeq, int newBatch) {
     return new ModelSpec(name, family, layers, hidden, heads, kvHeads, ffn, vocab, newSeq,
-        newBatch, dtype, arch, packing, lora, fp8Scaling);
+        newBatch, dtype, arch, packing, lora, fp8Scaling, optimizerState);
   }
 
   /**
@@ -502,7 +507,7 @@ public record ModelSpec(
    */
   public ModelSpec withTraining(int newBatch, DType newDtype) {
     return new ModelSpec(name, family, layers, hidden, heads, kvHeads, ffn, vocab, seq, newBatch,
-        newDtype, arch, packing, lora, fp8Scaling);
+        newDtype, arch, packing, lora, fp8Scaling, optimizerState);
   }
 
   /**
@@ -514,7 +519,7 @@ public record ModelSpec(
    */
   public ModelSpec withSequence(int newSeq) {
     return new ModelSpec(name, family, layers, hidden, heads, kvHeads, ffn, vocab, newSeq, batch,
-        dtype, arch.forSequence(newSeq), packing, lora, fp8Scaling);
+        dtype, arch.forSequence(newSeq), packing, lora, fp8Scaling, optimizerState);
   }
 
   /**
@@ -536,23 +541,23 @@ public record ModelSpec(
       Architecture a = kept.first(HybridPattern.MOE) >= 0 ? arch.withHybrid(kept)
           : arch.withMoe(MoeShape.DENSE).withHybrid(kept);
       return new ModelSpec(name, family, newLayers, hidden, heads, kvHeads, ffn, vocab, seq,
-          batch, dtype, a, packing, lora, fp8Scaling);
+          batch, dtype, a, packing, lora, fp8Scaling, optimizerState);
     }
     MoeShape moe = arch.moe();
     if (moe.denseLayers().isEmpty()) {
       return new ModelSpec(name, family, newLayers, hidden, heads, kvHeads, ffn, vocab, seq,
-          batch, dtype, arch, packing, lora, fp8Scaling);
+          batch, dtype, arch, packing, lora, fp8Scaling, optimizerState);
     }
     // The first blocks keep their kinds; when all of them are dense blocks, the model is dense.
     List<Integer> kept = moe.denseLayers().stream().filter(i -> i < newLayers).toList();
     if (kept.size() == newLayers) {
       return new ModelSpec(name, family, newLayers, hidden, heads, kvHeads, moe.denseFfn(), vocab,
           seq, batch, dtype, arch.withMoe(MoeShape.DENSE), packing, lora,
-          fp8Scaling);
+          fp8Scaling, optimizerState);
     }
     return new ModelSpec(name, family, newLayers, hidden, heads, kvHeads, ffn, vocab, seq, batch,
         dtype, arch.withMoe(moe.withDenseLayers(kept, kept.isEmpty() ? 0 : moe.denseFfn())),
-        packing, lora, fp8Scaling);
+        packing, lora, fp8Scaling, optimizerState);
   }
 
   /**
@@ -639,7 +644,7 @@ public record ModelSpec(
    */
   public ModelSpec withPacking(Packing p) {
     return new ModelSpec(name, family, layers, hidden, heads, kvHeads, ffn, vocab, seq, batch,
-        dtype, arch, p, lora, fp8Scaling);
+        dtype, arch, p, lora, fp8Scaling, optimizerState);
   }
 
   /**
@@ -667,7 +672,7 @@ public record ModelSpec(
    */
   public ModelSpec withLora(Lora l) {
     return new ModelSpec(name, family, layers, hidden, heads, kvHeads, ffn, vocab, seq, batch,
-        dtype, arch, packing, l, fp8Scaling);
+        dtype, arch, packing, l, fp8Scaling, optimizerState);
   }
 
   /**
@@ -678,7 +683,18 @@ public record ModelSpec(
    */
   public ModelSpec withArchitecture(Architecture a) {
     return new ModelSpec(name, family, layers, hidden, heads, kvHeads, ffn, vocab, seq, batch,
-        dtype, a, packing, lora, fp8Scaling);
+        dtype, a, packing, lora, fp8Scaling, optimizerState);
+  }
+
+  /**
+   * This model trained with another optimizer-state precision.
+   *
+   * @param s the precision; bf16 needs bf16 weights
+   * @return the model
+   */
+  public ModelSpec withOptimizerState(OptimizerState s) {
+    return new ModelSpec(name, family, layers, hidden, heads, kvHeads, ffn, vocab, seq, batch,
+        dtype, arch, packing, lora, fp8Scaling, s);
   }
 
   /**
@@ -689,7 +705,7 @@ public record ModelSpec(
    */
   public ModelSpec withFp8Scaling(Fp8Scaling s) {
     return new ModelSpec(name, family, layers, hidden, heads, kvHeads, ffn, vocab, seq, batch,
-        dtype, arch, packing, lora, s);
+        dtype, arch, packing, lora, s, optimizerState);
   }
 
   /**

@@ -16,7 +16,8 @@ import java.util.Set;
  * pass by reverse-mode differentiation with one rule per opcode ({@link Backprop}, {@link
  * VjpRules}), activation recomputation ({@link Recompute}), fp32 gradient accumulation and the
  * Adam update (Kingma and Ba 2015; decoupled weight decay, Loshchilov and Hutter 2019) on fp32
- * master weights and moments, as in mixed-precision training (Micikevicius et al. 2018).
+ * master weights and moments, as in mixed-precision training (Micikevicius et al. 2018), or with
+ * bf16 optimizer state on the bf16 weights themselves ({@link OptimizerState}).
  *
  * <p>Every trained weight has separate parameters for its compute copy, fp32 master, Adam m and v
  * and fp32 gradient accumulator, each aliased to its update, so the intra-op ILP chooses each one's
@@ -235,15 +236,23 @@ public final class TrainingGraphBuilder {
       return outputGradient;
     }
 
-    /** Accumulates a weight's gradient in fp32 and, with the optimizer, applies Adam. */
+    /**
+     * Accumulates a weight's gradient in fp32 and, with the optimizer, applies Adam; under bf16
+     * optimizer state ({@link OptimizerState#BF16}) the gradient is accumulated in bf16 and Adam
+     * updates the bf16 weight itself with bf16 moments.
+     */
     private void update(String name, int w, int g) {
       LayerRef layer = t.layerOf(w);
       String shortName = name.substring(name.indexOf('/') + 1);
       t.at(Phase.OPTIMIZER, layer, "optimizer/" + shortName);
-      TensorShape s32 = t.shape(w).withDtype(DType.F32);
-      boolean fp32 = o.storageDtype() == DType.F32;
+      boolean own = spec.optimizerState() == OptimizerState.BF16;
+      Require.that(!own || o.storageDtype() == DType.BF16, "bf16 optimizer state needs bf16 "
+          + "weights");
+      TensorShape kept = t.shape(w).withDtype(own ? DType.BF16 : DType.F32);
+      // The weight is the optimizer's own: in fp32 training, or bf16 under bf16 state.
+      boolean fp32 = own || o.storageDtype() == DType.F32;
       int g32 = layoutBoundary(fp32 ? g : t.convert(g, DType.F32));
-      int acc = t.param(s32, ParamRole.GRADIENT_ACCUMULATOR);
+      int acc = t.param(kept, ParamRole.GRADIENT_ACCUMULATOR);
       int acc2 = t.add(acc, g32);
       alias(acc, acc2);
       if (!o.optimizer()) {
@@ -251,19 +260,19 @@ public final class TrainingGraphBuilder {
             -1));
         return;
       }
-      int master = fp32 ? w : t.param(s32, ParamRole.MASTER_WEIGHT);
-      int m = t.param(s32, ParamRole.ADAM_M);
-      int v = t.param(s32, ParamRole.ADAM_V);
-      int m2 = t.add(t.mul(m, t.fill(s32, BETA1)), t.mul(acc2, t.fill(s32, 1 - BETA1)));
-      int v2 = t.add(t.mul(v, t.fill(s32, BETA2)),
-          t.mul(t.mul(acc2, acc2), t.fill(s32, 1 - BETA2)));
+      int master = fp32 ? w : t.param(kept, ParamRole.MASTER_WEIGHT);
+      int m = t.param(kept, ParamRole.ADAM_M);
+      int v = t.param(kept, ParamRole.ADAM_V);
+      int m2 = t.add(t.mul(m, t.fill(kept, BETA1)), t.mul(acc2, t.fill(kept, 1 - BETA1)));
+      int v2 = t.add(t.mul(v, t.fill(kept, BETA2)),
+          t.mul(t.mul(acc2, acc2), t.fill(kept, 1 - BETA2)));
       // Kingma and Ba's efficient form: the bias corrections fold into the step size
       // lr * sqrt(1 - beta2^k) / (1 - beta1^k), a scalar per step k; the constant holds step 1's.
       double stepSize = LR * Math.sqrt(1 - BETA2) / (1 - BETA1);
       int ratio = t.binary(Opcode.DIVIDE, m2,
-          t.add(t.unary(Opcode.SQRT, v2), t.fill(s32, ADAM_EPS)));
-      int decayed = t.mul(master, t.fill(s32, 1 - LR * WEIGHT_DECAY));
-      int master2 = t.binary(Opcode.SUBTRACT, decayed, t.mul(ratio, t.fill(s32, stepSize)));
+          t.add(t.unary(Opcode.SQRT, v2), t.fill(kept, ADAM_EPS)));
+      int decayed = t.mul(master, t.fill(kept, 1 - LR * WEIGHT_DECAY));
+      int master2 = t.binary(Opcode.SUBTRACT, decayed, t.mul(ratio, t.fill(kept, stepSize)));
       alias(master, master2);
       alias(m, m2);
       alias(v, v2);

@@ -22,7 +22,8 @@ import java.util.Optional;
  *       {@code TransformerConfig.__post_init__} ({@link ParallelConfig#checkOverlaps});
  *   <li>the job ({@link #checkJob}): fused attention on a GPU with the kernels, a precision the
  *       GPU trains in (fp8 on FP8 tensor cores), the global batch and a fixed microbatch count,
- *       the bf16 gradient reduction in bf16 training;
+ *       the bf16 gradient reduction in bf16 training; bf16 optimizer state on bf16 weights
+ *       ({@link #checkOptimizerState});
  *   <li>the layout against the model and the cluster ({@link #checkLayout}): the degrees'
  *       product equal to the GPUs, the batch and the layers split evenly, the heads by TP, VPP
  *       with PP, sequence parallelism with TP, the expert layout ({@link
@@ -60,8 +61,25 @@ public record BoundConfig(TrainingConfig config, ModelSpec model, ClusterSpec cl
     }
     checkJob(cluster, config.globalBatch(), config.microbatches(), dtype, attention,
         config.overlaps());
+    checkOptimizerState(model, dtype);
     if (layout.isPresent()) {
       checkLayout(model, cluster, layout.get(), attention, config.gpipe());
+    }
+  }
+
+  /**
+   * Bf16 optimizer state ({@link io.meshplan.model.OptimizerState#BF16}) is the bf16 weights
+   * themselves: it needs bf16 training, or fp8, whose weights are bf16.
+   *
+   * @param model the model, with its optimizer state
+   * @param dtype the training precision
+   * @throws InputException when the precision's weights cannot hold the state
+   */
+  public static void checkOptimizerState(ModelSpec model, DType dtype) {
+    if (!model.optimizerState().heldBy(dtype)) {
+      throw new InputException("the optimizer state " + model.optimizerState().word() + " is "
+          + "the bf16 weights themselves; it needs bf16 training (or fp8, whose weights are "
+          + "bf16), not " + Fp8Training.word(dtype));
     }
   }
 

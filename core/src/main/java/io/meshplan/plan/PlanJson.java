@@ -273,6 +273,9 @@ public final class PlanJson {
     if (io.meshplan.model.Fp8Training.on(m.dtype())) {
       o.put("fp8Recipe", m.fp8Scaling().word());
     }
+    if (m.optimizerState() != io.meshplan.model.OptimizerState.FP32) {
+      o.put("optimizerState", m.optimizerState().word());
+    }
     // As sum(p.numel()) over the model's parameters: LM head included, tied weights once.
     o.put("parameters", m.parameterCount());
     if (m.packing().packed()) {
@@ -636,7 +639,7 @@ public final class PlanJson {
           dtype(where, m.text("dtype")), arch,
           m.has("packing") ? readPacking(m.object("packing")) : io.meshplan.model.Packing.NONE,
           m.has("lora") ? readLora(m.object("lora"), arch.mlp().gated())
-              : io.meshplan.model.Lora.NONE, fp8Scaling(where, m));
+              : io.meshplan.model.Lora.NONE, fp8Scaling(where, m), optimizerState(where, m));
     } catch (IllegalArgumentException e) {
       throw new InputException(where + ": field 'model': " + e.getMessage());
     }
@@ -870,6 +873,19 @@ public final class PlanJson {
     return io.meshplan.model.Fp8Scaling.parse(w).orElseThrow(() -> new InputException(where
         + ": model.fp8Recipe: is '" + w + "'; expected "
         + io.meshplan.model.Fp8Scaling.words()));
+  }
+
+  /**
+   * A plan's optimizer-state precision: its {@code model.optimizerState}, fp32 when absent (plans
+   * written before the field, and every fp32 plan, which leaves it out).
+   */
+  private static io.meshplan.model.OptimizerState optimizerState(String where, Fields m) {
+    if (!m.has("optimizerState")) {
+      return io.meshplan.model.OptimizerState.FP32;
+    }
+    String w = m.text("optimizerState");
+    return io.meshplan.model.OptimizerState.parse(w).orElseThrow(() -> new InputException(where
+        + ": model.optimizerState: is '" + w + "'; expected fp32 or bf16"));
   }
 
   private static DType dtype(String where, String name) {

@@ -58,9 +58,10 @@ import java.util.Optional;
  *   <li>{@code automodel}: NVIDIA NeMo AutoModel's performance summary on H100 (PyTorch FSDP2
  *       over Hugging Face models with Transformer Engine kernels, bf16): Llama 3.1 70B with
  *       context parallelism, and LoRA on every projection of Llama 3.1 8B and 70B; each row with
- *       the attention kernel and recomputation its recipe ran (the data file's columns). Its
- *       mixture-of-experts rows, whose optimizer keeps no fp32 state, are not stated. Tokens per
- *       second per GPU.
+ *       the attention kernel and recomputation its recipe ran (the data file's columns); and its
+ *       mixture-of-experts rows (Qwen3-30B-A3B, GPT-OSS-20B, Nemotron 3 Nano, DeepSeek-V3), whose
+ *       optimizer keeps bf16 state ({@link io.meshplan.model.OptimizerState#BF16}, the data
+ *       file's optimizer column). Tokens per second per GPU.
  * </ul>
  */
 public final class PublicFolds {
@@ -238,6 +239,11 @@ public final class PublicFolds {
       DType dtype = io.meshplan.model.Fp8Training.parse(
           io.meshplan.model.Fp8Scaling.stripRecipe(precision));
       m = m.withFp8Scaling(io.meshplan.model.Fp8Scaling.ofPrecision(precision));
+      // The optimizer column, where a file has it: fp32 (mixed-precision Adam) or bf16 (the
+      // bf16 weights as Adam's own); rows without it are fp32.
+      String optimizer = r.optional("optimizer").orElse("fp32");
+      m = m.withOptimizerState(io.meshplan.model.OptimizerState.parse(optimizer).orElseThrow(
+          () -> new IllegalStateException(resource + ": unknown optimizer " + optimizer)));
       // The distributed optimizer's parameter gather overlaps with the gradient reduction under
       // ZeRO-1; FSDP (ZeRO-3) prefetches its gathers instead.
       boolean dp = r.get("dp_overlap").equals("yes");

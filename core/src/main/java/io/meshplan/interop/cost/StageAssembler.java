@@ -270,7 +270,8 @@ public final class StageAssembler {
     KernelTimeModel k = KernelTimeModel.of(req.cluster().gpu(), req.weightBytes())
         .scaled(req.pricing().computeScale(req.cluster().gpu()));
     return new StageCostBuilder(comm, req.comm(), req.cluster(),
-        k.hbmBandwidth() * k.memoryEfficiency(), req.weightBytes(), req.overlaps());
+        k.hbmBandwidth() * k.memoryEfficiency(), req.weightBytes(), req.overlaps(),
+        req.model().optimizerState());
   }
 
   /**

@@ -7,6 +7,7 @@ import io.meshplan.cluster.ExpertDispatchBandwidth;
 import io.meshplan.cluster.LogicalMesh;
 import io.meshplan.model.ExpertDispatcher;
 import io.meshplan.model.MoeShape;
+import io.meshplan.model.OptimizerState;
 import io.meshplan.cluster.Collective;
 import io.meshplan.sim.StageCommBytes;
 import io.meshplan.cluster.CommModel;
@@ -46,7 +47,12 @@ import java.util.List;
  * per iteration; stage 3 sends {@code 2 * (d-1)/d * W + (d-1)/d * G} per microbatch.
  * The optimizer step streams 30 bytes per parameter it updates (reads gradient, master weight and
  * both moments, 16 bytes; writes master, moments and the 16-bit copy, 14 bytes) at the HBM rate of
- * the kernel model.
+ * the kernel model. With bf16 optimizer state ({@link OptimizerState#BF16}: the bf16 weights are
+ * Adam's own, its moments and the kept gradients bf16) a GPU holds 2 + 2 + 4 = 8 bytes per
+ * trained parameter, sharded by the same stages, and the step streams 14 bytes
+ * ({@link OptimizerState#stepBytes}); the reduction moves what {@link
+ * Overlaps#bf16GradReduce} says, as FSDP2's {@code reduce_dtype} sets it apart from the
+ * gradients' dtype.
  *
  * <p>Stages 2 and 3 are priced as they run under a pipeline too, every microbatch: Megatron-FSDP
  * (v1), which the Megatron-LM export writes for them ({@code optim_grads}, {@code
@@ -60,7 +66,10 @@ import java.util.List;
  * data-parallel axis, not as tensor-parallel communication.
  */
 public final class StageCostBuilder {
-  /** Bytes of Adam's memory traffic per updated parameter in mixed precision. */
+  /**
+   * Bytes of Adam's memory traffic per updated parameter in mixed precision ({@link
+   * OptimizerState#stepBytes} of {@link OptimizerState#FP32}).
+   */
   public static final double ADAM_BYTES_PER_PARAMETER = 30.0;
 
   /**
@@ -87,6 +96,7 @@ public final class StageCostBuilder {
   private final int weightBytes;
   private final Overlaps overlaps;
   private final ClusterSpec cluster;
+  private final OptimizerState state;
 
   /**
    * Creates the builder with nothing overlapped but, when asked, the gradient reduction.
@@ -147,6 +157,29 @@ public final class StageCostBuilder {
   public StageCostBuilder(CommModel stageComm,
       java.util.function.Function<io.meshplan.cluster.LogicalMesh, CommModel> meshComm,
       ClusterSpec cluster, double hbmBytesPerSecond, int weightBytes, Overlaps overlaps) {
+    this(stageComm, meshComm, cluster, hbmBytesPerSecond, weightBytes, overlaps,
+        OptimizerState.FP32);
+  }
+
+  /**
+   * Creates a builder for an optimizer-state precision.
+   *
+   * @param stageComm collective prices on the stage's logical mesh (axis 0 data-parallel), seconds
+   * @param meshComm collective prices on any logical mesh placed as the stage's, seconds
+   * @param cluster the cluster the meshes are placed on; null when only the all-to-all
+   *     dispatcher runs
+   * @param hbmBytesPerSecond the HBM bandwidth a streaming kernel reaches, bytes/s
+   * @param weightBytes bytes of a weight in the compute precision (2 for bf16/fp16, 4 for fp32)
+   * @param overlaps what the framework overlaps and fuses, and its dispatcher
+   * @param state the precision of the optimizer's weights, moments and gradients
+   */
+  public StageCostBuilder(CommModel stageComm,
+      java.util.function.Function<io.meshplan.cluster.LogicalMesh, CommModel> meshComm,
+      ClusterSpec cluster, double hbmBytesPerSecond, int weightBytes, Overlaps overlaps,
+      OptimizerState state) {
+    this.state = Require.nonNull(state, "optimizer state");
+    Require.that(state == OptimizerState.FP32 || weightBytes == 2, "bf16 optimizer state needs "
+        + "2-byte weights");
     this.meshComm = meshComm;
     this.cluster = cluster;
     this.overlaps = Require.nonNull(overlaps, "overlaps");
@@ -218,8 +251,8 @@ public final class StageCostBuilder {
     boolean overlapTensor = overlaps.tensorComm() && sequenceParallel && tensorParallel > 1;
     // Overlaps#bf16GradReduce: half the bytes reduced, and kept under ZeRO 0 and 1.
     boolean bf16 = overlaps.bf16GradReduce() && weightBytes == 2;
-    StageTally s = new StageTally(layers, weightBytes, bf16 && zeroStage <= 1 ? 2 : 4,
-        bf16 ? 2 : 4, fuse, overlapTensor);
+    StageTally s = new StageTally(layers, weightBytes, state,
+        state.gradientBytes(bf16 && zeroStage <= 1 ? 2 : 4), bf16 ? 2 : 4, fuse, overlapTensor);
     int d = dataParallel;
     ExpertExchange ex = routed(layers);
     StageTally experts = null;
@@ -242,7 +275,7 @@ public final class StageCostBuilder {
       shardState(experts, expertComm, expertComm.mesh().size(0), zeroStage, layers);
       s.merge(experts);
     }
-    double optimizerSeconds = s.updated * ADAM_BYTES_PER_PARAMETER / hbmBytesPerSecond;
+    double optimizerSeconds = s.updated * state.stepBytes() / hbmBytesPerSecond;
     double send = lastStage ? 0 : layers.get(layers.size() - 1).boundaryBytes();
     return new StageCost(d * tensorParallel, d, tensorParallel, s.fwd, s.bwd,
         Math.min(s.rec, s.bwd), s.comm, send, s.gradSync, overlaps.gradReduce(), s.gather,

@@ -40,6 +40,7 @@ final class StageTally {
   /** ZeRO-2/3's per-microbatch data-parallel work inside {@code comm}, seconds. */
   double shard;
   private int weightBytes;
+  private io.meshplan.model.OptimizerState state;
   private double keptGradBytes;
   private double wireGradBytes;
 
@@ -54,6 +55,7 @@ final class StageTally {
   StageTally split(double expertParams) {
     StageTally e = new StageTally();
     e.weightBytes = weightBytes;
+    e.state = state;
     e.keptGradBytes = keptGradBytes;
     e.wireGradBytes = wireGradBytes;
     e.params = expertParams;
@@ -96,15 +98,18 @@ final class StageTally {
    * The layers' sums (the largest temporary), with unsharded model state.
    *
    * @param weightBytes bytes of a weight
-   * @param keptGradBytes bytes of a kept gradient (4, or 2 in Megatron-LM's bf16 buffer)
+   * @param state the optimizer state's precision
+   * @param keptGradBytes bytes of a kept gradient (4, or 2 in Megatron-LM's bf16 buffer or
+   *     under bf16 optimizer state)
    * @param wireGradBytes bytes of a gradient as the data-parallel reduction moves it
    * @param fuse whether the gradient accumulation is fused into the weight-gradient GEMMs
    * @param overlapTensor whether each layer's tensor-parallel communication runs under its
    *     compute, pass by pass
    */
-  StageTally(List<LayerCost> layers, int weightBytes, double keptGradBytes, double wireGradBytes,
-      boolean fuse, boolean overlapTensor) {
+  StageTally(List<LayerCost> layers, int weightBytes, io.meshplan.model.OptimizerState state,
+      double keptGradBytes, double wireGradBytes, boolean fuse, boolean overlapTensor) {
     this.weightBytes = weightBytes;
+    this.state = state;
     this.keptGradBytes = keptGradBytes;
     this.wireGradBytes = wireGradBytes;
     for (LayerCost l : layers) {
@@ -126,13 +131,12 @@ final class StageTally {
    * The unsharded model state of {@code params} weights and {@code gradParams} gradients: the
    * weights in the compute type, fp32 gradients (bf16 in Megatron-LM's buffer when it reduces
    * in bf16), and Adam's fp32 master and moments (the master is the weight itself in fp32
-   * training).
+   * training); under bf16 optimizer state bf16 gradients and moments, and no master.
    */
   private void state() {
-    double masterBytes = weightBytes == 4 ? 8.0 : 12.0;
     weights = params * weightBytes;
     grads = gradParams * keptGradBytes;
-    optimizer = gradParams * masterBytes;
+    optimizer = gradParams * state.stateBytes(weightBytes);
     updated = gradParams;
   }
 
