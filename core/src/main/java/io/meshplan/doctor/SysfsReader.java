@@ -141,7 +141,7 @@ public final class SysfsReader {
           + text.get() + "'; device skipped"));
       return OptionalInt.empty();
     }
-    return OptionalInt.of(Integer.parseInt(text.get().substring(2), 16));
+    return OptionalInt.of(AsciiDigits.parseInt(text.get().substring(2), 16));
   }
 
   private DeviceInfo readDevice(String dev, Path dir, List<ReadProblem> problems) {
