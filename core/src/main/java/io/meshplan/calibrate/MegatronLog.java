@@ -398,11 +398,12 @@ final class MegatronLog {
    * format, printed from {@code --fp8-format}) is {@code e4m3} or {@code hybrid}, which meshplan
    * prices alike (same operand bytes and rates), under the delayed or per-tensor current scaling
    * recipe ({@code fp8_recipe}, TransformerConfig's {@code delayed} default or {@code
-   * tensorwise}); Blackwell's MXFP8, block-wise and custom recipes are refused, as meshplan does
-   * not price them.
+   * tensorwise}) or Blackwell's MXFP8 block scaling ({@code mxfp8}); the block-wise and custom
+   * recipes are refused, as meshplan does not price them.
    *
    * @return {@code fp8} (delayed scaling), {@code fp8:tensorwise} (current scaling, which may
-   *     recompute what delayed scaling may not), or empty when the run did not train in FP8
+   *     recompute what delayed scaling may not), {@code fp8:mxfp8}, or empty when the run did
+   *     not train in FP8
    */
   private static java.util.Optional<String> fp8(Args a) {
     String format = a.args.getOrDefault(MegatronArg.FP8_FORMAT.dest(), "None");
@@ -413,11 +414,11 @@ final class MegatronLog {
       throw a.bad(MegatronArg.FP8_FORMAT.dest(), "is not an FP8 format Megatron-LM has (e4m3 or hybrid)");
     }
     String recipe = a.args.getOrDefault(MegatronArg.FP8_RECIPE.dest(), "delayed");
-    if (!recipe.equals("delayed") && !recipe.equals("tensorwise")) {
+    if (!recipe.equals("delayed") && !recipe.equals("tensorwise") && !recipe.equals("mxfp8")) {
       throw a.bad(MegatronArg.FP8_RECIPE.dest(), "is not a recipe meshplan prices (it prices Transformer Engine's"
-          + " delayed and per-tensor scaling, not mxfp8, blockwise or custom)");
+          + " delayed, per-tensor and mxfp8 scaling, not blockwise or custom)");
     }
-    return java.util.Optional.of(recipe.equals("tensorwise") ? "fp8:tensorwise" : "fp8");
+    return java.util.Optional.of(recipe.equals("delayed") ? "fp8" : "fp8:" + recipe);
   }
 
   /**

@@ -81,10 +81,10 @@ class CalibrateTrainParseTest {
 
   /**
    * An FP8 run is read as one: Megatron-LM's {@code fp8} argument (e4m3 or hybrid) under the
-   * delayed or tensor-wise recipe (read as {@code fp8:tensorwise}, current scaling, as is
-   * torchtitan's float8); torchtitan's float8 converter ({@code quantize.linear.float8}
-   * in v0.2.2, {@code float8} before). Recipes and formats meshplan does not price (MXFP8,
-   * block-wise, torchtitan's MX converters) and an unknown format are refused in one line;
+   * delayed, tensor-wise (read as {@code fp8:tensorwise}, current scaling, as is torchtitan's
+   * float8) or MXFP8 recipe ({@code fp8:mxfp8}); torchtitan's float8 converter ({@code
+   * quantize.linear.float8} in v0.2.2, {@code float8} before). Recipes and formats meshplan does
+   * not price (block-wise, torchtitan's MX converters) and an unknown format are refused in one line;
    * torchtitan's float32 parameters are f32.
    */
   @Test
@@ -94,6 +94,8 @@ class CalibrateTrainParseTest {
     String[][] megatron = {{"  fp8 ............................................. hybrid\n",
         "fp8"}, {"  fp8 ............................................. e4m3\n"
         + "  fp8_recipe ...................................... tensorwise\n", "fp8:tensorwise"},
+        {"  fp8 ............................................. e4m3\n"
+        + "  fp8_recipe ...................................... mxfp8\n", "fp8:mxfp8"},
         {"  fp8 ............................................. None\n", "bf16"}};
     for (String[] c : megatron) {
       Path f = dir.resolve("fp8.log");
@@ -102,8 +104,8 @@ class CalibrateTrainParseTest {
           .isEqualTo(c[1]);
     }
     String[][] refused = {{"  fp8 ............................................. hybrid\n"
-        + "  fp8_recipe ...................................... mxfp8\n",
-        "argument fp8_recipe = mxfp8 is not a recipe meshplan prices"},
+        + "  fp8_recipe ...................................... blockwise\n",
+        "argument fp8_recipe = blockwise is not a recipe meshplan prices"},
         {"  fp8 ............................................. e5m2\n",
             "argument fp8 = e5m2 is not an FP8 format Megatron-LM has"}};
     for (String[] c : refused) {
