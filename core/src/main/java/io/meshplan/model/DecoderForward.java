@@ -85,7 +85,8 @@ final class DecoderForward {
    */
   int keep(int id, RecomputeModule... modules) {
     boolean block = t.layer().kind() == LayerRef.Kind.BLOCK;
-    boolean drop = block && (o.recompute() == Recompute.FULL || o.recompute() == Recompute.OP);
+    boolean drop = block && (o.recompute() == Recompute.FULL || o.recompute() == Recompute.OP
+        || o.recompute().maxText());
     for (RecomputeModule m : modules) {
       drop |= block && o.recomputes(m);
     }
@@ -116,6 +117,17 @@ final class DecoderForward {
    */
   int saveRerun(int id) {
     return perOp() ? t.keepRerun(id) : id;
+  }
+
+  /**
+   * Keeps a value that MaxText names {@code name} when the run's MaxText policy saves that name
+   * ({@link MaxTextRemat}); under the other modes nothing. Whether its bytes are held depends on
+   * whether the backward reads it, as with every kept value.
+   */
+  int saveNamed(int id, String name) {
+    boolean saved = t.layer().kind() == LayerRef.Kind.BLOCK
+        && MaxTextRemat.saves(o.recompute(), name);
+    return saved ? t.keep(id) : id;
   }
 
   private boolean perOp() {
@@ -280,6 +292,9 @@ final class DecoderForward {
     keep(q);
     keep(k);
     keep(v);
+    saveNamed(q, MaxTextRemat.QUERY);
+    saveNamed(k, MaxTextRemat.KEY);
+    saveNamed(v, MaxTextRemat.VALUE);
     return core(q, k, v, gate);
   }
 
@@ -315,6 +330,7 @@ final class DecoderForward {
       t.recomputeRegion(coreStart, ctx + 1);
     }
     ctx = keepGemmInput(t.reshape(t.transpose(ctx, 0, 2, 1, 3), b, s, a * dv));
+    saveNamed(ctx, MaxTextRemat.CONTEXT);
     return project(ctx, a * dv, gate);
   }
 
@@ -361,6 +377,7 @@ final class DecoderForward {
     double work = windowWork(spec, o.seq() * o.contextParallel());
     int out = keep(t.fusedAttention(q, k, v, work));
     save(out);
+    saveNamed(out, MaxTextRemat.CONTEXT);
     t.customVjp(out, (bp, g) -> {
       Tape tp = bp.tape();
       int fq = bp.fwd(q);

@@ -107,6 +107,9 @@ final class LinearLayers {
     if (matmuls % 2 == 1) {
       f.save(y);
     }
+    int product = y;
+    MaxTextRemat.productName(name, spec.arch().mlp().gated())
+        .ifPresent(n -> f.saveNamed(product, n));
     java.util.Optional<Lora.Adapter> adapter = block ? spec.lora().adapterOf(name)
         : java.util.Optional.empty();
     if (adapter.isPresent()) {
