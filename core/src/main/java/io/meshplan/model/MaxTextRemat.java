@@ -133,9 +133,12 @@ public final class MaxTextRemat {
 
   private static String refusal(String name) {
     if (name.endsWith("_offloaded")) {
+      String onGpu = name.equals("qkv_proj_offloaded") ? "save_qkv_proj"
+          : name.equals("minimal_offloaded") ? "minimal" : "full";
       return "MaxText's remat_policy " + name + " offloads saved activations to host memory, "
-          + "which meshplan does not model; give the policy that saves the same values on the GPU"
-          + " (maxtext:save_qkv_proj or maxtext:minimal) or maxtext:full";
+          + "which meshplan does not model; " + PREFIX + onGpu + " keeps "
+          + (onGpu.equals("full") ? "nothing but the block's input" : "the same values")
+          + " on the GPU";
     }
     if (name.equals("custom")) {
       return "MaxText's remat_policy custom sets each tensor by its own flag (remat, device or "
