@@ -144,4 +144,39 @@ class MaxTextRematCliTest {
     assertThat(r.err().strip()).doesNotContain("\n").contains("recompute");
     assertThat(Files.readString(bad)).isEqualTo(before);
   }
+
+  /**
+   * plan --recompute holds every stage to the mode instead of searching none, selective and
+   * full; without it the search is what it was. For a framework (--for) a MaxText policy other
+   * than full is infeasible (exit 3), full is planned; a mixture-of-experts model is refused.
+   */
+  @Test
+  void planUsesTheGivenPolicy() throws Exception {
+    io.meshplan.plan.RuntimeSpace any = io.meshplan.plan.RuntimeSpace.ANY;
+    assertThat(any.searchedRecompute()).isEqualTo(io.meshplan.model.Recompute.SEARCHED);
+    assertThat(any.withRecompute(io.meshplan.model.Recompute.MAXTEXT_MINIMAL).searchedRecompute())
+        .containsExactly(io.meshplan.model.Recompute.MAXTEXT_MINIMAL);
+    List<String> base = List.of("--model", "llama3-8b", "--layers", "4", "--seq", "4096",
+        "--cluster", "1x8:h100-80gb", "--global-batch", "16", "--json");
+    for (String[] extra : List.of(new String[] {"--megatron-grid"}, new String[] {},
+        new String[] {"--for", "megatron"})) {
+      String mode = extra.length == 2 ? "maxtext:full" : "maxtext:minimal_flash";
+      List<String> a = new ArrayList<>(List.of("plan", "--recompute", mode));
+      a.addAll(List.of(extra));
+      CliRun r = run(base, a.toArray(String[]::new));
+      assertThat(r.code()).as(a + r.err()).isZero();
+      JsonNode stages = JSON.readTree(r.out()).get("stages");
+      assertThat(stages.size()).isPositive();
+      for (JsonNode st : stages) {
+        assertThat(st.get("recompute").asText()).as(a.toString()).isEqualTo(mode);
+      }
+    }
+    CliRun megatron = run(base, "plan", "--recompute", "maxtext:minimal", "--for", "megatron");
+    assertThat(megatron.code()).isEqualTo(3);
+    assertThat(megatron.err().strip()).doesNotContain("\n").contains("maxtext:minimal");
+    CliRun moe = CliRun.of("plan", "--model", "mixtral-8x7b", "--layers", "2", "--cluster",
+        "1x8:h100-80gb", "--global-batch", "16", "--recompute", "maxtext:minimal");
+    assertThat(moe.code()).isEqualTo(2);
+    assertThat(moe.err().strip()).doesNotContain("\n").contains("dense decoder models only");
+  }
 }
