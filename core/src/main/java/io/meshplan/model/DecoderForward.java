@@ -303,8 +303,8 @@ final class DecoderForward {
     if (o.recomputes(RecomputeModule.CORE_ATTN)) {
       t.recomputeRegion(coreStart, ctx + 1);
     }
+    // MaxText names no value of its unfused attention "context" (MaxTextRemat).
     ctx = keepGemmInput(t.reshape(t.transpose(ctx, 0, 2, 1, 3), b, s, a * dv));
-    saves.named(ctx, MaxTextRemat.CONTEXT);
     return project(ctx, a * dv, gate);
   }
 

@@ -21,7 +21,15 @@ import java.util.Set;
  * layers/attentions.py}); {@code out_proj} on the output projection's result; {@code mlpwi_0} and
  * {@code mlpwi_1} on a gated MLP's two input products and {@code mlpwi} on an ungated MLP's, and
  * {@code mlpwo} on its output product ({@code layers/linears.py} at e591f30); {@code context} on
- * the fused attention's output ({@code layers/attention_op.py} at e591f30, lines 2407-2408).
+ * the fused attention's output: Transformer Engine's ({@code attention=cudnn_flash_te}, the A3
+ * runs' kernel) names it inside its forward rule, with its softmax statistics and RNG state
+ * (NVIDIA/TransformerEngine 62a84b3, {@code transformer_engine/jax/attention.py}; MaxText's
+ * {@code configs/base.yml} at e591f30 points there), and MaxText's cuDNN JAX path names it too
+ * ({@code layers/attention_op.py} at e591f30, lines 2407-2408). meshplan saves the fused
+ * attention's output; the softmax statistics ({@code b x heads x s} fp32 values, 1/64 of the
+ * output's bytes at head size 128) are left out. MaxText's unfused attention names nothing
+ * {@code context}, so under meshplan's unfused attention {@code minimal_flash} saves what
+ * {@code minimal} saves.
  *
  * <ul>
  *   <li>{@code full}: nothing but the block's input.
@@ -29,8 +37,7 @@ import java.util.Set;
  *       checkpoint_dots_with_no_batch_dims}, which in a dense block is the same seven products
  *       that e591f30 names (attention's two batched products are not saved).
  *   <li>{@code minimal_flash} (e591f30 also calls it {@code minimal_with_context}): {@code
- *       minimal} and {@code context}. At 48f2524e nothing was named {@code context}, so there it
- *       saved what {@code minimal} does; meshplan prices e591f30's.
+ *       minimal} and {@code context}.
  *   <li>{@code save_dot_with_context_except_mlp} (e591f30): queries, keys, values, {@code
  *       context} and {@code out_proj}.
  *   <li>{@code save_dot_except_mlpwi}: queries, keys, values, {@code out_proj} and {@code mlpwo}.

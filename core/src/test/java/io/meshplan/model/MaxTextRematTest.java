@@ -174,6 +174,23 @@ class MaxTextRematTest {
     assertThat(recomputeFlops(minimal) - recomputeFlops(flash)).isEqualTo(attention);
   }
 
+  /**
+   * MaxText names the context of fused attention only (Transformer Engine's and its cuDNN JAX
+   * path): under unfused attention minimal_flash keeps and recomputes what minimal does.
+   */
+  @Test
+  void unfusedAttentionHasNoContextToSave() {
+    TrainingOptions o = TrainingOptions.oneBlock(TINY, 1, 64).withAttention(Attention.UNFUSED)
+        .withDropout(false);
+    TrainingGraph minimal = TrainingGraphBuilder.build(TINY,
+        o.withRecompute(Recompute.MAXTEXT_MINIMAL));
+    TrainingGraph flash = TrainingGraphBuilder.build(TINY,
+        o.withRecompute(Recompute.MAXTEXT_MINIMAL_FLASH));
+    assertThat(ActivationMemory.savedBytes(flash, LayerRef.block(0)))
+        .isEqualTo(ActivationMemory.savedBytes(minimal, LayerRef.block(0)));
+    assertThat(recomputeFlops(flash)).isEqualTo(recomputeFlops(minimal));
+  }
+
   /** Every policy meshplan prices reads back from its label; the refused ones say why. */
   @Test
   void parsesThePoliciesAndRefusesTheOthersInOneLine() {
