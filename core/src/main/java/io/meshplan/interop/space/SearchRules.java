@@ -138,8 +138,9 @@ public final class SearchRules {
    * The layer settings of a stage of {@code d x t} GPUs with {@code b} sequences per replica: for
    * a dense model those of {@link #layerSettings(int, int, List)}; for a mixture-of-experts
    * model each of them with every expert layout the stage can hold ({@link #expertLayouts}), and
-   * with sequence parallelism whenever {@code t > 1} (Megatron-LM requires it when expert and tensor
-   * parallelism are combined, and the token dispatch splits the replica's tokens by sequence).
+   * with sequence parallelism whenever {@code t > 1} (Megatron-LM requires it when expert and
+   * tensor parallelism are combined, and the token dispatch splits the replica's tokens by
+   * sequence).
    *
    * @param req the request
    * @param d data-parallel replicas of the stage
