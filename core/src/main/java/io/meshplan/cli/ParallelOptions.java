@@ -37,8 +37,9 @@ final class ParallelOptions {
   Integer globalBatch;
 
   @Option(names = "--recompute", completionCandidates = Choices.Recomputes.class,
-      description = "none, selective (Megatron-LM's), full, or op (torchtitan's per-op selective"
-      + " checkpointing) (default none). One of: ${COMPLETION-CANDIDATES}.")
+      description = "none, selective (Megatron-LM's), full, op (torchtitan's per-op selective"
+      + " checkpointing), or maxtext:POLICY, MaxText's remat_policy on a dense model (what it"
+      + " saves: docs/simulating.md) (default none). One of: ${COMPLETION-CANDIDATES}.")
   String recompute;
 
   @Option(names = "--recompute-modules", paramLabel = "LIST",

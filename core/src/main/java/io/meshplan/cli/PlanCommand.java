@@ -74,6 +74,12 @@ final class PlanCommand implements Callable<Integer> {
       + "the fastest of all, and the best plan each framework launches is shown beside it.")
   String forFramework;
 
+  @Option(names = "--recompute", completionCandidates = Choices.Recomputes.class,
+      description = "Use this recomputation mode in every stage instead of searching none, "
+      + "selective and full: one of ${COMPLETION-CANDIDATES} (op is torchtitan's per-op mode, "
+      + "maxtext:POLICY MaxText's remat_policy, see docs/simulating.md).")
+  String recompute;
+
   @Option(names = "--schedule", defaultValue = "auto",
       completionCandidates = Choices.PlanSchedules.class, description = "Pipeline schedule: auto "
       + "(1F1B, or interleaved 1F1B with several model chunks per stage when that is faster) or "
@@ -160,8 +166,8 @@ final class PlanCommand implements Callable<Integer> {
     PlannerOptions options = PlannerOptions.defaults().withThreads(executor.threads())
         .withInterleaving(interleave).withSearch(megatronGrid
             ? PlannerOptions.Search.MEGATRON_GRID : PlannerOptions.Search.ALPA);
-    PricedJob setup = JobFlags.priced(model, cluster, attention, null, globalBatch, fixed,
-        options);
+    PricedJob setup = fixRecompute(JobFlags.priced(model, cluster, attention, null, globalBatch,
+        fixed, options));
     PricedJob allNodes = null;
     if (spareNodes != null) {
       ClusterSpec cs = setup.cluster();
@@ -170,7 +176,8 @@ final class PlanCommand implements Callable<Integer> {
             + cs.toShortString() + ", got " + spareNodes);
       }
       allNodes = setup;
-      setup = Planner.price(setup.job().withCluster(cs.withNodes(cs.nodes() - spareNodes)), setup.pricing(), options);
+      setup = fixRecompute(Planner.price(setup.job().withCluster(cs.withNodes(cs.nodes()
+          - spareNodes)), setup.pricing(), options));
     }
     cluster.warnIfProfileForeign(setup.cluster(), spec.commandLine().getErr());
     model.printWarnings(spec.commandLine().getErr());
@@ -188,7 +195,9 @@ final class PlanCommand implements Callable<Integer> {
       PlannerOptions run = options.withExecutor(ex).withProgress(progress::update);
       r = runtime.isPresent() ? Planner.planFor(setup, run, runtime.get())
           : Planner.plan(setup, run);
-      if (r instanceof PlanResult.Planned p && runtime.isEmpty() && !megatronGrid) {
+      // With a fixed recomputation the frameworks' own searches would not be the same job.
+      if (r instanceof PlanResult.Planned p && runtime.isEmpty() && !megatronGrid
+          && recompute == null) {
         bests = Planner.bests(setup, run.withProgress(pct -> { }), Optional.of(p),
             LaunchChecks.all(setup.cluster()));
       }
@@ -260,7 +269,31 @@ final class PlanCommand implements Callable<Integer> {
     }
     ExportTarget t = ExportTarget.parse(Choices.pick("--for", forFramework,
         new Choices.ExportTargets()));
-    return Optional.of(LaunchChecks.of(t, cs));
+    LaunchCheck check = LaunchChecks.of(t, cs);
+    if (recompute == null) {
+      return Optional.of(check);
+    }
+    io.meshplan.model.Recompute mode = io.meshplan.model.Recompute.parse(recompute);
+    if (mode.maxText() && mode != io.meshplan.model.Recompute.MAXTEXT_FULL) {
+      throw new InfeasibleException("--for " + t.label() + ": no export states MaxText's remat "
+          + "policy --recompute " + mode.label() + " (only maxtext:full, as full "
+          + "recomputation); plan without --for");
+    }
+    return Optional.of(check.withRecompute(mode));
+  }
+
+  /**
+   * {@code --recompute}: the job's search held to one recomputation mode, checked against the
+   * model (a MaxText policy needs a dense model).
+   */
+  private PricedJob fixRecompute(PricedJob setup) {
+    if (recompute == null) {
+      return setup;
+    }
+    io.meshplan.model.Recompute mode = io.meshplan.model.Recompute.parse(recompute);
+    io.meshplan.model.MaxTextRemat.check(mode, setup.model());
+    return new PricedJob(setup.job(), setup.pricing(), setup.request().withRuntime(
+        setup.request().runtime().withRecompute(mode)), setup.layers());
   }
 
   /**
@@ -437,6 +470,7 @@ final class PlanCommand implements Callable<Integer> {
         .hasMatchedOption("--global-batch"));
     given.put("--megatron-grid", megatronGrid);
     given.put("--for", forFramework != null);
+    given.put("--recompute", recompute != null);
     given.put("--spark", !executor.local());
     given.put("--attention", attention.chosen().isPresent());
     given.put("--hsdp-step-reduce", cluster.hsdpStepReduce);

@@ -183,6 +183,34 @@ enum ExportFeature {
     ExportInput without(ExportInput in) {
       return in.withConfig(in.config().withShardGroup(0));
     }
+  },
+  /**
+   * MaxText's remat policies ({@link io.meshplan.model.MaxTextRemat}) name the values a block
+   * saves; no exported framework takes such a list: Megatron-LM and DeepSpeed recompute whole
+   * layers or listed modules, torchtitan's per-op mode saves every other product, accelerate's
+   * FSDP checkpoints whole layers. {@code full}, which saves the block's input alone, is what
+   * their full recomputation saves, and is written as it ({@link Exporter}); the others are
+   * refused. Without them the nearest input recomputes whole layers.
+   */
+  MAXTEXT_REMAT {
+    @Override
+    boolean usedBy(ExportInput in) {
+      return in.config().recompute().maxText()
+          && in.config().recompute() != io.meshplan.model.Recompute.MAXTEXT_FULL;
+    }
+
+    @Override
+    String refusal(String label, ExportInput in) {
+      return label + " export cannot state MaxText's remat policy (--recompute "
+          + in.config().recompute().label() + "): the framework saves whole layers' inputs or "
+          + "its own modules, not values named by MaxText's checkpoint names; only "
+          + "maxtext:full is written (as full recomputation)";
+    }
+
+    @Override
+    ExportInput without(ExportInput in) {
+      return in.withConfig(in.config().withRecompute(io.meshplan.model.Recompute.FULL));
+    }
   };
 
   /** Whether the input uses the feature. */

@@ -39,6 +39,10 @@ public final class Exporter {
   public ExportResult export(ExportTarget target, ExportInput input) {
     Require.nonNull(target, "target");
     Require.nonNull(input, "input");
+    if (input.config().recompute() == io.meshplan.model.Recompute.MAXTEXT_FULL) {
+      // MaxText's full saves each block's input alone, as the frameworks' full recomputation.
+      input = input.withConfig(input.config().withRecompute(io.meshplan.model.Recompute.FULL));
+    }
     Optional<ExportResult> details = unwritten(target, input.model());
     if (details.isPresent()) {
       return details.get();

@@ -259,6 +259,8 @@ public final class TorchtitanPython implements FrameworkWriter {
       case FULL -> Optional.of("FullAC");
       case OP -> Optional.of("SelectiveAC");
       case NONE, SELECTIVE -> Optional.empty();
+      // MaxText's other policies are refused before a file is written (ExportFeature).
+      default -> throw new IllegalStateException("no torchtitan class for " + r.label());
     };
   }
 

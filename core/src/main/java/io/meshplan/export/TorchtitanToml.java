@@ -527,6 +527,8 @@ public final class TorchtitanToml implements FrameworkWriter {
       case FULL -> "full";
       case OP -> "selective";
       case NONE, SELECTIVE -> "none";
+      // MaxText's other policies are refused before a file is written (ExportFeature).
+      default -> throw new IllegalStateException("no torchtitan mode for " + r.label());
     };
   }
 }

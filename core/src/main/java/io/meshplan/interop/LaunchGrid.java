@@ -331,7 +331,7 @@ final class LaunchGrid {
       if (req.globalBatch() % mb != 0) {
         continue;
       }
-      for (Recompute rc : Recompute.SEARCHED) {
+      for (Recompute rc : req.runtime().searchedRecompute()) {
         for (boolean sp : tp > 1 ? new boolean[] {false, true} : new boolean[] {false}) {
           for (int zero : ZERO) {
             if (zero > 0 && dp == 1) {

@@ -137,7 +137,7 @@ public final class MegatronGrid {
             continue;
           }
           for (int mb : MICRO) {
-            for (Recompute rc : Recompute.SEARCHED) {
+            for (Recompute rc : req.runtime().searchedRecompute()) {
               for (boolean sp : tp > 1 ? new boolean[] {false, true} : new boolean[] {false}) {
                 for (boolean dist : dp > 1 ? new boolean[] {false, true}
                     : new boolean[] {false}) {

@@ -38,6 +38,7 @@ final class DecoderForward {
   private final int h;
   /** The linear layers and the weights ({@link LinearLayers}). */
   private final LinearLayers linears;
+  private final SavedValues saves;
   private int mask = -1;
   private int cos = -1;
   private int sin = -1;
@@ -51,6 +52,7 @@ final class DecoderForward {
     this.b = o.microbatch();
     this.s = o.seq();
     this.h = spec.hidden();
+    this.saves = new SavedValues(t, o);
     this.linears = new LinearLayers(t, spec, o, this);
   }
 
@@ -85,7 +87,8 @@ final class DecoderForward {
    */
   int keep(int id, RecomputeModule... modules) {
     boolean block = t.layer().kind() == LayerRef.Kind.BLOCK;
-    boolean drop = block && (o.recompute() == Recompute.FULL || o.recompute() == Recompute.OP);
+    boolean drop = block && (o.recompute() == Recompute.FULL || o.recompute() == Recompute.OP
+        || o.recompute().maxText());
     for (RecomputeModule m : modules) {
       drop |= block && o.recomputes(m);
     }
@@ -100,26 +103,9 @@ final class DecoderForward {
     return o.fp8() ? id : keep(id, modules);
   }
 
-  /**
-   * Keeps a value that torchtitan's per-op checkpointing policy saves ({@link Recompute#OP}): the
-   * output of a matrix multiplication or of the attention kernel, in a block; under the other
-   * modes nothing (the value's own {@link #keep} decides).
-   */
-  int save(int id) {
-    return perOp() ? t.keep(id) : id;
-  }
-
-  /**
-   * Keeps, under torchtitan's per-op checkpointing policy ({@link Recompute#OP}), the bytes of a
-   * saved value that this one feeds, while the block's replay still computes this one ({@link
-   * Tape#keepRerun}); under the other modes nothing.
-   */
-  int saveRerun(int id) {
-    return perOp() ? t.keepRerun(id) : id;
-  }
-
-  private boolean perOp() {
-    return t.layer().kind() == LayerRef.Kind.BLOCK && o.recompute() == Recompute.OP;
+  /** The values a checkpointing policy saves by name or by product ({@link SavedValues}). */
+  SavedValues saves() {
+    return saves;
   }
 
   /** A block's input is kept in every mode. */
@@ -280,6 +266,9 @@ final class DecoderForward {
     keep(q);
     keep(k);
     keep(v);
+    saves.named(q, MaxTextRemat.QUERY);
+    saves.named(k, MaxTextRemat.KEY);
+    saves.named(v, MaxTextRemat.VALUE);
     return core(q, k, v, gate);
   }
 
@@ -314,6 +303,7 @@ final class DecoderForward {
     if (o.recomputes(RecomputeModule.CORE_ATTN)) {
       t.recomputeRegion(coreStart, ctx + 1);
     }
+    // MaxText names no value of its unfused attention "context" (MaxTextRemat).
     ctx = keepGemmInput(t.reshape(t.transpose(ctx, 0, 2, 1, 3), b, s, a * dv));
     return project(ctx, a * dv, gate);
   }
@@ -360,7 +350,8 @@ final class DecoderForward {
   private int flash(int q, int k, int v) {
     double work = windowWork(spec, o.seq() * o.contextParallel());
     int out = keep(t.fusedAttention(q, k, v, work));
-    save(out);
+    saves.product(out);
+    saves.named(out, MaxTextRemat.CONTEXT);
     t.customVjp(out, (bp, g) -> {
       Tape tp = bp.tape();
       int fq = bp.fwd(q);

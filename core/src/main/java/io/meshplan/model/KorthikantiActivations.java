@@ -34,7 +34,8 @@ public final class KorthikantiActivations {
    * @param recompute the recomputation mode
    * @param sequenceParallel whether sequence parallelism splits the non-tensor-parallel parts
    * @return bytes per layer per device
-   * @throws IllegalArgumentException for {@link Recompute#OP}, which the paper does not treat
+   * @throws IllegalArgumentException for {@link Recompute#OP} and MaxText's policies, which the
+   *     paper does not treat
    */
   public static double bytesPerLayer(long s, long b, long h, long a, int t, Recompute recompute,
       boolean sequenceParallel) {
@@ -51,8 +52,8 @@ public final class KorthikantiActivations {
       case SELECTIVE -> sequenceParallel ? 34 * sbh / t : sbh * (10 + 24.0 / t);
       case NONE -> sequenceParallel ? sbh * (34.0 / t + attention)
           : sbh * (10 + 24.0 / t + attention);
-      case OP -> throw new IllegalArgumentException("Korthikanti et al. give no closed form for "
-          + "torchtitan's per-op checkpointing");
+      default -> throw new IllegalArgumentException("Korthikanti et al. give no closed form for "
+          + "torchtitan's per-op checkpointing or MaxText's policies");
     };
   }
 }

@@ -105,8 +105,11 @@ final class LinearLayers {
     // torchtitan's per-op policy saves the 1st, 3rd, 5th... matrix multiplication of a block.
     matmuls++;
     if (matmuls % 2 == 1) {
-      f.save(y);
+      f.saves().product(y);
     }
+    int product = y;
+    MaxTextRemat.productName(name, spec.arch().mlp().gated())
+        .ifPresent(n -> f.saves().named(product, n));
     java.util.Optional<Lora.Adapter> adapter = block ? spec.lora().adapterOf(name)
         : java.util.Optional.empty();
     if (adapter.isPresent()) {

@@ -78,7 +78,7 @@ final class MoeForward {
     boolean exchanged = layout.expertParallel() > 1;
     if (exchanged) {
       // torchtitan's per-op policy saves an all-to-all's output: the replay does not dispatch.
-      f.save(xd);
+      f.saves().product(xd);
     }
     t.part(LOCAL_PART);
     int gate = f.keep(grouped(xd, groups, h, fe, "w1"), RecomputeModule.MOE);
@@ -100,7 +100,7 @@ final class MoeForward {
     if (exchanged) {
       // ... and the combine's: its rows are the down projection's, which the replay computes
       // again (a grouped GEMM is not among the operations the policy saves) and does not use.
-      f.saveRerun(down);
+      f.saves().productRerun(down);
     }
     t.part("combine");
     int y = combine(down, gates, probs, fraction, groups, rows);

@@ -191,6 +191,8 @@ public final class TrainingGraphBuilder {
     /**
      * Makes the block built from {@code start} on a checkpoint when the mode asks for one: full
      * recomputation runs it all again, torchtitan's per-op mode replays it reusing what it saved.
+     * MaxText's policies ({@link MaxTextRemat}) make no region: as under JAX's rematerialization,
+     * the backward recomputes each value it reads and nothing else.
      */
     private void checkpoint(int start) {
       if (o.recompute() == Recompute.FULL) {

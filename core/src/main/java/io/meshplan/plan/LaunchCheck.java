@@ -56,4 +56,19 @@ public interface LaunchCheck {
    * @return one sentence, or empty when it can
    */
   Optional<String> missing(PipelinePlan plan);
+
+  /**
+   * This runtime with one recomputation mode for every stage, the one the user fixed.
+   *
+   * @param mode the mode
+   * @return the check
+   * @throws io.meshplan.util.InputException when the runtime does not run the mode
+   */
+  default LaunchCheck withRecompute(io.meshplan.model.Recompute mode) {
+    if (!space().recompute().contains(mode)) {
+      throw new io.meshplan.util.InputException(label() + " does not run recompute "
+          + mode.label() + "; plan for another framework, or without one");
+    }
+    return new FixedRecomputeCheck(this, mode);
+  }
 }

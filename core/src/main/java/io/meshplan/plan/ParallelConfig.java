@@ -488,7 +488,8 @@ public record ParallelConfig(
   /**
    * Checks what of this configuration depends on the model beyond its sizes ({@link #check}): a
    * layout's multi-token prediction modules against the model's, and the recomputed modules by
-   * Megatron-Core's rules ({@link io.meshplan.model.RecomputeModule#check}).
+   * Megatron-Core's rules ({@link io.meshplan.model.RecomputeModule#check}), and a MaxText
+   * policy's model ({@link io.meshplan.model.MaxTextRemat#check}).
    *
    * @param model the model
    * @throws InputException naming the rule broken
@@ -498,6 +499,7 @@ public record ParallelConfig(
       l.checkMtp(model.arch().mtpDepth());
     }
     io.meshplan.model.RecomputeModule.check(recompute, recomputeModules, model);
+    io.meshplan.model.MaxTextRemat.check(recompute, model);
   }
 
   /**

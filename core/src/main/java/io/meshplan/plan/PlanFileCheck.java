@@ -255,6 +255,7 @@ public final class PlanFileCheck {
     try {
       io.meshplan.model.RecomputeModule.check(s.recompute(),
           io.meshplan.model.RecomputeModule.DEFAULT, plan.model());
+      io.meshplan.model.MaxTextRemat.check(s.recompute(), plan.model());
     } catch (InputException e) {
       throw new InputException(at + "recompute: " + s.recompute().label() + ": "
           + e.getMessage());

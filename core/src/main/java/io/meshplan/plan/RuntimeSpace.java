@@ -108,6 +108,32 @@ public record RuntimeSpace(boolean uniform, Set<Recompute> recompute, boolean se
   }
 
   /**
+   * The recomputation modes the planner searches in this space, in their order: one mode when
+   * the space holds one (a mode the user fixed, which may be one {@link Recompute#SEARCHED} lacks,
+   * as torchtitan's per-op mode or a MaxText policy), else those of {@link Recompute#SEARCHED}
+   * the space holds.
+   *
+   * @return the modes
+   */
+  public java.util.List<Recompute> searchedRecompute() {
+    if (recompute.size() == 1) {
+      return java.util.List.copyOf(recompute);
+    }
+    return Recompute.SEARCHED.stream().filter(recompute::contains).toList();
+  }
+
+  /**
+   * This space with one recomputation mode, which the planner then uses for every stage.
+   *
+   * @param mode the mode
+   * @return the space
+   */
+  public RuntimeSpace withRecompute(Recompute mode) {
+    return new RuntimeSpace(uniform, Set.of(mode), sequenceParallel, ilpLayouts, megatronLayouts,
+        zeroStages, contextParallel, expertParallel, interleaved, attention, powerOfTwoSlices);
+  }
+
+  /**
    * The first setting of a plan's stage this space leaves out: its layer setting, then its ZeRO
    * stage.
    *

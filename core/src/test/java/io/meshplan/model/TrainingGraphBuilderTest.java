@@ -205,6 +205,21 @@ class TrainingGraphBuilderTest {
       // products (wq, wv, w1, w2) and recomputes wk, wo and w3, plus the unfused attention's two
       // products, which are not linear layers: 3 + 2 = 5.
       case OP -> 5;
+      // MaxText's policies (MaxTextRemat): the backward recomputes only the products whose
+      // outputs it reads. It reads the scores' softmax and the context (the unfused attention's
+      // two products), wo's output (the residual sum the MLP's norm reads), w1's and w3's (the
+      // SwiGLU's inputs) and the rotated queries, keys and values (wq, wk, wv), never w2's
+      // (it only feeds the residual add). Full: all of them, 3 + 2 + 1 + 2 = 8; minimal saves the
+      // seven products: the 2 attention products; minimal_flash too (MaxText names the context
+      // of fused attention only); save_dot_except_mlpwi, save_dot_except_mlp and
+      // save_dot_with_context_except_mlp: the 2 attention products, w1, w3, 4; save_qkv_proj:
+      // also wo, 5; save_out_proj: wq, wk, wv, the 2 attention products, w1, w3, 7.
+      case MAXTEXT_FULL -> 8;
+      case MAXTEXT_MINIMAL, MAXTEXT_MINIMAL_FLASH -> 2;
+      case MAXTEXT_SAVE_DOT_WITH_CONTEXT_EXCEPT_MLP, MAXTEXT_SAVE_DOT_EXCEPT_MLPWI,
+          MAXTEXT_SAVE_DOT_EXCEPT_MLP -> 4;
+      case MAXTEXT_SAVE_QKV_PROJ -> 5;
+      case MAXTEXT_SAVE_OUT_PROJ -> 7;
     });
     LayerScopes scopes = new LayerScopes(g);
     assertThat(scopes.layers()).containsExactly(new LayerKey("layer", 1));

@@ -117,12 +117,14 @@ public final class SearchRules {
    *
    * @param t tensor-parallel size
    * @param b sequences per microbatch per replica
+   * @param modes the recomputation modes searched ({@link
+   *     io.meshplan.plan.RuntimeSpace#searchedRecompute})
    * @return the settings
    */
-  public static List<LayerSetting> layerSettings(int t, int b) {
+  public static List<LayerSetting> layerSettings(int t, int b, List<Recompute> modes) {
     boolean[] both = t > 1 ? new boolean[] {false, true} : new boolean[] {false};
     List<LayerSetting> out = new ArrayList<>();
-    for (Recompute rc : Recompute.SEARCHED) {
+    for (Recompute rc : modes) {
       for (boolean sp : both) {
         for (boolean meg : both) {
           out.add(new LayerSetting(t, b, rc, sp, meg));
@@ -134,10 +136,11 @@ public final class SearchRules {
 
   /**
    * The layer settings of a stage of {@code d x t} GPUs with {@code b} sequences per replica: for
-   * a dense model those of {@link #layerSettings(int, int)}; for a mixture-of-experts model each
-   * of them with every expert layout the stage can hold ({@link #expertLayouts}), and with
-   * sequence parallelism whenever {@code t > 1} (Megatron-LM requires it when expert and tensor
-   * parallelism are combined, and the token dispatch splits the replica's tokens by sequence).
+   * a dense model those of {@link #layerSettings(int, int, List)}; for a mixture-of-experts
+   * model each of them with every expert layout the stage can hold ({@link #expertLayouts}), and
+   * with sequence parallelism whenever {@code t > 1} (Megatron-LM requires it when expert and
+   * tensor parallelism are combined, and the token dispatch splits the replica's tokens by
+   * sequence).
    *
    * @param req the request
    * @param d data-parallel replicas of the stage
@@ -148,10 +151,10 @@ public final class SearchRules {
   public static List<LayerSetting> layerSettings(PlanRequest req, int d, int t, int b) {
     io.meshplan.model.MoeShape moe = req.model().arch().moe();
     if (!moe.routed()) {
-      return layerSettings(t, b);
+      return layerSettings(t, b, req.runtime().searchedRecompute());
     }
     List<LayerSetting> out = new ArrayList<>();
-    for (LayerSetting ls : layerSettings(t, b)) {
+    for (LayerSetting ls : layerSettings(t, b, req.runtime().searchedRecompute())) {
       if (t > 1 && !ls.sequenceParallel()) {
         continue;
       }
