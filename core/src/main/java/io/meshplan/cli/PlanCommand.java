@@ -76,8 +76,8 @@ final class PlanCommand implements Callable<Integer> {
 
   @Option(names = "--recompute", completionCandidates = Choices.Recomputes.class,
       description = "Use this recomputation mode in every stage instead of searching none, "
-      + "selective and full: one of ${COMPLETION-CANDIDATES} (op is torchtitan's per-op mode, "
-      + "maxtext:POLICY MaxText's remat_policy, see docs/simulating.md).")
+      + "selective and full (op is torchtitan's per-op mode, maxtext:POLICY MaxText's "
+      + "remat_policy, see docs/simulating.md). One of: ${COMPLETION-CANDIDATES}.")
   String recompute;
 
   @Option(names = "--schedule", defaultValue = "auto",

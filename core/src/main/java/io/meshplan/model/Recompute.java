@@ -112,8 +112,10 @@ public enum Recompute {
         return r;
       }
     }
-    throw new io.meshplan.util.InputException("recompute '" + text
-        + "' is unknown; use none, selective, full or op, or maxtext:POLICY (a MaxText"
-        + " remat_policy)");
+    java.util.List<String> labels = java.util.Arrays.stream(values()).map(Recompute::label)
+        .toList();
+    throw new io.meshplan.util.InputException("recompute '" + text + "' is unknown; use "
+        + String.join(", ", labels.subList(0, labels.size() - 1)) + " or "
+        + labels.get(labels.size() - 1) + " (maxtext:POLICY is a MaxText remat_policy)");
   }
 }

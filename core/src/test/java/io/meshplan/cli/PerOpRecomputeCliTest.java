@@ -121,12 +121,12 @@ class PerOpRecomputeCliTest {
   }
 
   @Test
-  void anUnknownModeNamesTheFour() {
+  void anUnknownModeNamesEveryMode() {
     List<String> a = new ArrayList<>(List.of("simulate", "--recompute", "ops"));
     a.addAll(List.of(FLAGS));
     CliRun r = CliRun.of(a.toArray(String[]::new));
     assertThat(r.code()).isEqualTo(2);
     assertThat(r.err().strip()).doesNotContain("\n")
-        .contains("use none, selective, full or op");
+        .contains("use none, selective, full, op, maxtext:full, ").contains(" or maxtext:save_out_proj");
   }
 }
