@@ -64,7 +64,9 @@ public enum Fp8Scaling {
    * @return {@code delayed, tensorwise or mxfp8}
    */
   public static String words() {
-    return "delayed, tensorwise or mxfp8";
+    Fp8Scaling[] all = values();
+    return Arrays.stream(all, 0, all.length - 1).map(Fp8Scaling::word)
+        .collect(java.util.stream.Collectors.joining(", ")) + " or " + all[all.length - 1].word;
   }
 
   /**

@@ -23,7 +23,7 @@ import java.util.Optional;
  *   <li>the job ({@link #checkJob}): fused attention on a GPU with the kernels, a precision the
  *       GPU trains in (fp8 on FP8 tensor cores), the global batch and a fixed microbatch count,
  *       the bf16 gradient reduction in bf16 training; bf16 optimizer state on bf16 weights
- *       ({@link #checkOptimizerState});
+ *       ({@link #checkOptimizerState}); MXFP8 on Blackwell ({@link #checkFp8Recipe});
  *   <li>the layout against the model and the cluster ({@link #checkLayout}): the degrees'
  *       product equal to the GPUs, the batch and the layers split evenly, the heads by TP, VPP
  *       with PP, sequence parallelism with TP, the expert layout ({@link
@@ -62,6 +62,7 @@ public record BoundConfig(TrainingConfig config, ModelSpec model, ClusterSpec cl
     checkJob(cluster, config.globalBatch(), config.microbatches(), dtype, attention,
         config.overlaps());
     checkOptimizerState(model, dtype);
+    checkFp8Recipe(model, cluster, dtype);
     if (layout.isPresent()) {
       checkLayout(model, cluster, layout.get(), attention, config.gpipe());
     }
@@ -80,6 +81,29 @@ public record BoundConfig(TrainingConfig config, ModelSpec model, ClusterSpec cl
       throw new InputException("the optimizer state " + model.optimizerState().word() + " is "
           + "the bf16 weights themselves; it needs bf16 training (or fp8, whose weights are "
           + "bf16), not " + Fp8Training.word(dtype));
+    }
+  }
+
+  /**
+   * The FP8 recipe must run on the cluster's GPUs: MXFP8 block scaling on NVIDIA's Blackwell and
+   * later only ({@link io.meshplan.model.Fp8Scaling#runsOn}; Megatron-Core's {@code fp8_recipe}:
+   * "'mxfp8' for Blackwell architecture only"). {@code planner.TrainingJob} checks itself by this
+   * too.
+   *
+   * @param model the model, with its FP8 scaling
+   * @param cluster the cluster
+   * @param dtype the training precision; the recipe is read only under FP8
+   * @throws InputException when the recipe does not run there
+   */
+  public static void checkFp8Recipe(ModelSpec model, ClusterSpec cluster, DType dtype) {
+    io.meshplan.cluster.Architecture arch = cluster.gpu().architecture();
+    io.meshplan.model.Fp8Scaling recipe = model.fp8Scaling();
+    if (Fp8Training.on(dtype) && recipe == io.meshplan.model.Fp8Scaling.MXFP8
+        && !(arch.vendor() == io.meshplan.cluster.Architecture.Vendor.NVIDIA
+            && recipe.runsOn(arch.computeCapabilityMajor()))) {
+      throw new InputException("the FP8 recipe mxfp8 (block scaling) runs on Blackwell GPUs"
+          + " only (Megatron-Core: 'mxfp8' for Blackwell architecture only), not on the "
+          + cluster.gpu().name() + " (" + arch.word() + "); use tensorwise or delayed");
     }
   }
 

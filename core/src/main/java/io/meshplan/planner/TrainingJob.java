@@ -45,15 +45,7 @@ public record TrainingJob(ModelSpec model, ClusterSpec cluster, int globalBatch,
     Require.nonNull(attention, "attention");
     BoundConfig.checkJob(cluster, globalBatch, microbatches, dtype, attention, overlaps);
     BoundConfig.checkOptimizerState(model, dtype);
-    io.meshplan.cluster.Architecture arch = cluster.gpu().architecture();
-    io.meshplan.model.Fp8Scaling recipe = model.fp8Scaling();
-    if (io.meshplan.model.Fp8Training.on(dtype) && recipe == io.meshplan.model.Fp8Scaling.MXFP8
-        && !(arch.vendor() == io.meshplan.cluster.Architecture.Vendor.NVIDIA
-            && recipe.runsOn(arch.computeCapabilityMajor()))) {
-      throw new InputException("the FP8 recipe mxfp8 (block scaling) runs on Blackwell GPUs"
-          + " only (Megatron-Core: 'mxfp8' for Blackwell architecture only), not on the "
-          + cluster.gpu().name() + " (" + arch.word() + "); use tensorwise or delayed");
-    }
+    BoundConfig.checkFp8Recipe(model, cluster, dtype);
     if (!(memoryPerGpu > 0) || Double.isInfinite(memoryPerGpu)) {
       throw new InputException("the memory per GPU must be a positive number of bytes, got "
           + memoryPerGpu);

@@ -28,9 +28,7 @@ class DoctorAmdUcxCliTest {
   @TempDir Path dir;
 
   private void write(String file, String text) throws IOException {
-    Path p = dir.resolve("sys").resolve(file);
-    Files.createDirectories(p.getParent());
-    Files.writeString(p, text + "\n");
+    SysfsFiles.write(dir.resolve("sys"), file, text);
   }
 
   /** A RoCE node: one ACTIVE port with a RoCE v2 IPv4 GID, eth0 behind it. */

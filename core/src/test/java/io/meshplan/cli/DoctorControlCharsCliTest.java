@@ -21,9 +21,7 @@ class DoctorControlCharsCliTest {
   private static final String CSI = "\u009b";
 
   private void write(String file, String text) throws IOException {
-    Path p = dir.resolve("sys").resolve(file);
-    Files.createDirectories(p.getParent());
-    Files.writeString(p, text + "\n");
+    SysfsFiles.write(dir.resolve("sys"), file, text);
   }
 
   private void tree() throws IOException {

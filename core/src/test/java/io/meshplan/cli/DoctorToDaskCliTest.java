@@ -19,9 +19,7 @@ class DoctorToDaskCliTest {
   @TempDir Path dir;
 
   private void write(String file, String text) throws IOException {
-    Path p = dir.resolve("sys").resolve(file);
-    Files.createDirectories(p.getParent());
-    Files.writeString(p, text + "\n");
+    SysfsFiles.write(dir.resolve("sys"), file, text);
   }
 
   private Path doctorJson() throws IOException {
