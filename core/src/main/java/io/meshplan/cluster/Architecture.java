@@ -5,7 +5,6 @@ import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.Locale;
 import java.util.Optional;
-import java.util.OptionalDouble;
 import java.util.Set;
 
 /**
@@ -24,8 +23,10 @@ import java.util.Set;
  *       and Blackwell (the benchmarks are cited at {@link FusedAttentionKernels}): the prices of
  *       the architecture's default kernel ({@link AttentionKernel#defaultFor}); a named kernel
  *       is priced by {@link FusedAttentionKernels#of(Architecture, AttentionKernel)}.
- *   <li>FP8 GEMMs: {@link Fp8Gemms#EFFICIENCY} of the FP8 peak on Hopper and Blackwell, the
- *       first architectures with FP8 tensor cores (NVIDIA H100 and B200 datasheets).
+ *   <li>FP8 GEMMs on Hopper and Blackwell, the first architectures with FP8 tensor cores (NVIDIA
+ *       H100 and B200 datasheets): {@link Fp8Gemms#EFFICIENCY} of the FP8 peak for the kernel
+ *       alone, and in training the 16-bit GEMM's speed times Transformer Engine's measured
+ *       speed-up with the operands' casts ({@link Fp8Quantization}).
  *   <li>Tensor-core precisions: Volta has FP16 only (Tesla V100 datasheet); Ampere adds TF32 and
  *       BF16 (A100 datasheet); Hopper and Blackwell add FP8 (H100, B200 datasheets). A catalog
  *       entry may not state a peak for a precision its architecture lacks.
@@ -181,12 +182,12 @@ public enum Architecture {
   }
 
   /**
-   * The fraction of the FP8 peak a large FP8 GEMM reaches.
+   * Whether meshplan prices FP8 GEMMs on this architecture ({@link Fp8Gemms}).
    *
-   * @return the fraction, or empty where there are no FP8 tensor cores
+   * @return true on Hopper and Blackwell
    */
-  public OptionalDouble fp8GemmEfficiency() {
-    return fp8Gemms ? OptionalDouble.of(Fp8Gemms.EFFICIENCY) : OptionalDouble.empty();
+  public boolean hasFp8Gemms() {
+    return fp8Gemms;
   }
 
   /**

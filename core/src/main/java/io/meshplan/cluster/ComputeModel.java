@@ -66,4 +66,16 @@ public interface ComputeModel {
   default double attentionCost(double flops, double bytes, boolean backward, int headDim) {
     return attentionCost(flops, bytes, backward);
   }
+
+  /**
+   * Whether this model's FP8 GEMM prices ({@link #dotCost(double, double, Precision)} with FP8
+   * operands) already hold the casts of the operands to 8 bits, as Transformer Engine's measured
+   * GEMMs with their casts do ({@link Fp8Quantization}): a convert to an 8-bit float then costs no
+   * time of its own. By default it does not.
+   *
+   * @return true where the casts are priced within the GEMMs
+   */
+  default boolean fp8GemmsHoldTheirCasts() {
+    return false;
+  }
 }

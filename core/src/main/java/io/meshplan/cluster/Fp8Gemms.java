@@ -5,29 +5,40 @@ import io.meshplan.util.Require;
 import java.util.Optional;
 
 /**
- * How fast GEMMs with 8-bit floating-point operands (E4M3/E5M2, bf16 result) run on a GPU: its
- * FP8 dense peak from the datasheet ({@link GpuCatalog}) and the fraction of it a large GEMM
- * reaches.
+ * How fast GEMMs with 8-bit floating-point operands (E4M3/E5M2, bf16 result) run on a GPU in
+ * training: its FP8 dense peak from the datasheet ({@link GpuCatalog}) and the fraction of it a
+ * large GEMM reaches, its operands' casts included.
  *
- * <p>The fraction, 0.75, is a kernel-level measurement: TileLang's FP8 matmul benchmark ({@code
- * tile-ai/tilelang}, {@code benchmark/matmul_fp8/README.md}) measured {@code M = N = 8192}
- * GEMMs on an H800 SXM, whose FP8 tensor cores and clocks are the H100 SXM's (1,979 TFLOP/s
- * dense), at 1,461 and 1,507 TFLOP/s for {@code K = 8192} (0.74 and 0.76 of peak) and 1,523 and
- * 1,541 for {@code K = 16384}. DeepGEMM (DeepSeek, 2025) states "up to 1550 TFLOPS" (0.78) for
- * its best FP8 shapes on the same GPU. Large bf16 GEMMs reach 0.8 of their peak ({@link
- * KernelTimeModel#GEMM_EFFICIENCY}); FP8 GEMMs reach a little less, as the doubled math rate
- * leaves the same memory system and the operand scaling in the epilogue. B200 takes the same
- * fraction of its own FP8 peak: OpenXLA's measured GEMM table ({@code
- * default_matmul_perf_table.txtpb}, key {@code sm_100_B200}) puts its E4M3 GEMMs of 10^11 FLOPs
- * and more at 0.78 of 4,500 TFLOP/s (least squares on the logarithm, with an 8 us ramp), and the
- * model with 0.75 is within 10% of the table's GEMMs of 10^10 FLOPs and more ({@code
- * GemmTableTest}).
+ * <p>The GEMM kernel alone, its operands already in FP8, reaches {@link #EFFICIENCY}, 0.75, a
+ * kernel-level measurement: TileLang's FP8 matmul benchmark ({@code tile-ai/tilelang}, {@code
+ * benchmark/matmul_fp8/README.md}) measured {@code M = N = 8192} GEMMs on an H800 SXM, whose FP8
+ * tensor cores and clocks are the H100 SXM's (1,979 TFLOP/s dense), at 1,461 and 1,507 TFLOP/s
+ * for {@code K = 8192} (0.74 and 0.76 of peak) and 1,523 and 1,541 for {@code K = 16384}.
+ * DeepGEMM (DeepSeek, 2025) states "up to 1550 TFLOPS" (0.78) for its best FP8 shapes on the same
+ * GPU. B200's kernels reach about the same fraction of their own FP8 peak: OpenXLA's measured GEMM
+ * table ({@code default_matmul_perf_table.txtpb}, key {@code sm_100_B200}) puts its E4M3 GEMMs of
+ * 10^11 FLOPs and more at 0.78 of 4,500 TFLOP/s (least squares on the logarithm, with an 8 us
+ * ramp), and the model with 0.75 is within 10% of the table's GEMMs of 10^10 FLOPs and more
+ * ({@code GemmTableTest}).
+ *
+ * <p>A training step also casts each GEMM's operands to FP8, and that is what it runs: the fraction
+ * priced ({@link #of(GpuSpec, Fp8Quantization)}) is the same GPU's 16-bit large-GEMM fraction
+ * ({@link KernelTimeModel#gemmEfficiency}) times Transformer Engine's measured speed-up of FP8
+ * GEMMs with their casts over 16-bit ones ({@link Fp8Quantization#speedupOver16Bit}), over the
+ * FP8 to 16-bit peak ratio, and never more than the kernel alone's 0.75. On an H100 that is 0.80 x
+ * 1.687 / 2 = 0.675 of the FP8 peak under delayed scaling and 0.631 under current scaling; on a
+ * B200 0.68 x 1.395 / 2 = 0.474 under current scaling, 0.483 under MXFP8 and 0.556 under delayed
+ * scaling: a Blackwell GEMM in FP8 training runs 1.4-1.6x its 16-bit speed, not the 2.2x of its
+ * kernels alone, as Transformer Engine's casts do not speed up with the tensor cores.
  *
  * @param peakFlops the FP8 dense peak, FLOP/s
- * @param efficiency the fraction of it a large GEMM reaches, in (0, 1]
+ * @param efficiency the fraction of it a large GEMM reaches in training, in (0, 1]
  */
 public record Fp8Gemms(double peakFlops, double efficiency) {
-  /** The large-GEMM fraction of the FP8 peak (TileLang, H800 SXM, 8192^3: 1,484 of 1,979). */
+  /**
+   * The large-GEMM fraction of the FP8 peak of the kernel alone, its operands already cast
+   * (TileLang, H800 SXM, 8192^3: 1,484 of 1,979).
+   */
   public static final double EFFICIENCY = 0.75;
 
   /** Checks the numbers. */
@@ -37,16 +48,38 @@ public record Fp8Gemms(double peakFlops, double efficiency) {
   }
 
   /**
-   * The FP8 GEMMs of a GPU, if its architecture has FP8 tensor cores (Hopper and later, {@link
-   * Architecture#fp8GemmEfficiency}) and its datasheet states an FP8 peak.
+   * The FP8 GEMMs of a GPU under delayed scaling (Transformer Engine's and Megatron-Core's default
+   * recipe), if its architecture has FP8 tensor cores (Hopper and later, {@link
+   * Architecture#hasFp8Gemms}) and its datasheet states an FP8 peak.
    *
    * @param gpu the GPU
    * @return its FP8 GEMMs, or empty
    */
   public static Optional<Fp8Gemms> of(GpuSpec gpu) {
-    java.util.OptionalDouble e = gpu.architecture().fp8GemmEfficiency();
-    return e.isEmpty() ? Optional.empty()
-        : gpu.peak(Precision.FP8).map(p -> new Fp8Gemms(p, e.getAsDouble()));
+    return of(gpu, Fp8Quantization.DELAYED);
+  }
+
+  /**
+   * The FP8 GEMMs of a GPU in training whose operands are cast as a recipe casts them (above).
+   *
+   * @param gpu the GPU
+   * @param q how the operands are scaled and cast
+   * @return its FP8 GEMMs, or empty where it has no FP8 tensor cores or no FP8 peak
+   * @throws InputException where the recipe has no measurement on the GPU's architecture
+   */
+  public static Optional<Fp8Gemms> of(GpuSpec gpu, Fp8Quantization q) {
+    Require.nonNull(q, "FP8 quantization");
+    if (!gpu.architecture().hasFp8Gemms()) {
+      return Optional.empty();
+    }
+    return gpu.peak(Precision.FP8).map(p -> new Fp8Gemms(p, trainingEfficiency(gpu, p, q)));
+  }
+
+  private static double trainingEfficiency(GpuSpec gpu, double fp8Peak, Fp8Quantization q) {
+    double peak16 = gpu.peak(Precision.BF16).orElse(fp8Peak / 2);
+    double e = KernelTimeModel.gemmEfficiency(gpu, Precision.BF16) * peak16 / fp8Peak
+        * q.speedupOver16Bit(gpu.architecture());
+    return Math.min(EFFICIENCY, e);
   }
 
   /**

@@ -103,9 +103,28 @@ public record KernelTimeModel(double peakFlops, double hbmBandwidth, double gemm
    */
   public static KernelTimeModel of(GpuSpec gpu, Precision dots,
       Optional<AttentionKernel> kernel) {
+    return of(gpu, dots, kernel, Fp8Quantization.DELAYED);
+  }
+
+  /**
+   * The default model of a GPU whose matrix products run in a precision, whose attention runs a
+   * named fused kernel, and whose FP8 GEMMs cast their operands as a recipe does ({@link
+   * Fp8Gemms#of(GpuSpec, Fp8Quantization)}).
+   *
+   * @param gpu the GPU
+   * @param dots the precision of the matrix products; the GPU must have it
+   * @param kernel the attention kernel, or empty for the architecture's default
+   * @param fp8 how FP8 GEMMs scale and cast their operands
+   * @return the model
+   * @throws io.meshplan.util.InputException when the kernel or the FP8 recipe is not priced on
+   *     the GPU
+   */
+  public static KernelTimeModel of(GpuSpec gpu, Precision dots,
+      Optional<AttentionKernel> kernel, Fp8Quantization fp8) {
     gpu.architecture().requirePriced(gpu.name());
     return new KernelTimeModel(densePeak(gpu, dots), gpu.hbmBandwidth(), gemmEfficiency(gpu, dots),
-        RAMP_SECONDS, MEMORY_EFFICIENCY, FusedAttentionKernels.of(gpu, kernel), Fp8Gemms.of(gpu));
+        RAMP_SECONDS, MEMORY_EFFICIENCY, FusedAttentionKernels.of(gpu, kernel),
+        Fp8Gemms.of(gpu, fp8));
   }
 
   /**
@@ -120,7 +139,7 @@ public record KernelTimeModel(double peakFlops, double hbmBandwidth, double gemm
    * and over all rows 0.79 with 5 us, where this model has 0.8 and 5 us (its mean error on the
    * table is within a few percent, {@code GemmTableTest}); B200's bf16 rows give 0.68 with
    * 5 us, well below the 0.8 that Hopper and Ampere reach, and its FP8 rows 0.78 with 8 us,
-   * where {@link Fp8Gemms} has 0.75.
+   * where {@link Fp8Gemms} has 0.75 for the kernel alone.
    *
    * @param gpu the GPU
    * @param dots the precision of the matrix products
@@ -235,6 +254,12 @@ public record KernelTimeModel(double peakFlops, double hbmBandwidth, double gemm
       top = Math.max(top, fp8.get().efficiency());
     }
     return 1 / top;
+  }
+
+  /** FP8 GEMMs are priced with their operands' casts ({@link Fp8Gemms}) wherever there are any. */
+  @Override
+  public boolean fp8GemmsHoldTheirCasts() {
+    return fp8.isPresent();
   }
 
   @Override

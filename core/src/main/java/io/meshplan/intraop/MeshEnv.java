@@ -111,8 +111,29 @@ public record MeshEnv(CommModel comm, double memoryPerDevice, Optional<ComputeMo
   public static MeshEnv onCluster(io.meshplan.cluster.GpuSpec gpu, CommModel comm,
       double memoryPerDevice, io.meshplan.cluster.Precision dots, double computeScale,
       Optional<io.meshplan.cluster.AttentionKernel> kernel) {
+    return onCluster(gpu, comm, memoryPerDevice, dots, computeScale, kernel,
+        io.meshplan.cluster.Fp8Quantization.DELAYED);
+  }
+
+  /**
+   * A real cluster's environment whose attention runs a named fused kernel and whose FP8 GEMMs
+   * cast their operands as a training recipe does.
+   *
+   * @param gpu the GPU model
+   * @param comm the collective prices on the logical mesh, seconds
+   * @param memoryPerDevice memory budget of one device, bytes
+   * @param dots the precision of the matrix products
+   * @param computeScale the measured speed-up of the GPU's kernels, > 0 (1 for none)
+   * @param kernel the attention kernel, or empty for the architecture's default
+   * @param fp8 how FP8 GEMMs scale and cast their operands
+   * @return the environment
+   */
+  public static MeshEnv onCluster(io.meshplan.cluster.GpuSpec gpu, CommModel comm,
+      double memoryPerDevice, io.meshplan.cluster.Precision dots, double computeScale,
+      Optional<io.meshplan.cluster.AttentionKernel> kernel,
+      io.meshplan.cluster.Fp8Quantization fp8) {
     return new MeshEnv(comm, memoryPerDevice, Optional.of(
-        io.meshplan.cluster.KernelTimeModel.of(gpu, dots, kernel).scaled(computeScale)));
+        io.meshplan.cluster.KernelTimeModel.of(gpu, dots, kernel, fp8).scaled(computeScale)));
   }
 
   /**

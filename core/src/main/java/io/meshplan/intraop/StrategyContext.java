@@ -118,6 +118,9 @@ final class StrategyContext {
       case FUSED_ATTENTION_GRAD -> c.attentionCost(flops, bytes, true, headDim(ins));
       // The scan's chunk products run on tensor cores: priced as matrix products.
       case SSD_SCAN, SSD_SCAN_GRAD, GDN_SCAN, GDN_SCAN_GRAD -> c.dotCost(flops, bytes);
+      // A cast to FP8 is priced within the FP8 GEMM that reads it, where the model's GEMM prices
+      // are Transformer Engine's measured GEMMs with their casts.
+      case CONVERT -> castToFp8(ins) && c.fp8GemmsHoldTheirCasts() ? 0.0 : c.cost(flops, bytes);
       // Mamba-1's scan runs on the vector units and is bound by its bytes.
       default -> c.cost(flops, bytes);
     };
@@ -130,6 +133,11 @@ final class StrategyContext {
   private int headDim(Instruction ins) {
     TensorShape q = graph.get(ins.operand(0)).tensorShape();
     return q.dim(q.rank() - 1);
+  }
+
+  private static boolean castToFp8(Instruction ins) {
+    DType t = ins.tensorShape().dtype();
+    return t == DType.F8E4M3FN || t == DType.F8E5M2;
   }
 
   /**

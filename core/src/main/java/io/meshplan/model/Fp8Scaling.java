@@ -9,7 +9,9 @@ import java.util.Optional;
  * ({@code TransformerConfig.fp8_recipe}, {@code --fp8-recipe}; NVIDIA/Megatron-LM {@code
  * megatron/core/transformer/transformer_config.py} at d98e8a6, whose default is {@code delayed}).
  * The first two scale a whole tensor by one factor; the third scales blocks of 32 elements. All
- * three run E4M3/E5M2 GEMMs at the FP8 tensor-core rate:
+ * three run E4M3/E5M2 GEMMs at the FP8 tensor-core rate, and differ in what casting the operands
+ * costs each step, which is priced (the cost model's {@code cluster.Fp8Quantization}, from
+ * Transformer Engine's measured GEMMs with their casts):
  *
  * <ul>
  *   <li>{@link #DELAYED}: Transformer Engine's {@code DelayedScaling}, the scale taken from a
@@ -23,17 +25,17 @@ import java.util.Optional;
  *       Megatron-Bridge's {@code fp8_mx} precision, the MXFP8 rows of its performance tables).
  *       Its GEMMs run at the FP8 rate (torchtitan {@code
  *       torchtitan/components/quantization/mxfp8.md} at b5bcd76c: MXFP8 GEMMs "up to 2x" over
- *       bf16 on B200, the FP8 to 16-bit peak ratio), priced as the other two.
+ *       bf16 on B200, the FP8 to 16-bit peak ratio); its casts are priced by their own measurement.
  * </ul>
  *
  * <p>They differ where Megatron-Core's rules differ: under delayed scaling the norms and the
  * experts' activation may not be recomputed ({@code __post_init__}: "Delayed scaling does not
- * support moe_act and layernorm recompute for fp8"); current scaling allows both. Their prices are
- * the same: current scaling's amax is one more read of each cast tensor, and MXFP8's scales one
- * byte more per 32 cast elements (3% of a cast's output), which meshplan does not price (the cast
- * kernels are a few per cent of a step). On Megatron-Bridge's Llama 3 70B fine-tuning rows, run
- * alike in both on GB300 (26.06: TP 1, PP 2, VP 20), MXFP8 measured 0.5% (LoRA) and 10.5% (SFT)
- * below current scaling, a gap this pricing does not show.
+ * support moe_act and layernorm recompute for fp8"); current scaling allows both. Their prices
+ * differ by their casts: Transformer Engine measured a layer's GEMMs with their casts at 1.69x
+ * (delayed) and 1.58x (current) the bf16 speed on an H200 NVL, and 1.64x, 1.39x and 1.42x (MXFP8)
+ * on a B300. On Megatron-Bridge's Llama 3 70B fine-tuning rows, run alike in both on GB300 (26.06:
+ * TP 1, PP 2, VP 20), MXFP8 measured 0.5% (LoRA) and 10.5% (SFT) below current scaling, where
+ * these prices put it 1.3-1.4% above.
  */
 public enum Fp8Scaling {
   /** Scales from the amax history of earlier steps (Megatron-Core's default). */

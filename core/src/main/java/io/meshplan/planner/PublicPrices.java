@@ -50,7 +50,7 @@ public final class PublicPrices {
 
   /**
    * The shipped factors in one line, for commands that price several GPUs (sweep): for example
-   * {@code prices: hopper compute x0.816 (fitted on public runs); others at kernel-level
+   * {@code prices: hopper compute x0.818 (fitted on public runs); others at kernel-level
    * prices}.
    *
    * @return the line, without a newline
@@ -67,7 +67,7 @@ public final class PublicPrices {
   }
 
   /**
-   * A fitted scale in words: {@code hopper compute x0.816 (fitted on 41 public runs, 5 stacks)},
+   * A fitted scale in words: {@code hopper compute x0.818 (fitted on 41 public runs, 5 stacks)},
    * or a fit to a user's logs, or kernel-level prices checked on public runs; with its 90% band
    * where it has one.
    *

@@ -15,7 +15,7 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code --fp8-recipe}: FP8 training with current scaling ({@code tensorwise}, Megatron-Bridge's
  * {@code fp8_cs}) runs the norm and experts'-activation recomputation that Megatron-Core refuses
  * under delayed scaling ({@code transformer_config.py} at d98e8a6, {@code __post_init__}), is
- * priced as delayed scaling is, is kept in the plan file and is written to Megatron-LM's {@code
+ * priced with its own casts, is kept in the plan file and is written to Megatron-LM's {@code
  * --fp8-recipe}.
  */
 class Fp8RecipeCliTest {
@@ -27,7 +27,7 @@ class Fp8RecipeCliTest {
   @TempDir Path dir;
 
   @Test
-  void currentScalingRecomputesNormsAndIsPricedAsDelayedScaling() throws Exception {
+  void currentScalingRecomputesNormsAndPaysItsCasts() throws Exception {
     String[] norms = {"--recompute", "selective", "--recompute-modules", "core_attn,layernorm"};
     CliRun delayed = CliRun.of(SIM, norms);
     assertThat(delayed.code()).isEqualTo(2);
@@ -36,15 +36,16 @@ class Fp8RecipeCliTest {
     CliRun current = CliRun.of(SIM, "--recompute", "selective", "--recompute-modules",
         "core_attn,layernorm", "--fp8-recipe", "tensorwise");
     assertThat(current.code()).as(current.err()).isZero();
-    // Without the norms recomputed the two recipes price the same step: the amax pass of
-    // current scaling is not priced.
+    // Current scaling's casts cost more than delayed scaling's (Transformer Engine's measured
+    // GEMMs with their casts on an H200 NVL: 1.578x bf16 against 1.687x, cluster.Fp8Quantization),
+    // so the same step is slower, by less than the GEMMs alone (1.687 / 1.578 = 1.069).
     double a = JSON.readTree(CliRun.of(SIM).out()).get("iterationSeconds").asDouble();
     double b = JSON.readTree(CliRun.of(SIM, "--fp8-recipe", "tensorwise").out())
         .get("iterationSeconds").asDouble();
-    assertThat(b).isEqualTo(a);
+    assertThat(b / a).isGreaterThan(1.0).isLessThan(1.069);
     // Under FP8 each linear keeps its own FP8 copy of the norm's output (Transformer Engine
     // saves the cast input), so the recomputed norms free no activation and cost no time here.
-    assertThat(JSON.readTree(current.out()).get("iterationSeconds").asDouble()).isEqualTo(a);
+    assertThat(JSON.readTree(current.out()).get("iterationSeconds").asDouble()).isEqualTo(b);
   }
 
   @Test
@@ -81,8 +82,7 @@ class Fp8RecipeCliTest {
     Path plan = dir.resolve("plan.json");
     CliRun p = CliRun.of("plan", "--model", "llama3-8b", "--layers", "4", "--cluster",
         "1x8:h100-80gb", "--global-batch", "32", "--seq", "4096", "--dtype", "fp8", "--fp8-recipe",
-        "tensorwise",
-        "--out", plan.toString());
+        "tensorwise", "--for", "megatron", "--out", plan.toString());
     assertThat(p.code()).as(p.err()).isZero();
     String text = Files.readString(plan);
     assertThat(JSON.readTree(text).at("/model/fp8Recipe").asText()).isEqualTo("tensorwise");
@@ -108,13 +108,13 @@ class Fp8RecipeCliTest {
 
   /**
    * MXFP8 block scaling runs on Blackwell only (Megatron-Core {@code transformer_config.py} at
-   * d98e8a6: "'mxfp8' for Blackwell architecture only"), is priced as the per-tensor recipes
-   * (its GEMMs at the FP8 rate), is kept in the plan, is written to Megatron-LM in E4M3 as
+   * d98e8a6: "'mxfp8' for Blackwell architecture only"), is priced by its own measured casts and
+   * GEMMs, is kept in the plan, is written to Megatron-LM in E4M3 as
    * Megatron-Bridge's {@code bf16_with_mxfp8_mixed} runs it, and is refused by the exports that
    * write per-tensor FP8 or none (exit 3, nothing written).
    */
   @Test
-  void mxfp8RunsOnBlackwellOnlyIsPricedAsTensorwiseAndOnlyMegatronWritesIt() throws Exception {
+  void mxfp8RunsOnBlackwellOnlyIsPricedByItsCastsAndOnlyMegatronWritesIt() throws Exception {
     List<String> gb200 = List.of("simulate", "--model", "llama3-8b", "--cluster", "1xnvl8:gb200",
         "--tp", "1", "--pp", "1", "--dp", "8", "--micro-batch", "2", "--global-batch", "128",
         "--seq", "8192", "--dtype", "fp8", "--zero-stage", "1", "--json");
@@ -122,7 +122,10 @@ class Fp8RecipeCliTest {
     assertThat(mx.code()).as(mx.err()).isZero();
     double tw = JSON.readTree(CliRun.of(gb200, "--fp8-recipe", "tensorwise").out())
         .get("iterationSeconds").asDouble();
-    assertThat(JSON.readTree(mx.out()).get("iterationSeconds").asDouble()).isEqualTo(tw);
+    // MXFP8's GEMMs with their casts ran 1.420x bf16 on a B300, current scaling's 1.395x
+    // (cluster.Fp8Quantization): a little faster, by less than the GEMMs' 1.420 / 1.395 = 1.018.
+    double mxs = JSON.readTree(mx.out()).get("iterationSeconds").asDouble();
+    assertThat(tw / mxs).isGreaterThan(1.0).isLessThan(1.018);
     for (String cluster : List.of("1x8:h100-80gb", "1x8:h200-141gb")) {
       CliRun r = CliRun.of(SIM.stream().map(a -> a.equals("1x8:h100-80gb") ? cluster : a)
           .toList(), "--fp8-recipe", "mxfp8");

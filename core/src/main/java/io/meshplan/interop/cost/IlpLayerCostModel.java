@@ -296,7 +296,8 @@ public final class IlpLayerCostModel implements LayerCostModel {
     LogicalMesh mesh = LogicalMesh.of(1, t);
     MeshEnv env = MeshEnv.onCluster(cluster.gpu(), comm.apply(mesh), UNBOUNDED_MEMORY,
         io.meshplan.cluster.KernelTimeModel.trainingPrecision(cluster.gpu(),
-            io.meshplan.model.Fp8Training.storage(computeType).bytes()), computeScale, kernel);
+            io.meshplan.model.Fp8Training.storage(computeType).bytes()), computeScale, kernel,
+        fp8Quantization(m.fp8Scaling()));
     Map<Integer, ShardingSpec> fixed = new HashMap<>();
     fixBoundary(tg, s, fixed);
     java.util.BitSet local = tg.deviceLocal();
@@ -767,5 +768,19 @@ public final class IlpLayerCostModel implements LayerCostModel {
       }
     }
     return sb.append(" over ").append(tiles).append(" GPUs").toString();
+  }
+
+  /**
+   * How the cost model casts FP8 GEMM operands under a model's FP8 recipe.
+   *
+   * @param s the recipe
+   * @return its quantization
+   */
+  static io.meshplan.cluster.Fp8Quantization fp8Quantization(io.meshplan.model.Fp8Scaling s) {
+    return switch (s) {
+      case DELAYED -> io.meshplan.cluster.Fp8Quantization.DELAYED;
+      case TENSORWISE -> io.meshplan.cluster.Fp8Quantization.CURRENT;
+      case MXFP8 -> io.meshplan.cluster.Fp8Quantization.MX_BLOCK;
+    };
   }
 }

@@ -1,0 +1,83 @@
+package io.meshplan.cluster;
+
+import io.meshplan.util.InputException;
+
+/**
+ * How a training step quantizes the operands of its FP8 GEMMs, which sets how much faster than a
+ * 16-bit GEMM of the same shape each one runs: a GEMM in FP8 training is the cast of its operands
+ * (each scale found, each tensor read and written again in 8 bits) and then the GEMM at the FP8
+ * rate. Transformer Engine calls the sum "autocast" time.
+ *
+ * <p>The speed-ups are Transformer Engine's own measurement of exactly that
+ * (NVIDIA/TransformerEngine 8f2e635, {@code docs/examples/gemm_profiling/gemm_profiling.rst},
+ * "Autocast (includes quantization overhead)", {@code benchmarks/gemm/benchmark_gemm.py}). It timed
+ * the 12 GEMMs of one layer of a 5B model (hidden 4,096, intermediate 16,384, 15,872 tokens; 19.17
+ * TFLOP a layer) in each recipe, and the ratio is the layer's BF16 time over its time in the
+ * recipe:
+ *
+ * <table>
+ *   <caption>per-layer GEMM time, ms (autocast)</caption>
+ *   <tr><th>GPU</th><th>BF16</th><th>delayed</th><th>current</th><th>MXFP8</th></tr>
+ *   <tr><td>H200 NVL (Hopper)</td><td>32.014</td><td>18.978 (1.687x)</td><td>20.285 (1.578x)</td>
+ *       <td>-</td></tr>
+ *   <tr><td>B300 SXM6 (Blackwell)</td><td>12.758</td><td>7.802 (1.635x)</td><td>9.147 (1.395x)
+ *       </td><td>8.984 (1.420x)</td></tr>
+ * </table>
+ *
+ * <p>The same page's pre-quantized GEMMs alone (the casts left out) run current scaling 1.90x
+ * (H200 NVL) and 1.93x (B300: 13.102 / 6.812 ms) over BF16, near the FP8 to 16-bit peak ratio of
+ * 2: the rest is the casts, "~17% of its autocast time" on Hopper. A ratio, not a fraction of the
+ * FP8 peak, carries the measurement over to other GPUs of the architecture: it holds the clocks
+ * and power limit of the GPU it was measured on (the H200 NVL runs at 600 W) out of the price.
+ */
+public enum Fp8Quantization {
+  /** One scale per tensor from the amax history of earlier steps (Transformer Engine's default). */
+  DELAYED(32.014 / 18.978, 12.758 / 7.802),
+  /** One scale per tensor from its own amax in the current step. */
+  CURRENT(32.014 / 20.285, 12.758 / 9.147),
+  /** One E8M0 scale per 32 elements (MXFP8), which only Blackwell's tensor cores apply. */
+  MX_BLOCK(Double.NaN, 12.758 / 8.984);
+
+  private final double hopper;
+  private final double blackwell;
+
+  Fp8Quantization(double hopper, double blackwell) {
+    this.hopper = hopper;
+    this.blackwell = blackwell;
+  }
+
+  /**
+   * How many times faster than a 16-bit GEMM of the same shape an FP8 GEMM runs in training, with
+   * its operands' casts, on an architecture.
+   *
+   * @param a the architecture; Hopper or Blackwell, the ones with FP8 GEMM prices
+   * @return the speed-up, > 1
+   * @throws InputException where the pair was not measured (MXFP8 before Blackwell, or an
+   *     architecture without FP8 GEMM prices)
+   */
+  public double speedupOver16Bit(Architecture a) {
+    double s = switch (a) {
+      case HOPPER -> hopper;
+      case BLACKWELL -> blackwell;
+      default -> Double.NaN;
+    };
+    if (Double.isNaN(s)) {
+      throw new InputException("FP8 GEMMs with " + word() + " scaling are not priced on "
+          + a.word() + " GPUs: no measurement of them there");
+    }
+    return s;
+  }
+
+  /**
+   * The recipe's word, as Megatron-LM's {@code --fp8-recipe} writes it.
+   *
+   * @return {@code delayed}, {@code tensorwise} or {@code mxfp8}
+   */
+  public String word() {
+    return switch (this) {
+      case DELAYED -> "delayed";
+      case CURRENT -> "tensorwise";
+      case MX_BLOCK -> "mxfp8";
+    };
+  }
+}

@@ -1,0 +1,93 @@
+package io.meshplan.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.within;
+
+import io.meshplan.util.InputException;
+import org.junit.jupiter.api.Test;
+
+/**
+ * FP8 GEMMs in training priced with their operands' casts: the 16-bit GEMM fraction times
+ * Transformer Engine's measured speed-up (gemm_profiling.rst at 8f2e635), over the peak ratio.
+ */
+class Fp8QuantizationTest {
+  private static GpuSpec gpu(String name) {
+    return GpuCatalog.find(name).orElseThrow();
+  }
+
+  private static double efficiency(String gpu, Fp8Quantization q) {
+    return Fp8Gemms.of(gpu(gpu), q).orElseThrow().efficiency();
+  }
+
+  /**
+   * The speed-ups are the published per-layer times' ratios: H200 NVL 32.014 ms bf16 against
+   * 18.978 (delayed) and 20.285 (current); B300 12.758 against 7.802, 9.147 and 8.984 (MXFP8).
+   */
+  @Test
+  void speedUpsAreThePublishedTimeRatios() {
+    assertThat(Fp8Quantization.DELAYED.speedupOver16Bit(Architecture.HOPPER))
+        .isCloseTo(1.68690, within(1e-5));
+    assertThat(Fp8Quantization.CURRENT.speedupOver16Bit(Architecture.HOPPER))
+        .isCloseTo(1.57821, within(1e-5));
+    assertThat(Fp8Quantization.DELAYED.speedupOver16Bit(Architecture.BLACKWELL))
+        .isCloseTo(1.63522, within(1e-5));
+    assertThat(Fp8Quantization.CURRENT.speedupOver16Bit(Architecture.BLACKWELL))
+        .isCloseTo(1.39477, within(1e-5));
+    assertThat(Fp8Quantization.MX_BLOCK.speedupOver16Bit(Architecture.BLACKWELL))
+        .isCloseTo(1.42008, within(1e-5));
+  }
+
+  /**
+   * Fractions of the FP8 peak: H100 0.8 x 0.5 x 1.68690 = 0.674760 (delayed) and 0.631284
+   * (current); B200 0.68 x 0.5 x 1.39477 = 0.474223 (current), x 1.42008 = 0.482827 (MXFP8), x
+   * 1.63522 = 0.555975 (delayed); GB200 has B200's peak ratio (2,500 / 5,000), so the same.
+   */
+  @Test
+  void fractionsOfTheFp8PeakFollowTheSixteenBitGemm() {
+    assertThat(efficiency("h100-80gb", Fp8Quantization.DELAYED)).isCloseTo(0.674760,
+        within(1e-6));
+    assertThat(efficiency("h100-80gb", Fp8Quantization.CURRENT)).isCloseTo(0.631284,
+        within(1e-6));
+    assertThat(efficiency("h200-141gb", Fp8Quantization.CURRENT)).isCloseTo(0.631284,
+        within(1e-6));
+    assertThat(efficiency("b200", Fp8Quantization.CURRENT)).isCloseTo(0.474223, within(1e-6));
+    assertThat(efficiency("b200", Fp8Quantization.MX_BLOCK)).isCloseTo(0.482827, within(1e-6));
+    assertThat(efficiency("b200", Fp8Quantization.DELAYED)).isCloseTo(0.555975, within(1e-6));
+    assertThat(efficiency("gb200", Fp8Quantization.CURRENT)).isCloseTo(0.474223, within(1e-6));
+    assertThat(Fp8Gemms.of(gpu("h100-80gb")).orElseThrow().efficiency())
+        .isEqualTo(efficiency("h100-80gb", Fp8Quantization.DELAYED));
+  }
+
+  /**
+   * Every priced pair runs slower than the GEMM kernel alone (0.75) and faster than the 16-bit
+   * GEMM of the same shape, in seconds: casts cost time, FP8 math still saves it.
+   */
+  @Test
+  void everyPricedPairLiesBetweenTheSixteenBitGemmAndTheKernelAlone() {
+    for (String n : GpuCatalog.names()) {
+      GpuSpec g = gpu(n);
+      if (!g.architecture().hasFp8Gemms() || g.peak(Precision.FP8).isEmpty()) {
+        continue;
+      }
+      for (Fp8Quantization q : Fp8Quantization.values()) {
+        if (q == Fp8Quantization.MX_BLOCK && g.architecture() != Architecture.BLACKWELL) {
+          continue;
+        }
+        KernelTimeModel k = KernelTimeModel.of(g, Precision.BF16, java.util.Optional.empty(), q);
+        double fp8 = k.dotCost(1e13, 0, Precision.FP8);
+        double bf16 = k.dotCost(1e13, 0, Precision.BF16);
+        double alone = 1e13 / (g.peak(Precision.FP8).orElseThrow() * Fp8Gemms.EFFICIENCY);
+        assertThat(fp8).as(n + " " + q).isLessThan(bf16).isGreaterThan(alone);
+      }
+    }
+  }
+
+  @Test
+  void mxfp8IsNotPricedBeforeBlackwell() {
+    assertThatThrownBy(() -> Fp8Gemms.of(gpu("h100-80gb"), Fp8Quantization.MX_BLOCK))
+        .isInstanceOf(InputException.class)
+        .hasMessage("FP8 GEMMs with mxfp8 scaling are not priced on hopper GPUs: no measurement"
+            + " of them there");
+  }
+}
