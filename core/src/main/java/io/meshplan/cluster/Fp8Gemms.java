@@ -64,22 +64,20 @@ public record Fp8Gemms(double peakFlops, double efficiency) {
    *
    * @param gpu the GPU
    * @param q how the operands are scaled and cast
-   * @return its FP8 GEMMs, or empty where it has no FP8 tensor cores or no FP8 peak
+   * @return its FP8 GEMMs, or empty where it has no FP8 tensor cores, no FP8 peak or no 16-bit
+   *     peak to measure them against
    * @throws InputException where the recipe has no measurement on the GPU's architecture
    */
   public static Optional<Fp8Gemms> of(GpuSpec gpu, Fp8Quantization q) {
     Require.nonNull(q, "FP8 quantization");
-    if (!gpu.architecture().hasFp8Gemms()) {
+    Precision sixteen = KernelTimeModel.trainingPrecision(gpu, 2);
+    Optional<Double> peak16 = gpu.peak(sixteen);
+    if (!gpu.architecture().hasFp8Gemms() || peak16.isEmpty()) {
       return Optional.empty();
     }
-    return gpu.peak(Precision.FP8).map(p -> new Fp8Gemms(p, trainingEfficiency(gpu, p, q)));
-  }
-
-  private static double trainingEfficiency(GpuSpec gpu, double fp8Peak, Fp8Quantization q) {
-    double peak16 = gpu.peak(Precision.BF16).orElse(fp8Peak / 2);
-    double e = KernelTimeModel.gemmEfficiency(gpu, Precision.BF16) * peak16 / fp8Peak
-        * q.speedupOver16Bit(gpu.architecture());
-    return Math.min(EFFICIENCY, e);
+    return gpu.peak(Precision.FP8).map(p -> new Fp8Gemms(p, Math.min(EFFICIENCY,
+        KernelTimeModel.gemmEfficiency(gpu, sixteen) * peak16.get() / p
+            * q.speedupOver16Bit(gpu.architecture()))));
   }
 
   /**
@@ -89,6 +87,11 @@ public record Fp8Gemms(double peakFlops, double efficiency) {
    * @throws InputException naming the GPU and those that have them
    */
   public static void require(GpuSpec gpu) {
+    if (gpu.peak(KernelTimeModel.trainingPrecision(gpu, 2)).isEmpty()) {
+      throw new InputException("fp8 training keeps its weights, attention and norms in bf16, "
+          + "and the " + gpu.name() + " states no bf16 or fp16 peak; add one to its catalog "
+          + "entry, or train in f32");
+    }
     if (of(gpu).isEmpty() && gpu.peak(Precision.FP8).isPresent()) {
       throw new InputException("fp8 training is not priced on the " + gpu.name() + " ("
           + gpu.architecture().word() + "): it has FP8 math, but meshplan has no published FP8 "

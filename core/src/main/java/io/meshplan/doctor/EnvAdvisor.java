@@ -34,10 +34,10 @@ import java.util.stream.Collectors;
  * </ul>
  */
 public final class EnvAdvisor {
-  /** UCX transports when RDMA ports are active, on NVIDIA GPUs. */
-  public static final String UCX_TLS_RDMA = "rc,cuda_copy,cuda_ipc";
-  /** UCX transports without RDMA, on NVIDIA GPUs. */
-  public static final String UCX_TLS_TCP = "tcp,cuda_copy,cuda_ipc";
+  /** UCX transports when RDMA ports are active, on NVIDIA GPUs: rc,cuda_copy,cuda_ipc. */
+  public static final String UCX_TLS_RDMA = ucxTls(true, GpuVendor.NVIDIA);
+  /** UCX transports without RDMA, on NVIDIA GPUs: tcp,cuda_copy,cuda_ipc. */
+  public static final String UCX_TLS_TCP = ucxTls(false, GpuVendor.NVIDIA);
 
   /**
    * The UCX transports the doctor writes: the network's ({@code rc} over RDMA ports, else {@code

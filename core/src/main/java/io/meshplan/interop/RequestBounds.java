@@ -22,9 +22,10 @@ import java.util.Optional;
  *   <li>Memory: every parameter's state is held by some GPU, at least 16 bytes of it (a 16-bit
  *       weight, a gradient of at least 2 bytes and Adam's fp32 master weight and two moments, 12
  *       bytes; in fp32 training a 4-byte weight, a 4-byte gradient and two 4-byte moments; 8
- *       bytes under bf16 optimizer state, {@link io.meshplan.model.OptimizerState#leastStateBytes}),
- *       so the GPUs hold at least {@code 16 P / G} bytes each on average for P parameters on G GPUs,
- *       whatever the tensor, pipeline, data parallelism and ZeRO stage; and every GPU keeps the
+ *       bytes under bf16 optimizer state, {@link
+ *       io.meshplan.model.OptimizerState#leastStateBytes}), so the GPUs hold at least {@code
+ *       16 P / G} bytes each on average for P parameters on G GPUs, whatever the tensor,
+ *       pipeline, data parallelism and ZeRO stage; and every GPU keeps the
  *       input of its stage's first layer for a microbatch in flight, at least {@code s h} elements
  *       of one sequence split over the largest tensor times context-parallel size ({@link
  *       #memory}).
@@ -71,7 +72,8 @@ final class RequestBounds {
     int smallest = (int) Math.min(Integer.MAX_VALUE, Math.max(nodes, (long) c.nodes() + 1));
     return Optional.of(new PlanResult.Infeasible(perGpu, smallest, head + "the weights,"
         + " gradients and optimizer state of its " + model.parameterCount() + " parameters take"
-        + " at least " + (int) model.optimizerState().leastStateBytes() + " bytes each, so even spread over all "
+        + " at least " + (int) model.optimizerState().leastStateBytes()
+        + " bytes each, so even spread over all "
         + c.gpuCount() + " GPUs they need " + Units.formatBytes(state / c.gpuCount())
         + (input >= 0.01 * perGpu ? ", and " + sequence + ", " + Units.formatBytes(perGpu)
             + " in all" : "") + " per GPU, and " + Units.formatBytes(mem) + " is available; try"

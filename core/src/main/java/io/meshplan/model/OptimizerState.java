@@ -109,7 +109,7 @@ public enum OptimizerState {
    * @return bytes per parameter
    */
   public double modelStateBytes() {
-    return this == BF16 ? 8.0 : 18.0;
+    return 2 + gradientBytes(4) + stateBytes(2);
   }
 
   /**
@@ -120,6 +120,6 @@ public enum OptimizerState {
    * @return bytes per parameter
    */
   public double leastStateBytes() {
-    return this == BF16 ? 8.0 : 16.0;
+    return 2 + gradientBytes(2) + stateBytes(2);
   }
 }

@@ -90,4 +90,21 @@ class Fp8QuantizationTest {
         .hasMessage("FP8 GEMMs with mxfp8 scaling are not priced on hopper GPUs: no measurement"
             + " of them there");
   }
+
+  /**
+   * A catalog entry of FP8 tensor cores without a 16-bit peak (a user's catalog may state only
+   * fp32 and fp8): its FP8 GEMMs have no 16-bit GEMM to be priced against, and FP8 training,
+   * whose weights, attention and norms are bf16, is refused in one line.
+   */
+  @Test
+  void fp8WithoutASixteenBitPeakIsRefused() {
+    double g = 1e9;
+    GpuSpec odd = new GpuSpec("h-odd", Architecture.HOPPER,
+        java.util.Map.of(Precision.FP32, 67e12, Precision.FP8, 1979e12), 80L << 30, 3350 * g, 8,
+        450 * g);
+    assertThat(Fp8Gemms.of(odd)).isEmpty();
+    assertThatThrownBy(() -> Fp8Gemms.require(odd)).isInstanceOf(InputException.class)
+        .hasMessage("fp8 training keeps its weights, attention and norms in bf16, and the h-odd"
+            + " states no bf16 or fp16 peak; add one to its catalog entry, or train in f32");
+  }
 }

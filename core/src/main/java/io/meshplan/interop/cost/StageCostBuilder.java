@@ -67,12 +67,6 @@ import java.util.List;
  */
 public final class StageCostBuilder {
   /**
-   * Bytes of Adam's memory traffic per updated parameter in mixed precision ({@link
-   * OptimizerState#stepBytes} of {@link OptimizerState#FP32}).
-   */
-  public static final double ADAM_BYTES_PER_PARAMETER = 30.0;
-
-  /**
    * Elements of the 16-bit gradient bucket ZeRO-2 keeps whole on each GPU: DeepSpeed's default
    * {@code reduce_bucket_size} (500,000,000). In {@code deepspeed/runtime/zero/stage_1_and_2.py},
    * {@code DeepSpeedZeroOptimizer.__init__} installs backward hooks when {@code partition_grads}
