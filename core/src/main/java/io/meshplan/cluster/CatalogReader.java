@@ -27,7 +27,10 @@ final class CatalogReader {
   private static final Set<String> TOP_KEYS = Set.of("gpus", "fabrics");
   private static final Set<String> GPU_KEYS = Set.of("name", "aliases", "architecture",
       "peakTflops", "memoryGiB", "hbmGBps", "nvlinkDomain", "nvlinkGBpsPerDirection", "powerW",
-      "boostClockMHz", "defaultFabric", "source", "hostGpus", "meshLinkGBpsPerDirection");
+      "boostClockMHz", "defaultFabric", "source", "hostGpus", "meshLinkGBpsPerDirection",
+      "attention");
+  private static final Set<String> ATTENTION_KEYS = Set.of("forward", "backward",
+      "narrowForward", "narrowBackward");
   private static final Set<String> FABRIC_KEYS = Set.of("name", "kind", "nicGbps", "nicsPerNode",
       "latencySeconds", "source");
   private static final Pattern NAME = Pattern.compile("[a-z0-9][a-z0-9._-]{0,63}");
@@ -120,7 +123,8 @@ final class CatalogReader {
       throw new InputException(at + ": hostGpus " + host + " must divide nvlinkDomain " + domain);
     }
     mesh(arch, domain, host, nvlink, link, at);
-    GpuSpec spec = new GpuSpec(name, arch, peaks, bytes, hbm, domain, nvlink, link);
+    GpuSpec spec = new GpuSpec(name, arch, peaks, bytes, hbm, domain, nvlink, link,
+        attention(n.get("attention"), arch, at));
     return new GpuEntry(spec, aliases(n, at), word(n, "defaultFabric", at),
         optional(n, "powerW", 1e5, at), optional(n, "boostClockMHz", 1e5, at),
         text(n, "source", at), host);
@@ -196,6 +200,31 @@ final class CatalogReader {
     } catch (InputException e) {
       throw new InputException(at + ": " + e.getMessage());
     }
+  }
+
+  /**
+   * A GPU's own fused attention fractions ({@link GpuSpec#fusedAttention}): forward and backward
+   * at wide heads, and optionally at narrow ones (else the architecture's); null when absent.
+   */
+  private static FusedAttentionKernels attention(JsonNode a, Architecture arch, String at) {
+    if (a == null) {
+      return null;
+    }
+    String where = at + ": attention";
+    if (!a.isObject()) {
+      throw new InputException(where + " must be a mapping of fractions of the dense 16-bit "
+          + "peak, e.g. {forward: 0.71, backward: 0.54}");
+    }
+    checkKeys(a, ATTENTION_KEYS, where);
+    FusedAttentionKernels base = arch.attention().orElseThrow(() -> new InputException(at
+        + ": " + arch.word() + " has no priced fused attention kernel to state the fractions "
+        + "of; leave 'attention' out"));
+    double narrowForward = a.has("narrowForward") ? number(a, "narrowForward", 1, where)
+        : base.narrowForwardEfficiency();
+    double narrowBackward = a.has("narrowBackward") ? number(a, "narrowBackward", 1, where)
+        : base.narrowBackwardEfficiency();
+    return new FusedAttentionKernels(number(a, "forward", 1, where),
+        number(a, "backward", 1, where), narrowForward, narrowBackward);
   }
 
   private static Map<Precision, Double> peaks(JsonNode p, Architecture arch, String at) {

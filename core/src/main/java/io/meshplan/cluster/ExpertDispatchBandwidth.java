@@ -30,11 +30,21 @@ import io.meshplan.util.Require;
  *   <li><b>Hopper, inside a node</b>: the same DeepEP table's 8 ranks, 153 GB/s dispatch and
  *       158 GB/s combine of H800's "~160 GB/s NVLink maximum": 0.956 and 0.988 of NVLink, the
  *       only published Hopper figure inside a node, used for both kernels;
- *   <li><b>Blackwell, inside a node</b>: B200, 8 ranks, PyTorch API: Hybrid-EP at 16
- *       multiprocessors 535.94 GB/s BF16 dispatch and 530.86 GB/s combine; DeepEP 348 and 302
- *       GB/s at 16 and 494 and 420 GB/s at 24 multiprocessors, read at Megatron-Core's former
- *       default of 20 ({@code moe_deepep_num_sms}) as their means, 421 and 361 GB/s; each over
- *       NVLink 5's 900 GB/s per direction ({@code docs/README_Hybrid-EP.md}, "B200 Platform");
+ *   <li><b>Blackwell, inside one NVLink domain, Hybrid-EP</b>: GB200 over multi-node NVLink,
+ *       PyTorch API, 32 streaming multiprocessors (what Megatron-Bridge's benchmark recipes set,
+ *       {@code perf_recipes/_common.py}, {@code _benchmark_common}: {@code moe_hybridep_num_sms =
+ *       32}, at 067f987), BF16 dispatch and combine by the group's ranks: 545.71 and 568.94 GB/s
+ *       at 8, 523.48 and 521.55 at 16, 507.32 and 483.76 at 24, 484.22 and 464.54 at 32, 479.02
+ *       and 447.89 at 36 ({@code docs/README_Hybrid-EP.md}, "GB200 Platform"), each over NVLink
+ *       5's 900 GB/s per direction; between the published rank counts interpolated linearly in
+ *       the logarithm of the ranks, beyond 36 the 36-rank figure, below 8 the 8-rank one. A
+ *       group spread over more GPUs of the domain shares more of the switch and sends smaller
+ *       pieces: 16-21% less bandwidth at 36 ranks than at 8;
+ *   <li><b>Blackwell, inside a node, DeepEP</b>: B200, 8 ranks, PyTorch API: 348 and 302 GB/s
+ *       at 16 and 494 and 420 GB/s at 24 multiprocessors, read at Megatron-Core's former default
+ *       of 20 ({@code moe_deepep_num_sms}) as their means, 421 and 361 GB/s over NVLink 5's 900
+ *       GB/s per direction ({@code docs/README_Hybrid-EP.md}, "B200 Platform"), at every rank
+ *       count;
  *   <li><b>Blackwell, across nodes</b>: SM100 with CX7, EP 8 x 2, 90 GB/s dispatch and 91 GB/s
  *       combine (DeepEP at dd758ca, {@code README.md}, "Performance"), the only published
  *       Blackwell figure over RDMA, used for both kernels.
@@ -58,6 +68,14 @@ public final class ExpertDispatchBandwidth {
   private static final double[] HOPPER_DEEPEP_COMBINE = {43e9, 57e9, 50e9};
   private static final double[] BLACKWELL_DISPATCH = {90e9, 90e9, 90e9};
   private static final double[] BLACKWELL_COMBINE = {91e9, 91e9, 91e9};
+  /** Ranks of the published Blackwell Hybrid-EP figures inside one NVLink domain (GB200). */
+  private static final int[] DOMAIN_RANKS = {8, 16, 24, 32, 36};
+  private static final double[] BLACKWELL_DOMAIN_HYBRID_DISPATCH =
+      {545.71e9, 523.48e9, 507.32e9, 484.22e9, 479.02e9};
+  private static final double[] BLACKWELL_DOMAIN_HYBRID_COMBINE =
+      {568.94e9, 521.55e9, 483.76e9, 464.54e9, 447.89e9};
+  /** NVLink 5's bandwidth per direction, over which the Blackwell figures were measured. */
+  private static final double NVLINK5_BYTES_PER_SECOND = 900e9;
 
   private ExpertDispatchBandwidth() {}
 
@@ -82,21 +100,26 @@ public final class ExpertDispatchBandwidth {
    * @param combine the combine rather than the dispatch
    * @param cluster the cluster
    * @param nodes nodes the expert-parallel group spans
+   * @param ranks the group's GPUs, >= 1 (read inside a node)
    * @param fabricPerGpu the fabric bandwidth one GPU of the group has, bytes/s (ignored inside a
    *     node)
    * @return bytes/s, counted as the class comment says
    */
   public static double of(boolean hybridEp, boolean combine, ClusterSpec cluster, int nodes,
-      double fabricPerGpu) {
+      int ranks, double fabricPerGpu) {
     Require.positive(nodes, "nodes");
+    Require.positive(ranks, "ranks");
     GpuSpec gpu = cluster.gpu();
     check(hybridEp ? "hybridep" : "deepep", gpu);
     boolean hopper = gpu.architecture() == Architecture.HOPPER;
+    if (nodes == 1 && hopper) {
+      return (combine ? 158.0 : 153.0) / 160.0 * gpu.nvlinkBandwidth();
+    }
     if (nodes == 1) {
-      double efficiency = hopper ? (combine ? 158.0 : 153.0) / 160.0
-          : hybridEp ? (combine ? 530.86 : 535.94) / 900.0
-          : (combine ? 361.0 : 421.0) / 900.0;
-      return efficiency * gpu.nvlinkBandwidth();
+      double measured = hybridEp ? interpolate(DOMAIN_RANKS,
+          combine ? BLACKWELL_DOMAIN_HYBRID_COMBINE : BLACKWELL_DOMAIN_HYBRID_DISPATCH, ranks)
+          : (combine ? 361e9 : 421e9);
+      return measured / NVLINK5_BYTES_PER_SECOND * gpu.nvlinkBandwidth();
     }
     double[] table = hopper
         ? (hybridEp
@@ -104,18 +127,23 @@ public final class ExpertDispatchBandwidth {
             : (combine ? HOPPER_DEEPEP_COMBINE : HOPPER_DEEPEP_DISPATCH))
         : (combine ? BLACKWELL_COMBINE : BLACKWELL_DISPATCH);
     Require.that(fabricPerGpu > 0, "fabric bandwidth per GPU must be > 0");
-    return interpolate(table, nodes) * fabricPerGpu / MEASURED_NIC_BYTES_PER_SECOND;
+    return interpolate(NODES, table, nodes) * fabricPerGpu / MEASURED_NIC_BYTES_PER_SECOND;
   }
 
-  /** The table at {@code nodes}, linear in log2(nodes) between its points, clamped outside. */
-  static double interpolate(double[] table, int nodes) {
-    if (nodes <= NODES[0]) {
+  /**
+   * A table at {@code n}, linear in log2(n) between its points, clamped outside.
+   *
+   * @param at the table's counts, increasing
+   * @param table its figures
+   * @param n the count to read at, >= 1
+   */
+  static double interpolate(int[] at, double[] table, int n) {
+    if (n <= at[0]) {
       return table[0];
     }
-    for (int i = 1; i < NODES.length; i++) {
-      if (nodes <= NODES[i]) {
-        double x = (Math.log(nodes) - Math.log(NODES[i - 1]))
-            / (Math.log(NODES[i]) - Math.log(NODES[i - 1]));
+    for (int i = 1; i < at.length; i++) {
+      if (n <= at[i]) {
+        double x = (Math.log(n) - Math.log(at[i - 1])) / (Math.log(at[i]) - Math.log(at[i - 1]));
         return table[i - 1] + x * (table[i] - table[i - 1]);
       }
     }

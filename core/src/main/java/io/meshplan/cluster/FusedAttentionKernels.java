@@ -37,7 +37,10 @@ import java.util.Optional;
  *       benchmark/sdpa_benchmark_training/results/llama3.1/gb200}, cuDNN 9.22, April 2026)
  *       measured Llama 3.1's heads, causal, batch 2, at 1,408 TFLOP/s forward and 1,148 backward
  *       for sequence 4096 (0.56 and 0.46) and 1,574 and 1,332 for 8192 (0.63 and 0.53): within 7%
- *       of Hopper's 0.60 and 0.50.
+ *       of Hopper's 0.60 and 0.50. Blackwell Ultra (GB300, B300) runs faster: the same benchmark
+ *       on a GB300 measured 1,703 and 1,856 forward and 1,248 and 1,435 backward, means of 0.71
+ *       and 0.54 of its 2,500 TFLOP/s, which its catalog entry states ({@link
+ *       GpuSpec#fusedAttention}, the catalog's {@code attention:}).
  *   <li>V100 (Volta): FlashAttention-2 needs Ampere or later; no fused kernel.
  *   <li>AMD CDNA 3 and CDNA 4 (MI300X, MI325X, MI355X): the fused kernels there (Composable
  *       Kernel's and AITER's FlashAttention) have no kernel-level forward and backward benchmark
@@ -80,7 +83,9 @@ import java.util.Optional;
  *     1]
  */
 public record FusedAttentionKernels(double forwardEfficiency, double backwardEfficiency,
-    double narrowForwardEfficiency, double narrowBackwardEfficiency) {
+    double narrowForwardEfficiency, double narrowBackwardEfficiency)
+    implements java.io.Serializable {
+  private static final long serialVersionUID = 1L;
   /** The head dimension, and above, at which the kernels run at their full fractions. */
   public static final int WIDE_HEAD = 128;
   /** The head dimension, and below, at which they run at their narrow fractions. */
@@ -130,14 +135,15 @@ public record FusedAttentionKernels(double forwardEfficiency, double backwardEff
   }
 
   /**
-   * The fused attention kernels of a GPU, if it has any: those of its architecture ({@link
-   * Architecture#attention}), Ampere and later.
+   * The default fused attention kernel of a GPU, if it has one: its own measured fractions
+   * ({@link GpuSpec#fusedAttention}), else its architecture's ({@link Architecture#attention}),
+   * Ampere and later.
    *
    * @param gpu the GPU
    * @return the kernels' efficiencies, or empty on GPUs FlashAttention-2 does not run on
    */
   public static Optional<FusedAttentionKernels> of(GpuSpec gpu) {
-    return gpu.architecture().attention();
+    return Optional.ofNullable(gpu.fusedAttention());
   }
 
   /**
@@ -189,6 +195,9 @@ public record FusedAttentionKernels(double forwardEfficiency, double backwardEff
   /**
    * The prices of a named kernel on a GPU, or of its architecture's default kernel.
    *
+   * The architecture's default kernel, named or not, runs at the GPU's own fractions where its
+   * catalog entry states them ({@link #of(GpuSpec)}).
+   *
    * @param gpu the GPU
    * @param kernel the kernel the run used, or empty for the architecture's default
    * @return the kernels' efficiencies, or empty on GPUs without fused kernels when none is named
@@ -196,7 +205,7 @@ public record FusedAttentionKernels(double forwardEfficiency, double backwardEff
    */
   public static Optional<FusedAttentionKernels> of(GpuSpec gpu,
       Optional<AttentionKernel> kernel) {
-    if (kernel.isEmpty()) {
+    if (kernel.isEmpty() || kernel.equals(AttentionKernel.defaultFor(gpu.architecture()))) {
       return of(gpu);
     }
     try {

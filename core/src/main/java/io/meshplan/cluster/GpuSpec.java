@@ -28,6 +28,12 @@ import java.util.Optional;
  *     has the full {@link #nvlinkBandwidth}; else the bandwidth per direction of the one
  *     point-to-point link that joins each pair of GPUs (AMD Infinity Fabric on MI300X, MI325X
  *     and MI355X boards: each of the 8 GPUs links directly to the other 7), bytes/s
+ * @param fusedAttention the fractions of the dense peak the architecture's default fused
+ *     attention kernel reaches on this GPU ({@link FusedAttentionKernels}, {@link
+ *     AttentionKernel#defaultFor}); null where the architecture has no priced fused kernel. A
+ *     GPU whose kernel was measured apart from its architecture's states its own (a catalog's
+ *     {@code attention:}); passing null takes the architecture's ({@link
+ *     Architecture#attention}).
  */
 public record GpuSpec(
     String name,
@@ -37,7 +43,8 @@ public record GpuSpec(
     double hbmBandwidth,
     int nvlinkDomain,
     double nvlinkBandwidth,
-    double meshLinkBandwidth) implements java.io.Serializable {
+    double meshLinkBandwidth,
+    FusedAttentionKernels fusedAttention) implements java.io.Serializable {
   private static final long serialVersionUID = 1L;
 
   /** Validates the numbers and freezes the throughput map. */
@@ -64,6 +71,31 @@ public record GpuSpec(
         "gpu " + name + " NVLink bandwidth must be positive, got " + nvlinkBandwidth);
     Require.that(meshLinkBandwidth >= 0 && Double.isFinite(meshLinkBandwidth),
         "gpu " + name + " mesh link bandwidth must be 0 or positive, got " + meshLinkBandwidth);
+    if (fusedAttention == null) {
+      fusedAttention = architecture.attention().orElse(null);
+    } else if (architecture.attention().isEmpty()) {
+      throw new InputException("gpu " + name + ": " + architecture.word() + " has no priced "
+          + "fused attention kernel to state the fractions of; leave 'attention' out");
+    }
+  }
+
+  /**
+   * A GPU at its architecture's fused attention prices.
+   *
+   * @param name catalog name
+   * @param architecture the architecture
+   * @param peakFlops dense peaks, FLOP/s
+   * @param hbmBytes device memory, bytes
+   * @param hbmBandwidth device memory bandwidth, bytes/s
+   * @param nvlinkDomain GPUs per NVLink domain
+   * @param nvlinkBandwidth NVLink bandwidth per GPU per direction, bytes/s
+   * @param meshLinkBandwidth 0 behind a switch, else each direct link's bandwidth, bytes/s
+   */
+  public GpuSpec(String name, Architecture architecture, Map<Precision, Double> peakFlops,
+      long hbmBytes, double hbmBandwidth, int nvlinkDomain, double nvlinkBandwidth,
+      double meshLinkBandwidth) {
+    this(name, architecture, peakFlops, hbmBytes, hbmBandwidth, nvlinkDomain, nvlinkBandwidth,
+        meshLinkBandwidth, null);
   }
 
   /**
@@ -182,7 +214,8 @@ public record GpuSpec(
    */
   public GpuSpec withNvlinkBandwidth(double bytesPerSecond) {
     return new GpuSpec(name, architecture, peakFlops, hbmBytes, hbmBandwidth, nvlinkDomain,
-        bytesPerSecond, meshed() ? meshLinkBandwidth * bytesPerSecond / nvlinkBandwidth : 0);
+        bytesPerSecond, meshed() ? meshLinkBandwidth * bytesPerSecond / nvlinkBandwidth : 0,
+        fusedAttention);
   }
 
   /**
@@ -193,6 +226,6 @@ public record GpuSpec(
    */
   public GpuSpec withHbmBandwidth(double bytesPerSecond) {
     return new GpuSpec(name, architecture, peakFlops, hbmBytes, bytesPerSecond, nvlinkDomain,
-        nvlinkBandwidth, meshLinkBandwidth);
+        nvlinkBandwidth, meshLinkBandwidth, fusedAttention);
   }
 }

@@ -67,6 +67,48 @@ class FusedAttentionKernelsTest {
         .isCloseTo(2 * m.attentionCost(1e12, 0, true, 64), within(1e-15));
   }
 
+  /**
+   * Blackwell Ultra states its own cuDNN fractions (catalog.yaml, cudnn-frontend 60e572b's GB300
+   * run): forward (1,703 + 1,856) / 2 / 2,500 = 0.7118, 0.71; backward (1,248 + 1,435) / 2 /
+   * 2,500 = 0.5366, 0.54. The GB200 of the same run, (1,408 + 1,574) / 2 / 2,500 = 0.596 and
+   * (1,148 + 1,332) / 2 / 2,500 = 0.496, keeps Blackwell's 0.60 and 0.50. Narrow heads keep
+   * Blackwell's 0.34 and 0.29. 1 TFLOP of GB300 attention at head dimension 128: forward 1e12 /
+   * (2,500e12 * 0.71) = 5.633803e-4 s, backward 1e12 / (2,500e12 * 0.54) = 7.407407e-4 s; a
+   * GB200's forward 1e12 / (2,500e12 * 0.60) = 6.666667e-4 s.
+   */
+  @Test
+  void blackwellUltraRunsItsOwnMeasuredAttention() {
+    FusedAttentionKernels ultra = new FusedAttentionKernels(0.71, 0.54, 0.34, 0.29);
+    for (String g : new String[] {"gb300", "b300"}) {
+      assertThat(FusedAttentionKernels.of(gpu(g))).as(g).contains(ultra);
+      // Naming the default kernel (cuDNN) prices it the same.
+      assertThat(FusedAttentionKernels.of(gpu(g),
+          java.util.Optional.of(AttentionKernel.CUDNN))).as(g).contains(ultra);
+    }
+    assertThat(FusedAttentionKernels.of(gpu("gb200"))).contains(FusedAttentionKernels.HOPPER);
+    KernelTimeModel gb300 = KernelTimeModel.of(gpu("gb300"), 2);
+    assertThat(gb300.attentionCost(1e12, 0, false, 128)).isCloseTo(5.633803e-4, within(1e-9));
+    assertThat(gb300.attentionCost(1e12, 0, true, 128)).isCloseTo(7.407407e-4, within(1e-9));
+    assertThat(KernelTimeModel.of(gpu("gb200"), 2).attentionCost(1e12, 0, false, 128))
+        .isCloseTo(6.666667e-4, within(1e-9));
+    // A kernel other than the default keeps its architecture's table: Hopper's flash3.
+    assertThat(FusedAttentionKernels.of(gpu("h100-80gb"),
+        java.util.Optional.of(AttentionKernel.FLASH2))).contains(
+            FusedAttentionKernels.HOPPER_FLASH2);
+  }
+
+  /** Volta has no fused kernel, so a GPU entry may not state fractions for one. */
+  @Test
+  void aGpuWithoutAFusedKernelMayNotStateAttentionFractions() {
+    GpuSpec v = gpu("v100-32gb");
+    assertThatThrownBy(() -> new GpuSpec("v-odd", Architecture.VOLTA, v.peakFlops(),
+        v.hbmBytes(), v.hbmBandwidth(), 8, v.nvlinkBandwidth(), 0,
+        FusedAttentionKernels.HOPPER))
+        .isInstanceOf(io.meshplan.util.InputException.class)
+        .hasMessage("gpu v-odd: volta has no priced fused attention kernel to state the "
+            + "fractions of; leave 'attention' out");
+  }
+
   @Test
   void aHeadDimensionBelowOneIsABug() {
     FusedAttentionKernels k = FusedAttentionKernels.of(gpu("h100-80gb")).orElseThrow();

@@ -147,6 +147,24 @@ class HardwareCatalogTest {
     assertThat(GpuCatalog.find("b200").orElseThrow().hbmBytes()).isEqualTo(180L << 30);
   }
 
+  /**
+   * A GPU's own attention fractions replace its architecture's wide-head ones; the narrow-head
+   * ones hold unless stated.
+   */
+  @Test
+  void aUserEntryMayStateItsOwnAttentionFractions() throws Exception {
+    HardwareCatalog c = withFile(ENTRY + "    attention: {forward: 0.65, backward: 0.45}\n");
+    FusedAttentionKernels k = c.gpu("x9-48gb").orElseThrow().spec().fusedAttention();
+    assertThat(k).isEqualTo(new FusedAttentionKernels(0.65, 0.45, 0.34, 0.29));
+    HardwareCatalog n = withFile(ENTRY + "    attention: {forward: 0.65, backward: 0.45, "
+        + "narrowForward: 0.4, narrowBackward: 0.3}\n");
+    assertThat(n.gpu("x9-48gb").orElseThrow().spec().fusedAttention())
+        .isEqualTo(new FusedAttentionKernels(0.65, 0.45, 0.4, 0.3));
+    // Without the field, the architecture's (Hopper's) fractions.
+    assertThat(withFile(ENTRY).gpu("x9-48gb").orElseThrow().spec().fusedAttention())
+        .isEqualTo(FusedAttentionKernels.HOPPER);
+  }
+
   @Test
   void anUnknownArchitectureIsRefusedInOneLine() throws Exception {
     assertThatThrownBy(() -> withFile(ENTRY.replace("hopper", "turing")))
@@ -182,7 +200,16 @@ class HardwareCatalogTest {
         new String[] {ENTRY + "    aliases: [b200]\n", "the name of another catalog gpu"},
         new String[] {deep, "catalog.yaml: "},
         new String[] {"- 1\n", "expected a YAML mapping"},
-        new String[] {"gpus: 3\n", "'gpus' must be a list"});
+        new String[] {"gpus: 3\n", "'gpus' must be a list"},
+        new String[] {ENTRY + "    attention: {forward: 1.2, backward: 0.5}\n",
+            "attention: 'forward' must be a number above 0 and at most 1"},
+        new String[] {ENTRY + "    attention: {forward: 0.7}\n", "attention: 'backward' must"},
+        new String[] {ENTRY + "    attention: {forward: 0.7, backward: 0.5, fwd: 1}\n",
+            "unknown field 'fwd'"},
+        new String[] {ENTRY + "    attention: 0.7\n", "attention must be a mapping"},
+        new String[] {ENTRY.replace("hopper", "cdna3")
+            + "    attention: {forward: 0.7, backward: 0.5}\n",
+            "cdna3 has no priced fused attention kernel"});
     for (String[] c : cases) {
       assertThatThrownBy(() -> withFile(c[0])).as(c[0]).isInstanceOf(InputException.class)
           .hasMessageContaining("catalog.yaml").hasMessageContaining(c[1]);

@@ -545,9 +545,10 @@ public final class StageCostBuilder {
       double fabric = cluster.nodeNetworkBandwidth() / p.groupsPerNode()
           / p.gpusPerNodeInGroup();
       boolean hybrid = dispatcher == ExpertDispatcher.HYBRIDEP;
-      return new DeduplicatedPair(comm, nodes == 1 ? mesh.size(1) : nodes,
-          ExpertDispatchBandwidth.of(hybrid, false, cluster, nodes, fabric),
-          ExpertDispatchBandwidth.of(hybrid, true, cluster, nodes, fabric));
+      int ranks = mesh.size(1);
+      return new DeduplicatedPair(comm, nodes == 1 ? ranks : nodes,
+          ExpertDispatchBandwidth.of(hybrid, false, cluster, nodes, ranks, fabric),
+          ExpertDispatchBandwidth.of(hybrid, true, cluster, nodes, ranks, fabric));
     });
   }
 

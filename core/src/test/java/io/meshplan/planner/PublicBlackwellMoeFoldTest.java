@@ -1,0 +1,71 @@
+package io.meshplan.planner;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.meshplan.cluster.Architecture;
+import io.meshplan.model.ExpertDispatcher;
+import io.meshplan.model.Fp8Scaling;
+import io.meshplan.plan.PipelineLayout;
+import io.meshplan.sim.SimulationResult;
+import java.util.List;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Megatron-Bridge's mixture-of-experts rows on GB200 and GB300 ({@code
+ * folds/moe_mxfp8_blackwell.csv}) are stated as their recipes ran: MXFP8, Hybrid-EP, the
+ * exchange overlapped except Nemotron 3 Nano's, DeepSeek-V3's 16-chunk layout; so stated each fits
+ * in its GPU's memory, as the runs did.
+ */
+class PublicBlackwellMoeFoldTest {
+  private static List<PublicRun> rows() {
+    return PublicFolds.all().stream().filter(r -> r.set().equals("bwmoe")).toList();
+  }
+
+  @Test
+  void theRowsAreStatedAsTheirRecipesRan() {
+    List<PublicRun> rows = rows();
+    assertThat(rows).hasSize(9).allSatisfy(r -> {
+      assertThat(r.fold()).isEqualTo("nemo");
+      assertThat(r.cluster().gpu().architecture()).isEqualTo(Architecture.BLACKWELL);
+      assertThat(r.model().fp8Scaling()).isEqualTo(Fp8Scaling.MXFP8);
+      assertThat(r.overlaps().dispatcher()).isEqualTo(ExpertDispatcher.HYBRIDEP);
+      assertThat(r.config().tensorParallel()).isEqualTo(1);
+      // GPUs = PP x DP at TP 1 and CP 1.
+      assertThat(r.config().pipelineParallel() * r.config().dataParallel())
+          .isEqualTo(r.cluster().gpuCount());
+      assertThat(r.overlaps().moeComm())
+          .isEqualTo(!r.name().equals("nemotron-3-nano-30b-a3b"));
+    });
+    // DeepSeek-V3's "Et*4|(t*4|)*14tmL": 16 chunks holding 4 + 14 x 4 + 1 = 61 blocks, over PP
+    // 2 x VP 8 on GB300 and PP 4 x VP 4 on GB200.
+    List<PublicRun> dsv3 = rows.stream().filter(r -> r.name().equals("deepseek-v3")).toList();
+    assertThat(dsv3).hasSize(2).allSatisfy(r -> {
+      PipelineLayout l = (PipelineLayout) r.config().split();
+      assertThat(l.chunks()).hasSize(16);
+      assertThat(String.join("", l.chunks()).chars().filter(c -> c == 't').count())
+          .isEqualTo(61);
+      assertThat(r.config().pipelineParallel() * r.config().virtualStages()).isEqualTo(16);
+    });
+  }
+
+  /**
+   * Each fits, as it ran. Qwen3-30B-A3B on 8 GB200s: 512 x 4,096 = 2,097,152 tokens a step at
+   * 39,936 tokens/s on each of 8 GPUs, 2,097,152 / 319,488 = 6.564 s.
+   */
+  @Test
+  void eachRowFitsItsGpu() {
+    int pinned = 0;
+    for (PublicRun r : rows()) {
+      SimulationResult s = r.simulate(Optional.empty());
+      assertThat(s.peakMemoryBytesPerGpu()).as(r.name() + " on " + r.cluster().toShortString())
+          .isLessThan(r.cluster().gpu().hbmBytes());
+      if (r.name().equals("qwen3-30b-a3b") && r.cluster().gpu().name().equals("gb200")) {
+        assertThat(r.measuredSeconds(s)).isCloseTo(6.564, org.assertj.core.data.Offset.offset(
+            0.001));
+        pinned++;
+      }
+    }
+    assertThat(pinned).isEqualTo(1);
+  }
+}
