@@ -399,14 +399,28 @@ final class MegatronLog {
    * prices alike (same operand bytes and rates), under the delayed or per-tensor current scaling
    * recipe ({@code fp8_recipe}, TransformerConfig's {@code delayed} default or {@code
    * tensorwise}) or Blackwell's MXFP8 block scaling ({@code mxfp8}); the block-wise and custom
-   * recipes are refused, as meshplan does not price them.
+   * recipes are refused, as meshplan does not price them. A run in NVFP4 ({@code fp4}, printed
+   * from {@code --fp4-format}, {@code e2m1}, with {@code fp4_recipe} {@code nvfp4}) trains
+   * through the same autocast, as {@code fp8:nvfp4}.
    *
    * @return {@code fp8} (delayed scaling), {@code fp8:tensorwise} (current scaling, which may
-   *     recompute what delayed scaling may not), {@code fp8:mxfp8}, or empty when the run did
-   *     not train in FP8
+   *     recompute what delayed scaling may not), {@code fp8:mxfp8}, {@code fp8:nvfp4}, or empty
+   *     when the run did not train in FP8 or FP4
    */
   private static java.util.Optional<String> fp8(Args a) {
     String format = a.args.getOrDefault(MegatronArg.FP8_FORMAT.dest(), "None");
+    String fp4 = a.args.getOrDefault(MegatronArg.FP4_FORMAT.dest(), "None");
+    if (!fp4.equals("None")) {
+      if (!fp4.equals("e2m1")) {
+        throw a.bad(MegatronArg.FP4_FORMAT.dest(), "is not an FP4 format Megatron-LM has (e2m1)");
+      }
+      String recipe = a.args.getOrDefault(MegatronArg.FP4_RECIPE.dest(), "nvfp4");
+      if (!recipe.equals("nvfp4")) {
+        throw a.bad(MegatronArg.FP4_RECIPE.dest(), "is not a recipe meshplan prices (it prices "
+            + "Transformer Engine's nvfp4, not custom)");
+      }
+      return java.util.Optional.of("fp8:nvfp4");
+    }
     if (format.equals("None")) {
       return java.util.Optional.empty();
     }

@@ -125,9 +125,11 @@ final class ModelOptions {
       + "tensor is scaled, Megatron-LM's --fp8-recipe: delayed (default; Transformer Engine's "
       + "DelayedScaling, from earlier steps' amax) or tensorwise (Float8CurrentScaling, from "
       + "this step's amax; Megatron-Bridge's fp8_cs) or mxfp8 (MXFP8BlockScaling, one scale per "
-      + "32 elements; Blackwell only; Megatron-Bridge's fp8_mx). Under delayed scaling "
-      + "Megatron-Core refuses to recompute norms or the experts' activation; the three are "
-      + "priced alike.")
+      + "32 elements; Blackwell only; Megatron-Bridge's fp8_mx) or nvfp4 (NVFP4BlockScaling: "
+      + "4-bit GEMM operands, one scale per 16 elements; Blackwell only; Megatron-LM's "
+      + "--fp4-format e2m1 --fp4-recipe nvfp4). Each is priced by Transformer Engine's "
+      + "measured GEMMs with their casts. Under delayed scaling Megatron-Core refuses to "
+      + "recompute norms or the experts' activation.")
   String fp8Recipe;
 
   @Option(names = "--optimizer-state", paramLabel = "PRECISION", description = "What Adam "

@@ -29,7 +29,11 @@ import java.util.Optional;
  * 1.687 / 2 = 0.675 of the FP8 peak under delayed scaling and 0.631 under current scaling; on a
  * B200 0.68 x 1.395 / 2 = 0.474 under current scaling, 0.483 under MXFP8 and 0.556 under delayed
  * scaling: a Blackwell GEMM in FP8 training runs 1.4-1.6x its 16-bit speed, not the 2.2x of its
- * kernels alone, as Transformer Engine's casts do not speed up with the tensor cores.
+ * kernels alone, as Transformer Engine's casts do not speed up with the tensor cores. NVFP4's
+ * 4-bit GEMMs, which Transformer Engine runs through the same autocast, are priced in the same
+ * units: 0.68 x 1.977 / 2 = 0.672 of a B200's or GB200's FP8 peak, 1.98x its 16-bit speed,
+ * bounded by NVFP4's kernels alone (3.481x, {@link Fp8Quantization#kernelAloneOver16Bit}) and
+ * never past the FP8 peak itself.
  *
  * @param peakFlops the FP8 dense peak, FLOP/s
  * @param efficiency the fraction of it a large GEMM reaches in training, in (0, 1]
@@ -75,9 +79,14 @@ public record Fp8Gemms(double peakFlops, double efficiency) {
     if (!gpu.architecture().hasFp8Gemms() || peak16.isEmpty()) {
       return Optional.empty();
     }
-    return gpu.peak(Precision.FP8).map(p -> new Fp8Gemms(p, Math.min(EFFICIENCY,
-        KernelTimeModel.gemmEfficiency(gpu, sixteen) * peak16.get() / p
-            * q.speedupOver16Bit(gpu.architecture()))));
+    double sixteenBitRate = KernelTimeModel.gemmEfficiency(gpu, sixteen) * peak16.get();
+    return gpu.peak(Precision.FP8).map(p -> {
+      // The kernel alone bounds the price: 0.75 of the FP8 peak, or NVFP4's measured kernels.
+      double kernel = Math.min(1.0, q.kernelAloneOver16Bit().isPresent()
+          ? sixteenBitRate / p * q.kernelAloneOver16Bit().getAsDouble() : EFFICIENCY);
+      return new Fp8Gemms(p, Math.min(kernel,
+          sixteenBitRate / p * q.speedupOver16Bit(gpu.architecture())));
+    });
   }
 
   /**

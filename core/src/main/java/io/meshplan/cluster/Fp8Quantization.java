@@ -17,17 +17,21 @@ import io.meshplan.util.InputException;
  *
  * <table>
  *   <caption>per-layer GEMM time, ms (autocast)</caption>
- *   <tr><th>GPU</th><th>BF16</th><th>delayed</th><th>current</th><th>MXFP8</th></tr>
+ *   <tr><th>GPU</th><th>BF16</th><th>delayed</th><th>current</th><th>MXFP8</th><th>NVFP4</th>
+ *       </tr>
  *   <tr><td>H200 NVL (Hopper)</td><td>32.014</td><td>18.978 (1.687x)</td><td>20.285 (1.578x)</td>
- *       <td>-</td></tr>
+ *       <td>-</td><td>-</td></tr>
  *   <tr><td>B300 SXM6 (Blackwell)</td><td>12.758</td><td>7.802 (1.635x)</td><td>9.147 (1.395x)
- *       </td><td>8.984 (1.420x)</td></tr>
+ *       </td><td>8.984 (1.420x)</td><td>6.453 (1.977x)</td></tr>
  * </table>
  *
  * <p>The same page's pre-quantized GEMMs alone (the casts left out) run current scaling 1.90x
  * (H200 NVL) and 1.93x (B300: 13.102 / 6.812 ms) over BF16, near the FP8 to 16-bit peak ratio of
- * 2: the rest is the casts, "~17% of its autocast time" on Hopper. A ratio, not a fraction of the
- * FP8 peak, carries the measurement over to other GPUs of the architecture: it holds the clocks
+ * 2: the rest is the casts, "~17% of its autocast time" on Hopper. NVFP4's kernels alone run
+ * 3.48x (13.102 / 3.764 ms): its casts, Hadamard transforms and scales are 42% of its autocast
+ * time, which is why 4-bit GEMMs train at 1.98x, not the 3-6x of the tensor cores' peaks; the
+ * pre-quantized ratio bounds the price ({@link #kernelAloneOver16Bit}). A ratio, not a fraction of
+ * the FP8 peak, carries the measurement over to other GPUs of the architecture: it holds the clocks
  * and power limit of the GPU it was measured on (the H200 NVL runs at 600 W) out of the price.
  */
 public enum Fp8Quantization {
@@ -36,14 +40,37 @@ public enum Fp8Quantization {
   /** One scale per tensor from its own amax in the current step. */
   CURRENT(32.014 / 20.285, 12.758 / 9.147),
   /** One E8M0 scale per 32 elements (MXFP8), which only Blackwell's tensor cores apply. */
-  MX_BLOCK(Double.NaN, 12.758 / 8.984);
+  MX_BLOCK(Double.NaN, 12.758 / 8.984),
+  /**
+   * 4-bit E2M1 operands with one E4M3 scale per 16 elements (NVFP4), Blackwell's tensor cores
+   * only; its kernels alone 13.102 / 3.764 = 3.481x the 16-bit GEMMs on the B300.
+   */
+  NVFP4(Double.NaN, 12.758 / 6.453, 13.102 / 3.764);
 
   private final double hopper;
   private final double blackwell;
+  private final double kernelAlone;
 
   Fp8Quantization(double hopper, double blackwell) {
+    this(hopper, blackwell, Double.NaN);
+  }
+
+  Fp8Quantization(double hopper, double blackwell, double kernelAlone) {
     this.hopper = hopper;
     this.blackwell = blackwell;
+    this.kernelAlone = kernelAlone;
+  }
+
+  /**
+   * How many times faster than a 16-bit GEMM the recipe's GEMM kernels run alone, their operands
+   * already quantized, where that bound is not the FP8 kernel's ({@link Fp8Gemms#EFFICIENCY}):
+   * NVFP4's 4-bit kernels, 3.481x on the B300 (above).
+   *
+   * @return the ratio, or empty for the 8-bit recipes
+   */
+  public java.util.OptionalDouble kernelAloneOver16Bit() {
+    return Double.isNaN(kernelAlone) ? java.util.OptionalDouble.empty()
+        : java.util.OptionalDouble.of(kernelAlone);
   }
 
   /**
@@ -62,7 +89,7 @@ public enum Fp8Quantization {
       default -> Double.NaN;
     };
     if (Double.isNaN(s)) {
-      throw new InputException("FP8 GEMMs with " + word() + " scaling are not priced on "
+      throw new InputException("GEMMs with " + word() + " scaling are not priced on "
           + a.word() + " GPUs: no measurement of them there");
     }
     return s;
@@ -71,13 +98,14 @@ public enum Fp8Quantization {
   /**
    * The recipe's word, as Megatron-LM's {@code --fp8-recipe} writes it.
    *
-   * @return {@code delayed}, {@code tensorwise} or {@code mxfp8}
+   * @return {@code delayed}, {@code tensorwise}, {@code mxfp8} or {@code nvfp4}
    */
   public String word() {
     return switch (this) {
       case DELAYED -> "delayed";
       case CURRENT -> "tensorwise";
       case MX_BLOCK -> "mxfp8";
+      case NVFP4 -> "nvfp4";
     };
   }
 }

@@ -107,7 +107,31 @@ enum ExportFeature {
     ExportInput without(ExportInput in) {
       return in.withModel(in.model().withFp8Scaling(io.meshplan.model.Fp8Scaling.TENSORWISE));
     }
+  },  /**
+   * NVFP4 block scaling ({@link io.meshplan.model.Fp8Scaling#NVFP4}): Megatron-LM's export writes
+   * {@code --fp4-format e2m1 --fp4-recipe nvfp4}; the others write per-tensor FP8 or none, so
+   * without it the nearest input scales per tensor in the current step (its GEMMs priced at
+   * 1.40x the 16-bit speed rather than 1.98x on Blackwell, {@code cluster.Fp8Quantization}).
+   */
+  NVFP4 {
+    @Override
+    boolean usedBy(ExportInput in) {
+      return io.meshplan.model.Fp8Training.on(in.model().dtype())
+          && in.model().fp8Scaling() == io.meshplan.model.Fp8Scaling.NVFP4;
+    }
+
+    @Override
+    String refusal(String label, ExportInput in) {
+      return label + " export writes no NVFP4 training (--fp4-format e2m1 --fp4-recipe nvfp4);"
+          + " export --to megatron writes it";
+    }
+
+    @Override
+    ExportInput without(ExportInput in) {
+      return in.withModel(in.model().withFp8Scaling(io.meshplan.model.Fp8Scaling.TENSORWISE));
+    }
   },
+
   /**
    * Bf16 optimizer state ({@link io.meshplan.model.OptimizerState#BF16}: the bf16 weights as
    * Adam's own, bf16 moments and gradients): no export writes it. Megatron-LM's precision-aware

@@ -389,6 +389,15 @@ public final class MegatronArgs implements FrameworkWriter {
       // FP8 needs TE's layers, Megatron's default implementation.
       a.add(List.of(MegatronArg.BF16.flag()));
       a.add(List.of(MegatronArg.TRANSFORMER_IMPL.flag(), "transformer_engine"));
+      if (m.fp8Scaling() == io.meshplan.model.Fp8Scaling.NVFP4) {
+        // NVFP4 is Megatron-LM's FP4 mode, which refuses an FP8 format beside it
+        // (arguments.py at d98e8a6: "--fp4-format and --fp8-format cannot be used
+        // simultaneously"); Megatron-Bridge's bf16_with_nvfp4_mixed sets fp4 "e2m1", fp4_recipe
+        // "nvfp4" (training/mixed_precision.py at 067f987).
+        a.add(List.of(MegatronArg.FP4_FORMAT.flag(), "e2m1"));
+        a.add(List.of(MegatronArg.FP4_RECIPE.flag(), "nvfp4"));
+        return;
+      }
       // MXFP8 in E4M3 throughout, as Megatron-Bridge's bf16_with_mxfp8_mixed sets it
       // (training/mixed_precision.py at 067f987: fp8 "e4m3", fp8_recipe "mxfp8"); the
       // per-tensor recipes in the hybrid format (E5M2 gradients).

@@ -12,7 +12,8 @@ import java.util.Optional;
  * its {@code argparse} destination ({@link #dest}): the flag's name with underscores, except
  * where the argument says otherwise (NVIDIA/Megatron-LM@d98e8a6 {@code
  * megatron/core/transformer/transformer_config.py}: {@code --norm-epsilon} is {@code
- * layernorm_epsilon}, {@code --fp8-format} is {@code fp8}, {@code --disable-bias-linear} clears
+ * layernorm_epsilon}, {@code --fp8-format} is {@code fp8}, {@code --fp4-format} is {@code fp4},
+ * {@code --disable-bias-linear} clears
  * {@code add_bias_linear}; {@code megatron/training/arguments.py}: {@code --no-rope-fusion} clears
  * {@code apply_rope_fusion}, {@code --no-yarn-correction-range-round-to-int} clears {@code
  * yarn_correction_range_round_to_int}, {@code --no-gradient-accumulation-fusion} clears {@code
@@ -44,6 +45,8 @@ public enum MegatronArg {
   FP16(Kind.SWITCH),
   FP8_AMAX_COMPUTE_ALGO(Kind.VALUE),
   FP8_AMAX_HISTORY_LEN(Kind.VALUE),
+  FP4_FORMAT(Kind.VALUE, "fp4"),
+  FP4_RECIPE(Kind.VALUE),
   FP8_FORMAT(Kind.VALUE, "fp8"),
   FP8_RECIPE(Kind.VALUE),
   GLOBAL_BATCH_SIZE(Kind.VALUE),

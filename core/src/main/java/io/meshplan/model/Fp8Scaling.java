@@ -26,6 +26,16 @@ import java.util.Optional;
  *       Its GEMMs run at the FP8 rate (torchtitan {@code
  *       torchtitan/components/quantization/mxfp8.md} at b5bcd76c: MXFP8 GEMMs "up to 2x" over
  *       bf16 on B200, the FP8 to 16-bit peak ratio); its casts are priced by their own measurement.
+ *   <li>{@link #NVFP4}: {@code NVFP4BlockScaling}, a recipe of the same autocast: the linear
+ *       layers' GEMM operands in 4-bit E2M1 with one FP8 (E4M3) scale per 16 elements and a
+ *       per-tensor FP32 scale, random Hadamard transforms on the weight-gradient GEMM's inputs and
+ *       stochastic rounding of gradients; Blackwell only (Megatron-Core's {@code fp4} {@code
+ *       e2m1} with {@code fp4_recipe} {@code nvfp4}, "NVFP4BlockScaling recipe for Blackwell+
+ *       architecture", {@code transformer_config.py} at d98e8a6; Megatron-Bridge's {@code nvfp4}
+ *       precision, the NVFP4 rows of its performance tables). Priced by Transformer Engine's
+ *       measurement of those GEMMs with their casts, 1.98x the bf16 speed on a B300. Weights,
+ *       activations and the exports' other precisions are those of FP8 training: meshplan counts
+ *       the saved GEMM inputs at 8 bits, an upper bound on the 4.5 bits NVFP4 keeps.
  * </ul>
  *
  * <p>They differ where Megatron-Core's rules differ: under delayed scaling the norms and the
@@ -43,7 +53,9 @@ public enum Fp8Scaling {
   /** Scales from each tensor's amax in the current step. */
   TENSORWISE("tensorwise"),
   /** One E8M0 scale per block of 32 elements (Blackwell and later). */
-  MXFP8("mxfp8");
+  MXFP8("mxfp8"),
+  /** 4-bit E2M1 GEMM operands, one E4M3 scale per 16 elements (Blackwell and later). */
+  NVFP4("nvfp4");
 
   private final String word;
 
@@ -54,7 +66,7 @@ public enum Fp8Scaling {
   /**
    * The word Megatron-LM's {@code --fp8-recipe} takes.
    *
-   * @return {@code delayed}, {@code tensorwise} or {@code mxfp8}
+   * @return {@code delayed}, {@code tensorwise}, {@code mxfp8} or {@code nvfp4}
    */
   public String word() {
     return word;
@@ -63,7 +75,7 @@ public enum Fp8Scaling {
   /**
    * The recipe words, for messages.
    *
-   * @return {@code delayed, tensorwise or mxfp8}
+   * @return {@code delayed, tensorwise, mxfp8 or nvfp4}
    */
   public static String words() {
     Fp8Scaling[] all = values();
@@ -74,13 +86,23 @@ public enum Fp8Scaling {
   /**
    * Whether the recipe runs on a GPU of a compute capability: block scaling needs Blackwell's
    * tensor cores (capability 10 and later; Transformer Engine's {@code check_mxfp8_support}:
-   * "Device compute capability 10.0 or higher required for MXFP8 execution").
+   * "Device compute capability 10.0 or higher required for MXFP8 execution", and its NVFP4
+   * check alike).
    *
    * @param computeCapabilityMajor the GPU's major compute capability (NVIDIA)
    * @return true where it runs
    */
   public boolean runsOn(int computeCapabilityMajor) {
-    return this != MXFP8 || computeCapabilityMajor >= 10;
+    return !blockScaled() || computeCapabilityMajor >= 10;
+  }
+
+  /**
+   * Whether the recipe scales blocks of elements, which only Blackwell's tensor cores apply.
+   *
+   * @return true for MXFP8 and NVFP4
+   */
+  public boolean blockScaled() {
+    return this == MXFP8 || this == NVFP4;
   }
 
   /**

@@ -98,11 +98,15 @@ public record BoundConfig(TrainingConfig config, ModelSpec model, ClusterSpec cl
   public static void checkFp8Recipe(ModelSpec model, ClusterSpec cluster, DType dtype) {
     io.meshplan.cluster.Architecture arch = cluster.gpu().architecture();
     io.meshplan.model.Fp8Scaling recipe = model.fp8Scaling();
-    if (Fp8Training.on(dtype) && recipe == io.meshplan.model.Fp8Scaling.MXFP8
+    if (Fp8Training.on(dtype) && recipe.blockScaled()
         && !(arch.vendor() == io.meshplan.cluster.Architecture.Vendor.NVIDIA
             && recipe.runsOn(arch.computeCapabilityMajor()))) {
-      throw new InputException("the FP8 recipe mxfp8 (block scaling) runs on Blackwell GPUs"
-          + " only (Megatron-Core: 'mxfp8' for Blackwell architecture only), not on the "
+      String rule = recipe == io.meshplan.model.Fp8Scaling.MXFP8
+          ? "mxfp8 (block scaling) runs on Blackwell GPUs only (Megatron-Core: 'mxfp8' for "
+              + "Blackwell architecture only)"
+          : "nvfp4 (4-bit block scaling) runs on Blackwell GPUs only (Megatron-Core: "
+              + "NVFP4BlockScaling recipe for Blackwell+ architecture)";
+      throw new InputException("the FP8 recipe " + rule + ", not on the "
           + cluster.gpu().name() + " (" + arch.word() + "); use tensorwise or delayed");
     }
   }

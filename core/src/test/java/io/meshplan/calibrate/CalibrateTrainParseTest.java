@@ -96,6 +96,10 @@ class CalibrateTrainParseTest {
         + "  fp8_recipe ...................................... tensorwise\n", "fp8:tensorwise"},
         {"  fp8 ............................................. e4m3\n"
         + "  fp8_recipe ...................................... mxfp8\n", "fp8:mxfp8"},
+        // Megatron-LM's FP4 mode (--fp4-format e2m1, fp4_recipe nvfp4) trains through the same
+        // autocast: read as the nvfp4 recipe.
+        {"  fp4 ............................................. e2m1\n"
+        + "  fp4_recipe ...................................... nvfp4\n", "fp8:nvfp4"},
         {"  fp8 ............................................. None\n", "bf16"}};
     for (String[] c : megatron) {
       Path f = dir.resolve("fp8.log");
@@ -107,7 +111,12 @@ class CalibrateTrainParseTest {
         + "  fp8_recipe ...................................... blockwise\n",
         "argument fp8_recipe = blockwise is not a recipe meshplan prices"},
         {"  fp8 ............................................. e5m2\n",
-            "argument fp8 = e5m2 is not an FP8 format Megatron-LM has"}};
+            "argument fp8 = e5m2 is not an FP8 format Megatron-LM has"},
+        {"  fp4 ............................................. e2m1\n"
+        + "  fp4_recipe ...................................... custom\n",
+            "argument fp4_recipe = custom is not a recipe meshplan prices"},
+        {"  fp4 ............................................. e3m0\n",
+            "argument fp4 = e3m0 is not an FP4 format Megatron-LM has"}};
     for (String[] c : refused) {
       Path f = dir.resolve("fp8.log");
       Files.writeString(f, log.replace(at, c[0] + at));

@@ -78,6 +78,8 @@ class MegatronConformanceTest {
       entry("--transformer-impl", "megatron/core/transformer/transformer_config.py:1314"),
       entry("--fp8-format", "megatron/core/transformer/transformer_config.py:587-588"),
       entry("--fp8-recipe", "megatron/core/transformer/transformer_config.py:594"),
+      entry("--fp4-format", "megatron/core/transformer/transformer_config.py:673-674"),
+      entry("--fp4-recipe", "megatron/core/transformer/transformer_config.py:679"),
       entry("--fp8-amax-history-len", "megatron/core/transformer/transformer_config.py:621"),
       entry("--fp8-amax-compute-algo", "megatron/core/transformer/transformer_config.py:624"),
       entry("--group-query-attention", "megatron/training/arguments.py:2382"),
@@ -140,7 +142,12 @@ class MegatronConformanceTest {
             io.meshplan.model.Attention.UNFUSED, io.meshplan.model.Overlaps.DEFAULTS, false),
         // Packed documents of 1,024 tokens: masked per document by the dataloader's cu_seqlens.
         new ExportInput(Plans.LLAMA70B.withPacking(io.meshplan.model.Packing.meanLength(1024)),
-            Plans.CLUSTER, new ParallelConfig(8, 4, 32, 1, 1, 1024, Recompute.FULL, true, 1)));
+            Plans.CLUSTER, new ParallelConfig(8, 4, 32, 1, 1, 1024, Recompute.FULL, true, 1)),
+        // NVFP4 on 8 GB200s: Megatron-LM's FP4 mode, --fp4-format and --fp4-recipe.
+        new ExportInput(Presets.get("llama3-8b").withTraining(128,
+            io.meshplan.graph.DType.F8E4M3FN).withFp8Scaling(io.meshplan.model.Fp8Scaling.NVFP4),
+            ClusterSpec.parse("1xnvl8:gb200"),
+            new ParallelConfig(1, 1, 8, 1, 1, 128, Recompute.NONE, false, 1)));
   }
 
   /** Runs the file as a user would, with every variable set, and returns torchrun's words. */

@@ -86,18 +86,18 @@ class FoldCalibrationTest {
 
   @Test
   void anArchitectureWithOneStacksRunsKeepsKernelLevelPricesAndAKernelLevelBand() {
-    // Blackwell's 26 runs (nine dense and nine mixture-of-experts pre-training, eight
+    // Blackwell's 30 runs (13 dense and nine mixture-of-experts pre-training, eight
     // fine-tuning) are all Megatron-Bridge's (fold nemo): no second stack can check a factor
     // fitted on them, so none ships, and the band comes from the kernel-level residuals.
     List<PublicRun> blackwell = PublicFolds.all().stream()
         .filter(r -> r.cluster().gpu().architecture() == Architecture.BLACKWELL).toList();
-    assertThat(blackwell).hasSize(26).allMatch(r -> r.fold().equals("nemo"));
+    assertThat(blackwell).hasSize(30).allMatch(r -> r.fold().equals("nemo"));
     ComputeScale c = PublicPrices.shipped().compute().get("blackwell");
     assertThat(c.scale()).isEqualTo(1.0);
     assertThat(c.folds()).containsExactly("nemo");
     assertThat(c.errorBand()).hasValueSatisfying(b -> assertThat(b.basis())
         .isEqualTo(io.meshplan.calibrate.ErrorBand.KERNEL_LEVEL));
     assertThat(PublicPrices.words(blackwell.get(0).cluster().gpu(), c))
-        .contains("checked on 26 public runs, 1 stack)");
+        .contains("checked on 30 public runs, 1 stack)");
   }
 }

@@ -781,6 +781,7 @@ public final class IlpLayerCostModel implements LayerCostModel {
       case DELAYED -> io.meshplan.cluster.Fp8Quantization.DELAYED;
       case TENSORWISE -> io.meshplan.cluster.Fp8Quantization.CURRENT;
       case MXFP8 -> io.meshplan.cluster.Fp8Quantization.MX_BLOCK;
+      case NVFP4 -> io.meshplan.cluster.Fp8Quantization.NVFP4;
     };
   }
 }
