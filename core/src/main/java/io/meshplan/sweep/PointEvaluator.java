@@ -241,9 +241,13 @@ public final class PointEvaluator {
         .withOverlaps(p.overlaps()).withAttention("auto".equals(p.attention())
             ? java.util.Optional.empty()
             : java.util.Optional.of(io.meshplan.model.Attention.parse(p.attention())));
+    ModelSpec model = base.withSequence(p.seq());
     if (!"auto".equals(p.dtype())) {
-      config = config.withDtype(io.meshplan.model.Fp8Training.parse(p.dtype()));
+      // fp8:RECIPE names the FP8 recipe (SweepGridReader#dtype); fp8 alone is delayed scaling.
+      config = config.withDtype(io.meshplan.model.Fp8Training.parse(
+          io.meshplan.model.Fp8Scaling.stripRecipe(p.dtype())));
+      model = model.withFp8Scaling(io.meshplan.model.Fp8Scaling.ofPrecision(p.dtype()));
     }
-    return TrainingJob.of(config.bind(base.withSequence(p.seq()), cs));
+    return TrainingJob.of(config.bind(model, cs));
   }
 }

@@ -42,7 +42,9 @@ import java.util.regex.Pattern;
  * fusedCrossEntropy: [false]                    # optional
  * gradReduceInBf16: [false]                     # optional; true needs bf16 or fp8 training
  * attention: [auto]                             # optional: auto, flash, unfused
- * dtype: [auto]                                 # optional: auto, bf16, f16, f32, fp8
+ * dtype: [auto]                                 # optional: auto, bf16, f16, f32, fp8, or fp8
+ *                                               #   with its recipe: fp8:tensorwise, fp8:mxfp8,
+ *                                               #   fp8:nvfp4 (fp8 alone is delayed scaling)
  * moeDispatcher: [alltoall]                     # optional: alltoall, deepep, hybridep
  * </pre>
  *
@@ -189,9 +191,17 @@ public final class SweepGridReader {
         continue;
       }
       InputException last = null;
+      io.meshplan.model.Fp8Scaling recipe = io.meshplan.model.Fp8Scaling.ofPrecision(d);
       for (String g : gpus) {
         try {
-          catalog.gpu(g).orElseThrow().spec().requireTraining(Fp8Training.parse(d));
+          io.meshplan.cluster.GpuSpec spec = catalog.gpu(g).orElseThrow().spec();
+          spec.requireTraining(Fp8Training.parse(io.meshplan.model.Fp8Scaling.stripRecipe(d)));
+          io.meshplan.cluster.Architecture a = spec.architecture();
+          if (!(a.vendor() == io.meshplan.cluster.Architecture.Vendor.NVIDIA
+              && recipe.runsOn(a.computeCapabilityMajor()))) {
+            throw new InputException("the FP8 recipe " + recipe.word() + " runs on Blackwell "
+                + "GPUs only");
+          }
           last = null;
           break;
         } catch (InputException e) {
@@ -450,13 +460,29 @@ public final class SweepGridReader {
         "expected " + io.meshplan.model.ExpertDispatcher.words() + ", got '" + v.asText() + "'"));
   }
 
+  /**
+   * A training precision: {@code auto}, a precision word, or {@code fp8:RECIPE} naming the FP8
+   * recipe ({@link io.meshplan.model.Fp8Scaling}, as the public folds and training logs write
+   * FP8 runs); returned in one form, {@code fp8} for delayed scaling.
+   */
   private String dtype(JsonNode v, String at) {
     String s = v.asText().trim().toLowerCase(Locale.ROOT);
-    io.meshplan.graph.DType t = s.equals("auto") ? null : Fp8Training.parse(s);
-    if (!v.isTextual() || !(s.equals("auto") || (t != null && Fp8Training.trains(t)))) {
-      throw bad(at, "expected auto, bf16, f16, f32 or fp8, got '" + v.asText() + "'");
+    String base = io.meshplan.model.Fp8Scaling.stripRecipe(s);
+    io.meshplan.graph.DType t = s.equals("auto") ? null : Fp8Training.parse(base);
+    java.util.Optional<io.meshplan.model.Fp8Scaling> recipe = s.equals(base)
+        ? java.util.Optional.of(io.meshplan.model.Fp8Scaling.DELAYED)
+        : io.meshplan.model.Fp8Scaling.parse(s.substring(base.length() + 1));
+    if (!v.isTextual() || !(s.equals("auto") || (t != null && Fp8Training.trains(t)
+        && recipe.isPresent() && (s.equals(base) || Fp8Training.on(t))))) {
+      throw bad(at, "expected auto, bf16, f16, f32, fp8 or fp8:RECIPE (RECIPE "
+          + io.meshplan.model.Fp8Scaling.words() + "), got '" + v.asText() + "'");
     }
-    return s.equals("auto") ? s : Fp8Training.word(t);
+    if (s.equals("auto")) {
+      return s;
+    }
+    String word = Fp8Training.word(t);
+    return recipe.get() == io.meshplan.model.Fp8Scaling.DELAYED ? word
+        : word + ":" + recipe.get().word();
   }
 
   private SweepGrid.Shape shape(JsonNode v, String at) {

@@ -214,4 +214,48 @@ class SweepGridReaderTest {
       }
     }
   }
+
+  /**
+   * A {@code dtype} may name its FP8 recipe ({@code fp8:tensorwise}, {@code fp8:mxfp8}, {@code
+   * fp8:nvfp4}; {@code fp8} and {@code fp8:delayed} are delayed scaling, written {@code fp8}):
+   * each point is priced in its recipe, a block-scaled recipe on a Hopper GPU is rejected in its
+   * row, a grid none of whose GPUs runs it is refused, and a recipe after another precision or
+   * an unknown one is refused in one line.
+   */
+  @Test
+  void theFp8RecipeIsPartOfTheDtypeAxis() {
+    String base = "models: llama3-8b\nseq: 4096\ngpus: [gb200, h100-80gb]\nclusters: [2x4]\n"
+        + "globalBatch: 64\n";
+    SweepGrid g = SweepGridReader.parse(base
+        + "dtype: [fp8, fp8:tensorwise, FP8:NVFP4]\n", "g.yaml");
+    assertThat(g.dtypes()).containsExactly("fp8", "fp8:tensorwise", "fp8:nvfp4");
+    // fp8:delayed is fp8: listed beside it, a value twice.
+    bad(base + "dtype: [fp8, fp8:delayed]\n", "field 'dtype[1]': 'fp8:delayed' repeats an "
+        + "earlier value");
+    PointEvaluator ev = new PointEvaluator(new io.meshplan.interop.cost.LayerCostCache(),
+        io.meshplan.intraop.SolverOptions.defaults());
+    java.util.Map<String, Double> gb200 = new java.util.HashMap<>();
+    for (SweepPoint q : SweepGridReader.parse(base + "dtype: [fp8:tensorwise, fp8:nvfp4]\n",
+        "g.yaml").points()) {
+      PointResult r = ev.evaluate(q, false, x -> { });
+      if (q.gpu().equals("h100-80gb") && q.dtype().equals("fp8:nvfp4")) {
+        assertThat(r.status()).isEqualTo(PointStatus.REJECTED);
+        assertThat(r.message()).contains("nvfp4 (4-bit block scaling) runs on Blackwell GPUs");
+      } else {
+        assertThat(r.status()).as(q.toString()).isEqualTo(PointStatus.OK);
+      }
+      if (q.gpu().equals("gb200")) {
+        gb200.put(q.dtype(), r.iterationSeconds());
+      }
+    }
+    // NVFP4's GEMMs run 1.977 / 1.395 = 1.417x current scaling's: faster, by less than that.
+    assertThat(gb200.get("fp8:tensorwise") / gb200.get("fp8:nvfp4")).isGreaterThan(1.0)
+        .isLessThan(1.417);
+    bad(base.replace("gb200, ", "") + "dtype: [fp8:nvfp4]\n",
+        "key 'dtype': no GPU of the grid trains in fp8:nvfp4; the FP8 recipe nvfp4 runs on "
+            + "Blackwell GPUs only");
+    bad(base + "dtype: [bf16:mxfp8]\n", "field 'dtype[0]': expected auto, bf16, f16, f32, fp8 "
+        + "or fp8:RECIPE (RECIPE delayed, tensorwise, mxfp8 or nvfp4), got 'bf16:mxfp8'");
+    bad(base + "dtype: [fp8:int4]\n", "field 'dtype[0]'");
+  }
 }
