@@ -122,7 +122,8 @@ class Fp8CliTest {
     CliRun bad = CliRun.of("sweep", "--grid", grid.toString());
     assertThat(bad.code()).isEqualTo(2);
     assertThat(bad.err().lines()).hasSize(1);
-    assertThat(bad.err()).contains("expected auto, bf16, f16, f32 or fp8, got 'fp4'");
+    assertThat(bad.err()).contains("expected auto, bf16, f16, f32, fp8 or fp8:RECIPE (RECIPE "
+        + "delayed, tensorwise, mxfp8 or nvfp4), got 'fp4'");
   }
 
   /**
