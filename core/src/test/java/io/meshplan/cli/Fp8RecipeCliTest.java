@@ -109,49 +109,19 @@ class Fp8RecipeCliTest {
   /**
    * MXFP8 block scaling runs on Blackwell only (Megatron-Core {@code transformer_config.py} at
    * d98e8a6: "'mxfp8' for Blackwell architecture only"), is priced by its own measured casts and
-   * GEMMs, is kept in the plan, is written to Megatron-LM in E4M3 as
-   * Megatron-Bridge's {@code bf16_with_mxfp8_mixed} runs it, and is refused by the exports that
-   * write per-tensor FP8 or none (exit 3, nothing written).
+   * GEMMs, is kept in the plan, is written to Megatron-LM in E4M3 as Megatron-Bridge's {@code
+   * bf16_with_mxfp8_mixed} runs it, and is refused by the exports that write per-tensor FP8 or
+   * none (exit 3, nothing written). MXFP8's GEMMs with their casts ran 1.420x bf16 on a B300,
+   * current scaling's 1.395x ({@code cluster.Fp8Quantization}): a little faster, by less than the
+   * GEMMs' 1.420 / 1.395 = 1.018. Megatron-Core's choices (transformer_config.py at d98e8a6): fp8
+   * 'e4m3' or 'hybrid' (lines 587-592), fp8_recipe one of 'tensorwise', 'delayed', 'mxfp8',
+   * 'blockwise', 'custom' (594).
    */
   @Test
   void mxfp8RunsOnBlackwellOnlyIsPricedByItsCastsAndOnlyMegatronWritesIt() throws Exception {
-    List<String> gb200 = List.of("simulate", "--model", "llama3-8b", "--cluster", "1xnvl8:gb200",
-        "--tp", "1", "--pp", "1", "--dp", "8", "--micro-batch", "2", "--global-batch", "128",
-        "--seq", "8192", "--dtype", "fp8", "--zero-stage", "1", "--json");
-    CliRun mx = CliRun.of(gb200, "--fp8-recipe", "mxfp8");
-    assertThat(mx.code()).as(mx.err()).isZero();
-    double tw = JSON.readTree(CliRun.of(gb200, "--fp8-recipe", "tensorwise").out())
-        .get("iterationSeconds").asDouble();
-    // MXFP8's GEMMs with their casts ran 1.420x bf16 on a B300, current scaling's 1.395x
-    // (cluster.Fp8Quantization): a little faster, by less than the GEMMs' 1.420 / 1.395 = 1.018.
-    double mxs = JSON.readTree(mx.out()).get("iterationSeconds").asDouble();
-    assertThat(tw / mxs).isGreaterThan(1.0).isLessThan(1.018);
-    for (String cluster : List.of("1x8:h100-80gb", "1x8:h200-141gb")) {
-      CliRun r = CliRun.of(SIM.stream().map(a -> a.equals("1x8:h100-80gb") ? cluster : a)
-          .toList(), "--fp8-recipe", "mxfp8");
-      assertThat(r.code()).as(cluster).isEqualTo(2);
-      assertThat(r.err()).hasLineCount(1).contains("runs on Blackwell GPUs only")
-          .contains("(hopper)");
-    }
-    Path plan = dir.resolve("mx.json");
-    CliRun p = CliRun.of("plan", "--model", "llama3-8b", "--layers", "4", "--cluster",
-        "1xnvl8:gb200", "--global-batch", "32", "--seq", "4096", "--dtype", "fp8",
-        "--fp8-recipe", "mxfp8", "--out", plan.toString());
-    assertThat(p.code()).as(p.err()).isZero();
-    assertThat(JSON.readTree(Files.readString(plan)).at("/model/fp8Recipe").asText())
-        .isEqualTo("mxfp8");
-    CliRun e = CliRun.of("export", "--plan", plan.toString(), "--to", "megatron");
-    assertThat(e.code()).as(e.err()).isZero();
-    // Megatron-Core's choices (transformer_config.py at d98e8a6): fp8 'e4m3' or 'hybrid' (lines
-    // 587-592), fp8_recipe one of 'tensorwise', 'delayed', 'mxfp8', 'blockwise', 'custom' (594).
-    assertThat(e.out()).contains("--fp8-format e4m3").contains("--fp8-recipe mxfp8")
-        .doesNotContain("--fp8-amax");
-    Path out = dir.resolve("ds.sh");
-    CliRun ds = CliRun.of("export", "--plan", plan.toString(), "--to", "deepspeed", "--out",
-        out.toString());
-    assertThat(ds.code()).isEqualTo(3);
-    assertThat(ds.err()).hasLineCount(1).contains("writes no MXFP8 block scaling");
-    assertThat(out).doesNotExist();
+    blockScaledRecipe("mxfp8", 1.0, 1.018, "runs on Blackwell GPUs only",
+        List.of("--fp8-format e4m3", "--fp8-recipe mxfp8"), List.of("--fp8-amax"),
+        "writes no MXFP8 block scaling");
   }
 
   /**
@@ -160,42 +130,60 @@ class Fp8RecipeCliTest {
    * measured 4-bit GEMMs with their casts, is kept in the plan, is written to Megatron-LM as its
    * FP4 mode ({@code --fp4-format e2m1 --fp4-recipe nvfp4}, transformer_config.py:673-679, with no
    * {@code --fp8-format}, which arguments.py:1100-1101 refuses beside it), and is refused by the
-   * exports that write per-tensor FP8 or none (exit 3, nothing written).
+   * exports that write per-tensor FP8 or none (exit 3, nothing written). NVFP4's GEMMs with their
+   * casts ran 1.977x bf16 on a B300, current scaling's 1.395x: faster, by less than the GEMMs'
+   * 1.977 / 1.395 = 1.417, as attention and the memory-bound kernels do not speed up.
    */
   @Test
   void nvfp4RunsOnBlackwellOnlyIsPricedByItsCastsAndOnlyMegatronWritesIt() throws Exception {
+    blockScaledRecipe("nvfp4", 1.1, 1.417, "nvfp4 (4-bit block scaling) runs on Blackwell "
+        + "GPUs only", List.of("--fp4-format e2m1", "--fp4-recipe nvfp4"),
+        List.of("--fp8-format", "--fp8-recipe"), "writes no NVFP4 training");
+  }
+
+  /**
+   * A Blackwell-only recipe end to end: its iteration on 8 GB200s is faster than current
+   * scaling's by a ratio in {@code (low, high)}, it is refused in one line on the H100 and H200,
+   * a plan keeps it, the Megatron-LM export writes {@code written} and none of {@code absent},
+   * and the DeepSpeed export exits 3 with {@code refusal}, writing nothing.
+   */
+  private void blockScaledRecipe(String recipe, double low, double high, String hopperRefusal,
+      List<String> written, List<String> absent, String refusal) throws Exception {
     List<String> gb200 = List.of("simulate", "--model", "llama3-8b", "--cluster", "1xnvl8:gb200",
         "--tp", "1", "--pp", "1", "--dp", "8", "--micro-batch", "2", "--global-batch", "128",
         "--seq", "8192", "--dtype", "fp8", "--zero-stage", "1", "--json");
-    CliRun nv = CliRun.of(gb200, "--fp8-recipe", "nvfp4");
-    assertThat(nv.code()).as(nv.err()).isZero();
+    CliRun run = CliRun.of(gb200, "--fp8-recipe", recipe);
+    assertThat(run.code()).as(run.err()).isZero();
     double tw = JSON.readTree(CliRun.of(gb200, "--fp8-recipe", "tensorwise").out())
         .get("iterationSeconds").asDouble();
-    // NVFP4's GEMMs with their casts ran 1.977x bf16 on a B300, current scaling's 1.395x
-    // (cluster.Fp8Quantization): faster, by less than the GEMMs' 1.977 / 1.395 = 1.417, as
-    // attention and the memory-bound kernels do not speed up.
-    double nvs = JSON.readTree(nv.out()).get("iterationSeconds").asDouble();
-    assertThat(tw / nvs).isGreaterThan(1.1).isLessThan(1.417);
-    CliRun h = CliRun.of(SIM, "--fp8-recipe", "nvfp4");
-    assertThat(h.code()).isEqualTo(2);
-    assertThat(h.err()).hasLineCount(1).contains("nvfp4 (4-bit block scaling) runs on "
-        + "Blackwell GPUs only").contains("(hopper)");
-    Path plan = dir.resolve("nv.json");
+    double seconds = JSON.readTree(run.out()).get("iterationSeconds").asDouble();
+    assertThat(tw / seconds).isGreaterThan(low).isLessThan(high);
+    for (String cluster : List.of("1x8:h100-80gb", "1x8:h200-141gb")) {
+      CliRun r = CliRun.of(SIM.stream().map(a -> a.equals("1x8:h100-80gb") ? cluster : a)
+          .toList(), "--fp8-recipe", recipe);
+      assertThat(r.code()).as(cluster).isEqualTo(2);
+      assertThat(r.err()).hasLineCount(1).contains(hopperRefusal).contains("(hopper)");
+    }
+    Path plan = dir.resolve(recipe + ".json");
     CliRun p = CliRun.of("plan", "--model", "llama3-8b", "--layers", "4", "--cluster",
         "1xnvl8:gb200", "--global-batch", "32", "--seq", "4096", "--dtype", "fp8",
-        "--fp8-recipe", "nvfp4", "--out", plan.toString());
+        "--fp8-recipe", recipe, "--out", plan.toString());
     assertThat(p.code()).as(p.err()).isZero();
     assertThat(JSON.readTree(Files.readString(plan)).at("/model/fp8Recipe").asText())
-        .isEqualTo("nvfp4");
+        .isEqualTo(recipe);
     CliRun e = CliRun.of("export", "--plan", plan.toString(), "--to", "megatron");
     assertThat(e.code()).as(e.err()).isZero();
-    assertThat(e.out()).contains("--fp4-format e2m1").contains("--fp4-recipe nvfp4")
-        .doesNotContain("--fp8-format").doesNotContain("--fp8-recipe");
-    Path out = dir.resolve("ds-nv.sh");
+    for (String w : written) {
+      assertThat(e.out()).contains(w);
+    }
+    for (String w : absent) {
+      assertThat(e.out()).doesNotContain(w);
+    }
+    Path out = dir.resolve(recipe + "-ds.sh");
     CliRun ds = CliRun.of("export", "--plan", plan.toString(), "--to", "deepspeed", "--out",
         out.toString());
     assertThat(ds.code()).isEqualTo(3);
-    assertThat(ds.err()).hasLineCount(1).contains("writes no NVFP4 training");
+    assertThat(ds.err()).hasLineCount(1).contains(refusal);
     assertThat(out).doesNotExist();
   }
 }
