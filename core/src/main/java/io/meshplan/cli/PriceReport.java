@@ -48,8 +48,8 @@ final class PriceReport {
 
   /**
    * Adds the prices to a JSON object: {@code prices} (source, the line, the architecture's scale,
-   * its folds and band), the {@code dtype} priced, and {@code iterationSecondsBand} where there is
-   * a band.
+   * its folds and band), the {@code dtype} priced (with {@code fp8Recipe} under FP8 training),
+   * and {@code iterationSecondsBand} where there is a band.
    *
    * @param json the JSON text of an object
    * @param pricing the prices
@@ -91,6 +91,10 @@ final class PriceReport {
                   .orElse("unfused")));
       plan.filter(pl -> pl.hloModule().isEmpty()).ifPresent(pl -> root.set("finetune",
             io.meshplan.plan.PlanJson.finetuneSummary(pl.model())));
+      // FP8 training is priced by its recipe's measured GEMMs with their casts.
+      plan.filter(pl -> pl.hloModule().isEmpty()
+          && io.meshplan.model.Fp8Training.on(pl.model().dtype()))
+          .ifPresent(pl -> p.put("fp8Recipe", pl.model().fp8Scaling().word()));
       p.put("computeScale", pricing.computeScale(gpu));
       pricing.fittedCompute(gpu).ifPresent(c -> {
         p.put("kernelLevel", c.kernelLevel());

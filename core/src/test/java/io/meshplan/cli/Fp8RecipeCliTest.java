@@ -158,6 +158,9 @@ class Fp8RecipeCliTest {
         .get("iterationSeconds").asDouble();
     double seconds = JSON.readTree(run.out()).get("iterationSeconds").asDouble();
     assertThat(tw / seconds).isGreaterThan(low).isLessThan(high);
+    // The JSON names the recipe it priced.
+    assertThat(JSON.readTree(run.out()).at("/prices/fp8Recipe").asText()).isEqualTo(recipe);
+    assertThat(JSON.readTree(run.out()).at("/prices/dtype").asText()).isEqualTo("fp8");
     for (String cluster : List.of("1x8:h100-80gb", "1x8:h200-141gb")) {
       CliRun r = CliRun.of(SIM.stream().map(a -> a.equals("1x8:h100-80gb") ? cluster : a)
           .toList(), "--fp8-recipe", recipe);
