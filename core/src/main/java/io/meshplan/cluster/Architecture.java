@@ -36,7 +36,8 @@ import java.util.Set;
  *       of the gfx target, 9 for gfx942 (CDNA 3) and gfx950 (CDNA 4), which HIP reports as the
  *       device's {@code major} ({@link #CDNA3}). Megatron-LM's launch checks compare it with 10.
  *   <li>AMD Instinct: CDNA 3 (MI300X, MI325X: gfx942) and CDNA 4 (MI355X: gfx950). Their 16-bit
- *       GEMM fraction is measured ({@link #CDNA3}); no published fused-attention or FP8 GEMM
+ *       GEMM fraction is measured ({@link #CDNA3}), and FlashAttention-2 on CDNA 3 is priced from
+ *       a published comparison with the H100's; no published FP8 GEMM
  *       kernel benchmark on them was found, so those are not priced there and are refused in one
  *       line; CDNA 4 has no published kernel figure meshplan uses, and is refused for pricing
  *       ({@link #requirePriced}) while its catalog entry still reads and lists.
@@ -58,10 +59,12 @@ public enum Architecture {
   /**
    * AMD CDNA 3 (MI300X, MI325X; gfx942, which HIP and PyTorch report as capability 9.4). Matrix
    * cores in FP32, TF32, BF16, FP16 and FP8 (AMD CDNA 3 white paper; MI300X datasheet). Large
-   * 16-bit GEMMs: {@link KernelTimeModel#CDNA3_16BIT_GEMM_EFFICIENCY}. No fused attention or FP8
-   * GEMM prices, and no FP32/TF32 GEMM figure: those are refused on it.
+   * 16-bit GEMMs: {@link KernelTimeModel#CDNA3_16BIT_GEMM_EFFICIENCY}; FlashAttention-2: {@link
+   * FusedAttentionKernels#CDNA3_FLASH2}. No FP8 GEMM prices, and no FP32/TF32 GEMM figure: those
+   * are refused on it.
    */
-  CDNA3(Vendor.AMD, 9, KernelTimeModel.CDNA3_16BIT_GEMM_EFFICIENCY, null, false,
+  CDNA3(Vendor.AMD, 9, KernelTimeModel.CDNA3_16BIT_GEMM_EFFICIENCY,
+      FusedAttentionKernels.CDNA3_FLASH2, false,
       EnumSet.allOf(Precision.class)),
   /**
    * AMD CDNA 4 (MI355X; gfx950, capability 9.5). Matrix cores in FP32, BF16, FP16 and FP8 (and

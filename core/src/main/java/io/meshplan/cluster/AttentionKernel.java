@@ -66,8 +66,9 @@ public enum AttentionKernel {
 
   /**
    * The kernel today's stacks run on an architecture, whose prices are meshplan's default
-   * fused-attention prices there: FlashAttention-2 on Ampere, cuDNN (through Transformer
-   * Engine) on Hopper and Blackwell, none on Volta and on AMD's CDNA (no priced kernel).
+   * fused-attention prices there: FlashAttention-2 on Ampere and on AMD's CDNA 3 (the ROCm
+   * port and AMD's kernels), cuDNN (through Transformer Engine) on Hopper and Blackwell, none on
+   * Volta and on CDNA 4 (no priced kernel).
    *
    * @param architecture the GPU's architecture
    * @return the kernel, or empty where there are no fused kernels
@@ -75,9 +76,9 @@ public enum AttentionKernel {
   public static Optional<AttentionKernel> defaultFor(Architecture architecture) {
     return switch (architecture) {
       case VOLTA -> Optional.empty();
-      case AMPERE -> Optional.of(FLASH2);
+      case AMPERE, CDNA3 -> Optional.of(FLASH2);
       case HOPPER, BLACKWELL -> Optional.of(CUDNN);
-      case CDNA3, CDNA4 -> Optional.empty();
+      case CDNA4 -> Optional.empty();
     };
   }
 }

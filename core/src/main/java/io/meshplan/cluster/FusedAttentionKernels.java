@@ -42,10 +42,18 @@ import java.util.Optional;
  *       and 0.54 of its 2,500 TFLOP/s, which its catalog entry states ({@link
  *       GpuSpec#fusedAttention}, the catalog's {@code attention:}).
  *   <li>V100 (Volta): FlashAttention-2 needs Ampere or later; no fused kernel.
- *   <li>AMD CDNA 3 and CDNA 4 (MI300X, MI325X, MI355X): the fused kernels there (Composable
- *       Kernel's and AITER's FlashAttention) have no kernel-level forward and backward benchmark
- *       on a named CDNA 3 GPU that meshplan could cite, so none is priced: fused attention is
- *       refused on them in one line, and their plans use unfused attention.
+ *   <li>AMD CDNA 3 (MI300X, MI325X): FlashAttention-2 at the H100's FlashAttention-2 rate in
+ *       TFLOP/s ({@link #CDNA3_FLASH2}). No absolute CDNA 3 forward and backward benchmark was
+ *       found; the one kernel-level comparison is relative: on the MI300X "the ROCm port of Flash
+ *       Attention v2 has a highly optimized implementation of the forward pass that slightly
+ *       beats the NVIDIA H100 in throughput", and Zyphra's FlashAttention-2 backward beat the
+ *       H100's by 1%, 2% and 4% at sequences of 2k, 4k and 8k, where the ROCm port's backward
+ *       "still needs more optimization" (AMD ROCm blog, "Training Transformers and Hybrid models
+ *       on AMD Instinct MI300X Accelerators", Zyphra, 10 December 2024; ROCm/rocm-blogs {@code
+ *       blogs/ecosystems-and-partners/zyphra/README.md} at 425e6c9). Priced as the H100's
+ *       FlashAttention-2 below (0.35 and 0.30 of 989.5 TFLOP/s, 346.3 and 296.9 TFLOP/s), which
+ *       is 0.265 and 0.227 of the MI300X's 1,307.4, at every head dimension.
+ *   <li>AMD CDNA 4 (MI355X): no kernel-level figure meshplan uses; none priced.
  * </ul>
  *
  * <p>Those are the prices of each architecture's default kernel ({@link
@@ -104,6 +112,20 @@ public record FusedAttentionKernels(double forwardEfficiency, double backwardEff
    */
   public static final FusedAttentionKernels HOPPER_FLASH2 =
       new FusedAttentionKernels(0.35, 0.30, 0.35, 0.30);
+  /** The H100 SXM's dense bf16 peak that {@link #HOPPER_FLASH2} is a fraction of, TFLOP/s. */
+  private static final double H100_BF16_TFLOPS = 989.5;
+  /** The MI300X's dense bf16 peak (AMD MI300X datasheet), TFLOP/s. */
+  private static final double MI300X_BF16_TFLOPS = 1307.4;
+  /**
+   * FlashAttention-2 on CDNA 3 (above): the H100's FlashAttention-2 TFLOP/s over the MI300X's
+   * peak, 0.35 x 989.5 / 1,307.4 = 0.2649 forward and 0.30 x 989.5 / 1,307.4 = 0.2271 backward,
+   * at every head dimension.
+   */
+  public static final FusedAttentionKernels CDNA3_FLASH2 = new FusedAttentionKernels(
+      HOPPER_FLASH2.forwardEfficiency() * H100_BF16_TFLOPS / MI300X_BF16_TFLOPS,
+      HOPPER_FLASH2.backwardEfficiency() * H100_BF16_TFLOPS / MI300X_BF16_TFLOPS,
+      HOPPER_FLASH2.narrowForwardEfficiency() * H100_BF16_TFLOPS / MI300X_BF16_TFLOPS,
+      HOPPER_FLASH2.narrowBackwardEfficiency() * H100_BF16_TFLOPS / MI300X_BF16_TFLOPS);
 
   /** Checks the fractions. */
   public FusedAttentionKernels {
@@ -169,7 +191,9 @@ public record FusedAttentionKernels(double forwardEfficiency, double backwardEff
       case HOPPER -> Optional.of(kernel == AttentionKernel.FLASH2
           || kernel == AttentionKernel.TRITON ? HOPPER_FLASH2 : HOPPER);
       case BLACKWELL -> kernel == AttentionKernel.CUDNN ? Optional.of(HOPPER) : Optional.empty();
-      case CDNA3, CDNA4 -> Optional.empty();
+      case CDNA3 -> kernel == AttentionKernel.FLASH2 || kernel == AttentionKernel.TRITON
+          ? Optional.of(CDNA3_FLASH2) : Optional.empty();
+      case CDNA4 -> Optional.empty();
     };
   }
 

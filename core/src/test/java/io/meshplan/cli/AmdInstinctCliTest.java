@@ -30,7 +30,7 @@ class AmdInstinctCliTest {
     CliRun p = CliRun.of("plan", "--model", "llama3-8b", "--cluster", "2x8:mi300x", "--for",
         "megatron", "--out", plan);
     assertThat(p.code()).as(p.err()).isZero();
-    assertThat(p.out()).contains("on 2x8:mi300x:roce-400, 16 GPUs").contains("unfused attention")
+    assertThat(p.out()).contains("on 2x8:mi300x:roce-400, 16 GPUs").contains("flash attention")
         .contains("prices: cdna3 compute at kernel-level prices");
     CliRun s = CliRun.of("simulate", "--plan", plan);
     assertThat(s.code()).as(s.err()).isZero();
@@ -40,7 +40,9 @@ class AmdInstinctCliTest {
       assertThat(e.code()).as(to + e.err()).isZero();
     }
     Path megatron = dir.resolve("megatron");
-    assertThat(Files.readString(megatron)).contains("export CUDA_DEVICE_MAX_CONNECTIONS=1")
+    // With FlashAttention-2 priced on CDNA 3 the plan is data-parallel (tensor 1), so no
+    // CUDA_DEVICE_MAX_CONNECTIONS is asked for; the fork's missing arguments are named.
+    assertThat(Files.readString(megatron)).contains("--tensor-model-parallel-size 1")
         .contains("# AMD GPUs: these are upstream Megatron-LM's arguments; ROCm's fork");
     shellcheck(megatron);
     for (String t : new String[] {"kuberay", "pytorchjob", "ray-k8s"}) {
@@ -80,8 +82,8 @@ class AmdInstinctCliTest {
         .refusedInOneLine(2, "--dtype fp8 is not priced on the mi300x (cdna3): it has FP8 math,"
             + " but meshplan has no published FP8 GEMM benchmark there to price it with; use "
             + "--dtype bf16, or a GPU that has them: ");
-    CliRun.of("plan", "--model", "llama3-8b", "--cluster", "2x8:mi300x", "--attention", "flash")
-        .refusedInOneLine(2, "--attention flash is not priced on the mi300x (cdna3)");
+    CliRun.of("plan", "--model", "llama3-8b", "--cluster", "2x8:mi300x", "--attention", "cudnn")
+        .refusedInOneLine(2, "meshplan has no published cudnn attention benchmark on cdna3");
     CliRun.of("plan", "--model", "llama3-8b", "--cluster", "2x8:mi355x")
         .refusedInOneLine(2, "the mi355x (cdna4) cannot be priced");
     CliRun.of("deploy", "--cluster", "2x8:mi300x", "--target", "dask", "--out",

@@ -58,7 +58,19 @@ class AmdInstinctTest {
     // 1e15 FLOPs: (1e15 + 1307.4e12 * 5e-6) / (1307.4e12 * 0.51) = 1.5097 s.
     assertThat(k.dotCost(1e15, 0)).isCloseTo((1e15 + 1307.4e12 * 5e-6) / (1307.4e12 * 0.51),
         Offset.offset(1e-12));
-    assertThat(k.attention()).isEmpty();
+    // FlashAttention-2 at the H100's FlashAttention-2 TFLOP/s (Zyphra's MI300X comparison):
+    // 0.35 x 989.5 / 1,307.4 = 0.26490 forward, 0.30 x 989.5 / 1,307.4 = 0.22705 backward, at
+    // every head dimension; 1 TFLOP forward takes 1e12 / (1,307.4e12 x 0.26490) = 2.8874e-3 s,
+    // the H100's FlashAttention-2 time 1e12 / (989.5e12 x 0.35).
+    FusedAttentionKernels fa = k.attention().orElseThrow();
+    assertThat(fa.efficiency(false, 128)).isCloseTo(0.26490, Offset.offset(1e-5));
+    assertThat(fa.efficiency(true, 128)).isCloseTo(0.22705, Offset.offset(1e-5));
+    assertThat(fa.efficiency(true, 64)).isEqualTo(fa.efficiency(true, 128));
+    assertThat(k.attentionCost(1e12, 0, false, 128)).isCloseTo(1e12 / (989.5e12 * 0.35),
+        Offset.offset(1e-12)).isCloseTo(2.8874e-3, Offset.offset(1e-7));
+    assertThat(AttentionKernel.defaultFor(Architecture.CDNA3)).contains(AttentionKernel.FLASH2);
+    assertThat(KernelTimeModel.of(gpu("mi325x"), Precision.BF16,
+        Optional.of(AttentionKernel.TRITON)).attention()).contains(fa);
     assertThat(k.fp8()).isEmpty();
     assertThat(Architecture.CDNA3.computeCapabilityMajor()).isEqualTo(9);
     assertThat(Architecture.CDNA4.computeCapabilityMajor()).isEqualTo(9);
@@ -81,14 +93,15 @@ class AmdInstinctTest {
             + "math, but meshplan has no published FP8 GEMM benchmark there")
         .hasMessageEndingWith("; use bf16, or a GPU that has them: b200, b300, gb200, gb300,"
             + " h100-80gb, h100-96gb-hbm2e, h200-141gb");
-    assertThatThrownBy(() -> FusedAttentionKernels.require(gpu("mi325x")))
-        .isInstanceOf(InputException.class)
-        .hasMessage("flash attention is not priced on the mi325x (cdna3): meshplan has no "
-            + "published fused-attention kernel benchmark there; use unfused attention");
+    // cuDNN and FlashAttention-3 are NVIDIA's: refused on CDNA 3 in one line.
     assertThatThrownBy(() -> KernelTimeModel.of(gpu("mi300x"), Precision.BF16,
-        Optional.of(AttentionKernel.FLASH2))).isInstanceOf(InputException.class)
+        Optional.of(AttentionKernel.CUDNN))).isInstanceOf(InputException.class)
+        .hasMessage("mi300x: meshplan has no published cudnn attention benchmark on cdna3 to "
+            + "price it with; use flash2, triton or unfused");
+    assertThatThrownBy(() -> KernelTimeModel.of(gpu("mi300x"), Precision.BF16,
+        Optional.of(AttentionKernel.FLASH3))).isInstanceOf(InputException.class)
         .hasMessageNotContaining("\n");
-    assertThat(AttentionKernel.defaultFor(Architecture.CDNA3)).isEmpty();
+    assertThat(AttentionKernel.defaultFor(Architecture.CDNA4)).isEmpty();
     assertThat(Architecture.CDNA4.priced()).isFalse();
     assertThat(Architecture.CDNA3.prices(Precision.BF16)).isTrue();
     assertThat(Architecture.CDNA3.prices(Precision.FP32)).isFalse();

@@ -207,9 +207,9 @@ class HardwareCatalogTest {
         new String[] {ENTRY + "    attention: {forward: 0.7, backward: 0.5, fwd: 1}\n",
             "unknown field 'fwd'"},
         new String[] {ENTRY + "    attention: 0.7\n", "attention must be a mapping"},
-        new String[] {ENTRY.replace("hopper", "cdna3")
-            + "    attention: {forward: 0.7, backward: 0.5}\n",
-            "cdna3 has no priced fused attention kernel"});
+        new String[] {ENTRY.replace("hopper", "volta").replace("bf16: 800, fp8: 1600",
+            "fp16: 125") + "    attention: {forward: 0.7, backward: 0.5}\n",
+            "volta has no priced fused attention kernel"});
     for (String[] c : cases) {
       assertThatThrownBy(() -> withFile(c[0])).as(c[0]).isInstanceOf(InputException.class)
           .hasMessageContaining("catalog.yaml").hasMessageContaining(c[1]);
