@@ -47,11 +47,11 @@ import java.util.Optional;
  *   <li>{@code nemo}: NeMo's (24.07) and Megatron-Bridge's (25.11, 26.04.01) performance
  *       summaries on H100: dense Llama in FP8 and mixture-of-experts models (GPT-OSS 120B in
  *       bf16, Qwen3 30B-A3B and 235B-A22B in FP8, DeepSeek-V3) with balanced routing, each with
- *       its recipe's overlaps and loss (the data files' columns); and Megatron-Bridge's FP8 rows
- *       on B200, GB200 and GB300 (dense Llama, each row's cluster in its file) and its MXFP8
- *       mixture-of-experts rows on GB200 and GB300 (DeepSeek-V3, GPT-OSS 120B, Qwen3 30B-A3B and
- *       235B-A22B, Nemotron 3 Nano), the one stack with published Blackwell runs, which therefore
- *       keeps kernel-level prices; and
+ *       its recipe's overlaps and loss (the data files' columns); and Megatron-Bridge's rows on
+ *       B200, GB200 and GB300 (dense Llama in FP8, MXFP8 and NVFP4, each row's cluster in its
+ *       file, and MXFP8 mixture-of-experts rows on GB200 and GB300: DeepSeek-V3, GPT-OSS 120B,
+ *       Qwen3 30B-A3B and 235B-A22B, Nemotron 3 Nano), the one stack with published Blackwell
+ *       runs, which therefore keeps kernel-level prices; and
  *       Megatron-Bridge's Llama 3 70B fine-tuning rows (SFT and LoRA on packed sequences, FP8, on
  *       H100, GB200 and GB300) and its Nemotron 3 Nano row (a hybrid of Mamba-2, attention and
  *       experts, FP8 with current scaling, on H100). Tokens per second per GPU.
