@@ -121,11 +121,8 @@ public record FusedAttentionKernels(double forwardEfficiency, double backwardEff
    * peak, 0.35 x 989.5 / 1,307.4 = 0.2649 forward and 0.30 x 989.5 / 1,307.4 = 0.2271 backward,
    * at every head dimension.
    */
-  public static final FusedAttentionKernels CDNA3_FLASH2 = new FusedAttentionKernels(
-      HOPPER_FLASH2.forwardEfficiency() * H100_BF16_TFLOPS / MI300X_BF16_TFLOPS,
-      HOPPER_FLASH2.backwardEfficiency() * H100_BF16_TFLOPS / MI300X_BF16_TFLOPS,
-      HOPPER_FLASH2.narrowForwardEfficiency() * H100_BF16_TFLOPS / MI300X_BF16_TFLOPS,
-      HOPPER_FLASH2.narrowBackwardEfficiency() * H100_BF16_TFLOPS / MI300X_BF16_TFLOPS);
+  public static final FusedAttentionKernels CDNA3_FLASH2 =
+      HOPPER_FLASH2.times(H100_BF16_TFLOPS / MI300X_BF16_TFLOPS);
 
   /** Checks the fractions. */
   public FusedAttentionKernels {
@@ -137,6 +134,18 @@ public record FusedAttentionKernels(double forwardEfficiency, double backwardEff
         "narrow-head forward efficiency must be in (0, 1]");
     Require.that(narrowBackwardEfficiency > 0 && narrowBackwardEfficiency <= 1,
         "narrow-head backward efficiency must be in (0, 1]");
+  }
+
+  /**
+   * The same FLOP/s as fractions of another GPU's peak: every fraction times this GPU's peak
+   * over the other's.
+   *
+   * @param ratio the measured GPU's peak over the other GPU's, > 0
+   * @return the fractions of the other GPU's peak
+   */
+  private FusedAttentionKernels times(double ratio) {
+    return new FusedAttentionKernels(forwardEfficiency * ratio, backwardEfficiency * ratio,
+        narrowForwardEfficiency * ratio, narrowBackwardEfficiency * ratio);
   }
 
   /**

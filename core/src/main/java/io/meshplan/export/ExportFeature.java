@@ -85,45 +85,26 @@ enum ExportFeature {
     }
   },
   /**
-   * MXFP8 block scaling ({@link io.meshplan.model.Fp8Scaling#MXFP8}): Megatron-LM's export writes
-   * {@code --fp8-recipe mxfp8}; the others write per-tensor FP8 or none, so without it the
-   * nearest input scales per tensor in the current step (priced by its own casts, about 2% slower
-   * on Blackwell, {@code cluster.Fp8Quantization}).
+   * Block-scaled recipes ({@link io.meshplan.model.Fp8Scaling#blockScaled}): MXFP8 and NVFP4.
+   * Megatron-LM's export writes them ({@code --fp8-recipe mxfp8}; {@code --fp4-format e2m1
+   * --fp4-recipe nvfp4}); the others write per-tensor FP8 or none, so without them the nearest
+   * input scales per tensor in the current step (its GEMMs priced by their own casts, {@code
+   * cluster.Fp8Quantization}: on Blackwell about 2% slower than MXFP8's, and at 1.40x the 16-bit
+   * speed rather than NVFP4's 1.98x).
    */
-  MXFP8 {
+  BLOCK_SCALING {
     @Override
     boolean usedBy(ExportInput in) {
       return io.meshplan.model.Fp8Training.on(in.model().dtype())
-          && in.model().fp8Scaling() == io.meshplan.model.Fp8Scaling.MXFP8;
+          && in.model().fp8Scaling().blockScaled();
     }
 
     @Override
     String refusal(String label, ExportInput in) {
-      return label + " export writes no MXFP8 block scaling (--fp8-recipe mxfp8); export --to"
-          + " megatron writes it";
-    }
-
-    @Override
-    ExportInput without(ExportInput in) {
-      return in.withModel(in.model().withFp8Scaling(io.meshplan.model.Fp8Scaling.TENSORWISE));
-    }
-  },  /**
-   * NVFP4 block scaling ({@link io.meshplan.model.Fp8Scaling#NVFP4}): Megatron-LM's export writes
-   * {@code --fp4-format e2m1 --fp4-recipe nvfp4}; the others write per-tensor FP8 or none, so
-   * without it the nearest input scales per tensor in the current step (its GEMMs priced at
-   * 1.40x the 16-bit speed rather than 1.98x on Blackwell, {@code cluster.Fp8Quantization}).
-   */
-  NVFP4 {
-    @Override
-    boolean usedBy(ExportInput in) {
-      return io.meshplan.model.Fp8Training.on(in.model().dtype())
-          && in.model().fp8Scaling() == io.meshplan.model.Fp8Scaling.NVFP4;
-    }
-
-    @Override
-    String refusal(String label, ExportInput in) {
-      return label + " export writes no NVFP4 training (--fp4-format e2m1 --fp4-recipe nvfp4);"
-          + " export --to megatron writes it";
+      String what = in.model().fp8Scaling() == io.meshplan.model.Fp8Scaling.NVFP4
+          ? "NVFP4 training (--fp4-format e2m1 --fp4-recipe nvfp4)"
+          : "MXFP8 block scaling (--fp8-recipe mxfp8)";
+      return label + " export writes no " + what + "; export --to megatron writes it";
     }
 
     @Override
@@ -131,7 +112,6 @@ enum ExportFeature {
       return in.withModel(in.model().withFp8Scaling(io.meshplan.model.Fp8Scaling.TENSORWISE));
     }
   },
-
   /**
    * Bf16 optimizer state ({@link io.meshplan.model.OptimizerState#BF16}: the bf16 weights as
    * Adam's own, bf16 moments and gradients): no export writes it. Megatron-LM's precision-aware

@@ -13,8 +13,8 @@ import java.util.function.Supplier;
 public enum ExportTarget {
   /** Megatron-LM command-line arguments, as a bash array to source. */
   MEGATRON("megatron", "megatron-args.sh", MegatronArgs::new, ExportFeature.FLEX_DISPATCHERS,
-      ExportFeature.DOCUMENT_MASKING, ExportFeature.HYBRID_SHARDING, ExportFeature.MXFP8,
-      ExportFeature.NVFP4),
+      ExportFeature.DOCUMENT_MASKING, ExportFeature.HYBRID_SHARDING,
+      ExportFeature.BLOCK_SCALING),
   /**
    * A torchtitan config in its main branch's form: a Python module whose function returns a
    * {@code Trainer.Config} ({@link TorchtitanPython}); {@code --to torchtitan}'s default.

@@ -53,6 +53,15 @@ public enum DType {
   }
 
   /**
+   * Whether this is one of the 8-bit floats FP8 GEMMs read ({@link #F8E4M3FN}, {@link #F8E5M2}).
+   *
+   * @return true for the two
+   */
+  public boolean eightBitFloat() {
+    return this == F8E4M3FN || this == F8E5M2;
+  }
+
+  /**
    * The HLO text name, e.g. {@code f32}.
    *
    * @return the lower-case name

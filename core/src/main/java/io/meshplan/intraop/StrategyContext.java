@@ -120,7 +120,8 @@ final class StrategyContext {
       case SSD_SCAN, SSD_SCAN_GRAD, GDN_SCAN, GDN_SCAN_GRAD -> c.dotCost(flops, bytes);
       // A cast to FP8 is priced within the FP8 GEMM that reads it, where the model's GEMM prices
       // are Transformer Engine's measured GEMMs with their casts.
-      case CONVERT -> castToFp8(ins) && c.fp8GemmsHoldTheirCasts() ? 0.0 : c.cost(flops, bytes);
+      case CONVERT -> ins.tensorShape().dtype().eightBitFloat() && c.fp8GemmsHoldTheirCasts()
+          ? 0.0 : c.cost(flops, bytes);
       // Mamba-1's scan runs on the vector units and is bound by its bytes.
       default -> c.cost(flops, bytes);
     };
@@ -135,11 +136,6 @@ final class StrategyContext {
     return q.dim(q.rank() - 1);
   }
 
-  private static boolean castToFp8(Instruction ins) {
-    DType t = ins.tensorShape().dtype();
-    return t == DType.F8E4M3FN || t == DType.F8E5M2;
-  }
-
   /**
    * The precision a dot's operands are multiplied in: FP8 when both are 8-bit floats (as in
    * Transformer Engine's GEMMs and in HLO from XLA's FP8 rewrites), else that of the result.
@@ -147,8 +143,7 @@ final class StrategyContext {
   private io.meshplan.cluster.Precision operandPrecision(Instruction ins) {
     boolean fp8 = true;
     for (int op : ins.operands()) {
-      DType t = graph.get(op).tensorShape().dtype();
-      fp8 &= t == DType.F8E4M3FN || t == DType.F8E5M2;
+      fp8 &= graph.get(op).tensorShape().dtype().eightBitFloat();
     }
     if (fp8) {
       return io.meshplan.cluster.Precision.FP8;

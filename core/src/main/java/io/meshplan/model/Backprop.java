@@ -62,7 +62,7 @@ final class Backprop {
     }
     DType d = t.dtype();
     return d == DType.BF16 || d == DType.F16 || d == DType.F32 || d == DType.F64
-        || d == DType.F8E4M3FN || d == DType.F8E5M2;
+        || d.eightBitFloat();
   }
 
   Tape tape() {

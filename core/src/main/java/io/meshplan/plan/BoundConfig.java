@@ -98,9 +98,7 @@ public record BoundConfig(TrainingConfig config, ModelSpec model, ClusterSpec cl
   public static void checkFp8Recipe(ModelSpec model, ClusterSpec cluster, DType dtype) {
     io.meshplan.cluster.Architecture arch = cluster.gpu().architecture();
     io.meshplan.model.Fp8Scaling recipe = model.fp8Scaling();
-    if (Fp8Training.on(dtype) && recipe.blockScaled()
-        && !(arch.vendor() == io.meshplan.cluster.Architecture.Vendor.NVIDIA
-            && recipe.runsOn(arch.computeCapabilityMajor()))) {
+    if (Fp8Training.on(dtype) && !runsFp8Recipe(recipe, arch)) {
       String rule = recipe == io.meshplan.model.Fp8Scaling.MXFP8
           ? "mxfp8 (block scaling) runs on Blackwell GPUs only (Megatron-Core: 'mxfp8' for "
               + "Blackwell architecture only)"
@@ -109,6 +107,21 @@ public record BoundConfig(TrainingConfig config, ModelSpec model, ClusterSpec cl
       throw new InputException("the FP8 recipe " + rule + ", not on the "
           + cluster.gpu().name() + " (" + arch.word() + "); use tensorwise or delayed");
     }
+  }
+
+  /**
+   * Whether an FP8 recipe runs on an architecture: the block-scaled ones on NVIDIA's Blackwell
+   * and later only ({@link io.meshplan.model.Fp8Scaling#runsOn}), the per-tensor ones wherever
+   * there are FP8 tensor cores.
+   *
+   * @param recipe the recipe
+   * @param arch the GPU's architecture
+   * @return true where it runs
+   */
+  public static boolean runsFp8Recipe(io.meshplan.model.Fp8Scaling recipe,
+      io.meshplan.cluster.Architecture arch) {
+    return !recipe.blockScaled() || arch.vendor() == io.meshplan.cluster.Architecture.Vendor.NVIDIA
+        && recipe.runsOn(arch.computeCapabilityMajor());
   }
 
   /**

@@ -196,9 +196,7 @@ public final class SweepGridReader {
         try {
           io.meshplan.cluster.GpuSpec spec = catalog.gpu(g).orElseThrow().spec();
           spec.requireTraining(Fp8Training.parse(io.meshplan.model.Fp8Scaling.stripRecipe(d)));
-          io.meshplan.cluster.Architecture a = spec.architecture();
-          if (!(a.vendor() == io.meshplan.cluster.Architecture.Vendor.NVIDIA
-              && recipe.runsOn(a.computeCapabilityMajor()))) {
+          if (!io.meshplan.plan.BoundConfig.runsFp8Recipe(recipe, spec.architecture())) {
             throw new InputException("the FP8 recipe " + recipe.word() + " runs on Blackwell "
                 + "GPUs only");
           }
@@ -467,18 +465,20 @@ public final class SweepGridReader {
    */
   private String dtype(JsonNode v, String at) {
     String s = v.asText().trim().toLowerCase(Locale.ROOT);
+    if (v.isTextual() && s.equals("auto")) {
+      return s;
+    }
     String base = io.meshplan.model.Fp8Scaling.stripRecipe(s);
-    io.meshplan.graph.DType t = s.equals("auto") ? null : Fp8Training.parse(base);
+    io.meshplan.graph.DType t = Fp8Training.parse(base);
+    boolean trains = v.isTextual() && t != null && Fp8Training.trains(t);
+    // A recipe after the colon names FP8's scaling; none is delayed scaling, written fp8.
     java.util.Optional<io.meshplan.model.Fp8Scaling> recipe = s.equals(base)
         ? java.util.Optional.of(io.meshplan.model.Fp8Scaling.DELAYED)
-        : io.meshplan.model.Fp8Scaling.parse(s.substring(base.length() + 1));
-    if (!v.isTextual() || !(s.equals("auto") || (t != null && Fp8Training.trains(t)
-        && recipe.isPresent() && (s.equals(base) || Fp8Training.on(t))))) {
+        : io.meshplan.model.Fp8Scaling.parse(s.substring(base.length() + 1))
+            .filter(r -> trains && Fp8Training.on(t));
+    if (!trains || recipe.isEmpty()) {
       throw bad(at, "expected auto, bf16, f16, f32, fp8 or fp8:RECIPE (RECIPE "
           + io.meshplan.model.Fp8Scaling.words() + "), got '" + v.asText() + "'");
-    }
-    if (s.equals("auto")) {
-      return s;
     }
     String word = Fp8Training.word(t);
     return recipe.get() == io.meshplan.model.Fp8Scaling.DELAYED ? word
