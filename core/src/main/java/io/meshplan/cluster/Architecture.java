@@ -19,8 +19,9 @@ import java.util.Set;
  *       Blackwell's {@link KernelTimeModel#BLACKWELL_16BIT_GEMM_EFFICIENCY} (XLA's measured GEMM
  *       tables, cited at {@link KernelTimeModel#gemmEfficiency}).
  *   <li>Fused attention: none on Volta (FlashAttention-2 needs Ampere or later), {@link
- *       FusedAttentionKernels#AMPERE} on Ampere, {@link FusedAttentionKernels#HOPPER} on Hopper
- *       and Blackwell (the benchmarks are cited at {@link FusedAttentionKernels}): the prices of
+ *       FusedAttentionKernels#AMPERE} on Ampere, {@link FusedAttentionKernels#HOPPER} on Hopper,
+ *       {@link FusedAttentionKernels#BLACKWELL} on Blackwell (the benchmarks are cited at {@link
+ *       FusedAttentionKernels}): the prices of
  *       the architecture's default kernel ({@link AttentionKernel#defaultFor}); a named kernel
  *       is priced by {@link FusedAttentionKernels#of(Architecture, AttentionKernel)}.
  *   <li>FP8 GEMMs on Hopper and Blackwell, the first architectures with FP8 tensor cores (NVIDIA
@@ -55,7 +56,7 @@ public enum Architecture {
       EnumSet.allOf(Precision.class)),
   /** Blackwell (B200): compute capability 10.0. */
   BLACKWELL(Vendor.NVIDIA, 10, KernelTimeModel.BLACKWELL_16BIT_GEMM_EFFICIENCY,
-      FusedAttentionKernels.HOPPER, true, EnumSet.allOf(Precision.class)),
+      FusedAttentionKernels.BLACKWELL, true, EnumSet.allOf(Precision.class)),
   /**
    * AMD CDNA 3 (MI300X, MI325X; gfx942, which HIP and PyTorch report as capability 9.4). Matrix
    * cores in FP32, TF32, BF16, FP16 and FP8 (AMD CDNA 3 white paper; MI300X datasheet). Large

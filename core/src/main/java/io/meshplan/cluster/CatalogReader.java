@@ -204,7 +204,9 @@ final class CatalogReader {
 
   /**
    * A GPU's own fused attention fractions ({@link GpuSpec#fusedAttention}): forward and backward
-   * at wide heads, and optionally at narrow ones (else the architecture's); null when absent.
+   * at wide heads, and optionally at narrow ones (else the architecture's), at {@link
+   * SequenceScaling#REFERENCE} tokens, moving with the sequence as the architecture's kernels
+   * do; null when absent.
    */
   private static FusedAttentionKernels attention(JsonNode a, Architecture arch, String at) {
     if (a == null) {
@@ -213,7 +215,7 @@ final class CatalogReader {
     String where = at + ": attention";
     if (!a.isObject()) {
       throw new InputException(where + " must be a mapping of fractions of the dense 16-bit "
-          + "peak, e.g. {forward: 0.71, backward: 0.54}");
+          + "peak, e.g. {forward: 0.681, backward: 0.499}");
     }
     checkKeys(a, ATTENTION_KEYS, where);
     FusedAttentionKernels base = arch.attention().orElseThrow(() -> new InputException(at
@@ -223,8 +225,19 @@ final class CatalogReader {
         : base.narrowForwardEfficiency();
     double narrowBackward = a.has("narrowBackward") ? number(a, "narrowBackward", 1, where)
         : base.narrowBackwardEfficiency();
-    return new FusedAttentionKernels(number(a, "forward", 1, where),
-        number(a, "backward", 1, where), narrowForward, narrowBackward);
+    double forward = number(a, "forward", 1, where);
+    double backward = number(a, "backward", 1, where);
+    SequenceScaling lengths = base.lengths();
+    if (Math.max(forward * lengths.max(false, false), backward * lengths.max(true, false)) > 1
+        || Math.max(narrowForward * lengths.max(false, true),
+        narrowBackward * lengths.max(true, true)) > 1) {
+      throw new InputException(String.format(java.util.Locale.ROOT, "%s: the fractions are "
+          + "stated at %d tokens, and %s's kernels run up to %.3f times faster at longer "
+          + "sequences, which would pass the dense peak; state smaller fractions", where,
+          SequenceScaling.REFERENCE, arch.word(), Math.max(lengths.max(false, false),
+          lengths.max(true, false))));
+    }
+    return new FusedAttentionKernels(forward, backward, narrowForward, narrowBackward, lengths);
   }
 
   private static Map<Precision, Double> peaks(JsonNode p, Architecture arch, String at) {

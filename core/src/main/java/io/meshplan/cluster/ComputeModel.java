@@ -68,6 +68,23 @@ public interface ComputeModel {
   }
 
   /**
+   * Time of a fused attention kernel whose heads have {@code headDim} elements, over a sequence
+   * of {@code sequence} tokens; models that know how the length moves the kernels' speed
+   * override this, the default ignores it.
+   *
+   * @param flops its matrix FLOPs
+   * @param bytes bytes it reads and writes
+   * @param backward whether it is the backward kernel
+   * @param headDim the elements of one head's query
+   * @param sequence the tokens of the sequence it attends over
+   * @return cost
+   */
+  default double attentionCost(double flops, double bytes, boolean backward, int headDim,
+      int sequence) {
+    return attentionCost(flops, bytes, backward, headDim);
+  }
+
+  /**
    * Whether this model's FP8 GEMM prices ({@link #dotCost(double, double, Precision)} with FP8
    * operands) already hold the casts of the operands to 8 bits, as Transformer Engine's measured
    * GEMMs with their casts do ({@link Fp8Quantization}): a convert to an 8-bit float then costs no

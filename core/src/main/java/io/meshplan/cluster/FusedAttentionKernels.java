@@ -32,15 +32,14 @@ import java.util.Optional;
  *       batch 2) at 336 forward and 289 backward: 0.34 forward and 0.29 backward at head
  *       dimension 64. Those were counted over the window's score pairs, so they include the
  *       partly masked tiles at the band's edges.
- *   <li>B200: Hopper's fractions of its own peak. cuDNN's training benchmark on a GB200 (the same
- *       Blackwell GPU at 2,500 TFLOP/s dense; NVIDIA/cudnn-frontend, {@code
- *       benchmark/sdpa_benchmark_training/results/llama3.1/gb200}, cuDNN 9.22, April 2026)
- *       measured Llama 3.1's heads, causal, batch 2, at 1,408 TFLOP/s forward and 1,148 backward
- *       for sequence 4096 (0.56 and 0.46) and 1,574 and 1,332 for 8192 (0.63 and 0.53): within 7%
- *       of Hopper's 0.60 and 0.50. Blackwell Ultra (GB300, B300) runs faster: the same benchmark
- *       on a GB300 measured 1,703 and 1,856 forward and 1,248 and 1,435 backward, means of 0.71
- *       and 0.54 of its 2,500 TFLOP/s, which its catalog entry states ({@link
- *       GpuSpec#fusedAttention}, the catalog's {@code attention:}).
+ *   <li>B200 and GB200 (Blackwell): cuDNN's training benchmark on a GB200 (2,500 TFLOP/s dense;
+ *       NVIDIA/cudnn-frontend, {@code benchmark/sdpa_benchmark_training/results/llama3.1/gb200},
+ *       cuDNN 9.22, April 2026) measured Llama 3.1's heads, causal, batch 2, at 1,408 TFLOP/s
+ *       forward and 1,148 backward for sequence 4096: 0.5632 and 0.4592 ({@link #BLACKWELL}).
+ *       Blackwell Ultra (GB300, B300) runs faster: the same benchmark on a GB300 measured 1,703
+ *       forward and 1,248 backward at 4096, 0.681 and 0.499 of its 2,500 TFLOP/s, which its
+ *       catalog entry states ({@link GpuSpec#fusedAttention}, the catalog's {@code
+ *       attention:}). Heads of 64 take Hopper's fractions.
  *   <li>V100 (Volta): FlashAttention-2 needs Ampere or later; no fused kernel.
  *   <li>AMD CDNA 3 (MI300X, MI325X): FlashAttention-2 at the H100's FlashAttention-2 rate in
  *       TFLOP/s ({@link #CDNA3_FLASH2}). No absolute CDNA 3 forward and backward benchmark was
@@ -55,6 +54,13 @@ import java.util.Optional;
  *       is 0.265 and 0.227 of the MI300X's 1,307.4, at every head dimension.
  *   <li>AMD CDNA 4 (MI355X): no kernel-level figure meshplan uses; none priced.
  * </ul>
+ *
+ * <p>The fractions above are stated at 4,096 tokens. Where a kernel's benchmark measured a range
+ * of sequence lengths, they move with the length ({@link SequenceScaling}: {@link
+ * #HOPPER_LENGTHS}, {@link #BLACKWELL_LENGTHS}); the others hold at every length. The length is
+ * that of the sequence the kernel attends over, the attention's query length; under context
+ * parallelism, the whole sequence, which the keys of each GPU's queries span (a ring exchange
+ * runs one kernel per chunk pair, shorter than that, which meshplan does not price apart).
  *
  * <p>Those are the prices of each architecture's default kernel ({@link
  * AttentionKernel#defaultFor}: FlashAttention-2 on Ampere, cuDNN on Hopper and Blackwell). A run
@@ -89,26 +95,70 @@ import java.util.Optional;
  * @param narrowForwardEfficiency the forward's fraction at head dimension 64 and below, in (0, 1]
  * @param narrowBackwardEfficiency the backward's fraction at head dimension 64 and below, in (0,
  *     1]
+ * @param lengths how the fractions, stated at {@link SequenceScaling#REFERENCE} tokens, move with
+ *     the sequence length ({@link #HOPPER_LENGTHS}, {@link #BLACKWELL_LENGTHS}; {@link
+ *     SequenceScaling#FLAT} where no length table was at hand)
  */
 public record FusedAttentionKernels(double forwardEfficiency, double backwardEfficiency,
-    double narrowForwardEfficiency, double narrowBackwardEfficiency)
+    double narrowForwardEfficiency, double narrowBackwardEfficiency, SequenceScaling lengths)
     implements java.io.Serializable {
   private static final long serialVersionUID = 1L;
   /** The head dimension, and above, at which the kernels run at their full fractions. */
   public static final int WIDE_HEAD = 128;
   /** The head dimension, and below, at which they run at their narrow fractions. */
   public static final int NARROW_HEAD = 64;
+  /** The lengths of the cuDNN tables below, tokens. */
+  private static final int[] TABLE_LENGTHS = {2048, 4096, 8192, 16384, 32768};
+
+  /**
+   * How Hopper's cuDNN and FlashAttention-3 kernels move with the sequence: cuDNN's training
+   * benchmark on an H200 (NVIDIA/cudnn-frontend, {@code
+   * benchmark/sdpa_benchmark_training/results/h200_919_only_cudnn}, cuDNN 9.19.1, bf16, causal).
+   * At head dimension 128 (Llama 3.1's 64 query and 8 key/value heads, batch 1, {@code
+   * llama3.1_20260227_034703.csv} at df73764) it measured 484, 591, 644, 673 and 688 TFLOP/s
+   * forward and 370, 474, 541, 579 and 581 backward at 2,048, 4,096, 8,192, 16,384 and 32,768
+   * tokens; at head dimension 64 (GPT-OSS's 64 and 8 heads, a 1,024-token window, batch 2, {@code
+   * gpt_oss_20260227_034819.csv} at afa9f7c) 310, 336, 349, 355 and 358 forward and 264, 289, 300,
+   * 303 and 299 backward. Each factor is the figure over the same table's at 4,096.
+   */
+  public static final SequenceScaling HOPPER_LENGTHS = lengths(
+      new double[] {484, 591, 644, 673, 688}, new double[] {370, 474, 541, 579, 581},
+      new double[] {310, 336, 349, 355, 358}, new double[] {264, 289, 300, 303, 299});
+  /**
+   * How Blackwell's cuDNN kernels move with the sequence: cuDNN's training benchmark on a GB200
+   * (NVIDIA/cudnn-frontend 60e572b, {@code
+   * benchmark/sdpa_benchmark_training/results/llama3.1/gb200/llama3.1_20260424_100750.csv}, cuDNN
+   * 9.22, bf16, causal, Llama 3.1's heads, batch 2, the non-deterministic backward) measured 1,097,
+   * 1,408, 1,574, 1,708 and 1,622 TFLOP/s forward and 885, 1,148, 1,332, 1,328 and 1,226 backward
+   * at 2,048 to 32,768 tokens. The same benchmark's GB300 table (same commit, {@code
+   * llama3.1/gb300/llama3.1_20260424_100757.csv}) rises alike: 1,373, 1,703, 1,856, 1,915 and 1,953
+   * forward and 967, 1,248, 1,435, 1,507 and 1,490 backward, 1.090 and 1.150 of its 4,096 figures
+   * at 8,192 against the GB200's 1.118 and 1.160. No Blackwell table at head dimension 64 with
+   * GPT-OSS's 1,024-token window was found: the narrow kernels take Hopper's factors, as they take
+   * its fractions.
+   */
+  public static final SequenceScaling BLACKWELL_LENGTHS = lengths(
+      new double[] {1097, 1408, 1574, 1708, 1622}, new double[] {885, 1148, 1332, 1328, 1226},
+      new double[] {310, 336, 349, 355, 358}, new double[] {264, 289, 300, 303, 299});
   /** Ampere's kernels (FlashAttention-2 on the A100, above): 0.70 forward, 0.55 backward. */
   public static final FusedAttentionKernels AMPERE =
       new FusedAttentionKernels(0.70, 0.55, 0.70, 0.55);
   /**
-   * Hopper's kernels, which Blackwell's match (FlashAttention-3 and cuDNN on the H100, H200 and
-   * GB200, above): 0.60 and 0.50 at head dimension 128, 0.34 and 0.29 at 64.
+   * Hopper's kernels (FlashAttention-3 and cuDNN on the H100 and H200, above): 0.60 and 0.50 at
+   * head dimension 128, 0.34 and 0.29 at 64, at 4,096 tokens ({@link #HOPPER_LENGTHS}).
    */
   public static final FusedAttentionKernels HOPPER =
-      new FusedAttentionKernels(0.60, 0.50, 0.34, 0.29);
+      new FusedAttentionKernels(0.60, 0.50, 0.34, 0.29, HOPPER_LENGTHS);
   /**
-   * FlashAttention-2 on Hopper (above): 0.35 forward, 0.30 backward, at every head dimension.
+   * Blackwell's cuDNN kernels (B200, GB200, above): the GB200's 1,408 and 1,148 TFLOP/s at 4,096
+   * tokens over its 2,500 dense, 0.5632 forward and 0.4592 backward, moving with the sequence as
+   * the same table ({@link #BLACKWELL_LENGTHS}); Hopper's 0.34 and 0.29 at head dimension 64.
+   */
+  public static final FusedAttentionKernels BLACKWELL =
+      new FusedAttentionKernels(1408 / 2500.0, 1148 / 2500.0, 0.34, 0.29, BLACKWELL_LENGTHS);
+  /**
+   * FlashAttention-2 on Hopper (above): 0.35 forward, 0.30 backward, at every head dimension and
+   * length.
    */
   public static final FusedAttentionKernels HOPPER_FLASH2 =
       new FusedAttentionKernels(0.35, 0.30, 0.35, 0.30);
@@ -124,6 +174,35 @@ public record FusedAttentionKernels(double forwardEfficiency, double backwardEff
   public static final FusedAttentionKernels CDNA3_FLASH2 =
       HOPPER_FLASH2.times(H100_BF16_TFLOPS / MI300X_BF16_TFLOPS);
 
+  /**
+   * A length table from measured TFLOP/s at {@link #TABLE_LENGTHS}, each over its figure at
+   * 4,096 (the second).
+   */
+  private static SequenceScaling lengths(double[] forward, double[] backward,
+      double[] narrowForward, double[] narrowBackward) {
+    java.util.List<SequenceScaling.Point> points = new java.util.ArrayList<>();
+    for (int i = 0; i < TABLE_LENGTHS.length; i++) {
+      points.add(new SequenceScaling.Point(TABLE_LENGTHS[i], forward[i] / forward[1],
+          backward[i] / backward[1], narrowForward[i] / narrowForward[1],
+          narrowBackward[i] / narrowBackward[1]));
+    }
+    return new SequenceScaling(points);
+  }
+
+  /**
+   * Fractions that hold at every sequence length.
+   *
+   * @param forwardEfficiency the forward's fraction at head dimension 128 and above
+   * @param backwardEfficiency the backward's
+   * @param narrowForwardEfficiency the forward's at head dimension 64 and below
+   * @param narrowBackwardEfficiency the backward's
+   */
+  public FusedAttentionKernels(double forwardEfficiency, double backwardEfficiency,
+      double narrowForwardEfficiency, double narrowBackwardEfficiency) {
+    this(forwardEfficiency, backwardEfficiency, narrowForwardEfficiency,
+        narrowBackwardEfficiency, SequenceScaling.FLAT);
+  }
+
   /** Checks the fractions. */
   public FusedAttentionKernels {
     Require.that(forwardEfficiency > 0 && forwardEfficiency <= 1,
@@ -134,6 +213,12 @@ public record FusedAttentionKernels(double forwardEfficiency, double backwardEff
         "narrow-head forward efficiency must be in (0, 1]");
     Require.that(narrowBackwardEfficiency > 0 && narrowBackwardEfficiency <= 1,
         "narrow-head backward efficiency must be in (0, 1]");
+    java.util.Objects.requireNonNull(lengths, "lengths");
+    Require.that(Math.max(forwardEfficiency * lengths.max(false, false),
+        backwardEfficiency * lengths.max(true, false)) <= 1
+        && Math.max(narrowForwardEfficiency * lengths.max(false, true),
+        narrowBackwardEfficiency * lengths.max(true, true)) <= 1,
+        "attention efficiency at its best sequence length must be at most 1");
   }
 
   /**
@@ -145,24 +230,53 @@ public record FusedAttentionKernels(double forwardEfficiency, double backwardEff
    */
   private FusedAttentionKernels times(double ratio) {
     return new FusedAttentionKernels(forwardEfficiency * ratio, backwardEfficiency * ratio,
-        narrowForwardEfficiency * ratio, narrowBackwardEfficiency * ratio);
+        narrowForwardEfficiency * ratio, narrowBackwardEfficiency * ratio, lengths);
   }
 
   /**
-   * The fraction of the dense peak a kernel reaches at a head dimension: the narrow fraction at
-   * {@link #NARROW_HEAD} and below, the full one at {@link #WIDE_HEAD} and above, linear between.
+   * The fraction of the dense peak a kernel reaches at a head dimension, at {@link
+   * SequenceScaling#REFERENCE} tokens ({@link #efficiency(boolean, int, int)}).
    *
    * @param backward whether it is the backward kernel
    * @param headDim the elements of one head's query, >= 1
    * @return the fraction, in (0, 1]
    */
   public double efficiency(boolean backward, int headDim) {
+    return efficiency(backward, headDim, SequenceScaling.REFERENCE);
+  }
+
+  /**
+   * The fraction of the dense peak a kernel reaches at a head dimension and sequence length: the
+   * narrow fraction at {@link #NARROW_HEAD} and below, the full one at {@link #WIDE_HEAD} and
+   * above, each times its factor at that length ({@link #lengths}), linear between.
+   *
+   * @param backward whether it is the backward kernel
+   * @param headDim the elements of one head's query, >= 1
+   * @param sequence the tokens of the sequence the kernel attends over, >= 1
+   * @return the fraction, in (0, 1]
+   */
+  public double efficiency(boolean backward, int headDim, int sequence) {
     Require.positive(headDim, "head dimension");
-    double wide = backward ? backwardEfficiency : forwardEfficiency;
-    double narrow = backward ? narrowBackwardEfficiency : narrowForwardEfficiency;
+    double wide = (backward ? backwardEfficiency : forwardEfficiency)
+        * lengths.factor(backward, false, sequence);
+    double narrow = (backward ? narrowBackwardEfficiency : narrowForwardEfficiency)
+        * lengths.factor(backward, true, sequence);
     double t = (Math.min(Math.max(headDim, NARROW_HEAD), WIDE_HEAD) - NARROW_HEAD)
         / (double) (WIDE_HEAD - NARROW_HEAD);
     return narrow + (wide - narrow) * t;
+  }
+
+  /**
+   * The highest fraction of the dense peak any of these kernels reaches, at any head dimension and
+   * sequence length.
+   *
+   * @return the fraction, in (0, 1]
+   */
+  public double peakEfficiency() {
+    return Math.max(Math.max(forwardEfficiency * lengths.max(false, false),
+        backwardEfficiency * lengths.max(true, false)),
+        Math.max(narrowForwardEfficiency * lengths.max(false, true),
+        narrowBackwardEfficiency * lengths.max(true, true)));
   }
 
   /**
@@ -199,7 +313,8 @@ public record FusedAttentionKernels(double forwardEfficiency, double backwardEff
           ? Optional.of(AMPERE) : Optional.empty();
       case HOPPER -> Optional.of(kernel == AttentionKernel.FLASH2
           || kernel == AttentionKernel.TRITON ? HOPPER_FLASH2 : HOPPER);
-      case BLACKWELL -> kernel == AttentionKernel.CUDNN ? Optional.of(HOPPER) : Optional.empty();
+      case BLACKWELL -> kernel == AttentionKernel.CUDNN ? Optional.of(BLACKWELL)
+          : Optional.empty();
       case CDNA3 -> kernel == AttentionKernel.FLASH2 || kernel == AttentionKernel.TRITON
           ? Optional.of(CDNA3_FLASH2) : Optional.empty();
       case CDNA4 -> Optional.empty();

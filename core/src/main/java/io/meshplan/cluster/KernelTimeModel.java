@@ -247,8 +247,7 @@ public record KernelTimeModel(double peakFlops, double hbmBandwidth, double gemm
   public double maxScale() {
     double top = gemmEfficiency;
     if (attention.isPresent()) {
-      top = Math.max(top, Math.max(attention.get().forwardEfficiency(),
-          attention.get().backwardEfficiency()));
+      top = Math.max(top, attention.get().peakEfficiency());
     }
     if (fp8.isPresent()) {
       top = Math.max(top, fp8.get().efficiency());
@@ -278,16 +277,26 @@ public record KernelTimeModel(double peakFlops, double hbmBandwidth, double gemm
   }
 
   /**
-   * A fused attention kernel at its published fraction of the dense peak for its head dimension
-   * ({@link FusedAttentionKernels#efficiency}), never faster than its memory traffic; priced as a
-   * matrix product on GPUs without the kernels.
+   * A fused attention kernel at {@link SequenceScaling#REFERENCE} tokens ({@link
+   * #attentionCost(double, double, boolean, int, int)}).
    */
   @Override
   public double attentionCost(double flops, double bytes, boolean backward, int headDim) {
+    return attentionCost(flops, bytes, backward, headDim, SequenceScaling.REFERENCE);
+  }
+
+  /**
+   * A fused attention kernel at its published fraction of the dense peak for its head dimension
+   * and sequence length ({@link FusedAttentionKernels#efficiency(boolean, int, int)}), never
+   * faster than its memory traffic; priced as a matrix product on GPUs without the kernels.
+   */
+  @Override
+  public double attentionCost(double flops, double bytes, boolean backward, int headDim,
+      int sequence) {
     if (attention.isEmpty()) {
       return dotCost(flops, bytes);
     }
-    double eff = attention.get().efficiency(backward, headDim);
+    double eff = attention.get().efficiency(backward, headDim, sequence);
     return Math.max(flops / (peakFlops * eff), cost(0, bytes));
   }
 

@@ -114,8 +114,9 @@ final class StrategyContext {
     double bytes = traffic()[ins.id()] / tiles;
     return switch (ins.opcode()) {
       case DOT -> c.dotCost(flops, bytes, operandPrecision(ins));
-      case FUSED_ATTENTION -> c.attentionCost(flops, bytes, false, headDim(ins));
-      case FUSED_ATTENTION_GRAD -> c.attentionCost(flops, bytes, true, headDim(ins));
+      case FUSED_ATTENTION -> c.attentionCost(flops, bytes, false, headDim(ins), sequence(ins));
+      case FUSED_ATTENTION_GRAD -> c.attentionCost(flops, bytes, true, headDim(ins),
+          sequence(ins));
       // The scan's chunk products run on tensor cores: priced as matrix products.
       case SSD_SCAN, SSD_SCAN_GRAD, GDN_SCAN, GDN_SCAN_GRAD -> c.dotCost(flops, bytes);
       // A cast to FP8 is priced within the FP8 GEMM that reads it, where the model's GEMM prices
@@ -134,6 +135,14 @@ final class StrategyContext {
   private int headDim(Instruction ins) {
     TensorShape q = graph.get(ins.operand(0)).tensorShape();
     return q.dim(q.rank() - 1);
+  }
+
+  /**
+   * The sequence a fused attention kernel attends over: its query's second dimension, the whole
+   * sequence of the graph (under context parallelism too, where each GPU's queries span it).
+   */
+  private int sequence(Instruction ins) {
+    return graph.get(ins.operand(0)).tensorShape().dim(1);
   }
 
   /**

@@ -40,7 +40,7 @@ class AttentionKernelPricesTest {
    * abstract: FlashAttention-2 at 35% of H100), 0.30 backward (0.50 / 1.75 = 0.286 to 0.50 /
    * 1.5 = 0.333), at every head dimension; FlashAttention-3 and cuDNN: 0.60 / 0.50 at 128 and
    * 0.34 / 0.29 at 64; Ampere's FlashAttention-2 and Triton 0.70 / 0.55; Blackwell's cuDNN
-   * Hopper's fractions.
+   * the GB200's own (FusedAttentionKernels.BLACKWELL).
    */
   @Test
   void pricesPerKernelAndArchitecture() {
@@ -61,7 +61,7 @@ class AttentionKernelPricesTest {
     assertThat(FusedAttentionKernels.of(Architecture.HOPPER, AttentionKernel.CUDNN))
         .isEqualTo(fa3);
     assertThat(FusedAttentionKernels.of(Architecture.BLACKWELL, AttentionKernel.CUDNN))
-        .isEqualTo(fa3);
+        .isEqualTo(FusedAttentionKernels.BLACKWELL);
     for (AttentionKernel k : new AttentionKernel[] {AttentionKernel.FLASH2,
         AttentionKernel.TRITON}) {
       FusedAttentionKernels a = FusedAttentionKernels.of(Architecture.AMPERE, k);

@@ -155,11 +155,20 @@ class HardwareCatalogTest {
   void aUserEntryMayStateItsOwnAttentionFractions() throws Exception {
     HardwareCatalog c = withFile(ENTRY + "    attention: {forward: 0.65, backward: 0.45}\n");
     FusedAttentionKernels k = c.gpu("x9-48gb").orElseThrow().spec().fusedAttention();
-    assertThat(k).isEqualTo(new FusedAttentionKernels(0.65, 0.45, 0.34, 0.29));
+    // The architecture's length table carries over to the stated fractions.
+    assertThat(k).isEqualTo(new FusedAttentionKernels(0.65, 0.45, 0.34, 0.29,
+        FusedAttentionKernels.HOPPER_LENGTHS));
     HardwareCatalog n = withFile(ENTRY + "    attention: {forward: 0.65, backward: 0.45, "
         + "narrowForward: 0.4, narrowBackward: 0.3}\n");
     assertThat(n.gpu("x9-48gb").orElseThrow().spec().fusedAttention())
-        .isEqualTo(new FusedAttentionKernels(0.65, 0.45, 0.4, 0.3));
+        .isEqualTo(new FusedAttentionKernels(0.65, 0.45, 0.4, 0.3,
+            FusedAttentionKernels.HOPPER_LENGTHS));
+    // Fractions that the length table would lift past the dense peak are refused: 0.9 at 4,096
+    // tokens is 0.9 x 1.2257 = 1.10 of the peak in the backward at 32,768.
+    assertThatThrownBy(() -> withFile(ENTRY + "    attention: {forward: 0.6, backward: 0.9}\n"))
+        .isInstanceOf(io.meshplan.util.InputException.class)
+        .hasMessageContaining("the fractions are stated at 4096 tokens, and hopper's kernels run "
+            + "up to 1.226 times faster at longer sequences, which would pass the dense peak");
     // Without the field, the architecture's (Hopper's) fractions.
     assertThat(withFile(ENTRY).gpu("x9-48gb").orElseThrow().spec().fusedAttention())
         .isEqualTo(FusedAttentionKernels.HOPPER);
