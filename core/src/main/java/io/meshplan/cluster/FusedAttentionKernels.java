@@ -58,9 +58,8 @@ import java.util.Optional;
  * <p>The fractions above are stated at 4,096 tokens. Where a kernel's benchmark measured a range
  * of sequence lengths, they move with the length ({@link SequenceScaling}: {@link
  * #HOPPER_LENGTHS}, {@link #BLACKWELL_LENGTHS}); the others hold at every length. The length is
- * that of the sequence the kernel attends over, the attention's query length; under context
- * parallelism, the whole sequence, which the keys of each GPU's queries span (a ring exchange
- * runs one kernel per chunk pair, shorter than that, which meshplan does not price apart).
+ * that of the sequences the kernel attends within: the sequence, one GPU's share of it under
+ * context parallelism, or the documents packed into it ({@code graph.OpCost#attentionSpan}).
  *
  * <p>Those are the prices of each architecture's default kernel ({@link
  * AttentionKernel#defaultFor}: FlashAttention-2 on Ampere, cuDNN on Hopper and Blackwell). A run

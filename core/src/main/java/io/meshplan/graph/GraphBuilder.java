@@ -507,12 +507,27 @@ public final class GraphBuilder {
    * @return the id of the output {@code [b, s, a, d_v]}
    */
   public int fusedAttention(int q, int k, int v, double work) {
+    return fusedAttention(q, k, v, work, 0);
+  }
+
+  /**
+   * Causal fused attention within sequences of {@code span} tokens, for packed documents ({@link
+   * OpAttrs.Attention#span}).
+   *
+   * @param q queries {@code [b, s, a, d]}
+   * @param k keys {@code [b, s, g, d]}
+   * @param v values {@code [b, s, g, d_v]}
+   * @param work the fraction of the causal pairs computed, in (0, 1]
+   * @param span the documents' length in tokens, 0 for the whole sequence
+   * @return the id of the output {@code [b, s, a, d_v]}
+   */
+  public int fusedAttention(int q, int k, int v, double work, int span) {
     checkAttention(q, k, v);
     TensorShape qs = shape(q);
     TensorShape out = TensorShape.of(qs.dtype(), qs.dim(0), qs.dim(1), qs.dim(2),
         shape(v).dim(3));
     return add(Opcode.FUSED_ATTENTION, out, List.of(q, k, v), new OpAttrs.Attention(-1,
-        work));
+        work, span));
   }
 
   /**
@@ -543,6 +558,24 @@ public final class GraphBuilder {
    * @return the id of the gradient
    */
   public int fusedAttentionGrad(int output, int q, int k, int v, int o, int dO, double work) {
+    return fusedAttentionGrad(output, q, k, v, o, dO, work, 0);
+  }
+
+  /**
+   * One gradient of causal fused attention within sequences of {@code span} tokens.
+   *
+   * @param output 0 for dQ, 1 for dK, 2 for dV
+   * @param q the forward's queries
+   * @param k its keys
+   * @param v its values
+   * @param o its output
+   * @param dO the gradient of its output
+   * @param work the fraction of the causal pairs computed, in (0, 1]
+   * @param span the documents' length in tokens, 0 for the whole sequence
+   * @return the id of the gradient
+   */
+  public int fusedAttentionGrad(int output, int q, int k, int v, int o, int dO, double work,
+      int span) {
     checkAttention(q, k, v);
     Require.that(output >= 0 && output <= 2, "fused attention has 3 gradients, not " + output);
     TensorShape qs = shape(q);
@@ -554,7 +587,7 @@ public final class GraphBuilder {
       case 0 -> qs;
       case 1 -> shape(k);
       default -> shape(v);
-    }, List.of(q, k, v, o, dO), new OpAttrs.Attention(output, work));
+    }, List.of(q, k, v, o, dO), new OpAttrs.Attention(output, work, span));
   }
 
   /**

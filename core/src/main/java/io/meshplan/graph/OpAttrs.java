@@ -116,14 +116,28 @@ public sealed interface OpAttrs {
    * @param work the causal query-key pairs computed, as a fraction of the causal pairs of the
    *     whole sequence: 1 without a sliding window, less with one ({@link
    *     io.meshplan.model.AttentionShape#causalPairs})
+   * @param span the tokens of the sequences the kernel attends within, for its speed ({@link
+   *     OpCost#attentionSpan}): packed documents' length where documents are packed, 0 for the
+   *     queries' whole length
    */
-  record Attention(int output, double work) implements OpAttrs {
+  record Attention(int output, double work, int span) implements OpAttrs {
     /** Validates the fields. */
     public Attention {
       io.meshplan.util.Require.that(output >= -1 && output <= 2, "attention output -1 to 2, got "
           + output);
       io.meshplan.util.Require.that(work > 0 && work <= 1, "attention work in (0, 1], got "
           + work);
+      io.meshplan.util.Require.that(span >= 0, "attention span must be >= 0, got " + span);
+    }
+
+    /**
+     * A kernel over the queries' whole length.
+     *
+     * @param output which gradient, -1 for the forward
+     * @param work the fraction of the causal pairs computed
+     */
+    public Attention(int output, double work) {
+      this(output, work, 0);
     }
   }
 }

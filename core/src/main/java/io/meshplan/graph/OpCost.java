@@ -189,6 +189,24 @@ public final class OpCost {
     };
   }
 
+  /**
+   * The tokens of the sequences a fused attention kernel attends within, which set its speed
+   * ({@link io.meshplan.cluster.SequenceScaling}): the queries' length, the sequence, or under
+   * context parallelism one GPU's share of it, whose kernels Megatron-Core's ring runs against
+   * one share of keys at a time (the all-gather form, Llama 3's, meets the whole sequence's keys
+   * and runs somewhat faster than so priced); or the packed documents' length where documents
+   * are packed ({@link OpAttrs.Attention#span}), if shorter.
+   *
+   * @param graph the graph
+   * @param ins a fused attention kernel, forward or backward
+   * @return tokens, >= 1
+   */
+  public static int attentionSpan(Graph graph, Instruction ins) {
+    int queries = graph.get(ins.operand(0)).tensorShape().dim(1);
+    int span = ins.attrs() instanceof OpAttrs.Attention a ? a.span() : 0;
+    return span > 0 ? Math.min(span, queries) : queries;
+  }
+
   /** {@code b a s_q s_kv} times the window's work: twice the causal query-key pairs. */
   private static double pairs(Graph graph, Instruction ins) {
     TensorShape q = graph.get(ins.operand(0)).tensorShape();

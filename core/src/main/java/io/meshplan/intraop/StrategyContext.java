@@ -137,12 +137,9 @@ final class StrategyContext {
     return q.dim(q.rank() - 1);
   }
 
-  /**
-   * The sequence a fused attention kernel attends over: its query's second dimension, the whole
-   * sequence of the graph (under context parallelism too, where each GPU's queries span it).
-   */
+  /** The sequence a fused attention kernel attends within ({@link OpCost#attentionSpan}). */
   private int sequence(Instruction ins) {
-    return graph.get(ins.operand(0)).tensorShape().dim(1);
+    return OpCost.attentionSpan(graph, ins);
   }
 
   /**

@@ -203,8 +203,10 @@ final class Backprop {
       }
       case CONCATENATE -> tape.concatenate(((OpAttrs.Dims) ins.attrs()).dims().get(0), ops);
       case GATHER -> tape.gather(ops[0], ops[1]);
-      case FUSED_ATTENTION -> tape.fusedAttention(ops[0], ops[1], ops[2],
-          ((io.meshplan.graph.OpAttrs.Attention) ins.attrs()).work());
+      case FUSED_ATTENTION -> {
+        io.meshplan.graph.OpAttrs.Attention a = (io.meshplan.graph.OpAttrs.Attention) ins.attrs();
+        yield tape.fusedAttention(ops[0], ops[1], ops[2], a.work(), a.span());
+      }
       case SSD_SCAN, GDN_SCAN, SELECTIVE_SCAN -> tape.scan(ins.opcode(),
           ((io.meshplan.graph.OpAttrs.Scan) ins.attrs()).chunk(), ops);
       case MOE_DISPATCH -> tape.moeDispatch(ops[0], ops.length > 1 ? ops[1] : -1, shape.dim(0),

@@ -29,7 +29,9 @@ import java.util.TreeMap;
  * FlexAttention's block mask) tile each document as the fixed-length kernel tiles a sequence
  * (Dao, FlashAttention-2, arXiv:2307.08691, section 3: the work is split by query blocks of each
  * sequence, and the variable-length form indexes the same blocks by {@code cu_seqlens}), so
- * meshplan prices the fewer pairs at the fixed-length kernel's rate.
+ * meshplan prices the fewer pairs at the fixed-length kernel's rate for sequences of the
+ * documents' length ({@code DecoderForward.documentSpan}: where that rate moves with the length,
+ * a sequence packing eight documents of 1,024 runs as eight sequences of 1,024).
  *
  * @param lengths document lengths in tokens, ascending and distinct; empty for no packing
  * @param counts how many documents have each length, each at least 1

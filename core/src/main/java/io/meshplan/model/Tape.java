@@ -251,8 +251,8 @@ final class Tape {
     return tag(b.reduce(x, dims));
   }
 
-  int fusedAttention(int q, int k, int v, double work) {
-    return tag(b.fusedAttention(q, k, v, work));
+  int fusedAttention(int q, int k, int v, double work, int span) {
+    return tag(b.fusedAttention(q, k, v, work, span));
   }
 
   int scan(Opcode op, int chunk, int... operands) {
@@ -263,8 +263,9 @@ final class Tape {
     return tag(b.scanGrad(op, output, chunk, dY, operands));
   }
 
-  int fusedAttentionGrad(int output, int q, int k, int v, int o, int dO, double work) {
-    return tag(b.fusedAttentionGrad(output, q, k, v, o, dO, work));
+  int fusedAttentionGrad(int output, int q, int k, int v, int o, int dO, double work,
+      int span) {
+    return tag(b.fusedAttentionGrad(output, q, k, v, o, dO, work, span));
   }
 
 

@@ -51,8 +51,9 @@ class PublicFinetuneFoldTest {
   void theUnpublishedDocumentLengthMovesTheH100LoraPredictionByAboutOnePerCent() {
     // The CSV states SQuAD's mean document as 256 tokens, its length not being published; the
     // claim there is that 1,024 would move the prediction by about 1% (attention is a few per
-    // cent of a 70B model's work at 4,096 tokens), while no packing at all (one 4,096-token
-    // document) costs several per cent more.
+    // cent of a 70B model's work at 4,096 tokens, and both document lengths run at cuDNN's
+    // 2,048-token speed, 0.82 and 0.78 of its 4,096-token speed, the shortest it measured), while
+    // no packing at all (one 4,096-token document) costs several per cent more.
     PublicRun r = rows().stream().filter(x -> x.model().lora().on()
         && x.cluster().gpu().name().startsWith("h100")).findFirst().orElseThrow();
     double at256 = r.simulate(Optional.empty()).iterationSeconds();
@@ -60,7 +61,7 @@ class PublicFinetuneFoldTest {
         .iterationSeconds();
     double unpacked = withPacking(r, Packing.meanLength(4096)).simulate(Optional.empty())
         .iterationSeconds();
-    assertThat(at1024 / at256).isBetween(1.0, 1.015);
+    assertThat(at1024 / at256).isBetween(1.0, 1.02);
     assertThat(unpacked / at256).isGreaterThan(1.05);
   }
 
