@@ -64,12 +64,15 @@ import java.util.Optional;
  *       mixture-of-experts rows (Qwen3-30B-A3B, GPT-OSS-20B, Nemotron 3 Nano, DeepSeek-V3), whose
  *       optimizer keeps bf16 state ({@link io.meshplan.model.OptimizerState#BF16}, the data
  *       file's optimizer column). Tokens per second per GPU.
+ *   <li>{@code maxtext}: MaxText's Llama 2 7B on one A3 VM (8 H100 80 GB; JAX and XLA, FSDP over
+ *       the 8 GPUs, remat policy {@code minimal_flash}, Transformer Engine's cuDNN attention,
+ *       fp32 weights and gradients), TFLOP/s per GPU in MaxText's 2024 count.
  * </ul>
  */
 public final class PublicFolds {
   /** The folds, in the order tables print them. */
   public static final List<String> NAMES = List.of("sc21", "llm-foundry", "megatron-core",
-      "nemo", "meta", "automodel");
+      "nemo", "meta", "automodel", "maxtext");
 
   private static final String DIR = "folds/";
 
@@ -92,6 +95,7 @@ public final class PublicFolds {
     out.addAll(recipes("finetune_llama3_70b.csv"));
     out.addAll(recipes("hybrid_h100.csv"));
     out.addAll(recipes("automodel_h100.csv"));
+    out.addAll(recipes("maxtext_h100.csv"));
     return List.copyOf(out);
   }
 
@@ -262,11 +266,19 @@ public final class PublicFolds {
       String fold = r.optional("fold").orElse(set.equals("cp") ? "meta" : "nemo");
       Optional<AttentionKernel> kernel = r.optional("attention").map(AttentionKernel::parse);
       out.add(new PublicRun(fold, set, r.get("model"), m, cluster(r), c, dtype, Attention.FLASH,
-          kernel, recipe, Double.parseDouble(r.get("measured")),
-          r.get("unit").startsWith("TFLOP/s") ? PublicRun.Figure.PALM_TFLOPS
-              : PublicRun.Figure.TOKENS_PER_GPU));
+          kernel, recipe, Double.parseDouble(r.get("measured")), figure(resource, r.get("unit"))));
     }
     return out;
+  }
+
+  /** A recipe row's unit: one of {@link PublicRun.Figure}'s. */
+  private static PublicRun.Figure figure(String resource, String unit) {
+    for (PublicRun.Figure f : PublicRun.Figure.values()) {
+      if (f.unit().equals(unit)) {
+        return f;
+      }
+    }
+    throw new IllegalStateException(resource + ": unknown unit " + unit);
   }
 
   /**

@@ -67,7 +67,7 @@ public final class PublicPrices {
   }
 
   /**
-   * A fitted scale in words: {@code hopper compute x0.818 (fitted on 41 public runs, 5 stacks)},
+   * A fitted scale in words: {@code hopper compute x0.815 (fitted on 42 public runs, 6 stacks)},
    * or a fit to a user's logs, or kernel-level prices checked on public runs; with its 90% band
    * where it has one.
    *

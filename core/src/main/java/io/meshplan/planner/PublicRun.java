@@ -72,7 +72,13 @@ public record PublicRun(String fold, String set, String name, ModelSpec model,
      * TFLOP/s per GPU counting {@code 6N + 12 L H Q T} FLOPs per token (Chowdhery et al., PaLM,
      * appendix B), as Meta counts Llama 3's.
      */
-    PALM_TFLOPS("TFLOP/s per GPU (PaLM count)");
+    PALM_TFLOPS("TFLOP/s per GPU (PaLM count)"),
+    /**
+     * TFLOP/s per GPU counting {@code 6N + 6 L H Q T} FLOPs per token, causal attention's half of
+     * PaLM's term, as MaxText counted them in 2024 ({@code MaxText/maxtext_utils.py}, {@code
+     * calculate_tflops_training_per_device}, at AI-Hypercomputer/maxtext efb6d9e4a).
+     */
+    MAXTEXT_TFLOPS("TFLOP/s per GPU (MaxText count)");
 
     private final String unit;
 
@@ -106,6 +112,9 @@ public record PublicRun(String fold, String set, String name, ModelSpec model,
           / s.iterationSeconds() / gpus / 1e12;
       case PALM_TFLOPS -> (6.0 * model.parameterCount()
           + 12.0 * model.layers() * model.heads() * model.headDim() * model.seq())
+          * s.tokensPerSecond() / gpus / 1e12;
+      case MAXTEXT_TFLOPS -> (6.0 * model.parameterCount()
+          + 6.0 * model.layers() * model.heads() * model.headDim() * model.seq())
           * s.tokensPerSecond() / gpus / 1e12;
     };
   }
