@@ -50,7 +50,7 @@ public final class PublicPrices {
 
   /**
    * The shipped factors in one line, for commands that price several GPUs (sweep): for example
-   * {@code prices: hopper compute x0.818 (fitted on public runs); others at kernel-level
+   * {@code prices: hopper compute x0.815 (fitted on public runs); others at kernel-level
    * prices}.
    *
    * @return the line, without a newline
