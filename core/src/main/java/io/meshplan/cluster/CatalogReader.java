@@ -234,8 +234,9 @@ final class CatalogReader {
       throw new InputException(String.format(java.util.Locale.ROOT, "%s: the fractions are "
           + "stated at %d tokens, and %s's kernels run up to %.3f times faster at longer "
           + "sequences, which would pass the dense peak; state smaller fractions", where,
-          SequenceScaling.REFERENCE, arch.word(), Math.max(lengths.max(false, false),
-          lengths.max(true, false))));
+          SequenceScaling.REFERENCE, arch.word(), Math.max(Math.max(lengths.max(false, false),
+          lengths.max(true, false)), Math.max(lengths.max(false, true),
+          lengths.max(true, true)))));
     }
     return new FusedAttentionKernels(forward, backward, narrowForward, narrowBackward, lengths);
   }

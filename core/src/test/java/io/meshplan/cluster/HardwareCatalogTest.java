@@ -169,6 +169,11 @@ class HardwareCatalogTest {
         .isInstanceOf(io.meshplan.util.InputException.class)
         .hasMessageContaining("the fractions are stated at 4096 tokens, and hopper's kernels run "
             + "up to 1.226 times faster at longer sequences, which would pass the dense peak");
+    // So are narrow-head fractions: 0.95 x 358 / 336 = 1.012 of the peak at 32,768 tokens.
+    assertThatThrownBy(() -> withFile(ENTRY + "    attention: {forward: 0.6, backward: 0.5, "
+        + "narrowForward: 0.95, narrowBackward: 0.3}\n"))
+        .isInstanceOf(io.meshplan.util.InputException.class)
+        .hasMessageContaining("which would pass the dense peak");
     // Without the field, the architecture's (Hopper's) fractions.
     assertThat(withFile(ENTRY).gpu("x9-48gb").orElseThrow().spec().fusedAttention())
         .isEqualTo(FusedAttentionKernels.HOPPER);
