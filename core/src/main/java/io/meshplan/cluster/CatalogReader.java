@@ -228,15 +228,12 @@ final class CatalogReader {
     double forward = number(a, "forward", 1, where);
     double backward = number(a, "backward", 1, where);
     SequenceScaling lengths = base.lengths();
-    if (Math.max(forward * lengths.max(false, false), backward * lengths.max(true, false)) > 1
-        || Math.max(narrowForward * lengths.max(false, true),
-        narrowBackward * lengths.max(true, true)) > 1) {
+    if (FusedAttentionKernels.peakEfficiency(forward, backward, narrowForward, narrowBackward,
+        lengths) > 1) {
       throw new InputException(String.format(java.util.Locale.ROOT, "%s: the fractions are "
           + "stated at %d tokens, and %s's kernels run up to %.3f times faster at longer "
           + "sequences, which would pass the dense peak; state smaller fractions", where,
-          SequenceScaling.REFERENCE, arch.word(), Math.max(Math.max(lengths.max(false, false),
-          lengths.max(true, false)), Math.max(lengths.max(false, true),
-          lengths.max(true, true)))));
+          SequenceScaling.REFERENCE, arch.word(), lengths.max()));
     }
     return new FusedAttentionKernels(forward, backward, narrowForward, narrowBackward, lengths);
   }

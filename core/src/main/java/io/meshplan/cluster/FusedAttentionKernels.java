@@ -121,8 +121,7 @@ public record FusedAttentionKernels(double forwardEfficiency, double backwardEff
    * 303 and 299 backward. Each factor is the figure over the same table's at 4,096.
    */
   public static final SequenceScaling HOPPER_LENGTHS = lengths(
-      new double[] {484, 591, 644, 673, 688}, new double[] {370, 474, 541, 579, 581},
-      new double[] {310, 336, 349, 355, 358}, new double[] {264, 289, 300, 303, 299});
+      new double[] {484, 591, 644, 673, 688}, new double[] {370, 474, 541, 579, 581});
   /**
    * How Blackwell's cuDNN kernels move with the sequence: cuDNN's training benchmark on a GB200
    * (NVIDIA/cudnn-frontend 60e572b, {@code
@@ -137,8 +136,7 @@ public record FusedAttentionKernels(double forwardEfficiency, double backwardEff
    * its fractions.
    */
   public static final SequenceScaling BLACKWELL_LENGTHS = lengths(
-      new double[] {1097, 1408, 1574, 1708, 1622}, new double[] {885, 1148, 1332, 1328, 1226},
-      new double[] {310, 336, 349, 355, 358}, new double[] {264, 289, 300, 303, 299});
+      new double[] {1097, 1408, 1574, 1708, 1622}, new double[] {885, 1148, 1332, 1328, 1226});
   /** Ampere's kernels (FlashAttention-2 on the A100, above): 0.70 forward, 0.55 backward. */
   public static final FusedAttentionKernels AMPERE =
       new FusedAttentionKernels(0.70, 0.55, 0.70, 0.55);
@@ -175,10 +173,12 @@ public record FusedAttentionKernels(double forwardEfficiency, double backwardEff
 
   /**
    * A length table from measured TFLOP/s at {@link #TABLE_LENGTHS}, each over its figure at
-   * 4,096 (the second).
+   * 4,096 (the second): the given head-dimension-128 figures, and at head dimension 64 the H200's
+   * GPT-OSS figures ({@link #HOPPER_LENGTHS}), which both architectures' narrow kernels follow.
    */
-  private static SequenceScaling lengths(double[] forward, double[] backward,
-      double[] narrowForward, double[] narrowBackward) {
+  private static SequenceScaling lengths(double[] forward, double[] backward) {
+    double[] narrowForward = {310, 336, 349, 355, 358};
+    double[] narrowBackward = {264, 289, 300, 303, 299};
     java.util.List<SequenceScaling.Point> points = new java.util.ArrayList<>();
     for (int i = 0; i < TABLE_LENGTHS.length; i++) {
       points.add(new SequenceScaling.Point(TABLE_LENGTHS[i], forward[i] / forward[1],
@@ -213,10 +213,8 @@ public record FusedAttentionKernels(double forwardEfficiency, double backwardEff
     Require.that(narrowBackwardEfficiency > 0 && narrowBackwardEfficiency <= 1,
         "narrow-head backward efficiency must be in (0, 1]");
     java.util.Objects.requireNonNull(lengths, "lengths");
-    Require.that(Math.max(forwardEfficiency * lengths.max(false, false),
-        backwardEfficiency * lengths.max(true, false)) <= 1
-        && Math.max(narrowForwardEfficiency * lengths.max(false, true),
-        narrowBackwardEfficiency * lengths.max(true, true)) <= 1,
+    Require.that(peakEfficiency(forwardEfficiency, backwardEfficiency, narrowForwardEfficiency,
+        narrowBackwardEfficiency, lengths) <= 1,
         "attention efficiency at its best sequence length must be at most 1");
   }
 
@@ -272,10 +270,27 @@ public record FusedAttentionKernels(double forwardEfficiency, double backwardEff
    * @return the fraction, in (0, 1]
    */
   public double peakEfficiency() {
-    return Math.max(Math.max(forwardEfficiency * lengths.max(false, false),
-        backwardEfficiency * lengths.max(true, false)),
-        Math.max(narrowForwardEfficiency * lengths.max(false, true),
-        narrowBackwardEfficiency * lengths.max(true, true)));
+    return peakEfficiency(forwardEfficiency, backwardEfficiency, narrowForwardEfficiency,
+        narrowBackwardEfficiency, lengths);
+  }
+
+  /**
+   * The highest fraction of the dense peak kernels of these fractions at {@link
+   * SequenceScaling#REFERENCE} tokens reach at any head dimension and length of a table.
+   *
+   * @param forward the forward's fraction at head dimension 128
+   * @param backward the backward's
+   * @param narrowForward the forward's at head dimension 64
+   * @param narrowBackward the backward's
+   * @param lengths how they move with the sequence
+   * @return the fraction, > 0
+   */
+  public static double peakEfficiency(double forward, double backward, double narrowForward,
+      double narrowBackward, SequenceScaling lengths) {
+    return Math.max(Math.max(forward * lengths.max(false, false),
+        backward * lengths.max(true, false)),
+        Math.max(narrowForward * lengths.max(false, true),
+        narrowBackward * lengths.max(true, true)));
   }
 
   /**

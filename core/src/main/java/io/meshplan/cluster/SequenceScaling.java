@@ -110,4 +110,14 @@ public record SequenceScaling(List<Point> points) implements java.io.Serializabl
     }
     return top;
   }
+
+  /**
+   * The largest factor of any kind over the table (1 when it is flat).
+   *
+   * @return the largest factor, >= 1
+   */
+  public double max() {
+    return Math.max(Math.max(max(false, false), max(true, false)),
+        Math.max(max(false, true), max(true, true)));
+  }
 }

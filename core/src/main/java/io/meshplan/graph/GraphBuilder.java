@@ -484,39 +484,14 @@ public final class GraphBuilder {
   }
 
   /**
-   * Causal fused attention, forward ({@link Opcode#FUSED_ATTENTION}).
-   *
-   * @param q queries {@code [b, s, a, d]}
-   * @param k keys {@code [b, s, g, d]}, {@code g} dividing {@code a}
-   * @param v values, the shape of {@code k}
-   * @return the id of the output {@code [b, s, a, d]}
-   */
-  public int fusedAttention(int q, int k, int v) {
-    return fusedAttention(q, k, v, 1);
-  }
-
-  /**
-   * Causal fused attention that computes a fraction of the causal query-key pairs (a sliding
-   * window, {@link OpAttrs.Attention}).
+   * Causal fused attention, forward ({@link Opcode#FUSED_ATTENTION}), computing a fraction of the
+   * causal query-key pairs (a sliding window, packed documents) within sequences of {@code span}
+   * tokens ({@link OpAttrs.Attention}).
    *
    * @param q queries {@code [b, s, a, d]}
    * @param k keys {@code [b, s, g, d]}, {@code g} dividing {@code a}
    * @param v values {@code [b, s, g, d_v]} (latent attention's {@code d_v} differs from {@code
    *     d})
-   * @param work the fraction of the causal pairs computed, in (0, 1]
-   * @return the id of the output {@code [b, s, a, d_v]}
-   */
-  public int fusedAttention(int q, int k, int v, double work) {
-    return fusedAttention(q, k, v, work, 0);
-  }
-
-  /**
-   * Causal fused attention within sequences of {@code span} tokens, for packed documents ({@link
-   * OpAttrs.Attention#span}).
-   *
-   * @param q queries {@code [b, s, a, d]}
-   * @param k keys {@code [b, s, g, d]}
-   * @param v values {@code [b, s, g, d_v]}
    * @param work the fraction of the causal pairs computed, in (0, 1]
    * @param span the documents' length in tokens, 0 for the whole sequence
    * @return the id of the output {@code [b, s, a, d_v]}
@@ -531,38 +506,8 @@ public final class GraphBuilder {
   }
 
   /**
-   * One gradient of causal fused attention ({@link Opcode#FUSED_ATTENTION_GRAD}).
-   *
-   * @param output 0 for dQ, 1 for dK, 2 for dV
-   * @param q the forward's queries
-   * @param k its keys
-   * @param v its values
-   * @param o its output
-   * @param dO the gradient of its output
-   * @return the id of the gradient, shaped as Q (dQ) or K (dK, dV)
-   */
-  public int fusedAttentionGrad(int output, int q, int k, int v, int o, int dO) {
-    return fusedAttentionGrad(output, q, k, v, o, dO, 1);
-  }
-
-  /**
-   * One gradient of causal fused attention computing a fraction of the causal pairs.
-   *
-   * @param output 0 for dQ, 1 for dK, 2 for dV
-   * @param q the forward's queries
-   * @param k its keys
-   * @param v its values
-   * @param o its output
-   * @param dO the gradient of its output
-   * @param work the fraction of the causal pairs computed, in (0, 1]
-   * @return the id of the gradient
-   */
-  public int fusedAttentionGrad(int output, int q, int k, int v, int o, int dO, double work) {
-    return fusedAttentionGrad(output, q, k, v, o, dO, work, 0);
-  }
-
-  /**
-   * One gradient of causal fused attention within sequences of {@code span} tokens.
+   * One gradient of causal fused attention ({@link Opcode#FUSED_ATTENTION_GRAD}) computing a
+   * fraction of the causal pairs within sequences of {@code span} tokens.
    *
    * @param output 0 for dQ, 1 for dK, 2 for dV
    * @param q the forward's queries
@@ -572,7 +517,7 @@ public final class GraphBuilder {
    * @param dO the gradient of its output
    * @param work the fraction of the causal pairs computed, in (0, 1]
    * @param span the documents' length in tokens, 0 for the whole sequence
-   * @return the id of the gradient
+   * @return the id of the gradient, shaped as Q (dQ) or K (dK, dV)
    */
   public int fusedAttentionGrad(int output, int q, int k, int v, int o, int dO, double work,
       int span) {

@@ -114,9 +114,10 @@ final class StrategyContext {
     double bytes = traffic()[ins.id()] / tiles;
     return switch (ins.opcode()) {
       case DOT -> c.dotCost(flops, bytes, operandPrecision(ins));
-      case FUSED_ATTENTION -> c.attentionCost(flops, bytes, false, headDim(ins), sequence(ins));
+      case FUSED_ATTENTION -> c.attentionCost(flops, bytes, false, headDim(ins),
+          OpCost.attentionSpan(graph, ins));
       case FUSED_ATTENTION_GRAD -> c.attentionCost(flops, bytes, true, headDim(ins),
-          sequence(ins));
+          OpCost.attentionSpan(graph, ins));
       // The scan's chunk products run on tensor cores: priced as matrix products.
       case SSD_SCAN, SSD_SCAN_GRAD, GDN_SCAN, GDN_SCAN_GRAD -> c.dotCost(flops, bytes);
       // A cast to FP8 is priced within the FP8 GEMM that reads it, where the model's GEMM prices
@@ -135,11 +136,6 @@ final class StrategyContext {
   private int headDim(Instruction ins) {
     TensorShape q = graph.get(ins.operand(0)).tensorShape();
     return q.dim(q.rank() - 1);
-  }
-
-  /** The sequence a fused attention kernel attends within ({@link OpCost#attentionSpan}). */
-  private int sequence(Instruction ins) {
-    return OpCost.attentionSpan(graph, ins);
   }
 
   /**

@@ -350,7 +350,7 @@ final class DecoderForward {
   private int flash(int q, int k, int v) {
     int seq = o.seq() * o.contextParallel();
     double work = windowWork(spec, seq);
-    int span = documentSpan(spec.packing(), seq);
+    int span = spec.packing().attentionSpan(seq);
     int out = keep(t.fusedAttention(q, k, v, work, span));
     saves.product(out);
     saves.named(out, MaxTextRemat.CONTEXT);
@@ -365,24 +365,6 @@ final class DecoderForward {
       bp.accumulate(v, tp.fusedAttentionGrad(2, fq, fk, fv, fo, g, work, span));
     });
     return out;
-  }
-
-  /**
-   * The length of the sequences a packed sequence's attention kernel runs within: the documents'
-   * length whose causal pairs equal theirs ({@link Packing#work} of the whole sequence times its
-   * length: eight documents of 1,024 in 8,192 tokens attend as sequences of 1,024), which sets the
-   * kernel's speed ({@link io.meshplan.graph.OpCost#attentionSpan}); 0, the whole sequence, when
-   * nothing is packed.
-   *
-   * @param packing the documents
-   * @param seq tokens per sequence
-   * @return tokens, or 0
-   */
-  static int documentSpan(Packing packing, int seq) {
-    if (!packing.packed()) {
-      return 0;
-    }
-    return (int) Math.max(1, Math.round(packing.work(seq, 0) * seq));
   }
 
   /**

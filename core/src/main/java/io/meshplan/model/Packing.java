@@ -30,7 +30,7 @@ import java.util.TreeMap;
  * (Dao, FlashAttention-2, arXiv:2307.08691, section 3: the work is split by query blocks of each
  * sequence, and the variable-length form indexes the same blocks by {@code cu_seqlens}), so
  * meshplan prices the fewer pairs at the fixed-length kernel's rate for sequences of the
- * documents' length ({@code DecoderForward.documentSpan}: where that rate moves with the length,
+ * documents' length ({@link #attentionSpan}: where that rate moves with the length,
  * a sequence packing eight documents of 1,024 runs as eight sequences of 1,024).
  *
  * @param lengths document lengths in tokens, ascending and distinct; empty for no packing
@@ -153,6 +153,23 @@ public record Packing(int[] lengths, long[] counts) implements java.io.Serializa
       tokens += c * lengths[i];
     }
     return Math.min(1, pairs / (tokens / seq) / full);
+  }
+
+  /**
+   * The length of the sequences a packed sequence's attention kernel runs within: the documents'
+   * length whose causal pairs equal theirs ({@link #work} of the whole sequence times its length:
+   * eight documents of 1,024 in 8,192 tokens attend as sequences of 1,024), which sets the
+   * kernel's speed ({@link io.meshplan.graph.OpCost#attentionSpan}); 0, the whole sequence, when
+   * nothing is packed.
+   *
+   * @param seq tokens per sequence
+   * @return tokens, or 0
+   */
+  public int attentionSpan(int seq) {
+    if (!packed()) {
+      return 0;
+    }
+    return (int) Math.max(1, Math.round(work(seq, 0) * seq));
   }
 
   @Override

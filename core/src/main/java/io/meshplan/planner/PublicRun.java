@@ -110,13 +110,18 @@ public record PublicRun(String fold, String set, String name, ModelSpec model,
       case MEGATRON_MODEL_TFLOPS -> io.meshplan.model.ModelFlops.megatronModelFlops(
           config.globalBatchSize(), model.seq(), model.layers(), model.hidden(), model.vocab())
           / s.iterationSeconds() / gpus / 1e12;
-      case PALM_TFLOPS -> (6.0 * model.parameterCount()
-          + 12.0 * model.layers() * model.heads() * model.headDim() * model.seq())
-          * s.tokensPerSecond() / gpus / 1e12;
-      case MAXTEXT_TFLOPS -> (6.0 * model.parameterCount()
-          + 6.0 * model.layers() * model.heads() * model.headDim() * model.seq())
-          * s.tokensPerSecond() / gpus / 1e12;
+      case PALM_TFLOPS -> countedTflops(s, gpus, 12);
+      case MAXTEXT_TFLOPS -> countedTflops(s, gpus, 6);
     };
+  }
+
+  /**
+   * TFLOP/s per GPU counting {@code 6N + c L H Q T} FLOPs per token: PaLM's count with {@code c
+   * = 12}, MaxText's causal one with {@code c = 6}.
+   */
+  private double countedTflops(SimulationResult s, int gpus, double attentionCoefficient) {
+    return (6.0 * model.parameterCount() + attentionCoefficient * model.layers() * model.heads()
+        * model.headDim() * model.seq()) * s.tokensPerSecond() / gpus / 1e12;
   }
 
   /**

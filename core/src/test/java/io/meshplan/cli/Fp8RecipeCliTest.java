@@ -92,7 +92,8 @@ class Fp8RecipeCliTest {
 
     // A recipe the reader does not know, or one on a plan that does not train in FP8: one line,
     // exit 2, the file untouched.
-    for (Object[] bad : new Object[][] {{"fp8Recipe", "bogus", "expected delayed, tensorwise, mxfp8 or nvfp4"},
+    for (Object[] bad : new Object[][] {
+        {"fp8Recipe", "bogus", "expected delayed, tensorwise, mxfp8 or nvfp4"},
         {"dtype", "bf16", "not fp8"}, {"fp8Recipe", 3, "fp8Recipe"}}) {
       Path f = dir.resolve("bad-" + bad[0] + ".json");
       JsonNode root = JSON.readTree(text);
