@@ -62,7 +62,7 @@ final class CalibrateCommand implements Callable<Integer> {
 
   @Option(names = "--folds", split = ",", paramLabel = "FOLD",
       description = "with --train: fit on meshplan's public folds instead of logs: public (all),"
-          + " or some of sc21, llm-foundry, megatron-core, nemo, meta, automodel, maxtext")
+          + " or some of sc21, llm-foundry, megatron-core, nemo, meta, automodel, maxtext, mlperf")
   List<String> folds;
 
   @Option(names = "--config", paramLabel = "TOML",

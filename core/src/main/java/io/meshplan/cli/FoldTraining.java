@@ -34,8 +34,9 @@ record FoldTraining(List<String> folds, Path out, boolean force, boolean json) {
     StringBuilder b = new StringBuilder();
     b.append(String.format(Locale.ROOT, "wrote %s from %d public runs%n", out, r.rows().size()));
     r.profile().compute().forEach((arch, c) -> b.append(String.format(Locale.ROOT,
-        "  %-9s %s on %d runs of %s%s%n", arch, c.kernelLevel() ? "kernel-level (no factor)"
-            : String.format(Locale.ROOT, "x%.4f", c.scale()), c.runs(),
+        "  %-9s %s on %s of %s%s%n", arch, c.kernelLevel() ? "kernel-level (no factor)"
+            : String.format(Locale.ROOT, "x%.4f", c.scale()),
+        io.meshplan.util.Words.count(c.runs(), "run"),
         String.join(", ", c.folds()), c.errorBand().map(e -> String.format(Locale.ROOT,
             "; 90%% band x%.3f-x%.3f (%s)", e.low(), e.high(), e.basis())).orElse(""))));
     b.append(String.format(Locale.ROOT, "%-13s %-16s %-24s %10s %8s %8s %8s%n", "fold", "run",

@@ -115,6 +115,13 @@ final class ModelOptions {
       + ", wqkv (torchtitan); attention, mlp, all-linear (default).")
   String loraTargets;
 
+  @Option(names = "--fp8-param-gather", description = "With --finetune lora and --dtype fp8: "
+      + "the frozen base's block projections are stored in FP8 (E4M3, one byte a weight) and "
+      + "read by their GEMMs without a cast, as Megatron-LM's --fp8-param-gather and NeMo's "
+      + "fp8_params keep them (Transformer Engine's fp8_model_init); embeddings, norms and the "
+      + "head stay bf16.")
+  Boolean fp8ParamGather;
+
   @Option(names = "--dtype", completionCandidates = Choices.Dtypes.class,
       description = "Element type: f32, bf16, f16, or fp8 (Transformer Engine's hybrid recipe:"
       + " linear-layer GEMMs in FP8, the rest bf16; H100, H200, B200) (default: preset's). One"
@@ -288,7 +295,8 @@ final class ModelOptions {
         {"--hidden", hidden}, {"--heads", heads}, {"--kv-heads", kvHeads},
         {"--ffn", ffn}, {"--vocab", vocab}, {"--mean-doc-len", meanDocLen},
         {"--packed-seqs", packedSeqs}, {"--finetune", finetune}, {"--lora-rank", loraRank},
-        {"--lora-alpha", loraAlpha}, {"--lora-targets", loraTargets}, {"--dtype", dtype},
+        {"--lora-alpha", loraAlpha}, {"--lora-targets", loraTargets},
+        {"--fp8-param-gather", fp8ParamGather}, {"--dtype", dtype},
         {"--fp8-recipe", fp8Recipe}, {"--optimizer-state", optimizerState}};
     for (Object[] f : flags) {
       if (f[1] != null) {
@@ -331,6 +339,12 @@ final class ModelOptions {
   io.meshplan.model.Lora lora(boolean gated) {
     String mode = finetune == null ? "full" : Choices.pick("--finetune", finetune,
         List.of("full", "lora", "qlora"));
+    if (fp8ParamGather != null && !mode.equals("lora")) {
+      throw new InputException(mode.equals("qlora") ? "--fp8-param-gather stores the base in "
+          + "FP8 and --finetune qlora in NF4; give one" : "--fp8-param-gather is priced for a "
+          + "frozen base (--finetune lora): a trained weight's FP8 copy beside its fp32 master is "
+          + "not modelled");
+    }
     if (mode.equals("full")) {
       String stray = loraRank != null ? "--lora-rank" : loraAlpha != null ? "--lora-alpha"
           : loraTargets != null ? "--lora-targets" : null;
@@ -349,7 +363,8 @@ final class ModelOptions {
     }
     io.meshplan.model.Lora l = io.meshplan.model.Lora.of(r, a,
         loraTargets == null ? "all-linear" : loraTargets, gated);
-    return mode.equals("qlora") ? l.withQuantizedBase() : l;
+    return mode.equals("qlora") ? l.withQuantizedBase()
+        : fp8ParamGather != null ? l.withFp8Base() : l;
   }
 
   /**
@@ -380,6 +395,10 @@ final class ModelOptions {
    * @return the scaling, delayed without the flag
    */
   private io.meshplan.model.Fp8Scaling fp8Scaling(DType t) {
+    if (fp8ParamGather != null && !Fp8Training.on(t)) {
+      throw new InputException("--fp8-param-gather stores the base in FP8 for FP8 training; it "
+          + "needs --dtype fp8, and the precision is " + Fp8Training.word(t));
+    }
     if (fp8Recipe == null) {
       return io.meshplan.model.Fp8Scaling.DELAYED;
     }
@@ -451,8 +470,9 @@ final class ModelOptions {
           pos("--vocab", vocab, p.vocab()), s, pos("--batch", batch, p.batch()), t, arch);
       // --layers keeps the first blocks, with their kinds where dense blocks mix in.
       int l = pos("--layers", layers, p.layers());
+      io.meshplan.model.Fp8Scaling scaling = fp8Scaling(t);
       return (l == p.layers() ? m : m.withLayers(l)).withPacking(packing())
-          .withLora(lora(arch.mlp().gated())).withFp8Scaling(fp8Scaling(t))
+          .withLora(lora(arch.mlp().gated())).withFp8Scaling(scaling)
           .withOptimizerState(optimizerState(t));
     } catch (IllegalArgumentException | ArithmeticException e) {
       throw new InputException(FlagWords.reword(e.getMessage(), FlagWords.MODEL));

@@ -24,8 +24,9 @@ import java.util.Set;
  *       FusedAttentionKernels}): the prices of
  *       the architecture's default kernel ({@link AttentionKernel#defaultFor}); a named kernel
  *       is priced by {@link FusedAttentionKernels#of(Architecture, AttentionKernel)}.
- *   <li>FP8 GEMMs on Hopper and Blackwell, the first architectures with FP8 tensor cores (NVIDIA
- *       H100 and B200 datasheets): {@link Fp8Gemms#EFFICIENCY} of the FP8 peak for the kernel
+ *   <li>FP8 GEMMs on Hopper and Blackwell, the first NVIDIA architectures with FP8 tensor cores
+ *       (NVIDIA H100 and B200 datasheets), and on CDNA 3: {@link #fp8KernelEfficiency} of the
+ *       FP8 peak for the kernel
  *       alone, and in training the 16-bit GEMM's speed times Transformer Engine's measured
  *       speed-up with the operands' casts ({@link Fp8Quantization}).
  *   <li>Tensor-core precisions: Volta has FP16 only (Tesla V100 datasheet); Ampere adds TF32 and
@@ -37,42 +38,45 @@ import java.util.Set;
  *       of the gfx target, 9 for gfx942 (CDNA 3) and gfx950 (CDNA 4), which HIP reports as the
  *       device's {@code major} ({@link #CDNA3}). Megatron-LM's launch checks compare it with 10.
  *   <li>AMD Instinct: CDNA 3 (MI300X, MI325X: gfx942) and CDNA 4 (MI355X: gfx950). Their 16-bit
- *       GEMM fraction is measured ({@link #CDNA3}), and FlashAttention-2 on CDNA 3 is priced from
- *       a published comparison with the H100's; no published FP8 GEMM
- *       kernel benchmark on them was found, so those are not priced there and are refused in one
- *       line; CDNA 4 has no published kernel figure meshplan uses, and is refused for pricing
+ *       GEMM fraction is measured ({@link #CDNA3}), FlashAttention-2 on CDNA 3 is priced from
+ *       a published comparison with the H100's, and CDNA 3's FP8 GEMMs from hipBLASLt's
+ *       measured FP8 GEMMs ({@link Fp8Gemms#CDNA3_EFFICIENCY}); CDNA 4 has no published kernel
+ *       figure meshplan uses, and is refused for pricing
  *       ({@link #requirePriced}) while its catalog entry still reads and lists.
  * </ul>
  */
 public enum Architecture {
   /** Volta (V100): compute capability 7.0. */
-  VOLTA(Vendor.NVIDIA, 7, KernelTimeModel.GEMM_EFFICIENCY, null, false,
+  VOLTA(Vendor.NVIDIA, 7, KernelTimeModel.GEMM_EFFICIENCY, null, Double.NaN,
       EnumSet.of(Precision.FP32, Precision.FP16)),
   /** Ampere (A100): compute capability 8.0. */
-  AMPERE(Vendor.NVIDIA, 8, KernelTimeModel.GEMM_EFFICIENCY, FusedAttentionKernels.AMPERE, false,
+  AMPERE(Vendor.NVIDIA, 8, KernelTimeModel.GEMM_EFFICIENCY, FusedAttentionKernels.AMPERE,
+      Double.NaN,
       EnumSet.of(Precision.FP32, Precision.TF32, Precision.BF16, Precision.FP16)),
   /** Hopper (H100, H200): compute capability 9.0. */
-  HOPPER(Vendor.NVIDIA, 9, KernelTimeModel.GEMM_EFFICIENCY, FusedAttentionKernels.HOPPER, true,
+  HOPPER(Vendor.NVIDIA, 9, KernelTimeModel.GEMM_EFFICIENCY, FusedAttentionKernels.HOPPER,
+      Fp8Gemms.EFFICIENCY,
       EnumSet.allOf(Precision.class)),
   /** Blackwell (B200): compute capability 10.0. */
   BLACKWELL(Vendor.NVIDIA, 10, KernelTimeModel.BLACKWELL_16BIT_GEMM_EFFICIENCY,
-      FusedAttentionKernels.BLACKWELL, true, EnumSet.allOf(Precision.class)),
+      FusedAttentionKernels.BLACKWELL, Fp8Gemms.EFFICIENCY, EnumSet.allOf(Precision.class)),
   /**
    * AMD CDNA 3 (MI300X, MI325X; gfx942, which HIP and PyTorch report as capability 9.4). Matrix
    * cores in FP32, TF32, BF16, FP16 and FP8 (AMD CDNA 3 white paper; MI300X datasheet). Large
    * 16-bit GEMMs: {@link KernelTimeModel#CDNA3_16BIT_GEMM_EFFICIENCY}; FlashAttention-2: {@link
-   * FusedAttentionKernels#CDNA3_FLASH2}. No FP8 GEMM prices, and no FP32/TF32 GEMM figure: those
-   * are refused on it.
+   * FusedAttentionKernels#CDNA3_FLASH2}; FP8 GEMMs: {@link Fp8Gemms#CDNA3_EFFICIENCY} of the FP8
+   * peak for the kernel alone, and in training {@link Fp8Quantization#speedupOver16Bit}. No
+   * FP32/TF32 GEMM figure: those are refused on it.
    */
   CDNA3(Vendor.AMD, 9, KernelTimeModel.CDNA3_16BIT_GEMM_EFFICIENCY,
-      FusedAttentionKernels.CDNA3_FLASH2, false,
+      FusedAttentionKernels.CDNA3_FLASH2, Fp8Gemms.CDNA3_EFFICIENCY,
       EnumSet.allOf(Precision.class)),
   /**
    * AMD CDNA 4 (MI355X; gfx950, capability 9.5). Matrix cores in FP32, BF16, FP16 and FP8 (and
    * FP6/FP4, which meshplan has no precision for); no TF32 math (hipBLASLt emulates it there:
    * ROCm/hipBLASLt release notes, rocm-7.0.0, "Added TF32 emulation on gfx950"). Not priced.
    */
-  CDNA4(Vendor.AMD, 9, Double.NaN, null, false,
+  CDNA4(Vendor.AMD, 9, Double.NaN, null, Double.NaN,
       EnumSet.of(Precision.FP32, Precision.BF16, Precision.FP16, Precision.FP8));
 
   /** Who makes the GPUs of an architecture: it chooses the launch files' device names. */
@@ -87,16 +91,16 @@ public enum Architecture {
   private final int capabilityMajor;
   private final double gemm16Efficiency;
   private final FusedAttentionKernels attention;
-  private final boolean fp8Gemms;
+  private final double fp8KernelEfficiency;
   private final Set<Precision> precisions;
 
   Architecture(Vendor vendor, int capabilityMajor, double gemm16Efficiency,
-      FusedAttentionKernels attention, boolean fp8Gemms, Set<Precision> precisions) {
+      FusedAttentionKernels attention, double fp8KernelEfficiency, Set<Precision> precisions) {
     this.vendor = vendor;
     this.capabilityMajor = capabilityMajor;
     this.gemm16Efficiency = gemm16Efficiency;
     this.attention = attention;
-    this.fp8Gemms = fp8Gemms;
+    this.fp8KernelEfficiency = fp8KernelEfficiency;
     this.precisions = precisions;
   }
 
@@ -131,7 +135,7 @@ public enum Architecture {
 
   /**
    * Whether meshplan prices matrix products in a precision on this architecture: every precision
-   * it has on NVIDIA; on CDNA 3 the 16-bit ones only (the only published GEMM figure); none on
+   * it has on NVIDIA; on CDNA 3 the 16-bit ones and FP8 (the published GEMM figures); none on
    * CDNA 4.
    *
    * @param dots the precision
@@ -141,7 +145,8 @@ public enum Architecture {
     if (!priced() || !has(dots)) {
       return false;
     }
-    return vendor == Vendor.NVIDIA || dots == Precision.BF16 || dots == Precision.FP16;
+    return vendor == Vendor.NVIDIA || dots == Precision.BF16 || dots == Precision.FP16
+        || dots == Precision.FP8 && hasFp8Gemms();
   }
 
   /**
@@ -173,7 +178,10 @@ public enum Architecture {
           + word() + " to price " + dots.word() + " matrix products with; train in bf16");
     }
     boolean sixteenBit = dots == Precision.BF16 || dots == Precision.FP16;
-    return sixteenBit ? gemm16Efficiency : KernelTimeModel.GEMM_EFFICIENCY;
+    if (sixteenBit) {
+      return gemm16Efficiency;
+    }
+    return vendor == Vendor.AMD ? fp8KernelEfficiency : KernelTimeModel.GEMM_EFFICIENCY;
   }
 
   /**
@@ -188,10 +196,25 @@ public enum Architecture {
   /**
    * Whether meshplan prices FP8 GEMMs on this architecture ({@link Fp8Gemms}).
    *
-   * @return true on Hopper and Blackwell
+   * @return true on Hopper, Blackwell and CDNA 3
    */
   public boolean hasFp8Gemms() {
-    return fp8Gemms;
+    return !Double.isNaN(fp8KernelEfficiency);
+  }
+
+  /**
+   * The fraction of the FP8 dense peak a large FP8 GEMM kernel reaches alone, its operands already
+   * in FP8: {@link Fp8Gemms#EFFICIENCY} on Hopper and Blackwell, {@link Fp8Gemms#CDNA3_EFFICIENCY}
+   * on CDNA 3.
+   *
+   * @return the fraction, in (0, 1]
+   * @throws IllegalStateException where FP8 GEMMs are not priced ({@link #hasFp8Gemms})
+   */
+  public double fp8KernelEfficiency() {
+    if (!hasFp8Gemms()) {
+      throw new IllegalStateException("no FP8 GEMM prices on " + word());
+    }
+    return fp8KernelEfficiency;
   }
 
   /**

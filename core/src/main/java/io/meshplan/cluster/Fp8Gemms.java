@@ -33,7 +33,9 @@ import java.util.Optional;
  * 4-bit GEMMs, which Transformer Engine runs through the same autocast, are priced in the same
  * units: 0.68 x 1.977 / 2 = 0.672 of a B200's or GB200's FP8 peak, 1.98x its 16-bit speed,
  * bounded by NVFP4's kernels alone (3.481x, {@link Fp8Quantization#kernelAloneOver16Bit}) and
- * never past the FP8 peak itself.
+ * never past the FP8 peak itself. On AMD's CDNA 3 the kernel alone reaches {@link
+ * #CDNA3_EFFICIENCY}, 0.443 of the FP8 peak, and in training 0.51 x 1.536 / 2 = 0.392 under delayed
+ * scaling ({@link Fp8Quantization}).
  *
  * @param peakFlops the FP8 dense peak, FLOP/s
  * @param efficiency the fraction of it a large GEMM reaches in training, in (0, 1]
@@ -45,6 +47,18 @@ public record Fp8Gemms(double peakFlops, double efficiency) {
    */
   public static final double EFFICIENCY = 0.75;
 
+  /**
+   * The large-GEMM fraction of an AMD CDNA 3 GPU's (MI300X, MI325X) FP8 dense peak, the kernel
+   * alone: Microsoft Azure's AI benchmarking guide ({@code Azure/AI-benchmarking-guide}, {@code
+   * Azure_Results/ND_MI300X_v5_results.md}, read at the copy {@code
+   * samuel-bohman/AI-benchmarking-guide} 3de0c29) measured hipBLASLt's FP8 GEMMs on an ND MI300X
+   * v5 (ROCm 6.2, random operands, 10,000 warm-up iterations) at 1,159.23 TFLOP/s for {@code M = N
+   * = K = 8192} and 1,159.54 for {@code 6144 x 12288 x 12288}: 1,159.23 / 2,614.9 = 0.4433 of the
+   * datasheet's FP8 peak. In training the casts come on top ({@link
+   * Fp8Quantization#speedupOver16Bit}).
+   */
+  public static final double CDNA3_EFFICIENCY = 1159.23 / 2614.9;
+
   /** Checks the numbers. */
   public Fp8Gemms {
     Require.that(peakFlops > 0 && Double.isFinite(peakFlops), "FP8 peak must be > 0");
@@ -53,7 +67,7 @@ public record Fp8Gemms(double peakFlops, double efficiency) {
 
   /**
    * The FP8 GEMMs of a GPU under delayed scaling (Transformer Engine's and Megatron-Core's default
-   * recipe), if its architecture has FP8 tensor cores (Hopper and later, {@link
+   * recipe), if its architecture has priced FP8 GEMMs (Hopper, Blackwell and CDNA 3, {@link
    * Architecture#hasFp8Gemms}) and its datasheet states an FP8 peak.
    *
    * @param gpu the GPU
@@ -81,9 +95,11 @@ public record Fp8Gemms(double peakFlops, double efficiency) {
     }
     double sixteenBitRate = KernelTimeModel.gemmEfficiency(gpu, sixteen) * peak16.get();
     return gpu.peak(Precision.FP8).map(p -> {
-      // The kernel alone bounds the price: 0.75 of the FP8 peak, or NVFP4's measured kernels.
+      // The kernel alone bounds the price: the architecture's FP8 kernel fraction (0.75 on
+      // NVIDIA), or NVFP4's measured kernels.
       double kernel = Math.min(1.0, q.kernelAloneOver16Bit().isPresent()
-          ? sixteenBitRate / p * q.kernelAloneOver16Bit().getAsDouble() : EFFICIENCY);
+          ? sixteenBitRate / p * q.kernelAloneOver16Bit().getAsDouble()
+          : gpu.architecture().fp8KernelEfficiency());
       return new Fp8Gemms(p, Math.min(kernel,
           sixteenBitRate / p * q.speedupOver16Bit(gpu.architecture())));
     });

@@ -33,31 +33,53 @@ import io.meshplan.util.InputException;
  * pre-quantized ratio bounds the price ({@link #kernelAloneOver16Bit}). A ratio, not a fraction of
  * the FP8 peak, carries the measurement over to other GPUs of the architecture: it holds the clocks
  * and power limit of the GPU it was measured on (the H200 NVL runs at 600 W) out of the price.
+ *
+ * <p>AMD's CDNA 3 (MI300X, MI325X) has no such measurement of its own. Its speed-up is the ratio
+ * of its measured FP8 and 16-bit GEMM kernels alone, 1,159.23 TFLOP/s (hipBLASLt, {@link
+ * Fp8Gemms#CDNA3_EFFICIENCY}) over 668.4 ({@link KernelTimeModel#CDNA3_16BIT_GEMM_EFFICIENCY}),
+ * 1.734x, times the share of the kernel-alone speed-up that the same page measured surviving the
+ * casts on the H200 NVL: its pre-quantized per-layer times are 31.968 ms (BF16) and 16.785 ms
+ * (FP8, 1.905x), so delayed scaling keeps (32.014 / 18.978) / 1.905 = 0.886 of it and current
+ * scaling (32.014 / 20.285) / 1.905 = 0.829. Delayed scaling on CDNA 3 is then 1.734 x 0.886 =
+ * 1.536x, current 1.437x. The share carries over because the casts are passes over memory and the
+ * two GPUs are alike where it matters: the MI300X's FP8 GEMM kernel (1,159 TFLOP/s) and the H200
+ * NVL's (16.785 ms for 19.17 TFLOP, 1,142 TFLOP/s) run at the same rate, and their HBM at 5.3 and
+ * 4.8 TB/s (datasheets), so the casts take the same share of a layer's time on both.
  */
 public enum Fp8Quantization {
   /** One scale per tensor from the amax history of earlier steps (Transformer Engine's default). */
-  DELAYED(32.014 / 18.978, 12.758 / 7.802),
+  DELAYED(32.014 / 18.978, 12.758 / 7.802, Cdna3.KERNELS * (32.014 / 18.978) / Cdna3.H200_NVL),
   /** One scale per tensor from its own amax in the current step. */
-  CURRENT(32.014 / 20.285, 12.758 / 9.147),
+  CURRENT(32.014 / 20.285, 12.758 / 9.147, Cdna3.KERNELS * (32.014 / 20.285) / Cdna3.H200_NVL),
   /** One E8M0 scale per 32 elements (MXFP8), which only Blackwell's tensor cores apply. */
-  MX_BLOCK(Double.NaN, 12.758 / 8.984),
+  MX_BLOCK(Double.NaN, 12.758 / 8.984, Double.NaN),
   /**
    * 4-bit E2M1 operands with one E4M3 scale per 16 elements (NVFP4), Blackwell's tensor cores
    * only; its kernels alone 13.102 / 3.764 = 3.481x the 16-bit GEMMs on the B300.
    */
-  NVFP4(Double.NaN, 12.758 / 6.453, 13.102 / 3.764);
+  NVFP4(Double.NaN, 12.758 / 6.453, Double.NaN, 13.102 / 3.764);
+
+  /** The ratios CDNA 3's speed-ups are made of (above). */
+  private static final class Cdna3 {
+    /** CDNA 3's FP8 over 16-bit GEMM kernels alone: 1,159.23 / 668.4 TFLOP/s. */
+    static final double KERNELS = 1159.23 / 668.4;
+    /** The H200 NVL's pre-quantized FP8 over BF16 layer: 31.968 / 16.785 ms. */
+    static final double H200_NVL = 31.968 / 16.785;
+  }
 
   private final double hopper;
   private final double blackwell;
+  private final double cdna3;
   private final double kernelAlone;
 
-  Fp8Quantization(double hopper, double blackwell) {
-    this(hopper, blackwell, Double.NaN);
+  Fp8Quantization(double hopper, double blackwell, double cdna3) {
+    this(hopper, blackwell, cdna3, Double.NaN);
   }
 
-  Fp8Quantization(double hopper, double blackwell, double kernelAlone) {
+  Fp8Quantization(double hopper, double blackwell, double cdna3, double kernelAlone) {
     this.hopper = hopper;
     this.blackwell = blackwell;
+    this.cdna3 = cdna3;
     this.kernelAlone = kernelAlone;
   }
 
@@ -77,7 +99,7 @@ public enum Fp8Quantization {
    * How many times faster than a 16-bit GEMM of the same shape an FP8 GEMM runs in training, with
    * its operands' casts, on an architecture.
    *
-   * @param a the architecture; Hopper or Blackwell, the ones with FP8 GEMM prices
+   * @param a the architecture; Hopper, Blackwell or CDNA 3, the ones with FP8 GEMM prices
    * @return the speed-up, > 1
    * @throws InputException where the pair was not measured (MXFP8 before Blackwell, or an
    *     architecture without FP8 GEMM prices)
@@ -86,6 +108,7 @@ public enum Fp8Quantization {
     double s = switch (a) {
       case HOPPER -> hopper;
       case BLACKWELL -> blackwell;
+      case CDNA3 -> cdna3;
       default -> Double.NaN;
     };
     if (Double.isNaN(s)) {

@@ -85,6 +85,30 @@ enum ExportFeature {
     }
   },
   /**
+   * A frozen base stored in FP8 ({@link Lora#fp8Base}, {@code --fp8-param-gather}): no export
+   * writes it with LoRA. torchtitan main, the one export that writes LoRA, converts linear layers
+   * to float8 training (torchao) but keeps their weights in high precision; Megatron-LM's {@code
+   * pretrain_gpt.py} has its {@code --fp8-param-gather} but trains every weight. Without it the
+   * nearest input keeps the same adapters on a bf16 base.
+   */
+  FP8_BASE {
+    @Override
+    boolean usedBy(ExportInput in) {
+      return in.model().lora().fp8Base();
+    }
+
+    @Override
+    String refusal(String label, ExportInput in) {
+      return label + " export writes no FP8 base beside LoRA adapters (--fp8-param-gather): "
+          + "without it the same adapters train on a bf16 base";
+    }
+
+    @Override
+    ExportInput without(ExportInput in) {
+      return in.withModel(in.model().withLora(in.model().lora().withTrainingPrecisionBase()));
+    }
+  },
+  /**
    * Block-scaled recipes ({@link io.meshplan.model.Fp8Scaling#blockScaled}): MXFP8 and NVFP4.
    * Megatron-LM's export writes them ({@code --fp8-recipe mxfp8}; {@code --fp4-format e2m1
    * --fp4-recipe nvfp4}); the others write per-tensor FP8 or none, so without them the nearest

@@ -98,6 +98,9 @@ final class LinearLayers {
     int y;
     if (block && spec.lora().quantizes(name)) {
       y = nf4Linear(x, name, in, out);
+    } else if (block && o.fp8() && spec.lora().storesFp8(name)) {
+      // A frozen FP8 base: the E4M3 weight, read by its GEMMs without a cast.
+      y = fp8Linear(x, typedWeight(name, Fp8Training.FORWARD, in, out));
     } else {
       int w = weight(name, in, out);
       y = o.fp8() ? fp8Linear(x, w) : t.dot(x, w);
@@ -168,7 +171,7 @@ final class LinearLayers {
    */
   private int fp8Linear(int x, int w) {
     int x8 = fp8Casts.computeIfAbsent(x, k -> f.keep(t.convert(k, Fp8Training.FORWARD)));
-    int w8 = t.convert(w, Fp8Training.FORWARD);
+    int w8 = t.shape(w).dtype() == Fp8Training.FORWARD ? w : t.convert(w, Fp8Training.FORWARD);
     int r = t.shape(x).rank();
     int[] none = {};
     int y = t.dot(x8, w8, none, new int[] {r - 1}, none, new int[] {0}, dt);

@@ -42,10 +42,18 @@ import java.util.Set;
  * @param rank r, the adapters' inner size; 0 for no adapters (every weight trained)
  * @param alpha the scale's numerator: the adapters' output is multiplied by {@code alpha / r}
  * @param adapters the adapters, in the order the targets named them
+ * <p>Under the FP8 recipe a frozen base may be stored in FP8 instead ({@link #fp8Base}):
+ * Transformer Engine's {@code fp8_model_init}, which Megatron-LM turns on with {@code
+ * --fp8-param-gather} and NeMo with {@code fp8_params} (as MLPerf Training's Llama 2 70B LoRA
+ * submissions run, {@code megatron_gpt_peft_tuning_config.yaml}, mlcommons/training_results_v5.1
+ * 441d65f): each block projection's weight is kept as E4M3 with its scale, one byte an element,
+ * and its GEMMs read it without a cast; the embeddings, norms and LM head stay in bf16.
+ *
  * @param quantized whether the frozen base's block projections are stored in NF4 (QLoRA)
+ * @param fp8Base whether they are stored in FP8 E4M3 (under the FP8 recipe only)
  */
-public record Lora(int rank, double alpha, List<Adapter> adapters, boolean quantized)
-    implements java.io.Serializable {
+public record Lora(int rank, double alpha, List<Adapter> adapters, boolean quantized,
+    boolean fp8Base) implements java.io.Serializable {
   private static final long serialVersionUID = 1L;
 
   /** No adapters: every weight is trained. */
@@ -59,7 +67,19 @@ public record Lora(int rank, double alpha, List<Adapter> adapters, boolean quant
    * @param adapters the adapters
    */
   public Lora(int rank, double alpha, List<Adapter> adapters) {
-    this(rank, alpha, adapters, false);
+    this(rank, alpha, adapters, false, false);
+  }
+
+  /**
+   * Adapters on a base kept in the training precision or in NF4.
+   *
+   * @param rank r
+   * @param alpha the scale's numerator
+   * @param adapters the adapters
+   * @param quantized whether the base is stored in NF4 (QLoRA)
+   */
+  public Lora(int rank, double alpha, List<Adapter> adapters, boolean quantized) {
+    this(rank, alpha, adapters, quantized, false);
   }
 
   /** The most adapters a model has: the seven projections of a block. */
@@ -100,6 +120,8 @@ public record Lora(int rank, double alpha, List<Adapter> adapters, boolean quant
         () -> "LoRA alpha must be a positive number, got " + alpha);
     Require.that(adapters.size() <= MAX_ADAPTERS, "at most " + MAX_ADAPTERS + " LoRA adapters");
     Require.that(!quantized || rank > 0, "a quantized base (QLoRA) needs LoRA adapters");
+    Require.that(!fp8Base || rank > 0, "an FP8 base needs LoRA adapters");
+    Require.that(!(fp8Base && quantized), "a base is stored in NF4 or in FP8, not both");
     Set<String> seen = new LinkedHashSet<>();
     for (Adapter a : adapters) {
       for (String p : a.projections()) {
@@ -203,7 +225,36 @@ public record Lora(int rank, double alpha, List<Adapter> adapters, boolean quant
    * @return adapters with {@link #quantized}
    */
   public Lora withQuantizedBase() {
-    return new Lora(rank, alpha, adapters, true);
+    return new Lora(rank, alpha, adapters, true, false);
+  }
+
+  /**
+   * The same adapters on a base stored in FP8 ({@link #fp8Base}).
+   *
+   * @return adapters with {@link #fp8Base}
+   */
+  public Lora withFp8Base() {
+    return new Lora(rank, alpha, adapters, false, true);
+  }
+
+  /**
+   * The same adapters on a base in the training precision.
+   *
+   * @return adapters on an unquantized base
+   */
+  public Lora withTrainingPrecisionBase() {
+    return new Lora(rank, alpha, adapters, false, false);
+  }
+
+  /**
+   * Whether a block weight is stored in FP8 E4M3: under {@link #fp8Base} every projection of
+   * {@link #PROJECTIONS}, adapted or not.
+   *
+   * @param projection a weight name
+   * @return true when stored in FP8
+   */
+  public boolean storesFp8(String projection) {
+    return fp8Base && PROJECTIONS.contains(projection);
   }
 
   /**
@@ -337,7 +388,8 @@ public record Lora(int rank, double alpha, List<Adapter> adapters, boolean quant
     }
     String a = alpha == Math.rint(alpha) && Math.abs(alpha) < 1e15
         ? Long.toString((long) alpha) : Double.toString(alpha);
-    return (quantized ? "QLoRA (NF4 base) rank " : "LoRA rank ") + rank + ", alpha " + a
+    return (quantized ? "QLoRA (NF4 base) rank " : fp8Base ? "LoRA (FP8 base) rank "
+        : "LoRA rank ") + rank + ", alpha " + a
         + ", targets "
         + targets();
   }

@@ -634,12 +634,18 @@ public final class PlanJson {
           readAttention(where, a), readMoe(a), a.has("mtpLayers") ? a.integer("mtpLayers") : 0,
           NumericsJson.read(a.where(), a.node(), m.text("name"), family))
           .withHybrid(readHybrid(a, m.integer("layers")));
+      io.meshplan.model.Lora lora = m.has("lora") ? readLora(m.object("lora"),
+          arch.mlp().gated()) : io.meshplan.model.Lora.NONE;
+      DType dtype = dtype(where, m.text("dtype"));
+      if (lora.fp8Base() && !io.meshplan.model.Fp8Training.on(dtype)) {
+        throw new InputException(where + ": model.lora.base: is 'fp8', but model.dtype is '"
+            + m.text("dtype") + "', not fp8");
+      }
       return new ModelSpec(m.text("name"), family, m.integer("layers"), m.integer("hidden"), m.integer("heads"),
           m.integer("kvHeads"), m.integer("ffn"), m.integer("vocab"), m.integer("seq"), 1,
-          dtype(where, m.text("dtype")), arch,
+          dtype, arch,
           m.has("packing") ? readPacking(m.object("packing")) : io.meshplan.model.Packing.NONE,
-          m.has("lora") ? readLora(m.object("lora"), arch.mlp().gated())
-              : io.meshplan.model.Lora.NONE, fp8Scaling(where, m), optimizerState(where, m));
+          lora, fp8Scaling(where, m), optimizerState(where, m));
     } catch (IllegalArgumentException e) {
       throw new InputException(where + ": field 'model': " + e.getMessage());
     }
@@ -656,6 +662,8 @@ public final class PlanJson {
     lo.put("targets", m.lora().targets());
     if (m.lora().quantized()) {
       lo.put("base", NF4);
+    } else if (m.lora().fp8Base()) {
+      lo.put("base", FP8_BASE);
     }
     lo.put("trainableParameters", m.trainableParameterCount());
     return lo;
@@ -743,9 +751,13 @@ public final class PlanJson {
   /** The word of a QLoRA base in {@code model.lora.base} ({@link io.meshplan.model.Nf4}). */
   private static final String NF4 = "nf4";
 
+  /** The word of a base stored in FP8 in {@code model.lora.base} ({@code --fp8-param-gather}). */
+  private static final String FP8_BASE = "fp8";
+
   /**
-   * Reads the LoRA adapters: {@code rank}, {@code alpha}, {@code targets} and, for QLoRA, {@code
-   * base}: {@code nf4} (absent: the base in the training precision).
+   * Reads the LoRA adapters: {@code rank}, {@code alpha}, {@code targets} and {@code base}: {@code
+   * nf4} for QLoRA, {@code fp8} for a base stored in FP8 (absent: the base in the training
+   * precision).
    */
   private static io.meshplan.model.Lora readLora(Fields l, boolean gated) {
     io.meshplan.model.Lora lora = io.meshplan.model.Lora.of(l.integer("rank"),
@@ -754,10 +766,13 @@ public final class PlanJson {
       return lora;
     }
     String base = l.text("base");
+    if (base.equals(FP8_BASE)) {
+      return lora.withFp8Base();
+    }
     if (!base.equals(NF4)) {
       String shown = io.meshplan.util.TerminalText.escape(io.meshplan.util.Words.clipped(base));
       throw new IllegalArgumentException("field 'model.lora.base' must be " + NF4 + " (QLoRA's "
-          + "4-bit base), got '" + shown + "'");
+          + "4-bit base) or " + FP8_BASE + " (a base stored in FP8), got '" + shown + "'");
     }
     return lora.withQuantizedBase();
   }

@@ -67,12 +67,16 @@ import java.util.Optional;
  *   <li>{@code maxtext}: MaxText's Llama 2 7B on one A3 VM (8 H100 80 GB; JAX and XLA, FSDP over
  *       the 8 GPUs, remat policy {@code minimal_flash}, Transformer Engine's cuDNN attention,
  *       fp32 weights and gradients), TFLOP/s per GPU in MaxText's 2024 count.
+ *   <li>{@code mlperf}: MLPerf Training v5.1's Llama 2 70B LoRA benchmark as AMD ran it on an
+ *       MI325X node (NeMo with Megatron-Core and Transformer Engine on ROCm; FP8 with the frozen
+ *       base stored in FP8), the one stack with public CDNA 3 runs, which therefore keeps
+ *       kernel-level prices. Tokens per second per GPU.
  * </ul>
  */
 public final class PublicFolds {
   /** The folds, in the order tables print them. */
   public static final List<String> NAMES = List.of("sc21", "llm-foundry", "megatron-core",
-      "nemo", "meta", "automodel", "maxtext");
+      "nemo", "meta", "automodel", "maxtext", "mlperf");
 
   private static final String DIR = "folds/";
 
@@ -96,6 +100,7 @@ public final class PublicFolds {
     out.addAll(recipes("hybrid_h100.csv"));
     out.addAll(recipes("automodel_h100.csv"));
     out.addAll(recipes("maxtext_h100.csv"));
+    out.addAll(recipes("mlperf_llama2_70b_lora.csv"));
     return List.copyOf(out);
   }
 
@@ -290,9 +295,14 @@ public final class PublicFolds {
     ModelSpec out = m;
     String finetune = r.optional("finetune").orElse("full");
     if (finetune.startsWith("lora=")) {
-      String[] l = finetune.substring("lora=".length()).split("/", 3);
-      out = out.withLora(io.meshplan.model.Lora.of(AsciiDigits.parseInt(l[0]),
-          Double.parseDouble(l[1]), l[2], m.arch().mlp().gated()));
+      // lora=rank/alpha/targets, then /fp8 where the frozen base is stored in FP8.
+      String[] l = finetune.substring("lora=".length()).split("/", 4);
+      io.meshplan.model.Lora lora = io.meshplan.model.Lora.of(AsciiDigits.parseInt(l[0]),
+          Double.parseDouble(l[1]), l[2], m.arch().mlp().gated());
+      if (l.length > 3 && !l[3].equals("fp8")) {
+        throw new IllegalStateException("row " + r.get("model") + ": unknown LoRA base " + l[3]);
+      }
+      out = out.withLora(l.length > 3 ? lora.withFp8Base() : lora);
     } else if (!finetune.equals("full")) {
       throw new IllegalStateException("row " + r.get("model") + ": unknown fine-tuning "
           + finetune);

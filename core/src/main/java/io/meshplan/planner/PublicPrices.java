@@ -84,8 +84,8 @@ public final class PublicPrices {
           c.scale(), c.runs(), band);
     }
     if (c.kernelLevel()) {
-      return String.format(Locale.ROOT, "%s compute at kernel-level prices (checked on %d public "
-          + "runs, %s)%s", a, c.runs(), stacks(c.folds().size()), band);
+      return String.format(Locale.ROOT, "%s compute at kernel-level prices (checked on %s, %s)%s",
+          a, io.meshplan.util.Words.count(c.runs(), "public run"), stacks(c.folds().size()), band);
     }
     return String.format(Locale.ROOT, "%s compute x%.3f (fitted on %d public runs, %s)%s",
         a, c.scale(), c.runs(), stacks(c.folds().size()), band);

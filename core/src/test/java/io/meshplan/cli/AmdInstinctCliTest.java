@@ -78,10 +78,9 @@ class AmdInstinctCliTest {
     CliRun.of("plan", "--model", "llama3-8b", "--cluster", "2xnvl72:mi300x")
         .refusedInOneLine(2, "--cluster '2xnvl72:mi300x': the mi300x has no NVLink: AMD "
             + "Infinity Fabric joins the 8 GPUs of one host and no more; give NODESx8:mi300x");
-    CliRun.of("plan", "--model", "llama3-8b", "--cluster", "2x8:mi300x", "--dtype", "fp8")
-        .refusedInOneLine(2, "--dtype fp8 is not priced on the mi300x (cdna3): it has FP8 math,"
-            + " but meshplan has no published FP8 GEMM benchmark there to price it with; use "
-            + "--dtype bf16, or a GPU that has them: ");
+    CliRun.of("plan", "--model", "llama3-8b", "--cluster", "2x8:mi300x", "--dtype", "fp8",
+        "--fp8-recipe", "mxfp8")
+        .refusedInOneLine(2, "mxfp8");
     CliRun.of("plan", "--model", "llama3-8b", "--cluster", "2x8:mi300x", "--attention", "cudnn")
         .refusedInOneLine(2, "meshplan has no published cudnn attention benchmark on cdna3");
     CliRun.of("plan", "--model", "llama3-8b", "--cluster", "2x8:mi355x")

@@ -71,10 +71,43 @@ class AmdInstinctTest {
     assertThat(AttentionKernel.defaultFor(Architecture.CDNA3)).contains(AttentionKernel.FLASH2);
     assertThat(KernelTimeModel.of(gpu("mi325x"), Precision.BF16,
         Optional.of(AttentionKernel.TRITON)).attention()).contains(fa);
-    assertThat(k.fp8()).isEmpty();
     assertThat(Architecture.CDNA3.computeCapabilityMajor()).isEqualTo(9);
     assertThat(Architecture.CDNA4.computeCapabilityMajor()).isEqualTo(9);
     assertThat(Architecture.CDNA3.vendor()).isEqualTo(Architecture.Vendor.AMD);
+  }
+
+  /**
+   * CDNA 3's FP8 GEMMs. The kernel alone: hipBLASLt's 1,159.23 of the MI300X's 2,614.9 TFLOP/s,
+   * 0.44332. In training under delayed scaling: the kernels' FP8 over 16-bit ratio, 1,159.23 /
+   * 668.4 = 1.73434, times the share of the H200 NVL's kernel-alone speed-up its delayed
+   * autocast keeps, (32.014 / 18.978) / (31.968 / 16.785) = 1.68690 / 1.90456 = 0.88572: 1.53613x
+   * the 16-bit GEMM; as a fraction of the FP8 peak, 0.51 x 1,307.4 x 1.53613 / 2,614.9 = 0.39170
+   * (the 16-bit rate 666.774 TFLOP/s, 1,024.25 in FP8). Current scaling keeps (32.014 / 20.285) /
+   * 1.90456 = 0.82865: 1.43716x, 0.36646.
+   */
+  @Test
+  void cdna3PricesFp8GemmsFromHipBlasLtAndTheCastsShare() {
+    assertThat(Fp8Gemms.CDNA3_EFFICIENCY).isCloseTo(0.44332, Offset.offset(1e-5));
+    assertThat(Architecture.CDNA3.hasFp8Gemms()).isTrue();
+    assertThat(Architecture.CDNA3.prices(Precision.FP8)).isTrue();
+    assertThat(Architecture.CDNA3.gemmEfficiency(Precision.FP8))
+        .isEqualTo(Fp8Gemms.CDNA3_EFFICIENCY);
+    assertThat(Architecture.CDNA4.hasFp8Gemms()).isFalse();
+    assertThat(Fp8Quantization.DELAYED.speedupOver16Bit(Architecture.CDNA3))
+        .isCloseTo(1.53613, Offset.offset(1e-5));
+    assertThat(Fp8Quantization.CURRENT.speedupOver16Bit(Architecture.CDNA3))
+        .isCloseTo(1.43716, Offset.offset(1e-5));
+    for (String n : new String[] {"mi300x", "mi325x"}) {
+      Fp8Gemms d = Fp8Gemms.of(gpu(n)).orElseThrow();
+      assertThat(d.peakFlops()).isEqualTo(2614.9e12);
+      assertThat(d.efficiency()).isCloseTo(0.39170, Offset.offset(1e-5));
+      assertThat(d.efficiency() * d.peakFlops()).isCloseTo(1024.25e12, Offset.offset(0.01e12));
+      assertThat(Fp8Gemms.of(gpu(n), Fp8Quantization.CURRENT).orElseThrow().efficiency())
+          .isCloseTo(0.36646, Offset.offset(1e-5));
+    }
+    // Hopper is unchanged: 0.80 x 1.68690 / 2 = 0.67476 of its FP8 peak, under the 0.75 kernel.
+    assertThat(Fp8Gemms.of(gpu("h100-80gb")).orElseThrow().efficiency())
+        .isCloseTo(0.67476, Offset.offset(1e-5));
   }
 
   @Test
@@ -88,11 +121,16 @@ class AmdInstinctTest {
         .hasMessage("the mi355x (cdna4) cannot be priced: meshplan has no published cdna4 GEMM,"
             + " fused-attention and FP8 kernel benchmark to take its kernel efficiencies from,"
             + " and does not guess them");
-    assertThatThrownBy(() -> Fp8Gemms.require(gpu("mi300x"))).isInstanceOf(InputException.class)
-        .hasMessageStartingWith("fp8 training is not priced on the mi300x (cdna3): it has FP8 "
-            + "math, but meshplan has no published FP8 GEMM benchmark there")
-        .hasMessageEndingWith("; use bf16, or a GPU that has them: b200, b300, gb200, gb300,"
-            + " h100-80gb, h100-96gb-hbm2e, h200-141gb");
+    assertThatThrownBy(() -> Fp8Gemms.require(gpu("mi355x"))).isInstanceOf(InputException.class)
+        .hasMessage("fp8 training is not priced on the mi355x (cdna4): it has FP8 math, but "
+            + "meshplan has no published FP8 GEMM benchmark there to price it with; use bf16, or "
+            + "a GPU that has them: b200, b300, gb200, gb300, h100-80gb, h100-96gb-hbm2e, "
+            + "h200-141gb, mi300x, mi325x");
+    // MXFP8 and NVFP4 are Blackwell's; CDNA 3 has no measurement of them.
+    assertThatThrownBy(() -> Fp8Gemms.of(gpu("mi300x"), Fp8Quantization.MX_BLOCK))
+        .isInstanceOf(InputException.class)
+        .hasMessage("GEMMs with mxfp8 scaling are not priced on cdna3 GPUs: no measurement of "
+            + "them there");
     // cuDNN and FlashAttention-3 are NVIDIA's: refused on CDNA 3 in one line.
     assertThatThrownBy(() -> KernelTimeModel.of(gpu("mi300x"), Precision.BF16,
         Optional.of(AttentionKernel.CUDNN))).isInstanceOf(InputException.class)
