@@ -48,6 +48,12 @@ final class ParallelOptions {
       + " comma-separated (core_attn by default), each one of: ${COMPLETION-CANDIDATES}.")
   String recomputeModules;
 
+  @Option(names = "--recompute-num-layers", paramLabel = "N", description = "With --recompute "
+      + "full: recompute only the first N transformer layers of each pipeline stage (each model "
+      + "chunk), the others keeping their activations, as Megatron-LM's --recompute-method block "
+      + "--recompute-num-layers N runs it (default: every layer).")
+  Integer recomputeNumLayers;
+
   @Option(names = "--sequence-parallel", description = "Sequence parallelism in the "
       + "tensor-parallel group.")
   boolean sequenceParallel;
@@ -140,7 +146,8 @@ final class ParallelOptions {
   /** Whether any of the flags was given. */
   boolean any() {
     return schedule != null || tp != null || pp != null || dp != null || vpp != null || microBatch != null
-        || globalBatch != null || recompute != null || recomputeModules != null || sequenceParallel
+        || globalBatch != null || recompute != null || recomputeModules != null
+        || recomputeNumLayers != null || sequenceParallel
         || distributedOptimizer
         || zeroStage != null || shardGroup != null || firstStageLayers != null
         || lastStageLayers != null
@@ -173,6 +180,14 @@ final class ParallelOptions {
     require("--micro-batch", microBatch);
     require("--global-batch", globalBatch);
     Recompute r = recompute == null ? Recompute.NONE : Recompute.parse(recompute);
+    if (recomputeNumLayers != null && recomputeNumLayers < 1) {
+      throw new InputException("--recompute-num-layers must be at least 1, got "
+          + recomputeNumLayers);
+    }
+    if (recomputeNumLayers != null && r != Recompute.FULL) {
+      throw new InputException("--recompute-num-layers recomputes the first layers of each "
+          + "stage in full: it needs --recompute full, and the mode is " + r.label());
+    }
     if (zeroStage != null && (zeroStage < 0 || zeroStage > 3)) {
       throw new InputException("--zero-stage " + zeroStage + " is not a ZeRO stage meshplan"
           + " models; use 0, 1, 2 or 3");
@@ -204,7 +219,8 @@ final class ParallelOptions {
           lastStageLayers == null ? 0 : lastStageLayers, ep == null ? 1 : ep,
           etp == null ? 1 : etp, cp == null ? 1 : cp, allGather, split,
           recomputeModules == null ? RecomputeModule.DEFAULT
-              : RecomputeModule.parseList(recomputeModules), shardGroup == null ? 0 : shardGroup);
+              : RecomputeModule.parseList(recomputeModules), shardGroup == null ? 0 : shardGroup,
+          recomputeNumLayers == null ? 0 : recomputeNumLayers);
     } catch (IllegalArgumentException e) {
       throw new InputException(FlagWords.reword(e.getMessage(), FlagWords.PARALLEL));
     }

@@ -85,6 +85,31 @@ enum ExportFeature {
     }
   },
   /**
+   * Full recomputation of the first layers of each chunk only ({@link
+   * io.meshplan.plan.ParallelConfig#recomputeLayers}): Megatron-LM's export writes it ({@code
+   * --recompute-method block --recompute-num-layers N}); torchtitan's checkpointing wraps every
+   * block or every N-th one, DeepSpeed's and accelerate's every layer, so without it the nearest
+   * input recomputes every layer.
+   */
+  PARTIAL_RECOMPUTE {
+    @Override
+    boolean usedBy(ExportInput in) {
+      return in.config().recomputeLayers() > 0;
+    }
+
+    @Override
+    String refusal(String label, ExportInput in) {
+      return label + " export recomputes every layer or none: it writes no recomputation of the "
+          + "first " + in.config().recomputeLayers() + " layers of each stage alone "
+          + "(--recompute-num-layers); export --to megatron writes it";
+    }
+
+    @Override
+    ExportInput without(ExportInput in) {
+      return in.withConfig(in.config().withRecomputeLayers(0));
+    }
+  },
+  /**
    * A frozen base stored in FP8 ({@link Lora#fp8Base}, {@code --fp8-param-gather}): no export
    * writes it with LoRA. torchtitan main, the one export that writes LoRA, converts linear layers
    * to float8 training (torchao) but keeps their weights in high precision; Megatron-LM's {@code

@@ -349,6 +349,13 @@ public final class MegatronArgs implements FrameworkWriter {
             .split(",")));
         a.add(modules);
       }
+    } else if (c.recompute() == Recompute.FULL && c.recomputeLayers() > 0) {
+      // The first N layers of each model chunk recomputed, the rest kept (TransformerBlock's
+      // block method).
+      a.add(List.of(MegatronArg.RECOMPUTE_GRANULARITY.flag(), "full"));
+      a.add(List.of(MegatronArg.RECOMPUTE_METHOD.flag(), "block"));
+      a.add(List.of(MegatronArg.RECOMPUTE_NUM_LAYERS.flag(),
+          Integer.toString(c.recomputeLayers())));
     } else if (c.recompute() == Recompute.FULL) {
       // Full recompute of every layer: keep each layer's input only (Korthikanti et al., sec. 5).
       a.add(List.of(MegatronArg.RECOMPUTE_GRANULARITY.flag(), "full"));

@@ -96,7 +96,7 @@ public final class PlanSimulator {
     return new UniformPipeline(c.pipelineParallel(), c.dataParallel(),
         c.tensorParallel(), ls, zero, c.unevenStages() ? c.chunkLayers(req.model().layers())
             : UniformPipeline.evenChunks(req.model().layers(), chunks))
-        .withShardGroup(c.shardGroup());
+        .withShardGroup(c.shardGroup()).withRecomputeLayers(c.recomputeLayers());
   }
 
   /**

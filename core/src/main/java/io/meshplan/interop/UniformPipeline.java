@@ -6,6 +6,7 @@ import io.meshplan.interop.cost.StageAssembler;
 import io.meshplan.interop.cost.StageCostBuilder;
 import io.meshplan.interop.space.LayerSetting;
 import io.meshplan.interop.space.PlanRequest;
+import io.meshplan.model.Recompute;
 import io.meshplan.plan.PipelinePlan;
 import io.meshplan.plan.PlanSource;
 import io.meshplan.plan.StagePlan;
@@ -35,6 +36,11 @@ final class UniformPipeline {
   private final int[] chunkLayers;
   /** Under ZeRO-3, the replicas each copy of the state is sharded over; 0 for all of them. */
   private final int shardGroup;
+  /**
+   * Under full recomputation, the first blocks of each chunk recomputed, the others keeping their
+   * activations (Megatron-LM's block method); 0 for every block.
+   */
+  private final int recomputeLayers;
 
   /**
    * Describes the pipeline.
@@ -49,11 +55,13 @@ final class UniformPipeline {
    */
   UniformPipeline(int depth, int dataParallel, int tensorParallel, LayerSetting setting,
       int zeroStage, int[] chunkLayers) {
-    this(depth, dataParallel, tensorParallel, setting, zeroStage, chunkLayers, 0);
+    this(depth, dataParallel, tensorParallel, setting, zeroStage, chunkLayers, 0, 0);
   }
 
   private UniformPipeline(int depth, int dataParallel, int tensorParallel, LayerSetting setting,
-      int zeroStage, int[] chunkLayers, int shardGroup) {
+      int zeroStage, int[] chunkLayers, int shardGroup, int recomputeLayers) {
+    Require.that(recomputeLayers == 0 || setting.recompute() == Recompute.FULL,
+        "recomputing some layers needs full recomputation");
     Require.positive(depth, "pipeline depth");
     Require.that(chunkLayers.length % depth == 0, "chunks must split evenly over the stages");
     for (int k = 0; k < chunkLayers.length; k++) {
@@ -67,6 +75,7 @@ final class UniformPipeline {
     this.zeroStage = zeroStage;
     this.chunkLayers = chunkLayers.clone();
     this.shardGroup = shardGroup;
+    this.recomputeLayers = recomputeLayers;
   }
 
   /**
@@ -78,7 +87,41 @@ final class UniformPipeline {
    */
   UniformPipeline withShardGroup(int g) {
     return new UniformPipeline(depth, dataParallel, tensorParallel, setting, zeroStage,
-        chunkLayers, g);
+        chunkLayers, g, recomputeLayers);
+  }
+
+  /**
+   * This pipeline recomputing only the first {@code n} blocks of each chunk ({@link
+   * io.meshplan.plan.ParallelConfig#withRecomputeLayers}).
+   *
+   * @param n blocks recomputed per chunk, 0 for every block
+   * @return the pipeline
+   */
+  UniformPipeline withRecomputeLayers(int n) {
+    return new UniformPipeline(depth, dataParallel, tensorParallel, setting, zeroStage,
+        chunkLayers, shardGroup, n);
+  }
+
+  /**
+   * The layers of a chunk: under the block method its first {@link #recomputeLayers} blocks
+   * recomputed (with the embedding where the chunk has it) and the rest keeping their
+   * activations (with the head), as Megatron-Core runs them.
+   */
+  private List<LayerCost> chunkLayers(StageAssembler asm, int from, int count, boolean embedding,
+      boolean head) {
+    if (recomputeLayers == 0 || recomputeLayers >= count) {
+      return asm.stageLayers(setting, from, count, embedding, head);
+    }
+    List<LayerCost> recomputed = asm.stageLayers(setting, from, recomputeLayers, embedding,
+        false);
+    List<LayerCost> kept = asm.stageLayers(setting.withRecompute(Recompute.NONE),
+        from + recomputeLayers, count - recomputeLayers, false, head);
+    if (recomputed == null || kept == null) {
+      return null;
+    }
+    List<LayerCost> out = new ArrayList<>(recomputed);
+    out.addAll(kept);
+    return out;
   }
 
   /**
@@ -133,8 +176,7 @@ final class UniformPipeline {
       StageAssembler.Span key = asm.span(from, count, k == 0, k == chunkLayers.length - 1);
       StageCost c = memo.get(key);
       if (c == null) {
-        List<LayerCost> layers = asm.stageLayers(setting, from, count, key.embedding(),
-            key.head());
+        List<LayerCost> layers = chunkLayers(asm, from, count, key.embedding(), key.head());
         if (layers == null) {
           return null;
         }

@@ -50,6 +50,8 @@ import io.meshplan.util.Require;
  *     consecutive data-parallel ranks, {@code d / g} replicas of the sharded state across the
  *     groups; torchtitan's {@code data_parallel_shard_degree} and {@code
  *     data_parallel_replicate_degree}, Megatron-FSDP's {@code --num-distributed-optimizer-instances})
+ * @param recomputeLayers under full recomputation, the layers of each model chunk recomputed, the
+ *     first ones ({@link #withRecomputeLayers}), or 0 for every layer
  */
 public record ParallelConfig(
     int tensorParallel,
@@ -69,7 +71,8 @@ public record ParallelConfig(
     boolean cpAllGather,
     PipelineSplit split,
     java.util.Set<io.meshplan.model.RecomputeModule> recomputeModules,
-    int shardGroup) {
+    int shardGroup,
+    int recomputeLayers) {
 
   /** Validates the sizes on their own; see {@link #check} for the fit to a model and cluster. */
   public ParallelConfig {
@@ -92,6 +95,11 @@ public record ParallelConfig(
     Require.nonNull(split, "pipeline split");
     recomputeModules = java.util.Set.copyOf(recomputeModules);
     Require.that(!recomputeModules.isEmpty(), "recompute modules must not be empty");
+    Require.that(recomputeLayers >= 0, () -> "recomputed layers must be positive, got "
+        + recomputeLayers);
+    Require.that(recomputeLayers == 0 || recompute == Recompute.FULL, () -> "a number of "
+        + "recomputed layers (Megatron-LM's --recompute-method block) needs full recomputation, "
+        + "got " + recompute.label());
     if (shardGroup != 0) {
       Require.that(zeroStage == 3, () -> "a shard group (hybrid sharding) shards the whole model "
           + "state: it needs ZeRO stage 3, got " + zeroStage);
@@ -136,6 +144,59 @@ public record ParallelConfig(
   }
 
   /**
+   * A configuration whose recomputation, if any, covers every layer of each chunk.
+   *
+   * @param tensorParallel tensor-parallel size
+   * @param pipelineParallel pipeline-parallel size
+   * @param dataParallel data-parallel size
+   * @param virtualStages model chunks per pipeline stage
+   * @param microBatchSize sequences per microbatch on one replica
+   * @param globalBatchSize sequences per iteration
+   * @param recompute activation recomputation
+   * @param sequenceParallel sequence parallelism in the tensor-parallel group
+   * @param zeroStage the ZeRO stage
+   * @param firstStageLayers layers on the first stage, 0 for the even split
+   * @param lastStageLayers layers on the last stage, 0 for the even split
+   * @param expertParallel EP
+   * @param expertTensorParallel ETP
+   * @param contextParallel CP
+   * @param cpAllGather the all-gather context exchange
+   * @param split the pipeline split
+   * @param recomputeModules the recomputed modules
+   * @param shardGroup the shard group, 0 for the whole data-parallel group
+   */
+  public ParallelConfig(int tensorParallel, int pipelineParallel, int dataParallel,
+      int virtualStages, int microBatchSize, int globalBatchSize, Recompute recompute,
+      boolean sequenceParallel, int zeroStage, int firstStageLayers, int lastStageLayers,
+      int expertParallel, int expertTensorParallel, int contextParallel, boolean cpAllGather,
+      PipelineSplit split, java.util.Set<io.meshplan.model.RecomputeModule> recomputeModules,
+      int shardGroup) {
+    this(tensorParallel, pipelineParallel, dataParallel, virtualStages, microBatchSize,
+        globalBatchSize, recompute, sequenceParallel, zeroStage, firstStageLayers,
+        lastStageLayers, expertParallel, expertTensorParallel, contextParallel, cpAllGather,
+        split, recomputeModules, shardGroup, 0);
+  }
+
+  /**
+   * This configuration recomputing only the first {@code n} layers of each model chunk under
+   * full recomputation, the rest keeping their activations: Megatron-LM's {@code
+   * --recompute-method block --recompute-num-layers n} (Megatron-Core's {@code
+   * TransformerBlock._checkpointed_forward}: "checkpoint the input activations of only a set
+   * number of individual Transformer layers and skip the rest", per pipeline stage and model
+   * chunk).
+   *
+   * @param n layers recomputed per chunk, or 0 for every layer
+   * @return the configuration
+   * @throws IllegalArgumentException when {@code n > 0} without full recomputation
+   */
+  public ParallelConfig withRecomputeLayers(int n) {
+    return new ParallelConfig(tensorParallel, pipelineParallel, dataParallel, virtualStages,
+        microBatchSize, globalBatchSize, recompute, sequenceParallel, zeroStage,
+        firstStageLayers, lastStageLayers, expertParallel, expertTensorParallel, contextParallel,
+        cpAllGather, split, recomputeModules, shardGroup, n);
+  }
+
+  /**
    * This configuration sharding its ZeRO-3 state inside groups of {@code g} data-parallel GPUs.
    *
    * @param g the shard group, or 0 for the whole data-parallel group
@@ -146,7 +207,7 @@ public record ParallelConfig(
     return new ParallelConfig(tensorParallel, pipelineParallel, dataParallel, virtualStages,
         microBatchSize, globalBatchSize, recompute, sequenceParallel, zeroStage,
         firstStageLayers, lastStageLayers, expertParallel, expertTensorParallel, contextParallel,
-        cpAllGather, split, recomputeModules, g);
+        cpAllGather, split, recomputeModules, g, recomputeLayers);
   }
 
   /**
@@ -177,7 +238,7 @@ public record ParallelConfig(
     return new ParallelConfig(tensorParallel, pipelineParallel, dataParallel, virtualStages,
         microBatchSize, globalBatchSize, r, sequenceParallel, zeroStage, firstStageLayers,
         lastStageLayers, expertParallel, expertTensorParallel, contextParallel, cpAllGather, split,
-        recomputeModules, shardGroup);
+        recomputeModules, shardGroup, r == Recompute.FULL ? recomputeLayers : 0);
   }
 
   /**
@@ -191,7 +252,7 @@ public record ParallelConfig(
     return new ParallelConfig(tensorParallel, pipelineParallel, dataParallel, virtualStages,
         microBatchSize, globalBatchSize, recompute, sequenceParallel, zeroStage,
         firstStageLayers, lastStageLayers, expertParallel, expertTensorParallel, contextParallel,
-        cpAllGather, split, modules, shardGroup);
+        cpAllGather, split, modules, shardGroup, recomputeLayers);
   }
 
   /**
@@ -233,7 +294,7 @@ public record ParallelConfig(
     return new ParallelConfig(tensorParallel, pipelineParallel, dataParallel, virtualStages,
         microBatchSize, globalBatchSize, recompute, sequenceParallel, zeroStage,
         firstStageLayers, lastStageLayers, expertParallel, expertTensorParallel, contextParallel,
-        cpAllGather, split, recomputeModules, shardGroup);
+        cpAllGather, split, recomputeModules, shardGroup, recomputeLayers);
   }
 
   /**
@@ -273,7 +334,7 @@ public record ParallelConfig(
     return new ParallelConfig(tensorParallel, pipelineParallel, dataParallel, virtualStages,
         microBatchSize, globalBatchSize, recompute, sequenceParallel, zeroStage,
         firstStageLayers, lastStageLayers, expertParallel, expertTensorParallel, cp,
-        allGather && cp > 1, split, recomputeModules, shardGroup);
+        allGather && cp > 1, split, recomputeModules, shardGroup, recomputeLayers);
   }
 
   /**
@@ -347,7 +408,7 @@ public record ParallelConfig(
     return new ParallelConfig(tensorParallel, pipelineParallel, dataParallel, virtualStages,
         microBatchSize, globalBatchSize, recompute, sequenceParallel, zeroStage,
         firstStageLayers, lastStageLayers, ep, etp, contextParallel, cpAllGather,
-        split, recomputeModules, shardGroup);
+        split, recomputeModules, shardGroup, recomputeLayers);
   }
 
   /**
@@ -468,7 +529,7 @@ public record ParallelConfig(
     return new ParallelConfig(tensorParallel, pipelineParallel, dataParallel, virtualStages,
         microBatchSize, globalBatchSize, recompute, sequenceParallel, stage, firstStageLayers,
         lastStageLayers, expertParallel, expertTensorParallel, contextParallel, cpAllGather,
-        split, recomputeModules, stage == 3 ? shardGroup : 0);
+        split, recomputeModules, stage == 3 ? shardGroup : 0, recomputeLayers);
   }
 
   /**
@@ -482,7 +543,7 @@ public record ParallelConfig(
     return new ParallelConfig(tensorParallel, pipelineParallel, dataParallel, virtualStages,
         microBatchSize, globalBatchSize, recompute, sequenceParallel, zeroStage, first, last,
         expertParallel, expertTensorParallel, contextParallel, cpAllGather, split,
-        recomputeModules, shardGroup);
+        recomputeModules, shardGroup, recomputeLayers);
   }
 
   /**

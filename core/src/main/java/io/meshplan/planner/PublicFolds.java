@@ -235,8 +235,10 @@ public final class PublicFolds {
           ? io.meshplan.plan.PipelineLayout.parse(splitText.substring("layout=".length()), pp)
           : new io.meshplan.plan.SplitAccounting(splitText.contains("embedding"),
               splitText.contains("loss"));
-      // The recompute column: a mode, or selective=module+module (Megatron's recompute_modules).
+      // The recompute column: a mode, selective=module+module (Megatron's recompute_modules), or
+      // full=N for the first N layers of each chunk (Megatron's recompute_method block).
       String[] rc = r.get("recompute").split("=");
+      boolean block = rc[0].equals("full") && rc.length > 1;
       // The cp column: a size, or size/allgather where keys and values are all-gathered
       // (Megatron-Core's all_gather form) rather than passed round a ring.
       String[] cp = r.get("cp").split("/");
@@ -244,8 +246,10 @@ public final class PublicFolds {
           r.integer("micro_batch"), batch, Recompute.parse(rc[0]), tp > 1, r.integer("zero"),
           r.integer("first"), r.integer("last"), r.integer("ep"), 1,
           AsciiDigits.parseInt(cp[0]), cp.length > 1 && cp[1].equals("allgather"), split,
-          rc.length > 1 ? io.meshplan.model.RecomputeModule.parseList(rc[1].replace('+', ','))
-              : io.meshplan.model.RecomputeModule.DEFAULT);
+          rc.length > 1 && !block
+              ? io.meshplan.model.RecomputeModule.parseList(rc[1].replace('+', ','))
+              : io.meshplan.model.RecomputeModule.DEFAULT)
+          .withRecomputeLayers(block ? AsciiDigits.parseInt(rc[1]) : 0);
       // fp8 is Transformer Engine's delayed scaling; fp8:tensorwise its current scaling.
       String precision = r.get("dtype");
       DType dtype = io.meshplan.model.Fp8Training.parse(

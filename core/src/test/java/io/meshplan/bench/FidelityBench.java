@@ -133,6 +133,7 @@ public final class FidelityBench {
         + (c.virtualStages() > 1 ? " v" + c.virtualStages() : "")
         + (c.contextParallel() > 1 ? " cp" + c.contextParallel() : "")
         + (c.expertParallel() > 1 ? " ep" + c.expertParallel() : "") + " "
-        + c.microBatchSize() + " " + c.globalBatchSize() + " " + c.recompute().label();
+        + c.microBatchSize() + " " + c.globalBatchSize() + " " + c.recompute().label()
+        + (c.recomputeLayers() > 0 ? "=" + c.recomputeLayers() : "");
   }
 }

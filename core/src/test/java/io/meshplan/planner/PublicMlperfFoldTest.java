@@ -11,14 +11,49 @@ import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
 /**
- * MLPerf Training v5.1's Llama 2 70B LoRA row on an MI325X node ({@code
- * folds/mlperf_llama2_70b_lora.csv}) is stated as AMD's submission ran it.
+ * MLPerf Training v5.1's Llama 2 70B LoRA rows on MI300X and MI325X nodes ({@code
+ * folds/mlperf_llama2_70b_lora.csv}) are stated as their submissions ran them.
  */
 class PublicMlperfFoldTest {
-  private static PublicRun row() {
+  private static List<PublicRun> rows() {
     List<PublicRun> rows = PublicFolds.of(List.of("mlperf"));
-    assertThat(rows).hasSize(1);
-    return rows.get(0);
+    assertThat(rows).hasSize(4);
+    return rows;
+  }
+
+  private static PublicRun row() {
+    return rows().get(0);
+  }
+
+  /**
+   * The MI300X rows and the two-node rows recompute the first 21 of the 80 layers (ACG=full,
+   * ACM=block, ACL=21); the two-node rows split each sequence over 2 GPUs (CP=2), so 16 GPUs
+   * hold 8 replicas: 3.9271 and 4.7098 samples/s x 8,192 / 16 = 2,010.7 and 2,411.4 tokens/s per
+   * GPU; AMD's MI300X node 2.1084 x 8,192 / 8 = 2,159.0.
+   */
+  @Test
+  void theOtherRowsRecomputeTheirFirst21Layers() {
+    List<PublicRun> rows = rows();
+    assertThat(rows.get(0).config().recomputeLayers()).isZero();
+    for (PublicRun r : rows.subList(1, 4)) {
+      assertThat(r.config().recompute()).isEqualTo(Recompute.FULL);
+      assertThat(r.config().recomputeLayers()).isEqualTo(21);
+      assertThat(r.config().dataParallel()).isEqualTo(8);
+      assertThat(r.model().lora().fp8Base()).isTrue();
+    }
+    assertThat(rows.get(1).cluster().toShortString()).isEqualTo("1x8:mi300x:roce-400");
+    assertThat(rows.get(1).config().contextParallel()).isEqualTo(1);
+    assertThat(rows.get(1).measured()).isCloseTo(2.1084 * 8192 / 8, within(0.1));
+    assertThat(rows.get(2).cluster().toShortString()).isEqualTo("2x8:mi300x:roce-400");
+    assertThat(rows.get(2).config().contextParallel()).isEqualTo(2);
+    assertThat(rows.get(2).measured()).isCloseTo(3.9271 * 8192 / 16, within(0.1));
+    assertThat(rows.get(3).cluster().toShortString()).isEqualTo("2x8:mi325x:roce-400");
+    assertThat(rows.get(3).measured()).isCloseTo(4.7098 * 8192 / 16, within(0.1));
+    for (PublicRun r : rows) {
+      SimulationResult s = r.simulate(Optional.empty());
+      assertThat(s.peakMemoryBytesPerGpu()).as(r.cluster().toShortString())
+          .isLessThan(r.cluster().gpu().hbmBytes());
+    }
   }
 
   @Test
