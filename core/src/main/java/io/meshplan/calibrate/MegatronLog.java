@@ -264,9 +264,7 @@ final class MegatronLog {
     String rc = a.args.getOrDefault(MegatronArg.RECOMPUTE_GRANULARITY.dest(), "None");
     String recompute = rc.equals("full") ? "full" : rc.equals("selective") ? "selective" : "none";
     int vpp = a.optionalInt(MegatronArg.VIRTUAL_PIPELINE_MODEL_PARALLEL_SIZE.dest()).orElse(1);
-    if (recompute.equals("full")) {
-      partialRecompute(a, pp * vpp);
-    }
+    int recomputeLayers = recompute.equals("full") ? partialRecompute(a, pp * vpp) : 0;
     List<String> modules = recompute.equals("selective") ? modules(a) : List.of();
     // Experts' sizes only for a mixture-of-experts run; Megatron-LM's validate_args sets the
     // expert tensor size to the tensor size when not given.
@@ -290,7 +288,7 @@ final class MegatronLog {
         routed ? a.optionalInt(MegatronArg.EXPERT_MODEL_PARALLEL_SIZE.dest()).orElse(1) : 1,
         routed ? a.optionalInt(MegatronArg.EXPERT_TENSOR_PARALLEL_SIZE.dest()).orElse(tp) : 1,
         routed && a.flag(MegatronArg.OVERLAP_MOE_EXPERT_PARALLEL_COMM.dest()),
-        routed ? dispatcher(a) : "alltoall", instances);
+        routed ? dispatcher(a) : "alltoall", instances, recomputeLayers);
   }
 
   /**
@@ -318,24 +316,22 @@ final class MegatronLog {
   }
 
   /**
-   * Refuses full recomputation of only some layers: {@code recompute_method block} recomputes the
-   * first {@code recompute_num_layers} layers of each model chunk and keeps the rest, which one
-   * recomputation per stage cannot state; {@code uniform} recomputes every layer, in groups of
-   * that many (the same work; only the kept group inputs differ).
+   * Full recomputation of only some layers: {@code recompute_method block} recomputes the first
+   * {@code recompute_num_layers} layers of each model chunk and keeps the rest; {@code uniform}
+   * recomputes every layer, in groups of that many (the same work; only the kept group inputs
+   * differ), as does {@code block} over all of a chunk's layers.
+   *
+   * @return the layers recomputed per chunk, or 0 for every layer
    */
-  private static void partialRecompute(Args a, int chunks) {
+  private static int partialRecompute(Args a, int chunks) {
     if (!"block".equals(a.args.get(MegatronArg.RECOMPUTE_METHOD.dest()))) {
-      return;
+      return 0;
     }
     int layers = a.integer(MegatronArg.NUM_LAYERS.dest());
     int per = (layers + chunks - 1) / chunks;
+    // Args.integer refuses a count below 1.
     int n = a.integer(MegatronArg.RECOMPUTE_NUM_LAYERS.dest());
-    if (n < per) {
-      throw a.bad(MegatronArg.RECOMPUTE_NUM_LAYERS.dest(), "with recompute_method block recomputes " + n + " of "
-          + "each model chunk's " + per + " layers and keeps the rest, which calibrate cannot "
-          + "state (it states one recomputation for every layer); calibrate from a run with "
-          + "recompute_method uniform, or block over all of a chunk's layers");
-    }
+    return n < per ? n : 0;
   }
 
   /**

@@ -46,6 +46,9 @@ import io.meshplan.util.Require;
  * @param shardReplicas under ZeRO-3, the replicas of the sharded state: 1 for FSDP over the
  *     whole data-parallel group, {@code r > 1} for hybrid sharding (HSDP), the shard group
  *     being the data-parallel size over {@code r}
+ * @param recomputeLayers under full recomputation, the layers of each model chunk recomputed
+ *     ({@code recompute_method block} with {@code recompute_num_layers} below a chunk's layers),
+ *     or 0 for every layer
  */
 public record RunParallel(int tensorParallel, int pipelineParallel, int dataParallel,
     int virtualStages, int microBatch, int localBatch, String recompute, boolean sequenceParallel,
@@ -53,7 +56,7 @@ public record RunParallel(int tensorParallel, int pipelineParallel, int dataPara
     boolean gradAccumFusion, RunSplit split, boolean lossFusion, boolean bf16GradReduce,
     int contextParallel, boolean cpAllGather, java.util.List<String> recomputeModules,
     int expertParallel, int expertTensorParallel, boolean moeOverlap, String dispatcher,
-    int shardReplicas) {
+    int shardReplicas, int recomputeLayers) {
   /** The dispatchers a run may state: Megatron-Core's alltoall, or flex's deepep or hybridep. */
   public static final java.util.List<String> DISPATCHERS = java.util.List.of("alltoall", "deepep",
       "hybridep");
@@ -95,7 +98,63 @@ public record RunParallel(int tensorParallel, int pipelineParallel, int dataPara
         recompute, sequenceParallel, zeroStage, overlapGradReduce, overlapParamGather,
         tpCommOverlap, gradAccumFusion, split, lossFusion, bf16GradReduce, contextParallel,
         cpAllGather, recomputeModules, expertParallel, expertTensorParallel, moeOverlap,
-        "alltoall", 1);
+        "alltoall", 1, 0);
+  }
+
+  /**
+   * A run whose full recomputation, if any, covered every layer.
+   *
+   * @param tensorParallel tensor-parallel size
+   * @param pipelineParallel pipeline-parallel size
+   * @param dataParallel data-parallel size, or 0 for the world size's rest
+   * @param virtualStages model chunks per pipeline stage
+   * @param microBatch sequences per microbatch
+   * @param localBatch sequences per iteration on one replica
+   * @param recompute the recomputation
+   * @param sequenceParallel sequence parallelism
+   * @param zeroStage the ZeRO stage
+   * @param overlapGradReduce the gradient reduction's overlap
+   * @param overlapParamGather the parameter gather's overlap
+   * @param tpCommOverlap the tensor-parallel overlap
+   * @param gradAccumFusion gradient-accumulation fusion
+   * @param split the pipeline split
+   * @param lossFusion the fused loss
+   * @param bf16GradReduce gradients reduced in bf16
+   * @param contextParallel the context-parallel size
+   * @param cpAllGather the all-gather context exchange
+   * @param recomputeModules the recomputed modules
+   * @param expertParallel EP
+   * @param expertTensorParallel ETP
+   * @param moeOverlap the experts' overlap
+   * @param dispatcher the token dispatcher
+   * @param shardReplicas the replicas of the sharded state
+   */
+  public RunParallel(int tensorParallel, int pipelineParallel, int dataParallel,
+      int virtualStages, int microBatch, int localBatch, String recompute,
+      boolean sequenceParallel, int zeroStage, boolean overlapGradReduce,
+      boolean overlapParamGather, boolean tpCommOverlap, boolean gradAccumFusion, RunSplit split,
+      boolean lossFusion, boolean bf16GradReduce, int contextParallel, boolean cpAllGather,
+      java.util.List<String> recomputeModules, int expertParallel, int expertTensorParallel,
+      boolean moeOverlap, String dispatcher, int shardReplicas) {
+    this(tensorParallel, pipelineParallel, dataParallel, virtualStages, microBatch, localBatch,
+        recompute, sequenceParallel, zeroStage, overlapGradReduce, overlapParamGather,
+        tpCommOverlap, gradAccumFusion, split, lossFusion, bf16GradReduce, contextParallel,
+        cpAllGather, recomputeModules, expertParallel, expertTensorParallel, moeOverlap,
+        dispatcher, shardReplicas, 0);
+  }
+
+  /**
+   * This run recomputing only the first {@code n} layers of each model chunk.
+   *
+   * @param n the layers, or 0 for every layer
+   * @return the run
+   */
+  public RunParallel withRecomputeLayers(int n) {
+    return new RunParallel(tensorParallel, pipelineParallel, dataParallel, virtualStages,
+        microBatch, localBatch, recompute, sequenceParallel, zeroStage, overlapGradReduce,
+        overlapParamGather, tpCommOverlap, gradAccumFusion, split, lossFusion, bf16GradReduce,
+        contextParallel, cpAllGather, recomputeModules, expertParallel, expertTensorParallel,
+        moeOverlap, dispatcher, shardReplicas, n);
   }
 
   /**
@@ -110,12 +169,15 @@ public record RunParallel(int tensorParallel, int pipelineParallel, int dataPara
         microBatch, localBatch, recompute, sequenceParallel, zeroStage, overlapGradReduce,
         overlapParamGather, tpCommOverlap, gradAccumFusion, split, lossFusion, bf16GradReduce,
         contextParallel, cpAllGather, recomputeModules, expertParallel, expertTensorParallel,
-        moeOverlap, dispatcher, r);
+        moeOverlap, dispatcher, r, recomputeLayers);
   }
 
   /** Validates the sizes. */
   public RunParallel {
     Require.positive(shardReplicas, "replicas of the sharded state");
+    Require.that(recomputeLayers >= 0, "recomputed layers must be >= 0");
+    Require.that(recomputeLayers == 0 || recompute.equals("full"),
+        "recomputing some layers is full recomputation's");
     Require.that(shardReplicas == 1 || zeroStage == 3, "hybrid sharding is ZeRO-3's");
     Require.that(DISPATCHERS.contains(dispatcher), "unknown token dispatcher " + dispatcher);
     Require.nonNull(split, "split");
@@ -173,7 +235,7 @@ public record RunParallel(int tensorParallel, int pipelineParallel, int dataPara
         microBatch, localBatch, recompute, sequenceParallel, zeroStage, overlapGradReduce,
         overlapParamGather, tpCommOverlap, gradAccumFusion, split, lossFusion, bf16GradReduce,
         cp, allGather, recomputeModules, expertParallel, expertTensorParallel, moeOverlap,
-        dispatcher, shardReplicas);
+        dispatcher, shardReplicas, recomputeLayers);
   }
 
   /**

@@ -83,7 +83,8 @@ public record TrainRunSimulator(TrainingRun run, ClusterSpec cluster, ModelSpec 
           p.zeroStage()).withStageLayers(p.split().firstStageLayers(),
               p.split().lastStageLayers()).withSplit(split(p))
           .withContext(p.contextParallel(), p.cpAllGather())
-          .withExperts(p.expertParallel(), p.expertTensorParallel());
+          .withExperts(p.expertParallel(), p.expertTensorParallel())
+          .withRecomputeLayers(p.recomputeLayers());
       if (p.shardReplicas() > 1) {
         if (dp % p.shardReplicas() != 0) {
           throw new InputException("data_parallel_replicate_degree " + p.shardReplicas()

@@ -402,19 +402,29 @@ class CalibrateTrainParseTest {
 
   /**
    * Full recomputation of some layers only (recompute_method block over fewer layers than a
-   * model chunk's: 24 layers over pp 2 x vpp 2 are chunks of 6) is refused; block over all six,
-   * and uniform, read as full. Selective recomputation carries its modules, the default
-   * (core_attn alone) as none listed.
+   * model chunk's: 24 layers over pp 2 x vpp 2 are chunks of 6) reads as those layers of each
+   * chunk; block over all six, and uniform, read as every layer; block over none is refused.
+   * Selective recomputation carries its modules, the default (core_attn alone) as none listed.
    */
   @Test
   void megatronRecomputationMethodsAndModules() throws IOException {
-    Path part = megatronWith("block.log", "recompute_method", "block", "recompute_num_layers",
-        "2");
-    assertThatThrownBy(() -> TrainingLogs.read(part, Optional.empty()))
-        .isInstanceOf(InputException.class).hasMessageContaining("recompute_num_layers = 2")
-        .hasMessageContaining("2 of each model chunk's 6 layers").hasMessageNotContaining("\n");
-    assertThat(TrainingLogs.read(megatronWith("whole.log", "recompute_method", "block",
-        "recompute_num_layers", "6"), Optional.empty()).parallel().recompute()).isEqualTo("full");
+    TrainingRun part = TrainingLogs.read(megatronWith("block.log", "recompute_method", "block",
+        "recompute_num_layers", "2"), Optional.empty());
+    assertThat(part.parallel().recompute()).isEqualTo("full");
+    assertThat(part.parallel().recomputeLayers()).isEqualTo(2);
+    Path none = megatronWith("none.log", "recompute_method", "block", "recompute_num_layers",
+        "0");
+    assertThatThrownBy(() -> TrainingLogs.read(none, Optional.empty()))
+        .isInstanceOf(InputException.class).hasMessageContaining("recompute_num_layers = 0")
+        .hasMessageContaining("must be positive").hasMessageNotContaining("\n");
+    TrainingRun whole = TrainingLogs.read(megatronWith("whole.log", "recompute_method", "block",
+        "recompute_num_layers", "6"), Optional.empty());
+    assertThat(whole.parallel().recompute()).isEqualTo("full");
+    assertThat(whole.parallel().recomputeLayers()).isZero();
+    // Simulated, recomputing 2 of each chunk's 6 layers is faster than all 6.
+    io.meshplan.cluster.ClusterSpec c = io.meshplan.cluster.ClusterSpec.parse("2x8:a100-80gb");
+    assertThat(io.meshplan.planner.TrainRunSimulator.of(part, c).iterationSeconds(1))
+        .isLessThan(io.meshplan.planner.TrainRunSimulator.of(whole, c).iterationSeconds(1));
     TrainingRun mlp = TrainingLogs.read(megatronWith("sel.log", "recompute_granularity",
         "selective", "recompute_method", "None", "recompute_num_layers", "None",
         "recompute_modules", "['core_attn', 'mlp']"), Optional.empty());
