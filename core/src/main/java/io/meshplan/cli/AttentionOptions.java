@@ -16,8 +16,10 @@ final class AttentionOptions {
       + "or the fused kernel a run used, priced from its published benchmarks: flash2 "
       + "(FlashAttention-2), flash3 (FlashAttention-3, Hopper only), cudnn (cuDNN, as "
       + "Transformer Engine runs it), triton (the FlashAttention-2 kernel in Triton, priced as "
-      + "flash2); flash is the GPU's default kernel: flash2 on Ampere, cudnn on Hopper and "
-      + "Blackwell (default: ${DEFAULT-VALUE}). One of: ${COMPLETION-CANDIDATES}.")
+      + "flash2), cudnn-fp8 (cuDNN with FP8 operands, as Transformer Engine's "
+      + "fp8_dot_product_attention runs it under --dtype fp8; Hopper and Blackwell); flash is "
+      + "the GPU's default kernel: flash2 on Ampere, cudnn on Hopper and Blackwell (default: "
+      + "${DEFAULT-VALUE}). One of: ${COMPLETION-CANDIDATES}.")
   String attention = "auto";
 
   /**

@@ -26,21 +26,29 @@ public enum AttentionKernel {
    * A FlashAttention-2-era kernel written in Triton, as PyTorch 2.0-era stacks (llm-foundry's
    * {@code attn_impl: triton}) ran it.
    */
-  TRITON;
+  TRITON,
+  /**
+   * cuDNN's fused attention with FP8 operands, which Transformer Engine runs under its FP8 recipe
+   * with {@code fp8_dot_product_attention} (Megatron-LM's {@code --fp8-dot-product-attention},
+   * Megatron-Bridge's {@code mixed_precision.fp8_dot_product_attention}): per-tensor scaled FP8
+   * under delayed, current and NVFP4 scaling, MXFP8 under MXFP8 block scaling
+   * ({@link FusedAttentionKernels#fp8}). Needs the FP8 training precision.
+   */
+  CUDNN_FP8;
 
   /**
    * The word on the command line and in plan files.
    *
-   * @return e.g. {@code flash2}
+   * @return e.g. {@code flash2}, {@code cudnn-fp8}
    */
   public String word() {
-    return name().toLowerCase(Locale.ROOT);
+    return name().toLowerCase(Locale.ROOT).replace('_', '-');
   }
 
   /**
    * The words, in declaration order.
    *
-   * @return {@code flash2, flash3, cudnn, triton}
+   * @return {@code flash2, flash3, cudnn, triton, cudnn-fp8}
    */
   public static List<String> words() {
     return Arrays.stream(values()).map(AttentionKernel::word).toList();

@@ -97,11 +97,14 @@ import java.util.Optional;
  * @param lengths how the fractions, stated at {@link SequenceScaling#REFERENCE} tokens, move with
  *     the sequence length ({@link #HOPPER_LENGTHS}, {@link #BLACKWELL_LENGTHS}; {@link
  *     SequenceScaling#FLAT} where no length table was at hand)
+ * @param peakMultiple the most the fractions may reach: 1, the 16-bit dense peak, for kernels of
+ *     16-bit operands; the FP8 over 16-bit dense peak ratio for FP8 kernels ({@link #fp8}), whose
+ *     tensor cores run that much faster
  */
 public record FusedAttentionKernels(double forwardEfficiency, double backwardEfficiency,
-    double narrowForwardEfficiency, double narrowBackwardEfficiency, SequenceScaling lengths)
-    implements java.io.Serializable {
-  private static final long serialVersionUID = 1L;
+    double narrowForwardEfficiency, double narrowBackwardEfficiency, SequenceScaling lengths,
+    double peakMultiple) implements java.io.Serializable {
+  private static final long serialVersionUID = 2L;
   /** The head dimension, and above, at which the kernels run at their full fractions. */
   public static final int WIDE_HEAD = 128;
   /** The head dimension, and below, at which they run at their narrow fractions. */
@@ -137,6 +140,127 @@ public record FusedAttentionKernels(double forwardEfficiency, double backwardEff
    */
   public static final SequenceScaling BLACKWELL_LENGTHS = lengths(
       new double[] {1097, 1408, 1574, 1708, 1622}, new double[] {885, 1148, 1332, 1328, 1226});
+  /**
+   * cuDNN's FP8 attention on Hopper against its bf16 attention, from the same run as {@link
+   * #HOPPER_LENGTHS} ({@code h200_919_only_cudnn/llama3.1_20260227_034703.csv} at df73764, H200,
+   * cuDNN 9.19.1, causal, Llama 3.1's heads, batch 1): FP8 698, 854, 964, 1,010 and 1,042 TFLOP/s
+   * forward and 393, 471, 430, 374 and 370 backward at 2,048 to 32,768 tokens, where bf16 ran 484,
+   * 591, 644, 673 and 688 and 370, 474, 541, 579 and 581. Hopper's FP8 backward is no faster
+   * than its bf16 one, and slower from 8,192 tokens on.
+   */
+  static final Fp8Ratios HOPPER_FP8 = new Fp8Ratios(
+      new double[] {484, 591, 644, 673, 688}, new double[] {698, 854, 964, 1010, 1042},
+      new double[] {370, 474, 541, 579, 581}, new double[] {393, 471, 430, 374, 370});
+  /**
+   * cuDNN's per-tensor FP8 attention on Blackwell against its bf16 attention, from the same run
+   * as {@link #BLACKWELL_LENGTHS} ({@code llama3.1/gb200/llama3.1_20260424_100750.csv} at 60e572b,
+   * GB200, cuDNN 9.22, causal, the non-deterministic backward): FP8 1,420, 1,805, 2,047, 2,154
+   * and 2,197 TFLOP/s forward and 831, 1,178, 1,454, 1,632 and 1,687 backward at 2,048 to 32,768
+   * tokens.
+   */
+  static final Fp8Ratios BLACKWELL_FP8 = new Fp8Ratios(
+      new double[] {1097, 1408, 1574, 1708, 1622}, new double[] {1420, 1805, 2047, 2154, 2197},
+      new double[] {885, 1148, 1332, 1328, 1226}, new double[] {831, 1178, 1454, 1632, 1687});
+  /**
+   * cuDNN's MXFP8 attention (one E8M0 scale per 32 elements) on Blackwell, the same run: 1,330,
+   * 1,685, 1,902, 1,999 and 2,046 TFLOP/s forward and 745, 1,054, 1,287, 1,436 and 1,425
+   * backward.
+   */
+  static final Fp8Ratios BLACKWELL_MXFP8 = new Fp8Ratios(
+      new double[] {1097, 1408, 1574, 1708, 1622}, new double[] {1330, 1685, 1902, 1999, 2046},
+      new double[] {885, 1148, 1332, 1328, 1226}, new double[] {745, 1054, 1287, 1436, 1425});
+
+  /**
+   * How much faster than cuDNN's bf16 attention its FP8 attention ran in one benchmark run, by
+   * sequence length ({@link #TABLE_LENGTHS}): a ratio of two measurements on the same GPU, which
+   * carries over to the other GPUs of the architecture as {@link Fp8Quantization}'s ratios do.
+   * Between the lengths it is linear in the logarithm of the length; beyond them the end points
+   * hold.
+   */
+  static final class Fp8Ratios implements java.io.Serializable {
+    private static final long serialVersionUID = 1L;
+    private final double[] forward;
+    private final double[] backward;
+
+    Fp8Ratios(double[] bf16Forward, double[] fp8Forward, double[] bf16Backward,
+        double[] fp8Backward) {
+      forward = new double[TABLE_LENGTHS.length];
+      backward = new double[TABLE_LENGTHS.length];
+      for (int i = 0; i < TABLE_LENGTHS.length; i++) {
+        forward[i] = fp8Forward[i] / bf16Forward[i];
+        backward[i] = fp8Backward[i] / bf16Backward[i];
+      }
+    }
+
+    /** The FP8 over bf16 speed at a length. */
+    double ratio(boolean isBackward, int sequence) {
+      double[] r = isBackward ? backward : forward;
+      if (sequence <= TABLE_LENGTHS[0]) {
+        return r[0];
+      }
+      for (int i = 1; i < TABLE_LENGTHS.length; i++) {
+        if (sequence <= TABLE_LENGTHS[i]) {
+          double t = Math.log((double) sequence / TABLE_LENGTHS[i - 1])
+              / Math.log((double) TABLE_LENGTHS[i] / TABLE_LENGTHS[i - 1]);
+          return r[i - 1] + (r[i] - r[i - 1]) * t;
+        }
+      }
+      return r[r.length - 1];
+    }
+  }
+
+  /**
+   * These kernels run in FP8: every fraction times the FP8 over bf16 speed of the same
+   * benchmark run, at {@link SequenceScaling#REFERENCE} tokens and, through the length table, at
+   * each of {@link #TABLE_LENGTHS}; the narrow-head kernels take the same ratios (no FP8 table at
+   * head dimension 64 was found).
+   *
+   * @param r the ratios
+   * @param multiple the FP8 over 16-bit dense peak ratio, the most the fractions may reach
+   * @return the FP8 kernels
+   */
+  FusedAttentionKernels inFp8(Fp8Ratios r, double multiple) {
+    double f = r.ratio(false, SequenceScaling.REFERENCE);
+    double b = r.ratio(true, SequenceScaling.REFERENCE);
+    java.util.List<SequenceScaling.Point> points = new java.util.ArrayList<>();
+    for (int n : TABLE_LENGTHS) {
+      double rf = r.ratio(false, n) / f;
+      double rb = r.ratio(true, n) / b;
+      points.add(new SequenceScaling.Point(n, lengths.factor(false, false, n) * rf,
+          lengths.factor(true, false, n) * rb, lengths.factor(false, true, n) * rf,
+          lengths.factor(true, true, n) * rb));
+    }
+    return new FusedAttentionKernels(forwardEfficiency * f, backwardEfficiency * b,
+        narrowForwardEfficiency * f, narrowBackwardEfficiency * b, new SequenceScaling(points),
+        multiple);
+  }
+
+  /**
+   * cuDNN's FP8 attention on a GPU under an FP8 recipe ({@link AttentionKernel#CUDNN_FP8}): the
+   * GPU's cuDNN kernels ({@link #of(GpuSpec, Optional)}: its own measured fractions where its
+   * catalog entry states them) in FP8, MXFP8 under MXFP8 block scaling and per-tensor FP8 under
+   * the others ({@link #HOPPER_FP8}, {@link #BLACKWELL_FP8}, {@link #BLACKWELL_MXFP8}).
+   *
+   * @param gpu the GPU
+   * @param q the training recipe's scaling
+   * @return the kernels
+   * @throws InputException where no FP8 attention benchmark of the architecture was found
+   */
+  public static FusedAttentionKernels fp8(GpuSpec gpu, Fp8Quantization q) {
+    Fp8Ratios r = switch (gpu.architecture()) {
+      case HOPPER -> q == Fp8Quantization.MX_BLOCK ? null : HOPPER_FP8;
+      case BLACKWELL -> q == Fp8Quantization.MX_BLOCK ? BLACKWELL_MXFP8 : BLACKWELL_FP8;
+      default -> null;
+    };
+    if (r == null) {
+      throw new InputException(gpu.name() + ": " + refusal(gpu.architecture(),
+          AttentionKernel.CUDNN_FP8).getMessage());
+    }
+    double multiple = gpu.peak(Precision.FP8).orElseThrow() / gpu.peak(
+        KernelTimeModel.trainingPrecision(gpu, 2)).orElseThrow();
+    return of(gpu, Optional.of(AttentionKernel.CUDNN)).orElseThrow().inFp8(r, multiple);
+  }
+
   /** Ampere's kernels (FlashAttention-2 on the A100, above): 0.70 forward, 0.55 backward. */
   public static final FusedAttentionKernels AMPERE =
       new FusedAttentionKernels(0.70, 0.55, 0.70, 0.55);
@@ -202,20 +326,36 @@ public record FusedAttentionKernels(double forwardEfficiency, double backwardEff
         narrowBackwardEfficiency, SequenceScaling.FLAT);
   }
 
+  /**
+   * Kernels of 16-bit operands, whose fractions may reach the dense peak.
+   *
+   * @param forwardEfficiency the forward's fraction at head dimension 128 and above
+   * @param backwardEfficiency the backward's
+   * @param narrowForwardEfficiency the forward's at head dimension 64 and below
+   * @param narrowBackwardEfficiency the backward's
+   * @param lengths how they move with the sequence
+   */
+  public FusedAttentionKernels(double forwardEfficiency, double backwardEfficiency,
+      double narrowForwardEfficiency, double narrowBackwardEfficiency, SequenceScaling lengths) {
+    this(forwardEfficiency, backwardEfficiency, narrowForwardEfficiency,
+        narrowBackwardEfficiency, lengths, 1);
+  }
+
   /** Checks the fractions. */
   public FusedAttentionKernels {
-    Require.that(forwardEfficiency > 0 && forwardEfficiency <= 1,
-        "forward efficiency must be in (0, 1]");
-    Require.that(backwardEfficiency > 0 && backwardEfficiency <= 1,
-        "backward efficiency must be in (0, 1]");
-    Require.that(narrowForwardEfficiency > 0 && narrowForwardEfficiency <= 1,
-        "narrow-head forward efficiency must be in (0, 1]");
-    Require.that(narrowBackwardEfficiency > 0 && narrowBackwardEfficiency <= 1,
-        "narrow-head backward efficiency must be in (0, 1]");
+    Require.that(peakMultiple >= 1 && peakMultiple <= 4, "peak multiple must be in [1, 4]");
+    Require.that(forwardEfficiency > 0 && forwardEfficiency <= peakMultiple,
+        "forward efficiency must be in (0, " + peakMultiple + "]");
+    Require.that(backwardEfficiency > 0 && backwardEfficiency <= peakMultiple,
+        "backward efficiency must be in (0, " + peakMultiple + "]");
+    Require.that(narrowForwardEfficiency > 0 && narrowForwardEfficiency <= peakMultiple,
+        "narrow-head forward efficiency must be in (0, " + peakMultiple + "]");
+    Require.that(narrowBackwardEfficiency > 0 && narrowBackwardEfficiency <= peakMultiple,
+        "narrow-head backward efficiency must be in (0, " + peakMultiple + "]");
     java.util.Objects.requireNonNull(lengths, "lengths");
     Require.that(peakEfficiency(forwardEfficiency, backwardEfficiency, narrowForwardEfficiency,
-        narrowBackwardEfficiency, lengths) <= 1,
-        "attention efficiency at its best sequence length must be at most 1");
+        narrowBackwardEfficiency, lengths) <= peakMultiple,
+        "attention efficiency at its best sequence length must be at most " + peakMultiple);
   }
 
   /**
@@ -227,7 +367,7 @@ public record FusedAttentionKernels(double forwardEfficiency, double backwardEff
    */
   private FusedAttentionKernels times(double ratio) {
     return new FusedAttentionKernels(forwardEfficiency * ratio, backwardEfficiency * ratio,
-        narrowForwardEfficiency * ratio, narrowBackwardEfficiency * ratio, lengths);
+        narrowForwardEfficiency * ratio, narrowBackwardEfficiency * ratio, lengths, peakMultiple);
   }
 
   /**
@@ -272,6 +412,16 @@ public record FusedAttentionKernels(double forwardEfficiency, double backwardEff
   public double peakEfficiency() {
     return peakEfficiency(forwardEfficiency, backwardEfficiency, narrowForwardEfficiency,
         narrowBackwardEfficiency, lengths);
+  }
+
+  /**
+   * The highest share of the tensor cores' own peak these kernels reach: {@link #peakEfficiency}
+   * over {@link #peakMultiple}.
+   *
+   * @return the share, in (0, 1]
+   */
+  public double peakShare() {
+    return peakEfficiency() / peakMultiple;
   }
 
   /**
@@ -326,8 +476,10 @@ public record FusedAttentionKernels(double forwardEfficiency, double backwardEff
       case AMPERE -> kernel == AttentionKernel.FLASH2 || kernel == AttentionKernel.TRITON
           ? Optional.of(AMPERE) : Optional.empty();
       case HOPPER -> Optional.of(kernel == AttentionKernel.FLASH2
-          || kernel == AttentionKernel.TRITON ? HOPPER_FLASH2 : HOPPER);
+          || kernel == AttentionKernel.TRITON ? HOPPER_FLASH2
+          : kernel == AttentionKernel.CUDNN_FP8 ? HOPPER.inFp8(HOPPER_FP8, 2) : HOPPER);
       case BLACKWELL -> kernel == AttentionKernel.CUDNN ? Optional.of(BLACKWELL)
+          : kernel == AttentionKernel.CUDNN_FP8 ? Optional.of(BLACKWELL.inFp8(BLACKWELL_FP8, 2))
           : Optional.empty();
       case CDNA3 -> kernel == AttentionKernel.FLASH2 || kernel == AttentionKernel.TRITON
           ? Optional.of(CDNA3_FLASH2) : Optional.empty();

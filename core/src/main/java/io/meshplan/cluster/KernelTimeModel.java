@@ -122,9 +122,12 @@ public record KernelTimeModel(double peakFlops, double hbmBandwidth, double gemm
   public static KernelTimeModel of(GpuSpec gpu, Precision dots,
       Optional<AttentionKernel> kernel, Fp8Quantization fp8) {
     gpu.architecture().requirePriced(gpu.name());
+    // cuDNN's FP8 attention runs as the recipe scales: MXFP8 under block scaling.
+    Optional<FusedAttentionKernels> attention = kernel.equals(
+        Optional.of(AttentionKernel.CUDNN_FP8)) ? Optional.of(FusedAttentionKernels.fp8(gpu, fp8))
+        : FusedAttentionKernels.of(gpu, kernel);
     return new KernelTimeModel(densePeak(gpu, dots), gpu.hbmBandwidth(), gemmEfficiency(gpu, dots),
-        RAMP_SECONDS, MEMORY_EFFICIENCY, FusedAttentionKernels.of(gpu, kernel),
-        Fp8Gemms.of(gpu, fp8));
+        RAMP_SECONDS, MEMORY_EFFICIENCY, attention, Fp8Gemms.of(gpu, fp8));
   }
 
   /**
@@ -247,7 +250,8 @@ public record KernelTimeModel(double peakFlops, double hbmBandwidth, double gemm
   public double maxScale() {
     double top = gemmEfficiency;
     if (attention.isPresent()) {
-      top = Math.max(top, attention.get().peakEfficiency());
+      // An FP8 kernel's fractions run to the FP8 peak: its share of that peak bounds the scale.
+      top = Math.max(top, attention.get().peakShare());
     }
     if (fp8.isPresent()) {
       top = Math.max(top, fp8.get().efficiency());

@@ -70,8 +70,8 @@ class AttentionKernelCliTest {
     simulate("1x8:v100-32gb", "flash2").refusedInOneLine(2,
         "no fused attention kernel runs on volta");
     simulate("1x8:a100-80gb", "flash9").refusedInOneLine(2,
-        "--attention 'flash9' is unknown; use auto, flash, unfused, flash2, flash3, cudnn or "
-            + "triton");
+        "--attention 'flash9' is unknown; use auto, flash, unfused, flash2, flash3, cudnn, "
+            + "triton or cudnn-fp8");
     CliRun.of("plan", "--model", "llama2-7b", "--cluster", "1x8:a100-80gb", "--attention",
         "flash3").refusedInOneLine(2, "runs on Hopper GPUs only");
     CliRun.of("export", "--to", "megatron", "--model", "llama3-8b", "--cluster",

@@ -108,6 +108,14 @@ public record PlanRequest(ModelSpec model, ClusterSpec cluster, int globalBatch,
     Require.nonNull(attention, "attention");
     Require.nonNull(overlaps, "overlaps");
     Require.nonNull(runtime, "runtime");
+    if (pricing.attentionKernel().equals(java.util.Optional.of(
+        io.meshplan.cluster.AttentionKernel.CUDNN_FP8))
+        && !io.meshplan.model.Fp8Training.on(model.dtype())) {
+      throw new io.meshplan.util.InputException("cudnn-fp8 attention runs under the FP8 recipe "
+          + "(Transformer Engine's fp8_dot_product_attention needs its FP8 autocast); the "
+          + "training precision is " + io.meshplan.model.Fp8Training.word(model.dtype())
+          + ": give --dtype fp8, or --attention cudnn");
+    }
   }
 
   /**
