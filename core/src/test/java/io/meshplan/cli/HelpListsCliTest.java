@@ -216,6 +216,12 @@ class HelpListsCliTest {
       case "--cp-comm-type" -> m.putAll(Map.of("--cp", "2", "--dp", "1", "--global-batch",
           "1"));
       case "--framework-version" -> m.put("--to", "torchtitan");
+      // cuDNN's FP8 attention runs under the FP8 recipe.
+      case "--attention" -> {
+        if (value.equals("cudnn-fp8")) {
+          m.put("--dtype", "fp8");
+        }
+      }
       default -> { }
     }
     return m;
