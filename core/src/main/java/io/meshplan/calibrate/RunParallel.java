@@ -102,62 +102,6 @@ public record RunParallel(int tensorParallel, int pipelineParallel, int dataPara
   }
 
   /**
-   * A run whose full recomputation, if any, covered every layer.
-   *
-   * @param tensorParallel tensor-parallel size
-   * @param pipelineParallel pipeline-parallel size
-   * @param dataParallel data-parallel size, or 0 for the world size's rest
-   * @param virtualStages model chunks per pipeline stage
-   * @param microBatch sequences per microbatch
-   * @param localBatch sequences per iteration on one replica
-   * @param recompute the recomputation
-   * @param sequenceParallel sequence parallelism
-   * @param zeroStage the ZeRO stage
-   * @param overlapGradReduce the gradient reduction's overlap
-   * @param overlapParamGather the parameter gather's overlap
-   * @param tpCommOverlap the tensor-parallel overlap
-   * @param gradAccumFusion gradient-accumulation fusion
-   * @param split the pipeline split
-   * @param lossFusion the fused loss
-   * @param bf16GradReduce gradients reduced in bf16
-   * @param contextParallel the context-parallel size
-   * @param cpAllGather the all-gather context exchange
-   * @param recomputeModules the recomputed modules
-   * @param expertParallel EP
-   * @param expertTensorParallel ETP
-   * @param moeOverlap the experts' overlap
-   * @param dispatcher the token dispatcher
-   * @param shardReplicas the replicas of the sharded state
-   */
-  public RunParallel(int tensorParallel, int pipelineParallel, int dataParallel,
-      int virtualStages, int microBatch, int localBatch, String recompute,
-      boolean sequenceParallel, int zeroStage, boolean overlapGradReduce,
-      boolean overlapParamGather, boolean tpCommOverlap, boolean gradAccumFusion, RunSplit split,
-      boolean lossFusion, boolean bf16GradReduce, int contextParallel, boolean cpAllGather,
-      java.util.List<String> recomputeModules, int expertParallel, int expertTensorParallel,
-      boolean moeOverlap, String dispatcher, int shardReplicas) {
-    this(tensorParallel, pipelineParallel, dataParallel, virtualStages, microBatch, localBatch,
-        recompute, sequenceParallel, zeroStage, overlapGradReduce, overlapParamGather,
-        tpCommOverlap, gradAccumFusion, split, lossFusion, bf16GradReduce, contextParallel,
-        cpAllGather, recomputeModules, expertParallel, expertTensorParallel, moeOverlap,
-        dispatcher, shardReplicas, 0);
-  }
-
-  /**
-   * This run recomputing only the first {@code n} layers of each model chunk.
-   *
-   * @param n the layers, or 0 for every layer
-   * @return the run
-   */
-  public RunParallel withRecomputeLayers(int n) {
-    return new RunParallel(tensorParallel, pipelineParallel, dataParallel, virtualStages,
-        microBatch, localBatch, recompute, sequenceParallel, zeroStage, overlapGradReduce,
-        overlapParamGather, tpCommOverlap, gradAccumFusion, split, lossFusion, bf16GradReduce,
-        contextParallel, cpAllGather, recomputeModules, expertParallel, expertTensorParallel,
-        moeOverlap, dispatcher, shardReplicas, n);
-  }
-
-  /**
    * This run with its ZeRO-3 state sharded inside groups and replicated across {@code r} of
    * them (HSDP: torchtitan's {@code data_parallel_replicate_degree} beside FSDP).
    *

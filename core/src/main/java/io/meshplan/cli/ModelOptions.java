@@ -331,12 +331,14 @@ final class ModelOptions {
   }
 
   /**
-   * The adapters of {@code --finetune lora}, on a quantized base under {@code qlora}.
+   * The adapters of {@code --finetune lora}, on a quantized base under {@code qlora}, on an FP8
+   * base with {@code --fp8-param-gather}.
    *
    * @param gated whether the model's MLP is gated
+   * @param t the training precision, which an FP8 base needs to be the FP8 recipe
    * @return the adapters, {@link io.meshplan.model.Lora#NONE} for full fine-tuning
    */
-  io.meshplan.model.Lora lora(boolean gated) {
+  io.meshplan.model.Lora lora(boolean gated, DType t) {
     String mode = finetune == null ? "full" : Choices.pick("--finetune", finetune,
         List.of("full", "lora", "qlora"));
     if (fp8ParamGather != null && !mode.equals("lora")) {
@@ -344,6 +346,10 @@ final class ModelOptions {
           + "FP8 and --finetune qlora in NF4; give one" : "--fp8-param-gather is priced for a "
           + "frozen base (--finetune lora): a trained weight's FP8 copy beside its fp32 master is "
           + "not modelled");
+    }
+    if (fp8ParamGather != null && !Fp8Training.on(t)) {
+      throw new InputException("--fp8-param-gather stores the base in FP8 for FP8 training; it "
+          + "needs --dtype fp8, and the precision is " + Fp8Training.word(t));
     }
     if (mode.equals("full")) {
       String stray = loraRank != null ? "--lora-rank" : loraAlpha != null ? "--lora-alpha"
@@ -364,7 +370,7 @@ final class ModelOptions {
     io.meshplan.model.Lora l = io.meshplan.model.Lora.of(r, a,
         loraTargets == null ? "all-linear" : loraTargets, gated);
     return mode.equals("qlora") ? l.withQuantizedBase()
-        : fp8ParamGather != null ? l.withFp8Base() : l;
+        : fp8ParamGather != null ? l.withBase(io.meshplan.model.Lora.Base.FP8) : l;
   }
 
   /**
@@ -395,10 +401,6 @@ final class ModelOptions {
    * @return the scaling, delayed without the flag
    */
   private io.meshplan.model.Fp8Scaling fp8Scaling(DType t) {
-    if (fp8ParamGather != null && !Fp8Training.on(t)) {
-      throw new InputException("--fp8-param-gather stores the base in FP8 for FP8 training; it "
-          + "needs --dtype fp8, and the precision is " + Fp8Training.word(t));
-    }
     if (fp8Recipe == null) {
       return io.meshplan.model.Fp8Scaling.DELAYED;
     }
@@ -470,9 +472,8 @@ final class ModelOptions {
           pos("--vocab", vocab, p.vocab()), s, pos("--batch", batch, p.batch()), t, arch);
       // --layers keeps the first blocks, with their kinds where dense blocks mix in.
       int l = pos("--layers", layers, p.layers());
-      io.meshplan.model.Fp8Scaling scaling = fp8Scaling(t);
       return (l == p.layers() ? m : m.withLayers(l)).withPacking(packing())
-          .withLora(lora(arch.mlp().gated())).withFp8Scaling(scaling)
+          .withLora(lora(arch.mlp().gated(), t)).withFp8Scaling(fp8Scaling(t))
           .withOptimizerState(optimizerState(t));
     } catch (IllegalArgumentException | ArithmeticException e) {
       throw new InputException(FlagWords.reword(e.getMessage(), FlagWords.MODEL));

@@ -111,6 +111,18 @@ public record FusedAttentionKernels(double forwardEfficiency, double backwardEff
   public static final int NARROW_HEAD = 64;
   /** The lengths of the cuDNN tables below, tokens. */
   private static final int[] TABLE_LENGTHS = {2048, 4096, 8192, 16384, 32768};
+  /** cuDNN's bf16 attention on the H200 at {@link #TABLE_LENGTHS}, TFLOP/s. */
+  private static final double[] H200_FORWARD = {484, 591, 644, 673, 688};
+  private static final double[] H200_BACKWARD = {370, 474, 541, 579, 581};
+  /** cuDNN's bf16 attention on the GB200 at {@link #TABLE_LENGTHS}, TFLOP/s. */
+  private static final double[] GB200_FORWARD = {1097, 1408, 1574, 1708, 1622};
+  private static final double[] GB200_BACKWARD = {885, 1148, 1332, 1328, 1226};
+  /**
+   * The FP8 over 16-bit dense peak of Hopper and Blackwell (H100 and B200 datasheets: 1,979 and
+   * 4,500 TFLOP/s FP8 against 989 and 2,250 bf16), the most their FP8 attention's fractions of the
+   * 16-bit peak may reach.
+   */
+  private static final double FP8_OVER_16BIT_PEAK = 2;
 
   /**
    * How Hopper's cuDNN and FlashAttention-3 kernels move with the sequence: cuDNN's training
@@ -123,8 +135,7 @@ public record FusedAttentionKernels(double forwardEfficiency, double backwardEff
    * gpt_oss_20260227_034819.csv} at afa9f7c) 310, 336, 349, 355 and 358 forward and 264, 289, 300,
    * 303 and 299 backward. Each factor is the figure over the same table's at 4,096.
    */
-  public static final SequenceScaling HOPPER_LENGTHS = lengths(
-      new double[] {484, 591, 644, 673, 688}, new double[] {370, 474, 541, 579, 581});
+  public static final SequenceScaling HOPPER_LENGTHS = lengths(H200_FORWARD, H200_BACKWARD);
   /**
    * How Blackwell's cuDNN kernels move with the sequence: cuDNN's training benchmark on a GB200
    * (NVIDIA/cudnn-frontend 60e572b, {@code
@@ -138,8 +149,7 @@ public record FusedAttentionKernels(double forwardEfficiency, double backwardEff
    * GPT-OSS's 1,024-token window was found: the narrow kernels take Hopper's factors, as they take
    * its fractions.
    */
-  public static final SequenceScaling BLACKWELL_LENGTHS = lengths(
-      new double[] {1097, 1408, 1574, 1708, 1622}, new double[] {885, 1148, 1332, 1328, 1226});
+  public static final SequenceScaling BLACKWELL_LENGTHS = lengths(GB200_FORWARD, GB200_BACKWARD);
   /**
    * cuDNN's FP8 attention on Hopper against its bf16 attention, from the same run as {@link
    * #HOPPER_LENGTHS} ({@code h200_919_only_cudnn/llama3.1_20260227_034703.csv} at df73764, H200,
@@ -148,9 +158,9 @@ public record FusedAttentionKernels(double forwardEfficiency, double backwardEff
    * 591, 644, 673 and 688 and 370, 474, 541, 579 and 581. Hopper's FP8 backward is no faster
    * than its bf16 one, and slower from 8,192 tokens on.
    */
-  static final Fp8Ratios HOPPER_FP8 = new Fp8Ratios(
-      new double[] {484, 591, 644, 673, 688}, new double[] {698, 854, 964, 1010, 1042},
-      new double[] {370, 474, 541, 579, 581}, new double[] {393, 471, 430, 374, 370});
+  static final Fp8Ratios HOPPER_FP8 = Fp8Ratios.of(H200_FORWARD,
+      new double[] {698, 854, 964, 1010, 1042}, H200_BACKWARD,
+      new double[] {393, 471, 430, 374, 370});
   /**
    * cuDNN's per-tensor FP8 attention on Blackwell against its bf16 attention, from the same run
    * as {@link #BLACKWELL_LENGTHS} ({@code llama3.1/gb200/llama3.1_20260424_100750.csv} at 60e572b,
@@ -158,82 +168,72 @@ public record FusedAttentionKernels(double forwardEfficiency, double backwardEff
    * and 2,197 TFLOP/s forward and 831, 1,178, 1,454, 1,632 and 1,687 backward at 2,048 to 32,768
    * tokens.
    */
-  static final Fp8Ratios BLACKWELL_FP8 = new Fp8Ratios(
-      new double[] {1097, 1408, 1574, 1708, 1622}, new double[] {1420, 1805, 2047, 2154, 2197},
-      new double[] {885, 1148, 1332, 1328, 1226}, new double[] {831, 1178, 1454, 1632, 1687});
+  static final Fp8Ratios BLACKWELL_FP8 = Fp8Ratios.of(GB200_FORWARD,
+      new double[] {1420, 1805, 2047, 2154, 2197}, GB200_BACKWARD,
+      new double[] {831, 1178, 1454, 1632, 1687});
   /**
    * cuDNN's MXFP8 attention (one E8M0 scale per 32 elements) on Blackwell, the same run: 1,330,
    * 1,685, 1,902, 1,999 and 2,046 TFLOP/s forward and 745, 1,054, 1,287, 1,436 and 1,425
    * backward.
    */
-  static final Fp8Ratios BLACKWELL_MXFP8 = new Fp8Ratios(
-      new double[] {1097, 1408, 1574, 1708, 1622}, new double[] {1330, 1685, 1902, 1999, 2046},
-      new double[] {885, 1148, 1332, 1328, 1226}, new double[] {745, 1054, 1287, 1436, 1425});
+  static final Fp8Ratios BLACKWELL_MXFP8 = Fp8Ratios.of(GB200_FORWARD,
+      new double[] {1330, 1685, 1902, 1999, 2046}, GB200_BACKWARD,
+      new double[] {745, 1054, 1287, 1436, 1425});
 
   /**
-   * How much faster than cuDNN's bf16 attention its FP8 attention ran in one benchmark run, by
-   * sequence length ({@link #TABLE_LENGTHS}): a ratio of two measurements on the same GPU, which
-   * carries over to the other GPUs of the architecture as {@link Fp8Quantization}'s ratios do.
-   * Between the lengths it is linear in the logarithm of the length; beyond them the end points
-   * hold.
+   * How much faster than cuDNN's bf16 attention its FP8 attention ran in one benchmark run: the
+   * ratio at {@link SequenceScaling#REFERENCE} tokens, and how it moves with the length as a
+   * length table of its own (linear in the logarithm of the length between {@link
+   * #TABLE_LENGTHS}, the end points beyond). A ratio of two measurements on the same GPU carries
+   * over to the other GPUs of the architecture as {@link Fp8Quantization}'s ratios do; the
+   * narrow-head kernels take the same ratios (no FP8 table at head dimension 64 was found).
+   *
+   * @param forward the forward's FP8 over bf16 speed at {@link SequenceScaling#REFERENCE} tokens
+   * @param backward the backward's
+   * @param lengths the ratios at each length over those
    */
-  static final class Fp8Ratios implements java.io.Serializable {
+  record Fp8Ratios(double forward, double backward, SequenceScaling lengths)
+      implements java.io.Serializable {
     private static final long serialVersionUID = 1L;
-    private final double[] forward;
-    private final double[] backward;
 
-    Fp8Ratios(double[] bf16Forward, double[] fp8Forward, double[] bf16Backward,
+    /** The ratios of two runs' TFLOP/s at {@link #TABLE_LENGTHS}. */
+    static Fp8Ratios of(double[] bf16Forward, double[] fp8Forward, double[] bf16Backward,
         double[] fp8Backward) {
-      forward = new double[TABLE_LENGTHS.length];
-      backward = new double[TABLE_LENGTHS.length];
+      double f = fp8Forward[1] / bf16Forward[1];
+      double b = fp8Backward[1] / bf16Backward[1];
+      java.util.List<SequenceScaling.Point> points = new java.util.ArrayList<>();
       for (int i = 0; i < TABLE_LENGTHS.length; i++) {
-        forward[i] = fp8Forward[i] / bf16Forward[i];
-        backward[i] = fp8Backward[i] / bf16Backward[i];
+        double rf = fp8Forward[i] / bf16Forward[i] / f;
+        double rb = fp8Backward[i] / bf16Backward[i] / b;
+        points.add(new SequenceScaling.Point(TABLE_LENGTHS[i], rf, rb, rf, rb));
       }
-    }
-
-    /** The FP8 over bf16 speed at a length. */
-    double ratio(boolean isBackward, int sequence) {
-      double[] r = isBackward ? backward : forward;
-      if (sequence <= TABLE_LENGTHS[0]) {
-        return r[0];
-      }
-      for (int i = 1; i < TABLE_LENGTHS.length; i++) {
-        if (sequence <= TABLE_LENGTHS[i]) {
-          double t = Math.log((double) sequence / TABLE_LENGTHS[i - 1])
-              / Math.log((double) TABLE_LENGTHS[i] / TABLE_LENGTHS[i - 1]);
-          return r[i - 1] + (r[i] - r[i - 1]) * t;
-        }
-      }
-      return r[r.length - 1];
+      return new Fp8Ratios(f, b, new SequenceScaling(points));
     }
   }
 
   /**
    * These kernels run in FP8: every fraction times the FP8 over bf16 speed of the same
-   * benchmark run, at {@link SequenceScaling#REFERENCE} tokens and, through the length table, at
-   * each of {@link #TABLE_LENGTHS}; the narrow-head kernels take the same ratios (no FP8 table at
-   * head dimension 64 was found).
+   * benchmark run ({@link Fp8Ratios}), at {@link SequenceScaling#REFERENCE} tokens and, through
+   * the length table, at each of {@link #TABLE_LENGTHS}.
    *
    * @param r the ratios
    * @param multiple the FP8 over 16-bit dense peak ratio, the most the fractions may reach
    * @return the FP8 kernels
    */
   FusedAttentionKernels inFp8(Fp8Ratios r, double multiple) {
-    double f = r.ratio(false, SequenceScaling.REFERENCE);
-    double b = r.ratio(true, SequenceScaling.REFERENCE);
     java.util.List<SequenceScaling.Point> points = new java.util.ArrayList<>();
     for (int n : TABLE_LENGTHS) {
-      double rf = r.ratio(false, n) / f;
-      double rb = r.ratio(true, n) / b;
-      points.add(new SequenceScaling.Point(n, lengths.factor(false, false, n) * rf,
-          lengths.factor(true, false, n) * rb, lengths.factor(false, true, n) * rf,
-          lengths.factor(true, true, n) * rb));
+      points.add(new SequenceScaling.Point(n,
+          lengths.factor(false, false, n) * r.lengths().factor(false, false, n),
+          lengths.factor(true, false, n) * r.lengths().factor(true, false, n),
+          lengths.factor(false, true, n) * r.lengths().factor(false, true, n),
+          lengths.factor(true, true, n) * r.lengths().factor(true, true, n)));
     }
-    return new FusedAttentionKernels(forwardEfficiency * f, backwardEfficiency * b,
-        narrowForwardEfficiency * f, narrowBackwardEfficiency * b, new SequenceScaling(points),
-        multiple);
+    return new FusedAttentionKernels(forwardEfficiency * r.forward(),
+        backwardEfficiency * r.backward(), narrowForwardEfficiency * r.forward(),
+        narrowBackwardEfficiency * r.backward(), new SequenceScaling(points), multiple);
   }
+
 
   /**
    * cuDNN's FP8 attention on a GPU under an FP8 recipe ({@link AttentionKernel#CUDNN_FP8}): the
@@ -477,9 +477,11 @@ public record FusedAttentionKernels(double forwardEfficiency, double backwardEff
           ? Optional.of(AMPERE) : Optional.empty();
       case HOPPER -> Optional.of(kernel == AttentionKernel.FLASH2
           || kernel == AttentionKernel.TRITON ? HOPPER_FLASH2
-          : kernel == AttentionKernel.CUDNN_FP8 ? HOPPER.inFp8(HOPPER_FP8, 2) : HOPPER);
+          : kernel == AttentionKernel.CUDNN_FP8
+          ? HOPPER.inFp8(HOPPER_FP8, FP8_OVER_16BIT_PEAK) : HOPPER);
       case BLACKWELL -> kernel == AttentionKernel.CUDNN ? Optional.of(BLACKWELL)
-          : kernel == AttentionKernel.CUDNN_FP8 ? Optional.of(BLACKWELL.inFp8(BLACKWELL_FP8, 2))
+          : kernel == AttentionKernel.CUDNN_FP8 ? Optional.of(BLACKWELL.inFp8(BLACKWELL_FP8,
+              FP8_OVER_16BIT_PEAK))
           : Optional.empty();
       case CDNA3 -> kernel == AttentionKernel.FLASH2 || kernel == AttentionKernel.TRITON
           ? Optional.of(CDNA3_FLASH2) : Optional.empty();
@@ -527,6 +529,23 @@ public record FusedAttentionKernels(double forwardEfficiency, double backwardEff
     } catch (InputException e) {
       throw new InputException(gpu.name() + ": " + e.getMessage());
     }
+  }
+
+  /**
+   * The prices of a named kernel on a GPU whose FP8 training scales as a recipe does: cuDNN's FP8
+   * attention as the recipe runs it ({@link #fp8}), any other kernel as {@link #of(GpuSpec,
+   * Optional)} prices it.
+   *
+   * @param gpu the GPU
+   * @param kernel the kernel, or empty for the architecture's default
+   * @param q the training recipe's scaling
+   * @return the kernels' efficiencies, or empty on GPUs without fused attention
+   * @throws InputException when the kernel is not priced on the GPU
+   */
+  public static Optional<FusedAttentionKernels> of(GpuSpec gpu,
+      Optional<AttentionKernel> kernel, Fp8Quantization q) {
+    return kernel.equals(Optional.of(AttentionKernel.CUDNN_FP8)) ? Optional.of(fp8(gpu, q))
+        : of(gpu, kernel);
   }
 
   /**

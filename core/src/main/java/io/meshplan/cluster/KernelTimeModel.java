@@ -122,12 +122,9 @@ public record KernelTimeModel(double peakFlops, double hbmBandwidth, double gemm
   public static KernelTimeModel of(GpuSpec gpu, Precision dots,
       Optional<AttentionKernel> kernel, Fp8Quantization fp8) {
     gpu.architecture().requirePriced(gpu.name());
-    // cuDNN's FP8 attention runs as the recipe scales: MXFP8 under block scaling.
-    Optional<FusedAttentionKernels> attention = kernel.equals(
-        Optional.of(AttentionKernel.CUDNN_FP8)) ? Optional.of(FusedAttentionKernels.fp8(gpu, fp8))
-        : FusedAttentionKernels.of(gpu, kernel);
     return new KernelTimeModel(densePeak(gpu, dots), gpu.hbmBandwidth(), gemmEfficiency(gpu, dots),
-        RAMP_SECONDS, MEMORY_EFFICIENCY, attention, Fp8Gemms.of(gpu, fp8));
+        RAMP_SECONDS, MEMORY_EFFICIENCY, FusedAttentionKernels.of(gpu, kernel, fp8),
+        Fp8Gemms.of(gpu, fp8));
   }
 
   /**

@@ -80,8 +80,7 @@ enum ExportFeature {
 
     @Override
     ExportInput without(ExportInput in) {
-      Lora l = in.model().lora();
-      return in.withModel(in.model().withLora(new Lora(l.rank(), l.alpha(), l.adapters())));
+      return in.withModel(in.model().withLora(in.model().lora().withBase(Lora.Base.TRAINING)));
     }
   },
   /**
@@ -130,7 +129,7 @@ enum ExportFeature {
 
     @Override
     ExportInput without(ExportInput in) {
-      return in.withModel(in.model().withLora(in.model().lora().withTrainingPrecisionBase()));
+      return in.withModel(in.model().withLora(in.model().lora().withBase(Lora.Base.TRAINING)));
     }
   },
   /**

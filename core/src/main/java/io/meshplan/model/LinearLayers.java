@@ -96,9 +96,10 @@ final class LinearLayers {
   int linear(int x, int in, int out, String name) {
     boolean block = t.layer().kind() == LayerRef.Kind.BLOCK;
     int y;
-    if (block && spec.lora().quantizes(name)) {
+    Lora.Base storage = block ? spec.lora().storage(name) : Lora.Base.TRAINING;
+    if (storage == Lora.Base.NF4) {
       y = nf4Linear(x, name, in, out);
-    } else if (block && o.fp8() && spec.lora().storesFp8(name)) {
+    } else if (storage == Lora.Base.FP8 && o.fp8()) {
       // A frozen FP8 base: the E4M3 weight, read by its GEMMs without a cast.
       y = fp8Linear(x, typedWeight(name, Fp8Training.FORWARD, in, out));
     } else {

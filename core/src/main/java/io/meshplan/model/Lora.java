@@ -39,22 +39,57 @@ import java.util.Set;
  * the forward GEMM and again in the backward pass for the input's gradient; it keeps only the
  * quantized weight and computes no weight gradient.
  *
- * @param rank r, the adapters' inner size; 0 for no adapters (every weight trained)
- * @param alpha the scale's numerator: the adapters' output is multiplied by {@code alpha / r}
- * @param adapters the adapters, in the order the targets named them
- * <p>Under the FP8 recipe a frozen base may be stored in FP8 instead ({@link #fp8Base}):
+ * <p>Under the FP8 recipe a frozen base may be stored in FP8 instead ({@link Base#FP8}):
  * Transformer Engine's {@code fp8_model_init}, which Megatron-LM turns on with {@code
  * --fp8-param-gather} and NeMo with {@code fp8_params} (as MLPerf Training's Llama 2 70B LoRA
  * submissions run, {@code megatron_gpt_peft_tuning_config.yaml}, mlcommons/training_results_v5.1
  * 441d65f): each block projection's weight is kept as E4M3 with its scale, one byte an element,
  * and its GEMMs read it without a cast; the embeddings, norms and LM head stay in bf16.
  *
- * @param quantized whether the frozen base's block projections are stored in NF4 (QLoRA)
- * @param fp8Base whether they are stored in FP8 E4M3 (under the FP8 recipe only)
+ * @param rank r, the adapters' inner size; 0 for no adapters (every weight trained)
+ * @param alpha the scale's numerator: the adapters' output is multiplied by {@code alpha / r}
+ * @param adapters the adapters, in the order the targets named them
+ * @param base how the frozen base's block projections are stored
  */
-public record Lora(int rank, double alpha, List<Adapter> adapters, boolean quantized,
-    boolean fp8Base) implements java.io.Serializable {
-  private static final long serialVersionUID = 1L;
+public record Lora(int rank, double alpha, List<Adapter> adapters, Base base)
+    implements java.io.Serializable {
+  private static final long serialVersionUID = 2L;
+
+  /** How a frozen base's block projections are stored. */
+  public enum Base {
+    /** In the training precision (LoRA). */
+    TRAINING(""),
+    /** In 4-bit NormalFloat with double quantization ({@link Nf4}; QLoRA). */
+    NF4("nf4"),
+    /** In FP8 E4M3, read by FP8 GEMMs without a cast (under the FP8 recipe only). */
+    FP8("fp8");
+
+    private final String word;
+
+    Base(String word) {
+      this.word = word;
+    }
+
+    /**
+     * The word a plan file's {@code model.lora.base} writes.
+     *
+     * @return {@code nf4} or {@code fp8}; empty for the training precision, which it omits
+     */
+    public String word() {
+      return word;
+    }
+
+    /**
+     * Reads a plan file's or a data file's word for a stored base.
+     *
+     * @param w the word
+     * @return {@link #NF4} or {@link #FP8}, or empty for any other word
+     */
+    public static java.util.Optional<Base> parse(String w) {
+      return java.util.Arrays.stream(values())
+          .filter(b -> b != TRAINING && b.word.equals(w)).findFirst();
+    }
+  }
 
   /** No adapters: every weight is trained. */
   public static final Lora NONE = new Lora(0, 0, List.of());
@@ -67,19 +102,7 @@ public record Lora(int rank, double alpha, List<Adapter> adapters, boolean quant
    * @param adapters the adapters
    */
   public Lora(int rank, double alpha, List<Adapter> adapters) {
-    this(rank, alpha, adapters, false, false);
-  }
-
-  /**
-   * Adapters on a base kept in the training precision or in NF4.
-   *
-   * @param rank r
-   * @param alpha the scale's numerator
-   * @param adapters the adapters
-   * @param quantized whether the base is stored in NF4 (QLoRA)
-   */
-  public Lora(int rank, double alpha, List<Adapter> adapters, boolean quantized) {
-    this(rank, alpha, adapters, quantized, false);
+    this(rank, alpha, adapters, Base.TRAINING);
   }
 
   /** The most adapters a model has: the seven projections of a block. */
@@ -119,9 +142,9 @@ public record Lora(int rank, double alpha, List<Adapter> adapters, boolean quant
     Require.that(rank == 0 || Double.isFinite(alpha) && alpha > 0,
         () -> "LoRA alpha must be a positive number, got " + alpha);
     Require.that(adapters.size() <= MAX_ADAPTERS, "at most " + MAX_ADAPTERS + " LoRA adapters");
-    Require.that(!quantized || rank > 0, "a quantized base (QLoRA) needs LoRA adapters");
-    Require.that(!fp8Base || rank > 0, "an FP8 base needs LoRA adapters");
-    Require.that(!(fp8Base && quantized), "a base is stored in NF4 or in FP8, not both");
+    Require.nonNull(base, "base");
+    Require.that(base != Base.NF4 || rank > 0, "a quantized base (QLoRA) needs LoRA adapters");
+    Require.that(base != Base.FP8 || rank > 0, "an FP8 base needs LoRA adapters");
     Set<String> seen = new LinkedHashSet<>();
     for (Adapter a : adapters) {
       for (String p : a.projections()) {
@@ -225,47 +248,46 @@ public record Lora(int rank, double alpha, List<Adapter> adapters, boolean quant
    * @return adapters with {@link #quantized}
    */
   public Lora withQuantizedBase() {
-    return new Lora(rank, alpha, adapters, true, false);
+    return withBase(Base.NF4);
   }
 
   /**
-   * The same adapters on a base stored in FP8 ({@link #fp8Base}).
+   * The same adapters on a base stored another way.
    *
-   * @return adapters with {@link #fp8Base}
+   * @param b how the base is stored
+   * @return the adapters
    */
-  public Lora withFp8Base() {
-    return new Lora(rank, alpha, adapters, false, true);
+  public Lora withBase(Base b) {
+    return new Lora(rank, alpha, adapters, b);
   }
 
   /**
-   * The same adapters on a base in the training precision.
+   * Whether the base is stored in NF4 (QLoRA).
    *
-   * @return adapters on an unquantized base
+   * @return true for {@link Base#NF4}
    */
-  public Lora withTrainingPrecisionBase() {
-    return new Lora(rank, alpha, adapters, false, false);
+  public boolean quantized() {
+    return base == Base.NF4;
   }
 
   /**
-   * Whether a block weight is stored in FP8 E4M3: under {@link #fp8Base} every projection of
-   * {@link #PROJECTIONS}, adapted or not.
+   * Whether the base is stored in FP8.
+   *
+   * @return true for {@link Base#FP8}
+   */
+  public boolean fp8Base() {
+    return base == Base.FP8;
+  }
+
+  /**
+   * How a block weight is stored: every projection of {@link #PROJECTIONS}, adapted or not, as
+   * the base is; the other weights in the training precision.
    *
    * @param projection a weight name
-   * @return true when stored in FP8
+   * @return the storage
    */
-  public boolean storesFp8(String projection) {
-    return fp8Base && PROJECTIONS.contains(projection);
-  }
-
-  /**
-   * Whether a block weight is stored in NF4: under QLoRA every projection of {@link
-   * #PROJECTIONS}, adapted or not.
-   *
-   * @param projection a weight name
-   * @return true when quantized
-   */
-  public boolean quantizes(String projection) {
-    return quantized && PROJECTIONS.contains(projection);
+  public Base storage(String projection) {
+    return PROJECTIONS.contains(projection) ? base : Base.TRAINING;
   }
 
   /**
@@ -316,7 +338,7 @@ public record Lora(int rank, double alpha, List<Adapter> adapters, boolean quant
     if (!on()) {
       return;
     }
-    Require.that(!quantized || !arch.hybrid().on(), () -> "QLoRA on a hybrid model (" + name
+    Require.that(!quantized() || !arch.hybrid().on(), () -> "QLoRA on a hybrid model (" + name
         + ") is not modelled: its mixers' 4-bit projections are not priced");
     Require.that(family != ModelSpec.Family.ALPA_MLP, "LoRA adapts transformer decoders");
     Require.that(rank <= hidden, () -> "LoRA rank " + rank + " exceeds the model's hidden width "
@@ -388,8 +410,12 @@ public record Lora(int rank, double alpha, List<Adapter> adapters, boolean quant
     }
     String a = alpha == Math.rint(alpha) && Math.abs(alpha) < 1e15
         ? Long.toString((long) alpha) : Double.toString(alpha);
-    return (quantized ? "QLoRA (NF4 base) rank " : fp8Base ? "LoRA (FP8 base) rank "
-        : "LoRA rank ") + rank + ", alpha " + a
+    String kind = switch (base) {
+      case NF4 -> "QLoRA (NF4 base)";
+      case FP8 -> "LoRA (FP8 base)";
+      case TRAINING -> "LoRA";
+    };
+    return kind + " rank " + rank + ", alpha " + a
         + ", targets "
         + targets();
   }

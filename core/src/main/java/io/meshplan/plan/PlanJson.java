@@ -660,10 +660,8 @@ public final class PlanJson {
     lo.put("rank", m.lora().rank());
     lo.put("alpha", m.lora().alpha());
     lo.put("targets", m.lora().targets());
-    if (m.lora().quantized()) {
-      lo.put("base", NF4);
-    } else if (m.lora().fp8Base()) {
-      lo.put("base", FP8_BASE);
+    if (m.lora().base() != io.meshplan.model.Lora.Base.TRAINING) {
+      lo.put("base", m.lora().base().word());
     }
     lo.put("trainableParameters", m.trainableParameterCount());
     return lo;
@@ -748,12 +746,6 @@ public final class PlanJson {
         : io.meshplan.util.TerminalText.escape(io.meshplan.util.Words.clipped(n.toString()));
   }
 
-  /** The word of a QLoRA base in {@code model.lora.base} ({@link io.meshplan.model.Nf4}). */
-  private static final String NF4 = "nf4";
-
-  /** The word of a base stored in FP8 in {@code model.lora.base} ({@code --fp8-param-gather}). */
-  private static final String FP8_BASE = "fp8";
-
   /**
    * Reads the LoRA adapters: {@code rank}, {@code alpha}, {@code targets} and {@code base}: {@code
    * nf4} for QLoRA, {@code fp8} for a base stored in FP8 (absent: the base in the training
@@ -766,15 +758,11 @@ public final class PlanJson {
       return lora;
     }
     String base = l.text("base");
-    if (base.equals(FP8_BASE)) {
-      return lora.withFp8Base();
-    }
-    if (!base.equals(NF4)) {
+    return lora.withBase(io.meshplan.model.Lora.Base.parse(base).orElseThrow(() -> {
       String shown = io.meshplan.util.TerminalText.escape(io.meshplan.util.Words.clipped(base));
-      throw new IllegalArgumentException("field 'model.lora.base' must be " + NF4 + " (QLoRA's "
-          + "4-bit base) or " + FP8_BASE + " (a base stored in FP8), got '" + shown + "'");
-    }
-    return lora.withQuantizedBase();
+      return new IllegalArgumentException("field 'model.lora.base' must be nf4 (QLoRA's 4-bit "
+          + "base) or fp8 (a base stored in FP8), got '" + shown + "'");
+    }));
   }
 
   /** Reads the packed documents' histogram: {@code lengths} and their {@code counts}. */

@@ -68,9 +68,10 @@ import java.util.Optional;
  *       the 8 GPUs, remat policy {@code minimal_flash}, Transformer Engine's cuDNN attention,
  *       fp32 weights and gradients), TFLOP/s per GPU in MaxText's 2024 count.
  *   <li>{@code mlperf}: MLPerf Training v5.1's Llama 2 70B LoRA benchmark as AMD ran it on an
- *       MI325X node (NeMo with Megatron-Core and Transformer Engine on ROCm; FP8 with the frozen
- *       base stored in FP8), the one stack with public CDNA 3 runs, which therefore keeps
- *       kernel-level prices. Tokens per second per GPU.
+ *       MI325X and an MI300X node and MangoBoost ran the same recipe on two of each (NeMo with
+ *       Megatron-Core and Transformer Engine on ROCm; FP8 with the frozen base stored in FP8; the
+ *       first 21 layers recomputed but on AMD's MI325X node), the one stack with public CDNA 3
+ *       runs, which therefore keeps kernel-level prices. Tokens per second per GPU.
  * </ul>
  */
 public final class PublicFolds {
@@ -303,10 +304,9 @@ public final class PublicFolds {
       String[] l = finetune.substring("lora=".length()).split("/", 4);
       io.meshplan.model.Lora lora = io.meshplan.model.Lora.of(AsciiDigits.parseInt(l[0]),
           Double.parseDouble(l[1]), l[2], m.arch().mlp().gated());
-      if (l.length > 3 && !l[3].equals("fp8")) {
-        throw new IllegalStateException("row " + r.get("model") + ": unknown LoRA base " + l[3]);
-      }
-      out = out.withLora(l.length > 3 ? lora.withFp8Base() : lora);
+      out = out.withLora(l.length < 4 ? lora : lora.withBase(io.meshplan.model.Lora.Base
+          .parse(l[3]).orElseThrow(() -> new IllegalStateException("row " + r.get("model")
+              + ": unknown LoRA base " + l[3]))));
     } else if (!finetune.equals("full")) {
       throw new IllegalStateException("row " + r.get("model") + ": unknown fine-tuning "
           + finetune);

@@ -147,7 +147,40 @@ class MegatronConformanceTest {
         new ExportInput(Presets.get("llama3-8b").withTraining(128,
             io.meshplan.graph.DType.F8E4M3FN).withFp8Scaling(io.meshplan.model.Fp8Scaling.NVFP4),
             ClusterSpec.parse("1xnvl8:gb200"),
-            new ParallelConfig(1, 1, 8, 1, 1, 128, Recompute.NONE, false, 1)));
+            new ParallelConfig(1, 1, 8, 1, 1, 128, Recompute.NONE, false, 1)),
+        // Full recomputation of the first 5 layers of each of the 4 stages' 20.
+        new ExportInput(Plans.LLAMA70B, Plans.CLUSTER,
+            new ParallelConfig(8, 4, 32, 1, 1, 1024, Recompute.FULL, true, 1)
+                .withRecomputeLayers(5)));
+  }
+
+  /**
+   * Recomputation as Megatron-Core's {@code TransformerConfig.__post_init__} requires it
+   * (d98e8a6, {@code megatron/core/transformer/transformer_config.py:1908-1932}): full
+   * granularity names a method, {@code block} or {@code uniform}, and a layer count; selective
+   * granularity neither. Under {@code block}, {@code megatron/core/recompute.py:167-181}
+   * checkpoints the first {@code recompute_num_layers} layers of each pipeline rank's chunk, the
+   * count the plan priced; under {@code uniform} with 1, every layer.
+   */
+  @Test
+  void recomputationNamesItsMethodAndLayersAsTransformerConfigRequires() throws Exception {
+    boolean block = false;
+    for (ExportInput in : inputs()) {
+      ParallelConfig c = in.config();
+      List<String> w = launched(new MegatronArgs().write(in));
+      if (c.recompute() == Recompute.FULL) {
+        assertThat(value(w, "--recompute-granularity")).isEqualTo("full");
+        String method = value(w, "--recompute-method");
+        assertThat(method).isIn("block", "uniform");
+        assertThat(Integer.parseInt(value(w, "--recompute-num-layers")))
+            .isEqualTo(c.recomputeLayers() > 0 ? c.recomputeLayers() : 1);
+        assertThat(method).isEqualTo(c.recomputeLayers() > 0 ? "block" : "uniform");
+        block |= method.equals("block");
+      } else {
+        assertThat(w).doesNotContain("--recompute-method", "--recompute-num-layers");
+      }
+    }
+    assertThat(block).isTrue();
   }
 
   /** Runs the file as a user would, with every variable set, and returns torchrun's words. */

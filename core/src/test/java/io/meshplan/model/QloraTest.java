@@ -143,7 +143,7 @@ class QloraTest {
     assertThat(LLAMA31_8B.withLora(q).quantizedLayoutProblem(1)).isEmpty();
     assertThat(LLAMA31_8B.withLora(Lora.of(16, 32, "all-linear", true))
         .quantizedLayoutProblem(8)).isEmpty();
-    assertThatThrownBy(() -> new Lora(0, 0, java.util.List.of(), true))
+    assertThatThrownBy(() -> new Lora(0, 0, java.util.List.of(), Lora.Base.NF4))
         .hasMessageContaining("needs LoRA adapters");
     assertThat(q.words()).startsWith("QLoRA (NF4 base) rank 16, alpha 32");
   }
