@@ -319,12 +319,19 @@ final class MegatronLog {
    * Full recomputation of only some layers: {@code recompute_method block} recomputes the first
    * {@code recompute_num_layers} layers of each model chunk and keeps the rest; {@code uniform}
    * recomputes every layer, in groups of that many (the same work; only the kept group inputs
-   * differ), as does {@code block} over all of a chunk's layers.
+   * differ), as does {@code block} over all of a chunk's layers. Another method is refused, as
+   * Megatron-Core refuses it.
    *
    * @return the layers recomputed per chunk, or 0 for every layer
    */
   private static int partialRecompute(Args a, int chunks) {
-    if (!"block".equals(a.args.get(MegatronArg.RECOMPUTE_METHOD.dest()))) {
+    String method = a.args.getOrDefault(MegatronArg.RECOMPUTE_METHOD.dest(), "None");
+    if (!List.of("block", "uniform", "None").contains(method)) {
+      // TransformerConfig.__post_init__ (d98e8a6, transformer_config.py:1908-1912).
+      throw a.bad(MegatronArg.RECOMPUTE_METHOD.dest(), "is not a recompute method Megatron-LM "
+          + "takes (block or uniform)");
+    }
+    if (!method.equals("block")) {
       return 0;
     }
     int layers = a.integer(MegatronArg.NUM_LAYERS.dest());
@@ -490,8 +497,9 @@ final class MegatronLog {
     }
 
     InputException bad(String name, String why) {
-      return new InputException(file + ": argument " + name + " = " + args.get(name) + " "
-          + why);
+      // The log's value as it is, but for control characters, shown escaped.
+      return new InputException(file + ": argument " + name + " = "
+          + io.meshplan.util.TerminalText.escape(String.valueOf(args.get(name))) + " " + why);
     }
   }
 }

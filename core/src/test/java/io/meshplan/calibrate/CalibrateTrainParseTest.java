@@ -403,7 +403,8 @@ class CalibrateTrainParseTest {
   /**
    * Full recomputation of some layers only (recompute_method block over fewer layers than a
    * model chunk's: 24 layers over pp 2 x vpp 2 are chunks of 6) reads as those layers of each
-   * chunk; block over all six, and uniform, read as every layer; block over none is refused.
+   * chunk; block over all six, and uniform, read as every layer; block over none, and a method
+   * Megatron-Core does not take, are refused.
    * Selective recomputation carries its modules, the default (core_attn alone) as none listed.
    */
   @Test
@@ -417,6 +418,11 @@ class CalibrateTrainParseTest {
     assertThatThrownBy(() -> TrainingLogs.read(none, Optional.empty()))
         .isInstanceOf(InputException.class).hasMessageContaining("recompute_num_layers = 0")
         .hasMessageContaining("must be positive").hasMessageNotContaining("\n");
+    Path other = megatronWith("other.log", "recompute_method", "chunk");
+    assertThatThrownBy(() -> TrainingLogs.read(other, Optional.empty()))
+        .isInstanceOf(InputException.class).hasMessageContaining("recompute_method = chunk is "
+            + "not a recompute method Megatron-LM takes (block or uniform)")
+        .hasMessageNotContaining("\n");
     TrainingRun whole = TrainingLogs.read(megatronWith("whole.log", "recompute_method", "block",
         "recompute_num_layers", "6"), Optional.empty());
     assertThat(whole.parallel().recompute()).isEqualTo("full");
