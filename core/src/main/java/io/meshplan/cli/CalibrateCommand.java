@@ -62,7 +62,8 @@ final class CalibrateCommand implements Callable<Integer> {
 
   @Option(names = "--folds", split = ",", paramLabel = "FOLD",
       description = "with --train: fit on meshplan's public folds instead of logs: public (all),"
-          + " or some of sc21, llm-foundry, megatron-core, nemo, meta, automodel, maxtext, mlperf")
+          + " or some of sc21, llm-foundry, megatron-core, nemo, meta, automodel, maxtext, mlperf,"
+          + " mlperf-nvidia")
   List<String> folds;
 
   @Option(names = "--config", paramLabel = "TOML",

@@ -122,6 +122,13 @@ final class ModelOptions {
       + "head stay bf16.")
   Boolean fp8ParamGather;
 
+  @Option(names = "--activation-func-fp8-input-store", description = "SwiGLU models: the "
+      + "input of each SwiGLU (the gate and up projections' outputs) is saved for the backward "
+      + "pass as an FP8 E4M3 copy and cast back there, which halves those activations, as "
+      + "Megatron-Core's activation_func_fp8_input_store does (NeMo and Megatron-Bridge set it; "
+      + "MLPerf's Llama 2 70B LoRA runs it as FP8_ACT=1). Any training precision.")
+  Boolean fp8ActivationInput;
+
   @Option(names = "--dtype", completionCandidates = Choices.Dtypes.class,
       description = "Element type: f32, bf16, f16, or fp8 (Transformer Engine's hybrid recipe:"
       + " linear-layer GEMMs in FP8, the rest bf16; H100, H200, B200) (default: preset's). One"
@@ -296,7 +303,8 @@ final class ModelOptions {
         {"--ffn", ffn}, {"--vocab", vocab}, {"--mean-doc-len", meanDocLen},
         {"--packed-seqs", packedSeqs}, {"--finetune", finetune}, {"--lora-rank", loraRank},
         {"--lora-alpha", loraAlpha}, {"--lora-targets", loraTargets},
-        {"--fp8-param-gather", fp8ParamGather}, {"--dtype", dtype},
+        {"--fp8-param-gather", fp8ParamGather},
+        {"--activation-func-fp8-input-store", fp8ActivationInput}, {"--dtype", dtype},
         {"--fp8-recipe", fp8Recipe}, {"--optimizer-state", optimizerState}};
     for (Object[] f : flags) {
       if (f[1] != null) {
@@ -371,6 +379,22 @@ final class ModelOptions {
         loraTargets == null ? "all-linear" : loraTargets, gated);
     return mode.equals("qlora") ? l.withQuantizedBase()
         : fp8ParamGather != null ? l.withBase(io.meshplan.model.Lora.Base.FP8) : l;
+  }
+
+  /**
+   * Whether {@code --activation-func-fp8-input-store} stores the SwiGLU inputs in FP8, which
+   * Megatron-Core takes for SwiGLU only.
+   *
+   * @param mlp the model's MLP
+   * @return true with the flag
+   */
+  private boolean fp8ActivationInput(Architecture.Mlp mlp) {
+    if (fp8ActivationInput != null && mlp != Architecture.Mlp.SWIGLU) {
+      throw new InputException("--activation-func-fp8-input-store stores a SwiGLU's input, as "
+          + "Megatron-Core does for SwiGLU only; this model's MLP is "
+          + mlp.name().toLowerCase(java.util.Locale.ROOT));
+    }
+    return fp8ActivationInput != null;
   }
 
   /**
@@ -474,7 +498,8 @@ final class ModelOptions {
       int l = pos("--layers", layers, p.layers());
       return (l == p.layers() ? m : m.withLayers(l)).withPacking(packing())
           .withLora(lora(arch.mlp().gated(), t)).withFp8Scaling(fp8Scaling(t))
-          .withOptimizerState(optimizerState(t));
+          .withOptimizerState(optimizerState(t))
+          .withFp8ActivationInput(fp8ActivationInput(arch.mlp()));
     } catch (IllegalArgumentException | ArithmeticException e) {
       throw new InputException(FlagWords.reword(e.getMessage(), FlagWords.MODEL));
     }

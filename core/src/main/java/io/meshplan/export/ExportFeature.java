@@ -133,6 +133,34 @@ enum ExportFeature {
     }
   },
   /**
+   * SwiGLU inputs kept as FP8 copies ({@link io.meshplan.model.ModelSpec#fp8ActivationInput}):
+   * no export writes it. Megatron-Core's {@code TransformerConfig.activation_func_fp8_input_store}
+   * has no command-line argument in Megatron-LM ({@code megatron/training/arguments.py}, d98e8a6,
+   * lists it among the fields "no CLI argument exists for"); NeMo and Megatron-Bridge set it in a
+   * model config, which meshplan does not export; torchtitan, DeepSpeed and accelerate have no
+   * such setting. Without it the nearest input keeps the inputs in the compute type, at the same
+   * time and with more activation memory.
+   */
+  FP8_ACTIVATION_INPUT {
+    @Override
+    boolean usedBy(ExportInput in) {
+      return in.model().fp8ActivationInput();
+    }
+
+    @Override
+    String refusal(String label, ExportInput in) {
+      return label + " export cannot keep the SwiGLU inputs in FP8 "
+          + "(--activation-func-fp8-input-store, Megatron-Core's activation_func_fp8_input_store,"
+          + " which Megatron-LM's command line does not take): without it they are kept in the "
+          + "compute type";
+    }
+
+    @Override
+    ExportInput without(ExportInput in) {
+      return in.withModel(in.model().withFp8ActivationInput(false));
+    }
+  },
+  /**
    * Block-scaled recipes ({@link io.meshplan.model.Fp8Scaling#blockScaled}): MXFP8 and NVFP4.
    * Megatron-LM's export writes them ({@code --fp8-recipe mxfp8}; {@code --fp4-format e2m1
    * --fp4-recipe nvfp4}); the others write per-tensor FP8 or none, so without them the nearest

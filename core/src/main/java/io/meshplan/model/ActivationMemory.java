@@ -43,7 +43,7 @@ public final class ActivationMemory {
         activation |= tg.role(op).orElse(null) == ParamRole.INPUT_ACTIVATION;
         if (activation) {
           counted.set(op);
-          bytes = Math.addExact(bytes, g.get(op).shape().byteSize());
+          bytes = Math.addExact(bytes, tg.keptBytes(op));
         }
       }
     }

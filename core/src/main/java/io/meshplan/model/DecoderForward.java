@@ -419,10 +419,8 @@ final class DecoderForward {
   int denseMlp(int xn, int f, RecomputeModule module) {
     int act;
     if (spec.arch().mlp().gated()) {
-      int gate = keep(linear(xn, h, f, "w1"), module);
-      int up = keep(linear(xn, h, f, "w3"), module);
-      act = spec.arch().mlp() == Architecture.Mlp.GEGLU ? t.mul(gelu(gate), up)
-          : t.mul(t.mul(gate, t.unary(Opcode.LOGISTIC, gate)), up);
+      int gate = linear(xn, h, f, "w1");
+      act = gated(gate, linear(xn, h, f, "w3"), module);
     } else {
       int pre = keep(linear(xn, h, f, "w1"), module);
       act = spec.arch().mlp() == Architecture.Mlp.GELU ? gelu(pre)
@@ -529,6 +527,35 @@ final class DecoderForward {
       bp.accumulate(x, tp.binary(Opcode.SUBTRACT, gy, tp.mul(y, dot)));
     });
     return p;
+  }
+
+  /**
+   * A gated MLP's activation of its gate and up projections' outputs: {@code silu(gate) * up}
+   * (SwiGLU) or {@code gelu(gate) * up} (GeGLU), with both inputs kept for the backward pass
+   * under the keep rules of {@code modules}.
+   *
+   * <p>With {@link ModelSpec#fp8ActivationInput} a SwiGLU's kept inputs are held as FP8 E4M3
+   * copies, one byte per element ({@link Tape#storeFp8}), as Megatron-Core's fused SwiGLU keeps
+   * them under {@code activation_func_fp8_input_store} ({@code
+   * megatron/core/fusions/fused_bias_swiglu.py}, d98e8a6: the forward kernel writes the copy beside
+   * its output, the backward kernel reads it and casts it back). The kernels are priced as
+   * without the copies: the forward pass writes one byte per element more and the backward pass
+   * reads one byte per element less.
+   *
+   * @param gate the gate projection's output
+   * @param up the up projection's output
+   * @param modules the modules whose selective recomputation drops the kept inputs
+   * @return the activation
+   */
+  int gated(int gate, int up, RecomputeModule... modules) {
+    keep(gate, modules);
+    keep(up, modules);
+    if (spec.fp8ActivationInput()) {
+      t.storeFp8(gate);
+      t.storeFp8(up);
+    }
+    return spec.arch().mlp() == Architecture.Mlp.GEGLU ? t.mul(gelu(gate), up)
+        : t.mul(t.mul(gate, t.unary(Opcode.LOGISTIC, gate)), up);
   }
 
   /** GeLU, tanh approximation (Hendrycks and Gimpel 2016), as Megatron's fused bias-GeLU. */

@@ -27,6 +27,14 @@ import java.util.List;
  *     {@code dtype} is the FP8 recipe
  * @param optimizerState the precision of Adam's weights, moments and gradients ({@link
  *     OptimizerState}); bf16 needs bf16 weights
+ * @param fp8ActivationInput whether the input of each SwiGLU (the gate and up projections'
+ *     outputs) is saved for the backward pass as FP8 E4M3 copies, cast back to the compute type
+ *     there, instead of in the compute type: Megatron-Core's {@code
+ *     TransformerConfig.activation_func_fp8_input_store} (NVIDIA/Megatron-LM d98e8a6, {@code
+ *     megatron/core/fusions/fused_bias_swiglu.py}, and {@code cache_quantized_input} of
+ *     Transformer Engine's fused SwiGLU op), which it takes for SwiGLU only ({@code
+ *     transformer_config.py}, {@code __post_init__}); dense MLPs, shared and routed experts
+ *     alike
  */
 public record ModelSpec(
     String name,
@@ -44,8 +52,36 @@ public record ModelSpec(
     Packing packing,
     Lora lora,
     Fp8Scaling fp8Scaling,
-    OptimizerState optimizerState) implements java.io.Serializable {
-  private static final long serialVersionUID = 5L;
+    OptimizerState optimizerState,
+    boolean fp8ActivationInput) implements java.io.Serializable {
+  private static final long serialVersionUID = 6L;
+
+  /**
+   * A model whose SwiGLU inputs are saved in the compute type.
+   *
+   * @param name a name for reports
+   * @param family the family
+   * @param layers L
+   * @param hidden h
+   * @param heads a
+   * @param kvHeads key/value heads
+   * @param ffn f
+   * @param vocab V
+   * @param seq tokens per sequence
+   * @param batch sequences
+   * @param dtype element type
+   * @param arch the block's design
+   * @param packing the documents packed into each sequence
+   * @param lora the adapters, or {@link Lora#NONE}
+   * @param fp8Scaling the FP8 scaling, read only under FP8 training
+   * @param optimizerState the optimizer-state precision
+   */
+  public ModelSpec(String name, Family family, int layers, int hidden, int heads, int kvHeads,
+      int ffn, int vocab, int seq, int batch, DType dtype, Architecture arch, Packing packing,
+      Lora lora, Fp8Scaling fp8Scaling, OptimizerState optimizerState) {
+    this(name, family, layers, hidden, heads, kvHeads, ffn, vocab, seq, batch, dtype, arch,
+        packing, lora, fp8Scaling, optimizerState, false);
+  }
 
   /**
    * A model whose every weight is trained.
@@ -185,6 +221,9 @@ public record ModelSpec(
         + "optimizer state needs bf16 weights; the precision is " + Fp8Training.word(dtype));
     Require.that(!arch.attn().chunked() || !packing.packed(), "packed documents with chunked "
         + "attention are not modelled");
+    Require.that(!fp8ActivationInput || arch.mlp() == Architecture.Mlp.SWIGLU, () -> "the "
+        + "activation input is stored in FP8 for SwiGLU only, as Megatron-Core does; this MLP is "
+        + arch.mlp().name().toLowerCase(java.util.Locale.ROOT));
     if (family != Family.ALPA_MLP) {
       Require.that(arch.attn().headDim() > 0 || arch.attn().mla().on() || hidden % heads == 0,
           "hidden size " + hidden
@@ -391,7 +430,7 @@ public record ModelSpec(
     Require.that(denseBlocks() > 0, "the model has no dense blocks among its expert blocks");
     return new ModelSpec(name, family, layers, hidden, heads, kvHeads, arch.moe().denseFfn(),
         vocab, seq, batch, dtype, arch.withMoe(MoeShape.DENSE).withMtp(0), packing, lora,
-        fp8Scaling, optimizerState);
+        fp8Scaling, optimizerState, fp8ActivationInput);
   }
 
   /**
@@ -495,7 +534,7 @@ public record ModelSpec(
    */
   public ModelSpec withWorkload(int newSeq, int newBatch) {
     return new ModelSpec(name, family, layers, hidden, heads, kvHeads, ffn, vocab, newSeq,
-        newBatch, dtype, arch, packing, lora, fp8Scaling, optimizerState);
+        newBatch, dtype, arch, packing, lora, fp8Scaling, optimizerState, fp8ActivationInput);
   }
 
   /**
@@ -507,7 +546,7 @@ public record ModelSpec(
    */
   public ModelSpec withTraining(int newBatch, DType newDtype) {
     return new ModelSpec(name, family, layers, hidden, heads, kvHeads, ffn, vocab, seq, newBatch,
-        newDtype, arch, packing, lora, fp8Scaling, optimizerState);
+        newDtype, arch, packing, lora, fp8Scaling, optimizerState, fp8ActivationInput);
   }
 
   /**
@@ -519,7 +558,7 @@ public record ModelSpec(
    */
   public ModelSpec withSequence(int newSeq) {
     return new ModelSpec(name, family, layers, hidden, heads, kvHeads, ffn, vocab, newSeq, batch,
-        dtype, arch.forSequence(newSeq), packing, lora, fp8Scaling, optimizerState);
+        dtype, arch.forSequence(newSeq), packing, lora, fp8Scaling, optimizerState, fp8ActivationInput);
   }
 
   /**
@@ -541,23 +580,23 @@ public record ModelSpec(
       Architecture a = kept.first(HybridPattern.MOE) >= 0 ? arch.withHybrid(kept)
           : arch.withMoe(MoeShape.DENSE).withHybrid(kept);
       return new ModelSpec(name, family, newLayers, hidden, heads, kvHeads, ffn, vocab, seq,
-          batch, dtype, a, packing, lora, fp8Scaling, optimizerState);
+          batch, dtype, a, packing, lora, fp8Scaling, optimizerState, fp8ActivationInput);
     }
     MoeShape moe = arch.moe();
     if (moe.denseLayers().isEmpty()) {
       return new ModelSpec(name, family, newLayers, hidden, heads, kvHeads, ffn, vocab, seq,
-          batch, dtype, arch, packing, lora, fp8Scaling, optimizerState);
+          batch, dtype, arch, packing, lora, fp8Scaling, optimizerState, fp8ActivationInput);
     }
     // The first blocks keep their kinds; when all of them are dense blocks, the model is dense.
     List<Integer> kept = moe.denseLayers().stream().filter(i -> i < newLayers).toList();
     if (kept.size() == newLayers) {
       return new ModelSpec(name, family, newLayers, hidden, heads, kvHeads, moe.denseFfn(), vocab,
           seq, batch, dtype, arch.withMoe(MoeShape.DENSE), packing, lora,
-          fp8Scaling, optimizerState);
+          fp8Scaling, optimizerState, fp8ActivationInput);
     }
     return new ModelSpec(name, family, newLayers, hidden, heads, kvHeads, ffn, vocab, seq, batch,
         dtype, arch.withMoe(moe.withDenseLayers(kept, kept.isEmpty() ? 0 : moe.denseFfn())),
-        packing, lora, fp8Scaling, optimizerState);
+        packing, lora, fp8Scaling, optimizerState, fp8ActivationInput);
   }
 
   /**
@@ -644,7 +683,7 @@ public record ModelSpec(
    */
   public ModelSpec withPacking(Packing p) {
     return new ModelSpec(name, family, layers, hidden, heads, kvHeads, ffn, vocab, seq, batch,
-        dtype, arch, p, lora, fp8Scaling, optimizerState);
+        dtype, arch, p, lora, fp8Scaling, optimizerState, fp8ActivationInput);
   }
 
   /**
@@ -672,7 +711,7 @@ public record ModelSpec(
    */
   public ModelSpec withLora(Lora l) {
     return new ModelSpec(name, family, layers, hidden, heads, kvHeads, ffn, vocab, seq, batch,
-        dtype, arch, packing, l, fp8Scaling, optimizerState);
+        dtype, arch, packing, l, fp8Scaling, optimizerState, fp8ActivationInput);
   }
 
   /**
@@ -683,7 +722,7 @@ public record ModelSpec(
    */
   public ModelSpec withArchitecture(Architecture a) {
     return new ModelSpec(name, family, layers, hidden, heads, kvHeads, ffn, vocab, seq, batch,
-        dtype, a, packing, lora, fp8Scaling, optimizerState);
+        dtype, a, packing, lora, fp8Scaling, optimizerState, fp8ActivationInput);
   }
 
   /**
@@ -694,7 +733,7 @@ public record ModelSpec(
    */
   public ModelSpec withOptimizerState(OptimizerState s) {
     return new ModelSpec(name, family, layers, hidden, heads, kvHeads, ffn, vocab, seq, batch,
-        dtype, arch, packing, lora, fp8Scaling, s);
+        dtype, arch, packing, lora, fp8Scaling, s, fp8ActivationInput);
   }
 
   /**
@@ -705,7 +744,19 @@ public record ModelSpec(
    */
   public ModelSpec withFp8Scaling(Fp8Scaling s) {
     return new ModelSpec(name, family, layers, hidden, heads, kvHeads, ffn, vocab, seq, batch,
-        dtype, arch, packing, lora, s, optimizerState);
+        dtype, arch, packing, lora, s, optimizerState, fp8ActivationInput);
+  }
+
+  /**
+   * This model with its SwiGLU inputs saved in FP8 for the backward pass, or in the compute type.
+   *
+   * @param on whether in FP8 ({@link #fp8ActivationInput})
+   * @return the model
+   * @throws IllegalArgumentException when on and the MLP is not SwiGLU
+   */
+  public ModelSpec withFp8ActivationInput(boolean on) {
+    return new ModelSpec(name, family, layers, hidden, heads, kvHeads, ffn, vocab, seq, batch,
+        dtype, arch, packing, lora, fp8Scaling, optimizerState, on);
   }
 
   /**

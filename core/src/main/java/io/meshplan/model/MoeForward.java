@@ -81,13 +81,12 @@ final class MoeForward {
       f.saves().product(xd);
     }
     t.part(LOCAL_PART);
-    int gate = f.keep(grouped(xd, groups, h, fe, "w1"), RecomputeModule.MOE);
+    int gate = grouped(xd, groups, h, fe, "w1");
     int act;
     if (spec.arch().mlp().gated()) {
-      int up = f.keep(grouped(xd, groups, h, fe, "w3"), RecomputeModule.MOE);
-      act = spec.arch().mlp() == Architecture.Mlp.GEGLU ? t.mul(f.gelu(gate), up)
-          : t.mul(t.mul(gate, t.unary(Opcode.LOGISTIC, gate)), up);
+      act = f.gated(gate, grouped(xd, groups, h, fe, "w3"), RecomputeModule.MOE);
     } else {
+      f.keep(gate, RecomputeModule.MOE);
       // Experts of the model's two-matrix MLP: squared ReLU (Nemotron 3), ReLU or GeLU.
       act = spec.arch().mlp() == Architecture.Mlp.GELU ? f.gelu(gate)
           : t.binary(Opcode.MAXIMUM, gate, t.fill(t.shape(gate), 0.0));

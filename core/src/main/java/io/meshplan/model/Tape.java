@@ -35,6 +35,8 @@ final class Tape {
   /** The last ids of regions whose replay reuses the values kept inside them. */
   private final BitSet replays = new BitSet();
   private final BitSet rerun = new BitSet();
+  /** The values whose kept copy the framework holds in FP8 ({@link #storeFp8}). */
+  private final BitSet fp8Stored = new BitSet();
   private Phase phase = Phase.FORWARD;
   private LayerRef layer = LayerRef.embedding();
   private String part = "";
@@ -128,6 +130,19 @@ final class Tape {
   int keepRerun(int id) {
     rerun.set(id);
     return keep(id);
+  }
+
+  /**
+   * Marks a value whose copy kept for the backward pass, if it is kept, the framework holds as
+   * FP8 E4M3, one byte per element, and casts back when the backward pass reads it.
+   */
+  void storeFp8(int id) {
+    fp8Stored.set(id);
+  }
+
+  /** The values {@link #storeFp8} marked. */
+  BitSet fp8Stored() {
+    return (BitSet) fp8Stored.clone();
   }
 
   /** Whether a replay runs a kept value's instruction again ({@link #keepRerun}). */

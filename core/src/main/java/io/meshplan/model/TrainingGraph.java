@@ -29,11 +29,13 @@ import java.util.TreeMap;
  *     head is built or there is no backward pass
  * @param inputGradient the gradient of the input activation, or {@code -1} when the embedding is
  *     built or there is no backward pass
+ * @param fp8Stored the values whose copy kept for the backward pass is held as FP8 E4M3, one
+ *     byte per element ({@link ModelSpec#fp8ActivationInput})
  */
 public record TrainingGraph(
     ModelSpec spec, TrainingOptions options, Graph graph, List<Phase> phases,
     List<LayerRef> layers, Map<Integer, ParamRole> roles, List<WeightTensors> weights, int input,
-    int output, int outputGradient, int inputGradient) {
+    int output, int outputGradient, int inputGradient, java.util.BitSet fp8Stored) {
 
   /** Validates sizes and copies the collections. */
   public TrainingGraph {
@@ -44,8 +46,41 @@ public record TrainingGraph(
     layers = List.copyOf(layers);
     roles = Collections.unmodifiableMap(new TreeMap<>(roles));
     weights = List.copyOf(weights);
+    fp8Stored = (java.util.BitSet) Require.nonNull(fp8Stored, "fp8Stored").clone();
     Require.that(phases.size() == graph.size() && layers.size() == graph.size(),
         "one phase and one layer per instruction");
+  }
+
+  /**
+   * The values whose kept copy is held as FP8 E4M3.
+   *
+   * @return their ids (a copy)
+   */
+  @Override
+  public java.util.BitSet fp8Stored() {
+    return (java.util.BitSet) fp8Stored.clone();
+  }
+
+  /**
+   * The bytes a value takes when kept for the backward pass: its own, or one per element when the
+   * framework keeps it as an FP8 copy ({@link #fp8Stored}).
+   *
+   * @param id the value
+   * @return bytes
+   */
+  public long keptBytes(int id) {
+    return fp8Stored.get(id) ? graph.get(id).tensorShape().elementCount()
+        : graph.get(id).shape().byteSize();
+  }
+
+  /**
+   * Whether the framework keeps a value as an FP8 copy ({@link #fp8Stored}).
+   *
+   * @param id the value
+   * @return true when it does
+   */
+  public boolean keptInFp8(int id) {
+    return fp8Stored.get(id);
   }
 
   /**

@@ -172,7 +172,7 @@ public final class TrainingGraphBuilder {
       }
       weights.sort(java.util.Comparator.comparingInt(WeightTensors::weight));
       return new TrainingGraph(spec, o, t.b.build(), t.phases(), t.layers(), t.roles(), weights,
-          input, output, outputGradient, o.embedding() ? -1 : inputGradient);
+          input, output, outputGradient, o.embedding() ? -1 : inputGradient, t.fp8Stored());
     }
 
     /** The module's input activation, input projection and block; returns the block's output. */

@@ -276,6 +276,9 @@ public final class PlanJson {
     if (m.optimizerState() != io.meshplan.model.OptimizerState.FP32) {
       o.put("optimizerState", m.optimizerState().word());
     }
+    if (m.fp8ActivationInput()) {
+      o.put("fp8ActivationInput", true);
+    }
     // As sum(p.numel()) over the model's parameters: LM head included, tied weights once.
     o.put("parameters", m.parameterCount());
     if (m.packing().packed()) {
@@ -645,7 +648,8 @@ public final class PlanJson {
           m.integer("kvHeads"), m.integer("ffn"), m.integer("vocab"), m.integer("seq"), 1,
           dtype, arch,
           m.has("packing") ? readPacking(m.object("packing")) : io.meshplan.model.Packing.NONE,
-          lora, fp8Scaling(where, m), optimizerState(where, m));
+          lora, fp8Scaling(where, m), optimizerState(where, m),
+          m.has("fp8ActivationInput") && m.bool("fp8ActivationInput"));
     } catch (IllegalArgumentException e) {
       throw new InputException(where + ": field 'model': " + e.getMessage());
     }

@@ -69,7 +69,7 @@ public sealed interface Pricing extends CommPricing permits Pricing.Catalog, Pri
 
   /**
    * Where this pricing's numbers come from, in one line for a GPU: for example {@code prices:
-   * hopper compute x0.815, fitted on 42 public runs of 6 stacks}.
+   * hopper compute x0.817, fitted on 43 public runs of 7 stacks}.
    *
    * @param gpu the GPU priced
    * @return the line, without a newline

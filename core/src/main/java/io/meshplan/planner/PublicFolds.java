@@ -72,12 +72,17 @@ import java.util.Optional;
  *       Megatron-Core and Transformer Engine on ROCm; FP8 with the frozen base stored in FP8; the
  *       first 21 layers recomputed but on AMD's MI325X node), the one stack with public CDNA 3
  *       runs, which therefore keeps kernel-level prices. Tokens per second per GPU.
+ *   <li>{@code mlperf-nvidia}: the same benchmark in NVIDIA's implementation (NeMo 2 with
+ *       Megatron-Core and Transformer Engine), as Lenovo ran it on one B200 and one B300 node and
+ *       Dell on two B200 nodes and one H200 node: FP8 with the frozen base in FP8, FP8 attention,
+ *       the SwiGLU inputs kept in FP8, no recomputation; TP 2 without sequence parallelism on the
+ *       H200. Tokens per second per GPU.
  * </ul>
  */
 public final class PublicFolds {
   /** The folds, in the order tables print them. */
   public static final List<String> NAMES = List.of("sc21", "llm-foundry", "megatron-core",
-      "nemo", "meta", "automodel", "maxtext", "mlperf");
+      "nemo", "meta", "automodel", "maxtext", "mlperf", "mlperf-nvidia");
 
   private static final String DIR = "folds/";
 
@@ -102,6 +107,7 @@ public final class PublicFolds {
     out.addAll(recipes("automodel_h100.csv"));
     out.addAll(recipes("maxtext_h100.csv"));
     out.addAll(recipes("mlperf_llama2_70b_lora.csv"));
+    out.addAll(recipes("mlperf_nvidia_llama2_70b_lora.csv"));
     return List.copyOf(out);
   }
 
@@ -243,8 +249,10 @@ public final class PublicFolds {
       // The cp column: a size, or size/allgather where keys and values are all-gathered
       // (Megatron-Core's all_gather form) rather than passed round a ring.
       String[] cp = r.get("cp").split("/");
+      // The sequence_parallel column, where a file has it; else on with tensor parallelism.
+      boolean sp = r.optional("sequence_parallel").map(v -> yes(resource, v)).orElse(tp > 1);
       ParallelConfig c = new ParallelConfig(tp, pp, r.integer("dp"), r.integer("vpp"),
-          r.integer("micro_batch"), batch, Recompute.parse(rc[0]), tp > 1, r.integer("zero"),
+          r.integer("micro_batch"), batch, Recompute.parse(rc[0]), sp, r.integer("zero"),
           r.integer("first"), r.integer("last"), r.integer("ep"), 1,
           AsciiDigits.parseInt(cp[0]), cp.length > 1 && cp[1].equals("allgather"), split,
           rc.length > 1 && !block
@@ -261,6 +269,13 @@ public final class PublicFolds {
       String optimizer = r.optional("optimizer").orElse("fp32");
       m = m.withOptimizerState(io.meshplan.model.OptimizerState.parse(optimizer).orElseThrow(
           () -> new IllegalStateException(resource + ": unknown optimizer " + optimizer)));
+      // The activation_store column, where a file has it: fp8 where the SwiGLU inputs are kept
+      // as FP8 copies (activation_func_fp8_input_store), else the compute type.
+      String store = r.optional("activation_store").orElse("compute");
+      if (!store.equals("compute") && !store.equals("fp8")) {
+        throw new IllegalStateException(resource + ": unknown activation store " + store);
+      }
+      m = m.withFp8ActivationInput(store.equals("fp8"));
       // The distributed optimizer's parameter gather overlaps with the gradient reduction under
       // ZeRO-1; FSDP (ZeRO-3) prefetches its gathers instead.
       boolean dp = r.get("dp_overlap").equals("yes");
@@ -279,6 +294,14 @@ public final class PublicFolds {
           kernel, recipe, Double.parseDouble(r.get("measured")), figure(resource, r.get("unit"))));
     }
     return out;
+  }
+
+  /** A yes/no column's value. */
+  private static boolean yes(String resource, String v) {
+    if (!v.equals("yes") && !v.equals("no")) {
+      throw new IllegalStateException(resource + ": expected yes or no, got " + v);
+    }
+    return v.equals("yes");
   }
 
   /** A recipe row's unit: one of {@link PublicRun.Figure}'s. */

@@ -50,7 +50,7 @@ public final class PublicPrices {
 
   /**
    * The shipped factors in one line, for commands that price several GPUs (sweep): for example
-   * {@code prices: hopper compute x0.815 (fitted on public runs); others at kernel-level
+   * {@code prices: hopper compute x0.817 (fitted on public runs); others at kernel-level
    * prices}.
    *
    * @return the line, without a newline
@@ -67,7 +67,7 @@ public final class PublicPrices {
   }
 
   /**
-   * A fitted scale in words: {@code hopper compute x0.815 (fitted on 42 public runs, 6 stacks)},
+   * A fitted scale in words: {@code hopper compute x0.817 (fitted on 43 public runs, 7 stacks)},
    * or a fit to a user's logs, or kernel-level prices checked on public runs; with its 90% band
    * where it has one.
    *

@@ -70,7 +70,7 @@ public final class FidelityBench {
             "x%.3f-x%.3f of the predicted time (%s, %d residuals)", b.low(), b.high(),
             b.basis(), b.residuals())).orElse("none")));
     System.out.println();
-    System.out.printf(Locale.ROOT, "%-24s %5s %9s %9s %9s %9s %8s %6s%n", "fold or table",
+    System.out.printf(Locale.ROOT, "%-28s %5s %9s %9s %9s %9s %8s %6s%n", "fold or table",
         "runs", "kernel", "in-smpl", "l-o-s-o", "max loso", "in band", "fit");
     // A fold with runs on several architectures is scored per architecture: each has its own
     // factor and protocol.
@@ -94,7 +94,7 @@ public final class FidelityBench {
     for (String g : groups) {
       List<Row> in = rows.stream().filter(r -> g.equals("all") || g.equals(fold.apply(r))
           || g.equals("table " + r.s().run().set()) || g.equals("arch " + arch(r))).toList();
-      System.out.printf(Locale.ROOT, "%-24s %5d %8.1f%% %8.1f%% %8.1f%% %8.1f%% %5d/%-2d %3d/%-2d"
+      System.out.printf(Locale.ROOT, "%-28s %5d %8.1f%% %8.1f%% %8.1f%% %8.1f%% %5d/%-2d %3d/%-2d"
           + "%n", g, in.size(), mape(in, Column.KERNEL), mape(in, Column.IN_SAMPLE),
           mape(in, Column.LOSO), 100 * in.stream().mapToDouble(r -> Math.abs(r.s().error(
               r.s().leaveOut()))).max().orElse(0), in.stream().filter(Row::inBand).count(),

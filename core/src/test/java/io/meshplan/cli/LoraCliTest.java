@@ -99,8 +99,8 @@ class LoraCliTest {
     Path report = dir.resolve("report.html");
     CliRun p = CliRun.of("plan", "--model", "llama3.1-8b", "--cluster", "1x8:h100-80gb",
         "--seq", "4096", "--global-batch", "64", "--finetune", "lora", "--lora-rank", "16",
-        "--lora-targets", "linear_qkv,o_proj,mlp", "--out", plan.toString(), "--report",
-        report.toString());
+        "--lora-targets", "linear_qkv,o_proj,mlp", "--for", "torchtitan", "--out",
+        plan.toString(), "--report", report.toString());
     assertThat(p.code()).as(p.err()).isZero();
     assertThat(Files.readString(report)).contains("fine-tuned with LoRA rank 16, alpha 32, "
         + "targets linear_qkv,o_proj,gate_proj,up_proj,down_proj (37,748,736 trainable "

@@ -86,18 +86,36 @@ class FoldCalibrationTest {
 
   @Test
   void anArchitectureWithOneStacksRunsKeepsKernelLevelPricesAndAKernelLevelBand() {
-    // Blackwell's 30 runs (13 dense and nine mixture-of-experts pre-training, eight
-    // fine-tuning) are all Megatron-Bridge's (fold nemo): no second stack can check a factor
-    // fitted on them, so none ships, and the band comes from the kernel-level residuals.
-    List<PublicRun> blackwell = PublicFolds.all().stream()
-        .filter(r -> r.cluster().gpu().architecture() == Architecture.BLACKWELL).toList();
-    assertThat(blackwell).hasSize(30).allMatch(r -> r.fold().equals("nemo"));
-    ComputeScale c = PublicPrices.shipped().compute().get("blackwell");
+    // CDNA 3's 4 runs are all one stack's (fold mlperf, AMD's MLPerf code on ROCm): no second
+    // stack can check a factor fitted on them, so none ships, and the band comes from the
+    // kernel-level residuals.
+    List<PublicRun> cdna3 = PublicFolds.all().stream()
+        .filter(r -> r.cluster().gpu().architecture() == Architecture.CDNA3).toList();
+    assertThat(cdna3).hasSize(4).allMatch(r -> r.fold().equals("mlperf"));
+    ComputeScale c = PublicPrices.shipped().compute().get("cdna3");
     assertThat(c.scale()).isEqualTo(1.0);
-    assertThat(c.folds()).containsExactly("nemo");
+    assertThat(c.folds()).containsExactly("mlperf");
     assertThat(c.errorBand()).hasValueSatisfying(b -> assertThat(b.basis())
         .isEqualTo(io.meshplan.calibrate.ErrorBand.KERNEL_LEVEL));
+    assertThat(PublicPrices.words(cdna3.get(0).cluster().gpu(), c))
+        .contains("checked on 4 public runs, 1 stack)");
+  }
+
+  @Test
+  void blackwellsTwoStacksScoreEachOtherAndKeepKernelLevelPrices() {
+    // Blackwell's 33 runs are two stacks': Megatron-Bridge's 30 (fold nemo) and NVIDIA's MLPerf
+    // code's 3 (fold mlperf-nvidia). A factor fitted on either predicts the other worse than the
+    // kernel-level prices do, so none ships; each run's band residual is scored without its fold.
+    List<PublicRun> blackwell = PublicFolds.all().stream()
+        .filter(r -> r.cluster().gpu().architecture() == Architecture.BLACKWELL).toList();
+    assertThat(blackwell).hasSize(33);
+    assertThat(blackwell.stream().filter(r -> r.fold().equals("mlperf-nvidia"))).hasSize(3);
+    ComputeScale c = PublicPrices.shipped().compute().get("blackwell");
+    assertThat(c.scale()).isEqualTo(1.0);
+    assertThat(c.folds()).containsExactly("mlperf-nvidia", "nemo");
+    assertThat(c.errorBand()).hasValueSatisfying(b -> assertThat(b.basis())
+        .isNotEqualTo(io.meshplan.calibrate.ErrorBand.KERNEL_LEVEL));
     assertThat(PublicPrices.words(blackwell.get(0).cluster().gpu(), c))
-        .contains("checked on 30 public runs, 1 stack)");
+        .contains("checked on 33 public runs, 2 stacks)");
   }
 }

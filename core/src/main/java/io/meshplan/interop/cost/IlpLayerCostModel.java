@@ -627,7 +627,7 @@ public final class IlpLayerCostModel implements LayerCostModel {
     }, id -> tg.phase(id) == Phase.BACKWARD || tg.phase(id) == Phase.RECOMPUTE,
         op -> tg.phase(op) == Phase.FORWARD && !weight(tg, op)
             && g.get(op).opcode() != Opcode.CONSTANT,
-        op -> true, id -> residual[id]);
+        op -> true, id -> residual[id], tg::keptInFp8);
   }
 
   /** Whether a value is a weight: a graph parameter other than the activation and batch inputs. */
@@ -654,6 +654,7 @@ public final class IlpLayerCostModel implements LayerCostModel {
     double gradParams = 0;
     double gather = 0;
     double gatherBytes = 0;
+    double frozen = 0;
     List<TensorSharding> tensors = new ArrayList<>();
     java.util.BitSet local = plan.local();
     List<WeightTensors> ws = new ArrayList<>(tg.weights());
@@ -667,6 +668,9 @@ public final class IlpLayerCostModel implements LayerCostModel {
       ShardingSpec spec = plan.spec(w.weight());
       int wTiles = spec.totalTiles(env.mesh());
       params += storageElements(shape) / wTiles;
+      if (!w.trained()) {
+        frozen += storageElements(shape) / wTiles;
+      }
       int gTiles = w.accumulator() >= 0 ? plan.spec(w.accumulator()).totalTiles(env.mesh())
           : wTiles;
       if (w.trained()) {
@@ -682,7 +686,8 @@ public final class IlpLayerCostModel implements LayerCostModel {
           local.get(w.weight()) ? "each GPU's own " + shape.dim(0) + " of the experts"
           : words(spec, shape, env.mesh(), w.name())));
     }
-    cost.parameters(params).gradientParameters(gradParams).updateGatherSeconds(gather)
+    cost.parameters(params).gradientParameters(gradParams).frozenParameters(frozen)
+        .updateGatherSeconds(gather)
         .updateGatherBytes(gatherBytes).tensors(tensors);
     return params;
   }

@@ -46,6 +46,10 @@ import java.util.List;
  * @param accumulateSeconds the separate fp32 gradient accumulation inside {@code
  *     backwardSeconds} (cast and add into the accumulator, every microbatch), the work a framework
  *     saves by fusing the accumulation into the weight-gradient GEMMs, seconds
+ * @param experts the layer's expert exchange
+ * @param ring the layer's context-parallel exchange
+ * @param frozenParameters the part of {@code parameters} no gradient updates (a LoRA base),
+ *     elements of the storage type: weights a sharded optimizer neither holds nor gathers
  */
 public record LayerCost(double forwardSeconds, double backwardSeconds, double recomputeSeconds,
     double tensorCommSeconds, double forwardCommSeconds, double parameters, double gradientParameters,
@@ -53,7 +57,7 @@ public record LayerCost(double forwardSeconds, double backwardSeconds, double re
     double temporaryBytes, double inputBytes, double boundaryBytes, double modelFlops, double hardwareFlops,
     List<TensorSharding> tensors, double tensorCommBytes, double forwardCommBytes,
     double updateGatherBytes, double accumulateSeconds, ExpertExchange experts,
-    RingExchange ring) {
+    RingExchange ring, double frozenParameters) {
   /** Validates the numbers. */
   public LayerCost {
     Require.nonNegative(forwardSeconds, "forward seconds");
@@ -64,6 +68,8 @@ public record LayerCost(double forwardSeconds, double backwardSeconds, double re
     Require.nonNegative(inputBytes, "input bytes");
     Require.nonNegative(parameters, "parameters");
     Require.nonNegative(gradientParameters, "gradient parameters");
+    Require.that(frozenParameters >= 0 && frozenParameters <= parameters, () -> "frozen "
+        + "parameters must be between 0 and the parameters, got " + frozenParameters);
     Require.nonNegative(updateGatherSeconds, "update gather seconds");
     Require.nonNegative(savedActivationBytes, "saved activation bytes");
     Require.nonNegative(temporaryBytes, "temporary bytes");
@@ -160,7 +166,8 @@ public record LayerCost(double forwardSeconds, double backwardSeconds, double re
         .inputBytes(inputBytes).boundaryBytes(boundaryBytes).modelFlops(modelFlops)
         .hardwareFlops(hardwareFlops).tensors(tensors).tensorCommBytes(tensorCommBytes)
         .forwardCommBytes(forwardCommBytes).updateGatherBytes(updateGatherBytes)
-        .accumulateSeconds(accumulateSeconds).experts(experts).ring(ring);
+        .accumulateSeconds(accumulateSeconds).experts(experts).ring(ring)
+        .frozenParameters(frozenParameters);
   }
 
   /**
@@ -175,6 +182,7 @@ public record LayerCost(double forwardSeconds, double backwardSeconds, double re
     private double forwardCommSeconds;
     private double parameters;
     private double gradientParameters;
+    private double frozenParameters;
     private double updateGatherSeconds;
     private double savedActivationBytes;
     private double temporaryBytes;
@@ -288,6 +296,17 @@ public record LayerCost(double forwardSeconds, double backwardSeconds, double re
      */
     public Builder gradientParameters(double value) {
       this.gradientParameters = value;
+      return this;
+    }
+
+    /**
+     * Sets {@code frozenParameters}.
+     *
+     * @param value weights one GPU holds that no gradient updates, storage elements
+     * @return this builder
+     */
+    public Builder frozenParameters(double value) {
+      this.frozenParameters = value;
       return this;
     }
 
@@ -433,7 +452,7 @@ public record LayerCost(double forwardSeconds, double backwardSeconds, double re
           tensorCommSeconds, forwardCommSeconds, parameters, gradientParameters,
           updateGatherSeconds, savedActivationBytes, temporaryBytes, inputBytes, boundaryBytes,
           modelFlops, hardwareFlops, tensors, tensorCommBytes, forwardCommBytes,
-          updateGatherBytes, accumulateSeconds, experts, ring);
+          updateGatherBytes, accumulateSeconds, experts, ring, frozenParameters);
     }
   }
 }

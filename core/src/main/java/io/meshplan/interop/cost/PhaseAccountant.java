@@ -74,9 +74,11 @@ public final class PhaseAccountant {
    * @param sequenceShard whether the framework keeps a value id for the backward pass as one
    *     sequence shard per tensor-parallel GPU whatever its layout in the plan (Megatron-LM's
    *     sequence parallelism keeps the residual stream so and gathers it again when needed)
+   * @param fp8Copy whether the framework keeps a value id as an FP8 copy, one byte per element
+   *     (Megatron-Core's {@code activation_func_fp8_input_store})
    */
   public record Rules(IntFunction<Bucket> bucket, IntPredicate readsSaved, IntPredicate kept,
-      IntPredicate inside, IntPredicate sequenceShard) {
+      IntPredicate inside, IntPredicate sequenceShard, IntPredicate fp8Copy) {
     /** Checks that every rule is given. */
     public Rules {
       Require.nonNull(bucket, "bucket");
@@ -84,6 +86,21 @@ public final class PhaseAccountant {
       Require.nonNull(kept, "kept");
       Require.nonNull(inside, "inside");
       Require.nonNull(sequenceShard, "sequenceShard");
+      Require.nonNull(fp8Copy, "fp8Copy");
+    }
+
+    /**
+     * Rules that keep every value in its own type.
+     *
+     * @param bucket the bucket of each instruction id
+     * @param readsSaved whether an instruction id reads the values the backward pass keeps
+     * @param kept whether an operand id read by such an instruction is a value kept
+     * @param inside whether a kept value id is computed inside the layer
+     * @param sequenceShard whether a value id is kept as one sequence shard per tensor GPU
+     */
+    public Rules(IntFunction<Bucket> bucket, IntPredicate readsSaved, IntPredicate kept,
+        IntPredicate inside, IntPredicate sequenceShard) {
+      this(bucket, readsSaved, kept, inside, sequenceShard, id -> false);
     }
 
     /**
@@ -167,6 +184,9 @@ public final class PhaseAccountant {
         if (rules.sequenceShard().test(i)) {
           // One sequence shard per GPU of the tensor axis (axis 1 of the layer's mesh).
           b = Math.min(b, shape.byteSize() / (double) plan.env().mesh().size(1));
+        }
+        if (rules.fp8Copy().test(i)) {
+          b /= shape.dtype().bytes();
         }
         bytes += b;
         if (rules.inside().test(i)) {

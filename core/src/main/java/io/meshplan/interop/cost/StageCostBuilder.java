@@ -607,7 +607,7 @@ public final class StageCostBuilder {
    */
   private void shardOptimizer(StageTally s, CommModel comm, int d) {
     s.gradSync = comm.reduceScatter(s.gradWire(), 0);
-    double paramGather = comm.allGather(s.weights, 0);
+    double paramGather = comm.allGather(s.trainedWeights(), 0);
     if (overlaps.paramGather()) {
       Overlap o = Overlap.under(s.fwdCompute, paramGather);
       s.gather += o.addedSeconds();
@@ -616,7 +616,7 @@ public final class StageCostBuilder {
       s.gather += paramGather;
     }
     s.dataBytes = BusBytesCommModel.bytesSent(Collective.REDUCE_SCATTER, s.gradWire(), d)
-        + BusBytesCommModel.bytesSent(Collective.ALL_GATHER, s.weights, d);
+        + BusBytesCommModel.bytesSent(Collective.ALL_GATHER, s.trainedWeights(), d);
     s.optimizer /= d;
     s.updated /= d;
   }
@@ -642,10 +642,10 @@ public final class StageCostBuilder {
     } else {
       s.shardBackward(Overlap.serial(0, scatter));
     }
-    s.gather += comm.allGather(s.weights, 0);
+    s.gather += comm.allGather(s.trainedWeights(), 0);
     s.dataBytesPerMicrobatch = BusBytesCommModel.bytesSent(Collective.REDUCE_SCATTER,
         s.gradWire(), d);
-    s.dataBytes = BusBytesCommModel.bytesSent(Collective.ALL_GATHER, s.weights, d);
+    s.dataBytes = BusBytesCommModel.bytesSent(Collective.ALL_GATHER, s.trainedWeights(), d);
     s.grads /= d;
     s.optimizer /= d;
     s.updated /= d;

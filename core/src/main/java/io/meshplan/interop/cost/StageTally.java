@@ -35,6 +35,8 @@ final class StageTally {
   double hiddenIteration;
   double params;
   double gradParams;
+  /** The part of {@code params} no gradient updates (a LoRA base), storage elements. */
+  double frozen;
   /** The expert-parallel exchange inside {@code comm}, seconds per microbatch. */
   double exchange;
   /** ZeRO-2/3's per-microbatch data-parallel work inside {@code comm}, seconds. */
@@ -76,6 +78,7 @@ final class StageTally {
   void merge(StageTally e) {
     params += e.params;
     gradParams += e.gradParams;
+    frozen += e.frozen;
     weights += e.weights;
     grads += e.grads;
     optimizer += e.optimizer;
@@ -118,6 +121,7 @@ final class StageTally {
       addPasses(l, fuse, overlapTensor);
       params += l.parameters();
       gradParams += l.gradientParameters();
+      frozen += l.frozenParameters();
       gather += l.updateGatherSeconds();
       saved += l.savedActivationBytes();
       temp = Math.max(temp, l.temporaryBytes());
@@ -167,6 +171,20 @@ final class StageTally {
     comm += f.exposedSeconds() + b.exposedSeconds();
     hidden += f.hiddenSeconds() + b.hiddenSeconds();
     slowdown += f.slowdownSeconds() + b.slowdownSeconds();
+  }
+
+  /**
+   * The bytes of the trained weights, in the compute type: what a sharded optimizer gathers after
+   * its update. Frozen weights (a LoRA base) are not in the optimizer's buffers: Megatron-Core's
+   * {@code DistributedDataParallel} builds its parameter and gradient buffers from the parameters
+   * that require gradients only ({@code megatron/core/distributed/distributed_data_parallel.py}
+   * lines 175-181, d98e8a6: "Collect all trainable parameters"), so its distributed optimizer
+   * gathers the adapters of a LoRA run and not its base.
+   *
+   * @return bytes
+   */
+  double trainedWeights() {
+    return Math.max(0, params - frozen) * weightBytes;
   }
 
   /** The bytes a reduction of this tally's whole gradients moves. */
