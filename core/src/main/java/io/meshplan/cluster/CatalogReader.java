@@ -28,7 +28,7 @@ final class CatalogReader {
   private static final Set<String> GPU_KEYS = Set.of("name", "aliases", "architecture",
       "peakTflops", "memoryGiB", "hbmGBps", "nvlinkDomain", "nvlinkGBpsPerDirection", "powerW",
       "boostClockMHz", "defaultFabric", "source", "hostGpus", "meshLinkGBpsPerDirection",
-      "attention");
+      "attention", "gemm16");
   private static final Set<String> ATTENTION_KEYS = Set.of("forward", "backward",
       "narrowForward", "narrowBackward");
   private static final Set<String> FABRIC_KEYS = Set.of("name", "kind", "nicGbps", "nicsPerNode",
@@ -112,6 +112,7 @@ final class CatalogReader {
     checkKeys(n, GPU_KEYS, at);
     Architecture arch = architecture(n, at);
     Map<Precision, Double> peaks = peaks(n.get("peakTflops"), arch, at);
+    double gemm16 = n.has("gemm16") ? gemm16(n, arch, at) : 0;
     long bytes = memory(n, at);
     double hbm = number(n, "hbmGBps", MAX_GBPS, at) * GIGA;
     int domain = (int) integer(n, "nvlinkDomain", MAX_DOMAIN, at);
@@ -124,7 +125,7 @@ final class CatalogReader {
     }
     mesh(arch, domain, host, nvlink, link, at);
     GpuSpec spec = new GpuSpec(name, arch, peaks, bytes, hbm, domain, nvlink, link,
-        attention(n.get("attention"), arch, at));
+        attention(n.get("attention"), arch, at), gemm16);
     return new GpuEntry(spec, aliases(n, at), word(n, "defaultFabric", at),
         optional(n, "powerW", 1e5, at), optional(n, "boostClockMHz", 1e5, at),
         text(n, "source", at), host);
@@ -236,6 +237,18 @@ final class CatalogReader {
           SequenceScaling.REFERENCE, arch.word(), lengths.max()));
     }
     return new FusedAttentionKernels(forward, backward, narrowForward, narrowBackward, lengths);
+  }
+
+  /**
+   * A GPU's own large-GEMM fraction of its 16-bit dense peak ({@link GpuSpec#gemm16Efficiency}),
+   * on an architecture whose 16-bit GEMMs are priced.
+   */
+  private static double gemm16(JsonNode n, Architecture arch, String at) {
+    if (!arch.prices(Precision.BF16) && !arch.prices(Precision.FP16)) {
+      throw new InputException(at + ": " + arch.word() + " has no priced 16-bit GEMM to state "
+          + "the fraction of; leave 'gemm16' out");
+    }
+    return number(n, "gemm16", 1, at);
   }
 
   private static Map<Precision, Double> peaks(JsonNode p, Architecture arch, String at) {

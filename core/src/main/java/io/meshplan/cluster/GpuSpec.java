@@ -34,6 +34,9 @@ import java.util.Optional;
  *     GPU whose kernel was measured apart from its architecture's states its own (a catalog's
  *     {@code attention:}); passing null takes the architecture's ({@link
  *     Architecture#attention}).
+ * @param gemm16Efficiency the fraction of the 16-bit dense peak a large GEMM reaches on this
+ *     GPU, where it was measured apart from its architecture's (a catalog's {@code gemm16:});
+ *     0 takes the architecture's ({@link Architecture#gemmEfficiency})
  */
 public record GpuSpec(
     String name,
@@ -44,8 +47,9 @@ public record GpuSpec(
     int nvlinkDomain,
     double nvlinkBandwidth,
     double meshLinkBandwidth,
-    FusedAttentionKernels fusedAttention) implements java.io.Serializable {
-  private static final long serialVersionUID = 1L;
+    FusedAttentionKernels fusedAttention,
+    double gemm16Efficiency) implements java.io.Serializable {
+  private static final long serialVersionUID = 2L;
 
   /** Validates the numbers and freezes the throughput map. */
   public GpuSpec {
@@ -71,12 +75,35 @@ public record GpuSpec(
         "gpu " + name + " NVLink bandwidth must be positive, got " + nvlinkBandwidth);
     Require.that(meshLinkBandwidth >= 0 && Double.isFinite(meshLinkBandwidth),
         "gpu " + name + " mesh link bandwidth must be 0 or positive, got " + meshLinkBandwidth);
+    Require.that(gemm16Efficiency >= 0 && gemm16Efficiency <= 1, "gpu " + name + ": the 16-bit "
+        + "GEMM fraction of the dense peak must be above 0 and at most 1, got "
+        + gemm16Efficiency);
     if (fusedAttention == null) {
       fusedAttention = architecture.attention().orElse(null);
     } else if (architecture.attention().isEmpty()) {
       throw new InputException("gpu " + name + ": " + architecture.word() + " has no priced "
           + "fused attention kernel to state the fractions of; leave 'attention' out");
     }
+  }
+
+  /**
+   * A GPU at its architecture's 16-bit GEMM price.
+   *
+   * @param name catalog name
+   * @param architecture the architecture
+   * @param peakFlops dense peaks, FLOP/s
+   * @param hbmBytes device memory, bytes
+   * @param hbmBandwidth device memory bandwidth, bytes/s
+   * @param nvlinkDomain GPUs per NVLink domain
+   * @param nvlinkBandwidth NVLink bandwidth per GPU per direction, bytes/s
+   * @param meshLinkBandwidth 0 behind a switch, else each direct link's bandwidth, bytes/s
+   * @param fusedAttention its fused attention fractions, or null for the architecture's
+   */
+  public GpuSpec(String name, Architecture architecture, Map<Precision, Double> peakFlops,
+      long hbmBytes, double hbmBandwidth, int nvlinkDomain, double nvlinkBandwidth,
+      double meshLinkBandwidth, FusedAttentionKernels fusedAttention) {
+    this(name, architecture, peakFlops, hbmBytes, hbmBandwidth, nvlinkDomain, nvlinkBandwidth,
+        meshLinkBandwidth, fusedAttention, 0);
   }
 
   /**
@@ -215,7 +242,7 @@ public record GpuSpec(
   public GpuSpec withNvlinkBandwidth(double bytesPerSecond) {
     return new GpuSpec(name, architecture, peakFlops, hbmBytes, hbmBandwidth, nvlinkDomain,
         bytesPerSecond, meshed() ? meshLinkBandwidth * bytesPerSecond / nvlinkBandwidth : 0,
-        fusedAttention);
+        fusedAttention, gemm16Efficiency);
   }
 
   /**
@@ -226,6 +253,6 @@ public record GpuSpec(
    */
   public GpuSpec withHbmBandwidth(double bytesPerSecond) {
     return new GpuSpec(name, architecture, peakFlops, hbmBytes, bytesPerSecond, nvlinkDomain,
-        nvlinkBandwidth, meshLinkBandwidth, fusedAttention);
+        nvlinkBandwidth, meshLinkBandwidth, fusedAttention, gemm16Efficiency);
   }
 }

@@ -46,9 +46,10 @@ public record KernelTimeModel(double peakFlops, double hbmBandwidth, double gemm
    * iterations of the best shape a brute-force search found through {@code torch.matmul}) measured
    * the MI300X at 668.4 TFLOP/s (10240x15360x8192, torch 2.5.1 on ROCm 6.3, TunableOp on): 668.4 /
    * 1,307.4 = 0.511 of the datasheet's dense peak. The same table's MI325X (same peaks, 1,000 W)
-   * reached 784.9 (0.600); the MI300X's figure is the architecture's, so MI325X plans err slow
-   * by up to 15% in their GEMMs. The same table on NVIDIA agrees with {@link #GEMM_EFFICIENCY}
-   * (H100 SXM 794.5 of 989, 0.80).
+   * reached 784.9 (0.600), which the MI325X's catalog entry states as its own ({@link
+   * GpuSpec#gemm16Efficiency}, {@code gemm16: 0.600}); the MI300X's figure is the
+   * architecture's. The same table on NVIDIA agrees with {@link #GEMM_EFFICIENCY} (H100 SXM
+   * 794.5 of 989, 0.80).
    */
   public static final double CDNA3_16BIT_GEMM_EFFICIENCY = 0.51;
   /** The default ramp, seconds. */
@@ -139,14 +140,17 @@ public record KernelTimeModel(double peakFlops, double hbmBandwidth, double gemm
    * and over all rows 0.79 with 5 us, where this model has 0.8 and 5 us (its mean error on the
    * table is within a few percent, {@code GemmTableTest}); B200's bf16 rows give 0.68 with
    * 5 us, well below the 0.8 that Hopper and Ampere reach, and its FP8 rows 0.78 with 8 us,
-   * where {@link Fp8Gemms} has 0.75 for the kernel alone.
+   * where {@link Fp8Gemms} has 0.75 for the kernel alone. A GPU measured apart from its
+   * architecture states its own 16-bit figure ({@link GpuSpec#gemm16Efficiency}).
    *
    * @param gpu the GPU
    * @param dots the precision of the matrix products
    * @return the fraction, in (0, 1]
    */
   public static double gemmEfficiency(GpuSpec gpu, Precision dots) {
-    return gpu.architecture().gemmEfficiency(dots);
+    double own = gpu.gemm16Efficiency();
+    boolean sixteenBit = dots == Precision.BF16 || dots == Precision.FP16;
+    return sixteenBit && own > 0 ? own : gpu.architecture().gemmEfficiency(dots);
   }
 
   /**

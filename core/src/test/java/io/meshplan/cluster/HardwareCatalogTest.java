@@ -179,6 +179,25 @@ class HardwareCatalogTest {
         .isEqualTo(FusedAttentionKernels.HOPPER);
   }
 
+  /**
+   * A GPU measured apart from its architecture states its own large 16-bit GEMM fraction; the
+   * shipped MI325X does (784.9 of 1,307.4 TFLOP/s, 0.600), the MI300X keeps CDNA 3's 0.51.
+   */
+  @Test
+  void aGpuMayStateItsOwn16BitGemmFraction() throws Exception {
+    HardwareCatalog c = withFile(ENTRY + "    gemm16: 0.7\n");
+    GpuSpec x = c.gpu("x9-48gb").orElseThrow().spec();
+    assertThat(KernelTimeModel.of(x, 2).gemmEfficiency()).isEqualTo(0.7);
+    // FP32 keeps the architecture's figure.
+    assertThat(KernelTimeModel.of(x, 4).gemmEfficiency()).isEqualTo(0.8);
+    assertThat(KernelTimeModel.of(withFile(ENTRY).gpu("x9-48gb").orElseThrow().spec(), 2)
+        .gemmEfficiency()).isEqualTo(0.8);
+    assertThat(KernelTimeModel.of(GpuCatalog.find("mi325x").orElseThrow(), 2).gemmEfficiency())
+        .isEqualTo(0.600);
+    assertThat(KernelTimeModel.of(GpuCatalog.find("mi300x").orElseThrow(), 2).gemmEfficiency())
+        .isEqualTo(0.51);
+  }
+
   @Test
   void anUnknownArchitectureIsRefusedInOneLine() throws Exception {
     assertThatThrownBy(() -> withFile(ENTRY.replace("hopper", "turing")))
@@ -223,7 +242,14 @@ class HardwareCatalogTest {
         new String[] {ENTRY + "    attention: 0.7\n", "attention must be a mapping"},
         new String[] {ENTRY.replace("hopper", "volta").replace("bf16: 800, fp8: 1600",
             "fp16: 125") + "    attention: {forward: 0.7, backward: 0.5}\n",
-            "volta has no priced fused attention kernel"});
+            "volta has no priced fused attention kernel"},
+        new String[] {ENTRY + "    gemm16: 1.2\n", "'gemm16' must be a number above 0 and at most 1"},
+        new String[] {ENTRY + "    gemm16: 0\n", "'gemm16' must be a number above 0"},
+        new String[] {ENTRY + "    gemm16: .nan\n", ".nan"},
+        new String[] {ENTRY + "    gemm16: '0.6'\n", "'gemm16' must be"},
+        new String[] {ENTRY.replace("hopper", "cdna4").replace(", fp8: 1600", "")
+            .replace("nvlinkDomain: 4", "nvlinkDomain: 8") + "    gemm16: 0.6\n",
+            "cdna4 has no priced 16-bit GEMM to state the fraction of; leave 'gemm16' out"});
     for (String[] c : cases) {
       assertThatThrownBy(() -> withFile(c[0])).as(c[0]).isInstanceOf(InputException.class)
           .hasMessageContaining("catalog.yaml").hasMessageContaining(c[1]);
