@@ -353,8 +353,9 @@ final class MegatronLog {
   /**
    * Whether context parallelism all-gathered keys and values ({@code cp_comm_type}, a list, one
    * entry for all layers or one per layer): {@code p2p} is the ring, {@code all_gather} (or
-   * {@code allgather}) the all-gather; Ulysses' {@code a2a} and {@code a2a+p2p}, and a mix over
-   * layers, are refused, as meshplan prices neither.
+   * {@code allgather}) the all-gather; Ulysses' {@code a2a} (which {@code simulate} and {@code
+   * export} take as {@code --cp-comm-type a2a}, but a training run here does not carry), {@code
+   * a2a+p2p}, and a mix over layers are refused.
    */
   private static boolean allGather(Args a) {
     List<String> types = listOf(a.args.getOrDefault(MegatronArg.CP_COMM_TYPE.dest(), "p2p"));
@@ -363,8 +364,8 @@ final class MegatronLog {
       switch (t) {
         case "p2p" -> kinds.add("p2p");
         case "all_gather", "allgather" -> kinds.add("all_gather");
-        default -> throw a.bad(MegatronArg.CP_COMM_TYPE.dest(), "is not a context-parallel exchange meshplan "
-            + "prices (p2p or all_gather)");
+        default -> throw a.bad(MegatronArg.CP_COMM_TYPE.dest(), "is not a context-parallel "
+            + "exchange calibrate --train reads (p2p or all_gather)");
       }
     }
     if (kinds.size() > 1) {

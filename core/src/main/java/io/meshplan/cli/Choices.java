@@ -153,7 +153,7 @@ final class Choices {
   static final class CpCommTypes extends Words {
     @Override
     List<String> words() {
-      return List.of("p2p", "all_gather", "allgather");
+      return List.of("p2p", "all_gather", "allgather", "a2a");
     }
   }
 

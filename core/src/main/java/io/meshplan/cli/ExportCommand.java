@@ -374,7 +374,7 @@ final class ExportCommand implements Callable<Integer> {
     }
     if (c.contextParallel() > 1) {
       w.addAll(List.of("--cp", Integer.toString(c.contextParallel()),
-          "--cp-comm-type", c.cpAllGather() ? "all_gather" : "p2p"));
+          "--cp-comm-type", c.cpExchange().word()));
     }
   }
 

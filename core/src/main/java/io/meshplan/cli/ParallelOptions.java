@@ -115,8 +115,10 @@ final class ParallelOptions {
 
   @Option(names = "--cp-comm-type", paramLabel = "TYPE",
       completionCandidates = Choices.CpCommTypes.class, description = "How context"
-      + " parallelism moves keys and values: p2p (a ring under the attention, the default) or"
-      + " all_gather (Megatron-LM's --cp-comm-type; allgather, torchtitan's name, is the same)."
+      + " parallelism moves keys and values: p2p (a ring under the attention, the default),"
+      + " all_gather (allgather, torchtitan's name, is the same) or a2a (DeepSpeed-Ulysses:"
+      + " all-to-alls trade sequence shares for heads, and each GPU's attention runs over the"
+      + " whole sequence for 1/CP of the heads); Megatron-LM's --cp-comm-type."
       + " One of: ${COMPLETION-CANDIDATES}.")
   String cpCommType;
 
@@ -210,14 +212,14 @@ final class ParallelOptions {
     positive("--ep", ep);
     positive("--etp", etp);
     positive("--cp", cp);
-    boolean allGather = cpAllGather();
+    io.meshplan.plan.ContextExchange exchange = cpExchange();
     try {
       PipelineSplit split = split();
       int chunks = split instanceof PipelineLayout l ? l.virtualStages(pp) : vpp == null ? 1 : vpp;
       return new ParallelConfig(tp, pp, dp, chunks, microBatch, globalBatch, r,
           sequenceParallel, zero, firstStageLayers == null ? 0 : firstStageLayers,
           lastStageLayers == null ? 0 : lastStageLayers, ep == null ? 1 : ep,
-          etp == null ? 1 : etp, cp == null ? 1 : cp, allGather, split,
+          etp == null ? 1 : etp, cp == null ? 1 : cp, exchange, split,
           recomputeModules == null ? RecomputeModule.DEFAULT
               : RecomputeModule.parseList(recomputeModules), shardGroup == null ? 0 : shardGroup,
           recomputeNumLayers == null ? 0 : recomputeNumLayers);
@@ -248,16 +250,16 @@ final class ParallelOptions {
     return l;
   }
 
-  /** {@code --cp-comm-type}: p2p (false) or all_gather (true); only with {@code --cp} above 1. */
-  private boolean cpAllGather() {
+  /** {@code --cp-comm-type}: p2p, all_gather or a2a; only with {@code --cp} above 1. */
+  private io.meshplan.plan.ContextExchange cpExchange() {
     if (cpCommType == null) {
-      return false;
+      return io.meshplan.plan.ContextExchange.P2P;
     }
     if (cp == null || cp == 1) {
       throw new InputException("--cp-comm-type needs --cp above 1");
     }
-    return !Choices.pick("--cp-comm-type", cpCommType, new Choices.CpCommTypes())
-        .equals("p2p");
+    return io.meshplan.plan.ContextExchange.parse(Choices.pick("--cp-comm-type", cpCommType,
+        new Choices.CpCommTypes())).orElseThrow();
   }
 
   /** Megatron-Core refuses a stated stage of no layers ("must be larger than 0"). */

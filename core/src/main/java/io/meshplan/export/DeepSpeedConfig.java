@@ -117,8 +117,8 @@ public final class DeepSpeedConfig implements FrameworkWriter {
     if (c.contextParallel() > 1) {
       return Optional.of("DeepSpeed has no context parallelism of Megatron-LM's kind (each"
           + " sequence split over GPUs that pass keys and values round a ring or all-gather"
-          + " them); its sequence parallelism (Ulysses) is an all-to-all over attention heads,"
-          + " which meshplan does not price");
+          + " them); its sequence parallelism (Ulysses, --cp-comm-type a2a) runs through"
+          + " Megatron-DeepSpeed's --ds-sequence-parallel-size, which this export does not write");
     }
     if (c.virtualStages() > 1) {
       return Optional.of("DeepSpeed's pipeline engine has no interleaved schedule (virtual"

@@ -274,7 +274,7 @@ public final class MegatronArgs implements FrameworkWriter {
     if (c.contextParallel() > 1) {
       // Megatron-LM's data-parallel size is world / (TP x PP x CP) (arguments.py:424-448).
       a.add(List.of(MegatronArg.CONTEXT_PARALLEL_SIZE.flag(), Integer.toString(c.contextParallel())));
-      a.add(List.of(MegatronArg.CP_COMM_TYPE.flag(), c.cpAllGather() ? "all_gather" : "p2p"));
+      a.add(List.of(MegatronArg.CP_COMM_TYPE.flag(), c.cpExchange().word()));
     }
     a.add(List.of(MegatronArg.MICRO_BATCH_SIZE.flag(), Integer.toString(c.microBatchSize())));
     a.add(List.of(MegatronArg.GLOBAL_BATCH_SIZE.flag(), Integer.toString(c.globalBatchSize())));

@@ -1,6 +1,8 @@
 package io.meshplan.export;
 
+import io.meshplan.plan.ContextExchange;
 import io.meshplan.plan.ParallelConfig;
+import java.util.Optional;
 
 /**
  * torchtitan's context parallelism, as both its v0.2.2 release and its main branch at {@link
@@ -91,6 +93,22 @@ final class TorchtitanContext {
    *
    * @return one sentence
    */
+  /**
+   * Why torchtitan cannot run head-parallel (Ulysses) context parallelism: its context
+   * parallelism shards the sequence and exchanges keys and values only; its {@code alltoall}
+   * rotation (v0.2.2) passes them round as the ring does, and never trades sequence shares for
+   * heads.
+   *
+   * @param c the configuration
+   * @return the reason, when it asks for it
+   */
+  static Optional<String> noHeadSplit(ParallelConfig c) {
+    return c.contextParallel() > 1 && c.cpExchange() == ContextExchange.ALL_TO_ALL
+        ? Optional.of("torchtitan's context parallelism shards the sequence and moves keys and "
+            + "values; it has no head-parallel (Ulysses, --cp-comm-type a2a) exchange")
+        : Optional.empty();
+  }
+
   static String noRing() {
     return "torchtitan all-gathers a sequence's keys and values over its context-parallel ranks"
         + " (main: FlexAttention, models/common/attention.py:795-799; v0.2.2: PyTorch's"

@@ -78,6 +78,9 @@ public final class TorchtitanPython implements FrameworkWriter {
     if (lacking.isEmpty()) {
       lacking = rules.missingLayout(input);
     }
+    if (lacking.isEmpty()) {
+      lacking = TorchtitanContext.noHeadSplit(input.config());
+    }
     if (lacking.isEmpty() && experts) {
       lacking = expertsMissing(input);
     }

@@ -141,6 +141,9 @@ public final class TorchtitanToml implements FrameworkWriter {
     if (input.model().dtype() == DType.F16 && !hasBf16(input)) {
       return Optional.of(noF16(input));
     }
+    if (TorchtitanContext.noHeadSplit(c).isPresent()) {
+      return TorchtitanContext.noHeadSplit(c);
+    }
     if (c.contextParallel() > 1 && !c.cpAllGather()) {
       return Optional.of(TorchtitanContext.noRing());
     }

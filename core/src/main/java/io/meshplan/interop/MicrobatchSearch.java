@@ -131,7 +131,7 @@ final class MicrobatchSearch {
           sim.stages().get(i).memory().totalBytes(), PlanFigures.largestTensors(stageLayers.get(i)),
           Optional.of(StageAssembler.axisBytes(sim.stages().get(i).commBytesPerGpu())),
           st.layer().expertParallel(), st.layer().expertTensorParallel(),
-          st.layer().contextParallel(), st.layer().cpAllGather(), st.shardGroup()));
+          st.layer().contextParallel(), st.layer().cpExchange(), st.shardGroup()));
     }
     PipelinePlan plan = new PipelinePlan(PlanSource.Preset.of(model, req.attention(), req.overlaps(),
         req.pricing().attentionKernel()),

@@ -92,7 +92,7 @@ public final class PlanSimulator {
     int zero = (long) c.dataParallel() * c.contextParallel() > 1 ? c.zeroStage() : 0;
     LayerSetting ls = new LayerSetting(c.tensorParallel(), c.microBatchSize(), c.recompute(),
         c.sequenceParallel(), true, c.expertParallel(), c.expertTensorParallel(),
-        c.contextParallel(), c.cpAllGather(), c.recomputeModules());
+        c.contextParallel(), c.cpExchange(), c.recomputeModules());
     return new UniformPipeline(c.pipelineParallel(), c.dataParallel(),
         c.tensorParallel(), ls, zero, c.unevenStages() ? c.chunkLayers(req.model().layers())
             : UniformPipeline.evenChunks(req.model().layers(), chunks))
@@ -118,7 +118,7 @@ public final class PlanSimulator {
       StagePlan s = plan.stages().get(i);
       LayerSetting ls = new LayerSetting(s.tensorParallel(), plan.microBatchSize(s),
           s.recompute(), s.sequenceParallel(), s.megatronLayouts(), s.expertParallel(),
-          s.expertTensorParallel(), s.contextParallel(), s.cpAllGather());
+          s.expertTensorParallel(), s.contextParallel(), s.cpExchange());
       List<LayerCost> list = asm.stageLayers(ls, s.firstLayer(), s.layerCount(), i == 0,
           i == plan.stages().size() - 1);
       if (list == null) {

@@ -83,9 +83,13 @@ public final class PlanText {
     line(out, " fwd/bwd: one microbatch; zero: ZeRO stage over the data-parallel group%s)",
         hybrid ? ";\n 3/G: sharded inside groups of G replicas, replicated across them (HSDP)" : "");
     if (s0.contextParallel() > 1) {
-      line(out, "context parallelism: each sequence split over %d GPUs, keys and values %s",
-          s0.contextParallel(), s0.cpAllGather() ? "all-gathered before the attention"
-          : "passed round a ring under the attention");
+      line(out, "context parallelism: each sequence split over %d GPUs, %s",
+          s0.contextParallel(), switch (s0.cpExchange()) {
+            case ALL_GATHER -> "keys and values all-gathered before the attention";
+            case ALL_TO_ALL -> "all-to-alls trading sequence shares for heads around the "
+                + "attention (Ulysses)";
+            case P2P -> "keys and values passed round a ring under the attention";
+          });
     }
     if (s0.expertParallel() > 1 || s0.expertTensorParallel() > 1
         || m.arch().moe().routed()) {

@@ -312,7 +312,7 @@ final class UniformPipeline {
               k == chunkLayers.length - 1)),
           Optional.of(StageAssembler.axisBytes(sim.stages().get(g).commBytesPerGpu())),
           setting.expertParallel(), setting.expertTensorParallel(), setting.contextParallel(),
-          setting.cpAllGather(), shardGroup));
+          setting.cpExchange(), shardGroup));
       first = last + 1;
     }
     return new PipelinePlan(PlanSource.Preset.of(req.model(), req.attention(),

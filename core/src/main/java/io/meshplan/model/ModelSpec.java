@@ -558,7 +558,8 @@ public record ModelSpec(
    */
   public ModelSpec withSequence(int newSeq) {
     return new ModelSpec(name, family, layers, hidden, heads, kvHeads, ffn, vocab, newSeq, batch,
-        dtype, arch.forSequence(newSeq), packing, lora, fp8Scaling, optimizerState, fp8ActivationInput);
+        dtype, arch.forSequence(newSeq), packing, lora, fp8Scaling, optimizerState,
+        fp8ActivationInput);
   }
 
   /**

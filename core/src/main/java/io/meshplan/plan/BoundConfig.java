@@ -185,6 +185,13 @@ public record BoundConfig(TrainingConfig config, ModelSpec model, ClusterSpec cl
     c.checkExperts(model.arch().moe());
     c.checkModel(model);
     c.checkContext(model.seq(), attention == Attention.FLASH);
+    ParallelConfig.checkHeadSplit(c.cpExchange(), c.tensorParallel(), c.contextParallel(),
+        model.heads(), model.kvHeads());
+    if (c.contextParallel() > 1 && c.cpExchange() == ContextExchange.ALL_TO_ALL
+        && model.packing().packed()) {
+      throw new InputException("packed documents under head-parallel context parallelism "
+          + "(--cp-comm-type a2a) are not modelled; use p2p or all_gather");
+    }
     model.checkHybridLayout(c.tensorParallel(), c.contextParallel());
     model.quantizedLayoutProblem(c.tensorParallel()).ifPresent(p -> {
       throw new InputException(p);

@@ -36,7 +36,8 @@ import io.meshplan.util.Require;
  *     --expert-tensor-parallel-size}), 1 otherwise
  * @param contextParallel the context-parallel size ({@code --context-parallel-size}): GPUs one
  *     sequence is split over, each a share of the data-parallel group's GPUs
- * @param cpAllGather Megatron-Core's {@code --cp-comm-type all_gather} rather than {@code p2p}
+ * @param cpExchange how context parallelism exchanges the sequence's shares (Megatron-Core's
+ *     {@code --cp-comm-type}: {@code p2p}, {@code all_gather} or {@code a2a})
  * @param split how the layers are split over the stages and chunks beyond the even split and the
  *     stated first and last stages: the embedding and loss counted as layers ({@link
  *     SplitAccounting}) or a layout chunk by chunk ({@link PipelineLayout});
@@ -68,7 +69,7 @@ public record ParallelConfig(
     int expertParallel,
     int expertTensorParallel,
     int contextParallel,
-    boolean cpAllGather,
+    ContextExchange cpExchange,
     PipelineSplit split,
     java.util.Set<io.meshplan.model.RecomputeModule> recomputeModules,
     int shardGroup,
@@ -92,6 +93,7 @@ public record ParallelConfig(
     Require.positive(expertParallel, "expert-parallel size");
     Require.positive(expertTensorParallel, "expert tensor-parallel size");
     Require.positive(contextParallel, "context-parallel size");
+    Require.nonNull(cpExchange, "context exchange");
     Require.nonNull(split, "pipeline split");
     recomputeModules = java.util.Set.copyOf(recomputeModules);
     Require.that(!recomputeModules.isEmpty(), "recompute modules must not be empty");
@@ -109,6 +111,64 @@ public record ParallelConfig(
       Require.that(contextParallel == 1 && expertParallel == 1, "hybrid sharding with context "
           + "or expert parallelism is not modelled");
     }
+  }
+
+  /**
+   * A configuration whose context parallelism passes the keys and values round a ring or
+   * all-gathers them.
+   *
+   * @param tensorParallel tensor-parallel size
+   * @param pipelineParallel pipeline-parallel size
+   * @param dataParallel data-parallel size
+   * @param virtualStages model chunks per pipeline stage
+   * @param microBatchSize sequences per microbatch on one replica
+   * @param globalBatchSize sequences per iteration
+   * @param recompute activation recomputation
+   * @param sequenceParallel sequence parallelism in the tensor-parallel group
+   * @param zeroStage the ZeRO stage
+   * @param firstStageLayers layers on the first stage, 0 for the even split
+   * @param lastStageLayers layers on the last stage, 0 for the even split
+   * @param expertParallel EP
+   * @param expertTensorParallel ETP
+   * @param contextParallel CP
+   * @param cpAllGather the all-gather context exchange rather than the ring
+   * @param split the pipeline split
+   * @param recomputeModules the recomputed modules
+   * @param shardGroup the shard group, 0 for the whole data-parallel group
+   * @param recomputeLayers layers recomputed per chunk, 0 for every layer
+   */
+  public ParallelConfig(int tensorParallel, int pipelineParallel, int dataParallel,
+      int virtualStages, int microBatchSize, int globalBatchSize, Recompute recompute,
+      boolean sequenceParallel, int zeroStage, int firstStageLayers, int lastStageLayers,
+      int expertParallel, int expertTensorParallel, int contextParallel, boolean cpAllGather,
+      PipelineSplit split, java.util.Set<io.meshplan.model.RecomputeModule> recomputeModules,
+      int shardGroup, int recomputeLayers) {
+    this(tensorParallel, pipelineParallel, dataParallel, virtualStages, microBatchSize,
+        globalBatchSize, recompute, sequenceParallel, zeroStage, firstStageLayers,
+        lastStageLayers, expertParallel, expertTensorParallel, contextParallel,
+        ContextExchange.of(cpAllGather), split, recomputeModules, shardGroup, recomputeLayers);
+  }
+
+  /**
+   * Whether context parallelism all-gathers the keys and values ({@code all_gather}).
+   *
+   * @return true for {@link ContextExchange#ALL_GATHER}
+   */
+  public boolean cpAllGather() {
+    return cpExchange == ContextExchange.ALL_GATHER;
+  }
+
+  /**
+   * This configuration with another context exchange.
+   *
+   * @param e the exchange
+   * @return the configuration
+   */
+  public ParallelConfig withCpExchange(ContextExchange e) {
+    return new ParallelConfig(tensorParallel, pipelineParallel, dataParallel, virtualStages,
+        microBatchSize, globalBatchSize, recompute, sequenceParallel, zeroStage,
+        firstStageLayers, lastStageLayers, expertParallel, expertTensorParallel, contextParallel,
+        e, split, recomputeModules, shardGroup, recomputeLayers);
   }
 
   /**
@@ -193,7 +253,7 @@ public record ParallelConfig(
     return new ParallelConfig(tensorParallel, pipelineParallel, dataParallel, virtualStages,
         microBatchSize, globalBatchSize, recompute, sequenceParallel, zeroStage,
         firstStageLayers, lastStageLayers, expertParallel, expertTensorParallel, contextParallel,
-        cpAllGather, split, recomputeModules, shardGroup, n);
+        cpExchange, split, recomputeModules, shardGroup, n);
   }
 
   /**
@@ -207,7 +267,7 @@ public record ParallelConfig(
     return new ParallelConfig(tensorParallel, pipelineParallel, dataParallel, virtualStages,
         microBatchSize, globalBatchSize, recompute, sequenceParallel, zeroStage,
         firstStageLayers, lastStageLayers, expertParallel, expertTensorParallel, contextParallel,
-        cpAllGather, split, recomputeModules, g, recomputeLayers);
+        cpExchange, split, recomputeModules, g, recomputeLayers);
   }
 
   /**
@@ -237,7 +297,7 @@ public record ParallelConfig(
   public ParallelConfig withRecompute(Recompute r) {
     return new ParallelConfig(tensorParallel, pipelineParallel, dataParallel, virtualStages,
         microBatchSize, globalBatchSize, r, sequenceParallel, zeroStage, firstStageLayers,
-        lastStageLayers, expertParallel, expertTensorParallel, contextParallel, cpAllGather, split,
+        lastStageLayers, expertParallel, expertTensorParallel, contextParallel, cpExchange, split,
         recomputeModules, shardGroup, r == Recompute.FULL ? recomputeLayers : 0);
   }
 
@@ -252,7 +312,7 @@ public record ParallelConfig(
     return new ParallelConfig(tensorParallel, pipelineParallel, dataParallel, virtualStages,
         microBatchSize, globalBatchSize, recompute, sequenceParallel, zeroStage,
         firstStageLayers, lastStageLayers, expertParallel, expertTensorParallel, contextParallel,
-        cpAllGather, split, modules, shardGroup, recomputeLayers);
+        cpExchange, split, modules, shardGroup, recomputeLayers);
   }
 
   /**
@@ -294,7 +354,7 @@ public record ParallelConfig(
     return new ParallelConfig(tensorParallel, pipelineParallel, dataParallel, virtualStages,
         microBatchSize, globalBatchSize, recompute, sequenceParallel, zeroStage,
         firstStageLayers, lastStageLayers, expertParallel, expertTensorParallel, contextParallel,
-        cpAllGather, split, recomputeModules, shardGroup, recomputeLayers);
+        cpExchange, split, recomputeModules, shardGroup, recomputeLayers);
   }
 
   /**
@@ -331,10 +391,48 @@ public record ParallelConfig(
    * @return the configuration
    */
   public ParallelConfig withContext(int cp, boolean allGather) {
+    return withContext(cp, ContextExchange.of(allGather));
+  }
+
+  /**
+   * This configuration with each sequence split over {@code cp} GPUs by an exchange.
+   *
+   * @param cp the context-parallel size
+   * @param e the exchange; without a split, the ring (the default)
+   * @return the configuration
+   */
+  public ParallelConfig withContext(int cp, ContextExchange e) {
     return new ParallelConfig(tensorParallel, pipelineParallel, dataParallel, virtualStages,
         microBatchSize, globalBatchSize, recompute, sequenceParallel, zeroStage,
         firstStageLayers, lastStageLayers, expertParallel, expertTensorParallel, cp,
-        allGather && cp > 1, split, recomputeModules, shardGroup, recomputeLayers);
+        cp > 1 ? e : ContextExchange.P2P, split, recomputeModules, shardGroup, recomputeLayers);
+  }
+
+  /**
+   * Refuses a head-parallel (Ulysses) context exchange whose heads do not split: each GPU of a
+   * tensor rank's context group takes {@code 1/CP} of the rank's query heads and of its key and
+   * value heads, so CP must divide both (Transformer Engine's {@code a2a} exchange asserts it).
+   *
+   * @param e the exchange
+   * @param tensorParallel TP
+   * @param contextParallel CP
+   * @param heads query heads
+   * @param kvHeads key and value heads
+   * @throws InputException when they do not split
+   */
+  public static void checkHeadSplit(ContextExchange e, int tensorParallel, int contextParallel,
+      int heads, int kvHeads) {
+    if (e != ContextExchange.ALL_TO_ALL || contextParallel == 1) {
+      return;
+    }
+    int q = heads / tensorParallel;
+    int kv = Math.max(1, kvHeads / tensorParallel);
+    if (q % contextParallel != 0 || kv % contextParallel != 0) {
+      throw new InputException("--cp-comm-type a2a splits each tensor rank's heads over the "
+          + contextParallel + " GPUs of its context group: " + q + " query and " + kv
+          + " key/value heads per rank do not split " + contextParallel + " ways; use p2p or "
+          + "all_gather, or a context-parallel size that divides them");
+    }
   }
 
   /**
@@ -407,7 +505,7 @@ public record ParallelConfig(
   public ParallelConfig withExperts(int ep, int etp) {
     return new ParallelConfig(tensorParallel, pipelineParallel, dataParallel, virtualStages,
         microBatchSize, globalBatchSize, recompute, sequenceParallel, zeroStage,
-        firstStageLayers, lastStageLayers, ep, etp, contextParallel, cpAllGather,
+        firstStageLayers, lastStageLayers, ep, etp, contextParallel, cpExchange,
         split, recomputeModules, shardGroup, recomputeLayers);
   }
 
@@ -528,7 +626,7 @@ public record ParallelConfig(
   public ParallelConfig withZeroStage(int stage) {
     return new ParallelConfig(tensorParallel, pipelineParallel, dataParallel, virtualStages,
         microBatchSize, globalBatchSize, recompute, sequenceParallel, stage, firstStageLayers,
-        lastStageLayers, expertParallel, expertTensorParallel, contextParallel, cpAllGather,
+        lastStageLayers, expertParallel, expertTensorParallel, contextParallel, cpExchange,
         split, recomputeModules, stage == 3 ? shardGroup : 0, recomputeLayers);
   }
 
@@ -542,7 +640,7 @@ public record ParallelConfig(
   public ParallelConfig withStageLayers(int first, int last) {
     return new ParallelConfig(tensorParallel, pipelineParallel, dataParallel, virtualStages,
         microBatchSize, globalBatchSize, recompute, sequenceParallel, zeroStage, first, last,
-        expertParallel, expertTensorParallel, contextParallel, cpAllGather, split,
+        expertParallel, expertTensorParallel, contextParallel, cpExchange, split,
         recomputeModules, shardGroup, recomputeLayers);
   }
 

@@ -274,7 +274,8 @@ public record PipelinePlan(
     return Optional.of(new ParallelConfig(s0.tensorParallel(), stages.size() / virtualStages,
         s0.dataParallel(), virtualStages, microBatchSize(s0), globalBatchSize, s0.recompute(),
         s0.sequenceParallel(), s0.zeroStage(), firstLast[0], firstLast[1], s0.expertParallel(),
-        s0.expertTensorParallel(), s0.contextParallel(), s0.cpAllGather())
+        s0.expertTensorParallel(), s0.contextParallel(), false)
+        .withCpExchange(s0.cpExchange())
         .withSplit(uneven.isPresent() ? SplitAccounting.NONE : countedSplit()
             .<PipelineSplit>map(x -> x).orElseGet(() -> layoutSplit().orElseThrow()))
         .withShardGroup(s0.shardGroup()));

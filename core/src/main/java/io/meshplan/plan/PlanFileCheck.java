@@ -248,6 +248,8 @@ public final class PlanFileCheck {
     try {
       ParallelConfig.checkContext(s.contextParallel(), plan.model().seq(),
           plan.attention() == io.meshplan.model.Attention.FLASH);
+      ParallelConfig.checkHeadSplit(s.cpExchange(), s.tensorParallel(), s.contextParallel(),
+          plan.model().heads(), plan.model().kvHeads());
     } catch (InputException e) {
       throw new InputException(at + "contextParallel: " + s.contextParallel() + ": "
           + e.getMessage());

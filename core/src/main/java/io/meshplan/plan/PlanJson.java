@@ -116,7 +116,7 @@ public final class PlanJson {
       }
       if (s.contextParallel() > 1) {
         o.put("contextParallel", s.contextParallel());
-        o.put("cpCommType", s.cpAllGather() ? "all_gather" : "p2p");
+        o.put("cpCommType", s.cpExchange().word());
       }
       o.put("forwardSeconds", s.forwardSeconds());
       o.put("backwardSeconds", s.backwardSeconds());
@@ -823,21 +823,22 @@ public final class PlanJson {
           s.has("expertParallel") ? s.integer("expertParallel") : 1,
           s.has("expertTensorParallel") ? s.integer("expertTensorParallel") : 1,
           s.has("contextParallel") ? s.integer("contextParallel") : 1,
-          s.has("cpCommType") && cpAllGather(where, s.text("cpCommType")),
+          s.has("cpCommType") ? cpExchange(where, s.text("cpCommType")) : ContextExchange.P2P,
           s.has("shardGroup") ? s.integer("shardGroup") : 0);
     } catch (IllegalArgumentException e) {
       throw new InputException(where + ": " + e.getMessage());
     }
   }
 
-  /** Reads {@code cpCommType}: {@code p2p} or {@code all_gather}. */
-  private static boolean cpAllGather(String where, String type) {
-    return switch (type) {
-      case "p2p" -> false;
-      case "all_gather" -> true;
-      default -> throw new InputException(where + ": cpCommType '" + type + "' is unknown; use "
-          + "p2p or all_gather");
-    };
+  /** Reads {@code cpCommType}: {@code p2p}, {@code all_gather} or {@code a2a}. */
+  private static ContextExchange cpExchange(String where, String type) {
+    for (ContextExchange e : ContextExchange.values()) {
+      if (e.word().equals(type)) {
+        return e;
+      }
+    }
+    throw new InputException(where + ": cpCommType '"
+        + io.meshplan.util.TerminalText.escape(type) + "' is unknown; use p2p, all_gather or a2a");
   }
 
   /** Reads the optional field {@code tensors} that {@link #putTensors} writes. */

@@ -34,8 +34,8 @@ import java.util.Optional;
  * @param expertTensorParallel the expert tensor-parallel size, 1 otherwise
  * @param contextParallel the context-parallel size: each of the {@code dataParallel} replicas is
  *     {@code contextParallel x tensorParallel} GPUs that split its sequences
- * @param cpAllGather whether context parallelism all-gathers the keys and values rather than
- *     passing them round a ring
+ * @param cpExchange how context parallelism exchanges the sequence's shares ({@link
+ *     ContextExchange})
  * @param shardGroup under ZeRO-3, the data-parallel replicas each copy of the state is sharded
  *     over: 0 for all of them, else a divisor of {@code dataParallel} (hybrid sharding, {@link
  *     ParallelConfig#shardGroup})
@@ -60,7 +60,7 @@ public record StagePlan(
     int expertParallel,
     int expertTensorParallel,
     int contextParallel,
-    boolean cpAllGather,
+    ContextExchange cpExchange,
     int shardGroup) {
 
   /** Validates the fields. */
@@ -73,6 +73,7 @@ public record StagePlan(
     Require.positive(expertParallel, "expert-parallel size");
     Require.positive(expertTensorParallel, "expert tensor-parallel size");
     Require.positive(contextParallel, "context-parallel size");
+    Require.nonNull(cpExchange, "context exchange");
     Require.that(firstDevice >= 0, "first device must be >= 0");
     Require.positive(dataParallel, "data-parallel size");
     Require.positive(tensorParallel, "tensor-parallel size");
@@ -92,6 +93,54 @@ public record StagePlan(
         && shardGroup < dataParallel && dataParallel % shardGroup == 0,
         () -> "shard group " + shardGroup + " needs ZeRO stage 3 and must divide the stage's "
             + dataParallel + " data-parallel replicas");
+  }
+
+  /**
+   * A stage whose context parallelism passes the keys and values round a ring or all-gathers
+   * them.
+   *
+   * @param firstLayer first layer
+   * @param lastLayer last layer
+   * @param submeshNodes submesh nodes
+   * @param submeshGpus submesh GPUs per node
+   * @param firstDevice first device
+   * @param dataParallel data-parallel size
+   * @param tensorParallel tensor-parallel size
+   * @param recompute recomputation
+   * @param sequenceParallel sequence parallelism
+   * @param zeroStage the ZeRO stage
+   * @param megatronLayouts Megatron-LM's layouts
+   * @param forwardSeconds forward seconds
+   * @param backwardSeconds backward seconds
+   * @param peakMemoryBytes peak memory
+   * @param tensors the largest tensors
+   * @param commBytesPerGpu bytes per GPU by axis
+   * @param expertParallel EP
+   * @param expertTensorParallel ETP
+   * @param contextParallel CP
+   * @param cpAllGather the all-gather context exchange rather than the ring
+   * @param shardGroup the shard group, 0 for the whole data-parallel group
+   */
+  public StagePlan(int firstLayer, int lastLayer, int submeshNodes, int submeshGpus,
+      int firstDevice, int dataParallel, int tensorParallel,
+      io.meshplan.model.Recompute recompute, boolean sequenceParallel, int zeroStage,
+      boolean megatronLayouts, double forwardSeconds, double backwardSeconds,
+      double peakMemoryBytes, List<TensorSharding> tensors, Optional<AxisBytes> commBytesPerGpu,
+      int expertParallel, int expertTensorParallel, int contextParallel, boolean cpAllGather,
+      int shardGroup) {
+    this(firstLayer, lastLayer, submeshNodes, submeshGpus, firstDevice, dataParallel,
+        tensorParallel, recompute, sequenceParallel, zeroStage, megatronLayouts, forwardSeconds,
+        backwardSeconds, peakMemoryBytes, tensors, commBytesPerGpu, expertParallel,
+        expertTensorParallel, contextParallel, ContextExchange.of(cpAllGather), shardGroup);
+  }
+
+  /**
+   * Whether context parallelism all-gathers the keys and values ({@code all_gather}).
+   *
+   * @return true for {@link ContextExchange#ALL_GATHER}
+   */
+  public boolean cpAllGather() {
+    return cpExchange == ContextExchange.ALL_GATHER;
   }
 
   /**

@@ -247,17 +247,23 @@ public final class PublicFolds {
       String[] rc = r.get("recompute").split("=");
       boolean block = rc[0].equals("full") && rc.length > 1;
       // The cp column: a size, or size/allgather where keys and values are all-gathered
-      // (Megatron-Core's all_gather form) rather than passed round a ring.
+      // (Megatron-Core's all_gather form) rather than passed round a ring, or size/a2a where
+      // all-to-alls trade sequence shares for heads (Ulysses).
       String[] cp = r.get("cp").split("/");
+      io.meshplan.plan.ContextExchange exchange = cp.length < 2
+          ? io.meshplan.plan.ContextExchange.P2P
+          : io.meshplan.plan.ContextExchange.parse(cp[1]).orElseThrow(
+              () -> new IllegalStateException(resource + ": unknown cp exchange " + cp[1]));
       // The sequence_parallel column, where a file has it; else on with tensor parallelism.
       boolean sp = r.optional("sequence_parallel").map(v -> yes(resource, v)).orElse(tp > 1);
       ParallelConfig c = new ParallelConfig(tp, pp, r.integer("dp"), r.integer("vpp"),
           r.integer("micro_batch"), batch, Recompute.parse(rc[0]), sp, r.integer("zero"),
           r.integer("first"), r.integer("last"), r.integer("ep"), 1,
-          AsciiDigits.parseInt(cp[0]), cp.length > 1 && cp[1].equals("allgather"), split,
+          AsciiDigits.parseInt(cp[0]), false, split,
           rc.length > 1 && !block
               ? io.meshplan.model.RecomputeModule.parseList(rc[1].replace('+', ','))
               : io.meshplan.model.RecomputeModule.DEFAULT)
+          .withCpExchange(exchange)
           .withRecomputeLayers(block ? AsciiDigits.parseInt(rc[1]) : 0);
       // fp8 is Transformer Engine's delayed scaling; fp8:tensorwise its current scaling.
       String precision = r.get("dtype");

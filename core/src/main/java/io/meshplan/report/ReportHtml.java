@@ -299,7 +299,11 @@ public final class ReportHtml {
     StringBuilder b = new StringBuilder().append(x.dataParallel()).append(" x ");
     if (x.contextParallel() > 1) {
       b.append(x.contextParallel()).append(" (context-parallel, ")
-          .append(x.cpAllGather() ? "all-gather" : "ring").append(") x ");
+          .append(switch (x.cpExchange()) {
+            case ALL_GATHER -> "all-gather";
+            case ALL_TO_ALL -> "all-to-all";
+            case P2P -> "ring";
+          }).append(") x ");
     }
     b.append(x.tensorParallel());
     if (x.expertParallel() > 1 || x.expertTensorParallel() > 1) {

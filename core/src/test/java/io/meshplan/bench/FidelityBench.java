@@ -131,7 +131,8 @@ public final class FidelityBench {
   private static String layout(ParallelConfig c) {
     return c.tensorParallel() + "/" + c.pipelineParallel() + "/" + c.dataParallel()
         + (c.virtualStages() > 1 ? " v" + c.virtualStages() : "")
-        + (c.contextParallel() > 1 ? " cp" + c.contextParallel() : "")
+        + (c.contextParallel() > 1 ? " cp" + c.contextParallel()
+            + (c.cpExchange() == io.meshplan.plan.ContextExchange.ALL_TO_ALL ? "/a2a" : "") : "")
         + (c.expertParallel() > 1 ? " ep" + c.expertParallel() : "") + " "
         + c.microBatchSize() + " " + c.globalBatchSize() + " " + c.recompute().label()
         + (c.recomputeLayers() > 0 ? "=" + c.recomputeLayers() : "");

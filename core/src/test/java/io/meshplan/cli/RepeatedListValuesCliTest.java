@@ -57,8 +57,8 @@ class RepeatedListValuesCliTest {
     for (String f : List.of("public,nemo", "meta,public", "public,public")) {
       CliRun.of("calibrate", "--train", "--folds", f, "--out", dir.resolve("q.yaml").toString())
           .refusedInOneLine(2, "--folds public already holds every fold (sc21, llm-foundry, "
-              + "megatron-core, nemo, meta, automodel, maxtext, mlperf, mlperf-nvidia); give public alone, or "
-              + "fold names, each once");
+              + "megatron-core, nemo, meta, automodel, maxtext, mlperf, mlperf-nvidia); give public "
+              + "alone, or fold names, each once");
     }
   }
 

@@ -138,8 +138,10 @@ class MegatronMoeConformanceTest {
     int dp = (int) (cluster.gpuCount() / perReplica);
     int ep = moe.routed() ? 1 << rnd.nextInt(5) : 1;
     int etp = moe.routed() ? 1 << rnd.nextInt(2) : 1;
+    // Ring, all-gather or Ulysses' all-to-alls; one whose heads do not split is refused below.
     ParallelConfig c = new ParallelConfig(tp, pp, dp, 1, 1, dp * (1 + rnd.nextInt(4)),
-        Recompute.FULL, tp > 1, rnd.nextInt(4), 0, 0, ep, etp, cp, rnd.nextBoolean());
+        Recompute.FULL, tp > 1, rnd.nextInt(4), 0, 0, ep, etp, cp, false)
+        .withContext(cp, io.meshplan.plan.ContextExchange.values()[rnd.nextInt(3)]);
     // DeepEP and Hybrid-EP only where meshplan has their published bandwidths (Hopper).
     io.meshplan.model.ExpertDispatcher d = ep > 1 && cluster.gpu().name().startsWith("h100")
         ? io.meshplan.model.ExpertDispatcher.values()[rnd.nextInt(3)]
@@ -218,7 +220,13 @@ class MegatronMoeConformanceTest {
     assertThat(a).doesNotContainKey("--moe-pad-expert-input-to-capacity");
     if (cp > 1) {
       assertThat(m.seq() % (2 * cp)).as(at).isZero();
-      assertThat(a.get("--cp-comm-type")).isEqualTo(c.cpAllGather() ? "all_gather" : "p2p");
+      // arguments.py:3221 takes p2p, a2a, allgather (Transformer Engine's all_gather) or
+      // a2a+p2p; a2a splits each tensor rank's heads over the context group.
+      assertThat(a.get("--cp-comm-type")).isEqualTo(c.cpExchange().word()).isIn("p2p",
+          "all_gather", "a2a");
+      if (c.cpExchange() == io.meshplan.plan.ContextExchange.ALL_TO_ALL) {
+        assertThat(m.heads() / c.tensorParallel() % cp).as(at).isZero();
+      }
       assertThat(text.contains("\nexport CUDA_DEVICE_MAX_CONNECTIONS=1\n"))
           .isEqualTo(c.zeroStage() < 2 && in.cluster().gpu().architecture().computeCapabilityMajor() < 10);
     } else {

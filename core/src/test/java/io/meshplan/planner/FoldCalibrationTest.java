@@ -103,19 +103,19 @@ class FoldCalibrationTest {
 
   @Test
   void blackwellsTwoStacksScoreEachOtherAndKeepKernelLevelPrices() {
-    // Blackwell's 33 runs are two stacks': Megatron-Bridge's 30 (fold nemo) and NVIDIA's MLPerf
-    // code's 3 (fold mlperf-nvidia). A factor fitted on either predicts the other worse than the
+    // Blackwell's 37 runs are two stacks': Megatron-Bridge's 30 (fold nemo) and NVIDIA's MLPerf
+    // code's 7 (fold mlperf-nvidia). A factor fitted on either predicts the other worse than the
     // kernel-level prices do, so none ships; each run's band residual is scored without its fold.
     List<PublicRun> blackwell = PublicFolds.all().stream()
         .filter(r -> r.cluster().gpu().architecture() == Architecture.BLACKWELL).toList();
-    assertThat(blackwell).hasSize(33);
-    assertThat(blackwell.stream().filter(r -> r.fold().equals("mlperf-nvidia"))).hasSize(3);
+    assertThat(blackwell).hasSize(37);
+    assertThat(blackwell.stream().filter(r -> r.fold().equals("mlperf-nvidia"))).hasSize(7);
     ComputeScale c = PublicPrices.shipped().compute().get("blackwell");
     assertThat(c.scale()).isEqualTo(1.0);
     assertThat(c.folds()).containsExactly("mlperf-nvidia", "nemo");
     assertThat(c.errorBand()).hasValueSatisfying(b -> assertThat(b.basis())
         .isNotEqualTo(io.meshplan.calibrate.ErrorBand.KERNEL_LEVEL));
     assertThat(PublicPrices.words(blackwell.get(0).cluster().gpu(), c))
-        .contains("checked on 33 public runs, 2 stacks)");
+        .contains("checked on 37 public runs, 2 stacks)");
   }
 }

@@ -18,7 +18,7 @@ import org.junit.jupiter.api.Test;
 class PublicMlperfNvidiaFoldTest {
   private static List<PublicRun> rows() {
     List<PublicRun> rows = PublicFolds.of(List.of("mlperf-nvidia"));
-    assertThat(rows).hasSize(4);
+    assertThat(rows).hasSize(8);
     return rows;
   }
 
@@ -37,14 +37,13 @@ class PublicMlperfNvidiaFoldTest {
       assertThat(r.model().lora().rank()).isEqualTo(16);
       assertThat(r.model().lora().alpha()).isEqualTo(32.0);
       assertThat(r.model().lora().targets()).isEqualTo("q_proj,k_proj,v_proj,o_proj");
-      assertThat(r.model().fp8ActivationInput()).isTrue();
+      assertThat(r.model().fp8ActivationInput()).isEqualTo(r.config().contextParallel() == 1);
       assertThat(r.model().seq()).isEqualTo(8192);
       assertThat(r.kernel()).contains(AttentionKernel.CUDNN_FP8);
       assertThat(r.config().recompute()).isEqualTo(Recompute.NONE);
       assertThat(r.config().zeroStage()).isEqualTo(1);
       assertThat(r.config().microBatchSize()).isEqualTo(1);
       assertThat(r.config().pipelineParallel()).isEqualTo(1);
-      assertThat(r.config().contextParallel()).isEqualTo(1);
       assertThat(r.figure()).isEqualTo(PublicRun.Figure.TOKENS_PER_GPU);
     }
   }
@@ -73,6 +72,33 @@ class PublicMlperfNvidiaFoldTest {
     assertThat(h200.config().dataParallel()).isEqualTo(4);
     assertThat(h200.config().globalBatchSize()).isEqualTo(8);
     assertThat(h200.measured()).isCloseTo(27360 / 10762.812 * 8192 / 8, within(0.1));
+  }
+
+  /**
+   * NVIDIA's own rows on GB200 and GB300 NVL72 racks (config_GB{200,300}_18x4x1xtp1pp1cp8.sh and
+   * _128x4x1xtp1pp1cp8.sh): CP 8 with the implementation's default exchange, Ulysses'
+   * all-to-alls (CP_COMM_TYPE a2a), DP 9 on one rack and 64 on eight racks of 64 GPUs, global
+   * batch 9 and 64, the SwiGLU inputs in bf16 (no FP8_ACT). The rates: 27,720 samples in
+   * 612.011 s (GB200, 72 GPUs), 28,080 in 534.880 s (GB300), 32,000 in 102.608 s and 88.933 s
+   * (512 GPUs), times 8,192 tokens over the GPUs.
+   */
+  @Test
+  void nvidiasRackRowsSplitEachSequenceByAllToAlls() {
+    List<PublicRun> rows = rows().subList(4, 8);
+    double[] rates = {27720 / 612.011 * 8192 / 72, 28080 / 534.880 * 8192 / 72,
+        32000 / 102.608 * 8192 / 512, 32000 / 88.933 * 8192 / 512};
+    String[] clusters = {"1xnvl72:gb200:ib-ndr400", "1xnvl72:gb300:ib-xdr800",
+        "8xnvl64:gb200:ib-ndr400", "8xnvl64:gb300:ib-xdr800"};
+    for (int i = 0; i < 4; i++) {
+      PublicRun r = rows.get(i);
+      assertThat(r.cluster().toShortString()).isEqualTo(clusters[i]);
+      assertThat(r.config().contextParallel()).isEqualTo(8);
+      assertThat(r.config().cpExchange()).isEqualTo(io.meshplan.plan.ContextExchange.ALL_TO_ALL);
+      assertThat(r.config().dataParallel()).isEqualTo(i < 2 ? 9 : 64);
+      assertThat(r.config().globalBatchSize()).isEqualTo(i < 2 ? 9 : 64);
+      assertThat(r.model().fp8ActivationInput()).isFalse();
+      assertThat(r.measured()).isCloseTo(rates[i], within(0.1));
+    }
   }
 
   /**

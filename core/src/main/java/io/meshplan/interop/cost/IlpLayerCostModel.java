@@ -298,6 +298,10 @@ public final class IlpLayerCostModel implements LayerCostModel {
         io.meshplan.cluster.KernelTimeModel.trainingPrecision(cluster.gpu(),
             io.meshplan.model.Fp8Training.storage(computeType).bytes()), computeScale, kernel,
         fp8Quantization(m.fp8Scaling()));
+    if (ulysses(s) && kind.block()) {
+      env = new MeshEnv(env.comm(), env.memoryPerDevice(),
+          env.compute().map(c -> new WholeSequenceAttention(c, s.contextParallel())));
+    }
     Map<Integer, ShardingSpec> fixed = new HashMap<>();
     fixBoundary(tg, s, fixed);
     java.util.BitSet local = tg.deviceLocal();
@@ -362,11 +366,14 @@ public final class IlpLayerCostModel implements LayerCostModel {
       LayerSetting s) {
     Graph g = tg.graph();
     double kv = 0;
+    double qo = 0;
     double fwd = 0;
     double bwd = 0;
     for (Instruction ins : g.instructions()) {
       if (ins.opcode() == Opcode.FUSED_ATTENTION) {
         fwd += plan.strategy(ins.id()).computeCost();
+        qo += plan.spec(ins.operand(0)).localBytes(g.get(ins.operand(0)).tensorShape(),
+            env.mesh()) + plan.spec(ins.id()).localBytes(ins.tensorShape(), env.mesh());
         for (int k = 1; k <= 2; k++) {
           int whole = ins.operand(k);
           int local = g.get(whole).opcode() == Opcode.CONCATENATE ? g.get(whole).operand(0)
@@ -377,7 +384,17 @@ public final class IlpLayerCostModel implements LayerCostModel {
         bwd += plan.strategy(ins.id()).computeCost();
       }
     }
+    if (ulysses(s)) {
+      // The all-to-alls move one GPU's share of Q, K and V in and of the output back.
+      return new RingExchange(s.contextParallel(), false, kv + qo, 0, 0, 1, true);
+    }
     return new RingExchange(s.contextParallel(), s.cpAllGather(), kv, fwd, bwd, 1);
+  }
+
+  /** Whether a setting splits each sequence by head-parallel (Ulysses) all-to-alls. */
+  private static boolean ulysses(LayerSetting s) {
+    return s.contextParallel() > 1
+        && s.cpExchange() == io.meshplan.plan.ContextExchange.ALL_TO_ALL;
   }
 
   /**

@@ -134,7 +134,7 @@ public interface LayerCostModel {
         // The experts live in the expert blocks; the other layers price alike under any layout.
         setting = new LayerSetting(setting.tensorParallel(), setting.microBatch(),
             setting.recompute(), setting.sequenceParallel(), setting.megatron(), 1, 1,
-            setting.contextParallel(), setting.cpAllGather());
+            setting.contextParallel(), setting.cpExchange());
       }
     }
   }

@@ -17,19 +17,20 @@ import io.meshplan.util.Require;
  * @param expertParallel the expert-parallel size EP of a mixture-of-experts layer (1 for dense)
  * @param expertTensorParallel the expert tensor-parallel size ETP (1 for dense)
  * @param contextParallel the context-parallel size CP: the GPUs one sequence is split over
- * @param cpAllGather whether context parallelism gathers the keys and values whole before the
- *     attention (Megatron-Core's {@code --cp-comm-type all_gather}) instead of passing them round
- *     a ring under it ({@code p2p}, the default)
+ * @param cpExchange how context parallelism exchanges the sequence's shares ({@link
+ *     io.meshplan.plan.ContextExchange}): a ring of the keys and values under the attention
+ *     ({@code p2p}, the default), their all-gather before it ({@code all_gather}), or the
+ *     head-parallel all-to-alls of DeepSpeed-Ulysses ({@code a2a})
  * @param recomputeModules the submodules selective recomputation recomputes (Megatron-Core's
  *     {@code --recompute-modules}; {@link io.meshplan.model.RecomputeModule#DEFAULT} the attention
  *     core)
  */
 public record LayerSetting(int tensorParallel, int microBatch, Recompute recompute,
     boolean sequenceParallel, boolean megatron, int expertParallel, int expertTensorParallel,
-    int contextParallel, boolean cpAllGather,
+    int contextParallel, io.meshplan.plan.ContextExchange cpExchange,
     java.util.Set<io.meshplan.model.RecomputeModule> recomputeModules)
     implements java.io.Serializable {
-  private static final long serialVersionUID = 4L;
+  private static final long serialVersionUID = 5L;
 
   /** Validates the fields. */
   public LayerSetting {
@@ -39,6 +40,7 @@ public record LayerSetting(int tensorParallel, int microBatch, Recompute recompu
     Require.positive(expertParallel, "expert-parallel size");
     Require.positive(expertTensorParallel, "expert tensor-parallel size");
     Require.positive(contextParallel, "context-parallel size");
+    Require.nonNull(cpExchange, "context exchange");
     recomputeModules = java.util.Set.copyOf(recomputeModules);
   }
 
@@ -59,8 +61,63 @@ public record LayerSetting(int tensorParallel, int microBatch, Recompute recompu
       boolean sequenceParallel, boolean megatron, int expertParallel, int expertTensorParallel,
       int contextParallel, boolean cpAllGather) {
     this(tensorParallel, microBatch, recompute, sequenceParallel, megatron, expertParallel,
-        expertTensorParallel, contextParallel, cpAllGather,
+        expertTensorParallel, contextParallel, io.meshplan.plan.ContextExchange.of(cpAllGather),
         io.meshplan.model.RecomputeModule.DEFAULT);
+  }
+
+  /**
+   * A setting whose selective recomputation recomputes the attention core, with a context
+   * exchange.
+   *
+   * @param tensorParallel GPUs that share one replica of the layer
+   * @param microBatch sequences per microbatch on one replica
+   * @param recompute activation recomputation
+   * @param sequenceParallel sequence parallelism in the tensor-parallel group
+   * @param megatron weights fixed to Megatron-LM's layouts
+   * @param expertParallel EP
+   * @param expertTensorParallel ETP
+   * @param contextParallel CP
+   * @param cpExchange the context exchange
+   */
+  public LayerSetting(int tensorParallel, int microBatch, Recompute recompute,
+      boolean sequenceParallel, boolean megatron, int expertParallel, int expertTensorParallel,
+      int contextParallel, io.meshplan.plan.ContextExchange cpExchange) {
+    this(tensorParallel, microBatch, recompute, sequenceParallel, megatron, expertParallel,
+        expertTensorParallel, contextParallel, cpExchange,
+        io.meshplan.model.RecomputeModule.DEFAULT);
+  }
+
+  /**
+   * A setting whose context parallelism passes the keys and values round a ring or all-gathers
+   * them.
+   *
+   * @param tensorParallel GPUs that share one replica of the layer
+   * @param microBatch sequences per microbatch on one replica
+   * @param recompute activation recomputation
+   * @param sequenceParallel sequence parallelism in the tensor-parallel group
+   * @param megatron weights fixed to Megatron-LM's layouts
+   * @param expertParallel EP
+   * @param expertTensorParallel ETP
+   * @param contextParallel CP
+   * @param cpAllGather the all-gather form of CP rather than the ring
+   * @param recomputeModules the recomputed modules
+   */
+  public LayerSetting(int tensorParallel, int microBatch, Recompute recompute,
+      boolean sequenceParallel, boolean megatron, int expertParallel, int expertTensorParallel,
+      int contextParallel, boolean cpAllGather,
+      java.util.Set<io.meshplan.model.RecomputeModule> recomputeModules) {
+    this(tensorParallel, microBatch, recompute, sequenceParallel, megatron, expertParallel,
+        expertTensorParallel, contextParallel, io.meshplan.plan.ContextExchange.of(cpAllGather),
+        recomputeModules);
+  }
+
+  /**
+   * Whether context parallelism all-gathers the keys and values ({@code all_gather}).
+   *
+   * @return true for {@link io.meshplan.plan.ContextExchange#ALL_GATHER}
+   */
+  public boolean cpAllGather() {
+    return cpExchange == io.meshplan.plan.ContextExchange.ALL_GATHER;
   }
 
   /**
@@ -72,7 +129,7 @@ public record LayerSetting(int tensorParallel, int microBatch, Recompute recompu
   public LayerSetting withRecomputeModules(java.util.Set<io.meshplan.model.RecomputeModule>
       modules) {
     return new LayerSetting(tensorParallel, microBatch, recompute, sequenceParallel, megatron,
-        expertParallel, expertTensorParallel, contextParallel, cpAllGather, modules);
+        expertParallel, expertTensorParallel, contextParallel, cpExchange, modules);
   }
 
   /**
@@ -110,8 +167,20 @@ public record LayerSetting(int tensorParallel, int microBatch, Recompute recompu
    * @return the setting
    */
   public LayerSetting withContext(int cp, boolean allGather) {
+    return withContext(cp, io.meshplan.plan.ContextExchange.of(allGather));
+  }
+
+  /**
+   * This setting with each sequence split over {@code cp} GPUs by an exchange.
+   *
+   * @param cp the context-parallel size
+   * @param e the exchange; without a split, the ring (the default)
+   * @return the setting
+   */
+  public LayerSetting withContext(int cp, io.meshplan.plan.ContextExchange e) {
     return new LayerSetting(tensorParallel, microBatch, recompute, sequenceParallel, megatron,
-        expertParallel, expertTensorParallel, cp, allGather && cp > 1, recomputeModules);
+        expertParallel, expertTensorParallel, cp,
+        cp > 1 ? e : io.meshplan.plan.ContextExchange.P2P, recomputeModules);
   }
 
   /**
@@ -136,7 +205,7 @@ public record LayerSetting(int tensorParallel, int microBatch, Recompute recompu
    */
   public LayerSetting withRecompute(Recompute r) {
     return new LayerSetting(tensorParallel, microBatch, r, sequenceParallel, megatron,
-        expertParallel, expertTensorParallel, contextParallel, cpAllGather, recomputeModules);
+        expertParallel, expertTensorParallel, contextParallel, cpExchange, recomputeModules);
   }
 
   /**

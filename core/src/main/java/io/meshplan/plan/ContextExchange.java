@@ -1,0 +1,74 @@
+package io.meshplan.plan;
+
+import java.util.Locale;
+import java.util.Optional;
+
+/**
+ * How context parallelism gives each GPU's attention what it needs of the other GPUs' shares of
+ * the sequence: Megatron-Core's {@code --cp-comm-type} (Transformer Engine's {@code
+ * cp_comm_type}, NVIDIA/Megatron-LM d98e8a6, {@code megatron/training/arguments.py}).
+ */
+public enum ContextExchange {
+  /**
+   * The key and value blocks passed round a ring of the {@code CP} GPUs in {@code CP - 1} steps,
+   * each under the attention of the block before it ({@code p2p}, the default).
+   */
+  P2P("p2p"),
+  /**
+   * The keys and values all-gathered before the attention and their gradients reduce-scattered
+   * after it, nothing overlapped ({@code all_gather}).
+   */
+  ALL_GATHER("all_gather"),
+  /**
+   * DeepSpeed-Ulysses' head-parallel exchange ({@code a2a}): an all-to-all turns each GPU's share
+   * of the sequence for all heads into the whole sequence for {@code 1/CP} of the heads before
+   * the attention core, another turns its output back; the backward pass runs both again for
+   * the gradients. Each GPU's attention kernel then runs over the whole sequence (Jacobs et al.,
+   * "DeepSpeed Ulysses", arXiv:2309.14509, section 3).
+   */
+  ALL_TO_ALL("a2a");
+
+  private final String word;
+
+  ContextExchange(String word) {
+    this.word = word;
+  }
+
+  /**
+   * The word Megatron-LM's {@code --cp-comm-type} and meshplan's flag and plan files use.
+   *
+   * @return p2p, all_gather or a2a
+   */
+  public String word() {
+    return word;
+  }
+
+  /**
+   * The exchange a word names; {@code allgather}, torchtitan's name, is {@code all_gather}.
+   *
+   * @param w the word
+   * @return the exchange, or empty for another word
+   */
+  public static Optional<ContextExchange> parse(String w) {
+    String k = w.toLowerCase(Locale.ROOT);
+    if (k.equals("allgather")) {
+      return Optional.of(ALL_GATHER);
+    }
+    for (ContextExchange e : values()) {
+      if (e.word.equals(k)) {
+        return Optional.of(e);
+      }
+    }
+    return Optional.empty();
+  }
+
+  /**
+   * The exchange a boolean of the ring or all-gather choice names.
+   *
+   * @param allGather whether all-gathered
+   * @return {@link #ALL_GATHER} or {@link #P2P}
+   */
+  public static ContextExchange of(boolean allGather) {
+    return allGather ? ALL_GATHER : P2P;
+  }
+}
