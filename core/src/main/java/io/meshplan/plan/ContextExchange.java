@@ -24,7 +24,7 @@ public enum ContextExchange {
    * of the sequence for all heads into the whole sequence for {@code 1/CP} of the heads before
    * the attention core, another turns its output back; the backward pass runs both again for
    * the gradients. Each GPU's attention kernel then runs over the whole sequence (Jacobs et al.,
-   * "DeepSpeed Ulysses", arXiv:2309.14509, section 3).
+   * "DeepSpeed Ulysses", arXiv:2309.14509).
    */
   ALL_TO_ALL("a2a");
 

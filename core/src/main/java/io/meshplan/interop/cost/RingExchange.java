@@ -18,7 +18,10 @@ import io.meshplan.util.Require;
  * all-to-all turns each GPU's share of the sequence for all its heads into the whole sequence for
  * {@code 1/CP} of them before the convolution and scan, and another turns the output back before
  * the output projection; the backward pass runs both again for the gradients; nothing overlapped.
- * Priced by the stage ({@link StageCostBuilder}), where the CP group lies.
+ * Attention under head-parallel context parallelism ({@code cp_comm_type a2a}, DeepSpeed-Ulysses,
+ * {@link io.meshplan.plan.ContextExchange#ALL_TO_ALL}) is the same exchange around the attention
+ * core: Q, K and V in, the output back. Priced by the stage ({@link StageCostBuilder}), where the
+ * CP group lies.
  *
  * @param contextParallel CP
  * @param allGather the {@code all_gather} form rather than the ring
@@ -27,7 +30,8 @@ import io.meshplan.util.Require;
  * @param attentionForwardSeconds the attention kernels of the forward pass, seconds
  * @param attentionBackwardSeconds the attention kernels of the backward pass, seconds
  * @param passes forward passes whose exchange the block runs (2 with full recomputation)
- * @param headSwap a hybrid mixer's head-parallel all-to-alls rather than attention's exchange
+ * @param headSwap head-parallel all-to-alls (a hybrid mixer's, or Ulysses' around the attention
+ *     core) rather than the keys and values' ring or all-gather
  */
 public record RingExchange(int contextParallel, boolean allGather, double kvBytes,
     double attentionForwardSeconds, double attentionBackwardSeconds, int passes,
