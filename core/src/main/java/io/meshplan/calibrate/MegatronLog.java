@@ -284,7 +284,7 @@ final class MegatronLog {
         zero, a.flag(MegatronArg.OVERLAP_GRAD_REDUCE.dest()),
         a.flag(MegatronArg.OVERLAP_PARAM_GATHER.dest()), a.flag(MegatronArg.TP_COMM_OVERLAP.dest()),
         !"False".equals(a.args.get(MegatronArg.NO_GRADIENT_ACCUMULATION_FUSION.dest())), split(a), false,
-        bf16GradReduce(a), cp, cp > 1 && allGather(a), modules,
+        bf16GradReduce(a), cp, cp > 1 ? cpCommType(a) : "p2p", modules,
         routed ? a.optionalInt(MegatronArg.EXPERT_MODEL_PARALLEL_SIZE.dest()).orElse(1) : 1,
         routed ? a.optionalInt(MegatronArg.EXPERT_TENSOR_PARALLEL_SIZE.dest()).orElse(tp) : 1,
         routed && a.flag(MegatronArg.OVERLAP_MOE_EXPERT_PARALLEL_COMM.dest()),
@@ -351,27 +351,27 @@ final class MegatronLog {
   }
 
   /**
-   * Whether context parallelism all-gathered keys and values ({@code cp_comm_type}, a list, one
-   * entry for all layers or one per layer): {@code p2p} is the ring, {@code all_gather} (or
-   * {@code allgather}) the all-gather; Ulysses' {@code a2a} (which {@code simulate} and {@code
-   * export} take as {@code --cp-comm-type a2a}, but a training run here does not carry), {@code
-   * a2a+p2p}, and a mix over layers are refused.
+   * How context parallelism exchanged the sequence's shares ({@code cp_comm_type}, a list, one
+   * entry for all layers or one per layer): {@code p2p} the ring, {@code all_gather} (or
+   * {@code allgather}) the all-gather, {@code a2a} Ulysses' head-parallel all-to-alls; {@code
+   * a2a+p2p} (all-to-alls inside a node, a ring across) and a mix over layers are refused.
    */
-  private static boolean allGather(Args a) {
+  private static String cpCommType(Args a) {
     List<String> types = listOf(a.args.getOrDefault(MegatronArg.CP_COMM_TYPE.dest(), "p2p"));
     java.util.Set<String> kinds = new java.util.HashSet<>();
     for (String t : types) {
       switch (t) {
         case "p2p" -> kinds.add("p2p");
         case "all_gather", "allgather" -> kinds.add("all_gather");
+        case "a2a" -> kinds.add("a2a");
         default -> throw a.bad(MegatronArg.CP_COMM_TYPE.dest(), "is not a context-parallel "
-            + "exchange calibrate --train reads (p2p or all_gather)");
+            + "exchange meshplan prices (p2p, all_gather or a2a)");
       }
     }
     if (kinds.size() > 1) {
       throw a.bad(MegatronArg.CP_COMM_TYPE.dest(), "mixes exchanges over layers; meshplan prices one for all");
     }
-    return kinds.contains("all_gather");
+    return kinds.isEmpty() ? "p2p" : kinds.iterator().next();
   }
 
   /** The items of a printed Python list of strings, or of one bare word; none for None. */

@@ -30,9 +30,10 @@ import io.meshplan.util.Require;
  * @param contextParallel the GPUs each sequence was split over (Megatron-LM's {@code
  *     context_parallel_size}, torchtitan's {@code context_parallel_degree}); the data-parallel
  *     size does not count them, and the world is {@code tp x pp x cp x dp}
- * @param cpAllGather whether context parallelism all-gathered the keys and values (Megatron-LM's
- *     {@code cp_comm_type all_gather}, torchtitan's {@code allgather} rotation) rather than
- *     passing them round a ring ({@code p2p})
+ * @param cpCommType how context parallelism exchanged the sequence's shares: {@code p2p} (a
+ *     ring of the keys and values), {@code all_gather} (Megatron-LM's {@code cp_comm_type
+ *     all_gather}, torchtitan's {@code allgather} rotation) or {@code a2a} (Megatron-LM's
+ *     head-parallel all-to-alls, DeepSpeed-Ulysses)
  * @param recomputeModules what selective recomputation recomputed, by Megatron-LM's names
  *     ({@code recompute_modules}); empty for its default, the attention core
  * @param expertParallel the GPUs a mixture-of-experts layer's experts were spread over ({@code
@@ -54,9 +55,12 @@ public record RunParallel(int tensorParallel, int pipelineParallel, int dataPara
     int virtualStages, int microBatch, int localBatch, String recompute, boolean sequenceParallel,
     int zeroStage, boolean overlapGradReduce, boolean overlapParamGather, boolean tpCommOverlap,
     boolean gradAccumFusion, RunSplit split, boolean lossFusion, boolean bf16GradReduce,
-    int contextParallel, boolean cpAllGather, java.util.List<String> recomputeModules,
+    int contextParallel, String cpCommType, java.util.List<String> recomputeModules,
     int expertParallel, int expertTensorParallel, boolean moeOverlap, String dispatcher,
     int shardReplicas, int recomputeLayers) {
+  /** The context exchanges a run may state, by Megatron-LM's {@code cp_comm_type} words. */
+  public static final java.util.List<String> CP_COMM_TYPES = java.util.List.of("p2p",
+      "all_gather", "a2a");
   /** The dispatchers a run may state: Megatron-Core's alltoall, or flex's deepep or hybridep. */
   public static final java.util.List<String> DISPATCHERS = java.util.List.of("alltoall", "deepep",
       "hybridep");
@@ -97,8 +101,8 @@ public record RunParallel(int tensorParallel, int pipelineParallel, int dataPara
     this(tensorParallel, pipelineParallel, dataParallel, virtualStages, microBatch, localBatch,
         recompute, sequenceParallel, zeroStage, overlapGradReduce, overlapParamGather,
         tpCommOverlap, gradAccumFusion, split, lossFusion, bf16GradReduce, contextParallel,
-        cpAllGather, recomputeModules, expertParallel, expertTensorParallel, moeOverlap,
-        "alltoall", 1, 0);
+        cpAllGather ? "all_gather" : "p2p", recomputeModules, expertParallel,
+        expertTensorParallel, moeOverlap, "alltoall", 1, 0);
   }
 
   /**
@@ -112,7 +116,7 @@ public record RunParallel(int tensorParallel, int pipelineParallel, int dataPara
     return new RunParallel(tensorParallel, pipelineParallel, dataParallel, virtualStages,
         microBatch, localBatch, recompute, sequenceParallel, zeroStage, overlapGradReduce,
         overlapParamGather, tpCommOverlap, gradAccumFusion, split, lossFusion, bf16GradReduce,
-        contextParallel, cpAllGather, recomputeModules, expertParallel, expertTensorParallel,
+        contextParallel, cpCommType, recomputeModules, expertParallel, expertTensorParallel,
         moeOverlap, dispatcher, r, recomputeLayers);
   }
 
@@ -124,6 +128,7 @@ public record RunParallel(int tensorParallel, int pipelineParallel, int dataPara
         "recomputing some layers is full recomputation's");
     Require.that(shardReplicas == 1 || zeroStage == 3, "hybrid sharding is ZeRO-3's");
     Require.that(DISPATCHERS.contains(dispatcher), "unknown token dispatcher " + dispatcher);
+    Require.that(CP_COMM_TYPES.contains(cpCommType), "unknown context exchange " + cpCommType);
     Require.nonNull(split, "split");
     Require.positive(expertParallel, "expert-parallel size");
     Require.positive(expertTensorParallel, "expert tensor-parallel size");
@@ -175,11 +180,31 @@ public record RunParallel(int tensorParallel, int pipelineParallel, int dataPara
    * @return the run
    */
   public RunParallel withContext(int cp, boolean allGather) {
+    return withContext(cp, allGather ? "all_gather" : "p2p");
+  }
+
+  /**
+   * This run with its sequences split over GPUs by an exchange.
+   *
+   * @param cp the context-parallel size, >= 1
+   * @param type {@code p2p}, {@code all_gather} or {@code a2a} ({@link #CP_COMM_TYPES})
+   * @return the run
+   */
+  public RunParallel withContext(int cp, String type) {
     return new RunParallel(tensorParallel, pipelineParallel, dataParallel, virtualStages,
         microBatch, localBatch, recompute, sequenceParallel, zeroStage, overlapGradReduce,
         overlapParamGather, tpCommOverlap, gradAccumFusion, split, lossFusion, bf16GradReduce,
-        cp, allGather, recomputeModules, expertParallel, expertTensorParallel, moeOverlap,
+        cp, type, recomputeModules, expertParallel, expertTensorParallel, moeOverlap,
         dispatcher, shardReplicas, recomputeLayers);
+  }
+
+  /**
+   * Whether context parallelism all-gathered the keys and values.
+   *
+   * @return true for {@code all_gather}
+   */
+  public boolean cpAllGather() {
+    return cpCommType.equals("all_gather");
   }
 
   /**

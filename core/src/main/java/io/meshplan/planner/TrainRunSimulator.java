@@ -82,7 +82,8 @@ public record TrainRunSimulator(TrainingRun run, ClusterSpec cluster, ModelSpec 
               p.recompute().toUpperCase(java.util.Locale.ROOT)), p.sequenceParallel(),
           p.zeroStage()).withStageLayers(p.split().firstStageLayers(),
               p.split().lastStageLayers()).withSplit(split(p))
-          .withContext(p.contextParallel(), p.cpAllGather())
+          .withContext(p.contextParallel(), io.meshplan.plan.ContextExchange.parse(
+              p.cpCommType()).orElseThrow())
           .withExperts(p.expertParallel(), p.expertTensorParallel())
           .withRecomputeLayers(p.recomputeLayers());
       if (p.shardReplicas() > 1) {

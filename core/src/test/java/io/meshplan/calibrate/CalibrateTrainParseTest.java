@@ -377,8 +377,8 @@ class CalibrateTrainParseTest {
   /**
    * Context parallelism: world 16 = tp 2 x pp 2 x cp 2 x dp 2, so without a data_parallel_size
    * line the data-parallel size is 2 and the local batch 32 / 2 = 16; p2p is the ring and
-   * all_gather (or Megatron's help's allgather) the all-gather; a2a, a2a+p2p and a mix over
-   * layers are refused.
+   * all_gather (or Megatron's help's allgather) the all-gather, a2a Ulysses' all-to-alls;
+   * a2a+p2p and a mix over layers are refused.
    */
   @Test
   void megatronContextParallelism() throws IOException {
@@ -392,7 +392,13 @@ class CalibrateTrainParseTest {
           "cp_comm_type", allGather), Optional.empty()).parallel().cpAllGather()).as(allGather)
           .isTrue();
     }
-    for (String bad : new String[] {"['a2a']", "['a2a+p2p']", "['p2p', 'all_gather']"}) {
+    for (String a2a : new String[] {"['a2a']", "a2a", "['a2a', 'a2a']"}) {
+      RunParallel p = TrainingLogs.read(megatronWith("a2a.log", "context_parallel_size", "2",
+          "cp_comm_type", a2a), Optional.empty()).parallel();
+      assertThat(p.cpCommType()).as(a2a).isEqualTo("a2a");
+      assertThat(p.cpAllGather()).isFalse();
+    }
+    for (String bad : new String[] {"['a2a+p2p']", "['p2p', 'all_gather']", "['p2p', 'a2a']"}) {
       Path f = megatronWith("bad.log", "context_parallel_size", "2", "cp_comm_type", bad);
       assertThatThrownBy(() -> TrainingLogs.read(f, Optional.empty())).as(bad)
           .isInstanceOf(InputException.class).hasMessageContaining("argument cp_comm_type")

@@ -216,7 +216,7 @@ class CalibrateTrainCliTest {
 
   /**
    * Context-parallel runs are rebuilt with their split: a Megatron-LM log of tp 2 x cp 2 x dp 2
-   * on 8 GPUs (keys and values all-gathered) and torchtitan's 8B config with each sequence over 2
+   * on 8 GPUs (keys and values all-gathered, or Ulysses' all-to-alls) and torchtitan's 8B config with each sequence over 2
    * GPUs (FSDP over dp_shard 4 x cp 2) give back the scale they were written from. torchtitan's
    * tps is per GPU of the context group as well: a step is 1 x 8192 / (tps x cp 2) seconds.
    */
@@ -226,6 +226,11 @@ class CalibrateTrainCliTest {
     double t = recovered("cp", java.util.Map.of("context_parallel_size", "2", "cp_comm_type",
         "['all_gather']", "world_size", "8", "seq_length", "8192", "global_batch_size", "16"),
         "1x8:h100-80gb", truth);
+    // Ulysses' all-to-alls (cp_comm_type a2a) are another exchange: another time, recovered too.
+    double u = recovered("a2a", java.util.Map.of("context_parallel_size", "2", "cp_comm_type",
+        "['a2a']", "world_size", "8", "seq_length", "8192", "global_batch_size", "16"),
+        "1x8:h100-80gb", truth);
+    assertThat(u).isNotCloseTo(t, within(1e-3 * t));
     // The same run without context parallelism is another job: another time at the same scale.
     Path flat = dir.resolve("flat.log");
     Files.writeString(flat, megatronLog(3000, new double[] {100, 100},
