@@ -173,17 +173,6 @@ public record RunParallel(int tensorParallel, int pipelineParallel, int dataPara
   }
 
   /**
-   * This run with its sequences split over GPUs.
-   *
-   * @param cp the context-parallel size, >= 1
-   * @param allGather whether keys and values were all-gathered (else a ring)
-   * @return the run
-   */
-  public RunParallel withContext(int cp, boolean allGather) {
-    return withContext(cp, allGather ? "all_gather" : "p2p");
-  }
-
-  /**
    * This run with its sequences split over GPUs by an exchange.
    *
    * @param cp the context-parallel size, >= 1

@@ -149,11 +149,11 @@ final class Choices {
     }
   }
 
-  /** {@code --cp-comm-type}: Megatron-LM's p2p and all_gather (torchtitan's allgather). */
+  /** {@code --cp-comm-type}: Megatron-LM's p2p, all_gather (torchtitan's allgather) and a2a. */
   static final class CpCommTypes extends Words {
     @Override
     List<String> words() {
-      return List.of("p2p", "all_gather", "allgather", "a2a");
+      return io.meshplan.plan.ContextExchange.words();
     }
   }
 

@@ -145,7 +145,7 @@ public enum Architecture {
     if (!priced() || !has(dots)) {
       return false;
     }
-    return vendor == Vendor.NVIDIA || dots == Precision.BF16 || dots == Precision.FP16
+    return vendor == Vendor.NVIDIA || dots.sixteenBit()
         || dots == Precision.FP8 && hasFp8Gemms();
   }
 
@@ -177,8 +177,7 @@ public enum Architecture {
       throw new InputException("meshplan has no published " + dots.word() + " GEMM benchmark on "
           + word() + " to price " + dots.word() + " matrix products with; train in bf16");
     }
-    boolean sixteenBit = dots == Precision.BF16 || dots == Precision.FP16;
-    if (sixteenBit) {
+    if (dots.sixteenBit()) {
       return gemm16Efficiency;
     }
     return vendor == Vendor.AMD ? fp8KernelEfficiency : KernelTimeModel.GEMM_EFFICIENCY;

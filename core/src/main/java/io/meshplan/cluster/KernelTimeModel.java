@@ -149,8 +149,7 @@ public record KernelTimeModel(double peakFlops, double hbmBandwidth, double gemm
    */
   public static double gemmEfficiency(GpuSpec gpu, Precision dots) {
     double own = gpu.gemm16Efficiency();
-    boolean sixteenBit = dots == Precision.BF16 || dots == Precision.FP16;
-    return sixteenBit && own > 0 ? own : gpu.architecture().gemmEfficiency(dots);
+    return dots.sixteenBit() && own > 0 ? own : gpu.architecture().gemmEfficiency(dots);
   }
 
   /**

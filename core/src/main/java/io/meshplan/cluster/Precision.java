@@ -37,6 +37,16 @@ public enum Precision {
   }
 
   /**
+   * Whether this is a 16-bit floating-point precision (bf16 or fp16), whose GEMMs a GPU's
+   * {@code gemm16} fraction and an architecture's 16-bit figure price.
+   *
+   * @return true for {@link #BF16} and {@link #FP16}
+   */
+  public boolean sixteenBit() {
+    return this == BF16 || this == FP16;
+  }
+
+  /**
    * The word meshplan's {@code dtype} uses for this precision ({@code f32}, {@code bf16}, {@code
    * f16}, {@code fp8}); TF32, which no training precision selects, is {@code tf32}.
    *

@@ -105,7 +105,7 @@ public final class MegatronGrid {
       ParallelConfig withCp = cp == 1 ? c : new ParallelConfig(c.tensorParallel(),
           c.pipelineParallel(), c.dataParallel() / cp, c.virtualStages(), c.microBatchSize(),
           c.globalBatchSize(), c.recompute(), c.sequenceParallel(), c.zeroStage())
-          .withContext(cp, false);
+          .withContext(cp, io.meshplan.plan.ContextExchange.P2P);
       if (!moe.routed()) {
         out.add(withCp);
         continue;

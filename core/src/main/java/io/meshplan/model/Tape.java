@@ -140,9 +140,9 @@ final class Tape {
     fp8Stored.set(id);
   }
 
-  /** The values {@link #storeFp8} marked. */
+  /** The values {@link #storeFp8} marked (the tape's own set; {@link TrainingGraph} copies it). */
   BitSet fp8Stored() {
-    return (BitSet) fp8Stored.clone();
+    return fp8Stored;
   }
 
   /** Whether a replay runs a kept value's instruction again ({@link #keepRerun}). */

@@ -1,5 +1,7 @@
 package io.meshplan.plan;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 
@@ -43,23 +45,50 @@ public enum ContextExchange {
     return word;
   }
 
+  /** torchtitan's name of {@link #ALL_GATHER}, which the command line takes too. */
+  private static final String ALL_GATHER_ALIAS = "allgather";
+
   /**
-   * The exchange a word names; {@code allgather}, torchtitan's name, is {@code all_gather}.
+   * The exchange a plan file's word names: {@link #word()} exactly.
+   *
+   * @param w the word
+   * @return the exchange, or empty for another word
+   */
+  public static Optional<ContextExchange> ofWord(String w) {
+    for (ContextExchange e : values()) {
+      if (e.word.equals(w)) {
+        return Optional.of(e);
+      }
+    }
+    return Optional.empty();
+  }
+
+  /**
+   * The exchange a command-line word names, in any case; {@code allgather}, torchtitan's name,
+   * is {@code all_gather}.
    *
    * @param w the word
    * @return the exchange, or empty for another word
    */
   public static Optional<ContextExchange> parse(String w) {
     String k = w.toLowerCase(Locale.ROOT);
-    if (k.equals("allgather")) {
-      return Optional.of(ALL_GATHER);
-    }
+    return k.equals(ALL_GATHER_ALIAS) ? Optional.of(ALL_GATHER) : ofWord(k);
+  }
+
+  /**
+   * The words {@link #parse} takes, each exchange's followed by its alias.
+   *
+   * @return p2p, all_gather, allgather, a2a
+   */
+  public static List<String> words() {
+    List<String> out = new ArrayList<>();
     for (ContextExchange e : values()) {
-      if (e.word.equals(k)) {
-        return Optional.of(e);
+      out.add(e.word);
+      if (e == ALL_GATHER) {
+        out.add(ALL_GATHER_ALIAS);
       }
     }
-    return Optional.empty();
+    return List.copyOf(out);
   }
 
   /**

@@ -114,42 +114,6 @@ public record ParallelConfig(
   }
 
   /**
-   * A configuration whose context parallelism passes the keys and values round a ring or
-   * all-gathers them.
-   *
-   * @param tensorParallel tensor-parallel size
-   * @param pipelineParallel pipeline-parallel size
-   * @param dataParallel data-parallel size
-   * @param virtualStages model chunks per pipeline stage
-   * @param microBatchSize sequences per microbatch on one replica
-   * @param globalBatchSize sequences per iteration
-   * @param recompute activation recomputation
-   * @param sequenceParallel sequence parallelism in the tensor-parallel group
-   * @param zeroStage the ZeRO stage
-   * @param firstStageLayers layers on the first stage, 0 for the even split
-   * @param lastStageLayers layers on the last stage, 0 for the even split
-   * @param expertParallel EP
-   * @param expertTensorParallel ETP
-   * @param contextParallel CP
-   * @param cpAllGather the all-gather context exchange rather than the ring
-   * @param split the pipeline split
-   * @param recomputeModules the recomputed modules
-   * @param shardGroup the shard group, 0 for the whole data-parallel group
-   * @param recomputeLayers layers recomputed per chunk, 0 for every layer
-   */
-  public ParallelConfig(int tensorParallel, int pipelineParallel, int dataParallel,
-      int virtualStages, int microBatchSize, int globalBatchSize, Recompute recompute,
-      boolean sequenceParallel, int zeroStage, int firstStageLayers, int lastStageLayers,
-      int expertParallel, int expertTensorParallel, int contextParallel, boolean cpAllGather,
-      PipelineSplit split, java.util.Set<io.meshplan.model.RecomputeModule> recomputeModules,
-      int shardGroup, int recomputeLayers) {
-    this(tensorParallel, pipelineParallel, dataParallel, virtualStages, microBatchSize,
-        globalBatchSize, recompute, sequenceParallel, zeroStage, firstStageLayers,
-        lastStageLayers, expertParallel, expertTensorParallel, contextParallel,
-        ContextExchange.of(cpAllGather), split, recomputeModules, shardGroup, recomputeLayers);
-  }
-
-  /**
    * Whether context parallelism all-gathers the keys and values ({@code all_gather}).
    *
    * @return true for {@link ContextExchange#ALL_GATHER}
@@ -233,8 +197,8 @@ public record ParallelConfig(
       int shardGroup) {
     this(tensorParallel, pipelineParallel, dataParallel, virtualStages, microBatchSize,
         globalBatchSize, recompute, sequenceParallel, zeroStage, firstStageLayers,
-        lastStageLayers, expertParallel, expertTensorParallel, contextParallel, cpAllGather,
-        split, recomputeModules, shardGroup, 0);
+        lastStageLayers, expertParallel, expertTensorParallel, contextParallel,
+        ContextExchange.of(cpAllGather), split, recomputeModules, shardGroup, 0);
   }
 
   /**
@@ -381,17 +345,6 @@ public record ParallelConfig(
     this(tensorParallel, pipelineParallel, dataParallel, virtualStages, microBatchSize,
         globalBatchSize, recompute, sequenceParallel, zeroStage, firstStageLayers,
         lastStageLayers, expertParallel, expertTensorParallel, 1, false);
-  }
-
-  /**
-   * This configuration with each sequence split over {@code cp} GPUs.
-   *
-   * @param cp the context-parallel size
-   * @param allGather the {@code all_gather} form rather than the ring
-   * @return the configuration
-   */
-  public ParallelConfig withContext(int cp, boolean allGather) {
-    return withContext(cp, ContextExchange.of(allGather));
   }
 
   /**

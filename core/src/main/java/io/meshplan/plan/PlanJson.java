@@ -832,13 +832,9 @@ public final class PlanJson {
 
   /** Reads {@code cpCommType}: {@code p2p}, {@code all_gather} or {@code a2a}. */
   private static ContextExchange cpExchange(String where, String type) {
-    for (ContextExchange e : ContextExchange.values()) {
-      if (e.word().equals(type)) {
-        return e;
-      }
-    }
-    throw new InputException(where + ": cpCommType '"
-        + io.meshplan.util.TerminalText.escape(type) + "' is unknown; use p2p, all_gather or a2a");
+    return ContextExchange.ofWord(type).orElseThrow(() -> new InputException(where
+        + ": cpCommType '" + io.meshplan.util.TerminalText.escape(type)
+        + "' is unknown; use p2p, all_gather or a2a"));
   }
 
   /** Reads the optional field {@code tensors} that {@link #putTensors} writes. */

@@ -96,45 +96,6 @@ public record StagePlan(
   }
 
   /**
-   * A stage whose context parallelism passes the keys and values round a ring or all-gathers
-   * them.
-   *
-   * @param firstLayer first layer
-   * @param lastLayer last layer
-   * @param submeshNodes submesh nodes
-   * @param submeshGpus submesh GPUs per node
-   * @param firstDevice first device
-   * @param dataParallel data-parallel size
-   * @param tensorParallel tensor-parallel size
-   * @param recompute recomputation
-   * @param sequenceParallel sequence parallelism
-   * @param zeroStage the ZeRO stage
-   * @param megatronLayouts Megatron-LM's layouts
-   * @param forwardSeconds forward seconds
-   * @param backwardSeconds backward seconds
-   * @param peakMemoryBytes peak memory
-   * @param tensors the largest tensors
-   * @param commBytesPerGpu bytes per GPU by axis
-   * @param expertParallel EP
-   * @param expertTensorParallel ETP
-   * @param contextParallel CP
-   * @param cpAllGather the all-gather context exchange rather than the ring
-   * @param shardGroup the shard group, 0 for the whole data-parallel group
-   */
-  public StagePlan(int firstLayer, int lastLayer, int submeshNodes, int submeshGpus,
-      int firstDevice, int dataParallel, int tensorParallel,
-      io.meshplan.model.Recompute recompute, boolean sequenceParallel, int zeroStage,
-      boolean megatronLayouts, double forwardSeconds, double backwardSeconds,
-      double peakMemoryBytes, List<TensorSharding> tensors, Optional<AxisBytes> commBytesPerGpu,
-      int expertParallel, int expertTensorParallel, int contextParallel, boolean cpAllGather,
-      int shardGroup) {
-    this(firstLayer, lastLayer, submeshNodes, submeshGpus, firstDevice, dataParallel,
-        tensorParallel, recompute, sequenceParallel, zeroStage, megatronLayouts, forwardSeconds,
-        backwardSeconds, peakMemoryBytes, tensors, commBytesPerGpu, expertParallel,
-        expertTensorParallel, contextParallel, ContextExchange.of(cpAllGather), shardGroup);
-  }
-
-  /**
    * Whether context parallelism all-gathers the keys and values ({@code all_gather}).
    *
    * @return true for {@link ContextExchange#ALL_GATHER}
@@ -176,7 +137,7 @@ public record StagePlan(
     this(firstLayer, lastLayer, submeshNodes, submeshGpus, firstDevice, dataParallel,
         tensorParallel, recompute, sequenceParallel, zeroStage, megatronLayouts, forwardSeconds,
         backwardSeconds, peakMemoryBytes, tensors, commBytesPerGpu, expertParallel,
-        expertTensorParallel, contextParallel, cpAllGather, 0);
+        expertTensorParallel, contextParallel, ContextExchange.of(cpAllGather), 0);
   }
   /**
    * A stage without expert parallelism.

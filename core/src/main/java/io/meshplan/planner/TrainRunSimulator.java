@@ -82,7 +82,7 @@ public record TrainRunSimulator(TrainingRun run, ClusterSpec cluster, ModelSpec 
               p.recompute().toUpperCase(java.util.Locale.ROOT)), p.sequenceParallel(),
           p.zeroStage()).withStageLayers(p.split().firstStageLayers(),
               p.split().lastStageLayers()).withSplit(split(p))
-          .withContext(p.contextParallel(), io.meshplan.plan.ContextExchange.parse(
+          .withContext(p.contextParallel(), io.meshplan.plan.ContextExchange.ofWord(
               p.cpCommType()).orElseThrow())
           .withExperts(p.expertParallel(), p.expertTensorParallel())
           .withRecomputeLayers(p.recomputeLayers());

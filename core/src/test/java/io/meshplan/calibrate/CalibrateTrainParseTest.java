@@ -385,7 +385,7 @@ class CalibrateTrainParseTest {
     TrainingRun ring = TrainingLogs.read(megatronWith("cp.log", "context_parallel_size", "2",
         "cp_comm_type", "['p2p']"), Optional.empty());
     assertThat(ring.parallel()).isEqualTo(new RunParallel(2, 2, 2, 2, 1, 16, "full", false, 0,
-        false).withContext(2, false));
+        false).withContext(2, "p2p"));
     for (String allGather : new String[] {"['all_gather']", "allgather", "['all_gather', "
         + "'all_gather']"}) {
       assertThat(TrainingLogs.read(megatronWith("ag.log", "context_parallel_size", "2",

@@ -11,6 +11,7 @@ import io.meshplan.model.Overlaps;
 import io.meshplan.model.Presets;
 import io.meshplan.model.Recompute;
 import io.meshplan.plan.BoundConfig;
+import io.meshplan.plan.ContextExchange;
 import io.meshplan.plan.ParallelConfig;
 import io.meshplan.plan.TrainingConfig;
 import java.util.ArrayList;
@@ -184,7 +185,7 @@ class ExportStatesBoundConfigCliTest {
       f.add("--overlap-grad-reduce");
     }
     ParallelConfig layout = new ParallelConfig(tp, pp, dp, 1, 1, global, recompute, sp, zero)
-        .withContext(cp, true);
+        .withContext(cp, ContextExchange.ALL_GATHER);
     TrainingConfig config = TrainingConfig.of(layout, false)
         .withOverlaps(Overlaps.DEFAULTS.withGradReduce(gradReduce));
     if (f32) {

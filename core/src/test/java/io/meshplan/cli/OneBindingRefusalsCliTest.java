@@ -11,6 +11,7 @@ import io.meshplan.model.ModelSpec;
 import io.meshplan.model.Overlaps;
 import io.meshplan.model.Presets;
 import io.meshplan.model.Recompute;
+import io.meshplan.plan.ContextExchange;
 import io.meshplan.plan.ParallelConfig;
 import io.meshplan.plan.TrainingConfig;
 import io.meshplan.util.InputException;
@@ -196,7 +197,7 @@ class OneBindingRefusalsCliTest {
     add(f, tpComm, "--tp-comm-overlap");
     add(f, bf16Reduce, "--grad-reduce-in-bf16");
     ParallelConfig layout = new ParallelConfig(tp, pp, dp, vpp, micro, global, recompute, sp,
-        zero).withContext(cp, false).withExperts(ep, etp);
+        zero).withContext(cp, ContextExchange.P2P).withExperts(ep, etp);
     TrainingConfig config = TrainingConfig.of(layout, gpipe)
         .withAttention(attention.isEmpty() ? Optional.empty()
             : Optional.of(Attention.parse(attention)))

@@ -6,6 +6,7 @@ import io.meshplan.cluster.ClusterSpec;
 import io.meshplan.model.ModelSpec;
 import io.meshplan.model.Presets;
 import io.meshplan.model.Recompute;
+import io.meshplan.plan.ContextExchange;
 import io.meshplan.plan.ParallelConfig;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -34,14 +35,14 @@ class ContextRefusalTest {
           assertThat(m).contains("all-gathers a sequence's keys and values",
               "it has no ring passing them from rank to rank (the p2p form)"));
       ExportInput n = w.nearest(CP).orElseThrow();
-      assertThat(n.config()).isEqualTo(CP.config().withContext(4, true));
+      assertThat(n.config()).isEqualTo(CP.config().withContext(4, ContextExchange.ALL_GATHER));
       assertThat(w.missing(n)).isEmpty();
     }
   }
 
   @Test
   void theAllGatherFileFillsTheWorldWithItsContextDegree() {
-    ExportInput ag = CP.withConfig(CP.config().withContext(4, true));
+    ExportInput ag = CP.withConfig(CP.config().withContext(4, ContextExchange.ALL_GATHER));
     TorchtitanPythonFile t = TorchtitanPythonFile.parse(new TorchtitanPython().write(ag));
     long product = t.integer("parallelism.data_parallel_replicate_degree")
         * t.integer("parallelism.data_parallel_shard_degree")
@@ -65,7 +66,8 @@ class ContextRefusalTest {
 
   @Test
   void replicatedWeightsUnderContextParallelismAreRefusedWithFsdpAsTheNearest() {
-    ExportInput ddp = CP.withConfig(CP.config().withContext(4, true).withZeroStage(0));
+    ExportInput ddp = CP.withConfig(CP.config().withContext(4, ContextExchange.ALL_GATHER)
+        .withZeroStage(0));
     for (FrameworkWriter w : List.of(new TorchtitanPython(), new TorchtitanToml())) {
       assertThat(w.missing(ddp).orElseThrow()).as(w.getClass().getSimpleName())
           .contains("FSDP over its dp 2 x cp 4 = 8 ranks", "replicated weights (ZeRO-0)");

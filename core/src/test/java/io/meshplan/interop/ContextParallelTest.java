@@ -13,6 +13,7 @@ import io.meshplan.model.Architecture;
 import io.meshplan.model.Attention;
 import io.meshplan.model.ModelSpec;
 import io.meshplan.model.Recompute;
+import io.meshplan.plan.ContextExchange;
 import io.meshplan.planner.Pricing;
 import org.junit.jupiter.api.Test;
 
@@ -36,7 +37,7 @@ class ContextParallelTest {
   private static LayerCost block(int cp) {
     IlpLayerCostModel layers = layers(request("1x8:h100-80gb:ib-ndr400"));
     return layers.cost(LayerCostModel.Kind.BLOCK,
-        new LayerSetting(1, 1, Recompute.NONE, false, false).withContext(cp, false));
+        new LayerSetting(1, 1, Recompute.NONE, false, false).withContext(cp, ContextExchange.P2P));
   }
 
   /**

@@ -21,6 +21,7 @@ import io.meshplan.model.RecomputeModule;
 import io.meshplan.model.TrainingGraph;
 import io.meshplan.model.TrainingGraphBuilder;
 import io.meshplan.model.TrainingOptions;
+import io.meshplan.plan.ContextExchange;
 import org.junit.jupiter.api.Test;
 
 /** A mixture-of-experts block priced on one replica: expert FLOPs, weights and exchange. */
@@ -93,7 +94,8 @@ class MoeLayerCostTest {
         io.meshplan.model.Attention.FLASH, io.meshplan.intraop.SolverOptions.defaults(),
         io.meshplan.exec.LocalExecutor.perProcessor());
     LayerCost cp2 = flash.cost(LayerCostModel.Kind.BLOCK,
-        new LayerSetting(1, 2, Recompute.NONE, false, false, 4, 1).withContext(2, false));
+        new LayerSetting(1, 2, Recompute.NONE, false, false, 4, 1)
+            .withContext(2, ContextExchange.P2P));
     assertThat(cp2.experts().exchangeBytes()).isEqualTo(131_072.0);
     LayerCost full = layers.cost(LayerCostModel.Kind.BLOCK,
         new LayerSetting(1, 2, Recompute.FULL, false, false, 4, 1));

@@ -360,20 +360,24 @@ public final class IlpLayerCostModel implements LayerCostModel {
   /**
    * The context-parallel exchange of a block ({@link RingExchange}): the keys and values of one
    * GPU's share of the sequence (the operands 1 and 2 of its attention core before the ring
-   * widens them, under their layouts), and the attention kernels' seconds by pass.
+   * widens them, under their layouts), and the attention kernels' seconds by pass; under Ulysses'
+   * all-to-alls, a head swap of those and the share's queries and output.
    */
   private static RingExchange ring(TrainingGraph tg, ShardingPlan plan, MeshEnv env,
       LayerSetting s) {
     Graph g = tg.graph();
+    boolean ulysses = ulysses(s);
     double kv = 0;
-    double qo = 0;
     double fwd = 0;
     double bwd = 0;
     for (Instruction ins : g.instructions()) {
       if (ins.opcode() == Opcode.FUSED_ATTENTION) {
         fwd += plan.strategy(ins.id()).computeCost();
-        qo += plan.spec(ins.operand(0)).localBytes(g.get(ins.operand(0)).tensorShape(),
-            env.mesh()) + plan.spec(ins.id()).localBytes(ins.tensorShape(), env.mesh());
+        if (ulysses) {
+          // The all-to-alls move one GPU's share of Q, K and V in and of the output back.
+          kv += plan.spec(ins.operand(0)).localBytes(g.get(ins.operand(0)).tensorShape(),
+              env.mesh()) + plan.spec(ins.id()).localBytes(ins.tensorShape(), env.mesh());
+        }
         for (int k = 1; k <= 2; k++) {
           int whole = ins.operand(k);
           int local = g.get(whole).opcode() == Opcode.CONCATENATE ? g.get(whole).operand(0)
@@ -384,11 +388,8 @@ public final class IlpLayerCostModel implements LayerCostModel {
         bwd += plan.strategy(ins.id()).computeCost();
       }
     }
-    if (ulysses(s)) {
-      // The all-to-alls move one GPU's share of Q, K and V in and of the output back.
-      return new RingExchange(s.contextParallel(), false, kv + qo, 0, 0, 1, true);
-    }
-    return new RingExchange(s.contextParallel(), s.cpAllGather(), kv, fwd, bwd, 1);
+    return ulysses ? new RingExchange(s.contextParallel(), false, kv, 0, 0, 1, true)
+        : new RingExchange(s.contextParallel(), s.cpAllGather(), kv, fwd, bwd, 1);
   }
 
   /** Whether a setting splits each sequence by head-parallel (Ulysses) all-to-alls. */

@@ -88,30 +88,6 @@ public record LayerSetting(int tensorParallel, int microBatch, Recompute recompu
   }
 
   /**
-   * A setting whose context parallelism passes the keys and values round a ring or all-gathers
-   * them.
-   *
-   * @param tensorParallel GPUs that share one replica of the layer
-   * @param microBatch sequences per microbatch on one replica
-   * @param recompute activation recomputation
-   * @param sequenceParallel sequence parallelism in the tensor-parallel group
-   * @param megatron weights fixed to Megatron-LM's layouts
-   * @param expertParallel EP
-   * @param expertTensorParallel ETP
-   * @param contextParallel CP
-   * @param cpAllGather the all-gather form of CP rather than the ring
-   * @param recomputeModules the recomputed modules
-   */
-  public LayerSetting(int tensorParallel, int microBatch, Recompute recompute,
-      boolean sequenceParallel, boolean megatron, int expertParallel, int expertTensorParallel,
-      int contextParallel, boolean cpAllGather,
-      java.util.Set<io.meshplan.model.RecomputeModule> recomputeModules) {
-    this(tensorParallel, microBatch, recompute, sequenceParallel, megatron, expertParallel,
-        expertTensorParallel, contextParallel, io.meshplan.plan.ContextExchange.of(cpAllGather),
-        recomputeModules);
-  }
-
-  /**
    * Whether context parallelism all-gathers the keys and values ({@code all_gather}).
    *
    * @return true for {@link io.meshplan.plan.ContextExchange#ALL_GATHER}
@@ -156,18 +132,7 @@ public record LayerSetting(int tensorParallel, int microBatch, Recompute recompu
   public LayerSetting(int tensorParallel, int microBatch, Recompute recompute,
       boolean sequenceParallel, boolean megatron, int expertParallel, int expertTensorParallel) {
     this(tensorParallel, microBatch, recompute, sequenceParallel, megatron, expertParallel,
-        expertTensorParallel, 1, false);
-  }
-
-  /**
-   * This setting with the sequence split over {@code cp} GPUs.
-   *
-   * @param cp the context-parallel size
-   * @param allGather Megatron-Core's {@code all_gather} form rather than the ring
-   * @return the setting
-   */
-  public LayerSetting withContext(int cp, boolean allGather) {
-    return withContext(cp, io.meshplan.plan.ContextExchange.of(allGather));
+        expertTensorParallel, 1, io.meshplan.plan.ContextExchange.P2P);
   }
 
   /**

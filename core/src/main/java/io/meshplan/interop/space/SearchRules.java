@@ -198,7 +198,7 @@ public final class SearchRules {
       for (LayerSetting ls : layerSettings(req, d, t, b)) {
         if (req.runtime().refused(t, ls.recompute(), ls.sequenceParallel(), ls.megatron(), cp,
             ls.expertParallel()).isEmpty()) {
-          out.add(ls.withContext(cp, false));
+          out.add(ls.withContext(cp, io.meshplan.plan.ContextExchange.P2P));
         }
       }
     }

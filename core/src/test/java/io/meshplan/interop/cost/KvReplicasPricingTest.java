@@ -8,6 +8,7 @@ import io.meshplan.model.ModelSpec;
 import io.meshplan.model.Presets;
 import io.meshplan.model.Recompute;
 import io.meshplan.model.RecomputeModule;
+import io.meshplan.plan.ContextExchange;
 import io.meshplan.planner.Planner;
 import io.meshplan.planner.PlannerOptions;
 import io.meshplan.planner.Pricing;
@@ -37,7 +38,8 @@ class KvReplicasPricingTest {
     var priced = Planner.price(TrainingJob.of(m, CLUSTER).withGlobalBatch(16), Pricing.catalog(),
         PlannerOptions.defaults());
     return priced.layers().cost(LayerCostModel.Kind.BLOCK, new LayerSetting(tp, 1,
-        Recompute.NONE, true, true, 1, 1, 1, false, Set.of(RecomputeModule.CORE_ATTN)));
+        Recompute.NONE, true, true, 1, 1, 1, ContextExchange.P2P,
+        Set.of(RecomputeModule.CORE_ATTN)));
   }
 
   @Test
