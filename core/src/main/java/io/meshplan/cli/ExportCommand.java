@@ -305,9 +305,15 @@ final class ExportCommand implements Callable<Integer> {
       w.addAll(List.of("--optimizer-state", m.optimizerState().word()));
     }
     if (m.lora().on()) {
-      w.addAll(List.of("--finetune", "lora", "--lora-rank", Integer.toString(m.lora().rank()),
-          "--lora-alpha", Double.toString(m.lora().alpha()), "--lora-targets",
-          m.lora().targets()));
+      w.addAll(List.of("--finetune", m.lora().quantized() ? "qlora" : "lora", "--lora-rank",
+          Integer.toString(m.lora().rank()), "--lora-alpha", Double.toString(m.lora().alpha()),
+          "--lora-targets", m.lora().targets()));
+    }
+    if (m.lora().fp8Base()) {
+      w.add("--fp8-param-gather");
+    }
+    if (m.fp8ActivationInput()) {
+      w.add("--activation-func-fp8-input-store");
     }
     if (c.virtualStages() > 1) {
       w.addAll(List.of("--vpp", Integer.toString(c.virtualStages())));

@@ -115,11 +115,12 @@ final class ModelOptions {
       + ", wqkv (torchtitan); attention, mlp, all-linear (default).")
   String loraTargets;
 
-  @Option(names = "--fp8-param-gather", description = "With --finetune lora and --dtype fp8: "
-      + "the frozen base's block projections are stored in FP8 (E4M3, one byte a weight) and "
-      + "read by their GEMMs without a cast, as Megatron-LM's --fp8-param-gather and NeMo's "
-      + "fp8_params keep them (Transformer Engine's fp8_model_init); embeddings, norms and the "
-      + "head stay bf16.")
+  @Option(names = "--fp8-param-gather", description = "With --dtype fp8: the block "
+      + "projections are stored in FP8 (E4M3, one byte a weight) and read by their GEMMs without "
+      + "a cast, as Megatron-LM's --fp8-param-gather and NeMo's fp8_params keep them "
+      + "(Transformer Engine's fp8_model_init); embeddings, norms and the head stay bf16. In "
+      + "full training the distributed optimizer (which it needs) keeps the fp32 master and "
+      + "all-gathers the weights in FP8; with --finetune lora the frozen base is stored so.")
   Boolean fp8ParamGather;
 
   @Option(names = "--activation-func-fp8-input-store", description = "SwiGLU models: the "
@@ -340,24 +341,24 @@ final class ModelOptions {
 
   /**
    * The adapters of {@code --finetune lora}, on a quantized base under {@code qlora}, on an FP8
-   * base with {@code --fp8-param-gather}.
+   * base with {@code --fp8-param-gather}; in full training, no adapters, on FP8 weights with
+   * {@code --fp8-param-gather}.
    *
    * @param gated whether the model's MLP is gated
-   * @param t the training precision, which an FP8 base needs to be the FP8 recipe
-   * @return the adapters, {@link io.meshplan.model.Lora#NONE} for full fine-tuning
+   * @param t the training precision, which FP8 weights need to be the FP8 recipe
+   * @return the adapters, {@link io.meshplan.model.Lora#NONE} for full training in the training
+   *     precision
    */
   io.meshplan.model.Lora lora(boolean gated, DType t) {
     String mode = finetune == null ? "full" : Choices.pick("--finetune", finetune,
         List.of("full", "lora", "qlora"));
-    if (fp8ParamGather != null && !mode.equals("lora")) {
-      throw new InputException(mode.equals("qlora") ? "--fp8-param-gather stores the base in "
-          + "FP8 and --finetune qlora in NF4; give one" : "--fp8-param-gather is priced for a "
-          + "frozen base (--finetune lora): a trained weight's FP8 copy beside its fp32 master is "
-          + "not modelled");
+    if (fp8ParamGather != null && mode.equals("qlora")) {
+      throw new InputException("--fp8-param-gather stores the base in FP8 and --finetune qlora "
+          + "in NF4; give one");
     }
     if (fp8ParamGather != null && !Fp8Training.on(t)) {
-      throw new InputException("--fp8-param-gather stores the base in FP8 for FP8 training; it "
-          + "needs --dtype fp8, and the precision is " + Fp8Training.word(t));
+      throw new InputException("--fp8-param-gather stores the weights in FP8 for FP8 training; "
+          + "it needs --dtype fp8, and the precision is " + Fp8Training.word(t));
     }
     if (mode.equals("full")) {
       String stray = loraRank != null ? "--lora-rank" : loraAlpha != null ? "--lora-alpha"
@@ -365,7 +366,9 @@ final class ModelOptions {
       if (stray != null) {
         throw new InputException(stray + " needs --finetune lora or qlora");
       }
-      return io.meshplan.model.Lora.NONE;
+      return fp8ParamGather != null
+          ? io.meshplan.model.Lora.NONE.withBase(io.meshplan.model.Lora.Base.FP8)
+          : io.meshplan.model.Lora.NONE;
     }
     int r = loraRank == null ? 16 : loraRank;
     if (r < 1) {

@@ -118,13 +118,38 @@ enum ExportFeature {
   FP8_BASE {
     @Override
     boolean usedBy(ExportInput in) {
-      return in.model().lora().fp8Base();
+      return in.model().lora().fp8Base() && in.model().lora().on();
     }
 
     @Override
     String refusal(String label, ExportInput in) {
       return label + " export writes no FP8 base beside LoRA adapters (--fp8-param-gather): "
           + "without it the same adapters train on a bf16 base";
+    }
+
+    @Override
+    ExportInput without(ExportInput in) {
+      return in.withModel(in.model().withLora(in.model().lora().withBase(Lora.Base.TRAINING)));
+    }
+  },
+  /**
+   * Trained weights kept in FP8 ({@link Lora#fp8Weights}, {@code --fp8-param-gather} in full
+   * training): Megatron-LM's {@code --fp8-param-gather} ({@code megatron/training/arguments.py}
+   * at d98e8a6), which only its export writes. torchtitan's float8 training (torchao) keeps
+   * high-precision weights and gathers them in FP8 only under its own FSDP2 option, which
+   * meshplan does not price; DeepSpeed, Accelerate and Alpa have no FP8 weights. Without it the
+   * nearest input keeps the weights in bf16.
+   */
+  FP8_WEIGHTS {
+    @Override
+    boolean usedBy(ExportInput in) {
+      return in.model().lora().fp8Weights();
+    }
+
+    @Override
+    String refusal(String label, ExportInput in) {
+      return label + " export writes no FP8 weights (--fp8-param-gather): without it the "
+          + "weights are kept and gathered in bf16 (export --to megatron writes it)";
     }
 
     @Override

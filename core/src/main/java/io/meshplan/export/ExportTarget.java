@@ -14,7 +14,7 @@ public enum ExportTarget {
   /** Megatron-LM command-line arguments, as a bash array to source. */
   MEGATRON("megatron", "megatron-args.sh", MegatronArgs::new, ExportFeature.FLEX_DISPATCHERS,
       ExportFeature.DOCUMENT_MASKING, ExportFeature.HYBRID_SHARDING,
-      ExportFeature.BLOCK_SCALING, ExportFeature.PARTIAL_RECOMPUTE),
+      ExportFeature.BLOCK_SCALING, ExportFeature.PARTIAL_RECOMPUTE, ExportFeature.FP8_WEIGHTS),
   /**
    * A torchtitan config in its main branch's form: a Python module whose function returns a
    * {@code Trainer.Config} ({@link TorchtitanPython}); {@code --to torchtitan}'s default.

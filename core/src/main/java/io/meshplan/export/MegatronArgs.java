@@ -411,6 +411,11 @@ public final class MegatronArgs implements FrameworkWriter {
       a.add(List.of(MegatronArg.FP8_FORMAT.flag(),
           m.fp8Scaling() == io.meshplan.model.Fp8Scaling.MXFP8 ? "e4m3" : "hybrid"));
       a.add(List.of(MegatronArg.FP8_RECIPE.flag(), m.fp8Scaling().word()));
+      if (m.lora().fp8Weights()) {
+        // The weights kept in FP8 and gathered so by the distributed optimizer, which
+        // validate_args requires beside it (arguments.py at d98e8a6, lines 1095-1097).
+        a.add(List.of(MegatronArg.FP8_PARAM_GATHER.flag()));
+      }
       if (m.fp8Scaling() == io.meshplan.model.Fp8Scaling.DELAYED) {
         // Transformer Engine's DelayedScaling with its own defaults (Megatron-Core's are an amax
         // history of 1, most_recent); current scaling keeps no history.

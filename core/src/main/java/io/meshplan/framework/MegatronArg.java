@@ -48,6 +48,7 @@ public enum MegatronArg {
   FP4_FORMAT(Kind.VALUE, "fp4"),
   FP4_RECIPE(Kind.VALUE),
   FP8_FORMAT(Kind.VALUE, "fp8"),
+  FP8_PARAM_GATHER(Kind.SWITCH),
   FP8_RECIPE(Kind.VALUE),
   GLOBAL_BATCH_SIZE(Kind.VALUE),
   GRAD_REDUCE_IN_BF16(Kind.SWITCH),

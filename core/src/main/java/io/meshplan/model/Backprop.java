@@ -83,12 +83,24 @@ final class Backprop {
     if (!needsGrad.get(id)) {
       return;
     }
-    if (!tape.shape(id).equals(tape.shape(cotangent))) {
+    if (!tape.shape(id).equals(tape.shape(cotangent)) && !wideningOfFp8(id, cotangent)) {
       throw new IllegalStateException("cotangent " + tape.shape(cotangent) + " of "
           + tape.ins(id).name() + " does not match its shape " + tape.shape(id));
     }
     Integer prev = cotangents.get(id);
     cotangents.put(id, prev == null ? cotangent : tape.add(prev, cotangent));
+  }
+
+  /**
+   * Whether a cotangent is the gradient of a weight stored in FP8 ({@link Lora#fp8Weights}): the
+   * same dimensions in the compute type, as Transformer Engine's weight-gradient GEMM writes it
+   * (into the fp32 or bf16 main gradient, never into the FP8 weight's type).
+   */
+  private boolean wideningOfFp8(int id, int cotangent) {
+    TensorShape w = tape.shape(id);
+    TensorShape g = tape.shape(cotangent);
+    return tape.ins(id).opcode() == Opcode.PARAMETER && w.dtype().eightBitFloat()
+        && !g.dtype().eightBitFloat() && w.withDtype(g.dtype()).equals(g);
   }
 
   /**

@@ -46,16 +46,26 @@ import java.util.Set;
  * 441d65f): each block projection's weight is kept as E4M3 with its scale, one byte an element,
  * and its GEMMs read it without a cast; the embeddings, norms and LM head stay in bf16.
  *
+ * <p>Without adapters the same storage holds trained weights ({@link #fp8Weights}): Megatron-LM's
+ * {@code --fp8-param-gather} in full FP8 training ("Keep the compute param in fp8 (do not use any
+ * other intermediate dtype) and perform the param all-gather in fp8", {@code
+ * megatron/training/arguments.py} at d98e8a6), which MLPerf Training's FP8 Llama 3.1 submissions
+ * run ({@code FP8_PARAM_GATHER=True}, NVIDIA's {@code config_common.sh}, mlcommons/training_results_v5.1
+ * 441d65f). Each block projection is then one byte an element on every GPU, and the distributed
+ * optimizer, which keeps the fp32 master shard, all-gathers the updated weights in FP8: half the
+ * bytes of a bf16 gather. The gradients and the optimizer state are those of any trained weight.
+ *
  * @param rank r, the adapters' inner size; 0 for no adapters (every weight trained)
  * @param alpha the scale's numerator: the adapters' output is multiplied by {@code alpha / r}
  * @param adapters the adapters, in the order the targets named them
- * @param base how the frozen base's block projections are stored
+ * @param base how the base's block projections are stored: frozen under adapters, trained
+ *     without them (FP8 only)
  */
 public record Lora(int rank, double alpha, List<Adapter> adapters, Base base)
     implements java.io.Serializable {
   private static final long serialVersionUID = 2L;
 
-  /** How a frozen base's block projections are stored. */
+  /** How the base's block projections are stored. */
   public enum Base {
     /** In the training precision (LoRA). */
     TRAINING(""),
@@ -144,7 +154,6 @@ public record Lora(int rank, double alpha, List<Adapter> adapters, Base base)
     Require.that(adapters.size() <= MAX_ADAPTERS, "at most " + MAX_ADAPTERS + " LoRA adapters");
     Require.nonNull(base, "base");
     Require.that(base != Base.NF4 || rank > 0, "a quantized base (QLoRA) needs LoRA adapters");
-    Require.that(base != Base.FP8 || rank > 0, "an FP8 base needs LoRA adapters");
     Set<String> seen = new LinkedHashSet<>();
     for (Adapter a : adapters) {
       for (String p : a.projections()) {
@@ -271,12 +280,23 @@ public record Lora(int rank, double alpha, List<Adapter> adapters, Base base)
   }
 
   /**
-   * Whether the base is stored in FP8.
+   * Whether the block projections are stored in FP8: a frozen base under adapters, or trained
+   * weights ({@link #fp8Weights}).
    *
    * @return true for {@link Base#FP8}
    */
   public boolean fp8Base() {
     return base == Base.FP8;
+  }
+
+  /**
+   * Whether the model trains every weight and keeps its block projections in FP8 (Megatron-LM's
+   * {@code --fp8-param-gather} in full training; see the class comment).
+   *
+   * @return true for {@link Base#FP8} without adapters
+   */
+  public boolean fp8Weights() {
+    return base == Base.FP8 && !on();
   }
 
   /**
@@ -406,7 +426,7 @@ public record Lora(int rank, double alpha, List<Adapter> adapters, Base base)
    */
   public String words() {
     if (!on()) {
-      return "full";
+      return fp8Weights() ? "full (FP8 weights)" : "full";
     }
     String a = alpha == Math.rint(alpha) && Math.abs(alpha) < 1e15
         ? Long.toString((long) alpha) : Double.toString(alpha);

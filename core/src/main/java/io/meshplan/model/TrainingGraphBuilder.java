@@ -280,7 +280,9 @@ public final class TrainingGraphBuilder {
       alias(v, v2);
       int w2 = master2;
       if (!fp32) {
-        w2 = layoutBoundary(t.convert(master2, o.storageDtype()));
+        // The weight's own type: the storage type, or FP8 for weights kept so (Lora#fp8Weights),
+        // cast from the fp32 master once a step as Megatron-LM's distributed optimizer does.
+        w2 = layoutBoundary(t.convert(master2, t.shape(w).dtype()));
         alias(w, w2);
       }
       weights.add(new WeightTensors(name, layer, w, g, g32, acc, acc2, fp32 ? -1 : master, m, v,

@@ -600,8 +600,11 @@ public record ParallelConfig(
   /**
    * Checks what of this configuration depends on the model beyond its sizes ({@link #check}): a
    * layout's multi-token prediction modules against the model's, and the recomputed modules by
-   * Megatron-Core's rules ({@link io.meshplan.model.RecomputeModule#check}), and a MaxText
-   * policy's model ({@link io.meshplan.model.MaxTextRemat#check}).
+   * Megatron-Core's rules ({@link io.meshplan.model.RecomputeModule#check}), a MaxText
+   * policy's model ({@link io.meshplan.model.MaxTextRemat#check}), and trained FP8 weights
+   * ({@link io.meshplan.model.Lora#fp8Weights}) as Megatron-LM's {@code validate_args} takes them
+   * ({@code megatron/training/arguments.py} at d98e8a6, lines 1095-1097: "--fp8-param-gather only
+   * supported with distributed optimizer, torch fsdp2, megatron fsdp, or inference mode").
    *
    * @param model the model
    * @throws InputException naming the rule broken
@@ -612,6 +615,15 @@ public record ParallelConfig(
     }
     io.meshplan.model.RecomputeModule.check(recompute, recomputeModules, model);
     io.meshplan.model.MaxTextRemat.check(recompute, model);
+    if (model.lora().fp8Weights() && zeroStage == 0) {
+      throw new InputException("--fp8-param-gather in full training needs a sharded optimizer "
+          + "(--distributed-optimizer or --zero-stage 1-3), as in Megatron-LM");
+    }
+    if (model.lora().fp8Weights()
+        && model.fp8Scaling() == io.meshplan.model.Fp8Scaling.NVFP4) {
+      throw new InputException("--fp8-param-gather under --fp8-recipe nvfp4 is not modelled: "
+          + "Megatron-LM gathers NVFP4 weights with --fp4-param-gather");
+    }
   }
 
   /**

@@ -279,6 +279,10 @@ public final class PlanJson {
     if (m.fp8ActivationInput()) {
       o.put("fp8ActivationInput", true);
     }
+    if (m.lora().fp8Weights()) {
+      // Trained weights kept in FP8 (--fp8-param-gather); under adapters, model.lora.base says so.
+      o.put("fp8ParamGather", true);
+    }
     // As sum(p.numel()) over the model's parameters: LM head included, tied weights once.
     o.put("parameters", m.parameterCount());
     if (m.packing().packed()) {
@@ -644,6 +648,17 @@ public final class PlanJson {
         throw new InputException(where + ": model.lora.base: is 'fp8', but model.dtype is '"
             + m.text("dtype") + "', not fp8");
       }
+      if (m.has("fp8ParamGather") && m.bool("fp8ParamGather")) {
+        if (lora.on()) {
+          throw new InputException(where + ": model.fp8ParamGather: is for full training; a "
+              + "LoRA run states its FP8 base as model.lora.base");
+        }
+        if (!io.meshplan.model.Fp8Training.on(dtype)) {
+          throw new InputException(where + ": model.fp8ParamGather: is true, but model.dtype is '"
+              + m.text("dtype") + "', not fp8");
+        }
+        lora = lora.withBase(io.meshplan.model.Lora.Base.FP8);
+      }
       return new ModelSpec(m.text("name"), family, m.integer("layers"), m.integer("hidden"), m.integer("heads"),
           m.integer("kvHeads"), m.integer("ffn"), m.integer("vocab"), m.integer("seq"), 1,
           dtype, arch,
@@ -673,7 +688,8 @@ public final class PlanJson {
 
   /**
    * The {@code finetune} summary a plan's JSON carries beside its model: the mode, LoRA's rank,
-   * alpha and targets, and the trained and frozen parameter counts, all derived from the model.
+   * alpha and targets, the trained and frozen parameter counts, and whether full training keeps
+   * its weights in FP8 ({@code fp8ParamGather}), all derived from the model.
    *
    * @param m the model
    * @return the summary
@@ -688,6 +704,9 @@ public final class PlanJson {
     }
     f.put("trainableParameters", m.trainableParameterCount());
     f.put("frozenParameters", m.lora().on() ? m.parameterCount() : 0);
+    if (m.lora().fp8Weights()) {
+      f.put("fp8ParamGather", true);
+    }
     return f;
   }
 

@@ -108,6 +108,7 @@ public final class PublicFolds {
     out.addAll(recipes("maxtext_h100.csv"));
     out.addAll(recipes("mlperf_llama2_70b_lora.csv"));
     out.addAll(recipes("mlperf_nvidia_llama2_70b_lora.csv"));
+    out.addAll(recipes("mlperf_nvidia_llama31.csv"));
     return List.copyOf(out);
   }
 
@@ -321,9 +322,10 @@ public final class PublicFolds {
   }
 
   /**
-   * A recipe row's fine-tuning columns, where the file has them: {@code full} or {@code
-   * lora=rank/alpha/targets}, then {@code none} or {@code mean=tokens} for documents of that
-   * length packed into each sequence.
+   * A recipe row's fine-tuning columns, where the file has them: {@code full}, {@code full/fp8}
+   * (every weight trained, the block projections kept in FP8) or {@code
+   * lora=rank/alpha/targets[/fp8]}, then {@code none} or {@code mean=tokens} for documents of
+   * that length packed into each sequence.
    */
   private static ModelSpec fineTuning(ModelSpec m, Row r) {
     ModelSpec out = m;
@@ -336,6 +338,10 @@ public final class PublicFolds {
       out = out.withLora(l.length < 4 ? lora : lora.withBase(io.meshplan.model.Lora.Base
           .parse(l[3]).orElseThrow(() -> new IllegalStateException("row " + r.get("model")
               + ": unknown LoRA base " + l[3]))));
+    } else if (finetune.equals("full/fp8")) {
+      // Every weight trained, the block projections kept in FP8 (Megatron-LM's
+      // --fp8-param-gather).
+      out = out.withLora(io.meshplan.model.Lora.NONE.withBase(io.meshplan.model.Lora.Base.FP8));
     } else if (!finetune.equals("full")) {
       throw new IllegalStateException("row " + r.get("model") + ": unknown fine-tuning "
           + finetune);

@@ -69,14 +69,12 @@ class Fp8BaseLoraCliTest {
   @Test
   void itIsRefusedWhereItMeansNothing() {
     List<String> full = RUN.subList(0, RUN.indexOf("--finetune"));
-    CliRun.of(full, "--dtype", "fp8", "--fp8-param-gather")
-        .refusedInOneLine(2, "--fp8-param-gather is priced for a frozen base (--finetune lora)");
     CliRun.of(full, "--finetune", "qlora", "--dtype", "fp8", "--fp8-param-gather")
         .refusedInOneLine(2, "--fp8-param-gather stores the base in FP8 and --finetune qlora in "
             + "NF4; give one");
     CliRun.of(full, "--finetune", "lora", "--dtype", "bf16", "--fp8-param-gather")
-        .refusedInOneLine(2, "--fp8-param-gather stores the base in FP8 for FP8 training; it "
-            + "needs --dtype fp8, and the precision is bf16");
+        .refusedInOneLine(2, "--fp8-param-gather stores the weights in FP8 for FP8 training; "
+            + "it needs --dtype fp8, and the precision is bf16");
   }
 
   /** No export writes an FP8 base beside LoRA: torchtitan, which writes LoRA, refuses it. */

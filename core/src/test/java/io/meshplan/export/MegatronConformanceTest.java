@@ -80,6 +80,7 @@ class MegatronConformanceTest {
       entry("--fp8-recipe", "megatron/core/transformer/transformer_config.py:594"),
       entry("--fp4-format", "megatron/core/transformer/transformer_config.py:673-674"),
       entry("--fp4-recipe", "megatron/core/transformer/transformer_config.py:679"),
+      entry("--fp8-param-gather", "megatron/training/arguments.py:2016"),
       entry("--fp8-amax-history-len", "megatron/core/transformer/transformer_config.py:621"),
       entry("--fp8-amax-compute-algo", "megatron/core/transformer/transformer_config.py:624"),
       entry("--group-query-attention", "megatron/training/arguments.py:2382"),
@@ -148,6 +149,13 @@ class MegatronConformanceTest {
             io.meshplan.graph.DType.F8E4M3FN).withFp8Scaling(io.meshplan.model.Fp8Scaling.NVFP4),
             ClusterSpec.parse("1xnvl8:gb200"),
             new ParallelConfig(1, 1, 8, 1, 1, 128, Recompute.NONE, false, 1)),
+        // FP8 weights (--fp8-param-gather) under per-tensor current scaling, with the
+        // distributed optimizer that validate_args requires beside them.
+        new ExportInput(Presets.get("llama3-8b").withTraining(128,
+            io.meshplan.graph.DType.F8E4M3FN).withFp8Scaling(io.meshplan.model.Fp8Scaling.TENSORWISE)
+            .withLora(io.meshplan.model.Lora.NONE.withBase(io.meshplan.model.Lora.Base.FP8)),
+            ClusterSpec.parse("1xnvl72:gb200"),
+            new ParallelConfig(1, 1, 72, 1, 1, 72, Recompute.NONE, false, 1)),
         // Full recomputation of the first 5 layers of each of the 4 stages' 20.
         new ExportInput(Plans.LLAMA70B, Plans.CLUSTER,
             new ParallelConfig(8, 4, 32, 1, 1, 1024, Recompute.FULL, true, 1)
@@ -250,6 +258,15 @@ class MegatronConformanceTest {
       boolean packed = in.model().packing().packed();
       assertThat(megatron.contains("--dataloader-inter-document-masking")).isEqualTo(packed);
       assertThat(megatron.contains("--reset-position-ids")).isEqualTo(packed);
+      // FP8 weights: --fp8-param-gather exactly when the model keeps them, and then with the
+      // distributed optimizer (arguments.py:1095-1097: "--fp8-param-gather only supported with
+      // distributed optimizer, torch fsdp2, megatron fsdp, or inference mode").
+      boolean fp8Weights = in.model().lora().fp8Weights();
+      assertThat(megatron.contains("--fp8-param-gather")).isEqualTo(fp8Weights);
+      if (fp8Weights) {
+        assertThat(megatron.contains("--use-distributed-optimizer")
+            || megatron.contains("--use-megatron-fsdp")).isTrue();
+      }
       // LLaMA trains without dropout; Megatron-LM's defaults are 0.1 (transformer_config.py:188).
       assertThat(String.join(" ", megatron)).contains("--attention-dropout 0 --hidden-dropout 0");
     }

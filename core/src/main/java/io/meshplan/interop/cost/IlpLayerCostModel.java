@@ -695,7 +695,10 @@ public final class IlpLayerCostModel implements LayerCostModel {
         gradParams += shape.elementCount() / (double) gTiles;
       }
       if (w.trained() && gTiles > wTiles) {
-        double gathered = shape.elementCount() * (double) io.meshplan.model.Fp8Training.storage(computeType).bytes() / wTiles;
+        // The weight's own bytes: two a weight in the storage type, one for a weight kept in FP8
+        // (Lora#fp8Weights), which Megatron-FSDP gathers so under --fp8-param-gather.
+        double gathered = storageElements(shape)
+            * io.meshplan.model.Fp8Training.storage(computeType).bytes() / wTiles;
         gather += env.comm().allGather(gathered, 1);
         gatherBytes += io.meshplan.cluster.BusBytesCommModel.bytesSent(
             io.meshplan.cluster.Collective.ALL_GATHER, gathered, t);

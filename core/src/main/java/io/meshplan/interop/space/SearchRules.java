@@ -284,14 +284,22 @@ public final class SearchRules {
   }
 
   /**
-   * The ZeRO stages of {@link #zeroStages(int)} that the request's runtime can run.
+   * The ZeRO stages of {@link #zeroStages(int)} that the request's runtime can run; for a model
+   * that keeps its trained weights in FP8 ({@link io.meshplan.model.Lora#fp8Weights}), only the
+   * sharded ones, as Megatron-LM runs {@code --fp8-param-gather} only beside a distributed
+   * optimizer or FSDP ({@link io.meshplan.plan.ParallelConfig#checkModel}): ZeRO-1 without data
+   * parallelism, as its distributed optimizer runs over one replica.
    *
    * @param req the request
    * @param d data-parallel replicas
    * @return the stages, ascending
    */
   public static int[] zeroStages(PlanRequest req, int d) {
-    return java.util.Arrays.stream(zeroStages(d)).filter(req.runtime()::allowsZero).toArray();
+    int[] stages = req.model().lora().fp8Weights()
+        ? (d > 1 ? java.util.Arrays.stream(ZERO_STAGES).filter(z -> z > 0).toArray()
+            : new int[] {1})
+        : zeroStages(d);
+    return java.util.Arrays.stream(stages).filter(req.runtime()::allowsZero).toArray();
   }
 
   /**
