@@ -94,7 +94,9 @@ public final class MegatronGrid {
   /**
    * A configuration with each context-parallel size the search considers ({@link
    * io.meshplan.interop.space.SearchRules#contextDegrees}: the data-parallel GPUs become {@code
-   * dp / CP} replicas of {@code CP} GPUs) and, for a mixture-of-experts model, each expert layout
+   * dp / CP} replicas of {@code CP} GPUs), each exchange of {@link
+   * io.meshplan.plan.ContextExchange#searched} above size 1 (Megatron-Core's {@code
+   * cp_comm_type} p2p, all_gather and a2a) and, for a mixture-of-experts model, each expert layout
    * ({@link io.meshplan.interop.space.SearchRules#expertLayouts}).
    */
   static java.util.List<ParallelConfig> expertAndContext(PlanRequest req,
@@ -102,17 +104,22 @@ public final class MegatronGrid {
     java.util.List<ParallelConfig> out = new java.util.ArrayList<>();
     io.meshplan.model.MoeShape moe = req.model().arch().moe();
     for (int cp : io.meshplan.interop.space.SearchRules.contextDegrees(req, c.dataParallel())) {
-      ParallelConfig withCp = cp == 1 ? c : new ParallelConfig(c.tensorParallel(),
-          c.pipelineParallel(), c.dataParallel() / cp, c.virtualStages(), c.microBatchSize(),
-          c.globalBatchSize(), c.recompute(), c.sequenceParallel(), c.zeroStage())
-          .withContext(cp, io.meshplan.plan.ContextExchange.P2P);
-      if (!moe.routed()) {
-        out.add(withCp);
-        continue;
-      }
-      for (int[] e : io.meshplan.interop.space.SearchRules.expertLayouts(moe, c.dataParallel(),
-          c.tensorParallel())) {
-        out.add(withCp.withExperts(e[0], e[1]));
+      java.util.List<io.meshplan.plan.ContextExchange> exchanges = cp == 1
+          ? java.util.List.of(io.meshplan.plan.ContextExchange.P2P)
+          : io.meshplan.plan.ContextExchange.searched(req.model(), c.tensorParallel(), cp);
+      for (io.meshplan.plan.ContextExchange x : exchanges) {
+        ParallelConfig withCp = cp == 1 ? c : new ParallelConfig(c.tensorParallel(),
+            c.pipelineParallel(), c.dataParallel() / cp, c.virtualStages(), c.microBatchSize(),
+            c.globalBatchSize(), c.recompute(), c.sequenceParallel(), c.zeroStage())
+            .withContext(cp, x);
+        if (!moe.routed()) {
+          out.add(withCp);
+          continue;
+        }
+        for (int[] e : io.meshplan.interop.space.SearchRules.expertLayouts(moe, c.dataParallel(),
+            c.tensorParallel())) {
+          out.add(withCp.withExperts(e[0], e[1]));
+        }
       }
     }
     return out;

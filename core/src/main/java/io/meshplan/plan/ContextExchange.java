@@ -100,4 +100,30 @@ public enum ContextExchange {
   public static ContextExchange of(boolean allGather) {
     return allGather ? ALL_GATHER : P2P;
   }
+
+  /**
+   * The exchanges a search tries for a context-parallel size on a model: the ring and the
+   * all-gather everywhere; Ulysses' all-to-alls where each tensor rank's query and key/value
+   * heads split over the context group ({@link ParallelConfig#checkHeadSplit}) and the sequences
+   * are not packed documents. A hybrid or latent-attention model keeps the ring, the one
+   * exchange its mixers' and MLA's context parallelism is priced for in a search.
+   *
+   * @param model the model
+   * @param tensorParallel the tensor-parallel size
+   * @param contextParallel the context-parallel size, above 1
+   * @return the exchanges, {@link #P2P} first
+   */
+  public static List<ContextExchange> searched(io.meshplan.model.ModelSpec model,
+      int tensorParallel, int contextParallel) {
+    if (model.arch().hybrid().on() || model.arch().attn().mla().on()) {
+      return List.of(P2P);
+    }
+    List<ContextExchange> out = new ArrayList<>(List.of(P2P, ALL_GATHER));
+    int q = model.heads() / tensorParallel;
+    int kv = Math.max(1, model.kvHeads() / tensorParallel);
+    if (!model.packing().packed() && q % contextParallel == 0 && kv % contextParallel == 0) {
+      out.add(ALL_TO_ALL);
+    }
+    return List.copyOf(out);
+  }
 }

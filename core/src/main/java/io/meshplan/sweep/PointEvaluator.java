@@ -160,7 +160,9 @@ public final class PointEvaluator {
     SimulationResult sim = s.best().get().evaluated().simulation();
     String layout = String.format(Locale.ROOT, "tp=%d pp=%d dp=%d%s%s micro-batch=%d"
         + " recompute=%s%s%s", c.tensorParallel(), c.pipelineParallel(), c.dataParallel(),
-        c.contextParallel() > 1 ? " cp=" + c.contextParallel() : "",
+        c.contextParallel() > 1 ? " cp=" + c.contextParallel()
+            + (c.cpExchange() == io.meshplan.plan.ContextExchange.P2P ? ""
+                : " cp-comm-type=" + c.cpExchange().word()) : "",
         c.expertParallel() > 1 || c.expertTensorParallel() > 1 ? " ep=" + c.expertParallel()
             + " etp=" + c.expertTensorParallel() : "", c.microBatchSize(),
         c.recompute().name().toLowerCase(Locale.ROOT), c.sequenceParallel() ? " sp" : "",
@@ -183,7 +185,9 @@ public final class PointEvaluator {
       StagePlan s = plan.stages().get(i);
       j.add("layers " + plan.layersOf(i) + " on " + s.submeshNodes() + "x"
           + s.submeshGpus() + " dp" + s.dataParallel()
-          + (s.contextParallel() > 1 ? " cp" + s.contextParallel() : "")
+          + (s.contextParallel() > 1 ? " cp" + s.contextParallel()
+              + (s.cpExchange() == io.meshplan.plan.ContextExchange.P2P ? ""
+                  : "/" + s.cpExchange().word()) : "")
           + " tp" + s.tensorParallel()
           + (s.expertParallel() > 1 ? " ep" + s.expertParallel() : "")
           + (s.expertTensorParallel() > 1 ? " etp" + s.expertTensorParallel() : ""));

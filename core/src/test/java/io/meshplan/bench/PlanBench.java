@@ -169,6 +169,9 @@ public final class PlanBench {
     }
     if (c.contextParallel() > 1) {
       sb.append(" cp ").append(c.contextParallel());
+      if (c.cpExchange() != io.meshplan.plan.ContextExchange.P2P) {
+        sb.append(" ").append(c.cpExchange().word());
+      }
     }
     sb.append(String.format(Locale.ROOT, ", micro-batch %d, recompute %s, %s, ZeRO-%d",
         c.microBatchSize(), c.recompute().label(),

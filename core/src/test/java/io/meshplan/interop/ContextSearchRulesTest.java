@@ -49,6 +49,37 @@ class ContextSearchRulesTest {
   }
 
   /**
+   * Every split setting comes with each exchange Megatron-Core's cp_comm_type has where it
+   * applies: the tiny model's 8 query and 8 key/value heads split 2 ways on one tensor rank, so
+   * the ring, the all-gather and Ulysses' all-to-alls; over 4 tensor ranks each holds 2 of each,
+   * which do not split 4 ways (CP 4 of a stage of 16 GPUs per rank), so no all-to-alls there.
+   * Packed documents keep the ring and the all-gather; a latent-attention model (DeepSeek-V3) the
+   * ring alone.
+   */
+  @Test
+  void splitSettingsTryEveryExchangeThatApplies() {
+    PlanRequest req = request(32_768, "2x8:h100-80gb");
+    List<LayerSetting> s = SearchRules.stageSettings(req, 16, 1, 8);
+    for (io.meshplan.plan.ContextExchange e : io.meshplan.plan.ContextExchange.values()) {
+      assertThat(s).anyMatch(ls -> ls.contextParallel() == 2 && ls.cpExchange() == e);
+    }
+    assertThat(s.stream().filter(ls -> ls.contextParallel() > 1).count())
+        .isEqualTo(3 * s.stream().filter(ls -> ls.contextParallel() > 1
+            && ls.cpExchange() == io.meshplan.plan.ContextExchange.P2P).count());
+    PlanRequest wide = request(65_536, "8x8:h100-80gb");
+    List<LayerSetting> tp4 = SearchRules.stageSettings(wide, 16, 4, 4);
+    assertThat(tp4).anyMatch(ls -> ls.contextParallel() == 4)
+        .noneMatch(ls -> ls.cpExchange() == io.meshplan.plan.ContextExchange.ALL_TO_ALL);
+    ModelSpec tiny = req.model();
+    assertThat(io.meshplan.plan.ContextExchange.searched(
+        tiny.withPacking(io.meshplan.model.Packing.meanLength(1024)), 1, 2)).containsExactly(
+        io.meshplan.plan.ContextExchange.P2P, io.meshplan.plan.ContextExchange.ALL_GATHER);
+    assertThat(io.meshplan.plan.ContextExchange.searched(
+        io.meshplan.model.Presets.get("deepseek-v3"), 1, 2))
+        .containsExactly(io.meshplan.plan.ContextExchange.P2P);
+  }
+
+  /**
    * On seeded stages and microbatches, every setting with context parallelism takes one
    * sequence per replica, and every one the rule drops is dominated, through halvings of CP and
    * sequences alike, by a kept one: CP / b with one sequence, or no split with b / CP.

@@ -171,7 +171,9 @@ public final class SearchRules {
    * {@code g} sequences: for each context-parallel size {@code CP} ({@link #contextDegrees}) the
    * stage holds {@code d / CP} replicas of {@code CP x t} GPUs, each taking {@code g / (d / CP)}
    * sequences of 1, 2, 4 or 8, with the settings of {@link #layerSettings(PlanRequest, int,
-   * int, int)} that the request's runtime can run ({@link PlanRequest#runtime}).
+   * int, int)} that the request's runtime can run ({@link PlanRequest#runtime}), each with every
+   * exchange of {@link io.meshplan.plan.ContextExchange#searched} above size 1: the ring, the
+   * all-gather and, where the heads split, Ulysses' all-to-alls.
    *
    * <p>With context parallelism a replica takes one sequence: {@code CP > 1} with {@code b > 1}
    * sequences is dominated by {@code CP / 2} with {@code b / 2}, which the same stage and
@@ -195,10 +197,15 @@ public final class SearchRules {
       if (b == 0 || cp > 1 && b > 1) {
         continue;
       }
+      List<io.meshplan.plan.ContextExchange> exchanges = cp == 1
+          ? List.of(io.meshplan.plan.ContextExchange.P2P)
+          : io.meshplan.plan.ContextExchange.searched(req.model(), t, cp);
       for (LayerSetting ls : layerSettings(req, d, t, b)) {
         if (req.runtime().refused(t, ls.recompute(), ls.sequenceParallel(), ls.megatron(), cp,
             ls.expertParallel()).isEmpty()) {
-          out.add(ls.withContext(cp, io.meshplan.plan.ContextExchange.P2P));
+          for (io.meshplan.plan.ContextExchange e : exchanges) {
+            out.add(ls.withContext(cp, e));
+          }
         }
       }
     }
