@@ -123,8 +123,15 @@ final class MegatronLog {
     boolean flash = a.flag(MegatronArg.USE_FLASH_ATTN.dest()) || backend.equals("flash")
         || backend.equals("fused") || backend.equals("auto");
     int layers = a.integer(MegatronArg.NUM_LAYERS.dest());
+    // fp8_param_gather: the FP8 recipes keep the weights in FP8 and gather them so; under FP4
+    // Megatron-LM gathers with fp4_param_gather, which meshplan does not price.
+    boolean fp8Weights = a.flag(MegatronArg.FP8_PARAM_GATHER.dest()) && dtype.startsWith("fp8");
+    if (fp8Weights && dtype.equals("fp8:nvfp4")) {
+      throw a.bad(MegatronArg.FP8_PARAM_GATHER.dest(), "is set on an FP4 run; meshplan prices "
+          + "FP8 weights under the FP8 recipes only");
+    }
     return new RunModel.Dims(layers, hidden, heads, kv, ffn, vocab, a.integer(MegatronArg.SEQ_LENGTH.dest()),
-        a.flag(MegatronArg.SWIGLU.dest()), dtype, flash, moe(a, layers, ffn));
+        a.flag(MegatronArg.SWIGLU.dest()), dtype, flash, moe(a, layers, ffn), fp8Weights);
   }
 
   /**

@@ -49,9 +49,32 @@ public sealed interface RunModel permits RunModel.Preset, RunModel.Dims {
    * @param dtype the compute precision word
    * @param flash whether attention was fused
    * @param moe the routed experts, {@link Moe#NONE} for a dense decoder
+   * @param fp8Weights whether an FP8 run kept its weights in FP8 and gathered them so ({@code
+   *     fp8_param_gather})
    */
   record Dims(int layers, int hidden, int heads, int kvHeads, int ffn, int vocab, int seq,
-      boolean swiglu, String dtype, boolean flash, Moe moe) implements RunModel {
+      boolean swiglu, String dtype, boolean flash, Moe moe, boolean fp8Weights)
+      implements RunModel {
+    /**
+     * A decoder whose weights are kept in the training precision.
+     *
+     * @param layers transformer blocks
+     * @param hidden hidden size
+     * @param heads attention heads
+     * @param kvHeads key/value heads
+     * @param ffn feed-forward size
+     * @param vocab padded vocabulary
+     * @param seq tokens per sequence
+     * @param swiglu whether the MLP is SwiGLU
+     * @param dtype the compute precision word
+     * @param flash whether attention was fused
+     * @param moe the routed experts
+     */
+    public Dims(int layers, int hidden, int heads, int kvHeads, int ffn, int vocab, int seq,
+        boolean swiglu, String dtype, boolean flash, Moe moe) {
+      this(layers, hidden, heads, kvHeads, ffn, vocab, seq, swiglu, dtype, flash, moe, false);
+    }
+
     /**
      * A dense decoder.
      *
@@ -68,7 +91,8 @@ public sealed interface RunModel permits RunModel.Preset, RunModel.Dims {
      */
     public Dims(int layers, int hidden, int heads, int kvHeads, int ffn, int vocab, int seq,
         boolean swiglu, String dtype, boolean flash) {
-      this(layers, hidden, heads, kvHeads, ffn, vocab, seq, swiglu, dtype, flash, Moe.NONE);
+      this(layers, hidden, heads, kvHeads, ffn, vocab, seq, swiglu, dtype, flash, Moe.NONE,
+          false);
     }
 
     /** Validates the sizes. */

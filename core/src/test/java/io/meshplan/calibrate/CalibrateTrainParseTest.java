@@ -80,6 +80,36 @@ class CalibrateTrainParseTest {
   }
 
   /**
+   * Megatron-LM's {@code fp8_param_gather} under an FP8 recipe is read as weights kept and
+   * gathered in FP8, and the rebuilt run keeps them so ({@code --fp8-param-gather}); a bf16 run
+   * with the flag (which Megatron-LM's FP8 path alone reads) keeps bf16 weights, and an FP4 run
+   * with it is refused in one line.
+   */
+  @Test
+  void fp8ParamGatherIsReadUnderFp8() throws IOException {
+    String log = Files.readString(example("megatron_a100_8gpu.log"));
+    String at = "  bf16 ....";
+    String gather = "  fp8_param_gather ................................ True\n";
+    Path f = dir.resolve("gather.log");
+    Files.writeString(f, log.replace(at, "  fp8 ............................................. e4m3\n"
+        + "  fp8_recipe ...................................... tensorwise\n" + gather + at));
+    TrainingRun run = TrainingLogs.read(f, Optional.empty());
+    assertThat(((RunModel.Dims) run.model()).fp8Weights()).isTrue();
+    assertThat(io.meshplan.planner.TrainRunSimulator.of(run,
+        io.meshplan.cluster.ClusterSpec.parse("1x8:h100-80gb")).model().lora().fp8Weights())
+        .isTrue();
+    Files.writeString(f, log.replace(at, gather + at));
+    assertThat(((RunModel.Dims) TrainingLogs.read(f, Optional.empty()).model()).fp8Weights())
+        .isFalse();
+    Files.writeString(f, log.replace(at, "  fp4 ............................................. e2m1\n"
+        + gather + at));
+    assertThatThrownBy(() -> TrainingLogs.read(f, Optional.empty()))
+        .isInstanceOf(InputException.class)
+        .hasMessageContaining("argument fp8_param_gather = True is set on an FP4 run")
+        .hasMessageNotContaining("\n");
+  }
+
+  /**
    * An FP8 run is read as one: Megatron-LM's {@code fp8} argument (e4m3 or hybrid) under the
    * delayed, tensor-wise (read as {@code fp8:tensorwise}, current scaling, as is torchtitan's
    * float8) or MXFP8 recipe ({@code fp8:mxfp8}); torchtitan's float8 converter ({@code
