@@ -231,10 +231,11 @@ public final class PlanFileCheck {
   }
 
   /**
-   * Refuses a stage's expert or context-parallel layout, or recomputation, that its model cannot
-   * take, by the rules of {@code simulate}'s flags ({@link ParallelConfig#checkExperts(io.meshplan.model.MoeShape,
-   * int, int, int, int, int, boolean)}, {@link ParallelConfig#checkContext(int, int, boolean)}),
-   * named by the file's fields.
+   * Refuses a stage's expert or context-parallel layout, recomputation or unsharded optimizer
+   * (beside FP8 weights) that its model cannot take, by the rules of {@code simulate}'s flags
+   * ({@link ParallelConfig#checkExperts(io.meshplan.model.MoeShape, int, int, int, int, int,
+   * boolean)}, {@link ParallelConfig#checkContext(int, int, boolean)}), named by the file's
+   * fields.
    */
   private static void expertsAndContext(String at, PipelinePlan plan, StagePlan s) {
     try {
@@ -253,6 +254,17 @@ public final class PlanFileCheck {
     } catch (InputException e) {
       throw new InputException(at + "contextParallel: " + s.contextParallel() + ": "
           + e.getMessage());
+    }
+    // Trained weights kept in FP8 (model.fp8ParamGather), by ParallelConfig#checkModel's rules.
+    if (plan.model().lora().fp8Weights() && s.zeroStage() == 0) {
+      throw new InputException(at + "zeroStage: 0: model.fp8ParamGather needs a sharded optimizer "
+          + "(ZeRO stage 1-3), as in Megatron-LM");
+    }
+    if (plan.model().lora().fp8Weights()
+        && plan.model().fp8Scaling() == io.meshplan.model.Fp8Scaling.NVFP4) {
+      throw new InputException(at.substring(0, at.lastIndexOf("stages["))
+          + "model.fp8ParamGather: under the nvfp4 recipe it is not modelled (Megatron-LM "
+          + "gathers NVFP4 weights with --fp4-param-gather)");
     }
     try {
       io.meshplan.model.RecomputeModule.check(s.recompute(),

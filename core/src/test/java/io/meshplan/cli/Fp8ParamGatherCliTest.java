@@ -94,6 +94,10 @@ class Fp8ParamGatherCliTest {
         .replaceAll(",\\s*\"fp8Recipe\" : \"[a-z]+\"", ""));
     CliRun.of("simulate", "--plan", bf16.toString()).refusedInOneLine(2,
         "model.fp8ParamGather: is true, but model.dtype is 'bf16', not fp8");
+    Path unsharded = dir.resolve("zero0.json");
+    Files.writeString(unsharded, json.replaceAll("\"zeroStage\" : [0-9]", "\"zeroStage\" : 0"));
+    CliRun.of("simulate", "--plan", unsharded.toString()).refusedInOneLine(2,
+        "zeroStage: 0: model.fp8ParamGather needs a sharded optimizer (ZeRO stage 1-3)");
     assertThat(Files.readString(plan)).isEqualTo(json);
   }
 }
