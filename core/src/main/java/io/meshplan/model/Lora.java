@@ -49,11 +49,12 @@ import java.util.Set;
  * <p>Without adapters the same storage holds trained weights ({@link #fp8Weights}): Megatron-LM's
  * {@code --fp8-param-gather} in full FP8 training ("Keep the compute param in fp8 (do not use any
  * other intermediate dtype) and perform the param all-gather in fp8", {@code
- * megatron/training/arguments.py} at d98e8a6), which MLPerf Training's FP8 Llama 3.1 submissions
- * run ({@code FP8_PARAM_GATHER=True}, NVIDIA's {@code config_common.sh}, mlcommons/training_results_v5.1
- * 441d65f). Each block projection is then one byte an element on every GPU, and the distributed
- * optimizer, which keeps the fp32 master shard, all-gathers the updated weights in FP8: half the
- * bytes of a bf16 gather. The gradients and the optimizer state are those of any trained weight.
+ * megatron/training/arguments.py} at d98e8a6), which MLPerf Training's FP8 Llama 3.1
+ * submissions run ({@code FP8_PARAM_GATHER=True}, NVIDIA's {@code config_common.sh},
+ * mlcommons/training_results_v5.1 441d65f). Each block projection is then one byte an element
+ * on every GPU, and the distributed optimizer, which keeps the fp32 master shard, all-gathers the
+ * updated weights in FP8: half the bytes of a bf16 gather. The gradients and the optimizer state
+ * are those of any trained weight.
  *
  * @param rank r, the adapters' inner size; 0 for no adapters (every weight trained)
  * @param alpha the scale's numerator: the adapters' output is multiplied by {@code alpha / r}

@@ -70,7 +70,9 @@ public record BoundConfig(TrainingConfig config, ModelSpec model, ClusterSpec cl
 
   /**
    * Bf16 optimizer state ({@link io.meshplan.model.OptimizerState#BF16}) is the bf16 weights
-   * themselves: it needs bf16 training, or fp8, whose weights are bf16.
+   * themselves: it needs bf16 training, or fp8, whose weights are bf16; trained weights kept in
+   * FP8 ({@link io.meshplan.model.Lora#fp8Weights}) need the fp32 master that state lacks, which
+   * Megatron-LM's distributed optimizer keeps beside them and casts to FP8 after each step.
    *
    * @param model the model, with its optimizer state
    * @param dtype the training precision
@@ -81,6 +83,11 @@ public record BoundConfig(TrainingConfig config, ModelSpec model, ClusterSpec cl
       throw new InputException("the optimizer state " + model.optimizerState().word() + " is "
           + "the bf16 weights themselves; it needs bf16 training (or fp8, whose weights are "
           + "bf16), not " + Fp8Training.word(dtype));
+    }
+    if (model.lora().fp8Weights()
+        && model.optimizerState() == io.meshplan.model.OptimizerState.BF16) {
+      throw new InputException("--fp8-param-gather keeps FP8 weights beside an fp32 master "
+          + "that the optimizer updates; --optimizer-state bf16 has no master");
     }
   }
 

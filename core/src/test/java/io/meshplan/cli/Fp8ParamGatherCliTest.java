@@ -61,6 +61,9 @@ class Fp8ParamGatherCliTest {
         "--distributed-optimizer", "--fp8-param-gather").refusedInOneLine(2, "--fp8-param-gather "
         + "under --fp8-recipe nvfp4 is not modelled: Megatron-LM gathers NVFP4 weights with "
         + "--fp4-param-gather");
+    CliRun.of(FP8, "--distributed-optimizer", "--fp8-param-gather", "--optimizer-state", "bf16")
+        .refusedInOneLine(2, "--fp8-param-gather keeps FP8 weights beside an fp32 master that "
+            + "the optimizer updates; --optimizer-state bf16 has no master");
     CliRun.of(RUN, "--distributed-optimizer", "--fp8-param-gather", "--dtype", "bf16")
         .refusedInOneLine(2, "--fp8-param-gather stores the weights in FP8 for FP8 training; it "
             + "needs --dtype fp8, and the precision is bf16");
