@@ -657,6 +657,10 @@ public final class PlanJson {
           throw new InputException(where + ": model.fp8ParamGather: is true, but model.dtype is '"
               + m.text("dtype") + "', not fp8");
         }
+        if (optimizerState(where, m) == io.meshplan.model.OptimizerState.BF16) {
+          throw new InputException(where + ": model.fp8ParamGather: is true, but "
+              + "model.optimizerState is 'bf16', which keeps no fp32 master for FP8 weights");
+        }
         lora = lora.withBase(io.meshplan.model.Lora.Base.FP8);
       }
       return new ModelSpec(m.text("name"), family, m.integer("layers"), m.integer("hidden"), m.integer("heads"),

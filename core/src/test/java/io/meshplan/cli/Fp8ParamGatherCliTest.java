@@ -97,6 +97,11 @@ class Fp8ParamGatherCliTest {
         .replaceAll(",\\s*\"fp8Recipe\" : \"[a-z]+\"", ""));
     CliRun.of("simulate", "--plan", bf16.toString()).refusedInOneLine(2,
         "model.fp8ParamGather: is true, but model.dtype is 'bf16', not fp8");
+    Path bf16State = dir.resolve("state.json");
+    Files.writeString(bf16State, json.replaceFirst("\"fp8ParamGather\" : true,",
+        "\"fp8ParamGather\" : true, \"optimizerState\" : \"bf16\","));
+    CliRun.of("simulate", "--plan", bf16State.toString()).refusedInOneLine(2,
+        "model.fp8ParamGather: is true, but model.optimizerState is 'bf16'");
     Path unsharded = dir.resolve("zero0.json");
     Files.writeString(unsharded, json.replaceAll("\"zeroStage\" : [0-9]", "\"zeroStage\" : 0"));
     CliRun.of("simulate", "--plan", unsharded.toString()).refusedInOneLine(2,
