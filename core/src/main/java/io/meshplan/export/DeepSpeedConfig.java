@@ -114,11 +114,16 @@ public final class DeepSpeedConfig implements FrameworkWriter {
       return Optional.of("DeepSpeed's configuration has no FP8 training switch (fp16, bf16 or"
           + " amp only)");
     }
-    if (c.contextParallel() > 1) {
-      return Optional.of("DeepSpeed has no context parallelism of Megatron-LM's kind (each"
-          + " sequence split over GPUs that pass keys and values round a ring or all-gather"
-          + " them); its sequence parallelism (Ulysses, --cp-comm-type a2a) runs through"
-          + " Megatron-DeepSpeed's --ds-sequence-parallel-size, which this export does not write");
+    if (c.contextParallel() > 1
+        && c.cpExchange() != io.meshplan.plan.ContextExchange.ALL_TO_ALL) {
+      return Optional.of("DeepSpeed's context parallelism is Ulysses' all-to-alls (--cp-comm-type"
+          + " a2a, Megatron-DeepSpeed's --ds-sequence-parallel-size); it has no "
+          + c.cpExchange().word() + " exchange of keys and values");
+    }
+    if (c.contextParallel() > 1 && c.sequenceParallel()) {
+      // megatron/initialize.py:247-252 (Megatron-DeepSpeed 4efb479) raises on both.
+      return Optional.of("Megatron-DeepSpeed refuses its sequence parallelism"
+          + " (--ds-sequence-parallel-size) beside Megatron-LM's (--sequence-parallel)");
     }
     if (c.virtualStages() > 1) {
       return Optional.of("DeepSpeed's pipeline engine has no interleaved schedule (virtual"
@@ -198,21 +203,30 @@ public final class DeepSpeedConfig implements FrameworkWriter {
     if (missingModel(input.model()).isPresent()) {
       return Optional.empty();
     }
-    ParallelConfig c = ContextFold.fold(input.config());
+    // Ulysses' all-to-alls stay, without Megatron-LM's sequence parallelism beside them; the
+    // ring and the all-gather fold into data parallelism.
+    boolean ulysses = input.config().contextParallel() > 1
+        && input.config().cpExchange() == io.meshplan.plan.ContextExchange.ALL_TO_ALL;
+    ParallelConfig c = ulysses ? input.config() : ContextFold.fold(input.config());
+    boolean sp = c.sequenceParallel() && !ulysses;
     int zero = c.zeroStage() >= 2 && c.pipelineParallel() > 1 ? 1 : c.zeroStage();
     ModelSpec m = input.model();
     Overlaps o = input.overlaps();
     // Each overlap DeepSpeed lacks is turned off; the gradient reduction stays under ZeRO-1. The
     // nearest runs 1F1B, DeepSpeed's pipeline schedule.
     Overlaps runnable = new Overlaps(o.gradReduce() && zero >= 1,
-        o.paramGather() && zero != 1, o.tensorComm() && !c.sequenceParallel(), o.fsdpPrefetch(),
+        o.paramGather() && zero != 1, o.tensorComm() && !sp, o.fsdpPrefetch(),
         o.gradAccumFusion());
     try {
+      ParallelConfig near = new ParallelConfig(c.tensorParallel(), c.pipelineParallel(),
+          c.dataParallel(), 1, c.microBatchSize(), c.globalBatchSize(), c.recompute().layerwise(),
+          sp, zero);
+      if (ulysses) {
+        near = near.withContext(c.contextParallel(), io.meshplan.plan.ContextExchange.ALL_TO_ALL);
+      }
       input = new ExportInput(Fp8Training.on(m.dtype()) ? m.withTraining(m.batch(), DType.BF16)
-          : m, input.cluster(), c, input.attention(), runnable, false);
-      return Optional.of(input.withConfig(new ParallelConfig(
-          c.tensorParallel(), c.pipelineParallel(), c.dataParallel(), 1, c.microBatchSize(),
-          c.globalBatchSize(), c.recompute().layerwise(), c.sequenceParallel(), zero)));
+          : m, input.cluster(), near, input.attention(), runnable, false);
+      return Optional.of(input);
     } catch (InputException e) {
       // Uneven stages whose layers do not split evenly over the pipeline, or a global batch that
       // the folded data-parallel size does not divide.
@@ -229,13 +243,16 @@ public final class DeepSpeedConfig implements FrameworkWriter {
         + " export\n");
     sb.append("# model ").append(ShellQuote.commentText(input.model().name())).append(" on ")
         .append(input.cluster().toShortString()).append(": tensor ").append(c.tensorParallel())
-        .append(" x pipeline ").append(c.pipelineParallel()).append(" x data ")
+        .append(" x pipeline ").append(c.pipelineParallel())
+        .append(c.contextParallel() > 1 ? " x sequence " + c.contextParallel() : "")
+        .append(" x data ")
         .append(c.dataParallel()).append(" = ").append(io.meshplan.util.Words.count(c.gpus(), "GPU")).append("\n");
     sb.append("# DeepSpeed checks train_batch_size ").append(c.globalBatchSize())
         .append(" = micro ").append(c.microBatchSize()).append(" x gradient accumulation ")
         .append(c.microbatches()).append(" x data-parallel ").append(c.dataParallel())
-        .append(", the data-parallel size\n# coming from the tensor and pipeline sizes in"
-            + " DS_ARGS; with the JSON alone it would take ").append(c.gpus() == 1 ? "the"
+        .append(", the data-parallel size\n# coming from the ")
+        .append(c.contextParallel() > 1 ? "tensor, pipeline and sequence" : "tensor and pipeline")
+        .append(" sizes in DS_ARGS; with the JSON alone it would take ").append(c.gpus() == 1 ? "the"
             : "all").append(" ").append(io.meshplan.util.Words.count(c.gpus(), "GPU")).append(" as data parallel.\n");
     sb.append("# Use: export TRAIN_ITERS=... LR=... [WARMUP_ITERS=...]; source this file; then\n"
         + "#   deepspeed --hostfile HOSTFILE --num_nodes ").append(input.cluster().hosts())

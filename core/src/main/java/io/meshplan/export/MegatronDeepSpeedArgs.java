@@ -59,6 +59,12 @@ final class MegatronDeepSpeedArgs {
     if (c.pipelineParallel() == 1) {
       a.add(List.of("--no-pipeline-parallel"));
     }
+    if (c.contextParallel() > 1) {
+      // DeepSpeed-Ulysses: the sequence split over this many GPUs, traded for heads by
+      // all-to-alls around the attention (megatron/arguments.py:974 at 4efb479); the world is
+      // tensor x pipeline x sequence x data (arguments.py:101-108).
+      a.add(List.of("--ds-sequence-parallel-size", Integer.toString(c.contextParallel())));
+    }
     a.add(List.of(MegatronArg.MICRO_BATCH_SIZE.flag(), Integer.toString(c.microBatchSize())));
     a.add(List.of(MegatronArg.GLOBAL_BATCH_SIZE.flag(), Integer.toString(c.globalBatchSize())));
     if (c.sequenceParallel()) {

@@ -103,6 +103,15 @@ class ExpertContextExportCliTest {
     // The nearest folds each sequence's 4 GPUs into data parallelism: DP 2 x 4 = 8.
     assertThat(c.out()).contains(" --tp 2 --pp 1 --dp 8 --micro-batch 1 --global-batch 16 ")
         .doesNotContain("--cp");
+    // Ulysses' all-to-alls are DeepSpeed's own (--ds-sequence-parallel-size), kept in the
+    // nearest without Megatron-LM's sequence parallelism, which Megatron-DeepSpeed refuses
+    // beside them.
+    List<String> ulysses = List.of(concat(CP, List.of("--cp-comm-type", "a2a")));
+    CliRun u = CliRun.of(concat(List.of("export", "--to", "deepspeed"), ulysses));
+    assertThat(u.code()).as(u.err()).isEqualTo(ExitCodes.INFEASIBLE);
+    assertThat(u.err().strip()).doesNotContain("\n").contains("beside Megatron-LM's");
+    assertThat(u.out()).contains(" --cp 4 --cp-comm-type a2a ")
+        .doesNotContain("--sequence-parallel");
   }
 
   /**

@@ -60,6 +60,7 @@ class DeepSpeedConformanceTest {
    */
   private static final Map<String, Integer> MDS_OPTIONS = Map.ofEntries(
       Map.entry("--tensor-model-parallel-size", 1149),
+      Map.entry("--ds-sequence-parallel-size", 974),
       Map.entry("--pipeline-model-parallel-size", 1154),
       Map.entry("--no-pipeline-parallel", 954), Map.entry("--micro-batch-size", 801),
       Map.entry("--global-batch-size", 808), Map.entry("--sequence-parallel", 972),
@@ -93,7 +94,13 @@ class DeepSpeedConformanceTest {
         new ExportInput(Plans.LLAMA70B, Plans.CLUSTER, noPipe.withZeroStage(2)),
         new ExportInput(fp16, Plans.CLUSTER, Plans.config(1, Recompute.FULL, true, true)),
         new ExportInput(fp32, Plans.CLUSTER, new ParallelConfig(2, 2, 256, 1, 2, 2048,
-            Recompute.NONE, false, 0)));
+            Recompute.NONE, false, 0)),
+        // DeepSpeed-Ulysses: 4 GPUs split each 32,768-token sequence by all-to-alls (each tensor
+        // rank's 32 query and 4 key/value heads over 4), TP 2 without Megatron-LM's sequence
+        // parallelism, PP 2: 1,024 = 2 x 2 x 4 x 64.
+        new ExportInput(Plans.LLAMA70B.withSequence(32_768), Plans.CLUSTER,
+            new ParallelConfig(2, 2, 64, 1, 1, 256, Recompute.FULL, false, 1)
+                .withContext(4, io.meshplan.plan.ContextExchange.ALL_TO_ALL)));
   }
 
   private String launchFile(ExportInput in) {
@@ -115,10 +122,19 @@ class DeepSpeedConformanceTest {
       int world = in.cluster().gpuCount();
       int tp = option(args, "--tensor-model-parallel-size");
       int pp = option(args, "--pipeline-model-parallel-size");
-      // Megatron-DeepSpeed, arguments.py:101-108: dp = world / (pp * tp * ds_sequence_parallel 1),
+      int sp = args.contains("--ds-sequence-parallel-size")
+          ? option(args, "--ds-sequence-parallel-size") : 1;
+      assertThat(sp).isEqualTo(in.config().contextParallel());
+      // Megatron-DeepSpeed, arguments.py:101-108: dp = world / (pp * tp * ds_sequence_parallel),
       // world divisible; that group is DeepSpeed's mpu (config.py:711-716, __init__.py:242-244).
-      assertThat(world % (tp * pp)).isZero();
-      int dp = world / (tp * pp);
+      assertThat(world % (tp * pp * sp)).isZero();
+      int dp = world / (tp * pp * sp);
+      if (sp > 1) {
+        // initialize.py:247-252 raises beside Megatron-LM's sequence parallelism;
+        // model/transformer.py:618 asserts num_attention_heads % sequence parallel size == 0.
+        assertThat(args).doesNotContain("--sequence-parallel");
+        assertThat(option(args, "--num-attention-heads") % sp).isZero();
+      }
       assertThat(dp).isEqualTo(in.config().dataParallel());
       long train = j.path("train_batch_size").asLong();
       long micro = j.path("train_micro_batch_size_per_gpu").asLong();
