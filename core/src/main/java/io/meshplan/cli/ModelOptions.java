@@ -366,8 +366,7 @@ final class ModelOptions {
       if (stray != null) {
         throw new InputException(stray + " needs --finetune lora or qlora");
       }
-      return fp8ParamGather != null
-          ? io.meshplan.model.Lora.NONE.withBase(io.meshplan.model.Lora.Base.FP8)
+      return fp8ParamGather != null ? io.meshplan.model.Lora.FP8_WEIGHTS
           : io.meshplan.model.Lora.NONE;
     }
     int r = loraRank == null ? 16 : loraRank;

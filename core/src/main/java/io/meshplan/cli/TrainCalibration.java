@@ -104,9 +104,7 @@ record TrainCalibration(ClusterSpec cluster, String clusterText, List<Path> logs
   /** tp/pp/dp, with the context- and expert-parallel sizes where they are above 1. */
   private static String split(io.meshplan.plan.ParallelConfig c) {
     return c.tensorParallel() + "/" + c.pipelineParallel() + "/" + c.dataParallel()
-        + (c.contextParallel() > 1 ? " cp" + c.contextParallel()
-            + (c.cpExchange() == io.meshplan.plan.ContextExchange.P2P ? ""
-                : "/" + c.cpExchange().word()) : "")
+        + (c.contextParallel() > 1 ? " " + c.cpExchange().label(c.contextParallel()) : "")
         + (c.expertParallel() > 1 ? " ep" + c.expertParallel() : "");
   }
 

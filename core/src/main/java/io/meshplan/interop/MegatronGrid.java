@@ -104,10 +104,8 @@ public final class MegatronGrid {
     java.util.List<ParallelConfig> out = new java.util.ArrayList<>();
     io.meshplan.model.MoeShape moe = req.model().arch().moe();
     for (int cp : io.meshplan.interop.space.SearchRules.contextDegrees(req, c.dataParallel())) {
-      java.util.List<io.meshplan.plan.ContextExchange> exchanges = cp == 1
-          ? java.util.List.of(io.meshplan.plan.ContextExchange.P2P)
-          : io.meshplan.plan.ContextExchange.searched(req.model(), c.tensorParallel(), cp);
-      for (io.meshplan.plan.ContextExchange x : exchanges) {
+      for (io.meshplan.plan.ContextExchange x
+          : io.meshplan.plan.ContextExchange.searched(req.model(), c.tensorParallel(), cp)) {
         ParallelConfig withCp = cp == 1 ? c : new ParallelConfig(c.tensorParallel(),
             c.pipelineParallel(), c.dataParallel() / cp, c.virtualStages(), c.microBatchSize(),
             c.globalBatchSize(), c.recompute(), c.sequenceParallel(), c.zeroStage())

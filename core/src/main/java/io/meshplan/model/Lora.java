@@ -106,6 +106,12 @@ public record Lora(int rank, double alpha, List<Adapter> adapters, Base base)
   public static final Lora NONE = new Lora(0, 0, List.of());
 
   /**
+   * No adapters, every weight trained, the block projections kept in FP8 ({@link #fp8Weights}:
+   * Megatron-LM's {@code --fp8-param-gather} in full training).
+   */
+  public static final Lora FP8_WEIGHTS = NONE.withBase(Base.FP8);
+
+  /**
    * Adapters on a base kept in the training precision (LoRA).
    *
    * @param rank r

@@ -110,20 +110,31 @@ public enum ContextExchange {
    *
    * @param model the model
    * @param tensorParallel the tensor-parallel size
-   * @param contextParallel the context-parallel size, above 1
+   * @param contextParallel the context-parallel size; 1 (nothing exchanged) gives the ring alone,
+   *     the unsplit setting's default
    * @return the exchanges, {@link #P2P} first
    */
   public static List<ContextExchange> searched(io.meshplan.model.ModelSpec model,
       int tensorParallel, int contextParallel) {
-    if (model.arch().hybrid().on() || model.arch().attn().mla().on()) {
+    if (contextParallel <= 1 || model.arch().hybrid().on() || model.arch().attn().mla().on()) {
       return List.of(P2P);
     }
     List<ContextExchange> out = new ArrayList<>(List.of(P2P, ALL_GATHER));
-    int q = model.heads() / tensorParallel;
-    int kv = Math.max(1, model.kvHeads() / tensorParallel);
-    if (!model.packing().packed() && q % contextParallel == 0 && kv % contextParallel == 0) {
+    if (!model.packing().packed() && ParallelConfig.headsSplit(tensorParallel, contextParallel,
+        model.heads(), model.kvHeads())) {
       out.add(ALL_TO_ALL);
     }
     return List.copyOf(out);
+  }
+
+  /**
+   * A context-parallel size in reports' words: {@code cp8}, with the exchange after a slash
+   * where it is not the ring ({@code cp8/a2a}).
+   *
+   * @param contextParallel the size, above 1
+   * @return the words
+   */
+  public String label(int contextParallel) {
+    return "cp" + contextParallel + (this == P2P ? "" : "/" + word);
   }
 }

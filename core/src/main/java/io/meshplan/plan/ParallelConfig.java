@@ -362,6 +362,22 @@ public record ParallelConfig(
   }
 
   /**
+   * Whether each tensor rank's query heads and key/value heads (at least one) split over the
+   * {@code CP} GPUs of its context group, as a head-parallel (Ulysses) exchange needs.
+   *
+   * @param tensorParallel TP
+   * @param contextParallel CP
+   * @param heads query heads
+   * @param kvHeads key and value heads
+   * @return true when CP divides both per-rank counts
+   */
+  public static boolean headsSplit(int tensorParallel, int contextParallel, int heads,
+      int kvHeads) {
+    return heads / tensorParallel % contextParallel == 0
+        && Math.max(1, kvHeads / tensorParallel) % contextParallel == 0;
+  }
+
+  /**
    * Refuses a head-parallel (Ulysses) context exchange whose heads do not split: each GPU of a
    * tensor rank's context group takes {@code 1/CP} of the rank's query heads and of its key and
    * value heads, so CP must divide both (Transformer Engine's {@code a2a} exchange asserts it).
@@ -378,9 +394,9 @@ public record ParallelConfig(
     if (e != ContextExchange.ALL_TO_ALL || contextParallel == 1) {
       return;
     }
-    int q = heads / tensorParallel;
-    int kv = Math.max(1, kvHeads / tensorParallel);
-    if (q % contextParallel != 0 || kv % contextParallel != 0) {
+    if (!headsSplit(tensorParallel, contextParallel, heads, kvHeads)) {
+      int q = heads / tensorParallel;
+      int kv = Math.max(1, kvHeads / tensorParallel);
       throw new InputException("--cp-comm-type a2a splits each tensor rank's heads over the "
           + contextParallel + " GPUs of its context group: " + q + " query and " + kv
           + " key/value heads per rank do not split " + contextParallel + " ways; use p2p or "

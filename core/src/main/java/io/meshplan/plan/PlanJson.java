@@ -661,7 +661,7 @@ public final class PlanJson {
           throw new InputException(where + ": model.fp8ParamGather: is true, but "
               + "model.optimizerState is 'bf16', which keeps no fp32 master for FP8 weights");
         }
-        lora = lora.withBase(io.meshplan.model.Lora.Base.FP8);
+        lora = io.meshplan.model.Lora.FP8_WEIGHTS;
       }
       return new ModelSpec(m.text("name"), family, m.integer("layers"), m.integer("hidden"), m.integer("heads"),
           m.integer("kvHeads"), m.integer("ffn"), m.integer("vocab"), m.integer("seq"), 1,

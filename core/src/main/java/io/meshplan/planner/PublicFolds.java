@@ -341,7 +341,7 @@ public final class PublicFolds {
     } else if (finetune.equals("full/fp8")) {
       // Every weight trained, the block projections kept in FP8 (Megatron-LM's
       // --fp8-param-gather).
-      out = out.withLora(io.meshplan.model.Lora.NONE.withBase(io.meshplan.model.Lora.Base.FP8));
+      out = out.withLora(io.meshplan.model.Lora.FP8_WEIGHTS);
     } else if (!finetune.equals("full")) {
       throw new IllegalStateException("row " + r.get("model") + ": unknown fine-tuning "
           + finetune);

@@ -130,7 +130,7 @@ public record TrainRunSimulator(TrainingRun run, ClusterSpec cluster, ModelSpec 
         .withFp8Scaling(io.meshplan.model.Fp8Scaling.ofPrecision(rm.dtype()));
     // Weights kept and gathered in FP8 (Megatron-LM's fp8_param_gather), as --fp8-param-gather.
     return rm instanceof RunModel.Dims d && d.fp8Weights()
-        ? m.withLora(io.meshplan.model.Lora.NONE.withBase(io.meshplan.model.Lora.Base.FP8)) : m;
+        ? m.withLora(io.meshplan.model.Lora.FP8_WEIGHTS) : m;
   }
 
   private static ModelSpec dims(RunModel rm, int global) {

@@ -185,9 +185,7 @@ public final class PointEvaluator {
       StagePlan s = plan.stages().get(i);
       j.add("layers " + plan.layersOf(i) + " on " + s.submeshNodes() + "x"
           + s.submeshGpus() + " dp" + s.dataParallel()
-          + (s.contextParallel() > 1 ? " cp" + s.contextParallel()
-              + (s.cpExchange() == io.meshplan.plan.ContextExchange.P2P ? ""
-                  : "/" + s.cpExchange().word()) : "")
+          + (s.contextParallel() > 1 ? " " + s.cpExchange().label(s.contextParallel()) : "")
           + " tp" + s.tensorParallel()
           + (s.expertParallel() > 1 ? " ep" + s.expertParallel() : "")
           + (s.expertTensorParallel() > 1 ? " etp" + s.expertTensorParallel() : ""));

@@ -685,9 +685,11 @@ public final class IlpLayerCostModel implements LayerCostModel {
       TensorShape shape = g.get(w.weight()).tensorShape();
       ShardingSpec spec = plan.spec(w.weight());
       int wTiles = spec.totalTiles(env.mesh());
-      params += storageElements(shape) / wTiles;
+      // The GPU's share of the weight, in elements of the storage type (its true bytes).
+      double held = storageElements(shape) / wTiles;
+      params += held;
       if (!w.trained()) {
-        frozen += storageElements(shape) / wTiles;
+        frozen += held;
       }
       int gTiles = w.accumulator() >= 0 ? plan.spec(w.accumulator()).totalTiles(env.mesh())
           : wTiles;
@@ -697,8 +699,7 @@ public final class IlpLayerCostModel implements LayerCostModel {
       if (w.trained() && gTiles > wTiles) {
         // The weight's own bytes: two a weight in the storage type, one for a weight kept in FP8
         // (Lora#fp8Weights), which Megatron-FSDP gathers so under --fp8-param-gather.
-        double gathered = storageElements(shape)
-            * io.meshplan.model.Fp8Training.storage(computeType).bytes() / wTiles;
+        double gathered = held * io.meshplan.model.Fp8Training.storage(computeType).bytes();
         gather += env.comm().allGather(gathered, 1);
         gatherBytes += io.meshplan.cluster.BusBytesCommModel.bytesSent(
             io.meshplan.cluster.Collective.ALL_GATHER, gathered, t);

@@ -197,9 +197,8 @@ public final class SearchRules {
       if (b == 0 || cp > 1 && b > 1) {
         continue;
       }
-      List<io.meshplan.plan.ContextExchange> exchanges = cp == 1
-          ? List.of(io.meshplan.plan.ContextExchange.P2P)
-          : io.meshplan.plan.ContextExchange.searched(req.model(), t, cp);
+      List<io.meshplan.plan.ContextExchange> exchanges =
+          io.meshplan.plan.ContextExchange.searched(req.model(), t, cp);
       for (LayerSetting ls : layerSettings(req, d, t, b)) {
         if (req.runtime().refused(t, ls.recompute(), ls.sequenceParallel(), ls.megatron(), cp,
             ls.expertParallel()).isEmpty()) {
