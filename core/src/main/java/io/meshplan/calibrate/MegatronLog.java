@@ -491,8 +491,19 @@ final class MegatronLog {
       return optionalInt(name).orElseThrow(() -> missing(name));
     }
 
+    /**
+     * A switch as Megatron-LM prints it: True, or False (None and absent for a switch the
+     * version lacks); any other value is refused, not read as off.
+     */
     boolean flag(String name) {
-      return "True".equals(args.get(name));
+      String v = args.get(name);
+      if (v == null || v.equals("False") || v.equals("None")) {
+        return false;
+      }
+      if (!v.equals("True")) {
+        throw bad(name, "is not True or False");
+      }
+      return true;
     }
 
     InputException missing(String name) {

@@ -101,6 +101,15 @@ class CalibrateTrainParseTest {
     Files.writeString(f, log.replace(at, gather + at));
     assertThat(((RunModel.Dims) TrainingLogs.read(f, Optional.empty()).model()).fp8Weights())
         .isFalse();
+    // A switch whose value is neither True nor False (here with a terminal escape) is refused,
+    // not read as off.
+    Files.writeString(f, log.replace(at, "  fp8 ............................................. e4m3\n"
+        + gather.replace("True", "\u001b[31mTrue") + at));
+    assertThatThrownBy(() -> TrainingLogs.read(f, Optional.empty()))
+        .isInstanceOf(InputException.class)
+        .hasMessageContaining("argument fp8_param_gather = ")
+        .hasMessageContaining("31mTrue is not True or False")
+        .hasMessageNotContaining("\u001b").hasMessageNotContaining("\n");
     Files.writeString(f, log.replace(at, "  fp4 ............................................. e2m1\n"
         + gather + at));
     assertThatThrownBy(() -> TrainingLogs.read(f, Optional.empty()))
