@@ -90,10 +90,13 @@ public final class FidelityBench {
     for (Row r : rows) {
       groups.add("arch " + arch(r));
     }
+    // Each GPU of an architecture shares its factor; its own error shows where the factor fits.
+    rows.stream().map(r -> "gpu " + gpu(r)).sorted().forEach(groups::add);
     groups.add("all");
     for (String g : groups) {
       List<Row> in = rows.stream().filter(r -> g.equals("all") || g.equals(fold.apply(r))
-          || g.equals("table " + r.s().run().set()) || g.equals("arch " + arch(r))).toList();
+          || g.equals("table " + r.s().run().set()) || g.equals("arch " + arch(r))
+          || g.equals("gpu " + gpu(r))).toList();
       System.out.printf(Locale.ROOT, "%-28s %5d %8.1f%% %8.1f%% %8.1f%% %8.1f%% %5d/%-2d %3d/%-2d"
           + "%n", g, in.size(), mape(in, Column.KERNEL), mape(in, Column.IN_SAMPLE),
           mape(in, Column.LOSO), 100 * in.stream().mapToDouble(r -> Math.abs(r.s().error(
@@ -109,6 +112,10 @@ public final class FidelityBench {
 
   private static String arch(Row r) {
     return r.s().run().cluster().gpu().architecture().word();
+  }
+
+  private static String gpu(Row r) {
+    return r.s().run().cluster().gpu().name();
   }
 
   private record Row(FoldCalibration.Scored s, boolean inBand, boolean fits) {}
@@ -131,8 +138,7 @@ public final class FidelityBench {
   private static String layout(ParallelConfig c) {
     return c.tensorParallel() + "/" + c.pipelineParallel() + "/" + c.dataParallel()
         + (c.virtualStages() > 1 ? " v" + c.virtualStages() : "")
-        + (c.contextParallel() > 1 ? " cp" + c.contextParallel()
-            + (c.cpExchange() == io.meshplan.plan.ContextExchange.ALL_TO_ALL ? "/a2a" : "") : "")
+        + (c.contextParallel() > 1 ? " " + c.cpExchange().label(c.contextParallel()) : "")
         + (c.expertParallel() > 1 ? " ep" + c.expertParallel() : "") + " "
         + c.microBatchSize() + " " + c.globalBatchSize() + " " + c.recompute().label()
         + (c.recomputeLayers() > 0 ? "=" + c.recomputeLayers() : "");
