@@ -332,6 +332,9 @@ final class ExportCommand implements Callable<Integer> {
     w.addAll(List.of("--micro-batch", Integer.toString(c.microBatchSize()),
         "--global-batch", Integer.toString(c.globalBatchSize()),
         "--recompute", c.recompute().label()));
+    if (c.recomputeLayers() > 0) {
+      w.addAll(List.of("--recompute-num-layers", Integer.toString(c.recomputeLayers())));
+    }
     if (!c.recomputeModules().equals(io.meshplan.model.RecomputeModule.DEFAULT)) {
       w.addAll(List.of("--recompute-modules",
           io.meshplan.model.RecomputeModule.labels(c.recomputeModules())));

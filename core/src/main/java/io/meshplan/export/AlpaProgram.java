@@ -112,7 +112,9 @@ final class AlpaProgram {
       sb.append(String.format(Locale.ROOT, "#   stage %d: blocks %d-%d on GPUs %d-%d (%dx%d),"
           + " logical mesh %dx%d, recompute %s, ZeRO-%d%n", i, s.firstLayer(), s.lastLayer(),
           first[i], first[i] + s.devices() - 1, s.hosts(), s.devicesPerHost(),
-          s.dataParallel(), s.tensorParallel(), s.recompute().label(), s.zeroStage()));
+          s.dataParallel(), s.tensorParallel(), s.recompute().label()
+              + (s.recomputeLayers() > 0 ? " (the first " + s.recomputeLayers() + " blocks)" : ""),
+          s.zeroStage()));
     }
     sb.append("#\n# Run it on the head node of a Ray cluster of ").append(cluster.nodes())
         .append(" nodes with ").append(cluster.gpusPerNode()).append(" GPUs each, Alpa"
@@ -183,8 +185,22 @@ final class AlpaProgram {
     list(sb, "SUBMESH_LOGICAL_SHAPES", logical);
     list(sb, "SUBMESH_AUTOSHARDING_OPTION_DICTS", options);
     list(sb, "STAGE_RECOMPUTE", recompute);
-    sb.append("LAYER_RECOMPUTE = [mode for ids, mode in zip(FORWARD_STAGE_LAYER_IDS,"
-        + " STAGE_RECOMPUTE) for _ in ids]\n\n");
+    if (stages.stream().noneMatch(s -> s.recomputeLayers() > 0)) {
+      sb.append("LAYER_RECOMPUTE = [mode for ids, mode in zip(FORWARD_STAGE_LAYER_IDS,"
+          + " STAGE_RECOMPUTE) for _ in ids]\n\n");
+      return;
+    }
+    // A stage recomputing its first blocks only: each block's own mode.
+    List<String> modes = new ArrayList<>();
+    for (AlpaStages.Stage s : stages) {
+      for (int l = s.firstLayer(); l <= s.lastLayer(); l++) {
+        Recompute r = s.recomputeOf(l);
+        modes.add("\"" + (r == Recompute.NONE ? "none" : r.label()) + "\"");
+      }
+    }
+    sb.append("# Stages that recompute their first blocks only keep the others' activations.\n");
+    list(sb, "LAYER_RECOMPUTE", modes);
+    sb.append('\n');
   }
 
   /** The training precision's name in the program: fp16, bf16 or fp32. */

@@ -44,9 +44,11 @@ final class AlpaStages {
    * @param tensorParallel the logical mesh's axis 1
    * @param recompute what the stage's blocks recompute
    * @param zeroStage 0 (gradients all-reduced) or 1 (reduce-scattered, the update sharded)
+   * @param recomputeLayers under full recomputation, the first blocks recomputed (the rest keep
+   *     their activations); 0 for every block
    */
   record Stage(int firstLayer, int lastLayer, int hosts, int devicesPerHost, int dataParallel,
-      int tensorParallel, Recompute recompute, int zeroStage) {
+      int tensorParallel, Recompute recompute, int zeroStage, int recomputeLayers) {
     /** Validates the sizes. */
     Stage {
       Require.that(firstLayer >= 0 && lastLayer >= firstLayer, "a stage holds layers");
@@ -55,6 +57,38 @@ final class AlpaStages {
       Require.positive(dataParallel, "data-parallel size");
       Require.positive(tensorParallel, "tensor-parallel size");
       Require.nonNull(recompute, "recompute");
+      Require.that(recomputeLayers == 0 || recompute == Recompute.FULL
+          && recomputeLayers <= lastLayer - firstLayer, "partial recomputation recomputes fewer"
+          + " than the stage's blocks");
+    }
+
+    /**
+     * A stage whose blocks all take its recomputation.
+     *
+     * @param firstLayer its first marked layer
+     * @param lastLayer its last, inclusive
+     * @param hosts the submesh's nodes
+     * @param devicesPerHost the submesh's GPUs per node
+     * @param dataParallel the logical mesh's axis 0
+     * @param tensorParallel the logical mesh's axis 1
+     * @param recompute what the stage's blocks recompute
+     * @param zeroStage 0 or 1
+     */
+    Stage(int firstLayer, int lastLayer, int hosts, int devicesPerHost, int dataParallel,
+        int tensorParallel, Recompute recompute, int zeroStage) {
+      this(firstLayer, lastLayer, hosts, devicesPerHost, dataParallel, tensorParallel, recompute,
+          zeroStage, 0);
+    }
+
+    /**
+     * What block {@code layer} of the stage recomputes.
+     *
+     * @param layer a marked layer of the stage
+     * @return the stage's recomputation, or none for a block past its recomputed ones
+     */
+    Recompute recomputeOf(int layer) {
+      return recomputeLayers > 0 && layer - firstLayer >= recomputeLayers ? Recompute.NONE
+          : recompute;
     }
 
     /** The submesh's GPUs. */
@@ -73,7 +107,8 @@ final class AlpaStages {
     List<Stage> out = new ArrayList<>();
     for (StagePlan s : plan.stages()) {
       out.add(new Stage(s.firstLayer(), s.lastLayer(), s.submeshNodes(), s.submeshGpus(),
-          s.dataParallel(), s.tensorParallel(), s.recompute(), s.zeroStage()));
+          s.dataParallel(), s.tensorParallel(), s.recompute(), s.zeroStage(),
+          s.recomputeLayers()));
     }
     return out;
   }
@@ -105,7 +140,8 @@ final class AlpaStages {
     int first = 0;
     for (int n : chunks) {
       out.add(new Stage(first, first + n - 1, hosts, perHost, c.dataParallel(),
-          c.tensorParallel(), c.recompute(), c.zeroStage()));
+          c.tensorParallel(), c.recompute(), c.zeroStage(),
+          c.recomputeLayers() < n ? c.recomputeLayers() : 0));
       first += n;
     }
     return Optional.of(out);

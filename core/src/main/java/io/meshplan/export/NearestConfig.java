@@ -26,7 +26,9 @@ import java.util.Optional;
  *       whose product with the tensor size divides the cluster's GPUs, nearest to the plan's stage
  *       count first, the smaller one on a tie.
  *   <li>Data-parallel size: the cluster's GPUs over tensor times pipeline.
- *   <li>Batch sizes, recomputation and sequence parallelism are the first stage's; the ZeRO stage
+ *   <li>Batch sizes, recomputation and sequence parallelism are the first stage's, and so is the
+ *       number of first blocks recomputed under partial full recomputation where every chunk
+ *       of the result holds more blocks than that (else every block is recomputed); the ZeRO stage
  *       is the highest of any stage (more sharding never needs more memory per GPU); virtual
  *       stages are the plan's when the result stays valid, else 1.
  * </ol>
@@ -78,6 +80,10 @@ public final class NearestConfig {
       ParallelConfig c = new ParallelConfig(tp, pp, dp, v, plan.microBatchSize(s0),
           plan.globalBatchSize(), s0.recompute(), s0.sequenceParallel() && tp > 1,
           highestZeroStage(plan));
+      int r = s0.recomputeLayers();
+      if (r > 0 && r < plan.model().layers() / (pp * v)) {
+        c = c.withRecomputeLayers(r);
+      }
       c.check(gpus, plan.model().layers(), plan.model().heads(), plan.model().kvHeads());
       return Optional.of(c);
     } catch (InputException | IllegalArgumentException e) {

@@ -5,6 +5,7 @@ import io.meshplan.interop.space.LayerSetting;
 import io.meshplan.interop.space.PlanRequest;
 import io.meshplan.interop.space.SearchRules;
 import io.meshplan.interop.space.SubmeshShape;
+import io.meshplan.model.Recompute;
 import io.meshplan.sim.MemoryFit;
 import io.meshplan.sim.Schedule;
 import io.meshplan.sim.SimulationResult;
@@ -38,6 +39,13 @@ import java.util.TreeSet;
  * them all, unfiltered, would find ({@link #best(double, boolean)} with {@code exhaustive}, the
  * tests' reference). Ties keep the candidate found first in the enumeration order (groups of fewer
  * devices, smaller tensor-parallel size, fewer chunks, then the settings' order).
+ *
+ * <p>Where the search chooses between keeping and recomputing every block, a pipeline under full
+ * recomputation is also tried recomputing only the first {@code r} blocks of each chunk
+ * (Megatron-Core's block method, {@code r} from 1 to one less than the largest chunk): the
+ * fewest that fit, found by bisection once the family's least bound (one block) is reached, as
+ * recomputing a block more never needs more memory nor takes less time; a family
+ * with a member that fits is not simulated further.
  */
 final class Interleaver {
   private final PlanRequest req;
@@ -65,9 +73,19 @@ final class Interleaver {
     this.microbatchSize = microbatchSize;
   }
 
-  /** A candidate with its chunk costs and its lower bound on the iteration, seconds. */
+  /**
+   * A candidate with its chunk costs and its lower bound on the iteration, seconds. Candidates
+   * that differ only in how many first blocks of each chunk they recompute share a family: the
+   * index of the first of them. With {@code most > 0} the candidate stands for its pipeline
+   * recomputing the first 1 to {@code most} blocks of each chunk: its costs and bound are those
+   * of one block, the least of theirs, and the fewest that fit are found when it is reached
+   * ({@link #fewest}).
+   */
   private record Candidate(UniformPipeline pipeline, List<StageCost> costs, double bound,
-      int index) {}
+      int index, int family, int most) {}
+
+  /** A candidate with its simulation. */
+  private record Simulated(Candidate candidate, SimulationResult simulation) {}
 
   /**
    * The fastest interleaved pipeline that fits and beats a given iteration time.
@@ -84,20 +102,30 @@ final class Interleaver {
     Candidate best = null;
     SimulationResult bestSim = null;
     double bestSeconds = beatSeconds;
+    // Families with a member that fits: recomputing more blocks takes no less time, so the rest
+    // of the family (found later in bound order) cannot be faster.
+    java.util.Set<Integer> fitted = new java.util.HashSet<>();
     for (Candidate c : all) {
       if (!exhaustive && c.bound() > bestSeconds + 1e-12) {
         break;
       }
-      simulations++;
-      SimulationResult sim = c.pipeline().simulate(asm, c.costs(), req.globalBatch(),
-          microbatches, new Schedule.Interleaved(c.pipeline().chunksPerStage()));
+      if (!exhaustive && fitted.contains(c.family())) {
+        continue;
+      }
+      Optional<Simulated> run = c.most() > 0 ? fewest(c) : Optional.of(simulate(c));
+      if (run.isEmpty()) {
+        continue;
+      }
+      Candidate got = run.get().candidate();
+      SimulationResult sim = run.get().simulation();
       double t = sim.iterationSeconds();
       if (!MemoryFit.fits(sim.peakMemoryBytesPerGpu(), req.memoryPerGpu())) {
         continue;
       }
+      fitted.add(c.family());
       if (t < bestSeconds - 1e-12
-          || (best != null && Math.abs(t - bestSeconds) <= 1e-12 && c.index() < best.index())) {
-        best = c;
+          || (best != null && Math.abs(t - bestSeconds) <= 1e-12 && got.index() < best.index())) {
+        best = got;
         bestSim = sim;
         bestSeconds = t;
       }
@@ -108,6 +136,56 @@ final class Interleaver {
     // Only the winner is written out as a plan.
     return Optional.of(new PlanSimulator.Evaluated(best.pipeline().plan(req, asm, best.costs(),
         bestSim, req.globalBatch(), microbatches), bestSim));
+  }
+
+  private Simulated simulate(Candidate c) {
+    simulations++;
+    int microbatches = req.globalBatch() / microbatchSize;
+    return new Simulated(c, c.pipeline().simulate(asm, c.costs(), req.globalBatch(),
+        microbatches, new Schedule.Interleaved(c.pipeline().chunksPerStage())));
+  }
+
+  /**
+   * The member of a family standing for partial recomputation that recomputes the fewest first
+   * blocks of each chunk and fits, by bisection over 1 to {@code most}: recomputing one block
+   * more never needs more memory and never takes less time, so it is also the fastest that fits.
+   * A count whose memory bound ({@link #memoryMayFit}) already exceeds the GPU is not simulated.
+   *
+   * @return it with its simulation, or empty when even {@code most} blocks do not fit
+   */
+  private Optional<Simulated> fewest(Candidate c) {
+    int depth = c.pipeline().depth();
+    int microbatches = req.globalBatch() / microbatchSize;
+    int lo = 1;
+    int hi = c.most();
+    Simulated fit = null;
+    // The most blocks first: when they do not fit, fewer do not either.
+    int r = hi;
+    while (true) {
+      UniformPipeline p = c.pipeline().withRecomputeLayers(r);
+      List<StageCost> costs = r == 1 ? c.costs() : p.costs(asm);
+      boolean fits = false;
+      if (costs != null && memoryMayFit(costs, depth, microbatches)) {
+        Simulated s = simulate(new Candidate(p, costs, bound(costs, depth, microbatches),
+            c.index() + r - 1, c.family(), 0));
+        fits = MemoryFit.fits(s.simulation().peakMemoryBytesPerGpu(), req.memoryPerGpu());
+        if (fits) {
+          fit = s;
+        }
+      }
+      if (fit == null) {
+        return Optional.empty();
+      }
+      if (fits) {
+        hi = r;
+      } else {
+        lo = r + 1;
+      }
+      if (lo >= hi) {
+        return Optional.of(fit);
+      }
+      r = (lo + hi) >>> 1;
+    }
   }
 
   /**
@@ -160,27 +238,52 @@ final class Interleaver {
         for (int v = 2; (long) v * depth <= layers
             && StageAssembler.simulationFits(microbatches, v * depth); v++) {
           int[] chunks = UniformPipeline.evenChunks(layers, v * depth);
+          int most = java.util.Arrays.stream(chunks).max().orElse(0);
           for (LayerSetting ls : settings) {
+            // Full recomputation of each chunk's first r blocks only, r = 1 .. most - 1, then of
+            // every block (r = 0): Megatron-Core's block method, where both extremes are searched.
+            int partial = ls.recompute() == Recompute.FULL && partialRecompute() ? most - 1 : 0;
             for (int zero : SearchRules.zeroStages(req, d)) {
-              UniformPipeline p = new UniformPipeline(depth, d / ls.contextParallel(), t, ls,
-                  zero, chunks);
-              List<StageCost> costs = p.costs(asm);
-              if (costs == null) {
-                continue;
-              }
-              if (!memoryMayFit(costs, depth, microbatches)) {
-                dropped++;
-                if (filter) {
+              int family = out.size();
+              // The bounded search stands for the partial counts with one candidate (fewest);
+              // the reference lists each.
+              int lazy = filter && partial > 1 ? partial : 0;
+              for (int r = 1; r <= partial + 1; r++) {
+                if (lazy > 0 && r > 1 && r <= partial) {
                   continue;
                 }
+                UniformPipeline p = new UniformPipeline(depth, d / ls.contextParallel(), t, ls,
+                    zero, chunks).withRecomputeLayers(r <= partial ? r : 0);
+                List<StageCost> costs = p.costs(asm);
+                if (costs == null) {
+                  break;
+                }
+                boolean stands = lazy > 0 && r == 1;
+                if (!stands && !memoryMayFit(costs, depth, microbatches)) {
+                  dropped++;
+                  if (filter) {
+                    continue;
+                  }
+                }
+                out.add(new Candidate(p, costs, bound(costs, depth, microbatches), out.size(),
+                    family, stands ? lazy : 0));
               }
-              out.add(new Candidate(p, costs, bound(costs, depth, microbatches), out.size()));
             }
           }
         }
       }
     }
     return out;
+  }
+
+  /**
+   * Whether the search may recompute the first blocks of each chunk only: it chooses between
+   * keeping and recomputing every block ({@link Recompute#NONE} and {@link Recompute#FULL} both
+   * searched).
+   */
+  private boolean partialRecompute() {
+    List<Recompute> modes = req.runtime().searchedRecompute();
+    return modes.contains(Recompute.NONE) && modes.contains(Recompute.FULL);
   }
 
   /**

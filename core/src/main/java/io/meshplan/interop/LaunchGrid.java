@@ -41,6 +41,13 @@ import java.util.Optional;
  * for a runtime once the bound passes the best iteration found for it, so each runtime gets the
  * fastest configuration that fits, as simulating them all would find. Ties keep the configuration
  * first in the enumeration order.
+ *
+ * <p>Where the search chooses between keeping and recomputing every block, each configuration
+ * under full recomputation also stands for those recomputing only the first 1 to N - 1 blocks of
+ * each chunk ({@code --recompute-num-layers}), a runtime's check judging them: one candidate
+ * bounded by recomputing one block, whose fewest blocks that fit are found by bisection when it is reached
+ * (recomputing a block more never needs more memory nor takes less time), and skipped where the
+ * same configuration keeping every activation fitted.
  */
 final class LaunchGrid {
   private static final int[] MICRO = {1, 2, 4, 8};
@@ -66,9 +73,15 @@ final class LaunchGrid {
    */
   record Found(Optional<PlanSimulator.Evaluated> best, String whyNone) {}
 
-  /** A configuration with its pipeline, chunk costs, time bound and the runtimes that take it. */
+  /**
+   * A configuration with its pipeline, chunk costs, time bound and the runtimes that take it. With
+   * {@code most > 0} it stands for the configurations recomputing the first 1 to {@code most}
+   * blocks of each chunk (Megatron-Core's block method): its pipeline and costs are those of one
+   * block, whose bound is the least of theirs, and the fewest blocks that fit are found when it is
+   * reached ({@link #partial}).
+   */
   private record Candidate(ParallelConfig config, UniformPipeline pipeline, List<StageCost> costs,
-      double bound, int index, boolean[] takers) {}
+      double bound, int index, boolean[] takers, int most) {}
 
   /**
    * Searches.
@@ -85,17 +98,29 @@ final class LaunchGrid {
       refusals.add(new LinkedHashMap<>());
     }
     List<Candidate> candidates = new ArrayList<>();
+    boolean partial = req.runtime().searchedRecompute().containsAll(
+        List.of(Recompute.NONE, Recompute.FULL));
     for (ParallelConfig c : all) {
-      boolean[] takers = takers(req, c, runtimes, refusals);
-      if (takers == null) {
-        continue;
+      List<ParallelConfig> forms = new ArrayList<>(List.of(c));
+      int most = 0;
+      if (partial && c.recompute() == Recompute.FULL) {
+        most = java.util.Arrays.stream(c.chunkLayers(req.model().layers())).max().orElse(1) - 1;
+        if (most > 0) {
+          forms.add(c.withRecomputeLayers(1));
+        }
       }
-      UniformPipeline p = PlanSimulator.pipeline(req, c);
-      List<StageCost> costs = p.costs(asm);
-      if (costs != null) {
-        candidates.add(new Candidate(c, p, costs,
-            Interleaver.bound(costs, c.pipelineParallel(), c.microbatches()), candidates.size(),
-            takers));
+      for (ParallelConfig f : forms) {
+        boolean[] takers = takers(req, f, runtimes, refusals);
+        if (takers == null) {
+          continue;
+        }
+        UniformPipeline p = PlanSimulator.pipeline(req, f);
+        List<StageCost> costs = p.costs(asm);
+        if (costs != null) {
+          candidates.add(new Candidate(f, p, costs,
+              Interleaver.bound(costs, f.pipelineParallel(), f.microbatches()),
+              candidates.size(), takers, f.recomputeLayers() > 0 ? most : 0));
+        }
       }
     }
     candidates.sort(Comparator.comparingDouble(Candidate::bound)
@@ -104,14 +129,29 @@ final class LaunchGrid {
     SimulationResult[] bestSim = new SimulationResult[runtimes.size()];
     double[] leastPeak = new double[runtimes.size()];
     java.util.Arrays.fill(leastPeak, Double.POSITIVE_INFINITY);
-    for (Candidate c : candidates) {
-      if (!wanted(c, best, bestSim)) {
+    Map<ParallelConfig, Boolean> fitted = new java.util.HashMap<>();
+    for (Candidate found : candidates) {
+      if (!wanted(found, best, bestSim)) {
         continue;
       }
-      simulations++;
-      SimulationResult sim = c.pipeline().simulate(asm, c.costs(), c.config().globalBatchSize(),
-          c.config().microbatches(), schedule(c.config()));
+      Candidate c = found;
+      SimulationResult sim;
+      if (found.most() > 0) {
+        // Where keeping every activation fits, it is faster than recomputing any block.
+        if (Boolean.TRUE.equals(fitted.get(found.config().withRecompute(Recompute.NONE)))) {
+          continue;
+        }
+        Optional<Simulated> fewest = partial(req, asm, found, leastPeak);
+        if (fewest.isEmpty()) {
+          continue;
+        }
+        c = fewest.get().candidate();
+        sim = fewest.get().simulation();
+      } else {
+        sim = simulate(asm, c);
+      }
       boolean fits = MemoryFit.fits(sim.peakMemoryBytesPerGpu(), req.memoryPerGpu());
+      fitted.put(c.config(), fits);
       for (int i = 0; i < runtimes.size(); i++) {
         if (!c.takers()[i]) {
           continue;
@@ -130,6 +170,57 @@ final class LaunchGrid {
               leastPeak[i])));
     }
     return out;
+  }
+
+  /** A candidate with its simulation. */
+  private record Simulated(Candidate candidate, SimulationResult simulation) {}
+
+  private SimulationResult simulate(StageAssembler asm, Candidate c) {
+    simulations++;
+    return c.pipeline().simulate(asm, c.costs(), c.config().globalBatchSize(),
+        c.config().microbatches(), schedule(c.config()));
+  }
+
+  /**
+   * The configuration of a partial-recomputation candidate that recomputes the fewest first
+   * blocks of each chunk and fits, by bisection over 1 to {@code most} blocks: recomputing one
+   * block more never needs more memory and never takes less time, so it is also the fastest that
+   * fits. Each configuration tried counts its peak toward {@code leastPeak} of the runtimes that
+   * take it.
+   *
+   * @return the configuration with its pipeline, costs and simulation, or empty when even {@code
+   *     most} blocks do not fit
+   */
+  private Optional<Simulated> partial(PlanRequest req, StageAssembler asm, Candidate c,
+      double[] leastPeak) {
+    int lo = 1;
+    int hi = c.most() + 1;
+    Simulated fit = null;
+    // The most blocks first: when they do not fit, fewer do not either.
+    boolean first = true;
+    while (lo < hi) {
+      int r = first ? c.most() : (lo + hi) >>> 1;
+      first = false;
+      ParallelConfig config = c.config().withRecomputeLayers(r);
+      UniformPipeline p = PlanSimulator.pipeline(req, config);
+      List<StageCost> costs = r == 1 ? c.costs() : p.costs(asm);
+      Candidate at = new Candidate(config, p, costs, c.bound(), c.index(), c.takers(), 0);
+      SimulationResult sim = simulate(asm, at);
+      for (int i = 0; i < leastPeak.length; i++) {
+        if (c.takers()[i]) {
+          leastPeak[i] = Math.min(leastPeak[i], sim.peakMemoryBytesPerGpu());
+        }
+      }
+      if (MemoryFit.fits(sim.peakMemoryBytesPerGpu(), req.memoryPerGpu())) {
+        fit = new Simulated(at, sim);
+        hi = r;
+      } else if (r == c.most()) {
+        break;
+      } else {
+        lo = r + 1;
+      }
+    }
+    return Optional.ofNullable(fit);
   }
 
   /** A runtime's best configuration written out as a plan (only the winners are). */

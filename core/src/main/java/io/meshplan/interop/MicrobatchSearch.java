@@ -22,6 +22,7 @@ import io.meshplan.interop.space.StageSetting;
 import io.meshplan.interop.space.SubmeshPlacement;
 import io.meshplan.interop.space.SubmeshShape;
 import io.meshplan.model.ModelSpec;
+import io.meshplan.model.Recompute;
 import io.meshplan.plan.PipelinePlan;
 import io.meshplan.plan.PlanSource;
 import io.meshplan.plan.StagePlan;
@@ -104,11 +105,14 @@ final class MicrobatchSearch {
     int[] firstDevice = SubmeshPlacement.place(PackedStageDp.submeshes(dp), cluster.nodes(),
         cluster.gpusPerNode()).orElseThrow();
     int last = model.layers() - 1;
+    List<Integer> recomputed = new ArrayList<>();
     for (int i = 0; i < dp.stages().size(); i++) {
       Stage s = dp.stages().get(i);
       StageSetting st = table.settings.get(s.tag());
+      int r = table.recomputed.get(s.tag());
+      recomputed.add(r);
       List<LayerCost> ls = table.assembler.stageLayers(st.layer(), s.firstLayer(),
-          s.lastLayer());
+          s.lastLayer() - s.firstLayer() + 1, s.firstLayer() == 0, s.lastLayer() == last, r);
       costs.add(table.assembler.builder(st.dataParallel(), st.tensorParallel()).build(ls,
           st.dataParallel(), st.tensorParallel(), st.zeroStage(), st.shardGroup(),
           st.layer().sequenceParallel(), s.lastLayer() == last));
@@ -131,7 +135,8 @@ final class MicrobatchSearch {
           sim.stages().get(i).memory().totalBytes(), PlanFigures.largestTensors(stageLayers.get(i)),
           Optional.of(StageAssembler.axisBytes(sim.stages().get(i).commBytesPerGpu())),
           st.layer().expertParallel(), st.layer().expertTensorParallel(),
-          st.layer().contextParallel(), st.layer().cpExchange(), st.shardGroup()));
+          st.layer().contextParallel(), st.layer().cpExchange(), st.shardGroup(),
+          recomputed.get(i)));
     }
     PipelinePlan plan = new PipelinePlan(PlanSource.Preset.of(model, req.attention(), req.overlaps(),
         req.pricing().attentionKernel()),
@@ -147,6 +152,8 @@ final class MicrobatchSearch {
     /** Options by the stage's span and submesh: spans alike hold the same layers. */
     private final Map<List<Object>, List<StageOption>> memo = new HashMap<>();
     final List<StageSetting> settings = new ArrayList<>();
+    /** Per option, beside its setting: the first blocks it recomputes, 0 for all or none. */
+    final List<Integer> recomputed = new ArrayList<>();
     final StageAssembler assembler;
 
     Table(int microbatchSize) {
@@ -170,16 +177,20 @@ final class MicrobatchSearch {
       StageAssembler.Span span = assembler.span(first, last);
       SubmeshShape shape = space.shapes().get(submesh);
       return memo.computeIfAbsent(List.of(span, submesh),
-          k -> build(first, last, span.head(), shape));
+          k -> build(first, last, span.head(), shape, span.embedding()));
     }
 
     /**
      * The options of a stage, in order of latency, then static and activation memory; an option
      * no better than another in all three is dropped (the DP would never prefer it).
      */
-    private List<StageOption> build(int first, int last, boolean head, SubmeshShape shape) {
+    private List<StageOption> build(int first, int last, boolean head, SubmeshShape shape,
+        boolean embedding) {
       List<StageOption> all = new ArrayList<>();
       int devices = shape.devices();
+      // The options by setting, and each tensor-parallel size's builder.
+      Map<StageSetting, StageOption> plain = new HashMap<>();
+      Map<Integer, StageCostBuilder> builders = new HashMap<>();
       for (int t : SearchRules.tensorDegrees(req, devices)) {
         int d = devices / t;
         List<LayerSetting> lss = SearchRules.stageSettings(req, d, t, microbatchSize);
@@ -191,29 +202,152 @@ final class MicrobatchSearch {
             continue;
           }
           for (int zero : SearchRules.zeroStages(req, d)) {
-            add(all, builder, stageLayers, new StageSetting(d, t, zero, ls), head);
+            StageSetting st = new StageSetting(d, t, zero, ls);
+            plain.put(st, add(all, builder, stageLayers, st, head, 0));
+            builders.put(t, builder);
             for (int g : SearchRules.shardGroups(req, d, t, zero, ls.contextParallel(),
                 ls.expertParallel())) {
-              add(all, builder, stageLayers, new StageSetting(d, t, zero, ls, g), head);
+              StageSetting sg = new StageSetting(d, t, zero, ls, g);
+              plain.put(sg, add(all, builder, stageLayers, sg, head, 0));
             }
           }
         }
       }
-      return ParetoFilter.nonDominated(all);
+      List<StageOption> kept = ParetoFilter.nonDominated(all);
+      if (!partialRecompute(first, last)) {
+        return kept;
+      }
+      // Partial recomputation between each full-recomputation option the filter kept and its
+      // twin that keeps every activation. Options the filter dropped are not widened, a
+      // restriction of the search: their partial counts are not always dominated too.
+      List<StageOption> widened = new ArrayList<>(kept);
+      // The fastest kept option that fits each number in flight: a partial option no faster
+      // than it at the one count it is made for is of no use to the DP.
+      int most = Math.min(microbatches, req.model().layers() - last);
+      double[] fastest = new double[most + 1];
+      java.util.Arrays.fill(fastest, Double.POSITIVE_INFINITY);
+      for (StageOption o : kept) {
+        for (int n = 1; n <= most && o.memoryBytes(n) <= req.memoryPerGpu(); n++) {
+          fastest[n] = Math.min(fastest[n], o.latencySeconds());
+        }
+      }
+      for (StageOption full : kept) {
+        StageSetting st = settings.get(full.tag());
+        if (st.layer().recompute() != Recompute.FULL) {
+          continue;
+        }
+        StageOption none = plain.get(new StageSetting(st.dataParallel(), st.tensorParallel(),
+            st.zeroStage(), st.layer().withRecompute(Recompute.NONE), st.shardGroup()));
+        if (none != null) {
+          addPartial(widened, builders.get(st.tensorParallel()), st, first, last, embedding,
+              head, none, full, fastest);
+        }
+      }
+      return widened.size() == kept.size() ? kept : ParetoFilter.nonDominated(widened);
     }
 
-    /** Prices one setting of a stage and adds it as an option. */
-    private void add(List<StageOption> all, StageCostBuilder builder,
-        List<LayerCost> stageLayers, StageSetting st, boolean head) {
+    /**
+     * Whether a stage of these blocks may recompute its first blocks only: the search chooses
+     * between keeping and recomputing every block ({@link Recompute#NONE} and {@link
+     * Recompute#FULL} both searched), and the stage has two blocks or more.
+     */
+    private boolean partialRecompute(int first, int last) {
+      List<Recompute> modes = req.runtime().searchedRecompute();
+      return last > first && modes.contains(Recompute.NONE) && modes.contains(Recompute.FULL);
+    }
+
+    /**
+     * Adds, for each number of microbatches in flight at which the stage keeping every block's
+     * activations ({@code none}) does not fit and recomputing every block ({@code full}) does,
+     * the stage recomputing its fewest first blocks that fits then (Megatron-Core's block
+     * method), unless it would be no faster than the fastest option that fits then ({@code
+     * fastest}, by count in flight). Recomputing one block more never needs more memory and never
+     * takes less time, so the fewest blocks that fit is the fastest such stage. A stage followed by
+     * {@code s - 1} others holds {@code min(s, microbatches)} microbatches in flight, and at most
+     * {@code layers - last} stages can follow from it on.
+     */
+    private void addPartial(List<StageOption> all, StageCostBuilder builder, StageSetting st,
+        int first, int last, boolean embedding, boolean head, StageOption none,
+        StageOption full, double[] fastest) {
+      double cap = req.memoryPerGpu();
+      int blocks = last - first + 1;
+      int most = fastest.length - 1;
+      Map<Integer, StageOption> built = new HashMap<>();
+      java.util.function.IntFunction<StageOption> at = r -> built.computeIfAbsent(r,
+          k -> partialOption(builder, st, first, blocks, embedding, head, k));
+      int lo = 1;
+      for (int s = 1; s <= most; s++) {
+        if (none.memoryBytes(s) <= cap) {
+          continue;
+        }
+        if (full.memoryBytes(s) > cap) {
+          break;
+        }
+        if (none.latencySeconds() >= fastest[s]) {
+          // Even keeping every activation would be no faster than what fits already.
+          continue;
+        }
+        StageOption previous = built.get(lo);
+        if (previous != null && fits(previous, s, cap)) {
+          // The count found for fewer in flight fits this many too, and no fewer can.
+          continue;
+        }
+        // The fewest blocks that fit s in flight, from the guess that each block recomputed
+        // frees an equal share of the difference between keeping all and recomputing all;
+        // more in flight need at least as many, so the search starts from the last count.
+        double share = (none.activationBytes() - full.activationBytes()) / blocks;
+        double over = none.memoryBytes(s) - cap;
+        int r = Math.max(lo, Math.min(blocks - 1,
+            share > 0 ? (int) Math.ceil(over / (s * share)) : blocks - 1));
+        while (r < blocks && !fits(at.apply(r), s, cap)) {
+          r++;
+        }
+        while (r > lo && fits(at.apply(r - 1), s, cap)) {
+          r--;
+        }
+        if (r >= blocks) {
+          break;
+        }
+        lo = r;
+        StageOption o = at.apply(r);
+        if (o.latencySeconds() < fastest[s] && !all.contains(o)) {
+          all.add(o);
+        }
+      }
+    }
+
+    private static boolean fits(StageOption o, int inFlight, double cap) {
+      return o != null && o.memoryBytes(inFlight) <= cap;
+    }
+
+    /** The stage recomputing its first {@code r} blocks, as an option not yet in the list. */
+    private StageOption partialOption(StageCostBuilder builder, StageSetting st, int first,
+        int blocks, boolean embedding, boolean head, int r) {
+      List<LayerCost> layers = assembler.stageLayers(st.layer(), first, blocks, embedding, head,
+          r);
+      return layers == null ? null : add(null, builder, layers, st, head, r);
+    }
+
+    /**
+     * Prices one setting of a stage, recomputing its first {@code recomputedBlocks} blocks or,
+     * with 0, as its setting says, and adds it as an option to {@code all} unless that is null.
+     */
+    private StageOption add(List<StageOption> all, StageCostBuilder builder,
+        List<LayerCost> stageLayers, StageSetting st, boolean head, int recomputedBlocks) {
       StageCost c = builder.build(stageLayers, st.dataParallel(), st.tensorParallel(),
           st.zeroStage(), st.shardGroup(), st.layer().sequenceParallel(), head);
       int tag = settings.size();
       settings.add(st);
-      all.add(new StageOption(c.forwardSeconds() + c.backwardSeconds()
+      recomputed.add(recomputedBlocks);
+      StageOption o = new StageOption(c.forwardSeconds() + c.backwardSeconds()
               + StageCostBuilder.iterationTail(c) / microbatches,
           c.memory().weightsBytes() + c.memory().gradientsBytes()
               + c.memory().optimizerStateBytes() + c.memory().temporaryBytes(),
-          c.memory().activationBytesPerMicrobatch(), tag));
+          c.memory().activationBytesPerMicrobatch(), tag);
+      if (all != null) {
+        all.add(o);
+      }
+      return o;
     }
   }
 

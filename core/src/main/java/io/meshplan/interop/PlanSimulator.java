@@ -120,7 +120,7 @@ public final class PlanSimulator {
           s.recompute(), s.sequenceParallel(), s.megatronLayouts(), s.expertParallel(),
           s.expertTensorParallel(), s.contextParallel(), s.cpExchange());
       List<LayerCost> list = asm.stageLayers(ls, s.firstLayer(), s.layerCount(), i == 0,
-          i == plan.stages().size() - 1);
+          i == plan.stages().size() - 1, s.recomputeLayers());
       if (list == null) {
         throw new InputException("stage " + i + " cannot run with tensor-parallel size "
             + s.tensorParallel());

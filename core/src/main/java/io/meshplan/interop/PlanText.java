@@ -72,7 +72,7 @@ public final class PlanText {
       double[] fb = forwardBackward(plan, i);
       line(out, row, i, plan.layersOf(i), s.submeshNodes() + "x" + s.submeshGpus(),
           devices(s), mesh(s), plan.microBatchSize(s),
-          s.recompute().label(), s.sequenceParallel() ? "on" : "off",
+          s.recomputeLabel(), s.sequenceParallel() ? "on" : "off",
           s.zeroStage() + (s.shardGroup() > 0 ? "/" + s.shardGroup() : ""),
           1e3 * fb[0], 1e3 * fb[1], s.peakMemoryBytes() / GIB);
     }
@@ -80,8 +80,11 @@ public final class PlanText {
     line(out, "(mesh: data-parallel x %stensor-parallel; mb: sequences per microbatch per replica;",
         s0.contextParallel() > 1 ? "context-parallel x " : "");
     boolean hybrid = plan.stages().stream().anyMatch(st -> st.shardGroup() > 0);
-    line(out, " fwd/bwd: one microbatch; zero: ZeRO stage over the data-parallel group%s)",
-        hybrid ? ";\n 3/G: sharded inside groups of G replicas, replicated across them (HSDP)" : "");
+    boolean partial = plan.stages().stream().anyMatch(st -> st.recomputeLayers() > 0);
+    line(out, " fwd/bwd: one microbatch; zero: ZeRO stage over the data-parallel group%s%s)",
+        hybrid ? ";\n 3/G: sharded inside groups of G replicas, replicated across them (HSDP)" : "",
+        partial ? ";\n full K/N: the first K of the stage's N layers recomputed, the rest keeping"
+            + " their activations" : "");
     if (s0.contextParallel() > 1) {
       line(out, "context parallelism: each sequence split over %d GPUs, %s",
           s0.contextParallel(), switch (s0.cpExchange()) {

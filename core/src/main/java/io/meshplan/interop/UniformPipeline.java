@@ -91,6 +91,15 @@ final class UniformPipeline {
   }
 
   /**
+   * The pipeline's stages (device groups).
+   *
+   * @return the depth
+   */
+  int depth() {
+    return depth;
+  }
+
+  /**
    * This pipeline recomputing only the first {@code n} blocks of each chunk ({@link
    * io.meshplan.plan.ParallelConfig#withRecomputeLayers}).
    *
@@ -100,28 +109,6 @@ final class UniformPipeline {
   UniformPipeline withRecomputeLayers(int n) {
     return new UniformPipeline(depth, dataParallel, tensorParallel, setting, zeroStage,
         chunkLayers, shardGroup, n);
-  }
-
-  /**
-   * The layers of a chunk: under the block method its first {@link #recomputeLayers} blocks
-   * recomputed (with the embedding where the chunk has it) and the rest keeping their
-   * activations (with the head), as Megatron-Core runs them.
-   */
-  private List<LayerCost> chunkLayers(StageAssembler asm, int from, int count, boolean embedding,
-      boolean head) {
-    if (recomputeLayers == 0 || recomputeLayers >= count) {
-      return asm.stageLayers(setting, from, count, embedding, head);
-    }
-    List<LayerCost> recomputed = asm.stageLayers(setting, from, recomputeLayers, embedding,
-        false);
-    List<LayerCost> kept = asm.stageLayers(setting.withRecompute(Recompute.NONE),
-        from + recomputeLayers, count - recomputeLayers, false, head);
-    if (recomputed == null || kept == null) {
-      return null;
-    }
-    List<LayerCost> out = new ArrayList<>(recomputed);
-    out.addAll(kept);
-    return out;
   }
 
   /**
@@ -176,7 +163,8 @@ final class UniformPipeline {
       StageAssembler.Span key = asm.span(from, count, k == 0, k == chunkLayers.length - 1);
       StageCost c = memo.get(key);
       if (c == null) {
-        List<LayerCost> layers = chunkLayers(asm, from, count, key.embedding(), key.head());
+        List<LayerCost> layers = asm.stageLayers(setting, from, count, key.embedding(), key.head(),
+            recomputeLayers);
         if (layers == null) {
           return null;
         }
@@ -312,7 +300,8 @@ final class UniformPipeline {
               k == chunkLayers.length - 1)),
           Optional.of(StageAssembler.axisBytes(sim.stages().get(g).commBytesPerGpu())),
           setting.expertParallel(), setting.expertTensorParallel(), setting.contextParallel(),
-          setting.cpExchange(), shardGroup));
+          setting.cpExchange(), shardGroup,
+          recomputeLayers < chunkLayers[k] ? recomputeLayers : 0));
       first = last + 1;
     }
     return new PipelinePlan(PlanSource.Preset.of(req.model(), req.attention(),

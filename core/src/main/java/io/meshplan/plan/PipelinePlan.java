@@ -278,7 +278,23 @@ public record PipelinePlan(
         .withCpExchange(s0.cpExchange())
         .withSplit(uneven.isPresent() ? SplitAccounting.NONE : countedSplit()
             .<PipelineSplit>map(x -> x).orElseGet(() -> layoutSplit().orElseThrow()))
-        .withShardGroup(s0.shardGroup()));
+        .withShardGroup(s0.shardGroup()).withRecomputeLayers(recomputeLayers()));
+  }
+
+  /**
+   * The first blocks each stage recomputes under partial full recomputation: the most any stage
+   * recomputes that way ({@link StagePlan#recomputeLayers}), 0 when every stage recomputes all
+   * its blocks or none. A stage with fewer blocks recomputes them all, as Megatron-Core's block
+   * method does.
+   *
+   * @return the count, >= 0
+   */
+  public int recomputeLayers() {
+    int r = 0;
+    for (StagePlan s : stages) {
+      r = Math.max(r, s.recomputeLayers());
+    }
+    return r;
   }
 
   /**
@@ -403,6 +419,12 @@ public record PipelinePlan(
           || s.zeroStage() != s0.zeroStage() || s.shardGroup() != s0.shardGroup()) {
         return Optional.of("stages use different recomputation, sequence-parallel or optimizer "
             + "sharding settings; the frameworks apply one setting to every stage");
+      }
+      int r = recomputeLayers();
+      if (s.recomputeLayers() != (r < s.layerCount() ? r : 0)) {
+        return Optional.of("stages recompute different numbers of their first blocks ("
+            + s0.recomputeLayers() + " and " + s.recomputeLayers() + "); Megatron-LM recomputes "
+            + "the same number in every stage (--recompute-num-layers)");
       }
       if (s.dataParallel() != s0.dataParallel() || s.tensorParallel() != s0.tensorParallel()
           || s.expertParallel() != s0.expertParallel()

@@ -116,7 +116,21 @@ public final class PlanFileCheck {
               + " over " + mesh[0] + " replicas gives " + sequences / mesh[0] + " each");
         }
       }
-      s.oneOf("recompute", Arrays.stream(Recompute.values()).map(Recompute::label).toList());
+      String recompute = s.oneOf("recompute",
+          Arrays.stream(Recompute.values()).map(Recompute::label).toList());
+      if (s.has("recomputeLayers")) {
+        // Megatron-Core's block method: the first blocks of the stage recomputed, the rest kept.
+        int k = s.positive("recomputeLayers");
+        if (!recompute.equals(Recompute.FULL.label())) {
+          throw s.bad("recomputeLayers", k + " recomputed blocks need recompute \"full\", got \""
+              + recompute + "\"");
+        }
+        long blocks = (long) layers[1] - layers[0] + 1;
+        if (k >= blocks) {
+          throw s.bad("recomputeLayers", k + " must be fewer than the stage's " + blocks
+              + " blocks (leave it out to recompute them all)");
+        }
+      }
       s.oneOf("layouts", List.of("megatron", "ilp"));
       int zero = s.nonNegative("zeroStage");
       if (zero > 3) {

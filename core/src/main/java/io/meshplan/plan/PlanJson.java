@@ -104,6 +104,9 @@ public final class PlanJson {
       o.putArray("logicalMesh").add(s.dataParallel()).add(s.tensorParallel());
       o.put("microBatch", plan.microBatchSize(s));
       o.put("recompute", s.recompute().label());
+      if (s.recomputeLayers() > 0) {
+        o.put("recomputeLayers", s.recomputeLayers());
+      }
       o.put("sequenceParallel", s.sequenceParallel());
       o.put("zeroStage", s.zeroStage());
       if (s.shardGroup() > 0) {
@@ -847,7 +850,8 @@ public final class PlanJson {
           s.has("expertTensorParallel") ? s.integer("expertTensorParallel") : 1,
           s.has("contextParallel") ? s.integer("contextParallel") : 1,
           s.has("cpCommType") ? cpExchange(where, s.text("cpCommType")) : ContextExchange.P2P,
-          s.has("shardGroup") ? s.integer("shardGroup") : 0);
+          s.has("shardGroup") ? s.integer("shardGroup") : 0,
+          s.has("recomputeLayers") ? s.integer("recomputeLayers") : 0);
     } catch (IllegalArgumentException e) {
       throw new InputException(where + ": " + e.getMessage());
     }

@@ -39,6 +39,10 @@ import java.util.Optional;
  * @param shardGroup under ZeRO-3, the data-parallel replicas each copy of the state is sharded
  *     over: 0 for all of them, else a divisor of {@code dataParallel} (hybrid sharding, {@link
  *     ParallelConfig#shardGroup})
+ * @param recomputeLayers under full recomputation, the stage's first blocks recomputed and the
+ *     rest keeping their activations (Megatron-LM's {@code --recompute-method block
+ *     --recompute-num-layers}, {@link ParallelConfig#recomputeLayers}), fewer than the stage's
+ *     blocks; 0 when every block takes the stage's {@code recompute}
  */
 public record StagePlan(
     int firstLayer,
@@ -61,7 +65,8 @@ public record StagePlan(
     int expertTensorParallel,
     int contextParallel,
     ContextExchange cpExchange,
-    int shardGroup) {
+    int shardGroup,
+    int recomputeLayers) {
 
   /** Validates the fields. */
   public StagePlan {
@@ -93,6 +98,48 @@ public record StagePlan(
         && shardGroup < dataParallel && dataParallel % shardGroup == 0,
         () -> "shard group " + shardGroup + " needs ZeRO stage 3 and must divide the stage's "
             + dataParallel + " data-parallel replicas");
+    Require.that(recomputeLayers == 0 || recompute == io.meshplan.model.Recompute.FULL
+        && recomputeLayers > 0 && recomputeLayers < lastLayer - firstLayer + 1,
+        () -> recomputeLayers + " recomputed blocks need full recomputation and fewer than the"
+            + " stage's " + (lastLayer - firstLayer + 1));
+  }
+
+  /**
+   * A stage whose blocks all take its recomputation.
+   *
+   * @param firstLayer first layer
+   * @param lastLayer last layer
+   * @param submeshNodes submesh nodes
+   * @param submeshGpus submesh GPUs per node
+   * @param firstDevice first device
+   * @param dataParallel data-parallel size
+   * @param tensorParallel tensor-parallel size
+   * @param recompute recomputation
+   * @param sequenceParallel sequence parallelism
+   * @param zeroStage the ZeRO stage
+   * @param megatronLayouts Megatron-LM's layouts
+   * @param forwardSeconds forward seconds
+   * @param backwardSeconds backward seconds
+   * @param peakMemoryBytes peak memory
+   * @param tensors the largest tensors
+   * @param commBytesPerGpu bytes per GPU by axis
+   * @param expertParallel EP
+   * @param expertTensorParallel ETP
+   * @param contextParallel CP
+   * @param cpExchange the context exchange
+   * @param shardGroup the ZeRO-3 shard group, 0 for all replicas
+   */
+  public StagePlan(int firstLayer, int lastLayer, int submeshNodes, int submeshGpus,
+      int firstDevice, int dataParallel, int tensorParallel,
+      io.meshplan.model.Recompute recompute, boolean sequenceParallel, int zeroStage,
+      boolean megatronLayouts, double forwardSeconds, double backwardSeconds,
+      double peakMemoryBytes, List<TensorSharding> tensors, Optional<AxisBytes> commBytesPerGpu,
+      int expertParallel, int expertTensorParallel, int contextParallel,
+      ContextExchange cpExchange, int shardGroup) {
+    this(firstLayer, lastLayer, submeshNodes, submeshGpus, firstDevice, dataParallel,
+        tensorParallel, recompute, sequenceParallel, zeroStage, megatronLayouts, forwardSeconds,
+        backwardSeconds, peakMemoryBytes, tensors, commBytesPerGpu, expertParallel,
+        expertTensorParallel, contextParallel, cpExchange, shardGroup, 0);
   }
 
   /**
@@ -215,5 +262,16 @@ public record StagePlan(
    */
   public int layerCount() {
     return lastLayer - firstLayer + 1;
+  }
+
+  /**
+   * The stage's recomputation in reports' words: its mode, and under partial full recomputation
+   * the blocks recomputed of the stage's, as {@code full 3/8}.
+   *
+   * @return the label
+   */
+  public String recomputeLabel() {
+    return recompute.label() + (recomputeLayers > 0 ? " " + recomputeLayers + "/" + layerCount()
+        : "");
   }
 }

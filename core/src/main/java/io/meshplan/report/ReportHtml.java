@@ -255,6 +255,7 @@ public final class ReportHtml {
       w.element("td", p.map(ReportHtml::meshWords)
           .orElse(g.dataParallel() + " x " + g.tensorParallel()));
       w.element("td", p.map(x -> x.recompute().name().toLowerCase(java.util.Locale.ROOT)
+          + (x.recomputeLayers() > 0 ? " " + x.recomputeLayers() + "/" + x.layerCount() : "")
           + (x.sequenceParallel() ? " + seq-parallel" : "") + " / " + x.zeroStage())
           .orElse("-"));
       w.element("td", s.plan().map(pl -> {

@@ -39,8 +39,10 @@ class HybridCliTest {
   @Test
   void nemotronHPlansSimulatesAndItsPlanFileKeepsItsLayers() throws Exception {
     Path plan = dir.resolve("plan.json");
+    // Planned for Megatron-LM, whose launch it is checked against below: the free search
+    // recomputes the first blocks of one stage only, which Megatron-LM cannot state.
     CliRun p = CliRun.of("plan", "--model", "nemotron-h-8b", "--cluster", "1x8:h100-80gb",
-        "--out", plan.toString());
+        "--for", "megatron", "--out", plan.toString());
     assertThat(p.code()).as(p.err()).isZero();
     assertThat(p.out()).contains("nemotron-h-8b (8.1B parameters, 52 layers");
     JsonNode saved = JSON.readTree(Files.readString(plan));

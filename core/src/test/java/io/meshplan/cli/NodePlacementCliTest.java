@@ -21,14 +21,19 @@ class NodePlacementCliTest {
 
   @TempDir static Path dir;
 
-  /** The issue's plan: llama3-70b, seq 4096, on 4 x 8 H100. */
+  /**
+   * The issue's plan: llama3-70b, seq 4096, on 4 x 8 H100, every stage keeping its activations
+   * (as the issue's plan did; with recomputation searched the planner now recomputes the first
+   * blocks of some stages on nine stages of 2 and 4 GPUs, 1.7% faster, which places trivially).
+   */
   private static Path issuePlan;
 
   @BeforeAll
   static void planTheIssuesExample() {
     issuePlan = dir.resolve("llama3-70b-4x8.json");
     CliRun p = CliRun.of("plan", "--model", "llama3-70b", "--seq", "4096", "--cluster",
-        "4x8:h100-80gb:ib-ndr400", "--prices", "kernel", "--out", issuePlan.toString());
+        "4x8:h100-80gb:ib-ndr400", "--prices", "kernel", "--recompute", "none", "--out",
+        issuePlan.toString());
     assertThat(p.code()).as(p.err()).isZero();
   }
 

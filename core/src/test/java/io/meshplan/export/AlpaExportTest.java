@@ -96,6 +96,31 @@ class AlpaExportTest {
     pythonChecks(text);
   }
 
+  /**
+   * A stage recomputing only its first block of three (the plan's {@code recomputeLayers}): the
+   * program wraps that block alone in {@code remat}, each block's own mode listed.
+   */
+  @Test
+  void aStageRecomputingItsFirstBlocksListsEachBlocksMode() throws Exception {
+    ClusterSpec c = ClusterSpec.parse("2x4:v100-32gb");
+    StagePlan first = stage(0, 2, 1, 4, 0, 2, 2, Recompute.FULL, false, 1, false, 1);
+    StagePlan partial = new StagePlan(0, 2, 1, 4, 0, 2, 2, Recompute.FULL, false, 1, false,
+        0.01, 0.02, 1e9, List.of(), Optional.empty(), 1, 1, 1,
+        io.meshplan.plan.ContextExchange.P2P, 0, 1);
+    assertThat(first.recomputeLayers()).isZero();
+    PipelinePlan p = plan(model(4, DType.F16), c, List.of(partial,
+        stage(3, 3, 1, 4, 4, 4, 1, Recompute.SELECTIVE, false, 0, false, 1)), 4, 1,
+        Attention.UNFUSED, Overlaps.DEFAULTS);
+    ExportResult r = new Exporter().export(ExportTarget.ALPA, p, c);
+    String text = ((ExportResult.PlanExported) r).text();
+    assertThat(text).contains("STAGE_RECOMPUTE = [\n    \"full\",\n    \"selective\",\n]\n",
+        "LAYER_RECOMPUTE = [\n    \"full\",\n    \"none\",\n    \"none\",\n"
+            + "    \"selective\",\n]\n",
+        "#   stage 0: blocks 0-2 on GPUs 4-7 (1x4), logical mesh 2x2, recompute full (the first 1"
+            + " blocks), ZeRO-1");
+    pythonChecks(text);
+  }
+
   @Test
   void seededRandomPlansGiveStageOptionsAlpaAccepts() throws Exception {
     Random rnd = new Random(36);

@@ -159,4 +159,66 @@ class LaunchGridTest {
     assertThat(found.get(3).best()).isEmpty();
     assertThat(found.get(3).whyNone()).isEqualTo("launches nothing");
   }
+
+  /**
+   * With GPUs too small for some configurations to keep every activation, on 10 memory sizes
+   * between 160 and 300 MB (seeded): each runtime still gets the fastest configuration it accepts,
+   * now also among those recomputing the first 1 to N - 1 blocks of each chunk, as simulating
+   * every one of them would find; the grid finds the fewest that fit by bisection and skips a
+   * configuration whose twin keeping every activation fits. Some sizes are won by a partial
+   * count, which only the runtime that takes it gets.
+   */
+  @Test
+  void recomputingTheFirstBlocksIsFoundAsSimulatingEveryCountWould() {
+    ModelSpec m = Requests.training(new ModelSpec("tiny", ModelSpec.Family.LLAMA, 8, 512, 8, 8,
+        1376, 1024, 512, 1, DType.BF16), 16, DType.BF16);
+    java.util.Random rnd = new java.util.Random(5);
+    int partial = 0;
+    for (int k = 0; k < 10; k++) {
+      PlanRequest req = Requests.of(m, "2x4:a100-80gb", 16, false)
+          .withMemoryPerGpu(160e6 + 140e6 * rnd.nextDouble());
+      IlpLayerCostModel layers = Requests.layers(req);
+      List<LaunchCheck> runtimes = List.of(new Check("all", c -> true, ""),
+          new Check("whole", c -> c.recomputeLayers() == 0, "no partial recomputation"));
+      List<LaunchGrid.Found> found = new LaunchGrid(layers).search(req, runtimes);
+      PlanSimulator sim = new PlanSimulator(layers);
+      for (int i = 0; i < runtimes.size(); i++) {
+        double best = Double.POSITIVE_INFINITY;
+        for (ParallelConfig base : LaunchGrid.configurations(req)) {
+          List<ParallelConfig> forms = new java.util.ArrayList<>(List.of(base));
+          if (base.recompute() == io.meshplan.model.Recompute.FULL) {
+            int most = java.util.Arrays.stream(base.chunkLayers(m.layers())).max().orElse(1);
+            for (int r = 1; r < most; r++) {
+              forms.add(base.withRecomputeLayers(r));
+            }
+          }
+          for (ParallelConfig c : forms) {
+            if (runtimes.get(i).missing(m, c, req.attention(), req.overlaps()).isPresent()) {
+              continue;
+            }
+            Optional<PlanSimulator.Evaluated> e = sim.simulate(req, c);
+            if (e.isPresent() && MemoryFit.fits(e.get().simulation().peakMemoryBytesPerGpu(),
+                req.memoryPerGpu())) {
+              best = Math.min(best, e.get().simulation().iterationSeconds());
+            }
+          }
+        }
+        String where = runtimes.get(i).label() + " with " + req.memoryPerGpu() + " B";
+        Optional<PlanSimulator.Evaluated> e = found.get(i).best();
+        assertThat(e.isPresent()).as(where).isEqualTo(Double.isFinite(best));
+        if (e.isEmpty()) {
+          continue;
+        }
+        assertThat(e.get().simulation().iterationSeconds()).as(where).isEqualTo(best);
+        int r = e.get().plan().asParallelConfig().orElseThrow().recomputeLayers();
+        if (i == 0 && r > 0) {
+          partial++;
+        }
+        if (i == 1) {
+          assertThat(r).as(where).isZero();
+        }
+      }
+    }
+    assertThat(partial).isGreaterThan(0);
+  }
 }

@@ -107,6 +107,40 @@ public final class StageAssembler {
   }
 
   /**
+   * The layers of a stage under partial full recomputation (Megatron-Core's block method): its
+   * first {@code recomputed} blocks recomputed, with the embedding where the stage has it, and the
+   * rest keeping their activations, with the head, each priced as {@link
+   * #stageLayers(LayerSetting, int, int, boolean, boolean)} prices it.
+   *
+   * @param ls the stage's setting; with {@code recomputed > 0} its recomputation is full
+   * @param first the stage's first block, from 0
+   * @param count its blocks, >= 0
+   * @param embedding whether it holds the embedding
+   * @param head whether it holds the head
+   * @param recomputed the blocks recomputed, from the first; 0 (or {@code count} and more) for
+   *     every block under {@code ls}'s recomputation
+   * @return the list, or null when a layer cannot take the setting
+   */
+  public List<LayerCost> stageLayers(LayerSetting ls, int first, int count, boolean embedding,
+      boolean head, int recomputed) {
+    Require.that(recomputed >= 0, "recomputed blocks must be >= 0");
+    if (recomputed == 0 || recomputed >= count) {
+      return stageLayers(ls, first, count, embedding, head);
+    }
+    Require.that(ls.recompute() == io.meshplan.model.Recompute.FULL,
+        "only full recomputation recomputes some blocks");
+    List<LayerCost> recomputedLayers = stageLayers(ls, first, recomputed, embedding, false);
+    List<LayerCost> kept = stageLayers(ls.withRecompute(io.meshplan.model.Recompute.NONE),
+        first + recomputed, count - recomputed, false, head);
+    if (recomputedLayers == null || kept == null) {
+      return null;
+    }
+    List<LayerCost> out = new ArrayList<>(recomputedLayers);
+    out.addAll(kept);
+    return out;
+  }
+
+  /**
    * What decides the layers of a stage ({@link #stageLayers}): stages alike in it hold the same
    * layers, whichever blocks they are.
    *
