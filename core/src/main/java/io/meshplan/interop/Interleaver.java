@@ -77,12 +77,13 @@ final class Interleaver {
    * A candidate with its chunk costs and its lower bound on the iteration, seconds. Candidates
    * that differ only in how many first blocks of each chunk they recompute share a family: the
    * index of the first of them. With {@code most > 0} the candidate stands for its pipeline
-   * recomputing the first 1 to {@code most} blocks of each chunk: its costs and bound are those
-   * of one block, the least of theirs, and the fewest that fit are found when it is reached
-   * ({@link #fewest}).
+   * recomputing the first 1 to {@code most} blocks of each chunk: its bound is that of the same
+   * pipeline keeping every activation, its {@code twin} (the family of that pipeline, or -1 where
+   * it was not priced, and then the bound is recomputing one block's), below all of theirs; the
+   * fewest that fit are found when it is reached ({@link #fewest}).
    */
   private record Candidate(UniformPipeline pipeline, List<StageCost> costs, double bound,
-      int index, int family, int most) {}
+      int index, int family, int most, int twin) {}
 
   /** A candidate with its simulation. */
   private record Simulated(Candidate candidate, SimulationResult simulation) {}
@@ -109,7 +110,9 @@ final class Interleaver {
       if (!exhaustive && c.bound() > bestSeconds + 1e-12) {
         break;
       }
-      if (!exhaustive && fitted.contains(c.family())) {
+      if (!exhaustive && (fitted.contains(c.family()) || c.most() > 0 && c.twin() >= 0
+          && fitted.contains(c.twin()))) {
+        // Where keeping every activation fits, it is faster than recomputing any block.
         continue;
       }
       Optional<Simulated> run = c.most() > 0 ? fewest(c) : Optional.of(simulate(c));
@@ -163,11 +166,11 @@ final class Interleaver {
     int r = hi;
     while (true) {
       UniformPipeline p = c.pipeline().withRecomputeLayers(r);
-      List<StageCost> costs = r == 1 ? c.costs() : p.costs(asm);
+      List<StageCost> costs = p.costs(asm);
       boolean fits = false;
       if (costs != null && memoryMayFit(costs, depth, microbatches)) {
         Simulated s = simulate(new Candidate(p, costs, bound(costs, depth, microbatches),
-            c.index() + r - 1, c.family(), 0));
+            c.index() + r - 1, c.family(), 0, -1));
         fits = MemoryFit.fits(s.simulation().peakMemoryBytesPerGpu(), req.memoryPerGpu());
         if (fits) {
           fit = s;
@@ -239,6 +242,9 @@ final class Interleaver {
             && StageAssembler.simulationFits(microbatches, v * depth); v++) {
           int[] chunks = UniformPipeline.evenChunks(layers, v * depth);
           int most = java.util.Arrays.stream(chunks).max().orElse(0);
+          // The pipelines keeping every activation, priced, with their families: their bounds
+          // bound the same pipelines recomputing some blocks.
+          java.util.Map<List<Object>, Candidate> keeping = new java.util.HashMap<>();
           for (LayerSetting ls : settings) {
             // Full recomputation of each chunk's first r blocks only, r = 1 .. most - 1, then of
             // every block (r = 0): Megatron-Core's block method, where both extremes are searched.
@@ -254,19 +260,33 @@ final class Interleaver {
                 }
                 UniformPipeline p = new UniformPipeline(depth, d / ls.contextParallel(), t, ls,
                     zero, chunks).withRecomputeLayers(r <= partial ? r : 0);
+                boolean stands = lazy > 0 && r == 1;
+                Candidate twin = stands
+                    ? keeping.get(List.of(ls.withRecompute(Recompute.NONE), zero)) : null;
+                if (twin != null) {
+                  out.add(new Candidate(p, twin.costs(), twin.bound(), out.size(), family, lazy,
+                      twin.family()));
+                  continue;
+                }
                 List<StageCost> costs = p.costs(asm);
                 if (costs == null) {
                   break;
                 }
-                boolean stands = lazy > 0 && r == 1;
-                if (!stands && !memoryMayFit(costs, depth, microbatches)) {
+                double b = bound(costs, depth, microbatches);
+                boolean mayFit = stands || memoryMayFit(costs, depth, microbatches);
+                if (ls.recompute() == Recompute.NONE) {
+                  // A family only where the candidate is listed: a dropped one never fits.
+                  int listed = mayFit || !filter ? family : -1;
+                  keeping.put(List.of(ls, zero), new Candidate(p, costs, b, listed, listed, 0,
+                      -1));
+                }
+                if (!mayFit) {
                   dropped++;
                   if (filter) {
                     continue;
                   }
                 }
-                out.add(new Candidate(p, costs, bound(costs, depth, microbatches), out.size(),
-                    family, stands ? lazy : 0));
+                out.add(new Candidate(p, costs, b, out.size(), family, stands ? lazy : 0, -1));
               }
             }
           }

@@ -76,9 +76,10 @@ final class LaunchGrid {
   /**
    * A configuration with its pipeline, chunk costs, time bound and the runtimes that take it. With
    * {@code most > 0} it stands for the configurations recomputing the first 1 to {@code most}
-   * blocks of each chunk (Megatron-Core's block method): its pipeline and costs are those of one
-   * block, whose bound is the least of theirs, and the fewest blocks that fit are found when it is
-   * reached ({@link #partial}).
+   * blocks of each chunk (Megatron-Core's block method): its configuration is that of one block,
+   * its costs and bound those of the same configuration keeping every activation (or, where that
+   * was not priced, of one block), below all of theirs, and the fewest blocks that fit are found
+   * when it is reached ({@link #partial}).
    */
   private record Candidate(ParallelConfig config, UniformPipeline pipeline, List<StageCost> costs,
       double bound, int index, boolean[] takers, int most) {}
@@ -100,6 +101,7 @@ final class LaunchGrid {
     List<Candidate> candidates = new ArrayList<>();
     boolean partial = req.runtime().searchedRecompute().containsAll(
         List.of(Recompute.NONE, Recompute.FULL));
+    Map<ParallelConfig, Candidate> keeping = new java.util.HashMap<>();
     for (ParallelConfig c : all) {
       List<ParallelConfig> forms = new ArrayList<>(List.of(c));
       int most = 0;
@@ -115,11 +117,24 @@ final class LaunchGrid {
           continue;
         }
         UniformPipeline p = PlanSimulator.pipeline(req, f);
+        // Recomputing blocks takes no less time than keeping every activation: the twin that
+        // keeps them, where priced, bounds the partial counts.
+        Candidate twin = f.recomputeLayers() > 0 ? keeping.get(f.withRecompute(Recompute.NONE))
+            : null;
+        if (twin != null) {
+          candidates.add(new Candidate(f, p, twin.costs(), twin.bound(), candidates.size(),
+              takers, most));
+          continue;
+        }
         List<StageCost> costs = p.costs(asm);
         if (costs != null) {
-          candidates.add(new Candidate(f, p, costs,
+          Candidate added = new Candidate(f, p, costs,
               Interleaver.bound(costs, f.pipelineParallel(), f.microbatches()),
-              candidates.size(), takers, f.recomputeLayers() > 0 ? most : 0));
+              candidates.size(), takers, f.recomputeLayers() > 0 ? most : 0);
+          candidates.add(added);
+          if (f.recompute() == Recompute.NONE) {
+            keeping.put(f, added);
+          }
         }
       }
     }
@@ -203,7 +218,10 @@ final class LaunchGrid {
       first = false;
       ParallelConfig config = c.config().withRecomputeLayers(r);
       UniformPipeline p = PlanSimulator.pipeline(req, config);
-      List<StageCost> costs = r == 1 ? c.costs() : p.costs(asm);
+      List<StageCost> costs = p.costs(asm);
+      if (costs == null) {
+        return Optional.ofNullable(fit);
+      }
       Candidate at = new Candidate(config, p, costs, c.bound(), c.index(), c.takers(), 0);
       SimulationResult sim = simulate(asm, at);
       for (int i = 0; i < leastPeak.length; i++) {
