@@ -17,10 +17,11 @@ import java.util.Optional;
  * the interleaved schedule with every number of model chunks per stage that divides the layers
  * evenly (Megatron-LM's {@code --num-layers-per-virtual-pipeline-stage}; the microbatches must be a
  * multiple of the pipeline size; not when the request allows 1F1B only), micro batches of 1, 2, 4
- * and 8 sequences, each recomputation mode, sequence parallelism on and off, and the distributed
- * optimizer on and off. A point whose stages would cross a node they do not fill ({@link
- * UniformPipeline#checkNodes}) or whose peak memory exceeds the GPU's is skipped. Ties go to the
- * earlier point in that order.
+ * and 8 sequences, each recomputation mode (and under full recomputation the fewest first blocks
+ * of each chunk that fit, {@code --recompute-num-layers}, where keeping every activation does
+ * not), sequence parallelism on and off, and the distributed optimizer on and off. A point whose
+ * stages would cross a node they do not fill ({@link UniformPipeline#checkNodes}) or whose peak
+ * memory exceeds the GPU's is skipped. Ties go to the earlier point in that order.
  */
 public final class MegatronGrid {
   private static final int[] MICRO = {1, 2, 4, 8};
@@ -71,24 +72,77 @@ public final class MegatronGrid {
    * @return the search's outcome
    */
   public Search search(PlanRequest req) {
-    double leastPeak = Double.NaN;
+    double[] leastPeak = {Double.NaN};
     PlanSimulator sim = new PlanSimulator(layers);
     Point best = null;
+    boolean partial = req.runtime().searchedRecompute().containsAll(
+        java.util.List.of(Recompute.NONE, Recompute.FULL));
+    // The configurations keeping every activation that fit: where one does, recomputing some of
+    // its blocks is no faster.
+    java.util.Set<ParallelConfig> keepingFits = new java.util.HashSet<>();
     for (ParallelConfig c : configurations(req)) {
-      Optional<PlanSimulator.Evaluated> e = sim.simulate(req, c);
-      if (e.isPresent() && !(e.get().simulation().peakMemoryBytesPerGpu() >= leastPeak)) {
-        leastPeak = e.get().simulation().peakMemoryBytesPerGpu();
+      Optional<Point> p = point(req, sim, c, leastPeak);
+      if (p.isPresent() && c.recompute() == Recompute.NONE) {
+        keepingFits.add(c);
       }
-      if (e.isEmpty() || !MemoryFit.fits(e.get().simulation().peakMemoryBytesPerGpu(),
-          req.memoryPerGpu())) {
-        continue;
+      if (partial && c.recompute() == Recompute.FULL && !keepingFits.contains(
+          c.withRecompute(Recompute.NONE))) {
+        Optional<Point> fewest = fewestRecomputed(req, sim, c, leastPeak);
+        if (fewest.isPresent() && (p.isEmpty() || seconds(fewest.get()) < seconds(p.get()))) {
+          p = fewest;
+        }
       }
-      if (best == null || e.get().simulation().iterationSeconds()
-          < best.evaluated().simulation().iterationSeconds()) {
-        best = new Point(c, e.get());
+      if (p.isPresent() && (best == null || seconds(p.get()) < seconds(best))) {
+        best = p.get();
       }
     }
-    return new Search(Optional.ofNullable(best), leastPeak);
+    return new Search(Optional.ofNullable(best), leastPeak[0]);
+  }
+
+  private static double seconds(Point p) {
+    return p.evaluated().simulation().iterationSeconds();
+  }
+
+  /** A configuration simulated, where it fits; its peak counts toward {@code leastPeak[0]}. */
+  private static Optional<Point> point(PlanRequest req, PlanSimulator sim, ParallelConfig c,
+      double[] leastPeak) {
+    Optional<PlanSimulator.Evaluated> e = sim.simulate(req, c);
+    if (e.isPresent() && !(e.get().simulation().peakMemoryBytesPerGpu() >= leastPeak[0])) {
+      leastPeak[0] = e.get().simulation().peakMemoryBytesPerGpu();
+    }
+    if (e.isEmpty() || !MemoryFit.fits(e.get().simulation().peakMemoryBytesPerGpu(),
+        req.memoryPerGpu())) {
+      return Optional.empty();
+    }
+    return Optional.of(new Point(c, e.get()));
+  }
+
+  /**
+   * A configuration under full recomputation recomputing instead only the first blocks of each
+   * chunk ({@code --recompute-num-layers}, 1 to one less than the largest chunk): the fewest
+   * that fit, by bisection, which is also the fastest of them, since recomputing one block more
+   * never needs more memory nor takes less time.
+   */
+  private static Optional<Point> fewestRecomputed(PlanRequest req, PlanSimulator sim,
+      ParallelConfig c, double[] leastPeak) {
+    int most = java.util.Arrays.stream(c.chunkLayers(req.model().layers())).max().orElse(1) - 1;
+    if (most < 1) {
+      return Optional.empty();
+    }
+    Optional<Point> fit = point(req, sim, c.withRecomputeLayers(most), leastPeak);
+    int lo = 1;
+    int hi = most;
+    while (fit.isPresent() && lo < hi) {
+      int r = (lo + hi) >>> 1;
+      Optional<Point> p = point(req, sim, c.withRecomputeLayers(r), leastPeak);
+      if (p.isPresent()) {
+        fit = p;
+        hi = r;
+      } else {
+        lo = r + 1;
+      }
+    }
+    return fit;
   }
 
   /**
@@ -124,7 +178,7 @@ public final class MegatronGrid {
   }
 
   /** The grid's configurations that Megatron-LM accepts on this model and cluster, in order. */
-  private static java.util.List<ParallelConfig> configurations(PlanRequest req) {
+  static java.util.List<ParallelConfig> configurations(PlanRequest req) {
     ModelSpec m = req.model();
     int gpus = req.cluster().gpuCount();
     java.util.List<ParallelConfig> out = new java.util.ArrayList<>();

@@ -174,7 +174,8 @@ public final class PlanBench {
       }
     }
     sb.append(String.format(Locale.ROOT, ", micro-batch %d, recompute %s, %s, ZeRO-%d",
-        c.microBatchSize(), c.recompute().label(),
+        c.microBatchSize(), c.recompute().label() + (c.recomputeLayers() > 0
+            ? " of the first " + c.recomputeLayers() + " blocks of each chunk" : ""),
         c.sequenceParallel() ? "sequence parallel" : "no sequence parallelism", c.zeroStage()));
     if (c.firstStageLayers() > 0 || c.lastStageLayers() > 0) {
       sb.append(String.format(Locale.ROOT, ", first/last stage layers %d/%d",
