@@ -44,10 +44,10 @@ import java.util.Optional;
  *
  * <p>Where the search chooses between keeping and recomputing every block, each configuration
  * under full recomputation also stands for those recomputing only the first 1 to N - 1 blocks of
- * each chunk ({@code --recompute-num-layers}), a runtime's check judging them: one candidate
- * bounded by recomputing one block, whose fewest blocks that fit are found by bisection when it is reached
- * (recomputing a block more never needs more memory nor takes less time), and skipped where the
- * same configuration keeping every activation fitted.
+ * each chunk ({@code --recompute-num-layers}), a runtime's check judging them: one candidate,
+ * bounded by the same configuration keeping every activation, whose fewest blocks that fit are
+ * found by bisection when it is reached (recomputing a block more never needs more memory nor
+ * takes less time), and skipped where that configuration fitted.
  */
 final class LaunchGrid {
   private static final int[] MICRO = {1, 2, 4, 8};
