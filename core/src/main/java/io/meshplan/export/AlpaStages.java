@@ -141,7 +141,7 @@ final class AlpaStages {
     for (int n : chunks) {
       out.add(new Stage(first, first + n - 1, hosts, perHost, c.dataParallel(),
           c.tensorParallel(), c.recompute(), c.zeroStage(),
-          c.recomputeLayers() < n ? c.recomputeLayers() : 0));
+          StagePlan.recomputeLayersOf(c.recomputeLayers(), n)));
       first += n;
     }
     return Optional.of(out);

@@ -80,10 +80,8 @@ public final class NearestConfig {
       ParallelConfig c = new ParallelConfig(tp, pp, dp, v, plan.microBatchSize(s0),
           plan.globalBatchSize(), s0.recompute(), s0.sequenceParallel() && tp > 1,
           highestZeroStage(plan));
-      int r = s0.recomputeLayers();
-      if (r > 0 && r < plan.model().layers() / (pp * v)) {
-        c = c.withRecomputeLayers(r);
-      }
+      c = c.withRecomputeLayers(StagePlan.recomputeLayersOf(s0.recomputeLayers(),
+          plan.model().layers() / (pp * v)));
       c.check(gpus, plan.model().layers(), plan.model().heads(), plan.model().kvHeads());
       return Optional.of(c);
     } catch (InputException | IllegalArgumentException e) {

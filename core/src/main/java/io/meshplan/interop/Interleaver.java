@@ -77,13 +77,18 @@ final class Interleaver {
    * A candidate with its chunk costs and its lower bound on the iteration, seconds. Candidates
    * that differ only in how many first blocks of each chunk they recompute share a family: the
    * index of the first of them. With {@code most > 0} the candidate stands for its pipeline
-   * recomputing the first 1 to {@code most} blocks of each chunk: its bound is that of the same
-   * pipeline keeping every activation, its {@code twin} (the family of that pipeline, or -1 where
-   * it was not priced, and then the bound is recomputing one block's), below all of theirs; the
-   * fewest that fit are found when it is reached ({@link #fewest}).
+   * recomputing the first 1 to {@code most} blocks of each chunk (its {@code pipeline} recomputes
+   * one): with {@code borrowed}, its costs and bound are those of the same pipeline keeping every
+   * activation, its {@code twin} (that pipeline's family, or -1 where it is not listed), until it
+   * is reached and queued again with one block's own; the fewest that fit are found when it is
+   * reached with those ({@link #fewest}).
    */
   private record Candidate(UniformPipeline pipeline, List<StageCost> costs, double bound,
-      int index, int family, int most, int twin) {}
+      int index, int family, int most, int twin, boolean borrowed) {}
+
+  /** The order candidates are simulated in: ascending bound, then enumeration. */
+  private static final Comparator<Candidate> ORDER =
+      Comparator.comparingDouble(Candidate::bound).thenComparingInt(Candidate::index);
 
   /** A candidate with its simulation. */
   private record Simulated(Candidate candidate, SimulationResult simulation) {}
@@ -97,8 +102,8 @@ final class Interleaver {
    * @return the plan and its simulation, or empty when no candidate fits and beats it
    */
   Optional<PlanSimulator.Evaluated> best(double beatSeconds, boolean exhaustive) {
-    List<Candidate> all = candidates(!exhaustive);
-    all.sort(Comparator.comparingDouble(Candidate::bound).thenComparingInt(Candidate::index));
+    java.util.PriorityQueue<Candidate> queue = new java.util.PriorityQueue<>(ORDER);
+    queue.addAll(candidates(!exhaustive));
     int microbatches = req.globalBatch() / microbatchSize;
     Candidate best = null;
     SimulationResult bestSim = null;
@@ -106,7 +111,8 @@ final class Interleaver {
     // Families with a member that fits: recomputing more blocks takes no less time, so the rest
     // of the family (found later in bound order) cannot be faster.
     java.util.Set<Integer> fitted = new java.util.HashSet<>();
-    for (Candidate c : all) {
+    while (!queue.isEmpty()) {
+      Candidate c = queue.poll();
       if (!exhaustive && c.bound() > bestSeconds + 1e-12) {
         break;
       }
@@ -115,7 +121,17 @@ final class Interleaver {
         // Where keeping every activation fits, it is faster than recomputing any block.
         continue;
       }
-      Optional<Simulated> run = c.most() > 0 ? fewest(c) : Optional.of(simulate(c));
+      if (c.borrowed()) {
+        // Reached on its twin's bound: queued again on one block's own, below every larger
+        // count's.
+        List<StageCost> one = c.pipeline().costs(asm);
+        if (one != null) {
+          queue.add(new Candidate(c.pipeline(), one, bound(one, c.pipeline().depth(),
+              microbatches), c.index(), c.family(), c.most(), c.twin(), false));
+        }
+        continue;
+      }
+      Optional<Simulated> run = c.most() > 0 ? fewest(c, bestSeconds) : Optional.of(simulate(c));
       if (run.isEmpty()) {
         continue;
       }
@@ -150,46 +166,34 @@ final class Interleaver {
 
   /**
    * The member of a family standing for partial recomputation that recomputes the fewest first
-   * blocks of each chunk and fits, by bisection over 1 to {@code most}: recomputing one block
+   * blocks of each chunk and fits, by bisection over 1 to {@code most}, or to the largest count
+   * whose bound is not above {@code bestSeconds} where that is fewer (more cannot beat it): recomputing one block
    * more never needs more memory and never takes less time, so it is also the fastest that fits.
    * A count whose memory bound ({@link #memoryMayFit}) already exceeds the GPU is not simulated.
    *
-   * @return it with its simulation, or empty when even {@code most} blocks do not fit
+   * @return it with its simulation, or empty when even the largest count tried does not fit
    */
-  private Optional<Simulated> fewest(Candidate c) {
+  private Optional<Simulated> fewest(Candidate c, double bestSeconds) {
     int depth = c.pipeline().depth();
     int microbatches = req.globalBatch() / microbatchSize;
-    int lo = 1;
-    int hi = c.most();
-    Simulated fit = null;
-    // The most blocks first: when they do not fit, fewer do not either.
-    int r = hi;
-    while (true) {
+    // Counts bounded above the best cannot beat it: the search stops short of them.
+    int within = FewestRecomputed.last(c.most(), r -> {
+      List<StageCost> costs = c.pipeline().withRecomputeLayers(r).costs(asm);
+      return costs != null && bound(costs, depth, microbatches) <= bestSeconds + 1e-12;
+    });
+    return FewestRecomputed.search(within, r -> {
       UniformPipeline p = c.pipeline().withRecomputeLayers(r);
       List<StageCost> costs = p.costs(asm);
-      boolean fits = false;
-      if (costs != null && memoryMayFit(costs, depth, microbatches)) {
-        Simulated s = simulate(new Candidate(p, costs, bound(costs, depth, microbatches),
-            c.index() + r - 1, c.family(), 0, -1));
-        fits = MemoryFit.fits(s.simulation().peakMemoryBytesPerGpu(), req.memoryPerGpu());
-        if (fits) {
-          fit = s;
-        }
-      }
-      if (fit == null) {
+      if (costs == null || !memoryMayFit(costs, depth, microbatches)) {
         return Optional.empty();
       }
-      if (fits) {
-        hi = r;
-      } else {
-        lo = r + 1;
-      }
-      if (lo >= hi) {
-        return Optional.of(fit);
-      }
-      r = (lo + hi) >>> 1;
-    }
+      Simulated s = simulate(new Candidate(p, costs, bound(costs, depth, microbatches),
+          c.index() + r - 1, c.family(), 0, -1, false));
+      return MemoryFit.fits(s.simulation().peakMemoryBytesPerGpu(), req.memoryPerGpu())
+          ? Optional.of(s) : Optional.empty();
+    });
   }
+
 
   /**
    * Simulations run so far.
@@ -241,14 +245,15 @@ final class Interleaver {
         for (int v = 2; (long) v * depth <= layers
             && StageAssembler.simulationFits(microbatches, v * depth); v++) {
           int[] chunks = UniformPipeline.evenChunks(layers, v * depth);
-          int most = java.util.Arrays.stream(chunks).max().orElse(0);
+          int most = FewestRecomputed.most(chunks);
           // The pipelines keeping every activation, priced, with their families: their bounds
           // bound the same pipelines recomputing some blocks.
           java.util.Map<List<Object>, Candidate> keeping = new java.util.HashMap<>();
           for (LayerSetting ls : settings) {
-            // Full recomputation of each chunk's first r blocks only, r = 1 .. most - 1, then of
+            // Full recomputation of each chunk's first r blocks only, r = 1 .. most, then of
             // every block (r = 0): Megatron-Core's block method, where both extremes are searched.
-            int partial = ls.recompute() == Recompute.FULL && partialRecompute() ? most - 1 : 0;
+            int partial = ls.recompute() == Recompute.FULL
+                && req.runtime().searchesPartialRecompute() ? most : 0;
             for (int zero : SearchRules.zeroStages(req, d)) {
               int family = out.size();
               // The bounded search stands for the partial counts with one candidate (fewest);
@@ -265,7 +270,7 @@ final class Interleaver {
                     ? keeping.get(List.of(ls.withRecompute(Recompute.NONE), zero)) : null;
                 if (twin != null) {
                   out.add(new Candidate(p, twin.costs(), twin.bound(), out.size(), family, lazy,
-                      twin.family()));
+                      twin.family(), true));
                   continue;
                 }
                 List<StageCost> costs = p.costs(asm);
@@ -274,11 +279,12 @@ final class Interleaver {
                 }
                 double b = bound(costs, depth, microbatches);
                 boolean mayFit = stands || memoryMayFit(costs, depth, microbatches);
-                if (ls.recompute() == Recompute.NONE) {
+                if (filter && ls.recompute() == Recompute.NONE
+                    && req.runtime().searchesPartialRecompute()) {
                   // A family only where the candidate is listed: a dropped one never fits.
-                  int listed = mayFit || !filter ? family : -1;
+                  int listed = mayFit ? family : -1;
                   keeping.put(List.of(ls, zero), new Candidate(p, costs, b, listed, listed, 0,
-                      -1));
+                      -1, false));
                 }
                 if (!mayFit) {
                   dropped++;
@@ -286,7 +292,8 @@ final class Interleaver {
                     continue;
                   }
                 }
-                out.add(new Candidate(p, costs, b, out.size(), family, stands ? lazy : 0, -1));
+                out.add(new Candidate(p, costs, b, out.size(), family, stands ? lazy : 0, -1,
+                    false));
               }
             }
           }
@@ -294,16 +301,6 @@ final class Interleaver {
       }
     }
     return out;
-  }
-
-  /**
-   * Whether the search may recompute the first blocks of each chunk only: it chooses between
-   * keeping and recomputing every block ({@link Recompute#NONE} and {@link Recompute#FULL} both
-   * searched).
-   */
-  private boolean partialRecompute() {
-    List<Recompute> modes = req.runtime().searchedRecompute();
-    return modes.contains(Recompute.NONE) && modes.contains(Recompute.FULL);
   }
 
   /**

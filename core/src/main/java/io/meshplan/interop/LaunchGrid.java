@@ -99,14 +99,13 @@ final class LaunchGrid {
       refusals.add(new LinkedHashMap<>());
     }
     List<Candidate> candidates = new ArrayList<>();
-    boolean partial = req.runtime().searchedRecompute().containsAll(
-        List.of(Recompute.NONE, Recompute.FULL));
+    boolean partial = req.runtime().searchesPartialRecompute();
     Map<ParallelConfig, Candidate> keeping = new java.util.HashMap<>();
     for (ParallelConfig c : all) {
       List<ParallelConfig> forms = new ArrayList<>(List.of(c));
       int most = 0;
       if (partial && c.recompute() == Recompute.FULL) {
-        most = java.util.Arrays.stream(c.chunkLayers(req.model().layers())).max().orElse(1) - 1;
+        most = FewestRecomputed.most(c.chunkLayers(req.model().layers()));
         if (most > 0) {
           forms.add(c.withRecomputeLayers(1));
         }
@@ -132,7 +131,7 @@ final class LaunchGrid {
               Interleaver.bound(costs, f.pipelineParallel(), f.microbatches()),
               candidates.size(), takers, f.recomputeLayers() > 0 ? most : 0);
           candidates.add(added);
-          if (f.recompute() == Recompute.NONE) {
+          if (partial && f.recompute() == Recompute.NONE) {
             keeping.put(f, added);
           }
         }
@@ -144,7 +143,8 @@ final class LaunchGrid {
     SimulationResult[] bestSim = new SimulationResult[runtimes.size()];
     double[] leastPeak = new double[runtimes.size()];
     java.util.Arrays.fill(leastPeak, Double.POSITIVE_INFINITY);
-    Map<ParallelConfig, Boolean> fitted = new java.util.HashMap<>();
+    // The configurations keeping every activation that fitted.
+    java.util.Set<ParallelConfig> keepingFits = new java.util.HashSet<>();
     for (Candidate found : candidates) {
       if (!wanted(found, best, bestSim)) {
         continue;
@@ -153,10 +153,11 @@ final class LaunchGrid {
       SimulationResult sim;
       if (found.most() > 0) {
         // Where keeping every activation fits, it is faster than recomputing any block.
-        if (Boolean.TRUE.equals(fitted.get(found.config().withRecompute(Recompute.NONE)))) {
+        if (keepingFits.contains(found.config().withRecompute(Recompute.NONE))) {
           continue;
         }
-        Optional<Simulated> fewest = partial(req, asm, found, leastPeak);
+        Optional<Simulated> fewest = partial(req, asm, found, leastPeak,
+            beatable(found, best, bestSim));
         if (fewest.isEmpty()) {
           continue;
         }
@@ -166,7 +167,9 @@ final class LaunchGrid {
         sim = simulate(asm, c);
       }
       boolean fits = MemoryFit.fits(sim.peakMemoryBytesPerGpu(), req.memoryPerGpu());
-      fitted.put(c.config(), fits);
+      if (partial && fits && c.config().recompute() == Recompute.NONE) {
+        keepingFits.add(c.config());
+      }
       for (int i = 0; i < runtimes.size(); i++) {
         if (!c.takers()[i]) {
           continue;
@@ -198,29 +201,33 @@ final class LaunchGrid {
 
   /**
    * The configuration of a partial-recomputation candidate that recomputes the fewest first
-   * blocks of each chunk and fits, by bisection over 1 to {@code most} blocks: recomputing one
-   * block more never needs more memory and never takes less time, so it is also the fastest that
-   * fits. Each configuration tried counts its peak toward {@code leastPeak} of the runtimes that
-   * take it.
+   * blocks of each chunk and fits, by bisection over 1 to {@code most} blocks, or to the largest
+   * count not bounded above {@code beat} where that is fewer (more cannot beat any taker's
+   * best): recomputing one block more never needs more memory and never takes less time, so it
+   * is also the fastest that fits. Each configuration simulated counts its peak toward {@code
+   * leastPeak} of the runtimes that take it.
    *
-   * @return the configuration with its pipeline, costs and simulation, or empty when even {@code
-   *     most} blocks do not fit
+   * @return the configuration with its pipeline, costs and simulation, or empty when even the
+   *     largest count tried does not fit, or one block is bounded above {@code beat}
    */
   private Optional<Simulated> partial(PlanRequest req, StageAssembler asm, Candidate c,
-      double[] leastPeak) {
-    int lo = 1;
-    int hi = c.most() + 1;
-    Simulated fit = null;
-    // The most blocks first: when they do not fit, fewer do not either.
-    boolean first = true;
-    while (lo < hi) {
-      int r = first ? c.most() : (lo + hi) >>> 1;
-      first = false;
+      double[] leastPeak, double beat) {
+    // Counts bounded above every taker's best cannot beat it: the search stops short of them.
+    java.util.function.IntPredicate beats = r -> {
+      ParallelConfig config = c.config().withRecomputeLayers(r);
+      List<StageCost> costs = PlanSimulator.pipeline(req, config).costs(asm);
+      return costs != null && Interleaver.bound(costs, config.pipelineParallel(),
+          config.microbatches()) <= beat + 1e-12;
+    };
+    if (!beats.test(1)) {
+      return Optional.empty();
+    }
+    return FewestRecomputed.search(FewestRecomputed.last(c.most(), beats), r -> {
       ParallelConfig config = c.config().withRecomputeLayers(r);
       UniformPipeline p = PlanSimulator.pipeline(req, config);
       List<StageCost> costs = p.costs(asm);
       if (costs == null) {
-        return Optional.ofNullable(fit);
+        return Optional.empty();
       }
       Candidate at = new Candidate(config, p, costs, c.bound(), c.index(), c.takers(), 0);
       SimulationResult sim = simulate(asm, at);
@@ -229,17 +236,11 @@ final class LaunchGrid {
           leastPeak[i] = Math.min(leastPeak[i], sim.peakMemoryBytesPerGpu());
         }
       }
-      if (MemoryFit.fits(sim.peakMemoryBytesPerGpu(), req.memoryPerGpu())) {
-        fit = new Simulated(at, sim);
-        hi = r;
-      } else if (r == c.most()) {
-        break;
-      } else {
-        lo = r + 1;
-      }
-    }
-    return Optional.ofNullable(fit);
+      return MemoryFit.fits(sim.peakMemoryBytesPerGpu(), req.memoryPerGpu())
+          ? Optional.of(new Simulated(at, sim)) : Optional.empty();
+    });
   }
+
 
   /** A runtime's best configuration written out as a plan (only the winners are). */
   private static Found found(PlanRequest req, StageAssembler asm, Candidate b,
@@ -273,6 +274,21 @@ final class LaunchGrid {
       }
     }
     return any ? takers : null;
+  }
+
+  /**
+   * The iteration a candidate must not be bounded above to beat the best of some runtime that
+   * takes it: the slowest such best, or infinity where one has none yet.
+   */
+  private static double beatable(Candidate c, Candidate[] best, SimulationResult[] bestSim) {
+    double beat = 0;
+    for (int i = 0; i < best.length; i++) {
+      if (c.takers()[i]) {
+        beat = Math.max(beat, best[i] == null ? Double.POSITIVE_INFINITY
+            : bestSim[i].iterationSeconds());
+      }
+    }
+    return beat;
   }
 
   /** Whether a candidate may still beat the best of some runtime that takes it. */

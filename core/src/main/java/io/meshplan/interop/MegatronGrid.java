@@ -75,8 +75,7 @@ public final class MegatronGrid {
     double[] leastPeak = {Double.NaN};
     PlanSimulator sim = new PlanSimulator(layers);
     Point best = null;
-    boolean partial = req.runtime().searchedRecompute().containsAll(
-        java.util.List.of(Recompute.NONE, Recompute.FULL));
+    boolean partial = req.runtime().searchesPartialRecompute();
     // The configurations keeping every activation that fit: where one does, recomputing some of
     // its blocks is no faster.
     java.util.Set<ParallelConfig> keepingFits = new java.util.HashSet<>();
@@ -125,25 +124,11 @@ public final class MegatronGrid {
    */
   private static Optional<Point> fewestRecomputed(PlanRequest req, PlanSimulator sim,
       ParallelConfig c, double[] leastPeak) {
-    int most = java.util.Arrays.stream(c.chunkLayers(req.model().layers())).max().orElse(1) - 1;
-    if (most < 1) {
-      return Optional.empty();
-    }
-    Optional<Point> fit = point(req, sim, c.withRecomputeLayers(most), leastPeak);
-    int lo = 1;
-    int hi = most;
-    while (fit.isPresent() && lo < hi) {
-      int r = (lo + hi) >>> 1;
-      Optional<Point> p = point(req, sim, c.withRecomputeLayers(r), leastPeak);
-      if (p.isPresent()) {
-        fit = p;
-        hi = r;
-      } else {
-        lo = r + 1;
-      }
-    }
-    return fit;
+    int most = FewestRecomputed.most(c.chunkLayers(req.model().layers()));
+    return most < 1 ? Optional.empty() : FewestRecomputed.search(most,
+        r -> point(req, sim, c.withRecomputeLayers(r), leastPeak));
   }
+
 
   /**
    * A configuration with each context-parallel size the search considers ({@link

@@ -188,7 +188,9 @@ final class MicrobatchSearch {
         boolean embedding) {
       List<StageOption> all = new ArrayList<>();
       int devices = shape.devices();
-      // The options by setting, and each tensor-parallel size's builder.
+      boolean partial = partialRecompute(first, last);
+      // For partial recomputation: the options by setting, and each tensor-parallel size's
+      // builder.
       Map<StageSetting, StageOption> plain = new HashMap<>();
       Map<Integer, StageCostBuilder> builders = new HashMap<>();
       for (int t : SearchRules.tensorDegrees(req, devices)) {
@@ -202,19 +204,23 @@ final class MicrobatchSearch {
             continue;
           }
           for (int zero : SearchRules.zeroStages(req, d)) {
-            StageSetting st = new StageSetting(d, t, zero, ls);
-            plain.put(st, add(all, builder, stageLayers, st, head, 0));
-            builders.put(t, builder);
+            List<StageSetting> sts = new ArrayList<>(List.of(new StageSetting(d, t, zero, ls)));
             for (int g : SearchRules.shardGroups(req, d, t, zero, ls.contextParallel(),
                 ls.expertParallel())) {
-              StageSetting sg = new StageSetting(d, t, zero, ls, g);
-              plain.put(sg, add(all, builder, stageLayers, sg, head, 0));
+              sts.add(new StageSetting(d, t, zero, ls, g));
+            }
+            for (StageSetting st : sts) {
+              StageOption o = add(all, builder, stageLayers, st, head, 0);
+              if (partial) {
+                plain.put(st, o);
+                builders.put(t, builder);
+              }
             }
           }
         }
       }
       List<StageOption> kept = ParetoFilter.nonDominated(all);
-      if (!partialRecompute(first, last)) {
+      if (!partial) {
         return kept;
       }
       // Partial recomputation between each full-recomputation option the filter kept and its
@@ -252,8 +258,7 @@ final class MicrobatchSearch {
      * Recompute#FULL} both searched), and the stage has two blocks or more.
      */
     private boolean partialRecompute(int first, int last) {
-      List<Recompute> modes = req.runtime().searchedRecompute();
-      return last > first && modes.contains(Recompute.NONE) && modes.contains(Recompute.FULL);
+      return last > first && req.runtime().searchesPartialRecompute();
     }
 
     /**

@@ -301,7 +301,7 @@ final class UniformPipeline {
           Optional.of(StageAssembler.axisBytes(sim.stages().get(g).commBytesPerGpu())),
           setting.expertParallel(), setting.expertTensorParallel(), setting.contextParallel(),
           setting.cpExchange(), shardGroup,
-          recomputeLayers < chunkLayers[k] ? recomputeLayers : 0));
+          StagePlan.recomputeLayersOf(recomputeLayers, chunkLayers[k])));
       first = last + 1;
     }
     return new PipelinePlan(PlanSource.Preset.of(req.model(), req.attention(),

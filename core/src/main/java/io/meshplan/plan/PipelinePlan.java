@@ -421,7 +421,7 @@ public record PipelinePlan(
             + "sharding settings; the frameworks apply one setting to every stage");
       }
       int r = recomputeLayers();
-      if (s.recomputeLayers() != (r < s.layerCount() ? r : 0)) {
+      if (s.recomputeLayers() != StagePlan.recomputeLayersOf(r, s.layerCount())) {
         return Optional.of("stages recompute different numbers of their first blocks ("
             + s0.recomputeLayers() + " and " + s.recomputeLayers() + "); Megatron-LM recomputes "
             + "the same number in every stage (--recompute-num-layers)");

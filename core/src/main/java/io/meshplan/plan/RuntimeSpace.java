@@ -123,6 +123,18 @@ public record RuntimeSpace(boolean uniform, Set<Recompute> recompute, boolean se
   }
 
   /**
+   * Whether the search may also recompute only the first blocks of a stage or chunk
+   * (Megatron-Core's block method): where it chooses between keeping and recomputing every
+   * block, both {@link Recompute#NONE} and {@link Recompute#FULL} searched.
+   *
+   * @return whether partial full recomputation is searched
+   */
+  public boolean searchesPartialRecompute() {
+    java.util.List<Recompute> modes = searchedRecompute();
+    return modes.contains(Recompute.NONE) && modes.contains(Recompute.FULL);
+  }
+
+  /**
    * This space with one recomputation mode, which the planner then uses for every stage.
    *
    * @param mode the mode

@@ -265,6 +265,20 @@ public record StagePlan(
   }
 
   /**
+   * What a stage of {@code blocks} blocks records of a configuration's count of first blocks
+   * recomputed ({@link ParallelConfig#recomputeLayers}): the count, or 0 where it reaches the
+   * stage's blocks, since the stage then recomputes them all, as Megatron-Core's block method
+   * does.
+   *
+   * @param count the configuration's count, >= 0
+   * @param blocks the stage's blocks
+   * @return the stage's {@link #recomputeLayers}
+   */
+  public static int recomputeLayersOf(int count, int blocks) {
+    return count < blocks ? count : 0;
+  }
+
+  /**
    * The stage's recomputation in reports' words: its mode, and under partial full recomputation
    * the blocks recomputed of the stage's, as {@code full 3/8}.
    *

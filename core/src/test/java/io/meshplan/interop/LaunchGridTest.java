@@ -12,7 +12,6 @@ import io.meshplan.plan.LaunchCheck;
 import io.meshplan.plan.ParallelConfig;
 import io.meshplan.plan.PipelinePlan;
 import io.meshplan.plan.RuntimeSpace;
-import io.meshplan.sim.MemoryFit;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.Predicate;
@@ -138,17 +137,9 @@ class LaunchGridTest {
     List<LaunchGrid.Found> found = new LaunchGrid(layers).search(req, runtimes);
     PlanSimulator sim = new PlanSimulator(layers);
     for (int i = 0; i < 3; i++) {
-      double best = Double.POSITIVE_INFINITY;
-      for (ParallelConfig c : LaunchGrid.configurations(req)) {
-        if (runtimes.get(i).missing(m, c, req.attention(), req.overlaps()).isPresent()) {
-          continue;
-        }
-        Optional<PlanSimulator.Evaluated> e = sim.simulate(req, c);
-        if (e.isPresent() && MemoryFit.fits(e.get().simulation().peakMemoryBytesPerGpu(),
-            req.memoryPerGpu())) {
-          best = Math.min(best, e.get().simulation().iterationSeconds());
-        }
-      }
+      LaunchCheck rt = runtimes.get(i);
+      double best = Requests.fastestFitting(req, sim, LaunchGrid.configurations(req),
+          c -> rt.missing(m, c, req.attention(), req.overlaps()).isEmpty());
       assertThat(best).as(runtimes.get(i).label()).isFinite();
       PlanSimulator.Evaluated e = found.get(i).best().orElseThrow();
       assertThat(e.simulation().iterationSeconds()).as(runtimes.get(i).label())
@@ -182,27 +173,12 @@ class LaunchGridTest {
           new Check("whole", c -> c.recomputeLayers() == 0, "no partial recomputation"));
       List<LaunchGrid.Found> found = new LaunchGrid(layers).search(req, runtimes);
       PlanSimulator sim = new PlanSimulator(layers);
+      List<ParallelConfig> every = Requests.withEveryRecomputeCount(
+          LaunchGrid.configurations(req), m.layers());
       for (int i = 0; i < runtimes.size(); i++) {
-        double best = Double.POSITIVE_INFINITY;
-        for (ParallelConfig base : LaunchGrid.configurations(req)) {
-          List<ParallelConfig> forms = new java.util.ArrayList<>(List.of(base));
-          if (base.recompute() == io.meshplan.model.Recompute.FULL) {
-            int most = java.util.Arrays.stream(base.chunkLayers(m.layers())).max().orElse(1);
-            for (int r = 1; r < most; r++) {
-              forms.add(base.withRecomputeLayers(r));
-            }
-          }
-          for (ParallelConfig c : forms) {
-            if (runtimes.get(i).missing(m, c, req.attention(), req.overlaps()).isPresent()) {
-              continue;
-            }
-            Optional<PlanSimulator.Evaluated> e = sim.simulate(req, c);
-            if (e.isPresent() && MemoryFit.fits(e.get().simulation().peakMemoryBytesPerGpu(),
-                req.memoryPerGpu())) {
-              best = Math.min(best, e.get().simulation().iterationSeconds());
-            }
-          }
-        }
+        LaunchCheck rt = runtimes.get(i);
+        double best = Requests.fastestFitting(req, sim, every,
+            c -> rt.missing(m, c, req.attention(), req.overlaps()).isEmpty());
         String where = runtimes.get(i).label() + " with " + req.memoryPerGpu() + " B";
         Optional<PlanSimulator.Evaluated> e = found.get(i).best();
         assertThat(e.isPresent()).as(where).isEqualTo(Double.isFinite(best));

@@ -6,10 +6,6 @@ import io.meshplan.graph.DType;
 import io.meshplan.interop.cost.IlpLayerCostModel;
 import io.meshplan.interop.space.PlanRequest;
 import io.meshplan.model.ModelSpec;
-import io.meshplan.model.Recompute;
-import io.meshplan.plan.ParallelConfig;
-import io.meshplan.sim.MemoryFit;
-import java.util.Optional;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
 
@@ -38,23 +34,9 @@ class MegatronGridRecomputeTest {
       IlpLayerCostModel layers = Requests.layers(req);
       MegatronGrid.Search got = new MegatronGrid(layers).search(req);
       PlanSimulator sim = new PlanSimulator(layers);
-      double best = Double.POSITIVE_INFINITY;
-      for (ParallelConfig base : MegatronGrid.configurations(req)) {
-        java.util.List<ParallelConfig> forms = new java.util.ArrayList<>(java.util.List.of(base));
-        if (base.recompute() == Recompute.FULL) {
-          int most = java.util.Arrays.stream(base.chunkLayers(m.layers())).max().orElse(1);
-          for (int r = 1; r < most; r++) {
-            forms.add(base.withRecomputeLayers(r));
-          }
-        }
-        for (ParallelConfig c : forms) {
-          Optional<PlanSimulator.Evaluated> e = sim.simulate(req, c);
-          if (e.isPresent() && MemoryFit.fits(e.get().simulation().peakMemoryBytesPerGpu(),
-              req.memoryPerGpu())) {
-            best = Math.min(best, e.get().simulation().iterationSeconds());
-          }
-        }
-      }
+      double best = Requests.fastestFitting(req, sim,
+          Requests.withEveryRecomputeCount(MegatronGrid.configurations(req), m.layers()),
+          c -> true);
       String where = req.memoryPerGpu() + " B per GPU";
       assertThat(got.best().isPresent()).as(where).isEqualTo(Double.isFinite(best));
       if (got.best().isEmpty()) {

@@ -6,7 +6,13 @@ import io.meshplan.interop.cost.IlpLayerCostModel;
 import io.meshplan.interop.space.PlanRequest;
 import io.meshplan.intraop.SolverOptions;
 import io.meshplan.model.ModelSpec;
+import io.meshplan.plan.ParallelConfig;
 import io.meshplan.planner.Pricing;
+import io.meshplan.sim.MemoryFit;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.function.Predicate;
 
 /**
  * Planning requests priced by the catalog, for the search's own tests: the GPU's whole memory and
@@ -30,5 +36,45 @@ final class Requests {
   static IlpLayerCostModel layers(PlanRequest req) {
     return new IlpLayerCostModel(req.model(), req.cluster(), req.comm(), req.model().dtype(),
         SolverOptions.defaults());
+  }
+
+  /**
+   * The configurations, each under full recomputation followed by itself recomputing only the
+   * first 1 to N - 1 blocks of each chunk (N its largest chunk): every count a search may try.
+   */
+  static List<ParallelConfig> withEveryRecomputeCount(List<ParallelConfig> configs, int layers) {
+    List<ParallelConfig> out = new ArrayList<>();
+    for (ParallelConfig c : configs) {
+      out.add(c);
+      if (c.recompute() == io.meshplan.model.Recompute.FULL) {
+        int most = java.util.Arrays.stream(c.chunkLayers(layers)).max().orElse(1);
+        for (int r = 1; r < most; r++) {
+          out.add(c.withRecomputeLayers(r));
+        }
+      }
+    }
+    return out;
+  }
+
+  /**
+   * The reference of the grid searches: the least iteration of the configurations {@code takes}
+   * accepts, each simulated, among those that fit.
+   *
+   * @return seconds, or infinity when none fits
+   */
+  static double fastestFitting(PlanRequest req, PlanSimulator sim, List<ParallelConfig> configs,
+      Predicate<ParallelConfig> takes) {
+    double best = Double.POSITIVE_INFINITY;
+    for (ParallelConfig c : configs) {
+      if (!takes.test(c)) {
+        continue;
+      }
+      Optional<PlanSimulator.Evaluated> e = sim.simulate(req, c);
+      if (e.isPresent() && MemoryFit.fits(e.get().simulation().peakMemoryBytesPerGpu(),
+          req.memoryPerGpu())) {
+        best = Math.min(best, e.get().simulation().iterationSeconds());
+      }
+    }
+    return best;
   }
 }
