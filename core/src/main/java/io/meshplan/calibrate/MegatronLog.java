@@ -230,7 +230,8 @@ final class MegatronLog {
 
   /**
    * Refuses what {@link RunModel.Dims} cannot state, each in one line naming the argument:
-   * multi-head latent attention, multi-token prediction modules, sliding-window attention ({@code
+   * multi-head latent attention, multi-token prediction modules, experts in a latent width
+   * ({@code moe_latent_size}, Nemotron 3's LatentMoE), sliding-window attention ({@code
    * window_size}), and heads whose width ({@code kv_channels}, which validate_args sets to {@code
    * hidden_size / num_attention_heads} when not given) is not the hidden size over the heads.
    * Read as a decoder of standard attention, such a run would be fitted to the wrong model.
@@ -243,6 +244,10 @@ final class MegatronLog {
     }
     if (a.optionalInt(MegatronArg.MTP_NUM_LAYERS.dest()).isPresent()) {
       throw a.bad(MegatronArg.MTP_NUM_LAYERS.dest(), "trains multi-token prediction modules" + rebuilds);
+    }
+    if (a.optionalInt(MegatronArg.MOE_LATENT_SIZE.dest()).isPresent()) {
+      throw a.bad(MegatronArg.MOE_LATENT_SIZE.dest(), "trains its experts in a latent width "
+          + "(LatentMoE)" + rebuilds);
     }
     if (!a.args.getOrDefault(MegatronArg.WINDOW_SIZE.dest(), "None").equals("None")) {
       throw a.bad(MegatronArg.WINDOW_SIZE.dest(), "trains sliding-window attention" + rebuilds);

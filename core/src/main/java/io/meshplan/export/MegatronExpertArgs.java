@@ -68,6 +68,8 @@ final class MegatronExpertArgs {
     AttentionShape attn = arch.attn();
     List<String> out = new ArrayList<>(arch.beyondLlama());
     out.remove("a mixture of " + arch.moe().experts() + " experts");
+    // --moe-latent-size (arguments below).
+    out.remove("experts in a latent width of " + arch.moe().latent());
     out.remove("head_dim " + attn.headDim());
     out.remove("multi-head latent attention");
     out.remove("multi-token prediction");
@@ -135,6 +137,10 @@ final class MegatronExpertArgs {
       a.add(List.of(MegatronArg.MOE_ROUTER_PRE_SOFTMAX.flag()));
     }
     a.add(List.of(MegatronArg.MOE_FFN_HIDDEN_SIZE.flag(), Integer.toString(moe.expertFfn())));
+    if (moe.latent() > 0) {
+      // LatentMoE: transformer_config.py:952 (moe_latent_size), moe_layer.py:265-304 at d98e8a6.
+      a.add(List.of(MegatronArg.MOE_LATENT_SIZE.flag(), Integer.toString(moe.latent())));
+    }
     if (!m.arch().hybrid().on()) {
       // A hybrid's expert layers are its pattern's E symbols (MegatronHybridArgs).
       a.addAll(MegatronDeepseekArgs.layerPattern(m));

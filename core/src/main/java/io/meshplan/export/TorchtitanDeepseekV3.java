@@ -84,7 +84,7 @@ final class TorchtitanDeepseekV3 {
         && moe.expertFfn() == EXPERTS.expertFfn() && moe.sharedFfn() == EXPERTS.sharedFfn()
         && moe.expertBiases() == EXPERTS.expertBiases()
         && moe.denseLayers().equals(EXPERTS.denseLayers())
-        && moe.denseFfn() == EXPERTS.denseFfn();
+        && moe.denseFfn() == EXPERTS.denseFfn() && moe.latent() == 0;
   }
 
   /**

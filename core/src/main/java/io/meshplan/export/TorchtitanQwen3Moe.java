@@ -62,7 +62,7 @@ final class TorchtitanQwen3Moe {
           && at.qkNorm() == AttentionShape.QkNorm.PER_HEAD
           && at.beyondLlama().equals(List.of("head_dim 128", "q/k norms")) && at.window() == 0
           && moe.experts() == 128 && moe.topK() == 8 && moe.expertFfn() == moeFfn
-          && moe.sharedFfn() == 0 && !moe.expertBiases();
+          && moe.sharedFfn() == 0 && !moe.expertBiases() && moe.latent() == 0;
     }
   }
 

@@ -287,6 +287,9 @@ public record Architecture(
       out.add(0, "a hybrid layer pattern" + (hybrid.mamba() != null ? " with Mamba-2 layers"
           : ""));
     }
+    if (moe.latent() > 0) {
+      out.add(0, "experts in a latent width of " + moe.latent());
+    }
     if (moe.routed()) {
       out.add(0, "a mixture of " + moe.experts() + " experts");
     }

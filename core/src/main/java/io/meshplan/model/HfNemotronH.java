@@ -19,7 +19,10 @@ import java.util.Set;
  * <p>Nemotron 3's mixture-of-experts layers ({@code E}) are read from {@code n_routed_experts}
  * squared-ReLU experts of {@code moe_intermediate_size}, {@code num_experts_per_tok} per token,
  * beside a shared expert of {@code moe_shared_expert_intermediate_size}, routed within {@code
- * topk_group} of {@code n_group} groups. Refused, each in one line: {@code E} layers without
+ * topk_group} of {@code n_group} groups, in the latent width {@code moe_latent_size} where given
+ * (Nemotron 3 Super's LatentMoE, {@link MoeShape#latent}). Refused, each in one line: {@code
+ * num_nextn_predict_layers} above 0 (Nemotron 3 Super's multi-token prediction module, an
+ * attention and an expert layer, is not modelled on hybrid models), {@code E} layers without
  * {@code n_routed_experts}, an MLP activation other than {@code relu2}, and attention or MLP
  * biases (the released configs have none).
  */
@@ -35,7 +38,9 @@ final class HfNemotronH {
           "time_step_limit", "mamba_dt_rank", "n_routed_experts", "num_logits_to_keep",
           "sliding_window", "attention_dropout", "hidden_dropout", "use_mamba_kernels",
           "moe_intermediate_size", "moe_shared_expert_intermediate_size", "num_experts_per_tok",
-          "n_group", "topk_group", "routed_scaling_factor", "norm_topk_prob")),
+          "n_group", "topk_group", "routed_scaling_factor", "norm_topk_prob", "moe_latent_size",
+          "n_shared_experts", "moe_shared_expert_overlap", "num_nextn_predict_layers",
+          "mtp_hybrid_override_pattern", "norm_eps", "mamba_ssm_cache_dtype")),
       HfNemotronH::read, Optional.empty());
 
   private HfNemotronH() {}
@@ -46,6 +51,12 @@ final class HfNemotronH {
       throw new InputException(f.where() + ": field 'mlp_hidden_act' is "
           + io.meshplan.util.Words.clipped(act) + "; Nemotron-H's MLP layers are read with "
           + "relu2 (squared ReLU) only");
+    }
+    int mtp = HfDeepseek.mtp(f);
+    if (mtp > 0) {
+      throw new InputException(f.where() + ": num_nextn_predict_layers is " + mtp + "; meshplan "
+          + "does not model multi-token prediction on a hybrid model: set it to 0 to plan the "
+          + "model without its prediction modules");
     }
     if (f.bool("attention_bias", false) || f.bool("mlp_bias", false)) {
       throw new InputException(f.where() + ": attention_bias or mlp_bias is true; meshplan "
@@ -77,6 +88,10 @@ final class HfNemotronH {
       int groups = f.positive("n_group", 1);
       if (groups > 1) {
         moe = moe.withGroupLimit(groups, f.positive("topk_group", 1));
+      }
+      if (f.given("moe_latent_size")) {
+        // Nemotron 3 Super's LatentMoE (MoeShape#latent).
+        moe = moe.withLatent(f.positive("moe_latent_size"));
       }
     }
     int kv = f.positive("num_key_value_heads", c.heads());

@@ -101,8 +101,9 @@ public final class ModelFlops {
     if (dense) {
       return attn + gate * h * moe.denseFfn();
     }
-    return attn + h * moe.experts()
-        + gate * h * ((long) moe.topK() * moe.expertFfn() + moe.sharedFfn());
+    long w = moe.expertWidth(spec.hidden());
+    return attn + h * moe.experts() + gate * w * moe.topK() * moe.expertFfn()
+        + gate * h * moe.sharedFfn() + 2 * h * moe.latent();
   }
 
   /**
@@ -156,8 +157,9 @@ public final class ModelFlops {
       }
       case HybridPattern.MOE -> {
         MoeShape moe = spec.arch().moe();
-        return 2 * (h * moe.experts() + moe.topK() * gate * h * moe.expertFfn()
-            + gate * h * moe.sharedFfn() + (moe.sharedGate() ? h : 0));
+        double w = moe.expertWidth(spec.hidden());
+        return 2 * (h * moe.experts() + moe.topK() * gate * w * moe.expertFfn()
+            + gate * h * moe.sharedFfn() + (moe.sharedGate() ? h : 0) + 2 * h * moe.latent());
       }
       default -> {
         return 2 * gate * h * spec.ffn();

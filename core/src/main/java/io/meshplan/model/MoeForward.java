@@ -22,6 +22,9 @@ import io.meshplan.graph.TensorShape;
  *       token sums its copies weighted by the router;
  *   <li>shared experts (DeepSeekMoE): a dense gated MLP on every token, added to the result.
  * </ol>
+ * With a latent width ({@link MoeShape#latent}, Nemotron 3's LatentMoE) a product {@code [b, s,
+ * h] x [h, l]} before the dispatch and {@code [b, s, l] x [l, h]} after the combine (part {@code
+ * latent_proj}) put the exchanged rows and the experts' matrices in width {@code l}.
  * The instructions between dispatch and combine form the part {@value #LOCAL_PART}: device-local
  * work whose rows differ from GPU to GPU, which the layer planner runs whole on each GPU. The
  * all-to-all itself is priced per stage, where the expert-parallel group is known. Under
@@ -72,19 +75,27 @@ final class MoeForward {
     int groups = layout.localExperts(moe);
     int rows = layout.rowsPerExpert(moe, (long) b * s);
     int fe = layout.localExpertFfn(moe);
+    int w = moe.expertWidth(h);
+    int xe = xn;
+    if (moe.latent() > 0) {
+      // LatentMoE: one projection per token down to the experts' width, before the dispatch.
+      t.part("latent_proj");
+      xe = t.dot(xn, f.weight("fc1_latent", h, w));
+    }
+    int xin = xe;
     t.part("dispatch");
-    int xd = t.moeDispatch(xn, -1, groups, rows);
-    t.customVjp(xd, (bp, g) -> bp.accumulate(xn, bp.tape().moeCombine(g, -1, b, s)));
+    int xd = t.moeDispatch(xin, -1, groups, rows);
+    t.customVjp(xd, (bp, g) -> bp.accumulate(xin, bp.tape().moeCombine(g, -1, b, s)));
     boolean exchanged = layout.expertParallel() > 1;
     if (exchanged) {
       // torchtitan's per-op policy saves an all-to-all's output: the replay does not dispatch.
       f.saves().product(xd);
     }
     t.part(LOCAL_PART);
-    int gate = grouped(xd, groups, h, fe, "w1");
+    int gate = grouped(xd, groups, w, fe, "w1");
     int act;
     if (spec.arch().mlp().gated()) {
-      act = f.gated(gate, grouped(xd, groups, h, fe, "w3"), RecomputeModule.MOE);
+      act = f.gated(gate, grouped(xd, groups, w, fe, "w3"), RecomputeModule.MOE);
     } else {
       f.keep(gate, RecomputeModule.MOE);
       // Experts of the model's two-matrix MLP: squared ReLU (Nemotron 3), ReLU or GeLU.
@@ -95,7 +106,7 @@ final class MoeForward {
       }
     }
     f.keep(act, RecomputeModule.MOE, RecomputeModule.MOE_ACT);
-    int down = f.keep(grouped(act, groups, fe, h, "w2"), RecomputeModule.MOE);
+    int down = f.keep(grouped(act, groups, fe, w, "w2"), RecomputeModule.MOE);
     if (exchanged) {
       // ... and the combine's: its rows are the down projection's, which the replay computes
       // again (a grouped GEMM is not among the operations the policy saves) and does not use.
@@ -103,6 +114,11 @@ final class MoeForward {
     }
     t.part("combine");
     int y = combine(down, gates, probs, fraction, groups, rows);
+    if (moe.latent() > 0) {
+      // ... and one back up to the hidden size after the combine.
+      t.part("latent_proj");
+      y = t.dot(y, f.weight("fc2_latent", w, h));
+    }
     if (moe.sharedFfn() > 0) {
       t.part("shared_experts");
       int shared = f.denseMlp(xn, moe.sharedFfn(), RecomputeModule.SHARED_EXPERTS);

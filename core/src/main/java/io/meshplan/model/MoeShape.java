@@ -35,13 +35,45 @@ import io.meshplan.util.Require;
  *     Technical Report", arXiv:2412.19437, section 2.1.2, node-limited routing)
  * @param sharedGate whether the shared experts' output is scaled per token by {@code sigmoid(x
  *     w)}, one {@code h}-vector of weights (Qwen3-Next's {@code shared_expert_gate})
+ * @param latent the width the routed experts work in, elements, or {@code 0} for the hidden size:
+ *     Nemotron 3's LatentMoE (NVIDIA, "Nemotron 3 Super" model card; Megatron-Core's {@code
+ *     moe_latent_size}, {@code megatron/core/transformer/moe/moe_layer.py} at d98e8a6, 265-304,
+ *     488-491, 583-593) projects each token from {@code h} down to this width ({@code
+ *     fc1_latent_proj}, {@code h x latent}, once per token, not per expert) before the dispatch,
+ *     so the all-to-alls carry rows of this width and each expert's matrices are {@code latent x
+ *     f_e}; after the combine {@code fc2_latent_proj} projects back to {@code h}. The router and
+ *     the shared experts see the full hidden state. Both projections are replicated under
+ *     tensor parallelism ({@code parallel_mode="duplicated"})
  */
 public record MoeShape(int experts, int topK, int expertFfn, int sharedFfn,
     boolean expertBiases, double capacityFactor, double imbalance,
     java.util.List<Integer> denseLayers, int denseFfn, int groups, int groupTopK,
-    boolean sharedGate)
+    boolean sharedGate, int latent)
     implements java.io.Serializable {
-  private static final long serialVersionUID = 4L;
+  private static final long serialVersionUID = 5L;
+
+  /**
+   * A layer whose experts work in the hidden size.
+   *
+   * @param experts routed experts E
+   * @param topK experts per token k
+   * @param expertFfn one expert's inner size
+   * @param sharedFfn the shared experts' inner size, 0 for none
+   * @param expertBiases whether experts and router have biases
+   * @param capacityFactor the capacity factor, 0 for dropless
+   * @param imbalance the busiest GPU's load over the mean, at least 1
+   * @param denseLayers the dense blocks, ascending
+   * @param denseFfn their MLP's inner size, 0 without dense blocks
+   * @param groups the router's expert groups, 1 for none
+   * @param groupTopK the groups a token's experts may come from, 1 without groups
+   * @param sharedGate whether the shared experts' output is gated per token
+   */
+  public MoeShape(int experts, int topK, int expertFfn, int sharedFfn, boolean expertBiases,
+      double capacityFactor, double imbalance, java.util.List<Integer> denseLayers,
+      int denseFfn, int groups, int groupTopK, boolean sharedGate) {
+    this(experts, topK, expertFfn, sharedFfn, expertBiases, capacityFactor, imbalance,
+        denseLayers, denseFfn, groups, groupTopK, sharedGate, 0);
+  }
 
   /**
    * A layer without a shared-expert gate.
@@ -141,6 +173,9 @@ public record MoeShape(int experts, int topK, int expertFfn, int sharedFfn,
     Require.that(imbalance >= 1 && imbalance <= Math.max(1, experts),
         "the expert load imbalance must be between 1 and the " + experts + " experts (a GPU "
         + "cannot take more than every token's copies), got " + imbalance);
+    Require.that(latent >= 0 && latent <= ModelSpec.MAX_FFN && (latent == 0 || experts > 0),
+        () -> "the experts' latent width must be from 1 to " + ModelSpec.MAX_FFN
+        + " (or 0 for none), and only experts have one; got " + latent);
     denseLayers = java.util.List.copyOf(Require.nonNull(denseLayers, "denseLayers"));
     for (int i = 0; i < denseLayers.size(); i++) {
       int l = denseLayers.get(i);
@@ -169,7 +204,7 @@ public record MoeShape(int experts, int topK, int expertFfn, int sharedFfn,
    */
   public MoeShape withGroupLimit(int count, int topGroups) {
     return new MoeShape(experts, topK, expertFfn, sharedFfn, expertBiases, capacityFactor,
-        imbalance, denseLayers, denseFfn, count, topGroups, sharedGate);
+        imbalance, denseLayers, denseFfn, count, topGroups, sharedGate, latent);
   }
 
   /**
@@ -252,7 +287,7 @@ public record MoeShape(int experts, int topK, int expertFfn, int sharedFfn,
    */
   public MoeShape withDenseLayers(java.util.List<Integer> layers, int ffn) {
     return new MoeShape(experts, topK, expertFfn, sharedFfn, expertBiases, capacityFactor,
-        imbalance, layers, ffn, groups, groupTopK, sharedGate);
+        imbalance, layers, ffn, groups, groupTopK, sharedGate, latent);
   }
 
   /**
@@ -294,7 +329,7 @@ public record MoeShape(int experts, int topK, int expertFfn, int sharedFfn,
    */
   public MoeShape withRouting(double newCapacity, double newImbalance) {
     return new MoeShape(experts, topK, expertFfn, sharedFfn, expertBiases, newCapacity,
-        newImbalance, denseLayers, denseFfn, groups, groupTopK, sharedGate);
+        newImbalance, denseLayers, denseFfn, groups, groupTopK, sharedGate, latent);
   }
 
   /**
@@ -315,7 +350,7 @@ public record MoeShape(int experts, int topK, int expertFfn, int sharedFfn,
    */
   public MoeShape withExpertFfn(int newExpertFfn) {
     return new MoeShape(experts, topK, newExpertFfn, sharedFfn, expertBiases, capacityFactor,
-        imbalance, denseLayers, denseFfn, groups, groupTopK, sharedGate);
+        imbalance, denseLayers, denseFfn, groups, groupTopK, sharedGate, latent);
   }
 
   /**
@@ -343,7 +378,8 @@ public record MoeShape(int experts, int topK, int expertFfn, int sharedFfn,
    * bias), every routed expert's matrices ({@code 3 h f_e} gated, plus {@code 2 f_e + h} of
    * biases; {@code 2 h f_e} and {@code f_e + h} for two-matrix experts, Nemotron 3's squared
    * ReLU), the shared experts' ({@code 3 h f_s} or {@code 2 h f_s}) and their gate's {@code h}.
-   * The experts are MLPs of the model's kind.
+   * The experts are MLPs of the model's kind. With a latent width {@code l} the routed experts'
+   * matrices are {@code l x f_e} and the two latent projections add {@code 2 h l}.
    *
    * @param hidden the hidden size h
    * @param gated whether the experts have a gate matrix
@@ -354,7 +390,29 @@ public record MoeShape(int experts, int topK, int expertFfn, int sharedFfn,
     long router = Math.addExact(Math.multiplyExact(h, experts), expertBiases ? experts : 0);
     long shared = Math.addExact(Math.multiplyExact((gated ? 3 : 2) * h, sharedFfn),
         sharedGate ? h : 0);
-    return Math.addExact(Math.addExact(router, expertParameters(hidden, gated)), shared);
+    return Math.addExact(Math.addExact(Math.addExact(router, expertParameters(hidden, gated)),
+        shared), Math.multiplyExact(2 * h, latent));
+  }
+
+  /**
+   * The width the routed experts work in: {@link #latent} where set, the hidden size otherwise.
+   *
+   * @param hidden the hidden size h
+   * @return elements
+   */
+  public int expertWidth(int hidden) {
+    return latent > 0 ? latent : hidden;
+  }
+
+  /**
+   * This layer with its routed experts in a latent width (Nemotron 3's LatentMoE).
+   *
+   * @param width the latent width, elements; 0 for the hidden size
+   * @return the shape
+   */
+  public MoeShape withLatent(int width) {
+    return new MoeShape(experts, topK, expertFfn, sharedFfn, expertBiases, capacityFactor,
+        imbalance, denseLayers, denseFfn, groups, groupTopK, sharedGate, width);
   }
 
   /**
@@ -372,10 +430,11 @@ public record MoeShape(int experts, int topK, int expertFfn, int sharedFfn,
    *
    * @param hidden the hidden size h
    * @param gated whether each expert has a gate matrix
-   * @return {@code E ((3 or 2) h f_e + biases)}, elements
+   * @return {@code E ((3 or 2) w f_e + biases)}, elements, with {@code w} the {@link
+   *     #expertWidth}
    */
   public long expertParameters(int hidden, boolean gated) {
-    long h = hidden;
+    long h = expertWidth(hidden);
     long expert = Math.addExact(Math.multiplyExact((gated ? 3 : 2) * h, expertFfn),
         expertBiases ? (gated ? 2L : 1L) * expertFfn + h : 0);
     return Math.multiplyExact(expert, experts);
@@ -389,6 +448,6 @@ public record MoeShape(int experts, int topK, int expertFfn, int sharedFfn,
   public MoeShape withSharedGate() {
     Require.that(sharedFfn > 0, "a shared-expert gate needs shared experts");
     return new MoeShape(experts, topK, expertFfn, sharedFfn, expertBiases, capacityFactor,
-        imbalance, denseLayers, denseFfn, groups, groupTopK, true);
+        imbalance, denseLayers, denseFfn, groups, groupTopK, true, latent);
   }
 }

@@ -151,6 +151,7 @@ public final class Presets {
     deepseekV3();
     nemotronH8b();
     nemotron3Nano();
+    nemotron3Super();
     qwen3Next();
     jamba();
     // Narayanan et al. SC'21, Table 1: name, hidden, layers, heads, global batch.
@@ -319,6 +320,33 @@ public final class Presets {
         new MoeShape(128, 6, 1856, 3712, false), 0, Numerics.rotary(10_000, 1e-5),
         new HybridPattern("MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME", mamba));
     put(new ModelSpec("nemotron-3-nano-30b-a3b", ModelSpec.Family.GPT, 52, 2688, 32, 2, 1856,
+        131072, 8192, 8, DType.BF16, a));
+  }
+
+  /**
+   * Nemotron 3 Super 120B-A12B (the released config.json of {@code
+   * nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-BF16}, which Megatron-Bridge's verification card
+   * pins at revision d51eab0d, {@code examples/model_verification_cards/
+   * nemotron-3-super-120b-a12b/card.yaml} at 067f987): 88 layers of a hybrid pattern (40 Mamba-2,
+   * 40 mixture-of-experts, 8 attention), hidden 4096; Mamba-2 with 128 heads of 64, state 128, 8
+   * groups (4-tap convolution with bias, chunks of 128); attention of 32 heads of 128 and 2
+   * key/value heads, no position encoding; LatentMoE ({@link MoeShape#latent}): 512
+   * squared-ReLU experts of 2688 working in a latent width of 1024, 22 per token, beside a
+   * shared squared-ReLU expert of 5376 in the full width; vocabulary 131072, untied. Sequence
+   * 8192, its performance recipes'. Its multi-token prediction module ({@code
+   * num_nextn_predict_layers} 1: an attention and an expert layer, 2,942,324,736 parameters) is
+   * not modelled and not counted, as Qwen3-Next's below.
+   */
+  private static void nemotron3Super() {
+    MambaShape mamba = new MambaShape(128, 64, 128, 8, 4, 128, 8, true, false);
+    Architecture a = new Architecture(Architecture.Mlp.RELU2, Architecture.Norm.RMS,
+        Architecture.Positions.NONE, 0, false, false,
+        new AttentionShape(128, false, AttentionShape.QkNorm.NONE, 2, 0, 0, 0, 0, 0),
+        new MoeShape(512, 22, 2688, 5376, false).withLatent(1024), 0,
+        Numerics.rotary(10_000, 1e-5),
+        new HybridPattern("MEMEMEM*EMEMEMEM*EMEMEMEM*EMEMEMEMEM*EMEMEMEMEM*EMEMEMEMEM*EMEMEMEMEM*"
+            + "EMEMEMEM*EMEMEMEME", mamba));
+    put(new ModelSpec("nemotron-3-super-120b-a12b", ModelSpec.Family.GPT, 88, 4096, 32, 2, 2688,
         131072, 8192, 8, DType.BF16, a));
   }
 

@@ -337,6 +337,9 @@ public final class PlanJson {
       if (e.sharedGate()) {
         x.put("sharedExpertGate", true);
       }
+      if (e.latent() > 0) {
+        x.put("latentWidth", e.latent());
+      }
     }
     io.meshplan.model.HybridPattern hp = m.arch().hybrid();
     if (hp.on()) {
@@ -469,7 +472,8 @@ public final class PlanJson {
     }
     moe = x.has("routerGroups") ? moe.withGroupLimit(x.integer("routerGroups"),
         x.integer("routerGroupTopK")) : moe;
-    return x.has("sharedExpertGate") && x.bool("sharedExpertGate") ? moe.withSharedGate() : moe;
+    moe = x.has("sharedExpertGate") && x.bool("sharedExpertGate") ? moe.withSharedGate() : moe;
+    return x.has("latentWidth") ? moe.withLatent(x.integer("latentWidth")) : moe;
   }
 
   /** Reads the attention details a model of a Hugging Face family has; plain when absent. */

@@ -308,12 +308,13 @@ class CalibrateTrainParseTest {
   /**
    * Models a decoder of standard attention cannot state are refused in one line naming the
    * argument, not fitted as another model of the same sizes: latent attention, prediction
-   * modules, heads narrower than hidden / heads (2048 / 16 = 128), sliding windows.
+   * modules, heads narrower than hidden / heads (2048 / 16 = 128), sliding windows, experts in
+   * a latent width.
    */
   @Test
   void megatronModelsBeyondADenseDecoderAreRefused() throws IOException {
     String[][] cases = {{"multi_latent_attention", "True"}, {"mtp_num_layers", "1"},
-        {"kv_channels", "64"}, {"window_size", "(4096, 0)"}};
+        {"kv_channels", "64"}, {"window_size", "(4096, 0)"}, {"moe_latent_size", "1024"}};
     for (String[] c : cases) {
       Path f = megatronWith(c[0] + ".log", c[0], c[1]);
       assertThatThrownBy(() -> TrainingLogs.read(f, Optional.empty())).as(c[0])
@@ -325,7 +326,7 @@ class CalibrateTrainParseTest {
     // kv_channels as validate_args sets it, and the empty values, read as before.
     for (String[] c : new String[][] {{"kv_channels", "128"}, {"num_experts", "None"},
         {"multi_latent_attention", "False"}, {"mtp_num_layers", "None"},
-        {"window_size", "None"}}) {
+        {"window_size", "None"}, {"moe_latent_size", "None"}}) {
       assertThat(TrainingLogs.read(megatronWith("ok.log", c[0], c[1]), Optional.empty())
           .parallel().tensorParallel()).as(c[0]).isEqualTo(2);
     }

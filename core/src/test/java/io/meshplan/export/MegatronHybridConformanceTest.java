@@ -74,6 +74,7 @@ class MegatronHybridConformanceTest {
       entry("--linear-num-key-heads", "megatron/core/transformer/transformer_config.py:379"),
       entry("--linear-num-value-heads", "megatron/core/transformer/transformer_config.py:382"),
       entry("--moe-shared-expert-gate", "megatron/core/transformer/transformer_config.py:713"),
+      entry("--moe-latent-size", "megatron/core/transformer/transformer_config.py:952"),
       entry("--mamba-state-dim", "megatron/core/transformer/transformer_config.py:1259"),
       entry("--mamba-head-dim", "megatron/core/transformer/transformer_config.py:1262"),
       entry("--mamba-num-groups", "megatron/core/transformer/transformer_config.py:1265"),
@@ -200,6 +201,14 @@ class MegatronHybridConformanceTest {
     if (moe.routed()) {
       assertThat(value(a, "--moe-ffn-hidden-size")).isEqualTo(Integer.toString(moe.expertFfn()));
     }
+    // transformer_config.py:952: moe_latent_size, None (absent) for experts in the hidden width;
+    // arguments.py:1980-1982: positive, and only with --num-experts.
+    if (moe.latent() > 0) {
+      assertThat(value(a, "--moe-latent-size")).isEqualTo(Integer.toString(moe.latent()));
+      assertThat(a).contains("--num-experts");
+    } else {
+      assertThat(a).doesNotContain("--moe-latent-size");
+    }
   }
 
   /**
@@ -284,6 +293,20 @@ class MegatronHybridConformanceTest {
         // GEGEGE*E x 12 cut every 12 symbols: the 24-symbol period spans two chunks.
         .containsEntry("--hybrid-layer-pattern", String.join("|",
             java.util.Collections.nCopies(4, "GEGEGE*EGEGE|GE*EGEGEGE*E")));
+  }
+
+  @Test
+  void nemotron3SuperWritesItsLatentWidth() throws Exception {
+    ModelSpec m = Presets.get("nemotron-3-super-120b-a12b");
+    // 88 layers in stages of 22; EP 8 over the 8 data-parallel GPUs of each stage.
+    int[] stages = {22, 22, 22, 22};
+    exportPlan(plan(m, stages, 4, 1, 8, 1, 8, 64), stages);
+    ExportInput in = ((ExportResult.Exported) new Exporter().export(ExportTarget.MEGATRON,
+        plan(m, stages, 4, 1, 8, 1, 8, 64), cluster(32))).input();
+    assertThat(MegatronMoeConformanceTest.args(in)).containsEntry("--moe-latent-size", "1024")
+        .containsEntry("--num-experts", "512").containsEntry("--moe-router-topk", "22")
+        .containsEntry("--moe-ffn-hidden-size", "2688")
+        .containsEntry("--moe-shared-expert-intermediate-size", "5376");
   }
 
   @Test

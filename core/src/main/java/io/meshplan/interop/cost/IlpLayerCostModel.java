@@ -401,7 +401,8 @@ public final class IlpLayerCostModel implements LayerCostModel {
   /**
    * The expert-parallel exchange of a mixture-of-experts block ({@link ExpertExchange}): the
    * routed experts' weights one GPU holds, and the all-to-all buffer of the busiest GPU, {@code
-   * load x T k / t} rows of {@code h} elements in the activations' type.
+   * load x T k / t} rows of {@code h} elements (LatentMoE's latent width) in the activations'
+   * type.
    */
   private ExpertExchange exchange(TrainingGraph tg, ShardingPlan plan, MeshEnv env,
       LayerSetting s, java.util.BitSet expertOps) {
@@ -419,7 +420,8 @@ public final class IlpLayerCostModel implements LayerCostModel {
     // graph's dispatch does (MoeForward).
     double rows = s.experts().rowsSent(moe,
         (long) s.microBatch() * (model.seq() / s.contextParallel())) * moe.load();
-    double bytes = rows * model.hidden()
+    // Rows of the experts' width: the hidden size, or LatentMoE's latent width (MoeShape#latent).
+    double bytes = rows * moe.expertWidth(model.hidden())
         * io.meshplan.model.Fp8Training.storage(computeType).bytes();
     double[] compute = expertCompute(tg, plan, expertOps);
     return new ExpertExchange(s.expertParallel(), s.expertTensorParallel(), expertParams, bytes,
