@@ -315,6 +315,13 @@ final class ExportCommand implements Callable<Integer> {
     if (m.fp8ActivationInput()) {
       w.add("--activation-func-fp8-input-store");
     }
+    if (m.arch().mtpDepth() > 0 || m.arch().mtpShared()) {
+      // The model's prediction depths (the preset's, or --mtp-num-layers' own).
+      w.addAll(List.of("--mtp-num-layers", Integer.toString(m.arch().mtpDepth())));
+      if (m.arch().mtpShared()) {
+        w.add("--mtp-use-repeated-layer");
+      }
+    }
     if (c.virtualStages() > 1) {
       w.addAll(List.of("--vpp", Integer.toString(c.virtualStages())));
     }

@@ -130,6 +130,18 @@ final class ModelOptions {
       + "MLPerf's Llama 2 70B LoRA runs it as FP8_ACT=1). Any training precision.")
   Boolean fp8ActivationInput;
 
+  @Option(names = "--mtp-num-layers", paramLabel = "N", description = "Models with "
+      + "multi-token prediction (DeepSeek-V3, Nemotron 3 Super): train N prediction depths "
+      + "after the last layer, as Megatron-LM's --mtp-num-layers (0 trains none; default: the "
+      + "model's). Each depth is the model's module: a block, or a hybrid's prediction layers.")
+  Integer mtpNumLayers;
+
+  @Option(names = "--mtp-use-repeated-layer", description = "With multi-token prediction: every "
+      + "depth runs the first depth's module again, so its weights, gradients and optimizer "
+      + "state are one module's, as Megatron-LM's --mtp-use-repeated-layer (Nemotron 3 Super's "
+      + "recipes train its one module for 2 depths so).")
+  Boolean mtpRepeated;
+
   @Option(names = "--dtype", completionCandidates = Choices.Dtypes.class,
       description = "Element type: f32, bf16, f16, or fp8 (Transformer Engine's hybrid recipe:"
       + " linear-layer GEMMs in FP8, the rest bf16; H100, H200, B200) (default: preset's). One"
@@ -494,6 +506,7 @@ final class ModelOptions {
         arch = arch.withMoe(arch.moe().withExpertFfn(f));
       }
       arch = routing(arch);
+      arch = prediction(arch);
       ModelSpec m = new ModelSpec(p.name(), p.family(), p.layers(), h, nh, kv, f,
           pos("--vocab", vocab, p.vocab()), s, pos("--batch", batch, p.batch()), t, arch);
       // --layers keeps the first blocks, with their kinds where dense blocks mix in.
@@ -505,6 +518,34 @@ final class ModelOptions {
     } catch (IllegalArgumentException | ArithmeticException e) {
       throw new InputException(FlagWords.reword(e.getMessage(), FlagWords.MODEL));
     }
+  }
+
+  /**
+   * The architecture with the multi-token prediction flags applied: {@code --mtp-num-layers}
+   * depths of the model's module, and {@code --mtp-use-repeated-layer} sharing one module's
+   * weights among them.
+   */
+  private Architecture prediction(Architecture a) {
+    Architecture out = a;
+    if (mtpNumLayers != null) {
+      if (mtpNumLayers < 0 || mtpNumLayers > Architecture.MAX_MTP_DEPTH) {
+        throw new InputException("--mtp-num-layers must be from 0 to "
+            + Architecture.MAX_MTP_DEPTH + ", got " + mtpNumLayers);
+      }
+      if (mtpNumLayers > 0 && a.mtpDepth() == 0) {
+        throw new InputException("--mtp-num-layers " + mtpNumLayers + ": the model has no "
+            + "multi-token prediction module (DeepSeek-V3 and Nemotron 3 Super have one)");
+      }
+      out = out.withMtp(mtpNumLayers);
+    }
+    if (Boolean.TRUE.equals(mtpRepeated)) {
+      if (out.mtpDepth() == 0) {
+        throw new InputException("--mtp-use-repeated-layer: the model trains no multi-token "
+            + "prediction depth to repeat");
+      }
+      out = out.withMtpShared(true);
+    }
+    return out;
   }
 
   /**

@@ -189,7 +189,14 @@ final class MegatronDeepseekArgs {
     if (depth == 0) {
       return List.of();
     }
-    return List.of(List.of(MegatronArg.MTP_NUM_LAYERS.flag(), Integer.toString(depth)),
-        List.of(MegatronArg.MTP_LOSS_SCALING_FACTOR.flag(), MTP_LOSS_SCALE));
+    List<List<String>> a = new java.util.ArrayList<>(List.of(
+        List.of(MegatronArg.MTP_NUM_LAYERS.flag(), Integer.toString(depth)),
+        List.of(MegatronArg.MTP_LOSS_SCALING_FACTOR.flag(), MTP_LOSS_SCALE)));
+    if (m.arch().mtpShared()) {
+      // transformer_config.py:82; multi_token_prediction.py:1960-1990, 2049: one layer's weights
+      // for every depth.
+      a.add(List.of(MegatronArg.MTP_USE_REPEATED_LAYER.flag()));
+    }
+    return a;
   }
 }

@@ -73,6 +73,7 @@ final class MegatronExpertArgs {
     out.remove("head_dim " + attn.headDim());
     out.remove("multi-head latent attention");
     out.remove("multi-token prediction");
+    out.remove("prediction depths sharing one module's weights");
     out.remove("QKV biases");
     // Per-head q/k norms are --qk-layernorm; norms over all heads are refused by name
     // (MegatronModelArgs#missing).

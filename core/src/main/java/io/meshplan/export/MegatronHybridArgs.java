@@ -203,7 +203,22 @@ final class MegatronHybridArgs {
     List<String> spec = new ArrayList<>(List.of(MegatronArg.SPEC.flag()));
     spec.addAll(SPEC);
     return List.of(spec, List.of(MegatronArg.HYBRID_LAYER_PATTERN.flag(),
-        segments(m.arch().hybrid().symbols(), c.chunkLayers(m.layers()))));
+        segments(m.arch().hybrid().symbols(), c.chunkLayers(m.layers()))
+            + predictionModules(m)));
+  }
+
+  /**
+   * The multi-token prediction modules in the unified pattern: {@code /} and the module's layers
+   * once per depth ({@code hybrid_layer_allocation.py:45-71, 236-268}: every part after the main
+   * pattern is one depth, all identical, without {@code |}); the modules run on the last
+   * pipeline stage.
+   *
+   * @param m a hybrid model
+   * @return the suffix, empty without prediction modules
+   */
+  static String predictionModules(ModelSpec m) {
+    String layers = m.arch().hybrid().mtp();
+    return layers.isEmpty() ? "" : ("/" + layers).repeat(m.arch().mtpDepth());
   }
 
   /**

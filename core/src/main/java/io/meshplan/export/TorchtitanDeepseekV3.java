@@ -84,7 +84,9 @@ final class TorchtitanDeepseekV3 {
         && moe.expertFfn() == EXPERTS.expertFfn() && moe.sharedFfn() == EXPERTS.sharedFfn()
         && moe.expertBiases() == EXPERTS.expertBiases()
         && moe.denseLayers().equals(EXPERTS.denseLayers())
-        && moe.denseFfn() == EXPERTS.denseFfn() && moe.latent() == 0;
+        && moe.denseFfn() == EXPERTS.denseFfn() && moe.latent() == 0
+        // torchtitan's prediction layers each have their own weights (num_mtp_layers).
+        && !a.mtpShared();
   }
 
   /**

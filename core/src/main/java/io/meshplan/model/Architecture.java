@@ -24,7 +24,12 @@ import io.meshplan.util.Require;
  * @param mtpDepth the multi-token prediction modules trained after the last block (DeepSeek-V3,
  *     arXiv:2412.19437, section 2.2: module {@code k} norms the previous depth's hidden state
  *     and the embedding of token {@code i + k}, projects their concatenation {@code 2h -> h},
- *     runs one transformer block and the shared LM head and loss); {@code 0} for none
+ *     runs one transformer block and the shared LM head and loss; in a hybrid model the block
+ *     is the layers of {@link HybridPattern#mtp}); {@code 0} for none
+ * @param mtpShared whether the depths run one module's weights again (Megatron-Core's {@code
+ *     mtp_use_repeated_layer}, {@code multi_token_prediction.py:1831-1874, 2049} at d98e8a6, as
+ *     Nemotron 3 Super's recipes train its one released module for 2 depths), so the weights,
+ *     gradients and optimizer state are one module's while each depth computes
  * @param numerics the rotary base and scaling, norm epsilon, dropout and the other numbers that
  *     change what the model computes but not its price ({@link Numerics})
  * @param hybrid the layer pattern of a hybrid state-space model (Nemotron-H: Mamba-2, attention
@@ -34,9 +39,53 @@ import io.meshplan.util.Require;
 public record Architecture(
     Mlp mlp, Norm norm, Positions positions, int positionRows, boolean biases,
     boolean tiedEmbeddings, AttentionShape attn, MoeShape moe, int mtpDepth, Numerics numerics,
-    HybridPattern hybrid)
+    HybridPattern hybrid, boolean mtpShared)
     implements java.io.Serializable {
-  private static final long serialVersionUID = 6L;
+  private static final long serialVersionUID = 7L;
+
+  /**
+   * An architecture whose multi-token prediction modules, if any, have weights of their own.
+   *
+   * @param mlp the feed-forward design
+   * @param norm the normalization
+   * @param positions how positions enter the model
+   * @param positionRows learned position rows (0 with rotary positions)
+   * @param biases whether every linear layer has a bias
+   * @param tiedEmbeddings whether the LM head is the token table
+   * @param attn the attention details
+   * @param moe the mixture-of-experts layer
+   * @param mtpDepth the multi-token prediction modules
+   * @param numerics the numbers that do not change the price
+   * @param hybrid the hybrid layer pattern, {@link HybridPattern#NONE} for an ordinary decoder
+   */
+  public Architecture(Mlp mlp, Norm norm, Positions positions, int positionRows, boolean biases,
+      boolean tiedEmbeddings, AttentionShape attn, MoeShape moe, int mtpDepth, Numerics numerics,
+      HybridPattern hybrid) {
+    this(mlp, norm, positions, positionRows, biases, tiedEmbeddings, attn, moe, mtpDepth,
+        numerics, hybrid, false);
+  }
+
+  /**
+   * This architecture with its multi-token prediction depths sharing one module's weights, or
+   * each with its own.
+   *
+   * @param shared whether the depths share one module's weights
+   * @return the architecture
+   */
+  public Architecture withMtpShared(boolean shared) {
+    return new Architecture(mlp, norm, positions, positionRows, biases, tiedEmbeddings, attn,
+        moe, mtpDepth, numerics, hybrid, shared);
+  }
+
+  /**
+   * The multi-token prediction modules that hold weights: one when the depths share it, else
+   * one per depth.
+   *
+   * @return modules with weights, 0 without prediction
+   */
+  public int mtpWeightedModules() {
+    return mtpShared ? Math.min(mtpDepth, 1) : mtpDepth;
+  }
 
   /** The most multi-token prediction modules (DeepSeek-V3 trains 1). */
   public static final int MAX_MTP_DEPTH = 16;
@@ -198,15 +247,20 @@ public record Architecture(
     Require.nonNull(moe, "moe");
     Require.nonNull(numerics, "numerics");
     Require.nonNull(hybrid, "hybrid");
-    Require.that(!hybrid.on() || mtpDepth == 0 && !attn.mla().on(), "a hybrid layer pattern is "
-        + "priced without multi-token prediction and latent attention");
+    Require.that(!hybrid.on() || !attn.mla().on(), "a hybrid layer pattern is priced without "
+        + "latent attention");
+    Require.that(!hybrid.on() || (mtpDepth > 0) == !hybrid.mtp().isEmpty(), "a hybrid model's "
+        + "multi-token prediction modules need their layers, and layers need modules");
     Require.that(positions != Positions.LEARNED ? positionRows == 0 : positionRows > 0,
         "learned positions need a positive number of rows, rotary ones none; got " + positionRows);
+    Require.that(!mtpShared || mtpDepth > 0, "shared multi-token prediction weights need "
+        + "prediction depths");
     Require.that(mtpDepth >= 0 && mtpDepth <= MAX_MTP_DEPTH, "multi-token prediction depth "
         + "must be between 0 and " + MAX_MTP_DEPTH + ", got " + mtpDepth);
-    Require.that(mtpDepth == 0 || !tiedEmbeddings && positions == Positions.ROTARY,
+    Require.that(mtpDepth == 0 || !tiedEmbeddings && (positions == Positions.ROTARY
+        || hybrid.on() && positions == Positions.NONE),
         "multi-token prediction is priced for untied embeddings and rotary positions (as "
-        + "DeepSeek-V3 has them)");
+        + "DeepSeek-V3 has them), or none in a hybrid model (as Nemotron 3 Super has)");
     Require.that(!attn.mla().on() || positions == Positions.ROTARY && mlp.gated() && !biases,
         "latent attention needs rotary positions, a gated MLP and no biases");
   }
@@ -296,6 +350,9 @@ public record Architecture(
     if (mtpDepth > 0) {
       out.add("multi-token prediction");
     }
+    if (mtpShared) {
+      out.add("prediction depths sharing one module's weights");
+    }
     return out;
   }
 
@@ -318,18 +375,21 @@ public record Architecture(
    */
   public Architecture withMoe(MoeShape newMoe) {
     return new Architecture(mlp, norm, positions, positionRows, biases, tiedEmbeddings, attn,
-        newMoe, mtpDepth, numerics, hybrid);
+        newMoe, mtpDepth, numerics, hybrid, mtpShared);
   }
 
   /**
-   * This architecture with another number of multi-token prediction modules.
+   * This architecture with another number of multi-token prediction modules (a hybrid's of the
+   * layers its pattern gives them, which it must have for a depth above 0).
    *
    * @param depth the modules, 0 for none
    * @return the architecture
    */
   public Architecture withMtp(int depth) {
+    // Without modules a hybrid has no prediction layers; with them, its own.
+    HybridPattern h = depth == 0 && hybrid.on() ? hybrid.withMtp("") : hybrid;
     return new Architecture(mlp, norm, positions, positionRows, biases, tiedEmbeddings, attn,
-        moe, depth, numerics, hybrid);
+        moe, depth, numerics, h, mtpShared && depth > 0);
   }
 
   /**
@@ -340,7 +400,7 @@ public record Architecture(
    */
   public Architecture withAttention(AttentionShape a) {
     return new Architecture(mlp, norm, positions, positionRows, biases, tiedEmbeddings, a, moe,
-        mtpDepth, numerics, hybrid);
+        mtpDepth, numerics, hybrid, mtpShared);
   }
 
   /**
@@ -351,7 +411,7 @@ public record Architecture(
    */
   public Architecture withNumerics(Numerics n) {
     return new Architecture(mlp, norm, positions, positionRows, biases, tiedEmbeddings, attn,
-        moe, mtpDepth, n, hybrid);
+        moe, mtpDepth, n, hybrid, mtpShared);
   }
 
   /**
@@ -363,7 +423,7 @@ public record Architecture(
   public Architecture withPositionRows(int rows) {
     return positions != Positions.LEARNED ? this
         : new Architecture(mlp, norm, positions, rows, biases, tiedEmbeddings, attn, moe,
-            mtpDepth, numerics, hybrid);
+            mtpDepth, numerics, hybrid, mtpShared);
   }
 
   /**
@@ -374,6 +434,18 @@ public record Architecture(
    */
   public Architecture withHybrid(HybridPattern h) {
     return new Architecture(mlp, norm, positions, positionRows, biases, tiedEmbeddings, attn,
-        moe, mtpDepth, numerics, h);
+        moe, mtpDepth, numerics, h, mtpShared);
+  }
+
+  /**
+   * This architecture with another hybrid pattern and number of multi-token prediction modules.
+   *
+   * @param h the pattern, whose prediction module's layers are the modules' own
+   * @param depth the modules, 0 for none
+   * @return the architecture
+   */
+  public Architecture withHybrid(HybridPattern h, int depth) {
+    return new Architecture(mlp, norm, positions, positionRows, biases, tiedEmbeddings, attn,
+        moe, depth, numerics, h, mtpShared && depth > 0);
   }
 }

@@ -20,9 +20,11 @@ import java.util.Set;
  * squared-ReLU experts of {@code moe_intermediate_size}, {@code num_experts_per_tok} per token,
  * beside a shared expert of {@code moe_shared_expert_intermediate_size}, routed within {@code
  * topk_group} of {@code n_group} groups, in the latent width {@code moe_latent_size} where given
- * (Nemotron 3 Super's LatentMoE, {@link MoeShape#latent}). Refused, each in one line: {@code
- * num_nextn_predict_layers} above 0 (Nemotron 3 Super's multi-token prediction module, an
- * attention and an expert layer, is not modelled on hybrid models), {@code E} layers without
+ * (Nemotron 3 Super's LatentMoE, {@link MoeShape#latent}). {@code num_nextn_predict_layers}
+ * multi-token prediction modules, each of the layers {@code mtp_hybrid_override_pattern} lists
+ * (Nemotron 3 Super's {@code *E}: an attention and an expert layer; {@link HybridPattern#mtp}).
+ * Refused, each in one line: prediction modules without their pattern, or with a layer the
+ * model's own pattern lacks, {@code E} layers without
  * {@code n_routed_experts}, an MLP activation other than {@code relu2}, and attention or MLP
  * biases (the released configs have none).
  */
@@ -53,11 +55,6 @@ final class HfNemotronH {
           + "relu2 (squared ReLU) only");
     }
     int mtp = HfDeepseek.mtp(f);
-    if (mtp > 0) {
-      throw new InputException(f.where() + ": num_nextn_predict_layers is " + mtp + "; meshplan "
-          + "does not model multi-token prediction on a hybrid model: set it to 0 to plan the "
-          + "model without its prediction modules");
-    }
     if (f.bool("attention_bias", false) || f.bool("mlp_bias", false)) {
       throw new InputException(f.where() + ": attention_bias or mlp_bias is true; meshplan "
           + "reads Nemotron-H's attention and MLP layers without biases (as released)");
@@ -71,6 +68,36 @@ final class HfNemotronH {
       hp = HybridPattern.parse(f.string("hybrid_override_pattern"), c.layers(), mamba);
     } catch (InputException e) {
       throw new InputException(f.where() + ": " + e.getMessage(), e);
+    }
+    if (mtp > 0) {
+      // Nemotron 3 Super: each prediction module's layers (Megatron-Bridge's bridge maps
+      // mtp_hybrid_override_pattern to Megatron-Core's; nemotron_h_bridge.py at 067f987).
+      if (!f.given("mtp_hybrid_override_pattern")) {
+        throw new InputException(f.where() + ": num_nextn_predict_layers is " + mtp + " but "
+            + "mtp_hybrid_override_pattern, the prediction module's layers, is absent");
+      }
+      String layers = f.string("mtp_hybrid_override_pattern");
+      if (layers.isEmpty() || layers.length() > HybridPattern.MAX_MTP_LAYERS) {
+        throw new InputException(f.where() + ": mtp_hybrid_override_pattern must name 1 to "
+            + HybridPattern.MAX_MTP_LAYERS + " layers, got " + layers.length());
+      }
+      try {
+        HybridPattern.parse(layers, layers.length(), mamba);
+      } catch (InputException e) {
+        throw new InputException(f.where() + ": mtp_hybrid_override_pattern: " + e.getMessage(),
+            e);
+      }
+      for (char ch : layers.toCharArray()) {
+        if (hp.first(ch) < 0) {
+          throw new InputException(f.where() + ": mtp_hybrid_override_pattern has a layer '" + ch
+              + "' that hybrid_override_pattern does not; meshplan prices a prediction layer "
+              + "as the model's own layers of its kind");
+        }
+      }
+      hp = hp.withMtp(layers);
+    } else if (f.given("mtp_hybrid_override_pattern")) {
+      // Unused without prediction modules (the bridge builds none: num_nextn_predict_layers 0).
+      f.string("mtp_hybrid_override_pattern");
     }
     MoeShape moe = MoeShape.DENSE;
     if (hp.first(HybridPattern.MOE) >= 0) {
@@ -101,7 +128,7 @@ final class HfNemotronH {
     Architecture arch = new Architecture(Architecture.Mlp.RELU2, Architecture.Norm.RMS,
         Architecture.Positions.NONE, 0, false, f.bool("tie_word_embeddings", false),
         new AttentionShape(headDim, false, AttentionShape.QkNorm.NONE, 2, 0, 0, 0, 0, 0),
-        moe, 0, Numerics.rotary(10_000, eps > 0 ? eps : 1e-5), hp);
+        moe, mtp, Numerics.rotary(10_000, eps > 0 ? eps : 1e-5), hp);
     return new ModelSpec(c.name(), ModelSpec.Family.GPT, c.layers(), c.hidden(), c.heads(), kv,
         moe.routed() ? moe.expertFfn() : f.positive("intermediate_size"), c.vocab(), c.seq(),
         HfConfigReader.DEFAULT_BATCH,

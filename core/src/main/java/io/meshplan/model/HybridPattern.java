@@ -22,10 +22,30 @@ import io.meshplan.util.Require;
  *     sigmoid(x W_g)}, with the gate's matrix beside the queries' (Qwen3-Next's doubled {@code
  *     q_proj})
  * @param mamba1 the Mamba-1 mixer of the {@code S} layers, or null without them
+ * @param mtp the layers of one multi-token prediction module, symbols of the same kinds, or
+ *     empty without one: Nemotron 3 Super's {@code mtp_hybrid_override_pattern} {@code *E} (an
+ *     attention and an expert layer), Megatron-Core's MTP pattern after the unified pattern's
+ *     {@code /} ({@code megatron/core/models/hybrid/hybrid_layer_allocation.py} at d98e8a6,
+ *     45-71, 200-268). Each of its symbols is one the model's own layers have, whose prices it
+ *     shares
  */
 public record HybridPattern(String symbols, MambaShape mamba, GdnShape gdn,
-    boolean attentionGate, Mamba1Shape mamba1) implements java.io.Serializable {
-  private static final long serialVersionUID = 1L;
+    boolean attentionGate, Mamba1Shape mamba1, String mtp) implements java.io.Serializable {
+  private static final long serialVersionUID = 2L;
+
+  /**
+   * A pattern without a multi-token prediction module.
+   *
+   * @param symbols one symbol per layer, or empty for an ordinary decoder
+   * @param mamba the Mamba-2 mixer, or null without {@code M} layers
+   * @param gdn the Gated DeltaNet mixer, or null without {@code G} layers
+   * @param attentionGate whether the attention layers gate their output
+   * @param mamba1 the Mamba-1 mixer, or null without {@code S} layers
+   */
+  public HybridPattern(String symbols, MambaShape mamba, GdnShape gdn, boolean attentionGate,
+      Mamba1Shape mamba1) {
+    this(symbols, mamba, gdn, attentionGate, mamba1, "");
+  }
 
   /** An ordinary decoder: no pattern. */
   public static final HybridPattern NONE = new HybridPattern("", null);
@@ -58,6 +78,28 @@ public record HybridPattern(String symbols, MambaShape mamba, GdnShape gdn,
         + " shape, and a mixer shape Gated DeltaNet layers");
     Require.that(symbols.indexOf(SELECTIVE) < 0 == (mamba1 == null), "Mamba-1 layers need a "
         + "mixer shape, and a mixer shape Mamba-1 layers");
+    Require.nonNull(mtp, "mtp");
+    Require.that(mtp.length() <= MAX_MTP_LAYERS, () -> "a multi-token prediction module of "
+        + mtp.length() + " layers; at most " + MAX_MTP_LAYERS);
+    for (int i = 0; i < mtp.length(); i++) {
+      char c = mtp.charAt(i);
+      int at = i;
+      Require.that(symbols.indexOf(c) >= 0, () -> "multi-token prediction layer " + at + " is '"
+          + c + "', a kind of layer the model's own pattern does not have");
+    }
+  }
+
+  /** The most layers of one multi-token prediction module (Nemotron 3 Super's has 2). */
+  public static final int MAX_MTP_LAYERS = 64;
+
+  /**
+   * This pattern with a multi-token prediction module of these layers.
+   *
+   * @param layers the module's symbols, empty for none
+   * @return the pattern
+   */
+  public HybridPattern withMtp(String layers) {
+    return new HybridPattern(symbols, mamba, gdn, attentionGate, mamba1, layers);
   }
 
   /**
@@ -224,12 +266,14 @@ public record HybridPattern(String symbols, MambaShape mamba, GdnShape gdn,
   }
 
   /**
-   * The same pattern cut to its first {@code layers} layers (a shorter model for tests).
+   * The same pattern cut to its first {@code layers} layers (a shorter model for tests), without
+   * a multi-token prediction module.
    *
    * @param layers the layers kept
    * @return the pattern
    */
   public HybridPattern truncated(int layers) {
+    // The shorter model has no multi-token prediction module (ModelSpec#withLayers).
     String s = symbols.substring(0, Math.min(layers, symbols.length()));
     return new HybridPattern(s, s.indexOf(MAMBA) >= 0 ? mamba : null,
         s.indexOf(GDN) >= 0 ? gdn : null, attentionGate,

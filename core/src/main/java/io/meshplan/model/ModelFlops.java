@@ -238,13 +238,21 @@ public final class ModelFlops {
   }
 
   /**
-   * Forward FLOPs per token of the multi-token prediction modules: each a block, its {@code 2h x
-   * h} input projection and the LM head again.
+   * Forward FLOPs per token of the multi-token prediction modules: each a block (in a hybrid
+   * model its pattern's layers, {@link HybridPattern#mtp}), its {@code 2h x h} input projection
+   * and the LM head again.
    */
   private static double mtpForwardFlopsPerToken(ModelSpec spec, int seq) {
     double h = spec.hidden();
-    return spec.arch().mtpDepth() * (blockForwardFlopsPerToken(spec, seq) + 2.0 * 2 * h * h
-        + 2.0 * spec.vocab() * h);
+    double block = 0;
+    if (spec.arch().hybrid().on()) {
+      for (char c : spec.arch().hybrid().mtp().toCharArray()) {
+        block += hybridLayerForwardFlopsPerToken(spec, c, seq);
+      }
+    } else {
+      block = blockForwardFlopsPerToken(spec, seq);
+    }
+    return spec.arch().mtpDepth() * (block + 2.0 * 2 * h * h + 2.0 * spec.vocab() * h);
   }
 
   /**

@@ -437,15 +437,31 @@ public record ModelSpec(
    * The parameters of the multi-token prediction modules: per module, the two input norms and
    * the final norm ({@code 3 h} with RMSNorm), the projection {@code 2h x h} and one block (a
    * mixture-of-experts block in a mixture-of-experts model); the embedding and LM head are the
-   * model's own, shared (DeepSeek-V3, section 2.2).
+   * model's own, shared (DeepSeek-V3, section 2.2). Depths that share one module's weights
+   * ({@link Architecture#mtpShared}) count it once.
    *
    * @return parameters, 0 without multi-token prediction
    */
   public long mtpParameterCount() {
     long h = hidden;
     long module = Math.addExact(Math.addExact(3 * arch.norm().parameters(hidden), 2 * h * h),
-        blockParameters(false));
-    return Math.multiplyExact(module, arch.mtpDepth());
+        mtpBlockParameters());
+    return Math.multiplyExact(module, arch.mtpWeightedModules());
+  }
+
+  /**
+   * The parameters of one multi-token prediction module's block: an expert block, or in a hybrid
+   * model its pattern's layers ({@link HybridPattern#mtp}), each with its norm.
+   */
+  private long mtpBlockParameters() {
+    if (!arch.hybrid().on()) {
+      return blockParameters(false);
+    }
+    long sum = 0;
+    for (char c : arch.hybrid().mtp().toCharArray()) {
+      sum = Math.addExact(sum, hybridLayerParameters(c));
+    }
+    return sum;
   }
 
   /**
@@ -519,9 +535,12 @@ public record ModelSpec(
     }
     long idle = moe.expertParameters(hidden, arch.mlp().gated()) / moe.experts()
         * (moe.experts() - moe.topK());
-    long routedBlocks = arch.hybrid().on()
-        ? arch.hybrid().count(HybridPattern.MOE, 0, layers - 1)
-        : (long) layers - denseBlocks() + arch.mtpDepth();
+    HybridPattern hp = arch.hybrid();
+    long routedBlocks = hp.on()
+        ? hp.count(HybridPattern.MOE, 0, layers - 1)
+            + (long) arch.mtpWeightedModules()
+                * hp.mtp().chars().filter(c -> c == HybridPattern.MOE).count()
+        : (long) layers - denseBlocks() + arch.mtpWeightedModules();
     return Math.subtractExact(parameterCount(), Math.multiplyExact(routedBlocks, idle));
   }
 
@@ -578,8 +597,8 @@ public record ModelSpec(
       }
       HybridPattern kept = arch.hybrid().truncated(newLayers);
       // Its first layers may hold no experts: the shorter model is then a dense one.
-      Architecture a = kept.first(HybridPattern.MOE) >= 0 ? arch.withHybrid(kept)
-          : arch.withMoe(MoeShape.DENSE).withHybrid(kept);
+      Architecture a = kept.first(HybridPattern.MOE) >= 0 ? arch.withHybrid(kept, 0)
+          : arch.withHybrid(kept, 0).withMoe(MoeShape.DENSE);
       return new ModelSpec(name, family, newLayers, hidden, heads, kvHeads, ffn, vocab, seq,
           batch, dtype, a, packing, lora, fp8Scaling, optimizerState, fp8ActivationInput);
     }

@@ -333,19 +333,19 @@ public final class Presets {
    * key/value heads, no position encoding; LatentMoE ({@link MoeShape#latent}): 512
    * squared-ReLU experts of 2688 working in a latent width of 1024, 22 per token, beside a
    * shared squared-ReLU expert of 5376 in the full width; vocabulary 131072, untied. Sequence
-   * 8192, its performance recipes'. Its multi-token prediction module ({@code
-   * num_nextn_predict_layers} 1: an attention and an expert layer, 2,942,324,736 parameters) is
-   * not modelled and not counted, as Qwen3-Next's below.
+   * 8192, its performance recipes'. One multi-token prediction module ({@code
+   * num_nextn_predict_layers} 1) of an attention and an expert layer ({@code
+   * mtp_hybrid_override_pattern} {@code *E}; {@link HybridPattern#mtp}).
    */
   private static void nemotron3Super() {
     MambaShape mamba = new MambaShape(128, 64, 128, 8, 4, 128, 8, true, false);
     Architecture a = new Architecture(Architecture.Mlp.RELU2, Architecture.Norm.RMS,
         Architecture.Positions.NONE, 0, false, false,
         new AttentionShape(128, false, AttentionShape.QkNorm.NONE, 2, 0, 0, 0, 0, 0),
-        new MoeShape(512, 22, 2688, 5376, false).withLatent(1024), 0,
+        new MoeShape(512, 22, 2688, 5376, false).withLatent(1024), 1,
         Numerics.rotary(10_000, 1e-5),
         new HybridPattern("MEMEMEM*EMEMEMEM*EMEMEMEM*EMEMEMEMEM*EMEMEMEMEM*EMEMEMEMEM*EMEMEMEMEM*"
-            + "EMEMEMEM*EMEMEMEME", mamba));
+            + "EMEMEMEM*EMEMEMEME", mamba).withMtp("*E"));
     put(new ModelSpec("nemotron-3-super-120b-a12b", ModelSpec.Family.GPT, 88, 4096, 32, 2, 2688,
         131072, 8192, 8, DType.BF16, a));
   }

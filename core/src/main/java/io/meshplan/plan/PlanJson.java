@@ -38,7 +38,7 @@ import java.util.List;
  * for group-limited routing {@code routerGroups} and {@code routerGroupTopK}; a model without it
  * is dense), {@code attention.sinks}, {@code attention.mla} ({@code
  * qLoraRank}, {@code kvLoraRank}, {@code qkNopeHeadDim}, {@code qkRopeHeadDim}, {@code
- * vHeadDim}) and {@code mtpLayers}.
+ * vHeadDim}), {@code mtpLayers} and {@code mtpShared} (the depths run one module's weights).
  *
  * <p>The plan of an HLO module ({@link PlanSource.HloModule}) has a {@code source} object ({@code
  * kind} "hlo", the module's {@code path} and {@code sha256}) and the module's name and layers in
@@ -315,6 +315,9 @@ public final class PlanJson {
     }
     if (m.arch().mtpDepth() > 0) {
       a.put("mtpLayers", m.arch().mtpDepth());
+      if (m.arch().mtpShared()) {
+        a.put("mtpShared", true);
+      }
     }
     NumericsJson.write(a, m.arch().numerics());
     MoeShape e = m.arch().moe();
@@ -345,6 +348,9 @@ public final class PlanJson {
     if (hp.on()) {
       ObjectNode y = a.putObject("hybrid");
       y.put("pattern", hp.symbols());
+      if (!hp.mtp().isEmpty()) {
+        y.put("mtpPattern", hp.mtp());
+      }
       io.meshplan.model.MambaShape mm = hp.mamba();
       if (mm != null) {
         ObjectNode z = y.putObject("mamba");
@@ -424,8 +430,9 @@ public final class PlanJson {
           + "have (mamba needs M layers, mamba1 S layers, gatedDeltaNet G layers)");
     }
     try {
-      return io.meshplan.model.HybridPattern.parse(pattern, layers, mamba, gdn,
-          y.has("attentionGate") && y.bool("attentionGate"), mamba1);
+      io.meshplan.model.HybridPattern hp = io.meshplan.model.HybridPattern.parse(pattern, layers,
+          mamba, gdn, y.has("attentionGate") && y.bool("attentionGate"), mamba1);
+      return y.has("mtpPattern") ? hp.withMtp(y.text("mtpPattern")) : hp;
     } catch (InputException e) {
       throw new InputException(y.where() + ": " + e.getMessage());
     }
@@ -645,9 +652,11 @@ public final class PlanJson {
           enumOf(where, "model.architecture.positions", Architecture.Positions.class,
               a.text("positions")),
           a.integer("positionRows"), a.bool("biases"), a.bool("tiedEmbeddings"),
-          readAttention(where, a), readMoe(a), a.has("mtpLayers") ? a.integer("mtpLayers") : 0,
+          readAttention(where, a), readMoe(a), 0,
           NumericsJson.read(a.where(), a.node(), m.text("name"), family))
-          .withHybrid(readHybrid(a, m.integer("layers")));
+          .withHybrid(readHybrid(a, m.integer("layers")),
+              a.has("mtpLayers") ? a.integer("mtpLayers") : 0)
+          .withMtpShared(a.has("mtpShared") && a.bool("mtpShared"));
       io.meshplan.model.Lora lora = m.has("lora") ? readLora(m.object("lora"),
           arch.mlp().gated()) : io.meshplan.model.Lora.NONE;
       DType dtype = dtype(where, m.text("dtype"));

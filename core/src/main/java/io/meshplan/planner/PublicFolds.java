@@ -358,17 +358,25 @@ public final class PublicFolds {
 
   /**
    * A recipe row's model as its stack built it: a file with an {@code mtp} column says where the
-   * stack built no multi-token-prediction module ({@code none}) though the preset has one.
+   * stack built no multi-token-prediction module ({@code none}) though the preset has one, or
+   * how many depths of the preset's module it trained ({@code N}), and whether they share one
+   * module's weights ({@code N/repeated}: Megatron-Core's {@code mtp_use_repeated_layer}).
    */
   private static ModelSpec withoutMtp(ModelSpec m, Row r) {
     String mtp = r.optional("mtp").orElse("preset");
     if (mtp.equals("preset")) {
       return m;
     }
-    if (!mtp.equals("none")) {
+    if (mtp.equals("none")) {
+      return m.withArchitecture(m.arch().withMtp(0));
+    }
+    java.util.regex.Matcher d = java.util.regex.Pattern.compile("([1-9])(/repeated)?")
+        .matcher(mtp);
+    if (!d.matches() || m.arch().mtpDepth() == 0) {
       throw new IllegalStateException("row " + r.get("model") + ": unknown mtp " + mtp);
     }
-    return m.withArchitecture(m.arch().withMtp(0));
+    return m.withArchitecture(m.arch().withMtp(d.group(1).charAt(0) - '0')
+        .withMtpShared(d.group(2) != null));
   }
 
   /**

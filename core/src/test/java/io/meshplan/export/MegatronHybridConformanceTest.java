@@ -127,7 +127,20 @@ class MegatronHybridConformanceTest {
     int pp = Integer.parseInt(value(a, "--pipeline-model-parallel-size"));
     int cp = a.contains("--context-parallel-size")
         ? Integer.parseInt(value(a, "--context-parallel-size")) : 1;
-    String pattern = value(a, "--hybrid-layer-pattern");
+    String unified = value(a, "--hybrid-layer-pattern");
+    // hybrid_layer_allocation.py:200-268: the main pattern, then one identical part per
+    // multi-token prediction depth after each "/", without "|"; the depth is --mtp-num-layers.
+    String[] parts = unified.split("/", -1);
+    String pattern = parts[0];
+    for (int d = 1; d < parts.length; d++) {
+      assertThat(parts[d]).as(at).isEqualTo(parts[1]).doesNotContain("|").isNotEmpty();
+      parts[d].chars().forEach(ch -> assertThat(VALID.indexOf(ch)).as(at).isNotNegative());
+    }
+    assertThat(parts.length - 1).as(at).isEqualTo(m.arch().mtpDepth());
+    if (parts.length > 1) {
+      assertThat(parts[1]).isEqualTo(m.arch().hybrid().mtp());
+      assertThat(value(a, "--mtp-num-layers")).isEqualTo(Integer.toString(parts.length - 1));
+    }
     pattern.chars().forEach(ch -> assertThat(VALID.indexOf(ch)).as(at + " " + pattern)
         .isNotNegative());
     assertThat(pattern.contains("*") && (pattern.contains("D") || pattern.contains("+")))
@@ -303,6 +316,11 @@ class MegatronHybridConformanceTest {
     exportPlan(plan(m, stages, 4, 1, 8, 1, 8, 64), stages);
     ExportInput in = ((ExportResult.Exported) new Exporter().export(ExportTarget.MEGATRON,
         plan(m, stages, 4, 1, 8, 1, 8, 64), cluster(32))).input();
+    // Its prediction module after the unified pattern's "/" (hybrid_layer_allocation.py:45-71),
+    // and --mtp-num-layers the depth parse_hybrid_pattern infers from it (arguments.py:865-879).
+    assertThat(MegatronMoeConformanceTest.args(in).get("--hybrid-layer-pattern")).endsWith("|"
+        + "MEM*EMEMEMEM*EMEMEMEME/*E").doesNotContain("||");
+    assertThat(MegatronMoeConformanceTest.args(in)).containsEntry("--mtp-num-layers", "1");
     assertThat(MegatronMoeConformanceTest.args(in)).containsEntry("--moe-latent-size", "1024")
         .containsEntry("--num-experts", "512").containsEntry("--moe-router-topk", "22")
         .containsEntry("--moe-ffn-hidden-size", "2688")

@@ -36,38 +36,57 @@ class LatentMoeTest {
     // Attention: q and o 2 x 4096 x 4096, k and v 2 x 4096 x 256, pre-norm 4096: 35,655,680.
     assertThat(m.blockParameterCount(7)).isEqualTo(35_655_680L);
     // 40 x 109,640,064 + 40 x 2,873,102,336 + 8 x 35,655,680 + 2 x 131072 x 4096 + 4096 =
-    // 120,668,687,360: the release's 123,611,012,096 bf16 parameters less its multi-token
-    // prediction module's 2,942,324,736 (2 norms of 4096, the 8192 x 4096 projection, an
-    // attention and an expert layer, the final norm), which meshplan does not model. The
-    // Megatron-Bridge card counts 123,611,033,088 elements with the 41 fp32 correction biases
-    // of 512: 123,611,012,096 + 20,992.
-    assertThat(m.parameterCount()).isEqualTo(120_668_687_360L);
-    // Active: each of 40 expert layers idles 490 experts of 5,505,024: 107,898,470,400 fewer,
-    // 12,770,216,960 (the name's A12B).
-    assertThat(m.activeParameterCount()).isEqualTo(12_770_216_960L);
+    // 120,668,687,360, and the multi-token prediction module: 2 input norms and the final norm 3
+    // x 4096, the projection 8192 x 4096 = 33,554,432, an attention and an expert layer
+    // 35,655,680 + 2,873,102,336: 2,942,324,736. Total 123,611,012,096, the release's bf16
+    // parameters (the Megatron-Bridge card counts 123,611,033,088 elements with the 41 fp32
+    // router correction biases of 512: + 20,992, buffers, not trained).
+    assertThat(m.mtpParameterCount()).isEqualTo(2_942_324_736L);
+    assertThat(m.parameterCount()).isEqualTo(123_611_012_096L);
+    // Active: each of the 41 expert layers (40 and the module's) idles 490 experts of 5,505,024:
+    // 110,595,932,160 fewer, 13,015,079,936 (the name's A12B; 12,770,216,960 without the module).
+    assertThat(m.activeParameterCount()).isEqualTo(13_015_079_936L);
   }
 
   @Test
-  void theReleasedConfigIsRefusedForItsPredictionModuleAndReadWithout(@TempDir Path dir)
+  void theReleasedConfigReadsAsThePresetAndBadPredictionLayersAreRefused(@TempDir Path dir)
       throws Exception {
-    assertThatThrownBy(() -> HfConfigReader.read(SUPER)).isInstanceOf(InputException.class)
-        .hasMessageContaining("num_nextn_predict_layers is 1")
-        .hasMessageNotContaining("\n");
+    ModelSpec released = HfConfigReader.read(SUPER);
+    ModelSpec preset = Presets.get("nemotron-3-super-120b-a12b");
+    assertThat(released.arch().moe()).isEqualTo(preset.arch().moe());
+    assertThat(released.arch().hybrid()).isEqualTo(preset.arch().hybrid());
+    assertThat(released.arch().mtpDepth()).isEqualTo(1);
+    assertThat(released.parameterCount()).isEqualTo(123_611_012_096L);
+    assertThat(HfConfigReader.readConfig(SUPER).warnings()).isEmpty();
     ObjectMapper json = new ObjectMapper();
     ObjectNode c = (ObjectNode) json.readTree(SUPER.toFile());
+    Path bad = dir.resolve("config.json");
+    // Without the module: the backbone alone.
     c.put("num_nextn_predict_layers", 0);
-    Path without = dir.resolve("config.json");
-    Files.writeString(without, json.writeValueAsString(c));
-    ModelSpec m = HfConfigReader.read(without);
-    ModelSpec preset = Presets.get("nemotron-3-super-120b-a12b");
-    assertThat(m.arch().moe()).isEqualTo(preset.arch().moe());
-    assertThat(m.arch().hybrid()).isEqualTo(preset.arch().hybrid());
-    assertThat(m.parameterCount()).isEqualTo(120_668_687_360L);
-    assertThat(HfConfigReader.readConfig(without).warnings()).isEmpty();
-    c.put("moe_latent_size", 0);
-    Files.writeString(without, json.writeValueAsString(c));
-    assertThatThrownBy(() -> HfConfigReader.read(without)).isInstanceOf(InputException.class)
-        .hasMessageContaining("moe_latent_size");
+    Files.writeString(bad, json.writeValueAsString(c));
+    assertThat(HfConfigReader.read(bad).parameterCount()).isEqualTo(120_668_687_360L);
+    String[][] refused = {{"mtp_hybrid_override_pattern", "*-", "does not"},
+        {"mtp_hybrid_override_pattern", "", "1 to 64 layers"},
+        {"mtp_hybrid_override_pattern", "*x", "'x'"},
+        {"moe_latent_size", "0", "moe_latent_size"}};
+    for (String[] r : refused) {
+      ObjectNode d = (ObjectNode) json.readTree(SUPER.toFile());
+      if (r[0].equals("moe_latent_size")) {
+        d.put(r[0], Integer.parseInt(r[1]));
+      } else {
+        d.put(r[0], r[1]);
+      }
+      Files.writeString(bad, json.writeValueAsString(d));
+      assertThatThrownBy(() -> HfConfigReader.read(bad)).as(r[1])
+          .isInstanceOf(InputException.class).hasMessageContaining(r[2])
+          .hasMessageNotContaining("\n");
+    }
+    ObjectNode d = (ObjectNode) json.readTree(SUPER.toFile());
+    d.remove("mtp_hybrid_override_pattern");
+    Files.writeString(bad, json.writeValueAsString(d));
+    assertThatThrownBy(() -> HfConfigReader.read(bad)).isInstanceOf(InputException.class)
+        .hasMessageContaining("mtp_hybrid_override_pattern, the prediction module's layers, is "
+            + "absent");
   }
 
   @Test

@@ -94,6 +94,18 @@ public record ExpertExchange(int expertParallel, int expertTensorParallel,
   }
 
   /**
+   * This exchange of a layer that holds no expert weights of its own (one that runs another
+   * layer's, {@link LayerCost#sharingWeights}).
+   *
+   * @return the exchange
+   */
+  public ExpertExchange withoutWeights() {
+    return new ExpertExchange(expertParallel, expertTensorParallel, 0, exchangeBytes,
+        forwardExchanges, backwardExchanges, expertForwardSeconds, expertBackwardSeconds,
+        routing);
+  }
+
+  /**
    * The exchange with the forward pass run again in the backward (full recomputation re-runs the
    * dispatch and combine).
    *

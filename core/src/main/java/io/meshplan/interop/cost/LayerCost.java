@@ -92,6 +92,21 @@ public record LayerCost(double forwardSeconds, double backwardSeconds, double re
   }
 
   /**
+   * This layer run again on weights another layer holds (a multi-token prediction depth that
+   * shares the first depth's module, {@link io.meshplan.model.Architecture#mtpShared}): the same
+   * passes, activations and exchanges, and no weights, gradients, optimizer state or parameter
+   * gathers of its own; its weight gradients still accumulate into the shared ones.
+   *
+   * @return the layer
+   */
+  public LayerCost sharingWeights() {
+    return new LayerCost(forwardSeconds, backwardSeconds, recomputeSeconds, tensorCommSeconds,
+        forwardCommSeconds, 0, 0, 0, savedActivationBytes, temporaryBytes, inputBytes,
+        boundaryBytes, modelFlops, hardwareFlops, List.of(), tensorCommBytes, forwardCommBytes, 0,
+        accumulateSeconds, experts.withoutWeights(), ring, 0);
+  }
+
+  /**
    * Forward plus backward of one microbatch.
    *
    * @return seconds

@@ -56,6 +56,22 @@ public interface LayerCostModel {
      */
     MTP_HEAD;
 
+    /**
+     * The kind of a hybrid's layers of a symbol ({@link io.meshplan.model.HybridPattern}).
+     *
+     * @param symbol the symbol
+     * @return the kind
+     * @throws IllegalArgumentException for a symbol no kind has
+     */
+    static Kind ofSymbol(char symbol) {
+      for (Kind k : BLOCKS) {
+        if (k.symbol == symbol) {
+          return k;
+        }
+      }
+      throw new IllegalArgumentException("no layer kind has the symbol '" + symbol + "'");
+    }
+
     /** The block kinds of a stage, in the order a stage lists them. */
     static final java.util.List<Kind> BLOCKS = java.util.List.of(MAMBA, MAMBA1, GDN_LAYER,
         ATTENTION_LAYER, MLP_LAYER, DENSE_BLOCK, BLOCK);

@@ -96,10 +96,20 @@ public final class StageAssembler {
       return null;
     }
     for (int k = 0; head && k < model.arch().mtpDepth(); k++) {
+      // Depths after the first that share its module's weights hold none of their own.
+      boolean shared = k > 0 && model.arch().mtpShared();
       if (!add(list, embedding ? LayerCostModel.Kind.MTP_FIRST_STAGE : LayerCostModel.Kind.MTP,
-          ls, 1)
-          || !add(list, LayerCostModel.Kind.BLOCK, ls, 1)
-          || !add(list, LayerCostModel.Kind.MTP_HEAD, ls, 1)) {
+          ls, shared)) {
+        return null;
+      }
+      // The module's block: an expert block, or a hybrid's prediction layers, each priced as the
+      // model's own layers of its kind.
+      for (LayerCostModel.Kind kind : mtpBlock(model)) {
+        if (!add(list, kind, ls, shared)) {
+          return null;
+        }
+      }
+      if (!add(list, LayerCostModel.Kind.MTP_HEAD, ls, shared)) {
         return null;
       }
     }
@@ -205,6 +215,25 @@ public final class StageAssembler {
   }
 
   /**
+   * The layers of one multi-token prediction module's block: an expert block, or the kinds of a
+   * hybrid's prediction layers ({@link io.meshplan.model.HybridPattern#mtp}) in order.
+   *
+   * @param model the model
+   * @return the kinds
+   */
+  static List<LayerCostModel.Kind> mtpBlock(io.meshplan.model.ModelSpec model) {
+    io.meshplan.model.HybridPattern hp = model.arch().hybrid();
+    if (!hp.on()) {
+      return List.of(LayerCostModel.Kind.BLOCK);
+    }
+    List<LayerCostModel.Kind> kinds = new ArrayList<>();
+    for (char c : hp.mtp().toCharArray()) {
+      kinds.add(LayerCostModel.Kind.ofSymbol(c));
+    }
+    return kinds;
+  }
+
+  /**
    * Whether a model has layers of a kind: dense blocks only among the experts of a
    * mixture-of-experts model that lists them, multi-token prediction modules only when it trains
    * them.
@@ -230,6 +259,23 @@ public final class StageAssembler {
    */
   public io.meshplan.model.ModelSpec model() {
     return req.model();
+  }
+
+  /**
+   * Adds one layer of a kind, without weights of its own when {@code shared}; false when the
+   * kind cannot take the setting.
+   */
+  private boolean add(List<LayerCost> list, LayerCostModel.Kind kind, LayerSetting ls,
+      boolean shared) {
+    if (!shared) {
+      return add(list, kind, ls, 1);
+    }
+    LayerCost c = layers.cost(kind, ls);
+    if (c == null) {
+      return false;
+    }
+    list.add(c.sharingWeights());
+    return true;
   }
 
   /** Adds {@code n} layers of a kind; false when the kind cannot take the setting. */
