@@ -30,9 +30,9 @@ class PublicAutomodelFoldTest {
     List<PublicRun> rows = rows();
     assertThat(rows).extracting(PublicRun::name).containsExactly("llama3.1-70b", "llama3.1-8b",
         "llama3.1-70b", "llama3.1-70b", "qwen3-30b-a3b", "gpt-oss-20b",
-        "nemotron-3-nano-30b-a3b", "deepseek-v3");
+        "nemotron-3-nano-30b-a3b", "deepseek-v3", "nemotron-3-super-120b-a12b");
     assertThat(PublicFolds.NAMES).contains("automodel");
-    assertThat(PublicFolds.of(List.of("automodel"))).hasSize(8);
+    assertThat(PublicFolds.of(List.of("automodel"))).hasSize(9);
     for (PublicRun r : rows) {
       assertThat(r.dtype()).isEqualTo(DType.BF16);
       // FSDP2 without a pipeline: ZeRO-3; under DeepSeek-V3's pipeline, gathered and reduced
@@ -61,22 +61,30 @@ class PublicAutomodelFoldTest {
   }
 
   /**
-   * The four mixture-of-experts rows as their recipes ran: bf16 optimizer state, DeepEP, full
+   * The five mixture-of-experts rows as their recipes ran: bf16 optimizer state, DeepEP, full
    * recomputation, EP 8 over 8 GPUs (DeepSeek-V3: EP 64, PP 4 in 32 stages of its layout, no
-   * multi-token prediction), each attention kernel; and each fits in 80 GB, which with fp32
-   * master weights and moments Qwen3 does not.
+   * multi-token prediction; Nemotron 3 Super: EP 64 over 64, its latent experts, no prediction
+   * module), each attention kernel; and each fits in 80 GB, which with fp32 master weights and
+   * moments Qwen3 does not.
    */
   @Test
   void theExpertRowsKeepBf16StateAndFit() {
-    List<PublicRun> rows = rows().subList(4, 8);
+    List<PublicRun> rows = rows().subList(4, 9);
     assertThat(rows).extracting(PublicRun::kernel).containsExactly(
         Optional.of(AttentionKernel.CUDNN), Optional.of(AttentionKernel.TRITON),
-        Optional.of(AttentionKernel.FLASH2), Optional.of(AttentionKernel.CUDNN));
+        Optional.of(AttentionKernel.FLASH2), Optional.of(AttentionKernel.CUDNN),
+        Optional.of(AttentionKernel.FLASH2));
     // Tokens per second per GPU of the table, and the local batches: 512 / (8 x 4) = 16
-    // accumulation steps, 256 / (8 x 2) = 16, 512 / (8 x 4) = 16, 512 / 64 = 8 microbatches.
+    // accumulation steps, 256 / (8 x 2) = 16, 512 / (8 x 4) = 16, 512 / 64 = 8 microbatches,
+    // 512 / (64 x 2) = 4.
     assertThat(rows).extracting(PublicRun::measured).containsExactly(12040.0, 13058.0, 16789.0,
-        1002.0);
-    assertThat(rows).extracting(r -> r.config().microBatchSize()).containsExactly(4, 2, 4, 1);
+        1002.0, 4497.0);
+    assertThat(rows).extracting(r -> r.config().microBatchSize()).containsExactly(4, 2, 4, 1, 2);
+    PublicRun sup = rows.get(4);
+    assertThat(sup.model().arch().mtpDepth()).isZero();
+    assertThat(sup.model().arch().moe().latent()).isEqualTo(1024);
+    // 123,611,012,096 less the prediction module's 2,942,324,736.
+    assertThat(sup.model().parameterCount()).isEqualTo(120_668_687_360L);
     for (PublicRun r : rows) {
       assertThat(r.model().optimizerState()).as(r.name()).isEqualTo(OptimizerState.BF16);
       assertThat(r.model().arch().moe().routed()).as(r.name()).isTrue();

@@ -14,8 +14,9 @@ import org.junit.jupiter.api.Test;
 /**
  * Megatron-Bridge's mixture-of-experts rows on GB200 and GB300 ({@code
  * folds/moe_mxfp8_blackwell.csv}) are stated as their recipes ran: MXFP8, Hybrid-EP, the
- * exchange overlapped except Nemotron 3 Nano's, DeepSeek-V3's 16-chunk layout; so stated each fits
- * in its GPU's memory, as the runs did.
+ * exchange overlapped except Nemotron 3 Nano's and Super's, DeepSeek-V3's 16-chunk layout, Super's
+ * latent experts and repeated prediction depths; so stated each fits in its GPU's memory, as the
+ * runs did.
  */
 class PublicBlackwellMoeFoldTest {
   private static List<PublicRun> rows() {
@@ -25,17 +26,30 @@ class PublicBlackwellMoeFoldTest {
   @Test
   void theRowsAreStatedAsTheirRecipesRan() {
     List<PublicRun> rows = rows();
-    assertThat(rows).hasSize(9).allSatisfy(r -> {
+    assertThat(rows).hasSize(11).allSatisfy(r -> {
       assertThat(r.fold()).isEqualTo("nemo");
       assertThat(r.cluster().gpu().architecture()).isEqualTo(Architecture.BLACKWELL);
       assertThat(r.model().fp8Scaling()).isEqualTo(Fp8Scaling.MXFP8);
       assertThat(r.overlaps().dispatcher()).isEqualTo(ExpertDispatcher.HYBRIDEP);
-      assertThat(r.config().tensorParallel()).isEqualTo(1);
-      // GPUs = PP x DP at TP 1 and CP 1.
-      assertThat(r.config().pipelineParallel() * r.config().dataParallel())
-          .isEqualTo(r.cluster().gpuCount());
-      assertThat(r.overlaps().moeComm())
-          .isEqualTo(!r.name().equals("nemotron-3-nano-30b-a3b"));
+      // TP 1 but Nemotron 3 Super's on GB200 (TP 2 with sequence parallelism).
+      boolean superOnGb200 = r.name().equals("nemotron-3-super-120b-a12b")
+          && r.cluster().gpu().name().equals("gb200");
+      assertThat(r.config().tensorParallel()).isEqualTo(superOnGb200 ? 2 : 1);
+      assertThat(r.config().sequenceParallel()).isEqualTo(superOnGb200);
+      // GPUs = TP x PP x DP at CP 1.
+      assertThat(r.config().tensorParallel() * r.config().pipelineParallel()
+          * r.config().dataParallel()).isEqualTo(r.cluster().gpuCount());
+      assertThat(r.overlaps().moeComm()).isEqualTo(!r.name().startsWith("nemotron-3-"));
+    });
+    // Nemotron 3 Super: its experts in the latent width of 1,024 and two prediction depths on
+    // the released module's one set of weights (mtp_num_layers 2, mtp_use_repeated_layer).
+    List<PublicRun> sup = rows.stream()
+        .filter(r -> r.name().equals("nemotron-3-super-120b-a12b")).toList();
+    assertThat(sup).hasSize(2).allSatisfy(r -> {
+      assertThat(r.model().arch().moe().latent()).isEqualTo(1024);
+      assertThat(r.model().arch().mtpDepth()).isEqualTo(2);
+      assertThat(r.model().arch().mtpShared()).isTrue();
+      assertThat(r.model().parameterCount()).isEqualTo(123_611_012_096L);
     });
     // DeepSeek-V3's "Et*4|(t*4|)*14tmL": 16 chunks holding 4 + 14 x 4 + 1 = 61 blocks, over PP
     // 2 x VP 8 on GB300 and PP 4 x VP 4 on GB200.
