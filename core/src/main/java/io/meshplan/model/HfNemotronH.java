@@ -81,17 +81,15 @@ final class HfNemotronH {
         throw new InputException(f.where() + ": mtp_hybrid_override_pattern must name 1 to "
             + HybridPattern.MAX_MTP_LAYERS + " layers, got " + layers.length());
       }
-      try {
-        HybridPattern.parse(layers, layers.length(), mamba);
-      } catch (InputException e) {
-        throw new InputException(f.where() + ": mtp_hybrid_override_pattern: " + e.getMessage(),
-            e);
-      }
-      for (char ch : layers.toCharArray()) {
+      for (int i = 0; i < layers.length(); i++) {
+        char ch = layers.charAt(i);
         if (hp.first(ch) < 0) {
-          throw new InputException(f.where() + ": mtp_hybrid_override_pattern has a layer '" + ch
-              + "' that hybrid_override_pattern does not; meshplan prices a prediction layer "
-              + "as the model's own layers of its kind");
+          // A printable character as itself; any other as its code point, never raw.
+          String shown = ch > ' ' && ch < 0x7f ? "'" + ch + "'"
+              : String.format(java.util.Locale.ROOT, "U+%04X", (int) ch);
+          throw new InputException(f.where() + ": mtp_hybrid_override_pattern's layer " + i
+              + " is " + shown + ", a kind of layer hybrid_override_pattern does not have; "
+              + "meshplan prices a prediction layer as the model's own layers of its kind");
         }
       }
       hp = hp.withMtp(layers);

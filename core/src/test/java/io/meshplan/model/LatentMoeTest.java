@@ -65,9 +65,10 @@ class LatentMoeTest {
     c.put("num_nextn_predict_layers", 0);
     Files.writeString(bad, json.writeValueAsString(c));
     assertThat(HfConfigReader.read(bad).parameterCount()).isEqualTo(120_668_687_360L);
-    String[][] refused = {{"mtp_hybrid_override_pattern", "*-", "does not"},
+    String[][] refused = {{"mtp_hybrid_override_pattern", "*-", "layer 1 is '-', a kind"},
         {"mtp_hybrid_override_pattern", "", "1 to 64 layers"},
         {"mtp_hybrid_override_pattern", "*x", "'x'"},
+        {"mtp_hybrid_override_pattern", "*\u001bE", "layer 1 is U+001B"},
         {"moe_latent_size", "0", "moe_latent_size"}};
     for (String[] r : refused) {
       ObjectNode d = (ObjectNode) json.readTree(SUPER.toFile());
