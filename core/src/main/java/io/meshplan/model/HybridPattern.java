@@ -266,17 +266,18 @@ public record HybridPattern(String symbols, MambaShape mamba, GdnShape gdn,
   }
 
   /**
-   * The same pattern cut to its first {@code layers} layers (a shorter model for tests), without
-   * a multi-token prediction module.
+   * The same pattern cut to its first {@code layers} layers (a shorter model for tests), with its
+   * multi-token prediction module where the shorter pattern still has each of its layers' kinds.
    *
    * @param layers the layers kept
    * @return the pattern
    */
   public HybridPattern truncated(int layers) {
-    // The shorter model has no multi-token prediction module (ModelSpec#withLayers).
     String s = symbols.substring(0, Math.min(layers, symbols.length()));
+    // The prediction module stays where the shorter model still has each of its layers' kinds.
+    boolean keep = mtp.chars().allMatch(c -> s.indexOf(c) >= 0);
     return new HybridPattern(s, s.indexOf(MAMBA) >= 0 ? mamba : null,
         s.indexOf(GDN) >= 0 ? gdn : null, attentionGate,
-        s.indexOf(SELECTIVE) >= 0 ? mamba1 : null);
+        s.indexOf(SELECTIVE) >= 0 ? mamba1 : null, keep ? mtp : "");
   }
 }

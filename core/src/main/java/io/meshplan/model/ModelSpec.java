@@ -597,8 +597,10 @@ public record ModelSpec(
       }
       HybridPattern kept = arch.hybrid().truncated(newLayers);
       // Its first layers may hold no experts: the shorter model is then a dense one.
-      Architecture a = kept.first(HybridPattern.MOE) >= 0 ? arch.withHybrid(kept, 0)
-          : arch.withHybrid(kept, 0).withMoe(MoeShape.DENSE);
+      // The prediction modules stay where the pattern keeps their layers (HybridPattern#truncated).
+      int depth = kept.mtp().isEmpty() ? 0 : arch.mtpDepth();
+      Architecture a = kept.first(HybridPattern.MOE) >= 0 ? arch.withHybrid(kept, depth)
+          : arch.withHybrid(kept, depth).withMoe(MoeShape.DENSE);
       return new ModelSpec(name, family, newLayers, hidden, heads, kvHeads, ffn, vocab, seq,
           batch, dtype, a, packing, lora, fp8Scaling, optimizerState, fp8ActivationInput);
     }

@@ -62,8 +62,13 @@ class NemotronSuperCliTest {
     // 1,073,741,824) = 3 x (71,303,168 + 67,108,864 + 351,272,960 + 67,108,864 + 1,073,741,824)
     // = 3 x 1,630,535,680.
     ModelSpec m = Presets.get("nemotron-3-super-120b-a12b");
-    ModelSpec b = m.withLayers(m.layers());
+    ModelSpec b = m.withArchitecture(m.arch().withMtp(0));
     assertThat(b.arch().mtpDepth()).isZero();
+    // --layers keeps the module while the first layers hold its kinds: "MEMEMEM*" has an
+    // attention and an expert layer, "MEMEMEM" no attention.
+    assertThat(m.withLayers(8).arch().mtpDepth()).isEqualTo(1);
+    assertThat(m.withLayers(8).arch().hybrid().mtp()).isEqualTo("*E");
+    assertThat(m.withLayers(7).arch().mtpDepth()).isZero();
     assertThat(ModelFlops.trainingFlopsPerToken(m, 4096)
         - ModelFlops.trainingFlopsPerToken(b, 4096)).isEqualTo(3 * 1_630_535_680.0);
   }
