@@ -315,7 +315,7 @@ final class ExportCommand implements Callable<Integer> {
     if (m.fp8ActivationInput()) {
       w.add("--activation-func-fp8-input-store");
     }
-    if (m.arch().mtpDepth() > 0 || m.arch().mtpShared()) {
+    if (m.arch().mtpDepth() > 0) {
       // The model's prediction depths (the preset's, or --mtp-num-layers' own).
       w.addAll(List.of("--mtp-num-layers", Integer.toString(m.arch().mtpDepth())));
       if (m.arch().mtpShared()) {

@@ -81,18 +81,13 @@ final class HfNemotronH {
         throw new InputException(f.where() + ": mtp_hybrid_override_pattern must name 1 to "
             + HybridPattern.MAX_MTP_LAYERS + " layers, got " + layers.length());
       }
-      for (int i = 0; i < layers.length(); i++) {
-        char ch = layers.charAt(i);
-        if (hp.first(ch) < 0) {
-          // A printable character as itself; any other as its code point, never raw.
-          String shown = ch > ' ' && ch < 0x7f ? "'" + ch + "'"
-              : String.format(java.util.Locale.ROOT, "U+%04X", (int) ch);
-          throw new InputException(f.where() + ": mtp_hybrid_override_pattern's layer " + i
-              + " is " + shown + ", a kind of layer hybrid_override_pattern does not have; "
-              + "meshplan prices a prediction layer as the model's own layers of its kind");
-        }
+      try {
+        // HybridPattern refuses a layer of a kind the model's own pattern lacks.
+        hp = hp.withMtp(layers);
+      } catch (IllegalArgumentException e) {
+        throw new InputException(f.where() + ": mtp_hybrid_override_pattern: " + e.getMessage(),
+            e);
       }
-      hp = hp.withMtp(layers);
     } else if (f.given("mtp_hybrid_override_pattern")) {
       // Unused without prediction modules (the bridge builds none: num_nextn_predict_layers 0).
       f.string("mtp_hybrid_override_pattern");

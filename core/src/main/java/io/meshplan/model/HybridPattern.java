@@ -84,8 +84,10 @@ public record HybridPattern(String symbols, MambaShape mamba, GdnShape gdn,
     for (int i = 0; i < mtp.length(); i++) {
       char c = mtp.charAt(i);
       int at = i;
-      Require.that(symbols.indexOf(c) >= 0, () -> "multi-token prediction layer " + at + " is '"
-          + c + "', a kind of layer the model's own pattern does not have");
+      Require.that(symbols.indexOf(c) >= 0, () -> "multi-token prediction layer " + at + " is "
+          + io.meshplan.util.Words.character(c) + ", a kind of layer the model's own pattern "
+          + "does not have; meshplan prices a prediction layer as the model's own layers of its "
+          + "kind");
     }
   }
 
@@ -164,11 +166,8 @@ public record HybridPattern(String symbols, MambaShape mamba, GdnShape gdn,
               .append(accepted.charAt(k)).append(" (").append(name(accepted.charAt(k)))
               .append(')');
         }
-        // A printable character as itself; any other as its code point, never raw.
-        String shown = c > ' ' && c < 0x7f ? "'" + c + "'"
-            : String.format(java.util.Locale.ROOT, "U+%04X", (int) c);
-        throw new InputException("hybrid_override_pattern's layer " + i + " is " + shown
-            + "; the symbols are " + names);
+        throw new InputException("hybrid_override_pattern's layer " + i + " is "
+            + io.meshplan.util.Words.character(c) + "; the symbols are " + names);
       }
     }
   }

@@ -76,13 +76,7 @@ final class MoeForward {
     int rows = layout.rowsPerExpert(moe, (long) b * s);
     int fe = layout.localExpertFfn(moe);
     int w = moe.expertWidth(h);
-    int xe = xn;
-    if (moe.latent() > 0) {
-      // LatentMoE: one projection per token down to the experts' width, before the dispatch.
-      t.part("latent_proj");
-      xe = t.dot(xn, f.weight("fc1_latent", h, w));
-    }
-    int xin = xe;
+    int xin = toExpertWidth(xn, w);
     t.part("dispatch");
     int xd = t.moeDispatch(xin, -1, groups, rows);
     t.customVjp(xd, (bp, g) -> bp.accumulate(xin, bp.tape().moeCombine(g, -1, b, s)));
@@ -130,6 +124,18 @@ final class MoeForward {
       y = t.add(y, shared);
     }
     return y;
+  }
+
+  /**
+   * The tokens as the experts take them: {@code xn} itself, or under LatentMoE one projection per
+   * token down to the experts' width {@code w}, before the dispatch.
+   */
+  private int toExpertWidth(int xn, int w) {
+    if (moe.latent() == 0) {
+      return xn;
+    }
+    t.part("latent_proj");
+    return t.dot(xn, f.weight("fc1_latent", h, w));
   }
 
   /**

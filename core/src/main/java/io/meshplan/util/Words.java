@@ -19,6 +19,18 @@ public final class Words {
   }
 
   /**
+   * One character as a message shows it: a printable ASCII character quoted as itself, any other
+   * (a control character, a non-ASCII one) as its code point, never raw.
+   *
+   * @param c the character
+   * @return e.g. {@code 'x'} or {@code U+001B}
+   */
+  public static String character(char c) {
+    return c > ' ' && c < 0x7f ? "'" + c + "'"
+        : String.format(Locale.ROOT, "U+%04X", (int) c);
+  }
+
+  /**
    * At most 40 characters of a value a message quotes (a flag's, a file's), and {@code ...}
    * where it was cut: a value may be of any length.
    *

@@ -5,15 +5,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.meshplan.graph.DType;
 import io.meshplan.interop.cost.IlpLayerCostModel;
-import io.meshplan.interop.cost.StageAssembler;
 import io.meshplan.interop.space.PlanRequest;
-import io.meshplan.interop.space.SearchRules;
-import io.meshplan.interop.space.SubmeshShape;
 import io.meshplan.model.ModelSpec;
 import io.meshplan.model.Presets;
 import io.meshplan.plan.PipelinePlan;
 import io.meshplan.plan.PlanJson;
-import java.util.List;
 import java.util.Optional;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
@@ -75,15 +71,11 @@ class InterleaverTest {
       PlanRequest req = k % 3 != 0 ? full : new PlanRequest(m, full.cluster(), gb, 0,
           (20 + 100 * rnd.nextDouble()) * 1e6, full.pricing(), full.weightBytes(),
           false);
-      IlpLayerCostModel layers = Requests.layers(req);
-      List<Integer> sizes = SearchRules.microbatchSizes(req);
-      int g = sizes.get(rnd.nextInt(sizes.size()));
-      List<SubmeshShape> shapes = SubmeshShape.shapes(req.cluster().nodes(),
-          req.cluster().gpusPerNode(), 1);
-      StageAssembler asm = new StageAssembler(req, layers);
-      Interleaver all = new Interleaver(req, asm, shapes, g);
+      Requests.Interleaved search = Requests.Interleaved.of(req, rnd);
+      int g = search.microbatch();
+      Interleaver all = search.interleaver();
       Optional<PlanSimulator.Evaluated> ref = all.best(Double.POSITIVE_INFINITY, true);
-      Interleaver bounded = new Interleaver(req, asm, shapes, g);
+      Interleaver bounded = search.interleaver();
       Optional<PlanSimulator.Evaluated> got = bounded.best(Double.POSITIVE_INFINITY, false);
       dropped += bounded.droppedForMemory();
       String where = "case " + k + ": " + m.name() + " on " + req.cluster().toShortString()
@@ -101,10 +93,8 @@ class InterleaverTest {
       }
       // With an iteration to beat: the same answer as simulating everything under that rule.
       double beat = ref.get().simulation().iterationSeconds() * (0.9 + 0.2 * rnd.nextDouble());
-      Optional<PlanSimulator.Evaluated> refBeat = new Interleaver(req, asm, shapes, g)
-          .best(beat, true);
-      Optional<PlanSimulator.Evaluated> gotBeat = new Interleaver(req, asm, shapes, g)
-          .best(beat, false);
+      Optional<PlanSimulator.Evaluated> refBeat = search.interleaver().best(beat, true);
+      Optional<PlanSimulator.Evaluated> gotBeat = search.interleaver().best(beat, false);
       assertThat(gotBeat.map(e -> PlanJson.write(e.plan()))).as(where + ", beat " + beat)
           .isEqualTo(refBeat.map(e -> PlanJson.write(e.plan())));
       refBeat.ifPresent(e -> assertThat(e.simulation().iterationSeconds()).isLessThan(beat));

@@ -4,10 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.meshplan.graph.DType;
 import io.meshplan.interop.cost.IlpLayerCostModel;
-import io.meshplan.interop.cost.StageAssembler;
 import io.meshplan.interop.space.PlanRequest;
-import io.meshplan.interop.space.SearchRules;
-import io.meshplan.interop.space.SubmeshShape;
 import io.meshplan.model.ModelSpec;
 import io.meshplan.model.Presets;
 import io.meshplan.model.Recompute;
@@ -127,15 +124,11 @@ class PartialRecomputeTest {
       int gb = 32;
       ModelSpec m = tiny(32, 1024, gb);
       PlanRequest req = tight(rnd, m, clusters[rnd.nextInt(clusters.length)], gb, 1.3e9, 1.7e9);
-      IlpLayerCostModel layers = Requests.layers(req);
-      List<Integer> sizes = SearchRules.microbatchSizes(req);
-      int g = sizes.get(rnd.nextInt(sizes.size()));
-      List<SubmeshShape> shapes = SubmeshShape.shapes(req.cluster().nodes(),
-          req.cluster().gpusPerNode(), 1);
-      StageAssembler asm = new StageAssembler(req, layers);
-      Optional<PlanSimulator.Evaluated> ref = new Interleaver(req, asm, shapes, g)
+      Requests.Interleaved search = Requests.Interleaved.of(req, rnd);
+      int g = search.microbatch();
+      Optional<PlanSimulator.Evaluated> ref = search.interleaver()
           .best(Double.POSITIVE_INFINITY, true);
-      Optional<PlanSimulator.Evaluated> got = new Interleaver(req, asm, shapes, g)
+      Optional<PlanSimulator.Evaluated> got = search.interleaver()
           .best(Double.POSITIVE_INFINITY, false);
       String where = "case " + k + " on " + req.cluster().toShortString() + ", microbatch " + g;
       assertThat(got.map(e -> PlanJson.write(e.plan()))).as(where)

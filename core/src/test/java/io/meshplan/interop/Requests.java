@@ -39,6 +39,32 @@ final class Requests {
   }
 
   /**
+   * The interleaved search of one request at a microbatch size drawn from those the search
+   * tries, over whole-GPU submeshes: each {@link #interleaver} call starts a fresh search.
+   *
+   * @param req the request
+   * @param asm its stage assembler
+   * @param shapes the submeshes of its cluster
+   * @param microbatch the microbatch size drawn
+   */
+  record Interleaved(PlanRequest req, io.meshplan.interop.cost.StageAssembler asm,
+      List<io.meshplan.interop.space.SubmeshShape> shapes, int microbatch) {
+    /** Draws the microbatch size with {@code rnd}. */
+    static Interleaved of(PlanRequest req, java.util.Random rnd) {
+      List<Integer> sizes = io.meshplan.interop.space.SearchRules.microbatchSizes(req);
+      int g = sizes.get(rnd.nextInt(sizes.size()));
+      return new Interleaved(req, new io.meshplan.interop.cost.StageAssembler(req, layers(req)),
+          io.meshplan.interop.space.SubmeshShape.shapes(req.cluster().nodes(),
+              req.cluster().gpusPerNode(), 1), g);
+    }
+
+    /** A fresh search. */
+    Interleaver interleaver() {
+      return new Interleaver(req, asm, shapes, microbatch);
+    }
+  }
+
+  /**
    * The configurations, each under full recomputation followed by itself recomputing only the
    * first 1 to N - 1 blocks of each chunk (N its largest chunk): every count a search may try.
    */

@@ -30,6 +30,8 @@ public final class StageAssembler {
   private final LayerCostModel layers;
   /** The request's send/recv prices, built once: a search simulates thousands of pipelines. */
   private final io.meshplan.cluster.SendRecvModel sendRecv;
+  /** The layers of one multi-token prediction module's block ({@link #mtpBlock}), found once. */
+  private final List<LayerCostModel.Kind> mtpBlock;
 
   /**
    * Creates the assembler.
@@ -41,6 +43,7 @@ public final class StageAssembler {
     this.req = Require.nonNull(req, "request");
     this.layers = Require.nonNull(layers, "layers");
     this.sendRecv = req.p2p();
+    this.mtpBlock = mtpBlock(req.model());
   }
 
   /**
@@ -104,7 +107,7 @@ public final class StageAssembler {
       }
       // The module's block: an expert block, or a hybrid's prediction layers, each priced as the
       // model's own layers of its kind.
-      for (LayerCostModel.Kind kind : mtpBlock(model)) {
+      for (LayerCostModel.Kind kind : mtpBlock) {
         if (!add(list, kind, ls, shared)) {
           return null;
         }
@@ -267,14 +270,11 @@ public final class StageAssembler {
    */
   private boolean add(List<LayerCost> list, LayerCostModel.Kind kind, LayerSetting ls,
       boolean shared) {
-    if (!shared) {
-      return add(list, kind, ls, 1);
-    }
     LayerCost c = layers.cost(kind, ls);
     if (c == null) {
       return false;
     }
-    list.add(c.sharingWeights());
+    list.add(shared ? c.sharingWeights() : c);
     return true;
   }
 
