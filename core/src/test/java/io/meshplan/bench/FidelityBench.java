@@ -106,6 +106,49 @@ public final class FidelityBench {
     System.out.printf(Locale.ROOT, "%nband: %.0f%% intervals from leave-one-stack-out residuals "
         + "(ErrorBand); a run is 'in' when its measured time lies in the band around the "
         + "prediction made without its fold%n", 100 * ErrorBand.COVERAGE);
+    checks(rows, fold);
+  }
+
+  /**
+   * The bounds the fidelity issue (#38) and the frontier-cluster issue (#39) set on the
+   * leave-one-stack-out column, each group against its bound: MAPE and largest error, and for
+   * the bands their coverage.
+   */
+  private static void checks(List<Row> rows, java.util.function.Function<Row, String> fold) {
+    System.out.printf(Locale.ROOT, "%nbounds (leave-one-stack-out):%n%-40s %5s %8s %7s %8s %7s  "
+        + "%s%n", "group", "runs", "MAPE", "bound", "max", "bound", "");
+    java.util.function.Predicate<Row> dense = r -> !r.s().run().model().arch().moe().routed();
+    java.util.function.Predicate<Row> hopper = r -> arch(r).equals("hopper");
+    for (String f : rows.stream().filter(hopper.and(dense)).map(fold).distinct().toList()) {
+      check("dense Hopper, " + f, rows.stream().filter(hopper.and(dense))
+          .filter(r -> fold.apply(r).equals(f)).toList(), 10, 25);
+    }
+    check("mixture-of-experts Hopper (table moe)", rows.stream()
+        .filter(r -> r.s().run().set().equals("moe")).toList(), 15, Double.NaN);
+    for (String f : rows.stream().filter(r -> arch(r).equals("ampere")).map(fold).distinct()
+        .toList()) {
+      check("Ampere, " + f, rows.stream().filter(r -> fold.apply(r).equals(f)).toList(), 8,
+          f.startsWith("fold sc21") ? 10 : Double.NaN);
+    }
+    check("GB200 and B200", rows.stream().filter(r -> gpu(r).equals("gb200")
+        || gpu(r).equals("b200")).toList(), 12, 25);
+    long in = rows.stream().filter(Row::inBand).count();
+    System.out.printf(Locale.ROOT, "%-40s %5d %7.1f%% %7s %8s %7s  %s%n", "90% bands' coverage",
+        rows.size(), 100.0 * in / rows.size(), "80-95%", "", "",
+        in >= 0.8 * rows.size() && in <= 0.95 * rows.size() ? "met" : "NOT MET");
+  }
+
+  private static void check(String group, List<Row> in, double mapeBound, double maxBound) {
+    if (in.isEmpty()) {
+      return;
+    }
+    double mape = mape(in, Column.LOSO);
+    double max = 100 * in.stream().mapToDouble(r -> Math.abs(r.s().error(r.s().leaveOut())))
+        .max().orElse(0);
+    boolean met = mape <= mapeBound && (Double.isNaN(maxBound) || max <= maxBound);
+    System.out.printf(Locale.ROOT, "%-40s %5d %7.1f%% %6.0f%% %7.1f%% %7s  %s%n", group,
+        in.size(), mape, mapeBound, max, Double.isNaN(maxBound) ? "-"
+            : String.format(Locale.ROOT, "%.0f%%", maxBound), met ? "met" : "NOT MET");
   }
 
   private enum Column { KERNEL, IN_SAMPLE, LOSO }
