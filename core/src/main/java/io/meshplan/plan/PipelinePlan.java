@@ -397,6 +397,11 @@ public record PipelinePlan(
     return microbatchSequences / s.dataParallel();
   }
 
+  /** A stage's recomputed blocks in words: its first {@code n}, or all of them for 0. */
+  private static String blocks(int n) {
+    return n == 0 ? "all" : "the first " + n;
+  }
+
   /**
    * Why the plan is not a Megatron-LM-style configuration (one that Megatron-LM, torchtitan
    * and DeepSpeed take).
@@ -420,12 +425,20 @@ public record PipelinePlan(
         return Optional.of("stages use different recomputation, sequence-parallel or optimizer "
             + "sharding settings; the frameworks apply one setting to every stage");
       }
-      int r = recomputeLayers();
-      if (s.recomputeLayers() != StagePlan.recomputeLayersOf(r, s.layerCount())) {
-        return Optional.of("stages recompute different numbers of their first blocks ("
-            + s0.recomputeLayers() + " and " + s.recomputeLayers() + "); Megatron-LM recomputes "
-            + "the same number in every stage (--recompute-num-layers)");
+    }
+    // Every stage has the same settings; the count of blocks each recomputes is compared only
+    // then, so that a stage recomputing none beside one recomputing some is named as above.
+    int r = recomputeLayers();
+    for (int i = 0; i < stages.size(); i++) {
+      StagePlan s = stages.get(i);
+      int expected = StagePlan.recomputeLayersOf(r, s.layerCount());
+      if (s.recomputeLayers() != expected) {
+        return Optional.of("stage " + i + " recomputes " + blocks(s.recomputeLayers()) + " of its " + s.layerCount() + " blocks, where Megatron-LM's "
+            + "--recompute-num-layers " + r + " recomputes " + blocks(expected)
+            + " in every stage");
       }
+    }
+    for (StagePlan s : stages) {
       if (s.dataParallel() != s0.dataParallel() || s.tensorParallel() != s0.tensorParallel()
           || s.expertParallel() != s0.expertParallel()
           || s.expertTensorParallel() != s0.expertTensorParallel()

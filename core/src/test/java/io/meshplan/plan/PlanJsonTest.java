@@ -70,6 +70,39 @@ class PlanJsonTest {
   }
 
   @Test
+  void aStageRecomputingWhereTheOthersDoNotIsNamedAsADifferentSetting() {
+    // Stages 0 and 1 recompute nothing, stage 2 its first block in full: the plan-wide count
+    // (1) is no reason for stage 1 to differ; the modes differ, which is what the reason says.
+    // Before, the count was compared first, and stage 1 was said to recompute "0 and 0".
+    PipelinePlan two = twoStages();
+    StagePlan s = two.stages().get(0);
+    int[][] ranges = {{0, 9}, {10, 19}, {20, 31}};
+    List<StagePlan> stages = new java.util.ArrayList<>();
+    for (int i = 0; i < ranges.length; i++) {
+      Recompute r = i == 2 ? Recompute.FULL : Recompute.NONE;
+      stages.add(new StagePlan(ranges[i][0], ranges[i][1], 1, 8, 8 * i, 2, 4, r, true, 1, true,
+          0.01, 0.02, 3.0e10, s.tensors(), java.util.Optional.empty(), 1, 1, 1,
+          ContextExchange.P2P, 0, i == 2 ? 1 : 0));
+    }
+    PipelinePlan p = new PipelinePlan(two.model(), "3x8:h100-80gb:ib-ndr400", 64, 2, 32, 1,
+        stages, two.prediction());
+    assertThat(p.whyNotUniform()).hasValueSatisfying(w -> assertThat(w)
+        .startsWith("stages use different recomputation"));
+    // All three recompute in full, but only stage 2 its first block: Megatron-LM's
+    // --recompute-num-layers 1 recomputes the first block of every stage.
+    for (int i = 0; i < 2; i++) {
+      StagePlan t = stages.get(i);
+      stages.set(i, new StagePlan(t.firstLayer(), t.lastLayer(), 1, 8, 8 * i, 2, 4,
+          Recompute.FULL, true, 1, true, 0.01, 0.02, 3.0e10, s.tensors(),
+          java.util.Optional.empty(), 1, 1, 1, ContextExchange.P2P, 0, 0));
+    }
+    PipelinePlan q = new PipelinePlan(two.model(), "3x8:h100-80gb:ib-ndr400", 64, 2, 32, 1,
+        stages, two.prediction());
+    assertThat(q.whyNotUniform()).contains("stage 0 recomputes all of its 10 blocks, where "
+        + "Megatron-LM's --recompute-num-layers 1 recomputes the first 1 in every stage");
+  }
+
+  @Test
   void communicationBytesAreOptionalAndRoundTrip() {
     PipelinePlan old = twoStages();
     // A version-1 file without the fields (as meshplan wrote before counting bytes) still reads.
