@@ -316,8 +316,12 @@ final class ExportCommand implements Callable<Integer> {
       w.add("--activation-func-fp8-input-store");
     }
     if (m.arch().mtpDepth() > 0) {
-      // The model's prediction depths (the preset's, or --mtp-num-layers' own).
+      // The model's prediction depths (the preset's, or --mtp-num-layers' own), and a hybrid's
+      // prediction layers (the preset's, or --mtp-hybrid-override-pattern's).
       w.addAll(List.of("--mtp-num-layers", Integer.toString(m.arch().mtpDepth())));
+      if (!m.arch().hybrid().mtp().isEmpty()) {
+        w.addAll(List.of("--mtp-hybrid-override-pattern", m.arch().hybrid().mtp()));
+      }
       if (m.arch().mtpShared()) {
         w.add("--mtp-use-repeated-layer");
       }

@@ -142,6 +142,15 @@ final class ModelOptions {
       + "recipes train its one module for 2 depths so).")
   Boolean mtpRepeated;
 
+  @Option(names = "--mtp-hybrid-override-pattern", paramLabel = "LAYERS", description = "Hybrid "
+      + "models (Nemotron-H, Nemotron 3): the layers of the multi-token prediction module, in "
+      + "the symbols of the model's own pattern (M Mamba-2, * attention, - MLP, E experts), "
+      + "each priced as the model's layers of its kind, as Megatron-Core's "
+      + "mtp_hybrid_override_pattern; with --mtp-num-layers N, the depths that run it (the "
+      + "model's own when it has a module). Nemotron 3.5 Lightning's recipes train Nemotron 3 "
+      + "Nano with '*E' at 2 repeated depths.")
+  String mtpPattern;
+
   @Option(names = "--dtype", completionCandidates = Choices.Dtypes.class,
       description = "Element type: f32, bf16, f16, or fp8 (Transformer Engine's hybrid recipe:"
       + " linear-layer GEMMs in FP8, the rest bf16; H100, H200, B200) (default: preset's). One"
@@ -526,15 +535,17 @@ final class ModelOptions {
    * weights among them.
    */
   private Architecture prediction(Architecture a) {
-    Architecture out = a;
+    if (mtpNumLayers != null
+        && (mtpNumLayers < 0 || mtpNumLayers > Architecture.MAX_MTP_DEPTH)) {
+      throw new InputException("--mtp-num-layers must be from 0 to "
+          + Architecture.MAX_MTP_DEPTH + ", got " + mtpNumLayers);
+    }
+    Architecture out = mtpPattern == null ? a : predictionLayers(a);
     if (mtpNumLayers != null) {
-      if (mtpNumLayers < 0 || mtpNumLayers > Architecture.MAX_MTP_DEPTH) {
-        throw new InputException("--mtp-num-layers must be from 0 to "
-            + Architecture.MAX_MTP_DEPTH + ", got " + mtpNumLayers);
-      }
-      if (mtpNumLayers > 0 && a.mtpDepth() == 0) {
+      if (mtpNumLayers > 0 && out.mtpDepth() == 0) {
         throw new InputException("--mtp-num-layers " + mtpNumLayers + ": the model has no "
-            + "multi-token prediction module (DeepSeek-V3 and Nemotron 3 Super have one)");
+            + "multi-token prediction module (DeepSeek-V3 and Nemotron 3 Super have one; a "
+            + "hybrid model takes one with --mtp-hybrid-override-pattern)");
       }
       out = out.withMtp(mtpNumLayers);
     }
@@ -546,6 +557,37 @@ final class ModelOptions {
       out = out.withMtpShared(true);
     }
     return out;
+  }
+
+  /**
+   * A hybrid architecture whose prediction module is {@code --mtp-hybrid-override-pattern}'s
+   * layers, at {@code --mtp-num-layers} depths or, without it, the model's own (which it must
+   * have).
+   */
+  private Architecture predictionLayers(Architecture a) {
+    String flag = "--mtp-hybrid-override-pattern";
+    if (!a.hybrid().on()) {
+      throw new InputException(flag + ": the model is not a hybrid of Mamba and attention "
+          + "layers; an ordinary decoder's prediction module is a block (--mtp-num-layers alone)");
+    }
+    if (mtpPattern.isEmpty() || mtpPattern.length() > io.meshplan.model.HybridPattern
+        .MAX_MTP_LAYERS) {
+      throw new InputException(flag + " must name 1 to "
+          + io.meshplan.model.HybridPattern.MAX_MTP_LAYERS + " layers, got "
+          + mtpPattern.length());
+    }
+    int depth = mtpNumLayers != null ? mtpNumLayers : a.mtpDepth();
+    if (depth == 0) {
+      throw new InputException(flag + " gives the layers of a prediction module, but "
+          + (mtpNumLayers != null ? "--mtp-num-layers 0 trains none"
+              : "the model trains none; give --mtp-num-layers N, the depths that run it"));
+    }
+    try {
+      // HybridPattern refuses a layer of a kind the model's own pattern lacks.
+      return a.withHybrid(a.hybrid().withMtp(mtpPattern), depth);
+    } catch (IllegalArgumentException e) {
+      throw new InputException(flag + ": " + e.getMessage(), e);
+    }
   }
 
   /**

@@ -359,8 +359,10 @@ public final class PublicFolds {
   /**
    * A recipe row's model as its stack built it: a file with an {@code mtp} column says where the
    * stack built no multi-token-prediction module ({@code none}) though the preset has one, or
-   * how many depths of the preset's module it trained ({@code N}), and whether they share one
-   * module's weights ({@code N/repeated}: Megatron-Core's {@code mtp_use_repeated_layer}).
+   * how many depths of the preset's module it trained ({@code N}), whether they share one
+   * module's weights ({@code N/repeated}: Megatron-Core's {@code mtp_use_repeated_layer}), and
+   * for a hybrid the module's layers where the recipe gives them ({@code N/repeated/*E}:
+   * Megatron-Core's {@code mtp_hybrid_override_pattern}), on a preset with or without a module.
    */
   private static ModelSpec withoutMtp(ModelSpec m, Row r) {
     String mtp = r.optional("mtp").orElse("preset");
@@ -370,13 +372,15 @@ public final class PublicFolds {
     if (mtp.equals("none")) {
       return m.withArchitecture(m.arch().withMtp(0));
     }
-    java.util.regex.Matcher d = java.util.regex.Pattern.compile("([1-9])(/repeated)?")
-        .matcher(mtp);
-    if (!d.matches() || m.arch().mtpDepth() == 0) {
+    java.util.regex.Matcher d = java.util.regex.Pattern.compile(
+        "([1-9])(/repeated)?(?:/([-ME*]{1,64}))?").matcher(mtp);
+    if (!d.matches() || (d.group(3) == null ? m.arch().mtpDepth() == 0 : !m.arch().hybrid().on())) {
       throw new IllegalStateException("row " + r.get("model") + ": unknown mtp " + mtp);
     }
-    return m.withArchitecture(m.arch().withMtp(d.group(1).charAt(0) - '0')
-        .withMtpShared(d.group(2) != null));
+    int depth = d.group(1).charAt(0) - '0';
+    io.meshplan.model.Architecture a = d.group(3) == null ? m.arch().withMtp(depth)
+        : m.arch().withHybrid(m.arch().hybrid().withMtp(d.group(3)), depth);
+    return m.withArchitecture(a.withMtpShared(d.group(2) != null));
   }
 
   /**

@@ -159,4 +159,56 @@ class NemotronSuperCliTest {
     Files.writeString(badPlan, bad);
     CliRun.of("simulate", "--plan", badPlan.toString()).refusedInOneLine(2, "'-'");
   }
+  /**
+   * Megatron-Bridge's Nemotron 3.5 Lightning recipes train Nemotron 3 Nano's layers with a
+   * prediction module of an attention and an expert layer at 2 repeated depths
+   * (perf_recipes/nemotronh/gb200/nemotronh.py at 067f987: mtp_num_layers 2,
+   * mtp_hybrid_override_pattern "*E", mtp_use_repeated_layer). --mtp-hybrid-override-pattern
+   * states the module on a hybrid preset that has none.
+   */
+  @Test
+  void aHybridTakesAPredictionModuleOfTheLayersAPatternNames() throws Exception {
+    Path plan = dir.resolve("lightning.json");
+    CliRun p = CliRun.of("plan", "--model", "nemotron-3-nano-30b-a3b", "--cluster",
+        "1xnvl8:gb200", "--global-batch", "64", "--seq", "4096", "--for", "megatron",
+        "--mtp-num-layers", "2", "--mtp-use-repeated-layer", "--mtp-hybrid-override-pattern",
+        "*E", "--out", plan.toString());
+    assertThat(p.code()).as(p.err()).isZero();
+    JsonNode arch = JSON.readTree(plan.toFile()).get("model").get("architecture");
+    assertThat(arch.get("mtpLayers").asInt()).isEqualTo(2);
+    assertThat(arch.get("mtpShared").asBoolean()).isTrue();
+    assertThat(arch.get("hybrid").get("mtpPattern").asText()).isEqualTo("*E");
+    ModelSpec nano = Presets.get("nemotron-3-nano-30b-a3b");
+    ModelSpec lightning = io.meshplan.plan.PlanJson.read(plan.toString(),
+        Files.readString(plan)).model();
+    // One module of Nano's widths (h 2688; 32 query heads and 2 key/value groups of 128; 128
+    // experts of 1856 and a shared expert of 3712, squared ReLU): its input projection 2h x h
+    // = 14,450,688 and 2 norms 5,376; the attention layer 2688 x 4096 x 2 + 2688 x 256 x 2 =
+    // 23,396,352 and its norm 2,688; the expert layer 128 x 2 x 2688 x 1856 = 1,277,165,568,
+    // the shared expert 2 x 2688 x 3712 = 19,955,712, the router 2688 x 128 = 344,064 and its
+    // norm 2,688; the final norm 2,688: 1,335,325,824 in all, once for the 2 repeated depths.
+    assertThat(lightning.parameterCount() - nano.parameterCount()).isEqualTo(1_335_325_824L);
+    CliRun again = CliRun.of("simulate", "--plan", plan.toString());
+    assertThat(again.code()).as(again.err()).isZero();
+    // Refusals, one line each: an ordinary decoder, no depth to run the module, a kind of
+    // layer Nano lacks, none or too many layers.
+    List<String> nanoRun = List.of("simulate", "--model", "nemotron-3-nano-30b-a3b",
+        "--cluster", "1xnvl8:gb200", "--tp", "1", "--pp", "1", "--dp", "8", "--ep", "8",
+        "--micro-batch", "1", "--global-batch", "64", "--seq", "4096");
+    CliRun.of("simulate", "--model", "llama3-8b", "--cluster", "1x8:h100-80gb",
+        "--mtp-num-layers", "1", "--mtp-hybrid-override-pattern", "*")
+        .refusedInOneLine(2, "not a hybrid");
+    CliRun.of(nanoRun, "--mtp-hybrid-override-pattern", "*E")
+        .refusedInOneLine(2, "give --mtp-num-layers N");
+    CliRun.of(nanoRun, "--mtp-num-layers", "0", "--mtp-hybrid-override-pattern", "*E")
+        .refusedInOneLine(2, "--mtp-num-layers 0 trains none");
+    CliRun.of(nanoRun, "--mtp-num-layers", "1", "--mtp-hybrid-override-pattern", "*-")
+        .refusedInOneLine(2, "layer 1 is '-'");
+    CliRun.of(nanoRun, "--mtp-num-layers", "1", "--mtp-hybrid-override-pattern", "*\u001b")
+        .refusedInOneLine(2, "layer 1 is U+001B");
+    CliRun.of(nanoRun, "--mtp-num-layers", "1", "--mtp-hybrid-override-pattern", "")
+        .refusedInOneLine(2, "must name 1 to 64 layers, got 0");
+    CliRun.of(nanoRun, "--mtp-num-layers", "1", "--mtp-hybrid-override-pattern",
+        "E".repeat(65)).refusedInOneLine(2, "must name 1 to 64 layers, got 65");
+  }
 }

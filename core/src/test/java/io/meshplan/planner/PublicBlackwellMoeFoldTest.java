@@ -15,8 +15,8 @@ import org.junit.jupiter.api.Test;
  * Megatron-Bridge's mixture-of-experts rows on GB200 and GB300 ({@code
  * folds/moe_mxfp8_blackwell.csv}) are stated as their recipes ran: MXFP8, Hybrid-EP, the
  * exchange overlapped except Nemotron 3 Nano's and Super's, DeepSeek-V3's 16-chunk layout, Super's
- * latent experts and repeated prediction depths; so stated each fits in its GPU's memory, as the
- * runs did.
+ * latent experts and repeated prediction depths, Lightning's prediction module on Nano's layers;
+ * so stated each fits in its GPU's memory, as the runs did.
  */
 class PublicBlackwellMoeFoldTest {
   private static List<PublicRun> rows() {
@@ -26,7 +26,7 @@ class PublicBlackwellMoeFoldTest {
   @Test
   void theRowsAreStatedAsTheirRecipesRan() {
     List<PublicRun> rows = rows();
-    assertThat(rows).hasSize(11).allSatisfy(r -> {
+    assertThat(rows).hasSize(12).allSatisfy(r -> {
       assertThat(r.fold()).isEqualTo("nemo");
       assertThat(r.cluster().gpu().architecture()).isEqualTo(Architecture.BLACKWELL);
       assertThat(r.model().fp8Scaling()).isEqualTo(Fp8Scaling.MXFP8);
@@ -51,6 +51,20 @@ class PublicBlackwellMoeFoldTest {
       assertThat(r.model().arch().mtpShared()).isTrue();
       assertThat(r.model().parameterCount()).isEqualTo(123_611_012_096L);
     });
+    // Nemotron 3.5 Lightning's recipe: Nano's layers (no module in the preset) with a module of
+    // an attention and an expert layer at 2 depths on one set of weights, micro-batch 2.
+    List<PublicRun> nano = rows.stream()
+        .filter(r -> r.name().equals("nemotron-3-nano-30b-a3b")).toList();
+    assertThat(nano).hasSize(2);
+    assertThat(nano).filteredOn(r -> r.cluster().gpu().name().equals("gb300")).singleElement()
+        .satisfies(r -> assertThat(r.model().arch().mtpDepth()).isZero());
+    assertThat(nano).filteredOn(r -> r.cluster().gpu().name().equals("gb200")).singleElement()
+        .satisfies(r -> {
+          assertThat(r.model().arch().mtpDepth()).isEqualTo(2);
+          assertThat(r.model().arch().mtpShared()).isTrue();
+          assertThat(r.model().arch().hybrid().mtp()).isEqualTo("*E");
+          assertThat(r.config().microBatchSize()).isEqualTo(2);
+        });
     // DeepSeek-V3's "Et*4|(t*4|)*14tmL": 16 chunks holding 4 + 14 x 4 + 1 = 61 blocks, over PP
     // 2 x VP 8 on GB300 and PP 4 x VP 4 on GB200.
     List<PublicRun> dsv3 = rows.stream().filter(r -> r.name().equals("deepseek-v3")).toList();
