@@ -433,7 +433,8 @@ public record PipelinePlan(
       StagePlan s = stages.get(i);
       int expected = StagePlan.recomputeLayersOf(r, s.layerCount());
       if (s.recomputeLayers() != expected) {
-        return Optional.of("stage " + i + " recomputes " + blocks(s.recomputeLayers()) + " of its " + s.layerCount() + " blocks, where Megatron-LM's "
+        return Optional.of("stage " + i + " recomputes " + blocks(s.recomputeLayers())
+            + " of its " + s.layerCount() + " blocks, where Megatron-LM's "
             + "--recompute-num-layers " + r + " recomputes " + blocks(expected)
             + " in every stage");
       }

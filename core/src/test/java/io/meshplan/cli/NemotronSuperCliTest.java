@@ -190,6 +190,14 @@ class NemotronSuperCliTest {
     assertThat(lightning.parameterCount() - nano.parameterCount()).isEqualTo(1_335_325_824L);
     CliRun again = CliRun.of("simulate", "--plan", plan.toString());
     assertThat(again.code()).as(again.err()).isZero();
+    // Megatron-LM: the module's layers after the unified pattern's '/', once per depth.
+    Path out = dir.resolve("lightning.sh");
+    CliRun e = CliRun.of("export", "--to", "megatron", "--plan", plan.toString(), "--out",
+        out.toString());
+    assertThat(e.code()).as(e.err()).isZero();
+    assertThat(Files.readString(out))
+        .containsPattern("--hybrid-layer-pattern '[ME*|]+/\\*E/\\*E'\n")
+        .contains("--mtp-num-layers 2\n", "--mtp-use-repeated-layer\n");
     // Refusals, one line each: an ordinary decoder, no depth to run the module, a kind of
     // layer Nano lacks, none or too many layers.
     List<String> nanoRun = List.of("simulate", "--model", "nemotron-3-nano-30b-a3b",
