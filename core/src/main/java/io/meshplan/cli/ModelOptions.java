@@ -131,9 +131,10 @@ final class ModelOptions {
   Boolean fp8ActivationInput;
 
   @Option(names = "--mtp-num-layers", paramLabel = "N", description = "Models with "
-      + "multi-token prediction (DeepSeek-V3, Nemotron 3 Super): train N prediction depths "
-      + "after the last layer, as Megatron-LM's --mtp-num-layers (0 trains none; default: the "
-      + "model's). Each depth is the model's module: a block, or a hybrid's prediction layers.")
+      + "multi-token prediction (DeepSeek-V3, Nemotron 3 Super, or a hybrid given a module by "
+      + "--mtp-hybrid-override-pattern): train N prediction depths after the last layer, as "
+      + "Megatron-LM's --mtp-num-layers (0 trains none; default: the model's). Each depth is the "
+      + "model's module: a block, or a hybrid's prediction layers.")
   Integer mtpNumLayers;
 
   @Option(names = "--mtp-use-repeated-layer", description = "With multi-token prediction: every "
