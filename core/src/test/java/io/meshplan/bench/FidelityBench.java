@@ -20,8 +20,9 @@ import java.util.Set;
  * at kernel-level prices, at the shipped factor (in-sample), and at the factor fitted without its
  * own fold (leave-one-stack-out, the column that counts); each fold's and each table's mean
  * absolute percentage error in the three columns; and what share of runs falls inside its
- * architecture's 90% band around the leave-one-stack-out prediction. Errors are on the published
- * figure (throughput): {@code predicted / measured - 1}.
+ * architecture's 90% band around the leave-one-stack-out prediction; and last, each bound the
+ * fidelity and frontier-cluster issues set on the leave-one-stack-out column, met or not. Errors
+ * are on the published figure (throughput): {@code predicted / measured - 1}.
  *
  * <p>Run: {@code mvn -q -B -DskipTests package && mvn -q -B test-compile && java -Xmx4g -cp
  * "core/target/test-classes:core/target/meshplan.jar:core/target/lib/*"
