@@ -374,7 +374,8 @@ public final class PublicFolds {
     }
     java.util.regex.Matcher d = java.util.regex.Pattern.compile(
         "([1-9])(/repeated)?(?:/([-ME*]{1,64}))?").matcher(mtp);
-    if (!d.matches() || (d.group(3) == null ? m.arch().mtpDepth() == 0 : !m.arch().hybrid().on())) {
+    if (!d.matches()
+        || (d.group(3) == null ? m.arch().mtpDepth() == 0 : !m.arch().hybrid().on())) {
       throw new IllegalStateException("row " + r.get("model") + ": unknown mtp " + mtp);
     }
     int depth = d.group(1).charAt(0) - '0';
