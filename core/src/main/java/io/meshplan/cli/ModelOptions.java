@@ -521,7 +521,18 @@ final class ModelOptions {
           pos("--vocab", vocab, p.vocab()), s, pos("--batch", batch, p.batch()), t, arch);
       // --layers keeps the first blocks, with their kinds where dense blocks mix in.
       int l = pos("--layers", layers, p.layers());
-      return (l == p.layers() ? m : m.withLayers(l)).withPacking(packing())
+      ModelSpec kept = l == p.layers() ? m : m.withLayers(l);
+      boolean asked = mtpPattern != null || mtpNumLayers != null && mtpNumLayers > 0;
+      if (asked && m.arch().mtpDepth() > 0 && kept.arch().mtpDepth() == 0) {
+        // A hybrid's module is priced as the model's own layers of its kinds: the first l
+        // layers must still hold each of them, or the depths the flags ask for would vanish.
+        throw new InputException("--layers " + l + " keeps the layers '"
+            + kept.arch().hybrid().symbols() + "', which lack a kind of layer of the prediction "
+            + "module '" + m.arch().hybrid().mtp() + "' that "
+            + (mtpPattern != null ? "--mtp-hybrid-override-pattern" : "--mtp-num-layers")
+            + " asks for; keep more layers or train no prediction depth");
+      }
+      return kept.withPacking(packing())
           .withLora(lora(arch.mlp().gated(), t)).withFp8Scaling(fp8Scaling(t))
           .withOptimizerState(optimizerState(t))
           .withFp8ActivationInput(fp8ActivationInput(arch.mlp()));

@@ -218,5 +218,13 @@ class NemotronSuperCliTest {
         .refusedInOneLine(2, "must name 1 to 64 layers, got 0");
     CliRun.of(nanoRun, "--mtp-num-layers", "1", "--mtp-hybrid-override-pattern",
         "E".repeat(65)).refusedInOneLine(2, "must name 1 to 64 layers, got 65");
+    // --layers 3 keeps "MEM", no attention layer: the module asked for would vanish, so the
+    // flags are refused; 8 layers ("MEMEM*EM") keep both kinds and the module.
+    CliRun.of(nanoRun, "--layers", "3", "--mtp-num-layers", "1",
+        "--mtp-hybrid-override-pattern", "*E").refusedInOneLine(2, "--layers 3 keeps the layers "
+        + "'MEM', which lack a kind of layer of the prediction module '*E'");
+    CliRun eight = CliRun.of(nanoRun, "--layers", "8", "--mtp-num-layers", "1",
+        "--mtp-hybrid-override-pattern", "*E");
+    assertThat(eight.code()).as(eight.err()).isZero();
   }
 }
