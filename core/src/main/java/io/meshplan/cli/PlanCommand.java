@@ -28,6 +28,7 @@ import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
+import java.util.OptionalDouble;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -186,6 +187,7 @@ final class PlanCommand implements Callable<Integer> {
       setup = withRuntimeAttention(setup, runtime.get(), options);
     }
     PlanResult r;
+    String weights = "";
     List<RuntimeBest> bests = List.of();
     try (TaskExecutor ex = executor.open();
         Progress progress = !executor.local() ? Progress.none() : megatronGrid
@@ -195,6 +197,27 @@ final class PlanCommand implements Callable<Integer> {
       PlannerOptions run = options.withExecutor(ex).withProgress(progress::update);
       r = runtime.isPresent() ? Planner.planFor(setup, run, runtime.get())
           : Planner.plan(setup, run);
+      Optional<PricedJob> fp8 = fp8Weights(setup, runtime, options);
+      if (fp8.isPresent()) {
+        // Megatron-LM's --fp8-param-gather is a choice of the launch: both are planned, and the
+        // faster kept (FP8 weights may also fit a layout bf16 weights do not).
+        PlanResult r8 = Planner.planFor(fp8.get(), run, runtime.get());
+        OptionalDouble t16 = seconds(r);
+        OptionalDouble t8 = seconds(r8);
+        if (t8.isPresent() && (t16.isEmpty() || t8.getAsDouble() < t16.getAsDouble())) {
+          weights = String.format(java.util.Locale.ROOT, "weights: kept and gathered in FP8 "
+              + "(--fp8-param-gather): %.4f s an iteration, where bf16 weights take %s%n",
+              t8.getAsDouble(), t16.isPresent() ? String.format(java.util.Locale.ROOT, "%.4f s",
+                  t16.getAsDouble()) : "no layout that fits");
+          r = r8;
+          setup = fp8.get();
+        } else if (t16.isPresent()) {
+          weights = String.format(java.util.Locale.ROOT, "weights: bf16; kept and gathered in "
+              + "FP8 (--fp8-param-gather) they take %s%n", t8.isPresent()
+                  ? String.format(java.util.Locale.ROOT, "%.4f s an iteration",
+                      t8.getAsDouble()) : "no layout that fits");
+        }
+      }
       // With a fixed recomputation the frameworks' own searches would not be the same job.
       if (r instanceof PlanResult.Planned p && runtime.isEmpty() && !megatronGrid
           && recompute == null) {
@@ -206,7 +229,7 @@ final class PlanCommand implements Callable<Integer> {
       throw new InfeasibleException(inf.message());
     }
     PlanResult.Planned planned = (PlanResult.Planned) r;
-    String search = searchLine(planned.stats()) + (bests.isEmpty() ? ""
+    String search = searchLine(planned.stats()) + weights + (bests.isEmpty() ? ""
         : RuntimeBests.text(planned.plan(), bests));
     String planJson = RuntimeBests.json(PlanJson.write(planned.plan()), planned.plan(), bests,
         runtime.map(LaunchCheck::label).orElse(null));
@@ -402,6 +425,34 @@ final class PlanCommand implements Callable<Integer> {
     if (report != null && !json) {
       w.println("wrote " + report);
     }
+  }
+
+  /**
+   * The job with its weights kept and gathered in FP8, where {@code plan --for megatron} chooses
+   * that: FP8 training of every weight (no adapters) under a recipe Megatron-LM gathers in FP8
+   * (not NVFP4: ParallelConfig#checkModel), with {@code --fp8-param-gather} left to the plan,
+   * on the cluster it plans (not beside --spare-nodes' second plan). Megatron-LM is the one
+   * export that writes FP8 weights ({@code ExportFeature.FP8_WEIGHTS}).
+   */
+  private Optional<PricedJob> fp8Weights(PricedJob setup, Optional<LaunchCheck> runtime,
+      PlannerOptions options) {
+    io.meshplan.model.ModelSpec m = setup.model();
+    if (runtime.isEmpty() || !runtime.get().label().equals(ExportTarget.MEGATRON.label())
+        || model.fp8ParamGather != null || spareNodes != null
+        || !io.meshplan.model.Fp8Training.on(setup.job().dtype())
+        || m.lora() != io.meshplan.model.Lora.NONE
+        || m.fp8Scaling() == io.meshplan.model.Fp8Scaling.NVFP4) {
+      return Optional.empty();
+    }
+    PricedJob fp8 = fixRecompute(Planner.price(setup.job().withModel(
+        m.withLora(io.meshplan.model.Lora.FP8_WEIGHTS)), setup.pricing(), options));
+    return Optional.of(withRuntimeAttention(fp8, runtime.get(), options));
+  }
+
+  /** A plan's iteration time, or empty when nothing fits. */
+  private static OptionalDouble seconds(PlanResult r) {
+    return r instanceof PlanResult.Planned p
+        ? OptionalDouble.of(p.plan().prediction().iterationSeconds()) : OptionalDouble.empty();
   }
 
   /** The line that says how much the search did. */

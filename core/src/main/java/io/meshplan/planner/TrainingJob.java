@@ -140,6 +140,17 @@ public record TrainingJob(ModelSpec model, ClusterSpec cluster, int globalBatch,
   }
 
   /**
+   * The same job training another model (the same layers in another storage, say).
+   *
+   * @param other the model
+   * @return the job
+   */
+  public TrainingJob withModel(ModelSpec other) {
+    return new TrainingJob(other, cluster, globalBatch, microbatches, dtype, memoryPerGpu,
+        overlaps, attention);
+  }
+
+  /**
    * The same job in another training precision.
    *
    * @param type bf16, f16 or f32

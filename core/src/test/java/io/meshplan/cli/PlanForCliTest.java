@@ -194,4 +194,53 @@ class PlanForCliTest {
         ExitCodes.INFEASIBLE, "no plan that alpa launches: Alpa's JAX 0.3.22 computes attention"
             + " as separate matmuls");
   }
+  /**
+   * Under FP8 training, {@code plan --for megatron} plans the weights both ways (bf16, and kept
+   * and gathered in FP8: Megatron-LM's --fp8-param-gather) and keeps the faster; each time it
+   * prints is the one {@code simulate --plan} gives its plan again, and the export writes the
+   * flag. A user's own --fp8-param-gather, and a runtime that cannot launch FP8 weights, plan one
+   * way only.
+   */
+  @Test
+  void megatronsFp8PlansChooseTheirWeightsStorage() throws Exception {
+    List<String> job = List.of("--model", "llama3-8b", "--layers", "4", "--cluster",
+        "1x8:h100-80gb", "--global-batch", "16", "--seq", "2048", "--dtype", "fp8");
+    Path plan = dir.resolve("fp8.json");
+    CliRun p = CliRun.of(args("plan", job, "--for", "megatron", "--out", plan.toString()));
+    assertThat(p.code()).as(p.err()).isZero();
+    java.util.regex.Matcher m = java.util.regex.Pattern.compile("weights: (kept and gathered "
+        + "in FP8 \\(--fp8-param-gather\\): ([0-9.]+) s an iteration, where bf16 weights take "
+        + "([0-9.]+) s|bf16; kept and gathered in FP8 \\(--fp8-param-gather\\) they take "
+        + "([0-9.]+) s an iteration)\n").matcher(p.out());
+    assertThat(m.find()).as(p.out()).isTrue();
+    boolean fp8 = m.group(2) != null;
+    double chosen = Double.parseDouble(fp8 ? m.group(2) : "NaN");
+    double other = Double.parseDouble(fp8 ? m.group(3) : m.group(4));
+    JsonNode model = JSON.readTree(plan.toFile()).get("model");
+    assertThat(model.path("fp8ParamGather").asBoolean(false)).isEqualTo(fp8);
+    double planned = JSON.readTree(plan.toFile()).get("iterationSeconds").asDouble();
+    if (fp8) {
+      // Printed to 4 decimals: the kept plan's time, no slower than the other storage's.
+      assertThat(planned).isCloseTo(chosen, org.assertj.core.data.Offset.offset(5e-5));
+      assertThat(chosen).isLessThanOrEqualTo(other);
+    } else {
+      assertThat(planned).isLessThanOrEqualTo(other + 5e-5);
+    }
+    CliRun again = CliRun.of("simulate", "--plan", plan.toString(), "--json");
+    assertThat(again.code()).as(again.err()).isZero();
+    assertThat(iteration(again.out())).isCloseTo(planned,
+        org.assertj.core.data.Offset.offset(1e-9 * planned));
+    Path out = dir.resolve("fp8.sh");
+    CliRun e = CliRun.of("export", "--to", "megatron", "--plan", plan.toString(), "--out",
+        out.toString());
+    assertThat(e.code()).as(e.err()).isZero();
+    assertThat(Files.readString(out).contains("--fp8-param-gather\n")).isEqualTo(fp8);
+    // One way only: the user's own choice, or a runtime without FP8 weights.
+    CliRun own = CliRun.of(args("plan", job, "--for", "megatron", "--fp8-param-gather"));
+    assertThat(own.code()).as(own.err()).isZero();
+    assertThat(own.out()).doesNotContain("weights:");
+    // torchtitan has no 4-layer flavor (exit 3); it plans no FP8 weights in any case.
+    CliRun titan = CliRun.of(args("plan", job, "--for", "torchtitan"));
+    assertThat(titan.out() + titan.err()).doesNotContain("weights:");
+  }
 }
