@@ -206,16 +206,17 @@ final class PlanCommand implements Callable<Integer> {
         OptionalDouble t8 = seconds(r8);
         if (t8.isPresent() && (t16.isEmpty() || t8.getAsDouble() < t16.getAsDouble())) {
           weights = String.format(java.util.Locale.ROOT, "weights: kept and gathered in FP8 "
-              + "(--fp8-param-gather): %.4f s an iteration, where bf16 weights take %s%n",
-              t8.getAsDouble(), t16.isPresent() ? String.format(java.util.Locale.ROOT, "%.4f s",
-                  t16.getAsDouble()) : "no layout that fits");
+              + "(--fp8-param-gather): %.4f s an iteration, %s%n", t8.getAsDouble(),
+              t16.isPresent() ? String.format(java.util.Locale.ROOT,
+                  "where bf16 weights take %.4f s", t16.getAsDouble())
+                  : "where no layout of bf16 weights fits");
           r = r8;
           setup = fp8.get();
         } else if (t16.isPresent()) {
-          weights = String.format(java.util.Locale.ROOT, "weights: bf16; kept and gathered in "
-              + "FP8 (--fp8-param-gather) they take %s%n", t8.isPresent()
-                  ? String.format(java.util.Locale.ROOT, "%.4f s an iteration",
-                      t8.getAsDouble()) : "no layout that fits");
+          weights = String.format(java.util.Locale.ROOT, "weights: bf16; %s%n", t8.isPresent()
+              ? String.format(java.util.Locale.ROOT, "kept and gathered in FP8 "
+                  + "(--fp8-param-gather) they take %.4f s an iteration", t8.getAsDouble())
+              : "no layout of weights kept and gathered in FP8 (--fp8-param-gather) fits");
         }
       }
       // With a fixed recomputation the frameworks' own searches would not be the same job.
