@@ -188,6 +188,8 @@ final class PlanCommand implements Callable<Integer> {
     }
     PlanResult r;
     String weights = "";
+    // The two storages' iteration times where the weights were weighed ({@link #fp8Weights}).
+    OptionalDouble[] weighed = null;
     List<RuntimeBest> bests = List.of();
     try (TaskExecutor ex = executor.open();
         Progress progress = !executor.local() ? Progress.none() : megatronGrid
@@ -204,6 +206,7 @@ final class PlanCommand implements Callable<Integer> {
         PlanResult r8 = Planner.planFor(fp8.get(), run, runtime.get());
         OptionalDouble t16 = seconds(r);
         OptionalDouble t8 = seconds(r8);
+        weighed = new OptionalDouble[] {t16, t8};
         if (t8.isPresent() && (t16.isEmpty() || t8.getAsDouble() < t16.getAsDouble())) {
           weights = String.format(java.util.Locale.ROOT, "weights: kept and gathered in FP8 "
               + "(--fp8-param-gather): %.4f s an iteration, %s%n", t8.getAsDouble(),
@@ -234,6 +237,24 @@ final class PlanCommand implements Callable<Integer> {
         : RuntimeBests.text(planned.plan(), bests));
     String planJson = RuntimeBests.json(PlanJson.write(planned.plan()), planned.plan(), bests,
         runtime.map(LaunchCheck::label).orElse(null));
+    if (weighed != null) {
+      OptionalDouble[] t = weighed;
+      boolean fp8Kept = planned.plan().model().lora().fp8Weights();
+      planJson = JsonEdit.edit(planJson, root -> {
+        com.fasterxml.jackson.databind.node.ObjectNode w = root.putObject("weights");
+        w.put("kept", fp8Kept ? "fp8" : "bf16");
+        if (t[0].isPresent()) {
+          w.put("bf16IterationSeconds", t[0].getAsDouble());
+        } else {
+          w.putNull("bf16IterationSeconds");
+        }
+        if (t[1].isPresent()) {
+          w.put("fp8IterationSeconds", t[1].getAsDouble());
+        } else {
+          w.putNull("fp8IterationSeconds");
+        }
+      });
+    }
     if (allNodes != null) {
       search = search + spares(allNodes, planned.plan(), options);
     }

@@ -218,6 +218,11 @@ class PlanForCliTest {
     double other = Double.parseDouble(fp8 ? m.group(3) : m.group(4));
     JsonNode model = JSON.readTree(plan.toFile()).get("model");
     assertThat(model.path("fp8ParamGather").asBoolean(false)).isEqualTo(fp8);
+    // The plan file names the storage kept and both times (null where nothing fits).
+    JsonNode weights = JSON.readTree(plan.toFile()).get("weights");
+    assertThat(weights.get("kept").asText()).isEqualTo(fp8 ? "fp8" : "bf16");
+    assertThat(weights.get(fp8 ? "bf16IterationSeconds" : "fp8IterationSeconds").asDouble())
+        .isCloseTo(other, org.assertj.core.data.Offset.offset(5e-5));
     double planned = JSON.readTree(plan.toFile()).get("iterationSeconds").asDouble();
     if (fp8) {
       // Printed to 4 decimals: the kept plan's time, no slower than the other storage's.
@@ -239,6 +244,9 @@ class PlanForCliTest {
     CliRun own = CliRun.of(args("plan", job, "--for", "megatron", "--fp8-param-gather"));
     assertThat(own.code()).as(own.err()).isZero();
     assertThat(own.out()).doesNotContain("weights:");
+    CliRun ownJson = CliRun.of(args("plan", job, "--for", "megatron", "--fp8-param-gather",
+        "--json"));
+    assertThat(JSON.readTree(ownJson.out()).has("weights")).isFalse();
     // torchtitan has no 4-layer flavor (exit 3); it plans no FP8 weights in any case.
     CliRun titan = CliRun.of(args("plan", job, "--for", "torchtitan"));
     assertThat(titan.out() + titan.err()).doesNotContain("weights:");
