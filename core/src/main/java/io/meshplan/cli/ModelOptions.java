@@ -582,12 +582,7 @@ final class ModelOptions {
       throw new InputException(flag + ": the model is not a hybrid of Mamba and attention "
           + "layers; an ordinary decoder's prediction module is a block (--mtp-num-layers alone)");
     }
-    if (mtpPattern.isEmpty() || mtpPattern.length() > io.meshplan.model.HybridPattern
-        .MAX_MTP_LAYERS) {
-      throw new InputException(flag + " must name 1 to "
-          + io.meshplan.model.HybridPattern.MAX_MTP_LAYERS + " layers, got "
-          + mtpPattern.length());
-    }
+    io.meshplan.model.HybridPattern.requireModuleLayers(flag, mtpPattern);
     int depth = mtpNumLayers != null ? mtpNumLayers : a.mtpDepth();
     if (depth == 0) {
       throw new InputException(flag + " gives the layers of a prediction module, but "

@@ -187,9 +187,8 @@ final class PlanCommand implements Callable<Integer> {
       setup = withRuntimeAttention(setup, runtime.get(), options);
     }
     PlanResult r;
-    String weights = "";
-    // The two storages' iteration times where the weights were weighed ({@link #fp8Weights}).
-    OptionalDouble[] weighed = null;
+    // Both storages' times, where the weights were weighed (fp8Weights).
+    Optional<Weighed> weighed = Optional.empty();
     List<RuntimeBest> bests = List.of();
     try (TaskExecutor ex = executor.open();
         Progress progress = !executor.local() ? Progress.none() : megatronGrid
@@ -204,22 +203,11 @@ final class PlanCommand implements Callable<Integer> {
         // Megatron-LM's --fp8-param-gather is a choice of the launch: both are planned, and the
         // faster kept (FP8 weights may also fit a layout bf16 weights do not).
         PlanResult r8 = Planner.planFor(fp8.get(), run, runtime.get());
-        OptionalDouble t16 = seconds(r);
-        OptionalDouble t8 = seconds(r8);
-        weighed = new OptionalDouble[] {t16, t8};
-        if (t8.isPresent() && (t16.isEmpty() || t8.getAsDouble() < t16.getAsDouble())) {
-          weights = String.format(java.util.Locale.ROOT, "weights: kept and gathered in FP8 "
-              + "(--fp8-param-gather): %.4f s an iteration, %s%n", t8.getAsDouble(),
-              t16.isPresent() ? String.format(java.util.Locale.ROOT,
-                  "where bf16 weights take %.4f s", t16.getAsDouble())
-                  : "where no layout of bf16 weights fits");
+        Weighed w = new Weighed(seconds(r), seconds(r8));
+        weighed = Optional.of(w);
+        if (w.fp8Kept()) {
           r = r8;
           setup = fp8.get();
-        } else if (t16.isPresent()) {
-          weights = String.format(java.util.Locale.ROOT, "weights: bf16; %s%n", t8.isPresent()
-              ? String.format(java.util.Locale.ROOT, "kept and gathered in FP8 "
-                  + "(--fp8-param-gather) they take %.4f s an iteration", t8.getAsDouble())
-              : "no layout of weights kept and gathered in FP8 (--fp8-param-gather) fits");
         }
       }
       // With a fixed recomputation the frameworks' own searches would not be the same job.
@@ -233,27 +221,12 @@ final class PlanCommand implements Callable<Integer> {
       throw new InfeasibleException(inf.message());
     }
     PlanResult.Planned planned = (PlanResult.Planned) r;
-    String search = searchLine(planned.stats()) + weights + (bests.isEmpty() ? ""
-        : RuntimeBests.text(planned.plan(), bests));
+    String search = searchLine(planned.stats()) + weighed.map(Weighed::line).orElse("")
+        + (bests.isEmpty() ? "" : RuntimeBests.text(planned.plan(), bests));
     String planJson = RuntimeBests.json(PlanJson.write(planned.plan()), planned.plan(), bests,
         runtime.map(LaunchCheck::label).orElse(null));
-    if (weighed != null) {
-      OptionalDouble[] t = weighed;
-      boolean fp8Kept = planned.plan().model().lora().fp8Weights();
-      planJson = JsonEdit.edit(planJson, root -> {
-        com.fasterxml.jackson.databind.node.ObjectNode w = root.putObject("weights");
-        w.put("kept", fp8Kept ? "fp8" : "bf16");
-        if (t[0].isPresent()) {
-          w.put("bf16IterationSeconds", t[0].getAsDouble());
-        } else {
-          w.putNull("bf16IterationSeconds");
-        }
-        if (t[1].isPresent()) {
-          w.put("fp8IterationSeconds", t[1].getAsDouble());
-        } else {
-          w.putNull("fp8IterationSeconds");
-        }
-      });
+    if (weighed.isPresent()) {
+      planJson = JsonEdit.edit(planJson, weighed.get()::addTo);
     }
     if (allNodes != null) {
       search = search + spares(allNodes, planned.plan(), options);
@@ -466,15 +439,63 @@ final class PlanCommand implements Callable<Integer> {
         || m.fp8Scaling() == io.meshplan.model.Fp8Scaling.NVFP4) {
       return Optional.empty();
     }
-    PricedJob fp8 = fixRecompute(Planner.price(setup.job().withModel(
-        m.withLora(io.meshplan.model.Lora.FP8_WEIGHTS)), setup.pricing(), options));
-    return Optional.of(withRuntimeAttention(fp8, runtime.get(), options));
+    // The job already runs the runtime's attention: the same job with FP8 weights.
+    return Optional.of(fixRecompute(Planner.price(setup.job().withModel(
+        m.withLora(io.meshplan.model.Lora.FP8_WEIGHTS)), setup.pricing(), options)));
   }
 
   /** A plan's iteration time, or empty when nothing fits. */
   private static OptionalDouble seconds(PlanResult r) {
     return r instanceof PlanResult.Planned p
         ? OptionalDouble.of(p.plan().prediction().iterationSeconds()) : OptionalDouble.empty();
+  }
+
+  /**
+   * The weights planned both ways ({@link #fp8Weights}): each storage's best iteration time,
+   * empty where no layout fits. FP8 weights are kept when they fit and are faster.
+   *
+   * @param bf16 seconds with bf16 weights
+   * @param fp8 seconds with the weights kept and gathered in FP8
+   */
+  private record Weighed(OptionalDouble bf16, OptionalDouble fp8) {
+    boolean fp8Kept() {
+      return fp8.isPresent() && (bf16.isEmpty() || fp8.getAsDouble() < bf16.getAsDouble());
+    }
+
+    /** The plan's line, empty where neither fits (the plan then fails). */
+    String line() {
+      if (fp8Kept()) {
+        return String.format(java.util.Locale.ROOT, "weights: kept and gathered in FP8 "
+            + "(--fp8-param-gather): %.4f s an iteration, %s%n", fp8.getAsDouble(),
+            bf16.isPresent() ? String.format(java.util.Locale.ROOT,
+                "where bf16 weights take %.4f s", bf16.getAsDouble())
+                : "where no layout of bf16 weights fits");
+      }
+      if (bf16.isEmpty()) {
+        return "";
+      }
+      return String.format(java.util.Locale.ROOT, "weights: bf16; %s%n", fp8.isPresent()
+          ? String.format(java.util.Locale.ROOT, "kept and gathered in FP8 "
+              + "(--fp8-param-gather) they take %.4f s an iteration", fp8.getAsDouble())
+          : "no layout of weights kept and gathered in FP8 (--fp8-param-gather) fits");
+    }
+
+    /** The plan file's {@code weights}: the storage kept and both times, null where none fits. */
+    void addTo(com.fasterxml.jackson.databind.node.ObjectNode root) {
+      com.fasterxml.jackson.databind.node.ObjectNode w = root.putObject("weights");
+      w.put("kept", fp8Kept() ? "fp8" : "bf16");
+      put(w, "bf16IterationSeconds", bf16);
+      put(w, "fp8IterationSeconds", fp8);
+    }
+
+    private static void put(com.fasterxml.jackson.databind.node.ObjectNode o, String key,
+        OptionalDouble v) {
+      if (v.isPresent()) {
+        o.put(key, v.getAsDouble());
+      } else {
+        o.putNull(key);
+      }
+    }
   }
 
   /** The line that says how much the search did. */

@@ -77,10 +77,7 @@ final class HfNemotronH {
             + "mtp_hybrid_override_pattern, the prediction module's layers, is absent");
       }
       String layers = f.string("mtp_hybrid_override_pattern");
-      if (layers.isEmpty() || layers.length() > HybridPattern.MAX_MTP_LAYERS) {
-        throw new InputException(f.where() + ": mtp_hybrid_override_pattern must name 1 to "
-            + HybridPattern.MAX_MTP_LAYERS + " layers, got " + layers.length());
-      }
+      HybridPattern.requireModuleLayers(f.where() + ": mtp_hybrid_override_pattern", layers);
       try {
         // HybridPattern refuses a layer of a kind the model's own pattern lacks.
         hp = hp.withMtp(layers);

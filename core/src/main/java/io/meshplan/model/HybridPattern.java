@@ -95,6 +95,22 @@ public record HybridPattern(String symbols, MambaShape mamba, GdnShape gdn,
   public static final int MAX_MTP_LAYERS = 64;
 
   /**
+   * Refuses a prediction module that names no layer or more than {@link #MAX_MTP_LAYERS}: what a
+   * config.json field or a flag gives as a module must name its layers ({@link #withMtp}
+   * clears the module with none).
+   *
+   * @param what the field or flag, for the message
+   * @param layers the module's symbols
+   * @throws InputException naming {@code what} and the count
+   */
+  public static void requireModuleLayers(String what, String layers) {
+    if (layers.isEmpty() || layers.length() > MAX_MTP_LAYERS) {
+      throw new InputException(what + " must name 1 to " + MAX_MTP_LAYERS
+          + " layers, got " + layers.length());
+    }
+  }
+
+  /**
    * This pattern with a multi-token prediction module of these layers.
    *
    * @param layers the module's symbols, empty for none

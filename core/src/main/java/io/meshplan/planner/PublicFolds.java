@@ -234,7 +234,7 @@ public final class PublicFolds {
     List<PublicRun> out = new ArrayList<>();
     for (Row r : namedRows(resource)) {
       int batch = r.integer("global_batch");
-      ModelSpec m = withoutMtp(Presets.get(r.get("model")), r);
+      ModelSpec m = predictionModules(Presets.get(r.get("model")), r);
       m = fineTuning(m.withSequence(r.integer("seq")).withTraining(batch, m.dtype()), r);
       int tp = r.integer("tp");
       int pp = r.integer("pp");
@@ -364,7 +364,7 @@ public final class PublicFolds {
    * for a hybrid the module's layers where the recipe gives them ({@code N/repeated/*E}:
    * Megatron-Core's {@code mtp_hybrid_override_pattern}), on a preset with or without a module.
    */
-  private static ModelSpec withoutMtp(ModelSpec m, Row r) {
+  private static ModelSpec predictionModules(ModelSpec m, Row r) {
     String mtp = r.optional("mtp").orElse("preset");
     if (mtp.equals("preset")) {
       return m;

@@ -34,6 +34,21 @@ class NemotronSuperCliTest {
         "--json");
   }
 
+  /**
+   * A plan file simulated again and exported to Megatron-LM, both exiting 0.
+   *
+   * @return the export's text
+   */
+  private String simulatedAndExported(Path plan) throws Exception {
+    CliRun again = CliRun.of("simulate", "--plan", plan.toString());
+    assertThat(again.code()).as(again.err()).isZero();
+    Path out = dir.resolve(plan.getFileName() + ".sh");
+    CliRun e = CliRun.of("export", "--to", "megatron", "--plan", plan.toString(), "--out",
+        out.toString());
+    assertThat(e.code()).as(e.err()).isZero();
+    return Files.readString(out);
+  }
+
   private static JsonNode stages(CliRun r) throws Exception {
     assertThat(r.code()).as(r.err()).isZero();
     return JSON.readTree(r.out()).get("stages");
@@ -143,13 +158,7 @@ class NemotronSuperCliTest {
     assertThat(arch.get("mtpLayers").asInt()).isEqualTo(1);
     assertThat(arch.get("hybrid").get("mtpPattern").asText()).isEqualTo("*E");
     assertThat(arch.get("moe").get("latentWidth").asInt()).isEqualTo(1024);
-    CliRun again = CliRun.of("simulate", "--plan", plan.toString());
-    assertThat(again.code()).as(again.err()).isZero();
-    Path out = dir.resolve("megatron.sh");
-    CliRun e = CliRun.of("export", "--to", "megatron", "--plan", plan.toString(), "--out",
-        out.toString());
-    assertThat(e.code()).as(e.err()).isZero();
-    String text = Files.readString(out);
+    String text = simulatedAndExported(plan);
     assertThat(text).containsPattern("--hybrid-layer-pattern '[ME*|]+/\\*E'\n")
         .contains("--mtp-num-layers 1\n", "--moe-latent-size 1024\n", "pretrain_hybrid.py");
     // A plan file whose module names a layer the model lacks is refused in one line.
@@ -188,14 +197,8 @@ class NemotronSuperCliTest {
     // the shared expert 2 x 2688 x 3712 = 19,955,712, the router 2688 x 128 = 344,064 and its
     // norm 2,688; the final norm 2,688: 1,335,325,824 in all, once for the 2 repeated depths.
     assertThat(lightning.parameterCount() - nano.parameterCount()).isEqualTo(1_335_325_824L);
-    CliRun again = CliRun.of("simulate", "--plan", plan.toString());
-    assertThat(again.code()).as(again.err()).isZero();
     // Megatron-LM: the module's layers after the unified pattern's '/', once per depth.
-    Path out = dir.resolve("lightning.sh");
-    CliRun e = CliRun.of("export", "--to", "megatron", "--plan", plan.toString(), "--out",
-        out.toString());
-    assertThat(e.code()).as(e.err()).isZero();
-    assertThat(Files.readString(out))
+    assertThat(simulatedAndExported(plan))
         .containsPattern("--hybrid-layer-pattern '[ME*|]+/\\*E/\\*E'\n")
         .contains("--mtp-num-layers 2\n", "--mtp-use-repeated-layer\n");
     // Refusals, one line each: an ordinary decoder, no depth to run the module, a kind of

@@ -252,13 +252,17 @@ class MegatronHybridConformanceTest {
         : gpus / 8 + "x8:h100-80gb");
   }
 
-  private void exportPlan(PipelinePlan plan, int[] chunkLayers) throws Exception {
+  /** Exports a plan to Megatron-LM, checks its arguments against the parser, and returns it. */
+  private ExportResult.Exported exportPlan(PipelinePlan plan, int[] chunkLayers)
+      throws Exception {
     ExportResult r = new Exporter().export(ExportTarget.MEGATRON, plan,
         ClusterSpec.parse(plan.cluster()));
     assertThat(r).as(plan.model().name() + " " + java.util.Arrays.toString(chunkLayers)
         + ": " + (r instanceof ExportResult.NotExpressible n ? n.missing() : ""))
         .isInstanceOf(ExportResult.Exported.class);
-    check(((ExportResult.Exported) r).input(), chunkLayers);
+    ExportResult.Exported e = (ExportResult.Exported) r;
+    check(e.input(), chunkLayers);
+    return e;
   }
 
   @Test
@@ -267,9 +271,7 @@ class MegatronHybridConformanceTest {
     // The stages nemotron-h-8b's plan on 1x8:h100 gives (layers 0-13, 14-27, 28-42, 43-51):
     // 14 + 14 + 15 + 9 = 52, each 2-way data parallel: 4 x 2 = 8 GPUs.
     int[] stages = {14, 14, 15, 9};
-    exportPlan(plan(m, stages, 4, 1, 2, 1, 1, 512), stages);
-    String text = ((ExportResult.Exported) new Exporter().export(ExportTarget.MEGATRON,
-        plan(m, stages, 4, 1, 2, 1, 1, 512), cluster(8))).text();
+    String text = exportPlan(plan(m, stages, 4, 1, 2, 1, 1, 512), stages).text();
     assertThat(text).contains("--hybrid-layer-pattern 'M-M-M-M*-M-M-M|-M-M*-M-M-M-M-"
         + "|M*-M-M-M-M-M*-M|-M-M-M-M-'\n", "--squared-relu\n", "--position-embedding-type none\n",
         "--mamba-num-heads 128\n", "--mamba-num-groups 8\n", "--mamba-head-dim 64\n",
@@ -291,9 +293,7 @@ class MegatronHybridConformanceTest {
     // 96 sublayers (48 layers of two) in 8 chunks of 12 on 4 stages; TP 2 x CP 2 divides the
     // 16 key and 32 value heads of Gated DeltaNet (16 / 4 = 4, 32 / 4 = 8).
     int[] qwenChunks = {12, 12, 12, 12, 12, 12, 12, 12};
-    exportPlan(plan(qwen, qwenChunks, 4, 2, 2, 2, 4, 64), qwenChunks);
-    ExportInput in = ((ExportResult.Exported) new Exporter().export(ExportTarget.MEGATRON,
-        plan(qwen, qwenChunks, 4, 2, 2, 2, 4, 64), cluster(32))).input();
+    ExportInput in = exportPlan(plan(qwen, qwenChunks, 4, 2, 2, 2, 4, 64), qwenChunks).input();
     Map<String, String> a = MegatronMoeConformanceTest.args(in);
     assertThat(a).containsKey("--attention-output-gate").containsKey("--moe-shared-expert-gate")
         .containsKey("--qk-layernorm").containsEntry("--linear-num-key-heads", "16")
@@ -313,9 +313,7 @@ class MegatronHybridConformanceTest {
     ModelSpec m = Presets.get("nemotron-3-super-120b-a12b");
     // 88 layers in stages of 22; EP 8 over the 8 data-parallel GPUs of each stage.
     int[] stages = {22, 22, 22, 22};
-    exportPlan(plan(m, stages, 4, 1, 8, 1, 8, 64), stages);
-    ExportInput in = ((ExportResult.Exported) new Exporter().export(ExportTarget.MEGATRON,
-        plan(m, stages, 4, 1, 8, 1, 8, 64), cluster(32))).input();
+    ExportInput in = exportPlan(plan(m, stages, 4, 1, 8, 1, 8, 64), stages).input();
     // Its prediction module after the unified pattern's "/" (hybrid_layer_allocation.py:45-71),
     // and --mtp-num-layers the depth parse_hybrid_pattern infers from it (arguments.py:865-879).
     assertThat(MegatronMoeConformanceTest.args(in).get("--hybrid-layer-pattern")).endsWith("|"
