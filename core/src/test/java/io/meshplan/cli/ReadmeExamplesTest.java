@@ -43,8 +43,15 @@ class ReadmeExamplesTest {
   /** One example of a page. */
   record Example(int line, String command, List<String> expected) {}
 
+  /** The options that name an output file or directory ({@code docs/files-and-exit-codes.md}). */
+  private static final Set<String> OUTPUTS = Set.of("--out", "--report", "--csv", "--jsonl",
+      "--dump-ilp");
+  /** Where {@link #setAside} keeps what a user left in the way of the examples, while they run. */
+  private static Path aside;
+
   @BeforeAll
   static void snapshot() throws IOException {
+    setAside();
     try (Stream<Path> s = Files.list(ROOT)) {
       before = new HashSet<>(s.toList());
     }
@@ -53,6 +60,48 @@ class ReadmeExamplesTest {
   @AfterAll
   static void cleanUp() throws IOException {
     removeCreated();
+    if (aside != null) {
+      try (Stream<Path> s = Files.list(aside)) {
+        for (Path p : s.toList()) {
+          Files.move(p, ROOT.resolve(p.getFileName().toString()));
+        }
+      }
+      Files.delete(aside);
+    }
+  }
+
+  /**
+   * Moves out of the repository root, for the run, each file or directory there that an example
+   * writes by name ({@code --out plan.json}): the README's tour run by hand leaves them, and an
+   * example refuses to replace an output without {@code --force}. {@link #cleanUp} puts them back
+   * as they were.
+   */
+  private static void setAside() throws IOException {
+    Set<String> named = new java.util.TreeSet<>();
+    for (Path page : pages()) {
+      for (Example e : examples(Files.readAllLines(ROOT.resolve(page)))) {
+        String[] w = e.command().split("\\s+");
+        for (int k = 1; k + 1 < w.length; k++) {
+          Path out = Path.of(w[k + 1]);
+          // Only a name in the root itself: never a tracked directory an output lies under.
+          if (OUTPUTS.contains(w[k]) && !out.isAbsolute() && out.getNameCount() == 1
+              && !w[k + 1].equals("-") && !w[k + 1].startsWith(".")) {
+            named.add(w[k + 1]);
+          }
+        }
+      }
+    }
+    for (String n : named) {
+      Path p = ROOT.resolve(n);
+      if (Files.exists(p, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+        if (aside == null) {
+          // Under the build directory: the same file system, so a directory moves as one.
+          Path target = Files.createDirectories(ROOT.resolve("core/target"));
+          aside = Files.createTempDirectory(target, "examples-aside");
+        }
+        Files.move(p, aside.resolve(n));
+      }
+    }
   }
 
   /** Removes what the examples created in the repository root since {@link #snapshot}. */
