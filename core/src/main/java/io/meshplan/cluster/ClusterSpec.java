@@ -171,8 +171,9 @@ public record ClusterSpec(int nodes, int gpusPerNode, GpuSpec gpu, Fabric fabric
    * domains} set, {@code count} NVLink domains of {@code per} GPUs ({@code NxnvlD}). On a
    * rack-scale GPU (its catalog's {@code hostGpus} below its {@code nvlinkDomain}) hosts are
    * grouped into domains of {@code nvlinkDomain} GPUs, or of all of them when they are fewer;
-   * hosts that do not fill whole domains are refused, and so is a domain larger than a host on a
-   * GPU whose NVLink stops at the host, and any NVLink domain on an AMD GPU, which has none.
+   * hosts that do not fill whole domains are refused, and so is a node or domain larger than a
+   * host on a GPU whose NVLink stops at the host (8 on HGX boards, a bridged pair on the H100
+   * NVL), and any NVLink domain on an AMD GPU, which has none.
    */
   static ClusterSpec fromParts(String where, int count, int per, boolean domains, String gpuName,
       String fabricName, HardwareCatalog catalog) {
@@ -195,6 +196,16 @@ public record ClusterSpec(int nodes, int gpusPerNode, GpuSpec gpu, Fabric fabric
           + "NODESx" + domain + ":" + gpu.name());
     }
     if (host >= domain) {
+      if (!domains && per > domain) {
+        // The limit first, as for racks: a count too large for any cluster is named as such.
+        Checked.intProduct("the GPU count of cluster " + count + "x" + per, Checked.MAX_DEVICES,
+            count, per);
+        throw new InputException("cluster '" + where + "': a node of " + per + " " + gpu.name()
+            + " GPUs is more than the " + domain + " that its NVLink joins; give " + (domain == 2
+            ? "PAIRSx2:" + gpu.name() + ": each bridged pair is a node, and the pairs of a host "
+                + "talk over PCIe, priced at the fabric's rate as between hosts"
+            : "NODESx" + domain + ":" + gpu.name()));
+      }
       if (domains && per > domain) {
         throw new InputException("cluster '" + where + "': " + gpu.name() + "'s NVLink joins "
             + domain + " GPUs of one host; an NVLink domain of " + per + " needs a rack-scale "

@@ -54,7 +54,7 @@ class ProfileCommModelTest {
         new AlphaBeta(1e-6, 1e-12), 1, Optional.empty());
     Profile p = new Profile(1, "1x16", List.of(intra4, intra16));
     // 8 is 1 doubling from both 4 and 16.
-    ProfileCommModel m = new ProfileCommModel(ClusterSpec.parse("1x16:h100-80gb"),
+    ProfileCommModel m = new ProfileCommModel(ClusterSpec.parse("1xnvl16:gb200"),
         LogicalMesh.of(2, 8), p);
     assertThat(m.entryFor(Collective.ALL_REDUCE, 1)).contains(intra16);
     // axis 0 (2 ranks): 2 is nearer to 4.

@@ -151,11 +151,12 @@ class HelpListsCliTest {
     }
     for (String gpu : GpuCatalog.acceptedNames()) {
       // A rack-scale GPU's host holds fewer GPUs than its NVLink domain (4 of 72 on GB200):
-      // one host of it is the cluster bench writes for.
+      // one host of it is the cluster bench writes for. Elsewhere two nodes of one NVLink
+      // domain each (8 GPUs on HGX boards, a bridged pair of H100 NVL).
       io.meshplan.cluster.GpuEntry e = io.meshplan.cluster.HardwareCatalog.shipped().gpu(gpu)
           .orElseThrow();
       String cluster = e.hostGpus() < e.spec().nvlinkDomain() ? "1x" + e.hostGpus() + ":" + gpu
-          : "2x8:" + gpu;
+          : "2x" + e.spec().nvlinkDomain() + ":" + gpu;
       assertThat(CliRun.of("bench", "--cluster", cluster).code()).as(gpu).isZero();
     }
     for (String fabric : FabricCatalog.names()) {

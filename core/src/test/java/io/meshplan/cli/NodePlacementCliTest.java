@@ -107,14 +107,14 @@ class NodePlacementCliTest {
   }
 
   /**
-   * Plans on nodes of 6 and 12 GPUs, and a Megatron-LM grid plan on 3 x 8 (whose 6-GPU stages
+   * Plans on nodes of 6 and 4 GPUs, and a Megatron-LM grid plan on 3 x 8 (whose 6-GPU stages
    * once crossed nodes 0 and 1), keep every stage inside nodes and re-simulate to their figures.
    */
   @Test
   void plansOnOtherNodeSizesKeepStagesInsideNodes() throws Exception {
     String[][] runs = {
         {"--cluster", "3x6:a100-80gb", "--global-batch", "64"},
-        {"--cluster", "2x12:h100-80gb", "--global-batch", "64"},
+        {"--cluster", "3x4:h100-80gb", "--global-batch", "64"},
         {"--cluster", "3x8:h100-80gb", "--global-batch", "24", "--megatron-grid"}};
     int k = 0;
     for (String[] run : runs) {

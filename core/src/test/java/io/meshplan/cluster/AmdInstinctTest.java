@@ -131,7 +131,7 @@ class AmdInstinctTest {
         .hasMessage("fp8 training is not priced on the mi355x (cdna4): it has FP8 math, but "
             + "meshplan has no published FP8 GEMM benchmark there to price it with; use bf16, or "
             + "a GPU that has them: b200, b300, gb200, gb300, h100-80gb, h100-96gb-hbm2e, "
-            + "h200-141gb, mi300x, mi325x");
+            + "h100-nvl, h200-141gb, mi300x, mi325x");
     // MXFP8 and NVFP4 are Blackwell's; CDNA 3 has no measurement of them.
     assertThatThrownBy(() -> Fp8Gemms.of(gpu("mi300x"), Fp8Quantization.MX_BLOCK))
         .isInstanceOf(InputException.class)

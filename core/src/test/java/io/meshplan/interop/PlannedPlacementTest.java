@@ -2,6 +2,7 @@ package io.meshplan.interop;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.meshplan.cluster.ClusterSpec;
 import io.meshplan.exec.LocalExecutor;
 import io.meshplan.interop.cost.LayerCost;
 import io.meshplan.interop.cost.LayerCostModel;
@@ -52,8 +53,10 @@ class PlannedPlacementTest {
       int m = 1 + rnd.nextInt(16);
       ModelSpec model = Presets.get("llama2-7b").withLayers(2 + rnd.nextInt(7));
       int gb = 8 << rnd.nextInt(4);
-      PlanRequest req = Requests.of(model.withWorkload(model.seq(), gb), nodes + "x" + m
-          + ":a100-80gb", gb, false);
+      // Built directly: a cluster string refuses nodes beyond the A100's NVLink domain of 8.
+      ClusterSpec a100 = ClusterSpec.parse("1x8:a100-80gb");
+      PlanRequest req = Requests.of(model.withWorkload(model.seq(), gb),
+          new ClusterSpec(nodes, m, a100.gpu(), a100.fabric()), gb, false);
       PlanResult r;
       try (LocalExecutor one = new LocalExecutor(1)) {
         r = new InterOpPlanner(madeUp(seed), p -> { }, one).plan(req);

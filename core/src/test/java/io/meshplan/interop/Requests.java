@@ -28,7 +28,10 @@ final class Requests {
   }
 
   static PlanRequest of(ModelSpec m, String cluster, int globalBatch, boolean overlap) {
-    ClusterSpec cs = ClusterSpec.parse(cluster);
+    return of(m, ClusterSpec.parse(cluster), globalBatch, overlap);
+  }
+
+  static PlanRequest of(ModelSpec m, ClusterSpec cs, int globalBatch, boolean overlap) {
     return new PlanRequest(m, cs, globalBatch, 0, cs.gpu().hbmBytes(), Pricing.catalog(),
         m.dtype().bytes(), overlap);
   }
