@@ -185,26 +185,14 @@ public record ClusterSpec(int nodes, int gpusPerNode, GpuSpec gpu, Fabric fabric
     int host = gpu.hostGpus();
     int domain = gpu.spec().nvlinkDomain();
     boolean amd = gpu.spec().architecture().vendor() == Architecture.Vendor.AMD;
-    if (amd && !domains && per > domain) {
-      throw new InputException("cluster '" + where + "': a node of " + per + " " + gpu.name()
-          + " GPUs is more than the " + domain + " that AMD Infinity Fabric joins; give "
-          + "NODESx" + domain + ":" + gpu.name());
-    }
     if (domains && amd) {
       throw new InputException("cluster '" + where + "': the " + gpu.name() + " has no NVLink: "
           + "AMD Infinity Fabric joins the " + domain + " GPUs of one host and no more; give "
           + "NODESx" + domain + ":" + gpu.name());
     }
     if (host >= domain) {
-      if (!domains && per > domain) {
-        // The limit first, as for racks: a count too large for any cluster is named as such.
-        Checked.intProduct("the GPU count of cluster " + count + "x" + per, Checked.MAX_DEVICES,
-            count, per);
-        throw new InputException("cluster '" + where + "': a node of " + per + " " + gpu.name()
-            + " GPUs is more than the " + domain + " that its NVLink joins; give " + (domain == 2
-            ? "PAIRSx2:" + gpu.name() + ": each bridged pair is a node, and the pairs of a host "
-                + "talk over PCIe, priced at the fabric's rate as between hosts"
-            : "NODESx" + domain + ":" + gpu.name()));
+      if (!domains) {
+        requireWithinDomain(where, count, per, gpu.spec());
       }
       if (domains && per > domain) {
         throw new InputException("cluster '" + where + "': " + gpu.name() + "'s NVLink joins "
@@ -242,6 +230,7 @@ public record ClusterSpec(int nodes, int gpusPerNode, GpuSpec gpu, Fabric fabric
       int hostGpus, Fabric fabric) {
     int domain = gpu.nvlinkDomain();
     if (hostGpus >= domain) {
+      requireWithinDomain(where, hosts, perHost, gpu);
       return new ClusterSpec(hosts, perHost, gpu, fabric);
     }
     if (perHost != hostGpus) {
@@ -261,6 +250,31 @@ public record ClusterSpec(int nodes, int gpusPerNode, GpuSpec gpu, Fabric fabric
           + domain / hostGpus + " hosts");
     }
     return new ClusterSpec((int) (gpus / domain), domain, gpu, fabric, hostGpus);
+  }
+
+  /**
+   * Refuses a node of more GPUs than one NVLink domain of a GPU whose domain stops at the host
+   * (8 on HGX boards, a bridged pair on the H100 NVL; on AMD, the 8 that Infinity Fabric joins):
+   * meshplan prices a node as one domain, and would price GPUs that talk over PCIe or the fabric
+   * at NVLink's rate. A GPU count past the limit is named first.
+   */
+  private static void requireWithinDomain(String where, int nodes, int per, GpuSpec gpu) {
+    int domain = gpu.nvlinkDomain();
+    if (per <= domain) {
+      return;
+    }
+    Checked.intProduct("the GPU count of cluster " + nodes + "x" + per, Checked.MAX_DEVICES,
+        nodes, per);
+    if (gpu.architecture().vendor() == Architecture.Vendor.AMD) {
+      throw new InputException("cluster '" + where + "': a node of " + per + " " + gpu.name()
+          + " GPUs is more than the " + domain + " that AMD Infinity Fabric joins; give "
+          + "NODESx" + domain + ":" + gpu.name());
+    }
+    throw new InputException("cluster '" + where + "': a node of " + per + " " + gpu.name()
+        + " GPUs is more than the " + domain + " that its NVLink joins; give " + (domain == 2
+        ? "PAIRSx2:" + gpu.name() + ": each bridged pair is a node, and the pairs of a host "
+            + "talk over PCIe, priced at the fabric's rate as between hosts"
+        : "NODESx" + domain + ":" + gpu.name()));
   }
 
   /**

@@ -62,6 +62,17 @@ class H100NvlCatalogTest {
             + "its NVLink joins; give NODESx8:h100-80gb");
     assertThatThrownBy(() -> ClusterSpec.parse("2x12:a100-80gb"))
         .isInstanceOf(InputException.class).hasMessageContaining("more than the 8");
+    // The sweep's hosts (ClusterSpec.ofHosts) keep the same rule: a grid's 1x8 of H100 NVL was
+    // planned as one NVLink domain of 8; so were 16 MI300X.
+    GpuSpec nvl = HardwareCatalog.shipped().gpu("h100-nvl").orElseThrow().spec();
+    Fabric ndr = HardwareCatalog.shipped().fabric("ib-ndr400").orElseThrow();
+    assertThatThrownBy(() -> ClusterSpec.ofHosts("1x8:h100-nvl", 1, 8, nvl, 2, ndr))
+        .isInstanceOf(InputException.class).hasMessageContaining("give PAIRSx2:h100-nvl");
+    GpuSpec mi = HardwareCatalog.shipped().gpu("mi300x").orElseThrow().spec();
+    assertThatThrownBy(() -> ClusterSpec.ofHosts("1x16:mi300x", 1, 16, mi, 8, ndr))
+        .isInstanceOf(InputException.class)
+        .hasMessageContaining("more than the 8 that AMD Infinity Fabric joins");
+    assertThat(ClusterSpec.ofHosts("4x2:h100-nvl", 4, 2, nvl, 2, ndr).gpuCount()).isEqualTo(8);
     // Nodes of fewer GPUs than the domain stay as they were.
     assertThat(ClusterSpec.parse("3x6:a100-80gb").gpusPerNode()).isEqualTo(6);
   }
