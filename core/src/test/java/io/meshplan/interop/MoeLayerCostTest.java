@@ -113,6 +113,34 @@ class MoeLayerCostTest {
   }
 
   /**
+   * A replica's FLOPs do not depend on how many GPUs share it. The block's own graph holds one
+   * GPU's experts; a replica of t tensor-parallel GPUs runs t such shares, each on its own 1/t of
+   * the tokens (sequence parallelism, ETP 1), so the layer counts them t times. Once they were
+   * counted once, and Qwen3-30B-A3B at TP 4 reported 34% fewer model FLOPs per token than at TP
+   * 1 (3.00e9 against 1.98e9 per GPU on 8 GPUs: its dense part plus a quarter of its experts).
+   * Here: at t = 1 the block's model FLOPs are its dense part plus the experts'
+   * 1,207,959,552 (the first test's count, T = 256 tokens); at t = 2 and 4 the same.
+   */
+  @Test
+  void aReplicasFlopsCountEveryGpusExperts() {
+    ModelSpec m = model(0);
+    IlpLayerCostModel layers = Requests.layers(Requests.of(m, "1x8:h100-80gb", 64, false));
+    LayerCost one = layers.cost(LayerCostModel.Kind.BLOCK,
+        new LayerSetting(1, 2, Recompute.NONE, false, false, 4, 1));
+    double experts = 256.0 * 2 * 3 * 256 * 512 * 2 * 3;
+    assertThat(one.modelFlops()).isGreaterThan(experts);
+    for (int t : new int[] {2, 4}) {
+      LayerCost c = layers.cost(LayerCostModel.Kind.BLOCK,
+          new LayerSetting(t, 2, Recompute.NONE, true, false, 4, 1));
+      assertThat(c).as("t = " + t).isNotNull();
+      assertThat(c.modelFlops()).as("t = " + t).isCloseTo(one.modelFlops(),
+          org.assertj.core.data.Percentage.withPercentage(1e-9));
+      assertThat(c.hardwareFlops()).as("t = " + t).isCloseTo(one.hardwareFlops(),
+          org.assertj.core.data.Percentage.withPercentage(1e-9));
+    }
+  }
+
+  /**
    * Megatron-Core's recompute modules drop what they recompute from the saved activations: with
    * T = 2 x 128 = 256 tokens, top-2 (512 rows) and f_e = 512, the experts' activation
    * ({@code moe_act}) is 512 x 512 bf16 values, 524,288 bytes; the two norms' outputs
