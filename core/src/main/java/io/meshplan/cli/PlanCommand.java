@@ -54,9 +54,14 @@ final class PlanCommand implements Callable<Integer> {
       + "give --microbatches N.")
   Path hlo;
 
-  @Option(names = "--global-batch", defaultValue = "1024",
-      description = "Sequences per iteration (default: ${DEFAULT-VALUE}).")
-  int globalBatch;
+  /** The global batch planned when {@code --global-batch} is not given, sequences. */
+  static final int DEFAULT_GLOBAL_BATCH = 1024;
+
+  @Option(names = "--global-batch", description = "Sequences per iteration (default: 1024; "
+      + "where no pipeline covers the cluster's GPUs with replicas that share 1024, the GPU "
+      + "count's odd factor times the power of two nearest 1024, e.g. 1152 on 576 GPUs, and a "
+      + "warning says so).")
+  Integer globalBatch;
 
   @Option(names = "--microbatches", defaultValue = "auto",
       description = "Microbatches per iteration, or auto to let the planner choose (default: "
@@ -167,8 +172,8 @@ final class PlanCommand implements Callable<Integer> {
     PlannerOptions options = PlannerOptions.defaults().withThreads(executor.threads())
         .withInterleaving(interleave).withSearch(megatronGrid
             ? PlannerOptions.Search.MEGATRON_GRID : PlannerOptions.Search.ALPA);
-    PricedJob setup = fixRecompute(JobFlags.priced(model, cluster, attention, null, globalBatch,
-        fixed, options));
+    PricedJob setup = fixRecompute(JobFlags.priced(model, cluster, attention, null,
+        globalBatch == null ? DEFAULT_GLOBAL_BATCH : globalBatch, fixed, options));
     PricedJob allNodes = null;
     if (spareNodes != null) {
       ClusterSpec cs = setup.cluster();
@@ -198,6 +203,29 @@ final class PlanCommand implements Callable<Integer> {
       PlannerOptions run = options.withExecutor(ex).withProgress(progress::update);
       r = runtime.isPresent() ? Planner.planFor(setup, run, runtime.get())
           : Planner.plan(setup, run);
+      if (r instanceof PlanResult.Infeasible inf && inf.coverage() && globalBatch == null
+          && spareNodes == null && fixed == 0) {
+        // The default batch is meshplan's, not the user's: where the cluster's GPUs cannot share
+        // it (racks of 72), the nearest batch they can is planned, and said.
+        int gpus = setup.cluster().gpuCount();
+        int alt = io.meshplan.interop.SharedBatch.nearest(gpus, DEFAULT_GLOBAL_BATCH);
+        if (alt != DEFAULT_GLOBAL_BATCH) {
+          PricedJob other = fixRecompute(Planner.price(setup.job().withGlobalBatch(alt),
+              setup.pricing(), options));
+          PlanResult again = runtime.isPresent() ? Planner.planFor(other, run, runtime.get())
+              : Planner.plan(other, run);
+          if (again instanceof PlanResult.Planned) {
+            spec.commandLine().getErr().println("meshplan: warning: no pipeline covers the "
+                + gpus + " GPUs with replicas that share the default global batch of "
+                + DEFAULT_GLOBAL_BATCH + " sequences; planned " + alt + " (the GPU count's odd "
+                + "factor " + io.meshplan.interop.SharedBatch.oddPart(gpus) + " times "
+                + alt / io.meshplan.interop.SharedBatch.oddPart(gpus) + "); give --global-batch "
+                + "to choose");
+            setup = other;
+            r = again;
+          }
+        }
+      }
       Optional<PricedJob> fp8 = fp8Weights(setup, runtime, options);
       if (fp8.isPresent()) {
         // Megatron-LM's --fp8-param-gather is a choice of the launch: both are planned, and the
@@ -351,8 +379,9 @@ final class PlanCommand implements Callable<Integer> {
       throw new InputException("--microbatches must be a positive integer or auto, got '"
           + microbatches + "'");
     }
-    if (globalBatch % fixed != 0) {
-      throw new InputException("--global-batch " + globalBatch + " is not a multiple of "
+    int batch = globalBatch == null ? DEFAULT_GLOBAL_BATCH : globalBatch;
+    if (batch % fixed != 0) {
+      throw new InputException("--global-batch " + batch + " is not a multiple of "
           + "--microbatches " + fixed);
     }
     if (megatronGrid) {

@@ -287,7 +287,8 @@ public final class InterOpPlanner {
           + " covers all " + c.gpuCount() + " GPUs of " + c.toShortString() + " with stages "
           + "whose data-parallel sizes take 1, 2, 4 or 8 sequences each of one microbatch "
           + "that divides the global batch of " + req.globalBatch() + "; use a node count with "
-          + "more factors of 2 or another global batch");
+          + "more factors of 2 or another global batch" + SharedBatch.advice(c.gpuCount(),
+          req.globalBatch()), true);
     }
     int smallest = (int) Math.min(Integer.MAX_VALUE, Math.max(nodes, (long) c.nodes() + 1));
     String need = Double.isFinite(leastNeeded)

@@ -30,12 +30,25 @@ public sealed interface PlanResult permits PlanResult.Planned, PlanResult.Infeas
    * @param neededBytesPerGpu the least memory per GPU any candidate needed, bytes
    * @param smallestNodes the fewest nodes of this kind whose GPUs could hold the model state
    * @param message one sentence for the user
+   * @param coverage whether the cause is the global batch: no pipeline covers every GPU with
+   *     stages whose data-parallel replicas share it (another batch may plan)
    */
-  record Infeasible(double neededBytesPerGpu, int smallestNodes, String message)
-      implements PlanResult {
+  record Infeasible(double neededBytesPerGpu, int smallestNodes, String message,
+      boolean coverage) implements PlanResult {
     /** Validates the fields. */
     public Infeasible {
       Require.nonNull(message, "message");
+    }
+
+    /**
+     * A verdict whose cause is not the global batch.
+     *
+     * @param neededBytesPerGpu the least memory per GPU any candidate needed, bytes
+     * @param smallestNodes the fewest nodes of this kind whose GPUs could hold the model state
+     * @param message one sentence for the user
+     */
+    public Infeasible(double neededBytesPerGpu, int smallestNodes, String message) {
+      this(neededBytesPerGpu, smallestNodes, message, false);
     }
   }
 

@@ -132,7 +132,8 @@ final class RequestBounds {
     return new PlanResult.Infeasible(0, c.nodes(), "no pipeline of " + req.model().name()
         + " covers all " + c.gpuCount() + " GPUs of " + c.toShortString() + " for a global batch"
         + " of " + req.globalBatch() + ": " + why + ", " + reach + " GPUs in all; use "
-        + (nodes > 0 ? "at most " + nodes + " nodes, or " : "") + "a larger global batch");
+        + (nodes > 0 ? "at most " + nodes + " nodes, or " : "") + "a larger global batch",
+        true);
   }
 
   /**
@@ -246,7 +247,8 @@ final class RequestBounds {
         + req.globalBatch() + ": " + layers + ", and no set of that many stages whose"
         + " data-parallel replicas take 1, 2, 4 or 8 sequences each of one microbatch that"
         + " divides the global batch has that many GPUs; use a node count with more factors of 2"
-        + " or another global batch");
+        + " or another global batch" + SharedBatch.advice(c.gpuCount(), req.globalBatch()),
+        true);
   }
 
 }
