@@ -28,6 +28,7 @@ public final class Main {
   static CommandLine commandLine(boolean debug) {
     CommandLine cl = new CommandLine(new MeshplanCommand());
     ModelOptions.describePresets(cl);
+    ModelOptions.dropPredictionFlags(cl.getSubcommands().get("shard"));
     ClusterHelp.describe(cl);
     DebugOption.install(cl, debug);
     cl.registerConverter(Integer.class, CliValues::wholeInt);

@@ -244,6 +244,24 @@ final class ModelOptions {
   }
 
   /**
+   * Takes the multi-token prediction flags off a command that builds no prediction module
+   * ({@code shard}: its forward graphs are LLaMA's, and it refuses the models that have one), so
+   * that its help does not list them and giving one is an unknown option.
+   *
+   * @param command the command's line
+   */
+  static void dropPredictionFlags(picocli.CommandLine command) {
+    picocli.CommandLine.Model.CommandSpec spec = command.getCommandSpec();
+    for (String name : List.of("--mtp-num-layers", "--mtp-use-repeated-layer",
+        "--mtp-hybrid-override-pattern")) {
+      picocli.CommandLine.Model.OptionSpec o = spec.findOption(name);
+      if (o != null) {
+        spec.remove(o);
+      }
+    }
+  }
+
+  /**
    * Puts the presets and the config.json model_types each command runs at the head of its
    * help's footer, so that the help lists exactly what the command takes.
    *

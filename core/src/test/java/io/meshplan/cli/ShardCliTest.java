@@ -93,4 +93,17 @@ class ShardCliTest {
     assertThat(r.err()).contains("no sharding fits in").contains("need at least")
         .doesNotContain("Exception");
   }
+
+  /**
+   * shard builds no multi-token prediction module (it refuses the models that have one), so its
+   * help lists none of the prediction flags plan and simulate take, and giving one is an unknown
+   * option: one line, exit 2.
+   */
+  @Test
+  void thePredictionFlagsAreNotShards() {
+    assertThat(run("shard", "--help").out()).doesNotContain("--mtp-");
+    assertThat(run("plan", "--help").out()).contains("--mtp-num-layers");
+    run("shard", "--model", "llama2-7b", "--layers", "1", "--mesh", "1x2", "--mtp-num-layers",
+        "1").refusedInOneLine(2, "Unknown options: '--mtp-num-layers'");
+  }
 }
