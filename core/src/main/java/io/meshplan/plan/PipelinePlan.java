@@ -384,7 +384,8 @@ public record PipelinePlan(
   public Optional<AxisBytes> commBytesPerGpu() {
     double n = gpus();
     return prediction.commBytes().map(b -> new AxisBytes(b.tensorParallel() / n,
-        b.dataParallel() / n, b.pipeline() / n));
+        b.dataParallel() / n, b.pipeline() / n, b.expertParallel() / n,
+        b.contextParallel() / n));
   }
 
   /**

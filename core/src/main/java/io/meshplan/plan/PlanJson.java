@@ -31,7 +31,9 @@ import java.util.List;
  * therefore does not require: {@code communicationBytes} (all GPUs, per iteration) and {@code
  * communicationBytesPerGpu} (the mean per GPU) at the top level and {@code
  * communicationBytesPerGpu} per stage, each an object with {@code tensorParallel}, {@code
- * dataParallel} and {@code pipeline} in bytes (see {@link AxisBytes}); and in the model's
+ * dataParallel} and {@code pipeline} in bytes (see {@link AxisBytes}), and in it {@code
+ * expertParallel} and {@code contextParallel} (0 where absent: files written before the
+ * exchanges were counted apart counted them in {@code dataParallel}); and in the model's
  * {@code architecture}, written only for a model that has them, {@code moe} ({@code experts},
  * {@code expertsPerToken}, {@code expertFfn}, {@code sharedExpertFfn}, {@code expertBiases}, and
  * for a model with dense blocks among its expert blocks {@code denseLayers} and {@code denseFfn},
@@ -245,6 +247,8 @@ public final class PlanJson {
     o.put("tensorParallel", b.tensorParallel());
     o.put("dataParallel", b.dataParallel());
     o.put("pipeline", b.pipeline());
+    o.put("expertParallel", b.expertParallel());
+    o.put("contextParallel", b.contextParallel());
     return o;
   }
 
@@ -254,8 +258,11 @@ public final class PlanJson {
     }
     Fields b = parent.object(name);
     try {
+      // Plan files of earlier versions counted both exchanges in dataParallel and have neither.
       return java.util.Optional.of(new AxisBytes(b.number("tensorParallel"),
-          b.number("dataParallel"), b.number("pipeline")));
+          b.number("dataParallel"), b.number("pipeline"),
+          b.has("expertParallel") ? b.number("expertParallel") : 0,
+          b.has("contextParallel") ? b.number("contextParallel") : 0));
     } catch (IllegalArgumentException e) {
       throw new InputException(b.where() + ": " + e.getMessage());
     }

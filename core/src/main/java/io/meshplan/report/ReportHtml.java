@@ -137,7 +137,11 @@ public final class ReportHtml {
     row(w, "communication per GPU per iteration (mean)", sides, s -> {
       CommVolume c = s.simulation().commBytesPerGpu();
       return fmt("tensor-parallel %.2f GiB, data-parallel %.2f GiB, pipeline %.2f GiB",
-          c.tensorParallelBytes() / GIB, c.dataParallelBytes() / GIB, c.pipelineBytes() / GIB);
+          c.tensorParallelBytes() / GIB, c.dataParallelBytes() / GIB, c.pipelineBytes() / GIB)
+          + (c.expertParallelBytes() > 0 ? fmt(", expert-parallel %.2f GiB",
+              c.expertParallelBytes() / GIB) : "")
+          + (c.contextParallelBytes() > 0 ? fmt(", context-parallel %.2f GiB",
+              c.contextParallelBytes() / GIB) : "");
     });
     row(w, "where the time goes (critical stage)", sides, s -> {
       SimulationResult r = s.simulation();
@@ -325,6 +329,7 @@ public final class ReportHtml {
         "pipeline GiB per GPU", "data-parallel GiB per GPU"));
     if (exchange) {
       heads.add(2, "expert all-to-all and context ring s (share of iteration)");
+      heads.add("expert and context exchange GiB per GPU");
     }
     for (String h : heads) {
       w.element("th", h);
@@ -344,8 +349,11 @@ public final class ReportHtml {
         w.element("td", fmt("%.4f", v), "class", "n");
       }
       CommVolume c = g.commBytesPerGpu();
-      String[] axes = {"tensorParallel", "pipeline", "dataParallel"};
-      double[] bytes = {c.tensorParallelBytes(), c.pipelineBytes(), c.dataParallelBytes()};
+      String[] axes = exchange
+          ? new String[] {"tensorParallel", "pipeline", "dataParallel", "exchange"}
+          : new String[] {"tensorParallel", "pipeline", "dataParallel"};
+      double[] bytes = {c.tensorParallelBytes(), c.pipelineBytes(), c.dataParallelBytes(),
+          c.expertParallelBytes() + c.contextParallelBytes()};
       for (int a = 0; a < axes.length; a++) {
         w.element("td", fmt("%.2f", bytes[a] / GIB), "class", "n bytes", "data-axis", axes[a],
             "data-bytes", Double.toString(bytes[a]));

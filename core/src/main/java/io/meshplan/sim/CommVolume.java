@@ -7,16 +7,19 @@ import java.util.List;
 /**
  * Communication volume of one training iteration by mesh axis, in bytes sent: tensor (model)
  * parallel collectives inside the layers, data-parallel gradient reduction and (ZeRO) parameter
- * gathers, and pipeline send/recv of activations and their gradients between stages. Collective
+ * gathers, pipeline send/recv of activations and their gradients between stages, and the
+ * expert- and context-parallel exchanges. Collective
  * bytes follow the nccl-tests bus-bandwidth convention ({@link StageCommBytes}); a pipeline
  * transfer counts its bytes once, at the sender.
  *
  * @param tensorParallelBytes bytes on the tensor-parallel axis
  * @param dataParallelBytes bytes on the data-parallel axis
  * @param pipelineBytes bytes of pipeline send/recv
+ * @param expertParallelBytes bytes of the expert-parallel exchange (dispatch and combine)
+ * @param contextParallelBytes bytes of the context-parallel exchange
  */
 public record CommVolume(double tensorParallelBytes, double dataParallelBytes,
-    double pipelineBytes) {
+    double pipelineBytes, double expertParallelBytes, double contextParallelBytes) {
   /** No communication. */
   public static final CommVolume NONE = new CommVolume(0, 0, 0);
 
@@ -25,6 +28,19 @@ public record CommVolume(double tensorParallelBytes, double dataParallelBytes,
     Require.nonNegative(tensorParallelBytes, "tensorParallelBytes");
     Require.nonNegative(dataParallelBytes, "dataParallelBytes");
     Require.nonNegative(pipelineBytes, "pipelineBytes");
+    Require.nonNegative(expertParallelBytes, "expertParallelBytes");
+    Require.nonNegative(contextParallelBytes, "contextParallelBytes");
+  }
+
+  /**
+   * A volume without expert or context parallelism.
+   *
+   * @param tensorParallelBytes bytes on the tensor-parallel axis
+   * @param dataParallelBytes bytes on the data-parallel axis
+   * @param pipelineBytes bytes of pipeline send/recv
+   */
+  public CommVolume(double tensorParallelBytes, double dataParallelBytes, double pipelineBytes) {
+    this(tensorParallelBytes, dataParallelBytes, pipelineBytes, 0, 0);
   }
 
   /**
@@ -33,7 +49,8 @@ public record CommVolume(double tensorParallelBytes, double dataParallelBytes,
    * @return bytes
    */
   public double totalBytes() {
-    return tensorParallelBytes + dataParallelBytes + pipelineBytes;
+    return tensorParallelBytes + dataParallelBytes + pipelineBytes + expertParallelBytes
+        + contextParallelBytes;
   }
 
   /**
@@ -44,7 +61,9 @@ public record CommVolume(double tensorParallelBytes, double dataParallelBytes,
    */
   public CommVolume plus(CommVolume o) {
     return new CommVolume(tensorParallelBytes + o.tensorParallelBytes,
-        dataParallelBytes + o.dataParallelBytes, pipelineBytes + o.pipelineBytes);
+        dataParallelBytes + o.dataParallelBytes, pipelineBytes + o.pipelineBytes,
+        expertParallelBytes + o.expertParallelBytes,
+        contextParallelBytes + o.contextParallelBytes);
   }
 
   /**
@@ -54,7 +73,8 @@ public record CommVolume(double tensorParallelBytes, double dataParallelBytes,
    * @return each axis times {@code f}
    */
   public CommVolume times(double f) {
-    return new CommVolume(tensorParallelBytes * f, dataParallelBytes * f, pipelineBytes * f);
+    return new CommVolume(tensorParallelBytes * f, dataParallelBytes * f, pipelineBytes * f,
+        expertParallelBytes * f, contextParallelBytes * f);
   }
 
   /**
@@ -78,12 +98,16 @@ public record CommVolume(double tensorParallelBytes, double dataParallelBytes,
       double tp = 0;
       double dp = 0;
       double pp = 0;
+      double ep = 0;
+      double cp = 0;
       for (int c = 0; c < chunks; c++) {
         int k = c * groups + g;
         StageCost s = stages.get(k);
         StageCommBytes b = s.commBytes();
         tp += m * b.tensorPerMicrobatch() + b.tensorPerIteration();
         dp += m * b.dataPerMicrobatch() + b.dataPerIteration();
+        ep += m * b.expertPerMicrobatch();
+        cp += m * b.contextPerMicrobatch();
         if (k + 1 < stages.size() && (k + 1) % groups != g) {
           pp += m * s.sendBytes();
         }
@@ -91,7 +115,7 @@ public record CommVolume(double tensorParallelBytes, double dataParallelBytes,
           pp += m * stages.get(k - 1).sendBytes();
         }
       }
-      out.add(new CommVolume(tp, dp, pp));
+      out.add(new CommVolume(tp, dp, pp, ep, cp));
     }
     return out;
   }

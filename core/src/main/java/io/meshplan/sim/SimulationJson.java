@@ -165,6 +165,8 @@ public final class SimulationJson {
     n.put("tensorParallel", v.tensorParallelBytes());
     n.put("dataParallel", v.dataParallelBytes());
     n.put("pipeline", v.pipelineBytes());
+    n.put("expertParallel", v.expertParallelBytes());
+    n.put("contextParallel", v.contextParallelBytes());
     return n;
   }
 

@@ -105,12 +105,19 @@ public final class SimulationText {
     return overlapped;
   }
 
+  /** The expert and context exchanges' volumes, where there are any, for the volume line. */
+  static String exchanges(CommVolume c) {
+    return (c.expertParallelBytes() > 0 ? String.format(Locale.ROOT, ", ep %.2f GiB",
+        c.expertParallelBytes() / GIB) : "") + (c.contextParallelBytes() > 0
+        ? String.format(Locale.ROOT, ", cp %.2f GiB", c.contextParallelBytes() / GIB) : "");
+  }
+
   /** The communication line and the table of stages. */
   private static void stages(StringBuilder out, SimulationResult result, boolean overlapped) {
     CommVolume c = result.commBytesPerGpu();
     line(out, "communication per GPU per iteration (mean of %s): tp %.2f GiB, dp %.2f GiB,"
-        + " pp %.2f GiB", Words.count(gpus(result), "GPU"), c.tensorParallelBytes() / GIB,
-        c.dataParallelBytes() / GIB, c.pipelineBytes() / GIB);
+        + " pp %.2f GiB%s", Words.count(gpus(result), "GPU"), c.tensorParallelBytes() / GIB,
+        c.dataParallelBytes() / GIB, c.pipelineBytes() / GIB, exchanges(c));
     String hiddenHead = overlapped ? String.format(Locale.ROOT, " %10s", "hidden s") : "";
     line(out, "%-6s %-12s %8s %4s %4s %10s %10s%s %10s %10s %9s %10s", "stage", "chunks",
         "devices", "dp", "tp", "compute s", "comm s", hiddenHead, "bubble s", "optim s",

@@ -18,9 +18,14 @@ import io.meshplan.util.Require;
  *     all-gathers and gradient reduce-scatter)
  * @param dataPerIteration data-parallel-axis bytes once per iteration (gradient all-reduce or
  *     reduce-scatter, ZeRO-1 parameter all-gather)
+ * @param expertPerMicrobatch bytes of the expert-parallel exchange of one microbatch (the
+ *     mixture-of-experts dispatches and combines, forward, backward and replayed)
+ * @param contextPerMicrobatch bytes of the context-parallel exchange of one microbatch (keys and
+ *     values passed or gathered around each attention, the head all-to-alls around each scan)
  */
 public record StageCommBytes(double tensorPerMicrobatch, double tensorPerIteration,
-    double dataPerMicrobatch, double dataPerIteration) {
+    double dataPerMicrobatch, double dataPerIteration, double expertPerMicrobatch,
+    double contextPerMicrobatch) {
   /** No communication. */
   public static final StageCommBytes NONE = new StageCommBytes(0, 0, 0, 0);
 
@@ -30,5 +35,20 @@ public record StageCommBytes(double tensorPerMicrobatch, double tensorPerIterati
     Require.nonNegative(tensorPerIteration, "tensorPerIteration");
     Require.nonNegative(dataPerMicrobatch, "dataPerMicrobatch");
     Require.nonNegative(dataPerIteration, "dataPerIteration");
+    Require.nonNegative(expertPerMicrobatch, "expertPerMicrobatch");
+    Require.nonNegative(contextPerMicrobatch, "contextPerMicrobatch");
+  }
+
+  /**
+   * A stage without expert or context parallelism.
+   *
+   * @param tensorPerMicrobatch tensor-axis bytes of one microbatch
+   * @param tensorPerIteration tensor-axis bytes once per iteration
+   * @param dataPerMicrobatch data-parallel-axis bytes of one microbatch
+   * @param dataPerIteration data-parallel-axis bytes once per iteration
+   */
+  public StageCommBytes(double tensorPerMicrobatch, double tensorPerIteration,
+      double dataPerMicrobatch, double dataPerIteration) {
+    this(tensorPerMicrobatch, tensorPerIteration, dataPerMicrobatch, dataPerIteration, 0, 0);
   }
 }

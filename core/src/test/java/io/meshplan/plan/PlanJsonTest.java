@@ -133,6 +133,17 @@ class PlanJsonTest {
     assertThatThrownBy(() -> PlanJson.read("p.json", text.replaceFirst("\"pipeline\" : 3.2E9",
         "\"pipeline\" : -1"))).isInstanceOf(InputException.class)
         .hasMessageContaining("communicationBytes").hasMessageContaining("pipeline bytes");
+    // The expert and context exchanges are their own fields; a file written before they were
+    // counted apart has neither and reads them as 0; a negative one is refused.
+    assertThat(text).contains("\"expertParallel\" : 0.0,\n    \"contextParallel\" : 0.0");
+    String older = text.replaceAll(
+        ",\n *\"expertParallel\" : 0.0,\n *\"contextParallel\" : 0.0", "");
+    assertThat(older).doesNotContain("expertParallel");
+    assertThat(PlanJson.read("older.json", older).commBytesPerGpu())
+        .contains(new AxisBytes(4e9, 1e9, 2e8, 0, 0));
+    assertThatThrownBy(() -> PlanJson.read("p.json", text.replaceFirst(
+        "\"expertParallel\" : 0.0", "\"expertParallel\" : -5"))).isInstanceOf(
+        InputException.class).hasMessageContaining("expert-parallel bytes");
   }
 
   /**

@@ -44,6 +44,20 @@ class CommVolumeTest {
   }
 
   @Test
+  void expertAndContextExchangesAreTheirOwnAxes() {
+    // One stage of 2 GPUs, 4 microbatches: per microbatch 3 data-parallel bytes (ZeRO-3), 5 of
+    // expert dispatch and combine and 6 of context exchange; 1 data-parallel byte per iteration.
+    // dp = 4 * 3 + 1 = 13, ep = 4 * 5 = 20, cp = 4 * 6 = 24: the exchanges are not the
+    // data-parallel axis's, where they were once counted (dp 4 * (3 + 5 + 6) + 1 = 57).
+    StageCost s = Stages.builder(1, 2).commBytes(new StageCommBytes(0, 0, 3, 1, 5, 6)).build();
+    SimulationResult r = Stages.run(List.of(s), new Schedule.OneFOneB(), 4, P2pCost.free());
+    assertThat(r.stages().get(0).commBytesPerGpu()).isEqualTo(new CommVolume(0, 13, 0, 20, 24));
+    assertThat(r.commBytesPerGpu().totalBytes()).isEqualTo(57.0);
+    assertThat(SimulationText.exchanges(r.commBytesPerGpu())).isEqualTo(
+        ", ep 0.00 GiB, cp 0.00 GiB");
+  }
+
+  @Test
   void oneGroupSendsNothingOnThePipeline() {
     // Interleaved chunks on one group pass activations inside the group: free, no bytes.
     StageCost s = Stages.builder(1, 2).send(100).build();

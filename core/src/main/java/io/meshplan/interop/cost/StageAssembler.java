@@ -425,6 +425,7 @@ public final class StageAssembler {
    * @return bytes per mesh axis
    */
   public static AxisBytes axisBytes(CommVolume v) {
-    return new AxisBytes(v.tensorParallelBytes(), v.dataParallelBytes(), v.pipelineBytes());
+    return new AxisBytes(v.tensorParallelBytes(), v.dataParallelBytes(), v.pipelineBytes(),
+        v.expertParallelBytes(), v.contextParallelBytes());
   }
 }

@@ -276,7 +276,8 @@ public final class StageCostBuilder {
         optimizerSeconds, s.flops, s.hw,
         new MemoryBreakdown(s.weights, s.grads, s.optimizer, s.saved, s.temp),
         new StageCommBytes(s.tensorBytes, s.tensorGatherBytes, s.dataBytesPerMicrobatch,
-            s.dataBytes), new HiddenComm(s.hidden, s.slowdown, s.hiddenIteration),
+            s.dataBytes, s.expertBytesPerMicrobatch, s.contextBytesPerMicrobatch),
+        new HiddenComm(s.hidden, s.slowdown, s.hiddenIteration),
         Math.min(s.exchange, s.comm), Math.max(0, Math.min(s.shard, s.comm - s.exchange)));
   }
 
@@ -355,7 +356,7 @@ public final class StageCostBuilder {
           s.addBackward(swap);
           s.exchange += swap.exposedSeconds();
         }
-        s.dataBytesPerMicrobatch += BusBytesCommModel.bytesSent(Collective.ALL_TO_ALL,
+        s.contextBytesPerMicrobatch += BusBytesCommModel.bytesSent(Collective.ALL_TO_ALL,
             r.kvBytes(), cp) * (1 + r.passes());
         continue;
       }
@@ -377,8 +378,8 @@ public final class StageCostBuilder {
         s.addBackward(f);
         s.exchange += f.exposedSeconds();
       }
-      s.dataBytesPerMicrobatch += BusBytesCommModel.bytesSent(Collective.ALL_GATHER, whole, cp)
-          * (2 + r.passes());
+      s.contextBytesPerMicrobatch += BusBytesCommModel.bytesSent(Collective.ALL_GATHER, whole,
+          cp) * (2 + r.passes());
     }
   }
 
@@ -450,7 +451,7 @@ public final class StageCostBuilder {
         s.comm += n * (fwd + bwd);
         s.exchange += n * (fwd + bwd);
       }
-      s.dataBytesPerMicrobatch += n * prices.bytes(x)
+      s.expertBytesPerMicrobatch += n * prices.bytes(x)
           * (x.forwardExchanges() + x.backwardExchanges()) / 2;
     }
   }

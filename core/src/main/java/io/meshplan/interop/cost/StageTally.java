@@ -27,6 +27,10 @@ final class StageTally {
   double gradSync;
   double dataBytes;
   double dataBytesPerMicrobatch;
+  /** Bytes of the expert-parallel exchange of one microbatch. */
+  double expertBytesPerMicrobatch;
+  /** Bytes of the context-parallel exchange of one microbatch. */
+  double contextBytesPerMicrobatch;
   /** Forward and backward compute alone, without communication, seconds per microbatch. */
   double fwdCompute;
   double bwdCompute;
@@ -87,6 +91,8 @@ final class StageTally {
     gather += e.gather;
     dataBytes += e.dataBytes;
     dataBytesPerMicrobatch += e.dataBytesPerMicrobatch;
+    expertBytesPerMicrobatch += e.expertBytesPerMicrobatch;
+    contextBytesPerMicrobatch += e.contextBytesPerMicrobatch;
     fwd += e.fwd;
     bwd += e.bwd;
     comm += e.comm;

@@ -72,6 +72,7 @@ class DeduplicatingDispatchTest {
   void theBytesCountEachDestinationOnce() {
     StageCost h = stage(ExpertDispatcher.HYBRIDEP);
     double bytes = 4096.0 * 2048 * 2 * QWEN.expectedParts(2);
-    assertThat(h.commBytes().dataPerMicrobatch()).isCloseTo(2 * 2 * bytes, within(1.0));
+    assertThat(h.commBytes().expertPerMicrobatch()).isCloseTo(2 * 2 * bytes, within(1.0));
+    assertThat(h.commBytes().dataPerMicrobatch()).isZero();
   }
 }

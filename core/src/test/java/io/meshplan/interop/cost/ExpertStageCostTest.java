@@ -68,8 +68,10 @@ class ExpertStageCostTest {
     StageCost c = BUILDER.build(List.of(block(2, 2)), 8, 1, 0, false);
     assertThat(c.forwardSeconds()).isCloseTo(0.01 + 2 * 7.5e-4, within(1e-12));
     assertThat(c.backwardSeconds()).isCloseTo(0.02 + 2 * 7.5e-4, within(1e-12));
-    assertThat(c.commBytes().dataPerMicrobatch()).isCloseTo(4 * 7.5e5,
+    assertThat(c.commBytes().expertPerMicrobatch()).isCloseTo(4 * 7.5e5,
         within(1e-6));
+    // The exchange is the expert axis's, not the data-parallel one's.
+    assertThat(c.commBytes().dataPerMicrobatch()).isZero();
     StageCost full = BUILDER.build(List.of(block(2, 4)), 8, 1, 0, false);
     assertThat(full.backwardSeconds()).isCloseTo(0.02 + 4 * 7.5e-4, within(1e-12));
   }
