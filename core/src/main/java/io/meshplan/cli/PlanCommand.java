@@ -172,8 +172,8 @@ final class PlanCommand implements Callable<Integer> {
     PlannerOptions options = PlannerOptions.defaults().withThreads(executor.threads())
         .withInterleaving(interleave).withSearch(megatronGrid
             ? PlannerOptions.Search.MEGATRON_GRID : PlannerOptions.Search.ALPA);
-    PricedJob setup = fixRecompute(JobFlags.priced(model, cluster, attention, null,
-        globalBatch == null ? DEFAULT_GLOBAL_BATCH : globalBatch, fixed, options));
+    PricedJob setup = fixRecompute(JobFlags.priced(model, cluster, attention, null, batch(),
+        fixed, options));
     PricedJob allNodes = null;
     if (spareNodes != null) {
       ClusterSpec cs = setup.cluster();
@@ -201,36 +201,28 @@ final class PlanCommand implements Callable<Integer> {
             ? Progress.start(spec.commandLine().getErr(), quiet, "planning", "", 0)
             : Progress.start(spec.commandLine().getErr(), quiet, "planning", "%", 100)) {
       PlannerOptions run = options.withExecutor(ex).withProgress(progress::update);
-      r = runtime.isPresent() ? Planner.planFor(setup, run, runtime.get())
-          : Planner.plan(setup, run);
+      r = plan(setup, run, runtime);
       if (r instanceof PlanResult.Infeasible inf && inf.coverage() && globalBatch == null
           && spareNodes == null && fixed == 0) {
-        // The default batch is meshplan's, not the user's: where the cluster's GPUs cannot share
-        // it (racks of 72), the nearest batch they can is planned, and said.
-        int gpus = setup.cluster().gpuCount();
-        int alt = io.meshplan.interop.SharedBatch.nearest(gpus, DEFAULT_GLOBAL_BATCH);
-        if (alt != DEFAULT_GLOBAL_BATCH) {
-          PricedJob other = fixRecompute(Planner.price(setup.job().withGlobalBatch(alt),
-              setup.pricing(), options));
-          PlanResult again = runtime.isPresent() ? Planner.planFor(other, run, runtime.get())
-              : Planner.plan(other, run);
-          if (again instanceof PlanResult.Planned) {
-            spec.commandLine().getErr().println("meshplan: warning: no pipeline covers the "
-                + gpus + " GPUs with replicas that share the default global batch of "
-                + DEFAULT_GLOBAL_BATCH + " sequences; planned " + alt + " (the GPU count's odd "
-                + "factor " + io.meshplan.interop.SharedBatch.oddPart(gpus) + " times "
-                + alt / io.meshplan.interop.SharedBatch.oddPart(gpus) + "); give --global-batch "
-                + "to choose");
-            setup = other;
-            r = again;
-          }
+        Optional<PricedJob> shared = sharedBatch(setup, options);
+        PlanResult again = shared.isPresent() ? plan(shared.get(), run, runtime) : r;
+        if (again instanceof PlanResult.Planned) {
+          int gpus = setup.cluster().gpuCount();
+          int alt = shared.get().job().globalBatch();
+          spec.commandLine().getErr().println("meshplan: warning: no pipeline covers the "
+              + gpus + " GPUs with replicas that share the default global batch of "
+              + DEFAULT_GLOBAL_BATCH + " sequences; planned " + alt + " ("
+              + io.meshplan.interop.SharedBatch.why(gpus, alt) + "); give --global-batch to "
+              + "choose");
+          setup = shared.get();
+          r = again;
         }
       }
       Optional<PricedJob> fp8 = fp8Weights(setup, runtime, options);
       if (fp8.isPresent()) {
         // Megatron-LM's --fp8-param-gather is a choice of the launch: both are planned, and the
         // faster kept (FP8 weights may also fit a layout bf16 weights do not).
-        PlanResult r8 = Planner.planFor(fp8.get(), run, runtime.get());
+        PlanResult r8 = plan(fp8.get(), run, runtime);
         Weighed w = new Weighed(seconds(r), seconds(r8));
         weighed = Optional.of(w);
         if (w.fp8Kept()) {
@@ -285,8 +277,7 @@ final class PlanCommand implements Callable<Integer> {
       return held + "  (--train-tokens, a checkpoint bandwidth and --node-repair-hours price "
           + "what they buy)\n";
     }
-    PlanResult r = runtime(all).isPresent()
-        ? Planner.planFor(allNodes, options, runtime(all).get()) : Planner.plan(allNodes, options);
+    PlanResult r = plan(allNodes, options, runtime(all));
     if (!(r instanceof PlanResult.Planned p)) {
       return held + "  without spares nothing fits on all " + all.nodes() + " nodes\n";
     }
@@ -364,6 +355,31 @@ final class PlanCommand implements Callable<Integer> {
     return files;
   }
 
+  /** The global batch asked for: {@code --global-batch}, else the default. */
+  private int batch() {
+    return globalBatch == null ? DEFAULT_GLOBAL_BATCH : globalBatch;
+  }
+
+  /** A job planned for the runtime it will launch on, or as Alpa's search plans it. */
+  private static PlanResult plan(PricedJob job, PlannerOptions run,
+      Optional<LaunchCheck> runtime) {
+    return runtime.isPresent() ? Planner.planFor(job, run, runtime.get())
+        : Planner.plan(job, run);
+  }
+
+  /**
+   * The job at the batch its cluster's GPUs can share nearest the default ({@link
+   * io.meshplan.interop.SharedBatch#nearest}), where that is not the default: the default batch
+   * is meshplan's, not the user's, so where the GPUs cannot share it (racks of 72) the nearest
+   * batch they can is planned, and said.
+   */
+  private Optional<PricedJob> sharedBatch(PricedJob setup, PlannerOptions options) {
+    int alt = io.meshplan.interop.SharedBatch.nearest(setup.cluster().gpuCount(),
+        DEFAULT_GLOBAL_BATCH);
+    return alt == DEFAULT_GLOBAL_BATCH ? Optional.empty() : Optional.of(fixRecompute(
+        Planner.price(setup.job().withGlobalBatch(alt), setup.pricing(), options)));
+  }
+
   /** {@code --microbatches}: 0 for auto, else a positive divisor of the global batch. */
   private int fixedMicrobatches() {
     if ("auto".equalsIgnoreCase(microbatches)) {
@@ -379,9 +395,8 @@ final class PlanCommand implements Callable<Integer> {
       throw new InputException("--microbatches must be a positive integer or auto, got '"
           + microbatches + "'");
     }
-    int batch = globalBatch == null ? DEFAULT_GLOBAL_BATCH : globalBatch;
-    if (batch % fixed != 0) {
-      throw new InputException("--global-batch " + batch + " is not a multiple of "
+    if (batch() % fixed != 0) {
+      throw new InputException("--global-batch " + batch() + " is not a multiple of "
           + "--microbatches " + fixed);
     }
     if (megatronGrid) {

@@ -45,18 +45,25 @@ public final class SharedBatch {
    */
   public static String advice(int gpus, int batch) {
     int alt = nearest(gpus, batch);
-    int odd = oddPart(gpus);
-    return alt == batch || odd == 1 ? "" : " (e.g. " + alt + ", the GPU count's odd factor "
-        + odd + " times " + alt / odd + ")";
+    return alt == batch || oddPart(gpus) == 1 ? "" : " (e.g. " + alt + ", " + why(gpus, alt)
+        + ")";
   }
 
   /**
-   * {@code n} without its factors of 2.
+   * What a shared batch is made of, for messages: {@code "the GPU count's odd factor 9 times
+   * 128"} for 1,152 on 576 GPUs.
    *
-   * @param n a count, >= 1
-   * @return the odd factor
+   * @param gpus the cluster's GPUs, >= 1
+   * @param batch a batch {@link #nearest} gave for them
+   * @return the words
    */
-  public static int oddPart(int n) {
+  public static String why(int gpus, int batch) {
+    int odd = oddPart(gpus);
+    return "the GPU count's odd factor " + odd + " times " + batch / odd;
+  }
+
+  /** {@code n} (>= 1) without its factors of 2. */
+  private static int oddPart(int n) {
     return n >> Integer.numberOfTrailingZeros(n);
   }
 }

@@ -314,7 +314,7 @@ public final class IlpLayerCostModel implements LayerCostModel {
     if (!(r instanceof IntraOpResult.Planned planned) || !planned.plan().notKept().isEmpty()) {
       return null;
     }
-    LayerCost priced = price(tg, planned.plan(), env, t,
+    LayerCost priced = price(tg, planned.plan(), env, t, local,
         s.recompute() != io.meshplan.model.Recompute.NONE, s.sequenceParallel() && t > 1,
         kind == Kind.MTP_HEAD ? TrainingGraphBuilder.lmHeadWeights()
             : kind == Kind.MTP_FIRST_STAGE ? TrainingGraphBuilder.mtpTableWeights(m) : null);
@@ -609,22 +609,20 @@ public final class IlpLayerCostModel implements LayerCostModel {
 
   /**
    * Prices a planned layer: its traffic and times by phase, its weights and their layouts, its
-   * activations and working memory.
+   * activations and working memory. The graph's device-local instructions ({@code local}: a
+   * mixture-of-experts block's own experts, {@link TrainingGraph#deviceLocal}) are one GPU's;
+   * the replica's t GPUs each run their own, so its FLOPs count them t times.
    */
   private LayerCost price(TrainingGraph tg, ShardingPlan plan, MeshEnv env, int t,
-      boolean recompute, boolean sequenceParallel, String shared) {
-    PhaseAccountant.Rules rules = rules(tg, recompute, sequenceParallel);
-    PhaseTotals p = PhaseAccountant.account(plan, rules);
-    // The graph's local experts are one GPU's ({@link TrainingGraph#deviceLocal}); the replica's
-    // t GPUs each run their own, so its FLOPs count them t times.
-    double[] local = localFlops(tg, rules);
+      java.util.BitSet local, boolean recompute, boolean sequenceParallel, String shared) {
+    PhaseTotals p = PhaseAccountant.account(plan, rules(tg, recompute, sequenceParallel),
+        id -> local.get(id) ? t : 1);
     // The replica's mesh is 1 x t: every byte it sends is on the tensor axis (axis 1).
     LayerCost.Builder cost = LayerCost.builder().tensorCommBytes(p.axis1Bytes())
         .forwardCommBytes(p.forwardAxis1Bytes()).forwardSeconds(p.forwardSeconds())
         .backwardSeconds(p.backwardSeconds()).recomputeSeconds(p.recomputeSeconds())
         .tensorCommSeconds(p.commSeconds()).forwardCommSeconds(p.forwardCommSeconds())
-        .modelFlops(p.modelFlops() + (t - 1) * local[0])
-        .hardwareFlops(p.hardwareFlops() + (t - 1) * local[1])
+        .modelFlops(p.modelFlops()).hardwareFlops(p.hardwareFlops())
         .accumulateSeconds(p.accumulateSeconds());
     double params = addWeights(tg, plan, env, t, cost, shared);
     addMemory(tg, plan, env, t, params, p.savedBytes(), cost);
@@ -639,32 +637,6 @@ public final class IlpLayerCostModel implements LayerCostModel {
    * backward pass (recomputation included) keeps the forward values that are neither weights nor
    * constants.
    */
-  /**
-   * The model and hardware FLOPs of the graph's device-local instructions (a mixture-of-experts
-   * block's own experts, as {@link PhaseAccountant} counts FLOPs by bucket): one GPU's, which a
-   * replica of t tensor-parallel GPUs runs t times, each on its own tokens.
-   */
-  private static double[] localFlops(TrainingGraph tg, PhaseAccountant.Rules rules) {
-    Graph g = tg.graph();
-    java.util.BitSet local = tg.deviceLocal();
-    double model = 0;
-    double hardware = 0;
-    for (int id = local.nextSetBit(0); id >= 0; id = local.nextSetBit(id + 1)) {
-      io.meshplan.graph.Instruction ins = g.get(id);
-      double dot = io.meshplan.graph.OpCost.modelFlops(g, ins);
-      switch (rules.bucket().apply(id)) {
-        case FORWARD, BACKWARD, GRADIENT -> {
-          model += dot;
-          hardware += dot;
-        }
-        case RECOMPUTE -> hardware += dot;
-        default -> { }
-      }
-      hardware += io.meshplan.graph.OpCost.recomputedFlops(g, ins);
-    }
-    return new double[] {model, hardware};
-  }
-
   private static PhaseAccountant.Rules rules(TrainingGraph tg, boolean recompute,
       boolean sequenceParallel) {
     Graph g = tg.graph();

@@ -12,6 +12,7 @@ import io.meshplan.sharding.ReshardingCost;
 import io.meshplan.util.Require;
 import java.util.function.IntFunction;
 import java.util.function.IntPredicate;
+import java.util.function.IntToDoubleFunction;
 
 /**
  * Counts a planned layer's instructions by phase, for preset transformer layers ({@link
@@ -125,15 +126,31 @@ public final class PhaseAccountant {
    * @return the totals: seconds and bytes per microbatch or per iteration, FLOPs, saved bytes
    */
   public static PhaseTotals account(ShardingPlan plan, Rules rules) {
+    return account(plan, rules, id -> 1);
+  }
+
+  /**
+   * Sums a planned layer's costs by bucket, an instruction's FLOPs counted as many times as the
+   * replica runs it: once for an instruction of the replica's graph, t times for one GPU's own
+   * work that each of the replica's t GPUs runs on its own rows (a mixture-of-experts block's
+   * local experts). Seconds and bytes are one GPU's either way.
+   *
+   * @param plan the layer's plan (its environment prices the instructions)
+   * @param rules each instruction's bucket and the values kept for the backward pass
+   * @param copies by instruction id, how many times the replica runs its FLOPs, >= 1
+   * @return the totals: seconds and bytes per microbatch or per iteration, FLOPs, saved bytes
+   */
+  public static PhaseTotals account(ShardingPlan plan, Rules rules, IntToDoubleFunction copies) {
     Graph g = plan.graph();
     PlanCommBytes volume = PlanCommBytes.of(plan);
     Sums s = new Sums();
     for (Instruction ins : g.instructions()) {
       int id = ins.id();
+      double n = copies.applyAsDouble(id);
       s.add(rules.bucket().apply(id), seconds(plan, ins), volume.bytes(id, 0),
-          volume.bytes(id, 1), OpCost.modelFlops(g, ins));
+          volume.bytes(id, 1), n * OpCost.modelFlops(g, ins));
       // Work a fused kernel does again (the scores of fused attention's backward).
-      s.recFlops += OpCost.recomputedFlops(g, ins);
+      s.recFlops += n * OpCost.recomputedFlops(g, ins);
     }
     double[] saved = saved(plan, rules);
     return new PhaseTotals(s.fwd, s.bwd, s.rec, s.comm, s.fwdComm, s.sync, s.update, s.modelFlops,
