@@ -130,6 +130,9 @@ final class FlagWords {
       String regex = key.startsWith("^") ? "^" + Pattern.quote(key.substring(1))
           : "(?<![\\w/-])" + Pattern.quote(key) + "(?![\\w/-])";
       out = out.replaceAll(regex, Matcher.quoteReplacement(e.getValue()));
+      // A library phrase glossed with its own flag reads the flag once: "sequence parallelism
+      // (--sequence-parallel)" becomes "--sequence-parallel", not the flag twice.
+      out = out.replace(e.getValue() + " (" + e.getValue() + ")", e.getValue());
     }
     return out;
   }

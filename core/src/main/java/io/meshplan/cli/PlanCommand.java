@@ -145,8 +145,7 @@ final class PlanCommand implements Callable<Integer> {
     timeToTrain.iterations(trainTokens, 1, 1);
     gpuHourPrice.checked();
     if (!timed && (timeToTrain.any() || gpuHourPrice.usd != null)) {
-      throw new InputException("--checkpoint-bandwidth and the other time-to-train flags need "
-          + "--train-tokens or --train-iterations");
+      throw timeToTrain.withoutRun(gpuHourPrice.usd != null);
     }
     if (hlo != null) {
       if (spareNodes != null) {

@@ -110,8 +110,7 @@ final class SimulateCommand implements Callable<Integer> {
     io.meshplan.planner.Pricing pricing = cluster.pricing();
     io.meshplan.cluster.GpuSpec gpu = s.cluster().gpu();
     if ((timeToTrain.any() || gpuHourPrice.usd != null) && s.iterations().isEmpty()) {
-      throw new InputException("--checkpoint-bandwidth and the other time-to-train flags need "
-          + "--train-tokens or --train-iterations");
+      throw timeToTrain.withoutRun(gpuHourPrice.usd != null);
     }
     if (module && s.iterations().isPresent()) {
       throw new InputException("--train-iterations times a model's run; the plan of an HLO "

@@ -129,8 +129,7 @@ final class SweepCommand implements Callable<Integer> {
     boolean timed = trainTokens != null || timeToTrain.trainIterations != null;
     timeToTrain.iterations(trainTokens, 1, 1);
     if (!timed && timeToTrain.any()) {
-      throw new InputException("--checkpoint-bandwidth and the other time-to-train flags need "
-          + "--train-tokens or --train-iterations");
+      throw timeToTrain.withoutRun(false);
     }
     timeToTrain.check();
     boolean kernelPrices = CliValues.kernelPrices(prices);

@@ -174,9 +174,37 @@ final class TimeToTrainOptions {
 
   /** Whether any flag was given. */
   boolean any() {
-    return aggregateGbps != null || perNodeGbps != null || interval != null
-        || mtbfNodeHours != null || failureRates != null || restartMinutes != null
-        || repairHours != null || asyncCheckpoint;
+    return given().isPresent();
+  }
+
+  /**
+   * The first time-to-train flag given, in the order of {@code --help}.
+   *
+   * @return the flag, empty when none is given
+   */
+  java.util.Optional<String> given() {
+    String flag = aggregateGbps != null ? "--checkpoint-bandwidth"
+        : perNodeGbps != null ? "--checkpoint-bandwidth-per-node"
+        : interval != null ? "--checkpoint-interval"
+        : mtbfNodeHours != null ? "--mtbf-node"
+        : failureRates != null ? "--failure-rates"
+        : restartMinutes != null ? "--restart-minutes"
+        : repairHours != null ? "--node-repair-hours"
+        : asyncCheckpoint ? "--async-checkpoint" : null;
+    return java.util.Optional.ofNullable(flag);
+  }
+
+  /**
+   * The refusal of a time-to-train flag given without the length of the run, naming the flag the
+   * user gave.
+   *
+   * @param gpuHourPrice whether --gpu-hour-price was given
+   * @return the refusal
+   */
+  io.meshplan.util.InputException withoutRun(boolean gpuHourPrice) {
+    String flag = given().orElse(gpuHourPrice ? "--gpu-hour-price" : "a time-to-train flag");
+    return new io.meshplan.util.InputException(flag
+        + " prices a whole run: it needs --train-tokens or --train-iterations");
   }
 
   /**

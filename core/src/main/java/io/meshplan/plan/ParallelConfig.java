@@ -533,7 +533,7 @@ public record ParallelConfig(
     }
     if (tensorParallel > 1 && !sequenceParallel) {
       throw new InputException("a mixture-of-experts model with tensor-parallel size "
-          + tensorParallel + " needs sequence parallelism (--sequence-parallel)");
+          + tensorParallel + " needs sequence parallelism, as Megatron-LM requires of its experts");
     }
   }
 

@@ -53,6 +53,9 @@ class FlagWordsTest {
     assertThat(FlagWords.reword("the cluster 'x'", FlagWords.CLUSTER)).isEqualTo("the cluster 'x'");
     assertThat(FlagWords.reword("batch must be positive, got 0", FlagWords.MODEL))
         .isEqualTo("--batch must be positive, got 0");
+    // A phrase the library glossed with its flag reads the flag once.
+    assertThat(FlagWords.reword("needs sequence parallelism (--sequence-parallel)",
+        FlagWords.PARALLEL)).isEqualTo("needs --sequence-parallel");
   }
 
   /** Every command that reads --cluster names the flag when the value is bad. */

@@ -102,8 +102,16 @@ class TimeToTrainCliTest {
       run(SMALL, "--checkpoint-bandwidth", v).refusedInOneLine(2,
           "--checkpoint-bandwidth must be a number above 0");
     }
+    // The refusal names the flag the user gave, not the first of the family.
     run(SMALL.subList(0, SMALL.size() - 2), "--checkpoint-bandwidth", "10")
-        .refusedInOneLine(2, "need --train-tokens");
+        .refusedInOneLine(2, "--checkpoint-bandwidth prices a whole run: it needs --train-tokens"
+            + " or --train-iterations");
+    run(SMALL.subList(0, SMALL.size() - 2), "--mtbf-node", "200")
+        .refusedInOneLine(2, "--mtbf-node prices a whole run");
+    run(SMALL.subList(0, SMALL.size() - 2), "--gpu-hour-price", "2.5")
+        .refusedInOneLine(2, "--gpu-hour-price prices a whole run");
+    CliRun.of("plan", "--model", "llama2-7b", "--layers", "4", "--cluster", "1x8:a100-80gb",
+        "--restart-minutes", "5").refusedInOneLine(2, "--restart-minutes prices a whole run");
     run(SMALL, "--mtbf-node", "10").refusedInOneLine(2, "need --checkpoint-bandwidth");
     run(SMALL, "--checkpoint-bandwidth", "10", "--checkpoint-interval", "100000000")
         .refusedInOneLine(2, "is longer than the run's");
@@ -131,7 +139,7 @@ class TimeToTrainCliTest {
     assertThat(root.at("/timeToTrain/productiveSeconds").asDouble()).isCloseTo(
         15259 * root.get("iterationSeconds").asDouble(), within(1e-6));
     CliRun.of("plan", "--model", "llama2-7b", "--cluster", "1x8:h100-80gb",
-        "--checkpoint-bandwidth", "10").refusedInOneLine(2, "need --train-tokens");
+        "--checkpoint-bandwidth", "10").refusedInOneLine(2, "--checkpoint-bandwidth prices a whole run: it needs --train-tokens");
     CliRun.of("plan", "--model", "llama2-7b", "--cluster", "1x8:h100-80gb", "--train-tokens",
         "0").refusedInOneLine(2, "--train-tokens must be at least 1");
   }
@@ -159,7 +167,7 @@ class TimeToTrainCliTest {
       assertThat(o.get("ettr").asDouble()).isGreaterThan(0.9).isLessThanOrEqualTo(1.0);
     }
     CliRun.of("sweep", "--grid", grid.toString(), "--quiet", "--checkpoint-bandwidth-per-node",
-        "5").refusedInOneLine(2, "need --train-tokens");
+        "5").refusedInOneLine(2, "--checkpoint-bandwidth-per-node prices a whole run: it needs --train-tokens");
     CliRun.of("sweep", "--grid", grid.toString(), "--quiet", "--train-tokens", "10",
         "--checkpoint-bandwidth-per-node", "0").refusedInOneLine(2,
         "--checkpoint-bandwidth-per-node must be a number above 0");
