@@ -252,6 +252,15 @@ public final class PlanJson {
     return o;
   }
 
+  /**
+   * Checks the plan's top-level {@code communicationBytesPerGpu}: the mean of {@code
+   * communicationBytes} over the plan's GPUs, which a reader derives again and so does not keep, but
+   * which must still be what the writer writes (an object of finite bytes >= 0), not anything at all.
+   */
+  private static void derivedBytesPerGpu(Fields plan) {
+    axisBytes(plan, "communicationBytesPerGpu");
+  }
+
   private static java.util.Optional<AxisBytes> axisBytes(Fields parent, String name) {
     if (!parent.has(name)) {
       return java.util.Optional.empty();
@@ -550,6 +559,7 @@ public final class PlanJson {
           + "trains in " + io.meshplan.model.Fp8Training.word(model.dtype())
           + "; gradients reduce in bf16 only under bf16 (or fp8) training");
     }
+    derivedBytesPerGpu(f);
     try {
       return new PipelinePlan(new PlanSource.Preset(model, attention, overlaps, kernel), f.text("cluster"), f.integer("globalBatch"),
           f.integer("microbatchSequences"), f.integer("microbatches"), f.integer("virtualStages"),
@@ -608,6 +618,7 @@ public final class PlanJson {
     PlanFileCheck.structure(where, root, true, layerNames.size());
     List<StagePlan> stages = readStages(where, root.get("stages"), true);
     int microbatches = f.integer("microbatches");
+    derivedBytesPerGpu(f);
     try {
       PlanSource.HloModule module = new PlanSource.HloModule(f.text("module"),
           source.text("path"), source.text("sha256"), layerNames);

@@ -144,6 +144,15 @@ class PlanJsonTest {
     assertThatThrownBy(() -> PlanJson.read("p.json", text.replaceFirst(
         "\"expertParallel\" : 0.0", "\"expertParallel\" : -5"))).isInstanceOf(
         InputException.class).hasMessageContaining("expert-parallel bytes");
+    // The top-level mean per GPU is derived again on reading, but a bad one is still refused.
+    String perGpu = "\"communicationBytesPerGpu\" : {\n    \"tensorParallel\" : 4.0E9";
+    assertThatThrownBy(() -> PlanJson.read("p.json", text.replace(perGpu,
+        "\"communicationBytesPerGpu\" : {\n    \"tensorParallel\" : -4.0E9")))
+        .isInstanceOf(InputException.class).hasMessageContaining("communicationBytesPerGpu")
+        .hasMessageContaining("tensor-parallel bytes");
+    assertThatThrownBy(() -> PlanJson.read("p.json", text.replace(perGpu,
+        "\"communicationBytesPerGpu\" : {\n    \"tensorParallel\" : \"x\""))).isInstanceOf(
+        InputException.class).hasMessageContaining("communicationBytesPerGpu");
   }
 
   /**
