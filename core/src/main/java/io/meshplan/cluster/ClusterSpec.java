@@ -144,7 +144,12 @@ public record ClusterSpec(int nodes, int gpusPerNode, GpuSpec gpu, Fabric fabric
         return v;
       }
     } catch (NumberFormatException e) {
-      // falls through to the message below
+      if (!digits.isEmpty() && digits.chars().allMatch(c -> c >= '0' && c <= '9')
+          && digits.chars().anyMatch(c -> c != '0')) {
+        // A positive number too long for an int: already past the GPU-count limit.
+        throw new InputException("cluster '" + text + "': the " + what + " " + digits
+            + " is more than the limit of " + Checked.MAX_DEVICES + " GPUs");
+      }
     }
     throw new InputException("cluster '" + text + "': the " + what + " '" + digits
         + "' must be a positive integer");

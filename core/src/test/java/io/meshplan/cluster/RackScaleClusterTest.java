@@ -54,7 +54,11 @@ class RackScaleClusterTest {
         {"8xnvl72:h100-80gb", "h100-80gb's NVLink joins 8 GPUs of one host"},
         {"8xnvl70:gb200", "whole hosts of 4 and at most 72"},
         {"8xnvl76:gb200", "whole hosts of 4 and at most 72"},
-        {"8xnvl0:gb200", "must be a positive integer"}};
+        {"8xnvl0:gb200", "must be a positive integer"},
+        // Counts too long for an int are past the GPU-count limit, and said so.
+        {"4294967296x2:h100-nvl", "the node count 4294967296 is more than the limit of 1048576"},
+        {"1xnvl99999999999:gb200", "the NVLink domain size 99999999999 is more than the limit"},
+        {"1x00000000000000000000:h100", "must be a positive integer"}};
     for (String[] b : bad) {
       assertThatThrownBy(() -> ClusterSpec.parse(b[0])).as(b[0])
           .isInstanceOf(InputException.class).hasMessageContaining(b[1])
