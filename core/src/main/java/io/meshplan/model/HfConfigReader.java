@@ -40,7 +40,8 @@ import java.nio.file.Path;
  *   <li>{@code mixtral}, {@code qwen3_moe}, {@code gpt_oss}: the mixture-of-experts families,
  *       read as {@link HfFamilies} reads the others, with their experts from {@link HfMoe}.
  *   <li>{@code deepseek_v3}: latent attention, experts and dense blocks, multi-token prediction
- *       ({@link HfDeepseek}).
+ *       ({@link HfDeepseek}); {@code kimi_k2} (Kimi K2, the same architecture, every size field
+ *       stated) and {@code kimi_k25} (its {@code text_config}, a {@code kimi_k2}).
  * </ul>
  *
  * A directory is read as the {@code config.json} inside it.
@@ -197,13 +198,21 @@ public final class HfConfigReader {
     String type = top.string("model_type");
     JsonNode text = root;
     java.util.List<String> warnings = new java.util.ArrayList<>();
-    if (type.equals("gemma3") || type.equals("llama4")) {
+    if (type.equals("gemma3") || type.equals("llama4") || type.equals("kimi_k25")) {
       text = root.get("text_config");
       if (text == null || !text.isObject()) {
         throw new InputException(where + ": a " + type + " config needs its text model in the "
             + "object 'text_config'");
       }
-      type = type + "_text";
+      // Kimi K2.5's text model is a Kimi K2 (DeepSeek-V3's architecture), and says so.
+      if (type.equals("kimi_k25")) {
+        String inner = new HfFields(text, where + ": text_config").string("model_type");
+        if (!inner.equals("kimi_k2")) {
+          throw new InputException(where + ": text_config: model_type '" + inner
+              + "' is not the kimi_k2 text model a kimi_k25 config holds");
+        }
+      }
+      type = type.equals("kimi_k25") ? "kimi_k2" : type + "_text";
       if (root.has("vision_config")) {
         warnings.add(where + ": the vision tower (vision_config) is neither counted nor planned; "
             + "meshplan plans the text model");

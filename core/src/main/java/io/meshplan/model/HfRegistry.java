@@ -23,6 +23,18 @@ final class HfRegistry {
   private static final ModelSpec.Family GPT = ModelSpec.Family.GPT;
   private static final Optional<String> NO_TORCHTITAN = Optional.empty();
 
+  /**
+   * DeepSeek-V3's own fields: latent attention, the experts and their router, the prediction
+   * module, and what describes the released checkpoint rather than the model trained.
+   */
+  private static final Set<String> DEEPSEEK_FIELDS = Set.of("attention_bias", "q_lora_rank",
+      "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "head_dim",
+      "n_routed_experts", "n_shared_experts", "num_experts_per_tok", "moe_intermediate_size",
+      "first_k_dense_replace", "moe_layer_freq", "num_nextn_predict_layers",
+      "routed_scaling_factor", "n_group", "topk_group", "topk_method", "scoring_func",
+      "norm_topk_prob", "aux_loss_alpha", "seq_aux", "ep_size", "rope_interleave",
+      "quantization_config", "pretraining_tp");
+
   /** Every family, in the order of the reader's documentation. */
   static final List<HfFamily> ALL = List.of(
       new HfFamily("llama", "LLaMA 1/2/3", LLAMA, true, Map.of(), Optional.empty(),
@@ -110,14 +122,17 @@ final class HfRegistry {
       // few operations per token and expert; head_dim is transformers' name for the rotary
       // part; quantization_config and ep_size describe the released checkpoint and its
       // inference, not the model trained.
-      new HfFamily("deepseek_v3", "DeepSeek-V3", LLAMA, false, deepseekV3(), Optional.of(Set.of(
-          "attention_bias", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
-          "qk_rope_head_dim", "v_head_dim", "head_dim", "n_routed_experts", "n_shared_experts",
-          "num_experts_per_tok", "moe_intermediate_size", "first_k_dense_replace",
-          "moe_layer_freq", "num_nextn_predict_layers", "routed_scaling_factor", "n_group",
-          "topk_group", "topk_method", "scoring_func", "norm_topk_prob", "aux_loss_alpha",
-          "seq_aux", "ep_size", "rope_interleave", "quantization_config", "pretraining_tp")),
-          HfFamilies::read, Optional.of("deepseek_v3")));
+      new HfFamily("deepseek_v3", "DeepSeek-V3", LLAMA, false, deepseekV3(),
+          Optional.of(DEEPSEEK_FIELDS), HfFamilies::read, Optional.of("deepseek_v3")),
+      // Kimi K2 (Moonshot AI) is DeepSeek-V3's architecture under its own model_type: its
+      // config.json names DeepseekV3ForCausalLM and the DeepSeek-V3 fields, read alike. Its
+      // configuration class ships with the checkpoint, not with transformers, so no field has a
+      // default here: a config that leaves one out is refused, not guessed.
+      new HfFamily("kimi_k2", "Kimi K2", LLAMA, false, Map.of(), Optional.of(DEEPSEEK_FIELDS),
+          HfFamilies::read, NO_TORCHTITAN),
+      // Kimi K2.5's config holds its text model, a kimi_k2, in text_config.
+      new HfFamily("kimi_k25", "Kimi K2.5 (its text_config)", LLAMA, false, Map.of(),
+          Optional.empty(), HfFamilies::read, NO_TORCHTITAN));
 
   private HfRegistry() {}
 

@@ -43,12 +43,13 @@ class HelpListsCliTest {
       Map.entry("deepseek_v3", "deepseek-v3.json"));
 
   /**
-   * The fixture of a type; gemma3_text and llama4_text are Gemma 3's and Llama 4's text_config
-   * on its own.
+   * The fixture of a type; gemma3_text, llama4_text and kimi_k2 are Gemma 3's, Llama 4's and Kimi
+   * K2.5's text_config on its own.
    */
   private static Path fixture(String type, Path dir) throws IOException {
     String outer = type.equals("gemma3_text") ? "gemma-3-4b-pt.json"
-        : type.equals("llama4_text") ? "llama-4-scout-17b-16e.json" : null;
+        : type.equals("llama4_text") ? "llama-4-scout-17b-16e.json"
+        : type.equals("kimi_k2") ? "kimi-k2.5.json" : null;
     if (outer == null) {
       return FIXTURE.containsKey(type) ? Path.of(HF + FIXTURE.get(type)) : published(type);
     }

@@ -101,6 +101,50 @@ class DeepseekModelsTest {
     assertThat(noMtp.parameterCount()).isEqualTo(671_026_404_352L);
   }
 
+  /**
+   * Kimi K2 is DeepSeek-V3's architecture under its own model_type; Kimi K2.5's config holds it in
+   * text_config. h 7168, a 64, 384 experts, 1 dense block, V 163840, untied, no prediction module:
+   *
+   * <ul>
+   *   <li>latent attention: queries 7168*1536 = 11,010,048 + norm 1536 + 1536*64*192 = 18,874,368;
+   *       keys/values 7168*576 = 4,128,768 + norm 512 + 512*64*256 = 8,388,608; output
+   *       64*128*7168 = 58,720,256: 101,124,096;
+   *   <li>expert block: + router 7168*384 = 2,752,512 + 384 * 44,040,192 = 16,911,433,728 + the
+   *       shared expert 44,040,192 + 2 norms 14,336 = 17,059,364,864;
+   *   <li>dense block: 101,124,096 + 3*7168*18432 = 396,361,728 + 14,336 = 497,500,160;
+   *   <li>60 * 17,059,364,864 + 497,500,160 = 1,024,059,392,000; embedding and head 2 *
+   *       1,174,405,120, final norm 7168: 1,026,408,209,408 (the card's "1T");
+   *   <li>active: 376 idle experts (16,559,112,192) in each of 60 blocks fewer: 32,861,477,888
+   *       (the card's "32B activated").
+   * </ul>
+   */
+  @Test
+  void kimiK2IsDeepseekV3sArchitecture() throws IOException {
+    HfConfigReader.HfConfig c = HfConfigReader.readConfig(
+        Path.of("core/src/test/resources/hf/kimi-k2.5.json"));
+    assertThat(c.warnings()).isEmpty();
+    ModelSpec k = c.spec();
+    assertThat(k.arch().attn().mla().parameters(7168, 64)).isEqualTo(101_124_096L);
+    assertThat(k.blockParameterCount(1)).isEqualTo(17_059_364_864L);
+    assertThat(k.blockParameterCount(0)).isEqualTo(497_500_160L);
+    assertThat(k.blocksParameterCount()).isEqualTo(1_024_059_392_000L);
+    assertThat(k.parameterCount()).isEqualTo(1_026_408_209_408L);
+    assertThat(k.activeParameterCount()).isEqualTo(32_861_477_888L);
+    assertThat(k.denseBlocks()).isEqualTo(1);
+    assertThat(k.arch().mtpDepth()).isZero();
+    // The text model alone, as a kimi_k2 config, reads the same.
+    String text = new com.fasterxml.jackson.databind.ObjectMapper().readTree(
+        Files.readString(Path.of("core/src/test/resources/hf/kimi-k2.5.json")))
+        .get("text_config").toString();
+    assertThat(HfConfigReader.parse(text, "k.json", "k").parameterCount())
+        .isEqualTo(1_026_408_209_408L);
+    // No field has a default: one left out is refused, not guessed.
+    refused(text.replace("\"n_routed_experts\":384,", ""), "k.json: missing field 'n_routed_experts'");
+    refused(Files.readString(Path.of("core/src/test/resources/hf/kimi-k2.5.json"))
+        .replace("\"model_type\": \"kimi_k2\"", "\"model_type\": \"llama\""),
+        "d.json: text_config: model_type 'llama' is not the kimi_k2 text model");
+  }
+
   /** Impossible sizes are refused in one line naming the field. */
   @Test
   void badConfigsAreRefused() throws IOException {
@@ -123,7 +167,8 @@ class DeepseekModelsTest {
   }
 
   private static void refused(String json, String message) {
-    assertThatThrownBy(() -> HfConfigReader.parse(json, "d.json", "d"))
+    String where = message.startsWith("k.json") ? "k.json" : "d.json";
+    assertThatThrownBy(() -> HfConfigReader.parse(json, where, "d"))
         .isInstanceOf(InputException.class)
         .hasMessageStartingWith(message)
         .satisfies(e -> assertThat(e.getMessage()).doesNotContain("\n"));

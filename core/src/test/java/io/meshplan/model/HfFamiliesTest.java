@@ -87,13 +87,14 @@ class HfFamiliesTest {
     assertThat(HfFamilies.KNOWN.get("qwen2")).doesNotContain("head_dim");
     assertThat(HfFamilies.NEUTRAL).contains("rope_scaling").doesNotContain("quantization_config");
     // Every family HfConfigReader reads beyond the four older ones keeps a list.
-    // (gemma3 and llama4 are read as their text_config's gemma3_text and llama4_text.)
+    // (gemma3, llama4 and kimi_k25 are read as their text_config's gemma3_text, llama4_text and
+    // kimi_k2.)
     assertThat(HfFamilies.KNOWN.keySet()).containsAll(java.util.List.of("qwen2", "qwen3",
         "gemma2", "gemma3_text", "phi3", "olmo2", "granite", "starcoder2", "mixtral",
         "qwen3_moe", "gpt_oss", "deepseek_v3"));
     assertThat(HfFamilies.KNOWN.keySet()).containsExactlyInAnyOrderElementsOf(
         HfConfigReader.SUPPORTED.stream().filter(t -> !java.util.Set.of("llama", "mistral",
-            "gpt_neox", "opt", "gemma3", "llama4").contains(t)).toList());
+            "gpt_neox", "opt", "gemma3", "llama4", "kimi_k25").contains(t)).toList());
   }
 
   @Test
