@@ -245,7 +245,8 @@ final class DeployCommand implements Callable<Integer> {
   private ClusterSpec cluster(Optional<PipelinePlan> p, List<Path> inputs) {
     String text = cluster != null ? cluster : p.get().cluster();
     ClusterSpec c = catalog.cluster(text);
-    Path clusterFile = cluster == null ? null : CliValues.existingFile(cluster);
+    // The plan's cluster may be a file as well as --cluster's: either is read.
+    Path clusterFile = CliValues.existingFile(text);
     if (clusterFile != null) {
       inputs.add(clusterFile);
     }

@@ -122,6 +122,7 @@ final class ExportCommand implements Callable<Integer> {
       }
       if (plan != null) {
         inputs.add(plan);
+        inputs.addAll(PlanFiles.namedFiles(plan).values());
       }
       ExportFiles.checkWritable(out, force, inputs);
     }

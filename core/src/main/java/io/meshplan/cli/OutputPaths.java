@@ -60,7 +60,8 @@ final class OutputPaths {
    */
   OutputPaths input(String label, Path file) {
     if (file != null) {
-      inputs.put(label + " " + file, file);
+      // A positional file is named by itself: "is also an input: x.log", not "input x.log".
+      inputs.put(label.equals("input") ? file.toString() : label + " " + file, file);
     }
     return this;
   }
@@ -89,7 +90,7 @@ final class OutputPaths {
       refuseDash(flag, file);
       for (Map.Entry<String, Path> in : inputs.entrySet()) {
         if (AtomicFiles.sameFile(file, in.getValue())) {
-          throw new InputException(flag + " " + file + " is also the input " + in.getKey()
+          throw new InputException(flag + " " + file + " is also an input: " + in.getKey()
               + "; choose another file, meshplan never overwrites its inputs");
         }
       }

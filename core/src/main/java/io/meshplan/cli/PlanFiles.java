@@ -61,6 +61,40 @@ record PlanFiles(PipelinePlan plan, SimulationResult simulation, ClusterSpec clu
   }
 
   /**
+   * The files a plan file names and a command reads through it: its cluster, when the {@code
+   * cluster} field is the path of a cluster file, and an HLO module plan's module ({@code
+   * source.path}). They are inputs as much as the plan file, so no output may name them. A file
+   * that cannot be read as a plan names none here; {@link #read} reports its faults.
+   *
+   * @param file the plan file, or null
+   * @return label to path, in the plan's order; empty for none
+   */
+  static java.util.Map<String, Path> namedFiles(Path file) {
+    java.util.Map<String, Path> named = new java.util.LinkedHashMap<>();
+    if (file == null) {
+      return named;
+    }
+    com.fasterxml.jackson.databind.JsonNode root;
+    try {
+      root = io.meshplan.util.TreeReaders.json().readTree(InputFiles.readString(file,
+          InputFiles.PLAN_MAX_BYTES, "plan file"));
+    } catch (java.io.IOException | InputException e) {
+      return named;
+    }
+    com.fasterxml.jackson.databind.JsonNode cluster = root.path("cluster");
+    Path c = cluster.isTextual() ? CliValues.existingFile(cluster.asText()) : null;
+    if (c != null) {
+      named.put("the cluster of plan " + file, c);
+    }
+    com.fasterxml.jackson.databind.JsonNode module = root.path("source").path("path");
+    Path m = module.isTextual() ? CliValues.existingFile(module.asText()) : null;
+    if (m != null) {
+      named.put("the module of plan " + file, m);
+    }
+    return named;
+  }
+
+  /**
    * Refuses a plan whose stages do not tile the cluster it is used on.
    *
    * @param file the plan file

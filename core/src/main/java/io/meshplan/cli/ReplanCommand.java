@@ -56,7 +56,8 @@ final class ReplanCommand implements Callable<Integer> {
 
   @Override
   public Integer call() {
-    new OutputPaths().force(force.force).output("--out", out).input("--plan", plan).check();
+    new OutputPaths().force(force.force).output("--out", out).input("--plan", plan)
+        .inputs(PlanFiles.namedFiles(plan)).check();
     String text = InputFiles.readString(plan, InputFiles.PLAN_MAX_BYTES, "plan file");
     JsonNode root;
     try {

@@ -36,7 +36,8 @@ final class ReportFiles {
           + "report; add --report FILE");
     }
     new OutputPaths().output("--out", out).output("--report", report).input("--compare", compare)
-        .input("--plan", plan).inputs(inputs).force(force).check();
+        .input("--plan", plan).inputs(inputs).inputs(PlanFiles.namedFiles(plan))
+        .inputs(PlanFiles.namedFiles(compare)).force(force).check();
     if (compare != null) {
       InputFiles.checkRegular(compare, "plan file");
     }

@@ -112,7 +112,7 @@ class CalibrateCommandTest {
     int code = run("calibrate", in.toString(), "--cluster", "1x8:a100-80gb", "--out",
         dir.resolve(".").resolve("all_reduce_perf.log").toString());
     assertThat(code).isEqualTo(ExitCodes.BAD_INPUT);
-    assertThat(err.toString()).contains("is also the input");
+    assertThat(err.toString()).contains("is also an input");
     assertThat(Files.readString(in)).isEqualTo(before);
   }
 

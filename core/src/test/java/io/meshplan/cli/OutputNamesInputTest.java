@@ -45,10 +45,50 @@ class OutputNamesInputTest {
       for (List<String> args : runs) {
         CliRun r = CliRun.of(args.toArray(String[]::new));
         assertThat(r.code()).as(String.join(" ", args)).isEqualTo(ExitCodes.BAD_INPUT);
-        assertThat(r.err()).as(String.join(" ", args)).containsAnyOf("is also the input", "names the input")
+        assertThat(r.err()).as(String.join(" ", args)).containsAnyOf("is also an input", "names the input")
             .doesNotContain("\tat ").endsWith("\n").hasLineCount(1);
         assertThat(Files.readAllBytes(input)).as(String.join(" ", args)).isEqualTo(before);
       }
+    }
+  }
+
+  /**
+   * A plan file whose cluster is a cluster file makes the command read that file too: no output of a command given
+   * the plan may replace it, even with --force, and the refusal names the plan.
+   */
+  @Test
+  void noOutputReplacesTheClusterFileAPlanNames(@TempDir Path dir) throws Exception {
+    Path cluster = dir.resolve("c.yaml");
+    String text = "nodes: 2\ngpusPerNode: 8\ngpu: a100-80gb\n";
+    Files.writeString(cluster, text);
+    Path plan = dir.resolve("p.json");
+    assertThat(CliRun.of("plan", "--model", "llama2-7b", "--layers", "4", "--cluster",
+        cluster.toString(), "--global-batch", "16", "--out", plan.toString()).code()).isZero();
+    // meshplan writes the cluster's text; a plan file may name a cluster file instead, which the
+    // commands then read.
+    String written = Files.readString(plan);
+    assertThat(written).contains("\"cluster\" : \"2x8:a100-80gb:ib-hdr200\"");
+    Files.writeString(plan, written.replace("\"cluster\" : \"2x8:a100-80gb:ib-hdr200\"",
+        "\"cluster\" : \"" + cluster + "\""));
+    String c = cluster.toString();
+    List<String[]> runs = List.of(
+        new String[] {"export", "--to", "megatron", "--plan", plan.toString(), "--out", c,
+            "--force"},
+        new String[] {"deploy", "--target", "slurm", "--plan", plan.toString(), "--out", c,
+            "--force", "--", "train.py"},
+        new String[] {"simulate", "--plan", plan.toString(), "--report", c, "--force"},
+        new String[] {"plan", "--model", "llama2-7b", "--layers", "4", "--cluster",
+            "1x8:a100-80gb", "--global-batch", "8", "--compare", plan.toString(), "--report", c,
+            "--force"},
+        new String[] {"replan", "--plan", plan.toString(), "--lost-nodes", "1", "--out", c,
+            "--force"});
+    for (String[] args : runs) {
+      CliRun r = CliRun.of(args);
+      assertThat(r.code()).as(String.join(" ", args) + "\n" + r.err())
+          .isEqualTo(ExitCodes.BAD_INPUT);
+      assertThat(r.err()).as(String.join(" ", args)).hasLineCount(1)
+          .containsAnyOf("is also an input: the cluster of plan " + plan, "names the input");
+      assertThat(Files.readString(cluster)).as(String.join(" ", args)).isEqualTo(text);
     }
   }
 

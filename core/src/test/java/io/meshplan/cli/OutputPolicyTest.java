@@ -86,7 +86,7 @@ class OutputPolicyTest {
             cluster.toString(), flag, spelling.toString(), "--force"};
         CliRun r = CliRun.of(args);
         assertThat(r.code()).as(List.of(args) + r.err()).isEqualTo(ExitCodes.BAD_INPUT);
-        assertThat(r.err()).hasLineCount(1).contains("is also the input");
+        assertThat(r.err()).hasLineCount(1).contains("is also an input");
         assertThat(Files.readAllBytes(cluster)).isEqualTo(before);
       }
     }

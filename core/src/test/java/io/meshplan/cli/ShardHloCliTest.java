@@ -69,7 +69,7 @@ class ShardHloCliTest {
     Path in = corpus("softmax_fused.hlo");
     CliRun r = run("shard", "--hlo", in.toString(), "--mesh", "2x2", "--out", in.toString());
     assertThat(r.code()).isEqualTo(ExitCodes.BAD_INPUT);
-    assertThat(r.err()).contains("is also the input --hlo");
+    assertThat(r.err()).contains("is also an input: --hlo");
   }
 
   @Test

@@ -92,12 +92,12 @@ class SweepCatalogCliTest {
     String text = "gpus:\n" + GPU;
     Path c = write("my-catalog.yaml", text);
     CliRun.of("sweep", "--grid", g.toString(), "--catalog", c.toString(), "--csv", c.toString())
-        .refusedInOneLine(2, "is also the input --catalog");
+        .refusedInOneLine(2, "is also an input: --catalog");
     CliRun.of("sweep", "--grid", g.toString(), "--catalog", c.toString(), "--jsonl",
-        c.toString(), "--force").refusedInOneLine(2, "is also the input --catalog");
+        c.toString(), "--force").refusedInOneLine(2, "is also an input: --catalog");
     Path named = write("sweep.csv", text);
     CliRun.of("sweep", "--grid", g.toString(), "--catalog", named.toString(), "--out",
-        dir.toString()).refusedInOneLine(2, "is also the input --catalog");
+        dir.toString()).refusedInOneLine(2, "is also an input: --catalog");
     assertThat(Files.readString(c)).isEqualTo(text);
     assertThat(Files.readString(named)).isEqualTo(text);
   }

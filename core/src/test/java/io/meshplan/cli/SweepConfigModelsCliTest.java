@@ -74,7 +74,7 @@ class SweepConfigModelsCliTest {
     Files.writeString(grid, "models: llama3.json\nseq: 512\ngpus: h100\nclusters: 1x8\n"
         + "globalBatch: 16\n");
     CliRun.of("sweep", "--grid", grid.toString(), "--csv", config.toString(), "--force")
-        .refusedInOneLine(ExitCodes.BAD_INPUT, "is also the input the grid's model");
+        .refusedInOneLine(ExitCodes.BAD_INPUT, "is also an input: the grid's model");
     assertThat(Files.readAllBytes(config)).isEqualTo(before);
   }
 }
