@@ -51,10 +51,29 @@ final class CliValues {
   static Integer wholeInt(String text) {
     long v = wholeLong(text);
     if (v < Integer.MIN_VALUE || v > Integer.MAX_VALUE) {
-      // picocli's own words for an int out of range.
-      throw new picocli.CommandLine.TypeConversionException("'" + text + "' is not an int");
+      throw new picocli.CommandLine.TypeConversionException("'" + text + "' is not an int:"
+          + " it is outside " + Integer.MIN_VALUE + " to " + Integer.MAX_VALUE);
     }
     return (int) v;
+  }
+
+  /**
+   * Converts a path flag's value: an empty one names no file (a path of "" is the current
+   * directory, where a command would otherwise write or read without being asked).
+   *
+   * @param text the value
+   * @return the path
+   */
+  static java.nio.file.Path path(String text) {
+    if (text.isEmpty()) {
+      throw new picocli.CommandLine.TypeConversionException("an empty path names no file");
+    }
+    try {
+      return java.nio.file.Path.of(text);
+    } catch (java.nio.file.InvalidPathException e) {
+      throw new picocli.CommandLine.TypeConversionException("'"
+          + io.meshplan.util.TerminalText.escape(text) + "' is not a path: " + e.getReason());
+    }
   }
 
   /**
@@ -71,7 +90,8 @@ final class CliValues {
     try {
       return AsciiDigits.parseLong(text);
     } catch (NumberFormatException e) {
-      throw new picocli.CommandLine.TypeConversionException("'" + text + "' is not a long");
+      throw new picocli.CommandLine.TypeConversionException("'" + text + "' is not a long:"
+          + " it is outside " + Long.MIN_VALUE + " to " + Long.MAX_VALUE);
     }
   }
 

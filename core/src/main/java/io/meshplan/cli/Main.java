@@ -35,6 +35,7 @@ public final class Main {
     cl.registerConverter(Integer.TYPE, CliValues::wholeInt);
     cl.registerConverter(Long.class, CliValues::wholeLong);
     cl.registerConverter(Long.TYPE, CliValues::wholeLong);
+    cl.registerConverter(java.nio.file.Path.class, CliValues::path);
     return cl;
   }
 

@@ -147,6 +147,8 @@ final class PlanCommand implements Callable<Integer> {
     if (!timed && (timeToTrain.any() || gpuHourPrice.usd != null)) {
       throw timeToTrain.withoutRun(gpuHourPrice.usd != null);
     }
+    // Before the search, which can take minutes: refused flags are named at once.
+    timeToTrain.check();
     if (hlo != null) {
       if (spareNodes != null) {
         throw new InputException("--spare-nodes plans a model on fewer nodes; plan an --hlo "

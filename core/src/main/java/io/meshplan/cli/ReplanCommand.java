@@ -67,6 +67,11 @@ final class ReplanCommand implements Callable<Integer> {
     }
     PipelinePlan main = PlanJson.read(plan.toString(), text);
     ClusterSpec cs = ClusterSpec.parse(main.cluster());
+    if (cs.nodes() == 1) {
+      throw new InputException("--lost-nodes " + lostNodes + ": the plan's cluster "
+          + cs.toShortString() + " has 1 node, so no node can be lost and a job left to run;"
+          + " replan needs a plan of 2 nodes or more");
+    }
     if (lostNodes < 1 || lostNodes >= cs.nodes()) {
       throw new InputException("--lost-nodes " + lostNodes + ": the plan's cluster "
           + cs.toShortString() + " has " + cs.nodes() + " nodes; lose 1 to "

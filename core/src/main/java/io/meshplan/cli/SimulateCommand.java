@@ -112,6 +112,7 @@ final class SimulateCommand implements Callable<Integer> {
     if ((timeToTrain.any() || gpuHourPrice.usd != null) && s.iterations().isEmpty()) {
       throw timeToTrain.withoutRun(gpuHourPrice.usd != null);
     }
+    timeToTrain.check();
     if (module && s.iterations().isPresent()) {
       throw new InputException("--train-iterations times a model's run; the plan of an HLO "
           + "module counts microbatches");

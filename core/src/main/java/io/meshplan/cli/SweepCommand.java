@@ -117,8 +117,8 @@ final class SweepCommand implements Callable<Integer> {
       outCsv = outDir.resolve("sweep.csv");
       outJsonl = outDir.resolve("sweep.jsonl");
     }
-    String csvFlag = outDir != null ? "--out " + outDir + ": sweep.csv" : "--csv";
-    String jsonlFlag = outDir != null ? "--out " + outDir + ": sweep.jsonl" : "--jsonl";
+    String csvFlag = outDir != null ? "--out (sweep.csv)" : "--csv";
+    String jsonlFlag = outDir != null ? "--out (sweep.jsonl)" : "--jsonl";
     SweepGrid g = SweepGridReader.read(grid, catalog.catalog());
     OutputPaths paths = new OutputPaths().force(force.force).output(csvFlag, outCsv)
         .output(jsonlFlag, outJsonl).input("--grid", grid).input("--catalog", catalog.file)

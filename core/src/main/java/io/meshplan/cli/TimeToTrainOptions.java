@@ -436,12 +436,10 @@ final class TimeToTrainOptions {
 
   /** Refuses values no run has, and flags that need a checkpoint bandwidth without one. */
   void check() {
-    if (aggregateGbps == null && perNodeGbps == null && (interval != null
-        || mtbfNodeHours != null || failureRates != null || restartMinutes != null
-        || repairHours != null || asyncCheckpoint)) {
-      throw new InputException("--checkpoint-interval, --mtbf-node, --failure-rates, "
-          + "--restart-minutes, --node-repair-hours and --async-checkpoint price interruptions, "
-          + "which need --checkpoint-bandwidth or --checkpoint-bandwidth-per-node");
+    if (aggregateGbps == null && perNodeGbps == null && given().isPresent()) {
+      // given() names the first of the interruption flags here: no bandwidth flag was given.
+      throw new InputException(given().get() + " prices interruptions and checkpoints, which "
+          + "need --checkpoint-bandwidth or --checkpoint-bandwidth-per-node");
     }
     positive("--node-repair-hours", repairHours, MAX_HOURS);
     positive("--checkpoint-bandwidth", aggregateGbps, MAX_GBPS);

@@ -143,7 +143,7 @@ final class NumericsJson {
   private static int integer(String at, JsonNode o, String key) {
     JsonNode v = o.get(key);
     if (v == null || !v.isIntegralNumber() || !v.canConvertToInt()) {
-      throw new InputException(at + ": field '" + key + "' must be an integer, got " + v);
+      throw new InputException(at + ": field '" + key + "' must be a 32-bit integer, got " + v);
     }
     return v.intValue();
   }

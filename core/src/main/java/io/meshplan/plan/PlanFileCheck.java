@@ -320,7 +320,7 @@ public final class PlanFileCheck {
     int integer(String field) {
       JsonNode v = get(field);
       if (!v.isIntegralNumber() || !v.canConvertToInt()) {
-        throw bad(field, "must be an integer, got " + v);
+        throw bad(field, "must be a 32-bit integer, got " + v);
       }
       return v.intValue();
     }

@@ -999,7 +999,8 @@ public final class PlanJson {
     int integer(String name) {
       JsonNode v = get(name);
       if (!v.isIntegralNumber() || !v.canConvertToInt()) {
-        throw new InputException(where + ": field '" + name + "' must be an integer, got " + v);
+        throw new InputException(where + ": field '" + name + "' must be a 32-bit integer, got "
+            + v);
       }
       return v.intValue();
     }

@@ -185,8 +185,18 @@ class InputNeverOutputCliTest {
   @Test
   void parserRefusalsAreOneLine() {
     CliRun.of("simulate", "--model", "llama2-7b", "--ep", "99999999999")
-        .refusedInOneLine(ExitCodes.BAD_INPUT, "'99999999999' is not an int. Try 'meshplan "
-            + "simulate --help' for usage.");
+        .refusedInOneLine(ExitCodes.BAD_INPUT, "'99999999999' is not an int: it is outside "
+            + "-2147483648 to 2147483647. Try 'meshplan simulate --help' for usage.");
+    CliRun.of("plan", "--model", "llama2-7b", "--train-tokens", "99999999999999999999")
+        .refusedInOneLine(ExitCodes.BAD_INPUT, "'99999999999999999999' is not a long: it is "
+            + "outside -9223372036854775808 to 9223372036854775807");
     CliRun.of("plan", "--bogus-flag").refusedInOneLine(ExitCodes.BAD_INPUT, "--bogus-flag");
+    // An empty path would name the current directory: every path flag refuses it.
+    CliRun.of("bench", "--cluster", "1x8:a100-80gb", "--out", "").refusedInOneLine(
+        ExitCodes.BAD_INPUT, "Invalid value for option '--out': an empty path names no file");
+    CliRun.of("plan", "--model", "llama2-7b", "--out", "").refusedInOneLine(
+        ExitCodes.BAD_INPUT, "an empty path names no file");
+    CliRun.of("calibrate", "", "--cluster", "1x8:a100-80gb", "--out", "o.yaml")
+        .refusedInOneLine(ExitCodes.BAD_INPUT, "Unmatched argument at index 1: ''");
   }
 }

@@ -65,7 +65,7 @@ class PartialRecomputePlanCliTest {
     String[][] edits = {
         {"32", "full", "stages[0].recomputeLayers: 32 must be fewer than the stage's 32 blocks"},
         {"0", "full", "stages[0].recomputeLayers: must be 1 or more, got 0"},
-        {"\"five\"", "full", "stages[0].recomputeLayers: must be an integer, got \"five\""},
+        {"\"five\"", "full", "stages[0].recomputeLayers: must be a 32-bit integer, got \"five\""},
         {"5", "none", "stages[0].recomputeLayers: 5 recomputed blocks need recompute \"full\", "
             + "got \"none\""}};
     for (String[] e : edits) {

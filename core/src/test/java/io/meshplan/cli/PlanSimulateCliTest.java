@@ -120,6 +120,15 @@ class PlanSimulateCliTest {
     // before any work instead of looping over every divisor candidate.
     oneLine(CliRun.of("plan", "--model", "llama2-7b", "--cluster", "1x8:a100-80gb",
         "--global-batch", "2147483647"), ExitCodes.BAD_INPUT, "cannot be split into at most");
+    // A batch with factors of 2 enough but too many sequences is told to shrink: 8 GPUs give
+    // microbatches of at most 8 replicas x 8 sequences = 64, so 65,536 x 64 = 4,194,304.
+    oneLine(CliRun.of("plan", "--model", "llama2-7b", "--layers", "4", "--cluster",
+        "1x8:a100-80gb", "--global-batch", "1073741824"), ExitCodes.BAD_INPUT,
+        "choose a global batch with at most 4194304 sequences (65536 microbatches of 64)");
+    // 4,194,301 is prime and under the cap: only single sequences divide it.
+    oneLine(CliRun.of("plan", "--model", "llama2-7b", "--layers", "4", "--cluster",
+        "1x8:a100-80gb", "--global-batch", "4194301"), ExitCodes.BAD_INPUT,
+        "choose a global batch with more factors of 2");
     oneLine(CliRun.of("simulate", "--model", "gpt-1.7b", "--cluster", "4x8:a100-80gb", "--tp",
         "1", "--pp", "1", "--dp", "32", "--micro-batch", "1", "--global-batch", "2147483616"),
         ExitCodes.BAD_INPUT, "67108863 microbatches per iteration are more than the limit");

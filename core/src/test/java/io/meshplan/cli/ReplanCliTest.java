@@ -100,5 +100,11 @@ class ReplanCliTest {
     }
     CliRun.of("replan", "--plan", planFile.toString(), "--lost-nodes", "1", "--out",
         planFile.toString()).refusedInOneLine(2, "--out");
+    // A one-node plan has no loss to plan for: said so, not "lose 1 to 0".
+    Path one = dir.resolve("single-node.json");
+    assertThat(CliRun.of("plan", "--model", "llama2-7b", "--layers", "2", "--cluster",
+        "1x8:a100-80gb", "--global-batch", "8", "--out", one.toString()).code()).isZero();
+    CliRun.of("replan", "--plan", one.toString(), "--lost-nodes", "1").refusedInOneLine(2,
+        "the plan's cluster 1x8:a100-80gb:ib-hdr200 has 1 node, so no node can be lost");
   }
 }

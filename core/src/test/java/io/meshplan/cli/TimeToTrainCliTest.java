@@ -112,7 +112,9 @@ class TimeToTrainCliTest {
         .refusedInOneLine(2, "--gpu-hour-price prices a whole run");
     CliRun.of("plan", "--model", "llama2-7b", "--layers", "4", "--cluster", "1x8:a100-80gb",
         "--restart-minutes", "5").refusedInOneLine(2, "--restart-minutes prices a whole run");
-    run(SMALL, "--mtbf-node", "10").refusedInOneLine(2, "need --checkpoint-bandwidth");
+    run(SMALL, "--mtbf-node", "10").refusedInOneLine(2, "--mtbf-node prices interruptions and "
+        + "checkpoints, which need --checkpoint-bandwidth");
+    run(SMALL, "--restart-minutes", "10").refusedInOneLine(2, "--restart-minutes prices");
     run(SMALL, "--checkpoint-bandwidth", "10", "--checkpoint-interval", "100000000")
         .refusedInOneLine(2, "is longer than the run's");
     List<String> big = new ArrayList<>(SMALL.subList(0, SMALL.size() - 2));
@@ -215,7 +217,8 @@ class TimeToTrainCliTest {
         "--spare-nodes", "4").refusedInOneLine(2, "--spare-nodes must be from 1 to 3");
     CliRun.of("plan", "--model", "llama2-7b", "--layers", "4", "--cluster", "4x8:a100-80gb",
         "--train-tokens", "100", "--node-repair-hours", "5").refusedInOneLine(2,
-        "need --checkpoint-bandwidth");
+        "--node-repair-hours prices interruptions and checkpoints, which need "
+            + "--checkpoint-bandwidth");
   }
 
   @Test

@@ -144,6 +144,11 @@ class PlanJsonTest {
     assertThatThrownBy(() -> PlanJson.read("p.json", text.replaceFirst(
         "\"expertParallel\" : 0.0", "\"expertParallel\" : -5"))).isInstanceOf(
         InputException.class).hasMessageContaining("expert-parallel bytes");
+    // An integer field past 32 bits is named as such, not as "not an integer".
+    assertThatThrownBy(() -> PlanJson.read("p.json", text.replaceFirst(
+        "\"microbatchSequences\" : \\d+", "\"microbatchSequences\" : 1099511627776")))
+        .isInstanceOf(InputException.class).hasMessageContaining(
+            "microbatchSequences: must be a 32-bit integer, got 1099511627776");
     // The top-level mean per GPU is derived again on reading, but a bad one is still refused.
     String perGpu = "\"communicationBytesPerGpu\" : {\n    \"tensorParallel\" : 4.0E9";
     assertThatThrownBy(() -> PlanJson.read("p.json", text.replace(perGpu,

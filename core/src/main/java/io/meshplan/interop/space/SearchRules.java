@@ -56,11 +56,13 @@ public final class SearchRules {
     // A microbatch gives each replica of some stage 1, 2, 4 or 8 sequences, so the candidates are
     // those products that divide the global batch: at most 4 per data-parallel size.
     TreeSet<Integer> sizes = new TreeSet<>();
+    long largest = 1;
     for (SubmeshShape sh : shapes) {
       for (int t : tensorDegrees(req, sh.devices())) {
         for (int cp : contextDegrees(req, sh.devices() / t)) {
           for (int b : REPLICA_MICROBATCHES) {
             long g = (long) b * (sh.devices() / t / cp);
+            largest = Math.max(largest, g);
             if (g <= gb && gb % g == 0 && gb / g <= MAX_MICROBATCHES) {
               sizes.add((int) g);
             }
@@ -72,7 +74,9 @@ public final class SearchRules {
       throw new InputException("the global batch of " + gb + " sequences cannot "
           + "be split into at most " + MAX_MICROBATCHES + " microbatches of 1, 2, 4 or 8 "
           + "sequences per data-parallel replica on this cluster; choose a global batch with "
-          + "more factors of 2");
+          + (gb > (long) MAX_MICROBATCHES * largest ? "at most " + (long) MAX_MICROBATCHES
+              * largest + " sequences (" + MAX_MICROBATCHES + " microbatches of " + largest
+              + ")" : "more factors of 2"));
     }
     return new ArrayList<>(sizes);
   }
