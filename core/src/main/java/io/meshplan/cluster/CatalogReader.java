@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.meshplan.util.InputException;
 import io.meshplan.util.JsonErrors;
 import io.meshplan.util.TreeReaders;
+import io.meshplan.util.Units;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.EnumMap;
@@ -19,9 +20,11 @@ import java.util.regex.Pattern;
  * Reads hardware catalog YAML (the shipped {@code catalog.yaml}, whose header describes every
  * field, a user's {@code --catalog} file, or one GPU given inline in a cluster file) with the
  * project's strict readers ({@link TreeReaders}: no anchors, aliases or tags, no key given twice,
- * nesting and size limits). Every figure is a number in the unit its field names, within bounds
- * no real part comes near; anything else is refused in one line naming the file, the entry and
- * the field.
+ * nesting and size limits). Every figure is a number in the unit its field names, within a
+ * physical range that every real part lies well inside, at both ends (each constant below says
+ * why); anything else is refused in one line naming the file, the entry, the field and the range.
+ * A lower bound matters as much as an upper one: a bandwidth or peak of 1e-300 is "above 0" but
+ * prices an iteration at 10^300 seconds or more, past a double's range.
  */
 final class CatalogReader {
   private static final Set<String> TOP_KEYS = Set.of("gpus", "fabrics");
@@ -40,12 +43,45 @@ final class CatalogReader {
   private static final double GIGA = 1e9;
   private static final double GBIT = 1e9 / 8;
   private static final long GIB = 1L << 30;
+  /**
+   * The smallest peak, TFLOP/s: 0.1, below any GPU a model is trained on (the shipped catalog's
+   * smallest, the V100's fp32, is 15.7).
+   */
+  static final double MIN_TFLOPS = 0.1;
   /** The largest peak, TFLOP/s: 10^6 (an exaFLOP/s per GPU). */
-  private static final double MAX_TFLOPS = 1e6;
+  static final double MAX_TFLOPS = 1e6;
+  /**
+   * The smallest memory, GiB: 1, below any GPU a model is trained on (the shipped catalog's
+   * smallest is the V100's 16); a smaller figure rounds towards no memory at all.
+   */
+  static final double MIN_GIB = 1;
   /** The largest memory, GiB: 2^16 (64 TiB per GPU). */
-  private static final double MAX_GIB = 1 << 16;
+  static final double MAX_GIB = 1 << 16;
+  /**
+   * The smallest bandwidth, GB/s: 0.1 ({@link ClusterFileReader#MIN_BANDWIDTH}, below 1 Gb/s
+   * Ethernet; the shipped catalog's slowest HBM is 900 GB/s, its slowest NVLink 150 GB/s).
+   */
+  static final double MIN_GBPS = ClusterFileReader.MIN_BANDWIDTH / GIGA;
   /** The largest bandwidth, GB/s: 10^6 (1 PB/s, {@link ClusterFileReader#MAX_BANDWIDTH}). */
-  private static final double MAX_GBPS = ClusterFileReader.MAX_BANDWIDTH / GIGA;
+  static final double MAX_GBPS = ClusterFileReader.MAX_BANDWIDTH / GIGA;
+  /**
+   * The smallest fraction of a peak a kernel reaches (attention's fractions, gemm16): 0.01,
+   * below any measured kernel (the architectures' tables' least is 0.29, Hopper's and
+   * Blackwell's narrow-head backward attention).
+   */
+  static final double MIN_FRACTION = 0.01;
+  /**
+   * The range of a board's power, W: 10 to 10^5, around any accelerator's (the shipped
+   * catalog's are 300 to 1,400).
+   */
+  private static final double MIN_WATTS = 10;
+  private static final double MAX_WATTS = 1e5;
+  /**
+   * The range of a boost clock, MHz: 100 to 10^5, around any GPU's (the shipped catalog's are
+   * 1,410 to 2,400).
+   */
+  private static final double MIN_MHZ = 100;
+  private static final double MAX_MHZ = 1e5;
   /** The largest NVLink domain, GPUs. */
   private static final int MAX_DOMAIN = 1 << 16;
 
@@ -114,11 +150,11 @@ final class CatalogReader {
     Map<Precision, Double> peaks = peaks(n.get("peakTflops"), arch, at);
     double gemm16 = n.has("gemm16") ? gemm16(n, arch, at) : 0;
     long bytes = memory(n, at);
-    double hbm = number(n, "hbmGBps", MAX_GBPS, at) * GIGA;
+    double hbm = gbps(n, "hbmGBps", at) * GIGA;
     int domain = (int) integer(n, "nvlinkDomain", MAX_DOMAIN, at);
-    double nvlink = number(n, "nvlinkGBpsPerDirection", MAX_GBPS, at) * GIGA;
+    double nvlink = gbps(n, "nvlinkGBpsPerDirection", at) * GIGA;
     double link = n.has("meshLinkGBpsPerDirection")
-        ? number(n, "meshLinkGBpsPerDirection", MAX_GBPS, at) * GIGA : 0;
+        ? gbps(n, "meshLinkGBpsPerDirection", at) * GIGA : 0;
     int host = n.has("hostGpus") ? (int) integer(n, "hostGpus", MAX_DOMAIN, at) : domain;
     if (domain % host != 0) {
       throw new InputException(at + ": hostGpus " + host + " must divide nvlinkDomain " + domain);
@@ -127,7 +163,8 @@ final class CatalogReader {
     GpuSpec spec = new GpuSpec(name, arch, peaks, bytes, hbm, domain, nvlink, link,
         attention(n.get("attention"), arch, at), gemm16);
     return new GpuEntry(spec, aliases(n, at), word(n, "defaultFabric", at),
-        optional(n, "powerW", 1e5, at), optional(n, "boostClockMHz", 1e5, at),
+        optional(n, "powerW", MIN_WATTS, MAX_WATTS, "W", at),
+        optional(n, "boostClockMHz", MIN_MHZ, MAX_MHZ, "MHz", at),
         text(n, "source", at), host);
   }
 
@@ -170,7 +207,7 @@ final class CatalogReader {
       throw new InputException(at + ": unknown kind '" + k + "'; valid: infiniband, roce,"
           + " ethernet");
     }
-    double nic = number(n, "nicGbps", MAX_GBPS * 8, at) * GBIT;
+    double nic = number(n, "nicGbps", MIN_GBPS * 8, MAX_GBPS * 8, "Gb/s", at) * GBIT;
     int nics = (int) integer(n, "nicsPerNode", ClusterFileReader.MAX_NICS, at);
     JsonNode l = n.get("latencySeconds");
     if (l == null || !l.isNumber() || !(l.asDouble() >= 0)
@@ -222,12 +259,12 @@ final class CatalogReader {
     FusedAttentionKernels base = arch.attention().orElseThrow(() -> new InputException(at
         + ": " + arch.word() + " has no priced fused attention kernel to state the fractions "
         + "of; leave 'attention' out"));
-    double narrowForward = a.has("narrowForward") ? number(a, "narrowForward", 1, where)
+    double narrowForward = a.has("narrowForward") ? fraction(a, "narrowForward", where)
         : base.narrowForwardEfficiency();
-    double narrowBackward = a.has("narrowBackward") ? number(a, "narrowBackward", 1, where)
+    double narrowBackward = a.has("narrowBackward") ? fraction(a, "narrowBackward", where)
         : base.narrowBackwardEfficiency();
-    double forward = number(a, "forward", 1, where);
-    double backward = number(a, "backward", 1, where);
+    double forward = fraction(a, "forward", where);
+    double backward = fraction(a, "backward", where);
     SequenceScaling lengths = base.lengths();
     if (FusedAttentionKernels.peakEfficiency(forward, backward, narrowForward, narrowBackward,
         lengths) > 1) {
@@ -248,7 +285,7 @@ final class CatalogReader {
       throw new InputException(at + ": " + arch.word() + " has no priced 16-bit GEMM to state "
           + "the fraction of; leave 'gemm16' out");
     }
-    return number(n, "gemm16", 1, at);
+    return fraction(n, "gemm16", at);
   }
 
   private static Map<Precision, Double> peaks(JsonNode p, Architecture arch, String at) {
@@ -264,7 +301,7 @@ final class CatalogReader {
         throw new InputException(at + ": " + arch.word() + " has no " + k + " math; leave its "
             + "peak out");
       }
-      m.put(q, number(p, k, MAX_TFLOPS, at + ": peakTflops") * TERA);
+      m.put(q, number(p, k, MIN_TFLOPS, MAX_TFLOPS, "TFLOP/s", at + ": peakTflops") * TERA);
     }
     if (!m.containsKey(Precision.FP32)) {
       throw new InputException(at + ": 'peakTflops' needs an fp32 peak");
@@ -283,7 +320,7 @@ final class CatalogReader {
   }
 
   private static long memory(JsonNode n, String at) {
-    double gib = number(n, "memoryGiB", MAX_GIB, at);
+    double gib = number(n, "memoryGiB", MIN_GIB, MAX_GIB, "GiB", at);
     JsonNode m = n.get("memoryGiB");
     return m.isIntegralNumber() ? m.asLong() * GIB : Math.round(gib * GIB);
   }
@@ -307,11 +344,26 @@ final class CatalogReader {
     return out;
   }
 
-  private static double number(JsonNode n, String key, double max, String at) {
+  /** A bandwidth, GB/s, from {@link #MIN_GBPS} to {@link #MAX_GBPS}. */
+  private static double gbps(JsonNode n, String key, String at) {
+    return number(n, key, MIN_GBPS, MAX_GBPS, "GB/s", at);
+  }
+
+  /** A fraction of a peak, from {@link #MIN_FRACTION} to 1. */
+  private static double fraction(JsonNode n, String key, String at) {
+    return number(n, key, MIN_FRACTION, 1, "of the peak", at);
+  }
+
+  /**
+   * A figure from min to max, both included; refused in one line naming the field, the range
+   * and its unit.
+   */
+  private static double number(JsonNode n, String key, double min, double max, String unit,
+      String at) {
     JsonNode v = n.get(key);
-    if (v == null || !v.isNumber() || !(v.asDouble() > 0) || v.asDouble() > max) {
-      throw new InputException(at + ": '" + key + "' must be a number above 0 and at most "
-          + String.format(Locale.ROOT, "%.0f", max) + ", got " + shown(v));
+    if (v == null || !v.isNumber() || !(v.asDouble() >= min) || v.asDouble() > max) {
+      throw new InputException(at + ": '" + key + "' must be a number from "
+          + Units.figure(min) + " to " + Units.figure(max) + " " + unit + ", got " + shown(v));
     }
     return v.asDouble();
   }
@@ -326,8 +378,10 @@ final class CatalogReader {
     return v.asLong();
   }
 
-  private static OptionalDouble optional(JsonNode n, String key, double max, String at) {
-    return n.has(key) ? OptionalDouble.of(number(n, key, max, at)) : OptionalDouble.empty();
+  private static OptionalDouble optional(JsonNode n, String key, double min, double max,
+      String unit, String at) {
+    return n.has(key) ? OptionalDouble.of(number(n, key, min, max, unit, at))
+        : OptionalDouble.empty();
   }
 
   private static String word(JsonNode n, String key, String at) {

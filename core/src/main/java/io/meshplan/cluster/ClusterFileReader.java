@@ -27,6 +27,10 @@ import java.util.Set;
  * nicsPerNode: 4
  * fabricLatency: 6e-6        # seconds
  * </pre>
+ *
+ * <p>Every bandwidth is from {@link #MIN_BANDWIDTH} to {@link #MAX_BANDWIDTH}, the latency from 0
+ * to {@link #MAX_LATENCY}: a figure outside is refused in one line naming the file, the field and
+ * the range, where it would price an iteration at an absurd or infinite time.
  */
 final class ClusterFileReader {
   private static final Set<String> KEYS = Set.of("nodes", "gpusPerNode", "gpu", "fabric",
@@ -34,6 +38,13 @@ final class ClusterFileReader {
 
   /** The largest fabric latency: one second, far above any network's microseconds. */
   static final double MAX_LATENCY = 1.0;
+  /**
+   * The smallest bandwidth of any link, NVLink, HBM or NIC: 1e8 bytes/s (0.1 GB/s, 0.8 Gb/s),
+   * below 1 Gb/s Ethernet (0.125 GB/s), the slowest link a GPU is sold with; the shipped
+   * catalog's slowest is 25 Gb/s Ethernet (3.125 GB/s). Above it a collective of a model's
+   * gradients takes hours, not the 10^300 seconds a tiny bandwidth such as 1e-300 prices.
+   */
+  static final double MIN_BANDWIDTH = 1e8;
   /** The largest bandwidth: 1e15 bytes/s (1 PB/s), beyond any link. */
   static final double MAX_BANDWIDTH = 1e15;
   /** The most NICs per node. */
@@ -127,10 +138,13 @@ final class ClusterFileReader {
     if (n == null) {
       return OptionalDouble.empty();
     }
-    OptionalDouble v = n.isNumber() ? OptionalDouble.of(n.asDouble()) : Units.parseBandwidth(n.asText());
-    if (v.isEmpty() || !(v.getAsDouble() > 0) || v.getAsDouble() > MAX_BANDWIDTH) {
-      throw new InputException(file + ": field '" + key + "' must be a bandwidth such as 200Gbps,"
-          + " 450GB/s or a number of bytes/s up to 1 PB/s, got '" + n.asText() + "'");
+    OptionalDouble v = n.isNumber() ? OptionalDouble.of(n.asDouble())
+        : Units.parseBandwidth(n.asText());
+    if (v.isEmpty() || !(v.getAsDouble() >= MIN_BANDWIDTH)
+        || v.getAsDouble() > MAX_BANDWIDTH) {
+      throw new InputException(file + ": field '" + key + "' must be a bandwidth from 0.1 GB/s "
+          + "to 1 PB/s (1e8 to 1e15 bytes/s), such as 200Gbps, 450GB/s or a number of bytes/s, "
+          + "got '" + n.asText() + "'");
     }
     return v;
   }

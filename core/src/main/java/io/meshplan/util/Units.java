@@ -83,4 +83,17 @@ public final class Units {
     }
     return String.format(Locale.ROOT, "%.3g%s", v, units[i]);
   }
+
+  /**
+   * Formats a bound of a range for a message, in plain digits with thousands separators and no
+   * trailing zeros, e.g. {@code 0.1}, {@code 65,536}, {@code 1,000,000}.
+   *
+   * @param v the bound, finite
+   * @return the text
+   */
+  public static String figure(double v) {
+    java.text.DecimalFormat f = new java.text.DecimalFormat("#,##0.######",
+        java.text.DecimalFormatSymbols.getInstance(Locale.ROOT));
+    return f.format(v);
+  }
 }
