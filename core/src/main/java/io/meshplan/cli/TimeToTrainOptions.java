@@ -13,10 +13,34 @@ import picocli.CommandLine.Option;
  * {@code --train-tokens}; the arithmetic is {@link Goodput}'s.
  */
 final class TimeToTrainOptions {
-  /** The largest bandwidth accepted, GB/s: far above any storage system. */
-  static final double MAX_GBPS = 1e9;
-  /** The longest restart or MTBF accepted, hours: a century. */
+  /**
+   * The smallest checkpoint bandwidth accepted, GB/s: 0.1, below one hard disk's sequential
+   * write (about 0.2 GB/s); a 10^12-parameter model's 14 TB then write in 1.4e5 s, where a
+   * bandwidth of 1e-300 GB/s took 1e301 s.
+   */
+  static final double MIN_GBPS = 0.1;
+  /**
+   * The largest checkpoint bandwidth accepted, GB/s: 10^6 (1 PB/s), far above any storage
+   * system (the largest parallel file systems write some 10 TB/s).
+   */
+  static final double MAX_GBPS = 1e6;
+  /** The longest restart, MTBF or repair accepted, hours: a century. */
   static final double MAX_HOURS = 876_600;
+  /**
+   * The shortest {@code --mtbf-node}, hours: 0.1 (six minutes), below which the default restart
+   * of ten minutes alone outlasts the time between interruptions; a job's MTBF is this over its
+   * nodes (at most 2^20), so at least 0.34 ms and finite everywhere it divides.
+   */
+  static final double MIN_MTBF_HOURS = 0.1;
+  /** The shortest {@code --node-repair-hours}: 0.01 (36 s), within any restart. */
+  static final double MIN_REPAIR_HOURS = 0.01;
+  /**
+   * The range of {@code --gpu-hour-price}, USD: a tenth of a cent (below any GPU-hour rented,
+   * some dollars) to 10^6.
+   */
+  static final double MIN_PRICE = 0.001;
+  /** The highest {@code --gpu-hour-price}, USD ({@link #MIN_PRICE}). */
+  static final double MAX_PRICE = 1e6;
 
   @Option(names = "--checkpoint-bandwidth", paramLabel = "GBPS", description = "With "
       + "--train-tokens: the storage's aggregate write (and read) bandwidth for checkpoints, GB/s;"
@@ -99,7 +123,7 @@ final class TimeToTrainOptions {
 
     /** The price, refused in one line when it is no price. */
     Double checked() {
-      positive("--gpu-hour-price", usd, 1e9);
+      ranged("--gpu-hour-price", usd, MIN_PRICE, MAX_PRICE, "USD");
       return usd;
     }
   }
@@ -441,14 +465,11 @@ final class TimeToTrainOptions {
       throw new InputException(given().get() + " prices interruptions and checkpoints, which "
           + "need --checkpoint-bandwidth or --checkpoint-bandwidth-per-node");
     }
-    positive("--node-repair-hours", repairHours, MAX_HOURS);
-    positive("--checkpoint-bandwidth", aggregateGbps, MAX_GBPS);
-    positive("--checkpoint-bandwidth-per-node", perNodeGbps, MAX_GBPS);
-    positive("--mtbf-node", mtbfNodeHours, MAX_HOURS);
-    if (restartMinutes != null && !(restartMinutes >= 0 && restartMinutes <= MAX_HOURS * 60)) {
-      throw new InputException("--restart-minutes must be a number from 0 to " + MAX_HOURS * 60
-          + ", got " + restartMinutes);
-    }
+    ranged("--node-repair-hours", repairHours, MIN_REPAIR_HOURS, MAX_HOURS, "hours");
+    ranged("--checkpoint-bandwidth", aggregateGbps, MIN_GBPS, MAX_GBPS, "GB/s");
+    ranged("--checkpoint-bandwidth-per-node", perNodeGbps, MIN_GBPS, MAX_GBPS, "GB/s");
+    ranged("--mtbf-node", mtbfNodeHours, MIN_MTBF_HOURS, MAX_HOURS, "hours");
+    ranged("--restart-minutes", restartMinutes, 0, MAX_HOURS * 60, "minutes");
     if (interval != null && interval < 1) {
       throw new InputException("--checkpoint-interval must be at least 1, got " + interval);
     }
@@ -461,10 +482,12 @@ final class TimeToTrainOptions {
     }
   }
 
-  private static void positive(String flag, Double v, double max) {
-    if (v != null && !(v > 0 && v <= max)) {
-      throw new InputException(flag + " must be a number above 0 and at most " + max + ", got "
-          + v);
+  /** Refuses a value outside [min, max] in one line naming the flag, the range and its unit. */
+  private static void ranged(String flag, Double v, double min, double max, String unit) {
+    if (v != null && !(v >= min && v <= max)) {
+      throw new InputException(flag + " must be a number from "
+          + io.meshplan.util.Units.figure(min) + " to " + io.meshplan.util.Units.figure(max) + " "
+          + unit + ", got " + v);
     }
   }
 

@@ -5,6 +5,7 @@ import io.meshplan.util.InputException;
 import io.meshplan.util.InputFiles;
 import io.meshplan.util.JsonErrors;
 import io.meshplan.util.TreeReaders;
+import io.meshplan.util.Units;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -38,6 +39,28 @@ public record FailureRates(String source, SortedMap<String, Double> causes, doub
     java.util.SortedSet<String> nodeLoss) {
   /** The most causes a file may list. */
   public static final int MAX_CAUSES = 256;
+  /**
+   * The range of a file's {@code gpus}: one GPU to 10^8, above any fleet (the largest clusters
+   * hold a few hundred thousand GPUs; Llama 3's record, 16,384).
+   */
+  public static final double MIN_GPUS = 1;
+  /** The most GPUs of a file's exposure ({@link #MIN_GPUS}). */
+  public static final double MAX_GPUS = 1e8;
+  /**
+   * The range of a file's {@code days}: 0.01 (a quarter of an hour) to 36,525 (a century); Llama
+   * 3's record covers 54.
+   */
+  public static final double MIN_DAYS = 0.01;
+  /** The longest exposure, days ({@link #MIN_DAYS}). */
+  public static final double MAX_DAYS = 36_525;
+  /**
+   * The most interruptions one cause may count: 10^6 (Llama 3's record counts 148 at most). With
+   * the other bounds, the rate per GPU-day lies between 1 / (10^8 x 36,525), about 2.7e-13, and
+   * 256 x 10^6 / 0.01, about 2.6e10, so that the mean time between interruptions of a job of up
+   * to {@link io.meshplan.util.Checked#MAX_DEVICES} GPUs is finite and above 0: from 86,400 /
+   * (2.6e10 x 2^20), about 3e-12 s, to 86,400 / 2.7e-13, about 3e17 s.
+   */
+  public static final double MAX_COUNT = 1e6;
   /** The largest file read: a list of causes is a few kilobytes. */
   public static final long MAX_BYTES = 1L << 20;
   private static final String RESOURCE = "failures.yaml";
@@ -118,8 +141,8 @@ public record FailureRates(String source, SortedMap<String, Double> causes, doub
       throw new InputException(where + ": a failure-rates file is a mapping with gpus, days and "
           + "causes");
     }
-    double gpus = positive(root, "gpus", where);
-    double days = positive(root, "days", where);
+    double gpus = ranged(root, "gpus", MIN_GPUS, MAX_GPUS, "GPUs", where);
+    double days = ranged(root, "days", MIN_DAYS, MAX_DAYS, "days", where);
     JsonNode causes = root.path("causes");
     if (!causes.isObject() || causes.size() == 0 || causes.size() > MAX_CAUSES) {
       throw new InputException(where + ": causes must map 1 to " + MAX_CAUSES + " cause names "
@@ -129,10 +152,16 @@ public record FailureRates(String source, SortedMap<String, Double> causes, doub
     for (Iterator<String> it = causes.fieldNames(); it.hasNext(); ) {
       String name = it.next();
       JsonNode v = causes.get(name);
-      if (!v.isNumber() || !(v.asDouble() >= 0) || !Double.isFinite(v.asDouble())) {
-        throw new InputException(where + ": causes." + name + " must be a count >= 0, got " + v);
+      if (!v.isNumber() || !(v.asDouble() >= 0) || v.asDouble() > MAX_COUNT) {
+        throw new InputException(where + ": causes." + name + " must be a count >= 0, at most "
+            + Units.figure(MAX_COUNT) + ", got " + v);
       }
       out.put(name, v.asDouble());
+    }
+    double total = out.values().stream().mapToDouble(Double::doubleValue).sum();
+    if (total < 1) {
+      throw new InputException(where + ": causes must count at least 1 interruption in all, got "
+          + total);
     }
     java.util.TreeSet<String> loss = new java.util.TreeSet<>();
     JsonNode nl = root.path("nodeLoss");
@@ -152,12 +181,12 @@ public record FailureRates(String source, SortedMap<String, Double> causes, doub
     }
   }
 
-  private static double positive(JsonNode root, String key, String where) {
+  private static double ranged(JsonNode root, String key, double min, double max, String unit,
+      String where) {
     JsonNode n = root.get(key);
-    if (n == null || !n.isNumber() || !(n.asDouble() > 0) || !Double.isFinite(n.asDouble())
-        || n.asDouble() > 1e12) {
-      throw new InputException(where + ": " + key + " must be a number above 0 (at most 1e12), "
-          + "got " + n);
+    if (n == null || !n.isNumber() || !(n.asDouble() >= min) || n.asDouble() > max) {
+      throw new InputException(where + ": " + key + " must be a number from " + Units.figure(min)
+          + " to " + Units.figure(max) + " " + unit + ", got " + n);
     }
     return n.asDouble();
   }

@@ -98,9 +98,9 @@ class TimeToTrainCliTest {
   void badValuesAreRefusedInOneLine() throws Exception {
     for (String v : new String[] {"0", "-1", "NaN", "Infinity", "1e400"}) {
       run(SMALL, "--checkpoint-bandwidth", "10", "--mtbf-node", v).refusedInOneLine(2,
-          "--mtbf-node must be a number above 0");
+          "--mtbf-node must be a number from 0.1 to 876,600 hours");
       run(SMALL, "--checkpoint-bandwidth", v).refusedInOneLine(2,
-          "--checkpoint-bandwidth must be a number above 0");
+          "--checkpoint-bandwidth must be a number from 0.1 to 1,000,000 GB/s");
     }
     // The refusal names the flag the user gave, not the first of the family.
     run(SMALL.subList(0, SMALL.size() - 2), "--checkpoint-bandwidth", "10")
@@ -126,7 +126,35 @@ class TimeToTrainCliTest {
         .refusedInOneLine(2, "causes.gpu must be a count >= 0");
     Files.writeString(rates, "gpus: 0\ndays: 10\ncauses:\n  gpu: 3\n");
     run(SMALL, "--checkpoint-bandwidth", "10", "--failure-rates", rates.toString())
-        .refusedInOneLine(2, "gpus must be a number above 0");
+        .refusedInOneLine(2, "gpus must be a number from 1 to 100,000,000 GPUs");
+  }
+
+  @Test
+  void figuresPastTheirPhysicalRangeAreRefusedInOneLine() throws Exception {
+    // The auditor's file: 1e300 interruptions over 1 x 1e-300 GPU-days, a rate of Infinity per
+    // GPU-day, an MTBF of 86,400 / Infinity = 0 s: an internal error, "MTBF must be > 0".
+    Path rates = dir.resolve("fr.yaml");
+    Files.writeString(rates, "source: x\ngpus: 1\ndays: 1e-300\ncauses: {gpu: 1e300}\n");
+    List<String> plan = List.of("plan", "--model", "llama2-7b", "--layers", "4", "--cluster",
+        "1x8:a100-80gb", "--global-batch", "8", "--train-tokens", "1000000000");
+    CliRun.of(plan, "--checkpoint-bandwidth", "10", "--failure-rates", rates.toString())
+        .refusedInOneLine(2, rates + ": days must be a number from 0.01 to 36,525 days");
+    // Each flag took 1e-300: a checkpoint of 15 GB over 1e-300 GB/s printed "1.50e+301 s", an
+    // MTBF of 1e-300 h "one per 0.00 h", a price of 1e-300 a cost of $8.7e-302.
+    String[][] flags = {
+        {"--checkpoint-bandwidth", "1e-300", "from 0.1 to 1,000,000 GB/s"},
+        {"--mtbf-node", "1e-300", "from 0.1 to 876,600 hours"},
+        {"--node-repair-hours", "1e-300", "from 0.01 to 876,600 hours"},
+        {"--gpu-hour-price", "1e-300", "from 0.001 to 1,000,000 USD"},
+        {"--restart-minutes", "1e300", "from 0 to 52,596,000 minutes"}};
+    for (String[] f : flags) {
+      List<String> a = new ArrayList<>(plan);
+      if (!f[0].equals("--checkpoint-bandwidth") && !f[0].equals("--gpu-hour-price")) {
+        a.addAll(List.of("--checkpoint-bandwidth", "10"));
+      }
+      CliRun.of(a, f[0], f[1]).refusedInOneLine(2, f[0] + " must be a number " + f[2]
+          + ", got " + Double.parseDouble(f[1]));
+    }
   }
 
   @Test
@@ -172,7 +200,7 @@ class TimeToTrainCliTest {
         "5").refusedInOneLine(2, "--checkpoint-bandwidth-per-node prices a whole run: it needs --train-tokens");
     CliRun.of("sweep", "--grid", grid.toString(), "--quiet", "--train-tokens", "10",
         "--checkpoint-bandwidth-per-node", "0").refusedInOneLine(2,
-        "--checkpoint-bandwidth-per-node must be a number above 0");
+        "--checkpoint-bandwidth-per-node must be a number from 0.1 to 1,000,000 GB/s");
   }
 
   @Test
