@@ -72,7 +72,8 @@ final class CalibrateCommand implements Callable<Integer> {
   Path config;
 
   @Option(names = "--cluster", paramLabel = "C",
-      description = "NODESxGPUS:gpu[:fabric], e.g. 4x8:a100-80gb, or a YAML cluster file")
+      description = "The cluster the logs were measured on (needed but with --train --folds):"
+          + " NODESxGPUS:gpu[:fabric], e.g. 4x8:a100-80gb, or a YAML cluster file")
   String cluster;
 
   @Mixin CatalogOption catalog = new CatalogOption();
@@ -112,7 +113,8 @@ final class CalibrateCommand implements Callable<Integer> {
       throw new InputException("--train needs training logs (--train LOG...) or --folds");
     }
     if (cluster == null) {
-      throw new InputException("Missing required option: '--cluster=C'");
+      throw new InputException("--cluster is needed: the cluster the logs were measured on"
+          + " (only --train --folds goes without, as each of its runs states its own)");
     }
     ClusterSpec c = catalog.cluster(cluster);
     if (!train.isEmpty() && !files.isEmpty()) {

@@ -104,6 +104,15 @@ class CalibrateCommandTest {
     assertThat(err.toString()).contains("nope.log: no such file");
   }
 
+  /** Without --cluster, the refusal says why it is needed, though --help lists it optional. */
+  @Test
+  void theClusterIsNeededButForTheFolds() {
+    CliRun.of("calibrate", fixture("all_gather_perf_8gpu_h100.log"), "--out",
+        dir.resolve("q.yaml").toString()).refusedInOneLine(ExitCodes.BAD_INPUT,
+        "--cluster is needed: the cluster the logs were measured on (only --train --folds goes "
+            + "without");
+  }
+
   @Test
   void outEqualToAnInputIsRefusedAndTheInputKept() throws IOException {
     Path in = dir.resolve("all_reduce_perf.log");
