@@ -76,6 +76,13 @@ public final class AlpaProfileParser implements LogParser {
       }
       Collective c = CollectiveNames.of(m.group(1));
       int n = groups.get(0).size();
+      String implausible = MeasurementBounds.implausible(gib * GIB, seconds, gib * GIB / seconds,
+          Double.NaN);
+      if (implausible != null) {
+        warnings.add(new ParseWarning(file, lineNo, "implausible measurement with " + implausible
+            + "; skipped"));
+        continue;
+      }
       int nodes = 1;
       for (List<Integer> g : groups) {
         nodes = Math.max(nodes, (int) g.stream().map(d -> d / gpusPerNode).distinct().count());

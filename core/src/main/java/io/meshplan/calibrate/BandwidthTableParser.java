@@ -1,13 +1,13 @@
 package io.meshplan.calibrate;
 
 import io.meshplan.cluster.Collective;
-import io.meshplan.util.AsciiDigits;
 import io.meshplan.util.Units;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.OptionalDouble;
+import java.util.OptionalInt;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -117,10 +117,10 @@ public final class BandwidthTableParser implements LogParser {
    * @param keyCol the index of the key column
    * @param busCol the index of the (first) busbw column
    * @param algCol the index of the (first) algbw column
-   * @param ranks the rank count from "over N ranks" before the table, or null
+   * @param ranksText the digits of "over N ranks" before the table, or null when there is none
    * @param unit bytes/s per unit of bare numbers
    */
-  private record Table(String kind, int keyCol, int busCol, int algCol, Integer ranks,
+  private record Table(String kind, int keyCol, int busCol, int algCol, String ranksText,
       double unit) {}
 
   /** What every table of one file shares. */
@@ -201,6 +201,11 @@ public final class BandwidthTableParser implements LogParser {
           + "' / algbw '" + r.cells().get(t.algCol()) + "' not usable (need numbers > 0); skipped");
       return null;
     }
+    String implausible = MeasurementBounds.implausible(Double.NaN, Double.NaN, alg, bus);
+    if (implausible != null) {
+      cx.warn(r, "implausible measurement with " + implausible + "; skipped");
+      return null;
+    }
     return t.kind().equals("payload") ? payloadPoint(cx, t, r, keyText, bus, alg)
         : gpusPoint(cx, r, keyText, bus, alg);
   }
@@ -213,10 +218,27 @@ public final class BandwidthTableParser implements LogParser {
       cx.warn(r, "payload '" + keyText + "' is not a size such as 32KiB or 4GiB; skipped");
       return null;
     }
-    int n = t.ranks() != null ? t.ranks() : ranksFromRatio(cx.collective(), bus / alg);
-    if (n < 1) {
-      cx.warn(r, "no 'over N ranks' line and busbw/algbw"
-          + " does not give a rank count; skipped");
+    int n;
+    if (t.ranksText() != null) {
+      OptionalInt stated = MeasurementBounds.count(t.ranksText(), 1, MeasurementBounds.MAX_GPUS);
+      if (stated.isEmpty()) {
+        cx.warn(r, "'over " + t.ranksText() + " ranks' is not 1 to "
+            + MeasurementBounds.MAX_GPUS + " GPUs; skipped");
+        return null;
+      }
+      n = stated.getAsInt();
+    } else {
+      n = ranksFromRatio(cx.collective(), bus / alg);
+      if (n < 1) {
+        cx.warn(r, "no 'over N ranks' line and busbw/algbw"
+            + " does not give a rank count; skipped");
+        return null;
+      }
+    }
+    String implausible = MeasurementBounds.implausible(bytes.getAsDouble(),
+        bytes.getAsDouble() / alg, alg, bus);
+    if (implausible != null) {
+      cx.warn(r, "implausible measurement with " + implausible + "; skipped");
       return null;
     }
     long b = Math.round(bytes.getAsDouble());
@@ -227,18 +249,13 @@ public final class BandwidthTableParser implements LogParser {
   /** A row of a GPUs table: bandwidths only, the payload unknown. */
   private static MeasuredPoint gpusPoint(Context cx, Row r, String keyText, double bus,
       double alg) {
-    int n;
-    try {
-      n = AsciiDigits.parseInt(keyText);
-    } catch (NumberFormatException e) {
-      n = -1;
-    }
-    if (n < 1) {
-      cx.warn(r, "GPUs '" + keyText + "' is not a positive integer; skipped");
+    OptionalInt n = MeasurementBounds.count(keyText, 1, MeasurementBounds.MAX_GPUS);
+    if (n.isEmpty()) {
+      cx.warn(r, "GPUs '" + keyText + "' is not 1 to " + MeasurementBounds.MAX_GPUS + "; skipped");
       return null;
     }
-    return new MeasuredPoint(cx.file(), r.line(), cx.collective(), n, 1,
-        nodes(n, cx.gpusPerNode()), MeasuredPoint.UNKNOWN_BYTES, Double.NaN, alg, bus);
+    return new MeasuredPoint(cx.file(), r.line(), cx.collective(), n.getAsInt(), 1,
+        nodes(n.getAsInt(), cx.gpusPerNode()), MeasuredPoint.UNKNOWN_BYTES, Double.NaN, alg, bus);
   }
 
   private static int nodes(int gpus, int gpusPerNode) {
@@ -249,15 +266,12 @@ public final class BandwidthTableParser implements LogParser {
     return String.join("\n", lines.subList(0, Math.max(0, line - 1)));
   }
 
-  private static Integer lastRanks(String text) {
+  /** The digits of the last "over N ranks" in a text, or null when there is none. */
+  private static String lastRanks(String text) {
     Matcher m = RANKS.matcher(text);
-    Integer r = null;
+    String r = null;
     while (m.find()) {
-      try {
-        r = AsciiDigits.parseInt(m.group(1));
-      } catch (NumberFormatException e) {
-        r = null;
-      }
+      r = m.group(1);
     }
     return r;
   }

@@ -58,32 +58,31 @@ public final class BenchmarkLogReader {
     return parse(file.toString(), text);
   }
 
-  /** The longest time one collective may take to count as a measurement: one hour, in seconds. */
-  public static final double MAX_SECONDS = 3600;
-  /** The highest bandwidth a point may report: 1e15 bytes/s (1 PB/s), beyond any link. */
-  public static final double MAX_BANDWIDTH = 1e15;
-  /** The largest message a point may report: 2^50 bytes (1 PiB). */
-  public static final long MAX_BYTES = 1L << 50;
-
   /**
-   * Drops the points whose numbers no benchmark can produce (a time of 1e300 s, a bandwidth of
-   * 1e300 B/s), with a warning at their line: the fitters square and sum these numbers, and such
-   * values would overflow to infinity and NaN.
+   * Drops the points of groups of one GPU, with one warning per file at the first of them: a
+   * group of one rank moves no data between GPUs (nccl-tests prints a bus bandwidth of 0 for its
+   * all-reduce, whose bus factor 2(n-1)/n is 0 at n = 1), so there is no communication to fit, and
+   * a fit of it would put an infinite bus bandwidth (beta = 0) into the profile, which meshplan
+   * refuses to read. The numbers of each row were checked by its parser ({@link
+   * MeasurementBounds}).
    */
-  private static ParseResult plausible(ParseResult r) {
+  private static ParseResult communicating(ParseResult r) {
     List<MeasuredPoint> keep = new ArrayList<>();
     List<ParseWarning> warnings = new ArrayList<>(r.warnings());
+    MeasuredPoint first = null;
+    int alone = 0;
     for (MeasuredPoint p : r.points()) {
-      String bad = p.seconds() > MAX_SECONDS ? "a time of " + p.seconds() + " s (more than an hour)"
-          : p.busbw() > MAX_BANDWIDTH || p.algbw() > MAX_BANDWIDTH
-              ? "a bandwidth above 1 PB/s"
-          : p.bytes() > MAX_BYTES ? "a size of " + p.bytes() + " bytes (more than 1 PiB)" : null;
-      if (bad == null) {
+      if (p.gpus() >= 2) {
         keep.add(p);
       } else {
-        warnings.add(new ParseWarning(p.file(), p.line(), "implausible measurement with " + bad
-            + "; row skipped"));
+        first = first == null ? p : first;
+        alone++;
       }
+    }
+    if (first != null) {
+      warnings.add(new ParseWarning(first.file(), first.line(), "measured on groups of 1 GPU,"
+          + " which move no data between GPUs: no communication to fit; "
+          + io.meshplan.util.Words.count(alone, "row") + " skipped"));
     }
     return new ParseResult(keep, warnings);
   }
@@ -106,7 +105,7 @@ public final class BenchmarkLogReader {
     }
     for (LogParser p : PARSERS) {
       if (p.accepts(lines)) {
-        return plausible(p.parse(file, lines, gpusPerNode));
+        return communicating(p.parse(file, lines, gpusPerNode));
       }
     }
     return new ParseResult(List.of(), List.of(new ParseWarning(file, 1, "not a log meshplan"

@@ -15,6 +15,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.Set;
 
 /**
@@ -135,16 +136,34 @@ public final class NcclTestsJsonParser implements LogParser {
       }
       return new Group(devices.size(), Math.max(1, hosts.size()));
     }
-    int nt = config.path("nthreads").asInt(1);
-    int ng = config.path("ngpus").asInt(0);
-    if (ng <= 0) {
+    if (config.path("ngpus").isMissingNode() || config.path("ngpus").isNull()) {
       warnings.add(new ParseWarning(file, 1, "no config.devices and no config.ngpus: the GPU"
           + " count is unknown; no rows read"));
       return null;
     }
-    int ranks = nt * ng;
+    JsonNode threads = config.path("nthreads");
+    OptionalInt nt = threads.isMissingNode() ? OptionalInt.of(1) : count(threads);
+    OptionalInt ng = count(config.path("ngpus"));
+    if (nt.isEmpty() || ng.isEmpty()
+        || (long) nt.getAsInt() * ng.getAsInt() > MeasurementBounds.MAX_GPUS) {
+      warnings.add(new ParseWarning(file, 1, "config.nthreads " + threads.asText("1")
+          + " x config.ngpus " + config.path("ngpus").asText() + " is not 1 to "
+          + MeasurementBounds.MAX_GPUS + " GPUs: the GPU count is unknown; no rows read"));
+      return null;
+    }
+    int ranks = nt.getAsInt() * ng.getAsInt();
     warnings.add(new ParseWarning(file, 1, "no config.devices: assumed " + ranks + " GPUs"));
     return new Group(ranks, (ranks + gpusPerNode - 1) / gpusPerNode);
+  }
+
+  /** A count of the config: a whole number from 1 to {@link MeasurementBounds#MAX_GPUS}. */
+  private static OptionalInt count(JsonNode n) {
+    if (!n.isIntegralNumber() || !n.canConvertToLong()) {
+      return OptionalInt.empty();
+    }
+    long v = n.asLong();
+    return v >= 1 && v <= MeasurementBounds.MAX_GPUS ? OptionalInt.of((int) v)
+        : OptionalInt.empty();
   }
 
   /**
@@ -158,7 +177,8 @@ public final class NcclTestsJsonParser implements LogParser {
     if (oop.isNull() || oop.isMissingNode()) {
       oop = r.path("in_place");
     }
-    long bytes = r.path("size").canConvertToLong() ? r.path("size").asLong(-1) : -1;
+    JsonNode size = r.path("size");
+    long bytes = size.isIntegralNumber() && size.canConvertToLong() ? size.asLong() : -1;
     double us = num(oop.path("time"));
     if (Double.isNaN(us)) {
       us = num(oop.path("cpu_time"));
@@ -170,6 +190,12 @@ public final class NcclTestsJsonParser implements LogParser {
           "result %d has an unusable size/time/alg_bw/bus_bw (%s, %s, %s, %s); skipped", i,
           r.path("size").asText("?"), oop.path("time").asText("?"),
           oop.path("alg_bw").asText("?"), oop.path("bus_bw").asText("?"))));
+      return null;
+    }
+    String implausible = MeasurementBounds.implausible(bytes, us * 1e-6, alg * 1e9, bus * 1e9);
+    if (implausible != null) {
+      warnings.add(new ParseWarning(file, line, "result " + i + " is an implausible measurement"
+          + " with " + implausible + "; skipped"));
       return null;
     }
     return new MeasuredPoint(file, line, c, group.ranks(), 1, group.nodes(), bytes, us * 1e-6,

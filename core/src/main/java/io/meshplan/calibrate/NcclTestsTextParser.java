@@ -7,6 +7,7 @@ import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -81,7 +82,7 @@ public final class NcclTestsTextParser implements LogParser {
     Collective collective;
     int threadGpus;
     final Set<Integer> ranks = new HashSet<>();
-    final Set<String> groups = new HashSet<>();
+    final Set<Integer> groups = new HashSet<>();
     final Set<String> hostsOfGroup0 = new LinkedHashSet<>();
     int timeIndex = -1;
     int fieldCount = -1;
@@ -121,12 +122,20 @@ public final class NcclTestsTextParser implements LogParser {
         if (run.hasRows) {
           run = startNewRun(file, run, points, warnings, gpusPerNode, fromLog, fromFile);
         }
-        run.threadGpus = AsciiDigits.parseInt(m.group(1)) * AsciiDigits.parseInt(m.group(2));
+        run.threadGpus = threadGpus(file, lineNo, m.group(1), m.group(2), warnings);
       } else if ((m = RANK.matcher(l)).matches()) {
-        run.ranks.add(AsciiDigits.parseInt(m.group(1)));
-        String group = m.group(2) == null ? "0" : m.group(2);
-        run.groups.add(group);
-        if (group.equals("0")) {
+        OptionalInt rank = MeasurementBounds.count(m.group(1), 0, MeasurementBounds.MAX_GPUS - 1);
+        OptionalInt group = m.group(2) == null ? OptionalInt.of(0)
+            : MeasurementBounds.count(m.group(2), 0, MeasurementBounds.MAX_GPUS - 1);
+        if (rank.isEmpty() || group.isEmpty()) {
+          warnings.add(new ParseWarning(file, lineNo, (rank.isEmpty() ? "Rank '" + m.group(1)
+              : "Group '" + m.group(2)) + "' is not 0 to " + (MeasurementBounds.MAX_GPUS - 1)
+              + " (at most " + MeasurementBounds.MAX_GPUS + " GPUs); line ignored"));
+          continue;
+        }
+        run.ranks.add(rank.getAsInt());
+        run.groups.add(group.getAsInt());
+        if (group.getAsInt() == 0) {
           run.hostsOfGroup0.add(m.group(3));
         }
       } else if (isHeader(l)) {
@@ -175,6 +184,24 @@ public final class NcclTestsTextParser implements LogParser {
     return new Run();
   }
 
+  /**
+   * The GPUs of one process, nThread x nGpus of a {@code # nThread} line; 0 (with a warning) when
+   * either is not a whole number or the product is not 1 to {@link MeasurementBounds#MAX_GPUS}, so
+   * that the line counts as absent.
+   */
+  private static int threadGpus(String file, int lineNo, String threads, String gpus,
+      List<ParseWarning> warnings) {
+    OptionalInt t = MeasurementBounds.count(threads, 1, MeasurementBounds.MAX_GPUS);
+    OptionalInt g = MeasurementBounds.count(gpus, 1, MeasurementBounds.MAX_GPUS);
+    if (t.isPresent() && g.isPresent()
+        && (long) t.getAsInt() * g.getAsInt() <= MeasurementBounds.MAX_GPUS) {
+      return t.getAsInt() * g.getAsInt();
+    }
+    warnings.add(new ParseWarning(file, lineNo, "nThread " + threads + " x nGpus " + gpus
+        + " is not 1 to " + MeasurementBounds.MAX_GPUS + " GPUs; line ignored"));
+    return 0;
+  }
+
   private void parseRow(String file, int lineNo, String l, Run run, List<ParseWarning> warnings) {
     run.hasRows = true;
     List<String> t = tokens(l);
@@ -215,6 +242,12 @@ public final class NcclTestsTextParser implements LogParser {
     if (bad != null) {
       warnings.add(new ParseWarning(file, lineNo, "out-of-place " + bad
           + " is not a usable number; row skipped"));
+      return;
+    }
+    String implausible = MeasurementBounds.implausible(bytes, us * 1e-6, alg * 1e9, bus * 1e9);
+    if (implausible != null) {
+      warnings.add(new ParseWarning(file, lineNo, "implausible measurement with " + implausible
+          + "; row skipped"));
       return;
     }
     run.rows.add(new PendingRow(lineNo, bytes, us * 1e-6, alg * 1e9, bus * 1e9));
@@ -311,7 +344,10 @@ public final class NcclTestsTextParser implements LogParser {
     return c;
   }
 
-  /** One point per row, with a warning where busbw is not algbw times the bus factor. */
+  /**
+   * One point per row, with a warning where busbw is not algbw times the bus factor (not for one
+   * rank, whose rows {@link BenchmarkLogReader} skips with one warning).
+   */
   private static void addPoints(String file, Run run, Collective c, int ranks, int nodes,
       List<MeasuredPoint> points, List<ParseWarning> warnings) {
     int groups = Math.max(1, run.groups.size());
@@ -319,7 +355,7 @@ public final class NcclTestsTextParser implements LogParser {
     for (PendingRow r : run.rows) {
       // busbw = algbw * factor, both printed with 2 decimals: allow the rounding of both columns.
       double tol = 0.006e9 * (1 + factor) + 0.005 * r.busbw();
-      if (r.algbw() > 0 && Math.abs(r.busbw() - r.algbw() * factor) > tol) {
+      if (ranks > 1 && r.algbw() > 0 && Math.abs(r.busbw() - r.algbw() * factor) > tol) {
         warnings.add(new ParseWarning(file, r.line(), String.format(java.util.Locale.ROOT,
             "busbw %.2f GB/s is not algbw %.2f GB/s x %.4f for %s on %d ranks; check the rank count",
             r.busbw() / 1e9, r.algbw() / 1e9, factor, CollectiveNames.label(c), ranks)));

@@ -146,15 +146,26 @@ public final class ProfileFiles {
   }
 
   /**
-   * Writes a profile.
+   * Writes a profile, after reading its text back as {@code --profile} would: a fit that meshplan
+   * would refuse to read (a bus bandwidth above the cluster's bound, an infinite one from beta = 0)
+   * is refused here instead of written.
    *
    * @param file the target
    * @param profile the profile
-   * @throws InputException if the file cannot be written
+   * @throws InputException if {@link #parse} refuses the text, or the file cannot be written
    */
   public static void write(Path file, Profile profile) {
+    String text = format(file, profile);
     try {
-      io.meshplan.util.AtomicFiles.writeString(file, format(file, profile));
+      parse(file, text);
+    } catch (InputException e) {
+      String why = e.getMessage().startsWith(file + ": ")
+          ? e.getMessage().substring(file.toString().length() + 2) : e.getMessage();
+      throw new InputException("--out " + file + ": not written, since meshplan would refuse"
+          + " the fitted profile on reading: " + why, e);
+    }
+    try {
+      io.meshplan.util.AtomicFiles.writeString(file, text);
     } catch (IOException e) {
       throw new InputException("--out " + file + ": cannot write the profile ("
           + InputFiles.describe(e) + ")", e);

@@ -26,6 +26,18 @@ class ParserGarbageTest {
       "           8             2     float     sum      -1    10.80    0.00    0.00       0    10.45"
           + "    0.00    0.00       0",
       "99999999999999999999999 1 float sum -1 1e999 NaN Infinity 0",
+      // Numbers that parse but overflow: an int too long, a time or bandwidth whose scaling to
+      // seconds or bytes/s (or squaring in the fit) leaves the double range, one rank.
+      "# nThread 99999 nGpus 99999999999 minBytes 8",
+      "#  Rank 99999999999 Group 99999999999 Pid 1 on h device 0 [0x07] GPU",
+      "#  Rank  0 Group  0 Pid  41000 on dgx-a100-01 device  0 [0000:07:00] NVIDIA A100",
+      "     1048576        262144     float     sum      -1    1e-300   45.00   1e308       0",
+      "{\"args\":[\"all_reduce_perf\"],\"config\":{\"nthreads\":0,\"ngpus\":99999999999},"
+          + "\"results\":[{\"size\":8,\"out_of_place\":{\"time\":1e-300,\"alg_bw\":1,"
+          + "\"bus_bw\":1e308}}]}",
+      "AllReduce: [[0]]\tBytes: 1e300 GB\tTime: 1e-300 s\tBandwidth: 1 GB/s",
+      "| 2147483647 | 1e308 | 99999999999 |",
+      "The average bandwidth of all_reduce over 99999999999 ranks",
       "# Avg bus bandwidth    : 91.6495 ",
       "[1,0]<stdout>:# nThread 1 nGpus 1",
       "AllReduce: [[0, 1, 2, 3]]\tBytes: 2.00000 GB\tTime: 0.01406 s\tBandwidth: 213.31 GB/s",

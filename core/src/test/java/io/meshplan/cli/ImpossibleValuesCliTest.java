@@ -122,16 +122,18 @@ class ImpossibleValuesCliTest {
 
   @Test
   void logRowsAboveTheLinksAndAlpaGroupsLargerThanTheClusterAreLeftOut() throws IOException {
-    // The 256-byte row at 0.0001 us: algbw 256 B / 1e-10 s = 2,560 GB/s, busbw x 1.75 = 4,480
-    // GB/s, above the 600 GB/s of the node's links (and below the parser's 1 PB/s sanity cap).
+    // The 1 MiB row at 0.10 us: algbw 1,048,576 B / 1e-7 s = 10,486 GB/s, busbw x 1.75 =
+    // 18,350 GB/s, above the 600 GB/s of the node's links (and below the parser's 1 PB/s sanity
+    // cap; its time is above the parser's 0.01 us floor).
     Path log = dir.resolve("fast.log");
     Files.writeString(log, Files.readString(Path.of(A100_LOG)).replaceFirst(
-        "(?m)^( +256 +64 +float +sum +-1) +\\S+ +\\S+ +\\S+",
-        "$1    0.0001 2560.00 4480.00"));
+        "(?m)^( +1048576 +262144 +float +sum +-1) +\\S+ +\\S+ +\\S+",
+        "$1    0.10 10485.76 18350.08"));
     CliRun r = CliRun.of("calibrate", log.toString(), "--cluster", "1x8:a100-80gb", "--out",
         dir.resolve("f.yaml").toString());
     assertThat(r.code()).as(r.err()).isZero();
-    assertThat(r.err()).contains("fast.log:24: bus bandwidth 4480 GB/s is above 600.0 GB/s"
+    // Line 36: the 8-byte row is on line 19, and 1 MiB = 2^20 is 17 doublings on.
+    assertThat(r.err()).contains("fast.log:36: bus bandwidth 1.835e+04 GB/s is above 600.0 GB/s"
         + " on 1x8:a100-80gb:ib-hdr200").contains("row skipped");
     assertThat(r.out()).contains("from 30 points");
     // An Alpa line over 64 devices, on a cluster of 32.
