@@ -87,7 +87,7 @@ public final class EnvAdvisor {
     if (!selected.isEmpty()) {
       putRdmaEnv(env, selected, gids, netdevs, ifaces, snapshot.interfaces(), warnings);
     } else {
-      putTcpEnv(env, ports, snapshot.interfaces(), warnings);
+      putTcpEnv(env, snapshot.devices(), ports, snapshot.interfaces(), warnings);
     }
     put(env, FabricVariable.UCX_TLS, ucxTls(!selected.isEmpty(), vendor(snapshot.gpus(),
         warnings)));
@@ -109,12 +109,15 @@ public final class EnvAdvisor {
   }
 
   /** The environment without an active RDMA port: TCP over the first usable interface. */
-  private static void putTcpEnv(Map<String, String> env, List<PortInfo> ports,
-      List<NetInterface> interfaces, List<String> warnings) {
+  private static void putTcpEnv(Map<String, String> env, List<DeviceInfo> devices,
+      List<PortInfo> ports, List<NetInterface> interfaces, List<String> warnings) {
     Optional<NetInterface> fallback = fallbackInterface(interfaces);
     String over = fallback.map(i -> " over " + i.name()).orElse("");
-    String why = ports.isEmpty()
+    String why = devices.isEmpty()
         ? "no RDMA device under class/infiniband"
+        : ports.isEmpty()
+        ? "no readable port on RDMA device " + devices.stream().map(DeviceInfo::name)
+            .collect(Collectors.joining(", ")) + " (see its warnings)"
         : "no ACTIVE RDMA port (" + ports.stream().map(PortInfo::id).collect(Collectors.joining(", "))
             + " are not ACTIVE)";
     warnings.add(why + ": NCCL will fall back to TCP sockets" + over

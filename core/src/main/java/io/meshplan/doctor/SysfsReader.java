@@ -37,6 +37,15 @@ public final class SysfsReader {
   private static final Pattern PCI_ADDRESS =
       Pattern.compile("[0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}\\.[0-7]");
   private static final Pattern HEX = Pattern.compile("0x[0-9a-fA-F]{1,6}");
+  private static final Pattern SIGNED = Pattern.compile("[+-]?[0-9]+");
+  /** The most digits a port number or GID index may have: 8, so every one fits an int. */
+  private static final int MAX_DIGITS = 8;
+  /**
+   * The highest port rate meshplan reads, in Gb/s: 10,000, over four times the fastest port the
+   * kernel's {@code rate} file can describe (12X XDR, 12 lanes x 200 Gb/s = 2,400 Gb/s); a higher
+   * rate is corrupt text, reported and kept unknown like an unparsable one.
+   */
+  public static final double MAX_RATE_GBPS = 10_000;
 
   private final Path root;
 
@@ -148,7 +157,7 @@ public final class SysfsReader {
     List<PortInfo> ports = new ArrayList<>();
     Path portsDir = dir.resolve("ports");
     if (Files.isDirectory(portsDir)) {
-      for (String p : numbered(listDirs(portsDir, dev, problems))) {
+      for (String p : ports(listDirs(portsDir, dev, problems), portsDir, dev, problems)) {
         ports.add(readPort(dev, AsciiDigits.parseInt(p), portsDir.resolve(p), problems));
       }
     } else {
@@ -169,8 +178,13 @@ public final class SysfsReader {
     Optional<String> rateText = readRequired(id, dir.resolve("rate"), problems);
     if (rateText.isPresent()) {
       Matcher m = RATE.matcher(rateText.get());
-      if (m.matches()) {
-        rate = OptionalDouble.of(Double.parseDouble(m.group(1)));
+      double gbps = m.matches() ? Double.parseDouble(m.group(1)) : Double.NaN;
+      if (gbps > 0 && gbps <= MAX_RATE_GBPS) {
+        rate = OptionalDouble.of(gbps);
+      } else if (m.matches()) {
+        problems.add(new ReadProblem(id, rel(dir.resolve("rate")), "rate '" + rateText.get()
+            + "' is not above 0 and at most " + (long) MAX_RATE_GBPS + " Gb/sec (12X XDR is"
+            + " 2400); rate unknown"));
       } else {
         problems.add(new ReadProblem(id, rel(dir.resolve("rate")),
             "unexpected content '" + rateText.get() + "' (expected e.g. '200 Gb/sec (4X HDR)')"));
@@ -185,7 +199,14 @@ public final class SysfsReader {
     if (!Files.isDirectory(gidsDir)) {
       return gids;
     }
-    for (String i : numbered(listFiles(gidsDir, id, problems))) {
+    List<String> names = listFiles(gidsDir, id, problems);
+    for (String n : names) {
+      if (SIGNED.matcher(n).matches() && !numbered(n)) {
+        problems.add(new ReadProblem(id, rel(gidsDir) + "/" + TerminalText.escape(n),
+            "not a GID index (0 to " + "9".repeat(MAX_DIGITS) + "); skipped"));
+      }
+    }
+    for (String i : numbered(names)) {
       int index = AsciiDigits.parseInt(i);
       Optional<String> address = readRequired(id, gidsDir.resolve(i), problems, "GID " + i + " skipped");
       if (address.isEmpty()) {
@@ -346,9 +367,30 @@ public final class SysfsReader {
   /** Keeps the numeric names, in numeric order. */
   private static List<String> numbered(List<String> names) {
     return names.stream()
-        .filter(n -> NUMBERED.matcher(n).matches() && n.length() < 9)
+        .filter(SysfsReader::numbered)
         .sorted((a, b) -> Integer.compare(AsciiDigits.parseInt(a), AsciiDigits.parseInt(b)))
         .toList();
+  }
+
+  /** Whether a name is a port number or GID index: 1 to {@link #MAX_DIGITS} ASCII digits. */
+  private static boolean numbered(String name) {
+    return NUMBERED.matcher(name).matches() && name.length() <= MAX_DIGITS;
+  }
+
+  /**
+   * The port directories of a device, in numeric order; each other name under {@code ports} (a
+   * kernel writes only port numbers there) is a problem naming it, so that a device whose ports
+   * are all skipped does not read as no device.
+   */
+  private List<String> ports(List<String> names, Path portsDir, String dev,
+      List<ReadProblem> problems) {
+    for (String n : names) {
+      if (!numbered(n)) {
+        problems.add(new ReadProblem(dev, rel(portsDir) + "/" + TerminalText.escape(n),
+            "not a port number (0 to " + "9".repeat(MAX_DIGITS) + "); port skipped"));
+      }
+    }
+    return numbered(names);
   }
 
   private static String reason(IOException e) {

@@ -143,6 +143,46 @@ class SysfsReaderTest {
   }
 
   @Test
+  void rateOutOfRangeIsReportedAndKeptUnknownLikeAnUnparsableOne() throws IOException {
+    // 99999999999999999999 Gb/s parsed to 1e20 and printed as Long.MAX_VALUE with no warning;
+    // the fastest port is 12X XDR, 12 x 200 = 2400 Gb/s, and the bound is 10000.
+    for (String rate : List.of("99999999999999999999 Gb/sec (4X HDR)", "10000.5 Gb/sec",
+        "0 Gb/sec (4X HDR)")) {
+      write(port.resolve("rate"), rate);
+
+      SysfsSnapshot s = new SysfsReader(root).read();
+
+      assertThat(readPort(s).rateGbps()).as(rate).isEmpty();
+      assertThat(s.problems()).extracting(ReadProblem::message).containsExactly(
+          "mlx5_0:1: class/infiniband/mlx5_0/ports/1/rate: rate '" + rate + "' is not above 0"
+              + " and at most 10000 Gb/sec (12X XDR is 2400); rate unknown");
+    }
+    write(port.resolve("rate"), "10000 Gb/sec");
+    assertThat(readPort(new SysfsReader(root).read()).rateGbps()).hasValue(10000.0);
+  }
+
+  @Test
+  void portDirectoriesThatAreNotPortNumbersAreReportedByName() throws IOException {
+    // "-1" is no port number; 99999999999999999999 has 20 digits, more than the 8 an int holds.
+    for (String name : List.of("-1", "99999999999999999999")) {
+      write(root.resolve("class/infiniband/mlx5_1/ports/" + name + "/state"), "4: ACTIVE");
+    }
+    write(port.resolve("gids/99999999999999999999"), "fe80::1");
+
+    SysfsSnapshot s = new SysfsReader(root).read();
+
+    assertThat(s.devices()).extracting(DeviceInfo::name).containsExactly("mlx5_0", "mlx5_1");
+    assertThat(s.devices().get(1).ports()).isEmpty();
+    assertThat(s.problems()).extracting(ReadProblem::message).containsExactlyInAnyOrder(
+        "mlx5_0:1: class/infiniband/mlx5_0/ports/1/gids/99999999999999999999: not a GID index"
+            + " (0 to 99999999); skipped",
+        "mlx5_1: class/infiniband/mlx5_1/ports/-1: not a port number (0 to 99999999); port"
+            + " skipped",
+        "mlx5_1: class/infiniband/mlx5_1/ports/99999999999999999999: not a port number (0 to"
+            + " 99999999); port skipped");
+  }
+
+  @Test
   void badRootIsInputError() throws IOException {
     Path file = Files.writeString(root.resolve("file"), "x");
 
