@@ -62,7 +62,17 @@ final class PlainYamlFactory extends YAMLFactory {
     return new PlainParser(ctxt, this, _createReader(data, offset, len, null, ctxt));
   }
 
-  /** The parser that refuses anchors, aliases and tags as it meets them. */
+  /**
+   * Unquoted scalars that YAML 1.1, which Jackson's parser follows, reads as integers in another
+   * base: {@code 0x8} (8), {@code 0b11} (3), {@code 010} (8, octal), {@code 0o17}, and base 60
+   * ({@code 1:30} is 90). A grid's {@code clusters: [0x8]} read so is the number 8, and a value
+   * like {@code 010} silently becomes another number; meshplan refuses them. Plain decimals,
+   * {@code 0} and fractions such as {@code 0.5} do not match.
+   */
+  private static final java.util.regex.Pattern OTHER_BASE = java.util.regex.Pattern.compile(
+      "[-+]?(0x[0-9a-fA-F_]+|0b[01_]+|0o?[0-7_]+|[1-9][0-9_]*(:[0-5]?[0-9])+)");
+
+  /** The parser that refuses anchors, aliases, tags and numbers in other bases as it meets them. */
   private static final class PlainParser extends YAMLParser {
     PlainParser(IOContext ctxt, PlainYamlFactory f, Reader r) {
       super(ctxt, f._parserFeatures, f._yamlParserFeatures, f._loaderOptions, f._objectCodec, r);
@@ -88,6 +98,11 @@ final class PlainYamlFactory extends YAMLFactory {
           : e instanceof CollectionStartEvent c ? c.getTag() : null;
       if (tag != null) {
         throw refusal("YAML tag '" + tag + "' is not accepted", "");
+      }
+      if (e instanceof ScalarEvent s && s.isPlain() && OTHER_BASE.matcher(s.getValue()).matches()) {
+        throw new JsonParseException(this, "'" + TerminalText.escape(s.getValue()) + "' is read"
+            + " by YAML as a number in another base (hexadecimal, octal, binary or base 60),"
+            + " not as written; quote it, or write the number in decimal");
       }
       return t;
     }

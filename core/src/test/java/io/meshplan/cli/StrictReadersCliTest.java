@@ -121,6 +121,12 @@ class StrictReadersCliTest {
       refused(read.apply(local), local, "YAML tag '!local'");
       Path second = write(e.getKey() + "-docs.yaml", text + "---\n" + text);
       refused(read.apply(second), second, "more follows the end of the document");
+      // A plain scalar YAML 1.1 reads in another base: 0x10 is 16, 010 is 8, 1:30 is 90.
+      for (String other : new String[] {"0x10", "010", "0b101", "1:30"}) {
+        Path base60 = write(e.getKey() + "-base.yaml", text.replace(first, key + ": " + other));
+        refused(read.apply(base60), base60, "'" + other + "' is read by YAML as a number in "
+            + "another base", "line");
+      }
     }
   }
 
