@@ -55,7 +55,7 @@ public final class BenchmarkLogReader {
     } catch (CharacterCodingException e) {
       text = new String(bytes, StandardCharsets.ISO_8859_1);
     }
-    return parse(file.toString(), text);
+    return parse(file.toString(), InputFiles.withoutMark(text));
   }
 
   /**

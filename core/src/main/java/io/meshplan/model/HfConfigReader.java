@@ -161,7 +161,8 @@ public final class HfConfigReader {
     String fallback = base.equals("config.json") && abs.getParent() != null
         && abs.getParent().getFileName() != null ? abs.getParent().getFileName() + ""
         : base.endsWith(".json") ? base.substring(0, base.length() - 5) : base;
-    String json = new String(bytes, StandardCharsets.UTF_8);
+    String json = io.meshplan.util.InputFiles.withoutMark(new String(bytes,
+        StandardCharsets.UTF_8));
     String type = new HfFields(tree(json, file.toString()), file.toString()).string("model_type");
     if (!SUPPORTED.contains(type)) {
       throw new InputException(file + ": model_type '" + type + "' is not supported; supported: "

@@ -41,12 +41,25 @@ public final class InputFiles {
    * @param file the file
    * @param maxBytes the cap in bytes
    * @param what what the file should be, for messages (e.g. "HLO module")
-   * @return the text
+   * @return the text, without a leading byte order mark: editors on Windows write one, and every
+   *     format meshplan reads either ignores it (YAML) or may (JSON: RFC 8259, section 8.1), so
+   *     each reads alike with or without it
    * @throws InputException with one line naming the file when it is missing, not a regular file,
    *     unreadable or too large
    */
   public static String readString(Path file, long maxBytes, String what) {
-    return new String(readBytes(file, maxBytes, what), StandardCharsets.UTF_8);
+    return withoutMark(new String(readBytes(file, maxBytes, what), StandardCharsets.UTF_8));
+  }
+
+  /**
+   * Text without a leading byte order mark (see {@link #readString}), for readers that decode a
+   * file's bytes themselves.
+   *
+   * @param text decoded text
+   * @return the text from its first character after the mark, or unchanged
+   */
+  public static String withoutMark(String text) {
+    return text.startsWith("\uFEFF") ? text.substring(1) : text;
   }
 
   /**

@@ -70,6 +70,30 @@ class StrictReadersCliTest {
       "profile", "core/src/test/resources/profiles/slow-intra-node.yaml",
       "nccl", "core/src/test/resources/calibrate/reduce_scatter_perf_16gpu.json");
 
+  /**
+   * A leading byte order mark, which editors on Windows write, changes nothing: each JSON input
+   * reads as without it (the run's exit code and output are the same).
+   */
+  @Test
+  void aByteOrderMarkChangesNothing() throws IOException {
+    for (Map.Entry<String, String> e : JSON_FILES.entrySet()) {
+      Path plain = Path.of(e.getValue());
+      String name = plain.getFileName().toString();
+      Path bom = dir.resolve("bom-" + e.getKey() + name.substring(name.lastIndexOf('.')));
+      Files.writeString(bom, "\uFEFF" + Files.readString(plain));
+      // calibrate writes its profile: each run writes a new one.
+      Files.deleteIfExists(dir.resolve("p.yaml"));
+      CliRun without = readers().get(e.getKey()).apply(plain);
+      Files.deleteIfExists(dir.resolve("p.yaml"));
+      CliRun with = readers().get(e.getKey()).apply(bom);
+      assertThat(with.code()).as(e.getKey() + ": " + with.err()).isEqualTo(without.code());
+      assertThat(with.err()).as(e.getKey()).doesNotContain("\uFEFF", "internal error");
+      // The file's name and shard's wall-clock times aside.
+      assertThat(with.out().replace(bom.toString(), "F").replaceAll("time: .*", ""))
+          .isEqualTo(without.out().replace(plain.toString(), "F").replaceAll("time: .*", ""));
+    }
+  }
+
   @Test
   void aJsonKeyGivenTwiceIsRefusedAtItsLine() throws IOException {
     for (Map.Entry<String, String> e : JSON_FILES.entrySet()) {
