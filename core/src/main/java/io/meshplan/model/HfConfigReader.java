@@ -280,11 +280,19 @@ public final class HfConfigReader {
     int kv = root.has("num_key_value_heads") && !root.get("num_key_value_heads").isNull()
         ? f.positive("num_key_value_heads") : c.heads();
     boolean tied = f.bool("tie_word_embeddings", false);
+    // LlamaConfig's biases on the attention and MLP projections, which meshplan does not price.
+    HfFamilies.refuse(f, "attention_bias");
+    HfFamilies.refuse(f, "mlp_bias");
+    // head_dim where the config gives one other than hidden / heads (Mistral-Nemo: 128 of 5120
+    // over 32 heads), as LlamaAttention and MistralAttention read it.
+    int headDim = HfFamilies.headDim(f, type, c);
+    AttentionShape shape = headDim == 0 ? AttentionShape.PLAIN : new AttentionShape(headDim,
+        false, AttentionShape.QkNorm.NONE, 2, 0, 0, 0, 0, 0, false);
     return new ModelSpec(c.name(), ModelSpec.Family.LLAMA, c.layers(), c.hidden(), c.heads(), kv,
         f.positive("intermediate_size"), c.vocab(), c.seq(), DEFAULT_BATCH, c.dtype(),
         new Architecture(Architecture.Mlp.SWIGLU, Architecture.Norm.RMS,
             Architecture.Positions.ROTARY, 0, false, tied,
-            HfWindows.of(type, f, c.layers(), AttentionShape.PLAIN))
+            HfWindows.of(type, f, c.layers(), shape))
             .withNumerics(HfNumerics.read(type, f)));
   }
 

@@ -144,24 +144,34 @@ final class HfFamilies {
    * else {@code hidden / heads}; 0 means the latter, as does Mixtral's {@code head_dim} when it
    * equals {@code hidden / heads} (transformers writes it into saved configs).
    */
-  private static int headDim(HfFields f, String type, HfConfigReader.Common c) {
-    boolean optional = type.equals("qwen3_moe") || type.equals("mixtral");
-    if (!type.equals("qwen3") && !type.startsWith("gemma") && !type.equals("gpt_oss")
-        && !type.equals("llama4_text") && !optional) {
+  static int headDim(HfFields f, String type, HfConfigReader.Common c) {
+    // InternLM2's remote code derives the head from hidden / heads whatever the config says.
+    if (type.equals("internlm2")) {
       return 0;
     }
+    // A family whose configuration class defaults head_dim takes its default; the others read
+    // it where the config gives it, as transformers' attention classes do (getattr(config,
+    // "head_dim", hidden_size // num_attention_heads): Qwen2Attention in modeling_qwen2.py at
+    // 00d4b3d, whose attention is Llama's, as Mistral's, Phi-3's, Granite's, OLMo 2's,
+    // StarCoder2's, Mixtral's and Qwen3-MoE's are), and hidden / heads otherwise.
+    boolean defaulted = type.equals("qwen3") || type.startsWith("gemma")
+        || type.equals("gpt_oss") || type.equals("llama4_text");
     JsonNode n = f.root().get("head_dim");
     if (n != null && !n.isNull() && (!n.isIntegralNumber() || !n.canConvertToInt()
         || n.asInt() <= 0 || n.asInt() > MAX_HEAD_DIM)) {
       throw new InputException(f.where() + ": field 'head_dim' must be a positive integer up to "
           + MAX_HEAD_DIM + ", got " + n);
     }
-    if (optional && (n == null || n.isNull())) {
+    if (!defaulted && (n == null || n.isNull())) {
       return 0;
     }
     int d = f.positive("head_dim");
+    if (d % 2 != 0) {
+      throw new InputException(f.where() + ": field 'head_dim' must be even (rotary embeddings"
+          + " rotate pairs), got " + d);
+    }
     boolean derived = c.hidden() % c.heads() == 0 && d == c.hidden() / c.heads();
-    return type.equals("mixtral") && derived ? 0 : d;
+    return !defaulted && derived ? 0 : d;
   }
 
   /** Gemma 2's soft caps: the default when absent, none when null. */
@@ -173,7 +183,7 @@ final class HfFamilies {
   }
 
   /** A bias switch meshplan does not model when true. */
-  private static void refuse(HfFields f, String key) {
+  static void refuse(HfFields f, String key) {
     if (f.bool(key, false)) {
       throw new InputException(f.where() + ": field '" + key + "' true is not supported for "
           + "this model_type (its published models have no such biases)");

@@ -46,7 +46,7 @@ final class HfRegistry {
       new HfFamily("opt", "OPT", GPT, false, Map.of(), Optional.empty(),
           (t, f, c) -> HfConfigReader.opt(f, c), NO_TORCHTITAN),
       new HfFamily("qwen2", "Qwen2, Qwen2.5", LLAMA, false, qwen(), Optional.of(Set.of(
-          "use_sliding_window", "sliding_window", "max_window_layers", "layer_types",
+          "head_dim", "use_sliding_window", "sliding_window", "max_window_layers", "layer_types",
           "use_mrope")), HfFamilies::read, NO_TORCHTITAN),
       new HfFamily("qwen3", "Qwen3", LLAMA, false, qwen(), Optional.of(Set.of("head_dim",
           "attention_bias", "use_sliding_window", "sliding_window", "max_window_layers",
@@ -66,12 +66,12 @@ final class HfRegistry {
       new HfFamily("phi3", "Phi-3, Phi-4", LLAMA, true, Map.of("vocab_size", 32064,
           "hidden_size", 3072, "intermediate_size", 8192, "num_hidden_layers", 32,
           "num_attention_heads", 32, "max_position_embeddings", 4096), Optional.of(Set.of(
-          "attention_bias", "resid_pdrop", "embd_pdrop", "sliding_window",
+          "head_dim", "attention_bias", "resid_pdrop", "embd_pdrop", "sliding_window",
           "original_max_position_embeddings")), HfFamilies::read, NO_TORCHTITAN),
       new HfFamily("olmo2", "OLMo 2", LLAMA, false, olmo2OrGranite(50304),
-          Optional.of(Set.of("attention_bias")), HfFamilies::read, NO_TORCHTITAN),
+          Optional.of(Set.of("head_dim", "attention_bias")), HfFamilies::read, NO_TORCHTITAN),
       new HfFamily("granite", "Granite 3", LLAMA, true, olmo2OrGranite(32000),
-          Optional.of(Set.of("attention_bias", "mlp_bias", "embedding_multiplier",
+          Optional.of(Set.of("head_dim", "attention_bias", "mlp_bias", "embedding_multiplier",
               "logits_scaling", "residual_multiplier", "attention_multiplier")),
           HfFamilies::read, NO_TORCHTITAN),
       InternLm2.FAMILY,
@@ -81,7 +81,7 @@ final class HfRegistry {
       new HfFamily("starcoder2", "StarCoder2", GPT, false, Map.of("vocab_size", 49152,
           "hidden_size", 3072, "intermediate_size", 12288, "num_hidden_layers", 30,
           "num_attention_heads", 24, "num_key_value_heads", 2, "max_position_embeddings", 4096,
-          "tie_word_embeddings", true), Optional.of(Set.of("use_bias", "sliding_window",
+          "tie_word_embeddings", true), Optional.of(Set.of("head_dim", "use_bias", "sliding_window",
           "norm_epsilon", "layer_norm_epsilon", "residual_dropout", "embedding_dropout",
           "norm_type", "mlp_type")), HfFamilies::read, NO_TORCHTITAN),
       // The router's auxiliary loss and jitter cost a few operations per token and expert.

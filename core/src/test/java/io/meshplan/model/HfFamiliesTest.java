@@ -68,6 +68,41 @@ class HfFamiliesTest {
     assertThat(HfConfigReader.readConfig(fixture(file)).warnings()).isEmpty();
   }
 
+  /**
+   * A head size other than hidden / heads is read wherever transformers reads it. Mistral-Nemo
+   * (hidden 5120, 32 heads of 128, 8 key/value heads, ffn 14336, vocabulary 131072, untied):
+   * attention 5120*4096 + 2*5120*1024 + 4096*5120 = 52,428,800, MLP 3*5120*14336 = 220,200,960,
+   * norms 10,240: 272,640,000 a layer, * 40 = 10,905,600,000, + 2*131072*5120 + 5120 =
+   * 12,247,782,400 (the published 12.2B); with the head derived (160) it read 12,772,070,400. An
+   * odd head cannot rotate in pairs, and the biases LlamaConfig can switch on are refused.
+   */
+  @Test
+  void aHeadSizeOtherThanHiddenOverHeadsIsRead() {
+    String nemo = "{\"model_type\":\"%s\",\"hidden_size\":5120,\"num_hidden_layers\":40,"
+        + "\"num_attention_heads\":32,\"num_key_value_heads\":8,\"head_dim\":128,"
+        + "\"intermediate_size\":14336,\"vocab_size\":131072,\"tie_word_embeddings\":false,"
+        + "\"max_position_embeddings\":1024000%s}";
+    for (String type : java.util.List.of("mistral", "llama", "qwen2", "phi3", "olmo2",
+        "granite")) {
+      ModelSpec m = HfConfigReader.parse(String.format(nemo, type, ""), "n.json", "n");
+      // Qwen2's q, k and v biases and OLMo 2's q and k norms are 4096 + 1024 (+ 1024) a layer.
+      long own = type.equals("qwen2") ? 40L * (4096 + 2 * 1024)
+          : type.equals("olmo2") ? 40L * (4096 + 1024) : 0;
+      assertThat(m.parameterCount() - own).as(type).isEqualTo(12_247_782_400L);
+      assertThat(m.headDim()).as(type).isEqualTo(128);
+    }
+    for (String bad : java.util.List.of("63", "0", "-64")) {
+      assertThatThrownBy(() -> HfConfigReader.parse(String.format(nemo, "mistral", "")
+          .replace("\"head_dim\":128", "\"head_dim\":" + bad), "n.json", "n"))
+          .isInstanceOf(InputException.class).hasMessageStartingWith("n.json: field 'head_dim'");
+    }
+    for (String bias : java.util.List.of("attention_bias", "mlp_bias")) {
+      assertThatThrownBy(() -> HfConfigReader.parse(String.format(nemo, "llama",
+          ",\"" + bias + "\":true"), "n.json", "n")).isInstanceOf(InputException.class)
+          .hasMessageStartingWith("n.json: field '" + bias + "' true is not supported");
+    }
+  }
+
   /** A field outside a family's list is named; one on the neutral list or the family's is not. */
   @Test
   void unknownFieldsAreNamed() throws IOException {
@@ -82,9 +117,9 @@ class HfFamiliesTest {
             + "ignored, and may change the model's cost",
         "q.json: field 'quantization_config' is not one meshplan knows for model_type qwen3; it "
             + "is ignored, and may change the model's cost");
-    // head_dim belongs to Qwen3's list but not to Qwen2's (Qwen2 derives it from hidden / heads).
+    // head_dim belongs to Qwen3's list and to Qwen2's (Qwen2Attention reads it when given).
     assertThat(HfFamilies.KNOWN.get("qwen3")).contains("head_dim");
-    assertThat(HfFamilies.KNOWN.get("qwen2")).doesNotContain("head_dim");
+    assertThat(HfFamilies.KNOWN.get("qwen2")).contains("head_dim");
     assertThat(HfFamilies.NEUTRAL).contains("rope_scaling").doesNotContain("quantization_config");
     // Every family HfConfigReader reads beyond the four older ones keeps a list.
     // (gemma3, llama4 and kimi_k25 are read as their text_config's gemma3_text, llama4_text and
