@@ -140,10 +140,9 @@ public final class HfConfigReader {
    */
   public static HfConfig readConfig(Path path, java.util.List<String> types) {
     Path file = configFile(path);
-    if (!Files.isRegularFile(file)) {
-      throw new InputException(file + ": not a regular file (a Hugging Face config.json was "
-          + "expected)");
-    }
+    // No such file, a directory without config.json, a FIFO or a device: each said as it is.
+    io.meshplan.util.InputFiles.checkRegular(file, Files.isDirectory(path)
+        ? "the Hugging Face config.json of directory " + path : "a Hugging Face config.json");
     byte[] bytes;
     try (InputStream in = Files.newInputStream(file)) {
       bytes = in.readNBytes(MAX_BYTES + 1);

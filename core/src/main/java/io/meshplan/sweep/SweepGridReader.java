@@ -85,6 +85,8 @@ public final class SweepGridReader {
   private final String file;
   private final Path baseDir;
   private final HardwareCatalog catalog;
+  /** The config.json files the grid's models name, each to the first value naming it. */
+  private final java.util.Map<Path, String> configFiles = new java.util.HashMap<>();
   private final java.util.Map<String, SweepGrid.ConfigModel> configs =
       new java.util.LinkedHashMap<>();
 
@@ -293,7 +295,7 @@ public final class SweepGridReader {
 
   private String text(JsonNode v, String at) {
     if (!v.isTextual() || v.asText().isBlank()) {
-      throw bad(at, "expected a name, got '" + v.asText() + "'");
+      throw bad(at, "expected a name, got " + shown(v));
     }
     return v.asText().trim();
   }
@@ -301,10 +303,17 @@ public final class SweepGridReader {
   private int integer(JsonNode v, String at, int min, int max) {
     if (!v.isIntegralNumber() || !v.canConvertToLong() || v.asLong() < min
         || v.asLong() > max) {
-      throw bad(at, String.format(Locale.ROOT, "expected an integer from %d to %d, got '%s'",
-          min, max, v.asText()));
+      throw bad(at, String.format(Locale.ROOT, "expected an integer from %d to %d, got %s",
+          min, max, v.isTextual() ? "the quoted text '" + io.meshplan.util.Words.clipped(
+              v.asText()) + "' (write a number without quotes)" : shown(v)));
     }
     return (int) v.asLong();
+  }
+
+  /** A value as a refusal quotes it: a scalar as written, a list or a mapping by its kind. */
+  private static String shown(JsonNode v) {
+    return v.isObject() ? "a mapping" : v.isArray() ? "a list" : v.isNull() ? "nothing"
+        : "'" + io.meshplan.util.Words.clipped(v.asText()) + "'";
   }
 
   /** The presets a sweep plans: every transformer decoder, in catalog order. */
@@ -327,6 +336,18 @@ public final class SweepGridReader {
             HfConfigReader.readConfig(config).spec()));
       } catch (InputException e) {
         throw bad(at, e.getMessage());
+      }
+      // The same file spelled two ways (a/x.json, a/../a/x.json, a link to it) is one model.
+      Path real;
+      try {
+        real = HfConfigReader.configFile(config).toRealPath();
+      } catch (java.io.IOException e) {
+        real = HfConfigReader.configFile(config).toAbsolutePath().normalize();
+      }
+      String first = configFiles.putIfAbsent(real, s);
+      if (first != null && !first.equals(s)) {
+        throw bad(at, "'" + io.meshplan.util.Words.clipped(s) + "' names the config.json '"
+            + io.meshplan.util.Words.clipped(first) + "' names; list each once");
       }
       return s;
     }

@@ -30,11 +30,14 @@ class SweepConfigModelsCliTest {
   void configPathsPlanAsTheirPresetsDo(@TempDir Path dir) throws IOException {
     Path models = Files.createDirectories(dir.resolve("grids/models/Meta Llama 3 8B"));
     Files.copy(Path.of(LLAMA3), models.resolve("config.json"));
+    Path copy = Files.createDirectories(dir.resolve("grids/models/copy"));
+    Files.copy(Path.of(LLAMA3), copy.resolve("config.json"));
     Path absolute = Files.copy(Path.of(LLAMA3), dir.resolve("llama3.json"));
     Path grid = dir.resolve("grids/grid.yaml");
-    // Three spellings of one model, and the GPU by its short name.
+    // Three spellings of one model (a directory, a file in one, an absolute path; three files,
+    // since one file named twice is refused), and the GPU by its short name.
     Files.writeString(grid, "models: [llama3-8b, 'models/Meta Llama 3 8B', "
-        + "'models/Meta Llama 3 8B/config.json', " + absolute + "]\n"
+        + "'models/copy/config.json', " + absolute + "]\n"
         + "seq: 1024\ngpus: h100\nclusters: 1x8\nglobalBatch: 16\n");
     Path csv = dir.resolve("out.csv");
     CliRun r = CliRun.of("sweep", "--grid", grid.toString(), "--csv", csv.toString(),
@@ -43,7 +46,7 @@ class SweepConfigModelsCliTest {
     List<String> rows = Files.readAllLines(csv);
     assertThat(rows).hasSize(5);
     assertThat(rows.get(2)).startsWith("1,models/Meta Llama 3 8B,1024,h100-80gb,");
-    assertThat(rows.get(3)).startsWith("2,models/Meta Llama 3 8B/config.json,1024,h100-80gb,");
+    assertThat(rows.get(3)).startsWith("2,models/copy/config.json,1024,h100-80gb,");
     assertThat(rows.get(4)).startsWith("3," + absolute + ",1024,h100-80gb,");
     List<String> f = figures(csv);
     assertThat(f.get(0)).contains("ok");
@@ -57,13 +60,31 @@ class SweepConfigModelsCliTest {
         + "gpus: a100-40gb\nclusters: 1x2\nglobalBatch: 16\n");
     CliRun.of("sweep", "--grid", grid.toString()).refusedInOneLine(ExitCodes.BAD_INPUT,
         grid + ": field 'models[1]': " + dir.resolve("missing/config.json")
-            + ": not a regular file");
+            + ": no such file");
     Files.writeString(grid, "models: [nope]\nseq: 512\ngpus: a100-40gb\nclusters: 1x2\n"
         + "globalBatch: 16\n");
     CliRun.of("sweep", "--grid", grid.toString()).refusedInOneLine(ExitCodes.BAD_INPUT,
         "unknown model 'nope'; valid presets: ");
     assertThat(CliRun.of("sweep", "--grid", grid.toString()).err()).contains(
         "; or the path of a config.json, absolute or relative to the grid's directory");
+    // One config.json spelled two ways is one model listed twice.
+    Files.createDirectories(dir.resolve("c"));
+    Files.copy(Path.of(LLAMA3), dir.resolve("c/m.json"));
+    Files.writeString(grid, "models: [c/m.json, c/../c/m.json]\nseq: 512\ngpus: a100-40gb\n"
+        + "clusters: 1x2\nglobalBatch: 16\n");
+    CliRun.of("sweep", "--grid", grid.toString()).refusedInOneLine(ExitCodes.BAD_INPUT,
+        "field 'models[1]': 'c/../c/m.json' names the config.json 'c/m.json' names; list each "
+            + "once");
+    // A value of the wrong kind is named by its kind; a quoted number is told to lose its quotes.
+    Files.writeString(grid, "models: [{a: 1}]\nseq: 512\ngpus: a100-40gb\nclusters: 1x2\n"
+        + "globalBatch: 16\n");
+    CliRun.of("sweep", "--grid", grid.toString()).refusedInOneLine(ExitCodes.BAD_INPUT,
+        "field 'models[0]': expected a name, got a mapping");
+    Files.writeString(grid, "models: opt-125m\nseq: [\"1024\"]\ngpus: a100-40gb\n"
+        + "clusters: 1x2\nglobalBatch: 16\n");
+    CliRun.of("sweep", "--grid", grid.toString()).refusedInOneLine(ExitCodes.BAD_INPUT,
+        "field 'seq[0]': expected an integer from 1 to 1048576, got the quoted text '1024' "
+            + "(write a number without quotes)");
   }
 
   @Test

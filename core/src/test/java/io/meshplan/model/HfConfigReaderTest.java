@@ -132,8 +132,9 @@ class HfConfigReaderTest {
         .isInstanceOf(InputException.class).hasMessageContaining("larger than 1048576 bytes");
     Path empty = Files.createDirectory(dir.resolve("empty"));
     assertThatThrownBy(() -> HfConfigReader.read(empty)).isInstanceOf(InputException.class)
-        .hasMessageContaining("empty/config.json: not a regular file");
+        .hasMessageContaining("empty/config.json: no such file (the Hugging Face config.json of "
+            + "directory");
     assertThatThrownBy(() -> HfConfigReader.read(dir.resolve("absent.json")))
-        .isInstanceOf(InputException.class).hasMessageContaining("not a regular file");
+        .isInstanceOf(InputException.class).hasMessageContaining("absent.json: no such file");
   }
 }
