@@ -2,6 +2,7 @@ package io.meshplan.model;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.meshplan.util.InputException;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -46,6 +47,20 @@ final class HfNumerics {
   static Numerics read(String type, HfFields f) {
     JsonNode params = f.root().get("rope_parameters");
     JsonNode scaling = f.root().get("rope_scaling");
+    for (String key : List.of("rope_parameters", "rope_scaling")) {
+      JsonNode n = f.root().get(key);
+      if (n != null && !n.isNull() && !n.isObject()) {
+        throw new InputException(f.where() + ": field '" + key + "' must be an object (or null),"
+            + " got " + io.meshplan.util.Words.clipped(n.toString()));
+      }
+    }
+    for (String key : List.of("hidden_act", "hidden_activation")) {
+      JsonNode n = f.root().get(key);
+      if (n != null && !n.isNull() && !n.isTextual()) {
+        throw new InputException(f.where() + ": field '" + key + "' must be an activation's"
+            + " name, got " + io.meshplan.util.Words.clipped(n.toString()));
+      }
+    }
     JsonNode rope = scaling != null && scaling.isObject() ? scaling
         : params != null && params.isObject() ? params : null;
     double theta = params != null && params.isObject() && params.has("rope_theta")
@@ -89,6 +104,15 @@ final class HfNumerics {
     }
   }
 
+  /**
+   * The RoPE forms transformers defines ({@code ROPE_INIT_FUNCTIONS} in {@code
+   * modeling_rope_utils.py}: default, linear, dynamic, yarn, longrope, llama3), with Phi-3's older
+   * name {@code su} for longrope and {@code mrope}, the multimodal Qwen models' sectioned rotary,
+   * which transformers reads as the default.
+   */
+  private static final List<String> ROPE_TYPES = List.of("default", "linear", "dynamic", "yarn",
+      "longrope", "llama3", "su", "mrope");
+
   /** The RoPE scaling object: its {@code rope_type} (or {@code type}) and that form's fields. */
   private static RopeScaling scaling(String type, HfFields f, JsonNode s) {
     JsonNode t = s.has("rope_type") ? s.get("rope_type") : s.get("type");
@@ -100,8 +124,14 @@ final class HfNumerics {
           + t);
     }
     String kind = t.asText();
+    if (!ROPE_TYPES.contains(kind)) {
+      throw new InputException(f.where() + ": rope_scaling's rope_type '"
+          + io.meshplan.util.Words.clipped(kind) + "' is none transformers defines ("
+          + String.join(", ", ROPE_TYPES) + ")");
+    }
     if (type.equals("phi3")) {
       // configuration_phi3.py reads "su" and "yarn" as its long-context "longrope".
+      number(f, s, "factor", 1);
       return new RopeScaling.Other(kind.equals("su") || kind.equals("yarn") ? "longrope" : kind);
     }
     return switch (kind) {
@@ -114,7 +144,11 @@ final class HfNumerics {
           number(f, s, "mscale", 1), number(f, s, "mscale_all_dim", 0),
           !s.has("truncate") || s.get("truncate").asBoolean(true));
       case "linear" -> new RopeScaling.Linear(number(f, s, "factor", 0));
-      default -> new RopeScaling.Other(kind);
+      default -> {
+        // dynamic, longrope, ...: read by name, but a factor given must still be a number.
+        number(f, s, "factor", 1);
+        yield new RopeScaling.Other(kind);
+      }
     };
   }
 

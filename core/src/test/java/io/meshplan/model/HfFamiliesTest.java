@@ -103,6 +103,35 @@ class HfFamiliesTest {
     }
   }
 
+  /**
+   * rope_scaling is an object of a form transformers defines, or null; an activation is a name.
+   * What transformers would refuse on loading is refused, not read as no scaling.
+   */
+  @Test
+  void ropeScalingAndActivationsAreWhatTransformersReads() {
+    String base = "{\"model_type\":\"llama\",\"hidden_size\":2048,\"num_hidden_layers\":2,"
+        + "\"num_attention_heads\":32,\"intermediate_size\":8192,\"vocab_size\":1000,"
+        + "\"max_position_embeddings\":4096%s}";
+    java.util.Map<String, String> bad = java.util.Map.of(
+        ",\"rope_scaling\":\"llama3\"", "field 'rope_scaling' must be an object (or null)",
+        ",\"rope_scaling\":[1,2]", "field 'rope_scaling' must be an object (or null)",
+        ",\"rope_scaling\":4.0", "field 'rope_scaling' must be an object (or null)",
+        ",\"rope_scaling\":{\"rope_type\":\"weird\",\"factor\":2}",
+        "rope_type 'weird' is none transformers defines",
+        ",\"rope_scaling\":{\"type\":\"dynamic\",\"factor\":\"NaN\"}", "factor",
+        ",\"hidden_act\":5", "field 'hidden_act' must be an activation's name");
+    bad.forEach((extra, message) -> assertThatThrownBy(() -> HfConfigReader.parse(
+        String.format(base, extra), "r.json", "r")).as(extra)
+        .isInstanceOf(InputException.class).hasMessageStartingWith("r.json: ")
+        .hasMessageContaining(message));
+    for (String ok : java.util.List.of("", ",\"rope_scaling\":null", ",\"rope_scaling\":{}",
+        ",\"rope_scaling\":{\"type\":\"dynamic\",\"factor\":2.0}",
+        ",\"hidden_act\":\"silu\"")) {
+      assertThat(HfConfigReader.parse(String.format(base, ok), "r.json", "r").layers()).as(ok)
+          .isEqualTo(2);
+    }
+  }
+
   /** A field outside a family's list is named; one on the neutral list or the family's is not. */
   @Test
   void unknownFieldsAreNamed() throws IOException {
