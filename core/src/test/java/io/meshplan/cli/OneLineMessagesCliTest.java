@@ -105,7 +105,7 @@ class OneLineMessagesCliTest {
     for (String v : hostileValues("dir", true)) {
       String path = dir.resolve(v).resolve("config.json").toString();
       oneLine(CliRun.of("plan", "--model", path, "--cluster", "1x8:h100-80gb"), 2, path,
-          "a Hugging Face config.json was expected");
+          "no such file (a Hugging Face config.json expected)");
     }
   }
 
