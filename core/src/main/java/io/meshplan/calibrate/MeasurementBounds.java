@@ -68,6 +68,22 @@ public final class MeasurementBounds {
   }
 
   /**
+   * The GPUs of a process that runs {@code threads} threads of {@code gpus} GPUs each (nccl-tests'
+   * nThread x nGpus), when both are counts and the product is at most {@link #MAX_GPUS}.
+   *
+   * @param threads the thread count, empty when unreadable
+   * @param gpus the GPUs of a thread, empty when unreadable
+   * @return the product, or empty
+   */
+  public static OptionalInt gpus(OptionalInt threads, OptionalInt gpus) {
+    if (threads.isEmpty() || gpus.isEmpty()
+        || (long) threads.getAsInt() * gpus.getAsInt() > MAX_GPUS) {
+      return OptionalInt.empty();
+    }
+    return OptionalInt.of(threads.getAsInt() * gpus.getAsInt());
+  }
+
+  /**
    * Reads a count or id a log states in ASCII digits (a GPU count, a rank, a thread count).
    *
    * @param text the digits

@@ -142,28 +142,24 @@ public final class NcclTestsJsonParser implements LogParser {
       return null;
     }
     JsonNode threads = config.path("nthreads");
-    OptionalInt nt = threads.isMissingNode() ? OptionalInt.of(1) : count(threads);
-    OptionalInt ng = count(config.path("ngpus"));
-    if (nt.isEmpty() || ng.isEmpty()
-        || (long) nt.getAsInt() * ng.getAsInt() > MeasurementBounds.MAX_GPUS) {
+    OptionalInt gpus = MeasurementBounds.gpus(
+        threads.isMissingNode() ? OptionalInt.of(1) : count(threads),
+        count(config.path("ngpus")));
+    if (gpus.isEmpty()) {
       warnings.add(new ParseWarning(file, 1, "config.nthreads " + threads.asText("1")
           + " x config.ngpus " + config.path("ngpus").asText() + " is not 1 to "
           + MeasurementBounds.MAX_GPUS + " GPUs: the GPU count is unknown; no rows read"));
       return null;
     }
-    int ranks = nt.getAsInt() * ng.getAsInt();
+    int ranks = gpus.getAsInt();
     warnings.add(new ParseWarning(file, 1, "no config.devices: assumed " + ranks + " GPUs"));
     return new Group(ranks, (ranks + gpusPerNode - 1) / gpusPerNode);
   }
 
   /** A count of the config: a whole number from 1 to {@link MeasurementBounds#MAX_GPUS}. */
   private static OptionalInt count(JsonNode n) {
-    if (!n.isIntegralNumber() || !n.canConvertToLong()) {
-      return OptionalInt.empty();
-    }
-    long v = n.asLong();
-    return v >= 1 && v <= MeasurementBounds.MAX_GPUS ? OptionalInt.of((int) v)
-        : OptionalInt.empty();
+    return n.isIntegralNumber() ? MeasurementBounds.count(n.asText(), 1,
+        MeasurementBounds.MAX_GPUS) : OptionalInt.empty();
   }
 
   /**

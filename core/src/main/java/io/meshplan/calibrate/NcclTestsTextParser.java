@@ -191,11 +191,11 @@ public final class NcclTestsTextParser implements LogParser {
    */
   private static int threadGpus(String file, int lineNo, String threads, String gpus,
       List<ParseWarning> warnings) {
-    OptionalInt t = MeasurementBounds.count(threads, 1, MeasurementBounds.MAX_GPUS);
-    OptionalInt g = MeasurementBounds.count(gpus, 1, MeasurementBounds.MAX_GPUS);
-    if (t.isPresent() && g.isPresent()
-        && (long) t.getAsInt() * g.getAsInt() <= MeasurementBounds.MAX_GPUS) {
-      return t.getAsInt() * g.getAsInt();
+    OptionalInt n = MeasurementBounds.gpus(
+        MeasurementBounds.count(threads, 1, MeasurementBounds.MAX_GPUS),
+        MeasurementBounds.count(gpus, 1, MeasurementBounds.MAX_GPUS));
+    if (n.isPresent()) {
+      return n.getAsInt();
     }
     warnings.add(new ParseWarning(file, lineNo, "nThread " + threads + " x nGpus " + gpus
         + " is not 1 to " + MeasurementBounds.MAX_GPUS + " GPUs; line ignored"));

@@ -144,11 +144,8 @@ final class PlanCommand implements Callable<Integer> {
     boolean timed = trainTokens != null || timeToTrain.trainIterations != null;
     timeToTrain.iterations(trainTokens, 1, 1);
     gpuHourPrice.checked();
-    if (!timed && (timeToTrain.any() || gpuHourPrice.usd != null)) {
-      throw timeToTrain.withoutRun(gpuHourPrice.usd != null);
-    }
     // Before the search, which can take minutes: refused flags are named at once.
-    timeToTrain.check();
+    timeToTrain.check(timed, gpuHourPrice.usd != null);
     if (hlo != null) {
       if (spareNodes != null) {
         throw new InputException("--spare-nodes plans a model on fewer nodes; plan an --hlo "

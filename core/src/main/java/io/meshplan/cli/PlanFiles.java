@@ -49,14 +49,20 @@ record PlanFiles(PipelinePlan plan, SimulationResult simulation, ClusterSpec clu
    * @return the word, or empty
    */
   static java.util.Optional<String> pricesSource(Path file) {
+    com.fasterxml.jackson.databind.JsonNode n = lenientTree(file).path("prices").path("source");
+    return n.isTextual() ? java.util.Optional.of(n.asText()) : java.util.Optional.empty();
+  }
+
+  /**
+   * A plan file's JSON tree for a look at one field before it is read, or a missing node when it
+   * cannot be read as JSON: {@link #read} reports the file's faults in its own words.
+   */
+  private static com.fasterxml.jackson.databind.JsonNode lenientTree(Path file) {
     try {
-      com.fasterxml.jackson.databind.JsonNode n = io.meshplan.util.TreeReaders.json().readTree(
-          InputFiles.readString(file, InputFiles.PLAN_MAX_BYTES, "plan file"))
-          .path("prices").path("source");
-      return n.isTextual() ? java.util.Optional.of(n.asText()) : java.util.Optional.empty();
-    } catch (java.io.IOException e) {
-      // PlanJson.read reports the file's faults in its own words.
-      return java.util.Optional.empty();
+      return io.meshplan.util.TreeReaders.json().readTree(InputFiles.readString(file,
+          InputFiles.PLAN_MAX_BYTES, "plan file"));
+    } catch (java.io.IOException | InputException e) {
+      return com.fasterxml.jackson.databind.node.MissingNode.getInstance();
     }
   }
 
@@ -74,13 +80,7 @@ record PlanFiles(PipelinePlan plan, SimulationResult simulation, ClusterSpec clu
     if (file == null) {
       return named;
     }
-    com.fasterxml.jackson.databind.JsonNode root;
-    try {
-      root = io.meshplan.util.TreeReaders.json().readTree(InputFiles.readString(file,
-          InputFiles.PLAN_MAX_BYTES, "plan file"));
-    } catch (java.io.IOException | InputException e) {
-      return named;
-    }
+    com.fasterxml.jackson.databind.JsonNode root = lenientTree(file);
     com.fasterxml.jackson.databind.JsonNode cluster = root.path("cluster");
     Path c = cluster.isTextual() ? CliValues.existingFile(cluster.asText()) : null;
     if (c != null) {

@@ -109,10 +109,7 @@ final class SimulateCommand implements Callable<Integer> {
     boolean module = s.plan().hloModule().isPresent();
     io.meshplan.planner.Pricing pricing = cluster.pricing();
     io.meshplan.cluster.GpuSpec gpu = s.cluster().gpu();
-    if ((timeToTrain.any() || gpuHourPrice.usd != null) && s.iterations().isEmpty()) {
-      throw timeToTrain.withoutRun(gpuHourPrice.usd != null);
-    }
-    timeToTrain.check();
+    timeToTrain.check(s.iterations().isPresent(), gpuHourPrice.usd != null);
     if (module && s.iterations().isPresent()) {
       throw new InputException("--train-iterations times a model's run; the plan of an HLO "
           + "module counts microbatches");

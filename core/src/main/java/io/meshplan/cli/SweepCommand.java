@@ -128,10 +128,7 @@ final class SweepCommand implements Callable<Integer> {
     OptionalDouble usd = price == null ? OptionalDouble.empty() : OptionalDouble.of(price);
     boolean timed = trainTokens != null || timeToTrain.trainIterations != null;
     timeToTrain.iterations(trainTokens, 1, 1);
-    if (!timed && timeToTrain.any()) {
-      throw timeToTrain.withoutRun(false);
-    }
-    timeToTrain.check();
+    timeToTrain.check(timed, false);
     boolean kernelPrices = CliValues.kernelPrices(prices);
     PointTask task = new PointTask(manual, pointTimeout == null ? 0 : pointTimeout,
         g.configSpecs(), g.hardware(), kernelPrices);

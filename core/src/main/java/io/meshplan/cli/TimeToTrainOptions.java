@@ -225,7 +225,7 @@ final class TimeToTrainOptions {
    * @param gpuHourPrice whether --gpu-hour-price was given
    * @return the refusal
    */
-  io.meshplan.util.InputException withoutRun(boolean gpuHourPrice) {
+  private io.meshplan.util.InputException withoutRun(boolean gpuHourPrice) {
     String flag = given().orElse(gpuHourPrice ? "--gpu-hour-price" : "a time-to-train flag");
     return new io.meshplan.util.InputException(flag
         + " prices a whole run: it needs --train-tokens or --train-iterations");
@@ -458,6 +458,20 @@ final class TimeToTrainOptions {
     return Math.max(0, 1 - below);
   }
 
+  /**
+   * Refuses the flags as a command was given them, before any work: one of them (or the GPU-hour
+   * price) without the run's length ({@link #withoutRun}), then {@link #check()}.
+   *
+   * @param timed whether the run's length is known (--train-tokens, --train-iterations)
+   * @param gpuHourPrice whether --gpu-hour-price was given
+   */
+  void check(boolean timed, boolean gpuHourPrice) {
+    if (!timed && (any() || gpuHourPrice)) {
+      throw withoutRun(gpuHourPrice);
+    }
+    check();
+  }
+
   /** Refuses values no run has, and flags that need a checkpoint bandwidth without one. */
   void check() {
     if (aggregateGbps == null && perNodeGbps == null && given().isPresent()) {
@@ -485,9 +499,8 @@ final class TimeToTrainOptions {
   /** Refuses a value outside [min, max] in one line naming the flag, the range and its unit. */
   private static void ranged(String flag, Double v, double min, double max, String unit) {
     if (v != null && !(v >= min && v <= max)) {
-      throw new InputException(flag + " must be a number from "
-          + io.meshplan.util.Units.figure(min) + " to " + io.meshplan.util.Units.figure(max) + " "
-          + unit + ", got " + v);
+      throw new InputException(flag + " must be " + io.meshplan.util.Units.range(min, max, unit)
+          + ", got " + v);
     }
   }
 

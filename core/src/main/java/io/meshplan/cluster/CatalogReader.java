@@ -362,8 +362,8 @@ final class CatalogReader {
       String at) {
     JsonNode v = n.get(key);
     if (v == null || !v.isNumber() || !(v.asDouble() >= min) || v.asDouble() > max) {
-      throw new InputException(at + ": '" + key + "' must be a number from "
-          + Units.figure(min) + " to " + Units.figure(max) + " " + unit + ", got " + shown(v));
+      throw new InputException(at + ": '" + key + "' must be " + Units.range(min, max, unit)
+          + ", got " + shown(v));
     }
     return v.asDouble();
   }

@@ -144,12 +144,10 @@ public record ClusterSpec(int nodes, int gpusPerNode, GpuSpec gpu, Fabric fabric
         return v;
       }
     } catch (NumberFormatException e) {
-      if (!digits.isEmpty() && digits.chars().allMatch(c -> c >= '0' && c <= '9')
-          && digits.chars().anyMatch(c -> c != '0')) {
-        // A positive number too long for an int: already past the GPU-count limit.
-        throw new InputException("cluster '" + text + "': the " + what + " " + digits
-            + " is more than the limit of " + Checked.MAX_DEVICES + " GPUs");
-      }
+      // SHORT matched ASCII digits, so only a number too long for an int gets here: already past
+      // the GPU-count limit.
+      throw new InputException("cluster '" + text + "': the " + what + " " + digits
+          + " is more than the limit of " + Checked.MAX_DEVICES + " GPUs", e);
     }
     throw new InputException("cluster '" + text + "': the " + what + " '" + digits
         + "' must be a positive integer");

@@ -185,8 +185,8 @@ public record FailureRates(String source, SortedMap<String, Double> causes, doub
       String where) {
     JsonNode n = root.get(key);
     if (n == null || !n.isNumber() || !(n.asDouble() >= min) || n.asDouble() > max) {
-      throw new InputException(where + ": " + key + " must be a number from " + Units.figure(min)
-          + " to " + Units.figure(max) + " " + unit + ", got " + n);
+      throw new InputException(where + ": " + key + " must be " + Units.range(min, max, unit)
+          + ", got " + n);
     }
     return n.asDouble();
   }

@@ -96,8 +96,17 @@ public record AttentionShape(
   private static final long serialVersionUID = 4L;
 
   /** LLaMA, GPT, OPT, GPT-NeoX: nothing of the above. */
-  public static final AttentionShape PLAIN =
-      new AttentionShape(0, false, QkNorm.NONE, 2, 0, 0, 0, 0, 0, false);
+  public static final AttentionShape PLAIN = plain(0);
+
+  /**
+   * LLaMA's attention with heads of a given size: no biases, q/k norms, windows or sinks.
+   *
+   * @param headDim the head size, 0 for hidden / heads
+   * @return the shape
+   */
+  public static AttentionShape plain(int headDim) {
+    return new AttentionShape(headDim, false, QkNorm.NONE, 2, 0, 0, 0, 0, 0, false);
+  }
 
   /**
    * A shape without latent attention.

@@ -284,9 +284,7 @@ public final class HfConfigReader {
     HfFamilies.refuse(f, "mlp_bias");
     // head_dim where the config gives one other than hidden / heads (Mistral-Nemo: 128 of 5120
     // over 32 heads), as LlamaAttention and MistralAttention read it.
-    int headDim = HfFamilies.headDim(f, type, c);
-    AttentionShape shape = headDim == 0 ? AttentionShape.PLAIN : new AttentionShape(headDim,
-        false, AttentionShape.QkNorm.NONE, 2, 0, 0, 0, 0, 0, false);
+    AttentionShape shape = AttentionShape.plain(HfFamilies.headDim(f, type, c));
     return new ModelSpec(c.name(), ModelSpec.Family.LLAMA, c.layers(), c.hidden(), c.heads(), kv,
         f.positive("intermediate_size"), c.vocab(), c.seq(), DEFAULT_BATCH, c.dtype(),
         new Architecture(Architecture.Mlp.SWIGLU, Architecture.Norm.RMS,

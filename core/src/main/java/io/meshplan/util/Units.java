@@ -85,6 +85,18 @@ public final class Units {
   }
 
   /**
+   * The range of a refusal: {@code "a number from 0.1 to 1,000,000 GB/s"}, for "... must be " it.
+   *
+   * @param min the lower bound, included
+   * @param max the upper bound, included
+   * @param unit the unit, after the upper bound
+   * @return the words
+   */
+  public static String range(double min, double max, String unit) {
+    return "a number from " + figure(min) + " to " + figure(max) + " " + unit;
+  }
+
+  /**
    * Formats a bound of a range for a message, in plain digits with thousands separators and no
    * trailing zeros, e.g. {@code 0.1}, {@code 65,536}, {@code 1,000,000}.
    *
