@@ -21,6 +21,9 @@ import org.yaml.snakeyaml.events.ScalarEvent;
  * anchor ({@code &name}), an alias ({@code *name}) or an explicit tag ({@code !!java.net.URL},
  * {@code !<tag:...>}, {@code !local}) is refused at its line and column.
  *
+ * <p>Unquoted numbers in another base and words that YAML 1.1 reads as booleans ({@code 010},
+ * {@code on}) are refused too: they would read as another value than the file shows.
+ *
  * <p>No file meshplan reads (cluster, profile, sweep grid) needs any of them, and each is a way
  * in for hostile input: aliases build "billion laughs" documents (which a loader that expands
  * them grows exponentially), and Jackson reports an alias as its anchor's name, so {@code
@@ -72,6 +75,17 @@ final class PlainYamlFactory extends YAMLFactory {
   private static final java.util.regex.Pattern OTHER_BASE = java.util.regex.Pattern.compile(
       "[-+]?(0x[0-9a-fA-F_]+|0b[01_]+|0o?[0-7_]+|[1-9][0-9_]*(:[0-5]?[0-9])+)");
 
+  /**
+   * Unquoted scalars that YAML 1.1, which Jackson's parser follows, reads as booleans although
+   * they are words: {@code yes} and {@code on} are true, {@code no} and {@code off} false, in
+   * each of their three spellings (the YAML 1.1 boolean type, yaml.org/type/bool.html; Jackson's
+   * {@code YAMLParser} reads them so, and reads {@code y} and {@code n} as text). A grid's
+   * {@code attention: [on]} read so is {@code true}, and a refusal would name a value the file
+   * does not hold; meshplan refuses them. {@code true} and {@code false} do not match.
+   */
+  private static final java.util.regex.Pattern WORD_BOOLEAN = java.util.regex.Pattern.compile(
+      "yes|Yes|YES|no|No|NO|on|On|ON|off|Off|OFF");
+
   /** The parser that refuses anchors, aliases, tags and numbers in other bases as it meets them. */
   private static final class PlainParser extends YAMLParser {
     PlainParser(IOContext ctxt, PlainYamlFactory f, Reader r) {
@@ -103,6 +117,12 @@ final class PlainYamlFactory extends YAMLFactory {
         throw new JsonParseException(this, "'" + TerminalText.escape(s.getValue()) + "' is read"
             + " by YAML as a number in another base (hexadecimal, octal, binary or base 60),"
             + " not as written; quote it, or write the number in decimal");
+      }
+      if (e instanceof ScalarEvent s && s.isPlain()
+          && WORD_BOOLEAN.matcher(s.getValue()).matches()) {
+        throw new JsonParseException(this, "'" + s.getValue() + "' is read by YAML as the "
+            + "boolean " + (t == JsonToken.VALUE_TRUE) + ", not as written; quote it, or write "
+            + "true or false");
       }
       return t;
     }

@@ -151,6 +151,13 @@ class StrictReadersCliTest {
         refused(read.apply(base60), base60, "'" + other + "' is read by YAML as a number in "
             + "another base", "line");
       }
+      // A plain word YAML 1.1 reads as a boolean: on is true, NO is false.
+      for (String word : new String[] {"on", "Off", "yes", "NO"}) {
+        Path bool = write(e.getKey() + "-bool.yaml", text.replace(first, key + ": " + word));
+        refused(read.apply(bool), bool, "'" + word + "' is read by YAML as the boolean "
+            + (word.equalsIgnoreCase("on") || word.equalsIgnoreCase("yes")), "not as written",
+            "line");
+      }
     }
   }
 
