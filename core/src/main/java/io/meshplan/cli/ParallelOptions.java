@@ -123,7 +123,7 @@ final class ParallelOptions {
   String cpCommType;
 
   @Option(names = "--train-tokens", paramLabel = "N", description = "Tokens the whole run"
-      + " trains on: simulate prints the run's iterations and time, and the exports set their"
+      + " trains on, 1 to 10^16: simulate prints the run's iterations and time, and the exports set their"
       + " iterations (Megatron-LM's --train-iters, torchtitan's training.steps) to cover them.")
   Long trainTokens;
 
@@ -168,9 +168,7 @@ final class ParallelOptions {
    */
   TrainingConfig training() {
     ParallelConfig c = config();
-    if (trainTokens != null && trainTokens < 1) {
-      throw new InputException("--train-tokens must be at least 1, got " + trainTokens);
-    }
+    TimeToTrainOptions.checkTrainTokens(trainTokens);
     return TrainingConfig.of(c, gpipe()).withTrainTokens(trainTokens == null ? 0 : trainTokens);
   }
 

@@ -114,7 +114,7 @@ final class PlanCommand implements Callable<Integer> {
   @Mixin ForceOption force = new ForceOption();
 
   @Option(names = "--train-tokens", paramLabel = "N", description = "Tokens the whole run trains"
-      + " on: the plan's iterations and time to train are printed (with --checkpoint-bandwidth, "
+      + " on, 1 to 10^16: the plan's iterations and time to train are printed (with --checkpoint-bandwidth, "
       + "with interruptions).")
   Long trainTokens;
 

@@ -41,6 +41,18 @@ final class TimeToTrainOptions {
   static final double MIN_PRICE = 0.001;
   /** The highest {@code --gpu-hour-price}, USD ({@link #MIN_PRICE}). */
   static final double MAX_PRICE = 1e6;
+  /**
+   * The most tokens {@code --train-tokens} may name: 10^16, 250 times the largest published
+   * pre-training run (Llama 4 Scout's about 40 trillion tokens, Meta's model card). A run past it
+   * is a typing slip, and its times would print as day counts of a dozen digits.
+   */
+  static final long MAX_TRAIN_TOKENS = 10_000_000_000_000_000L;
+  /**
+   * The most iterations {@code --train-iterations} may name: 10^10, ten thousand times the
+   * longest published schedules (Llama 3 405B trained about 1.2 million steps), for the same
+   * reason as {@link #MAX_TRAIN_TOKENS}.
+   */
+  static final long MAX_TRAIN_ITERATIONS = 10_000_000_000L;
 
   @Option(names = "--checkpoint-bandwidth", paramLabel = "GBPS", description = "With "
       + "--train-tokens: the storage's aggregate write (and read) bandwidth for checkpoints, GB/s;"
@@ -83,7 +95,7 @@ final class TimeToTrainOptions {
   boolean asyncCheckpoint;
 
   @Option(names = "--train-iterations", paramLabel = "N", description = "Iterations the whole "
-      + "run trains for, in place of --train-tokens.")
+      + "run trains for, 1 to 10^10, in place of --train-tokens.")
   Long trainIterations;
 
   /**
@@ -100,17 +112,13 @@ final class TimeToTrainOptions {
       throw new InputException("give --train-tokens or --train-iterations, not both");
     }
     if (trainIterations != null) {
-      if (trainIterations < 1) {
-        throw new InputException("--train-iterations must be at least 1, got " + trainIterations);
-      }
+      runLength("--train-iterations", trainIterations, MAX_TRAIN_ITERATIONS, "iterations");
       return java.util.OptionalLong.of(trainIterations);
     }
     if (trainTokens == null) {
       return java.util.OptionalLong.empty();
     }
-    if (trainTokens < 1) {
-      throw new InputException("--train-tokens must be at least 1, got " + trainTokens);
-    }
+    checkTrainTokens(trainTokens);
     return java.util.OptionalLong.of(io.meshplan.plan.TrainingConfig.iterations(trainTokens,
         globalBatch, seq));
   }
@@ -497,6 +505,24 @@ final class TimeToTrainOptions {
   }
 
   /** Refuses a value outside [min, max] in one line naming the flag, the range and its unit. */
+  /**
+   * Refuses a {@code --train-tokens} outside 1 to {@link #MAX_TRAIN_TOKENS}.
+   *
+   * @param tokens the flag's value, or null when not given
+   */
+  static void checkTrainTokens(Long tokens) {
+    if (tokens != null) {
+      runLength("--train-tokens", tokens, MAX_TRAIN_TOKENS, "tokens");
+    }
+  }
+
+  private static void runLength(String flag, long v, long max, String unit) {
+    if (v < 1 || v > max) {
+      throw new InputException(flag + " must be a whole number from 1 to "
+          + io.meshplan.util.Units.figure(max) + " " + unit + ", got " + v);
+    }
+  }
+
   private static void ranged(String flag, Double v, double min, double max, String unit) {
     if (v != null && !(v >= min && v <= max)) {
       throw new InputException(flag + " must be " + io.meshplan.util.Units.range(min, max, unit)

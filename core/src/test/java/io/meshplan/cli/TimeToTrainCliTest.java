@@ -171,7 +171,7 @@ class TimeToTrainCliTest {
     CliRun.of("plan", "--model", "llama2-7b", "--cluster", "1x8:h100-80gb",
         "--checkpoint-bandwidth", "10").refusedInOneLine(2, "--checkpoint-bandwidth prices a whole run: it needs --train-tokens");
     CliRun.of("plan", "--model", "llama2-7b", "--cluster", "1x8:h100-80gb", "--train-tokens",
-        "0").refusedInOneLine(2, "--train-tokens must be at least 1");
+        "0").refusedInOneLine(2, "--train-tokens must be a whole number from 1 to");
   }
 
   @Test
@@ -258,7 +258,7 @@ class TimeToTrainCliTest {
     run(SMALL, "--train-iterations", "5").refusedInOneLine(2,
         "give --train-tokens or --train-iterations, not both");
     run(base, "--train-iterations", "0").refusedInOneLine(2,
-        "--train-iterations must be at least 1");
+        "--train-iterations must be a whole number from 1 to");
     CliRun p = CliRun.of("plan", "--model", "llama2-7b", "--layers", "4", "--cluster",
         "1x8:h100-80gb", "--global-batch", "16", "--train-iterations", "777", "--json");
     assertThat(JSON.readTree(p.out()).at("/timeToTrain/iterations").asLong()).isEqualTo(777);

@@ -58,16 +58,32 @@ class TrainTokensCliTest {
   }
 
   @Test
-  void theLargestTokenCountRoundsUpWithoutOverflow() {
-    // (2^63 - 1) / 65,536 = 140,737,488,355,327 remainder 65,535, so 140,737,488,355,328
-    // iterations: positive, where adding 65,535 before dividing would pass 2^63 and go negative.
+  void theLargestTokenCountRoundsUpAndALargerOneIsRefused() {
+    // 10^16 - 1 = 65,536 x 152,587,890,624 + 65,535 (10^16 is 2^16 x 5^16), so the run takes
+    // 152,587,890,625 iterations of 65,536 tokens: rounded up.
     List<String> flags = new ArrayList<>(LLAMA2.subList(0, LLAMA2.size() - 2));
-    flags.addAll(List.of("--train-tokens", Long.toString(Long.MAX_VALUE)));
+    flags.addAll(List.of("--train-tokens", "9999999999999999"));
     CliRun sim = CliRun.of(with(List.of("simulate"), flags));
     assertThat(sim.code()).as(sim.err()).isZero();
-    assertThat(sim.out()).contains("training run: 140737488355328 iterations");
+    assertThat(sim.out()).contains("training run: 152587890625 iterations");
     CliRun m = CliRun.of(with(List.of("export", "--to", "megatron"), flags));
-    assertThat(m.out()).contains("  : \"${TRAIN_ITERS:=140737488355328}\"");
+    assertThat(m.out()).contains("  : \"${TRAIN_ITERS:=152587890625}\"");
+    // Past 10^16 tokens, up to 2^63 - 1, is refused by every command that reads the flag.
+    for (String past : new String[] {"10000000000000001", Long.toString(Long.MAX_VALUE)}) {
+      flags.set(flags.size() - 1, past);
+      for (List<String> head : List.of(List.of("simulate"), List.of("export", "--to",
+          "megatron"))) {
+        CliRun.of(with(head, flags)).refusedInOneLine(ExitCodes.BAD_INPUT, "meshplan: error: "
+            + "--train-tokens must be a whole number from 1 to 10,000,000,000,000,000 tokens, got "
+            + past);
+      }
+    }
+    CliRun.of("plan", "--model", "llama2-7b", "--cluster", "1x8:h100-80gb", "--train-tokens",
+        "10000000000000001").refusedInOneLine(ExitCodes.BAD_INPUT, "--train-tokens must be a "
+        + "whole number from 1 to 10,000,000,000,000,000 tokens");
+    CliRun.of("plan", "--model", "llama2-7b", "--cluster", "1x8:h100-80gb", "--train-iterations",
+        "10000000001").refusedInOneLine(ExitCodes.BAD_INPUT, "--train-iterations must be a "
+        + "whole number from 1 to 10,000,000,000 iterations, got 10000000001");
   }
 
   @Test
@@ -78,9 +94,10 @@ class TrainTokensCliTest {
         + " iterations}");
     flags.addAll(List.of("--train-tokens", "0"));
     CliRun.of(with(List.of("simulate"), flags)).refusedInOneLine(ExitCodes.BAD_INPUT,
-        "meshplan: error: --train-tokens must be at least 1, got 0");
+        "meshplan: error: --train-tokens must be a whole number from 1 to "
+        + "10,000,000,000,000,000 tokens, got 0");
     CliRun.of(with(List.of("export", "--to", "megatron"), flags)).refusedInOneLine(
-        ExitCodes.BAD_INPUT, "meshplan: error: --train-tokens must be at least 1, got 0");
+        ExitCodes.BAD_INPUT, "--train-tokens must be a whole number from 1 to");
   }
 
   private static String[] with(List<String> head, List<String> tail) {
