@@ -48,9 +48,8 @@ final class TimeToTrainOptions {
    */
   static final long MAX_TRAIN_TOKENS = 10_000_000_000_000_000L;
   /**
-   * The most iterations {@code --train-iterations} may name: 10^10, ten thousand times the
-   * longest published schedules (Llama 3 405B trained about 1.2 million steps), for the same
-   * reason as {@link #MAX_TRAIN_TOKENS}.
+   * The most iterations {@code --train-iterations} may name: 10^10, {@link #MAX_TRAIN_TOKENS} in
+   * iterations of a million tokens, the order of today's global batches; for the same reason.
    */
   static final long MAX_TRAIN_ITERATIONS = 10_000_000_000L;
 
