@@ -162,10 +162,11 @@ final class DeployCommand implements Callable<Integer> {
     DeployTarget t = DeployTarget.parse(target);
     DeployOptionScope.check(spec.commandLine().getParseResult(), t, parseRayMode());
     out = OutputPaths.stdout(out);
-    List<Path> inputs = new ArrayList<>();
+    java.util.Map<String, Path> inputs = new java.util.LinkedHashMap<>();
     Optional<PipelinePlan> p = Optional.empty();
     if (plan != null) {
-      inputs.add(plan);
+      inputs.put("--plan", plan);
+      inputs.putAll(PlanFiles.namedFiles(plan));
       p = Optional.of(PlanFiles.read(plan));
     }
     if (cluster == null && p.isEmpty()) {
@@ -242,16 +243,17 @@ final class DeployCommand implements Callable<Integer> {
    * The cluster the launch files are for: {@code --cluster}, else the plan's, checked against the
    * plan's GPUs and devices; the cluster and catalog files join the inputs no output may name.
    */
-  private ClusterSpec cluster(Optional<PipelinePlan> p, List<Path> inputs) {
+  private ClusterSpec cluster(Optional<PipelinePlan> p, java.util.Map<String, Path> inputs) {
     String text = cluster != null ? cluster : p.get().cluster();
     ClusterSpec c = catalog.cluster(text);
     // The plan's cluster may be a file as well as --cluster's: either is read.
     Path clusterFile = CliValues.existingFile(text);
     if (clusterFile != null) {
-      inputs.add(clusterFile);
+      inputs.putIfAbsent(cluster != null ? "--cluster" : "the cluster of plan " + plan,
+          clusterFile);
     }
     if (catalog.file != null) {
-      inputs.add(catalog.file);
+      inputs.put("--catalog", catalog.file);
     }
     if (p.isPresent() && p.get().gpus() != c.gpuCount()) {
       throw new InputException("--plan uses " + p.get().gpus() + " GPUs but --cluster "
@@ -283,11 +285,11 @@ final class DeployCommand implements Callable<Integer> {
   }
 
   /** The doctor report's environment, or none without {@code --fabric}; records the input. */
-  private FabricEnv readFabric(List<Path> inputs) {
+  private FabricEnv readFabric(java.util.Map<String, Path> inputs) {
     if (fabric == null) {
       return FabricEnv.of(new TreeMap<>());
     }
-    inputs.add(fabric);
+    inputs.put("--fabric", fabric);
     String text = InputFiles.readString(fabric, InputFiles.FABRIC_MAX_BYTES, "doctor JSON report");
     return FlagWords.call(FlagWords.FABRIC, () -> DoctorFabric.read(fabric.toString(), text));
   }
@@ -377,7 +379,8 @@ final class DeployCommand implements Callable<Integer> {
     return ((ExportResult.Exported) r).input();
   }
 
-  private void emit(DeployTarget t, LaunchSpec ls, List<Artifact> files, List<Path> inputs) {
+  private void emit(DeployTarget t, LaunchSpec ls, List<Artifact> files,
+      java.util.Map<String, Path> inputs) {
     PrintWriter o = spec.commandLine().getOut();
     if (out == null) {
       for (Artifact a : files) {

@@ -116,13 +116,14 @@ final class ExportCommand implements Callable<Integer> {
     attention.kernel().ifPresent(ExportCommand::refuseKernel);
     out = OutputPaths.stdout(out);
     if (out != null) {
-      List<Path> inputs = new ArrayList<>(clusterOptions.inputFiles().values());
+      java.util.Map<String, Path> inputs = new java.util.LinkedHashMap<>(
+          clusterOptions.inputFiles());
       if (model != null) {
-        inputs.addAll(model.inputFiles().values());
+        inputs.putAll(model.inputFiles());
       }
       if (plan != null) {
-        inputs.add(plan);
-        inputs.addAll(PlanFiles.namedFiles(plan).values());
+        inputs.put("--plan", plan);
+        inputs.putAll(PlanFiles.namedFiles(plan));
       }
       ExportFiles.checkWritable(out, force, inputs);
     }

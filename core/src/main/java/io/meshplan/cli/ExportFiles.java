@@ -4,10 +4,8 @@ import io.meshplan.util.AtomicFiles;
 import io.meshplan.util.InputException;
 import io.meshplan.util.InputFiles;
 import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.util.List;
+import java.util.Map;
 
 /**
  * Reads the input files and writes the output files of {@code export} and {@code deploy}: inputs
@@ -20,27 +18,16 @@ final class ExportFiles {
   private ExportFiles() {}
 
   /**
-   * Checks that an output may be written: not one of the inputs, and, when it exists, a regular
-   * file and {@code --force} given.
+   * Checks that an output may be written, as every command's outputs are ({@link OutputPaths}):
+   * not one of the inputs, and, when it exists, a regular file and {@code --force} given.
    *
    * @param out the output file
    * @param force whether {@code --force} was given
-   * @param inputs the input files given, none null
+   * @param inputs the input files given, by the words that name them (a flag, or "the cluster
+   *     of plan p.json")
    */
-  static void checkWritable(Path out, boolean force, List<Path> inputs) {
-    for (Path in : inputs) {
-      if (AtomicFiles.sameFile(out, in)) {
-        throw new InputException("--out " + out + " names the input " + in
-            + "; write the output to another file");
-      }
-    }
-    java.util.Optional<String> problem = AtomicFiles.problem(out);
-    if (problem.isPresent()) {
-      throw new InputException("--out " + out + ": " + problem.get());
-    }
-    if (Files.exists(out, LinkOption.NOFOLLOW_LINKS) && !force) {
-      throw new InputException("--out " + out + " exists; add --force to replace it");
-    }
+  static void checkWritable(Path out, boolean force, Map<String, Path> inputs) {
+    new OutputPaths().force(force).output("--out", out).inputs(inputs).check();
   }
 
   /**

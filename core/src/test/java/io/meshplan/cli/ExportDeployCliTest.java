@@ -195,14 +195,15 @@ class ExportDeployCliTest {
     CliRun r = CliRun.of("export", "--to", "megatron", "--plan", plan.toString(), "--out",
         plan.toString(), "--force");
     assertThat(r.code()).isEqualTo(ExitCodes.BAD_INPUT);
-    assertThat(r.err()).contains("names the input");
+    assertThat(r.err()).contains("--out " + plan + " is also an input: --plan " + plan
+        + "; choose another file, meshplan never overwrites its inputs");
     Path fabric = dir.resolve("doctor.json");
     Files.writeString(fabric, "{\"devices\": [], \"env\": {\"NCCL_IB_DISABLE\": \"1\"}}");
     CliRun d = CliRun.of("deploy", "--target", "slurm", "--cluster", "2x8:h100-80gb",
         "--fabric", fabric.toString(), "--out",
         dir.resolve(".").resolve("doctor.json").toString(), "--force", "--", "train.py");
     assertThat(d.code()).isEqualTo(ExitCodes.BAD_INPUT);
-    assertThat(d.err()).contains("names the input");
+    assertThat(d.err()).contains("is also an input: --fabric " + fabric);
     assertThat(Files.readString(plan)).isEqualTo(before);
   }
 

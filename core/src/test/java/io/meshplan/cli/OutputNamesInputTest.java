@@ -45,7 +45,7 @@ class OutputNamesInputTest {
       for (List<String> args : runs) {
         CliRun r = CliRun.of(args.toArray(String[]::new));
         assertThat(r.code()).as(String.join(" ", args)).isEqualTo(ExitCodes.BAD_INPUT);
-        assertThat(r.err()).as(String.join(" ", args)).containsAnyOf("is also an input", "names the input")
+        assertThat(r.err()).as(String.join(" ", args)).contains("is also an input")
             .doesNotContain("\tat ").endsWith("\n").hasLineCount(1);
         assertThat(Files.readAllBytes(input)).as(String.join(" ", args)).isEqualTo(before);
       }
@@ -87,7 +87,7 @@ class OutputNamesInputTest {
       assertThat(r.code()).as(String.join(" ", args) + "\n" + r.err())
           .isEqualTo(ExitCodes.BAD_INPUT);
       assertThat(r.err()).as(String.join(" ", args)).hasLineCount(1)
-          .containsAnyOf("is also an input: the cluster of plan " + plan, "names the input");
+          .contains("is also an input: the cluster of plan " + plan);
       assertThat(Files.readString(cluster)).as(String.join(" ", args)).isEqualTo(text);
     }
   }
