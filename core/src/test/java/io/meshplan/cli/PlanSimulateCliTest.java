@@ -125,10 +125,12 @@ class PlanSimulateCliTest {
     oneLine(CliRun.of("plan", "--model", "llama2-7b", "--layers", "4", "--cluster",
         "1x8:a100-80gb", "--global-batch", "1073741824"), ExitCodes.BAD_INPUT,
         "choose a global batch with at most 4194304 sequences (65536 microbatches of 64)");
-    // 4,194,301 is prime and under the cap: only single sequences divide it.
+    // 4,194,301 is prime and under the cap: only single sequences divide it, in more than
+    // 65,536 microbatches. Microbatches of 64 (8 replicas x 8) are nearest: 65,535 x 64 =
+    // 4,194,240 below and 65,536 x 64 = 4,194,304 above.
     oneLine(CliRun.of("plan", "--model", "llama2-7b", "--layers", "4", "--cluster",
         "1x8:a100-80gb", "--global-batch", "4194301"), ExitCodes.BAD_INPUT,
-        "choose a global batch with more factors of 2");
+        "choose a global batch that its microbatches divide, such as 4194240 or 4194304 sequences");
     oneLine(CliRun.of("simulate", "--model", "gpt-1.7b", "--cluster", "4x8:a100-80gb", "--tp",
         "1", "--pp", "1", "--dp", "32", "--micro-batch", "1", "--global-batch", "2147483616"),
         ExitCodes.BAD_INPUT, "67108863 microbatches per iteration are more than the limit");

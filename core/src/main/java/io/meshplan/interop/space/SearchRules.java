@@ -56,13 +56,13 @@ public final class SearchRules {
     // A microbatch gives each replica of some stage 1, 2, 4 or 8 sequences, so the candidates are
     // those products that divide the global batch: at most 4 per data-parallel size.
     TreeSet<Integer> sizes = new TreeSet<>();
-    long largest = 1;
+    TreeSet<Long> every = new TreeSet<>();
     for (SubmeshShape sh : shapes) {
       for (int t : tensorDegrees(req, sh.devices())) {
         for (int cp : contextDegrees(req, sh.devices() / t)) {
           for (int b : REPLICA_MICROBATCHES) {
             long g = (long) b * (sh.devices() / t / cp);
-            largest = Math.max(largest, g);
+            every.add(g);
             if (g <= gb && gb % g == 0 && gb / g <= MAX_MICROBATCHES) {
               sizes.add((int) g);
             }
@@ -71,14 +71,45 @@ public final class SearchRules {
       }
     }
     if (sizes.isEmpty()) {
+      long largest = every.isEmpty() ? 1 : every.last();
       throw new InputException("the global batch of " + gb + " sequences cannot "
           + "be split into at most " + MAX_MICROBATCHES + " microbatches of 1, 2, 4 or 8 "
-          + "sequences per data-parallel replica on this cluster; choose a global batch with "
-          + (gb > (long) MAX_MICROBATCHES * largest ? "at most " + (long) MAX_MICROBATCHES
+          + "sequences per data-parallel replica on this cluster; choose a global batch "
+          + (gb > (long) MAX_MICROBATCHES * largest ? "with at most " + (long) MAX_MICROBATCHES
               * largest + " sequences (" + MAX_MICROBATCHES + " microbatches of " + largest
-              + ")" : "more factors of 2"));
+              + ")" : nearest(gb, every)));
     }
     return new ArrayList<>(sizes);
+  }
+
+  /**
+   * The global batches nearest to one that no microbatch size divides: for each size {@code g}
+   * a stage can take ({@code b} sequences on each of its replicas), the multiples of {@code g} in
+   * at most {@link #MAX_MICROBATCHES} microbatches just below and just above {@code gb}; the
+   * largest of those below and the smallest of those above.
+   *
+   * @param gb the global batch, sequences
+   * @param sizes every microbatch size of the search space, sequences
+   * @return the advice's words, e.g. "such as 1000 or 1250 sequences"
+   */
+  static String nearest(long gb, java.util.Collection<Long> sizes) {
+    long below = 0;
+    long above = Long.MAX_VALUE;
+    for (long g : sizes) {
+      long down = gb / g;
+      if (down >= 1 && down <= MAX_MICROBATCHES) {
+        below = Math.max(below, down * g);
+      }
+      long up = down + 1;
+      if (up <= MAX_MICROBATCHES) {
+        above = Math.min(above, up * g);
+      }
+    }
+    if (below > 0 && above != Long.MAX_VALUE) {
+      return "that its microbatches divide, such as " + below + " or " + above + " sequences";
+    }
+    return "that its microbatches divide, such as "
+        + (below > 0 ? below : above) + " sequences";
   }
 
   /**
