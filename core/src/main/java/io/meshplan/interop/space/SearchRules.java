@@ -84,9 +84,9 @@ public final class SearchRules {
 
   /**
    * The global batches nearest to one that no microbatch size divides: for each size {@code g}
-   * a stage can take ({@code b} sequences on each of its replicas), the multiples of {@code g} in
-   * at most {@link #MAX_MICROBATCHES} microbatches just below and just above {@code gb}; the
-   * largest of those below and the smallest of those above.
+   * a stage can take ({@code b} sequences on each of its replicas), the largest multiple of {@code
+   * g} in at most {@link #MAX_MICROBATCHES} microbatches not above {@code gb} and the next one
+   * above it; the largest of those below and the smallest of those above.
    *
    * @param gb the global batch, sequences
    * @param sizes every microbatch size of the search space, sequences
@@ -97,8 +97,8 @@ public final class SearchRules {
     long above = Long.MAX_VALUE;
     for (long g : sizes) {
       long down = gb / g;
-      if (down >= 1 && down <= MAX_MICROBATCHES) {
-        below = Math.max(below, down * g);
+      if (down >= 1) {
+        below = Math.max(below, Math.min(down, MAX_MICROBATCHES) * g);
       }
       long up = down + 1;
       if (up <= MAX_MICROBATCHES) {
