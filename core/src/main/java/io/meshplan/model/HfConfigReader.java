@@ -40,8 +40,9 @@ import java.nio.file.Path;
  *   <li>{@code mixtral}, {@code qwen3_moe}, {@code gpt_oss}: the mixture-of-experts families,
  *       read as {@link HfFamilies} reads the others, with their experts from {@link HfMoe}.
  *   <li>{@code deepseek_v3}: latent attention, experts and dense blocks, multi-token prediction
- *       ({@link HfDeepseek}); {@code kimi_k2} (Kimi K2, the same architecture, every size field
- *       stated) and {@code kimi_k25} (its {@code text_config}, a {@code kimi_k2}).
+ *       ({@link HfDeepseek}); {@code deepseek_v2} (DeepSeek-V2 and V2-Lite, the same blocks,
+ *       every size field stated), {@code kimi_k2} (Kimi K2, the same architecture, every size
+ *       field stated) and {@code kimi_k25} (its {@code text_config}, a {@code kimi_k2}).
  * </ul>
  *
  * A directory is read as the {@code config.json} inside it.

@@ -72,7 +72,7 @@ final class HfFamilies {
    * @return the spec
    */
   static ModelSpec read(String type, HfFields f, HfConfigReader.Common c) {
-    if (type.equals("deepseek_v3") || type.equals("kimi_k2")) {
+    if (type.equals("deepseek_v3") || type.equals("deepseek_v2") || type.equals("kimi_k2")) {
       return deepseek(f, c);
     }
     int kv = f.positive("num_key_value_heads", c.heads());

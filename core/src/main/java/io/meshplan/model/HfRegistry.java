@@ -124,6 +124,13 @@ final class HfRegistry {
       // inference, not the model trained.
       new HfFamily("deepseek_v3", "DeepSeek-V3", LLAMA, false, deepseekV3(),
           Optional.of(DEEPSEEK_FIELDS), HfFamilies::read, Optional.of("deepseek_v3")),
+      // DeepSeek-V2 and V2-Lite (DeepSeek-AI 2024, arXiv:2405.04434) are DeepSeek-V3's blocks
+      // without its prediction module: the same fields (V2-Lite's q_lora_rank null), a softmax
+      // router (scoring_func softmax, topk_method greedy or group_limited_greedy) that costs what
+      // V3's sigmoid one does. Their configuration class ships with the checkpoint, as Kimi K2's
+      // does, so no field has a default here.
+      new HfFamily("deepseek_v2", "DeepSeek-V2", LLAMA, false, Map.of(),
+          Optional.of(DEEPSEEK_FIELDS), HfFamilies::read, NO_TORCHTITAN),
       // Kimi K2 (Moonshot AI) is DeepSeek-V3's architecture under its own model_type: its
       // config.json names DeepseekV3ForCausalLM and the DeepSeek-V3 fields, read alike. Its
       // configuration class ships with the checkpoint, not with transformers, so no field has a

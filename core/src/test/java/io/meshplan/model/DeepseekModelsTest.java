@@ -145,6 +145,54 @@ class DeepseekModelsTest {
         "d.json: text_config: model_type 'llama' is not the kimi_k2 text model");
   }
 
+  /**
+   * DeepSeek-V2 and V2-Lite (arXiv:2405.04434: 236B total and 21B active; 15.7B and 2.4B), read
+   * from their {@code deepseek_v2} configs as DeepSeek-V3's blocks without a prediction module.
+   *
+   * <p>V2, h 5120, a 128, V 102400: latent attention 5120*1536 = 7,864,320 + norm 1536 +
+   * 1536*128*192 = 37,748,736 + 5120*576 = 2,949,120 + norm 512 + 512*128*256 = 16,777,216 +
+   * output 128*128*5120 = 83,886,080: 149,227,520; an expert block adds 2 norms 10,240, router
+   * 160*5120 = 819,200, 160 experts * 3*5120*1536 (23,592,960) = 3,774,873,600 and 2 shared
+   * experts 3*5120*3072 = 47,185,920: 3,972,116,480; the dense block 149,227,520 + 10,240 +
+   * 3*5120*12288 = 188,743,680: 337,981,440; 59 expert blocks and the dense one 234,692,853,760,
+   * embedding and head 2 * 524,288,000 and the final norm 5120: 235,741,434,880.
+   *
+   * <p>V2-Lite, h 2048, a 16, no query latent: queries 2048*16*192 = 6,291,456, keys/values
+   * 2048*576 = 1,179,648 + norm 512 + 512*16*256 = 2,097,152, output 16*128*2048 = 4,194,304:
+   * 13,763,072; an expert block 13,763,072 + 4,096 + router 64*2048 = 131,072 + 64 experts *
+   * 3*2048*1408 (8,650,752) = 553,648,128 + 2 shared 3*2048*2816 = 17,301,504: 584,847,872; the
+   * dense block 13,763,072 + 4,096 + 3*2048*10944 = 67,239,936: 81,007,104; 26 expert blocks,
+   * the dense one, embedding and head 2 * 209,715,200 and the final norm 2048: 15,706,484,224.
+   * Active: 58 idle experts a block (501,743,616) fewer in each of 26: 2,661,150,208.
+   */
+  @Test
+  void deepseekV2IsReadAsV3sBlocksWithoutAPredictionModule() throws IOException {
+    ModelSpec v2 = HfConfigReader.readConfig(Path.of("core/src/test/resources/hf/deepseek-v2.json"))
+        .spec();
+    assertThat(v2.arch().attn().mla().parameters(5120, 128)).isEqualTo(149_227_520L);
+    assertThat(v2.blockParameterCount(1)).isEqualTo(3_972_116_480L);
+    assertThat(v2.blockParameterCount(0)).isEqualTo(337_981_440L);
+    assertThat(v2.parameterCount()).isEqualTo(235_741_434_880L);
+    assertThat(v2.arch().mtpDepth()).isZero();
+    assertThat(v2.denseBlocks()).isEqualTo(1);
+    assertThat(v2.arch().moe().groups()).isEqualTo(8);
+    assertThat(v2.arch().moe().groupTopK()).isEqualTo(3);
+    HfConfigReader.HfConfig lite = HfConfigReader.readConfig(
+        Path.of("core/src/test/resources/hf/deepseek-v2-lite.json"));
+    assertThat(lite.warnings()).isEmpty();
+    ModelSpec l = lite.spec();
+    assertThat(l.arch().attn().mla().qLoraRank()).isZero();
+    assertThat(l.arch().attn().mla().parameters(2048, 16)).isEqualTo(13_763_072L);
+    assertThat(l.blockParameterCount(1)).isEqualTo(584_847_872L);
+    assertThat(l.blockParameterCount(0)).isEqualTo(81_007_104L);
+    assertThat(l.parameterCount()).isEqualTo(15_706_484_224L);
+    assertThat(l.activeParameterCount()).isEqualTo(2_661_150_208L);
+    // As for Kimi K2, no size field has a default: one left out is refused, not guessed.
+    String text = Files.readString(Path.of("core/src/test/resources/hf/deepseek-v2-lite.json"));
+    refused(text.replace("  \"moe_intermediate_size\": 1408,\n", ""),
+        "d.json: missing field 'moe_intermediate_size'");
+  }
+
   /** Impossible sizes are refused in one line naming the field. */
   @Test
   void badConfigsAreRefused() throws IOException {
