@@ -37,8 +37,9 @@ import java.nio.file.Path;
  *   <li>{@code qwen2}, {@code qwen3}, {@code gemma2}, {@code gemma3} (its {@code text_config}),
  *       {@code gemma3_text}, {@code phi3}, {@code olmo2}, {@code granite}, {@code starcoder2}:
  *       see {@link HfFamilies}, with the defaults of their transformers configuration classes.
- *   <li>{@code mixtral}, {@code qwen3_moe}, {@code gpt_oss}: the mixture-of-experts families,
- *       read as {@link HfFamilies} reads the others, with their experts from {@link HfMoe}.
+ *   <li>{@code mixtral}, {@code qwen3_moe}, {@code olmoe}, {@code gpt_oss}: the
+ *       mixture-of-experts families, read as {@link HfFamilies} reads the others, with their
+ *       experts from {@link HfMoe} ({@code olmoe} without defaults).
  *   <li>{@code deepseek_v3}: latent attention, experts and dense blocks, multi-token prediction
  *       ({@link HfDeepseek}); {@code deepseek_v2} (DeepSeek-V2 and V2-Lite, the same blocks,
  *       every size field stated), {@code kimi_k2} (Kimi K2, the same architecture, every size

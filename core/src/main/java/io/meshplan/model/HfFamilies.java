@@ -85,11 +85,19 @@ final class HfFamilies {
       refuse(f, "attention_bias");
     }
     refuse(f, "mlp_bias");
+    if (type.equals("olmoe")) {
+      JsonNode clip = f.root().get("clip_qkv");
+      if (clip != null && !clip.isNull() && !(clip.isNumber() && clip.asDouble() > 0
+          && Double.isFinite(clip.asDouble()))) {
+        throw new InputException(f.where() + ": field 'clip_qkv' must be a positive number or "
+            + "null, got " + io.meshplan.util.Words.clipped(clip.toString()));
+      }
+    }
     Architecture.Mlp mlp = type.startsWith("gemma") ? Architecture.Mlp.GEGLU
         : type.equals("starcoder2") ? Architecture.Mlp.GELU : Architecture.Mlp.SWIGLU;
     AttentionShape.QkNorm qk = switch (type) {
       case "qwen3", "qwen3_moe", "gemma3_text" -> AttentionShape.QkNorm.PER_HEAD;
-      case "olmo2" -> AttentionShape.QkNorm.WHOLE;
+      case "olmo2", "olmoe" -> AttentionShape.QkNorm.WHOLE;
       case "llama4_text" -> f.bool("use_qk_norm", true) ? AttentionShape.QkNorm.L2
           : AttentionShape.QkNorm.NONE;
       default -> AttentionShape.QkNorm.NONE;

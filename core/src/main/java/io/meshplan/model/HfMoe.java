@@ -16,6 +16,9 @@ import io.meshplan.util.InputException;
  *       (default 8), no shared expert. Layer {@code i} is a mixture-of-experts layer when it is
  *       not in {@code mlp_only_layers} and {@code (i + 1) % decoder_sparse_step == 0}; the others
  *       are dense MLPs of {@code intermediate_size}.
+ *   <li>{@code olmoe} (Muennighoff et al. 2024): {@code num_experts} SwiGLU experts of {@code
+ *       intermediate_size}, {@code num_experts_per_tok} per token, on every block, a router
+ *       without bias, no shared expert.
  *   <li>{@code gpt_oss} (OpenAI 2025, gpt-oss model card): {@code num_local_experts} (default
  *       128) experts of {@code intermediate_size} (default 2880) with biases on the fused
  *       gate/up and the down matrices, a router with a bias, {@code num_experts_per_tok} (default
@@ -37,7 +40,7 @@ final class HfMoe {
    */
   static boolean routed(String type) {
     return type.equals("mixtral") || type.equals("qwen3_moe") || type.equals("gpt_oss")
-        || type.equals("llama4_text");
+        || type.equals("llama4_text") || type.equals("olmoe");
   }
 
   /**
@@ -88,7 +91,7 @@ final class HfMoe {
     }
     boolean qwen = type.equals("qwen3_moe");
     java.util.List<Integer> dense = qwen ? denseLayers(f, layers) : java.util.List.of();
-    String expertsKey = qwen ? "num_experts" : "num_local_experts";
+    String expertsKey = qwen || type.equals("olmoe") ? "num_experts" : "num_local_experts";
     int experts = experts(f, expertsKey);
     int topK = topK(f, experts, expertsKey);
     if (type.equals("gpt_oss") && f.given("experts_per_token")

@@ -21,7 +21,7 @@ import java.util.Map;
  * class ({@code src/transformers/models/<family>/configuration_<family>.py} at
  * huggingface/transformers 008e574): {@code rms_norm_eps} 1e-6 for llama, mistral, qwen2,
  * qwen3, qwen3_moe, gemma2, gemma3_text, granite and deepseek_v3, 1e-5 for mixtral, phi3, olmo2,
- * gpt_oss, starcoder2 and gpt_neox; the rotary base 10,000, but 1,000,000 for mixtral and
+ * olmoe, gpt_oss, starcoder2 and gpt_neox; the rotary base 10,000, but 1,000,000 for mixtral and
  * gemma3_text and 150,000 for gpt_oss; GPT-NeoX's {@code rotary_pct} 0.25 and parallel
  * residual; OPT's dropout 0.1; Granite's multipliers 1.0; no dropout elsewhere.
  */
@@ -31,7 +31,7 @@ final class HfNumerics {
       Map.entry("mistral", 1e-6), Map.entry("qwen2", 1e-6), Map.entry("qwen3", 1e-6),
       Map.entry("qwen3_moe", 1e-6), Map.entry("gemma2", 1e-6), Map.entry("gemma3_text", 1e-6),
       Map.entry("granite", 1e-6), Map.entry("deepseek_v3", 1e-6), Map.entry("mixtral", 1e-5),
-      Map.entry("phi3", 1e-5), Map.entry("olmo2", 1e-5), Map.entry("gpt_oss", 1e-5), Map.entry("llama4_text", 1e-5),
+      Map.entry("phi3", 1e-5), Map.entry("olmo2", 1e-5), Map.entry("olmoe", 1e-5), Map.entry("gpt_oss", 1e-5), Map.entry("llama4_text", 1e-5),
       Map.entry("starcoder2", 1e-5), Map.entry("gpt_neox", 1e-5), Map.entry("opt", 1e-5));
 
   private HfNumerics() {}

@@ -206,15 +206,46 @@ class MoeModelsTest {
   /** An unknown family is refused with the supported list, the MoE families among them. */
   @Test
   void unknownFamilyIsRefusedWithTheSupportedList() throws IOException {
-    String other = text("mixtral-8x7b-v0.1.json").replace("\"mixtral\"", "\"deepseek_v2\"");
+    String other = text("mixtral-8x7b-v0.1.json").replace("\"mixtral\"", "\"phimoe\"");
     assertThatThrownBy(() -> HfConfigReader.parse(other, "d.json", "d"))
         .isInstanceOf(InputException.class)
-        .hasMessage("d.json: model_type 'deepseek_v2' is not supported; supported: "
+        .hasMessage("d.json: model_type 'phimoe' is not supported; supported: "
             + String.join(", ", HfConfigReader.SUPPORTED));
     // The list is the registry's, in its order: a new family adds itself to it.
     assertThat(HfConfigReader.SUPPORTED).containsSubsequence("llama", "mistral", "gpt_neox",
         "opt", "qwen2", "qwen3", "gemma2", "gemma3", "gemma3_text", "phi3", "olmo2", "granite",
-        "starcoder2", "mixtral", "qwen3_moe", "gpt_oss", "deepseek_v3");
+        "starcoder2", "mixtral", "olmoe", "qwen3_moe", "gpt_oss", "deepseek_v3", "deepseek_v2");
+  }
+
+  /**
+   * OLMoE-1B-7B (Muennighoff et al. 2024, arXiv:2409.02060: 6.9B parameters, 1.3B active),
+   * h 2048, 16 heads, V 50304, 16 blocks of 64 experts of 1024, 8 a token. A block: attention
+   * 4 * 2048^2 = 16,777,216, the query and key norms over the whole projections 2 * 2048, the
+   * two block norms 2 * 2048, router 64 * 2048 = 131,072 and 64 experts * 3*2048*1024
+   * (6,291,456) = 402,653,184: 419,569,664; 16 blocks 6,713,114,624, embedding and head
+   * 2 * 103,022,592 and the final norm 2048: 6,919,161,856. Active: 56 idle experts a block
+   * (352,321,536) fewer in each of 16: 1,282,017,280.
+   */
+  @Test
+  void olmoeIsOlmo2sAttentionWithExpertsOnEveryBlock() throws IOException {
+    String json = text("olmoe-1b-7b-0924.json");
+    ModelSpec m = HfConfigReader.parse(json, "o.json", "o");
+    assertThat(m.arch().attn().qkNorm()).isEqualTo(AttentionShape.QkNorm.WHOLE);
+    assertThat(m.blockParameterCount()).isEqualTo(419_569_664L);
+    assertThat(m.parameterCount()).isEqualTo(6_919_161_856L);
+    assertThat(m.activeParameterCount()).isEqualTo(1_282_017_280L);
+    assertThat(m.arch().moe().denseLayers()).isEmpty();
+    assertThat(m.arch().numerics().normEps()).isEqualTo(1e-5);
+    // No size field has a default (the class's intermediate_size 2048 is not the model's 1024).
+    assertRefused(json.replace("  \"intermediate_size\": 1024,\n", ""),
+        "q.json: missing field 'intermediate_size'");
+    assertRefused(json.replace("\"clip_qkv\": null", "\"clip_qkv\": \"8\""),
+        "q.json: field 'clip_qkv' must be a positive number or null, got \"8\"");
+    assertRefused(json.replace("\"attention_bias\": false", "\"attention_bias\": true"),
+        "q.json: field 'attention_bias'");
+    // A clamp of the projections changes no count.
+    assertThat(HfConfigReader.parse(json.replace("\"clip_qkv\": null", "\"clip_qkv\": 8.0"),
+        "o.json", "o").parameterCount()).isEqualTo(6_919_161_856L);
   }
 
   /**
