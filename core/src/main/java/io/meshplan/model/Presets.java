@@ -149,6 +149,8 @@ public final class Presets {
     llama4("llama4-scout", 16, 1);
     llama4("llama4-maverick", 128, 2);
     deepseekV3();
+    deepseekV2("deepseek-v2", 60, 5120, 128, 1536, 160, 1536, 12288, 8, 3);
+    deepseekV2("deepseek-v2-lite", 27, 2048, 16, 0, 64, 1408, 10944, 1, 1);
     nemotronH8b();
     nemotron3Nano();
     nemotron3Super();
@@ -281,6 +283,31 @@ public final class Presets {
             new RopeScaling.Yarn(40, 4096, 32, 1, 1, 1, true)));
     put(new ModelSpec("deepseek-v3", ModelSpec.Family.LLAMA, 61, 7168, 128, 128, 2048, 129280,
         4096, 8, DType.BF16, a));
+  }
+
+  /**
+   * DeepSeek-V2 and DeepSeek-V2-Lite (DeepSeek-AI 2024, "DeepSeek-V2", arXiv:2405.04434, and the
+   * released {@code config.json} of deepseek-ai/DeepSeek-V2 and DeepSeek-V2-Lite): DeepSeek-V3's
+   * blocks without its prediction module. Latent attention of {@code kv_lora_rank} 512, 128 + 64
+   * query/key and 128 value dimensions per head, a query latent of 1536 (V2) or none (V2-Lite);
+   * the first block dense, the others with 160 routed experts of 1536 (V2) or 64 of 1408
+   * (V2-Lite), 6 per token, and two shared experts; V2's router picks its experts within 3 of 8
+   * groups (device-limited routing); vocabulary 102400, untied; rope_theta 10000, rms_norm_eps
+   * 1e-6, YaRN (factor 40, original 4096, beta_fast 32, beta_slow 1, mscale and mscale_all_dim
+   * 0.707). 235,741,434,880 and 15,706,484,224 parameters (the paper's 236B and 15.7B; the
+   * arithmetic is in DeepseekModelsTest). Sequence 4096 (the pre-training context).
+   */
+  private static void deepseekV2(String name, int layers, int hidden, int heads, int qLora,
+      int experts, int expertFfn, int denseFfn, int groups, int groupTopK) {
+    Architecture a = new Architecture(Architecture.Mlp.SWIGLU, Architecture.Norm.RMS,
+        Architecture.Positions.ROTARY, 0, false, false,
+        AttentionShape.latent(new Mla(qLora, 512, 128, 64, 128)),
+        new MoeShape(experts, 6, expertFfn, 2 * expertFfn, false).withDenseLayers(
+            java.util.List.of(0), denseFfn).withGroupLimit(groups, groupTopK), 0,
+        Numerics.rotary(10_000, 1e-6).withScaling(
+            new RopeScaling.Yarn(40, 4096, 32, 1, 0.707, 0.707, true)));
+    put(new ModelSpec(name, ModelSpec.Family.LLAMA, layers, hidden, heads, heads, expertFfn,
+        102400, 4096, 8, DType.BF16, a));
   }
 
   /**
