@@ -72,8 +72,9 @@ class HelpTruthCliTest {
 
   @Test
   void eachHelpListsExactlyTheFamiliesItsCommandRuns() {
-    // 14 LLaMA presets + alpa-mlp for shard, whose LLaMA graph has no experts; 14 LLaMA + 9
-    // mixture-of-experts (Llama 4's two among them) + 19 GPT/OPT presets + 5 hybrids
+    // 14 LLaMA presets + alpa-mlp for shard, whose LLaMA graph has no experts; 14 LLaMA + 11
+    // mixture-of-experts (Llama 4's two and DeepSeek-V2's two among them) + 19 GPT/OPT presets
+    // + 5 hybrids
     // (nemotron-h-8b, nemotron-3-nano-30b-a3b, nemotron-3-super-120b-a12b, qwen3-next-80b-a3b,
     // jamba-v0.1) for the rest,
     // which shard does not list.
@@ -81,9 +82,9 @@ class HelpTruthCliTest {
         .doesNotContain("gpt", "opt-125m", "gpt3-175b", "mixtral-8x7b", "gpt-oss-20b",
             "qwen3-next-80b-a3b");
     for (String c : List.of("plan", "simulate", "export")) {
-      assertThat(listedPresets(c)).as(c).hasSize(48).contains("gpt", "opt-125m", "llama2-7b",
+      assertThat(listedPresets(c)).as(c).hasSize(50).contains("gpt", "opt-125m", "llama2-7b",
           "mixtral-8x7b", "qwen3-235b-a22b", "gpt-oss-120b", "llama4-scout", "llama4-maverick",
-          "deepseek-v3", "nemotron-h-8b", "nemotron-3-nano-30b-a3b", "nemotron-3-super-120b-a12b",
+          "deepseek-v3", "deepseek-v2", "deepseek-v2-lite", "nemotron-h-8b", "nemotron-3-nano-30b-a3b", "nemotron-3-super-120b-a12b",
           "qwen3-next-80b-a3b", "jamba-v0.1")
           .doesNotContain("alpa-mlp");
     }

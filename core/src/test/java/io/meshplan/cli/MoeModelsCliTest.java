@@ -150,10 +150,10 @@ class MoeModelsCliTest {
     CliRun.of("plan", "--model", step.toString(), "--cluster", "1x8:h100-80gb")
         .refusedInOneLine(2, "step.json: no block routes to experts (decoder_sparse_step 64, "
             + "mlp_only_layers [], 48 blocks); without experts, use model_type qwen3");
-    Path deepseek = dir.resolve("deepseek.json");
-    Files.writeString(deepseek, qwen.replace("\"qwen3_moe\"", "\"deepseek_v2\""));
-    CliRun.of("plan", "--model", deepseek.toString(), "--cluster", "1x8:h100-80gb")
-        .refusedInOneLine(2, "deepseek.json: model_type 'deepseek_v2' is not supported; "
+    Path phimoe = dir.resolve("phimoe.json");
+    Files.writeString(phimoe, qwen.replace("\"qwen3_moe\"", "\"phimoe\""));
+    CliRun.of("plan", "--model", phimoe.toString(), "--cluster", "1x8:h100-80gb")
+        .refusedInOneLine(2, "phimoe.json: model_type 'phimoe' is not supported; "
             + "supported: " + String.join(", ", io.meshplan.model.HfConfigReader.SUPPORTED));
     Path topK = dir.resolve("topk.json");
     Files.writeString(topK, qwen.replace("\"num_experts_per_tok\": 8",
