@@ -92,6 +92,33 @@ class OutputNamesInputTest {
     }
   }
 
+  /**
+   * A module plan names its HLO file, which deploy reads through it as export does: neither may
+   * write over it, even with --force.
+   */
+  @Test
+  void noLaunchFileReplacesTheModuleAPlanNames(@TempDir Path dir) throws Exception {
+    Path hlo = dir.resolve("train_step.hlo");
+    Files.copy(Path.of("examples/train_step.hlo"), hlo);
+    byte[] before = Files.readAllBytes(hlo);
+    Path plan = dir.resolve("p.json");
+    CliRun p = CliRun.of("plan", "--hlo", hlo.toString(), "--microbatches", "4", "--cluster",
+        "1x8:a100-80gb", "--out", plan.toString());
+    assertThat(p.code()).as(p.err()).isZero();
+    for (String[] args : List.of(
+        new String[] {"deploy", "--target", "slurm", "--plan", plan.toString(), "--out",
+            hlo.toString(), "--force", "--", "train.py"},
+        new String[] {"export", "--to", "alpa", "--plan", plan.toString(), "--out",
+            hlo.toString(), "--force"})) {
+      CliRun r = CliRun.of(args);
+      assertThat(r.code()).as(String.join(" ", args) + "\n" + r.err())
+          .isEqualTo(ExitCodes.BAD_INPUT);
+      assertThat(r.err()).as(String.join(" ", args)).hasLineCount(1)
+          .contains("--out " + hlo + " is also an input: the module of plan " + plan);
+      assertThat(Files.readAllBytes(hlo)).isEqualTo(before);
+    }
+  }
+
   private static List<String> join(List<String> a, List<String> b) {
     List<String> out = new ArrayList<>(a);
     out.addAll(b);
