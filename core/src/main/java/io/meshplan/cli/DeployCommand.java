@@ -26,7 +26,9 @@ import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.Callable;
@@ -162,7 +164,7 @@ final class DeployCommand implements Callable<Integer> {
     DeployTarget t = DeployTarget.parse(target);
     DeployOptionScope.check(spec.commandLine().getParseResult(), t, parseRayMode());
     out = OutputPaths.stdout(out);
-    java.util.Map<String, Path> inputs = new java.util.LinkedHashMap<>();
+    Map<String, Path> inputs = new LinkedHashMap<>();
     Optional<PipelinePlan> p = Optional.empty();
     if (plan != null) {
       inputs.put("--plan", plan);
@@ -243,7 +245,7 @@ final class DeployCommand implements Callable<Integer> {
    * The cluster the launch files are for: {@code --cluster}, else the plan's, checked against the
    * plan's GPUs and devices; the cluster and catalog files join the inputs no output may name.
    */
-  private ClusterSpec cluster(Optional<PipelinePlan> p, java.util.Map<String, Path> inputs) {
+  private ClusterSpec cluster(Optional<PipelinePlan> p, Map<String, Path> inputs) {
     String text = cluster != null ? cluster : p.get().cluster();
     ClusterSpec c = catalog.cluster(text);
     // The plan's cluster may be a file as well as --cluster's: either is read.
@@ -285,7 +287,7 @@ final class DeployCommand implements Callable<Integer> {
   }
 
   /** The doctor report's environment, or none without {@code --fabric}; records the input. */
-  private FabricEnv readFabric(java.util.Map<String, Path> inputs) {
+  private FabricEnv readFabric(Map<String, Path> inputs) {
     if (fabric == null) {
       return FabricEnv.of(new TreeMap<>());
     }
@@ -380,7 +382,7 @@ final class DeployCommand implements Callable<Integer> {
   }
 
   private void emit(DeployTarget t, LaunchSpec ls, List<Artifact> files,
-      java.util.Map<String, Path> inputs) {
+      Map<String, Path> inputs) {
     PrintWriter o = spec.commandLine().getOut();
     if (out == null) {
       for (Artifact a : files) {

@@ -22,8 +22,10 @@ import io.meshplan.util.Units;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -116,7 +118,7 @@ final class ExportCommand implements Callable<Integer> {
     attention.kernel().ifPresent(ExportCommand::refuseKernel);
     out = OutputPaths.stdout(out);
     if (out != null) {
-      java.util.Map<String, Path> inputs = new java.util.LinkedHashMap<>(
+      Map<String, Path> inputs = new LinkedHashMap<>(
           clusterOptions.inputFiles());
       if (model != null) {
         inputs.putAll(model.inputFiles());

@@ -123,8 +123,9 @@ final class ParallelOptions {
   String cpCommType;
 
   @Option(names = "--train-tokens", paramLabel = "N", description = "Tokens the whole run"
-      + " trains on, 1 to 10^16: simulate prints the run's iterations and time, and the exports set their"
-      + " iterations (Megatron-LM's --train-iters, torchtitan's training.steps) to cover them.")
+      + " trains on, 1 to 10^16: simulate prints the run's iterations and time, and the exports"
+      + " set their iterations (Megatron-LM's --train-iters, torchtitan's training.steps) to"
+      + " cover them.")
   Long trainTokens;
 
   /** Whether {@code --schedule gpipe} was asked for. */

@@ -114,8 +114,8 @@ final class PlanCommand implements Callable<Integer> {
   @Mixin ForceOption force = new ForceOption();
 
   @Option(names = "--train-tokens", paramLabel = "N", description = "Tokens the whole run trains"
-      + " on, 1 to 10^16: the plan's iterations and time to train are printed (with --checkpoint-bandwidth, "
-      + "with interruptions).")
+      + " on, 1 to 10^16: the plan's iterations and time to train are printed (with "
+      + "--checkpoint-bandwidth, with interruptions).")
   Long trainTokens;
 
   @Mixin TimeToTrainOptions timeToTrain = new TimeToTrainOptions();

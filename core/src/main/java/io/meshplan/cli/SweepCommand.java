@@ -56,9 +56,9 @@ final class SweepCommand implements Callable<Integer> {
   String prices;
 
   @Option(names = "--train-tokens", paramLabel = "N", description = "Tokens the whole run "
-      + "trains on, 1 to 10^16: every planned point gets its iterations, days to train (with interruptions "
-      + "when a checkpoint bandwidth is given) and cost, and the text a Pareto front of days to "
-      + "train against GPUs.")
+      + "trains on, 1 to 10^16: every planned point gets its iterations, days to train (with "
+      + "interruptions when a checkpoint bandwidth is given) and cost, and the text a Pareto "
+      + "front of days to train against GPUs.")
   Long trainTokens;
 
   @picocli.CommandLine.Mixin TimeToTrainOptions timeToTrain = new TimeToTrainOptions();

@@ -503,7 +503,6 @@ final class TimeToTrainOptions {
     }
   }
 
-  /** Refuses a value outside [min, max] in one line naming the flag, the range and its unit. */
   /**
    * Refuses a {@code --train-tokens} outside 1 to {@link #MAX_TRAIN_TOKENS}.
    *
@@ -515,6 +514,7 @@ final class TimeToTrainOptions {
     }
   }
 
+  /** Refuses a run length outside 1 to max in one line naming the flag, the range and unit. */
   private static void runLength(String flag, long v, long max, String unit) {
     if (v < 1 || v > max) {
       throw new InputException(flag + " must be a whole number from 1 to "
@@ -522,6 +522,7 @@ final class TimeToTrainOptions {
     }
   }
 
+  /** Refuses a value outside [min, max] in one line naming the flag, the range and its unit. */
   private static void ranged(String flag, Double v, double min, double max, String unit) {
     if (v != null && !(v >= min && v <= max)) {
       throw new InputException(flag + " must be " + io.meshplan.util.Units.range(min, max, unit)

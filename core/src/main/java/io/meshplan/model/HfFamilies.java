@@ -86,12 +86,8 @@ final class HfFamilies {
     }
     refuse(f, "mlp_bias");
     if (type.equals("olmoe")) {
-      JsonNode clip = f.root().get("clip_qkv");
-      if (clip != null && !clip.isNull() && !(clip.isNumber() && clip.asDouble() > 0
-          && Double.isFinite(clip.asDouble()))) {
-        throw new InputException(f.where() + ": field 'clip_qkv' must be a positive number or "
-            + "null, got " + io.meshplan.util.Words.clipped(clip.toString()));
-      }
+      // A clamp of the projections, an elementwise pass: checked, not priced.
+      f.positiveOrOff("clip_qkv");
     }
     Architecture.Mlp mlp = type.startsWith("gemma") ? Architecture.Mlp.GEGLU
         : type.equals("starcoder2") ? Architecture.Mlp.GELU : Architecture.Mlp.SWIGLU;

@@ -31,7 +31,8 @@ final class HfNumerics {
       Map.entry("mistral", 1e-6), Map.entry("qwen2", 1e-6), Map.entry("qwen3", 1e-6),
       Map.entry("qwen3_moe", 1e-6), Map.entry("gemma2", 1e-6), Map.entry("gemma3_text", 1e-6),
       Map.entry("granite", 1e-6), Map.entry("deepseek_v3", 1e-6), Map.entry("mixtral", 1e-5),
-      Map.entry("phi3", 1e-5), Map.entry("olmo2", 1e-5), Map.entry("olmoe", 1e-5), Map.entry("gpt_oss", 1e-5), Map.entry("llama4_text", 1e-5),
+      Map.entry("phi3", 1e-5), Map.entry("olmo2", 1e-5), Map.entry("olmoe", 1e-5),
+      Map.entry("gpt_oss", 1e-5), Map.entry("llama4_text", 1e-5),
       Map.entry("starcoder2", 1e-5), Map.entry("gpt_neox", 1e-5), Map.entry("opt", 1e-5));
 
   private HfNumerics() {}

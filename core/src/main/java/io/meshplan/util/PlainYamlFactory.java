@@ -86,7 +86,10 @@ final class PlainYamlFactory extends YAMLFactory {
   private static final java.util.regex.Pattern WORD_BOOLEAN = java.util.regex.Pattern.compile(
       "yes|Yes|YES|no|No|NO|on|On|ON|off|Off|OFF");
 
-  /** The parser that refuses anchors, aliases, tags and numbers in other bases as it meets them. */
+  /**
+   * The parser that refuses anchors, aliases, tags, numbers in other bases and words read as
+   * booleans as it meets them.
+   */
   private static final class PlainParser extends YAMLParser {
     PlainParser(IOContext ctxt, PlainYamlFactory f, Reader r) {
       super(ctxt, f._parserFeatures, f._yamlParserFeatures, f._loaderOptions, f._objectCodec, r);
@@ -113,16 +116,17 @@ final class PlainYamlFactory extends YAMLFactory {
       if (tag != null) {
         throw refusal("YAML tag '" + tag + "' is not accepted", "");
       }
-      if (e instanceof ScalarEvent s && s.isPlain() && OTHER_BASE.matcher(s.getValue()).matches()) {
-        throw new JsonParseException(this, "'" + TerminalText.escape(s.getValue()) + "' is read"
-            + " by YAML as a number in another base (hexadecimal, octal, binary or base 60),"
-            + " not as written; quote it, or write the number in decimal");
-      }
-      if (e instanceof ScalarEvent s && s.isPlain()
-          && WORD_BOOLEAN.matcher(s.getValue()).matches()) {
-        throw new JsonParseException(this, "'" + s.getValue() + "' is read by YAML as the "
-            + "boolean " + (t == JsonToken.VALUE_TRUE) + ", not as written; quote it, or write "
-            + "true or false");
+      if (e instanceof ScalarEvent s && s.isPlain()) {
+        if (OTHER_BASE.matcher(s.getValue()).matches()) {
+          throw new JsonParseException(this, "'" + TerminalText.escape(s.getValue()) + "' is "
+              + "read by YAML as a number in another base (hexadecimal, octal, binary or base "
+              + "60), not as written; quote it, or write the number in decimal");
+        }
+        if (WORD_BOOLEAN.matcher(s.getValue()).matches()) {
+          throw new JsonParseException(this, "'" + s.getValue() + "' is read by YAML as the "
+              + "boolean " + (t == JsonToken.VALUE_TRUE) + ", not as written; quote it, or "
+              + "write true or false");
+        }
       }
       return t;
     }

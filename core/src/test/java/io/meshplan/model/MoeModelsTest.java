@@ -104,7 +104,8 @@ class MoeModelsTest {
   @CsvSource({"mixtral-8x7b-v0.1.json, mixtral-8x7b, 8192",
       "mixtral-8x22b-v0.1.json, mixtral-8x22b, 8192",
       "qwen3-235b-a22b.json, qwen3-235b-a22b, 8192", "qwen3-30b-a3b.json, qwen3-30b-a3b, 8192",
-      "gpt-oss-120b.json, gpt-oss-120b, 4096", "gpt-oss-20b.json, gpt-oss-20b, 4096"})
+      "gpt-oss-120b.json, gpt-oss-120b, 4096", "gpt-oss-20b.json, gpt-oss-20b, 4096",
+      "deepseek-v2.json, deepseek-v2, 4096", "deepseek-v2-lite.json, deepseek-v2-lite, 4096"})
   void publishedConfigsAreThePresets(String file, String preset, int seq) {
     ModelSpec p = Presets.get(preset);
     ModelSpec read = HfConfigReader.read(fixture(file));
