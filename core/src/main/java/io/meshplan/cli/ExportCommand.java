@@ -6,6 +6,7 @@ import io.meshplan.export.ExportInput;
 import io.meshplan.export.ExportResult;
 import io.meshplan.export.ExportTarget;
 import io.meshplan.export.Exporter;
+import io.meshplan.export.FittingNearest;
 import io.meshplan.interop.PlanSimulator;
 import io.meshplan.model.ModelSpec;
 import io.meshplan.plan.ParallelConfig;
@@ -152,22 +153,34 @@ final class ExportCommand implements Callable<Integer> {
           + (planForHelps ? "; plan again with the plan's flags and --for " + target.label()
               + ", which searches only what " + target.label() + " launches" : ""));
     } else {
-      Optional<String> modelWord = modelWord(n.nearest().get().model());
+      CostPredictor cost = predictor != null ? predictor : this::simulate;
+      ExportInput writers = n.nearest().get();
+      double capacity = clusterOptions.memoryPerGpu(writers.cluster());
+      FittingNearest near = FittingNearest.of(Exporter.writer(target), writers, cost, capacity);
+      ExportInput nearest = near.input();
+      String fitted = near.change().map(c -> ", with " + c + " so that it fits").orElse("");
+      Optional<String> modelWord = modelWord(nearest.model());
       if (modelWord.isPresent()) {
-        o.println("nearest configuration " + target.label() + " can express:");
+        o.println("nearest configuration " + target.label() + " can express" + fitted + ":");
         o.println("  meshplan export --to " + target.label()
             + (target == ExportTarget.TORCHTITAN_V022 ? " --framework-version 0.2.2 " : " ")
-            + flags(n.nearest().get(), modelWord.get()));
+            + flags(nearest, modelWord.get()));
       } else {
         // No command line is printed that would not run: the plan does not say where its
         // model's config.json is.
-        o.println("nearest configuration " + target.label() + " can express (the plan's model "
-            + n.nearest().get().model().name() + " is no preset: add --model with its"
-            + " config.json to these flags):");
-        o.println("  " + flags(n.nearest().get(), null));
+        o.println("nearest configuration " + target.label() + " can express" + fitted
+            + " (the plan's model " + nearest.model().name() + " is no preset: add --model with"
+            + " its config.json to these flags):");
+        o.println("  " + flags(nearest, null));
       }
-      CostPredictor cost = predictor != null ? predictor : this::simulate;
-      o.println(prediction(cost.predict(n.nearest().get())));
+      o.println(prediction(near.prediction()));
+      if (near.prediction().isPresent() && !near.fits()) {
+        // Said rather than left to the reader: export refuses it when run as printed.
+        o.println("it does not fit: it needs " + Units.formatBytes(
+            near.prediction().get().peakMemoryBytesPerGpu()) + " per GPU, and "
+            + Units.formatBytes(capacity) + " is available, also with its state sharded (ZeRO)"
+            + " and full recomputation where " + target.label() + " has them");
+      }
       if (priced != null) {
         o.println(clusterOptions.pricing().describe(priced.gpu()));
       }

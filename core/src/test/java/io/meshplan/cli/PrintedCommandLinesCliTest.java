@@ -112,6 +112,46 @@ class PrintedCommandLinesCliTest {
     assertThat(again.code()).as(again.err()).isZero();
   }
 
+  /**
+   * Megatron-LM trains every weight, so the nearest configuration of a LoRA job keeps gradients
+   * and Adam state for all 8.03 billion of Llama 3.1 8B's: 176 GiB per GPU as the layout stood,
+   * on H100s that may use 76 GiB. It is given with the distributed optimizer and full
+   * recomputation, the least change that fits (ZeRO-1 alone or full recomputation alone does not),
+   * and it exports as printed.
+   */
+  @Test
+  void aNearestConfigurationThatWouldNotFitIsGivenAsOneThatDoes() {
+    CliRun r = CliRun.of("export", "--to", "megatron", "--model", "llama3.1-8b", "--cluster",
+        "1x8:h100", "--tp", "1", "--pp", "1", "--dp", "8", "--seq", "8192", "--global-batch",
+        "32", "--micro-batch", "1", "--dtype", "fp8", "--finetune", "lora", "--lora-rank", "16");
+    assertThat(r.code()).as(r.err()).isEqualTo(ExitCodes.INFEASIBLE);
+    assertThat(r.err()).contains("it writes no LoRA adapters");
+    assertThat(r.out()).contains("nearest configuration megatron can express, with the optimizer"
+        + " state sharded (ZeRO stage 1) and full recomputation so that it fits:")
+        .doesNotContain("does not fit");
+    List<String> lines = runPrintedCommands(r);
+    assertThat(lines).hasSize(1);
+    assertThat(shellWords(lines.get(0))).contains("--distributed-optimizer")
+        .containsSubsequence("--recompute", "full");
+  }
+
+  /**
+   * Where no variant fits (Llama 2 70B trained in full on eight GPUs needs terabytes), the
+   * nearest configuration is printed with a line that says so, rather than left for export to
+   * refuse when it is run.
+   */
+  @Test
+  void aNearestConfigurationThatCannotFitSaysSo() {
+    CliRun r = CliRun.of("export", "--to", "deepspeed", "--model", "llama2-70b", "--cluster",
+        "1x8:h100", "--tp", "1", "--pp", "1", "--dp", "8", "--seq", "4096", "--global-batch",
+        "32", "--micro-batch", "1", "--dtype", "bf16", "--finetune", "lora");
+    assertThat(r.code()).as(r.err()).isEqualTo(ExitCodes.INFEASIBLE);
+    assertThat(r.out()).contains("nearest configuration deepspeed can express:")
+        .containsPattern("it does not fit: it needs [0-9.]+TiB per GPU, and 76GiB is available,"
+            + " also with its state sharded \\(ZeRO\\) and full recomputation where deepspeed"
+            + " has them");
+  }
+
   @Test
   void theShellSplitterReadsWhatShellQuoteWrites() {
     List<String> words = List.of("a", "b c", "it's", "$HOME", "x=y");
