@@ -98,7 +98,7 @@ final class ClusterFileReader {
       }
       f = f.withLatency(l.asDouble());
     }
-    return new ClusterSpec(c.nodes(), c.gpusPerNode(), g, f, c.hostGpus());
+    return new ClusterSpec(c.nodes(), c.gpusPerNode(), g, f, c.hostGpus(), c.hostsGrouped());
   }
 
   /** The file's top-level mapping, every key one a cluster file may have. */

@@ -25,10 +25,14 @@ import java.util.regex.Pattern;
  * @param fabric the inter-node fabric
  * @param hostGpus GPUs one host (one operating system, one launcher process group) holds; it
  *     divides {@code gpusPerNode}, and equals it when NVLink stops at the host
+ * @param hostsGrouped whether the GPU's NVLink joins several hosts (its catalog host holds fewer
+ *     GPUs than its NVLink domain: GB200, GB300), so the parser groups hosts named {@code
+ *     HOSTSxG} into domains, and the canonical string names the domains ({@code NxnvlD}), also a
+ *     domain of one host
  */
-public record ClusterSpec(int nodes, int gpusPerNode, GpuSpec gpu, Fabric fabric, int hostGpus)
-    implements java.io.Serializable {
-  private static final long serialVersionUID = 2L;
+public record ClusterSpec(int nodes, int gpusPerNode, GpuSpec gpu, Fabric fabric, int hostGpus,
+    boolean hostsGrouped) implements java.io.Serializable {
+  private static final long serialVersionUID = 3L;
 
   private static final Pattern SHORT = Pattern.compile(
       "([0-9]+)x(nvl)?([0-9]+):([A-Za-z0-9._-]+?)(?::([A-Za-z0-9._-]+))?");
@@ -58,6 +62,20 @@ public record ClusterSpec(int nodes, int gpusPerNode, GpuSpec gpu, Fabric fabric
   }
 
   /**
+   * A cluster whose domains are {@code gpusPerNode / hostGpus} hosts each; the hosts are grouped
+   * (rack-scale) exactly when a domain holds more than one.
+   *
+   * @param nodes number of NVLink domains
+   * @param gpusPerNode GPUs in each domain
+   * @param gpu the GPU model
+   * @param fabric the inter-node fabric
+   * @param hostGpus GPUs one host holds
+   */
+  public ClusterSpec(int nodes, int gpusPerNode, GpuSpec gpu, Fabric fabric, int hostGpus) {
+    this(nodes, gpusPerNode, gpu, fabric, hostGpus, hostGpus < gpusPerNode);
+  }
+
+  /**
    * Whether an NVLink domain spans several hosts (an NVL72 rack).
    *
    * @return {@code hostGpus < gpusPerNode}
@@ -82,7 +100,7 @@ public record ClusterSpec(int nodes, int gpusPerNode, GpuSpec gpu, Fabric fabric
    * @return the cluster
    */
   public ClusterSpec withNodes(int n) {
-    return new ClusterSpec(n, gpusPerNode, gpu, fabric, hostGpus);
+    return new ClusterSpec(n, gpusPerNode, gpu, fabric, hostGpus, hostsGrouped);
   }
 
   /**
@@ -211,7 +229,7 @@ public record ClusterSpec(int nodes, int gpusPerNode, GpuSpec gpu, Fabric fabric
       throw new InputException("cluster '" + where + "': an NVLink domain of " + per + " "
           + gpu.name() + " GPUs must be whole hosts of " + host + " and at most " + domain);
     }
-    return new ClusterSpec(count, per, gpu.spec(), fabric, host);
+    return new ClusterSpec(count, per, gpu.spec(), fabric, host, true);
   }
 
   /**
@@ -245,14 +263,14 @@ public record ClusterSpec(int nodes, int gpusPerNode, GpuSpec gpu, Fabric fabric
     long gpus = Checked.intProduct("the GPU count of cluster " + hosts + "x" + perHost,
         Checked.MAX_DEVICES, hosts, perHost);
     if (gpus <= domain) {
-      return new ClusterSpec(1, (int) gpus, gpu, fabric, hostGpus);
+      return new ClusterSpec(1, (int) gpus, gpu, fabric, hostGpus, true);
     }
     if (gpus % domain != 0) {
       throw new InputException("cluster '" + where + "': " + gpus + " GPUs do not fill whole "
           + "NVLink domains of " + domain + " (" + gpu.name() + "); give a multiple of "
           + domain / hostGpus + " hosts");
     }
-    return new ClusterSpec((int) (gpus / domain), domain, gpu, fabric, hostGpus);
+    return new ClusterSpec((int) (gpus / domain), domain, gpu, fabric, hostGpus, true);
   }
 
   /**
@@ -319,12 +337,34 @@ public record ClusterSpec(int nodes, int gpusPerNode, GpuSpec gpu, Fabric fabric
   }
 
   /**
-   * The canonical cluster string, e.g. {@code 2x8:h100-80gb:ib-ndr400}.
+   * The advice to plan on more nodes of this kind: {@code try at least } and the canonical string
+   * of the same cluster with {@code n} NVLink domains (nodes), which {@link #parse} reads back as
+   * that cluster ({@code 3xnvl16:gb200:ib-ndr400} where the domain spans hosts, never a
+   * {@code 3x16:gb200} the parser refuses for a GPU whose hosts hold 4), or, past the largest
+   * cluster meshplan plans ({@link Checked#MAX_DEVICES} GPUs), that no cluster of this GPU holds it.
+   *
+   * @param n domains, at least 1
+   * @return the advice
+   */
+  public String tryAtLeast(long n) {
+    Require.that(n >= 1, "a node count must be at least 1, got " + n);
+    if (n > Checked.MAX_DEVICES / gpusPerNode) {
+      return "it needs more than the " + Checked.MAX_DEVICES + " GPUs of the largest cluster"
+          + " meshplan plans";
+    }
+    return "try at least " + withNodes((int) n).toShortString();
+  }
+
+  /**
+   * The canonical cluster string, e.g. {@code 2x8:h100-80gb:ib-ndr400}, which {@link #parse}
+   * reads back as this cluster. On a GPU whose NVLink spans more GPUs than a host holds (GB200,
+   * GB300) it names the domains, {@code 3xnvl4:gb200:ib-ndr400}, also where a domain is one host:
+   * the parser would read {@code 3x4:gb200} as three hosts in one domain of 12.
    *
    * @return the string (overridden bandwidths are not shown)
    */
   public String toShortString() {
-    return nodes + "x" + (rackScale() ? "nvl" : "") + gpusPerNode + ":" + gpu.name() + ":"
-        + fabric.name();
+    return nodes + "x" + (rackScale() || hostsGrouped ? "nvl" : "") + gpusPerNode + ":"
+        + gpu.name() + ":" + fabric.name();
   }
 }

@@ -297,8 +297,8 @@ public final class InterOpPlanner {
     return new PlanResult.Infeasible(Double.isFinite(leastNeeded) ? leastNeeded : 0, smallest,
         "no plan of " + model.name() + " fits on " + c.toShortString() + ": the best layout "
             + "needs " + need + " per GPU, and " + io.meshplan.util.Units.formatBytes(
-                req.memoryPerGpu()) + " is available; try at least " + smallest + "x"
-            + c.gpusPerNode() + ":" + c.gpu().name() + ":" + c.fabric().name()
+                req.memoryPerGpu()) + " is available; "
+            + c.tryAtLeast(Math.max(nodes, (long) c.nodes() + 1))
             + " (a smaller global batch or sequence also helps)");
   }
 }

@@ -68,17 +68,17 @@ final class RequestBounds {
           + Units.formatBytes(mem) + " is available; train a shorter sequence"
           + ((long) largestTensor(req) * largestContext(req) > split ? ", or use more GPUs" : "")));
     }
-    long nodes = (long) Math.ceil(state / ((mem - input) * c.gpusPerNode()));
-    int smallest = (int) Math.min(Integer.MAX_VALUE, Math.max(nodes, (long) c.nodes() + 1));
+    long nodes = Math.max((long) Math.ceil(state / ((mem - input) * c.gpusPerNode())),
+        (long) c.nodes() + 1);
+    int smallest = (int) Math.min(Integer.MAX_VALUE, nodes);
     return Optional.of(new PlanResult.Infeasible(perGpu, smallest, head + "the weights,"
         + " gradients and optimizer state of its " + model.parameterCount() + " parameters take"
         + " at least " + (int) model.optimizerState().leastStateBytes()
         + " bytes each, so even spread over all "
         + c.gpuCount() + " GPUs they need " + Units.formatBytes(state / c.gpuCount())
         + (input >= 0.01 * perGpu ? ", and " + sequence + ", " + Units.formatBytes(perGpu)
-            + " in all" : "") + " per GPU, and " + Units.formatBytes(mem) + " is available; try"
-        + " at least " + smallest + "x" + c.gpusPerNode() + ":" + c.gpu().name() + ":"
-        + c.fabric().name()));
+            + " in all" : "") + " per GPU, and " + Units.formatBytes(mem) + " is available; "
+        + c.tryAtLeast(nodes)));
   }
 
   /** The largest tensor-parallel size: dividing a node's GPUs and the heads. */

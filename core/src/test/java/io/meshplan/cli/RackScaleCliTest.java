@@ -21,6 +21,25 @@ class RackScaleCliTest {
 
   @TempDir Path dir;
 
+  /**
+   * Three GB200 trays, each its own NVLink domain ({@code 3xnvl4:gb200}), are saved under that
+   * name and read back as the same 12 GPUs in three domains of 4: {@code 3x4:gb200} would be
+   * three trays in one domain of 12, on which the plan's stages of 8 GPUs do not lie.
+   */
+  @Test
+  void aPlanOnDomainsOfOneTrayReadsBack() throws Exception {
+    Path plan = dir.resolve("trays.json");
+    CliRun p = CliRun.of("plan", "--model", "llama3.1-8b", "--layers", "4", "--seq", "1024",
+        "--cluster", "3xnvl4:gb200", "--global-batch", "24", "--out", plan.toString());
+    assertThat(p.code()).as(p.err()).isZero();
+    assertThat(JSON.readTree(Files.readString(plan)).get("cluster").asText())
+        .isEqualTo("3xnvl4:gb200:ib-ndr400");
+    CliRun s = CliRun.of("simulate", "--plan", plan.toString());
+    assertThat(s.code()).as(s.err()).isZero();
+    CliRun e = CliRun.of("export", "--to", "megatron", "--plan", plan.toString());
+    assertThat(e.err()).doesNotContain("does not fit on");
+  }
+
   @Test
   void expertGroupsStayInsideARack() throws Exception {
     Path plan = dir.resolve("plan.json");

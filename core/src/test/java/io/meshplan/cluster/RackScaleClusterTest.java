@@ -85,4 +85,55 @@ class RackScaleClusterTest {
     assertThat(across.allToAll(b, 1)).isGreaterThan(10 * in.allToAll(b, 1));
     assertThat(mesh.deviceCount()).isEqualTo(576);
   }
+
+  /**
+   * The canonical string, and the advice to plan on more nodes, name a cluster the parser reads
+   * back as that cluster: four GB200 hosts are one NVLink domain of 16, and three such domains
+   * are {@code 3xnvl16:gb200}, which {@code --cluster} takes, where {@code 3x16:gb200} is refused
+   * (a GB200 host holds 4); three domains of one host each are {@code 3xnvl4:gb200}, where
+   * {@code 3x4:gb200} would be one domain of 12. Seeded random clusters of every catalog GPU round-trip
+   * the same way; past the largest cluster, 2^20 GPUs, the advice says so instead.
+   */
+  @Test
+  void theAdviceToTryMoreNodesNamesAClusterTheParserReadsBack() {
+    ClusterSpec four = ClusterSpec.parse("4x4:gb200");
+    assertThat(four.tryAtLeast(3)).isEqualTo("try at least 3xnvl16:gb200:ib-ndr400");
+    assertThatThrownBy(() -> ClusterSpec.parse("3x16:gb200")).isInstanceOf(InputException.class);
+    ClusterSpec single = ClusterSpec.parse("3xnvl4:gb200");
+    assertThat(single.gpusPerNode()).isEqualTo(4);
+    assertThat(single.toShortString()).isEqualTo("3xnvl4:gb200:ib-ndr400");
+    assertThat(ClusterSpec.parse("3x4:gb200").gpusPerNode()).isEqualTo(12);
+    assertThat(ClusterSpec.parse("1x8:h100").tryAtLeast(10))
+        .isEqualTo("try at least 10x8:h100-80gb:ib-ndr400");
+    // 2^20 / 72 = 14,563.6 racks: 14,563 is the largest count of 72-GPU domains.
+    ClusterSpec rack = ClusterSpec.parse("1xnvl72:gb200");
+    assertThat(rack.tryAtLeast(14_563)).startsWith("try at least 14563xnvl72:gb200");
+    assertThat(rack.tryAtLeast(14_564)).isEqualTo("it needs more than the 1048576 GPUs of the"
+        + " largest cluster meshplan plans");
+    assertThat(rack.tryAtLeast(Long.MAX_VALUE)).startsWith("it needs more than");
+    java.util.Random rnd = new java.util.Random(20261130);
+    HardwareCatalog catalog = HardwareCatalog.shipped();
+    java.util.List<String> names = catalog.gpuNames();
+    for (int i = 0; i < 300; i++) {
+      GpuEntry g = catalog.gpu(names.get(rnd.nextInt(names.size()))).orElseThrow();
+      int host = g.hostGpus();
+      int most = g.spec().nvlinkDomain();
+      // Domains of whole hosts on a rack-scale GPU (one host included), else nodes of 1, 2, 4
+      // or 8 GPUs within the host's NVLink.
+      String shape = most > host ? "nvl" + host * (1 + rnd.nextInt(most / host))
+          : Integer.toString(Math.min(most, 1 << rnd.nextInt(4)));
+      ClusterSpec c = ClusterSpec.parse((1 + rnd.nextInt(64)) + "x" + shape + ":"
+          + g.spec().name());
+      assertThat(ClusterSpec.parse(c.toShortString())).as(c.toShortString()).isEqualTo(c);
+      long n = 1 + rnd.nextInt(4096);
+      String advice = c.tryAtLeast(n);
+      if (n * c.gpusPerNode() > io.meshplan.util.Checked.MAX_DEVICES) {
+        assertThat(advice).startsWith("it needs more than");
+        continue;
+      }
+      assertThat(advice).startsWith("try at least ");
+      assertThat(ClusterSpec.parse(advice.substring("try at least ".length())))
+          .as(advice).isEqualTo(c.withNodes((int) n));
+    }
+  }
 }

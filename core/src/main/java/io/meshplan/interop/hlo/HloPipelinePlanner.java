@@ -376,9 +376,8 @@ public final class HloPipelinePlanner {
     double need = inf.minimumMemoryBytes().getAsDouble();
     return new InfeasibleException("no pipeline of " + name + " with " + microbatches
         + " microbatches fits in " + Units.formatBytes(memoryPerGpu) + " per GPU; it needs "
-        + Units.formatBytes(need) + " per GPU; try at least " + nodesNeeded(need, cost, sr)
-        + "x" + cluster.gpusPerNode() + ":" + cluster.gpu().name() + ":"
-        + cluster.fabric().name());
+        + Units.formatBytes(need) + " per GPU; "
+        + cluster.tryAtLeast(nodesNeeded(need, cost, sr)));
   }
 
   /**
