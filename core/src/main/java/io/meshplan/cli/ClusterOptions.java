@@ -166,6 +166,35 @@ final class ClusterOptions {
     return files;
   }
 
+  /**
+   * Whether {@code --cluster} was given.
+   *
+   * @return true when it was
+   */
+  boolean clusterGiven() {
+    return cluster != null;
+  }
+
+  /**
+   * {@code --cluster} as given.
+   *
+   * @return the text, or null without {@code --cluster}
+   */
+  String clusterText() {
+    return cluster;
+  }
+
+  /**
+   * The content of the cluster file {@code --cluster} names, which a plan file embeds
+   * ({@code clusterDescription}); empty for a cluster string or without {@code --cluster}.
+   *
+   * @return the file's top-level mapping, or empty
+   */
+  java.util.Optional<com.fasterxml.jackson.databind.JsonNode> clusterDescription() {
+    return cluster == null ? java.util.Optional.empty()
+        : FlagWords.call(FlagWords.CLUSTER, () -> ClusterSpec.fileDescription(cluster));
+  }
+
   /** The cluster, read from {@code --cluster} or, when absent, from the fallback text. */
   ClusterSpec spec(String fallback) {
     String text = cluster != null ? cluster : fallback;

@@ -247,7 +247,9 @@ final class DeployCommand implements Callable<Integer> {
    */
   private ClusterSpec cluster(Optional<PipelinePlan> p, Map<String, Path> inputs) {
     String text = cluster != null ? cluster : p.get().cluster();
-    ClusterSpec c = catalog.cluster(text);
+    // A plan's own cluster: the cluster file it embeds, or its name.
+    ClusterSpec c = cluster != null ? catalog.cluster(text)
+        : PlanFiles.own(plan, p.get(), catalog);
     // The plan's cluster may be a file as well as --cluster's: either is read.
     Path clusterFile = CliValues.existingFile(text);
     if (clusterFile != null) {

@@ -164,14 +164,21 @@ final class ExportCommand implements Callable<Integer> {
         o.println("nearest configuration " + target.label() + " can express" + fitted + ":");
         o.println("  meshplan export --to " + target.label()
             + (target == ExportTarget.TORCHTITAN_V022 ? " --framework-version 0.2.2 " : " ")
-            + flags(nearest, modelWord.get()));
+            + flags(nearest, modelWord.get(), clusterWord(nearest)));
       } else {
         // No command line is printed that would not run: the plan does not say where its
         // model's config.json is.
         o.println("nearest configuration " + target.label() + " can express" + fitted
             + " (the plan's model " + nearest.model().name() + " is no preset: add --model with"
             + " its config.json to these flags):");
-        o.println("  " + flags(nearest, null));
+        o.println("  " + flags(nearest, null, clusterWord(nearest)));
+      }
+      if (!clusterOptions.clusterGiven()
+          && !clusterOptions.spec(nearest.cluster().toShortString()).equals(nearest.cluster())) {
+        // The plan embeds a cluster file whose figures a cluster string does not carry.
+        o.println("  (priced on the plan's cluster file, embedded as clusterDescription: give"
+            + " that file as --cluster, where " + nearest.cluster().toShortString() + " names the"
+            + " catalog's figures)");
       }
       o.println(prediction(near.prediction()));
       if (near.prediction().isPresent() && !near.fits()) {
@@ -215,7 +222,7 @@ final class ExportCommand implements Callable<Integer> {
     }
     PipelinePlan p = PlanFiles.read(plan);
     p.attentionKernel().ifPresent(ExportCommand::refuseKernel);
-    ClusterSpec c = clusterOptions.spec(p.cluster());
+    ClusterSpec c = PlanFiles.cluster(plan, p, clusterOptions);
     PlanFiles.checkDevices(plan, p, c);
     clusterOptions.warnIfProfileForeign(c, spec.commandLine().getErr());
     priced = c;
@@ -282,6 +289,16 @@ final class ExportCommand implements Callable<Integer> {
    * @param m the model of the nearest input
    * @return the value, or empty for the plan of a config.json model (the plan has no path)
    */
+  /**
+   * The cluster as a printed command names it: {@code --cluster} as given (a cluster file's path
+   * keeps the file's figures), else the cluster's name, which is all a plan's embedded cluster
+   * file ({@code clusterDescription}) has on a command line.
+   */
+  private String clusterWord(ExportInput in) {
+    return clusterOptions.clusterGiven() ? clusterOptions.clusterText()
+        : in.cluster().toShortString();
+  }
+
   private Optional<String> modelWord(ModelSpec m) {
     if (plan == null && model.model != null && !io.meshplan.model.Presets.contains(model.model)) {
       return Optional.of(model.model);
@@ -296,9 +313,10 @@ final class ExportCommand implements Callable<Integer> {
    * @param in the input
    * @param modelWord the {@code --model} value (a preset or a config.json path), or null to
    *     leave {@code --model} out
+   * @param clusterWord the {@code --cluster} value (a cluster string or a cluster file's path)
    * @return the flags
    */
-  static String flags(ExportInput in, String modelWord) {
+  static String flags(ExportInput in, String modelWord, String clusterWord) {
     ModelSpec m = in.model();
     ParallelConfig c = in.config();
     List<String> w = new ArrayList<>();
@@ -310,7 +328,7 @@ final class ExportCommand implements Callable<Integer> {
         "--heads", Integer.toString(m.heads()), "--kv-heads", Integer.toString(m.kvHeads()),
         "--ffn", Integer.toString(m.ffn()), "--vocab", Integer.toString(m.vocab()),
         "--seq", Integer.toString(m.seq()), "--dtype", io.meshplan.model.Fp8Training.word(m.dtype()),
-        "--cluster", in.cluster().toShortString(),
+        "--cluster", clusterWord,
         "--tp", Integer.toString(c.tensorParallel()),
         "--pp", Integer.toString(c.pipelineParallel()),
         "--dp", Integer.toString(c.dataParallel())));
@@ -441,10 +459,10 @@ final class ExportCommand implements Callable<Integer> {
   /** The schedule simulator's prediction, as {@code simulate} would print it. */
   private Optional<PipelinePlan.Prediction> simulate(ExportInput in) {
     try {
-      PricedJob setup = JobFlags.priced(in.model(), true, clusterOptions,
-          Optional.of(in.attention()),
-          in.cluster().toShortString(), in.config().globalBatchSize(), 0,
-          PlannerOptions.defaults(), in.overlaps());
+      // On the input's own cluster: a plan's embedded cluster file keeps its figures.
+      PricedJob setup = Planner.price(JobFlags.job(in.model(), true, clusterOptions,
+          Optional.of(in.attention()), in.cluster(), in.config().globalBatchSize(), 0,
+          in.overlaps()), clusterOptions.pricing(), PlannerOptions.defaults());
       return Planner.simulate(setup, in.config(), in.gpipe())
           .map(PlanSimulator.Evaluated::simulation)
           .map(r -> new PipelinePlan.Prediction(r.iterationSeconds(), r.tokensPerSecond(),

@@ -134,7 +134,28 @@ final class JobFlags {
   static TrainingJob job(ModelSpec m, boolean explicitDtype, ClusterOptions clusterOptions,
       java.util.Optional<io.meshplan.model.Attention> attention, String clusterFallback,
       int globalBatch, int microbatches, io.meshplan.model.Overlaps overlaps) {
-    ClusterSpec cs = clusterOptions.spec(clusterFallback);
+    return job(m, explicitDtype, clusterOptions, attention,
+        clusterOptions.spec(clusterFallback), globalBatch, microbatches, overlaps);
+  }
+
+  /**
+   * The training job of a model on a cluster already read (a plan file's, {@link
+   * PlanFiles#cluster}), as {@link #job(ModelSpec, boolean, ClusterOptions, java.util.Optional,
+   * String, int, int, io.meshplan.model.Overlaps)} makes it.
+   *
+   * @param m the model
+   * @param explicitDtype whether the model's dtype is the training precision to use
+   * @param clusterOptions the cluster flags (the memory per GPU)
+   * @param attention the attention, or empty for the GPU's default
+   * @param cs the cluster
+   * @param globalBatch sequences per iteration
+   * @param microbatches fixed microbatches, or 0 for the planner's choice
+   * @param overlaps the overlaps and fusions
+   * @return the job
+   */
+  static TrainingJob job(ModelSpec m, boolean explicitDtype, ClusterOptions clusterOptions,
+      java.util.Optional<io.meshplan.model.Attention> attention, ClusterSpec cs,
+      int globalBatch, int microbatches, io.meshplan.model.Overlaps overlaps) {
     BoundConfig b = bind(m, explicitDtype, cs, TrainingConfig.searched(globalBatch, microbatches)
         .withAttention(attention).withOverlaps(overlaps));
     return FlagWords.call(FlagWords.JOB,

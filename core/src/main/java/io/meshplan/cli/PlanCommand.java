@@ -437,6 +437,9 @@ final class PlanCommand implements Callable<Integer> {
       planJson = JsonEdit.edit(planJson, root -> timeToTrain.json(root.putObject("timeToTrain"),
           run.get(), gpuHourPrice.usd));
     }
+    // A cluster file's figures (bandwidth overrides, an inline GPU) travel with the plan: its
+    // cluster name says only which catalog entries it uses.
+    planJson = PlanFiles.withClusterDescription(planJson, cluster.clusterDescription(), cs);
     if (json) {
       w.print(planJson);
     } else {

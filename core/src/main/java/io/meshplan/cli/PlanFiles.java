@@ -95,6 +95,73 @@ record PlanFiles(PipelinePlan plan, SimulationResult simulation, ClusterSpec clu
   }
 
   /**
+   * The cluster a plan file is priced on: {@code --cluster} when given; else the cluster file's
+   * content the plan embeds ({@code clusterDescription}, written when it was planned on a cluster
+   * file, whose bandwidth overrides and inline GPU its cluster name cannot carry), which must
+   * describe the cluster the plan names; else the plan's cluster name read against the catalog.
+   *
+   * @param file the plan file
+   * @param p the plan
+   * @param options the cluster flags
+   * @return the cluster
+   * @throws InputException when the embedded description is not a cluster file's, or describes
+   *     another cluster than the plan names
+   */
+  static ClusterSpec cluster(Path file, PipelinePlan p, ClusterOptions options) {
+    return options.clusterGiven() ? options.spec(p.cluster()) : own(file, p, options.catalog);
+  }
+
+  /**
+   * The cluster a plan file names, on its own: the cluster file its {@code cluster} field names
+   * by path, else the cluster file's content it embeds ({@code clusterDescription}), else its
+   * cluster name, each read against a catalog.
+   *
+   * @param file the plan file
+   * @param p the plan
+   * @param catalog {@code --catalog}
+   * @return the cluster
+   * @throws InputException as {@link #cluster} says
+   */
+  static ClusterSpec own(Path file, PipelinePlan p, CatalogOption catalog) {
+    com.fasterxml.jackson.databind.JsonNode d = lenientTree(file).path("clusterDescription");
+    // A plan whose cluster names a cluster file reads that file.
+    if (d.isMissingNode() || d.isNull() || !ClusterSpec.isShortForm(p.cluster())) {
+      return catalog.cluster(p.cluster());
+    }
+    ClusterSpec c = ClusterSpec.ofDescription(file + ": clusterDescription", d,
+        catalog.catalog());
+    if (!c.toShortString().equals(p.cluster())) {
+      throw new InputException(file + ": clusterDescription describes " + c.toShortString()
+          + ", but the plan's cluster is " + p.cluster() + "; give --cluster");
+    }
+    return c;
+  }
+
+  /**
+   * A plan file's JSON with the cluster file's content embedded ({@code clusterDescription}),
+   * its node count that of the cluster the plan runs on (fewer than the file's under {@code
+   * --spare-nodes} or after lost nodes), so that {@link #cluster} reads the plan's own cluster back.
+   *
+   * @param json the plan file's JSON
+   * @param description the cluster file's top-level mapping, or empty: the JSON unchanged
+   * @param planned the cluster the plan runs on
+   * @return the JSON
+   */
+  static String withClusterDescription(String json,
+      java.util.Optional<com.fasterxml.jackson.databind.JsonNode> description,
+      ClusterSpec planned) {
+    if (description.isEmpty()) {
+      return json;
+    }
+    com.fasterxml.jackson.databind.node.ObjectNode d =
+        (com.fasterxml.jackson.databind.node.ObjectNode) description.get().deepCopy();
+    // The file's nodes are hosts of gpusPerNode (grouped into NVLink domains on GB200/GB300) or
+    // whole nodes: the planned cluster's GPUs over the same gpusPerNode.
+    d.put("nodes", planned.gpuCount() / d.path("gpusPerNode").asInt(planned.gpusPerNode()));
+    return JsonEdit.edit(json, root -> root.set("clusterDescription", d));
+  }
+
+  /**
    * Refuses a plan whose stages do not tile the cluster it is used on.
    *
    * @param file the plan file
@@ -145,13 +212,13 @@ record PlanFiles(PipelinePlan plan, SimulationResult simulation, ClusterSpec clu
       }
       return simulateModule(file, p, h, options, err);
     }
-    checkDevices(file, p, options.spec(p.cluster()));
+    ClusterSpec cs = cluster(file, p, options);
+    checkDevices(file, p, cs);
     io.meshplan.model.Overlaps overlaps = options.overlaps(p.overlaps());
-    ClusterSpec cs = options.spec(p.cluster());
     io.meshplan.planner.Pricing pricing = JobFlags.pricing(options,
         attention.isPresent() ? kernel : p.attentionKernel(), cs);
     PricedJob setup = io.meshplan.planner.Planner.price(JobFlags.job(p.model(), true, options,
-        java.util.Optional.of(attention.orElse(p.attention())), p.cluster(), p.globalBatchSize(),
+        java.util.Optional.of(attention.orElse(p.attention())), cs, p.globalBatchSize(),
         0, overlaps), pricing, PlannerOptions.defaults());
     SimulationResult sim = Planner.simulate(setup, p);
     return new PlanFiles(p, sim, setup.cluster(), setup.request().memoryPerGpu());
@@ -172,7 +239,7 @@ record PlanFiles(PipelinePlan plan, SimulationResult simulation, ClusterSpec clu
           + h.sha256().substring(0, 12) + "...); plan it again with 'meshplan plan --hlo'");
     }
     HloLayering lay = HloLayering.of(in.graph(), "the module " + path);
-    ClusterSpec cs = options.spec(p.cluster());
+    ClusterSpec cs = cluster(file, p, options);
     checkDevices(file, p, cs);
     double memory = options.memoryPerGpu(cs);
     SimulationResult sim = ModulePlanner.simulate(new ModuleJob(in.graph(), cs,

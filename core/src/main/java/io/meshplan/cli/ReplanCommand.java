@@ -66,7 +66,8 @@ final class ReplanCommand implements Callable<Integer> {
       throw new InputException(plan + ": not a plan file (" + JsonErrors.describe(e) + ")", e);
     }
     PipelinePlan main = PlanJson.read(plan.toString(), text);
-    ClusterSpec cs = ClusterSpec.parse(main.cluster());
+    // The plan's own cluster: the cluster file it embeds, or its name.
+    ClusterSpec cs = PlanFiles.own(plan, main, new CatalogOption());
     if (cs.nodes() == 1) {
       throw new InputException("--lost-nodes " + lostNodes + ": the plan's cluster "
           + cs.toShortString() + " has 1 node, so no node can be lost and a job left to run;"
@@ -107,6 +108,11 @@ final class ReplanCommand implements Callable<Integer> {
     } else {
       chosen = JsonEdit.write(best.get("plan"));
     }
+    ClusterSpec used = cs.withNodes(bestPlan.gpus() / cs.gpusPerNode());
+    // The main plan's cluster file travels with the plan chosen, resized to the nodes it uses.
+    JsonNode described = root.path("clusterDescription");
+    chosen = PlanFiles.withClusterDescription(chosen, described.isObject()
+        ? java.util.Optional.of(described) : java.util.Optional.empty(), used);
     PrintWriter w = spec.commandLine().getOut();
     if (out != null) {
       OutputPaths.write("--out", out, chosen);
@@ -116,7 +122,6 @@ final class ReplanCommand implements Callable<Integer> {
       return ExitCodes.OK;
     }
     int left = cs.nodes() - lostNodes;
-    ClusterSpec used = ClusterSpec.parse(bestPlan.cluster());
     double t = main.prediction().iterationSeconds();
     double f = bestPlan.prediction().iterationSeconds();
     w.printf(Locale.ROOT, "%d node%s lost of %s: run the %s for %s%s%n", lostNodes,
@@ -147,7 +152,7 @@ final class ReplanCommand implements Callable<Integer> {
     io.meshplan.planner.PlannerOptions opts = io.meshplan.planner.PlannerOptions.defaults();
     io.meshplan.planner.PricedJob setup = io.meshplan.planner.Planner.price(JobFlags.job(
         main.model(), true, options, java.util.Optional.of(main.attention()),
-        left.toShortString(), main.globalBatchSize(), 0, overlaps), pricing, opts);
+        left, main.globalBatchSize(), 0, overlaps), pricing, opts);
     String forLabel = root.path("for").asText("");
     io.meshplan.interop.PlanResult r = forLabel.isEmpty()
         ? io.meshplan.planner.Planner.plan(setup, opts)

@@ -53,21 +53,44 @@ final class ClusterFileReader {
   private ClusterFileReader() {}
 
   static ClusterSpec read(Path file, HardwareCatalog catalog) {
-    JsonNode root = mapping(file);
+    return of(file.toString(), mapping(file), catalog);
+  }
+
+  /**
+   * A cluster file's content, checked as the file is: what a plan made on the cluster embeds,
+   * so that the plan is priced again on the same figures without the file.
+   *
+   * @param file the cluster file
+   * @return its top-level mapping
+   */
+  static JsonNode description(Path file) {
+    return mapping(file);
+  }
+
+  /**
+   * The cluster a cluster file's mapping describes.
+   *
+   * @param file where the mapping came from, for messages
+   * @param root the mapping
+   * @param catalog the hardware it may name
+   * @return the cluster
+   */
+  static ClusterSpec of(String file, JsonNode root, HardwareCatalog catalog) {
+    checkKeys(file, root);
     int nodes = intField(file, root, "nodes");
     int gpus = intField(file, root, "gpusPerNode");
     JsonNode gpu = root.get("gpu");
     HardwareCatalog hardware = catalog;
     if (gpu != null && gpu.isObject()) {
       GpuEntry inline = CatalogReader.gpu(gpu, file + ": gpu");
-      hardware = catalog.with(inline, file.toString());
+      hardware = catalog.with(inline, file);
       gpu = gpu.get("name");
     } else if (gpu == null || !gpu.isTextual()) {
       throw new InputException(file + ": field 'gpu' is required, e.g. gpu: a100-80gb, or a "
           + "GPU entry inline in the catalog's form");
     }
     JsonNode fabric = root.get("fabric");
-    ClusterSpec c = ClusterSpec.fromParts(file.toString(), nodes, gpus, gpu.asText(),
+    ClusterSpec c = ClusterSpec.fromParts(file, nodes, gpus, gpu.asText(),
         fabric == null ? null : fabric.asText(), hardware);
     GpuSpec g = c.gpu();
     Fabric f = c.fabric();
@@ -111,6 +134,12 @@ final class ClusterFileReader {
       throw new InputException(file + ": not a valid YAML cluster file: "
           + JsonErrors.describe(e), e);
     }
+    checkKeys(file.toString(), root);
+    return root;
+  }
+
+  /** Refuses anything but a mapping of the keys a cluster file may have. */
+  private static void checkKeys(String file, JsonNode root) {
     if (root == null || !root.isObject()) {
       throw new InputException(file + ": expected a YAML mapping with nodes, gpusPerNode, gpu");
     }
@@ -121,10 +150,9 @@ final class ClusterFileReader {
             + String.join(", ", KEYS.stream().sorted().toList()));
       }
     }
-    return root;
   }
 
-  private static int intField(Path file, JsonNode root, String key) {
+  private static int intField(String file, JsonNode root, String key) {
     JsonNode n = root.get(key);
     if (n == null || !n.canConvertToInt() || !n.isIntegralNumber() || n.asInt() <= 0) {
       throw new InputException(file + ": field '" + key + "' must be a positive integer, got "
@@ -133,7 +161,7 @@ final class ClusterFileReader {
     return n.asInt();
   }
 
-  private static OptionalDouble bandwidth(Path file, JsonNode root, String key) {
+  private static OptionalDouble bandwidth(String file, JsonNode root, String key) {
     JsonNode n = root.get(key);
     if (n == null) {
       return OptionalDouble.empty();

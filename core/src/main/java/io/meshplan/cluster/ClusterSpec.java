@@ -118,6 +118,61 @@ public record ClusterSpec(int nodes, int gpusPerNode, GpuSpec gpu, Fabric fabric
   }
 
   /**
+   * Whether a cluster text is the short form {@code NODESxGPUS:gpu[:fabric]} (or {@code
+   * DOMAINSxnvlD:gpu[:fabric]}) rather than the path of a cluster file.
+   *
+   * @param text the cluster text
+   * @return true for the short form
+   */
+  public static boolean isShortForm(String text) {
+    return text != null && SHORT.matcher(text.trim()).matches();
+  }
+
+  /**
+   * The content of the YAML cluster file a cluster text names, which a plan made on the cluster
+   * embeds so that it is priced again on the file's figures (its bandwidth overrides, an inline
+   * GPU) without the file: its short string ({@link #toShortString}) names only catalog entries.
+   *
+   * @param text the cluster string or file path, as {@link #parse} takes it
+   * @return the file's top-level mapping, or empty when the text is a cluster string
+   */
+  public static java.util.Optional<com.fasterxml.jackson.databind.JsonNode> fileDescription(
+      String text) {
+    Require.nonNull(text, "cluster");
+    if (isShortForm(text)) {
+      return java.util.Optional.empty();
+    }
+    Path p;
+    try {
+      p = text.isBlank() ? null : Path.of(text);
+    } catch (java.nio.file.InvalidPathException e) {
+      return java.util.Optional.empty();
+    }
+    if (p == null || !Files.exists(p)) {
+      return java.util.Optional.empty();
+    }
+    InputFiles.checkRegular(p, "YAML cluster file");
+    return java.util.Optional.of(ClusterFileReader.description(p));
+  }
+
+  /**
+   * The cluster a cluster file's content describes ({@link #fileDescription}), checked as the
+   * file is.
+   *
+   * @param where where the content was found, for messages
+   * @param description the file's top-level mapping
+   * @param catalog the hardware it may name
+   * @return the cluster
+   * @throws InputException naming the bad field
+   */
+  public static ClusterSpec ofDescription(String where,
+      com.fasterxml.jackson.databind.JsonNode description, HardwareCatalog catalog) {
+    Require.nonNull(where, "where");
+    Require.nonNull(catalog, "catalog");
+    return ClusterFileReader.of(where, description, catalog);
+  }
+
+  /**
    * Parses a cluster string or file as {@link #parse(String)} does, naming the GPUs and fabrics
    * of a catalog.
    *

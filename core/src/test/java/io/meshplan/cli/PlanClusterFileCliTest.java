@@ -1,0 +1,132 @@
+package io.meshplan.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A plan made on a cluster file is priced again on the file's figures: its cluster name (here
+ * {@code 2x8:h100-80gb:ib-ndr400}) says only which catalog entries it uses, so the plan embeds the
+ * file's content ({@code clusterDescription}) and simulate, export, deploy and replan read it
+ * back. Before, {@code simulate --plan} priced such a plan on the catalog's NVLink and NICs,
+ * silently (here 20 GB/s NVLink and 10 Gb/s NICs, against the catalog's 450 GB/s and 400 Gb/s,
+ * came out about twice as fast).
+ */
+class PlanClusterFileCliTest {
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  @TempDir Path dir;
+  private Path clusterFile;
+
+  @BeforeEach
+  void writeClusterFile() throws Exception {
+    clusterFile = Files.writeString(dir.resolve("slow links.yaml"), """
+        nodes: 2
+        gpusPerNode: 8
+        gpu: h100-80gb
+        nvlinkBandwidth: 20GB/s
+        nicBandwidth: 10Gbps
+        """);
+  }
+
+  private Path plan(String name) {
+    Path out = dir.resolve(name);
+    CliRun p = CliRun.of("plan", "--model", "llama3.1-8b", "--layers", "4", "--seq", "1024",
+        "--cluster", clusterFile.toString(), "--global-batch", "32", "--out", out.toString());
+    assertThat(p.code()).as(p.err()).isZero();
+    return out;
+  }
+
+  private static double iteration(CliRun r) {
+    assertThat(r.code()).as(r.err()).isZero();
+    String line = r.out().lines().filter(l -> l.startsWith("iteration ")).findFirst()
+        .orElseThrow();
+    return Double.parseDouble(line.split(" ")[1]);
+  }
+
+  @Test
+  void aPlanOnAClusterFileSimulatesOnTheFilesFigures() throws Exception {
+    Path plan = plan("plan.json");
+    JsonNode saved = JSON.readTree(Files.readString(plan));
+    assertThat(saved.get("cluster").asText()).isEqualTo("2x8:h100-80gb:ib-ndr400");
+    assertThat(saved.get("clusterDescription").get("nicBandwidth").asText()).isEqualTo("10Gbps");
+    double planned = saved.get("iterationSeconds").asDouble();
+    double again = iteration(CliRun.of("simulate", "--plan", plan.toString()));
+    // The plan's own figure, as printed to 4 decimals.
+    assertThat(again).isEqualTo(Math.round(planned * 1e4) / 1e4);
+    double catalog = iteration(CliRun.of("simulate", "--plan", plan.toString(), "--cluster",
+        "2x8:h100-80gb:ib-ndr400"));
+    assertThat(catalog).isLessThan(0.8 * again);
+  }
+
+  @Test
+  void theCommandsThatReadAPlanReadItsClusterFile() throws Exception {
+    Path plan = plan("plan.json");
+    // Export's nearest configuration (Megatron-LM cannot write the ILP's layouts) is priced on
+    // the plan's cluster, and says its --cluster string would not be.
+    CliRun e = CliRun.of("export", "--to", "megatron", "--plan", plan.toString());
+    assertThat(e.code()).as(e.err()).isIn(ExitCodes.OK, ExitCodes.INFEASIBLE);
+    if (e.code() == ExitCodes.INFEASIBLE) {
+      assertThat(e.out()).contains("priced on the plan's cluster file, embedded as "
+          + "clusterDescription");
+    }
+    // Replan on the node left carries the cluster file, resized to that node.
+    Path left = dir.resolve("left.json");
+    CliRun r = CliRun.of("replan", "--plan", plan.toString(), "--lost-nodes", "1", "--out",
+        left.toString());
+    assertThat(r.code()).as(r.err()).isZero();
+    JsonNode replanned = JSON.readTree(Files.readString(left));
+    assertThat(replanned.get("cluster").asText()).isEqualTo("1x8:h100-80gb:ib-ndr400");
+    assertThat(replanned.get("clusterDescription").get("nodes").asInt()).isEqualTo(1);
+    assertThat(replanned.get("clusterDescription").get("nvlinkBandwidth").asText())
+        .isEqualTo("20GB/s");
+    double again = iteration(CliRun.of("simulate", "--plan", left.toString()));
+    assertThat(again).isEqualTo(
+        Math.round(replanned.get("iterationSeconds").asDouble() * 1e4) / 1e4);
+  }
+
+  @Test
+  void aNearestConfigurationNamesTheClusterFileAsGiven() {
+    // DeepSpeed's pipeline engine has no interleaved schedule: the nearest drops --vpp, and
+    // names --cluster as the user gave it, the file's path quoted for the shell.
+    CliRun r = CliRun.of("export", "--to", "deepspeed", "--model", "llama2-7b", "--layers", "8",
+        "--seq", "1024", "--cluster", clusterFile.toString(), "--tp", "1", "--pp", "4", "--dp",
+        "4", "--vpp", "2", "--micro-batch", "1", "--global-batch", "32");
+    assertThat(r.code()).as(r.err()).isEqualTo(ExitCodes.INFEASIBLE);
+    assertThat(r.out()).contains("--cluster '" + clusterFile + "'");
+  }
+
+  @Test
+  void aBrokenEmbeddedClusterIsRefusedInOneLine() throws Exception {
+    Path plan = plan("plan.json");
+    String[][] edits = {
+        {"nodes", "4", "clusterDescription describes 4x8:h100-80gb:ib-ndr400, but the plan's "
+            + "cluster is 2x8:h100-80gb:ib-ndr400; give --cluster"},
+        {"bogus", "1", "clusterDescription: unknown field 'bogus'"},
+        {"nicBandwidth", "1e-300", "clusterDescription: field 'nicBandwidth' must be a "
+            + "bandwidth"},
+    };
+    for (String[] edit : edits) {
+      ObjectNode root = (ObjectNode) JSON.readTree(Files.readString(plan));
+      ObjectNode d = (ObjectNode) root.get("clusterDescription");
+      if (edit[0].equals("nodes")) {
+        d.put("nodes", Integer.parseInt(edit[1]));
+      } else {
+        d.put(edit[0], edit[1]);
+      }
+      Path bad = Files.writeString(dir.resolve("bad-" + edit[0] + ".json"),
+          JSON.writeValueAsString(root));
+      CliRun r = CliRun.of("simulate", "--plan", bad.toString());
+      assertThat(r.code()).as(r.err()).isEqualTo(ExitCodes.BAD_INPUT);
+      assertThat(r.err().lines()).hasSize(1);
+      assertThat(r.err()).contains(edit[2]);
+    }
+  }
+}
