@@ -229,7 +229,8 @@ final class ClusterOptions {
   void warnIfProfileForeign(ClusterSpec cs, java.io.PrintWriter err) {
     Profile p = profile();
     if (p != null) {
-      p.measuredElsewhere(profile.toString(), cs.toShortString())
+      p.measuredElsewhere(profile != null ? profile.toString() : "the plan's profile",
+          cs.toShortString())
           .ifPresent(w -> err.println(ExceptionMapper.warning(w)));
     }
   }
@@ -241,8 +242,33 @@ final class ClusterOptions {
    * @param planSource the plan's {@code prices.source}, if it has one
    */
   void defaultPrices(java.util.Optional<String> planSource) {
-    if (prices == null && profile == null && planSource.filter("kernel"::equals).isPresent()) {
+    defaultPrices(planSource, java.util.Optional.empty(), null, null);
+  }
+
+  /**
+   * Takes the prices a plan file was planned at when the flags name none, as {@link
+   * #defaultPrices(java.util.Optional)} does, and the calibration profile a plan planned with
+   * {@code --profile} carries ({@link PlanFiles#profile}); a plan that says it was priced with a
+   * profile but carries none (written before plans carried it) is priced at the defaults, with
+   * a warning.
+   *
+   * @param planSource the plan's {@code prices.source}, if it has one
+   * @param planProfile the profile the plan carries, if any
+   * @param planFile the plan file, for the warning
+   * @param warn where the warning goes; null for none
+   */
+  void defaultPrices(java.util.Optional<String> planSource,
+      java.util.Optional<Profile> planProfile, Path planFile, java.io.PrintWriter warn) {
+    if (prices != null || profile != null) {
+      return;
+    }
+    if (planSource.filter("kernel"::equals).isPresent()) {
       prices = "kernel";
+    } else if (planProfile.isPresent()) {
+      loaded = planProfile.get();
+    } else if (planSource.filter("profile"::equals).isPresent() && warn != null) {
+      warn.println(ExceptionMapper.warning(planFile + " was priced with a calibration profile it"
+          + " does not carry; priced now at the shipped prices (give --profile FILE for its own)"));
     }
   }
 

@@ -222,6 +222,9 @@ final class ExportCommand implements Callable<Integer> {
     }
     PipelinePlan p = PlanFiles.read(plan);
     p.attentionKernel().ifPresent(ExportCommand::refuseKernel);
+    // The nearest configuration is priced as the plan was.
+    clusterOptions.defaultPrices(PlanFiles.pricesSource(plan), PlanFiles.profile(plan), plan,
+        spec.commandLine().getErr());
     ClusterSpec c = PlanFiles.cluster(plan, p, clusterOptions);
     PlanFiles.checkDevices(plan, p, c);
     clusterOptions.warnIfProfileForeign(c, spec.commandLine().getErr());

@@ -440,6 +440,8 @@ final class PlanCommand implements Callable<Integer> {
     // A cluster file's figures (bandwidth overrides, an inline GPU) travel with the plan: its
     // cluster name says only which catalog entries it uses.
     planJson = PlanFiles.withClusterDescription(planJson, cluster.clusterDescription(), cs);
+    // So does the calibration profile it was priced with.
+    planJson = PlanFiles.withProfile(planJson, cluster.profile);
     if (json) {
       w.print(planJson);
     } else {

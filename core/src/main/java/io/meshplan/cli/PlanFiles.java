@@ -54,6 +54,59 @@ record PlanFiles(PipelinePlan plan, SimulationResult simulation, ClusterSpec clu
   }
 
   /**
+   * A plan file's JSON with the calibration profile it was priced with ({@code --profile})
+   * embedded as {@code profile}: its file name and text, which {@link #profile} reads back, so
+   * that the plan is priced again at its own prices without the file.
+   *
+   * @param json the plan file's JSON
+   * @param profile {@code --profile}, or null: the JSON unchanged
+   * @return the JSON
+   */
+  static String withProfile(String json, Path profile) {
+    if (profile == null) {
+      return json;
+    }
+    String text = InputFiles.readString(profile, InputFiles.PROFILE_MAX_BYTES,
+        "calibration profile");
+    Path name = profile.getFileName();
+    return JsonEdit.edit(json, root -> {
+      com.fasterxml.jackson.databind.node.ObjectNode o = root.putObject("profile");
+      o.put("file", name == null ? "profile.yaml" : name.toString());
+      o.put("text", text);
+    });
+  }
+
+  /**
+   * The calibration profile a plan file carries ({@link #withProfile}), read as {@code
+   * --profile} reads its file.
+   *
+   * @param file the plan file
+   * @return the profile, or empty when the plan carries none
+   * @throws InputException naming the plan file when its {@code profile} is not a profile
+   */
+  static java.util.Optional<io.meshplan.calibrate.Profile> profile(Path file) {
+    com.fasterxml.jackson.databind.JsonNode n = lenientTree(file).path("profile");
+    if (n.isMissingNode() || n.isNull()) {
+      return java.util.Optional.empty();
+    }
+    com.fasterxml.jackson.databind.JsonNode text = n.path("text");
+    com.fasterxml.jackson.databind.JsonNode name = n.path("file");
+    if (!n.isObject() || !text.isTextual() || !name.isTextual()) {
+      throw new InputException(file + ": field 'profile' must hold the calibration profile's "
+          + "file name and text ({\"file\": ..., \"text\": ...})");
+    }
+    Path where;
+    try {
+      // The profile's own name keeps its format (a .json name is JSON, else YAML).
+      where = Path.of(file + ": profile " + name.asText());
+    } catch (java.nio.file.InvalidPathException e) {
+      where = Path.of(file + ": profile");
+    }
+    return java.util.Optional.of(io.meshplan.calibrate.ProfileFiles.parse(where,
+        text.asText()));
+  }
+
+  /**
    * A plan file's JSON tree for a look at one field before it is read, or a missing node when it
    * cannot be read as JSON: {@link #read} reports the file's faults in its own words.
    */

@@ -146,7 +146,8 @@ final class ReplanCommand implements Callable<Integer> {
           + "plan the module on the smaller cluster with 'meshplan plan --hlo'");
     }
     ClusterOptions options = new ClusterOptions();
-    options.defaultPrices(PlanFiles.pricesSource(plan));
+    options.defaultPrices(PlanFiles.pricesSource(plan), PlanFiles.profile(plan), plan,
+        spec.commandLine().getErr());
     io.meshplan.model.Overlaps overlaps = options.overlaps(main.overlaps());
     io.meshplan.planner.Pricing pricing = JobFlags.pricing(options, main.attentionKernel(), left);
     io.meshplan.planner.PlannerOptions opts = io.meshplan.planner.PlannerOptions.defaults();

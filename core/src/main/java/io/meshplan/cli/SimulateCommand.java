@@ -184,8 +184,10 @@ final class SimulateCommand implements Callable<Integer> {
           + (model.given().isEmpty() ? "" : String.join("/", model.given()) + " and ")
           + "--tp/--pp/--dp/--vpp/--micro-batch/--global-batch");
     }
-    // A plan planned at kernel-level prices is simulated at them unless the flags say otherwise.
-    cluster.defaultPrices(PlanFiles.pricesSource(plan));
+    // A plan is simulated at the prices it was planned at (kernel-level, or the calibration
+    // profile it carries) unless the flags say otherwise.
+    cluster.defaultPrices(PlanFiles.pricesSource(plan), PlanFiles.profile(plan), plan,
+        spec.commandLine().getErr());
     PlanFiles saved = PlanFiles.simulate(plan, cluster, attention.chosen(), attention.kernel(),
         spec.commandLine().getErr());
     return new Simulated(saved.simulation(), saved.plan(), saved.plan().source().title(),

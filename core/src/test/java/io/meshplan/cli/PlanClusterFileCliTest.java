@@ -12,7 +12,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A plan made on a cluster file is priced again on the file's figures: its cluster name (here
+ * What a plan was priced on travels with it. A plan made on a cluster file is priced again on the
+ * file's figures: its cluster name (here
  * {@code 2x8:h100-80gb:ib-ndr400}) says only which catalog entries it uses, so the plan embeds the
  * file's content ({@code clusterDescription}) and simulate, export, deploy and replan read it
  * back. Before, {@code simulate --plan} priced such a plan on the catalog's NVLink and NICs,
@@ -101,6 +102,44 @@ class PlanClusterFileCliTest {
         "4", "--vpp", "2", "--micro-batch", "1", "--global-batch", "32");
     assertThat(r.code()).as(r.err()).isEqualTo(ExitCodes.INFEASIBLE);
     assertThat(r.out()).contains("--cluster '" + clusterFile + "'");
+  }
+
+  /**
+   * The calibration profile a plan was priced with travels with it as well: a profile fitted to
+   * the shipped Megatron-LM log (A100 compute x0.712) prices the plan, and simulate and export
+   * price it again with it; without it (a plan written before plans carried it) the plan is
+   * priced at the shipped prices, with a warning that says so.
+   */
+  @Test
+  void aPlanCarriesTheProfileItWasPricedWith() throws Exception {
+    Path profile = dir.resolve("a100.yaml");
+    CliRun c = CliRun.of("calibrate", "--train", "examples/calibrate/megatron_a100_8gpu.log",
+        "--cluster", "1x8:a100-80gb", "--out", profile.toString());
+    assertThat(c.code()).as(c.err()).isZero();
+    Path plan = dir.resolve("profiled.json");
+    CliRun p = CliRun.of("plan", "--model", "llama2-7b", "--layers", "4", "--seq", "1024",
+        "--cluster", "1x8:a100-80gb", "--global-batch", "16", "--profile", profile.toString(),
+        "--out", plan.toString());
+    assertThat(p.code()).as(p.err()).isZero();
+    ObjectNode root = (ObjectNode) JSON.readTree(Files.readString(plan));
+    assertThat(root.get("profile").get("file").asText()).isEqualTo("a100.yaml");
+    assertThat(root.get("profile").get("text").asText()).isEqualTo(Files.readString(profile));
+    double planned = Math.round(root.get("iterationSeconds").asDouble() * 1e4) / 1e4;
+    CliRun s = CliRun.of("simulate", "--plan", plan.toString());
+    assertThat(iteration(s)).isEqualTo(planned);
+    assertThat(s.out()).contains("prices: --profile: ampere compute x0.712");
+    root.remove("profile");
+    Path old = Files.writeString(dir.resolve("old.json"), JSON.writeValueAsString(root));
+    CliRun o = CliRun.of("simulate", "--plan", old.toString());
+    assertThat(iteration(o)).isLessThan(planned);
+    assertThat(o.err()).isEqualTo("meshplan: warning: " + old + " was priced with a calibration "
+        + "profile it does not carry; priced now at the shipped prices (give --profile FILE for"
+        + " its own)\n");
+    root.putObject("profile").put("file", "a100.yaml").put("text", "version: 9\n");
+    Path bad = Files.writeString(dir.resolve("bad-profile.json"), JSON.writeValueAsString(root));
+    CliRun b = CliRun.of("simulate", "--plan", bad.toString());
+    assertThat(b.code()).isEqualTo(ExitCodes.BAD_INPUT);
+    assertThat(b.err()).hasLineCount(1).contains("profile version 9 is not supported");
   }
 
   @Test
