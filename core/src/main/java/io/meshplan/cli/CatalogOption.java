@@ -31,6 +31,19 @@ final class CatalogOption {
   }
 
   /**
+   * Takes the catalog a plan file carries ({@link PlanFiles#withCatalog}) when {@code --catalog}
+   * is absent: the plan names GPUs and fabrics of the catalog it was planned with.
+   *
+   * @param planFile the plan file
+   * @param text the catalog's text the plan carries
+   */
+  void adopt(Path planFile, String text) {
+    if (file == null) {
+      loaded = HardwareCatalog.shipped().with(text, planFile + ": catalog");
+    }
+  }
+
+  /**
    * Parses a cluster string or file against {@link #catalog}, with {@code --cluster}'s name at
    * the head of its refusals.
    *

@@ -442,6 +442,7 @@ final class PlanCommand implements Callable<Integer> {
     planJson = PlanFiles.withClusterDescription(planJson, cluster.clusterDescription(), cs);
     // So does the calibration profile it was priced with.
     planJson = PlanFiles.withProfile(planJson, cluster.profile);
+    planJson = PlanFiles.withCatalog(planJson, cluster.catalog.file);
     if (json) {
       w.print(planJson);
     } else {

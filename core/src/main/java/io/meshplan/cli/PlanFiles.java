@@ -161,7 +161,46 @@ record PlanFiles(PipelinePlan plan, SimulationResult simulation, ClusterSpec clu
    *     another cluster than the plan names
    */
   static ClusterSpec cluster(Path file, PipelinePlan p, ClusterOptions options) {
+    adoptCatalog(file, options.catalog);
     return options.clusterGiven() ? options.spec(p.cluster()) : own(file, p, options.catalog);
+  }
+
+  /**
+   * A plan file's JSON with the hardware catalog it was planned with ({@code --catalog})
+   * embedded as {@code catalog}, its text: the plan's cluster names its GPUs and fabrics, and
+   * an entry that replaces a shipped one by name would otherwise price the plan again on the
+   * shipped figures.
+   *
+   * @param json the plan file's JSON
+   * @param catalog {@code --catalog}, or null: the JSON unchanged
+   * @return the JSON
+   */
+  static String withCatalog(String json, Path catalog) {
+    if (catalog == null) {
+      return json;
+    }
+    String text = InputFiles.readString(catalog, InputFiles.CLUSTER_MAX_BYTES, "YAML catalog");
+    return JsonEdit.edit(json, root -> root.put("catalog", text));
+  }
+
+  /**
+   * Takes the catalog a plan file carries ({@link #withCatalog}) when {@code --catalog} is
+   * absent.
+   *
+   * @param file the plan file
+   * @param catalog {@code --catalog}
+   * @throws InputException when the plan's {@code catalog} is not a catalog's text
+   */
+  static void adoptCatalog(Path file, CatalogOption catalog) {
+    com.fasterxml.jackson.databind.JsonNode n = lenientTree(file).path("catalog");
+    if (n.isMissingNode() || n.isNull()) {
+      return;
+    }
+    if (!n.isTextual()) {
+      throw new InputException(file + ": field 'catalog' must be the text of the YAML catalog "
+          + "the plan was made with");
+    }
+    catalog.adopt(file, n.asText());
   }
 
   /**
@@ -176,6 +215,7 @@ record PlanFiles(PipelinePlan plan, SimulationResult simulation, ClusterSpec clu
    * @throws InputException as {@link #cluster} says
    */
   static ClusterSpec own(Path file, PipelinePlan p, CatalogOption catalog) {
+    adoptCatalog(file, catalog);
     com.fasterxml.jackson.databind.JsonNode d = lenientTree(file).path("clusterDescription");
     // A plan whose cluster names a cluster file reads that file.
     if (d.isMissingNode() || d.isNull() || !ClusterSpec.isShortForm(p.cluster())) {

@@ -113,6 +113,13 @@ final class ReplanCommand implements Callable<Integer> {
     JsonNode described = root.path("clusterDescription");
     chosen = PlanFiles.withClusterDescription(chosen, described.isObject()
         ? java.util.Optional.of(described) : java.util.Optional.empty(), used);
+    // So do the catalog and the calibration profile it was priced with.
+    for (String carried : new String[] {"catalog", "profile"}) {
+      JsonNode c = root.path(carried);
+      if (!c.isMissingNode() && !c.isNull()) {
+        chosen = JsonEdit.edit(chosen, o -> o.set(carried, c.deepCopy()));
+      }
+    }
     PrintWriter w = spec.commandLine().getOut();
     if (out != null) {
       OutputPaths.write("--out", out, chosen);

@@ -2,6 +2,7 @@ package io.meshplan.cluster;
 
 import io.meshplan.util.InputException;
 import io.meshplan.util.InputFiles;
+import io.meshplan.util.Require;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -86,6 +87,24 @@ public final class HardwareCatalog {
     InputFiles.checkRegular(file, "YAML catalog");
     String text = InputFiles.readString(file, InputFiles.CLUSTER_MAX_BYTES, "YAML catalog");
     return with(CatalogReader.read(text, file.toString()), file.toString());
+  }
+
+  /**
+   * This catalog with the entries of a catalog file's text, as {@link #with(Path)} reads the file
+   * (a plan file carries its {@code --catalog} so).
+   *
+   * @param text the catalog's YAML, at most {@link InputFiles#CLUSTER_MAX_BYTES} bytes
+   * @param where where the text was found, for messages
+   * @return the new catalog
+   * @throws InputException naming {@code where} and what is wrong with it
+   */
+  public HardwareCatalog with(String text, String where) {
+    Require.nonNull(text, "catalog text");
+    if (text.length() > InputFiles.CLUSTER_MAX_BYTES) {
+      throw new InputException(where + ": a catalog of more than " + InputFiles.CLUSTER_MAX_BYTES
+          + " characters");
+    }
+    return with(CatalogReader.read(text, where), where);
   }
 
   /**

@@ -142,6 +142,55 @@ class PlanClusterFileCliTest {
     assertThat(b.err()).hasLineCount(1).contains("profile version 9 is not supported");
   }
 
+  /**
+   * And the catalog: an entry of {@code --catalog} that replaces the shipped H100 (its 16-bit
+   * peak cut from 989 to 500 TFLOP/s) prices the plan, and simulate and replan price it again on
+   * that entry without {@code --catalog}; a plan's {@code catalog} that is not a catalog's text is
+   * refused in one line.
+   */
+  @Test
+  void aPlanCarriesTheCatalogItWasPlannedWith() throws Exception {
+    Path catalog = dir.resolve("slow h100.yaml");
+    Files.writeString(catalog, """
+        gpus:
+          - name: h100-80gb
+            aliases: [h100]
+            architecture: hopper
+            peakTflops: {fp32: 67, tf32: 494.5, bf16: 500, fp16: 500, fp8: 1979}
+            memoryGiB: 80
+            hbmGBps: 3350
+            nvlinkDomain: 8
+            nvlinkGBpsPerDirection: 450
+            defaultFabric: ib-ndr400
+            source: a test's H100 at half its 16-bit peak
+        """);
+    Path plan = dir.resolve("catalogued.json");
+    CliRun p = CliRun.of("plan", "--model", "llama3.1-8b", "--layers", "4", "--seq", "1024",
+        "--cluster", "2x8:h100", "--global-batch", "32", "--catalog", catalog.toString(),
+        "--out", plan.toString());
+    assertThat(p.code()).as(p.err()).isZero();
+    ObjectNode root = (ObjectNode) JSON.readTree(Files.readString(plan));
+    assertThat(root.get("catalog").asText()).isEqualTo(Files.readString(catalog));
+    double planned = Math.round(root.get("iterationSeconds").asDouble() * 1e4) / 1e4;
+    assertThat(iteration(CliRun.of("simulate", "--plan", plan.toString()))).isEqualTo(planned);
+    double shipped = iteration(CliRun.of("simulate", "--plan", plan.toString(), "--catalog",
+        "core/src/main/resources/io/meshplan/cluster/catalog.yaml"));
+    assertThat(shipped).isLessThan(planned);
+    Path left = dir.resolve("left.json");
+    CliRun r = CliRun.of("replan", "--plan", plan.toString(), "--lost-nodes", "1", "--out",
+        left.toString());
+    assertThat(r.code()).as(r.err()).isZero();
+    JsonNode replanned = JSON.readTree(Files.readString(left));
+    assertThat(replanned.get("catalog").asText()).isEqualTo(Files.readString(catalog));
+    assertThat(iteration(CliRun.of("simulate", "--plan", left.toString()))).isEqualTo(
+        Math.round(replanned.get("iterationSeconds").asDouble() * 1e4) / 1e4);
+    root.put("catalog", "gpus: 7\n");
+    Path bad = Files.writeString(dir.resolve("bad-catalog.json"), JSON.writeValueAsString(root));
+    CliRun b = CliRun.of("simulate", "--plan", bad.toString());
+    assertThat(b.code()).isEqualTo(ExitCodes.BAD_INPUT);
+    assertThat(b.err()).hasLineCount(1).contains(bad + ": catalog");
+  }
+
   @Test
   void aBrokenEmbeddedClusterIsRefusedInOneLine() throws Exception {
     Path plan = plan("plan.json");
