@@ -125,7 +125,10 @@ class CatalogCliTest {
     assertThat(Files.readString(c)).isEqualTo(before);
   }
 
-  /** A plan made on a catalog GPU is simulated and exported again with the same catalog. */
+  /**
+   * A plan made on a catalog GPU is simulated and exported again with the same catalog, given
+   * again or carried in the plan.
+   */
   @Test
   void aPlanOnACatalogGpuIsReadAgainWithTheCatalog() throws Exception {
     Path c = catalog(GPU);
@@ -141,7 +144,19 @@ class CatalogCliTest {
         "--to", "megatron");
     assertThat(export.code()).as(export.err()).isZero();
     assertThat(export.out()).contains("on 2x8:x100-64gb:roce-400");
-    CliRun.of("simulate", "--plan", plan.toString()).refusedInOneLine(2,
+    // The plan carries its catalog: without --catalog it is read with that one.
+    CliRun alone = CliRun.of("simulate", "--plan", plan.toString());
+    assertThat(alone.code()).as(alone.err()).isZero();
+    assertThat(alone.out().lines().filter(l -> l.startsWith("iteration ")).findFirst())
+        .isEqualTo(again.out().lines().filter(l -> l.startsWith("iteration ")).findFirst());
+    // A plan without it (written before plans carried one) names a GPU the shipped catalog lacks.
+    String json = Files.readString(plan);
+    com.fasterxml.jackson.databind.node.ObjectNode root =
+        (com.fasterxml.jackson.databind.node.ObjectNode) new com.fasterxml.jackson.databind
+            .ObjectMapper().readTree(json);
+    root.remove("catalog");
+    Path old = Files.writeString(dir.resolve("old.json"), root.toString());
+    CliRun.of("simulate", "--plan", old.toString()).refusedInOneLine(2,
         "unknown gpu 'x100-64gb'");
   }
 }
