@@ -233,7 +233,8 @@ record PlanFiles(PipelinePlan plan, SimulationResult simulation, ClusterSpec clu
   /**
    * A plan file's JSON with the cluster file's content embedded ({@code clusterDescription}),
    * its node count that of the cluster the plan runs on (fewer than the file's under {@code
-   * --spare-nodes} or after lost nodes), so that {@link #cluster} reads the plan's own cluster back.
+   * --spare-nodes} or after lost nodes), so that {@link #cluster} reads the plan's own cluster
+   * back.
    *
    * @param json the plan file's JSON
    * @param description the cluster file's top-level mapping, or empty: the JSON unchanged

@@ -47,6 +47,8 @@ public record ClusterSpec(int nodes, int gpusPerNode, GpuSpec gpu, Fabric fabric
         Checked.MAX_DEVICES, nodes, gpusPerNode);
     Require.that(hostGpus > 0 && gpusPerNode % hostGpus == 0, "GPUs per host must divide the "
         + gpusPerNode + " GPUs of an NVLink domain, got " + hostGpus);
+    Require.that(hostsGrouped || hostGpus == gpusPerNode, "a domain of several hosts groups "
+        + "them");
   }
 
   /**
@@ -396,7 +398,8 @@ public record ClusterSpec(int nodes, int gpusPerNode, GpuSpec gpu, Fabric fabric
    * of the same cluster with {@code n} NVLink domains (nodes), which {@link #parse} reads back as
    * that cluster ({@code 3xnvl16:gb200:ib-ndr400} where the domain spans hosts, never a
    * {@code 3x16:gb200} the parser refuses for a GPU whose hosts hold 4), or, past the largest
-   * cluster meshplan plans ({@link Checked#MAX_DEVICES} GPUs), that no cluster of this GPU holds it.
+   * cluster meshplan plans ({@link Checked#MAX_DEVICES} GPUs), that no cluster of this GPU holds
+   * it.
    *
    * @param n domains, at least 1
    * @return the advice

@@ -34,8 +34,9 @@ import java.util.Optional;
  * </ol>
  *
  * A fit is the planners' rule ({@code io.meshplan.sim.MemoryFit#fits}, which {@code export}
- * applies to what it writes): the predicted peak per GPU at most the memory one GPU may use. When none of them fits, or the predictor cannot price them, the writer's
- * configuration is kept and said not to fit.
+ * applies to what it writes): the predicted peak per GPU at most the memory one GPU may use.
+ * When none of them fits, or the predictor cannot price them, the writer's configuration is kept
+ * and said not to fit.
  *
  * @param input the configuration to print
  * @param prediction its predicted cost, empty when the predictor cannot price it
