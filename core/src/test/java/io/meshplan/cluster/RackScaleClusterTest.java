@@ -91,8 +91,8 @@ class RackScaleClusterTest {
    * back as that cluster: four GB200 hosts are one NVLink domain of 16, and three such domains
    * are {@code 3xnvl16:gb200}, which {@code --cluster} takes, where {@code 3x16:gb200} is refused
    * (a GB200 host holds 4); three domains of one host each are {@code 3xnvl4:gb200}, where
-   * {@code 3x4:gb200} would be one domain of 12. Seeded random clusters of every catalog GPU round-trip
-   * the same way; past the largest cluster, 2^20 GPUs, the advice says so instead.
+   * {@code 3x4:gb200} would be one domain of 12. Seeded random clusters of every catalog GPU
+   * round-trip the same way; past the largest cluster, 2^20 GPUs, the advice says so instead.
    */
   @Test
   void theAdviceToTryMoreNodesNamesAClusterTheParserReadsBack() {
