@@ -441,7 +441,7 @@ final class PlanCommand implements Callable<Integer> {
     // cluster name says only which catalog entries it uses.
     planJson = PlanFiles.withClusterDescription(planJson, cluster.clusterDescription(), cs);
     // So does the calibration profile it was priced with.
-    planJson = PlanFiles.withProfile(planJson, cluster.profile);
+    planJson = PlanFiles.withProfile(planJson, cluster.profile, spec.commandLine().getErr());
     planJson = PlanFiles.withCatalog(planJson, cluster.catalog.file);
     if (json) {
       w.print(planJson);

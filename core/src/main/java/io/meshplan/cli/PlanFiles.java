@@ -58,22 +58,34 @@ record PlanFiles(PipelinePlan plan, SimulationResult simulation, ClusterSpec clu
    * embedded as {@code profile}: its file name and text, which {@link #profile} reads back, so
    * that the plan is priced again at its own prices without the file.
    *
+   * A profile too large to carry within a plan file's limit ({@link InputFiles#PLAN_MAX_BYTES})
+   * is left out, with a warning: the plan file would not be read back.
+   *
    * @param json the plan file's JSON
    * @param profile {@code --profile}, or null: the JSON unchanged
+   * @param err standard error, for the warning
    * @return the JSON
    */
-  static String withProfile(String json, Path profile) {
+  static String withProfile(String json, Path profile, PrintWriter err) {
     if (profile == null) {
       return json;
     }
     String text = InputFiles.readString(profile, InputFiles.PROFILE_MAX_BYTES,
         "calibration profile");
     Path name = profile.getFileName();
-    return JsonEdit.edit(json, root -> {
+    String with = JsonEdit.edit(json, root -> {
       com.fasterxml.jackson.databind.node.ObjectNode o = root.putObject("profile");
       o.put("file", name == null ? "profile.yaml" : name.toString());
       o.put("text", text);
     });
+    if (with.getBytes(java.nio.charset.StandardCharsets.UTF_8).length
+        > InputFiles.PLAN_MAX_BYTES) {
+      err.println(ExceptionMapper.warning("the profile " + profile + " is too large to carry in "
+          + "the plan file (" + InputFiles.PLAN_MAX_BYTES + " bytes at most); give --profile "
+          + "again when the plan is read"));
+      return json;
+    }
+    return with;
   }
 
   /**
