@@ -247,6 +247,10 @@ final class DeployCommand implements Callable<Integer> {
    */
   private ClusterSpec cluster(Optional<PipelinePlan> p, Map<String, Path> inputs) {
     String text = cluster != null ? cluster : p.get().cluster();
+    if (p.isPresent()) {
+      // The catalog the plan was made with names its GPUs, unless --catalog is given.
+      PlanFiles.adoptCatalog(plan, catalog);
+    }
     // A plan's own cluster: the cluster file it embeds, or its name.
     ClusterSpec c = cluster != null ? catalog.cluster(text)
         : PlanFiles.own(plan, p.get(), catalog);

@@ -149,6 +149,10 @@ class CatalogCliTest {
     assertThat(alone.code()).as(alone.err()).isZero();
     assertThat(alone.out().lines().filter(l -> l.startsWith("iteration ")).findFirst())
         .isEqualTo(again.out().lines().filter(l -> l.startsWith("iteration ")).findFirst());
+    CliRun deploy = CliRun.of("deploy", "--plan", plan.toString(), "--target", "slurm", "--",
+        "train.py");
+    assertThat(deploy.code()).as(deploy.err()).isZero();
+    assertThat(deploy.out()).contains("#SBATCH --nodes=2");
     // A plan without it (written before plans carried one) names a GPU the shipped catalog lacks.
     String json = Files.readString(plan);
     com.fasterxml.jackson.databind.node.ObjectNode root =
