@@ -247,11 +247,11 @@ final class DeployCommand implements Callable<Integer> {
    */
   private ClusterSpec cluster(Optional<PipelinePlan> p, Map<String, Path> inputs) {
     String text = cluster != null ? cluster : p.get().cluster();
-    if (p.isPresent()) {
+    if (cluster != null && p.isPresent()) {
       // The catalog the plan was made with names its GPUs, unless --catalog is given.
       PlanFiles.adoptCatalog(plan, catalog);
     }
-    // A plan's own cluster: the cluster file it embeds, or its name.
+    // A plan's own cluster: the cluster file it embeds, or its name (in the plan's catalog).
     ClusterSpec c = cluster != null ? catalog.cluster(text)
         : PlanFiles.own(plan, p.get(), catalog);
     // The plan's cluster may be a file as well as --cluster's: either is read.

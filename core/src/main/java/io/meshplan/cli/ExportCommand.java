@@ -286,22 +286,25 @@ final class ExportCommand implements Callable<Integer> {
   }
 
   /**
-   * The {@code --model} value that rebuilds a model on this command line: the config.json path
-   * the user gave (a config's name is no preset), else the model's name where it is a preset.
-   *
-   * @param m the model of the nearest input
-   * @return the value, or empty for the plan of a config.json model (the plan has no path)
-   */
-  /**
    * The cluster as a printed command names it: {@code --cluster} as given (a cluster file's path
    * keeps the file's figures), else the cluster's name, which is all a plan's embedded cluster
    * file ({@code clusterDescription}) has on a command line.
+   *
+   * @param in the nearest input
+   * @return the value
    */
   private String clusterWord(ExportInput in) {
     return clusterOptions.clusterGiven() ? clusterOptions.clusterText()
         : in.cluster().toShortString();
   }
 
+  /**
+   * The {@code --model} value that rebuilds a model on this command line: the config.json path
+   * the user gave (a config's name is no preset), else the model's name where it is a preset.
+   *
+   * @param m the model of the nearest input
+   * @return the value, or empty for the plan of a config.json model (the plan has no path)
+   */
   private Optional<String> modelWord(ModelSpec m) {
     if (plan == null && model.model != null && !io.meshplan.model.Presets.contains(model.model)) {
       return Optional.of(model.model);

@@ -58,7 +58,7 @@ record PlanFiles(PipelinePlan plan, SimulationResult simulation, ClusterSpec clu
    * embedded as {@code profile}: its file name and text, which {@link #profile} reads back, so
    * that the plan is priced again at its own prices without the file.
    *
-   * A profile too large to carry within a plan file's limit ({@link InputFiles#PLAN_MAX_BYTES})
+   * <p>A profile too large to carry within a plan file's limit ({@link InputFiles#PLAN_MAX_BYTES})
    * is left out, with a warning: the plan file would not be read back.
    *
    * @param json the plan file's JSON
@@ -173,8 +173,11 @@ record PlanFiles(PipelinePlan plan, SimulationResult simulation, ClusterSpec clu
    *     another cluster than the plan names
    */
   static ClusterSpec cluster(Path file, PipelinePlan p, ClusterOptions options) {
+    if (!options.clusterGiven()) {
+      return own(file, p, options.catalog);
+    }
     adoptCatalog(file, options.catalog);
-    return options.clusterGiven() ? options.spec(p.cluster()) : own(file, p, options.catalog);
+    return options.spec(p.cluster());
   }
 
   /**

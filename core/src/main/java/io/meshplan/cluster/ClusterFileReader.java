@@ -53,18 +53,7 @@ final class ClusterFileReader {
   private ClusterFileReader() {}
 
   static ClusterSpec read(Path file, HardwareCatalog catalog) {
-    return of(file.toString(), mapping(file), catalog);
-  }
-
-  /**
-   * A cluster file's content, checked as the file is: what a plan made on the cluster embeds,
-   * so that the plan is priced again on the same figures without the file.
-   *
-   * @param file the cluster file
-   * @return its top-level mapping
-   */
-  static JsonNode description(Path file) {
-    return mapping(file);
+    return of(file.toString(), description(file), catalog);
   }
 
   /**
@@ -124,8 +113,14 @@ final class ClusterFileReader {
     return new ClusterSpec(c.nodes(), c.gpusPerNode(), g, f, c.hostGpus(), c.hostsGrouped());
   }
 
-  /** The file's top-level mapping, every key one a cluster file may have. */
-  private static JsonNode mapping(Path file) {
+  /**
+   * A cluster file's top-level mapping, every key one a cluster file may have: what a plan made
+   * on the cluster embeds, so that the plan is priced again on the same figures without the file.
+   *
+   * @param file the cluster file
+   * @return its top-level mapping
+   */
+  static JsonNode description(Path file) {
     JsonNode root;
     try {
       root = TreeReaders.yaml().readTree(

@@ -141,9 +141,18 @@ public record ClusterSpec(int nodes, int gpusPerNode, GpuSpec gpu, Fabric fabric
   public static java.util.Optional<com.fasterxml.jackson.databind.JsonNode> fileDescription(
       String text) {
     Require.nonNull(text, "cluster");
-    if (isShortForm(text)) {
-      return java.util.Optional.empty();
-    }
+    return isShortForm(text) ? java.util.Optional.empty()
+        : clusterFile(text).map(ClusterFileReader::description);
+  }
+
+  /**
+   * The cluster file a text that is not the short form names: an existing path, checked to be a
+   * regular file.
+   *
+   * @param text the cluster text
+   * @return the file, or empty when no file of that name exists
+   */
+  private static java.util.Optional<Path> clusterFile(String text) {
     Path p;
     try {
       p = text.isBlank() ? null : Path.of(text);
@@ -154,7 +163,7 @@ public record ClusterSpec(int nodes, int gpusPerNode, GpuSpec gpu, Fabric fabric
       return java.util.Optional.empty();
     }
     InputFiles.checkRegular(p, "YAML cluster file");
-    return java.util.Optional.of(ClusterFileReader.description(p));
+    return java.util.Optional.of(p);
   }
 
   /**
@@ -193,15 +202,9 @@ public record ClusterSpec(int nodes, int gpusPerNode, GpuSpec gpu, Fabric fabric
           : "GPUs per node");
       return fromParts(text, count, per, m.group(2) != null, m.group(4), m.group(5), catalog);
     }
-    Path p;
-    try {
-      p = text.isBlank() ? null : Path.of(text);
-    } catch (java.nio.file.InvalidPathException e) {
-      p = null;
-    }
-    if (p != null && Files.exists(p)) {
-      InputFiles.checkRegular(p, "YAML cluster file");
-      return ClusterFileReader.read(p, catalog);
+    java.util.Optional<Path> file = clusterFile(text);
+    if (file.isPresent()) {
+      return ClusterFileReader.read(file.get(), catalog);
     }
     String t = text.trim();
     if (t.contains("/") || t.endsWith(".yaml") || t.endsWith(".yml") || t.endsWith(".json")) {
@@ -422,7 +425,8 @@ public record ClusterSpec(int nodes, int gpusPerNode, GpuSpec gpu, Fabric fabric
    * @return the string (overridden bandwidths are not shown)
    */
   public String toShortString() {
-    return nodes + "x" + (rackScale() || hostsGrouped ? "nvl" : "") + gpusPerNode + ":"
-        + gpu.name() + ":" + fabric.name();
+    // A rack-scale cluster's hosts are grouped (the constructor's rule).
+    return nodes + "x" + (hostsGrouped ? "nvl" : "") + gpusPerNode + ":" + gpu.name() + ":"
+        + fabric.name();
   }
 }

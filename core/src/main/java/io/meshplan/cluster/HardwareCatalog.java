@@ -85,8 +85,8 @@ public final class HardwareCatalog {
    */
   public HardwareCatalog with(Path file) {
     InputFiles.checkRegular(file, "YAML catalog");
-    String text = InputFiles.readString(file, InputFiles.CLUSTER_MAX_BYTES, "YAML catalog");
-    return with(CatalogReader.read(text, file.toString()), file.toString());
+    return with(InputFiles.readString(file, InputFiles.CLUSTER_MAX_BYTES, "YAML catalog"),
+        file.toString());
   }
 
   /**

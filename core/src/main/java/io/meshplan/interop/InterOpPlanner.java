@@ -290,7 +290,8 @@ public final class InterOpPlanner {
           + "more factors of 2 or another global batch" + SharedBatch.advice(c.gpuCount(),
           req.globalBatch()), true);
     }
-    int smallest = (int) Math.min(Integer.MAX_VALUE, Math.max(nodes, (long) c.nodes() + 1));
+    long least = Math.max(nodes, (long) c.nodes() + 1);
+    int smallest = (int) Math.min(Integer.MAX_VALUE, least);
     String need = Double.isFinite(leastNeeded)
         ? io.meshplan.util.Units.formatBytes(leastNeeded) : "more than "
             + io.meshplan.util.Units.formatBytes(req.memoryPerGpu());
@@ -298,7 +299,7 @@ public final class InterOpPlanner {
         "no plan of " + model.name() + " fits on " + c.toShortString() + ": the best layout "
             + "needs " + need + " per GPU, and " + io.meshplan.util.Units.formatBytes(
                 req.memoryPerGpu()) + " is available; "
-            + c.tryAtLeast(Math.max(nodes, (long) c.nodes() + 1))
+            + c.tryAtLeast(least)
             + " (a smaller global batch or sequence also helps)");
   }
 }

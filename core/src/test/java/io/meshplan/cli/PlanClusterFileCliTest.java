@@ -45,6 +45,11 @@ class PlanClusterFileCliTest {
     return out;
   }
 
+  /** A plan's iteration seconds as simulate prints them, to 4 decimals. */
+  private static double printed(double seconds) {
+    return Math.round(seconds * 1e4) / 1e4;
+  }
+
   private static double iteration(CliRun r) {
     assertThat(r.code()).as(r.err()).isZero();
     String line = r.out().lines().filter(l -> l.startsWith("iteration ")).findFirst()
@@ -61,7 +66,7 @@ class PlanClusterFileCliTest {
     double planned = saved.get("iterationSeconds").asDouble();
     double again = iteration(CliRun.of("simulate", "--plan", plan.toString()));
     // The plan's own figure, as printed to 4 decimals.
-    assertThat(again).isEqualTo(Math.round(planned * 1e4) / 1e4);
+    assertThat(again).isEqualTo(printed(planned));
     double catalog = iteration(CliRun.of("simulate", "--plan", plan.toString(), "--cluster",
         "2x8:h100-80gb:ib-ndr400"));
     assertThat(catalog).isLessThan(0.8 * again);
@@ -90,7 +95,7 @@ class PlanClusterFileCliTest {
         .isEqualTo("20GB/s");
     double again = iteration(CliRun.of("simulate", "--plan", left.toString()));
     assertThat(again).isEqualTo(
-        Math.round(replanned.get("iterationSeconds").asDouble() * 1e4) / 1e4);
+        printed(replanned.get("iterationSeconds").asDouble()));
   }
 
   @Test
@@ -124,7 +129,7 @@ class PlanClusterFileCliTest {
     ObjectNode root = (ObjectNode) JSON.readTree(Files.readString(plan));
     assertThat(root.get("profile").get("file").asText()).isEqualTo("a100.yaml");
     assertThat(root.get("profile").get("text").asText()).isEqualTo(Files.readString(profile));
-    double planned = Math.round(root.get("iterationSeconds").asDouble() * 1e4) / 1e4;
+    double planned = printed(root.get("iterationSeconds").asDouble());
     CliRun s = CliRun.of("simulate", "--plan", plan.toString());
     assertThat(iteration(s)).isEqualTo(planned);
     assertThat(s.out()).contains("prices: --profile: ampere compute x0.712");
@@ -171,7 +176,7 @@ class PlanClusterFileCliTest {
     assertThat(p.code()).as(p.err()).isZero();
     ObjectNode root = (ObjectNode) JSON.readTree(Files.readString(plan));
     assertThat(root.get("catalog").asText()).isEqualTo(Files.readString(catalog));
-    double planned = Math.round(root.get("iterationSeconds").asDouble() * 1e4) / 1e4;
+    double planned = printed(root.get("iterationSeconds").asDouble());
     assertThat(iteration(CliRun.of("simulate", "--plan", plan.toString()))).isEqualTo(planned);
     double shipped = iteration(CliRun.of("simulate", "--plan", plan.toString(), "--catalog",
         "core/src/main/resources/io/meshplan/cluster/catalog.yaml"));
@@ -183,7 +188,7 @@ class PlanClusterFileCliTest {
     JsonNode replanned = JSON.readTree(Files.readString(left));
     assertThat(replanned.get("catalog").asText()).isEqualTo(Files.readString(catalog));
     assertThat(iteration(CliRun.of("simulate", "--plan", left.toString()))).isEqualTo(
-        Math.round(replanned.get("iterationSeconds").asDouble() * 1e4) / 1e4);
+        printed(replanned.get("iterationSeconds").asDouble()));
     root.put("catalog", "gpus: 7\n");
     Path bad = Files.writeString(dir.resolve("bad-catalog.json"), JSON.writeValueAsString(root));
     CliRun b = CliRun.of("simulate", "--plan", bad.toString());
