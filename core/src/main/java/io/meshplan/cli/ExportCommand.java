@@ -155,7 +155,13 @@ final class ExportCommand implements Callable<Integer> {
     } else {
       CostPredictor cost = predictor != null ? predictor : this::simulate;
       ExportInput writers = n.nearest().get();
-      double capacity = clusterOptions.memoryPerGpu(writers.cluster());
+      // A plan's export is judged by the memory the plan was searched within.
+      double capacity = plan != null
+          ? PlanFiles.memoryPerGpu(plan, clusterOptions, writers.cluster())
+          : clusterOptions.memoryPerGpu(writers.cluster());
+      // Printed where it is not the GPU's default, so that the command runs as it was judged.
+      String memoryFlag = capacity == writers.cluster().gpu().usableMemoryBytes() ? ""
+          : " --memory " + memoryWord(capacity);
       FittingNearest near = FittingNearest.of(Exporter.writer(target), writers, cost, capacity);
       ExportInput nearest = near.input();
       String fitted = near.change().map(c -> ", with " + c + " so that it fits").orElse("");
@@ -164,14 +170,14 @@ final class ExportCommand implements Callable<Integer> {
         o.println("nearest configuration " + target.label() + " can express" + fitted + ":");
         o.println("  meshplan export --to " + target.label()
             + (target == ExportTarget.TORCHTITAN_V022 ? " --framework-version 0.2.2 " : " ")
-            + flags(nearest, modelWord.get(), clusterWord(nearest)));
+            + flags(nearest, modelWord.get(), clusterWord(nearest)) + memoryFlag);
       } else {
         // No command line is printed that would not run: the plan does not say where its
         // model's config.json is.
         o.println("nearest configuration " + target.label() + " can express" + fitted
             + " (the plan's model " + nearest.model().name() + " is no preset: add --model with"
             + " its config.json to these flags):");
-        o.println("  " + flags(nearest, null, clusterWord(nearest)));
+        o.println("  " + flags(nearest, null, clusterWord(nearest)) + memoryFlag);
       }
       if (!clusterOptions.clusterGiven()
           && !clusterOptions.spec(nearest.cluster().toShortString()).equals(nearest.cluster())) {
@@ -194,6 +200,19 @@ final class ExportCommand implements Callable<Integer> {
     }
     o.flush();
     return ExitCodes.INFEASIBLE;
+  }
+
+  /**
+   * A memory capacity as {@code --memory} reads it back exactly: whole gibibytes as {@code
+   * NGiB}, else whole bytes.
+   *
+   * @param bytes the capacity, bytes
+   * @return e.g. {@code 40GiB} or {@code 42500000000}
+   */
+  static String memoryWord(double bytes) {
+    long b = (long) bytes;
+    long gib = 1L << 30;
+    return b % gib == 0 ? b / gib + "GiB" : Long.toString(b);
   }
 
   /**

@@ -443,6 +443,8 @@ final class PlanCommand implements Callable<Integer> {
     // So does the calibration profile it was priced with.
     planJson = PlanFiles.withProfile(planJson, cluster.profile, spec.commandLine().getErr());
     planJson = PlanFiles.withCatalog(planJson, cluster.catalog.file);
+    // And the memory per GPU it was searched within.
+    planJson = PlanFiles.withMemory(planJson, cluster, cs);
     if (json) {
       w.print(planJson);
     } else {

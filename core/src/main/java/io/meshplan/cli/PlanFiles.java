@@ -246,6 +246,56 @@ record PlanFiles(PipelinePlan plan, SimulationResult simulation, ClusterSpec clu
   }
 
   /**
+   * A plan file's JSON with the memory per GPU it was planned within ({@code --memory}) as
+   * {@code memoryPerGpu}, in bytes, which {@link #memoryPerGpu} reads back: without it a plan
+   * searched within less than the GPU's default capacity would be judged again against the
+   * default. Absent {@code --memory}, the JSON is unchanged and the default of the GPU it is
+   * read on applies.
+   *
+   * @param json the plan file's JSON
+   * @param options the cluster flags
+   * @param planned the cluster the plan was made on
+   * @return the JSON
+   */
+  static String withMemory(String json, ClusterOptions options, ClusterSpec planned) {
+    if (options.memory == null) {
+      return json;
+    }
+    long bytes = (long) options.memoryPerGpu(planned);
+    return JsonEdit.edit(json, root -> root.put("memoryPerGpu", bytes));
+  }
+
+  /**
+   * The memory per GPU a plan file is judged by on a cluster: {@code --memory} when given; else
+   * the capacity it was planned within ({@link #withMemory}); else the GPU's default.
+   *
+   * @param file the plan file
+   * @param options the cluster flags
+   * @param cs the cluster it is read on
+   * @return bytes
+   * @throws InputException when the plan's {@code memoryPerGpu} is not a positive whole number
+   *     of bytes, or is more than the GPU's physical memory
+   */
+  static double memoryPerGpu(Path file, ClusterOptions options, ClusterSpec cs) {
+    com.fasterxml.jackson.databind.JsonNode n = lenientTree(file).path("memoryPerGpu");
+    if (options.memory != null || n.isMissingNode() || n.isNull()) {
+      return options.memoryPerGpu(cs);
+    }
+    if (!n.isIntegralNumber() || !n.canConvertToLong() || n.asLong() <= 0) {
+      throw new InputException(file + ": field 'memoryPerGpu' must be the memory per GPU the "
+          + "plan was searched within, a positive whole number of bytes");
+    }
+    long bytes = n.asLong();
+    if (bytes > cs.gpu().hbmBytes()) {
+      throw new InputException(file + ": the plan was searched within "
+          + io.meshplan.util.Units.formatBytes(bytes) + " per GPU (--memory), more than the "
+          + io.meshplan.util.Units.formatBytes(cs.gpu().hbmBytes()) + " of physical memory of one "
+          + cs.gpu().name() + "; give --memory");
+    }
+    return bytes;
+  }
+
+  /**
    * A plan file's JSON with the cluster file's content embedded ({@code clusterDescription}),
    * its node count that of the cluster the plan runs on (fewer than the file's under {@code
    * --spare-nodes} or after lost nodes), so that {@link #cluster} reads the plan's own cluster
@@ -328,7 +378,8 @@ record PlanFiles(PipelinePlan plan, SimulationResult simulation, ClusterSpec clu
         attention.isPresent() ? kernel : p.attentionKernel(), cs);
     PricedJob setup = io.meshplan.planner.Planner.price(JobFlags.job(p.model(), true, options,
         java.util.Optional.of(attention.orElse(p.attention())), cs, p.globalBatchSize(),
-        0, overlaps), pricing, PlannerOptions.defaults());
+        0, overlaps).withMemoryPerGpu(memoryPerGpu(file, options, cs)), pricing,
+        PlannerOptions.defaults());
     SimulationResult sim = Planner.simulate(setup, p);
     return new PlanFiles(p, sim, setup.cluster(), setup.request().memoryPerGpu());
   }
@@ -350,7 +401,7 @@ record PlanFiles(PipelinePlan plan, SimulationResult simulation, ClusterSpec clu
     HloLayering lay = HloLayering.of(in.graph(), "the module " + path);
     ClusterSpec cs = cluster(file, p, options);
     checkDevices(file, p, cs);
-    double memory = options.memoryPerGpu(cs);
+    double memory = memoryPerGpu(file, options, cs);
     SimulationResult sim = ModulePlanner.simulate(new ModuleJob(in.graph(), cs,
         options.pricing(), memory, options.overlapGradReduce), lay, p);
     return new PlanFiles(p, sim, cs, memory);

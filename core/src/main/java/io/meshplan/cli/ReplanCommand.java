@@ -113,8 +113,9 @@ final class ReplanCommand implements Callable<Integer> {
     JsonNode described = root.path("clusterDescription");
     chosen = PlanFiles.withClusterDescription(chosen, described.isObject()
         ? java.util.Optional.of(described) : java.util.Optional.empty(), used);
-    // So do the catalog and the calibration profile it was priced with.
-    for (String carried : new String[] {"catalog", "profile"}) {
+    // So do the catalog and the calibration profile it was priced with, and the memory per GPU
+    // it was searched within.
+    for (String carried : new String[] {"catalog", "profile", "memoryPerGpu"}) {
       JsonNode c = root.path(carried);
       if (!c.isMissingNode() && !c.isNull()) {
         chosen = JsonEdit.edit(chosen, o -> o.set(carried, c.deepCopy()));
@@ -160,7 +161,8 @@ final class ReplanCommand implements Callable<Integer> {
     io.meshplan.planner.PlannerOptions opts = io.meshplan.planner.PlannerOptions.defaults();
     io.meshplan.planner.PricedJob setup = io.meshplan.planner.Planner.price(JobFlags.job(
         main.model(), true, options, java.util.Optional.of(main.attention()),
-        left, main.globalBatchSize(), 0, overlaps), pricing, opts);
+        left, main.globalBatchSize(), 0, overlaps)
+        .withMemoryPerGpu(PlanFiles.memoryPerGpu(plan, options, left)), pricing, opts);
     String forLabel = root.path("for").asText("");
     io.meshplan.interop.PlanResult r = forLabel.isEmpty()
         ? io.meshplan.planner.Planner.plan(setup, opts)

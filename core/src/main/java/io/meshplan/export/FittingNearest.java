@@ -25,8 +25,9 @@ import java.util.Optional;
  *   <li>the optimizer state sharded over the data-parallel GPUs (ZeRO stage 1, Megatron-LM's
  *       distributed optimizer), where it was not and there is more than one data-parallel GPU:
  *       the same arithmetic, the state spread;
- *   <li>full recomputation, where the configuration recomputed less: only the blocks' inputs are
- *       kept, the forward pass run again in the backward;
+ *   <li>full recomputation of every layer, where the configuration recomputed less (selectively,
+ *       or only some layers of each chunk): only the blocks' inputs are kept, the forward pass
+ *       run again in the backward;
  *   <li>both;
  *   <li>the weights, gradients and optimizer state sharded (ZeRO stage 3, FSDP), where they were
  *       not and there is more than one data-parallel GPU, then that with full recomputation: the
@@ -97,26 +98,33 @@ public record FittingNearest(ExportInput input, Optional<PipelinePlan.Prediction
   private static List<Variant> variants(ParallelConfig c) {
     List<Variant> out = new ArrayList<>();
     boolean shard = c.zeroStage() == 0 && c.dataParallel() > 1;
-    boolean recompute = c.recompute() != Recompute.FULL;
+    // Full recomputation of only the first layers of each chunk (--recompute-num-layers) keeps
+    // the other layers' activations: recomputing every layer saves more.
+    boolean recompute = c.recompute() != Recompute.FULL || c.recomputeLayers() > 0;
     if (shard) {
       out.add(new Variant(c.withZeroStage(1), "the optimizer state sharded (ZeRO stage 1)"));
     }
     if (recompute) {
-      out.add(new Variant(c.withRecompute(Recompute.FULL), "full recomputation"));
+      out.add(new Variant(fullRecompute(c), "full recomputation"));
     }
     if (shard && recompute) {
-      out.add(new Variant(c.withZeroStage(1).withRecompute(Recompute.FULL),
+      out.add(new Variant(fullRecompute(c.withZeroStage(1)),
           "the optimizer state sharded (ZeRO stage 1) and full recomputation"));
     }
     if (c.zeroStage() < 3 && c.dataParallel() > 1) {
       ParallelConfig z3 = c.withZeroStage(3);
       out.add(new Variant(z3, "the weights, gradients and optimizer state sharded (ZeRO stage 3)"));
       if (recompute) {
-        out.add(new Variant(z3.withRecompute(Recompute.FULL), "the weights, gradients and "
+        out.add(new Variant(fullRecompute(z3), "the weights, gradients and "
             + "optimizer state sharded (ZeRO stage 3) and full recomputation"));
       }
     }
     return out;
+  }
+
+  /** Full recomputation of every layer of each chunk. */
+  private static ParallelConfig fullRecompute(ParallelConfig c) {
+    return c.withRecompute(Recompute.FULL).withRecomputeLayers(0);
   }
 
   /** The variant as the writer's input, when it binds and the writer expresses it. */

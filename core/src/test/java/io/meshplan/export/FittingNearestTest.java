@@ -59,6 +59,24 @@ class FittingNearestTest {
   }
 
   @Test
+  void recomputingSomeLayersIsNotFullRecomputation() {
+    // Full recomputation of the first 3 layers of each chunk keeps the other layers'
+    // activations. The predictor prices every layer recomputed at 40 GB and anything else at 60
+    // GB: at 50 GB only the variant that recomputes every layer fits, and it is offered.
+    ExportInput partial = NEAREST.withConfig(NEAREST.config().withRecompute(Recompute.FULL)
+        .withRecomputeLayers(3));
+    assertThat(MEGATRON.missing(partial)).isEmpty();
+    CostPredictor cost = in -> Optional.of(new PipelinePlan.Prediction(1.0, 1.0, 1.0, 0.1,
+        (in.config().recompute() == Recompute.FULL && in.config().recomputeLayers() == 0 ? 40
+            : 60) * 1e9));
+    FittingNearest f = FittingNearest.of(MEGATRON, partial, cost, 50e9);
+    assertThat(f.fits()).isTrue();
+    assertThat(f.change()).contains("full recomputation");
+    assertThat(f.input().config().recomputeLayers()).isZero();
+    assertThat(f.input().config().zeroStage()).isZero();
+  }
+
+  @Test
   void aVariantTheWriterCannotExpressIsPassedOver() {
     // DeepSpeed's pipeline engine takes ZeRO stages 0 and 1 only: at 33 GB only ZeRO-3 with full
     // recomputation (30 GB) would fit, so nothing is changed and the writer's configuration is
