@@ -79,8 +79,17 @@ final class ClusterFileReader {
           + "GPU entry inline in the catalog's form");
     }
     JsonNode fabric = root.get("fabric");
-    ClusterSpec c = ClusterSpec.fromParts(file, nodes, gpus, gpu.asText(),
-        fabric == null ? null : fabric.asText(), hardware);
+    ClusterSpec c;
+    try {
+      c = ClusterSpec.fromParts(file, nodes, gpus, gpu.asText(),
+          fabric == null ? null : fabric.asText(), hardware);
+    } catch (InputException e) {
+      // A refusal of the counts (a GPU count past the limit) names the file it came from.
+      if (e.getMessage() != null && e.getMessage().contains(file)) {
+        throw e;
+      }
+      throw new InputException(file + ": " + e.getMessage(), e);
+    }
     GpuSpec g = c.gpu();
     Fabric f = c.fabric();
     OptionalDouble nv = bandwidth(file, root, "nvlinkBandwidth");

@@ -39,6 +39,20 @@ class ClusterFileBoundsTest {
   }
 
   @Test
+  void aGpuCountPastTheLimitIsRefusedNamingTheFile() throws Exception {
+    // 2,147,483,647 x 8 = 17,179,869,176 GPUs and 131,073 x 8 = 1,048,584, each past the limit
+    // of 2^20 = 1,048,576; 131,072 x 8 is the limit itself and reads.
+    for (String nodes : new String[] {"2147483647", "131073"}) {
+      Path f = file(nodes, "");
+      assertThatThrownBy(() -> ClusterSpec.parse(f.toString())).as(nodes)
+          .isInstanceOf(InputException.class)
+          .hasMessageStartingWith(f + ": the GPU count of cluster " + nodes + "x8 is ")
+          .hasMessageEndingWith("more than the limit of 1048576");
+    }
+    assertThat(ClusterSpec.parse(file("131072", "").toString()).gpuCount()).isEqualTo(1 << 20);
+  }
+
+  @Test
   void theEndsOfTheRangeRead() throws Exception {
     // 0.8 Gb/s = 0.1 GB/s = 1e8 B/s, the least; 1e15 B/s = 1 PB/s, the most.
     assertThat(ClusterSpec.parse(file("1", "nvlinkBandwidth: 1e8").toString()).gpu()
