@@ -54,4 +54,18 @@ final class CatalogOption {
     HardwareCatalog c = catalog();
     return FlagWords.call(FlagWords.CLUSTER, () -> ClusterSpec.parse(text, c));
   }
+
+  /**
+   * The cluster a cluster file's mapping, already read, describes against {@link #catalog},
+   * with {@code --cluster}'s name at the head of its refusals.
+   *
+   * @param where the file, for messages
+   * @param description the file's top-level mapping
+   * @return the cluster
+   */
+  ClusterSpec ofDescription(String where, com.fasterxml.jackson.databind.JsonNode description) {
+    HardwareCatalog c = catalog();
+    return FlagWords.call(FlagWords.CLUSTER, () -> ClusterSpec.ofDescription(where, description,
+        c));
+  }
 }

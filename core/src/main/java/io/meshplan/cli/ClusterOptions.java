@@ -191,9 +191,21 @@ final class ClusterOptions {
    * @return the file's top-level mapping, or empty
    */
   java.util.Optional<com.fasterxml.jackson.databind.JsonNode> clusterDescription() {
-    return cluster == null ? java.util.Optional.empty()
-        : FlagWords.call(FlagWords.CLUSTER, () -> ClusterSpec.fileDescription(cluster));
+    if (cluster == null) {
+      return java.util.Optional.empty();
+    }
+    if (described == null) {
+      described = FlagWords.call(FlagWords.CLUSTER, () -> ClusterSpec.fileDescription(cluster));
+    }
+    return described;
   }
+
+  /**
+   * The cluster file's mapping, read once: the cluster priced and the description a plan embeds
+   * come from one read, so a file changed while a command runs cannot be priced on one content
+   * and carried with another.
+   */
+  private java.util.Optional<com.fasterxml.jackson.databind.JsonNode> described;
 
   /** The cluster, read from {@code --cluster} or, when absent, from the fallback text. */
   ClusterSpec spec(String fallback) {
@@ -201,6 +213,12 @@ final class ClusterOptions {
     if (text == null) {
       throw new io.meshplan.util.InputException("--cluster is required, e.g. --cluster "
           + "128x8:h100-80gb:ib-ndr400");
+    }
+    if (cluster != null) {
+      java.util.Optional<com.fasterxml.jackson.databind.JsonNode> d = clusterDescription();
+      if (d.isPresent()) {
+        return catalog.ofDescription(java.nio.file.Path.of(cluster).toString(), d.get());
+      }
     }
     return catalog.cluster(text);
   }
