@@ -118,10 +118,10 @@ public final class ReportHtml {
     }
     w.close("tr");
     row(w, "model", sides, s -> s.plan().map(ReportHtml::source).orElse("see title"));
-    row(w, "cluster", sides, s -> s.plan().map(PipelinePlan::cluster).orElse(in.nodes() + "x"
-        + in.gpusPerNode()));
+    row(w, "cluster", sides, s -> s.plan().map(PipelinePlan::cluster).orElse(
+        in.clusterOf(s).nodes() + "x" + in.clusterOf(s).gpusPerNode()));
     row(w, "GPUs used", sides, s -> Integer.toString(gpus(s)) + " of "
-        + (long) in.nodes() * in.gpusPerNode());
+        + (long) in.clusterOf(s).nodes() * in.clusterOf(s).gpusPerNode());
     row(w, "stages x microbatches", sides, s -> s.simulation().stages().size() + " x "
         + s.simulation().microbatches() + " (" + s.simulation().schedule() + ")");
     row(w, "iteration time", sides, s -> fmt("%.4f s", s.simulation().iterationSeconds()));
@@ -133,7 +133,7 @@ public final class ReportHtml {
     row(w, "MFU", sides, s -> fmt("%.1f%%", 100 * s.simulation().mfu()));
     row(w, "peak memory per GPU", sides, s -> fmt("%.2f GiB (stage %d) of %.1f GiB",
         s.simulation().peakMemoryBytesPerGpu() / GIB, s.simulation().memoryGroup(),
-        in.gpuMemoryBytes() / GIB));
+        in.clusterOf(s).gpuMemoryBytes() / GIB));
     row(w, "communication per GPU per iteration (mean)", sides, s -> {
       CommVolume c = s.simulation().commBytesPerGpu();
       return fmt("tensor-parallel %.2f GiB, data-parallel %.2f GiB, pipeline %.2f GiB",
@@ -181,7 +181,7 @@ public final class ReportHtml {
     w.close("section");
     w.open("section", "id", prefix + "memory-section");
     w.element("h2", "2. Peak memory per GPU by stage");
-    MemoryChart.draw(w, sim, in.gpuMemoryBytes(), prefix + "memory");
+    MemoryChart.draw(w, sim, in.clusterOf(s).gpuMemoryBytes(), prefix + "memory");
     memoryTable(w, sim);
     w.close("section");
     w.open("section", "id", prefix + "breakdown-section");
@@ -191,7 +191,8 @@ public final class ReportHtml {
     w.close("section");
     w.open("section", "id", prefix + "cluster-section");
     w.element("h2", "4. Cluster: GPUs by pipeline stage");
-    ClusterChart.draw(w, s, in.nodes(), in.gpusPerNode(), prefix + "cluster");
+    ClusterChart.draw(w, s, in.clusterOf(s).nodes(), in.clusterOf(s).gpusPerNode(),
+        prefix + "cluster");
     stageTable(w, s);
     w.close("section");
     w.open("section", "id", prefix + "sharding");

@@ -24,4 +24,15 @@ public record ReportInput(ReportSide main, Optional<ReportSide> compare, int nod
     Require.that(gpuMemoryBytes > 0 && Double.isFinite(gpuMemoryBytes),
         "GPU memory must be positive, got " + gpuMemoryBytes);
   }
+
+  /**
+   * The cluster a side runs on: its own, else the report's.
+   *
+   * @param s the side
+   * @return the cluster
+   */
+  ReportSide.Cluster clusterOf(ReportSide s) {
+    return s.cluster().orElseGet(() -> new ReportSide.Cluster(nodes, gpusPerNode,
+        gpuMemoryBytes));
+  }
 }

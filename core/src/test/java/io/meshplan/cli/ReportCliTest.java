@@ -58,6 +58,58 @@ class ReportCliTest {
   }
 
   @Test
+  void aComparedPlanIsPricedAsItWasPlanned(@TempDir Path dir) throws Exception {
+    // A plan made at kernel-level prices, compared beside a plan at the shipped (fitted) prices:
+    // the report's column for it shows its own iteration time. Before, the compared plan was
+    // priced at the shipped prices, which on an H100 are slower by the fitted Hopper factor.
+    String[] job = {"--model", "llama3.1-8b", "--layers", "4", "--seq", "1024", "--cluster",
+        "1x8:h100", "--global-batch", "16"};
+    Path kernel = dir.resolve("kernel.json");
+    java.util.List<String> args = new java.util.ArrayList<>(java.util.List.of("plan"));
+    args.addAll(java.util.List.of(job));
+    args.addAll(java.util.List.of("--prices", "kernel", "--out", kernel.toString()));
+    CliRun k = CliRun.of(args.toArray(String[]::new));
+    assertThat(k.code()).as(k.err()).isZero();
+    double own = new com.fasterxml.jackson.databind.ObjectMapper()
+        .readTree(Files.readString(kernel)).get("iterationSeconds").asDouble();
+    Path report = dir.resolve("r.html");
+    args = new java.util.ArrayList<>(java.util.List.of("plan"));
+    args.addAll(java.util.List.of(job));
+    args.addAll(java.util.List.of("--compare", kernel.toString(), "--report",
+        report.toString()));
+    CliRun r = CliRun.of(args.toArray(String[]::new));
+    assertThat(r.code()).as(r.err()).isZero();
+    String text = Files.readString(report).replaceAll("<[^>]+>", " ").replaceAll("\\s+", " ");
+    java.util.regex.Matcher row = java.util.regex.Pattern.compile(
+        "iteration time ([0-9.]+) s ([0-9.]+) s").matcher(text);
+    assertThat(row.find()).as(text).isTrue();
+    // The compared plan's own figure, to 4 decimals; this plan's, at the fitted prices, is not it.
+    assertThat(row.group(2)).isEqualTo(String.format(java.util.Locale.ROOT, "%.4f", own));
+    assertThat(Double.parseDouble(row.group(1))).isGreaterThan(own * 1.05);
+  }
+
+  @Test
+  void aComparedPlanIsDrawnOnItsOwnClusterAndMemory(@TempDir Path dir) throws Exception {
+    // A plan on 2 x 8 H100s searched within 12 GiB, compared beside one on 1 x 8 H100s at the
+    // default 76 GiB (95% of 80). Before, the compared side was counted against this plan's
+    // cluster ("16 of 8" GPUs) and drawn against its 76 GiB.
+    Path two = dir.resolve("two.json");
+    CliRun p = CliRun.of("plan", "--model", "llama3.1-8b", "--layers", "4", "--seq", "1024",
+        "--cluster", "2x8:h100", "--global-batch", "32", "--memory", "12GiB", "--out",
+        two.toString());
+    assertThat(p.code()).as(p.err()).isZero();
+    Path report = dir.resolve("r.html");
+    CliRun r = CliRun.of("plan", "--model", "llama3.1-8b", "--layers", "4", "--seq", "1024",
+        "--cluster", "1x8:h100", "--global-batch", "32", "--compare", two.toString(),
+        "--report", report.toString());
+    assertThat(r.code()).as(r.err()).isZero();
+    String text = Files.readString(report).replaceAll("<[^>]+>", " ").replaceAll("\\s+", " ");
+    assertThat(text).contains("GPUs used 8 of 8 16 of 16 ");
+    assertThat(text).containsPattern("peak memory per GPU [0-9.]+ GiB \\(stage \\d+\\) of 76\\.0 "
+        + "GiB [0-9.]+ GiB \\(stage \\d+\\) of 12\\.0 GiB ");
+  }
+
+  @Test
   void reportBytesEqualThePlanJson(@TempDir Path dir) throws Exception {
     // A 2-stage plan written as 'plan --out' writes it, simulated again with a report: every
     // stage's bytes per GPU in the report equal the plan file's.
