@@ -113,6 +113,19 @@ public final class PublicFolds {
   }
 
   /**
+   * Published runs held out of every fold: never fitted, so priced at the shipped factors they
+   * check what a user of their stack is told. torchtitan's (fold word {@code torchtitan}, not one
+   * of {@link #NAMES}): its H100 rows ran a 500 W part whose sustained tensor-core throughput is
+   * not published, which one Hopper factor cannot carry beside the 700 W parts
+   * ({@code folds/heldout_torchtitan.csv} says which rows and why).
+   *
+   * @return the runs
+   */
+  public static List<PublicRun> heldOut() {
+    return recipes("heldout_torchtitan.csv");
+  }
+
+  /**
    * The runs of named folds.
    *
    * @param folds fold names ({@link #NAMES}), or {@code public} for all of them

@@ -21,7 +21,8 @@ import java.util.Set;
  * own fold (leave-one-stack-out, the column that counts); each fold's and each table's mean
  * absolute percentage error in the three columns; and what share of runs falls inside its
  * architecture's 90% band around the leave-one-stack-out prediction; and last, each bound the
- * fidelity and frontier-cluster issues set on the leave-one-stack-out column, met or not. Errors
+ * fidelity and frontier-cluster issues set on the leave-one-stack-out column, met or not; and
+ * the runs held out of every fold ({@link PublicFolds#heldOut}) at the shipped factors. Errors
  * are on the published figure (throughput): {@code predicted / measured - 1}.
  *
  * <p>Run: {@code mvn -q -B -DskipTests package && mvn -q -B test-compile && java -Xmx4g -cp
@@ -108,6 +109,41 @@ public final class FidelityBench {
         + "(ErrorBand); a run is 'in' when its measured time lies in the band around the "
         + "prediction made without its fold%n", 100 * ErrorBand.COVERAGE);
     checks(rows, fold);
+    heldOut(result.profile());
+  }
+
+  /**
+   * Runs in no fold ({@link PublicFolds#heldOut}), at kernel-level prices and at the shipped
+   * factors, which never saw them, with the shipped band around the latter; each GPU's and all
+   * their errors.
+   */
+  private static void heldOut(io.meshplan.calibrate.Profile shipped) {
+    System.out.printf(Locale.ROOT, "%nheld out (in no fold; priced at the factors fitted on every "
+        + "fold):%n%-11s %-6s %-13s %-24s %-28s %9s %9s %8s %9s %8s %4s %7s %-4s%n", "stack",
+        "set", "run", "cluster", "tp/pp/dp mb gb recompute", "measured", "kernel", "kernel",
+        "shipped", "shipped", "band", "peakGiB", "fits");
+    java.util.Map<String, List<Double>> errors = new java.util.TreeMap<>();
+    for (PublicRun r : PublicFolds.heldOut()) {
+      SimulationResult kernel = r.simulate(Optional.empty());
+      SimulationResult priced = r.simulate(Optional.of(shipped));
+      double k = r.predicted(kernel) / r.measured() - 1;
+      double e = r.predicted(priced) / r.measured() - 1;
+      double measuredSeconds = r.measuredSeconds(priced);
+      boolean inBand = shipped.compute(r.cluster().gpu()).flatMap(ComputeScale::errorBand)
+          .map(b -> b.covers(priced.iterationSeconds(), measuredSeconds)).orElse(false);
+      double peak = kernel.peakMemoryBytesPerGpu();
+      boolean fits = peak <= r.cluster().gpu().hbmBytes();
+      errors.computeIfAbsent("gpu " + r.cluster().gpu().name(), g -> new ArrayList<>()).add(e);
+      errors.computeIfAbsent("all", g -> new ArrayList<>()).add(e);
+      System.out.printf(Locale.ROOT, "%-11s %-6s %-13s %-24s %-28s %9.1f %9.1f %+7.1f%% %9.1f "
+          + "%+7.1f%% %4s %7.1f %-4s%n", r.fold(), r.set(), r.name(),
+          r.cluster().toShortString(), layout(r.config()), r.measured(), r.predicted(kernel),
+          100 * k, r.predicted(priced), 100 * e, inBand ? "in" : "OUT", peak / GIB,
+          fits ? "yes" : "NO");
+    }
+    errors.forEach((g, es) -> System.out.printf(Locale.ROOT, "%-28s %5d runs  MAPE %5.1f%%  max "
+        + "%5.1f%%%n", g, es.size(), 100 * es.stream().mapToDouble(Math::abs).average()
+        .orElse(0), 100 * es.stream().mapToDouble(Math::abs).max().orElse(0)));
   }
 
   /**
