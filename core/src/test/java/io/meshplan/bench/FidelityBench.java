@@ -119,7 +119,7 @@ public final class FidelityBench {
    */
   private static void heldOut(io.meshplan.calibrate.Profile shipped) {
     System.out.printf(Locale.ROOT, "%nheld out (in no fold; priced at the factors fitted on every "
-        + "fold):%n%-11s %-6s %-13s %-24s %-28s %9s %9s %8s %9s %8s %4s %7s %-4s%n", "stack",
+        + "fold):%n%-13s %-6s %-13s %-24s %-28s %9s %9s %8s %9s %8s %4s %7s %-4s%n", "stack",
         "set", "run", "cluster", "tp/pp/dp mb gb recompute", "measured", "kernel", "kernel",
         "shipped", "shipped", "band", "peakGiB", "fits");
     java.util.Map<String, List<Double>> errors = new java.util.TreeMap<>();
@@ -134,8 +134,9 @@ public final class FidelityBench {
       double peak = kernel.peakMemoryBytesPerGpu();
       boolean fits = peak <= r.cluster().gpu().hbmBytes();
       errors.computeIfAbsent("gpu " + r.cluster().gpu().name(), g -> new ArrayList<>()).add(e);
+      errors.computeIfAbsent("stack " + r.fold(), g -> new ArrayList<>()).add(e);
       errors.computeIfAbsent("all", g -> new ArrayList<>()).add(e);
-      System.out.printf(Locale.ROOT, "%-11s %-6s %-13s %-24s %-28s %9.1f %9.1f %+7.1f%% %9.1f "
+      System.out.printf(Locale.ROOT, "%-13s %-6s %-13s %-24s %-28s %9.1f %9.1f %+7.1f%% %9.1f "
           + "%+7.1f%% %4s %7.1f %-4s%n", r.fold(), r.set(), r.name(),
           r.cluster().toShortString(), layout(r.config()), r.measured(), r.predicted(kernel),
           100 * k, r.predicted(priced), 100 * e, inBand ? "in" : "OUT", peak / GIB,

@@ -13,20 +13,55 @@ import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
 /**
- * torchtitan's published runs ({@code folds/heldout_torchtitan.csv}) are held out of every fold:
- * no fit sees them, {@code --folds} cannot name them, and each is stated as its page and config
- * ran it.
+ * torchtitan's published runs ({@code folds/heldout_torchtitan.csv}) and other submitters' MLPerf
+ * runs of NVIDIA's implementation on Hopper ({@code folds/heldout_mlperf.csv}) are held out of
+ * every fold: no fit sees them, {@code --folds} cannot name torchtitan, and each is stated as its
+ * page, config and logs ran it.
  */
 class PublicHeldOutTest {
-  private static final List<PublicRun> RUNS = PublicFolds.heldOut();
+  private static final List<PublicRun> HELD = PublicFolds.heldOut();
+  private static final List<PublicRun> RUNS = HELD.subList(0, 12);
+  private static final List<PublicRun> MLPERF = HELD.subList(12, HELD.size());
 
   @Test
   void theyAreInNoFold() {
-    assertThat(RUNS).hasSize(12).allSatisfy(r -> assertThat(r.fold()).isEqualTo("torchtitan"));
+    assertThat(RUNS).allSatisfy(r -> assertThat(r.fold()).isEqualTo("torchtitan"));
+    assertThat(MLPERF).hasSize(5).allSatisfy(r -> assertThat(r.set()).isEqualTo("mlph"));
     assertThat(PublicFolds.NAMES).doesNotContain("torchtitan");
-    assertThat(PublicFolds.all()).noneMatch(r -> r.fold().equals("torchtitan"));
+    assertThat(PublicFolds.all()).noneMatch(r -> r.fold().equals("torchtitan")
+        || r.set().equals("mlph"));
     assertThatThrownBy(() -> PublicFolds.of(List.of("torchtitan")))
         .isInstanceOf(InputException.class).hasMessageContaining("is not a public fold");
+    // No held-out run is a fold's run under another name: no fold has a run of the same
+    // figure on the same cluster and layout.
+    for (PublicRun h : HELD) {
+      assertThat(PublicFolds.all()).noneMatch(r -> r.measured() == h.measured()
+          && r.cluster().equals(h.cluster()) && r.config().equals(h.config()));
+    }
+  }
+
+  @Test
+  void theMlperfRowsAreStatedAsTheirLogsPrintThem() {
+    // Cisco's H100 rows: TP 4 with sequence parallelism and its overlap, CP 2 over the ring,
+    // one sequence a replica; the H200 one-node rows: TP 1, CP 2, DP 4, two micro-batches; the
+    // two-node H200 row: TP 2 with sequence parallelism, no overlap.
+    int[][] layouts = {{4, 2, 8, 64}, {4, 2, 16, 128}, {1, 2, 4, 8}, {1, 2, 4, 8}, {2, 1, 8, 16}};
+    for (int i = 0; i < layouts.length; i++) {
+      PublicRun r = MLPERF.get(i);
+      assertThat(r.config().tensorParallel()).isEqualTo(layouts[i][0]);
+      assertThat(r.config().contextParallel()).isEqualTo(layouts[i][1]);
+      assertThat(r.config().dataParallel()).isEqualTo(layouts[i][2]);
+      assertThat(r.cluster().gpuCount()).isEqualTo(layouts[i][3]);
+      assertThat(r.config().cpExchange()).isEqualTo(ContextExchange.P2P);
+      assertThat(r.model().lora().rank()).isEqualTo(16);
+      assertThat(r.model().lora().fp8Base()).isTrue();
+      assertThat(r.kernel()).contains(AttentionKernel.CUDNN);
+    }
+    assertThat(MLPERF.get(0).overlaps().tensorComm()).isTrue();
+    assertThat(MLPERF.get(4).overlaps().tensorComm()).isFalse();
+    assertThat(MLPERF.get(4).config().sequenceParallel()).isTrue();
+    assertThat(MLPERF.get(2).model().fp8ActivationInput()).isTrue();
+    assertThat(MLPERF.get(0).model().fp8ActivationInput()).isFalse();
   }
 
   @Test
@@ -88,7 +123,7 @@ class PublicHeldOutTest {
   void everyRowFitsInItsGpusMemory() {
     // The pages report 61.8-84.5 GiB reserved on the 96 GB H100s and 47-48 GiB on the H200s;
     // each row is a configuration that ran, so meshplan's estimate must fit.
-    for (PublicRun r : RUNS) {
+    for (PublicRun r : HELD) {
       double peak = r.simulate(Optional.empty()).peakMemoryBytesPerGpu();
       assertThat(peak).as(r.set() + " " + r.cluster()).isLessThanOrEqualTo(
           r.cluster().gpu().hbmBytes());
