@@ -145,6 +145,24 @@ public final class FidelityBench {
     errors.forEach((g, es) -> System.out.printf(Locale.ROOT, "%-28s %5d runs  MAPE %5.1f%%  max "
         + "%5.1f%%%n", g, es.size(), 100 * es.stream().mapToDouble(Math::abs).average()
         .orElse(0), 100 * es.stream().mapToDouble(Math::abs).max().orElse(0)));
+    // The bounds the fidelity issue (#38: Hopper) and the frontier-cluster issue (#39: GB200 and
+    // B200) set on held-out runs, at the shipped prices.
+    System.out.printf(Locale.ROOT, "%nbounds (held out, shipped prices):%n%-40s %5s %8s %7s %8s "
+        + "%7s%n", "group", "runs", "MAPE", "bound", "max", "bound");
+    heldOutBound("held-out Hopper", errors, g -> g.startsWith("gpu h"), 10, 25);
+    heldOutBound("held-out GB200 and B200", errors,
+        g -> g.equals("gpu gb200") || g.equals("gpu b200"), 12, 25);
+  }
+
+  private static void heldOutBound(String group, java.util.Map<String, List<Double>> errors,
+      java.util.function.Predicate<String> gpus, double mapeBound, double maxBound) {
+    List<Double> es = errors.entrySet().stream().filter(e -> gpus.test(e.getKey()))
+        .flatMap(e -> e.getValue().stream()).toList();
+    double mape = 100 * es.stream().mapToDouble(Math::abs).average().orElse(0);
+    double max = 100 * es.stream().mapToDouble(Math::abs).max().orElse(0);
+    System.out.printf(Locale.ROOT, "%-40s %5d %7.1f%% %6.0f%% %7.1f%% %6.0f%%  %s%n", group,
+        es.size(), mape, mapeBound, max, maxBound, mape <= mapeBound && max <= maxBound ? "met"
+            : "NOT MET");
   }
 
   /**

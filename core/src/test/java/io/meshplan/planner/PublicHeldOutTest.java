@@ -26,10 +26,10 @@ class PublicHeldOutTest {
   @Test
   void theyAreInNoFold() {
     assertThat(RUNS).allSatisfy(r -> assertThat(r.fold()).isEqualTo("torchtitan"));
-    assertThat(MLPERF).hasSize(5).allSatisfy(r -> assertThat(r.set()).isEqualTo("mlph"));
+    assertThat(MLPERF).hasSize(24).allSatisfy(r -> assertThat(r.set()).startsWith("mlp"));
     assertThat(PublicFolds.NAMES).doesNotContain("torchtitan");
     assertThat(PublicFolds.all()).noneMatch(r -> r.fold().equals("torchtitan")
-        || r.set().equals("mlph"));
+        || r.set().startsWith("mlph") || r.set().startsWith("mlpb"));
     assertThatThrownBy(() -> PublicFolds.of(List.of("torchtitan")))
         .isInstanceOf(InputException.class).hasMessageContaining("is not a public fold");
     // No held-out run is a fold's run under another name: no fold has a run of the same
@@ -117,6 +117,30 @@ class PublicHeldOutTest {
     }
     assertThat(RUNS.get(10).cluster().gpuCount()).isEqualTo(32);
     assertThat(RUNS.get(11).cluster().gpuCount()).isEqualTo(64);
+  }
+
+  @Test
+  void theBlackwellRowsAreStatedAsTheirConfigsRanThem() {
+    // University of Florida's one-node LoRA config keeps the SwiGLU input in FP8 (FP8_ACT=1); its
+    // CP 8 config does not.
+    PublicRun n1 = MLPERF.stream().filter(r -> r.set().equals("mlpbl")).findFirst().orElseThrow();
+    assertThat(n1.cluster().gpuCount()).isEqualTo(8);
+    assertThat(n1.model().fp8ActivationInput()).isTrue();
+    PublicRun cp8 = MLPERF.stream().filter(r -> r.set().equals("mlpbl")
+        && r.config().contextParallel() == 8).findFirst().orElseThrow();
+    assertThat(cp8.model().fp8ActivationInput()).isFalse();
+    assertThat(cp8.config().cpExchange()).isEqualTo(ContextExchange.ALL_TO_ALL);
+    // Llama 3.1 405B on 32 B200 nodes: TP 4, PP 8 with 8 virtual stages, CP 2, DP 4, 144
+    // microbatches of one sequence: global batch 576.
+    PublicRun b405 = MLPERF.stream().filter(r -> r.name().equals("llama3.1-405b")).findFirst()
+        .orElseThrow();
+    assertThat(b405.config().tensorParallel()).isEqualTo(4);
+    assertThat(b405.config().pipelineParallel()).isEqualTo(8);
+    assertThat(b405.config().virtualStages()).isEqualTo(8);
+    assertThat(b405.config().contextParallel()).isEqualTo(2);
+    assertThat(b405.config().dataParallel()).isEqualTo(4);
+    assertThat(b405.config().globalBatchSize()).isEqualTo(576);
+    assertThat(b405.cluster().gpuCount()).isEqualTo(256);
   }
 
   @Test
