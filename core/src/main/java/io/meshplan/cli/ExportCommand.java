@@ -246,6 +246,9 @@ final class ExportCommand implements Callable<Integer> {
         spec.commandLine().getErr());
     ClusterSpec c = PlanFiles.cluster(plan, p, clusterOptions);
     PlanFiles.checkDevices(plan, p, c);
+    // The memory the plan was searched within is read now: a fault in it is refused before
+    // anything is written or printed.
+    PlanFiles.memoryPerGpu(plan, clusterOptions, c);
     clusterOptions.warnIfProfileForeign(c, spec.commandLine().getErr());
     priced = c;
     ExportResult result = new Exporter().export(target, p, c);

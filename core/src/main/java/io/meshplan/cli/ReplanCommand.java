@@ -68,6 +68,9 @@ final class ReplanCommand implements Callable<Integer> {
     PipelinePlan main = PlanJson.read(plan.toString(), text);
     // The plan's own cluster: the cluster file it embeds, or its name.
     ClusterSpec cs = PlanFiles.own(plan, main, new CatalogOption());
+    // The memory per GPU it was searched within travels to the plan written: refused here when
+    // it is not one, as simulate would refuse the plan written.
+    PlanFiles.memoryPerGpu(plan, new ClusterOptions(), cs);
     if (cs.nodes() == 1) {
       throw new InputException("--lost-nodes " + lostNodes + ": the plan's cluster "
           + cs.toShortString() + " has 1 node, so no node can be lost and a job left to run;"

@@ -105,15 +105,25 @@ class PlanMemoryCliTest {
 
   @Test
   void aPlansMemoryThatIsNoCapacityIsRefusedInOneLine() throws Exception {
-    Path plan = plan("plan.json", "1x8:h100", "--memory", "12GiB");
+    Path plan = plan("plan.json", "2x8:h100", "--memory", "12GiB");
     ObjectNode root = (ObjectNode) JSON.readTree(Files.readString(plan));
     for (String bad : List.of("-1", "0", "1.5", "\"12GiB\"", "1e30", "[1]", "true")) {
       root.set("memoryPerGpu", JSON.readTree(bad));
       Path f = Files.writeString(dir.resolve("bad.json"), root.toString());
-      CliRun r = CliRun.of("simulate", "--plan", f.toString());
-      assertThat(r.code()).as(bad).isEqualTo(2);
-      assertThat(r.err().strip()).as(bad).doesNotContain("\n")
-          .contains("field 'memoryPerGpu' must be");
+      // Each command that reads the plan refuses it in one line, export before it prints or
+      // writes anything and replan before it writes the plan it chose.
+      Path out = dir.resolve("out.json");
+      for (List<String> cmd : List.of(List.of("simulate", "--plan", f.toString()),
+          List.of("export", "--to", "megatron", "--plan", f.toString()),
+          List.of("replan", "--plan", f.toString(), "--lost-nodes", "1", "--out",
+              out.toString()))) {
+        CliRun r = CliRun.of(cmd.toArray(String[]::new));
+        assertThat(r.code()).as(bad + " " + cmd.get(0)).isEqualTo(2);
+        assertThat(r.out()).as(bad + " " + cmd.get(0)).isEmpty();
+        assertThat(r.err().strip()).as(bad + " " + cmd.get(0)).doesNotContain("\n")
+            .contains("field 'memoryPerGpu' must be");
+        assertThat(out).doesNotExist();
+      }
     }
     // More than an H100's 80 GiB: 200 GiB = 214,748,364,800 bytes.
     root.put("memoryPerGpu", 200L << 30);
