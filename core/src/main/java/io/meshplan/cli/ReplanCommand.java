@@ -71,6 +71,8 @@ final class ReplanCommand implements Callable<Integer> {
     // The memory per GPU it was searched within travels to the plan written: refused here when
     // it is not one, as simulate would refuse the plan written.
     PlanFiles.memoryPerGpu(plan, new ClusterOptions(), cs);
+    // So does the calibration profile it carries.
+    PlanFiles.profile(plan);
     if (cs.nodes() == 1) {
       throw new InputException("--lost-nodes " + lostNodes + ": the plan's cluster "
           + cs.toShortString() + " has 1 node, so no node can be lost and a job left to run;"

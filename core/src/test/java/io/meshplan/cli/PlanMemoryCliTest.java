@@ -138,6 +138,23 @@ class PlanMemoryCliTest {
   }
 
   @Test
+  void replanRefusesABrokenProfileItWouldCarry() throws Exception {
+    // A stored fallback is written as it is, with the main plan's profile: a profile that is not
+    // one is refused before anything is written, as simulate refuses it.
+    Path plan = plan("plan.json", "2x8:h100", "--fallbacks", "1");
+    ObjectNode root = (ObjectNode) JSON.readTree(Files.readString(plan));
+    ObjectNode profile = root.putObject("profile");
+    profile.put("file", "p.yaml");
+    profile.put("text", "version: [[[");
+    Path f = Files.writeString(dir.resolve("broken.json"), root.toString());
+    Path out = dir.resolve("left.json");
+    CliRun r = CliRun.of("replan", "--plan", f.toString(), "--lost-nodes", "1", "--out",
+        out.toString());
+    r.refusedInOneLine(2, "profile p.yaml: not a valid profile");
+    assertThat(out).doesNotExist();
+  }
+
+  @Test
   void memoryWordsReadBackExactly() {
     assertThat(ExportCommand.memoryWord(TWELVE_GIB)).isEqualTo("12GiB");
     // 40 GB is no whole number of GiB: written in bytes, which --memory reads as bytes.
