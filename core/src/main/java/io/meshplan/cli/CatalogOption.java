@@ -31,15 +31,14 @@ final class CatalogOption {
   }
 
   /**
-   * Takes the catalog a plan file carries ({@link PlanFiles#withCatalog}) when {@code --catalog}
+   * Takes the catalog a plan file carries ({@link PlanFile#adoptCatalog}) when {@code --catalog}
    * is absent: the plan names GPUs and fabrics of the catalog it was planned with.
    *
-   * @param planFile the plan file
-   * @param text the catalog's text the plan carries
+   * @param carried the shipped catalog with the entries the plan carries
    */
-  void adopt(Path planFile, String text) {
+  void adopt(HardwareCatalog carried) {
     if (file == null) {
-      loaded = HardwareCatalog.shipped().with(text, planFile + ": catalog");
+      loaded = carried;
     }
   }
 

@@ -254,26 +254,16 @@ final class ClusterOptions {
   }
 
   /**
-   * Takes the prices a plan file was planned at when the flags name none: {@code kernel} for a
-   * plan planned with {@code --prices kernel}; any other plan is simulated at the defaults.
-   *
-   * @param planSource the plan's {@code prices.source}, if it has one
-   */
-  void defaultPrices(java.util.Optional<String> planSource) {
-    defaultPrices(planSource, java.util.Optional.empty(), null, null);
-  }
-
-  /**
-   * Takes the prices a plan file was planned at when the flags name none, as {@link
-   * #defaultPrices(java.util.Optional)} does, and the calibration profile a plan planned with
-   * {@code --profile} carries ({@link PlanFiles#profile}); a plan that says it was priced with a
-   * profile but carries none (written before plans carried it) is priced at the defaults, with
-   * a warning.
+   * Takes the prices a plan file was planned at when the flags name none ({@link
+   * PlanFile#defaultPrices}): {@code kernel} for a plan planned with {@code --prices kernel}, the
+   * calibration profile a plan planned with {@code --profile} carries ({@link PlanFile#profile});
+   * a plan that says it was priced with a profile but carries none (written before plans carried
+   * it) is priced at the defaults, with a warning; any other plan at the defaults.
    *
    * @param planSource the plan's {@code prices.source}, if it has one
    * @param planProfile the profile the plan carries, if any
    * @param planFile the plan file, for the warning
-   * @param warn where the warning goes; null for none
+   * @param warn where the warning goes
    */
   void defaultPrices(java.util.Optional<String> planSource,
       java.util.Optional<Profile> planProfile, Path planFile, java.io.PrintWriter warn) {
@@ -284,7 +274,7 @@ final class ClusterOptions {
       prices = "kernel";
     } else if (planProfile.isPresent()) {
       loaded = planProfile.get();
-    } else if (planSource.filter("profile"::equals).isPresent() && warn != null) {
+    } else if (planSource.filter("profile"::equals).isPresent()) {
       warn.println(ExceptionMapper.warning(planFile + " was priced with a calibration profile it"
           + " does not carry; priced now at the shipped prices (give --profile FILE for its own)"));
     }

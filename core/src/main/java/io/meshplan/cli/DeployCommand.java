@@ -165,16 +165,18 @@ final class DeployCommand implements Callable<Integer> {
     DeployOptionScope.check(spec.commandLine().getParseResult(), t, parseRayMode());
     out = OutputPaths.stdout(out);
     Map<String, Path> inputs = new LinkedHashMap<>();
-    Optional<PipelinePlan> p = Optional.empty();
+    Optional<PlanFile> planFile = Optional.empty();
     if (plan != null) {
       inputs.put("--plan", plan);
       inputs.putAll(PlanFiles.namedFiles(plan));
-      p = Optional.of(PlanFiles.read(plan));
+      planFile = Optional.of(PlanFile.read(plan));
     }
+    // A file that is not a plan is refused before anything else is said of it.
+    Optional<PipelinePlan> p = planFile.map(PlanFile::plan);
     if (cluster == null && p.isEmpty()) {
       throw new InputException("give --cluster or --plan");
     }
-    ClusterSpec c = cluster(p, inputs);
+    ClusterSpec c = cluster(planFile, inputs);
     FabricEnv f = readFabric(inputs);
     TreeMap<String, String> envs = envFlags();
     List<String> cmd = new ArrayList<>(command);
@@ -245,15 +247,15 @@ final class DeployCommand implements Callable<Integer> {
    * The cluster the launch files are for: {@code --cluster}, else the plan's, checked against the
    * plan's GPUs and devices; the cluster and catalog files join the inputs no output may name.
    */
-  private ClusterSpec cluster(Optional<PipelinePlan> p, Map<String, Path> inputs) {
+  private ClusterSpec cluster(Optional<PlanFile> file, Map<String, Path> inputs) {
+    Optional<PipelinePlan> p = file.map(PlanFile::plan);
     String text = cluster != null ? cluster : p.get().cluster();
-    if (cluster != null && p.isPresent()) {
+    if (cluster != null && file.isPresent()) {
       // The catalog the plan was made with names its GPUs, unless --catalog is given.
-      PlanFiles.adoptCatalog(plan, catalog);
+      file.get().adoptCatalog(catalog);
     }
     // A plan's own cluster: the cluster file it embeds, or its name (in the plan's catalog).
-    ClusterSpec c = cluster != null ? catalog.cluster(text)
-        : PlanFiles.own(plan, p.get(), catalog);
+    ClusterSpec c = cluster != null ? catalog.cluster(text) : file.get().own(catalog);
     // The plan's cluster may be a file as well as --cluster's: either is read.
     Path clusterFile = CliValues.existingFile(text);
     if (clusterFile != null) {

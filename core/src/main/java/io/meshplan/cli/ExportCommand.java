@@ -89,6 +89,9 @@ final class ExportCommand implements Callable<Integer> {
   /** The cluster the export prices (its GPU names the prices line of a prediction). */
   private ClusterSpec priced;
 
+  /** {@code --plan} as read, once: the plan's export and its nearest configuration. */
+  private PlanFile planFile;
+
   @Option(names = "--to", required = true, paramLabel = "TARGET",
       completionCandidates = Choices.ExportTargets.class,
       description = "One of: ${COMPLETION-CANDIDATES}.")
@@ -156,8 +159,8 @@ final class ExportCommand implements Callable<Integer> {
       CostPredictor cost = predictor != null ? predictor : this::simulate;
       ExportInput writers = n.nearest().get();
       // A plan's export is judged by the memory the plan was searched within.
-      double capacity = plan != null
-          ? PlanFiles.memoryPerGpu(plan, clusterOptions, writers.cluster())
+      double capacity = planFile != null
+          ? planFile.memoryPerGpu(clusterOptions, writers.cluster())
           : clusterOptions.memoryPerGpu(writers.cluster());
       // Printed where it is not the GPU's default, so that the command runs as it was judged.
       String memoryFlag = capacity == writers.cluster().gpu().usableMemoryBytes() ? ""
@@ -239,16 +242,16 @@ final class ExportCommand implements Callable<Integer> {
       throw new InputException("--plan carries the overlaps it was planned with; drop the "
           + "overlap flags");
     }
-    PipelinePlan p = PlanFiles.read(plan);
+    planFile = PlanFile.read(plan);
+    PipelinePlan p = planFile.plan();
     p.attentionKernel().ifPresent(ExportCommand::refuseKernel);
     // The nearest configuration is priced as the plan was.
-    clusterOptions.defaultPrices(PlanFiles.pricesSource(plan), PlanFiles.profile(plan), plan,
-        spec.commandLine().getErr());
-    ClusterSpec c = PlanFiles.cluster(plan, p, clusterOptions);
+    planFile.defaultPrices(clusterOptions, spec.commandLine().getErr());
+    ClusterSpec c = planFile.cluster(clusterOptions);
     PlanFiles.checkDevices(plan, p, c);
     // The memory the plan was searched within is read now: a fault in it is refused before
     // anything is written or printed.
-    PlanFiles.memoryPerGpu(plan, clusterOptions, c);
+    planFile.memoryPerGpu(clusterOptions, c);
     clusterOptions.warnIfProfileForeign(c, spec.commandLine().getErr());
     priced = c;
     ExportResult result = new Exporter().export(target, p, c);
@@ -256,7 +259,7 @@ final class ExportCommand implements Callable<Integer> {
     planForHelps = io.meshplan.export.LaunchChecks.of(target, c)
         .missing(p.model(), p.attention(), p.overlaps()).isEmpty();
     if (!(result instanceof ExportResult.NotExpressible)) {
-      PlanFiles saved = PlanFiles.simulate(plan, clusterOptions, Optional.empty(),
+      PlanFiles saved = PlanFiles.simulate(planFile, clusterOptions, Optional.empty(),
           spec.commandLine().getErr());
       requireFits(saved.plan().source().title(), saved.cluster(), saved.simulation(),
           saved.memoryPerGpu());

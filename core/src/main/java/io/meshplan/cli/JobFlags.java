@@ -140,7 +140,7 @@ final class JobFlags {
 
   /**
    * The training job of a model on a cluster already read (a plan file's, {@link
-   * PlanFiles#cluster}), as {@link #job(ModelSpec, boolean, ClusterOptions, java.util.Optional,
+   * PlanFile#cluster}), as {@link #job(ModelSpec, boolean, ClusterOptions, java.util.Optional,
    * String, int, int, io.meshplan.model.Overlaps)} makes it.
    *
    * @param m the model

@@ -4,7 +4,6 @@ import io.meshplan.cluster.ClusterSpec;
 import io.meshplan.interop.hlo.HloLayering;
 import io.meshplan.plan.PipelinePlan;
 import io.meshplan.plan.PlanFileCheck;
-import io.meshplan.plan.PlanJson;
 import io.meshplan.plan.PlanSource;
 import io.meshplan.planner.ModuleJob;
 import io.meshplan.planner.ModulePlanner;
@@ -31,31 +30,8 @@ record PlanFiles(PipelinePlan plan, SimulationResult simulation, ClusterSpec clu
     double memoryPerGpu) {
 
   /**
-   * Reads a plan file.
-   *
-   * @param file the plan file
-   * @return the plan
-   */
-  static PipelinePlan read(Path file) {
-    return PlanJson.read(file.toString(), InputFiles.readString(file, InputFiles.PLAN_MAX_BYTES,
-        "plan file"));
-  }
-
-  /**
-   * The prices a plan file says it was planned at: its {@code prices.source} ({@code public},
-   * {@code kernel} or {@code profile}; plan files written before prices were recorded have none).
-   *
-   * @param file the plan file
-   * @return the word, or empty
-   */
-  static java.util.Optional<String> pricesSource(Path file) {
-    com.fasterxml.jackson.databind.JsonNode n = lenientTree(file).path("prices").path("source");
-    return n.isTextual() ? java.util.Optional.of(n.asText()) : java.util.Optional.empty();
-  }
-
-  /**
    * A plan file's JSON with the calibration profile it was priced with ({@code --profile})
-   * embedded as {@code profile}: its file name and text, which {@link #profile} reads back, so
+   * embedded as {@code profile}: its file name and text, which {@link PlanFile#profile} reads back, so
    * that the plan is priced again at its own prices without the file.
    *
    * <p>A profile too large to carry within a plan file's limit ({@link InputFiles#PLAN_MAX_BYTES})
@@ -89,38 +65,8 @@ record PlanFiles(PipelinePlan plan, SimulationResult simulation, ClusterSpec clu
   }
 
   /**
-   * The calibration profile a plan file carries ({@link #withProfile}), read as {@code
-   * --profile} reads its file.
-   *
-   * @param file the plan file
-   * @return the profile, or empty when the plan carries none
-   * @throws InputException naming the plan file when its {@code profile} is not a profile
-   */
-  static java.util.Optional<io.meshplan.calibrate.Profile> profile(Path file) {
-    com.fasterxml.jackson.databind.JsonNode n = lenientTree(file).path("profile");
-    if (n.isMissingNode() || n.isNull()) {
-      return java.util.Optional.empty();
-    }
-    com.fasterxml.jackson.databind.JsonNode text = n.path("text");
-    com.fasterxml.jackson.databind.JsonNode name = n.path("file");
-    if (!n.isObject() || !text.isTextual() || !name.isTextual()) {
-      throw new InputException(file + ": field 'profile' must hold the calibration profile's "
-          + "file name and text ({\"file\": ..., \"text\": ...})");
-    }
-    Path where;
-    try {
-      // The profile's own name keeps its format (a .json name is JSON, else YAML).
-      where = Path.of(file + ": profile " + name.asText());
-    } catch (java.nio.file.InvalidPathException e) {
-      where = Path.of(file + ": profile");
-    }
-    return java.util.Optional.of(io.meshplan.calibrate.ProfileFiles.parse(where,
-        text.asText()));
-  }
-
-  /**
    * A plan file's JSON tree for a look at one field before it is read, or a missing node when it
-   * cannot be read as JSON: {@link #read} reports the file's faults in its own words.
+   * cannot be read as JSON: {@link PlanFile#plan} reports the file's faults in its own words.
    */
   private static com.fasterxml.jackson.databind.JsonNode lenientTree(Path file) {
     try {
@@ -135,7 +81,7 @@ record PlanFiles(PipelinePlan plan, SimulationResult simulation, ClusterSpec clu
    * The files a plan file names and a command reads through it: its cluster, when the {@code
    * cluster} field is the path of a cluster file, and an HLO module plan's module ({@code
    * source.path}). They are inputs as much as the plan file, so no output may name them. A file
-   * that cannot be read as a plan names none here; {@link #read} reports its faults.
+   * that cannot be read as a plan names none here; {@link PlanFile#plan} reports its faults.
    *
    * @param file the plan file, or null
    * @return label to path, in the plan's order; empty for none
@@ -160,27 +106,6 @@ record PlanFiles(PipelinePlan plan, SimulationResult simulation, ClusterSpec clu
   }
 
   /**
-   * The cluster a plan file is priced on: {@code --cluster} when given; else the cluster file's
-   * content the plan embeds ({@code clusterDescription}, written when it was planned on a cluster
-   * file, whose bandwidth overrides and inline GPU its cluster name cannot carry), which must
-   * describe the cluster the plan names; else the plan's cluster name read against the catalog.
-   *
-   * @param file the plan file
-   * @param p the plan
-   * @param options the cluster flags
-   * @return the cluster
-   * @throws InputException when the embedded description is not a cluster file's, or describes
-   *     another cluster than the plan names
-   */
-  static ClusterSpec cluster(Path file, PipelinePlan p, ClusterOptions options) {
-    if (!options.clusterGiven()) {
-      return own(file, p, options.catalog);
-    }
-    adoptCatalog(file, options.catalog);
-    return options.spec(p.cluster());
-  }
-
-  /**
    * A plan file's JSON with the hardware catalog it was planned with ({@code --catalog})
    * embedded as {@code catalog}, its text: the plan's cluster names its GPUs and fabrics, and
    * an entry that replaces a shipped one by name would otherwise price the plan again on the
@@ -199,55 +124,8 @@ record PlanFiles(PipelinePlan plan, SimulationResult simulation, ClusterSpec clu
   }
 
   /**
-   * Takes the catalog a plan file carries ({@link #withCatalog}) when {@code --catalog} is
-   * absent.
-   *
-   * @param file the plan file
-   * @param catalog {@code --catalog}
-   * @throws InputException when the plan's {@code catalog} is not a catalog's text
-   */
-  static void adoptCatalog(Path file, CatalogOption catalog) {
-    com.fasterxml.jackson.databind.JsonNode n = lenientTree(file).path("catalog");
-    if (n.isMissingNode() || n.isNull()) {
-      return;
-    }
-    if (!n.isTextual()) {
-      throw new InputException(file + ": field 'catalog' must be the text of the YAML catalog "
-          + "the plan was made with");
-    }
-    catalog.adopt(file, n.asText());
-  }
-
-  /**
-   * The cluster a plan file names, on its own: the cluster file its {@code cluster} field names
-   * by path, else the cluster file's content it embeds ({@code clusterDescription}), else its
-   * cluster name, each read against a catalog.
-   *
-   * @param file the plan file
-   * @param p the plan
-   * @param catalog {@code --catalog}
-   * @return the cluster
-   * @throws InputException as {@link #cluster} says
-   */
-  static ClusterSpec own(Path file, PipelinePlan p, CatalogOption catalog) {
-    adoptCatalog(file, catalog);
-    com.fasterxml.jackson.databind.JsonNode d = lenientTree(file).path("clusterDescription");
-    // A plan whose cluster names a cluster file reads that file.
-    if (d.isMissingNode() || d.isNull() || !ClusterSpec.isShortForm(p.cluster())) {
-      return catalog.cluster(p.cluster());
-    }
-    ClusterSpec c = ClusterSpec.ofDescription(file + ": clusterDescription", d,
-        catalog.catalog());
-    if (!c.toShortString().equals(p.cluster())) {
-      throw new InputException(file + ": clusterDescription describes " + c.toShortString()
-          + ", but the plan's cluster is " + p.cluster() + "; give --cluster");
-    }
-    return c;
-  }
-
-  /**
    * A plan file's JSON with the memory per GPU it was planned within ({@code --memory}) as
-   * {@code memoryPerGpu}, in bytes, which {@link #memoryPerGpu} reads back: without it a plan
+   * {@code memoryPerGpu}, in bytes, which {@link PlanFile#memoryPerGpu} reads back: without it a plan
    * searched within less than the GPU's default capacity would be judged again against the
    * default. Absent {@code --memory}, the JSON is unchanged and the default of the GPU it is
    * read on applies.
@@ -266,39 +144,9 @@ record PlanFiles(PipelinePlan plan, SimulationResult simulation, ClusterSpec clu
   }
 
   /**
-   * The memory per GPU a plan file is judged by on a cluster: {@code --memory} when given; else
-   * the capacity it was planned within ({@link #withMemory}); else the GPU's default.
-   *
-   * @param file the plan file
-   * @param options the cluster flags
-   * @param cs the cluster it is read on
-   * @return bytes
-   * @throws InputException when the plan's {@code memoryPerGpu} is not a positive whole number
-   *     of bytes, or is more than the GPU's physical memory
-   */
-  static double memoryPerGpu(Path file, ClusterOptions options, ClusterSpec cs) {
-    com.fasterxml.jackson.databind.JsonNode n = lenientTree(file).path("memoryPerGpu");
-    if (options.memory != null || n.isMissingNode() || n.isNull()) {
-      return options.memoryPerGpu(cs);
-    }
-    if (!n.isIntegralNumber() || !n.canConvertToLong() || n.asLong() <= 0) {
-      throw new InputException(file + ": field 'memoryPerGpu' must be the memory per GPU the "
-          + "plan was searched within, a positive whole number of bytes");
-    }
-    long bytes = n.asLong();
-    if (bytes > cs.gpu().hbmBytes()) {
-      throw new InputException(file + ": the plan was searched within "
-          + io.meshplan.util.Units.formatBytes(bytes) + " per GPU (--memory), more than the "
-          + io.meshplan.util.Units.formatBytes(cs.gpu().hbmBytes()) + " of physical memory of one "
-          + cs.gpu().name() + "; give --memory");
-    }
-    return bytes;
-  }
-
-  /**
    * A plan file's JSON with the cluster file's content embedded ({@code clusterDescription}),
    * its node count that of the cluster the plan runs on (fewer than the file's under {@code
-   * --spare-nodes} or after lost nodes), so that {@link #cluster} reads the plan's own cluster
+   * --spare-nodes} or after lost nodes), so that {@link PlanFile#cluster} reads the plan's own cluster
    * back.
    *
    * @param json the plan file's JSON
@@ -334,7 +182,7 @@ record PlanFiles(PipelinePlan plan, SimulationResult simulation, ClusterSpec clu
   }
 
   /**
-   * Reads a plan file and prices it again.
+   * Prices a plan file again.
    *
    * @param file the plan file
    * @param options the cluster flags (the plan's cluster when {@code --cluster} is absent)
@@ -343,13 +191,13 @@ record PlanFiles(PipelinePlan plan, SimulationResult simulation, ClusterSpec clu
    * @return the plan and its simulation
    * @throws InputException when the file is not a plan, or its module is missing or changed
    */
-  static PlanFiles simulate(Path file, ClusterOptions options,
+  static PlanFiles simulate(PlanFile file, ClusterOptions options,
       java.util.Optional<io.meshplan.model.Attention> attention, PrintWriter err) {
     return simulate(file, options, attention, java.util.Optional.empty(), err);
   }
 
   /**
-   * Reads a plan file and prices it again, with the attention kernel given beside the attention
+   * Prices a plan file again, with the attention kernel given beside the attention
    * (a given attention replaces the plan's kernel too; else the plan's own kernel prices it).
    *
    * @param file the plan file
@@ -360,10 +208,10 @@ record PlanFiles(PipelinePlan plan, SimulationResult simulation, ClusterSpec clu
    * @return the plan and its simulation
    * @throws InputException when the file is not a plan, or its module is missing or changed
    */
-  static PlanFiles simulate(Path file, ClusterOptions options,
+  static PlanFiles simulate(PlanFile file, ClusterOptions options,
       java.util.Optional<io.meshplan.model.Attention> attention,
       java.util.Optional<io.meshplan.cluster.AttentionKernel> kernel, PrintWriter err) {
-    PipelinePlan p = read(file);
+    PipelinePlan p = file.plan();
     if (p.source() instanceof PlanSource.HloModule h) {
       if (attention.isPresent()) {
         throw new InputException("--attention does not apply to the plan of an HLO module: the "
@@ -371,21 +219,22 @@ record PlanFiles(PipelinePlan plan, SimulationResult simulation, ClusterSpec clu
       }
       return simulateModule(file, p, h, options, err);
     }
-    ClusterSpec cs = cluster(file, p, options);
-    checkDevices(file, p, cs);
+    ClusterSpec cs = file.cluster(options);
+    checkDevices(file.path(), p, cs);
     io.meshplan.model.Overlaps overlaps = options.overlaps(p.overlaps());
     io.meshplan.planner.Pricing pricing = JobFlags.pricing(options,
         attention.isPresent() ? kernel : p.attentionKernel(), cs);
     PricedJob setup = io.meshplan.planner.Planner.price(JobFlags.job(p.model(), true, options,
         java.util.Optional.of(attention.orElse(p.attention())), cs, p.globalBatchSize(),
-        0, overlaps).withMemoryPerGpu(memoryPerGpu(file, options, cs)), pricing,
+        0, overlaps).withMemoryPerGpu(file.memoryPerGpu(options, cs)), pricing,
         PlannerOptions.defaults());
     SimulationResult sim = Planner.simulate(setup, p);
     return new PlanFiles(p, sim, setup.cluster(), setup.request().memoryPerGpu());
   }
 
-  private static PlanFiles simulateModule(Path file, PipelinePlan p, PlanSource.HloModule h,
-      ClusterOptions options, PrintWriter err) {
+  private static PlanFiles simulateModule(PlanFile plan, PipelinePlan p,
+      PlanSource.HloModule h, ClusterOptions options, PrintWriter err) {
+    Path file = plan.path();
     Path path;
     try {
       path = Path.of(h.path());
@@ -399,9 +248,9 @@ record PlanFiles(PipelinePlan plan, SimulationResult simulation, ClusterSpec clu
           + h.sha256().substring(0, 12) + "...); plan it again with 'meshplan plan --hlo'");
     }
     HloLayering lay = HloLayering.of(in.graph(), "the module " + path);
-    ClusterSpec cs = cluster(file, p, options);
+    ClusterSpec cs = plan.cluster(options);
     checkDevices(file, p, cs);
-    double memory = memoryPerGpu(file, options, cs);
+    double memory = plan.memoryPerGpu(options, cs);
     SimulationResult sim = ModulePlanner.simulate(new ModuleJob(in.graph(), cs,
         options.pricing(), memory, options.overlapGradReduce), lay, p);
     return new PlanFiles(p, sim, cs, memory);

@@ -5,10 +5,6 @@ import io.meshplan.cluster.ClusterSpec;
 import io.meshplan.plan.PipelinePlan;
 import io.meshplan.plan.PlanJson;
 import io.meshplan.util.InputException;
-import io.meshplan.util.InputFiles;
-import io.meshplan.util.JsonErrors;
-import io.meshplan.util.TreeReaders;
-import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.Locale;
@@ -58,21 +54,16 @@ final class ReplanCommand implements Callable<Integer> {
   public Integer call() {
     new OutputPaths().force(force.force).output("--out", out).input("--plan", plan)
         .inputs(PlanFiles.namedFiles(plan)).check();
-    String text = InputFiles.readString(plan, InputFiles.PLAN_MAX_BYTES, "plan file");
-    JsonNode root;
-    try {
-      root = TreeReaders.json().readTree(text);
-    } catch (IOException e) {
-      throw new InputException(plan + ": not a plan file (" + JsonErrors.describe(e) + ")", e);
-    }
-    PipelinePlan main = PlanJson.read(plan.toString(), text);
+    PlanFile file = PlanFile.read(plan);
+    JsonNode root = file.tree();
+    PipelinePlan main = file.plan();
     // The plan's own cluster: the cluster file it embeds, or its name.
-    ClusterSpec cs = PlanFiles.own(plan, main, new CatalogOption());
+    ClusterSpec cs = file.own(new CatalogOption());
     // The memory per GPU it was searched within travels to the plan written: refused here when
     // it is not one, as simulate would refuse the plan written.
-    PlanFiles.memoryPerGpu(plan, new ClusterOptions(), cs);
+    file.memoryPerGpu(new ClusterOptions(), cs);
     // So does the calibration profile it carries.
-    PlanFiles.profile(plan);
+    file.profile();
     if (cs.nodes() == 1) {
       throw new InputException("--lost-nodes " + lostNodes + ": the plan's cluster "
           + cs.toShortString() + " has 1 node, so no node can be lost and a job left to run;"
@@ -106,7 +97,7 @@ final class ReplanCommand implements Callable<Integer> {
     if (plannedNow) {
       // No stored fallback fits: plan the cluster left, as plan would, with the main plan's
       // job (model, batch, precision, attention, overlaps, prices and framework).
-      bestPlan = planLeft(main, root, cs.withNodes(cs.nodes() - lostNodes));
+      bestPlan = planLeft(file, cs.withNodes(cs.nodes() - lostNodes));
       JsonNode prices = root.path("prices");
       chosen = prices.isObject() ? JsonEdit.edit(PlanJson.write(bestPlan),
           o -> o.set("prices", prices.deepCopy())) : PlanJson.write(bestPlan);
@@ -153,22 +144,22 @@ final class ReplanCommand implements Callable<Integer> {
   }
 
   /** The main plan's job planned on the cluster left; refused in one line when nothing fits. */
-  private PipelinePlan planLeft(PipelinePlan main, JsonNode root, ClusterSpec left) {
+  private PipelinePlan planLeft(PlanFile file, ClusterSpec left) {
+    PipelinePlan main = file.plan();
     if (main.hloModule().isPresent()) {
       throw new InputException(plan + " is the plan of an HLO module, which has no fallbacks; "
           + "plan the module on the smaller cluster with 'meshplan plan --hlo'");
     }
     ClusterOptions options = new ClusterOptions();
-    options.defaultPrices(PlanFiles.pricesSource(plan), PlanFiles.profile(plan), plan,
-        spec.commandLine().getErr());
+    file.defaultPrices(options, spec.commandLine().getErr());
     io.meshplan.model.Overlaps overlaps = options.overlaps(main.overlaps());
     io.meshplan.planner.Pricing pricing = JobFlags.pricing(options, main.attentionKernel(), left);
     io.meshplan.planner.PlannerOptions opts = io.meshplan.planner.PlannerOptions.defaults();
     io.meshplan.planner.PricedJob setup = io.meshplan.planner.Planner.price(JobFlags.job(
         main.model(), true, options, java.util.Optional.of(main.attention()),
         left, main.globalBatchSize(), 0, overlaps)
-        .withMemoryPerGpu(PlanFiles.memoryPerGpu(plan, options, left)), pricing, opts);
-    String forLabel = root.path("for").asText("");
+        .withMemoryPerGpu(file.memoryPerGpu(options, left)), pricing, opts);
+    String forLabel = file.tree().path("for").asText("");
     io.meshplan.interop.PlanResult r = forLabel.isEmpty()
         ? io.meshplan.planner.Planner.plan(setup, opts)
         : io.meshplan.planner.Planner.planFor(setup, opts, io.meshplan.export.LaunchChecks.of(

@@ -63,19 +63,18 @@ final class ReportFiles {
     if (compare != null) {
       // The compared plan is priced as it was planned: at kernel prices, or with the profile
       // it carries, where it was.
-      compareOptions.defaultPrices(PlanFiles.pricesSource(compare), PlanFiles.profile(compare),
-          compare, err);
-      PlanFiles saved = PlanFiles.simulate(compare, compareOptions, java.util.Optional.empty(),
-          err);
+      PlanFile file = PlanFile.read(compare);
+      file.defaultPrices(compareOptions, err);
+      PlanFiles saved = PlanFiles.simulate(file, compareOptions, java.util.Optional.empty(), err);
       PipelinePlan p = saved.plan();
       other = Optional.of(new ReportSide("plan " + compare.getFileName() + ": "
           + p.source().title()
           + " on " + p.cluster(), Optional.of(p), saved.simulation())
-          .on(new io.meshplan.report.ReportSide.Cluster(saved.cluster().nodes(),
+          .on(new ReportSide.Cluster(saved.cluster().nodes(),
               saved.cluster().gpusPerNode(), saved.memoryPerGpu())));
     }
-    String html = ReportHtml.write(new ReportInput(main, other, cluster.nodes(),
-        cluster.gpusPerNode(), gpuMemoryBytes));
+    String html = ReportHtml.write(new ReportInput(main, other,
+        new ReportSide.Cluster(cluster.nodes(), cluster.gpusPerNode(), gpuMemoryBytes)));
     OutputPaths.write("--report", report, html);
   }
 }

@@ -186,9 +186,9 @@ final class SimulateCommand implements Callable<Integer> {
     }
     // A plan is simulated at the prices it was planned at (kernel-level, or the calibration
     // profile it carries) unless the flags say otherwise.
-    cluster.defaultPrices(PlanFiles.pricesSource(plan), PlanFiles.profile(plan), plan,
-        spec.commandLine().getErr());
-    PlanFiles saved = PlanFiles.simulate(plan, cluster, attention.chosen(), attention.kernel(),
+    PlanFile file = PlanFile.read(plan);
+    file.defaultPrices(cluster, spec.commandLine().getErr());
+    PlanFiles saved = PlanFiles.simulate(file, cluster, attention.chosen(), attention.kernel(),
         spec.commandLine().getErr());
     return new Simulated(saved.simulation(), saved.plan(), saved.plan().source().title(),
         saved.title() + " (plan " + plan.getFileName() + ")", saved.cluster(),

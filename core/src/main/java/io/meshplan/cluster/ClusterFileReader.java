@@ -1,6 +1,7 @@
 package io.meshplan.cluster;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.meshplan.util.Checked;
 import io.meshplan.util.InputException;
 import io.meshplan.util.InputFiles;
 import io.meshplan.util.JsonErrors;
@@ -79,17 +80,11 @@ final class ClusterFileReader {
           + "GPU entry inline in the catalog's form");
     }
     JsonNode fabric = root.get("fabric");
-    ClusterSpec c;
-    try {
-      c = ClusterSpec.fromParts(file, nodes, gpus, gpu.asText(),
-          fabric == null ? null : fabric.asText(), hardware);
-    } catch (InputException e) {
-      // A refusal of the counts (a GPU count past the limit) names the file it came from.
-      if (e.getMessage() != null && e.getMessage().contains(file)) {
-        throw e;
-      }
-      throw new InputException(file + ": " + e.getMessage(), e);
-    }
+    // The GPU count's limit first, named by the file: the cluster's own check names no file.
+    Checked.intProduct(file + ": the GPU count of cluster " + nodes + "x" + gpus,
+        Checked.MAX_DEVICES, nodes, gpus);
+    ClusterSpec c = ClusterSpec.fromParts(file, nodes, gpus, gpu.asText(),
+        fabric == null ? null : fabric.asText(), hardware);
     GpuSpec g = c.gpu();
     Fabric f = c.fabric();
     OptionalDouble nv = bandwidth(file, root, "nvlinkBandwidth");

@@ -8,21 +8,16 @@ import java.util.Optional;
  *
  * @param main the plan the report is about
  * @param compare a second plan drawn beside it, or empty
- * @param nodes nodes of the cluster
- * @param gpusPerNode GPUs per node
- * @param gpuMemoryBytes memory capacity of one GPU, bytes (the line the memory bars are drawn
- *     against)
+ * @param cluster the report's cluster and the memory one of its GPUs may use (the line the
+ *     memory bars are drawn against): every side's but one that carries its own
  */
-public record ReportInput(ReportSide main, Optional<ReportSide> compare, int nodes,
-    int gpusPerNode, double gpuMemoryBytes) {
+public record ReportInput(ReportSide main, Optional<ReportSide> compare,
+    ReportSide.Cluster cluster) {
   /** Validates the fields. */
   public ReportInput {
     Require.nonNull(main, "main");
     Require.nonNull(compare, "compare");
-    Require.positive(nodes, "nodes");
-    Require.positive(gpusPerNode, "GPUs per node");
-    Require.that(gpuMemoryBytes > 0 && Double.isFinite(gpuMemoryBytes),
-        "GPU memory must be positive, got " + gpuMemoryBytes);
+    Require.nonNull(cluster, "cluster");
   }
 
   /**
@@ -32,7 +27,6 @@ public record ReportInput(ReportSide main, Optional<ReportSide> compare, int nod
    * @return the cluster
    */
   ReportSide.Cluster clusterOf(ReportSide s) {
-    return s.cluster().orElseGet(() -> new ReportSide.Cluster(nodes, gpusPerNode,
-        gpuMemoryBytes));
+    return s.cluster().orElse(cluster);
   }
 }

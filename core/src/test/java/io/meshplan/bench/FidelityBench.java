@@ -122,6 +122,8 @@ public final class FidelityBench {
         + "fold):%n%-13s %-6s %-13s %-24s %-28s %9s %9s %8s %9s %8s %4s %7s %-4s%n", "stack",
         "set", "run", "cluster", "tp/pp/dp mb gb recompute", "measured", "kernel", "kernel",
         "shipped", "shipped", "band", "peakGiB", "fits");
+    List<Double> hopper = new ArrayList<>();
+    List<Double> blackwell = new ArrayList<>();
     java.util.Map<String, List<Double>> errors = new java.util.TreeMap<>();
     for (PublicRun r : PublicFolds.heldOut()) {
       SimulationResult kernel = r.simulate(Optional.empty());
@@ -136,6 +138,11 @@ public final class FidelityBench {
       errors.computeIfAbsent("gpu " + r.cluster().gpu().name(), g -> new ArrayList<>()).add(e);
       errors.computeIfAbsent("stack " + r.fold(), g -> new ArrayList<>()).add(e);
       errors.computeIfAbsent("all", g -> new ArrayList<>()).add(e);
+      if (r.cluster().gpu().architecture() == io.meshplan.cluster.Architecture.HOPPER) {
+        hopper.add(e);
+      } else if (Set.of("gb200", "b200").contains(r.cluster().gpu().name())) {
+        blackwell.add(e);
+      }
       System.out.printf(Locale.ROOT, "%-13s %-6s %-13s %-24s %-28s %9.1f %9.1f %+7.1f%% %9.1f "
           + "%+7.1f%% %4s %7.1f %-4s%n", r.fold(), r.set(), r.name(),
           r.cluster().toShortString(), layout(r.config()), r.measured(), r.predicted(kernel),
@@ -149,15 +156,12 @@ public final class FidelityBench {
     // B200) set on held-out runs, at the shipped prices.
     System.out.printf(Locale.ROOT, "%nbounds (held out, shipped prices):%n%-40s %5s %8s %7s %8s "
         + "%7s%n", "group", "runs", "MAPE", "bound", "max", "bound");
-    heldOutBound("held-out Hopper", errors, g -> g.startsWith("gpu h"), 10, 25);
-    heldOutBound("held-out GB200 and B200", errors,
-        g -> g.equals("gpu gb200") || g.equals("gpu b200"), 12, 25);
+    heldOutBound("held-out Hopper", hopper, 10, 25);
+    heldOutBound("held-out GB200 and B200", blackwell, 12, 25);
   }
 
-  private static void heldOutBound(String group, java.util.Map<String, List<Double>> errors,
-      java.util.function.Predicate<String> gpus, double mapeBound, double maxBound) {
-    List<Double> es = errors.entrySet().stream().filter(e -> gpus.test(e.getKey()))
-        .flatMap(e -> e.getValue().stream()).toList();
+  private static void heldOutBound(String group, List<Double> es, double mapeBound,
+      double maxBound) {
     double mape = 100 * es.stream().mapToDouble(Math::abs).average().orElse(0);
     double max = 100 * es.stream().mapToDouble(Math::abs).max().orElse(0);
     System.out.printf(Locale.ROOT, "%-40s %5d %7.1f%% %6.0f%% %7.1f%% %6.0f%%  %s%n", group,

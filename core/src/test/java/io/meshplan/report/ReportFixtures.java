@@ -76,6 +76,6 @@ final class ReportFixtures {
       other = Optional.of(new ReportSide("twice the microbatches",
           Optional.of(plan(modelName, sim2, 2 * microbatches)), sim2));
     }
-    return new ReportInput(main, other, 2, 8, 80 * GIB);
+    return new ReportInput(main, other, new ReportSide.Cluster(2, 8, 80 * GIB));
   }
 }

@@ -192,7 +192,7 @@ class ReportHtmlTest {
   void aConfigurationWithoutPlanTakesGpusInDeviceOrder() throws Exception {
     SimulationResult sim = ReportFixtures.simulate(4);
     ReportInput in = new ReportInput(new ReportSide("no plan", Optional.empty(), sim),
-        Optional.empty(), 4, 8, 80 * GIB);
+        Optional.empty(), new ReportSide.Cluster(4, 8, 80 * GIB));
     Document d = parse(ReportHtml.write(in));
     NodeList gpus = xpath(d, "//*[@id='cluster']//rect[@class='gpu']");
     // 4 groups of 4 GPUs take devices 0..15; devices 16..31 are unused (-1).
