@@ -217,7 +217,9 @@ public final class OpCost {
   }
 
   /**
-   * Bytes read and written by an instruction: its operands and its result.
+   * Bytes read and written by an instruction: its operands and its result; a token exchange's
+   * rows ({@link #exchangeBytes}) and an SSD scan's kernel chain ({@link #ssdKernelBytes}) as
+   * their kernels move them.
    *
    * @param graph the graph
    * @param ins the instruction
@@ -227,11 +229,63 @@ public final class OpCost {
     if (ins.opcode().kind() == OpKind.TOKEN_EXCHANGE) {
       return exchangeBytes(graph, ins);
     }
+    if (ins.opcode() == Opcode.SSD_SCAN || ins.opcode() == Opcode.SSD_SCAN_GRAD) {
+      return ssdKernelBytes(graph, ins);
+    }
     double b = ins.shape().byteSize();
     for (int op : ins.operands()) {
       b += graph.get(op).shape().byteSize();
     }
     return b;
+  }
+
+  /**
+   * The traffic of an SSD scan as Mamba-2's Triton kernels run it, which write their intermediate
+   * results to device memory between kernels: the chunked scan is not one kernel but a chain
+   * ({@code mamba_ssm/ops/triton/ssd_combined.py}, state-spaces/mamba at e9594ce, {@code
+   * _mamba_chunk_scan_combined_fwd} and {@code _mamba_chunk_scan_combined_bwd}, which
+   * Megatron-Core's {@code MambaMixer} calls through {@code mamba_split_conv1d_scan_combined} for
+   * training, {@code megatron/core/ssm/mamba_mixer.py} at d98e8a64dd). PyTorch's blog "Accelerating
+   * Mamba2 with Kernel Fusion" (2026) finds that chain "mostly bottlenecked by memory bandwidth
+   * and latency". Per token, with {@code e} the activations' element size, {@code X = H P e} (x,
+   * its output and their gradients), {@code BC = G N e} (B or C and their gradients), the chunk
+   * states {@code S32 = 4 H P N / Q} in fp32 and {@code S16 = e H P N / Q} in the activations'
+   * dtype, and the chunk products {@code CB32 = 4 G Q} in fp32:
+   * <ul>
+   *   <li>the forward runs five kernels: the step sizes' cumulative sum (writing {@code dA} and
+   *       {@code dt} in fp32), the chunk states ({@code B}, {@code x} to {@code S32}), the state
+   *       passing ({@code S32} to {@code S16}), {@code C B^T} ({@code B}, {@code C} to {@code
+   *       CB32}) and the chunk scan ({@code CB32}, {@code x}, {@code C}, {@code S16} to the
+   *       output): {@code 3 X + 4 BC + 2 S32 + 2 S16 + 2 CB32 + (e + 24) H};
+   *   <li>the backward runs the first four again (its state passing writing fp32), then the
+   *       states' gradients ({@code C}, the output's gradient to {@code S32}), their passing
+   *       backward ({@code 2 S32} to {@code 2 S16}), {@code dx} ({@code x}, {@code B}, {@code
+   *       CB32}, the output's gradient and {@code S16} to {@code dx}), {@code dB} and {@code dC}
+   *       (each {@code x} or the output's gradient, {@code S16} and B or C to its gradient), the
+   *       chunk products' gradient ({@code x}, the output's gradient to {@code CB32}) and two
+   *       batched products adding it into {@code dB} and {@code dC}: {@code 9 X + 15 BC + 6 S32
+   *       + 5 S16 + 5 CB32 + (e + 64) H}.
+   * </ul>
+   * Each backward kernel of the graph (one per gradient) takes the share of that traffic that it
+   * takes of the backward's products ({@link #scanGradientShare}): x half, B and C a quarter
+   * each. The gate and norm after the scan are the graph's own elementwise work, not counted here.
+   */
+  private static double ssdKernelBytes(Graph graph, Instruction ins) {
+    TensorShape x = graph.get(ins.operand(0)).tensorShape();
+    TensorShape b = graph.get(ins.operand(3)).tensorShape();
+    OpAttrs.Scan a = (OpAttrs.Scan) ins.attrs();
+    double tokens = (double) x.dim(0) * x.dim(1);
+    double e = x.dtype().bytes();
+    double h = x.dim(2);
+    double xs = h * x.dim(3) * e;
+    double bc = (double) b.dim(2) * b.dim(3) * e;
+    double states = h * x.dim(3) * b.dim(3) / a.chunk();
+    double cb = 4.0 * b.dim(2) * a.chunk();
+    if (a.output() < 0) {
+      return tokens * (3 * xs + 4 * bc + 2 * 4 * states + 2 * e * states + 2 * cb + (e + 24) * h);
+    }
+    double backward = 9 * xs + 15 * bc + 6 * 4 * states + 5 * e * states + 5 * cb + (e + 64) * h;
+    return tokens * backward * scanGradientShare(ins.opcode(), a.output());
   }
 
   /**

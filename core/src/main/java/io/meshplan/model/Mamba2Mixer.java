@@ -14,7 +14,8 @@ import io.meshplan.graph.Opcode;
  * splits over heads and groups, and its backward recomputes the chunk states from the kept
  * inputs. No published kernel timing gives it a rate of its own (the paper's figure 10 is a
  * plot, without numbers), so it is priced at the GPU's matrix-product rate, never faster than
- * its memory traffic.
+ * the device-memory traffic of the Triton kernels that run it, which write the chunk states and
+ * {@code C B^T} between them ({@link io.meshplan.graph.OpCost#bytesAccessed}).
  *
  * <p>Tensor parallelism splits heads and groups ({@link MambaShape#splits}); each of
  * {@code z}, {@code x}, {@code B}, {@code C} and {@code dt} is its own column-parallel projection,

@@ -180,6 +180,28 @@ class HybridModelsTest {
   }
 
   @Test
+  void theScanMovesTheBytesOfMamba2sKernelChain() {
+    // Nemotron-H 8B's mixer on one sequence of 8192 tokens in bf16 (e 2): H 128, P 64, G 8,
+    // N 128, Q 128. Per token X = H P e = 16,384 bytes, BC = G N e = 2,048, the chunk states
+    // H P N / Q = 8,192 elements (S32 32,768 bytes in fp32, S16 16,384 in bf16), the chunk
+    // products CB32 = 4 G Q = 4,096. Forward 3 X + 4 BC + 2 S32 + 2 S16 + 2 CB32 + (e + 24) H
+    // = 49,152 + 8,192 + 65,536 + 32,768 + 8,192 + 3,328 = 167,168 bytes a token, x 8192 =
+    // 1,369,440,256: 4.5 times the 306,184,192 of its operands and output alone.
+    // Backward 9 X + 15 BC + 6 S32 + 5 S16 + 5 CB32 + (e + 64) H = 147,456 + 30,720 + 196,608
+    // + 81,920 + 20,480 + 8,448 = 485,632 a token, x 8192 = 3,978,297,344, shared by the
+    // gradients of x (half), B and C (a quarter each).
+    ModelSpec m = Presets.get("nemotron-h-8b").withLayers(1).withWorkload(8192, 1);
+    TrainingGraph tg = TrainingGraphBuilder.build(m, TrainingOptions.of(m).withWorkload(1, 8192));
+    Graph g = tg.graph();
+    Instruction scan = g.instructions().stream().filter(i -> i.opcode() == Opcode.SSD_SCAN)
+        .findFirst().orElseThrow();
+    assertThat(OpCost.bytesAccessed(g, scan)).isEqualTo(1_369_440_256.0);
+    double backward = g.instructions().stream().filter(i -> i.opcode() == Opcode.SSD_SCAN_GRAD)
+        .mapToDouble(i -> OpCost.bytesAccessed(g, i)).sum();
+    assertThat(backward).isEqualTo(3_978_297_344.0);
+  }
+
+  @Test
   void theClosedFormFlopsOfAHybridAreItsGraphsForwardProducts() {
     // A hybrid of every mixer without attention (whose closed form counts the whole score matrix
     // where the fused kernel computes its causal half): Mamba-2, experts, Gated DeltaNet, a dense
