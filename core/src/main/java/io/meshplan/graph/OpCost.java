@@ -219,7 +219,8 @@ public final class OpCost {
   /**
    * Bytes read and written by an instruction: its operands and its result; a token exchange's
    * rows ({@link #exchangeBytes}) and an SSD scan's kernel chain ({@link #ssdKernelBytes}) as
-   * their kernels move them.
+   * their kernels move them, and so does a gated delta rule's ({@link
+   * #deltaKernelBytes}).
    *
    * @param graph the graph
    * @param ins the instruction
@@ -231,6 +232,9 @@ public final class OpCost {
     }
     if (ins.opcode() == Opcode.SSD_SCAN || ins.opcode() == Opcode.SSD_SCAN_GRAD) {
       return ssdKernelBytes(graph, ins);
+    }
+    if (ins.opcode() == Opcode.GDN_SCAN || ins.opcode() == Opcode.GDN_SCAN_GRAD) {
+      return deltaKernelBytes(graph, ins);
     }
     double b = ins.shape().byteSize();
     for (int op : ins.operands()) {
@@ -286,6 +290,48 @@ public final class OpCost {
     }
     double backward = 9 * xs + 15 * bc + 6 * 4 * states + 5 * e * states + 5 * cb + (e + 64) * h;
     return tokens * backward * scanGradientShare(ins.opcode(), a.output());
+  }
+
+  /**
+   * The traffic of a chunked gated delta rule as flash-linear-attention's Triton kernels run it
+   * ({@code fla/ops/gated_delta_rule/chunk.py}, fla-org/flash-linear-attention at bc3b101d,
+   * {@code chunk_gated_delta_rule_fwd} and {@code chunk_gated_delta_rule_bwd}, which
+   * Megatron-Core's {@code GatedDeltaNet} calls: {@code megatron/core/ssm/gated_delta_net/}
+   * at d98e8a64dd), the same class of kernel chain as {@link #ssdKernelBytes}: per token and
+   * value head, with {@code e} the activations' element size, {@code K = d_k e} and {@code V =
+   * d_v e} bytes, the chunk's triangular matrix {@code A} of {@code C e} and the chunk states
+   * {@code h} of {@code d_k d_v e / C} (in the activations' dtype, {@code chunk_delta_h.py}):
+   * <ul>
+   *   <li>forward: the gates' cumulative sum, the fused {@code K K^T}, triangular solve and
+   *       {@code W}, {@code U} kernel ({@code k}, {@code v} to {@code w}, {@code u}, {@code A}),
+   *       the states ({@code k}, {@code w}, {@code u} to {@code h} and the new values) and the
+   *       output ({@code q}, {@code k}, the new values and {@code h} to {@code o}): {@code 6 K +
+   *       6 V + C e + 2 h + 20 + e};
+   *   <li>backward: {@code w} and {@code u} and the states again, the values' local gradient,
+   *       the states' gradients ({@code dh}), the gradients of {@code q}, {@code k}, {@code w}
+   *       and the gates (reading {@code h} and {@code dh}), the WY representation's backward,
+   *       and the sum of the two key gradients: {@code 21 K + 15 V + 2 C e + 4 h + 48 + 3 e}.
+   * </ul>
+   * Each backward kernel of the graph takes the share of that traffic that it takes of the
+   * products ({@link #scanGradientShare}): the values' gradient half, the queries' and keys' a
+   * quarter each.
+   */
+  private static double deltaKernelBytes(Graph graph, Instruction ins) {
+    TensorShape q = graph.get(ins.operand(0)).tensorShape();
+    TensorShape v = graph.get(ins.operand(2)).tensorShape();
+    OpAttrs.Scan a = (OpAttrs.Scan) ins.attrs();
+    double tokens = (double) q.dim(0) * q.dim(1);
+    double e = q.dtype().bytes();
+    double k = q.dim(3) * e;
+    double vs = v.dim(3) * e;
+    double tri = a.chunk() * e;
+    double states = (double) q.dim(3) * v.dim(3) * e / a.chunk();
+    double heads = q.dim(2);
+    if (a.output() < 0) {
+      return tokens * heads * (6 * k + 6 * vs + tri + 2 * states + 20 + e);
+    }
+    double backward = 21 * k + 15 * vs + 2 * tri + 4 * states + 48 + 3 * e;
+    return tokens * heads * backward * scanGradientShare(ins.opcode(), a.output());
   }
 
   /**

@@ -202,6 +202,26 @@ class HybridModelsTest {
   }
 
   @Test
+  void theDeltaRuleMovesTheBytesOfItsKernelChain() {
+    // Qwen3-Next-80B-A3B's Gated DeltaNet on one sequence of 4096 tokens in bf16 (e 2): 32 value
+    // heads (the 16 key heads repeated), d_k = d_v = 128, chunks C of 64. Per token and head
+    // K = V = 256 bytes, A's row C e = 128, the states d_k d_v e / C = 512. Forward 6 K + 6 V +
+    // C e + 2 h + 20 + e = 1,536 + 1,536 + 128 + 1,024 + 22 = 4,246, x 32 heads x 4096 tokens =
+    // 556,531,712 bytes (its operands and output alone: 2 K + 2 V + 2 e = 1,028 a token and
+    // head). Backward 21 K + 15 V + 2 C e + 4 h + 48 + 3 e = 5,376 + 3,840 + 256 + 2,048 + 54 =
+    // 11,574, x 32 x 4096 = 1,517,027,328, shared by the gradients of V (half), Q and K.
+    ModelSpec m = Presets.get("qwen3-next-80b-a3b").withLayers(1).withWorkload(4096, 1);
+    TrainingGraph tg = TrainingGraphBuilder.build(m, TrainingOptions.of(m).withWorkload(1, 4096));
+    Graph g = tg.graph();
+    Instruction scan = g.instructions().stream().filter(i -> i.opcode() == Opcode.GDN_SCAN)
+        .findFirst().orElseThrow();
+    assertThat(OpCost.bytesAccessed(g, scan)).isEqualTo(556_531_712.0);
+    double backward = g.instructions().stream().filter(i -> i.opcode() == Opcode.GDN_SCAN_GRAD)
+        .mapToDouble(i -> OpCost.bytesAccessed(g, i)).sum();
+    assertThat(backward).isEqualTo(1_517_027_328.0);
+  }
+
+  @Test
   void theClosedFormFlopsOfAHybridAreItsGraphsForwardProducts() {
     // A hybrid of every mixer without attention (whose closed form counts the whole score matrix
     // where the fused kernel computes its causal half): Mamba-2, experts, Gated DeltaNet, a dense
