@@ -294,3 +294,74 @@ def block_cases():
         for direction in ("fwd", "fwd+bwd"):
             cases.append(BlockCase(model, 4096, batch, direction))
     return cases
+
+
+@dataclass(frozen=True)
+class ScanCase:
+    """A hybrid layer's sequence mixer run by the Triton kernels the training stacks call: Mamba-2's
+    chunked SSD scan (mamba_ssm's mamba_chunk_scan_combined, which Megatron-Core and NeMo
+    AutoModel train Nemotron-H and Nemotron 3 with) or the chunked gated delta rule
+    (flash-linear-attention's chunk_gated_delta_rule, Megatron-Core's Qwen3-Next). One GPU's whole
+    heads, bf16. No paper or kernel repository publishes their rates; this measures them."""
+
+    op: str          # "ssd" or "delta"
+    model: str
+    heads: int       # SSD heads, or the delta rule's value heads (keys repeated to them)
+    head_dim: int    # SSD head dim P, or the delta rule's key dim
+    state: int       # SSD state N, or the delta rule's value dim
+    groups: int      # SSD groups G of B and C (1 for the delta rule)
+    chunk: int
+    seq: int
+    batch: int
+    direction: str   # fwd or fwd+bwd
+    source: str
+    dtype: str = "bf16"
+
+    @property
+    def name(self):
+        return "%s %s %s" % (self.model, self.op, self.direction)
+
+    @property
+    def params(self):
+        if self.op == "ssd":
+            return "b=%d s=%d H=%d P=%d G=%d N=%d Q=%d" % (
+                self.batch, self.seq, self.heads, self.head_dim, self.groups, self.state,
+                self.chunk)
+        return "b=%d s=%d H=%d d_k=%d d_v=%d C=%d" % (
+            self.batch, self.seq, self.heads, self.head_dim, self.state, self.chunk)
+
+    def flops(self):
+        if self.op == "ssd":
+            return formulas.ssd_scan_flops(self.batch, self.seq, self.heads, self.head_dim,
+                                           self.groups, self.state, self.chunk, self.direction)
+        return formulas.delta_rule_flops(self.batch, self.seq, self.heads, self.head_dim,
+                                         self.state, self.chunk, self.direction)
+
+    def bytes(self):
+        if self.op == "ssd":
+            return formulas.ssd_scan_bytes(self.batch, self.seq, self.heads, self.head_dim,
+                                           self.groups, self.state, self.chunk, self.direction,
+                                           self.dtype)
+        return formulas.delta_rule_bytes(self.batch, self.seq, self.heads, self.head_dim,
+                                         self.state, self.chunk, self.direction, self.dtype)
+
+
+def scan_cases():
+    """Nemotron-H 8B's and Nemotron 3 Nano's Mamba-2 mixers at 8,192 tokens and Qwen3-Next's
+    Gated DeltaNet at 4,096, forward and forward+backward."""
+    shapes = (
+        ("ssd", "nemotron-h-8b", 128, 64, 128, 8, 128, 8192,
+         "nvidia/Nemotron-H-8B-Base-8K config.json (mamba_num_heads 128, mamba_head_dim 64, "
+         "ssm_state_size 128, n_groups 8, chunk_size 128)"),
+        ("ssd", "nemotron-3-nano", 64, 64, 128, 8, 128, 8192,
+         "nvidia Nemotron 3 Nano 30B-A3B config.json (mamba_num_heads 64)"),
+        ("delta", "qwen3-next-80b", 32, 128, 128, 1, 64, 4096,
+         "Qwen/Qwen3-Next-80B-A3B-Instruct config.json (linear_num_value_heads 32, "
+         "linear_key_head_dim 128, linear_value_head_dim 128; fla's chunk size 64)"),
+    )
+    out = []
+    for op, model, heads, head_dim, state, groups, chunk, seq, source in shapes:
+        for direction in ("fwd", "fwd+bwd"):
+            out.append(ScanCase(op, model, heads, head_dim, state, groups, chunk, seq, 1,
+                                direction, source))
+    return out

@@ -89,6 +89,90 @@ def elementwise_bytes(op, elements, dtype="bf16"):
     return per_element[op] * elements * DTYPE_BYTES[dtype]
 
 
+def ssd_scan_bytes(batch, seq, heads, head_dim, groups, state, chunk, direction, dtype="bf16"):
+    """Device-memory bytes of Mamba-2's chunked SSD scan as its Triton kernel chain moves them
+    (state-spaces/mamba mamba_ssm/ops/triton/ssd_combined.py at e9594ce): per token, with e the
+    element size, X = heads * head_dim * e, BC = groups * state * e, the chunk states S32 =
+    4 * heads * head_dim * state / chunk (fp32) and S16 = e * heads * head_dim * state / chunk,
+    and C B^T in fp32, CB32 = 4 * groups * chunk. Forward 3 X + 4 BC + 2 S32 + 2 S16 + 2 CB32 +
+    (e + 24) * heads; backward 9 X + 15 BC + 6 S32 + 5 S16 + 5 CB32 + (e + 64) * heads. The same
+    count as meshplan's OpCost.ssdKernelBytes, so a measured rate checks the price."""
+    _positive(batch=batch, seq=seq, heads=heads, head_dim=head_dim, groups=groups, state=state,
+              chunk=chunk)
+    _divides(chunk=chunk, seq=seq)
+    e = DTYPE_BYTES[dtype]
+    tokens = batch * seq
+    chunks = tokens // chunk
+    x = heads * head_dim * e
+    bc = groups * state * e
+    states = chunks * heads * head_dim * state  # elements of one copy of the chunk states
+    cb = 4 * groups * chunk
+    fwd = tokens * (3 * x + 4 * bc + 2 * cb + (e + 24) * heads) + states * (2 * 4 + 2 * e)
+    bwd = tokens * (9 * x + 15 * bc + 5 * cb + (e + 64) * heads) + states * (6 * 4 + 5 * e)
+    return _pick(direction, fwd, bwd)
+
+
+def ssd_scan_flops(batch, seq, heads, head_dim, groups, state, chunk, direction):
+    """Matrix FLOP of the SSD scan (Dao and Gu, arXiv:2405.21060, section 6): per token 2 (chunk *
+    state * groups + heads * (chunk * head_dim + 2 * state * head_dim)), plus the states passed
+    between chunks, 2 * heads * head_dim * state per chunk; the backward twice the forward."""
+    _positive(batch=batch, seq=seq, heads=heads, head_dim=head_dim, groups=groups, state=state,
+              chunk=chunk)
+    _divides(chunk=chunk, seq=seq)
+    tokens = batch * seq
+    fwd = (2 * tokens * (chunk * state * groups + heads * (chunk * head_dim + 2 * state * head_dim))
+           + 2 * (tokens // chunk) * heads * head_dim * state)
+    return _pick(direction, fwd, 2 * fwd)
+
+
+def delta_rule_bytes(batch, seq, heads, key_dim, value_dim, chunk, direction, dtype="bf16"):
+    """Device-memory bytes of the chunked gated delta rule as flash-linear-attention's Triton
+    kernels move them (fla/ops/gated_delta_rule/chunk.py at bc3b101d): per token and value head,
+    K = key_dim * e, V = value_dim * e, the chunk's triangular matrix chunk * e and the chunk
+    states h = key_dim * value_dim * e / chunk. Forward 6 K + 6 V + chunk e + 2 h + 20 + e;
+    backward 21 K + 15 V + 2 chunk e + 4 h + 48 + 3 e (meshplan's OpCost.deltaKernelBytes)."""
+    _positive(batch=batch, seq=seq, heads=heads, key_dim=key_dim, value_dim=value_dim,
+              chunk=chunk)
+    _divides(chunk=chunk, seq=seq)
+    e = DTYPE_BYTES[dtype]
+    tokens = batch * seq
+    states = (tokens // chunk) * heads * key_dim * value_dim * e
+    k = key_dim * e
+    v = value_dim * e
+    fwd = tokens * heads * (6 * k + 6 * v + chunk * e + 20 + e) + 2 * states
+    bwd = tokens * heads * (21 * k + 15 * v + 2 * chunk * e + 48 + 3 * e) + 4 * states
+    return _pick(direction, fwd, bwd)
+
+
+def delta_rule_flops(batch, seq, heads, key_dim, value_dim, chunk, direction):
+    """Matrix FLOP of the chunkwise gated delta rule (Yang et al., arXiv:2406.06484, section 3.3):
+    per chunk and head 2 C^2 (3 d_k + 2 d_v) + 6 C d_k d_v + 2 C^3 / 3 (the triangular solve,
+    rounded down to a whole FLOP); the backward twice the forward."""
+    _positive(batch=batch, seq=seq, heads=heads, key_dim=key_dim, value_dim=value_dim,
+              chunk=chunk)
+    _divides(chunk=chunk, seq=seq)
+    chunks = batch * seq // chunk
+    per_chunk = (2 * chunk * chunk * (3 * key_dim + 2 * value_dim) + 6 * chunk * key_dim * value_dim
+                 + 2 * chunk ** 3 // 3)
+    fwd = chunks * heads * per_chunk
+    return _pick(direction, fwd, 2 * fwd)
+
+
+def _pick(direction, fwd, bwd):
+    if direction == "fwd":
+        return fwd
+    if direction == "bwd":
+        return bwd
+    if direction == "fwd+bwd":
+        return fwd + bwd
+    raise ValueError("direction must be one of %s, got %r" % (DIRECTIONS, direction))
+
+
+def _divides(chunk, seq):
+    if seq % chunk:
+        raise ValueError("the sequence (%d) must be a whole number of chunks of %d" % (seq, chunk))
+
+
 def _by_direction(forward, direction, backward_num, backward_den):
     if direction == "fwd":
         return forward

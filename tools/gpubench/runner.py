@@ -16,6 +16,7 @@ import bench_block
 import bench_gemm
 import bench_launch
 import bench_memory
+import bench_scan
 import cli
 from bench_common import Env, Result, Unavailable, first_line
 from csvout import ERROR, SKIPPED, UNAVAILABLE, CsvWriter, OutputRefused, Row, open_target
@@ -25,9 +26,10 @@ from timing import CudaTimer
 
 MEASURE = {"gemm": bench_gemm.measure, "attention": bench_attention.measure,
            "norm": bench_memory.measure_norm, "elementwise": bench_memory.measure_elementwise,
-           "launch": bench_launch.measure, "block": bench_block.measure}
+           "launch": bench_launch.measure, "block": bench_block.measure,
+           "scan": bench_scan.measure}
 UNITS = {"gemm": "TFLOP/s", "attention": "TFLOP/s", "norm": "GB/s", "elementwise": "GB/s",
-         "launch": "us/kernel", "block": "ms"}
+         "launch": "us/kernel", "block": "ms", "scan": "ms"}
 
 MIN_ITEM_MS = 200       # a case left less time than this is written as skipped
 TAIL_MS = 3_000         # kept at the end of the budget for closing the file and NVML

@@ -12,21 +12,22 @@ class ListMode(unittest.TestCase):
         code, out, err = _support.run_main(["--list"])
         self.assertEqual((code, err), (0, ""))
         lines = out.splitlines()
-        # planned: gemm 2 * 60,000 + 51 * 2,020 = 223,020; attention 36 * 1,680 = 60,480;
+        # planned: gemm 2 * 60,000 + 45 * 2,037 = 211,665; attention 36 * 1,680 = 60,480;
         # norm 8 * 2,362 = 18,896; elementwise 12 * 1,575 = 18,900; launch 3 * 3,780 = 11,340;
-        # block 6 * 7,560 = 45,360; total 377,996 ms, printed 378.0 s.
+        # block 6 * 7,560 = 45,360; scan 6 * 1,890 = 11,340; total 377,981 ms, printed 378.0 s.
         self.assertEqual(lines[0], "gpubench time plan: budget 420 s = 378.0 s planned for gemm, "
-                                   "attention, norm, elementwise, launch, block + 42.0 s reserved "
+                                   "attention, norm, elementwise, launch, block, scan + 42.0 s "
+                                   "reserved "
                                    "(start-up, warm-ups, writing); a watchdog stops the run at "
                                    "435 s")
-        self.assertIn("gemm: 223.0 s planned of a 223.0 s share (2 sustained at 60.00 s, "
-                      "51 sweep shapes at 2.02 s, 57 left out for time)", lines)
+        self.assertIn("gemm: 211.7 s planned of a 211.7 s share (2 sustained at 60.00 s, "
+                      "45 sweep shapes at 2.04 s, 63 left out for time)", lines)
         self.assertIn("    60.00 s  bf16  sustained llama3-405b mlp_in tp8   "
                       "M=8192 K=16384 N=13312", lines)
         self.assertIn("     1.68 s  bf16  cudnn bwd d64 s2048                "
                       "b=8 h=32 s=2048 d=64 causal", lines)
         self.assertIn("total: 118 cases, 378.0 s planned of 420 s", lines)
-        for kind in ("gemm", "attention", "norm", "elementwise", "launch", "block"):
+        for kind in ("gemm", "attention", "norm", "elementwise", "launch", "block", "scan"):
             self.assertTrue(any(line.startswith(kind + ": ") for line in lines), kind)
 
     def test_only_and_budget(self):

@@ -63,12 +63,13 @@ class DefaultPlan(unittest.TestCase):
 
     def test_reserve_and_shares(self):
         # reserve: max(10 s, 420 / 10) = 42 s, so 378 s for the parts;
-        # gemm 378 * 59 / 100 = 223.02 s, attention 378 * 16 / 100 = 60.48 s,
-        # norm and elementwise 18.9 s, launch 11.34 s, block 45.36 s.
+        # gemm 378 * 56 / 100 = 211.68 s, attention 378 * 16 / 100 = 60.48 s,
+        # norm and elementwise 18.9 s, launch 11.34 s, block 45.36 s, scan 11.34 s.
         self.assertEqual(self.plan.reserve_ms, 42_000)
         self.assertEqual({k: p.ms for k, p in self.parts.items()},
-                         {"gemm": 223_020, "attention": 60_480, "norm": 18_900,
-                          "elementwise": 18_900, "launch": 11_340, "block": 45_360})
+                         {"gemm": 211_680, "attention": 60_480, "norm": 18_900,
+                          "elementwise": 18_900, "launch": 11_340, "block": 45_360,
+                          "scan": 11_340})
 
     def test_sustained_gemms_run_a_minute_each(self):
         sustained = [i for i in self.parts["gemm"].items if i.case.sustained]
@@ -76,19 +77,21 @@ class DefaultPlan(unittest.TestCase):
                          [("bf16", 60_000), ("fp8", 60_000)])
 
     def test_sweep_shapes_fill_the_rest_at_two_to_five_seconds(self):
-        # 223,020 - 120,000 = 103,020 ms of sweep; 103,020 // 2,000 = 51 shapes fit,
-        # 51 // 3 = 17 of them fp8, 34 bf16, each 103,020 // 51 = 2,020 ms.
+        # 211,680 - 120,000 = 91,680 ms of sweep; 91,680 // 2,000 = 45 shapes fit,
+        # 45 // 3 = 15 of them fp8, 30 bf16, each 91,680 // 45 = 2,037 ms.
         sweep = [i for i in self.parts["gemm"].items if not i.case.sustained]
-        self.assertEqual(len(sweep), 51)
-        self.assertEqual(sum(1 for i in sweep if i.case.dtype == "fp8"), 17)
-        self.assertTrue(all(i.ms == 2_020 for i in sweep))
+        self.assertEqual(len(sweep), 45)
+        self.assertEqual(sum(1 for i in sweep if i.case.dtype == "fp8"), 15)
+        self.assertTrue(all(i.ms == 2_037 for i in sweep))
 
-    def test_every_attention_norm_elementwise_launch_and_block_case_fits(self):
-        # attention 60,480 // 36 = 1,680 ms each; block 45,360 // 6 = 7,560 ms each.
+    def test_every_attention_norm_elementwise_launch_block_and_scan_case_fits(self):
+        # attention 60,480 // 36 = 1,680 ms each; block 45,360 // 6 = 7,560 ms each; scan
+        # 11,340 // 6 = 1,890 ms each.
         self.assertEqual([(len(p.items), p.left_out) for k, p in self.parts.items()
-                          if k != "gemm"], [(36, 0), (8, 0), (12, 0), (3, 0), (6, 0)])
+                          if k != "gemm"], [(36, 0), (8, 0), (12, 0), (3, 0), (6, 0), (6, 0)])
         self.assertEqual(self.parts["attention"].items[0].ms, 1_680)
         self.assertEqual(self.parts["block"].items[0].ms, 7_560)
+        self.assertEqual(self.parts["scan"].items[0].ms, 1_890)
 
     def test_hard_stop(self):
         self.assertEqual(self.plan.hard_stop_ms, 435_000)
