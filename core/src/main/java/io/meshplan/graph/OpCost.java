@@ -285,11 +285,23 @@ public final class OpCost {
     double bc = (double) b.dim(2) * b.dim(3) * e;
     double states = h * x.dim(3) * b.dim(3) / a.chunk();
     double cb = 4.0 * b.dim(2) * a.chunk();
-    if (a.output() < 0) {
-      return tokens * (3 * xs + 4 * bc + 2 * 4 * states + 2 * e * states + 2 * cb + (e + 24) * h);
-    }
-    double backward = 9 * xs + 15 * bc + 6 * 4 * states + 5 * e * states + 5 * cb + (e + 64) * h;
-    return tokens * backward * scanGradientShare(ins.opcode(), a.output());
+    return tokens * scanShare(ins,
+        3 * xs + 4 * bc + 2 * 4 * states + 2 * e * states + 2 * cb + (e + 24) * h,
+        9 * xs + 15 * bc + 6 * 4 * states + 5 * e * states + 5 * cb + (e + 64) * h);
+  }
+
+  /**
+   * What one instruction of a scan takes of its kernel chain's traffic: all of the forward's, or
+   * a backward kernel's share of the backward's ({@link #scanGradientShare}).
+   *
+   * @param ins the scan's forward or one of its backward kernels
+   * @param forward the forward chain's bytes per token
+   * @param backward the backward chain's bytes per token
+   * @return bytes per token
+   */
+  private static double scanShare(Instruction ins, double forward, double backward) {
+    int output = ((OpAttrs.Scan) ins.attrs()).output();
+    return output < 0 ? forward : backward * scanGradientShare(ins.opcode(), output);
   }
 
   /**
@@ -327,11 +339,8 @@ public final class OpCost {
     double tri = a.chunk() * e;
     double states = (double) q.dim(3) * v.dim(3) * e / a.chunk();
     double heads = q.dim(2);
-    if (a.output() < 0) {
-      return tokens * heads * (6 * k + 6 * vs + tri + 2 * states + 20 + e);
-    }
-    double backward = 21 * k + 15 * vs + 2 * tri + 4 * states + 48 + 3 * e;
-    return tokens * heads * backward * scanGradientShare(ins.opcode(), a.output());
+    return tokens * heads * scanShare(ins, 6 * k + 6 * vs + tri + 2 * states + 20 + e,
+        21 * k + 15 * vs + 2 * tri + 4 * states + 48 + 3 * e);
   }
 
   /**
