@@ -177,6 +177,7 @@ final class DeployCommand implements Callable<Integer> {
       throw new InputException("give --cluster or --plan");
     }
     ClusterSpec c = cluster(planFile, inputs);
+    planFile.ifPresent(file -> file.checkCarried(c));
     FabricEnv f = readFabric(inputs);
     TreeMap<String, String> envs = envFlags();
     List<String> cmd = new ArrayList<>(command);

@@ -230,6 +230,28 @@ final class PlanFile {
     if (options.memory != null || n.isMissingNode() || n.isNull()) {
       return options.memoryPerGpu(cs);
     }
+    return carriedMemory(cs, "; give --memory");
+  }
+
+  /**
+   * Checks what the plan carries beside its stages (the calibration profile and the memory per
+   * GPU it was searched within) for a command that prices nothing with them, as {@code deploy}:
+   * a plan whose fields are broken is refused by every command that reads it, not only by those
+   * that use them.
+   *
+   * @param cs the cluster the plan is read on
+   * @throws InputException naming the plan file when a field is not what it must be
+   */
+  void checkCarried(ClusterSpec cs) {
+    profile();
+    JsonNode n = tree.path("memoryPerGpu");
+    if (!n.isMissingNode() && !n.isNull()) {
+      carriedMemory(cs, "");
+    }
+  }
+
+  private long carriedMemory(ClusterSpec cs, String remedy) {
+    JsonNode n = tree.path("memoryPerGpu");
     if (!n.isIntegralNumber() || !n.canConvertToLong() || n.asLong() <= 0) {
       throw new InputException(path + ": field 'memoryPerGpu' must be the memory per GPU the "
           + "plan was searched within, a positive whole number of bytes");
@@ -239,7 +261,7 @@ final class PlanFile {
       throw new InputException(path + ": the plan was searched within "
           + io.meshplan.util.Units.formatBytes(bytes) + " per GPU (--memory), more than the "
           + io.meshplan.util.Units.formatBytes(cs.gpu().hbmBytes()) + " of physical memory of one "
-          + cs.gpu().name() + "; give --memory");
+          + cs.gpu().name() + remedy);
     }
     return bytes;
   }

@@ -111,12 +111,15 @@ class PlanMemoryCliTest {
       root.set("memoryPerGpu", JSON.readTree(bad));
       Path f = Files.writeString(dir.resolve("bad.json"), root.toString());
       // Each command that reads the plan refuses it in one line, export before it prints or
-      // writes anything and replan before it writes the plan it chose.
+      // writes anything, replan before it writes the plan it chose, and deploy, which prices
+      // nothing with the field, before it writes a launch file.
       Path out = dir.resolve("out.json");
       for (List<String> cmd : List.of(List.of("simulate", "--plan", f.toString()),
           List.of("export", "--to", "megatron", "--plan", f.toString()),
           List.of("replan", "--plan", f.toString(), "--lost-nodes", "1", "--out",
-              out.toString()))) {
+              out.toString()),
+          List.of("deploy", "--plan", f.toString(), "--target", "slurm", "--out",
+              out.toString(), "--", "pretrain_gpt.py"))) {
         CliRun r = CliRun.of(cmd.toArray(String[]::new));
         assertThat(r.code()).as(bad + " " + cmd.get(0)).isEqualTo(2);
         assertThat(r.out()).as(bad + " " + cmd.get(0)).isEmpty();
@@ -135,6 +138,31 @@ class PlanMemoryCliTest {
     // --memory replaces the field, which is then not read.
     assertThat(CliRun.of("simulate", "--plan", f.toString(), "--memory", "70GiB").code())
         .isZero();
+    // deploy has no --memory to give: it says what is wrong and no more.
+    CliRun d = CliRun.of("deploy", "--plan", f.toString(), "--target", "slurm", "--",
+        "pretrain_gpt.py");
+    assertThat(d.code()).isEqualTo(2);
+    assertThat(d.err().strip()).doesNotContain("\n")
+        .endsWith("of physical memory of one h100-80gb");
+  }
+
+  @Test
+  void deployRefusesABrokenProfileThePlanCarries() throws Exception {
+    // deploy prices nothing with the plan's profile, but a plan whose profile is not one is
+    // refused by every command that reads it, before a launch file is written.
+    Path plan = plan("plan.json", "2x8:h100");
+    ObjectNode root = (ObjectNode) JSON.readTree(Files.readString(plan));
+    ObjectNode profile = root.putObject("profile");
+    profile.put("file", "p.yaml");
+    profile.put("text", "version: [[[");
+    Path f = Files.writeString(dir.resolve("broken.json"), root.toString());
+    Path out = dir.resolve("job.sbatch");
+    CliRun r = CliRun.of("deploy", "--plan", f.toString(), "--target", "slurm", "--out",
+        out.toString(), "--", "pretrain_gpt.py");
+    r.refusedInOneLine(2, "profile p.yaml: not a valid profile");
+    assertThat(out).doesNotExist();
+    assertThat(CliRun.of("deploy", "--plan", plan.toString(), "--target", "slurm", "--",
+        "pretrain_gpt.py").code()).isZero();
   }
 
   @Test
