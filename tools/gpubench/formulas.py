@@ -122,7 +122,7 @@ def ssd_scan_flops(batch, seq, heads, head_dim, groups, state, chunk, direction)
     tokens = batch * seq
     fwd = (2 * tokens * (chunk * state * groups + heads * (chunk * head_dim + 2 * state * head_dim))
            + 2 * (tokens // chunk) * heads * head_dim * state)
-    return _pick(direction, fwd, 2 * fwd)
+    return _by_direction(fwd, direction, backward_num=2, backward_den=1)
 
 
 def delta_rule_bytes(batch, seq, heads, key_dim, value_dim, chunk, direction, dtype="bf16"):
@@ -155,7 +155,7 @@ def delta_rule_flops(batch, seq, heads, key_dim, value_dim, chunk, direction):
     per_chunk = (2 * chunk * chunk * (3 * key_dim + 2 * value_dim) + 6 * chunk * key_dim * value_dim
                  + 2 * chunk ** 3 // 3)
     fwd = chunks * heads * per_chunk
-    return _pick(direction, fwd, 2 * fwd)
+    return _by_direction(fwd, direction, backward_num=2, backward_den=1)
 
 
 def _pick(direction, fwd, bwd):
@@ -174,13 +174,9 @@ def _divides(chunk, seq):
 
 
 def _by_direction(forward, direction, backward_num, backward_den):
-    if direction == "fwd":
-        return forward
-    if direction == "bwd":
-        return forward * backward_num // backward_den
-    if direction == "fwd+bwd":
-        return forward * (backward_num + backward_den) // backward_den
-    raise ValueError("direction must be one of %s, got %r" % (DIRECTIONS, direction))
+    """A count whose backward is a fixed multiple of its forward (forward + floor(forward * num /
+    den) for both, which is floor(forward * (num + den) / den) for an integer forward)."""
+    return _pick(direction, forward, forward * backward_num // backward_den)
 
 
 def _positive(**values):

@@ -226,11 +226,11 @@ final class PlanFile {
    *     of bytes, or is more than the GPU's physical memory
    */
   double memoryPerGpu(ClusterOptions options, ClusterSpec cs) {
-    JsonNode n = tree.path("memoryPerGpu");
-    if (options.memory != null || n.isMissingNode() || n.isNull()) {
+    if (options.memory != null) {
       return options.memoryPerGpu(cs);
     }
-    return carriedMemory(cs, "; give --memory");
+    return carriedMemory(cs, "; give --memory").map(Long::doubleValue)
+        .orElseGet(() -> options.memoryPerGpu(cs));
   }
 
   /**
@@ -244,14 +244,21 @@ final class PlanFile {
    */
   void checkCarried(ClusterSpec cs) {
     profile();
-    JsonNode n = tree.path("memoryPerGpu");
-    if (!n.isMissingNode() && !n.isNull()) {
-      carriedMemory(cs, "");
-    }
+    carriedMemory(cs, "");
   }
 
-  private long carriedMemory(ClusterSpec cs, String remedy) {
+  /**
+   * The memory per GPU the plan carries, checked against the cluster's GPU.
+   *
+   * @param cs the cluster
+   * @param remedy what the refusal of a figure past the GPU's memory ends with
+   * @return bytes, or empty when the plan carries none
+   */
+  private Optional<Long> carriedMemory(ClusterSpec cs, String remedy) {
     JsonNode n = tree.path("memoryPerGpu");
+    if (n.isMissingNode() || n.isNull()) {
+      return Optional.empty();
+    }
     if (!n.isIntegralNumber() || !n.canConvertToLong() || n.asLong() <= 0) {
       throw new InputException(path + ": field 'memoryPerGpu' must be the memory per GPU the "
           + "plan was searched within, a positive whole number of bytes");
@@ -263,6 +270,6 @@ final class PlanFile {
           + io.meshplan.util.Units.formatBytes(cs.gpu().hbmBytes()) + " of physical memory of one "
           + cs.gpu().name() + remedy);
     }
-    return bytes;
+    return Optional.of(bytes);
   }
 }

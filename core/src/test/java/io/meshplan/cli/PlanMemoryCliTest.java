@@ -151,11 +151,7 @@ class PlanMemoryCliTest {
     // deploy prices nothing with the plan's profile, but a plan whose profile is not one is
     // refused by every command that reads it, before a launch file is written.
     Path plan = plan("plan.json", "2x8:h100");
-    ObjectNode root = (ObjectNode) JSON.readTree(Files.readString(plan));
-    ObjectNode profile = root.putObject("profile");
-    profile.put("file", "p.yaml");
-    profile.put("text", "version: [[[");
-    Path f = Files.writeString(dir.resolve("broken.json"), root.toString());
+    Path f = withBrokenProfile(plan);
     Path out = dir.resolve("job.sbatch");
     CliRun r = CliRun.of("deploy", "--plan", f.toString(), "--target", "slurm", "--out",
         out.toString(), "--", "pretrain_gpt.py");
@@ -170,16 +166,21 @@ class PlanMemoryCliTest {
     // A stored fallback is written as it is, with the main plan's profile: a profile that is not
     // one is refused before anything is written, as simulate refuses it.
     Path plan = plan("plan.json", "2x8:h100", "--fallbacks", "1");
-    ObjectNode root = (ObjectNode) JSON.readTree(Files.readString(plan));
-    ObjectNode profile = root.putObject("profile");
-    profile.put("file", "p.yaml");
-    profile.put("text", "version: [[[");
-    Path f = Files.writeString(dir.resolve("broken.json"), root.toString());
+    Path f = withBrokenProfile(plan);
     Path out = dir.resolve("left.json");
     CliRun r = CliRun.of("replan", "--plan", f.toString(), "--lost-nodes", "1", "--out",
         out.toString());
     r.refusedInOneLine(2, "profile p.yaml: not a valid profile");
     assertThat(out).doesNotExist();
+  }
+
+  /** The plan with a profile that is not one beside it, as broken.json. */
+  private Path withBrokenProfile(Path plan) throws Exception {
+    ObjectNode root = (ObjectNode) JSON.readTree(Files.readString(plan));
+    ObjectNode profile = root.putObject("profile");
+    profile.put("file", "p.yaml");
+    profile.put("text", "version: [[[");
+    return Files.writeString(dir.resolve("broken.json"), root.toString());
   }
 
   @Test
