@@ -86,7 +86,7 @@ final class ModelOptions {
 
   @Option(names = "--packed-seqs", paramLabel = "FILE", description = "As --mean-doc-len, with "
       + "the document lengths of FILE: one length in tokens per line, or a length and a count "
-      + "(# starts a comment).")
+      + "separated by spaces or a comma (# starts a comment).")
   Path packedSeqs;
 
   @Option(names = "--finetune", paramLabel = "MODE", description = "full (default: every "
@@ -104,7 +104,7 @@ final class ModelOptions {
 
   @Option(names = "--lora-alpha", paramLabel = "A", description = "--finetune lora or "
       + "qlora: the "
-      + "adapters' scale numerator, output times A/R (default 2R).")
+      + "adapters' scale numerator, output times A/R (default 2R; 1/1024 to 2097152).")
   Double loraAlpha;
 
   @Option(names = "--lora-targets", paramLabel = "LIST", description = "--finetune lora or "
@@ -414,8 +414,11 @@ final class ModelOptions {
       throw new InputException("--lora-rank must be at least 1, got " + r);
     }
     double a = loraAlpha == null ? 2.0 * r : loraAlpha;
-    if (!Double.isFinite(a) || a <= 0) {
-      throw new InputException("--lora-alpha must be a positive number, got " + loraAlpha);
+    if (!Double.isFinite(a) || a < io.meshplan.model.Lora.MIN_ALPHA
+        || a > io.meshplan.model.Lora.MAX_ALPHA) {
+      throw new InputException("--lora-alpha must be a number from "
+          + io.meshplan.model.Lora.MIN_ALPHA + " to " + (long) io.meshplan.model.Lora.MAX_ALPHA
+          + ", got " + loraAlpha);
     }
     io.meshplan.model.Lora l = io.meshplan.model.Lora.of(r, a,
         loraTargets == null ? "all-linear" : loraTargets, gated);

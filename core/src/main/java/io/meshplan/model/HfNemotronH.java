@@ -64,8 +64,10 @@ final class HfNemotronH {
         f.positive("chunk_size"), f.positive("n_groups"), f.bool("use_conv_bias", true),
         f.bool("use_bias", false) || f.bool("mamba_proj_bias", false));
     HybridPattern hp;
+    // Read before the try: a missing or mistyped field's refusal already names the file.
+    String pattern = f.string("hybrid_override_pattern");
     try {
-      hp = HybridPattern.parse(f.string("hybrid_override_pattern"), c.layers(), mamba);
+      hp = HybridPattern.parse(pattern, c.layers(), mamba);
     } catch (InputException e) {
       throw new InputException(f.where() + ": " + e.getMessage(), e);
     }

@@ -66,11 +66,15 @@ public record HybridPattern(String symbols, MambaShape mamba, GdnShape gdn,
   /** Validates the symbols and that Mamba layers have a mixer. */
   public HybridPattern {
     Require.nonNull(symbols, "symbols");
-    for (int i = 0; i < symbols.length(); i++) {
-      char c = symbols.charAt(i);
-      Require.that(known(c), "hybrid layer " + i + " is '" + c + "'; the symbols are M "
+    // By code point: a character outside the Basic Multilingual Plane is one layer, named whole.
+    for (int i = 0, layer = 0; i < symbols.length(); layer++) {
+      int c = symbols.codePointAt(i);
+      int at = layer;
+      Require.that(c < Character.MIN_SUPPLEMENTARY_CODE_POINT && known((char) c), () -> "hybrid "
+          + "layer " + at + " is " + io.meshplan.util.Words.character(c) + "; the symbols are M "
           + "(Mamba-2), S (Mamba-1), G (Gated DeltaNet), * (attention), - (MLP) and E (mixture "
           + "of experts)");
+      i += Character.charCount(c);
     }
     Require.that(symbols.indexOf(MAMBA) < 0 == (mamba == null), "Mamba layers need a mixer "
         + "shape, and a mixer shape Mamba layers");
@@ -79,15 +83,17 @@ public record HybridPattern(String symbols, MambaShape mamba, GdnShape gdn,
     Require.that(symbols.indexOf(SELECTIVE) < 0 == (mamba1 == null), "Mamba-1 layers need a "
         + "mixer shape, and a mixer shape Mamba-1 layers");
     Require.nonNull(mtp, "mtp");
-    Require.that(mtp.length() <= MAX_MTP_LAYERS, () -> "a multi-token prediction module of "
-        + mtp.length() + " layers; at most " + MAX_MTP_LAYERS);
-    for (int i = 0; i < mtp.length(); i++) {
-      char c = mtp.charAt(i);
-      int at = i;
+    int mtpLayers = mtp.codePointCount(0, mtp.length());
+    Require.that(mtpLayers <= MAX_MTP_LAYERS, () -> "a multi-token prediction module of "
+        + mtpLayers + " layers; at most " + MAX_MTP_LAYERS);
+    for (int i = 0, layer = 0; i < mtp.length(); layer++) {
+      int c = mtp.codePointAt(i);
+      int at = layer;
       Require.that(symbols.indexOf(c) >= 0, () -> "multi-token prediction layer " + at + " is "
           + io.meshplan.util.Words.character(c) + ", a kind of layer the model's own pattern "
           + "does not have; meshplan prices a prediction layer as the model's own layers of its "
           + "kind");
+      i += Character.charCount(c);
     }
   }
 
@@ -104,9 +110,9 @@ public record HybridPattern(String symbols, MambaShape mamba, GdnShape gdn,
    * @throws InputException naming {@code what} and the count
    */
   public static void requireModuleLayers(String what, String layers) {
-    if (layers.isEmpty() || layers.length() > MAX_MTP_LAYERS) {
-      throw new InputException(what + " must name 1 to " + MAX_MTP_LAYERS
-          + " layers, got " + layers.length());
+    int n = layers.codePointCount(0, layers.length());
+    if (n == 0 || n > MAX_MTP_LAYERS) {
+      throw new InputException(what + " must name 1 to " + MAX_MTP_LAYERS + " layers, got " + n);
     }
   }
 
@@ -169,12 +175,14 @@ public record HybridPattern(String symbols, MambaShape mamba, GdnShape gdn,
    * refusal lists.
    */
   private static void check(String text, int layers, String accepted) {
-    if (text.length() != layers) {
-      throw new InputException("hybrid_override_pattern names " + text.length() + " layers, "
-          + "not the model's " + layers);
+    int n = text.codePointCount(0, text.length());
+    if (n != layers) {
+      throw new InputException("hybrid_override_pattern names " + n + " layers, not the model's "
+          + layers);
     }
-    for (int i = 0; i < text.length(); i++) {
-      char c = text.charAt(i);
+    for (int i = 0, layer = 0; i < text.length(); layer++) {
+      int c = text.codePointAt(i);
+      i += Character.charCount(c);
       if (accepted.indexOf(c) < 0) {
         StringBuilder names = new StringBuilder();
         for (int k = 0; k < accepted.length(); k++) {
@@ -182,7 +190,7 @@ public record HybridPattern(String symbols, MambaShape mamba, GdnShape gdn,
               .append(accepted.charAt(k)).append(" (").append(name(accepted.charAt(k)))
               .append(')');
         }
-        throw new InputException("hybrid_override_pattern's layer " + i + " is "
+        throw new InputException("hybrid_override_pattern's layer " + layer + " is "
             + io.meshplan.util.Words.character(c) + "; the symbols are " + names);
       }
     }

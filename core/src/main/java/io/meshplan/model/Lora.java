@@ -122,6 +122,18 @@ public record Lora(int rank, double alpha, List<Adapter> adapters, Base base)
     this(rank, alpha, adapters, Base.TRAINING);
   }
 
+  /**
+   * The smallest alpha: 1/1024. Published recipes use 8 to 512 (PEFT's default 8, NeMo's 32, the
+   * QLoRA paper's 16); a scale of 2^-10 already leaves the adapters' output as good as off.
+   */
+  public static final double MIN_ALPHA = 1.0 / 1024;
+
+  /**
+   * The largest alpha: 2^21, far above any published recipe's and twice the largest rank (the
+   * hidden size, at most {@link ModelSpec#MAX_HIDDEN}), so the default 2R always fits.
+   */
+  public static final double MAX_ALPHA = 1 << 21;
+
   /** The most adapters a model has: the seven projections of a block. */
   private static final int MAX_ADAPTERS = 7;
 
@@ -156,8 +168,9 @@ public record Lora(int rank, double alpha, List<Adapter> adapters, Base base)
     Require.that(rank >= 0, "LoRA rank must be positive, got " + rank);
     Require.that((rank == 0) == adapters.isEmpty(),
         "a LoRA rank needs targets, and targets a rank");
-    Require.that(rank == 0 || Double.isFinite(alpha) && alpha > 0,
-        () -> "LoRA alpha must be a positive number, got " + alpha);
+    Require.that(rank == 0 || Double.isFinite(alpha) && alpha >= MIN_ALPHA && alpha <= MAX_ALPHA,
+        () -> "LoRA alpha must be a number from " + MIN_ALPHA + " to " + (long) MAX_ALPHA
+            + ", got " + alpha);
     Require.that(adapters.size() <= MAX_ADAPTERS, "at most " + MAX_ADAPTERS + " LoRA adapters");
     Require.nonNull(base, "base");
     Require.that(base != Base.NF4 || rank > 0, "a quantized base (QLoRA) needs LoRA adapters");

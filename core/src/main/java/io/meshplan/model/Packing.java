@@ -42,6 +42,12 @@ public record Packing(int[] lengths, long[] counts) implements java.io.Serializa
   /** The most distinct document lengths a histogram may hold. */
   public static final int MAX_LENGTHS = 1 << 20;
 
+  /**
+   * The most documents a histogram may count: 2^40, about a trillion (a corpus of a trillion
+   * documents of a thousand tokens is a quadrillion tokens, beyond any training run).
+   */
+  public static final long MAX_DOCUMENTS = 1L << 40;
+
   /** No packing: one document per sequence, attending over the whole sequence. */
   public static final Packing NONE = new Packing(new int[0], new long[0]);
 
@@ -54,11 +60,16 @@ public record Packing(int[] lengths, long[] counts) implements java.io.Serializa
         + " distinct document lengths, got " + lengths.length);
     lengths = lengths.clone();
     counts = counts.clone();
+    long documents = 0;
     for (int i = 0; i < lengths.length; i++) {
       int len = lengths[i];
       Require.that(len > 0 && (i == 0 || len > lengths[i - 1]),
           "document lengths must be positive, ascending and distinct");
       Require.that(counts[i] > 0, "every document length needs a count of at least 1");
+      // Checked before adding: the total stays within MAX_DOCUMENTS and never wraps.
+      Require.that(counts[i] <= MAX_DOCUMENTS - documents,
+          "at most " + MAX_DOCUMENTS + " documents");
+      documents += counts[i];
     }
   }
 

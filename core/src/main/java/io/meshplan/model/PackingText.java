@@ -8,13 +8,15 @@ import java.util.Map;
 /**
  * Reads document lengths for {@link Packing}: one document's length in tokens per line, blank
  * lines and text after {@code #} ignored. A line may also hold a length and a count separated by
- * whitespace ({@code 1024 8}: eight documents of 1,024 tokens), as a histogram is written. Each
+ * whitespace or one comma ({@code 1024 8} or {@code 1024,8}: eight documents of 1,024 tokens), as
+ * a histogram is written, in text or CSV; an empty field ({@code 1024,}, {@code 1024,,8}) is
+ * refused. Each
  * length is a positive integer below 2^31, each count a positive integer below 2^63; at most
  * {@link #MAX_DOCUMENTS} documents and {@link Packing#MAX_LENGTHS} distinct lengths.
  */
 public final class PackingText {
-  /** The most documents a file may count. */
-  public static final long MAX_DOCUMENTS = 1L << 40;
+  /** The most documents a file may count ({@link Packing#MAX_DOCUMENTS}). */
+  public static final long MAX_DOCUMENTS = Packing.MAX_DOCUMENTS;
 
   /** The largest file read: 64 MiB, some ten million lines. */
   public static final long MAX_BYTES = 64L << 20;
@@ -40,7 +42,7 @@ public final class PackingText {
       if (line.isEmpty()) {
         continue;
       }
-      String[] f = line.split("[ \t,]+");
+      String[] f = line.split("[ \t]*,[ \t]*|[ \t]+", -1);
       if (f.length > 2) {
         throw bad(where, lineNo, "expected a document length in tokens, optionally followed by "
             + "a count");
@@ -58,10 +60,11 @@ public final class PackingText {
         throw bad(where, lineNo, "lengths and counts must be at least 1, got '" + shown(line)
             + "'");
       }
-      documents += Math.min(count, MAX_DOCUMENTS);
-      if (documents > MAX_DOCUMENTS) {
+      // Checked before adding, so one line's count cannot pass the bound or wrap the total.
+      if (count > MAX_DOCUMENTS - documents) {
         throw bad(where, lineNo, "more than " + MAX_DOCUMENTS + " documents");
       }
+      documents += count;
       histogram.merge(len, count, Long::sum);
       if (histogram.size() > Packing.MAX_LENGTHS) {
         throw bad(where, lineNo, "more than " + Packing.MAX_LENGTHS + " distinct lengths");

@@ -829,6 +829,10 @@ public final class PlanJson {
   /** Reads the packed documents' histogram: {@code lengths} and their {@code counts}. */
   private static io.meshplan.model.Packing readPacking(Fields p) {
     List<Integer> lengths = p.integers("lengths", io.meshplan.model.Packing.MAX_LENGTHS);
+    if (lengths.isEmpty()) {
+      throw new InputException(p.where() + ": field 'lengths' lists no document length (a plan "
+          + "without packed documents has no 'packing')");
+    }
     JsonNode counts = p.node().get("counts");
     if (counts == null || !counts.isArray() || counts.size() != lengths.size()) {
       throw new InputException(p.where() + ": field 'counts' must be a list of as many integers "
@@ -844,7 +848,11 @@ public final class PlanJson {
       l[i] = lengths.get(i);
       c[i] = n.longValue();
     }
-    return new io.meshplan.model.Packing(l, c);
+    try {
+      return new io.meshplan.model.Packing(l, c);
+    } catch (IllegalArgumentException e) {
+      throw new InputException(p.where() + ": " + e.getMessage(), e);
+    }
   }
 
   private static List<StagePlan> readStages(String where, JsonNode arr, boolean module) {

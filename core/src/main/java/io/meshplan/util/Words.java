@@ -26,8 +26,20 @@ public final class Words {
    * @return e.g. {@code 'x'} or {@code U+001B}
    */
   public static String character(char c) {
-    return c > ' ' && c < 0x7f ? "'" + c + "'"
-        : String.format(Locale.ROOT, "U+%04X", (int) c);
+    return character((int) c);
+  }
+
+  /**
+   * A character for a message, by its code point: itself in quotes when printable ASCII, else
+   * its Unicode number ({@code U+1D544}), so a character outside the Basic Multilingual Plane is
+   * named whole rather than by half of its UTF-16 pair.
+   *
+   * @param codePoint the code point
+   * @return e.g. {@code 'x'} or {@code U+0009}
+   */
+  public static String character(int codePoint) {
+    return codePoint > ' ' && codePoint < 0x7f ? "'" + (char) codePoint + "'"
+        : String.format(Locale.ROOT, "U+%04X", codePoint);
   }
 
   /**

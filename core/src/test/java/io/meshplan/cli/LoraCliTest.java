@@ -146,7 +146,10 @@ class LoraCliTest {
         {"--finetune", "lora", "--lora-targets", "q_proj,lm_head", "unknown --lora-targets "
             + "'lm_head'"},
         {"--finetune", "lora", "--lora-targets", "q_proj,linear_qkv", "adapt q_proj twice"},
-        {"--finetune", "lora", "--lora-alpha", "-1", "--lora-alpha must be a positive number"},
+        {"--finetune", "lora", "--lora-alpha", "-1", "--lora-alpha must be a number from"},
+        // Finite but absurd scales: 2^-1074 and 10^308 (the bounds are 1/1024 and 2^21).
+        {"--finetune", "lora", "--lora-alpha", "4.9e-324", "--lora-alpha must be a number from"},
+        {"--finetune", "lora", "--lora-alpha", "1e308", "--lora-alpha must be a number from"},
         {"--finetune", "qlora2", "--finetune 'qlora2' is unknown"},
         {"--lora-rank", "8", "--lora-rank needs --finetune lora"}};
     for (String[] c : cases) {

@@ -221,6 +221,12 @@ class NemotronSuperCliTest {
         .refusedInOneLine(2, "must name 1 to 64 layers, got 0");
     CliRun.of(nanoRun, "--mtp-num-layers", "1", "--mtp-hybrid-override-pattern",
         "E".repeat(65)).refusedInOneLine(2, "must name 1 to 64 layers, got 65");
+    // A character outside the Basic Multilingual Plane (U+1D544, two UTF-16 units) is one layer,
+    // named whole: not half of its pair, and 64 of them are 64 layers, not 128.
+    CliRun.of(nanoRun, "--mtp-num-layers", "1", "--mtp-hybrid-override-pattern",
+        "*\uD835\uDD44").refusedInOneLine(2, "layer 1 is U+1D544");
+    CliRun.of(nanoRun, "--mtp-num-layers", "1", "--mtp-hybrid-override-pattern",
+        "\uD835\uDD44".repeat(65)).refusedInOneLine(2, "must name 1 to 64 layers, got 65");
     // --layers 3 keeps "MEM", no attention layer: the module asked for would vanish, so the
     // flags are refused; 8 layers ("MEMEM*EM") keep both kinds and the module.
     CliRun.of(nanoRun, "--layers", "3", "--mtp-num-layers", "1",

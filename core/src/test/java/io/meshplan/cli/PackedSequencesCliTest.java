@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.withinPercentage;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -113,5 +114,31 @@ class PackedSequencesCliTest {
         .refusedInOneLine(2, "--mean-doc-len");
     CliRun.of("simulate", "--plan", plan.toString(), "--seq", "2048")
         .refusedInOneLine(2, "drop --seq");
+  }
+
+  @Test
+  void aPlanFilesDocumentsAreReadAsTheFlagsAre() throws Exception {
+    Path docs = dir.resolve("docs.txt");
+    Files.writeString(docs, "1024 8\n");
+    Path plan = dir.resolve("packed.json");
+    assertThat(CliRun.of("plan", "--model", "llama3-8b", "--cluster", "1x8:h100-80gb",
+        "--packed-seqs", docs.toString(), "--out", plan.toString()).code()).isZero();
+    String text = Files.readString(plan);
+    assertThat(text).contains("\"packing\"");
+    ObjectMapper json = new ObjectMapper();
+    // Counts past 2^40 in all, here two that would wrap a long when summed; and a packing that
+    // lists no document.
+    String[][] edits = {
+        {"{\"lengths\":[512,1024],\"counts\":[9223372036854775807,9223372036854775807]}",
+            "at most 1099511627776 documents"},
+        {"{\"lengths\":[1024],\"counts\":[1099511627777]}", "at most 1099511627776 documents"},
+        {"{\"lengths\":[],\"counts\":[]}", "lists no document length"}};
+    for (String[] e : edits) {
+      ObjectNode root = (ObjectNode) json.readTree(text);
+      ((ObjectNode) root.get("model")).set("packing", json.readTree(e[0]));
+      Path bad = dir.resolve("bad.json");
+      Files.writeString(bad, json.writeValueAsString(root));
+      CliRun.of("simulate", "--plan", bad.toString()).refusedInOneLine(2, e[1]);
+    }
   }
 }

@@ -55,6 +55,28 @@ class NemotronHPatternSymbolsTest {
     }
   }
 
+  /**
+   * A pattern of the wrong type is refused naming the file once; a character outside the Basic
+   * Multilingual Plane is named whole and counts as one layer.
+   */
+  @Test
+  void aMistypedOrAstralPatternIsNamedOnce() throws Exception {
+    ObjectNode base = (ObjectNode) JSON.readTree(Files.readString(FIXTURE));
+    String pattern = base.get("hybrid_override_pattern").asText();
+    Path file = dir.resolve("config.json");
+    ObjectNode number = base.deepCopy();
+    number.put("hybrid_override_pattern", 52);
+    Files.writeString(file, number.toString());
+    assertThatThrownBy(() -> HfConfigReader.read(file)).isInstanceOf(InputException.class)
+        .hasMessage(file + ": field 'hybrid_override_pattern' must be a string, got 52");
+    // U+1D544 in place of the first layer: the pattern still names the model's 52 layers.
+    ObjectNode astral = base.deepCopy();
+    astral.put("hybrid_override_pattern", "\uD835\uDD44" + pattern.substring(1));
+    Files.writeString(file, astral.toString());
+    assertThatThrownBy(() -> HfConfigReader.read(file)).isInstanceOf(InputException.class)
+        .hasMessageEndingWith("hybrid_override_pattern's layer 0 is U+1D544" + THE_SYMBOLS);
+  }
+
   /** The released pattern reads, and its symbols are the ones the refusal names. */
   @Test
   void theReleasedPatternUsesOnlyThoseSymbols() throws Exception {

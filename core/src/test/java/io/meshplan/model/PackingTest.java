@@ -149,4 +149,39 @@ class PackingTest {
           .hasMessageNotContaining("\n");
     }
   }
+
+  @Test
+  void aHistogramsLineMaySeparateItsCountByOneComma() {
+    Packing p = PackingText.parse("docs.csv", "1024,8\n512 , 2\n");
+    assertThat(p.lengths()).containsExactly(512, 1024);
+    assertThat(p.counts()).containsExactly(2, 8);
+    // An empty field is not a count of one: the line is refused, not read another way.
+    for (String bad : new String[] {"1024,\n", "1024,,3\n", ",3\n"}) {
+      assertThatThrownBy(() -> PackingText.parse("docs.csv", bad)).as(bad)
+          .isInstanceOf(InputException.class).hasMessageStartingWith("docs.csv:1: ")
+          .hasMessageNotContaining("\n");
+    }
+  }
+
+  @Test
+  void theDocumentCountIsBoundedOnEveryLineAndInTotal() {
+    long max = PackingText.MAX_DOCUMENTS; // 2^40 = 1,099,511,627,776
+    assertThat(PackingText.parse("docs.txt", "1024 " + max + "\n").documents()).isEqualTo(max);
+    assertThat(PackingText.parse("docs.txt", "1024 " + (max - 1) + "\n512\n").documents())
+        .isEqualTo(max);
+    // One line past the bound, one line at Long.MAX_VALUE, and two lines whose sum passes it.
+    String[] bad = {"1024 " + (max + 1) + "\n", "1024 " + Long.MAX_VALUE + "\n",
+        "1024 " + max + "\n512 1\n"};
+    for (String b : bad) {
+      assertThatThrownBy(() -> PackingText.parse("docs.txt", b)).as(b)
+          .isInstanceOf(InputException.class)
+          .hasMessageContaining("more than " + max + " documents");
+    }
+    // The histogram itself holds the bound, whoever builds it (a plan file): counts that would
+    // wrap a long are refused before they are summed.
+    assertThatThrownBy(() -> new Packing(new int[] {512, 1024},
+        new long[] {Long.MAX_VALUE, Long.MAX_VALUE}))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("at most " + max + " documents");
+  }
 }
