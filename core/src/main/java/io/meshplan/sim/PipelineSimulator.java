@@ -33,8 +33,9 @@ import java.util.Optional;
  *       when the group's last backward ends. With overlap ({@link
  *       StageCost#gradSyncOverlappable()}) the reduction runs in buckets alongside the chunk's last
  *       backward: it may start when that backward starts and runs under the rest of it as
- *       {@link Overlap#under} says, ending no earlier than that backward (the last bucket is ready
- *       only when the backward ends) and later by the compute it slows. Chunks are served in the order their sync may start (chunk index among
+ *       {@link Overlap#under} says, ending no earlier than that backward and later by the compute
+ *       it slows; the last bucket ({@link StageCost#gradSyncTailSeconds()}), whose gradients are
+ *       ready only when the backward ends, is reduced after that. Chunks are served in the order their sync may start (chunk index among
  *       equals).
  *   <li><b>Optimizer</b> per chunk ({@link EventKind#OPTIMIZER}), one after another, starting when
  *       the group's passes and gradient syncs have ended.
@@ -301,9 +302,13 @@ public final class PipelineSimulator {
           StageCost s = stages.get(k);
           if (s.gradSyncSeconds() > 0) {
             double start = Math.max(comm, ready[c]);
-            double end = start + (s.gradSyncOverlappable()
-                ? Overlap.under(Math.max(0.0, lastEnd[c] - start), s.gradSyncSeconds()).seconds()
-                : s.gradSyncSeconds());
+            // Overlapped, the buckets reduce under the last backward as their gradients come, but
+            // the last bucket's are ready only when that backward ends: its reduction follows.
+            double tail = s.gradSyncTailSeconds();
+            double end = s.gradSyncOverlappable()
+                ? Math.max(start + Overlap.under(Math.max(0.0, lastEnd[c] - start),
+                    s.gradSyncSeconds() - tail).seconds(), lastEnd[c]) + tail
+                : start + s.gradSyncSeconds();
             events.add(new Event(g, k, -1, EventKind.GRAD_SYNC, start, end));
             comm = end;
           }

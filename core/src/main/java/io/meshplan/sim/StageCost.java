@@ -41,13 +41,17 @@ import io.meshplan.util.Require;
  * @param shardSeconds the part of {@code tensorCommSeconds} that is data-parallel work run every
  *     microbatch: ZeRO-2's gradient reduce-scatter, ZeRO-3's weight gathers and reduce-scatter
  *     (exposed), seconds; the breakdown counts it as data-parallel communication
+ * @param gradSyncTailSeconds the part of {@code gradSyncSeconds} that reduces the last bucket of
+ *     gradients, whose last gradient the last backward computes at its end: an overlapped
+ *     reduction cannot hide it and runs it after that backward, seconds; 0 where nothing is
+ *     bucketed
  */
 public record StageCost(int devices, int dataParallel, int tensorParallel, double forwardSeconds,
     double backwardSeconds, double recomputeSeconds, double tensorCommSeconds, double sendBytes,
     double gradSyncSeconds, boolean gradSyncOverlappable, double paramGatherSeconds,
     double optimizerSeconds, double modelFlopsPerMicrobatch, double hardwareFlopsPerMicrobatch,
     MemoryBreakdown memory, StageCommBytes commBytes, HiddenComm hidden, double exchangeSeconds,
-    double shardSeconds) {
+    double shardSeconds, double gradSyncTailSeconds) {
 
   /** Checks every number and the relations between them. */
   public StageCost {
@@ -69,6 +73,9 @@ public record StageCost(int devices, int dataParallel, int tensorParallel, doubl
     Require.nonNegative(tensorCommSeconds, "tensorCommSeconds");
     Require.nonNegative(sendBytes, "sendBytes");
     Require.nonNegative(gradSyncSeconds, "gradSyncSeconds");
+    Require.that(gradSyncTailSeconds >= 0 && gradSyncTailSeconds <= gradSyncSeconds, () ->
+        "gradSyncTailSeconds (" + gradSyncTailSeconds + ") must be part of gradSyncSeconds ("
+        + gradSyncSeconds + ")");
     Require.nonNegative(paramGatherSeconds, "paramGatherSeconds");
     Require.nonNegative(optimizerSeconds, "optimizerSeconds");
     Require.nonNegative(modelFlopsPerMicrobatch, "modelFlopsPerMicrobatch");
@@ -118,7 +125,7 @@ public record StageCost(int devices, int dataParallel, int tensorParallel, doubl
     this(devices, dataParallel, tensorParallel, forwardSeconds, backwardSeconds, recomputeSeconds,
         tensorCommSeconds, sendBytes, gradSyncSeconds, gradSyncOverlappable, paramGatherSeconds,
         optimizerSeconds, modelFlopsPerMicrobatch, hardwareFlopsPerMicrobatch, memory, commBytes,
-        hidden, exchangeSeconds, 0);
+        hidden, exchangeSeconds, 0, 0);
   }
 
   /**

@@ -163,6 +163,28 @@ class PipelineSimulatorTest {
   }
 
   /**
+   * The last bucket's gradients are ready when the last backward ends, so its reduction follows
+   * it. As above with 0.5 s of the 1.5 s sync in the last bucket: the other 1.0 s runs under the
+   * backward (4 s to 6 s) and slows it by 1.0 * 0.189 / 1.189 = 0.15896 s; the tail then runs
+   * from 6.15896 s to 6.65896 s; optimizer and gather follow: 7.40896 s.
+   */
+  @Test
+  void theLastBucketsReductionFollowsTheLastBackward() {
+    StageCost tail = Stages.builder(1, 2).parallel(2, 1).gradSync(1.5, true).gradSyncTail(0.5)
+        .optimizer(0.5).gather(0.25).build();
+    SimulationResult o = Stages.run(List.of(tail), new Schedule.OneFOneB(), 2, P2pCost.free());
+    double slow = 1.0 * Overlap.SLOWDOWN / (1 + Overlap.SLOWDOWN);
+    assertThat(o.iterationSeconds()).isCloseTo(6.0 + slow + 0.5 + 0.5 + 0.25, EPS);
+    Event sync = o.timeline().events().stream().filter(e -> e.kind() == EventKind.GRAD_SYNC)
+        .findFirst().orElseThrow();
+    assertThat(sync.endSeconds()).isCloseTo(6.0 + slow + 0.5, EPS);
+    // A tail the sync does not hold is refused.
+    assertThatThrownBy(() -> Stages.builder(1, 2).parallel(2, 1).gradSync(0.5, true)
+        .gradSyncTail(0.75).build()).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("gradSyncTailSeconds");
+  }
+
+  /**
    * Throughput arithmetic. One stage, dp = 2, tp = 1, m = 4, f = 1, b = 2: T = 12 s. Model FLOPs
    * 1.5e12 and hardware FLOPs 2e12 per microbatch per replica; peak 1e12 FLOP/s, so a microbatch
    * may take at least 2 s and takes 3. Model FLOPs per iteration 1.5e12 * 4 * 2 = 12e12: 12e12 /

@@ -94,6 +94,12 @@ final class Stages {
       return this;
     }
 
+    /** Of the gradient reduction, the last bucket's, which the backward cannot hide. */
+    Builder gradSyncTail(double s) {
+      this.gradSyncTail = s;
+      return this;
+    }
+
     Builder gather(double s) {
       this.gather = s;
       return this;
@@ -111,6 +117,7 @@ final class Stages {
     }
 
     private StageCommBytes commBytes = StageCommBytes.NONE;
+    private double gradSyncTail;
 
     Builder memory(MemoryBreakdown m) {
       this.memory = m;
@@ -125,7 +132,7 @@ final class Stages {
     StageCost build() {
       return new StageCost(dp * tp, dp, tp, forward, backward, recompute, tensorComm, sendBytes,
           gradSync, overlap, gather, optimizer, modelFlops, hardwareFlops, memory, commBytes,
-          HiddenComm.NONE, 0, shard);
+          HiddenComm.NONE, 0, shard, gradSyncTail);
     }
   }
 }

@@ -80,6 +80,18 @@ public final class StageCostBuilder {
    */
   public static final double REDUCE_BUCKET_ELEMENTS = 5e8;
 
+  /**
+   * The smallest gradient bucket of Megatron-Core's data-parallel buffers, elements: its default
+   * bucket is {@code max(40000000, 1000000 * dp)} parameters for a data-parallel group of {@code
+   * dp} GPUs (context parallelism included) when the reduction is overlapped ({@code
+   * DistributedDataParallel.__init__}, {@code megatron/core/distributed/
+   * distributed_data_parallel.py} at d98e8a64dd).
+   */
+  public static final double MIN_BUCKET_ELEMENTS = 4e7;
+
+  /** Elements Megatron-Core's default bucket grows by per data-parallel GPU. */
+  public static final double BUCKET_ELEMENTS_PER_GPU = 1e6;
+
   private final CommModel stageComm;
   private final java.util.function.Function<io.meshplan.cluster.LogicalMesh, CommModel> meshComm;
   /** The expert and context-parallel meshes priced so far. */
@@ -263,10 +275,10 @@ public final class StageCostBuilder {
     if (shardGroup > 0) {
       shardHybrid(s, hybridComm(d, shardGroup, tensorParallel), shardGroup, layers);
     } else {
-      shardState(s, stageComm, d, zeroStage, layers);
+      shardState(s, stageComm, d, zeroStage, layers, false);
     }
     if (experts != null) {
-      shardState(experts, expertComm, expertComm.mesh().size(0), zeroStage, layers);
+      shardState(experts, expertComm, expertComm.mesh().size(0), zeroStage, layers, true);
       s.merge(experts);
     }
     double optimizerSeconds = s.updated * state.stepBytes() / hbmBytesPerSecond;
@@ -278,16 +290,18 @@ public final class StageCostBuilder {
         new StageCommBytes(s.tensorBytes, s.tensorGatherBytes, s.dataBytesPerMicrobatch,
             s.dataBytes, s.expertBytesPerMicrobatch, s.contextBytesPerMicrobatch),
         new HiddenComm(s.hidden, s.slowdown, s.hiddenIteration),
-        Math.min(s.exchange, s.comm), Math.max(0, Math.min(s.shard, s.comm - s.exchange)));
+        Math.min(s.exchange, s.comm), Math.max(0, Math.min(s.shard, s.comm - s.exchange)),
+        Math.min(s.gradSyncTail, s.gradSync));
   }
 
   /** Shards the model state of {@code s} over {@code d} GPUs by the ZeRO stage. */
   private void shardState(StageTally s, CommModel comm, int d, int zeroStage,
-      List<LayerCost> layers) {
+      List<LayerCost> layers, boolean experts) {
     if (d > 1) {
+      double last = lastBucket(layers, d, experts);
       switch (zeroStage) {
-        case 0 -> allReduceGradients(s, comm, d);
-        case 1 -> shardOptimizer(s, comm, d);
+        case 0 -> allReduceGradients(s, comm, d, last);
+        case 1 -> shardOptimizer(s, comm, d, last, !experts);
         case 2 -> shardGradients(s, comm, d, layers);
         default -> shardAll(s, comm, d, layers);
       }
@@ -595,8 +609,9 @@ public final class StageCostBuilder {
   }
 
   /** ZeRO stage 0: the gradients are all-reduced once per iteration. */
-  private void allReduceGradients(StageTally s, CommModel comm, int d) {
+  private void allReduceGradients(StageTally s, CommModel comm, int d, double last) {
     s.gradSync = comm.allReduce(s.gradWire(), 0);
+    s.gradSyncTail = Math.min(s.gradSync, comm.allReduce(share(s, last) * s.gradWire(), 0));
     s.dataBytes = BusBytesCommModel.bytesSent(Collective.ALL_REDUCE, s.gradWire(), d);
   }
 
@@ -604,13 +619,22 @@ public final class StageCostBuilder {
    * ZeRO stage 1: the optimizer state is sharded; gradients are reduce-scattered and updated
    * weights all-gathered once per iteration. With the parameter gather overlapped (Megatron-LM's
    * {@code --overlap-param-gather}), the gather runs under the next iteration's first forward
-   * pass; what it does not hide, and the compute it slows, stays in the iteration.
+   * pass, bucket by bucket, except the first bucket's: Megatron-Core dispatches it in the forward
+   * pre-hook of the first module that needs it and waits for it there ({@code
+   * _ParamAndGradBucketGroup.finish_param_sync}, {@code param_and_grad_buffer.py} at
+   * d98e8a64dd), so it runs before any forward compute. What the forward does not hide, and the
+   * compute it slows, stays in the iteration.
    */
-  private void shardOptimizer(StageTally s, CommModel comm, int d) {
+  private void shardOptimizer(StageTally s, CommModel comm, int d, double last,
+      boolean leading) {
     s.gradSync = comm.reduceScatter(s.gradWire(), 0);
+    double share = share(s, last);
+    s.gradSyncTail = Math.min(s.gradSync, comm.reduceScatter(share * s.gradWire(), 0));
     double paramGather = comm.allGather(s.trainedWeights(), 0);
     if (overlaps.paramGather()) {
-      Overlap o = Overlap.under(s.fwdCompute, paramGather);
+      double first = leading ? Math.min(paramGather, comm.allGather(share * s.trainedWeights(), 0))
+          : 0;
+      Overlap o = Overlap.serial(0, first).plus(Overlap.under(s.fwdCompute, paramGather - first));
       s.gather += o.addedSeconds();
       s.hiddenIteration += o.hiddenSeconds();
     } else {
@@ -755,10 +779,49 @@ public final class StageCostBuilder {
    * @return seconds per iteration
    */
   public static double iterationTail(StageCost c) {
+    // As the simulator runs it: the last bucket's reduction after the backward, the rest under it.
     double sync = c.gradSyncOverlappable()
-        ? Overlap.under(c.backwardSeconds(), c.gradSyncSeconds()).addedSeconds()
+        ? Overlap.under(c.backwardSeconds(), c.gradSyncSeconds() - c.gradSyncTailSeconds())
+            .addedSeconds() + c.gradSyncTailSeconds()
         : c.gradSyncSeconds();
     return sync + c.paramGatherSeconds() + c.optimizerSeconds();
+  }
+
+  /**
+   * The gradients of Megatron-Core's last bucket, elements per GPU: the buffer takes a stage's
+   * parameters in reverse (backward) order and closes a bucket once it holds at least {@code
+   * max(MIN_BUCKET_ELEMENTS, BUCKET_ELEMENTS_PER_GPU * d)} of them ({@code
+   * _compute_default_per_buffer_param_layout}, {@code param_and_grad_buffer.py} at d98e8a64dd);
+   * what is left when the stage's first parameters are reached is the last bucket, the one whose
+   * gradients the backward computes last and whose reduction nothing after it hides (on the first
+   * stage, the embedding's). meshplan closes buckets at its layers' bounds, where Megatron-Core
+   * closes them at any parameter's. The dense parameters and the routed experts' are separate
+   * buffers, each with its own last bucket.
+   *
+   * @param layers the stage's layers, in forward order
+   * @param d the data-parallel GPUs the buffer reduces over
+   * @param experts whether the buffer is the routed experts'
+   * @return elements per GPU
+   */
+  static double lastBucket(List<LayerCost> layers, int d, boolean experts) {
+    double size = Math.max(MIN_BUCKET_ELEMENTS, BUCKET_ELEMENTS_PER_GPU * d);
+    double open = 0;
+    double closed = 0;
+    for (int i = layers.size() - 1; i >= 0; i--) {
+      LayerCost l = layers.get(i);
+      double routed = l.experts().expertParameters();
+      open += experts ? routed : Math.max(0, l.gradientParameters() - routed);
+      if (open >= size) {
+        closed = open;
+        open = 0;
+      }
+    }
+    return open > 0 ? open : closed;
+  }
+
+  /** A bucket's share of the tally's gradients, in [0, 1]. */
+  private static double share(StageTally s, double bucket) {
+    return s.gradParams > 0 ? Math.min(1, bucket / s.gradParams) : 0;
   }
 
   private static double maxLayerWeights(List<LayerCost> layers) {

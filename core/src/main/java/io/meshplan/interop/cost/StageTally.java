@@ -25,6 +25,8 @@ final class StageTally {
   double optimizer;
   double updated;
   double gradSync;
+  /** The part of {@code gradSync} that reduces the last bucket of gradients, seconds. */
+  double gradSyncTail;
   double dataBytes;
   double dataBytesPerMicrobatch;
   /** Bytes of the expert-parallel exchange of one microbatch. */
@@ -88,6 +90,7 @@ final class StageTally {
     optimizer += e.optimizer;
     updated += e.updated;
     gradSync += e.gradSync;
+    gradSyncTail += e.gradSyncTail;
     gather += e.gather;
     dataBytes += e.dataBytes;
     dataBytesPerMicrobatch += e.dataBytesPerMicrobatch;

@@ -171,13 +171,60 @@ class StageCostBuilderTest {
   }
 
   @Test
-  void theParameterGatherRunsUnderTheNextForward() {
+  void theParameterGatherRunsUnderTheNextForwardButItsFirstBucket() {
     Overlaps gather = new Overlaps(true, true, false, false, false);
-    // ZeRO-1, one layer: all-gather 1.5 ms under K = 0.95 ms of forward compute: exposed
-    // 1.5 - 0.95 = 0.55 ms (window 1.5 ms), hidden 0.95 * 1.189 ms.
-    StageCost c = with(gather).build(List.of(layer(1e6)), 4, 2, 1, true);
-    assertThat(c.paramGatherSeconds()).isCloseTo(0.0015 - 0.00095, within(1e-12));
-    assertThat(c.hidden().perIterationSeconds()).isCloseTo(0.00095 * (1 + Overlap.SLOWDOWN),
+    // ZeRO-1, three layers of 4e7 parameters, each its own Megatron-Core bucket (at least
+    // max(4e7, 1e6 * 4) = 4e7 elements). All-gather of 3 * 4e7 * 2 B: (3/4) * 2.4e8 * 1e-9 =
+    // 0.18 s; the first layer's bucket, 0.06 s, is gathered before the forward starts; the other
+    // 0.12 s runs under K = 3 * 0.95 ms of forward compute and leaves 0.12 - 0.00285 exposed.
+    List<LayerCost> three = List.of(layer(4e7), layer(4e7), layer(4e7));
+    StageCost c = with(gather).build(three, 4, 2, 1, true);
+    assertThat(c.paramGatherSeconds()).isCloseTo(0.06 + 0.12 - 0.00285, within(1e-12));
+    assertThat(c.hidden().perIterationSeconds()).isCloseTo(0.00285 * (1 + Overlap.SLOWDOWN),
         within(1e-12));
+    // One bucket holds the whole stage of one small layer: nothing is left to hide.
+    StageCost one = with(gather).build(List.of(layer(1e6)), 4, 2, 1, true);
+    assertThat(one.paramGatherSeconds()).isCloseTo(0.0015, within(1e-12));
+    assertThat(one.hidden().perIterationSeconds()).isZero();
+  }
+
+  /**
+   * Megatron-Core's buckets, built in backward order, close once they hold max(4e7, 1e6 * dp)
+   * parameters; the last one holds what is left of the stage's first layers.
+   */
+  @Test
+  void theLastBucketIsWhatTheFirstLayersLeave() {
+    // dp 4: buckets of 4e7. Backward order 3e7, 2e7 (5e7: closed), 3e7, 3e7 (6e7: closed), 1e7
+    // left: the last bucket.
+    List<LayerCost> five = List.of(layer(1e7), layer(3e7), layer(3e7), layer(2e7), layer(3e7));
+    assertThat(StageCostBuilder.lastBucket(five, 4, false)).isEqualTo(1e7);
+    // dp 100: buckets of 1e8: 3e7 + 2e7 + 3e7 + 3e7 = 1.1e8 closed, 1e7 left.
+    assertThat(StageCostBuilder.lastBucket(five, 100, false)).isEqualTo(1e7);
+    // dp 1000: buckets of 1e9, never reached: the whole stage is one bucket.
+    assertThat(StageCostBuilder.lastBucket(five, 1000, false)).isEqualTo(1.2e8);
+    // A bucket that closes exactly at the first layer is the last one: 4e7 + 4e7.
+    List<LayerCost> even = List.of(layer(4e7), layer(4e7));
+    assertThat(StageCostBuilder.lastBucket(even, 4, false)).isEqualTo(4e7);
+  }
+
+  /**
+   * The last bucket's reduction is the tail of the gradient sync. ZeRO-0, dp 4, layers of 1e7
+   * and 5e7: buckets 5e7 (closed) and 1e7 (the last). All-reduce of 4-byte gradients: 2 * (3/4)
+   * * 6e7 * 4 * 1e-9 = 0.36 s, the last bucket's 2 * (3/4) * 1e7 * 4 * 1e-9 = 0.06 s.
+   */
+  @Test
+  void theLastBucketsReductionIsTheSyncsTail() {
+    StageCost c = BUILDER.build(List.of(layer(1e7), layer(5e7)), 4, 2, 0, false);
+    assertThat(c.gradSyncSeconds()).isCloseTo(0.36, within(1e-12));
+    assertThat(c.gradSyncTailSeconds()).isCloseTo(0.06, within(1e-12));
+    // ZeRO-1 reduce-scatters: (3/4) * 6e7 * 4 * 1e-9 = 0.18 s, its tail 0.03 s.
+    StageCost z1 = BUILDER.build(List.of(layer(1e7), layer(5e7)), 4, 2, 1, false);
+    assertThat(z1.gradSyncSeconds()).isCloseTo(0.18, within(1e-12));
+    assertThat(z1.gradSyncTailSeconds()).isCloseTo(0.03, within(1e-12));
+    // As the simulator runs it, the objective's tail: 0.15 s under the 4 ms of backward, the
+    // rest of the window exposed, then the 0.03 s tail.
+    assertThat(StageCostBuilder.iterationTail(z1)).isCloseTo(
+        Overlap.under(z1.backwardSeconds(), 0.15).addedSeconds() + 0.03
+            + z1.paramGatherSeconds() + z1.optimizerSeconds(), within(1e-12));
   }
 }
