@@ -29,7 +29,9 @@ import java.util.regex.Pattern;
 final class MegatronLog {
   private static final Pattern ARG = Pattern.compile("^\\s*(\\w+) \\.+ ?(.*)$");
   private static final Pattern ITERATION = Pattern.compile(
-      "iteration\\s+(\\d+)/\\s*\\d+ \\|.*elapsed time per iteration \\(ms\\): ([0-9.]+)");
+      "iteration\\s+(\\d+)/\\s*\\d+ \\|.*elapsed time per iteration \\(ms\\): ([^\\s|]*)");
+  /** A time as Megatron-LM prints it ({@code %.1f}): digits, a point and digits. */
+  private static final Pattern MILLISECONDS = Pattern.compile("[0-9]{1,12}(?:\\.[0-9]{1,12})?");
 
   private MegatronLog() {}
 
@@ -42,14 +44,16 @@ final class MegatronLog {
     RunModel model = model(a);
     RunParallel parallel = parallel(a);
     List<Double> ms = new ArrayList<>();
-    for (String l : lines) {
-      Matcher m = ITERATION.matcher(l);
+    for (int i = 0; i < lines.size(); i++) {
+      Matcher m = ITERATION.matcher(lines.get(i));
       if (m.find()) {
-        try {
-          ms.add(Double.parseDouble(m.group(2)));
-        } catch (NumberFormatException e) {
-          continue;
+        // The whole printed figure or nothing: '700.8e3' is not read as 700.8.
+        if (!MILLISECONDS.matcher(m.group(2)).matches()) {
+          throw new InputException(file + ":" + (i + 1) + ": elapsed time per iteration '"
+              + io.meshplan.util.Words.clipped(m.group(2)) + "' is not milliseconds as "
+              + "Megatron-LM prints them (digits and a decimal point)");
         }
+        ms.add(Double.parseDouble(m.group(2)));
       }
     }
     ms.removeIf(v -> !(v > 0) || !Double.isFinite(v));
@@ -268,6 +272,15 @@ final class MegatronLog {
             .divide(Checked.product(tp, pp, cp)).intValue());
     if (dp <= 0) {
       throw a.bad(MegatronArg.WORLD_SIZE.dest(), "smaller than tensor x pipeline x context parallel size");
+    }
+    // Megatron-LM derives the data-parallel size from the world size: a log that prints both
+    // must have them agree (world = tensor x pipeline x context x data), or it states no one run.
+    Optional<Integer> world = a.optionalInt(MegatronArg.WORLD_SIZE.dest());
+    if (world.isPresent() && !Checked.product(tp, pp, cp, dp)
+        .equals(java.math.BigInteger.valueOf(world.get()))) {
+      throw a.bad(MegatronArg.WORLD_SIZE.dest(), "not tensor x pipeline x context x data "
+          + "parallel size (" + tp + " x " + pp + " x " + cp + " x " + dp + " = "
+          + Checked.product(tp, pp, cp, dp) + ")");
     }
     int global = a.integer(MegatronArg.GLOBAL_BATCH_SIZE.dest());
     if (global % dp != 0) {

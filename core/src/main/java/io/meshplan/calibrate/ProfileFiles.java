@@ -207,7 +207,17 @@ public final class ProfileFiles {
     if (root == null || !root.isObject()) {
       throw new InputException(file + ": a profile is a mapping with version, cluster, entries");
     }
-    int version = root.path("version").asInt(-1);
+    try {
+      known("", root, TOP_KEYS);
+    } catch (IllegalArgumentException e) {
+      throw new InputException(file + ": " + e.getMessage(), e);
+    }
+    JsonNode v = root.path("version");
+    if (!v.isMissingNode() && !(v.isIntegralNumber() && v.canConvertToInt())) {
+      throw new InputException(file + ": version must be a whole number (this meshplan reads "
+          + Profile.VERSION + "), got " + io.meshplan.util.Words.clipped(v.toString()));
+    }
+    int version = v.isMissingNode() ? -1 : v.intValue();
     if (version != Profile.VERSION) {
       throw new InputException(file + ": profile version " + root.path("version").asText("missing")
           + " is not supported; this meshplan reads version " + Profile.VERSION
@@ -242,9 +252,13 @@ public final class ProfileFiles {
       io.meshplan.cluster.Architecture arch;
       ComputeScale scale;
       try {
+        if (!o.isObject()) {
+          throw new IllegalArgumentException("must be a mapping of scale, runs, folds and band");
+        }
+        known("", o, COMPUTE_KEYS);
         arch = ComputeScale.architecture(key);
-        scale = new ComputeScale(number(o, "scale"), o.path("runs").asInt(0), folds(o),
-            band(o.path("band")));
+        scale = new ComputeScale(number(o, "scale"), (int) count(o, "runs", 1, MAX_COUNT),
+            folds(o), band(o.path("band")));
       } catch (IllegalArgumentException | InputException e) {
         throw new InputException(file + ": compute." + key + ": " + e.getMessage(), e);
       }
@@ -299,7 +313,15 @@ public final class ProfileFiles {
     if (!b.isObject()) {
       throw new IllegalArgumentException("band must be a mapping of low, high, residuals, basis");
     }
-    return new ErrorBand(number(b, "low"), number(b, "high"), b.path("residuals").asInt(0),
+    known("band: ", b, BAND_KEYS);
+    double low = number(b, "low");
+    double high = number(b, "high");
+    // The factors a fitted scale may move a time by (ComputeScaleFitter.MIN, 1/16 to 16): a band
+    // past them would print times no fit could give, and an infinite one "Infinity".
+    Require.that(low >= ComputeScaleFitter.MIN && high <= 1 / ComputeScaleFitter.MIN, () ->
+        "band low " + low + " and high " + high + " must lie within " + ComputeScaleFitter.MIN
+            + " and " + 1 / ComputeScaleFitter.MIN + " of the predicted time");
+    return new ErrorBand(low, high, (int) count(b, "residuals", 0, MAX_COUNT),
         b.path("basis").asText(""));
   }
 
@@ -307,6 +329,11 @@ public final class ProfileFiles {
     String where = file + ": entries[" + i + "]";
     ProfileEntry e;
     try {
+      if (!o.isObject()) {
+        throw new IllegalArgumentException("an entry is a mapping of collective, level, gpus, "
+            + "points, alpha and beta");
+      }
+      known("", o, ENTRY_KEYS);
       Collective c = CollectiveNames.of(o.path("collective").asText(""));
       String lv = o.path("level").asText("");
       LinkLevel level = switch (lv) {
@@ -320,8 +347,9 @@ public final class ProfileFiles {
           + " s, far above any network's microseconds of latency");
       AlphaBeta ab = new AlphaBeta(alpha, time(number(o, "beta"), "beta", false));
       Optional<MonotoneCurve> curve = o.has("curve") ? Optional.of(curve(o)) : Optional.empty();
-      e = new ProfileEntry(c, level, o.path("gpus").asInt(0), ab, o.path("points").asInt(0),
-          curve);
+      // A collective runs on two GPUs at least, and on no more than a cluster holds.
+      int gpus = (int) count(o, "gpus", 2, io.meshplan.util.Checked.MAX_DEVICES);
+      e = new ProfileEntry(c, level, gpus, ab, (int) count(o, "points", 0, MAX_COUNT), curve);
     } catch (IllegalArgumentException ex) {
       throw new InputException(where + ": " + ex.getMessage(), ex);
     }
@@ -343,6 +371,10 @@ public final class ProfileFiles {
         throw new IllegalArgumentException("curve[" + k + "] must be [bytes, seconds]");
       }
       b[k] = p.get(0).asDouble();
+      double bytes = b[k];
+      int at = k;
+      Require.that(bytes >= 1 && bytes <= MAX_CURVE_BYTES, () -> "curve[" + at + "] size "
+          + bytes + " bytes must be at least 1 and at most " + (long) MAX_CURVE_BYTES);
       s[k] = time(p.get(1).asDouble(), "curve[" + k + "] time", true);
     }
     return new MonotoneCurve(b, s, time(number(o, "tailSlope"), "tailSlope", false));
@@ -374,6 +406,47 @@ public final class ProfileFiles {
     } catch (InputException | IllegalArgumentException e) {
       return Optional.empty();
     }
+  }
+
+  /** The most runs, residuals or points a profile counts. */
+  static final long MAX_COUNT = 1_000_000_000L;
+
+  /** The largest message size of a curve, bytes: 1 PiB, the largest tensor meshplan reads. */
+  static final double MAX_CURVE_BYTES = 0x1p50;
+
+  private static final java.util.Set<String> TOP_KEYS = java.util.Set.of("version", "cluster",
+      "entries", "compute");
+  private static final java.util.Set<String> ENTRY_KEYS = java.util.Set.of("collective", "level",
+      "gpus", "points", "alpha", "beta", "busbwGBps", "tailSlope", "curve");
+  private static final java.util.Set<String> COMPUTE_KEYS = java.util.Set.of("scale", "runs",
+      "folds", "band");
+  private static final java.util.Set<String> BAND_KEYS = java.util.Set.of("low", "high",
+      "residuals", "basis");
+
+  /** Refuses a field the profile format does not have, as cluster files do. */
+  private static void known(String prefix, JsonNode o, java.util.Set<String> keys) {
+    for (java.util.Iterator<String> it = o.fieldNames(); it.hasNext(); ) {
+      String k = it.next();
+      if (!keys.contains(k)) {
+        throw new IllegalArgumentException(prefix + "unknown field '"
+            + io.meshplan.util.Words.clipped(k)
+            + "' (a profile's fields are "
+            + String.join(", ", new java.util.TreeSet<>(keys)) + ")");
+      }
+    }
+  }
+
+  /**
+   * A whole number of a profile in {@code [min, max]}: an integral JSON or YAML number, never a
+   * fraction or a string, read without wrapping.
+   */
+  private static long count(JsonNode o, String key, long min, long max) {
+    JsonNode n = o.get(key);
+    Require.that(n != null && n.isIntegralNumber() && n.canConvertToLong()
+        && n.longValue() >= min && n.longValue() <= max, () -> "field '" + key + "' must be a "
+        + "whole number from " + min + " to " + max + ", got " + (n == null ? "nothing"
+        : io.meshplan.util.Words.clipped(n.toString())));
+    return n.longValue();
   }
 
   private static double number(JsonNode o, String key) {

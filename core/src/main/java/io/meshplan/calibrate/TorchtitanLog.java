@@ -30,6 +30,19 @@ final class TorchtitanLog {
   private static final Pattern ANSI = Pattern.compile("\u001b\\[[0-9;]*m");
   private static final Pattern STEP = Pattern.compile(
       "step:\\s*(\\d+)\\s.*?tps:\\s*([0-9][0-9,]*(?:\\.[0-9]+)?)");
+  /** The figure after {@code tps:}, up to the next blank. */
+  private static final Pattern TPS = Pattern.compile("tps:\\s*(\\S*)");
+  /**
+   * Tokens per second as torchtitan prints them ({@code f"{round(tps):,}"}): digits in groups of
+   * three parted by commas, or plain digits, with an optional fraction.
+   */
+  private static final Pattern TPS_FIGURE = Pattern.compile(
+      "(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]{1,15})(?:\\.[0-9]{1,12})?");
+  /** {@code Building 1-D device mesh with ['dp_shard'], [8]}: the mesh's dimensions. */
+  private static final Pattern MESH = Pattern.compile(
+      "Building \\d+-D device mesh with \\[[^\\]]*\\], \\[([0-9, ]{1,200})\\]");
+  /** {@code ... local batch size 1, global batch size 8, ...}. */
+  private static final Pattern GLOBAL_BATCH = Pattern.compile("global batch size (\\d{1,10})\\b");
 
   private TorchtitanLog() {}
 
@@ -39,13 +52,32 @@ final class TorchtitanLog {
 
   static TrainingRun parse(String file, List<String> lines, Map<String, String> cfg) {
     List<Double> tps = new ArrayList<>();
-    for (String l : lines) {
-      Matcher m = STEP.matcher(ANSI.matcher(l).replaceAll(""));
+    long world = 0;
+    long globalBatch = 0;
+    for (int i = 0; i < lines.size(); i++) {
+      String l = ANSI.matcher(lines.get(i)).replaceAll("");
+      Matcher m = STEP.matcher(l);
       if (m.find()) {
-        double v = Double.parseDouble(m.group(2).replace(",", ""));
+        // The whole printed figure or nothing: '6,402e3' and '6,4,0,2' are not read as 6402.
+        Matcher t = TPS.matcher(l);
+        String figure = t.find(m.start(1)) ? t.group(1) : "";
+        if (!TPS_FIGURE.matcher(figure).matches()) {
+          throw new InputException(file + ":" + (i + 1) + ": tps '"
+              + io.meshplan.util.Words.clipped(figure) + "' is not tokens per second as "
+              + "torchtitan prints them (digits in groups of three parted by commas)");
+        }
+        double v = Double.parseDouble(figure.replace(",", ""));
         if (v > 0) {
           tps.add(v);
         }
+      }
+      Matcher mesh = MESH.matcher(l);
+      if (mesh.find()) {
+        world = meshSize(file, i + 1, mesh.group(1));
+      }
+      Matcher gb = GLOBAL_BATCH.matcher(l);
+      if (gb.find()) {
+        globalBatch = io.meshplan.util.AsciiDigits.parseLong(gb.group(1));
       }
     }
     double perGpu = TrainingLogs.steadyMedian(file, tps, "'step: .. tps: ..'");
@@ -73,6 +105,13 @@ final class TorchtitanLog {
       throw new InputException(file + ": [parallelism] data_parallel_shard_degree x "
           + "data_parallel_replicate_degree = " + dpL + " is past 2^31 - 1 GPUs");
     }
+    // data_parallel_shard_degree -1 takes what the other degrees leave of the log's device mesh
+    // (torchtitan's ParallelDims); without a mesh line, of --cluster (TrainRunSimulator).
+    java.math.BigInteger others = io.meshplan.util.Checked.product(tp, pp, cp, replicate);
+    java.math.BigInteger w = java.math.BigInteger.valueOf(world);
+    if (world > 0 && shard < 0 && w.mod(others).signum() == 0) {
+      dpL = w.divide(others).longValueExact() * replicate;
+    }
     int dp = (int) dpL;
     // job_config.py's Compile: off by default, components "model" and "loss" by default.
     boolean compiledLoss = c.bool(TorchtitanKey.COMPILE_ENABLE.path(), false)
@@ -86,6 +125,24 @@ final class TorchtitanLog {
         compiledLoss, false, cp, cp > 1 && allGather(c), List.of(),
         routed ? c.positive(TorchtitanKey.EXPERT_PARALLEL_DEGREE.path(), 1) : 1,
         routed ? c.positive(TorchtitanKey.EXPERT_TENSOR_PARALLEL_DEGREE.path(), 1) : 1, false);
+    // The log's device mesh is the run's world: the config's degrees must fill it, and its
+    // global batch is the local batch on every data-parallel rank. Checked after the config's
+    // own refusals, which name what the config cannot state.
+    if (world > 0 && shard < 0 && w.mod(others).signum() != 0) {
+      throw new InputException(file + ": its device mesh of " + world + " GPUs is not a "
+          + "multiple of the --config's other degrees (tensor x pipeline x context x replicate "
+          + "= " + others + ")");
+    }
+    if (world > 0 && shard > 0
+        && !others.multiply(java.math.BigInteger.valueOf(shard)).equals(w)) {
+      throw new InputException(file + ": its device mesh has " + world + " GPUs, but the "
+          + "--config's degrees make " + others.multiply(java.math.BigInteger.valueOf(shard))
+          + " (tensor x pipeline x context x replicate x shard)");
+    }
+    if (globalBatch > 0 && dpL > 0 && globalBatch != (long) local * dpL) {
+      throw new InputException(file + ": its global batch size " + globalBatch + " is not the "
+          + "--config's local batch " + local + " x " + dpL + " data-parallel ranks");
+    }
     if (replicate > 1 && (shard != 1 || cp > 1)) {
       // HSDP: FSDP inside dp_shard, the sharded state replicated across dp_replicate.
       parallel = parallel.withShardReplicas(replicate);
@@ -95,6 +152,25 @@ final class TorchtitanLog {
     double seconds = (double) local * seq / (perGpu * tp * pp * cp);
     return new TrainingRun(file, "torchtitan", new RunModel.Preset(preset, seq, dtype(c), true),
         parallel, TrainingLogs.gpu(lines), seconds, tps.size() - 1);
+  }
+
+  /** The GPUs of a logged device mesh: the product of its dimensions, at most 2^20. */
+  private static long meshSize(String file, int line, String dims) {
+    long n = 1;
+    for (String d : dims.split(",")) {
+      String t = d.strip();
+      if (t.isEmpty() || t.length() > 7) {
+        throw new InputException(file + ":" + line + ": device mesh dimension '"
+            + io.meshplan.util.Words.clipped(t) + "' is not a size");
+      }
+      n *= io.meshplan.util.AsciiDigits.parseLong(t);
+      if (n <= 0 || n > io.meshplan.util.Checked.MAX_DEVICES) {
+        throw new InputException(file + ":" + line + ": a device mesh of "
+            + io.meshplan.util.Words.clipped(dims) + " is not 1 to "
+            + io.meshplan.util.Checked.MAX_DEVICES + " GPUs");
+      }
+    }
+    return n;
   }
 
   /**

@@ -29,4 +29,15 @@ public record TrainingRun(String source, String framework, RunModel model, RunPa
         "iteration time must be > 0, got " + iterationSeconds);
     Require.positive(iterationLines, "iteration lines");
   }
+
+  /**
+   * The same run read from another file.
+   *
+   * @param other the other file's name
+   * @return this run with that source
+   */
+  public TrainingRun withSource(String other) {
+    return new TrainingRun(other, framework, model, parallel, gpu, iterationSeconds,
+        iterationLines);
+  }
 }

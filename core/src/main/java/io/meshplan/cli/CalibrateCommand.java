@@ -127,7 +127,8 @@ final class CalibrateCommand implements Callable<Integer> {
         throw new InputException("--train always prints each run's measured and fitted time; "
             + "drop --report");
       }
-      return new TrainCalibration(c, cluster, train, config, out, force.force, json).run(stdout);
+      return new TrainCalibration(c, cluster, uniqueFiles(train, stderr), config, out,
+          force.force, json).run(stdout, stderr);
     }
     if (files.isEmpty()) {
       throw new InputException("give benchmark logs (FILE...) or training logs (--train LOG...)");
@@ -184,6 +185,11 @@ final class CalibrateCommand implements Callable<Integer> {
 
   /** The log files, each once; a file named twice is read once, with a warning. */
   private List<Path> uniqueFiles(PrintWriter stderr) {
+    return uniqueFiles(files, stderr);
+  }
+
+  /** Some files, each once; a file named twice is read once, with a warning. */
+  private static List<Path> uniqueFiles(List<Path> files, PrintWriter stderr) {
     java.util.Set<Path> seen = new java.util.HashSet<>();
     List<Path> unique = new ArrayList<>();
     for (Path f : files) {

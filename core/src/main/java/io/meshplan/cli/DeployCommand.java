@@ -206,6 +206,12 @@ final class DeployCommand implements Callable<Integer> {
       throw new InputException("the training command is missing; give it after '--', e.g."
           + " -- pretrain_gpt.py --data-path ...");
     }
+    // The program to run is a word: an empty or blank one runs nothing (torchrun '' fails on
+    // every node at launch).
+    if (command.isEmpty() || command.get(0).isBlank()) {
+      throw new InputException("the training command's program is empty; give it after '--', "
+          + "e.g. -- pretrain_gpt.py --data-path ...");
+    }
     if (t.kubernetes() && image == null) {
       throw new InputException("--image is required for --target " + t.label());
     }

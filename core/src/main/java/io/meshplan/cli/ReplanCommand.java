@@ -74,18 +74,39 @@ final class ReplanCommand implements Callable<Integer> {
           + cs.toShortString() + " has " + cs.nodes() + " nodes; lose 1 to "
           + (cs.nodes() - 1));
     }
+    // The figures printed below are the plan's own: its stages must tile its cluster, as
+    // simulate --plan and deploy --plan require.
+    io.meshplan.plan.PlanFileCheck.devices(plan.toString(), main, cs.nodes(), cs.gpusPerNode(),
+        cs.toShortString());
     JsonNode fallbacks = root.path("fallbacks");
     JsonNode best = null;
     PipelinePlan bestPlan = null;
     int most = 0;
     for (JsonNode f : fallbacks) {
-      int lost = f.path("lostNodes").asInt(0);
+      JsonNode lostNode = f.path("lostNodes");
+      int lost = lostNode.isIntegralNumber() && lostNode.canConvertToInt() ? lostNode.intValue()
+          : -1;
+      if (lost < 1 || lost >= cs.nodes()) {
+        throw new InputException(plan + ": a fallback's lostNodes "
+            + io.meshplan.util.Words.clipped(lostNode.toString()) + " is not 1 to "
+            + (cs.nodes() - 1) + ", the nodes " + cs.toShortString() + " can lose");
+      }
       most = Math.max(most, lost);
       if (lost < lostNodes || !f.path("plan").isObject()) {
         continue;
       }
-      PipelinePlan p = PlanJson.read(plan + ": fallbacks[lostNodes=" + lost + "].plan",
-          f.get("plan").toString());
+      String at = plan + ": fallbacks[lostNodes=" + lost + "].plan";
+      PipelinePlan p = PlanJson.read(at, f.get("plan").toString());
+      // A fallback is the main plan's job on the nodes left: the same global batch, on no more
+      // GPUs than those nodes hold.
+      if (p.globalBatchSize() != main.globalBatchSize()) {
+        throw new InputException(at + ": a global batch of " + p.globalBatchSize() + ", where "
+            + "the main plan's is " + main.globalBatchSize() + "; a fallback trains the same job");
+      }
+      if ((long) p.gpus() > (long) (cs.nodes() - lost) * cs.gpusPerNode()) {
+        throw new InputException(at + ": uses " + p.gpus() + " GPUs, more than the "
+            + (cs.nodes() - lost) + " nodes left hold");
+      }
       if (bestPlan == null || p.prediction().iterationSeconds()
           < bestPlan.prediction().iterationSeconds()) {
         best = f;
@@ -136,11 +157,22 @@ final class ReplanCommand implements Callable<Integer> {
             + "idle: faster than the plan for all of them)" : "");
     w.printf(Locale.ROOT, "iteration %.4f s (%+.1f%% against %.4f s on %d nodes), %d stage%s, "
         + "%.0f tokens/s%n", f, 100 * (f / t - 1), t, cs.nodes(), bestPlan.stages().size(),
-        bestPlan.stages().size() == 1 ? "" : "s", bestPlan.prediction().tokensPerSecond());
+        bestPlan.stages().size() == 1 ? "" : "s", tokensPerSecond(bestPlan));
     if (out != null) {
       w.println("wrote " + out);
     }
     return ExitCodes.OK;
+  }
+
+  /**
+   * A plan's throughput from its own job and iteration, tokens per second: its global batch of
+   * sequences over the iteration, as the simulator states it, never a stored figure that may
+   * disagree with them.
+   */
+  private static double tokensPerSecond(PipelinePlan p) {
+    return p.source() instanceof io.meshplan.plan.PlanSource.Preset pre
+        ? (double) p.globalBatchSize() * pre.model().seq() / p.prediction().iterationSeconds()
+        : p.prediction().tokensPerSecond();
   }
 
   /** The main plan's job planned on the cluster left; refused in one line when nothing fits. */

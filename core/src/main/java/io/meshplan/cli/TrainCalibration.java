@@ -31,7 +31,7 @@ import java.util.Optional;
 record TrainCalibration(ClusterSpec cluster, String clusterText, List<Path> logs, Path config,
     Path out, boolean force, boolean json) {
 
-  int run(PrintWriter stdout) {
+  int run(PrintWriter stdout, PrintWriter stderr) {
     if (logs.isEmpty()) {
       throw new InputException("--config is torchtitan's job config for --train logs; give the "
           + "logs with --train LOG...");
@@ -45,8 +45,19 @@ record TrainCalibration(ClusterSpec cluster, String clusterText, List<Path> logs
     io.meshplan.cluster.Architecture architecture = cluster.gpu().architecture();
     String arch = architecture.word();
     List<TrainRunSimulator> sims = new ArrayList<>();
+    List<TrainingRun> read = new ArrayList<>();
     for (Path f : logs) {
       TrainingRun r = TrainingLogs.read(f, Optional.ofNullable(config));
+      // A copy of a log states the same run: one measurement counted twice would weigh it
+      // double in the fit and narrow its band, so it is read once.
+      java.util.Optional<TrainingRun> same = read.stream()
+          .filter(o -> o.withSource(r.source()).equals(r)).findFirst();
+      if (same.isPresent()) {
+        stderr.println(ExceptionMapper.warning(f + " states the same run as "
+            + same.get().source() + " (the same job and iteration times); read once"));
+        continue;
+      }
+      read.add(r);
       if (r.gpu().isPresent() && ComputeScale.architecture(r.gpu().get()) != architecture) {
         throw new InputException(f + ": the log ran on " + r.gpu().get() + " GPUs but --cluster "
             + "has " + cluster.gpu().name() + "; calibrate one architecture at a time, with its "

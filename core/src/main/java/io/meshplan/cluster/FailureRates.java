@@ -152,9 +152,11 @@ public record FailureRates(String source, SortedMap<String, Double> causes, doub
     for (Iterator<String> it = causes.fieldNames(); it.hasNext(); ) {
       String name = it.next();
       JsonNode v = causes.get(name);
-      if (!v.isNumber() || !(v.asDouble() >= 0) || v.asDouble() > MAX_COUNT) {
-        throw new InputException(where + ": causes." + name + " must be a count >= 0, at most "
-            + Units.figure(MAX_COUNT) + ", got " + v);
+      // Interruptions are counted: a whole number, not a rate (1.5 interruptions never ran).
+      if (!v.isNumber() || !(v.asDouble() >= 0) || v.asDouble() > MAX_COUNT
+          || v.asDouble() != Math.rint(v.asDouble())) {
+        throw new InputException(where + ": causes." + name + " must be a whole count >= 0, at "
+            + "most " + Units.figure(MAX_COUNT) + ", got " + v);
       }
       out.put(name, v.asDouble());
     }
@@ -171,7 +173,12 @@ public record FailureRates(String source, SortedMap<String, Double> causes, doub
             + " cause names");
       }
       for (JsonNode n : nl) {
-        loss.add(n.asText());
+        if (!n.isTextual()) {
+          throw new InputException(where + ": nodeLoss lists cause names, got " + n);
+        }
+        if (!loss.add(n.asText())) {
+          throw new InputException(where + ": nodeLoss names '" + n.asText() + "' twice");
+        }
       }
     }
     try {

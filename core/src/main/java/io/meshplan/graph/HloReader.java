@@ -66,7 +66,74 @@ final class HloReader {
       computations.add(new HloComputation(new Graph(pc.name(), instructions, aliases), i == entry,
           texts, pc.trailer()));
     }
+    refuseRecursion(pending, computations);
     return new HloModule(name, header, computations, aliasKinds, extraAliases, warnings(names));
+  }
+
+  /** The attributes through which an instruction calls a computation. */
+  private static final java.util.List<String> CALLS = java.util.List.of("to_apply", "calls",
+      "condition", "body", "true_computation", "false_computation", "branch_computations");
+
+  /**
+   * Refuses a module whose computations call one another in a cycle: XLA's computations form a
+   * call graph without cycles (HLO has no recursion), and inlining one that had them would
+   * expand it to {@code CallInliner.MAX_DEPTH} levels and cut it there. Depth-first search over
+   * the calls, each computation visited once: linear in the calls.
+   */
+  private void refuseRecursion(List<PendingComputation> pending,
+      List<HloComputation> computations) {
+    Map<String, Integer> index = new java.util.HashMap<>();
+    for (int i = 0; i < computations.size(); i++) {
+      index.put(computations.get(i).name(), i);
+    }
+    List<List<Integer>> callees = new ArrayList<>();
+    for (HloComputation hc : computations) {
+      java.util.LinkedHashSet<Integer> out = new java.util.LinkedHashSet<>();
+      for (Instruction ins : hc.graph().instructions()) {
+        for (String key : CALLS) {
+          String v = ins.rawAttributes().get(key);
+          if (v == null) {
+            continue;
+          }
+          for (String word : v.split("[\\s,{}]+")) {
+            Integer j = index.get(word.startsWith("%") ? word.substring(1) : word);
+            if (j != null) {
+              out.add(j);
+            }
+          }
+        }
+      }
+      callees.add(new ArrayList<>(out));
+    }
+    int[] state = new int[computations.size()]; // 0 new, 1 on the path, 2 done
+    for (int start = 0; start < computations.size(); start++) {
+      if (state[start] != 0) {
+        continue;
+      }
+      java.util.ArrayDeque<int[]> stack = new java.util.ArrayDeque<>();
+      stack.push(new int[] {start, 0});
+      state[start] = 1;
+      while (!stack.isEmpty()) {
+        int[] top = stack.peek();
+        List<Integer> next = callees.get(top[0]);
+        if (top[1] == next.size()) {
+          state[top[0]] = 2;
+          stack.pop();
+          continue;
+        }
+        int j = next.get(top[1]++);
+        if (state[j] == 1) {
+          String callee = computations.get(j).name();
+          String caller = computations.get(top[0]).name();
+          throw c.errorAt(pending.get(j).at(), "computations that do not call themselves",
+              "%" + callee + " called back by %" + caller + " (HLO computations do not recurse)");
+        }
+        if (state[j] == 0) {
+          state[j] = 1;
+          stack.push(new int[] {j, 0});
+        }
+      }
+    }
   }
 
   /**

@@ -560,8 +560,9 @@ public final class PlanJson {
           + "; gradients reduce in bf16 only under bf16 (or fp8) training");
     }
     derivedBytesPerGpu(f);
+    PipelinePlan plan;
     try {
-      return new PipelinePlan(new PlanSource.Preset(model, attention, overlaps, kernel), f.text("cluster"), f.integer("globalBatch"),
+      plan = new PipelinePlan(new PlanSource.Preset(model, attention, overlaps, kernel), f.text("cluster"), f.integer("globalBatch"),
           f.integer("microbatchSequences"), f.integer("microbatches"), f.integer("virtualStages"),
           stages,
           new PipelinePlan.Prediction(f.number("iterationSeconds"), f.number("tokensPerSecond"),
@@ -569,6 +570,42 @@ public final class PlanJson {
               axisBytes(f, "communicationBytes")));
     } catch (IllegalArgumentException e) {
       throw new InputException(where + ": " + e.getMessage());
+    }
+    figures(where, plan.prediction());
+    return plan;
+  }
+
+  /**
+   * The largest MFU a plan may predict: MFU is stated against the 16-bit dense peak, which FP8
+   * and FP4 GEMMs run past, at most 4 times (FP4 on Blackwell).
+   */
+  static final double MAX_MFU = 4;
+
+  /** The longest iteration a plan may predict: a million seconds, some eleven days. */
+  static final double MAX_ITERATION_SECONDS = 1e6;
+
+  /** The shortest iteration a plan may predict: a microsecond, a few kernel launches. */
+  static final double MIN_ITERATION_SECONDS = 1e-6;
+
+  /**
+   * Refuses a prediction whose figures no simulation gives, which commands that show a plan's
+   * figures without simulating it again (replan, which derives its throughput from the
+   * iteration) would print: an iteration shorter than {@link #MIN_ITERATION_SECONDS} or longer
+   * than {@link #MAX_ITERATION_SECONDS}, and an MFU above {@link #MAX_MFU}.
+   *
+   * @param where the plan, for messages
+   * @param p its prediction
+   */
+  private static void figures(String where, PipelinePlan.Prediction p) {
+    double t = p.iterationSeconds();
+    if (!(t >= MIN_ITERATION_SECONDS && t <= MAX_ITERATION_SECONDS)) {
+      throw new InputException(where + ": iterationSeconds " + t + " is not "
+          + MIN_ITERATION_SECONDS + " to " + MAX_ITERATION_SECONDS + " s, which no simulation "
+          + "predicts; plan again");
+    }
+    if (!(p.mfu() <= MAX_MFU)) {
+      throw new InputException(where + ": mfu " + p.mfu() + " is above " + MAX_MFU + ": past "
+          + "even FP4's peak over the 16-bit one that MFU is stated against; plan again");
     }
   }
 
@@ -622,10 +659,12 @@ public final class PlanJson {
     try {
       PlanSource.HloModule module = new PlanSource.HloModule(f.text("module"),
           source.text("path"), source.text("sha256"), layerNames);
-      return new PipelinePlan(module, f.text("cluster"), microbatches, 1, microbatches, 1,
-          stages, new PipelinePlan.Prediction(f.number("iterationSeconds"),
+      PipelinePlan plan = new PipelinePlan(module, f.text("cluster"), microbatches, 1,
+          microbatches, 1, stages, new PipelinePlan.Prediction(f.number("iterationSeconds"),
               f.number("microbatchesPerSecond"), f.number("tflopsPerGpu"), f.number("mfu"),
               f.number("peakMemoryBytesPerGpu"), axisBytes(f, "communicationBytes")));
+      figures(where, plan.prediction());
+      return plan;
     } catch (IllegalArgumentException e) {
       throw new InputException(where + ": " + e.getMessage());
     }

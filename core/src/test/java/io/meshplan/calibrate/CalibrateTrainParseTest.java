@@ -208,9 +208,9 @@ class CalibrateTrainParseTest {
     assertThat(r.framework()).isEqualTo("torchtitan");
     assertThat(r.gpu()).contains("h100");
     assertThat(r.model()).isEqualTo(new RunModel.Preset("llama3-8b", 8192, "bf16", true));
-    // data_parallel_shard_degree = -1: left to the cluster (0 here), FSDP (ZeRO-3).
+    // data_parallel_shard_degree = -1: the rest of the log's device mesh of 8, FSDP (ZeRO-3).
     // [activation_checkpoint] mode "selective" with selective_ac_option "op": per-op.
-    assertThat(r.parallel()).isEqualTo(new RunParallel(1, 1, 0, 1, 1, 1, "op", false, 3,
+    assertThat(r.parallel()).isEqualTo(new RunParallel(1, 1, 8, 1, 1, 1, "op", false, 3,
         true));
     // tps after step 1: 6402, 6511, 6497, 6538, 6489; median 6497; 1 * 8192 / 6497 s.
     assertThat(r.iterationSeconds()).isCloseTo(8192.0 / 6497, within(1e-12));
@@ -500,7 +500,9 @@ class CalibrateTrainParseTest {
     Path cp = dir.resolve("cp.toml");
     Files.writeString(cp, toml.replace("context_parallel_degree = 1",
         "context_parallel_degree = 2"));
-    TrainingRun r = TrainingLogs.read(example("torchtitan_llama3_8b_h100.log"), Optional.of(cp));
+    // The same 8 GPUs as 4 data-parallel ranks of 2 context-parallel ones: a global batch of 4.
+    Path cpLog = TitanLogs.of(dir, 8, 4);
+    TrainingRun r = TrainingLogs.read(cpLog, Optional.of(cp));
     assertThat(r.parallel().contextParallel()).isEqualTo(2);
     assertThat(r.parallel().cpAllGather()).isTrue();
     assertThat(r.parallel().zeroStage()).isEqualTo(3);

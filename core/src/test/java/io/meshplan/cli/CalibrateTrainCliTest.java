@@ -242,7 +242,8 @@ class CalibrateTrainCliTest {
     Path config = dir.resolve("cp.toml");
     Files.writeString(config, Files.readString(EXAMPLES.resolve("torchtitan_llama3_8b.toml"))
         .replace("context_parallel_degree = 1", "context_parallel_degree = 2"));
-    Path example = EXAMPLES.resolve("torchtitan_llama3_8b_h100.log");
+    // The same 8 GPUs as 4 data-parallel ranks of 2 context-parallel ones: a global batch of 4.
+    Path example = io.meshplan.calibrate.TitanLogs.of(dir, 8, 4);
     double tt = simulatedSeconds(example, Optional.of(config), "1x8:h100-80gb", truth);
     long tps = Math.round(8192 / (tt * 2));
     Path titan = dir.resolve("titan-cp.log");
@@ -296,7 +297,8 @@ class CalibrateTrainCliTest {
         + "[training]\nlocal_batch_size = 1\nseq_len = 4096\n\n[parallelism]\n"
         + "data_parallel_shard_degree = -1\nexpert_parallel_degree = 8\n\n"
         + "[activation_checkpoint]\nmode = \"selective\"\nselective_ac_option = \"op\"\n");
-    Path example = EXAMPLES.resolve("torchtitan_llama3_8b_h100.log");
+    // The example log restated as the 16-GPU run: its mesh of 16 and a global batch of 16.
+    Path example = io.meshplan.calibrate.TitanLogs.of(dir, 16, 16);
     double t = simulatedSeconds(example, Optional.of(config), "2x8:h100-80gb", truth);
     Path log = dir.resolve("qwen3.log");
     Files.writeString(log, Files.readString(example).replaceAll("tps: [0-9,]+",

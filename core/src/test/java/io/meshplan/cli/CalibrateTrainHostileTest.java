@@ -41,6 +41,67 @@ class CalibrateTrainHostileTest {
     return CalibrateTrainCliTest.megatronLog(3000, new double[] {500, 500});
   }
 
+  /**
+   * A log states one run: Megatron-LM's world size is tensor x pipeline x context x data
+   * parallel size, torchtitan's device mesh the product of its config's degrees and its global
+   * batch the local batch on every data-parallel rank; a figure is read whole or refused, not up
+   * to its first odd character.
+   */
+  @Test
+  void aLogThatContradictsItselfIsRefused() throws IOException {
+    // tp 2 x dp 8 = 16 GPUs, but the log's world is 4.
+    train(write("world.log", CalibrateTrainCliTest.megatronLog(3000, new double[] {500, 500},
+        java.util.Map.of("data_parallel_size", "8")))).refusedInOneLine(ExitCodes.BAD_INPUT,
+        "world.log: argument world_size = 4 not tensor x pipeline x context x data parallel "
+            + "size (2 x 1 x 1 x 8 = 16)");
+    train(write("e3.log", good().replace("(ms): 500.0", "(ms): 500.0e3")))
+        .refusedInOneLine(ExitCodes.BAD_INPUT, "elapsed time per iteration '500.0e3' is not "
+            + "milliseconds");
+    Path example = io.meshplan.calibrate.TitanLogs.EXAMPLE;
+    Path toml = Path.of("examples/calibrate/torchtitan_llama3_8b.toml");
+    String text = Files.readString(example);
+    String[][] titan = {
+        {"shard.log", text, "data_parallel_shard_degree = -1", "data_parallel_shard_degree = 3",
+            "its device mesh has 8 GPUs, but the --config's degrees make 3"},
+        {"mesh.log", text.replace("['dp_shard'], [8]", "['dp_shard'], [4]"), "", "",
+            "its global batch size 8 is not the --config's local batch 1 x 4"},
+        {"batch.log", text.replace("global batch size 8,", "global batch size 800,"), "", "",
+            "its global batch size 800 is not the --config's local batch 1 x 8"},
+        {"tps.log", text.replaceFirst("tps: 6,511", "tps: 6,511e3"), "", "",
+            "tps '6,511e3' is not tokens per second"},
+        {"commas.log", text.replaceFirst("tps: 6,511", "tps: 6,5,1,1"), "", "",
+            "tps '6,5,1,1' is not tokens per second"}};
+    for (String[] c : titan) {
+      Path cfg = write(c[0] + ".toml", Files.readString(toml).replace(c[2], c[3]));
+      CliRun.of("calibrate", "--train", write(c[0], c[1]).toString(), "--config",
+          cfg.toString(), "--cluster", "1x8:h100-80gb", "--out", dir.resolve("out.yaml")
+              .toString()).refusedInOneLine(ExitCodes.BAD_INPUT, c[0] + ":");
+      CliRun.of("calibrate", "--train", dir.resolve(c[0]).toString(), "--config",
+          cfg.toString(), "--cluster", "1x8:h100-80gb", "--out", dir.resolve("out.yaml")
+              .toString()).refusedInOneLine(ExitCodes.BAD_INPUT, c[4]);
+    }
+    assertThat(Files.exists(dir.resolve("out.yaml"))).isFalse();
+  }
+
+  /** A log named twice, or a copy of one, is one run: read once, with a warning. */
+  @Test
+  void aRunGivenTwiceIsReadOnce() throws IOException {
+    // 3 s an iteration: slower than the kernel-level 1x4 A100 time, so a scale fits.
+    String slow = CalibrateTrainCliTest.megatronLog(3000, new double[] {3000, 3000});
+    Path log = write("a.log", slow);
+    Path copy = write("copy.log", slow);
+    Path out = dir.resolve("out.yaml");
+    CliRun r = CliRun.of("calibrate", "--train", log.toString(), log.toString(), copy.toString(),
+        "--cluster", A100, "--out", out.toString());
+    assertThat(r.code()).as(r.err()).isZero();
+    assertThat(r.err()).contains("a.log is given more than once; read once")
+        .contains("copy.log states the same run as " + log + " (the same job and iteration "
+            + "times); read once");
+    assertThat(r.out()).contains("from 1 run(s)");
+    assertThat(io.meshplan.calibrate.ProfileFiles.read(out).compute().get("ampere").runs())
+        .isEqualTo(1);
+  }
+
   @Test
   void seededGarbageIsRefused() throws IOException {
     Random rnd = new Random(11);
@@ -103,7 +164,8 @@ class CalibrateTrainHostileTest {
   void sizesPastAnIntAndBadExpertArgumentsAreRefused() throws IOException {
     train(write("cp.log", CalibrateTrainCliTest.megatronLog(3000, new double[] {500, 500},
         java.util.Map.of("context_parallel_size", "2147483647", "data_parallel_size", "1"))))
-        .refusedInOneLine(ExitCodes.BAD_INPUT, "cp.log: the run used 4294967294 GPUs");
+        .refusedInOneLine(ExitCodes.BAD_INPUT, "cp.log: argument world_size = 4 not tensor x "
+            + "pipeline x context x data parallel size (2 x 1 x 2147483647 x 1 = 4294967294)");
     java.util.Map<String, String> moe = new java.util.HashMap<>(java.util.Map.of("num_experts",
         "8", "moe_router_topk", "2", "moe_ffn_hidden_size", "1408", "moe_token_dispatcher_type",
         "alltoall", "expert_model_parallel_size", "3", "sequence_parallel", "True"));

@@ -292,6 +292,12 @@ class ExportDeployCliTest {
     CliRun noCmd = CliRun.of("deploy", "--target", "slurm", "--cluster", "2x8:h100-80gb");
     assertThat(noCmd.code()).isEqualTo(ExitCodes.BAD_INPUT);
     assertThat(noCmd.err()).contains("training command is missing");
+    // An empty or blank program runs nothing: refused, not written as torchrun ''.
+    for (String blank : new String[] {"", "  "}) {
+      CliRun.of("deploy", "--target", "slurm", "--cluster", "2x8:h100-80gb", "--", blank,
+          "--flag").refusedInOneLine(ExitCodes.BAD_INPUT, "the training command's program is "
+              + "empty");
+    }
     CliRun noFabric = CliRun.of("deploy", "--target", "slurm", "--cluster", "2x8:h100-80gb",
         "--", "train.py");
     assertThat(noFabric.code()).isZero();

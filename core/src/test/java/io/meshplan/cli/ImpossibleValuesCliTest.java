@@ -120,6 +120,41 @@ class ImpossibleValuesCliTest {
     assertThat(fine.code()).as(fine.err()).isZero();
   }
 
+  /**
+   * Counts are whole numbers read without wrapping (2^32 + 8 GPUs once read as 8), bands lie
+   * within the factors a fit may give (1/16 to 16; 1.7e308 printed "Infinity"), and a field the
+   * format does not have is refused, as cluster files refuse theirs.
+   */
+  @Test
+  void countsBandsAndFieldsOfAProfileAreReadStrictly() throws IOException {
+    refused(withProfile("wrap.yaml", r -> entry(r).put("gpus", 4294967304L)),
+        "entries[0]: field 'gpus' must be a whole number from 2 to 1048576, got 4294967304");
+    refused(withProfile("one.yaml", r -> entry(r).put("gpus", 1)), "field 'gpus'", "got 1");
+    refused(withProfile("frac.yaml", r -> entry(r).put("points", 2.5)), "field 'points'",
+        "got 2.5");
+    refused(withProfile("extra.yaml", r -> entry(r).put("bogus", 1)),
+        "entries[0]: unknown field 'bogus'");
+    refused(withProfile("top.yaml", r -> r.put("clusters", "x")), "unknown field 'clusters'");
+    refused(withProfile("version.yaml", r -> r.put("version", "1")),
+        "version must be a whole number (this meshplan reads 1), got \"1\"");
+    refused(withProfile("size0.yaml", r -> ((ArrayNode) entry(r).get("curve").get(0)).set(0, 0)),
+        "curve[0] size 0.0 bytes must be at least 1");
+    ObjectNode band = YAML.createObjectNode().put("low", 0.8).put("high", 1.7e308)
+        .put("residuals", 46).put("basis", "in-sample");
+    refused(withProfile("band.yaml", r -> r.putObject("compute").putObject("a100")
+        .put("scale", 1.0).put("runs", 1).set("band", band.deepCopy())),
+        "band low 0.8 and high 1.7E308 must lie within 0.0625 and 16.0");
+    refused(withProfile("resid.yaml", r -> r.putObject("compute").putObject("a100")
+        .put("scale", 1.0).put("runs", 1).set("band", band.deepCopy().put("high", 1.2)
+            .put("residuals", new java.math.BigInteger("99999999999999999999")))),
+        "field 'residuals' must be a whole number");
+    refused(withProfile("key.yaml", r -> r.putObject("compute").putObject("a100")
+        .put("scale", 1.0).put("runs", 1).put("bogus", 1)), "compute.a100: unknown field 'bogus'");
+    CliRun fine = withProfile("fine.yaml", r -> r.putObject("compute").putObject("a100")
+        .put("scale", 1.0).put("runs", 1).set("band", band.deepCopy().put("high", 1.2)));
+    assertThat(fine.code()).as(fine.err()).isZero();
+  }
+
   @Test
   void logRowsAboveTheLinksAndAlpaGroupsLargerThanTheClusterAreLeftOut() throws IOException {
     // The 1 MiB row at 0.10 us: algbw 1,048,576 B / 1e-7 s = 10,486 GB/s, busbw x 1.75 =

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.BeforeAll;
@@ -106,5 +107,59 @@ class ReplanCliTest {
         "1x8:a100-80gb", "--global-batch", "8", "--out", one.toString()).code()).isZero();
     CliRun.of("replan", "--plan", one.toString(), "--lost-nodes", "1").refusedInOneLine(2,
         "the plan's cluster 1x8:a100-80gb:ib-hdr200 has 1 node, so no node can be lost");
+  }
+
+  /** The plan file with one edit of its JSON. */
+  private static Path edited(String name, java.util.function.Consumer<ObjectNode> edit)
+      throws Exception {
+    ObjectNode root = (ObjectNode) JSON.readTree(planFile.toFile());
+    edit.accept(root);
+    Path p = dir.resolve(name);
+    Files.writeString(p, JSON.writeValueAsString(root));
+    return p;
+  }
+
+  private static ObjectNode fallback(ObjectNode root, int k) {
+    return (ObjectNode) root.get("fallbacks").get(k);
+  }
+
+  /**
+   * replan prints figures it does not simulate again, so the ones it reads must be ones a
+   * simulation gives: an iteration of 1 us to 1e6 s, and a main plan whose stages tile its
+   * cluster; a fallback loses 1 to nodes - 1 nodes and trains the main plan's global batch; the
+   * throughput printed is the job's tokens over the iteration, not a stored figure.
+   */
+  @Test
+  void theFiguresItPrintsAreOnesASimulationGives() throws Exception {
+    String[][] bad = {{"main0", "iterationSeconds 0.0 is not 1.0E-6 to 1000000.0 s"},
+        {"tiny", "iterationSeconds 1.0E-300 is not"}, {"fb0", "fallbacks[lostNodes=1].plan: "
+            + "iterationSeconds 0.0 is not"}, {"cluster", "the stages use 32 GPUs, but "
+            + "8x8:a100-80gb:ib-hdr200 has 64"}, {"lost", "a fallback's lostNodes 5 is not 1 to 3"},
+        {"batch", "fallbacks[lostNodes=1].plan: a global batch of 128, where the main plan's is "
+            + "64"}, {"mfu", "mfu 50.0 is above 4.0"}};
+    java.util.Map<String, java.util.function.Consumer<ObjectNode>> edits = java.util.Map.of(
+        "main0", r -> r.put("iterationSeconds", 0.0),
+        "tiny", r -> r.put("iterationSeconds", 1e-300),
+        "fb0", r -> ((ObjectNode) fallback(r, 0).get("plan")).put("iterationSeconds", 0.0),
+        "cluster", r -> r.put("cluster", "8x8:a100-80gb:ib-hdr200"),
+        "lost", r -> fallback(r, 0).put("lostNodes", 5),
+        "batch", r -> ((ObjectNode) fallback(r, 0).get("plan")).put("globalBatch", 128)
+            .put("microbatches", 2 * fallback(r, 0).get("plan").get("microbatches").asInt()),
+        "mfu", r -> ((ObjectNode) fallback(r, 0).get("plan")).put("mfu", 50.0));
+    for (String[] b : bad) {
+      CliRun.of("replan", "--plan", edited(b[0] + ".json", edits.get(b[0])).toString(),
+          "--lost-nodes", "1").refusedInOneLine(2, b[1]);
+    }
+    // A stored throughput of 1e308 is not printed: the job's tokens over its iteration are.
+    Path fast = edited("tps.json", r -> ((ObjectNode) fallback(r, 0).get("plan"))
+        .put("tokensPerSecond", 1e308));
+    CliRun r = CliRun.of("replan", "--plan", fast.toString(), "--lost-nodes", "1");
+    assertThat(r.code()).as(r.err()).isZero();
+    JsonNode f = JSON.readTree(planFile.toFile()).get("fallbacks").get(0).get("plan");
+    // 64 sequences of the model's tokens over the fallback's iteration.
+    long tps = Math.round(64.0 * f.get("model").get("seq").asInt()
+        / f.get("iterationSeconds").asDouble());
+    assertThat(r.out()).contains(" " + tps + " tokens/s").doesNotContain("E+308")
+        .doesNotContain("00000000000000000000");
   }
 }

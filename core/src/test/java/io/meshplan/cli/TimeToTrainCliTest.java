@@ -123,7 +123,7 @@ class TimeToTrainCliTest {
     Path rates = dir.resolve("rates.yaml");
     Files.writeString(rates, "gpus: 8\ndays: 10\ncauses:\n  gpu: -3\n");
     run(SMALL, "--checkpoint-bandwidth", "10", "--failure-rates", rates.toString())
-        .refusedInOneLine(2, "causes.gpu must be a count >= 0");
+        .refusedInOneLine(2, "causes.gpu must be a whole count >= 0");
     Files.writeString(rates, "gpus: 0\ndays: 10\ncauses:\n  gpu: 3\n");
     run(SMALL, "--checkpoint-bandwidth", "10", "--failure-rates", rates.toString())
         .refusedInOneLine(2, "gpus must be a number from 1 to 100,000,000 GPUs");

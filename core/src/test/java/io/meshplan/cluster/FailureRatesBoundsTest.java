@@ -34,15 +34,31 @@ class FailureRatesBoundsTest {
         {"1", "36526", "{gpu: 1}", "days must be a number from 0.01 to 36,525 days"},
         {"1e-300", "1", "{gpu: 1}", "gpus must be a number from 1 to 100,000,000 GPUs"},
         {"1e9", "1", "{gpu: 1}", "gpus must be a number from 1 to 100,000,000 GPUs"},
-        {"1", "1", "{gpu: 1e300}", "causes.gpu must be a count >= 0, at most 1,000,000"},
-        // 1e-300 interruptions over 1e8 x 36,525 GPU-days: a rate of 2.7e-313, subnormal, an
-        // MTBF of 86,400 / 2.7e-313 = 3e317 s, Infinity.
-        {"1e8", "36525", "{gpu: 1e-300}", "causes must count at least 1 interruption in all"}};
+        {"1", "1", "{gpu: 1e300}", "causes.gpu must be a whole count >= 0, at most 1,000,000"},
+        // 1e-300 interruptions over 1e8 x 36,525 GPU-days would be a rate of 2.7e-313,
+        // subnormal, an MTBF of 86,400 / 2.7e-313 = 3e317 s, Infinity; interruptions are
+        // counted, so it, and 1.5, are not counts at all.
+        {"1e8", "36525", "{gpu: 1e-300}", "causes.gpu must be a whole count"},
+        {"1", "1", "{gpu: 1.5}", "causes.gpu must be a whole count"},
+        {"1e8", "36525", "{gpu: 0}", "causes must count at least 1 interruption in all"}};
     for (String[] c : cases) {
       Path f = file(c[0], c[1], c[2]);
       assertThatThrownBy(() -> FailureRates.read(f)).as(String.join(" ", c))
           .isInstanceOf(InputException.class).hasMessageStartingWith(f + ": ")
           .hasMessageContaining(c[3]);
+    }
+  }
+
+  /** A cause the nodes are lost to is named once, as a name. */
+  @Test
+  void nodeLossNamesEachCauseOnce() throws Exception {
+    Path f = dir.resolve("loss.yaml");
+    for (String[] c : new String[][] {{"[gpu, gpu]", "nodeLoss names 'gpu' twice"},
+        {"[1]", "nodeLoss lists cause names, got 1"}}) {
+      Files.writeString(f, "source: x\ngpus: 1\ndays: 1\ncauses: {gpu: 2, nic: 1}\nnodeLoss: "
+          + c[0] + "\n");
+      assertThatThrownBy(() -> FailureRates.read(f)).as(c[0]).isInstanceOf(InputException.class)
+          .hasMessage(f + ": " + c[1]);
     }
   }
 

@@ -45,7 +45,8 @@ class TorchtitanKeyRoundTripTest {
           new ExportInput(m, cluster, c));
       assertThat(r).as(c.toString()).isInstanceOf(ExportResult.Exported.class);
       Path toml = Files.writeString(dir.resolve("job.toml"), ((ExportResult.Exported) r).text());
-      RunParallel p = TrainingLogs.read(Path.of("examples/calibrate/torchtitan_llama3_8b_h100.log"),
+      // The log as the 16-GPU run of this layout prints its mesh and global batch.
+      RunParallel p = TrainingLogs.read(io.meshplan.calibrate.TitanLogs.of(dir, 16, global),
           Optional.of(toml)).parallel();
       assertThat(p.tensorParallel()).as(c.toString()).isEqualTo(c.tensorParallel());
       assertThat(p.pipelineParallel()).as(c.toString()).isEqualTo(c.pipelineParallel());

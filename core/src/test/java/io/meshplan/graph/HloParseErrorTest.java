@@ -118,6 +118,27 @@ class HloParseErrorTest {
             + " found '%a'");
   }
 
+  /**
+   * Computations that call one another in a cycle are refused where the cycle closes: HLO has no
+   * recursion, and inlining one would expand it to its depth limit and cut it there.
+   */
+  @Test
+  void computationsThatCallThemselves() {
+    String c1 = "%c1 (x: f32[]) -> f32[] {\n  %x = f32[] parameter(0)\n"
+        + "  ROOT %r = f32[] call(f32[] %x), to_apply=%c2\n}\n\n";
+    String c2 = "%c2 (y: f32[]) -> f32[] {\n  %y = f32[] parameter(0)\n"
+        + "  ROOT %s = f32[] call(f32[] %y), to_apply=%c1\n}\n\n";
+    String entry = "ENTRY %main (p: f32[]) -> f32[] {\n  %p = f32[] parameter(0)\n"
+        + "  ROOT %q = f32[] call(f32[] %p), to_apply=%c1\n}\n";
+    fails("HloModule m\n\n" + c1 + c2 + entry, "t.hlo:3:1: expected computations that do not "
+        + "call themselves but found %c1 called back by %c2 (HLO computations do not recurse)");
+    String self = "%c3 (z: f32[]) -> f32[] {\n  %z = f32[] parameter(0)\n"
+        + "  ROOT %t = f32[] call(f32[] %z), to_apply=%c3\n}\n\n";
+    fails("HloModule m\n\n" + self + entry.replace("%c1", "%c3"), "t.hlo:3:1: expected "
+        + "computations that do not call themselves but found %c3 called back by %c3 (HLO "
+        + "computations do not recurse)");
+  }
+
   @Test
   void badAttributes() {
     fails(HEAD + "  %p = f32[2] parameter(0)\n  ROOT %c = pred[2] compare(%p, %p), direction=LESS\n}",
