@@ -73,7 +73,12 @@ final class TorchtitanLog {
       }
       Matcher mesh = MESH.matcher(l);
       if (mesh.find()) {
-        world = meshSize(file, i + 1, mesh.group(1));
+        long size = meshSize(file, i + 1, mesh.group(1));
+        if (world > 0 && size != world) {
+          throw new InputException(file + ":" + (i + 1) + ": a device mesh of " + size
+              + " GPUs after one of " + world + ": the log states more than one run");
+        }
+        world = size;
       }
       Matcher gb = GLOBAL_BATCH.matcher(l);
       if (gb.find()) {

@@ -70,7 +70,9 @@ class CalibrateTrainHostileTest {
         {"tps.log", text.replaceFirst("tps: 6,511", "tps: 6,511e3"), "", "",
             "tps '6,511e3' is not tokens per second"},
         {"commas.log", text.replaceFirst("tps: 6,511", "tps: 6,5,1,1"), "", "",
-            "tps '6,5,1,1' is not tokens per second"}};
+            "tps '6,5,1,1' is not tokens per second"},
+        {"two.log", text + "Building 1-D device mesh with ['dp_shard'], [4]\n", "", "",
+            "a device mesh of 4 GPUs after one of 8: the log states more than one run"}};
     for (String[] c : titan) {
       Path cfg = write(c[0] + ".toml", Files.readString(toml).replace(c[2], c[3]));
       CliRun.of("calibrate", "--train", write(c[0], c[1]).toString(), "--config",
