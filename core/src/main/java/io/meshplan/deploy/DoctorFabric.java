@@ -130,7 +130,10 @@ public final class DoctorFabric {
     List<String> out = new ArrayList<>();
     for (int i = 0; i < interfaces.size(); i++) {
       JsonNode n = interfaces.get(i);
-      if (n.path("type").asInt(-1) == IPOIB && "up".equals(n.path("operstate").asText(""))) {
+      // The type as a long: 2^32 + 32 is not IPoIB's 32, which an int read would wrap it to.
+      JsonNode type = n.path("type");
+      if (type.isIntegralNumber() && type.canConvertToLong() && type.longValue() == IPOIB
+          && "up".equals(n.path("operstate").asText(""))) {
         String name = n.path("name").asText("");
         if (!SysfsNames.netInterface(name)) {
           throw new InputException(where + ": interfaces[" + i + "].name is not an interface"

@@ -61,8 +61,10 @@ final class HfDeepseek {
     int topK = HfMoe.topK(f, experts, "n_routed_experts");
     int expertFfn = f.positive("moe_intermediate_size");
     JsonNode sharedNode = f.root().get("n_shared_experts");
+    // Compared as a long: 2^32 is not 0 (an int read would wrap to it), and f.positive refuses it.
     int shared = sharedNode != null && (sharedNode.isNull() || sharedNode.isIntegralNumber()
-        && sharedNode.asInt() == 0) ? 0 : f.positive("n_shared_experts");
+        && sharedNode.canConvertToLong() && sharedNode.longValue() == 0) ? 0
+        : f.positive("n_shared_experts");
     int firstMoe = nonNegative(f, "first_k_dense_replace");
     int every = f.positive("moe_layer_freq", 1);
     List<Integer> dense = new ArrayList<>();

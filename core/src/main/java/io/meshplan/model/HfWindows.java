@@ -76,7 +76,9 @@ final class HfWindows {
     int nope = -1;
     for (int i = 0; i < layers; i++) {
       JsonNode e = list.get(i);
-      if (!e.isIntegralNumber() || e.asInt() != 0 && e.asInt() != 1) {
+      // Compared as a long: 2^32 + 1 is not 1 (an int read would wrap to it).
+      if (!e.isIntegralNumber() || !e.canConvertToLong() || e.longValue() != 0
+          && e.longValue() != 1) {
         throw new InputException(f.where() + ": no_rope_layers[" + i + "] is " + e
             + "; it must be 1 (rotary, chunked attention) or 0 (no rotary positions, global)");
       }

@@ -21,6 +21,21 @@ class DoctorFabricTest {
     assertThat(f.socketInterface()).contains("ib0");
   }
 
+  /**
+   * An interface type is compared whole: 2^32 + 32 is not IPoIB's 32. In the mixed golden, ib2
+   * (mlx5_2, a port not selected) is an rdma_cm interface only as an up IPoIB interface.
+   */
+  @Test
+  void anInterfaceTypePastAnIntIsNotIpoib() {
+    String json = Llama70b.resource("/doctor-golden/mixed.json");
+    assertThat(DoctorFabric.read("mixed.json", json).rdmacmInterfaces()).contains("ib2");
+    String wrapped = json.replace("\"name\": \"ib2\", \"operstate\": \"up\", \"type\": 32",
+        "\"name\": \"ib2\", \"operstate\": \"up\", \"type\": 4294967328");
+    assertThat(wrapped).isNotEqualTo(json);
+    assertThat(DoctorFabric.read("mixed.json", wrapped).rdmacmInterfaces())
+        .doesNotContain("ib2");
+  }
+
   @Test
   void roceGoldenIsRoceWithItsGidIndex() {
     FabricEnv f = Llama70b.roce();

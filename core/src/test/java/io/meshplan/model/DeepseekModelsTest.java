@@ -213,6 +213,9 @@ class DeepseekModelsTest {
         "d.json: field 'num_nextn_predict_layers' must be at most 16, got 99");
     refused(json.replace("\"attention_bias\": false", "\"attention_bias\": true"),
         "d.json: field 'attention_bias' true is not supported");
+    // 2^32 shared experts is not none, which a read into an int would wrap it to.
+    refused(json.replace("\"n_shared_experts\": 1", "\"n_shared_experts\": 4294967296"),
+        "d.json: field 'n_shared_experts' must be a positive integer below 2^31, got 4294967296");
   }
 
   private static void refused(String json, String message) {

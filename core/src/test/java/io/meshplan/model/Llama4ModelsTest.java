@@ -102,6 +102,15 @@ class Llama4ModelsTest {
         "\"no_rope_layers\": [" + String.join(", ", irregular) + "]"), "scout.json", "scout"))
         .isInstanceOf(InputException.class).hasMessageContaining("no_rope_layers")
         .hasMessageNotContaining("\n");
+    // 2^32 + 1 and 2^32 are not 1 and 0, which a read into an int would wrap them to.
+    for (String wrap : new String[] {"4294967297", "4294967296"}) {
+      List<String> wrapped = new ArrayList<>(every4);
+      wrapped.set(3, wrap);
+      assertThatThrownBy(() -> HfConfigReader.parseConfig(text.replace("\"no_rope_layers\": []",
+          "\"no_rope_layers\": [" + String.join(", ", wrapped) + "]"), "scout.json", "scout"))
+          .as(wrap).isInstanceOf(InputException.class)
+          .hasMessageContaining("no_rope_layers[3] is " + wrap);
+    }
     // A layer count past the limit is refused before any per-layer list is made; one under it
     // reads (its dense-block list checked once per entry).
     assertThatThrownBy(() -> HfConfigReader.parseConfig(text.replace("\"num_hidden_layers\": 48",
