@@ -45,12 +45,14 @@ final class ModelOptions {
 
   @Option(names = "--moe-capacity-factor", paramLabel = "X", description = "Mixture-of-experts"
       + " models: each expert takes at most X times its even share of the tokens and drops the"
-      + " rest (Megatron-LM's --moe-expert-capacity-factor); default dropless.")
+      + " rest (Megatron-LM's --moe-expert-capacity-factor), 1/1024 to 1024; default"
+      + " dropless.")
   Double capacityFactor;
 
   @Option(names = "--moe-imbalance", paramLabel = "X", description = "Mixture-of-experts models:"
-      + " the busiest GPU's expert tokens over the mean, at least 1 (default 1: balanced"
-      + " routing, as benchmarks that force it measure).")
+      + " the busiest GPU's expert tokens over the mean, at least 1 and at most the experts,"
+      + " priced at most at the expert-parallel size (default 1: balanced routing, as"
+      + " benchmarks that force it measure).")
   Double imbalance;
 
   @Option(names = "--layers", description = "Override the number of layers.")
@@ -631,8 +633,10 @@ final class ModelOptions {
       throw new InputException((capacityFactor != null ? "--moe-capacity-factor" : "--moe-imbalance")
           + " needs a mixture-of-experts model; this model is dense");
     }
-    if (capacityFactor != null && !(capacityFactor > 0 && Double.isFinite(capacityFactor))) {
-      throw new InputException("--moe-capacity-factor must be a number above 0, got "
+    // Published factors run 1.0 to 2.0 (Switch Transformer 1.25, GShard 2.0); 1/1024 drops
+    // nearly every token and 1,024 drops none, so past them a factor is a typo, not a recipe.
+    if (capacityFactor != null && !(capacityFactor >= 1.0 / 1024 && capacityFactor <= 1024)) {
+      throw new InputException("--moe-capacity-factor must be a number from 1/1024 to 1024, got "
           + capacityFactor + " (leave it out for dropless routing)");
     }
     if (imbalance != null && !(imbalance >= 1 && imbalance <= moe.experts())) {

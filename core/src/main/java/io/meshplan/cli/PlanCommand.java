@@ -175,6 +175,10 @@ final class PlanCommand implements Callable<Integer> {
     PricedJob allNodes = null;
     if (spareNodes != null) {
       ClusterSpec cs = setup.cluster();
+      if (cs.nodes() == 1) {
+        throw new InputException("--spare-nodes " + spareNodes + ": " + cs.toShortString()
+            + " has 1 node, so none can be spared and a job left to run; plan 2 nodes or more");
+      }
       if (spareNodes < 1 || spareNodes >= cs.nodes()) {
         throw new InputException("--spare-nodes must be from 1 to " + (cs.nodes() - 1) + " on "
             + cs.toShortString() + ", got " + spareNodes);

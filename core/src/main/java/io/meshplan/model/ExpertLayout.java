@@ -47,6 +47,18 @@ public record ExpertLayout(int expertParallel, int expertTensorParallel, int ten
   }
 
   /**
+   * The busiest GPU's load over the balanced mean ({@link MoeShape#load}), at most the
+   * expert-parallel size: the busiest of {@code EP} GPUs takes at most every token's rows, {@code
+   * EP} times the mean, and one GPU holding every expert has no busier peer.
+   *
+   * @param moe the layer
+   * @return the load factor, in [1, EP]
+   */
+  public double load(MoeShape moe) {
+    return Math.min(moe.load(), expertParallel);
+  }
+
+  /**
    * The experts one GPU holds.
    *
    * @param moe the layer
@@ -66,7 +78,7 @@ public record ExpertLayout(int expertParallel, int expertTensorParallel, int ten
    * @return {@code ceil(T k ETP load / (t E / EP))}, at least 1
    */
   public int rowsPerExpert(MoeShape moe, long tokens) {
-    double rows = (double) tokens * moe.topK() * expertTensorParallel * moe.load()
+    double rows = (double) tokens * moe.topK() * expertTensorParallel * load(moe)
         / tensorParallel / localExperts(moe);
     double up = Math.ceil(rows - 1e-9);
     if (up > Integer.MAX_VALUE) {

@@ -32,9 +32,14 @@ class MoeCpFlagsCliTest {
       "mixtral-8x7b|4096|--tp 1 --pp 2 --dp 8 --ep 8 --etp 2|--ep 8 x --etp 2 does not divide the 8 GPUs of a pipeline stage (--tp x --dp)",
       "llama3-8b|4096|--pp 1 --tp 1 --dp 16 --ep 2|expert parallelism needs a mixture-of-experts model",
       "mixtral-8x7b|4096|--pp 1 --tp 1 --dp 16 --moe-capacity-factor 0|--moe-capacity-factor must be a number"
-          + " above 0",
+          + " from 1/1024 to 1024",
       "mixtral-8x7b|4096|--pp 1 --tp 1 --dp 16 --moe-imbalance 0.5|--moe-imbalance must be a number of at"
           + " least 1 and at most",
+      // 2^-1074 drops every token and 1e308 none: neither is a recipe.
+      "mixtral-8x7b|4096|--pp 1 --tp 1 --dp 16 --moe-capacity-factor 4.9e-324|--moe-capacity-factor "
+          + "must be a number from 1/1024 to 1024",
+      "mixtral-8x7b|4096|--pp 1 --tp 1 --dp 16 --moe-capacity-factor 1e308|--moe-capacity-factor "
+          + "must be a number from 1/1024 to 1024",
       "llama3-8b|4096|--pp 1 --tp 1 --dp 16 --moe-capacity-factor 1.25|--moe-capacity-factor needs a"
           + " mixture-of-experts model",
       // 4098 tokens do not split into 2 x 2 = 4 equal chunks.
@@ -83,5 +88,36 @@ class MoeCpFlagsCliTest {
     assertThat(r.code()).as(r.err()).isEqualTo(ExitCodes.BAD_INPUT);
     assertThat(r.err().strip()).startsWith("meshplan: error: " + bad + ": ").contains(field)
         .doesNotContain("\n").doesNotContain("Exception");
+  }
+
+  /**
+   * The busiest of EP GPUs takes at most every token's rows, EP times the mean: an imbalance
+   * past --ep prices as --ep (one GPU holding every expert has no busier peer), one under it as
+   * itself.
+   */
+  @org.junit.jupiter.api.Test
+  void theImbalanceIsPricedAtMostAtTheExpertParallelSize() {
+    String[] base = {"simulate", "--model", "mixtral-8x7b", "--layers", "2", "--seq", "4096",
+        "--cluster", "2x8:h100-80gb", "--tp", "1", "--pp", "1", "--dp", "16",
+        "--global-batch", "64", "--micro-batch", "1", "--json"};
+    java.util.function.BiFunction<String, String, Double> seconds = (ep, imbalance) -> {
+      String[] a = java.util.Arrays.copyOf(base, base.length + 4);
+      a[base.length] = "--ep";
+      a[base.length + 1] = ep;
+      a[base.length + 2] = "--moe-imbalance";
+      a[base.length + 3] = imbalance;
+      CliRun r = CliRun.of(a);
+      assertThat(r.code()).as(r.err()).isZero();
+      try {
+        return new com.fasterxml.jackson.databind.ObjectMapper().readTree(r.out())
+            .get("iterationSeconds").asDouble();
+      } catch (java.io.IOException e) {
+        throw new java.io.UncheckedIOException(e);
+      }
+    };
+    assertThat(seconds.apply("1", "8")).isEqualTo(seconds.apply("1", "1"));
+    assertThat(seconds.apply("2", "8")).isEqualTo(seconds.apply("2", "2"));
+    assertThat(seconds.apply("2", "1.5")).isGreaterThan(seconds.apply("2", "1"))
+        .isLessThan(seconds.apply("2", "2"));
   }
 }

@@ -243,6 +243,10 @@ class TimeToTrainCliTest {
         .contains("without, on all 4 nodes:");
     CliRun.of("plan", "--model", "llama2-7b", "--layers", "4", "--cluster", "4x8:a100-80gb",
         "--spare-nodes", "4").refusedInOneLine(2, "--spare-nodes must be from 1 to 3");
+    // One node has none to spare: said so, not "from 1 to 0".
+    CliRun.of("plan", "--model", "llama3-8b", "--cluster", "1x8:h100-80gb", "--global-batch",
+        "64", "--quiet", "--spare-nodes", "1").refusedInOneLine(2, "--spare-nodes 1: "
+            + "1x8:h100-80gb:ib-ndr400 has 1 node, so none can be spared");
     CliRun.of("plan", "--model", "llama2-7b", "--layers", "4", "--cluster", "4x8:a100-80gb",
         "--train-tokens", "100", "--node-repair-hours", "5").refusedInOneLine(2,
         "--node-repair-hours prices interruptions and checkpoints, which need "

@@ -419,7 +419,7 @@ public final class IlpLayerCostModel implements LayerCostModel {
     // Under context parallelism a GPU's replica holds s / CP tokens of each sequence, as the
     // graph's dispatch does (MoeForward).
     double rows = s.experts().rowsSent(moe,
-        (long) s.microBatch() * (model.seq() / s.contextParallel())) * moe.load();
+        (long) s.microBatch() * (model.seq() / s.contextParallel())) * s.experts().load(moe);
     // Rows of the experts' width: the hidden size, or LatentMoE's latent width (MoeShape#latent).
     double bytes = rows * moe.expertWidth(model.hidden())
         * io.meshplan.model.Fp8Training.storage(computeType).bytes();
