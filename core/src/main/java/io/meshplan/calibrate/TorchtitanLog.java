@@ -29,9 +29,7 @@ import java.util.regex.Pattern;
 final class TorchtitanLog {
   private static final Pattern ANSI = Pattern.compile("\u001b\\[[0-9;]*m");
   private static final Pattern STEP = Pattern.compile(
-      "step:\\s*(\\d+)\\s.*?tps:\\s*([0-9][0-9,]*(?:\\.[0-9]+)?)");
-  /** The figure after {@code tps:}, up to the next blank. */
-  private static final Pattern TPS = Pattern.compile("tps:\\s*(\\S*)");
+      "step:\\s*(\\d+)\\s.*?tps:\\s*([0-9]\\S*)");
   /**
    * Tokens per second as torchtitan prints them ({@code f"{round(tps):,}"}): digits in groups of
    * three parted by commas, or plain digits, with an optional fraction.
@@ -59,8 +57,7 @@ final class TorchtitanLog {
       Matcher m = STEP.matcher(l);
       if (m.find()) {
         // The whole printed figure or nothing: '6,402e3' and '6,4,0,2' are not read as 6402.
-        Matcher t = TPS.matcher(l);
-        String figure = t.find(m.start(1)) ? t.group(1) : "";
+        String figure = m.group(2);
         if (!TPS_FIGURE.matcher(figure).matches()) {
           throw new InputException(file + ":" + (i + 1) + ": tps '"
               + io.meshplan.util.Words.clipped(figure) + "' is not tokens per second as "
@@ -114,7 +111,8 @@ final class TorchtitanLog {
     // (torchtitan's ParallelDims); without a mesh line, of --cluster (TrainRunSimulator).
     java.math.BigInteger others = io.meshplan.util.Checked.product(tp, pp, cp, replicate);
     java.math.BigInteger w = java.math.BigInteger.valueOf(world);
-    if (world > 0 && shard < 0 && w.mod(others).signum() == 0) {
+    boolean fills = world > 0 && w.mod(others).signum() == 0;
+    if (fills && shard < 0) {
       dpL = w.divide(others).longValueExact() * replicate;
     }
     int dp = (int) dpL;
@@ -133,7 +131,7 @@ final class TorchtitanLog {
     // The log's device mesh is the run's world: the config's degrees must fill it, and its
     // global batch is the local batch on every data-parallel rank. Checked after the config's
     // own refusals, which name what the config cannot state.
-    if (world > 0 && shard < 0 && w.mod(others).signum() != 0) {
+    if (world > 0 && shard < 0 && !fills) {
       throw new InputException(file + ": its device mesh of " + world + " GPUs is not a "
           + "multiple of the --config's other degrees (tensor x pipeline x context x replicate "
           + "= " + others + ")");

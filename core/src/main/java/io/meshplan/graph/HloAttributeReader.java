@@ -16,7 +16,8 @@ import java.util.Set;
 final class HloAttributeReader {
   private static final Set<Opcode> DIMS_OPS = EnumSet.of(Opcode.BROADCAST, Opcode.TRANSPOSE,
       Opcode.REDUCE, Opcode.CONCATENATE, Opcode.REVERSE);
-  private static final Set<String> CALL_KEYS = Set.of("to_apply", "calls", "condition", "body",
+  /** The attributes through which an instruction calls a computation. */
+  static final Set<String> CALL_KEYS = Set.of("to_apply", "calls", "condition", "body",
       "true_computation", "false_computation", "branch_computations", "select", "scatter");
   private static final Set<String> DIRECTIONS = Set.of("EQ", "NE", "LT", "LE", "GT", "GE");
 

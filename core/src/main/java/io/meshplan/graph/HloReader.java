@@ -70,9 +70,9 @@ final class HloReader {
     return new HloModule(name, header, computations, aliasKinds, extraAliases, warnings(names));
   }
 
-  /** The attributes through which an instruction calls a computation. */
-  private static final java.util.List<String> CALLS = java.util.List.of("to_apply", "calls",
-      "condition", "body", "true_computation", "false_computation", "branch_computations");
+  /** The attributes through which an instruction calls a computation, in a fixed order. */
+  private static final List<String> CALLS = List.copyOf(
+      new java.util.TreeSet<>(HloAttributeReader.CALL_KEYS));
 
   /**
    * Refuses a module whose computations call one another in a cycle: XLA's computations form a

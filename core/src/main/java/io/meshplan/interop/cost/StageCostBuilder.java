@@ -291,7 +291,7 @@ public final class StageCostBuilder {
             s.dataBytes, s.expertBytesPerMicrobatch, s.contextBytesPerMicrobatch),
         new HiddenComm(s.hidden, s.slowdown, s.hiddenIteration),
         Math.min(s.exchange, s.comm), Math.max(0, Math.min(s.shard, s.comm - s.exchange)),
-        Math.min(s.gradSyncTail, s.gradSync));
+        s.gradSyncTail);
   }
 
   /** Shards the model state of {@code s} over {@code d} GPUs by the ZeRO stage. */
