@@ -418,9 +418,8 @@ final class ModelOptions {
     double a = loraAlpha == null ? 2.0 * r : loraAlpha;
     if (!Double.isFinite(a) || a < io.meshplan.model.Lora.MIN_ALPHA
         || a > io.meshplan.model.Lora.MAX_ALPHA) {
-      throw new InputException("--lora-alpha must be a number from "
-          + io.meshplan.model.Lora.MIN_ALPHA + " to " + (long) io.meshplan.model.Lora.MAX_ALPHA
-          + ", got " + loraAlpha);
+      throw new InputException("--lora-alpha must be a number from 1/1024 to "
+          + (long) io.meshplan.model.Lora.MAX_ALPHA + ", got " + loraAlpha);
     }
     io.meshplan.model.Lora l = io.meshplan.model.Lora.of(r, a,
         loraTargets == null ? "all-linear" : loraTargets, gated);

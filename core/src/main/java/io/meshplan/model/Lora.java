@@ -169,8 +169,8 @@ public record Lora(int rank, double alpha, List<Adapter> adapters, Base base)
     Require.that((rank == 0) == adapters.isEmpty(),
         "a LoRA rank needs targets, and targets a rank");
     Require.that(rank == 0 || Double.isFinite(alpha) && alpha >= MIN_ALPHA && alpha <= MAX_ALPHA,
-        () -> "LoRA alpha must be a number from " + MIN_ALPHA + " to " + (long) MAX_ALPHA
-            + ", got " + alpha);
+        () -> "LoRA alpha must be a number from 1/1024 to " + (long) MAX_ALPHA + ", got "
+            + alpha);
     Require.that(adapters.size() <= MAX_ADAPTERS, "at most " + MAX_ADAPTERS + " LoRA adapters");
     Require.nonNull(base, "base");
     Require.that(base != Base.NF4 || rank > 0, "a quantized base (QLoRA) needs LoRA adapters");
