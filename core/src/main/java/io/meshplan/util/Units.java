@@ -65,21 +65,24 @@ public final class Units {
   }
 
   /**
-   * Formats bytes with a binary prefix, e.g. {@code 32KiB}, {@code 1.5GiB}.
+   * Formats bytes with a binary prefix, e.g. {@code 32KiB}, {@code 1.5GiB}, {@code 1000MiB}: three
+   * significant digits, never an exponent (from 999.5 up to the next prefix, 1,024, the figure is
+   * a whole number, where {@code %.3g} would print {@code 1.00e+03}), prefixes up to EiB (2^60;
+   * meshplan's sizes stay below 2^63 bytes, 8 EiB).
    *
    * @param bytes the size
    * @return the text
    */
   public static String formatBytes(double bytes) {
-    String[] units = {"B", "KiB", "MiB", "GiB", "TiB"};
+    String[] units = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
     int i = 0;
     double v = bytes;
     while (Math.abs(v) >= 1024 && i < units.length - 1) {
       v /= 1024;
       i++;
     }
-    if (v == Math.rint(v)) {
-      return String.format(Locale.ROOT, "%d%s", (long) v, units[i]);
+    if (v == Math.rint(v) || Math.abs(v) >= 999.5) {
+      return String.format(Locale.ROOT, "%.0f%s", v, units[i]);
     }
     return String.format(Locale.ROOT, "%.3g%s", v, units[i]);
   }

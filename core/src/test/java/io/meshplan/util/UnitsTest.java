@@ -1,0 +1,36 @@
+package io.meshplan.util;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+
+class UnitsTest {
+  @Test
+  void bytesPrintWithABinaryPrefixAndThreeDigits() {
+    assertThat(Units.formatBytes(0)).isEqualTo("0B");
+    assertThat(Units.formatBytes(32 * 1024)).isEqualTo("32KiB");
+    // 1.5 x 2^30 bytes.
+    assertThat(Units.formatBytes(1.5 * (1L << 30))).isEqualTo("1.50GiB");
+    // 1000 MiB is 1,048,576,000 bytes, below 2^30: a whole number of MiB, not 1.00e+03MiB.
+    assertThat(Units.formatBytes(1000.0 * (1 << 20))).isEqualTo("1000MiB");
+    // 1023.7 KiB rounds to the whole 1024 KiB, still below the next prefix.
+    assertThat(Units.formatBytes(1023.7 * 1024)).isEqualTo("1024KiB");
+    // 999.4 GiB keeps three digits.
+    assertThat(Units.formatBytes(999.4 * (1L << 30))).isEqualTo("999GiB");
+    // 2,350 TiB = 2.29 PiB (2350 / 1024 = 2.2949).
+    assertThat(Units.formatBytes(2350.0 * (1L << 40))).isEqualTo("2.29PiB");
+    // 2^62 bytes = 4 EiB.
+    assertThat(Units.formatBytes(Math.pow(2, 62))).isEqualTo("4EiB");
+  }
+
+  @Test
+  void noSizePrintsAnExponent() {
+    Random r = new Random(20261201);
+    for (int i = 0; i < 10_000; i++) {
+      double bytes = Math.pow(2, 63 * r.nextDouble());
+      assertThat(Units.formatBytes(bytes)).as("%s bytes", bytes).doesNotContain("e")
+          .matches("[0-9.]+(B|KiB|MiB|GiB|TiB|PiB|EiB)");
+    }
+  }
+}
