@@ -49,12 +49,37 @@ final class CliValues {
    *     with the flag
    */
   static Integer wholeInt(String text) {
-    long v = wholeLong(text);
+    long v;
+    try {
+      v = wholeValue(text);
+    } catch (NumberFormatException e) {
+      throw outside(text, Integer.MIN_VALUE, Integer.MAX_VALUE);
+    }
     if (v < Integer.MIN_VALUE || v > Integer.MAX_VALUE) {
-      throw new picocli.CommandLine.TypeConversionException("'" + text + "' is not an int:"
-          + " it is outside " + Integer.MIN_VALUE + " to " + Integer.MAX_VALUE);
+      throw outside(text, Integer.MIN_VALUE, Integer.MAX_VALUE);
     }
     return (int) v;
+  }
+
+  /** The refusal of a whole number past the flag's type, in digits grouped by thousands. */
+  private static picocli.CommandLine.TypeConversionException outside(String text, long min,
+      long max) {
+    return new picocli.CommandLine.TypeConversionException("'" + text + "' is out of range: "
+        + "this flag takes a whole number from " + String.format(java.util.Locale.ROOT,
+            "%,d to %,d", min, max));
+  }
+
+  /**
+   * The value of a whole number in ASCII digits.
+   *
+   * @throws NumberFormatException where it is past a long
+   */
+  private static long wholeValue(String text) {
+    if (!AsciiDigits.isWhole(text)) {
+      throw new picocli.CommandLine.TypeConversionException("'" + text + "' is not a whole "
+          + "number written in ASCII digits 0-9");
+    }
+    return AsciiDigits.parseLong(text);
   }
 
   /**
@@ -83,15 +108,10 @@ final class CliValues {
    * @return the long
    */
   static Long wholeLong(String text) {
-    if (!AsciiDigits.isWhole(text)) {
-      throw new picocli.CommandLine.TypeConversionException("'" + text + "' is not a whole "
-          + "number written in ASCII digits 0-9");
-    }
     try {
-      return AsciiDigits.parseLong(text);
+      return wholeValue(text);
     } catch (NumberFormatException e) {
-      throw new picocli.CommandLine.TypeConversionException("'" + text + "' is not a long:"
-          + " it is outside " + Long.MIN_VALUE + " to " + Long.MAX_VALUE);
+      throw outside(text, Long.MIN_VALUE, Long.MAX_VALUE);
     }
   }
 

@@ -185,11 +185,17 @@ class InputNeverOutputCliTest {
   @Test
   void parserRefusalsAreOneLine() {
     CliRun.of("simulate", "--model", "llama2-7b", "--ep", "99999999999")
-        .refusedInOneLine(ExitCodes.BAD_INPUT, "'99999999999' is not an int: it is outside "
-            + "-2147483648 to 2147483647. Try 'meshplan simulate --help' for usage.");
+        .refusedInOneLine(ExitCodes.BAD_INPUT, "'99999999999' is out of range: this flag takes "
+            + "a whole number from -2,147,483,648 to 2,147,483,647. Try 'meshplan simulate --help' "
+            + "for usage.");
+    // Past a long too, an int flag names its own range, not a long's.
+    CliRun.of("simulate", "--model", "llama2-7b", "--mean-doc-len", "100000000000000000000")
+        .refusedInOneLine(ExitCodes.BAD_INPUT, "'100000000000000000000' is out of range: this "
+            + "flag takes a whole number from -2,147,483,648 to 2,147,483,647");
     CliRun.of("plan", "--model", "llama2-7b", "--train-tokens", "99999999999999999999")
-        .refusedInOneLine(ExitCodes.BAD_INPUT, "'99999999999999999999' is not a long: it is "
-            + "outside -9223372036854775808 to 9223372036854775807");
+        .refusedInOneLine(ExitCodes.BAD_INPUT, "'99999999999999999999' is out of range: this "
+            + "flag takes a whole number from -9,223,372,036,854,775,808 to "
+            + "9,223,372,036,854,775,807");
     CliRun.of("plan", "--bogus-flag").refusedInOneLine(ExitCodes.BAD_INPUT, "--bogus-flag");
     // An empty path would name the current directory: every path flag refuses it.
     CliRun.of("bench", "--cluster", "1x8:a100-80gb", "--out", "").refusedInOneLine(

@@ -46,7 +46,7 @@ class SizeGuardsCliTest {
         // Once looped out of memory: a 2e9-element list of stage layers.
         row(SIM, 2, layers + ", got 2000000000", "--global-batch", "8", "--layers", "2000000000"),
         row(SIM, 2, layers + ", got " + INT_MAX, "--global-batch", "8", "--layers", INT_MAX),
-        row(SIM, 2, "'" + LONG_MAX + "' is not an int", "--global-batch", "8", "--layers", LONG_MAX),
+        row(SIM, 2, "'" + LONG_MAX + "' is out of range", "--global-batch", "8", "--layers", LONG_MAX),
         // Once ran until killed: 1.6e9^2 x 4 shapes = 1.024e19 wrapped past 2^63 - 1 = 9.22e18.
         row(PLAN, 2, layers + ", got 1600000000", "--layers", "1600000000"),
         row(PLAN, 2, layers + ", got " + INT_MAX, "--layers", INT_MAX),
