@@ -39,7 +39,7 @@ import picocli.CommandLine.Model.CommandSpec;
           + " with FILE): it simulates each run on --cluster's GPU as 'simulate' would and fits"
           + " one compute scale for the GPU's architecture (every kernel time divided by it,"
           + " communication unchanged) so that predicted matches measured iteration time (least"
-          + " squares on log time), then writes it to the profile's compute section; that profile"
+          + " absolute error on log time), then writes it to the profile's compute section; that profile"
           + " has no collective entries, so collectives keep catalog prices. A log is at most"
           + " 64 MiB with lines of at most 65536 characters, and must be a regular file.",
       "With --train --folds public (or fold names) it fits the compute factor of each GPU"

@@ -22,7 +22,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * <ol>
  *   <li><b>Kernel:</b> every run simulated at kernel-level prices (scale 1).
  *   <li><b>In-sample:</b> one {@link ComputeScale} per architecture, fitted ({@link
- *       ComputeScaleFitter}, least squares in log time) to every run of that architecture in
+ *       ComputeScaleFitter}, least absolute error in log time) to every run of that architecture in
  *       the folds given; this is the factor that ships.
  *   <li><b>Leave-one-stack-out:</b> for each fold, the factor refitted without it and used to
  *       predict its runs; a fold never scores itself. Where no other fold has runs on the
@@ -184,7 +184,7 @@ public final class FoldCalibration {
     return runs.get(i).cluster().gpu().architecture();
   }
 
-  /** The least-squares factor of some runs of one architecture, memoized by run set. */
+  /** The fitted factor of some runs of one architecture, memoized by run set. */
   private double fit(Architecture arch, List<Integer> members) {
     return fits.computeIfAbsent(List.copyOf(members), m -> search(arch, m));
   }
