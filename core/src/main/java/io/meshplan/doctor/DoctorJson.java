@@ -43,8 +43,17 @@ public final class DoctorJson {
       ObjectNode n = ifaces.addObject();
       n.put("name", i.name());
       n.put("operstate", i.operstate());
-      n.put("type", i.type());
-      n.put("mtu", i.mtu());
+      // An attribute sysfs did not give as a number is unknown: null, as a port's rate is.
+      if (i.type() >= 0) {
+        n.put("type", i.type());
+      } else {
+        n.putNull("type");
+      }
+      if (i.mtu() >= 0) {
+        n.put("mtu", i.mtu());
+      } else {
+        n.putNull("mtu");
+      }
       n.put("address", i.address());
       ArrayNode rdma = n.putArray("rdmaDevices");
       i.rdmaDevices().forEach(rdma::add);

@@ -259,13 +259,23 @@ public final class SysfsReader {
       rdma.addAll(named(listDirs(ibDir, name, problems), ibDir, name, true, problems));
     }
     int devPort = readOptional(dir.resolve("dev_port"))
-        .filter(s -> NUMBERED.matcher(s).matches()).map(AsciiDigits::parseInt).orElse(-1);
+        .map(t -> parseInt(name, dir.resolve("dev_port"), t, problems)).orElse(-1);
     return new NetInterface(name, operstate, type, mtu, address, rdma, devPort);
   }
 
+  /**
+   * A decimal attribute, or -1 (unknown) with a problem naming it: text that is not digits, or
+   * digits past an int (an MTU or type of 2^31 is corrupt text, not a reason to drop the report).
+   */
   private int parseInt(String subject, Path file, String text, List<ReadProblem> problems) {
     if (NUMBERED.matcher(text).matches()) {
-      return AsciiDigits.parseInt(text);
+      try {
+        return AsciiDigits.parseInt(text);
+      } catch (NumberFormatException e) {
+        problems.add(new ReadProblem(subject, rel(file), "'" + text + "' is past "
+            + Integer.MAX_VALUE + "; unknown"));
+        return -1;
+      }
     }
     problems.add(new ReadProblem(subject, rel(file), "not a number: '" + text + "'"));
     return -1;
@@ -384,13 +394,17 @@ public final class SysfsReader {
    */
   private List<String> ports(List<String> names, Path portsDir, String dev,
       List<ReadProblem> problems) {
+    // InfiniBand ports are numbered from 1 (the kernel's ib_device ports); a port 0 is not one.
+    List<String> out = new ArrayList<>();
     for (String n : names) {
-      if (!numbered(n)) {
+      if (numbered(n) && AsciiDigits.parseInt(n) > 0) {
+        out.add(n);
+      } else {
         problems.add(new ReadProblem(dev, rel(portsDir) + "/" + TerminalText.escape(n),
-            "not a port number (0 to " + "9".repeat(MAX_DIGITS) + "); port skipped"));
+            "not a port number (1 to " + "9".repeat(MAX_DIGITS) + "); port skipped"));
       }
     }
-    return numbered(names);
+    return numbered(out);
   }
 
   private static String reason(IOException e) {

@@ -1,6 +1,7 @@
 package io.meshplan.graph;
 
 import io.meshplan.util.AsciiDigits;
+import io.meshplan.util.InputException;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -34,8 +35,18 @@ public final class CallInliner {
    */
   public static final String REPEAT_KEY = "$repeat";
 
-  private static final java.util.regex.Pattern TRIP_COUNT =
-      java.util.regex.Pattern.compile("\"known_trip_count\"\\s*:\\s*\\{\\s*\"n\"\\s*:\\s*\"?(\\d+)");
+  private static final java.util.regex.Pattern TRIP_COUNT = java.util.regex.Pattern.compile(
+      "\"known_trip_count\"\\s*:\\s*\\{\\s*\"n\"\\s*:\\s*\"?([^\",}\\s]*)");
+
+  /**
+   * The most iterations one loop's {@code known_trip_count} may state: 2^20. A training step's
+   * loops run over layers or microbatches, hundreds to thousands of times; a count past this is a
+   * corrupt module, which would multiply the body's cost past any step.
+   */
+  public static final long MAX_TRIP_COUNT = 1L << 20;
+
+  /** The most times an instruction may run per step, nested loops multiplied: 2^31 - 1. */
+  public static final long MAX_REPEAT = Integer.MAX_VALUE;
 
   /**
    * How many times an instruction runs per step.
@@ -49,6 +60,45 @@ public final class CallInliner {
   }
 
   private CallInliner() {}
+
+  /**
+   * How many times a {@code while} loop's body runs per step: the loop's {@code known_trip_count}
+   * (at least once; a loop without one counts once) times the enclosing loops' count.
+   *
+   * @throws InputException when the count is not a whole number from 0 to {@link
+   *     #MAX_TRIP_COUNT}, is stated twice, or the nested product passes {@link #MAX_REPEAT}
+   */
+  private static long tripCount(Instruction loop, long repeat) {
+    java.util.regex.Matcher tc = TRIP_COUNT.matcher(
+        loop.rawAttributes().getOrDefault("backend_config", ""));
+    if (!tc.find()) {
+      return repeat;
+    }
+    String n = tc.group(1);
+    if (tc.find()) {
+      throw new InputException("while " + loop.name() + ": its backend_config states "
+          + "known_trip_count twice");
+    }
+    long count;
+    try {
+      count = AsciiDigits.isWhole(n) && !n.startsWith("-") && !n.startsWith("+")
+          ? AsciiDigits.parseLong(n) : -1;
+    } catch (NumberFormatException e) {
+      count = -1;
+    }
+    if (count < 0 || count > MAX_TRIP_COUNT) {
+      throw new InputException("while " + loop.name() + ": known_trip_count '"
+          + io.meshplan.util.TerminalText.escape(n) + "' is not a whole number from 0 to "
+          + String.format(java.util.Locale.ROOT, "%,d", MAX_TRIP_COUNT));
+    }
+    long times = repeat * Math.max(1L, count);
+    if (times > MAX_REPEAT) {
+      throw new InputException("while " + loop.name() + ": its body would run " + times
+          + " times a step with the loops around it, more than "
+          + String.format(java.util.Locale.ROOT, "%,d", MAX_REPEAT));
+    }
+    return times;
+  }
 
   /**
    * The inlined entry computation.
@@ -176,11 +226,7 @@ public final class CallInliner {
         int[] args = ops.stream().mapToInt(Integer::intValue).toArray();
         long times = repeat;
         if (ins.opcode() == Opcode.WHILE) {
-          java.util.regex.Matcher tc = TRIP_COUNT.matcher(
-              ins.rawAttributes().getOrDefault("backend_config", ""));
-          if (tc.find()) {
-            times = Math.multiplyExact(repeat, Math.max(1L, AsciiDigits.parseLong(tc.group(1))));
-          }
+          times = tripCount(ins, repeat);
         }
         int[] inner = emit(module, called, args, prefix + ins.name() + "/", out, loopCarried,
             times, depth + 1);

@@ -64,7 +64,7 @@ class DoctorBoundsCliTest {
       JsonNode warnings = json(sys).get("warnings");
 
       assertThat(warnings.get(0).asText()).isEqualTo("mlx5_bond_0: class/infiniband/mlx5_bond_0"
-          + "/ports/" + name + ": not a port number (0 to 99999999); port skipped");
+          + "/ports/" + name + ": not a port number (1 to 99999999); port skipped");
       assertThat(warnings.get(1).asText()).startsWith("no readable port on RDMA device"
           + " mlx5_bond_0 (see its warnings): NCCL will fall back to TCP sockets");
       assertThat(warnings.toString()).doesNotContain("no RDMA device");

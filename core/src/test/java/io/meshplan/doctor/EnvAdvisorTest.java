@@ -57,10 +57,10 @@ class EnvAdvisorTest {
     // mlx5_0 is there, but its only port directory was skipped as a read problem.
     DoctorReport r = advisor.advise(new SysfsSnapshot(List.of(new DeviceInfo("mlx5_0", List.of())),
         List.of(iface("eth0", "up", 1)), List.of(new ReadProblem("mlx5_0",
-            "class/infiniband/mlx5_0/ports/-1", "not a port number (0 to 99999999); port skipped"))));
+            "class/infiniband/mlx5_0/ports/-1", "not a port number (1 to 99999999); port skipped"))));
 
     assertThat(r.warnings()).containsExactly(
-        "mlx5_0: class/infiniband/mlx5_0/ports/-1: not a port number (0 to 99999999); port skipped",
+        "mlx5_0: class/infiniband/mlx5_0/ports/-1: not a port number (1 to 99999999); port skipped",
         "no readable port on RDMA device mlx5_0 (see its warnings): NCCL will fall back to TCP"
             + " sockets over eth0 (NCCL_IB_DISABLE=1), typically 5-10x slower between nodes; check"
             + " the RDMA driver and that the container was given the RDMA device");

@@ -176,9 +176,9 @@ class SysfsReaderTest {
     assertThat(s.problems()).extracting(ReadProblem::message).containsExactlyInAnyOrder(
         "mlx5_0:1: class/infiniband/mlx5_0/ports/1/gids/99999999999999999999: not a GID index"
             + " (0 to 99999999); skipped",
-        "mlx5_1: class/infiniband/mlx5_1/ports/-1: not a port number (0 to 99999999); port"
+        "mlx5_1: class/infiniband/mlx5_1/ports/-1: not a port number (1 to 99999999); port"
             + " skipped",
-        "mlx5_1: class/infiniband/mlx5_1/ports/99999999999999999999: not a port number (0 to"
+        "mlx5_1: class/infiniband/mlx5_1/ports/99999999999999999999: not a port number (1 to"
             + " 99999999); port skipped");
   }
 
@@ -190,5 +190,37 @@ class SysfsReaderTest {
         .isInstanceOf(InputException.class).hasMessageContaining("no such directory");
     assertThatThrownBy(() -> new SysfsReader(file))
         .isInstanceOf(InputException.class).hasMessageContaining("not a directory");
+  }
+
+  /**
+   * An MTU, type or dev_port past an int is a problem of that attribute, kept unknown, not an end
+   * of the whole report; before, 2147483648 in one interface's mtu ended doctor with 'For input
+   * string'. The JSON writes an unknown type and MTU as null, not -1; a port numbered 0 (ports
+   * count from 1) is skipped by name.
+   */
+  @Test
+  void attributesPastAnIntAreProblemsOfTheirOwnAndUnknownIsNull() throws IOException {
+    Path eth = root.resolve("class/net/eth0");
+    write(eth.resolve("operstate"), "up");
+    write(eth.resolve("type"), "4294967297");
+    write(eth.resolve("mtu"), "2147483648");
+    write(eth.resolve("address"), "52:54:00:ab:cd:ef");
+    write(eth.resolve("dev_port"), "99999999999999999999");
+    write(root.resolve("class/infiniband/mlx5_0/ports/0/state"), "4: ACTIVE");
+
+    SysfsSnapshot s = new SysfsReader(root).read();
+
+    assertThat(s.interfaces()).containsExactly(new NetInterface("eth0", "up", -1, -1,
+        "52:54:00:ab:cd:ef", List.of(), -1));
+    assertThat(s.problems()).extracting(ReadProblem::message).contains(
+        "eth0: class/net/eth0/type: '4294967297' is past 2147483647; unknown",
+        "eth0: class/net/eth0/mtu: '2147483648' is past 2147483647; unknown",
+        "eth0: class/net/eth0/dev_port: '99999999999999999999' is past 2147483647; unknown",
+        "mlx5_0: class/infiniband/mlx5_0/ports/0: not a port number (1 to 99999999); port"
+            + " skipped");
+    com.fasterxml.jackson.databind.JsonNode json = new com.fasterxml.jackson.databind.ObjectMapper()
+        .readTree(DoctorJson.write(new EnvAdvisor().advise(s)));
+    assertThat(json.at("/interfaces/0/mtu").isNull()).isTrue();
+    assertThat(json.at("/interfaces/0/type").isNull()).isTrue();
   }
 }

@@ -75,4 +75,34 @@ class CallInlinerTest {
       assertThat(CallInliner.repeat(ins)).as(ins.name()).isEqualTo(expected);
     }
   }
+
+  /**
+   * A trip count that is not a whole number from 0 to 2^20, or stated twice, is refused naming
+   * the loop; before, a count past a long was an internal error (exit 1), a negative one was
+   * dropped and 2^63-1 priced the body 2^63-1 times.
+   */
+  @Test
+  void aTripCountOutOfRangeOrStatedTwiceIsRefusedNamingTheLoop() throws Exception {
+    String text = java.nio.file.Files.readString(
+        Path.of("core/src/test/resources/hlo/while_loop.hlo"));
+    String four = "\"known_trip_count\":{\"n\":\"4\"}";
+    assertThat(text).contains(four);
+    for (String n : new String[] {"99999999999999999999", "-4", "+4", "1048577",
+        "9223372036854775807", "4x", "\\uff14"}) {
+      HloModule m = new HloParser().parse(text.replace(four,
+          "\"known_trip_count\":{\"n\":\"" + n + "\"}"), "w.hlo");
+      org.assertj.core.api.Assertions.assertThatThrownBy(() -> CallInliner.inline(m))
+          .as(n).isInstanceOf(io.meshplan.util.InputException.class)
+          .hasMessageStartingWith("while while.27: known_trip_count '")
+          .hasMessageEndingWith("' is not a whole number from 0 to 1,048,576");
+    }
+    HloModule twice = new HloParser().parse(text.replace(four, four + "," + four), "w.hlo");
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> CallInliner.inline(twice))
+        .hasMessage("while while.27: its backend_config states known_trip_count twice");
+    // 2^20 itself is a count: every body instruction runs 1,048,576 times.
+    HloModule most = new HloParser().parse(text.replace(four,
+        "\"known_trip_count\":{\"n\":\"1048576\"}"), "w.hlo");
+    assertThat(CallInliner.inline(most).graph().instructions()).anyMatch(
+        i -> CallInliner.repeat(i) == 1L << 20);
+  }
 }
