@@ -51,7 +51,8 @@ public final class MeasurementBounds {
    */
   public static String implausible(double bytes, double seconds, double algbw, double busbw) {
     if (bytes > MAX_BYTES) {
-      return String.format(Locale.ROOT, "a size of %.4g bytes (more than 1 PiB)", bytes);
+      return Double.isInfinite(bytes) ? "a size past any number (more than 1 PiB)"
+          : String.format(Locale.ROOT, "a size of %.4g bytes (more than 1 PiB)", bytes);
     }
     if (seconds < MIN_SECONDS) {
       return String.format(Locale.ROOT, "a time of %.4g s (below 0.01 us, the finest time"
@@ -61,8 +62,10 @@ public final class MeasurementBounds {
       return String.format(Locale.ROOT, "a time of %.4g s (more than an hour)", seconds);
     }
     if (busbw > MAX_BANDWIDTH || algbw > MAX_BANDWIDTH) {
-      return String.format(Locale.ROOT, "a bandwidth of %.4g GB/s (above 1 PB/s)",
-          Math.max(Double.isNaN(busbw) ? 0 : busbw, Double.isNaN(algbw) ? 0 : algbw) / 1e9);
+      double bw = Math.max(Double.isNaN(busbw) ? 0 : busbw, Double.isNaN(algbw) ? 0 : algbw);
+      // A bandwidth that overflowed a double (a size over a time of 1e-300 s) is no figure.
+      return Double.isInfinite(bw) ? "a bandwidth past any number (above 1 PB/s)"
+          : String.format(Locale.ROOT, "a bandwidth of %.4g GB/s (above 1 PB/s)", bw / 1e9);
     }
     return null;
   }
@@ -93,6 +96,10 @@ public final class MeasurementBounds {
    *     for a long included)
    */
   public static OptionalInt count(String text, int min, int max) {
+    if (text.startsWith("+")) {
+      // A log prints counts as digits; a sign is not nccl-tests' and not read.
+      return OptionalInt.empty();
+    }
     long v;
     try {
       v = AsciiDigits.parseLong(text);

@@ -130,8 +130,22 @@ public final class NcclTestsJsonParser implements LogParser {
       List<ParseWarning> warnings) {
     JsonNode devices = config.path("devices");
     if (devices.isArray() && devices.size() > 0) {
+      // One object per rank, each rank once: anything else is not nccl-tests' list, and counting
+      // its entries as GPUs would write a group that was never measured.
       Set<String> hosts = new LinkedHashSet<>();
-      for (JsonNode d : devices) {
+      Set<Long> ranks = new java.util.HashSet<>();
+      for (int i = 0; i < devices.size(); i++) {
+        JsonNode d = devices.get(i);
+        JsonNode rank = d.path("rank");
+        boolean ok = d.isObject() && devices.size() <= MeasurementBounds.MAX_GPUS
+            && rank.isIntegralNumber() && rank.canConvertToLong() && rank.longValue() >= 0
+            && rank.longValue() < devices.size() && ranks.add(rank.longValue());
+        if (!ok) {
+          warnings.add(new ParseWarning(file, 1, "config.devices[" + i + "] is not a device"
+              + " with a rank of its own from 0 to " + (Math.min(devices.size(),
+                  MeasurementBounds.MAX_GPUS) - 1) + ": the GPU count is unknown; no rows read"));
+          return null;
+        }
         hosts.add(d.path("hostname").asText(""));
       }
       return new Group(devices.size(), Math.max(1, hosts.size()));

@@ -37,11 +37,18 @@ import java.util.regex.Pattern;
  */
 public final class NcclTestsTextParser implements LogParser {
   private static final Pattern THREADS =
-      Pattern.compile("^#\\s*nThread\\s+(\\d+)\\s+nGpus\\s+(\\d+)\\b.*");
+      Pattern.compile("^#\\s*nThread\\s+(\\S+)\\s+nGpus\\s+(\\S+)(\\s.*)?");
   private static final Pattern RANK = Pattern.compile(
       "^#\\s+Rank\\s+(\\d+)\\s+(?:Group\\s+(\\d+)\\s+)?Pid\\s+\\d+\\s+on\\s+(\\S+)\\s+device\\s+\\d+.*");
   private static final Pattern START = Pattern.compile("^#\\s*Collective test starting:\\s*(\\S+).*");
   private static final Pattern ROW = Pattern.compile("^\\s*\\d+\\s+\\d+\\s+\\S+.*");
+  /**
+   * A line that is a table row but for its size: a sign or a digit of any script first, then a
+   * count ({@code -4194304}, {@code 0x800000}, {@code 1e6}, {@code 1_048_576}, fullwidth digits).
+   * It is warned about as a row, where it would otherwise pass for prose and vanish.
+   */
+  private static final Pattern ROW_LIKE =
+      Pattern.compile("^\\s*[+-]?[\\p{Nd}+-]\\S*\\s+\\d+\\s+\\S+.*");
   private static final Pattern NUMBER =
       Pattern.compile("[+-]?(\\d+\\.?\\d*|\\.\\d+)([eE][+-]?\\d+)?");
 
@@ -151,6 +158,10 @@ public final class NcclTestsTextParser implements LogParser {
           continue;
         }
         parseRow(file, lineNo, l, run, warnings);
+      } else if (ROW_LIKE.matcher(l).matches() && !run.skip) {
+        warnings.add(new ParseWarning(file, lineNo, "size '"
+            + io.meshplan.util.TerminalText.escape(tokens(l).get(0)) + "' is not a whole number"
+            + " of bytes in ASCII digits; row skipped"));
       }
     }
     finishRun(file, run, points, warnings, gpusPerNode, fromLog, fromFile, lines.size());

@@ -114,26 +114,32 @@ public final class PhysicalBandwidth {
     String over = String.format(Locale.ROOT, " is above %s, the most any collective can show "
         + "there", describe(cluster, e.level()));
     if (e.busBandwidth() > bound) {
-      return String.format(Locale.ROOT, "beta %s (bus bandwidth %.4g GB/s)", e.fit().beta(),
-          e.busBandwidth() / 1e9) + over;
+      return String.format(Locale.ROOT, "beta %s (bus bandwidth %s)", e.fit().beta(),
+          gbps(e.busBandwidth())) + over;
     }
     if (e.curve().isEmpty() || factor == 0) {
       return null;
     }
     MonotoneCurve c = e.curve().get();
     if (c.tailSlope() > 0 && factor / c.tailSlope() > bound) {
-      return String.format(Locale.ROOT, "tailSlope %s (bus bandwidth %.4g GB/s)", c.tailSlope(),
-          factor / c.tailSlope() / 1e9) + over;
+      return String.format(Locale.ROOT, "tailSlope %s (bus bandwidth %s)", c.tailSlope(),
+          gbps(factor / c.tailSlope())) + over;
     }
     double[] b = c.bytes();
     double[] s = c.seconds();
     for (int k = 0; k < b.length; k++) {
       double busbw = factor * b[k] / s[k];
       if (busbw > bound) {
-        return String.format(Locale.ROOT, "curve[%d] = [%.0f, %s] (bus bandwidth %.4g GB/s)",
-            k, b[k], s[k], busbw / 1e9) + over;
+        return String.format(Locale.ROOT, "curve[%d] = [%.0f, %s] (bus bandwidth %s)",
+            k, b[k], s[k], gbps(busbw)) + over;
       }
     }
     return null;
+  }
+
+  /** A bandwidth in bytes/s as GB/s; one a zero time makes infinite is said so, not 'Infinity'. */
+  private static String gbps(double bytesPerSecond) {
+    return Double.isInfinite(bytesPerSecond) ? "infinite, from a time of 0"
+        : String.format(Locale.ROOT, "%.4g GB/s", bytesPerSecond / 1e9);
   }
 }

@@ -81,7 +81,7 @@ class ParserBoundsTest {
     assertThat(r.warnings()).extracting(ParseWarning::toString).containsExactly(
         "all_reduce_perf.log:11: implausible measurement with a time of 1.000e-306 s (below"
             + " 0.01 us, the finest time nccl-tests prints); row skipped",
-        "all_reduce_perf.log:12: implausible measurement with a bandwidth of Infinity GB/s"
+        "all_reduce_perf.log:12: implausible measurement with a bandwidth past any number"
             + " (above 1 PB/s); row skipped");
   }
 
@@ -122,13 +122,13 @@ class ParserBoundsTest {
   void jsonResultsThatOverflowWhenScaledAreSkipped() {
     String tiny = RESULT.replace("23.3", "1e-300");
     String huge = RESULT.replace("78.74", "1e308");
-    ParseResult r = read("r.json", json("{\"devices\":[{\"hostname\":\"a\"},{\"hostname\":\"a\"}]}",
+    ParseResult r = read("r.json", json("{\"devices\":[{\"rank\":0,\"hostname\":\"a\"},{\"rank\":1,\"hostname\":\"a\"}]}",
         tiny + "," + huge));
     assertThat(r.points()).isEmpty();
     assertThat(r.warnings()).extracting(ParseWarning::message).containsExactly(
         "result 0 is an implausible measurement with a time of 1.000e-306 s (below 0.01 us, the"
             + " finest time nccl-tests prints); skipped",
-        "result 1 is an implausible measurement with a bandwidth of Infinity GB/s (above 1 PB/s);"
+        "result 1 is an implausible measurement with a bandwidth past any number (above 1 PB/s);"
             + " skipped");
   }
 
@@ -153,7 +153,7 @@ class ParserBoundsTest {
     assertThat(r.points()).extracting(MeasuredPoint::gpus).containsExactly(8);
     assertThat(r.warnings()).extracting(ParseWarning::message).containsExactly(
         "GPUs '2147483647' is not 1 to 1048576; skipped",
-        "implausible measurement with a bandwidth of Infinity GB/s (above 1 PB/s); skipped");
+        "implausible measurement with a bandwidth past any number (above 1 PB/s); skipped");
     ParseResult over = read("b.md", "The average bandwidth of all_reduce over 99999999999 ranks\n"
         + "| payload | busbw | algbw |\n|---|---|---|\n| 32KiB | 0.92GBps | 0.48GBps |\n");
     assertThat(over.points()).isEmpty();
@@ -192,5 +192,56 @@ class ParserBoundsTest {
     assertThat(MeasurementBounds.count("99999999999999999999", 0, 10)).isEmpty();
     assertThat(MeasurementBounds.count("-1", 0, 10)).isEmpty();
     assertThat(MeasurementBounds.count("10", 0, 10)).hasValue(10);
+  }
+
+  /**
+   * A row whose size is not ASCII digits (a sign, hex, an exponent, a fraction, underscores, junk
+   * after it, fullwidth digits) is warned about at its line as a row; before, it did not look like
+   * a row and vanished, and a signed nGpus left the header unread without a word.
+   */
+  @Test
+  void rowsWithAMalformedSizeAreWarnedAboutNotDropped() {
+    StringBuilder bad = new StringBuilder();
+    List<String> sizes = List.of("-4194304", "0x800000", "+16777216", "33554432abc", "1e6",
+        "1048576.5", "1_048_576", "\uff11\uff10\uff12\uff14");
+    for (String size : sizes) {
+      bad.append(ROW_2M.replace("2097152", size).replaceFirst("^ +", "    "));
+    }
+    ParseResult r = read("all_reduce_perf.log", THREADS + ranks(8) + HEADER + ROW_1M + bad
+        + ROW_2M + FOOTER);
+    assertThat(r.points()).hasSize(2);
+    List<String> expected = new java.util.ArrayList<>();
+    for (int i = 0; i < sizes.size(); i++) {
+      // Line 1 the threads, 2-9 the ranks, 10 the header, 11 the 1 MiB row, then the bad rows.
+      expected.add("all_reduce_perf.log:" + (12 + i) + ": size '" + sizes.get(i)
+          + "' is not a whole number of bytes in ASCII digits; row skipped");
+    }
+    assertThat(r.warnings()).extracting(ParseWarning::toString).containsExactlyElementsOf(
+        expected);
+    ParseResult signed = read("all_reduce_perf.log", THREADS.replace("nGpus 8", "nGpus -8")
+        + HEADER + ROW_1M + ROW_2M + FOOTER);
+    assertThat(signed.warnings()).extracting(ParseWarning::message).contains(
+        "nThread 1 x nGpus -8 is not 1 to 1048576 GPUs; line ignored");
+  }
+
+  /**
+   * config.devices is one object per rank, each rank once; junk entries ({"rank":"x"}, 5, null)
+   * used to be counted as a 3-GPU group and written to the profile, and a rank of 1e20 passed.
+   */
+  @Test
+  void jsonDevicesThatAreNotOneObjectPerRankAreRefused() {
+    String ok = "{\"ngpus\":1,\"devices\":[{\"rank\":0,\"hostname\":\"a\"},"
+        + "{\"rank\":1,\"hostname\":\"a\"}]}";
+    assertThat(read("r.json", json(ok, RESULT)).points()).hasSize(1)
+        .allSatisfy(p -> assertThat(p.gpus()).isEqualTo(2));
+    for (String devices : List.of("[{\"rank\":\"x\"},5,null]", "[{\"rank\":0},{\"rank\":0}]",
+        "[{\"rank\":0},{\"rank\":1e20}]", "[{\"rank\":0},{\"rank\":-1}]",
+        "[{\"rank\":0},{}]")) {
+      ParseResult r = read("r.json", json("{\"ngpus\":1,\"devices\":" + devices + "}", RESULT));
+      assertThat(r.points()).as(devices).isEmpty();
+      assertThat(r.warnings()).as(devices).extracting(ParseWarning::message).singleElement()
+          .asString().matches("config\\.devices\\[[0-9]\\] is not a device with a rank of its"
+              + " own from 0 to [0-9]: the GPU count is unknown; no rows read");
+    }
   }
 }
