@@ -21,6 +21,7 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Locale;
 import java.util.regex.Matcher;
+import io.meshplan.util.TerminalText;
 import java.util.regex.Pattern;
 
 /**
@@ -397,7 +398,8 @@ public final class SweepGridReader {
 
   private boolean bool(JsonNode v, String at) {
     if (!v.isBoolean()) {
-      throw bad(at, "expected true or false, got '" + v.asText() + "'");
+      throw bad(at, "expected true or false, got " + (v.isTextual() ? "the quoted text '"
+          + TerminalText.escape(v.asText()) + "'" : "'" + v.asText() + "'"));
     }
     return v.asBoolean();
   }

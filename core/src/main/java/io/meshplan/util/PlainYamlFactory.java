@@ -122,6 +122,15 @@ final class PlainYamlFactory extends YAMLFactory {
               + "read by YAML as a number in another base (hexadecimal, octal, binary or base "
               + "60), not as written; quote it, or write the number in decimal");
         }
+        if ((t == JsonToken.VALUE_NUMBER_INT || t == JsonToken.VALUE_NUMBER_FLOAT)
+            && (s.getValue().contains("_") || s.getValue().startsWith("+"))) {
+          // YAML 1.1 drops a number's underscores and its plus sign: 1_024 is 1024 and +3_2 is
+          // 32, a number the file does not show.
+          throw new JsonParseException(this, "'" + TerminalText.escape(s.getValue()) + "' is "
+              + "read by YAML as a number without its " + (s.getValue().contains("_")
+                  ? "underscores" : "plus sign") + ", not as written; write the number in plain "
+              + "digits");
+        }
         if (WORD_BOOLEAN.matcher(s.getValue()).matches()) {
           throw new JsonParseException(this, "'" + s.getValue() + "' is read by YAML as the "
               + "boolean " + (t == JsonToken.VALUE_TRUE) + ", not as written; quote it, or "

@@ -151,6 +151,13 @@ class StrictReadersCliTest {
         refused(read.apply(base60), base60, "'" + other + "' is read by YAML as a number in "
             + "another base", "line");
       }
+      // A plain number YAML 1.1 reads without its underscores or its plus sign: 1_024 is 1024,
+      // +3_2 is 32.
+      for (String sep : new String[] {"1_024", "+32", "+3_2", "1_0.5"}) {
+        Path digits = write(e.getKey() + "-sep.yaml", text.replace(first, key + ": " + sep));
+        refused(read.apply(digits), digits, "'" + sep + "' is read by YAML as a number without "
+            + "its " + (sep.contains("_") ? "underscores" : "plus sign"), "line");
+      }
       // A plain word YAML 1.1 reads as a boolean: on is true, NO is false.
       for (String word : new String[] {"on", "Off", "yes", "NO"}) {
         Path bool = write(e.getKey() + "-bool.yaml", text.replace(first, key + ": " + word));

@@ -93,6 +93,9 @@ class SweepGridReaderTest {
     bad(base + "models: opt-125m\nmicrobatches: [0]\n", "field 'microbatches[0]'");
     bad(base + "models: opt-125m\noverlapGradReduce: [maybe]\n",
         "expected true or false");
+    // A quoted 'true' is text, and the refusal says so rather than 'got 'true''.
+    bad(base + "models: opt-125m\noverlapGradReduce: ['true']\n",
+        "expected true or false, got the quoted text 'true'");
     bad(base + "models: opt-125m\ncolour: red\n", "unknown field 'colour'");
     bad(base + "models: []\n", "field 'models': needs at least one value");
     bad(base, "field 'models' is required");
