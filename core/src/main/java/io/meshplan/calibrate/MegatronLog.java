@@ -53,10 +53,14 @@ final class MegatronLog {
               + io.meshplan.util.Words.clipped(m.group(2)) + "' is not milliseconds as "
               + "Megatron-LM prints them (digits and a decimal point)");
         }
-        ms.add(Double.parseDouble(m.group(2)));
+        double v = Double.parseDouble(m.group(2));
+        if (!(v > 0) || !Double.isFinite(v)) {
+          throw new InputException(file + ":" + (i + 1) + ": elapsed time per iteration '"
+              + io.meshplan.util.Words.clipped(m.group(2)) + "' is not a positive time");
+        }
+        ms.add(v);
       }
     }
-    ms.removeIf(v -> !(v > 0) || !Double.isFinite(v));
     double seconds = TrainingLogs.steadyMedian(file, ms, "'elapsed time per iteration (ms)'")
         / 1000;
     return new TrainingRun(file, "megatron", model, parallel, TrainingLogs.gpu(lines),
@@ -493,6 +497,10 @@ final class MegatronLog {
       String v = args.get(name);
       if (v == null || v.equals("None")) {
         return Optional.empty();
+      }
+      if (v.startsWith("+")) {
+        // Megatron-LM prints an int argument in digits: '+16' is not its form.
+        throw bad(name, "is not a whole number");
       }
       try {
         int n = AsciiDigits.parseInt(v);

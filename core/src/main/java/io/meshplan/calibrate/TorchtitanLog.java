@@ -29,7 +29,9 @@ import java.util.regex.Pattern;
 final class TorchtitanLog {
   private static final Pattern ANSI = Pattern.compile("\u001b\\[[0-9;]*m");
   private static final Pattern STEP = Pattern.compile(
-      "step:\\s*(\\d+)\\s.*?tps:\\s*([0-9]\\S*)");
+      "step:\\s*([+-]?\\p{Nd}\\S*)\\s.*?tps:\\s*(\\S+)");
+  /** A step number as torchtitan prints it: 1 to 10 ASCII digits. */
+  private static final Pattern STEP_NUMBER = Pattern.compile("[0-9]{1,10}");
   /**
    * Tokens per second as torchtitan prints them ({@code f"{round(tps):,}"}): digits in groups of
    * three parted by commas, or plain digits, with an optional fraction.
@@ -40,7 +42,7 @@ final class TorchtitanLog {
   private static final Pattern MESH = Pattern.compile(
       "Building \\d+-D device mesh with \\[[^\\]]*\\], \\[([0-9, ]{1,200})\\]");
   /** {@code ... local batch size 1, global batch size 8, ...}. */
-  private static final Pattern GLOBAL_BATCH = Pattern.compile("global batch size (\\d{1,10})\\b");
+  private static final Pattern GLOBAL_BATCH = Pattern.compile("global batch size (\\S+?),?(\\s|$)");
 
   private TorchtitanLog() {}
 
@@ -56,17 +58,23 @@ final class TorchtitanLog {
       String l = ANSI.matcher(lines.get(i)).replaceAll("");
       Matcher m = STEP.matcher(l);
       if (m.find()) {
-        // The whole printed figure or nothing: '6,402e3' and '6,4,0,2' are not read as 6402.
+        // The whole printed figure or nothing: '6,402e3' and '6,4,0,2' are not read as 6402,
+        // and a signed, zero or non-ASCII figure is no rate a step ran at.
+        if (!STEP_NUMBER.matcher(m.group(1)).matches()) {
+          throw new InputException(file + ":" + (i + 1) + ": step '"
+              + io.meshplan.util.Words.clipped(m.group(1)) + "' is not a step number as "
+              + "torchtitan prints them (1 to 10 ASCII digits)");
+        }
         String figure = m.group(2);
-        if (!TPS_FIGURE.matcher(figure).matches()) {
+        double v = TPS_FIGURE.matcher(figure).matches()
+            ? Double.parseDouble(figure.replace(",", "")) : 0;
+        if (!(v > 0)) {
           throw new InputException(file + ":" + (i + 1) + ": tps '"
               + io.meshplan.util.Words.clipped(figure) + "' is not tokens per second as "
-              + "torchtitan prints them (digits in groups of three parted by commas)");
+              + "torchtitan prints them (a positive figure in digits, in groups of three parted "
+              + "by commas)");
         }
-        double v = Double.parseDouble(figure.replace(",", ""));
-        if (v > 0) {
-          tps.add(v);
-        }
+        tps.add(v);
       }
       Matcher mesh = MESH.matcher(l);
       if (mesh.find()) {
@@ -79,6 +87,12 @@ final class TorchtitanLog {
       }
       Matcher gb = GLOBAL_BATCH.matcher(l);
       if (gb.find()) {
+        // Read whole or refused: a figure past 10 digits skipped the check against the config.
+        if (!gb.group(1).matches("[0-9]{1,10}")) {
+          throw new InputException(file + ":" + (i + 1) + ": global batch size '"
+              + io.meshplan.util.Words.clipped(gb.group(1)) + "' is not a batch as torchtitan "
+              + "prints it (1 to 10 ASCII digits)");
+        }
         globalBatch = io.meshplan.util.AsciiDigits.parseLong(gb.group(1));
       }
     }

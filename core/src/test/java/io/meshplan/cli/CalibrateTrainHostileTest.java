@@ -57,6 +57,12 @@ class CalibrateTrainHostileTest {
     train(write("e3.log", good().replace("(ms): 500.0", "(ms): 500.0e3")))
         .refusedInOneLine(ExitCodes.BAD_INPUT, "elapsed time per iteration '500.0e3' is not "
             + "milliseconds");
+    // A time of 0 ms was dropped from the median without a word; '+16' was read as 16.
+    train(write("zero.log", good().replaceFirst("\\(ms\\): 500\\.0", "(ms): 0.0")))
+        .refusedInOneLine(ExitCodes.BAD_INPUT, "elapsed time per iteration '0.0' is not a "
+            + "positive time");
+    train(write("plus.log", good().replaceFirst("(num_layers \\.+) ([0-9]+)", "$1 +$2")))
+        .refusedInOneLine(ExitCodes.BAD_INPUT, "num_layers");
     Path example = io.meshplan.calibrate.TitanLogs.EXAMPLE;
     Path toml = Path.of("examples/calibrate/torchtitan_llama3_8b.toml");
     String text = Files.readString(example);
@@ -72,7 +78,22 @@ class CalibrateTrainHostileTest {
         {"commas.log", text.replaceFirst("tps: 6,511", "tps: 6,5,1,1"), "", "",
             "tps '6,5,1,1' is not tokens per second"},
         {"two.log", text + "Building 1-D device mesh with ['dp_shard'], [4]\n", "", "",
-            "a device mesh of 4 GPUs after one of 8: the log states more than one run"}};
+            "a device mesh of 4 GPUs after one of 8: the log states more than one run"},
+        // Signed, zero and fullwidth rates were dropped without a word; a batch or step past
+        // ten digits skipped its check.
+        {"neg.log", text.replaceFirst("tps: 6,511", "tps: -6,511"), "", "",
+            "tps '-6,511' is not tokens per second"},
+        {"zero.log", text.replaceFirst("tps: 6,511", "tps: 0"), "", "",
+            "tps '0' is not tokens per second"},
+        {"plus.log", text.replaceFirst("tps: 6,511", "tps: +6,511"), "", "",
+            "tps '+6,511' is not tokens per second"},
+        {"wide.log", text.replaceFirst("tps: 6,511", "tps: \uff16,511"), "", "",
+            "tps '\uff16,511' is not tokens per second"},
+        {"bigbatch.log", text.replace("global batch size 8,",
+            "global batch size 99999999999999999999,"), "", "",
+            "global batch size '99999999999999999999' is not a batch as torchtitan prints it"},
+        {"bigstep.log", text.replaceFirst("step: *([0-9]+)", "step: 99999999999999999999"), "", "",
+            "step '99999999999999999999' is not a step number"}};
     for (String[] c : titan) {
       Path cfg = write(c[0] + ".toml", Files.readString(toml).replace(c[2], c[3]));
       CliRun.of("calibrate", "--train", write(c[0], c[1]).toString(), "--config",
