@@ -95,14 +95,19 @@ public final class NcclTestsJsonParser implements LogParser {
   private static ParseWarning invalidJson(String file, IOException e) {
     int line = 1;
     String msg = e.getMessage();
+    boolean cut = false;
     if (e instanceof com.fasterxml.jackson.core.JsonProcessingException jpe) {
       msg = jpe.getOriginalMessage();
+      cut = msg != null && msg.startsWith("Unexpected end-of-input");
       if (jpe.getLocation() != null) {
         line = Math.max(1, jpe.getLocation().getLineNr());
       }
     }
-    return new ParseWarning(file, line, "not valid JSON (truncated?): " + firstLine(msg)
-        + "; no rows read");
+    // The phrase without its position, which the warning's line gives.
+    String what = io.meshplan.util.JsonErrors.describe(e).replaceFirst(
+        "^line [0-9]+, column [0-9]+: ", "");
+    return new ParseWarning(file, line, "not valid JSON" + (cut ? " (truncated?)" : "") + ": "
+        + firstLine(what) + "; no rows read");
   }
 
   /** The collective of the first {@code *_perf} binary in {@code args}, else of the file name. */

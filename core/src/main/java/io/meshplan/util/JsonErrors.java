@@ -23,7 +23,18 @@ public final class JsonErrors {
     if (e instanceof CharConversionException) {
       return "not UTF-8 text (is this a binary file?)";
     }
-    if (e instanceof StreamConstraintsException) {
+    if (e instanceof StreamConstraintsException c) {
+      String m = String.valueOf(c.getOriginalMessage());
+      if (m.startsWith("Number value length")) {
+        return "a number of more digits than a JSON or YAML reader takes (" + lengthLimit(m)
+            + ")";
+      }
+      if (m.startsWith("String value length") || m.startsWith("Name length")) {
+        return "a string longer than a JSON or YAML reader takes (" + lengthLimit(m) + ")";
+      }
+      if (!m.contains("nesting depth")) {
+        return "past a limit of meshplan's JSON and YAML readers";
+      }
       return "nesting depth above " + TreeReaders.MAX_DEPTH
           + " levels of objects and arrays, meshplan's limit for JSON and YAML input";
     }
@@ -59,7 +70,18 @@ public final class JsonErrors {
    * Jackson's words for the refusals {@link TreeReaders} sets up, in the user's terms: a key given
    * twice, and text after the document.
    */
+  /** The limit a Jackson constraint message states ("... maximum allowed (1000, from ..."). */
+  private static String lengthLimit(String message) {
+    java.util.regex.Matcher m = java.util.regex.Pattern.compile("maximum allowed \\(([0-9]+)")
+        .matcher(message);
+    return m.find() ? "at most " + m.group(1) : "a limit";
+  }
+
   private static String reword(String head) {
+    // Jackson's advice to its own callers ("enable `JsonReadFeature.X` to allow") is not the
+    // user's: the phrase keeps what is wrong.
+    head = head.replaceAll(":? ?enable `[^`]*` to allow", "")
+        .replaceAll(", from `[^`]*`", "");
     java.util.regex.Matcher dup = DUPLICATE.matcher(head);
     if (dup.lookingAt()) {
       return "key '" + dup.group(1) + "' is given twice in one mapping; give each key once";
@@ -101,6 +123,10 @@ public final class JsonErrors {
   private static String head(String s) {
     String line = s.strip();
     int src = line.indexOf(" at [Source");
-    return src < 0 ? line : line.substring(0, src);
+    line = src < 0 ? line : line.substring(0, src);
+    // "expected close marker for Array (start marker at [Source: ...; line: 1, column: 25])":
+    // where the array began is the reader's, not a phrase of the user's; drop the parenthesis.
+    int start = line.indexOf(" (start marker");
+    return start < 0 ? line : line.substring(0, start);
   }
 }

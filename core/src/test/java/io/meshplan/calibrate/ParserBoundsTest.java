@@ -244,4 +244,25 @@ class ParserBoundsTest {
               + " own from 0 to [0-9]: the GPU count is unknown; no rows read");
     }
   }
+
+  /**
+   * A JSON log the reader refuses is named in the user's terms: no Jackson feature or constraint
+   * class names, and '(truncated?)' only where the file ends early.
+   */
+  @Test
+  void invalidJsonIsDescribedWithoutTheLibrarysWords() {
+    String deep = "{\"version\":3,\"results\":" + "[".repeat(200) + "]".repeat(200) + "}";
+    String longNumber = "{\"version\":3,\"results\":[{\"size\":" + "1".repeat(2000) + "}]}";
+    java.util.Map<String, String> cases = new java.util.LinkedHashMap<>();
+    cases.put(deep, "not valid JSON: nesting depth above 100 levels of objects and arrays, "
+        + "meshplan's limit for JSON and YAML input; no rows read");
+    cases.put("{\"version\":3,\"results\":[{\"size\":NaN}]}",
+        "not valid JSON: Non-standard token 'NaN'; no rows read");
+    cases.put(longNumber, "not valid JSON: a number of more digits than a JSON or YAML reader "
+        + "takes (at most 1000); no rows read");
+    cases.put("{\"version\":3,\"results\":[", "not valid JSON (truncated?): Unexpected "
+        + "end-of-input: expected close marker for Array; no rows read");
+    cases.forEach((text, message) -> assertThat(read("r.json", text).warnings())
+        .extracting(ParseWarning::message).containsExactly(message));
+  }
 }
