@@ -32,7 +32,9 @@ import java.util.regex.Pattern;
  * per node are taken as one node.
  */
 public final class BandwidthTableParser implements LogParser {
-  private static final Pattern RANKS = Pattern.compile("over\\s+(\\d+)\\s+ranks");
+  // Any token between "over" and "ranks": "-32" or "32.5" is a count that is wrong, refused as
+  // such, not a line without one (whose rows would each guess their own count).
+  private static final Pattern RANKS = Pattern.compile("over\\s+(\\S+)\\s+ranks");
   private static final Pattern OF_COLL = Pattern.compile("bandwidth of\\s+(\\w+)\\s+over");
   private static final Pattern CELL = Pattern.compile("<t[dh][^>]*>(.*?)</t[dh]>",
       Pattern.CASE_INSENSITIVE);

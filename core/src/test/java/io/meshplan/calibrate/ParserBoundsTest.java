@@ -159,6 +159,15 @@ class ParserBoundsTest {
     assertThat(over.points()).isEmpty();
     assertThat(over.warnings()).extracting(ParseWarning::message).containsExactly(
         "'over 99999999999 ranks' is not 1 to 1048576 GPUs; skipped");
+    // A signed or fractional count was no count at all: each row then guessed its own group
+    // from busbw/algbw (24, 33 GPUs on 32).
+    for (String n : List.of("-32", "32.5", "+32")) {
+      ParseResult odd = read("b.md", "The average bandwidth of all_reduce over " + n + " ranks\n"
+          + "| payload | busbw | algbw |\n|---|---|---|\n| 32KiB | 0.92GBps | 0.48GBps |\n");
+      assertThat(odd.points()).as(n).isEmpty();
+      assertThat(odd.warnings()).extracting(ParseWarning::message).containsExactly(
+          "'over " + n + " ranks' is not 1 to 1048576 GPUs; skipped");
+    }
   }
 
   @Test
