@@ -38,10 +38,11 @@ public record FabricEnv(SortedMap<String, String> env, List<String> ports, boole
           + e.getKey() + "' is not a shell identifier (letters, digits, _; not starting with a"
           + " digit)");
       Require.nonNull(e.getValue(), "value of " + e.getKey());
-      e.getValue().codePoints().filter(Character::isISOControl).findFirst().ifPresent(c -> {
-        throw new IllegalArgumentException("the value of " + e.getKey() + " holds the control"
-            + " character " + String.format("U+%04X", c) + "; a variable of a launch file is one"
-            + " line of printable text");
+      LaunchText.unprintable(e.getValue()).ifPresent(c -> {
+        throw new IllegalArgumentException("the value of " + e.getKey() + " holds the "
+            + (Character.isISOControl(c) ? "control" : "line-breaking") + " character "
+            + String.format("U+%04X", c) + "; a variable of a launch file is one line of "
+            + "printable text");
       });
     }
     ports = List.copyOf(ports);

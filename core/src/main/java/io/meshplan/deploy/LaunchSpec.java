@@ -152,7 +152,12 @@ public record LaunchSpec(
     command = List.copyOf(command);
     Require.that(!command.isEmpty(), "the training command is empty");
     for (String w : command) {
-      Require.that(w.indexOf('\0') < 0, "the training command holds a NUL character");
+      LaunchText.unquotable(w).ifPresent(c -> {
+        throw new IllegalArgumentException("the training command holds the "
+            + (Character.isISOControl(c) ? "control" : "line-breaking") + " character "
+            + String.format("U+%04X", c) + "; a command word is printable text, newlines and "
+            + "tabs included");
+      });
     }
     Require.nonNull(rdmaResource, "rdma resource");
     Require.that(KubeNames.extendedResource(rdmaResource), "RDMA resource '" + rdmaResource

@@ -85,6 +85,25 @@ class InjectionProperties {
     }
   }
 
+  /**
+   * A command word holds printable text, newlines and tabs included; another control character
+   * or a line or paragraph separator is refused: \u0001 reached the Slurm script as the six
+   * characters of its escape, and U+2028 was folded by the YAML emitter into the word with the
+   * manifest's indentation. A variable's value refuses the separators too.
+   */
+  @Test
+  void aCommandWordWithAnotherControlCharacterOrASeparatorIsRefused() {
+    for (String word : List.of("a\u0001b", "x\u001b[31m", "c\u2028d", "e\u2029f", "\u0085",
+        "\u007f")) {
+      assertThatThrownBy(() -> Llama70b.spec(List.of("train.py", word))).as(word)
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("the training command holds the");
+    }
+    Llama70b.spec(List.of("train.py", "-c", "import os\n\tprint(1)"));
+    assertThatThrownBy(() -> Llama70b.ib().with(new TreeMap<>(Map.of("MESHPLAN_TEST_VALUE",
+        "x\u2028y")))).hasMessageContaining("holds the line-breaking character U+2028");
+  }
+
   @Test
   void quotedWordsReadBackExactly() {
     Cases.check(31, 60, wordEdges(), InjectionProperties::words, words -> {
