@@ -36,10 +36,17 @@ public record Numerics(double ropeTheta, double rotaryFraction, RopeScaling rope
    */
   public static final Numerics DEFAULT = rotary(10_000, 1e-5);
 
+  /**
+   * The largest rotary base read: 10^12. Published bases run from 10^4 (LLaMA) to 10^7 and 10^8
+   * (long-context models); past 10^12 a base is a typo, and past 2^63 an integer writer (Megatron's
+   * {@code --rotary-base}) would saturate it.
+   */
+  public static final double MAX_ROPE_THETA = 1e12;
+
   /** Validates the fields. */
   public Numerics {
-    Require.that(ropeTheta > 0 && Double.isFinite(ropeTheta), "the rotary base must be a"
-        + " positive number, got " + ropeTheta);
+    Require.that(ropeTheta >= 1 && ropeTheta <= MAX_ROPE_THETA, "the rotary base must be a"
+        + " number from 1 to 10^12, got " + ropeTheta);
     Require.that(rotaryFraction > 0 && rotaryFraction <= 1, "the rotary fraction of a head must"
         + " be above 0 and at most 1, got " + rotaryFraction);
     Require.nonNull(ropeScaling, "ropeScaling");

@@ -94,6 +94,14 @@ class HfConfigReaderTest {
         "\"hidden_size\":66") + ",\"intermediate_size\":128}", "x/config.json", "x"))
         .isInstanceOf(InputException.class)
         .hasMessageContaining("x/config.json: hidden size 66 must be a multiple of attention heads 4");
+    // A rotary base past 10^12 was written to Megatron's --rotary-base saturated at 2^63 - 1,
+    // and 4.9e-324 to torchtitan's rope.theta.
+    for (String theta : new String[] {"1e19", "4.9e-324", "0.5", "1e308"}) {
+      assertThatThrownBy(() -> HfConfigReader.parse(base + ",\"intermediate_size\":128,"
+          + "\"rope_theta\":" + theta + "}", "x/config.json", "x")).as(theta)
+          .isInstanceOf(InputException.class)
+          .hasMessageContaining("x/config.json: the rotary base must be a number from 1 to 10^12");
+    }
     assertThatThrownBy(() -> HfConfigReader.parse("{\"hidden_size\":1}", "y.json", "y"))
         .hasMessage("y.json: missing field 'model_type'");
     assertThatThrownBy(() -> HfConfigReader.parse("[1]", "y.json", "y"))
