@@ -37,6 +37,35 @@ final class HfNumerics {
 
   private HfNumerics() {}
 
+  /** Transformers' names of the GeLU activations (activations.py's ACT2CLS). */
+  private static final java.util.Set<String> GELU = java.util.Set.of("gelu", "gelu_new",
+      "gelu_pytorch_tanh", "gelu_fast", "gelu_python", "gelu_accurate", "gelu_10", "quick_gelu");
+
+  /**
+   * Refuses an activation other than the one meshplan builds the family's MLP with: SiLU
+   * (SwiGLU) for the Llama-like families, GeLU for GPT-NeoX, Gemma and StarCoder 2, ReLU for OPT.
+   * A config saying {@code gelu} for a Llama was priced and exported as SwiGLU ({@code --swiglu}).
+   */
+  private static void activation(String type, HfFields f, String key, String act) {
+    String family = switch (type) {
+      case "gpt_neox", "gemma", "gemma2", "gemma3", "gemma3_text", "starcoder2" -> "gelu";
+      case "opt" -> "relu";
+      default -> "silu";
+    };
+    boolean same = switch (family) {
+      case "gelu" -> GELU.contains(act);
+      case "relu" -> act.equals("relu");
+      default -> act.equals("silu") || act.equals("swish");
+    };
+    if (!same) {
+      throw new InputException(f.where() + ": field '" + key + "' is '"
+          + io.meshplan.util.Words.clipped(act) + "', but meshplan builds a " + type + " model's"
+          + " MLP with " + (family.equals("silu") ? "SiLU (SwiGLU)" : family.equals("gelu")
+              ? "GeLU" : "ReLU") + ", as Transformers' code for it does; another activation is"
+          + " not supported");
+    }
+  }
+
   /**
    * Reads the numbers of a config.
    *
@@ -60,6 +89,9 @@ final class HfNumerics {
       if (n != null && !n.isNull() && !n.isTextual()) {
         throw new InputException(f.where() + ": field '" + key + "' must be an activation's"
             + " name, got " + io.meshplan.util.Words.clipped(n.toString()));
+      }
+      if (n != null && n.isTextual()) {
+        activation(type, f, key, n.asText());
       }
     }
     JsonNode rope = scaling != null && scaling.isObject() ? scaling

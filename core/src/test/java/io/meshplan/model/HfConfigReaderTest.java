@@ -102,6 +102,18 @@ class HfConfigReaderTest {
           .isInstanceOf(InputException.class)
           .hasMessageContaining("x/config.json: the rotary base must be a number from 1 to 10^12");
     }
+    // A Llama's MLP is SwiGLU: hidden_act gelu, relu or a made-up name was priced and exported
+    // as SwiGLU (--swiglu).
+    for (String act : new String[] {"gelu", "relu", "bogus"}) {
+      assertThatThrownBy(() -> HfConfigReader.parse(base + ",\"intermediate_size\":128,"
+          + "\"hidden_act\":\"" + act + "\"}", "x/config.json", "x")).as(act)
+          .isInstanceOf(InputException.class)
+          .hasMessage("x/config.json: field 'hidden_act' is '" + act + "', but meshplan builds a "
+              + "llama model's MLP with SiLU (SwiGLU), as Transformers' code for it does; another "
+              + "activation is not supported");
+    }
+    assertThat(HfConfigReader.parse(base + ",\"intermediate_size\":128,\"hidden_act\":\"silu\"}",
+        "x/config.json", "x").arch().mlp()).isEqualTo(Architecture.Mlp.SWIGLU);
     assertThatThrownBy(() -> HfConfigReader.parse("{\"hidden_size\":1}", "y.json", "y"))
         .hasMessage("y.json: missing field 'model_type'");
     assertThatThrownBy(() -> HfConfigReader.parse("[1]", "y.json", "y"))
