@@ -79,9 +79,14 @@ final class ReplanCommand implements Callable<Integer> {
     io.meshplan.plan.PlanFileCheck.devices(plan.toString(), main, cs.nodes(), cs.gpusPerNode(),
         cs.toShortString());
     JsonNode fallbacks = root.path("fallbacks");
+    if (!fallbacks.isMissingNode() && !fallbacks.isNull() && !fallbacks.isArray()) {
+      throw new InputException(plan + ": field 'fallbacks' must be a list of fallbacks, one per "
+          + "number of nodes lost");
+    }
     JsonNode best = null;
     PipelinePlan bestPlan = null;
     int most = 0;
+    java.util.Set<Integer> seen = new java.util.HashSet<>();
     for (JsonNode f : fallbacks) {
       JsonNode lostNode = f.path("lostNodes");
       int lost = lostNode.isIntegralNumber() && lostNode.canConvertToInt() ? lostNode.intValue()
@@ -90,6 +95,18 @@ final class ReplanCommand implements Callable<Integer> {
         throw new InputException(plan + ": a fallback's lostNodes "
             + io.meshplan.util.Words.clipped(lostNode.toString()) + " is not 1 to "
             + (cs.nodes() - 1) + ", the nodes " + cs.toShortString() + " can lose");
+      }
+      if (!seen.add(lost)) {
+        throw new InputException(plan + ": two fallbacks for lostNodes " + lost + "; a plan "
+            + "stores one for each number of nodes lost");
+      }
+      // The entry names the cluster left, which plan wrote as the main cluster less the nodes.
+      String left = cs.withNodes(cs.nodes() - lost).toShortString();
+      JsonNode named = f.path("cluster");
+      if (!named.isMissingNode() && !(named.isTextual() && named.asText().equals(left))) {
+        throw new InputException(plan + ": the fallback for lostNodes " + lost + " names the "
+            + "cluster " + io.meshplan.util.Words.clipped(named.toString()) + ", but the main "
+            + "plan's cluster less " + lost + " node" + (lost == 1 ? "" : "s") + " is " + left);
       }
       most = Math.max(most, lost);
       if (lost < lostNodes || !f.path("plan").isObject()) {
@@ -102,6 +119,15 @@ final class ReplanCommand implements Callable<Integer> {
       if (p.globalBatchSize() != main.globalBatchSize()) {
         throw new InputException(at + ": a global batch of " + p.globalBatchSize() + ", where "
             + "the main plan's is " + main.globalBatchSize() + "; a fallback trains the same job");
+      }
+      if (p.source() instanceof io.meshplan.plan.PlanSource.Preset fp
+          && main.source() instanceof io.meshplan.plan.PlanSource.Preset mp
+          && (!fp.model().equals(mp.model()) || fp.attention() != mp.attention())) {
+        throw new InputException(at + ": trains " + fp.model().name() + " at sequence "
+            + fp.model().seq() + " in " + fp.model().dtype().name().toLowerCase(Locale.ROOT)
+            + " with " + fp.attention().name().toLowerCase(Locale.ROOT) + " attention, not the "
+            + "main plan's model, sequence, precision and attention; a fallback trains the "
+            + "same job");
       }
       if ((long) p.gpus() > (long) (cs.nodes() - lost) * cs.gpusPerNode()) {
         throw new InputException(at + ": uses " + p.gpus() + " GPUs, more than the "

@@ -136,16 +136,33 @@ class ReplanCliTest {
             + "iterationSeconds 0.0 is not"}, {"cluster", "the stages use 32 GPUs, but "
             + "8x8:a100-80gb:ib-hdr200 has 64"}, {"lost", "a fallback's lostNodes 5 is not 1 to 3"},
         {"batch", "fallbacks[lostNodes=1].plan: a global batch of 128, where the main plan's is "
-            + "64"}, {"mfu", "mfu 50.0 is above 4.0"}};
-    java.util.Map<String, java.util.function.Consumer<ObjectNode>> edits = java.util.Map.of(
-        "main0", r -> r.put("iterationSeconds", 0.0),
-        "tiny", r -> r.put("iterationSeconds", 1e-300),
-        "fb0", r -> ((ObjectNode) fallback(r, 0).get("plan")).put("iterationSeconds", 0.0),
-        "cluster", r -> r.put("cluster", "8x8:a100-80gb:ib-hdr200"),
-        "lost", r -> fallback(r, 0).put("lostNodes", 5),
-        "batch", r -> ((ObjectNode) fallback(r, 0).get("plan")).put("globalBatch", 128)
-            .put("microbatches", 2 * fallback(r, 0).get("plan").get("microbatches").asInt()),
-        "mfu", r -> ((ObjectNode) fallback(r, 0).get("plan")).put("mfu", 50.0));
+            + "64"}, {"mfu", "mfu 50.0 is above 4.0"},
+        // A fallback for another job (sequence, precision), for a cluster other than the one
+        // left, twice for one loss, or a 'fallbacks' that is not a list was taken as given.
+        {"seq", "fallbacks[lostNodes=1].plan: trains llama2-7b at sequence 2048 in bf16 with"},
+        {"dtype", "fallbacks[lostNodes=1].plan: trains llama2-7b at sequence 1024 in f32"},
+        {"left", "the fallback for lostNodes 1 names the cluster \"3x8:h100-80gb:ib-ndr400\", "
+            + "but the main plan's cluster less 1 node is 3x8:a100-80gb:ib-hdr200"},
+        {"twice", "two fallbacks for lostNodes 1"},
+        {"object", "field 'fallbacks' must be a list of fallbacks"}};
+    java.util.Map<String, java.util.function.Consumer<ObjectNode>> edits =
+        new java.util.HashMap<>();
+    edits.put("main0", r -> r.put("iterationSeconds", 0.0));
+    edits.put("tiny", r -> r.put("iterationSeconds", 1e-300));
+    edits.put("fb0", r -> ((ObjectNode) fallback(r, 0).get("plan"))
+        .put("iterationSeconds", 0.0));
+    edits.put("cluster", r -> r.put("cluster", "8x8:a100-80gb:ib-hdr200"));
+    edits.put("lost", r -> fallback(r, 0).put("lostNodes", 5));
+    edits.put("batch", r -> ((ObjectNode) fallback(r, 0).get("plan")).put("globalBatch", 128)
+        .put("microbatches", 2 * fallback(r, 0).get("plan").get("microbatches").asInt()));
+    edits.put("mfu", r -> ((ObjectNode) fallback(r, 0).get("plan")).put("mfu", 50.0));
+    edits.put("seq", r -> ((ObjectNode) fallback(r, 0).get("plan").get("model"))
+        .put("seq", 2048));
+    edits.put("dtype", r -> ((ObjectNode) fallback(r, 0).get("plan").get("model"))
+        .put("dtype", "f32"));
+    edits.put("left", r -> fallback(r, 0).put("cluster", "3x8:h100-80gb:ib-ndr400"));
+    edits.put("twice", r -> fallback(r, 1).put("lostNodes", 1));
+    edits.put("object", r -> r.putObject("fallbacks"));
     for (String[] b : bad) {
       CliRun.of("replan", "--plan", edited(b[0] + ".json", edits.get(b[0])).toString(),
           "--lost-nodes", "1").refusedInOneLine(2, b[1]);
