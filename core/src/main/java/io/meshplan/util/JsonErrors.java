@@ -81,7 +81,15 @@ public final class JsonErrors {
     // Jackson's advice to its own callers ("enable `JsonReadFeature.X` to allow") is not the
     // user's: the phrase keeps what is wrong.
     head = head.replaceAll(":? ?enable `[^`]*` to allow", "")
-        .replaceAll(", from `[^`]*`", "");
+        .replaceAll(", from `[^`]*`", "")
+        .replaceAll(" \\(not recognized as one since Feature '[A-Z_]+' not enabled for "
+            + "parser\\)", "")
+        .replace("maybe a (non-standard) comment?", "JSON has no comments")
+        .replaceAll(" \\(code [0-9]+( / 0x[0-9a-fA-F]+)?\\)", "");
+    if (head.startsWith("Unexpected character ('\uFFFD'")) {
+      // The decoder's replacement character: the bytes were not UTF-8 (UTF-16, or binary).
+      return "bytes that are not UTF-8 text (is the file UTF-16, or binary?)";
+    }
     java.util.regex.Matcher dup = DUPLICATE.matcher(head);
     if (dup.lookingAt()) {
       return "key '" + dup.group(1) + "' is given twice in one mapping; give each key once";
