@@ -156,6 +156,7 @@ final class JobFlags {
   static TrainingJob job(ModelSpec m, boolean explicitDtype, ClusterOptions clusterOptions,
       java.util.Optional<io.meshplan.model.Attention> attention, ClusterSpec cs,
       int globalBatch, int microbatches, io.meshplan.model.Overlaps overlaps) {
+    denseDispatcher(m, clusterOptions);
     BoundConfig b = bind(m, explicitDtype, cs, TrainingConfig.searched(globalBatch, microbatches)
         .withAttention(attention).withOverlaps(overlaps));
     return FlagWords.call(FlagWords.JOB,
@@ -174,6 +175,17 @@ final class JobFlags {
    * @param config the configuration
    * @return the bound configuration
    */
+  /**
+   * Refuses {@code --moe-dispatcher} on a dense model, as its sibling routing flags are: a
+   * dispatcher there prices nothing and would be taken for one that did.
+   */
+  private static void denseDispatcher(ModelSpec m, ClusterOptions clusterOptions) {
+    if (clusterOptions.dispatcher().isPresent() && !m.arch().moe().routed()) {
+      throw new io.meshplan.util.InputException("--moe-dispatcher needs a mixture-of-experts "
+          + "model; this model is dense");
+    }
+  }
+
   static BoundConfig bind(ModelSpec m, boolean explicitDtype, ClusterSpec cs,
       TrainingConfig config) {
     return FlagWords.call(FlagWords.CONFIG,
@@ -194,6 +206,7 @@ final class JobFlags {
   static BoundConfig bind(ModelOptions model, ClusterOptions clusterOptions,
       AttentionOptions attention, ParallelOptions parallel) {
     ModelSpec m = model.spec();
+    denseDispatcher(m, clusterOptions);
     ClusterSpec cs = clusterOptions.spec(null);
     pricing(clusterOptions, attention, cs);
     TrainingConfig config = parallel.training().withAttention(attention.chosen())

@@ -554,6 +554,12 @@ public final class PlanJson {
       }
     }
     Overlaps overlaps = f.has("overlaps") ? readOverlaps(f.object("overlaps")) : Overlaps.NONE;
+    if (overlaps.tensorComm() && stages.stream().noneMatch(StagePlan::sequenceParallel)) {
+      // As the flags: Transformer Engine overlaps tensor-parallel communication with sequence
+      // parallelism only (--tp-comm-overlap needs --sequence-parallel).
+      throw new InputException(where + ": overlaps: 'tensorComm' is true, but no stage runs "
+          + "sequence parallelism, which the tensor-parallel overlap needs, as in Megatron-LM");
+    }
     if (overlaps.bf16GradReduce() && !Overlaps.bf16GradReduceRuns(model.dtype())) {
       throw new InputException(where + ": overlaps: 'bf16GradReduce' is true, but the model "
           + "trains in " + io.meshplan.model.Fp8Training.word(model.dtype())

@@ -116,6 +116,36 @@ class Bf16GradReduceCliTest {
     }
   }
 
+  /**
+   * A plan file's tensor-parallel overlap needs sequence parallelism, as the flag does; a
+   * --moe-dispatcher on a dense model is refused as the other routing flags are. Both were taken
+   * and priced as given.
+   */
+  @Test
+  void overlapsAndDispatchersTheJobCannotRunAreRefused() throws Exception {
+    Path plan = dir.resolve("dense.json");
+    CliRun p = CliRun.of("plan", "--model", "llama2-7b", "--layers", "2", "--cluster",
+        "1x8:a100-80gb", "--global-batch", "16", "--out", plan.toString());
+    assertThat(p.code()).as(p.err()).isZero();
+    ObjectNode root = (ObjectNode) JSON.readTree(Files.readString(plan));
+    ((ObjectNode) root.get("overlaps")).put("tensorComm", true);
+    root.get("stages").forEach(st -> ((ObjectNode) st).put("sequenceParallel", false));
+    Path f = dir.resolve("tc.json");
+    JSON.writeValue(f.toFile(), root);
+    CliRun.of("simulate", "--plan", f.toString()).refusedInOneLine(ExitCodes.BAD_INPUT,
+        f + ": overlaps: 'tensorComm' is true, but no stage runs sequence parallelism");
+    for (String command : List.of("simulate", "export")) {
+      List<String> a = new ArrayList<>(List.of(command, "--model", "llama2-7b", "--layers", "2",
+          "--cluster", "1x8:a100-80gb", "--tp", "1", "--pp", "1", "--dp", "8", "--micro-batch",
+          "1", "--global-batch", "16", "--moe-dispatcher", "deepep"));
+      if (command.equals("export")) {
+        a.addAll(List.of("--to", "megatron"));
+      }
+      CliRun.of(a.toArray(String[]::new)).refusedInOneLine(ExitCodes.BAD_INPUT,
+          "--moe-dispatcher needs a mixture-of-experts model; this model is dense");
+    }
+  }
+
   @Test
   void needsBf16Training() {
     CliRun r = CliRun.of("simulate", "--model", "gpt-1.7b", "--cluster", "1x8:v100-32gb",
