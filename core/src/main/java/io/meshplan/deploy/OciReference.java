@@ -66,6 +66,14 @@ final class OciReference {
       return Optional.of("it does not follow the reference grammar"
           + " [registry[:port]/]path[:tag][@digest]");
     }
+    String domain = m.group(2);
+    if (domain != null && domain.matches(".*:[0-9]+")) {
+      String port = domain.substring(domain.lastIndexOf(':') + 1);
+      if (port.length() > 5 || io.meshplan.util.AsciiDigits.parseInt(port) < 1
+          || io.meshplan.util.AsciiDigits.parseInt(port) > 65535) {
+        return Optional.of("the registry's port " + port + " is not 1 to 65535");
+      }
+    }
     if (m.group(3).length() > PATH_MAX) {
       return Optional.of("the repository path is longer than " + PATH_MAX + " characters");
     }
@@ -102,7 +110,12 @@ final class OciReference {
         || first.equals("localhost") || !first.toLowerCase(Locale.ROOT).equals(first));
     String domain = registry ? first.toLowerCase(Locale.ROOT) : "docker.io";
     String path = registry ? name.substring(slash + 1) : name;
-    if (domain.equals("index.docker.io")) {
+    // One registry by any of its names: HTTPS's port 443 written out, and Docker Hub's API
+    // host, registry-1.docker.io, which a runtime pulling docker.io talks to.
+    if (domain.endsWith(":443")) {
+      domain = domain.substring(0, domain.length() - 4);
+    }
+    if (domain.equals("index.docker.io") || domain.equals("registry-1.docker.io")) {
       domain = "docker.io";
     }
     if (domain.equals("docker.io") && path.indexOf('/') < 0) {

@@ -111,9 +111,11 @@ class AmdInstinctCliTest {
     String digest = "@sha256:" + "ab".repeat(32);
     List<String> cuda = List.of("nvcr.io/nvidia/pytorch:24.05-py3", "NVCR.IO/nvidia/nemo:24.07",
         "nvidia/cuda:12.4.1-devel-ubuntu22.04", "docker.io/nvidia/cuda", "index.docker.io/nvidia/"
-        + "cudagl:11.4.2-base", "nvcr.io/nvidia/pytorch" + digest);
+        + "cudagl:11.4.2-base", "nvcr.io/nvidia/pytorch" + digest,
+        // A registry by another of its names: HTTPS's port written out passed the check.
+        "nvcr.io:443/nvidia/pytorch:24.05-py3");
     List<String> rocm = List.of("rocm/megatron-lm:v25.5_py312", "docker.io/rocm/pytorch:latest",
-        "index.docker.io/rocm/vllm" + digest);
+        "index.docker.io/rocm/vllm" + digest, "registry-1.docker.io/rocm/pytorch");
     List<String> neither = List.of("myorg/train:1", "nvcr.io/nim/meta/llama:1",
         "registry.local:5000/rocm/pytorch:1", "ghcr.io/nvidia/cuda:1", "nvidia/pytorch-mirror:1",
         "rocmx/pytorch:1", "library/ubuntu:22.04");

@@ -90,6 +90,10 @@ class OneLineMessagesCliTest {
           "--image", v, "--", "train.py"), 2, v, "is not an OCI image reference",
           "reference grammar");
     }
+    // The grammar takes any digits for a registry's port; no registry listens past 65535.
+    oneLine(CliRun.of("deploy", "--target", "pytorchjob", "--cluster", "2x8:h100-80gb",
+        "--image", "nvcr.io:99999999/x", "--", "train.py"), 2, "nvcr.io:99999999/x",
+        "is not an OCI image reference", "the registry's port 99999999 is not 1 to 65535");
   }
 
   @Test
