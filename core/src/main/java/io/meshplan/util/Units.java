@@ -6,8 +6,8 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * Parses sizes and bandwidths written with units. Binary prefixes (KiB, MiB, GiB, TiB) are powers
- * of 1024; decimal ones (KB, MB, GB, TB) powers of 1000. For bandwidths a lower-case {@code b}
+ * Parses sizes and bandwidths written with units. Binary prefixes (KiB, MiB, GiB, TiB, PiB) are
+ * powers of 1024; decimal ones (KB, MB, GB, TB, PB) powers of 1000. For bandwidths a lower-case {@code b}
  * ({@code Gbps}, {@code Gb/s}) means bits and an upper-case {@code B} ({@code GBps}, {@code GB/s})
  * means bytes, the networking convention.
  */
@@ -15,7 +15,7 @@ public final class Units {
   private static final Pattern SIZE =
       Pattern.compile("\\s*([0-9]+(?:\\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)\\s*([KMGTP]?i?B?)\\s*");
   private static final Pattern BW = Pattern.compile(
-      "\\s*([0-9]+(?:\\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)\\s*([KMGT]?)(B|b|bit|bits)?(?:ps|/s)?\\s*");
+      "\\s*([0-9]+(?:\\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)\\s*([KMGTP]?)(B|b|bit|bits)?(?:ps|/s)?\\s*");
 
   private Units() {}
 
@@ -55,7 +55,7 @@ public final class Units {
     double v = Double.parseDouble(m.group(1));
     String prefix = m.group(2);
     String unit = m.group(3);
-    int power = prefix.isEmpty() ? 0 : "KMGT".indexOf(prefix) + 1;
+    int power = prefix.isEmpty() ? 0 : "KMGTP".indexOf(prefix) + 1;
     double scale = Math.pow(1000, power);
     boolean bits = unit != null && !unit.equals("B");
     if (unit == null && power > 0) {

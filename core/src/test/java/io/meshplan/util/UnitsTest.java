@@ -33,4 +33,13 @@ class UnitsTest {
           .matches("[0-9.]+(B|KiB|MiB|GiB|TiB|PiB|EiB)");
     }
   }
+
+  @Test
+  void bandwidthsReadPetabytes() {
+    // A cluster file's limit is stated as 1 PB/s: the unit the refusal names is read.
+    assertThat(Units.parseBandwidth("1PB/s")).hasValue(1e15);
+    assertThat(Units.parseBandwidth("0.5PB/s")).hasValue(5e14);
+    assertThat(Units.parseBandwidth("1000TB/s")).hasValue(1e15);
+    assertThat(Units.parseBandwidth("8Pbps")).hasValue(1e15);
+  }
 }
