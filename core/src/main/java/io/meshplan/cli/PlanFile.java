@@ -204,7 +204,14 @@ final class PlanFile {
     JsonNode d = tree.path("clusterDescription");
     // A plan whose cluster names a cluster file reads that file.
     if (d.isMissingNode() || d.isNull() || !ClusterSpec.isShortForm(name)) {
-      return option.cluster(name);
+      // The plan's field, named as the plan's: the user gave no --cluster.
+      try {
+        return option.cluster(name);
+      } catch (InputException e) {
+        String m = e.getMessage();
+        throw new InputException(path + ": cluster " + (m.startsWith("--cluster ")
+            ? m.substring("--cluster ".length()) : m), e);
+      }
     }
     ClusterSpec c = ClusterSpec.ofDescription(path + ": clusterDescription", d,
         option.catalog());

@@ -547,8 +547,10 @@ public final class PlanJson {
     }
     io.meshplan.cluster.AttentionKernel kernel = null;
     if (f.has("attentionKernel")) {
+      // The field's own refusal names the file; only the kernel's parse is prefixed here.
+      String named = f.text("attentionKernel");
       try {
-        kernel = io.meshplan.cluster.AttentionKernel.parse(f.text("attentionKernel"));
+        kernel = io.meshplan.cluster.AttentionKernel.parse(named);
       } catch (InputException e) {
         throw new InputException(where + ": attentionKernel: " + e.getMessage());
       }
@@ -923,8 +925,9 @@ public final class PlanJson {
     int[] sub = s.pair("submesh");
     int[] lm = s.pair("logicalMesh");
     List<TensorSharding> ts = readTensors(where, node.get("tensors"));
+    StagePlan read;
     try {
-      return new StagePlan(layers[0], layers[1], sub[0], sub[1], s.integer("firstDevice"),
+      read = new StagePlan(layers[0], layers[1], sub[0], sub[1], s.integer("firstDevice"),
           lm[0], lm[1], module ? Recompute.NONE : Recompute.parse(s.text("recompute")),
           !module && s.bool("sequenceParallel"), module ? 0 : s.integer("zeroStage"),
           !module && layouts(where, s.text("layouts")),
@@ -939,6 +942,12 @@ public final class PlanJson {
     } catch (IllegalArgumentException e) {
       throw new InputException(where + ": " + e.getMessage());
     }
+    if (read.sequenceParallel() && read.tensorParallel() == 1) {
+      // Named here, by the file and stage, where the simulator would only say 'stage 0'.
+      throw new InputException(where + ": sequenceParallel is true with a tensor-parallel size "
+          + "of 1; sequence parallelism splits a tensor-parallel group's activations");
+    }
+    return read;
   }
 
   /** Reads {@code cpCommType}: {@code p2p}, {@code all_gather} or {@code a2a}. */

@@ -134,6 +134,19 @@ class Bf16GradReduceCliTest {
     JSON.writeValue(f.toFile(), root);
     CliRun.of("simulate", "--plan", f.toString()).refusedInOneLine(ExitCodes.BAD_INPUT,
         f + ": overlaps: 'tensorComm' is true, but no stage runs sequence parallelism");
+    // A stage of tensor-parallel size 1 in sequence parallelism is named by file and stage; the
+    // simulator said only 'stage 0 cannot run with tensor-parallel size 1'.
+    ObjectNode tp1 = (ObjectNode) JSON.readTree(Files.readString(plan));
+    ObjectNode first = (ObjectNode) tp1.get("stages").get(0);
+    // The stage's mesh of 8 as data-parallel 8 x tensor-parallel 1: its microbatch split 8 ways.
+    int replicas = first.get("logicalMesh").get(0).asInt();
+    first.putArray("logicalMesh").add(8).add(1);
+    first.put("microBatch", first.get("microBatch").asInt() * replicas / 8);
+    first.put("sequenceParallel", true);
+    Path g = dir.resolve("sp.json");
+    JSON.writeValue(g.toFile(), tp1);
+    CliRun.of("simulate", "--plan", g.toString()).refusedInOneLine(ExitCodes.BAD_INPUT,
+        g + ": stages[0]: sequenceParallel is true with a tensor-parallel size of 1");
     for (String command : List.of("simulate", "export")) {
       List<String> a = new ArrayList<>(List.of(command, "--model", "llama2-7b", "--layers", "2",
           "--cluster", "1x8:a100-80gb", "--tp", "1", "--pp", "1", "--dp", "8", "--micro-batch",

@@ -88,6 +88,8 @@ class PlanFileValidationCliTest {
     c.add(stageField(1, "logicalMesh", new int[] {32, 2}, "16 sequences over 32 replicas"));
     // The top level.
     c.add(new Case("schedule zigzag", r -> r.put("schedule", "zigzag"), "schedule: "));
+    // Named by the plan's own field, not as a --cluster the user never gave.
+    c.add(new Case("cluster 8", r -> r.put("cluster", "8"), "cluster '8': "));
     c.add(new Case("interleaved schedule with one virtual stage",
         r -> r.put("schedule", "interleaved-1f1b"), "schedule: "));
     c.add(new Case("virtualStages 2.5", r -> r.put("virtualStages", 2.5), "virtualStages: "));
