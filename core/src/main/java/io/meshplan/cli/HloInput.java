@@ -36,7 +36,8 @@ record HloInput(Graph graph, String sha256) {
     byte[] bytes = InputFiles.readBytes(file, InputFiles.HLO_MAX_BYTES, "HLO text module");
     HloModule module = new HloParser().parse(new String(bytes, StandardCharsets.UTF_8),
         file.toString());
-    Graph inlined = CallInliner.inline(module).graph();
+    CallInliner.Result result = CallInliner.inline(module);
+    Graph inlined = result.graph();
     Graph graph = new Graph(module.name(), inlined.instructions(), inlined.aliases());
     if (graph.size() > ShardCommand.MAX_INSTRUCTIONS) {
       throw new InputException(flag + " " + file + " has " + graph.size() + " instructions "
@@ -45,6 +46,7 @@ record HloInput(Graph graph, String sha256) {
     for (String warning : module.warnings()) {
       err.println(ExceptionMapper.warning(warning));
     }
+    result.depthWarning().ifPresent(w -> err.println(ExceptionMapper.warning(w)));
     err.flush();
     return new HloInput(graph, sha256(bytes));
   }

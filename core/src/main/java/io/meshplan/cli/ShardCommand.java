@@ -257,6 +257,7 @@ final class ShardCommand implements Callable<Integer> {
     HloModule module = new HloParser().parse(hlo);
     warnings.addAll(module.warnings());
     CallInliner.Result inlined = CallInliner.inline(module);
+    inlined.depthWarning().ifPresent(warnings::add);
     Map<Integer, ShardingSpec> fixed = Map.of();
     if (keepShardings) {
       KeptShardings kept = KeptShardings.read(module.entry(), inlined::map, lm);

@@ -106,11 +106,29 @@ public final class CallInliner {
    * @param graph the entry graph, with all calls inlined
    * @param newIdOf for each instruction of the original entry, the instruction that now carries its
    *     value (for an inlined call, its computation's root)
+   * @param cut the calls nested past {@link #MAX_DEPTH}, left one instruction each
    */
-  public record Result(Graph graph, int[] newIdOf) {
+  public record Result(Graph graph, int[] newIdOf, int cut) {
     /** Copies the map. */
     public Result {
       newIdOf = newIdOf.clone();
+    }
+
+    /**
+     * The warning for calls nested past {@link #MAX_DEPTH}, which stay one opaque instruction
+     * each, their computations not costed; empty when none is.
+     *
+     * @return the warning's text
+     */
+    public java.util.Optional<String> depthWarning() {
+      if (cut == 0) {
+        return java.util.Optional.empty();
+      }
+      return java.util.Optional.of(cut == 1
+          ? "1 call nested more than " + MAX_DEPTH + " levels deep stays one instruction: the "
+              + "computation it calls is not costed"
+          : cut + " calls nested more than " + MAX_DEPTH + " levels deep stay one instruction "
+              + "each: the computations they call are not costed");
     }
 
     @Override
@@ -139,7 +157,8 @@ public final class CallInliner {
     Graph entry = module.entry();
     List<Instruction> out = new ArrayList<>();
     List<AliasPair> loopCarried = new ArrayList<>();
-    int[] map = emit(module, entry, null, "", out, loopCarried, 1, 0);
+    int[] cut = new int[1];
+    int[] map = emit(module, entry, null, "", out, loopCarried, 1, 0, cut);
     int root = map[entry.root().id()];
     if (root != out.size() - 1) {
       // The entry's value comes from an earlier instruction (a call that returns a parameter):
@@ -155,7 +174,7 @@ public final class CallInliner {
       aliases.add(new AliasPair(map[a.parameter()], map[a.output()]));
     }
     aliases.addAll(loopCarried);
-    return new Result(new Graph(entry.name(), out, aliases), map);
+    return new Result(new Graph(entry.name(), out, aliases), map, cut[0]);
   }
 
   /**
@@ -206,7 +225,7 @@ public final class CallInliner {
   }
 
   private static int[] emit(HloModule module, Graph g, int[] params, String prefix,
-      List<Instruction> out, List<AliasPair> loopCarried, long repeat, int depth) {
+      List<Instruction> out, List<AliasPair> loopCarried, long repeat, int depth, int[] cut) {
     int[] map = new int[g.size()];
     for (Instruction ins : g.instructions()) {
       if (params != null && ins.opcode() == Opcode.PARAMETER
@@ -219,6 +238,9 @@ public final class CallInliner {
         ops.add(map[op]);
       }
       Graph called = depth < MAX_DEPTH ? callee(module, ins) : null;
+      if (depth >= MAX_DEPTH && callee(module, ins) != null) {
+        cut[0]++;
+      }
       if (called != null && ins.opcode() == Opcode.WHILE && !inlinableLoop(called, ops, out)) {
         called = null;
       }
@@ -229,7 +251,7 @@ public final class CallInliner {
           times = tripCount(ins, repeat);
         }
         int[] inner = emit(module, called, args, prefix + ins.name() + "/", out, loopCarried,
-            times, depth + 1);
+            times, depth + 1, cut);
         map[ins.id()] = inner[called.root().id()];
         if (ins.opcode() == Opcode.WHILE) {
           Instruction init = out.get(ops.get(0));

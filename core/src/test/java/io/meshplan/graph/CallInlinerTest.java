@@ -105,4 +105,30 @@ class CallInlinerTest {
     assertThat(CallInliner.inline(most).graph().instructions()).anyMatch(
         i -> CallInliner.repeat(i) == 1L << 20);
   }
+
+  /**
+   * A call nested past 8 levels stays one instruction, and the result says so for a warning;
+   * before, its computation was left out without a word but 'planned conservatively'.
+   */
+  @Test
+  void callsPastTheDepthLimitAreCounted() {
+    StringBuilder hlo = new StringBuilder("HloModule m\n\n");
+    hlo.append("%c9 (p: f32[8]) -> f32[8] {\n  %p = f32[8]{0} parameter(0)\n"
+        + "  ROOT %t = f32[8]{0} tanh(%p)\n}\n\n");
+    for (int k = 8; k >= 0; k--) {
+      hlo.append("%c").append(k).append(" (p: f32[8]) -> f32[8] {\n  %p = f32[8]{0} "
+          + "parameter(0)\n  ROOT %c = f32[8]{0} call(%p), to_apply=%c").append(k + 1)
+          .append("\n}\n\n");
+    }
+    hlo.append("ENTRY %main (p: f32[8]) -> f32[8] {\n  %p = f32[8]{0} parameter(0)\n"
+        + "  ROOT %c = f32[8]{0} call(%p), to_apply=%c0\n}\n");
+    CallInliner.Result r = CallInliner.inline(new HloParser().parse(hlo.toString(), "deep.hlo"));
+    // Entry -> c0 at depth 0, ..., c7 -> c8 at depth 8: that call is the one cut.
+    assertThat(r.cut()).isEqualTo(1);
+    assertThat(r.depthWarning()).hasValue("1 call nested more than 8 levels deep stays one "
+        + "instruction: the computation it calls is not costed");
+    assertThat(r.graph().instructions()).noneMatch(i -> i.opcode() == Opcode.TANH);
+    HloModule shallow = new HloParser().parse(Path.of("core/src/test/resources/hlo/while_loop.hlo"));
+    assertThat(CallInliner.inline(shallow).depthWarning()).isEmpty();
+  }
 }
