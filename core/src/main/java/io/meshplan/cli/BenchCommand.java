@@ -75,6 +75,12 @@ final class BenchCommand implements Callable<Integer> {
     Launcher l = Launcher.valueOf(Choices.pick("--launcher", launcher,
         new Choices.Launchers()).toUpperCase(Locale.ROOT));
     ClusterSpec cs = catalog.cluster(cluster);
+    if (cs.gpuCount() == 1) {
+      // One GPU has no collective to time: every run would measure a group of 1, which
+      // calibrate then refuses.
+      throw new InputException("--cluster " + cs.toShortString() + " has 1 GPU, and a collective "
+          + "needs 2 or more; give the cluster the job runs on");
+    }
     BenchPlan plan = new BenchPlan(cs, l);
     PrintWriter stdout = spec.commandLine().getOut();
     out = OutputPaths.stdout(out);

@@ -41,6 +41,17 @@ class BenchCommandTest {
     assertThat(a.toString()).isEqualTo(b.toString()).contains("mpirun -np 32 ");
   }
 
+  /** One GPU has no collective to time; its five runs of one GPU were written, and refused later. */
+  @Test
+  void oneGpuIsRefused() {
+    StringWriter err = new StringWriter();
+    int code = run(new StringWriter(), err, "bench", "--cluster", "1x1:h100-80gb");
+    assertThat(code).isEqualTo(ExitCodes.BAD_INPUT);
+    assertThat(err.toString().strip()).isEqualTo("meshplan: error: --cluster "
+        + "1x1:h100-80gb:ib-ndr400 has 1 GPU, and a collective needs 2 or more; give the cluster "
+        + "the job runs on");
+  }
+
   @Test
   void unknownLauncherIsBadInput() {
     StringWriter err = new StringWriter();
