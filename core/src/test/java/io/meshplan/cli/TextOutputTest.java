@@ -64,7 +64,7 @@ class TextOutputTest {
         "1", "--pp", "1", "--dp", "1", "--micro-batch", "1", "--global-batch", "1"}, one));
     c.add(new String[] {"deploy", "--target", "slurm", "--cluster", "1x1:a100-80gb", "--name",
         "one", "--", "train.py"});
-    c.add(new String[] {"bench", "--cluster", "1x1:a100-80gb", "--launcher", "torchrun"});
+    c.add(new String[] {"bench", "--cluster", "1x2:a100-80gb", "--launcher", "torchrun"});
     return c;
   }
 
