@@ -537,13 +537,14 @@ public final class PlanJson {
     checkDerived(where, f, model);
     PlanFileCheck.structure(where, root, false, model.layers());
     List<StagePlan> stages = readStages(where, root.get("stages"), false);
-    Attention attention = Attention.UNFUSED;
-    if (f.has("attention")) {
-      try {
-        attention = Attention.parse(f.text("attention"));
-      } catch (IllegalArgumentException e) {
-        throw new InputException(where + ": attention: " + e.getMessage());
-      }
+    // Required, as every field the prices depend on: a plan without it was priced unfused, a
+    // kernel it may never have been planned with.
+    String attentionName = f.text("attention");
+    Attention attention;
+    try {
+      attention = Attention.parse(attentionName);
+    } catch (IllegalArgumentException e) {
+      throw new InputException(where + ": attention: " + e.getMessage());
     }
     io.meshplan.cluster.AttentionKernel kernel = null;
     if (f.has("attentionKernel")) {
