@@ -90,6 +90,8 @@ class PlanFileValidationCliTest {
     c.add(new Case("schedule zigzag", r -> r.put("schedule", "zigzag"), "schedule: "));
     // Named by the plan's own field, not as a --cluster the user never gave.
     c.add(new Case("cluster 8", r -> r.put("cluster", "8"), "cluster '8': "));
+    // Every field the prices depend on is required: without it the plan was priced unfused.
+    c.add(new Case("no attention", r -> r.remove("attention"), "field 'attention' is missing"));
     c.add(new Case("interleaved schedule with one virtual stage",
         r -> r.put("schedule", "interleaved-1f1b"), "schedule: "));
     c.add(new Case("virtualStages 2.5", r -> r.put("virtualStages", 2.5), "virtualStages: "));
