@@ -79,7 +79,8 @@ final class HfDeepseek {
     }
     int groups = f.positive("n_group", 1);
     int topGroups = f.positive("topk_group", 1);
-    if (groups > 1 && (experts % groups != 0 || topGroups > groups
+    // topk_group of n_group groups, with one group too: 2 of 1 was read as no limit.
+    if (topGroups > groups || groups > 1 && (experts % groups != 0
         || (long) topGroups * (experts / groups) < topK)) {
       throw new InputException(f.where() + ": n_group " + groups + " and topk_group "
           + topGroups + " do not route " + topK + " of " + experts + " experts");

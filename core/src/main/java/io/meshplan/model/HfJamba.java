@@ -39,6 +39,10 @@ final class HfJamba {
   private HfJamba() {}
 
   private static ModelSpec read(String type, HfFields f, HfConfigReader.Common c) {
+    // JambaMLP and its experts are SwiGLU (ACT2FN[hidden_act], silu as released); attention
+    // runs over the whole sequence (sliding_window null as released).
+    HfNumerics.checkActivation(type, f, "hidden_act");
+    HfWindows.refuseWindow(f, type);
     int layers = c.layers();
     int attnPeriod = f.positive("attn_layer_period");
     int attnOffset = offset(f, "attn_layer_offset", attnPeriod);

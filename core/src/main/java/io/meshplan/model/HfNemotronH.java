@@ -48,6 +48,10 @@ final class HfNemotronH {
   private HfNemotronH() {}
 
   private static ModelSpec read(String type, HfFields f, HfConfigReader.Common c) {
+    // The Mamba-2 mixer gates with SiLU (Transformers' NemotronHMamba2Mixer reads
+    // mamba_hidden_act); no sliding window is priced on its attention layers.
+    HfNumerics.checkActivation(type, f, "mamba_hidden_act");
+    HfWindows.refuseWindow(f, type);
     String act = f.given("mlp_hidden_act") ? f.string("mlp_hidden_act") : "relu2";
     if (!act.equals("relu2")) {
       throw new InputException(f.where() + ": field 'mlp_hidden_act' is "
@@ -104,9 +108,18 @@ final class HfNemotronH {
           f.positive("moe_intermediate_size"),
           f.given("moe_shared_expert_intermediate_size")
               ? f.positive("moe_shared_expert_intermediate_size") : 0, false);
+      // Both read whatever n_group is: a topk_group of "8" or {} was never looked at.
       int groups = f.positive("n_group", 1);
+      int topGroups = f.positive("topk_group", 1);
+      int experts = f.positive("n_routed_experts");
+      int topK = f.positive("num_experts_per_tok");
+      if (topGroups > groups || groups > 1 && (experts % groups != 0
+          || (long) topGroups * (experts / groups) < topK)) {
+        throw new InputException(f.where() + ": n_group " + groups + " and topk_group "
+            + topGroups + " do not route " + topK + " of " + experts + " experts");
+      }
       if (groups > 1) {
-        moe = moe.withGroupLimit(groups, f.positive("topk_group", 1));
+        moe = moe.withGroupLimit(groups, topGroups);
       }
       if (f.given("moe_latent_size")) {
         // Nemotron 3 Super's LatentMoE (MoeShape#latent).

@@ -42,6 +42,26 @@ final class HfNumerics {
       "gelu_pytorch_tanh", "gelu_fast", "gelu_python", "gelu_accurate", "gelu_10", "quick_gelu");
 
   /**
+   * Refuses a config's activation field that is not a name, or names another activation than
+   * the one meshplan builds the family's layer with ({@link #activation}); absent or null passes.
+   *
+   * @param type the {@code model_type}
+   * @param f the config's fields
+   * @param key the field ({@code hidden_act}, or a hybrid's {@code mamba_hidden_act})
+   * @throws InputException naming the field
+   */
+  static void checkActivation(String type, HfFields f, String key) {
+    JsonNode n = f.root().get(key);
+    if (n != null && !n.isNull() && !n.isTextual()) {
+      throw new InputException(f.where() + ": field '" + key + "' must be an activation's"
+          + " name, got " + io.meshplan.util.Words.clipped(n.toString()));
+    }
+    if (n != null && n.isTextual()) {
+      activation(type, f, key, n.asText());
+    }
+  }
+
+  /**
    * Refuses an activation other than the one meshplan builds the family's MLP with: SiLU
    * (SwiGLU) for the Llama-like families, GeLU for GPT-NeoX, Gemma and StarCoder 2, ReLU for OPT.
    * A config saying {@code gelu} for a Llama was priced and exported as SwiGLU ({@code --swiglu}).
@@ -60,7 +80,8 @@ final class HfNumerics {
     if (!same) {
       throw new InputException(f.where() + ": field '" + key + "' is '"
           + io.meshplan.util.Words.clipped(act) + "', but meshplan builds a " + type + " model's"
-          + " MLP with " + (family.equals("silu") ? "SiLU (SwiGLU)" : family.equals("gelu")
+          + (key.startsWith("mamba") ? " Mamba mixer" : " MLP") + " with " + (family.equals("silu")
+              ? (key.startsWith("mamba") ? "SiLU" : "SiLU (SwiGLU)") : family.equals("gelu")
               ? "GeLU" : "ReLU") + ", as Transformers' code for it does; another activation is"
           + " not supported");
     }
@@ -85,14 +106,7 @@ final class HfNumerics {
       }
     }
     for (String key : List.of("hidden_act", "hidden_activation")) {
-      JsonNode n = f.root().get(key);
-      if (n != null && !n.isNull() && !n.isTextual()) {
-        throw new InputException(f.where() + ": field '" + key + "' must be an activation's"
-            + " name, got " + io.meshplan.util.Words.clipped(n.toString()));
-      }
-      if (n != null && n.isTextual()) {
-        activation(type, f, key, n.asText());
-      }
+      checkActivation(type, f, key);
     }
     JsonNode rope = scaling != null && scaling.isObject() ? scaling
         : params != null && params.isObject() ? params : null;

@@ -45,6 +45,8 @@ final class HfQwen3Next {
   private HfQwen3Next() {}
 
   private static ModelSpec read(String type, HfFields f, HfConfigReader.Common c) {
+    // Qwen3NextMLP and its experts are SwiGLU (ACT2FN[hidden_act], silu as released).
+    HfNumerics.checkActivation(type, f, "hidden_act");
     JsonNode dense = f.root().get("mlp_only_layers");
     if (dense != null && !dense.isNull() && !(dense.isArray() && dense.isEmpty())
         || f.positive("decoder_sparse_step") != 1) {

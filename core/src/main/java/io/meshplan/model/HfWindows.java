@@ -58,6 +58,22 @@ final class HfWindows {
    * layer, or every {@code no_rope_layer_interval}-th layer without), as transformers'
    * Llama4TextConfig lays them out; no chunking when the chunk size is null.
    */
+  /**
+   * Refuses a non-null {@code sliding_window} where meshplan prices a family's attention over
+   * the whole sequence (Jamba, Nemotron-H): a window would change the cost it prices.
+   *
+   * @param f the config's fields
+   * @param type the {@code model_type}
+   */
+  static void refuseWindow(HfFields f, String type) {
+    JsonNode w = f.root().get("sliding_window");
+    if (w != null && !w.isNull()) {
+      throw new io.meshplan.util.InputException(f.where() + ": field 'sliding_window' is "
+          + io.meshplan.util.Words.clipped(w.toString()) + ", but meshplan prices a " + type
+          + " model's attention layers over the whole sequence (as released: null)");
+    }
+  }
+
   private static AttentionShape llama4(HfFields f, int layers, AttentionShape base) {
     if (f.root().has("attention_chunk_size") && f.root().get("attention_chunk_size").isNull()) {
       return base;

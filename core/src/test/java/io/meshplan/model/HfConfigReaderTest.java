@@ -157,4 +157,44 @@ class HfConfigReaderTest {
     assertThatThrownBy(() -> HfConfigReader.read(dir.resolve("absent.json")))
         .isInstanceOf(InputException.class).hasMessageContaining("absent.json: no such file");
   }
+
+  /**
+   * The hybrid families' fields that change the model are read or refused, as the other
+   * families' are: an activation (Jamba's and Qwen3-Next's hidden_act, Nemotron-H's
+   * mamba_hidden_act), a sliding window where meshplan prices whole-sequence attention, and a
+   * topk_group that no n_group allows. Each was accepted with the output of the unchanged config.
+   */
+  @Test
+  void hybridFieldsThatChangeTheModelAreRefused() throws IOException {
+    com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
+    String[][] cases = {
+        {"jamba-v0.1.json", "", "hidden_act", "\"gelu\"", "field 'hidden_act' is 'gelu', but "
+            + "meshplan builds a jamba model's MLP with SiLU (SwiGLU)"},
+        {"jamba-v0.1.json", "", "sliding_window", "256", "field 'sliding_window' is 256, but "
+            + "meshplan prices a jamba model's attention layers over the whole sequence"},
+        {"qwen3-next-80b-a3b.json", "", "hidden_act", "\"gelu\"", "field 'hidden_act' is "
+            + "'gelu', but meshplan builds a qwen3_next model's MLP with SiLU (SwiGLU)"},
+        {"nemotron-3-nano-30b-a3b.json", "", "mamba_hidden_act", "\"nonsense\"", "field "
+            + "'mamba_hidden_act' is 'nonsense', but meshplan builds a nemotron_h model's Mamba "
+            + "mixer with SiLU,"},
+        {"nemotron-3-nano-30b-a3b.json", "", "sliding_window", "256", "field 'sliding_window' "
+            + "is 256"},
+        {"nemotron-3-nano-30b-a3b.json", "", "topk_group", "\"8\"", "field 'topk_group' must "
+            + "be a positive integer"},
+        {"kimi-k2.5.json", "text_config", "topk_group", "2", "n_group 1 and topk_group 2 do not "
+            + "route 8 of 384 experts"}};
+    for (String[] c : cases) {
+      com.fasterxml.jackson.databind.node.ObjectNode root =
+          (com.fasterxml.jackson.databind.node.ObjectNode) json.readTree(
+              Path.of("core/src/test/resources/hf", c[0]).toFile());
+      com.fasterxml.jackson.databind.node.ObjectNode at = c[1].isEmpty() ? root
+          : (com.fasterxml.jackson.databind.node.ObjectNode) root.get(c[1]);
+      at.set(c[2], json.readTree(c[3]));
+      assertThatThrownBy(() -> HfConfigReader.parse(json.writeValueAsString(root),
+          "x/config.json", "x")).as(c[0] + " " + c[2]).isInstanceOf(InputException.class)
+          .hasMessageContaining("x/config.json: " + c[4]);
+      // The released config itself reads.
+      HfConfigReader.read(Path.of("core/src/test/resources/hf", c[0]));
+    }
+  }
 }
