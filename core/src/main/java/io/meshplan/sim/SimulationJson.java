@@ -140,8 +140,13 @@ public final class SimulationJson {
     }
   }
 
-  private static long bytes(double b) {
-    return Math.round(b);
+  /**
+   * Bytes as a whole number in the JSON: past 2^63 - 1 still the figure (as the text prints it),
+   * not a long rounded to its largest value.
+   */
+  private static java.math.BigInteger bytes(double b) {
+    return new java.math.BigDecimal(b).setScale(0, java.math.RoundingMode.HALF_UP)
+        .toBigInteger();
   }
 
   private static ObjectNode breakdown(TimeBreakdown b) {
