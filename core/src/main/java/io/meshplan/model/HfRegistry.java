@@ -96,9 +96,10 @@ final class HfRegistry {
       // whole query and key projections) with 64 SwiGLU experts of intermediate_size, 8 a token,
       // on every block; clip_qkv clamps the projections, an elementwise pass. Its configuration
       // class has defaults that are not the released model's (intermediate_size 2048 against
-      // 1024), so no size field has one here.
+      // 1024), so no size field has one here. head_dim is read as its attention reads it
+      // (getattr(config, "head_dim", hidden_size // heads)), not ignored.
       new HfFamily("olmoe", "OLMoE", LLAMA, false, Map.of(), Optional.of(Set.of(
-          "attention_bias", "clip_qkv", "num_experts", "num_experts_per_tok", "norm_topk_prob",
+          "head_dim", "attention_bias", "clip_qkv", "num_experts", "num_experts_per_tok", "norm_topk_prob",
           "output_router_logits", "router_aux_loss_coef")), HfFamilies::read, NO_TORCHTITAN),
       // max_window_layers is in the released configs but the Qwen3-MoE modeling file does not
       // read it; norm_topk_prob rescales k weights per token.

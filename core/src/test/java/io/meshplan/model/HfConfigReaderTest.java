@@ -197,4 +197,24 @@ class HfConfigReaderTest {
       HfConfigReader.read(Path.of("core/src/test/resources/hf", c[0]));
     }
   }
+
+  /**
+   * OLMoE's head_dim is read, as its attention reads it, and no warning says it is ignored:
+   * 64 gives 6,784,911,360 parameters against the released 6,919,161,856 (the warning said
+   * "ignored" while the count changed).
+   */
+  @Test
+  void olmoeHeadDimIsReadWithoutAWarningThatItIsIgnored() throws IOException {
+    com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
+    com.fasterxml.jackson.databind.node.ObjectNode root =
+        (com.fasterxml.jackson.databind.node.ObjectNode) json.readTree(
+            Path.of("core/src/test/resources/hf/olmoe-1b-7b-0924.json").toFile());
+    assertThat(HfConfigReader.parseConfig(json.writeValueAsString(root), "o.json", "o").spec()
+        .parameterCount()).isEqualTo(6_919_161_856L);
+    root.put("head_dim", 64);
+    HfConfigReader.HfConfig c = HfConfigReader.parseConfig(json.writeValueAsString(root),
+        "o.json", "o");
+    assertThat(c.warnings()).noneMatch(w -> w.contains("head_dim"));
+    assertThat(c.spec().parameterCount()).isEqualTo(6_784_911_360L);
+  }
 }
