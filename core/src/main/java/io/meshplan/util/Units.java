@@ -15,7 +15,7 @@ public final class Units {
   private static final Pattern SIZE =
       Pattern.compile("\\s*([0-9]+(?:\\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)\\s*([KMGTP]?i?B?)\\s*");
   private static final Pattern BW = Pattern.compile(
-      "\\s*([0-9]+(?:\\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)\\s*([KMGTP]?)(B|b|bit|bits)?(?:ps|/s)?\\s*");
+      "\\s*([0-9]+(?:\\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)\\s*([KMGTP]?)(B|b|bit|bits)?(ps|/s)?\\s*");
 
   private Units() {}
 
@@ -59,6 +59,10 @@ public final class Units {
     double scale = Math.pow(1000, power);
     boolean bits = unit != null && !unit.equals("B");
     if (unit == null && power > 0) {
+      return OptionalDouble.empty();
+    }
+    if (unit != null && m.group(4) == null) {
+      // '360GB' is a size, not a rate: a unit of bytes or bits needs its '/s' or 'ps'.
       return OptionalDouble.empty();
     }
     return OptionalDouble.of(v * scale / (bits ? 8 : 1));

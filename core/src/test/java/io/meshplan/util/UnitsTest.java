@@ -41,5 +41,10 @@ class UnitsTest {
     assertThat(Units.parseBandwidth("0.5PB/s")).hasValue(5e14);
     assertThat(Units.parseBandwidth("1000TB/s")).hasValue(1e15);
     assertThat(Units.parseBandwidth("8Pbps")).hasValue(1e15);
+    // A size is not a rate: '360GB' was read as 360 GB/s.
+    assertThat(Units.parseBandwidth("360GB")).isEmpty();
+    assertThat(Units.parseBandwidth("400 Gbit")).isEmpty();
+    assertThat(Units.parseBandwidth("360GB/s")).hasValue(3.6e11);
+    assertThat(Units.parseBandwidth("92.66")).hasValue(92.66);
   }
 }
