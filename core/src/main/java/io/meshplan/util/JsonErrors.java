@@ -86,6 +86,15 @@ public final class JsonErrors {
             + "parser\\)", "")
         .replace("maybe a (non-standard) comment?", "JSON has no comments")
         .replaceAll(" \\(code [0-9]+( / 0x[0-9a-fA-F]+)?\\)", "");
+    java.util.regex.Matcher numeric = java.util.regex.Pattern.compile(
+        "Malformed numeric value '(.*)'").matcher(head);
+    if (numeric.lookingAt()) {
+      // YAML's .nan and .inf, which the parser names in its own words.
+      return "'" + TerminalText.escape(numeric.group(1)) + "' is not a finite number";
+    }
+    if (head.contains("found character '\\t(TAB)' that cannot start any token")) {
+      return "a tab where YAML takes none; indent with spaces";
+    }
     if (head.startsWith("Unexpected character ('\uFFFD'")) {
       // The decoder's replacement character: the bytes were not UTF-8 (UTF-16, or binary).
       return "bytes that are not UTF-8 text (is the file UTF-16, or binary?)";

@@ -65,4 +65,25 @@ class ClusterBoundsCliTest {
       r.refusedInOneLine(2, c[3]);
     }
   }
+
+  /**
+   * A cluster file's YAML faults are named in meshplan's words: '.nan' was "Malformed numeric
+   * value '.nan'" and a tab SnakeYAML's "found character '\t(TAB)' that cannot start any token".
+   */
+  @Test
+  void yamlFaultsAreNamedInTheUsersTerms() throws Exception {
+    java.util.Map<String, String> cases = java.util.Map.of(
+        "nodes: 2\ngpusPerNode: 8\ngpu: h100\nfabricLatency: .nan\n",
+        "line 4, column 20: '.nan' is not a finite number",
+        "nodes: 2\n\tgpusPerNode: 8\ngpu: h100\n",
+        "a tab where YAML takes none; indent with spaces");
+    int k = 0;
+    for (var c : cases.entrySet()) {
+      Path f = dir.resolve("c" + k++ + ".yaml");
+      java.nio.file.Files.writeString(f, c.getKey());
+      CliRun.of("simulate", "--cluster", f.toString(), "--model", "llama3-8b", "--tp", "1",
+          "--pp", "1", "--dp", "16", "--global-batch", "16", "--micro-batch", "1")
+          .refusedInOneLine(2, c.getValue());
+    }
+  }
 }
