@@ -49,6 +49,16 @@ final class HfDeepseek {
         f.positive("v_head_dim"));
   }
 
+  /** Refuses a field that is given but not one of its names (absent or null passes). */
+  private static void enumField(HfFields f, String key, List<String> names) {
+    JsonNode n = f.root().get(key);
+    if (n != null && !n.isNull() && !(n.isTextual() && names.contains(n.asText()))) {
+      throw new InputException(f.where() + ": field '" + key + "' is "
+          + io.meshplan.util.Words.clipped(n.toString()) + "; meshplan reads "
+          + String.join(", ", names));
+    }
+  }
+
   /**
    * Reads the experts and the dense blocks among them.
    *
@@ -57,6 +67,10 @@ final class HfDeepseek {
    * @return the layer's shape
    */
   static MoeShape moe(HfFields f, int layers) {
+    // The router's method and scores, by the names DeepSeek's modeling code tests: a typo would
+    // be priced as a router that does not exist.
+    enumField(f, "topk_method", List.of("noaux_tc", "group_limited_greedy", "greedy"));
+    enumField(f, "scoring_func", List.of("sigmoid", "softmax"));
     int experts = HfMoe.experts(f, "n_routed_experts");
     int topK = HfMoe.topK(f, experts, "n_routed_experts");
     int expertFfn = f.positive("moe_intermediate_size");

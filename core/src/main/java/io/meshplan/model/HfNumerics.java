@@ -108,6 +108,18 @@ final class HfNumerics {
     for (String key : List.of("hidden_act", "hidden_activation")) {
       checkActivation(type, f, key);
     }
+    // Gemma's numbers meshplan does not price but a config must still state as numbers: the
+    // local layers' rotary base (in rope_theta's range) and the query scale.
+    double local = number(f, f.root(), "rope_local_base_freq", 10_000);
+    if (local < 1 || local > Numerics.MAX_ROPE_THETA) {
+      throw new InputException(f.where() + ": field 'rope_local_base_freq' must be a number "
+          + "from 1 to 10^12, got " + f.root().get("rope_local_base_freq"));
+    }
+    if (f.root().has("query_pre_attn_scalar") && !f.root().get("query_pre_attn_scalar").isNull()
+        && !(number(f, f.root(), "query_pre_attn_scalar", 1) > 0)) {
+      throw new InputException(f.where() + ": field 'query_pre_attn_scalar' must be a positive "
+          + "number, got " + f.root().get("query_pre_attn_scalar"));
+    }
     JsonNode rope = scaling != null && scaling.isObject() ? scaling
         : params != null && params.isObject() ? params : null;
     double theta = params != null && params.isObject() && params.has("rope_theta")

@@ -99,6 +99,14 @@ final class HfQwen3Next {
       throw new InputException(f.where() + ": field 'partial_rotary_factor' must be at most 1, "
           + "got " + rotary);
     }
+    JsonNode scaling = f.root().get("rope_scaling");
+    if (scaling != null && !scaling.isNull()) {
+      // The released config has none, and this reader prices plain RoPE: a scaling would be
+      // taken for one it did not apply.
+      throw new InputException(f.where() + ": field 'rope_scaling' is "
+          + io.meshplan.util.Words.clipped(scaling.toString()) + "; meshplan reads Qwen3-Next "
+          + "with plain RoPE (as released: null)");
+    }
     double theta = f.positiveOrOff("rope_theta");
     double eps = f.positiveOrOff("rms_norm_eps");
     Architecture arch = new Architecture(Architecture.Mlp.SWIGLU, Architecture.Norm.RMS,

@@ -182,7 +182,21 @@ class HfConfigReaderTest {
         {"nemotron-3-nano-30b-a3b.json", "", "topk_group", "\"8\"", "field 'topk_group' must "
             + "be a positive integer"},
         {"kimi-k2.5.json", "text_config", "topk_group", "2", "n_group 1 and topk_group 2 do not "
-            + "route 8 of 384 experts"}};
+            + "route 8 of 384 experts"},
+        // And the fields other families read already: Qwen3-Next's rope scaling, DeepSeek's
+        // router names, Gemma's local rotary base and query scale.
+        {"qwen3-next-80b-a3b.json", "", "rope_scaling", "{\"rope_type\":\"bogus\"}", "field "
+            + "'rope_scaling' is {\"rope_type\":\"bogus\"}; meshplan reads Qwen3-Next with plain RoPE"},
+        {"kimi-k2.5.json", "text_config", "topk_method", "\"bogus\"", "field 'topk_method' is "
+            + "\"bogus\"; meshplan reads noaux_tc, group_limited_greedy, greedy"},
+        {"deepseek-v3.json", "", "scoring_func", "5", "field 'scoring_func' is 5; meshplan reads "
+            + "sigmoid, softmax"},
+        {"gemma-3-4b-pt.json", "text_config", "rope_local_base_freq", "\"x\"", "field "
+            + "'rope_local_base_freq' must be a number not below 0"},
+        {"gemma-3-4b-pt.json", "text_config", "rope_local_base_freq", "0.5", "field "
+            + "'rope_local_base_freq' must be a number from 1 to 10^12"},
+        {"gemma-2-9b.json", "", "query_pre_attn_scalar", "0", "field 'query_pre_attn_scalar' "
+            + "must be a positive number"}};
     for (String[] c : cases) {
       com.fasterxml.jackson.databind.node.ObjectNode root =
           (com.fasterxml.jackson.databind.node.ObjectNode) json.readTree(
