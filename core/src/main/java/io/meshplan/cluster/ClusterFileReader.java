@@ -80,6 +80,11 @@ final class ClusterFileReader {
           + "GPU entry inline in the catalog's form");
     }
     JsonNode fabric = root.get("fabric");
+    if (fabric != null && !fabric.isNull() && !fabric.isTextual()) {
+      // A fabric is named from the catalog; a mapping read as text was "unknown fabric ''".
+      throw new InputException(file + ": field 'fabric' must name a fabric of the catalog (such "
+          + "as ib-ndr400), got " + shown(fabric) + "; define a new one in a --catalog file");
+    }
     // The GPU count's limit first, named by the file: the cluster's own check names no file.
     Checked.intProduct(file + ": the GPU count of cluster " + nodes + "x" + gpus,
         Checked.MAX_DEVICES, nodes, gpus);
@@ -151,11 +156,17 @@ final class ClusterFileReader {
     }
   }
 
+  /** A value as the file holds it: a scalar quoted, a list or mapping as written. */
+  private static String shown(JsonNode n) {
+    return n.isValueNode() ? "'" + io.meshplan.util.TerminalText.escape(n.asText()) + "'"
+        : io.meshplan.util.Words.clipped(n.toString());
+  }
+
   private static int intField(String file, JsonNode root, String key) {
     JsonNode n = root.get(key);
     if (n == null || !n.canConvertToInt() || !n.isIntegralNumber() || n.asInt() <= 0) {
       throw new InputException(file + ": field '" + key + "' must be a positive integer, got "
-          + (n == null ? "nothing" : "'" + n.asText() + "'"));
+          + (n == null ? "nothing" : shown(n)));
     }
     return n.asInt();
   }
@@ -171,7 +182,7 @@ final class ClusterFileReader {
         || v.getAsDouble() > MAX_BANDWIDTH) {
       throw new InputException(file + ": field '" + key + "' must be a bandwidth from 0.1 GB/s "
           + "to 1 PB/s (1e8 to 1e15 bytes/s), such as 200Gbps, 450GB/s or a number of bytes/s, "
-          + "got '" + n.asText() + "'");
+          + "got " + shown(n));
     }
     return v;
   }

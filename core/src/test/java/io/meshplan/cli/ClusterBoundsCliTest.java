@@ -76,7 +76,15 @@ class ClusterBoundsCliTest {
         "nodes: 2\ngpusPerNode: 8\ngpu: h100\nfabricLatency: .nan\n",
         "line 4, column 20: '.nan' is not a finite number",
         "nodes: 2\n\tgpusPerNode: 8\ngpu: h100\n",
-        "a tab where YAML takes none; indent with spaces");
+        "a tab where YAML takes none; indent with spaces",
+        // A list or mapping is shown as written, where it printed as '' ("got ''", "unknown
+        // fabric ''").
+        "nodes: [2]\ngpusPerNode: 8\ngpu: h100\n",
+        "field 'nodes' must be a positive integer, got [2]",
+        "nodes: 2\ngpusPerNode: 8\ngpu: h100\nnvlinkBandwidth: [360GB/s]\n",
+        "got [\"360GB/s\"]",
+        "nodes: 2\ngpusPerNode: 8\ngpu: h100\nfabric: {name: f, kind: infiniband}\n",
+        "field 'fabric' must name a fabric of the catalog (such as ib-ndr400), got {\"name\":\"f\"");
     int k = 0;
     for (var c : cases.entrySet()) {
       Path f = dir.resolve("c" + k++ + ".yaml");
