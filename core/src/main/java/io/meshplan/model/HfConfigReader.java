@@ -206,12 +206,16 @@ public final class HfConfigReader {
         throw new InputException(where + ": a " + type + " config needs its text model in the "
             + "object 'text_config'");
       }
-      // Kimi K2.5's text model is a Kimi K2 (DeepSeek-V3's architecture), and says so.
-      if (type.equals("kimi_k25")) {
+      // Kimi K2.5's text model is a Kimi K2 (DeepSeek-V3's architecture), and says so; Gemma
+      // 3's and Llama 4's say theirs where they give one (a llama text model in a gemma3
+      // config was read as Gemma 3).
+      String expected = type.equals("kimi_k25") ? "kimi_k2" : type + "_text";
+      JsonNode innerType = text.get("model_type");
+      if (type.equals("kimi_k25") || innerType != null && !innerType.isNull()) {
         String inner = new HfFields(text, where + ": text_config").string("model_type");
-        if (!inner.equals("kimi_k2")) {
+        if (!inner.equals(expected)) {
           throw new InputException(where + ": text_config: model_type '" + inner
-              + "' is not the kimi_k2 text model a kimi_k25 config holds");
+              + "' is not the " + expected + " text model a " + type + " config holds");
         }
       }
       type = type.equals("kimi_k25") ? "kimi_k2" : type + "_text";

@@ -98,11 +98,14 @@ final class HfFamilies {
           : AttentionShape.QkNorm.NONE;
       default -> AttentionShape.QkNorm.NONE;
     };
+    // Gemma 2 caps its logits by default; Gemma 3's config can too (null as released), and
+    // its attention applies a cap where one is given: both are priced.
     boolean gemma2 = type.equals("gemma2");
+    boolean capped = gemma2 || type.equals("gemma3_text");
     AttentionShape shape = new AttentionShape(headDim, type.equals("qwen2"), qk,
         type.startsWith("gemma") ? 4 : 2,
-        gemma2 ? softcap(f, "attn_logit_softcapping", 50.0) : 0,
-        gemma2 ? softcap(f, "final_logit_softcapping", 30.0) : 0, 0, 0, 0, gptOss);
+        capped ? softcap(f, "attn_logit_softcapping", gemma2 ? 50.0 : 0) : 0,
+        capped ? softcap(f, "final_logit_softcapping", gemma2 ? 30.0 : 0) : 0, 0, 0, 0, gptOss);
     shape = HfWindows.of(type, f, c.layers(), shape);
     MoeShape moe = HfMoe.routed(type) ? HfMoe.read(type, f, c.layers()) : MoeShape.DENSE;
     // An MoE model's ffn is its expert size, the inner size of every MLP it has.

@@ -196,7 +196,12 @@ class HfConfigReaderTest {
         {"gemma-3-4b-pt.json", "text_config", "rope_local_base_freq", "0.5", "field "
             + "'rope_local_base_freq' must be a number from 1 to 10^12"},
         {"gemma-2-9b.json", "", "query_pre_attn_scalar", "0", "field 'query_pre_attn_scalar' "
-            + "must be a positive number"}};
+            + "must be a positive number"},
+        // A gemma3 config's text model is Gemma 3's: a llama text_config was read as Gemma 3.
+        {"gemma-3-4b-pt.json", "text_config", "model_type", "\"llama\"", "text_config: "
+            + "model_type 'llama' is not the gemma3_text text model a gemma3 config holds"},
+        {"gemma-3-4b-pt.json", "text_config", "attn_logit_softcapping", "\"x\"", "field "
+            + "'attn_logit_softcapping' must be a positive number or null"}};
     for (String[] c : cases) {
       com.fasterxml.jackson.databind.node.ObjectNode root =
           (com.fasterxml.jackson.databind.node.ObjectNode) json.readTree(
@@ -230,5 +235,23 @@ class HfConfigReaderTest {
         "o.json", "o");
     assertThat(c.warnings()).noneMatch(w -> w.contains("head_dim"));
     assertThat(c.spec().parameterCount()).isEqualTo(6_784_911_360L);
+  }
+
+  /**
+   * Gemma 3's logit caps are read where its config gives them (null as released), as Gemma 2's
+   * are; a cap of 50 was ignored.
+   */
+  @Test
+  void gemma3LogitCapsAreRead() throws IOException {
+    com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
+    com.fasterxml.jackson.databind.node.ObjectNode root =
+        (com.fasterxml.jackson.databind.node.ObjectNode) json.readTree(
+            Path.of("core/src/test/resources/hf/gemma-3-4b-pt.json").toFile());
+    ModelSpec released = HfConfigReader.parse(json.writeValueAsString(root), "g.json", "g");
+    assertThat(released.arch().attn().attentionSoftcap()).isZero();
+    ((com.fasterxml.jackson.databind.node.ObjectNode) root.get("text_config"))
+        .put("attn_logit_softcapping", 50.0);
+    ModelSpec capped = HfConfigReader.parse(json.writeValueAsString(root), "g.json", "g");
+    assertThat(capped.arch().attn().attentionSoftcap()).isEqualTo(50.0);
   }
 }
