@@ -223,13 +223,15 @@ public record GpuSpec(
 
   /**
    * The precision mixed-precision training uses on this GPU by default: bf16 where it has bf16
-   * tensor cores, else fp16 (V100).
+   * tensor cores, else fp16 (V100), else fp32 (a catalog entry with neither: trained as it can
+   * be, rather than refused as if fp16 had been asked for).
    *
-   * @return bf16 or f16
+   * @return bf16, f16 or f32
    */
   public io.meshplan.graph.DType trainingType() {
     return peak(Precision.BF16).isPresent() ? io.meshplan.graph.DType.BF16
-        : io.meshplan.graph.DType.F16;
+        : peak(Precision.FP16).isPresent() || peak(Precision.FP32).isEmpty()
+            ? io.meshplan.graph.DType.F16 : io.meshplan.graph.DType.F32;
   }
 
   /**

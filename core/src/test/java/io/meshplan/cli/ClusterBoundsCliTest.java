@@ -94,4 +94,20 @@ class ClusterBoundsCliTest {
           .refusedInOneLine(2, c.getValue());
     }
   }
+
+  /**
+   * A GPU of the file with an fp32 peak alone trains in f32 by default; it was refused as if
+   * '--dtype f16' had been given.
+   */
+  @Test
+  void aGpuWithFp32AloneTrainsInF32() throws Exception {
+    Path f = dir.resolve("fp32.yaml");
+    java.nio.file.Files.writeString(f, "nodes: 2\ngpusPerNode: 8\ngpu: {name: mygpu, "
+        + "architecture: hopper, peakTflops: {fp32: 67}, memoryGiB: 80, hbmGBps: 3350, "
+        + "nvlinkDomain: 8, nvlinkGBpsPerDirection: 450, defaultFabric: ib-ndr400, source: t}\n");
+    CliRun r = CliRun.of("simulate", "--cluster", f.toString(), "--model", "gpt-1.7b", "--tp",
+        "1", "--pp", "1", "--dp", "16", "--global-batch", "16", "--micro-batch", "1", "--json");
+    org.assertj.core.api.Assertions.assertThat(r.code()).as(r.err()).isZero();
+    org.assertj.core.api.Assertions.assertThat(r.out()).contains("\"dtype\" : \"f32\"");
+  }
 }
