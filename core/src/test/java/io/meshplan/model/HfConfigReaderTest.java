@@ -203,9 +203,7 @@ class HfConfigReaderTest {
         {"gemma-3-4b-pt.json", "text_config", "attn_logit_softcapping", "\"x\"", "field "
             + "'attn_logit_softcapping' must be a positive number or null"}};
     for (String[] c : cases) {
-      com.fasterxml.jackson.databind.node.ObjectNode root =
-          (com.fasterxml.jackson.databind.node.ObjectNode) json.readTree(
-              Path.of("core/src/test/resources/hf", c[0]).toFile());
+      com.fasterxml.jackson.databind.node.ObjectNode root = fixture(json, c[0]);
       com.fasterxml.jackson.databind.node.ObjectNode at = c[1].isEmpty() ? root
           : (com.fasterxml.jackson.databind.node.ObjectNode) root.get(c[1]);
       at.set(c[2], json.readTree(c[3]));
@@ -225,9 +223,7 @@ class HfConfigReaderTest {
   @Test
   void olmoeHeadDimIsReadWithoutAWarningThatItIsIgnored() throws IOException {
     com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
-    com.fasterxml.jackson.databind.node.ObjectNode root =
-        (com.fasterxml.jackson.databind.node.ObjectNode) json.readTree(
-            Path.of("core/src/test/resources/hf/olmoe-1b-7b-0924.json").toFile());
+    com.fasterxml.jackson.databind.node.ObjectNode root = fixture(json, "olmoe-1b-7b-0924.json");
     assertThat(HfConfigReader.parseConfig(json.writeValueAsString(root), "o.json", "o").spec()
         .parameterCount()).isEqualTo(6_919_161_856L);
     root.put("head_dim", 64);
@@ -244,14 +240,19 @@ class HfConfigReaderTest {
   @Test
   void gemma3LogitCapsAreRead() throws IOException {
     com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
-    com.fasterxml.jackson.databind.node.ObjectNode root =
-        (com.fasterxml.jackson.databind.node.ObjectNode) json.readTree(
-            Path.of("core/src/test/resources/hf/gemma-3-4b-pt.json").toFile());
+    com.fasterxml.jackson.databind.node.ObjectNode root = fixture(json, "gemma-3-4b-pt.json");
     ModelSpec released = HfConfigReader.parse(json.writeValueAsString(root), "g.json", "g");
     assertThat(released.arch().attn().attentionSoftcap()).isZero();
     ((com.fasterxml.jackson.databind.node.ObjectNode) root.get("text_config"))
         .put("attn_logit_softcapping", 50.0);
     ModelSpec capped = HfConfigReader.parse(json.writeValueAsString(root), "g.json", "g");
     assertThat(capped.arch().attn().attentionSoftcap()).isEqualTo(50.0);
+  }
+
+  /** A shipped config.json, as a tree to edit. */
+  private static com.fasterxml.jackson.databind.node.ObjectNode fixture(
+      com.fasterxml.jackson.databind.ObjectMapper json, String name) throws IOException {
+    return (com.fasterxml.jackson.databind.node.ObjectNode) json.readTree(
+        Path.of("core/src/test/resources/hf", name).toFile());
   }
 }
