@@ -9,7 +9,7 @@ import java.util.regex.Pattern;
 /** Parses the value syntaxes of the command line, with one-line errors naming the flag. */
 final class CliValues {
   private static final Pattern BYTES =
-      Pattern.compile("(\\d+(?:\\.\\d+)?)\\s*(B|KB|MB|GB|TB|KIB|MIB|GIB|TIB|K|M|G|T)?");
+      Pattern.compile("(\\d+(?:\\.\\d+)?)\\s*(B|KB|MB|GB|TB|PB|KIB|MIB|GIB|TIB|PIB|K|M|G|T|P)?");
 
   /**
    * The largest latency or inverse bandwidth factor: costs are factor x bytes (up to 2^50) summed
@@ -185,11 +185,19 @@ final class CliValues {
       case "K", "KIB" -> 1024.0;
       case "M", "MIB" -> 1024.0 * 1024;
       case "G", "GIB" -> 1024.0 * 1024 * 1024;
+      case "PB" -> 1e15;
+      case "P", "PIB" -> 1024.0 * 1024 * 1024 * 1024 * 1024;
       default -> 1024.0 * 1024 * 1024 * 1024;
     };
     double bytes = v * mult;
     if (!(bytes > 0)) {
       throw new InputException(flag + " '" + text + "' must be positive");
+    }
+    // A device's memory, not a number of digits: past 1 PiB (the largest tensor meshplan reads,
+    // beyond any device) a size is a typo; 1e309 bytes overflowed to an internal error.
+    if (bytes > io.meshplan.util.Checked.MAX_TENSOR_BYTES) {
+      throw new InputException(flag + " '" + io.meshplan.util.Words.clipped(text)
+          + "' is more than 1 PiB, beyond any device's memory");
     }
     return bytes;
   }

@@ -106,4 +106,19 @@ class ShardCliTest {
     run("shard", "--model", "llama2-7b", "--layers", "1", "--mesh", "1x2", "--mtp-num-layers",
         "1").refusedInOneLine(2, "Unknown options: '--mtp-num-layers'");
   }
+
+  /**
+   * --memory past 1 PiB is refused in one line: 1e309 bytes overflowed a double to an internal
+   * error (exit 1), and 1e23 bytes ran; PiB itself is a unit --memory reads.
+   */
+  @Test
+  void memoryPastAPebibyteIsRefused() {
+    for (String m : new String[] {"1" + "0".repeat(309) + "B", "99999999999999999999999B",
+        "2PiB"}) {
+      CliRun.of("shard", "--model", "alpa-mlp", "--mesh", "2x2", "--memory", m)
+          .refusedInOneLine(2, "is more than 1 PiB, beyond any device's memory");
+    }
+    assertThat(CliRun.of("shard", "--model", "alpa-mlp", "--mesh", "2x2", "--memory", "1PiB")
+        .code()).isZero();
+  }
 }
