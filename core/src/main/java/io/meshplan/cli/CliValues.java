@@ -82,6 +82,30 @@ final class CliValues {
     return AsciiDigits.parseLong(text);
   }
 
+  /** A decimal as written by hand: digits, a fraction, an exponent, in ASCII. */
+  private static final Pattern DECIMAL =
+      Pattern.compile("[+-]?(?:[0-9]+(?:\\.[0-9]*)?|\\.[0-9]+)(?:[eE][+-]?[0-9]{1,4})?");
+
+  /**
+   * Converts a decimal flag's value, in place of picocli's, which takes what Java's
+   * {@code Double.valueOf} does: hexadecimal ({@code 0x1p3} read as 8), a type suffix ({@code 5d},
+   * {@code 2f}) and blanks around it. Only ASCII digits with an optional sign, fraction and
+   * exponent are read, and {@code NaN} and {@code Infinity}, which each flag's own range check,
+   * where the value is used, refuses in the flag's words, as it does a number past a double.
+   *
+   * @param text the value
+   * @return the number
+   * @throws picocli.CommandLine.TypeConversionException naming the value
+   */
+  static Double decimal(String text) {
+    if (!DECIMAL.matcher(text).matches() && !text.matches("[+-]?(NaN|Infinity)")) {
+      throw new picocli.CommandLine.TypeConversionException("'"
+          + io.meshplan.util.TerminalText.escape(text) + "' is not a number written in ASCII "
+          + "digits (such as 8, 0.5 or 1e-3)");
+    }
+    return Double.parseDouble(text);
+  }
+
   /**
    * Converts a path flag's value: an empty one names no file (a path of "" is the current
    * directory, where a command would otherwise write or read without being asked).

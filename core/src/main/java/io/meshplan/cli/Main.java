@@ -35,6 +35,8 @@ public final class Main {
     cl.registerConverter(Integer.TYPE, CliValues::wholeInt);
     cl.registerConverter(Long.class, CliValues::wholeLong);
     cl.registerConverter(Long.TYPE, CliValues::wholeLong);
+    cl.registerConverter(Double.class, CliValues::decimal);
+    cl.registerConverter(Double.TYPE, CliValues::decimal);
     cl.registerConverter(java.nio.file.Path.class, CliValues::path);
     return cl;
   }

@@ -102,6 +102,11 @@ class TimeToTrainCliTest {
       run(SMALL, "--checkpoint-bandwidth", v).refusedInOneLine(2,
           "--checkpoint-bandwidth must be a number from 0.1 to 1,000,000 GB/s");
     }
+    // Java's forms are not numbers a user writes: --mtbf-node 0x1p3 was read as 8 hours, 5d as 5.
+    for (String v : new String[] {"0x1p3", "5d", "2f", " 5 ", "\uff15", "1_000"}) {
+      run(SMALL, "--checkpoint-bandwidth", "10", "--mtbf-node", v).refusedInOneLine(2,
+          "is not a number written in ASCII digits (such as 8, 0.5 or 1e-3)");
+    }
     // The refusal names the flag the user gave, not the first of the family.
     run(SMALL.subList(0, SMALL.size() - 2), "--checkpoint-bandwidth", "10")
         .refusedInOneLine(2, "--checkpoint-bandwidth prices a whole run: it needs --train-tokens"
