@@ -165,12 +165,16 @@ public record Goodput(double iterationSeconds, long iterations, double mtbfSecon
   }
 
   /**
-   * The expected number of interruptions over a wall-clock time: the Poisson rate times it.
+   * The expected number of interruptions over a wall-clock time: each takes, in expectation, M of
+   * time at risk and then D of downtime in which none strikes (the renewal argument of the
+   * class comment), so the count is the wall-clock time over M + D. Without downtime this is the
+   * Poisson rate times the time; with a 1,000 h repair and M = 0.5 h it is about 1 a repair, not
+   * the 2,000 the rate alone would count over it.
    *
    * @param wallSeconds the wall-clock time
    * @return the expected count
    */
   public double interruptions(double wallSeconds) {
-    return wallSeconds / mtbfSeconds;
+    return wallSeconds / (mtbfSeconds + downtimeSeconds);
   }
 }

@@ -19,6 +19,14 @@ class GoodputTest {
     // A downtime of 500 s after each interruption: (1000 + 500) (e - 1) = 2577.42 s.
     assertThat(new Goodput(1000, 1, 1000, 0, 0, 500).expectedSeconds(1))
         .isCloseTo(2577.4227, within(1e-3));
+    // Its interruptions: e - 1 = 1.71828 attempts fail, and over the 2577.42 s each took M + D
+    // = 1500 s, 2577.42 / 1500 = 1.71828; the rate alone, 2577.42 / 1000, counted 2.577.
+    Goodput down = new Goodput(1000, 1, 1000, 0, 0, 500);
+    assertThat(down.interruptions(down.expectedSeconds(1))).isCloseTo(Math.E - 1, within(1e-9));
+    // Without downtime the count is the rate times the time: 1718.28 / 1000.
+    Goodput plain = new Goodput(1000, 1, 1000, 0, 0);
+    assertThat(plain.interruptions(plain.expectedSeconds(1))).isCloseTo(Math.E - 1,
+        within(1e-9));
   }
 
   @Test
