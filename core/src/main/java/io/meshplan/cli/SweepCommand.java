@@ -141,18 +141,29 @@ final class SweepCommand implements Callable<Integer> {
     }
     java.util.Map<Integer, io.meshplan.sweep.TrainingOutcome> runs = new java.util.HashMap<>();
     if (timed) {
+      List<PointResult> timedResults = new java.util.ArrayList<>();
       for (PointResult r : results) {
+        timedResults.add(r);
         if (r.status() != io.meshplan.sweep.PointStatus.OK) {
           continue;
         }
         io.meshplan.sweep.SweepPoint p = r.point();
         io.meshplan.model.ModelSpec m = io.meshplan.sweep.PointEvaluator.model(p,
             g.configSpecs());
-        runs.put(p.index(), timeToTrain.outcome(new TimeToTrainOptions.Run(
-            timeToTrain.iterations(trainTokens, p.globalBatch(), p.seq()).getAsLong(),
-            r.iterationSeconds(), m.parameterCount(), "f32".equals(p.dtype()), p.gpus(),
-            p.nodes(), g.hardware().gpu(p.gpu()), 0)));
+        try {
+          runs.put(p.index(), timeToTrain.outcome(new TimeToTrainOptions.Run(
+              timeToTrain.iterations(trainTokens, p.globalBatch(), p.seq()).getAsLong(),
+              r.iterationSeconds(), m.parameterCount(), "f32".equals(p.dtype()), p.gpus(),
+              p.nodes(), g.hardware().gpu(p.gpu()), 0)));
+        } catch (io.meshplan.util.InputException e) {
+          // One point's run the flags cannot time (a checkpoint interval past its iterations)
+          // is that point's refusal, not the grid's: no point is dropped.
+          timedResults.set(timedResults.size() - 1, PointResult.failed(p,
+              io.meshplan.sweep.PointStatus.REJECTED, Double.NaN, Double.NaN,
+              "time to train: " + e.getMessage()));
+        }
       }
+      results = timedResults;
     }
     PrintWriter w = spec.commandLine().getOut();
     w.print(SweepText.write(results, usd, runs));

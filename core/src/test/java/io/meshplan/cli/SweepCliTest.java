@@ -145,4 +145,27 @@ class SweepCliTest {
         .contains("./meshplan-spark");
     assertThat(Files.readString(g)).isEqualTo(GRID);
   }
+
+  /**
+   * A point whose run a time-to-train flag cannot time (a checkpoint interval past its 2
+   * iterations) is that point's refusal; the grid's other point is written. Before, the whole
+   * sweep failed after planning every point and wrote nothing.
+   */
+  @Test
+  void aPointTheCheckpointIntervalCannotTimeIsRejectedAlone() throws Exception {
+    Path grid = dir.resolve("g.yaml");
+    java.nio.file.Files.writeString(grid, "models: [opt-125m]\nseq: [1000]\ngpus: "
+        + "[a100-80gb]\nclusters: [1x4]\nglobalBatch: [8, 800]\n");
+    Path out = dir.resolve("x.jsonl");
+    // 10^6 tokens: 125 iterations of 8 sequences of 1,000, and 1.25 of 800, rounded up to 2.
+    CliRun r = CliRun.of("sweep", "--grid", grid.toString(), "--jsonl", out.toString(),
+        "--train-tokens", "1000000", "--checkpoint-bandwidth", "10", "--checkpoint-interval",
+        "10", "--quiet");
+    assertThat(r.code()).as(r.err()).isZero();
+    List<String> lines = java.nio.file.Files.readAllLines(out);
+    assertThat(lines).hasSize(2);
+    assertThat(lines.get(0)).contains("\"status\":\"ok\"");
+    assertThat(lines.get(1)).contains("\"status\":\"rejected\"").contains("time to train: "
+        + "--checkpoint-interval 10 is longer than the run's 2 iterations");
+  }
 }
