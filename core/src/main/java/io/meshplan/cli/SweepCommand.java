@@ -28,8 +28,6 @@ import picocli.CommandLine.Spec;
         + "tokens/s, MFU, memory and cost to CSV and JSON Lines, and print the Pareto front of "
         + "tokens/s against GPUs.")
 final class SweepCommand implements Callable<Integer> {
-  /** The largest GPU-hour price accepted, USD. */
-  static final double MAX_PRICE = 1e6;
   /** The longest point time limit, seconds (a week). */
   static final double MAX_TIMEOUT = 604_800;
 
@@ -92,9 +90,11 @@ final class SweepCommand implements Callable<Integer> {
 
   @Override
   public Integer call() {
-    if (price != null && !(price >= 0 && price <= MAX_PRICE)) {
-      throw new InputException("--gpu-hour-price must be from 0 to " + (long) MAX_PRICE
-          + " USD, got " + price);
+    // The range plan and simulate take: a price of 0 makes every point's cost 0.
+    if (price != null && !(price >= TimeToTrainOptions.MIN_PRICE
+        && price <= TimeToTrainOptions.MAX_PRICE)) {
+      throw new InputException("--gpu-hour-price must be " + io.meshplan.util.Units.range(
+          TimeToTrainOptions.MIN_PRICE, TimeToTrainOptions.MAX_PRICE, "USD") + ", got " + price);
     }
     if (pointTimeout != null && !(pointTimeout > 0 && pointTimeout <= MAX_TIMEOUT)) {
       throw new InputException("--point-timeout must be more than 0 and at most "

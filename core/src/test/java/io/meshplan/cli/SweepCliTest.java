@@ -125,6 +125,8 @@ class SweepCliTest {
         {"sweep", "--grid", grid("models: nothing\n").toString()},
         {"sweep", "--grid", g.toString(), "--gpu-hour-price", "-1"},
         {"sweep", "--grid", g.toString(), "--gpu-hour-price", "NaN"},
+        // plan and simulate refuse a price of 0; sweep took it and costed every point at 0.
+        {"sweep", "--grid", g.toString(), "--gpu-hour-price", "0"},
         {"sweep", "--grid", g.toString(), "--point-timeout", "0"},
         {"sweep", "--grid", g.toString(), "--threads", "0"},
         {"sweep", "--grid", g.toString(), "--csv", g.toString()},
