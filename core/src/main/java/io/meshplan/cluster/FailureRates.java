@@ -141,6 +141,15 @@ public record FailureRates(String source, SortedMap<String, Double> causes, doub
       throw new InputException(where + ": a failure-rates file is a mapping with gpus, days and "
           + "causes");
     }
+    // A misspelled field ('nodeloss') would be ignored and its causes priced as restarts.
+    for (Iterator<String> it = root.fieldNames(); it.hasNext(); ) {
+      String key = it.next();
+      if (!java.util.Set.of("source", "gpus", "days", "causes", "nodeLoss").contains(key)) {
+        throw new InputException(where + ": unknown field '"
+            + io.meshplan.util.TerminalText.escape(key) + "'; a failure-rates file has source, "
+            + "gpus, days, causes and nodeLoss");
+      }
+    }
     double gpus = ranged(root, "gpus", MIN_GPUS, MAX_GPUS, "GPUs", where);
     double days = ranged(root, "days", MIN_DAYS, MAX_DAYS, "days", where);
     JsonNode causes = root.path("causes");

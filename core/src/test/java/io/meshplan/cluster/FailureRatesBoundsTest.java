@@ -62,6 +62,16 @@ class FailureRatesBoundsTest {
     }
   }
 
+  /** A field the format does not have is refused; a misspelled 'nodeloss' was ignored. */
+  @Test
+  void anUnknownFieldIsRefused() throws Exception {
+    Path f = dir.resolve("extra.yaml");
+    Files.writeString(f, "source: x\ngpus: 1\ndays: 1\ncauses: {gpu: 2}\nnodeloss: [gpu]\n");
+    assertThatThrownBy(() -> FailureRates.read(f)).isInstanceOf(InputException.class)
+        .hasMessage(f + ": unknown field 'nodeloss'; a failure-rates file has source, gpus, "
+            + "days, causes and nodeLoss");
+  }
+
   @Test
   void theCornersOfTheRangesGiveAFiniteMtbfAboveZero() throws Exception {
     // The highest rate: 10^6 interruptions over 1 x 0.01 GPU-days = 1e8 per GPU-day; on 2^20
