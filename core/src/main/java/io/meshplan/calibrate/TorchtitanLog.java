@@ -30,7 +30,7 @@ final class TorchtitanLog {
   private static final Pattern ANSI = Pattern.compile("\u001b\\[[0-9;]*m");
   private static final Pattern STEP = Pattern.compile(
       "step:\\s*([+-]?\\p{Nd}\\S*)\\s.*?tps:\\s*(\\S+)");
-  /** A step number as torchtitan prints it: 1 to 10 ASCII digits. */
+  /** A step number or a batch as torchtitan prints them: 1 to 10 ASCII digits. */
   private static final Pattern STEP_NUMBER = Pattern.compile("[0-9]{1,10}");
   /**
    * Tokens per second as torchtitan prints them ({@code f"{round(tps):,}"}): digits in groups of
@@ -88,7 +88,7 @@ final class TorchtitanLog {
       Matcher gb = GLOBAL_BATCH.matcher(l);
       if (gb.find()) {
         // Read whole or refused: a figure past 10 digits skipped the check against the config.
-        if (!gb.group(1).matches("[0-9]{1,10}")) {
+        if (!STEP_NUMBER.matcher(gb.group(1)).matches()) {
           throw new InputException(file + ":" + (i + 1) + ": global batch size '"
               + io.meshplan.util.Words.clipped(gb.group(1)) + "' is not a batch as torchtitan "
               + "prints it (1 to 10 ASCII digits)");

@@ -91,11 +91,8 @@ final class SweepCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     // The range plan and simulate take: a price of 0 makes every point's cost 0.
-    if (price != null && !(price >= TimeToTrainOptions.MIN_PRICE
-        && price <= TimeToTrainOptions.MAX_PRICE)) {
-      throw new InputException("--gpu-hour-price must be " + io.meshplan.util.Units.range(
-          TimeToTrainOptions.MIN_PRICE, TimeToTrainOptions.MAX_PRICE, "USD") + ", got " + price);
-    }
+    TimeToTrainOptions.ranged("--gpu-hour-price", price, TimeToTrainOptions.MIN_PRICE,
+        TimeToTrainOptions.MAX_PRICE, "USD");
     if (pointTimeout != null && !(pointTimeout > 0 && pointTimeout <= MAX_TIMEOUT)) {
       throw new InputException("--point-timeout must be more than 0 and at most "
           + (long) MAX_TIMEOUT + " seconds, got " + pointTimeout);

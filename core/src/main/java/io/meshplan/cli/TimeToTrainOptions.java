@@ -523,7 +523,7 @@ final class TimeToTrainOptions {
   }
 
   /** Refuses a value outside [min, max] in one line naming the flag, the range and its unit. */
-  private static void ranged(String flag, Double v, double min, double max, String unit) {
+  static void ranged(String flag, Double v, double min, double max, String unit) {
     if (v != null && !(v >= min && v <= max)) {
       throw new InputException(flag + " must be " + io.meshplan.util.Units.range(min, max, unit)
           + ", got " + v);

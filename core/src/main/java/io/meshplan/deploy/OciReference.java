@@ -69,8 +69,8 @@ final class OciReference {
     String domain = m.group(2);
     if (domain != null && domain.matches(".*:[0-9]+")) {
       String port = domain.substring(domain.lastIndexOf(':') + 1);
-      if (port.length() > 5 || io.meshplan.util.AsciiDigits.parseInt(port) < 1
-          || io.meshplan.util.AsciiDigits.parseInt(port) > 65535) {
+      int p = port.length() > 5 ? 0 : io.meshplan.util.AsciiDigits.parseInt(port);
+      if (p < 1 || p > 65535) {
         return Optional.of("the registry's port " + port + " is not 1 to 65535");
       }
     }

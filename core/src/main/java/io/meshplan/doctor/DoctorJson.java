@@ -44,16 +44,8 @@ public final class DoctorJson {
       n.put("name", i.name());
       n.put("operstate", i.operstate());
       // An attribute sysfs did not give as a number is unknown: null, as a port's rate is.
-      if (i.type() >= 0) {
-        n.put("type", i.type());
-      } else {
-        n.putNull("type");
-      }
-      if (i.mtu() >= 0) {
-        n.put("mtu", i.mtu());
-      } else {
-        n.putNull("mtu");
-      }
+      known(n, "type", i.type());
+      known(n, "mtu", i.mtu());
       n.put("address", i.address());
       ArrayNode rdma = n.putArray("rdmaDevices");
       i.rdmaDevices().forEach(rdma::add);
@@ -101,5 +93,14 @@ public final class DoctorJson {
     }
     n.put("selected", p.selected());
     return n;
+  }
+
+  /** A sysfs number, or null where it was unknown (-1 in {@link NetInterface}). */
+  private static void known(ObjectNode n, String field, int value) {
+    if (value >= 0) {
+      n.put(field, value);
+    } else {
+      n.putNull(field);
+    }
   }
 }

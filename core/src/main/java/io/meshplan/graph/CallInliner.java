@@ -237,9 +237,10 @@ public final class CallInliner {
       for (int op : ins.operands()) {
         ops.add(map[op]);
       }
-      Graph called = depth < MAX_DEPTH ? callee(module, ins) : null;
-      if (depth >= MAX_DEPTH && callee(module, ins) != null) {
+      Graph called = callee(module, ins);
+      if (called != null && depth >= MAX_DEPTH) {
         cut[0]++;
+        called = null;
       }
       if (called != null && ins.opcode() == Opcode.WHILE && !inlinableLoop(called, ops, out)) {
         called = null;

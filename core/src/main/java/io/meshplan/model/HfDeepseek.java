@@ -91,17 +91,10 @@ final class HfDeepseek {
       throw new InputException(f.where() + ": no block routes to experts (first_k_dense_replace "
           + firstMoe + ", moe_layer_freq " + every + ", " + layers + " blocks)");
     }
-    int groups = f.positive("n_group", 1);
-    int topGroups = f.positive("topk_group", 1);
-    // topk_group of n_group groups, with one group too: 2 of 1 was read as no limit.
-    if (topGroups > groups || groups > 1 && (experts % groups != 0
-        || (long) topGroups * (experts / groups) < topK)) {
-      throw new InputException(f.where() + ": n_group " + groups + " and topk_group "
-          + topGroups + " do not route " + topK + " of " + experts + " experts");
-    }
+    int[] group = HfMoe.groupLimit(f, experts, topK);
     MoeShape moe = new MoeShape(experts, topK, expertFfn,
         Math.multiplyExact(shared, expertFfn), false)
-        .withGroupLimit(groups, groups == 1 ? 1 : topGroups);
+        .withGroupLimit(group[0], group[0] == 1 ? 1 : group[1]);
     return dense.isEmpty() ? moe : moe.withDenseLayers(dense, f.positive("intermediate_size"));
   }
 

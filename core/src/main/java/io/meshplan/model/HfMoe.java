@@ -147,6 +147,28 @@ final class HfMoe {
     return io.meshplan.util.Words.clipped(n.toString());
   }
 
+  /**
+   * The group-limited routing of DeepSeek's router: {@code n_group} groups (1 when absent) and
+   * the {@code topk_group} of them a token's experts may come from, both read whatever
+   * {@code n_group} is (a topk_group of "8" or 2 of 1 group was not looked at).
+   *
+   * @param f the fields
+   * @param experts the routed experts
+   * @param topK the experts a token goes to
+   * @return {n_group, topk_group}
+   * @throws InputException when the groups cannot route topK of the experts
+   */
+  static int[] groupLimit(HfFields f, int experts, int topK) {
+    int groups = f.positive("n_group", 1);
+    int topGroups = f.positive("topk_group", 1);
+    if (topGroups > groups || groups > 1 && (experts % groups != 0
+        || (long) topGroups * (experts / groups) < topK)) {
+      throw new InputException(f.where() + ": n_group " + groups + " and topk_group "
+          + topGroups + " do not route " + topK + " of " + experts + " experts");
+    }
+    return new int[] {groups, topGroups};
+  }
+
   static int topK(HfFields f, int experts, String expertsKey) {
     int topK = f.positive("num_experts_per_tok");
     if (topK > experts) {

@@ -108,18 +108,9 @@ final class HfNemotronH {
           f.positive("moe_intermediate_size"),
           f.given("moe_shared_expert_intermediate_size")
               ? f.positive("moe_shared_expert_intermediate_size") : 0, false);
-      // Both read whatever n_group is: a topk_group of "8" or {} was never looked at.
-      int groups = f.positive("n_group", 1);
-      int topGroups = f.positive("topk_group", 1);
-      int experts = f.positive("n_routed_experts");
-      int topK = f.positive("num_experts_per_tok");
-      if (topGroups > groups || groups > 1 && (experts % groups != 0
-          || (long) topGroups * (experts / groups) < topK)) {
-        throw new InputException(f.where() + ": n_group " + groups + " and topk_group "
-            + topGroups + " do not route " + topK + " of " + experts + " experts");
-      }
-      if (groups > 1) {
-        moe = moe.withGroupLimit(groups, topGroups);
+      int[] group = HfMoe.groupLimit(f, moe.experts(), moe.topK());
+      if (group[0] > 1) {
+        moe = moe.withGroupLimit(group[0], group[1]);
       }
       if (f.given("moe_latent_size")) {
         // Nemotron 3 Super's LatentMoE (MoeShape#latent).
