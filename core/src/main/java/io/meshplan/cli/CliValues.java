@@ -84,7 +84,7 @@ final class CliValues {
 
   /** A decimal as written by hand: digits, a fraction, an exponent, in ASCII. */
   private static final Pattern DECIMAL =
-      Pattern.compile("[+-]?(?:[0-9]+(?:\\.[0-9]*)?|\\.[0-9]+)(?:[eE][+-]?[0-9]{1,4})?");
+      Pattern.compile("[+-]?(?:[0-9]+(?:\\.[0-9]*)?|\\.[0-9]+)(?:[eE][+-]?[0-9]+)?");
 
   /**
    * Converts a decimal flag's value, in place of picocli's, which takes what Java's
