@@ -119,6 +119,45 @@ public final class AutoSharding {
    */
   public IntraOpResult solve(Graph graph,
       java.util.Map<Integer, io.meshplan.sharding.ShardingSpec> fixed, java.util.BitSet local) {
+    return solve(graph, fixed, local, new java.util.BitSet());
+  }
+
+  /**
+   * Plans a graph some of whose values are read only as they are laid out: every reader of a
+   * pinned value, and of every value computed from pinned values alone (a weight's cast to FP8,
+   * its transpose, its scale), takes it in its producer's layout, never resharded at a cost. This
+   * is a framework that stores a weight split over the tensor-parallel GPUs and never gathers it,
+   * as Megatron-LM's and torchtitan's tensor parallelism do.
+   *
+   * @param graph the computation
+   * @param fixed required result layouts by instruction id
+   * @param local the ids of the device-local instructions
+   * @param pinned the ids of values their readers may not reshard
+   * @return the plan, or why there is none with the memory that would be needed
+   */
+  public IntraOpResult solve(Graph graph,
+      java.util.Map<Integer, io.meshplan.sharding.ShardingSpec> fixed, java.util.BitSet local,
+      java.util.BitSet pinned) {
+    return solve(graph, fixed, local, pinned, new java.util.BitSet());
+  }
+
+  /**
+   * Plans a graph with pinned values (see {@link #solve(Graph, java.util.Map, java.util.BitSet,
+   * java.util.BitSet)}) and instructions that run without a collective of their own: a strategy
+   * of a silent instruction that communicates (a reduce-scatter of a partial weight gradient) is
+   * not taken. A framework computes the gradient of a tensor-parallel weight's shard whole on its
+   * GPU and never reduces it over the tensor-parallel group.
+   *
+   * @param graph the computation
+   * @param fixed required result layouts by instruction id
+   * @param local the ids of the device-local instructions
+   * @param pinned the ids of values their readers may not reshard
+   * @param silent the ids of instructions whose strategies may not communicate
+   * @return the plan, or why there is none with the memory that would be needed
+   */
+  public IntraOpResult solve(Graph graph,
+      java.util.Map<Integer, io.meshplan.sharding.ShardingSpec> fixed, java.util.BitSet local,
+      java.util.BitSet pinned, java.util.BitSet silent) {
     long t0 = System.nanoTime();
     List<StrategySet> sets = new StrategyGenerator(graph, env, local).generate();
     java.util.Map<Integer, io.meshplan.sharding.ShardingSpec> kept = new java.util.TreeMap<>();
@@ -133,7 +172,8 @@ public final class AutoSharding {
             + " is not among the strategies meshplan can price for this op; not kept");
       }
     }
-    CostGraph cg = CostGraph.build(graph, sets, env, kept, residentParameters);
+    CostGraph cg = CostGraph.build(graph, sets, env, kept, residentParameters,
+        derivedClosure(graph, pinned), silent);
     double strategySeconds = (System.nanoTime() - t0) / 1e9;
     IlpSolution sol = options.newSolver().solve(cg.problem());
     if (!sol.hasSolution()) {
@@ -152,6 +192,58 @@ public final class AutoSharding {
     }
     return new IntraOpResult.Planned(
         new ShardingPlan(cg, env, sol, ev, strategySeconds, opaque, notKept, local));
+  }
+
+  /**
+   * The pinned values and every value computed from them alone ({@link #derivedRoots}).
+   */
+  static java.util.BitSet derivedClosure(Graph graph, java.util.BitSet pinned) {
+    java.util.BitSet out = new java.util.BitSet();
+    int[] root = derivedRoots(graph, pinned);
+    for (int id = 0; id < root.length; id++) {
+      if (root[id] >= 0) {
+        out.set(id);
+      }
+    }
+    return out;
+  }
+
+  /**
+   * For each value, the pinned value it is computed from alone, or -1: a pinned value is its own;
+   * in graph order, an instruction whose tensor operands are values of one such root or single
+   * elements (a weight's cast, transpose or scale) takes that root.
+   *
+   * @param graph the computation
+   * @param pinned the ids of the pinned values
+   * @return the root of each instruction id, or -1
+   */
+  public static int[] derivedRoots(Graph graph, java.util.BitSet pinned) {
+    int[] root = new int[graph.size()];
+    java.util.Arrays.fill(root, -1);
+    if (pinned.isEmpty()) {
+      return root;
+    }
+    for (io.meshplan.graph.Instruction ins : graph.instructions()) {
+      int id = ins.id();
+      if (pinned.get(id)) {
+        root[id] = id;
+        continue;
+      }
+      int r = -1;
+      boolean only = !ins.operands().isEmpty()
+          && graph.get(id).shape() instanceof io.meshplan.graph.TensorShape;
+      for (int o : ins.operands()) {
+        if (root[o] >= 0) {
+          only &= r < 0 || r == root[o];
+          r = root[o];
+        } else if (graph.get(o).shape() instanceof io.meshplan.graph.TensorShape t
+            && t.elementCount() > 1) {
+          only = false;
+        }
+      }
+      root[id] = only ? r : -1;
+    }
+    return root;
   }
 
   private IntraOpResult.Infeasible infeasible(CostGraph cg, IlpSolution sol, boolean anyKept) {

@@ -76,6 +76,28 @@ public record CostGraph(
    */
   public static CostGraph build(Graph graph, List<StrategySet> strategies, MeshEnv env,
       Map<Integer, ShardingSpec> fixed, boolean residentParameters) {
+    return build(graph, strategies, env, fixed, residentParameters, new java.util.BitSet(),
+        new java.util.BitSet());
+  }
+
+  /**
+   * Builds the cost graph with fixed layouts and pinned values: a strategy that reads a pinned
+   * value in a layout it would have to be resharded to (at a nonzero price) costs {@code
+   * +Infinity}, so the value is read only as its producer lays it out.
+   *
+   * @param graph the computation
+   * @param strategies the strategies of every instruction
+   * @param env the mesh and cost models
+   * @param fixed required result layouts by instruction id
+   * @param residentParameters whether parameters occupy memory for the whole computation
+   * @param pinned the ids of values their readers may not reshard
+   * @param silent the ids of instructions whose strategies that communicate cost {@code
+   *     +Infinity}
+   * @return the cost graph
+   */
+  public static CostGraph build(Graph graph, List<StrategySet> strategies, MeshEnv env,
+      Map<Integer, ShardingSpec> fixed, boolean residentParameters, java.util.BitSet pinned,
+      java.util.BitSet silent) {
     int n = graph.size();
     int[] nodeOf = new int[n];
     List<Integer> leaders = new ArrayList<>();
@@ -88,11 +110,12 @@ public record CostGraph(
         leaders.add(i);
       }
     }
-    CostSums sums = new CostSums(graph, strategies, env, nodeOf, leaders);
+    CostSums sums = new CostSums(graph, strategies, env, nodeOf, leaders, pinned);
     for (Instruction ins : graph.instructions()) {
       sums.price(ins);
     }
     sums.forbidOtherLayouts(fixed);
+    sums.forbidCollectives(silent);
     sums.forbidUnequalAliases();
     MemoryConstraint memory = memory(graph, strategies, nodeOf, env.memoryPerDevice(),
         residentParameters);
@@ -110,10 +133,12 @@ public record CostGraph(
     final double[][] nodeCosts;
     final Map<Long, double[]> edges = new TreeMap<>();
     final Map<ReshardKey, Double> cache = new HashMap<>();
+    final java.util.BitSet pinned;
 
     CostSums(Graph graph, List<StrategySet> strategies, MeshEnv env, int[] nodeOf,
-        List<Integer> leaders) {
+        List<Integer> leaders, java.util.BitSet pinned) {
       this.graph = graph;
+      this.pinned = pinned;
       this.strategies = strategies;
       this.env = env;
       this.nodeOf = nodeOf;
@@ -126,7 +151,8 @@ public record CostGraph(
 
     /**
      * Adds an instruction's compute and collectives to its node, and the resharding of each
-     * tensor operand to its node (operand of the same node) or to the edge between the two.
+     * tensor operand to its node (operand of the same node) or to the edge between the two; the
+     * resharding of a pinned operand at a nonzero price costs +Infinity instead.
      */
     void price(Instruction ins) {
       StrategySet ss = strategies.get(ins.id());
@@ -143,10 +169,11 @@ public record CostGraph(
         }
         StrategySet os = strategies.get(opId);
         int u = nodeOf[opId];
+        boolean pin = pinned.get(opId);
         if (u == v) {
           for (int q = 0; q < ss.size(); q++) {
-            nodeCosts[v][q] += rep * reshard(shape, os.get(q).output(), ss.get(q).operandSpec(k),
-                env, cache);
+            nodeCosts[v][q] += pinnedOr(pin, rep * reshard(shape, os.get(q).output(),
+                ss.get(q).operandSpec(k), env, cache));
           }
           continue;
         }
@@ -156,7 +183,8 @@ public record CostGraph(
         for (int p = 0; p < os.size(); p++) {
           ShardingSpec from = os.get(p).output();
           for (int q = 0; q < ss.size(); q++) {
-            double c = rep * reshard(shape, from, ss.get(q).operandSpec(k), env, cache);
+            double c = pinnedOr(pin, rep * reshard(shape, from, ss.get(q).operandSpec(k), env,
+                cache));
             if (c != 0) {
               m[flip ? q * sb + p : p * sb + q] += c;
             }
@@ -176,6 +204,24 @@ public record CostGraph(
           }
         }
       }
+    }
+
+    /** Strategies of a silent instruction that communicate cost +Infinity. */
+    void forbidCollectives(java.util.BitSet silent) {
+      for (int id = silent.nextSetBit(0); id >= 0; id = silent.nextSetBit(id + 1)) {
+        StrategySet ss = strategies.get(id);
+        int v = nodeOf[id];
+        for (int q = 0; q < ss.size(); q++) {
+          if (ss.get(q).commCost() != 0) {
+            nodeCosts[v][q] = Double.POSITIVE_INFINITY;
+          }
+        }
+      }
+    }
+
+    /** A pinned value's nonzero resharding price is +Infinity; any other price stands. */
+    private static double pinnedOr(boolean pin, double price) {
+      return pin && price != 0 ? Double.POSITIVE_INFINITY : price;
     }
 
     /** Aliased pairs must take equal layouts: other pairs cost +Infinity. */

@@ -22,16 +22,18 @@ class NodePlacementCliTest {
   @TempDir static Path dir;
 
   /**
-   * The issue's plan: llama3-70b, seq 4096, on 4 x 8 H100, every stage keeping its activations
-   * (as the issue's plan did; with recomputation searched the planner now recomputes the first
-   * blocks of some stages on nine stages of 2 and 4 GPUs, 1.7% faster, which places trivially).
+   * The issue's plan: llama3-70b on 4 x 8 H100, every stage keeping its activations (as the
+   * issue's plan did; with recomputation searched the planner now recomputes the first blocks of
+   * some stages on nine stages of 2 and 4 GPUs, 1.7% faster, which places trivially). The issue's
+   * sequence was 4,096 tokens; since Megatron-LM's layouts are priced as Megatron-LM runs them,
+   * the plan there places trivially too, and the same stage shapes come at 2,048 tokens.
    */
   private static Path issuePlan;
 
   @BeforeAll
   static void planTheIssuesExample() {
     issuePlan = dir.resolve("llama3-70b-4x8.json");
-    CliRun p = CliRun.of("plan", "--model", "llama3-70b", "--seq", "4096", "--cluster",
+    CliRun p = CliRun.of("plan", "--model", "llama3-70b", "--seq", "2048", "--cluster",
         "4x8:h100-80gb:ib-ndr400", "--prices", "kernel", "--recompute", "none", "--out",
         issuePlan.toString());
     assertThat(p.code()).as(p.err()).isZero();
@@ -64,9 +66,10 @@ class NodePlacementCliTest {
   }
 
   /**
-   * The issue's plan has stages of 8, 8, 4, 8 and 4 GPUs. In pipeline order stage 3 took devices
-   * 20-27, half of node 2 and half of node 3; placed largest first it takes node 2 (16-23), and
-   * stages 2 and 4 share node 3 (24-27, 28-31).
+   * The issue's plan, priced with Megatron-LM's layouts as Megatron-LM runs them, has stages of
+   * 4, 8, 8, 4, 4 and 4 GPUs. In pipeline order stage 1 would take devices 4-11, half of node 0
+   * and half of node 1; placed largest first, stages 1 and 2 take nodes 0 and 1 (0-7, 8-15) and
+   * the 4-GPU stages share nodes 2 and 3 (16-19, 20-23, 24-27, 28-31).
    */
   @Test
   void theIssuesPlanKeepsEveryStageInsideNodes() throws Exception {
@@ -76,34 +79,36 @@ class NodePlacementCliTest {
       shapes.append(s.get("submesh")).append('@').append(s.get("firstDevice")).append(' ');
     }
     assertThat(shapes.toString().trim()).isEqualTo(
-        "[1,8]@0 [1,8]@8 [1,4]@24 [1,8]@16 [1,4]@28");
+        "[1,4]@16 [1,8]@0 [1,8]@8 [1,4]@20 [1,4]@24 [1,4]@28");
     assertPlacedAsPriced(issuePlan);
   }
 
   /**
-   * The same plan edited back to the crossing placement (stage 2 on 16-19, stage 3 on 20-27) is
-   * refused by {@code simulate --plan} and {@code export --plan} in one line, exit 2.
+   * The same plan edited back to the crossing placement, in pipeline order (stage 0 on 0-3,
+   * stage 1 on 4-11, stage 2 on 12-19), is refused by {@code simulate --plan} and {@code export
+   * --plan} in one line, exit 2.
    */
   @Test
   void aHandEditedStageAcrossNodesIsRefused() throws Exception {
     ObjectNode root = (ObjectNode) JSON.readTree(issuePlan.toFile());
-    ((ObjectNode) root.get("stages").get(2)).put("firstDevice", 16);
-    ((ObjectNode) root.get("stages").get(3)).put("firstDevice", 20);
+    ((ObjectNode) root.get("stages").get(0)).put("firstDevice", 0);
+    ((ObjectNode) root.get("stages").get(1)).put("firstDevice", 4);
+    ((ObjectNode) root.get("stages").get(2)).put("firstDevice", 12);
     Path edited = dir.resolve("crossing.json");
     Files.writeString(edited, JSON.writeValueAsString(root));
-    String why = "stages[3].firstDevice: 20 puts the stage's 1x8 submesh on devices 20-27,"
-        + " across nodes 2 to 3 of 4x8:h100-80gb:ib-ndr400";
+    String why = "stages[1].firstDevice: 4 puts the stage's 1x8 submesh on devices 4-11,"
+        + " across nodes 0 to 1 of 4x8:h100-80gb:ib-ndr400";
     CliRun.of("simulate", "--plan", edited.toString())
         .refusedInOneLine(ExitCodes.BAD_INPUT, why);
     CliRun.of("export", "--plan", edited.toString(), "--to", "megatron")
         .refusedInOneLine(ExitCodes.BAD_INPUT, why);
-    // A 4-GPU stage moved to devices 22-25 crosses too (and comes first in the check).
-    ((ObjectNode) root.get("stages").get(2)).put("firstDevice", 22);
+    // A 4-GPU stage moved to devices 6-9 crosses too (and comes first in the check).
+    ((ObjectNode) root.get("stages").get(0)).put("firstDevice", 6);
     Files.writeString(edited, JSON.writeValueAsString(root));
     CliRun.of("simulate", "--plan", edited.toString())
         .refusedInOneLine(ExitCodes.BAD_INPUT,
-        "stages[2].firstDevice: 22 puts the stage's 1x4 submesh on devices 22-25, across nodes"
-            + " 2 to 3");
+        "stages[0].firstDevice: 6 puts the stage's 1x4 submesh on devices 6-9, across nodes"
+            + " 0 to 1");
   }
 
   /**

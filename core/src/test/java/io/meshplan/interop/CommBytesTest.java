@@ -96,17 +96,18 @@ class CommBytesTest {
     // Megatron-LM's layouts all-reduces its b*s*h activation twice (after attention and after
     // the MLP). b = 2, s = 128, h = 256, bf16: S = 2*128*256*2 = 131072 bytes; on t = 4 GPUs a
     // ring all-reduce sends 2*(4-1)/4 * S = 196608 bytes per GPU, so the forward sends 393216.
-    // The backward all-reduces the input gradient of every column-parallel matrix: the first
-    // MLP matrix and, because meshplan's attention has separate query, key and value matrices
-    // where Megatron-LM fuses them into one, three in attention: 4 * 196608 = 786432 (Megatron's
-    // fused layout needs 2, as the forward).
+    // The backward all-reduces the input gradient of each column-parallel matrix: the first MLP
+    // matrix's and attention's. meshplan's attention has separate query, key and value matrices
+    // where Megatron-LM fuses them into one (linear_qkv); their partial input gradients are
+    // reduced once, as the fused matrix's (IlpLayerCostModel.fusedGemms): 2 * 196608 = 393216,
+    // as the forward. The layer sends 4 all-reduces, 786432 bytes.
     IlpLayerCostModel layers = Requests.layers(Requests.of(gpt(2), "1x8:a100-80gb", 8, false));
     LayerCost c = layers.cost(LayerCostModel.Kind.BLOCK,
         new LayerSetting(4, 2, Recompute.NONE, false, true));
     double s = 2.0 * 128 * 256 * 2;
     double ar = 2.0 * 3 / 4 * s;
     assertThat(c.forwardCommBytes()).isEqualTo(2 * ar);
-    assertThat(c.tensorCommBytes()).isEqualTo(6 * ar);
+    assertThat(c.tensorCommBytes()).isEqualTo(4 * ar);
     // One GPU replica has nothing to send.
     LayerCost one = layers.cost(LayerCostModel.Kind.BLOCK,
         new LayerSetting(1, 2, Recompute.NONE, false, true));

@@ -305,17 +305,20 @@ public final class IlpLayerCostModel implements LayerCostModel {
     Map<Integer, ShardingSpec> fixed = new HashMap<>();
     fixBoundary(tg, s, fixed);
     java.util.BitSet local = tg.deviceLocal();
-    if (megatron && t > 1 && !fixMegatron(tg, t, fixed, local)) {
+    java.util.BitSet pinned = new java.util.BitSet();
+    if (megatron && t > 1 && !fixMegatron(tg, t, fixed, local, pinned)) {
       return null;
     }
     KvReplicas.fix(tg, fixed);
     solves.incrementAndGet();
-    IntraOpResult r = new AutoSharding(env, solver, true).solve(g, fixed, local);
+    IntraOpResult r = new AutoSharding(env, solver, true).solve(g, fixed, local, pinned,
+        weightGradientProducts(tg, pinned));
     if (!(r instanceof IntraOpResult.Planned planned) || !planned.plan().notKept().isEmpty()) {
       return null;
     }
     LayerCost priced = price(tg, planned.plan(), env, t, local,
         s.recompute() != io.meshplan.model.Recompute.NONE, s.sequenceParallel() && t > 1,
+        fusedGemms(tg, pinned), !pinned.isEmpty(),
         kind == Kind.MTP_HEAD ? TrainingGraphBuilder.lmHeadWeights()
             : kind == Kind.MTP_FIRST_STAGE ? TrainingGraphBuilder.mtpTableWeights(m) : null);
     LayerCost.Builder out = priced.toBuilder();
@@ -525,9 +528,16 @@ public final class IlpLayerCostModel implements LayerCostModel {
         && y.rank() >= 2 && y.dim(y.rank() - 1) == x.dim(2);
   }
 
-  /** Megatron-LM's layouts by weight name; false when a weight cannot be split evenly. */
+  /**
+   * Megatron-LM's layouts by weight name; false when a weight cannot be split evenly. A split
+   * weight is also pinned: its readers take it as split, because Megatron-LM's tensor parallelism
+   * (and torchtitan's, which follows its plan) never gathers a tensor-parallel weight. Left free,
+   * the layer ILP gathers the weights instead of the activations wherever the microbatch's
+   * activations outweigh them (Llama 3.1 70B at TP 8 from about 65,536 tokens a microbatch), and
+   * prices a layer that no such framework runs.
+   */
   private static boolean fixMegatron(TrainingGraph tg, int t, Map<Integer, ShardingSpec> fixed,
-      java.util.BitSet local) {
+      java.util.BitSet local, java.util.BitSet pinned) {
     for (WeightTensors w : tg.weights()) {
       if (local.get(w.weight())) {
         continue; // a GPU's own experts, whole on it
@@ -542,6 +552,7 @@ public final class IlpLayerCostModel implements LayerCostModel {
         return false;
       }
       fixed.put(w.weight(), ShardingSpec.split(shape.rank(), dim, 1));
+      pinned.set(w.weight());
     }
     return true;
   }
@@ -614,8 +625,10 @@ public final class IlpLayerCostModel implements LayerCostModel {
    * the replica's t GPUs each run their own, so its FLOPs count them t times.
    */
   private LayerCost price(TrainingGraph tg, ShardingPlan plan, MeshEnv env, int t,
-      java.util.BitSet local, boolean recompute, boolean sequenceParallel, String shared) {
-    PhaseTotals p = PhaseAccountant.account(plan, rules(tg, recompute, sequenceParallel),
+      java.util.BitSet local, boolean recompute, boolean sequenceParallel, int[] fused,
+      boolean megatronLayouts, String shared) {
+    PhaseTotals p = PhaseAccountant.account(plan, rules(tg, recompute, sequenceParallel, fused,
+        megatronLayouts),
         id -> local.get(id) ? t : 1);
     // The replica's mesh is 1 x t: every byte it sends is on the tensor axis (axis 1).
     LayerCost.Builder cost = LayerCost.builder().tensorCommBytes(p.axis1Bytes())
@@ -635,10 +648,11 @@ public final class IlpLayerCostModel implements LayerCostModel {
    * priced per iteration by the stage builder). Without recomputation the backward rules still
    * re-derive a few cheap elementwise values; that is backward work, not recomputation. The
    * backward pass (recomputation included) keeps the forward values that are neither weights nor
-   * constants.
+   * constants. Under Megatron-LM's layouts the fused projections' collectives count once ({@link
+   * #fusedGemms}) and a value gathered for several readers of one phase is gathered once.
    */
   private static PhaseAccountant.Rules rules(TrainingGraph tg, boolean recompute,
-      boolean sequenceParallel) {
+      boolean sequenceParallel, int[] fused, boolean megatronLayouts) {
     Graph g = tg.graph();
     boolean[] residual = sequenceParallel ? residualStream(tg) : new boolean[g.size()];
     return new PhaseAccountant.Rules(id -> switch (tg.phase(id)) {
@@ -650,7 +664,107 @@ public final class IlpLayerCostModel implements LayerCostModel {
     }, id -> tg.phase(id) == Phase.BACKWARD || tg.phase(id) == Phase.RECOMPUTE,
         op -> tg.phase(op) == Phase.FORWARD && !weight(tg, op)
             && g.get(op).opcode() != Opcode.CONSTANT,
-        op -> true, id -> residual[id], tg::keptInFp8);
+        op -> true, id -> residual[id], tg::keptInFp8, id -> fused[id], megatronLayouts);
+  }
+
+  /**
+   * The products that compute the gradients of the split weights: each weight's gradient traced
+   * back through casts, transposes, reshapes, copies and sums of its size to the dots that make
+   * it. Megatron-LM computes a tensor-parallel weight shard's gradient whole on its GPU, from the
+   * gathered output gradient of a row-parallel layer or the gathered input of a column-parallel
+   * one; it never reduces a partial weight gradient over the tensor-parallel group.
+   *
+   * @param tg the layer's training graph
+   * @param pinned the split weights
+   * @return the ids of those products
+   */
+  static java.util.BitSet weightGradientProducts(TrainingGraph tg, java.util.BitSet pinned) {
+    Graph g = tg.graph();
+    java.util.BitSet out = new java.util.BitSet();
+    for (WeightTensors w : tg.weights()) {
+      if (!pinned.get(w.weight()) || w.gradient() < 0) {
+        continue;
+      }
+      long size = g.get(w.weight()).tensorShape().elementCount();
+      java.util.ArrayDeque<Integer> todo = new java.util.ArrayDeque<>(List.of(w.gradient()));
+      java.util.BitSet seen = new java.util.BitSet();
+      while (!todo.isEmpty()) {
+        int id = todo.pop();
+        if (seen.get(id) || !(g.get(id).shape() instanceof TensorShape t)
+            || t.elementCount() != size) {
+          continue;
+        }
+        seen.set(id);
+        Instruction ins = g.get(id);
+        switch (ins.opcode()) {
+          case DOT -> out.set(id);
+          case CONVERT, TRANSPOSE, RESHAPE, COPY, ADD -> ins.operands().forEach(todo::push);
+          default -> { }
+        }
+      }
+    }
+    return out;
+  }
+
+  /**
+   * The fused GEMMs of a layer in Megatron-LM's layouts, by instruction id (-1 for none): the
+   * backward input-gradient products of the split weights that read one forward input, keyed by
+   * that input's id. Megatron-LM runs such projections as one GEMM (the query, key and value
+   * projections as {@code linear_qkv}, gate and up as {@code linear_fc1}, a Mamba mixer's input
+   * projections as its {@code in_proj}), whose backward reduce-scatters the input gradient once
+   * (tensor_parallel/layers.py, {@code LinearWithGradAccumulationAndAsyncCommunication}); and
+   * torchtitan, which keeps them apart, sums their partial input gradients before the one
+   * redistribution of its module input. The graph has a product per projection, each reducing its
+   * own part, so the parts' collectives count once ({@link PhaseAccountant.Rules#fused}).
+   *
+   * @param tg the layer's training graph
+   * @param pinned the split weights
+   * @return the fused GEMM of each instruction id, or -1
+   */
+  static int[] fusedGemms(TrainingGraph tg, java.util.BitSet pinned) {
+    Graph g = tg.graph();
+    int[] fused = new int[g.size()];
+    java.util.Arrays.fill(fused, -1);
+    if (pinned.isEmpty()) {
+      return fused;
+    }
+    // The weight each value is computed from alone (a cast, transpose or scale of it), or -1.
+    int[] root = AutoSharding.derivedRoots(g, pinned);
+    // The forward input each split weight multiplies.
+    Map<Integer, Integer> input = new HashMap<>();
+    for (Instruction ins : g.instructions()) {
+      if (ins.opcode() == Opcode.DOT && tg.phase(ins.id()) == Phase.FORWARD
+          && ins.operands().size() == 2) {
+        int a = ins.operand(0);
+        int b = ins.operand(1);
+        if (root[b] >= 0 && root[a] < 0) {
+          input.putIfAbsent(root[b], a);
+        } else if (root[a] >= 0 && root[b] < 0) {
+          input.putIfAbsent(root[a], b);
+        }
+      }
+    }
+    Map<Integer, List<Integer>> groups = new java.util.TreeMap<>();
+    for (Instruction ins : g.instructions()) {
+      if (ins.opcode() != Opcode.DOT || tg.phase(ins.id()) != Phase.BACKWARD) {
+        continue;
+      }
+      for (int o : ins.operands()) {
+        Integer x = root[o] >= 0 ? input.get(root[o]) : null;
+        if (x != null) {
+          groups.computeIfAbsent(x, k -> new ArrayList<>()).add(ins.id());
+          break;
+        }
+      }
+    }
+    for (Map.Entry<Integer, List<Integer>> e : groups.entrySet()) {
+      if (e.getValue().size() > 1) {
+        for (int id : e.getValue()) {
+          fused[id] = e.getKey();
+        }
+      }
+    }
+    return fused;
   }
 
   /** Whether a value is a weight: a graph parameter other than the activation and batch inputs. */

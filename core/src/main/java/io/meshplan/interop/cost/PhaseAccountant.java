@@ -1,5 +1,6 @@
 package io.meshplan.interop.cost;
 
+import io.meshplan.graph.CallInliner;
 import io.meshplan.graph.Graph;
 import io.meshplan.graph.Instruction;
 import io.meshplan.graph.OpCost;
@@ -9,10 +10,12 @@ import io.meshplan.intraop.PlanCommBytes;
 import io.meshplan.intraop.ShardingPlan;
 import io.meshplan.intraop.Strategy;
 import io.meshplan.sharding.ReshardingCost;
+import io.meshplan.sharding.ShardingSpec;
 import io.meshplan.util.Require;
 import java.util.function.IntFunction;
 import java.util.function.IntPredicate;
 import java.util.function.IntToDoubleFunction;
+import java.util.function.IntUnaryOperator;
 
 /**
  * Counts a planned layer's instructions by phase, for preset transformer layers ({@link
@@ -77,9 +80,17 @@ public final class PhaseAccountant {
    *     sequence parallelism keeps the residual stream so and gathers it again when needed)
    * @param fp8Copy whether the framework keeps a value id as an FP8 copy, one byte per element
    *     (Megatron-Core's {@code activation_func_fp8_input_store})
+   * @param fused the fused GEMM an instruction id is a part of, or -1: the collectives that the
+   *     parts' own strategies perform (a reduce-scatter of each part's partial input gradient)
+   *     are one collective of the fused GEMM, counted once, as the largest part's
+   * @param sharedReshards whether a value resharded into one layout for several instructions of
+   *     one bucket is resharded once, its result read by all of them (as Megatron-LM gathers a
+   *     row-parallel layer's output gradient once for its input and its weight gradients); if
+   *     not, each reader pays its own resharding, as the layer ILP prices it
    */
   public record Rules(IntFunction<Bucket> bucket, IntPredicate readsSaved, IntPredicate kept,
-      IntPredicate inside, IntPredicate sequenceShard, IntPredicate fp8Copy) {
+      IntPredicate inside, IntPredicate sequenceShard, IntPredicate fp8Copy,
+      IntUnaryOperator fused, boolean sharedReshards) {
     /** Checks that every rule is given. */
     public Rules {
       Require.nonNull(bucket, "bucket");
@@ -88,6 +99,22 @@ public final class PhaseAccountant {
       Require.nonNull(inside, "inside");
       Require.nonNull(sequenceShard, "sequenceShard");
       Require.nonNull(fp8Copy, "fp8Copy");
+      Require.nonNull(fused, "fused");
+    }
+
+    /**
+     * Rules without fused GEMMs.
+     *
+     * @param bucket the bucket of each instruction id
+     * @param readsSaved whether an instruction id reads the values the backward pass keeps
+     * @param kept whether an operand id read by such an instruction is a value kept
+     * @param inside whether a kept value id is computed inside the layer
+     * @param sequenceShard whether a value id is kept as one sequence shard per tensor GPU
+     * @param fp8Copy whether a value id is kept as an FP8 copy
+     */
+    public Rules(IntFunction<Bucket> bucket, IntPredicate readsSaved, IntPredicate kept,
+        IntPredicate inside, IntPredicate sequenceShard, IntPredicate fp8Copy) {
+      this(bucket, readsSaved, kept, inside, sequenceShard, fp8Copy, id -> -1, false);
     }
 
     /**
@@ -143,12 +170,29 @@ public final class PhaseAccountant {
   public static PhaseTotals account(ShardingPlan plan, Rules rules, IntToDoubleFunction copies) {
     Graph g = plan.graph();
     PlanCommBytes volume = PlanCommBytes.of(plan);
+    int[] kept = fusedCollectives(plan, rules.fused());
+    double[][] own = volume.strategyBytes();
+    java.util.Set<String> done = new java.util.HashSet<>();
     Sums s = new Sums();
     for (Instruction ins : g.instructions()) {
       int id = ins.id();
       double n = copies.applyAsDouble(id);
-      s.add(rules.bucket().apply(id), seconds(plan, ins), volume.bytes(id, 0),
-          volume.bytes(id, 1), n * OpCost.modelFlops(g, ins));
+      double[] cc = seconds(plan, ins);
+      double b0 = volume.bytes(id, 0);
+      double b1 = volume.bytes(id, 1);
+      if (kept[id] != id) {
+        // A fused GEMM's part whose own collective is the fused GEMM's, counted at another part.
+        cc[1] -= CallInliner.repeat(ins) * plan.strategy(id).commCost();
+        b0 -= own[id][0];
+        b1 -= own[id][1];
+      }
+      if (rules.sharedReshards()) {
+        double[] again = reshardedBefore(plan, ins, rules.bucket().apply(id), done);
+        cc[1] -= again[0];
+        b0 -= again[1];
+        b1 -= again[2];
+      }
+      s.add(rules.bucket().apply(id), cc, b0, b1, n * OpCost.modelFlops(g, ins));
       // Work a fused kernel does again (the scores of fused attention's backward).
       s.recFlops += n * OpCost.recomputedFlops(g, ins);
     }
@@ -156,6 +200,70 @@ public final class PhaseAccountant {
     return new PhaseTotals(s.fwd, s.bwd, s.rec, s.comm, s.fwdComm, s.sync, s.update, s.modelFlops,
         s.recFlops + s.modelFlops, s.axis0, s.axis1, s.fwdAxis0, s.fwdAxis1, s.iteration,
         saved[0], saved[1], s.acc);
+  }
+
+  /**
+   * The resharding of an instruction's operands that an earlier instruction of the same bucket
+   * already did (the same value from the same layout into the same one): {seconds, bytes on axis
+   * 0, bytes on axis 1}. Records the reshardings it does first in {@code done}.
+   */
+  private static double[] reshardedBefore(ShardingPlan plan, Instruction ins, Bucket bucket,
+      java.util.Set<String> done) {
+    Graph g = plan.graph();
+    MeshEnv env = plan.env();
+    Strategy st = plan.strategy(ins.id());
+    double[] out = new double[3];
+    for (int k = 0; k < ins.operands().size(); k++) {
+      int op = ins.operand(k);
+      ShardingSpec from = plan.spec(op);
+      ShardingSpec to = st.operandSpec(k);
+      if (!(g.get(op).shape() instanceof TensorShape shape) || to == null || from == null
+          || from.equals(to)) {
+        continue;
+      }
+      if (done.add(bucket + " " + op + " " + to)) {
+        continue;
+      }
+      double rep = CallInliner.repeat(ins);
+      out[0] += rep * ReshardingCost.of(shape, from, to, env.comm());
+      for (int a = 0; a < 2 && a < env.mesh().rank(); a++) {
+        if (env.mesh().size(a) > 1) {
+          out[1 + a] += rep * ReshardingCost.of(shape, from, to,
+              new io.meshplan.cluster.BusBytesCommModel(env.mesh(), a));
+        }
+      }
+    }
+    return out;
+  }
+
+  /**
+   * For each instruction id, the id whose own collective stands for its fused GEMM's: itself when
+   * it is in no fused GEMM or is the part whose strategy communicates the most (the first such
+   * part in graph order), otherwise that part.
+   */
+  private static int[] fusedCollectives(ShardingPlan plan, IntUnaryOperator fused) {
+    Graph g = plan.graph();
+    int[] kept = new int[g.size()];
+    java.util.Map<Integer, Integer> largest = new java.util.HashMap<>();
+    for (Instruction ins : g.instructions()) {
+      int id = ins.id();
+      kept[id] = id;
+      int group = fused.applyAsInt(id);
+      if (group < 0) {
+        continue;
+      }
+      Integer best = largest.get(group);
+      if (best == null || plan.strategy(id).commCost() > plan.strategy(best).commCost()) {
+        largest.put(group, id);
+      }
+    }
+    for (Instruction ins : g.instructions()) {
+      int group = fused.applyAsInt(ins.id());
+      if (group >= 0) {
+        kept[ins.id()] = largest.get(group);
+      }
+    }
+    return kept;
   }
 
   /**

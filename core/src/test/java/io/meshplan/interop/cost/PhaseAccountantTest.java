@@ -195,4 +195,25 @@ class PhaseAccountantTest {
     assertThat(t.backwardSeconds()).isEqualTo(DOT_PER_GPU);
     assertThat(t.modelFlops()).isEqualTo(3 * DOT);
   }
+
+  @Test
+  void theCollectivesOfOneFusedGemmsPartsCountOnce() {
+    Step s = step();
+    Map<Integer, Bucket> buckets = new java.util.HashMap<>(natural(s));
+    buckets.put(s.gradW0(), Bucket.BACKWARD);
+    buckets.put(s.gradW1(), Bucket.BACKWARD);
+    PhaseAccountant.Rules apart = rules(s, buckets);
+    // The two weight-gradient products as parts of one fused GEMM (group 7): their all-reduces,
+    // 98304 each, are one collective of the larger part, 98304; their compute stays.
+    PhaseAccountant.Rules fused = new PhaseAccountant.Rules(apart.bucket(), apart.readsSaved(),
+        apart.kept(), apart.inside(), apart.sequenceShard(), apart.fp8Copy(),
+        id -> id == s.gradW0() || id == s.gradW1() ? 7 : -1, false);
+    PhaseTotals a = PhaseAccountant.account(s.plan(), apart);
+    PhaseTotals f = PhaseAccountant.account(s.plan(), fused);
+    assertThat(a.commSeconds()).isEqualTo(2 * ALL_REDUCE);
+    assertThat(f.commSeconds()).isEqualTo(ALL_REDUCE);
+    assertThat(f.axis0Bytes()).isEqualTo(ALL_REDUCE);
+    assertThat(f.backwardSeconds()).isEqualTo(3 * DOT_PER_GPU + ALL_REDUCE);
+    assertThat(f.modelFlops()).isEqualTo(a.modelFlops());
+  }
 }
