@@ -432,8 +432,9 @@ final class ExportCommand implements Callable<Integer> {
     }
     w.addAll(List.of("--attention", in.attention().label()));
     List<String> overlaps = c.megatronOverlapFlags(in.overlaps());
-    if (!in.overlaps().fsdpPrefetch()) {
-      // Before the fusion flag, where the Megatron-style flags would have put it.
+    if (!in.overlaps().fsdpPrefetch() && c.zeroStage() >= 2) {
+      // Before the fusion flag, where the Megatron-style flags would have put it; only where it
+      // times something (simulate refuses it under ZeRO-0 and ZeRO-1).
       overlaps.add(overlaps.indexOf("--no-gradient-accumulation-fusion") < 0 ? overlaps.size()
           : overlaps.size() - 1, "--no-fsdp-prefetch");
     }

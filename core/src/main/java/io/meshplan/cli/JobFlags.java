@@ -217,6 +217,12 @@ final class JobFlags {
       throw new io.meshplan.util.InputException("--hsdp-step-reduce times hybrid sharding's replica reduction; "
           + "give --zero-stage 3 --shard-group G, or drop it");
     }
+    if (clusterOptions.noFsdpPrefetch
+        && config.layout().map(c -> c.zeroStage() < 2).orElse(false)) {
+      // Only ZeRO-2 and ZeRO-3 gather and reduce-scatter per layer: the flag would change nothing.
+      throw new io.meshplan.util.InputException("--no-fsdp-prefetch times ZeRO-2's and ZeRO-3's "
+          + "per-layer gathers and reduce-scatters; give --zero-stage 2 or 3, or drop it");
+    }
     return bind(m, model.dtype != null, cs, config);
   }
 

@@ -185,6 +185,12 @@ final class ParallelOptions {
       throw new InputException("--recompute-num-layers must be at least 1, got "
           + recomputeNumLayers);
     }
+    if (recomputeModules != null && r != Recompute.SELECTIVE) {
+      // Checked here as well as with the model: the default list (core_attn) given by name
+      // without selective recomputation would otherwise pass as if not given.
+      throw new InputException("--recompute-modules needs --recompute selective (Megatron-LM's "
+          + "--recompute-granularity selective)");
+    }
     if (recomputeNumLayers != null && r != Recompute.FULL) {
       throw new InputException("--recompute-num-layers recomputes the first layers of each "
           + "stage in full: it needs --recompute full, and the mode is " + r.label());

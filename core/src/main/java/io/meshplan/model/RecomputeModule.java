@@ -101,7 +101,8 @@ public enum RecomputeModule {
   /**
    * Megatron-Core's rules for the recomputed modules ({@code TransformerConfig.__post_init__}):
    * they are selective recomputation's, the experts' activation needs grouped expert GEMMs (a
-   * mixture-of-experts model), the latent up-projections multi-head latent attention, and under
+   * mixture-of-experts model), so does the whole mixture-of-experts layer, the shared experts a
+   * model that has them, the latent up-projections multi-head latent attention, and under
    * FP8's delayed scaling ({@link Fp8Scaling#DELAYED}) neither the experts' activation nor the
    * norms may be recomputed.
    *
@@ -121,6 +122,15 @@ public enum RecomputeModule {
     if (modules.contains(MOE_ACT) && !model.arch().moe().routed()) {
       throw new InputException("--recompute-modules moe_act needs a mixture-of-experts model "
           + "(Megatron-LM runs it only with grouped expert GEMMs)");
+    }
+    if (modules.contains(MOE) && !model.arch().moe().routed()) {
+      throw new InputException("--recompute-modules moe needs a mixture-of-experts model; this"
+          + " model is dense");
+    }
+    if (modules.contains(SHARED_EXPERTS)
+        && !(model.arch().moe().routed() && model.arch().moe().sharedFfn() > 0)) {
+      throw new InputException("--recompute-modules shared_experts needs a model with shared "
+          + "experts; " + model.name() + " has none");
     }
     if (modules.contains(MLA_UP_PROJ) && !model.arch().attn().mla().on()) {
       throw new InputException("--recompute-modules mla_up_proj needs multi-head latent "

@@ -616,7 +616,8 @@ public record ParallelConfig(
   /**
    * Checks what of this configuration depends on the model beyond its sizes ({@link #check}): a
    * layout's multi-token prediction modules against the model's, and the recomputed modules by
-   * Megatron-Core's rules ({@link io.meshplan.model.RecomputeModule#check}), a MaxText
+   * Megatron-Core's rules ({@link io.meshplan.model.RecomputeModule#check}), the recomputed
+   * layers against the largest model chunk's, a MaxText
    * policy's model ({@link io.meshplan.model.MaxTextRemat#check}), and trained FP8 weights
    * ({@link io.meshplan.model.Lora#fp8Weights}) as Megatron-LM's {@code validate_args} takes them
    * ({@code megatron/training/arguments.py} at d98e8a6, lines 1095-1097: "--fp8-param-gather only
@@ -631,6 +632,16 @@ public record ParallelConfig(
     }
     io.meshplan.model.RecomputeModule.check(recompute, recomputeModules, model);
     io.meshplan.model.MaxTextRemat.check(recompute, model);
+    if (recomputeLayers > 0) {
+      int most = java.util.Arrays.stream(chunkLayers(model.layers())).max().orElse(0);
+      if (recomputeLayers > most) {
+        // Megatron-LM recomputes at most a chunk's layers; more would be priced (and written) as
+        // a count no chunk has.
+        throw new InputException("--recompute-num-layers " + recomputeLayers + " is more than the"
+            + " " + most + " layers of a model chunk (the first N layers of each chunk are"
+            + " recomputed); give at most " + most);
+      }
+    }
     if (model.lora().fp8Weights() && zeroStage == 0) {
       throw new InputException("--fp8-param-gather in full training needs a sharded optimizer "
           + "(--distributed-optimizer or --zero-stage 1-3), as in Megatron-LM");

@@ -183,7 +183,7 @@ class CalibrateTrainCliTest {
           "5632", "--vocab", "32000", "--seq", "2048", "--dtype", "bf16", "--cluster",
           "1x4:a100-80gb", "--tp", "2", "--pp", "2", "--dp", "1", "--micro-batch", "2",
           "--global-batch", "128", "--distributed-optimizer", "--attention", "flash",
-          "--no-fsdp-prefetch", "--json"));
+          "--json"));
       flags.addAll(List.of(c.getValue()).subList(2, c.getValue().length));
       CliRun sim = CliRun.of(flags.toArray(String[]::new));
       assertThat(sim.code()).as(sim.err()).isZero();

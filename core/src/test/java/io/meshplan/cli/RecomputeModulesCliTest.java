@@ -86,4 +86,50 @@ class RecomputeModulesCliTest {
         "--recompute", "selective", "--recompute-modules", "moe_act")
         .refusedInOneLine(ExitCodes.BAD_INPUT, "moe_act needs a mixture-of-experts model");
   }
+
+  /**
+   * Flags that used to change nothing, silently: the default module named without selective
+   * recomputation, MoE-only modules on a dense model or a model without shared experts, more
+   * recomputed layers than a chunk holds (priced as the chunk's 2 here, and written to Megatron-LM
+   * as given), and the FSDP prefetch switch below ZeRO-2, which has no prefetch.
+   */
+  @Test
+  void flagsThatWouldChangeNothingAreRefusedInOneLine() {
+    for (String mode : new String[] {"none", "full"}) {
+      run("simulate", "--recompute", mode, "--recompute-modules", "core_attn")
+          .refusedInOneLine(ExitCodes.BAD_INPUT, "--recompute-modules needs --recompute selective");
+    }
+    run("simulate", "--recompute-modules", "core_attn").refusedInOneLine(ExitCodes.BAD_INPUT,
+        "--recompute-modules needs --recompute selective");
+    // Mixtral has no shared experts.
+    run("simulate", "--recompute", "selective", "--recompute-modules", "shared_experts")
+        .refusedInOneLine(ExitCodes.BAD_INPUT,
+            "--recompute-modules shared_experts needs a model with shared experts; mixtral-8x7b"
+                + " has none");
+    String[] dense = {"--model", "llama3-8b", "--seq", "1024", "--cluster", "1x8:h100-80gb",
+        "--tp", "1", "--pp", "2", "--dp", "4", "--micro-batch", "1", "--global-batch", "8"};
+    List<String> moe = new ArrayList<>(List.of("simulate"));
+    moe.addAll(Arrays.asList(dense));
+    moe.addAll(List.of("--recompute", "selective", "--recompute-modules", "moe"));
+    CliRun.of(moe.toArray(String[]::new)).refusedInOneLine(ExitCodes.BAD_INPUT,
+        "--recompute-modules moe needs a mixture-of-experts model; this model is dense");
+    // 4 blocks over 2 stages: 2 a chunk, so 3 is refused wherever the flags are read.
+    for (String command : new String[] {"simulate", "export"}) {
+      List<String> a = new ArrayList<>(List.of(command));
+      if (command.equals("export")) {
+        a.addAll(List.of("--to", "megatron"));
+      }
+      a.addAll(Arrays.asList(MIXTRAL));
+      a.addAll(List.of("--recompute", "full", "--recompute-num-layers", "3"));
+      CliRun.of(a.toArray(String[]::new)).refusedInOneLine(ExitCodes.BAD_INPUT,
+          "--recompute-num-layers 3 is more than the 2 layers of a model chunk (the first N"
+              + " layers of each chunk are recomputed); give at most 2");
+    }
+    CliRun two = run("simulate", "--recompute", "full", "--recompute-num-layers", "2");
+    assertThat(two.code()).as(two.err()).isZero();
+    // --distributed-optimizer is ZeRO-1: no per-layer gather to prefetch.
+    run("simulate", "--no-fsdp-prefetch").refusedInOneLine(ExitCodes.BAD_INPUT,
+        "--no-fsdp-prefetch times ZeRO-2's and ZeRO-3's per-layer gathers and reduce-scatters;"
+            + " give --zero-stage 2 or 3, or drop it");
+  }
 }
