@@ -231,8 +231,10 @@ final class ExportCommand implements Callable<Integer> {
   /** The plan file's export, refused when the plan does not fit its cluster's memory. */
   private ExportResult fromPlan(ExportTarget target) {
     if (!model.given().isEmpty() || parallel.any()) {
-      throw new InputException("give --plan or the model and parallel flags, not both"
-          + (model.given().isEmpty() ? "" : " (" + String.join(", ", model.given()) + ")"));
+      List<String> given = new java.util.ArrayList<>(model.given());
+      given.addAll(parallel.given());
+      throw new InputException("give --plan or the model and parallel flags, not both ("
+          + String.join(", ", given) + ")");
     }
     if (attention.chosen().isPresent()) {
       throw new InputException("--plan carries the attention it was planned with; drop "

@@ -148,15 +148,34 @@ final class ParallelOptions {
 
   /** Whether any of the flags was given. */
   boolean any() {
-    return schedule != null || tp != null || pp != null || dp != null || vpp != null || microBatch != null
-        || globalBatch != null || recompute != null || recomputeModules != null
-        || recomputeNumLayers != null || sequenceParallel
-        || distributedOptimizer
-        || zeroStage != null || shardGroup != null || firstStageLayers != null
-        || lastStageLayers != null
-        || embeddingInSplit || lossInSplit || layout != null
-        || ep != null || etp != null || cp != null || cpCommType != null
-        || trainTokens != null;
+    return !given().isEmpty();
+  }
+
+  /**
+   * The flags given, in the order of the help text's groups.
+   *
+   * @return their names, such as {@code --tp}
+   */
+  java.util.List<String> given() {
+    Object[][] flags = {{"--schedule", schedule}, {"--tp", tp}, {"--pp", pp}, {"--dp", dp},
+        {"--vpp", vpp}, {"--micro-batch", microBatch}, {"--global-batch", globalBatch},
+        {"--recompute", recompute}, {"--recompute-modules", recomputeModules},
+        {"--recompute-num-layers", recomputeNumLayers},
+        {"--sequence-parallel", sequenceParallel ? true : null},
+        {"--distributed-optimizer", distributedOptimizer ? true : null},
+        {"--zero-stage", zeroStage}, {"--shard-group", shardGroup},
+        {"--first-stage-layers", firstStageLayers}, {"--last-stage-layers", lastStageLayers},
+        {"--account-for-embedding-in-pipeline-split", embeddingInSplit ? true : null},
+        {"--account-for-loss-in-pipeline-split", lossInSplit ? true : null},
+        {"--pipeline-model-parallel-layout", layout}, {"--ep", ep}, {"--etp", etp},
+        {"--cp", cp}, {"--cp-comm-type", cpCommType}, {"--train-tokens", trainTokens}};
+    java.util.List<String> g = new java.util.ArrayList<>();
+    for (Object[] f : flags) {
+      if (f[1] != null) {
+        g.add((String) f[0]);
+      }
+    }
+    return g;
   }
 
   /**

@@ -180,9 +180,10 @@ final class SimulateCommand implements Callable<Integer> {
 
   private Simulated fromPlan() {
     if (parallel.any() || !model.given().isEmpty()) {
+      java.util.List<String> given = new java.util.ArrayList<>(model.given());
+      given.addAll(parallel.given());
       throw new InputException("--plan carries the model and the parallel sizes; drop "
-          + (model.given().isEmpty() ? "" : String.join("/", model.given()) + " and ")
-          + "--tp/--pp/--dp/--vpp/--micro-batch/--global-batch");
+          + String.join(", ", given));
     }
     // A plan is simulated at the prices it was planned at (kernel-level, or the calibration
     // profile it carries) unless the flags say otherwise.

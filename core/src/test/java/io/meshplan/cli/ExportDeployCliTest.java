@@ -164,6 +164,15 @@ class ExportDeployCliTest {
         plan.toString()}));
     assertThat(both.code()).isEqualTo(ExitCodes.BAD_INPUT);
     assertThat(both.err()).contains("not both");
+    // The flags given with a plan are named, whichever they are (the refusal used to name the
+    // sizes whatever was given).
+    Path good = planFile(20, 20, 20, 20);
+    CliRun.of("simulate", "--plan", good.toString(), "--recompute", "full", "--zero-stage", "3")
+        .refusedInOneLine(ExitCodes.BAD_INPUT,
+            "--plan carries the model and the parallel sizes; drop --recompute, --zero-stage");
+    CliRun.of("export", "--to", "megatron", "--plan", good.toString(), "--seq", "2048",
+        "--schedule", "gpipe").refusedInOneLine(ExitCodes.BAD_INPUT,
+            "give --plan or the model and parallel flags, not both (--seq, --schedule)");
   }
 
   @Test

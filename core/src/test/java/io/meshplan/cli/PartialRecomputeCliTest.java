@@ -43,8 +43,9 @@ class PartialRecomputeCliTest {
    * The blocks are alike and the embedding and head do not depend on recomputation, so each
    * block recomputed adds one block's share of the difference between full recomputation and
    * none: with 8 of 32 blocks, a quarter of the extra compute time and of the recomputation, and
-   * a quarter of the activations full recomputation frees; 16 blocks twice that; 40 (more than
-   * the stage has) the same as every block.
+   * a quarter of the activations full recomputation frees; 16 blocks twice that; 32 (every block
+   * of the stage) the same as full recomputation; 40, more than the stage has, is refused (it
+   * used to be priced as 32 without a word, and written to Megatron-LM as 40).
    */
   @Test
   void eachRecomputedBlockAddsOneBlocksShare() throws Exception {
@@ -52,7 +53,7 @@ class PartialRecomputeCliTest {
     JsonNode full = run("--recompute", "full");
     JsonNode eight = run("--recompute", "full", "--recompute-num-layers", "8");
     JsonNode sixteen = run("--recompute", "full", "--recompute-num-layers", "16");
-    JsonNode forty = run("--recompute", "full", "--recompute-num-layers", "40");
+    JsonNode all = run("--recompute", "full", "--recompute-num-layers", "32");
     double r = at(full, "breakdown", "recompute");
     assertThat(r).isPositive();
     assertThat(at(eight, "breakdown", "recompute")).isCloseTo(r / 4, within(r * 1e-9));
@@ -68,9 +69,13 @@ class PartialRecomputeCliTest {
         within(a0 * 1e-9));
     assertThat(at(sixteen, "memory", "activations")).isCloseTo(a0 - (a0 - a1) / 2,
         within(a0 * 1e-9));
-    assertThat(forty.path("iterationSeconds").asDouble())
+    assertThat(all.path("iterationSeconds").asDouble())
         .isEqualTo(full.path("iterationSeconds").asDouble());
-    assertThat(at(forty, "memory", "activations")).isEqualTo(a1);
+    assertThat(at(all, "memory", "activations")).isEqualTo(a1);
+    List<String> forty = new ArrayList<>(RUN);
+    forty.addAll(List.of("--recompute", "full", "--recompute-num-layers", "40"));
+    CliRun.of(forty.toArray(String[]::new)).refusedInOneLine(2,
+        "--recompute-num-layers 40 is more than the 32 layers of a model chunk");
   }
 
   /** Per stage: with PP 2 each stage of 16 blocks recomputes its own first 4. */
