@@ -834,8 +834,10 @@ public final class PlanJson {
           : e.getKey().equals("targets") ? sameTargets(g, model) : g.equals(d))) {
         continue;
       }
+      // A full training plan has no model.lora: its summary follows from the model's fields.
       throw new InputException(where + ": field '" + field + "." + e.getKey() + "' is "
-          + shown(g) + " but model.lora makes it " + shown(d));
+          + shown(g) + (model.lora().on() ? " but model.lora makes it "
+          : " but the model's fields make it ") + shown(d));
     }
   }
 

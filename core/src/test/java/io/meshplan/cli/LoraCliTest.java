@@ -215,6 +215,18 @@ class LoraCliTest {
     withField(text, bad, "/finetune", "targets", "q_proj,\u001b[2J");
     CliRun.of("simulate", "--plan", bad.toString()).refusedInOneLine(2,
         "field 'finetune.targets' is 'q_proj,\\u001b[2J' but model.lora makes it 'q_proj,k_proj,");
+    // A full training plan has no model.lora: its summary is the model's fields', and so says
+    // the refusal (it blamed model.lora). Llama 3.1 8B at 32 layers trains 8,030,261,248
+    // parameters; the file's 64 make 15,009,845,248.
+    Path whole = dir.resolve("full.json");
+    assertThat(CliRun.of("plan", "--model", "llama3.1-8b", "--cluster", "1x8:h100-80gb",
+        "--out", whole.toString()).code()).isZero();
+    ObjectNode fullRoot = (ObjectNode) JSON.readTree(Files.readString(whole));
+    ((ObjectNode) fullRoot.get("model")).put("layers", 64);
+    Files.writeString(bad, JSON.writeValueAsString(fullRoot));
+    CliRun.of("simulate", "--plan", bad.toString()).refusedInOneLine(2,
+        "field 'finetune.trainableParameters' is 8030261248 but the model's fields make it "
+            + "15009845248");
     // torchtitan 0.2.2 writes no adapters, and names the form that does.
     CliRun v022 = CliRun.of("export", "--plan", plan.toString(), "--to", "torchtitan",
         "--framework-version", "0.2.2");
