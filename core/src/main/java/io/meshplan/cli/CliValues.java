@@ -273,4 +273,21 @@ final class CliValues {
     }
     return b;
   }
+
+  /**
+   * The names of the flags given: those of {@code flags} (pairs of a name and its value, a
+   * boolean flag's value {@code true} or null) whose value is not null, in their order.
+   *
+   * @param flags the flags, {@code {name, value}} each
+   * @return the names given
+   */
+  static java.util.List<String> given(Object[][] flags) {
+    java.util.List<String> g = new java.util.ArrayList<>();
+    for (Object[] f : flags) {
+      if (f[1] != null) {
+        g.add((String) f[0]);
+      }
+    }
+    return g;
+  }
 }

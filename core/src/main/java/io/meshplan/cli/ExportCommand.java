@@ -230,9 +230,8 @@ final class ExportCommand implements Callable<Integer> {
 
   /** The plan file's export, refused when the plan does not fit its cluster's memory. */
   private ExportResult fromPlan(ExportTarget target) {
-    if (!model.given().isEmpty() || parallel.any()) {
-      List<String> given = new java.util.ArrayList<>(model.given());
-      given.addAll(parallel.given());
+    List<String> given = JobFlags.given(model, parallel);
+    if (!given.isEmpty()) {
       throw new InputException("give --plan or the model and parallel flags, not both ("
           + String.join(", ", given) + ")");
     }

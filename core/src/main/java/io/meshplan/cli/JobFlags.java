@@ -193,6 +193,19 @@ final class JobFlags {
   }
 
   /**
+   * The model and parallel flags given, which a command reading a plan file refuses by name.
+   *
+   * @param model the model flags
+   * @param parallel the parallel flags
+   * @return their names, the model's first
+   */
+  static java.util.List<String> given(ModelOptions model, ParallelOptions parallel) {
+    java.util.List<String> given = new java.util.ArrayList<>(model.given());
+    given.addAll(parallel.given());
+    return given;
+  }
+
+  /**
    * The training configuration of the model, cluster, attention and parallel flags, bound: what
    * {@code simulate} prices and {@code export} writes. The flags are read in one order (model,
    * cluster, layout, schedule, overlaps) and the rules run once ({@link BoundConfig}).

@@ -339,7 +339,6 @@ final class ModelOptions {
    * @return the flags given, in declaration order
    */
   List<String> given() {
-    List<String> g = new java.util.ArrayList<>();
     Object[][] flags = {{"--model", model}, {"--moe-capacity-factor", capacityFactor},
         {"--moe-imbalance", imbalance}, {"--layers", layers}, {"--batch", batch}, {"--seq", seq},
         {"--hidden", hidden}, {"--heads", heads}, {"--kv-heads", kvHeads},
@@ -349,12 +348,7 @@ final class ModelOptions {
         {"--fp8-param-gather", fp8ParamGather},
         {"--activation-func-fp8-input-store", fp8ActivationInput}, {"--dtype", dtype},
         {"--fp8-recipe", fp8Recipe}, {"--optimizer-state", optimizerState}};
-    for (Object[] f : flags) {
-      if (f[1] != null) {
-        g.add((String) f[0]);
-      }
-    }
-    return g;
+    return CliValues.given(flags);
   }
 
   /**

@@ -169,13 +169,7 @@ final class ParallelOptions {
         {"--account-for-loss-in-pipeline-split", lossInSplit ? true : null},
         {"--pipeline-model-parallel-layout", layout}, {"--ep", ep}, {"--etp", etp},
         {"--cp", cp}, {"--cp-comm-type", cpCommType}, {"--train-tokens", trainTokens}};
-    java.util.List<String> g = new java.util.ArrayList<>();
-    for (Object[] f : flags) {
-      if (f[1] != null) {
-        g.add((String) f[0]);
-      }
-    }
-    return g;
+    return CliValues.given(flags);
   }
 
   /**
@@ -204,11 +198,10 @@ final class ParallelOptions {
       throw new InputException("--recompute-num-layers must be at least 1, got "
           + recomputeNumLayers);
     }
-    if (recomputeModules != null && r != Recompute.SELECTIVE) {
+    if (recomputeModules != null) {
       // Checked here as well as with the model: the default list (core_attn) given by name
       // without selective recomputation would otherwise pass as if not given.
-      throw new InputException("--recompute-modules needs --recompute selective (Megatron-LM's "
-          + "--recompute-granularity selective)");
+      RecomputeModule.requireSelective(r);
     }
     if (recomputeNumLayers != null && r != Recompute.FULL) {
       throw new InputException("--recompute-num-layers recomputes the first layers of each "

@@ -179,9 +179,8 @@ final class SimulateCommand implements Callable<Integer> {
   }
 
   private Simulated fromPlan() {
-    if (parallel.any() || !model.given().isEmpty()) {
-      java.util.List<String> given = new java.util.ArrayList<>(model.given());
-      given.addAll(parallel.given());
+    java.util.List<String> given = JobFlags.given(model, parallel);
+    if (!given.isEmpty()) {
       throw new InputException("--plan carries the model and the parallel sizes; drop "
           + String.join(", ", given));
     }

@@ -119,34 +119,18 @@ public final class AutoSharding {
    */
   public IntraOpResult solve(Graph graph,
       java.util.Map<Integer, io.meshplan.sharding.ShardingSpec> fixed, java.util.BitSet local) {
-    return solve(graph, fixed, local, new java.util.BitSet());
+    return solve(graph, fixed, local, new java.util.BitSet(), new java.util.BitSet());
   }
 
   /**
-   * Plans a graph some of whose values are read only as they are laid out: every reader of a
-   * pinned value, and of every value computed from pinned values alone (a weight's cast to FP8,
-   * its transpose, its scale), takes it in its producer's layout, never resharded at a cost. This
-   * is a framework that stores a weight split over the tensor-parallel GPUs and never gathers it,
-   * as Megatron-LM's and torchtitan's tensor parallelism do.
-   *
-   * @param graph the computation
-   * @param fixed required result layouts by instruction id
-   * @param local the ids of the device-local instructions
-   * @param pinned the ids of values their readers may not reshard
-   * @return the plan, or why there is none with the memory that would be needed
-   */
-  public IntraOpResult solve(Graph graph,
-      java.util.Map<Integer, io.meshplan.sharding.ShardingSpec> fixed, java.util.BitSet local,
-      java.util.BitSet pinned) {
-    return solve(graph, fixed, local, pinned, new java.util.BitSet());
-  }
-
-  /**
-   * Plans a graph with pinned values (see {@link #solve(Graph, java.util.Map, java.util.BitSet,
-   * java.util.BitSet)}) and instructions that run without a collective of their own: a strategy
-   * of a silent instruction that communicates (a reduce-scatter of a partial weight gradient) is
-   * not taken. A framework computes the gradient of a tensor-parallel weight's shard whole on its
-   * GPU and never reduces it over the tensor-parallel group.
+   * Plans a graph some of whose values are read only as they are laid out, and some of whose
+   * instructions run without a collective of their own. Every reader of a pinned value, and of
+   * every value computed from pinned values alone (a weight's cast to FP8, its transpose, its
+   * scale), takes it in its producer's layout, never resharded at a cost; a strategy of a silent
+   * instruction that communicates (a reduce-scatter of a partial weight gradient) is not taken.
+   * This is a framework that stores a weight split over the tensor-parallel GPUs, never gathers
+   * it, and computes its shard's gradient whole on its GPU, as Megatron-LM's and torchtitan's
+   * tensor parallelism do.
    *
    * @param graph the computation
    * @param fixed required result layouts by instruction id

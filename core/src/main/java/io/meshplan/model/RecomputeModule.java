@@ -99,6 +99,19 @@ public enum RecomputeModule {
   }
 
   /**
+   * A module list is selective recomputation's.
+   *
+   * @param recompute the recomputation mode
+   * @throws InputException unless it is {@link Recompute#SELECTIVE}
+   */
+  public static void requireSelective(Recompute recompute) {
+    if (recompute != Recompute.SELECTIVE) {
+      throw new InputException("--recompute-modules needs --recompute selective (Megatron-LM's "
+          + "--recompute-granularity selective)");
+    }
+  }
+
+  /**
    * Megatron-Core's rules for the recomputed modules ({@code TransformerConfig.__post_init__}):
    * they are selective recomputation's, the experts' activation needs grouped expert GEMMs (a
    * mixture-of-experts model), so does the whole mixture-of-experts layer, the shared experts a
@@ -115,10 +128,7 @@ public enum RecomputeModule {
     if (modules.equals(DEFAULT)) {
       return;
     }
-    if (recompute != Recompute.SELECTIVE) {
-      throw new InputException("--recompute-modules needs --recompute selective (Megatron-LM's "
-          + "--recompute-granularity selective)");
-    }
+    requireSelective(recompute);
     if (modules.contains(MOE_ACT) && !model.arch().moe().routed()) {
       throw new InputException("--recompute-modules moe_act needs a mixture-of-experts model "
           + "(Megatron-LM runs it only with grouped expert GEMMs)");

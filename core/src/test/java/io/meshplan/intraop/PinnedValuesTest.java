@@ -43,7 +43,8 @@ class PinnedValuesTest {
 
   private static ShardingPlan solve(Product p, BitSet pinned) {
     IntraOpResult r = new AutoSharding(ENV, SolverOptions.defaults())
-        .solve(p.graph(), Map.of(p.x(), ROWS, p.w(), COLUMNS), new BitSet(), pinned);
+        .solve(p.graph(), Map.of(p.x(), ROWS, p.w(), COLUMNS), new BitSet(), pinned,
+            new BitSet());
     assertThat(r).isInstanceOf(IntraOpResult.Planned.class);
     return ((IntraOpResult.Planned) r).plan();
   }

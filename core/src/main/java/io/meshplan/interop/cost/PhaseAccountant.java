@@ -172,7 +172,7 @@ public final class PhaseAccountant {
     PlanCommBytes volume = PlanCommBytes.of(plan);
     int[] kept = fusedCollectives(plan, rules.fused());
     double[][] own = volume.strategyBytes();
-    java.util.Set<String> done = new java.util.HashSet<>();
+    java.util.Set<Reshard> done = new java.util.HashSet<>();
     Sums s = new Sums();
     for (Instruction ins : g.instructions()) {
       int id = ins.id();
@@ -202,13 +202,16 @@ public final class PhaseAccountant {
         saved[0], saved[1], s.acc);
   }
 
+  /** A value resharded into a layout by an instruction of a bucket. */
+  private record Reshard(Bucket bucket, int value, ShardingSpec to) {}
+
   /**
    * The resharding of an instruction's operands that an earlier instruction of the same bucket
    * already did (the same value from the same layout into the same one): {seconds, bytes on axis
    * 0, bytes on axis 1}. Records the reshardings it does first in {@code done}.
    */
   private static double[] reshardedBefore(ShardingPlan plan, Instruction ins, Bucket bucket,
-      java.util.Set<String> done) {
+      java.util.Set<Reshard> done) {
     Graph g = plan.graph();
     MeshEnv env = plan.env();
     Strategy st = plan.strategy(ins.id());
@@ -221,7 +224,7 @@ public final class PhaseAccountant {
           || from.equals(to)) {
         continue;
       }
-      if (done.add(bucket + " " + op + " " + to)) {
+      if (done.add(new Reshard(bucket, op, to))) {
         continue;
       }
       double rep = CallInliner.repeat(ins);
