@@ -217,6 +217,40 @@ public enum Architecture {
   }
 
   /**
+   * The fraction of an NVLink link's line rate that NCCL's collectives and send/recv move over it,
+   * per direction: NCCL's own per-link bandwidth for the architecture (its topology model, which
+   * sizes its rings and channels and predicts their bus bandwidth: {@code ncclTopoNVLinkBw} in
+   * {@code src/graph/topo.h}, NVIDIA/nccl 069a3d4) over the link's datasheet rate per direction
+   * (25 GB/s for NVLink 2, 3 and 4, 50 GB/s for NVLink 5):
+   *
+   * <ul>
+   *   <li>Volta and Ampere: {@code SM70_NVLINK_BW} = {@code SM80_NVLINK_BW} = 20.0 GB/s, 20.0 / 25
+   *       = 0.80 (an A100's 12 links: 240 GB/s of its 300; the seed deployment's 8 A100s measured
+   *       215.6 GB/s of all-reduce bus bandwidth at 2 GB);
+   *   <li>Hopper: {@code SM90_NVLINK_BW} = 20.6 GB/s, 20.6 / 25 = 0.824 (an H100's 18 links:
+   *       370.8 GB/s of its 450; NCCL's maintainer gives 360 GB/s as the all-gather and all-reduce
+   *       bus bandwidth expected of 8 H100s, NVIDIA/nccl-tests issue 326);
+   *   <li>Blackwell (compute capability 10.x, B200 to GB300): {@code SM100_NVLINK_BW} = 40.1 GB/s,
+   *       40.1 / 50 = 0.802 (721.8 GB/s of 900).
+   * </ul>
+   *
+   * <p>AMD's Infinity Fabric links are priced at their datasheet rate: RCCL states no such
+   * figure meshplan takes. NVLink SHARP all-reduces, which reduce inside the switch and can pass
+   * the ring's bus bandwidth, are not modelled: NeMo's and MLPerf's recipes turn them off
+   * ({@code NCCL_NVLS_ENABLE=0}).
+   *
+   * @return the fraction, in (0, 1]
+   */
+  public double ncclLinkFraction() {
+    return switch (this) {
+      case VOLTA, AMPERE -> 20.0 / 25.0;
+      case HOPPER -> 20.6 / 25.0;
+      case BLACKWELL -> 40.1 / 50.0;
+      case CDNA3, CDNA4 -> 1.0;
+    };
+  }
+
+  /**
    * Whether this architecture has math in a precision (a datasheet peak may be stated for it).
    *
    * @param p the precision

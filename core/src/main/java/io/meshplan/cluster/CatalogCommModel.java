@@ -34,8 +34,11 @@ import io.meshplan.util.Require;
  * / W_nv) + [k&gt;1](L_net + (k-1)/k * B * m / W_net). The two phases are added, not overlapped,
  * which errs on the slow side.
  *
- * <p>On a fully connected mesh (AMD Infinity Fabric) W_nv is what the group's m - 1 direct links
- * carry ({@link GpuSpec#intraNodeBandwidth}), not the GPU's whole link bandwidth.
+ * <p>W_nv is the NVLink bandwidth NCCL reaches, not the datasheet's line rate: {@link
+ * GpuSpec#collectiveBandwidth}, NCCL's own per-link figure ({@link
+ * Architecture#ncclLinkFraction}). On a fully connected mesh (AMD Infinity Fabric) it is what the
+ * group's m - 1 direct links carry ({@link GpuSpec#intraNodeBandwidth}), not the GPU's whole link
+ * bandwidth.
  *
  * <p>L_nv is {@link #NVLINK_LATENCY_SECONDS}; L_net the fabric latency. Costs are in seconds.
  */
@@ -94,7 +97,7 @@ public final class CatalogCommModel implements CollectiveCommModel {
     }
     int k = p.nodesSpanned();
     int m = p.gpusPerNodeInGroup();
-    double wNv = cluster.gpu().intraNodeBandwidth(m);
+    double wNv = cluster.gpu().collectiveBandwidth(m);
     double wNet = cluster.nodeNetworkBandwidth() / p.groupsPerNode();
     double t = 0.0;
     if (collective == Collective.ALL_TO_ALL) {

@@ -169,6 +169,19 @@ public record GpuSpec(
   }
 
   /**
+   * The bandwidth per direction NCCL's collectives and send/recv reach for one GPU of a group
+   * inside its node: {@link #intraNodeBandwidth} times the architecture's {@link
+   * Architecture#ncclLinkFraction} (what NCCL's topology model gives each link). This, not the
+   * datasheet's line rate, is what a collective over NVLink is priced at.
+   *
+   * @param gpus the GPUs of the group inside the node, >= 1
+   * @return bytes/s
+   */
+  public double collectiveBandwidth(int gpus) {
+    return intraNodeBandwidth(gpus) * architecture.ncclLinkFraction();
+  }
+
+  /**
    * The peak dense throughput for a precision.
    *
    * @param precision the number format

@@ -18,7 +18,8 @@ public interface SendRecvModel {
   double sendRecv(double bytes, int pairsPerNode, LinkLevel level);
 
   /**
-   * The catalog price: one latency plus bytes over NVLink, or over the node's NIC bandwidth shared
+   * The catalog price: one latency plus bytes over NVLink at the bandwidth NCCL reaches there
+   * ({@link GpuSpec#collectiveBandwidth}), or over the node's NIC bandwidth shared
    * by the pairs leaving the node (never more than one NIC per pair).
    *
    * @param cluster the cluster
@@ -31,7 +32,7 @@ public interface SendRecvModel {
       }
       if (level == LinkLevel.INTRA_NODE) {
         return CatalogCommModel.NVLINK_LATENCY_SECONDS
-            + bytes / cluster.gpu().intraNodeBandwidth(2);
+            + bytes / cluster.gpu().collectiveBandwidth(2);
       }
       int pairs = Math.max(1, pairsPerNode);
       double perPair = Math.min(cluster.fabric().nicBandwidth(),

@@ -105,7 +105,7 @@ class ExportDeployCliTest {
     assertThat(r.out()).containsPattern("predicted cost: [0-9.]+ s per iteration, [0-9]+ tokens/s,"
         + " [0-9.]+ TFLOP/s per GPU, MFU [0-9.]+%, peak memory [0-9.]+GiB per GPU");
     // And it says which prices: the plan's H100s at the shipped Hopper factor.
-    assertThat(r.out()).contains("prices: hopper compute x0.809");
+    assertThat(r.out()).contains("prices: hopper compute x0.811");
   }
 
   @Test

@@ -24,16 +24,17 @@ class NodePlacementCliTest {
   /**
    * The issue's plan: llama3-70b on 4 x 8 H100, every stage keeping its activations (as the
    * issue's plan did; with recomputation searched the planner now recomputes the first blocks of
-   * some stages on nine stages of 2 and 4 GPUs, 1.7% faster, which places trivially). The issue's
-   * sequence was 4,096 tokens; since Megatron-LM's layouts are priced as Megatron-LM runs them,
-   * the plan there places trivially too, and the same stage shapes come at 2,048 tokens.
+   * some stages on nine stages of 2 and 4 GPUs, 1.7% faster, which places trivially), at the
+   * issue's 4,096 tokens. (While NVLink was priced at its datasheet rate and Megatron-LM's layouts
+   * as Megatron-LM runs them, these stage shapes came at 2,048 tokens instead; at the rate NCCL
+   * reaches they come at 4,096 again.)
    */
   private static Path issuePlan;
 
   @BeforeAll
   static void planTheIssuesExample() {
     issuePlan = dir.resolve("llama3-70b-4x8.json");
-    CliRun p = CliRun.of("plan", "--model", "llama3-70b", "--seq", "2048", "--cluster",
+    CliRun p = CliRun.of("plan", "--model", "llama3-70b", "--seq", "4096", "--cluster",
         "4x8:h100-80gb:ib-ndr400", "--prices", "kernel", "--recompute", "none", "--out",
         issuePlan.toString());
     assertThat(p.code()).as(p.err()).isZero();

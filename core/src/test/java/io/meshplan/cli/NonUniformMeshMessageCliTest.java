@@ -19,17 +19,19 @@ class NonUniformMeshMessageCliTest {
   @Test
   void theTwoMeshesAreToldApart() {
     Path plan = dir.resolve("plan.json");
-    CliRun p = CliRun.of("plan", "--model", "qwen3-30b-a3b", "--cluster", "4x8:h100-80gb",
+    CliRun p = CliRun.of("plan", "--model", "qwen3-30b-a3b", "--seq", "8192", "--cluster",
+        "4x8:h100-80gb",
         "--out", plan.toString());
     assertThat(p.code()).as(p.err()).isZero();
     CliRun e = CliRun.of("export", "--plan", plan.toString(), "--to", "megatron");
     Matcher m = Pattern.compile("different logical meshes \\(([^)]*) and ([^)]*)\\)")
         .matcher(e.err() + e.out());
-    // Today's plan gives the first stage EP 2 and the others EP 1 on the same 8 x 1 mesh.
+    // Today's plan at 8,192 tokens gives its first stage EP 4 and the next EP 2, both on an 8 x 1
+    // mesh, which "8x1" alone would print twice.
     assertThat(m.find()).as(e.err()).isTrue();
     assertThat(e.code()).isEqualTo(3);
-    assertThat(m.group(1)).isEqualTo("8x1 EP 2");
-    assertThat(m.group(2)).isEqualTo("8x1");
+    assertThat(m.group(1)).isEqualTo("8x1 EP 4");
+    assertThat(m.group(2)).isEqualTo("8x1 EP 2");
     assertThat(e.err()).contains("one tensor, data, expert and context-parallel size");
   }
 }

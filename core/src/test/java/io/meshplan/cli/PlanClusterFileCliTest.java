@@ -111,7 +111,7 @@ class PlanClusterFileCliTest {
 
   /**
    * The calibration profile a plan was priced with travels with it as well: a profile fitted to
-   * the shipped Megatron-LM log (A100 compute x0.694) prices the plan, and simulate and export
+   * the shipped Megatron-LM log (A100 compute x0.703) prices the plan, and simulate and export
    * price it again with it; without it (a plan written before plans carried it) the plan is
    * priced at the shipped prices, with a warning that says so.
    */
@@ -132,7 +132,7 @@ class PlanClusterFileCliTest {
     double planned = printed(root.get("iterationSeconds").asDouble());
     CliRun s = CliRun.of("simulate", "--plan", plan.toString());
     assertThat(iteration(s)).isEqualTo(planned);
-    assertThat(s.out()).contains("prices: --profile: ampere compute x0.694");
+    assertThat(s.out()).contains("prices: --profile: ampere compute x0.703");
     root.remove("profile");
     Path old = Files.writeString(dir.resolve("old.json"), JSON.writeValueAsString(root));
     CliRun o = CliRun.of("simulate", "--plan", old.toString());

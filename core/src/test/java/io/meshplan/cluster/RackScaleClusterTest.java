@@ -68,7 +68,8 @@ class RackScaleClusterTest {
 
   /**
    * An expert-parallel group of 64 inside a rack crosses no NIC: its all-to-all is NVLink's, 3 us
-   * + (63/64) B / 900 GB/s; across 8 racks of 8-GPU domains the same group spans 8 domains and
+   * + (63/64) B / 721.8 GB/s (NCCL's 40.1 GB/s on each of a GB200's 18 NVLink 5 links, of their
+   * 900 GB/s on the datasheet); across 8 racks of 8-GPU domains the same group spans 8 domains and
    * sends 7/8 of the buffer through a GPU's 50 GB/s share of the NICs.
    */
   @Test
@@ -78,7 +79,7 @@ class RackScaleClusterTest {
     CatalogCommModel in = new CatalogCommModel(rack, LogicalMesh.of(1, 64));
     assertThat(in.placement(1).nodesSpanned()).isEqualTo(1);
     double b = 1e9;
-    assertThat(in.allToAll(b, 1)).isCloseTo(3e-6 + 63.0 / 64 * b / 900e9, within(1e-12));
+    assertThat(in.allToAll(b, 1)).isCloseTo(3e-6 + 63.0 / 64 * b / 721.8e9, within(1e-12));
     ClusterSpec boards = ClusterSpec.parse("72xnvl8:gb200");
     CatalogCommModel across = new CatalogCommModel(boards, LogicalMesh.of(1, 64));
     assertThat(across.placement(1).nodesSpanned()).isEqualTo(8);
