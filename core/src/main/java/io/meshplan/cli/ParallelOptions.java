@@ -146,11 +146,6 @@ final class ParallelOptions {
     return true;
   }
 
-  /** Whether any of the flags was given. */
-  boolean any() {
-    return !given().isEmpty();
-  }
-
   /**
    * The flags given, in the order of the help text's groups.
    *
