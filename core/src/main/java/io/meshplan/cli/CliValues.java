@@ -184,9 +184,10 @@ final class CliValues {
   }
 
   /**
-   * Parses a byte size such as {@code 32GiB}, {@code 1000MB} or {@code 1073741824}. Decimal units
+   * Parses a byte size such as {@code 32GiB}, {@code 1000MB} or {@code 1073741824B}. Decimal units
    * (KB, MB, GB, TB) are powers of 1000; binary units (KiB, ...) and the bare letters K, M, G, T
-   * are powers of 1024.
+   * are powers of 1024. The unit is required: {@code --memory 80} would be 80 bytes where the user
+   * meant 80 GB, a capacity no GPU has, so a bare number is refused rather than read as bytes.
    *
    * @param flag the flag
    * @param text the value
@@ -196,10 +197,14 @@ final class CliValues {
     Matcher m = BYTES.matcher(text.trim().toUpperCase(Locale.ROOT));
     if (!m.matches()) {
       throw new InputException(flag + " '" + text
-          + "' is not a size; expected a number with an optional unit such as 32GiB or 1000MB");
+          + "' is not a size; expected a number with a unit such as 32GiB or 1000MB");
+    }
+    if (m.group(2) == null) {
+      throw new InputException(flag + " '" + text + "' has no unit; write one, such as "
+          + m.group(1) + "GiB (2^30 bytes), " + m.group(1) + "GB (10^9) or " + m.group(1) + "B");
     }
     double v = Double.parseDouble(m.group(1));
-    String unit = m.group(2) == null ? "B" : m.group(2);
+    String unit = m.group(2);
     double mult = switch (unit) {
       case "B" -> 1;
       case "KB" -> 1e3;

@@ -210,12 +210,12 @@ final class ExportCommand implements Callable<Integer> {
    * NGiB}, else whole bytes.
    *
    * @param bytes the capacity, bytes
-   * @return e.g. {@code 40GiB} or {@code 42500000000}
+   * @return e.g. {@code 40GiB} or {@code 42500000000B}
    */
   static String memoryWord(double bytes) {
     long b = (long) bytes;
     long gib = 1L << 30;
-    return b % gib == 0 ? b / gib + "GiB" : Long.toString(b);
+    return b % gib == 0 ? b / gib + "GiB" : b + "B";
   }
 
   /**

@@ -90,8 +90,14 @@ final class NumericsJson {
     if (!o.isObject()) {
       throw new InputException(at + ": expected an object");
     }
+    only(at, o, java.util.Set.of("ropeTheta", "rotaryFraction", "ropeScaling", "normEps",
+        "attentionDropout", "hiddenDropout", "parallelResidual", "multipliers"));
     try {
       JsonNode m = o.get("multipliers");
+      if (m != null && m.isObject()) {
+        only(at + ".multipliers", m, java.util.Set.of("embedding", "residual", "attention",
+            "logits"));
+      }
       return new Numerics(number(at, o, "ropeTheta"), number(at, o, "rotaryFraction"),
           o.has("ropeScaling") && !o.get("ropeScaling").isNull()
               ? scaling(at + ".ropeScaling", o.get("ropeScaling")) : RopeScaling.NONE,
@@ -111,6 +117,18 @@ final class NumericsJson {
     }
     JsonNode t = s.get("type");
     String type = t != null && t.isTextual() ? t.asText() : "";
+    java.util.Set<String> known = switch (type) {
+      case "llama3" -> java.util.Set.of("type", "factor", "lowFreqFactor", "highFreqFactor",
+          "originalMaxPositions");
+      case "yarn" -> java.util.Set.of("type", "factor", "originalMaxPositions", "betaFast",
+          "betaSlow", "mscale", "mscaleAllDim", "truncate");
+      case "linear" -> java.util.Set.of("type", "factor");
+      case "other" -> java.util.Set.of("type", "name");
+      default -> null;
+    };
+    if (known != null) {
+      only(at, s, known);
+    }
     return switch (type) {
       case "llama3" -> new RopeScaling.Llama3(number(at, s, "factor"),
           number(at, s, "lowFreqFactor"), number(at, s, "highFreqFactor"),
@@ -130,6 +148,18 @@ final class NumericsJson {
       default -> throw new InputException(at + ": field 'type' is " + t + "; expected llama3,"
           + " yarn, linear or other");
     };
+  }
+
+  /** Refuses a field the writer never puts in {@code o}, as PlanJson's objects do. */
+  private static void only(String at, JsonNode o, java.util.Set<String> known) {
+    for (java.util.Iterator<String> it = o.fieldNames(); it.hasNext(); ) {
+      String k = it.next();
+      if (!known.contains(k)) {
+        throw new InputException(at + ": unknown field '"
+            + io.meshplan.util.TerminalText.escape(io.meshplan.util.Words.clipped(k))
+            + "'; valid: " + String.join(", ", new java.util.TreeSet<>(known)));
+      }
+    }
   }
 
   private static double number(String at, JsonNode o, String key) {

@@ -64,6 +64,72 @@ public final class PlanJson {
 
   private PlanJson() {}
 
+  /*
+   * The fields each object of a plan file may hold: what write() and writeModule() put there,
+   * and at the top level what the commands add to a plan they save (prices, profile, catalog,
+   * memoryPerGpu, clusterDescription, finetune, for, frameworks, timeToTrain, weights, fallbacks
+   * and the 90% bands). PlanJsonFieldsTest writes plans of every kind and reads each back.
+   */
+  private static final java.util.Set<String> ADDED_BY_COMMANDS = java.util.Set.of("prices",
+      "profile", "catalog", "memoryPerGpu", "clusterDescription", "finetune", "for", "frameworks",
+      "timeToTrain", "weights", "fallbacks", "iterationSecondsBand", "tokensPerSecondBand");
+  static final java.util.Set<String> TOP = union(ADDED_BY_COMMANDS, "format", "version", "model",
+      "cluster", "gpus", "globalBatch", "microbatchSequences", "microbatches", "schedule",
+      "virtualStages", "attention", "attentionKernel", "overlaps", "iterationSeconds",
+      "tokensPerSecond", "tflopsPerGpu", "mfu", "peakMemoryBytesPerGpu", "communicationBytes",
+      "communicationBytesPerGpu", "stages");
+  static final java.util.Set<String> MODULE_TOP = union(ADDED_BY_COMMANDS, "format", "version",
+      "source", "module", "cluster", "gpus", "layerNames", "microbatches", "schedule",
+      "iterationSeconds", "tokensPerSecond", "microbatchesPerSecond", "tflopsPerGpu", "mfu",
+      "peakMemoryBytesPerGpu", "communicationBytes", "communicationBytesPerGpu", "stages");
+  static final java.util.Set<String> MODULE_STAGE = java.util.Set.of("layers", "submesh",
+      "firstDevice", "logicalMesh", "forwardSeconds", "backwardSeconds", "peakMemoryBytes",
+      "communicationBytesPerGpu", "tensors");
+  static final java.util.Set<String> STAGE = union(MODULE_STAGE, "stage", "chunk", "microBatch",
+      "recompute", "recomputeLayers", "sequenceParallel", "zeroStage", "shardGroup", "layouts",
+      "expertParallel", "expertTensorParallel", "contextParallel", "cpCommType");
+  static final java.util.Set<String> OVERLAPS = java.util.Set.of("gradReduce", "paramGather",
+      "tensorComm", "fsdpPrefetch", "gradAccumFusion", "moeComm", "lossFusion", "bf16GradReduce",
+      "moeDispatcher", "hsdpStepReduce");
+  static final java.util.Set<String> MODEL = java.util.Set.of("name", "family", "layers",
+      "hidden", "heads", "kvHeads", "ffn", "vocab", "seq", "dtype", "fp8Recipe",
+      "optimizerState", "fp8ActivationInput", "fp8ParamGather", "parameters", "packing", "lora",
+      "architecture");
+  static final java.util.Set<String> ARCHITECTURE = java.util.Set.of("mlp", "norm", "positions",
+      "positionRows", "biases", "tiedEmbeddings", "attention", "mtpLayers", "mtpShared", "moe",
+      "hybrid", NumericsJson.FIELD);
+  static final java.util.Set<String> ATTENTION = java.util.Set.of("headDim", "qkvBias", "qkNorm",
+      "blockNorms", "attentionSoftcap", "finalSoftcap", "window", "globalEvery", "windowFrom",
+      "sinks", "chunked", "mla");
+  static final java.util.Set<String> MLA = java.util.Set.of("qLoraRank", "kvLoraRank",
+      "qkNopeHeadDim", "qkRopeHeadDim", "vHeadDim");
+  static final java.util.Set<String> MOE = java.util.Set.of("experts", "expertsPerToken",
+      "expertFfn", "sharedExpertFfn", "expertBiases", "denseLayers", "denseFfn", "routerGroups",
+      "routerGroupTopK", "sharedExpertGate", "latentWidth");
+  static final java.util.Set<String> HYBRID = java.util.Set.of("pattern", "mtpPattern", "mamba",
+      "gatedDeltaNet", "mamba1", "attentionGate");
+  static final java.util.Set<String> MAMBA = java.util.Set.of("heads", "headDim", "state",
+      "groups", "convKernel", "chunk", "normGroups", "convBias", "projBias");
+  static final java.util.Set<String> GATED_DELTA_NET = java.util.Set.of("keyHeads", "valueHeads",
+      "keyHeadDim", "valueHeadDim", "convKernel", "chunk");
+  static final java.util.Set<String> MAMBA1 = java.util.Set.of("inner", "state", "convKernel",
+      "dtRank", "convBias", "projBias", "innerNorms");
+  static final java.util.Set<String> LORA = java.util.Set.of("rank", "alpha", "targets", "base",
+      "trainableParameters");
+  static final java.util.Set<String> PACKING = java.util.Set.of("lengths", "counts");
+  static final java.util.Set<String> FINETUNE = java.util.Set.of("mode", "rank", "alpha",
+      "targets", "trainableParameters", "frozenParameters", "fp8ParamGather");
+  static final java.util.Set<String> AXIS_BYTES = java.util.Set.of("tensorParallel",
+      "dataParallel", "pipeline", "expertParallel", "contextParallel");
+  static final java.util.Set<String> TENSOR = java.util.Set.of("name", "shape", "sharding",
+      "words");
+
+  private static java.util.Set<String> union(java.util.Set<String> base, String... more) {
+    java.util.Set<String> all = new java.util.HashSet<>(base);
+    all.addAll(java.util.List.of(more));
+    return java.util.Set.copyOf(all);
+  }
+
   /**
    * Writes a plan.
    *
@@ -265,7 +331,7 @@ public final class PlanJson {
     if (!parent.has(name)) {
       return java.util.Optional.empty();
     }
-    Fields b = parent.object(name);
+    Fields b = parent.object(name).only(AXIS_BYTES);
     try {
       // Plan files of earlier versions counted both exchanges in dataParallel and have neither.
       return java.util.Optional.of(new AxisBytes(b.number("tensorParallel"),
@@ -416,24 +482,24 @@ public final class PlanJson {
     if (!a.has("hybrid")) {
       return io.meshplan.model.HybridPattern.NONE;
     }
-    Fields y = a.object("hybrid");
+    Fields y = a.object("hybrid").only(HYBRID);
     io.meshplan.model.MambaShape mamba = null;
     if (y.has("mamba")) {
-      Fields z = y.object("mamba");
+      Fields z = y.object("mamba").only(MAMBA);
       mamba = new io.meshplan.model.MambaShape(z.integer("heads"), z.integer("headDim"),
           z.integer("state"), z.integer("groups"), z.integer("convKernel"), z.integer("chunk"),
           z.integer("normGroups"), z.bool("convBias"), z.bool("projBias"));
     }
     io.meshplan.model.GdnShape gdn = null;
     if (y.has("gatedDeltaNet")) {
-      Fields z = y.object("gatedDeltaNet");
+      Fields z = y.object("gatedDeltaNet").only(GATED_DELTA_NET);
       gdn = new io.meshplan.model.GdnShape(z.integer("keyHeads"), z.integer("valueHeads"),
           z.integer("keyHeadDim"), z.integer("valueHeadDim"), z.integer("convKernel"),
           z.integer("chunk"));
     }
     io.meshplan.model.Mamba1Shape mamba1 = null;
     if (y.has("mamba1")) {
-      Fields z = y.object("mamba1");
+      Fields z = y.object("mamba1").only(MAMBA1);
       mamba1 = new io.meshplan.model.Mamba1Shape(z.integer("inner"), z.integer("state"),
           z.integer("convKernel"), z.integer("dtRank"), z.bool("convBias"), z.bool("projBias"),
           z.bool("innerNorms"));
@@ -486,7 +552,7 @@ public final class PlanJson {
     if (!a.has("moe")) {
       return MoeShape.DENSE;
     }
-    Fields x = a.object("moe");
+    Fields x = a.object("moe").only(MOE);
     MoeShape moe = new MoeShape(x.integer("experts"), x.integer("expertsPerToken"),
         x.integer("expertFfn"), x.integer("sharedExpertFfn"), x.bool("expertBiases"));
     if (x.has("denseLayers")) {
@@ -504,7 +570,7 @@ public final class PlanJson {
     if (!a.has("attention")) {
       return AttentionShape.PLAIN;
     }
-    Fields t = a.object("attention");
+    Fields t = a.object("attention").only(ATTENTION);
     return new AttentionShape(t.integer("headDim"), t.bool("qkvBias"),
         enumOf(where, "qkNorm", AttentionShape.QkNorm.class, t.text("qkNorm")),
         t.integer("blockNorms"), t.number("attentionSoftcap"), t.number("finalSoftcap"),
@@ -514,6 +580,7 @@ public final class PlanJson {
   }
 
   private static io.meshplan.model.Mla readMla(Fields l) {
+    l.only(MLA);
     return new io.meshplan.model.Mla(l.integer("qLoraRank"), l.integer("kvLoraRank"),
         l.integer("qkNopeHeadDim"), l.integer("qkRopeHeadDim"), l.integer("vHeadDim"));
   }
@@ -531,8 +598,9 @@ public final class PlanJson {
     Fields f = new Fields(where, root);
     checkVersion(where, f);
     if (f.has("source")) {
-      return readModule(where, f, root);
+      return readModule(where, f.only(MODULE_TOP), root);
     }
+    f.only(TOP);
     ModelSpec model = readModel(where, f.object("model"));
     checkDerived(where, f, model);
     PlanFileCheck.structure(where, root, false, model.layers());
@@ -620,6 +688,7 @@ public final class PlanJson {
 
   /** Reads a model plan's overlaps; a plan from before they were modelled has none. */
   private static Overlaps readOverlaps(Fields o) {
+    o.only(OVERLAPS);
     boolean gradReduce = o.bool("gradReduce");
     boolean paramGather = o.bool("paramGather");
     if (paramGather && !gradReduce) {
@@ -709,7 +778,8 @@ public final class PlanJson {
 
   private static ModelSpec readModel(String where, Fields m) {
     try {
-      Fields a = m.object("architecture");
+      m.only(MODEL);
+      Fields a = m.object("architecture").only(ARCHITECTURE);
       ModelSpec.Family family = enumOf(where, "model.family", ModelSpec.Family.class,
           m.text("family"));
       Architecture arch = new Architecture(
@@ -802,7 +872,8 @@ public final class PlanJson {
    */
   private static void checkDerived(String where, Fields f, ModelSpec model) {
     if (f.has("finetune")) {
-      agrees(where, "finetune", f.object("finetune").node(), finetuneSummary(model), model);
+      agrees(where, "finetune", f.object("finetune").only(FINETUNE).node(),
+          finetuneSummary(model), model);
     }
     JsonNode lora = f.node().path("model").path("lora");
     if (model.lora().on() && lora.isObject()) {
@@ -863,6 +934,7 @@ public final class PlanJson {
    * precision).
    */
   private static io.meshplan.model.Lora readLora(Fields l, boolean gated) {
+    l.only(LORA);
     io.meshplan.model.Lora lora = io.meshplan.model.Lora.of(l.integer("rank"),
         l.number("alpha"), l.text("targets"), gated);
     if (!l.has("base")) {
@@ -878,6 +950,7 @@ public final class PlanJson {
 
   /** Reads the packed documents' histogram: {@code lengths} and their {@code counts}. */
   private static io.meshplan.model.Packing readPacking(Fields p) {
+    p.only(PACKING);
     List<Integer> lengths = p.integers("lengths", io.meshplan.model.Packing.MAX_LENGTHS);
     if (lengths.isEmpty()) {
       throw new InputException(p.where() + ": field 'lengths' lists no document length (a plan "
@@ -923,7 +996,7 @@ public final class PlanJson {
    * @param module whether the stage is one of an HLO module's plan, which fixes the settings
    */
   private static StagePlan readStage(String where, JsonNode node, boolean module) {
-    Fields s = new Fields(where, node);
+    Fields s = new Fields(where, node).only(module ? MODULE_STAGE : STAGE);
     int[] layers = s.pair("layers");
     int[] sub = s.pair("submesh");
     int[] lm = s.pair("logicalMesh");
@@ -965,7 +1038,7 @@ public final class PlanJson {
     List<TensorSharding> ts = new ArrayList<>();
     if (tarr != null && tarr.isArray()) {
       for (int k = 0; k < tarr.size(); k++) {
-        Fields t = new Fields(where + ".tensors[" + k + "]", tarr.get(k));
+        Fields t = new Fields(where + ".tensors[" + k + "]", tarr.get(k)).only(TENSOR);
         ts.add(new TensorSharding(t.text("name"), t.text("shape"), t.text("sharding"),
             t.text("words")));
       }
@@ -1117,6 +1190,26 @@ public final class PlanJson {
 
     Fields object(String name) {
       return new Fields(where + ": " + name, get(name));
+    }
+
+    /**
+     * Refuses a field this object never holds: a misspelt optional field ({@code
+     * contextParalel}) would otherwise be dropped without a word, and the plan priced without what
+     * the user wrote.
+     *
+     * @param known every field a plan's writer puts in this object
+     * @return this
+     */
+    Fields only(java.util.Set<String> known) {
+      for (java.util.Iterator<String> it = node.fieldNames(); it.hasNext(); ) {
+        String k = it.next();
+        if (!known.contains(k)) {
+          throw new InputException(where + ": unknown field '"
+              + io.meshplan.util.TerminalText.escape(io.meshplan.util.Words.clipped(k))
+              + "'; valid: " + String.join(", ", new java.util.TreeSet<>(known)));
+        }
+      }
+      return this;
     }
   }
 }

@@ -188,10 +188,27 @@ class PlanMemoryCliTest {
   @Test
   void memoryWordsReadBackExactly() {
     assertThat(ExportCommand.memoryWord(TWELVE_GIB)).isEqualTo("12GiB");
-    // 40 GB is no whole number of GiB: written in bytes, which --memory reads as bytes.
-    assertThat(ExportCommand.memoryWord(40e9)).isEqualTo("40000000000");
+    // 40 GB is no whole number of GiB: written in bytes with its unit, since --memory refuses a
+    // bare number (PlanMemoryCliTest#bareNumberIsRefused).
+    assertThat(ExportCommand.memoryWord(40e9)).isEqualTo("40000000000B");
     assertThat(CliValues.bytes("--memory", ExportCommand.memoryWord(40e9))).isEqualTo(40e9);
     assertThat(CliValues.bytes("--memory", ExportCommand.memoryWord(TWELVE_GIB)))
         .isEqualTo((double) TWELVE_GIB);
+  }
+
+  @Test
+  void bareNumberIsRefused() {
+    // "--memory 80" meant 80 GB to whoever typed it; read as bytes it was a capacity no GPU has,
+    // and plan said no configuration fits in "80B". Each is refused in one line, exit 2, naming
+    // the units to write instead; the same number with a unit (B included) still reads.
+    for (String bare : List.of("80", "0.5", "76000000000", " 12 ")) {
+      CliRun r = CliRun.of("plan", "--model", "llama3.1-8b", "--layers", "8", "--cluster",
+          "1x8:h100", "--memory", bare);
+      assertThat(r.code()).as(bare).isEqualTo(2);
+      assertThat(r.err()).as(bare).contains("has no unit; write one, such as")
+          .contains("GiB (2^30 bytes)").hasLineCount(1);
+    }
+    assertThat(CliValues.bytes("--memory", "80B")).isEqualTo(80.0);
+    assertThat(CliValues.bytes("--memory", "80GB")).isEqualTo(80e9);
   }
 }
