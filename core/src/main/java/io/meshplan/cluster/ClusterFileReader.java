@@ -9,7 +9,6 @@ import io.meshplan.util.TreeReaders;
 import io.meshplan.util.Units;
 import java.io.IOException;
 import java.nio.file.Path;
-import java.util.Iterator;
 import java.util.OptionalDouble;
 import java.util.Set;
 
@@ -147,13 +146,7 @@ final class ClusterFileReader {
     if (root == null || !root.isObject()) {
       throw new InputException(file + ": expected a YAML mapping with nodes, gpusPerNode, gpu");
     }
-    for (Iterator<String> it = root.fieldNames(); it.hasNext(); ) {
-      String k = it.next();
-      if (!KEYS.contains(k)) {
-        throw new InputException(file + ": unknown field '" + k + "'; valid: "
-            + String.join(", ", KEYS.stream().sorted().toList()));
-      }
-    }
+    io.meshplan.util.TreeReaders.requireKnownFields(file, root, KEYS);
   }
 
   /** A value as the file holds it: a scalar quoted, a list or mapping as written. */

@@ -8,6 +8,7 @@ import io.meshplan.model.Numerics;
 import io.meshplan.model.Presets;
 import io.meshplan.model.RopeScaling;
 import io.meshplan.util.InputException;
+import io.meshplan.util.TreeReaders;
 
 /**
  * The {@code model.architecture.numerics} object of a plan file ({@link PlanJson}): the rotary
@@ -90,13 +91,14 @@ final class NumericsJson {
     if (!o.isObject()) {
       throw new InputException(at + ": expected an object");
     }
-    only(at, o, java.util.Set.of("ropeTheta", "rotaryFraction", "ropeScaling", "normEps",
-        "attentionDropout", "hiddenDropout", "parallelResidual", "multipliers"));
+    TreeReaders.requireKnownFields(at, o, java.util.Set.of("ropeTheta", "rotaryFraction",
+        "ropeScaling", "normEps", "attentionDropout", "hiddenDropout", "parallelResidual",
+        "multipliers"));
     try {
       JsonNode m = o.get("multipliers");
       if (m != null && m.isObject()) {
-        only(at + ".multipliers", m, java.util.Set.of("embedding", "residual", "attention",
-            "logits"));
+        TreeReaders.requireKnownFields(at + ".multipliers", m, java.util.Set.of("embedding",
+            "residual", "attention", "logits"));
       }
       return new Numerics(number(at, o, "ropeTheta"), number(at, o, "rotaryFraction"),
           o.has("ropeScaling") && !o.get("ropeScaling").isNull()
@@ -127,7 +129,7 @@ final class NumericsJson {
       default -> null;
     };
     if (known != null) {
-      only(at, s, known);
+      TreeReaders.requireKnownFields(at, s, known);
     }
     return switch (type) {
       case "llama3" -> new RopeScaling.Llama3(number(at, s, "factor"),
@@ -148,18 +150,6 @@ final class NumericsJson {
       default -> throw new InputException(at + ": field 'type' is " + t + "; expected llama3,"
           + " yarn, linear or other");
     };
-  }
-
-  /** Refuses a field the writer never puts in {@code o}, as PlanJson's objects do. */
-  private static void only(String at, JsonNode o, java.util.Set<String> known) {
-    for (java.util.Iterator<String> it = o.fieldNames(); it.hasNext(); ) {
-      String k = it.next();
-      if (!known.contains(k)) {
-        throw new InputException(at + ": unknown field '"
-            + io.meshplan.util.TerminalText.escape(io.meshplan.util.Words.clipped(k))
-            + "'; valid: " + String.join(", ", new java.util.TreeSet<>(known)));
-      }
-    }
   }
 
   private static double number(String at, JsonNode o, String key) {

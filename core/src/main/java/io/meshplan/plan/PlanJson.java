@@ -1201,14 +1201,7 @@ public final class PlanJson {
      * @return this
      */
     Fields only(java.util.Set<String> known) {
-      for (java.util.Iterator<String> it = node.fieldNames(); it.hasNext(); ) {
-        String k = it.next();
-        if (!known.contains(k)) {
-          throw new InputException(where + ": unknown field '"
-              + io.meshplan.util.TerminalText.escape(io.meshplan.util.Words.clipped(k))
-              + "'; valid: " + String.join(", ", new java.util.TreeSet<>(known)));
-        }
-      }
+      io.meshplan.util.TreeReaders.requireKnownFields(where, node, known);
       return this;
     }
   }

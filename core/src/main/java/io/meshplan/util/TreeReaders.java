@@ -84,4 +84,25 @@ public final class TreeReaders {
   private static ObjectMapper strict(ObjectMapper m) {
     return m.enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
   }
+
+  /**
+   * Refuses a field that an object of a file never holds, in one line that names the object, the
+   * field (control characters escaped, clipped) and the fields it may hold, sorted: a misspelt
+   * optional field would otherwise be dropped without a word.
+   *
+   * @param at the file and the object, for the message
+   * @param object the object read
+   * @param known every field the object may hold
+   */
+  public static void requireKnownFields(String at, com.fasterxml.jackson.databind.JsonNode object,
+      java.util.Set<String> known) {
+    for (java.util.Iterator<String> it = object.fieldNames(); it.hasNext(); ) {
+      String k = it.next();
+      if (!known.contains(k)) {
+        throw new InputException(at + ": unknown field '"
+            + TerminalText.escape(Words.clipped(k)) + "'; valid: "
+            + String.join(", ", new java.util.TreeSet<>(known)));
+      }
+    }
+  }
 }
