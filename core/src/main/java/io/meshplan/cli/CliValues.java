@@ -200,8 +200,9 @@ final class CliValues {
           + "' is not a size; expected a number with a unit such as 32GiB or 1000MB");
     }
     if (m.group(2) == null) {
-      throw new InputException(flag + " '" + text + "' has no unit; write one, such as "
-          + m.group(1) + "GiB (2^30 bytes), " + m.group(1) + "GB (10^9) or " + m.group(1) + "B");
+      String n = io.meshplan.util.Words.clipped(m.group(1));
+      throw new InputException(flag + " '" + n + "' has no unit; write one, such as " + n
+          + "GiB (2^30 bytes), " + n + "GB (10^9) or " + n + "B");
     }
     double v = Double.parseDouble(m.group(1));
     String unit = m.group(2);
