@@ -151,6 +151,8 @@ final class MicrobatchSearch {
     private final int microbatches;
     /** Options by the stage's span and submesh: spans alike hold the same layers. */
     private final Map<List<Object>, List<StageOption>> memo = new HashMap<>();
+    /** The layer settings by mesh ({@link #stageSettings}). */
+    private final Map<Long, List<LayerSetting>> meshSettings = new HashMap<>();
     final List<StageSetting> settings = new ArrayList<>();
     /** Per option, beside its setting: the first blocks it recomputes, 0 for all or none. */
     final List<Integer> recomputed = new ArrayList<>();
@@ -181,6 +183,15 @@ final class MicrobatchSearch {
     }
 
     /**
+     * The layer settings of a stage of {@code d} replicas of {@code t} GPUs ({@link
+     * SearchRules#stageSettings}), found once per mesh: every block range asks again.
+     */
+    private List<LayerSetting> stageSettings(int d, int t) {
+      return meshSettings.computeIfAbsent((long) d << 32 | t,
+          k -> List.copyOf(SearchRules.stageSettings(req, d, t, microbatchSize)));
+    }
+
+    /**
      * The options of a stage, in order of latency, then static and activation memory; an option
      * no better than another in all three is dropped (the DP would never prefer it).
      */
@@ -195,15 +206,16 @@ final class MicrobatchSearch {
       Map<Integer, StageCostBuilder> builders = new HashMap<>();
       for (int t : SearchRules.tensorDegrees(req, devices)) {
         int d = devices / t;
-        List<LayerSetting> lss = SearchRules.stageSettings(req, d, t, microbatchSize);
+        List<LayerSetting> lss = stageSettings(d, t);
         // Only a mesh some setting runs on is priced: its collectives' placement scans the mesh.
         StageCostBuilder builder = lss.isEmpty() ? null : assembler.builder(d, t);
+        int[] zeros = SearchRules.zeroStages(req, d);
         for (LayerSetting ls : lss) {
           List<LayerCost> stageLayers = assembler.stageLayers(ls, first, last);
           if (stageLayers == null) {
             continue;
           }
-          for (int zero : SearchRules.zeroStages(req, d)) {
+          for (int zero : zeros) {
             List<StageSetting> sts = new ArrayList<>(List.of(new StageSetting(d, t, zero, ls)));
             for (int g : SearchRules.shardGroups(req, d, t, zero, ls.contextParallel(),
                 ls.expertParallel())) {

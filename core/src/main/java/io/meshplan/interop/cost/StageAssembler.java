@@ -32,6 +32,17 @@ public final class StageAssembler {
   private final io.meshplan.cluster.SendRecvModel sendRecv;
   /** The layers of one multi-token prediction module's block ({@link #mtpBlock}), found once. */
   private final List<LayerCostModel.Kind> mtpBlock;
+  /**
+   * Spans by flags and first block, then by block count, each built once: the stage search asks
+   * for the span of every block range on every submesh. A row is made when first asked for; an
+   * assembler serves one search task, on one thread.
+   */
+  private final Span[][] spans;
+  /**
+   * One list per distinct set of block counts, which every span of those counts holds, so that
+   * spans alike (the searches' memo keys) compare their counts by identity.
+   */
+  private final java.util.Map<List<Integer>, List<Integer>> countLists = new java.util.HashMap<>();
 
   /**
    * Creates the assembler.
@@ -44,6 +55,7 @@ public final class StageAssembler {
     this.layers = Require.nonNull(layers, "layers");
     this.sendRecv = req.p2p();
     this.mtpBlock = mtpBlock(req.model());
+    this.spans = new Span[Math.multiplyExact(4, req.model().layers() + 1)][];
   }
 
   /**
@@ -190,12 +202,31 @@ public final class StageAssembler {
    * @return the span
    */
   public Span span(int first, int count, boolean embedding, boolean head) {
+    int l = req.model().layers();
+    Require.that(first >= 0 && count >= 0 && first + (long) count <= l,
+        () -> count + " blocks from " + first + " are not in the model's " + l);
+    int row = ((embedding ? 2 : 0) + (head ? 1 : 0)) * (l + 1) + first;
+    if (spans[row] == null) {
+      spans[row] = new Span[l - first + 1];
+    }
+    Span span = spans[row][count];
+    if (span == null) {
+      span = new Span(count, countList(first, count), embedding, head);
+      spans[row][count] = span;
+    }
+    return span;
+  }
+
+  /** The counts of each block kind among {@code count} blocks from {@code first}, shared. */
+  private List<Integer> countList(int first, int count) {
     io.meshplan.model.ModelSpec model = req.model();
     List<Integer> counts = new ArrayList<>(LayerCostModel.Kind.BLOCKS.size());
     for (LayerCostModel.Kind k : LayerCostModel.Kind.BLOCKS) {
       counts.add(count(model, k, first, first + count - 1));
     }
-    return new Span(count, counts, embedding, head);
+    List<Integer> fixed = List.copyOf(counts);
+    List<Integer> shared = countLists.putIfAbsent(fixed, fixed);
+    return shared != null ? shared : fixed;
   }
 
   /**

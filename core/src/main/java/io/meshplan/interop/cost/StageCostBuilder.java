@@ -17,6 +17,7 @@ import io.meshplan.model.Overlaps;
 import io.meshplan.sim.HiddenComm;
 import io.meshplan.sim.Overlap;
 import io.meshplan.util.Require;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -103,6 +104,17 @@ public final class StageCostBuilder {
   private final Overlaps overlaps;
   private final ClusterSpec cluster;
   private final OptimizerState state;
+  /**
+   * The last layer sums built ({@link StageTally} before any data-parallel work) and what they
+   * were built from: the stage search builds one list of layers under several ZeRO stages and
+   * shard groups, which share their sums. A builder serves one search task, on one thread.
+   */
+  private List<LayerCost> sumsLayers;
+  private double sumsKept;
+  private double sumsWire;
+  private boolean sumsFuse;
+  private boolean sumsOverlap;
+  private StageTally sums;
 
   /**
    * Creates the builder with nothing overlapped but, when asked, the gradient reduction.
@@ -257,8 +269,8 @@ public final class StageCostBuilder {
     boolean overlapTensor = overlaps.tensorComm() && sequenceParallel && tensorParallel > 1;
     // Overlaps#bf16GradReduce: half the bytes reduced, and kept under ZeRO 0 and 1.
     boolean bf16 = overlaps.bf16GradReduce() && weightBytes == 2;
-    StageTally s = new StageTally(layers, weightBytes, state,
-        state.gradientBytes(bf16 && zeroStage <= 1 ? 2 : 4), bf16 ? 2 : 4, fuse, overlapTensor);
+    StageTally s = layerSums(layers, state.gradientBytes(bf16 && zeroStage <= 1 ? 2 : 4),
+        bf16 ? 2 : 4, fuse, overlapTensor);
     int d = dataParallel;
     ExpertExchange ex = routed(layers);
     StageTally experts = null;
@@ -292,6 +304,38 @@ public final class StageCostBuilder {
         new HiddenComm(s.hidden, s.slowdown, s.hiddenIteration),
         Math.min(s.exchange, s.comm), Math.max(0, Math.min(s.shard, s.comm - s.exchange)),
         s.gradSyncTail);
+  }
+
+  /**
+   * The layers' sums ({@link StageTally#StageTally}) as a copy to build on: those of the last
+   * call when it summed the same layers (the same objects, in order; a cost is immutable) alike,
+   * else new ones.
+   */
+  private StageTally layerSums(List<LayerCost> layers, double kept, double wire, boolean fuse,
+      boolean overlapTensor) {
+    if (sums == null || !sameObjects(layers, sumsLayers) || kept != sumsKept
+        || wire != sumsWire || fuse != sumsFuse || overlapTensor != sumsOverlap) {
+      sums = new StageTally(layers, weightBytes, state, kept, wire, fuse, overlapTensor);
+      sumsLayers = new ArrayList<>(layers);
+      sumsKept = kept;
+      sumsWire = wire;
+      sumsFuse = fuse;
+      sumsOverlap = overlapTensor;
+    }
+    return sums.copy();
+  }
+
+  /** Whether two lists hold the same objects in the same order. */
+  private static boolean sameObjects(List<LayerCost> a, List<LayerCost> b) {
+    if (a.size() != b.size()) {
+      return false;
+    }
+    for (int i = 0; i < a.size(); i++) {
+      if (a.get(i) != b.get(i)) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /** Shards the model state of {@code s} over {@code d} GPUs by the ZeRO stage. */

@@ -8,7 +8,7 @@ import java.util.List;
  * A stage's figures on one GPU as the build goes: first its layers' sums for one replica, then
  * with the data-parallel work of its ZeRO stage. Units as in {@link StageCost}.
  */
-final class StageTally {
+final class StageTally implements Cloneable {
   double fwd;
   double bwd;
   double rec;
@@ -53,6 +53,19 @@ final class StageTally {
   private double wireGradBytes;
 
   private StageTally() {
+  }
+
+  /**
+   * A copy to build on, leaving this one as it is.
+   *
+   * @return the copy
+   */
+  StageTally copy() {
+    try {
+      return (StageTally) super.clone();
+    } catch (CloneNotSupportedException e) {
+      throw new AssertionError(e);
+    }
   }
 
   /**

@@ -155,17 +155,26 @@ public final class ReducingIlpSolver implements IlpSolver {
   }
 
   /**
-   * Solves the memory-free core exactly by variable elimination, or by conditioning when the
+   * The memory-free core's exact solution by variable elimination, or by conditioning when the
+   * elimination tables would be too large; null when both would exceed their work limits.
+   */
+  private int[] solveExactly(IlpProblem cp) {
+    int[] exact = new VariableElimination(maxEliminationWork).solve(cp);
+    return exact != null ? exact
+        : new CutsetConditioning(maxEliminationWork, maxConditioningWork).solve(cp);
+  }
+
+  /**
+   * Solves the memory-free core exactly (answered from {@link CoreSolutions} when an equal core
+   * was solved before) by variable elimination, or by conditioning when the
    * elimination tables would be too large ({@link CutsetConditioning}); CP-SAT, started from the
    * plan of restarted iterated conditional modes ({@link LocalSearch#restartedModes}), only when
    * both would take more than their work limits, and that plan is kept when CP-SAT ends with a
    * worse one.
    */
   private IlpSolution solveCore(IlpProblem cp) {
-    int[] exact = new VariableElimination(maxEliminationWork).solve(cp);
-    if (exact == null) {
-      exact = new CutsetConditioning(maxEliminationWork, maxConditioningWork).solve(cp);
-    }
+    int[] exact = CoreSolutions.SHARED.solve(cp, maxEliminationWork, maxConditioningWork,
+        this::solveExactly);
     if (exact != null) {
       double obj = SolutionEvaluator.evaluate(cp, exact).objective();
       return new IlpSolution(SolveStatus.OPTIMAL, exact, obj, obj, 0.0, cp.nodeCount());

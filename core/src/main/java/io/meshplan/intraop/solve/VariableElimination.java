@@ -235,16 +235,30 @@ final class VariableElimination {
     for (int fi = 0; fi < nf; fi++) {
       tabs[fi] = fs.get(fi).table;
     }
+    // The sums over x are built one factor at a time, in the factors' order, so each sum adds
+    // its terms in the same order as a sum per x would (the same doubles, the same ties). The
+    // first factor is x's own costs when it mentions x alone: a sum starts from a copy of it.
+    double[] acc = new double[sx];
+    int from = fs.get(0).scope.length == 1 ? 1 : 0;
     for (int t = 0; t < table.length; t++) {
+      if (from == 1) {
+        System.arraycopy(tabs[0], 0, acc, 0, sx);
+      } else {
+        Arrays.fill(acc, 0.0);
+      }
+      for (int fi = from; fi < nf; fi++) {
+        double[] tab = tabs[fi];
+        int b = base[fi];
+        int st = strideX[fi];
+        for (int xi = 0; xi < sx; xi++) {
+          acc[xi] += tab[b + xi * st];
+        }
+      }
       double best = Double.POSITIVE_INFINITY;
       int bi = 0;
       for (int xi = 0; xi < sx; xi++) {
-        double s = 0;
-        for (int fi = 0; fi < nf; fi++) {
-          s += tabs[fi][base[fi] + xi * strideX[fi]];
-        }
-        if (s < best) {
-          best = s;
+        if (acc[xi] < best) {
+          best = acc[xi];
           bi = xi;
         }
       }
