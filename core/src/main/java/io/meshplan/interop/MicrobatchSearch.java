@@ -153,6 +153,10 @@ final class MicrobatchSearch {
     private final Map<List<Object>, List<StageOption>> memo = new HashMap<>();
     /** The layer settings by mesh ({@link #stageSettings}). */
     private final Map<Long, List<LayerSetting>> meshSettings = new HashMap<>();
+    /** The ZeRO stages by data-parallel size ({@link SearchRules#zeroStages(PlanRequest, int)}). */
+    private final Map<Integer, int[]> meshZeros = new HashMap<>();
+    /** Whether the runtime searches partial recomputation ({@link #partialRecompute}). */
+    private final boolean partialSearched;
     final List<StageSetting> settings = new ArrayList<>();
     /** Per option, beside its setting: the first blocks it recomputes, 0 for all or none. */
     final List<Integer> recomputed = new ArrayList<>();
@@ -162,6 +166,7 @@ final class MicrobatchSearch {
       this.microbatches = req.globalBatch() / microbatchSize;
       this.microbatchSize = microbatchSize;
       this.assembler = new StageAssembler(req, layers);
+      this.partialSearched = req.runtime().searchesPartialRecompute();
     }
 
     @Override
@@ -209,7 +214,7 @@ final class MicrobatchSearch {
         List<LayerSetting> lss = stageSettings(d, t);
         // Only a mesh some setting runs on is priced: its collectives' placement scans the mesh.
         StageCostBuilder builder = lss.isEmpty() ? null : assembler.builder(d, t);
-        int[] zeros = SearchRules.zeroStages(req, d);
+        int[] zeros = meshZeros.computeIfAbsent(d, k -> SearchRules.zeroStages(req, d));
         for (LayerSetting ls : lss) {
           List<LayerCost> stageLayers = assembler.stageLayers(ls, first, last);
           if (stageLayers == null) {
@@ -270,7 +275,7 @@ final class MicrobatchSearch {
      * Recompute#FULL} both searched), and the stage has two blocks or more.
      */
     private boolean partialRecompute(int first, int last) {
-      return last > first && req.runtime().searchesPartialRecompute();
+      return last > first && partialSearched;
     }
 
     /**
