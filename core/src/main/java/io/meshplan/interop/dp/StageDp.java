@@ -392,6 +392,9 @@ public final class StageDp {
   private boolean feasible(double tmax) {
     int cap = timeCap;
     int words = (unitsTotal >>> 6) + 1;
+    if (words == 1) {
+      return feasibleInOneWord(tmax, cap);
+    }
     long[][] bits = new long[rows.length][];
     bits[row(layers, 0)] = new long[words];
     bits[row(layers, 0)][0] = 1L;
@@ -418,6 +421,42 @@ public final class StageDp {
     for (int s = 1; s <= cap; s++) {
       long[] r = bits[row(0, s)];
       if (r != null && (r[unitsTotal >>> 6] & (1L << (unitsTotal & 63))) != 0) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * {@link #feasible} for a cluster of at most 63 device units, whose every row is one word (an
+   * unreached row is 0): the same recursion without the rows' arrays.
+   */
+  private boolean feasibleInOneWord(double tmax, int cap) {
+    long[] bits = new long[rows.length];
+    bits[row(layers, 0)] = 1L;
+    for (int k = layers - 1; k >= 0; k--) {
+      int smax = Math.min(cap, layers - k);
+      for (int i = k; i < layers; i++) {
+        for (int j = 0; j < shapes; j++) {
+          int c = cell(k, i, j);
+          int x = stepFrom[c];
+          int end = stepFrom[c + 1];
+          for (int s = 1; s <= smax; s++) {
+            x = stepFitting(x, end, s);
+            if (x == end || stepT[x] > tmax) {
+              break;
+            }
+            int dst = row(k, s);
+            bits[dst] |= bits[row(i + 1, s - 1)] << units[j];
+            if (s == cap) {
+              bits[dst] |= bits[row(i + 1, s)] << units[j];
+            }
+          }
+        }
+      }
+    }
+    for (int s = 1; s <= cap; s++) {
+      if ((bits[row(0, s)] >>> unitsTotal & 1L) != 0) {
         return true;
       }
     }

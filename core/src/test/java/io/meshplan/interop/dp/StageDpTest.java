@@ -260,6 +260,38 @@ class StageDpTest {
   }
 
   /**
+   * The feasibility recursion keeps a cluster of up to 63 device units in one word per row and
+   * larger ones in several: 21 x 3 GPUs (63 units, with 1-GPU submeshes the unit is one GPU) is
+   * the last of the first kind, 16 x 4 (64) the first of the second; both match brute force.
+   */
+  @Test
+  void dpEqualsBruteForceOnEitherSideOfOneWord() {
+    int[][] clusters = {{21, 3}, {16, 4}};
+    int feasible = 0;
+    for (int seed = 0; seed < 40; seed++) {
+      Random rnd = new Random(7000 + seed);
+      int[] cluster = clusters[seed % clusters.length];
+      int layers = 1 + rnd.nextInt(3);
+      int b = 1 << rnd.nextInt(4);
+      List<SubmeshShape> shapes = SubmeshShape.alpaShapes(cluster[0], cluster[1]);
+      StageDpProblem problem = new StageDpProblem(shapes, cluster[0], cluster[1],
+          randomTable(rnd, layers, shapes.size()), 10 + rnd.nextInt(25), b);
+      BruteForceStageDp brute = new BruteForceStageDp(problem);
+      OptionalDouble expected = brute.objective();
+      StageDpResult result = new StageDp(problem).solve();
+      if (expected.isPresent()) {
+        feasible++;
+        assertThat(((StageDpResult.Feasible) result).plan().objectiveSeconds())
+            .as("seed " + seed).isEqualTo(expected.getAsDouble());
+      } else {
+        assertThat(((StageDpResult.Infeasible) result).minimumMemoryBytes()).as("seed " + seed)
+            .isEqualTo(brute.leastMemory());
+      }
+    }
+    assertThat(feasible).isGreaterThan(10);
+  }
+
+  /**
    * The same trap on a 20 x 4 cluster, where device counts span two machine words: X is one stage
    * on 20x4 (80 devices) with latency 5, T* = 5 + 2*5 = 15 for B = 3; Y is two stages on 10x4 (40
    * devices each) with latency 3, T* = 6 + 2*3 = 12. Finding that Y exists at t_max = 3 needs 40 +
