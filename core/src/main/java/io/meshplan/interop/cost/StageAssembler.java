@@ -95,8 +95,7 @@ public final class StageAssembler {
   public List<LayerCost> stageLayers(LayerSetting ls, int first, int count, boolean embedding,
       boolean head) {
     io.meshplan.model.ModelSpec model = req.model();
-    Require.that(first >= 0 && count >= 0 && first + (long) count <= model.layers(),
-        () -> count + " blocks from " + first + " are not in the model's " + model.layers());
+    requireBlocks(first, count);
     List<LayerCost> list = new ArrayList<>(count + 2);
     if (embedding && !add(list, LayerCostModel.Kind.EMBEDDING, ls, 1)) {
       return null;
@@ -202,9 +201,8 @@ public final class StageAssembler {
    * @return the span
    */
   public Span span(int first, int count, boolean embedding, boolean head) {
+    requireBlocks(first, count);
     int l = req.model().layers();
-    Require.that(first >= 0 && count >= 0 && first + (long) count <= l,
-        () -> count + " blocks from " + first + " are not in the model's " + l);
     int row = ((embedding ? 2 : 0) + (head ? 1 : 0)) * (l + 1) + first;
     if (spans[row] == null) {
       spans[row] = new Span[l - first + 1];
@@ -215,6 +213,13 @@ public final class StageAssembler {
       spans[row][count] = span;
     }
     return span;
+  }
+
+  /** Refuses {@code count} blocks from {@code first} that are not all in the model. */
+  private void requireBlocks(int first, int count) {
+    int l = req.model().layers();
+    Require.that(first >= 0 && count >= 0 && first + (long) count <= l,
+        () -> count + " blocks from " + first + " are not in the model's " + l);
   }
 
   /** The counts of each block kind among {@code count} blocks from {@code first}, shared. */

@@ -17,7 +17,6 @@ import io.meshplan.model.Overlaps;
 import io.meshplan.sim.HiddenComm;
 import io.meshplan.sim.Overlap;
 import io.meshplan.util.Require;
-import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -105,16 +104,11 @@ public final class StageCostBuilder {
   private final ClusterSpec cluster;
   private final OptimizerState state;
   /**
-   * The last layer sums built ({@link StageTally} before any data-parallel work) and what they
-   * were built from: the stage search builds one list of layers under several ZeRO stages and
-   * shard groups, which share their sums. A builder serves one search task, on one thread.
+   * The last layer sums built: the stage search builds one list of layers under several ZeRO
+   * stages and shard groups, which share their sums. A builder serves one search task, on one
+   * thread.
    */
-  private List<LayerCost> sumsLayers;
-  private double sumsKept;
-  private double sumsWire;
-  private boolean sumsFuse;
-  private boolean sumsOverlap;
-  private StageTally sums;
+  private LayerSums last;
 
   /**
    * Creates the builder with nothing overlapped but, when asked, the gradient reduction.
@@ -308,34 +302,44 @@ public final class StageCostBuilder {
 
   /**
    * The layers' sums ({@link StageTally#StageTally}) as a copy to build on: those of the last
-   * call when it summed the same layers (the same objects, in order; a cost is immutable) alike,
-   * else new ones.
+   * call when it summed the same layers alike, else new ones.
    */
   private StageTally layerSums(List<LayerCost> layers, double kept, double wire, boolean fuse,
       boolean overlapTensor) {
-    if (sums == null || !sameObjects(layers, sumsLayers) || kept != sumsKept
-        || wire != sumsWire || fuse != sumsFuse || overlapTensor != sumsOverlap) {
-      sums = new StageTally(layers, weightBytes, state, kept, wire, fuse, overlapTensor);
-      sumsLayers = new ArrayList<>(layers);
-      sumsKept = kept;
-      sumsWire = wire;
-      sumsFuse = fuse;
-      sumsOverlap = overlapTensor;
+    if (last == null || !last.of(layers, kept, wire, fuse, overlapTensor)) {
+      last = new LayerSums(List.copyOf(layers), kept, wire, fuse, overlapTensor,
+          new StageTally(layers, weightBytes, state, kept, wire, fuse, overlapTensor));
     }
-    return sums.copy();
+    return last.tally().copy();
   }
 
-  /** Whether two lists hold the same objects in the same order. */
-  private static boolean sameObjects(List<LayerCost> a, List<LayerCost> b) {
-    if (a.size() != b.size()) {
-      return false;
-    }
-    for (int i = 0; i < a.size(); i++) {
-      if (a.get(i) != b.get(i)) {
+  /**
+   * Layer sums ({@link StageTally} before any data-parallel work) and what they were built from.
+   *
+   * @param layers the layers summed
+   * @param kept bytes of a kept gradient
+   * @param wire bytes of a gradient on the wire
+   * @param fuse whether gradient accumulation is fused
+   * @param overlap whether tensor-parallel communication runs under compute
+   * @param tally the sums, never handed out: callers build on copies
+   */
+  private record LayerSums(List<LayerCost> layers, double kept, double wire, boolean fuse,
+      boolean overlap, StageTally tally) {
+    /**
+     * Whether these are the sums of these layers (the same objects, in order: a cost is
+     * immutable, and comparing references keeps this cheaper than summing) under these settings.
+     */
+    boolean of(List<LayerCost> ls, double k, double w, boolean f, boolean o) {
+      if (ls.size() != layers.size() || k != kept || w != wire || f != fuse || o != overlap) {
         return false;
       }
+      for (int i = 0; i < ls.size(); i++) {
+        if (ls.get(i) != layers.get(i)) {
+          return false;
+        }
+      }
+      return true;
     }
-    return true;
   }
 
   /** Shards the model state of {@code s} over {@code d} GPUs by the ZeRO stage. */

@@ -392,12 +392,16 @@ public final class StageDp {
   private boolean feasible(double tmax) {
     int cap = timeCap;
     int words = (unitsTotal >>> 6) + 1;
-    if (words == 1) {
-      return feasibleInOneWord(tmax, cap);
+    // A cluster of at most 63 device units keeps each row in one long (an unreached row is 0);
+    // a larger one each reached row in an array of words.
+    long[] word = words == 1 ? new long[rows.length] : null;
+    long[][] bits = words == 1 ? null : new long[rows.length][];
+    if (word != null) {
+      word[row(layers, 0)] = 1L;
+    } else {
+      bits[row(layers, 0)] = new long[words];
+      bits[row(layers, 0)][0] = 1L;
     }
-    long[][] bits = new long[rows.length][];
-    bits[row(layers, 0)] = new long[words];
-    bits[row(layers, 0)][0] = 1L;
     for (int k = layers - 1; k >= 0; k--) {
       int smax = Math.min(cap, layers - k);
       for (int i = k; i < layers; i++) {
@@ -410,53 +414,19 @@ public final class StageDp {
             if (x == end || stepT[x] > tmax) {
               break;
             }
-            orShifted(bits, row(k, s), row(i + 1, s - 1), units[j], words);
+            orShifted(word, bits, row(k, s), row(i + 1, s - 1), units[j], words);
             if (s == cap) {
-              orShifted(bits, row(k, s), row(i + 1, s), units[j], words);
+              orShifted(word, bits, row(k, s), row(i + 1, s), units[j], words);
             }
           }
         }
       }
     }
     for (int s = 1; s <= cap; s++) {
-      long[] r = bits[row(0, s)];
-      if (r != null && (r[unitsTotal >>> 6] & (1L << (unitsTotal & 63))) != 0) {
-        return true;
-      }
-    }
-    return false;
-  }
-
-  /**
-   * {@link #feasible} for a cluster of at most 63 device units, whose every row is one word (an
-   * unreached row is 0): the same recursion without the rows' arrays.
-   */
-  private boolean feasibleInOneWord(double tmax, int cap) {
-    long[] bits = new long[rows.length];
-    bits[row(layers, 0)] = 1L;
-    for (int k = layers - 1; k >= 0; k--) {
-      int smax = Math.min(cap, layers - k);
-      for (int i = k; i < layers; i++) {
-        for (int j = 0; j < shapes; j++) {
-          int c = cell(k, i, j);
-          int x = stepFrom[c];
-          int end = stepFrom[c + 1];
-          for (int s = 1; s <= smax; s++) {
-            x = stepFitting(x, end, s);
-            if (x == end || stepT[x] > tmax) {
-              break;
-            }
-            int dst = row(k, s);
-            bits[dst] |= bits[row(i + 1, s - 1)] << units[j];
-            if (s == cap) {
-              bits[dst] |= bits[row(i + 1, s)] << units[j];
-            }
-          }
-        }
-      }
-    }
-    for (int s = 1; s <= cap; s++) {
-      if ((bits[row(0, s)] >>> unitsTotal & 1L) != 0) {
+      int r = row(0, s);
+      boolean all = word != null ? (word[r] >>> unitsTotal & 1L) != 0
+          : bits[r] != null && (bits[r][unitsTotal >>> 6] & (1L << (unitsTotal & 63))) != 0;
+      if (all) {
         return true;
       }
     }
@@ -476,8 +446,15 @@ public final class StageDp {
     return y;
   }
 
-  /** dst |= src shifted up by z bits; bits beyond the cluster only ever move further up. */
-  private static void orShifted(long[][] bits, int dst, int src, int z, int words) {
+  /**
+   * dst |= src shifted up by z bits, in one-word rows ({@code word}) or rows of {@code words}
+   * words; bits beyond the cluster only ever move further up.
+   */
+  private static void orShifted(long[] word, long[][] bits, int dst, int src, int z, int words) {
+    if (word != null) {
+      word[dst] |= word[src] << z;
+      return;
+    }
     long[] from = bits[src];
     if (from == null) {
       return;
