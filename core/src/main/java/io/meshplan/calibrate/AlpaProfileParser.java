@@ -97,7 +97,7 @@ public final class AlpaProfileParser implements LogParser {
 
   private static double parse(String s) {
     try {
-      double v = Double.parseDouble(s);
+      double v = io.meshplan.util.AsciiDigits.parseDecimal(s);
       return Double.isFinite(v) ? v : Double.NaN;
     } catch (NumberFormatException e) {
       return Double.NaN;

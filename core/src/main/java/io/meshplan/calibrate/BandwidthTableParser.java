@@ -294,7 +294,7 @@ public final class BandwidthTableParser implements LogParser {
   private static double bandwidth(String cell, double unit, boolean gibibytes) {
     String s = cell.strip();
     if (s.matches("[0-9]+(\\.[0-9]+)?")) {
-      return Double.parseDouble(s) * unit;
+      return io.meshplan.util.AsciiDigits.parseDecimal(s) * unit;
     }
     if (s.endsWith("GBps") && gibibytes) {
       OptionalDouble v = Units.parseBandwidth(s);

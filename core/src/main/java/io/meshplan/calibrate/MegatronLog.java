@@ -4,6 +4,7 @@ import io.meshplan.framework.MegatronArg;
 import io.meshplan.util.AsciiDigits;
 import io.meshplan.util.Checked;
 import io.meshplan.util.InputException;
+import io.meshplan.util.Words;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -53,7 +54,7 @@ final class MegatronLog {
               + io.meshplan.util.Words.clipped(m.group(2)) + "' is not milliseconds as "
               + "Megatron-LM prints them (digits and a decimal point)");
         }
-        double v = Double.parseDouble(m.group(2));
+        double v = AsciiDigits.parseDecimal(m.group(2));
         if (!(v > 0) || !Double.isFinite(v)) {
           throw new InputException(file + ":" + (i + 1) + ": elapsed time per iteration '"
               + io.meshplan.util.Words.clipped(m.group(2)) + "' is not a positive time");
@@ -95,10 +96,11 @@ final class MegatronLog {
           if (first != null) {
             throw new InputException(file + ":" + (i + 1) + ": argument " + m.group(1)
                 + " is printed twice in the arguments block (first at line " + first + ", = "
-                + args.get(m.group(1)) + "; here = " + m.group(2).trim() + "); Megatron-LM "
+                + args.get(m.group(1)) + "; here = " + Words.trimmed(m.group(2))
+                + "); Megatron-LM "
                 + "prints each argument once, so this log does not state one run");
           }
-          args.put(m.group(1), m.group(2).trim());
+          args.put(m.group(1), Words.trimmed(m.group(2)));
         }
       }
     }
@@ -197,7 +199,7 @@ final class MegatronLog {
     }
     double capacity = Double.NaN;
     try {
-      capacity = Double.parseDouble(cf);
+      capacity = AsciiDigits.parseDecimal(cf);
     } catch (NumberFormatException e) {
       // NaN: refused below, as a non-positive factor is.
     }
@@ -209,7 +211,8 @@ final class MegatronLog {
 
   /** The blocks without experts by {@code moe_layer_freq}. */
   private static List<Integer> denseLayers(Args a, int layers) {
-    String freq = a.args.getOrDefault(MegatronArg.MOE_LAYER_FREQ.dest(), "1").trim();
+    String freq = Words.trimmed(
+        a.args.getOrDefault(MegatronArg.MOE_LAYER_FREQ.dest(), "1"));
     List<Integer> dense = new ArrayList<>();
     if (freq.matches("[0-9]{1,9}")) {
       int n = AsciiDigits.parseInt(freq);
@@ -405,7 +408,7 @@ final class MegatronLog {
 
   /** The items of a printed Python list of strings, or of one bare word; none for None. */
   private static List<String> listOf(String printed) {
-    String t = printed.trim();
+    String t = Words.trimmed(printed);
     if (t.equals("None") || t.isEmpty() || t.equals("[]")) {
       return List.of();
     }
@@ -414,7 +417,7 @@ final class MegatronLog {
     }
     List<String> out = new ArrayList<>();
     for (String item : t.split(",")) {
-      String w = item.trim();
+      String w = Words.trimmed(item);
       if (w.length() >= 2 && (w.charAt(0) == '\'' || w.charAt(0) == '"')
           && w.charAt(w.length() - 1) == w.charAt(0)) {
         w = w.substring(1, w.length() - 1);

@@ -277,7 +277,7 @@ public final class NcclTestsTextParser implements LogParser {
     if (!NUMBER.matcher(s).matches()) {
       return Double.NaN;
     }
-    double v = Double.parseDouble(s);
+    double v = AsciiDigits.parseDecimal(s);
     return Double.isFinite(v) ? v : Double.NaN;
   }
 

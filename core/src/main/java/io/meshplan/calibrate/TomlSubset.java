@@ -27,7 +27,7 @@ final class TomlSubset {
     boolean arrayTable = false;
     String[] lines = text.split("\r?\n", -1);
     for (int i = 0; i < lines.length; i++) {
-      String l = stripComment(lines[i]).trim();
+      String l = io.meshplan.util.Words.trimmed(stripComment(lines[i]));
       if (l.isEmpty()) {
         continue;
       }
@@ -37,7 +37,7 @@ final class TomlSubset {
         }
         // An array of tables ([[name]]) may repeat; calibrate reads none of its keys.
         arrayTable = l.startsWith("[[");
-        table = l.substring(1, l.length() - 1).trim();
+        table = io.meshplan.util.Words.trimmed(l.substring(1, l.length() - 1));
         if (!arrayTable) {
           once(file, firstLine, "[" + table + "]", "table", i);
         }
@@ -48,8 +48,8 @@ final class TomlSubset {
         throw new InputException(file + ":" + (i + 1) + ": expected key = value, got '" + l
             + "'");
       }
-      String key = l.substring(0, eq).trim();
-      String value = l.substring(eq + 1).trim();
+      String key = io.meshplan.util.Words.trimmed(l.substring(0, eq));
+      String value = io.meshplan.util.Words.trimmed(l.substring(eq + 1));
       if (value.length() >= 2 && (value.startsWith("\"") && value.endsWith("\"")
           || value.startsWith("'") && value.endsWith("'"))) {
         value = value.substring(1, value.length() - 1);

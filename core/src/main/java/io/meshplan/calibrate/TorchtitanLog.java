@@ -67,7 +67,7 @@ final class TorchtitanLog {
         }
         String figure = m.group(2);
         double v = TPS_FIGURE.matcher(figure).matches()
-            ? Double.parseDouble(figure.replace(",", "")) : 0;
+            ? io.meshplan.util.AsciiDigits.parseDecimal(figure.replace(",", "")) : 0;
         if (!(v > 0)) {
           throw new InputException(file + ":" + (i + 1) + ": tps '"
               + io.meshplan.util.Words.clipped(figure) + "' is not tokens per second as "
@@ -360,7 +360,7 @@ final class TorchtitanLog {
       if (v == null) {
         return fallback;
       }
-      String t = v.trim();
+      String t = io.meshplan.util.Words.trimmed(v);
       InputException bad = new InputException(file + ": its --config has " + key + " = " + t
           + ", not a list of quoted names");
       if (t.length() < 2 || t.charAt(0) != '[' || t.charAt(t.length() - 1) != ']') {

@@ -38,7 +38,8 @@ final class Choices {
    * @throws InputException naming the value and listing the words
    */
   static String pick(String flag, String value, Iterable<String> words) {
-    String v = value == null ? "" : value.trim().toLowerCase(Locale.ROOT);
+    String v = value == null ? ""
+        : io.meshplan.util.Words.trimmed(value).toLowerCase(Locale.ROOT);
     for (String w : words) {
       if (w.toLowerCase(Locale.ROOT).equals(v)) {
         return w;

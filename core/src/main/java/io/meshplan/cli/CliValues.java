@@ -2,6 +2,7 @@ package io.meshplan.cli;
 
 import io.meshplan.util.AsciiDigits;
 import io.meshplan.util.InputException;
+import io.meshplan.util.Words;
 import java.util.Locale;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -30,7 +31,7 @@ final class CliValues {
     if (prices == null) {
       return false;
     }
-    String w = prices.trim().toLowerCase(java.util.Locale.ROOT);
+    String w = Words.trimmed(prices).toLowerCase(java.util.Locale.ROOT);
     if (!w.equals("kernel") && !w.equals("public")) {
       throw new io.meshplan.util.InputException("--prices '" + prices + "' is unknown; use "
           + "public (the shipped fitted factors, the default) or kernel (kernel-level prices)");
@@ -82,10 +83,6 @@ final class CliValues {
     return AsciiDigits.parseLong(text);
   }
 
-  /** A decimal as written by hand: digits, a fraction, an exponent, in ASCII. */
-  private static final Pattern DECIMAL =
-      Pattern.compile("[+-]?(?:[0-9]+(?:\\.[0-9]*)?|\\.[0-9]+)(?:[eE][+-]?[0-9]+)?");
-
   /**
    * Converts a decimal flag's value, in place of picocli's, which takes what Java's
    * {@code Double.valueOf} does: hexadecimal ({@code 0x1p3} read as 8), a type suffix ({@code 5d},
@@ -98,12 +95,19 @@ final class CliValues {
    * @throws picocli.CommandLine.TypeConversionException naming the value
    */
   static Double decimal(String text) {
-    if (!DECIMAL.matcher(text).matches() && !text.matches("[+-]?(NaN|Infinity)")) {
+    if (text.matches("[+-]?NaN")) {
+      return Double.NaN;
+    }
+    if (text.matches("[+-]?Infinity")) {
+      return text.startsWith("-") ? Double.NEGATIVE_INFINITY : Double.POSITIVE_INFINITY;
+    }
+    try {
+      return AsciiDigits.parseDecimal(text);
+    } catch (NumberFormatException e) {
       throw new picocli.CommandLine.TypeConversionException("'"
           + io.meshplan.util.TerminalText.escape(text) + "' is not a number written in ASCII "
           + "digits (such as 8, 0.5 or 1e-3)");
     }
-    return Double.parseDouble(text);
   }
 
   /**
@@ -147,7 +151,7 @@ final class CliValues {
    * @return the axis sizes
    */
   static int[] mesh(String flag, String text) {
-    String[] parts = text.trim().split("[xX]", -1);
+    String[] parts = Words.trimmed(text).split("[xX]", -1);
     int[] shape = new int[parts.length];
     for (int i = 0; i < parts.length; i++) {
       shape[i] = positiveInt(flag, text, parts[i]);
@@ -163,11 +167,11 @@ final class CliValues {
    * @return the numbers
    */
   static double[] numbers(String flag, String text) {
-    String[] parts = text.trim().split(",", -1);
+    String[] parts = Words.trimmed(text).split(",", -1);
     double[] out = new double[parts.length];
     for (int i = 0; i < parts.length; i++) {
       try {
-        out[i] = Double.parseDouble(parts[i].trim());
+        out[i] = AsciiDigits.parseDecimal(Words.trimmed(parts[i]));
       } catch (NumberFormatException e) {
         throw new InputException(flag + " '" + text + "': '" + parts[i]
             + "' is not a number; expected comma-separated numbers such as 1,0.01");
@@ -176,8 +180,8 @@ final class CliValues {
         throw new InputException(flag + " '" + text + "': values must be finite and >= 0");
       }
       if (out[i] > MAX_COST_FACTOR) {
-        throw new InputException(flag + " '" + text + "': " + parts[i].trim() + " is too large;"
-            + " at most 1e30, since larger factors overflow the cost sums");
+        throw new InputException(flag + " '" + text + "': " + Words.trimmed(parts[i])
+            + " is too large; at most 1e30, since larger factors overflow the cost sums");
       }
     }
     return out;
@@ -194,7 +198,7 @@ final class CliValues {
    * @return bytes
    */
   static double bytes(String flag, String text) {
-    Matcher m = BYTES.matcher(text.trim().toUpperCase(Locale.ROOT));
+    Matcher m = BYTES.matcher(Words.trimmed(text).toUpperCase(Locale.ROOT));
     if (!m.matches()) {
       throw new InputException(flag + " '" + text
           + "' is not a size; expected a number with a unit such as 32GiB or 1000MB");
@@ -204,7 +208,7 @@ final class CliValues {
       throw new InputException(flag + " '" + n + "' has no unit; write one, such as " + n
           + "GiB (2^30 bytes), " + n + "GB (10^9) or " + n + "B");
     }
-    double v = Double.parseDouble(m.group(1));
+    double v = AsciiDigits.parseDecimal(m.group(1));
     String unit = m.group(2);
     double mult = switch (unit) {
       case "B" -> 1;
@@ -250,7 +254,7 @@ final class CliValues {
 
   private static int positiveInt(String flag, String whole, String part) {
     try {
-      int v = AsciiDigits.parseInt(part.trim());
+      int v = AsciiDigits.parseInt(Words.trimmed(part));
       if (v <= 0) {
         throw new InputException(flag + " '" + whole + "': every size must be positive, got "
             + v);

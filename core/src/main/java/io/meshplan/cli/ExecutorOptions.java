@@ -5,6 +5,7 @@ import io.meshplan.exec.ExecutorProviders;
 import io.meshplan.exec.LocalExecutor;
 import io.meshplan.exec.TaskExecutor;
 import io.meshplan.util.InputException;
+import io.meshplan.util.Words;
 import java.util.Map;
 import picocli.CommandLine.Option;
 
@@ -64,6 +65,6 @@ final class ExecutorOptions {
     ExecutorProvider p = ExecutorProviders.find("spark").orElseThrow(() -> new InputException(
         "--spark " + spark + ": the meshplan-spark module is not on the class path; "
             + HOW_TO_RUN_SPARK));
-    return p.open(spark.trim(), Map.of(), engineLog);
+    return p.open(Words.trimmed(spark), Map.of(), engineLog);
   }
 }

@@ -400,7 +400,7 @@ final class PlanCommand implements Callable<Integer> {
     }
     int fixed;
     try {
-      fixed = AsciiDigits.parseInt(microbatches.trim());
+      fixed = AsciiDigits.parseInt(Words.trimmed(microbatches));
     } catch (NumberFormatException e) {
       fixed = -1;
     }
@@ -575,7 +575,7 @@ final class PlanCommand implements Callable<Integer> {
     if (forFramework != null && stats.dpRuns() == 0) {
       return "search: " + Words.count(stats.layerSolves(), "layer solve") + ", "
           + Words.count(stats.simulations(), "simulation") + " of the configurations "
-          + forFramework.trim().toLowerCase(java.util.Locale.ROOT) + " launches\n";
+          + Words.trimmed(forFramework).toLowerCase(java.util.Locale.ROOT) + " launches\n";
     }
     return "search: " + Words.count(stats.layerSolves(), "layer solve") + ", "
         + Words.count(stats.dpRuns(), "stage DP run") + ", "
@@ -583,7 +583,7 @@ final class PlanCommand implements Callable<Integer> {
         + (stats.nodeGranule() > 1 ? "; stages in multiples of " + stats.nodeGranule() + " nodes"
             : "")
         + (stats.layerGroup() > 1 ? "; layers in groups of " + stats.layerGroup() : "")
-        + (forFramework != null ? "; only what " + forFramework.trim().toLowerCase(
+        + (forFramework != null ? "; only what " + Words.trimmed(forFramework).toLowerCase(
             java.util.Locale.ROOT) + " runs" : "") + "\n";
   }
 
@@ -643,13 +643,13 @@ final class PlanCommand implements Callable<Integer> {
 
   /** {@code --microbatches} with {@code --hlo}: a positive count, not auto. */
   private int hloMicrobatches() {
-    if ("auto".equalsIgnoreCase(microbatches.trim())) {
+    if ("auto".equalsIgnoreCase(Words.trimmed(microbatches))) {
       throw new InputException("--hlo needs --microbatches N: the module's batch is one "
           + "microbatch, and N of them make an iteration");
     }
     int n;
     try {
-      n = AsciiDigits.parseInt(microbatches.trim());
+      n = AsciiDigits.parseInt(Words.trimmed(microbatches));
     } catch (NumberFormatException e) {
       n = -1;
     }

@@ -92,7 +92,9 @@ record TrainCalibration(ClusterSpec cluster, String clusterText, List<Path> logs
 
   /** Six significant digits: the fit's own tolerance is 1e-7 in log scale. */
   private static double round(double v) {
-    return Double.parseDouble(String.format(Locale.ROOT, "%.6g", v));
+    // Double.toString's digits rounded half up: what String.format's %.6g prints.
+    return Double.isFinite(v) ? java.math.BigDecimal.valueOf(v)
+        .round(new java.math.MathContext(6, java.math.RoundingMode.HALF_UP)).doubleValue() : v;
   }
 
   private String text(String arch, ComputeScaleFitter.Fit fit, List<TrainRunSimulator> sims) {

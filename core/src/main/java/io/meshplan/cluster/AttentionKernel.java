@@ -1,6 +1,7 @@
 package io.meshplan.cluster;
 
 import io.meshplan.util.InputException;
+import io.meshplan.util.Words;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
@@ -62,7 +63,7 @@ public enum AttentionKernel {
    * @throws InputException naming the word and the kernels
    */
   public static AttentionKernel parse(String word) {
-    String w = word == null ? "" : word.trim().toLowerCase(Locale.ROOT);
+    String w = word == null ? "" : Words.trimmed(word).toLowerCase(Locale.ROOT);
     for (AttentionKernel k : values()) {
       if (k.word().equals(w)) {
         return k;

@@ -5,6 +5,7 @@ import io.meshplan.util.Checked;
 import io.meshplan.util.InputException;
 import io.meshplan.util.InputFiles;
 import io.meshplan.util.Require;
+import io.meshplan.util.Words;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.regex.Matcher;
@@ -127,7 +128,7 @@ public record ClusterSpec(int nodes, int gpusPerNode, GpuSpec gpu, Fabric fabric
    * @return true for the short form
    */
   public static boolean isShortForm(String text) {
-    return text != null && SHORT.matcher(text.trim()).matches();
+    return text != null && SHORT.matcher(Words.trimmed(text)).matches();
   }
 
   /**
@@ -195,7 +196,7 @@ public record ClusterSpec(int nodes, int gpusPerNode, GpuSpec gpu, Fabric fabric
   public static ClusterSpec parse(String text, HardwareCatalog catalog) {
     Require.nonNull(text, "cluster");
     Require.nonNull(catalog, "catalog");
-    Matcher m = SHORT.matcher(text.trim());
+    Matcher m = SHORT.matcher(Words.trimmed(text));
     if (m.matches()) {
       int count = parseCount(text, m.group(1), "node count");
       int per = parseCount(text, m.group(3), m.group(2) != null ? "NVLink domain size"
@@ -206,7 +207,7 @@ public record ClusterSpec(int nodes, int gpusPerNode, GpuSpec gpu, Fabric fabric
     if (file.isPresent()) {
       return ClusterFileReader.read(file.get(), catalog);
     }
-    String t = text.trim();
+    String t = Words.trimmed(text);
     if (t.contains("/") || t.endsWith(".yaml") || t.endsWith(".yml") || t.endsWith(".json")) {
       throw new InputException("cluster '" + text + "': no such file; give a YAML cluster file"
           + " that exists, or NODESxGPUS:gpu[:fabric] such as 50x4:a100-40gb");

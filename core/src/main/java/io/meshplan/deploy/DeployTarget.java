@@ -1,6 +1,7 @@
 package io.meshplan.deploy;
 
 import io.meshplan.util.InputException;
+import io.meshplan.util.Words;
 import java.util.List;
 import java.util.Locale;
 
@@ -90,7 +91,7 @@ public enum DeployTarget {
    */
   public static DeployTarget parse(String text) {
     for (DeployTarget t : values()) {
-      if (t.label.equals(text == null ? "" : text.trim().toLowerCase(Locale.ROOT))) {
+      if (t.label.equals(text == null ? "" : Words.trimmed(text).toLowerCase(Locale.ROOT))) {
         return t;
       }
     }

@@ -1,5 +1,6 @@
 package io.meshplan.deploy;
 
+import io.meshplan.util.Words;
 import java.util.Arrays;
 import java.util.Locale;
 
@@ -45,7 +46,7 @@ public enum RayMode {
    * @throws IllegalArgumentException naming the modes
    */
   public static RayMode parse(String text) {
-    String t = text == null ? "" : text.trim().toLowerCase(Locale.ROOT);
+    String t = text == null ? "" : Words.trimmed(text).toLowerCase(Locale.ROOT);
     return Arrays.stream(values()).filter(m -> m.label.equals(t)).findFirst()
         .orElseThrow(() -> new IllegalArgumentException("Ray mode '" + text + "' is unknown; use"
             + " torchrun (a driver starts torchrun on every node) or native (your own Ray"

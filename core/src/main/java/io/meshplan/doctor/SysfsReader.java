@@ -178,7 +178,8 @@ public final class SysfsReader {
     Optional<String> rateText = readRequired(id, dir.resolve("rate"), problems);
     if (rateText.isPresent()) {
       Matcher m = RATE.matcher(rateText.get());
-      double gbps = m.matches() ? Double.parseDouble(m.group(1)) : Double.NaN;
+      double gbps = m.matches() ? io.meshplan.util.AsciiDigits.parseDecimal(m.group(1))
+          : Double.NaN;
       if (gbps > 0 && gbps <= MAX_RATE_GBPS) {
         rate = OptionalDouble.of(gbps);
       } else if (m.matches()) {

@@ -1,6 +1,7 @@
 package io.meshplan.export;
 
 import io.meshplan.util.InputException;
+import io.meshplan.util.Words;
 import java.util.Locale;
 import java.util.function.Supplier;
 
@@ -104,7 +105,7 @@ public enum ExportTarget {
    */
   public static ExportTarget parse(String text) {
     for (ExportTarget t : values()) {
-      if (t.label.equals(text == null ? "" : text.trim().toLowerCase(Locale.ROOT))) {
+      if (t.label.equals(text == null ? "" : Words.trimmed(text).toLowerCase(Locale.ROOT))) {
         return t;
       }
     }

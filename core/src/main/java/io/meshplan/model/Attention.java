@@ -1,5 +1,6 @@
 package io.meshplan.model;
 
+import io.meshplan.util.Words;
 import java.util.Locale;
 
 /** How a transformer's attention core (scores, softmax, weighted sum) runs. */
@@ -35,7 +36,7 @@ public enum Attention {
    */
   public static Attention parse(String text) {
     for (Attention a : values()) {
-      if (a.label().equalsIgnoreCase(text.trim())) {
+      if (a.label().equalsIgnoreCase(Words.trimmed(text))) {
         return a;
       }
     }

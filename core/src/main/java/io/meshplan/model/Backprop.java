@@ -194,7 +194,7 @@ final class Backprop {
     TensorShape shape = ins.tensorShape();
     return switch (ins.opcode()) {
       case CONSTANT -> tape.constant(shape.dtype(),
-          Double.parseDouble(((OpAttrs.Literal) ins.attrs()).literal()));
+          io.meshplan.util.AsciiDigits.parseDecimal(((OpAttrs.Literal) ins.attrs()).literal()));
       case IOTA -> tape.iota(shape, ((OpAttrs.Index) ins.attrs()).index());
       case BROADCAST -> tape.broadcast(ops[0], shape.dims(), ints(((OpAttrs.Dims) ins.attrs())
           .dims()));

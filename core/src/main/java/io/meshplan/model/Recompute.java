@@ -1,5 +1,7 @@
 package io.meshplan.model;
 
+import io.meshplan.util.Words;
+
 /**
  * Activation recomputation (Korthikanti et al., "Reducing Activation Recomputation in Large
  * Transformer Models", MLSys'23).
@@ -103,12 +105,12 @@ public enum Recompute {
       throw new io.meshplan.util.InputException("recompute has a control character in it; give "
           + "one mode: none, selective, full, op or maxtext:POLICY");
     }
-    if (text != null && text.trim().toLowerCase(java.util.Locale.ROOT)
+    if (text != null && Words.trimmed(text).toLowerCase(java.util.Locale.ROOT)
         .startsWith(MaxTextRemat.PREFIX)) {
       return MaxTextRemat.parse(text);
     }
     for (Recompute r : values()) {
-      if (r.label().equalsIgnoreCase(text == null ? "" : text.trim())) {
+      if (r.label().equalsIgnoreCase(text == null ? "" : Words.trimmed(text))) {
         return r;
       }
     }

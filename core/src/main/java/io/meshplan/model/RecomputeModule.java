@@ -1,6 +1,7 @@
 package io.meshplan.model;
 
 import io.meshplan.util.InputException;
+import io.meshplan.util.Words;
 import java.util.EnumSet;
 import java.util.Locale;
 import java.util.Set;
@@ -62,7 +63,7 @@ public enum RecomputeModule {
    */
   public static Set<RecomputeModule> parseList(String text) {
     EnumSet<RecomputeModule> out = EnumSet.noneOf(RecomputeModule.class);
-    for (String word : text.trim().split("[,\\s]+")) {
+    for (String word : Words.trimmed(text).split("[,\\s]+")) {
       if (word.isEmpty()) {
         continue;
       }

@@ -12,6 +12,7 @@ import io.meshplan.model.Recompute;
 import io.meshplan.plan.ParallelConfig;
 import io.meshplan.util.AsciiDigits;
 import io.meshplan.util.InputException;
+import io.meshplan.util.Words;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
@@ -144,7 +145,7 @@ public final class PublicFolds {
     }
     java.util.Set<String> wanted = new java.util.LinkedHashSet<>();
     for (String f : folds) {
-      String w = f.trim().toLowerCase(Locale.ROOT);
+      String w = Words.trimmed(f).toLowerCase(Locale.ROOT);
       if (w.equals("public") && folds.size() > 1) {
         throw new InputException("--folds public already holds every fold (" + String.join(", ",
             NAMES) + "); give public alone, or fold names, each once");
@@ -185,7 +186,7 @@ public final class PublicFolds {
           false, false);
       out.add(new PublicRun("sc21", "sc21", f[0], m, ClusterSpec.parse(gpus / 8 + "x8:a100-80gb"),
           c, DType.F16, Attention.UNFUSED, Optional.empty(), Overlaps.NONE,
-          Double.parseDouble(f[8]), PublicRun.Figure.HARDWARE_TFLOPS));
+          io.meshplan.util.AsciiDigits.parseDecimal(f[8]), PublicRun.Figure.HARDWARE_TFLOPS));
     }
     return out;
   }
@@ -211,7 +212,7 @@ public final class PublicFolds {
       out.add(new PublicRun("megatron-core", "h100", f[0], m,
           ClusterSpec.parse(gpus / 8 + "x8:h100-80gb:ib-ndr400"), c, DType.BF16, Attention.FLASH,
           Optional.of(AttentionKernel.CUDNN), new Overlaps(true, true, true, true, true),
-          Double.parseDouble(f[9]), PublicRun.Figure.MEGATRON_MODEL_TFLOPS));
+          io.meshplan.util.AsciiDigits.parseDecimal(f[9]), PublicRun.Figure.MEGATRON_MODEL_TFLOPS));
     }
     return out;
   }
@@ -237,7 +238,7 @@ public final class PublicFolds {
       out.add(new PublicRun("llm-foundry", set, f[0] + "/" + f[6], m,
           ClusterSpec.parse(gpus / 8 + "x8:" + gpu), c, DType.BF16, Attention.FLASH,
           Optional.of(AttentionKernel.TRITON), Overlaps.DEFAULTS.withLossFusion(true),
-          Double.parseDouble(f[12]), PublicRun.Figure.TOKENS_PER_GPU));
+          io.meshplan.util.AsciiDigits.parseDecimal(f[12]), PublicRun.Figure.TOKENS_PER_GPU));
     }
     return out;
   }
@@ -315,7 +316,8 @@ public final class PublicFolds {
       String fold = r.optional("fold").orElse(set.equals("cp") ? "meta" : "nemo");
       Optional<AttentionKernel> kernel = r.optional("attention").map(AttentionKernel::parse);
       out.add(new PublicRun(fold, set, r.get("model"), m, cluster(r), c, dtype, Attention.FLASH,
-          kernel, recipe, Double.parseDouble(r.get("measured")), figure(resource, r.get("unit"))));
+          kernel, recipe, io.meshplan.util.AsciiDigits.parseDecimal(r.get("measured")),
+          figure(resource, r.get("unit"))));
     }
     return out;
   }
@@ -351,7 +353,7 @@ public final class PublicFolds {
       // lora=rank/alpha/targets, then /fp8 where the frozen base is stored in FP8.
       String[] l = finetune.substring("lora=".length()).split("/", 4);
       io.meshplan.model.Lora lora = io.meshplan.model.Lora.of(AsciiDigits.parseInt(l[0]),
-          Double.parseDouble(l[1]), l[2], m.arch().mlp().gated());
+          io.meshplan.util.AsciiDigits.parseDecimal(l[1]), l[2], m.arch().mlp().gated());
       out = out.withLora(l.length < 4 ? lora : lora.withBase(io.meshplan.model.Lora.Base
           .parse(l[3]).orElseThrow(() -> new IllegalStateException("row " + r.get("model")
               + ": unknown LoRA base " + l[3]))));

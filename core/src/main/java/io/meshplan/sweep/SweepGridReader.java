@@ -14,6 +14,7 @@ import io.meshplan.util.InputException;
 import io.meshplan.util.InputFiles;
 import io.meshplan.util.JsonErrors;
 import io.meshplan.util.TreeReaders;
+import io.meshplan.util.Words;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -298,7 +299,7 @@ public final class SweepGridReader {
     if (!v.isTextual() || v.asText().isBlank()) {
       throw bad(at, "expected a name, got " + shown(v));
     }
-    return v.asText().trim();
+    return Words.trimmed(v.asText());
   }
 
   private int integer(JsonNode v, String at, int min, int max) {
@@ -392,7 +393,7 @@ public final class SweepGridReader {
 
   /** A microbatch count, or 0 for {@code auto}. */
   private int microbatches(JsonNode v, String at) {
-    return v.isTextual() && v.asText().trim().equalsIgnoreCase("auto") ? 0
+    return v.isTextual() && Words.trimmed(v.asText()).equalsIgnoreCase("auto") ? 0
         : integer(v, at, 1, MAX_MICROBATCHES);
   }
 
@@ -465,7 +466,7 @@ public final class SweepGridReader {
   }
 
   private String attention(JsonNode v, String at) {
-    String s = v.asText().trim().toLowerCase(Locale.ROOT);
+    String s = Words.trimmed(v.asText()).toLowerCase(Locale.ROOT);
     if (!v.isTextual() || !(s.equals("auto") || s.equals("flash") || s.equals("unfused"))) {
       throw bad(at, "expected auto, flash or unfused, got '" + v.asText() + "'");
     }
@@ -477,8 +478,9 @@ public final class SweepGridReader {
       throw bad(at, "expected " + io.meshplan.model.ExpertDispatcher.words() + ", got '"
           + v.asText() + "'");
     }
-    return io.meshplan.model.ExpertDispatcher.of(v.asText().trim()).orElseThrow(() -> bad(at,
-        "expected " + io.meshplan.model.ExpertDispatcher.words() + ", got '" + v.asText() + "'"));
+    return io.meshplan.model.ExpertDispatcher.of(Words.trimmed(v.asText())).orElseThrow(() ->
+        bad(at, "expected " + io.meshplan.model.ExpertDispatcher.words() + ", got '"
+            + v.asText() + "'"));
   }
 
   /**
@@ -487,7 +489,7 @@ public final class SweepGridReader {
    * FP8 runs); returned in one form, {@code fp8} for delayed scaling.
    */
   private String dtype(JsonNode v, String at) {
-    String s = v.asText().trim().toLowerCase(Locale.ROOT);
+    String s = Words.trimmed(v.asText()).toLowerCase(Locale.ROOT);
     if (v.isTextual() && s.equals("auto")) {
       return s;
     }
@@ -509,7 +511,7 @@ public final class SweepGridReader {
   }
 
   private SweepGrid.Shape shape(JsonNode v, String at) {
-    String s = v.asText().trim().toLowerCase(Locale.ROOT);
+    String s = Words.trimmed(v.asText()).toLowerCase(Locale.ROOT);
     Matcher m = SHAPE.matcher(s);
     if (!v.isTextual() || !m.matches()) {
       throw bad(at, "expected NODESxGPUS_PER_NODE such as 128x8, got '" + v.asText() + "'");

@@ -8,9 +8,14 @@ package io.meshplan.util;
  * numbers. The formats meshplan reads write numbers in ASCII (the JSON and YAML grammars, TOML,
  * the logs of nccl-tests, Megatron-LM and torchtitan), and a lookalike digit in a flag is more
  * likely pasted from a document than meant. Every parse of a whole number from input goes
- * through here; a source test keeps the JDK's parsers out of {@code src/main}.
+ * through here, and so does every decimal ({@link #parseDecimal}); a source test keeps the JDK's
+ * parsers out of {@code src/main}.
  */
 public final class AsciiDigits {
+  /** What {@link #parseDecimal} reads: sign, digits, fraction, exponent, ASCII only. */
+  private static final java.util.regex.Pattern DECIMAL = java.util.regex.Pattern.compile(
+      "[+-]?(?:[0-9]+(?:\\.[0-9]*)?|\\.[0-9]+)(?:[eE][+-]?[0-9]+)?");
+
   private AsciiDigits() {}
 
   /**
@@ -70,6 +75,24 @@ public final class AsciiDigits {
     } catch (NumberFormatException e) {
       return false;
     }
+  }
+
+  /**
+   * Parses a decimal written as an optional sign, ASCII digits with an optional fraction, and an
+   * optional exponent ({@code 8}, {@code -0.5}, {@code .25}, {@code 1e-3}). Java's {@link
+   * Double#parseDouble} also takes hexadecimal ({@code 0x1p3} read as 8), a type suffix ({@code
+   * 5d}, {@code 2f}), {@code NaN}, {@code Infinity} and any control character or blank around the
+   * number ({@code "1\u0007"} read as 1); none of those is a decimal in the formats meshplan reads.
+   *
+   * @param s the text
+   * @return the value, which may be infinite when the exponent is past the double range
+   * @throws NumberFormatException when the text is anything else
+   */
+  public static double parseDecimal(String s) {
+    if (s == null || !DECIMAL.matcher(s).matches()) {
+      throw new NumberFormatException("'" + s + "' is not a decimal written in ASCII digits");
+    }
+    return Double.parseDouble(s);
   }
 
   private static String check(String s, int radix) {

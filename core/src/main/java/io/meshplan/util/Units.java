@@ -30,7 +30,7 @@ public final class Units {
     if (!m.matches()) {
       return OptionalDouble.empty();
     }
-    double v = Double.parseDouble(m.group(1));
+    double v = AsciiDigits.parseDecimal(m.group(1));
     String u = m.group(2);
     if (u.isEmpty() || u.equals("B")) {
       return OptionalDouble.of(v);
@@ -52,7 +52,7 @@ public final class Units {
     if (!m.matches()) {
       return OptionalDouble.empty();
     }
-    double v = Double.parseDouble(m.group(1));
+    double v = AsciiDigits.parseDecimal(m.group(1));
     String prefix = m.group(2);
     String unit = m.group(3);
     int power = prefix.isEmpty() ? 0 : "KMGTP".indexOf(prefix) + 1;

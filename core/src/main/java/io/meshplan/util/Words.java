@@ -43,6 +43,30 @@ public final class Words {
   }
 
   /**
+   * A value with the spaces and tabs around it removed, and nothing else: {@link String#trim}
+   * also drops every control character at either end, so {@code --cluster} with a trailing BEL
+   * or ESC would be read as the cluster without it, a value other than the one given.
+   *
+   * @param value the value
+   * @return the value without leading and trailing spaces and tabs
+   */
+  public static String trimmed(String value) {
+    int start = 0;
+    int end = value.length();
+    while (start < end && isBlank(value.charAt(start))) {
+      start++;
+    }
+    while (end > start && isBlank(value.charAt(end - 1))) {
+      end--;
+    }
+    return value.substring(start, end);
+  }
+
+  private static boolean isBlank(char c) {
+    return c == ' ' || c == '\t';
+  }
+
+  /**
    * At most 40 characters of a value a message quotes (a flag's, a file's), and {@code ...}
    * where it was cut: a value may be of any length.
    *

@@ -273,15 +273,66 @@ class StrictReadersCliTest {
   }
 
   /**
-   * No parser of the JDK that reads digits of every script is called from {@code src/main}:
-   * whole numbers go through {@code util.AsciiDigits}.
+   * A control character at either end of a value is part of the value, not dropped: a flag's
+   * (#36's trailing BEL in {@code --cluster}), a torchtitan config's and a Megatron-LM log's
+   * argument. Each is refused in one line, where the value without it was read before; and
+   * numbers the JDK reads and no format writes ({@code 0x1p3}, {@code 5d}) are refused too.
    */
   @Test
-  void mainCodeParsesWholeNumbersOnlyThroughAsciiDigits() throws IOException {
+  void aControlCharacterAroundAValueIsPartOfIt() throws IOException {
+    List<String> controls = List.of("\u0007", "\u001b", "\u0001", "\u001f", "\u007f",
+        "\u0085", "\u009b", "\u000b", "\f");
+    SplittableRandom r = new SplittableRandom(4711);
+    String sim = "simulate --model gpt --cluster 1x8:h100-80gb --tp 1 --pp 1 --dp 8 "
+        + "--micro-batch 1 --global-batch 8";
+    for (int i = 0; i < 6; i++) {
+      String c = controls.get(r.nextInt(controls.size()));
+      boolean front = r.nextBoolean();
+      for (String[] flag : new String[][] {{"--cluster", "1x8:h100-80gb"},
+          {"--recompute", "full"}, {"--prices", "kernel"}, {"--attention", "flash"},
+          {"--schedule", "1f1b"}}) {
+        String v = front ? c + flag[1] : flag[1] + c;
+        List<String> args = new ArrayList<>(List.of(sim.replaceAll(flag[0] + " \\S+", "")
+            .trim().split(" +")));
+        args.add(flag[0]);
+        args.add(v);
+        CliRun run = CliRun.of(args.toArray(String[]::new));
+        assertThat(run.code()).as(args + run.err()).isEqualTo(ExitCodes.BAD_INPUT);
+        assertThat(run.err()).as(flag[0]).hasLineCount(1).contains(flag[0].substring(2));
+        // The plain value still runs: the refusal is the control character's.
+        args.set(args.size() - 1, " " + flag[1] + " ");
+        CliRun plain = CliRun.of(args.toArray(String[]::new));
+        assertThat(plain.code()).as(args + plain.err()).isZero();
+      }
+      Path toml = write("c" + i + ".toml", Files.readString(Path.of(
+          "examples/calibrate/torchtitan_llama3_8b.toml")).replaceFirst("(?m)^seq_len = (\\d+)",
+          "seq_len = " + (front ? c + "$1" : "$1" + c)));
+      Path titan = Path.of("examples/calibrate/torchtitan_llama3_8b_h100.log");
+      refused(train(titan, toml), titan, "training.seq_len");
+      Path log = write("c" + i + ".log", CalibrateTrainCliTest.megatronLog(3000,
+          new double[] {500, 500}, Map.of("hidden_size", front ? c + "2048" : "2048" + c)));
+      refused(CliRun.of("calibrate", "--train", log.toString(), "--cluster", "1x4:a100-80gb",
+          "--out", dir.resolve("t.yaml").toString()), log, "argument hidden_size");
+    }
+    for (String v : List.of("0x1p3,1", "5d,1", "1,2f", "1\u0007,1")) {
+      CliRun run = CliRun.of("shard", "--model", "alpa-mlp", "--mesh", "2x2", "--alpha", v);
+      assertThat(run.code()).as(v + run.err()).isEqualTo(ExitCodes.BAD_INPUT);
+      assertThat(run.err()).as(v).hasLineCount(1).contains("--alpha").contains("is not a number");
+    }
+  }
+
+  /**
+   * No parser of the JDK that reads digits of every script, or hexadecimal and type suffixes, is
+   * called from {@code src/main}: whole numbers and decimals go through {@code util.AsciiDigits}.
+   */
+  @Test
+  void mainCodeParsesNumbersOnlyThroughAsciiDigits() throws IOException {
     java.util.regex.Pattern jdk = java.util.regex.Pattern.compile(
         "\\b(?:Integer|Long|Short|Byte)\\.(?:parse\\w*|valueOf|decode)\\("
         + "|\\b(?:Integer|Long)::(?:parse\\w*|valueOf|decode)"
-        + "|Character\\.(?:isDigit|digit|getNumericValue)\\(|new (?:java\\.math\\.)?BigInteger\\(");
+        + "|Character\\.(?:isDigit|digit|getNumericValue)\\(|new (?:java\\.math\\.)?BigInteger\\("
+        + "|\\b(?:Double|Float)\\.(?:parse\\w*|valueOf)\\("
+        + "|\\b(?:Double|Float)::(?:parse\\w*|valueOf)");
     List<String> found = new ArrayList<>();
     try (var files = Files.walk(Path.of("core/src/main/java"))) {
       for (Path f : files.filter(p -> p.toString().endsWith(".java")).toList()) {
