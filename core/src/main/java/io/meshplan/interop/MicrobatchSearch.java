@@ -149,12 +149,18 @@ final class MicrobatchSearch {
   private final class Table implements StageCostTable {
     private final int microbatchSize;
     private final int microbatches;
-    /** Options by the stage's span and submesh: spans alike hold the same layers. */
-    private final Map<List<Object>, List<StageOption>> memo = new HashMap<>();
+    /**
+     * Options by the stage's span, by reference (spans alike are one object and hold the same
+     * layers), then by submesh.
+     */
+    private final Map<StageAssembler.Span, List<List<StageOption>>> memo =
+        new java.util.IdentityHashMap<>();
     /** The layer settings by mesh ({@link #stageSettings}). */
     private final Map<Long, List<LayerSetting>> meshSettings = new HashMap<>();
     /** The ZeRO stages by data-parallel size ({@link SearchRules#zeroStages(PlanRequest, int)}). */
     private final Map<Integer, int[]> meshZeros = new HashMap<>();
+    /** Each full-recomputation setting's twin keeping every activation ({@link #keeping}). */
+    private final Map<LayerSetting, LayerSetting> twins = new java.util.IdentityHashMap<>();
     /** Whether the runtime searches partial recomputation ({@link #partialRecompute}). */
     private final boolean partialSearched;
     final List<StageSetting> settings = new ArrayList<>();
@@ -182,9 +188,19 @@ final class MicrobatchSearch {
     @Override
     public List<StageOption> options(int first, int last, int submesh) {
       StageAssembler.Span span = assembler.span(first, last);
-      SubmeshShape shape = space.shapes().get(submesh);
-      return memo.computeIfAbsent(List.of(span, submesh),
-          k -> build(first, last, span.head(), shape, span.embedding()));
+      List<List<StageOption>> row = memo.computeIfAbsent(span, k -> {
+        List<List<StageOption>> r = new ArrayList<>(submeshes());
+        for (int i = 0; i < submeshes(); i++) {
+          r.add(null);
+        }
+        return r;
+      });
+      List<StageOption> options = row.get(submesh);
+      if (options == null) {
+        options = build(first, last, span.head(), space.shapes().get(submesh), span.embedding());
+        row.set(submesh, options);
+      }
+      return options;
     }
 
     /**
@@ -207,7 +223,7 @@ final class MicrobatchSearch {
       boolean partial = partialRecompute(first, last);
       // For partial recomputation: the options by setting, and each tensor-parallel size's
       // builder.
-      Map<StageSetting, StageOption> plain = new HashMap<>();
+      Map<Plain, StageOption> plain = new HashMap<>();
       Map<Integer, StageCostBuilder> builders = new HashMap<>();
       for (int t : SearchRules.tensorDegrees(req, devices)) {
         int d = devices / t;
@@ -229,7 +245,7 @@ final class MicrobatchSearch {
             for (StageSetting st : sts) {
               StageOption o = add(all, builder, stageLayers, st, head, 0);
               if (partial) {
-                plain.put(st, o);
+                plain.put(new Plain(t, ls, zero, st.shardGroup()), o);
                 builders.put(t, builder);
               }
             }
@@ -259,14 +275,53 @@ final class MicrobatchSearch {
         if (st.layer().recompute() != Recompute.FULL) {
           continue;
         }
-        StageOption none = plain.get(new StageSetting(st.dataParallel(), st.tensorParallel(),
-            st.zeroStage(), st.layer().withRecompute(Recompute.NONE), st.shardGroup()));
+        StageOption none = plain.get(new Plain(st.tensorParallel(), keeping(st), st.zeroStage(),
+            st.shardGroup()));
         if (none != null) {
           addPartial(widened, builders.get(st.tensorParallel()), st, first, last, embedding,
               head, none, full, fastest);
         }
       }
       return widened.size() == kept.size() ? kept : ParetoFilter.nonDominated(widened);
+    }
+
+    /**
+     * The setting of the same mesh keeping every activation that a setting recomputing every
+     * block is the twin of: the very object {@link #stageSettings} lists, found by value once.
+     */
+    private LayerSetting keeping(StageSetting st) {
+      return twins.computeIfAbsent(st.layer(), ls -> {
+        LayerSetting none = ls.withRecompute(Recompute.NONE);
+        for (LayerSetting l : stageSettings(st.dataParallel(), st.tensorParallel())) {
+          if (l.equals(none)) {
+            return l;
+          }
+        }
+        return none;
+      });
+    }
+
+    /**
+     * A stage option's setting as {@link #build} looks its twin up: the tensor-parallel size
+     * (which, with the stage's GPUs, gives its mesh), the layer setting by reference (each is one
+     * object of {@link #stageSettings}), the ZeRO stage and the shard group.
+     *
+     * @param tensor the tensor-parallel size
+     * @param layer the layer setting
+     * @param zero the ZeRO stage
+     * @param group the shard group, 0 for none
+     */
+    private record Plain(int tensor, LayerSetting layer, int zero, int group) {
+      @Override
+      public boolean equals(Object o) {
+        return o instanceof Plain p && p.tensor == tensor && p.layer == layer && p.zero == zero
+            && p.group == group;
+      }
+
+      @Override
+      public int hashCode() {
+        return ((System.identityHashCode(layer) * 31 + tensor) * 31 + zero) * 31 + group;
+      }
     }
 
     /**

@@ -154,7 +154,8 @@ final class UniformPipeline {
     int dpCp = dataParallel * setting.contextParallel();
     StageCostBuilder builder = asm.builder(dpCp, tensorParallel);
     List<StageCost> out = new ArrayList<>(chunkLayers.length);
-    java.util.Map<StageAssembler.Span, StageCost> memo = new java.util.HashMap<>();
+    // Spans alike are one object (StageAssembler#span).
+    java.util.Map<StageAssembler.Span, StageCost> memo = new java.util.IdentityHashMap<>();
     int first = 0;
     for (int k = 0; k < chunkLayers.length; k++) {
       int from = first;

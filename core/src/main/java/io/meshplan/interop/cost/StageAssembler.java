@@ -39,10 +39,21 @@ public final class StageAssembler {
    */
   private final Span[][] spans;
   /**
-   * One list per distinct set of block counts, which every span of those counts holds, so that
-   * spans alike (the searches' memo keys) compare their counts by identity.
+   * One span per distinct value, which every stage alike in it gets ({@link #span}), so that the
+   * searches' memos key their entries by reference.
    */
-  private final java.util.Map<List<Integer>, List<Integer>> countLists = new java.util.HashMap<>();
+  private final java.util.Map<Span, Span> alike = new java.util.HashMap<>();
+  /**
+   * Layer prices by setting, the same object, and kind ({@link #cost}): a search asks for the
+   * layers of every block range under each of its settings, which it builds once per mesh, and
+   * comparing settings by reference keeps this cheaper than the model's own lookup by value.
+   */
+  private final java.util.Map<LayerSetting, Object[]> priced = new java.util.IdentityHashMap<>();
+  /** Each setting's twin keeping every activation ({@link #keeping}), by reference. */
+  private final java.util.Map<LayerSetting, LayerSetting> keeping =
+      new java.util.IdentityHashMap<>();
+  /** What {@link #priced} holds for a kind that cannot take a setting. */
+  private static final Object UNPRICED = new Object();
 
   /**
    * Creates the assembler.
@@ -154,8 +165,9 @@ public final class StageAssembler {
     Require.that(ls.recompute() == io.meshplan.model.Recompute.FULL,
         "only full recomputation recomputes some blocks");
     List<LayerCost> recomputedLayers = stageLayers(ls, first, recomputed, embedding, false);
-    List<LayerCost> kept = stageLayers(ls.withRecompute(io.meshplan.model.Recompute.NONE),
-        first + recomputed, count - recomputed, false, head);
+    List<LayerCost> kept = stageLayers(keeping.computeIfAbsent(ls,
+        k -> k.withRecompute(io.meshplan.model.Recompute.NONE)), first + recomputed,
+        count - recomputed, false, head);
     if (recomputedLayers == null || kept == null) {
       return null;
     }
@@ -192,7 +204,8 @@ public final class StageAssembler {
   }
 
   /**
-   * The span of a stage of {@code count} blocks from {@code first}, which may be none.
+   * The span of a stage of {@code count} blocks from {@code first}, which may be none. Spans
+   * alike are one object: an assembler's callers may key spans by reference.
    *
    * @param first the first block, from 0
    * @param count the blocks, >= 0
@@ -209,7 +222,8 @@ public final class StageAssembler {
     }
     Span span = spans[row][count];
     if (span == null) {
-      span = new Span(count, countList(first, count), embedding, head);
+      span = alike.computeIfAbsent(new Span(count, countList(first, count), embedding, head),
+          k -> k);
       spans[row][count] = span;
     }
     return span;
@@ -222,16 +236,14 @@ public final class StageAssembler {
         () -> count + " blocks from " + first + " are not in the model's " + l);
   }
 
-  /** The counts of each block kind among {@code count} blocks from {@code first}, shared. */
+  /** The counts of each block kind among {@code count} blocks from {@code first}. */
   private List<Integer> countList(int first, int count) {
     io.meshplan.model.ModelSpec model = req.model();
     List<Integer> counts = new ArrayList<>(LayerCostModel.Kind.BLOCKS.size());
     for (LayerCostModel.Kind k : LayerCostModel.Kind.BLOCKS) {
       counts.add(count(model, k, first, first + count - 1));
     }
-    List<Integer> fixed = List.copyOf(counts);
-    List<Integer> shared = countLists.putIfAbsent(fixed, fixed);
-    return shared != null ? shared : fixed;
+    return List.copyOf(counts);
   }
 
   /**
@@ -306,7 +318,7 @@ public final class StageAssembler {
    */
   private boolean add(List<LayerCost> list, LayerCostModel.Kind kind, LayerSetting ls,
       boolean shared) {
-    LayerCost c = layers.cost(kind, ls);
+    LayerCost c = cost(kind, ls);
     if (c == null) {
       return false;
     }
@@ -319,7 +331,7 @@ public final class StageAssembler {
     if (n == 0) {
       return true;
     }
-    LayerCost c = layers.cost(kind, ls);
+    LayerCost c = cost(kind, ls);
     if (c == null) {
       return false;
     }
@@ -327,6 +339,19 @@ public final class StageAssembler {
       list.add(c);
     }
     return true;
+  }
+
+  /** A layer's price ({@link LayerCostModel#cost}), remembered by the setting's reference. */
+  private LayerCost cost(LayerCostModel.Kind kind, LayerSetting ls) {
+    Object[] row = priced.computeIfAbsent(ls,
+        k -> new Object[LayerCostModel.Kind.values().length]);
+    Object c = row[kind.ordinal()];
+    if (c == null) {
+      LayerCost p = layers.cost(kind, ls);
+      c = p == null ? UNPRICED : p;
+      row[kind.ordinal()] = c;
+    }
+    return c == UNPRICED ? null : (LayerCost) c;
   }
 
   /**

@@ -94,8 +94,8 @@ public final class StageCostBuilder {
 
   private final CommModel stageComm;
   private final java.util.function.Function<io.meshplan.cluster.LogicalMesh, CommModel> meshComm;
-  /** The expert and context-parallel meshes priced so far. */
-  private final java.util.Map<List<Integer>, CommModel> meshes = new java.util.HashMap<>();
+  /** The expert, context-parallel and hybrid-sharded meshes priced so far, by their axes. */
+  private final java.util.Map<MeshAxes, CommModel> meshes = new java.util.HashMap<>();
   /** DeepEP's or Hybrid-EP's prices on each expert mesh priced so far. */
   private final java.util.Map<LogicalMesh, PairPrices> pairs = new java.util.HashMap<>();
   private final double hbmBytesPerSecond;
@@ -104,11 +104,13 @@ public final class StageCostBuilder {
   private final ClusterSpec cluster;
   private final OptimizerState state;
   /**
-   * The last layer sums built: the stage search builds one list of layers under several ZeRO
-   * stages and shard groups, which share their sums. A builder serves one search task, on one
-   * thread.
+   * The last two passes built ({@link #passes}): the stage search builds one list of layers under
+   * several ZeRO stages and shard groups, which share them, two ways (ZeRO 0 and 1 keep their
+   * gradients in another precision and may fuse their accumulation). A builder serves one search
+   * task, on one thread.
    */
-  private LayerSums last;
+  private Passes last;
+  private Passes previous;
 
   /**
    * Creates the builder with nothing overlapped but, when asked, the gradient reduction.
@@ -263,21 +265,12 @@ public final class StageCostBuilder {
     boolean overlapTensor = overlaps.tensorComm() && sequenceParallel && tensorParallel > 1;
     // Overlaps#bf16GradReduce: half the bytes reduced, and kept under ZeRO 0 and 1.
     boolean bf16 = overlaps.bf16GradReduce() && weightBytes == 2;
-    StageTally s = layerSums(layers, state.gradientBytes(bf16 && zeroStage <= 1 ? 2 : 4),
-        bf16 ? 2 : 4, fuse, overlapTensor);
     int d = dataParallel;
-    ExpertExchange ex = routed(layers);
-    StageTally experts = null;
-    CommModel expertComm = null;
-    if (ex != null) {
-      expertComm = expertComm(d, tensorParallel, ex);
-      exchange(s, layers, exchangePrices(expertComm), overlaps.moeComm());
-      experts = s.split(expertShare(layers));
-    }
-    RingExchange ring = ring(layers);
-    if (ring != null) {
-      ring(s, layers, contextComm(d, tensorParallel, ring.contextParallel()));
-    }
+    Passes passes = passes(layers, state.gradientBytes(bf16 && zeroStage <= 1 ? 2 : 4),
+        bf16 ? 2 : 4, fuse, overlapTensor, d, tensorParallel);
+    StageTally s = passes.tally().copy();
+    StageTally experts = passes.experts() == null ? null : passes.experts().copy();
+    CommModel expertComm = passes.expertComm();
     if (shardGroup > 0) {
       shardHybrid(s, hybridComm(d, shardGroup, tensorParallel), shardGroup, layers);
     } else {
@@ -301,36 +294,67 @@ public final class StageCostBuilder {
   }
 
   /**
-   * The layers' sums ({@link StageTally#StageTally}) as a copy to build on: those of the last
-   * call when it summed the same layers alike, else new ones.
+   * The stage's passes before any data-parallel work, built on the layers' sums ({@link
+   * StageTally#StageTally}): the expert-parallel exchange, the experts' model state split off, and
+   * the context-parallel exchange. None of it depends on the ZeRO stage or the shard group, so
+   * those of the last call are reused when it built the same layers alike on the same mesh; the
+   * caller builds on copies.
    */
-  private StageTally layerSums(List<LayerCost> layers, double kept, double wire, boolean fuse,
-      boolean overlapTensor) {
-    if (last == null || !last.of(layers, kept, wire, fuse, overlapTensor)) {
-      last = new LayerSums(List.copyOf(layers), kept, wire, fuse, overlapTensor,
-          new StageTally(layers, weightBytes, state, kept, wire, fuse, overlapTensor));
+  private Passes passes(List<LayerCost> layers, double kept, double wire, boolean fuse,
+      boolean overlapTensor, int d, int t) {
+    if (last != null && last.of(layers, kept, wire, fuse, overlapTensor, d, t)) {
+      return last;
     }
-    return last.tally().copy();
+    if (previous != null && previous.of(layers, kept, wire, fuse, overlapTensor, d, t)) {
+      Passes p = previous;
+      previous = last;
+      last = p;
+      return p;
+    }
+    StageTally s = new StageTally(layers, weightBytes, state, kept, wire, fuse, overlapTensor);
+    ExpertExchange ex = routed(layers);
+    StageTally experts = null;
+    CommModel expertComm = null;
+    if (ex != null) {
+      expertComm = expertComm(d, t, ex);
+      exchange(s, layers, exchangePrices(expertComm), overlaps.moeComm());
+      experts = s.split(expertShare(layers));
+    }
+    RingExchange ring = ring(layers);
+    if (ring != null) {
+      ring(s, layers, contextComm(d, t, ring.contextParallel()));
+    }
+    previous = last;
+    last = new Passes(List.copyOf(layers), kept, wire, fuse, overlapTensor, d, t, s, experts,
+        expertComm);
+    return last;
   }
 
   /**
-   * Layer sums ({@link StageTally} before any data-parallel work) and what they were built from.
+   * A stage's passes before any data-parallel work ({@link #passes}) and what they were built
+   * from.
    *
    * @param layers the layers summed
    * @param kept bytes of a kept gradient
    * @param wire bytes of a gradient on the wire
    * @param fuse whether gradient accumulation is fused
    * @param overlap whether tensor-parallel communication runs under compute
-   * @param tally the sums, never handed out: callers build on copies
+   * @param d the stage's data-parallel GPUs per tensor rank
+   * @param t its tensor-parallel size
+   * @param tally the passes and the dense model state, never handed out: callers build on copies
+   * @param experts the routed experts' model state, or null for a dense stage
+   * @param expertComm collective prices on the expert mesh, or null for a dense stage
    */
-  private record LayerSums(List<LayerCost> layers, double kept, double wire, boolean fuse,
-      boolean overlap, StageTally tally) {
+  private record Passes(List<LayerCost> layers, double kept, double wire, boolean fuse,
+      boolean overlap, int d, int t, StageTally tally, StageTally experts,
+      CommModel expertComm) {
     /**
-     * Whether these are the sums of these layers (the same objects, in order: a cost is
+     * Whether these are the passes of these layers (the same objects, in order: a cost is
      * immutable, and comparing references keeps this cheaper than summing) under these settings.
      */
-    boolean of(List<LayerCost> ls, double k, double w, boolean f, boolean o) {
-      if (ls.size() != layers.size() || k != kept || w != wire || f != fuse || o != overlap) {
+    boolean of(List<LayerCost> ls, double k, double w, boolean f, boolean o, int dp, int tp) {
+      if (ls.size() != layers.size() || k != kept || w != wire || f != fuse || o != overlap
+          || dp != d || tp != t) {
         return false;
       }
       for (int i = 0; i < ls.size(); i++) {
@@ -342,14 +366,25 @@ public final class StageCostBuilder {
     }
   }
 
-  /** Shards the model state of {@code s} over {@code d} GPUs by the ZeRO stage. */
+  /**
+   * The sizes of a three-axis logical mesh, outermost first.
+   *
+   * @param outer axis 0
+   * @param middle axis 1
+   * @param inner axis 2
+   */
+  private record MeshAxes(int outer, int middle, int inner) {}
+
+  /**
+   * Shards the model state of {@code s} over {@code d} GPUs by the ZeRO stage; the last gradient
+   * bucket is found only for the stages that reduce by bucket.
+   */
   private void shardState(StageTally s, CommModel comm, int d, int zeroStage,
       List<LayerCost> layers, boolean experts) {
     if (d > 1) {
-      double last = lastBucket(layers, d, experts);
       switch (zeroStage) {
-        case 0 -> allReduceGradients(s, comm, d, last);
-        case 1 -> shardOptimizer(s, comm, d, last, !experts);
+        case 0 -> allReduceGradients(s, comm, d, lastBucket(layers, d, experts));
+        case 1 -> shardOptimizer(s, comm, d, lastBucket(layers, d, experts), !experts);
         case 2 -> shardGradients(s, comm, d, layers);
         default -> shardAll(s, comm, d, layers);
       }
@@ -365,7 +400,7 @@ public final class StageCostBuilder {
    */
   private CommModel hybridComm(int d, int g, int t) {
     Require.nonNull(meshComm, "collective prices for the hybrid-sharded mesh");
-    return meshes.computeIfAbsent(List.of(d / g, g, t), k -> meshComm.apply(
+    return meshes.computeIfAbsent(new MeshAxes(d / g, g, t), k -> meshComm.apply(
         io.meshplan.cluster.LogicalMesh.of(d / g, g, t)));
   }
 
@@ -388,7 +423,7 @@ public final class StageCostBuilder {
     Require.that(d % cp == 0, () -> "context parallelism " + cp + " must divide the stage's "
         + d + " data-parallel GPUs");
     Require.nonNull(meshComm, "collective prices for the context-parallel mesh");
-    return meshes.computeIfAbsent(List.of(d / cp, cp, t), k -> meshComm.apply(
+    return meshes.computeIfAbsent(new MeshAxes(d / cp, cp, t), k -> meshComm.apply(
         io.meshplan.cluster.LogicalMesh.of(d / cp, cp, t)));
   }
 
@@ -476,7 +511,7 @@ public final class StageCostBuilder {
         + "tensor parallelism " + etp + " must divide the stage's " + gpus + " GPUs");
     Require.nonNull(meshComm, "collective prices for the expert mesh");
     int edp = (int) (gpus / ((long) ep * etp));
-    return meshes.computeIfAbsent(List.of(edp, ep, etp),
+    return meshes.computeIfAbsent(new MeshAxes(edp, ep, etp),
         k -> meshComm.apply(io.meshplan.cluster.LogicalMesh.of(edp, ep, etp)));
   }
 
