@@ -175,7 +175,7 @@ final class TorchtitanLog {
   private static long meshSize(String file, int line, String dims) {
     long n = 1;
     for (String d : dims.split(",")) {
-      String t = d.strip();
+      String t = io.meshplan.util.Words.trimmed(d);
       if (t.isEmpty() || t.length() > 7) {
         throw new InputException(file + ":" + line + ": device mesh dimension '"
             + io.meshplan.util.Words.clipped(t) + "' is not a size");

@@ -7,6 +7,7 @@ import io.meshplan.model.HfConfigReader;
 import io.meshplan.model.ModelSpec;
 import io.meshplan.model.Presets;
 import io.meshplan.util.InputException;
+import io.meshplan.util.Words;
 import java.nio.file.Files;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
@@ -472,7 +473,7 @@ final class ModelOptions {
       throw new InputException("--fp8-recipe scales FP8 training; it needs --dtype fp8, and the "
           + "precision is " + Fp8Training.word(t));
     }
-    return io.meshplan.model.Fp8Scaling.parse(fp8Recipe.strip()).orElseThrow(
+    return io.meshplan.model.Fp8Scaling.parse(Words.trimmed(fp8Recipe)).orElseThrow(
         () -> new InputException("--fp8-recipe must be "
             + io.meshplan.model.Fp8Scaling.words() + ", got '" + fp8Recipe + "'"));
   }
@@ -502,7 +503,8 @@ final class ModelOptions {
     requireFamily(p);
     DType t = p.dtype();
     if (dtype != null) {
-      if (families.equals(SHARD_FAMILIES) && dtype.strip().equalsIgnoreCase(Fp8Training.WORD)) {
+      if (families.equals(SHARD_FAMILIES)
+          && Words.trimmed(dtype).equalsIgnoreCase(Fp8Training.WORD)) {
         throw new InputException("--dtype fp8 is a training recipe (FP8 GEMMs in a bf16 step)"
             + " that plan, simulate, export and sweep price; shard plans a forward graph in one"
             + " element type: use --dtype bf16");

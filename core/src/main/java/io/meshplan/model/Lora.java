@@ -205,7 +205,7 @@ public record Lora(int rank, double alpha, List<Adapter> adapters, Base base)
     Require.nonNull(targets, "targets");
     Map<String, Adapter> out = new LinkedHashMap<>();
     for (String raw : targets.split(",", -1)) {
-      String w = raw.strip().toLowerCase(Locale.ROOT);
+      String w = io.meshplan.util.Words.trimmed(raw).toLowerCase(Locale.ROOT);
       Require.that(!w.isEmpty(), "LoRA targets must be a comma-separated list of names, got an "
           + "empty name");
       for (Adapter a : expand(w, gated)) {

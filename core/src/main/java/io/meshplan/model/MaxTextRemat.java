@@ -125,7 +125,7 @@ public final class MaxTextRemat {
    * @throws InputException naming the policies meshplan prices, or why a policy is refused
    */
   static Recompute parse(String text) {
-    String t = text.strip();
+    String t = io.meshplan.util.Words.trimmed(text);
     String name = t.substring(PREFIX.length()).toLowerCase(Locale.ROOT);
     for (Recompute r : Recompute.values()) {
       if (r.maxText() && r.label().equals(PREFIX + name)) {

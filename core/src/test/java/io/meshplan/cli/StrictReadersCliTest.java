@@ -314,6 +314,12 @@ class StrictReadersCliTest {
       refused(CliRun.of("calibrate", "--train", log.toString(), "--cluster", "1x4:a100-80gb",
           "--out", dir.resolve("t.yaml").toString()), log, "argument hidden_size");
     }
+    // Whitespace to String#strip, which dropped it: the unit separator U+001F.
+    CliRun lora = CliRun.of("simulate", "--model", "llama3-8b", "--cluster", "1x8:h100-80gb",
+        "--tp", "1", "--pp", "1", "--dp", "8", "--micro-batch", "1", "--global-batch", "8",
+        "--finetune", "lora", "--lora-rank", "16", "--lora-targets", "q_proj\u001f,v_proj");
+    assertThat(lora.code()).as(lora.err()).isEqualTo(ExitCodes.BAD_INPUT);
+    assertThat(lora.err()).hasLineCount(1).contains("--lora-targets");
     for (String v : List.of("0x1p3,1", "5d,1", "1,2f", "1\u0007,1")) {
       CliRun run = CliRun.of("shard", "--model", "alpa-mlp", "--mesh", "2x2", "--alpha", v);
       assertThat(run.code()).as(v + run.err()).isEqualTo(ExitCodes.BAD_INPUT);
