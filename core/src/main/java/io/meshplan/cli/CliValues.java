@@ -9,8 +9,8 @@ import java.util.regex.Pattern;
 
 /** Parses the value syntaxes of the command line, with one-line errors naming the flag. */
 final class CliValues {
-  private static final Pattern BYTES =
-      Pattern.compile("(\\d+(?:\\.\\d+)?)\\s*(B|KB|MB|GB|TB|PB|KIB|MIB|GIB|TIB|PIB|K|M|G|T|P)?");
+  private static final Pattern BYTES = Pattern.compile(
+      "([0-9]+(?:\\.[0-9]+)?)[ \t]*(B|KB|MB|GB|TB|PB|KIB|MIB|GIB|TIB|PIB|K|M|G|T|P)?");
 
   /**
    * The largest latency or inverse bandwidth factor: costs are factor x bytes (up to 2^50) summed

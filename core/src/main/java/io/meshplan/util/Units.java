@@ -12,10 +12,12 @@ import java.util.regex.Pattern;
  * means bytes, the networking convention.
  */
 public final class Units {
+  /** Spaces and tabs may stand around a figure and its unit; no other character may. */
   private static final Pattern SIZE =
-      Pattern.compile("\\s*([0-9]+(?:\\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)\\s*([KMGTP]?i?B?)\\s*");
+      Pattern.compile("[ \t]*([0-9]+(?:\\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)[ \t]*([KMGTP]?i?B?)[ \t]*");
   private static final Pattern BW = Pattern.compile(
-      "\\s*([0-9]+(?:\\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)\\s*([KMGTP]?)(B|b|bit|bits)?(ps|/s)?\\s*");
+      "[ \t]*([0-9]+(?:\\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)[ \t]*([KMGTP]?)(B|b|bit|bits)?(ps|/s)?"
+      + "[ \t]*");
 
   private Units() {}
 

@@ -47,4 +47,20 @@ class UnitsTest {
     assertThat(Units.parseBandwidth("360GB/s")).hasValue(3.6e11);
     assertThat(Units.parseBandwidth("92.66")).hasValue(92.66);
   }
+
+  /**
+   * Spaces and tabs around a figure and its unit are read past; a form feed, vertical tab,
+   * carriage return, line break or other control character is not, where the regular
+   * expressions' whitespace class read past the first four.
+   */
+  @Test
+  void onlySpacesAndTabsStandAroundAFigure() {
+    assertThat(Units.parseBandwidth(" 450 GB/s\t")).hasValue(4.5e11);
+    assertThat(Units.parseBytes("\t32 KiB ")).hasValue(32 * 1024.0);
+    for (String c : new String[] {"\f", "\u000b", "\r", "\n", "\u001c", "\u0007"}) {
+      assertThat(Units.parseBandwidth("450GB/s" + c)).as("%04x", (int) c.charAt(0)).isEmpty();
+      assertThat(Units.parseBandwidth("450" + c + "GB/s")).isEmpty();
+      assertThat(Units.parseBytes(c + "32KiB")).isEmpty();
+    }
+  }
 }
