@@ -49,7 +49,11 @@ public final class StageAssembler {
    * comparing settings by reference keeps this cheaper than the model's own lookup by value.
    */
   private final java.util.Map<LayerSetting, Object[]> priced = new java.util.IdentityHashMap<>();
-  /** Each setting's twin keeping every activation ({@link #keeping}), by reference. */
+  /**
+   * Each full-recomputation setting's twin keeping every activation, made once per setting (by
+   * reference): partial recomputation asks for it at every count of recomputed blocks, and one
+   * object per twin keeps {@link #priced} small.
+   */
   private final java.util.Map<LayerSetting, LayerSetting> keeping =
       new java.util.IdentityHashMap<>();
   /** What {@link #priced} holds for a kind that cannot take a setting. */
