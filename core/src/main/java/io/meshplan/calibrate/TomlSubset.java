@@ -1,6 +1,7 @@
 package io.meshplan.calibrate;
 
 import io.meshplan.util.InputException;
+import io.meshplan.util.Words;
 import java.util.HashMap;
 import java.util.Map;
 
@@ -27,7 +28,7 @@ final class TomlSubset {
     boolean arrayTable = false;
     String[] lines = text.split("\r?\n", -1);
     for (int i = 0; i < lines.length; i++) {
-      String l = io.meshplan.util.Words.trimmed(stripComment(lines[i]));
+      String l = Words.trimmed(stripComment(lines[i]));
       if (l.isEmpty()) {
         continue;
       }
@@ -37,7 +38,7 @@ final class TomlSubset {
         }
         // An array of tables ([[name]]) may repeat; calibrate reads none of its keys.
         arrayTable = l.startsWith("[[");
-        table = io.meshplan.util.Words.trimmed(l.substring(1, l.length() - 1));
+        table = Words.trimmed(l.substring(1, l.length() - 1));
         if (!arrayTable) {
           once(file, firstLine, "[" + table + "]", "table", i);
         }
@@ -48,8 +49,8 @@ final class TomlSubset {
         throw new InputException(file + ":" + (i + 1) + ": expected key = value, got '" + l
             + "'");
       }
-      String key = io.meshplan.util.Words.trimmed(l.substring(0, eq));
-      String value = io.meshplan.util.Words.trimmed(l.substring(eq + 1));
+      String key = Words.trimmed(l.substring(0, eq));
+      String value = Words.trimmed(l.substring(eq + 1));
       if (value.length() >= 2 && (value.startsWith("\"") && value.endsWith("\"")
           || value.startsWith("'") && value.endsWith("'"))) {
         value = value.substring(1, value.length() - 1);

@@ -3,6 +3,7 @@ package io.meshplan.calibrate;
 import io.meshplan.framework.TorchtitanKey;
 import io.meshplan.util.AsciiDigits;
 import io.meshplan.util.InputException;
+import io.meshplan.util.Words;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -62,15 +63,15 @@ final class TorchtitanLog {
         // and a signed, zero or non-ASCII figure is no rate a step ran at.
         if (!STEP_NUMBER.matcher(m.group(1)).matches()) {
           throw new InputException(file + ":" + (i + 1) + ": step '"
-              + io.meshplan.util.Words.clipped(m.group(1)) + "' is not a step number as "
+              + Words.clipped(m.group(1)) + "' is not a step number as "
               + "torchtitan prints them (1 to 10 ASCII digits)");
         }
         String figure = m.group(2);
         double v = TPS_FIGURE.matcher(figure).matches()
-            ? io.meshplan.util.AsciiDigits.parseDecimal(figure.replace(",", "")) : 0;
+            ? AsciiDigits.parseDecimal(figure.replace(",", "")) : 0;
         if (!(v > 0)) {
           throw new InputException(file + ":" + (i + 1) + ": tps '"
-              + io.meshplan.util.Words.clipped(figure) + "' is not tokens per second as "
+              + Words.clipped(figure) + "' is not tokens per second as "
               + "torchtitan prints them (a positive figure in digits, in groups of three parted "
               + "by commas)");
         }
@@ -90,10 +91,10 @@ final class TorchtitanLog {
         // Read whole or refused: a figure past 10 digits skipped the check against the config.
         if (!STEP_NUMBER.matcher(gb.group(1)).matches()) {
           throw new InputException(file + ":" + (i + 1) + ": global batch size '"
-              + io.meshplan.util.Words.clipped(gb.group(1)) + "' is not a batch as torchtitan "
+              + Words.clipped(gb.group(1)) + "' is not a batch as torchtitan "
               + "prints it (1 to 10 ASCII digits)");
         }
-        globalBatch = io.meshplan.util.AsciiDigits.parseLong(gb.group(1));
+        globalBatch = AsciiDigits.parseLong(gb.group(1));
       }
     }
     double perGpu = TrainingLogs.steadyMedian(file, tps, "'step: .. tps: ..'");
@@ -175,15 +176,15 @@ final class TorchtitanLog {
   private static long meshSize(String file, int line, String dims) {
     long n = 1;
     for (String d : dims.split(",")) {
-      String t = io.meshplan.util.Words.trimmed(d);
+      String t = Words.trimmed(d);
       if (t.isEmpty() || t.length() > 7) {
         throw new InputException(file + ":" + line + ": device mesh dimension '"
-            + io.meshplan.util.Words.clipped(t) + "' is not a size");
+            + Words.clipped(t) + "' is not a size");
       }
-      n *= io.meshplan.util.AsciiDigits.parseLong(t);
+      n *= AsciiDigits.parseLong(t);
       if (n <= 0 || n > io.meshplan.util.Checked.MAX_DEVICES) {
         throw new InputException(file + ":" + line + ": a device mesh of "
-            + io.meshplan.util.Words.clipped(dims) + " is not 1 to "
+            + Words.clipped(dims) + " is not 1 to "
             + io.meshplan.util.Checked.MAX_DEVICES + " GPUs");
       }
     }
@@ -360,7 +361,7 @@ final class TorchtitanLog {
       if (v == null) {
         return fallback;
       }
-      String t = io.meshplan.util.Words.trimmed(v);
+      String t = Words.trimmed(v);
       InputException bad = new InputException(file + ": its --config has " + key + " = " + t
           + ", not a list of quoted names");
       if (t.length() < 2 || t.charAt(0) != '[' || t.charAt(t.length() - 1) != ']') {

@@ -92,9 +92,7 @@ record TrainCalibration(ClusterSpec cluster, String clusterText, List<Path> logs
 
   /** Six significant digits: the fit's own tolerance is 1e-7 in log scale. */
   private static double round(double v) {
-    // Double.toString's digits rounded half up: what String.format's %.6g prints.
-    return Double.isFinite(v) ? java.math.BigDecimal.valueOf(v)
-        .round(new java.math.MathContext(6, java.math.RoundingMode.HALF_UP)).doubleValue() : v;
+    return io.meshplan.util.Units.roundSignificant(v, 6);
   }
 
   private String text(String arch, ComputeScaleFitter.Fit fit, List<TrainRunSimulator> sims) {

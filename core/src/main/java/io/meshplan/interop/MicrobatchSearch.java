@@ -188,13 +188,8 @@ final class MicrobatchSearch {
     @Override
     public List<StageOption> options(int first, int last, int submesh) {
       StageAssembler.Span span = assembler.span(first, last);
-      List<List<StageOption>> row = memo.computeIfAbsent(span, k -> {
-        List<List<StageOption>> r = new ArrayList<>(submeshes());
-        for (int i = 0; i < submeshes(); i++) {
-          r.add(null);
-        }
-        return r;
-      });
+      List<List<StageOption>> row = memo.computeIfAbsent(span,
+          k -> new ArrayList<>(java.util.Collections.nCopies(submeshes(), null)));
       List<StageOption> options = row.get(submesh);
       if (options == null) {
         options = build(first, last, span.head(), space.shapes().get(submesh), span.embedding());
@@ -292,12 +287,9 @@ final class MicrobatchSearch {
     private LayerSetting keeping(StageSetting st) {
       return twins.computeIfAbsent(st.layer(), ls -> {
         LayerSetting none = ls.withRecompute(Recompute.NONE);
-        for (LayerSetting l : stageSettings(st.dataParallel(), st.tensorParallel())) {
-          if (l.equals(none)) {
-            return l;
-          }
-        }
-        return none;
+        List<LayerSetting> listed = stageSettings(st.dataParallel(), st.tensorParallel());
+        int i = listed.indexOf(none);
+        return i >= 0 ? listed.get(i) : none;
       });
     }
 

@@ -208,9 +208,7 @@ public final class FoldCalibration {
 
   /** Four significant digits: what the fits agree to across platforms. */
   private static double round(double v) {
-    // Double.toString's digits rounded half up: what String.format's %.4g prints.
-    return Double.isFinite(v) ? java.math.BigDecimal.valueOf(v)
-        .round(new java.math.MathContext(4, java.math.RoundingMode.HALF_UP)).doubleValue() : v;
+    return io.meshplan.util.Units.roundSignificant(v, 4);
   }
 
   private static ErrorBand roundBand(ErrorBand b) {

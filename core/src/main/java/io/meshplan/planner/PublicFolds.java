@@ -186,7 +186,7 @@ public final class PublicFolds {
           false, false);
       out.add(new PublicRun("sc21", "sc21", f[0], m, ClusterSpec.parse(gpus / 8 + "x8:a100-80gb"),
           c, DType.F16, Attention.UNFUSED, Optional.empty(), Overlaps.NONE,
-          io.meshplan.util.AsciiDigits.parseDecimal(f[8]), PublicRun.Figure.HARDWARE_TFLOPS));
+          AsciiDigits.parseDecimal(f[8]), PublicRun.Figure.HARDWARE_TFLOPS));
     }
     return out;
   }
@@ -212,7 +212,7 @@ public final class PublicFolds {
       out.add(new PublicRun("megatron-core", "h100", f[0], m,
           ClusterSpec.parse(gpus / 8 + "x8:h100-80gb:ib-ndr400"), c, DType.BF16, Attention.FLASH,
           Optional.of(AttentionKernel.CUDNN), new Overlaps(true, true, true, true, true),
-          io.meshplan.util.AsciiDigits.parseDecimal(f[9]), PublicRun.Figure.MEGATRON_MODEL_TFLOPS));
+          AsciiDigits.parseDecimal(f[9]), PublicRun.Figure.MEGATRON_MODEL_TFLOPS));
     }
     return out;
   }
@@ -238,7 +238,7 @@ public final class PublicFolds {
       out.add(new PublicRun("llm-foundry", set, f[0] + "/" + f[6], m,
           ClusterSpec.parse(gpus / 8 + "x8:" + gpu), c, DType.BF16, Attention.FLASH,
           Optional.of(AttentionKernel.TRITON), Overlaps.DEFAULTS.withLossFusion(true),
-          io.meshplan.util.AsciiDigits.parseDecimal(f[12]), PublicRun.Figure.TOKENS_PER_GPU));
+          AsciiDigits.parseDecimal(f[12]), PublicRun.Figure.TOKENS_PER_GPU));
     }
     return out;
   }
@@ -316,7 +316,7 @@ public final class PublicFolds {
       String fold = r.optional("fold").orElse(set.equals("cp") ? "meta" : "nemo");
       Optional<AttentionKernel> kernel = r.optional("attention").map(AttentionKernel::parse);
       out.add(new PublicRun(fold, set, r.get("model"), m, cluster(r), c, dtype, Attention.FLASH,
-          kernel, recipe, io.meshplan.util.AsciiDigits.parseDecimal(r.get("measured")),
+          kernel, recipe, AsciiDigits.parseDecimal(r.get("measured")),
           figure(resource, r.get("unit"))));
     }
     return out;
@@ -353,7 +353,7 @@ public final class PublicFolds {
       // lora=rank/alpha/targets, then /fp8 where the frozen base is stored in FP8.
       String[] l = finetune.substring("lora=".length()).split("/", 4);
       io.meshplan.model.Lora lora = io.meshplan.model.Lora.of(AsciiDigits.parseInt(l[0]),
-          io.meshplan.util.AsciiDigits.parseDecimal(l[1]), l[2], m.arch().mlp().gated());
+          AsciiDigits.parseDecimal(l[1]), l[2], m.arch().mlp().gated());
       out = out.withLora(l.length < 4 ? lora : lora.withBase(io.meshplan.model.Lora.Base
           .parse(l[3]).orElseThrow(() -> new IllegalStateException("row " + r.get("model")
               + ": unknown LoRA base " + l[3]))));

@@ -71,6 +71,21 @@ public final class Units {
   }
 
   /**
+   * A number rounded to {@code digits} significant digits, half up on {@link Double#toString}'s
+   * digits: the value {@code String.format("%.<digits>g")} prints, without printing and reading it
+   * back. NaN and the infinities are returned as they are.
+   *
+   * @param v the number
+   * @param digits significant digits, at least 1
+   * @return the rounded number
+   */
+  public static double roundSignificant(double v, int digits) {
+    return Double.isFinite(v) ? java.math.BigDecimal.valueOf(v)
+        .round(new java.math.MathContext(digits, java.math.RoundingMode.HALF_UP)).doubleValue()
+        : v;
+  }
+
+  /**
    * Formats bytes with a binary prefix, e.g. {@code 32KiB}, {@code 1.5GiB}, {@code 1000MiB}: three
    * significant digits, never an exponent (from 999.5 up to the next prefix, 1,024, the figure is
    * a whole number, where {@code %.3g} would print {@code 1.00e+03}), prefixes up to EiB (2^60;

@@ -63,4 +63,28 @@ class UnitsTest {
       assertThat(Units.parseBytes(c + "32KiB")).isEmpty();
     }
   }
+
+  /**
+   * Rounding to significant digits gives the value {@code %.4g} and {@code %.6g} print, on
+   * seeded random doubles of every magnitude and on halves, where the rounding direction shows.
+   */
+  @Test
+  void roundSignificantIsWhatFormatPrints() {
+    java.util.SplittableRandom r = new java.util.SplittableRandom(7717);
+    for (int i = 0; i < 20000; i++) {
+      double v = i % 2 == 0 ? Double.longBitsToDouble(r.nextLong())
+          : (r.nextInt(2000001) - 1000000) / 1e3 + 0.0005;
+      if (!Double.isFinite(v)) {
+        continue;
+      }
+      for (int digits : new int[] {4, 6}) {
+        double printed = Double.parseDouble(String.format(java.util.Locale.ROOT, "%." + digits
+            + "g", v));
+        assertThat(Units.roundSignificant(v, digits)).as("%s to %d digits", v, digits)
+            .isEqualTo(printed);
+      }
+    }
+    assertThat(Units.roundSignificant(Double.NaN, 4)).isNaN();
+    assertThat(Units.roundSignificant(Double.NEGATIVE_INFINITY, 6)).isInfinite();
+  }
 }
