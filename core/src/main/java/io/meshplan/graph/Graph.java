@@ -19,14 +19,16 @@ public record Graph(String name, List<Instruction> instructions, List<AliasPair>
     aliases = List.copyOf(aliases);
     Require.that(!instructions.isEmpty(), "a graph needs at least one instruction");
     for (int i = 0; i < instructions.size(); i++) {
-      Require.that(instructions.get(i).id() == i, "instruction " + i + " has id "
-          + instructions.get(i).id());
+      int id = instructions.get(i).id();
+      int at = i;
+      Require.that(id == at, () -> "instruction " + at + " has id " + id);
     }
     for (AliasPair a : aliases) {
       Require.that(a.parameter() >= 0 && a.parameter() < instructions.size()
-          && a.output() >= 0 && a.output() < instructions.size(), "alias out of range: " + a);
+          && a.output() >= 0 && a.output() < instructions.size(), () -> "alias out of range: "
+          + a);
       Require.that(instructions.get(a.parameter()).shape().equals(
-          instructions.get(a.output()).shape()), "alias " + a + " joins different shapes");
+          instructions.get(a.output()).shape()), () -> "alias " + a + " joins different shapes");
     }
   }
 

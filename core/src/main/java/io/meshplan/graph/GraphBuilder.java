@@ -522,7 +522,8 @@ public final class GraphBuilder {
   public int fusedAttentionGrad(int output, int q, int k, int v, int o, int dO, double work,
       int span) {
     checkAttention(q, k, v);
-    Require.that(output >= 0 && output <= 2, "fused attention has 3 gradients, not " + output);
+    Require.that(output >= 0 && output <= 2,
+        () -> "fused attention has 3 gradients, not " + output);
     TensorShape qs = shape(q);
     TensorShape os = TensorShape.of(qs.dtype(), qs.dim(0), qs.dim(1), qs.dim(2),
         shape(v).dim(3));
@@ -572,7 +573,7 @@ public final class GraphBuilder {
    */
   public int scanGrad(Opcode op, int output, int chunk, int dY, int... operands) {
     checkScan(op, chunk, operands);
-    Require.that(output >= 0 && output < operands.length, "a scan has 5 "
+    Require.that(output >= 0 && output < operands.length, () -> "a scan has 5 "
         + "gradients, not " + output);
     Require.that(shape(dY).equals(scanOutputShape(op, operands)),
         "the output's gradient takes the output's shape");
@@ -587,7 +588,7 @@ public final class GraphBuilder {
   }
 
   private void checkScan(Opcode op, int chunk, int[] o) {
-    Require.that(o.length == 5 && chunk > 0, "a scan takes five operands and a"
+    Require.that(o.length == 5 && chunk > 0, () -> "a scan takes five operands and a"
         + " positive chunk");
     TensorShape a = shape(o[0]);
     TensorShape d = shape(o[op == Opcode.GDN_SCAN ? 3 : 1]);
@@ -625,7 +626,8 @@ public final class GraphBuilder {
     Require.that(qs.rank() == 4 && ks.rank() == 4 && vs.rank() == 4
         && vs.dim(0) == ks.dim(0) && vs.dim(1) == ks.dim(1) && vs.dim(2) == ks.dim(2)
         && qs.dim(0) == ks.dim(0) && ks.dim(1) % qs.dim(1) == 0 && qs.dim(3) == ks.dim(3)
-        && qs.dim(2) % ks.dim(2) == 0, "fused attention takes Q [b, s, a, d], K [b, c s, g, d]"
+        && qs.dim(2) % ks.dim(2) == 0,
+        () -> "fused attention takes Q [b, s, a, d], K [b, c s, g, d]"
         + " and V [b, c s, g, d_v] with g dividing a, got " + qs + ", " + ks + " and " + vs);
   }
 

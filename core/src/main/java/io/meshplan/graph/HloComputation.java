@@ -22,9 +22,9 @@ public record HloComputation(Graph graph, boolean entry, List<String> shapeTexts
     shapeTexts = shapeTexts == null
         ? Collections.nCopies(graph.size(), null)
         : Collections.unmodifiableList(new ArrayList<>(shapeTexts));
-    Require.that(shapeTexts.size() == graph.size(),
-        "one shape text per instruction is needed, got " + shapeTexts.size() + " for "
-            + graph.size());
+    int texts = shapeTexts.size();
+    Require.that(texts == graph.size(), () -> "one shape text per instruction is needed, got "
+        + texts + " for " + graph.size());
     trailer = trailer == null ? "" : trailer;
   }
 

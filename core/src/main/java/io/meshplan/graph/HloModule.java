@@ -51,7 +51,8 @@ public record HloModule(
     extraAliasEntries = List.copyOf(extraAliasEntries);
     warnings = List.copyOf(warnings);
     long entries = computations.stream().filter(HloComputation::entry).count();
-    Require.that(entries == 1, "a module needs exactly one entry computation, got " + entries);
+    Require.that(entries == 1,
+        () -> "a module needs exactly one entry computation, got " + entries);
   }
 
   /**

@@ -172,7 +172,7 @@ public final class HloPrinter {
     typedAttributes(ins, sb);
     if (sharding != null) {
       Require.that(sharding.startsWith("{") && sharding.endsWith("}"),
-          "a sharding must be in braces, e.g. {replicated}, got " + sharding);
+          () -> "a sharding must be in braces, e.g. {replicated}, got " + sharding);
     }
     textAttributes(ins, sharding, sb);
     sb.append('\n');

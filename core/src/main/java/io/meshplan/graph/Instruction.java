@@ -36,7 +36,8 @@ public record Instruction(
     Require.nonNull(shape, "shape");
     operands = List.copyOf(operands);
     for (int op : operands) {
-      Require.that(op >= 0 && op < id, name + ": operand " + op + " is not an earlier instruction");
+      Require.that(op >= 0 && op < id, () -> name + ": operand " + op
+          + " is not an earlier instruction");
     }
     Require.nonNull(attrs, "attrs");
     opName = opName == null ? "" : opName;

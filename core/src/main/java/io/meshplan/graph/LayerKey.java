@@ -15,7 +15,7 @@ public record LayerKey(String stack, int index) implements Comparable<LayerKey> 
   /** Validates the fields. */
   public LayerKey {
     Require.nonNull(stack, "stack");
-    Require.that(index >= 0, "layer index must be >= 0, got " + index);
+    Require.that(index >= 0, () -> "layer index must be >= 0, got " + index);
   }
 
   /** Orders by stack name, then index. */

@@ -102,8 +102,8 @@ public sealed interface OpAttrs {
   record Scan(int output, int chunk) implements OpAttrs {
     /** Validates the fields. */
     public Scan {
-      io.meshplan.util.Require.that(output >= -1 && output <= 4, "an SSD scan has 5 gradients, "
-          + "not " + output);
+      io.meshplan.util.Require.that(output >= -1 && output <= 4, () -> "an SSD scan has 5 "
+          + "gradients, not " + output);
       io.meshplan.util.Require.positive(chunk, "chunk");
     }
   }
@@ -123,11 +123,11 @@ public sealed interface OpAttrs {
   record Attention(int output, double work, int span) implements OpAttrs {
     /** Validates the fields. */
     public Attention {
-      io.meshplan.util.Require.that(output >= -1 && output <= 2, "attention output -1 to 2, got "
-          + output);
-      io.meshplan.util.Require.that(work > 0 && work <= 1, "attention work in (0, 1], got "
+      io.meshplan.util.Require.that(output >= -1 && output <= 2, () -> "attention output -1 to 2, "
+          + "got " + output);
+      io.meshplan.util.Require.that(work > 0 && work <= 1, () -> "attention work in (0, 1], got "
           + work);
-      io.meshplan.util.Require.that(span >= 0, "attention span must be >= 0, got " + span);
+      io.meshplan.util.Require.that(span >= 0, () -> "attention span must be >= 0, got " + span);
     }
 
     /**

@@ -21,7 +21,10 @@ public record TensorShape(DType dtype, int[] dims) implements Shape {
     dims = dims.clone();
     java.math.BigInteger bytes = java.math.BigInteger.valueOf(Math.max(1, dtype.bytes()));
     for (int d : dims) {
-      Require.that(d >= 0, "dimension sizes must be >= 0, got " + Arrays.toString(dims));
+      if (d < 0) {
+        throw new IllegalArgumentException("dimension sizes must be >= 0, got "
+            + Arrays.toString(dims));
+      }
       bytes = bytes.multiply(java.math.BigInteger.valueOf(d));
     }
     if (bytes.compareTo(java.math.BigInteger.valueOf(Checked.MAX_TENSOR_BYTES)) > 0) {

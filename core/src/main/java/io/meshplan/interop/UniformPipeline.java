@@ -66,7 +66,9 @@ final class UniformPipeline {
     Require.that(chunkLayers.length % depth == 0, "chunks must split evenly over the stages");
     for (int k = 0; k < chunkLayers.length; k++) {
       boolean end = k == 0 || k == chunkLayers.length - 1;
-      Require.that(chunkLayers[k] >= (end ? 0 : 1), "chunk " + k + " holds no block");
+      if (chunkLayers[k] < (end ? 0 : 1)) {
+        throw new IllegalArgumentException("chunk " + k + " holds no block");
+      }
     }
     this.depth = depth;
     this.dataParallel = dataParallel;
@@ -123,7 +125,7 @@ final class UniformPipeline {
    * @return blocks per chunk
    */
   static int[] evenChunks(int layers, int chunks) {
-    Require.that(chunks >= 1 && chunks <= layers, "between 1 and " + layers + " chunks");
+    Require.that(chunks >= 1 && chunks <= layers, () -> "between 1 and " + layers + " chunks");
     int[] out = new int[chunks];
     int base = layers / chunks;
     int extra = layers % chunks;
@@ -207,7 +209,7 @@ final class UniformPipeline {
    */
   SimulationResult simulate(StageAssembler asm, List<StageCost> costs, int globalBatch,
       int microbatches, Schedule schedule) {
-    Require.that(schedule.chunks() == chunksPerStage(), "the schedule runs "
+    Require.that(schedule.chunks() == chunksPerStage(), () -> "the schedule runs "
         + schedule.chunks() + " chunks per stage, the pipeline has " + chunksPerStage());
     return asm.simulate(costs, firstDevices(), globalBatch, microbatches, schedule);
   }

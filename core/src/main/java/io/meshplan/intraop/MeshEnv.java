@@ -18,7 +18,7 @@ public record MeshEnv(CommModel comm, double memoryPerDevice, Optional<ComputeMo
   /** Validates the fields. */
   public MeshEnv {
     Require.nonNull(comm, "comm");
-    Require.that(memoryPerDevice > 0, "memory per device must be positive, got "
+    Require.that(memoryPerDevice > 0, () -> "memory per device must be positive, got "
         + memoryPerDevice);
     Require.nonNull(compute, "compute");
   }

@@ -41,7 +41,7 @@ public record SolverOptions(Kind solver, double timeLimitSeconds, int workers)
   public SolverOptions {
     Require.nonNull(solver, "solver");
     Require.that(timeLimitSeconds > 0 && timeLimitSeconds <= MAX_TIME_LIMIT_SECONDS,
-        "the solver's time limit must be more than 0 and at most "
+        () -> "the solver's time limit must be more than 0 and at most "
             + (long) MAX_TIME_LIMIT_SECONDS + " seconds, got " + timeLimitSeconds);
     Require.positive(workers, "the number of CP-SAT workers");
   }

@@ -247,19 +247,21 @@ public record Architecture(
     Require.nonNull(moe, "moe");
     Require.nonNull(numerics, "numerics");
     Require.nonNull(hybrid, "hybrid");
-    Require.that(!hybrid.on() || !attn.mla().on(), "a hybrid layer pattern is priced without "
+    Require.that(!hybrid.on() || !attn.mla().on(), () -> "a hybrid layer pattern is priced without "
         + "latent attention");
-    Require.that(!hybrid.on() || (mtpDepth > 0) == !hybrid.mtp().isEmpty(), "a hybrid model's "
-        + "multi-token prediction modules need their layers, and layers need modules");
+    Require.that(!hybrid.on() || (mtpDepth > 0) == !hybrid.mtp().isEmpty(),
+        () -> "a hybrid model's multi-token prediction modules need their layers, and layers "
+        + "need modules");
     Require.that(positions != Positions.LEARNED ? positionRows == 0 : positionRows > 0,
-        "learned positions need a positive number of rows, rotary ones none; got " + positionRows);
-    Require.that(!mtpShared || mtpDepth > 0, "shared multi-token prediction weights need "
+        () -> "learned positions need a positive number of rows, rotary ones none; got "
+        + positionRows);
+    Require.that(!mtpShared || mtpDepth > 0, () -> "shared multi-token prediction weights need "
         + "prediction depths");
-    Require.that(mtpDepth >= 0 && mtpDepth <= MAX_MTP_DEPTH, "multi-token prediction depth "
+    Require.that(mtpDepth >= 0 && mtpDepth <= MAX_MTP_DEPTH, () -> "multi-token prediction depth "
         + "must be between 0 and " + MAX_MTP_DEPTH + ", got " + mtpDepth);
     Require.that(mtpDepth == 0 || !tiedEmbeddings && (positions == Positions.ROTARY
         || hybrid.on() && positions == Positions.NONE),
-        "multi-token prediction is priced for untied embeddings and rotary positions (as "
+        () -> "multi-token prediction is priced for untied embeddings and rotary positions (as "
         + "DeepSeek-V3 has them), or none in a hybrid model (as Nemotron 3 Super has)");
     Require.that(!attn.mla().on() || positions == Positions.ROTARY && mlp.gated() && !biases,
         "latent attention needs rotary positions, a gated MLP and no biases");

@@ -193,22 +193,22 @@ public record AttentionShape(
 
   /** Validates the fields. */
   public AttentionShape {
-    Require.that(headDim >= 0 && headDim <= MAX_HEAD_DIM, "head_dim must be from 1 to "
+    Require.that(headDim >= 0 && headDim <= MAX_HEAD_DIM, () -> "head_dim must be from 1 to "
         + MAX_HEAD_DIM + ", got " + headDim);
     Require.nonNull(qkNorm, "qkNorm");
-    Require.that(blockNorms == 2 || blockNorms == 4, "a block has 2 or 4 norms, not "
+    Require.that(blockNorms == 2 || blockNorms == 4, () -> "a block has 2 or 4 norms, not "
         + blockNorms);
     Require.that(attentionSoftcap >= 0 && Double.isFinite(attentionSoftcap),
-        "the attention soft cap must be positive, got " + attentionSoftcap);
+        () -> "the attention soft cap must be positive, got " + attentionSoftcap);
     Require.that(finalSoftcap >= 0 && Double.isFinite(finalSoftcap),
-        "the final logit soft cap must be positive, got " + finalSoftcap);
-    Require.that(window >= 0, "the sliding window must be positive, got " + window);
-    Require.that(globalEvery >= 0, "the global layer period must be positive, got "
+        () -> "the final logit soft cap must be positive, got " + finalSoftcap);
+    Require.that(window >= 0, () -> "the sliding window must be positive, got " + window);
+    Require.that(globalEvery >= 0, () -> "the global layer period must be positive, got "
         + globalEvery);
-    Require.that(windowFrom >= 0, "the first windowed layer must not be negative, got "
+    Require.that(windowFrom >= 0, () -> "the first windowed layer must not be negative, got "
         + windowFrom);
     Require.nonNull(mla, "mla");
-    Require.that(!chunked || window > 0 && windowFrom == 0, "chunked attention needs a chunk "
+    Require.that(!chunked || window > 0 && windowFrom == 0, () -> "chunked attention needs a chunk "
         + "size and chunks every layer from the first that is not global");
     Require.that(!mla.on() || headDim == 0 && qkNorm == QkNorm.NONE && !qkvBias,
         "latent attention sets its own head sizes and has no q/k norms or QKV biases");

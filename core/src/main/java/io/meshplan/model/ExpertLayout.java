@@ -65,7 +65,7 @@ public record ExpertLayout(int expertParallel, int expertTensorParallel, int ten
    * @return {@code E / EP}
    */
   public int localExperts(MoeShape moe) {
-    Require.that(moe.experts() % expertParallel == 0, "expert parallelism " + expertParallel
+    Require.that(moe.experts() % expertParallel == 0, () -> "expert parallelism " + expertParallel
         + " must divide the " + moe.experts() + " experts");
     return moe.experts() / expertParallel;
   }
@@ -96,7 +96,7 @@ public record ExpertLayout(int expertParallel, int expertTensorParallel, int ten
    * @return {@code f_e / ETP}
    */
   public int localExpertFfn(MoeShape moe) {
-    Require.that(moe.expertFfn() % expertTensorParallel == 0, "expert tensor parallelism "
+    Require.that(moe.expertFfn() % expertTensorParallel == 0, () -> "expert tensor parallelism "
         + expertTensorParallel + " must divide the expert size " + moe.expertFfn());
     return moe.expertFfn() / expertTensorParallel;
   }

@@ -76,11 +76,11 @@ public record HybridPattern(String symbols, MambaShape mamba, GdnShape gdn,
           + "of experts)");
       i += Character.charCount(c);
     }
-    Require.that(symbols.indexOf(MAMBA) < 0 == (mamba == null), "Mamba layers need a mixer "
+    Require.that(symbols.indexOf(MAMBA) < 0 == (mamba == null), () -> "Mamba layers need a mixer "
         + "shape, and a mixer shape Mamba layers");
-    Require.that(symbols.indexOf(GDN) < 0 == (gdn == null), "Gated DeltaNet layers need a mixer"
-        + " shape, and a mixer shape Gated DeltaNet layers");
-    Require.that(symbols.indexOf(SELECTIVE) < 0 == (mamba1 == null), "Mamba-1 layers need a "
+    Require.that(symbols.indexOf(GDN) < 0 == (gdn == null),
+        "Gated DeltaNet layers need a mixer shape, and a mixer shape Gated DeltaNet layers");
+    Require.that(symbols.indexOf(SELECTIVE) < 0 == (mamba1 == null), () -> "Mamba-1 layers need a "
         + "mixer shape, and a mixer shape Mamba-1 layers");
     Require.nonNull(mtp, "mtp");
     int mtpLayers = mtp.codePointCount(0, mtp.length());

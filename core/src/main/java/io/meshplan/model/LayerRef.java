@@ -23,7 +23,7 @@ public record LayerRef(Kind kind, int index) {
   public LayerRef {
     Require.nonNull(kind, "kind");
     Require.that(index >= 0 && (kind == Kind.BLOCK || index == 0),
-        "layer index must be >= 0, and 0 outside blocks; got " + kind + " " + index);
+        () -> "layer index must be >= 0, and 0 outside blocks; got " + kind + " " + index);
   }
 
   /**

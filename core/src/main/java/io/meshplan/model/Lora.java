@@ -156,7 +156,7 @@ public record Lora(int rank, double alpha, List<Adapter> adapters, Base base)
       projections = List.copyOf(projections);
       Require.that(!projections.isEmpty(), "an adapter adapts at least one projection");
       for (String p : projections) {
-        Require.that(PROJECTIONS.contains(p), "unknown projection " + p);
+        Require.that(PROJECTIONS.contains(p), () -> "unknown projection " + p);
       }
     }
   }
@@ -165,13 +165,14 @@ public record Lora(int rank, double alpha, List<Adapter> adapters, Base base)
   public Lora {
     Require.nonNull(adapters, "adapters");
     adapters = List.copyOf(adapters);
-    Require.that(rank >= 0, "LoRA rank must be positive, got " + rank);
+    Require.that(rank >= 0, () -> "LoRA rank must be positive, got " + rank);
     Require.that((rank == 0) == adapters.isEmpty(),
         "a LoRA rank needs targets, and targets a rank");
     Require.that(rank == 0 || Double.isFinite(alpha) && alpha >= MIN_ALPHA && alpha <= MAX_ALPHA,
         () -> "LoRA alpha must be a number from 1/1024 to " + (long) MAX_ALPHA + ", got "
             + alpha);
-    Require.that(adapters.size() <= MAX_ADAPTERS, "at most " + MAX_ADAPTERS + " LoRA adapters");
+    Require.that(adapters.size() <= MAX_ADAPTERS,
+        () -> "at most " + MAX_ADAPTERS + " LoRA adapters");
     Require.nonNull(base, "base");
     Require.that(base != Base.NF4 || rank > 0, "a quantized base (QLoRA) needs LoRA adapters");
     Set<String> seen = new LinkedHashSet<>();
@@ -201,13 +202,13 @@ public record Lora(int rank, double alpha, List<Adapter> adapters, Base base)
    *     projection of an MLP without one
    */
   public static Lora of(int rank, double alpha, String targets, boolean gated) {
-    Require.that(rank >= 1, "LoRA rank must be at least 1, got " + rank);
+    Require.that(rank >= 1, () -> "LoRA rank must be at least 1, got " + rank);
     Require.nonNull(targets, "targets");
     Map<String, Adapter> out = new LinkedHashMap<>();
     for (String raw : targets.split(",", -1)) {
       String w = io.meshplan.util.Words.trimmed(raw).toLowerCase(Locale.ROOT);
-      Require.that(!w.isEmpty(), "LoRA targets must be a comma-separated list of names, got an "
-          + "empty name");
+      Require.that(!w.isEmpty(),
+          "LoRA targets must be a comma-separated list of names, got an empty name");
       for (Adapter a : expand(w, gated)) {
         Require.that(out.put(a.name(), a) == null, () -> "LoRA targets adapt " + a.name()
             + " twice");
@@ -243,7 +244,7 @@ public record Lora(int rank, double alpha, List<Adapter> adapters, Base base)
       case "up_proj" -> List.of(up);
       case "w1" -> List.of(gated ? gate : up);
       case "gate_proj", "w3" -> {
-        Require.that(gated, "LoRA target " + w + ": the model's MLP has no gate projection "
+        Require.that(gated, () -> "LoRA target " + w + ": the model's MLP has no gate projection "
             + "(its input projection is up_proj)");
         yield List.of(w.equals("w3") ? up : gate);
       }

@@ -45,12 +45,12 @@ public record Mla(int qLoraRank, int kvLoraRank, int nopeDim, int ropeDim, int v
     boolean none = kvLoraRank == 0 && nopeDim == 0 && ropeDim == 0 && valueDim == 0
         && qLoraRank == 0;
     Require.that(none || kvLoraRank > 0 && nopeDim > 0 && ropeDim > 0 && valueDim > 0,
-        "latent attention needs positive kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim and "
-        + "v_head_dim, got " + kvLoraRank + ", " + nopeDim + ", " + ropeDim + ", " + valueDim);
-    Require.that(ropeDim % 2 == 0, "qk_rope_head_dim must be even (rotary embeddings rotate "
+        () -> "latent attention needs positive kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim "
+        + "and v_head_dim, got " + kvLoraRank + ", " + nopeDim + ", " + ropeDim + ", " + valueDim);
+    Require.that(ropeDim % 2 == 0, () -> "qk_rope_head_dim must be even (rotary embeddings rotate "
         + "pairs), got " + ropeDim);
     Require.that(Math.max(Math.max(qLoraRank, kvLoraRank), Math.max(Math.max(nopeDim, ropeDim),
-        valueDim)) <= MAX_SIZE, "latent attention ranks and head sizes must be at most "
+        valueDim)) <= MAX_SIZE, () -> "latent attention ranks and head sizes must be at most "
         + MAX_SIZE);
   }
 

@@ -202,7 +202,7 @@ public record ModelSpec(
     Require.nonNull(name, "name");
     Require.nonNull(family, "family");
     Require.positive(layers, "layers");
-    Require.that(layers <= MAX_LAYERS, "layers must be at most " + MAX_LAYERS + ", got "
+    Require.that(layers <= MAX_LAYERS, () -> "layers must be at most " + MAX_LAYERS + ", got "
         + layers);
     bounded(hidden, MAX_HIDDEN, "hidden size");
     bounded(heads, MAX_HEADS, "attention heads");
@@ -219,27 +219,27 @@ public record ModelSpec(
     Require.nonNull(fp8Scaling, "fp8Scaling");
     Require.that(Require.nonNull(optimizerState, "optimizerState").heldBy(dtype), () -> "bf16 "
         + "optimizer state needs bf16 weights; the precision is " + Fp8Training.word(dtype));
-    Require.that(!arch.attn().chunked() || !packing.packed(), "packed documents with chunked "
+    Require.that(!arch.attn().chunked() || !packing.packed(), () -> "packed documents with chunked "
         + "attention are not modelled");
     Require.that(!fp8ActivationInput || arch.mlp() == Architecture.Mlp.SWIGLU, () -> "the "
         + "activation input is stored in FP8 for SwiGLU only, as Megatron-Core does; this MLP is "
         + arch.mlp().name().toLowerCase(java.util.Locale.ROOT));
     if (family != Family.ALPA_MLP) {
       Require.that(arch.attn().headDim() > 0 || arch.attn().mla().on() || hidden % heads == 0,
-          "hidden size " + hidden
+          () -> "hidden size " + hidden
           + " must be a multiple of attention heads " + heads);
-      Require.that(heads % kvHeads == 0, "attention heads " + heads + " must be a multiple of "
-          + "key/value heads " + kvHeads);
+      Require.that(heads % kvHeads == 0,
+          () -> "attention heads " + heads + " must be a multiple of key/value heads " + kvHeads);
       Mla mla = arch.attn().mla();
       long perHead = mla.on() ? Math.max(mla.qkDim(), (long) mla.nopeDim() + mla.valueDim())
           : arch.attn().headDim() > 0 ? arch.attn().headDim() : hidden / heads;
-      Require.that(heads * perHead <= Integer.MAX_VALUE, "attention heads " + heads + " x "
+      Require.that(heads * perHead <= Integer.MAX_VALUE, () -> "attention heads " + heads + " x "
           + perHead + " elements per head exceed 2^31 - 1 elements per token");
     }
     Require.that(arch.positions() != Architecture.Positions.LEARNED || seq <= arch.positionRows(),
         () -> "sequence length " + seq + " exceeds the " + arch.positionRows() + " rows of the "
             + "learned position table");
-    Require.that(!arch.hybrid().on() || !arch.biases(), "a hybrid model's attention and MLP "
+    Require.that(!arch.hybrid().on() || !arch.biases(), () -> "a hybrid model's attention and MLP "
         + "layers are priced without biases (its Mamba projections' are the mixer's own)");
     Require.that(!arch.hybrid().on() || arch.hybrid().symbols().length() == layers
         && arch.moe().denseLayers().isEmpty()
@@ -248,12 +248,12 @@ public record ModelSpec(
         + " and its mixture-of-experts layers 'E' (and only a model with experts has them)");
     java.util.List<Integer> dense = arch.moe().denseLayers();
     Require.that(dense.isEmpty() || dense.get(dense.size() - 1) < layers && dense.size() < layers,
-        "dense blocks " + dense + " must be among the " + layers + " blocks, and at least one "
-        + "block must route to experts");
+        () -> "dense blocks " + dense + " must be among the " + layers + " blocks, and at least "
+        + "one block must route to experts");
     if (family == Family.LLAMA) {
       Require.that(arch.mlp().gated() && arch.norm() == Architecture.Norm.RMS
           && arch.positions() == Architecture.Positions.ROTARY,
-          "a LLaMA-family model needs SwiGLU, RMSNorm and rotary positions, got " + arch);
+          () -> "a LLaMA-family model needs SwiGLU, RMSNorm and rotary positions, got " + arch);
     }
     lora.check(name, family, hidden, arch);
     // QLoRA's published recipes compute in bf16 (bnb_4bit_compute_dtype), the paper's setting.

@@ -155,23 +155,26 @@ public record MoeShape(int experts, int topK, int expertFfn, int sharedFfn,
 
   /** Validates the fields. */
   public MoeShape {
-    Require.that(experts >= 0 && experts <= MAX_EXPERTS, "the number of experts must be from 0"
-        + " to " + MAX_EXPERTS + ", got " + experts);
+    Require.that(experts >= 0 && experts <= MAX_EXPERTS,
+        () -> "the number of experts must be from 0 to " + MAX_EXPERTS + ", got " + experts);
     if (experts == 0) {
       Require.that(topK == 0 && expertFfn == 0 && sharedFfn == 0 && !expertBiases,
           "a dense model has no expert sizes");
     } else {
-      Require.that(topK >= 1 && topK <= experts, "experts per token must be between 1 and the "
+      Require.that(topK >= 1 && topK <= experts,
+          () -> "experts per token must be between 1 and the "
           + experts + " experts, got " + topK);
-      Require.that(expertFfn > 0 && expertFfn <= ModelSpec.MAX_FFN, "expert intermediate size "
+      Require.that(expertFfn > 0 && expertFfn <= ModelSpec.MAX_FFN,
+          () -> "expert intermediate size "
           + "must be from 1 to " + ModelSpec.MAX_FFN + ", got " + expertFfn);
-      Require.that(sharedFfn >= 0 && sharedFfn <= ModelSpec.MAX_FFN, "the shared experts' size "
+      Require.that(sharedFfn >= 0 && sharedFfn <= ModelSpec.MAX_FFN,
+          () -> "the shared experts' size "
           + "must be from 0 to " + ModelSpec.MAX_FFN + ", got " + sharedFfn);
     }
     Require.that(capacityFactor == 0 || capacityFactor > 0 && Double.isFinite(capacityFactor),
-        "the expert capacity factor must be > 0 (or 0 for dropless), got " + capacityFactor);
+        () -> "the expert capacity factor must be > 0 (or 0 for dropless), got " + capacityFactor);
     Require.that(imbalance >= 1 && imbalance <= Math.max(1, experts),
-        "the expert load imbalance must be between 1 and the " + experts + " experts (a GPU "
+        () -> "the expert load imbalance must be between 1 and the " + experts + " experts (a GPU "
         + "cannot take more than every token's copies), got " + imbalance);
     Require.that(latent >= 0 && latent <= ModelSpec.MAX_FFN && (latent == 0 || experts > 0),
         () -> "the experts' latent width must be from 1 to " + ModelSpec.MAX_FFN
@@ -184,11 +187,12 @@ public record MoeShape(int experts, int topK, int expertFfn, int sharedFfn,
       Require.that(l >= 0 && (i == 0 || l > denseLayers.get(i - 1)),
           () -> "dense layers must be ascending layer numbers from 0; entry " + at + " is " + l);
     }
-    Require.that(denseFfn <= ModelSpec.MAX_FFN, "the dense blocks' inner size must be at most "
+    Require.that(denseFfn <= ModelSpec.MAX_FFN,
+        () -> "the dense blocks' inner size must be at most "
         + ModelSpec.MAX_FFN + ", got " + denseFfn);
     Require.that(denseLayers.isEmpty() ? denseFfn == 0 : experts > 0 && denseFfn > 0,
-        "dense blocks among expert blocks need a positive inner size, and only they have one; "
-        + "got " + denseFfn);
+        () -> "dense blocks among expert blocks need a positive inner size, and only they have "
+        + "one; got " + denseFfn);
     Require.that(groups >= 1 && groupTopK >= 1 && groupTopK <= groups
         && (groups == 1 || experts % groups == 0 && (long) groupTopK * (experts / groups) >= topK),
         () -> "router groups must divide the " + experts + " experts, and the groups a token "

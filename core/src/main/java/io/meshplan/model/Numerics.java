@@ -45,15 +45,16 @@ public record Numerics(double ropeTheta, double rotaryFraction, RopeScaling rope
 
   /** Validates the fields. */
   public Numerics {
-    Require.that(ropeTheta >= 1 && ropeTheta <= MAX_ROPE_THETA, "the rotary base must be a"
+    Require.that(ropeTheta >= 1 && ropeTheta <= MAX_ROPE_THETA, () -> "the rotary base must be a"
         + " number from 1 to 10^12, got " + ropeTheta);
-    Require.that(rotaryFraction > 0 && rotaryFraction <= 1, "the rotary fraction of a head must"
-        + " be above 0 and at most 1, got " + rotaryFraction);
+    Require.that(rotaryFraction > 0 && rotaryFraction <= 1,
+        () -> "the rotary fraction of a head must be above 0 and at most 1, got " + rotaryFraction);
     Require.nonNull(ropeScaling, "ropeScaling");
-    Require.that(normEps > 0 && normEps < 1, "the norm epsilon must be above 0 and below 1, got "
+    Require.that(normEps > 0 && normEps < 1,
+        () -> "the norm epsilon must be above 0 and below 1, got "
         + normEps);
     Require.that(attentionDropout >= 0 && attentionDropout < 1 && hiddenDropout >= 0
-        && hiddenDropout < 1, "dropout probabilities must be at least 0 and below 1, got "
+        && hiddenDropout < 1, () -> "dropout probabilities must be at least 0 and below 1, got "
         + attentionDropout + " and " + hiddenDropout);
     Require.nonNull(multipliers, "multipliers");
   }
@@ -146,7 +147,7 @@ public record Numerics(double ropeTheta, double rotaryFraction, RopeScaling rope
     /** Validates the fields. */
     public Multipliers {
       Require.that(embedding > 0 && residual > 0 && logits > 0 && attention >= 0
-          && Double.isFinite(embedding + residual + attention + logits), "multipliers must be"
+          && Double.isFinite(embedding + residual + attention + logits), () -> "multipliers must be"
           + " positive and finite (the attention one 0 for 1/sqrt(d))");
     }
 

@@ -56,8 +56,9 @@ public record Packing(int[] lengths, long[] counts) implements java.io.Serializa
     Require.nonNull(lengths, "lengths");
     Require.nonNull(counts, "counts");
     Require.that(lengths.length == counts.length, "one count per document length");
-    Require.that(lengths.length <= MAX_LENGTHS, "at most " + MAX_LENGTHS
-        + " distinct document lengths, got " + lengths.length);
+    int given = lengths.length;
+    Require.that(given <= MAX_LENGTHS, () -> "at most " + MAX_LENGTHS
+        + " distinct document lengths, got " + given);
     lengths = lengths.clone();
     counts = counts.clone();
     long documents = 0;
@@ -68,7 +69,7 @@ public record Packing(int[] lengths, long[] counts) implements java.io.Serializa
       Require.that(counts[i] > 0, "every document length needs a count of at least 1");
       // Checked before adding: the total stays within MAX_DOCUMENTS and never wraps.
       Require.that(counts[i] <= MAX_DOCUMENTS - documents,
-          "at most " + MAX_DOCUMENTS + " documents");
+          () -> "at most " + MAX_DOCUMENTS + " documents");
       documents += counts[i];
     }
   }

@@ -40,7 +40,7 @@ public sealed interface RopeScaling extends java.io.Serializable
     public Llama3 {
       requireFactor(factor);
       Require.that(lowFreq > 0 && highFreq > lowFreq && Double.isFinite(highFreq),
-          "llama3 RoPE scaling needs 0 < low_freq_factor < high_freq_factor, got " + lowFreq
+          () -> "llama3 RoPE scaling needs 0 < low_freq_factor < high_freq_factor, got " + lowFreq
           + " and " + highFreq);
       Require.positive(originalMax, "original_max_position_embeddings");
     }
@@ -71,10 +71,10 @@ public sealed interface RopeScaling extends java.io.Serializable
       requireFactor(factor);
       Require.positive(originalMax, "original_max_position_embeddings");
       Require.that(betaSlow > 0 && betaFast > betaSlow && Double.isFinite(betaFast),
-          "YaRN needs 0 < beta_slow < beta_fast, got " + betaSlow + " and " + betaFast);
+          () -> "YaRN needs 0 < beta_slow < beta_fast, got " + betaSlow + " and " + betaFast);
       Require.that(mscale >= 0 && Double.isFinite(mscale) && mscaleAllDim >= 0
-          && Double.isFinite(mscaleAllDim), "YaRN's mscale and mscale_all_dim must be finite and"
-          + " not negative");
+          && Double.isFinite(mscaleAllDim),
+          "YaRN's mscale and mscale_all_dim must be finite and not negative");
     }
   }
 
@@ -146,7 +146,7 @@ public sealed interface RopeScaling extends java.io.Serializable
   }
 
   private static void requireFactor(double factor) {
-    Require.that(factor >= 1 && Double.isFinite(factor), "a RoPE scaling factor must be at least"
-        + " 1 and finite, got " + factor);
+    Require.that(factor >= 1 && Double.isFinite(factor),
+        () -> "a RoPE scaling factor must be at least 1 and finite, got " + factor);
   }
 }

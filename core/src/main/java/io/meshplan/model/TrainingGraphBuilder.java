@@ -106,7 +106,7 @@ public final class TrainingGraphBuilder {
    * @return the graph
    */
   public static TrainingGraph buildMtp(ModelSpec spec, TrainingOptions options) {
-    Require.that(spec.arch().mtpDepth() > 0, spec.name() + " has no multi-token prediction");
+    Require.that(spec.arch().mtpDepth() > 0, () -> spec.name() + " has no multi-token prediction");
     return new Run(spec, options.withBlocks(0, 0).withEmbedding(false).withHead(true), true)
         .build();
   }
@@ -248,7 +248,7 @@ public final class TrainingGraphBuilder {
       String shortName = name.substring(name.indexOf('/') + 1);
       t.at(Phase.OPTIMIZER, layer, "optimizer/" + shortName);
       boolean own = spec.optimizerState() == OptimizerState.BF16;
-      Require.that(!own || o.storageDtype() == DType.BF16, "bf16 optimizer state needs bf16 "
+      Require.that(!own || o.storageDtype() == DType.BF16, () -> "bf16 optimizer state needs bf16 "
           + "weights");
       TensorShape kept = t.shape(w).withDtype(own ? DType.BF16 : DType.F32);
       // The weight is the optimizer's own: in fp32 training, or bf16 under bf16 state.

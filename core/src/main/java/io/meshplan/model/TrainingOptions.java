@@ -60,18 +60,18 @@ public record TrainingOptions(
   public TrainingOptions {
     Require.nonNull(recompute, "recompute");
     Require.that(Fp8Training.trains(computeDtype),
-        "compute type must be bf16, f16, f32 or the fp8 recipe, got " + computeDtype);
-    Require.that(firstBlock >= 0, "first block must be >= 0, got " + firstBlock);
-    Require.that(blockCount >= 0, "block count must be >= 0, got " + blockCount);
-    Require.that(blockCount > 0 || embedding || head, "nothing to build: no block, embedding or "
-        + "head");
+        () -> "compute type must be bf16, f16, f32 or the fp8 recipe, got " + computeDtype);
+    Require.that(firstBlock >= 0, () -> "first block must be >= 0, got " + firstBlock);
+    Require.that(blockCount >= 0, () -> "block count must be >= 0, got " + blockCount);
+    Require.that(blockCount > 0 || embedding || head,
+        "nothing to build: no block, embedding or head");
     Require.that(!optimizer || backward, "the optimizer update needs the backward pass");
     Require.positive(microbatch, "micro-batch");
     Require.positive(seq, "sequence length");
     Require.nonNull(attention, "attention");
     Require.nonNull(experts, "experts");
     Require.positive(contextParallel, "context-parallel size");
-    Require.that(contextParallel == 1 || attention == Attention.FLASH, "context parallelism "
+    Require.that(contextParallel == 1 || attention == Attention.FLASH, () -> "context parallelism "
         + "runs fused attention");
     recomputeModules = java.util.Set.copyOf(recomputeModules);
     Require.that(!recomputeModules.isEmpty(), "recompute modules must not be empty");

@@ -35,7 +35,7 @@ public final class ShardingSpec {
     int used = 0;
     for (int m : dimAxes) {
       Require.that(m >= 0, "axis masks must be >= 0");
-      Require.that((used & m) == 0, "a mesh axis may split only one tensor dimension: "
+      Require.that((used & m) == 0, () -> "a mesh axis may split only one tensor dimension: "
           + Arrays.toString(dimAxes));
       used |= m;
     }

@@ -20,7 +20,7 @@ public record GroupTiming(int group, double busyComputeSeconds, double computeEn
 
   /** Checks the numbers. */
   public GroupTiming {
-    Require.that(group >= 0, "group must be >= 0, got " + group);
+    Require.that(group >= 0, () -> "group must be >= 0, got " + group);
     Require.nonNegative(busyComputeSeconds, "busyComputeSeconds");
     Require.nonNegative(computeEndSeconds, "computeEndSeconds");
     Require.nonNegative(endSeconds, "endSeconds");

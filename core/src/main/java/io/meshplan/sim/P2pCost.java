@@ -43,7 +43,7 @@ public interface P2pCost {
   static P2pCost alphaBeta(double latencySeconds, double bytesPerSecond) {
     Require.nonNegative(latencySeconds, "latencySeconds");
     Require.that(bytesPerSecond > 0 && Double.isFinite(bytesPerSecond),
-        "bytesPerSecond must be finite and positive, got " + bytesPerSecond);
+        () -> "bytesPerSecond must be finite and positive, got " + bytesPerSecond);
     return (from, to, bytes) -> latencySeconds + bytes / bytesPerSecond;
   }
 

@@ -89,8 +89,9 @@ public final class PipelineSimulator {
     for (int k = 0; k < stages.size(); k++) {
       StageCost s = stages.get(k);
       double capacity = s.computeSeconds() * s.tensorParallel() * input.ceilingFlopsPerGpu();
+      int at = k;
       Require.that(s.hardwareFlopsPerMicrobatch() <= capacity * (1 + PEAK_SLACK),
-          "virtual stage " + k + " does " + s.hardwareFlopsPerMicrobatch() + " FLOPs in "
+          () -> "virtual stage " + at + " does " + s.hardwareFlopsPerMicrobatch() + " FLOPs in "
               + s.computeSeconds() + " s on " + s.tensorParallel()
               + " GPUs, faster than their dense peak of " + input.ceilingFlopsPerGpu()
               + " FLOP/s");

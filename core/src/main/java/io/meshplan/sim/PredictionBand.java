@@ -13,8 +13,9 @@ import io.meshplan.util.Require;
 public record PredictionBand(double low, double high) {
   /** Validates the factors. */
   public PredictionBand {
-    Require.that(low > 0 && low <= 1, "band low factor must be in (0, 1], got " + low);
-    Require.that(high >= 1 && Double.isFinite(high), "band high factor must be >= 1, got " + high);
+    Require.that(low > 0 && low <= 1, () -> "band low factor must be in (0, 1], got " + low);
+    Require.that(high >= 1 && Double.isFinite(high),
+        () -> "band high factor must be >= 1, got " + high);
   }
 
   /**

@@ -53,29 +53,33 @@ public record SimulationInput(List<StageCost> stages, Schedule schedule, int mic
     Require.positive(microbatches, "microbatches");
     Require.positive(totalGpus, "totalGpus");
     Require.that(peakFlopsPerGpu > 0 && Double.isFinite(peakFlopsPerGpu),
-        "peakFlopsPerGpu must be finite and positive, got " + peakFlopsPerGpu);
+        () -> "peakFlopsPerGpu must be finite and positive, got " + peakFlopsPerGpu);
     Require.that(tokensPerIteration > 0 && Double.isFinite(tokensPerIteration),
-        "tokensPerIteration must be finite and positive, got " + tokensPerIteration);
+        () -> "tokensPerIteration must be finite and positive, got " + tokensPerIteration);
     Require.that(ceilingFlopsPerGpu >= peakFlopsPerGpu && Double.isFinite(ceilingFlopsPerGpu),
-        "ceilingFlopsPerGpu must be finite and at least the peak, got " + ceilingFlopsPerGpu);
+        () -> "ceilingFlopsPerGpu must be finite and at least the peak, got " + ceilingFlopsPerGpu);
     int chunks = schedule.chunks();
-    Require.that(stages.size() % chunks == 0, stages.size() + " virtual stages cannot be split"
-        + " into " + chunks + " chunks per device group");
-    int groups = stages.size() / chunks;
+    int virtual = stages.size();
+    Require.that(virtual % chunks == 0, () -> virtual + " virtual stages cannot be split into "
+        + chunks + " chunks per device group");
+    int groups = virtual / chunks;
     long devices = 0;
-    for (int k = 0; k < stages.size(); k++) {
+    for (int k = 0; k < virtual; k++) {
       StageCost first = stages.get(k % groups);
       StageCost s = stages.get(k);
-      Require.that(s.devices() == first.devices() && s.dataParallel() == first.dataParallel()
-          && s.tensorParallel() == first.tensorParallel(), "virtual stage " + k + " runs on group "
-          + (k % groups) + " but its parallelism (dp " + s.dataParallel() + ", tp "
-          + s.tensorParallel() + ") differs from virtual stage " + (k % groups) + " (dp "
-          + first.dataParallel() + ", tp " + first.tensorParallel() + ")");
+      if (s.devices() != first.devices() || s.dataParallel() != first.dataParallel()
+          || s.tensorParallel() != first.tensorParallel()) {
+        throw new IllegalArgumentException("virtual stage " + k + " runs on group "
+            + (k % groups) + " but its parallelism (dp " + s.dataParallel() + ", tp "
+            + s.tensorParallel() + ") differs from virtual stage " + (k % groups) + " (dp "
+            + first.dataParallel() + ", tp " + first.tensorParallel() + ")");
+      }
       if (k < groups) {
         devices += s.devices();
       }
     }
-    Require.that(devices <= totalGpus, "the stages use " + devices + " GPUs but totalGpus is "
+    long used = devices;
+    Require.that(used <= totalGpus, () -> "the stages use " + used + " GPUs but totalGpus is "
         + totalGpus);
   }
 

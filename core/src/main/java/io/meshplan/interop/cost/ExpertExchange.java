@@ -77,8 +77,8 @@ public record ExpertExchange(int expertParallel, int expertTensorParallel,
     Require.positive(expertTensorParallel, "expert tensor-parallel size");
     Require.nonNegative(expertParameters, "expert parameters");
     Require.nonNegative(exchangeBytes, "exchange bytes");
-    Require.that(forwardExchanges >= 0 && backwardExchanges >= 0, "exchange counts must not be "
-        + "negative");
+    Require.that(forwardExchanges >= 0 && backwardExchanges >= 0,
+        "exchange counts must not be negative");
     Require.nonNegative(expertForwardSeconds, "expert forward seconds");
     Require.nonNegative(expertBackwardSeconds, "expert backward seconds");
     Require.nonNull(routing, "routing");

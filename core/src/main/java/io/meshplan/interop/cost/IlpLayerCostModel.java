@@ -165,7 +165,7 @@ public final class IlpLayerCostModel implements LayerCostModel {
     this.fusedLoss = fusedLoss;
     this.kernel = Require.nonNull(kernel, "attention kernel");
     Require.that(computeScale > 0 && Double.isFinite(computeScale),
-        "compute scale must be > 0, got " + computeScale);
+        () -> "compute scale must be > 0, got " + computeScale);
     this.computeScale = computeScale;
     this.attention = Require.nonNull(attention, "attention");
     this.pool = Require.nonNull(pool, "pool");

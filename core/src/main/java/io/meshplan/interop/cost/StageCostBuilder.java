@@ -192,8 +192,8 @@ public final class StageCostBuilder {
       ClusterSpec cluster, double hbmBytesPerSecond, int weightBytes, Overlaps overlaps,
       OptimizerState state) {
     this.state = Require.nonNull(state, "optimizer state");
-    Require.that(state == OptimizerState.FP32 || weightBytes == 2, "bf16 optimizer state needs "
-        + "2-byte weights");
+    Require.that(state == OptimizerState.FP32 || weightBytes == 2,
+        "bf16 optimizer state needs 2-byte weights");
     this.meshComm = meshComm;
     this.cluster = cluster;
     this.overlaps = Require.nonNull(overlaps, "overlaps");

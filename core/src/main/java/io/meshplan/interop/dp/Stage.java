@@ -17,7 +17,7 @@ public record Stage(int firstLayer, int lastLayer, int submeshIndex, SubmeshShap
 
   /** Checks the range. */
   public Stage {
-    Require.that(firstLayer >= 0 && lastLayer >= firstLayer, "bad layer range [" + firstLayer
+    Require.that(firstLayer >= 0 && lastLayer >= firstLayer, () -> "bad layer range [" + firstLayer
         + ", " + lastLayer + "]");
     Require.that(submeshIndex >= 0, "submeshIndex must be >= 0");
     Require.nonNull(submesh, "submesh");

@@ -28,10 +28,11 @@ public record StageDpProblem(List<SubmeshShape> shapes, int nodes, int gpusPerNo
     Require.nonNegative(memoryCapacityBytes, "memoryCapacityBytes");
     Require.positive(microbatches, "microbatches");
     Require.that(!shapes.isEmpty(), "the DP needs at least one submesh shape");
-    Require.that(table.submeshes() == shapes.size(), "the table has " + table.submeshes()
-        + " submeshes but " + shapes.size() + " shapes are given");
+    int given = shapes.size();
+    Require.that(table.submeshes() == given, () -> "the table has " + table.submeshes()
+        + " submeshes but " + given + " shapes are given");
     for (SubmeshShape s : shapes) {
-      Require.that(s.n() <= nodes && s.m() <= gpusPerNode, "submesh " + s
+      Require.that(s.n() <= nodes && s.m() <= gpusPerNode, () -> "submesh " + s
           + " does not fit in a " + nodes + " x " + gpusPerNode + " cluster");
     }
   }

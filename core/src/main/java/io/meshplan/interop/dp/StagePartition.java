@@ -22,8 +22,9 @@ public record StagePartition(List<Stage> stages, int microbatches, double object
     Require.positive(microbatches, "microbatches");
     int next = 0;
     for (Stage s : stages) {
-      Require.that(s.firstLayer() == next, "stage starts at layer " + s.firstLayer()
-          + " but layer " + next + " is next");
+      int expected = next;
+      Require.that(s.firstLayer() == expected, () -> "stage starts at layer " + s.firstLayer()
+          + " but layer " + expected + " is next");
       next = s.lastLayer() + 1;
     }
     Require.nonNegative(objectiveSeconds, "objectiveSeconds");

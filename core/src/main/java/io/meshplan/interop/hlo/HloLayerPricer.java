@@ -97,7 +97,7 @@ public final class HloLayerPricer {
   public HloLayerPricer(ClusterSpec cluster, Function<LogicalMesh, CommModel> comm,
       int elementBytes, double computeScale, SolverOptions solver) {
     Require.that(computeScale > 0 && Double.isFinite(computeScale),
-        "compute scale must be > 0, got " + computeScale);
+        () -> "compute scale must be > 0, got " + computeScale);
     this.computeScale = computeScale;
     this.cluster = Require.nonNull(cluster, "cluster");
     this.comm = Require.nonNull(comm, "comm");

@@ -20,8 +20,8 @@ public record HloPlanResult(PipelinePlan plan, SimulationResult simulation,
   /** Checks the fields. */
   public HloPlanResult {
     Require.nonNull(plan, "plan");
-    Require.that(plan.source() instanceof PlanSource.HloModule, "the plan of an HLO step trains "
-        + "its module");
+    Require.that(plan.source() instanceof PlanSource.HloModule,
+        "the plan of an HLO step trains its module");
     Require.nonNull(simulation, "simulation");
     stageCosts = java.util.List.copyOf(stageCosts);
     Require.that(stageCosts.size() == plan.stages().size(), "one cost per stage");

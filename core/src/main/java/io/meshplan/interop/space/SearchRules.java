@@ -48,7 +48,7 @@ public final class SearchRules {
   public static List<Integer> microbatchSizes(PlanRequest req, List<SubmeshShape> shapes) {
     int gb = req.globalBatch();
     if (req.fixedMicrobatches() > 0) {
-      Require.that(gb % req.fixedMicrobatches() == 0, "the global batch " + gb
+      Require.that(gb % req.fixedMicrobatches() == 0, () -> "the global batch " + gb
           + " is not a multiple of " + req.fixedMicrobatches() + " microbatches");
       checkMicrobatches(req.fixedMicrobatches());
       return List.of(gb / req.fixedMicrobatches());

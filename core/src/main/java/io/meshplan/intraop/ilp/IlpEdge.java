@@ -12,7 +12,7 @@ import io.meshplan.util.Require;
 public record IlpEdge(int u, int v, double[] costs) {
   /** Validates the node order. */
   public IlpEdge {
-    Require.that(u < v, "edge nodes must be ordered, got " + u + "," + v);
+    Require.that(u < v, () -> "edge nodes must be ordered, got " + u + "," + v);
     costs = costs.clone();
   }
 

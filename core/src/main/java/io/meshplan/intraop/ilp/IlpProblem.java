@@ -21,9 +21,9 @@ public record IlpProblem(double[][] nodeCosts, List<IlpEdge> edges, MemoryConstr
       Require.that(c.length > 0, "every node needs a strategy");
     }
     for (IlpEdge e : edges) {
-      Require.that(e.v() < nodeCosts.length, "edge " + e.u() + "," + e.v() + " out of range");
+      Require.that(e.v() < nodeCosts.length, () -> "edge " + e.u() + "," + e.v() + " out of range");
       Require.that(e.raw().length == nodeCosts[e.u()].length * nodeCosts[e.v()].length,
-          "edge " + e.u() + "," + e.v() + " has the wrong size");
+          () -> "edge " + e.u() + "," + e.v() + " has the wrong size");
     }
   }
 
